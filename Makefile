@@ -1,0 +1,62 @@
+# satcc — the two commands a newcomer needs:
+#   make demo   set everything up and run the default comparison
+#   make test   set everything up and run every Rust and Python test
+# Everything the project needs is installed from here (apt packages, Python wheels, crates).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(BIN)):$(PATH)
+
+APT_PACKAGES := iproute2
+DEPS_STAMP   := $(VENV)/.deps-installed
+APT_STAMP    := $(VENV)/.apt-installed
+
+.PHONY: setup build demo test test-rust test-python test-slow bench lint clean
+
+setup: build
+
+$(APT_STAMP):
+	@mkdir -p $(VENV)
+	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	  if [ -n "$$missing" ]; then \
+	    echo "apt-get install $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  fi; \
+	else echo "note: not root or no apt-get; skipping system packages ($(APT_PACKAGES))"; fi
+	@touch $@
+
+$(DEPS_STAMP): pyproject.toml | $(APT_STAMP)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q "maturin>=1.5,<2"
+	@touch $@
+
+build: $(DEPS_STAMP)
+	$(BIN)/maturin develop --release --extras dev -q
+
+demo: build
+	$(BIN)/satcc demo
+
+test: build test-rust test-python
+
+test-rust:
+	cargo test --workspace --release -q
+
+test-python:
+	$(BIN)/python -m pytest -q
+
+test-slow: build
+	$(BIN)/python -m pytest -q -m slow
+
+bench: build
+	bash bench/run_all.sh
+
+lint: build
+	cargo clippy --workspace --release -q -- -D warnings
+	$(BIN)/ruff check python tests
+
+clean:
+	rm -rf $(VENV) target

@@ -1,0 +1,15 @@
+//! satcc-core: what every engine shares and nothing that does I/O.
+//!
+//! - [`time`]: `SimTime` / `SimDuration`, integer nanoseconds.
+//! - [`rng`]: the seeded random stream handed to every stochastic model.
+//! - [`link`]: link behaviour (rate, delay, loss, queue) as functions of time, driven by the
+//!   simulator's virtual clock or the emulator's real one.
+//! - [`record`]: result records every engine produces.
+
+pub mod link;
+pub mod record;
+pub mod rng;
+pub mod time;
+
+pub use rng::Rng;
+pub use time::{SimDuration, SimTime};

@@ -1,0 +1,87 @@
+//! Link behaviour: what one direction of a link does to packets, as a function of time.
+//!
+//! A link direction is a serialiser at `rate_bps`, a propagation `delay`, an independent
+//! random `loss` probability and a drop-tail queue (optionally ECN-marking above a
+//! threshold). Time-varying behaviours (Starlink epochs, traces, constellation geometry)
+//! implement [`LinkModel`]; the simulator asks the model at every packet and re-asks it at
+//! the change points the model announces, and the real-time emulator does the same with a
+//! real clock, so both engines apply one model.
+
+use crate::time::{SimDuration, SimTime};
+
+/// The state of one link direction over an interval of time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkState {
+    /// Serialisation rate; 0 means the link carries nothing (an outage).
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: SimDuration,
+    /// Probability that a packet is lost on the wire, independently of others.
+    pub loss: f64,
+}
+
+/// A link direction whose state may change over time.
+pub trait LinkModel: Send {
+    /// The state in force at `now`.
+    fn state_at(&mut self, now: SimTime) -> LinkState;
+    /// The first instant strictly after `now` at which the state changes; `None` if never.
+    fn next_change(&self, now: SimTime) -> Option<SimTime>;
+}
+
+/// A link whose rate, delay and loss never change.
+#[derive(Clone, Debug)]
+pub struct ConstantLink(pub LinkState);
+
+impl LinkModel for ConstantLink {
+    fn state_at(&mut self, _now: SimTime) -> LinkState {
+        self.0
+    }
+    fn next_change(&self, _now: SimTime) -> Option<SimTime> {
+        None
+    }
+}
+
+/// How much a drop-tail queue holds before it drops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+impl QueueLimit {
+    /// Whether a packet of `size` bytes still fits behind `pkts`/`bytes` already queued.
+    pub fn admits(self, pkts: u64, bytes: u64, size: u64) -> bool {
+        match self {
+            QueueLimit::Packets(n) => pkts < n,
+            QueueLimit::Bytes(n) => bytes + size <= n,
+        }
+    }
+}
+
+/// Queue configuration of one link direction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueSpec {
+    pub limit: QueueLimit,
+    /// Mark CE instead of dropping when the queue holds at least this many packets
+    /// (DCTCP-style step marking); `None` for a plain drop-tail queue.
+    pub ecn_threshold_pkts: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_limit_admits_until_full() {
+        let q = QueueLimit::Packets(2);
+        assert!(q.admits(1, 3000, 1500));
+        assert!(!q.admits(2, 3000, 1500));
+    }
+
+    #[test]
+    fn byte_limit_counts_the_arriving_packet() {
+        let q = QueueLimit::Bytes(3000);
+        assert!(q.admits(1, 1500, 1500));
+        assert!(!q.admits(1, 1501, 1500));
+    }
+}

@@ -1,0 +1,61 @@
+//! Result records shared by every engine (the Rust half of `RunResult`).
+//!
+//! Column names carry their units; the Python side turns these into the Parquet tables
+//! and JSON summary documented in the README.
+
+/// Per-flow summary over the whole run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowSummary {
+    pub id: u32,
+    /// Application bytes delivered in order to the receiver.
+    pub delivered_bytes: u64,
+    /// Goodput over the flow's active time (start until completion or the run's end).
+    pub goodput_bps: f64,
+    /// Data segments put on the wire, retransmissions included.
+    pub sent_packets: u64,
+    pub retransmitted_packets: u64,
+    pub rtt_mean_ms: Option<f64>,
+    pub rtt_p95_ms: Option<f64>,
+    pub rtt_min_ms: Option<f64>,
+    /// Flow completion time (limited transfers that finished), seconds from the flow's start.
+    pub fct_s: Option<f64>,
+    pub rto_count: u64,
+    pub recovery_count: u64,
+}
+
+/// Per-flow time series in fixed bins (columnar).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowSeries {
+    pub flow_id: Vec<u32>,
+    /// Bin start, seconds from the run's start.
+    pub t_s: Vec<f64>,
+    /// Application bytes delivered in the bin.
+    pub delivered_bytes: Vec<u64>,
+    /// Sampled at the end of the bin.
+    pub cwnd_pkts: Vec<u32>,
+    pub ssthresh_pkts: Vec<u32>,
+    pub srtt_ms: Vec<f64>,
+    pub inflight_pkts: Vec<u32>,
+    pub pacing_rate_bps: Vec<f64>,
+    /// Segments retransmitted during the bin.
+    pub retransmits: Vec<u64>,
+}
+
+/// Per-link-direction time series in fixed bins (columnar).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkSeries {
+    pub link_id: Vec<u32>,
+    /// "ab" or "ba".
+    pub dir: Vec<&'static str>,
+    pub t_s: Vec<f64>,
+    /// Queue occupancy sampled at the end of the bin.
+    pub queue_pkts: Vec<u64>,
+    pub queue_bytes: Vec<u64>,
+    /// Packets dropped in the bin by the queue (overflow) and by random loss.
+    pub drops_queue: Vec<u64>,
+    pub drops_random: Vec<u64>,
+    pub ecn_marks: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+    pub capacity_bps: Vec<u64>,
+    pub delay_ms: Vec<f64>,
+}

@@ -1,0 +1,180 @@
+//! Simulated time: two integer-nanosecond newtypes.
+//!
+//! `SimTime` is an instant since the start of a run, `SimDuration` an interval. Both are
+//! plain `u64` nanoseconds (584 years of range), so event ordering is exact and runs are
+//! reproducible bit for bit. Floats appear only in formula helpers (`as_secs_f64`).
+//! Model code never reads the OS clock: the current time is passed into every hook.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub, SubAssign};
+
+/// Nanoseconds per unit, for readable constructors.
+const NS_PER_US: u64 = 1_000;
+const NS_PER_MS: u64 = 1_000_000;
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// An instant of simulated (or, in the emulator, monotonic real) time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimTime(u64);
+
+/// A non-negative interval of time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimDuration(u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimTime(ns)
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Microseconds since the start, truncated (Linux's `tcp_mstamp` resolution).
+    pub const fn as_micros(self) -> u64 {
+        self.0 / NS_PER_US
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / NS_PER_S as f64
+    }
+    /// Interval since `earlier`; zero if `earlier` is later (never panics).
+    pub fn saturating_since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl SimDuration {
+    pub const ZERO: SimDuration = SimDuration(0);
+    pub const MAX: SimDuration = SimDuration(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimDuration(ns)
+    }
+    pub const fn from_micros(us: u64) -> Self {
+        SimDuration(us * NS_PER_US)
+    }
+    pub const fn from_millis(ms: u64) -> Self {
+        SimDuration(ms * NS_PER_MS)
+    }
+    pub const fn from_secs(s: u64) -> Self {
+        SimDuration(s * NS_PER_S)
+    }
+    /// From float seconds, rounded to the nearest nanosecond (negative clamps to zero).
+    pub fn from_secs_f64(s: f64) -> Self {
+        SimDuration((s.max(0.0) * NS_PER_S as f64).round() as u64)
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    pub const fn as_micros(self) -> u64 {
+        self.0 / NS_PER_US
+    }
+    pub const fn as_millis(self) -> u64 {
+        self.0 / NS_PER_MS
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / NS_PER_S as f64
+    }
+    pub const fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+    pub fn saturating_sub(self, rhs: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(rhs.0))
+    }
+    pub fn mul_u64(self, k: u64) -> SimDuration {
+        SimDuration(self.0.saturating_mul(k))
+    }
+    pub fn div_u64(self, k: u64) -> SimDuration {
+        SimDuration(self.0 / k.max(1))
+    }
+    /// Time to serialise `bytes` at `rate_bps`, rounded up to a whole nanosecond.
+    pub fn transmission(bytes: u64, rate_bps: u64) -> SimDuration {
+        if rate_bps == 0 {
+            return SimDuration::MAX;
+        }
+        let bits = bytes as u128 * 8 * NS_PER_S as u128;
+        SimDuration(bits.div_ceil(rate_bps as u128) as u64)
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    fn add(self, rhs: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(rhs.0))
+    }
+}
+impl AddAssign<SimDuration> for SimTime {
+    fn add_assign(&mut self, rhs: SimDuration) {
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+impl Sub<SimTime> for SimTime {
+    type Output = SimDuration;
+    /// Panics in debug builds if `rhs` is later: time never goes backwards.
+    fn sub(self, rhs: SimTime) -> SimDuration {
+        debug_assert!(self.0 >= rhs.0, "time went backwards: {} < {}", self.0, rhs.0);
+        SimDuration(self.0.saturating_sub(rhs.0))
+    }
+}
+impl Sub<SimDuration> for SimTime {
+    type Output = SimTime;
+    fn sub(self, rhs: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_sub(rhs.0))
+    }
+}
+impl Add for SimDuration {
+    type Output = SimDuration;
+    fn add(self, rhs: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(rhs.0))
+    }
+}
+impl AddAssign for SimDuration {
+    fn add_assign(&mut self, rhs: SimDuration) {
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+impl Sub for SimDuration {
+    type Output = SimDuration;
+    fn sub(self, rhs: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(rhs.0))
+    }
+}
+impl SubAssign for SimDuration {
+    fn sub_assign(&mut self, rhs: SimDuration) {
+        self.0 = self.0.saturating_sub(rhs.0);
+    }
+}
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.6} s", self.as_secs_f64())
+    }
+}
+impl fmt::Display for SimDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.3} ms", self.0 as f64 / NS_PER_MS as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transmission_time_of_a_1500_byte_packet_at_12_mbps_is_1_ms() {
+        assert_eq!(SimDuration::transmission(1500, 12_000_000), SimDuration::from_millis(1));
+    }
+
+    #[test]
+    fn transmission_time_rounds_up() {
+        // 1 byte at 3 bit/s = 2.666.. s
+        assert_eq!(SimDuration::transmission(1, 3).as_nanos(), 2_666_666_667);
+    }
+
+    #[test]
+    fn arithmetic_saturates_instead_of_wrapping() {
+        assert_eq!(SimTime::MAX + SimDuration::from_secs(1), SimTime::MAX);
+        assert_eq!(SimDuration::ZERO - SimDuration::from_secs(1), SimDuration::ZERO);
+    }
+}

@@ -1,0 +1,84 @@
+//! satcc._native — the only PyO3 crate. Thin conversions between Python objects and the
+//! Rust engines; no simulation logic lives here. The contract is documented in
+//! `python/satcc/_native.pyi`.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use satcc_cc::params::ParamValue;
+use satcc_cc::Params;
+
+/// Convert a Python `cc` table into typed parameters.
+pub fn params_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Params> {
+    let mut params = Params::new();
+    if obj.is_none() {
+        return Ok(params);
+    }
+    let dict = obj.downcast::<PyDict>().map_err(|_| PyValueError::new_err("cc: expected a table"))?;
+    for (k, v) in dict.iter() {
+        let key: String = k.extract()?;
+        let value = if let Ok(b) = v.extract::<bool>() {
+            ParamValue::Bool(b)
+        } else if let Ok(x) = v.extract::<f64>() {
+            ParamValue::Num(x)
+        } else if let Ok(s) = v.extract::<String>() {
+            ParamValue::Str(s)
+        } else if let Ok(pts) = v.extract::<Vec<(f64, f64)>>() {
+            ParamValue::Points(pts)
+        } else {
+            return Err(PyValueError::new_err(format!(
+                "cc.{key}: expected a number, boolean, string or list of [x, y] pairs"
+            )));
+        };
+        params.insert(&key, value);
+    }
+    Ok(params)
+}
+
+#[pyfunction]
+fn cc_names() -> Vec<&'static str> {
+    satcc_cc::names()
+}
+
+#[pyfunction]
+fn cc_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+    let info = satcc_cc::registry::info(name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown congestion control {name:?}; known: {:?}", satcc_cc::names())))?;
+    let d = PyDict::new(py);
+    d.set_item("name", info.name)?;
+    d.set_item("summary", info.summary)?;
+    d.set_item("source", info.source)?;
+    let params = PyList::empty(py);
+    for p in info.params {
+        let pd = PyDict::new(py);
+        pd.set_item("name", p.name)?;
+        pd.set_item("default", p.default)?;
+        pd.set_item("unit", p.unit)?;
+        pd.set_item("doc", p.doc)?;
+        params.append(pd)?;
+    }
+    d.set_item("params", params)?;
+    d.set_item("deviations", info.deviations.to_vec())?;
+    Ok(d)
+}
+
+#[pyfunction]
+fn cc_check(name: &str, params: &Bound<'_, PyAny>) -> PyResult<()> {
+    let p = params_from_py(params)?;
+    satcc_cc::lookup(name, &p).map(|_| ()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cc_names, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_info, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_check, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}
