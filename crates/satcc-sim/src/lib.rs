@@ -1,1 +1,17 @@
-//! placeholder
+//! satcc-sim: a deterministic packet-level discrete-event simulator whose TCP follows the
+//! Linux stack. See the README's "Simulator" section for what is modelled and how it
+//! deviates from Linux; each module's header has the details.
+//!
+//! - [`config`]: the resolved scenario the simulator takes.
+//! - [`net`]: links (queue → serialiser → loss → propagation) and routing.
+//! - [`tcp`]: sender (`tcp_ack`, RACK, PRR, RTO, TLP, pacing, rate sampling), receiver.
+//! - [`world`]: the event loop and result collection.
+
+pub mod config;
+pub mod net;
+pub mod packet;
+pub mod tcp;
+pub mod world;
+
+pub use config::{ConfigError, DirConfig, FlowConfig, LinkConfig, PacingMode, QueueConfig, SimConfig};
+pub use world::{run, SimOutput};

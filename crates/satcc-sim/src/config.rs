@@ -1,0 +1,127 @@
+//! A resolved scenario as the simulator takes it: every unit parsed (ns, bit/s, bytes),
+//! every default filled, node names mapped to indices. The Python scenario layer builds
+//! it (see `python/satcc/_native.pyi` for the dictionary form).
+
+use satcc_cc::Params;
+use satcc_core::SimDuration;
+
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub name: String,
+    pub seed: u64,
+    pub duration: SimDuration,
+    /// Width of the time-series bins.
+    pub bin: SimDuration,
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkConfig>,
+    pub flows: Vec<FlowConfig>,
+}
+
+/// A full-duplex link between nodes `a` and `b`.
+#[derive(Clone, Debug)]
+pub struct LinkConfig {
+    pub a: usize,
+    pub b: usize,
+    pub ab: DirConfig,
+    pub ba: DirConfig,
+}
+
+/// One direction of a link.
+#[derive(Clone, Debug)]
+pub struct DirConfig {
+    pub rate_bps: u64,
+    pub delay: SimDuration,
+    pub loss: f64,
+    pub queue: QueueConfig,
+    /// Mark CE (instead of queueing unmarked) at or above this many queued packets.
+    pub ecn_threshold_pkts: Option<u64>,
+}
+
+/// A queue limit as written in the scenario; `Bdp` is resolved against the routes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QueueConfig {
+    Packets(u64),
+    Bytes(u64),
+    /// Multiples of this direction's rate × the largest base RTT of the flows crossing it.
+    Bdp(f64),
+}
+
+/// Whether the sender paces (Linux internal pacing, `tcp_internal_pacing`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacingMode {
+    /// As Linux without the fq qdisc: only when the algorithm asks (BBR).
+    Auto,
+    /// Always, as with fq: at the rate `tcp_update_pacing_rate` computes.
+    On,
+    Off,
+}
+
+#[derive(Clone, Debug)]
+pub struct FlowConfig {
+    pub id: u32,
+    pub src: usize,
+    pub dst: usize,
+    pub cca: String,
+    pub params: Params,
+    pub start: SimDuration,
+    /// Bytes to transfer; `None` for a bulk flow that sends until the end of the run.
+    pub size_bytes: Option<u64>,
+    /// Payload bytes per segment (Linux `mss_cache`).
+    pub mss: u32,
+    pub sack: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
+    /// Receive-window cap in bytes (65,535 when window scaling is off).
+    pub rwnd_bytes: u64,
+    pub ecn: bool,
+    pub initial_cwnd: u32,
+    pub pacing: PacingMode,
+    pub delayed_ack: bool,
+    pub min_rto: SimDuration,
+}
+
+impl FlowConfig {
+    /// A bulk flow with Linux defaults, for tests.
+    pub fn bulk(id: u32, src: usize, dst: usize, cca: &str) -> Self {
+        FlowConfig {
+            id,
+            src,
+            dst,
+            cca: cca.to_string(),
+            params: Params::new(),
+            start: SimDuration::ZERO,
+            size_bytes: None,
+            mss: 1448,
+            sack: true,
+            timestamps: true,
+            window_scaling: true,
+            rwnd_bytes: 16_000_000,
+            ecn: false,
+            initial_cwnd: 10,
+            pacing: PacingMode::Auto,
+            delayed_ack: true,
+            min_rto: SimDuration::from_millis(200),
+        }
+    }
+}
+
+impl DirConfig {
+    pub fn new(rate_bps: u64, delay: SimDuration, loss: f64, queue: QueueConfig) -> Self {
+        DirConfig { rate_bps, delay, loss, queue, ecn_threshold_pkts: None }
+    }
+}
+
+/// A configuration error: which key and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}

@@ -1,0 +1,265 @@
+//! Topology: nodes joined by full-duplex links; each link direction is a drop-tail queue
+//! feeding a serialiser at the link's rate, then a propagation delay and random loss.
+//!
+//! ```text
+//!  enqueue ──► [queue: drop-tail, optional CE marking] ──► serialiser (rate) ──► loss? ──► wire (delay) ──► next node
+//! ```
+//! Routes are shortest paths by propagation delay (ties: fewer hops, then lower link index),
+//! computed once. The wire is FIFO: a delay that shrinks over time (time-varying models)
+//! never lets a packet overtake one sent before it.
+
+use std::collections::VecDeque;
+
+use satcc_core::link::{ConstantLink, LinkModel, LinkState, QueueLimit};
+use satcc_core::{Rng, SimDuration, SimTime};
+
+use crate::config::{ConfigError, DirConfig, QueueConfig, SimConfig};
+use crate::packet::{Ecn, Packet};
+
+/// Counters of one link direction, reset at every bin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirCounters {
+    pub drops_queue: u64,
+    pub drops_random: u64,
+    pub ecn_marks: u64,
+    pub tx_bytes: u64,
+}
+
+/// One direction of a link.
+pub struct LinkDir {
+    pub link: u32,
+    /// "ab" or "ba".
+    pub dir: &'static str,
+    pub to_node: u32,
+    pub model: Box<dyn LinkModel>,
+    pub state: LinkState,
+    pub limit: QueueLimit,
+    pub ecn_threshold_pkts: Option<u64>,
+    pub queue: VecDeque<Packet>,
+    pub queue_bytes: u64,
+    /// The packet being serialised, if any.
+    pub in_service: Option<Packet>,
+    /// Packets propagating, with their arrival times (FIFO).
+    pub wire: VecDeque<(SimTime, Packet)>,
+    pub rng: Rng,
+    pub counters: DirCounters,
+}
+
+/// What `enqueue` did with a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enqueued {
+    /// The serialiser was idle: transmission starts now and ends at the given time.
+    Transmitting(SimTime),
+    Queued,
+    Dropped,
+}
+
+impl LinkDir {
+    /// Offer a packet at `now`.
+    pub fn enqueue(&mut self, mut pkt: Packet, now: SimTime) -> Enqueued {
+        if self.in_service.is_none() && self.queue.is_empty() {
+            return Enqueued::Transmitting(self.start(pkt, now));
+        }
+        let pkts = self.queue.len() as u64;
+        if !self.limit.admits(pkts, self.queue_bytes, pkt.wire_bytes as u64) {
+            self.counters.drops_queue += 1;
+            return Enqueued::Dropped;
+        }
+        if let Some(k) = self.ecn_threshold_pkts {
+            // Step marking on the instantaneous queue (DCTCP's K, RFC 8257 §3.1).
+            if pkts >= k && pkt.ecn == Ecn::Ect {
+                pkt.ecn = Ecn::Ce;
+                self.counters.ecn_marks += 1;
+            }
+        }
+        self.queue_bytes += pkt.wire_bytes as u64;
+        self.queue.push_back(pkt);
+        Enqueued::Queued
+    }
+
+    fn start(&mut self, pkt: Packet, now: SimTime) -> SimTime {
+        self.state = self.model.state_at(now);
+        let done = now + SimDuration::transmission(pkt.wire_bytes as u64, self.state.rate_bps);
+        self.in_service = Some(pkt);
+        done
+    }
+
+    /// The serialiser finished at `now`: the packet goes onto the wire (or is lost), and
+    /// the next queued packet starts. Returns (arrival time if the packet survived, end of
+    /// the next transmission if one started).
+    pub fn finish(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
+        let pkt = self.in_service.take().expect("finish without a packet in service");
+        self.counters.tx_bytes += pkt.wire_bytes as u64;
+        let arrival = if self.rng.chance(self.state.loss) {
+            self.counters.drops_random += 1;
+            None
+        } else {
+            let mut at = now + self.state.delay;
+            if let Some(&(last, _)) = self.wire.back() {
+                at = at.max(last);
+            }
+            self.wire.push_back((at, pkt));
+            Some(at)
+        };
+        let next = self.queue.pop_front().map(|p| {
+            self.queue_bytes -= p.wire_bytes as u64;
+            self.start(p, now)
+        });
+        (arrival, next)
+    }
+
+    /// Take the packet at the head of the wire (its arrival event fired).
+    pub fn arrive(&mut self) -> Packet {
+        self.wire.pop_front().expect("arrival without a packet on the wire").1
+    }
+}
+
+/// Nodes, link directions and the routing table.
+pub struct Network {
+    pub dirs: Vec<LinkDir>,
+    /// `next[node * n + dst]` = index into `dirs` of the first hop from node to dst.
+    next: Vec<Option<u32>>,
+    /// `base_delay[node * n + dst]`: one-way propagation delay along the route.
+    base_delay: Vec<SimDuration>,
+    n: usize,
+}
+
+impl Network {
+    pub fn build(cfg: &SimConfig) -> Result<Network, ConfigError> {
+        let n = cfg.nodes.len();
+        let mut dirs = Vec::with_capacity(cfg.links.len() * 2);
+        for (i, l) in cfg.links.iter().enumerate() {
+            for (name, to, d) in [("ab", l.b, &l.ab), ("ba", l.a, &l.ba)] {
+                if l.a >= n || l.b >= n {
+                    return Err(ConfigError { key: format!("link[{i}]"), message: "node index out of range".into() });
+                }
+                if d.rate_bps == 0 {
+                    return Err(ConfigError { key: format!("link[{i}].rate"), message: "must be > 0".into() });
+                }
+                if !(0.0..=1.0).contains(&d.loss) {
+                    return Err(ConfigError { key: format!("link[{i}].loss"), message: "must be in [0, 1]".into() });
+                }
+                dirs.push(new_dir(i as u32, name, to as u32, d, cfg.seed, dirs.len() as u64));
+            }
+        }
+        let mut net = Network { dirs, next: vec![None; n * n], base_delay: vec![SimDuration::ZERO; n * n], n };
+        net.route(cfg);
+        net.resolve_bdp_queues(cfg)?;
+        Ok(net)
+    }
+
+    /// All-pairs shortest paths by (delay, hops, link index): Dijkstra from every source.
+    fn route(&mut self, cfg: &SimConfig) {
+        let n = self.n;
+        // adjacency: node -> [(dir index, to, delay)]
+        let mut adj: Vec<Vec<(u32, usize, SimDuration)>> = vec![Vec::new(); n];
+        for (i, l) in cfg.links.iter().enumerate() {
+            adj[l.a].push(((2 * i) as u32, l.b, l.ab.delay));
+            adj[l.b].push(((2 * i + 1) as u32, l.a, l.ba.delay));
+        }
+        for src in 0..n {
+            let mut best: Vec<Option<(SimDuration, u32, u32)>> = vec![None; n]; // (delay, hops, first dir)
+            let mut done = vec![false; n];
+            best[src] = Some((SimDuration::ZERO, 0, u32::MAX));
+            for _ in 0..n {
+                let Some(u) = (0..n).filter(|&v| !done[v] && best[v].is_some()).min_by_key(|&v| best[v]) else {
+                    break;
+                };
+                done[u] = true;
+                let (du, hu, first) = best[u].unwrap();
+                for &(dir, v, d) in &adj[u] {
+                    let cand = (du + d, hu + 1, if u == src { dir } else { first });
+                    if best[v].is_none_or(|b| cand < b) {
+                        best[v] = Some(cand);
+                    }
+                }
+            }
+            for dst in 0..n {
+                if let Some((d, _, first)) = best[dst] {
+                    if dst != src {
+                        self.next[src * n + dst] = Some(first);
+                    }
+                    self.base_delay[src * n + dst] = d;
+                }
+            }
+        }
+    }
+
+    /// Resolve "N BDP" queue limits: rate × the largest base RTT of the flows whose
+    /// forward or reverse path crosses the direction (1 BDP of 1 packet at least).
+    fn resolve_bdp_queues(&mut self, cfg: &SimConfig) -> Result<(), ConfigError> {
+        let mut max_rtt = vec![SimDuration::ZERO; self.dirs.len()];
+        for f in &cfg.flows {
+            let rtt = self.base_delay(f.src, f.dst) + self.base_delay(f.dst, f.src);
+            for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
+                for d in self.path(a, b) {
+                    max_rtt[d as usize] = max_rtt[d as usize].max(rtt);
+                }
+            }
+        }
+        for (i, l) in cfg.links.iter().enumerate() {
+            for (k, d) in [(2 * i, &l.ab), (2 * i + 1, &l.ba)] {
+                if let QueueConfig::Bdp(x) = d.queue {
+                    let bytes = d.rate_bps as f64 / 8.0 * max_rtt[k].as_secs_f64() * x;
+                    self.dirs[k].limit = QueueLimit::Bytes((bytes.round() as u64).max(1500));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Index of the link direction to take from `node` towards `dst`.
+    #[inline]
+    pub fn next_hop(&self, node: u32, dst: u32) -> Option<u32> {
+        self.next[node as usize * self.n + dst as usize]
+    }
+
+    pub fn connected(&self, a: usize, b: usize) -> bool {
+        a == b || self.next[a * self.n + b].is_some()
+    }
+
+    pub fn base_delay(&self, a: usize, b: usize) -> SimDuration {
+        self.base_delay[a * self.n + b]
+    }
+
+    /// Link directions along the route from `a` to `b`.
+    pub fn path(&self, a: usize, b: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut node = a as u32;
+        while node as usize != b {
+            let Some(d) = self.next_hop(node, b as u32) else { break };
+            out.push(d);
+            node = self.dirs[d as usize].to_node;
+        }
+        out
+    }
+
+    /// Narrowest rate along the route from `a` to `b`.
+    pub fn bottleneck_bps(&mut self, a: usize, b: usize, now: SimTime) -> u64 {
+        self.path(a, b).iter().map(|&d| self.dirs[d as usize].model.state_at(now).rate_bps).min().unwrap_or(0)
+    }
+}
+
+fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, seed: u64, label: u64) -> LinkDir {
+    let state = LinkState { rate_bps: d.rate_bps, delay: d.delay, loss: d.loss };
+    let limit = match d.queue {
+        QueueConfig::Packets(n) => QueueLimit::Packets(n),
+        QueueConfig::Bytes(b) => QueueLimit::Bytes(b),
+        QueueConfig::Bdp(_) => QueueLimit::Packets(u64::MAX), // resolved after routing
+    };
+    LinkDir {
+        link,
+        dir,
+        to_node: to,
+        model: Box::new(ConstantLink(state)),
+        state,
+        limit,
+        ecn_threshold_pkts: d.ecn_threshold_pkts,
+        queue: VecDeque::new(),
+        queue_bytes: 0,
+        in_service: None,
+        wire: VecDeque::new(),
+        rng: Rng::derive(seed, 0x11_4b_0000 + label),
+        counters: DirCounters::default(),
+    }
+}

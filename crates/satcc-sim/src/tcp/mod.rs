@@ -1,0 +1,43 @@
+//! TCP endpoints. The sender follows Linux's `tcp_ack` / `tcp_fastretrans_alert` /
+//! `tcp_write_xmit` structure (net/ipv4/tcp_input.c, tcp_output.c, tcp_recovery.c,
+//! tcp_rate.c); the receiver is in [`receiver`].
+
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+pub mod stats;
+pub mod timer;
+
+use satcc_core::SimTime;
+
+use crate::packet::Packet;
+
+/// Timers of a flow's two ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    /// Retransmission timeout (also SYN retransmission).
+    Rto,
+    /// RACK reordering timer (`ICSK_TIME_REO_TIMEOUT`).
+    Reo,
+    /// Tail loss probe (`ICSK_TIME_LOSS_PROBE`).
+    Tlp,
+    /// Internal pacing (`tcp_pace_kick`).
+    Pace,
+    /// Receiver's delayed ACK.
+    DelAck,
+}
+
+/// What an endpoint wants done after handling an event.
+#[derive(Default)]
+pub struct Out {
+    pub pkts: Vec<Packet>,
+    pub timers: Vec<(TimerKind, SimTime)>,
+}
+
+impl Out {
+    pub fn clear(&mut self) {
+        self.pkts.clear();
+        self.timers.clear();
+    }
+}

@@ -1,0 +1,235 @@
+//! The sender's retransmission queue and SACK scoreboard.
+//!
+//! Segments are numbered: segment `i` carries bytes `[i·mss, min((i+1)·mss, size))`, so a
+//! sequence number maps to its segment in O(1) and the queue is a `VecDeque` indexed from
+//! the oldest unacknowledged segment. SACKed segments are also kept as a set of disjoint
+//! index ranges, so an ACK that repeats known SACK blocks costs O(log n), not O(window):
+//! only newly covered segments are touched (ns-3 walks its whole sent list per ACK, which
+//! is why it slows down at high BDP — research/ns3-baseline.md).
+//!
+//! Per-segment flags follow Linux's `TCP_SKB_CB(skb)->sacked`: SACKED_ACKED (`sacked`),
+//! LOST (`lost`), SACKED_RETRANS (`retrans`: a retransmission is in flight) and
+//! EVER_RETRANS (`ever_retrans`).
+//!
+//! `tsorted` is Linux's `tsorted_sent_queue`: segments in transmission order, for RACK.
+//! Entries go stale when their segment is acknowledged, SACKed or sent again; stale
+//! entries are dropped when they reach the front, so each costs O(1) amortised.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use satcc_core::SimTime;
+
+/// Per-segment state (Linux `tcp_skb_cb` and its `tx` rate-sampling fields).
+#[derive(Clone, Copy, Debug)]
+pub struct Seg {
+    /// Time of the latest (re)transmission (`skb->skb_mstamp_ns`).
+    pub xmit: SimTime,
+    /// `tx.first_tx_mstamp`.
+    pub first_tx: SimTime,
+    /// `tx.delivered_mstamp`; `None` once the segment's delivery was sampled.
+    pub delivered_mstamp: Option<SimTime>,
+    /// `tx.delivered`, `tx.delivered_ce`, `tx.is_app_limited`.
+    pub delivered: u64,
+    pub delivered_ce: u64,
+    pub app_limited: bool,
+    pub sacked: bool,
+    pub lost: bool,
+    pub retrans: bool,
+    pub ever_retrans: bool,
+}
+
+pub struct Scoreboard {
+    pub mss: u64,
+    /// Index of `segs[0]`, i.e. snd_una / mss.
+    pub head: u64,
+    pub segs: VecDeque<Seg>,
+    /// SACKed segment index ranges `[start, end)`, keyed by start, disjoint, non-adjacent.
+    sacked: BTreeMap<u64, u64>,
+    /// Transmission order for RACK: (segment index, transmission time).
+    pub tsorted: VecDeque<(u64, SimTime)>,
+    /// Lowest index that may be lost and not yet retransmitted (`retransmit_skb_hint`).
+    pub retransmit_hint: u64,
+}
+
+impl Scoreboard {
+    pub fn new(mss: u32) -> Self {
+        Scoreboard {
+            mss: mss as u64,
+            head: 0,
+            segs: VecDeque::new(),
+            sacked: BTreeMap::new(),
+            tsorted: VecDeque::new(),
+            retransmit_hint: 0,
+        }
+    }
+
+    /// Number of segments sent and not cumulatively acknowledged.
+    pub fn len(&self) -> u64 {
+        self.segs.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    /// One past the highest segment index sent.
+    pub fn tail(&self) -> u64 {
+        self.head + self.len()
+    }
+
+    #[inline]
+    pub fn get(&self, idx: u64) -> &Seg {
+        &self.segs[(idx - self.head) as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, idx: u64) -> &mut Seg {
+        &mut self.segs[(idx - self.head) as usize]
+    }
+
+    pub fn push(&mut self, seg: Seg) -> u64 {
+        let idx = self.tail();
+        self.segs.push_back(seg);
+        self.tsorted.push_back((idx, seg.xmit));
+        idx
+    }
+
+    /// Record a retransmission of `idx` at `now` in transmission order.
+    pub fn retransmitted(&mut self, idx: u64, now: SimTime) {
+        self.tsorted.push_back((idx, now));
+    }
+
+    /// Drop segments below `new_head` (cumulatively acknowledged), returning them in order.
+    pub fn pop_acked(&mut self, new_head: u64, mut each: impl FnMut(u64, Seg)) {
+        while self.head < new_head {
+            let seg = self.segs.pop_front().expect("ack beyond what was sent");
+            each(self.head, seg);
+            self.head += 1;
+        }
+        // Trim SACK ranges below the new head.
+        while let Some((&s, &e)) = self.sacked.iter().next() {
+            if s >= self.head {
+                break;
+            }
+            self.sacked.remove(&s);
+            if e > self.head {
+                self.sacked.insert(self.head, e);
+            }
+        }
+        self.retransmit_hint = self.retransmit_hint.max(self.head);
+    }
+
+    /// Mark segments `[a, b)` SACKed; calls `each` for every segment newly covered.
+    pub fn sack(&mut self, a: u64, b: u64, mut each: impl FnMut(u64, &mut Seg)) {
+        let a = a.max(self.head);
+        let b = b.min(self.tail());
+        if a >= b {
+            return;
+        }
+        // Merge with every range that overlaps or touches [a, b).
+        let mut lo = a;
+        let mut hi = b;
+        let mut covered: Vec<(u64, u64)> = Vec::new();
+        if let Some((&s, &e)) = self.sacked.range(..=a).next_back() {
+            if e >= a {
+                covered.push((s, e));
+            }
+        }
+        for (&s, &e) in self.sacked.range(a..=b) {
+            if covered.last() != Some(&(s, e)) {
+                covered.push((s, e));
+            }
+        }
+        // Newly covered = [a, b) minus the covered ranges.
+        let mut cursor = a;
+        for &(s, e) in &covered {
+            lo = lo.min(s);
+            hi = hi.max(e);
+            let gap_end = s.min(b);
+            for idx in cursor..gap_end.max(cursor) {
+                each(idx, &mut self.segs[(idx - self.head) as usize]);
+            }
+            cursor = cursor.max(e);
+            self.sacked.remove(&s);
+        }
+        for idx in cursor..b.max(cursor) {
+            each(idx, &mut self.segs[(idx - self.head) as usize]);
+        }
+        self.sacked.insert(lo, hi);
+    }
+
+    /// One past the highest SACKed segment, if any.
+    pub fn highest_sacked(&self) -> Option<u64> {
+        self.sacked.iter().next_back().map(|(_, &e)| e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg() -> Seg {
+        Seg {
+            xmit: SimTime::ZERO,
+            first_tx: SimTime::ZERO,
+            delivered_mstamp: None,
+            delivered: 0,
+            delivered_ce: 0,
+            app_limited: false,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            ever_retrans: false,
+        }
+    }
+
+    fn board(n: u64) -> Scoreboard {
+        let mut sb = Scoreboard::new(1000);
+        for _ in 0..n {
+            sb.push(seg());
+        }
+        sb
+    }
+
+    fn sack(sb: &mut Scoreboard, a: u64, b: u64) -> Vec<u64> {
+        let mut v = Vec::new();
+        sb.sack(a, b, |i, s| {
+            s.sacked = true;
+            v.push(i)
+        });
+        v
+    }
+
+    #[test]
+    fn repeated_sack_blocks_touch_only_new_segments() {
+        let mut sb = board(20);
+        assert_eq!(sack(&mut sb, 5, 8), vec![5, 6, 7]);
+        assert_eq!(sack(&mut sb, 5, 8), Vec::<u64>::new());
+        assert_eq!(sack(&mut sb, 5, 10), vec![8, 9]);
+    }
+
+    #[test]
+    fn a_block_spanning_two_ranges_fills_only_the_gap_and_merges() {
+        let mut sb = board(20);
+        sack(&mut sb, 2, 4);
+        sack(&mut sb, 6, 8);
+        assert_eq!(sack(&mut sb, 1, 10), vec![1, 4, 5, 8, 9]);
+        assert_eq!(sb.highest_sacked(), Some(10));
+        assert_eq!(sack(&mut sb, 1, 10), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn cumulative_ack_trims_sack_ranges() {
+        let mut sb = board(20);
+        sack(&mut sb, 3, 6);
+        sb.pop_acked(4, |_, _| {});
+        assert_eq!(sb.head, 4);
+        assert_eq!(sack(&mut sb, 4, 7), vec![6]);
+    }
+
+    #[test]
+    fn blocks_beyond_what_was_sent_are_clamped() {
+        let mut sb = board(5);
+        assert_eq!(sack(&mut sb, 3, 100), vec![3, 4]);
+    }
+}

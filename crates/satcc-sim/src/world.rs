@@ -1,0 +1,334 @@
+//! The discrete-event loop: one heap of `(time, sequence)`-ordered events, the network,
+//! and every flow's two ends. Events at the same instant run in the order they were
+//! scheduled, so a run is a pure function of its configuration and seed.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
+use satcc_core::{SimDuration, SimTime};
+
+use crate::config::{ConfigError, SimConfig};
+use crate::net::{Enqueued, Network};
+use crate::packet::Packet;
+use crate::tcp::receiver::{EcnEcho, Receiver, MAX_UNSCALED_WINDOW};
+use crate::tcp::sender::Sender;
+use crate::tcp::{Out, TimerKind};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    /// A link direction finished serialising its packet.
+    TxDone(u32),
+    /// The packet at the head of a link direction's wire arrives at the far node.
+    Arrive(u32),
+    FlowStart(u32),
+    SenderTimer(u32, TimerKind),
+    ReceiverTimer(u32),
+    /// End of a statistics bin.
+    Sample,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    at: SimTime,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.at == o.at && self.seq == o.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    /// Reversed: `BinaryHeap` is a max-heap and the earliest event must come first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+struct Flow {
+    src: u32,
+    dst: u32,
+    sender: Sender,
+    receiver: Receiver,
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug, Default)]
+pub struct SimOutput {
+    pub flows: Vec<FlowSummary>,
+    pub flow_series: FlowSeries,
+    pub link_series: LinkSeries,
+    pub events: u64,
+    pub packets: u64,
+}
+
+pub struct World {
+    now: SimTime,
+    end: SimTime,
+    bin: SimDuration,
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+    net: Network,
+    flows: Vec<Flow>,
+    out: Out,
+    events: u64,
+    packets: u64,
+    series: FlowSeries,
+    links: LinkSeries,
+    /// Time covered by the bin being collected.
+    bin_start: SimTime,
+}
+
+impl World {
+    pub fn new(cfg: &SimConfig) -> Result<World, ConfigError> {
+        if cfg.bin.is_zero() {
+            return Err(ConfigError { key: "scenario.bin".into(), message: "must be > 0".into() });
+        }
+        let net = Network::build(cfg)?;
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let key = |k: &str| format!("flow[{i}].{k}");
+            if f.src >= cfg.nodes.len() || f.dst >= cfg.nodes.len() {
+                return Err(ConfigError { key: key("from"), message: "node index out of range".into() });
+            }
+            if f.src == f.dst {
+                return Err(ConfigError { key: key("to"), message: "a flow needs two different nodes".into() });
+            }
+            if !net.connected(f.src, f.dst) || !net.connected(f.dst, f.src) {
+                return Err(ConfigError {
+                    key: key("to"),
+                    message: format!("no route between {} and {}", cfg.nodes[f.src], cfg.nodes[f.dst]),
+                });
+            }
+            if f.mss == 0 || f.mss > 65_000 {
+                return Err(ConfigError { key: key("mss"), message: "must be in 1..65000 bytes".into() });
+            }
+            let cc = satcc_cc::lookup(&f.cca, &f.params).map_err(|e| ConfigError { key: key("cc"), message: e.to_string() })?;
+            let window = if f.window_scaling { f.rwnd_bytes } else { f.rwnd_bytes.min(MAX_UNSCALED_WINDOW) };
+            let ecn = f.ecn.then(|| if f.cca == "dctcp" { EcnEcho::Dctcp } else { EcnEcho::Classic });
+            flows.push(Flow {
+                src: f.src as u32,
+                dst: f.dst as u32,
+                sender: Sender::new(f, f.dst as u32, cc),
+                receiver: Receiver::new(f.id, f.src as u32, f.mss, f.timestamps, f.sack, f.delayed_ack, window.max(f.mss as u64), ecn, f.size_bytes),
+            });
+        }
+        let mut w = World {
+            now: SimTime::ZERO,
+            end: SimTime::ZERO + cfg.duration,
+            bin: cfg.bin,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            net,
+            flows,
+            out: Out::default(),
+            events: 0,
+            packets: 0,
+            series: FlowSeries::default(),
+            links: LinkSeries::default(),
+            bin_start: SimTime::ZERO,
+        };
+        for i in 0..w.flows.len() {
+            let at = w.flows[i].sender.start;
+            w.schedule(at, Ev::FlowStart(i as u32));
+        }
+        w.schedule(SimTime::ZERO + cfg.bin, Ev::Sample);
+        Ok(w)
+    }
+
+    fn schedule(&mut self, at: SimTime, ev: Ev) {
+        debug_assert!(at >= self.now, "scheduling in the past");
+        self.seq += 1;
+        self.heap.push(Entry { at, seq: self.seq, ev });
+    }
+
+    /// Run to the end, calling `progress(fraction)` now and then; it returns false to stop.
+    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> SimOutput {
+        let total = self.end.as_nanos().max(1) as f64;
+        while let Some(e) = self.heap.pop() {
+            if e.at > self.end {
+                break;
+            }
+            assert!(e.at >= self.now, "time went backwards");
+            self.now = e.at;
+            self.events += 1;
+            if self.events & 0xFFFF == 0 && !progress(self.now.as_nanos() as f64 / total) {
+                break;
+            }
+            self.dispatch(e.ev);
+        }
+        progress(1.0);
+        self.finish()
+    }
+
+    fn dispatch(&mut self, ev: Ev) {
+        let now = self.now;
+        match ev {
+            Ev::TxDone(d) => {
+                let (arrival, next) = self.net.dirs[d as usize].finish(now);
+                if let Some(at) = arrival {
+                    self.schedule(at, Ev::Arrive(d));
+                }
+                if let Some(at) = next {
+                    self.schedule(at, Ev::TxDone(d));
+                }
+            }
+            Ev::Arrive(d) => {
+                let pkt = self.net.dirs[d as usize].arrive();
+                let node = self.net.dirs[d as usize].to_node;
+                self.at_node(node, pkt);
+            }
+            Ev::FlowStart(f) => {
+                let mut out = std::mem::take(&mut self.out);
+                self.flows[f as usize].sender.connect(now, &mut out);
+                self.emit(f, true, &mut out);
+                self.out = out;
+            }
+            Ev::SenderTimer(f, kind) => {
+                let mut out = std::mem::take(&mut self.out);
+                self.flows[f as usize].sender.on_timer(now, kind, &mut out);
+                self.emit(f, true, &mut out);
+                self.out = out;
+            }
+            Ev::ReceiverTimer(f) => {
+                let mut out = std::mem::take(&mut self.out);
+                let r = &mut self.flows[f as usize].receiver;
+                if let crate::tcp::timer::Fire::Now = r.delack.on_event(now) {
+                    r.on_timer(now, &mut out);
+                } else if let Some(at) = r.delack.deadline() {
+                    if at > now {
+                        out.timers.push((TimerKind::DelAck, at));
+                    }
+                }
+                self.emit(f, false, &mut out);
+                self.out = out;
+            }
+            Ev::Sample => {
+                self.sample();
+                let at = now + self.bin;
+                if at <= self.end {
+                    self.schedule(at, Ev::Sample);
+                }
+            }
+        }
+    }
+
+    /// A packet reached `node`: hand it to its endpoint or forward it.
+    fn at_node(&mut self, node: u32, pkt: Packet) {
+        if pkt.dst_node == node {
+            let f = pkt.flow;
+            let mut out = std::mem::take(&mut self.out);
+            let flow = &mut self.flows[f as usize];
+            let from_sender_side = if pkt.kind.forward() {
+                flow.receiver.on_packet(self.now, &pkt, &mut out);
+                false
+            } else {
+                flow.sender.on_packet(self.now, &pkt, &mut out);
+                true
+            };
+            self.emit(f, from_sender_side, &mut out);
+            self.out = out;
+        } else {
+            self.forward(node, pkt);
+        }
+    }
+
+    fn forward(&mut self, node: u32, pkt: Packet) {
+        let Some(d) = self.net.next_hop(node, pkt.dst_node) else { return };
+        self.packets += 1;
+        if let Enqueued::Transmitting(done) = self.net.dirs[d as usize].enqueue(pkt, self.now) {
+            self.schedule(done, Ev::TxDone(d));
+        }
+    }
+
+    /// Send what an endpoint produced and queue its timers.
+    fn emit(&mut self, f: u32, sender_side: bool, out: &mut Out) {
+        let node = if sender_side { self.flows[f as usize].src } else { self.flows[f as usize].dst };
+        for i in 0..out.pkts.len() {
+            let pkt = out.pkts[i];
+            self.forward(node, pkt);
+        }
+        for i in 0..out.timers.len() {
+            let (kind, at) = out.timers[i];
+            let ev = if kind == TimerKind::DelAck { Ev::ReceiverTimer(f) } else { Ev::SenderTimer(f, kind) };
+            self.schedule(at.max(self.now), ev);
+        }
+        out.clear();
+    }
+
+    fn sample(&mut self) {
+        let t_s = self.bin_start.as_secs_f64();
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            let s = &f.sender;
+            self.series.flow_id.push(i as u32);
+            self.series.t_s.push(t_s);
+            self.series.delivered_bytes.push(f.receiver.delivered_in_bin);
+            f.receiver.delivered_in_bin = 0;
+            self.series.cwnd_pkts.push(s.tcp.cwnd);
+            self.series.ssthresh_pkts.push(s.tcp.ssthresh.min(i32::MAX as u32));
+            self.series.srtt_ms.push(s.srtt_us() as f64 / 1000.0);
+            self.series.inflight_pkts.push(s.tcp.in_flight());
+            self.series.pacing_rate_bps.push(s.tcp.pacing_rate_bps as f64 * 8.0);
+            self.series.retransmits.push(s.stats.retrans_in_bin);
+            f.sender.stats.retrans_in_bin = 0;
+        }
+        for d in self.net.dirs.iter_mut() {
+            let c = std::mem::take(&mut d.counters);
+            self.links.link_id.push(d.link);
+            self.links.dir.push(d.dir);
+            self.links.t_s.push(t_s);
+            self.links.queue_pkts.push(d.queue.len() as u64);
+            self.links.queue_bytes.push(d.queue_bytes);
+            self.links.drops_queue.push(c.drops_queue);
+            self.links.drops_random.push(c.drops_random);
+            self.links.ecn_marks.push(c.ecn_marks);
+            self.links.tx_bytes.push(c.tx_bytes);
+            self.links.capacity_bps.push(d.state.rate_bps);
+            self.links.delay_ms.push(d.state.delay.as_nanos() as f64 / 1e6);
+        }
+        self.bin_start = self.now;
+    }
+
+    fn finish(self) -> SimOutput {
+        let end = self.end;
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let s = &f.sender;
+                let r = &f.receiver;
+                let done = r.completed_at;
+                let active_end = done.unwrap_or(end).max(s.start);
+                let active = active_end.saturating_since(s.start).as_secs_f64();
+                FlowSummary {
+                    id: i as u32,
+                    delivered_bytes: r.delivered_bytes,
+                    goodput_bps: if active > 0.0 { r.delivered_bytes as f64 * 8.0 / active } else { 0.0 },
+                    sent_packets: s.stats.sent_packets,
+                    retransmitted_packets: s.stats.retransmitted_packets,
+                    rtt_mean_ms: s.stats.rtt.mean_ms(),
+                    rtt_p95_ms: s.stats.rtt.quantile_ms(0.95),
+                    rtt_min_ms: s.stats.rtt.min_ms(),
+                    fct_s: done.map(|t| t.saturating_since(s.start).as_secs_f64()),
+                    rto_count: s.stats.rto_count,
+                    recovery_count: s.stats.recovery_count,
+                }
+            })
+            .collect();
+        SimOutput { flows, flow_series: self.series, link_series: self.links, events: self.events, packets: self.packets }
+    }
+}
+
+/// Run a configuration to the end.
+pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(f64) -> bool) -> Result<SimOutput, ConfigError> {
+    Ok(World::new(cfg)?.run(progress))
+}
