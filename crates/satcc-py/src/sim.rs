@@ -1,0 +1,204 @@
+//! `run_sim`: dict config in, dict of summaries and columnar series out.
+
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
+use satcc_core::SimDuration;
+use satcc_sim::{DirConfig, FlowConfig, LinkConfig, PacingMode, QueueConfig, SimConfig};
+
+/// Fetch a required key, naming the path in the error.
+fn req<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<T> {
+    let v = d.get_item(key)?.ok_or_else(|| PyKeyError::new_err(format!("{path}.{key}: missing")))?;
+    v.extract().map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}")))
+}
+
+fn opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<Option<T>> {
+    match d.get_item(key)? {
+        None => Ok(None),
+        Some(v) if v.is_none() => Ok(None),
+        Some(v) => v.extract().map(Some).map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}"))),
+    }
+}
+
+fn dict<'py>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<Bound<'py, PyDict>> {
+    let v = d.get_item(key)?.ok_or_else(|| PyKeyError::new_err(format!("{path}.{key}: missing")))?;
+    v.downcast_into::<PyDict>().map_err(|_| PyValueError::new_err(format!("{path}.{key}: expected a table")))
+}
+
+fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
+    let q = dict(d, "queue", path)?;
+    let queue = if let Some(n) = opt::<u64>(&q, "packets", path)? {
+        QueueConfig::Packets(n)
+    } else if let Some(b) = opt::<u64>(&q, "bytes", path)? {
+        QueueConfig::Bytes(b)
+    } else if let Some(x) = opt::<f64>(&q, "bdp", path)? {
+        QueueConfig::Bdp(x)
+    } else {
+        return Err(PyValueError::new_err(format!("{path}.queue: expected packets, bytes or bdp")));
+    };
+    Ok(DirConfig {
+        rate_bps: req(d, "rate_bps", path)?,
+        delay: SimDuration::from_nanos(req(d, "delay_ns", path)?),
+        loss: req(d, "loss", path)?,
+        queue,
+        ecn_threshold_pkts: opt(d, "ecn_threshold_pkts", path)?,
+    })
+}
+
+pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
+    let p = "config";
+    let mut links = Vec::new();
+    let lk = cfg.get_item("links")?.ok_or_else(|| PyKeyError::new_err("config.links: missing"))?;
+    for (i, l) in lk.downcast::<PyList>()?.iter().enumerate() {
+        let path = format!("link[{i}]");
+        let l = l.downcast_into::<PyDict>()?;
+        links.push(LinkConfig {
+            a: req(&l, "a", &path)?,
+            b: req(&l, "b", &path)?,
+            ab: dir_from(&dict(&l, "ab", &path)?, &path)?,
+            ba: dir_from(&dict(&l, "ba", &path)?, &format!("{path}.ba"))?,
+        });
+    }
+    let mut flows = Vec::new();
+    let fl = cfg.get_item("flows")?.ok_or_else(|| PyKeyError::new_err("config.flows: missing"))?;
+    for (i, f) in fl.downcast::<PyList>()?.iter().enumerate() {
+        let path = format!("flow[{i}]");
+        let f = f.downcast_into::<PyDict>()?;
+        let pacing = match req::<String>(&f, "pacing", &path)?.as_str() {
+            "auto" => PacingMode::Auto,
+            "on" => PacingMode::On,
+            "off" => PacingMode::Off,
+            other => return Err(PyValueError::new_err(format!("{path}.pacing: expected auto, on or off, found {other:?}"))),
+        };
+        let params = match f.get_item("cc")? {
+            Some(v) => crate::params_from_py(&v)?,
+            None => satcc_cc::Params::new(),
+        };
+        flows.push(FlowConfig {
+            id: req(&f, "id", &path)?,
+            src: req(&f, "src", &path)?,
+            dst: req(&f, "dst", &path)?,
+            cca: req(&f, "cca", &path)?,
+            params,
+            start: SimDuration::from_nanos(req(&f, "start_ns", &path)?),
+            size_bytes: opt(&f, "size_bytes", &path)?,
+            mss: req(&f, "mss", &path)?,
+            sack: req(&f, "sack", &path)?,
+            timestamps: req(&f, "timestamps", &path)?,
+            window_scaling: req(&f, "window_scaling", &path)?,
+            rwnd_bytes: req(&f, "rwnd_bytes", &path)?,
+            ecn: req(&f, "ecn", &path)?,
+            initial_cwnd: req(&f, "initial_cwnd", &path)?,
+            pacing,
+            delayed_ack: req(&f, "delayed_ack", &path)?,
+            min_rto: SimDuration::from_nanos(req(&f, "min_rto_ns", &path)?),
+        });
+    }
+    Ok(SimConfig {
+        name: req(cfg, "name", p)?,
+        seed: req(cfg, "seed", p)?,
+        duration: SimDuration::from_nanos(req(cfg, "duration_ns", p)?),
+        bin: SimDuration::from_nanos(req(cfg, "bin_ns", p)?),
+        nodes: req(cfg, "nodes", p)?,
+        links,
+        flows,
+    })
+}
+
+fn summary_to_py<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", f.id)?;
+    d.set_item("delivered_bytes", f.delivered_bytes)?;
+    d.set_item("goodput_bps", f.goodput_bps)?;
+    d.set_item("sent_packets", f.sent_packets)?;
+    d.set_item("retransmitted_packets", f.retransmitted_packets)?;
+    d.set_item("rtt_mean_ms", f.rtt_mean_ms)?;
+    d.set_item("rtt_p95_ms", f.rtt_p95_ms)?;
+    d.set_item("rtt_min_ms", f.rtt_min_ms)?;
+    d.set_item("fct_s", f.fct_s)?;
+    d.set_item("rto_count", f.rto_count)?;
+    d.set_item("recovery_count", f.recovery_count)?;
+    Ok(d)
+}
+
+fn flow_series_to_py<'py>(py: Python<'py>, s: &FlowSeries) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("flow_id", &s.flow_id)?;
+    d.set_item("t_s", &s.t_s)?;
+    d.set_item("delivered_bytes", &s.delivered_bytes)?;
+    d.set_item("cwnd_pkts", &s.cwnd_pkts)?;
+    d.set_item("ssthresh_pkts", &s.ssthresh_pkts)?;
+    d.set_item("srtt_ms", &s.srtt_ms)?;
+    d.set_item("inflight_pkts", &s.inflight_pkts)?;
+    d.set_item("pacing_rate_bps", &s.pacing_rate_bps)?;
+    d.set_item("retransmits", &s.retransmits)?;
+    Ok(d)
+}
+
+fn link_series_to_py<'py>(py: Python<'py>, s: &LinkSeries) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("link_id", &s.link_id)?;
+    d.set_item("dir", &s.dir)?;
+    d.set_item("t_s", &s.t_s)?;
+    d.set_item("queue_pkts", &s.queue_pkts)?;
+    d.set_item("queue_bytes", &s.queue_bytes)?;
+    d.set_item("drops_queue", &s.drops_queue)?;
+    d.set_item("drops_random", &s.drops_random)?;
+    d.set_item("ecn_marks", &s.ecn_marks)?;
+    d.set_item("tx_bytes", &s.tx_bytes)?;
+    d.set_item("capacity_bps", &s.capacity_bps)?;
+    d.set_item("delay_ms", &s.delay_ms)?;
+    Ok(d)
+}
+
+/// Run the simulator on a resolved config (see `_native.pyi`).
+#[pyfunction]
+#[pyo3(signature = (config, progress=None))]
+pub fn run_sim<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, progress: Option<PyObject>) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = config_from_py(config)?;
+    let world = satcc_sim::world::World::new(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut last = Instant::now();
+    let mut err: Option<PyErr> = None;
+    let out = {
+        let mut cb = |frac: f64| -> bool {
+            // Throttle to a few calls a second of wall time; honour Ctrl-C.
+            if frac < 1.0 && last.elapsed() < Duration::from_millis(200) {
+                return true;
+            }
+            last = Instant::now();
+            if let Err(e) = py.check_signals() {
+                err = Some(e);
+                return false;
+            }
+            if let Some(p) = &progress {
+                if let Err(e) = p.call1(py, (frac,)) {
+                    err = Some(e);
+                    return false;
+                }
+            }
+            true
+        };
+        world.run(&mut cb)
+    };
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let d = PyDict::new(py);
+    let flows = PyList::empty(py);
+    for f in &out.flows {
+        flows.append(summary_to_py(py, f)?)?;
+    }
+    d.set_item("flows", flows)?;
+    d.set_item("flow_series", flow_series_to_py(py, &out.flow_series)?)?;
+    d.set_item("link_series", link_series_to_py(py, &out.link_series)?)?;
+    let stats = PyDict::new(py);
+    stats.set_item("events", out.events)?;
+    stats.set_item("packets", out.packets)?;
+    stats.set_item("sim_time_s", cfg.duration.as_secs_f64())?;
+    d.set_item("stats", stats)?;
+    Ok(d)
+}
