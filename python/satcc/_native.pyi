@@ -24,7 +24,8 @@ node names mapped to indices. Keys:
     }
     DIR = {"rate_bps": int, "delay_ns": int, "loss": float,
            "queue": {"packets": int} | {"bytes": int} | {"bdp": float},
-           "ecn_threshold_pkts": int | None}
+           "ecn_threshold_pkts": int | None,
+           "drop_packets": [int] (optional: 1-based ordinals of packets this direction drops)}
 
 It returns
     {"flows": [{"id", "delivered_bytes", "goodput_bps", "sent_packets",

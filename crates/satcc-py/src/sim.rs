@@ -46,6 +46,7 @@ fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
         loss: req(d, "loss", path)?,
         queue,
         ecn_threshold_pkts: opt(d, "ecn_threshold_pkts", path)?,
+        drop_packets: opt(d, "drop_packets", path)?.unwrap_or_default(),
     })
 }
 

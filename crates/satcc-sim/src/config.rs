@@ -35,6 +35,9 @@ pub struct DirConfig {
     pub queue: QueueConfig,
     /// Mark CE (instead of queueing unmarked) at or above this many queued packets.
     pub ecn_threshold_pkts: Option<u64>,
+    /// Ordinals (1-based, ascending) of packets this direction drops on the wire, counting
+    /// every packet it serialises: deterministic losses, like ns-3's ReceiveListErrorModel.
+    pub drop_packets: Vec<u64>,
 }
 
 /// A queue limit as written in the scenario; `Bdp` is resolved against the routes.
@@ -107,7 +110,7 @@ impl FlowConfig {
 
 impl DirConfig {
     pub fn new(rate_bps: u64, delay: SimDuration, loss: f64, queue: QueueConfig) -> Self {
-        DirConfig { rate_bps, delay, loss, queue, ecn_threshold_pkts: None }
+        DirConfig { rate_bps, delay, loss, queue, ecn_threshold_pkts: None, drop_packets: Vec::new() }
     }
 }
 

@@ -43,6 +43,9 @@ pub struct LinkDir {
     pub wire: VecDeque<(SimTime, Packet)>,
     pub rng: Rng,
     pub counters: DirCounters,
+    /// Packets serialised so far, and the scripted drops still to come (reversed).
+    serialised: u64,
+    drop_list: Vec<u64>,
 }
 
 /// What `enqueue` did with a packet.
@@ -90,7 +93,12 @@ impl LinkDir {
     pub fn finish(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
         let pkt = self.in_service.take().expect("finish without a packet in service");
         self.counters.tx_bytes += pkt.wire_bytes as u64;
-        let arrival = if self.rng.chance(self.state.loss) {
+        self.serialised += 1;
+        let scripted = self.drop_list.last() == Some(&self.serialised);
+        if scripted {
+            self.drop_list.pop();
+        }
+        let arrival = if scripted || self.rng.chance(self.state.loss) {
             self.counters.drops_random += 1;
             None
         } else {
@@ -261,5 +269,11 @@ fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, seed: u64, labe
         wire: VecDeque::new(),
         rng: Rng::derive(seed, 0x11_4b_0000 + label),
         counters: DirCounters::default(),
+        serialised: 0,
+        drop_list: {
+            let mut v = d.drop_packets.clone();
+            v.sort_unstable_by(|a, b| b.cmp(a));
+            v
+        },
     }
 }

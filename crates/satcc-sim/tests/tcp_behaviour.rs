@@ -1,0 +1,156 @@
+//! Scenario-level checks of the simulator's TCP against closed forms and invariants
+//! (issue "foundation": tests that must hold).
+
+mod common;
+
+use common::*;
+use satcc_core::SimDuration;
+use satcc_sim::{FlowConfig, QueueConfig, SimOutput};
+
+/// Payload share of a full data packet: 1448 B of 1500 B (IP + TCP + timestamps).
+const PAYLOAD_SHARE: f64 = 1448.0 / 1500.0;
+
+fn goodput_after(o: &SimOutput, flow: u32, from_s: f64) -> f64 {
+    let s = &o.flow_series;
+    let (mut bytes, mut bins) = (0u64, 0u64);
+    for i in 0..s.t_s.len() {
+        if s.flow_id[i] == flow && s.t_s[i] >= from_s - 1e-9 {
+            bytes += s.delivered_bytes[i];
+            bins += 1;
+        }
+    }
+    bytes as f64 * 8.0 / (bins as f64 * 0.1)
+}
+
+#[test]
+fn window_limited_flow_gets_window_over_rtt() {
+    // No window scaling: the window is 65,535 B = 45 full segments; RTT 100 ms; the
+    // 100 Mbit/s link is far from full, so throughput = window / RTT (study 003 eq. 1).
+    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    f.window_scaling = false;
+    let cfg = dumbbell(100_000_000, 50, 0.0, QueueConfig::Packets(1000), 30, vec![f]);
+    let o = run(&cfg);
+    let window_bytes = (65_535 / 1448) as f64 * 1448.0;
+    let rtt = o.flows[0].rtt_min_ms.unwrap() / 1000.0;
+    let expected = window_bytes * 8.0 / rtt;
+    let got = goodput_after(&o, 0, 5.0);
+    assert!((got - expected).abs() / expected < 0.02, "got {got:.0} bit/s, expected {expected:.0}");
+    assert!(rtt > 0.1 && rtt < 0.102, "min RTT {rtt}");
+}
+
+#[test]
+fn lossless_bulk_flow_fills_the_bottleneck() {
+    for cca in satcc_cc::names() {
+        let cfg = dumbbell(50_000_000, 10, 0.0, QueueConfig::Bdp(1.0), 30, vec![FlowConfig::bulk(0, 0, 2, cca)]);
+        let o = run(&cfg);
+        let capacity = 50e6 * PAYLOAD_SHARE;
+        let got = goodput_after(&o, 0, 5.0);
+        assert!(got >= 0.95 * capacity, "{cca}: {got:.0} of {capacity:.0} bit/s");
+        assert!(got <= capacity * 1.0001, "{cca}: {got:.0} exceeds capacity {capacity:.0}");
+    }
+}
+
+#[test]
+fn no_retransmission_on_a_lossless_path_with_room_to_queue() {
+    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    f.rwnd_bytes = 1_000_000; // at most ~690 packets in flight; the queue holds 5000
+    let cfg = dumbbell(20_000_000, 25, 0.0, QueueConfig::Packets(5000), 20, vec![f]);
+    let o = run(&cfg);
+    assert_eq!(o.flows[0].retransmitted_packets, 0);
+    assert_eq!(o.flows[0].rto_count, 0);
+    assert!(o.flows[0].delivered_bytes > 0);
+}
+
+#[test]
+fn limited_transfer_delivers_every_byte_exactly_once_despite_loss() {
+    for (cca, sack) in [("reno", true), ("reno", false)] {
+        let mut f = FlowConfig::bulk(0, 0, 2, cca);
+        f.size_bytes = Some(3_000_001); // not a multiple of the MSS: a short last segment
+        f.sack = sack;
+        let mut cfg = dumbbell(20_000_000, 20, 0.02, QueueConfig::Packets(50), 120, vec![f]);
+        cfg.links[1].ba.loss = 0.02; // ACKs are lost too
+        let o = run(&cfg);
+        let fl = &o.flows[0];
+        assert_eq!(fl.delivered_bytes, 3_000_001, "sack={sack}");
+        let binned: u64 = o.flow_series.delivered_bytes.iter().sum();
+        assert_eq!(binned, 3_000_001, "sack={sack}: bins must add up to the delivered bytes");
+        assert!(fl.fct_s.is_some(), "sack={sack}: transfer did not complete");
+        assert!(fl.retransmitted_packets > 0, "sack={sack}: 2 % loss must cause retransmissions");
+    }
+}
+
+#[test]
+fn sack_recovery_repairs_a_burst_in_one_episode_without_timeout() {
+    // Drop 10 consecutive data packets once cwnd is large; SACK + RACK must resend
+    // exactly those 10, in one recovery, without an RTO.
+    // The receive window (1 MB ≈ 690 packets) keeps the 2000-packet queue from overflowing.
+    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    f.rwnd_bytes = 1_000_000;
+    let mut cfg = dumbbell(100_000_000, 20, 0.0, QueueConfig::Packets(2000), 10, vec![f]);
+    cfg.links[1].ab.drop_packets = (3001..=3010).collect();
+    let o = run(&cfg);
+    let f = &o.flows[0];
+    assert_eq!(f.rto_count, 0);
+    assert_eq!(f.recovery_count, 1);
+    assert_eq!(f.retransmitted_packets, 10);
+    // Repaired within a few RTTs: goodput dips in at most a handful of 100 ms bins.
+    let s = &o.flow_series;
+    let full = 100e6 * PAYLOAD_SHARE * 0.1 / 8.0;
+    let weak = (20..100).filter(|&i| (s.delivered_bytes[i] as f64) < 0.5 * full).count();
+    assert!(weak <= 3, "{weak} bins under half rate after the burst");
+}
+
+#[test]
+fn dropping_one_packet_costs_one_retransmission() {
+    // Study 003 Fig. 6: a SACK-driven single retransmission.
+    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    f.rwnd_bytes = 1_000_000;
+    let mut cfg = dumbbell(100_000_000, 20, 0.0, QueueConfig::Packets(2000), 5, vec![f]);
+    cfg.links[1].ab.drop_packets = vec![500];
+    let o = run(&cfg);
+    assert_eq!(o.flows[0].retransmitted_packets, 1);
+    assert_eq!(o.flows[0].recovery_count, 1);
+}
+
+#[test]
+fn reno_under_random_loss_follows_mathis() {
+    // Mathis et al. 1997: B = (MSS/RTT) · C/√p with C = √(3/2) ≈ 1.22.
+    for &p in &[1e-3, 3e-3, 1e-2] {
+        let mut cfg = dumbbell(1_000_000_000, 50, p, QueueConfig::Bdp(1.0), 300, vec![FlowConfig::bulk(0, 0, 2, "reno")]);
+        cfg.seed = 7;
+        let o = run(&cfg);
+        let rtt = 0.1;
+        let mathis = 1448.0 * 8.0 / rtt * (1.5f64).sqrt() / p.sqrt();
+        let got = o.flows[0].goodput_bps;
+        let ratio = got / mathis;
+        assert!((0.8..1.25).contains(&ratio), "p={p}: {got:.0} vs Mathis {mathis:.0} (ratio {ratio:.3})");
+    }
+}
+
+#[test]
+fn same_scenario_and_seed_give_identical_output() {
+    let mk = || {
+        let mut cfg = dumbbell(20_000_000, 25, 0.003, QueueConfig::Bdp(1.0), 20, vec![FlowConfig::bulk(0, 0, 2, "reno"), FlowConfig::bulk(1, 0, 2, "reno")]);
+        cfg.flows[1].start = SimDuration::from_millis(1234);
+        cfg
+    };
+    let a = run(&mk());
+    let b = run(&mk());
+    assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
+    assert_eq!(a.flow_series, b.flow_series);
+    assert_eq!(a.link_series, b.link_series);
+    let mut other = mk();
+    other.seed = 2;
+    assert_ne!(run(&other).flow_series, a.flow_series, "a different seed must change a lossy run");
+}
+
+#[test]
+fn queue_drops_and_link_series_are_recorded() {
+    let cfg = dumbbell(10_000_000, 10, 0.0, QueueConfig::Packets(10), 10, vec![FlowConfig::bulk(0, 0, 2, "reno")]);
+    let o = run(&cfg);
+    let l = &o.link_series;
+    let drops: u64 = (0..l.t_s.len()).filter(|&i| l.link_id[i] == 1 && l.dir[i] == "ab").map(|i| l.drops_queue[i]).sum();
+    assert!(drops > 0, "a 10-packet queue must overflow");
+    assert!(l.queue_pkts.iter().all(|&q| q <= 10));
+    assert!(o.flows[0].retransmitted_packets >= drops / 2);
+}
