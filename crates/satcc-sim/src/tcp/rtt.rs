@@ -169,7 +169,9 @@ mod tests {
             e.sample(600_000, i * 10, i * 10 + 10);
         }
         assert_eq!(e.srtt_us(), 600_000);
-        assert_eq!(e.rto(), SimDuration::from_millis(800));
+        // Linux's integer decay leaves rttvar a few µs above the floor.
+        let rto = e.rto().as_micros();
+        assert!((800_000..800_010).contains(&rto), "rto = {rto} µs");
     }
 
     #[test]

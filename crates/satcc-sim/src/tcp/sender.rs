@@ -1343,3 +1343,63 @@ fn rack_advance(rack: &mut Rack, idx: u64, seg: &Seg, now: SimTime, min_rtt_us: 
         rack.end_idx = idx + 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn established() -> (Sender, Out, SimTime) {
+        let cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let cc = satcc_cc::lookup("reno", &cfg.params).unwrap();
+        let mut s = Sender::new(&cfg, 1, cc);
+        let mut out = Out::default();
+        s.connect(SimTime::ZERO, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 0);
+        synack.rwnd = 1 << 20;
+        let t = SimTime::ZERO + SimDuration::from_millis(100);
+        out.clear();
+        s.on_packet(t, &synack, &mut out);
+        (s, out, t)
+    }
+
+    #[test]
+    fn handshake_sends_the_initial_window_and_samples_the_rtt() {
+        let (s, out, _) = established();
+        assert_eq!(out.pkts.iter().filter(|p| p.kind == Kind::Data).count(), 10);
+        assert_eq!(s.srtt_us(), 100_000);
+    }
+
+    #[test]
+    fn repeated_rto_doubles_the_timeout_and_keeps_ssthresh() {
+        let (mut s, mut out, _) = established();
+        let mut fired = Vec::new();
+        let mut ssthresh = Vec::new();
+        // No ACK ever arrives: fire the queued timer events in time order, as the event
+        // loop would (stale ones included: the timers must ignore them).
+        let mut pending: Vec<(TimerKind, SimTime)> = out.timers.clone();
+        for _ in 0..200 {
+            pending.sort_by_key(|&(_, at)| std::cmp::Reverse(at));
+            let Some((kind, at)) = pending.pop() else { break };
+            out.clear();
+            s.on_timer(at, kind, &mut out);
+            pending.extend(out.timers.iter().copied());
+            if kind == TimerKind::Rto && out.pkts.iter().any(|p| p.retrans) {
+                fired.push(at);
+                ssthresh.push(s.tcp.ssthresh);
+            }
+            if fired.len() == 5 {
+                break;
+            }
+        }
+        assert_eq!(fired.len(), 5, "RTOs fired: {fired:?}");
+        let gaps: Vec<u64> = fired.windows(2).map(|w| (w[1] - w[0]).as_millis()).collect();
+        for w in gaps.windows(2) {
+            assert_eq!(w[1], 2 * w[0], "backoff must double: {gaps:?}");
+        }
+        // The first RTO halves; later ones in the same episode keep ssthresh (RFC 5681 eq. 4).
+        assert_eq!(ssthresh[0], 5);
+        assert!(ssthresh.iter().all(|&x| x == 5), "{ssthresh:?}");
+        assert_eq!(s.tcp.cwnd, 1);
+        assert_eq!(s.stats.rto_count, 5);
+    }
+}
