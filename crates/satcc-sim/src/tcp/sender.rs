@@ -130,11 +130,8 @@ pub struct Sender {
     tlp_high_seq: u64,
     tlp_retrans: bool,
     rack: Rack,
-    /// Next time pacing allows a transmission (`tp->tcp_wstamp_ns`).
-    wstamp: SimTime,
-    /// Rate sampling (`tcp_rate.c`).
+    /// Rate sampling (`tcp_rate.c`); `tp->delivered_mstamp` lives in `tcp`.
     first_tx_mstamp: SimTime,
-    delivered_mstamp: SimTime,
     /// `tp->cwnd_usage_seq`.
     cwnd_usage_seq: u64,
     /// CWR to be sent on the next data segment (`TCP_ECN_QUEUE_CWR`).
@@ -177,9 +174,7 @@ impl Sender {
             tlp_high_seq: 0,
             tlp_retrans: false,
             rack: Rack::default(),
-            wstamp: SimTime::ZERO,
             first_tx_mstamp: SimTime::ZERO,
-            delivered_mstamp: SimTime::ZERO,
             cwnd_usage_seq: 0,
             cwr_pending: false,
             stats: SenderStats::default(),
@@ -293,8 +288,8 @@ impl Sender {
 
     /// `tcp_pacing_check`: true if pacing forbids sending now (and arms the pacing timer).
     fn paced_out(&mut self, now: SimTime, out: &mut Out) -> bool {
-        if self.pacing_enabled() && self.wstamp > now {
-            let at = self.wstamp;
+        if self.pacing_enabled() && self.tcp.wstamp > now {
+            let at = self.tcp.wstamp;
             self.arm(TimerKind::Pace, at, out);
             return true;
         }
@@ -308,16 +303,16 @@ impl Sender {
         }
         let rate = self.tcp.pacing_rate_bps.min(self.tcp.max_pacing_rate_bps).max(1);
         let len_ns = wire_bytes as u128 * 1_000_000_000 / rate as u128;
-        self.wstamp = self.wstamp.max(now) + SimDuration::from_nanos(len_ns as u64);
+        self.tcp.wstamp = self.tcp.wstamp.max(now) + SimDuration::from_nanos(len_ns as u64);
     }
 
     /// `tcp_rate_skb_sent`.
     fn rate_on_send(&mut self, now: SimTime) -> (SimTime, SimTime, u64, u64, bool) {
         if self.tcp.packets_out == 0 {
             self.first_tx_mstamp = now;
-            self.delivered_mstamp = now;
+            self.tcp.delivered_mstamp = now;
         }
-        (self.first_tx_mstamp, self.delivered_mstamp, self.tcp.delivered, self.tcp.delivered_ce, self.tcp.app_limited != 0)
+        (self.first_tx_mstamp, self.tcp.delivered_mstamp, self.tcp.delivered, self.tcp.delivered_ce, self.tcp.app_limited != 0)
     }
 
     fn build_data(&mut self, now: SimTime, idx: u64, retrans: bool) -> Packet {
@@ -363,6 +358,7 @@ impl Sender {
         let p = self.build_data(now, idx, false);
         self.tcp.snd_nxt += p.len as u64;
         self.tcp.packets_out += 1;
+        self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
         if !self.rto_timer.is_armed() && !self.tlp_timer.is_armed() {
             let at = now + self.rto_backed_off();
@@ -389,6 +385,7 @@ impl Sender {
         s.ever_retrans = true;
         self.sb.retransmitted(idx, now);
         let p = self.build_data(now, idx, true);
+        self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
         self.stats.retransmitted_packets += 1;
         self.stats.retrans_in_bin += 1;
@@ -1262,7 +1259,7 @@ impl Sender {
             t.app_limited = 0;
         }
         if delivered > 0 {
-            self.delivered_mstamp = now;
+            t.delivered_mstamp = now;
         }
         let _ = lost;
         let Some(prior_mstamp) = rs.prior_mstamp else {
