@@ -117,6 +117,11 @@ impl Scoreboard {
             }
         }
         self.retransmit_hint = self.retransmit_hint.max(self.head);
+        // Acknowledged segments leave the transmission-order list too (it would otherwise
+        // grow by one entry per packet on a flow that never needs RACK).
+        while self.tsorted.front().is_some_and(|&(i, _)| i < self.head) {
+            self.tsorted.pop_front();
+        }
     }
 
     /// Mark segments `[a, b)` SACKed; calls `each` for every segment newly covered.
@@ -225,6 +230,14 @@ mod tests {
         sb.pop_acked(4, |_, _| {});
         assert_eq!(sb.head, 4);
         assert_eq!(sack(&mut sb, 4, 7), vec![6]);
+    }
+
+    #[test]
+    fn cumulative_ack_prunes_the_transmission_order_list() {
+        let mut sb = board(10);
+        sb.pop_acked(6, |_, _| {});
+        assert_eq!(sb.tsorted.len(), 4);
+        assert_eq!(sb.tsorted.front().map(|e| e.0), Some(6));
     }
 
     #[test]

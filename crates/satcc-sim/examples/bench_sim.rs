@@ -1,0 +1,182 @@
+//! Simulator benchmark: one dumbbell run, timed, printed as one JSON line.
+//!
+//! The same command-line flags drive `bench/sim/ns3_dumbbell.cc`, so `bench/sim/run.sh`
+//! hands both tools the identical case. Topology (both tools):
+//!
+//! ```text
+//!   s0 ─access(10 Gbit/s, RTT0/2 − B)─┐
+//!   s1 ─access(10 Gbit/s, RTT1/2 − B)─┼─ r ─bottleneck(rate, B one way, queue, loss →)─ d
+//!   …                                  ┘
+//! ```
+//! One sender node per RTT group (`--group RTT_MS:COUNT`, repeatable), one router, one
+//! receiver; B (`--bneck-delay-us`) is the bottleneck's one-way delay, the rest of each
+//! group's RTT sits on its access link, so each group's base RTT is exactly RTT_MS.
+//! Random loss (`--loss`) applies to the bottleneck's forward direction only; the
+//! bottleneck queue (`--queue-bytes` or `--queue-pkts`) is drop-tail in both directions.
+//! Flows are bulk, all start at 0 s, and use satcc's defaults (`FlowConfig::bulk`: SACK,
+//! timestamps, window scaling, IW 10, delayed ACK, 16 MB receive window, min RTO 200 ms,
+//! pacing only if the algorithm asks).
+//!
+//! Output fields: `wall_s` (the event loop only, not set-up), `events` (heap pops),
+//! `packets` (packets forwarded onto a link, i.e. hops), `data_segments` (data segments
+//! the senders transmitted, retransmissions included), `events_per_s`, `packets_per_s`,
+//! `segments_per_s`, and per flow `goodput_bps`.
+//!
+//! Run: `cargo run --release -p satcc-sim --example bench_sim -- --cca cubic
+//! --rate-bps 100000000 --group 50:1 --queue-bytes 625000 --secs 60`
+
+use std::process::exit;
+use std::time::Instant;
+
+use satcc_core::SimDuration;
+use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueConfig, SimConfig};
+
+/// Access links are fast enough never to be the bottleneck (as in the ns-3 scenario).
+const ACCESS_RATE_BPS: u64 = 10_000_000_000;
+/// Access queues: large enough never to drop.
+const ACCESS_QUEUE_PKTS: u64 = 100_000;
+/// Default one-way delay of the bottleneck, µs.
+const DEFAULT_BNECK_DELAY_US: u64 = 500;
+
+struct Args {
+    cca: String,
+    rate_bps: u64,
+    groups: Vec<(f64, u32)>,
+    queue: QueueConfig,
+    loss: f64,
+    mss: u32,
+    secs: f64,
+    seed: u64,
+    bneck_delay_us: u64,
+}
+
+fn usage(msg: &str) -> ! {
+    eprintln!("bench_sim: {msg}");
+    eprintln!(
+        "usage: bench_sim --cca NAME --rate-bps N --group RTT_MS:COUNT [--group ...] \
+         (--queue-bytes N | --queue-pkts N) [--loss P] [--mss BYTES] [--secs S] [--seed N] \
+         [--bneck-delay-us US]"
+    );
+    exit(2)
+}
+
+fn parse<T: std::str::FromStr>(flag: &str, v: Option<String>) -> T {
+    let v = v.unwrap_or_else(|| usage(&format!("{flag} needs a value")));
+    v.parse().unwrap_or_else(|_| usage(&format!("{flag}: cannot parse {v:?}")))
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        cca: "cubic".into(),
+        rate_bps: 0,
+        groups: Vec::new(),
+        queue: QueueConfig::Packets(1000),
+        loss: 0.0,
+        mss: 1448,
+        secs: 60.0,
+        seed: 1,
+        bneck_delay_us: DEFAULT_BNECK_DELAY_US,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--cca" => a.cca = parse(&flag, it.next()),
+            "--rate-bps" => a.rate_bps = parse::<f64>(&flag, it.next()) as u64,
+            "--group" => {
+                let v: String = parse(&flag, it.next());
+                let (rtt, n) = v.split_once(':').unwrap_or_else(|| usage("--group wants RTT_MS:COUNT"));
+                a.groups.push((parse(&flag, Some(rtt.into())), parse(&flag, Some(n.into()))));
+            }
+            "--queue-bytes" => a.queue = QueueConfig::Bytes(parse::<f64>(&flag, it.next()) as u64),
+            "--queue-pkts" => a.queue = QueueConfig::Packets(parse(&flag, it.next())),
+            "--loss" => a.loss = parse(&flag, it.next()),
+            "--mss" => a.mss = parse(&flag, it.next()),
+            "--secs" => a.secs = parse(&flag, it.next()),
+            "--seed" => a.seed = parse(&flag, it.next()),
+            "--bneck-delay-us" => a.bneck_delay_us = parse(&flag, it.next()),
+            "-h" | "--help" => usage("help"),
+            other => usage(&format!("unknown flag {other:?}")),
+        }
+    }
+    if a.rate_bps == 0 || a.groups.is_empty() {
+        usage("--rate-bps and at least one --group are required");
+    }
+    a
+}
+
+/// The dumbbell as a `SimConfig`; nodes are s0..s{G-1}, r, d.
+fn build(a: &Args) -> SimConfig {
+    let g = a.groups.len();
+    let (r, d) = (g, g + 1);
+    let bneck_delay = SimDuration::from_micros(a.bneck_delay_us);
+    let mut nodes: Vec<String> = (0..g).map(|i| format!("s{i}")).collect();
+    nodes.push("r".into());
+    nodes.push("d".into());
+    let mut links = Vec::new();
+    let mut flows = Vec::new();
+    for (i, &(rtt_ms, count)) in a.groups.iter().enumerate() {
+        let half_rtt_us = (rtt_ms * 1000.0 / 2.0).round() as u64;
+        if half_rtt_us < a.bneck_delay_us {
+            usage(&format!("RTT {rtt_ms} ms is below twice the bottleneck delay"));
+        }
+        let access = DirConfig::new(
+            ACCESS_RATE_BPS,
+            SimDuration::from_micros(half_rtt_us - a.bneck_delay_us),
+            0.0,
+            QueueConfig::Packets(ACCESS_QUEUE_PKTS),
+        );
+        links.push(LinkConfig { a: i, b: r, ab: access.clone(), ba: access });
+        for _ in 0..count {
+            let mut f = FlowConfig::bulk(flows.len() as u32, i, d, &a.cca);
+            f.mss = a.mss;
+            flows.push(f);
+        }
+    }
+    let fwd = DirConfig::new(a.rate_bps, bneck_delay, a.loss, a.queue);
+    let rev = DirConfig::new(a.rate_bps, bneck_delay, 0.0, a.queue);
+    links.push(LinkConfig { a: r, b: d, ab: fwd, ba: rev });
+    SimConfig {
+        name: "bench_sim".into(),
+        seed: a.seed,
+        duration: SimDuration::from_nanos((a.secs * 1e9).round() as u64),
+        bin: SimDuration::from_millis(100),
+        nodes,
+        links,
+        flows,
+    }
+}
+
+fn main() {
+    let a = parse_args();
+    let cfg = build(&a);
+    let t0 = Instant::now();
+    let out = satcc_sim::run(&cfg, &mut |_| true).unwrap_or_else(|e| {
+        eprintln!("bench_sim: invalid configuration: {e}");
+        exit(1)
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    let segs: u64 = out.flows.iter().map(|f| f.sent_packets).sum();
+    let retrans: u64 = out.flows.iter().map(|f| f.retransmitted_packets).sum();
+    let goodputs: Vec<String> = out.flows.iter().map(|f| format!("{:.0}", f.goodput_bps)).collect();
+    let total: f64 = out.flows.iter().map(|f| f.goodput_bps).sum();
+    let groups: Vec<String> = a.groups.iter().map(|(r, n)| format!("[{r},{n}]")).collect();
+    println!(
+        "{{\"tool\":\"satcc\",\"cca\":\"{}\",\"rate_bps\":{},\"groups\":[{}],\"secs\":{},\"wall_s\":{:.4},\
+         \"events\":{},\"packets\":{},\"data_segments\":{},\"retransmissions\":{},\"events_per_s\":{:.0},\
+         \"packets_per_s\":{:.0},\"segments_per_s\":{:.0},\"goodput_total_bps\":{:.0},\"goodput_bps\":[{}]}}",
+        a.cca,
+        a.rate_bps,
+        groups.join(","),
+        a.secs,
+        wall,
+        out.events,
+        out.packets,
+        segs,
+        retrans,
+        out.events as f64 / wall,
+        out.packets as f64 / wall,
+        segs as f64 / wall,
+        total,
+        goodputs.join(",")
+    );
+}
