@@ -49,3 +49,46 @@ def cc_info(name: str) -> dict[str, Any]:
 def cc_check(name: str, params: dict[str, Any]) -> None:
     """Raises ValueError if `name` is unknown or `params` are invalid for it."""
 def version() -> str: ...
+
+# ---------------------------------------------------------------------------------------------
+# Capture analyzer (crates/satcc-pcap, bindings in crates/satcc-py/src/pcap.rs).
+#
+# `pcap_analyze(path, bin_ns, packets, rtt_samples, progress)` reads a pcap/pcapng file and
+# returns
+#     {"format": "pcap" | "pcapng" | None, "bin_ns": int, "first_ts_ns": int | None,
+#      "last_ts_ns": int | None, "bytes_read": int,
+#      "stats": {"frames", "tcp_packets", "udp_packets", "other_ip_packets", "non_ip_frames",
+#                "fragments", "malformed_frames", "unsupported_link_frames",
+#                "truncated_transport", "unbinned_packets": int},
+#      "warnings": [{"record": int, "offset": int, "message": str}],
+#      "flows": [{"id", "conn", "proto": "tcp" | "udp", "dir", "src", "dst", "sport", "dport",
+#                 "ip_version", "start_s", "end_s", "packets", "payload_bytes", "sent_packets",
+#                 "delivered_bytes", "goodput_bps", "retransmitted_packets",
+#                 "retransmission_rate", "flag_counts": {name: int}, "rtt_mean_ms",
+#                 "rtt_p95_ms", "rtt_min_ms", "rtt_samples", "rtt_source", "ts_rtt_mean_ms",
+#                 "ts_rtt_samples", "fct_s", "syn", "fin", "rst",
+#                 "iperf_udp": {"packets", "lost", "expected", "out_of_order", "jitter_ms",
+#                               "counter64"} | None,
+#                 "bins": {"first": int, "payload_bytes": [int], "new_bytes": [int],
+#                          "packets": [int], "retransmits": [int]}}],
+#      "packets": {column: (numpy dtype str, bytes)} | None,      # when packets=True
+#      "rtt_samples": {column: (numpy dtype str, bytes)} | None}  # when rtt_samples=True
+# Packet columns: frame, t_ns, flow_id, conn, proto, dir, len, seq_rel, ack_rel, tcp_flags,
+# analysis (bit i = pcap_flag_names()[i]), window, tsval, tsecr. RTT sample columns: flow_id,
+# t_ns, rtt_ns, kind (0 data->ACK, 1 TSval->TSecr). Times are ns from the capture's first packet.
+# Raises ValueError if the file is not a capture (or empty), OSError if it cannot be opened;
+# a file damaged later gives what could be read plus `warnings`.
+# `progress(done_bytes, total_bytes)` is called every few MiB.
+# ---------------------------------------------------------------------------------------------
+
+def pcap_analyze(
+    path: str,
+    bin_ns: int = 100_000_000,
+    packets: bool = False,
+    rtt_samples: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]: ...
+def pcap_analyze_bytes(
+    data: bytes, bin_ns: int = 100_000_000, packets: bool = False, rtt_samples: bool = False
+) -> dict[str, Any]: ...
+def pcap_flag_names() -> list[str]: ...

@@ -28,6 +28,8 @@ use satcc_core::{SimDuration, SimTime};
 pub mod algos;
 pub mod params;
 pub mod registry;
+#[cfg(test)]
+pub mod testkit;
 
 pub use params::{ParamError, Params};
 pub use registry::{lookup, names, AlgoInfo, ParamInfo};
@@ -132,6 +134,20 @@ pub struct TcpState {
     pub cwnd_stamp: SimTime,
     /// `tp->tcp_mstamp` equivalent, for algorithms that keep their own clocks.
     pub now: SimTime,
+    /// `tp->lsndtime`: when the last data segment was sent. The sender updates it after
+    /// every data transmission, *after* firing [`CaEvent::TxStart`] for that segment, so
+    /// that CUBIC's TX_START handler sees the length of the idle period (`now − lsndtime`).
+    pub lsndtime: SimTime,
+    /// `tp->delivered_mstamp`: when `delivered` last grew. Set to the ACK's arrival time by
+    /// every ACK that delivers (acks or sacks) data (`tcp_rate_gen`), and to the send time
+    /// when a segment is sent with nothing outstanding (`tcp_rate_skb_sent`). Read by BBR
+    /// (gain-cycle phase length, long-term bandwidth interval, ACK-aggregation epoch).
+    pub delivered_mstamp: SimTime,
+    /// `tp->tcp_wstamp_ns`: earliest departure time the pacer has scheduled for the next
+    /// data segment (EDT). BBR estimates the packets still "in the network" at that time
+    /// (`bbr_packets_in_net_at_edt`); a sender that does not pace, or whose next segment
+    /// may leave right away, leaves it ≤ `now`.
+    pub wstamp: SimTime,
 }
 
 impl TcpState {
@@ -165,6 +181,9 @@ impl TcpState {
             ecn_ok: false,
             cwnd_stamp: SimTime::ZERO,
             now: SimTime::ZERO,
+            lsndtime: SimTime::ZERO,
+            delivered_mstamp: SimTime::ZERO,
+            wstamp: SimTime::ZERO,
         }
     }
 
@@ -236,7 +255,9 @@ pub struct AckSample {
     pub delivered: Option<u64>,
     /// `rate_sample.delivered_ce`.
     pub delivered_ce: u64,
-    /// `rate_sample.interval_us`: max(send interval, ACK interval), µs.
+    /// `rate_sample.interval_us`: max(send interval, ACK interval), µs. Zero where Linux
+    /// has −1: no valid sample, or an interval shorter than the min RTT (`tcp_rate_gen`);
+    /// `delivered` stays `Some` in the latter case, as in Linux.
     pub interval_us: u64,
     /// `rate_sample.prior_delivered`: `tp->delivered` when the sampled segment was sent.
     pub prior_delivered: u64,

@@ -4,9 +4,12 @@
 //! - [`rng`]: the seeded random stream handed to every stochastic model.
 //! - [`link`]: link behaviour (rate, delay, loss, queue) as functions of time, driven by the
 //!   simulator's virtual clock or the emulator's real one.
+//! - [`models`]: time-varying link behaviours (Starlink epochs, GEO, LFN, traces, constellation
+//!   geometry) behind [`models::LinkBehaviour`].
 //! - [`record`]: result records every engine produces.
 
 pub mod link;
+pub mod models;
 pub mod record;
 pub mod rng;
 pub mod time;

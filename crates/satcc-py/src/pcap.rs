@@ -73,6 +73,7 @@ fn to_py<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDict>> {
     st.set_item("malformed_frames", s.malformed_frames)?;
     st.set_item("unsupported_link_frames", s.unsupported_link_frames)?;
     st.set_item("truncated_transport", s.truncated_transport)?;
+    st.set_item("unbinned_packets", s.unbinned_packets)?;
     d.set_item("stats", st)?;
     let warnings = PyList::empty(py);
     for w in &a.warnings {

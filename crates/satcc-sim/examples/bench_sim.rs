@@ -17,7 +17,7 @@
 //! timestamps, window scaling, IW 10, delayed ACK, 16 MB receive window, min RTO 200 ms,
 //! pacing only if the algorithm asks).
 //!
-//! Output fields: `wall_s` (the event loop only, not set-up), `events` (heap pops),
+//! Output fields: `wall_s` and `cpu_s` (the event loop only, not set-up), `events` (heap pops),
 //! `packets` (packets forwarded onto a link, i.e. hops), `data_segments` (data segments
 //! the senders transmitted, retransmissions included), `events_per_s`, `packets_per_s`,
 //! `segments_per_s`, and per flow `goodput_bps`.
@@ -55,14 +55,15 @@ fn usage(msg: &str) -> ! {
     eprintln!(
         "usage: bench_sim --cca NAME --rate-bps N --group RTT_MS:COUNT [--group ...] \
          (--queue-bytes N | --queue-pkts N) [--loss P] [--mss BYTES] [--secs S] [--seed N] \
-         [--bneck-delay-us US]"
+         [--bneck-delay-us US] | --list-ccas"
     );
     exit(2)
 }
 
 fn parse<T: std::str::FromStr>(flag: &str, v: Option<String>) -> T {
     let v = v.unwrap_or_else(|| usage(&format!("{flag} needs a value")));
-    v.parse().unwrap_or_else(|_| usage(&format!("{flag}: cannot parse {v:?}")))
+    v.parse()
+        .unwrap_or_else(|_| usage(&format!("{flag}: cannot parse {v:?}")))
 }
 
 fn parse_args() -> Args {
@@ -84,8 +85,11 @@ fn parse_args() -> Args {
             "--rate-bps" => a.rate_bps = parse::<f64>(&flag, it.next()) as u64,
             "--group" => {
                 let v: String = parse(&flag, it.next());
-                let (rtt, n) = v.split_once(':').unwrap_or_else(|| usage("--group wants RTT_MS:COUNT"));
-                a.groups.push((parse(&flag, Some(rtt.into())), parse(&flag, Some(n.into()))));
+                let (rtt, n) = v
+                    .split_once(':')
+                    .unwrap_or_else(|| usage("--group wants RTT_MS:COUNT"));
+                a.groups
+                    .push((parse(&flag, Some(rtt.into())), parse(&flag, Some(n.into()))));
             }
             "--queue-bytes" => a.queue = QueueConfig::Bytes(parse::<f64>(&flag, it.next()) as u64),
             "--queue-pkts" => a.queue = QueueConfig::Packets(parse(&flag, it.next())),
@@ -94,6 +98,13 @@ fn parse_args() -> Args {
             "--secs" => a.secs = parse(&flag, it.next()),
             "--seed" => a.seed = parse(&flag, it.next()),
             "--bneck-delay-us" => a.bneck_delay_us = parse(&flag, it.next()),
+            "--list-ccas" => {
+                // The registry's names, one a line (bench/sim/run.sh picks CUBIC if present).
+                for n in satcc_cc::names() {
+                    println!("{n}");
+                }
+                exit(0)
+            }
             "-h" | "--help" => usage("help"),
             other => usage(&format!("unknown flag {other:?}")),
         }
@@ -117,7 +128,9 @@ fn build(a: &Args) -> SimConfig {
     for (i, &(rtt_ms, count)) in a.groups.iter().enumerate() {
         let half_rtt_us = (rtt_ms * 1000.0 / 2.0).round() as u64;
         if half_rtt_us < a.bneck_delay_us {
-            usage(&format!("RTT {rtt_ms} ms is below twice the bottleneck delay"));
+            usage(&format!(
+                "RTT {rtt_ms} ms is below twice the bottleneck delay"
+            ));
         }
         let access = DirConfig::new(
             ACCESS_RATE_BPS,
@@ -125,7 +138,12 @@ fn build(a: &Args) -> SimConfig {
             0.0,
             QueueConfig::Packets(ACCESS_QUEUE_PKTS),
         );
-        links.push(LinkConfig { a: i, b: r, ab: access.clone(), ba: access });
+        links.push(LinkConfig {
+            a: i,
+            b: r,
+            ab: access.clone(),
+            ba: access,
+        });
         for _ in 0..count {
             let mut f = FlowConfig::bulk(flows.len() as u32, i, d, &a.cca);
             f.mss = a.mss;
@@ -134,7 +152,12 @@ fn build(a: &Args) -> SimConfig {
     }
     let fwd = DirConfig::new(a.rate_bps, bneck_delay, a.loss, a.queue);
     let rev = DirConfig::new(a.rate_bps, bneck_delay, 0.0, a.queue);
-    links.push(LinkConfig { a: r, b: d, ab: fwd, ba: rev });
+    links.push(LinkConfig {
+        a: r,
+        b: d,
+        ab: fwd,
+        ba: rev,
+    });
     SimConfig {
         name: "bench_sim".into(),
         seed: a.seed,
@@ -146,22 +169,39 @@ fn build(a: &Args) -> SimConfig {
     }
 }
 
+/// CPU time this thread has run, seconds (Linux `/proc/thread-self/schedstat`, first field,
+/// ns): unlike wall time, not inflated by other load on the machine. `None` off Linux.
+fn cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}
+
 fn main() {
     let a = parse_args();
     let cfg = build(&a);
     let t0 = Instant::now();
+    let cpu0 = cpu_seconds();
     let out = satcc_sim::run(&cfg, &mut |_| true).unwrap_or_else(|e| {
         eprintln!("bench_sim: invalid configuration: {e}");
         exit(1)
     });
     let wall = t0.elapsed().as_secs_f64();
+    let cpu = match (cpu0, cpu_seconds()) {
+        (Some(a), Some(b)) => format!("{:.4}", b - a),
+        _ => "null".into(),
+    };
     let segs: u64 = out.flows.iter().map(|f| f.sent_packets).sum();
     let retrans: u64 = out.flows.iter().map(|f| f.retransmitted_packets).sum();
-    let goodputs: Vec<String> = out.flows.iter().map(|f| format!("{:.0}", f.goodput_bps)).collect();
+    let goodputs: Vec<String> = out
+        .flows
+        .iter()
+        .map(|f| format!("{:.0}", f.goodput_bps))
+        .collect();
     let total: f64 = out.flows.iter().map(|f| f.goodput_bps).sum();
     let groups: Vec<String> = a.groups.iter().map(|(r, n)| format!("[{r},{n}]")).collect();
     println!(
-        "{{\"tool\":\"satcc\",\"cca\":\"{}\",\"rate_bps\":{},\"groups\":[{}],\"secs\":{},\"wall_s\":{:.4},\
+        "{{\"tool\":\"satcc\",\"cca\":\"{}\",\"rate_bps\":{},\"groups\":[{}],\"secs\":{},\"wall_s\":{:.4},\"cpu_s\":{},\
          \"events\":{},\"packets\":{},\"data_segments\":{},\"retransmissions\":{},\"events_per_s\":{:.0},\
          \"packets_per_s\":{:.0},\"segments_per_s\":{:.0},\"goodput_total_bps\":{:.0},\"goodput_bps\":[{}]}}",
         a.cca,
@@ -169,6 +209,7 @@ fn main() {
         groups.join(","),
         a.secs,
         wall,
+        cpu,
         out.events,
         out.packets,
         segs,

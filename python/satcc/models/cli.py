@@ -18,7 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,14 +60,67 @@ probability = _typed(units.parse_probability)
 packets = _typed(units.parse_packets)
 
 
+SCENARIO_ROUTE = ":scenario"  # hidden subcommand that takes `satcc model FILE`
+MODEL_NAMES = ("hybla", "pftk", "cardwell", "mathis", "window", "cubic")
+
+
+class _ModelOrScenario(argparse._SubParsersAction):
+    """Subcommands that also accept a scenario file in the command's place: `satcc model
+    hybla ...` runs a model, `satcc model FILE ...` runs the model engine on a scenario.
+    argparse's check of the name against the choices admits any string; a name that is
+    neither a model nor a file is refused here with a message naming both.)"""
+
+    class _AnyName(Mapping):
+        """A view of the parsers by name whose `in` admits any string (argparse's check)."""
+
+        def __init__(self, parsers: dict[str, Any]) -> None:
+            self._parsers = parsers
+
+        def __getitem__(self, key: str) -> Any:
+            return self._parsers[key]
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(self._parsers)
+
+        def __len__(self) -> int:
+            return len(self._parsers)
+
+        def __contains__(self, key: object) -> bool:
+            return isinstance(key, str)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.choices = self._AnyName(self._name_parser_map)  # names are checked in __call__
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        if values and values[0] not in self._name_parser_map:
+            name = values[0]
+            if not (name.endswith(".toml") or Path(name).exists()):
+                raise argparse.ArgumentError(
+                    self, f"expected a model name ({', '.join(MODEL_NAMES)}) or a scenario "
+                    f"file, found {name!r}")
+            values = [SCENARIO_ROUTE, *values]
+        super().__call__(parser, namespace, values, option_string)
+
+
 def register(subparsers: Any) -> None:
     """Add `model` and its subcommands to satcc's main argparse subparsers."""
     parser = subparsers.add_parser(
         "model",
-        help="analytical models: hybla, pftk, cardwell, mathis, window, cubic",
-        description="Predict throughput / transfer time with an analytical model.",
+        help="analytical models: hybla, pftk, cardwell, mathis, window, cubic; or a scenario",
+        description="Predict throughput / transfer time with an analytical model "
+        f"({', '.join(MODEL_NAMES)}), or answer a scenario file with the model engine "
+        "(`satcc model FILE [--out DIR] [--json] [--seed N] [--plot]`).",
     )
-    sub = parser.add_subparsers(dest="model_name", metavar="MODEL", required=True)
+    sub = parser.add_subparsers(
+        dest="model_name", metavar="MODEL|FILE", required=True, action=_ModelOrScenario
+    )
+
+    p = sub.add_parser(SCENARIO_ROUTE, prog="satcc model",
+                       description="Answer a scenario with the model engine (README: Models).")
+    p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    add_scenario_output_arguments(p)
+    p.set_defaults(func=run_scenario)
 
     p = _add(sub, "hybla", "TCP Hybla steady state / transfer time (study 002, eq. 2-39)")
     _rtt_loss(p)
@@ -145,7 +199,57 @@ def _packet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--packet", type=size_bytes, default=1000, help="segment size (1000B)")
 
 
+def add_scenario_output_arguments(p: argparse.ArgumentParser) -> None:
+    """--out, --json, --seed, --plot: as `satcc sim`."""
+    p.add_argument("--out", metavar="DIR", type=Path,
+                   help="result directory (default: out/<scenario name>-model)")
+    p.add_argument("--json", action="store_true",
+                   help="print the JSON summary on stdout instead of the table")
+    p.add_argument("--seed", metavar="N", type=int, help="recorded seed (models are exact)")
+    p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
+
+
 # -- runners -----------------------------------------------------------------------------
+
+
+def run_scenario(args: argparse.Namespace) -> int:
+    """`satcc model FILE`: the model engine on a scenario, written like `satcc sim`."""
+    from satcc import scenario as sc
+    from satcc.engines import model as engine
+
+    s = sc.load(args.file)
+    out = args.out if args.out is not None else default_model_out(s.name)
+    result = engine.run(s, seed=args.seed)
+    write_and_print(result, out, as_json=args.json, plot=args.plot)
+    return 0
+
+
+def default_model_out(name: str) -> Path:
+    """out/<scenario name>-model: beside, not over, the simulator's out/<scenario name>."""
+    from satcc.commands.sim import DEFAULT_OUT_ROOT, safe_name
+
+    return DEFAULT_OUT_ROOT / f"{safe_name(name)}-model"
+
+
+def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> None:
+    """Write a RunResult and print it as `satcc sim` does (table or JSON; notes on stderr)."""
+    result.write(out)
+    if plot:
+        from satcc.plot import DEFAULT_PNG, save
+
+        save(result, out / DEFAULT_PNG)
+    if as_json:
+        sys.stdout.write(result.to_json())
+    else:
+        print(result.table())
+        for m in result.meta.get("models", []):
+            notes = "; ".join(m["notes"])
+            print(f"  flow {m['id']}: {m['model']} model, p = {m['path']['p']:.4g}, "
+                  f"R = {m['path']['rtt_s'] * 1e3:.1f} ms, W_m = {m['path']['wmax_pkts']:.1f} "
+                  f"segments ({m['path']['wmax_limited_by']})" + (f"; {notes}" if notes else ""))
+    print(f"results: {out}", file=sys.stderr)
+
+
 
 
 def run_hybla(args: argparse.Namespace) -> int:

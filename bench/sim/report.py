@@ -1,0 +1,123 @@
+"""Table of a bench/sim/run.sh run: satcc vs ns-3 per case, the ratios, and satcc's
+event rate against the issue's target (>= 5 million packet events per second, one core).
+
+Usage: python3 bench/sim/report.py bench/out/sim/<date>
+Reads results.jsonl (one line per run: case, rep, load, the tool's JSON) and cases.txt.
+Times are medians over the runs of a case and tool; counts and goodputs are deterministic
+(same flags and seed), and a mismatch between runs is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+# Issue 2, "Speed": packet events per second on one core, release build.
+TARGET_EVENTS_PER_S = 5e6
+
+
+def jain(xs: list[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2)."""
+    sq = sum(x * x for x in xs)
+    return sum(xs) ** 2 / (len(xs) * sq) if sq > 0 else 0.0
+
+
+def summarise(runs: list[dict]) -> dict:
+    res = [r["result"] for r in runs]
+    first = res[0]
+    deterministic = all(
+        (x["events"], x["data_segments"], x["goodput_bps"]) == (first["events"], first["data_segments"], first["goodput_bps"])
+        for x in res
+    )
+    wall = statistics.median(x["wall_s"] for x in res)
+    cpus = [x["cpu_s"] for x in res if x.get("cpu_s") is not None]
+    return {
+        "runs": len(res),
+        "wall": wall,
+        "cpu": statistics.median(cpus) if cpus else None,
+        "events": first["events"],
+        "packets": first["packets"],
+        "segments": first["data_segments"],
+        "goodput": first["goodput_total_bps"],
+        "flows": first["goodput_bps"],
+        "groups": first["groups"],
+        "load": max(r["load1_before"] for r in runs),
+        "deterministic": deterministic,
+    }
+
+
+def group_goodputs(s: dict) -> list[tuple[float, float]]:
+    """(RTT ms, mean goodput bit/s) per RTT group, flows being listed group by group."""
+    out, i = [], 0
+    for rtt, n in s["groups"]:
+        xs = s["flows"][i : i + int(n)]
+        out.append((rtt, sum(xs) / len(xs)))
+        i += int(n)
+    return out
+
+
+def main(out_dir: str) -> None:
+    d = Path(out_dir)
+    runs = [json.loads(line) for line in (d / "results.jsonl").read_text().splitlines() if line.strip()]
+    descs = dict(line.split("|", 1) for line in (d / "cases.txt").read_text().splitlines() if line.strip())
+    by: dict[tuple[str, str], list[dict]] = {}
+    for r in runs:
+        by.setdefault((r["case"], r["result"]["tool"].split("-")[0]), []).append(r)
+
+    hdr = f"{'case':<4} {'tool':<8} {'runs':>4} {'wall s':>9} {'cpu s':>9} {'events':>11} {'data segs':>10} {'segs/wall-s':>12} {'goodput Mbit/s':>14} {'load':>5}"
+    print(hdr)
+    print("-" * len(hdr))
+    tools = {}
+    for c in descs:
+        for tool, name in (("satcc", "satcc"), ("ns", "ns-3.37")):
+            if (c, tool) not in by:
+                continue
+            s = summarise(by[(c, tool)])
+            tools[(c, tool)] = s
+            cpu = f"{s['cpu']:9.3f}" if s["cpu"] is not None else f"{'-':>9}"
+            flag = "" if s["deterministic"] else "  (counts differ between runs!)"
+            print(
+                f"{c:<4} {name:<8} {s['runs']:>4} {s['wall']:9.3f} {cpu} {s['events']:>11,} {s['segments']:>10,} "
+                f"{s['segments'] / s['wall']:>12,.0f} {s['goodput'] / 1e6:>14.2f} {s['load']:>5.2f}{flag}"
+            )
+    print()
+    for c, desc in descs.items():
+        print(f"case {c}: {desc}")
+        sa, ns = tools.get((c, "satcc")), tools.get((c, "ns"))
+        if sa and ns:
+            wall_ratio = sa["wall"] / ns["wall"]
+            seg_ratio = (sa["segments"] / sa["wall"]) / (ns["segments"] / ns["wall"])
+            line = f"  satcc/ns-3 wall time {wall_ratio:.4f} (ns-3 {1 / wall_ratio:.0f}x longer), segments/s {seg_ratio:.0f}x"
+            if sa["cpu"] and ns["cpu"]:
+                cpu_seg = (sa["segments"] / sa["cpu"]) / (ns["segments"] / ns["cpu"])
+                line += f"; by CPU time: {sa['cpu'] / ns['cpu']:.4f}, segments/cpu-s {cpu_seg:.0f}x"
+            print(line)
+            diff = (sa["goodput"] - ns["goodput"]) / ns["goodput"] * 100 if ns["goodput"] else float("nan")
+            print(f"  goodput satcc {sa['goodput'] / 1e6:.2f} vs ns-3 {ns['goodput'] / 1e6:.2f} Mbit/s ({diff:+.1f} %)")
+            if len(sa["groups"]) > 1 or len(sa["flows"]) > 1:
+                for (rtt, g_sa), (_, g_ns) in zip(group_goodputs(sa), group_goodputs(ns)):
+                    print(f"    RTT {rtt:g} ms: mean per flow satcc {g_sa / 1e6:.2f}, ns-3 {g_ns / 1e6:.2f} Mbit/s")
+                print(f"    Jain index over flows: satcc {jain(sa['flows']):.3f}, ns-3 {jain(ns['flows']):.3f}")
+        elif sa:
+            print("  satcc only")
+            if len(sa["groups"]) > 1:
+                for rtt, g in group_goodputs(sa):
+                    print(f"    RTT {rtt:g} ms: mean per flow satcc {g / 1e6:.2f} Mbit/s")
+                print(f"    Jain index over flows: satcc {jain(sa['flows']):.3f}")
+        if sa:
+            ev = sa["events"] / sa["wall"]
+            ok = "meets" if ev >= TARGET_EVENTS_PER_S else "BELOW"
+            cpu_part = f", {sa['events'] / sa['cpu'] / 1e6:.1f} M per CPU-second" if sa["cpu"] else ""
+            print(
+                f"  satcc: {ev / 1e6:.1f} M events/s wall{cpu_part} ({ok} the {TARGET_EVENTS_PER_S / 1e6:.0f} M target); "
+                f"{sa['packets'] / sa['wall'] / 1e6:.1f} M packet hops/s"
+            )
+    print()
+    print("events = scheduler events executed; packets = packets handed to a link (hops);")
+    print("data segs = data segments the senders sent, retransmissions included; load = 1-min load average before the run (max over runs).")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

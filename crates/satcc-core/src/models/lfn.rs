@@ -1,0 +1,167 @@
+//! A terrestrial long fat link (study 003): constant rate, delay and loss, and optionally a
+//! router hop that drops what exceeds a rate threshold.
+//!
+//! Study 003 (shared/papers/README.md §003) reached only half of an OC-12 at 15–22 ms RTT
+//! because "one router hop dropped packets above 300–330 Mbit/s". We read that hop as a
+//! policer: a token bucket filled at the threshold rate and holding at most `burst` bytes; a
+//! packet that finds fewer tokens than its size is dropped, never queued. The threshold is
+//! drawn uniformly in its range for every `redraw` interval (seeded), so a range such as
+//! 300–330 Mbit/s gives a threshold that wanders inside it.
+//!
+//! | parameter | default (linkmodels.py) | unit | source |
+//! |---|---|---|---|
+//! | rate | required | bit/s | e.g. OC-12 ≈ 540 Mbit/s payload (study 003) |
+//! | rtt → delay | required | one-way = RTT / 2 | study 003: 15, 22, 187, 189 ms |
+//! | police.rate | none; preset `study-003` = 300–330 | Mbit/s | study 003 |
+//! | police.burst | 64 | kB | not given by study 003; a shallow router buffer [assumed] |
+//! | police.redraw | 1 | s | [assumed] |
+//!
+//! Deviations: the hop's drops are rate-based only (a policer), not the queue overflow of a
+//! slower interface; study 003 does not say which it was.
+//! Not implemented: route-metrics caching (that is TCP's, see study 003's notes in README).
+
+use crate::link::{ConstantLink, LinkModel, LinkState};
+use crate::time::{SimDuration, SimTime};
+
+use super::{LinkBehaviour, Seeds};
+
+/// Label of the threshold draws.
+const DRAW_THRESHOLD: u64 = 5;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LfnConfig {
+    pub state: LinkState,
+    pub police: Option<Police>,
+}
+
+/// A token-bucket policer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Police {
+    /// Threshold range, bit/s (uniform per `redraw` interval).
+    pub rate_bps: (u64, u64),
+    pub burst_bytes: u64,
+    pub redraw: SimDuration,
+}
+
+pub struct Lfn {
+    link: ConstantLink,
+    police: Option<Police>,
+    seeds: Seeds,
+    /// Tokens (bytes) at `last`.
+    tokens: f64,
+    last: SimTime,
+}
+
+impl Lfn {
+    pub fn new(c: LfnConfig, seeds: Seeds) -> Result<Self, String> {
+        if c.state.rate_bps == 0 {
+            return Err("rate: must be > 0".into());
+        }
+        if let Some(p) = &c.police {
+            if p.rate_bps.0 > p.rate_bps.1 || p.rate_bps.1 == 0 {
+                return Err("drop_above: expected a positive rate or a low..high range".into());
+            }
+            if p.redraw.is_zero() || p.burst_bytes == 0 {
+                return Err("drop_burst and the redraw interval must be > 0".into());
+            }
+        }
+        let tokens = c.police.as_ref().map_or(0.0, |p| p.burst_bytes as f64);
+        Ok(Lfn { link: ConstantLink(c.state), police: c.police, seeds, tokens, last: SimTime::ZERO })
+    }
+
+    /// The threshold in force during redraw interval `k`.
+    pub fn threshold_bps(&self, k: i64) -> f64 {
+        let p = self.police.as_ref().expect("a policer");
+        self.seeds.dir_stream(DRAW_THRESHOLD, k).uniform(p.rate_bps.0 as f64, p.rate_bps.1 as f64)
+    }
+}
+
+impl LinkModel for Lfn {
+    fn state_at(&mut self, now: SimTime) -> LinkState {
+        self.link.state_at(now)
+    }
+    fn next_change(&self, now: SimTime) -> Option<SimTime> {
+        self.link.next_change(now)
+    }
+}
+
+impl LinkBehaviour for Lfn {
+    fn extra_drop(&mut self, now: SimTime, bytes: u64) -> bool {
+        let Some(p) = self.police.clone() else { return false };
+        // Refill from `last` to `now`, interval by interval (the threshold may change).
+        let step = p.redraw.as_nanos();
+        let mut t = self.last.as_nanos().max(0);
+        let end = now.as_nanos().max(t);
+        while t < end && self.tokens < p.burst_bytes as f64 {
+            let k = (t / step) as i64;
+            let until = ((k as u64 + 1) * step).min(end);
+            self.tokens += self.threshold_bps(k) / 8.0 * (until - t) as f64 / 1e9;
+            t = until;
+        }
+        self.tokens = self.tokens.min(p.burst_bytes as f64);
+        self.last = now.max(self.last);
+        if self.tokens >= bytes as f64 {
+            self.tokens -= bytes as f64;
+            false
+        } else {
+            true
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lfn(police: Option<Police>) -> Lfn {
+        let state = LinkState { rate_bps: 540_000_000, delay: SimDuration::from_micros(7_500), loss: 0.0 };
+        Lfn::new(LfnConfig { state, police }, Seeds { seed: 1, link: 0, dir: 0 }).unwrap()
+    }
+
+    /// Offer 1500-byte packets at `offered_bps` for `secs`; return the rate that passes.
+    fn passed_bps(m: &mut Lfn, offered_bps: f64, secs: f64) -> f64 {
+        let gap_ns = 1500.0 * 8.0 / offered_bps * 1e9;
+        let n = (secs * 1e9 / gap_ns) as u64;
+        let mut ok = 0u64;
+        for i in 0..n {
+            let t = SimTime::from_nanos((i as f64 * gap_ns) as u64);
+            ok += (!m.extra_drop(t, 1500)) as u64;
+        }
+        ok as f64 * 1500.0 * 8.0 / secs
+    }
+
+    fn study_003_hop() -> Option<Police> {
+        Some(Police { rate_bps: (300_000_000, 330_000_000), burst_bytes: 64_000, redraw: SimDuration::from_secs(1) })
+    }
+
+    #[test]
+    fn without_a_policer_nothing_extra_is_dropped() {
+        let mut m = lfn(None);
+        assert!((0..10_000u64).all(|i| !m.extra_drop(SimTime::from_nanos(i * 1000), 1500)));
+    }
+
+    #[test]
+    fn the_policing_hop_passes_at_most_its_threshold() {
+        let mut m = lfn(study_003_hop());
+        let got = passed_bps(&mut m, 500e6, 5.0);
+        // 300–330 Mbit/s plus one 64 kB burst over 5 s.
+        assert!((299e6..=331e6).contains(&got), "{:.1} Mbit/s passed", got / 1e6);
+    }
+
+    #[test]
+    fn traffic_below_the_threshold_passes_untouched() {
+        let mut m = lfn(study_003_hop());
+        let offered = 250e6;
+        let got = passed_bps(&mut m, offered, 3.0);
+        assert!((got - offered).abs() / offered < 1e-3, "{got}");
+    }
+
+    #[test]
+    fn the_threshold_wanders_within_its_range() {
+        let m = lfn(study_003_hop());
+        let t: Vec<f64> = (0..200).map(|k| m.threshold_bps(k)).collect();
+        assert!(t.iter().all(|&x| (300e6..=330e6).contains(&x)));
+        let (lo, hi) = t.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        assert!(lo < 303e6 && hi > 327e6);
+    }
+}

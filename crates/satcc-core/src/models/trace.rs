@@ -1,0 +1,382 @@
+//! Trace replay: capacity from a Mahimahi link trace, delay and loss from a time series.
+//!
+//! **Capacity.** A Mahimahi trace (`mm-link(1)`; ravinet/mahimahi `link_queue.cc`;
+//! shared/research/satellite-facts.md §4) is one millisecond timestamp per line; each line is
+//! one *delivery opportunity* of `bytes_per_opportunity` (1500) bytes at that millisecond. This
+//! is a service schedule, not a rate, and is replayed as such:
+//! - accounting is per byte: one opportunity can finish several small packets, and a packet
+//!   larger than what is left takes further opportunities (its deficit carries over);
+//! - a packet leaves the serialiser at the opportunity that covers its last byte;
+//! - bytes left in an opportunity go to the next packet only if it is queued at that instant;
+//!   an opportunity with nothing queued is wasted (no credit is banked);
+//! - a packet that enters service at `t` may use an opportunity stamped exactly `t`;
+//! - the trace loops: after the last line, the base time advances by the last timestamp P and
+//!   playback restarts at line 1 (a line `0` thus coincides with ms P of the previous period).
+//!
+//! One line per ms carries 1500·8 bit/ms = 12 Mbit/s. Without a trace, a constant `rate`
+//! serves packets as any other link does.
+//!
+//! **Delay and loss.** Rows `t_ms,delay_ms[,loss]` (as LeoReplayer's delay files, one-way):
+//! each row holds from its time until the next row; before the first row the first row holds,
+//! after the last the last one does (the series does not loop). Without rows, constant
+//! `delay` and `loss`.
+//!
+//! | parameter | default | unit | source |
+//! |---|---|---|---|
+//! | bytes_per_opportunity | 1500 | bytes | mm-link(1) man page (the source uses 1504 with the TUN header: 0.27 % apart) |
+//! | rate (no trace) | required | bit/s | |
+//! | delay, loss (no series) | required, 0 | ns, probability | |
+//!
+//! Deviations from Mahimahi: packets larger than an opportunity are accepted (deficit
+//! accounting) instead of rejected; there is no `--once` mode (the trace always loops).
+//! Not implemented: Mahimahi's own queue disciplines (the link's queue is satcc's drop-tail).
+
+use crate::link::{LinkModel, LinkState};
+use crate::time::{SimDuration, SimTime};
+
+use super::{integrate_state, LinkBehaviour, MeanState};
+
+/// Nanoseconds per millisecond.
+const NS_PER_MS: u64 = 1_000_000;
+/// Bytes per delivery opportunity (`mm-link(1)`).
+pub const MAHIMAHI_BYTES: u64 = 1500;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceConfig {
+    pub capacity: Capacity,
+    /// Delay/loss rows (time, one-way delay, loss), sorted by time; empty = `delay`, `loss`.
+    pub series: Vec<Row>,
+    pub delay: SimDuration,
+    pub loss: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Capacity {
+    /// Mahimahi timestamps (ms, non-decreasing, last > 0) and bytes per opportunity.
+    Opportunities { stamps_ms: Vec<u64>, bytes: u64 },
+    Rate(u64),
+}
+
+/// One row of the delay/loss series.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Row {
+    pub at: SimTime,
+    pub delay: SimDuration,
+    pub loss: f64,
+}
+
+/// Parse a Mahimahi trace with `mm-link`'s rules: one unsigned integer per line, no empty
+/// lines, non-decreasing, at least one line, last > 0.
+pub fn parse_mahimahi(text: &str) -> Result<Vec<u64>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let s = line.trim();
+        if s.is_empty() {
+            return Err(format!("line {}: invalid empty line", i + 1));
+        }
+        let v: u64 = s.parse().map_err(|_| format!("line {}: expected a millisecond timestamp, found {s:?}", i + 1))?;
+        if out.last().is_some_and(|&last| v < last) {
+            return Err(format!("line {}: timestamps must be non-decreasing", i + 1));
+        }
+        out.push(v);
+    }
+    check_stamps(&out)?;
+    Ok(out)
+}
+
+fn check_stamps(stamps: &[u64]) -> Result<(), String> {
+    match stamps.last() {
+        None => Err("a trace needs at least one timestamp".into()),
+        Some(0) => Err("the trace must last for a nonzero amount of time (last timestamp > 0)".into()),
+        Some(_) if stamps.windows(2).any(|w| w[0] > w[1]) => Err("timestamps must be non-decreasing".into()),
+        Some(_) => Ok(()),
+    }
+}
+
+pub struct Trace {
+    cfg: TraceConfig,
+    /// Global index (over loops) of the first unused opportunity.
+    next: u64,
+    /// (time, bytes) left in the opportunity that finished the last packet.
+    leftover: Option<(SimTime, u64)>,
+}
+
+impl Trace {
+    pub fn new(cfg: TraceConfig) -> Result<Self, String> {
+        match &cfg.capacity {
+            Capacity::Opportunities { stamps_ms, bytes } => {
+                check_stamps(stamps_ms)?;
+                if *bytes == 0 {
+                    return Err("bytes per opportunity must be > 0".into());
+                }
+            }
+            Capacity::Rate(0) => return Err("rate: must be > 0".into()),
+            Capacity::Rate(_) => {}
+        }
+        if cfg.series.windows(2).any(|w| w[0].at > w[1].at) {
+            return Err("delay series: times must be non-decreasing".into());
+        }
+        if cfg.series.iter().any(|r| !(0.0..=1.0).contains(&r.loss)) {
+            return Err("delay series: loss must be in [0, 1]".into());
+        }
+        Ok(Trace { cfg, next: 0, leftover: None })
+    }
+
+    fn stamps(&self) -> Option<(&[u64], u64)> {
+        match &self.cfg.capacity {
+            Capacity::Opportunities { stamps_ms, bytes } => Some((stamps_ms, *bytes)),
+            Capacity::Rate(_) => None,
+        }
+    }
+
+    /// Time of opportunity `j` (global index over loops).
+    fn opportunity(stamps: &[u64], j: u64) -> SimTime {
+        let n = stamps.len() as u64;
+        let period = *stamps.last().expect("checked non-empty");
+        SimTime::from_nanos(((j / n) * period + stamps[(j % n) as usize]) * NS_PER_MS)
+    }
+
+    /// Global index of the first opportunity at or after `t`.
+    fn first_at_or_after(stamps: &[u64], t: SimTime) -> u64 {
+        let n = stamps.len() as u64;
+        let period = *stamps.last().expect("checked non-empty");
+        let t_ms = t.as_nanos().div_ceil(NS_PER_MS);
+        let mut cycle = (t_ms / period).saturating_sub(1);
+        loop {
+            let base = cycle * period;
+            let i = stamps.partition_point(|&s| base + s < t_ms) as u64;
+            if i < n {
+                return cycle * n + i;
+            }
+            cycle += 1;
+        }
+    }
+
+    /// Opportunities with times in `(from, to]`.
+    pub fn opportunities_in(&self, from: SimTime, to: SimTime) -> u64 {
+        let Some((stamps, _)) = self.stamps() else { return 0 };
+        let a = Self::first_at_or_after(stamps, from + SimDuration::from_nanos(1));
+        let b = Self::first_at_or_after(stamps, to + SimDuration::from_nanos(1));
+        b - a
+    }
+
+    fn row_at(&self, t: SimTime) -> Option<&Row> {
+        let s = &self.cfg.series;
+        if s.is_empty() {
+            return None;
+        }
+        let i = s.partition_point(|r| r.at <= t);
+        Some(&s[i.saturating_sub(1)])
+    }
+
+    fn next_row(&self, t: SimTime) -> Option<SimTime> {
+        let s = &self.cfg.series;
+        let i = s.partition_point(|r| r.at <= t);
+        s.get(i).map(|r| r.at)
+    }
+}
+
+/// The delay/loss series alone, as a `LinkModel` with a nominal rate (for integration).
+struct SeriesOnly<'a>(&'a Trace);
+
+impl LinkModel for SeriesOnly<'_> {
+    fn state_at(&mut self, now: SimTime) -> LinkState {
+        let (delay, loss) = self.0.row_at(now).map_or((self.0.cfg.delay, self.0.cfg.loss), |r| (r.delay, r.loss));
+        LinkState { rate_bps: 0, delay, loss }
+    }
+    fn next_change(&self, now: SimTime) -> Option<SimTime> {
+        self.0.next_row(now)
+    }
+}
+
+impl LinkModel for Trace {
+    /// The rate is the capacity of the millisecond that ends at the next whole ms after `now`
+    /// (opportunities stamped at its end).
+    fn state_at(&mut self, now: SimTime) -> LinkState {
+        let mut s = SeriesOnly(self).state_at(now);
+        s.rate_bps = match self.stamps() {
+            Some((_, bytes)) => {
+                let start = SimTime::from_nanos(now.as_nanos() / NS_PER_MS * NS_PER_MS);
+                self.opportunities_in(start, start + SimDuration::from_millis(1)) * bytes * 8 * 1000
+            }
+            None => match self.cfg.capacity {
+                Capacity::Rate(r) => r,
+                Capacity::Opportunities { .. } => unreachable!(),
+            },
+        };
+        s
+    }
+
+    fn next_change(&self, now: SimTime) -> Option<SimTime> {
+        let row = self.next_row(now);
+        let ms = self.stamps().map(|_| SimTime::from_nanos((now.as_nanos() / NS_PER_MS + 1) * NS_PER_MS));
+        match (row, ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+impl LinkBehaviour for Trace {
+    fn transmit_end(&mut self, start: SimTime, bytes: u64) -> Option<SimTime> {
+        let Some((stamps, per)) = self.stamps() else {
+            return super::fluid_transmit_end(self, start, bytes);
+        };
+        let mut need = bytes;
+        if let Some((at, left)) = self.leftover {
+            if at == start && left > 0 {
+                let used = left.min(need);
+                need -= used;
+                if need == 0 {
+                    self.leftover = Some((at, left - used));
+                    return Some(start);
+                }
+            }
+        }
+        let mut j = Self::first_at_or_after(stamps, start).max(self.next);
+        loop {
+            let at = Self::opportunity(stamps, j);
+            if need <= per {
+                self.leftover = Some((at, per - need));
+                self.next = j + 1;
+                return Some(at);
+            }
+            need -= per;
+            j += 1;
+        }
+    }
+
+    fn mean_over(&mut self, from: SimTime, to: SimTime) -> MeanState {
+        let mut m = integrate_state(&mut SeriesOnly(self), from, to);
+        m.rate_bps = match self.stamps() {
+            Some((_, bytes)) if to > from => {
+                self.opportunities_in(from, to) as f64 * bytes as f64 * 8.0 / (to - from).as_secs_f64()
+            }
+            Some(_) => 0.0,
+            None => match self.cfg.capacity {
+                Capacity::Rate(r) => r as f64,
+                Capacity::Opportunities { .. } => unreachable!(),
+            },
+        };
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_nanos(x * NS_PER_MS)
+    }
+
+    fn trace(text: &str) -> Trace {
+        let stamps_ms = parse_mahimahi(text).unwrap();
+        Trace::new(TraceConfig {
+            capacity: Capacity::Opportunities { stamps_ms, bytes: MAHIMAHI_BYTES },
+            series: vec![],
+            delay: SimDuration::from_millis(20),
+            loss: 0.0,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_loader_enforces_mahimahis_rules() {
+        assert!(parse_mahimahi("1\n2\n3\n").is_ok());
+        assert!(parse_mahimahi("1\n\n3\n").unwrap_err().contains("empty line"));
+        assert!(parse_mahimahi("3\n2\n").unwrap_err().contains("non-decreasing"));
+        assert!(parse_mahimahi("").unwrap_err().contains("at least one"));
+        assert!(parse_mahimahi("0\n0\n").unwrap_err().contains("nonzero"));
+        assert!(parse_mahimahi("1\nx\n").unwrap_err().contains("line 2"));
+    }
+
+    #[test]
+    fn one_line_per_ms_carries_12_mbit_s() {
+        // A single line "1": one opportunity every ms, for ever.
+        let mut t = trace("1");
+        let m = t.mean_over(SimTime::ZERO, ms(10_000));
+        assert!((m.rate_bps - 12e6).abs() < 1.0, "{}", m.rate_bps);
+        // And back-to-back 1500-byte packets leave one per ms.
+        let mut now = SimTime::ZERO;
+        for k in 1..=1000 {
+            now = t.transmit_end(now, 1500).unwrap();
+            assert_eq!(now, ms(k));
+        }
+    }
+
+    #[test]
+    fn the_trace_loops_at_its_last_timestamp() {
+        // Opportunities at 2 and 5 ms, period 5: 2, 5, 7, 10, 12, ...
+        let mut t = trace("2\n5");
+        let mut now = SimTime::ZERO;
+        let mut got = vec![];
+        for _ in 0..6 {
+            now = t.transmit_end(now, 1500).unwrap();
+            got.push(now.as_nanos() / NS_PER_MS);
+        }
+        assert_eq!(got, vec![2, 5, 7, 10, 12, 15]);
+    }
+
+    #[test]
+    fn small_packets_share_an_opportunity_and_big_ones_carry_a_deficit() {
+        let mut t = trace("1\n2\n3\n4");
+        // 500 + 500 + 500 fill the opportunity at 1 ms, back to back.
+        assert_eq!(t.transmit_end(SimTime::ZERO, 500), Some(ms(1)));
+        assert_eq!(t.transmit_end(ms(1), 500), Some(ms(1)));
+        assert_eq!(t.transmit_end(ms(1), 500), Some(ms(1)));
+        // A 2000-byte packet takes the opportunities at 2 and 3 ms, leaving 1000 B at 3 ms.
+        assert_eq!(t.transmit_end(ms(1), 2000), Some(ms(3)));
+        assert_eq!(t.transmit_end(ms(3), 1000), Some(ms(3)));
+        assert_eq!(t.transmit_end(ms(3), 1), Some(ms(4)));
+    }
+
+    #[test]
+    fn an_opportunity_with_nothing_queued_is_wasted() {
+        let mut t = trace("1\n2\n3\n4\n5");
+        assert_eq!(t.transmit_end(SimTime::ZERO, 100), Some(ms(1)));
+        // Next packet arrives at 2.5 ms: the leftover of 1 ms and the opportunity at 2 are gone.
+        assert_eq!(t.transmit_end(SimTime::from_nanos(2_500_000), 1500), Some(ms(3)));
+    }
+
+    #[test]
+    fn repeated_lines_are_parallel_opportunities() {
+        let mut t = trace("1\n1\n2\n2");
+        let m = t.mean_over(SimTime::ZERO, ms(1000));
+        assert!((m.rate_bps - 24e6).abs() < 1.0);
+        assert_eq!(t.transmit_end(SimTime::ZERO, 1500), Some(ms(1)));
+        assert_eq!(t.transmit_end(ms(1), 1500), Some(ms(1)));
+        assert_eq!(t.transmit_end(ms(1), 1500), Some(ms(2)));
+    }
+
+    #[test]
+    fn the_delay_series_steps_at_its_rows() {
+        let rows = vec![
+            Row { at: ms(0), delay: SimDuration::from_millis(30), loss: 0.0 },
+            Row { at: ms(100), delay: SimDuration::from_millis(50), loss: 0.01 },
+        ];
+        let mut t = Trace::new(TraceConfig { capacity: Capacity::Rate(10_000_000), series: rows, delay: SimDuration::ZERO, loss: 0.0 }).unwrap();
+        assert_eq!(t.state_at(ms(99)).delay, SimDuration::from_millis(30));
+        assert_eq!(t.state_at(ms(100)).delay, SimDuration::from_millis(50));
+        assert_eq!(t.state_at(ms(5000)).loss, 0.01);
+        assert_eq!(t.next_change(ms(50)), Some(ms(100)));
+        assert_eq!(t.next_change(ms(100)), None);
+        let m = t.mean_over(ms(50), ms(150));
+        assert_eq!(m.delay, SimDuration::from_millis(40));
+        assert_eq!(m.rate_bps, 10e6);
+    }
+
+    #[test]
+    fn counting_opportunities_in_one_ms_windows_reproduces_the_trace() {
+        // The export's view: per-ms opportunity counts give back the lines.
+        let text = "1\n1\n3\n4\n4\n4\n7\n9";
+        let t = trace(text);
+        let mut lines = vec![];
+        for k in 0..9u64 {
+            for _ in 0..t.opportunities_in(ms(k), ms(k + 1)) {
+                lines.push((k + 1).to_string());
+            }
+        }
+        assert_eq!(lines.join("\n"), text);
+    }
+}

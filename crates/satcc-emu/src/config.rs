@@ -1,0 +1,192 @@
+//! The emulator's configuration: one JSON document written by the Python runner
+//! (`python/satcc/emu/linkd.py`), with every unit already parsed and every "BDP" queue
+//! already resolved to bytes.
+//!
+//! ```json
+//! {"netns": "satcc-3f2a1c-emu", "seed": 1, "bin_ns": 100000000, "duration_ns": 5000000000,
+//!  "series_path": "/tmp/x/link_series.jsonl",
+//!  "links": [{"id": 0, "a_if": "satcc-l0a", "b_if": "satcc-l0b",
+//!             "ab": {"rate_bps": 20000000, "delay_ns": 25000000, "loss": 0.0,
+//!                    "queue": {"packets": 1000}, "ecn_threshold_pkts": null, "model": null},
+//!             "ba": {...}}]}
+//! ```
+//! `a_if` is the emulator-side end of the veth whose other end is in node a; frames read there
+//! go through direction `ab` and leave by `b_if`.
+
+use satcc_core::link::{ConstantLink, LinkModel, LinkState, QueueLimit};
+use satcc_core::SimDuration;
+use serde_json::Value;
+
+use crate::direction::QueueConfig;
+
+/// Link-direction label used for its loss stream, the same base as the simulator's
+/// (`satcc-sim` net.rs `new_dir`), so a direction's RNG is derived from the seed alike.
+const RNG_LABEL_BASE: u64 = 0x11_4b_0000;
+/// Default spin window before a deadline (see README "Timing").
+pub const DEFAULT_SPIN_NS: u64 = 60_000;
+/// Default SCHED_FIFO priority (README "Timing": without it, a loaded 2-core machine delays
+/// frames by milliseconds; the emulator sleeps between packets, so it cannot starve others,
+/// and the kernel's RT throttling caps it at 95 % of a core in any case).
+pub const DEFAULT_RT_PRIORITY: u32 = 10;
+
+#[derive(Debug)]
+pub struct Config {
+    pub netns: Option<String>,
+    pub seed: u64,
+    pub bin_ns: u64,
+    pub duration_ns: u64,
+    pub series_path: Option<String>,
+    pub spin_ns: u64,
+    /// SCHED_FIFO priority for the emulator thread (0: stay in the normal class).
+    pub rt_priority: u32,
+    pub links: Vec<LinkConfig>,
+}
+
+#[derive(Debug)]
+pub struct LinkConfig {
+    pub id: u32,
+    pub a_if: String,
+    pub b_if: String,
+    pub ab: DirConfig,
+    pub ba: DirConfig,
+}
+
+#[derive(Debug, Clone)]
+pub struct DirConfig {
+    pub state: LinkState,
+    pub queue: QueueConfig,
+    /// The time-varying model's description, if any (passed through from the scenario).
+    pub model: Option<Value>,
+}
+
+/// A configuration problem: the JSON path and what was wrong.
+#[derive(Debug, PartialEq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err(path: &str, what: &str) -> ConfigError {
+    ConfigError(format!("{path}: {what}"))
+}
+
+fn u64_at(v: &Value, key: &str, path: &str) -> Result<u64, ConfigError> {
+    v.get(key).and_then(Value::as_u64).ok_or_else(|| err(&format!("{path}.{key}"), "expected a non-negative integer"))
+}
+
+fn str_at(v: &Value, key: &str, path: &str) -> Result<String, ConfigError> {
+    v.get(key).and_then(Value::as_str).map(str::to_string).ok_or_else(|| err(&format!("{path}.{key}"), "expected a string"))
+}
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let v: Value = serde_json::from_str(text).map_err(|e| ConfigError(format!("invalid JSON: {e}")))?;
+        let links_v = v.get("links").and_then(Value::as_array).ok_or_else(|| err("links", "expected an array"))?;
+        let mut links = Vec::new();
+        for (i, l) in links_v.iter().enumerate() {
+            let p = format!("links[{i}]");
+            links.push(LinkConfig {
+                id: u64_at(l, "id", &p)? as u32,
+                a_if: str_at(l, "a_if", &p)?,
+                b_if: str_at(l, "b_if", &p)?,
+                ab: dir(l.get("ab").ok_or_else(|| err(&format!("{p}.ab"), "missing"))?, &format!("{p}.ab"))?,
+                ba: dir(l.get("ba").ok_or_else(|| err(&format!("{p}.ba"), "missing"))?, &format!("{p}.ba"))?,
+            });
+        }
+        let bin_ns = u64_at(&v, "bin_ns", "")?;
+        if bin_ns == 0 {
+            return Err(err("bin_ns", "must be > 0"));
+        }
+        Ok(Config {
+            netns: v.get("netns").and_then(Value::as_str).map(str::to_string),
+            seed: u64_at(&v, "seed", "")?,
+            bin_ns,
+            duration_ns: u64_at(&v, "duration_ns", "")?,
+            series_path: v.get("series_path").and_then(Value::as_str).map(str::to_string),
+            spin_ns: v.get("spin_ns").and_then(Value::as_u64).unwrap_or(DEFAULT_SPIN_NS),
+            rt_priority: v.get("rt_priority").and_then(Value::as_u64).unwrap_or(DEFAULT_RT_PRIORITY as u64) as u32,
+            links,
+        })
+    }
+}
+
+fn dir(v: &Value, p: &str) -> Result<DirConfig, ConfigError> {
+    let rate_bps = u64_at(v, "rate_bps", p)?;
+    let delay_ns = u64_at(v, "delay_ns", p)?;
+    let loss = v.get("loss").and_then(Value::as_f64).unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&loss) {
+        return Err(err(&format!("{p}.loss"), "expected a probability in [0, 1]"));
+    }
+    let q = v.get("queue").ok_or_else(|| err(&format!("{p}.queue"), "missing"))?;
+    let limit = if let Some(n) = q.get("packets").and_then(Value::as_u64) {
+        QueueLimit::Packets(n)
+    } else if let Some(n) = q.get("bytes").and_then(Value::as_u64) {
+        QueueLimit::Bytes(n)
+    } else {
+        return Err(err(&format!("{p}.queue"), "expected {\"packets\": n} or {\"bytes\": n} (BDP resolved by the runner)"));
+    };
+    let ecn_threshold_pkts = v.get("ecn_threshold_pkts").and_then(Value::as_u64);
+    let model = v.get("model").filter(|m| !m.is_null()).cloned();
+    Ok(DirConfig {
+        state: LinkState { rate_bps, delay: SimDuration::from_nanos(delay_ns), loss },
+        queue: QueueConfig { limit, ecn_threshold_pkts },
+        model,
+    })
+}
+
+impl DirConfig {
+    /// The link model for this direction. Without a `model`, the constant link of the
+    /// direction's rate, delay and loss; with one, the satcc-core model it names.
+    pub fn build_model(&self, seed: u64, label: u64) -> Result<Box<dyn LinkModel>, ConfigError> {
+        match &self.model {
+            None => Ok(Box::new(ConstantLink(self.state))),
+            Some(m) => crate::models::build(m, &self.state, seed, label),
+        }
+    }
+}
+
+/// The loss-stream label of link `id`'s direction (`ab` = 0, `ba` = 1), as the simulator's.
+pub fn rng_label(link_id: u32, ba: bool) -> u64 {
+    RNG_LABEL_BASE + 2 * link_id as u64 + u64::from(ba)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = r#"{"netns": "satcc-x-emu", "seed": 7, "bin_ns": 100000000, "duration_ns": 1000000000,
+      "links": [{"id": 0, "a_if": "satcc-l0a", "b_if": "satcc-l0b",
+        "ab": {"rate_bps": 20000000, "delay_ns": 25000000, "loss": 0.01, "queue": {"packets": 100}, "ecn_threshold_pkts": 20},
+        "ba": {"rate_bps": 10000000, "delay_ns": 25000000, "queue": {"bytes": 150000}, "model": null}}]}"#;
+
+    #[test]
+    fn a_full_document_parses_with_units_in_place() {
+        let c = Config::parse(DOC).unwrap();
+        assert_eq!(c.seed, 7);
+        assert_eq!(c.spin_ns, DEFAULT_SPIN_NS);
+        let l = &c.links[0];
+        assert_eq!(l.ab.state.rate_bps, 20_000_000);
+        assert_eq!(l.ab.state.delay, SimDuration::from_millis(25));
+        assert_eq!(l.ab.queue.limit, QueueLimit::Packets(100));
+        assert_eq!(l.ab.queue.ecn_threshold_pkts, Some(20));
+        assert_eq!(l.ba.queue.limit, QueueLimit::Bytes(150_000));
+        assert_eq!(l.ba.state.loss, 0.0);
+        assert!(l.ba.model.is_none());
+    }
+
+    #[test]
+    fn an_unresolved_bdp_queue_is_rejected_with_its_path() {
+        let doc = DOC.replace(r#"{"packets": 100}"#, r#"{"bdp": 1.0}"#);
+        let e = Config::parse(&doc).unwrap_err();
+        assert!(e.0.starts_with("links[0].ab.queue"), "{e}");
+    }
+
+    #[test]
+    fn a_loss_outside_zero_one_is_rejected() {
+        let doc = DOC.replace("0.01", "1.5");
+        assert!(Config::parse(&doc).unwrap_err().0.contains("loss"));
+    }
+}

@@ -1,0 +1,17 @@
+//! satcc-emu: the pieces of `satcc-linkd`, satcc's real-time link emulator (see README.md).
+//!
+//! - [`clock`]: the one seam between real time and model time (`Clock`, `MonotonicClock`).
+//! - [`direction`]: one link direction (queue, serialiser, loss, wire) as a pure function of
+//!   the times handed in; the simulator's link direction with frames.
+//! - [`ecn`]: CE marking of IPv4 frames with an incremental checksum update.
+//! - [`config`], [`models`]: the JSON configuration and the link models it names.
+//! - [`sock`]: AF_PACKET sockets on veth ends; [`emulator`]: the epoll loop; [`hist`]: timing.
+
+pub mod clock;
+pub mod config;
+pub mod direction;
+pub mod ecn;
+pub mod emulator;
+pub mod hist;
+pub mod models;
+pub mod sock;

@@ -1,0 +1,72 @@
+//! `satcc-linkd --config FILE`: emulate the links a JSON configuration describes, between the
+//! veth ends named there, inside the network namespace it names. See README.md for the
+//! protocol (stdin `start <ns>` / `stop`, stdout `ready` / `done`) and the output.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use satcc_emu::config::Config;
+use satcc_emu::emulator::Emulator;
+use satcc_emu::sock::enter_netns;
+
+const USAGE: &str = "usage: satcc-linkd --config FILE [--parent-pid PID]";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("satcc-linkd: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let mut config = None;
+    let mut parent = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--config" => config = args.next(),
+            "--parent-pid" => parent = args.next().and_then(|p| p.parse::<i32>().ok()),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            _ => return Err(format!("unknown argument {a:?}\n{USAGE}")),
+        }
+    }
+    // Die with the runner: a crashed or killed runner must not leave us behind.
+    // SAFETY: prctl with integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
+        // Timers fire on time, not up to 50 µs late (the default slack).
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+    }
+    if let Some(p) = parent {
+        // SAFETY: getppid has no preconditions.
+        if unsafe { libc::getppid() } != p {
+            return Err("the runner exited before the emulator started".into());
+        }
+    }
+    let path = config.ok_or(USAGE)?;
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let cfg = Config::parse(&text).map_err(|e| format!("{path}: {e}"))?;
+    if cfg.rt_priority > 0 {
+        let param = libc::sched_param { sched_priority: cfg.rt_priority as i32 };
+        // SAFETY: param is a valid sched_param; pid 0 is this process.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+            eprintln!("satcc-linkd: note: no SCHED_FIFO ({}); timing will suffer under load", std::io::Error::last_os_error());
+        }
+    }
+    if let Some(ns) = &cfg.netns {
+        enter_netns(ns).map_err(|e| e.to_string())?;
+    }
+    let mut emu = Emulator::new(cfg).map_err(|e| e.to_string())?;
+    println!("ready");
+    let _ = std::io::stdout().flush();
+    emu.run().map_err(|e| e.to_string())?;
+    println!("done");
+    let _ = std::io::stdout().flush();
+    Ok(())
+}

@@ -1,0 +1,234 @@
+//! AF_PACKET sockets on the emulator's veth ends: batched non-blocking receive with the
+//! kernel's receive timestamp, batched send, and the kernel's drop counter.
+//!
+//! One `SOCK_RAW` socket per interface, bound to it for `ETH_P_ALL`, so it sees every frame the
+//! node's end of the veth sends (ARP included: the emulator is a wire, not a router). Frames we
+//! send on the same socket are not looped back to it (`PACKET_IGNORE_OUTGOING`, Linux 4.20).
+//! The socket is created with protocol 0 and only then bound with `ETH_P_ALL`, so it never
+//! queues frames from other interfaces in between. Receive buffers are large
+//! (`SO_RCVBUFFORCE`), because the emulator's own queue is the only queue that should ever
+//! drop; `PACKET_STATISTICS` reports any frame the socket dropped (emulator-induced loss).
+
+use std::ffi::CString;
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::fd::RawFd;
+
+/// Largest frame the emulator carries: MTU 1500 + 14 Ethernet header fits; anything larger
+/// means GSO/GRO/TSO is on somewhere and is counted as oversize and dropped.
+pub const FRAME_BUF: usize = 2048;
+/// Socket buffer sizes (bytes, before the kernel's doubling): a few tens of ms at 1 Gbit/s.
+const SOCKET_BUFFER: libc::c_int = 32 << 20;
+/// Bytes of control data per message: one `SCM_TIMESTAMPNS` (cmsghdr 16 + timespec 16).
+const CONTROL_BYTES: usize = 64;
+/// `linux/if_packet.h` options not exported by every libc crate version.
+const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const PACKET_QDISC_BYPASS: libc::c_int = 20;
+const PACKET_STATISTICS: libc::c_int = 6;
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn setopt(fd: RawFd, level: libc::c_int, name: libc::c_int, val: libc::c_int) -> io::Result<()> {
+    // SAFETY: passing a pointer to a live c_int and its size.
+    cvt(unsafe {
+        libc::setsockopt(fd, level, name, &val as *const _ as *const libc::c_void, size_of::<libc::c_int>() as u32)
+    })
+    .map(|_| ())
+}
+
+/// The index of interface `name` in the current network namespace.
+pub fn ifindex(name: &str) -> io::Result<i32> {
+    let c = CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
+    // SAFETY: a valid NUL-terminated string.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if i == 0 {
+        Err(io::Error::new(io::ErrorKind::NotFound, format!("no interface {name} in this namespace")))
+    } else {
+        Ok(i as i32)
+    }
+}
+
+/// One bound AF_PACKET socket.
+pub struct PacketSocket {
+    fd: RawFd,
+    pub ifname: String,
+}
+
+/// One received frame's length (the real one, even if truncated) and kernel timestamp.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RxMeta {
+    pub len: usize,
+    /// `CLOCK_REALTIME` ns of the kernel's receive stamp, if it gave one.
+    pub stamp_realtime_ns: Option<u64>,
+}
+
+impl PacketSocket {
+    pub fn open(ifname: &str) -> io::Result<PacketSocket> {
+        let index = ifindex(ifname)?;
+        // SAFETY: plain socket(2) call.
+        let fd = cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
+        let s = PacketSocket { fd, ifname: ifname.to_string() };
+        setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER)?;
+        setopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, SOCKET_BUFFER)?;
+        setopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
+        setopt(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
+        // Frames we send skip the (noqueue) qdisc of our end: nothing but us shapes them.
+        let _ = setopt(fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1);
+        // SAFETY: zeroed sockaddr_ll is a valid value; we fill the fields bind needs.
+        let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+        sll.sll_ifindex = index;
+        // SAFETY: sll is a valid sockaddr_ll and the length matches.
+        cvt(unsafe {
+            libc::bind(fd, &sll as *const _ as *const libc::sockaddr, size_of::<libc::sockaddr_ll>() as u32)
+        })?;
+        Ok(s)
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.fd
+    }
+
+    /// Receive up to `bufs.len()` frames without blocking; returns how many arrived (0 if
+    /// none). Each buffer must hold `FRAME_BUF` bytes; `meta[i].len` may exceed it (truncated).
+    pub fn recv_batch(&self, bufs: &mut [Vec<u8>], meta: &mut [RxMeta]) -> io::Result<usize> {
+        let n = bufs.len().min(meta.len());
+        let mut iov: Vec<libc::iovec> = bufs[..n]
+            .iter_mut()
+            .map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut libc::c_void, iov_len: FRAME_BUF.min(b.len()) })
+            .collect();
+        let mut control = vec![0u8; CONTROL_BYTES * n];
+        // SAFETY: every mmsghdr points at live iovecs and control buffers of the stated sizes.
+        let mut msgs: Vec<libc::mmsghdr> = (0..n)
+            .map(|i| {
+                let mut h: libc::mmsghdr = unsafe { zeroed() };
+                h.msg_hdr.msg_iov = &mut iov[i];
+                h.msg_hdr.msg_iovlen = 1;
+                h.msg_hdr.msg_control = control[i * CONTROL_BYTES..].as_mut_ptr() as *mut libc::c_void;
+                h.msg_hdr.msg_controllen = CONTROL_BYTES;
+                h
+            })
+            .collect();
+        // SAFETY: msgs has n valid entries.
+        let got = unsafe {
+            libc::recvmmsg(self.fd, msgs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT | libc::MSG_TRUNC, std::ptr::null_mut())
+        };
+        if got < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::WouldBlock { Ok(0) } else { Err(e) };
+        }
+        for i in 0..got as usize {
+            meta[i] = RxMeta { len: msgs[i].msg_len as usize, stamp_realtime_ns: stamp(&msgs[i].msg_hdr) };
+        }
+        Ok(got as usize)
+    }
+
+    /// Send frames; returns how many the kernel took (the rest hit a full buffer).
+    pub fn send_batch(&self, frames: &[&[u8]]) -> io::Result<usize> {
+        if frames.is_empty() {
+            return Ok(0);
+        }
+        let mut iov: Vec<libc::iovec> = frames
+            .iter()
+            .map(|f| libc::iovec { iov_base: f.as_ptr() as *mut libc::c_void, iov_len: f.len() })
+            .collect();
+        // SAFETY: each mmsghdr points at one live iovec; the socket is bound, so no address.
+        let mut msgs: Vec<libc::mmsghdr> = iov
+            .iter_mut()
+            .map(|v| {
+                let mut h: libc::mmsghdr = unsafe { zeroed() };
+                h.msg_hdr.msg_iov = v;
+                h.msg_hdr.msg_iovlen = 1;
+                h
+            })
+            .collect();
+        let mut sent = 0usize;
+        while sent < msgs.len() {
+            // SAFETY: the remaining entries are valid.
+            let r = unsafe {
+                libc::sendmmsg(self.fd, msgs[sent..].as_mut_ptr(), (msgs.len() - sent) as u32, libc::MSG_DONTWAIT)
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                match e.kind() {
+                    io::ErrorKind::Interrupted => continue,
+                    io::ErrorKind::WouldBlock => return Ok(sent),
+                    _ if e.raw_os_error() == Some(libc::ENOBUFS) => return Ok(sent),
+                    _ => return Err(e),
+                }
+            }
+            if r == 0 {
+                break;
+            }
+            sent += r as usize;
+        }
+        Ok(sent)
+    }
+
+    /// Frames received and frames the kernel dropped for lack of room since the last call
+    /// (`PACKET_STATISTICS` resets on read).
+    pub fn take_stats(&self) -> (u64, u64) {
+        #[repr(C)]
+        struct TpacketStats {
+            tp_packets: u32,
+            tp_drops: u32,
+        }
+        let mut st = TpacketStats { tp_packets: 0, tp_drops: 0 };
+        let mut len = size_of::<TpacketStats>() as libc::socklen_t;
+        // SAFETY: st is a writable struct of the stated length.
+        let r = unsafe {
+            libc::getsockopt(self.fd, libc::SOL_PACKET, PACKET_STATISTICS, &mut st as *mut _ as *mut libc::c_void, &mut len)
+        };
+        if r < 0 {
+            return (0, 0);
+        }
+        (st.tp_packets as u64, st.tp_drops as u64)
+    }
+}
+
+impl Drop for PacketSocket {
+    fn drop(&mut self) {
+        // SAFETY: we own the descriptor.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+/// The `SCM_TIMESTAMPNS` control message of a received message, as realtime nanoseconds.
+fn stamp(h: &libc::msghdr) -> Option<u64> {
+    // SAFETY: the kernel filled msg_control up to msg_controllen with well-formed cmsgs; the
+    // CMSG_* helpers stay inside it.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
+}
+
+/// Enter the network namespace mounted at `/run/netns/<name>` (as `ip netns` names them).
+pub fn enter_netns(name: &str) -> io::Result<()> {
+    if name.contains('/') {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "namespace name has a '/'"));
+    }
+    let path = CString::new(format!("/run/netns/{name}")).expect("no NUL in a checked name");
+    // SAFETY: valid path; the fd is closed below.
+    let fd = cvt(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })
+        .map_err(|e| io::Error::new(e.kind(), format!("network namespace {name}: {e}")))?;
+    // SAFETY: fd is a namespace file descriptor.
+    let r = cvt(unsafe { libc::setns(fd, libc::CLONE_NEWNET) });
+    // SAFETY: we own fd.
+    unsafe { libc::close(fd) };
+    r.map(|_| ())
+}

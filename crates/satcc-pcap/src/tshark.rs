@@ -1,0 +1,424 @@
+//! TCP sequence analysis with Wireshark's semantics (`tcp.analysis.*`), our own code.
+//!
+//! Model: Wireshark's `tcp_analyze_sequence_number()` (epan/dissectors/packet-tcp.c, 4.0
+//! series, the tshark the project installs) keeps, per direction, the highest sequence number
+//! seen (`nextseq`) and when it was seen, the last ACK sent and when, the raw window, a duplicate
+//! ACK counter and the flags of the last segment. Each segment is checked in this order; the
+//! first matching rule of the retransmission group wins:
+//!
+//! ```text
+//!  zero-window-probe ─┐ (skips to ⓐ)
+//!  zero-window, lost-segment (seq > nextseq), keep-alive (seq = nextseq−1, len ≤ 1),
+//!  window-update, keep-alive-ack ─┐, zwp-ack ─┐ (skip to ⓐ), duplicate-ACK (len 0, same
+//!  seq/ack/window, window ≠ 0)
+//!  ⓐ ack changed → dupack counter := 0;  ACKed-unseen-segment (ack > other side's max seq)
+//!  if len > 0 or SYN/FIN, and not a keep-alive:
+//!     seq_not_advanced := nextseq ≠ 0 ∧ seq < nextseq   (false if len > 1 ∧ seq = nextseq−1)
+//!     1 fast retransmission: seq_not_advanced ∧ ≥ 2 dup ACKs from the peer ∧ seq = peer's
+//!       last ack ∧ < 20 ms since that ACK
+//!     2 out-of-order: seq_not_advanced ∧ < ooo_thres since nextseq advanced ∧
+//!       seq + len ≠ nextseq         (ooo_thres = handshake RTT if seen, else 3 ms)
+//!     3 spurious: len > 0 ∧ peer's last ack ≠ 0 ∧ seq + len ≤ peer's last ack
+//!     4 retransmission: seq_not_advanced
+//! ```
+//! `tcp.analysis.retransmission` (an expert field) is also set on fast and spurious
+//! retransmissions, so the number tshark filters with `tcp.analysis.retransmission` is the sum
+//! of rules 1, 3 and 4: [`RETRANSMITTED_ANY`].
+//!
+//! | parameter | default | unit | source |
+//! |---|---|---|---|
+//! | `FAST_RETRANS_WINDOW_NS` | 20 ms | ns | packet-tcp.c: `t<20000000` |
+//! | `OOO_DEFAULT_THRESHOLD_NS` | 3 ms | ns | packet-tcp.c: `ooo_thres = 3000000` |
+//! | `FAST_RETRANS_DUPACKS` | 2 | ACKs | packet-tcp.c: `dupacknum>=2` |
+//! | `MAX_UNACKED_SEGMENTS` | 10000 | segments | packet-tcp.c: `TCP_MAX_UNACKED_SEGMENTS` |
+//!
+//! Deviations from Wireshark (numbered):
+//! 1. Wireshark ≥ 4.2 checks spurious retransmission *before* fast retransmission and
+//!    out-of-order, and its "ACKed unseen segment" logic resets the dup-ACK counter to −1; we
+//!    follow 4.0 (the version Debian 12 ships and our tests compare against).
+//! 2. "Window full" is not computed (it needs the window-scale handshake and no rule here
+//!    depends on it).
+//! 3. The unacked-segment count that caps SYN/FIN sequence accounting at 10000 is tracked as
+//!    the number of unacknowledged new-data segments, which differs from Wireshark's list only
+//!    when retransmissions pile up with no ACK in sight.
+//!
+//! Where tshark itself is wrong (kept on purpose, so counts agree): it ignores SACK, so a
+//! retransmission the receiver had already SACKed is not "spurious"; a segment that fills a
+//! hole within 3 ms (or one handshake RTT) of a later segment is "out-of-order" even when it
+//! is a retransmission; a retransmission more than 20 ms after the third duplicate ACK is a
+//! plain "retransmission", not "fast"; sequence number 0 is treated as "unknown".
+
+/// Analysis flag bits (`tcp.analysis.*`).
+pub mod aflag {
+    pub const RETRANSMISSION: u16 = 1 << 0;
+    pub const FAST_RETRANSMISSION: u16 = 1 << 1;
+    pub const SPURIOUS_RETRANSMISSION: u16 = 1 << 2;
+    pub const OUT_OF_ORDER: u16 = 1 << 3;
+    pub const LOST_SEGMENT: u16 = 1 << 4;
+    pub const DUPLICATE_ACK: u16 = 1 << 5;
+    pub const ACK_LOST_SEGMENT: u16 = 1 << 6;
+    pub const KEEP_ALIVE: u16 = 1 << 7;
+    pub const KEEP_ALIVE_ACK: u16 = 1 << 8;
+    pub const ZERO_WINDOW: u16 = 1 << 9;
+    pub const ZERO_WINDOW_PROBE: u16 = 1 << 10;
+    pub const ZERO_WINDOW_PROBE_ACK: u16 = 1 << 11;
+    pub const WINDOW_UPDATE: u16 = 1 << 12;
+    pub const REUSED_PORTS: u16 = 1 << 13;
+    /// Names in bit order, as tshark's field names without the `tcp.analysis.` prefix.
+    pub const NAMES: [&str; 14] = [
+        "retransmission",
+        "fast_retransmission",
+        "spurious_retransmission",
+        "out_of_order",
+        "lost_segment",
+        "duplicate_ack",
+        "ack_lost_segment",
+        "keep_alive",
+        "keep_alive_ack",
+        "zero_window",
+        "zero_window_probe",
+        "zero_window_probe_ack",
+        "window_update",
+        "reused_ports",
+    ];
+}
+
+use aflag::*;
+
+use crate::decode::tcpflag::{ACK, FIN, RST, SYN};
+
+/// What tshark's `tcp.analysis.retransmission` filter matches: rules 1, 3 and 4.
+pub const RETRANSMITTED_ANY: u16 = RETRANSMISSION | FAST_RETRANSMISSION | SPURIOUS_RETRANSMISSION;
+
+pub const FAST_RETRANS_WINDOW_NS: i64 = 20_000_000;
+pub const OOO_DEFAULT_THRESHOLD_NS: i64 = 3_000_000;
+pub const FAST_RETRANS_DUPACKS: u32 = 2;
+pub const MAX_UNACKED_SEGMENTS: usize = 10_000;
+
+/// Sequence-space comparisons (RFC 1982 serial arithmetic, packet-tcp.c GT_SEQ/LT_SEQ/LE_SEQ).
+#[inline]
+pub fn gt_seq(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) < 0
+}
+#[inline]
+pub fn lt_seq(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+#[inline]
+pub fn le_seq(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) <= 0
+}
+
+/// `t` in [0, limit): tshark computes the delta unsigned, so a negative delta never matches.
+#[inline]
+fn within(now: i64, then: i64, limit: i64) -> bool {
+    let d = now as i128 - then as i128;
+    d >= 0 && d < limit as i128
+}
+
+/// Per-direction state (packet-tcp.c `tcp_flow_t` + `tcp_analyze_seq_flow_info_t`).
+#[derive(Clone, Debug, Default)]
+pub struct SeqDir {
+    pub base_seq: Option<u32>,
+    /// Highest sequence number seen + 1 (0 = unknown, as in tshark).
+    pub nextseq: u32,
+    pub nextseq_time: i64,
+    pub maxseqtobeacked: u32,
+    pub lastack: u32,
+    pub lastack_time: i64,
+    pub window: u16,
+    pub dupacknum: u32,
+    pub lastsegmentflags: u16,
+    /// Unacknowledged segments counted against `MAX_UNACKED_SEGMENTS`.
+    pub unacked: usize,
+}
+
+/// Per-connection state.
+#[derive(Clone, Debug, Default)]
+pub struct SeqConv {
+    pub dirs: [SeqDir; 2],
+    /// Time of the most recent SYN (0 = none).
+    pub ts_mru_syn: i64,
+    /// Handshake RTT: SYN to the first pure ACK (0 = not seen).
+    pub ts_first_rtt: i64,
+}
+
+/// One segment's header fields as the analysis sees them.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub now: i64,
+    pub seq: u32,
+    pub ack: u32,
+    pub seglen: u32,
+    pub flags: u16,
+    pub window: u16,
+}
+
+impl SeqConv {
+    /// Analyse one segment sent in direction `d` (0 or 1); returns its `aflag` bits.
+    /// `unacked_fwd` is the caller's count of the sender's unacknowledged segments.
+    pub fn analyze(&mut self, d: usize, s: Segment, pre_flags: u16) -> u16 {
+        let ooo_thres = if self.ts_first_rtt == 0 { OOO_DEFAULT_THRESHOLD_NS } else { self.ts_first_rtt };
+        let [a, b] = &mut self.dirs;
+        let (fwd, rev) = if d == 0 { (a, b) } else { (b, a) };
+        let Segment { now, seq, ack, seglen, flags, window } = s;
+        let sfr = flags & (SYN | FIN | RST) != 0;
+        let mut ta = pre_flags;
+
+        // base_seq: relative sequence numbers (display only, and the port-reuse test).
+        if fwd.base_seq.is_none() {
+            fwd.base_seq = Some(if flags & SYN != 0 { seq } else { seq.wrapping_sub(1) });
+        }
+        if rev.base_seq.is_none() && flags & ACK != 0 {
+            rev.base_seq = Some(ack.wrapping_sub(1));
+        }
+
+        'fwd: {
+            // ZERO WINDOW PROBE: 1 byte at nextseq while the peer advertises 0.
+            if seglen == 1 && seq == fwd.nextseq && rev.window == 0 {
+                ta |= ZERO_WINDOW_PROBE;
+                break 'fwd;
+            }
+            if window == 0 && !sfr {
+                ta |= ZERO_WINDOW;
+            }
+            // LOST SEGMENT: a hole before this segment.
+            if fwd.nextseq != 0 && gt_seq(seq, fwd.nextseq) && flags & RST == 0 {
+                ta |= LOST_SEGMENT;
+            }
+            // KEEP ALIVE: 0 or 1 byte one below nextseq.
+            if seglen <= 1 && seq == fwd.nextseq.wrapping_sub(1) && !sfr {
+                ta |= KEEP_ALIVE;
+            }
+            let same_pos = seglen == 0 && seq == fwd.nextseq && ack == fwd.lastack && !sfr;
+            if same_pos && window != 0 && window != fwd.window {
+                ta |= WINDOW_UPDATE;
+            }
+            if same_pos && window != 0 && window == fwd.window && rev.lastsegmentflags & KEEP_ALIVE != 0 {
+                ta |= KEEP_ALIVE_ACK;
+                break 'fwd;
+            }
+            if same_pos && window == 0 && window == fwd.window && rev.lastsegmentflags & ZERO_WINDOW_PROBE != 0 {
+                ta |= ZERO_WINDOW_PROBE_ACK;
+                break 'fwd;
+            }
+            // DUPLICATE ACK: nothing changed but it was sent anyway.
+            if same_pos && window != 0 && window == fwd.window {
+                fwd.dupacknum += 1;
+                ta |= DUPLICATE_ACK;
+            }
+        }
+        if ack != fwd.lastack {
+            fwd.dupacknum = 0;
+        }
+        // ACKED LOST SEGMENT: acks data we never saw.
+        if rev.maxseqtobeacked != 0 && gt_seq(ack, rev.maxseqtobeacked) && flags & ACK != 0 {
+            ta |= ACK_LOST_SEGMENT;
+            rev.maxseqtobeacked = rev.nextseq;
+        }
+
+        if (seglen > 0 || flags & (SYN | FIN) != 0) && ta & KEEP_ALIVE == 0 {
+            let mut seq_not_advanced = fwd.nextseq != 0 && lt_seq(seq, fwd.nextseq);
+            if seglen > 1 && fwd.nextseq.wrapping_sub(1) == seq {
+                seq_not_advanced = false;
+            }
+            if seq_not_advanced
+                && rev.dupacknum >= FAST_RETRANS_DUPACKS
+                && rev.lastack == seq
+                && within(now, rev.lastack_time, FAST_RETRANS_WINDOW_NS)
+            {
+                ta |= FAST_RETRANSMISSION;
+            } else if seq_not_advanced
+                && within(now, fwd.nextseq_time, ooo_thres)
+                && fwd.nextseq != seq.wrapping_add(seglen)
+            {
+                ta |= OUT_OF_ORDER;
+            } else if seglen > 0 && rev.lastack != 0 && le_seq(seq.wrapping_add(seglen), rev.lastack) {
+                ta |= SPURIOUS_RETRANSMISSION;
+            } else if seq_not_advanced {
+                ta |= RETRANSMISSION;
+            }
+        }
+
+        let mut nextseq = seq.wrapping_add(seglen);
+        if (seglen > 0 || flags & (SYN | FIN) != 0) && fwd.unacked < MAX_UNACKED_SEGMENTS && flags & (SYN | FIN) != 0 {
+            nextseq = nextseq.wrapping_add(1);
+        }
+        let zwp = ta & ZERO_WINDOW_PROBE != 0;
+        if (gt_seq(nextseq, fwd.nextseq) || fwd.nextseq == 0) && !zwp {
+            fwd.nextseq = nextseq;
+            fwd.nextseq_time = now;
+        }
+        if (seq == fwd.maxseqtobeacked || fwd.maxseqtobeacked == 0) && !zwp {
+            fwd.maxseqtobeacked = fwd.nextseq;
+        }
+        fwd.window = window;
+        fwd.lastack = ack;
+        fwd.lastack_time = now;
+        fwd.lastsegmentflags = ta;
+        ta
+    }
+
+    /// Handshake bookkeeping done after the analysis of each segment (packet-tcp.c
+    /// `dissect_tcp`: `ts_mru_syn` on a SYN, `ts_first_rtt` on the first pure ACK after it).
+    pub fn after_segment(&mut self, now: i64, flags: u16) {
+        if flags & SYN != 0 && flags & ACK == 0 {
+            self.ts_mru_syn = now;
+        }
+        if flags & (SYN | ACK) == ACK && self.ts_mru_syn != 0 && self.ts_first_rtt == 0 {
+            self.ts_first_rtt = now - self.ts_mru_syn;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    fn seg(now_ms: i64, seq: u32, ack: u32, len: u32, flags: u16) -> Segment {
+        Segment { now: now_ms * MS, seq, ack, seglen: len, flags, window: 1000 }
+    }
+
+    /// A connection after a handshake with a 100 ms RTT: client ISN 0 -> data from 1,
+    /// server ISN 5000. (Time 0 would read as "unset", as in tshark.)
+    fn established() -> SeqConv {
+        let mut c = SeqConv::default();
+        for (d, s) in [(0, seg(1, 0, 0, 0, SYN)), (1, seg(51, 5000, 1, 0, SYN | ACK)), (0, seg(101, 1, 5001, 0, ACK))] {
+            c.analyze(d, s, 0);
+            c.after_segment(s.now, s.flags);
+        }
+        assert_eq!(c.ts_first_rtt, 100 * MS);
+        c
+    }
+
+    #[test]
+    fn in_order_data_carries_no_flags() {
+        let mut c = established();
+        assert_eq!(c.analyze(0, seg(101, 1, 5001, 100, ACK), 0), 0);
+        assert_eq!(c.analyze(0, seg(102, 101, 5001, 100, ACK), 0), 0);
+    }
+
+    #[test]
+    fn a_gap_is_a_lost_segment_and_its_late_fill_a_retransmission() {
+        let mut c = established();
+        c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
+        assert_eq!(c.analyze(0, seg(102, 201, 5001, 100, ACK), 0), LOST_SEGMENT);
+        // 300 ms later (> handshake RTT): a plain retransmission.
+        assert_eq!(c.analyze(0, seg(402, 101, 5001, 100, ACK), 0), RETRANSMISSION);
+    }
+
+    #[test]
+    fn a_fill_within_the_handshake_rtt_is_out_of_order() {
+        let mut c = established();
+        c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
+        c.analyze(0, seg(102, 201, 5001, 100, ACK), 0);
+        assert_eq!(c.analyze(0, seg(150, 101, 5001, 100, ACK), 0), OUT_OF_ORDER);
+    }
+
+    #[test]
+    fn out_of_order_threshold_is_3_ms_without_a_handshake() {
+        let mut c = SeqConv::default();
+        c.analyze(0, seg(0, 1000, 1, 100, ACK), 0);
+        c.analyze(0, seg(1, 1200, 1, 100, ACK), 0);
+        assert_eq!(c.analyze(0, seg(3, 1100, 1, 100, ACK), 0), OUT_OF_ORDER, "2 ms after");
+        let mut c = SeqConv::default();
+        c.analyze(0, seg(0, 1000, 1, 100, ACK), 0);
+        c.analyze(0, seg(1, 1200, 1, 100, ACK), 0);
+        assert_eq!(c.analyze(0, seg(4, 1100, 1, 100, ACK), 0), RETRANSMISSION, "3 ms after is not < 3 ms");
+    }
+
+    #[test]
+    fn two_duplicate_acks_then_the_missing_segment_is_a_fast_retransmission() {
+        let mut c = established();
+        c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
+        c.analyze(0, seg(102, 201, 5001, 100, ACK), 0); // 101..201 lost
+        c.analyze(1, seg(150, 5001, 101, 0, ACK), 0);
+        assert_eq!(c.analyze(1, seg(151, 5001, 101, 0, ACK), 0), DUPLICATE_ACK);
+        assert_eq!(c.analyze(1, seg(152, 5001, 101, 0, ACK), 0), DUPLICATE_ACK);
+        assert_eq!(c.dirs[1].dupacknum, 2);
+        assert_eq!(c.analyze(0, seg(160, 101, 5001, 100, ACK), 0), FAST_RETRANSMISSION);
+    }
+
+    #[test]
+    fn one_duplicate_ack_is_not_enough_for_fast_retransmission() {
+        let mut c = established();
+        c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
+        c.analyze(0, seg(102, 201, 5001, 100, ACK), 0);
+        c.analyze(1, seg(230, 5001, 101, 0, ACK), 0);
+        c.analyze(1, seg(231, 5001, 101, 0, ACK), 0);
+        // 148 ms after nextseq advanced (> the 100 ms handshake RTT): not out-of-order either.
+        assert_eq!(c.analyze(0, seg(250, 101, 5001, 100, ACK), 0), RETRANSMISSION);
+    }
+
+    fn after_three_dupacks_at(t: i64) -> SeqConv {
+        let mut c = established();
+        c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
+        c.analyze(0, seg(102, 201, 5001, 100, ACK), 0);
+        for t in [t - 2, t - 1, t] {
+            c.analyze(1, seg(t, 5001, 101, 0, ACK), 0);
+        }
+        c
+    }
+
+    #[test]
+    fn fast_retransmission_needs_the_last_dup_ack_within_20_ms() {
+        let mut c = after_three_dupacks_at(230);
+        assert_eq!(c.analyze(0, seg(249, 101, 5001, 100, ACK), 0), FAST_RETRANSMISSION);
+        let mut c = after_three_dupacks_at(230);
+        assert_eq!(c.analyze(0, seg(251, 101, 5001, 100, ACK), 0), RETRANSMISSION);
+    }
+
+    #[test]
+    fn fast_retransmission_takes_precedence_over_out_of_order() {
+        let mut c = after_three_dupacks_at(150);
+        assert_eq!(c.analyze(0, seg(155, 101, 5001, 100, ACK), 0), FAST_RETRANSMISSION);
+    }
+
+    #[test]
+    fn data_already_acked_is_a_spurious_retransmission() {
+        let mut c = established();
+        c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
+        c.analyze(1, seg(150, 5001, 101, 0, ACK), 0);
+        assert_eq!(c.analyze(0, seg(400, 1, 5001, 100, ACK), 0), SPURIOUS_RETRANSMISSION);
+    }
+
+    #[test]
+    fn a_changed_window_is_an_update_not_a_duplicate_ack() {
+        let mut c = established();
+        c.analyze(1, seg(150, 5001, 1, 0, ACK), 0);
+        let mut s = seg(151, 5001, 1, 0, ACK);
+        s.window = 2000;
+        assert_eq!(c.analyze(1, s, 0), WINDOW_UPDATE);
+    }
+
+    #[test]
+    fn a_one_byte_segment_below_nextseq_is_a_keep_alive_not_a_retransmission() {
+        let mut c = established();
+        c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
+        assert_eq!(c.analyze(0, seg(5000, 100, 5001, 1, ACK), 0), KEEP_ALIVE);
+    }
+
+    #[test]
+    fn retransmitted_syn_is_a_retransmission() {
+        let mut c = SeqConv::default();
+        c.analyze(0, seg(0, 7, 0, 0, SYN), 0);
+        c.after_segment(0, SYN);
+        assert_eq!(c.analyze(0, seg(1000, 7, 0, 0, SYN), 0), RETRANSMISSION);
+    }
+
+    #[test]
+    fn acking_beyond_what_was_seen_flags_ack_lost_segment() {
+        let mut c = established();
+        c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
+        assert_eq!(c.analyze(1, seg(150, 5001, 301, 0, ACK), 0), ACK_LOST_SEGMENT);
+    }
+
+    #[test]
+    fn serial_comparisons_wrap() {
+        assert!(gt_seq(5, u32::MAX - 5));
+        assert!(lt_seq(u32::MAX - 5, 5));
+        assert!(le_seq(3, 3));
+    }
+}

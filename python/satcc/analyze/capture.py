@@ -1,0 +1,175 @@
+"""Capture (pcap/pcapng) analysis as pandas DataFrames, on top of the Rust analyzer.
+
+    cap = read_capture("dish.pcap", bin_s=0.1, packets=True, rtt=True)
+    cap.flows      one row per flow direction (5-tuple, bytes, goodput, tshark flag counts, RTT)
+    cap.series     per flow per bin: payload bytes, new bytes, goodput, packets, retransmits
+    cap.packets    per TCP/UDP packet (when packets=True): time, flow, seq/ack, flags
+    cap.rtt        per RTT sample (when rtt=True): data→ACK and TSval→TSecr
+    seq_ack_graph(cap, flow_id)  time/sequence/ACK data for a tcptrace-style plot
+
+Times `t_s` are seconds from the capture's first packet (tshark's `frame.time_relative`);
+bins start there too. Column meanings: README "Analyzing field measurements".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from satcc import _native
+
+DEFAULT_BIN_S = 0.1  # studies 000/001: throughput in 0.1 s bins
+
+FLAG_NAMES: list[str] = list(_native.pcap_flag_names())
+# tshark's `tcp.analysis.retransmission` matches all three (see crates/satcc-pcap/src/tshark.rs)
+RETRANSMITTED_ANY = 0b111
+
+
+@dataclass
+class CaptureAnalysis:
+    path: str
+    format: str | None
+    bin_s: float
+    first_ts_ns: int | None
+    stats: dict[str, int]
+    warnings: list[dict[str, Any]]
+    flows: pd.DataFrame
+    series: pd.DataFrame
+    packets: pd.DataFrame | None = None
+    rtt: pd.DataFrame | None = None
+    raw_flows: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def duration_s(self) -> float:
+        if self.flows.empty:
+            return 0.0
+        return float(self.flows["end_s"].max())
+
+
+def _columns(raw: dict[str, tuple[str, bytes]] | None) -> pd.DataFrame | None:
+    if raw is None:
+        return None
+    return pd.DataFrame({name: np.frombuffer(buf, dtype=np.dtype(dt)) for name, (dt, buf) in raw.items()})
+
+
+def _flows_frame(flows: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for f in flows:
+        row = {k: v for k, v in f.items() if k not in ("bins", "flag_counts", "iperf_udp")}
+        for name, n in f["flag_counts"].items():
+            row[f"n_{name}"] = n
+        u = f.get("iperf_udp")
+        row["udp_iperf"] = u is not None
+        row["udp_lost"] = u["lost"] if u else None
+        row["udp_expected"] = u["expected"] if u else None
+        row["udp_loss_rate"] = (u["lost"] / u["expected"]) if u and u["expected"] else None
+        row["udp_out_of_order"] = u["out_of_order"] if u else None
+        row["udp_jitter_ms"] = u["jitter_ms"] if u else None
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if df.empty:
+        df = pd.DataFrame(columns=["id", "conn", "proto", "dir", "src", "dst", "sport", "dport"])
+    return df
+
+
+def _series_frame(flows: list[dict[str, Any]], bin_s: float) -> pd.DataFrame:
+    parts = []
+    for f in flows:
+        b = f["bins"]
+        n = len(b["payload_bytes"])
+        if n == 0:
+            continue
+        idx = np.arange(b["first"], b["first"] + n, dtype=np.int64)
+        payload = np.asarray(b["payload_bytes"], dtype=np.int64)
+        new = np.asarray(b["new_bytes"], dtype=np.int64)
+        parts.append(pd.DataFrame({
+            "flow_id": np.full(n, f["id"], dtype=np.int64),
+            "bin": idx,
+            "t_s": idx * bin_s,
+            "payload_bytes": payload,
+            "delivered_bytes": new,
+            "throughput_bps": payload * 8 / bin_s,
+            "goodput_bps": new * 8 / bin_s,
+            "packets": np.asarray(b["packets"], dtype=np.int64),
+            "retransmits": np.asarray(b["retransmits"], dtype=np.int64),
+        }))
+    if not parts:
+        return pd.DataFrame(columns=["flow_id", "bin", "t_s", "payload_bytes", "delivered_bytes",
+                                     "throughput_bps", "goodput_bps", "packets", "retransmits"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _finish(path: str, raw: dict[str, Any], bin_s: float) -> CaptureAnalysis:
+    packets = _columns(raw.get("packets"))
+    if packets is not None:
+        packets.insert(1, "t_s", packets["t_ns"] / 1e9)
+        packets["proto"] = packets["proto"].map({6: "tcp", 17: "udp"})
+    rtt = _columns(raw.get("rtt_samples"))
+    if rtt is not None:
+        rtt["t_s"] = rtt["t_ns"] / 1e9
+        rtt["rtt_ms"] = rtt["rtt_ns"] / 1e6
+        rtt["kind"] = rtt["kind"].map({0: "data-ack", 1: "tsval"})
+    return CaptureAnalysis(
+        path=path,
+        format=raw["format"],
+        bin_s=bin_s,
+        first_ts_ns=raw["first_ts_ns"],
+        stats=dict(raw["stats"]),
+        warnings=list(raw["warnings"]),
+        flows=_flows_frame(raw["flows"]),
+        series=_series_frame(raw["flows"], bin_s),
+        packets=packets,
+        rtt=rtt,
+        raw_flows=raw["flows"],
+    )
+
+
+def read_capture(path: str | Path, bin_s: float = DEFAULT_BIN_S, packets: bool = False,
+                 rtt: bool = False,
+                 progress: Callable[[int, int], None] | None = None) -> CaptureAnalysis:
+    """Analyse a pcap/pcapng file. `packets`/`rtt` also return the per-packet and per-sample
+    tables (memory grows with the capture). Raises ValueError if nothing could be read."""
+    bin_ns = int(round(bin_s * 1e9))
+    raw = _native.pcap_analyze(str(path), bin_ns=bin_ns, packets=packets, rtt_samples=rtt,
+                               progress=progress)
+    return _finish(str(path), raw, bin_s)
+
+
+def analyze_capture_bytes(data: bytes, bin_s: float = DEFAULT_BIN_S, packets: bool = False,
+                          rtt: bool = False) -> CaptureAnalysis:
+    """Like `read_capture` for a capture held in memory."""
+    raw = _native.pcap_analyze_bytes(data, bin_ns=int(round(bin_s * 1e9)), packets=packets,
+                                     rtt_samples=rtt)
+    return _finish("<bytes>", raw, bin_s)
+
+
+def flag_mask(*names: str) -> int:
+    """Bit mask of analysis flags by name (tshark's names without `tcp.analysis.`)."""
+    return sum(1 << FLAG_NAMES.index(n) for n in names)
+
+
+def seq_ack_graph(cap: CaptureAnalysis, flow_id: int) -> pd.DataFrame:
+    """Sequence/ACK-number graph data for one TCP flow direction (study 003, Fig. 6): the
+    flow's data segments (t_s, seq_rel, end_rel, retransmission) and the reverse direction's
+    ACKs (t_s, ack_rel), one frame with `kind` = "data" or "ack"."""
+    if cap.packets is None:
+        raise ValueError("seq_ack_graph needs read_capture(..., packets=True)")
+    p = cap.packets
+    f = cap.flows.set_index("id").loc[flow_id]
+    rev = cap.flows[(cap.flows["conn"] == f["conn"]) & (cap.flows["proto"] == f["proto"])
+                    & (cap.flows["dir"] != f["dir"])]
+    data = p[(p["flow_id"] == flow_id) & (p["len"] > 0)]
+    out = [pd.DataFrame({
+        "kind": "data", "t_s": data["t_s"], "seq_rel": data["seq_rel"].astype(np.int64),
+        "end_rel": data["seq_rel"].astype(np.int64) + data["len"],
+        "retransmission": (data["analysis"] & RETRANSMITTED_ANY) != 0,
+    })]
+    if not rev.empty:
+        acks = p[(p["flow_id"] == int(rev["id"].iloc[0])) & ((p["tcp_flags"] & 0x10) != 0)]
+        out.append(pd.DataFrame({"kind": "ack", "t_s": acks["t_s"],
+                                 "ack_rel": acks["ack_rel"].astype(np.int64)}))
+    return pd.concat(out, ignore_index=True).sort_values("t_s", kind="stable").reset_index(drop=True)

@@ -1,0 +1,159 @@
+"""`satcc analyze FILE... [--bin 100ms] [--out DIR] [--json]`: field measurements into results.
+
+Each FILE is recognised by its content: pcap/pcapng capture, iperf3 JSON (`iperf3 -J`), or a
+ping/nping text log. Prints a per-flow table (or with --json the summary document, the shape of
+`satcc sim --json` plus src/dst/sport/dport and bins). Damaged inputs are analysed as far as
+they can be read, with a warning naming the record number and byte offset; the exit status is
+1 only when a file yielded nothing at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from satcc.errors import UserError
+
+HELP = "analyze field measurements: pcap/pcapng captures, iperf3 JSON, ping/nping logs"
+DESCRIPTION = """\
+Analyze what was measured elsewhere (a Starlink dish on a roof): pcap/pcapng captures (per TCP/UDP
+flow direction: bytes, goodput in fixed bins, tshark-compatible retransmission counts, RTT),
+iperf3 -J output (TCP/UDP, client or server, -P, -R) and ping/nping logs. Writes the same
+results as the other engines with --out, prints a per-flow table, or with --json the summary."""
+
+PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
+PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("analyze", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", metavar="FILE", nargs="+", type=Path,
+                   help="capture (.pcap/.pcapng), iperf3 JSON or ping/nping log")
+    p.add_argument("--bin", metavar="DURATION", default="100ms",
+                   help="time bin for capture series (default: 100ms)")
+    p.add_argument("--out", metavar="DIR", type=Path, help="write a result directory")
+    p.add_argument("--json", action="store_true", help="print the JSON summary instead of the table")
+    p.add_argument("--all-flows", action="store_true",
+                   help="also list capture flow directions without payload (pure ACKs)")
+    p.set_defaults(func=run)
+
+
+def detect_kind(path: Path) -> str:
+    """"capture", "iperf3" or "ping", from the file's first bytes."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if head[:4] in PCAP_MAGICS or head[:4] == PCAPNG_MAGIC:
+        return "capture"
+    if head.lstrip()[:1] == b"{":
+        return "iperf3"
+    return "ping"
+
+
+def _bin_s(text: str) -> float:
+    from satcc.units import parse_duration
+
+    try:
+        ns = parse_duration(text)
+    except ValueError as e:
+        raise UserError(f"--bin: {e}") from None
+    if ns <= 0:
+        raise UserError(f"--bin: expected a duration > 0, found {text!r}")
+    return ns / 1e9
+
+
+def load_input(path: Path, bin_s: float, progress=None):
+    """Read one input; raises UserError if nothing could be read from it."""
+    from satcc.analyze.capture import read_capture
+    from satcc.analyze.iperf3 import read_iperf3
+    from satcc.analyze.ping import read_ping
+
+    if not path.is_file():
+        raise UserError(f"{path}: no such file")
+    kind = detect_kind(path)
+    try:
+        if kind == "capture":
+            cap = read_capture(path, bin_s=bin_s, progress=progress)
+            if cap.stats["frames"] == 0:
+                where = "; ".join(f"record {w['record']} at byte {w['offset']}: {w['message']}"
+                                  for w in cap.warnings)
+                raise UserError(f"{path}: no packets could be read" + (f" ({where})" if where else ""))
+            return cap
+        if kind == "iperf3":
+            return read_iperf3(path)
+        return read_ping(path)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+
+
+def _table(res) -> str:
+    from satcc.units import format_rate
+
+    cols = ["id", "kind", "proto", "src", "dst", "goodput", "bytes", "pkts", "retx", "rtt mean",
+            "rtt p95", "loss"]
+    rows = []
+    for f in res.flows:
+        def ep(h, p):
+            return "-" if h is None else (f"{h}:{p}" if p is not None else str(h))
+        retx = f.get("retransmission_rate")
+        loss = f.get("udp_loss_rate", f.get("loss_rate"))
+        rows.append([
+            str(f["id"]), f["kind"], f.get("proto") or "-", ep(f.get("src"), f.get("sport")),
+            ep(f.get("dst"), f.get("dport")),
+            format_rate(f["goodput_bps"]) if f.get("goodput_bps") is not None else "-",
+            f"{f['delivered_bytes'] / 1e6:.2f} MB" if f.get("delivered_bytes") is not None else "-",
+            str(f["sent_packets"]) if f.get("sent_packets") is not None else "-",
+            (f"{f['retransmitted_packets']} ({100 * retx:.2f} %)" if retx is not None
+             else (str(f["retransmitted_packets"]) if f.get("retransmitted_packets") is not None else "-")),
+            f"{f['rtt_mean_ms']:.2f} ms" if f.get("rtt_mean_ms") is not None else "-",
+            f"{f['rtt_p95_ms']:.2f} ms" if f.get("rtt_p95_ms") is not None else "-",
+            f"{100 * loss:.2f} %" if loss is not None else "-",
+        ])
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
+    left = {1, 2, 3, 4}
+
+    def fmt(cells):
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    lines = [fmt(cols)] + [fmt(r) for r in rows]
+    for inp in res.inputs:
+        st = inp.get("stats")
+        if st:
+            lines.append(f"{inp['file']}: {st['frames']} frames, {st['tcp_packets']} TCP, "
+                         f"{st['udp_packets']} UDP packets")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from satcc.analyze.result import build
+    from satcc.progress import ProgressBar
+
+    bin_s = _bin_s(args.bin)
+    inputs, failed = [], []
+    for path in args.files:
+        try:
+            with ProgressBar(label=path.name) as bar:
+                inp = load_input(path, bin_s, progress=lambda done, total: bar(done / total if total else 0))
+        except UserError as e:
+            print(f"satcc: error: {e}", file=sys.stderr)
+            failed.append(path)
+            continue
+        for w in getattr(inp, "warnings", []):
+            print(f"satcc: warning: {path}: record {w['record']} at byte offset {w['offset']}: "
+                  f"{w['message']}", file=sys.stderr)
+        inputs.append(inp)
+    if not inputs:
+        return 1
+    res = build(inputs, all_flows=args.all_flows)
+    if args.out is not None:
+        res.result.write(args.out)
+        (args.out / "analyze.json").write_text(json.dumps(res.summary(), indent=2) + "\n")
+        print(f"results: {args.out}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json.dumps(res.summary(), indent=2, allow_nan=False) + "\n")
+    else:
+        print(_table(res))
+    return 1 if failed else 0

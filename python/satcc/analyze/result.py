@@ -1,0 +1,168 @@
+"""Field measurements into the engines' RunResult (engine "analyze") and the `--json` summary.
+
+Every input file (capture, iperf3 JSON, ping log) becomes flows with ids numbered across the
+inputs in order. A capture contributes its flow directions that carried payload (all of them
+with `all_flows`); an iperf3 file its streams in the data direction; a ping log one "icmp" flow.
+The summary is the simulator's (`satcc sim --json`) with, per flow, the extra keys `file`,
+`kind`, `proto`, `src`, `dst`, `sport`, `dport`, `bin_s` and `bins` (payload bytes per bin
+from the capture's first packet; iperf3 bytes per report interval).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from satcc import __version__
+from satcc.analyze.capture import CaptureAnalysis
+from satcc.analyze.iperf3 import Iperf3Result
+from satcc.analyze.ping import PingResult
+from satcc.results import FLOW_SERIES_SCHEMA, FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RunResult, SUMMARY_FLOW_KEYS
+
+Input = CaptureAnalysis | Iperf3Result | PingResult
+
+
+def _kind(x: Input) -> str:
+    return {CaptureAnalysis: "capture", Iperf3Result: "iperf3", PingResult: "ping"}[type(x)]
+
+
+def _clean(v: Any) -> Any:
+    if v is None:
+        return None
+    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+@dataclass
+class AnalyzeResult:
+    result: RunResult
+    flows: list[dict[str, Any]]
+    inputs: list[dict[str, Any]]
+
+    def summary(self) -> dict[str, Any]:
+        doc = self.result.summary()
+        doc["inputs"] = self.inputs
+        doc["flows"] = self.flows
+        return doc
+
+
+def _endpoint(host: Any, port: Any) -> str:
+    if host is None:
+        return "?"
+    h = f"[{host}]" if ":" in str(host) else str(host)
+    return f"{h}:{port}" if port is not None else h
+
+
+def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
+    flows: list[dict[str, Any]] = []
+    series: dict[str, list[Any]] = {n: [] for n in FLOW_SERIES_SCHEMA.names}
+    described: list[dict[str, Any]] = []
+    bin_s = None
+    duration = 0.0
+    for inp in inputs:
+        kind = _kind(inp)
+        desc: dict[str, Any] = {"file": inp.path, "kind": kind}
+        if isinstance(inp, CaptureAnalysis):
+            bin_s = inp.bin_s if bin_s is None else bin_s
+            desc.update(format=inp.format, stats=inp.stats, warnings=inp.warnings)
+            duration = max(duration, inp.duration_s)
+            for f in inp.raw_flows:
+                if f["payload_bytes"] == 0 and not all_flows:
+                    continue
+                fid = len(flows)
+                b = f["bins"]
+                bins = [0] * b["first"] + list(b["payload_bytes"])
+                u = f["iperf_udp"]
+                flows.append({
+                    "id": fid, "name": f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
+                    "from": _endpoint(f["src"], f["sport"]), "to": _endpoint(f["dst"], f["dport"]),
+                    "cca": None, "goodput_bps": f["goodput_bps"], "delivered_bytes": f["delivered_bytes"],
+                    "sent_packets": f["sent_packets"], "retransmitted_packets": f["retransmitted_packets"],
+                    "retransmission_rate": f["retransmission_rate"] if f["sent_packets"] else None,
+                    "rtt_mean_ms": f["rtt_mean_ms"], "rtt_p95_ms": f["rtt_p95_ms"],
+                    "rtt_min_ms": f["rtt_min_ms"], "fct_s": f["fct_s"], "rto_count": None,
+                    "recovery_count": None,
+                    "file": inp.path, "kind": kind, "proto": f["proto"], "src": f["src"],
+                    "dst": f["dst"], "sport": f["sport"], "dport": f["dport"], "conn": f["conn"],
+                    "start_s": f["start_s"], "packets": f["packets"],
+                    "payload_bytes": f["payload_bytes"], "rtt_source": f["rtt_source"],
+                    "flag_counts": f["flag_counts"],
+                    "udp_lost": u["lost"] if u else None,
+                    "udp_loss_rate": (u["lost"] / u["expected"]) if u and u["expected"] else None,
+                    "udp_jitter_ms": u["jitter_ms"] if u else None,
+                    "bin_s": inp.bin_s, "bins": bins,
+                })
+                for i, (pb, nb, rt) in enumerate(zip(b["payload_bytes"], b["new_bytes"],
+                                                     b["retransmits"], strict=True)):
+                    t = (b["first"] + i) * inp.bin_s
+                    _series_row(series, fid, t, nb, nb * 8 / inp.bin_s, None, rt)
+        elif isinstance(inp, Iperf3Result):
+            desc.update(meta=inp.meta)
+            duration = max(duration, float(inp.meta.get("duration_s") or 0))
+            for s, f in zip(inp.streams.to_dict("records"), inp.flows.to_dict("records"), strict=True):
+                fid = len(flows)
+                ivs = inp.intervals[inp.intervals["socket"] == s["socket"]]
+                widths = ivs["seconds"].tolist()
+                flows.append({
+                    **{k: _clean(f.get(k)) for k in SUMMARY_FLOW_KEYS if k in f},
+                    "id": fid, "name": f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
+                    "from": _endpoint(f["src"], f["sport"]), "to": _endpoint(f["dst"], f["dport"]),
+                    "cca": inp.meta.get("cca"), "rto_count": None, "recovery_count": None,
+                    "file": inp.path, "kind": kind, "proto": f["proto"], "src": f["src"], "dst": f["dst"],
+                    "sport": _clean(f["sport"]), "dport": _clean(f["dport"]), "start_s": 0.0,
+                    "udp_lost": _clean(f.get("udp_lost")), "udp_loss_rate": _clean(f.get("udp_loss_rate")),
+                    "udp_jitter_ms": _clean(f.get("udp_jitter_ms")),
+                    "bin_s": float(widths[0]) if widths else None,
+                    "bins": [int(x) for x in ivs["bytes"].tolist()],
+                })
+                for iv in ivs.to_dict("records"):
+                    _series_row(series, fid, iv["start_s"], iv["bytes"], iv["bits_per_second"],
+                                iv.get("rtt_ms"), iv.get("retransmits"))
+        else:
+            desc.update(summary={k: _clean(v) for k, v in inp.summary.items()})
+            sm = inp.summary
+            flows.append({
+                "id": len(flows), "name": f"{inp.tool} {Path(inp.path).name}", "from": None, "to": None,
+                "cca": None, "goodput_bps": None, "delivered_bytes": None,
+                "sent_packets": sm["transmitted"], "retransmitted_packets": None,
+                "retransmission_rate": None, "rtt_mean_ms": sm["rtt_mean_ms"],
+                "rtt_p95_ms": sm["rtt_p95_ms"], "rtt_min_ms": sm["rtt_min_ms"], "fct_s": None,
+                "rto_count": None, "recovery_count": None, "file": inp.path, "kind": kind,
+                "proto": "icmp", "src": None, "dst": None, "sport": None, "dport": None,
+                "start_s": 0.0, "loss_rate": sm["loss_rate"], "bin_s": None, "bins": None,
+            })
+        described.append(desc)
+    flows = [{k: _clean(v) if not isinstance(v, (list, dict)) else v for k, v in f.items()} for f in flows]
+    rows = {n: [f.get(n) for f in flows] for n in FLOWS_SCHEMA.names}
+    rows["scenario_flow"] = [None] * len(flows)
+    rows["size_bytes"] = [None] * len(flows)
+    flows_table = pa.Table.from_arrays([pa.array(rows[f.name], type=f.type, from_pandas=True)
+                                        for f in FLOWS_SCHEMA], schema=FLOWS_SCHEMA)
+    series_table = pa.Table.from_arrays([pa.array(series[f.name], type=f.type, from_pandas=True)
+                                         for f in FLOW_SERIES_SCHEMA], schema=FLOW_SERIES_SCHEMA)
+    link_table = LINK_SERIES_SCHEMA.empty_table()
+    meta = {"engine": "analyze", "satcc_version": __version__, "scenario": None,
+            "scenario_hash": None, "seed": None, "duration_s": duration,
+            "bin_s": bin_s, "nodes": [], "links": [],
+            "stats": {"inputs": len(inputs)}, "inputs": [d["file"] for d in described]}
+    result = RunResult(meta, flows_table, series_table, link_table)
+    return AnalyzeResult(result=result, flows=flows, inputs=described)
+
+
+def _series_row(series: dict[str, list[Any]], fid: int, t: float, delivered: Any, goodput: Any,
+                srtt: Any, retx: Any) -> None:
+    series["flow_id"].append(fid)
+    series["t_s"].append(float(t))
+    series["delivered_bytes"].append(_clean(delivered))
+    series["goodput_bps"].append(_clean(goodput))
+    series["srtt_ms"].append(_clean(srtt))
+    series["retransmits"].append(_clean(retx))
+    for name in ("cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "pacing_rate_bps"):
+        series[name].append(None)

@@ -1,0 +1,103 @@
+"""The `satcc` command line.
+
+Each command lives in a module exposing `register(subparsers)`, which adds its parser(s) and
+sets `func=handler` with `handler(args) -> int | None` (the exit status; None means 0). Handlers
+raise `satcc.errors.SatccError`/`UserError` for problems the user should read; `main` prints
+`satcc: error: ...` and exits 1 or 2 without a traceback. Command groups owned elsewhere
+(`satcc.models.cli`, `satcc.analyze.cli`) register themselves the same way when present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from satcc import __version__, _native
+from satcc.errors import SatccError
+
+COMMAND_MODULES = (
+    "satcc.commands.check",
+    "satcc.commands.sim",
+    "satcc.commands.plot",
+    "satcc.commands.cc",
+    "satcc.commands.demo",
+    "satcc.commands.run",
+    "satcc.commands.validate",
+)
+OPTIONAL_COMMAND_MODULES = (
+    "satcc.models.cli",
+    "satcc.analyze.cli",
+)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+DESCRIPTION = """\
+satcc: a lab for TCP congestion control over satellite (Starlink, GEO) and long, fat paths.
+One TOML scenario describes links and flows; engines run it and write the same results."""
+
+EPILOG = """\
+examples:
+  satcc demo                          CUBIC vs BBR vs Reno over Starlink and GEO, tables + PNGs
+  satcc check scenarios/dumbbell.toml validate a scenario
+  satcc sim scenarios/dumbbell.toml --out out/db --seed 2
+  satcc plot out/db                   goodput, cwnd and srtt over time -> out/db/plot.png
+  satcc cc list                       congestion control algorithms
+
+`satcc COMMAND --help` explains each command. Exit status: 0 ok, 1 failure, 2 bad input."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="satcc",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"satcc {__version__} (native {_native.version()})",
+    )
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    for name in OPTIONAL_COMMAND_MODULES:
+        module = _import_optional(name)
+        if module is not None:
+            module.register(sub)
+    return parser
+
+
+def _import_optional(name: str):
+    """Import a command module that may not exist yet; a broken one is reported, not fatal."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name is not None and (name == e.name or name.startswith(e.name + ".")):
+            return None
+        print(f"satcc: note: commands from {name} are unavailable: {e}", file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - one broken group must not take down the others
+        print(f"satcc: note: commands from {name} are unavailable: {e!r}", file=sys.stderr)
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        status = func(args)
+    except SatccError as e:
+        print(f"satcc: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("satcc: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0 if status is None else int(status)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

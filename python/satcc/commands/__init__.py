@@ -1,0 +1,1 @@
+"""Built-in `satcc` commands; each module exposes `register(subparsers)` (see satcc.cli)."""

@@ -1,0 +1,71 @@
+"""`satcc cc list` and `satcc cc show NAME`: the congestion control registry."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from satcc import _native
+from satcc.errors import UserError
+
+HELP = "list congestion control algorithms or show one's parameters"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("cc", help=HELP, description=HELP.capitalize() + ".")
+    sub = p.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
+    ls = sub.add_parser("list", help="list the algorithms a scenario's `cca` can name",
+                        description="List the algorithms a scenario's `cca` key can name.")
+    ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.set_defaults(func=run_list)
+    show = sub.add_parser(
+        "show", help="show an algorithm's source, parameters and deviations from Linux",
+        description="Show an algorithm's summary, source, the parameters a scenario's "
+                    "[flow.cc] table may set (default, unit) and its deviations from Linux.")
+    show.add_argument("name", metavar="NAME", help="registry name, e.g. cubic")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(func=run_show)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def run_list(args: argparse.Namespace) -> int:
+    infos = [_native.cc_info(name) for name in _native.cc_names()]
+    if args.json:
+        print(json.dumps([{"name": i["name"], "summary": i["summary"]} for i in infos], indent=2))
+        return 0
+    width = max((len(i["name"]) for i in infos), default=0)
+    for info in infos:
+        print(f"{info['name'].ljust(width)}  {info['summary']}")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    names = list(_native.cc_names())
+    if args.name not in names:
+        raise UserError(f"cc show: expected one of {', '.join(names)}, found {args.name!r}")
+    info = _native.cc_info(args.name)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    lines = [f"{info['name']}: {info['summary']}", f"source: {info['source']}", ""]
+    params = info["params"]
+    if params:
+        lines.append("parameters ([flow.cc] keys):")
+        rows = [(p["name"], str(p["default"]), p["unit"] or "", p["doc"]) for p in params]
+        widths = [max(len(r[i]) for r in rows + [("name", "default", "unit", "")])
+                  for i in range(3)]
+        lines.append(f"  {'name'.ljust(widths[0])}  {'default'.ljust(widths[1])}  "
+                     f"{'unit'.ljust(widths[2])}  meaning")
+        for r in rows:
+            lines.append(f"  {r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  "
+                         f"{r[2].ljust(widths[2])}  {r[3]}")
+    else:
+        lines.append("parameters: none")
+    lines.append("")
+    if info["deviations"]:
+        lines.append("deviations from Linux:")
+        lines += [f"  {n}. {d}" for n, d in enumerate(info["deviations"], 1)]
+    else:
+        lines.append("deviations from Linux: none listed")
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,67 @@
+"""`satcc run FILE`: run a scenario with the engine its `[scenario] engine` key names.
+
+    engine = "sim"    the packet simulator, as `satcc sim FILE`   (default out/<name>)
+    engine = "model"  the analytical models, as `satcc model FILE` (default out/<name>-model)
+    engine = "emu"    not available in this build: refused with exit status 2
+
+`--engine` overrides the key. Output (table or --json summary, --plot, "results: DIR" on
+stderr) is the same for every engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from satcc import scenario as sc
+from satcc.errors import UserError
+from satcc.progress import ProgressBar
+
+HELP = "run a scenario with the engine it names (sim or model)"
+DESCRIPTION = """\
+Run a scenario with the engine named by its `[scenario] engine` key (or --engine): `sim` is the
+packet simulator (as `satcc sim`), `model` the analytical models (as `satcc model FILE`; README
+"Models" says which model answers which congestion control and what stays null). Writes the
+same result directory either way and prints a per-flow table, or with --json the summary."""
+
+RUNNABLE = ("sim", "model")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    p.add_argument("--engine", choices=RUNNABLE, help="override the scenario's `engine`")
+    p.add_argument("--out", metavar="DIR", type=Path,
+                   help="result directory (default: out/<name> for sim, out/<name>-model for "
+                        "model)")
+    p.add_argument("--json", action="store_true",
+                   help="print the JSON summary on stdout instead of the table")
+    p.add_argument("--seed", metavar="N", type=int,
+                   help="random seed (default: the scenario's `seed`)")
+    p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from satcc.commands.sim import DEFAULT_OUT_ROOT, safe_name
+    from satcc.models.cli import default_model_out, write_and_print
+
+    s = sc.load(args.file)
+    engine = args.engine or s.scenario.engine
+    if engine == "model":
+        from satcc.engines import model
+
+        out = args.out if args.out is not None else default_model_out(s.name)
+        result = model.run(s, seed=args.seed)
+    elif engine == "sim":
+        from satcc.engines import sim
+
+        out = args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(s.name)
+        with ProgressBar(label=s.name) as bar:
+            result = sim.run(s, seed=args.seed, progress=bar)
+    else:
+        raise UserError(f"{s.source}: scenario.engine: expected one of {', '.join(RUNNABLE)} "
+                        f"(engines in this build), found {engine!r}")
+    write_and_print(result, out, as_json=args.json, plot=args.plot)
+    return 0

@@ -1,0 +1,472 @@
+"""RunResult: one schema for every engine, written as a JSON summary plus three Parquet tables.
+
+A result directory holds
+
+    summary.json          the `--json` document: run metadata, per-flow summary, Jain's index,
+                          and the sha256 of each Parquet file (the loader checks them)
+    flows.parquet         per-flow summary, one row per resolved flow
+    flow_series.parquet   per flow per time bin
+    link_series.parquet   per link direction per time bin
+
+Every column name carries its unit; README "Results" lists them all. Writes are atomic: files are
+written to a temporary directory beside the target and moved in with `os.replace`, the summary
+last (a reader that finds `summary.json` finds the tables it describes, and the hashes catch any
+mix-up). Output bytes depend only on the result: no timestamps, host names or wall-clock times;
+Parquet is written with fixed options and our own key/value metadata only (no pandas metadata).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from satcc.errors import SatccError, UserError
+from satcc.units import format_rate
+
+SCHEMA_VERSION = 1
+SUMMARY_FILE = "summary.json"
+FLOWS_FILE = "flows.parquet"
+FLOW_SERIES_FILE = "flow_series.parquet"
+LINK_SERIES_FILE = "link_series.parquet"
+TABLE_FILES = (FLOWS_FILE, FLOW_SERIES_FILE, LINK_SERIES_FILE)
+
+# Parquet writer options, fixed so that bytes depend only on the data.
+_PARQUET_OPTIONS: dict[str, Any] = {
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "version": "2.6",
+    "data_page_version": "1.0",
+    "store_schema": True,
+}
+
+FLOWS_SCHEMA = pa.schema([
+    ("id", pa.int64()),                      # resolved flow id, 0..n-1
+    ("name", pa.string()),                   # [[flow]] name, ".k" for count copies
+    ("scenario_flow", pa.int64()),           # index of the [[flow]] table in the scenario
+    ("from", pa.string()),                   # sender node
+    ("to", pa.string()),                     # receiver node
+    ("cca", pa.string()),
+    ("start_s", pa.float64()),
+    ("size_bytes", pa.int64()),              # null for bulk flows
+    ("goodput_bps", pa.float64()),           # app bytes x 8 over the flow's active time
+    ("delivered_bytes", pa.int64()),
+    ("sent_packets", pa.int64()),            # data segments incl. retransmissions
+    ("retransmitted_packets", pa.int64()),
+    ("retransmission_rate", pa.float64()),   # retransmitted / sent; null if nothing sent
+    ("rtt_mean_ms", pa.float64()),
+    ("rtt_p95_ms", pa.float64()),
+    ("rtt_min_ms", pa.float64()),
+    ("fct_s", pa.float64()),                 # null for bulk or unfinished transfers
+    ("rto_count", pa.int64()),
+    ("recovery_count", pa.int64()),
+])
+
+FLOW_SERIES_SCHEMA = pa.schema([
+    ("flow_id", pa.int64()),
+    ("t_s", pa.float64()),                   # bin start
+    ("delivered_bytes", pa.int64()),         # in the bin
+    ("goodput_bps", pa.float64()),           # delivered_bytes x 8 / bin width
+    ("cwnd_pkts", pa.int64()),               # at the end of the bin
+    ("ssthresh_pkts", pa.int64()),
+    ("srtt_ms", pa.float64()),
+    ("inflight_pkts", pa.int64()),
+    ("pacing_rate_bps", pa.float64()),
+    ("retransmits", pa.int64()),             # segments retransmitted in the bin
+])
+
+LINK_SERIES_SCHEMA = pa.schema([
+    ("link_id", pa.int64()),
+    ("dir", pa.string()),                    # "ab" or "ba"
+    ("from", pa.string()),                   # node the direction leaves
+    ("to", pa.string()),
+    ("t_s", pa.float64()),
+    ("queue_pkts", pa.int64()),              # at the end of the bin
+    ("queue_bytes", pa.int64()),
+    ("drops_queue", pa.int64()),             # in the bin
+    ("drops_random", pa.int64()),
+    ("ecn_marks", pa.int64()),
+    ("tx_bytes", pa.int64()),
+    ("capacity_bps", pa.int64()),
+    ("delay_ms", pa.float64()),
+])
+
+# Integer columns that may be null; pandas gets them as nullable Int64 instead of float64.
+NULLABLE_INT_COLUMNS = {"size_bytes"}
+
+# Keys of the --json summary's flows[] (the contract in issue 2 plus what helps reading it).
+SUMMARY_FLOW_KEYS = (
+    "id", "name", "from", "to", "cca", "goodput_bps", "delivered_bytes", "sent_packets",
+    "retransmitted_packets", "retransmission_rate", "rtt_mean_ms", "rtt_p95_ms", "rtt_min_ms",
+    "fct_s", "rto_count", "recovery_count",
+)
+
+
+class ResultError(SatccError):
+    """A result directory that is missing, incomplete or inconsistent."""
+
+    exit_code = 2
+
+
+def jain_index(values: list[float]) -> float | None:
+    """Jain's fairness index (Σx)² / (n·Σx²) (Jain, Chiu, Hawe 1984); None if undefined."""
+    xs = [float(v) for v in values if v is not None and math.isfinite(v)]
+    squares = sum(x * x for x in xs)
+    if not xs or squares == 0:
+        return None
+    return sum(xs) ** 2 / (len(xs) * squares)
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe scalars: NaN/inf become null, numpy scalars become Python numbers."""
+    if value is None:
+        return None
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@dataclass
+class RunResult:
+    """One run of one engine on one scenario.
+
+    `meta`: schema_version, satcc_version, engine, scenario, scenario_hash, seed, duration_s,
+    bin_s, nodes, links [{id, a, b}], stats (engine counters; deterministic).
+    The tables are pyarrow Tables with the schemas above; `flows`, `flow_series` and
+    `link_series` give them as pandas DataFrames.
+    """
+
+    meta: dict[str, Any]
+    flows_table: pa.Table
+    flow_series_table: pa.Table
+    link_series_table: pa.Table
+    _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def from_engine(
+        cls,
+        raw: dict[str, Any],
+        config: dict[str, Any],
+        origins: list[Any],
+        meta: dict[str, Any],
+    ) -> RunResult:
+        """Build from an engine's raw output (the `_native.run_sim` return shape), the resolved
+        config it ran, the flows' origins (`scenario.expand_flows`) and run metadata."""
+        nodes = config["nodes"]
+        by_id = {f["id"]: f for f in config["flows"]}
+        origin_by_id = {o.id: o for o in origins}
+        rows: dict[str, list[Any]] = {name: [] for name in FLOWS_SCHEMA.names}
+        for summary in sorted(raw["flows"], key=lambda f: f["id"]):
+            fid = summary["id"]
+            cfg = by_id[fid]
+            origin = origin_by_id[fid]
+            sent = summary["sent_packets"]
+            retx = summary["retransmitted_packets"]
+            values = {
+                "id": fid,
+                "name": origin.name,
+                "scenario_flow": origin.scenario_flow,
+                "from": nodes[cfg["src"]],
+                "to": nodes[cfg["dst"]],
+                "cca": cfg["cca"],
+                "start_s": cfg["start_ns"] / 1e9,
+                "size_bytes": cfg["size_bytes"],
+                "retransmission_rate": retx / sent if sent else None,
+            }
+            for name, column in rows.items():
+                column.append(_clean(values[name] if name in values else summary.get(name)))
+        flows = pa.Table.from_pydict(rows, schema=FLOWS_SCHEMA)
+
+        bin_s = config["bin_ns"] / 1e9
+        duration_s = config["duration_ns"] / 1e9
+        fs = dict(raw["flow_series"])
+        t = fs.get("t_s", [])
+        # the last bin may be shorter than `bin` when duration is not a multiple of it
+        fs["goodput_bps"] = [
+            d * 8 / min(bin_s, duration_s - ts) if duration_s - ts > 0 else None
+            for d, ts in zip(fs.get("delivered_bytes", []), t, strict=True)
+        ]
+        flow_series = _table(fs, FLOW_SERIES_SCHEMA, "flow_series")
+
+        ls = dict(raw["link_series"])
+        ends = {i: (nodes[link["a"]], nodes[link["b"]]) for i, link in enumerate(config["links"])}
+        ls["from"] = [ends[i][0] if d == "ab" else ends[i][1]
+                      for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)]
+        ls["to"] = [ends[i][1] if d == "ab" else ends[i][0]
+                    for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)]
+        link_series = _table(ls, LINK_SERIES_SCHEMA, "link_series")
+
+        full_meta = dict(meta)
+        full_meta.setdefault("schema_version", SCHEMA_VERSION)
+        full_meta.setdefault("duration_s", duration_s)
+        full_meta.setdefault("bin_s", bin_s)
+        full_meta.setdefault("nodes", list(nodes))
+        full_meta.setdefault(
+            "links",
+            [{"id": i, "a": a, "b": b} for i, (a, b) in ends.items()],
+        )
+        full_meta.setdefault("stats", {k: _clean(v) for k, v in raw.get("stats", {}).items()})
+        return cls(full_meta, flows, flow_series, link_series)
+
+    # -- views --------------------------------------------------------------------------------
+
+    def _frame(self, key: str, table: pa.Table) -> pd.DataFrame:
+        if key not in self._frames:
+            frame = table.to_pandas()
+            for name in NULLABLE_INT_COLUMNS & set(frame.columns):
+                frame[name] = frame[name].astype("Int64")  # integers with nulls, not floats
+            self._frames[key] = frame
+        return self._frames[key]
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self._frame("flows", self.flows_table)
+
+    @property
+    def flow_series(self) -> pd.DataFrame:
+        return self._frame("flow_series", self.flow_series_table)
+
+    @property
+    def link_series(self) -> pd.DataFrame:
+        return self._frame("link_series", self.link_series_table)
+
+    @property
+    def jain_index(self) -> float | None:
+        return jain_index(self.flows_table.column("goodput_bps").to_pylist())
+
+    def summary(self) -> dict[str, Any]:
+        """The `--json` document (also `summary.json`, minus the file hashes)."""
+        m = self.meta
+        flows = []
+        for row in self.flows_table.to_pylist():
+            flows.append({key: _clean(row.get(key)) for key in SUMMARY_FLOW_KEYS})
+        doc: dict[str, Any] = {
+            "schema_version": m.get("schema_version", SCHEMA_VERSION),
+            "satcc_version": m.get("satcc_version"),
+            "engine": m.get("engine"),
+            "scenario": m.get("scenario"),
+            "scenario_hash": m.get("scenario_hash"),
+            "seed": m.get("seed"),
+            "duration_s": m.get("duration_s"),
+            "bin_s": m.get("bin_s"),
+            "jain_index": self.jain_index,
+            "flows": flows,
+            "nodes": m.get("nodes", []),
+            "links": m.get("links", []),
+            "stats": m.get("stats", {}),
+        }
+        return doc
+
+    def to_json(self) -> str:
+        return _dumps(self.summary())
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write the result directory atomically (see module doc); returns its path."""
+        out = Path(out_dir)
+        if out.exists() and not out.is_dir():
+            raise UserError(f"{out}: expected a directory for the results, found a file")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        try:
+            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a result is an ordinary dir
+            meta_json = _dumps(self.meta, indent=None)
+            digests = {}
+            for name, table in (
+                (FLOWS_FILE, self.flows_table),
+                (FLOW_SERIES_FILE, self.flow_series_table),
+                (LINK_SERIES_FILE, self.link_series_table),
+            ):
+                path = tmp / name
+                table = table.replace_schema_metadata({"satcc": meta_json})
+                pq.write_table(table, path, **_PARQUET_OPTIONS)
+                digests[name] = _sha256(path)
+            doc = self.summary()
+            doc["files"] = {name: {"sha256": digests[name]} for name in TABLE_FILES}
+            _write_text(tmp / SUMMARY_FILE, _dumps(doc))
+            for name in TABLE_FILES:
+                _fsync(tmp / name)
+            if not out.exists():
+                os.rename(tmp, out)  # the whole directory appears at once
+                _fsync_dir(out.parent)
+                return out
+            # Replacing an existing result: drop the old summary first, so that at no moment
+            # does a summary describe tables it does not match; move it in last.
+            (out / SUMMARY_FILE).unlink(missing_ok=True)
+            for name in TABLE_FILES:
+                os.replace(tmp / name, out / name)
+            os.replace(tmp / SUMMARY_FILE, out / SUMMARY_FILE)
+            _fsync_dir(out)
+            return out
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    # -- text ---------------------------------------------------------------------------------
+
+    def table(self, fairness: bool = True) -> str:
+        """A per-flow text table for people; `fairness` adds Jain's index over the goodputs
+        (meaningless when the flows do not share a path, as in the demo's lanes)."""
+        m = self.meta
+        head = (f"{m.get('scenario')} · {m.get('engine')} · seed {m.get('seed')} · "
+                f"{_num(m.get('duration_s'))} s")
+        columns = ["id", "name", "path", "cca", "goodput", "delivered", "retx", "rtt mean",
+                   "rtt p95", "fct"]
+        rows = []
+        for f in self.flows_table.to_pylist():
+            rows.append([
+                str(f["id"]),
+                f["name"],
+                f"{f['from']}→{f['to']}",
+                f["cca"],
+                format_rate(f["goodput_bps"]) if f["goodput_bps"] is not None else "-",
+                _mb(f["delivered_bytes"]),
+                _pct(f["retransmission_rate"]),
+                _ms(f["rtt_mean_ms"]),
+                _ms(f["rtt_p95_ms"]),
+                f"{f['fct_s']:.2f} s" if f["fct_s"] is not None else "-",
+            ])
+        widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
+                  for i, c in enumerate(columns)]
+        left = {1, 2, 3}
+        def fmt(cells: list[str]) -> str:
+            return "  ".join(c.ljust(w) if i in left else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        lines = [head, fmt(columns)] + [fmt(r) for r in rows]
+        j = self.jain_index
+        if fairness:
+            lines.append(f"Jain's fairness index over goodputs: {j:.3f}" if j is not None
+                         else "Jain's fairness index over goodputs: undefined (no goodput)")
+        return "\n".join(lines)
+
+
+def _num(x: Any) -> str:
+    return "?" if x is None else f"{x:g}"
+
+
+def _mb(nbytes: int | None) -> str:
+    return "-" if nbytes is None else f"{nbytes / 1e6:.2f} MB"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.2f} %"
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f} ms"
+
+
+def _table(columns: dict[str, list[Any]], schema: pa.Schema, what: str) -> pa.Table:
+    missing = [n for n in schema.names if n not in columns]
+    if missing:
+        raise SatccError(f"engine output {what} lacks columns: {', '.join(missing)}")
+    lengths = {len(columns[n]) for n in schema.names}
+    if len(lengths) > 1:
+        raise SatccError(f"engine output {what} has columns of different lengths")
+    # from_pandas=True: NaN (e.g. no RTT sample yet) is stored as null, like None
+    arrays = [pa.array(columns[f.name], type=f.type, from_pandas=True) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _dumps(obj: Any, indent: int | None = 2) -> str:
+    text = json.dumps(obj, indent=indent, ensure_ascii=False, allow_nan=False)
+    return text + "\n" if indent else text
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        _fsync(path)
+    except OSError:  # pragma: no cover - some filesystems refuse fsync on directories
+        pass
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def load(result_dir: str | Path) -> RunResult:
+    """Read a result directory written by `RunResult.write`; checks the files' hashes."""
+    d = Path(result_dir)
+    summary_path = d / SUMMARY_FILE
+    if not d.is_dir():
+        raise ResultError(f"{d}: expected a result directory, found none")
+    if not summary_path.is_file():
+        raise ResultError(f"{d}: expected {SUMMARY_FILE} (a result written by `satcc sim`), "
+                          "found none; the run may not have finished")
+    try:
+        doc = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ResultError(f"{summary_path}: expected a JSON summary, found unreadable data: {e}") \
+            from None
+    version = doc.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ResultError(f"{summary_path}: expected schema_version {SCHEMA_VERSION}, "
+                          f"found {version!r}")
+    tables = {}
+    for name in TABLE_FILES:
+        path = d / name
+        if not path.is_file():
+            raise ResultError(f"{d}: expected {name}, found none")
+        want = doc.get("files", {}).get(name, {}).get("sha256")
+        if want != _sha256(path):
+            raise ResultError(f"{path}: does not match the sha256 recorded in {SUMMARY_FILE}; "
+                              "the result was modified or mixed with another run")
+        tables[name] = pq.read_table(path)
+    meta_raw = tables[FLOWS_FILE].schema.metadata or {}
+    meta = json.loads(meta_raw.get(b"satcc", b"{}"))
+    return RunResult(
+        meta,
+        _conform(tables[FLOWS_FILE], FLOWS_SCHEMA),
+        _conform(tables[FLOW_SERIES_FILE], FLOW_SERIES_SCHEMA),
+        _conform(tables[LINK_SERIES_FILE], LINK_SERIES_SCHEMA),
+    )
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The stored table with our schema (and no key/value metadata), so that writing a loaded
+    result gives the same bytes as writing the original."""
+    return table.select(schema.names).cast(schema).replace_schema_metadata(None)

@@ -1,0 +1,596 @@
+"""Scenario files: TOML in, a validated `Scenario` out, then the resolved config the engines run.
+
+    path.toml ──tomllib──► dict ──pydantic──► Scenario ──semantic checks──► resolve() ──► dict
+                                   (types, units,             (nodes exist and are        (the exact
+                                    unknown keys)              connected, cca known,       `run_sim`
+                                                               cc params valid)            config)
+
+Every problem becomes one line `FILE: KEY.PATH: expected WHAT, found WHAT` in a
+`ScenarioError` (a `UserError`, so the CLI exits 2 without a traceback); all problems in a file
+are reported at once, not only the first.
+
+Keys and defaults (README "Scenario format" is the user-facing copy of this table; a test keeps
+them in step):
+
+| key                       | default      | unit / values        | source of the default            |
+|---------------------------|--------------|----------------------|----------------------------------|
+| scenario.name             | file stem    | text                 |                                  |
+| scenario.description      | none         | text                 |                                  |
+| scenario.duration         | required     | duration             |                                  |
+| scenario.seed             | 1            | integer 0..2^64-1    |                                  |
+| scenario.bin              | 100 ms       | duration             | DESIGN.md (0.1 s bins)           |
+| scenario.engine           | "sim"        | sim, model, emu      |                                  |
+| link.a, link.b            | required     | node names           |                                  |
+| link.rate (rate_ba)       | required     | rate                 | b->a copies a->b unless given    |
+| link.delay (delay_ba)     | required     | duration, one way    |                                  |
+| link.loss (loss_ba)       | 0            | probability          |                                  |
+| link.queue (queue_ba)     | 1000 pkt     | pkt / size / BDP     | Linux txqueuelen 1000            |
+| link.ecn_threshold (_ba)  | none         | packets              | DCTCP-style step marking         |
+| flow.from, flow.to        | required     | node names           |                                  |
+| flow.name                 | "flow<i>"    | text                 |                                  |
+| flow.cca                  | "cubic"      | registry name        | Linux default since 2.6.19       |
+| flow.cc                   | {}           | table                | per algorithm (`satcc cc show`)  |
+| flow.start                | 0 s          | duration             |                                  |
+| flow.size                 | none (bulk)  | size                 |                                  |
+| flow.count, flow.stagger  | 1, 0 s       | integer, duration    | copy k starts at start + k*stagger |
+| flow.mss                  | 1448         | bytes                | 1500 MTU - 20 IP - 20 TCP - 12 TS |
+| flow.sack                 | true         | bool                 | net.ipv4.tcp_sack = 1            |
+| flow.timestamps           | true         | bool                 | net.ipv4.tcp_timestamps = 1      |
+| flow.window_scaling       | true         | bool                 | net.ipv4.tcp_window_scaling = 1  |
+| flow.rwnd                 | 6 MiB        | size                 | net.ipv4.tcp_rmem[2] = 6291456   |
+| flow.ecn                  | false        | bool                 | Linux negotiates ECN only if asked (tcp_ecn = 2) |
+| flow.initial_cwnd         | 10           | packets              | RFC 6928, Linux TCP_INIT_CWND    |
+| flow.pacing               | "auto"       | auto, on, off        | auto = Linux: pace when the CCA asks (BBR) |
+| flow.delayed_ack          | true         | bool                 | Linux quick-ack then delayed ACK |
+| flow.min_rto              | 200 ms       | duration             | Linux TCP_RTO_MIN                |
+
+Deviations from what a user might assume:
+1. With `window_scaling = false` the receive window is capped at 65535 B whatever `rwnd` says
+   (the 16-bit window field, RFC 7323 §2), silently, as the kernel does.
+2. `rwnd` is used as the advertised window itself. Linux advertises only part of its receive
+   buffer (tcp_adv_win_scale / scaling_ratio), so a real 6 MiB buffer opens roughly 3 MB.
+3. The scenario hash leaves the seed out, so replicates of one scenario share a hash; the seed is
+   recorded next to it in every result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import tomllib
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    PrivateAttr,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+)
+
+from satcc import _native
+from satcc.errors import UserError
+from satcc.units import (
+    UnitError,
+    describe,
+    format_duration,
+    parse_duration,
+    parse_packets,
+    parse_probability,
+    parse_queue,
+    parse_rate,
+    parse_size,
+)
+
+DEFAULT_BIN = "100 ms"  # DESIGN.md: time series in 0.1 s bins
+DEFAULT_SEED = 1
+DEFAULT_QUEUE = "1000 pkt"  # Linux default txqueuelen of an Ethernet device
+DEFAULT_CCA = "cubic"  # Linux's default congestion control since 2.6.19
+DEFAULT_MSS = 1448  # 1500 B MTU - 20 IP - 20 TCP - 12 timestamp option
+DEFAULT_RWND = "6 MiB"  # net.ipv4.tcp_rmem[2] = 6291456, the default receive-buffer ceiling
+DEFAULT_INITIAL_CWND = 10  # RFC 6928; Linux TCP_INIT_CWND
+DEFAULT_MIN_RTO = "200 ms"  # Linux TCP_RTO_MIN (HZ / 5)
+UNSCALED_WINDOW_MAX = 65535  # RFC 7323 §2: 16-bit window field without the scale option
+MIN_MSS = 88  # Linux TCP_MIN_MSS
+MAX_MSS = 65495  # 65535 max IPv4 datagram - 20 IP - 20 TCP
+MAX_SEED = 2**64 - 1  # the simulator's RNG seed is a u64
+MAX_BINS = 10_000_000  # duration / bin: beyond this the series would not fit in memory
+MAX_FLOWS = 100_000  # after `count` expansion
+ENGINES = ("sim", "model", "emu")
+
+
+class ScenarioError(UserError):
+    """A scenario file that cannot be used; `issues` holds one (path, message) per problem."""
+
+    def __init__(self, source: str, issues: list[tuple[str, str]]):
+        self.source = source
+        self.issues = issues
+        lines = [f"{source}: {path}: {msg}" if path else f"{source}: {msg}" for path, msg in issues]
+        super().__init__("\n".join(lines))
+
+
+def _unit(parse):
+    """A pydantic field type backed by one of the unit parsers (errors keep expected/found)."""
+    return PlainValidator(parse)
+
+
+Duration = Annotated[int, _unit(parse_duration)]  # ns
+Rate = Annotated[int, _unit(parse_rate)]  # bit/s
+Size = Annotated[int, _unit(parse_size)]  # bytes
+Probability = Annotated[float, _unit(parse_probability)]
+Queue = Annotated[dict, _unit(parse_queue)]  # {"packets"|"bytes"|"bdp": n}
+Packets = Annotated[int, _unit(parse_packets)]
+
+
+def _parse_pacing(value: Any) -> str:
+    """"auto" | "on" | "off"; TOML booleans are accepted as on/off."""
+    if value is True:
+        return "on"
+    if value is False:
+        return "off"
+    if value in ("auto", "on", "off"):
+        return value
+    raise UnitError("'auto', 'on' or 'off' (or true/false)", value)
+
+
+Pacing = Annotated[str, PlainValidator(_parse_pacing)]
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScenarioSection(_Table):
+    name: str | None = None
+    description: str | None = None
+    duration: Duration
+    seed: StrictInt = DEFAULT_SEED
+    bin: Duration = parse_duration(DEFAULT_BIN)
+    engine: Literal["sim", "model", "emu"] = "sim"
+
+
+class Link(_Table):
+    a: str
+    b: str
+    rate: Rate
+    delay: Duration
+    loss: Probability = 0.0
+    queue: Queue = parse_queue(DEFAULT_QUEUE)
+    ecn_threshold: Packets | None = None
+    rate_ba: Rate | None = None
+    delay_ba: Duration | None = None
+    loss_ba: Probability | None = None
+    queue_ba: Queue | None = None
+    ecn_threshold_ba: Packets | None = None
+
+
+class Flow(_Table):
+    from_: str = Field(alias="from")
+    to: str
+    name: str | None = None
+    cca: str = DEFAULT_CCA
+    cc: dict[str, Any] = Field(default_factory=dict)
+    start: Duration = 0
+    size: Size | None = None
+    count: StrictInt = 1
+    stagger: Duration = 0
+    mss: StrictInt = DEFAULT_MSS
+    sack: StrictBool = True
+    timestamps: StrictBool = True
+    window_scaling: StrictBool = True
+    rwnd: Size = parse_size(DEFAULT_RWND)
+    ecn: StrictBool = False
+    initial_cwnd: StrictInt = DEFAULT_INITIAL_CWND
+    pacing: Pacing = "auto"
+    delayed_ack: StrictBool = True
+    min_rto: Duration = parse_duration(DEFAULT_MIN_RTO)
+
+
+class Scenario(_Table):
+    """A validated scenario. Build it with `load`, `loads` or `from_dict`, not directly."""
+
+    scenario: ScenarioSection
+    links: list[Link] = Field(alias="link", min_length=1)
+    flows: list[Flow] = Field(alias="flow", min_length=1)
+    _source: str = PrivateAttr(default="<scenario>")
+
+    @property
+    def source(self) -> str:
+        """The file this scenario came from (for messages)."""
+        return self._source
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name or "scenario"
+
+    @property
+    def nodes(self) -> list[str]:
+        """Node names in order of first appearance in the links (their index in the config)."""
+        seen: dict[str, None] = {}
+        for link in self.links:
+            seen.setdefault(link.a)
+            seen.setdefault(link.b)
+        return list(seen)
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+def load(path: str | Path) -> Scenario:
+    """Read, parse and validate a scenario file. Raises ScenarioError."""
+    p = Path(path)
+    source = str(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(source, [("", "expected a scenario file, found no such file")]) from None
+    except IsADirectoryError:
+        raise ScenarioError(source, [("", "expected a scenario file, found a directory")]) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(source, [("", f"cannot read the file: {e}")]) from None
+    return loads(text, source=source, default_name=p.stem)
+
+
+def loads(text: str, source: str = "<string>", default_name: str = "scenario") -> Scenario:
+    """Parse and validate scenario TOML text; `source` names it in error messages."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(source, [("", f"invalid TOML: {e}")]) from None
+    return from_dict(data, source=source, default_name=default_name)
+
+
+def from_dict(data: dict[str, Any], source: str = "<dict>", default_name: str = "scenario") -> Scenario:
+    """Validate an already-parsed TOML document."""
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as e:
+        raise ScenarioError(source, [_pydantic_issue(err) for err in e.errors()]) from None
+    if scenario.scenario.name is None:
+        section = scenario.scenario.model_copy(update={"name": default_name})
+        scenario = scenario.model_copy(update={"scenario": section})
+    scenario._source = source
+    issues = _semantic_issues(scenario)
+    if issues:
+        raise ScenarioError(source, issues)
+    return scenario
+
+
+def key_path(loc: tuple[Any, ...]) -> str:
+    """('flow', 2, 'rate') -> 'flow[2].rate'."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+_TYPE_EXPECTED = {
+    "bool_type": "true or false",
+    "int_type": "an integer",
+    "string_type": "a string",
+    "dict_type": "a table",
+    "model_type": "a table",
+    "model_attributes_type": "a table",
+    "list_type": "an array",
+    "float_type": "a number",
+}
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model class that holds the last key of `loc` (for listing valid keys)."""
+    model: type[BaseModel] = Scenario
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = _field_by_alias(model, part)
+        if field is None:
+            return None
+        inner = _item_model(field.annotation)
+        if inner is None:
+            return None
+        model = inner
+    return model
+
+
+def _field_by_alias(model: type[BaseModel], key: str):
+    for name, field in model.model_fields.items():
+        if (field.alias or name) == key:
+            return field
+    return None
+
+
+def _item_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _item_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def table_keys(model: type[BaseModel]) -> list[str]:
+    """The TOML keys a table accepts."""
+    return [field.alias or name for name, field in model.model_fields.items()]
+
+
+def _pydantic_issue(err: dict[str, Any]) -> tuple[str, str]:
+    loc = tuple(err["loc"])
+    path = key_path(loc)
+    kind = err["type"]
+    found = err.get("input")
+    ctx = err.get("ctx") or {}
+    if kind == "value_error" and isinstance(ctx.get("error"), UnitError):
+        return path, str(ctx["error"])
+    if kind == "extra_forbidden":
+        model = _model_at(loc)
+        keys = ", ".join(table_keys(model)) if model else "a known key"
+        return path, f"expected one of the keys {keys}; found an unknown key {loc[-1]!r}"
+    if kind == "missing":
+        if loc == ("scenario",):
+            return path, "expected a [scenario] table with at least `duration`, found none"
+        if loc in (("link",), ("flow",)):
+            return path, f"expected at least one [[{loc[0]}]] table, found none"
+        return path, f"expected the required key {loc[-1]!r}, found nothing"
+    if kind == "too_short" and loc in (("link",), ("flow",)):
+        return path, f"expected at least one [[{loc[0]}]] table, found none"
+    if kind == "list_type" and loc in (("link",), ("flow",)):
+        return path, f"expected an array of tables written [[{loc[0]}]], found {describe(found)}"
+    if kind == "literal_error":
+        return path, f"expected one of {ctx.get('expected')}, found {describe(found)}"
+    if kind in ("model_type", "model_attributes_type") and loc == ("scenario",):
+        return path, f"expected a [scenario] table, found {describe(found)}"
+    expected = _TYPE_EXPECTED.get(kind)
+    if expected is None:
+        msg = err.get("msg", kind)
+        expected = msg.removeprefix("Input should be ").removeprefix("Value error, ")
+    return path, f"expected {expected}, found {describe(found)}"
+
+
+# -- semantic checks -----------------------------------------------------------------------
+
+
+def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
+    issues: list[tuple[str, str]] = []
+    sec = s.scenario
+    duration_text = format_duration(sec.duration)
+    if sec.duration <= 0:
+        issues.append(("scenario.duration", f"expected a positive duration, found {duration_text}"))
+    if not 0 <= sec.seed <= MAX_SEED:
+        issues.append(("scenario.seed", f"expected an integer in 0..2^64-1, found {sec.seed}"))
+    if sec.bin <= 0:
+        issues.append(("scenario.bin", "expected a positive duration, found 0"))
+    elif sec.duration > 0 and sec.bin > sec.duration:
+        issues.append(("scenario.bin", (
+            f"expected at most the duration ({duration_text}), found {format_duration(sec.bin)}"
+        )))
+    elif sec.duration > 0 and math.ceil(sec.duration / sec.bin) > MAX_BINS:
+        issues.append(("scenario.bin", (
+            f"expected at most {MAX_BINS} bins over the duration, found "
+            f"{math.ceil(sec.duration / sec.bin)} bins of {format_duration(sec.bin)}"
+        )))
+
+    pairs: dict[frozenset[str], int] = {}
+    for i, link in enumerate(s.links):
+        if link.a == link.b:
+            issues.append((f"link[{i}].b", f"expected a node other than a ({link.a!r}), found {link.b!r}"))
+            continue
+        pair = frozenset((link.a, link.b))
+        if pair in pairs:
+            issues.append((f"link[{i}]", (
+                f"expected at most one link between {link.a!r} and {link.b!r}, "
+                f"found a second one (the first is link[{pairs[pair]}])"
+            )))
+        else:
+            pairs[pair] = i
+        for key in ("rate", "rate_ba"):
+            if getattr(link, key) == 0:
+                issues.append((f"link[{i}].{key}", "expected a positive rate, found 0 bit/s"))
+        for key in ("ecn_threshold", "ecn_threshold_ba"):
+            if getattr(link, key) == 0:
+                issues.append((f"link[{i}].{key}", "expected at least 1 packet, found 0"))
+
+    nodes = set(s.nodes)
+    adjacency: dict[str, set[str]] = {n: set() for n in nodes}
+    for link in s.links:
+        adjacency[link.a].add(link.b)
+        adjacency[link.b].add(link.a)
+    names = sorted(nodes)
+    known_ccas = list(_native.cc_names())
+    total = 0
+    for i, flow in enumerate(s.flows):
+        p = f"flow[{i}]"
+        for key, node in (("from", flow.from_), ("to", flow.to)):
+            if node not in nodes:
+                issues.append((f"{p}.{key}", (f"expected a node named in a link ({', '.join(names)}), "
+                                f"found {node!r}")))
+        if flow.from_ in nodes and flow.to in nodes:
+            if flow.from_ == flow.to:
+                issues.append((f"{p}.to", (f"expected a node other than from ({flow.from_!r}), "
+                                f"found {flow.to!r}")))
+            elif flow.to not in _reachable(adjacency, flow.from_):
+                issues.append((f"{p}.to", (f"expected a node connected to {flow.from_!r} by links, "
+                                f"found {flow.to!r}, which is not")))
+        if flow.cca not in known_ccas:
+            issues.append((f"{p}.cca", f"expected one of {', '.join(known_ccas)}, found {flow.cca!r}"))
+        else:
+            try:
+                _native.cc_check(flow.cca, normalize_cc(flow.cc))
+            except ValueError as e:
+                issues.append(_cc_issue(p, flow.cca, str(e), flow.cc))
+        if flow.count < 1:
+            issues.append((f"{p}.count", f"expected an integer >= 1, found {flow.count}"))
+        total += max(flow.count, 0)
+        last_start = flow.start + max(flow.count - 1, 0) * flow.stagger
+        if sec.duration > 0 and last_start >= sec.duration:
+            key = "start" if flow.count <= 1 or flow.stagger == 0 else "stagger"
+            issues.append((f"{p}.{key}", (f"expected flows to start before the end of the run "
+                            f"({duration_text}), found a start at {format_duration(last_start)}")))
+        if flow.size is not None and flow.size < 1:
+            issues.append((f"{p}.size", "expected at least 1 byte, found 0 B"))
+        if not MIN_MSS <= flow.mss <= MAX_MSS:
+            issues.append((f"{p}.mss", (f"expected an integer in {MIN_MSS}..{MAX_MSS} bytes, "
+                            f"found {flow.mss}")))
+        elif _rwnd(flow) < flow.mss:
+            issues.append((f"{p}.rwnd", (f"expected at least one segment (mss = {flow.mss} B), "
+                            f"found {flow.rwnd} B")))
+        if flow.initial_cwnd < 1:
+            issues.append((f"{p}.initial_cwnd", f"expected an integer >= 1, found {flow.initial_cwnd}"))
+        if flow.min_rto <= 0:
+            issues.append((f"{p}.min_rto", "expected a positive duration, found 0"))
+    if total > MAX_FLOWS:
+        issues.append(("flow", f"expected at most {MAX_FLOWS} flows after count, found {total}"))
+    return issues
+
+
+def _reachable(adjacency: dict[str, set[str]], start: str) -> set[str]:
+    seen = {start}
+    todo = deque([start])
+    while todo:
+        for nxt in adjacency[todo.popleft()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _cc_issue(prefix: str, cca: str, message: str, params: dict[str, Any]) -> tuple[str, str]:
+    """Turn the registry's "cc.beta: expected ..., found ..." into a key path and a message."""
+    head, sep, rest = message.partition(": ")
+    if sep and (head == "cc" or head.startswith("cc.")):
+        path, text = f"{prefix}.{head}", rest
+    else:
+        head, path, text = "cc", f"{prefix}.cc", message
+    if "expected" not in text:
+        text = f"expected parameters valid for {cca}, found: {text}"
+    elif "found" not in text:
+        key = head.removeprefix("cc").removeprefix(".")
+        value = params.get(key, params) if key else params
+        text = f"{text}, found {describe(value)}"
+    return path, text
+
+
+def normalize_cc(params: dict[str, Any]) -> dict[str, Any]:
+    """CCA parameters in the contract's types: integers become floats (TOML `3` == `3.0`),
+    arrays of pairs become lists of [float, float]; anything else is passed on for the
+    registry to reject with its own message."""
+    out: dict[str, Any] = {}
+    for key in sorted(params):
+        value = params[key]
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        elif isinstance(value, list):
+            value = [
+                [float(x) if isinstance(x, int) and not isinstance(x, bool) else x for x in pair]
+                if isinstance(pair, list) else pair
+                for pair in value
+            ]
+        out[key] = value
+    return out
+
+
+def _rwnd(flow: Flow) -> int:
+    return flow.rwnd if flow.window_scaling else min(flow.rwnd, UNSCALED_WINDOW_MAX)
+
+
+# -- resolution ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FlowOrigin:
+    """Where a resolved flow came from: its id, the [[flow]] index, and its name."""
+
+    id: int
+    scenario_flow: int
+    copy: int
+    name: str
+
+
+def expand_flows(s: Scenario) -> list[FlowOrigin]:
+    """One entry per resolved flow, ids consecutive in file order (copies of a `count` flow
+    are adjacent). A flow's name is its `name` key or "flow<i>"; copies get ".<k>"."""
+    out: list[FlowOrigin] = []
+    for i, flow in enumerate(s.flows):
+        base = flow.name or f"flow{i}"
+        for k in range(flow.count):
+            name = base if flow.count == 1 else f"{base}.{k}"
+            out.append(FlowOrigin(id=len(out), scenario_flow=i, copy=k, name=name))
+    return out
+
+
+def _direction(rate: int, delay: int, loss: float, queue: dict, ecn: int | None) -> dict[str, Any]:
+    return {"rate_bps": rate, "delay_ns": delay, "loss": loss, "queue": dict(queue),
+            "ecn_threshold_pkts": ecn}
+
+
+def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
+    """The exact `_native.run_sim` config (see `_native.pyi`): integers in ns, bit/s, bytes;
+    defaults filled; `count` expanded; nodes as indices."""
+    seed = s.scenario.seed if seed_override is None else seed_override
+    if not 0 <= seed <= MAX_SEED:
+        raise UserError(f"--seed: expected an integer in 0..2^64-1, found {seed}")
+    index = {name: i for i, name in enumerate(s.nodes)}
+    links = []
+    for link in s.links:
+        ab = _direction(link.rate, link.delay, link.loss, link.queue, link.ecn_threshold)
+        ba = _direction(
+            link.rate if link.rate_ba is None else link.rate_ba,
+            link.delay if link.delay_ba is None else link.delay_ba,
+            link.loss if link.loss_ba is None else link.loss_ba,
+            link.queue if link.queue_ba is None else link.queue_ba,
+            link.ecn_threshold if link.ecn_threshold_ba is None else link.ecn_threshold_ba,
+        )
+        links.append({"a": index[link.a], "b": index[link.b], "ab": ab, "ba": ba})
+    flows = []
+    for origin in expand_flows(s):
+        f = s.flows[origin.scenario_flow]
+        flows.append({
+            "id": origin.id,
+            "src": index[f.from_],
+            "dst": index[f.to],
+            "cca": f.cca,
+            "cc": normalize_cc(f.cc),
+            "start_ns": f.start + origin.copy * f.stagger,
+            "size_bytes": f.size,
+            "mss": f.mss,
+            "sack": f.sack,
+            "timestamps": f.timestamps,
+            "window_scaling": f.window_scaling,
+            "rwnd_bytes": _rwnd(f),
+            "ecn": f.ecn,
+            "initial_cwnd": f.initial_cwnd,
+            "pacing": f.pacing,
+            "delayed_ack": f.delayed_ack,
+            "min_rto_ns": f.min_rto,
+        })
+    return {
+        "name": s.name,
+        "seed": seed,
+        "duration_ns": s.scenario.duration,
+        "bin_ns": s.scenario.bin,
+        "nodes": s.nodes,
+        "links": links,
+        "flows": flows,
+    }
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys, no whitespace, ASCII, no NaN: the same object always gives the same text."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def scenario_hash(config: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of a resolved config, without its seed (replicates of a
+    scenario share the hash; the seed is recorded beside it)."""
+    unseeded = {k: v for k, v in config.items() if k != "seed"}
+    return hashlib.sha256(canonical_json(unseeded).encode("ascii")).hexdigest()

@@ -1,0 +1,178 @@
+"""satcc.cli: commands, --help everywhere, exit codes, no tracebacks, plug-in command groups."""
+
+import argparse
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from satcc import __version__, _native, cli
+from satcc import scenario as sc
+from tests.helpers import MINIMAL
+
+
+def run(argv, capsys):
+    """main(argv) -> (status, stdout, stderr); argparse's SystemExit becomes a status."""
+    try:
+        status = cli.main(argv)
+    except SystemExit as e:
+        status = e.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _all_commands(parser: argparse.ArgumentParser, prefix=()):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*prefix, name)
+                yield from _all_commands(sub, (*prefix, name))
+
+
+def test_every_command_has_help_that_exits_0(capsys):
+    commands = list(_all_commands(cli.build_parser()))
+    for expected in [("check",), ("sim",), ("plot",), ("cc",), ("cc", "list"), ("cc", "show"),
+                     ("demo",)]:
+        assert expected in commands
+    for command in [(), *commands]:
+        status, out, _ = run([*command, "--help"], capsys)
+        assert status == 0, command
+        assert out.startswith("usage: satcc"), command
+        assert len(out.splitlines()) > 3, command
+
+
+def test_version_names_the_package_and_native_versions(capsys):
+    status, out, _ = run(["--version"], capsys)
+    assert status == 0
+    assert out.strip() == f"satcc {__version__} (native {_native.version()})"
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    status, _, err = run([], capsys)
+    assert status == 2 and "usage: satcc" in err
+
+
+def test_an_unknown_command_or_option_exits_2(capsys):
+    assert run(["frobnicate"], capsys)[0] == 2
+    assert run(["check", "--nope", "x.toml"], capsys)[0] == 2
+
+
+def test_check_accepts_a_valid_file(write_toml, capsys):
+    path = write_toml(MINIMAL)
+    status, out, err = run(["check", str(path)], capsys)
+    assert status == 0, err
+    assert out.startswith(f"{path}: ok: scenario 'tiny', 2 nodes, 1 links, 1 flow")
+    assert "flow 0 (flow0) s→d: reno" in out
+
+
+def test_check_resolved_prints_the_simulator_config(write_toml, capsys):
+    path = write_toml(MINIMAL)
+    status, out, _ = run(["check", "--resolved", str(path)], capsys)
+    assert status == 0
+    assert json.loads(out) == sc.resolve(sc.load(path))
+
+
+def test_check_rejects_a_bad_file_with_exit_2_and_no_traceback(write_toml, capsys):
+    path = write_toml(MINIMAL.replace('rate = "10 Mbit/s"', 'rate = "10 MB"'))
+    status, out, err = run(["check", str(path)], capsys)
+    assert status == 2
+    assert out == ""
+    assert f"{path}: link[0].rate: expected a rate" in err and "found '10 MB'" in err
+    assert "Traceback" not in err
+
+
+def test_check_of_a_missing_file_exits_2(tmp_path, capsys):
+    status, _, err = run(["check", str(tmp_path / "none.toml")], capsys)
+    assert status == 2 and "no such file" in err
+
+
+def test_cc_list_names_every_registered_algorithm(capsys):
+    status, out, _ = run(["cc", "list"], capsys)
+    assert status == 0
+    assert [line.split()[0] for line in out.splitlines()] == list(_native.cc_names())
+    status, out, _ = run(["cc", "list", "--json"], capsys)
+    assert [c["name"] for c in json.loads(out)] == list(_native.cc_names())
+
+
+def test_cc_show_prints_the_registry_entry(capsys):
+    name = _native.cc_names()[0]
+    info = _native.cc_info(name)
+    status, out, _ = run(["cc", "show", name], capsys)
+    assert status == 0
+    assert out.startswith(f"{name}: {info['summary']}")
+    assert info["source"] in out
+    for p in info["params"]:
+        assert p["name"] in out
+    status, out, _ = run(["cc", "show", name, "--json"], capsys)
+    assert json.loads(out) == info
+
+
+def test_cc_show_of_an_unknown_name_exits_2(capsys):
+    status, _, err = run(["cc", "show", "vegas-9000"], capsys)
+    assert status == 2 and "found 'vegas-9000'" in err
+
+
+def test_plot_of_a_missing_result_exits_2(tmp_path, capsys):
+    status, _, err = run(["plot", str(tmp_path)], capsys)
+    assert status == 2 and "summary.json" in err and "Traceback" not in err
+
+
+def test_demo_without_its_scenarios_exits_2(tmp_path, capsys):
+    status, _, err = run(["demo", "--scenarios", str(tmp_path), "--out", str(tmp_path / "o")],
+                         capsys)
+    assert status == 2 and "demo-starlink-uplink.toml" in err
+
+
+@pytest.mark.skipif(hasattr(_native, "run_sim"), reason="the simulator is built")
+def test_sim_without_the_simulator_says_how_to_build_it(write_toml, tmp_path, capsys):
+    status, _, err = run(["sim", str(write_toml(MINIMAL)), "--out", str(tmp_path / "o")], capsys)
+    assert status == 1 and "make build" in err
+
+
+def test_sim_rejects_a_bad_file_before_running(write_toml, tmp_path, capsys):
+    path = write_toml(MINIMAL.replace('cca = "reno"', 'cca = "nope"'))
+    status, _, err = run(["sim", str(path), "--out", str(tmp_path / "o")], capsys)
+    assert status == 2 and "flow[0].cca" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_command_groups_register_themselves(monkeypatch, capsys):
+    module = types.ModuleType("satcc_fake_cli")
+
+    def register(subparsers):
+        p = subparsers.add_parser("fake", help="a plug-in command")
+        p.set_defaults(func=lambda args: 7)
+
+    module.register = register
+    monkeypatch.setitem(sys.modules, "satcc_fake_cli", module)
+    monkeypatch.setattr(cli, "OPTIONAL_COMMAND_MODULES", ("satcc_fake_cli", "satcc_absent.cli"))
+    status, _, err = run(["fake"], capsys)
+    assert status == 7
+    assert err == ""     # an absent group is silently skipped
+
+
+def test_a_broken_command_group_does_not_take_down_the_others(monkeypatch, write_toml, capsys):
+    real_import = cli.importlib.import_module
+
+    def fake_import(name):
+        if name == "satcc_broken_cli":
+            raise ImportError("cannot import name 'x' from 'somewhere'")
+        return real_import(name)
+
+    monkeypatch.setattr(cli, "OPTIONAL_COMMAND_MODULES", ("satcc_broken_cli",))
+    monkeypatch.setattr(cli.importlib, "import_module", fake_import)
+    status, out, err = run(["check", str(write_toml(MINIMAL))], capsys)
+    assert status == 0 and "ok" in out
+    assert "satcc_broken_cli are unavailable" in err
+
+
+def test_the_installed_entry_point_runs():
+    exe = Path(sys.executable).parent / "satcc"
+    if not exe.exists():
+        pytest.skip("no satcc console script next to this interpreter")
+    done = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0 and "usage: satcc" in done.stdout

@@ -1,0 +1,205 @@
+"""satcc.results: the RunResult schema, atomic and byte-deterministic writing, loading."""
+
+import json
+import math
+
+import pyarrow.parquet as pq
+import pytest
+
+from satcc import results as rs
+from satcc import scenario as sc
+from tests.helpers import MINIMAL, engine_output
+
+THREE_FLOWS = MINIMAL.replace('duration = "2 s"', 'duration = "1.05 s"') + """
+[[flow]]
+name = "bulk"
+from = "d"
+to = "s"
+cca = "reno"
+size = "1 MB"
+count = 2
+"""
+
+
+def _result(write_toml, text=THREE_FLOWS) -> rs.RunResult:
+    s = sc.load(write_toml(text))
+    config = sc.resolve(s)
+    meta = {"engine": "sim", "scenario": s.name, "scenario_hash": sc.scenario_hash(config),
+            "seed": config["seed"], "satcc_version": "test"}
+    return rs.RunResult.from_engine(engine_output(config), config, sc.expand_flows(s), meta)
+
+
+def _files(d):
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+
+def test_two_writes_of_one_result_are_identical_bytes(write_toml, tmp_path):
+    r = _result(write_toml)
+    a, b = r.write(tmp_path / "a"), r.write(tmp_path / "b")
+    fa, fb = _files(a), _files(b)
+    assert sorted(fa) == sorted([rs.SUMMARY_FILE, *rs.TABLE_FILES])
+    assert fa == fb
+
+
+def test_a_loaded_result_writes_back_the_same_bytes(write_toml, tmp_path):
+    first = _result(write_toml).write(tmp_path / "a")
+    rs.load(first).write(tmp_path / "b")
+    assert _files(first) == _files(tmp_path / "b")
+
+
+def test_two_results_built_separately_write_identical_bytes(write_toml, tmp_path):
+    _result(write_toml).write(tmp_path / "a")
+    _result(write_toml).write(tmp_path / "b")
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+
+
+def test_the_summary_has_the_contract_keys_and_derived_values(write_toml):
+    doc = _result(write_toml).summary()
+    for key in ("engine", "scenario", "seed", "jain_index", "flows", "scenario_hash",
+                "schema_version", "satcc_version"):
+        assert key in doc
+    assert [f["id"] for f in doc["flows"]] == [0, 1, 2]
+    for f in doc["flows"]:
+        for key in ("id", "from", "to", "cca", "goodput_bps", "delivered_bytes", "sent_packets",
+                    "retransmitted_packets", "retransmission_rate", "rtt_mean_ms", "rtt_p95_ms",
+                    "fct_s"):
+            assert key in f
+    f0, f1, f2 = doc["flows"]
+    assert (f0["from"], f0["to"], f1["from"], f1["to"]) == ("s", "d", "d", "s")
+    assert f0["fct_s"] is None and f1["fct_s"] == 1.25          # bulk vs limited
+    assert f0["retransmission_rate"] == pytest.approx(3 / 100)
+    assert f2["retransmission_rate"] is None                     # nothing sent
+    goodputs = [f["goodput_bps"] for f in doc["flows"]]
+    expected = sum(goodputs) ** 2 / (3 * sum(g * g for g in goodputs))
+    assert doc["jain_index"] == pytest.approx(expected)
+    assert [f["name"] for f in doc["flows"]] == ["flow0", "bulk.0", "bulk.1"]
+    json.dumps(doc, allow_nan=False)
+
+
+def test_series_goodput_is_bin_bytes_over_bin_width_with_a_short_last_bin(write_toml):
+    r = _result(write_toml)   # 1.05 s in 100 ms bins: ten full bins and one of 50 ms
+    s = r.flow_series
+    s0 = s[s["flow_id"] == 0].sort_values("t_s")
+    assert len(s0) == 11
+    widths = [0.1] * 10 + [0.05]
+    for (_, row), w in zip(s0.iterrows(), widths, strict=True):
+        assert row["goodput_bps"] == pytest.approx(row["delivered_bytes"] * 8 / w)
+
+
+def test_tables_have_the_documented_columns(write_toml, tmp_path):
+    r = rs.load(_result(write_toml).write(tmp_path / "r"))
+    assert list(r.flows.columns) == rs.FLOWS_SCHEMA.names
+    assert list(r.flow_series.columns) == rs.FLOW_SERIES_SCHEMA.names
+    assert list(r.link_series.columns) == rs.LINK_SERIES_SCHEMA.names
+    ls = r.link_series
+    ab = ls[(ls["link_id"] == 0) & (ls["dir"] == "ab")].iloc[0]
+    ba = ls[(ls["link_id"] == 0) & (ls["dir"] == "ba")].iloc[0]
+    assert (ab["from"], ab["to"], ba["from"], ba["to"]) == ("s", "d", "d", "s")
+    assert math.isnan(r.flow_series["srtt_ms"].iloc[0])           # missing stays missing
+    assert r.meta["stats"]["events"] == 1234
+    assert pq.read_schema(tmp_path / "r" / rs.FLOWS_FILE).metadata[b"satcc"]
+
+
+def test_the_readme_lists_every_column():
+    from tests.test_scenario import _readme_section
+
+    section = _readme_section("Results")
+    for schema in (rs.FLOWS_SCHEMA, rs.FLOW_SERIES_SCHEMA, rs.LINK_SERIES_SCHEMA):
+        for name in schema.names:
+            assert f"`{name}`" in section, name
+
+
+def test_jain_index_is_one_when_equal_and_one_over_n_when_one_flow_takes_all():
+    assert rs.jain_index([5.0, 5.0, 5.0]) == pytest.approx(1.0)
+    assert rs.jain_index([9.0, 0.0, 0.0]) == pytest.approx(1 / 3)
+    assert rs.jain_index([0.0, 0.0]) is None
+    assert rs.jain_index([]) is None
+
+
+def test_a_failed_write_leaves_no_new_directory(write_toml, tmp_path, monkeypatch):
+    r = _result(write_toml)
+    calls = []
+
+    def failing(table, path, **kw):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return real(table, path, **kw)
+
+    real = pq.write_table
+    monkeypatch.setattr(rs.pq, "write_table", failing)
+    with pytest.raises(OSError):
+        r.write(tmp_path / "res" / "out")
+    assert list((tmp_path / "res").iterdir()) == []   # neither the result nor temporary files
+
+
+def test_a_failed_rewrite_keeps_the_previous_result_loadable(write_toml, tmp_path, monkeypatch):
+    r = _result(write_toml)
+    out = r.write(tmp_path / "res" / "out")
+    before = _files(out)
+
+    def failing(*a, **kw):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(rs.pq, "write_table", failing)
+    with pytest.raises(OSError):
+        r.write(out)
+    assert _files(out) == before
+    rs.load(out)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]
+
+
+def test_rewriting_a_directory_replaces_the_result(write_toml, tmp_path):
+    out = _result(write_toml).write(tmp_path / "res" / "out")
+    other = _result(write_toml, THREE_FLOWS.replace("10 Mbit/s", "20 Mbit/s"))
+    other.write(out)
+    assert rs.load(out).meta["scenario_hash"] == other.meta["scenario_hash"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]
+
+
+def test_loading_notices_a_table_that_does_not_match_the_summary(write_toml, tmp_path):
+    a = _result(write_toml).write(tmp_path / "a")
+    b = _result(write_toml, THREE_FLOWS.replace("10 Mbit/s", "20 Mbit/s")).write(tmp_path / "b")
+    (a / rs.LINK_SERIES_FILE).write_bytes((b / rs.LINK_SERIES_FILE).read_bytes())
+    with pytest.raises(rs.ResultError, match="sha256"):
+        rs.load(a)
+
+
+def test_loading_a_directory_without_a_summary_is_an_error(tmp_path):
+    with pytest.raises(rs.ResultError, match="summary.json"):
+        rs.load(tmp_path)
+    with pytest.raises(rs.ResultError, match="expected a result directory"):
+        rs.load(tmp_path / "missing")
+
+
+def test_the_text_table_has_a_row_per_flow_and_the_jain_index(write_toml):
+    text = _result(write_toml).table()
+    lines = text.splitlines()
+    assert "tiny" in lines[0] and "seed 1" in lines[0]
+    assert len(lines) == 1 + 1 + 3 + 1
+    assert "bulk.1" in lines[4] and "d→s" in lines[4] and "1.25 s" in lines[3]
+    assert lines[-1].startswith("Jain's fairness index over goodputs: 0.")
+
+
+def test_the_table_can_leave_out_the_fairness_line(write_toml):
+    r = _result(write_toml)
+    assert r.table(fairness=False).splitlines() == r.table().splitlines()[:-1]
+
+
+def test_a_result_directory_gets_ordinary_permissions(write_toml, tmp_path):
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        out = _result(write_toml).write(tmp_path / "r")
+    finally:
+        os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o755
+
+
+def test_transfer_sizes_load_as_nullable_integers(write_toml, tmp_path):
+    r = rs.load(_result(write_toml).write(tmp_path / "r"))
+    sizes = r.flows["size_bytes"]
+    assert str(sizes.dtype) == "Int64"
+    assert sizes.isna().tolist() == [True, False, False]
+    assert sizes.iloc[1] == 1_000_000
