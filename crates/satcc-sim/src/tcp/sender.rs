@@ -146,6 +146,9 @@ impl Sender {
         let start = SimTime::ZERO + cfg.start;
         let mut tcp = TcpState::new(cfg.mss, cfg.initial_cwnd);
         tcp.now = start;
+        // With pacing forced on (as under fq), the socket counts as paced for every
+        // algorithm (`sk_pacing_status != SK_PACING_NONE`), e.g. for HyStart's ACK-train test.
+        tcp.pacing_needed = cfg.pacing == PacingMode::On;
         Sender {
             flow: cfg.id,
             peer,
