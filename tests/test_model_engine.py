@@ -8,13 +8,13 @@ import json
 import math
 
 import pytest
+
 from satcc import cli
 from satcc import results as rs
 from satcc import scenario as sc
 from satcc.engines import model as engine
 from satcc.errors import UserError
 from satcc.models import cardwell, hybla, pftk
-
 from tests.helpers import requires_sim
 
 TWO_HOPS = """

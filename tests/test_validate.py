@@ -5,10 +5,10 @@ import json
 import math
 
 import pytest
+
 from satcc import cli
 from satcc import scenario as sc
 from satcc.studies import hybla as study
-
 from tests.helpers import requires_sim
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

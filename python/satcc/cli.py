@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from satcc import __version__, _native
@@ -22,6 +23,7 @@ COMMAND_MODULES = (
     "satcc.commands.plot",
     "satcc.commands.cc",
     "satcc.commands.demo",
+    "satcc.commands.emu",
     "satcc.commands.run",
     "satcc.commands.validate",
 )
@@ -96,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("satcc: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `satcc ... | head`: the reader went away; quietly stop, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     return 0 if status is None else int(status)
 
 

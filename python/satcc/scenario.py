@@ -26,6 +26,7 @@ them in step):
 | link.loss (loss_ba)       | 0            | probability          |                                  |
 | link.queue (queue_ba)     | 1000 pkt     | pkt / size / BDP     | Linux txqueuelen 1000            |
 | link.ecn_threshold (_ba)  | none         | packets              | DCTCP-style step marking         |
+| link.model                | none         | table, `kind = ...`  | satcc.linkmodels (README "Path models") |
 | flow.from, flow.to        | required     | node names           |                                  |
 | flow.name                 | "flow<i>"    | text                 |                                  |
 | flow.cca                  | "cubic"      | registry name        | Linux default since 2.6.19       |
@@ -75,7 +76,7 @@ from pydantic import (
     ValidationError,
 )
 
-from satcc import _native
+from satcc import _native, linkmodels
 from satcc.errors import UserError
 from satcc.units import (
     UnitError,
@@ -159,8 +160,8 @@ class ScenarioSection(_Table):
 class Link(_Table):
     a: str
     b: str
-    rate: Rate
-    delay: Duration
+    rate: Rate | None = None  # required unless `model` is given (linkmodels.link_issues)
+    delay: Duration | None = None
     loss: Probability = 0.0
     queue: Queue = parse_queue(DEFAULT_QUEUE)
     ecn_threshold: Packets | None = None
@@ -169,6 +170,7 @@ class Link(_Table):
     loss_ba: Probability | None = None
     queue_ba: Queue | None = None
     ecn_threshold_ba: Packets | None = None
+    model: dict[str, Any] | None = None  # [link.model]: satcc.linkmodels
 
 
 class Flow(_Table):
@@ -385,6 +387,7 @@ def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
         if link.a == link.b:
             issues.append((f"link[{i}].b", f"expected a node other than a ({link.a!r}), found {link.b!r}"))
             continue
+        issues.extend(linkmodels.link_issues(i, link, Path(s.source).parent))
         pair = frozenset((link.a, link.b))
         if pair in pairs:
             issues.append((f"link[{i}]", (
@@ -542,6 +545,10 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     index = {name: i for i, name in enumerate(s.nodes)}
     links = []
     for link in s.links:
+        if link.model is not None:
+            ab, ba = linkmodels.resolve_link(link, Path(s.source).parent, parse_queue(DEFAULT_QUEUE))
+            links.append({"a": index[link.a], "b": index[link.b], "ab": ab, "ba": ba})
+            continue
         ab = _direction(link.rate, link.delay, link.loss, link.queue, link.ecn_threshold)
         ba = _direction(
             link.rate if link.rate_ba is None else link.rate_ba,

@@ -65,8 +65,8 @@ Deviations from Linux (tcp_hybla.c) that the model inherits
 3. SACK-style recovery time (eq. 9: (1 + (1 - 1/L)) R); random, independent losses only.
 
 Not implemented: burst losses, receiver-window limits other than W_m, Linux's per-ACK rounding
-of 2^rho (hybla_fraction table), the scenario-engine adapter and `satcc validate hybla`
-(issue 4, assigned separately).
+of 2^rho (hybla_fraction table). The scenario adapter is satcc/engines/model.py; the study's
+validation against the simulator is satcc/studies/hybla.py (`satcc validate hybla`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,96 @@
+"""`satcc emu FILE`, `satcc emu doctor`, `satcc emu --cleanup`: the real-kernel emulator."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from satcc import scenario as sc
+from satcc.commands.sim import DEFAULT_OUT_ROOT, safe_name
+from satcc.progress import ProgressBar
+
+HELP = "run a scenario on the real Linux TCP stack (namespaces + satcc-linkd), as root"
+DESCRIPTION = """\
+Run a scenario with real iperf3 over the kernel's TCP in network namespaces, its links
+emulated in real time by satcc-linkd (rate, delay, loss, drop-tail queue, ECN marking and the
+time-varying link models shared with the simulator). Writes the same result directory as
+`satcc sim` (summary.json, flows/flow_series/link_series.parquet) plus DIR/emu/ with the
+iperf3 reports, tcpdump captures (snaplen 128) and satcc-linkd's timing report. Needs root.
+
+  satcc emu FILE [--out DIR] [--json]   run
+  satcc emu doctor                      what this host supports, with fixes
+  satcc emu --cleanup                   remove what crashed runs left behind"""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("emu", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE", nargs="?",
+                   help="scenario TOML file, or `doctor`")
+    p.add_argument("--out", metavar="DIR", type=Path,
+                   help="result directory (default: out/<scenario name>-emu)")
+    p.add_argument("--json", action="store_true",
+                   help="print the JSON summary (or the doctor's checks) on stdout")
+    p.add_argument("--seed", metavar="N", type=int,
+                   help="seed for the links' random loss and models (default: the scenario's)")
+    p.add_argument("--no-capture", action="store_true", help="do not run tcpdump")
+    p.add_argument("--cleanup", action="store_true",
+                   help="remove namespaces and processes of runs whose runner is gone")
+    p.add_argument("--force", action="store_true",
+                   help="with --cleanup: also remove runs that are still going")
+    p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from satcc.emu import host
+
+    if args.cleanup:
+        host.require_root()
+        res = host.cleanup(include_live=args.force)
+        if args.json:
+            sys.stdout.write(json.dumps(res, indent=2) + "\n")
+        else:
+            print(f"removed {len(res['removed'])} namespace(s)"
+                  + (f": {', '.join(res['removed'])}" if res["removed"] else ""))
+            if res["kept_live"]:
+                print(f"left running: {', '.join(res['kept_live'])} (use --force to remove)")
+            if res["failed"]:
+                print(f"could not remove: {', '.join(res['failed'])}", file=sys.stderr)
+        return 1 if res["failed"] else 0
+    if args.file == "doctor":
+        from satcc.emu import doctor
+
+        items = doctor.checks()
+        if args.json:
+            sys.stdout.write(json.dumps([i.__dict__ for i in items], indent=2) + "\n")
+        else:
+            print(doctor.report(items))
+        return 0 if all(i.ok or not i.required for i in items) else 1
+    if args.file is None:
+        from satcc.errors import UserError
+
+        raise UserError("emu: expected a scenario FILE, `doctor` or --cleanup")
+    s = sc.load(args.file)
+    host.require_root()
+    from satcc.engines import emu
+
+    out = args.out if args.out is not None else DEFAULT_OUT_ROOT / f"{safe_name(s.name)}-emu"
+    with ProgressBar(label=f"{s.name} (emu)") as bar:
+        result = emu.run(s, out_dir=out, seed=args.seed, progress=bar,
+                         capture=not args.no_capture)
+    result.write(out)
+    if args.plot:
+        from satcc.plot import DEFAULT_PNG, save
+
+        save(result, out / DEFAULT_PNG)
+    if args.json:
+        sys.stdout.write(result.to_json())
+    else:
+        print(result.table())
+    for w in result.meta.get("emu", {}).get("warnings", []):
+        print(f"satcc: warning: {w}", file=sys.stderr)
+    print(f"results: {out}", file=sys.stderr)
+    return 0

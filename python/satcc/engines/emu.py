@@ -1,0 +1,62 @@
+"""The `emu` engine: a scenario run by the real Linux TCP stack in network namespaces, its links
+emulated in real time by satcc-linkd (see satcc.emu). Same RunResult as the simulator, plus the
+run's raw material (iperf3 JSON reports, tcpdump captures, the link series as JSON lines,
+satcc-linkd's timing report) in DIR/emu/.
+
+Not deterministic: a real kernel on a real clock. The seed drives satcc-linkd's random loss and
+the link models, so the channel is the same from run to run; TCP's timing is not.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from satcc import __version__
+from satcc.emu.runner import Run
+from satcc.results import SCHEMA_VERSION, RunResult
+from satcc.scenario import Scenario, expand_flows, resolve, scenario_hash
+
+ENGINE = "emu"
+RAW_DIR = "emu"
+
+
+def run(
+    scenario: Scenario,
+    out_dir: str | Path | None = None,
+    seed: int | None = None,
+    progress: Callable[[float], None] | None = None,
+    capture: bool = True,
+    spin_ns: int | None = None,
+    rt_priority: int | None = None,
+) -> RunResult:
+    """Emulate `scenario`; its raw files go to `out_dir`/emu (a temporary directory, removed
+    afterwards, when `out_dir` is None)."""
+    config = resolve(scenario, seed_override=seed)
+    tmp = None
+    if out_dir is None:
+        tmp = Path(tempfile.mkdtemp(prefix="satcc-emu-"))
+        workdir = tmp / RAW_DIR
+    else:
+        workdir = Path(out_dir) / RAW_DIR
+        if workdir.exists():
+            shutil.rmtree(workdir)
+    try:
+        r = Run(config, workdir, capture=capture, spin_ns=spin_ns, rt_priority=rt_priority)
+        raw = r.execute(progress)
+        meta = {
+            "schema_version": SCHEMA_VERSION,
+            "satcc_version": __version__,
+            "engine": ENGINE,
+            "scenario": config["name"],
+            "scenario_hash": scenario_hash(config),
+            "seed": config["seed"],
+            "emu": {"run_id": r.run_id, "raw_dir": RAW_DIR if tmp is None else None,
+                    "warnings": r.warnings, "linkd": r.linkd_stats},
+        }
+        return RunResult.from_engine(raw, config, expand_flows(scenario), meta)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

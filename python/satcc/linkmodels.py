@@ -1,0 +1,523 @@
+"""Time-varying link behaviours: the `[link.model]` table, its cited presets, and its resolution.
+
+A `[[link]]` may carry a `[link.model]` table with `kind = "starlink" | "geo" | "lfn" | "trace" |
+"constellation"`. The behaviour itself lives in Rust (`crates/satcc-core/src/models/`, one file
+per kind, shared by the simulator and the emulator); this module holds the presets (every number
+cited), checks the keys, and resolves them into one dictionary per direction (the "MODEL" of
+`_native.pyi`) plus the direction's *nominal* rate, delay and loss, which routing, "N BDP" queues
+and the analytical engine use.
+
+Every direction-specific key `X` has an `X_ba` twin for the b→a direction, defaulting to `X`
+(asymmetric links on every kind). With a model, the link's own `rate`, `delay` and `loss` keys
+are not allowed (the model sets them); `queue` and `ecn_threshold` still are, and a model may
+supply the default queue (Starlink's deep dish-side buffer, the PCC preset's 1500 packets).
+
+Sources (shared/research/satellite-facts.md, tags as there: [V] verified, [F] read off a figure,
+[D] derived):
+- Starlink reconfiguration every 15 s at :12/:27/:42/:57 (§1.4 [V]).
+- Starlink idle RTT: min 20, p25 40, median 50, p75 60 ms (Michel et al. IMC'22 [V]); upper end
+  85 ms (Mohan et al. WWW'24 whiskers ≈15-85 ms [F]).
+- Plan capacities (starlink.com DOC-1075-86535-76 [V]): Residential 50-150 down / 5-25 up (DE);
+  business = Priority 40-220 down / 8-25 up (ES table) widened to 30 up by Local Priority 10-30
+  (DE), as issue 5 states (40-220 / 8-30).
+- Loss: uplink 0.2-0.5 %, downlink 0.01 % (LeoCC/LeoReplayer README [V]).
+- Boundary disturbance ≈140 ms (arXiv 2601.08439 [V]) → 50-150 ms (§5 [D]); loss bursts up to
+  50 % (Kassem et al. IMC'22 [V]); outage vs burst share not measured (§1.6: "to calibrate").
+- Bufferbloat: 150-200 ms standing queue downlink, 50-150 ms uplink under load (§1.3/§5 [F, D]).
+- GEO: slant-range propagation 477-556 ms RTT (§2.1 [D]); PCC/Pantheon emulator 42 Mbit/s,
+  400 ms one way, 0.74 % uplink loss, 1500-packet droptail (JerryLX/pantheon [V]).
+- LFN: study 003's router hop dropping above 300-330 Mbit/s (papers/README.md §003).
+- Constellation: Starlink shell 1 = 550 km, 53°, 72 planes x 22 (issue 5; §1.1), min elevation
+  25° (§1.1 [V] Huston), extra one-way delay 10 ms [D] from the dish→GS RTT of ≈35 ms near 0 km
+  (Mohan et al. [F]) minus the 7-15 ms geometric floor.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from satcc.units import (
+    UnitError,
+    describe,
+    parse_duration,
+    parse_probability,
+    parse_rate,
+    parse_size,
+)
+
+KINDS = ("starlink", "geo", "lfn", "trace", "constellation")
+MS = 1_000_000  # ns
+S = 1_000_000_000  # ns
+SPEED_OF_LIGHT_M_S = 299_792_458.0
+EARTH_RADIUS_M = 6_371_000.0  # mean radius, as satellite-facts.md's derivations
+
+# -- Starlink presets (sources in the module docstring) ----------------------------------------
+STARLINK_PERIOD_NS = 15 * S  # reconfiguration period, facts §1.4 [V]
+STARLINK_PHASE_NS = 12 * S  # boundaries at :12, :27, :42, :57, facts §1.4 [V]
+STARLINK_RTT_QUANTILES_MS = (20, 40, 50, 60, 85)  # p0, p25, p50, p75, p100: Michel [V], Mohan [F]
+STARLINK_CAPACITY_MBPS = {
+    ("residential", "uplink"): (5, 25),  # DOC-1075-86535-76 DE, Residential [V]
+    ("residential", "downlink"): (50, 150),  # same [V]
+    ("business", "uplink"): (8, 30),  # Priority ES 8-25 / Local Priority DE 10-30 [V]
+    ("business", "downlink"): (40, 220),  # Priority ES 40-220 [V]
+}
+STARLINK_LOSS = {"uplink": (0.002, 0.005), "downlink": (0.0001, 0.0001)}  # LeoReplayer [V]
+STARLINK_DISTURBANCE_MS = (50, 150)  # facts §5 [D] from arXiv 2601.08439 (≈140 ms) [V]
+STARLINK_BURST_LOSS = (0.0, 0.5)  # "up to 50 %", Kassem et al. IMC'22 [V]
+STARLINK_OUTAGE_PROBABILITY = 0.5  # not measured (facts §1.6: "to calibrate")
+STARLINK_QUEUE_MS = {"uplink": 150, "downlink": 200}  # standing queue under load, facts §1.3/§5
+STARLINK_PLANS = ("residential", "business")
+
+# -- GEO -----------------------------------------------------------------------------------------
+GEO_ALTITUDE_M = 35_786_000.0
+GEO_DEFAULT_ELEVATION_DEG = 30.0  # [D] a site near 50° N at the satellite's longitude
+PCC_RATE_BPS = 42_000_000  # JerryLX/pantheon test_Satellite.sh [V]
+PCC_DELAY_NS = 400 * MS  # mm-delay 400 (800 ms RTT) [V]
+PCC_LOSS = 0.0074  # mm-loss uplink 0.0074 [V]
+PCC_QUEUE_PKTS = 1500  # droptail 1500 packets [V]
+
+# -- LFN -----------------------------------------------------------------------------------------
+STUDY_003_DROP_ABOVE_BPS = (300_000_000, 330_000_000)  # papers/README.md §003
+DEFAULT_DROP_BURST = "64 kB"  # not given by study 003: a shallow router buffer [assumed]
+DROP_REDRAW_NS = 1 * S  # the threshold wanders within its range once a second [assumed]
+
+# -- trace ---------------------------------------------------------------------------------------
+MAHIMAHI_BYTES = 1500  # one delivery opportunity, mm-link(1)
+
+# -- constellation (Starlink shell 1) --------------------------------------------------------------
+SHELL1 = {"altitude_km": 550.0, "inclination": 53.0, "planes": 72, "per_plane": 22, "phasing": 1}
+MIN_ELEVATION_DEG = 25.0  # facts §1.1 [V]
+CONSTELLATION_EXTRA_DELAY = "10 ms"  # [D], see the module docstring
+
+_REQUIRED = object()
+
+
+class ModelIssues(Exception):
+    """Problems in a `[link.model]` table, as (key path, message) pairs."""
+
+    def __init__(self, issues: list[tuple[str, str]]):
+        super().__init__("; ".join(f"{p}: {m}" for p, m in issues))
+        self.issues = issues
+
+
+# -- value parsers -------------------------------------------------------------------------------
+
+
+def _number(lo: float, hi: float, what: str) -> Callable[[Any], float]:
+    def parse(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not lo <= v <= hi:
+            raise UnitError(f"{what} in {lo:g}..{hi:g}", v)
+        return float(v)
+    return parse
+
+
+def _integer(lo: int, hi: int, what: str) -> Callable[[Any], int]:
+    def parse(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise UnitError(f"{what} (an integer in {lo}..{hi})", v)
+        return v
+    return parse
+
+
+def _range(parse: Callable[[Any], Any], what: str) -> Callable[[Any], tuple[Any, Any]]:
+    """A single value (low = high) or [low, high]."""
+    def parse_range(v: Any) -> tuple[Any, Any]:
+        if isinstance(v, list):
+            if len(v) != 2:
+                raise UnitError(f"{what} or a [low, high] pair", v)
+            lo, hi = parse(v[0]), parse(v[1])
+            if lo > hi:
+                raise UnitError(f"a [low, high] pair with low <= high ({what})", v)
+            return lo, hi
+        x = parse(v)
+        return x, x
+    return parse_range
+
+
+def _choice(*options: str) -> Callable[[Any], str]:
+    def parse(v: Any) -> str:
+        if v not in options:
+            raise UnitError("one of " + ", ".join(repr(o) for o in options), v)
+        return v
+    return parse
+
+
+_CLOCK_RE = re.compile(r"^\s*(\d{1,2}):(\d{2}):(\d{2}(?:\.\d{1,9})?)\s*$")
+
+
+def parse_start(v: Any) -> int:
+    """The run's wall-clock start: "HH:MM:SS[.fff]" or a duration past the minute ("5 s")."""
+    if isinstance(v, str):
+        m = _CLOCK_RE.match(v)
+        if m:
+            h, mi, sec = int(m.group(1)), int(m.group(2)), m.group(3)
+            if h > 23 or mi > 59 or float(sec) >= 60:
+                raise UnitError("a time of day 'HH:MM:SS' or a duration like '5 s'", v)
+            return (h * 3600 + mi * 60) * S + parse_duration(f"{sec} s")
+    try:
+        return parse_duration(v)
+    except UnitError:
+        raise UnitError("a time of day 'HH:MM:SS' or a duration like '5 s'", v) from None
+
+
+def _latlon(v: Any) -> tuple[float, float]:
+    ok = (isinstance(v, list) and len(v) == 2
+          and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v))
+    if not ok or not -90 <= v[0] <= 90 or not -180 <= v[1] <= 360:
+        raise UnitError("[latitude, longitude] in degrees (latitude -90..90)", v)
+    return float(v[0]), float(v[1])
+
+
+def _path(v: Any) -> str:
+    if not isinstance(v, str) or not v:
+        raise UnitError("a file path", v)
+    return v
+
+
+# -- a reader that collects issues ---------------------------------------------------------------
+
+
+class _Reader:
+    def __init__(self, table: dict[str, Any], prefix: str, keys: list[str]):
+        self.t, self.p, self.issues = table, prefix, []
+        allowed = ["kind", *keys]
+        for key in table:
+            if key not in allowed:
+                self.issues.append((f"{prefix}.{key}", (
+                    f"expected one of the keys {', '.join(allowed)}; found an unknown key {key!r}")))
+
+    def get(self, key: str, parse: Callable[[Any], Any], default: Any = _REQUIRED) -> Any:
+        if key not in self.t:
+            if default is _REQUIRED:
+                self.issues.append((f"{self.p}.{key}", f"expected the required key {key!r}, found nothing"))
+            return default if default is not _REQUIRED else None
+        try:
+            return parse(self.t[key])
+        except UnitError as e:
+            self.issues.append((f"{self.p}.{key}", str(e)))
+            return None
+
+    def both(self, key: str, parse: Callable[[Any], Any], default: Any = _REQUIRED) -> tuple[Any, Any]:
+        """`key` for a→b and `key_ba` for b→a (defaulting to a→b's value)."""
+        ab = self.get(key, parse, default)
+        return ab, self.get(f"{key}_ba", parse, ab)
+
+    def fail(self, key: str, message: str) -> None:
+        self.issues.append((f"{self.p}.{key}" if key else self.p, message))
+
+
+def _with_ba(*keys: str) -> list[str]:
+    return [k for key in keys for k in (key, f"{key}_ba")]
+
+
+# -- per kind: (a→b, b→a) directions, each (nominal state, model dict, default queue) ------------
+
+
+def _starlink(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
+    plans = r.both("plan", _choice(*STARLINK_PLANS), "residential")
+    dish = r.get("dish", _choice("a", "b"), "a")
+    phase = r.get("phase", parse_duration, STARLINK_PHASE_NS)
+    start = r.get("start", parse_start, 0)
+    rtt = r.get("rtt", _range(parse_duration, "a duration"), None)
+    caps = r.both("capacity", _range(parse_rate, "a rate"), None)
+    losses = r.both("loss", _range(parse_probability, "a probability"), None)
+    disturbance = r.get("disturbance", _range(parse_duration, "a duration"),
+                        (STARLINK_DISTURBANCE_MS[0] * MS, STARLINK_DISTURBANCE_MS[1] * MS))
+    burst = r.get("burst_loss", _range(parse_probability, "a probability"), STARLINK_BURST_LOSS)
+    outage = r.get("outage_probability", parse_probability, STARLINK_OUTAGE_PROBABILITY)
+    if r.issues:
+        return []
+    if phase >= STARLINK_PERIOD_NS:
+        r.fail("phase", f"expected a duration below 15 s, found {r.t['phase']!r}")
+    if disturbance[1] >= STARLINK_PERIOD_NS:
+        r.fail("disturbance", "expected durations below the 15 s period")
+    if rtt is not None:
+        quantiles = [round(rtt[0] + (rtt[1] - rtt[0]) * k / 4) for k in range(5)]
+    else:
+        quantiles = [q * MS for q in STARLINK_RTT_QUANTILES_MS]
+    out = []
+    roles = ("uplink", "downlink") if dish == "a" else ("downlink", "uplink")
+    for plan, role, cap, loss in zip(plans, roles, caps, losses, strict=True):
+        if cap is None:
+            lo, hi = STARLINK_CAPACITY_MBPS[(plan, role)]
+            cap = (lo * 1_000_000, hi * 1_000_000)
+        if cap[0] <= 0:
+            r.fail("capacity", "expected positive rates, found 0 bit/s")
+            continue
+        loss = STARLINK_LOSS[role] if loss is None else loss
+        model = {
+            "kind": "starlink", "period_ns": STARLINK_PERIOD_NS, "phase_ns": phase,
+            "start_ns": start, "rtt_quantiles_ns": quantiles, "capacity_bps": list(cap),
+            "loss": list(loss), "disturbance_ns": list(disturbance),
+            "outage_probability": outage, "burst_loss": list(burst),
+        }
+        mean_bps = round((cap[0] + cap[1]) / 2)
+        nominal = {"rate_bps": mean_bps, "delay_ns": quantiles[2] // 2, "loss": (loss[0] + loss[1]) / 2}
+        queue = {"bytes": round(mean_bps / 8 * STARLINK_QUEUE_MS[role] / 1000)}
+        out.append((nominal, model, queue))
+    return out
+
+
+def slant_range_m(altitude_m: float, elevation_deg: float) -> float:
+    """d = sqrt((R+h)^2 - (R cos e)^2) - R sin e (the Rust twin is models/geo.rs)."""
+    e = math.radians(elevation_deg)
+    rs = EARTH_RADIUS_M + altitude_m
+    return math.sqrt(rs * rs - (EARTH_RADIUS_M * math.cos(e)) ** 2) - EARTH_RADIUS_M * math.sin(e)
+
+
+def _geo(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
+    preset = r.get("preset", _choice("pcc"), None)
+    pcc = preset == "pcc"
+    rates = r.both("rate", parse_rate, PCC_RATE_BPS if pcc else _REQUIRED)
+    loss_ab = r.get("loss", parse_probability, PCC_LOSS if pcc else 0.0)
+    loss_ba = r.get("loss_ba", parse_probability, 0.0 if pcc else loss_ab)
+    elev = r.get("elevation", _number(0, 90, "degrees"), GEO_DEFAULT_ELEVATION_DEG)
+    gw = r.get("gateway_elevation", _number(0, 90, "degrees"), GEO_DEFAULT_ELEVATION_DEG)
+    extra = r.get("extra_delay", parse_duration, 0)
+    if pcc and any(k in r.t for k in ("elevation", "gateway_elevation", "extra_delay")):
+        r.fail("preset", "expected either preset = 'pcc' (a fixed 400 ms) or elevations, found both")
+    if r.issues:
+        return []
+    out = []
+    for rate, loss in zip(rates, (loss_ab, loss_ba), strict=True):
+        if rate == 0:
+            r.fail("rate", "expected a positive rate, found 0 bit/s")
+            continue
+        if pcc:
+            delay = PCC_DELAY_NS
+            model = {"kind": "geo", "rate_bps": rate, "loss": loss, "delay_ns": PCC_DELAY_NS}
+        else:
+            metres = slant_range_m(GEO_ALTITUDE_M, elev) + slant_range_m(GEO_ALTITUDE_M, gw)
+            delay = round(metres / SPEED_OF_LIGHT_M_S * S) + extra
+            model = {"kind": "geo", "rate_bps": rate, "loss": loss, "delay_ns": None,
+                     "altitude_m": GEO_ALTITUDE_M, "terminal_elevation_deg": elev,
+                     "gateway_elevation_deg": gw, "extra_delay_ns": extra}
+        out.append(({"rate_bps": rate, "delay_ns": delay, "loss": loss}, model,
+                    {"packets": PCC_QUEUE_PKTS} if pcc else None))
+    return out
+
+
+def _lfn(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
+    rates = r.both("rate", parse_rate)
+    if "rtt" in r.t and "delay" in r.t:
+        r.fail("rtt", "expected rtt or delay (one way), found both")
+    if "rtt" in r.t or "delay" not in r.t:
+        rtt = r.both("rtt", parse_duration)
+        delays = tuple(None if x is None else x // 2 for x in rtt)
+    else:
+        delays = r.both("delay", parse_duration)
+    losses = r.both("loss", parse_probability, 0.0)
+    hop = r.get("hop", _choice("study-003"), None)
+    drops = r.both("drop_above", _range(parse_rate, "a rate"),
+                   STUDY_003_DROP_ABOVE_BPS if hop else None)
+    burst = r.get("drop_burst", parse_size, parse_size(DEFAULT_DROP_BURST))
+    if r.issues:
+        return []
+    out = []
+    for rate, delay, loss, drop in zip(rates, delays, losses, drops, strict=True):
+        if rate == 0 or (drop is not None and drop[0] == 0) or burst == 0:
+            r.fail("rate", "expected positive rates and a positive drop_burst")
+            continue
+        police = None if drop is None else {"rate_bps": list(drop), "burst_bytes": burst,
+                                            "redraw_ns": DROP_REDRAW_NS}
+        model = {"kind": "lfn", "rate_bps": rate, "delay_ns": delay, "loss": loss, "police": police}
+        out.append(({"rate_bps": rate, "delay_ns": delay, "loss": loss}, model, None))
+    return out
+
+
+def read_mahimahi(path: Path) -> list[int]:
+    """A Mahimahi trace with mm-link's rules (the Rust twin: models/trace.rs parse_mahimahi)."""
+    out: list[int] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        s = line.strip()
+        if not s:
+            raise ValueError(f"line {n}: invalid empty line")
+        if not s.isdigit():
+            raise ValueError(f"line {n}: expected a millisecond timestamp, found {s!r}")
+        v = int(s)
+        if out and v < out[-1]:
+            raise ValueError(f"line {n}: timestamps must be non-decreasing")
+        out.append(v)
+    if not out:
+        raise ValueError("a trace needs at least one timestamp")
+    if out[-1] == 0:
+        raise ValueError("the trace must last for a nonzero amount of time (last timestamp > 0)")
+    return out
+
+
+def read_delay_csv(path: Path, default_loss: float) -> list[tuple[int, int, float]]:
+    """Rows `t_ms,delay_ms[,loss]` (a header line is skipped) → [(t_ns, delay_ns, loss)]."""
+    rows: list[tuple[int, int, float]] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        cells = [c.strip() for c in s.split(",")]
+        try:
+            t_ms, delay_ms = float(cells[0]), float(cells[1])
+            loss = float(cells[2]) if len(cells) > 2 and cells[2] else default_loss
+        except (ValueError, IndexError):
+            if n == 1 and not rows:
+                continue  # a header
+            raise ValueError(f"line {n}: expected t_ms,delay_ms[,loss], found {s!r}") from None
+        if t_ms < 0 or delay_ms < 0 or not 0 <= loss <= 1 or len(cells) > 3:
+            raise ValueError(f"line {n}: expected t_ms >= 0, delay_ms >= 0, loss in [0, 1], found {s!r}")
+        t_ns, d_ns = round(t_ms * MS), round(delay_ms * MS)
+        if rows and t_ns < rows[-1][0]:
+            raise ValueError(f"line {n}: times must be non-decreasing")
+        rows.append((t_ns, d_ns, loss))
+    if not rows:
+        raise ValueError("expected at least one row t_ms,delay_ms[,loss]")
+    return rows
+
+
+def _trace(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]]:
+    traces = r.both("mahimahi", _path, None)
+    rates = r.both("rate", parse_rate, None)
+    csvs = r.both("delay_csv", _path, None)
+    delays = r.both("delay", parse_duration, None)
+    losses = r.both("loss", parse_probability, 0.0)
+    per = r.get("bytes_per_opportunity", _integer(1, 65_535, "bytes"), MAHIMAHI_BYTES)
+    if r.issues:
+        return []
+    out = []
+    for d, trace, rate, csv, delay, loss in zip(("", "_ba"), traces, rates, csvs, delays, losses, strict=True):
+        stamps = rows = None
+        if trace is not None:
+            try:
+                stamps = read_mahimahi(base / trace)
+            except (OSError, ValueError) as e:
+                r.fail(f"mahimahi{d}", f"expected a Mahimahi trace, found {trace!r}: {e}")
+        elif rate is None or rate == 0:
+            r.fail(f"rate{d}", "expected a positive rate or a mahimahi trace, found neither")
+        if csv is not None:
+            try:
+                rows = read_delay_csv(base / csv, loss)
+            except (OSError, ValueError) as e:
+                r.fail(f"delay_csv{d}", f"expected a delay/loss CSV, found {csv!r}: {e}")
+        elif delay is None:
+            r.fail(f"delay{d}", "expected a delay or a delay_csv, found neither")
+        if r.issues:
+            continue
+        if stamps is not None:
+            nominal_rate = round(len(stamps) * per * 8 * 1000 / stamps[-1])
+        else:
+            nominal_rate = rate
+        if rows is not None:
+            nominal_delay = round(sum(x[1] for x in rows) / len(rows))
+            nominal_loss = sum(x[2] for x in rows) / len(rows)
+        else:
+            nominal_delay, nominal_loss = delay, loss
+        model = {"kind": "trace", "opportunities_ms": stamps, "bytes_per_opportunity": per,
+                 "rate_bps": rate, "series": [list(x) for x in rows] if rows else None,
+                 "delay_ns": nominal_delay, "loss": loss}
+        out.append(({"rate_bps": max(nominal_rate, 1), "delay_ns": nominal_delay, "loss": nominal_loss},
+                    model, None))
+    return out
+
+
+def _constellation(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
+    terminal = r.get("terminal", _latlon)
+    gateway = r.get("gateway", _latlon)
+    altitude_km = r.get("altitude_km", _number(100, 50_000, "km"), SHELL1["altitude_km"])
+    inclination = r.get("inclination", _number(0, 180, "degrees"), SHELL1["inclination"])
+    planes = r.get("planes", _integer(1, 10_000, "planes"), SHELL1["planes"])
+    per_plane = r.get("per_plane", _integer(1, 10_000, "satellites per plane"), SHELL1["per_plane"])
+    phasing = r.get("phasing", _integer(0, 9_999, "phasing F"), SHELL1["phasing"])
+    min_el = r.get("min_elevation", _number(0, 90, "degrees"), MIN_ELEVATION_DEG)
+    phase = r.get("phase", parse_duration, STARLINK_PHASE_NS)
+    start = r.get("start", parse_start, 0)
+    extras = r.both("extra_delay", parse_duration, parse_duration(CONSTELLATION_EXTRA_DELAY))
+    rates = r.both("rate", parse_rate)
+    losses = r.both("loss", parse_probability, 0.0)
+    if r.issues:
+        return []
+    if phasing >= planes:
+        r.fail("phasing", f"expected an integer in 0..{planes - 1} (below planes), found {phasing}")
+    if phase >= STARLINK_PERIOD_NS:
+        r.fail("phase", f"expected a duration below 15 s, found {r.t['phase']!r}")
+    out = []
+    for rate, loss, extra in zip(rates, losses, extras, strict=True):
+        if rate == 0:
+            r.fail("rate", "expected a positive rate, found 0 bit/s")
+            continue
+        model = {
+            "kind": "constellation", "altitude_m": altitude_km * 1000, "inclination_deg": inclination,
+            "planes": planes, "per_plane": per_plane, "phasing": phasing,
+            "terminal": list(terminal), "gateway": list(gateway), "min_elevation_deg": min_el,
+            "period_ns": STARLINK_PERIOD_NS, "phase_ns": phase, "start_ns": start,
+            "extra_delay_ns": extra, "rate_bps": rate, "loss": loss,
+        }
+        # Nominal delay (routing, BDP queues): the zenith bent pipe, 2h/c, plus the extra part.
+        zenith = round(2 * altitude_km * 1000 / SPEED_OF_LIGHT_M_S * S)
+        out.append(({"rate_bps": rate, "delay_ns": zenith + extra, "loss": loss}, model, None))
+    return out
+
+
+_KEYS = {
+    "starlink": [*_with_ba("plan"), "dish", "phase", "start", "rtt", *_with_ba("capacity", "loss"),
+                 "disturbance", "burst_loss", "outage_probability"],
+    "geo": ["preset", *_with_ba("rate", "loss"), "elevation", "gateway_elevation", "extra_delay"],
+    "lfn": [*_with_ba("rate", "rtt", "delay", "loss", "drop_above"), "hop", "drop_burst"],
+    "trace": [*_with_ba("mahimahi", "rate", "delay_csv", "delay", "loss"), "bytes_per_opportunity"],
+    "constellation": ["terminal", "gateway", "altitude_km", "inclination", "planes", "per_plane",
+                      "phasing", "min_elevation", "phase", "start", *_with_ba("extra_delay", "rate", "loss")],
+}
+
+
+def model_keys(kind: str) -> list[str]:
+    """The keys a `[link.model]` of this kind accepts (besides `kind`)."""
+    return list(_KEYS[kind])
+
+
+def resolve_model(table: dict[str, Any], prefix: str, base: Path) -> list[tuple[dict, dict, dict | None]]:
+    """[(nominal, model, default queue)] for a→b and b→a; raises ModelIssues."""
+    kind = table.get("kind")
+    if kind not in KINDS:
+        raise ModelIssues([(f"{prefix}.kind", f"expected one of {', '.join(KINDS)}, found {describe(kind)}")])
+    r = _Reader(table, prefix, _KEYS[kind])
+    if kind == "trace":
+        out = _trace(r, base)
+    else:
+        out = {"starlink": _starlink, "geo": _geo, "lfn": _lfn, "constellation": _constellation}[kind](r)
+    if r.issues:
+        raise ModelIssues(r.issues)
+    return out
+
+
+def link_issues(i: int, link: Any, base: Path) -> list[tuple[str, str]]:
+    """Problems of link `i`'s model keys (scenario.py's semantic checks call this)."""
+    issues: list[tuple[str, str]] = []
+    if link.model is None:
+        for key in ("rate", "delay"):
+            if getattr(link, key) is None:
+                issues.append((f"link[{i}].{key}", (
+                    f"expected the required key {key!r} (or a [link.model] table), found nothing")))
+        return issues
+    for key in ("rate", "delay", "loss", "rate_ba", "delay_ba", "loss_ba"):
+        if key in link.model_fields_set:
+            issues.append((f"link[{i}].{key}", (
+                f"expected no {key} beside [link.model] (the model sets it), found {key} = ...")))
+    try:
+        resolve_model(link.model, f"link[{i}].model", base)
+    except ModelIssues as e:
+        issues.extend(e.issues)
+    return issues
+
+
+def resolve_link(link: Any, base: Path, default_queue: dict) -> tuple[dict, dict]:
+    """The two resolved directions (DIR of `_native.pyi`) of a link with a model."""
+    dirs = resolve_model(link.model, "link.model", base)
+    out = []
+    for (nominal, model, queue), key in zip(dirs, ("queue", "queue_ba"), strict=True):
+        if key in link.model_fields_set or (key == "queue_ba" and "queue" in link.model_fields_set):
+            explicit = link.queue_ba if key == "queue_ba" and link.queue_ba is not None else link.queue
+            queue = dict(explicit)
+        elif queue is None:
+            queue = dict(default_queue)
+        ecn = link.ecn_threshold if key == "queue" or link.ecn_threshold_ba is None else link.ecn_threshold_ba
+        out.append({**nominal, "queue": queue, "ecn_threshold_pkts": ecn, "model": model})
+    return out[0], out[1]
