@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-APT_PACKAGES := iproute2 tshark tcpdump iperf3 ethtool iputils-ping nmap
+APT_PACKAGES := iproute2 tshark tcpdump iperf3 ethtool iputils-ping nmap clang llvm libbpf-dev bpftool
 DEPS_STAMP   := $(VENV)/.deps-installed
 APT_STAMP    := $(VENV)/.apt-installed
 
@@ -17,7 +17,7 @@ APT_STAMP    := $(VENV)/.apt-installed
 
 setup: build
 
-$(APT_STAMP):
+$(APT_STAMP): Makefile
 	@mkdir -p $(VENV)
 	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

@@ -27,8 +27,12 @@ pub fn params_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Params> {
             ParamValue::Num(x)
         } else if let Ok(s) = v.extract::<String>() {
             ParamValue::Str(s)
-        } else if let Ok(pts) = v.extract::<Vec<(f64, f64)>>() {
-            ParamValue::Points(pts)
+        } else if let Ok(rows) = v.extract::<Vec<Vec<f64>>>() {
+            // TOML arrays arrive as lists of lists: [[x, y], ...].
+            if rows.iter().any(|r| r.len() != 2) {
+                return Err(PyValueError::new_err(format!("cc.{key}: expected a list of [x, y] pairs")));
+            }
+            ParamValue::Points(rows.iter().map(|r| (r[0], r[1])).collect())
         } else {
             return Err(PyValueError::new_err(format!(
                 "cc.{key}: expected a number, boolean, string or list of [x, y] pairs"

@@ -1,0 +1,654 @@
+"""BPF struct_ops congestion controls: build against the running kernel, register, unregister.
+
+The C programs live in `bpf/` (one per algorithm, each naming its Rust twin in
+crates/satcc-cc/src/algos/). A program is compiled once per (kernel, source, parameter set):
+parameters become `-D` defines, so every parameter set is its own object and its own kernel
+congestion control. Objects are cached under `cache_dir()/<release>-<btf hash>/`, next to a
+`vmlinux.h` dumped from /sys/kernel/btf/vmlinux by bpftool.
+
+| function                          | what it does                                                   |
+|-----------------------------------|----------------------------------------------------------------|
+| `available()`                     | what this host supports, with the fix for each gap (doctor)    |
+| `kernel_name(name, params)`       | the kernel name a parameter set registers under (no side effect)|
+| `build(name, params)`             | compile (or find in the cache) the object; returns its path    |
+| `ensure_registered(name, params)` | build + `bpftool struct_ops register` unless already there     |
+| `unregister(kernel_name)`         | remove one satcc_ congestion control                            |
+| `unregister_all()`                | remove every satcc_ struct_ops on this host (crash-safe)       |
+| `registered()`                    | satcc_ congestion controls registered now                      |
+| `lingering()`                     | unregistered satcc_ maps still held by sockets                 |
+
+Kernel names: `satcc_<algo>` for the default parameters, `satcc_<algo>_<h>` otherwise, where
+`<h>` is a base-32 digest of the compiled defines filling the name to 15 characters
+(TCP_CA_NAME_MAX is 16 with the NUL). The same name is the struct_ops map's name, so
+`bpftool struct_ops list` and /proc/sys/net/ipv4/tcp_available_congestion_control agree.
+Which object a name was registered from is recorded in `/run/satcc/bpf/<name>.json` (gone
+at reboot, as the registration is): a name registered from another source or parameter set
+is replaced, never silently reused.
+
+Pitfalls: registering needs root (CAP_BPF + CAP_NET_ADMIN); the kernel's HZ is needed by
+CUBIC (read from /proc/config.gz or /boot/config-<release>, else measured from
+/proc/timer_list); congestion controls are global to the host, not per namespace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gzip
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from satcc.errors import SatccError
+
+ALGORITHMS = ("cubic", "dctcp", "hybla", "vegas", "yeah")
+PREFIX = "satcc_"
+TCP_CA_NAME_MAX = 16  # include/net/tcp.h, with the terminating NUL
+BTF_PATH = Path("/sys/kernel/btf/vmlinux")
+AVAILABLE_CCAS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+RECORD_DIR = Path("/run/satcc/bpf")
+KFUNCS = ("tcp_slow_start", "tcp_cong_avoid_ai", "tcp_reno_cong_avoid", "tcp_reno_ssthresh",
+          "tcp_reno_undo_cwnd")
+KFUNC_MIN_KERNEL = (5, 13)  # bpf_tcp_ca kfuncs (tcp_slow_start & co.) arrived in 5.13
+STRUCT_OPS_BTF_TYPE = b"bpf_struct_ops_tcp_congestion_ops"
+APT = "apt-get install -y"
+_B32 = "0123456789abcdefghijklmnopqrstuv"
+_TOOL_TIMEOUT_S = 120
+
+# cubic.bpf.c's fixed point (see its header).
+K_TABLE_MAX = 16
+K_FACTOR_SHIFT = 20
+K_NUM_SHIFT = 43
+HYSTART_DETECT_BITS = {"ack_train": 1, "delay": 2, "both": 3}
+K_MODES = {"stock": 0, "table": 1, "cbrt_rtt": 2, "scaled": 2}
+
+
+class BpfError(SatccError):
+    """A BPF congestion control could not be built, registered or removed; says how to fix it."""
+
+
+# -- where things are --------------------------------------------------------------------------
+
+
+def source_dir() -> Path:
+    """The C sources: $SATCC_BPF_DIR, else `bpf/` of the checkout this package runs from."""
+    env = os.environ.get("SATCC_BPF_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "bpf"
+
+
+def cache_dir() -> Path:
+    """$SATCC_BPF_CACHE, else $XDG_CACHE_HOME/satcc/bpf, else ~/.cache/satcc/bpf."""
+    env = os.environ.get("SATCC_BPF_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "satcc" / "bpf"
+
+
+def kernel_release() -> str:
+    return os.uname().release
+
+
+def _kernel_version() -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", kernel_release())
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+# -- kernel facts ------------------------------------------------------------------------------
+
+
+def _btf_bytes() -> bytes:
+    try:
+        return BTF_PATH.read_bytes()
+    except OSError as e:
+        raise BpfError(f"cannot read {BTF_PATH} ({e.strerror}): BPF congestion controls need a "
+                       "kernel built with CONFIG_DEBUG_INFO_BTF=y") from None
+
+
+_HZ: int | None = None
+
+
+def kernel_hz() -> int | None:
+    """The running kernel's CONFIG_HZ: from its config, else measured; None if neither works."""
+    global _HZ
+    if _HZ is None:
+        _HZ = _hz_from_config() or _hz_measured()
+    return _HZ
+
+
+def _hz_from_config() -> int | None:
+    texts = []
+    with contextlib.suppress(OSError):
+        texts.append(gzip.decompress(Path("/proc/config.gz").read_bytes()).decode())
+    with contextlib.suppress(OSError):
+        texts.append(Path(f"/boot/config-{kernel_release()}").read_text())
+    for text in texts:
+        m = re.search(r"^CONFIG_HZ=(\d+)$", text, re.MULTILINE)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def _hz_measured() -> int | None:
+    """jiffies advanced over a measured interval, from /proc/timer_list (root only), rounded to
+    the nearest HZ Kconfig offers."""
+    def sample() -> tuple[int, int] | None:
+        try:
+            text = Path("/proc/timer_list").read_text()
+        except OSError:
+            return None
+        now = re.search(r"^now at (\d+) nsecs", text, re.MULTILINE)
+        jif = re.search(r"^jiffies: (\d+)", text, re.MULTILINE)
+        return (int(now.group(1)), int(jif.group(1))) if now and jif else None
+
+    a = sample()
+    time.sleep(0.2)
+    b = sample()
+    if not a or not b or b[0] <= a[0]:
+        return None
+    hz = (b[1] - a[1]) * 1e9 / (b[0] - a[0])
+    return min((100, 250, 300, 1000), key=lambda h: abs(h - hz))
+
+
+def _tool_version(cmd: list[str]) -> str | None:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    out = (p.stdout or p.stderr).strip().splitlines()
+    return out[0] if p.returncode == 0 and out else None
+
+
+def available() -> dict[str, Any]:
+    """What this host supports for BPF congestion controls, for `satcc emu doctor`.
+
+    Returns {"ok": bool, "algorithms": [names buildable here], "kernel": release,
+    "hz": int | None, "kfuncs": {name: bool}, "registered": [kernel names],
+    "checks": [{"name", "ok", "detail", "fix"}]}. Reads only; changes nothing.
+    """
+    checks: list[dict[str, Any]] = []
+
+    def check(name: str, ok: bool, detail: str, fix: str = "") -> bool:
+        checks.append({"name": name, "ok": ok, "detail": detail, "fix": "" if ok else fix})
+        return ok
+
+    root = check("root", os.geteuid() == 0, "root" if os.geteuid() == 0 else "not root",
+                 "run as root: registering a BPF congestion control needs CAP_BPF and "
+                 "CAP_NET_ADMIN")
+    try:
+        btf = _btf_bytes()
+    except BpfError:
+        btf = b""
+    has_btf = check("kernel BTF", bool(btf), str(BTF_PATH) if btf else "missing",
+                    "a kernel built with CONFIG_DEBUG_INFO_BTF=y")
+    has_struct_ops = check(
+        "BPF struct_ops for TCP", STRUCT_OPS_BTF_TYPE in btf,
+        "tcp_congestion_ops can be implemented in BPF" if STRUCT_OPS_BTF_TYPE in btf
+        else "the kernel's BTF has no bpf_struct_ops_tcp_congestion_ops",
+        "Linux >= 5.6 with CONFIG_BPF_SYSCALL, CONFIG_BPF_JIT and CONFIG_DEBUG_INFO_BTF")
+    kfuncs = {k: bool(btf) and (b"\0" + k.encode() + b"\0") in btf
+              and _kernel_version() >= KFUNC_MIN_KERNEL for k in KFUNCS}
+    missing = [k for k, ok in kfuncs.items() if not ok]
+    has_kfuncs = check("congestion-control kfuncs", not missing,
+                       "all of " + ", ".join(KFUNCS) if not missing
+                       else "missing: " + ", ".join(missing),
+                       f"Linux >= {KFUNC_MIN_KERNEL[0]}.{KFUNC_MIN_KERNEL[1]} (kfuncs for BPF "
+                       "congestion controls)")
+    clang = shutil.which("clang")
+    clang_v = _tool_version([clang, "--version"]) if clang else None
+    has_clang = check("clang", bool(clang_v), clang_v or "not found", f"{APT} clang llvm")
+    bpftool = shutil.which("bpftool")
+    bpftool_v = _tool_version([bpftool, "version"]) if bpftool else None
+    has_bpftool = check("bpftool", bool(bpftool_v), bpftool_v or "not found", f"{APT} bpftool")
+    headers = Path("/usr/include/bpf/bpf_helpers.h").exists()
+    has_headers = check("libbpf headers", headers,
+                        "/usr/include/bpf" if headers else "bpf/bpf_helpers.h not found",
+                        f"{APT} libbpf-dev")
+    src = source_dir()
+    sources = [a for a in ALGORITHMS if (src / f"{a}.bpf.c").exists()]
+    has_src = check("BPF sources", bool(sources), f"{src}: {', '.join(sources) or 'none'}",
+                    "run from a satcc checkout, or set SATCC_BPF_DIR to its bpf/ directory")
+    hz = kernel_hz()
+    check("kernel HZ", hz is not None, f"CONFIG_HZ={hz}" if hz else "unknown",
+          "expose the kernel config (CONFIG_IKCONFIG_PROC=y, or /boot/config-<release>) or run "
+          "as root so /proc/timer_list can be read; CUBIC needs it")
+    ok = all((root, has_btf, has_struct_ops, has_kfuncs, has_clang, has_bpftool, has_headers,
+              has_src))
+    algorithms = [a for a in sources if a != "cubic" or hz is not None] if ok else []
+    return {
+        "ok": ok,
+        "algorithms": algorithms,
+        "kernel": kernel_release(),
+        "hz": hz,
+        "kfuncs": kfuncs,
+        "registered": registered() if root and has_bpftool else [],
+        "checks": checks,
+    }
+
+
+# -- parameters -> defines ---------------------------------------------------------------------
+
+
+def _num(params: Mapping[str, Any], key: str, default: float, lo: float, hi: float) -> float:
+    value = params.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BpfError(f"cc.{key}: expected a number, found {value!r}")
+    if not lo <= value <= hi:
+        raise BpfError(f"cc.{key}: expected a number in [{lo:g}, {hi:g}], found {value!r}")
+    return float(value)
+
+
+def _uint(params: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    x = _num(params, key, default, lo, hi)
+    if x != int(x):
+        raise BpfError(f"cc.{key}: expected an integer, found {x!r}")
+    return int(x)
+
+
+def _bool(params: Mapping[str, Any], key: str, default: bool) -> int:
+    value = params.get(key, default)
+    if not isinstance(value, bool):
+        raise BpfError(f"cc.{key}: expected true or false, found {value!r}")
+    return int(value)
+
+
+def _choice(params: Mapping[str, Any], key: str, default: str, options: Mapping[str, int]) -> str:
+    value = params.get(key, default)
+    if value not in options:
+        raise BpfError(f"cc.{key}: expected one of {', '.join(options)}, found {value!r}")
+    return str(value)
+
+
+def _known(params: Mapping[str, Any], keys: tuple[str, ...]) -> None:
+    unknown = sorted(set(params) - set(keys))
+    if unknown:
+        raise BpfError(f"cc: unknown parameter(s) {', '.join(unknown)}; expected "
+                       f"{', '.join(keys)}")
+
+
+def _defines_hybla(p: Mapping[str, Any]) -> dict[str, str]:
+    _known(p, ("rtt0",))
+    rtt0_ms = _num(p, "rtt0", 25.0, 0.001, 100_000.0)  # hybla.rs RTT0_MS_DEFAULT
+    return {"HYBLA_RTT0_US": str(max(1, round(rtt0_ms * 1000.0)))}
+
+
+def _defines_vegas(p: Mapping[str, Any]) -> dict[str, str]:
+    _known(p, ("alpha", "beta", "gamma"))
+    alpha = _uint(p, "alpha", 2, 0, 1_000_000)
+    beta = _uint(p, "beta", 4, 0, 1_000_000)
+    gamma = _uint(p, "gamma", 1, 0, 1_000_000)
+    if alpha > beta:
+        raise BpfError(f"cc.alpha: expected <= beta ({beta}), found {alpha}")
+    return {"VEGAS_ALPHA": str(alpha), "VEGAS_BETA": str(beta), "VEGAS_GAMMA": str(gamma)}
+
+
+_YEAH = (("alpha", 80, 0, 1_000_000), ("gamma", 1, 1, 1_000_000), ("delta", 3, 0, 31),
+         ("epsilon", 1, 0, 31), ("phy", 8, 1, 1_000_000), ("rho", 16, 0, 1_000_000),
+         ("zeta", 50, 0, 1_000_000), ("scalable_ai_cnt", 100, 1, 1_000_000))
+
+
+def _defines_yeah(p: Mapping[str, Any]) -> dict[str, str]:
+    _known(p, tuple(k for k, *_ in _YEAH))
+    return {f"YEAH_{k.upper()}": str(_uint(p, k, d, lo, hi)) for k, d, lo, hi in _YEAH}
+
+
+def _defines_dctcp(p: Mapping[str, Any]) -> dict[str, str]:
+    _known(p, ("shift_g", "alpha_on_init"))
+    return {"DCTCP_SHIFT_G": str(_uint(p, "shift_g", 4, 0, 10)),
+            "DCTCP_ALPHA_ON_INIT": str(_uint(p, "alpha_on_init", 1024, 0, 1024))}
+
+
+_CUBIC_KEYS = ("beta", "c", "fast_convergence", "tcp_friendliness", "hystart", "hystart_detect",
+               "hystart_low_window", "hz", "k_mode", "k_table", "rtt_unit", "a")
+
+
+def _k_table(p: Mapping[str, Any]) -> tuple[list[int], list[int]]:
+    table = p.get("k_table")
+    expected = ("[[rtt_ms, factor], ...] with rtt_ms increasing, factors >= 0 and at most "
+                f"{K_TABLE_MAX} points (required by k_mode = \"table\")")
+    try:
+        points = [(float(x), float(y)) for x, y in table]  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        raise BpfError(f"cc.k_table: expected {expected}, found {table!r}") from None
+    rtts = [round(x * 1000.0) for x, _ in points]
+    factors = [round(y * (1 << K_FACTOR_SHIFT)) for _, y in points]
+    if (not points or len(points) > K_TABLE_MAX
+            or not all(math.isfinite(v) for pt in points for v in pt)
+            or any(y < 0 for _, y in points) or rtts[0] < 0 or rtts[-1] >= 1 << 32
+            or any(b <= a for a, b in itertools.pairwise(rtts))
+            or max(factors) >= 1 << 63):
+        raise BpfError(f"cc.k_table: expected {expected}, found {table!r}")
+    return rtts, factors
+
+
+def _defines_cubic(p: Mapping[str, Any]) -> dict[str, str]:
+    _known(p, _CUBIC_KEYS)
+    host_hz = kernel_hz()
+    if host_hz is None:
+        raise BpfError("cubic: the kernel's CONFIG_HZ is unknown; expose the kernel config "
+                       "(CONFIG_IKCONFIG_PROC=y or /boot/config-<release>) or run as root so "
+                       "/proc/timer_list can be read")
+    beta = _num(p, "beta", 0.7, 0.01, 0.99)  # cubic.rs BETA_DEFAULT
+    c = _num(p, "c", 0.4, 0.005, 1000.0)  # cubic.rs C_DEFAULT
+    hz = _num(p, "hz", float(host_hz), 1.0, 1_000_000.0)
+    mode = _choice(p, "k_mode", "stock", K_MODES)
+    rtt_unit_ms = _num(p, "rtt_unit", 100.0, 1e-3, 1e6)
+    a = _num(p, "a", 1.0, 0.0, 1e3)
+    d = {
+        "CUBIC_BETA": str(round(beta * 1024)),  # BICTCP_BETA_SCALE
+        "CUBIC_BIC_SCALE": str(max(1, round(c * 102.4))),  # C = bic_scale * 10 / 1024
+        "CUBIC_FAST_CONVERGENCE": str(_bool(p, "fast_convergence", True)),
+        "CUBIC_TCP_FRIENDLINESS": str(_bool(p, "tcp_friendliness", True)),
+        "CUBIC_HYSTART": str(_bool(p, "hystart", True)),
+        "CUBIC_HYSTART_DETECT": str(HYSTART_DETECT_BITS[
+            _choice(p, "hystart_detect", "both", HYSTART_DETECT_BITS)]),
+        "CUBIC_HYSTART_LOW_WINDOW": str(int(_num(p, "hystart_low_window", 16, 0, 1e9))),
+        "CUBIC_HZ": str(round(hz)),
+        "CUBIC_KERNEL_HZ": str(host_hz),
+        "CUBIC_K_MODE": str(K_MODES[mode]),
+    }
+    if mode == "table":
+        rtts, factors = _k_table(p)
+        d["CUBIC_K_TABLE_N"] = str(len(rtts))
+        d["CUBIC_K_TABLE_RTT_US"] = "{" + ",".join(f"{r}U" for r in rtts) + "}"
+        d["CUBIC_K_TABLE_F_Q20"] = "{" + ",".join(f"{f}ULL" for f in factors) + "}"
+    elif "k_table" in p:
+        _k_table(p)  # validated as the Rust twin does, unused outside "table"
+    if mode in ("cbrt_rtt", "scaled"):
+        scale = a if mode == "scaled" else 1.0
+        num = round(scale * (rtt_unit_ms * 1000.0) ** (1 / 3) * (1 << K_NUM_SHIFT))
+        d["CUBIC_K_NUM_Q43"] = f"{num}ULL"
+    return d
+
+
+_DEFINES = {"hybla": _defines_hybla, "vegas": _defines_vegas, "yeah": _defines_yeah,
+            "dctcp": _defines_dctcp, "cubic": _defines_cubic}
+
+
+def defines(name: str, params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The -D defines a parameter set compiles to (without the kernel name)."""
+    if name not in _DEFINES:
+        raise BpfError(f"no BPF program for {name!r}; BPF congestion controls: "
+                       f"{', '.join(ALGORITHMS)}")
+    params = dict(params or {})
+    _rust_check(name, params)
+    return _DEFINES[name](params)
+
+
+def _rust_check(name: str, params: dict[str, Any]) -> None:
+    """Validate with the Rust twin's own rules when the native module is built."""
+    try:
+        from satcc import _native
+    except ImportError:
+        return
+    # The binding reads [x, y] pairs only as tuples; TOML and JSON give lists.
+    as_tuples = {k: [tuple(pt) if isinstance(pt, list) else pt for pt in v]
+                 if isinstance(v, list) else v for k, v in params.items()}
+    try:
+        _native.cc_check(name, as_tuples)
+    except ValueError as e:
+        raise BpfError(f"{name}: {e}") from None
+
+
+def kernel_name(name: str, params: Mapping[str, Any] | None = None) -> str:
+    """The kernel congestion-control name of `name` with `params` (see the module header)."""
+    d = defines(name, params)
+    base = f"{PREFIX}{name}"
+    if d == defines(name, None):
+        return base
+    room = TCP_CA_NAME_MAX - 1 - len(base) - 1
+    digest = int.from_bytes(hashlib.sha256(json.dumps(d, sort_keys=True).encode()).digest(), "big")
+    suffix = "".join(_B32[(digest >> (5 * i)) & 31] for i in range(room))
+    return f"{base}_{suffix}"
+
+
+# -- build -------------------------------------------------------------------------------------
+
+
+def _run(cmd: list[str], what: str, fix: str) -> subprocess.CompletedProcess[str]:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=_TOOL_TIMEOUT_S,
+                           check=False)
+    except FileNotFoundError:
+        raise BpfError(f"{what}: {cmd[0]} not found; {fix}") from None
+    except subprocess.TimeoutExpired:
+        raise BpfError(f"{what}: {cmd[0]} took longer than {_TOOL_TIMEOUT_S} s") from None
+    return p
+
+
+def _kernel_cache_dir() -> Path:
+    btf_hash = hashlib.sha256(_btf_bytes()).hexdigest()[:12]
+    return cache_dir() / f"{kernel_release()}-{btf_hash}"
+
+
+def vmlinux_h() -> Path:
+    """vmlinux.h of the running kernel (bpftool btf dump), generated once per kernel."""
+    out = _kernel_cache_dir() / "vmlinux.h"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    p = _run(["bpftool", "btf", "dump", "file", str(BTF_PATH), "format", "c"],
+             "vmlinux.h", f"{APT} bpftool")
+    if p.returncode != 0 or "struct tcp_congestion_ops {" not in p.stdout:
+        raise BpfError(f"bpftool could not dump the kernel's BTF: {p.stderr.strip()[-500:]}")
+    tmp = out.with_suffix(f".h.{os.getpid()}")
+    tmp.write_text(p.stdout)
+    os.replace(tmp, out)
+    return out
+
+
+def _sources(name: str) -> list[Path]:
+    src = source_dir()
+    main = src / f"{name}.bpf.c"
+    if not main.exists():
+        raise BpfError(f"{main} not found: run from a satcc checkout or set SATCC_BPF_DIR")
+    return [main, *sorted(h for h in src.glob("*.h") if h.name != "vmlinux.h")]
+
+
+_CLANG_VERSION: str | None = None
+
+
+def _clang_version() -> str:
+    global _CLANG_VERSION
+    if _CLANG_VERSION is None:
+        v = _tool_version(["clang", "--version"])
+        if v is None:
+            raise BpfError(f"clang not found; {APT} clang llvm libbpf-dev")
+        _CLANG_VERSION = v
+    return _CLANG_VERSION
+
+
+def build(name: str, params: Mapping[str, Any] | None = None) -> Path:
+    """Compile `name` with `params` against the running kernel's BTF, or return the cached
+    object. The object registers as `kernel_name(name, params)`."""
+    kname = kernel_name(name, params)
+    d = defines(name, params)
+    d["SATCC_CA_NAME"] = kname
+    sources = _sources(name)
+    key_material = {
+        "sources": {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sources},
+        "defines": d,
+        "clang": _clang_version(),
+    }
+    key = hashlib.sha256(json.dumps(key_material, sort_keys=True).encode()).hexdigest()[:16]
+    kdir = _kernel_cache_dir()
+    out = kdir / f"{kname}-{key}.o"
+    if out.exists():
+        return out
+    if not Path("/usr/include/bpf/bpf_helpers.h").exists():
+        raise BpfError(f"libbpf headers not found (bpf/bpf_helpers.h); {APT} libbpf-dev")
+    vmlinux_h()
+    tmp = out.with_suffix(f".o.{os.getpid()}")
+    cmd = ["clang", "-g", "-O2", "-target", "bpf", "-Wall",
+           "-I", str(kdir), "-I", str(source_dir()),
+           *[f"-D{k}={v}" for k, v in sorted(d.items())],
+           "-c", str(sources[0]), "-o", str(tmp)]
+    p = _run(cmd, f"compiling {sources[0].name}", f"{APT} clang llvm libbpf-dev")
+    if p.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise BpfError(f"clang could not compile {sources[0].name} for kernel "
+                       f"{kernel_release()}:\n{p.stderr.strip()[-2000:]}")
+    os.replace(tmp, out)
+    return out
+
+
+# -- register / unregister ---------------------------------------------------------------------
+
+
+def _require_root(what: str) -> None:
+    if os.geteuid() != 0:
+        raise BpfError(f"{what} needs root (CAP_BPF and CAP_NET_ADMIN); run as root")
+
+
+@contextlib.contextmanager
+def _lock() -> Iterator[None]:
+    RECORD_DIR.mkdir(parents=True, exist_ok=True)
+    with open(RECORD_DIR / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _struct_ops_list() -> list[dict[str, Any]]:
+    p = _run(["bpftool", "-j", "struct_ops", "list"], "listing struct_ops", f"{APT} bpftool")
+    if p.returncode != 0:
+        raise BpfError(f"bpftool struct_ops list failed: {p.stderr.strip()[-500:]}")
+    try:
+        entries = json.loads(p.stdout or "[]")
+    except json.JSONDecodeError:
+        raise BpfError(f"bpftool struct_ops list printed no JSON: {p.stdout[:200]!r}") from None
+    return [e for e in entries if isinstance(e, dict)]
+
+
+def registered() -> list[str]:
+    """satcc_ congestion controls registered now (the kernel's own list is the truth)."""
+    return sorted(c for c in available_ccas() if c.startswith(PREFIX))
+
+
+def _map_state(map_id: int) -> str:
+    """A struct_ops map's state (INUSE, TOBEFREE, READY; "" if gone or unreadable)."""
+    p = _run(["bpftool", "-j", "struct_ops", "dump", "id", str(map_id)],
+             "reading struct_ops state", f"{APT} bpftool")
+    m = re.search(r'"state"\s*:\s*"BPF_STRUCT_OPS_STATE_(\w+)"', p.stdout)
+    return m.group(1) if p.returncode == 0 and m else ""
+
+
+def lingering() -> list[dict[str, Any]]:
+    """satcc_ struct_ops maps that are unregistered but not yet freed: sockets that used them
+    still exist (e.g. orphans in a namespace being torn down); the kernel frees each when its
+    last socket closes. [{"id", "name"}]."""
+    return [{"id": e["id"], "name": e["name"]} for e in _struct_ops_list()
+            if str(e.get("name", "")).startswith(PREFIX) and _map_state(e["id"]) == "TOBEFREE"]
+
+
+def available_ccas() -> list[str]:
+    try:
+        return AVAILABLE_CCAS.read_text().split()
+    except OSError:
+        return []
+
+
+def ensure_registered(name: str, params: Mapping[str, Any] | None = None) -> str:
+    """Make `name` with `params` a kernel congestion control and return its kernel name
+    (usable with setsockopt(TCP_CONGESTION), `iperf3 -C`, `ss`). Builds at first use;
+    a no-op when the same object is already registered."""
+    _require_root(f"registering BPF congestion control {name!r}")
+    obj = build(name, params)
+    kname = kernel_name(name, params)
+    record = RECORD_DIR / f"{kname}.json"
+    with _lock():
+        present = kname in registered()
+        if present and _read_record(record).get("object") == obj.name:
+            return kname
+        if present:
+            _unregister_locked(kname)
+        p = _run(["bpftool", "struct_ops", "register", str(obj)],
+                 f"registering {kname}", f"{APT} bpftool")
+        if p.returncode != 0 or kname not in available_ccas():
+            raise BpfError(_register_failure(kname, p))
+        record.write_text(json.dumps({"algorithm": name, "params": dict(params or {}),
+                                      "object": obj.name, "path": str(obj)}, sort_keys=True))
+    return kname
+
+
+def _read_record(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _register_failure(kname: str, p: subprocess.CompletedProcess[str]) -> str:
+    err = (p.stderr or p.stdout).strip()
+    hint = ""
+    if "struct_ops" in err and ("not found" in err.lower() or "find" in err.lower()):
+        hint = " (the kernel lacks BPF struct_ops for tcp_congestion_ops: Linux >= 5.6 with BTF)"
+    elif "ksym" in err or "kfunc" in err or "extern" in err:
+        hint = (f" (a kfunc is missing: BPF congestion controls need Linux >= "
+                f"{KFUNC_MIN_KERNEL[0]}.{KFUNC_MIN_KERNEL[1]})")
+    elif "File exists" in err or "-17" in err:
+        hint = f" (a congestion control named {kname} exists and is not satcc's)"
+    return f"bpftool struct_ops register {kname} failed{hint}:\n{err[-2000:]}"
+
+
+def _unregister_locked(kname: str) -> bool:
+    was = kname in available_ccas()
+    for map_id in [e["id"] for e in _struct_ops_list() if e.get("name") == kname]:
+        p = _run(["bpftool", "struct_ops", "unregister", "id", str(map_id)],
+                 f"unregistering {kname}", f"{APT} bpftool")
+        # EINPROGRESS: unregistered already, freed when its last socket closes (lingering()).
+        if (p.returncode != 0 and "in progress" not in (p.stderr + p.stdout)
+                and map_id in {e["id"] for e in _struct_ops_list()}):
+            raise BpfError(f"bpftool struct_ops unregister {kname} failed: "
+                           f"{(p.stderr or p.stdout).strip()[-500:]}")
+    (RECORD_DIR / f"{kname}.json").unlink(missing_ok=True)
+    if kname in available_ccas():
+        raise BpfError(f"{kname} is still registered after bpftool struct_ops unregister")
+    return was
+
+
+def unregister(kernel_name: str) -> bool:
+    """Remove one satcc congestion control; True if it was registered. Sockets still using it
+    keep it until they close (the kernel holds a reference)."""
+    if not kernel_name.startswith(PREFIX):
+        raise BpfError(f"refusing to unregister {kernel_name!r}: not a satcc congestion control")
+    _require_root(f"unregistering {kernel_name}")
+    with _lock():
+        return _unregister_locked(kernel_name)
+
+
+def unregister_all() -> list[str]:
+    """Remove every satcc_ struct_ops on this host and its records; returns the names that
+    were registered. Safe on every exit path and after a crash: with nothing registered (or no
+    bpftool, or no root) it does nothing; one failure does not stop the others (the first is
+    raised at the end). Maps still held by sockets stay listed until those close
+    (`lingering()`), but no longer accept new sockets."""
+    if os.geteuid() != 0 or shutil.which("bpftool") is None:
+        return []
+    removed: list[str] = []
+    errors: list[BpfError] = []
+    with _lock():
+        names = set(registered()) | {str(e["name"]) for e in _struct_ops_list()
+                                     if str(e.get("name", "")).startswith(PREFIX)}
+        for kname in sorted(names):
+            try:
+                if _unregister_locked(kname):
+                    removed.append(kname)
+            except BpfError as e:
+                errors.append(e)
+        for stale in RECORD_DIR.glob(f"{PREFIX}*.json"):
+            stale.unlink(missing_ok=True)
+    if errors:
+        raise errors[0]
+    return removed
