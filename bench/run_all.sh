@@ -3,3 +3,4 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash bench/sim/run.sh "$@"
+bash bench/emu/run.sh "$@"

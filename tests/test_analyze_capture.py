@@ -9,11 +9,10 @@ import struct
 import numpy as np
 import pytest
 
-from satcc.analyze import analyze_capture_bytes, read_capture, seq_ack_graph
-from satcc.analyze import synth
+from satcc.analyze import analyze_capture_bytes, read_capture, seq_ack_graph, synth
 from satcc.analyze import tshark as ts
 from satcc.analyze.capture import FLAG_NAMES, RETRANSMITTED_ANY
-from satcc.analyze.synth import ACK, FIN, SYN, Conversation, Packet
+from satcc.analyze.synth import ACK, Conversation, Packet
 
 T0 = 1_700_000_000.0  # an ordinary epoch time (tshark treats time 0 as "unset")
 
@@ -87,6 +86,10 @@ def rule_captures():
             {5: {"window_update"}, 6: {"duplicate_ack"}}),
         "retransmitted_syn": (
             [c.syn(T0), c.syn(T0 + 1), c.synack(T0 + 1.05)], {2: {"retransmission"}}),
+        # seen on a real IPv6 capture: a SYN/ACK repeated within the handshake RTT
+        "syn_ack_repeated_at_once_is_a_retransmission": (
+            [c.syn(T0), c.synack(T0 + 0.05), c.ack(T0 + 0.1), c.synack(T0 + 0.1001)],
+            {4: {"retransmission"}}),
     }
 
 
@@ -235,7 +238,7 @@ def test_seq_ack_graph_pairs_data_with_the_reverse_acks(tmp_path):
 
 def iperf_udp(t: float, count: int, sent: float, n: int = 1448) -> Packet:
     sec = int(sent)
-    payload = struct.pack("!III", sec, int(round((sent - sec) * 1e6)), count) + b"\x00" * (n - 12)
+    payload = struct.pack("!III", sec, round((sent - sec) * 1e6), count) + b"\x00" * (n - 12)
     return Packet(t, synth.ip_packet("192.0.2.1", "198.51.100.2", 17,
                                      synth.udp_datagram(40000, 5201, payload)))
 

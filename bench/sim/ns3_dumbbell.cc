@@ -20,11 +20,13 @@
 //   bottleneck (both directions) and 100,000 packets on the access links.
 // Remaining differences are listed in BENCHMARKS.md, section "Simulator".
 //
-// Build: g++ -O3 -std=c++17 ns3_dumbbell.cc -o ns3_dumbbell -lns3-core -lns3-network \
-//          -lns3-internet -lns3-point-to-point -lns3-applications -lns3-traffic-control
+// Build (bench/sim/run.sh does it): g++ -O3 -std=c++17 ns3_dumbbell.cc -o ns3_dumbbell
+//          -lns3-core -lns3-network -lns3-internet -lns3-point-to-point -lns3-applications -lns3-traffic-control
 // Output fields: wall_s and cpu_s (Simulator::Run only), events (Simulator::GetEventCount), packets
-// (packets handed to any device, i.e. hops, MacTx), data_segments (data packets leaving the
-// senders, retransmissions included), goodput_bps per flow (bytes received by each sink).
+// (packets handed to any device, i.e. hops, MacTx), data_segments (data segments the senders'
+// sockets sent, retransmissions included), retransmissions (segments starting below the
+// highest sequence already sent), goodput_bps per flow (bytes received by each sink),
+// data_pkt_bytes (largest data packet, IP bytes: checks the 1500-byte packets).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -33,6 +35,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -51,13 +54,15 @@ const char* kAccessRate = "10Gbps";  // never the bottleneck
 const char* kAccessQueue = "100000p"; // never drops
 const uint32_t kSocketBuffer = 16000000; // bytes: satcc's default rwnd (16 MB)
 const uint32_t kBulkChunk = 131072;      // bytes the application writes per call
-// A data packet is larger than any pure ACK: 2 PPP + 20 IP + 20 TCP + 40 option bytes at most
-// (MacTx sees the packet with its PPP header).
-const uint32_t kMaxAckBytes = 82;
+const uint32_t kIpHeader = 20;           // bytes, IPv4 without options
 
 uint64_t g_hops = 0;
 uint64_t g_data_segments = 0;
+uint64_t g_retransmissions = 0;
 uint32_t g_data_pkt_bytes = 0;
+// Per flow: the highest sequence number sent so far (end of the segment).
+std::vector<SequenceNumber32> g_high_seq;
+std::vector<bool> g_sent_any;
 
 void
 OnAnyMacTx(Ptr<const Packet>)
@@ -65,17 +70,33 @@ OnAnyMacTx(Ptr<const Packet>)
     g_hops++;
 }
 
+// TcpSocketBase "Tx": every segment a sender hands to IP (payload, header).
 void
-OnSenderMacTx(Ptr<const Packet> p)
+OnSenderTcpTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
 {
-    if (p->GetSize() > kMaxAckBytes)
+    if (p->GetSize() == 0)
     {
-        g_data_segments++;
-        if (p->GetSize() > g_data_pkt_bytes)
-        {
-            g_data_pkt_bytes = p->GetSize();
-        }
+        return; // SYN, FIN or pure ACK
     }
+    g_data_segments++;
+    g_data_pkt_bytes = std::max(g_data_pkt_bytes, p->GetSize() + h.GetSerializedSize() + kIpHeader);
+    SequenceNumber32 end = h.GetSequenceNumber() + p->GetSize();
+    if (g_sent_any[flow] && h.GetSequenceNumber() < g_high_seq[flow])
+    {
+        g_retransmissions++; // starts below what was already sent (wrap-safe compare)
+    }
+    if (!g_sent_any[flow] || g_high_seq[flow] < end)
+    {
+        g_high_seq[flow] = end;
+        g_sent_any[flow] = true;
+    }
+}
+
+// Hook the Tx trace once BulkSend has created its socket (in StartApplication, at 0 s).
+void
+HookSenderSocket(uint32_t flow, Ptr<BulkSendApplication> app)
+{
+    app->GetSocket()->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnSenderTcpTx, flow));
 }
 
 // CPU time of this process, seconds: unlike wall time, not inflated by other load.
@@ -263,10 +284,6 @@ main(int argc, char* argv[])
             d.Get(k)->TraceConnectWithoutContext("MacTx", MakeCallback(&OnAnyMacTx));
         }
     }
-    for (auto& d : access)
-    {
-        d.Get(0)->TraceConnectWithoutContext("MacTx", MakeCallback(&OnSenderMacTx));
-    }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
     Ipv4Address dst = bneck_if.GetAddress(1);
@@ -285,9 +302,14 @@ main(int argc, char* argv[])
             bulk.SetAttribute("SendSize", UintegerValue(kBulkChunk));
             ApplicationContainer ba = bulk.Install(senders.Get(i));
             ba.Start(Seconds(0));
+            // Before the first data segment (which needs the SYN-ACK, >= 1 RTT later).
+            Simulator::Schedule(NanoSeconds(1), &HookSenderSocket, uint32_t(sinks.size() - 1),
+                                DynamicCast<BulkSendApplication>(ba.Get(0)));
         }
     }
 
+    g_high_seq.assign(sinks.size(), SequenceNumber32(0));
+    g_sent_any.assign(sinks.size(), false);
     Simulator::Stop(Seconds(secs));
     auto t0 = std::chrono::steady_clock::now();
     double cpu0 = CpuSeconds();
@@ -315,11 +337,13 @@ main(int argc, char* argv[])
     }
     std::printf("{\"tool\":\"ns-3.37\",\"cca\":\"%s\",\"rate_bps\":%.0f,\"groups\":[%s],\"secs\":%g,"
                 "\"wall_s\":%.4f,\"cpu_s\":%.4f,\"events\":%llu,\"packets\":%llu,\"data_segments\":%llu,"
+                "\"retransmissions\":%llu,"
                 "\"events_per_s\":%.0f,\"packets_per_s\":%.0f,\"segments_per_s\":%.0f,"
                 "\"goodput_total_bps\":%.0f,\"goodput_bps\":[%s],\"data_pkt_bytes\":%u,"
                 "\"qdiscs_left\":%u}\n",
                 cca.c_str(), rate_bps, gs.c_str(), secs, wall, cpu, (unsigned long long)events,
-                (unsigned long long)g_hops, (unsigned long long)g_data_segments, events / wall,
+                (unsigned long long)g_hops, (unsigned long long)g_data_segments,
+                (unsigned long long)g_retransmissions, events / wall,
                 g_hops / wall, g_data_segments / wall, total, goodputs.c_str(), g_data_pkt_bytes,
                 qdiscs_left);
     Simulator::Destroy();

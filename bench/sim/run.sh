@@ -80,24 +80,28 @@ HAVE_HYBLA=0
 "$BIN" --list-ccas | grep -qx hybla && HAVE_HYBLA=1
 
 # --- the cases -------------------------------------------------------------------------------
-# name | flags shared by both tools | ns-3 runs (small: REPS, b: 1) | run ns-3 at all
+# add_case NAME DESCRIPTION "FLAGS (the same for both tools)" NS3_RUNS [WHY_NS3_NOT_RUN]
 secs() { if [ "$QUICK" = 1 ]; then echo 5; else echo "$1"; fi; }
-declare -a NAMES FLAGS NS3REPS DESCS
-add_case() { NAMES+=("$1"); DESCS+=("$2"); FLAGS+=("$3"); NS3REPS+=("$4"); }
+declare -a NAMES FLAGS NS3REPS DESCS WHY
+add_case() { NAMES+=("$1"); DESCS+=("$2"); FLAGS+=("$3"); NS3REPS+=("$4"); WHY+=("${5:-}"); }
+# ns-3's cost per ACK grows with the window (ns3-baseline.md): even 5 s of the 1 Gbit/s
+# cases take it minutes, so --quick runs them on satcc only.
+SLOW="skipped in --quick: minutes even at 5 s"
 # 1 BDP = rate x RTT / 8 bytes (for b: the longest RTT, as satcc's "1 BDP" resolves it).
 add_case a "1 $CCA, 100 Mbit/s, RTT 50 ms, 1 BDP drop-tail, $(secs 60) s" \
   "--cca $CCA --rate-bps 100e6 --group 50:1 --queue-bytes 625000 --secs $(secs 60)" "$REPS"
+if [ "$QUICK" = 1 ]; then B_NS3=0; else B_NS3=1; fi
 add_case b "16 vs 16 $CCA, 1 Gbit/s, RTT 2 / 128 ms, 1 BDP (128 ms), $(secs 60) s" \
-  "--cca $CCA --rate-bps 1e9 --group 2:16 --group 128:16 --queue-bytes 16000000 --secs $(secs 60)" 1
+  "--cca $CCA --rate-bps 1e9 --group 2:16 --group 128:16 --queue-bytes 16000000 --secs $(secs 60)" "$B_NS3" "$SLOW"
 if [ "$HAVE_HYBLA" = 1 ]; then
   add_case c "1 hybla, 10 Mbit/s, RTT 550 ms, loss 1e-4, MSS 1000, 1000 pkt, $(secs 200) s" \
     "--cca hybla --rate-bps 10e6 --group 550:1 --queue-pkts 1000 --loss 1e-4 --mss 1000 --secs $(secs 200)" "$REPS"
 else
   echo "NOTE: hybla is not in satcc's registry; case c skipped"
 fi
-D_NS3=0; { [ "$NS3_D" = 1 ] || [ "$QUICK" = 1 ]; } && D_NS3=1
+if [ "$QUICK" = 1 ]; then D_WHY="$SLOW"; else D_WHY="about an hour on a 2-core machine (--ns3-d runs it)"; fi
 add_case d "1 $CCA, 1 Gbit/s, RTT 100 ms, 1 BDP drop-tail, $(secs 60) s" \
-  "--cca $CCA --rate-bps 1e9 --group 100:1 --queue-bytes 12500000 --secs $(secs 60)" "$([ "$D_NS3" = 1 ] && echo 1 || echo 0)"
+  "--cca $CCA --rate-bps 1e9 --group 100:1 --queue-bytes 12500000 --secs $(secs 60)" "$NS3_D" "$D_WHY"
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
@@ -128,14 +132,14 @@ for i in "${!NAMES[@]}"; do
   c="${NAMES[$i]}"
   [[ " ${WANT[*]} " == *" $c "* ]] || continue
   echo "== case $c: ${DESCS[$i]}"
-  echo "$c|${DESCS[$i]}" >> "$OUT/cases.txt"
+  printf '%s|%s|%s\n' "$c" "${DESCS[$i]}" "$([ "$NS3" = 1 ] && echo "${WHY[$i]}" || echo "--no-ns3")" >> "$OUT/cases.txt"
   # shellcheck disable=SC2206
   args=(${FLAGS[$i]})
   for r in $(seq 1 "$REPS"); do run_one "$c" satcc "$r" "$BIN" "${args[@]}"; done
   if [ "$NS3" = 1 ]; then
     n="${NS3REPS[$i]}"
     if [ "$n" = 0 ]; then
-      echo "   ns-3     not run: about an hour on this machine (bench/sim/run.sh --ns3-d runs it)"
+      echo "   ns-3     not run: ${WHY[$i]}"
     fi
     for r in $(seq 1 "$n"); do run_one "$c" ns-3 "$r" "$NS3BIN" "${args[@]}"; done
   fi

@@ -20,22 +20,58 @@ node names mapped to indices. Keys:
           "mss": int, "sack": bool, "timestamps": bool, "window_scaling": bool,
           "rwnd_bytes": int, "ecn": bool, "initial_cwnd": int,
           "pacing": "auto" | "on" | "off", "delayed_ack": bool, "min_rto_ns": int,
+          # optional (absent = the default):
+          "proto": "tcp" | "udp" (default "tcp"); for "udp" also
+          "udp_rate_bps": int (payload bit rate, iperf3 -b), "udp_payload_bytes": int (-l),
+          "encap_bytes": int (default 0: tunnel bytes added to every packet, both ways),
+          "mtu": int (default 1500: path MTU; longer packets travel as IP fragments),
       }],
     }
     DIR = {"rate_bps": int, "delay_ns": int, "loss": float,
            "queue": {"packets": int} | {"bytes": int} | {"bdp": float},
            "ecn_threshold_pkts": int | None,
-           "drop_packets": [int] (optional: 1-based ordinals of packets this direction drops)}
+           "drop_packets": [int] (optional: 1-based ordinals of packets this direction drops),
+           "model": MODEL | None (optional: a time-varying behaviour; rate_bps, delay_ns and
+                    loss are then its nominal values, used for routing and "bdp" queues)}
+    MODEL (crates/satcc-core/src/models/, presets resolved by satcc.linkmodels) is one of
+      {"kind": "starlink", "period_ns": int, "phase_ns": int, "start_ns": int,
+       "rtt_quantiles_ns": [int x 5] (link RTT at p 0, .25, .5, .75, 1; one-way = RTT/2),
+       "capacity_bps": [lo, hi], "loss": [lo, hi], "disturbance_ns": [lo, hi],
+       "outage_probability": float, "burst_loss": [lo, hi]}
+      {"kind": "geo", "rate_bps": int, "loss": float, "delay_ns": int | None (fixed one-way),
+       and when delay_ns is None: "altitude_m": float, "terminal_elevation_deg": float,
+       "gateway_elevation_deg": float, "extra_delay_ns": int}
+      {"kind": "lfn", "rate_bps": int, "delay_ns": int, "loss": float,
+       "police": None | {"rate_bps": [lo, hi], "burst_bytes": int, "redraw_ns": int}}
+      {"kind": "trace", "opportunities_ms": [int] | None (Mahimahi timestamps),
+       "bytes_per_opportunity": int, "rate_bps": int | None (when no timestamps),
+       "series": [[t_ns, delay_ns, loss], ...] | None, "delay_ns": int, "loss": float}
+      {"kind": "constellation", "altitude_m": float, "inclination_deg": float, "planes": int,
+       "per_plane": int, "phasing": int, "terminal": [lat, lon], "gateway": [lat, lon],
+       "min_elevation_deg": float, "period_ns": int, "phase_ns": int, "start_ns": int,
+       "extra_delay_ns": int, "rate_bps": int, "loss": float}
 
 It returns
     {"flows": [{"id", "delivered_bytes", "goodput_bps", "sent_packets",
                 "retransmitted_packets", "rtt_mean_ms", "rtt_p95_ms", "rtt_min_ms",
-                "fct_s", "rto_count", "recovery_count"}],
+                "fct_s", "rto_count", "recovery_count",
+                "received_packets", "lost_packets", "loss_fraction", "jitter_ms"}],
+                # the last four: UDP flows only (None for TCP): datagrams received, lost
+                # (highest sequence + 1 - received), their fraction, RFC 3550 jitter in ms;
+                # for UDP, delivered_bytes/goodput_bps are received payload, sent_packets the
+                # datagrams sent, and the TCP fields are 0/None
      "flow_series": {column: list},   # flow_id, t_s, delivered_bytes, cwnd_pkts, ssthresh_pkts,
                                       # srtt_ms, inflight_pkts, pacing_rate_bps, retransmits
      "link_series": {column: list},   # link_id, dir, t_s, queue_pkts, queue_bytes, drops_queue,
                                       # drops_random, ecn_marks, tx_bytes, capacity_bps, delay_ms
-     "stats": {"events": int, "packets": int, "sim_time_s": float}}
+                                      # (capacity_bps, delay_ms: the model's time-weighted
+                                      # means over the bin)
+     "stats": {"events": int, "packets": int, "sim_time_s": float,
+               "fragmented_packets": int (packets sent as IP fragments)}}
+Probe mode: with the optional key "sample_models_ns": int, nothing is simulated; it returns
+    {"model_samples": {"link_id", "dir", "t_ns", "rate_bps", "delay_ns", "loss"}}
+one row per link direction per step over [0, duration): the model's mean capacity over
+[t, t + step) (bit/s, float) and the delay and loss in force at t (`satcc trace export`).
 `progress`, if given, is called with the fraction of simulated time done (0..1), at most
 a few times per second of wall time. Raises ValueError naming the bad key on bad input.
 """

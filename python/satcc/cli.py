@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "satcc.commands.emu",
     "satcc.commands.run",
     "satcc.commands.validate",
+    "satcc.commands.trace",
 )
 OPTIONAL_COMMAND_MODULES = (
     "satcc.models.cli",

@@ -81,7 +81,7 @@ PCC_QUEUE_PKTS = 1500  # droptail 1500 packets [V]
 
 # -- LFN -----------------------------------------------------------------------------------------
 STUDY_003_DROP_ABOVE_BPS = (300_000_000, 330_000_000)  # papers/README.md §003
-DEFAULT_DROP_BURST = "64 kB"  # not given by study 003: a shallow router buffer [assumed]
+DEFAULT_DROP_BURST = "256 kB"  # not given by study 003: calibrated so Reno/CUBIC get 235/266 Mbit/s at 15 ms (study: 244/280)
 DROP_REDRAW_NS = 1 * S  # the threshold wanders within its range once a second [assumed]
 
 # -- trace ---------------------------------------------------------------------------------------
@@ -92,7 +92,68 @@ SHELL1 = {"altitude_km": 550.0, "inclination": 53.0, "planes": 72, "per_plane": 
 MIN_ELEVATION_DEG = 25.0  # facts §1.1 [V]
 CONSTELLATION_EXTRA_DELAY = "10 ms"  # [D], see the module docstring
 
+# -- flows: tunnels (VPN encapsulation), path MTU, UDP constant bit rate ----------------------------
+DEFAULT_MTU = 1500  # Ethernet
+MIN_MTU = 68  # RFC 791: every IPv4 module must forward 68-byte datagrams
+ENCAP_BYTES = {
+    "wireguard": 60,  # IPv4 outer: 20 IP + 8 UDP + 4 type + 4 index + 8 nonce + 16 tag (Donenfeld, WireGuard list, 2017-12-11)
+    "openvpn": 43,  # 41-45 B (study 000 §4.2), midpoint
+    "ipsec": 60,  # 50-70 B (study 000 §4.2), midpoint
+    "softether": 43,  # unpublished; "similar to or less than" the others (study 000 §4.2): OpenVPN's
+}
+DEFAULT_UDP_PAYLOAD = 1460  # iperf3 DEFAULT_UDP_BLKSIZE (esnet/iperf src/iperf.h)
+IP_TCP_TS_HEADERS = 52  # 20 IP + 20 TCP + 12 timestamp option
+
 _REQUIRED = object()
+
+
+def parse_encap(v: Any) -> int:
+    """A tunnel's per-packet bytes: a name (`wireguard`, `openvpn`, `ipsec`, `softether`) or "N B"."""
+    if isinstance(v, str) and v.strip().lower() in ENCAP_BYTES:
+        return ENCAP_BYTES[v.strip().lower()]
+    try:
+        return parse_size(v)
+    except UnitError:
+        raise UnitError("a tunnel (" + ", ".join(ENCAP_BYTES) + ") or a size like '60 B'", v) from None
+
+
+def flow_issues(prefix: str, flow: Any) -> list[tuple[str, str]]:
+    """Problems of a flow's proto/rate/packet_size/encap/mtu keys."""
+    issues: list[tuple[str, str]] = []
+    if flow.proto == "udp":
+        if flow.rate is None or flow.rate <= 0:
+            found = "nothing" if flow.rate is None else "0 bit/s"
+            issues.append((f"{prefix}.rate", f"expected a positive rate for a UDP flow, found {found}"))
+        size = DEFAULT_UDP_PAYLOAD if flow.packet_size is None else flow.packet_size
+        if not 1 <= size <= 65_507:
+            issues.append((f"{prefix}.packet_size", f"expected 1..65507 bytes of UDP payload, found {size} B"))
+    else:
+        for key in ("rate", "packet_size"):
+            if getattr(flow, key) is not None:
+                issues.append((f"{prefix}.{key}", f"expected {key} only with proto = 'udp', found it on a TCP flow"))
+    if not MIN_MTU <= flow.mtu <= 65_535:
+        issues.append((f"{prefix}.mtu", f"expected {MIN_MTU}..65535 bytes, found {flow.mtu} B"))
+    elif flow.encap >= flow.mtu - 40:
+        issues.append((f"{prefix}.encap", f"expected fewer bytes than the MTU less 40, found {flow.encap} B"))
+    return issues
+
+
+def flow_extras(flow: Any) -> dict[str, Any]:
+    """The optional resolved-flow keys (`_native.pyi`), present only when not the default."""
+    out: dict[str, Any] = {}
+    if flow.proto == "udp":
+        out.update(proto="udp", udp_rate_bps=flow.rate,
+                   udp_payload_bytes=DEFAULT_UDP_PAYLOAD if flow.packet_size is None else flow.packet_size)
+    if flow.encap:
+        out["encap_bytes"] = flow.encap
+    if flow.mtu != DEFAULT_MTU:
+        out["mtu"] = flow.mtu
+    return out
+
+
+def fragments(mss: int, encap: int, mtu: int = DEFAULT_MTU, timestamps: bool = True) -> bool:
+    """Whether a full segment travels as IP fragments: mss + headers + tunnel > MTU."""
+    return mss + IP_TCP_TS_HEADERS - (0 if timestamps else 12) + encap > mtu
 
 
 class ModelIssues(Exception):

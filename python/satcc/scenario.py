@@ -44,6 +44,8 @@ them in step):
 | flow.pacing               | "auto"       | auto, on, off        | auto = Linux: pace when the CCA asks (BBR) |
 | flow.delayed_ack          | true         | bool                 | Linux quick-ack then delayed ACK |
 | flow.min_rto              | 200 ms       | duration             | Linux TCP_RTO_MIN                |
+| flow.proto, rate, packet_size | tcp, -, 1460 B | udp: CBR rate, payload | iperf3 -u -b -l (satcc.linkmodels) |
+| flow.encap, flow.mtu      | 0 B, 1500 B  | VPN name or "N B"; size | satcc.linkmodels (study 000)   |
 
 Deviations from what a user might assume:
 1. With `window_scaling = false` the receive window is capped at 65535 B whatever `rwnd` says
@@ -193,6 +195,12 @@ class Flow(_Table):
     pacing: Pacing = "auto"
     delayed_ack: StrictBool = True
     min_rto: Duration = parse_duration(DEFAULT_MIN_RTO)
+    # UDP constant bit rate, tunnels and path MTU: satcc.linkmodels (README "Path models")
+    proto: Literal["tcp", "udp"] = "tcp"
+    rate: Rate | None = None
+    packet_size: Size | None = None
+    encap: Annotated[int, PlainValidator(linkmodels.parse_encap)] = 0
+    mtu: Size = linkmodels.DEFAULT_MTU
 
 
 class Scenario(_Table):
@@ -451,6 +459,7 @@ def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
             issues.append((f"{p}.initial_cwnd", f"expected an integer >= 1, found {flow.initial_cwnd}"))
         if flow.min_rto <= 0:
             issues.append((f"{p}.min_rto", "expected a positive duration, found 0"))
+        issues.extend(linkmodels.flow_issues(p, flow))
     if total > MAX_FLOWS:
         issues.append(("flow", f"expected at most {MAX_FLOWS} flows after count, found {total}"))
     return issues
@@ -579,6 +588,7 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
             "pacing": f.pacing,
             "delayed_ack": f.delayed_ack,
             "min_rto_ns": f.min_rto,
+            **linkmodels.flow_extras(f),
         })
     return {
         "name": s.name,

@@ -148,6 +148,15 @@ pub struct TcpState {
     /// (`bbr_packets_in_net_at_edt`); a sender that does not pace, or whose next segment
     /// may leave right away, leaves it ≤ `now`.
     pub wstamp: SimTime,
+    /// `tp->rx_opt.rcv_tsval`: the TSval (RFC 7323) of the last ACK that carried a
+    /// timestamp option — the receiver's timestamp clock, any origin and tick. The sender
+    /// sets it, with `rcv_tsecr`, from every ACK before calling the per-ACK hooks. Both stay
+    /// 0 when timestamps are not in use. Read by LP (one-way-delay estimate).
+    pub rcv_tsval: u32,
+    /// `tp->rx_opt.rcv_tsecr`: the TSecr of that ACK, i.e. the sender's own TSval echoed;
+    /// the sender's TSval clock is Linux's `tcp_time_stamp`: milliseconds (`TCP_TS_HZ` =
+    /// 1000), `(now in ms) as u32`, wrapping.
+    pub rcv_tsecr: u32,
 }
 
 impl TcpState {
@@ -184,6 +193,8 @@ impl TcpState {
             lsndtime: SimTime::ZERO,
             delivered_mstamp: SimTime::ZERO,
             wstamp: SimTime::ZERO,
+            rcv_tsval: 0,
+            rcv_tsecr: 0,
         }
     }
 

@@ -180,7 +180,13 @@ impl Driver {
         }
         let snap = |t: &TcpState, first: SimTime| (t.delivered, t.delivered_ce, t.delivered_mstamp, first, t.app_limited != 0);
         let (dl, dce, dm, first, al) = snap(&self.tcp, self.first_tx_mstamp);
-        let id = if let Some(seg) = self.segs.iter_mut().find(|s| s.lost && !s.retrans && !s.sacked) {
+        // Retransmissions first (segments marked lost and not yet resent).
+        let retx = if self.tcp.lost_out > self.tcp.retrans_out {
+            self.segs.iter_mut().find(|s| s.lost && !s.retrans && !s.sacked)
+        } else {
+            None
+        };
+        let id = if let Some(seg) = retx {
             seg.retrans = true;
             seg.ever_retrans = true;
             seg.sent_at = now;
@@ -247,7 +253,14 @@ impl Driver {
 
     /// When segment `id`'s latest transmission left.
     pub fn sent_at(&self, id: u64) -> Option<SimTime> {
-        self.segs.iter().find(|s| s.id == id).map(|s| s.sent_at)
+        self.index(id).map(|i| self.segs[i].sent_at)
+    }
+
+    /// Position of outstanding segment `id` (ids are consecutive from the oldest).
+    fn index(&self, id: u64) -> Option<usize> {
+        let first = self.segs.front()?.id;
+        let i = usize::try_from(id.checked_sub(first)?).ok()?;
+        (i < self.segs.len()).then_some(i)
     }
 
     /// One ACK delivering the `k` oldest deliverable segments, arriving `rtt` after the
@@ -274,7 +287,11 @@ impl Driver {
         let mut newly: u32 = 0;
         let mut rtt_from: Option<SimTime> = None;
         for &id in delivered {
-            let Some(seg) = self.segs.iter_mut().find(|s| s.id == id && !s.sacked) else { continue };
+            let Some(i) = self.index(id) else { continue };
+            let seg = &mut self.segs[i];
+            if seg.sacked {
+                continue;
+            }
             if seg.lost {
                 self.tcp.lost_out -= 1;
             }
@@ -386,7 +403,11 @@ impl Driver {
 
     /// Mark one outstanding, not sacked segment lost; returns 1 if it was newly marked.
     fn mark_lost(&mut self, id: u64) -> u32 {
-        let Some(seg) = self.segs.iter_mut().find(|s| s.id == id && !s.sacked) else { return 0 };
+        let Some(i) = self.index(id) else { return 0 };
+        let seg = &mut self.segs[i];
+        if seg.sacked {
+            return 0;
+        }
         if seg.retrans {
             seg.retrans = false;
             self.tcp.retrans_out -= 1;

@@ -13,7 +13,8 @@
 //! `a_if` is the emulator-side end of the veth whose other end is in node a; frames read there
 //! go through direction `ab` and leave by `b_if`.
 
-use satcc_core::link::{ConstantLink, LinkModel, LinkState, QueueLimit};
+use satcc_core::link::{LinkState, QueueLimit};
+use satcc_core::models::{self as core_models, LinkBehaviour};
 use satcc_core::SimDuration;
 use serde_json::Value;
 
@@ -21,9 +22,9 @@ use crate::direction::QueueConfig;
 
 /// Link-direction label used for its loss stream, the same base as the simulator's
 /// (`satcc-sim` net.rs `new_dir`), so a direction's RNG is derived from the seed alike.
-const RNG_LABEL_BASE: u64 = 0x11_4b_0000;
+const RNG_LABEL_BASE: u64 = 0x114b_0000;
 /// Default spin window before a deadline (see README "Timing").
-pub const DEFAULT_SPIN_NS: u64 = 60_000;
+pub const DEFAULT_SPIN_NS: u64 = 200_000;
 /// Default SCHED_FIFO priority (README "Timing": without it, a loaded 2-core machine delays
 /// frames by milliseconds; the emulator sleeps between packets, so it cannot starve others,
 /// and the kernel's RT throttling caps it at 95 % of a core in any case).
@@ -140,17 +141,23 @@ fn dir(v: &Value, p: &str) -> Result<DirConfig, ConfigError> {
 impl DirConfig {
     /// The link model for this direction. Without a `model`, the constant link of the
     /// direction's rate, delay and loss; with one, the satcc-core model it names.
-    pub fn build_model(&self, seed: u64, label: u64) -> Result<Box<dyn LinkModel>, ConfigError> {
+    /// `link` and `dir` are the simulator's link index and direction index (2·link + ba).
+    pub fn build_model(&self, seed: u64, link: u64, dir: u64, path: &str) -> Result<Box<dyn LinkBehaviour>, ConfigError> {
         match &self.model {
-            None => Ok(Box::new(ConstantLink(self.state))),
-            Some(m) => crate::models::build(m, &self.state, seed, label),
+            None => Ok(core_models::constant(self.state)),
+            Some(m) => crate::models::build(m, seed, link, dir, path),
         }
     }
 }
 
-/// The loss-stream label of link `id`'s direction (`ab` = 0, `ba` = 1), as the simulator's.
-pub fn rng_label(link_id: u32, ba: bool) -> u64 {
-    RNG_LABEL_BASE + 2 * link_id as u64 + u64::from(ba)
+/// The simulator's index of link `id`'s direction (`ab` = 2·id, `ba` = 2·id + 1).
+pub fn dir_index(link_id: u32, ba: bool) -> u64 {
+    2 * link_id as u64 + u64::from(ba)
+}
+
+/// The loss-stream label of a direction, as the simulator's (`Rng::derive(seed, label)`).
+pub fn rng_label(dir_index: u64) -> u64 {
+    RNG_LABEL_BASE + dir_index
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@
 //! ```
 //! Everything is a function of the times handed in (no clock, no I/O), so the same code runs
 //! under a manual clock in the tests below and under `CLOCK_MONOTONIC` in `satcc-linkd`. The
-//! link model is asked for its state when a frame starts serialising, as the simulator asks
-//! it; the transmission integrates the rate over the model's change points, so a rate of 0 (an
-//! outage) holds the frame in service until the link returns (satcc-core `models`:
-//! `fluid_transmit_end`).
+//! link behaviour is asked what the simulator asks it (`satcc-sim` net.rs `LinkDir`): when a
+//! frame that starts serialising now has left (`LinkBehaviour::transmit_end`, so a rate of 0 —
+//! an outage — holds the frame in service until the link returns), then the state in force as
+//! it leaves (loss, delay) and whether it is dropped otherwise (`extra_drop`).
 //!
 //! | parameter          | default       | unit    | source                                   |
 //! |--------------------|---------------|---------|------------------------------------------|
@@ -23,19 +23,19 @@
 //! Deviations from the simulator's link direction:
 //! 1. Arrival times come from the kernel's receive timestamp and are made non-decreasing per
 //!    direction (a frame stamped before the previous one is treated as arriving with it).
-//! 2. Before the run's origin is set (`start`), the model is held at its t = 0 state.
+//! 2. Before the run's origin is set (`start`), the model is asked at its t = 0 (frames during
+//!    set-up, such as ARP, see the first instant's link).
 //!
 //! Not implemented: scripted per-packet drop lists (`drop_packets`, a simulator test aid).
 
 use std::collections::VecDeque;
 
-use satcc_core::link::{LinkModel, LinkState, QueueLimit};
-use satcc_core::{Rng, SimDuration, SimTime};
+use satcc_core::link::{LinkState, QueueLimit};
+use satcc_core::models::{LinkBehaviour, MeanState};
+use satcc_core::{Rng, SimTime};
 
 use crate::ecn;
 
-/// Nanoseconds per second, for bit·ns arithmetic.
-const NS_PER_S: u128 = 1_000_000_000;
 
 /// Bytes of the Ethernet header in front of the IP packet (no VLAN tag on our veths).
 pub const ETH_HEADER: usize = 14;
@@ -96,14 +96,14 @@ pub enum Offered {
 
 /// One direction of an emulated link.
 pub struct Direction {
-    model: Box<dyn LinkModel>,
+    model: Box<dyn LinkBehaviour>,
     cfg: QueueConfig,
     /// Link-clock instant of the run's t = 0 (`None` until `start`).
     origin: Option<SimTime>,
     queue: VecDeque<Frame>,
     queue_bytes: u64,
     /// The frame being serialised, when it is done (`SimTime::MAX`: the link is down for
-    /// good), when it started, and the state it started under.
+    /// good), when it started, and the state it started under (reported, not used).
     in_service: Option<(Frame, SimTime, SimTime, LinkState)>,
     /// Frames propagating, with their delivery instants (FIFO, non-decreasing).
     wire: VecDeque<(SimTime, Frame)>,
@@ -115,7 +115,7 @@ pub struct Direction {
 }
 
 impl Direction {
-    pub fn new(model: Box<dyn LinkModel>, cfg: QueueConfig, rng: Rng) -> Self {
+    pub fn new(model: Box<dyn LinkBehaviour>, cfg: QueueConfig, rng: Rng) -> Self {
         Direction {
             model,
             cfg,
@@ -156,6 +156,13 @@ impl Direction {
     pub fn state_at(&mut self, t: SimTime) -> LinkState {
         let mt = self.model_time(t);
         self.model.state_at(mt)
+    }
+
+    /// The model's time-weighted mean state over `[from, to)` (link clock), as the simulator
+    /// reports each bin's capacity and delay.
+    pub fn mean_over(&mut self, from: SimTime, to: SimTime) -> MeanState {
+        let (a, b) = (self.model_time(from), self.model_time(to));
+        self.model.mean_over(a, b)
     }
 
     /// A frame arrived at `t` (link clock).
@@ -220,37 +227,22 @@ impl Direction {
     }
 
     /// When a transmission of `bytes` starting at link-clock `at` ends (link clock); `None` if
-    /// the link never carries it. Integrates the rate over the model's change points (bit·ns,
-    /// rounded up once), as satcc-core's `fluid_transmit_end`; before the run's origin the
-    /// model is frozen at its t = 0 state.
+    /// the link never carries it. Before the run's origin, model time stands at 0.
     fn transmit_end(&mut self, at: SimTime, bytes: u64) -> Option<SimTime> {
         let m0 = self.model_time(at);
-        let mut remaining = bytes as u128 * 8 * NS_PER_S; // bit·ns still to serialise
-        let mut t = m0;
-        loop {
-            let rate = self.model.state_at(t).rate_bps as u128;
-            let change = if self.origin.is_some() { self.model.next_change(t) } else { None };
-            if rate > 0 {
-                let need_ns = remaining.div_ceil(rate);
-                match change {
-                    Some(c) if need_ns > (c - t).as_nanos() as u128 => {
-                        remaining -= rate * (c - t).as_nanos() as u128;
-                    }
-                    _ => {
-                        let end = t + SimDuration::from_nanos(need_ns.min(u64::MAX as u128) as u64);
-                        return Some(at + (end - m0));
-                    }
-                }
-            }
-            t = change?; // an outage, or the rate changes before the frame is out
-        }
+        let end = self.model.transmit_end(m0, bytes)?;
+        Some(at + (end - m0))
     }
 
     /// The frame in service finished at `done`: onto the wire (or lost), next one starts.
     fn finish(&mut self, done: SimTime) {
-        let (frame, _, _, state) = self.in_service.take().expect("finish without a frame in service");
-        self.bin.tx_bytes += frame.ip_bytes();
-        if self.rng.chance(state.loss) {
+        let (frame, _, _, _) = self.in_service.take().expect("finish without a frame in service");
+        let bytes = frame.ip_bytes();
+        self.bin.tx_bytes += bytes;
+        // net.rs `finish`: the state in force as the frame leaves decides its loss and delay
+        let mt = self.model_time(done);
+        let state = self.model.state_at(mt);
+        if self.rng.chance(state.loss) || self.model.extra_drop(mt, bytes) {
             self.bin.drops_random += 1;
         } else {
             let mut at = done + state.delay;
@@ -293,7 +285,8 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use satcc_core::link::ConstantLink;
+    use satcc_core::link::{ConstantLink, LinkModel};
+    use satcc_core::SimDuration;
 
     const MS: u64 = 1_000_000;
 
@@ -404,6 +397,7 @@ mod tests {
             }
         }
     }
+    impl LinkBehaviour for Outage {}
 
     #[test]
     fn an_outage_holds_the_frame_in_service_until_the_model_restores_the_rate() {
@@ -432,6 +426,7 @@ mod tests {
                 None
             }
         }
+        impl LinkBehaviour for Shrinking {}
         let mut d = Direction::new(
             Box::new(Shrinking),
             QueueConfig { limit: QueueLimit::Packets(10), ecn_threshold_pkts: None },

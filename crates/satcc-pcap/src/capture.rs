@@ -57,7 +57,11 @@ pub struct Warning {
 
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "record {} at byte offset {}: {}", self.record, self.offset, self.message)
+        write!(
+            f,
+            "record {} at byte offset {}: {}",
+            self.record, self.offset, self.message
+        )
     }
 }
 
@@ -73,7 +77,9 @@ impl std::fmt::Display for CaptureError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CaptureError::Empty => write!(f, "empty file"),
-            CaptureError::NotACapture => write!(f, "not a pcap or pcapng file (header not recognized)"),
+            CaptureError::NotACapture => {
+                write!(f, "not a pcap or pcapng file (header not recognized)")
+            }
             CaptureError::Io(e) => write!(f, "read error: {e}"),
         }
     }
@@ -107,7 +113,8 @@ struct Interface {
 
 fn ts_from_units(units: u64, resolution: u64, offset_s: i64) -> i64 {
     // pcapng §4.2 if_tsresol / if_tsoffset; integer math so 1 ns resolution stays exact.
-    let ns = (units as i128) * NS_PER_S / (resolution.max(1) as i128) + (offset_s as i128) * NS_PER_S;
+    let ns =
+        (units as i128) * NS_PER_S / (resolution.max(1) as i128) + (offset_s as i128) * NS_PER_S;
     ns.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
@@ -149,7 +156,11 @@ pub fn read_frames<R: Read + Send>(
                     }
                     PcapBlockOwned::Legacy(b) => {
                         summary.frames += 1;
-                        let frac_ns = if legacy_ns { b.ts_usec as i64 } else { b.ts_usec as i64 * 1000 };
+                        let frac_ns = if legacy_ns {
+                            b.ts_usec as i64
+                        } else {
+                            b.ts_usec as i64 * 1000
+                        };
                         let caplen = (b.caplen as usize).min(b.data.len());
                         on_frame(&Frame {
                             number: summary.frames,
@@ -166,7 +177,11 @@ pub fn read_frames<R: Read + Send>(
                     }
                     PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
                         let resolution = idb.ts_resolution().unwrap_or(1_000_000);
-                        interfaces.push(Interface { linktype: idb.linktype, resolution, offset_s: idb.ts_offset() });
+                        interfaces.push(Interface {
+                            linktype: idb.linktype,
+                            resolution,
+                            offset_s: idb.ts_offset(),
+                        });
                     }
                     PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
                         summary.frames += 1;
@@ -188,7 +203,10 @@ pub fn read_frames<R: Read + Send>(
                                 warnings.push(Warning {
                                     record,
                                     offset: pos,
-                                    message: format!("packet for undeclared interface {} skipped", epb.if_id),
+                                    message: format!(
+                                        "packet for undeclared interface {} skipped",
+                                        epb.if_id
+                                    ),
                                 });
                             }
                             None => {}
@@ -228,12 +246,20 @@ pub fn read_frames<R: Read + Send>(
                         buffer_size *= 2;
                         stalled = 0;
                     } else {
-                        warnings.push(Warning { record, offset: pos, message: "record larger than 16 MiB; rest of file skipped".into() });
+                        warnings.push(Warning {
+                            record,
+                            offset: pos,
+                            message: "record larger than 16 MiB; rest of file skipped".into(),
+                        });
                         break;
                     }
                 }
                 if rdr.refill().is_err() {
-                    warnings.push(Warning { record, offset: pos, message: "read error; rest of file skipped".into() });
+                    warnings.push(Warning {
+                        record,
+                        offset: pos,
+                        message: "read error; rest of file skipped".into(),
+                    });
                     break;
                 }
             }
@@ -241,7 +267,11 @@ pub fn read_frames<R: Read + Send>(
                 if buffer_size < MAX_RECORD_BYTES && rdr.grow(buffer_size * 2) {
                     buffer_size *= 2;
                     if rdr.refill().is_err() {
-                        warnings.push(Warning { record, offset: pos, message: "read error; rest of file skipped".into() });
+                        warnings.push(Warning {
+                            record,
+                            offset: pos,
+                            message: "read error; rest of file skipped".into(),
+                        });
                         break;
                     }
                 } else {
@@ -254,7 +284,11 @@ pub fn read_frames<R: Read + Send>(
                 }
             }
             Err(PcapError::UnexpectedEof) => {
-                warnings.push(Warning { record, offset: pos, message: "file truncated inside this record; rest ignored".into() });
+                warnings.push(Warning {
+                    record,
+                    offset: pos,
+                    message: "file truncated inside this record; rest ignored".into(),
+                });
                 break;
             }
             Err(e) => {
@@ -262,7 +296,11 @@ pub fn read_frames<R: Read + Send>(
                     PcapError::NomError(_, k) | PcapError::OwnedNomError(_, k) => format!("{k:?}"),
                     other => format!("{other:?}"),
                 };
-                warnings.push(Warning { record, offset: pos, message: format!("corrupt record ({what}); rest of file skipped") });
+                warnings.push(Warning {
+                    record,
+                    offset: pos,
+                    message: format!("corrupt record ({what}); rest of file skipped"),
+                });
                 break;
             }
         }
@@ -296,10 +334,21 @@ mod tests {
         v.extend_from_slice(data);
     }
 
-    fn read_all(bytes: &[u8]) -> (Result<ReadSummary, CaptureError>, Vec<(u64, i64, usize)>, Vec<Warning>) {
+    type ReadAll = (
+        Result<ReadSummary, CaptureError>,
+        Vec<(u64, i64, usize)>,
+        Vec<Warning>,
+    );
+
+    fn read_all(bytes: &[u8]) -> ReadAll {
         let mut w = Vec::new();
         let mut frames = Vec::new();
-        let r = read_frames(bytes, &mut w, |f| frames.push((f.number, f.ts_ns, f.data.len())), |_| {});
+        let r = read_frames(
+            bytes,
+            &mut w,
+            |f| frames.push((f.number, f.ts_ns, f.data.len())),
+            |_| {},
+        );
         (r, frames, w)
     }
 
@@ -311,7 +360,10 @@ mod tests {
         let (r, frames, w) = read_all(&v);
         assert_eq!(r.unwrap().frames, 2);
         assert!(w.is_empty());
-        assert_eq!(frames, vec![(1, 10_250_000_000, 60), (2, 11_000_001_000, 54)]);
+        assert_eq!(
+            frames,
+            vec![(1, 10_250_000_000, 60), (2, 11_000_001_000, 54)]
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //! feeds them to the TCP sequence analysis); (3) an IPv4 total length of 0 (TSO capture) or an
 //! IPv6 jumbogram falls back to the frame's original length.
 
-use etherparse::{ip_number, EtherType, LaxNetSlice, LaxSlicedPacket, TcpOptionElement, TransportSlice};
+use etherparse::{
+    ip_number, EtherType, LaxNetSlice, LaxSlicedPacket, TcpOptionElement, TransportSlice,
+};
 use pcap_parser::data::{get_packetdata, PacketData};
 use pcap_parser::Linktype;
 
@@ -114,7 +116,9 @@ pub fn decode(linktype: Linktype, data: &[u8], orig_len: u32) -> Decoded {
             Ok(p) => p,
             Err(_) => return Decoded::Malformed,
         },
-        Some(PacketData::L3(ethertype, payload)) => LaxSlicedPacket::from_ether_type(EtherType(ethertype), payload),
+        Some(PacketData::L3(ethertype, payload)) => {
+            LaxSlicedPacket::from_ether_type(EtherType(ethertype), payload)
+        }
         Some(PacketData::L4(_, _)) => return Decoded::NonIp,
         Some(PacketData::Unsupported(_)) => return Decoded::UnsupportedLink(linktype.0),
         None => return Decoded::Malformed,
@@ -125,14 +129,29 @@ pub fn decode(linktype: Linktype, data: &[u8], orig_len: u32) -> Decoded {
             let h = ip.header();
             let start = h.slice().as_ptr() as usize;
             let total = h.total_len() as usize;
-            let end = if total == 0 { frame_start + orig_len as usize } else { start + total };
-            (v4(h.source()), v4(h.destination()), false, start, end, ip.payload())
+            let end = if total == 0 {
+                frame_start + orig_len as usize
+            } else {
+                start + total
+            };
+            (
+                v4(h.source()),
+                v4(h.destination()),
+                false,
+                start,
+                end,
+                ip.payload(),
+            )
         }
         Some(LaxNetSlice::Ipv6(ip)) => {
             let h = ip.header();
             let start = h.slice().as_ptr() as usize;
             let plen = h.payload_length() as usize;
-            let end = if plen == 0 { frame_start + orig_len as usize } else { start + 40 + plen };
+            let end = if plen == 0 {
+                frame_start + orig_len as usize
+            } else {
+                start + 40 + plen
+            };
             (
                 u128::from_be_bytes(h.source()),
                 u128::from_be_bytes(h.destination()),
@@ -154,7 +173,12 @@ pub fn decode(linktype: Linktype, data: &[u8], orig_len: u32) -> Decoded {
     let _ = ip_start;
     let proto = ip_payload.ip_number.0;
     if ip_payload.fragmented {
-        return Decoded::Ip(IpPacket { src, dst, v6, l4: L4::Fragment });
+        return Decoded::Ip(IpPacket {
+            src,
+            dst,
+            v6,
+            l4: L4::Fragment,
+        });
     }
     let l4 = match &sliced.transport {
         Some(TransportSlice::Tcp(tcp)) => {
@@ -197,7 +221,13 @@ pub fn decode(linktype: Linktype, data: &[u8], orig_len: u32) -> Decoded {
             let mut head = [0u8; 16];
             let n = payload.len().min(16);
             head[..n].copy_from_slice(&payload[..n]);
-            L4::Udp(UdpDgram { sport: udp.source_port(), dport: udp.destination_port(), len, head, head_len: n as u8 })
+            L4::Udp(UdpDgram {
+                sport: udp.source_port(),
+                dport: udp.destination_port(),
+                len,
+                head,
+                head_len: n as u8,
+            })
         }
         Some(_) => L4::Other(proto),
         None => {
@@ -246,7 +276,11 @@ mod tests {
         let cut = &full[..128];
         let d = decode(Linktype::ETHERNET, cut, orig);
         match d {
-            Decoded::Ip(IpPacket { l4: L4::Tcp(t), v6: false, .. }) => {
+            Decoded::Ip(IpPacket {
+                l4: L4::Tcp(t),
+                v6: false,
+                ..
+            }) => {
                 assert_eq!(t.seglen, 1448);
                 assert_eq!(t.seq, 1000);
                 assert_eq!(t.ack, 77);
@@ -269,7 +303,10 @@ mod tests {
 
     #[test]
     fn unknown_link_type_is_reported() {
-        assert_eq!(decode(Linktype(147), &[0u8; 40], 40), Decoded::UnsupportedLink(147));
+        assert_eq!(
+            decode(Linktype(147), &[0u8; 40], 40),
+            Decoded::UnsupportedLink(147)
+        );
     }
 
     #[test]

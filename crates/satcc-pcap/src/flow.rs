@@ -37,7 +37,7 @@ use rustc_hash::FxHashMap;
 
 use crate::capture::{Frame, Warning};
 use crate::decode::{decode, tcpflag, Decoded, IpPacket, TcpSeg, UdpDgram, L4};
-use crate::tshark::{self, aflag, gt_seq, le_seq, lt_seq, SeqConv, Segment};
+use crate::tshark::{self, aflag, gt_seq, le_seq, lt_seq, Segment, SeqConv};
 
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
@@ -64,7 +64,11 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { bin_ns: 100_000_000, keep_packets: false, keep_rtt_samples: false }
+        Options {
+            bin_ns: 100_000_000,
+            keep_packets: false,
+            keep_rtt_samples: false,
+        }
     }
 }
 
@@ -125,7 +129,9 @@ impl RttStats {
         }
         self.count += 1;
         self.sum_ns += rtt_ns as i128;
-        let h = self.hist.get_or_insert_with(|| vec![0u32; RTT_HIST_BUCKETS].into_boxed_slice());
+        let h = self
+            .hist
+            .get_or_insert_with(|| vec![0u32; RTT_HIST_BUCKETS].into_boxed_slice());
         let b = hist_bucket(rtt_ns as u64 / 1000);
         h[b] = h[b].saturating_add(1);
     }
@@ -178,10 +184,10 @@ impl Bins {
             // Time went backwards in the capture: grow at the front.
             let n = (self.first - idx) as usize;
             for v in [&mut self.payload_bytes, &mut self.new_bytes] {
-                v.splice(0..0, std::iter::repeat(0).take(n));
+                v.splice(0..0, std::iter::repeat_n(0, n));
             }
             for v in [&mut self.packets, &mut self.retransmits] {
-                v.splice(0..0, std::iter::repeat(0).take(n));
+                v.splice(0..0, std::iter::repeat_n(0, n));
             }
             self.first = idx;
         }
@@ -272,9 +278,21 @@ struct Key {
 impl Key {
     fn new(src: u128, sport: u16, dst: u128, dport: u16, proto: u8) -> Key {
         if (src, sport) <= (dst, dport) {
-            Key { a: src, b: dst, pa: sport, pb: dport, proto }
+            Key {
+                a: src,
+                b: dst,
+                pa: sport,
+                pb: dport,
+                proto,
+            }
         } else {
-            Key { a: dst, b: src, pa: dport, pb: sport, proto }
+            Key {
+                a: dst,
+                b: src,
+                pa: dport,
+                pb: sport,
+                proto,
+            }
         }
     }
 }
@@ -384,7 +402,10 @@ impl Analyzer {
                     self.warnings.push(Warning {
                         record: f.number,
                         offset: f.offset,
-                        message: format!("frame {}: unsupported link type {lt}; such frames are skipped", f.number),
+                        message: format!(
+                            "frame {}: unsupported link type {lt}; such frames are skipped",
+                            f.number
+                        ),
                     });
                 }
             }
@@ -395,7 +416,10 @@ impl Analyzer {
                     self.warnings.push(Warning {
                         record: f.number,
                         offset: f.offset,
-                        message: format!("frame {}: malformed link/IP header; such frames are skipped", f.number),
+                        message: format!(
+                            "frame {}: malformed link/IP header; such frames are skipped",
+                            f.number
+                        ),
                     });
                 }
             }
@@ -447,11 +471,15 @@ impl Analyzer {
                 let base = c.seq.as_ref().and_then(|s| s.dirs[d].base_seq);
                 // packet-tcp.c: a SYN whose seq differs from the conversation's base_seq
                 // starts a new conversation ("TCP Port numbers reused").
-                if t.flags & (tcpflag::SYN | tcpflag::ACK) == tcpflag::SYN && base.is_some_and(|b| b != t.seq) {
+                if t.flags & (tcpflag::SYN | tcpflag::ACK) == tcpflag::SYN
+                    && base.is_some_and(|b| b != t.seq)
+                {
                     pre = aflag::REUSED_PORTS;
                     self.new_conn(key, src, (ip.dst, t.dport), ip.v6, now)
                 } else {
-                    if t.flags & (tcpflag::SYN | tcpflag::ACK) == (tcpflag::SYN | tcpflag::ACK) && base.is_some_and(|b| b != t.seq) {
+                    if t.flags & (tcpflag::SYN | tcpflag::ACK) == (tcpflag::SYN | tcpflag::ACK)
+                        && base.is_some_and(|b| b != t.seq)
+                    {
                         pre = aflag::REUSED_PORTS;
                     }
                     ci
@@ -463,9 +491,19 @@ impl Analyzer {
         let fid = self.flow_id(ci, d, now);
         let bin = self.bin_of(now);
         let conn = &mut self.conns[ci as usize];
-        let seqc = conn.seq.as_mut().expect("tcp connection has sequence state");
+        let seqc = conn
+            .seq
+            .as_mut()
+            .expect("tcp connection has sequence state");
         seqc.dirs[d].unacked = conn.dirs[d].inflight.len();
-        let seg = Segment { now, seq: t.seq, ack: t.ack, seglen: t.seglen, flags: t.flags, window: t.window };
+        let seg = Segment {
+            now,
+            seq: t.seq,
+            ack: t.ack,
+            seglen: t.seglen,
+            flags: t.flags,
+            window: t.window,
+        };
         let af = seqc.analyze(d, seg, pre);
         seqc.after_segment(now, t.flags);
         let base_fwd = seqc.dirs[d].base_seq.unwrap_or(0);
@@ -523,7 +561,12 @@ impl Analyzer {
                 if me.inflight.len() >= MAX_INFLIGHT_TRACKED {
                     me.inflight.pop_front();
                 }
-                me.inflight.push_back(InFlight { start: t.seq.max_seq(hi), end, ts: now, retx: false });
+                me.inflight.push_back(InFlight {
+                    start: t.seq.max_seq(hi),
+                    end,
+                    ts: now,
+                    retx: false,
+                });
             } else {
                 mark_retransmitted(&mut me.inflight, t.seq, end);
             }
@@ -593,7 +636,11 @@ impl Analyzer {
             p.dir.push(d as u8);
             p.len.push(t.seglen);
             p.seq_rel.push(t.seq.wrapping_sub(base_fwd));
-            p.ack_rel.push(if t.flags & tcpflag::ACK != 0 { t.ack.wrapping_sub(base_rev) } else { 0 });
+            p.ack_rel.push(if t.flags & tcpflag::ACK != 0 {
+                t.ack.wrapping_sub(base_rev)
+            } else {
+                0
+            });
             p.tcp_flags.push(t.flags);
             p.analysis.push(af);
             p.window.push(t.window);
@@ -685,7 +732,8 @@ fn iperf_track(me: &mut DirState, u: &UdpDgram, now: i64) -> Option<u64> {
     let sec = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
     let usec = u32::from_be_bytes([h[4], h[5], h[6], h[7]]);
     let c32 = u32::from_be_bytes([h[8], h[9], h[10], h[11]]) as u64;
-    let c64 = (u.head_len >= 16).then(|| u64::from_be_bytes([h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]]));
+    let c64 = (u.head_len >= 16)
+        .then(|| u64::from_be_bytes([h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]]));
     if me.iperf.is_none() {
         let counter64 = c32 == 0 && c64.is_some_and(|c| (1..=IPERF_FIRST_COUNT_MAX).contains(&c));
         let ok32 = (1..=IPERF_FIRST_COUNT_MAX).contains(&c32);
@@ -694,7 +742,12 @@ fn iperf_track(me: &mut DirState, u: &UdpDgram, now: i64) -> Option<u64> {
             return None;
         }
         let first = if counter64 { c64.unwrap_or(0) } else { c32 };
-        me.iperf = Some(IperfUdp { counter64, first_count: first, max_count: first - 1, ..Default::default() });
+        me.iperf = Some(IperfUdp {
+            counter64,
+            first_count: first,
+            max_count: first - 1,
+            ..Default::default()
+        });
     }
     let st = me.iperf.as_mut()?;
     let pcount = if st.counter64 { c64? } else { c32 };
@@ -748,7 +801,10 @@ mod tests {
             assert!(b >= prev);
             prev = b;
             let v = hist_value_us(b);
-            assert!(us < 64 || (v - us as f64).abs() / us as f64 <= 1.0 / 32.0, "{us} {v}");
+            assert!(
+                us < 64 || (v - us as f64).abs() / us as f64 <= 1.0 / 32.0,
+                "{us} {v}"
+            );
         }
     }
 

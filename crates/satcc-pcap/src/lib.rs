@@ -153,7 +153,11 @@ fn report(a: &Analyzer) -> Vec<FlowReport> {
                 delivered_bytes: s.new_bytes,
                 goodput_bps,
                 retransmitted_packets: retx,
-                retransmission_rate: if sent > 0 { retx as f64 / sent as f64 } else { 0.0 },
+                retransmission_rate: if sent > 0 {
+                    retx as f64 / sent as f64
+                } else {
+                    0.0
+                },
                 flag_counts: s.flag_counts,
                 rtt_mean_ms: rtt.mean_ms(),
                 rtt_p95_ms: rtt.quantile_ms(0.95),
@@ -162,7 +166,9 @@ fn report(a: &Analyzer) -> Vec<FlowReport> {
                 rtt_source,
                 ts_rtt_mean_ms: s.rtt_ts.mean_ms(),
                 ts_rtt_samples: s.rtt_ts.count,
-                fct_s: (tcp && s.fin > 0).then(|| s.last_new_data_ts.map(|t| (t - c.start_ts) as f64 / NS)).flatten(),
+                fct_s: (tcp && s.fin > 0)
+                    .then(|| s.last_new_data_ts.map(|t| (t - c.start_ts) as f64 / NS))
+                    .flatten(),
                 syn: s.syn,
                 fin: s.fin,
                 rst: s.rst,
@@ -206,8 +212,13 @@ pub fn analyze_reader<R: Read + Send>(
 }
 
 /// Analyse a capture file.
-pub fn analyze_path(path: &Path, opts: &Options, progress: impl FnMut(u64)) -> Result<Analysis, CaptureError> {
-    let f = std::fs::File::open(path).map_err(|e| CaptureError::Io(format!("{}: {e}", path.display())))?;
+pub fn analyze_path(
+    path: &Path,
+    opts: &Options,
+    progress: impl FnMut(u64),
+) -> Result<Analysis, CaptureError> {
+    let f = std::fs::File::open(path)
+        .map_err(|e| CaptureError::Io(format!("{}: {e}", path.display())))?;
     analyze_reader(f, opts, progress)
 }
 

@@ -17,7 +17,7 @@
 //!     1 fast retransmission: seq_not_advanced ∧ ≥ 2 dup ACKs from the peer ∧ seq = peer's
 //!       last ack ∧ < 20 ms since that ACK
 //!     2 out-of-order: seq_not_advanced ∧ < ooo_thres since nextseq advanced ∧
-//!       seq + len ≠ nextseq         (ooo_thres = handshake RTT if seen, else 3 ms)
+//!       seq + len (+1 for SYN/FIN) ≠ nextseq   (ooo_thres = handshake RTT if seen, else 3 ms)
 //!     3 spurious: len > 0 ∧ peer's last ack ≠ 0 ∧ seq + len ≤ peer's last ack
 //!     4 retransmission: seq_not_advanced
 //! ```
@@ -158,16 +158,31 @@ impl SeqConv {
     /// Analyse one segment sent in direction `d` (0 or 1); returns its `aflag` bits.
     /// `unacked_fwd` is the caller's count of the sender's unacknowledged segments.
     pub fn analyze(&mut self, d: usize, s: Segment, pre_flags: u16) -> u16 {
-        let ooo_thres = if self.ts_first_rtt == 0 { OOO_DEFAULT_THRESHOLD_NS } else { self.ts_first_rtt };
+        let ooo_thres = if self.ts_first_rtt == 0 {
+            OOO_DEFAULT_THRESHOLD_NS
+        } else {
+            self.ts_first_rtt
+        };
         let [a, b] = &mut self.dirs;
         let (fwd, rev) = if d == 0 { (a, b) } else { (b, a) };
-        let Segment { now, seq, ack, seglen, flags, window } = s;
+        let Segment {
+            now,
+            seq,
+            ack,
+            seglen,
+            flags,
+            window,
+        } = s;
         let sfr = flags & (SYN | FIN | RST) != 0;
         let mut ta = pre_flags;
 
         // base_seq: relative sequence numbers (display only, and the port-reuse test).
         if fwd.base_seq.is_none() {
-            fwd.base_seq = Some(if flags & SYN != 0 { seq } else { seq.wrapping_sub(1) });
+            fwd.base_seq = Some(if flags & SYN != 0 {
+                seq
+            } else {
+                seq.wrapping_sub(1)
+            });
         }
         if rev.base_seq.is_none() && flags & ACK != 0 {
             rev.base_seq = Some(ack.wrapping_sub(1));
@@ -194,11 +209,19 @@ impl SeqConv {
             if same_pos && window != 0 && window != fwd.window {
                 ta |= WINDOW_UPDATE;
             }
-            if same_pos && window != 0 && window == fwd.window && rev.lastsegmentflags & KEEP_ALIVE != 0 {
+            if same_pos
+                && window != 0
+                && window == fwd.window
+                && rev.lastsegmentflags & KEEP_ALIVE != 0
+            {
                 ta |= KEEP_ALIVE_ACK;
                 break 'fwd;
             }
-            if same_pos && window == 0 && window == fwd.window && rev.lastsegmentflags & ZERO_WINDOW_PROBE != 0 {
+            if same_pos
+                && window == 0
+                && window == fwd.window
+                && rev.lastsegmentflags & ZERO_WINDOW_PROBE != 0
+            {
                 ta |= ZERO_WINDOW_PROBE_ACK;
                 break 'fwd;
             }
@@ -230,10 +253,16 @@ impl SeqConv {
                 ta |= FAST_RETRANSMISSION;
             } else if seq_not_advanced
                 && within(now, fwd.nextseq_time, ooo_thres)
-                && fwd.nextseq != seq.wrapping_add(seglen)
+                && fwd.nextseq
+                    != seq
+                        .wrapping_add(seglen)
+                        .wrapping_add(u32::from(flags & (SYN | FIN) != 0))
             {
                 ta |= OUT_OF_ORDER;
-            } else if seglen > 0 && rev.lastack != 0 && le_seq(seq.wrapping_add(seglen), rev.lastack) {
+            } else if seglen > 0
+                && rev.lastack != 0
+                && le_seq(seq.wrapping_add(seglen), rev.lastack)
+            {
                 ta |= SPURIOUS_RETRANSMISSION;
             } else if seq_not_advanced {
                 ta |= RETRANSMISSION;
@@ -241,7 +270,8 @@ impl SeqConv {
         }
 
         let mut nextseq = seq.wrapping_add(seglen);
-        if (seglen > 0 || flags & (SYN | FIN) != 0) && fwd.unacked < MAX_UNACKED_SEGMENTS && flags & (SYN | FIN) != 0 {
+        // SYN and FIN take one sequence number (counted only while the unacked list has room).
+        if flags & (SYN | FIN) != 0 && fwd.unacked < MAX_UNACKED_SEGMENTS {
             nextseq = nextseq.wrapping_add(1);
         }
         let zwp = ta & ZERO_WINDOW_PROBE != 0;
@@ -278,14 +308,25 @@ mod tests {
     const MS: i64 = 1_000_000;
 
     fn seg(now_ms: i64, seq: u32, ack: u32, len: u32, flags: u16) -> Segment {
-        Segment { now: now_ms * MS, seq, ack, seglen: len, flags, window: 1000 }
+        Segment {
+            now: now_ms * MS,
+            seq,
+            ack,
+            seglen: len,
+            flags,
+            window: 1000,
+        }
     }
 
     /// A connection after a handshake with a 100 ms RTT: client ISN 0 -> data from 1,
     /// server ISN 5000. (Time 0 would read as "unset", as in tshark.)
     fn established() -> SeqConv {
         let mut c = SeqConv::default();
-        for (d, s) in [(0, seg(1, 0, 0, 0, SYN)), (1, seg(51, 5000, 1, 0, SYN | ACK)), (0, seg(101, 1, 5001, 0, ACK))] {
+        for (d, s) in [
+            (0, seg(1, 0, 0, 0, SYN)),
+            (1, seg(51, 5000, 1, 0, SYN | ACK)),
+            (0, seg(101, 1, 5001, 0, ACK)),
+        ] {
             c.analyze(d, s, 0);
             c.after_segment(s.now, s.flags);
         }
@@ -306,7 +347,10 @@ mod tests {
         c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
         assert_eq!(c.analyze(0, seg(102, 201, 5001, 100, ACK), 0), LOST_SEGMENT);
         // 300 ms later (> handshake RTT): a plain retransmission.
-        assert_eq!(c.analyze(0, seg(402, 101, 5001, 100, ACK), 0), RETRANSMISSION);
+        assert_eq!(
+            c.analyze(0, seg(402, 101, 5001, 100, ACK), 0),
+            RETRANSMISSION
+        );
     }
 
     #[test]
@@ -322,11 +366,19 @@ mod tests {
         let mut c = SeqConv::default();
         c.analyze(0, seg(0, 1000, 1, 100, ACK), 0);
         c.analyze(0, seg(1, 1200, 1, 100, ACK), 0);
-        assert_eq!(c.analyze(0, seg(3, 1100, 1, 100, ACK), 0), OUT_OF_ORDER, "2 ms after");
+        assert_eq!(
+            c.analyze(0, seg(3, 1100, 1, 100, ACK), 0),
+            OUT_OF_ORDER,
+            "2 ms after"
+        );
         let mut c = SeqConv::default();
         c.analyze(0, seg(0, 1000, 1, 100, ACK), 0);
         c.analyze(0, seg(1, 1200, 1, 100, ACK), 0);
-        assert_eq!(c.analyze(0, seg(4, 1100, 1, 100, ACK), 0), RETRANSMISSION, "3 ms after is not < 3 ms");
+        assert_eq!(
+            c.analyze(0, seg(4, 1100, 1, 100, ACK), 0),
+            RETRANSMISSION,
+            "3 ms after is not < 3 ms"
+        );
     }
 
     #[test]
@@ -338,7 +390,10 @@ mod tests {
         assert_eq!(c.analyze(1, seg(151, 5001, 101, 0, ACK), 0), DUPLICATE_ACK);
         assert_eq!(c.analyze(1, seg(152, 5001, 101, 0, ACK), 0), DUPLICATE_ACK);
         assert_eq!(c.dirs[1].dupacknum, 2);
-        assert_eq!(c.analyze(0, seg(160, 101, 5001, 100, ACK), 0), FAST_RETRANSMISSION);
+        assert_eq!(
+            c.analyze(0, seg(160, 101, 5001, 100, ACK), 0),
+            FAST_RETRANSMISSION
+        );
     }
 
     #[test]
@@ -349,7 +404,10 @@ mod tests {
         c.analyze(1, seg(230, 5001, 101, 0, ACK), 0);
         c.analyze(1, seg(231, 5001, 101, 0, ACK), 0);
         // 148 ms after nextseq advanced (> the 100 ms handshake RTT): not out-of-order either.
-        assert_eq!(c.analyze(0, seg(250, 101, 5001, 100, ACK), 0), RETRANSMISSION);
+        assert_eq!(
+            c.analyze(0, seg(250, 101, 5001, 100, ACK), 0),
+            RETRANSMISSION
+        );
     }
 
     fn after_three_dupacks_at(t: i64) -> SeqConv {
@@ -365,15 +423,24 @@ mod tests {
     #[test]
     fn fast_retransmission_needs_the_last_dup_ack_within_20_ms() {
         let mut c = after_three_dupacks_at(230);
-        assert_eq!(c.analyze(0, seg(249, 101, 5001, 100, ACK), 0), FAST_RETRANSMISSION);
+        assert_eq!(
+            c.analyze(0, seg(249, 101, 5001, 100, ACK), 0),
+            FAST_RETRANSMISSION
+        );
         let mut c = after_three_dupacks_at(230);
-        assert_eq!(c.analyze(0, seg(251, 101, 5001, 100, ACK), 0), RETRANSMISSION);
+        assert_eq!(
+            c.analyze(0, seg(251, 101, 5001, 100, ACK), 0),
+            RETRANSMISSION
+        );
     }
 
     #[test]
     fn fast_retransmission_takes_precedence_over_out_of_order() {
         let mut c = after_three_dupacks_at(150);
-        assert_eq!(c.analyze(0, seg(155, 101, 5001, 100, ACK), 0), FAST_RETRANSMISSION);
+        assert_eq!(
+            c.analyze(0, seg(155, 101, 5001, 100, ACK), 0),
+            FAST_RETRANSMISSION
+        );
     }
 
     #[test]
@@ -381,7 +448,10 @@ mod tests {
         let mut c = established();
         c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
         c.analyze(1, seg(150, 5001, 101, 0, ACK), 0);
-        assert_eq!(c.analyze(0, seg(400, 1, 5001, 100, ACK), 0), SPURIOUS_RETRANSMISSION);
+        assert_eq!(
+            c.analyze(0, seg(400, 1, 5001, 100, ACK), 0),
+            SPURIOUS_RETRANSMISSION
+        );
     }
 
     #[test]
@@ -409,10 +479,28 @@ mod tests {
     }
 
     #[test]
+    fn a_syn_ack_repeated_at_once_is_a_retransmission_not_out_of_order() {
+        // Regression: seen on a real IPv6 capture; the SYN/FIN sequence byte counts.
+        let mut c = SeqConv::default();
+        c.analyze(0, seg(1, 0, 0, 0, SYN), 0);
+        c.after_segment(MS, SYN);
+        c.analyze(1, seg(2, 5000, 1, 0, SYN | ACK), 0);
+        c.analyze(0, seg(3, 1, 5001, 0, ACK), 0);
+        c.after_segment(3 * MS, ACK);
+        assert_eq!(
+            c.analyze(1, seg(3, 5000, 1, 0, SYN | ACK), 0),
+            RETRANSMISSION
+        );
+    }
+
+    #[test]
     fn acking_beyond_what_was_seen_flags_ack_lost_segment() {
         let mut c = established();
         c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
-        assert_eq!(c.analyze(1, seg(150, 5001, 301, 0, ACK), 0), ACK_LOST_SEGMENT);
+        assert_eq!(
+            c.analyze(1, seg(150, 5001, 301, 0, ACK), 0),
+            ACK_LOST_SEGMENT
+        );
     }
 
     #[test]

@@ -16,7 +16,11 @@ fn options(bin_ns: i64, packets: bool, rtt_samples: bool) -> PyResult<Options> {
     if bin_ns <= 0 {
         return Err(PyValueError::new_err("bin_ns: must be > 0"));
     }
-    Ok(Options { bin_ns, keep_packets: packets, keep_rtt_samples: rtt_samples })
+    Ok(Options {
+        bin_ns,
+        keep_packets: packets,
+        keep_rtt_samples: rtt_samples,
+    })
 }
 
 fn err(e: CaptureError) -> PyErr {
@@ -40,7 +44,12 @@ macro_rules! le_bytes {
 }
 le_bytes!(u8 => "<u1", u16 => "<u2", u32 => "<u4", u64 => "<u8", i64 => "<i8");
 
-fn column<'py, T: LeBytes>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, v: &[T]) -> PyResult<()> {
+fn column<'py, T: LeBytes>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDict>,
+    name: &str,
+    v: &[T],
+) -> PyResult<()> {
     let mut out = Vec::with_capacity(std::mem::size_of_val(v));
     for &x in v {
         x.put(&mut out);

@@ -7,8 +7,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
-use satcc_core::SimDuration;
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, PacingMode, QueueConfig, SimConfig};
+use satcc_core::link::LinkState;
+use satcc_core::models::{constellation, geo, lfn, starlink, trace, EpochClock, ModelSpec};
+use satcc_core::{SimDuration, SimTime};
+use satcc_sim::{DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
 
 /// Fetch a required key, naming the path in the error.
 fn req<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<T> {
@@ -47,6 +49,118 @@ fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
         queue,
         ecn_threshold_pkts: opt(d, "ecn_threshold_pkts", path)?,
         drop_packets: opt(d, "drop_packets", path)?.unwrap_or_default(),
+        model: match d.get_item("model")? {
+            Some(m) if !m.is_none() => {
+                let m = m.downcast_into::<PyDict>().map_err(|_| PyValueError::new_err(format!("{path}.model: expected a table")))?;
+                Some(model_from(&m, &format!("{path}.model"))?)
+            }
+            _ => None,
+        },
+    })
+}
+
+/// A `[low, high]` (or any two-element) list.
+fn pair<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<(T, T)> {
+    let v: Vec<T> = req(d, key, path)?;
+    let mut it = v.into_iter();
+    match (it.next(), it.next(), it.next()) {
+        (Some(a), Some(b), None) => Ok((a, b)),
+        _ => Err(PyValueError::new_err(format!("{path}.{key}: expected two values"))),
+    }
+}
+
+fn ns(d: &Bound<'_, PyDict>, key: &str, path: &str) -> PyResult<SimDuration> {
+    Ok(SimDuration::from_nanos(req(d, key, path)?))
+}
+
+fn clock_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<EpochClock> {
+    Ok(EpochClock { period: ns(d, "period_ns", path)?, phase: ns(d, "phase_ns", path)?, start: ns(d, "start_ns", path)? })
+}
+
+/// A resolved `[link.model]` direction (keys in `_native.pyi`, "MODEL").
+fn model_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<ModelSpec> {
+    let kind: String = req(d, "kind", path)?;
+    Ok(match kind.as_str() {
+        "starlink" => {
+            let q: Vec<u64> = req(d, "rtt_quantiles_ns", path)?;
+            let q: [u64; starlink::RTT_QUANTILES] = q
+                .try_into()
+                .map_err(|_| PyValueError::new_err(format!("{path}.rtt_quantiles_ns: expected {} values", starlink::RTT_QUANTILES)))?;
+            let (d0, d1): (u64, u64) = pair(d, "disturbance_ns", path)?;
+            ModelSpec::Starlink(starlink::StarlinkConfig {
+                clock: clock_from(d, path)?,
+                rtt_quantiles: q.map(SimDuration::from_nanos),
+                capacity_bps: pair(d, "capacity_bps", path)?,
+                loss: pair(d, "loss", path)?,
+                disturbance: (SimDuration::from_nanos(d0), SimDuration::from_nanos(d1)),
+                outage_probability: req(d, "outage_probability", path)?,
+                burst_loss: pair(d, "burst_loss", path)?,
+            })
+        }
+        "geo" => {
+            let delay = match opt::<u64>(d, "delay_ns", path)? {
+                Some(x) => geo::GeoDelay::Fixed(SimDuration::from_nanos(x)),
+                None => geo::GeoDelay::Geometry {
+                    altitude_m: req(d, "altitude_m", path)?,
+                    terminal_elevation_deg: req(d, "terminal_elevation_deg", path)?,
+                    gateway_elevation_deg: req(d, "gateway_elevation_deg", path)?,
+                    extra: ns(d, "extra_delay_ns", path)?,
+                },
+            };
+            ModelSpec::Geo(geo::GeoConfig { rate_bps: req(d, "rate_bps", path)?, delay, loss: req(d, "loss", path)? })
+        }
+        "lfn" => {
+            let police = match d.get_item("police")? {
+                Some(p) if !p.is_none() => {
+                    let p = p.downcast_into::<PyDict>().map_err(|_| PyValueError::new_err(format!("{path}.police: expected a table")))?;
+                    let pp = format!("{path}.police");
+                    Some(lfn::Police { rate_bps: pair(&p, "rate_bps", &pp)?, burst_bytes: req(&p, "burst_bytes", &pp)?, redraw: ns(&p, "redraw_ns", &pp)? })
+                }
+                _ => None,
+            };
+            let state = LinkState { rate_bps: req(d, "rate_bps", path)?, delay: ns(d, "delay_ns", path)?, loss: req(d, "loss", path)? };
+            ModelSpec::Lfn(lfn::LfnConfig { state, police })
+        }
+        "trace" => {
+            let capacity = match opt::<Vec<u64>>(d, "opportunities_ms", path)? {
+                Some(stamps_ms) => trace::Capacity::Opportunities { stamps_ms, bytes: req(d, "bytes_per_opportunity", path)? },
+                None => trace::Capacity::Rate(req(d, "rate_bps", path)?),
+            };
+            let mut series = Vec::new();
+            if let Some(rows) = opt::<Vec<Bound<'_, PyList>>>(d, "series", path)? {
+                for (i, row) in rows.iter().enumerate() {
+                    let bad = || PyValueError::new_err(format!("{path}.series[{i}]: expected [t_ns, delay_ns, loss]"));
+                    if row.len() != 3 {
+                        return Err(bad());
+                    }
+                    let (t, delay, loss): (u64, u64, f64) =
+                        (row.get_item(0)?.extract().map_err(|_| bad())?, row.get_item(1)?.extract().map_err(|_| bad())?, row.get_item(2)?.extract().map_err(|_| bad())?);
+                    series.push(trace::Row { at: SimTime::from_nanos(t), delay: SimDuration::from_nanos(delay), loss });
+                }
+            }
+            ModelSpec::Trace(trace::TraceConfig { capacity, series, delay: ns(d, "delay_ns", path)?, loss: req(d, "loss", path)? })
+        }
+        "constellation" => ModelSpec::Constellation(constellation::ConstellationConfig {
+            shell: constellation::Shell {
+                altitude_m: req(d, "altitude_m", path)?,
+                inclination_deg: req(d, "inclination_deg", path)?,
+                planes: req(d, "planes", path)?,
+                per_plane: req(d, "per_plane", path)?,
+                phasing: req(d, "phasing", path)?,
+            },
+            terminal: pair(d, "terminal", path)?,
+            gateway: pair(d, "gateway", path)?,
+            min_elevation_deg: req(d, "min_elevation_deg", path)?,
+            clock: clock_from(d, path)?,
+            extra_delay: ns(d, "extra_delay_ns", path)?,
+            rate_bps: req(d, "rate_bps", path)?,
+            loss: req(d, "loss", path)?,
+        }),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "{path}.kind: expected starlink, geo, lfn, trace or constellation, found {other:?}"
+            )))
+        }
     })
 }
 
@@ -97,6 +211,13 @@ pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
             pacing,
             delayed_ack: req(&f, "delayed_ack", &path)?,
             min_rto: SimDuration::from_nanos(req(&f, "min_rto_ns", &path)?),
+            proto: match opt::<String>(&f, "proto", &path)?.as_deref() {
+                None | Some("tcp") => Proto::Tcp,
+                Some("udp") => Proto::Udp { rate_bps: req(&f, "udp_rate_bps", &path)?, payload_bytes: req(&f, "udp_payload_bytes", &path)? },
+                Some(other) => return Err(PyValueError::new_err(format!("{path}.proto: expected tcp or udp, found {other:?}"))),
+            },
+            encap_bytes: opt(&f, "encap_bytes", &path)?.unwrap_or(0),
+            mtu: opt(&f, "mtu", &path)?.unwrap_or(satcc_sim::config::DEFAULT_MTU),
         });
     }
     Ok(SimConfig {
@@ -161,6 +282,9 @@ fn link_series_to_py<'py>(py: Python<'py>, s: &LinkSeries) -> PyResult<Bound<'py
 #[pyo3(signature = (config, progress=None))]
 pub fn run_sim<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, progress: Option<PyObject>) -> PyResult<Bound<'py, PyDict>> {
     let cfg = config_from_py(config)?;
+    if let Some(step) = opt::<u64>(config, "sample_models_ns", "config")? {
+        return sample_models(py, &cfg, step);
+    }
     let world = satcc_sim::world::World::new(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let mut last = Instant::now();
     let mut err: Option<PyErr> = None;
@@ -190,8 +314,14 @@ pub fn run_sim<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, progress: Opti
     }
     let d = PyDict::new(py);
     let flows = PyList::empty(py);
-    for f in &out.flows {
-        flows.append(summary_to_py(py, f)?)?;
+    for (f, udp) in out.flows.iter().zip(&out.udp) {
+        let d = summary_to_py(py, f)?;
+        // UDP flows (iperf3 -u's receiver report); TCP flows carry these keys as None.
+        d.set_item("received_packets", udp.map(|u| u.received_packets))?;
+        d.set_item("lost_packets", udp.map(|u| u.lost_packets))?;
+        d.set_item("loss_fraction", udp.map(|u| u.loss_fraction))?;
+        d.set_item("jitter_ms", udp.map(|u| u.jitter_ms))?;
+        flows.append(d)?;
     }
     d.set_item("flows", flows)?;
     d.set_item("flow_series", flow_series_to_py(py, &out.flow_series)?)?;
@@ -199,7 +329,52 @@ pub fn run_sim<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, progress: Opti
     let stats = PyDict::new(py);
     stats.set_item("events", out.events)?;
     stats.set_item("packets", out.packets)?;
+    stats.set_item("fragmented_packets", out.fragmented_packets)?;
     stats.set_item("sim_time_s", cfg.duration.as_secs_f64())?;
     d.set_item("stats", stats)?;
     Ok(d)
+}
+
+/// Probe mode (`sample_models_ns`): every link direction's model sampled on a grid of `step_ns`
+/// over the run, without simulating: per step, the mean capacity over [t, t + step) and the
+/// delay and loss in force at t (what `satcc trace export` writes).
+fn sample_models<'py>(py: Python<'py>, cfg: &SimConfig, step_ns: u64) -> PyResult<Bound<'py, PyDict>> {
+    if step_ns == 0 {
+        return Err(PyValueError::new_err("config.sample_models_ns: must be > 0"));
+    }
+    let step = SimDuration::from_nanos(step_ns);
+    let n = cfg.duration.as_nanos().div_ceil(step_ns);
+    let (mut link_id, mut dir, mut t_ns, mut rate, mut delay, mut loss) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (i, l) in cfg.links.iter().enumerate() {
+        for (k, (name, d)) in [("ab", &l.ab), ("ba", &l.ba)].into_iter().enumerate() {
+            let label = (2 * i + k) as u64; // as Network::build labels directions
+            let mut model = match &d.model {
+                None => satcc_core::models::constant(LinkState { rate_bps: d.rate_bps, delay: d.delay, loss: d.loss }),
+                Some(spec) => spec
+                    .build(satcc_core::models::Seeds { seed: cfg.seed, link: i as u64, dir: label })
+                    .map_err(|e| PyValueError::new_err(format!("link[{i}].model.{name}: {e}")))?,
+            };
+            for j in 0..n {
+                let t = SimTime::ZERO + step.mul_u64(j);
+                let m = model.mean_over(t, t + step);
+                let st = model.state_at(t);
+                link_id.push(i as u32);
+                dir.push(name);
+                t_ns.push(t.as_nanos());
+                rate.push(m.rate_bps);
+                delay.push(st.delay.as_nanos());
+                loss.push(st.loss);
+            }
+        }
+    }
+    let d = PyDict::new(py);
+    d.set_item("link_id", link_id)?;
+    d.set_item("dir", dir)?;
+    d.set_item("t_ns", t_ns)?;
+    d.set_item("rate_bps", rate)?;
+    d.set_item("delay_ns", delay)?;
+    d.set_item("loss", loss)?;
+    let out = PyDict::new(py);
+    out.set_item("model_samples", d)?;
+    Ok(out)
 }

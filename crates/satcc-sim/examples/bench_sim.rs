@@ -28,6 +28,8 @@
 use std::process::exit;
 use std::time::Instant;
 
+use satcc_cc::params::ParamValue;
+use satcc_cc::Params;
 use satcc_core::SimDuration;
 use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueConfig, SimConfig};
 
@@ -48,6 +50,8 @@ struct Args {
     secs: f64,
     seed: u64,
     bneck_delay_us: u64,
+    /// `--cc-param KEY=VALUE` (satcc only, for diagnosis): the algorithm's `[flow.cc]` table.
+    params: Params,
 }
 
 fn usage(msg: &str) -> ! {
@@ -55,7 +59,7 @@ fn usage(msg: &str) -> ! {
     eprintln!(
         "usage: bench_sim --cca NAME --rate-bps N --group RTT_MS:COUNT [--group ...] \
          (--queue-bytes N | --queue-pkts N) [--loss P] [--mss BYTES] [--secs S] [--seed N] \
-         [--bneck-delay-us US] | --list-ccas"
+         [--bneck-delay-us US] [--cc-param KEY=VALUE ...] | --list-ccas"
     );
     exit(2)
 }
@@ -77,6 +81,7 @@ fn parse_args() -> Args {
         secs: 60.0,
         seed: 1,
         bneck_delay_us: DEFAULT_BNECK_DELAY_US,
+        params: Params::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -98,6 +103,21 @@ fn parse_args() -> Args {
             "--secs" => a.secs = parse(&flag, it.next()),
             "--seed" => a.seed = parse(&flag, it.next()),
             "--bneck-delay-us" => a.bneck_delay_us = parse(&flag, it.next()),
+            "--cc-param" => {
+                let v: String = parse(&flag, it.next());
+                let (k, x) = v
+                    .split_once('=')
+                    .unwrap_or_else(|| usage("--cc-param wants KEY=VALUE"));
+                let value = match x {
+                    "true" => ParamValue::Bool(true),
+                    "false" => ParamValue::Bool(false),
+                    _ => match x.parse::<f64>() {
+                        Ok(n) => ParamValue::Num(n),
+                        Err(_) => ParamValue::Str(x.to_string()),
+                    },
+                };
+                a.params.insert(k, value);
+            }
             "--list-ccas" => {
                 // The registry's names, one a line (bench/sim/run.sh picks CUBIC if present).
                 for n in satcc_cc::names() {
@@ -147,6 +167,7 @@ fn build(a: &Args) -> SimConfig {
         for _ in 0..count {
             let mut f = FlowConfig::bulk(flows.len() as u32, i, d, &a.cca);
             f.mss = a.mss;
+            f.params = a.params.clone();
             flows.push(f);
         }
     }

@@ -3,6 +3,7 @@
 //! it (see `python/satcc/_native.pyi` for the dictionary form).
 
 use satcc_cc::Params;
+use satcc_core::models::ModelSpec;
 use satcc_core::SimDuration;
 
 #[derive(Clone, Debug)]
@@ -38,6 +39,10 @@ pub struct DirConfig {
     /// Ordinals (1-based, ascending) of packets this direction drops on the wire, counting
     /// every packet it serialises: deterministic losses, like ns-3's ReceiveListErrorModel.
     pub drop_packets: Vec<u64>,
+    /// A time-varying behaviour (`[link.model]`); `None` keeps `rate_bps`, `delay` and `loss`
+    /// constant. With a model, those three are its nominal values: routing and "N BDP" queues
+    /// use them, the serialiser, loss and wire follow the model.
+    pub model: Option<ModelSpec>,
 }
 
 /// A queue limit as written in the scenario; `Bdp` is resolved against the routes.
@@ -81,7 +86,24 @@ pub struct FlowConfig {
     pub pacing: PacingMode,
     pub delayed_ack: bool,
     pub min_rto: SimDuration,
+    /// TCP, or a UDP constant-bit-rate flow (`udp.rs`).
+    pub proto: Proto,
+    /// Bytes a tunnel (VPN) adds to every packet of the flow, both directions.
+    pub encap_bytes: u32,
+    /// Path MTU: a packet longer than this once encapsulated travels as IP fragments.
+    pub mtu: u32,
 }
+
+/// What a flow sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proto {
+    Tcp,
+    /// UDP datagrams of `payload_bytes` at `rate_bps` of payload (iperf3 -u -b -l).
+    Udp { rate_bps: u64, payload_bytes: u32 },
+}
+
+/// Ethernet's MTU, the default path MTU.
+pub const DEFAULT_MTU: u32 = 1500;
 
 impl FlowConfig {
     /// A bulk flow with Linux defaults, for tests.
@@ -104,13 +126,16 @@ impl FlowConfig {
             pacing: PacingMode::Auto,
             delayed_ack: true,
             min_rto: SimDuration::from_millis(200),
+            proto: Proto::Tcp,
+            encap_bytes: 0,
+            mtu: DEFAULT_MTU,
         }
     }
 }
 
 impl DirConfig {
     pub fn new(rate_bps: u64, delay: SimDuration, loss: f64, queue: QueueConfig) -> Self {
-        DirConfig { rate_bps, delay, loss, queue, ecn_threshold_pkts: None, drop_packets: Vec::new() }
+        DirConfig { rate_bps, delay, loss, queue, ecn_threshold_pkts: None, drop_packets: Vec::new(), model: None }
     }
 }
 

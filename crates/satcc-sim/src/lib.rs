@@ -5,13 +5,15 @@
 //! - [`config`]: the resolved scenario the simulator takes.
 //! - [`net`]: links (queue → serialiser → loss → propagation) and routing.
 //! - [`tcp`]: sender (`tcp_ack`, RACK, PRR, RTO, TLP, pacing, rate sampling), receiver.
+//! - [`udp`]: UDP constant-bit-rate flows (iperf3 -u): throughput, loss, RFC 3550 jitter.
 //! - [`world`]: the event loop and result collection.
 
 pub mod config;
 pub mod net;
 pub mod packet;
 pub mod tcp;
+pub mod udp;
 pub mod world;
 
-pub use config::{ConfigError, DirConfig, FlowConfig, LinkConfig, PacingMode, QueueConfig, SimConfig};
+pub use config::{ConfigError, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
 pub use world::{run, SimOutput};

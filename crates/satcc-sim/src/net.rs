@@ -7,10 +7,18 @@
 //! Routes are shortest paths by propagation delay (ties: fewer hops, then lower link index),
 //! computed once. The wire is FIFO: a delay that shrinks over time (time-varying models)
 //! never lets a packet overtake one sent before it.
+//!
+//! Time-varying links (`satcc_core::models`): the serialiser asks the model when a packet
+//! that starts now has left (`LinkBehaviour::transmit_end`), which honours rate changes
+//! mid-packet exactly. During an outage (rate 0) queued packets wait, and the packet in
+//! service is held, not lost: its transmission pauses and resumes when the link returns
+//! (boundary loss bursts are the model's `loss`, not the serialiser's business). Loss and
+//! delay are those in force when the packet leaves the serialiser.
 
 use std::collections::VecDeque;
 
-use satcc_core::link::{ConstantLink, LinkModel, LinkState, QueueLimit};
+use satcc_core::link::{LinkState, QueueLimit};
+use satcc_core::models::{self, LinkBehaviour, Seeds};
 use satcc_core::{Rng, SimDuration, SimTime};
 
 use crate::config::{ConfigError, DirConfig, QueueConfig, SimConfig};
@@ -31,7 +39,8 @@ pub struct LinkDir {
     /// "ab" or "ba".
     pub dir: &'static str,
     pub to_node: u32,
-    pub model: Box<dyn LinkModel>,
+    pub model: Box<dyn LinkBehaviour>,
+    /// The state in force when the last packet left the serialiser.
     pub state: LinkState,
     pub limit: QueueLimit,
     pub ecn_threshold_pkts: Option<u64>,
@@ -61,7 +70,10 @@ impl LinkDir {
     /// Offer a packet at `now`.
     pub fn enqueue(&mut self, mut pkt: Packet, now: SimTime) -> Enqueued {
         if self.in_service.is_none() && self.queue.is_empty() {
-            return Enqueued::Transmitting(self.start(pkt, now));
+            return match self.start(pkt, now) {
+                Some(done) => Enqueued::Transmitting(done),
+                None => Enqueued::Queued, // the link is down for good: held in service
+            };
         }
         let pkts = self.queue.len() as u64;
         if !self.limit.admits(pkts, self.queue_bytes, pkt.wire_bytes as u64) {
@@ -80,9 +92,9 @@ impl LinkDir {
         Enqueued::Queued
     }
 
-    fn start(&mut self, pkt: Packet, now: SimTime) -> SimTime {
-        self.state = self.model.state_at(now);
-        let done = now + SimDuration::transmission(pkt.wire_bytes as u64, self.state.rate_bps);
+    /// Put `pkt` in service at `now`; the end of its transmission (`None`: never).
+    fn start(&mut self, pkt: Packet, now: SimTime) -> Option<SimTime> {
+        let done = self.model.transmit_end(now, pkt.wire_bytes as u64);
         self.in_service = Some(pkt);
         done
     }
@@ -98,7 +110,8 @@ impl LinkDir {
         if scripted {
             self.drop_list.pop();
         }
-        let arrival = if scripted || self.rng.chance(self.state.loss) {
+        self.state = self.model.state_at(now);
+        let arrival = if scripted || self.rng.chance(self.state.loss) || self.model.extra_drop(now, pkt.wire_bytes as u64) {
             self.counters.drops_random += 1;
             None
         } else {
@@ -109,7 +122,7 @@ impl LinkDir {
             self.wire.push_back((at, pkt));
             Some(at)
         };
-        let next = self.queue.pop_front().map(|p| {
+        let next = self.queue.pop_front().and_then(|p| {
             self.queue_bytes -= p.wire_bytes as u64;
             self.start(p, now)
         });
@@ -147,7 +160,14 @@ impl Network {
                 if !(0.0..=1.0).contains(&d.loss) {
                     return Err(ConfigError { key: format!("link[{i}].loss"), message: "must be in [0, 1]".into() });
                 }
-                dirs.push(new_dir(i as u32, name, to as u32, d, cfg.seed, dirs.len() as u64));
+                let label = dirs.len() as u64;
+                let model = match &d.model {
+                    None => models::constant(LinkState { rate_bps: d.rate_bps, delay: d.delay, loss: d.loss }),
+                    Some(spec) => spec
+                        .build(Seeds { seed: cfg.seed, link: i as u64, dir: label })
+                        .map_err(|e| ConfigError { key: format!("link[{i}].model.{name}"), message: e })?,
+                };
+                dirs.push(new_dir(i as u32, name, to as u32, d, model, cfg.seed, label));
             }
         }
         let mut net = Network { dirs, next: vec![None; n * n], base_delay: vec![SimDuration::ZERO; n * n], n };
@@ -248,7 +268,7 @@ impl Network {
     }
 }
 
-fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, seed: u64, label: u64) -> LinkDir {
+fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, model: Box<dyn LinkBehaviour>, seed: u64, label: u64) -> LinkDir {
     let state = LinkState { rate_bps: d.rate_bps, delay: d.delay, loss: d.loss };
     let limit = match d.queue {
         QueueConfig::Packets(n) => QueueLimit::Packets(n),
@@ -259,7 +279,7 @@ fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, seed: u64, labe
         link,
         dir,
         to_node: to,
-        model: Box::new(ConstantLink(state)),
+        model,
         state,
         limit,
         ecn_threshold_pkts: d.ecn_threshold_pkts,

@@ -6,6 +6,8 @@ pub const IP_HEADER: u32 = 20;
 pub const TCP_HEADER: u32 = 20;
 /// Timestamps option as Linux sends it: NOP, NOP, kind 8 (10 bytes) = 12 bytes.
 pub const TS_OPTION: u32 = 12;
+/// UDP header bytes (RFC 768).
+pub const UDP_HEADER: u32 = 8;
 /// SACK option: NOP, NOP, kind, length = 4 bytes, then 8 per block.
 pub const SACK_OPTION_BASE: u32 = 4;
 pub const SACK_BLOCK: u32 = 8;
@@ -23,13 +25,23 @@ pub enum Kind {
     SynAck,
     Data,
     Ack,
+    /// A UDP datagram of a constant-bit-rate flow (`udp.rs`).
+    Datagram,
 }
 
 impl Kind {
     /// Whether the packet travels from the flow's sender towards its receiver.
     pub fn forward(self) -> bool {
-        matches!(self, Kind::Syn | Kind::Data)
+        matches!(self, Kind::Syn | Kind::Data | Kind::Datagram)
     }
+}
+
+/// One IP fragment of a packet that, with its encapsulation, exceeded the path MTU (RFC 791):
+/// the packet counts as arrived only when all `count` fragments with this `id` have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frag {
+    pub id: u64,
+    pub count: u16,
 }
 
 /// ECN codepoint in the IP header.
@@ -66,6 +78,8 @@ pub struct Packet {
     pub rwnd: u64,
     /// A retransmission (for link statistics only).
     pub retrans: bool,
+    /// Set on each fragment of a fragmented packet (world.rs `send`).
+    pub frag: Option<Frag>,
 }
 
 impl Packet {
@@ -87,6 +101,7 @@ impl Packet {
             cwr: false,
             rwnd: 0,
             retrans: false,
+            frag: None,
         }
     }
 

@@ -1,19 +1,32 @@
 //! The discrete-event loop: one heap of `(time, sequence)`-ordered events, the network,
 //! and every flow's two ends. Events at the same instant run in the order they were
 //! scheduled, so a run is a pure function of its configuration and seed.
+//!
+//! Tunnels: a flow with `encap_bytes` adds them to every packet it sends (both ends); a packet
+//! that then exceeds the flow's path MTU leaves its source as IP fragments (RFC 791: the first
+//! ones carry ⌊(MTU − 20) / 8⌋·8 bytes of payload, each fragment has its own 20-byte header),
+//! which cross the links independently. The far end takes the packet only when every fragment
+//! has arrived; losing any loses the packet. Incomplete packets are forgotten after 30 s
+//! (Linux `net.ipv4.ipfrag_time`). The TCP/UDP ends never see the fragments.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
 use satcc_core::{SimDuration, SimTime};
 
-use crate::config::{ConfigError, SimConfig};
+use crate::config::{ConfigError, Proto, SimConfig};
 use crate::net::{Enqueued, Network};
-use crate::packet::Packet;
+use crate::packet::{Frag, Packet, IP_HEADER};
 use crate::tcp::receiver::{EcnEcho, Receiver, MAX_UNSCALED_WINDOW};
 use crate::tcp::sender::Sender;
 use crate::tcp::{Out, TimerKind};
+use crate::udp::{UdpFlow, UdpSummary};
+
+/// Linux `net.ipv4.ipfrag_time`: how long an incomplete packet's fragments are kept.
+const REASSEMBLY_TIMEOUT: SimDuration = SimDuration::from_secs(30);
+/// IPv4 fragment offsets count 8-byte units (RFC 791).
+const FRAGMENT_UNIT: u32 = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
@@ -24,6 +37,8 @@ enum Ev {
     FlowStart(u32),
     SenderTimer(u32, TimerKind),
     ReceiverTimer(u32),
+    /// A UDP flow's next datagram is due.
+    UdpSend(u32),
     /// End of a statistics bin.
     Sample,
 }
@@ -58,6 +73,10 @@ struct Flow {
     dst: u32,
     sender: Sender,
     receiver: Receiver,
+    /// A UDP flow's ends (its TCP ends above then stay idle).
+    udp: Option<UdpFlow>,
+    encap_bytes: u32,
+    mtu: u32,
 }
 
 /// Everything a run produces.
@@ -68,6 +87,10 @@ pub struct SimOutput {
     pub link_series: LinkSeries,
     pub events: u64,
     pub packets: u64,
+    /// Per flow (by id): what iperf3 -u reports, for UDP flows.
+    pub udp: Vec<Option<UdpSummary>>,
+    /// Packets that left their source as IP fragments (tunnel encapsulation over the MTU).
+    pub fragmented_packets: u64,
 }
 
 pub struct World {
@@ -85,6 +108,10 @@ pub struct World {
     links: LinkSeries,
     /// Time covered by the bin being collected.
     bin_start: SimTime,
+    /// Fragments seen so far per fragmented packet: (count, first arrival).
+    reassembly: HashMap<u64, (u16, SimTime)>,
+    next_frag_id: u64,
+    fragmented: u64,
 }
 
 impl World {
@@ -108,6 +135,9 @@ impl World {
                     message: format!("no route between {} and {}", cfg.nodes[f.src], cfg.nodes[f.dst]),
                 });
             }
+            if f.mtu < IP_HEADER + 2 * FRAGMENT_UNIT {
+                return Err(ConfigError { key: key("mtu"), message: "must be at least 36 bytes".into() });
+            }
             if f.mss == 0 || f.mss > 65_000 {
                 return Err(ConfigError { key: key("mss"), message: "must be in 1..65000 bytes".into() });
             }
@@ -119,6 +149,17 @@ impl World {
                 dst: f.dst as u32,
                 sender: Sender::new(f, f.dst as u32, cc),
                 receiver: Receiver::new(f.id, f.src as u32, f.mss, f.timestamps, f.sack, f.delayed_ack, window.max(f.mss as u64), ecn, f.size_bytes),
+                udp: match f.proto {
+                    Proto::Tcp => None,
+                    Proto::Udp { rate_bps, payload_bytes } => {
+                        if rate_bps == 0 || payload_bytes == 0 || payload_bytes > 65_507 {
+                            return Err(ConfigError { key: key("rate"), message: "a UDP flow needs rate > 0 and 1..65507 payload bytes".into() });
+                        }
+                        Some(UdpFlow::new(f.id, f.dst as u32, rate_bps, payload_bytes, SimTime::ZERO + f.start, f.size_bytes))
+                    }
+                },
+                encap_bytes: f.encap_bytes,
+                mtu: f.mtu,
             });
         }
         let mut w = World {
@@ -135,6 +176,9 @@ impl World {
             series: FlowSeries::default(),
             links: LinkSeries::default(),
             bin_start: SimTime::ZERO,
+            reassembly: HashMap::new(),
+            next_frag_id: 0,
+            fragmented: 0,
         };
         for i in 0..w.flows.len() {
             let at = w.flows[i].sender.start;
@@ -186,6 +230,15 @@ impl World {
                 let node = self.net.dirs[d as usize].to_node;
                 self.at_node(node, pkt);
             }
+            Ev::FlowStart(f) | Ev::UdpSend(f) if self.flows[f as usize].udp.is_some() => {
+                let (pkt, next) = self.flows[f as usize].udp.as_mut().expect("a UDP flow").send(now);
+                let node = self.flows[f as usize].src;
+                self.send(f, node, pkt);
+                if let Some(at) = next {
+                    self.schedule(at, Ev::UdpSend(f));
+                }
+            }
+            Ev::UdpSend(_) => unreachable!("UdpSend for a TCP flow"),
             Ev::FlowStart(f) => {
                 let mut out = std::mem::take(&mut self.out);
                 self.flows[f as usize].sender.connect(now, &mut out);
@@ -224,7 +277,16 @@ impl World {
     /// A packet reached `node`: hand it to its endpoint or forward it.
     fn at_node(&mut self, node: u32, pkt: Packet) {
         if pkt.dst_node == node {
+            if let Some(frag) = pkt.frag {
+                if !self.reassemble(frag) {
+                    return;
+                }
+            }
             let f = pkt.flow;
+            if let Some(u) = self.flows[f as usize].udp.as_mut() {
+                u.on_packet(self.now, &pkt);
+                return;
+            }
             let mut out = std::mem::take(&mut self.out);
             let flow = &mut self.flows[f as usize];
             let from_sender_side = if pkt.kind.forward() {
@@ -249,12 +311,46 @@ impl World {
         }
     }
 
+    /// A fragment arrived at its destination: whether its packet is now complete.
+    fn reassemble(&mut self, frag: Frag) -> bool {
+        let e = self.reassembly.entry(frag.id).or_insert((0, self.now));
+        e.0 += 1;
+        if e.0 == frag.count {
+            self.reassembly.remove(&frag.id);
+            return true;
+        }
+        false
+    }
+
+    /// An endpoint of flow `f` at `node` sends `pkt`: through the flow's tunnel, fragmented
+    /// if it no longer fits the path MTU (RFC 791 §2.3, "Fragmentation and Reassembly").
+    fn send(&mut self, f: u32, node: u32, mut pkt: Packet) {
+        let (encap, mtu) = (self.flows[f as usize].encap_bytes, self.flows[f as usize].mtu);
+        pkt.wire_bytes += encap;
+        if pkt.wire_bytes <= mtu {
+            self.forward(node, pkt);
+            return;
+        }
+        let per = (mtu - IP_HEADER) / FRAGMENT_UNIT * FRAGMENT_UNIT; // payload per fragment
+        let payload = pkt.wire_bytes - IP_HEADER;
+        let count = payload.div_ceil(per);
+        let id = self.next_frag_id;
+        self.next_frag_id += 1;
+        self.fragmented += 1;
+        for k in 0..count {
+            let mut frag = pkt;
+            frag.wire_bytes = IP_HEADER + per.min(payload - k * per);
+            frag.frag = Some(Frag { id, count: count.min(u16::MAX as u32) as u16 });
+            self.forward(node, frag);
+        }
+    }
+
     /// Send what an endpoint produced and queue its timers.
     fn emit(&mut self, f: u32, sender_side: bool, out: &mut Out) {
         let node = if sender_side { self.flows[f as usize].src } else { self.flows[f as usize].dst };
         for i in 0..out.pkts.len() {
             let pkt = out.pkts[i];
-            self.forward(node, pkt);
+            self.send(f, node, pkt);
         }
         for i in 0..out.timers.len() {
             let (kind, at) = out.timers[i];
@@ -267,6 +363,20 @@ impl World {
     fn sample(&mut self) {
         let t_s = self.bin_start.as_secs_f64();
         for (i, f) in self.flows.iter_mut().enumerate() {
+            if let Some(u) = f.udp.as_mut() {
+                // UDP: delivered payload; the TCP columns stay 0.
+                let s = &mut self.series;
+                s.flow_id.push(i as u32);
+                s.t_s.push(t_s);
+                s.delivered_bytes.push(std::mem::take(&mut u.delivered_in_bin));
+                s.cwnd_pkts.push(0);
+                s.ssthresh_pkts.push(0);
+                s.srtt_ms.push(0.0);
+                s.inflight_pkts.push(0);
+                s.pacing_rate_bps.push(0.0);
+                s.retransmits.push(0);
+                continue;
+            }
             let s = &f.sender;
             self.series.flow_id.push(i as u32);
             self.series.t_s.push(t_s);
@@ -291,10 +401,14 @@ impl World {
             self.links.drops_random.push(c.drops_random);
             self.links.ecn_marks.push(c.ecn_marks);
             self.links.tx_bytes.push(c.tx_bytes);
-            self.links.capacity_bps.push(d.state.rate_bps);
-            self.links.delay_ms.push(d.state.delay.as_nanos() as f64 / 1e6);
+            // Time-weighted over the bin, from the link's model.
+            let m = d.model.mean_over(self.bin_start, self.now);
+            self.links.capacity_bps.push(m.rate_bps.round() as u64);
+            self.links.delay_ms.push(m.delay.as_nanos() as f64 / 1e6);
         }
         self.bin_start = self.now;
+        let now = self.now;
+        self.reassembly.retain(|_, &mut (_, first)| now.saturating_since(first) < REASSEMBLY_TIMEOUT);
     }
 
     fn finish(self) -> SimOutput {
@@ -304,6 +418,18 @@ impl World {
             .iter()
             .enumerate()
             .map(|(i, f)| {
+                if let Some(u) = &f.udp {
+                    let done = u.completed_at;
+                    let active = u.active_end(end).max(u.start).saturating_since(u.start).as_secs_f64();
+                    return FlowSummary {
+                        id: i as u32,
+                        delivered_bytes: u.received_bytes,
+                        goodput_bps: if active > 0.0 { u.received_bytes as f64 * 8.0 / active } else { 0.0 },
+                        sent_packets: u.sent_packets,
+                        fct_s: done.map(|t| t.saturating_since(u.start).as_secs_f64()),
+                        ..FlowSummary::default()
+                    };
+                }
                 let s = &f.sender;
                 let r = &f.receiver;
                 let done = r.completed_at;
@@ -324,7 +450,16 @@ impl World {
                 }
             })
             .collect();
-        SimOutput { flows, flow_series: self.series, link_series: self.links, events: self.events, packets: self.packets }
+        let udp = self.flows.iter().map(|f| f.udp.as_ref().map(UdpFlow::summary)).collect();
+        SimOutput {
+            flows,
+            flow_series: self.series,
+            link_series: self.links,
+            events: self.events,
+            packets: self.packets,
+            udp,
+            fragmented_packets: self.fragmented,
+        }
     }
 }
 

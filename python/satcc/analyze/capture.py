@@ -13,9 +13,10 @@ bins start there too. Column meanings: README "Analyzing field measurements".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -133,7 +134,7 @@ def read_capture(path: str | Path, bin_s: float = DEFAULT_BIN_S, packets: bool =
                  progress: Callable[[int, int], None] | None = None) -> CaptureAnalysis:
     """Analyse a pcap/pcapng file. `packets`/`rtt` also return the per-packet and per-sample
     tables (memory grows with the capture). Raises ValueError if nothing could be read."""
-    bin_ns = int(round(bin_s * 1e9))
+    bin_ns = round(bin_s * 1e9)
     raw = _native.pcap_analyze(str(path), bin_ns=bin_ns, packets=packets, rtt_samples=rtt,
                                progress=progress)
     return _finish(str(path), raw, bin_s)
@@ -142,7 +143,7 @@ def read_capture(path: str | Path, bin_s: float = DEFAULT_BIN_S, packets: bool =
 def analyze_capture_bytes(data: bytes, bin_s: float = DEFAULT_BIN_S, packets: bool = False,
                           rtt: bool = False) -> CaptureAnalysis:
     """Like `read_capture` for a capture held in memory."""
-    raw = _native.pcap_analyze_bytes(data, bin_ns=int(round(bin_s * 1e9)), packets=packets,
+    raw = _native.pcap_analyze_bytes(data, bin_ns=round(bin_s * 1e9), packets=packets,
                                      rtt_samples=rtt)
     return _finish("<bytes>", raw, bin_s)
 
@@ -169,7 +170,7 @@ def seq_ack_graph(cap: CaptureAnalysis, flow_id: int) -> pd.DataFrame:
         "retransmission": (data["analysis"] & RETRANSMITTED_ANY) != 0,
     })]
     if not rev.empty:
-        acks = p[(p["flow_id"] == int(rev["id"].iloc[0])) & ((p["tcp_flags"] & 0x10) != 0)]
+        acks = p[(p["flow_id"] == rev["id"].iloc[0]) & ((p["tcp_flags"] & 0x10) != 0)]
         out.append(pd.DataFrame({"kind": "ack", "t_s": acks["t_s"],
                                  "ack_rel": acks["ack_rel"].astype(np.int64)}))
     return pd.concat(out, ignore_index=True).sort_values("t_s", kind="stable").reset_index(drop=True)

@@ -8,7 +8,7 @@
 
 Understands iputils `ping` (with or without `-D`), BSD/macOS `ping`, and `nping` in ICMP,
 TCP or UDP mode (RTT = RCVD time − the matching SENT time; ICMP replies are matched by
-sequence number, TCP/UDP ones in order).
+sequence number, TCP/UDP replies to the latest unanswered probe).
 """
 
 from __future__ import annotations
@@ -97,11 +97,13 @@ def _parse_nping(text: str) -> tuple[pd.DataFrame, dict[str, Any]]:
         if m["dir"] == "SENT":
             sent.append({"seq": len(sent) + 1, "icmp_seq": seq, "t_s": t, "rtt_ms": math.nan})
             continue
-        # RCVD: the oldest unanswered probe with the same ICMP seq (or the oldest at all).
-        for p in sent:
-            if math.isnan(p["rtt_ms"]) and (seq is None or p["icmp_seq"] in (None, seq)):
-                p["rtt_ms"] = (t - p["t_s"]) * 1000.0
-                break
+        # RCVD: the oldest unanswered probe with the same ICMP seq; TCP/UDP replies carry no
+        # probe number, so the latest unanswered probe (nping's own min/max agree with this).
+        candidates = [p for p in sent if math.isnan(p["rtt_ms"])
+                      and (seq is None or p["icmp_seq"] in (None, seq))]
+        if candidates:
+            p = candidates[0] if seq is not None else candidates[-1]
+            p["rtt_ms"] = (t - p["t_s"]) * 1000.0
     tool_summary: dict[str, Any] = {}
     tx_m = _NPING_TX.search(text)
     if tx_m:

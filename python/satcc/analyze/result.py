@@ -21,7 +21,13 @@ from satcc import __version__
 from satcc.analyze.capture import CaptureAnalysis
 from satcc.analyze.iperf3 import Iperf3Result
 from satcc.analyze.ping import PingResult
-from satcc.results import FLOW_SERIES_SCHEMA, FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RunResult, SUMMARY_FLOW_KEYS
+from satcc.results import (
+    FLOW_SERIES_SCHEMA,
+    FLOWS_SCHEMA,
+    LINK_SERIES_SCHEMA,
+    SUMMARY_FLOW_KEYS,
+    RunResult,
+)
 
 Input = CaptureAnalysis | Iperf3Result | PingResult
 

@@ -104,18 +104,19 @@ def netns_pair(rate: str = "20mbit", queue_bytes: int = 30000, burst_bytes: int 
         yield pair
     finally:
         for ns in (pair.ns_a, pair.ns_b, pair.ns_r):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
 
 
 def cleanup_stale() -> None:
     """Delete namespaces left by a crashed run of this process's tests (same prefix)."""
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ip", "netns", "list"], check=False, capture_output=True,
+                         text=True).stdout
     for line in out.splitlines():
         name = line.split()[0] if line.strip() else ""
         if name.startswith(PREFIX):
             pid = name[len(PREFIX):].split("-")[0]
             if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-                subprocess.run(["ip", "netns", "del", name], capture_output=True)
+                subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
 
 
 def _start_tcpdump(cmd: list[str]) -> subprocess.Popen:
@@ -159,7 +160,7 @@ def iperf_capture(pcap: Path, *, cca: str = "cubic", seconds: float = 3, udp_bit
                 cmd += ["-R"]
             if mss:
                 cmd += ["-M", str(mss)]
-            client = subprocess.run(pair.exec_a(*cmd), capture_output=True, text=True,
+            client = subprocess.run(pair.exec_a(*cmd), check=False, capture_output=True, text=True,
                                     timeout=seconds + 30)
             server_out, _ = server.communicate(timeout=15)
             # tcpdump hands packets over in blocks with a 1 s timeout; stopping earlier would
@@ -192,4 +193,5 @@ def ping_log(count: int = 5, interval: float = 0.2, tool: str = "ping") -> str:
             cmd = ["ping", "-c", str(count), "-i", str(interval), V4_B]
         else:
             cmd = ["nping", "--icmp", "-c", str(count), "--delay", f"{interval}s", V4_B]
-        return subprocess.run(pair.exec_a(*cmd), capture_output=True, text=True, timeout=60).stdout
+        return subprocess.run(pair.exec_a(*cmd), check=False, capture_output=True, text=True,
+                              timeout=60).stdout

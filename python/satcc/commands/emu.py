@@ -19,7 +19,7 @@ time-varying link models shared with the simulator). Writes the same result dire
 `satcc sim` (summary.json, flows/flow_series/link_series.parquet) plus DIR/emu/ with the
 iperf3 reports, tcpdump captures (snaplen 128) and satcc-linkd's timing report. Needs root.
 
-  satcc emu FILE [--out DIR] [--json]   run
+  satcc emu FILE [--out DIR] [--json] [--vpn NODE]   run (through OpenVPN via NODE)
   satcc emu doctor                      what this host supports, with fixes
   satcc emu --cleanup                   remove what crashed runs left behind"""
 
@@ -36,6 +36,9 @@ def register(subparsers) -> None:
     p.add_argument("--seed", metavar="N", type=int,
                    help="seed for the links' random loss and models (default: the scenario's)")
     p.add_argument("--no-capture", action="store_true", help="do not run tcpdump")
+    p.add_argument("--vpn", metavar="NODE",
+                   help="carry every flow through a real OpenVPN tunnel to NODE and back "
+                        "(study 000's VPN server); the flows' end nodes are its clients")
     p.add_argument("--cleanup", action="store_true",
                    help="remove namespaces and processes of runs whose runner is gone")
     p.add_argument("--force", action="store_true",
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else DEFAULT_OUT_ROOT / f"{safe_name(s.name)}-emu"
     with ProgressBar(label=f"{s.name} (emu)") as bar:
         result = emu.run(s, out_dir=out, seed=args.seed, progress=bar,
-                         capture=not args.no_capture)
+                         capture=not args.no_capture, vpn_server=args.vpn)
     result.write(out)
     if args.plot:
         from satcc.plot import DEFAULT_PNG, save

@@ -31,6 +31,7 @@ def run(
     capture: bool = True,
     spin_ns: int | None = None,
     rt_priority: int | None = None,
+    vpn_server: str | None = None,
 ) -> RunResult:
     """Emulate `scenario`; its raw files go to `out_dir`/emu (a temporary directory, removed
     afterwards, when `out_dir` is None)."""
@@ -44,7 +45,8 @@ def run(
         if workdir.exists():
             shutil.rmtree(workdir)
     try:
-        r = Run(config, workdir, capture=capture, spin_ns=spin_ns, rt_priority=rt_priority)
+        r = Run(config, workdir, capture=capture, spin_ns=spin_ns, rt_priority=rt_priority,
+                vpn_server=vpn_server)
         raw = r.execute(progress)
         meta = {
             "schema_version": SCHEMA_VERSION,
@@ -54,6 +56,7 @@ def run(
             "scenario_hash": scenario_hash(config),
             "seed": config["seed"],
             "emu": {"run_id": r.run_id, "raw_dir": RAW_DIR if tmp is None else None,
+                    "vpn_server": vpn_server,
                     "warnings": r.warnings, "linkd": r.linkd_stats},
         }
         return RunResult.from_engine(raw, config, expand_flows(scenario), meta)

@@ -595,7 +595,8 @@ impl CongestionControl for Cubic {
             }
         }
         let delay = rtt_us.clamp(1, u64::from(u32::MAX)) as u32;
-        if self.delay_min.is_none_or_greater(delay) {
+        // First sample, or the link delay decreased.
+        if !matches!(self.delay_min, Some(d) if d <= delay) {
             self.delay_min = Some(delay);
         }
         if self.cfg.hystart
@@ -620,20 +621,6 @@ impl CongestionControl for Cubic {
             v.push(("reno_cwnd", f64::from(e.tcp_cwnd)));
         }
         v
-    }
-}
-
-/// `delay_min == 0 || delay_min > delay` on an `Option`.
-trait MinUpdate {
-    fn is_none_or_greater(&self, x: u32) -> bool;
-}
-
-impl MinUpdate for Option<u32> {
-    fn is_none_or_greater(&self, x: u32) -> bool {
-        match *self {
-            None => true,
-            Some(v) => v > x,
-        }
     }
 }
 

@@ -1,17 +1,23 @@
 //! One file per algorithm; `ALL` is the registry's list.
 
 pub mod bbr;
+pub mod bic;
 pub mod cubic;
 pub mod dctcp;
 pub mod highspeed;
+pub mod htcp;
 pub mod hybla;
+pub mod illinois;
 mod kparams;
+pub mod lp;
 pub mod newreno;
 pub mod reno;
 pub mod scalable;
 pub mod vegas;
+pub mod veno;
+pub mod westwood;
 pub mod yeah;
 
 use crate::registry::AlgoInfo;
 
-pub static ALL: &[&AlgoInfo] = &[&reno::INFO, &newreno::INFO, &hybla::INFO, &vegas::INFO, &yeah::INFO, &dctcp::INFO, &highspeed::INFO, &scalable::INFO, &cubic::INFO, &bbr::INFO];
+pub static ALL: &[&AlgoInfo] = &[&reno::INFO, &newreno::INFO, &hybla::INFO, &vegas::INFO, &yeah::INFO, &dctcp::INFO, &highspeed::INFO, &scalable::INFO, &bic::INFO, &htcp::INFO, &westwood::INFO, &illinois::INFO, &veno::INFO, &lp::INFO, &cubic::INFO, &bbr::INFO];

@@ -740,7 +740,7 @@ mod tests {
         let mut last_refresh = SimTime::ZERO;
         let min_ms = |d: &Driver| d.cc.debug_state().iter().find(|(k, _)| *k == "min_rtt_ms").unwrap().1;
         // An ACK whose RTT equals the (new) min RTT refreshed the 10 s window.
-        let mut track = |d: &Driver, a: &AckSample, last: &mut SimTime| {
+        let track = |d: &Driver, a: &AckSample, last: &mut SimTime| {
             if a.rtt_us.is_some_and(|r| r as f64 <= min_ms(d) * 1000.0 + 0.5) {
                 *last = d.now;
             }

@@ -24,7 +24,7 @@ impl Bbr {
         let filter_expired = now_j > self.min_rtt.stamp_jiffies + MIN_RTT_WIN_SEC * hz;
         if let Some(rtt_us) = rs.rtt_us {
             let rtt_us = rtt_us.min(u64::from(u32::MAX)) as u32;
-            let lower = self.min_rtt.us.is_none_or_ge(rtt_us);
+            let lower = !matches!(self.min_rtt.us, Some(m) if rtt_us > m); // rtt_us <= min_rtt_us
             if lower || (filter_expired && !rs.is_ack_delayed) {
                 self.min_rtt.us = Some(rtt_us);
                 self.min_rtt.stamp_jiffies = now_j;
@@ -74,19 +74,5 @@ impl Bbr {
         self.min_rtt.stamp_jiffies = now_j; // wait a while until the next PROBE_RTT
         tcp.cwnd = tcp.cwnd.max(self.recovery.prior_cwnd);
         self.reset_mode(tcp);
-    }
-}
-
-/// `min_rtt_us == ~0U || rtt_us <= min_rtt_us` on an `Option`.
-trait OptionGe {
-    fn is_none_or_ge(&self, x: u32) -> bool;
-}
-
-impl OptionGe for Option<u32> {
-    fn is_none_or_ge(&self, x: u32) -> bool {
-        match *self {
-            None => true,
-            Some(v) => v >= x,
-        }
     }
 }

@@ -25,12 +25,12 @@ pub fn bw_sample(delivered: u64, interval_us: u64) -> u32 {
 }
 
 /// `bbr_rate_bytes_per_sec`: bw·mss·gain in bytes/s, with the 1 % margin, computed in the
-/// kernel's order (128-bit here, so no wrap).
+/// kernel's order (128-bit, saturating, so no wrap).
 pub fn rate_bytes_per_sec(mss: u32, bw: u64, gain: u32) -> u64 {
-    let mut rate = u128::from(bw) * u128::from(mss);
-    rate *= u128::from(gain);
+    let mut rate = u128::from(bw).saturating_mul(u128::from(mss));
+    rate = rate.saturating_mul(u128::from(gain));
     rate >>= BBR_SCALE;
-    rate *= USEC_PER_SEC / 100 * u128::from(100 - PACING_MARGIN_PERCENT);
+    rate = rate.saturating_mul(USEC_PER_SEC / 100 * u128::from(100 - PACING_MARGIN_PERCENT));
     (rate >> BW_SCALE).min(u128::from(u64::MAX)) as u64
 }
 

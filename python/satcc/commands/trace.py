@@ -1,0 +1,120 @@
+"""`satcc trace export FILE`: write a scenario's link models as Mahimahi traces + delay/loss CSVs.
+
+For every link direction (or the one asked for), two files:
+
+    DIR/link<i>-<ab|ba>.mahimahi   one millisecond timestamp per 1500-byte delivery opportunity
+    DIR/link<i>-<ab|ba>.csv        t_ms,delay_ms,loss  (one-way delay; a row per change)
+
+The capacity is the model's mean rate over each millisecond (ms k covers (k-1, k]),
+accumulated into opportunities (satellite-facts.md §4: per ms add R·1 ms / (1500·8 bit), emit
+the whole part, keep the fraction), so a Mahimahi trace read into a `trace` model and exported
+again gives back the same lines. The CSV has a row at 0 and one at each millisecond where the
+delay or loss changes. The models are sampled by the simulator's own code (`_native.run_sim`
+probe mode), so the files describe exactly what `satcc sim` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from satcc import _native
+from satcc import scenario as sc
+from satcc.errors import UserError
+from satcc.linkmodels import MAHIMAHI_BYTES
+from satcc.units import UnitError, parse_duration
+
+HELP = "export link models as Mahimahi traces and delay/loss CSVs"
+DESCRIPTION = __doc__.split("\n\n", 1)[1]
+MS = 1_000_000
+BITS_PER_OPPORTUNITY = MAHIMAHI_BYTES * 8
+EPSILON = 1e-9  # keeps whole numbers of opportunities whole despite float sums
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("trace", help=HELP, description="Trace files: satcc ↔ Mahimahi.")
+    sub = p.add_subparsers(title="commands", metavar="COMMAND")
+    e = sub.add_parser("export", help=HELP, description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("file", metavar="FILE", help="scenario TOML file")
+    e.add_argument("--out", metavar="DIR", type=Path, default=Path("."), help="output directory (default .)")
+    e.add_argument("--duration", metavar="D", help="length to export (default: the scenario's duration)")
+    e.add_argument("--link", metavar="I", type=int, help="only link I (index in the file)")
+    e.add_argument("--dir", choices=("ab", "ba"), help="only this direction")
+    e.add_argument("--seed", metavar="N", type=int, help="random seed (default: the scenario's)")
+    e.set_defaults(func=run)
+    p.set_defaults(func=lambda _args: p.print_help() or 2)
+
+
+def mahimahi_lines(rates_bps: list[float], step_ms: int = 1) -> list[int]:
+    """Timestamps (ms) from per-step mean rates: sample k covers (k·step, (k+1)·step]."""
+    out: list[int] = []
+    acc = 0.0
+    for k, rate in enumerate(rates_bps):
+        acc += rate * step_ms / 1000 / BITS_PER_OPPORTUNITY
+        whole = int(acc + EPSILON)
+        out.extend([(k + 1) * step_ms] * whole)
+        acc -= whole
+    return out
+
+
+def csv_rows(t_ns: list[int], delay_ns: list[int], loss: list[float]) -> list[str]:
+    """`t_ms,delay_ms,loss` at 0 and wherever delay or loss changes."""
+    rows = ["t_ms,delay_ms,loss"]
+    last = None
+    for t, d, p in zip(t_ns, delay_ns, loss, strict=True):
+        if (d, p) != last:
+            rows.append(f"{_ms(t)},{_ms(d)},{p:.17g}")
+            last = (d, p)
+    return rows
+
+
+def _ms(ns: int) -> str:
+    whole, frac = divmod(ns, MS)
+    return str(whole) if frac == 0 else f"{whole}.{frac:06d}".rstrip("0")
+
+
+def export(scenario: sc.Scenario, out: Path, duration_ns: int | None = None, link: int | None = None,
+           direction: str | None = None, seed: int | None = None) -> list[Path]:
+    """Write the files; returns their paths."""
+    config = sc.resolve(scenario, seed_override=seed)
+    if duration_ns is not None:
+        config["duration_ns"] = duration_ns
+    if link is not None and not 0 <= link < len(config["links"]):
+        raise UserError(f"--link: expected 0..{len(config['links']) - 1}, found {link}")
+    config["sample_models_ns"] = MS
+    s = _native.run_sim(config)["model_samples"]
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    keys = sorted({(i, d) for i, d in zip(s["link_id"], s["dir"], strict=True)})
+    for i, d in keys:
+        if (link is not None and i != link) or (direction is not None and d != direction):
+            continue
+        rows = [k for k, (li, di) in enumerate(zip(s["link_id"], s["dir"], strict=True)) if (li, di) == (i, d)]
+        lines = mahimahi_lines([s["rate_bps"][k] for k in rows])
+        if not lines:
+            raise UserError(f"link[{i}] {d}: the model carries nothing over the export; "
+                            "a Mahimahi trace needs at least one opportunity")
+        base = out / f"link{i}-{d}"
+        trace_path, csv_path = base.with_suffix(".mahimahi"), base.with_suffix(".csv")
+        trace_path.write_text("\n".join(map(str, lines)) + "\n", encoding="utf-8")
+        table = csv_rows([s["t_ns"][k] for k in rows], [s["delay_ns"][k] for k in rows],
+                         [s["loss"][k] for k in rows])
+        csv_path.write_text("\n".join(table) + "\n", encoding="utf-8")
+        written += [trace_path, csv_path]
+    return written
+
+
+def run(args: argparse.Namespace) -> int:
+    s = sc.load(args.file)
+    duration = None
+    if args.duration is not None:
+        try:
+            duration = parse_duration(args.duration)
+        except UnitError as e:
+            raise UserError(f"--duration: {e}") from None
+        if duration <= 0:
+            raise UserError("--duration: expected a positive duration")
+    for path in export(s, args.out, duration, args.link, args.dir, args.seed):
+        print(path)
+    return 0

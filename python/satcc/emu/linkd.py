@@ -1,0 +1,181 @@
+"""satcc-linkd from Python: find (or build) the binary, write its configuration, run it.
+
+The binary is `target/release/satcc-linkd` of this checkout (crates/satcc-emu), rebuilt with
+cargo when a source file is newer than it; `SATCC_LINKD` names another one. The process enters
+the emulator namespace itself, dies with its parent (PR_SET_PDEATHSIG), prints `ready`, then
+takes `start <CLOCK_MONOTONIC ns>` and `stop` on stdin (crates/satcc-emu/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from satcc.emu.host import EmuError
+from satcc.emu.topology import Plan
+
+REPO = Path(__file__).resolve().parents[3]
+CRATE_SOURCES = ("crates/satcc-emu", "crates/satcc-core")
+READY_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 5.0
+BUILD_TIMEOUT_S = 1200.0
+
+
+def _newest_source_mtime() -> float:
+    newest = 0.0
+    for d in CRATE_SOURCES:
+        for p in (REPO / d).rglob("*"):
+            if p.suffix in (".rs", ".toml") and p.is_file():
+                newest = max(newest, p.stat().st_mtime)
+    return newest
+
+
+def binary() -> Path:
+    """The satcc-linkd to run, building it if it is missing or older than its sources."""
+    env = os.environ.get("SATCC_LINKD")
+    if env:
+        p = Path(env)
+        if not p.is_file():
+            raise EmuError(f"SATCC_LINKD={env}: no such file")
+        return p
+    path = REPO / "target" / "release" / "satcc-linkd"
+    have_sources = (REPO / CRATE_SOURCES[0]).is_dir()
+    if path.is_file() and (not have_sources or path.stat().st_mtime >= _newest_source_mtime()):
+        return path
+    cargo = shutil.which("cargo")
+    if not have_sources or cargo is None:
+        if path.is_file():
+            return path
+        raise EmuError("satcc-linkd is not built and cargo is not available; build it with "
+                       "`cargo build -p satcc-emu --release` in the satcc checkout")
+    p = subprocess.run([cargo, "build", "-q", "-p", "satcc-emu", "--release"], cwd=REPO,
+                       capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False)
+    if p.returncode != 0 or not path.is_file():
+        raise EmuError(f"building satcc-linkd failed:\n{p.stderr[-3000:]}")
+    return path
+
+
+def config(p: Plan, seed: int, bin_ns: int, duration_ns: int, series_path: Path,
+           spin_ns: int | None = None, rt_priority: int | None = None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "netns": p.emu_ns,
+        "seed": seed,
+        "bin_ns": bin_ns,
+        "duration_ns": duration_ns,
+        "series_path": str(series_path),
+        "links": [
+            {"id": lp.id, "a_if": lp.a_if, "b_if": lp.b_if, "ab": lp.ab, "ba": lp.ba}
+            for lp in p.links
+        ],
+    }
+    if spin_ns is not None:
+        doc["spin_ns"] = spin_ns
+    if rt_priority is not None:
+        doc["rt_priority"] = rt_priority
+    return doc
+
+
+class Linkd:
+    """One running satcc-linkd."""
+
+    def __init__(self, cfg: dict[str, Any], workdir: Path):
+        self.cfg_path = workdir / "linkd.json"
+        self.cfg_path.write_text(json.dumps(cfg))
+        self.series_path = Path(cfg["series_path"])
+        self.stderr_path = workdir / "linkd.stderr"
+        self._stderr = open(self.stderr_path, "w")  # noqa: SIM115 - the child writes it for its life
+        self.proc = subprocess.Popen(
+            [str(binary()), "--config", str(self.cfg_path), "--parent-pid", str(os.getpid())],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+        )
+        self._wait_for("ready", READY_TIMEOUT_S)
+
+    def _wait_for(self, word: str, timeout: float) -> None:
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+            if r:
+                line = self.proc.stdout.readline()
+                if line.strip() == word:
+                    return
+                if line == "":
+                    break
+            if self.proc.poll() is not None:
+                break
+        self.kill()
+        raise EmuError(f"satcc-linkd did not become {word}: {self.stderr()}")
+
+    def stderr(self) -> str:
+        try:
+            return self.stderr_path.read_text().strip()
+        except OSError:
+            return ""
+
+    def start(self, origin_ns: int) -> None:
+        self._send(f"start {origin_ns}")
+
+    def _send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise EmuError(f"satcc-linkd exited early: {self.stderr()}") from None
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        """Ask it to finish (it writes its stats), then make sure it is gone."""
+        if self.proc.poll() is None:
+            try:
+                self._send("stop")
+            except EmuError:
+                pass
+            try:
+                self.proc.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._close()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._close()
+
+    def _close(self) -> None:
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
+        self._stderr.close()
+
+
+def read_series(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """(bin rows, the final stats document or None) from satcc-linkd's JSON lines."""
+    rows: list[dict[str, Any]] = []
+    stats = None
+    try:
+        text = path.read_text()
+    except OSError:
+        return rows, stats
+    for line in text.splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if d.get("kind") == "bin":
+            rows.append(d)
+        elif d.get("kind") == "stats":
+            stats = d
+    return rows, stats

@@ -1,0 +1,529 @@
+"""One emulated run, start to finish, on the main thread:
+
+    root? ─► clean stale runs ─► record the run ─► build the topology ─► satcc-linkd ready
+      ─► iperf3 servers listening, ARP warmed, tcpdump capturing ─► `start` at t0
+      ─► clients at t0 + start, `ss` every bin ─► t0 + duration: stop everything
+      ─► tear down (always: normal end, exception, Ctrl-C, SIGTERM) ─► the engine's raw output
+
+Children are started from this thread only: their PR_SET_PDEATHSIG fires when the thread that
+forked them dies, so a sampler thread must not start them.
+
+Raw output has the shape of `_native.run_sim`'s (flows, flow_series, link_series, stats), so
+`RunResult.from_engine` maps both engines the same way. Figures come from the kernel: the
+per-bin series from `ss` (sender: cwnd, ssthresh, srtt, unacked, pacing rate, retransmissions;
+receiver: bytes received), link series from satcc-linkd; totals from the last samples and the
+iperf3 JSON reports (kept in DIR/emu/).
+
+Deviations from the simulator's figures:
+1. rtt_mean_ms / rtt_p95_ms are over the per-bin `ss` srtt samples, not over every RTT sample;
+   rtt_min_ms is the kernel's `minrtt`.
+2. fct_s is the end of the first bin whose sample shows the whole size received (bin
+   resolution), or the iperf3 server's receive time if the connection closed in between.
+3. rto_count and recovery_count are not reported (null): iproute2 6.1's ss does not print them.
+4. delivered_bytes per bin is the receiver's in-order byte count (`bytes_received`) interpolated
+   at the bin edges from the instants the samples were actually taken (an `ss` call takes a few
+   ms, more on a loaded machine); cwnd, srtt and the other state are as sampled.
+5. Limited transfers (`size`) use iperf3 -n, which ends the test when the sender has *written*
+   the bytes; what the receiver got by then is what is reported.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from satcc.emu import host, linkd, topology, traffic
+from satcc.emu.host import EmuError
+
+START_MARGIN_NS = 200_000_000  # between `start` and t0: lets every process see the origin
+READY_TIMEOUT_S = 5.0
+CLIENT_STOP_GRACE_S = 1.0
+AVAILABLE_CCAS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+REQUIRED_TOOLS = ("ip", "ethtool", "iperf3", "ss", "ping")
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so the teardown below runs."""
+
+
+def _on_sigterm(signum, frame):  # pragma: no cover - signal path
+    raise _Terminated()
+
+
+def available_ccas() -> list[str]:
+    try:
+        return AVAILABLE_CCAS.read_text().split()
+    except OSError:
+        return []
+
+
+def resolve_ccas(config: dict[str, Any], registered: list[str]) -> dict[int, str]:
+    """Kernel CCA name per TCP flow: a built-in (reno, cubic, bbr here) as it is when the flow
+    sets no `cc` parameters, anything else a BPF struct_ops program registered through
+    satcc.emu.bpf (its kernel names are appended to `registered`, for teardown)."""
+    builtins = set(available_ccas())
+    out: dict[int, str] = {}
+    for f in config["flows"]:
+        if f.get("proto", "tcp") != "tcp":
+            continue
+        name = traffic.kernel_cca(f["cca"])
+        if name in builtins and not f.get("cc"):
+            out[f["id"]] = name
+            continue
+        try:
+            from satcc.emu import bpf
+        except ImportError:
+            why = (f"the kernel's {name} takes no per-flow parameters (cc = {f['cc']})"
+                   if name in builtins else f"this kernel has no {name!r}")
+            raise EmuError(f"flow[{f['id']}].cca: {why}; available here: "
+                           f"{', '.join(sorted(builtins))} (BPF struct_ops CCAs are not "
+                           "available in this build)") from None
+        try:
+            before = set(bpf.registered())
+            kname = bpf.ensure_registered(f["cca"], f.get("cc") or None)
+        except Exception as e:  # noqa: BLE001 - any loader failure is the user's to read
+            raise EmuError(f"flow[{f['id']}].cca: cannot load {f['cca']!r} as a BPF congestion "
+                           f"control: {e}") from None
+        if kname not in before and kname not in registered:
+            registered.append(kname)  # ours to unregister; one registered before is left alone
+        out[f["id"]] = kname
+    return out
+
+
+def check_tools(capture: bool) -> None:
+    missing = [t for t in REQUIRED_TOOLS + (("tcpdump",) if capture else ()) if shutil.which(t) is None]
+    if missing:
+        raise EmuError(f"missing tools: {', '.join(missing)}; `satcc emu doctor` says how to "
+                       "install them (Debian: apt-get install iproute2 ethtool iperf3 tcpdump "
+                       "iputils-ping)")
+
+
+class Run:
+    """State of one run, so teardown can find everything whatever happened."""
+
+    def __init__(self, config: dict[str, Any], workdir: Path, capture: bool = True,
+                 spin_ns: int | None = None, rt_priority: int | None = None,
+                 vpn_server: str | None = None):
+        self.config = config
+        self.workdir = workdir
+        self.capture = capture
+        self.spin_ns = spin_ns
+        self.rt_priority = rt_priority
+        self.run_id = host.new_run_id()
+        self.record: host.RunRecord | None = None
+        self.plan: topology.Plan | None = None
+        self.linkd: linkd.Linkd | None = None
+        self.procs: list[subprocess.Popen] = []
+        self.servers: dict[int, subprocess.Popen] = {}
+        self.clients: dict[int, subprocess.Popen] = {}
+        self.dumps: list[subprocess.Popen] = []
+        # (bin index, {namespace: (seconds since t0 when ss returned, {ports: fields})})
+        self.samples: list[tuple[int, dict[str, tuple[float, dict[tuple[int, int], dict[str, float]]]]]] = []
+        self.late_samples = 0
+        self.linkd_stats: dict[str, Any] | None = None
+        self.warnings: list[str] = []
+        self.bpf_registered: list[str] = []  # BPF CCAs this run registered
+        self.vpn_server = vpn_server
+        self.vpn = None
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def execute(self, progress: Callable[[float], None] | None = None) -> dict[str, Any]:
+        host.require_root()
+        check_tools(self.capture)
+        host.cleanup()  # stale runs of crashed runners (live runs are left alone)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
+        try:
+            ccas = resolve_ccas(self.config, self.bpf_registered)
+            self.record = host.register_run(self.run_id)
+            self.plan = topology.plan(self.config, self.run_id)
+            topology.build(self.plan)
+            self._start_linkd()
+            self._warm_arp()
+            if self.vpn_server is not None:
+                self._start_vpn()
+            self._start_servers()
+            if self.capture:
+                self._start_captures()
+            self._timeline(ccas, progress)
+            self._stop_traffic()
+            return self._raw()
+        finally:
+            self.teardown()
+            signal.signal(signal.SIGTERM, old)
+
+    def teardown(self) -> None:
+        """Stop every process and remove every namespace of this run; idempotent."""
+        if self.vpn is not None:
+            self.vpn.stop()
+        for p in [*self.clients.values(), *self.servers.values(), *self.dumps, *self.procs]:
+            if p.poll() is None:
+                p.terminate()
+        for p in [*self.clients.values(), *self.servers.values(), *self.dumps, *self.procs]:
+            try:
+                p.wait(2.0)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if self.linkd is not None:
+            self.linkd.stop()
+        if self.plan is not None:
+            left = host.delete_namespaces(self.plan.all_namespaces)
+            if left:
+                self.warnings.append(f"could not delete namespaces: {', '.join(left)}")
+        if self.bpf_registered:
+            from satcc.emu import bpf
+
+            for kname in self.bpf_registered:
+                try:
+                    bpf.unregister(kname)
+                except Exception as e:  # noqa: BLE001 - teardown goes on whatever happens
+                    self.warnings.append(f"could not unregister {kname}: {e}")
+            self.bpf_registered = []
+        if self.record is not None and not (self.plan and any(
+                (host.NETNS_DIR / ns).exists() for ns in self.plan.all_namespaces)):
+            self.record.remove()
+
+    # -- set-up --------------------------------------------------------------------------
+
+    def _start_linkd(self) -> None:
+        assert self.plan is not None
+        cfg = linkd.config(self.plan, self.config["seed"], self.config["bin_ns"],
+                           self.config["duration_ns"], self.workdir / "link_series.jsonl",
+                           self.spin_ns, self.rt_priority)
+        self.linkd = linkd.Linkd(cfg, self.workdir)
+
+    def _start_vpn(self) -> None:
+        """Study 000's tunnel: every flow end reaches the other through OpenVPN (satcc.emu.vpn)."""
+        from satcc.emu import vpn
+
+        assert self.plan is not None
+        nodes = self.plan.nodes
+        if self.vpn_server not in nodes:
+            raise EmuError(f"--vpn: expected a node of the scenario ({', '.join(nodes)}), "
+                           f"found {self.vpn_server!r}")
+        server = nodes.index(self.vpn_server)
+        clients = sorted({f["src"] for f in self.config["flows"]} | {f["dst"] for f in self.config["flows"]})
+        self.vpn = vpn.Vpn(self.plan, server, clients, self.workdir)
+        self.vpn.start()
+
+    def _dst_addr(self, f: dict[str, Any]) -> str:
+        assert self.plan is not None
+        if self.vpn is not None:
+            from satcc.emu import vpn
+
+            return vpn.client_addr(f["dst"])
+        return self.plan.primary_addr[f["dst"]]
+
+    def _start_servers(self) -> None:
+        assert self.plan is not None
+        for f in self.config["flows"]:
+            ns = self.plan.namespaces[f["dst"]]
+            with open(self.workdir / f"server{f['id']}.json", "w") as out:
+                self.servers[f["id"]] = traffic.spawn(traffic.server_cmd(ns, f), stdout=out)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        waiting = {f["id"]: f for f in self.config["flows"]}
+        while waiting and time.monotonic() < deadline:
+            for fid, f in list(waiting.items()):
+                ns = self.plan.namespaces[f["dst"]]
+                port = traffic.SERVER_PORT_BASE + fid
+                p = host.run_cmd(*host.ns_cmd(ns, "ss", "-Hlnt", f"sport = :{port}"), check=False)
+                q = host.run_cmd(*host.ns_cmd(ns, "ss", "-Hlnu", f"sport = :{port}"), check=False)
+                if p.stdout.strip() or q.stdout.strip():
+                    del waiting[fid]
+            if waiting:
+                time.sleep(0.02)
+        if waiting:
+            raise EmuError(f"iperf3 servers did not start for flows {sorted(waiting)}")
+
+    def _warm_arp(self) -> None:
+        """One ping across every link in each direction, so no flow pays for ARP."""
+        assert self.plan is not None
+        pings = []
+        for lp in self.plan.links:
+            for node, peer in ((lp.a, lp.b), (lp.b, lp.a)):
+                pings.append(traffic.spawn(host.ns_cmd(self.plan.namespaces[node], "ping", "-c", "1",
+                                                       "-W", "3", "-q", lp.addr(peer))))
+        for p in pings:
+            try:
+                p.wait(5.0)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def _start_captures(self) -> None:
+        assert self.plan is not None
+        nodes = sorted({f["dst"] for f in self.config["flows"]})
+        for node in nodes:
+            ifaces = [lp.node_if for lp in self.plan.links if node in (lp.a, lp.b)]
+            if self.vpn is not None:
+                ifaces.append("any")  # the tunnel's TCP and the links' encrypted UDP
+            name = self.plan.nodes[node]
+            path = self.workdir / f"capture-{node}-{_safe(name)}.pcap"
+            err_path = self.workdir / f"tcpdump-{node}.stderr"
+            with open(err_path, "w") as err:
+                self.dumps.append(traffic.spawn(
+                    traffic.tcpdump_cmd(self.plan.namespaces[node], ifaces, path), stderr=err))
+            deadline = time.monotonic() + READY_TIMEOUT_S
+            while time.monotonic() < deadline and "listening on" not in err_path.read_text():
+                if self.dumps[-1].poll() is not None:
+                    raise EmuError(f"tcpdump failed: {err_path.read_text().strip()}")
+                time.sleep(0.02)
+
+    # -- the run -------------------------------------------------------------------------
+
+    def _timeline(self, ccas: dict[int, str], progress: Callable[[float], None] | None) -> None:
+        assert self.plan is not None and self.linkd is not None
+        cfg = self.config
+        duration_ns, bin_ns = cfg["duration_ns"], cfg["bin_ns"]
+        t0 = time.monotonic_ns() + START_MARGIN_NS
+        self.t0 = t0
+        self.linkd.start(t0)
+        starts = sorted((f["start_ns"], f["id"]) for f in cfg["flows"])
+        by_id = {f["id"]: f for f in cfg["flows"]}
+        n_bins = math.ceil(duration_ns / bin_ns)
+        sample_ns = [min((k + 1) * bin_ns, duration_ns) for k in range(n_bins)]
+        spaces = sorted({f["src"] for f in cfg["flows"]} | {f["dst"] for f in cfg["flows"]})
+        si = 0
+        while True:
+            now = time.monotonic_ns() - t0
+            while starts and starts[0][0] <= now:
+                _, fid = starts.pop(0)
+                self._start_client(by_id[fid], ccas.get(fid, ""))
+            while si < len(sample_ns) and sample_ns[si] <= now:
+                if now - sample_ns[si] > bin_ns // 2:
+                    self.late_samples += 1
+                self._sample(si, spaces)
+                si += 1
+                now = time.monotonic_ns() - t0
+            if progress is not None:
+                progress(min(1.0, max(0.0, now / duration_ns)))
+            if si >= len(sample_ns):
+                break
+            if self.linkd is not None and not self.linkd.alive():
+                raise EmuError(f"satcc-linkd stopped during the run: {self.linkd.stderr()}")
+            nxt = sample_ns[si]
+            if starts:
+                nxt = min(nxt, starts[0][0])
+            wait = (nxt - (time.monotonic_ns() - t0)) / 1e9
+            if wait > 0:
+                time.sleep(wait)
+
+    def _start_client(self, f: dict[str, Any], cca: str) -> None:
+        assert self.plan is not None
+        ns = self.plan.namespaces[f["src"]]
+        remaining_s = math.ceil((self.config["duration_ns"] - f["start_ns"]) / 1e9) + 1
+        cmd = traffic.client_cmd(ns, f, self._dst_addr(f), cca, remaining_s)
+        with open(self.workdir / f"client{f['id']}.json", "w") as out:
+            self.clients[f["id"]] = traffic.spawn(cmd, stdout=out)
+
+    def _sample(self, k: int, spaces: list[int]) -> None:
+        assert self.plan is not None
+        snap = {}
+        for node in spaces:
+            ns = self.plan.namespaces[node]
+            p = host.run_cmd(*traffic.ss_cmd(ns), check=False)
+            snap[ns] = ((time.monotonic_ns() - self.t0) / 1e9, traffic.parse_ss(p.stdout))
+        self.samples.append((k, snap))
+
+    def _stop_traffic(self) -> None:
+        """The run's end: clients still sending are interrupted (iperf3 then writes its JSON),
+        servers follow, captures flush, satcc-linkd writes its last bin and its stats."""
+        for p in self.clients.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        _wait_all(list(self.clients.values()), CLIENT_STOP_GRACE_S)
+        for p in self.servers.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        _wait_all(list(self.servers.values()), CLIENT_STOP_GRACE_S)
+        for p in self.dumps:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        _wait_all(self.dumps, CLIENT_STOP_GRACE_S)
+        if self.linkd is not None:
+            self.linkd.stop()
+            _, self.linkd_stats = linkd.read_series(self.linkd.series_path)
+
+    # -- results -------------------------------------------------------------------------
+
+    def _raw(self) -> dict[str, Any]:
+        assert self.plan is not None
+        cfg = self.config
+        bin_s = cfg["bin_ns"] / 1e9
+        duration_s = cfg["duration_ns"] / 1e9
+        fs: dict[str, list[Any]] = {k: [] for k in (
+            "flow_id", "t_s", "delivered_bytes", "cwnd_pkts", "ssthresh_pkts", "srtt_ms",
+            "inflight_pkts", "pacing_rate_bps", "retransmits")}
+        flows = []
+        for f in cfg["flows"]:
+            fid = f["id"]
+            src_ns, dst_ns = self.plan.namespaces[f["src"]], self.plan.namespaces[f["dst"]]
+            ckey = (traffic.CLIENT_PORT_BASE + fid, traffic.SERVER_PORT_BASE + fid)
+            skey = (ckey[1], ckey[0])
+            last_rx = 0.0
+            last_retx = 0.0
+            srtts: list[float] = []
+            minrtt = None
+            sent = 0.0
+            fct = None
+            received = _cumulative(self.samples, dst_ns, skey, "bytes_received")
+            prev_edge = 0.0
+            for k, snap in self.samples:
+                tx = snap.get(src_ns, (0.0, {}))[1].get(ckey, {})
+                rx = snap.get(dst_ns, (0.0, {}))[1].get(skey, {})
+                got = rx.get("bytes_received", last_rx)
+                retx = tx.get("retrans_total", last_retx)
+                # delivered in the bin: the receiver's in-order byte count interpolated at the
+                # bin's edges from the actual instants of the samples
+                edge = _at(received, min((k + 1) * bin_s, duration_s))
+                fs["flow_id"].append(fid)
+                fs["t_s"].append(k * bin_s)
+                fs["delivered_bytes"].append(int(max(0.0, edge - prev_edge)))
+                prev_edge = max(prev_edge, edge)
+                fs["cwnd_pkts"].append(_int(tx.get("cwnd")))
+                fs["ssthresh_pkts"].append(_int(tx.get("ssthresh")))
+                fs["srtt_ms"].append(tx.get("rtt"))
+                fs["inflight_pkts"].append(_int(tx.get("unacked")))
+                fs["pacing_rate_bps"].append(tx.get("pacing_rate"))
+                fs["retransmits"].append(int(max(0.0, retx - last_retx)))
+                if "rtt" in tx:
+                    srtts.append(tx["rtt"])
+                if "minrtt" in tx:
+                    minrtt = tx["minrtt"] if minrtt is None else min(minrtt, tx["minrtt"])
+                sent = max(sent, tx.get("data_segs_out", 0.0))
+                size = f.get("size_bytes")
+                if size and fct is None and got >= size:
+                    fct = min((k + 1) * bin_s, duration_s) - f["start_ns"] / 1e9
+                last_rx, last_retx = max(last_rx, got), max(last_retx, retx)
+            client = _read_json(self.workdir / f"client{fid}.json")
+            server = _read_json(self.workdir / f"server{fid}.json")
+            delivered = int(_at(received, duration_s))
+            srv_bytes = _dig(server, "end", "sum_received", "bytes")
+            if srv_bytes is None:
+                srv_bytes = _dig(server, "end", "sum", "bytes")
+            if f.get("proto", "tcp") == "udp" or (f.get("size_bytes") and srv_bytes is not None):
+                delivered = max(delivered, int(srv_bytes or 0))
+            size = f.get("size_bytes")
+            if size and fct is None and delivered >= size:
+                secs = _dig(server, "end", "sum_received", "seconds")
+                if secs is not None:
+                    fct = float(secs)
+            retx_total = max(last_retx, float(_dig(client, "end", "sum_sent", "retransmits") or 0))
+            start_s = f["start_ns"] / 1e9
+            active = (fct if fct is not None else duration_s - start_s)
+            flows.append({
+                "id": fid,
+                "delivered_bytes": delivered,
+                "goodput_bps": delivered * 8 / active if active > 0 else 0.0,
+                "sent_packets": int(sent),
+                "retransmitted_packets": int(retx_total),
+                "rtt_mean_ms": sum(srtts) / len(srtts) if srtts else None,
+                "rtt_p95_ms": _quantile(srtts, 0.95),
+                "rtt_min_ms": minrtt,
+                "fct_s": fct,
+                "rto_count": None,
+                "recovery_count": None,
+            })
+        rows, stats = linkd.read_series(self.workdir / "link_series.jsonl")
+        ls: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in (
+            "link_id", "dir", "t_s", "queue_pkts", "queue_bytes", "drops_queue", "drops_random",
+            "ecn_marks", "tx_bytes", "capacity_bps", "delay_ms")}
+        return {"flows": flows, "flow_series": fs, "link_series": ls,
+                "stats": self._stats(stats)}
+
+    def _stats(self, s: dict[str, Any] | None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kernel": os.uname().release,
+            "samples": len(self.samples),
+            "late_samples": self.late_samples,
+            "warnings": len(self.warnings),
+        }
+        if s:
+            dirs = s.get("dirs", [])
+            out.update({
+                "linkd_lateness_p50_us": s["lateness"]["p50_us"],
+                "linkd_lateness_p99_us": s["lateness"]["p99_us"],
+                "linkd_lateness_max_us": s["lateness"]["max_us"],
+                "linkd_frames": sum(d["tx_frames"] for d in dirs),
+                "linkd_socket_drops": sum(d["socket_drops"] for d in dirs),
+                "linkd_send_failures": sum(d["send_failures"] for d in dirs),
+                "linkd_oversize": sum(d["oversize"] for d in dirs),
+            })
+        return out
+
+
+def _cumulative(samples, ns: str, key: tuple[int, int], field: str) -> list[tuple[float, float]]:
+    """(seconds since t0, value) of one socket's counter wherever a sample saw it, starting from
+    (0, 0) and never decreasing."""
+    out = [(0.0, 0.0)]
+    for _, snap in samples:
+        t, socks = snap.get(ns, (0.0, {}))
+        v = socks.get(key, {}).get(field)
+        if v is not None and t > out[-1][0]:
+            out.append((t, max(v, out[-1][1])))
+    return out
+
+
+def _at(points: list[tuple[float, float]], t: float) -> float:
+    """Linear interpolation of a non-decreasing counter at `t` (flat after the last point)."""
+    if t <= points[0][0]:
+        return points[0][1]
+    for (t0, v0), (t1, v1) in itertools.pairwise(points):
+        if t <= t1:
+            return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+    return points[-1][1]
+
+
+def _wait_all(procs: list[subprocess.Popen], grace_s: float) -> None:
+    deadline = time.monotonic() + grace_s
+    for p in procs:
+        try:
+            p.wait(max(0.05, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            try:
+                p.wait(1.0)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _dig(d: Any, *keys: str) -> Any:
+    for k in keys:
+        if not isinstance(d, dict) or k not in d:
+            return None
+        d = d[k]
+    return d
+
+
+def _int(x: float | None) -> int | None:
+    return None if x is None else int(x)
+
+
+def _quantile(xs: list[float], q: float) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:40]

@@ -1,0 +1,311 @@
+"""The emulated network: a plan (pure: names, addresses, routes, queues, kernel options) and
+the commands that build it.
+
+    node i ── satcc-l<j> ═veth═ satcc-l<j>a ┐                        ┌ satcc-l<j>b ═veth═ satcc-l<j> ── node k
+             (10.X.j.1/24)        (emulator namespace: satcc-linkd moves frames between them)   (10.X.j.2/24)
+
+- One namespace per scenario node, `satcc-<run>-n<i>-<name>`, and one for the emulator,
+  `satcc-<run>-emu`. Each link j is two veth pairs whose emulator-side ends `satcc-l<j>a`/`b`
+  satcc-linkd joins; the node ends carry the addresses (10.X.j.1 at node a, .2 at node b, /24;
+  X drawn per run from 64..127). The emulator's ends have no address and no IPv6: nothing but
+  satcc-linkd touches their frames.
+- Routes are the simulator's (crates/satcc-sim/src/net.rs `route`): shortest paths by one-way
+  propagation delay, ties by fewer hops, then by lower link direction index; every node gets a
+  /32 host route to every address of every other node through the first hop of that path, so
+  a packet follows the simulator's path whichever address it targets.
+- Per-flow kernel options go where Linux keeps them: `initcwnd` and `rto_min` on the sender's
+  route to the receiver, `quickack` (no delayed ACK) on the receiver's route back; SACK,
+  timestamps, window scaling and ECN are per-namespace sysctls of the sender; the receive
+  buffer ceiling (`tcp_rmem[2]` = the flow's `rwnd`) is the receiver's. Flows from one node
+  that disagree on a per-namespace option are rejected with the conflicting keys.
+- MTU 1500; GSO, GRO, TSO and TX checksum offload are off on every veth end (as study 001
+  did; checksum offload would hand satcc-linkd frames with unfinished checksums).
+
+Deviations from the simulator's network:
+1. `rwnd` sets the receiver's buffer ceiling (`tcp_rmem[2]`), not the advertised window itself:
+   Linux advertises only part of its buffer (scenario.py deviation 2).
+2. The sender's `tcp_wmem[2]` is max(4 MiB, 2 x rwnd) so the send buffer is not the limit.
+3. `tcp_no_metrics_save = 1` in every namespace: each flow starts without cached ssthresh or
+   RTT, as in the simulator (the scenario has no key for Linux's metric cache yet).
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from satcc.emu.host import EmuError, ns_cmd, run_cmd
+
+MTU = 1500
+MAX_LINKS = 256  # one /24 per link inside 10.X.0.0/16
+MIN_BDP_QUEUE_BYTES = 1500  # net.rs resolve_bdp_queues: at least one packet
+LINUX_WMEM_MAX = 4 * 1024 * 1024  # net.ipv4.tcp_wmem[2] default
+LINUX_RMEM_MIN_DEFAULT = "4096 131072"  # net.ipv4.tcp_rmem[0..1] defaults
+LINUX_WMEM_MIN_DEFAULT = "4096 16384"  # net.ipv4.tcp_wmem[0..1] defaults
+DEFAULT_INITCWND = 10
+DEFAULT_MIN_RTO_NS = 200_000_000
+IFNAMSIZ = 16  # including the NUL
+
+
+@dataclass
+class LinkPlan:
+    id: int
+    a: int
+    b: int
+    subnet: str  # "10.X.j"
+    # emulator-side veth ends and node-side name
+    a_if: str
+    b_if: str
+    node_if: str
+    ab: dict[str, Any]
+    ba: dict[str, Any]
+
+    def addr(self, node: int) -> str:
+        return f"{self.subnet}.1" if node == self.a else f"{self.subnet}.2"
+
+
+@dataclass
+class Route:
+    node: int
+    dst: str  # address
+    via: str
+    dev: str
+    attrs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    run_id: str
+    nodes: list[str]
+    namespaces: list[str]  # per node
+    emu_ns: str
+    links: list[LinkPlan]
+    routes: list[Route]
+    sysctls: dict[int, dict[str, str]]  # per node
+    primary_addr: list[str]  # per node: the address flows target
+    base_delay_ns: list[list[int]]
+    path_dirs: dict[tuple[int, int], list[int]]
+
+    @property
+    def all_namespaces(self) -> list[str]:
+        return [*self.namespaces, self.emu_ns]
+
+
+def _ns_name(run_id: str, i: int, name: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:20]
+    return f"satcc-{run_id}-n{i}-{safe}"
+
+
+def shortest_paths(n: int, links: list[dict[str, Any]]) -> tuple[list[list[int | None]], list[list[int]]]:
+    """First link-direction index and one-way base delay for every (src, dst): Dijkstra on
+    (delay, hops, first direction), as satcc-sim net.rs `Network::route`."""
+    adj: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
+    for i, link in enumerate(links):
+        adj[link["a"]].append((2 * i, link["b"], link["ab"]["delay_ns"]))
+        adj[link["b"]].append((2 * i + 1, link["a"], link["ba"]["delay_ns"]))
+    nxt: list[list[int | None]] = [[None] * n for _ in range(n)]
+    delay = [[0] * n for _ in range(n)]
+    for src in range(n):
+        best: dict[int, tuple[int, int, int]] = {src: (0, 0, 2**32 - 1)}
+        done: set[int] = set()
+        heap = [((0, 0, 2**32 - 1), src)]
+        while heap:
+            key, u = heapq.heappop(heap)
+            if u in done or best.get(u) != key:
+                continue
+            done.add(u)
+            du, hu, first = key
+            for d, v, w in adj[u]:
+                cand = (du + w, hu + 1, d if u == src else first)
+                if v not in best or cand < best[v]:
+                    best[v] = cand
+                    heapq.heappush(heap, (cand, v))
+        for dst, (d, _, first) in best.items():
+            if dst != src:
+                nxt[src][dst] = first
+            delay[src][dst] = d
+    return nxt, delay
+
+
+def _path(nxt: list[list[int | None]], links: list[dict[str, Any]], a: int, b: int) -> list[int]:
+    out = []
+    node = a
+    while node != b:
+        d = nxt[node][b]
+        if d is None:
+            break
+        out.append(d)
+        link = links[d // 2]
+        node = link["b"] if d % 2 == 0 else link["a"]
+    return out
+
+
+def _resolve_queue(q: dict[str, Any], rate_bps: int, max_rtt_ns: int) -> dict[str, int]:
+    """{"packets": n} | {"bytes": n} as they are; {"bdp": x} → bytes = rate x the largest base
+    RTT of the flows crossing the direction x x (net.rs `resolve_bdp_queues`)."""
+    if "bdp" in q:
+        b = rate_bps / 8 * (max_rtt_ns / 1e9) * float(q["bdp"])
+        return {"bytes": max(round(b), MIN_BDP_QUEUE_BYTES)}
+    if "packets" in q:
+        return {"packets": int(q["packets"])}
+    return {"bytes": int(q["bytes"])}
+
+
+def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -> Plan:
+    """The whole topology for a resolved scenario config (scenario.resolve())."""
+    nodes = list(config["nodes"])
+    n = len(nodes)
+    links_cfg = config["links"]
+    if len(links_cfg) > MAX_LINKS:
+        raise EmuError(f"the emulator handles at most {MAX_LINKS} links, the scenario has "
+                       f"{len(links_cfg)}")
+    x = subnet_octet if subnet_octet is not None else 64 + secrets.randbelow(64)
+    nxt, delay = shortest_paths(n, links_cfg)
+    paths: dict[tuple[int, int], list[int]] = {}
+    max_rtt = [0] * (2 * len(links_cfg))
+    for f in config["flows"]:
+        s, d = f["src"], f["dst"]
+        rtt = delay[s][d] + delay[d][s]
+        for a, b in ((s, d), (d, s)):
+            paths[(a, b)] = _path(nxt, links_cfg, a, b)
+            for k in paths[(a, b)]:
+                max_rtt[k] = max(max_rtt[k], rtt)
+    links = []
+    for j, l in enumerate(links_cfg):
+        dirs = {}
+        for k, key in ((2 * j, "ab"), (2 * j + 1, "ba")):
+            dcfg = dict(l[key])
+            dcfg["queue"] = _resolve_queue(dcfg["queue"], dcfg["rate_bps"], max_rtt[k])
+            dirs[key] = dcfg
+        node_if = f"satcc-l{j}"
+        links.append(LinkPlan(j, l["a"], l["b"], f"10.{x}.{j}", f"{node_if}a", f"{node_if}b",
+                              node_if, dirs["ab"], dirs["ba"]))
+        assert len(node_if) + 2 < IFNAMSIZ
+    addrs: list[list[str]] = [[] for _ in range(n)]
+    for lp in links:
+        addrs[lp.a].append(lp.addr(lp.a))
+        addrs[lp.b].append(lp.addr(lp.b))
+    primary = [a[0] if a else "" for a in addrs]
+
+    # per-flow route attributes: (node, dst address) -> {attr: value}
+    attrs: dict[tuple[int, str], dict[str, str]] = {}
+
+    def put(node: int, dst: str, key: str, value: str, flow: int) -> None:
+        cur = attrs.setdefault((node, dst), {})
+        if cur.get(key, value) != value:
+            raise EmuError(f"flow[{flow}]: flows between {nodes[node]} and the same peer need "
+                           f"different `{key}` ({cur[key]} vs {value}); the emulator sets it per "
+                           "route, so such flows must share it")
+        cur[key] = value
+
+    for f in config["flows"]:
+        s, d, fid = f["src"], f["dst"], f["id"]
+        if f.get("initial_cwnd", DEFAULT_INITCWND) != DEFAULT_INITCWND:
+            put(s, primary[d], "initcwnd", str(f["initial_cwnd"]), fid)
+        if f.get("min_rto_ns", DEFAULT_MIN_RTO_NS) != DEFAULT_MIN_RTO_NS:
+            put(s, primary[d], "rto_min", f"{max(1, round(f['min_rto_ns'] / 1e6))}ms", fid)
+        if not f.get("delayed_ack", True):
+            src_addr = _src_addr(links, nxt, s, d)
+            put(d, src_addr, "quickack", "1", fid)
+
+    routes = []
+    for u in range(n):
+        for v in range(n):
+            if u == v or nxt[u][v] is None:
+                continue
+            k = nxt[u][v]
+            lp = links[k // 2]
+            gw_node = lp.b if k % 2 == 0 else lp.a
+            for dst in addrs[v]:
+                extra = attrs.get((u, dst), {})
+                routes.append(Route(u, dst, lp.addr(gw_node), lp.node_if,
+                                    [w for kv in extra.items() for w in kv]))
+    return Plan(run_id, nodes, [_ns_name(run_id, i, nm) for i, nm in enumerate(nodes)],
+                f"satcc-{run_id}-emu", links, routes, _sysctls(config, n), primary, delay, paths)
+
+
+def _src_addr(links: list[LinkPlan], nxt: list[list[int | None]], s: int, d: int) -> str:
+    """The source address node s uses towards d (the address of its first-hop interface)."""
+    k = nxt[s][d]
+    assert k is not None
+    return links[k // 2].addr(s)
+
+
+def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
+    out: dict[int, dict[str, str]] = {}
+    for i in range(n):
+        out[i] = {
+            "net.ipv4.ip_forward": "1",
+            "net.ipv4.conf.all.rp_filter": "0",
+            "net.ipv4.conf.default.rp_filter": "0",
+            "net.ipv4.tcp_no_metrics_save": "1",  # module doc, deviation 3
+        }
+    owner: dict[tuple[int, str], int] = {}
+    rmem: dict[int, int] = {}
+    wmem: dict[int, int] = {}
+    for f in config["flows"]:
+        s, d = f["src"], f["dst"]
+        if f.get("proto", "tcp") != "tcp":
+            continue
+        wanted = {
+            "net.ipv4.tcp_sack": "1" if f["sack"] else "0",
+            "net.ipv4.tcp_timestamps": "1" if f["timestamps"] else "0",
+            "net.ipv4.tcp_window_scaling": "1" if f["window_scaling"] else "0",
+            "net.ipv4.tcp_ecn": "1" if f["ecn"] else "2",  # 2 = Linux default: accept if asked
+        }
+        for key, value in wanted.items():
+            have = out[s].get(key)
+            if have is not None and have != value:
+                other = owner[(s, key)]
+                raise EmuError(f"flow[{f['id']}] and flow[{other}] leave the same node but need "
+                               f"different {key.rsplit('.', 1)[1]} ({value} vs {have}); in the "
+                               "emulator it is one setting per node")
+            out[s][key] = value
+            owner.setdefault((s, key), f["id"])
+        rmem[d] = max(rmem.get(d, 0), int(f["rwnd_bytes"]))
+        wmem[s] = max(wmem.get(s, 0), 2 * int(f["rwnd_bytes"]))
+    for node, r in rmem.items():
+        out[node]["net.ipv4.tcp_rmem"] = f"{LINUX_RMEM_MIN_DEFAULT} {r}"
+    for node, w in wmem.items():
+        out[node]["net.ipv4.tcp_wmem"] = f"{LINUX_WMEM_MIN_DEFAULT} {max(LINUX_WMEM_MAX, w)}"
+    return out
+
+
+# -- building ---------------------------------------------------------------------------
+
+
+NO_IPV6 = ("net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+OFFLOADS_OFF = ("tso", "off", "gso", "off", "gro", "off", "tx", "off")
+
+
+def _sysctl(ns: str, *assignments: str) -> None:
+    run_cmd(*ns_cmd(ns, "sysctl", "-qw", *assignments))
+
+
+def build(p: Plan) -> None:
+    """Create namespaces, veths, addresses, routes and sysctls. The caller has registered the
+    run (host.register_run) and removes everything on any failure."""
+    for ns in p.all_namespaces:
+        run_cmd("ip", "netns", "add", ns)
+        run_cmd("ip", "-n", ns, "link", "set", "lo", "up")
+        _sysctl(ns, *NO_IPV6)
+    for lp in p.links:
+        for node, peer in ((lp.a, lp.a_if), (lp.b, lp.b_if)):
+            ns = p.namespaces[node]
+            # created inside the node's namespace with its peer straight in the emulator's:
+            # no interface ever exists in the host's namespace
+            run_cmd("ip", "-n", ns, "link", "add", lp.node_if, "mtu", str(MTU), "type", "veth",
+                    "peer", "name", peer, "mtu", str(MTU), "netns", p.emu_ns)
+            run_cmd("ip", "-n", ns, "addr", "add", f"{lp.addr(node)}/24", "dev", lp.node_if)
+            run_cmd(*ns_cmd(ns, "ethtool", "-K", lp.node_if, *OFFLOADS_OFF))
+            run_cmd(*ns_cmd(p.emu_ns, "ethtool", "-K", peer, *OFFLOADS_OFF))
+            run_cmd("ip", "-n", p.emu_ns, "link", "set", peer, "up")
+            run_cmd("ip", "-n", ns, "link", "set", lp.node_if, "up")
+    for node, values in p.sysctls.items():
+        _sysctl(p.namespaces[node], *(f"{k}={v}" for k, v in values.items()))
+    for r in p.routes:
+        run_cmd("ip", "-n", p.namespaces[r.node], "route", "replace", f"{r.dst}/32", "via", r.via,
+                "dev", r.dev, *r.attrs)

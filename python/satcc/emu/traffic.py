@@ -1,0 +1,131 @@
+"""Real traffic and real measurement: iperf3 servers and clients, `ss -tin` samples, tcpdump.
+
+- One iperf3 server per flow (port 5201 + flow id) in the receiver's namespace: an iperf3
+  server runs one test at a time, so concurrent flows to one node need one each.
+- Each flow is one iperf3 client in the sender's namespace with its data connection bound to
+  client port 40000 + flow id (`--cport`), so `ss` and tcpdump can tell its data connection
+  from iperf3's control connection. TCP: `-C cca -M mss`, `-n size` for limited transfers
+  (else `-t` past the run's end; the runner stops it at the end); UDP: `-u -b rate -l size`.
+- `ss -tinHO` in every namespace with a flow end, once per bin: cwnd, ssthresh, srtt,
+  pacing rate, unacked, total retransmissions, data segments out, bytes acked/received.
+- tcpdump (snaplen 128) on each receiver namespace's interfaces into the result directory.
+
+Every child is started with PR_SET_PDEATHSIG (it survives `ip netns exec`'s exec), so a killed
+runner takes its children with it; `host.cleanup` catches whatever still escapes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from satcc.emu.host import ns_cmd
+
+SERVER_PORT_BASE = 5201
+CLIENT_PORT_BASE = 40000
+SNAPLEN = 128  # issue 7: enough for Ethernet + IPv4 + TCP with options
+PR_SET_PDEATHSIG = 1
+TS_OPTION_BYTES = 12  # Linux's timestamps option as sent: NOP NOP kind len TSval TSecr
+MSS_CLAMP_NO_TS = 1460  # 1500 MTU - 20 IP - 20 TCP
+UDP_PAYLOAD_MAX = 1472  # 1500 MTU - 20 IP - 8 UDP
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def spawn(cmd: list[str], stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL) -> subprocess.Popen:
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                            preexec_fn=_die_with_parent)  # noqa: PLW1509 - spawned from the main thread only (runner.py)
+
+
+def kernel_cca(name: str) -> str:
+    """satcc registry name -> the kernel's (`newreno` is the kernel's `reno`)."""
+    return {"newreno": "reno"}.get(name, name)
+
+
+def mss_option(flow: dict[str, Any]) -> list[str]:
+    """iperf3 -M sets TCP_MAXSEG, the MSS before the timestamps option is taken off; the
+    scenario's `mss` is payload per segment (Linux mss_cache), so add the option back. At the
+    MTU's limit no clamp is needed."""
+    clamp = flow["mss"] + (TS_OPTION_BYTES if flow["timestamps"] else 0)
+    if clamp >= MSS_CLAMP_NO_TS:
+        return []
+    return ["-M", str(clamp)]
+
+
+def server_cmd(ns: str, flow: dict[str, Any]) -> list[str]:
+    return ns_cmd(ns, "iperf3", "-s", "-1", "-J", "-p", str(SERVER_PORT_BASE + flow["id"]))
+
+
+def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: int) -> list[str]:
+    cmd = ["iperf3", "-c", dst_addr, "-p", str(SERVER_PORT_BASE + flow["id"]), "-J",
+           "--cport", str(CLIENT_PORT_BASE + flow["id"])]
+    if flow.get("proto", "tcp") == "udp":
+        size = min(int(flow.get("packet_bytes") or UDP_PAYLOAD_MAX), UDP_PAYLOAD_MAX)
+        cmd += ["-u", "-b", str(int(flow["rate_bps"])), "-l", str(size)]
+    else:
+        cmd += ["-C", cca, *mss_option(flow)]
+    if flow.get("size_bytes"):
+        cmd += ["-n", str(int(flow["size_bytes"]))]
+    else:
+        cmd += ["-t", str(seconds)]
+    return ns_cmd(ns, *cmd)
+
+
+def tcpdump_cmd(ns: str, ifaces: list[str], path: Path) -> list[str]:
+    iface = ifaces[0] if len(ifaces) == 1 else "any"
+    return ns_cmd(ns, "tcpdump", "-i", iface, "-s", str(SNAPLEN), "-n", "-U", "-w", str(path),
+                  "tcp or udp")
+
+
+# -- ss ------------------------------------------------------------------------------------
+
+_ENDPOINT = r"(?:\[?(?:::ffff:)?)([0-9.]+)\]?:(\d+)"
+_LINE = re.compile(r"^(?:[A-Z][A-Z-]*\s+)?\d+\s+\d+\s+" + _ENDPOINT + r"\s+" + _ENDPOINT + r"\s+(.*)$")
+_NUM = r"([0-9.]+)"
+_FIELDS = {
+    "cwnd": re.compile(r"\bcwnd:(\d+)"),
+    "ssthresh": re.compile(r"\bssthresh:(\d+)"),
+    "rtt": re.compile(r"\brtt:" + _NUM + "/"),
+    "minrtt": re.compile(r"\bminrtt:" + _NUM),
+    "pacing_rate": re.compile(r"\bpacing_rate " + _NUM + r"([KMG]?)bps"),
+    "unacked": re.compile(r"\bunacked:(\d+)"),
+    "retrans_total": re.compile(r"\bretrans:\d+/(\d+)"),
+    "data_segs_out": re.compile(r"\bdata_segs_out:(\d+)"),
+    "bytes_acked": re.compile(r"\bbytes_acked:(\d+)"),
+    "bytes_received": re.compile(r"\bbytes_received:(\d+)"),
+    "delivered": re.compile(r"\bdelivered:(\d+)"),
+}
+_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def parse_ss(text: str) -> dict[tuple[int, int], dict[str, float]]:
+    """`ss -tinHO` output -> {(local port, peer port): fields} (IPv4 and v4-mapped IPv6)."""
+    out: dict[tuple[int, int], dict[str, float]] = {}
+    for line in text.splitlines():
+        m = _LINE.match(line.strip())
+        if not m:
+            continue
+        lport, pport, rest = int(m.group(2)), int(m.group(4)), m.group(5)
+        fields: dict[str, float] = {}
+        for key, rx in _FIELDS.items():
+            f = rx.search(rest)
+            if not f:
+                continue
+            if key == "pacing_rate":
+                fields[key] = float(f.group(1)) * _SCALE[f.group(2)]
+            else:
+                fields[key] = float(f.group(1))
+        out[(lport, pport)] = fields
+    return out
+
+
+def ss_cmd(ns: str) -> list[str]:
+    return ns_cmd(ns, "ss", "-tinHO", "state", "established")

@@ -1,0 +1,138 @@
+"""Study 000's VPN in the emulator: real OpenVPN (Debian's) between the flows' end nodes and a
+"VPN server" node, so terminal-to-terminal flows cross a real tunnel with its real overhead.
+
+    client A ══ OpenVPN/UDP ══► server S ══ OpenVPN/UDP ══► client B     (over the emulated links)
+       tun satcc-vpn 10.250.0.(10+i)    tun satcc-vpn 10.250.0.1
+
+- TLS mode as a user would run it: a throw-away CA and certificates (ECDSA P-256, made with the
+  openssl CLI in the run's directory, valid 2 days), `--dh none` (ECDHE), AES-256-GCM data
+  channel, UDP port 1194, `--topology subnet`; each client gets a fixed address from a
+  client-config-dir entry. Client-to-client packets go up the server's tun device and back down
+  it through the server namespace's kernel routing (`ip_forward`), as through SoftEther's
+  server in study 000, not short-cut inside OpenVPN (`client-to-client` is off).
+- Tunnel MTU 1500 (OpenVPN's default); encapsulated packets larger than the path MTU are
+  fragmented by the kernel (OpenVPN's `mtu-disc` default), which is what study 000's MSS sweep
+  measures. No `mssfix`: the flow's `mss` is what TCP uses.
+
+Deviations from study 000: OpenVPN instead of SoftEther (different per-packet overhead: OpenVPN
+UDP + AES-256-GCM ≈ 20 IP + 8 UDP + 1 opcode/peer-id 3 + 4 packet id + 16 tag = ~52 B per packet
+versus SoftEther's TCP-over-TLS framing).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from satcc.emu import traffic
+from satcc.emu.host import EmuError, ns_cmd, run_cmd
+from satcc.emu.topology import Plan
+
+DEV = "satcc-vpn"
+PORT = 1194
+SUBNET = "10.250.0"
+SERVER_ADDR = f"{SUBNET}.1"
+CLIENT_BASE = 10  # client i gets 10.250.0.(10 + i)
+READY_TIMEOUT_S = 20.0
+CIPHER = "AES-256-GCM"
+CERT_DAYS = "2"
+
+
+def client_addr(node: int) -> str:
+    return f"{SUBNET}.{CLIENT_BASE + node}"
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    p = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise EmuError(f"openssl {' '.join(args[:2])} failed: {p.stderr.strip()[-400:]}")
+
+
+def make_pki(d: Path, names: list[str]) -> None:
+    """A CA and one certificate per name (ECDSA P-256), all in `d`."""
+    d.mkdir(parents=True, exist_ok=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", CERT_DAYS,
+             "-subj", "/CN=satcc-emu-ca", cwd=d)
+    for name in names:
+        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj",
+                 f"/CN={name}", cwd=d)
+        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+                 "-CAcreateserial", "-out", f"{name}.crt", "-days", CERT_DAYS, cwd=d)
+
+
+class Vpn:
+    """OpenVPN server in `server`'s namespace, one client in each of `clients`' namespaces."""
+
+    def __init__(self, plan: Plan, server: int, clients: list[int], workdir: Path):
+        if server in clients:
+            raise EmuError(f"the VPN server node {plan.nodes[server]!r} cannot also be a client")
+        self.plan = plan
+        self.server = server
+        self.clients = clients
+        self.dir = workdir / "vpn"
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self) -> None:
+        names = ["server"] + [f"client{c}" for c in self.clients]
+        make_pki(self.dir, names)
+        ccd = self.dir / "ccd"
+        ccd.mkdir(exist_ok=True)
+        for c in self.clients:
+            (ccd / f"client{c}").write_text(f"ifconfig-push {client_addr(c)} 255.255.255.0\n")
+        server_ns = self.plan.namespaces[self.server]
+        common = ["--dev", DEV, "--dev-type", "tun", "--proto", "udp", "--data-ciphers", CIPHER,
+                  "--ca", str(self.dir / "ca.crt"), "--verb", "3", "--persist-key"]
+        self._spawn(server_ns, "server", [
+            "--mode", "server", "--tls-server", "--topology", "subnet",
+            "--ifconfig", SERVER_ADDR, "255.255.255.0", "--port", str(PORT),
+            # bound to the address the clients dial, so replies never leave from another one
+            "--local", self.plan.primary_addr[self.server],
+            "--cert", str(self.dir / "server.crt"), "--key", str(self.dir / "server.key"),
+            "--dh", "none", "--client-config-dir", str(ccd), "--ccd-exclusive",
+            "--keepalive", "10", "60", *common])
+        server_addr = self.plan.primary_addr[self.server]
+        for c in self.clients:
+            self._spawn(self.plan.namespaces[c], f"client{c}", [
+                "--client", "--remote", server_addr, str(PORT), "--nobind", "--topology", "subnet",
+                "--cert", str(self.dir / f"client{c}.crt"),
+                "--key", str(self.dir / f"client{c}.key"), *common])
+        self._wait_up()
+
+    def _spawn(self, ns: str, name: str, args: list[str]) -> None:
+        with open(self.dir / f"{name}.log", "w") as log:
+            self.procs.append(traffic.spawn(ns_cmd(ns, "openvpn", *args), stdout=log, stderr=log))
+
+    def _wait_up(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        waiting = set(self.clients)
+        while waiting and time.monotonic() < deadline:
+            for p in self.procs:
+                if p.poll() is not None:
+                    raise EmuError(f"openvpn exited: see {self.dir}/*.log")
+            for c in list(waiting):
+                out = run_cmd("ip", "-n", self.plan.namespaces[c], "-4", "addr", "show", "dev", DEV,
+                              check=False).stdout
+                if client_addr(c) in out:
+                    waiting.discard(c)
+            time.sleep(0.1)
+        if waiting:
+            names = ", ".join(self.plan.nodes[c] for c in sorted(waiting))
+            raise EmuError(f"the VPN did not come up for {names} within {READY_TIMEOUT_S:g} s; "
+                           f"see {self.dir}/*.log")
+        # one ping through every tunnel, so the first flow does not pay for the handshake's end
+        for c in self.clients:
+            run_cmd(*ns_cmd(self.plan.namespaces[c], "ping", "-c", "1", "-W", "5", "-q",
+                            SERVER_ADDR), check=False, timeout=10)
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(3.0)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
