@@ -208,13 +208,13 @@ impl TcpState {
         self.cwnd < self.ssthresh
     }
 
-    /// `tcp_is_cwnd_limited`: in slow start, cwnd is limited unless the flow used less
-    /// than half of it; otherwise the sender's flag decides.
+    /// `tcp_is_cwnd_limited` (Linux ≥ 6.2): limited if the last window was fully used; in
+    /// slow start also while cwnd is below twice the most packets recently in flight.
     pub fn is_cwnd_limited(&self) -> bool {
-        if self.in_slow_start() {
-            return self.cwnd < 2 * self.max_packets_out;
+        if self.is_cwnd_limited {
+            return true;
         }
-        self.is_cwnd_limited
+        self.in_slow_start() && self.cwnd < 2 * self.max_packets_out
     }
 
     /// `tcp_slow_start`: grow by `acked` up to ssthresh; return the ACKs left over.

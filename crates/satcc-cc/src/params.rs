@@ -47,6 +47,10 @@ impl Params {
         self
     }
 
+    pub fn contains(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+
     pub fn insert(&mut self, key: &str, value: ParamValue) {
         self.0.insert(key.to_string(), value);
     }

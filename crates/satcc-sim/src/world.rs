@@ -141,7 +141,15 @@ impl World {
             if f.mss == 0 || f.mss > 65_000 {
                 return Err(ConfigError { key: key("mss"), message: "must be in 1..65000 bytes".into() });
             }
-            let cc = satcc_cc::lookup(&f.cca, &f.params).map_err(|e| ConfigError { key: key("cc"), message: e.to_string() })?;
+            // Algorithms with randomness (BBR's gain-cycle phase) draw from the scenario's
+            // seed and the flow's id unless the scenario pins `cc.seed`.
+            let mut params = f.params.clone();
+            let takes_seed = satcc_cc::registry::info(&f.cca).is_some_and(|a| a.params.iter().any(|p| p.name == "seed"));
+            if takes_seed && !params.contains("seed") {
+                let seed = satcc_core::Rng::derive(cfg.seed, 0xCC_0000 + f.id as u64).next_u64() >> 11;
+                params.insert("seed", satcc_cc::params::ParamValue::Num(seed as f64));
+            }
+            let cc = satcc_cc::lookup(&f.cca, &params).map_err(|e| ConfigError { key: key("cc"), message: e.to_string() })?;
             let window = if f.window_scaling { f.rwnd_bytes } else { f.rwnd_bytes.min(MAX_UNSCALED_WINDOW) };
             let ecn = f.ecn.then(|| if f.cca == "dctcp" { EcnEcho::Dctcp } else { EcnEcho::Classic });
             flows.push(Flow {
