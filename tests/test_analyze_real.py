@@ -86,7 +86,8 @@ def test_real_tcp_capture_matches_tshark_and_iperf3(cca, tmp_path):
     # the kernel's retransmit counter vs tshark-semantics flags at the sender (observed equal;
     # tolerance for a retransmission the kernel counts but the tap never saw)
     assert s["retransmits"] > 0
-    assert abs(f["retransmitted_packets"] - s["retransmits"]) <= max(2, 0.02 * s["retransmits"])
+    slack = max(2, 0.02 * s["retransmits"]) + (runs["tcpdump_dropped"] or 0)
+    assert abs(f["retransmitted_packets"] - s["retransmits"]) <= slack
     assert 0.3 < f["rtt_mean_ms"] / s["mean_rtt_ms"] < 3
 
 
@@ -120,11 +121,13 @@ def test_real_udp_loss_matches_iperf3_server(tmp_path):
     u = cap.flows[(cap.flows["proto"] == "udp") & cap.flows["udp_iperf"]]
     (f,) = u.to_dict("records")
     # captured at the server, behind the router's bottleneck: it saw exactly what was captured
-    # (the server may stop reading just before the last datagram or two arrive)
+    # (the server may stop reading just before the last datagram or two arrive, and a loaded
+    # machine makes tcpdump drop packets, which it reports)
+    slack = 2 + (runs["tcpdump_dropped"] or 0)
     assert s["lost_packets"] > 0
     received = s["packets"] - s["lost_packets"]
-    assert 0 <= (f["udp_expected"] - f["udp_lost"]) - received <= 2
-    assert abs(f["udp_lost"] - s["lost_packets"]) <= 2
+    assert abs((f["udp_expected"] - f["udp_lost"]) - received) <= slack
+    assert abs(f["udp_lost"] - s["lost_packets"]) <= slack
 
 
 def test_real_ping_and_nping_logs():

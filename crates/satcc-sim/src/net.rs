@@ -202,8 +202,8 @@ impl Network {
                     }
                 }
             }
-            for dst in 0..n {
-                if let Some((d, _, first)) = best[dst] {
+            for (dst, b) in best.iter().enumerate() {
+                if let Some((d, _, first)) = *b {
                     if dst != src {
                         self.next[src * n + dst] = Some(first);
                     }
@@ -287,7 +287,7 @@ fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, model: Box<dyn 
         queue_bytes: 0,
         in_service: None,
         wire: VecDeque::new(),
-        rng: Rng::derive(seed, 0x11_4b_0000 + label),
+        rng: Rng::derive(seed, 0x114b_0000 + label),
         counters: DirCounters::default(),
         serialised: 0,
         drop_list: {

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -136,7 +137,8 @@ def iperf_capture(pcap: Path, *, cca: str = "cubic", seconds: float = 3, udp_bit
                   capture_at: str = "a", pcapng: bool = False, buffer_kib: int = 32768,
                   burst_bytes: int = 15000) -> dict:
     """Run one iperf3 test A->B (B->A with ``reverse``) through the bottleneck, capturing at
-    ``capture_at`` ("a" = client side). Returns {"client": json, "server": json}."""
+    ``capture_at`` ("a" = client side). Returns {"client": json, "server": json,
+    "tcpdump_dropped": packets tcpdump reported dropped by the kernel (a loaded machine)}."""
     with netns_pair(rate=rate, queue_bytes=queue_bytes, burst_bytes=burst_bytes) as pair:
         server_ip = V6_B if ipv6 else V4_B
         server = subprocess.Popen(pair.exec_b("iperf3", "-s", "-1", "-J"),
@@ -176,14 +178,18 @@ def iperf_capture(pcap: Path, *, cca: str = "cubic", seconds: float = 3, udp_bit
             except subprocess.TimeoutExpired:
                 dump.kill()
                 dump.wait()
+            dump_err = ""
             if dump.stderr is not None:
+                dump_err = dump.stderr.read()
                 dump.stderr.close()
         if pcapng:
             _run("editcap", "-F", "pcapng", str(raw), str(pcap))
             raw.unlink()
         if client.returncode != 0:
             raise RuntimeError(f"iperf3 client failed: {client.stdout[-500:]} {client.stderr[-500:]}")
-        return {"client": json.loads(client.stdout), "server": json.loads(server_out)}
+        m = re.search(r"(\d+) packets? dropped by kernel", dump_err)
+        return {"client": json.loads(client.stdout), "server": json.loads(server_out),
+                "tcpdump_dropped": int(m.group(1)) if m else None}
 
 
 def ping_log(count: int = 5, interval: float = 0.2, tool: str = "ping") -> str:

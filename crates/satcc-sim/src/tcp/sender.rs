@@ -833,7 +833,7 @@ impl Sender {
         self.cc.on_ack_event(
             now,
             &mut self.tcp,
-            AckEventFlags { slow_path: !(flag.data_acked && !flag.data_sacked), window_update: flag.win_update, ece: flag.ece },
+            AckEventFlags { slow_path: !flag.data_acked || flag.data_sacked, window_update: flag.win_update, ece: flag.ece },
         );
         let mut sample = AckSample {
             ack_seq: ack,
@@ -1045,11 +1045,10 @@ impl Sender {
         // D. Exit a state when high_seq is acknowledged.
         if self.tcp.ca_state != CaState::Open && self.tcp.snd_una >= self.high_seq {
             match self.tcp.ca_state {
-                CaState::Cwr => {
-                    if self.tcp.snd_una != self.high_seq {
-                        self.end_cwnd_reduction(now);
-                        self.set_state(now, CaState::Open);
-                    }
+                // CWR holds until something above high_seq is acknowledged (the CWR flag arrived).
+                CaState::Cwr if self.tcp.snd_una != self.high_seq => {
+                    self.end_cwnd_reduction(now);
+                    self.set_state(now, CaState::Open);
                 }
                 CaState::Recovery => {
                     if !self.sack {
@@ -1248,7 +1247,7 @@ impl Sender {
         if ece {
             self.tcp.delivered_ce += d;
         }
-        if acked - 1 >= self.tcp.sacked_out {
+        if acked > self.tcp.sacked_out {
             self.tcp.sacked_out = 0;
         } else {
             self.tcp.sacked_out -= acked - 1;
