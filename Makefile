@@ -13,7 +13,7 @@ APT_PACKAGES := iproute2 tshark tcpdump iperf3 ethtool iputils-ping nmap clang l
 DEPS_STAMP   := $(VENV)/.deps-installed
 APT_STAMP    := $(VENV)/.apt-installed
 
-.PHONY: setup build demo test test-rust test-python test-slow bench lint clean
+.PHONY: setup build demo test test-rust test-python test-fuzz test-slow bench lint clean
 
 setup: build
 
@@ -40,13 +40,25 @@ build: $(DEPS_STAMP)
 demo: build
 	$(BIN)/satcc demo
 
-test: build test-rust test-python
+test: build test-rust test-python test-fuzz
 
 test-rust:
 	cargo test --workspace --release -q
 
 test-python:
 	$(BIN)/python -m pytest -q
+
+# The capture parser's cargo-fuzz target, briefly (cargo fuzz needs a nightly toolchain;
+# without one, the stable randomized corruption tests in `cargo test` still run).
+FUZZ_SECONDS ?= 20
+test-fuzz:
+	@if cargo +nightly --version >/dev/null 2>&1; then \
+	  command -v cargo-fuzz >/dev/null 2>&1 || cargo install -q cargo-fuzz --locked; \
+	  mkdir -p target/fuzz-corpus; log=$$(pwd)/target/fuzz.log; work=$$(pwd)/target/fuzz-corpus; \
+	  (cd crates/satcc-pcap && cargo +nightly fuzz run analyze $$work fuzz/corpus/analyze -- -max_total_time=$(FUZZ_SECONDS) >$$log 2>&1) \
+	    || { tail -n 40 $$log; echo "test-fuzz: the fuzz target found a crash (see above)"; exit 1; }; \
+	  echo "test-fuzz: $$(grep -E '^Done [0-9]+ runs' $$log || tail -n 1 $$log)"; \
+	else echo "test-fuzz: no nightly toolchain; skipped (randomized parser tests ran in cargo test)"; fi
 
 test-slow: build
 	$(BIN)/python -m pytest -q -m slow
