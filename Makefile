@@ -36,6 +36,7 @@ $(DEPS_STAMP): pyproject.toml | $(APT_STAMP)
 
 build: $(DEPS_STAMP)
 	$(BIN)/maturin develop --release --extras dev -q
+	cargo build -q --release -p satcc-emu
 
 demo: build
 	$(BIN)/satcc demo

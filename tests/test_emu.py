@@ -431,3 +431,38 @@ def test_flows_cross_a_real_openvpn_tunnel_with_its_overhead(tmp_path):
     assert on_wire > (PLAIN_BYTES_PER_PAYLOAD + TUNNEL_BYTES_PER_PAYLOAD) / 2, on_wire
     client = json.loads((tmp_path / "out" / "emu" / "client0.json").read_text())
     assert client["start"]["connected"][0]["remote_host"].startswith("10.250.0.")
+
+
+@needs_root
+def test_cleanup_removes_runs_whose_runner_is_gone_and_leaves_live_ones(tmp_path):
+    live_id, dead_id = host.new_run_id(), host.new_run_id()
+    live_ns, dead_ns = f"satcc-{live_id}-n0-x", f"satcc-{dead_id}-n0-x"
+    live = host.register_run(live_id)  # this test process: alive
+    dead = host.RunRecord(dead_id, 2**22 + 12345, None)  # no such pid
+    dead.write()
+    try:
+        for ns in (live_ns, dead_ns):
+            host.run_cmd("ip", "netns", "add", ns)
+        res = host.cleanup()
+        assert dead_ns in res["removed"] and live_id in res["kept_live"]
+        assert (host.NETNS_DIR / live_ns).exists() and not (host.NETNS_DIR / dead_ns).exists()
+        assert not dead.path.exists() and live.path.exists()
+    finally:
+        host.delete_namespaces([live_ns, dead_ns])
+        live.remove()
+        dead.remove()
+
+
+@needs_root
+def test_ecn_marking_above_the_threshold_reaches_an_ecn_flow_intact(tmp_path):
+    text = scenario_text(duration="3 s", extra="ecn = true").replace(
+        'queue = "1 BDP"', 'queue = "1 BDP"\necn_threshold = 20')
+    r = _emu(text, tmp_path, capture=False)
+    marks = r.link_series[r.link_series.dir == "ab"].ecn_marks.sum()
+    assert marks > 0
+    # marked packets keep a valid IP checksum: were they dropped by the receiver, each would be
+    # retransmitted (CUBIC halves less than the queue needs, so goodput alone would not tell)
+    assert r.flows.iloc[0].retransmitted_packets < 0.5 * marks
+    assert _steady_goodput(r) > 0.5 * CAPACITY_BPS
+    # the sender reacted to the marks before the 1-BDP queue overflowed: fewer drops than marks
+    assert r.link_series.drops_queue.sum() < marks

@@ -324,7 +324,7 @@ def test_satcc_model_still_runs_named_models_and_refuses_a_typo(capsys):
 
 
 @requires_sim
-def test_satcc_run_dispatches_on_the_scenarios_engine(write_toml, tmp_path, capsys):
+def test_satcc_run_dispatches_on_the_scenarios_engine(write_toml, tmp_path, capsys, monkeypatch):
     path = write_toml(TWO_HOPS)
     status, _, err = _main(["run", str(path), "--out", str(tmp_path / "m")], capsys)
     assert status == 0, err
@@ -333,6 +333,19 @@ def test_satcc_run_dispatches_on_the_scenarios_engine(write_toml, tmp_path, caps
                            capsys)
     assert status == 0, err
     assert rs.load(tmp_path / "s").meta["engine"] == "sim"
+    # engine = "emu" goes to the emulator (replaced here: it needs root and namespaces and
+    # has its own tests in test_emu.py).
+    import satcc.engines.emu as emu_engine
+    from satcc.errors import UserError
+
+    calls = []
+
+    def fake_emu_run(scenario, out_dir=None, seed=None, progress=None):
+        calls.append((scenario.name, out_dir, seed))
+        raise UserError("emulator reached")
+
+    monkeypatch.setattr(emu_engine, "run", fake_emu_run)
     emu = write_toml(TWO_HOPS.replace('engine = "model"', 'engine = "emu"'), "emu.toml")
-    status, _, err = _main(["run", str(emu)], capsys)
-    assert status == 2 and "scenario.engine" in err and "'emu'" in err
+    status, _, err = _main(["run", str(emu), "--seed", "5"], capsys)
+    assert status == 2 and "emulator reached" in err
+    assert len(calls) == 1 and calls[0][2] == 5

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Emulator benchmark (root): satcc-linkd's delay/rate fidelity and throughput limit against a
-# plain veth pair, then the sim-vs-emu goodput grid (cubic, bbr, reno x rate x RTT x loss).
+# plain veth pair, then the sim-vs-emu goodput grid (cubic, bbr, reno x rate x RTT x loss),
+# then study 000's MSS sweep through a real OpenVPN tunnel (when openvpn is installed).
 #
-#   bash bench/emu/run.sh            full (about 6 minutes on 2 cores)
+#   bash bench/emu/run.sh            full (about 8 minutes on 2 cores)
 #   bash bench/emu/run.sh --quick    shorter runs (about 4 minutes)
 #
 # Raw results: bench/out/emu/<date>/{fidelity,sim_vs_emu}.json. Skipped (with a note) when not
@@ -19,4 +20,7 @@ mkdir -p "$OUT"
 cargo build -q -p satcc-emu --release
 "$PY" bench/emu/fidelity.py "$@" --json "$OUT/fidelity.json"
 "$PY" bench/emu/sim_vs_emu.py "$@" --json "$OUT/sim_vs_emu.json"
+if command -v openvpn >/dev/null; then
+  "$PY" bench/emu/vpn_mss.py --json "$OUT/vpn_mss.json"
+fi
 echo "results: $OUT"

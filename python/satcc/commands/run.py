@@ -2,7 +2,7 @@
 
     engine = "sim"    the packet simulator, as `satcc sim FILE`   (default out/<name>)
     engine = "model"  the analytical models, as `satcc model FILE` (default out/<name>-model)
-    engine = "emu"    not available in this build: refused with exit status 2
+    engine = "emu"    the real-kernel emulator, as `satcc emu FILE` (root; default out/<name>-emu)
 
 `--engine` overrides the key. Output (table or --json summary, --plot, "results: DIR" on
 stderr) is the same for every engine.
@@ -17,14 +17,15 @@ from satcc import scenario as sc
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
 
-HELP = "run a scenario with the engine it names (sim or model)"
+HELP = "run a scenario with the engine it names (sim, model or emu)"
 DESCRIPTION = """\
 Run a scenario with the engine named by its `[scenario] engine` key (or --engine): `sim` is the
 packet simulator (as `satcc sim`), `model` the analytical models (as `satcc model FILE`; README
-"Models" says which model answers which congestion control and what stays null). Writes the
+"Models" says which model answers which congestion control and what stays null), `emu` the real
+kernel in network namespaces (as `satcc emu FILE`; needs root). Writes the
 same result directory either way and prints a per-flow table, or with --json the summary."""
 
-RUNNABLE = ("sim", "model")
+RUNNABLE = ("sim", "model", "emu")
 
 
 def register(subparsers) -> None:
@@ -34,7 +35,7 @@ def register(subparsers) -> None:
     p.add_argument("--engine", choices=RUNNABLE, help="override the scenario's `engine`")
     p.add_argument("--out", metavar="DIR", type=Path,
                    help="result directory (default: out/<name> for sim, out/<name>-model for "
-                        "model)")
+                        "model, out/<name>-emu for emu)")
     p.add_argument("--json", action="store_true",
                    help="print the JSON summary on stdout instead of the table")
     p.add_argument("--seed", metavar="N", type=int,
@@ -60,8 +61,14 @@ def run(args: argparse.Namespace) -> int:
         out = args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(s.name)
         with ProgressBar(label=s.name) as bar:
             result = sim.run(s, seed=args.seed, progress=bar)
+    elif engine == "emu":
+        from satcc.engines import emu
+
+        out = args.out if args.out is not None else DEFAULT_OUT_ROOT / (safe_name(s.name) + "-emu")
+        with ProgressBar(label=s.name) as bar:
+            result = emu.run(s, out_dir=out, seed=args.seed, progress=bar)
     else:
-        raise UserError(f"{s.source}: scenario.engine: expected one of {', '.join(RUNNABLE)} "
-                        f"(engines in this build), found {engine!r}")
+        raise UserError(f"{s.source}: scenario.engine: expected one of {', '.join(RUNNABLE)}, "
+                        f"found {engine!r}")
     write_and_print(result, out, as_json=args.json, plot=args.plot)
     return 0

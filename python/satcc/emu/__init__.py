@@ -9,6 +9,7 @@ emulated by satcc-linkd (crates/satcc-emu), its flows as real iperf3 over the ke
 | traffic     | iperf3 servers/clients, `ss -tin` parsing, tcpdump                        |
 | runner      | one run start to finish, teardown on every exit path                      |
 | doctor      | what this host supports, with the fix for each gap                        |
+| vpn         | study 000's VPN: OpenVPN server and clients in the namespaces (`--vpn`)     |
 | bpf         | BPF struct_ops CCAs (written separately; optional here)                   |
 
 Pitfalls: everything needs root; nothing may touch the host's own namespace (veths are created

@@ -145,6 +145,11 @@ class Run:
         old = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             ccas = resolve_ccas(self.config, self.bpf_registered)
+            for f in self.config["flows"]:
+                if f.get("pacing", "auto") != "auto":
+                    self.warnings.append(
+                        f"flow[{f['id']}].pacing = {f['pacing']!r} is not applied in the emulator: "
+                        "the kernel paces as Linux does without fq (when the CCA asks, e.g. BBR)")
             self.record = host.register_run(self.run_id)
             self.plan = topology.plan(self.config, self.run_id)
             topology.build(self.plan)
