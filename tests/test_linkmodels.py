@@ -164,7 +164,7 @@ def test_geo_nominal_delay_matches_what_the_simulator_runs(write_toml):
 
 @requires_sim
 def test_the_study_003_hop_caps_a_flow_below_its_threshold(write_toml):
-    text = f"""
+    text = """
 [scenario]
 duration = "20 s"
 [[link]]
@@ -198,3 +198,33 @@ def test_every_kind_documents_its_keys_in_the_readme():
         assert f'`kind = "{kind}"`' in section, kind
         for key in linkmodels.model_keys(kind):
             assert f"`{key}`" in section, f"README Path models lacks {kind}.{key}"
+
+
+@requires_sim
+def test_the_constellation_model_gives_a_25_to_60_ms_class_rtt(write_toml):
+    text = """
+[scenario]
+duration = "60 s"
+[[link]]
+a = "dish"
+b = "gw"
+[link.model]
+kind = "constellation"
+terminal = [50.11, 8.68]
+gateway = [50.9, 9.3]
+rate = "20 Mbit/s"
+[[flow]]
+from = "dish"
+to = "gw"
+cca = "reno"
+"""
+    config = sc.resolve(sc.load(write_toml(text)))
+    ab = config["links"][0]["ab"]
+    assert ab["model"]["planes"] == 72 and ab["model"]["per_plane"] == 22
+    assert ab["model"]["altitude_m"] == 550_000 and ab["model"]["min_elevation_deg"] == 25
+    # Nominal (routing): the zenith bent pipe 2 x 550 km / c + 10 ms.
+    assert ab["delay_ns"] == round(2 * 550e3 / 299_792_458 * 1e9) + 10_000_000
+    d = series(run(config))["delay_ms"]
+    rtts = [2 * x for x in d]
+    assert 25 <= min(rtts) and max(rtts) <= 60, (min(rtts), max(rtts))
+    assert len(set(rtts)) > 10  # the satellite moves: the delay follows the geometry

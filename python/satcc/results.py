@@ -58,7 +58,8 @@ FLOWS_SCHEMA = pa.schema([
     ("scenario_flow", pa.int64()),           # index of the [[flow]] table in the scenario
     ("from", pa.string()),                   # sender node
     ("to", pa.string()),                     # receiver node
-    ("cca", pa.string()),
+    ("cca", pa.string()),                    # "udp" for UDP flows
+    ("proto", pa.string()),                  # "tcp" or "udp"
     ("start_s", pa.float64()),
     ("size_bytes", pa.int64()),              # null for bulk flows
     ("goodput_bps", pa.float64()),           # app bytes x 8 over the flow's active time
@@ -72,6 +73,10 @@ FLOWS_SCHEMA = pa.schema([
     ("fct_s", pa.float64()),                 # null for bulk or unfinished transfers
     ("rto_count", pa.int64()),
     ("recovery_count", pa.int64()),
+    ("received_packets", pa.int64()),        # UDP only (null for TCP)
+    ("lost_packets", pa.int64()),            # UDP only
+    ("loss_fraction", pa.float64()),         # UDP only: lost / sent
+    ("jitter_ms", pa.float64()),             # UDP only: RFC 3550 interarrival jitter
 ])
 
 FLOW_SERIES_SCHEMA = pa.schema([
@@ -104,13 +109,14 @@ LINK_SERIES_SCHEMA = pa.schema([
 ])
 
 # Integer columns that may be null; pandas gets them as nullable Int64 instead of float64.
-NULLABLE_INT_COLUMNS = {"size_bytes"}
+NULLABLE_INT_COLUMNS = {"size_bytes", "received_packets", "lost_packets"}
 
 # Keys of the --json summary's flows[] (the contract in issue 2 plus what helps reading it).
 SUMMARY_FLOW_KEYS = (
     "id", "name", "from", "to", "cca", "goodput_bps", "delivered_bytes", "sent_packets",
     "retransmitted_packets", "retransmission_rate", "rtt_mean_ms", "rtt_p95_ms", "rtt_min_ms",
-    "fct_s", "rto_count", "recovery_count",
+    "fct_s", "rto_count", "recovery_count", "proto", "received_packets", "lost_packets",
+    "loss_fraction", "jitter_ms",
 )
 
 
@@ -184,7 +190,8 @@ class RunResult:
                 "scenario_flow": origin.scenario_flow,
                 "from": nodes[cfg["src"]],
                 "to": nodes[cfg["dst"]],
-                "cca": cfg["cca"],
+                "cca": "udp" if cfg.get("proto") == "udp" else cfg["cca"],
+                "proto": cfg.get("proto") or "tcp",
                 "start_s": cfg["start_ns"] / 1e9,
                 "size_bytes": cfg["size_bytes"],
                 "retransmission_rate": retx / sent if sent else None,
@@ -326,7 +333,7 @@ class RunResult:
         m = self.meta
         head = (f"{m.get('scenario')} · {m.get('engine')} · seed {m.get('seed')} · "
                 f"{_num(m.get('duration_s'))} s")
-        columns = ["id", "name", "path", "cca", "goodput", "delivered", "retx", "rtt mean",
+        columns = ["id", "name", "path", "cca", "goodput", "delivered", "retx/loss", "rtt mean",
                    "rtt p95", "fct"]
         rows = []
         for f in self.flows_table.to_pylist():
@@ -337,7 +344,8 @@ class RunResult:
                 f["cca"],
                 format_rate(f["goodput_bps"]) if f["goodput_bps"] is not None else "-",
                 _mb(f["delivered_bytes"]),
-                _pct(f["retransmission_rate"]),
+                # TCP: retransmitted share; UDP: datagrams lost
+                _pct(f["loss_fraction"] if f.get("proto") == "udp" else f["retransmission_rate"]),
                 _ms(f["rtt_mean_ms"]),
                 _ms(f["rtt_p95_ms"]),
                 f"{f['fct_s']:.2f} s" if f["fct_s"] is not None else "-",

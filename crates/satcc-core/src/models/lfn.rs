@@ -90,7 +90,7 @@ impl LinkBehaviour for Lfn {
         let Some(p) = self.police.clone() else { return false };
         // Refill from `last` to `now`, interval by interval (the threshold may change).
         let step = p.redraw.as_nanos();
-        let mut t = self.last.as_nanos().max(0);
+        let mut t = self.last.as_nanos();
         let end = now.as_nanos().max(t);
         while t < end && self.tokens < p.burst_bytes as f64 {
             let k = (t / step) as i64;
