@@ -145,6 +145,16 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                 "start_s": 0.0, "loss_rate": sm["loss_rate"], "bin_s": None, "bins": None,
             })
         described.append(desc)
+    for f in flows:
+        # The shared flows columns for UDP (as the simulator writes them); null for TCP/ICMP.
+        udp = f.get("proto") == "udp"
+        lost = f.get("udp_lost") if udp else None
+        rate = f.get("udp_loss_rate") if udp else None
+        f.setdefault("lost_packets", lost)
+        f.setdefault("loss_fraction", rate)
+        f.setdefault("jitter_ms", f.get("udp_jitter_ms") if udp else None)
+        f.setdefault("received_packets",
+                     f.get("packets") if udp and f.get("packets") is not None else None)
     flows = [{k: _clean(v) if not isinstance(v, (list, dict)) else v for k, v in f.items()} for f in flows]
     rows = {n: [f.get(n) for f in flows] for n in FLOWS_SCHEMA.names}
     rows["scenario_flow"] = [None] * len(flows)

@@ -210,16 +210,20 @@ impl Bic {
             self.cnt = if dist > c.max_increment {
                 cwnd / c.max_increment // linear increase, Smax per RTT
             } else if dist <= 1 {
-                (cwnd * c.smooth_part) / B // close to W_max: Smin-like smooth step
+                cwnd.wrapping_mul(c.smooth_part) / B // close to W_max: Smin-like smooth step
             } else {
                 cwnd / dist
             };
         } else {
             // Max probing past W_max: slow start-like, then linear.
-            self.cnt = if cwnd < self.last_max_cwnd + B {
-                (cwnd * c.smooth_part) / B
-            } else if cwnd < self.last_max_cwnd + c.max_increment * (B - 1) {
-                (cwnd * (B - 1)) / (cwnd - self.last_max_cwnd)
+            self.cnt = if cwnd < self.last_max_cwnd.wrapping_add(B) {
+                cwnd.wrapping_mul(c.smooth_part) / B
+            } else if cwnd
+                < self
+                    .last_max_cwnd
+                    .wrapping_add(c.max_increment.wrapping_mul(B - 1))
+            {
+                cwnd.wrapping_mul(B - 1) / (cwnd - self.last_max_cwnd).max(1)
             } else {
                 cwnd / c.max_increment
             };
@@ -330,7 +334,7 @@ mod tests {
             b.on_pkts_acked(*now, t, &a);
             b.on_cong_avoid(*now, t, &a);
         }
-        *now = *now + satcc_core::SimDuration::from_millis(100);
+        *now += satcc_core::SimDuration::from_millis(100);
     }
 
     #[test]

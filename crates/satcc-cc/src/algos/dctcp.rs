@@ -18,7 +18,7 @@
 //! | `alpha_on_init` | 1024    | 1/1024      | module parameter `dctcp_alpha_on_init` (α₀ = 1) |
 //!
 //! α is kept as Linux keeps it: an integer in 0..=1024 (`DCTCP_MAX_ALPHA`); the reduction
-//! is `cwnd − (cwnd·α >> 11)`, i.e. cwnd·(1 − α/2048·… ) = cwnd·(1 − α̂/2) with α̂ = α/1024.
+//! is `cwnd − (cwnd·α >> 11)` = cwnd·(1 − α̂/2) with α̂ = α/1024.
 //!
 //! What the sender must provide (see also the crate README):
 //! - `tcp.ecn_ok` set before `on_init` when ECN was negotiated (else DCTCP runs as Reno, as

@@ -355,20 +355,24 @@ mod tests {
         let mut lp = Lp::default();
         let mut t = state(100);
         let mut ms = 0;
-        // Learn a range of one-way delays: a queue that fills and drains between 50 and
-        // 150 ms (±2 ms per 10 ms, so arrivals stay in order as on a FIFO path).
-        for i in 1..=300u64 {
-            let phase = i % 100;
-            let owd = 50 + 2 * if phase < 50 { phase } else { 100 - phase };
-            ms = 10 * i;
+        // ACKs every 20 ms. A steady start (Linux takes its first remote-HZ estimate from
+        // a single pair of ACKs), then a queue that fills and drains between 50 and 100 ms,
+        // 1 ms per ACK: gentle enough for the integer remote-HZ estimate to stay within
+        // (500, 1000] Hz, where 1000/remote_hz = 1 as Linux's OWD formula needs.
+        for i in 1..=320u64 {
+            let phase = i.saturating_sub(20) % 100;
+            let owd = 50 + if phase < 50 { phase } else { 100 - phase };
+            ms = 20 * i;
             ack(&mut lp, &mut t, ms, owd, ms + 2 * owd);
         }
         t.cwnd = 100;
+        lp.flag &= !LP_WITHIN_INF;
+        lp.last_drop = 0;
         // A new queue builds: the smoothed OWD passes min + 15 % of the range.
         let mut cuts = Vec::new();
         for k in 1..=100u64 {
-            let sent = ms + 10 * k;
-            let owd = 50 + 2 * k.min(60);
+            let sent = ms + 20 * k;
+            let owd = 50 + k;
             let before = t.cwnd;
             ack(&mut lp, &mut t, sent, owd, sent + 2 * owd);
             if t.cwnd < before {

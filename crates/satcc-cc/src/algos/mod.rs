@@ -2,6 +2,7 @@
 
 pub mod bbr;
 pub mod bic;
+pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
 pub mod highspeed;
@@ -11,6 +12,7 @@ pub mod illinois;
 mod kparams;
 pub mod lp;
 pub mod newreno;
+pub mod nv;
 pub mod reno;
 pub mod scalable;
 pub mod vegas;
@@ -20,4 +22,4 @@ pub mod yeah;
 
 use crate::registry::AlgoInfo;
 
-pub static ALL: &[&AlgoInfo] = &[&reno::INFO, &newreno::INFO, &hybla::INFO, &vegas::INFO, &yeah::INFO, &dctcp::INFO, &highspeed::INFO, &scalable::INFO, &bic::INFO, &htcp::INFO, &westwood::INFO, &illinois::INFO, &veno::INFO, &lp::INFO, &cubic::INFO, &bbr::INFO];
+pub static ALL: &[&AlgoInfo] = &[&reno::INFO, &newreno::INFO, &hybla::INFO, &vegas::INFO, &yeah::INFO, &dctcp::INFO, &highspeed::INFO, &scalable::INFO, &bic::INFO, &htcp::INFO, &westwood::INFO, &illinois::INFO, &veno::INFO, &lp::INFO, &nv::INFO, &cdg::INFO, &cubic::INFO, &bbr::INFO];

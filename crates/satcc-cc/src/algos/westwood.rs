@@ -262,7 +262,7 @@ mod tests {
     ) {
         let n = secs * 1_000_000 / gap_us;
         for _ in 0..n {
-            *now = *now + SimDuration::from_micros(gap_us);
+            *now += SimDuration::from_micros(gap_us);
             t.snd_una += u64::from(MSS);
             let a = AckSample {
                 rtt_us: Some(rtt_us),
