@@ -20,6 +20,7 @@ node names mapped to indices. Keys:
           "mss": int, "sack": bool, "timestamps": bool, "window_scaling": bool,
           "rwnd_bytes": int, "ecn": bool, "initial_cwnd": int,
           "pacing": "auto" | "on" | "off", "delayed_ack": bool, "min_rto_ns": int,
+          "sndbuf_bytes": int | None,
           # optional (absent = the default):
           "proto": "tcp" | "udp" (default "tcp"); for "udp" also
           "udp_rate_bps": int (payload bit rate, iperf3 -b), "udp_payload_bytes": int (-l),

@@ -44,6 +44,7 @@ them in step):
 | flow.pacing               | "auto"       | auto, on, off        | auto = Linux: pace when the CCA asks (BBR) |
 | flow.delayed_ack          | true         | bool                 | Linux quick-ack then delayed ACK |
 | flow.min_rto              | 200 ms       | duration             | Linux TCP_RTO_MIN                |
+| flow.sndbuf               | none         | size                 | cap on unacknowledged bytes; Linux bounds them by tcp_wmem[2] |
 | flow.proto, rate, packet_size | tcp, -, 1460 B | udp: CBR rate, payload | iperf3 -u -b -l (satcc.linkmodels) |
 | flow.encap, flow.mtu      | 0 B, 1500 B  | VPN name or "N B"; size | satcc.linkmodels (study 000)   |
 
@@ -195,6 +196,7 @@ class Flow(_Table):
     pacing: Pacing = "auto"
     delayed_ack: StrictBool = True
     min_rto: Duration = parse_duration(DEFAULT_MIN_RTO)
+    sndbuf: Size | None = None
     # UDP constant bit rate, tunnels and path MTU: satcc.linkmodels (README "Path models")
     proto: Literal["tcp", "udp"] = "tcp"
     rate: Rate | None = None
@@ -588,6 +590,7 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
             "pacing": f.pacing,
             "delayed_ack": f.delayed_ack,
             "min_rto_ns": f.min_rto,
+            "sndbuf_bytes": f.sndbuf,
             **linkmodels.flow_extras(f),
         })
     return {

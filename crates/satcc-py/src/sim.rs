@@ -211,6 +211,7 @@ pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
             pacing,
             delayed_ack: req(&f, "delayed_ack", &path)?,
             min_rto: SimDuration::from_nanos(req(&f, "min_rto_ns", &path)?),
+            sndbuf_bytes: opt(&f, "sndbuf_bytes", &path)?,
             proto: match opt::<String>(&f, "proto", &path)?.as_deref() {
                 None | Some("tcp") => Proto::Tcp,
                 Some("udp") => Proto::Udp { rate_bps: req(&f, "udp_rate_bps", &path)?, payload_bytes: req(&f, "udp_payload_bytes", &path)? },

@@ -86,6 +86,8 @@ pub struct FlowConfig {
     pub pacing: PacingMode,
     pub delayed_ack: bool,
     pub min_rto: SimDuration,
+    /// Cap on payload bytes sent and not acknowledged (a send buffer); `None`: no cap.
+    pub sndbuf_bytes: Option<u64>,
     /// TCP, or a UDP constant-bit-rate flow (`udp.rs`).
     pub proto: Proto,
     /// Bytes a tunnel (VPN) adds to every packet of the flow, both directions.
@@ -126,6 +128,7 @@ impl FlowConfig {
             pacing: PacingMode::Auto,
             delayed_ack: true,
             min_rto: SimDuration::from_millis(200),
+            sndbuf_bytes: None,
             proto: Proto::Tcp,
             encap_bytes: 0,
             mtu: DEFAULT_MTU,

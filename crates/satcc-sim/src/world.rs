@@ -151,6 +151,13 @@ impl World {
             }
             let cc = satcc_cc::lookup(&f.cca, &params).map_err(|e| ConfigError { key: key("cc"), message: e.to_string() })?;
             let window = if f.window_scaling { f.rwnd_bytes } else { f.rwnd_bytes.min(MAX_UNSCALED_WINDOW) };
+            // DCTCP requires ECN: Linux negotiates it whenever the algorithm needs it
+            // (`tcp_ca_needs_ecn`), whatever `ecn` says.
+            let mut f = f.clone();
+            if f.cca == "dctcp" {
+                f.ecn = true;
+            }
+            let f = &f;
             let ecn = f.ecn.then(|| if f.cca == "dctcp" { EcnEcho::Dctcp } else { EcnEcho::Classic });
             flows.push(Flow {
                 src: f.src as u32,

@@ -154,3 +154,33 @@ fn queue_drops_and_link_series_are_recorded() {
     assert!(l.queue_pkts.iter().all(|&q| q <= 10));
     assert!(o.flows[0].retransmitted_packets >= drops / 2);
 }
+
+#[test]
+fn a_send_buffer_caps_the_bytes_in_flight() {
+    // 100 Mbit/s, 100 ms RTT: the BDP is 1.25 MB. A 250 kB send buffer limits the flow to
+    // sndbuf / RTT = 20 Mbit/s, like a window.
+    let mut f = FlowConfig::bulk(0, 0, 2, "cubic");
+    f.sndbuf_bytes = Some(250_000);
+    let cfg = dumbbell(100_000_000, 50, 0.0, QueueConfig::Bdp(1.0), 20, vec![f]);
+    let o = run(&cfg);
+    let allowed = (250_000 / 1448) as f64 * 1448.0 * 8.0 / (o.flows[0].rtt_min_ms.unwrap() / 1000.0);
+    let got = goodput_after(&o, 0, 5.0);
+    assert!((got - allowed).abs() / allowed < 0.03, "got {got:.0} bit/s, cap {allowed:.0}");
+    assert!(o.flow_series.inflight_pkts.iter().all(|&p| p as u64 * 1448 <= 250_000));
+}
+
+#[test]
+fn dctcp_negotiates_ecn_even_when_the_flow_does_not_ask() {
+    // Linux negotiates ECN for algorithms that need it; with marking at K = 20 the queue stays
+    // short and nothing is dropped from a 1000-packet buffer.
+    let f = FlowConfig::bulk(0, 0, 2, "dctcp");
+    assert!(!f.ecn);
+    let mut cfg = dumbbell(100_000_000, 10, 0.0, QueueConfig::Packets(1000), 10, vec![f]);
+    cfg.links[1].ab.ecn_threshold_pkts = Some(20);
+    let o = run(&cfg);
+    let l = &o.link_series;
+    let marks: u64 = l.ecn_marks.iter().sum();
+    let drops: u64 = l.drops_queue.iter().sum();
+    assert!(marks > 0, "ECN must be negotiated and packets marked");
+    assert_eq!(drops, 0);
+}

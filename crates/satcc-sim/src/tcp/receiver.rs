@@ -234,12 +234,14 @@ impl Receiver {
     }
 
     /// Build and send an ACK for everything received so far.
-    pub fn send_ack(&mut self, _now: SimTime, out: &mut Out) {
+    pub fn send_ack(&mut self, now: SimTime, out: &mut Out) {
         let mut p = Packet::new(self.flow, Kind::Ack, self.peer);
         p.ack = self.rcv_nxt;
         p.rwnd = self.window;
         let mut opt = 0;
         if self.timestamps {
+            // The receiver's own TSval clock (ms, as Linux's TCP_TS_HZ), read by TCP-LP.
+            p.tsval = now.as_nanos() / 1_000_000 + 1;
             p.tsecr = self.ts_recent;
             opt += packet::TS_OPTION;
         }
