@@ -38,14 +38,19 @@ fn window_limited_flow_gets_window_over_rtt() {
     assert!(rtt > 0.1 && rtt < 0.102, "min RTT {rtt}");
 }
 
+/// Delay-based algorithms back off on queueing delay by design, so they may leave part of
+/// the link idle even alone on it; the "fills ≥ 95 %" is a loss-based TCP claim.
+const DELAY_BASED: &[&str] = &["vegas", "cdg", "nv", "lp"];
+
 #[test]
 fn lossless_bulk_flow_fills_the_bottleneck() {
     for cca in satcc_cc::names() {
+        let need = if DELAY_BASED.contains(&cca) { 0.90 } else { 0.95 };
         let cfg = dumbbell(50_000_000, 10, 0.0, QueueConfig::Bdp(1.0), 30, vec![FlowConfig::bulk(0, 0, 2, cca)]);
         let o = run(&cfg);
         let capacity = 50e6 * PAYLOAD_SHARE;
         let got = goodput_after(&o, 0, 5.0);
-        assert!(got >= 0.95 * capacity, "{cca}: {got:.0} of {capacity:.0} bit/s");
+        assert!(got >= need * capacity, "{cca}: {got:.0} of {capacity:.0} bit/s");
         assert!(got <= capacity * 1.0001, "{cca}: {got:.0} exceeds capacity {capacity:.0}");
     }
 }
