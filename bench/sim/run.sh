@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     --reps) REPS="$2"; shift ;;
     --no-ns3) NS3=0 ;;
     --ns3-d) NS3_D=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
