@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-APT_PACKAGES := iproute2 tshark tcpdump iperf3 ethtool iputils-ping nmap clang llvm libbpf-dev bpftool openvpn
+APT_PACKAGES := iproute2 tshark tcpdump iperf3 ethtool iputils-ping nmap clang llvm libbpf-dev bpftool openvpn chromium fonts-dejavu-core
 DEPS_STAMP   := $(VENV)/.deps-installed
 APT_STAMP    := $(VENV)/.apt-installed
 

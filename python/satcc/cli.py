@@ -27,6 +27,9 @@ COMMAND_MODULES = (
     "satcc.commands.run",
     "satcc.commands.validate",
     "satcc.commands.trace",
+    "satcc.commands.campaign",
+    "satcc.commands.query",
+    "satcc.commands.report",
 )
 OPTIONAL_COMMAND_MODULES = (
     "satcc.models.cli",

@@ -1,0 +1,300 @@
+"""Running a campaign: plan, skip what is done, run the rest, keep every result safe.
+
+    campaign file ──expand──► plan ──► campaign.json (atomic)
+                                 │
+                     done? ──────┤ (runs/<id> complete and its hashes good: skipped)
+                                 ▼
+     sim / model / analyze ──► local process pool (default, --jobs N)  ─┐
+                           └─► Dask distributed (--cluster tcp://...)  ─┼──► writer (this process:
+     emu ──────────────────► one at a time, here, after the rest      ─┘    runs/<id> atomically)
+
+Workers only compute and return the result; this process writes every run directory, so the
+campaign directory has a single writer. A run that fails is recorded in failed/<id>.json with
+its error and does not stop the others; a rerun retries it. Interrupting (Ctrl-C, kill -9,
+power loss) loses at most the runs in flight: a run directory appears complete or not at all
+(satcc.campaign.layout), and the next run of the same command picks up where this one stopped.
+
+Deviations from what a user might assume:
+1. Emulation runs are never sent to a Dask cluster and never run beside other runs: they use
+   the real kernel and a real clock of this host, so they run here, one at a time, at the end.
+2. When a pool worker process dies (a crash, the OOM killer), the runs it had in flight are
+   recorded as failed with that reason; rerun to retry them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Self, TextIO
+
+from satcc import __version__
+from satcc.campaign import layout
+from satcc.campaign.spec import Campaign, RunSpec, columns, expand
+from satcc.campaign.worker import Outcome, execute
+from satcc.errors import UserError
+
+DEFAULT_OUT_ROOT = Path("out") / "campaigns"
+DASK_CONNECT_TIMEOUT_S = 10
+REDRAW_S = 0.2
+SUMMARY_MAX_ROWS = 40  # points in the end-of-campaign table; the rest: satcc query
+
+
+@dataclass
+class RunReport:
+    run_id: str
+    status: str  # done | skipped | failed
+    wall_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class CampaignRun:
+    """What one invocation did (the end-of-campaign summary)."""
+
+    out_dir: Path
+    name: str
+    backend: str
+    planned: int
+    reports: list[RunReport] = field(default_factory=list)
+    removed_leftovers: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+    interrupted: bool = False
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.reports if r.status == status)
+
+
+def plan_doc(c: Campaign, specs: list[RunSpec]) -> dict[str, Any]:
+    """The campaign index (campaign.json): deterministic, no timestamps."""
+    return {
+        "index_schema_version": layout.INDEX_SCHEMA_VERSION,
+        "satcc_version": __version__,
+        "name": c.name,
+        "description": c.description,
+        "source": c.source,
+        **{k: v for k, v in c.doc().items() if k not in ("name", "description")},
+        "columns": columns(c, specs),
+        "runs": [s.index_doc() for s in specs],
+    }
+
+
+def prepare(c: Campaign, out_dir: Path) -> tuple[list[RunSpec], list[str]]:
+    """Expand, check the directory, write the index, remove interrupted writes."""
+    specs = expand(c)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"{out_dir}: expected a directory for the campaign, found a file")
+    index_path = out_dir / layout.INDEX_FILE
+    if index_path.exists():
+        old = layout.read_index(out_dir)
+        if old.get("name") != c.name:
+            raise UserError(f"{out_dir}: holds campaign {old.get('name')!r}, not {c.name!r}; "
+                            "choose another --out")
+    elif out_dir.is_dir() and any(out_dir.iterdir()):
+        raise UserError(f"{out_dir}: expected an empty or new directory for the campaign, found "
+                        "other files")
+    (out_dir / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    doc = plan_doc(c, specs)
+    layout.atomic_write_text(out_dir / layout.CAMPAIGN_COPY, c.text)
+    layout.atomic_write_text(index_path, layout.dumps(doc))
+    return specs, layout.remove_leftovers(out_dir)
+
+
+def run_campaign(
+    c: Campaign,
+    out_dir: Path,
+    jobs: int | None = None,
+    cluster: str | None = None,
+    stream: TextIO | None = None,
+    progress: bool | None = None,
+) -> CampaignRun:
+    """Run (or resume) a campaign into `out_dir`; returns what happened."""
+    started = time.monotonic()  # for the summary (runs/s, ETA) only
+    specs, removed = prepare(c, out_dir)
+    scan = layout.scan(out_dir)
+    todo = [s for s in specs if s.run_id not in scan.done]
+    backend = f"dask {cluster}" if cluster else f"local, {_jobs(jobs)} job(s)"
+    run = CampaignRun(out_dir, c.name, backend, len(specs), removed_leftovers=removed)
+    run.reports.extend(RunReport(s.run_id, "skipped") for s in specs if s.run_id in scan.done)
+    by_id = {s.run_id: s for s in specs}
+    bar = ProgressLine(c.name, len(specs), already=len(specs) - len(todo), stream=stream,
+                       enabled=progress)
+    parallel = [s for s in todo if s.engine != "emu"]
+    serial = [s for s in todo if s.engine == "emu"]
+    parallel.sort(key=lambda s: -s.cost)  # longest first: the pool ends together
+
+    def record(outcome: Outcome, raw: Path | None = None) -> None:
+        spec = by_id[outcome.run_id]
+        if outcome.ok:
+            try:
+                layout.write_run(out_dir, spec.index_doc() | {"scenario": spec.scenario,
+                                                              "campaign": c.name},
+                                 outcome.result, outcome.extras, raw)
+                run.reports.append(RunReport(spec.run_id, "done", outcome.wall_s))
+            except OSError as e:  # disk full, permissions: reported like a failed run
+                outcome = Outcome(spec.run_id, False, error=f"writing the result failed: {e}")
+            finally:
+                if raw is not None:
+                    shutil.rmtree(raw, ignore_errors=True)
+        if not outcome.ok:
+            layout.write_failure(out_dir, spec.index_doc(), outcome.error or "?")
+            run.reports.append(RunReport(spec.run_id, "failed", outcome.wall_s, outcome.error))
+        if raw is not None:
+            shutil.rmtree(raw, ignore_errors=True)
+        bar.advance(ok=outcome.ok)
+
+    try:
+        with bar:
+            if parallel:
+                source = (_dask(parallel, cluster) if cluster
+                          else _local(parallel, _jobs(jobs)))
+                for outcome in source:
+                    record(outcome)
+            for spec in serial:
+                raw = Path(tempfile.mkdtemp(prefix=f".{spec.run_id}.emu-",
+                                            dir=out_dir / layout.RUNS_DIR))
+                record(execute(spec, out_dir=str(raw)), raw)
+    except KeyboardInterrupt:
+        run.interrupted = True
+        raise
+    finally:
+        run.wall_s = time.monotonic() - started
+    return run
+
+
+def _jobs(jobs: int | None) -> int:
+    if jobs is None:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if jobs < 1:
+        raise UserError(f"--jobs: expected an integer >= 1, found {jobs}")
+    return jobs
+
+
+def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
+    """Outcomes as they finish, from a pool of `jobs` spawned processes (in-process for 1)."""
+    if jobs <= 1 or len(specs) == 1:
+        for spec in specs:
+            yield execute(spec)
+        return
+    # spawn: never fork a process that may hold threads (DuckDB, Arrow, Dask)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(specs)), mp_context=get_context("spawn"))
+    try:
+        pending = {pool.submit(execute, s): s for s in specs}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                spec = pending.pop(fut)
+                try:
+                    yield fut.result()
+                except BrokenProcessPool:
+                    yield Outcome(spec.run_id, False, error="the worker process died (a crash or "
+                                  "the OOM killer) while this run was in flight; rerun to retry")
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _dask(specs: list[RunSpec], address: str) -> Iterator[Outcome]:
+    """Outcomes as they finish, from a Dask distributed cluster at `address`."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:  # pragma: no cover - a dependency of satcc
+        raise UserError("--cluster needs the `distributed` package (pip install "
+                        "'dask[distributed]')") from None
+    try:
+        client = Client(address, timeout=DASK_CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise UserError(f"--cluster {address}: cannot reach a Dask scheduler there ({e})") from None
+    try:
+        futures = {client.submit(execute, s, key=f"satcc-run-{s.run_id}", pure=False): s
+                   for s in specs}
+        for fut in as_completed(list(futures), loop=client.loop):
+            spec = futures[fut]
+            try:
+                yield fut.result()
+            except Exception as e:  # noqa: BLE001 - KilledWorker, lost connection: per run
+                yield Outcome(spec.run_id, False, error=f"the Dask cluster could not run it: "
+                              f"{type(e).__name__}: {e}")
+    finally:
+        client.close()
+
+
+# -- progress --------------------------------------------------------------------------------
+
+
+class ProgressLine:
+    """`name [#####.....] 12/40 · 2 failed · 0.9 runs/s · ETA 31 s` on a terminal's stderr."""
+
+    WIDTH = 24
+
+    def __init__(self, name: str, total: int, already: int = 0, stream: TextIO | None = None,
+                 enabled: bool | None = None, clock: Callable[[], float] = time.monotonic):
+        self.name, self.total, self.already = name, total, already
+        self.stream = stream if stream is not None else sys.stderr
+        if enabled is None:
+            isatty = getattr(self.stream, "isatty", None)
+            enabled = bool(isatty and isatty())
+        self.enabled = enabled
+        self.clock = clock
+        self.started = clock()
+        self.done = 0
+        self.failed = 0
+        self.last_draw = -1.0
+        self.drawn = False
+
+    def text(self) -> str:
+        finished = self.already + self.done
+        frac = finished / self.total if self.total else 1.0
+        filled = int(frac * self.WIDTH)
+        elapsed = self.clock() - self.started
+        parts = [f"{self.name} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {finished}/{self.total}"]
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        if self.done and elapsed > 0:
+            rate = self.done / elapsed
+            left = self.total - finished
+            parts.append(f"{rate:.2f} runs/s")
+            parts.append(f"ETA {format_seconds(left / rate)}")
+        elif self.total - finished:
+            parts.append("ETA ?")
+        return " · ".join(parts)
+
+    def advance(self, ok: bool = True) -> None:
+        self.done += 1
+        self.failed += 0 if ok else 1
+        self.draw()
+
+    def draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = self.clock()
+        if not force and now - self.last_draw < REDRAW_S:
+            return
+        self.last_draw = now
+        self.stream.write("\r\033[K" + self.text())
+        self.stream.flush()
+        self.drawn = True
+
+    def __enter__(self) -> Self:
+        self.draw(force=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def format_seconds(s: float) -> str:
+    if s < 60:
+        return f"{s:.0f} s"
+    if s < 3600:
+        return f"{int(s // 60)} min {int(s % 60):02d} s"
+    return f"{int(s // 3600)} h {int(s % 3600 // 60):02d} min"

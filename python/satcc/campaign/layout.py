@@ -1,0 +1,303 @@
+"""The campaign directory: what lives where, atomic writes, and what a scan finds.
+
+    DIR/
+      campaign.json        the plan: every run's id, engine, seed and parameters (the index;
+                           rewritten atomically at each start, no timestamps)
+      campaign.toml        the campaign file as given
+      runs/<id>/           one finished run: summary.json, flows.parquet, flow_series.parquet,
+                           link_series.parquet (satcc.results), run.json (spec, scenario,
+                           parameters, hashes of the extras), extras (pings.parquet, seqack.parquet),
+                           emu/ (an emu run's raw files)
+      failed/<id>.json     a run that failed: its error (removed when it later succeeds)
+      catalog.duckdb       the DuckDB catalog (satcc.store; derived, rebuilt at will)
+      report/              satcc report's default output
+
+A run appears in runs/ all at once: it is written to runs/.<id>.staging (results.write is
+itself atomic), completed there, fsynced, and renamed into place. Anything dot-named under
+runs/ is an interrupted write: the next `satcc campaign` removes it and redoes the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from satcc import results
+from satcc.errors import UserError
+
+INDEX_FILE = "campaign.json"
+CAMPAIGN_COPY = "campaign.toml"
+RUNS_DIR = "runs"
+FAILED_DIR = "failed"
+RUN_FILE = "run.json"
+CATALOG_FILE = "catalog.duckdb"
+REPORT_DIR = "report"
+INDEX_SCHEMA_VERSION = 1
+RUN_SCHEMA_VERSION = 1
+STAGING_SUFFIX = ".staging"
+EMU_RAW_DIR = "emu"
+# files and directories a campaign directory may hold at its top level (anything else is foreign)
+KNOWN_TOP = {INDEX_FILE, CAMPAIGN_COPY, RUNS_DIR, FAILED_DIR, CATALOG_FILE, REPORT_DIR,
+             CATALOG_FILE + ".wal"}
+EXTRA_FILES = ("pings.parquet", "seqack.parquet")
+RUN_FILES = {results.SUMMARY_FILE, *results.TABLE_FILES, RUN_FILE, *EXTRA_FILES, EMU_RAW_DIR,
+             "plot.png"}
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False, sort_keys=False) + "\n"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, fsync it, rename it over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some filesystems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_index(d: Path) -> dict[str, Any]:
+    path = d / INDEX_FILE
+    if not path.is_file():
+        raise UserError(f"{d}: expected a campaign directory (with {INDEX_FILE}), found none")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: expected the campaign index (JSON), found unreadable data: {e}") \
+            from None
+    version = doc.get("index_schema_version")
+    if version != INDEX_SCHEMA_VERSION:
+        raise UserError(f"{path}: expected index_schema_version {INDEX_SCHEMA_VERSION}, found "
+                        f"{version!r} (written by another satcc version)")
+    return doc
+
+
+# -- writing one run -----------------------------------------------------------------------
+
+
+def write_run(d: Path, spec_doc: dict[str, Any], result: Any, extras: dict[str, Any],
+              raw_dir: Path | None = None) -> Path:
+    """Put one finished run in place atomically (module doc). `raw_dir/emu`, if given, moves in."""
+    runs = d / RUNS_DIR
+    runs.mkdir(parents=True, exist_ok=True)
+    rid = spec_doc["run_id"]
+    final = runs / rid
+    staging = runs / f".{rid}{STAGING_SUFFIX}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    result.write(staging)
+    hashes = {}
+    for name, table in sorted(extras.items()):
+        path = staging / name
+        pq.write_table(table, path, **results._PARQUET_OPTIONS)
+        _fsync_file(path)
+        hashes[name] = sha256(path)
+    if raw_dir is not None and (raw_dir / EMU_RAW_DIR).is_dir():
+        os.replace(raw_dir / EMU_RAW_DIR, staging / EMU_RAW_DIR)
+    doc = {"run_schema_version": RUN_SCHEMA_VERSION, **spec_doc, "files": hashes}
+    _write_fsync(staging / RUN_FILE, dumps(doc))
+    fsync_dir(staging)
+    if final.exists():  # a corrupt earlier copy: move it out of the way first
+        old = Path(tempfile.mkdtemp(prefix=f".{rid}.old-", dir=runs))
+        os.replace(final, old / rid)
+        shutil.rmtree(old, ignore_errors=True)
+    os.rename(staging, final)
+    fsync_dir(runs)
+    (d / FAILED_DIR / f"{rid}.json").unlink(missing_ok=True)
+    return final
+
+
+def write_failure(d: Path, spec_doc: dict[str, Any], error: str) -> None:
+    atomic_write_text(d / FAILED_DIR / f"{spec_doc['run_id']}.json",
+                      dumps({**spec_doc, "error": error}))
+
+
+def _write_fsync(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_leftovers(d: Path) -> list[str]:
+    """Delete interrupted writes under runs/ and failed/ (dot-named entries); their names."""
+    gone = []
+    for sub in (RUNS_DIR, FAILED_DIR):
+        base = d / sub
+        if not base.is_dir():
+            continue
+        for entry in sorted(base.iterdir()):
+            if entry.name.startswith("."):
+                gone.append(f"{sub}/{entry.name}")
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+    return gone
+
+
+# -- checking what is on disk ----------------------------------------------------------------
+
+
+@dataclass
+class Problem:
+    path: str  # relative to the campaign directory
+    kind: str  # corrupt | foreign | incomplete | not-in-plan | version
+    message: str
+
+    def line(self) -> str:
+        return f"{self.path}: {self.kind}: {self.message}"
+
+
+@dataclass
+class Scan:
+    """What a campaign directory holds, checked against its plan."""
+
+    index: dict[str, Any]
+    directory: Path
+    done: dict[str, dict[str, Any]] = field(default_factory=dict)  # run id -> run.json
+    failed: dict[str, str] = field(default_factory=dict)  # run id -> error
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def planned(self) -> list[dict[str, Any]]:
+        return self.index["runs"]
+
+    @property
+    def pending(self) -> list[dict[str, Any]]:
+        return [r for r in self.planned if r["run_id"] not in self.done]
+
+
+def verify_run(run_dir: Path, expected_id: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """(run.json, None) for a complete, untouched run; (None, why) otherwise. Checks every
+    file's sha256 against summary.json / run.json and that nothing else is in the directory."""
+    rid = run_dir.name
+    summary_path = run_dir / results.SUMMARY_FILE
+    run_path = run_dir / RUN_FILE
+    if not summary_path.is_file() or not run_path.is_file():
+        missing = [n for n in (results.SUMMARY_FILE, RUN_FILE) if not (run_dir / n).is_file()]
+        return None, f"expected {', '.join(missing)}, found none"
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        run = json.loads(run_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return None, f"expected JSON in summary.json and run.json, found unreadable data ({e})"
+    if not isinstance(summary, dict) or not isinstance(run, dict):
+        return None, "expected JSON objects in summary.json and run.json"
+    if summary.get("schema_version") != results.SCHEMA_VERSION:
+        return None, (f"results schema_version {summary.get('schema_version')!r}, this satcc "
+                      f"reads {results.SCHEMA_VERSION} (no migration known)")
+    if run.get("run_schema_version") != RUN_SCHEMA_VERSION:
+        return None, f"run.json schema {run.get('run_schema_version')!r}, expected {RUN_SCHEMA_VERSION}"
+    if run.get("run_id") != rid or (expected_id is not None and rid != expected_id):
+        return None, f"run.json names run {run.get('run_id')!r}, not {rid!r}"
+    want = {name: (summary.get("files") or {}).get(name, {}).get("sha256")
+            for name in results.TABLE_FILES}
+    want.update(run.get("files") or {})
+    for name, digest in want.items():
+        path = run_dir / name
+        if not path.is_file():
+            return None, f"expected {name}, found none"
+        if digest is None or sha256(path) != digest:
+            return None, f"{name} does not match its recorded sha256 (modified or mixed with another run)"
+    for entry in run_dir.iterdir():
+        if entry.name not in RUN_FILES and entry.name not in want:
+            return None, f"holds a foreign file {entry.name!r}"
+    return run, None
+
+
+def scan(d: Path) -> Scan:
+    """Read the plan and check every entry of the directory against it (module doc)."""
+    index = read_index(d)
+    out = Scan(index, d)
+    planned = {r["run_id"] for r in index["runs"]}
+    for entry in sorted(d.iterdir()):
+        if entry.name not in KNOWN_TOP and not entry.name.startswith(f".{INDEX_FILE}.tmp"):
+            out.problems.append(Problem(entry.name, "foreign",
+                                        "not part of a campaign directory; left out"))
+    runs = d / RUNS_DIR
+    if runs.is_dir():
+        for entry in sorted(runs.iterdir()):
+            rel = f"{RUNS_DIR}/{entry.name}"
+            if entry.name.startswith("."):
+                out.problems.append(Problem(rel, "incomplete", "an interrupted write; the next "
+                                            "`satcc campaign` removes it and redoes the run"))
+                continue
+            if not entry.is_dir():
+                out.problems.append(Problem(rel, "foreign", "not a run directory; left out"))
+                continue
+            if entry.name not in planned:
+                out.problems.append(Problem(rel, "not-in-plan", "a run the current campaign "
+                                            "file does not plan (an earlier version?); left out"))
+                continue
+            run, why = verify_run(entry, entry.name)
+            if run is None:
+                out.problems.append(Problem(rel, "corrupt", f"{why}; left out, and the next "
+                                            "`satcc campaign` redoes it"))
+                continue
+            out.done[entry.name] = run
+    failed = d / FAILED_DIR
+    if failed.is_dir():
+        for entry in sorted(failed.iterdir()):
+            rid = entry.name.removesuffix(".json")
+            if entry.name.startswith("."):
+                out.problems.append(Problem(f"{FAILED_DIR}/{entry.name}", "incomplete",
+                                            "an interrupted write; removed by the next run"))
+                continue
+            if not entry.name.endswith(".json"):
+                out.problems.append(Problem(f"{FAILED_DIR}/{entry.name}", "foreign",
+                                            "not a failure record; left out"))
+                continue
+            if rid in out.done or rid not in planned:
+                continue
+            try:
+                out.failed[rid] = json.loads(entry.read_text(encoding="utf-8")).get("error", "?")
+            except (OSError, ValueError):
+                out.failed[rid] = "(unreadable failure record)"
+    return out

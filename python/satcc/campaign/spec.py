@@ -1,0 +1,623 @@
+"""Campaign files: a base scenario, a matrix over any scenario key, repetitions and seeds.
+
+    campaign.toml ──tomllib──► Campaign (checked) ──expand()──► [RunSpec] (one per run, named
+                                                                 by a stable hash, validated)
+
+A campaign file (README "Campaigns, results store and reports" is the user-facing copy):
+
+    [campaign]
+    name = "study001-quick"            # default: the file stem; also the default --out name
+    description = "..."
+    scenario = "../scenarios/starlink-residential.toml"   # base scenario, relative to this file
+    repetitions = 3                    # seeds per matrix point (default 1)
+    seed = 1                           # first seed (default: the scenario's); seeds seed..seed+n-1
+    # seeds = [1, 7, 42]               # or the seeds themselves (then no `repetitions`)
+
+    [matrix]                           # the cross product of every axis
+    "flow.*.cca" = ["bbr", "cubic"]    # KEY.PATH = [values]: column "cca"
+    "link[1].delay" = ["1 ms", "8 ms"] # column "link1_delay" (+ "link1_delay_ms", numeric)
+    rtt2 = { key = "link[1].delay", values = ["1 ms", "8 ms"], role = "rtt" }  # named column
+
+    [matrix.direction.cases]           # a named axis whose values set several keys each
+    up = { "flow[0].from" = "dish", "flow[0].to" = "server" }
+    down = { "flow[0].from" = "server", "flow[0].to" = "dish" }
+
+    [[analyze]]                        # field measurements: `satcc analyze` runs
+    files = ["logs/*.txt"]             # globs, relative to this file
+    each = true                        # one run per file (default); false: one run for all
+    bin = "100 ms"
+    params = { site = "roof" }         # extra columns for these runs
+
+Key paths: `scenario.engine`, `flow[0].cca`, `flow.*.mss` or `flow[*].mss` (every [[flow]]),
+`link[1].loss`, `link[0].model.plan`, `flow[1].cc.beta`; a missing table on the way is created,
+an index past the end is an error. Each matrix point is validated like a scenario file
+(`satcc check`), all problems reported at once before anything runs.
+
+Run identity: sha256 of the canonical JSON of {engine, scenario_hash(resolved config), seed}
+(analyze runs: {inputs' sha256, bin}); the run directory is the first RUN_ID_HEX hex digits.
+Parameters are not part of the name: two points that resolve to the same scenario are one run,
+and that is reported as an error (an axis that changes nothing is a mistake).
+
+Deviations from what a user might assume:
+1. Repetitions apply to every engine; the model engine is deterministic, so its repetitions
+   agree exactly (they still count as runs).
+2. The satcc version is not part of a run's name: a campaign resumed after an upgrade keeps the
+   runs already done; `satcc campaign status` and the report list the versions present.
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import hashlib
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+from satcc import scenario as sc
+from satcc.errors import UserError
+from satcc.units import UnitError, parse_duration, parse_rate, parse_size
+
+RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
+ENGINES = ("sim", "model", "emu")
+ANALYZE = "analyze"
+DEFAULT_ANALYZE_BIN = "100 ms"  # satcc analyze's default
+CAMPAIGN_KEYS = ("name", "description", "scenario", "repetitions", "seed", "seeds")
+AXIS_KEYS = ("key", "values", "cases", "role", "name")
+ANALYZE_KEYS = ("files", "each", "bin", "params")
+ROLES = ("cca", "mss", "loss", "rtt", "time_of_day", "engine", "size", "direction", "plan",
+         "count", "other")
+RESERVED_COLUMNS = {"run_id", "engine", "seed", "repetition", "point", "scenario",
+                    "scenario_hash", "status"}
+MAX_RUNS = 1_000_000
+
+_SEGMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?:\[(?P<index>\d+|\*)\])?$|^\*$")
+
+
+class CampaignError(UserError):
+    """A campaign file that cannot be used; one line per problem, like ScenarioError."""
+
+    def __init__(self, source: str, issues: list[tuple[str, str]]):
+        self.source = source
+        self.issues = issues
+        super().__init__("\n".join(f"{source}: {p}: {m}" if p else f"{source}: {m}"
+                                   for p, m in issues))
+
+
+# -- key paths -----------------------------------------------------------------------------
+
+
+def parse_key_path(path: str) -> list[tuple[str | None, int | str | None]]:
+    """'flow[0].cc.beta' -> [('flow', 0), ('cc', None), ('beta', None)];
+    'flow.*.mss' -> [('flow', '*'), ('mss', None)]. Raises ValueError."""
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"expected a key path like 'flow[0].cca', found {path!r}")
+    out: list[tuple[str | None, int | str | None]] = []
+    for part in path.split("."):
+        m = _SEGMENT.match(part)
+        if m is None:
+            raise ValueError(f"expected a key path like 'flow[0].cca' or 'flow.*.mss', "
+                             f"found {path!r} (bad part {part!r})")
+        if part == "*":
+            if not out or out[-1][1] is not None:
+                raise ValueError(f"expected '*' right after an array key, found {path!r}")
+            out[-1] = (out[-1][0], "*")
+            continue
+        index = m.group("index")
+        out.append((m.group("name"), None if index is None else
+                    ("*" if index == "*" else int(index))))
+    return out
+
+
+def set_key(doc: dict[str, Any], path: str, value: Any) -> None:
+    """Set `path` in a TOML document (in place). Raises ValueError naming what is missing."""
+    parts = parse_key_path(path)
+
+    def walk(node: Any, i: int, where: str) -> None:
+        name, index = parts[i]
+        last = i == len(parts) - 1
+        if not isinstance(node, dict):
+            raise ValueError(  # noqa: TRY004 - one error type for every bad key path
+                f"expected a table at {where or 'the top'}, found {type(node).__name__}")
+        here = f"{where}.{name}" if where else name
+        if index is None:
+            if last:
+                node[name] = copy.deepcopy(value)
+                return
+            if name not in node:
+                node[name] = {}
+            walk(node[name], i + 1, here)
+            return
+        items = node.get(name)
+        if not isinstance(items, list):
+            raise ValueError(  # noqa: TRY004 - one error type for every bad key path
+                f"expected an array of tables at {here}, found "
+                f"{'nothing' if items is None else type(items).__name__}")
+        targets = range(len(items)) if index == "*" else [index]
+        for k in targets:
+            if k >= len(items):
+                raise ValueError(f"expected an index below {len(items)} ({here} has "
+                                 f"{len(items)} entries), found [{k}]")
+            if last:
+                items[k] = copy.deepcopy(value)
+            else:
+                walk(items[k], i + 1, f"{here}[{k}]")
+
+    walk(doc, 0, "")
+
+
+def default_column(path: str) -> str:
+    """'flow.*.cca' -> 'cca'; 'link[1].delay' -> 'link1_delay' (a link's own keys carry the
+    link); 'link[0].model.plan' -> 'plan'. Two axes with one name get their full paths."""
+    parts = parse_key_path(path)
+    last = parts[-1][0] or "value"
+    indexed = [f"{n}{i}" for n, i in parts[:-1] if isinstance(i, int)]
+    if parts[0][0] == "link" and indexed and len(parts) == 2:
+        return _identifier(f"{indexed[0]}_{last}")
+    return _identifier(last)
+
+
+def _identifier(text: str) -> str:
+    out = re.sub(r"[^A-Za-z0-9_]", "_", text)
+    return out if not out[:1].isdigit() else f"c_{out}"
+
+
+def role_of(path: str) -> str:
+    """The figure role of a key path (the report picks its axes by role)."""
+    parts = parse_key_path(path)
+    last = parts[-1][0]
+    if path == "scenario.engine":
+        return "engine"
+    if last == "cca":
+        return "cca"
+    if last == "mss":
+        return "mss"
+    if last in ("loss", "loss_ba"):
+        return "loss"
+    if last in ("delay", "delay_ba", "rtt", "extra_delay"):
+        return "rtt"
+    if last == "start" and len(parts) >= 2 and parts[-2][0] == "model":
+        return "time_of_day"
+    if last == "size":
+        return "size"
+    if last == "plan":
+        return "plan"
+    if last == "count":
+        return "count"
+    return "other"
+
+
+def numeric_companion(values: list[Any]) -> tuple[str, list[float]] | None:
+    """If every value is a unit string of one quantity: (suffix, numbers), e.g.
+    ('ms', [1.0, 8.0]) for ['1 ms', '8 ms']; ('bps', ...) for rates, ('bytes', ...) for sizes;
+    clock times 'HH:MM[:SS]' give ('h', hours of the day)."""
+    if not values or not all(isinstance(v, str) for v in values):
+        return None
+    clock = [_clock_hours(v) for v in values]
+    if all(c is not None for c in clock):
+        return "h", [float(c) for c in clock]  # type: ignore[arg-type]
+    for suffix, parse, scale in (("ms", parse_duration, 1e-6), ("bps", parse_rate, 1.0),
+                                 ("bytes", parse_size, 1.0)):
+        try:
+            return suffix, [parse(v) * scale for v in values]
+        except (UnitError, ValueError):
+            continue
+    return None
+
+
+_CLOCK = re.compile(r"^\s*(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")
+
+
+def _clock_hours(text: str) -> float | None:
+    m = _CLOCK.match(text)
+    if m is None:
+        return None
+    h, mi, s = int(m.group(1)), int(m.group(2)), float(m.group(3) or 0)
+    return h + mi / 60 + s / 3600
+
+
+# -- the campaign --------------------------------------------------------------------------
+
+
+@dataclass
+class Axis:
+    """One matrix axis: a column name, and per value the key paths it sets."""
+
+    name: str
+    role: str
+    labels: list[Any]  # the column's values, in order
+    overrides: list[dict[str, Any]]  # per label: {key path: value}
+    keys: list[str]  # the key paths this axis sets (for documentation)
+    companion: tuple[str, list[float]] | None = None
+
+    def doc(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "role": self.role, "keys": self.keys,
+                             "values": self.labels}
+        if self.companion is not None:
+            d["numeric_column"] = f"{self.name}_{self.companion[0]}"
+            d["numeric_values"] = self.companion[1]
+        return d
+
+
+@dataclass
+class AnalyzeEntry:
+    files: list[Path]
+    bin: str
+    params: dict[str, Any]
+
+
+@dataclass
+class Campaign:
+    source: str
+    text: str
+    name: str
+    description: str | None
+    scenario_path: Path | None
+    base: dict[str, Any] | None  # the base scenario's TOML document
+    axes: list[Axis]
+    seeds: list[int]
+    analyze: list[AnalyzeEntry] = field(default_factory=list)
+
+    def doc(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description,
+                "scenario": str(self.scenario_path) if self.scenario_path else None,
+                "seeds": self.seeds, "axes": [a.doc() for a in self.axes]}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: what the executor needs (picklable; sent to pool and Dask workers)."""
+
+    run_id: str
+    engine: str
+    seed: int | None
+    repetition: int
+    point: int
+    params: dict[str, Any]
+    scenario: dict[str, Any] | None  # the TOML document after the overrides
+    source: str  # path the scenario's relative references resolve against
+    inputs: tuple[tuple[str, str], ...] = ()  # analyze: (path, sha256)
+    bin: str | None = None  # analyze
+    cost: float = 1.0  # relative run time estimate (longest first)
+
+    def index_doc(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"run_id": self.run_id, "engine": self.engine, "seed": self.seed,
+                             "repetition": self.repetition, "point": self.point,
+                             "params": self.params}
+        if self.inputs:
+            d["inputs"] = [{"path": p, "sha256": h} for p, h in self.inputs]
+            d["bin"] = self.bin
+        return d
+
+
+def load(path: str | Path) -> Campaign:
+    p = Path(path)
+    source = str(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CampaignError(source, [("", "expected a campaign file, found no such file")]) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise CampaignError(source, [("", f"cannot read the file: {e}")]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise CampaignError(source, [("", f"invalid TOML: {e}")]) from None
+    return from_dict(data, source=source, text=text, default_name=p.stem, base_dir=p.parent)
+
+
+def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
+              default_name: str = "campaign", base_dir: Path = Path(".")) -> Campaign:
+    issues: list[tuple[str, str]] = []
+    for key in data:
+        if key not in ("campaign", "matrix", "analyze"):
+            issues.append((key, (f"expected one of the tables [campaign], [matrix], [[analyze]]; "
+                                f"found an unknown key {key!r}")))
+    head = data.get("campaign", {})
+    if not isinstance(head, dict):
+        raise CampaignError(source, [("campaign", "expected a [campaign] table")])
+    for key in head:
+        if key not in CAMPAIGN_KEYS:
+            issues.append((f"campaign.{key}", (f"expected one of the keys {', '.join(CAMPAIGN_KEYS)};"
+                                              f" found an unknown key {key!r}")))
+    name = head.get("name", default_name)
+    if not isinstance(name, str) or not name:
+        issues.append(("campaign.name", f"expected a non-empty string, found {name!r}"))
+    description = head.get("description")
+
+    scenario_path = None
+    base = None
+    seeds_default = sc.DEFAULT_SEED
+    if "scenario" in head:
+        scenario_path = base_dir / str(head["scenario"])
+        try:
+            base = tomllib.loads(scenario_path.read_text(encoding="utf-8"))
+            s = sc.from_dict(copy.deepcopy(base), source=str(scenario_path),
+                             default_name=scenario_path.stem)
+            seeds_default = s.scenario.seed
+            base.setdefault("scenario", {}).setdefault("name", s.name)
+        except FileNotFoundError:
+            issues.append(("campaign.scenario", (f"expected a scenario file, found no file "
+                                                f"{str(scenario_path)!r}")))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            issues.append(("campaign.scenario", f"cannot read {str(scenario_path)!r}: {e}"))
+        except sc.ScenarioError as e:
+            issues.extend(("campaign.scenario", line) for line in str(e).splitlines())
+    elif "matrix" in data:
+        issues.append(("campaign.scenario", ("expected a base scenario file for the [matrix], "
+                                            "found none")))
+
+    seeds: list[int] = []
+    if "seeds" in head:
+        if "repetitions" in head:
+            issues.append(("campaign.seeds", "expected either `seeds` or `repetitions`, found both"))
+        raw = head["seeds"]
+        if (not isinstance(raw, list) or not raw
+                or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= sc.MAX_SEED
+                           for x in raw)):
+            issues.append(("campaign.seeds", (f"expected a non-empty array of integers in "
+                                             f"0..2^64-1, found {raw!r}")))
+        elif len(set(raw)) != len(raw):
+            issues.append(("campaign.seeds", f"expected distinct seeds, found {raw!r}"))
+        else:
+            seeds = list(raw)
+    else:
+        reps = head.get("repetitions", 1)
+        first = head.get("seed", seeds_default)
+        if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
+            issues.append(("campaign.repetitions", f"expected an integer >= 1, found {reps!r}"))
+            reps = 1
+        if not isinstance(first, int) or isinstance(first, bool) or not 0 <= first <= sc.MAX_SEED - reps:
+            issues.append(("campaign.seed", f"expected an integer seed, found {first!r}"))
+            first = 1
+        seeds = [first + k for k in range(reps)]
+
+    axes = _axes(data.get("matrix", {}), issues)
+    entries = _analyze_entries(data.get("analyze", []), base_dir, issues)
+    if base is None and not entries:
+        issues.append(("", ("expected a base scenario ([campaign] scenario) or [[analyze]] "
+                           "entries, found neither")))
+    if issues:
+        raise CampaignError(source, issues)
+    return Campaign(source, text, name, description, scenario_path, base, axes, seeds, entries)
+
+
+def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
+    if not isinstance(matrix, dict):
+        issues.append(("matrix", "expected a [matrix] table"))
+        return []
+    axes: list[Axis] = []
+    for key, spec in matrix.items():
+        where = f"matrix.{key!r}" if not re.match(r"^\w+$", key) else f"matrix.{key}"
+        explicit_name = None
+        role = None
+        if isinstance(spec, list):
+            paths, values, cases = [key], spec, None
+        elif isinstance(spec, dict):
+            for k in spec:
+                if k not in AXIS_KEYS:
+                    issues.append((f"{where}.{k}", (f"expected one of the keys "
+                                                   f"{', '.join(AXIS_KEYS)}; found an unknown key {k!r}")))
+            explicit_name = spec.get("name", key)
+            role = spec.get("role")
+            cases = spec.get("cases")
+            values = spec.get("values")
+            raw_paths = spec.get("key")
+            paths = [raw_paths] if isinstance(raw_paths, str) else raw_paths
+            if cases is not None and (values is not None or paths is not None):
+                issues.append((where, "expected either `cases` or `key` and `values`, found both"))
+                continue
+            if cases is None and (paths is None or values is None):
+                issues.append((where, ("expected `key` and `values` (or `cases`), found "
+                                      f"{', '.join(sorted(spec)) or 'an empty table'}")))
+                continue
+        else:
+            issues.append((where, f"expected an array of values or a table, found {spec!r}"))
+            continue
+        if role is not None and role not in ROLES:
+            issues.append((f"{where}.role", f"expected one of {', '.join(ROLES)}, found {role!r}"))
+            role = None
+        if cases is not None:
+            if not isinstance(cases, dict) or not cases or not all(
+                    isinstance(v, dict) for v in cases.values()):
+                issues.append((f"{where}.cases", ("expected a table of label = { key.path = "
+                                                 "value, ... }")))
+                continue
+            labels = list(cases)
+            overrides = [dict(cases[label]) for label in labels]
+            keys = sorted({k for o in overrides for k in o})
+            bad = False
+            for k in keys:
+                try:
+                    parse_key_path(k)
+                except ValueError as e:
+                    issues.append((f"{where}.cases", str(e)))
+                    bad = True
+            if bad:
+                continue
+            name = _identifier(explicit_name or key)
+            axis_role = role or ("direction" if name == "direction" else "other")
+            axes.append(Axis(name, axis_role, labels, overrides, keys))
+            continue
+        if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+            issues.append((f"{where}.key", f"expected a key path or an array of them, found {paths!r}"))
+            continue
+        try:
+            for p in paths:
+                parse_key_path(p)
+        except ValueError as e:
+            issues.append((where, str(e)))
+            continue
+        if not isinstance(values, list) or not values:
+            issues.append((where, f"expected a non-empty array of values, found {values!r}"))
+            continue
+        if len({sc.canonical_json(v) for v in values}) != len(values):
+            issues.append((where, f"expected distinct values, found {values!r}"))
+            continue
+        name = _identifier(explicit_name) if explicit_name else default_column(paths[0])
+        overrides = [{p: v for p in paths} for v in values]
+        labels = [v if isinstance(v, (str, int, float, bool)) else sc.canonical_json(v)
+                  for v in values]
+        axes.append(Axis(name, role or role_of(paths[0]), labels, overrides, list(paths),
+                         numeric_companion(values)))
+    # column names: unique and not reserved; a clash gets the full path as its name
+    seen: dict[str, int] = {}
+    for a in axes:
+        seen[a.name] = seen.get(a.name, 0) + 1
+    for a in axes:
+        if seen[a.name] > 1 and len(a.keys) == 1 and a.keys[0] in matrix:
+            a.name = _identifier(a.keys[0].replace("[", "").replace("]", "").replace("*", "all"))
+    names = [a.name for a in axes]
+    for a in axes:
+        if names.count(a.name) > 1:
+            issues.append(("matrix", (f"expected distinct column names, found {a.name!r} twice "
+                                     "(give one axis a `name`)")))
+        if a.name in RESERVED_COLUMNS and not (a.name == "engine"
+                                               and a.keys == ["scenario.engine"]):
+            issues.append(("matrix", (f"expected a column name other than {a.name!r} (reserved); "
+                                     "give the axis a `name`")))
+    return axes
+
+
+def _analyze_entries(raw: Any, base_dir: Path, issues: list[tuple[str, str]]) -> list[AnalyzeEntry]:
+    if not isinstance(raw, list):
+        issues.append(("analyze", "expected an array of tables written [[analyze]]"))
+        return []
+    out = []
+    for i, entry in enumerate(raw):
+        where = f"analyze[{i}]"
+        if not isinstance(entry, dict):
+            issues.append((where, "expected a table"))
+            continue
+        for k in entry:
+            if k not in ANALYZE_KEYS:
+                issues.append((f"{where}.{k}", (f"expected one of the keys {', '.join(ANALYZE_KEYS)};"
+                                               f" found an unknown key {k!r}")))
+        patterns = entry.get("files")
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        if not isinstance(patterns, list) or not patterns:
+            issues.append((f"{where}.files", f"expected file names or globs, found {patterns!r}"))
+            continue
+        files: list[Path] = []
+        for pat in patterns:
+            matched = sorted(glob.glob(str(base_dir / pat)))
+            if not matched:
+                issues.append((f"{where}.files", f"expected files matching {pat!r}, found none"))
+            files.extend(Path(m) for m in matched)
+        bin_text = entry.get("bin", DEFAULT_ANALYZE_BIN)
+        try:
+            if parse_duration(bin_text) <= 0:
+                raise UnitError("a positive duration", bin_text)
+        except (UnitError, ValueError) as e:
+            issues.append((f"{where}.bin", str(e)))
+            continue
+        params = entry.get("params", {})
+        if not isinstance(params, dict) or not all(
+                isinstance(v, (str, int, float, bool)) for v in params.values()):
+            issues.append((f"{where}.params", "expected a table of scalar values"))
+            continue
+        each = entry.get("each", True)
+        groups = [[f] for f in files] if each else [files]
+        for g in groups:
+            p = dict(params)
+            if each:
+                p.setdefault("file", g[0].name)
+            out.append(AnalyzeEntry(g, bin_text, p))
+    return out
+
+
+# -- expansion -----------------------------------------------------------------------------
+
+
+def run_id(doc: dict[str, Any]) -> str:
+    return hashlib.sha256(sc.canonical_json(doc).encode("ascii")).hexdigest()[:RUN_ID_HEX]
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def expand(c: Campaign) -> list[RunSpec]:
+    """Every run of the campaign, in plan order (points in matrix order, then seeds; analyze
+    entries last). Validates every point; raises CampaignError listing every problem."""
+    issues: list[tuple[str, str]] = []
+    specs: list[RunSpec] = []
+    owners: dict[str, str] = {}
+    total = math.prod(len(a.labels) for a in c.axes) * len(c.seeds) if c.base is not None else 0
+    if total > MAX_RUNS:
+        raise CampaignError(c.source, [("matrix", f"expected at most {MAX_RUNS} runs, found {total}")])
+    if c.base is not None:
+        combos = product(*[range(len(a.labels)) for a in c.axes]) if c.axes else [()]
+        for point, combo in enumerate(combos):
+            params = {a.name: a.labels[k] for a, k in zip(c.axes, combo, strict=True)}
+            for a, k in zip(c.axes, combo, strict=True):
+                if a.companion is not None:
+                    params[f"{a.name}_{a.companion[0]}"] = a.companion[1][k]
+            label = ", ".join(f"{a.name}={a.labels[k]!r}" for a, k in zip(c.axes, combo, strict=True))
+            doc = copy.deepcopy(c.base)
+            try:
+                for a, k in zip(c.axes, combo, strict=True):
+                    for path, value in a.overrides[k].items():
+                        set_key(doc, path, value)
+                s = sc.from_dict(copy.deepcopy(doc), source=str(c.scenario_path),
+                                 default_name=str(doc.get("scenario", {}).get("name", "scenario")))
+            except ValueError as e:
+                issues.append((f"point {point} ({label})", str(e)))
+                continue
+            except sc.ScenarioError as e:
+                for path, msg in e.issues:
+                    issues.append((f"point {point} ({label})", f"{path}: {msg}" if path else msg))
+                continue
+            engine = s.scenario.engine
+            config = sc.resolve(s)
+            h = sc.scenario_hash(config)
+            cost = config["duration_ns"] / 1e9 * max(len(config["flows"]), 1)
+            for rep, seed in enumerate(c.seeds):
+                rid = run_id({"engine": engine, "scenario_hash": h, "seed": seed})
+                where = f"point {point} ({label}), seed {seed}"
+                if rid in owners:
+                    issues.append(("matrix", (f"{where} resolves to the same run as {owners[rid]}: "
+                                             "an axis changes nothing")))
+                    continue
+                owners[rid] = where
+                specs.append(RunSpec(rid, engine, seed, rep, point, params, doc,
+                                     str(c.scenario_path), cost=cost))
+    for i, entry in enumerate(c.analyze):
+        inputs = tuple((str(f), _file_sha256(f)) for f in entry.files)
+        rid = run_id({"engine": ANALYZE, "inputs": [h for _, h in inputs],
+                      "bin_ns": parse_duration(entry.bin)})
+        where = f"analyze[{i}] ({', '.join(f.name for f in entry.files)})"
+        if rid in owners:
+            issues.append(("analyze", f"{where} repeats {owners[rid]}"))
+            continue
+        owners[rid] = where
+        size = sum(f.stat().st_size for f in entry.files)
+        specs.append(RunSpec(rid, ANALYZE, None, 0, -1 - i, dict(entry.params), None,
+                             c.source, inputs=inputs, bin=entry.bin, cost=size / 1e7))
+    if issues:
+        raise CampaignError(c.source, issues)
+    return specs
+
+
+def columns(c: Campaign, specs: list[RunSpec]) -> list[str]:
+    """Every parameter column, in order: the axes (with numeric companions), then analyze
+    params."""
+    out: list[str] = []
+    for a in c.axes:
+        out.append(a.name)
+        if a.companion is not None:
+            out.append(f"{a.name}_{a.companion[0]}")
+    for s in specs:
+        for k in s.params:
+            if k not in out:
+                out.append(k)
+    return out

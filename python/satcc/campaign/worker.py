@@ -1,0 +1,189 @@
+"""One campaign run, executed where a worker is: a local pool process, a Dask worker, or the
+campaign process itself (emu runs). Returns an `Outcome`; never raises for a run that fails
+(the error travels back as text, so one bad run cannot stop the campaign).
+
+    RunSpec ──► engine (sim | model | emu | analyze) ──► Outcome(result, extras) ──► writer
+
+`execute` is a module-level function so that pool and Dask workers import it by name: they
+need the same satcc installed (README "Running on a Dask cluster").
+
+Extras (Parquet tables beside the result, analyze runs only):
+| file              | columns                                    | what                          |
+|-------------------|--------------------------------------------|-------------------------------|
+| pings.parquet     | flow_id, seq, t_s, t_epoch_s, rtt_ms       | every probe of a ping/nping log (rtt null if lost) |
+| seqack.parquet    | flow_id, kind, t_s, seq_rel, end_rel, ack_rel, retransmission | study 003 Fig. 6: the data segments and ACKs of each capture's largest flow |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from satcc.campaign.spec import ANALYZE, RunSpec
+
+PINGS_FILE = "pings.parquet"
+SEQACK_FILE = "seqack.parquet"
+SEQACK_MAX_CAPTURE_BYTES = 512 * 1024 * 1024  # beyond this, no per-packet table (memory)
+TRACEBACK_LINES = 6
+
+PINGS_SCHEMA = pa.schema([
+    ("flow_id", pa.int64()),
+    ("seq", pa.int64()),
+    ("t_s", pa.float64()),        # from the log's first probe
+    ("t_epoch_s", pa.float64()),  # Unix time when the log has it (ping -D), else null
+    ("rtt_ms", pa.float64()),     # null: no reply
+])
+SEQACK_SCHEMA = pa.schema([
+    ("flow_id", pa.int64()),
+    ("kind", pa.string()),        # "data" or "ack"
+    ("t_s", pa.float64()),        # from the capture's first packet
+    ("seq_rel", pa.int64()),      # data: first byte, relative to the ISN
+    ("end_rel", pa.int64()),      # data: one past the last byte
+    ("ack_rel", pa.int64()),      # ack: cumulative ACK, relative
+    ("retransmission", pa.bool_()),
+])
+
+
+@dataclass
+class Outcome:
+    run_id: str
+    ok: bool
+    result: Any = None  # satcc.results.RunResult
+    extras: dict[str, pa.Table] = field(default_factory=dict)
+    error: str | None = None
+    wall_s: float = 0.0
+
+
+def execute(spec: RunSpec, out_dir: str | None = None) -> Outcome:
+    """Run one spec; `out_dir` is where an emu run leaves its raw files."""
+    started = time.monotonic()  # wall time for the summary only; never written to a result
+    try:
+        result, extras = _run(spec, out_dir)
+        return Outcome(spec.run_id, True, result, extras, wall_s=time.monotonic() - started)
+    except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the campaign
+        return Outcome(spec.run_id, False, error=_describe(e), wall_s=time.monotonic() - started)
+
+
+def _describe(e: BaseException) -> str:
+    from satcc.errors import SatccError
+
+    if isinstance(e, SatccError):
+        return str(e)
+    tb = traceback.format_exception(type(e), e, e.__traceback__)
+    tail = "".join(tb[-TRACEBACK_LINES:]).rstrip()
+    return f"{type(e).__name__}: {e}\n{tail}"
+
+
+def _run(spec: RunSpec, out_dir: str | None) -> tuple[Any, dict[str, pa.Table]]:
+    if spec.engine == ANALYZE:
+        return _analyze(spec)
+    from satcc import scenario as sc
+
+    s = sc.from_dict(_copy(spec.scenario), source=spec.source,
+                     default_name=str(spec.scenario.get("scenario", {}).get("name", "scenario")))
+    if spec.engine == "sim":
+        from satcc.engines import sim
+
+        return sim.run(s, seed=spec.seed), {}
+    if spec.engine == "model":
+        from satcc.engines import model
+
+        return model.run(s, seed=spec.seed), {}
+    if spec.engine == "emu":
+        from satcc.engines import emu
+
+        return emu.run(s, out_dir=out_dir, seed=spec.seed), {}
+    raise ValueError(f"unknown engine {spec.engine!r}")
+
+
+def _copy(doc: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(doc)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _analyze(spec: RunSpec) -> tuple[Any, dict[str, pa.Table]]:
+    import numpy as np
+
+    from satcc.analyze.capture import CaptureAnalysis, read_capture, seq_ack_graph
+    from satcc.analyze.cli import detect_kind, load_input
+    from satcc.analyze.ping import PingResult
+    from satcc.analyze.result import build
+    from satcc.errors import SatccError
+    from satcc.units import parse_duration
+
+    bin_s = parse_duration(spec.bin) / 1e9
+    inputs = []
+    for path_text, want in spec.inputs:
+        path = Path(path_text)
+        if not path.is_file():
+            raise SatccError(f"{path}: no such file on this worker (analyze inputs must be "
+                             "visible to the worker at the same path)")
+        if _sha256(path) != want:
+            raise SatccError(f"{path}: the file changed since the campaign was planned "
+                             "(sha256 differs); rerun `satcc campaign` to plan it anew")
+        if detect_kind(path) == "capture" and path.stat().st_size <= SEQACK_MAX_CAPTURE_BYTES:
+            cap = read_capture(path, bin_s=bin_s, packets=True)
+            if cap.stats["frames"] == 0:
+                raise SatccError(f"{path}: no packets could be read")
+            inputs.append(cap)
+        else:
+            inputs.append(load_input(path, bin_s))
+    built = build(inputs)
+    pings: dict[str, list[Any]] = {n: [] for n in PINGS_SCHEMA.names}
+    seqack: dict[str, list[Any]] = {n: [] for n in SEQACK_SCHEMA.names}
+    for flow in built.flows:
+        src = next((i for i in inputs if i.path == flow["file"]), None)
+        if isinstance(src, PingResult):
+            smp = src.samples
+            epoch = smp["t_epoch"].to_numpy(dtype=float)
+            rtt = smp["rtt_ms"].to_numpy(dtype=float)
+            t = smp["t_s"].to_numpy(dtype=float)
+            pings["flow_id"].extend([flow["id"]] * len(smp))
+            pings["seq"].extend(int(x) for x in smp["seq"])
+            pings["t_s"].extend(None if np.isnan(x) else float(x) for x in t)
+            pings["t_epoch_s"].extend(None if np.isnan(x) else float(x) for x in epoch)
+            pings["rtt_ms"].extend(None if np.isnan(x) else float(x) for x in rtt)
+    for cap in inputs:
+        if not isinstance(cap, CaptureAnalysis) or cap.packets is None:
+            continue
+        mine = [f for f in built.flows if f["file"] == cap.path and f.get("proto") == "tcp"]
+        if not mine:
+            continue
+        biggest = max(mine, key=lambda f: f.get("payload_bytes") or 0)
+        local = cap.flows[(cap.flows["src"] == biggest["src"]) & (cap.flows["dst"] == biggest["dst"])
+                          & (cap.flows["sport"] == biggest["sport"])
+                          & (cap.flows["dport"] == biggest["dport"])]
+        if local.empty:
+            continue
+        g = seq_ack_graph(cap, int(local["id"].iloc[0]))
+        seqack["flow_id"].extend([biggest["id"]] * len(g))
+        seqack["kind"].extend(g["kind"].tolist())
+        seqack["t_s"].extend(float(x) for x in g["t_s"])
+        for col in ("seq_rel", "end_rel", "ack_rel"):
+            vals = g[col] if col in g else [None] * len(g)
+            seqack[col].extend(None if v is None or (isinstance(v, float) and np.isnan(v))
+                               else int(v) for v in vals)
+        rt = g["retransmission"] if "retransmission" in g else [None] * len(g)
+        seqack["retransmission"].extend(None if v is None or (isinstance(v, float) and np.isnan(v))
+                                        else bool(v) for v in rt)
+    extras = {}
+    if pings["flow_id"]:
+        extras[PINGS_FILE] = pa.Table.from_pydict(pings, schema=PINGS_SCHEMA)
+    if seqack["flow_id"]:
+        extras[SEQACK_FILE] = pa.Table.from_pydict(seqack, schema=SEQACK_SCHEMA)
+    return built.result, extras

@@ -1,0 +1,105 @@
+"""`satcc query DIR "SQL"`: SQL over a campaign's results (DuckDB), as a table, JSON or CSV."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+HELP = "SQL over a campaign directory's results (views runs, flows, flow_series, link_series)"
+DESCRIPTION = """\
+Run one SQL query (DuckDB dialect) over a campaign directory. Views: runs (one row per planned
+run, with the matrix parameters as columns), flows, flow_series, link_series, pings, seqack
+(each with the run's id, engine, seed and parameters), plus catalog_info and problems. Every
+file is checked against its recorded sha256 first; corrupt or foreign files are listed on
+stderr and left out. README "Campaigns, results store and reports" documents every column.
+
+  satcc query out/campaigns/x "SELECT cca, avg(goodput_bps)/1e6 AS mbps FROM flows GROUP BY cca"
+  satcc query out/campaigns/x --schema          the views and their columns"""
+
+MAX_CELL = 60
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("query", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", metavar="DIR", type=Path, help="campaign directory")
+    p.add_argument("sql", metavar="SQL", nargs="?", help="the query")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="rows as a JSON array of objects")
+    fmt.add_argument("--csv", action="store_true", help="rows as CSV with a header")
+    p.add_argument("--schema", action="store_true", help="list the views and their columns")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from satcc.errors import UserError
+    from satcc.store import VIEWS, open_store
+
+    if args.sql is None and not args.schema:
+        raise UserError("expected a SQL query (or --schema)")
+    with open_store(args.dir) as store:
+        for p in store.problems:
+            print(f"satcc: warning: {args.dir}/{p.line()}", file=sys.stderr)
+        if args.schema:
+            for view in VIEWS:
+                print(f"{view}:")
+                for name, kind in store.columns(view):
+                    print(f"  {name:<28} {kind}")
+            return 0
+        frame = store.query(args.sql)
+    if args.json:
+        rows = [{k: _json_value(v) for k, v in row.items()} for row in frame.to_dict("records")]
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    elif args.csv:
+        frame.to_csv(sys.stdout, index=False, lineterminator="\n")
+    else:
+        print(table(frame))
+    return 0
+
+
+def _json_value(v):
+    if v is None:
+        return None
+    try:
+        import pandas as pd
+
+        if v is pd.NA or v is pd.NaT:
+            return None
+    except ImportError:  # pragma: no cover
+        pass
+    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    if isinstance(v, bytes):
+        return v.hex()
+    return v
+
+
+def table(frame) -> str:
+    from satcc.campaign.summary import grid
+
+    def cell(v) -> str:
+        v = _json_value(v)
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            text = f"{v:.6g}"
+        else:
+            text = str(v)
+        text = text.replace("\n", " ")
+        return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
+
+    cols = [str(c) for c in frame.columns]
+    rows = [[cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    numeric = {i for i, c in enumerate(frame.columns)
+               if str(frame[c].dtype) not in ("object", "string", "str", "bool", "boolean")}
+    left = set(range(len(cols))) - numeric
+    lines = grid(cols, rows, left)
+    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""`satcc report DIR`: an HTML report and paper-quality figure files for a campaign."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "HTML report and figure files (PNG/PDF/SVG) for a campaign directory"
+DESCRIPTION = """\
+Draw the studies' figures from a campaign directory, each only when the campaign has the data
+for it (the report says which were skipped and why), and write a self-contained HTML report:
+figures embedded, tables of every matrix point, the scenario and parameters of each run, the
+satcc version, and any file left out of the store. Figure files go beside it.
+
+  --format html,png   (default) report.html + PNG figures
+  --format pdf        PDF figures only (vector, for papers); svg likewise"""
+
+FORMATS = ("html", "png", "pdf", "svg")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("report", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", metavar="DIR", type=Path, help="campaign directory")
+    p.add_argument("--format", metavar="FMT[,FMT]", default=None,
+                   help="html, png, pdf, svg; comma-separated or repeated (default: html,png)",
+                   action="append")
+    p.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: DIR/report)")
+    p.set_defaults(func=run)
+
+
+def parse_formats(values: list[str] | str | None) -> list[str]:
+    from satcc.errors import UserError
+
+    if values is None:
+        return ["html", "png"]
+    if isinstance(values, str):
+        values = [values]
+    out: list[str] = []
+    for v in values:
+        for f in v.split(","):
+            f = f.strip().lower()
+            if f not in FORMATS:
+                raise UserError(f"--format: expected html, png, pdf or svg, found {f!r}")
+            if f not in out:
+                out.append(f)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from satcc.report import build_report
+
+    formats = parse_formats(args.format)
+    out = args.out if args.out is not None else args.dir / "report"
+    report = build_report(args.dir, out, formats)
+    for line in report.lines():
+        print(line)
+    print(f"report: {report.html_path or out}", file=sys.stderr)
+    return 0

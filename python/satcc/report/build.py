@@ -1,0 +1,333 @@
+"""`satcc report`: figure files plus one self-contained HTML page for a campaign directory.
+
+    store ──► figures (satcc.report.figures: drawn or skipped with a reason)
+          ├─► fig_<id>.png/.pdf/.svg   (paper-quality files, no dates or software names inside)
+          └─► report.html              (figures as PNG data URIs; tables of points and runs;
+                                        each point's scenario as TOML; left-out files; versions)
+
+The page loads nothing from anywhere: a Content-Security-Policy meta tag forbids every fetch
+(img-src data: only), so a stray external reference shows up as a console error, which the
+headless-browser test looks for. A small inline script marks `<body data-figures="ok N">` once
+every image has decoded (or names the broken ones): the test reads it from the DOM.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib import rc_context
+
+from satcc import __version__
+from satcc.campaign import layout
+from satcc.report import figures as F
+from satcc.store import open_store
+
+HTML_FILE = "report.html"
+PNG_DPI = 150
+EMBED_DPI = 110
+SVG_HASH_SALT = "satcc"  # fixed ids in SVG output (matplotlib otherwise draws random ones)
+MAX_RUN_ROWS = 5000
+
+
+@dataclass
+class Figure:
+    id: str
+    title: str
+    caption: str = ""
+    files: list[Path] = field(default_factory=list)
+    png: bytes = b""
+    skipped: str | None = None
+
+
+@dataclass
+class Report:
+    directory: Path
+    out: Path
+    formats: list[str]
+    figures: list[Figure]
+    html_path: Path | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def drawn(self) -> list[Figure]:
+        return [f for f in self.figures if f.skipped is None]
+
+    @property
+    def skipped(self) -> list[Figure]:
+        return [f for f in self.figures if f.skipped is not None]
+
+    def lines(self) -> list[str]:
+        out = [f"figures drawn ({len(self.drawn)}):"]
+        for f in self.drawn:
+            names = ", ".join(p.name for p in f.files) or "(embedded only)"
+            out.append(f"  {f.id}: {names}")
+        if self.skipped:
+            out.append(f"figures skipped ({len(self.skipped)}):")
+            out.extend(f"  {f.id}: {f.skipped}" for f in self.skipped)
+        if self.problems:
+            out.append(f"left out of the store ({len(self.problems)}):")
+            out.extend(f"  {p}" for p in self.problems)
+        return out
+
+
+def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> Report:
+    d, out = Path(directory), Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    file_formats = [f for f in formats if f != "html"]
+    with open_store(d) as store, rc_context({"svg.hashsalt": SVG_HASH_SALT}):
+        data = F.Data(store, store.index.get("axes", []))
+        figs: list[Figure] = []
+        for fid, title, fn in F.FIGURES:
+            try:
+                drawn = fn(data)
+            except F.Skip as e:
+                figs.append(Figure(fid, title, skipped=str(e)))
+                continue
+            items = drawn if isinstance(drawn, list) else [drawn]
+            for k, item in enumerate(items):
+                name = fid if len(items) == 1 else f"{fid}_{k + 1}"
+                fig = Figure(name, title if len(items) == 1 else f"{title} ({k + 1})",
+                             item.caption)
+                # lay out once and freeze: every file then shows the same layout, whatever
+                # the order of formats (constrained layout moves things on each draw)
+                item.fig.canvas.draw()
+                item.fig.set_layout_engine("none")
+                for fmt in file_formats:
+                    fig.files.append(F.save_figure(item.fig, out / f"fig_{name}.{fmt}", fmt,
+                                                   PNG_DPI))
+                if "html" in formats:
+                    buf = io.BytesIO()
+                    item.fig.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
+                    fig.png = buf.getvalue()
+                figs.append(fig)
+        report = Report(d, out, formats, figs, problems=[p.line() for p in store.problems])
+        if "html" in formats:
+            path = out / HTML_FILE
+            layout.atomic_write_text(path, render_html(store, report))
+            report.html_path = path
+    return report
+
+
+# -- HTML --------------------------------------------------------------------------------------
+
+CSS = """
+body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;
+color:#222;line-height:1.4;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;
+margin-top:2em}.meta{color:#555}nav a{margin-right:1em}
+figure{margin:1.5em 0;padding:0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{color:#444;font-size:.92em;margin-top:.3em}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
+th,td{border:1px solid #ddd;padding:.2em .5em;text-align:right;vertical-align:top}
+th{background:#f4f4f4}td.l,th.l{text-align:left}
+tr.failed td{background:#fff0f0}tr.pending td{color:#888}
+pre{background:#f8f8f8;padding:.6em;overflow-x:auto;font-size:.85em}
+details summary{cursor:pointer}.skip li{margin:.2em 0}.problem{color:#a00}
+"""
+
+CHECK_SCRIPT = """
+window.addEventListener("load", function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  var bad = imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); })
+                .map(function (i) { return i.id; });
+  document.body.setAttribute("data-figures",
+      bad.length ? "broken " + bad.join(" ") : "ok " + imgs.length);
+});
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+def _fmt(v: Any) -> str:
+    if v is None or v is pd.NA or (isinstance(v, float) and pd.isna(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _table(columns: list[str], rows: list[list[Any]], left: set[int],
+           row_classes: list[str] | None = None) -> str:
+    head = "".join(f'<th class="{"l" if i in left else ""}">{_e(c)}</th>'
+                   for i, c in enumerate(columns))
+    body = []
+    for k, r in enumerate(rows):
+        cls = f' class="{row_classes[k]}"' if row_classes else ""
+        cells = "".join(f'<td class="{"l" if i in left else ""}">{c}</td>'
+                        for i, c in enumerate(r))
+        body.append(f"<tr{cls}>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def to_toml(doc: dict[str, Any]) -> str:
+    """A scenario document as TOML (scalars, arrays, tables, arrays of tables)."""
+    lines: list[str] = []
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, str):
+            return json.dumps(v, ensure_ascii=False)
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{_key(k)} = {value(x)}" for k, x in v.items()) + " }"
+        return json.dumps(str(v))
+
+    def table(prefix: str, t: dict[str, Any], array: bool) -> None:
+        if prefix:
+            lines.append(f"[[{prefix}]]" if array else f"[{prefix}]")
+        subs = []
+        for k, v in t.items():
+            if isinstance(v, dict):
+                subs.append((k, v, False))
+            elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+                subs.append((k, v, True))
+            else:
+                lines.append(f"{_key(k)} = {value(v)}")
+        for k, v, is_array in subs:
+            name = f"{prefix}.{_key(k)}" if prefix else _key(k)
+            if is_array:
+                for item in v:
+                    lines.append("")
+                    table(name, item, True)
+            else:
+                lines.append("")
+                table(name, v, False)
+
+    table("", doc, False)
+    return "\n".join(lines).strip() + "\n"
+
+
+def _key(k: str) -> str:
+    return k if k.replace("_", "").replace("-", "").isalnum() else json.dumps(k)
+
+
+def render_html(store: Any, report: Report) -> str:
+    idx = store.index
+    runs = store.query("SELECT * FROM runs ORDER BY point, repetition, run_id")
+    flows = store.query("SELECT run_id, name, cca, goodput_bps, retransmission_rate "
+                        "FROM flows ORDER BY run_id, id")
+    params = list(store.param_columns)
+    counts = runs["status"].value_counts().to_dict()
+    versions = sorted(set(runs["satcc_version"].dropna().astype(str)))
+    engines = ", ".join(f"{e} {n}" for e, n in runs["engine"].value_counts().sort_index().items())
+    parts = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',
+             ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+             'img-src data:; style-src \'unsafe-inline\'; script-src \'unsafe-inline\'">'),
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             f"<title>satcc report: {_e(idx.get('name'))}</title><style>{CSS}</style></head>",
+             "<body>",
+             f"<h1>Campaign {_e(idx.get('name'))}</h1>"]
+    if idx.get("description"):
+        parts.append(f"<p>{_e(idx['description'])}</p>")
+    parts.append(
+        f'<p class="meta">report by satcc {_e(__version__)} · runs written by satcc '
+        f'{_e(", ".join(versions) or "-")} · {len(runs)} runs planned: '
+        f'{counts.get("done", 0)} done, {counts.get("failed", 0)} failed, '
+        f'{counts.get("pending", 0)} pending · engines: {_e(engines)} · base scenario '
+        f'<code>{_e(idx.get("scenario") or "-")}</code> · seeds {_e(idx.get("seeds"))}</p>')
+    parts.append('<nav><a href="#figures">Figures</a><a href="#skipped">Skipped figures</a>'
+                 '<a href="#points">Matrix points</a><a href="#runs">Runs</a>'
+                 '<a href="#problems">Left out</a></nav>')
+    if idx.get("axes"):
+        rows = [[_e(a["name"]), _e(a["role"]), _e(", ".join(a["keys"])),
+                 _e(", ".join(str(v) for v in a["values"]))] for a in idx["axes"]]
+        parts.append("<h2>Matrix</h2>" + _table(["column", "role", "scenario keys", "values"],
+                                                rows, {0, 1, 2, 3}))
+    parts.append('<h2 id="figures">Figures</h2>')
+    if not report.drawn:
+        parts.append("<p>No figure could be drawn from this campaign's data.</p>")
+    for f in report.drawn:
+        files = " · ".join(f'<code>{_e(p.name)}</code>' for p in f.files)
+        img = (f'<img id="img-{_e(f.id)}" alt="{_e(f.title)}" '
+               f'src="data:image/png;base64,{base64.b64encode(f.png).decode("ascii")}">'
+               if f.png else "")
+        parts.append(f'<figure id="fig-{_e(f.id)}"><h3>{_e(f.title)}</h3>{img}'
+                     f"<figcaption>{_e(f.caption)}"
+                     f"{' Files: ' + files if files else ''}</figcaption></figure>")
+    parts.append('<h2 id="skipped">Skipped figures</h2>')
+    if report.skipped:
+        parts.append('<ul class="skip">' + "".join(
+            f"<li><b>{_e(f.title)}</b>: {_e(f.skipped)}</li>" for f in report.skipped) + "</ul>")
+    else:
+        parts.append("<p>None: the campaign had the data for every figure.</p>")
+    parts.append(_points_html(store, runs, flows, params))
+    parts.append(_runs_html(runs, flows, params))
+    parts.append('<h2 id="problems">Left out of the store</h2>')
+    if report.problems:
+        parts.append('<ul class="problem">' + "".join(f"<li>{_e(p)}</li>"
+                                                     for p in report.problems) + "</ul>")
+    else:
+        parts.append("<p>Nothing: every file in the campaign directory matched its recorded "
+                     "hash.</p>")
+    parts.append(f'<p class="meta">satcc {_e(__version__)} · <code>satcc query '
+                 f'{_e(store.directory)} "SELECT * FROM runs"</code> for the numbers.</p>')
+    parts.append(f"<script>{CHECK_SCRIPT}</script></body></html>\n")
+    return "\n".join(parts)
+
+
+def _flow_cell(flows: pd.DataFrame) -> str:
+    if flows.empty:
+        return "-"
+    groups = flows.assign(g=flows["name"].map(F.flow_group)).groupby("g", sort=False)
+    return ", ".join(f"{_e(g)} {grp['goodput_bps'].mean() / 1e6:.2f}" for g, grp in groups
+                     if grp["goodput_bps"].notna().any()) or "-"
+
+
+def _points_html(store: Any, runs: pd.DataFrame, flows: pd.DataFrame, params: list[str]) -> str:
+    out = ['<h2 id="points">Matrix points</h2>',
+           ("<p>Means over the finished runs of each point. Goodput in Mbit/s per [[flow]] "
+           "group; retransmission rate over all flows.</p>")]
+    cols = [*params, "runs", "goodput (Mbit/s)", "retx (%)", "Jain", "scenario"]
+    rows = []
+    for point, group in runs.groupby("point", sort=True, dropna=False):
+        first = group.iloc[0]
+        done = group[group["status"] == "done"]
+        mine = flows[flows["run_id"].isin(done["run_id"])]
+        retx = mine["retransmission_rate"].mean()
+        scenario = "-"
+        if not done.empty:
+            run_doc = json.loads((store.directory / layout.RUNS_DIR / done.iloc[0]["run_id"] /
+                                  layout.RUN_FILE).read_text(encoding="utf-8"))
+            if run_doc.get("scenario"):
+                scenario = (f"<details><summary>TOML</summary><pre>"
+                            f"{_e(to_toml(run_doc['scenario']))}</pre></details>")
+            elif run_doc.get("inputs"):
+                scenario = _e(", ".join(Path(i["path"]).name for i in run_doc["inputs"]))
+        rows.append([*(_e(_fmt(first[c])) for c in params), f"{len(done)}/{len(group)}",
+                     _flow_cell(mine), "-" if pd.isna(retx) else f"{100 * retx:.3f}",
+                     _e(_fmt(done["jain_index"].mean())), scenario])
+    out.append(_table(cols, rows, set(range(len(params))) | {len(params) + 1, len(cols) - 1}))
+    return "".join(out)
+
+
+def _runs_html(runs: pd.DataFrame, flows: pd.DataFrame, params: list[str]) -> str:
+    cols = ["run", "status", "engine", "seed", *params, "goodput (Mbit/s)", "Jain", "error"]
+    rows, classes = [], []
+    by_run = dict(tuple(flows.groupby("run_id")))
+    for r in runs.head(MAX_RUN_ROWS).to_dict("records"):
+        err = (r.get("error") or "").strip()
+        rows.append([f"<code>{_e(r['run_id'])}</code>", _e(r["status"]), _e(r["engine"]),
+                     _e(_fmt(r["seed"])), *(_e(_fmt(r[c])) for c in params),
+                     _flow_cell(by_run.get(r["run_id"], flows.iloc[0:0])),
+                     _e(_fmt(r["jain_index"])),
+                     f"<pre>{_e(err)}</pre>" if err else ""])
+        classes.append(str(r["status"]))
+    more = (f"<p>{len(runs) - MAX_RUN_ROWS} more runs: satcc query.</p>"
+            if len(runs) > MAX_RUN_ROWS else "")
+    left = {0, 1, 2, *range(4, 4 + len(params)), len(cols) - 1}
+    return ('<h2 id="runs">Runs</h2><p>Each run directory is <code>runs/&lt;run&gt;/</code>; '
+            "its <code>run.json</code> holds the exact scenario.</p>"
+            + _table(cols, rows, left, classes) + more)

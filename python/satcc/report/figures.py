@@ -1,0 +1,650 @@
+"""The studies' figures, drawn from a campaign's store, each only when the campaign has its data.
+
+Each figure function takes a `Data` (the store's frames plus the campaign's axes by role) and
+returns a `Drawn` (a matplotlib Figure, a caption) or raises `Skip(reason)`. The axes a figure
+uses are found by role (satcc.campaign.spec.role_of: `flow.*.cca` is "cca", `*.mss` "mss",
+`link[i].loss` "loss", `link[i].delay` "rtt", `link[i].model.start` "time_of_day", ...; a
+campaign axis may set `role` itself).
+
+| id             | study figure        | needs                                                        |
+|----------------|---------------------|--------------------------------------------------------------|
+| timeseries_cca | 001 Fig. 5-6        | goodput series of a sim/emu/analyze run per CCA             |
+| box_throughput | 001 Fig. 7-8        | >= 2 runs for some CCA x direction (mean goodput per run)   |
+| box_retx       | 001 Fig. 9-10       | the same, with retransmission rates                          |
+| rtt_day        | 000 Fig. 10-11      | ping logs with timestamps (analyze) or a time-of-day axis    |
+| mss            | 000 Fig. 6-9        | an MSS axis with >= 2 values                                 |
+| rtt_fairness   | 004 Fig. 5-17       | an RTT axis with >= 2 values and >= 2 [[flow]] groups        |
+| engines_loss   | 002 Fig. 3-9        | a loss axis with >= 2 values and runs of >= 2 engines        |
+| seqack         | 003 Fig. 6          | a capture analysed with its packets (seqack view)            |
+| ca_ramp        | 003 Fig. 7          | a run >= 30 s with cwnd series and a congestion-avoidance stretch |
+| traces         | (every study)       | cwnd/srtt series of sim or emu runs (satcc.plot panels)      |
+
+Goodput is application bytes x 8 per time (the studies' "throughput" from iperf3/tshark
+counts the same payload). Error bars are min-max over the runs of a point; boxes are
+matplotlib's (median, quartiles, 1.5 IQR whiskers, outliers as dots).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from satcc.campaign import layout
+
+SSTHRESH_UNSET = 2147483647  # results README: ssthresh not yet set, as Linux
+MIN_RAMP_RUN_S = 30.0
+MIN_RAMP_BINS = 10
+MAX_FACETS = 6
+MAX_TRACES = 4
+SEQACK_WINDOW_SEGMENTS = 60  # segments either side of the first retransmission
+WIDTH_IN = 7.0
+MODEL = "model"
+
+
+class Skip(Exception):
+    """The campaign lacks the data for a figure; the message says what is missing."""
+
+
+@dataclass
+class Drawn:
+    fig: Figure
+    caption: str
+
+
+@dataclass
+class Data:
+    """What the figures read: store frames (loaded lazily) and the axes by role."""
+
+    store: Any
+    axes: list[dict[str, Any]]
+    _cache: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def frame(self, name: str, sql: str) -> pd.DataFrame:
+        if name not in self._cache:
+            self._cache[name] = self.store.query(sql)
+        return self._cache[name]
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        return self.frame("runs", "SELECT * FROM runs WHERE status = 'done' "
+                                  "ORDER BY point, repetition, run_id")
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self.frame("flows", "SELECT * FROM flows ORDER BY point, repetition, run_id, id")
+
+    def axis(self, role: str) -> dict[str, Any] | None:
+        found = [a for a in self.axes if a["role"] == role and len(a["values"]) >= 1]
+        return found[0] if found else None
+
+    def numeric(self, axis: dict[str, Any]) -> str | None:
+        """The column holding the axis as numbers, if any."""
+        if "numeric_column" in axis:
+            return axis["numeric_column"]
+        vals = axis["values"]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            return axis["name"]
+        return None
+
+    def column(self, frame: pd.DataFrame, name: str) -> str:
+        """A parameter column's name in a data view (`param_X` when X clashes)."""
+        return f"param_{name}" if f"param_{name}" in frame.columns else name
+
+
+def new_figure(rows: int = 1, cols: int = 1, height: float = 3.6, **kw: Any):
+    fig = Figure(figsize=(WIDTH_IN if cols <= 2 else 3.2 * cols, height * rows),
+                 layout="constrained")
+    FigureCanvasAgg(fig)
+    axs = fig.subplots(rows, cols, squeeze=False, **kw)
+    return fig, axs
+
+
+def _colors(n: int) -> list[Any]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if n <= 10 else "tab20"]
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def flow_group(name: Any) -> str:
+    """A flow's [[flow]] name without the `.k` of count copies."""
+    text = str(name)
+    head, dot, tail = text.rpartition(".")
+    return head if dot and tail.isdigit() else text
+
+
+def _direction(data: Data, flows: pd.DataFrame) -> pd.Series:
+    ax = data.axis("direction")
+    if ax is not None:
+        col = data.column(flows, ax["name"])
+        return flows[col].astype(str)
+    return flows["name"].map(flow_group)
+
+
+def _facet(data: Data, frame: pd.DataFrame, exclude: set[str]) -> tuple[str | None, list[Any]]:
+    """A plan axis (else none) to split a figure into panels."""
+    ax = data.axis("plan")
+    if ax is None or ax["name"] in exclude or len(ax["values"]) < 2:
+        return None, [None]
+    col = data.column(frame, ax["name"])
+    return col, [v for v in ax["values"] if (frame[col].astype(str) == str(v)).any()]
+
+
+# -- 001 Fig. 5-6 ---------------------------------------------------------------------------
+
+
+def timeseries_cca(data: Data) -> Drawn:
+    flows = data.flows[data.flows["engine"] != MODEL]
+    flows = flows[flows["cca"].notna()]
+    if flows.empty:
+        raise Skip("no flow with a congestion control in a sim, emu or analyze run")
+    col, facets = _facet(data, flows, set())
+    ccas = list(dict.fromkeys(flows["cca"]))
+    picks: list[tuple[Any, str, str]] = []
+    for facet in facets:
+        for cca in ccas:
+            mine = flows[flows["cca"] == cca]
+            if col is not None:
+                mine = mine[mine[col].astype(str) == str(facet)]
+            if not mine.empty:
+                picks.append((facet, cca, mine.iloc[0]["run_id"]))
+    ids = sorted({p[2] for p in picks})
+    series = data.store.query(
+        "SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series WHERE run_id IN ("
+        + ", ".join(f"'{i}'" for i in ids) + ") ORDER BY run_id, flow_id, t_s")
+    if series["goodput_bps"].notna().sum() == 0:
+        raise Skip("the runs carry no goodput series")
+    fig, axs = new_figure(len(facets), len(ccas), height=2.6, sharex=True, sharey=True)
+    for r, facet in enumerate(facets):
+        for c, cca in enumerate(ccas):
+            ax = axs[r][c]
+            pick = next((p for p in picks if p[0] == facet and p[1] == cca), None)
+            ax.set_title(f"{cca}" + (f" · {facet}" if facet is not None else ""),
+                         fontsize="medium")
+            ax.grid(True, alpha=0.3)
+            if pick is None:
+                continue
+            run_flows = flows[(flows["run_id"] == pick[2]) & (flows["cca"] == cca)]
+            colors = _colors(max(len(run_flows), 1))
+            for k, f in enumerate(run_flows.itertuples()):
+                s = series[(series["run_id"] == pick[2]) & (series["flow_id"] == f.id)]
+                ax.plot(s["t_s"], s["goodput_bps"] / 1e6, lw=0.9, color=colors[k],
+                        label=str(f.name))
+            if r == 0 and c == len(ccas) - 1:
+                ax.legend(fontsize="x-small", loc="upper right")
+            if c == 0:
+                ax.set_ylabel("throughput (Mbit/s)")
+            if r == len(facets) - 1:
+                ax.set_xlabel("time (s)")
+    for row in axs:
+        for ax in row:
+            ax.autoscale_view()
+            ax.set_ylim(bottom=0)
+    return Drawn(fig, "Goodput per time bin of one run per congestion control (the first "
+                      "repetition of the first point that has it), one line per flow; "
+                      "study 001 Fig. 5-6 plot the same from tshark in 0.1 s bins.")
+
+
+# -- 001 Fig. 7-10 --------------------------------------------------------------------------
+
+
+def _boxes(data: Data, value: str, scale: float, ylabel: str, what: str) -> Drawn:
+    flows = data.flows[data.flows["cca"].notna() & data.flows[value].notna()].copy()
+    if flows.empty:
+        raise Skip(f"no flow with a congestion control and a {what}")
+    flows["_dir"] = _direction(data, flows)
+    counts = flows.groupby(["cca", "_dir"]).size()
+    if counts.max() < 2:
+        raise Skip("every congestion control x direction has one run: a box plot needs "
+                   "repetitions or rounds (campaign `repetitions`, or a time-of-day axis)")
+    col, facets = _facet(data, flows, set())
+    if col is not None:
+        counts = flows.groupby(["cca", "_dir", col]).size()
+    dirs = list(dict.fromkeys(flows["_dir"]))
+    fig, axs = new_figure(len(facets), len(dirs), height=3.2, sharey=True)
+    for r, facet in enumerate(facets):
+        mine_f = flows if col is None else flows[flows[col].astype(str) == str(facet)]
+        for c, d in enumerate(dirs):
+            ax = axs[r][c]
+            mine = mine_f[mine_f["_dir"] == d]
+            ccas = list(dict.fromkeys(mine["cca"]))
+            values = [mine[mine["cca"] == k][value].to_numpy(dtype=float) * scale for k in ccas]
+            if values:
+                ax.boxplot(values, tick_labels=ccas, showmeans=True, widths=0.6,
+                           flierprops={"markersize": 3},
+                           meanprops={"marker": "^", "markersize": 4})
+            ax.set_title(f"{d}" + (f" · {facet}" if facet is not None else ""),
+                         fontsize="medium")
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.tick_params(axis="x", labelrotation=30)
+            if c == 0:
+                ax.set_ylabel(ylabel)
+    n = int(counts.median())
+    return Drawn(fig, f"{what.capitalize()} per run, per congestion control and direction "
+                      f"(flow name or `direction` axis){', per plan' if col else ''}; a box "
+                      f"per group ({n} runs per box, median), triangles are means.")
+
+
+def box_throughput(data: Data) -> Drawn:
+    return _boxes(data, "goodput_bps", 1e-6, "mean throughput (Mbit/s)", "mean goodput")
+
+
+def box_retx(data: Data) -> Drawn:
+    return _boxes(data, "retransmission_rate", 100.0, "retransmission rate (%)",
+                  "retransmission rate")
+
+
+# -- 000 Fig. 10-11 -------------------------------------------------------------------------
+
+
+def rtt_day(data: Data) -> Drawn:
+    hours: pd.DataFrame | None = None
+    samples: np.ndarray | None = None
+    source = ""
+    pings = data.store.query("SELECT run_id, t_epoch_s, rtt_ms FROM pings")
+    if not pings.empty and pings["t_epoch_s"].notna().any():
+        p = pings[pings["t_epoch_s"].notna()].copy()
+        p["hour"] = (p["t_epoch_s"] % 86400) / 3600.0
+        p["slot"] = p["run_id"]
+        hours = p.groupby("slot").agg(hour=("hour", "min"), mean=("rtt_ms", "mean"),
+                                      lo=("rtt_ms", "min"), hi=("rtt_ms", "max"))
+        samples = p["rtt_ms"].dropna().to_numpy(dtype=float)
+        lost = p["rtt_ms"].isna().mean()
+        source = (f"{len(p)} ping probes from {p['run_id'].nunique()} log(s) (UTC time of day; "
+                  f"{100 * lost:.2f} % lost)")
+    else:
+        ax = data.axis("time_of_day")
+        if ax is None or data.numeric(ax) is None:
+            raise Skip("no ping logs with timestamps (`ping -D`) among analyze runs and no "
+                       "time-of-day axis (e.g. link[0].model.start = [\"09:00:00\", ...])")
+        col = data.numeric(ax)
+        flows = data.flows[data.flows["rtt_mean_ms"].notna()]
+        fcol = data.column(flows, col)
+        if flows.empty or fcol not in flows:
+            raise Skip("no RTT samples in the runs of the time-of-day axis")
+        hours = flows.groupby("run_id").agg(hour=(fcol, "first"), mean=("rtt_mean_ms", "mean"),
+                                            lo=("rtt_min_ms", "min"), hi=("rtt_p95_ms", "max"))
+        srtt = data.store.query("SELECT srtt_ms FROM flow_series WHERE srtt_ms IS NOT NULL "
+                                "AND engine <> 'model'")
+        samples = srtt["srtt_ms"].to_numpy(dtype=float)
+        if samples.size == 0:
+            samples = flows["rtt_mean_ms"].to_numpy(dtype=float)
+        source = (f"{len(hours)} runs over the `{ax['name']}` axis (flow RTT mean, min-p95 bars; "
+                  "the distribution is every bin's smoothed RTT, under load)")
+    fig, axs = new_figure(1, 2, height=3.4)
+    a, b = axs[0]
+    hours = hours.sort_values("hour")
+    a.errorbar(hours["hour"], hours["mean"], yerr=[(hours["mean"] - hours["lo"]).clip(lower=0),
+                                                   (hours["hi"] - hours["mean"]).clip(lower=0)],
+               fmt="o", ms=3, capsize=2, color="tab:blue")
+    a.set_xlabel("time of day (h)")
+    a.set_ylabel("RTT (ms)")
+    a.set_xlim(0, 24)
+    a.set_xticks(range(0, 25, 3))
+    a.grid(True, alpha=0.3)
+    a.set_title("RTT over the day", fontsize="medium")
+    b.hist(samples, bins=60, color="tab:blue", alpha=0.8)
+    b.axvline(float(np.mean(samples)), color="tab:red", lw=1,
+              label=f"mean {np.mean(samples):.1f} ms")
+    b.set_xlabel("RTT (ms)")
+    b.set_ylabel("samples")
+    b.legend(fontsize="small")
+    b.grid(True, alpha=0.3)
+    b.set_title("RTT distribution", fontsize="medium")
+    return Drawn(fig, f"Study 000 Fig. 10-11: RTT by time of day and its distribution; {source}.")
+
+
+# -- 000 Fig. 6-9 ---------------------------------------------------------------------------
+
+
+def _point_means(frame: pd.DataFrame, x: str, group: list[str], value: str) -> pd.DataFrame:
+    g = frame.groupby([*group, x], dropna=False)[value]
+    return g.agg(["mean", "min", "max", "count"]).reset_index()
+
+
+def _errorbars(ax, pts: pd.DataFrame, x: str, scale: float, label: str, color: Any,
+               line: bool = True) -> None:
+    pts = pts.sort_values(x)
+    mean = pts["mean"].to_numpy(dtype=float) * scale
+    lo = pts["min"].to_numpy(dtype=float) * scale
+    hi = pts["max"].to_numpy(dtype=float) * scale
+    ax.errorbar(pts[x].to_numpy(dtype=float), mean,
+                yerr=[np.maximum(mean - lo, 0), np.maximum(hi - mean, 0)],
+                fmt="o-" if line else "o", ms=4, capsize=2, lw=1.2, color=color, label=label)
+
+
+def mss(data: Data) -> Drawn:
+    ax_ = data.axis("mss")
+    if ax_ is None or len(ax_["values"]) < 2:
+        raise Skip("no MSS axis with two or more values (e.g. \"flow.*.mss\" = [1200, 1300, 1400])")
+    flows = data.flows[data.flows["goodput_bps"].notna()]
+    x = data.column(flows, ax_["name"])
+    flows = flows[flows[x].notna() & flows["cca"].notna()]
+    groups = list(dict.fromkeys(flows["name"].map(flow_group)))
+    flows = flows.assign(_group=flows["name"].map(flow_group))
+    fig, axs = new_figure(1, len(groups), height=3.4, sharey=True)
+    for c, g in enumerate(groups):
+        ax = axs[0][c]
+        mine = flows[flows["_group"] == g]
+        pts = _point_means(mine, x, ["cca"], "goodput_bps")
+        for k, (cca, grp) in enumerate(pts.groupby("cca", sort=False)):
+            _errorbars(ax, grp, x, 1e-6, str(cca), _colors(10)[k % 10])
+        ax.set_title(f"flow {g}", fontsize="medium")
+        ax.set_xlabel("MSS (bytes)")
+        if c == 0:
+            ax.set_ylabel("throughput (Mbit/s)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+        ax.set_ylim(bottom=0)
+    return Drawn(fig, "Study 000 Fig. 6-9: goodput against the MSS, mean over the runs of each "
+                      "point with min-max bars, one line per congestion control, a panel per "
+                      "flow (with a VPN `encap`, segments past the MTU fragment).")
+
+
+# -- 004 Fig. 5-17 --------------------------------------------------------------------------
+
+
+def rtt_fairness(data: Data) -> Drawn:
+    ax_ = data.axis("rtt")
+    if ax_ is None or len(ax_["values"]) < 2:
+        raise Skip("no RTT axis with two or more values (e.g. \"link[1].delay\" = [\"1 ms\", "
+                   "\"8 ms\", \"32 ms\"])")
+    flows = data.flows[data.flows["goodput_bps"].notna()].copy()
+    key = data.column(flows, ax_["name"])
+    flows = flows[flows[key].notna()]
+    if flows["scenario_flow"].nunique() < 2:
+        raise Skip("one [[flow]] group only: fairness needs a second group")
+    flows["_group"] = flows["name"].map(flow_group)
+    groups = list(dict.fromkeys(flows["_group"]))
+    # x: the measured minimum RTT of the second group at each point
+    second = flows[flows["_group"] == groups[1]]
+    x_of = second.groupby(key)["rtt_min_ms"].mean()
+    flows["_x"] = flows[key].map(x_of)
+    others = [a for a in data.axes if a["name"] != ax_["name"] and len(a["values"]) >= 2
+              and a["role"] not in ("engine",)]
+    facet_cols = [data.column(flows, a["name"]) for a in others]
+    facets = ([tuple(r) for r in flows[facet_cols].drop_duplicates().itertuples(index=False)]
+              if facet_cols else [None])
+    facets = facets[:MAX_FACETS]
+    runs = data.runs.copy()
+    fig, axs = new_figure(2, len(facets), height=2.8, sharex=True)
+    for c, facet in enumerate(facets):
+        mine = flows
+        if facet is not None:
+            fv = facet if isinstance(facet, tuple) else (facet,)
+            for col, v in zip(facet_cols, fv, strict=True):
+                mine = mine[mine[col] == v]
+        per_run = mine.groupby(["run_id", "_group", "_x"])["goodput_bps"].sum().reset_index()
+        top, bottom = axs[0][c], axs[1][c]
+        for k, g in enumerate(groups):
+            pts = _point_means(per_run[per_run["_group"] == g], "_x", [], "goodput_bps")
+            _errorbars(top, pts, "_x", 1e-6, f"{g}", _colors(10)[k])
+        jr = runs[runs["run_id"].isin(mine["run_id"])].merge(
+            mine[["run_id", "_x"]].drop_duplicates(), on="run_id")
+        pts = _point_means(jr, "_x", [], "jain_index")
+        _errorbars(bottom, pts, "_x", 1.0, "Jain index", "k")
+        title = ", ".join(f"{a['name']}={v}" for a, v in
+                          zip(others, facet if isinstance(facet, tuple) else (facet,),
+                              strict=False)) if facet is not None else ""
+        top.set_title(title, fontsize="small")
+        top.set_ylabel("throughput (Mbit/s)" if c == 0 else "")
+        bottom.set_ylabel("Jain's index" if c == 0 else "")
+        bottom.set_ylim(0, 1.05)
+        bottom.set_xlabel(f"RTT of {groups[1]} (ms)")
+        for a in (top, bottom):
+            a.set_xscale("log", base=2)
+            a.grid(True, which="both", alpha=0.3)
+        top.set_ylim(bottom=0)
+        top.legend(fontsize="x-small")
+    return Drawn(fig, f"Study 004 Fig. 5-17: per-group goodput (sum over the group's flows) "
+                      f"and Jain's index over all flows against the second group's measured "
+                      f"minimum RTT (axis `{ax_['name']}`), mean over runs with min-max bars"
+                      + (", a panel per " + ", ".join(a["name"] for a in others) if others
+                         else "") + ".")
+
+
+# -- 002 Fig. 3-9 ---------------------------------------------------------------------------
+
+
+def engines_loss(data: Data) -> Drawn:
+    from satcc.studies.hybla import kind_label
+
+    ax_ = data.axis("loss")
+    if ax_ is None or len(ax_["values"]) < 2:
+        raise Skip("no loss axis with two or more values (e.g. \"link[0].loss\" = [1e-5, 1e-4])")
+    flows = data.flows[data.flows["goodput_bps"].notna()].copy()
+    x = data.column(flows, ax_["name"])
+    flows = flows[flows[x].notna()]
+    engines = list(dict.fromkeys(flows["engine"]))
+    if len(engines) < 2:
+        raise Skip(f"runs of one engine only ({', '.join(engines) or 'none'}): add "
+                   "\"scenario.engine\" = [\"model\", \"sim\"] (and \"emu\") to the matrix")
+    flows["_kind"] = flows["size_bytes"].map(lambda s: kind_label(None if pd.isna(s) else int(s)))
+    kinds = list(dict.fromkeys(flows["_kind"]))
+    sized = [k for k in kinds if k != "steady"]
+    fig, axs = new_figure(2 if sized else 1, len(kinds), height=3.0)
+    order = {"model": 0, "sim": 1, "emu": 2, "analyze": 3}
+    colors = {"model": "tab:blue", "sim": "tab:red", "emu": "tab:green", "analyze": "tab:purple"}
+    for c, kind in enumerate(kinds):
+        mine = flows[flows["_kind"] == kind]
+        for e in sorted(engines, key=lambda e: order.get(e, 9)):
+            em = mine[mine["engine"] == e]
+            if em.empty:
+                continue
+            pts = _point_means(em, x, [], "goodput_bps")
+            _errorbars(axs[0][c], pts, x, 1e-6, e, colors.get(e, "k"), line=e == MODEL)
+            if sized and kind != "steady":
+                tp = _point_means(em[em["fct_s"].notna()], x, [], "fct_s")
+                if not tp.empty:
+                    _errorbars(axs[1][c], tp, x, 1.0, e, colors.get(e, "k"), line=e == MODEL)
+        what = "steady state" if kind == "steady" else kind.replace("MB", " MB")
+        axs[0][c].set_title(what, fontsize="medium")
+        axs[0][c].set_ylabel("throughput (Mbit/s)" if c == 0 else "")
+        for r in range(len(axs)):
+            a = axs[r][c]
+            a.set_xscale("log")
+            a.grid(True, which="both", alpha=0.3)
+            a.set_xlabel("packet loss rate p")
+            if a.has_data():
+                a.legend(fontsize="x-small")
+                a.set_ylim(bottom=0)
+            elif r == 1:
+                a.set_axis_off()
+        if sized:
+            axs[1][c].set_ylabel("transfer time (s)" if c == 0 else "")
+    return Drawn(fig, "Study 002 Fig. 3-9: goodput (top) and transfer time (bottom, limited "
+                      "transfers) against the loss rate, per engine: the model as a line, "
+                      "measured engines as means over seeds with min-max bars; a column per "
+                      "transfer size (`satcc validate hybla` tabulates the study's Table 3).")
+
+
+# -- 003 Fig. 6-7 ---------------------------------------------------------------------------
+
+
+def seqack(data: Data) -> Drawn:
+    sa = data.store.query("SELECT run_id, flow_id, kind, t_s, seq_rel, end_rel, ack_rel, "
+                          "retransmission FROM seqack ORDER BY run_id, flow_id, t_s")
+    if sa.empty:
+        raise Skip("no capture analysed with its packets (an [[analyze]] entry with a "
+                   "pcap/pcapng file gives one)")
+    run_id, flow_id = sa.iloc[0]["run_id"], sa.iloc[0]["flow_id"]
+    g = sa[(sa["run_id"] == run_id) & (sa["flow_id"] == flow_id)]
+    data_pk = g[g["kind"] == "data"].reset_index(drop=True)
+    acks = g[g["kind"] == "ack"]
+    retx = data_pk.index[data_pk["retransmission"].fillna(False).astype(bool)]
+    centre = int(retx[0]) if len(retx) else len(data_pk) // 2
+    lo, hi = max(centre - SEQACK_WINDOW_SEGMENTS, 0), centre + SEQACK_WINDOW_SEGMENTS
+    win = data_pk.iloc[lo:hi]
+    t0, t1 = float(win["t_s"].min()), float(win["t_s"].max())
+    fig, axs = new_figure(1, 1, height=4.0)
+    ax = axs[0][0]
+    normal = win[~win["retransmission"].fillna(False).astype(bool)]
+    again = win[win["retransmission"].fillna(False).astype(bool)]
+    ax.vlines(normal["t_s"], normal["seq_rel"] / 1e3, normal["end_rel"] / 1e3, color="tab:blue",
+              lw=1.5, label="data segment")
+    if not again.empty:
+        ax.vlines(again["t_s"], again["seq_rel"] / 1e3, again["end_rel"] / 1e3, color="tab:red",
+                  lw=2.5, label="retransmission")
+    a = acks[(acks["t_s"] >= t0) & (acks["t_s"] <= t1)]
+    if not a.empty:
+        ax.step(a["t_s"], a["ack_rel"] / 1e3, where="post", color="tab:green", lw=1,
+                label="cumulative ACK")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("relative sequence number (kB)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    where = "around the first retransmission" if len(retx) else "(no retransmission)"
+    return Drawn(fig, f"Study 003 Fig. 6: time-sequence graph of the largest flow of one "
+                      f"capture, {2 * SEQACK_WINDOW_SEGMENTS} data segments {where}; run {run_id}.")
+
+
+def _ca_stretch(s: pd.DataFrame) -> tuple[int, int] | None:
+    """The longest run of bins with one ssthresh (set) and cwnd >= ssthresh, as (start, end)."""
+    ss = s["ssthresh_pkts"].to_numpy()
+    cw = s["cwnd_pkts"].to_numpy()
+    ok = [(not pd.isna(a)) and (not pd.isna(b)) and a < SSTHRESH_UNSET and b >= a
+          for a, b in zip(ss, cw, strict=True)]
+    best, start = None, None
+    for i in range(len(ok) + 1):
+        same = i < len(ok) and ok[i] and (start is not None and ss[i] == ss[start])
+        if i < len(ok) and ok[i] and start is None:
+            start = i
+            continue
+        if not same and start is not None:
+            if best is None or i - start > best[1] - best[0]:
+                best = (start, i)
+            start = i if i < len(ok) and ok[i] else None
+    return best
+
+
+def ca_ramp(data: Data) -> Drawn:
+    runs = data.runs[(data.runs["engine"] != MODEL) & (data.runs["duration_s"] >= MIN_RAMP_RUN_S)]
+    if runs.empty:
+        raise Skip(f"no sim/emu run of {MIN_RAMP_RUN_S:g} s or more (study 003's ramp took "
+                   "10-20 minutes: scenarios/lfn-chicago.toml)")
+    longest = runs.sort_values(["duration_s", "point"], ascending=[False, True]).iloc[0]
+    s = data.store.query(f"SELECT flow_id, t_s, goodput_bps, cwnd_pkts, ssthresh_pkts, srtt_ms "
+                         f"FROM flow_series WHERE run_id = '{longest['run_id']}' "
+                         "ORDER BY flow_id, t_s")
+    s = s[s["flow_id"] == s["flow_id"].min()].reset_index(drop=True)
+    if s["cwnd_pkts"].notna().sum() == 0:
+        raise Skip("the longest run has no cwnd series")
+    stretch = _ca_stretch(s)
+    if stretch is None or stretch[1] - stretch[0] < MIN_RAMP_BINS:
+        raise Skip(f"the longest run ({longest['duration_s']:g} s) has no congestion-avoidance "
+                   f"stretch of {MIN_RAMP_BINS} bins (no loss set ssthresh, or it stayed short)")
+    fig, axs = new_figure(2, 1, height=2.6, sharex=True)
+    top, bottom = axs[0][0], axs[1][0]
+    top.plot(s["t_s"], s["goodput_bps"] / 1e6, lw=0.8, color="tab:blue")
+    top.set_ylabel("throughput (Mbit/s)")
+    top.set_ylim(bottom=0)
+    bottom.plot(s["t_s"], s["cwnd_pkts"], lw=0.8, color="tab:blue", label="cwnd")
+    i, j = stretch
+    t = s["t_s"].to_numpy(dtype=float)[i:j]
+    w = s["cwnd_pkts"].to_numpy(dtype=float)[i:j]
+    slope, icept = np.polyfit(t, w, 1)
+    rtt_s = float(np.nanmedian(s["srtt_ms"].to_numpy(dtype=float)[i:j])) / 1e3
+    bottom.plot(t, slope * t + icept, color="tab:red", lw=1.5, ls="--",
+                label=f"fit: {slope:.2f} pkt/s = {slope * rtt_s:.2f} pkt per RTT "
+                      f"(RTT {rtt_s * 1e3:.0f} ms)")
+    bottom.set_ylabel("cwnd (packets)")
+    bottom.set_xlabel("time (s)")
+    bottom.legend(fontsize="small")
+    for a in (top, bottom):
+        a.grid(True, alpha=0.3)
+    return Drawn(fig, f"Study 003 Fig. 7: the linear ramp of congestion avoidance in the "
+                      f"longest run ({longest['scenario']}, {longest['duration_s']:g} s, run "
+                      f"{longest['run_id']}, first flow); the dashed line is a least-squares fit "
+                      "over the longest stretch with one ssthresh (Reno adds about one packet "
+                      "per RTT there).")
+
+
+# -- cwnd / RTT traces (satcc.plot) -----------------------------------------------------------
+
+
+def traces(data: Data) -> list[Drawn]:
+    from satcc.plot import draw
+    from satcc.results import load
+
+    runs = data.runs[data.runs["engine"].isin(["sim", "emu"])]
+    if runs.empty:
+        raise Skip("no sim or emu run (model and analyze runs carry no cwnd)")
+    flows = data.flows
+    picked: list[str] = []
+    seen: set[str] = set()
+    for r in runs.itertuples():
+        ccas = ",".join(sorted(set(flows[flows["run_id"] == r.run_id]["cca"].dropna())))
+        if ccas not in seen:
+            seen.add(ccas)
+            picked.append(r.run_id)
+        if len(picked) >= MAX_TRACES:
+            break
+    out = []
+    for rid in picked:
+        result = load(data.store.directory / layout.RUNS_DIR / rid)
+        fig = draw(result)
+        out.append(Drawn(fig, f"Goodput, cwnd and smoothed RTT over time of run {rid} "
+                              "(satcc plot's panels)."))
+    return out
+
+
+FigureFn = Callable[[Data], "Drawn | list[Drawn]"]
+FIGURES: list[tuple[str, str, FigureFn]] = [
+    ("timeseries_cca", "Throughput over time per congestion control (study 001 Fig. 5-6)",
+     timeseries_cca),
+    ("box_throughput", ("Mean throughput per congestion control and direction (study 001 "
+                       "Fig. 7-8)"), box_throughput),
+    ("box_retx", ("Retransmission rate per congestion control and direction (study 001 "
+                 "Fig. 9-10)"), box_retx),
+    ("rtt_day", "RTT over the day and its distribution (study 000 Fig. 10-11)", rtt_day),
+    ("mss", "Throughput against the MSS (study 000 Fig. 6-9)", mss),
+    ("rtt_fairness", ("Throughput and Jain's index against the RTT of the second flow group "
+                     "(study 004 Fig. 5-17)"), rtt_fairness),
+    ("engines_loss", ("Model vs simulation vs emulation: throughput and transfer time against "
+                     "loss (study 002 Fig. 3-9)"), engines_loss),
+    ("seqack", "Sequence / ACK graph (study 003 Fig. 6)", seqack),
+    ("ca_ramp", "The linear ramp of congestion avoidance (study 003 Fig. 7)", ca_ramp),
+    ("traces", "cwnd and RTT traces", traces),
+]
+
+
+def save_figure(fig: Figure, path: Path, fmt: str, dpi: int = 150) -> Path:
+    """Write a figure without dates or software names (same data, same bytes)."""
+    metadata: dict[str, Any] = {
+        "png": {"Software": None},
+        "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+        "svg": {"Creator": None, "Date": None},
+    }[fmt]
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata)
+    if fmt == "svg":
+        tmp.write_text(stable_svg_ids(tmp.read_text(encoding="utf-8")), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+_SVG_HASH_ID = re.compile(r"\b([mp])[0-9a-f]{10}\b")  # marker and clip-path ids
+
+
+def stable_svg_ids(text: str) -> str:
+    """matplotlib names SVG markers and clip paths by hashing object addresses: renumber them
+    in order of appearance so that the same figure gives the same bytes."""
+    names: dict[str, str] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        return names.setdefault(m.group(0), f"{m.group(1)}id{len(names) + 1}")
+
+    return _SVG_HASH_ID.sub(rename, text)
+
+
+def is_finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)

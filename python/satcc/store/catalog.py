@@ -1,0 +1,282 @@
+"""The results store: an embedded DuckDB catalog over a campaign directory's Parquet files.
+
+    campaign dir ──scan (every hash checked)──► good runs ──► DuckDB: table `runs`,
+                                              └► problems      views flows, flow_series,
+                                                 (reported)    link_series, pings, seqack
+                                                               over read_parquet(the files)
+
+The Parquet files stay the truth; the catalog is derived and rebuilt on every open (a scan
+hashes every file, so a file changed since is caught, never mixed in). It is also saved as
+DIR/catalog.duckdb (built aside, renamed in) for other tools: `duckdb DIR/catalog.duckdb`.
+
+Tables and views (README "Campaigns, results store and reports" documents every column):
+| name          | one row per                      | columns                                      |
+|---------------|----------------------------------|----------------------------------------------|
+| runs          | planned run (done, failed, pending) | run_id, status, error, engine, seed, repetition, point, scenario, scenario_hash, satcc_version, duration_s, bin_s, jain_index, then the parameter columns |
+| flows         | flow of a done run               | run columns (run_id, engine, seed, repetition, point, scenario, parameters) + flows.parquet |
+| flow_series   | flow x bin                       | run columns + flow_series.parquet            |
+| link_series   | link direction x bin             | run columns + link_series.parquet            |
+| pings         | ping/nping probe (analyze runs)  | run columns + pings.parquet                  |
+| seqack        | data segment or ACK (analyze runs of captures) | run columns + seqack.parquet   |
+| catalog_info  | key                              | key, value: store_schema_version, results_schema_version, satcc_version, campaign |
+| problems      | file left out                    | path, kind, message                          |
+
+A parameter column whose name is also a column of the table it joins (e.g. an axis `cca`
+beside flows.cca) appears there as `param_<name>`; in `runs` it keeps its name.
+
+Schema: STORE_SCHEMA_VERSION numbers the layout above. Opening a saved catalog of an older
+version rebuilds it (the migration: everything is derived); a newer one is refused. Run
+results of another `satcc.results` schema version are reported and left out (no migration
+between result schemas exists yet).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Self
+
+import pandas as pd
+import pyarrow as pa
+
+from satcc import __version__, results
+from satcc.campaign import layout
+from satcc.campaign.worker import PINGS_FILE, PINGS_SCHEMA, SEQACK_FILE, SEQACK_SCHEMA
+from satcc.errors import UserError
+
+STORE_SCHEMA_VERSION = 1
+RUN_COLUMNS = ["run_id", "status", "error", "engine", "seed", "repetition", "point", "scenario",
+               "scenario_hash", "satcc_version", "duration_s", "bin_s", "jain_index"]
+JOIN_COLUMNS = ["run_id", "engine", "seed", "repetition", "point", "scenario"]
+# view name -> (file name in a run directory, its Arrow schema for empty views)
+DATA_VIEWS: dict[str, tuple[str, pa.Schema]] = {
+    "flows": (results.FLOWS_FILE, results.FLOWS_SCHEMA),
+    "flow_series": (results.FLOW_SERIES_FILE, results.FLOW_SERIES_SCHEMA),
+    "link_series": (results.LINK_SERIES_FILE, results.LINK_SERIES_SCHEMA),
+    "pings": (PINGS_FILE, PINGS_SCHEMA),
+    "seqack": (SEQACK_FILE, SEQACK_SCHEMA),
+}
+VIEWS = ("runs", *DATA_VIEWS)
+
+
+class StoreError(UserError):
+    pass
+
+
+def _duckdb():
+    import duckdb
+
+    return duckdb
+
+
+class Store:
+    """An open catalog. `query(sql)` returns a pandas DataFrame; `problems` lists what was
+    left out and why (satcc.campaign.layout.Problem)."""
+
+    def __init__(self, directory: Path, con: Any, scan: layout.Scan, param_columns: list[str]):
+        self.directory = directory
+        self.con = con
+        self.scan = scan
+        self.param_columns = param_columns
+
+    @property
+    def problems(self) -> list[layout.Problem]:
+        return self.scan.problems
+
+    @property
+    def index(self) -> dict[str, Any]:
+        return self.scan.index
+
+    def query(self, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
+        duckdb = _duckdb()
+        try:
+            return self.con.execute(sql, params or []).df()
+        except duckdb.Error as e:
+            raise StoreError(f"query failed: {str(e).strip()}") from None
+
+    def arrow(self, sql: str) -> pa.Table:
+        result = self.con.execute(sql).arrow()
+        return result.read_all() if hasattr(result, "read_all") else result
+
+    def runs(self) -> pd.DataFrame:
+        return self.query("SELECT * FROM runs ORDER BY point, repetition, run_id")
+
+    def flows(self) -> pd.DataFrame:
+        return self.query("SELECT * FROM flows ORDER BY point, repetition, run_id, id")
+
+    def flow_series(self, where: str | None = None) -> pd.DataFrame:
+        w = f"WHERE {where}" if where else ""
+        return self.query(f"SELECT * FROM flow_series {w} ORDER BY point, repetition, run_id, "
+                          "flow_id, t_s")
+
+    def link_series(self, where: str | None = None) -> pd.DataFrame:
+        w = f"WHERE {where}" if where else ""
+        return self.query(f"SELECT * FROM link_series {w} ORDER BY point, repetition, run_id, "
+                          "link_id, dir, t_s")
+
+    def columns(self, view: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(directory: str | Path, save: bool = True) -> Store:
+    """Scan DIR, build the catalog (in memory), save a copy as DIR/catalog.duckdb when the
+    directory is writable and `save`; raises UserError if DIR is not a campaign directory."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise StoreError(f"{d}: expected a campaign directory, found none")
+    _check_saved_version(d)
+    scan = layout.scan(d)
+    duckdb = _duckdb()
+    con = duckdb.connect(":memory:")
+    params = _build(con, d, scan)
+    if save and os.access(d, os.W_OK):
+        _save(d, scan)
+    return Store(d, con, scan, params)
+
+
+def _check_saved_version(d: Path) -> None:
+    path = d / layout.CATALOG_FILE
+    if not path.is_file():
+        return
+    duckdb = _duckdb()
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            row = con.execute("SELECT value FROM catalog_info WHERE key = "
+                              "'store_schema_version'").fetchone()
+        finally:
+            con.close()
+    except duckdb.Error:
+        return  # unreadable or locked: it is rebuilt
+    if row is not None and int(row[0]) > STORE_SCHEMA_VERSION:
+        raise StoreError(f"{path}: store schema version {row[0]} is newer than this satcc's "
+                         f"({STORE_SCHEMA_VERSION}); upgrade satcc to read it")
+
+
+def _save(d: Path, scan: layout.Scan) -> None:
+    duckdb = _duckdb()
+    fd, tmp = tempfile.mkstemp(prefix=f".{layout.CATALOG_FILE}.tmp-", dir=d)
+    os.close(fd)
+    os.unlink(tmp)  # duckdb creates the file itself
+    try:
+        con = duckdb.connect(tmp)
+        try:
+            _build(con, d, scan)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, d / layout.CATALOG_FILE)
+    except (OSError, duckdb.Error):
+        pass  # the saved copy is a convenience; the in-memory catalog is what we use
+    finally:
+        for leftover in (tmp, tmp + ".wal"):
+            Path(leftover).unlink(missing_ok=True)
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _runs_frame(scan: layout.Scan, param_columns: list[str]) -> pd.DataFrame:
+    rows = []
+    for r in scan.planned:
+        rid = r["run_id"]
+        status = "done" if rid in scan.done else ("failed" if rid in scan.failed else "pending")
+        row: dict[str, Any] = {c: None for c in RUN_COLUMNS}
+        row.update(run_id=rid, status=status, error=scan.failed.get(rid), engine=r["engine"],
+                   seed=r.get("seed"), repetition=r.get("repetition"), point=r.get("point"))
+        if status == "done":
+            summary = json.loads((scan.directory / layout.RUNS_DIR / rid /
+                                  results.SUMMARY_FILE).read_text(encoding="utf-8"))
+            for key in ("scenario", "scenario_hash", "satcc_version", "duration_s", "bin_s",
+                        "jain_index"):
+                row[key] = summary.get(key)
+        params = r.get("params") or {}
+        for c in param_columns:
+            row[c] = params.get(c)
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=RUN_COLUMNS + param_columns)
+    for c in ("seed", "repetition", "point"):
+        frame[c] = frame[c].astype("Int64")
+    for c in ("duration_s", "bin_s", "jain_index"):
+        frame[c] = frame[c].astype("float64")
+    for c in param_columns:
+        frame[c] = _typed(frame[c])
+    return frame
+
+
+def _typed(col: pd.Series) -> pd.Series:
+    values = [v for v in col if v is not None and not (isinstance(v, float) and pd.isna(v))]
+    if values and all(isinstance(v, bool) for v in values):
+        return col.astype("boolean")
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return col.astype("Int64")
+    if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return col.astype("float64")
+    return col.map(lambda v: None if v is None else str(v)).astype("string")
+
+
+def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
+    param_columns = [c for c in scan.index.get("columns", []) if c not in RUN_COLUMNS]
+    runs = _runs_frame(scan, param_columns)
+    con.register("_runs_df", runs)
+    con.execute("CREATE TABLE runs AS SELECT * FROM _runs_df")
+    con.unregister("_runs_df")
+    info = pd.DataFrame({"key": ["store_schema_version", "results_schema_version", "satcc_version",
+                                 "campaign", "directory"],
+                         "value": [str(STORE_SCHEMA_VERSION), str(results.SCHEMA_VERSION),
+                                   __version__, str(scan.index.get("name")), str(d)]})
+    con.register("_info_df", info)
+    con.execute("CREATE TABLE catalog_info AS SELECT * FROM _info_df")
+    con.unregister("_info_df")
+    problems = pd.DataFrame([{"path": p.path, "kind": p.kind, "message": p.message}
+                             for p in scan.problems], columns=["path", "kind", "message"],
+                            dtype="string")
+    con.register("_problems_df", problems)
+    con.execute("CREATE TABLE problems AS SELECT * FROM _problems_df")
+    con.unregister("_problems_df")
+
+    for view, (filename, schema) in DATA_VIEWS.items():
+        files = []
+        for rid in sorted(scan.done):
+            path = d / layout.RUNS_DIR / rid / filename
+            if path.is_file():
+                files.append((rid, str(path.resolve())))
+        data_columns = set(schema.names)
+        if files:
+            listing = ", ".join(_sql_string(p) for _, p in files)
+            con.execute(f"CREATE TABLE _files_{view} (run_id VARCHAR, path VARCHAR)")
+            con.executemany(f"INSERT INTO _files_{view} VALUES (?, ?)", files)
+            source = (f"read_parquet([{listing}], filename = true, union_by_name = true)")
+            probe = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+            data_columns = {r[0] for r in probe} - {"filename"}
+            body = (f"FROM {source} AS f JOIN _files_{view} AS m ON f.filename = m.path "
+                    "JOIN runs AS r ON r.run_id = m.run_id")
+            data = "f.* EXCLUDE (filename)"
+        else:
+            con.register("_empty", schema.empty_table())
+            con.execute(f"CREATE TABLE _empty_{view} AS SELECT * FROM _empty")
+            con.unregister("_empty")
+            body = f"FROM _empty_{view} AS f, runs AS r WHERE false"
+            data = "f.*"
+        run_cols = [f"r.{_ident(c)}" for c in JOIN_COLUMNS]
+        for c in param_columns:
+            alias = f"param_{c}" if c in data_columns else c
+            run_cols.append(f"r.{_ident(c)} AS {_ident(alias)}")
+        con.execute(f"CREATE VIEW {view} AS SELECT {', '.join(run_cols)}, {data} {body}")
+    return param_columns

@@ -1,0 +1,269 @@
+"""Campaign files, matrix expansion, run naming, the resumable local executor."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from satcc.campaign import layout, spec
+from satcc.campaign import worker as worker_module
+from satcc.campaign.execute import ProgressLine, run_campaign
+from satcc.campaign.summary import end_of_run, status
+from satcc.cli import main
+from tests.campaign_helpers import (
+    SMALL_CAMPAIGN,
+    store_frames,
+    tree_hashes,
+    write_campaign,
+)
+from tests.helpers import requires_sim
+
+pytestmark = requires_sim
+
+
+# -- key paths and the matrix ------------------------------------------------------------------
+
+
+def test_key_paths_set_one_entry_every_entry_and_create_missing_tables():
+    doc = {"flow": [{"cca": "reno"}, {"cca": "reno"}], "link": [{"a": "x"}]}
+    spec.set_key(doc, "flow.*.mss", 1300)
+    spec.set_key(doc, "flow[1].cca", "cubic")
+    spec.set_key(doc, "flow[0].cc.beta", 0.5)
+    spec.set_key(doc, "link[*].loss", 1e-4)
+    assert doc["flow"] == [{"cca": "reno", "mss": 1300, "cc": {"beta": 0.5}},
+                           {"cca": "cubic", "mss": 1300}]
+    assert doc["link"] == [{"a": "x", "loss": 1e-4}]
+
+
+def test_key_path_past_the_end_or_malformed_is_an_error():
+    with pytest.raises(ValueError, match=r"index below 2 .*found \[2\]"):
+        spec.set_key({"flow": [{}, {}]}, "flow[2].cca", "bbr")
+    with pytest.raises(ValueError, match="key path"):
+        spec.parse_key_path("flow[0]..cca")
+
+
+def test_column_names_and_numeric_companions():
+    assert spec.default_column("flow.*.cca") == "cca"
+    assert spec.default_column("link[1].delay") == "link1_delay"
+    assert spec.default_column("link[0].model.plan") == "plan"
+    assert spec.numeric_companion(["1 ms", "8 ms"]) == ("ms", [1.0, 8.0])
+    assert spec.numeric_companion(["09:00", "13:30:00"]) == ("h", [9.0, 13.5])
+    assert spec.numeric_companion(["10 MB"]) == ("bytes", [10_000_000.0])
+    assert spec.numeric_companion(["bbr"]) is None
+
+
+def test_expansion_is_the_cross_product_times_seeds_with_stable_distinct_ids(tmp_path):
+    c = spec.load(write_campaign(tmp_path))
+    runs = spec.expand(c)
+    assert len(runs) == 2 * 2 * 2
+    assert len({r.run_id for r in runs}) == len(runs)
+    assert [r.run_id for r in spec.expand(spec.load(tmp_path / "campaign.toml"))] == \
+        [r.run_id for r in runs]
+    first = runs[0]
+    assert first.params == {"cca": "reno", "link1_delay": "5 ms", "link1_delay_ms": 5.0}
+    assert first.scenario["flow"][1]["cca"] == "reno"
+    assert first.scenario["link"][1]["delay"] == "5 ms"
+    # a changed value changes only the ids of the runs it touches
+    other = write_campaign(tmp_path, SMALL_CAMPAIGN.replace('"20 ms"', '"30 ms"'), name="b.toml")
+    ids = {r.run_id for r in spec.expand(spec.load(other))}
+    same = {r.run_id for r in runs if r.params["link1_delay"] == "5 ms"}
+    assert same <= ids and not ({r.run_id for r in runs} - same) & ids
+
+
+def test_every_invalid_point_is_reported_before_anything_runs(tmp_path):
+    path = write_campaign(tmp_path, """
+        [campaign]
+        scenario = "base.toml"
+        [matrix]
+        "flow[0].cca" = ["reno", "no-such-cca"]
+        "flow[0].mss" = [1300, 10]
+    """)
+    with pytest.raises(spec.CampaignError) as e:
+        spec.expand(spec.load(path))
+    text = str(e.value)
+    assert "no-such-cca" in text and "flow[0].mss" in text
+    # points (reno, 10), (bad, 1300) and (bad, 10): one issue, one issue, two issues
+    assert len(e.value.issues) == 4
+
+
+def test_an_axis_that_changes_nothing_is_an_error(tmp_path):
+    path = write_campaign(tmp_path, """
+        [campaign]
+        scenario = "base.toml"
+        [matrix]
+        "flow[0].cca" = ["reno", "cubic"]
+        "flow[0].sack" = [true]
+        dup = { key = "flow[1].rwnd", values = ["6 MiB", "6291456 B"] }
+    """)
+    with pytest.raises(spec.CampaignError, match="resolves to the same run as point 0"):
+        spec.expand(spec.load(path))
+
+
+def test_cases_axis_sets_several_keys_per_label(tmp_path):
+    path = write_campaign(tmp_path, """
+        [campaign]
+        scenario = "base.toml"
+        seeds = [3, 9]
+        [matrix.direction.cases]
+        fwd = { "flow[0].from" = "s1", "flow[0].to" = "d" }
+        rev = { "flow[0].from" = "d", "flow[0].to" = "s1" }
+    """)
+    runs = spec.expand(spec.load(path))
+    assert [(r.params["direction"], r.seed) for r in runs] == \
+        [("fwd", 3), ("fwd", 9), ("rev", 3), ("rev", 9)]
+    assert runs[2].scenario["flow"][0]["from"] == "d"
+    c = spec.load(path)
+    assert c.axes[0].role == "direction"
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def test_campaign_runs_every_point_and_a_rerun_skips_them(tmp_path):
+    c = spec.load(write_campaign(tmp_path))
+    out = tmp_path / "out"
+    first = run_campaign(c, out, jobs=2, progress=False)
+    assert first.count("done") == 8 and first.count("failed") == 0
+    index = json.loads((out / layout.INDEX_FILE).read_text())
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(r["run_id"] for r in index["runs"])
+    before = tree_hashes(out)
+    again = run_campaign(spec.load(tmp_path / "campaign.toml"), out, jobs=2, progress=False)
+    assert again.count("skipped") == 8 and again.count("done") == 0
+    assert tree_hashes(out) == before
+    text = end_of_run(again)
+    assert "8 already done" in text and "reno" in text and "cubic" in text
+
+
+def test_a_failing_run_is_recorded_and_does_not_stop_the_others(tmp_path, monkeypatch):
+    c = spec.load(write_campaign(tmp_path))
+    victim = spec.expand(c)[3].run_id
+    real = worker_module._run
+
+    def flaky(s, out_dir):
+        if s.run_id == victim:
+            raise RuntimeError("injected failure")
+        return real(s, out_dir)
+
+    monkeypatch.setattr(worker_module, "_run", flaky)
+    out = tmp_path / "out"
+    r = run_campaign(c, out, jobs=1, progress=False)
+    assert r.count("done") == 7 and r.count("failed") == 1
+    err = json.loads((out / "failed" / f"{victim}.json").read_text())["error"]
+    assert "injected failure" in err
+    text, code = status(out)
+    assert code == 1 and victim in text and "injected failure" in text
+    assert "injected failure" in end_of_run(r)
+    monkeypatch.setattr(worker_module, "_run", real)
+    r2 = run_campaign(c, out, jobs=1, progress=False)
+    assert r2.count("done") == 1 and r2.count("skipped") == 7
+    assert not (out / "failed" / f"{victim}.json").exists()
+    assert status(out)[1] == 0
+
+
+def test_a_half_written_run_is_removed_and_redone(tmp_path):
+    c = spec.load(write_campaign(tmp_path))
+    ref, out = tmp_path / "ref", tmp_path / "out"
+    run_campaign(c, ref, jobs=2, progress=False)
+    run_campaign(c, out, jobs=2, progress=False)
+    victim = min((out / "runs").iterdir())
+    # what an interrupted write leaves: a staging directory with part of the files, no run
+    os.rename(victim, victim.parent / f".{victim.name}{layout.STAGING_SUFFIX}")
+    (victim.parent / f".{victim.name}{layout.STAGING_SUFFIX}" / "summary.json").unlink()
+    text, code = status(out)
+    assert code == 1 and "incomplete" in text
+    r = run_campaign(c, out, jobs=2, progress=False)
+    assert r.count("done") == 1 and len(r.removed_leftovers) == 1
+    assert tree_hashes(out) == tree_hashes(ref)
+
+
+def test_another_campaign_cannot_reuse_a_directory(tmp_path):
+    c = spec.load(write_campaign(tmp_path))
+    out = tmp_path / "out"
+    run_campaign(c, out, jobs=1, progress=False)
+    other = write_campaign(tmp_path, SMALL_CAMPAIGN.replace('name = "small"', 'name = "other"'),
+                           name="other.toml")
+    with pytest.raises(Exception, match="holds campaign 'small'"):
+        run_campaign(spec.load(other), out, jobs=1, progress=False)
+
+
+def test_progress_line_shows_counts_rate_and_eta():
+    t = [0.0]
+    bar = ProgressLine("c", 10, already=2, enabled=False, clock=lambda: t[0])
+    assert bar.text().endswith("2/10 · ETA ?")
+    t[0] = 4.0
+    bar.advance(ok=True)
+    bar.advance(ok=False)
+    text = bar.text()
+    assert "4/10" in text and "1 failed" in text and "0.50 runs/s" in text and "ETA 12 s" in text
+
+
+def test_cli_campaign_status_and_dry_run(tmp_path, capsys):
+    path = write_campaign(tmp_path)
+    out = tmp_path / "o"
+    assert main(["campaign", str(path), "--out", str(out), "--dry-run"]) == 0
+    assert "8 runs" in capsys.readouterr().out and not out.exists()
+    assert main(["campaign", str(path), "--out", str(out), "--jobs", "2", "--no-progress"]) == 0
+    assert "8 run now" in capsys.readouterr().out
+    assert main(["campaign", "status", str(out)]) == 0
+    assert "8 done" in capsys.readouterr().out
+
+
+# -- SIGKILL and resume ------------------------------------------------------------------------
+
+KILL_CAMPAIGN = SMALL_CAMPAIGN.replace("repetitions = 2", "repetitions = 4").replace(
+    '["5 ms", "20 ms"]', '["5 ms", "10 ms", "20 ms"]')
+
+
+def test_sigkill_then_resume_gives_the_store_of_an_uninterrupted_run(tmp_path):
+    path = write_campaign(tmp_path, KILL_CAMPAIGN)
+    assert len(spec.expand(spec.load(path))) == 24
+    ref = tmp_path / "ref"
+    run_campaign(spec.load(path), ref, jobs=2, progress=False)
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "satcc.cli", "campaign", str(path), "--out", str(out),
+           "--jobs", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, cwd=Path(__file__).resolve().parent.parent)
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            runs = out / "runs"
+            if runs.is_dir() and sum(1 for p in runs.iterdir() if not p.name.startswith(".")) >= 4:
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, "the campaign finished before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)  # kill -9 of the campaign and its pool workers
+    finally:
+        proc.wait(timeout=30)
+    done_before = {p.name for p in (out / "runs").iterdir() if not p.name.startswith(".")}
+    assert 4 <= len(done_before) < 24
+    r = run_campaign(spec.load(path), out, jobs=2, progress=False)
+    assert r.count("skipped") == len(done_before)
+    assert r.count("done") == 24 - len(done_before) and r.count("failed") == 0
+    assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".")]
+    assert tree_hashes(out) == tree_hashes(ref)
+    assert (out / layout.INDEX_FILE).read_bytes() == (ref / layout.INDEX_FILE).read_bytes()
+    for a, b in zip(store_frames(out), store_frames(ref), strict=True):
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_every_ready_campaign_file_expands_into_valid_runs():
+    files = sorted((Path(__file__).resolve().parent.parent / "campaigns").glob("*.toml"))
+    assert len(files) >= 10
+    for f in files:
+        c = spec.load(f)
+        runs = spec.expand(c)
+        assert runs, f
+        if f.stem.endswith("-quick"):
+            assert len(runs) <= 40, f

@@ -1,0 +1,148 @@
+"""The DuckDB results store: views with the matrix parameters, corrupt and foreign files
+reported and left out, schema versions, `satcc query`."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from satcc.campaign import layout, spec
+from satcc.campaign.execute import run_campaign
+from satcc.campaign.summary import status
+from satcc.cli import main
+from satcc.store import STORE_SCHEMA_VERSION, StoreError, open_store, query
+from tests.campaign_helpers import write_campaign
+from tests.helpers import requires_sim
+
+pytestmark = requires_sim
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("store")
+    c = spec.load(write_campaign(tmp))
+    run_campaign(c, tmp / "out", jobs=2, progress=False)
+    return tmp / "out"
+
+
+def _copy(src, dst):
+    import shutil
+
+    shutil.copytree(src, dst)
+    (dst / layout.CATALOG_FILE).unlink(missing_ok=True)
+    return dst
+
+
+def test_views_carry_the_matrix_parameters_as_columns(done):
+    with open_store(done) as s:
+        runs = s.runs()
+        assert len(runs) == 8 and set(runs["status"]) == {"done"}
+        assert {"cca", "link1_delay", "link1_delay_ms", "jain_index", "scenario_hash"} <= set(runs)
+        flows = s.flows()
+        assert len(flows) == 16
+        # `cca` is both an axis and a flows column: the axis is param_cca there, and agrees
+        assert (flows["param_cca"] == flows["cca"]).all()
+        assert sorted(flows["link1_delay_ms"].unique()) == [5.0, 20.0]
+        # each row's parameter is the one its run had: link 1's delay in the link series
+        pairs = s.query("SELECT DISTINCT link1_delay_ms, delay_ms FROM link_series "
+                        "WHERE link_id = 1 ORDER BY 1")
+        assert pairs.values.tolist() == [[5.0, 5.0], [20.0, 20.0]]
+        n_series = s.query("SELECT count(*) AS n FROM flow_series")["n"][0]
+        assert n_series == 8 * 2 * 20  # runs x flows x (2 s / 100 ms)
+        assert s.query("SELECT count(*) AS n FROM link_series")["n"][0] == 8 * 3 * 2 * 20
+        assert s.problems == []
+
+
+def test_python_api_query_and_saved_catalog_for_other_tools(done):
+    frame = query(done, "SELECT cca, count(*) AS n FROM runs GROUP BY cca ORDER BY cca")
+    assert frame.to_dict("list") == {"cca": ["cubic", "reno"], "n": [4, 4]}
+    con = duckdb.connect(str(done / layout.CATALOG_FILE), read_only=True)
+    try:
+        n = con.execute("SELECT count(*) FROM flows").fetchone()[0]
+        version = con.execute("SELECT value FROM catalog_info WHERE key = "
+                              "'store_schema_version'").fetchone()[0]
+    finally:
+        con.close()
+    assert n == 16 and int(version) == STORE_SCHEMA_VERSION
+
+
+def test_corrupt_and_foreign_files_are_reported_and_left_out(done, tmp_path):
+    d = _copy(done, tmp_path / "c")
+    runs = sorted(p for p in (d / "runs").iterdir())
+    # 1. a flipped byte in one run's flows.parquet
+    target = runs[0] / "flows.parquet"
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    target.write_bytes(bytes(data))
+    # 2. a foreign Parquet file dropped into another run
+    (runs[1] / "extra.parquet").write_bytes((runs[2] / "flows.parquet").read_bytes())
+    # 3. a run of another results schema version
+    summary = json.loads((runs[3] / "summary.json").read_text())
+    summary["schema_version"] = 99
+    (runs[3] / "summary.json").write_text(json.dumps(summary))
+    # 4. foreign things at the top and under runs/
+    (d / "notes.txt").write_text("hello")
+    (d / "runs" / "not-a-run").mkdir()
+    (d / "runs" / "stray.parquet").write_bytes(b"PAR1")
+    with open_store(d) as s:
+        kinds = {p.path: p.kind for p in s.problems}
+        assert kinds[f"runs/{runs[0].name}"] == "corrupt"
+        assert kinds[f"runs/{runs[1].name}"] == "corrupt"
+        assert kinds[f"runs/{runs[3].name}"] == "corrupt"
+        assert kinds["notes.txt"] == "foreign"
+        assert kinds["runs/not-a-run"] == "not-in-plan"
+        assert kinds["runs/stray.parquet"] == "foreign"
+        messages = " ".join(p.message for p in s.problems)
+        assert "sha256" in messages and "extra.parquet" in messages and "99" in messages
+        left = s.query("SELECT DISTINCT run_id FROM flows")["run_id"].tolist()
+        assert len(left) == 5 and runs[0].name not in left
+        assert s.query("SELECT count(*) AS n FROM problems")["n"][0] == 6
+        assert set(s.runs()["status"]) == {"done", "pending"}
+    text, code = status(d)
+    assert code == 1 and "corrupt" in text and "notes.txt" in text
+
+
+def test_query_cli_warns_about_left_out_files_and_prints_table_json_csv(done, tmp_path, capsys):
+    d = _copy(done, tmp_path / "q")
+    (d / "junk.bin").write_bytes(b"\0")
+    sql = "SELECT cca, count(*) AS runs FROM runs GROUP BY cca ORDER BY cca"
+    assert main(["query", str(d), sql]) == 0
+    out, err = capsys.readouterr()
+    assert "cubic" in out and "(2 rows)" in out and "junk.bin: foreign" in err
+    assert main(["query", str(d), sql, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"cca": "cubic", "runs": 4},
+                                                   {"cca": "reno", "runs": 4}]
+    assert main(["query", str(d), sql, "--csv"]) == 0
+    assert capsys.readouterr().out == "cca,runs\ncubic,4\nreno,4\n"
+    assert main(["query", str(d), "--schema"]) == 0
+    schema = capsys.readouterr().out
+    assert "flow_series:" in schema and "goodput_bps" in schema and "link1_delay_ms" in schema
+    assert main(["query", str(d), "SELECT nope FROM runs"]) == 2
+    assert "query failed" in capsys.readouterr().err
+
+
+def test_a_newer_saved_catalog_is_refused_and_an_older_one_rebuilt(done, tmp_path):
+    d = _copy(done, tmp_path / "v")
+    con = duckdb.connect(str(d / layout.CATALOG_FILE))
+    con.execute("CREATE TABLE catalog_info (key VARCHAR, value VARCHAR)")
+    con.execute("INSERT INTO catalog_info VALUES ('store_schema_version', ?)",
+                [str(STORE_SCHEMA_VERSION + 1)])
+    con.close()
+    with pytest.raises(StoreError, match="newer than this satcc"):
+        open_store(d)
+    con = duckdb.connect(str(d / layout.CATALOG_FILE))
+    con.execute("UPDATE catalog_info SET value = '0'")
+    con.close()
+    with open_store(d) as s:
+        assert len(s.runs()) == 8
+    con = duckdb.connect(str(d / layout.CATALOG_FILE), read_only=True)
+    assert con.execute("SELECT value FROM catalog_info WHERE key = 'store_schema_version'"
+                       ).fetchone()[0] == str(STORE_SCHEMA_VERSION)
+    con.close()
+
+
+def test_a_directory_that_is_not_a_campaign_is_refused(tmp_path):
+    with pytest.raises(Exception, match="campaign directory"):
+        open_store(tmp_path)
