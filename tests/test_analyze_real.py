@@ -123,7 +123,10 @@ def test_real_udp_loss_matches_iperf3_server(tmp_path):
     # captured at the server, behind the router's bottleneck: it saw exactly what was captured
     # (the server may stop reading just before the last datagram or two arrive, and a loaded
     # machine makes tcpdump drop packets, which it reports)
-    slack = 2 + (runs["tcpdump_dropped"] or 0)
+    # Datagrams still in the router's 15,000-byte queue when the test ends reach the capture
+    # after the server has stopped counting: up to a queue's worth (1460-byte payloads).
+    queued = -(-15000 // 1460)
+    slack = 2 + queued + (runs["tcpdump_dropped"] or 0)
     assert s["lost_packets"] > 0
     received = s["packets"] - s["lost_packets"]
     assert abs((f["udp_expected"] - f["udp_lost"]) - received) <= slack

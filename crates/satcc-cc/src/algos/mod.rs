@@ -1,6 +1,7 @@
 //! One file per algorithm; `ALL` is the registry's list.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod cdg;
 pub mod cubic;
@@ -22,4 +23,4 @@ pub mod yeah;
 
 use crate::registry::AlgoInfo;
 
-pub static ALL: &[&AlgoInfo] = &[&reno::INFO, &newreno::INFO, &hybla::INFO, &vegas::INFO, &yeah::INFO, &dctcp::INFO, &highspeed::INFO, &scalable::INFO, &bic::INFO, &htcp::INFO, &westwood::INFO, &illinois::INFO, &veno::INFO, &lp::INFO, &nv::INFO, &cdg::INFO, &cubic::INFO, &bbr::INFO];
+pub static ALL: &[&AlgoInfo] = &[&reno::INFO, &newreno::INFO, &hybla::INFO, &vegas::INFO, &yeah::INFO, &dctcp::INFO, &highspeed::INFO, &scalable::INFO, &bic::INFO, &htcp::INFO, &westwood::INFO, &illinois::INFO, &veno::INFO, &lp::INFO, &nv::INFO, &cdg::INFO, &cubic::INFO, &bbr::INFO, &bbr3::INFO];
