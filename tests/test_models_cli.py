@@ -6,6 +6,7 @@ import argparse
 import json
 
 import pytest
+
 from satcc.models import cardwell, cubic, hybla, mathis, pftk, window
 from satcc.models import cli as model_cli
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+
 from satcc.models import hybla, mathis
 from satcc.models.common import ModelInputError
 

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+
 from satcc.models import cardwell, mathis, pftk
 from satcc.models.common import ModelInputError
 

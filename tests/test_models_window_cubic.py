@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from satcc.models import cubic, window
 from satcc.models.common import ModelInputError
 

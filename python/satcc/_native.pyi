@@ -77,7 +77,8 @@ one row per link direction per step over [0, duration): the model's mean capacit
 a few times per second of wall time. Raises ValueError naming the bad key on bad input.
 """
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 def run_sim(config: dict[str, Any], progress: Callable[[float], None] | None = None) -> dict[str, Any]: ...
 def cc_names() -> list[str]: ...
