@@ -19,7 +19,7 @@ DIR_KEYS = {"rate_bps", "delay_ns", "loss", "queue", "ecn_threshold_pkts"}
 FLOW_KEYS = {
     "id", "src", "dst", "cca", "cc", "start_ns", "size_bytes", "mss", "sack", "timestamps",
     "window_scaling", "rwnd_bytes", "ecn", "initial_cwnd", "pacing", "delayed_ack", "min_rto_ns",
-    "sndbuf_bytes",
+    "sndbuf_bytes", "metrics_save",
 }
 
 

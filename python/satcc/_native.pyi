@@ -20,7 +20,11 @@ node names mapped to indices. Keys:
           "mss": int, "sack": bool, "timestamps": bool, "window_scaling": bool,
           "rwnd_bytes": int, "ecn": bool, "initial_cwnd": int,
           "pacing": "auto" | "on" | "off", "delayed_ack": bool, "min_rto_ns": int,
-          "sndbuf_bytes": int | None,
+          "sndbuf_bytes": int | None, "metrics_save": bool,
+          # ("metrics_save": Linux's metrics cache, tcp_no_metrics_save = 0: a limited
+          #  transfer stores its ssthresh when fully acknowledged (tcp_update_metrics) and a
+          #  later metrics_save flow between the same two nodes starts with it
+          #  (tcp_init_metrics); absent = false)
           # optional (absent = the default):
           "proto": "tcp" | "udp" (default "tcp"); for "udp" also
           "udp_rate_bps": int (payload bit rate, iperf3 -b), "udp_payload_bytes": int (-l),

@@ -45,6 +45,7 @@ them in step):
 | flow.delayed_ack          | true         | bool                 | Linux quick-ack then delayed ACK |
 | flow.min_rto              | 200 ms       | duration             | Linux TCP_RTO_MIN                |
 | flow.sndbuf               | none         | size                 | cap on unacknowledged bytes; Linux bounds them by tcp_wmem[2] |
+| flow.metrics_save         | false        | bool                 | false = tcp_no_metrics_save = 1; true = Linux's default cache of ssthresh per destination (study 003) |
 | flow.proto, rate, packet_size | tcp, -, 1460 B | udp: CBR rate, payload | iperf3 -u -b -l (satcc.linkmodels) |
 | flow.encap, flow.mtu      | 0 B, 1500 B  | VPN name or "N B"; size | satcc.linkmodels (study 000)   |
 
@@ -197,6 +198,7 @@ class Flow(_Table):
     delayed_ack: StrictBool = True
     min_rto: Duration = parse_duration(DEFAULT_MIN_RTO)
     sndbuf: Size | None = None
+    metrics_save: StrictBool = False  # study 003: Linux's per-destination ssthresh cache
     # UDP constant bit rate, tunnels and path MTU: satcc.linkmodels (README "Path models")
     proto: Literal["tcp", "udp"] = "tcp"
     rate: Rate | None = None
@@ -591,6 +593,7 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
             "delayed_ack": f.delayed_ack,
             "min_rto_ns": f.min_rto,
             "sndbuf_bytes": f.sndbuf,
+            "metrics_save": f.metrics_save,
             **linkmodels.flow_extras(f),
         })
     return {

@@ -219,6 +219,7 @@ pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
             },
             encap_bytes: opt(&f, "encap_bytes", &path)?.unwrap_or(0),
             mtu: opt(&f, "mtu", &path)?.unwrap_or(satcc_sim::config::DEFAULT_MTU),
+            metrics_save: opt(&f, "metrics_save", &path)?.unwrap_or(false),
         });
     }
     Ok(SimConfig {

@@ -94,6 +94,10 @@ pub struct FlowConfig {
     pub encap_bytes: u32,
     /// Path MTU: a packet longer than this once encapsulated travels as IP fragments.
     pub mtu: u32,
+    /// Linux's per-destination metrics cache (`tcp_no_metrics_save = 0`): a limited transfer
+    /// stores its ssthresh when fully acknowledged, and a later flow between the same two
+    /// nodes starts with it (`world.rs`, `tcp_update_metrics` / `tcp_init_metrics`).
+    pub metrics_save: bool,
 }
 
 /// What a flow sends.
@@ -132,6 +136,7 @@ impl FlowConfig {
             proto: Proto::Tcp,
             encap_bytes: 0,
             mtu: DEFAULT_MTU,
+            metrics_save: false,
         }
     }
 }

@@ -8,6 +8,21 @@
 //! which cross the links independently. The far end takes the packet only when every fragment
 //! has arrived; losing any loses the packet. Incomplete packets are forgotten after 30 s
 //! (Linux `net.ipv4.ipfrag_time`). The TCP/UDP ends never see the fragments.
+//!
+//! Metrics cache (study 003; Linux `tcp_metrics.c` with `tcp_no_metrics_save = 0` and
+//! `tcp_no_ssthresh_metrics_save = 0`): one ssthresh per (source node, destination node).
+//! A `metrics_save` flow's limited transfer "closes" when its last byte is acknowledged and
+//! then updates the entry (`Sender::ssthresh_to_cache`, `tcp_update_metrics`); a
+//! `metrics_save` flow starting later reads it when it connects and applies it when
+//! established (`tcp_init_metrics`). Only ssthresh is cached.
+//! Deviations from Linux's cache:
+//! 1. The entry is read when the SYN is sent, not when the SYN-ACK arrives: a flow closing
+//!    during another's handshake is not seen by it.
+//! 2. Bulk flows never close (the run ends first), so they never write; nor do flows whose
+//!    transfer is never fully acknowledged. Linux also writes on close after a
+//!    reset-free teardown of any connection; satcc's flows have no teardown.
+//! 3. RTT, RTT variance, cwnd and reordering are not cached (Linux seeds the first RTO
+//!    from the cached RTT; satcc's first RTO is always 1 s).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
@@ -77,6 +92,10 @@ struct Flow {
     udp: Option<UdpFlow>,
     encap_bytes: u32,
     mtu: u32,
+    /// Reads and writes the metrics cache (module doc).
+    metrics_save: bool,
+    /// The close-time update of the metrics cache has been done.
+    metrics_written: bool,
 }
 
 /// Everything a run produces.
@@ -112,6 +131,8 @@ pub struct World {
     reassembly: HashMap<u64, (u16, SimTime)>,
     next_frag_id: u64,
     fragmented: u64,
+    /// The metrics cache: ssthresh (packets) per (source node, destination node).
+    metrics: HashMap<(u32, u32), u32>,
 }
 
 impl World {
@@ -175,6 +196,8 @@ impl World {
                 },
                 encap_bytes: f.encap_bytes,
                 mtu: f.mtu,
+                metrics_save: f.metrics_save && f.proto == Proto::Tcp,
+                metrics_written: false,
             });
         }
         let mut w = World {
@@ -194,6 +217,7 @@ impl World {
             reassembly: HashMap::new(),
             next_frag_id: 0,
             fragmented: 0,
+            metrics: HashMap::new(),
         };
         for i in 0..w.flows.len() {
             let at = w.flows[i].sender.start;
@@ -256,6 +280,11 @@ impl World {
             Ev::UdpSend(_) => unreachable!("UdpSend for a TCP flow"),
             Ev::FlowStart(f) => {
                 let mut out = std::mem::take(&mut self.out);
+                let flow = &mut self.flows[f as usize];
+                if flow.metrics_save {
+                    // tcp_init_metrics (module doc, deviation 1)
+                    flow.sender.set_cached_ssthresh(self.metrics.get(&(flow.src, flow.dst)).copied());
+                }
                 self.flows[f as usize].sender.connect(now, &mut out);
                 self.emit(f, true, &mut out);
                 self.out = out;
@@ -309,6 +338,15 @@ impl World {
                 false
             } else {
                 flow.sender.on_packet(self.now, &pkt, &mut out);
+                if flow.metrics_save && !flow.metrics_written && flow.sender.acked_all_at.is_some() {
+                    // the transfer is complete: tcp_update_metrics at close (module doc)
+                    flow.metrics_written = true;
+                    let key = (flow.src, flow.dst);
+                    match flow.sender.ssthresh_to_cache(self.metrics.get(&key).copied()) {
+                        Some(v) => self.metrics.insert(key, v),
+                        None => self.metrics.remove(&key),
+                    };
+                }
                 true
             };
             self.emit(f, from_sender_side, &mut out);

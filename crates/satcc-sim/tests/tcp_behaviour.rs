@@ -42,10 +42,20 @@ fn window_limited_flow_gets_window_over_rtt() {
 /// the link idle even alone on it; the "fills ≥ 95 %" is a loss-based TCP claim.
 const DELAY_BASED: &[&str] = &["vegas", "cdg", "nv", "lp"];
 
+/// BBRv3 enters PROBE_RTT every 5 s (v1: 10 s) with cwnd ½ BDP for 200 ms + 1 RTT, running
+/// the link at about half rate meanwhile: ≈ 0.5 × 0.22 s / 5 s ≈ 2–3 % below full by design.
+const PROBE_RTT_EVERY_5S: &[&str] = &["bbr3"];
+
 #[test]
 fn lossless_bulk_flow_fills_the_bottleneck() {
     for cca in satcc_cc::names() {
-        let need = if DELAY_BASED.contains(&cca) { 0.90 } else { 0.95 };
+        let need = if DELAY_BASED.contains(&cca) {
+            0.90
+        } else if PROBE_RTT_EVERY_5S.contains(&cca) {
+            0.92
+        } else {
+            0.95
+        };
         let cfg = dumbbell(50_000_000, 10, 0.0, QueueConfig::Bdp(1.0), 30, vec![FlowConfig::bulk(0, 0, 2, cca)]);
         let o = run(&cfg);
         let capacity = 50e6 * PAYLOAD_SHARE;

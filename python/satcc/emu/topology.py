@@ -25,8 +25,13 @@ Deviations from the simulator's network:
 1. `rwnd` sets the receiver's buffer ceiling (`tcp_rmem[2]`), not the advertised window itself:
    Linux advertises only part of its buffer (scenario.py deviation 2).
 2. The sender's `tcp_wmem[2]` is max(4 MiB, 2 x rwnd) so the send buffer is not the limit.
-3. `tcp_no_metrics_save = 1` in every namespace: each flow starts without cached ssthresh or
-   RTT, as in the simulator (the scenario has no key for Linux's metric cache yet).
+3. Linux's metrics cache is per namespace, not per flow: `tcp_no_metrics_save = 1` in every
+   namespace (each flow starts without cached ssthresh or RTT, as in the simulator) except a
+   sender with any `metrics_save` flow, where `tcp_no_metrics_save = 0` and
+   `tcp_no_ssthresh_metrics_save = 0` (Linux >= 5.7 caches no ssthresh by default; study 003's
+   2.4 kernel did). There every flow of that sender uses the cache, and the kernel also caches
+   RTT, RTT variance and cwnd, which the simulator does not model. `build` flushes the cache
+   of every node (`ip tcp_metrics flush`; the namespaces are new each run, so it starts empty).
 """
 
 from __future__ import annotations
@@ -243,6 +248,10 @@ def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
             "net.ipv4.conf.default.rp_filter": "0",
             "net.ipv4.tcp_no_metrics_save": "1",  # module doc, deviation 3
         }
+    for f in config["flows"]:
+        if f.get("metrics_save", False) and f.get("proto", "tcp") == "tcp":
+            out[f["src"]]["net.ipv4.tcp_no_metrics_save"] = "0"  # module doc, deviation 3
+            out[f["src"]]["net.ipv4.tcp_no_ssthresh_metrics_save"] = "0"
     owner: dict[tuple[int, str], int] = {}
     rmem: dict[int, int] = {}
     wmem: dict[int, int] = {}
@@ -306,6 +315,8 @@ def build(p: Plan) -> None:
             run_cmd("ip", "-n", ns, "link", "set", lp.node_if, "up")
     for node, values in p.sysctls.items():
         _sysctl(p.namespaces[node], *(f"{k}={v}" for k, v in values.items()))
+        # module doc, deviation 3: no run inherits another's cached metrics
+        run_cmd("ip", "-n", p.namespaces[node], "tcp_metrics", "flush")
     for r in p.routes:
         run_cmd("ip", "-n", p.namespaces[r.node], "route", "replace", f"{r.dst}/32", "via", r.via,
                 "dev", r.dev, *r.attrs)

@@ -141,6 +141,9 @@ pub struct Sender {
     pub stats: SenderStats,
     /// When the last byte was cumulatively acknowledged.
     pub acked_all_at: Option<SimTime>,
+    /// ssthresh from the metrics cache, applied when the connection is established
+    /// (`tcp_init_metrics`); set by the world before `connect`.
+    cached_ssthresh: Option<u32>,
 }
 
 impl Sender {
@@ -185,6 +188,36 @@ impl Sender {
             cwr_pending: false,
             stats: SenderStats::default(),
             acked_all_at: None,
+            cached_ssthresh: None,
+        }
+    }
+
+    /// Hand the sender the metrics cache's ssthresh for its destination (world.rs); it is
+    /// applied when the handshake completes, as `tcp_init_metrics` does.
+    pub fn set_cached_ssthresh(&mut self, ssthresh: Option<u32>) {
+        self.cached_ssthresh = ssthresh;
+    }
+
+    /// The ssthresh the metrics cache holds after this connection closes, given what it held
+    /// before (`cached`), following `tcp_update_metrics` (tcp_metrics.c) for the ssthresh slot:
+    /// - a session whose RTO backed off or that never measured an RTT leaves it unchanged;
+    /// - still in initial slow start (ssthresh infinite): raise an existing entry to cwnd/2;
+    /// - congestion avoidance (cwnd >= ssthresh) in the Open state: max(cwnd/2, ssthresh);
+    /// - otherwise (slow start after a loss, or in Recovery/Loss/CWR/Disorder): raise an
+    ///   existing entry to ssthresh, never create one.
+    pub fn ssthresh_to_cache(&self, cached: Option<u32>) -> Option<u32> {
+        let t = &self.tcp;
+        if self.backoff > 0 || self.rtt.srtt_us() == 0 {
+            return cached; // tcp_update_metrics: "This session failed to estimate rtt"
+        }
+        if t.ssthresh >= INFINITE_SSTHRESH {
+            // tcp_in_initial_slowstart
+            cached.map(|v| v.max(t.cwnd >> 1))
+        } else if t.cwnd >= t.ssthresh && t.ca_state == CaState::Open {
+            // !tcp_in_slow_start && TCP_CA_Open: "cwnd is reliable"
+            Some((t.cwnd >> 1).max(t.ssthresh))
+        } else {
+            cached.map(|v| v.max(t.ssthresh))
         }
     }
 
@@ -236,6 +269,11 @@ impl Sender {
         // tcp_init_transfer: cwnd 1 after a lost handshake packet (RFC 6298 §5.7 as Linux).
         if retries > 1 {
             self.tcp.cwnd = 1;
+        }
+        // tcp_init_metrics (before tcp_init_congestion_control): the cached ssthresh, clamped
+        // to snd_cwnd_clamp; no entry keeps TCP_INFINITE_SSTHRESH.
+        if let Some(v) = self.cached_ssthresh.filter(|&v| v > 0) {
+            self.tcp.ssthresh = v.min(self.tcp.cwnd_clamp);
         }
         self.tcp.cwnd_stamp = now;
         self.tcp.now = now;
