@@ -526,7 +526,8 @@ _KEYS = {
     "lfn": [*_with_ba("rate", "rtt", "delay", "loss", "drop_above"), "hop", "drop_burst"],
     "trace": [*_with_ba("mahimahi", "rate", "delay_csv", "delay", "loss"), "bytes_per_opportunity"],
     "constellation": ["terminal", "gateway", "altitude_km", "inclination", "planes", "per_plane",
-                      "phasing", "min_elevation", "phase", "start", *_with_ba("extra_delay", "rate", "loss")],
+                      "phasing", "min_elevation", "phase", "start", *_with_ba("extra_delay", "rate", "loss"),
+                      "tle", "epoch", "span"],  # the last three: satellites from a TLE file (tle.py)
 }
 
 
@@ -543,6 +544,10 @@ def resolve_model(table: dict[str, Any], prefix: str, base: Path) -> list[tuple[
     r = _Reader(table, prefix, _KEYS[kind])
     if kind == "trace":
         out = _trace(r, base)
+    elif kind == "constellation" and {"tle", "epoch", "span"} & table.keys():
+        # SGP4 positions → a trace-kind delay series; sgp4 is imported only there
+        from satcc import tle
+        out = tle.constellation(r, base)
     else:
         out = {"starlink": _starlink, "geo": _geo, "lfn": _lfn, "constellation": _constellation}[kind](r)
     if r.issues:
