@@ -37,8 +37,8 @@
 //! 2. The selection policy (highest elevation) is ours; Starlink's scheduler is not public.
 //! 3. The Earth rotation angle is 0 at the run's start (the shell's RAAN origin is arbitrary).
 //!
-//! Not implemented: inter-satellite links, capacity from elevation, TLE input (a TLE-driven
-//! delay series can be replayed with the `trace` model).
+//! Not implemented: inter-satellite links, capacity from elevation. TLE input (SGP4) lives in
+//! Python (`python/satcc/tle.py`) and reaches the simulator as a `trace` delay series.
 
 use std::f64::consts::PI;
 
