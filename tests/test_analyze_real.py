@@ -55,7 +55,9 @@ def our_bins(cap) -> dict[tuple[int, str, int], dict[int, int]]:
 
 
 def data_flow(cap, sport=None, dport=None):
-    f = cap.flows[(cap.flows["proto"] == "tcp") & (cap.flows["payload_bytes"] > 1_000_000)]
+    # A data direction, not iperf3's control connection (a few hundred bytes) nor an ACK
+    # direction (no payload); with -P 2 over 2 s one stream can carry well under 1 MB.
+    f = cap.flows[(cap.flows["proto"] == "tcp") & (cap.flows["payload_bytes"] > 100_000)]
     if sport is not None:
         f = f[f["sport"] == sport]
     if dport is not None:
