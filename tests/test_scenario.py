@@ -287,3 +287,13 @@ def test_every_ready_scenario_is_valid(path):
     if missing:
         pytest.skip(f"algorithms not registered yet: {sorted(missing)}")
     sc.resolve(sc.load(path))
+
+
+def test_jitter_is_resolved_only_where_set(write_toml):
+    text = MINIMAL.replace('delay = "10 ms"', 'delay = "10 ms"\njitter = "2 ms"\njitter_ba = "0 ms"')
+    assert 'jitter = "2 ms"' in text
+    config = sc.resolve(sc.load(write_toml(text)))
+    ab, ba = config["links"][0]["ab"], config["links"][0]["ba"]
+    assert ab["jitter_ns"] == 2_000_000
+    assert "jitter_ns" not in ba
+    assert "jitter_ns" not in sc.resolve(sc.load(write_toml(MINIMAL)))["links"][0]["ab"]

@@ -36,6 +36,7 @@ node names mapped to indices. Keys:
            "queue": {"packets": int} | {"bytes": int} | {"bdp": float},
            "ecn_threshold_pkts": int | None,
            "drop_packets": [int] (optional: 1-based ordinals of packets this direction drops),
+           "jitter_ns": int (optional, default 0: extra per-packet delay uniform in [0, jitter)),
            "model": MODEL | None (optional: a time-varying behaviour; rate_bps, delay_ns and
                     loss are then its nominal values, used for routing and "bdp" queues)}
     MODEL (crates/satcc-core/src/models/, presets resolved by satcc.linkmodels) is one of

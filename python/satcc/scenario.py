@@ -174,6 +174,8 @@ class Link(_Table):
     loss_ba: Probability | None = None
     queue_ba: Queue | None = None
     ecn_threshold_ba: Packets | None = None
+    jitter: Duration = 0
+    jitter_ba: Duration | None = None
     model: dict[str, Any] | None = None  # [link.model]: satcc.linkmodels
 
 
@@ -560,16 +562,19 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     for link in s.links:
         if link.model is not None:
             ab, ba = linkmodels.resolve_link(link, Path(s.source).parent, parse_queue(DEFAULT_QUEUE))
-            links.append({"a": index[link.a], "b": index[link.b], "ab": ab, "ba": ba})
-            continue
-        ab = _direction(link.rate, link.delay, link.loss, link.queue, link.ecn_threshold)
-        ba = _direction(
-            link.rate if link.rate_ba is None else link.rate_ba,
-            link.delay if link.delay_ba is None else link.delay_ba,
-            link.loss if link.loss_ba is None else link.loss_ba,
-            link.queue if link.queue_ba is None else link.queue_ba,
-            link.ecn_threshold if link.ecn_threshold_ba is None else link.ecn_threshold_ba,
-        )
+        else:
+            ab = _direction(link.rate, link.delay, link.loss, link.queue, link.ecn_threshold)
+            ba = _direction(
+                link.rate if link.rate_ba is None else link.rate_ba,
+                link.delay if link.delay_ba is None else link.delay_ba,
+                link.loss if link.loss_ba is None else link.loss_ba,
+                link.queue if link.queue_ba is None else link.queue_ba,
+                link.ecn_threshold if link.ecn_threshold_ba is None else link.ecn_threshold_ba,
+            )
+        # Optional key: present only when set, so configs without jitter are unchanged.
+        for d, j in ((ab, link.jitter), (ba, link.jitter if link.jitter_ba is None else link.jitter_ba)):
+            if j:
+                d["jitter_ns"] = j
         links.append({"a": index[link.a], "b": index[link.b], "ab": ab, "ba": ba})
     flows = []
     for origin in expand_flows(s):

@@ -49,6 +49,7 @@ fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
         queue,
         ecn_threshold_pkts: opt(d, "ecn_threshold_pkts", path)?,
         drop_packets: opt(d, "drop_packets", path)?.unwrap_or_default(),
+        jitter: SimDuration::from_nanos(opt(d, "jitter_ns", path)?.unwrap_or(0)),
         model: match d.get_item("model")? {
             Some(m) if !m.is_none() => {
                 let m = m.downcast_into::<PyDict>().map_err(|_| PyValueError::new_err(format!("{path}.model: expected a table")))?;

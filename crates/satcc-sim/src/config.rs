@@ -39,6 +39,9 @@ pub struct DirConfig {
     /// Ordinals (1-based, ascending) of packets this direction drops on the wire, counting
     /// every packet it serialises: deterministic losses, like ns-3's ReceiveListErrorModel.
     pub drop_packets: Vec<u64>,
+    /// Extra one-way delay drawn uniformly from [0, jitter) per packet; the wire stays FIFO (a
+    /// packet never overtakes an earlier one). Zero draws nothing, so other runs are unchanged.
+    pub jitter: SimDuration,
     /// A time-varying behaviour (`[link.model]`); `None` keeps `rate_bps`, `delay` and `loss`
     /// constant. With a model, those three are its nominal values: routing and "N BDP" queues
     /// use them, the serialiser, loss and wire follow the model.
@@ -143,7 +146,7 @@ impl FlowConfig {
 
 impl DirConfig {
     pub fn new(rate_bps: u64, delay: SimDuration, loss: f64, queue: QueueConfig) -> Self {
-        DirConfig { rate_bps, delay, loss, queue, ecn_threshold_pkts: None, drop_packets: Vec::new(), model: None }
+        DirConfig { rate_bps, delay, loss, queue, ecn_threshold_pkts: None, drop_packets: Vec::new(), jitter: SimDuration::ZERO, model: None }
     }
 }
 

@@ -51,6 +51,8 @@ pub struct LinkDir {
     /// Packets propagating, with their arrival times (FIFO).
     pub wire: VecDeque<(SimTime, Packet)>,
     pub rng: Rng,
+    /// Per-packet extra delay bound (`DirConfig::jitter`).
+    jitter: SimDuration,
     pub counters: DirCounters,
     /// Packets serialised so far, and the scripted drops still to come (reversed).
     serialised: u64,
@@ -116,6 +118,10 @@ impl LinkDir {
             None
         } else {
             let mut at = now + self.state.delay;
+            if !self.jitter.is_zero() {
+                let extra = (self.rng.next_f64() * self.jitter.as_nanos() as f64) as u64;
+                at += SimDuration::from_nanos(extra);
+            }
             if let Some(&(last, _)) = self.wire.back() {
                 at = at.max(last);
             }
@@ -288,6 +294,7 @@ fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, model: Box<dyn 
         in_service: None,
         wire: VecDeque::new(),
         rng: Rng::derive(seed, 0x114b_0000 + label),
+        jitter: d.jitter,
         counters: DirCounters::default(),
         serialised: 0,
         drop_list: {

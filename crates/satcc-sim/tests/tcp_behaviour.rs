@@ -199,3 +199,27 @@ fn dctcp_negotiates_ecn_even_when_the_flow_does_not_ask() {
     assert!(marks > 0, "ECN must be negotiated and packets marked");
     assert_eq!(drops, 0);
 }
+
+#[test]
+fn jitter_varies_delay_without_reordering_and_zero_jitter_changes_nothing() {
+    // The receive window (500 kB) keeps the 1000-packet queue from overflowing: the path loses
+    // nothing, so any retransmission would be spurious, i.e. caused by reordering.
+    let flow = || {
+        let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+        f.rwnd_bytes = 500_000;
+        vec![f]
+    };
+    let mk = |jitter_us: u64| {
+        let mut cfg = dumbbell(20_000_000, 25, 0.0, QueueConfig::Packets(1000), 10, flow());
+        cfg.links[1].ab.jitter = SimDuration::from_micros(jitter_us);
+        cfg
+    };
+    let base = run(&mk(0));
+    let plain = run(&dumbbell(20_000_000, 25, 0.0, QueueConfig::Packets(1000), 10, flow()));
+    assert_eq!(base.flow_series, plain.flow_series, "jitter = 0 must not change a run");
+    assert_eq!(base.flows[0].retransmitted_packets, 0);
+    let j = run(&mk(5_000));
+    assert_eq!(j.flows[0].retransmitted_packets, 0, "jitter must not reorder packets");
+    assert_ne!(j.flow_series, base.flow_series, "5 ms of jitter must change the timing");
+    assert!(j.flows[0].rtt_mean_ms.unwrap() > base.flows[0].rtt_mean_ms.unwrap());
+}
