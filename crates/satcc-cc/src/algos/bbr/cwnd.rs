@@ -26,7 +26,7 @@ const TSO_SEGS_MAX: u32 = 0x7F;
 /// `bbr_extra_acked_gain`: gain on the aggregation allowance (1.0).
 const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
 /// `bbr_extra_acked_win_rtts`: each half of the extra-acked window, rounds.
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+pub(crate) const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 /// `bbr_ack_epoch_acked_reset_thresh`: restart an aggregation epoch after 2^20 packets.
 const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
 /// `bbr_extra_acked_max_us`: the allowance is at most 100 ms worth of bw.
@@ -40,23 +40,23 @@ const EXTRA_ACKED_MAX: u32 = u16::MAX as u32;
 
 /// ACK-aggregation estimator: how many packets arrive beyond bw × time in an epoch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct AckAggregation {
+pub(crate) struct AckAggregation {
     /// `ack_epoch_mstamp`, `ack_epoch_acked`.
     epoch_start: SimTime,
     epoch_acked: u32,
     /// `extra_acked[2]`: max excess per half-window; `extra_acked_win_idx`, `_win_rtts`.
-    pub(super) extra_acked: [u32; 2],
+    pub(crate) extra_acked: [u32; 2],
     win_idx: usize,
     win_rtts: u32,
 }
 
 impl AckAggregation {
-    pub(super) fn new(now: SimTime) -> Self {
+    pub(crate) fn new(now: SimTime) -> Self {
         AckAggregation { epoch_start: now, epoch_acked: 0, extra_acked: [0; 2], win_idx: 0, win_rtts: 0 }
     }
 
     /// Idle restart: a new epoch from now (`bbr_cwnd_event`).
-    pub(super) fn restart_epoch(&mut self, now: SimTime) {
+    pub(crate) fn restart_epoch(&mut self, now: SimTime) {
         self.epoch_start = now;
         self.epoch_acked = 0;
     }
@@ -64,6 +64,45 @@ impl AckAggregation {
     /// `bbr_extra_acked`: max over the two half-windows (5–10 rounds).
     fn extra_acked(&self) -> u32 {
         self.extra_acked[0].max(self.extra_acked[1])
+    }
+
+    /// `bbr_ack_aggregation_cwnd`'s allowance: extra_acked × gain, at most 100 ms of `bw`.
+    pub(crate) fn allowance(&self, bw: u32) -> u32 {
+        let max_aggr = (u64::from(bw) * EXTRA_ACKED_MAX_US / BW_UNIT).min(u64::from(u32::MAX)) as u32;
+        let aggr = ((u64::from(EXTRA_ACKED_GAIN) * u64::from(self.extra_acked())) >> BBR_SCALE) as u32;
+        aggr.min(max_aggr)
+    }
+
+    /// `bbr_update_ack_aggregation`: packets acked beyond `bw` × epoch length, kept as the
+    /// max per half-window of `win_thresh` rounds (BBRv1: 5; BBRv3: 1 until the pipe is full).
+    pub(crate) fn update(&mut self, tcp: &TcpState, rs: &AckSample, bw: u32, round_start: bool, win_thresh: u32) {
+        if rs.acked_sacked == 0 || rs.delivered.is_none() || rs.interval_us == 0 {
+            return;
+        }
+        if round_start {
+            self.win_rtts = (self.win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
+            if self.win_rtts >= win_thresh {
+                self.win_rtts = 0;
+                self.win_idx = 1 - self.win_idx;
+                self.extra_acked[self.win_idx] = 0;
+            }
+        }
+        // Packets expected over the epoch at the estimated bw.
+        let epoch_us = tcp.delivered_mstamp.saturating_since(self.epoch_start).as_micros();
+        let mut expected = rate::packets_in(bw, epoch_us).min(u64::from(u32::MAX)) as u32;
+        // A slow ACK rate, or a very old epoch, starts a new epoch.
+        if self.epoch_acked <= expected
+            || self.epoch_acked.saturating_add(rs.acked_sacked) >= ACK_EPOCH_ACKED_RESET_THRESH
+        {
+            self.epoch_acked = 0;
+            self.epoch_start = tcp.delivered_mstamp;
+            expected = 0;
+        }
+        self.epoch_acked = self.epoch_acked.saturating_add(rs.acked_sacked).min(ACK_EPOCH_ACKED_MAX);
+        let extra = (self.epoch_acked - expected).min(tcp.cwnd).min(EXTRA_ACKED_MAX);
+        if extra > self.extra_acked[self.win_idx] {
+            self.extra_acked[self.win_idx] = extra;
+        }
     }
 }
 
@@ -117,34 +156,8 @@ impl Bbr {
 
     /// `bbr_update_ack_aggregation`.
     pub(super) fn update_ack_aggregation(&mut self, tcp: &TcpState, rs: &AckSample) {
-        if rs.acked_sacked == 0 || rs.delivered.is_none() || rs.interval_us == 0 {
-            return;
-        }
-        let bw = self.bw();
-        let round_start = self.round.start;
-        let a = &mut self.agg;
-        if round_start {
-            a.win_rtts = (a.win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
-            if a.win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                a.win_rtts = 0;
-                a.win_idx = 1 - a.win_idx;
-                a.extra_acked[a.win_idx] = 0;
-            }
-        }
-        // Packets expected over the epoch at the estimated bw.
-        let epoch_us = tcp.delivered_mstamp.saturating_since(a.epoch_start).as_micros();
-        let mut expected = rate::packets_in(bw, epoch_us).min(u64::from(u32::MAX)) as u32;
-        // A slow ACK rate, or a very old epoch, starts a new epoch.
-        if a.epoch_acked <= expected || a.epoch_acked.saturating_add(rs.acked_sacked) >= ACK_EPOCH_ACKED_RESET_THRESH {
-            a.epoch_acked = 0;
-            a.epoch_start = tcp.delivered_mstamp;
-            expected = 0;
-        }
-        a.epoch_acked = a.epoch_acked.saturating_add(rs.acked_sacked).min(ACK_EPOCH_ACKED_MAX);
-        let extra = (a.epoch_acked - expected).min(tcp.cwnd).min(EXTRA_ACKED_MAX);
-        if extra > a.extra_acked[a.win_idx] {
-            a.extra_acked[a.win_idx] = extra;
-        }
+        let (bw, round_start) = (self.bw(), self.round.start);
+        self.agg.update(tcp, rs, bw, round_start, EXTRA_ACKED_WIN_RTTS);
     }
 
     /// `bbr_ack_aggregation_cwnd`: extra cwnd for aggregation, once the pipe was full.
@@ -152,9 +165,7 @@ impl Bbr {
         if !self.full_bw.reached {
             return 0;
         }
-        let max_aggr = (u64::from(self.bw()) * EXTRA_ACKED_MAX_US / BW_UNIT).min(u64::from(u32::MAX)) as u32;
-        let aggr = ((u64::from(EXTRA_ACKED_GAIN) * u64::from(self.agg.extra_acked())) >> BBR_SCALE) as u32;
-        aggr.min(max_aggr)
+        self.agg.allowance(self.bw())
     }
 
     /// `bbr_set_cwnd_to_recover_or_restore`: Some(cwnd) while conserving packets.

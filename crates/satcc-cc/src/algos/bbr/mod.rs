@@ -64,7 +64,7 @@
 //! Not implemented: BBRv2/v3 (`tcp_bbr2.c`, not in mainline), `get_info`/`sndbuf_expand`
 //! (no socket layer), `min_tso_segs` as an op (it only feeds the TSO goal here).
 
-mod cwnd;
+pub(crate) mod cwnd;
 pub mod filter;
 mod lt_bw;
 mod probe_bw;

@@ -9,7 +9,9 @@
 
 use satcc_core::SimTime;
 
-use super::super::bbr::rate::{self, BBR_SCALE, BBR_UNIT, BW_UNIT};
+use super::super::bbr::rate::{self, BBR_UNIT};
+use super::super::bbr::cwnd::EXTRA_ACKED_WIN_RTTS;
+pub(super) use super::super::bbr::cwnd::AckAggregation;
 use super::super::bbr::TsoGoal;
 use super::model::min_inf;
 use super::{Bbr3, Mode, Phase, CWND_MIN_TARGET};
@@ -25,40 +27,6 @@ const MAX_TCP_HEADER: u64 = 320;
 const TSO_RTT_SHIFT: u32 = 9;
 /// `sysctl_tcp_min_tso_segs` default.
 const MIN_TSO_SEGS: u32 = 2;
-/// `bbr_extra_acked_gain`: 1.0.
-const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
-/// `bbr_extra_acked_win_rtts`: each half of the extra-acked window, rounds (1 in STARTUP).
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-/// `bbr_ack_epoch_acked_reset_thresh`.
-const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
-/// `bbr_extra_acked_max_us`: allowance ≤ 100 ms of bw.
-const EXTRA_ACKED_MAX_US: u64 = 100_000;
-/// Field widths: `ack_epoch_acked:20`, `extra_acked_win_rtts:5`, `extra_acked[]` u16.
-const ACK_EPOCH_ACKED_MAX: u32 = 0xF_FFFF;
-const EXTRA_ACKED_WIN_RTTS_MAX: u32 = 0x1F;
-const EXTRA_ACKED_MAX: u32 = u16::MAX as u32;
-
-/// ACK-aggregation estimator (as BBRv1's, with v3's 1-round window in STARTUP).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct AckAggregation {
-    epoch_start: SimTime,
-    epoch_acked: u32,
-    pub(super) extra_acked: [u32; 2],
-    win_idx: usize,
-    win_rtts: u32,
-}
-
-impl AckAggregation {
-    pub(super) fn new(now: SimTime) -> Self {
-        AckAggregation { epoch_start: now, epoch_acked: 0, extra_acked: [0; 2], win_idx: 0, win_rtts: 0 }
-    }
-
-    pub(super) fn restart_epoch(&mut self, now: SimTime) {
-        self.epoch_start = now;
-        self.epoch_acked = 0;
-    }
-}
-
 impl Bbr3 {
     /// `bbr_bdp`: ceil(bw × min_rtt × gain); `init_cwnd` before any RTT sample.
     pub(super) fn bdp(&self, bw: u32, gain: u32) -> u32 {
@@ -112,44 +80,16 @@ impl Bbr3 {
         at_edt.saturating_sub(delivered).min(u64::from(u32::MAX)) as u32
     }
 
-    /// `bbr_update_ack_aggregation`.
+    /// `bbr_update_ack_aggregation` (v3: a 1-round window until the pipe is full).
     pub(super) fn update_ack_aggregation(&mut self, tcp: &TcpState, rs: &AckSample) {
-        if rs.acked_sacked == 0 || rs.delivered.is_none() || rs.interval_us == 0 {
-            return;
-        }
-        let bw = self.bw();
         let win_thresh = if self.full_bw.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
-        let round_start = self.round.start;
-        let a = &mut self.agg;
-        if round_start {
-            a.win_rtts = (a.win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
-            if a.win_rtts >= win_thresh {
-                a.win_rtts = 0;
-                a.win_idx = 1 - a.win_idx;
-                a.extra_acked[a.win_idx] = 0;
-            }
-        }
-        let epoch_us = tcp.delivered_mstamp.saturating_since(a.epoch_start).as_micros();
-        let mut expected = rate::packets_in(bw, epoch_us).min(u64::from(u32::MAX)) as u32;
-        // A slow ACK rate, or a very old epoch, starts a new epoch.
-        if a.epoch_acked <= expected || a.epoch_acked.saturating_add(rs.acked_sacked) >= ACK_EPOCH_ACKED_RESET_THRESH {
-            a.epoch_acked = 0;
-            a.epoch_start = tcp.delivered_mstamp;
-            expected = 0;
-        }
-        a.epoch_acked = a.epoch_acked.saturating_add(rs.acked_sacked).min(ACK_EPOCH_ACKED_MAX);
-        let extra = (a.epoch_acked - expected).min(tcp.cwnd).min(EXTRA_ACKED_MAX);
-        if extra > a.extra_acked[a.win_idx] {
-            a.extra_acked[a.win_idx] = extra;
-        }
+        let (bw, round_start) = (self.bw(), self.round.start);
+        self.agg.update(tcp, rs, bw, round_start, win_thresh);
     }
 
     /// `bbr_ack_aggregation_cwnd` (v3: also during STARTUP).
     fn ack_aggregation_cwnd(&self) -> u32 {
-        let max_aggr = (u64::from(self.bw()) * EXTRA_ACKED_MAX_US / BW_UNIT).min(u64::from(u32::MAX)) as u32;
-        let extra = self.agg.extra_acked[0].max(self.agg.extra_acked[1]);
-        let aggr = ((u64::from(EXTRA_ACKED_GAIN) * u64::from(extra)) >> BBR_SCALE) as u32;
-        aggr.min(max_aggr)
+        self.agg.allowance(self.bw())
     }
 
     /// `bbr_set_cwnd`: grow toward the target, or snap down to it once STARTUP has ended.
