@@ -307,9 +307,9 @@ class RunResult:
                 digests[name] = _sha256(path)
             doc = self.summary()
             doc["files"] = {name: {"sha256": digests[name]} for name in TABLE_FILES}
-            _write_text(tmp / SUMMARY_FILE, _dumps(doc))
+            write_text_fsync(tmp / SUMMARY_FILE, _dumps(doc))
             for name in TABLE_FILES:
-                _fsync(tmp / name)
+                fsync_file(tmp / name)
             if not out.exists():
                 os.rename(tmp, out)  # the whole directory appears at once
                 _fsync_dir(out.parent)
@@ -411,14 +411,16 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _write_text(path: Path, text: str) -> None:
+def write_text_fsync(path: Path, text: str) -> None:
+    """Write and fsync (used by the campaign layout too)."""
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())
 
 
-def _fsync(path: Path) -> None:
+def fsync_file(path: Path) -> None:
+    """fsync an existing file (used by the campaign layout too)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -428,7 +430,7 @@ def _fsync(path: Path) -> None:
 
 def _fsync_dir(path: Path) -> None:
     try:
-        _fsync(path)
+        fsync_file(path)
     except OSError:  # pragma: no cover - some filesystems refuse fsync on directories
         pass
 

@@ -128,12 +128,12 @@ def write_run(d: Path, spec_doc: dict[str, Any], result: Any, extras: dict[str, 
     for name, table in sorted(extras.items()):
         path = staging / name
         pq.write_table(table, path, **results._PARQUET_OPTIONS)
-        _fsync_file(path)
+        results.fsync_file(path)
         hashes[name] = sha256(path)
     if raw_dir is not None and (raw_dir / EMU_RAW_DIR).is_dir():
         os.replace(raw_dir / EMU_RAW_DIR, staging / EMU_RAW_DIR)
     doc = {"run_schema_version": RUN_SCHEMA_VERSION, **spec_doc, "files": hashes}
-    _write_fsync(staging / RUN_FILE, dumps(doc))
+    results.write_text_fsync(staging / RUN_FILE, dumps(doc))
     fsync_dir(staging)
     if final.exists():  # a corrupt earlier copy: move it out of the way first
         old = Path(tempfile.mkdtemp(prefix=f".{rid}.old-", dir=runs))
@@ -148,21 +148,6 @@ def write_run(d: Path, spec_doc: dict[str, Any], result: Any, extras: dict[str, 
 def write_failure(d: Path, spec_doc: dict[str, Any], error: str) -> None:
     atomic_write_text(d / FAILED_DIR / f"{spec_doc['run_id']}.json",
                       dumps({**spec_doc, "error": error}))
-
-
-def _write_fsync(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def remove_leftovers(d: Path) -> list[str]:
