@@ -13,7 +13,8 @@ from tests.helpers import MINIMAL
 REPO = Path(__file__).resolve().parents[1]
 
 # The contract in python/satcc/_native.pyi.
-TOP_KEYS = {"name", "seed", "duration_ns", "bin_ns", "nodes", "links", "flows"}
+TOP_KEYS = {"name", "seed", "duration_ns", "bin_ns", "nodes", "links", "flows",
+            "host_noise_quantiles_ns"}  # present by default (host_noise = "kernel")
 LINK_KEYS = {"a", "b", "ab", "ba"}
 DIR_KEYS = {"rate_bps", "delay_ns", "loss", "queue", "ecn_threshold_pkts"}
 FLOW_KEYS = {

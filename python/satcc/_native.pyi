@@ -31,6 +31,10 @@ node names mapped to indices. Keys:
           "encap_bytes": int (default 0: tunnel bytes added to every packet, both ways),
           "mtu": int (default 1500: path MTU; longer packets travel as IP fragments),
       }],
+      # optional: every host's turnarounds (satcc-core hostnoise.rs), quantile points of each
+      # inverse CDF from probability 0 to 1, drawn for packets towards a flow's sender (ACKs)
+      # and towards its receiver (data); absent or None = hosts answer instantly
+      "host_noise_quantiles_ns": {"sender": [[float, int], ...], "receiver": [...]} | None,
     }
     DIR = {"rate_bps": int, "delay_ns": int, "loss": float,
            "queue": {"packets": int} | {"bytes": int} | {"bdp": float},
@@ -92,6 +96,9 @@ def cc_info(name: str) -> dict[str, Any]:
 def cc_check(name: str, params: dict[str, Any]) -> None:
     """Raises ValueError if `name` is unknown or `params` are invalid for it."""
 def version() -> str: ...
+def host_noise_kernel() -> dict[str, list[tuple[float, int]]]:
+    """The measured kernel turnarounds (README "Host timing noise"):
+    {"sender": [(probability, ns), ...], "receiver": [...]}."""
 
 # ---------------------------------------------------------------------------------------------
 # Capture analyzer (crates/satcc-pcap, bindings in crates/satcc-py/src/pcap.rs).

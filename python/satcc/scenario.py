@@ -147,6 +147,24 @@ def _parse_pacing(value: Any) -> str:
 
 Pacing = Annotated[str, PlainValidator(_parse_pacing)]
 
+HOST_NOISE_HINT = "'kernel', 'off' or a duration (uniform turnaround in [0, d))"
+
+
+def _parse_host_noise(value: Any) -> str | int:
+    """"kernel" (the measured Linux turnaround, the default) | "off" (hosts answer at once) |
+    a duration (ns: each turnaround uniform in [0, d))."""
+    if value in ("kernel", "off"):
+        return value
+    if isinstance(value, str) and value.strip()[:1].isdigit():
+        try:
+            return parse_duration(value)
+        except UnitError:
+            pass
+    raise UnitError(HOST_NOISE_HINT, value)
+
+
+HostNoise = Annotated[str | int, PlainValidator(_parse_host_noise)]
+
 
 class _Table(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -159,6 +177,7 @@ class ScenarioSection(_Table):
     seed: StrictInt = DEFAULT_SEED
     bin: Duration = parse_duration(DEFAULT_BIN)
     engine: Literal["sim", "model", "emu"] = "sim"
+    host_noise: HostNoise = "kernel"  # README "Host timing noise"
 
 
 class Link(_Table):
@@ -601,7 +620,7 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
             "metrics_save": f.metrics_save,
             **linkmodels.flow_extras(f),
         })
-    return {
+    config = {
         "name": s.name,
         "seed": seed,
         "duration_ns": s.scenario.duration,
@@ -610,6 +629,22 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
         "links": links,
         "flows": flows,
     }
+    noise = host_noise_quantiles(s.scenario.host_noise)
+    if noise is not None:  # absent = hosts answer instantly
+        config["host_noise_quantiles_ns"] = noise
+    return config
+
+
+def host_noise_quantiles(value: str | int) -> dict[str, list[list[float | int]]] | None:
+    """The resolved form of `host_noise`: {"sender": [[probability, ns], ...], "receiver":
+    [...]} (quantile points of each turnaround) or None."""
+    if value == "off" or value == 0:
+        return None
+    if value == "kernel":
+        k = _native.host_noise_kernel()
+        return {side: [[float(p), int(ns)] for p, ns in k[side]] for side in ("sender", "receiver")}
+    uniform = [[0.0, 0], [1.0, int(value)]]
+    return {"sender": uniform, "receiver": uniform}
 
 
 def canonical_json(obj: Any) -> str:

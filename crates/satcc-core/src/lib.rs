@@ -6,8 +6,11 @@
 //!   simulator's virtual clock or the emulator's real one.
 //! - [`models`]: time-varying link behaviours (Starlink epochs, GEO, LFN, traces, constellation
 //!   geometry) behind [`models::LinkBehaviour`].
+//! - [`hostnoise`]: how long a real host takes to answer a packet (the simulator's default
+//!   timing noise, measured on the kernel).
 //! - [`record`]: result records every engine produces.
 
+pub mod hostnoise;
 pub mod link;
 pub mod models;
 pub mod record;

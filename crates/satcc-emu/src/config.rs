@@ -40,6 +40,9 @@ pub struct Config {
     pub spin_ns: u64,
     /// SCHED_FIFO priority for the emulator thread (0: stay in the normal class).
     pub rt_priority: u32,
+    /// Send with `PACKET_QDISC_BYPASS` (default); `false` lets a capture inside the
+    /// emulator's namespace see the frames satcc-linkd sends (`bench/emu/host_timing.py`).
+    pub qdisc_bypass: bool,
     pub links: Vec<LinkConfig>,
 }
 
@@ -109,6 +112,7 @@ impl Config {
             series_path: v.get("series_path").and_then(Value::as_str).map(str::to_string),
             spin_ns: v.get("spin_ns").and_then(Value::as_u64).unwrap_or(DEFAULT_SPIN_NS),
             rt_priority: v.get("rt_priority").and_then(Value::as_u64).unwrap_or(DEFAULT_RT_PRIORITY as u64) as u32,
+            qdisc_bypass: v.get("qdisc_bypass").and_then(Value::as_bool).unwrap_or(true),
             links,
         })
     }
@@ -130,10 +134,14 @@ fn dir(v: &Value, p: &str) -> Result<DirConfig, ConfigError> {
         return Err(err(&format!("{p}.queue"), "expected {\"packets\": n} or {\"bytes\": n} (BDP resolved by the runner)"));
     };
     let ecn_threshold_pkts = v.get("ecn_threshold_pkts").and_then(Value::as_u64);
+    let jitter_ns = match v.get("jitter_ns") {
+        None | Some(Value::Null) => 0,
+        Some(j) => j.as_u64().ok_or_else(|| err(&format!("{p}.jitter_ns"), "expected a non-negative integer"))?,
+    };
     let model = v.get("model").filter(|m| !m.is_null()).cloned();
     Ok(DirConfig {
         state: LinkState { rate_bps, delay: SimDuration::from_nanos(delay_ns), loss },
-        queue: QueueConfig { limit, ecn_threshold_pkts },
+        queue: QueueConfig { limit, ecn_threshold_pkts, jitter: SimDuration::from_nanos(jitter_ns) },
         model,
     })
 }

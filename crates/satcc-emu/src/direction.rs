@@ -16,6 +16,7 @@
 //! | rate, delay, loss  | from the model| bit/s, ns, probability | `LinkModel::state_at`     |
 //! | queue limit        | scenario      | packets or bytes | `QueueLimit` (BDP resolved by the runner) |
 //! | ecn_threshold_pkts | none          | packets | step marking, RFC 8257 §3.1 (DCTCP's K)   |
+//! | jitter             | 0             | ns      | uniform extra delay per frame, FIFO kept (the simulator's `jitter`) |
 //!
 //! Frame size for rate and byte limits is the IP packet (the Ethernet frame less its 14-byte
 //! header), as the simulator counts `wire_bytes`.
@@ -32,7 +33,7 @@ use std::collections::VecDeque;
 
 use satcc_core::link::{LinkState, QueueLimit};
 use satcc_core::models::{LinkBehaviour, MeanState};
-use satcc_core::{Rng, SimTime};
+use satcc_core::{Rng, SimDuration, SimTime};
 
 use crate::ecn;
 
@@ -84,6 +85,10 @@ impl Counters {
 pub struct QueueConfig {
     pub limit: QueueLimit,
     pub ecn_threshold_pkts: Option<u64>,
+    /// Extra one-way delay drawn uniformly from [0, jitter) per frame that survives the loss
+    /// draw, from the same stream and in the same order as the simulator's (`net.rs` `finish`);
+    /// zero draws nothing. The wire stays FIFO.
+    pub jitter: SimDuration,
 }
 
 /// What `offer` did with a frame.
@@ -246,6 +251,10 @@ impl Direction {
             self.bin.drops_random += 1;
         } else {
             let mut at = done + state.delay;
+            if !self.cfg.jitter.is_zero() {
+                let extra = (self.rng.next_f64() * self.cfg.jitter.as_nanos() as f64) as u64;
+                at += SimDuration::from_nanos(extra);
+            }
             if let Some((last, _)) = self.wire.back() {
                 at = at.max(*last); // the wire is FIFO: a shrinking delay never reorders
             }
@@ -302,7 +311,7 @@ mod tests {
         let state = LinkState { rate_bps, delay: SimDuration::from_millis(delay_ms), loss };
         let mut d = Direction::new(
             Box::new(ConstantLink(state)),
-            QueueConfig { limit, ecn_threshold_pkts: ecn },
+            QueueConfig { limit, ecn_threshold_pkts: ecn, jitter: SimDuration::ZERO },
             Rng::new(1),
         );
         d.set_origin(SimTime::ZERO);
@@ -403,7 +412,7 @@ mod tests {
     fn an_outage_holds_the_frame_in_service_until_the_model_restores_the_rate() {
         let mut d = Direction::new(
             Box::new(Outage),
-            QueueConfig { limit: QueueLimit::Packets(10), ecn_threshold_pkts: None },
+            QueueConfig { limit: QueueLimit::Packets(10), ecn_threshold_pkts: None, jitter: SimDuration::ZERO },
             Rng::new(1),
         );
         d.set_origin(SimTime::from_nanos(100 * MS)); // run time 0 = link time 100 ms
@@ -429,7 +438,7 @@ mod tests {
         impl LinkBehaviour for Shrinking {}
         let mut d = Direction::new(
             Box::new(Shrinking),
-            QueueConfig { limit: QueueLimit::Packets(10), ecn_threshold_pkts: None },
+            QueueConfig { limit: QueueLimit::Packets(10), ecn_threshold_pkts: None, jitter: SimDuration::ZERO },
             Rng::new(1),
         );
         d.set_origin(SimTime::ZERO);
@@ -438,5 +447,36 @@ mod tests {
         let due = drain(&mut d, SimTime::from_nanos(100 * MS));
         assert_eq!(due.len(), 2);
         assert!(due[0] <= due[1]);
+    }
+
+    #[test]
+    fn jitter_delays_each_frame_by_the_simulators_draw_and_keeps_the_wire_fifo() {
+        // 1500 B at 1.2 Gbit/s = 10 us apart; 10 ms delay, up to 50 us of jitter per frame.
+        let state = LinkState { rate_bps: 1_200_000_000, delay: SimDuration::from_millis(10), loss: 0.0 };
+        let jitter = SimDuration::from_micros(50);
+        let mut d = Direction::new(
+            Box::new(ConstantLink(state)),
+            QueueConfig { limit: QueueLimit::Packets(100), ecn_threshold_pkts: None, jitter },
+            Rng::new(7),
+        );
+        d.set_origin(SimTime::ZERO);
+        for _ in 0..20 {
+            d.offer(SimTime::ZERO, frame(1500));
+        }
+        let due = drain(&mut d, SimTime::from_nanos(20 * MS));
+        // The simulator's rule (net.rs `finish`): one uniform draw per surviving frame, added to
+        // the delay, then clamped so no frame overtakes the one before it.
+        let mut rng = Rng::new(7);
+        let mut last = SimTime::ZERO;
+        let mut clamped = 0;
+        for (k, got) in due.iter().enumerate() {
+            let done = SimTime::from_nanos(10_000 * (k as u64 + 1));
+            let raw = done + state.delay + SimDuration::from_nanos((rng.next_f64() * jitter.as_nanos() as f64) as u64);
+            clamped += usize::from(raw < last);
+            last = raw.max(last);
+            assert_eq!(*got, last, "frame {k}");
+        }
+        assert_eq!(due.len(), 20);
+        assert!(clamped > 0, "50 us of jitter over 10 us spacing must bunch some frames");
     }
 }

@@ -105,8 +105,8 @@ impl Emulator {
         let mut ports = Vec::new();
         let mut dirs = Vec::new();
         for l in &cfg.links {
-            ports.push(PacketSocket::open(&l.a_if)?);
-            ports.push(PacketSocket::open(&l.b_if)?);
+            ports.push(PacketSocket::open(&l.a_if, cfg.qdisc_bypass)?);
+            ports.push(PacketSocket::open(&l.b_if, cfg.qdisc_bypass)?);
             for (ba, d) in [(false, &l.ab), (true, &l.ba)] {
                 let k = dir_index(l.id, ba);
                 let path = format!("links[{}].{}.model", l.id, if ba { "ba" } else { "ab" });

@@ -69,7 +69,9 @@ pub struct RxMeta {
 }
 
 impl PacketSocket {
-    pub fn open(ifname: &str) -> io::Result<PacketSocket> {
+    /// `qdisc_bypass`: frames we send skip our end's qdisc and the packet taps, as the
+    /// emulator wants; without it a capture in the emulator's namespace sees them too.
+    pub fn open(ifname: &str, qdisc_bypass: bool) -> io::Result<PacketSocket> {
         let index = ifindex(ifname)?;
         // SAFETY: plain socket(2) call.
         let fd = cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
@@ -79,7 +81,9 @@ impl PacketSocket {
         setopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
         setopt(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
         // Frames we send skip the (noqueue) qdisc of our end: nothing but us shapes them.
-        let _ = setopt(fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1);
+        if qdisc_bypass {
+            let _ = setopt(fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1);
+        }
         // SAFETY: zeroed sockaddr_ll is a valid value; we fill the fields bind needs.
         let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;

@@ -76,6 +76,18 @@ fn cc_check(name: &str, params: &Bound<'_, PyAny>) -> PyResult<()> {
     satcc_cc::lookup(name, &p).map(|_| ()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The measured kernel turnarounds' quantile points, `{"sender": [(probability, ns), ...],
+/// "receiver": [...]}` (`satcc_core::hostnoise`): the scenario layer puts them in the resolved
+/// config, so a run's hash changes when the preset does.
+#[pyfunction]
+fn host_noise_kernel<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    use satcc_core::hostnoise::{KERNEL_RECEIVER_QUANTILES_NS, KERNEL_SENDER_QUANTILES_NS};
+    let d = PyDict::new(py);
+    d.set_item("sender", KERNEL_SENDER_QUANTILES_NS.to_vec())?;
+    d.set_item("receiver", KERNEL_RECEIVER_QUANTILES_NS.to_vec())?;
+    Ok(d)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -87,6 +99,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_info, m)?)?;
     m.add_function(wrap_pyfunction!(cc_check, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(host_noise_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
     pcap::register(m)?;
     Ok(())

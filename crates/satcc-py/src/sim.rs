@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
+use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::link::LinkState;
 use satcc_core::models::{constellation, geo, lfn, starlink, trace, EpochClock, ModelSpec};
 use satcc_core::{SimDuration, SimTime};
@@ -231,7 +232,30 @@ pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         nodes: req(cfg, "nodes", p)?,
         links,
         flows,
+        host_noise: match cfg.get_item("host_noise_quantiles_ns")? {
+            Some(v) if !v.is_none() => {
+                let path = format!("{p}.host_noise_quantiles_ns");
+                let d = v.downcast_into::<PyDict>().map_err(|_| PyValueError::new_err(format!("{path}: expected a table")))?;
+                let side = |key: &str| -> PyResult<Turnaround> {
+                    turnaround_from(req(&d, key, &path)?).map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}")))
+                };
+                Some(HostNoise { sender: side("sender")?, receiver: side("receiver")? })
+            }
+            _ => None,
+        },
     })
+}
+
+/// `[[probability, ns], ...]` into a turnaround distribution.
+fn turnaround_from(points: Vec<Vec<f64>>) -> Result<Turnaround, String> {
+    let mut out = Vec::with_capacity(points.len());
+    for pt in points {
+        match pt[..] {
+            [p, ns] if ns >= 0.0 && ns.fract() == 0.0 && ns < 2f64.powi(53) => out.push((p, ns as u64)),
+            _ => return Err(format!("expected [probability, whole nanoseconds] pairs, found {pt:?}")),
+        }
+    }
+    Turnaround::new(out)
 }
 
 fn summary_to_py<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>> {

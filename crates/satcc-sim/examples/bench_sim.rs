@@ -187,6 +187,7 @@ fn build(a: &Args) -> SimConfig {
         nodes,
         links,
         flows,
+        host_noise: None,
     }
 }
 

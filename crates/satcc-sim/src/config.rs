@@ -3,6 +3,7 @@
 //! it (see `python/satcc/_native.pyi` for the dictionary form).
 
 use satcc_cc::Params;
+use satcc_core::hostnoise::HostNoise;
 use satcc_core::models::ModelSpec;
 use satcc_core::SimDuration;
 
@@ -16,6 +17,9 @@ pub struct SimConfig {
     pub nodes: Vec<String>,
     pub links: Vec<LinkConfig>,
     pub flows: Vec<FlowConfig>,
+    /// Turnaround of every host (`satcc_core::hostnoise`): each packet reaching its destination
+    /// node is delayed by a draw before the node sees it. `None`: hosts answer instantly.
+    pub host_noise: Option<HostNoise>,
 }
 
 /// A full-duplex link between nodes `a` and `b`.

@@ -14,15 +14,25 @@
 //! service is held, not lost: its transmission pauses and resumes when the link returns
 //! (boundary loss bursts are the model's `loss`, not the serialiser's business). Loss and
 //! delay are those in force when the packet leaves the serialiser.
+//!
+//! Host timing noise (`SimConfig::host_noise`, `satcc_core::hostnoise`): a packet whose
+//! destination is the direction's far node arrives later by a draw of that host's turnaround,
+//! before the FIFO clamp, so packets into a host keep their order.
 
 use std::collections::VecDeque;
 
+use satcc_core::hostnoise::HostNoise;
 use satcc_core::link::{LinkState, QueueLimit};
 use satcc_core::models::{self, LinkBehaviour, Seeds};
 use satcc_core::{Rng, SimDuration, SimTime};
 
 use crate::config::{ConfigError, DirConfig, QueueConfig, SimConfig};
 use crate::packet::{Ecn, Packet};
+
+/// Stream label base of the host-noise draws of packets arriving by a direction (the loss
+/// and jitter stream is `0x114b_0000 + label`): turning the noise on or off leaves the
+/// channel's draws as they were.
+const HOST_NOISE_RNG_BASE: u64 = 0x4057_0000;
 
 /// Counters of one link direction, reset at every bin.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -53,6 +63,8 @@ pub struct LinkDir {
     pub rng: Rng,
     /// Per-packet extra delay bound (`DirConfig::jitter`).
     jitter: SimDuration,
+    /// The far node's turnaround and its own stream, for packets addressed to that node.
+    host_noise: Option<(HostNoise, Rng)>,
     pub counters: DirCounters,
     /// Packets serialised so far, and the scripted drops still to come (reversed).
     serialised: u64,
@@ -122,6 +134,11 @@ impl LinkDir {
                 let extra = (self.rng.next_f64() * self.jitter.as_nanos() as f64) as u64;
                 at += SimDuration::from_nanos(extra);
             }
+            if pkt.dst_node == self.to_node {
+                if let Some((noise, rng)) = &mut self.host_noise {
+                    at += noise.sample(pkt.kind.forward(), rng); // the destination host's turnaround
+                }
+            }
             if let Some(&(last, _)) = self.wire.back() {
                 at = at.max(last);
             }
@@ -173,7 +190,13 @@ impl Network {
                         .build(Seeds { seed: cfg.seed, link: i as u64, dir: label })
                         .map_err(|e| ConfigError { key: format!("link[{i}].model.{name}"), message: e })?,
                 };
-                dirs.push(new_dir(i as u32, name, to as u32, d, model, cfg.seed, label));
+                let mut dir = new_dir(i as u32, name, to as u32, d, model, cfg.seed, label);
+                dir.host_noise = cfg
+                    .host_noise
+                    .as_ref()
+                    .filter(|n| !n.is_zero())
+                    .map(|n| (n.clone(), Rng::derive(cfg.seed, HOST_NOISE_RNG_BASE + label)));
+                dirs.push(dir);
             }
         }
         let mut net = Network { dirs, next: vec![None; n * n], base_delay: vec![SimDuration::ZERO; n * n], n };
@@ -295,6 +318,7 @@ fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, model: Box<dyn 
         wire: VecDeque::new(),
         rng: Rng::derive(seed, 0x114b_0000 + label),
         jitter: d.jitter,
+        host_noise: None,
         counters: DirCounters::default(),
         serialised: 0,
         drop_list: {

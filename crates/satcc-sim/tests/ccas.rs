@@ -498,6 +498,7 @@ fn two_rtt_dumbbell(
             },
         ],
         flows,
+        host_noise: None,
     }
 }
 

@@ -25,6 +25,7 @@ pub fn dumbbell(rate_bps: u64, one_way_ms: u64, loss: f64, queue: QueueConfig, s
             LinkConfig { a: 1, b: 2, ab: fwd, ba: rev },
         ],
         flows,
+        host_noise: None,
     }
 }
 

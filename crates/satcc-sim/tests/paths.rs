@@ -51,6 +51,7 @@ fn one_link(ab: DirConfig, ba: DirConfig, secs_run: u64, flows: Vec<FlowConfig>)
         nodes: vec!["dish".into(), "pop".into()],
         links: vec![LinkConfig { a: 0, b: 1, ab, ba }],
         flows,
+        host_noise: None,
     }
 }
 

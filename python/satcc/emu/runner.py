@@ -439,6 +439,7 @@ class Run:
                 "fct_s": fct,
                 "rto_count": None,
                 "recovery_count": None,
+                **_udp_columns(f, server),
             })
         rows, stats = linkd.read_series(self.workdir / "link_series.jsonl")
         ls: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in (
@@ -466,6 +467,22 @@ class Run:
                 "linkd_oversize": sum(d["oversize"] for d in dirs),
             })
         return out
+
+
+def _udp_columns(flow: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
+    """A UDP flow's loss and RFC 3550 jitter as the iperf3 server counted them (`end.sum`:
+    `packets` sent per the sequence numbers seen, `lost_packets`, `jitter_ms`)."""
+    if flow.get("proto", "tcp") != "udp":
+        return {}
+    out: dict[str, Any] = {"proto": "udp"}
+    total, lost = _dig(server, "end", "sum", "packets"), _dig(server, "end", "sum", "lost_packets")
+    if isinstance(total, int) and isinstance(lost, int) and total >= lost >= 0:
+        out.update(received_packets=total - lost, lost_packets=lost,
+                   loss_fraction=lost / total if total else None)
+    jitter = _dig(server, "end", "sum", "jitter_ms")
+    if isinstance(jitter, (int, float)):
+        out["jitter_ms"] = float(jitter)
+    return out
 
 
 def _cumulative(samples, ns: str, key: tuple[int, int], field: str) -> list[tuple[float, float]]:

@@ -68,8 +68,9 @@ def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: 
     cmd = ["iperf3", "-c", dst_addr, "-p", str(SERVER_PORT_BASE + flow["id"]), "-J",
            "--cport", str(CLIENT_PORT_BASE + flow["id"])]
     if flow.get("proto", "tcp") == "udp":
-        size = min(int(flow.get("packet_bytes") or UDP_PAYLOAD_MAX), UDP_PAYLOAD_MAX)
-        cmd += ["-u", "-b", str(int(flow["rate_bps"])), "-l", str(size)]
+        # the resolved keys of `_native.pyi` (payload bit rate and size, as iperf3 -b / -l)
+        size = min(int(flow.get("udp_payload_bytes") or UDP_PAYLOAD_MAX), UDP_PAYLOAD_MAX)
+        cmd += ["-u", "-b", str(int(flow["udp_rate_bps"])), "-l", str(size)]
     else:
         cmd += ["-C", cca, *mss_option(flow)]
     if flow.get("size_bytes"):

