@@ -82,7 +82,7 @@ impl Turnaround {
             return Err("expected the first quantile at probability 0 and the last at 1".into());
         }
         for w in points.windows(2) {
-            if !(w[1].0 > w[0].0) {
+            if w[1].0.partial_cmp(&w[0].0) != Some(std::cmp::Ordering::Greater) {
                 return Err(format!("expected increasing probabilities, found {} after {}", w[1].0, w[0].0));
             }
             if w[1].1 < w[0].1 {

@@ -6,10 +6,13 @@
 //!   simulator's virtual clock or the emulator's real one.
 //! - [`models`]: time-varying link behaviours (Starlink epochs, GEO, LFN, traces, constellation
 //!   geometry) behind [`models::LinkBehaviour`].
+//! - [`direction`]: one link direction (queue, serialiser, loss, jitter, ECN, FIFO wire), driven
+//!   by the simulator's event loop and by satcc-linkd's real clock alike.
 //! - [`hostnoise`]: how long a real host takes to answer a packet (the simulator's default
 //!   timing noise, measured on the kernel).
 //! - [`record`]: result records every engine produces.
 
+pub mod direction;
 pub mod hostnoise;
 pub mod link;
 pub mod models;

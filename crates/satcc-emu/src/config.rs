@@ -18,7 +18,7 @@ use satcc_core::models::{self as core_models, LinkBehaviour};
 use satcc_core::SimDuration;
 use serde_json::Value;
 
-use crate::direction::QueueConfig;
+use crate::direction::DirectionConfig;
 
 /// Link-direction label used for its loss stream, the same base as the simulator's
 /// (`satcc-sim` net.rs `new_dir`), so a direction's RNG is derived from the seed alike.
@@ -58,7 +58,7 @@ pub struct LinkConfig {
 #[derive(Debug, Clone)]
 pub struct DirConfig {
     pub state: LinkState,
-    pub queue: QueueConfig,
+    pub queue: DirectionConfig,
     /// The time-varying model's description, if any (passed through from the scenario).
     pub model: Option<Value>,
 }
@@ -138,10 +138,19 @@ fn dir(v: &Value, p: &str) -> Result<DirConfig, ConfigError> {
         None | Some(Value::Null) => 0,
         Some(j) => j.as_u64().ok_or_else(|| err(&format!("{p}.jitter_ns"), "expected a non-negative integer"))?,
     };
+    let drop_packets = match v.get("drop_packets") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| x.as_u64().filter(|&n| n > 0))
+            .collect::<Option<Vec<u64>>>()
+            .ok_or_else(|| err(&format!("{p}.drop_packets"), "expected an array of packet ordinals (integers >= 1)"))?,
+        Some(_) => return Err(err(&format!("{p}.drop_packets"), "expected an array of packet ordinals (integers >= 1)")),
+    };
     let model = v.get("model").filter(|m| !m.is_null()).cloned();
     Ok(DirConfig {
         state: LinkState { rate_bps, delay: SimDuration::from_nanos(delay_ns), loss },
-        queue: QueueConfig { limit, ecn_threshold_pkts, jitter: SimDuration::from_nanos(jitter_ns) },
+        queue: DirectionConfig { limit, ecn_threshold_pkts, jitter: SimDuration::from_nanos(jitter_ns), drop_packets },
         model,
     })
 }

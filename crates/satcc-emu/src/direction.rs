@@ -1,48 +1,43 @@
-//! One direction of an emulated link, in real time: the simulator's link direction
-//! (`satcc-sim/src/net.rs`) with frames instead of simulated packets.
+//! One direction of an emulated link, in real time: satcc-core's [`core::Direction`] (the
+//! very code the simulator's event loop drives) with frames instead of simulated packets, a
+//! real clock's instants, and the run's time origin.
 //!
 //! ```text
-//!  offer(t) ──► [drop-tail queue, CE marking ≥ K] ──► serialiser (rate at start) ──► loss? ──► wire (delay) ──► take_due(now)
+//!  offer(t) ──► [drop-tail queue, CE marking ≥ K] ──► serialiser (rate at start) ──► loss? ──► wire (delay + jitter) ──► take_due(now)
 //! ```
 //! Everything is a function of the times handed in (no clock, no I/O), so the same code runs
-//! under a manual clock in the tests below and under `CLOCK_MONOTONIC` in `satcc-linkd`. The
-//! link behaviour is asked what the simulator asks it (`satcc-sim` net.rs `LinkDir`): when a
-//! frame that starts serialising now has left (`LinkBehaviour::transmit_end`, so a rate of 0 —
-//! an outage — holds the frame in service until the link returns), then the state in force as
-//! it leaves (loss, delay) and whether it is dropped otherwise (`extra_drop`).
-//!
-//! | parameter          | default       | unit    | source                                   |
-//! |--------------------|---------------|---------|------------------------------------------|
-//! | rate, delay, loss  | from the model| bit/s, ns, probability | `LinkModel::state_at`     |
-//! | queue limit        | scenario      | packets or bytes | `QueueLimit` (BDP resolved by the runner) |
-//! | ecn_threshold_pkts | none          | packets | step marking, RFC 8257 §3.1 (DCTCP's K)   |
-//! | jitter             | 0             | ns      | uniform extra delay per frame, FIFO kept (the simulator's `jitter`) |
+//! under a manual clock in the tests below and under `CLOCK_MONOTONIC` in `satcc-linkd`.
+//! Link-clock instants are mapped to model time (the run's t = 0 is `set_origin`'s instant)
+//! by [`OriginShift`], a wrapper around the link behaviour, so the core direction sees one
+//! consistent clock and the model sees the simulator's.
 //!
 //! Frame size for rate and byte limits is the IP packet (the Ethernet frame less its 14-byte
 //! header), as the simulator counts `wire_bytes`.
 //!
-//! Deviations from the simulator's link direction:
+//! Differences from the simulator's use of the same direction:
 //! 1. Arrival times come from the kernel's receive timestamp and are made non-decreasing per
 //!    direction (a frame stamped before the previous one is treated as arriving with it).
-//! 2. Before the run's origin is set (`start`), the model is asked at its t = 0 (frames during
-//!    set-up, such as ARP, see the first instant's link).
-//!
-//! Not implemented: scripted per-packet drop lists (`drop_packets`, a simulator test aid).
+//! 2. Before the run's origin is set (`set_origin`), the model is asked at its t = 0 (frames
+//!    during set-up, such as ARP, see the first instant's link).
+//! 3. No host turnaround is added: the hosts are real.
 
-use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use satcc_core::link::{LinkState, QueueLimit};
+use satcc_core::direction::{self as core, Counters, LinkPacket};
+use satcc_core::link::{LinkModel, LinkState};
 use satcc_core::models::{LinkBehaviour, MeanState};
-use satcc_core::{Rng, SimDuration, SimTime};
+use satcc_core::{Rng, SimTime};
 
 use crate::ecn;
 
+pub use satcc_core::direction::{DirectionConfig, Offered};
 
 /// Bytes of the Ethernet header in front of the IP packet (no VLAN tag on our veths).
 pub const ETH_HEADER: usize = 14;
 
 /// A frame and the buffer holding it (`buf[..len]`); the buffer returns to the pool on delivery.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Frame {
     pub buf: Vec<u8>,
     pub len: usize,
@@ -58,222 +53,136 @@ impl Frame {
     }
 }
 
-/// Counters of one direction (per bin, and for the whole run).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counters {
-    pub rx_frames: u64,
-    pub tx_frames: u64,
-    pub drops_queue: u64,
-    pub drops_random: u64,
-    pub ecn_marks: u64,
-    pub tx_bytes: u64,
-}
-
-impl Counters {
-    fn add(&mut self, o: &Counters) {
-        self.rx_frames += o.rx_frames;
-        self.tx_frames += o.tx_frames;
-        self.drops_queue += o.drops_queue;
-        self.drops_random += o.drops_random;
-        self.ecn_marks += o.ecn_marks;
-        self.tx_bytes += o.tx_bytes;
+impl LinkPacket for Frame {
+    fn size_bytes(&self) -> u64 {
+        self.ip_bytes()
+    }
+    fn mark_ce(&mut self) -> bool {
+        ecn::mark_ce(&mut self.buf[..self.len])
     }
 }
 
-/// The static part of a direction's configuration.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct QueueConfig {
-    pub limit: QueueLimit,
-    pub ecn_threshold_pkts: Option<u64>,
-    /// Extra one-way delay drawn uniformly from [0, jitter) per frame that survives the loss
-    /// draw, from the same stream and in the same order as the simulator's (`net.rs` `finish`);
-    /// zero draws nothing. The wire stays FIFO.
-    pub jitter: SimDuration,
+/// "Not set yet" for the shared origin.
+const NO_ORIGIN: u64 = u64::MAX;
+
+/// A link behaviour seen on the link clock: instants are shifted by the run's origin before
+/// the model sees them (model time 0 before the origin is set or before it).
+pub struct OriginShift {
+    inner: Box<dyn LinkBehaviour>,
+    origin: Arc<AtomicU64>,
 }
 
-/// What `offer` did with a frame.
-#[derive(Debug)]
-pub enum Offered {
-    Accepted,
-    /// Dropped by the full queue; the frame is handed back so its buffer can be reused.
-    Dropped(Frame),
+impl OriginShift {
+    fn model_time(&self, t: SimTime) -> SimTime {
+        match self.origin.load(Ordering::Relaxed) {
+            NO_ORIGIN => SimTime::ZERO,
+            o => SimTime::from_nanos(t.as_nanos().saturating_sub(o)),
+        }
+    }
+}
+
+impl LinkModel for OriginShift {
+    fn state_at(&mut self, now: SimTime) -> LinkState {
+        let mt = self.model_time(now);
+        self.inner.state_at(mt)
+    }
+    fn next_change(&self, now: SimTime) -> Option<SimTime> {
+        let mt = self.model_time(now);
+        let c = self.inner.next_change(mt)?;
+        Some(now + (c - mt))
+    }
+}
+
+impl LinkBehaviour for OriginShift {
+    fn transmit_end(&mut self, start: SimTime, bytes: u64) -> Option<SimTime> {
+        let m0 = self.model_time(start);
+        let end = self.inner.transmit_end(m0, bytes)?;
+        Some(start + (end - m0))
+    }
+    fn mean_over(&mut self, from: SimTime, to: SimTime) -> MeanState {
+        let (a, b) = (self.model_time(from), self.model_time(to));
+        self.inner.mean_over(a, b)
+    }
+    fn extra_drop(&mut self, now: SimTime, bytes: u64) -> bool {
+        let mt = self.model_time(now);
+        self.inner.extra_drop(mt, bytes)
+    }
 }
 
 /// One direction of an emulated link.
 pub struct Direction {
-    model: Box<dyn LinkBehaviour>,
-    cfg: QueueConfig,
-    /// Link-clock instant of the run's t = 0 (`None` until `start`).
-    origin: Option<SimTime>,
-    queue: VecDeque<Frame>,
-    queue_bytes: u64,
-    /// The frame being serialised, when it is done (`SimTime::MAX`: the link is down for
-    /// good), when it started, and the state it started under (reported, not used).
-    in_service: Option<(Frame, SimTime, SimTime, LinkState)>,
-    /// Frames propagating, with their delivery instants (FIFO, non-decreasing).
-    wire: VecDeque<(SimTime, Frame)>,
-    rng: Rng,
+    core: core::Direction<Frame>,
+    origin: Arc<AtomicU64>,
     /// Latest instant the serialiser has been brought up to (arrivals never go before it).
     clock_floor: SimTime,
-    bin: Counters,
+    /// Counters of the bins already ended.
     total: Counters,
 }
 
 impl Direction {
-    pub fn new(model: Box<dyn LinkBehaviour>, cfg: QueueConfig, rng: Rng) -> Self {
+    pub fn new(model: Box<dyn LinkBehaviour>, cfg: DirectionConfig, rng: Rng) -> Self {
+        let origin = Arc::new(AtomicU64::new(NO_ORIGIN));
+        let mut shifted = OriginShift { inner: model, origin: origin.clone() };
+        let nominal = shifted.state_at(SimTime::ZERO);
         Direction {
-            model,
-            cfg,
-            origin: None,
-            queue: VecDeque::new(),
-            queue_bytes: 0,
-            in_service: None,
-            wire: VecDeque::new(),
-            rng,
+            core: core::Direction::new(Box::new(shifted), cfg, nominal, rng),
+            origin,
             clock_floor: SimTime::ZERO,
-            bin: Counters::default(),
             total: Counters::default(),
         }
     }
 
     /// Set the run's origin: model time is link time minus `origin` from now on.
     pub fn set_origin(&mut self, origin: SimTime) {
-        self.origin = Some(origin);
+        self.origin.store(origin.as_nanos(), Ordering::Relaxed);
         // A frame held by an outage before the start: its end is now known in run time.
-        if let Some((frame, done, started, state)) = self.in_service.take() {
-            let done = if done == SimTime::MAX {
-                self.transmit_end(origin.max(started), frame.ip_bytes()).unwrap_or(SimTime::MAX)
-            } else {
-                done
-            };
-            self.in_service = Some((frame, done, started, state));
-        }
-    }
-
-    fn model_time(&self, t: SimTime) -> SimTime {
-        match self.origin {
-            Some(o) => SimTime::from_nanos(t.saturating_since(o).as_nanos()),
-            None => SimTime::ZERO,
-        }
+        self.core.retime_held(origin);
     }
 
     /// The model's state at link-clock instant `t`.
     pub fn state_at(&mut self, t: SimTime) -> LinkState {
-        let mt = self.model_time(t);
-        self.model.state_at(mt)
+        self.core.model_mut().state_at(t)
     }
 
     /// The model's time-weighted mean state over `[from, to)` (link clock), as the simulator
     /// reports each bin's capacity and delay.
     pub fn mean_over(&mut self, from: SimTime, to: SimTime) -> MeanState {
-        let (a, b) = (self.model_time(from), self.model_time(to));
-        self.model.mean_over(a, b)
+        self.core.model_mut().mean_over(from, to)
     }
 
     /// A frame arrived at `t` (link clock).
-    pub fn offer(&mut self, t: SimTime, mut frame: Frame) -> Offered {
+    pub fn offer(&mut self, t: SimTime, frame: Frame) -> Offered<Frame> {
         let t = t.max(self.clock_floor);
         self.run_serialiser(t);
-        self.bin.rx_frames += 1;
-        if self.in_service.is_none() && self.queue.is_empty() {
-            self.start(t, frame);
-            return Offered::Accepted;
-        }
-        let pkts = self.queue.len() as u64;
-        let size = frame.ip_bytes();
-        if !self.cfg.limit.admits(pkts, self.queue_bytes, size) {
-            self.bin.drops_queue += 1;
-            return Offered::Dropped(frame);
-        }
-        if let Some(k) = self.cfg.ecn_threshold_pkts {
-            // Step marking on the instantaneous queue (DCTCP's K, RFC 8257 §3.1).
-            if pkts >= k && ecn::mark_ce(&mut frame.buf[..frame.len]) {
-                self.bin.ecn_marks += 1;
-            }
-        }
-        self.queue_bytes += size;
-        self.queue.push_back(frame);
-        Offered::Accepted
+        self.core.offer(frame, t)
     }
 
     /// Bring the serialiser up to `now` and move every frame due by `now` into `out`.
     pub fn take_due(&mut self, now: SimTime, out: &mut Vec<(SimTime, Frame)>) {
         self.run_serialiser(now);
-        while self.wire.front().is_some_and(|(at, _)| *at <= now) {
-            let (at, f) = self.wire.pop_front().expect("checked non-empty");
-            self.bin.tx_frames += 1;
-            out.push((at, f));
+        while let Some(at) = self.core.next_arrival().filter(|at| *at <= now) {
+            out.push((at, self.core.arrive()));
         }
     }
 
     /// The next instant something happens here (a transmission ends, a frame is due), if any.
     pub fn next_due(&self) -> Option<SimTime> {
-        let a = self.in_service.as_ref().map(|(_, done, _, _)| *done).filter(|d| *d != SimTime::MAX);
-        let c = self.wire.front().map(|(at, _)| *at);
-        [a, c].into_iter().flatten().min()
+        [self.core.service_done(), self.core.next_arrival()].into_iter().flatten().min()
     }
 
     fn run_serialiser(&mut self, t: SimTime) {
         self.clock_floor = self.clock_floor.max(t);
-        while let Some((_, done, _, _)) = &self.in_service {
-            if *done > t {
-                return;
-            }
-            let done = *done;
-            self.finish(done);
-        }
-    }
-
-    /// Start serialising `frame` at `at`.
-    fn start(&mut self, at: SimTime, frame: Frame) {
-        let state = self.state_at(at);
-        let done = self.transmit_end(at, frame.ip_bytes()).unwrap_or(SimTime::MAX);
-        self.in_service = Some((frame, done, at, state));
-    }
-
-    /// When a transmission of `bytes` starting at link-clock `at` ends (link clock); `None` if
-    /// the link never carries it. Before the run's origin, model time stands at 0.
-    fn transmit_end(&mut self, at: SimTime, bytes: u64) -> Option<SimTime> {
-        let m0 = self.model_time(at);
-        let end = self.model.transmit_end(m0, bytes)?;
-        Some(at + (end - m0))
-    }
-
-    /// The frame in service finished at `done`: onto the wire (or lost), next one starts.
-    fn finish(&mut self, done: SimTime) {
-        let (frame, _, _, _) = self.in_service.take().expect("finish without a frame in service");
-        let bytes = frame.ip_bytes();
-        self.bin.tx_bytes += bytes;
-        // net.rs `finish`: the state in force as the frame leaves decides its loss and delay
-        let mt = self.model_time(done);
-        let state = self.model.state_at(mt);
-        if self.rng.chance(state.loss) || self.model.extra_drop(mt, bytes) {
-            self.bin.drops_random += 1;
-        } else {
-            let mut at = done + state.delay;
-            if !self.cfg.jitter.is_zero() {
-                let extra = (self.rng.next_f64() * self.cfg.jitter.as_nanos() as f64) as u64;
-                at += SimDuration::from_nanos(extra);
-            }
-            if let Some((last, _)) = self.wire.back() {
-                at = at.max(*last); // the wire is FIFO: a shrinking delay never reorders
-            }
-            self.wire.push_back((at, frame));
-        }
-        if let Some(f) = self.queue.pop_front() {
-            self.queue_bytes -= f.ip_bytes();
-            self.start(done, f);
-        }
+        self.core.serve_until(t);
     }
 
     /// Queue occupancy now (frames waiting, not the one in service), packets and bytes.
     pub fn queue_len(&self) -> (u64, u64) {
-        (self.queue.len() as u64, self.queue_bytes)
+        self.core.queue_len()
     }
 
     /// The counters of the bin that just ended; a new bin starts.
     pub fn end_bin(&mut self) -> Counters {
-        let c = std::mem::take(&mut self.bin);
+        let c = self.core.take_counters();
         self.total.add(&c);
         c
     }
@@ -281,23 +190,27 @@ impl Direction {
     /// Counters of the whole run so far (bins already ended plus the current one).
     pub fn totals(&self) -> Counters {
         let mut t = self.total;
-        t.add(&self.bin);
+        t.add(&self.core.counters());
         t
     }
 
     /// Frames still held (queued, in service, on the wire).
     pub fn held(&self) -> usize {
-        self.queue.len() + self.wire.len() + usize::from(self.in_service.is_some())
+        self.core.held()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use satcc_core::link::{ConstantLink, LinkModel};
     use satcc_core::SimDuration;
+    use satcc_core::link::{ConstantLink, QueueLimit};
 
     const MS: u64 = 1_000_000;
+
+    fn cfg(limit: QueueLimit, ecn: Option<u64>, jitter: SimDuration) -> DirectionConfig {
+        DirectionConfig { limit, ecn_threshold_pkts: ecn, jitter, drop_packets: vec![] }
+    }
 
     fn frame(ip_len: usize) -> Frame {
         let mut buf = vec![0u8; ip_len + ETH_HEADER];
@@ -311,7 +224,7 @@ mod tests {
         let state = LinkState { rate_bps, delay: SimDuration::from_millis(delay_ms), loss };
         let mut d = Direction::new(
             Box::new(ConstantLink(state)),
-            QueueConfig { limit, ecn_threshold_pkts: ecn, jitter: SimDuration::ZERO },
+            cfg(limit, ecn, SimDuration::ZERO),
             Rng::new(1),
         );
         d.set_origin(SimTime::ZERO);
@@ -349,7 +262,7 @@ mod tests {
         // one in service + two queued; the fourth is dropped
         let mut d = dir(12_000_000, 0, 0.0, QueueLimit::Packets(2), None);
         for _ in 0..3 {
-            assert!(matches!(d.offer(SimTime::ZERO, frame(1500)), Offered::Accepted));
+            assert!(matches!(d.offer(SimTime::ZERO, frame(1500)), Offered::Started(_) | Offered::Queued));
         }
         assert!(matches!(d.offer(SimTime::ZERO, frame(1500)), Offered::Dropped(_)));
         assert_eq!(d.queue_len(), (2, 3000));
@@ -412,7 +325,7 @@ mod tests {
     fn an_outage_holds_the_frame_in_service_until_the_model_restores_the_rate() {
         let mut d = Direction::new(
             Box::new(Outage),
-            QueueConfig { limit: QueueLimit::Packets(10), ecn_threshold_pkts: None, jitter: SimDuration::ZERO },
+            cfg(QueueLimit::Packets(10), None, SimDuration::ZERO),
             Rng::new(1),
         );
         d.set_origin(SimTime::from_nanos(100 * MS)); // run time 0 = link time 100 ms
@@ -438,7 +351,7 @@ mod tests {
         impl LinkBehaviour for Shrinking {}
         let mut d = Direction::new(
             Box::new(Shrinking),
-            QueueConfig { limit: QueueLimit::Packets(10), ecn_threshold_pkts: None, jitter: SimDuration::ZERO },
+            cfg(QueueLimit::Packets(10), None, SimDuration::ZERO),
             Rng::new(1),
         );
         d.set_origin(SimTime::ZERO);
@@ -456,7 +369,7 @@ mod tests {
         let jitter = SimDuration::from_micros(50);
         let mut d = Direction::new(
             Box::new(ConstantLink(state)),
-            QueueConfig { limit: QueueLimit::Packets(100), ecn_threshold_pkts: None, jitter },
+            cfg(QueueLimit::Packets(100), None, jitter),
             Rng::new(7),
         );
         d.set_origin(SimTime::ZERO);

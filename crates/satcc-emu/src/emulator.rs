@@ -113,7 +113,7 @@ impl Emulator {
                 let model = d
                     .build_model(cfg.seed, l.id as u64, k, &path)
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.0))?;
-                dirs.push(Direction::new(model, d.queue, Rng::derive(cfg.seed, rng_label(k))));
+                dirs.push(Direction::new(model, d.queue.clone(), Rng::derive(cfg.seed, rng_label(k))));
             }
         }
         let series = match &cfg.series_path {
@@ -311,8 +311,8 @@ impl Emulator {
                         c.tx_bytes,
                         state.rate_bps.round() as u64,
                         state.delay.as_nanos() as f64 / 1e6,
-                        c.rx_frames,
-                        c.tx_frames,
+                        c.offered,
+                        c.delivered,
                     )?;
                 }
             }
@@ -432,8 +432,8 @@ impl Emulator {
                 "{{\"link_id\":{},\"dir\":\"{}\",\"rx_frames\":{},\"tx_frames\":{},\"tx_bytes\":{},\"drops_queue\":{},\"drops_random\":{},\"ecn_marks\":{},\"socket_drops\":{},\"oversize\":{},\"send_failures\":{},\"held_at_end\":{},\"lateness\":{}}}",
                 self.cfg.links[d / 2].id,
                 if d % 2 == 0 { "ab" } else { "ba" },
-                t.rx_frames,
-                t.tx_frames,
+                t.offered,
+                t.delivered,
                 t.tx_bytes,
                 t.drops_queue,
                 t.drops_random,

@@ -19,8 +19,7 @@
 //! destination is the direction's far node arrives later by a draw of that host's turnaround,
 //! before the FIFO clamp, so packets into a host keep their order.
 
-use std::collections::VecDeque;
-
+use satcc_core::direction::{Direction, DirectionConfig, LinkPacket, Offered};
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::link::{LinkState, QueueLimit};
 use satcc_core::models::{self, LinkBehaviour, Seeds};
@@ -29,132 +28,61 @@ use satcc_core::{Rng, SimDuration, SimTime};
 use crate::config::{ConfigError, DirConfig, QueueConfig, SimConfig};
 use crate::packet::{Ecn, Packet};
 
-/// Stream label base of the host-noise draws of packets arriving by a direction (the loss
-/// and jitter stream is `0x114b_0000 + label`): turning the noise on or off leaves the
-/// channel's draws as they were.
+/// Stream label base of a direction's loss and jitter draws (satcc-linkd derives the same).
+const LINK_RNG_BASE: u64 = 0x114b_0000;
+/// Stream label base of the host-noise draws of packets arriving by a direction: turning the
+/// noise on or off leaves the channel's draws as they were.
 const HOST_NOISE_RNG_BASE: u64 = 0x4057_0000;
 
-/// Counters of one link direction, reset at every bin.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DirCounters {
-    pub drops_queue: u64,
-    pub drops_random: u64,
-    pub ecn_marks: u64,
-    pub tx_bytes: u64,
-}
-
-/// One direction of a link.
+/// One direction of a link: satcc-core's [`Direction`] (the same code satcc-linkd runs),
+/// with where it leads and the far node's host turnaround.
 pub struct LinkDir {
     pub link: u32,
     /// "ab" or "ba".
     pub dir: &'static str,
     pub to_node: u32,
-    pub model: Box<dyn LinkBehaviour>,
-    /// The state in force when the last packet left the serialiser.
-    pub state: LinkState,
-    pub limit: QueueLimit,
-    pub ecn_threshold_pkts: Option<u64>,
-    pub queue: VecDeque<Packet>,
-    pub queue_bytes: u64,
-    /// The packet being serialised, if any.
-    pub in_service: Option<Packet>,
-    /// Packets propagating, with their arrival times (FIFO).
-    pub wire: VecDeque<(SimTime, Packet)>,
-    pub rng: Rng,
-    /// Per-packet extra delay bound (`DirConfig::jitter`).
-    jitter: SimDuration,
+    pub core: Direction<Packet>,
     /// The far node's turnaround and its own stream, for packets addressed to that node.
     host_noise: Option<(HostNoise, Rng)>,
-    pub counters: DirCounters,
-    /// Packets serialised so far, and the scripted drops still to come (reversed).
-    serialised: u64,
-    drop_list: Vec<u64>,
 }
 
-/// What `enqueue` did with a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Enqueued {
-    /// The serialiser was idle: transmission starts now and ends at the given time.
-    Transmitting(SimTime),
-    Queued,
-    Dropped,
+impl LinkPacket for Packet {
+    fn size_bytes(&self) -> u64 {
+        self.wire_bytes as u64
+    }
+    fn mark_ce(&mut self) -> bool {
+        let ect = self.ecn == Ecn::Ect;
+        if ect {
+            self.ecn = Ecn::Ce;
+        }
+        ect
+    }
 }
 
 impl LinkDir {
-    /// Offer a packet at `now`.
-    pub fn enqueue(&mut self, mut pkt: Packet, now: SimTime) -> Enqueued {
-        if self.in_service.is_none() && self.queue.is_empty() {
-            return match self.start(pkt, now) {
-                Some(done) => Enqueued::Transmitting(done),
-                None => Enqueued::Queued, // the link is down for good: held in service
-            };
+    /// Offer a packet at `now`; the end of its transmission if the serialiser was idle.
+    pub fn enqueue(&mut self, pkt: Packet, now: SimTime) -> Option<SimTime> {
+        match self.core.offer(pkt, now) {
+            Offered::Started(done) => done,
+            Offered::Queued | Offered::Dropped(_) => None,
         }
-        let pkts = self.queue.len() as u64;
-        if !self.limit.admits(pkts, self.queue_bytes, pkt.wire_bytes as u64) {
-            self.counters.drops_queue += 1;
-            return Enqueued::Dropped;
-        }
-        if let Some(k) = self.ecn_threshold_pkts {
-            // Step marking on the instantaneous queue (DCTCP's K, RFC 8257 §3.1).
-            if pkts >= k && pkt.ecn == Ecn::Ect {
-                pkt.ecn = Ecn::Ce;
-                self.counters.ecn_marks += 1;
-            }
-        }
-        self.queue_bytes += pkt.wire_bytes as u64;
-        self.queue.push_back(pkt);
-        Enqueued::Queued
     }
 
-    /// Put `pkt` in service at `now`; the end of its transmission (`None`: never).
-    fn start(&mut self, pkt: Packet, now: SimTime) -> Option<SimTime> {
-        let done = self.model.transmit_end(now, pkt.wire_bytes as u64);
-        self.in_service = Some(pkt);
-        done
-    }
-
-    /// The serialiser finished at `now`: the packet goes onto the wire (or is lost), and
-    /// the next queued packet starts. Returns (arrival time if the packet survived, end of
-    /// the next transmission if one started).
+    /// The serialiser finished at `now`: (arrival time if the packet survived, end of the next
+    /// transmission if one started). A packet addressed to the far node arrives later by a
+    /// draw of that host's turnaround.
     pub fn finish(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
-        let pkt = self.in_service.take().expect("finish without a packet in service");
-        self.counters.tx_bytes += pkt.wire_bytes as u64;
-        self.serialised += 1;
-        let scripted = self.drop_list.last() == Some(&self.serialised);
-        if scripted {
-            self.drop_list.pop();
-        }
-        self.state = self.model.state_at(now);
-        let arrival = if scripted || self.rng.chance(self.state.loss) || self.model.extra_drop(now, pkt.wire_bytes as u64) {
-            self.counters.drops_random += 1;
-            None
-        } else {
-            let mut at = now + self.state.delay;
-            if !self.jitter.is_zero() {
-                let extra = (self.rng.next_f64() * self.jitter.as_nanos() as f64) as u64;
-                at += SimDuration::from_nanos(extra);
-            }
-            if pkt.dst_node == self.to_node {
-                if let Some((noise, rng)) = &mut self.host_noise {
-                    at += noise.sample(pkt.kind.forward(), rng); // the destination host's turnaround
-                }
-            }
-            if let Some(&(last, _)) = self.wire.back() {
-                at = at.max(last);
-            }
-            self.wire.push_back((at, pkt));
-            Some(at)
-        };
-        let next = self.queue.pop_front().and_then(|p| {
-            self.queue_bytes -= p.wire_bytes as u64;
-            self.start(p, now)
-        });
-        (arrival, next)
+        let to_node = self.to_node;
+        let noise = &mut self.host_noise;
+        self.core.finish(now, |pkt| match noise {
+            Some((n, rng)) if pkt.dst_node == to_node => n.sample(pkt.kind.forward(), rng),
+            _ => SimDuration::ZERO,
+        })
     }
 
     /// Take the packet at the head of the wire (its arrival event fired).
     pub fn arrive(&mut self) -> Packet {
-        self.wire.pop_front().expect("arrival without a packet on the wire").1
+        self.core.arrive()
     }
 }
 
@@ -258,7 +186,7 @@ impl Network {
             for (k, d) in [(2 * i, &l.ab), (2 * i + 1, &l.ba)] {
                 if let QueueConfig::Bdp(x) = d.queue {
                     let bytes = d.rate_bps as f64 / 8.0 * max_rtt[k].as_secs_f64() * x;
-                    self.dirs[k].limit = QueueLimit::Bytes((bytes.round() as u64).max(1500));
+                    self.dirs[k].core.set_limit(QueueLimit::Bytes((bytes.round() as u64).max(1500)));
                 }
             }
         }
@@ -293,38 +221,23 @@ impl Network {
 
     /// Narrowest rate along the route from `a` to `b`.
     pub fn bottleneck_bps(&mut self, a: usize, b: usize, now: SimTime) -> u64 {
-        self.path(a, b).iter().map(|&d| self.dirs[d as usize].model.state_at(now).rate_bps).min().unwrap_or(0)
+        self.path(a, b).iter().map(|&d| self.dirs[d as usize].core.model_mut().state_at(now).rate_bps).min().unwrap_or(0)
     }
 }
 
 fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, model: Box<dyn LinkBehaviour>, seed: u64, label: u64) -> LinkDir {
-    let state = LinkState { rate_bps: d.rate_bps, delay: d.delay, loss: d.loss };
     let limit = match d.queue {
         QueueConfig::Packets(n) => QueueLimit::Packets(n),
         QueueConfig::Bytes(b) => QueueLimit::Bytes(b),
         QueueConfig::Bdp(_) => QueueLimit::Packets(u64::MAX), // resolved after routing
     };
+    let cfg = DirectionConfig { limit, ecn_threshold_pkts: d.ecn_threshold_pkts, jitter: d.jitter, drop_packets: d.drop_packets.clone() };
+    let nominal = LinkState { rate_bps: d.rate_bps, delay: d.delay, loss: d.loss };
     LinkDir {
         link,
         dir,
         to_node: to,
-        model,
-        state,
-        limit,
-        ecn_threshold_pkts: d.ecn_threshold_pkts,
-        queue: VecDeque::new(),
-        queue_bytes: 0,
-        in_service: None,
-        wire: VecDeque::new(),
-        rng: Rng::derive(seed, 0x114b_0000 + label),
-        jitter: d.jitter,
+        core: Direction::new(model, cfg, nominal, Rng::derive(seed, LINK_RNG_BASE + label)),
         host_noise: None,
-        counters: DirCounters::default(),
-        serialised: 0,
-        drop_list: {
-            let mut v = d.drop_packets.clone();
-            v.sort_unstable_by(|a, b| b.cmp(a));
-            v
-        },
     }
 }

@@ -31,7 +31,7 @@ use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
 use satcc_core::{SimDuration, SimTime};
 
 use crate::config::{ConfigError, Proto, SimConfig};
-use crate::net::{Enqueued, Network};
+use crate::net::Network;
 use crate::packet::{Frag, Packet, IP_HEADER};
 use crate::tcp::receiver::{EcnEcho, Receiver, MAX_UNSCALED_WINDOW};
 use crate::tcp::sender::Sender;
@@ -359,7 +359,7 @@ impl World {
     fn forward(&mut self, node: u32, pkt: Packet) {
         let Some(d) = self.net.next_hop(node, pkt.dst_node) else { return };
         self.packets += 1;
-        if let Enqueued::Transmitting(done) = self.net.dirs[d as usize].enqueue(pkt, self.now) {
+        if let Some(done) = self.net.dirs[d as usize].enqueue(pkt, self.now) {
             self.schedule(done, Ev::TxDone(d));
         }
     }
@@ -444,18 +444,19 @@ impl World {
             f.sender.stats.retrans_in_bin = 0;
         }
         for d in self.net.dirs.iter_mut() {
-            let c = std::mem::take(&mut d.counters);
+            let c = d.core.take_counters();
+            let (queue_pkts, queue_bytes) = d.core.queue_len();
             self.links.link_id.push(d.link);
             self.links.dir.push(d.dir);
             self.links.t_s.push(t_s);
-            self.links.queue_pkts.push(d.queue.len() as u64);
-            self.links.queue_bytes.push(d.queue_bytes);
+            self.links.queue_pkts.push(queue_pkts);
+            self.links.queue_bytes.push(queue_bytes);
             self.links.drops_queue.push(c.drops_queue);
             self.links.drops_random.push(c.drops_random);
             self.links.ecn_marks.push(c.ecn_marks);
             self.links.tx_bytes.push(c.tx_bytes);
             // Time-weighted over the bin, from the link's model.
-            let m = d.model.mean_over(self.bin_start, self.now);
+            let m = d.core.model_mut().mean_over(self.bin_start, self.now);
             self.links.capacity_bps.push(m.rate_bps.round() as u64);
             self.links.delay_ms.push(m.delay.as_nanos() as f64 / 1e6);
         }

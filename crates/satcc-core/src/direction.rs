@@ -1,0 +1,361 @@
+//! One direction of a link: the single implementation the simulator's event loop
+//! (`satcc-sim` net.rs) and the real-time emulator (`satcc-emu` direction.rs) both drive, so
+//! sim-vs-kernel differences come from TCP, not from two channel models.
+//!
+//! ```text
+//!  offer(t) ──► [drop-tail queue, CE marking ≥ K] ──► serialiser (model rate) ──► loss? ──► wire (delay + jitter, FIFO) ──► arrive
+//! ```
+//! Everything is a function of the instants handed in (no clock, no I/O). The serialiser asks
+//! the link behaviour when a packet that starts now has left (`LinkBehaviour::transmit_end`,
+//! which honours rate changes mid-packet; a rate of 0 holds the packet in service until the
+//! link returns), then takes the state in force as the packet leaves: a scripted drop, the
+//! Bernoulli `loss` or the model's `extra_drop` lose it, otherwise it propagates for the
+//! state's delay plus a uniform draw from [0, jitter) plus whatever the caller adds (the
+//! simulator's host turnaround), clamped behind the packet before it (the wire is FIFO).
+//!
+//! | parameter          | default  | unit    | source                                    |
+//! |--------------------|----------|---------|-------------------------------------------|
+//! | rate, delay, loss  | model    | bit/s, ns, probability | `LinkModel::state_at`      |
+//! | queue limit        | scenario | packets or bytes | `QueueLimit` (BDP resolved before) |
+//! | ecn_threshold_pkts | none     | packets | step marking, RFC 8257 §3.1 (DCTCP's K)    |
+//! | jitter             | 0        | ns      | uniform extra delay per packet; 0 draws nothing |
+//! | drop_packets       | none     | ordinals | scripted losses (1-based, counting every packet serialised), a test aid like ns-3's ReceiveListErrorModel |
+//!
+//! Random draws come from one stream per direction, in this order per packet leaving the
+//! serialiser: the loss draw (none when loss is 0), then the jitter draw (none when jitter is
+//! 0 or the packet was lost). Scripted drops and `extra_drop` draw nothing from it.
+
+use std::collections::VecDeque;
+
+use crate::link::{LinkState, QueueLimit};
+use crate::models::LinkBehaviour;
+use crate::rng::Rng;
+use crate::time::{SimDuration, SimTime};
+
+/// What a link direction needs to know of a packet.
+pub trait LinkPacket {
+    /// The bytes the link charges: the IP packet.
+    fn size_bytes(&self) -> u64;
+    /// Mark Congestion Experienced if the packet is ECN-capable; whether it was marked.
+    fn mark_ce(&mut self) -> bool;
+}
+
+/// The static part of a direction's configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DirectionConfig {
+    pub limit: QueueLimit,
+    pub ecn_threshold_pkts: Option<u64>,
+    pub jitter: SimDuration,
+    /// Ordinals of packets to drop on the wire (any order).
+    pub drop_packets: Vec<u64>,
+}
+
+/// Counters of one direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Packets offered to the queue.
+    pub offered: u64,
+    /// Packets that finished propagating (taken off the wire).
+    pub delivered: u64,
+    pub drops_queue: u64,
+    pub drops_random: u64,
+    pub ecn_marks: u64,
+    /// Bytes serialised.
+    pub tx_bytes: u64,
+}
+
+impl Counters {
+    pub fn add(&mut self, o: &Counters) {
+        self.offered += o.offered;
+        self.delivered += o.delivered;
+        self.drops_queue += o.drops_queue;
+        self.drops_random += o.drops_random;
+        self.ecn_marks += o.ecn_marks;
+        self.tx_bytes += o.tx_bytes;
+    }
+}
+
+/// What `offer` did with a packet.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Offered<P> {
+    /// The serialiser was idle: transmission starts now and ends at the given instant
+    /// (`None`: the link never carries it; the packet is held in service).
+    Started(Option<SimTime>),
+    Queued,
+    /// The queue was full; the packet is handed back.
+    Dropped(P),
+}
+
+/// One direction of a link.
+pub struct Direction<P> {
+    model: Box<dyn LinkBehaviour>,
+    cfg: DirectionConfig,
+    /// The state in force when the last packet left the serialiser.
+    state: LinkState,
+    queue: VecDeque<P>,
+    queue_bytes: u64,
+    /// The packet being serialised and when it is done (`None`: never).
+    in_service: Option<(P, Option<SimTime>)>,
+    /// Packets propagating, with their arrival instants (FIFO, non-decreasing).
+    wire: VecDeque<(SimTime, P)>,
+    rng: Rng,
+    counters: Counters,
+    /// Packets serialised so far, and the scripted drops still to come (descending).
+    serialised: u64,
+    drop_list: Vec<u64>,
+}
+
+impl<P: LinkPacket> Direction<P> {
+    /// `nominal`: the state reported before any packet has left (the model's nominal values).
+    pub fn new(model: Box<dyn LinkBehaviour>, cfg: DirectionConfig, nominal: LinkState, rng: Rng) -> Self {
+        let mut drop_list = cfg.drop_packets.clone();
+        drop_list.sort_unstable_by(|a, b| b.cmp(a));
+        Direction {
+            model,
+            cfg,
+            state: nominal,
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            in_service: None,
+            wire: VecDeque::new(),
+            rng,
+            counters: Counters::default(),
+            serialised: 0,
+            drop_list,
+        }
+    }
+
+    /// Offer a packet at `now`. The caller must have finished every transmission due by `now`.
+    pub fn offer(&mut self, mut pkt: P, now: SimTime) -> Offered<P> {
+        self.counters.offered += 1;
+        if self.in_service.is_none() && self.queue.is_empty() {
+            return Offered::Started(self.start(pkt, now));
+        }
+        let pkts = self.queue.len() as u64;
+        let size = pkt.size_bytes();
+        if !self.cfg.limit.admits(pkts, self.queue_bytes, size) {
+            self.counters.drops_queue += 1;
+            return Offered::Dropped(pkt);
+        }
+        if let Some(k) = self.cfg.ecn_threshold_pkts {
+            // Step marking on the instantaneous queue (DCTCP's K, RFC 8257 §3.1).
+            if pkts >= k && pkt.mark_ce() {
+                self.counters.ecn_marks += 1;
+            }
+        }
+        self.queue_bytes += size;
+        self.queue.push_back(pkt);
+        Offered::Queued
+    }
+
+    /// Put `pkt` in service at `now`; the end of its transmission (`None`: never).
+    fn start(&mut self, pkt: P, now: SimTime) -> Option<SimTime> {
+        let done = self.model.transmit_end(now, pkt.size_bytes());
+        self.in_service = Some((pkt, done));
+        done
+    }
+
+    /// A packet held in service by a link that never carried it: ask again from `at` when it
+    /// is done (the emulator, once the run's time origin is known).
+    pub fn retime_held(&mut self, at: SimTime) {
+        if let Some((pkt, done @ None)) = &mut self.in_service {
+            *done = self.model.transmit_end(at, pkt.size_bytes());
+        }
+    }
+
+    /// When the packet in service is done, if one is and the link ever carries it.
+    pub fn service_done(&self) -> Option<SimTime> {
+        self.in_service.as_ref().and_then(|(_, d)| *d)
+    }
+
+    /// The serialiser finished at `now`: the packet goes onto the wire (or is lost) and the
+    /// next queued packet starts. `extra` adds delay to a surviving packet before the FIFO
+    /// clamp (the simulator's host turnaround). Returns (arrival instant if the packet
+    /// survived, end of the next transmission if one started and ever ends).
+    pub fn finish(&mut self, now: SimTime, extra: impl FnOnce(&P) -> SimDuration) -> (Option<SimTime>, Option<SimTime>) {
+        let (pkt, _) = self.in_service.take().expect("finish without a packet in service");
+        let bytes = pkt.size_bytes();
+        self.counters.tx_bytes += bytes;
+        self.serialised += 1;
+        let scripted = self.drop_list.last() == Some(&self.serialised);
+        if scripted {
+            self.drop_list.pop();
+        }
+        self.state = self.model.state_at(now);
+        let arrival = if scripted || self.rng.chance(self.state.loss) || self.model.extra_drop(now, bytes) {
+            self.counters.drops_random += 1;
+            None
+        } else {
+            let mut at = now + self.state.delay;
+            if !self.cfg.jitter.is_zero() {
+                at += SimDuration::from_nanos((self.rng.next_f64() * self.cfg.jitter.as_nanos() as f64) as u64);
+            }
+            at += extra(&pkt);
+            if let Some(&(last, _)) = self.wire.back() {
+                at = at.max(last); // FIFO: a shrinking delay or a draw never reorders
+            }
+            self.wire.push_back((at, pkt));
+            Some(at)
+        };
+        let next = self.queue.pop_front().and_then(|p| {
+            self.queue_bytes -= p.size_bytes();
+            self.start(p, now)
+        });
+        (arrival, next)
+    }
+
+    /// Finish every transmission due by `t` (a real-time driver's catch-up).
+    pub fn serve_until(&mut self, t: SimTime) {
+        while let Some(done) = self.service_done() {
+            if done > t {
+                return;
+            }
+            self.finish(done, |_| SimDuration::ZERO);
+        }
+    }
+
+    /// Take the packet at the head of the wire (its arrival instant has come).
+    pub fn arrive(&mut self) -> P {
+        self.counters.delivered += 1;
+        self.wire.pop_front().expect("arrival without a packet on the wire").1
+    }
+
+    /// When the packet at the head of the wire arrives, if any.
+    pub fn next_arrival(&self) -> Option<SimTime> {
+        self.wire.front().map(|(at, _)| *at)
+    }
+
+    pub fn model_mut(&mut self) -> &mut dyn LinkBehaviour {
+        self.model.as_mut()
+    }
+
+    /// The state in force when the last packet left the serialiser.
+    pub fn last_state(&self) -> LinkState {
+        self.state
+    }
+
+    pub fn limit(&self) -> QueueLimit {
+        self.cfg.limit
+    }
+
+    /// Set the queue limit (a "BDP" limit is known only once routes are).
+    pub fn set_limit(&mut self, limit: QueueLimit) {
+        self.cfg.limit = limit;
+    }
+
+    /// Queue occupancy (waiting, not in service): packets and bytes.
+    pub fn queue_len(&self) -> (u64, u64) {
+        (self.queue.len() as u64, self.queue_bytes)
+    }
+
+    /// Packets held: queued, in service, on the wire.
+    pub fn held(&self) -> usize {
+        self.queue.len() + self.wire.len() + usize::from(self.in_service.is_some())
+    }
+
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// The counters so far; they start again from zero.
+    pub fn take_counters(&mut self) -> Counters {
+        std::mem::take(&mut self.counters)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::ConstantLink;
+
+    #[derive(Debug, PartialEq)]
+    struct Pkt {
+        size: u64,
+        ect: bool,
+        ce: bool,
+    }
+
+    impl LinkPacket for Pkt {
+        fn size_bytes(&self) -> u64 {
+            self.size
+        }
+        fn mark_ce(&mut self) -> bool {
+            self.ce |= self.ect;
+            self.ect
+        }
+    }
+
+    fn ms(n: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_millis(n)
+    }
+
+    fn pkt(size: u64) -> Pkt {
+        Pkt { size, ect: true, ce: false }
+    }
+
+    fn dir(rate_bps: u64, delay_ms: u64, cfg: DirectionConfig) -> Direction<Pkt> {
+        let state = LinkState { rate_bps, delay: SimDuration::from_millis(delay_ms), loss: 0.0 };
+        Direction::new(Box::new(ConstantLink(state)), cfg, state, Rng::new(1))
+    }
+
+    fn cfg(limit: QueueLimit) -> DirectionConfig {
+        DirectionConfig { limit, ecn_threshold_pkts: None, jitter: SimDuration::ZERO, drop_packets: vec![] }
+    }
+
+    #[test]
+    fn back_to_back_packets_leave_one_serialisation_time_apart() {
+        // 1500 B at 12 Mbit/s = 1 ms each.
+        let mut d = dir(12_000_000, 10, cfg(QueueLimit::Packets(10)));
+        assert_eq!(d.offer(pkt(1500), SimTime::ZERO), Offered::Started(Some(ms(1))));
+        assert_eq!(d.offer(pkt(1500), SimTime::ZERO), Offered::Queued);
+        let (a, next) = d.finish(ms(1), |_| SimDuration::ZERO);
+        assert_eq!((a, next), (Some(ms(11)), Some(ms(2))));
+        let (a, next) = d.finish(ms(2), |_| SimDuration::ZERO);
+        assert_eq!((a, next), (Some(ms(12)), None));
+    }
+
+    #[test]
+    fn a_full_queue_hands_the_packet_back() {
+        let mut d = dir(12_000_000, 0, cfg(QueueLimit::Packets(1)));
+        d.offer(pkt(1500), SimTime::ZERO);
+        assert_eq!(d.offer(pkt(1500), SimTime::ZERO), Offered::Queued);
+        assert_eq!(d.offer(pkt(700), SimTime::ZERO), Offered::Dropped(pkt(700)));
+        assert_eq!(d.counters().drops_queue, 1);
+    }
+
+    #[test]
+    fn packets_queued_behind_k_others_are_marked() {
+        let mut c = cfg(QueueLimit::Packets(10));
+        c.ecn_threshold_pkts = Some(1);
+        let mut d = dir(12_000_000, 0, c);
+        for _ in 0..3 {
+            d.offer(pkt(1500), SimTime::ZERO);
+        }
+        // in service, queued behind 0 (not marked), queued behind 1 (marked)
+        assert_eq!(d.counters().ecn_marks, 1);
+    }
+
+    #[test]
+    fn scripted_drops_lose_exactly_those_packets() {
+        let mut c = cfg(QueueLimit::Packets(10));
+        c.drop_packets = vec![3, 1];
+        let mut d = dir(12_000_000, 0, c);
+        for _ in 0..3 {
+            d.offer(pkt(1500), SimTime::ZERO);
+        }
+        let survived: Vec<bool> =
+            (1..=3).map(|k| d.finish(ms(k), |_| SimDuration::ZERO).0.is_some()).collect();
+        assert_eq!(survived, vec![false, true, false]);
+    }
+
+    #[test]
+    fn extra_delay_is_clamped_behind_the_packet_before() {
+        let mut d = dir(1_200_000_000, 1, cfg(QueueLimit::Packets(10)));
+        d.offer(pkt(1500), SimTime::ZERO);
+        d.offer(pkt(1500), SimTime::ZERO);
+        let done = d.service_done().unwrap();
+        let (a1, next) = d.finish(done, |_| SimDuration::from_micros(100));
+        let (a2, _) = d.finish(next.unwrap(), |_| SimDuration::ZERO);
+        assert_eq!(a1, a2, "the second packet may not overtake the delayed first");
+    }
+}
