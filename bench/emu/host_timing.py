@@ -208,7 +208,7 @@ def table(paths: list[Path]) -> int:
         points = []
         for q in QUANTILES:
             i = min(len(xs) - 1, round(q * (len(xs) - 1)))
-            points.append(f"({q:g}, {xs[i]})")
+            points.append(f"({float(q)!r}, {xs[i]})")
         name = f"KERNEL_{side.upper()}_QUANTILES_NS"
         print(f"// {len(xs)} samples from {len(paths)} runs; mean {sum(xs) / len(xs) / 1000:.1f} us")
         print(f"pub const {name}: &[(f64, u64)] = &[{', '.join(points)}];")

@@ -29,11 +29,19 @@ use crate::rng::Rng;
 use crate::time::SimDuration;
 
 /// Quantile points (probability, nanoseconds) of the kernel's sender turnaround (ACK in →
-/// next data segment out): Linux 6.18, veth, GSO/GRO/TSO off, 2-core VM, one CUBIC flow at
-/// 100 Mbit/s and 20 ms RTT (`bench/emu/host_timing.py`; figures in BENCHMARKS.md).
-pub const KERNEL_SENDER_QUANTILES_NS: &[(f64, u64)] = &[(0.0, 0), (1.0, 0)];
-/// The same for the receiver's turnaround (data segment in → ACK out).
-pub const KERNEL_RECEIVER_QUANTILES_NS: &[(f64, u64)] = &[(0.0, 0), (1.0, 0)];
+/// next data segment out), measured on 2026-11-24: Linux 6.18, veth, GSO/GRO/TSO off, a 2-core
+/// VM with every other process at nice 19, CUBIC through satcc-linkd; pooled over five 10 s
+/// runs (three of one flow at 100 Mbit/s, 20 ms RTT; two flows at 100 Mbit/s; one flow at
+/// 20 Mbit/s, 50 ms). `bench/emu/host_timing.py --table` printed these lines; the runs'
+/// quantiles are in `bench/emu/host_timing/calibration-2026-11-24.jsonl`, figures in
+/// BENCHMARKS.md "Host timing noise". 52,244 samples, mean 12.4 µs.
+#[rustfmt::skip]
+pub const KERNEL_SENDER_QUANTILES_NS: &[(f64, u64)] = &[(0.0, 921), (0.01, 5629), (0.05, 6670), (0.1, 7350), (0.2, 8473), (0.3, 9524), (0.4, 10515), (0.5, 11327), (0.6, 12047), (0.7, 12749), (0.8, 13560), (0.9, 15022), (0.95, 20099), (0.99, 34832), (0.999, 192195), (1.0, 1985183)];
+/// The same for the receiver's turnaround (data segment in → ACK out): 139,185 samples, mean
+/// 28.2 µs (bimodal near 14 and 28 µs; the tail above the 90th percentile comes from the
+/// 20 Mbit/s run, whose idle CPU wakes up late).
+#[rustfmt::skip]
+pub const KERNEL_RECEIVER_QUANTILES_NS: &[(f64, u64)] = &[(0.0, 436), (0.01, 4506), (0.05, 6609), (0.1, 8523), (0.2, 13650), (0.3, 15973), (0.4, 24487), (0.5, 26318), (0.6, 27852), (0.7, 29434), (0.8, 31352), (0.9, 35397), (0.95, 45854), (0.99, 116212), (0.999, 560939), (1.0, 1942194)];
 
 /// Every host's turnarounds: towards a flow's sender and towards its receiver.
 #[derive(Clone, Debug, PartialEq)]
