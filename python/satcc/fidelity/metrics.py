@@ -291,3 +291,17 @@ def evaluate(flows: pd.DataFrame, series: pd.DataFrame, targets: Targets = TARGE
     distances = cwnd_distances(cwnd_curves(flows, series)) if not flows.empty else {}
     rows = compare(per_run, distances, targets, order)
     return {"rows": rows, "tally": tally(rows), "per_run": per_run}
+
+
+def frames_from_results(results: list[tuple[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(flows, series) as the store's views give them, from (run_id, RunResult) pairs held in
+    memory (notebooks, tests): the engine, seed and scenario come from each result's meta."""
+    flows, series = [], []
+    for rid, r in results:
+        f = r.flows.assign(run_id=rid, engine=r.meta["engine"], seed=r.meta.get("seed"),
+                           scenario=r.meta["scenario"])
+        flows.append(f)
+        series.append(r.flow_series.assign(run_id=rid))
+    if not flows:
+        return pd.DataFrame(), pd.DataFrame()
+    return pd.concat(flows, ignore_index=True), pd.concat(series, ignore_index=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from satcc.fidelity.metrics import FAIL, PASS
+from satcc.fidelity.metrics import FAIL, PASS, TARGETS
 
 MARK = {PASS: "✓", FAIL: "✗", None: ""}
 COLUMNS = [
@@ -88,9 +88,11 @@ def _escape(text: str) -> str:
 
 def summary_lines(doc: dict[str, Any]) -> list[str]:
     ta = doc["tally"]
-    lines = [f"checks: {ta['pass']} pass, {ta['fail']} fail (targets: share ±"
-             f"{doc['fidelity'].get('targets', {}).get('share_abs', 0.1):g}, goodput ±10 %, "
-             "retx within 2x or both < 0.1 %, RTT mean ±10 %; docs/fidelity.md)"]
+    tg = {**TARGETS.doc(), **(doc.get("fidelity") or {}).get("targets", {})}
+    lines = [(f"checks: {ta['pass']} pass, {ta['fail']} fail (targets: share ±{tg['share_abs']:g}, "
+              f"total goodput ±{100 * tg['goodput_rel']:g} %, retx within {tg['retx_ratio']:g}x "
+              f"or both < {100 * tg['retx_floor']:g} %, RTT mean ±{100 * tg['rtt_rel']:g} %; "
+              "docs/fidelity.md)")]
     for f in ta["failures"]:
         lines.append(f"  ✗ {f['scenario']} / {f['group']}: {f['metric']} sim "
                      f"{_fmt(f['sim'], f['metric'])} vs kernel {_fmt(f['kernel'], f['metric'])}")
