@@ -46,6 +46,8 @@ def register(subparsers) -> None:
     p.add_argument("--capture", action="store_true",
                    help="keep tcpdump captures of the kernel runs (off: they cost CPU)")
     p.add_argument("--json", action="store_true", help="print fidelity.json on stdout")
+    p.add_argument("--markdown", action="store_true",
+                   help="print the table as Markdown (for BENCHMARKS.md) instead")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a check fails or a run failed")
     p.set_defaults(func=run)
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         import json
 
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    elif args.markdown:
+        sys.stdout.write(table.render_markdown(doc))
     else:
         from rich.console import Console
 

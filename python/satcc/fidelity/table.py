@@ -12,12 +12,12 @@ from typing import Any
 from satcc.fidelity.metrics import FAIL, PASS, TARGETS
 
 MARK = {PASS: "✓", FAIL: "✗", None: ""}
-COLUMNS = [
-    ("share", "share", 1.0, "{:.2f}"),
-    ("goodput_bps", "goodput Mbit/s", 1e-6, "{:.1f}"),
-    ("retx_rate", "retx %", 100.0, "{:.2f}"),
-    ("rtt_mean_ms", "RTT mean ms", 1.0, "{:.1f}"),
-    ("rtt_p95_ms", "RTT p95 ms", 1.0, "{:.1f}"),
+COLUMNS = [  # metric, header, scale, format, unit
+    ("share", "share", 1.0, "{:.2f}", ""),
+    ("goodput_bps", "goodput\nMbit/s", 1e-6, "{:.1f}", " Mbit/s"),
+    ("retx_rate", "retx\n%", 100.0, "{:.2f}", " %"),
+    ("rtt_mean_ms", "RTT mean\nms", 1.0, "{:.1f}", " ms"),
+    ("rtt_p95_ms", "RTT p95\nms", 1.0, "{:.1f}", " ms"),
 ]
 
 
@@ -57,16 +57,16 @@ def rich_table(doc: dict[str, Any]):
               box=box.SIMPLE_HEAD, show_lines=True, title_justify="left")
     t.add_column("scenario\n(runs sim/kernel)", no_wrap=True)
     t.add_column("group (flows)", no_wrap=True)
-    for _, title, _, _ in COLUMNS:
+    for _, title, _, _, _ in COLUMNS:
         t.add_column(title, justify="right", no_wrap=True)
-    t.add_column("cwnd distance\n(kernel self)", justify="right", no_wrap=True)
+    t.add_column("cwnd dist\n(kern self)", justify="right", no_wrap=True)
     last = None
     for row in doc["rows"]:
         cells = []
-        for key, _, scale, fmt in COLUMNS:
+        for key, _, scale, fmt, _ in COLUMNS:
             sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
             style = {PASS: "green", FAIL: "bold red"}.get(verdict or "", "")
-            text = f"sim {sim}\nkern {kern} {MARK[verdict]}".rstrip()
+            text = f"sim {sim}  \nkern {kern} {MARK[verdict] or ' '}"
             if spread:
                 text += f"\n{spread}"
             cells.append(f"[{style}]{_escape(text)}[/]" if style else _escape(text))
@@ -91,8 +91,7 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     tg = {**TARGETS.doc(), **(doc.get("fidelity") or {}).get("targets", {})}
     lines = [(f"checks: {ta['pass']} pass, {ta['fail']} fail (targets: share ±{tg['share_abs']:g}, "
               f"total goodput ±{100 * tg['goodput_rel']:g} %, retx within {tg['retx_ratio']:g}x "
-              f"or both < {100 * tg['retx_floor']:g} %, RTT mean ±{100 * tg['rtt_rel']:g} %; "
-              "docs/fidelity.md)")]
+              f"or both < {100 * tg['retx_floor']:g} %, RTT mean ±{100 * tg['rtt_rel']:g} %)")]
     for f in ta["failures"]:
         lines.append(f"  ✗ {f['scenario']} / {f['group']}: {f['metric']} sim "
                      f"{_fmt(f['sim'], f['metric'])} vs kernel {_fmt(f['kernel'], f['metric'])}")
@@ -105,9 +104,9 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
 
 
 def _fmt(x: float | None, metric: str) -> str:
-    for key, _, scale, fmt in COLUMNS:
+    for key, _, scale, fmt, unit in COLUMNS:
         if key == metric:
-            return _num(x, scale, fmt)
+            return _num(x, scale, fmt) + ("" if x is None else unit)
     return "-" if x is None else f"{x:g}"
 
 
@@ -130,14 +129,14 @@ def render_html(doc: dict[str, Any]) -> str:
     """The same table as an HTML fragment (for satcc report)."""
     e = html.escape
     head = ("<tr><th class=\"l\">scenario</th><th class=\"l\">group</th><th>runs sim/kernel</th>"
-            + "".join(f"<th>{e(t)}<br>sim · kernel</th>" for _, t, _, _ in COLUMNS)
+            + "".join(f"<th>{e(t.replace(chr(10), ' '))}<br>sim · kernel</th>" for _, t, _, _, _ in COLUMNS)
             + "<th>cwnd distance<br>(kernel self)</th></tr>")
     body = []
     for row in doc["rows"]:
         tds = [f'<td class="l">{e(row["scenario"])}</td>',
                f'<td class="l">{e(row["group"])} ({row["flows"]})</td>',
                f"<td>{e(runs_text(doc, row['scenario']))}</td>"]
-        for key, _, scale, fmt in COLUMNS:
+        for key, _, scale, fmt, _ in COLUMNS:
             sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
             kern += f" ({spread})" if spread else ""
             color = {PASS: "#e8f6e8", FAIL: "#fbe3e3"}.get(verdict or "", "")
@@ -149,3 +148,24 @@ def render_html(doc: dict[str, Any]) -> str:
     summary = "".join(f"<li>{e(line.strip())}</li>" for line in summary_lines(doc))
     return (f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
             f"<ul>{summary}</ul>")
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The table in Markdown (BENCHMARKS.md): per cell `sim / kernel (min–max) mark`."""
+    head = ["scenario", "group", "runs sim/kernel", *(t.replace("\n", " ") for _, t, _, _, _
+                                                      in COLUMNS), "cwnd dist (kernel self)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in doc["rows"]:
+        cells = [row["scenario"], f"{row['group']} ({row['flows']})",
+                 runs_text(doc, row["scenario"])]
+        for key, _, scale, fmt, _ in COLUMNS:
+            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
+            text = f"{sim} / {kern}" + (f" ({spread})" if spread else "")
+            mark = MARK[verdict]
+            cells.append(f"**{text} {mark}**" if verdict == FAIL else f"{text} {mark}".rstrip())
+        d, k = cwnd_cell(row)
+        cells.append(f"{d} ({k})")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.extend(summary_lines(doc))
+    return "\n".join(lines) + "\n"
