@@ -167,5 +167,6 @@ def render_markdown(doc: dict[str, Any]) -> str:
         cells.append(f"{d} ({k})")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    lines.extend(summary_lines(doc))
+    lines.extend("- " + line.strip() if line.startswith("  ") else line
+                 for line in summary_lines(doc))
     return "\n".join(lines) + "\n"
