@@ -154,6 +154,17 @@ def test_per_run_groups_sum_goodput_pool_retransmissions_and_take_rtt_from_the_s
     assert per.loc["long", "rtt_mean_ms"] == pytest.approx(100.0)
 
 
+def test_a_late_flow_counts_over_the_groups_active_time_and_the_total_over_the_run():
+    r = synthetic("sim", 1, goodputs=[40e6, 40e6, 20e6], sent=[1] * 3, retx=[0] * 3,
+                  srtt=[flat(1.0)] * 3, cwnd=[flat(1)] * 3)
+    flows, series = M.frames_from_results([("a", r)])
+    flows.loc[flows["name"] == "long", "start_s"] = 0.5  # started half-way through the 1 s run
+    per = M.run_groups(flows, series).set_index("group")
+    assert per.loc["long", "goodput_bps"] == pytest.approx(40e6)  # 2.5 MB in 0.5 s
+    assert per.loc["all", "goodput_bps"] == pytest.approx(100e6)  # 12.5 MB in 1 s
+    assert per.loc["long", "share"] == pytest.approx(0.2)
+
+
 def kernel_and_sim(sim_short_share: float, kernel_goodputs: list[float]) -> dict:
     """Three kernel runs with total goodputs `kernel_goodputs` and a short-group share of 0.7;
     three identical sim runs of 100 Mbit/s with the given short share."""

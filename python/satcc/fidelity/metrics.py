@@ -12,8 +12,11 @@ repetition); the kernel is the reference.
 Metrics per run and group
 | metric       | definition                                                                   |
 |--------------|------------------------------------------------------------------------------|
-| share        | group goodput / goodput of all flows of the run                              |
-| goodput_bps  | sum of the group's flows' goodput_bps (app bytes x 8 / the flow's active time) |
+| share        | the group's delivered bytes / those of all flows of the run                  |
+| goodput_bps  | the group's delivered (application) bytes x 8 / (the run's duration - the     |
+|              | earliest start among the group's flows): for flows that all start at 0, the   |
+|              | sum of their goodput_bps; for staggered starts, the rate over the time the    |
+|              | group was active (a plain sum of goodput_bps would exceed the link)           |
 | retx_rate    | sum of retransmitted_packets / sum of sent_packets (null when nothing was sent) |
 | rtt_mean_ms  | mean of the per-bin srtt samples of the group's flows (flow_series.srtt_ms)   |
 | rtt_p95_ms   | their 95th percentile (linear interpolation)                                  |
@@ -98,8 +101,8 @@ def _finite(x: Any) -> float | None:
 def run_groups(flows: pd.DataFrame, series: pd.DataFrame) -> pd.DataFrame:
     """One row per run x group (and "all" where a scenario has two groups or more).
 
-    `flows` needs run_id, scenario, engine, seed, id, name, goodput_bps, sent_packets,
-    retransmitted_packets; `series` needs run_id, flow_id, srtt_ms (the store's views have
+    `flows` needs run_id, scenario, engine, seed, id, name, start_s, delivered_bytes,
+    duration_s (the run's), sent_packets, retransmitted_packets; `series` needs run_id, flow_id, srtt_ms (the store's views have
     them). Columns out: scenario, engine, run_id, seed, group, flows and METRICS."""
     columns = ["scenario", "engine", "run_id", "seed", "group", "flows", *METRICS]
     if flows.empty:
@@ -112,13 +115,15 @@ def run_groups(flows: pd.DataFrame, series: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for run_id, run in f.groupby("run_id", sort=False):
         first = run.iloc[0]
-        total = float(run["goodput_bps"].fillna(0).sum())
+        duration_s = float(first["duration_s"])
+        total = float(run["delivered_bytes"].fillna(0).sum())
         groups = list(dict.fromkeys(run["group"]))
         parts = [(g, run[run["group"] == g]) for g in groups]
         if len(groups) >= 2:
             parts.append((ALL, run))
         for g, mine in parts:
-            goodput = float(mine["goodput_bps"].fillna(0).sum())
+            delivered = float(mine["delivered_bytes"].fillna(0).sum())
+            active_s = duration_s - float(mine["start_s"].min())
             sent = int(mine["sent_packets"].fillna(0).sum())
             retx = int(mine["retransmitted_packets"].fillna(0).sum())
             if g == ALL:
@@ -128,8 +133,8 @@ def run_groups(flows: pd.DataFrame, series: pd.DataFrame) -> pd.DataFrame:
             rows.append({
                 "scenario": first["scenario"], "engine": first["engine"], "run_id": run_id,
                 "seed": first["seed"], "group": g, "flows": len(mine),
-                "share": goodput / total if total > 0 and g != ALL else None,
-                "goodput_bps": goodput,
+                "share": delivered / total if total > 0 and g != ALL else None,
+                "goodput_bps": delivered * 8 / active_s if active_s > 0 else None,
                 "retx_rate": retx / sent if sent else None,
                 "rtt_mean_ms": float(samples.mean()) if samples.size else None,
                 "rtt_p95_ms": float(np.quantile(samples, RTT_QUANTILE)) if samples.size else None,
@@ -299,7 +304,7 @@ def frames_from_results(results: list[tuple[str, Any]]) -> tuple[pd.DataFrame, p
     flows, series = [], []
     for rid, r in results:
         f = r.flows.assign(run_id=rid, engine=r.meta["engine"], seed=r.meta.get("seed"),
-                           scenario=r.meta["scenario"])
+                           scenario=r.meta["scenario"], duration_s=r.meta["duration_s"])
         flows.append(f)
         series.append(r.flow_series.assign(run_id=rid))
     if not flows:

@@ -237,8 +237,10 @@ def run_suite(grid: Grid, opts: Options, out_dir: Path,
 def load_frames(store: Any) -> tuple:
     """flows and flow_series of the store's done runs (the columns metrics.evaluate reads)."""
     flows = store.query(
-        "SELECT run_id, scenario, engine, seed, id, name, goodput_bps, sent_packets, "
-        f"retransmitted_packets, {PARAM} FROM flows ORDER BY point, engine, seed, run_id, id")
+        "SELECT f.run_id, f.scenario, f.engine, f.seed, f.id, f.name, f.start_s, "
+        "f.delivered_bytes, f.goodput_bps, f.sent_packets, f.retransmitted_packets, "
+        f"f.{PARAM}, r.duration_s FROM flows AS f JOIN runs AS r ON f.run_id = r.run_id "
+        "ORDER BY f.point, f.engine, f.seed, f.run_id, f.id")
     series = store.query("SELECT run_id, flow_id, t_s, cwnd_pkts, srtt_ms FROM flow_series "
                          "ORDER BY run_id, flow_id, t_s")
     return flows, series
