@@ -165,6 +165,21 @@ def test_a_late_flow_counts_over_the_groups_active_time_and_the_total_over_the_r
     assert per.loc["long", "share"] == pytest.approx(0.2)
 
 
+def test_bins_before_a_flow_starts_count_neither_for_rtt_nor_for_cwnd():
+    # the simulator writes srtt 0 and the initial window before a flow starts
+    r = synthetic("sim", 1, goodputs=[1e6] * 3, sent=[1] * 3, retx=[0] * 3,
+                  srtt=[flat(10.0), flat(10.0), [0.0, 0.0, 30.0, 50.0]],
+                  cwnd=[flat(10), flat(10), [10, 10, 40, 60]])
+    flows, series = M.frames_from_results([("a", r)])
+    flows.loc[flows["name"] == "long", "start_s"] = 0.2
+    per = M.run_groups(flows, series).set_index("group")
+    assert per.loc["long", "rtt_mean_ms"] == pytest.approx(40.0)
+    curves = M.cwnd_curves(flows, series)
+    long = curves[curves["group"] == "long"]
+    assert long["t_s"].tolist() == pytest.approx([0.2, 0.3])
+    assert long["cwnd_pkts"].tolist() == [40.0, 60.0]
+
+
 def kernel_and_sim(sim_short_share: float, kernel_goodputs: list[float]) -> dict:
     """Three kernel runs with total goodputs `kernel_goodputs` and a short-group share of 0.7;
     three identical sim runs of 100 Mbit/s with the given short share."""

@@ -18,7 +18,8 @@ Metrics per run and group
 |              | sum of their goodput_bps; for staggered starts, the rate over the time the    |
 |              | group was active (a plain sum of goodput_bps would exceed the link)           |
 | retx_rate    | sum of retransmitted_packets / sum of sent_packets (null when nothing was sent) |
-| rtt_mean_ms  | mean of the per-bin srtt samples of the group's flows (flow_series.srtt_ms)   |
+| rtt_mean_ms  | mean of the per-bin srtt samples of the group's flows (flow_series.srtt_ms > 0, |
+|              | bins from the flow's start on)                                               |
 | rtt_p95_ms   | their 95th percentile (linear interpolation)                                  |
 RTT comes from the per-bin series in both engines because the kernel side can only sample srtt
 once per bin (`ss`); the simulator's flows.rtt_mean_ms is over every ACK and is not used.
@@ -59,6 +60,7 @@ PASS = "pass"
 FAIL = "fail"
 METRICS = ("share", "goodput_bps", "retx_rate", "rtt_mean_ms", "rtt_p95_ms")
 RTT_QUANTILE = 0.95
+BIN_EPSILON_S = 1e-9  # bin starts are float seconds
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,9 @@ def run_groups(flows: pd.DataFrame, series: pd.DataFrame) -> pd.DataFrame:
     if flows.empty:
         return pd.DataFrame(columns=columns)
     f = flows.assign(group=flows["name"].map(flow_group))
-    srtt = series[["run_id", "flow_id", "srtt_ms"]].merge(
-        f[["run_id", "id", "group"]].rename(columns={"id": "flow_id"}), on=["run_id", "flow_id"])
-    srtt = srtt[pd.to_numeric(srtt["srtt_ms"], errors="coerce").notna()]
+    srtt = active_bins(series[["run_id", "flow_id", "t_s", "srtt_ms"]], f)
+    srtt = srtt.assign(srtt_ms=pd.to_numeric(srtt["srtt_ms"], errors="coerce").astype(float))
+    srtt = srtt[srtt["srtt_ms"] > 0]  # null or 0: no RTT sample yet
     rtts = {k: g["srtt_ms"].to_numpy(dtype=float) for k, g in srtt.groupby(["run_id", "group"])}
     rows = []
     for run_id, run in f.groupby("run_id", sort=False):
@@ -142,12 +144,19 @@ def run_groups(flows: pd.DataFrame, series: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def active_bins(series: pd.DataFrame, flows: pd.DataFrame) -> pd.DataFrame:
+    """The series rows of bins that start at or after their flow's start, with the flow's
+    group, scenario and engine (the simulator fills bins before a flow starts with srtt 0
+    and the initial cwnd; the kernel leaves them empty)."""
+    cols = ["run_id", "id", "group", "scenario", "engine", "start_s"]
+    s = series.merge(flows[cols].rename(columns={"id": "flow_id"}), on=["run_id", "flow_id"])
+    return s[s["t_s"] >= s["start_s"] - BIN_EPSILON_S].drop(columns="start_s")
+
+
 def cwnd_curves(flows: pd.DataFrame, series: pd.DataFrame) -> pd.DataFrame:
     """Per run x group x bin: the mean cwnd_pkts of the group's flows (groups and "all")."""
     f = flows.assign(group=flows["name"].map(flow_group))
-    s = series[["run_id", "flow_id", "t_s", "cwnd_pkts"]].merge(
-        f[["run_id", "id", "group", "scenario", "engine"]].rename(columns={"id": "flow_id"}),
-        on=["run_id", "flow_id"])
+    s = active_bins(series[["run_id", "flow_id", "t_s", "cwnd_pkts"]], f)
     s = s.assign(cwnd_pkts=pd.to_numeric(s["cwnd_pkts"], errors="coerce").astype(float))
     s = s[s["cwnd_pkts"].notna()]
     keys = ["scenario", "engine", "run_id", "group", "t_s"]
