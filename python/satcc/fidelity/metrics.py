@@ -31,8 +31,9 @@ bin t in one run, then the median over the runs of engine e at each bin;
     D = sum_t |c_sim(t) - c_kernel(t)| / sum_t c_kernel(t)
 over the bins where both are present (0 = the same curve; 1 = the error is as large as the
 kernel's window). Its kernel reference D_kernel is the median over kernel runs of the same
-distance between one run's curve and the kernel median: CUBIC's sawtooth in two runs is not
-phase-aligned, so D is read against D_kernel, and it has no pass/fail target.
+distance between one run's curve and the kernel median (null with fewer than 2 kernel runs):
+CUBIC's sawtooth in two runs is not phase-aligned, so D is read against D_kernel, and it has
+no pass/fail target.
 
 Verdicts (issue 11's targets; `TARGETS` below holds the numbers):
 | metric      | rows                         | pass when                                           |
@@ -197,7 +198,7 @@ def cwnd_distances(curves: pd.DataFrame) -> dict[tuple[str, str], dict[str, floa
                 selves.append(d)
         out[(scenario, group)] = {
             "distance": curve_distance(med[SIM], med[KERNEL]) if SIM in med else None,
-            "kernel_self": float(np.median(selves)) if selves else None,
+            "kernel_self": float(np.median(selves)) if len(selves) >= 2 else None,
         }
     return out
 
