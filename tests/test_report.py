@@ -122,7 +122,8 @@ def test_small_campaign_draws_cca_figures_and_fairness_and_says_why_others_are_s
     report = build_report(small, tmp_path / "r", ["html", "png"])
     drawn, skipped = _ids(report)
     assert drawn == {"timeseries_cca", "box_throughput", "box_retx", "rtt_fairness", "traces"}
-    assert set(skipped) == {"rtt_day", "mss", "engines_loss", "seqack", "ca_ramp"}
+    assert set(skipped) == {"rtt_day", "mss", "engines_loss", "seqack", "ca_ramp", "fidelity"}
+    assert skipped["fidelity"] == "not a `satcc fidelity` directory"
     assert "MSS axis" in skipped["mss"] and "loss axis" in skipped["engines_loss"]
     for f in report.drawn:
         assert [p.suffix for p in f.files] == [".png"]

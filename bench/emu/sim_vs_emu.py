@@ -6,6 +6,10 @@ Each point is one dumbbell-free path: client —link— server, one bulk flow fr
 1 BDP, MTU 1500. The emulated run uses the kernel's CCA of the same name (reno, cubic, bbr).
 
     python bench/emu/sim_vs_emu.py [--quick] [--duration S] [--json FILE]
+
+`satcc fidelity` (docs/fidelity.md) supersedes this for the simulator's yardstick: competing
+flows, several runs per engine, per flow group metrics and verdicts against targets. This bench
+stays for its single-flow goodput grid over rate x RTT x loss.
 """
 
 from __future__ import annotations

@@ -45,8 +45,10 @@ RUN_SCHEMA_VERSION = 1
 STAGING_SUFFIX = ".staging"
 EMU_RAW_DIR = "emu"
 # files and directories a campaign directory may hold at its top level (anything else is foreign)
+# satcc fidelity's outputs beside the runs (satcc.fidelity.suite)
+FIDELITY_FILES = {"fidelity.json", "fidelity.txt", "fidelity.png"}
 KNOWN_TOP = {INDEX_FILE, CAMPAIGN_COPY, RUNS_DIR, FAILED_DIR, CATALOG_FILE, REPORT_DIR,
-             CATALOG_FILE + ".wal"}
+             CATALOG_FILE + ".wal", *FIDELITY_FILES}
 EXTRA_FILES = ("pings.parquet", "seqack.parquet")
 RUN_FILES = {results.SUMMARY_FILE, *results.TABLE_FILES, RUN_FILE, *EXTRA_FILES, EMU_RAW_DIR,
              "plot.png"}

@@ -263,6 +263,8 @@ def render_html(store: Any, report: Report) -> str:
             f"<li><b>{_e(f.title)}</b>: {_e(f.skipped)}</li>" for f in report.skipped) + "</ul>")
     else:
         parts.append("<p>None: the campaign had the data for every figure.</p>")
+    if idx.get("fidelity"):
+        parts.append(_fidelity_html(store))
     parts.append(_points_html(store, runs, flows, params))
     parts.append(_runs_html(runs, flows, params))
     parts.append('<h2 id="problems">Left out of the store</h2>')
@@ -276,6 +278,16 @@ def render_html(store: Any, report: Report) -> str:
                  f'{_e(store.directory)} "SELECT * FROM runs"</code> for the numbers.</p>')
     parts.append(f"<script>{CHECK_SCRIPT}</script></body></html>\n")
     return "\n".join(parts)
+
+
+def _fidelity_html(store: Any) -> str:
+    """satcc fidelity's agreement table (satcc.fidelity.table), recomputed from the store."""
+    from satcc.fidelity import suite, table
+
+    return ('<h2 id="fidelity">Fidelity: simulator vs kernel</h2><p>Per cell: the simulator '
+            "(median of its seeds), then the kernel (median of its runs, min-max); ✓/✗ the "
+            "verdicts against the targets (docs/fidelity.md).</p>"
+            + table.render_html(suite.evaluate_store(store)))
 
 
 def _flow_cell(flows: pd.DataFrame) -> str:

@@ -18,6 +18,7 @@ campaign axis may set `role` itself).
 | seqack         | 003 Fig. 6          | a capture analysed with its packets (seqack view)            |
 | ca_ramp        | 003 Fig. 7          | a run >= 30 s with cwnd series and a congestion-avoidance stretch |
 | traces         | (every study)       | cwnd/srtt series of sim or emu runs (satcc.plot panels)      |
+| fidelity       | (issue 11)          | a `satcc fidelity` directory (sim and kernel runs per scenario) |
 
 Goodput is application bytes x 8 per time (the studies' "throughput" from iperf3/tshark
 counts the same payload). Error bars are min-max over the runs of a point; boxes are
@@ -597,6 +598,23 @@ def traces(data: Data) -> list[Drawn]:
     return out
 
 
+def fidelity(data: Data) -> Drawn:
+    """satcc fidelity's figure (satcc.fidelity.figure), from the store like every figure."""
+    if not data.store.index.get("fidelity"):
+        raise Skip("not a `satcc fidelity` directory")
+    from satcc.fidelity import figure, suite
+
+    doc = suite.evaluate_store(data.store)
+    fig = figure.draw(doc)
+    if fig is None:
+        raise Skip("no finished run in the fidelity directory")
+    t = doc["tally"]
+    return Drawn(fig, ("Goodput per flow group: the simulator (median of its seeds) beside the "
+                       "real kernel (median of its runs), error bars min-max, labels the share "
+                       f"of the total goodput; {t['pass']} checks pass, {t['fail']} fail "
+                       "(docs/fidelity.md)."))
+
+
 FigureFn = Callable[[Data], "Drawn | list[Drawn]"]
 FIGURES: list[tuple[str, str, FigureFn]] = [
     ("timeseries_cca", "Throughput over time per congestion control (study 001 Fig. 5-6)",
@@ -614,6 +632,7 @@ FIGURES: list[tuple[str, str, FigureFn]] = [
     ("seqack", "Sequence / ACK graph (study 003 Fig. 6)", seqack),
     ("ca_ramp", "The linear ramp of congestion avoidance (study 003 Fig. 7)", ca_ramp),
     ("traces", "cwnd and RTT traces", traces),
+    ("fidelity", "Simulator vs real kernel per flow group (satcc fidelity)", fidelity),
 ]
 
 

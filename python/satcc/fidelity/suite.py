@@ -1,0 +1,292 @@
+"""Running the suite: every scenario of the grid through the simulator and the real kernel.
+
+    grid.toml ──select (--quick, --only)──► plan: scenario x engine x seed ──► campaign.json
+        sim runs (one per seed)  ─┐
+        emu runs (one per seed,  ─┼──► runs/<id>/ (satcc.campaign.layout.write_run: the same run
+          one at a time, root)   ─┘    directories as `satcc campaign`; emu/ keeps the raw files)
+    store (satcc.store, every hash checked) ──► metrics.evaluate ──► fidelity.json,
+                                                                    fidelity.txt, fidelity.png
+
+The result directory is a campaign directory: `satcc query DIR "SQL"`, `satcc campaign status
+DIR` and `satcc report DIR` (which draws the fidelity figure and table) read it. Runs already
+in DIR are kept and skipped (an interrupted suite resumes), so the simulator side can run
+without root first and the kernel side later into the same directory.
+
+Seeds: run k of a scenario (k = 0..runs-1) uses seed = the scenario's seed + k in both engines,
+so each kernel run has a simulator twin on the same channel (random loss and link-model draws
+are the same in satcc-linkd); the simulator's spread comes from those seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from satcc import __version__
+from satcc import scenario as sc
+from satcc.campaign import layout
+from satcc.campaign.spec import run_id
+from satcc.errors import UserError
+from satcc.fidelity import metrics
+from satcc.fidelity.grid import Entry, Grid
+
+ENGINES = (metrics.SIM, metrics.KERNEL)
+JSON_FILE = "fidelity.json"
+TEXT_FILE = "fidelity.txt"
+FIGURE_FILE = "fidelity.png"
+PARAM = "fidelity_scenario"
+FIDELITY_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One run of the suite."""
+
+    entry: Entry
+    engine: str
+    seed: int
+    repetition: int
+    point: int
+    doc: dict[str, Any]  # the scenario TOML document as run
+    run_id: str
+
+    def index_doc(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "engine": self.engine, "seed": self.seed,
+                "repetition": self.repetition, "point": self.point,
+                "params": {PARAM: self.entry.name}}
+
+
+@dataclass
+class Options:
+    quick: bool = False
+    only: str | None = None
+    runs: int | None = None  # default: the grid's
+    engines: tuple[str, ...] = ENGINES
+    duration: str | None = None  # overrides every scenario's (and quick_duration)
+    capture: bool = False
+
+
+@dataclass
+class Outcome:
+    planned: Planned
+    status: str  # done | skipped | failed
+    wall_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class SuiteRun:
+    out_dir: Path
+    name: str
+    plan: list[Planned]
+    outcomes: list[Outcome] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+def suite_name(grid: Grid, opts: Options) -> str:
+    return f"{grid.name}-quick" if opts.quick else grid.name
+
+
+def plan(grid: Grid, opts: Options) -> list[Planned]:
+    """Every run, in order: per scenario, the simulator's seeds, then the kernel's."""
+    entries = grid.select(opts.quick, opts.only)
+    runs = opts.runs if opts.runs is not None else grid.runs
+    if runs < 1:
+        raise UserError(f"--runs: expected an integer >= 1, found {runs}")
+    duration = opts.duration or (grid.quick_duration if opts.quick else None)
+    out = []
+    for point, e in enumerate(entries):
+        doc = e.scenario_doc(duration)
+        s = e.scenario(duration)
+        config = sc.resolve(s)
+        h = sc.scenario_hash(config)
+        base_seed = config["seed"]
+        for engine in opts.engines:
+            for k in range(runs):
+                seed = base_seed + k
+                ident = {"engine": engine, "scenario_hash": h, "seed": seed}
+                if engine == metrics.KERNEL and e.vpn:
+                    ident["vpn"] = e.vpn
+                out.append(Planned(e, engine, seed, k, point, doc, run_id(ident)))
+    return out
+
+
+def index_doc(grid: Grid, opts: Options, planned: list[Planned]) -> dict[str, Any]:
+    """campaign.json of the suite: a campaign index (satcc.campaign.execute.plan_doc's shape)
+    plus a `fidelity` section (how it was run and the targets)."""
+    names = list(dict.fromkeys(p.entry.name for p in planned))
+    return {
+        "index_schema_version": layout.INDEX_SCHEMA_VERSION,
+        "satcc_version": __version__,
+        "name": suite_name(grid, opts),
+        "description": grid.description,
+        "source": str(grid.path),
+        "scenario": None,
+        "seeds": sorted({p.seed for p in planned}),
+        "axes": [{"name": PARAM, "role": "other", "keys": [], "values": names}],
+        "columns": [PARAM],
+        "runs": [p.index_doc() for p in planned],
+        "fidelity": {
+            "schema_version": FIDELITY_SCHEMA_VERSION,
+            "grid": str(grid.path),
+            "quick": opts.quick,
+            "only": opts.only,
+            "runs": opts.runs if opts.runs is not None else grid.runs,
+            "engines": list(opts.engines),
+            "duration": opts.duration or (grid.quick_duration if opts.quick else None),
+            "scenarios": [{"name": n, "file": str(next(p.entry.path for p in planned
+                                                      if p.entry.name == n)),
+                           "vpn": next(p.entry.vpn for p in planned if p.entry.name == n)}
+                          for n in names],
+            "targets": metrics.TARGETS.doc(),
+        },
+    }
+
+
+def prepare(out_dir: Path, doc: dict[str, Any]) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"{out_dir}: expected a directory for the suite, found a file")
+    index_path = out_dir / layout.INDEX_FILE
+    if index_path.exists():
+        old = layout.read_index(out_dir)
+        if old.get("name") != doc["name"] or "fidelity" not in old:
+            raise UserError(f"{out_dir}: holds {old.get('name')!r}, not the suite "
+                            f"{doc['name']!r}; choose another --out")
+    elif out_dir.is_dir() and any(out_dir.iterdir()):
+        raise UserError(f"{out_dir}: expected an empty or new directory for the suite, found "
+                        "other files")
+    (out_dir / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
+    layout.atomic_write_text(index_path, layout.dumps(doc))
+    layout.remove_leftovers(out_dir)
+
+
+def _execute(p: Planned, raw: Path, capture: bool) -> Any:
+    s = sc.from_dict(_copy(p.doc), source=str(p.entry.path), default_name=p.entry.path.stem)
+    if p.engine == metrics.SIM:
+        from satcc.engines import sim
+
+        return sim.run(s, seed=p.seed)
+    from satcc.engines import emu
+
+    return emu.run(s, out_dir=raw, seed=p.seed, capture=capture, vpn_server=p.entry.vpn)
+
+
+def _copy(doc: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(doc)
+
+
+def run_suite(grid: Grid, opts: Options, out_dir: Path,
+              log: TextIO | None = None,
+              on_done: Callable[[Outcome], None] | None = None) -> SuiteRun:
+    """Plan, run what is not done yet, and return what happened (results stay in out_dir)."""
+    log = log if log is not None else sys.stderr
+    started = time.monotonic()  # wall time for the log only; never written to a result
+    planned = plan(grid, opts)
+    doc = index_doc(grid, opts, planned)
+    if metrics.KERNEL in opts.engines:
+        from satcc.emu import host
+
+        host.require_root()
+    prepare(out_dir, doc)
+    done = layout.scan(out_dir).done
+    run = SuiteRun(out_dir, doc["name"], planned)
+    total = len(planned)
+    for i, p in enumerate(planned, 1):
+        label = f"[{i}/{total}] {p.entry.name} {p.engine} seed {p.seed}"
+        if p.run_id in done:
+            run.outcomes.append(Outcome(p, "skipped"))
+            print(f"{label}: already in {out_dir}", file=log, flush=True)
+            continue
+        t0 = time.monotonic()
+        raw = Path(tempfile.mkdtemp(prefix=f".{p.run_id}.emu-", dir=out_dir / layout.RUNS_DIR))
+        spec_doc = p.index_doc()
+        try:
+            result = _execute(p, raw, opts.capture)
+            layout.write_run(out_dir, spec_doc | {"scenario": p.doc, "campaign": doc["name"]},
+                             result, {}, raw)
+            outcome = Outcome(p, "done", time.monotonic() - t0)
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # noqa: BLE001 - one failed run must not stop the suite
+            layout.write_failure(out_dir, spec_doc, str(e))
+            outcome = Outcome(p, "failed", time.monotonic() - t0, str(e))
+        finally:
+            shutil.rmtree(raw, ignore_errors=True)
+        run.outcomes.append(outcome)
+        tail = f"{outcome.wall_s:.1f} s" if outcome.status == "done" else \
+            f"FAILED: {(outcome.error or '?').splitlines()[0]}"
+        print(f"{label}: {tail}", file=log, flush=True)
+        if on_done is not None:
+            on_done(outcome)
+    run.wall_s = time.monotonic() - started
+    return run
+
+
+# -- evaluation ------------------------------------------------------------------------------
+
+
+def load_frames(store: Any) -> tuple:
+    """flows and flow_series of the store's done runs (the columns metrics.evaluate reads)."""
+    flows = store.query(
+        "SELECT f.run_id, f.scenario, f.engine, f.seed, f.id, f.name, f.start_s, "
+        "f.delivered_bytes, f.goodput_bps, f.sent_packets, f.retransmitted_packets, "
+        f"f.{PARAM}, r.duration_s FROM flows AS f JOIN runs AS r ON f.run_id = r.run_id "
+        "ORDER BY f.point, f.engine, f.seed, f.run_id, f.id")
+    series = store.query("SELECT run_id, flow_id, t_s, cwnd_pkts, srtt_ms FROM flow_series "
+                         "ORDER BY run_id, flow_id, t_s")
+    return flows, series
+
+
+def evaluate_store(store: Any) -> dict[str, Any]:
+    """The fidelity document of a suite directory's store (also what `satcc report` draws)."""
+    fid = store.index.get("fidelity") or {}
+    order = [s["name"] for s in fid.get("scenarios", [])]
+    flows, series = load_frames(store)
+    ev = metrics.evaluate(flows, series, metrics.Targets(**fid.get("targets", {})), order)
+    runs = store.runs()
+    counts = []
+    for name in order:
+        mine = runs[runs[PARAM] == name]
+        entry = {"scenario": name}
+        for engine in ENGINES:
+            e = mine[mine["engine"] == engine]
+            entry[engine] = {status: int((e["status"] == status).sum())
+                             for status in ("done", "failed", "pending")}
+        counts.append(entry)
+    per_run = ev["per_run"].merge(
+        runs[["run_id", "repetition"]], on="run_id", how="left") if len(ev["per_run"]) else None
+    return {
+        "schema_version": FIDELITY_SCHEMA_VERSION,
+        "satcc_version": __version__,
+        "name": store.index.get("name"),
+        "fidelity": fid,
+        "runs": counts,
+        "rows": ev["rows"],
+        "tally": ev["tally"],
+        "per_run": [] if per_run is None else json.loads(
+            per_run.to_json(orient="records", double_precision=15)),
+    }
+
+
+def write_outputs(out_dir: Path, doc: dict[str, Any], text: str) -> list[Path]:
+    """fidelity.json, fidelity.txt and fidelity.png beside the runs (atomic writes)."""
+    from satcc.fidelity import figure
+
+    layout.atomic_write_text(out_dir / JSON_FILE, layout.dumps(doc))
+    layout.atomic_write_text(out_dir / TEXT_FILE, text)
+    paths = [out_dir / JSON_FILE, out_dir / TEXT_FILE]
+    drawn = figure.draw(doc)
+    if drawn is not None:
+        from satcc.report.figures import save_figure
+
+        paths.append(save_figure(drawn, out_dir / FIGURE_FILE, "png"))
+    return paths

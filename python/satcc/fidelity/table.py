@@ -1,0 +1,172 @@
+"""The agreement table for people: rich on a terminal, plain text in fidelity.txt, HTML in the
+report. One row per scenario x flow group; each metric cell holds the simulator's median over
+its seeds (first line) and the kernel's median with its min-max over the runs (second line),
+with the verdict mark after the value it judges: ✓ pass, ✗ fail, nothing where no target
+applies (docs/fidelity.md)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from satcc.fidelity.metrics import FAIL, PASS, TARGETS
+
+MARK = {PASS: "✓", FAIL: "✗", None: ""}
+COLUMNS = [  # metric, header, scale, format, unit
+    ("share", "share", 1.0, "{:.2f}", ""),
+    ("goodput_bps", "goodput\nMbit/s", 1e-6, "{:.1f}", " Mbit/s"),
+    ("retx_rate", "retx\n%", 100.0, "{:.2f}", " %"),
+    ("rtt_mean_ms", "RTT mean\nms", 1.0, "{:.1f}", " ms"),
+    ("rtt_p95_ms", "RTT p95\nms", 1.0, "{:.1f}", " ms"),
+]
+
+
+def _num(x: float | None, scale: float, fmt: str) -> str:
+    return "-" if x is None else fmt.format(x * scale)
+
+
+def cell(metric: dict[str, Any], scale: float, fmt: str) -> tuple[str, str, str, str | None]:
+    """(sim median, kernel median, kernel min–max or "", verdict)."""
+    s, k = metric["sim"], metric["kernel"]
+    spread = ""
+    if k["n"] and k["n"] > 1:
+        spread = f"{_num(k['min'], scale, fmt)}–{_num(k['max'], scale, fmt)}"
+    return _num(s["median"], scale, fmt), _num(k["median"], scale, fmt), spread, metric["verdict"]
+
+
+def cwnd_cell(row: dict[str, Any]) -> tuple[str, str]:
+    c = row["cwnd"]
+    d = "-" if c["distance"] is None else f"{c['distance']:.2f}"
+    k = "-" if c["kernel_self"] is None else f"{c['kernel_self']:.2f}"
+    return d, k
+
+
+def runs_text(doc: dict[str, Any], scenario: str) -> str:
+    for r in doc.get("runs", []):
+        if r["scenario"] == scenario:
+            return f"{r['sim']['done']}/{r['emu']['done']}"
+    return "-"
+
+
+def rich_table(doc: dict[str, Any]):
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=f"satcc fidelity: {doc.get('name')} · per cell: simulator (median of "
+                    "seeds) / kernel (median of runs) with its min–max",
+              box=box.SIMPLE_HEAD, show_lines=True, title_justify="left")
+    t.add_column("scenario\n(runs sim/kernel)", no_wrap=True)
+    t.add_column("group (flows)", no_wrap=True)
+    for _, title, _, _, _ in COLUMNS:
+        t.add_column(title, justify="right", no_wrap=True)
+    t.add_column("cwnd dist\n(kern self)", justify="right", no_wrap=True)
+    last = None
+    for row in doc["rows"]:
+        cells = []
+        for key, _, scale, fmt, _ in COLUMNS:
+            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
+            style = {PASS: "green", FAIL: "bold red"}.get(verdict or "", "")
+            text = f"sim {sim}  \nkern {kern} {MARK[verdict] or ' '}"
+            if spread:
+                text += f"\n{spread}"
+            cells.append(f"[{style}]{_escape(text)}[/]" if style else _escape(text))
+        d, k = cwnd_cell(row)
+        scen = ""
+        if row["scenario"] != last:
+            scen = f"{row['scenario']}\n({runs_text(doc, row['scenario'])})"
+        last = row["scenario"]
+        t.add_row(_escape(scen), _escape(f"{row['group']} ({row['flows']})"), *cells,
+                  f"{d}\n({k})")
+    return t
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def summary_lines(doc: dict[str, Any]) -> list[str]:
+    ta = doc["tally"]
+    tg = {**TARGETS.doc(), **(doc.get("fidelity") or {}).get("targets", {})}
+    lines = [(f"checks: {ta['pass']} pass, {ta['fail']} fail (targets: share ±{tg['share_abs']:g}, "
+              f"total goodput ±{100 * tg['goodput_rel']:g} %, retx within {tg['retx_ratio']:g}x "
+              f"or both < {100 * tg['retx_floor']:g} %, RTT mean ±{100 * tg['rtt_rel']:g} %)")]
+    for f in ta["failures"]:
+        lines.append(f"  ✗ {f['scenario']} / {f['group']}: {f['metric']} sim "
+                     f"{_fmt(f['sim'], f['metric'])} vs kernel {_fmt(f['kernel'], f['metric'])}")
+    missing = [r["scenario"] for r in doc.get("runs", [])
+               if r["emu"]["done"] == 0 and "emu" in doc["fidelity"].get("engines", ["emu"])]
+    if missing:
+        lines.append(f"no kernel run finished for: {', '.join(missing)} (see failed/ in the "
+                     "directory)")
+    return lines
+
+
+def _fmt(x: float | None, metric: str) -> str:
+    for key, _, scale, fmt, unit in COLUMNS:
+        if key == metric:
+            return _num(x, scale, fmt) + ("" if x is None else unit)
+    return "-" if x is None else f"{x:g}"
+
+
+def render_text(doc: dict[str, Any], width: int = 130, color: bool = False) -> str:
+    """The table and the summary as text (no colours unless asked)."""
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=color, color_system=None
+                      if not color else "auto", highlight=False)
+    console.print(rich_table(doc))
+    for line in summary_lines(doc):
+        console.print(_escape(line), highlight=False)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
+
+
+def render_html(doc: dict[str, Any]) -> str:
+    """The same table as an HTML fragment (for satcc report)."""
+    e = html.escape
+    head = ("<tr><th class=\"l\">scenario</th><th class=\"l\">group</th><th>runs sim/kernel</th>"
+            + "".join(f"<th>{e(t.replace(chr(10), ' '))}<br>sim · kernel</th>" for _, t, _, _, _ in COLUMNS)
+            + "<th>cwnd distance<br>(kernel self)</th></tr>")
+    body = []
+    for row in doc["rows"]:
+        tds = [f'<td class="l">{e(row["scenario"])}</td>',
+               f'<td class="l">{e(row["group"])} ({row["flows"]})</td>',
+               f"<td>{e(runs_text(doc, row['scenario']))}</td>"]
+        for key, _, scale, fmt, _ in COLUMNS:
+            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
+            kern += f" ({spread})" if spread else ""
+            color = {PASS: "#e8f6e8", FAIL: "#fbe3e3"}.get(verdict or "", "")
+            style = f' style="background:{color}"' if color else ""
+            tds.append(f"<td{style}>{e(sim)}<br>{e(kern)} {MARK[verdict]}</td>")
+        d, k = cwnd_cell(row)
+        tds.append(f"<td>{e(d)}<br>({e(k)})</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    summary = "".join(f"<li>{e(line.strip())}</li>" for line in summary_lines(doc))
+    return (f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+            f"<ul>{summary}</ul>")
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The table in Markdown (BENCHMARKS.md): per cell `sim / kernel (min–max) mark`."""
+    head = ["scenario", "group", "runs sim/kernel", *(t.replace("\n", " ") for _, t, _, _, _
+                                                      in COLUMNS), "cwnd dist (kernel self)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in doc["rows"]:
+        cells = [row["scenario"], f"{row['group']} ({row['flows']})",
+                 runs_text(doc, row["scenario"])]
+        for key, _, scale, fmt, _ in COLUMNS:
+            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
+            text = f"{sim} / {kern}" + (f" ({spread})" if spread else "")
+            mark = MARK[verdict]
+            cells.append(f"**{text} {mark}**" if verdict == FAIL else f"{text} {mark}".rstrip())
+        d, k = cwnd_cell(row)
+        cells.append(f"{d} ({k})")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.extend("- " + line.strip() if line.startswith("  ") else line
+                 for line in summary_lines(doc))
+    return "\n".join(lines) + "\n"
