@@ -162,6 +162,7 @@ class Run:
                 self._start_captures()
             self._timeline(ccas, progress)
             self._stop_traffic()
+            self._record_netstat()
             return self._raw()
         finally:
             self.teardown()
@@ -360,6 +361,24 @@ class Run:
             self.linkd.stop()
             _, self.linkd_stats = linkd.read_series(self.linkd.series_path)
 
+    def _record_netstat(self) -> None:
+        """Each sender namespace's kernel TCP counters at the end of the run (`nstat`'s source:
+        /proc/net/netstat TcpExt, /proc/net/snmp Tcp) into DIR/emu/netstat-<node>-<name>.json:
+        RTOs (TCPTimeouts), recoveries (TCPSackRecovery), undos (TCPFullUndo, TCPPartialUndo,
+        TCPDSACKUndo, TCPLossUndo), TCPSpuriousRTOs, ... The namespaces are new each run, so
+        the counters are this run's (all flows of that node together)."""
+        assert self.plan is not None
+        for node in sorted({f["src"] for f in self.config["flows"]}):
+            ns = self.plan.namespaces[node]
+            counters: dict[str, dict[str, int]] = {}
+            for path in ("/proc/net/netstat", "/proc/net/snmp"):
+                p = host.run_cmd(*host.ns_cmd(ns, "cat", path), check=False)
+                counters.update(parse_proc_net(p.stdout))
+            name = self.plan.nodes[node]
+            out = self.workdir / f"netstat-{node}-{_safe(name)}.json"
+            out.write_text(json.dumps({k: counters[k] for k in ("TcpExt", "Tcp") if k in counters},
+                                      indent=1, sort_keys=True) + "\n")
+
     # -- results -------------------------------------------------------------------------
 
     def _raw(self) -> dict[str, Any]:
@@ -502,6 +521,19 @@ def _wait_all(procs: list[subprocess.Popen], grace_s: float) -> None:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+
+
+def parse_proc_net(text: str) -> dict[str, dict[str, int]]:
+    """/proc/net/netstat or /proc/net/snmp: pairs of `Group: names…` / `Group: values…` lines."""
+    out: dict[str, dict[str, int]] = {}
+    lines = text.splitlines()
+    for head, vals in zip(lines[::2], lines[1::2]):
+        group, _, names = head.partition(":")
+        group2, _, values = vals.partition(":")
+        if group != group2:
+            continue
+        out[group] = {k: int(v) for k, v in zip(names.split(), values.split())}
+    return out
 
 
 def _read_json(path: Path) -> dict[str, Any]:
