@@ -414,3 +414,218 @@ impl Sender {
     }
 
 }
+
+#[cfg(test)]
+mod tests {
+    use satcc_cc::{CaState, INFINITE_SSTHRESH};
+    use satcc_core::{SimDuration, SimTime};
+
+    use super::super::Sender;
+    use crate::config::FlowConfig;
+    use crate::packet::{Kind, Packet};
+    use crate::tcp::Out;
+
+    const MSS: u64 = 1448;
+
+    /// A Reno sender with 10 segments in flight after a 100 ms handshake.
+    fn established(timestamps: bool) -> (Sender, SimTime) {
+        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        cfg.timestamps = timestamps;
+        let cc = satcc_cc::lookup("reno", &cfg.params).unwrap();
+        let mut s = Sender::new(&cfg, 1, cc);
+        let mut out = Out::default();
+        s.connect(SimTime::ZERO, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 0);
+        synack.rwnd = 1 << 20;
+        synack.tsecr = u64::from(timestamps);
+        let t = SimTime::ZERO + SimDuration::from_millis(100);
+        s.on_packet(t, &synack, &mut out);
+        assert_eq!(s.tcp.packets_out, 10);
+        (s, t)
+    }
+
+    /// An ACK up to segment `ack_seg` echoing `tsecr`, with SACK blocks in segments.
+    fn ack(s: &mut Sender, at: SimTime, ack_seg: u64, tsecr: u64, blocks: &[(u64, u64)]) -> Out {
+        let mut p = Packet::new(0, Kind::Ack, 0);
+        p.ack = ack_seg * MSS;
+        p.rwnd = 1 << 20;
+        p.tsecr = tsecr;
+        for (i, &(a, b)) in blocks.iter().enumerate() {
+            p.sack[i] = (a * MSS, b * MSS);
+        }
+        p.nsack = blocks.len() as u8;
+        let mut out = Out::default();
+        s.on_packet(at, &p, &mut out);
+        out
+    }
+
+    fn ms(t: SimTime, x: u64) -> SimTime {
+        t + SimDuration::from_millis(x)
+    }
+
+    /// The retransmission timeout, as if no tail loss probe had been sent first.
+    fn fire_rto(s: &mut Sender, at: SimTime) -> Out {
+        let mut out = Out::default();
+        s.tcp.now = at;
+        s.on_rto(at, &mut out);
+        out
+    }
+
+    #[test]
+    fn dsack_for_every_retransmission_undoes_the_reduction() {
+        // Segment 0 is delayed past segments 1..9: RACK retransmits it and halves cwnd.
+        // Without timestamps only the receiver's DSACK for the duplicate proves it spurious.
+        let (mut s, t) = established(false);
+        ack(&mut s, ms(t, 100), 0, 0, &[(1, 10)]);
+        assert_eq!(s.tcp.ca_state, CaState::Recovery);
+        assert_eq!(s.stats.retransmitted_packets, 1);
+        assert_eq!(s.tcp.ssthresh, 5);
+        // The original arrives: everything is acknowledged, Recovery ends at ssthresh.
+        ack(&mut s, ms(t, 101), 10, 0, &[]);
+        assert_eq!(s.tcp.ca_state, CaState::Open);
+        assert_eq!(s.tcp.cwnd, 5);
+        // Then the retransmission arrives as a duplicate: DSACK [0, 1).
+        ack(&mut s, ms(t, 120), 10, 0, &[(0, 1)]);
+        assert_eq!(s.stats.undo.dsack, 1);
+        assert_eq!(s.tcp.cwnd, 10, "undo_cwnd = max(cwnd, prior_cwnd)");
+        assert_eq!(s.tcp.ssthresh, INFINITE_SSTHRESH, "back in the initial slow start");
+    }
+
+    #[test]
+    fn a_dsack_for_a_retransmission_that_was_never_sent_is_ignored() {
+        let (mut s, t) = established(false);
+        ack(&mut s, ms(t, 100), 0, 0, &[(1, 10)]);
+        ack(&mut s, ms(t, 101), 10, 0, &[]);
+        // Two duplicates reported, one retransmitted: the DSACK is dubious (`tcp_dsack_seen`).
+        ack(&mut s, ms(t, 120), 10, 0, &[(0, 2)]);
+        assert_eq!(s.stats.undo.dsack, 0);
+        assert_eq!(s.tcp.cwnd, 5);
+    }
+
+    #[test]
+    fn eifel_timestamps_undo_a_recovery_ended_by_the_delayed_original() {
+        // With timestamps the cumulative ACK echoes the original's TSval (sent at 100 ms),
+        // older than the retransmission's (200 ms): a full undo at the end of Recovery.
+        let (mut s, t) = established(true);
+        ack(&mut s, ms(t, 100), 0, 101, &[(1, 10)]);
+        assert_eq!(s.tcp.ca_state, CaState::Recovery);
+        ack(&mut s, ms(t, 101), 10, 101, &[]);
+        assert_eq!(s.stats.undo.full, 1);
+        assert_eq!(s.tcp.ca_state, CaState::Open);
+        assert_eq!(s.tcp.cwnd, 11, "10 restored, +1 slow start for the segment this ACK acked");
+        assert_eq!(s.tcp.ssthresh, INFINITE_SSTHRESH);
+    }
+
+    #[test]
+    fn a_recovery_repaired_by_its_retransmission_is_not_undone() {
+        let (mut s, t) = established(true);
+        ack(&mut s, ms(t, 100), 0, 101, &[(1, 10)]);
+        // The ACK echoes the retransmission's TSval (200 ms + 1): the loss was real.
+        let out = ack(&mut s, ms(t, 200), 10, 201, &[]);
+        assert_eq!(s.stats.undo, super::UndoStats::default());
+        assert_eq!(s.tcp.cwnd, 5);
+        assert_eq!(s.tcp.ssthresh, 5);
+        assert!(out.pkts.iter().all(|p| !p.retrans));
+    }
+
+    #[test]
+    fn spurious_rto_detected_by_frto_restores_cwnd() {
+        // No timestamps: only F-RTO can tell. The RTO fires 1 s after the window was sent.
+        let (mut s, t) = established(false);
+        let t_rto = ms(t, 1000);
+        let out = fire_rto(&mut s, t_rto);
+        assert_eq!(out.pkts.iter().filter(|p| p.retrans).count(), 1);
+        assert_eq!(s.tcp.ca_state, CaState::Loss);
+        assert_eq!(s.tcp.cwnd, 1);
+        // The originals were only delayed: their ACKs arrive. The first acknowledges only the
+        // head (which was retransmitted: ambiguous), so F-RTO sends new data (step 2.b) instead
+        // of retransmitting.
+        let out = ack(&mut s, ms(t_rto, 10), 1, 0, &[]);
+        let (new, retx): (Vec<&Packet>, Vec<&Packet>) = out.pkts.iter().partition(|p| !p.retrans);
+        assert!(retx.is_empty(), "F-RTO must not retransmit yet");
+        assert!(!new.is_empty() && new.iter().all(|p| p.seq >= 10 * MSS), "new data after the RTO");
+        assert_eq!(s.tcp.ca_state, CaState::Loss);
+        // The next ACK covers never-retransmitted data: the RTO was spurious (step 3.b).
+        ack(&mut s, ms(t_rto, 11), 3, 0, &[]);
+        assert_eq!(s.stats.undo.spurious_rtos, 1);
+        assert_eq!(s.stats.undo.loss, 1);
+        assert_eq!(s.tcp.ca_state, CaState::Open);
+        assert!(s.tcp.cwnd >= 10, "cwnd {} restored to the pre-RTO 10", s.tcp.cwnd);
+        assert_eq!(s.tcp.ssthresh, INFINITE_SSTHRESH);
+        assert_eq!(s.tcp.lost_out, 0, "loss marks are forgotten");
+    }
+
+    #[test]
+    fn frto_keeps_the_reduction_when_the_loss_was_real() {
+        let (mut s, t) = established(false);
+        let t_rto = ms(t, 1000);
+        fire_rto(&mut s, t_rto);
+        // The retransmitted head is acknowledged, the rest was really lost.
+        let out = ack(&mut s, ms(t_rto, 100), 1, 0, &[]);
+        let new: Vec<u64> = out.pkts.iter().filter(|p| !p.retrans).map(|p| p.seq / MSS).collect();
+        assert!(!new.is_empty());
+        // The new data is SACKed above the hole: step 3.a, conventional recovery.
+        let out = ack(&mut s, ms(t_rto, 200), 1, 0, &[(new[0], new[0] + 1)]);
+        assert_eq!(s.stats.undo, super::UndoStats::default());
+        assert_eq!(s.tcp.ssthresh, 5);
+        assert!(out.pkts.iter().any(|p| p.retrans), "lost segments are retransmitted");
+    }
+
+    #[test]
+    fn an_ack_of_never_retransmitted_data_right_after_an_rto_proves_it_spurious() {
+        let (mut s, t) = established(false);
+        let t_rto = ms(t, 1000);
+        fire_rto(&mut s, t_rto);
+        // Segment 1 was never retransmitted: its ACK can only be for the original.
+        ack(&mut s, ms(t_rto, 10), 2, 0, &[]);
+        assert_eq!(s.stats.undo.spurious_rtos, 1);
+        assert_eq!(s.tcp.ca_state, CaState::Open);
+    }
+
+    #[test]
+    fn eifel_undoes_a_spurious_rto_on_the_first_ack() {
+        let (mut s, t) = established(true);
+        let t_rto = ms(t, 1000);
+        fire_rto(&mut s, t_rto);
+        // The ACK of the delayed originals echoes their TSval (100 ms + 1), before the RTO.
+        ack(&mut s, ms(t_rto, 10), 2, 101, &[]);
+        assert_eq!(s.stats.undo.loss, 1);
+        assert_eq!(s.stats.undo.spurious_rtos, 0, "found by timestamps, not by F-RTO");
+        assert_eq!(s.tcp.ca_state, CaState::Open);
+        assert!(s.tcp.cwnd >= 10);
+        assert_eq!(s.tcp.ssthresh, INFINITE_SSTHRESH);
+    }
+
+    #[test]
+    fn an_ecn_echo_in_recovery_forbids_restoring_cwnd() {
+        let (mut s, t) = established(false);
+        ack(&mut s, ms(t, 100), 0, 0, &[(1, 10)]);
+        // A duplicate ACK with ECE during Recovery: congestion is proven (`prior_ssthresh` = 0).
+        s.tcp.ecn_ok = true;
+        let mut p = Packet::new(0, Kind::Ack, 0);
+        p.rwnd = 1 << 20;
+        p.ece = true;
+        p.sack[0] = (MSS, 10 * MSS);
+        p.nsack = 1;
+        s.on_packet(ms(t, 100), &p, &mut Out::default());
+        s.tcp.ecn_ok = false;
+        ack(&mut s, ms(t, 101), 10, 0, &[]);
+        ack(&mut s, ms(t, 120), 10, 0, &[(0, 1)]);
+        assert_eq!(s.stats.undo.dsack, 1, "the undo happens, as Linux counts it");
+        assert_eq!(s.tcp.cwnd, 5, "but restores neither cwnd");
+        assert_eq!(s.tcp.ssthresh, 5, "nor ssthresh");
+    }
+
+    #[test]
+    fn sacking_a_hole_below_the_highest_sack_is_reordering_and_keeps_racks_window() {
+        let (mut s, t) = established(true);
+        // Segment 5 SACKed, then 1..4 fill in below it without a retransmission.
+        ack(&mut s, ms(t, 100), 0, 101, &[(5, 6)]);
+        assert_eq!(s.reord_seen, 0);
+        ack(&mut s, ms(t, 100), 0, 101, &[(1, 6)]);
+        assert_eq!(s.reord_seen, 1);
+        // RACK's window no longer collapses with 3 or more segments SACKed.
+        assert!(s.tcp.sacked_out >= 3);
+        assert_eq!(s.rack_reo_wnd(), 25_000, "min_rtt / 4");
+    }
+}
