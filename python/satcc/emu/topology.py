@@ -20,6 +20,13 @@ the commands that build it.
   that disagree on a per-namespace option are rejected with the conflicting keys.
 - MTU 1500; GSO, GRO, TSO and TX checksum offload are off on every veth end (as study 001
   did; checksum offload would hand satcc-linkd frames with unfinished checksums).
+- Every namespace's default congestion control is `reno` (always permitted in a namespace),
+  not the host's: iperf3 creates its socket under the namespace default and switches to the
+  flow's `-C` only after `connect`, and a socket initialised by BBR stays internally paced
+  (`sk_pacing_status` = SK_PACING_NEEDED) under its new algorithm. On a host whose default is
+  BBR, "cubic" ran paced, which also changes HyStart (no halved ACK-train threshold, ACK
+  gaps above 2 ms): at 100 Mbit/s, 100 ms it left slow start by the delay signal at 2560-2616
+  packets (3 BDP) instead of by the ACK train near 1 BDP.
 
 Deviations from the simulator's network:
 1. `rwnd` sets the receiver's buffer ceiling (`tcp_rmem[2]`), not the advertised window itself:
@@ -247,6 +254,9 @@ def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
             "net.ipv4.conf.all.rp_filter": "0",
             "net.ipv4.conf.default.rp_filter": "0",
             "net.ipv4.tcp_no_metrics_save": "1",  # module doc, deviation 3
+            # Not the host's default: a socket born under BBR keeps BBR's internal pacing
+            # after iperf3 switches it to another algorithm (module doc).
+            "net.ipv4.tcp_congestion_control": NETNS_DEFAULT_CCA,
         }
     for f in config["flows"]:
         if f.get("metrics_save", False) and f.get("proto", "tcp") == "tcp":
@@ -286,6 +296,9 @@ def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
 # -- building ---------------------------------------------------------------------------
 
 
+# reno: a namespace may only pick an algorithm of the host's allowed list as its default, and
+# reno is always allowed; it does not pace (what matters before iperf3 switches to `-C`).
+NETNS_DEFAULT_CCA = "reno"
 NO_IPV6 = ("net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
 OFFLOADS_OFF = ("tso", "off", "gso", "off", "gro", "off", "tx", "off")
 
