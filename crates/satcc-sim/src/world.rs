@@ -488,7 +488,6 @@ impl World {
                 let done = r.completed_at;
                 let active_end = done.unwrap_or(end).max(s.start);
                 let active = active_end.saturating_since(s.start).as_secs_f64();
-                eprintln!("UNDOSTATS flow={} {:?}", i, s.stats.undo);
                 FlowSummary {
                     id: i as u32,
                     delivered_bytes: r.delivered_bytes,
