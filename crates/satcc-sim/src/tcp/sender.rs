@@ -188,6 +188,9 @@ pub struct Sender {
     pub stats: SenderStats,
     /// When the last byte was cumulatively acknowledged.
     pub acked_all_at: Option<SimTime>,
+    /// ACKs seen, for the debug-build counter check.
+    #[cfg(debug_assertions)]
+    verify_tick: u32,
     /// ssthresh from the metrics cache, applied when the connection is established
     /// (`tcp_init_metrics`); set by the world before `connect`.
     cached_ssthresh: Option<u32>,
@@ -242,6 +245,8 @@ impl Sender {
             stats: SenderStats::default(),
             acked_all_at: None,
             cached_ssthresh: None,
+            #[cfg(debug_assertions)]
+            verify_tick: 0,
         }
     }
 
@@ -1060,6 +1065,14 @@ impl Sender {
         // --- transmit (tcp_xmit_recovery, tcp_data_snd_check)
         self.xmit_recovery(now, rexmit, out);
         self.write_xmit(now, out);
+        #[cfg(debug_assertions)]
+        {
+            // Every ACK while the window is small; every 64th on large ones (O(window) each).
+            self.verify_tick = self.verify_tick.wrapping_add(1);
+            if self.sb.segs.len() <= 256 || self.verify_tick % 64 == 0 {
+                self.verify_left_out();
+            }
+        }
         if self.tcp.packets_out == 0 {
             self.rto_timer.clear();
             self.tlp_timer.clear();
@@ -1067,6 +1080,20 @@ impl Sender {
                 self.conn = Conn::Closed;
             }
         }
+    }
+
+    /// `tcp_verify_left_out` and more (debug builds): the counters agree with the scoreboard.
+    #[cfg(debug_assertions)]
+    fn verify_left_out(&self) {
+        let segs = &self.sb.segs;
+        let t = &self.tcp;
+        assert_eq!(t.packets_out as usize, segs.len(), "packets_out");
+        assert_eq!(t.lost_out as usize, segs.iter().filter(|s| s.lost).count(), "lost_out");
+        assert_eq!(t.retrans_out as usize, segs.iter().filter(|s| s.retrans).count(), "retrans_out");
+        if self.sack {
+            assert_eq!(t.sacked_out as usize, segs.iter().filter(|s| s.sacked).count(), "sacked_out");
+        }
+        assert!(t.sacked_out + t.lost_out <= t.packets_out, "left_out > packets_out");
     }
 
     /// `tcp_xmit_recovery`: after cwnd was updated, F-RTO's new data or retransmissions.
