@@ -1069,7 +1069,7 @@ impl Sender {
         {
             // Every ACK while the window is small; every 64th on large ones (O(window) each).
             self.verify_tick = self.verify_tick.wrapping_add(1);
-            if self.sb.segs.len() <= 256 || self.verify_tick % 64 == 0 {
+            if self.sb.segs.len() <= 256 || self.verify_tick.is_multiple_of(64) {
                 self.verify_left_out();
             }
         }
