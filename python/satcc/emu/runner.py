@@ -19,7 +19,11 @@ Deviations from the simulator's figures:
    rtt_min_ms is the kernel's `minrtt`.
 2. fct_s is the end of the first bin whose sample shows the whole size received (bin
    resolution), or the iperf3 server's receive time if the connection closed in between.
-3. rto_count and recovery_count are not reported (null): iproute2 6.1's ss does not print them.
+3. rto_count and recovery_count come from the sender namespace's kernel counters (TcpExt
+   TCPTimeouts; TCPSackRecovery + TCPRenoRecovery), so only for a flow that is the only TCP flow
+   leaving its node (null otherwise: the counters are per namespace). They include iperf3's
+   control connection, which carries a few hundred bytes and normally neither times out nor
+   recovers. iproute2 6.1's ss does not print per-socket counts.
 4. delivered_bytes per bin is the receiver's in-order byte count (`bytes_received`) interpolated
    at the bin edges from the instants the samples were actually taken (an `ss` call takes a few
    ms, more on a loaded machine); cwnd, srtt and the other state are as sampled.
@@ -463,8 +467,22 @@ class Run:
         ls: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in (
             "link_id", "dir", "t_s", "queue_pkts", "queue_bytes", "drops_queue", "drops_random",
             "ecn_marks", "tx_bytes", "capacity_bps", "delay_ms")}
+        self._kernel_counts(flows)
         return {"flows": flows, "flow_series": fs, "link_series": ls,
                 "stats": self._stats(stats)}
+
+    def _kernel_counts(self, flows: list[dict[str, Any]]) -> None:
+        """rto_count / recovery_count from the netstat files, for a node's only TCP flow."""
+        assert self.plan is not None
+        tcp = [f for f in self.config["flows"] if f.get("proto", "tcp") == "tcp"]
+        for f, out in zip(self.config["flows"], flows):
+            if f.get("proto", "tcp") != "tcp" or sum(g["src"] == f["src"] for g in tcp) != 1:
+                continue
+            path = self.workdir / f"netstat-{f['src']}-{_safe(self.plan.nodes[f['src']])}.json"
+            ext = _read_json(path).get("TcpExt") if path.exists() else None
+            if ext:
+                out["rto_count"] = ext.get("TCPTimeouts")
+                out["recovery_count"] = ext.get("TCPSackRecovery", 0) + ext.get("TCPRenoRecovery", 0)
 
     def _stats(self, s: dict[str, Any] | None) -> dict[str, Any]:
         out: dict[str, Any] = {
