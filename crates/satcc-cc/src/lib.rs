@@ -324,8 +324,10 @@ pub trait CongestionControl: Send {
     /// `pkts_acked`: data was newly acknowledged; `ack.rtt_us` is this ACK's RTT sample.
     fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, _ack: &AckSample) {}
 
-    /// `undo_cwnd`: the cwnd to restore when a reduction proves spurious.
-    /// Linux's default (`tcp_reno_undo_cwnd`): max(cwnd, prior_cwnd).
+    /// `undo_cwnd`: the cwnd to restore when a reduction proves spurious (the sender's
+    /// `tcp_undo_cwnd_reduction`: DSACK, Eifel or F-RTO undo; ssthresh is restored by the
+    /// sender). Linux's default (`tcp_reno_undo_cwnd`, also CUBIC's since 4.13): max(cwnd,
+    /// prior_cwnd). Own versions, as in Linux: `htcp`, `dctcp`, `bbr`, `bbr3`.
     fn undo_cwnd(&mut self, _now: SimTime, tcp: &TcpState) -> u32 {
         tcp.cwnd.max(tcp.prior_cwnd)
     }

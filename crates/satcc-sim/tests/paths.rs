@@ -282,3 +282,43 @@ fn a_udp_flow_over_starlink_sees_jitter_and_boundary_loss() {
     // 0.2–0.5 % background loss plus the boundary bursts, well under 5 %.
     assert!(u.loss_fraction > 0.002 && u.loss_fraction < 0.05, "{}", u.loss_fraction);
 }
+
+/// cwnd (packets) of flow `f` per bin.
+fn cwnd(o: &SimOutput, f: u32) -> Vec<u32> {
+    let s = &o.flow_series;
+    (0..s.t_s.len()).filter(|&i| s.flow_id[i] == f).map(|i| s.cwnd_pkts[i]).collect()
+}
+
+#[test]
+fn a_spurious_rto_during_an_outage_is_undone_with_or_without_timestamps() {
+    // A 1 s outage holds every packet (none is lost) while the RTO (srtt + 200 ms) fires:
+    // the timeout is spurious. Linux undoes it when the held originals are acknowledged, by
+    // timestamps (Eifel) or, without them, by F-RTO; cwnd is back before the next epoch.
+    let spec = StarlinkConfig {
+        rtt_quantiles: [ms(40); 5],
+        capacity_bps: (10_000_000, 10_000_000),
+        loss: (0.0, 0.0),
+        disturbance: (ms(1000), ms(1000)),
+        outage_probability: 1.0,
+        burst_loss: (0.0, 0.0),
+        clock: starlink_clock(),
+    };
+    for timestamps in [true, false] {
+        let mut f = FlowConfig::bulk(0, 0, 1, "cubic");
+        f.timestamps = timestamps;
+        f.rwnd_bytes = 100_000; // 69 packets, below the 10 000-packet queue: no loss at all
+        let ab = model_dir(spec.clone(), 10_000_000, QueueConfig::Packets(10_000));
+        let ba = model_dir(spec.clone(), 10_000_000, QueueConfig::Packets(10_000));
+        let o = run(&one_link(ab, ba, 20, vec![f]));
+        let fl = &o.flows[0];
+        assert!(fl.rto_count >= 1, "timestamps={timestamps}: the outage must cause an RTO");
+        assert_eq!(fl.recovery_count, 0, "timestamps={timestamps}");
+        let c = cwnd(&o, 0);
+        let before = c[115];
+        let after = *c[135..150].iter().min().unwrap();
+        // Without undo cwnd would restart from 1 with ssthresh 0.7·82 and regain 82 only
+        // after CUBIC's K ≈ 4 s.
+        assert!(after >= before, "timestamps={timestamps}: cwnd {before} before, {after} after");
+        assert!(fl.retransmitted_packets <= 4, "timestamps={timestamps}: {}", fl.retransmitted_packets);
+    }
+}

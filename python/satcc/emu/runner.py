@@ -19,7 +19,11 @@ Deviations from the simulator's figures:
    rtt_min_ms is the kernel's `minrtt`.
 2. fct_s is the end of the first bin whose sample shows the whole size received (bin
    resolution), or the iperf3 server's receive time if the connection closed in between.
-3. rto_count and recovery_count are not reported (null): iproute2 6.1's ss does not print them.
+3. rto_count and recovery_count come from the sender namespace's kernel counters (TcpExt
+   TCPTimeouts; TCPSackRecovery + TCPRenoRecovery), so only for a flow that is the only TCP flow
+   leaving its node (null otherwise: the counters are per namespace). They include iperf3's
+   control connection, which carries a few hundred bytes and normally neither times out nor
+   recovers. iproute2 6.1's ss does not print per-socket counts.
 4. delivered_bytes per bin is the receiver's in-order byte count (`bytes_received`) interpolated
    at the bin edges from the instants the samples were actually taken (an `ss` call takes a few
    ms, more on a loaded machine); cwnd, srtt and the other state are as sampled.
@@ -162,6 +166,7 @@ class Run:
                 self._start_captures()
             self._timeline(ccas, progress)
             self._stop_traffic()
+            self._record_netstat()
             return self._raw()
         finally:
             self.teardown()
@@ -360,6 +365,24 @@ class Run:
             self.linkd.stop()
             _, self.linkd_stats = linkd.read_series(self.linkd.series_path)
 
+    def _record_netstat(self) -> None:
+        """Each sender namespace's kernel TCP counters at the end of the run (`nstat`'s source:
+        /proc/net/netstat TcpExt, /proc/net/snmp Tcp) into DIR/emu/netstat-<node>-<name>.json:
+        RTOs (TCPTimeouts), recoveries (TCPSackRecovery), undos (TCPFullUndo, TCPPartialUndo,
+        TCPDSACKUndo, TCPLossUndo), TCPSpuriousRTOs, ... The namespaces are new each run, so
+        the counters are this run's (all flows of that node together)."""
+        assert self.plan is not None
+        for node in sorted({f["src"] for f in self.config["flows"]}):
+            ns = self.plan.namespaces[node]
+            counters: dict[str, dict[str, int]] = {}
+            for path in ("/proc/net/netstat", "/proc/net/snmp"):
+                p = host.run_cmd(*host.ns_cmd(ns, "cat", path), check=False)
+                counters.update(parse_proc_net(p.stdout))
+            name = self.plan.nodes[node]
+            out = self.workdir / f"netstat-{node}-{_safe(name)}.json"
+            out.write_text(json.dumps({k: counters[k] for k in ("TcpExt", "Tcp") if k in counters},
+                                      indent=1, sort_keys=True) + "\n")
+
     # -- results -------------------------------------------------------------------------
 
     def _raw(self) -> dict[str, Any]:
@@ -445,8 +468,22 @@ class Run:
         ls: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in (
             "link_id", "dir", "t_s", "queue_pkts", "queue_bytes", "drops_queue", "drops_random",
             "ecn_marks", "tx_bytes", "capacity_bps", "delay_ms")}
+        self._kernel_counts(flows)
         return {"flows": flows, "flow_series": fs, "link_series": ls,
                 "stats": self._stats(stats)}
+
+    def _kernel_counts(self, flows: list[dict[str, Any]]) -> None:
+        """rto_count / recovery_count from the netstat files, for a node's only TCP flow."""
+        assert self.plan is not None
+        tcp = [f for f in self.config["flows"] if f.get("proto", "tcp") == "tcp"]
+        for f, out in zip(self.config["flows"], flows):
+            if f.get("proto", "tcp") != "tcp" or sum(g["src"] == f["src"] for g in tcp) != 1:
+                continue
+            path = self.workdir / f"netstat-{f['src']}-{_safe(self.plan.nodes[f['src']])}.json"
+            ext = _read_json(path).get("TcpExt") if path.exists() else None
+            if ext:
+                out["rto_count"] = ext.get("TCPTimeouts")
+                out["recovery_count"] = ext.get("TCPSackRecovery", 0) + ext.get("TCPRenoRecovery", 0)
 
     def _stats(self, s: dict[str, Any] | None) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -519,6 +556,19 @@ def _wait_all(procs: list[subprocess.Popen], grace_s: float) -> None:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+
+
+def parse_proc_net(text: str) -> dict[str, dict[str, int]]:
+    """/proc/net/netstat or /proc/net/snmp: pairs of `Group: names…` / `Group: values…` lines."""
+    out: dict[str, dict[str, int]] = {}
+    lines = text.splitlines()
+    for head, vals in zip(lines[::2], lines[1::2]):
+        group, _, names = head.partition(":")
+        group2, _, values = vals.partition(":")
+        if group != group2:
+            continue
+        out[group] = {k: int(v) for k, v in zip(names.split(), values.split())}
+    return out
 
 
 def _read_json(path: Path) -> dict[str, Any]:

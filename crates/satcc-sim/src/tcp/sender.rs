@@ -21,11 +21,15 @@
 //! (RFC 6582) with Linux's emulated SACK counting. Recovery uses PRR (RFC 6937) as
 //! `tcp_cwnd_reduction`. RTO per RFC 6298 with Linux's 200 ms floor and backoff.
 //!
-//! Deviations from Linux (numbered, see README "Simulator fidelity"):
-//! 1. No undo of spurious reductions (DSACK/Eifel/F-RTO undo); DSACKs are parsed only
-//!    to end a TLP episode. F-RTO is not implemented.
-//! 2. The RACK reordering window never grows (no reordering is detected: satcc links
-//!    do not reorder).
+//! Spurious reductions are undone as Linux does (DSACK, Eifel timestamps, F-RTO; see
+//! `undo.rs`), and reordering is detected from SACKs and timestamps (`tp->reordering`,
+//! `reord_seen`), growing RACK's window in min_rtt/4 steps after DSACKs.
+//!
+//! Deviations from Linux (numbered, see README "The simulator"):
+//! 1. No SACK reneging (the simulator's receiver never reneges) and no reordering detection
+//!    without SACK (`tcp_check_reno_reordering`).
+//! 2. A tail loss probe that retransmits marks its segment as a retransmission in flight
+//!    (Linux's `__tcp_retransmit_skb` leaves SACKED_RETRANS unset for the probe).
 //! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot).
 //! 4. No TSO/GSO: every segment is its own packet (as with TSO/GSO off, study 001).
 //! 5. No slow-start-after-idle restart and no cwnd moderation after application-limited
@@ -45,8 +49,15 @@ use super::{Out, TimerKind};
 use crate::config::{FlowConfig, PacingMode};
 use crate::packet::{self, Ecn, Kind, Packet};
 
-/// Linux `sysctl_tcp_reordering`: the dupthresh.
+mod undo;
+
+use undo::Undo;
+pub use undo::UndoStats;
+
+/// Linux `sysctl_tcp_reordering`: the initial dupthresh (`tp->reordering` grows from it).
 const REORDERING: u32 = 3;
+/// Linux `sysctl_tcp_frto` = 2 (default): F-RTO on.
+const FRTO: bool = true;
 /// Linux `TCP_TIMEOUT_MIN`: 2 ms slack added to RACK and TLP timers.
 const TIMEOUT_MIN: SimDuration = SimDuration::from_millis(2);
 /// Linux `TCP_RTO_MIN`: added to the PTO when one packet is outstanding (delayed ACK).
@@ -74,6 +85,24 @@ struct Rack {
     end_idx: u64,
     rtt_us: u64,
     advanced: bool,
+    /// Reordering window in min_rtt/4 steps (1 at start), grown after DSACKs.
+    reo_wnd_steps: u8,
+    /// Recoveries the grown window persists for.
+    reo_wnd_persist: u8,
+    /// A DSACK arrived after reordering was seen: grow the window.
+    dsack_seen: bool,
+    /// `tp->delivered` when the window was last grown.
+    last_delivered: u64,
+}
+
+/// What to (re)transmit after an ACK (`REXMIT_*` of tcp_input.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rexmit {
+    None,
+    /// Retransmit segments marked lost.
+    Lost,
+    /// F-RTO: send new data first.
+    New,
 }
 
 /// What one ACK did (`FLAG_*` of tcp_input.c that matter here).
@@ -84,6 +113,10 @@ struct Flags {
     data_sacked: bool,
     ece: bool,
     dsack: bool,
+    /// `FLAG_DSACK_TLP`: the DSACK is for the tail loss probe.
+    dsack_tlp: bool,
+    /// `FLAG_ORIG_SACK_ACKED`: never-retransmitted data below high_seq was (s)acked.
+    orig_sack_acked: bool,
     retrans_data_acked: bool,
     lost_retrans: bool,
 }
@@ -96,6 +129,8 @@ pub struct SenderStats {
     pub retrans_in_bin: u64,
     pub rto_count: u64,
     pub recovery_count: u64,
+    /// Spurious reductions undone, by kind.
+    pub undo: UndoStats,
     pub rtt: RttHistogram,
 }
 
@@ -120,10 +155,22 @@ pub struct Sender {
     high_seq: u64,
     prr_delivered: u32,
     prr_out: u32,
-    /// `undo_marker` stand-in: a Recovery/Loss episode is being exited (cwnd = ssthresh).
-    in_episode: bool,
+    /// Undo state of the current or last reduction.
+    undo: Undo,
+    /// `tp->reordering`: the reordering degree seen, packets (3 until reordering is seen).
+    reordering: u32,
+    /// `tp->reord_seen`: reordering events seen.
+    reord_seen: u32,
+    /// `tp->dsack_dups`: segments reported by DSACKs.
+    dsack_dups: u64,
+    /// `tp->max_window`: largest window the peer advertised, bytes.
+    max_window: u64,
+    /// TSecr of the ACK being processed (`rx_opt.rcv_tsecr` when `saw_tstamp` and nonzero).
+    rcv_tsecr: Option<u64>,
     rtt: RttEstimator,
     backoff: u32,
+    /// `icsk_retransmits`: RTOs since snd_una last advanced.
+    retransmits: u32,
     rto_timer: Timer,
     reo_timer: Timer,
     tlp_timer: Timer,
@@ -141,6 +188,9 @@ pub struct Sender {
     pub stats: SenderStats,
     /// When the last byte was cumulatively acknowledged.
     pub acked_all_at: Option<SimTime>,
+    /// ACKs seen, for the debug-build counter check.
+    #[cfg(debug_assertions)]
+    verify_tick: u32,
     /// ssthresh from the metrics cache, applied when the connection is established
     /// (`tcp_init_metrics`); set by the world before `connect`.
     cached_ssthresh: Option<u32>,
@@ -173,22 +223,30 @@ impl Sender {
             high_seq: 0,
             prr_delivered: 0,
             prr_out: 0,
-            in_episode: false,
+            undo: Undo::default(),
+            reordering: REORDERING,
+            reord_seen: 0,
+            dsack_dups: 0,
+            max_window: 0,
+            rcv_tsecr: None,
             rtt: RttEstimator::new(cfg.min_rto),
             backoff: 0,
+            retransmits: 0,
             rto_timer: Timer::default(),
             reo_timer: Timer::default(),
             tlp_timer: Timer::default(),
             pace_timer: Timer::default(),
             tlp_high_seq: 0,
             tlp_retrans: false,
-            rack: Rack::default(),
+            rack: Rack { reo_wnd_steps: 1, ..Rack::default() },
             first_tx_mstamp: SimTime::ZERO,
             cwnd_usage_seq: 0,
             cwr_pending: false,
             stats: SenderStats::default(),
             acked_all_at: None,
             cached_ssthresh: None,
+            #[cfg(debug_assertions)]
+            verify_tick: 0,
         }
     }
 
@@ -412,8 +470,18 @@ impl Sender {
         out.pkts.push(p);
     }
 
-    /// Retransmit segment `idx` (`tcp_retransmit_skb`).
+    /// Retransmit segment `idx` (`tcp_retransmit_skb`): also the episode's undo bookkeeping.
     fn retransmit(&mut self, now: SimTime, idx: u64, out: &mut Out) {
+        self.retransmit_skb(now, idx, out);
+        // Save the stamp of the first retransmission; one more retransmission to undo.
+        if self.undo.retrans_stamp.is_none() {
+            self.undo.retrans_stamp = Some(self.ts_now(now));
+        }
+        self.undo.retrans = Some(self.undo.retrans.unwrap_or(0) + 1);
+    }
+
+    /// `__tcp_retransmit_skb`: put segment `idx` on the wire again.
+    fn retransmit_skb(&mut self, now: SimTime, idx: u64, out: &mut Out) {
         let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
         let s = self.sb.get_mut(idx);
         s.xmit = now;
@@ -626,7 +694,9 @@ impl Sender {
             return;
         }
         self.stats.rto_count += 1;
+        self.tlp_high_seq = 0;
         self.enter_loss(now);
+        self.retransmits += 1; // tcp_update_rto_stats
         // Retransmit the head (`tcp_retransmit_skb(sk, tcp_rtx_queue_head(sk), 1)`).
         let head = self.sb.head;
         if !self.sb.get(head).sacked {
@@ -637,45 +707,55 @@ impl Sender {
         self.arm(TimerKind::Rto, at, out);
     }
 
+    /// `tcp_enter_loss`.
     fn enter_loss(&mut self, now: SimTime) {
+        let new_recovery = self.tcp.ca_state < CaState::Recovery;
+        self.timeout_mark_lost(now);
+        // Reduce ssthresh if it has not yet been made inside this window.
         let t = &self.tcp;
-        let new_episode = t.ca_state <= CaState::Disorder || t.snd_una >= self.high_seq || (t.ca_state == CaState::Loss && self.backoff == 0);
-        if new_episode {
+        if t.ca_state <= CaState::Disorder
+            || t.snd_una >= self.high_seq
+            || (t.ca_state == CaState::Loss && self.retransmits == 0)
+        {
+            self.undo.prior_ssthresh = self.current_ssthresh();
             self.tcp.prior_cwnd = self.tcp.cwnd;
             let ss = self.cc.ssthresh(now, &self.tcp);
             self.tcp.ssthresh = ss;
             self.cc.on_event(now, &mut self.tcp, CaEvent::Loss);
+            self.init_undo();
         }
-        // tcp_timeout_mark_lost: every un-SACKed segment is lost; no retransmission in flight.
-        for i in 0..self.sb.segs.len() {
-            let s = &mut self.sb.segs[i];
-            if s.sacked {
-                continue;
-            }
-            if s.retrans {
-                s.retrans = false;
-            }
-            if !s.lost {
-                s.lost = true;
-                self.tcp.lost_out += 1;
-                self.tcp.lost += 1;
-            }
-        }
-        self.tcp.retrans_out = 0;
-        self.sb.retransmit_hint = self.sb.head;
-        self.sb.tsorted.clear();
         self.tcp.cwnd = self.tcp.in_flight() + 1;
         self.tcp.cwnd_cnt = 0;
         self.tcp.cwnd_stamp = now;
+        self.reset_reordering_on_timeout(REORDERING);
         self.set_state(now, CaState::Loss);
         self.high_seq = self.tcp.snd_nxt;
-        self.in_episode = true;
-        self.tlp_high_seq = 0;
         self.reo_timer.clear();
         self.tlp_timer.clear();
         if self.tcp.ecn_ok {
             self.cwr_pending = true;
         }
+        // F-RTO (RFC 5682 §3.1 step 1): unless a recovery is underway, or on repeated
+        // timeouts of the same snd_una (§3.2).
+        self.undo.frto = FRTO && (new_recovery || self.retransmits > 0);
+    }
+
+    /// `tcp_timeout_mark_lost`: every un-SACKed segment is lost, except (with RACK) those sent
+    /// within the last RACK RTT, which may still be on their way.
+    fn timeout_mark_lost(&mut self, now: SimTime) {
+        if !self.sack {
+            self.tcp.sacked_out = 0; // tcp_reset_reno_sack
+        }
+        let head = self.sb.head;
+        for idx in head..self.sb.tail() {
+            let s = self.sb.get(idx);
+            let elapsed_us = now.saturating_since(s.xmit).as_micros();
+            if idx != head && !s.sacked && self.sack && self.rack.rtt_us > elapsed_us {
+                continue; // don't mark recently sent ones lost yet
+            }
+            self.mark_lost(idx);
+        }
+        self.sb.retransmit_hint = head;
     }
 
     /// `tcp_send_loss_probe`.
@@ -694,7 +774,7 @@ impl Sender {
                 self.rearm_rto(now, out);
                 return;
             }
-            self.retransmit(now, last, out);
+            self.retransmit_skb(now, last, out);
             self.tlp_retrans = true;
         }
         self.tlp_high_seq = self.tcp.snd_nxt;
@@ -743,7 +823,16 @@ impl Sender {
         let prior_lost = self.tcp.lost;
         let mut flag = Flags { win_update: pkt.rwnd != self.snd_wnd, ..Flags::default() };
         self.snd_wnd = pkt.rwnd;
+        self.max_window = self.max_window.max(pkt.rwnd);
         flag.ece = self.tcp.ecn_ok && pkt.ece;
+        // `rx_opt.rcv_tsecr` for undo (Eifel); the sender's TSval clock is ts_now's.
+        self.rcv_tsecr = (self.timestamps && pkt.tsecr > 0).then_some(pkt.tsecr);
+        if ack > prior_snd_una {
+            self.retransmits = 0; // icsk_retransmits
+        }
+        let prior_fack = self.highest_sack_seq();
+        // `state->reord`: lowest sequence found delivered out of order on this ACK.
+        let mut reord = self.tcp.snd_nxt;
         // `tp->rx_opt.rcv_tsval/rcv_tsecr` are not passed on yet: TCP-LP's remote-clock
         // estimator collapses the flow when fed them (0.3 of 48 Mbit/s alone on a link), so
         // LP runs on its documented RTT fallback until that is fixed.
@@ -757,17 +846,18 @@ impl Sender {
         if self.sack && pkt.nsack > 0 {
             let blocks = pkt.sack_blocks();
             // RFC 2883: a first block below the cumulative ACK, or inside the second, is a DSACK.
-            let mut skip_first = false;
-            if let Some(&(s0, e0)) = blocks.first() {
-                if e0 <= ack || blocks.get(1).is_some_and(|&(s1, e1)| s0 >= s1 && e0 <= e1) {
-                    flag.dsack = true;
-                    skip_first = true;
-                }
-            }
+            let dsack = self.check_dsack(blocks, ack, prior_snd_una, &mut flag);
             let mss = self.mss as u64;
             for (bi, &(s, e)) in blocks.iter().enumerate() {
-                if bi == 0 && skip_first {
-                    continue;
+                if bi == 0 && dsack {
+                    // DSACKed segments still queued (`tcp_sacktag_one` with dup_sack): below
+                    // the new snd_una only within the episode (`tcp_is_sackblock_valid`).
+                    let valid = s >= ack || self.undo.marker.is_some_and(|m| e > m);
+                    if valid && e > prior_snd_una {
+                        if let Some(r) = self.dsack_tag(s.max(prior_snd_una) / mss, e.div_ceil(mss)) {
+                            reord = reord.min(r);
+                        }
+                    }
                 }
                 if e <= ack || s >= self.tcp.snd_nxt {
                     continue;
@@ -778,12 +868,21 @@ impl Sender {
                 let rack = &mut self.rack;
                 let first_tx_mstamp = &mut self.first_tx_mstamp;
                 let min_rtt = self.rtt.min_rtt_us();
+                let high_seq = self.high_seq;
+                let snd_nxt = tcp.snd_nxt;
                 self.sb.sack(a, b, |idx, seg| {
                     flag.data_sacked = true;
                     if seg.retrans {
                         seg.retrans = false;
                         tcp.retrans_out -= 1;
                     } else if !seg.ever_retrans {
+                        // A never-retransmitted segment in a hole below the highest SACK: reordering.
+                        if idx * mss < prior_fack {
+                            reord = reord.min(idx * mss);
+                        }
+                        if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                            flag.orig_sack_acked = true;
+                        }
                         first_sackt.get_or_insert(seg.xmit);
                         last_sackt = Some(seg.xmit);
                     }
@@ -801,6 +900,9 @@ impl Sender {
                     rack_advance(rack, idx, seg, now, min_rtt);
                 });
             }
+            if self.tcp.ca_state != CaState::Loss || self.undo.marker.is_some() {
+                self.check_sack_reordering(reord, false);
+            }
         }
 
         // --- cumulative ACK (tcp_clean_rtx_queue)
@@ -816,6 +918,11 @@ impl Sender {
             let first_tx_mstamp = &mut self.first_tx_mstamp;
             let min_rtt = self.rtt.min_rtt_us();
             let sack = self.sack;
+            let high_seq = self.high_seq;
+            let snd_nxt = tcp.snd_nxt;
+            let spurious_before = self.rcv_tsecr;
+            // `reord` of tcp_clean_rtx_queue: lowest acked never-retransmitted un-SACKed seq.
+            let mut acked_reord = snd_nxt;
             self.sb.pop_acked(new_head, |idx, mut seg| {
                 pkts_acked += 1;
                 if seg.ever_retrans {
@@ -826,6 +933,10 @@ impl Sender {
                 } else if !seg.sacked {
                     last_ackt = Some(seg.xmit);
                     first_ackt.get_or_insert(seg.xmit);
+                    acked_reord = acked_reord.min(idx * mss);
+                    if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                        flag.orig_sack_acked = true;
+                    }
                 }
                 if seg.sacked {
                     tcp.sacked_out -= 1;
@@ -837,7 +948,13 @@ impl Sender {
                         }
                     }
                     rate_skb_delivered(&mut rs, first_tx_mstamp, idx, &mut seg, false);
-                    rack_advance(rack, idx, &seg, now, min_rtt);
+                    // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
+                    // last retransmission was for an earlier copy; it does not advance RACK.
+                    let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
+                    let spurious = seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
+                    if !spurious {
+                        rack_advance(rack, idx, &seg, now, min_rtt);
+                    }
                 }
                 if seg.lost {
                     tcp.lost_out -= 1;
@@ -847,6 +964,13 @@ impl Sender {
             self.tcp.snd_una = ack;
             if !self.sack {
                 self.remove_reno_sacks(pkts_acked, flag.ece);
+                // Without SACK bits a retransmitted segment cannot prove the progress original.
+                if flag.retrans_data_acked {
+                    flag.orig_sack_acked = false;
+                }
+            } else if acked_reord < prior_fack {
+                // A never-retransmitted hole got filled: reordering.
+                self.check_sack_reordering(acked_reord, false);
             }
             if self.size.is_some_and(|s| ack >= s) && self.acked_all_at.is_none() {
                 self.acked_all_at = Some(now);
@@ -894,9 +1018,12 @@ impl Sender {
             self.cc.on_pkts_acked(now, &mut self.tcp, &sample);
         }
 
+        // --- RACK's reordering window (tcp_rack_update_reo_wnd)
+        self.rack_update_reo_wnd(rs.prior_delivered);
+
         // --- TLP episode (tcp_process_tlp_ack)
         if self.tlp_high_seq != 0 && ack >= self.tlp_high_seq {
-            if !self.tlp_retrans || flag.dsack {
+            if !self.tlp_retrans || flag.dsack_tlp {
                 self.tlp_high_seq = 0;
             } else if ack > self.tlp_high_seq {
                 // The probe repaired a real loss: reduce cwnd once (CWR).
@@ -915,7 +1042,7 @@ impl Sender {
         }
         let not_dup = flag.data_acked || flag.win_update;
         let dubious = !not_dup || flag.data_sacked || flag.ece || flag.dsack || self.tcp.ca_state != CaState::Open;
-        let mut rexmit = false;
+        let mut rexmit = Rexmit::None;
         if dubious {
             let num_dupack = u32::from(!flag.data_acked && !not_dup && !flag.dsack);
             self.fastretrans_alert(now, prior_snd_una, num_dupack, &mut flag, &mut rexmit, out);
@@ -936,10 +1063,16 @@ impl Sender {
         self.cong_control(now, &sample, &flag);
 
         // --- transmit (tcp_xmit_recovery, tcp_data_snd_check)
-        if rexmit {
-            self.xmit_retransmit_queue(now, out);
-        }
+        self.xmit_recovery(now, rexmit, out);
         self.write_xmit(now, out);
+        #[cfg(debug_assertions)]
+        {
+            // Every ACK while the window is small; every 64th on large ones (O(window) each).
+            self.verify_tick = self.verify_tick.wrapping_add(1);
+            if self.sb.segs.len() <= 256 || self.verify_tick.is_multiple_of(64) {
+                self.verify_left_out();
+            }
+        }
         if self.tcp.packets_out == 0 {
             self.rto_timer.clear();
             self.tlp_timer.clear();
@@ -947,6 +1080,45 @@ impl Sender {
                 self.conn = Conn::Closed;
             }
         }
+    }
+
+    /// `tcp_verify_left_out` and more (debug builds): the counters agree with the scoreboard.
+    #[cfg(debug_assertions)]
+    fn verify_left_out(&self) {
+        let segs = &self.sb.segs;
+        let t = &self.tcp;
+        assert_eq!(t.packets_out as usize, segs.len(), "packets_out");
+        assert_eq!(t.lost_out as usize, segs.iter().filter(|s| s.lost).count(), "lost_out");
+        assert_eq!(t.retrans_out as usize, segs.iter().filter(|s| s.retrans).count(), "retrans_out");
+        if self.sack {
+            assert_eq!(t.sacked_out as usize, segs.iter().filter(|s| s.sacked).count(), "sacked_out");
+        }
+        assert!(t.sacked_out + t.lost_out <= t.packets_out, "left_out > packets_out");
+    }
+
+    /// `tcp_xmit_recovery`: after cwnd was updated, F-RTO's new data or retransmissions.
+    fn xmit_recovery(&mut self, now: SimTime, rexmit: Rexmit, out: &mut Out) {
+        match rexmit {
+            Rexmit::None => return,
+            Rexmit::New => {
+                self.write_xmit(now, out);
+                if self.tcp.snd_nxt > self.high_seq {
+                    return;
+                }
+                self.undo.frto = false;
+            }
+            Rexmit::Lost => {}
+        }
+        self.xmit_retransmit_queue(now, out);
+    }
+
+    /// `tcp_may_raise_cwnd`: grow only on in-order delivery (RFC 5681), or on any delivery
+    /// once reordering beyond the dupthresh was seen.
+    fn may_raise_cwnd(&self, flag: &Flags) -> bool {
+        if self.reordering > REORDERING {
+            return flag.data_acked || flag.data_sacked;
+        }
+        flag.data_acked
     }
 
     /// `tcp_cong_control`.
@@ -958,8 +1130,7 @@ impl Sender {
         if self.in_cwnd_reduction() {
             let snd_una_advanced = flag.data_acked;
             self.cwnd_reduction(sample.acked_sacked, sample.losses, snd_una_advanced);
-        } else if flag.data_acked {
-            // tcp_may_raise_cwnd: grow on in-order delivery (RFC 5681).
+        } else if self.may_raise_cwnd(flag) {
             self.cc.on_cong_avoid(now, &mut self.tcp, sample);
             self.tcp.cwnd_stamp = now;
         }
@@ -1023,36 +1194,43 @@ impl Sender {
         if self.cc.has_cong_control() {
             return;
         }
-        if self.tcp.ssthresh < INFINITE_SSTHRESH && (self.tcp.ca_state == CaState::Cwr || self.in_episode) {
+        // Reset cwnd to ssthresh in CWR or Recovery (unless it's undone).
+        if self.tcp.ssthresh < INFINITE_SSTHRESH && (self.tcp.ca_state == CaState::Cwr || self.undo.marker.is_some()) {
             self.tcp.cwnd = self.tcp.ssthresh;
             self.tcp.cwnd_stamp = now;
         }
         self.cc.on_event(now, &mut self.tcp, CaEvent::CompleteCwr);
     }
 
-    /// `tcp_enter_cwr` (ECN echo or a TLP-repaired loss).
+    /// `tcp_enter_cwr` (ECN echo): congestion is proven, so no undo.
     fn enter_cwr(&mut self, now: SimTime) {
+        self.undo.prior_ssthresh = 0;
         if self.tcp.ca_state < CaState::Cwr {
-            self.in_episode = false;
+            self.undo.marker = None;
             self.init_cwnd_reduction(now);
             self.set_state(now, CaState::Cwr);
         }
     }
 
     /// `tcp_enter_recovery`.
-    fn enter_recovery(&mut self, now: SimTime, _ece_ack: bool) {
+    fn enter_recovery(&mut self, now: SimTime, ece_ack: bool) {
+        self.retrans_stamp_cleanup();
         self.stats.recovery_count += 1;
+        self.undo.prior_ssthresh = 0;
+        self.init_undo();
         if !self.in_cwnd_reduction() {
+            if !ece_ack {
+                self.undo.prior_ssthresh = self.current_ssthresh();
+            }
             self.init_cwnd_reduction(now);
         }
-        self.in_episode = true;
         self.set_state(now, CaState::Recovery);
     }
 
     /// `tcp_try_keep_open`.
     fn try_keep_open(&mut self, now: SimTime) {
         let t = &self.tcp;
-        let s = if t.sacked_out + t.lost_out > 0 || t.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+        let s = if t.sacked_out + t.lost_out > 0 || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
         if self.tcp.ca_state != s {
             self.set_state(now, s);
             self.high_seq = self.tcp.snd_nxt;
@@ -1061,6 +1239,7 @@ impl Sender {
 
     /// `tcp_try_to_open`.
     fn try_to_open(&mut self, now: SimTime, flag: &Flags) {
+        self.retrans_stamp_cleanup();
         if flag.ece {
             self.enter_cwr(now);
         }
@@ -1075,7 +1254,7 @@ impl Sender {
             return true;
         }
         // Without SACK: the classic dupthresh (`tcp_dupack_heuristics`).
-        !self.sack && self.tcp.sacked_out + 1 > REORDERING
+        !self.sack && self.tcp.sacked_out + 1 > self.reordering
     }
 
     /// `tcp_fastretrans_alert`.
@@ -1085,12 +1264,21 @@ impl Sender {
         prior_snd_una: u64,
         num_dupack: u32,
         flag: &mut Flags,
-        rexmit: &mut bool,
+        rexmit: &mut Rexmit,
         out: &mut Out,
     ) {
         let snd_una_advanced = self.tcp.snd_una > prior_snd_una;
+        if self.tcp.packets_out == 0 && self.tcp.sacked_out > 0 {
+            self.tcp.sacked_out = 0;
+        }
+        // A. ECE: the reduction is required, an undo may not restore cwnd.
+        if flag.ece {
+            self.undo.prior_ssthresh = 0;
+        }
         // D. Exit a state when high_seq is acknowledged.
-        if self.tcp.ca_state != CaState::Open && self.tcp.snd_una >= self.high_seq {
+        if self.tcp.ca_state == CaState::Open {
+            self.undo.retrans_stamp = None;
+        } else if self.tcp.snd_una >= self.high_seq {
             match self.tcp.ca_state {
                 // CWR holds until something above high_seq is acknowledged (the CWR flag arrived).
                 CaState::Cwr if self.tcp.snd_una != self.high_seq => {
@@ -1100,14 +1288,12 @@ impl Sender {
                 CaState::Recovery => {
                     if !self.sack {
                         self.tcp.sacked_out = 0;
-                        // NewReno: hold Recovery until something above high_seq is acked.
-                        if self.tcp.snd_una == self.high_seq {
-                            return;
-                        }
                     }
-                    self.set_state(now, CaState::Open);
+                    // NewReno holds Recovery until something above high_seq is acked.
+                    if self.try_undo_recovery(now) {
+                        return;
+                    }
                     self.end_cwnd_reduction(now);
-                    self.in_episode = false;
                 }
                 _ => {}
             }
@@ -1115,53 +1301,71 @@ impl Sender {
         // E. Process the state.
         match self.tcp.ca_state {
             CaState::Recovery => {
-                if !snd_una_advanced && !self.sack {
-                    self.add_reno_sack(num_dupack, flag.ece);
-                }
-                self.identify_packet_loss(now, snd_una_advanced, flag, out);
-            }
-            CaState::Loss => {
-                // tcp_process_loss
-                if self.tcp.snd_una >= self.high_seq && self.tcp.snd_una > prior_snd_una {
-                    self.set_state(now, CaState::Open); // tcp_try_undo_recovery: no undo, reopen
-                    self.in_episode = false;
+                if !snd_una_advanced {
+                    if !self.sack {
+                        self.add_reno_sack(num_dupack, flag.ece);
+                    }
+                } else if self.try_undo_partial(now, prior_snd_una) {
                     return;
                 }
-                if !self.sack {
-                    if snd_una_advanced {
-                        self.tcp.sacked_out = 0;
-                    }
-                    self.add_reno_sack(num_dupack, flag.ece);
+                if self.try_undo_dsack(now) {
+                    self.try_keep_open(now);
                 }
                 self.identify_packet_loss(now, snd_una_advanced, flag, out);
-                *rexmit = true;
+                if self.tcp.ca_state != CaState::Recovery {
+                    // Undo reverted the recovery; a loss still in evidence starts a new one.
+                    if !self.time_to_recover() {
+                        return;
+                    }
+                    self.enter_recovery(now, flag.ece);
+                }
+            }
+            CaState::Loss => {
+                self.process_loss(now, flag, num_dupack, rexmit);
+                self.identify_packet_loss(now, snd_una_advanced, flag, out);
+                // Change state if cwnd is undone or retransmits are lost.
                 if !(self.tcp.ca_state == CaState::Open || flag.lost_retrans) {
                     return;
                 }
-                self.enter_recovery_if_needed(now, flag, rexmit);
+                if !self.open_state_alert(now, snd_una_advanced, num_dupack, flag, out) {
+                    return;
+                }
             }
             _ => {
-                if !self.sack {
-                    if snd_una_advanced {
-                        self.tcp.sacked_out = 0;
-                    }
-                    self.add_reno_sack(num_dupack, flag.ece);
+                if !self.open_state_alert(now, snd_una_advanced, num_dupack, flag, out) {
+                    return;
                 }
-                self.identify_packet_loss(now, snd_una_advanced, flag, out);
-                self.enter_recovery_if_needed(now, flag, rexmit);
-                return;
             }
         }
-        *rexmit = true;
+        *rexmit = Rexmit::Lost;
     }
 
-    fn enter_recovery_if_needed(&mut self, now: SimTime, flag: &Flags, rexmit: &mut bool) {
+    /// The default branch of `tcp_fastretrans_alert` (Open, Disorder, CWR): late DSACK undo,
+    /// loss detection, and Recovery when a loss is proven. Returns true if Recovery began.
+    fn open_state_alert(
+        &mut self,
+        now: SimTime,
+        snd_una_advanced: bool,
+        num_dupack: u32,
+        flag: &mut Flags,
+        out: &mut Out,
+    ) -> bool {
+        if !self.sack {
+            if snd_una_advanced {
+                self.tcp.sacked_out = 0;
+            }
+            self.add_reno_sack(num_dupack, flag.ece);
+        }
+        if self.tcp.ca_state <= CaState::Disorder {
+            self.try_undo_dsack(now);
+        }
+        self.identify_packet_loss(now, snd_una_advanced, flag, out);
         if !self.time_to_recover() {
             self.try_to_open(now, flag);
-            return;
+            return false;
         }
         self.enter_recovery(now, flag.ece);
-        *rexmit = true;
+        true
     }
 
     /// `tcp_identify_packet_loss`.
@@ -1181,14 +1385,6 @@ impl Sender {
                 flag.lost_retrans = true;
             }
         }
-    }
-
-    /// `tcp_rack_reo_wnd`.
-    fn rack_reo_wnd(&self) -> u64 {
-        if self.tcp.ca_state >= CaState::Recovery || self.tcp.sacked_out >= REORDERING {
-            return 0;
-        }
-        (self.rtt.min_rtt_us().min(u64::MAX / 2) / 4).min(self.rtt.srtt_us())
     }
 
     /// `tcp_rack_detect_loss`: a segment is lost if one sent after it was delivered and
@@ -1257,7 +1453,7 @@ impl Sender {
     /// on a partial ACK in Recovery (RFC 6582).
     fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
         let st = self.tcp.ca_state;
-        if (st < CaState::Recovery && self.tcp.sacked_out >= REORDERING) || (st == CaState::Recovery && snd_una_advanced) {
+        if (st < CaState::Recovery && self.tcp.sacked_out >= self.reordering) || (st == CaState::Recovery && snd_una_advanced) {
             let head = self.sb.head;
             if !self.sb.get(head).lost {
                 self.mark_lost(head);
