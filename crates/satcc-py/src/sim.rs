@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyList};
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
 use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::link::LinkState;
-use satcc_core::models::{constellation, geo, lfn, starlink, trace, EpochClock, ModelSpec};
+use satcc_core::models::ModelSpec;
 use satcc_core::{SimDuration, SimTime};
 use satcc_sim::{DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
 
@@ -61,109 +61,13 @@ fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
     })
 }
 
-/// A `[low, high]` (or any two-element) list.
-fn pair<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<(T, T)> {
-    let v: Vec<T> = req(d, key, path)?;
-    let mut it = v.into_iter();
-    match (it.next(), it.next(), it.next()) {
-        (Some(a), Some(b), None) => Ok((a, b)),
-        _ => Err(PyValueError::new_err(format!("{path}.{key}: expected two values"))),
-    }
-}
-
-fn ns(d: &Bound<'_, PyDict>, key: &str, path: &str) -> PyResult<SimDuration> {
-    Ok(SimDuration::from_nanos(req(d, key, path)?))
-}
-
-fn clock_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<EpochClock> {
-    Ok(EpochClock { period: ns(d, "period_ns", path)?, phase: ns(d, "phase_ns", path)?, start: ns(d, "start_ns", path)? })
-}
-
-/// A resolved `[link.model]` direction (keys in `_native.pyi`, "MODEL").
+/// A resolved `[link.model]` dictionary, read by satcc-core's one reader (the one satcc-linkd
+/// uses): the dictionary goes over as JSON.
 fn model_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<ModelSpec> {
-    let kind: String = req(d, "kind", path)?;
-    Ok(match kind.as_str() {
-        "starlink" => {
-            let q: Vec<u64> = req(d, "rtt_quantiles_ns", path)?;
-            let q: [u64; starlink::RTT_QUANTILES] = q
-                .try_into()
-                .map_err(|_| PyValueError::new_err(format!("{path}.rtt_quantiles_ns: expected {} values", starlink::RTT_QUANTILES)))?;
-            let (d0, d1): (u64, u64) = pair(d, "disturbance_ns", path)?;
-            ModelSpec::Starlink(starlink::StarlinkConfig {
-                clock: clock_from(d, path)?,
-                rtt_quantiles: q.map(SimDuration::from_nanos),
-                capacity_bps: pair(d, "capacity_bps", path)?,
-                loss: pair(d, "loss", path)?,
-                disturbance: (SimDuration::from_nanos(d0), SimDuration::from_nanos(d1)),
-                outage_probability: req(d, "outage_probability", path)?,
-                burst_loss: pair(d, "burst_loss", path)?,
-            })
-        }
-        "geo" => {
-            let delay = match opt::<u64>(d, "delay_ns", path)? {
-                Some(x) => geo::GeoDelay::Fixed(SimDuration::from_nanos(x)),
-                None => geo::GeoDelay::Geometry {
-                    altitude_m: req(d, "altitude_m", path)?,
-                    terminal_elevation_deg: req(d, "terminal_elevation_deg", path)?,
-                    gateway_elevation_deg: req(d, "gateway_elevation_deg", path)?,
-                    extra: ns(d, "extra_delay_ns", path)?,
-                },
-            };
-            ModelSpec::Geo(geo::GeoConfig { rate_bps: req(d, "rate_bps", path)?, delay, loss: req(d, "loss", path)? })
-        }
-        "lfn" => {
-            let police = match d.get_item("police")? {
-                Some(p) if !p.is_none() => {
-                    let p = p.downcast_into::<PyDict>().map_err(|_| PyValueError::new_err(format!("{path}.police: expected a table")))?;
-                    let pp = format!("{path}.police");
-                    Some(lfn::Police { rate_bps: pair(&p, "rate_bps", &pp)?, burst_bytes: req(&p, "burst_bytes", &pp)?, redraw: ns(&p, "redraw_ns", &pp)? })
-                }
-                _ => None,
-            };
-            let state = LinkState { rate_bps: req(d, "rate_bps", path)?, delay: ns(d, "delay_ns", path)?, loss: req(d, "loss", path)? };
-            ModelSpec::Lfn(lfn::LfnConfig { state, police })
-        }
-        "trace" => {
-            let capacity = match opt::<Vec<u64>>(d, "opportunities_ms", path)? {
-                Some(stamps_ms) => trace::Capacity::Opportunities { stamps_ms, bytes: req(d, "bytes_per_opportunity", path)? },
-                None => trace::Capacity::Rate(req(d, "rate_bps", path)?),
-            };
-            let mut series = Vec::new();
-            if let Some(rows) = opt::<Vec<Bound<'_, PyList>>>(d, "series", path)? {
-                for (i, row) in rows.iter().enumerate() {
-                    let bad = || PyValueError::new_err(format!("{path}.series[{i}]: expected [t_ns, delay_ns, loss]"));
-                    if row.len() != 3 {
-                        return Err(bad());
-                    }
-                    let (t, delay, loss): (u64, u64, f64) =
-                        (row.get_item(0)?.extract().map_err(|_| bad())?, row.get_item(1)?.extract().map_err(|_| bad())?, row.get_item(2)?.extract().map_err(|_| bad())?);
-                    series.push(trace::Row { at: SimTime::from_nanos(t), delay: SimDuration::from_nanos(delay), loss });
-                }
-            }
-            ModelSpec::Trace(trace::TraceConfig { capacity, series, delay: ns(d, "delay_ns", path)?, loss: req(d, "loss", path)? })
-        }
-        "constellation" => ModelSpec::Constellation(constellation::ConstellationConfig {
-            shell: constellation::Shell {
-                altitude_m: req(d, "altitude_m", path)?,
-                inclination_deg: req(d, "inclination_deg", path)?,
-                planes: req(d, "planes", path)?,
-                per_plane: req(d, "per_plane", path)?,
-                phasing: req(d, "phasing", path)?,
-            },
-            terminal: pair(d, "terminal", path)?,
-            gateway: pair(d, "gateway", path)?,
-            min_elevation_deg: req(d, "min_elevation_deg", path)?,
-            clock: clock_from(d, path)?,
-            extra_delay: ns(d, "extra_delay_ns", path)?,
-            rate_bps: req(d, "rate_bps", path)?,
-            loss: req(d, "loss", path)?,
-        }),
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "{path}.kind: expected starlink, geo, lfn, trace or constellation, found {other:?}"
-            )))
-        }
-    })
+    let text: String = d.py().import("json")?.call_method1("dumps", (d,))?.extract()?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("{path}: not a JSON table: {e}")))?;
+    satcc_core::models::spec::from_json(&v, path).map_err(PyValueError::new_err)
 }
 
 pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {

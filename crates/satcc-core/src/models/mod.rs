@@ -32,6 +32,7 @@
 pub mod constellation;
 pub mod geo;
 pub mod lfn;
+pub mod spec;
 pub mod starlink;
 pub mod trace;
 

@@ -1,0 +1,191 @@
+//! The resolved `[link.model]` dictionary (the "MODEL" form of `python/satcc/_native.pyi`, as
+//! JSON) to a [`ModelSpec`]: the one reader both engines use — the simulator's bindings hand it
+//! the dictionary as JSON, satcc-linkd its configuration's. Strict: every value must have the
+//! type the model takes (no entry is skipped, no integer truncated), and an error names the key
+//! path and what was expected.
+
+use serde_json::Value;
+
+use super::{constellation, geo, lfn, starlink, trace, EpochClock, ModelSpec};
+use crate::link::LinkState;
+use crate::time::{SimDuration, SimTime};
+
+fn field<'a>(d: &'a Value, key: &str, path: &str) -> Result<&'a Value, String> {
+    d.get(key).filter(|v| !v.is_null()).ok_or_else(|| format!("{path}.{key}: missing"))
+}
+
+fn u64_(d: &Value, key: &str, path: &str) -> Result<u64, String> {
+    field(d, key, path)?.as_u64().ok_or_else(|| format!("{path}.{key}: expected a non-negative integer"))
+}
+
+fn f64_(d: &Value, key: &str, path: &str) -> Result<f64, String> {
+    field(d, key, path)?.as_f64().ok_or_else(|| format!("{path}.{key}: expected a number"))
+}
+
+fn u32_(d: &Value, key: &str, path: &str) -> Result<u32, String> {
+    u32::try_from(u64_(d, key, path)?).map_err(|_| format!("{path}.{key}: expected an integer below 2^32"))
+}
+
+fn u64_array(d: &Value, key: &str, path: &str) -> Result<Vec<u64>, String> {
+    field(d, key, path)?
+        .as_array()
+        .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+        .ok_or_else(|| format!("{path}.{key}: expected an array of non-negative integers"))
+}
+
+fn ns(d: &Value, key: &str, path: &str) -> Result<SimDuration, String> {
+    u64_(d, key, path).map(SimDuration::from_nanos)
+}
+
+fn pair_u64(d: &Value, key: &str, path: &str) -> Result<(u64, u64), String> {
+    let v = field(d, key, path)?;
+    match v.as_array().map(|a| (a.len(), a.first().and_then(Value::as_u64), a.get(1).and_then(Value::as_u64))) {
+        Some((2, Some(a), Some(b))) => Ok((a, b)),
+        _ => Err(format!("{path}.{key}: expected [integer, integer]")),
+    }
+}
+
+fn pair_f64(d: &Value, key: &str, path: &str) -> Result<(f64, f64), String> {
+    let v = field(d, key, path)?;
+    match v.as_array().map(|a| (a.len(), a.first().and_then(Value::as_f64), a.get(1).and_then(Value::as_f64))) {
+        Some((2, Some(a), Some(b))) => Ok((a, b)),
+        _ => Err(format!("{path}.{key}: expected [number, number]")),
+    }
+}
+
+fn clock(d: &Value, path: &str) -> Result<EpochClock, String> {
+    Ok(EpochClock { period: ns(d, "period_ns", path)?, phase: ns(d, "phase_ns", path)?, start: ns(d, "start_ns", path)? })
+}
+
+/// The `ModelSpec` a resolved model dictionary describes.
+pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
+    let kind = field(d, "kind", path)?.as_str().unwrap_or("");
+    Ok(match kind {
+        "starlink" => {
+            let q = u64_array(d, "rtt_quantiles_ns", path)?;
+            let q: [u64; starlink::RTT_QUANTILES] = q
+                .try_into()
+                .map_err(|_| format!("{path}.rtt_quantiles_ns: expected {} integers", starlink::RTT_QUANTILES))?;
+            let (d0, d1) = pair_u64(d, "disturbance_ns", path)?;
+            ModelSpec::Starlink(starlink::StarlinkConfig {
+                clock: clock(d, path)?,
+                rtt_quantiles: q.map(SimDuration::from_nanos),
+                capacity_bps: pair_u64(d, "capacity_bps", path)?,
+                loss: pair_f64(d, "loss", path)?,
+                disturbance: (SimDuration::from_nanos(d0), SimDuration::from_nanos(d1)),
+                outage_probability: f64_(d, "outage_probability", path)?,
+                burst_loss: pair_f64(d, "burst_loss", path)?,
+            })
+        }
+        "geo" => {
+            let delay = match d.get("delay_ns").filter(|v| !v.is_null()) {
+                Some(_) => geo::GeoDelay::Fixed(ns(d, "delay_ns", path)?),
+                None => geo::GeoDelay::Geometry {
+                    altitude_m: f64_(d, "altitude_m", path)?,
+                    terminal_elevation_deg: f64_(d, "terminal_elevation_deg", path)?,
+                    gateway_elevation_deg: f64_(d, "gateway_elevation_deg", path)?,
+                    extra: ns(d, "extra_delay_ns", path)?,
+                },
+            };
+            ModelSpec::Geo(geo::GeoConfig { rate_bps: u64_(d, "rate_bps", path)?, delay, loss: f64_(d, "loss", path)? })
+        }
+        "lfn" => {
+            let police = match d.get("police").filter(|p| !p.is_null()) {
+                Some(p) => {
+                    let pp = format!("{path}.police");
+                    Some(lfn::Police {
+                        rate_bps: pair_u64(p, "rate_bps", &pp)?,
+                        burst_bytes: u64_(p, "burst_bytes", &pp)?,
+                        redraw: ns(p, "redraw_ns", &pp)?,
+                    })
+                }
+                None => None,
+            };
+            let state = LinkState { rate_bps: u64_(d, "rate_bps", path)?, delay: ns(d, "delay_ns", path)?, loss: f64_(d, "loss", path)? };
+            ModelSpec::Lfn(lfn::LfnConfig { state, police })
+        }
+        "trace" => {
+            let capacity = match d.get("opportunities_ms").filter(|v| !v.is_null()) {
+                Some(_) => trace::Capacity::Opportunities {
+                    stamps_ms: u64_array(d, "opportunities_ms", path)?,
+                    bytes: u64_(d, "bytes_per_opportunity", path)?,
+                },
+                None => trace::Capacity::Rate(u64_(d, "rate_bps", path)?),
+            };
+            let mut series = Vec::new();
+            if let Some(rows) = d.get("series").filter(|v| !v.is_null()) {
+                let rows = rows.as_array().ok_or_else(|| format!("{path}.series: expected an array of [t_ns, delay_ns, loss]"))?;
+                for (i, r) in rows.iter().enumerate() {
+                    let row = r.as_array().filter(|a| a.len() == 3);
+                    let parsed = row.and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?, a[2].as_f64()?)));
+                    let (t, delay, loss) = parsed.ok_or_else(|| format!("{path}.series[{i}]: expected [t_ns, delay_ns, loss]"))?;
+                    series.push(trace::Row { at: SimTime::from_nanos(t), delay: SimDuration::from_nanos(delay), loss });
+                }
+            }
+            ModelSpec::Trace(trace::TraceConfig { capacity, series, delay: ns(d, "delay_ns", path)?, loss: f64_(d, "loss", path)? })
+        }
+        "constellation" => {
+            let terminal = pair_f64(d, "terminal", path)?;
+            let gateway = pair_f64(d, "gateway", path)?;
+            ModelSpec::Constellation(constellation::ConstellationConfig {
+                shell: constellation::Shell {
+                    altitude_m: f64_(d, "altitude_m", path)?,
+                    inclination_deg: f64_(d, "inclination_deg", path)?,
+                    planes: u32_(d, "planes", path)?,
+                    per_plane: u32_(d, "per_plane", path)?,
+                    phasing: u32_(d, "phasing", path)?,
+                },
+                terminal,
+                gateway,
+                min_elevation_deg: f64_(d, "min_elevation_deg", path)?,
+                clock: clock(d, path)?,
+                extra_delay: ns(d, "extra_delay_ns", path)?,
+                rate_bps: u64_(d, "rate_bps", path)?,
+                loss: f64_(d, "loss", path)?,
+            })
+        }
+        other => {
+            return Err(format!("{path}.kind: expected starlink, geo, lfn, trace or constellation, found {other:?}"))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn starlink() -> Value {
+        json!({"kind": "starlink", "period_ns": 15_000_000_000u64, "phase_ns": 12_000_000_000u64, "start_ns": 0,
+               "rtt_quantiles_ns": [20_000_000, 40_000_000, 50_000_000, 60_000_000, 85_000_000],
+               "capacity_bps": [5_000_000, 25_000_000], "loss": [0.002, 0.005],
+               "disturbance_ns": [50_000_000, 150_000_000], "outage_probability": 0.5, "burst_loss": [0.0, 0.5]})
+    }
+
+    #[test]
+    fn a_missing_key_is_named_with_its_path() {
+        let mut d = starlink();
+        d.as_object_mut().unwrap().remove("loss");
+        assert_eq!(from_json(&d, "links[0].ab.model").unwrap_err(), "links[0].ab.model.loss: missing");
+    }
+
+    #[test]
+    fn a_non_integer_entry_is_refused_not_skipped() {
+        // regression: the emulator's old reader dropped it and then failed on the count, or
+        // (for trace opportunities) silently ran a shorter trace
+        let mut d = starlink();
+        d["rtt_quantiles_ns"] = json!([20_000_000, 40_000_000.5, 50_000_000, 60_000_000, 85_000_000]);
+        assert!(from_json(&d, "m").unwrap_err().contains("m.rtt_quantiles_ns: expected an array of non-negative integers"));
+        let t = json!({"kind": "trace", "opportunities_ms": [0, 1, "2"], "bytes_per_opportunity": 1500, "delay_ns": 0, "loss": 0.0});
+        assert!(from_json(&t, "m").unwrap_err().contains("m.opportunities_ms"));
+    }
+
+    #[test]
+    fn an_integer_too_large_for_its_field_is_refused_not_truncated() {
+        let c = json!({"kind": "constellation", "altitude_m": 550000.0, "inclination_deg": 53.0, "planes": 4_294_967_368u64,
+                       "per_plane": 22, "phasing": 1, "terminal": [48.0, 11.0], "gateway": [48.5, 11.5],
+                       "min_elevation_deg": 25.0, "period_ns": 15_000_000_000u64, "phase_ns": 0, "start_ns": 0,
+                       "extra_delay_ns": 0, "rate_bps": 100_000_000, "loss": 0.0});
+        assert_eq!(from_json(&c, "m").unwrap_err(), "m.planes: expected an integer below 2^32");
+    }
+}
