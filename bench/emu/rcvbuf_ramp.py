@@ -25,7 +25,7 @@ PAYLOAD_SHARE = 1448 / 1500
 
 
 def _tshark(pcap: Path, fields: list[str], flt: str) -> list[list[str]]:
-    cmd = ["tshark", "-r", str(pcap), "-Y", flt, "-T", "fields"] + sum((["-e", f] for f in fields), [])
+    cmd = ["tshark", "-r", str(pcap), "-Y", flt, "-T", "fields", *[a for f in fields for a in ("-e", f)]]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return [line.split("\t") for line in out.splitlines() if line]
 

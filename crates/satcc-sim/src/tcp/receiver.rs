@@ -688,10 +688,9 @@ impl Receiver {
             return;
         }
         let mut rcvwin = newval << 1;
-        if oldval > 0 {
-            let grow = rcvwin * newval.saturating_sub(oldval) / oldval;
-            rcvwin += grow << 1;
-        }
+        // Slow start: allow the sender to double its rate (oldval is never 0 once established).
+        let grow = (rcvwin * newval.saturating_sub(oldval)).checked_div(oldval).unwrap_or(0);
+        rcvwin += grow << 1;
         if let Some((_, &e)) = self.ofo.iter().next_back() {
             rcvwin += e - self.rcv_nxt;
         }
