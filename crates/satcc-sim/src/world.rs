@@ -298,14 +298,7 @@ impl World {
             }
             Ev::ReceiverTimer(f) => {
                 let mut out = std::mem::take(&mut self.out);
-                let r = &mut self.flows[f as usize].receiver;
-                if let crate::tcp::timer::Fire::Now = r.delack.on_event(now) {
-                    r.on_timer(now, &mut out);
-                } else if let Some(at) = r.delack.deadline() {
-                    if at > now {
-                        out.timers.push((TimerKind::DelAck, at));
-                    }
-                }
+                self.flows[f as usize].receiver.on_timer_event(now, &mut out);
                 self.emit(f, false, &mut out);
                 self.out = out;
             }

@@ -18,11 +18,12 @@
 //!   buffer: twice them plus twice the growth over the previous RTT, plus the out-of-order
 //!   span, up to `tcp_rmem[2]` = `rwnd` (`tcp_rcv_space_adjust`, `tcp_rcvbuf_grow`; 6.18
 //!   includes "tcp: fix too slow tcp_rcvbuf_grow() action"). `rcvbuf_autotune = false` is
-//!   `tcp_moderate_rcvbuf = 0` with `tcp_rmem[1] = rwnd`: a fixed buffer of `rwnd` bytes.
+//!   `tcp_moderate_rcvbuf = 0` with a fixed buffer sized to offer a window of `rwnd`.
 //! - **Delayed ACKs.** An ACK goes out at once when more than one full segment is unacked
 //!   and the window does not shrink, in quick-ACK mode (the first 16 segments; every segment
 //!   while `rcv_ssthresh` grows; 16 more after a duplicate or a gap longer than the RTO), for
-//!   out-of-order data and for data that fills the last hole (`__tcp_ack_snd_check`), and
+//!   data that fills the last hole, and for out-of-order data up to three duplicate ACKs per
+//!   `rcv_nxt`, later ones held for min(1 ms, RTT/20) (compressed SACK, `__tcp_ack_snd_check`), and
 //!   when the application's read leaves more than a segment unacked or doubles the window
 //!   (`tcp_cleanup_rbuf`). Otherwise the delayed-ACK timer runs for `ato`, which adapts to
 //!   the inter-arrival time between 40 and 200 ms (`tcp_event_data_recv`), is clamped by the
@@ -38,8 +39,8 @@
 //!    packets are not coalesced (`tcp_try_coalesce`), so they cost one `truesize` each.
 //! 2. Jiffies are milliseconds (HZ = 1000); the emulator's kernel runs HZ = 250, whose 4 ms
 //!    ticks round the delayed-ACK timer and `ato`.
-//! 3. No compressed SACK (`tcp_comp_sack_*`): every out-of-order segment is ACKed at once
-//!    (Linux delays the 4th and later duplicate ACKs for one `rcv_nxt` by min(1 ms, RTT/20)).
+//! 3. The compressed-SACK timer's 100 µs slack (`tcp_comp_sack_slack_ns`) is not modelled:
+//!    it fires exactly at min(1 ms, RTT/20).
 //! 4. No PSH flag (`ICSK_ACK_PUSHED`), no memory pressure, no receive-queue pruning or
 //!    collapsing, no `SO_RCVLOWAT`; the receiver's RTO comes from the handshake RTT only.
 
@@ -47,7 +48,7 @@ use std::collections::BTreeMap;
 
 use satcc_core::{SimDuration, SimTime};
 
-use super::timer::Timer;
+use super::timer::{Fire, Timer};
 use super::{Out, TimerKind};
 use crate::packet::{self, Ecn, Kind, Packet};
 
@@ -63,6 +64,14 @@ const RTO_MIN: SimDuration = SimDuration::from_millis(200);
 const RTO_MAX: SimDuration = SimDuration::from_secs(120);
 /// Linux `TCP_MAX_QUICKACKS`.
 pub const MAX_QUICKACKS: u32 = 16;
+/// `net.ipv4.tcp_comp_sack_delay_ns` and `tcp_comp_sack_nr` defaults: out-of-order ACKs are
+/// held at most 1 ms (or 5 % of the RTT), at most 44 of them.
+const COMP_SACK_DELAY: SimDuration = SimDuration::from_millis(1);
+const COMP_SACK_NR: u32 = 44;
+/// Linux `TCP_FASTRETRANS_THRESH`: duplicate ACKs always sent at once before compressing.
+const FASTRETRANS_THRESH: u32 = 3;
+/// `TCP_SACK_BLOCKS_EXPECTED`: a change beyond the first two SACK blocks flushes a held ACK.
+const SACK_BLOCKS_EXPECTED: usize = 2;
 /// Largest window without window scaling.
 pub const MAX_UNSCALED_WINDOW: u64 = 65_535;
 /// Linux `TCP_MAX_WSCALE` (RFC 7323 §2.3).
@@ -202,6 +211,11 @@ pub struct Receiver {
     /// `icsk_ack.lrcvtime` in jiffies (ms, deviation 2).
     lrcvtime_ms: u64,
     pub delack: Timer,
+    /// Compressed SACK (`tp->compressed_ack`, its hrtimer, `dup_ack_counter`).
+    compressed_ack: u32,
+    compressed_ack_rcv_nxt: u64,
+    dup_ack_counter: u32,
+    comp_timer: Timer,
     /// The receiver's own smoothed RTT and RTO, from the handshake (`tcp_synack_rtt_meas`).
     srtt: Option<SimDuration>,
     rto: SimDuration,
@@ -272,6 +286,10 @@ impl Receiver {
             ato: SimDuration::ZERO,
             lrcvtime_ms: 0,
             delack: Timer::default(),
+            compressed_ack: 0,
+            compressed_ack_rcv_nxt: 0,
+            dup_ack_counter: 0,
+            comp_timer: Timer::default(),
             srtt: None,
             rto: SimDuration::from_secs(1),
             synack_sent_at: None,
@@ -467,7 +485,7 @@ impl Receiver {
             !self.ofo.is_empty()
         } else {
             // tcp_data_queue_ofo: queue it, provision the buffer for the out-of-order span.
-            self.insert_ofo(seq, end);
+            self.insert_ofo(now, seq, end, out);
             self.ack_scheduled = true;
             self.tcp_rcvbuf_grow(self.rcvq_space.space);
             true
@@ -765,11 +783,51 @@ impl Receiver {
             let win = self.raw_select_window();
             win >= self.rcv_wnd
         };
-        // No compressed SACK (deviation 3): out-of-order state is ACKed at once.
-        if full_frame || self.tcp_in_quickack_mode() || ack_now || ofo_possible {
+        if full_frame || self.tcp_in_quickack_mode() || ack_now {
             self.send_ack(now, out);
-        } else {
+        } else if !ofo_possible {
             self.tcp_send_delayed_ack(now, out);
+        } else {
+            self.tcp_compress_sack(now, out);
+        }
+    }
+
+    /// `__tcp_ack_snd_check`'s compressed SACK: with data out of order, the first three
+    /// duplicate ACKs for one `rcv_nxt` go at once, later ones are held for min(1 ms, RTT/20)
+    /// and sent as one (at most 44 held).
+    fn tcp_compress_sack(&mut self, now: SimTime, out: &mut Out) {
+        if !self.sack || self.compressed_ack >= COMP_SACK_NR {
+            self.send_ack(now, out);
+            return;
+        }
+        if self.compressed_ack_rcv_nxt != self.rcv_nxt {
+            self.compressed_ack_rcv_nxt = self.rcv_nxt;
+            self.dup_ack_counter = 0;
+        }
+        if self.dup_ack_counter < FASTRETRANS_THRESH {
+            self.dup_ack_counter += 1;
+            self.send_ack(now, out);
+            return;
+        }
+        self.compressed_ack += 1;
+        if self.comp_timer.is_armed() {
+            return;
+        }
+        // 5 % of the RTT (the smaller of the receiver's and the handshake's), at most 1 ms.
+        let mut rtt_us = self.rcv_rtt_est.rtt_us >> 3;
+        if let Some(srtt) = self.srtt {
+            rtt_us = rtt_us.min(srtt.as_micros());
+        }
+        let delay = COMP_SACK_DELAY.min(SimDuration::from_micros(rtt_us).div_u64(20));
+        if let Some(at) = self.comp_timer.set(now + delay) {
+            out.timers.push((TimerKind::DelAck, at));
+        }
+    }
+
+    /// `tcp_sack_compress_send_ack`: send the held ACK now.
+    fn tcp_sack_compress_send_ack(&mut self, now: SimTime, out: &mut Out) {
+        if self.compressed_ack > 0 {
+            self.send_ack(now, out);
         }
     }
 
@@ -814,7 +872,13 @@ impl Receiver {
         }
     }
 
-    fn insert_ofo(&mut self, seq: u64, end: u64) {
+    fn insert_ofo(&mut self, now: SimTime, seq: u64, end: u64, out: &mut Out) {
+        // tcp_sack_new_ofo_skb: a segment that extends or opens a block beyond the first two
+        // flushes a held ACK first, so the older blocks are reported.
+        let block = self.sack_list.iter().position(|&(s, e)| seq <= e && end >= s);
+        if block.unwrap_or(self.sack_list.len()) >= SACK_BLOCKS_EXPECTED {
+            self.tcp_sack_compress_send_ack(now, out);
+        }
         let (mut lo, mut hi) = (seq, end);
         let mut dup = false;
         // Merge with overlapping or adjacent ranges.
@@ -893,12 +957,33 @@ impl Receiver {
         }
         self.ack_scheduled = false;
         self.delack.clear();
+        self.compressed_ack = 0;
+        self.comp_timer.clear();
         self.acks_sent += 1;
         out.pkts.push(p);
     }
 
+    /// An event queued for the receiver's timers fired: the delayed-ACK timer or the
+    /// compressed-SACK timer (`tcp_compressed_ack_kick`), each re-queued if moved later.
+    pub fn on_timer_event(&mut self, now: SimTime, out: &mut Out) {
+        match self.delack.on_event(now) {
+            Fire::Now => self.on_timer(now, out),
+            Fire::Later(at) => out.timers.push((TimerKind::DelAck, at)),
+            Fire::Stale => {}
+        }
+        match self.comp_timer.on_event(now) {
+            Fire::Now => self.tcp_sack_compress_send_ack(now, out),
+            Fire::Later(at) => out.timers.push((TimerKind::DelAck, at)),
+            Fire::Stale => {}
+        }
+    }
+
     /// `tcp_delack_timer_handler`: the delayed ACK is due; a missed delayed ACK doubles ato.
     pub fn on_timer(&mut self, now: SimTime, out: &mut Out) {
+        if self.compressed_ack > 0 {
+            self.tcp_sack_compress_send_ack(now, out);
+            return;
+        }
         if self.ack_scheduled {
             self.ato = self.ato.mul_u64(2).min(self.rto).min(DELACK_MAX);
             self.send_ack(now, out);
@@ -1126,6 +1211,25 @@ mod tests {
         if let Some(d) = r.delack.deadline() {
             assert!(d <= lone + rtt, "deadline {:?} after one RTT", d);
         }
+    }
+
+    #[test]
+    fn out_of_order_acks_after_the_third_are_compressed_for_a_millisecond() {
+        // Compressed SACK: segment 40 is lost; 41.. arrive 100 µs apart. Three duplicate ACKs
+        // go at once, the rest wait min(1 ms, RTT/20) and leave as one ACK per timer.
+        let (mut r, idx) = settled();
+        let start = at_ms(2 * RTT_MS);
+        let mut sent = Vec::new();
+        for i in 1..=10u64 {
+            sent.push(segment(&mut r, start + SimDuration::from_micros(100 * i), idx + i, 1).len());
+        }
+        assert_eq!(sent[..3], [1, 1, 1], "{sent:?}");
+        assert!(sent[3..10].iter().all(|&n| n == 0), "{sent:?}");
+        assert_eq!(r.comp_timer.deadline(), Some(start + SimDuration::from_micros(400) + COMP_SACK_DELAY));
+        let mut out = Out::default();
+        r.on_timer_event(start + SimDuration::from_micros(1400), &mut out);
+        assert_eq!(out.pkts.len(), 1, "one ACK for the held ones");
+        assert_eq!(out.pkts[0].sack_blocks()[0], ((idx + 1) * MSS, (idx + 11) * MSS));
     }
 
     #[test]
