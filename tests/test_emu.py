@@ -117,6 +117,25 @@ def test_flow_options_land_in_sysctls_and_routes():
     assert receiver[0].attrs == ["quickack", "1"]
 
 
+def test_rwnd_is_the_receivers_tcp_rmem_and_a_fixed_window_turns_autotuning_off():
+    p = topology.plan(config_of(scenario_text(extra='rwnd = "1 MiB"')), "e000004", subnet_octet=81)
+    assert p.sysctls[1]["net.ipv4.tcp_rmem"] == "4096 131072 1048576"
+    assert "net.ipv4.tcp_moderate_rcvbuf" not in p.sysctls[1]
+    fixed = scenario_text(extra='rwnd = "1 MiB"\nrcvbuf_autotune = false')
+    p = topology.plan(config_of(fixed), "e000005", subnet_octet=82)
+    buf = sc.fixed_rcvbuf_bytes(1 << 20, 1448)
+    assert buf == 1_677_722  # offers 1 MiB at scaling_ratio 160, as the kernel measured
+    assert p.sysctls[1]["net.ipv4.tcp_rmem"] == f"4096 {buf} {buf}"
+    assert p.sysctls[1]["net.ipv4.tcp_moderate_rcvbuf"] == "0"
+    both = fixed + textwrap.dedent("""
+        [[flow]]
+        from = "client"
+        to = "server"
+    """)
+    with pytest.raises(EmuError, match="rcvbuf_autotune"):
+        topology.plan(config_of(both), "e000006")
+
+
 def test_flows_from_one_node_that_disagree_on_a_namespace_option_are_rejected():
     text = scenario_text() + textwrap.dedent("""
         [[flow]]

@@ -46,6 +46,7 @@ to = "d"
 cca = "hybla"
 mss = 1000
 rwnd = "200000 B"
+rcvbuf_autotune = false  # W_m = rwnd: a fixed window
 
 [[flow]]
 from = "s"
@@ -87,6 +88,7 @@ to = "d"
 cca = "{cca}"
 mss = 1000
 rwnd = "{rwnd} B"
+rcvbuf_autotune = false  # W_m = rwnd: a fixed window
 {extra}"""
 
 

@@ -19,7 +19,7 @@ LINK_KEYS = {"a", "b", "ab", "ba"}
 DIR_KEYS = {"rate_bps", "delay_ns", "loss", "queue", "ecn_threshold_pkts"}
 FLOW_KEYS = {
     "id", "src", "dst", "cca", "cc", "start_ns", "size_bytes", "mss", "sack", "timestamps",
-    "window_scaling", "rwnd_bytes", "ecn", "initial_cwnd", "pacing", "delayed_ack", "min_rto_ns",
+    "window_scaling", "rwnd_bytes", "rcvbuf_autotune", "ecn", "initial_cwnd", "pacing", "delayed_ack", "min_rto_ns",
     "sndbuf_bytes", "metrics_save",
 }
 
@@ -101,10 +101,26 @@ stagger = "100 ms"
 
 
 def test_window_scaling_off_caps_the_receive_window_at_65535(write_toml):
+    # rwnd is the buffer (tcp_rmem[2]) either way; without window scaling the window the
+    # receiver offers stays below 65535 B, with it the buffer's share 160/256 (full segments).
     text = MINIMAL + 'window_scaling = false\nrwnd = "16 MB"\n'
-    assert sc.resolve(sc.load(write_toml(text)))["flows"][0]["rwnd_bytes"] == 65535
+    flow = sc.resolve(sc.load(write_toml(text)))["flows"][0]
+    assert flow["rwnd_bytes"] == 16_000_000
+    assert sc.receive_window_bytes(flow) == 65535
     text = MINIMAL + 'rwnd = "16 MB"\n'
-    assert sc.resolve(sc.load(write_toml(text)))["flows"][0]["rwnd_bytes"] == 16_000_000
+    flow = sc.resolve(sc.load(write_toml(text)))["flows"][0]
+    assert sc.receive_window_bytes(flow) == 16_000_000 * 160 // 256
+    text = MINIMAL + 'rwnd = "16 MB"\nrcvbuf_autotune = false\n'
+    flow = sc.resolve(sc.load(write_toml(text)))["flows"][0]
+    assert flow["rcvbuf_autotune"] is False
+    assert sc.receive_window_bytes(flow) == 16_000_000
+
+
+def test_rx_truesize_and_fixed_buffer_match_the_simulators_receiver():
+    # crates/satcc-sim/src/tcp/receiver.rs: 2304 B per full segment, ratio 160.
+    assert sc.rx_truesize(1448) == 2304
+    assert sc.scaling_ratio(1448) == 160
+    assert sc.fixed_rcvbuf_bytes(1_000_000, 1448) * 160 // 256 >= 1_000_000
 
 
 def test_pacing_accepts_booleans_as_on_and_off(write_toml):

@@ -19,6 +19,8 @@ node names mapped to indices. Keys:
           "start_ns": int, "size_bytes": int | None,
           "mss": int, "sack": bool, "timestamps": bool, "window_scaling": bool,
           "rwnd_bytes": int, "ecn": bool, "initial_cwnd": int,
+          # ("rwnd_bytes": the receiver's tcp_rmem[2]; "rcvbuf_autotune": bool, absent = true:
+          #  DRS grows the buffer up to rwnd_bytes; false = a fixed window of rwnd_bytes)
           "pacing": "auto" | "on" | "off", "delayed_ack": bool, "min_rto_ns": int,
           "sndbuf_bytes": int | None, "metrics_save": bool,
           # ("metrics_save": Linux's metrics cache, tcp_no_metrics_save = 0: a limited

@@ -38,7 +38,8 @@ them in step):
 | flow.sack                 | true         | bool                 | net.ipv4.tcp_sack = 1            |
 | flow.timestamps           | true         | bool                 | net.ipv4.tcp_timestamps = 1      |
 | flow.window_scaling       | true         | bool                 | net.ipv4.tcp_window_scaling = 1  |
-| flow.rwnd                 | 6 MiB        | size                 | net.ipv4.tcp_rmem[2] = 6291456   |
+| flow.rwnd                 | 6 MiB        | size                 | net.ipv4.tcp_rmem[2] = 6291456: the receive buffer's ceiling |
+| flow.rcvbuf_autotune      | true         | bool                 | net.ipv4.tcp_moderate_rcvbuf = 1; false = a fixed window of `rwnd` |
 | flow.ecn                  | false        | bool                 | Linux negotiates ECN only if asked (tcp_ecn = 2) |
 | flow.initial_cwnd         | 10           | packets              | RFC 6928, Linux TCP_INIT_CWND    |
 | flow.pacing               | "auto"       | auto, on, off        | auto = Linux: pace when the CCA asks (BBR) |
@@ -52,8 +53,11 @@ them in step):
 Deviations from what a user might assume:
 1. With `window_scaling = false` the receive window is capped at 65535 B whatever `rwnd` says
    (the 16-bit window field, RFC 7323 §2), silently, as the kernel does.
-2. `rwnd` is used as the advertised window itself. Linux advertises only part of its receive
-   buffer (tcp_adv_win_scale / scaling_ratio), so a real 6 MiB buffer opens roughly 3 MB.
+2. `rwnd` is the receive buffer's ceiling (`tcp_rmem[2]`), not a window: autotuning grows the
+   buffer per RTT up to it and the window offered is the buffer's share `scaling_ratio`/256
+   (160/256 for full 1448 B segments on satcc's links, `receive_window_bytes`), so a 6 MiB
+   ceiling opens at most 3.9 MB. `rcvbuf_autotune = false` gives a fixed window of `rwnd`
+   instead (Linux with `tcp_moderate_rcvbuf = 0` and a buffer sized to offer `rwnd`).
 3. The scenario hash leaves the seed out, so replicates of one scenario share a hash; the seed is
    recorded next to it in every result.
 """
@@ -213,6 +217,7 @@ class Flow(_Table):
     timestamps: StrictBool = True
     window_scaling: StrictBool = True
     rwnd: Size = parse_size(DEFAULT_RWND)
+    rcvbuf_autotune: StrictBool = True  # tcp_moderate_rcvbuf (deviation 2)
     ecn: StrictBool = False
     initial_cwnd: StrictInt = DEFAULT_INITIAL_CWND
     pacing: Pacing = "auto"
@@ -536,8 +541,37 @@ def normalize_cc(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Receive-buffer accounting of a received packet, as crates/satcc-sim/src/tcp/receiver.rs
+# `rx_truesize` (Linux skb->truesize for one linear buffer per frame, x86-64).
+_SKB_PAD, _SKB_SHINFO, _SKB_STRUCT, _FRAME_HEADERS, _TS_OPTION = 64, 320, 256, 14 + 20 + 20, 12
+
+
+def rx_truesize(payload: int, timestamps: bool = True) -> int:
+    """Bytes of receive buffer one packet with `payload` bytes costs (receiver.rs)."""
+    need = _SKB_PAD + _FRAME_HEADERS + (_TS_OPTION if timestamps else 0) + payload + _SKB_SHINFO
+    return (1 << (need - 1).bit_length()) + _SKB_STRUCT
+
+
+def scaling_ratio(mss: int, timestamps: bool = True) -> int:
+    """Linux's `scaling_ratio` for full segments: window bytes per 256 bytes of buffer."""
+    return min(255, max(1, (mss << 8) // rx_truesize(mss, timestamps)))
+
+
+def fixed_rcvbuf_bytes(rwnd: int, mss: int, timestamps: bool = True) -> int:
+    """The buffer that offers a window of `rwnd` (`rcvbuf_autotune = false`)."""
+    return -(-(rwnd << 8) // scaling_ratio(mss, timestamps))
+
+
+def receive_window_bytes(flow: dict[str, Any]) -> int:
+    """The largest window a resolved flow's receiver offers (deviation 2)."""
+    win = int(flow["rwnd_bytes"])
+    if flow.get("rcvbuf_autotune", True):
+        win = win * scaling_ratio(flow["mss"], flow["timestamps"]) >> 8
+    return win if flow["window_scaling"] else min(win, UNSCALED_WINDOW_MAX)
+
+
 def _rwnd(flow: Flow) -> int:
-    return flow.rwnd if flow.window_scaling else min(flow.rwnd, UNSCALED_WINDOW_MAX)
+    return flow.rwnd
 
 
 # -- resolution ----------------------------------------------------------------------------
@@ -611,6 +645,7 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
             "timestamps": f.timestamps,
             "window_scaling": f.window_scaling,
             "rwnd_bytes": _rwnd(f),
+            "rcvbuf_autotune": f.rcvbuf_autotune,
             "ecn": f.ecn,
             "initial_cwnd": f.initial_cwnd,
             "pacing": f.pacing,

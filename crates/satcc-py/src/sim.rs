@@ -112,6 +112,7 @@ pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
             timestamps: req(&f, "timestamps", &path)?,
             window_scaling: req(&f, "window_scaling", &path)?,
             rwnd_bytes: req(&f, "rwnd_bytes", &path)?,
+            rcvbuf_autotune: opt(&f, "rcvbuf_autotune", &path)?.unwrap_or(true),
             ecn: req(&f, "ecn", &path)?,
             initial_cwnd: req(&f, "initial_cwnd", &path)?,
             pacing,

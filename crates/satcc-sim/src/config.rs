@@ -86,8 +86,12 @@ pub struct FlowConfig {
     pub sack: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
-    /// Receive-window cap in bytes (65,535 when window scaling is off).
+    /// The receiver's buffer ceiling in bytes, Linux's `tcp_rmem[2]`: autotuning grows the
+    /// buffer up to it, and the window offered is a share of the buffer (tcp/receiver.rs).
     pub rwnd_bytes: u64,
+    /// Receive-buffer autotuning (`tcp_moderate_rcvbuf`); false: the buffer is `rwnd_bytes`
+    /// from the start and never grows.
+    pub rcvbuf_autotune: bool,
     pub ecn: bool,
     pub initial_cwnd: u32,
     pub pacing: PacingMode,
@@ -133,7 +137,8 @@ impl FlowConfig {
             sack: true,
             timestamps: true,
             window_scaling: true,
-            rwnd_bytes: 16_000_000,
+            rwnd_bytes: 32 << 20, // Linux 6.16+ net.ipv4.tcp_rmem[2]
+            rcvbuf_autotune: true,
             ecn: false,
             initial_cwnd: 10,
             pacing: PacingMode::Auto,

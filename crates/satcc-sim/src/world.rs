@@ -33,7 +33,7 @@ use satcc_core::{SimDuration, SimTime};
 use crate::config::{ConfigError, Proto, SimConfig};
 use crate::net::Network;
 use crate::packet::{Frag, Packet, IP_HEADER};
-use crate::tcp::receiver::{EcnEcho, Receiver, MAX_UNSCALED_WINDOW};
+use crate::tcp::receiver::{EcnEcho, RcvBuf, Receiver};
 use crate::tcp::sender::Sender;
 use crate::tcp::{Out, TimerKind};
 use crate::udp::{UdpFlow, UdpSummary};
@@ -171,7 +171,8 @@ impl World {
                 params.insert("seed", satcc_cc::params::ParamValue::Num(seed as f64));
             }
             let cc = satcc_cc::lookup(&f.cca, &params).map_err(|e| ConfigError { key: key("cc"), message: e.to_string() })?;
-            let window = if f.window_scaling { f.rwnd_bytes } else { f.rwnd_bytes.min(MAX_UNSCALED_WINDOW) };
+            // `rwnd` is the receiver's tcp_rmem[2] (the autotuning ceiling), at least one segment.
+            let rcvbuf = RcvBuf { max_bytes: f.rwnd_bytes.max(f.mss as u64), autotune: f.rcvbuf_autotune, window_scaling: f.window_scaling };
             // DCTCP requires ECN: Linux negotiates it whenever the algorithm needs it
             // (`tcp_ca_needs_ecn`), whatever `ecn` says.
             let mut f = f.clone();
@@ -184,7 +185,7 @@ impl World {
                 src: f.src as u32,
                 dst: f.dst as u32,
                 sender: Sender::new(f, f.dst as u32, cc),
-                receiver: Receiver::new(f.id, f.src as u32, f.mss, f.timestamps, f.sack, f.delayed_ack, window.max(f.mss as u64), ecn, f.size_bytes),
+                receiver: Receiver::new(f.id, f.src as u32, f.mss, f.timestamps, f.sack, f.delayed_ack, rcvbuf, ecn, f.size_bytes),
                 udp: match f.proto {
                     Proto::Tcp => None,
                     Proto::Udp { rate_bps, payload_bytes } => {
@@ -297,14 +298,7 @@ impl World {
             }
             Ev::ReceiverTimer(f) => {
                 let mut out = std::mem::take(&mut self.out);
-                let r = &mut self.flows[f as usize].receiver;
-                if let crate::tcp::timer::Fire::Now = r.delack.on_event(now) {
-                    r.on_timer(now, &mut out);
-                } else if let Some(at) = r.delack.deadline() {
-                    if at > now {
-                        out.timers.push((TimerKind::DelAck, at));
-                    }
-                }
+                self.flows[f as usize].receiver.on_timer_event(now, &mut out);
                 self.emit(f, false, &mut out);
                 self.out = out;
             }

@@ -29,8 +29,10 @@ the commands that build it.
   packets (3 BDP) instead of by the ACK train near 1 BDP.
 
 Deviations from the simulator's network:
-1. `rwnd` sets the receiver's buffer ceiling (`tcp_rmem[2]`), not the advertised window itself:
-   Linux advertises only part of its buffer (scenario.py deviation 2).
+1. `rwnd` sets the receiver's buffer ceiling (`tcp_rmem[2]`, and `tcp_rmem[1]` = min(131072,
+   rwnd)), as the simulator models it (scenario.py deviation 2). `rcvbuf_autotune = false`
+   sets `tcp_moderate_rcvbuf = 0` and `tcp_rmem[1]` = `tcp_rmem[2]` = the buffer that offers a
+   window of `rwnd` (`scenario.fixed_rcvbuf_bytes`); flows into one node must agree on it.
 2. The sender's `tcp_wmem[2]` is max(4 MiB, 2 x rwnd) so the send buffer is not the limit.
 3. Linux's metrics cache is per namespace, not per flow: `tcp_no_metrics_save = 1` in every
    namespace (each flow starts without cached ssthresh or RTT, as in the simulator) except a
@@ -49,13 +51,15 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from satcc import scenario as sc
 from satcc.emu.host import EmuError, ns_cmd, run_cmd
 
 MTU = 1500
 MAX_LINKS = 256  # one /24 per link inside 10.X.0.0/16
 MIN_BDP_QUEUE_BYTES = 1500  # net.rs resolve_bdp_queues: at least one packet
 LINUX_WMEM_MAX = 4 * 1024 * 1024  # net.ipv4.tcp_wmem[2] default
-LINUX_RMEM_MIN_DEFAULT = "4096 131072"  # net.ipv4.tcp_rmem[0..1] defaults
+LINUX_RMEM_MIN = 4096  # net.ipv4.tcp_rmem[0] default
+LINUX_RMEM_DEFAULT = 131072  # net.ipv4.tcp_rmem[1] default
 LINUX_WMEM_MIN_DEFAULT = "4096 16384"  # net.ipv4.tcp_wmem[0..1] defaults
 DEFAULT_INITCWND = 10
 DEFAULT_MIN_RTO_NS = 200_000_000
@@ -263,7 +267,8 @@ def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
             out[f["src"]]["net.ipv4.tcp_no_metrics_save"] = "0"  # module doc, deviation 3
             out[f["src"]]["net.ipv4.tcp_no_ssthresh_metrics_save"] = "0"
     owner: dict[tuple[int, str], int] = {}
-    rmem: dict[int, int] = {}
+    rmem: dict[int, tuple[int, int]] = {}
+    autotune_of: dict[int, tuple[bool, int]] = {}
     wmem: dict[int, int] = {}
     for f in config["flows"]:
         s, d = f["src"], f["dst"]
@@ -284,10 +289,20 @@ def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
                                "emulator it is one setting per node")
             out[s][key] = value
             owner.setdefault((s, key), f["id"])
-        rmem[d] = max(rmem.get(d, 0), int(f["rwnd_bytes"]))
-        wmem[s] = max(wmem.get(s, 0), 2 * int(f["rwnd_bytes"]))
-    for node, r in rmem.items():
-        out[node]["net.ipv4.tcp_rmem"] = f"{LINUX_RMEM_MIN_DEFAULT} {r}"
+        autotune = bool(f.get("rcvbuf_autotune", True))
+        have_tune = autotune_of.setdefault(d, (autotune, f["id"]))
+        if have_tune[0] != autotune:
+            raise EmuError(f"flow[{f['id']}] and flow[{have_tune[1]}] end at the same node but need "
+                           "different rcvbuf_autotune; in the emulator it is one setting per node")
+        rwnd = int(f["rwnd_bytes"])
+        buf = rwnd if autotune else sc.fixed_rcvbuf_bytes(rwnd, f["mss"], f["timestamps"])
+        r1, r2 = rmem.get(d, (0, 0))
+        rmem[d] = (max(r1, min(LINUX_RMEM_DEFAULT, buf) if autotune else buf), max(r2, buf))
+        wmem[s] = max(wmem.get(s, 0), 2 * buf)
+    for node, (r1, r2) in rmem.items():
+        out[node]["net.ipv4.tcp_rmem"] = f"{LINUX_RMEM_MIN} {r1} {r2}"
+        if not autotune_of[node][0]:
+            out[node]["net.ipv4.tcp_moderate_rcvbuf"] = "0"
     for node, w in wmem.items():
         out[node]["net.ipv4.tcp_wmem"] = f"{LINUX_WMEM_MIN_DEFAULT} {max(LINUX_WMEM_MAX, w)}"
     return out

@@ -20,7 +20,7 @@ Inputs derived from the path (per flow)
 | R        | base RTT + assumed queueing delay, which is 0 (no standing queue; see assumption 2) | s |
 | share    | min over forward hops of rate / (number of flows whose forward route crosses it) | bit/s on the wire |
 | buffer   | drop-tail limit of that bottleneck hop in bytes (N pkt x data packet, bytes, x BDP as the simulator resolves it) | B |
-| W_m      | min(rwnd / mss, (share x base RTT / 8 + buffer) / data packet): the receive window or what the pipe plus the buffer can hold | segments |
+| W_m      | min(window / mss, (share x base RTT / 8 + buffer) / data packet): the receive window (`scenario.receive_window_bytes`: the share of the `rwnd` buffer Linux offers, or `rwnd` itself without autotuning) or what the pipe plus the buffer can hold | segments |
 | T_0      | R + min_rto: Linux's RTO once the RTT is stable (tcp_set_rto: srtt + rttvar, rttvar >= rto_min) | s |
 | T_s      | 1 s: Linux TCP_TIMEOUT_INIT, the SYN retransmission timeout (the papers use 3 s) | s |
 | segment  | a segment carries mss payload bytes (goodput counts these); on the wire it is mss + 40 (IP + TCP) + 12 with timestamps, as in the simulator (crates/satcc-sim/src/packet.rs) | B |
@@ -82,7 +82,7 @@ from satcc.errors import UserError
 from satcc.models import cardwell, cubic, hybla, pftk
 from satcc.models.common import BITS_PER_BYTE, ModelInputError, ModelResult, jsonable
 from satcc.results import SCHEMA_VERSION, RunResult
-from satcc.scenario import Scenario, expand_flows, resolve, scenario_hash
+from satcc.scenario import Scenario, expand_flows, receive_window_bytes, resolve, scenario_hash
 
 ENGINE = "model"
 
@@ -234,7 +234,7 @@ def path_inputs(config: dict[str, Any]) -> list[PathInputs]:
         share = direction["rate_bps"] / users[hop]
         buffer = _queue_bytes(direction["queue"], direction["rate_bps"], max_rtt[hop], data)
         bdp = share * base / BITS_PER_BYTE
-        by_rwnd = f["rwnd_bytes"] / f["mss"]
+        by_rwnd = receive_window_bytes(f) / f["mss"]
         by_pipe = (bdp + buffer) / data
         rtt = base  # assumption 2: no standing queue
         out.append(PathInputs(

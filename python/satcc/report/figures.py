@@ -509,14 +509,16 @@ def seqack(data: Data) -> Drawn:
 
 
 def _ca_stretch(s: pd.DataFrame) -> tuple[int, int] | None:
-    """The longest run of bins with one ssthresh (set) and cwnd >= ssthresh, as (start, end)."""
+    """The longest run of bins with one ssthresh (set), cwnd >= ssthresh and cwnd never falling
+    (a drop is a loss response even when the new ssthresh equals the old), as (start, end)."""
     ss = s["ssthresh_pkts"].to_numpy()
     cw = s["cwnd_pkts"].to_numpy()
     ok = [(not pd.isna(a)) and (not pd.isna(b)) and a < SSTHRESH_UNSET and b >= a
           for a, b in zip(ss, cw, strict=True)]
     best, start = None, None
     for i in range(len(ok) + 1):
-        same = i < len(ok) and ok[i] and (start is not None and ss[i] == ss[start])
+        same = (i < len(ok) and ok[i] and start is not None and ss[i] == ss[start]
+                and cw[i] >= cw[i - 1])
         if i < len(ok) and ok[i] and start is None:
             start = i
             continue

@@ -15,7 +15,7 @@ Design (Table 1 and §4; `Design`)
 | item          | value                      | source / reading                                        |
 |---------------|----------------------------|---------------------------------------------------------|
 | packet        | mss = 1000 B of payload    | Table 1 "Packet Size 1,000 bytes", read as ns-2's packetSize_ (TCP payload; ns-2 adds 40 B of headers). In satcc the IP packet is 1000 + 40 + 12 (timestamps) = 1052 B; the model counts 1000-byte segments and the simulator's goodput counts payload, so both sides use 1000 B |
-| W_m           | rwnd = 550 x 1000 B        | Table 1 "W_m 550 packets", as the receive window        |
+| W_m           | rwnd = 550 x 1000 B, rcvbuf_autotune = false | Table 1 "W_m 550 packets", as a fixed receive window (ns-2's window_) |
 | buffer        | 1000 packets, both ways    | Table 1                                                 |
 | RTT           | 275 ms one way, each way   | §4 RTT = 550 ms (plus 0.9 ms of serialisation in satcc) |
 | rate          | 10 Mbit/s both ways        | not in the text (Fig. 1 is an image): chosen so that W_m/R = 8.0 Mbit/s of payload (8.4 on the wire) is not limited by the link |
@@ -175,7 +175,7 @@ def scenario_dict(spec: RunSpec) -> dict[str, Any]:
     """The scenario of one run (the design table in TOML terms)."""
     flow: dict[str, Any] = {
         "from": "sender", "to": "receiver", "cca": "hybla", "mss": PAYLOAD_BYTES,
-        "rwnd": f"{WMAX_PKTS * PAYLOAD_BYTES} B", "delayed_ack": spec.delayed_ack,
+        "rwnd": f"{WMAX_PKTS * PAYLOAD_BYTES} B", "rcvbuf_autotune": False, "delayed_ack": spec.delayed_ack,
         "cc": {"rtt0": RTT0_S * 1e3},
     }
     if spec.size_bytes is not None:

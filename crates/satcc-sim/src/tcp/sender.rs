@@ -34,7 +34,8 @@
 //! 4. No TSO/GSO: every segment is its own packet (as with TSO/GSO off, study 001).
 //! 5. No slow-start-after-idle restart and no cwnd moderation after application-limited
 //!    periods (`tcp_cwnd_application_limited`).
-//! 6. ACKs are never lost to receiver-side buffer limits; no receive autotuning.
+//! 6. ACKs are never lost to receiver-side buffer limits. The receiver (autotuning, window,
+//!    delayed ACKs) is `receiver.rs`, with its own deviations.
 
 use satcc_cc::{
     AckEventFlags, AckSample, CaEvent, CaState, CongestionControl, TcpState, INFINITE_SSTHRESH,
@@ -152,6 +153,8 @@ pub struct Sender {
     sb: Scoreboard,
     /// Peer's advertised window, bytes.
     snd_wnd: u64,
+    /// `tp->rx_opt.ts_recent`: the newest TSval of the receiver, echoed in data (its DRS RTT).
+    ts_recent: u64,
     high_seq: u64,
     prr_delivered: u32,
     prr_out: u32,
@@ -220,6 +223,7 @@ impl Sender {
             cc,
             sb: Scoreboard::new(cfg.mss),
             snd_wnd: 65_535, // replaced by the SYN-ACK's window
+            ts_recent: 0,
             high_seq: 0,
             prr_delivered: 0,
             prr_out: 0,
@@ -428,6 +432,7 @@ impl Sender {
         p.len = (end - seq) as u32;
         p.wire_bytes += p.len + if self.timestamps { packet::TS_OPTION } else { 0 };
         p.tsval = self.ts_now(now);
+        p.tsecr = if self.timestamps { self.ts_recent } else { 0 };
         p.retrans = retrans;
         if self.tcp.ecn_ok {
             p.ecn = Ecn::Ect; // RFC 3168 §6.1.5: retransmissions may be ECT in Linux too
@@ -803,6 +808,8 @@ impl Sender {
     // ---------------------------------------------------------------- receiving
 
     pub fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Out) {
+        // tcp_replace_ts_recent: every pure ACK sits at rcv_wup; PAWS keeps the newest TSval.
+        self.ts_recent = self.ts_recent.max(pkt.tsval);
         match pkt.kind {
             Kind::SynAck => self.on_synack(now, pkt, out),
             Kind::Ack if self.is_established() => self.on_ack(now, pkt, out),
