@@ -16,7 +16,8 @@ Verdict, from the distance d between satcc's value and the set the paper's claim
 | above    | more than `paper`    | max(0, paper - value)      |
 | below    | less than `paper`    | max(0, value - paper)      |
 | within   | in [lo, hi]          | distance to the interval   |
-d <= tolerance: reproduced; d <= partly (default 2 x tolerance): partly; else not. A tolerance
+d <= tolerance: reproduced; d <= partly (default 2 x tolerance): partly; else not. `above` and
+`below` are strict: with a zero tolerance, satcc's value equal to the paper's does not hold. A tolerance
 written "25 %" is relative to abs(paper) (to the nearer bound for `within`); a number is in the
 claim's unit. No value (satcc cannot measure it, or the run was too short): not.
 """
@@ -190,11 +191,27 @@ def verdict(claim: Claim, value: float | None) -> tuple[float | None, str]:
         return None, NOT
     d = distance(claim, value)
     ref = _reference(claim, value)
-    if d <= claim.tolerance.absolute(ref) + 1e-12:
+    holds = holds_exactly(claim, value)
+
+    def within(limit: float) -> bool:
+        # "more than x" is not met by x itself: a zero tolerance needs the strict relation
+        return holds or (limit > 0 and d <= limit + 1e-12)
+
+    if within(claim.tolerance.absolute(ref)):
         return d, REPRODUCED
-    if d <= claim.partly_tolerance().absolute(ref) + 1e-12:
+    if within(claim.partly_tolerance().absolute(ref)):
         return d, PARTLY
     return d, NOT
+
+
+def holds_exactly(claim: Claim, value: float) -> bool:
+    """The claim as stated, no tolerance: strict for above/below, inclusive otherwise."""
+    p = claim.paper
+    if claim.relation == "above":
+        return value > p  # type: ignore[operator]
+    if claim.relation == "below":
+        return value < p  # type: ignore[operator]
+    return distance(claim, value) == 0.0
 
 
 def judge(claim: Claim, engine: str, measured: Measured) -> Row:
