@@ -51,9 +51,7 @@ class Tolerance(BaseModel):
 
     @classmethod
     def parse(cls, raw: Any) -> Tolerance:
-        if isinstance(raw, bool):
-            raise ValueError(f"expected a number or a percentage such as \"25 %\", found {raw!r}")
-        if isinstance(raw, (int, float)):
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
             if raw < 0:
                 raise ValueError(f"expected a tolerance >= 0, found {raw!r}")
             return cls(amount=float(raw), relative=False)
