@@ -79,7 +79,6 @@ SHORTER = {  # per quick campaign: (pattern, replacement) so all five run in abo
     "study003-long-quick": [(r'"240 s"', '"120 s"')],
     "study004-1v1-quick": [(r'"30 s"', '"10 s"')],
     "study004-many-quick": [(r'"30 s"', '"10 s"')],
-    "study001-cca-quick": [(r"repetitions = 4", "repetitions = 2")],
     "study000-mss-quick": [(r"\[1200, 1300, 1400, 1460\]", "[1300, 1400, 1460]"),
                            (r"repetitions = 2", "repetitions = 1")],
     "study000-t2t-quick": [(r"repetitions = 4", "repetitions = 2")],

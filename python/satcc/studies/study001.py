@@ -137,9 +137,6 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
                 s = first[(first["direction"] == direction) & (first["cca"] == cca)]
                 ax.plot(s["t_s"], s["rx_mbps"], lw=0.8, label=cca)
             ax.set_ylabel(f"{direction} (Mbit/s)")
-            if cca == "vegas":
-                pass
-        axes[0, 0].axhline(70, color="grey", ls=":", lw=1)
         axes[1, 0].axhline(70, color="grey", ls=":", lw=1, label="paper: Vegas ≤ 70")
         axes[1, 0].set_xlabel("time (s)")
         axes[1, 0].legend(fontsize="x-small", ncol=3)
