@@ -42,6 +42,7 @@ TOP_FRACTION = 0.95
 PATH_RATE_BPS = {"chicago-loop": 273e6, "starlight": 540e6}
 PATH_RTT_S = {"chicago-loop": 0.187, "starlight": 0.189}
 PACKET_BYTES = 1500
+CLAIM_QUEUE = "1 BDP"  # scenarios/study003-long.toml's assumption; the queue axis is sensitivity
 
 
 def run(ctx: C.Context) -> dict[str, Path]:
@@ -76,6 +77,8 @@ def ramp(series: pd.DataFrame, start_s: float) -> tuple[float | None, float | No
 def _long(d: Path) -> pd.DataFrame:
     f = C.frames(d, flow_series=True)
     flows = f["flows"].assign(path=lambda x: C.param(x, "path"))
+    flows["queue"] = C.param(flows, "queue") if ("queue" in flows or "param_queue" in flows) \
+        else CLAIM_QUEUE
     fs = f["flow_series"]
     rows = []
     for _, fl in flows[flows["name"] == "measured"].iterrows():
@@ -83,7 +86,8 @@ def _long(d: Path) -> pd.DataFrame:
         top, minutes = ramp(s, float(fl["start_s"]))
         first = s[s["t_s"] >= fl["start_s"]]
         ssthresh = C.finite(first["ssthresh_pkts"].iloc[0]) if len(first) else None
-        rows.append({"run_id": fl["run_id"], "path": fl["path"], "top_bps": top,
+        rows.append({"run_id": fl["run_id"], "path": fl["path"], "queue": fl["queue"],
+                     "top_bps": top,
                      "ramp_min": minutes, "ssthresh0_pkts": ssthresh,
                      "recoveries": fl["recovery_count"],
                      "duration_s": float(s["t_s"].max() + 1 - fl["start_s"]) if len(s) else 0})
@@ -106,7 +110,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         if path == "osaka":
             out["osaka-half-oc12"] = Measured(None if mean is None else mean / OC12_BPS,
                                               "trimmed mean / 540 Mbit/s", why)
-    long = _long(dirs["study003-long"])
+    every = _long(dirs["study003-long"])
+    long = every[every["queue"] == CLAIM_QUEUE] if len(every) else every
     for path, claims in (("chicago-loop", ("loop-top-rate",)),
                          ("starlight", ("starlight-to-tokyo", "starlight-from-tokyo"))):
         sel = long[long["path"] == path] if len(long) else long
@@ -131,8 +136,23 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             f"and needed {C.fmt(C.finite(sel['recoveries'].mean()) if len(sel) else None)} "
             "recoveries on average: with a 1-BDP queue one halving still leaves a full pipe, and "
             "satcc's path lacks the other PVCs' bursts that kept the study's connection losing "
-            "packets, so no slow linear climb appears")
+            "packets, so no slow linear climb appears" + _sensitivity(every, path))
     return out
+
+
+def _sensitivity(every: pd.DataFrame, path: str) -> str:
+    """The ramp at the other queue sizes of the campaign's queue axis."""
+    if not len(every):
+        return ""
+    parts = []
+    for queue, sel in every[(every["path"] == path) & (every["queue"] != CLAIM_QUEUE)].groupby(
+            "queue"):
+        minutes = trimmed_mean([m for m in sel["ramp_min"].tolist() if m is not None])
+        parts.append(f"{queue}: ssthresh {C.fmt(C.finite(sel['ssthresh0_pkts'].mean()))} "
+                     f"packets, {C.fmt(minutes)} min to 95 % of a top of "
+                     f"{C.fmt(C.mbps(trimmed_mean(sel['top_bps'].tolist())))} Mbit/s")
+    return ("; with a smaller PVC buffer (the study gives none) the cached ssthresh is lower "
+            "and the climb linear: " + "; ".join(parts)) if parts else ""
 
 
 PAPER_TABLE2 = {"osaka": (280, 244), "kyushu": (224, 213), "chicago-loop": (245, None),
@@ -143,6 +163,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     figs = []
     short = C.frames(dirs["study003-short"])["flows"].assign(path=lambda x: C.param(x, "path"))
     long = _long(dirs["study003-long"])
+    long = long[long["queue"] == CLAIM_QUEUE] if len(long) else long
     fig, ax = C.new_figure()
     ax = ax[0][0]
     paths = list(PAPER_TABLE2)
@@ -162,23 +183,22 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
                        "60 s goodput (tests 1-2) and top 60 s average (tests 3-4) per run"))
     f = C.frames(dirs["study003-long"], flow_series=True)
     flows = f["flows"].assign(path=lambda x: C.param(x, "path"))
+    flows["queue"] = C.param(flows, "queue") if ("queue" in flows or "param_queue" in flows) \
+        else CLAIM_QUEUE
     fs = f["flow_series"]
     fig, ax = C.new_figure()
     ax = ax[0][0]
-    for path in ("chicago-loop", "starlight"):
-        m = flows[(flows["path"] == path) & (flows["name"] == "measured")
-                  & (flows["repetition"] == 0)]
-        if m.empty:
-            continue
-        fl = m.iloc[0]
+    first = flows[(flows["name"] == "measured") & (flows["repetition"] == 0)]
+    for _, fl in first.iterrows():
         s = fs[(fs["run_id"] == fl["run_id"]) & (fs["flow_id"] == fl["id"])]
-        ax.plot((s["t_s"] - fl["start_s"]) / 60, s["goodput_bps"] / 1e6, lw=0.8, label=path)
+        ax.plot((s["t_s"] - fl["start_s"]) / 60, s["goodput_bps"] / 1e6, lw=0.8,
+                label=f"{fl['path']}, queue {fl['queue']}")
     ax.axvspan(10, 20, color="red", alpha=0.12, label="paper: top rate after 10-20 min")
     ax.set_xlabel("minutes since the measured connection opened")
     ax.set_ylabel("throughput per 1 s (Mbit/s)")
     ax.legend(fontsize="small")
     ax.set_title("Fig. 7: the ramp after a previous connection", fontsize="medium")
     figs.append(C.save(fig, out, "fig7_ramp", "Fig. 7",
-                       "1 s goodput of the first measured connection per long path (Reno, "
-                       "ssthresh from the metrics cache)"))
+                       "1 s goodput of the first measured connection per long path and PVC "
+                       "buffer (Reno, ssthresh from the metrics cache)"))
     return figs
