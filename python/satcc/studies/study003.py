@@ -134,9 +134,9 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             f"the measured connection started from the cached ssthresh of {C.fmt(ss)} packets "
             f"({C.fmt(None if ss is None else 100 * ss / bdp)} % of the {bdp:.0f}-packet BDP) "
             f"and needed {C.fmt(C.finite(sel['recoveries'].mean()) if len(sel) else None)} "
-            "recoveries on average: with a 1-BDP queue one halving still leaves a full pipe, and "
-            "satcc's path lacks the other PVCs' bursts that kept the study's connection losing "
-            "packets, so no slow linear climb appears" + _sensitivity(every, path))
+            "recoveries on average: with the assumed 1-BDP buffer the previous connection's slow "
+            "start overflows only near twice the BDP, so the ssthresh it caches already fills the "
+            "pipe and no slow linear climb appears" + _sensitivity(every, path))
     return out
 
 
@@ -144,12 +144,13 @@ def _sensitivity(every: pd.DataFrame, path: str) -> str:
     """The ramp at the other queue sizes of the campaign's queue axis."""
     if not len(every):
         return ""
-    parts = []
+    parts = []  # per queue: the cached ssthresh, then the measured connection's own losses
     for queue, sel in every[(every["path"] == path) & (every["queue"] != CLAIM_QUEUE)].groupby(
             "queue"):
         minutes = trimmed_mean([m for m in sel["ramp_min"].tolist() if m is not None])
-        parts.append(f"{queue}: ssthresh {C.fmt(C.finite(sel['ssthresh0_pkts'].mean()))} "
-                     f"packets, {C.fmt(minutes)} min to 95 % of a top of "
+        parts.append(f"{queue}: cached ssthresh {C.fmt(C.finite(sel['ssthresh0_pkts'].mean()))}"
+                     f" packets, {C.fmt(C.finite(sel['recoveries'].mean()))} recoveries, "
+                     f"{C.fmt(minutes)} min to 95 % of a top of "
                      f"{C.fmt(C.mbps(trimmed_mean(sel['top_bps'].tolist())))} Mbit/s")
     return ("; with a smaller PVC buffer (the study gives none) the cached ssthresh is lower "
             "and the climb linear: " + "; ".join(parts)) if parts else ""
