@@ -83,6 +83,10 @@ def run(ctx: Context, name: str, emu_changes: dict[str, Any] | None = None) -> P
         c.base.setdefault("scenario", {})["engine"] = ctx.engine
         for path, value in (emu_changes or {}).items():
             spec.set_key(c.base, path, value)
+            for axis in c.axes:  # an axis setting the same key would undo the change
+                for overrides in axis.overrides:
+                    if path in overrides:
+                        overrides[path] = value
         c.name = f"{c.name}-{ctx.engine}"
     out = ctx.engine_dir / c.name
     ctx.log(f"campaign {c.name}: {len(spec.expand(c))} runs -> {out}")

@@ -28,7 +28,9 @@ from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("study000-baseline", "study000-mss", "study000-rtt-day", "study000-t2t",
              "study000-udp")
-EMU_CHANGES: dict[str, object] = {}  # Starlink rates are within what the emulator carries
+# the emulator: downlink draws capped at 100 Mbit/s where a flow can fill them (one dish and a
+# server); terminal to terminal the uplinks (<= 30 Mbit/s) bound every flow
+EMU_CHANGES = {"study000-baseline": {"link[0].model.capacity_ba": ["50 Mbit/s", "100 Mbit/s"]}}
 MTU_BYTES = 1500
 HEADER_BYTES = 52  # IP 20 + TCP 20 + timestamps 12
 SOFTETHER_BYTES = 43  # the `softether` encap preset
@@ -36,7 +38,8 @@ PERIODS = {"morning": (8, 11), "midday": (14, 17), "evening": (20, 23)}  # §3.3
 
 
 def run(ctx: C.Context) -> dict[str, Path]:
-    return {name: C.run(ctx, name, EMU_CHANGES) for name in CAMPAIGNS}
+    return {name: C.run(ctx, name, EMU_CHANGES.get(name) if ctx.engine == "emu" else None)
+            for name in CAMPAIGNS}
 
 
 # -- measurements ------------------------------------------------------------------------------

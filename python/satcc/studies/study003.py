@@ -34,7 +34,8 @@ CAMPAIGNS = ("study003-short", "study003-long")
 EMU_CHANGES = {  # rates this machine's emulator carries (issue 12: <= 100 Mbit/s)
     "study003-short": {"link[1].model.rate": "100 Mbit/s", "link[0].rate": "100 Mbit/s",
                        "link[2].rate": "100 Mbit/s"},
-    "study003-long": {"link[0].rate": "100 Mbit/s", "link[2].rate": "100 Mbit/s"},
+    "study003-long": {"link[1].model.rate": "100 Mbit/s", "link[0].rate": "100 Mbit/s",
+                      "link[2].rate": "100 Mbit/s"},
 }
 OC12_BPS = 540e6
 WINDOW_S = 60  # the study's one-minute average
