@@ -53,8 +53,11 @@ def _doc(dirs: dict[str, Path]) -> dict[str, Any] | None:
 
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     doc = _doc(dirs)
-    if doc is None:
-        return {}
+    if doc is None:  # the emulator: the study's dummynet column is not implemented
+        why = "not run on the emulator: satcc has no emulator version of study 002's design"
+        from satcc.studies.claims import load
+
+        return {c.id: Measured(None, "", why) for c in load("002").claims}
     rows = {r["kind"]: r for r in doc["table3"]}
     points = doc["points"]
     out: dict[str, Measured] = {}
