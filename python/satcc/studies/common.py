@@ -112,6 +112,12 @@ def frames(directory: Path, flow_series: bool = False,
     return out
 
 
+def engine_of(directory: Path) -> str:
+    """The engine of a campaign directory's runs (`sim` when it has none)."""
+    runs = frames(directory)["runs"]
+    return str(runs["engine"].iloc[0]) if len(runs) else "sim"
+
+
 def param(frame: pd.DataFrame, name: str) -> pd.Series:
     """A campaign parameter column (the store renames clashes with result columns)."""
     return frame[f"param_{name}"] if f"param_{name}" in frame.columns else frame[name]

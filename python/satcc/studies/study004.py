@@ -85,6 +85,7 @@ def _at(p: pd.DataFrame, **where: object) -> pd.DataFrame:
 
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out: dict[str, Measured] = {}
+    note = PHASE_NOTE if C.engine_of(dirs["study004-1v1"]) == "sim" else "(real kernel)"
     one = points(dirs["study004-1v1"])
     stock = one[one["k"] == "stock"]
     pc2_max = float(one["pc2_ms"].max())
@@ -94,28 +95,28 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out["stock-short-wins"] = Measured(
         share, f"PC1 {pc1_min:g} ms vs PC2 {pc2_max:g} ms, stock, second half",
         f"PC1 {C.fmt(C.finite(big['short_mbps'].mean()))}, PC2 "
-        f"{C.fmt(C.finite(big['long_mbps'].mean()))} Mbit/s {PHASE_NOTE}")
+        f"{C.fmt(C.finite(big['long_mbps'].mean()))} Mbit/s {note}")
     gap = stock[stock["pc2_ms"] > stock["pc1_ms"]]
     frac = C.finite((gap["share"] > 0.5).mean()) if len(gap) else None
     losers = ", ".join(f"{a:g}/{b:g} ms" for a, b in
                        gap[gap["share"] <= 0.5][["pc1_ms", "pc2_ms"]].itertuples(index=False))
     out["stock-short-wins-everywhere"] = Measured(
         frac, f"{len(gap)} stock 1v1 points with PC2 RTT > PC1 RTT",
-        f"PC1 does not win at PC1/PC2 = {losers or 'none'} {PHASE_NOTE}")
+        f"PC1 does not win at PC1/PC2 = {losers or 'none'} {note}")
     small = _at(stock, pc1_ms=pc1_min, pc2_ms=float(stock["pc2_ms"].min()))
     jf = (C.finite(big["jain"].mean()) or 0) - (C.finite(small["jain"].mean()) or 0) if (
         len(big) and len(small)) else None
     out["stock-fairness-falls"] = Measured(
         jf, "Jain at the largest PC2 RTT minus Jain at the smallest, PC1 at its smallest",
         f"Jain {C.fmt(C.finite(small['jain'].mean()))} at PC2 {stock['pc2_ms'].min():g} ms, "
-        f"{C.fmt(C.finite(big['jain'].mean()))} at {pc2_max:g} ms {PHASE_NOTE}")
+        f"{C.fmt(C.finite(big['jain'].mean()))} at {pc2_max:g} ms {note}")
     pair = one.pivot_table(index=["pc1_ms", "pc2_ms"], columns="k", values="jain")
     if {"stock", "eq6"} <= set(pair.columns):
         diff = (pair["eq6"] - pair["stock"]).dropna()
         out["eq6-improves-1v1"] = Measured(
             C.finite(diff.mean()), f"mean over {len(diff)} 1v1 points",
             f"eq. 6 (rtt_unit 100 ms) changes Jain by {C.fmt(C.finite(diff.min()))} to "
-            f"{C.fmt(C.finite(diff.max()))} across the points {PHASE_NOTE}")
+            f"{C.fmt(C.finite(diff.max()))} across the points {note}")
     many = points(dirs["study004-many"])
     n = int(many["count"].max())
     m = many[many["count"] == n]
@@ -134,7 +135,7 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     s6 = C.finite(_at(eq6, pc2_ms=top)["share"].mean())
     out["eq6-long-loses-large-gap-many"] = Measured(
         s6, f"{n}v{n}, eq. 6, PC2 {top:g} ms: PC1's share",
-        f"PC1 (short RTT) gets {C.fmt(s6)} of the throughput {PHASE_NOTE}")
+        f"PC1 (short RTT) gets {C.fmt(s6)} of the throughput {note}")
     eq7 = m[m["k"].str.startswith("eq7")]
     large7 = eq7[np.isclose(eq7["pc2_ms"], top)].sort_values("jain", ascending=False)
     if len(large7) and j6 is not None:
