@@ -12,8 +12,9 @@ What the study ran (shared/papers/000_838d7dca84e09f31.txt §3.3) and satcc's ca
 Every direction runs alone (iperf3 measures one at a time). The idle RTT is the sum of the
 path's propagation delays per bin (link_series.delay_ms, both ways): what a ping sees on an
 idle satcc path, which has no queueing without traffic; the idle loss is that of two 20/s UDP
-probe streams. satcc's Starlink model has no time-of-day dimension: the hour only moves the
-phase of the epoch draws (stated in the figures and claims).
+probe streams. satcc's Starlink model has no time-of-day dimension: runs at different hours
+with the same seed are identical (the boundaries fall at the same seconds past every minute, and
+the epoch draws are numbered from the run's start), as the claims' reasons say.
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ def _rtt_day(d: Path) -> dict[str, Measured]:
             loss, "mean loss of the two UDP probe streams (20/s each)",
             f"satcc's idle-path loss is the presets' random loss (business up 0.2-0.5 % + "
             f"residential down 0.01 %, and the reverse) plus boundary bursts, the same at every "
-            f"hour: {C.fmt(loss)} % in the {name} runs")
+            f"hour (same-seed runs at different hours are identical): {C.fmt(loss)} % in the {name} "
+            "runs")
     return out
 
 
