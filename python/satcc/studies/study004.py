@@ -183,6 +183,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             figs.append(C.save(fig, out, f"fig{number}_{k}_pc1_{pc1:g}ms", f"Fig. {number}",
                                "Second-half throughput per group and Jain's index, mean of "
                                "seeds (the paper prints no numbers to overlay)"))
+    figs.extend(_fig9(dirs["study004-1v1"], out))
     many = points(dirs["study004-many"])
     for count, numbers in ((4, (14, 16)), (16, (15, 17))):
         m = many[many["count"] == count]
@@ -200,3 +201,29 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             figs.append(C.save(fig, out, f"fig{numbers[1]}_eq7_{count}v{count}",
                                f"Fig. {numbers[1]}", "Eq. 7 for each swept a (rtt_unit 100 ms)"))
     return figs
+
+
+def _fig9(d: Path, out: Path) -> list[C.Figure]:
+    """Fig. 9: the two connections' congestion windows (stock, the largest RTT gap, seed 1)."""
+    f = C.frames(d, flow_series=True)
+    runs = f["runs"]
+    runs = runs[(C.param(runs, "k") == "stock") & (runs["repetition"] == 0)]
+    if runs.empty:
+        return []
+    pick = runs.assign(gap=C.param(runs, "rtt_pc2_ms") - (
+        C.param(runs, "rtt_pc1_ms") if "rtt_pc1_ms" in runs else 0.0)).sort_values("gap").iloc[-1]
+    fs = f["flow_series"]
+    fs = fs[fs["run_id"] == pick["run_id"]]
+    flows = f["flows"][f["flows"]["run_id"] == pick["run_id"]]
+    fig, ax = C.new_figure()
+    ax = ax[0][0]
+    for _, fl in flows.iterrows():
+        s = fs[fs["flow_id"] == fl["id"]]
+        ax.plot(s["t_s"], s["cwnd_pkts"], lw=0.8, label=f"{fl['name']} ({fl['rtt_min_ms']:.0f} ms)")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cwnd at the end of each 1 s bin (packets)")
+    ax.legend(fontsize="small")
+    ax.set_title("Fig. 9: congestion windows, stock CUBIC, largest RTT gap", fontsize="medium")
+    return [C.save(fig, out, "fig9_cwnd", "Fig. 9",
+                   "The two connections' windows in one run (the paper's Fig. 9 is a sketch of "
+                   "synchronised losses; this is satcc's run)")]
