@@ -98,7 +98,7 @@ def text_lines(result: StudyResult) -> list[str]:
 TEMPLATE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
-<title>satcc reproduce {{ s.id }}</title><style>{{ css }}
+<title>satcc reproduce {{ s.id }}</title><style>{{ css|safe }}
 tr.reproduced td.v{background:#e6f6e6}tr.partly td.v{background:#fff6d6}tr.not td.v{background:#fde4e4}
 td.why{text-align:left;font-size:.9em;color:#333;max-width:32em}
 </style></head><body>
