@@ -142,3 +142,20 @@ def test_reproduce_quick_as_shipped(study, tmp_path, capsys):
     assert main(["reproduce", study, "--quick", "--json", "--out", str(tmp_path)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["claims"] and all(r["verdict"] in CL.VERDICTS for r in doc["claims"])
+
+
+def test_the_emulator_version_caps_rates_even_where_an_axis_sets_them():
+    from satcc.campaign import spec
+    from satcc.studies import study003
+
+    c = common.load("study003-long", True, "emu", seeds=2,
+                    engine_changes=study003.EMU_CHANGES["study003-long"])
+    assert c.name == "study003-long-quick-emu" and c.seeds == [1, 2]
+    runs = spec.expand(c)
+    assert runs and {r.engine for r in runs} == {"emu"}
+    for r in runs:
+        link = r.scenario["link"][1]
+        assert link["model"]["rate"] == "100 Mbit/s", r.params
+    sim = common.load("study003-long", True)
+    assert {r.scenario["link"][1]["model"]["rate"] for r in spec.expand(sim)} == {
+        "273 Mbit/s", "540 Mbit/s"}

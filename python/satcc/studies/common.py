@@ -74,20 +74,7 @@ def run(ctx: Context, name: str, emu_changes: dict[str, Any] | None = None) -> P
     from satcc.campaign import spec
     from satcc.campaign.execute import run_campaign
 
-    c = spec.load(campaign_file(name, ctx.quick))
-    if ctx.seeds is not None:
-        first = c.seeds[0]
-        c.seeds = [first + k for k in range(ctx.seeds)]
-    if ctx.engine != "sim":
-        assert c.base is not None
-        c.base.setdefault("scenario", {})["engine"] = ctx.engine
-        for path, value in (emu_changes or {}).items():
-            spec.set_key(c.base, path, value)
-            for axis in c.axes:  # an axis setting the same key would undo the change
-                for overrides in axis.overrides:
-                    if path in overrides:
-                        overrides[path] = value
-        c.name = f"{c.name}-{ctx.engine}"
+    c = load(name, ctx.quick, ctx.engine, ctx.seeds, emu_changes)
     out = ctx.engine_dir / c.name
     ctx.log(f"campaign {c.name}: {len(spec.expand(c))} runs -> {out}")
     done = run_campaign(c, out, jobs=ctx.jobs, progress=ctx.progress)
@@ -95,6 +82,29 @@ def run(ctx: Context, name: str, emu_changes: dict[str, Any] | None = None) -> P
     if failed:
         ctx.log(f"campaign {c.name}: {failed} run(s) failed (satcc campaign status {out})")
     return out
+
+
+def load(name: str, quick: bool, engine: str = "sim", seeds: int | None = None,
+         engine_changes: dict[str, Any] | None = None) -> Any:
+    """The study campaign as this invocation runs it: seeds replaced, and for another engine
+    `scenario.engine` set and the engine's changes applied (also where an axis sets the key)."""
+    from satcc.campaign import spec
+
+    c = spec.load(campaign_file(name, quick))
+    if seeds is not None:
+        first = c.seeds[0]
+        c.seeds = [first + k for k in range(seeds)]
+    if engine != "sim":
+        assert c.base is not None
+        c.base.setdefault("scenario", {})["engine"] = engine
+        for path, value in (engine_changes or {}).items():
+            spec.set_key(c.base, path, value)
+            for axis in c.axes:  # an axis setting the same key would undo the change
+                for overrides in axis.overrides:
+                    if path in overrides:
+                        overrides[path] = value
+        c.name = f"{c.name}-{engine}"
+    return c
 
 
 def frames(directory: Path, flow_series: bool = False,
