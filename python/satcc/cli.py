@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "satcc.commands.query",
     "satcc.commands.report",
     "satcc.commands.fidelity",
+    "satcc.commands.reproduce",
 )
 OPTIONAL_COMMAND_MODULES = (
     "satcc.models.cli",

@@ -1,0 +1,82 @@
+"""`satcc reproduce STUDY`: run a study's design and print its claims table (docs/reproduce.md).
+
+The work is in satcc.studies.reproduce (driver) and satcc.studies.study00X (one per study).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from satcc.errors import UserError
+
+HELP = "run one of the five studies and put satcc's numbers beside the paper's (claims table)"
+DESCRIPTION = """\
+Run what a study ran (its campaigns under campaigns/, or study 002's validation design), then
+print a claims table: each claim the paper makes, the paper's value and citation, satcc's
+value, the tolerance and a verdict (reproduced / partly / not) computed from the numbers, with
+the reason where they differ. Writes OUT/<study>/claims.json, claims.txt, report.html (the
+paper's figures from satcc's runs) and the campaign directories (resumable: a rerun skips
+finished runs).
+
+  satcc reproduce 000 --quick          one study, the reduced design (about a minute or two)
+  satcc reproduce all                  the five studies, full designs
+  satcc reproduce 004 --engine emu     the kernel version (root; rates up to 100 Mbit/s)
+
+STUDY: 000 (Starlink terminal to terminal), 001 (five CCAs over Starlink), 002 (Hybla model),
+003 (long fat networks), 004 (CUBIC RTT fairness), or all. docs/reproduce.md has the detail."""
+DEFAULT_OUT = Path("out/reproduce")
+DEFAULT_OUT_QUICK = Path("out/reproduce-quick")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("reproduce", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("study", metavar="STUDY", help="000, 001, 002, 003, 004 or all")
+    p.add_argument("--quick", action="store_true", help="the reduced designs (minutes, not hours)")
+    p.add_argument("--engine", choices=("sim", "emu", "both"), default="sim",
+                   help="sim (default), emu (the real kernel, root) or both")
+    p.add_argument("--seeds", metavar="N", type=int,
+                   help="seeds per point instead of each campaign's repetitions")
+    p.add_argument("--out", metavar="DIR", type=Path,
+                   help=f"output root (default {DEFAULT_OUT}, or {DEFAULT_OUT_QUICK})")
+    p.add_argument("--jobs", metavar="N", type=int,
+                   help=f"simulator processes (default: the CPU count, {os.cpu_count()})")
+    p.add_argument("--json", action="store_true", help="print the claims documents as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from satcc.studies import reproduce as R
+
+    studies = list(R.STUDIES) if args.study == "all" else [args.study]
+    if not set(studies) <= set(R.STUDIES):
+        raise UserError(f"STUDY: expected one of {', '.join(R.STUDIES)} or all, "
+                        f"found {args.study!r}")
+    if args.seeds is not None and args.seeds < 1:
+        raise UserError(f"--seeds: expected an integer >= 1, found {args.seeds}")
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs: expected an integer >= 1, found {args.jobs}")
+    engines = ["sim", "emu"] if args.engine == "both" else [args.engine]
+    if "emu" in engines and os.geteuid() != 0:
+        raise UserError("--engine emu: the emulator needs root (network namespaces)")
+    out = args.out or (DEFAULT_OUT_QUICK if args.quick else DEFAULT_OUT)
+
+    def log(message: str) -> None:
+        print(f"satcc reproduce: {message}", file=sys.stderr)
+
+    docs = []
+    for study in studies:
+        result = R.reproduce(study, engines, args.quick, args.seeds, out, jobs=args.jobs,
+                             progress=False if args.json else None, log=log)
+        docs.append(result.doc())
+        if not args.json:
+            print("\n".join(R.text_lines(result)))
+            print()
+        log(f"wrote {result.out}/: claims.json, claims.txt, report.html")
+    if args.json:
+        print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
+    return 0

@@ -1,0 +1,307 @@
+"""A paper's claims, satcc's measured values and the verdict computed from both.
+
+Each study's claims live in `data/study00X.toml` (one `[[claim]]` per number or statement the
+paper makes, with its citation and the tolerance fixed before any run); the study module
+(`satcc.studies.study00X`) measures satcc's value for each claim id at run time. Nothing here or
+in the data files is tuned to a result: the tolerance says how close counts as "reproduced".
+
+    data/study00X.toml ──► Claim (paper value, relation, tolerance, partly)
+    study00X.measure() ──► Measured (satcc value, how, why they differ) ──► verdict()
+
+Verdict, from the distance d between satcc's value and the set the paper's claim describes
+(d = 0 when the claim holds exactly):
+| relation | the paper says       | d                          |
+|----------|----------------------|----------------------------|
+| near     | about `paper`        | abs(value - paper)         |
+| above    | more than `paper`    | max(0, paper - value)      |
+| below    | less than `paper`    | max(0, value - paper)      |
+| within   | in [lo, hi]          | distance to the interval   |
+d <= tolerance: reproduced; d <= partly (default 2 x tolerance): partly; else not. `above` and
+`below` are strict: with a zero tolerance, satcc's value equal to the paper's does not hold. A tolerance
+written "25 %" is relative to abs(paper) (to the nearer bound for `within`); a number is in the
+claim's unit. No value (satcc cannot measure it, or the run was too short): not.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from satcc.errors import UserError
+
+DATA_DIR = Path(__file__).with_name("data")
+REPRODUCED, PARTLY, NOT = "reproduced", "partly", "not"
+VERDICTS = (REPRODUCED, PARTLY, NOT)
+PARTLY_FACTOR = 2.0  # partly = 2 x tolerance unless the claim says otherwise
+
+Relation = Literal["near", "above", "below", "within"]
+
+
+class Tolerance(BaseModel):
+    """An absolute amount in the claim's unit, or a fraction of the paper's value."""
+
+    model_config = ConfigDict(frozen=True)
+    amount: float
+    relative: bool
+
+    @classmethod
+    def parse(cls, raw: Any) -> Tolerance:
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            if raw < 0:
+                raise ValueError(f"expected a tolerance >= 0, found {raw!r}")
+            return cls(amount=float(raw), relative=False)
+        if isinstance(raw, str) and raw.strip().endswith("%"):
+            try:
+                pct = float(raw.strip()[:-1])
+            except ValueError:
+                raise ValueError(f"expected a percentage such as \"25 %\", found {raw!r}") from None
+            if pct < 0:
+                raise ValueError(f"expected a tolerance >= 0, found {raw!r}")
+            return cls(amount=pct / 100.0, relative=True)
+        raise ValueError(f"expected a number or a percentage such as \"25 %\", found {raw!r}")
+
+    def absolute(self, reference: float) -> float:
+        return self.amount * abs(reference) if self.relative else self.amount
+
+    def text(self) -> str:
+        return f"{self.amount * 100:g} %" if self.relative else f"{self.amount:g}"
+
+    def scaled(self, factor: float) -> Tolerance:
+        return Tolerance(amount=self.amount * factor, relative=self.relative)
+
+
+class Claim(BaseModel):
+    """One claim of a paper, as `[[claim]]` in a study's data file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    what: str  # the quantity, in words, with its unit
+    cite: str  # figure / table / section (and page when the text has page numbers)
+    quote: str | None = None  # the paper's own words (Japanese), for checking the reading
+    paper: float | tuple[float, float]
+    relation: Relation = "near"
+    unit: str = ""
+    tolerance: Tolerance
+    partly: Tolerance | None = None
+    note: str | None = None  # how satcc reads the claim (e.g. an unstated threshold)
+
+    @field_validator("tolerance", "partly", mode="before")
+    @classmethod
+    def _tolerance(cls, v: Any) -> Any:
+        return v if v is None or isinstance(v, Tolerance) else Tolerance.parse(v)
+
+    @field_validator("paper", mode="before")
+    @classmethod
+    def _paper(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            if len(v) != 2 or not all(isinstance(x, (int, float)) for x in v) or v[0] > v[1]:
+                raise ValueError(f"expected a number or [low, high], found {v!r}")
+            return (float(v[0]), float(v[1]))
+        return v
+
+    def model_post_init(self, _context: Any) -> None:
+        if (self.relation == "within") != isinstance(self.paper, tuple):
+            raise ValueError("relation 'within' takes paper = [low, high]; the others a number")
+
+    def paper_text(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        if isinstance(self.paper, tuple):
+            return f"{_num(self.paper[0])}-{_num(self.paper[1])}{unit}"
+        sign = {"near": "≈", "above": ">", "below": "<"}[self.relation]
+        return f"{sign} {_num(self.paper)}{unit}"
+
+    def partly_tolerance(self) -> Tolerance:
+        return self.partly if self.partly is not None else self.tolerance.scaled(PARTLY_FACTOR)
+
+
+class StudyClaims(BaseModel):
+    """A study's data file: what the paper is and every claim it makes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    title: str
+    paper: str  # the original beside shared/papers/README.md
+    reference: str  # authors, title in English
+    claims: list[Claim] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """satcc's value for one claim: the number (None: not measured), how it was measured, and
+    why it differs from the paper's (with numbers; shown when the verdict is not reproduced)."""
+
+    value: float | None
+    how: str = ""
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    claim: Claim
+    engine: str
+    measured: Measured
+    distance: float | None
+    verdict: str
+
+    def doc(self) -> dict[str, Any]:
+        c = self.claim
+        return {
+            "id": c.id, "what": c.what, "cite": c.cite, "engine": self.engine,
+            "paper": list(c.paper) if isinstance(c.paper, tuple) else c.paper,
+            "relation": c.relation, "unit": c.unit, "paper_text": c.paper_text(),
+            "tolerance": c.tolerance.text(), "partly": c.partly_tolerance().text(),
+            "satcc": _finite_or_none(self.measured.value), "distance": self.distance,
+            "verdict": self.verdict, "how": self.measured.how, "why": self.measured.why,
+            "quote": c.quote, "note": c.note,
+        }
+
+
+def distance(claim: Claim, value: float) -> float:
+    """How far `value` is from what the claim says (0 when it holds)."""
+    p = claim.paper
+    if claim.relation == "within":
+        lo, hi = p  # type: ignore[misc]
+        return max(0.0, lo - value, value - hi)
+    assert isinstance(p, (int, float))
+    if claim.relation == "near":
+        return abs(value - p)
+    if claim.relation == "above":
+        return max(0.0, p - value)
+    return max(0.0, value - p)
+
+
+def _reference(claim: Claim, value: float) -> float:
+    """What a relative tolerance is a fraction of: the paper's value (the nearer bound)."""
+    if isinstance(claim.paper, tuple):
+        lo, hi = claim.paper
+        return lo if abs(value - lo) <= abs(value - hi) else hi
+    return claim.paper
+
+
+def verdict(claim: Claim, value: float | None) -> tuple[float | None, str]:
+    """(distance, verdict) of satcc's value against the claim; no value is `not`."""
+    if value is None or not math.isfinite(value):
+        return None, NOT
+    d = distance(claim, value)
+    ref = _reference(claim, value)
+    holds = holds_exactly(claim, value)
+
+    def within(limit: float) -> bool:
+        # "more than x" is not met by x itself: a zero tolerance needs the strict relation
+        return holds or (limit > 0 and d <= limit + 1e-12)
+
+    if within(claim.tolerance.absolute(ref)):
+        return d, REPRODUCED
+    if within(claim.partly_tolerance().absolute(ref)):
+        return d, PARTLY
+    return d, NOT
+
+
+def holds_exactly(claim: Claim, value: float) -> bool:
+    """The claim as stated, no tolerance: strict for above/below, inclusive otherwise."""
+    p = claim.paper
+    if claim.relation == "above":
+        return value > p  # type: ignore[operator]
+    if claim.relation == "below":
+        return value < p  # type: ignore[operator]
+    return distance(claim, value) == 0.0
+
+
+def judge(claim: Claim, engine: str, measured: Measured) -> Row:
+    d, v = verdict(claim, measured.value)
+    return Row(claim, engine, measured, d, v)
+
+
+def load(study: str, path: Path | None = None) -> StudyClaims:
+    """Read data/study<ID>.toml (or `path`); a bad file is a one-line-per-problem UserError."""
+    path = path or DATA_DIR / f"study{study}.toml"
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: expected the study's claims file, found no such file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"{path}: invalid TOML: {e}") from None
+    body = dict(doc.get("study", {}))
+    body["claims"] = doc.get("claim", [])
+    try:
+        out = StudyClaims.model_validate(body)
+    except ValidationError as e:
+        lines = []
+        for err in e.errors():
+            loc = ".".join(str(x) for x in err["loc"])
+            loc = loc.replace("claims.", "claim[", 1).replace(".", "].", 1) if loc.startswith(
+                "claims.") else loc
+            lines.append(f"{path}: {loc}: {err['msg']}")
+        raise UserError("\n".join(lines)) from None
+    ids = [c.id for c in out.claims]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise UserError(f"{path}: claim.id: expected distinct ids, found {', '.join(dupes)} twice")
+    return out
+
+
+# -- formatting ----------------------------------------------------------------------------------
+
+
+def _num(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return "-"
+    if x == 0:
+        return "0"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    if abs(x) >= 0.01:
+        return f"{x:.3g}"
+    return f"{x:.2g}"
+
+
+def value_text(row: Row) -> str:
+    v = row.measured.value
+    return "-" if v is None else f"{_num(v)}{' ' + row.claim.unit if row.claim.unit else ''}"
+
+
+def _finite_or_none(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def table_lines(rows: list[Row], width: int = 100) -> list[str]:
+    """The claims table as plain text: one line per claim, then the reasons underneath."""
+    from satcc.campaign.summary import grid
+
+    engines = {r.engine for r in rows}
+    cols = ["claim", "cite", "paper", "satcc", "tolerance", "verdict"]
+    if len(engines) > 1:
+        cols.insert(3, "engine")
+    body = []
+    for r in rows:
+        cells = [r.claim.id, r.claim.cite, r.claim.paper_text(), value_text(r),
+                 f"{r.claim.tolerance.text()} / {r.claim.partly_tolerance().text()}", r.verdict]
+        if len(engines) > 1:
+            cells.insert(3, r.engine)
+        body.append(cells)
+    lines = grid(cols, body, left={0, 1, len(cols) - 1})
+    reasons = [r for r in rows if r.verdict != REPRODUCED and (r.measured.why or r.measured.how)]
+    if reasons:
+        lines.append("")
+        lines.append("where satcc differs, and why:")
+        for r in reasons:
+            text = r.measured.why or r.measured.how
+            lines.extend(_wrap(f"- {r.claim.id} ({r.engine}, {r.verdict}): {text}", width))
+    counts = {v: sum(1 for r in rows if r.verdict == v) for v in VERDICTS}
+    lines.append("")
+    lines.append("verdicts: " + ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
+                 + " (tolerance / partly: reproduced within the first, partly within the second)")
+    return lines
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=width, subsequent_indent="  ") or [text]

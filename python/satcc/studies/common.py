@@ -1,0 +1,185 @@
+"""What every study module shares: the run context, running a ready campaign, figures.
+
+A study runs the campaigns under the repository's campaigns/ (`study00X-NAME.toml`, or
+`study00X-NAME-quick.toml` with --quick) through `satcc.campaign.execute.run_campaign`, into
+`OUT/<engine>/<campaign name>/` (a normal campaign directory: `satcc query`, `satcc report` and
+`satcc campaign status` work on it, and a rerun resumes it). `--seeds N` replaces the campaign's
+repetitions by N seeds from its first seed; `--engine emu` sets `scenario.engine = "emu"` on the
+base scenario and applies the study's emulator changes (rates this machine carries).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import satcc
+from satcc.errors import UserError
+
+EMU_MAX_RATE_BPS = 100_000_000  # what this 2-core machine's link emulator carries (issue 12)
+FIG_DPI = 110
+
+
+def campaigns_dir() -> Path:
+    """The repository's campaigns/ directory (the package lives in python/satcc/)."""
+    return Path(satcc.__file__).resolve().parents[2] / "campaigns"
+
+
+def scenarios_dir() -> Path:
+    return Path(satcc.__file__).resolve().parents[2] / "scenarios"
+
+
+@dataclass
+class Context:
+    """How to run a study: engine, size, seeds, where, how many processes."""
+
+    engine: str  # sim | emu
+    quick: bool
+    seeds: int | None
+    out: Path
+    jobs: int | None = None
+    progress: bool | None = None
+    log: Callable[[str], None] = field(default=lambda _m: None)
+
+    @property
+    def engine_dir(self) -> Path:
+        return self.out / self.engine
+
+
+@dataclass
+class Figure:
+    """A drawn figure: the paper's number it stands for, a caption, the PNG file."""
+
+    id: str
+    title: str
+    caption: str
+    path: Path
+
+
+def campaign_file(name: str, quick: bool) -> Path:
+    path = campaigns_dir() / (f"{name}-quick.toml" if quick else f"{name}.toml")
+    if not path.exists():
+        raise UserError(f"{path}: expected the study's campaign file, found no such file")
+    return path
+
+
+def run(ctx: Context, name: str, emu_changes: dict[str, Any] | None = None) -> Path:
+    """Run (or resume) campaigns/<name>[-quick].toml for ctx.engine; returns its directory."""
+    from satcc.campaign import spec
+    from satcc.campaign.execute import run_campaign
+
+    c = load(name, ctx.quick, ctx.engine, ctx.seeds, emu_changes)
+    out = ctx.engine_dir / c.name
+    ctx.log(f"campaign {c.name}: {len(spec.expand(c))} runs -> {out}")
+    done = run_campaign(c, out, jobs=ctx.jobs, progress=ctx.progress)
+    failed = done.count("failed")
+    if failed:
+        ctx.log(f"campaign {c.name}: {failed} run(s) failed (satcc campaign status {out})")
+    return out
+
+
+def load(name: str, quick: bool, engine: str = "sim", seeds: int | None = None,
+         engine_changes: dict[str, Any] | None = None) -> Any:
+    """The study campaign as this invocation runs it: seeds replaced, and for another engine
+    `scenario.engine` set and the engine's changes applied (also where an axis sets the key)."""
+    from satcc.campaign import spec
+
+    c = spec.load(campaign_file(name, quick))
+    if seeds is not None:
+        first = c.seeds[0]
+        c.seeds = [first + k for k in range(seeds)]
+    if engine != "sim":
+        assert c.base is not None
+        c.base.setdefault("scenario", {})["engine"] = engine
+        for path, value in (engine_changes or {}).items():
+            spec.set_key(c.base, path, value)
+            for axis in c.axes:  # an axis setting the same key would undo the change
+                for overrides in axis.overrides:
+                    if path in overrides:
+                        overrides[path] = value
+        c.name = f"{c.name}-{engine}"
+    return c
+
+
+def frames(directory: Path, flow_series: bool = False,
+           link_series: bool = False) -> dict[str, pd.DataFrame]:
+    """The store's runs and flows (and series when asked) as DataFrames, done runs only."""
+    from satcc.store import open_store
+
+    with open_store(directory) as s:
+        out = {"runs": s.runs(), "flows": s.flows()}
+        if flow_series:
+            out["flow_series"] = s.flow_series()
+        if link_series:
+            out["link_series"] = s.link_series()
+    out["runs"] = out["runs"][out["runs"]["status"] == "done"]
+    return out
+
+
+def engine_of(directory: Path) -> str:
+    """The engine of a campaign directory's runs (`sim` when it has none)."""
+    runs = frames(directory)["runs"]
+    return str(runs["engine"].iloc[0]) if len(runs) else "sim"
+
+
+def param(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A campaign parameter column (the store renames clashes with result columns)."""
+    return frame[f"param_{name}"] if f"param_{name}" in frame.columns else frame[name]
+
+
+def mbps(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else x / 1e6
+
+
+def finite(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def fmt(x: float | None, spec: str = ".3g") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def new_figure(rows: int = 1, cols: int = 1, width: float = 6.4, height: float = 3.8):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(width * cols if cols > 1 else width, height * rows),
+                    layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, squeeze=False)
+    return fig, axes
+
+
+def save(fig: Any, out_dir: Path, fid: str, title: str, caption: str) -> Figure:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{fid}.png"
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, dpi=FIG_DPI, format="png", metadata={"Software": None})
+    tmp.replace(path)
+    return Figure(fid, title, caption, path)
+
+
+def paper_line(ax: Any, y: float, label: str, color: str = "black") -> None:
+    """The paper's number as a dashed horizontal line."""
+    ax.axhline(y, color=color, ls="--", lw=1.2, label=label)
+
+
+def box(ax: Any, groups: list[np.ndarray], labels: list[str]) -> None:
+    data = [g if len(g) else np.array([np.nan]) for g in groups]
+    ax.boxplot(data, tick_labels=labels, showmeans=True, widths=0.6)

@@ -1,0 +1,147 @@
+"""`satcc reproduce STUDY`: run what a study ran, put satcc's numbers beside the paper's.
+
+    data/study00X.toml (claims) ─────────────────────────────────┐
+    study00X.run(ctx) ──► campaigns (OUT/00X/<engine>/<campaign>/) ├─► claims table (verdicts)
+    study00X.measure(dirs) ──► Measured per claim id ────────────┘      │
+    study00X.figures(dirs, OUT/00X/figures/<engine>/) ──────────────────┴─► OUT/00X/report.html
+                                                                            OUT/00X/claims.json
+
+A study module exposes `CAMPAIGNS`, `run(ctx) -> {name: dir}`, `measure(dirs) -> {claim id:
+Measured}` and `figures(dirs, out) -> [Figure]`; study 002 runs `satcc validate hybla`'s design
+instead of a campaign. Every satcc number is computed from the runs of this invocation (or the
+resumed campaign directories): nothing measured is stored in code or data.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from satcc import __version__
+from satcc.campaign import layout
+from satcc.studies import claims as CL
+from satcc.studies.common import Context, Figure
+
+STUDIES = ("000", "001", "002", "003", "004")
+ENGINES = ("sim", "emu")
+
+
+def module(study: str) -> Any:
+    return importlib.import_module(f"satcc.studies.study{study}")
+
+
+@dataclass
+class StudyResult:
+    study: CL.StudyClaims
+    rows: list[CL.Row]
+    figures: dict[str, list[Figure]] = field(default_factory=dict)  # per engine
+    dirs: dict[str, dict[str, Path]] = field(default_factory=dict)  # engine -> campaign -> dir
+    out: Path = Path(".")
+    quick: bool = False
+    seeds: int | None = None
+
+    def doc(self) -> dict[str, Any]:
+        return {
+            "study": self.study.id, "title": self.study.title, "paper": self.study.paper,
+            "reference": self.study.reference, "satcc_version": __version__,
+            "quick": self.quick, "seeds": self.seeds,
+            "engines": sorted(self.dirs),
+            "campaigns": {e: {k: str(v) for k, v in d.items()} for e, d in self.dirs.items()},
+            "claims": [r.doc() for r in self.rows],
+            "verdicts": {v: sum(1 for r in self.rows if r.verdict == v) for v in CL.VERDICTS},
+            "figures": {e: [{"id": f.id, "title": f.title, "caption": f.caption,
+                             "path": str(f.path)} for f in figs]
+                        for e, figs in self.figures.items()},
+            "report": str(self.out / "report.html"),
+        }
+
+
+def reproduce(study: str, engines: list[str], quick: bool, seeds: int | None, out_root: Path,
+              jobs: int | None = None, progress: bool | None = None,
+              log: Any = None) -> StudyResult:
+    """Run one study on each engine, judge every claim, write claims.json and report.html."""
+    spec = CL.load(study)
+    mod = module(study)
+    out = out_root / study
+    result = StudyResult(spec, [], out=out, quick=quick, seeds=seeds)
+    for engine in engines:
+        ctx = Context(engine, quick, seeds, out, jobs=jobs, progress=progress,
+                      log=log or (lambda _m: None))
+        dirs = mod.run(ctx)
+        measured = mod.measure(dirs)
+        result.dirs[engine] = dirs
+        for claim in spec.claims:
+            m = measured.get(claim.id, CL.Measured(None, "", "satcc did not measure this"))
+            result.rows.append(CL.judge(claim, engine, m))
+        result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
+    out.mkdir(parents=True, exist_ok=True)
+    layout.atomic_write_text(out / "claims.json",
+                             json.dumps(result.doc(), indent=2, ensure_ascii=False) + "\n")
+    layout.atomic_write_text(out / "claims.txt", "\n".join(text_lines(result)) + "\n")
+    layout.atomic_write_text(out / "report.html", render_html(result))
+    return result
+
+
+def text_lines(result: StudyResult) -> list[str]:
+    s = result.study
+    head = (f"Study {s.id}: {s.title} ({'quick' if result.quick else 'full'} design, "
+            f"engine{'s' if len(result.dirs) > 1 else ''} {', '.join(result.dirs)})")
+    return [head, *CL.table_lines(result.rows)]
+
+
+# -- HTML --------------------------------------------------------------------------------------
+
+TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<title>satcc reproduce {{ s.id }}</title><style>{{ css|safe }}
+tr.reproduced td.v{background:#e6f6e6}tr.partly td.v{background:#fff6d6}tr.not td.v{background:#fde4e4}
+td.why{text-align:left;font-size:.9em;color:#333;max-width:32em}
+</style></head><body>
+<h1>Study {{ s.id }}: {{ s.title }}</h1>
+<p class="meta">{{ s.reference }} (shared/papers/{{ s.paper }}). satcc {{ version }},
+{{ 'quick' if r.quick else 'full' }} design{% if r.seeds %}, {{ r.seeds }} seed(s) per point{% endif %},
+engine(s) {{ engines }}. Verdicts: {{ counts }}.</p>
+<h2>Claims</h2>
+<p>Verdict from the numbers: the distance between satcc's value and the paper's claim against
+the claim's tolerance (reproduced) and partly tolerance; rule in satcc/studies/claims.py.</p>
+<table><tr><th class="l">claim</th><th class="l">cite</th><th>engine</th><th>paper</th>
+<th>satcc</th><th>tolerance / partly</th><th>verdict</th><th class="l">how satcc measured; why it differs</th></tr>
+{% for row in rows %}<tr class="{{ row.verdict }}"><td class="l" title="{{ row.quote or '' }}">
+<b>{{ row.id }}</b><br>{{ row.what }}</td><td class="l">{{ row.cite }}</td><td>{{ row.engine }}</td>
+<td>{{ row.paper_text }}</td><td>{{ row.satcc_text }}</td><td>{{ row.tolerance }} / {{ row.partly }}</td>
+<td class="v">{{ row.verdict }}</td><td class="why">{{ row.how }}{% if row.verdict != 'reproduced' and row.why %}<br><i>{{ row.why }}</i>{% endif %}{% if row.note %}<br>({{ row.note }}){% endif %}</td></tr>
+{% endfor %}</table>
+{% for engine, figs in figures %}<h2>The paper's figures from satcc's {{ engine }} runs</h2>
+{% for f in figs %}<figure><img id="{{ engine }}-{{ f.id }}" alt="{{ f.title }}" src="data:image/png;base64,{{ f.data }}">
+<figcaption><b>{{ f.title }}.</b> {{ f.caption }}</figcaption></figure>
+{% endfor %}{% endfor %}
+<h2>Runs</h2><ul>{% for engine, name, path in campaigns %}<li>{{ engine }}: {{ name }}:
+<code>{{ path }}</code> (satcc report / satcc query work on it)</li>{% endfor %}</ul>
+</body></html>
+"""
+
+
+def render_html(result: StudyResult) -> str:
+    import jinja2
+
+    from satcc.report.build import CSS
+
+    rows = []
+    for r in result.rows:
+        d = r.doc()
+        d["satcc_text"] = CL.value_text(r)
+        rows.append(d)
+    figures = [(engine, [{"id": f.id, "title": f.title, "caption": f.caption,
+                          "data": base64.b64encode(f.path.read_bytes()).decode("ascii")}
+                         for f in figs]) for engine, figs in result.figures.items()]
+    counts = ", ".join(f"{n} {v}" for v, n in result.doc()["verdicts"].items())
+    campaigns = [(e, n, str(p)) for e, d in result.dirs.items() for n, p in d.items()]
+    env = jinja2.Environment(autoescape=True)
+    return env.from_string(TEMPLATE).render(
+        s=result.study, r=result, version=__version__, css=CSS, rows=rows, figures=figures,
+        counts=counts, engines=", ".join(result.dirs), campaigns=campaigns)

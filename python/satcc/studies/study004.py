@@ -1,0 +1,229 @@
+"""Study 004: RTT fairness of CUBIC, stock and with K scaled by the cube root of the RTT.
+
+The study (shared/papers/004_04d0de6d372a58c2.txt §3-5): PC1 and PC2 send netperf bulk flows
+to PC3 through a dummynet emulator (GbE, 16 MB windows); PC1-PC3 RTT 2, 4, 16, 64 ms, PC2-PC3
+2 ... 128 ms; throughput of each and Jain's fairness index.
+| figures    | what                               | satcc (campaigns/)                      |
+|------------|------------------------------------|-----------------------------------------|
+| Fig. 5-8   | stock CUBIC, 1v1, per PC1 RTT      | study004-1v1, k = stock                 |
+| Fig. 10-13 | eq. 6, 1v1, per PC1 RTT            | study004-1v1, k = eq6                   |
+| Fig. 14-15 | eq. 6, 4v4 and 16v16, PC1 2 ms     | study004-many, k = eq6 (rtt_unit swept) |
+| Fig. 16-17 | eq. 7, 4v4 and 16v16, PC1 2 ms     | study004-many, k = eq7-a* (a swept)     |
+
+Measured per run: each flow's goodput over the second half of the run (after start-up), summed
+per group (PC1's "short-rtt", PC2's "long-rtt"); PC1's share = short / (short + long); Jain's
+index over the two groups' sums. Points average the seeds. The x axis is the configured RTT,
+2 (access delay + 0.5 ms). The claims are the paper's statements (it prints no numbers).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from satcc.studies import common as C
+from satcc.studies.claims import Measured
+
+CAMPAIGNS = ("study004-1v1", "study004-many")
+EMU_CHANGES = {"link[0].rate": "100 Mbit/s", "link[1].rate": "100 Mbit/s",
+               "link[2].rate": "100 Mbit/s"}  # what this machine's emulator carries
+SMALL_GAP_MS = 8.0  # "RTT 差が小さい": PC2 at 8 ms or less against PC1's 2 ms
+PHASE_NOTE = ("(satcc's access links run at the bottleneck rate as the testbed's did; without "
+              "timing noise on hosts the deterministic simulator can phase-lock the flows, which "
+              "decides who wins at some RTTs: README 'What is not done yet')")
+
+
+def run(ctx: C.Context) -> dict[str, Path]:
+    return {name: C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None)
+            for name in CAMPAIGNS}
+
+
+def jain2(a: float, b: float) -> float | None:
+    """Jain's index over two throughputs."""
+    den = 2 * (a * a + b * b)
+    return None if den == 0 else (a + b) ** 2 / den
+
+
+def points(d: Path) -> pd.DataFrame:
+    """One row per matrix point: PC1/PC2 RTT (ms), k, count, PC1 share, Jain, group Mbit/s."""
+    f = C.frames(d, flow_series=True)
+    runs, flows, fs = f["runs"], f["flows"], f["flow_series"]
+    half = runs.set_index("run_id")["duration_s"] / 2
+    fs = fs[fs["t_s"] >= fs["run_id"].map(half)]
+    per_flow = fs.groupby(["run_id", "flow_id"])["goodput_bps"].mean().rename("late_bps")
+    flows = flows.join(per_flow, on=["run_id", "id"])
+    flows["group"] = flows["name"].str.split(".").str[0]
+    g = flows.pivot_table(index="run_id", columns="group", values="late_bps", aggfunc="sum")
+    r = runs.set_index("run_id")
+    out = pd.DataFrame({
+        "short_bps": g.get("short-rtt"), "long_bps": g.get("long-rtt"),
+        "pc1_ms": 2 * (C.param(r, "link0_delay_ms") if "link0_delay_ms" in r else 0.5) + 1.0,
+        "pc2_ms": 2 * C.param(r, "rtt_pc2_ms") + 1.0,
+        "k": C.param(r, "k"),
+        "count": C.param(r, "count") if "count" in r else 1,
+    })
+    if "rtt_pc1_ms" in r:
+        out["pc1_ms"] = 2 * r["rtt_pc1_ms"] + 1.0
+    else:
+        out["pc1_ms"] = 2.0
+    out["share"] = out["short_bps"] / (out["short_bps"] + out["long_bps"])
+    out["jain"] = [jain2(a, b) for a, b in zip(out["short_bps"], out["long_bps"], strict=True)]
+    return (out.groupby(["k", "count", "pc1_ms", "pc2_ms"], as_index=False)
+            .agg(share=("share", "mean"), jain=("jain", "mean"),
+                 short_mbps=("short_bps", lambda x: x.mean() / 1e6),
+                 long_mbps=("long_bps", lambda x: x.mean() / 1e6), seeds=("share", "size")))
+
+
+def _at(p: pd.DataFrame, **where: object) -> pd.DataFrame:
+    sel = p
+    for k, v in where.items():
+        sel = sel[np.isclose(sel[k], v)] if isinstance(v, float) else sel[sel[k] == v]
+    return sel
+
+
+def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
+    out: dict[str, Measured] = {}
+    note = PHASE_NOTE if C.engine_of(dirs["study004-1v1"]) == "sim" else "(real kernel)"
+    one = points(dirs["study004-1v1"])
+    stock = one[one["k"] == "stock"]
+    pc2_max = float(one["pc2_ms"].max())
+    pc1_min = float(one["pc1_ms"].min())
+    big = _at(stock, pc1_ms=pc1_min, pc2_ms=pc2_max)
+    share = C.finite(big["share"].mean()) if len(big) else None
+    out["stock-short-wins"] = Measured(
+        share, f"PC1 {pc1_min:g} ms vs PC2 {pc2_max:g} ms, stock, second half",
+        f"PC1 {C.fmt(C.finite(big['short_mbps'].mean()))}, PC2 "
+        f"{C.fmt(C.finite(big['long_mbps'].mean()))} Mbit/s {note}")
+    gap = stock[stock["pc2_ms"] > stock["pc1_ms"]]
+    frac = C.finite((gap["share"] > 0.5).mean()) if len(gap) else None
+    losers = ", ".join(f"{a:g}/{b:g} ms" for a, b in
+                       gap[gap["share"] <= 0.5][["pc1_ms", "pc2_ms"]].itertuples(index=False))
+    out["stock-short-wins-everywhere"] = Measured(
+        frac, f"{len(gap)} stock 1v1 points with PC2 RTT > PC1 RTT",
+        f"PC1 does not win at PC1/PC2 = {losers or 'none'} {note}")
+    small = _at(stock, pc1_ms=pc1_min, pc2_ms=float(stock["pc2_ms"].min()))
+    jf = (C.finite(big["jain"].mean()) or 0) - (C.finite(small["jain"].mean()) or 0) if (
+        len(big) and len(small)) else None
+    out["stock-fairness-falls"] = Measured(
+        jf, "Jain at the largest PC2 RTT minus Jain at the smallest, PC1 at its smallest",
+        f"Jain {C.fmt(C.finite(small['jain'].mean()))} at PC2 {stock['pc2_ms'].min():g} ms, "
+        f"{C.fmt(C.finite(big['jain'].mean()))} at {pc2_max:g} ms {note}")
+    pair = one.pivot_table(index=["pc1_ms", "pc2_ms"], columns="k", values="jain")
+    if {"stock", "eq6"} <= set(pair.columns):
+        diff = (pair["eq6"] - pair["stock"]).dropna()
+        out["eq6-improves-1v1"] = Measured(
+            C.finite(diff.mean()), f"mean over {len(diff)} 1v1 points",
+            f"eq. 6 (rtt_unit 100 ms) changes Jain by {C.fmt(C.finite(diff.min()))} to "
+            f"{C.fmt(C.finite(diff.max()))} across the points {note}")
+    many = points(dirs["study004-many"])
+    n = int(many["count"].max())
+    m = many[many["count"] == n]
+    top = float(m["pc2_ms"].max())
+    eq6 = m[m["k"] == "eq6"]
+    small6 = eq6[eq6["pc2_ms"] <= SMALL_GAP_MS]
+    out["eq6-fair-small-gap-many"] = Measured(
+        C.finite(small6["jain"].min()) if len(small6) else None,
+        f"{n}v{n}, eq. 6, PC2 <= {SMALL_GAP_MS:g} ms: lowest Jain",
+        f"Jain by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(small6['pc2_ms'], small6['jain'], strict=True))}")
+    j6 = C.finite(_at(eq6, pc2_ms=top)["jain"].mean())
+    js = C.finite(_at(m[m["k"] == "stock"], pc2_ms=top)["jain"].mean())
+    out["eq6-like-stock-large-gap-many"] = Measured(
+        None if j6 is None or js is None else j6 - js, f"{n}v{n}, PC2 {top:g} ms",
+        f"Jain eq. 6 {C.fmt(j6)}, stock {C.fmt(js)}")
+    s6 = C.finite(_at(eq6, pc2_ms=top)["share"].mean())
+    out["eq6-long-loses-large-gap-many"] = Measured(
+        s6, f"{n}v{n}, eq. 6, PC2 {top:g} ms: PC1's share",
+        f"PC1 (short RTT) gets {C.fmt(s6)} of the throughput {note}")
+    eq7 = m[m["k"].str.startswith("eq7")]
+    large7 = eq7[np.isclose(eq7["pc2_ms"], top)].sort_values("jain", ascending=False)
+    if len(large7) and j6 is not None:
+        best = large7.iloc[0]
+        out["eq7-improves-large-gap-many"] = Measured(
+            float(best["jain"]) - j6, f"{n}v{n}, PC2 {top:g} ms, best of {sorted(eq7['k'].unique())}",
+            f"Jain with {best['k']} {best['jain']:.3f} against eq. 6's {j6:.3f}; by a: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in zip(large7["k"], large7["jain"], strict=True)))
+        near = eq7[(eq7["k"] == best["k"]) & (eq7["pc2_ms"] <= SMALL_GAP_MS)]
+        out["eq7-overfavours-long-small-gap"] = Measured(
+            C.finite(near["share"].min()) if len(near) else None,
+            f"{best['k']}, {n}v{n}, PC2 <= {SMALL_GAP_MS:g} ms: lowest PC1 share",
+            f"PC1's share by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(near['pc2_ms'], near['share'], strict=True))}")
+    return out
+
+
+def _panel(ax, p: pd.DataFrame, title: str) -> None:
+    p = p.sort_values("pc2_ms")
+    ax.plot(p["pc2_ms"], p["short_mbps"], "o-", label="PC1 (short RTT group)")
+    ax.plot(p["pc2_ms"], p["long_mbps"], "s-", label="PC2 (long RTT group)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("PC2-PC3 RTT (ms, configured)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax2 = ax.twinx()
+    ax2.plot(p["pc2_ms"], p["jain"], "k^--", label="Jain's index")
+    ax2.set_ylim(0, 1.05)
+    ax2.set_ylabel("fairness index")
+    ax.set_title(title, fontsize="medium")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize="x-small", loc="center left")
+
+
+def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
+    figs = []
+    one = points(dirs["study004-1v1"])
+    for base, k, what in ((5, "stock", "stock CUBIC"), (10, "eq6", "eq. 6")):
+        for i, pc1 in enumerate((2.0, 4.0, 16.0, 64.0)):
+            p = _at(one[one["k"] == k], pc1_ms=pc1)
+            if p.empty:
+                continue
+            fig, ax = C.new_figure()
+            number = base + i
+            _panel(ax[0][0], p, f"Fig. {number}: {what}, 1v1, PC1-PC3 RTT {pc1:g} ms")
+            figs.append(C.save(fig, out, f"fig{number}_{k}_pc1_{pc1:g}ms", f"Fig. {number}",
+                               "Second-half throughput per group and Jain's index, mean of "
+                               "seeds (the paper prints no numbers to overlay)"))
+    figs.extend(_fig9(dirs["study004-1v1"], out))
+    many = points(dirs["study004-many"])
+    for count, numbers in ((4, (14, 16)), (16, (15, 17))):
+        m = many[many["count"] == count]
+        if m.empty:
+            continue
+        fig, ax = C.new_figure()
+        _panel(ax[0][0], m[m["k"] == "eq6"], f"Fig. {numbers[0]}: eq. 6, {count}v{count}, PC1 2 ms")
+        figs.append(C.save(fig, out, f"fig{numbers[0]}_eq6_{count}v{count}", f"Fig. {numbers[0]}",
+                           "Eq. 6 (rtt_unit 100 ms); group sums"))
+        ks = sorted(k for k in m["k"].unique() if k.startswith("eq7"))
+        if ks:
+            fig, axes = C.new_figure(1, len(ks), width=4.6)
+            for ax, k in zip(axes[0], ks, strict=True):
+                _panel(ax, m[m["k"] == k], f"Fig. {numbers[1]}: {k}, {count}v{count}")
+            figs.append(C.save(fig, out, f"fig{numbers[1]}_eq7_{count}v{count}",
+                               f"Fig. {numbers[1]}", "Eq. 7 for each swept a (rtt_unit 100 ms)"))
+    return figs
+
+
+def _fig9(d: Path, out: Path) -> list[C.Figure]:
+    """Fig. 9: the two connections' congestion windows (stock, the largest RTT gap, seed 1)."""
+    f = C.frames(d, flow_series=True)
+    runs = f["runs"]
+    runs = runs[(C.param(runs, "k") == "stock") & (runs["repetition"] == 0)]
+    if runs.empty:
+        return []
+    pick = runs.assign(gap=C.param(runs, "rtt_pc2_ms") - (
+        C.param(runs, "rtt_pc1_ms") if "rtt_pc1_ms" in runs else 0.0)).sort_values("gap").iloc[-1]
+    fs = f["flow_series"]
+    fs = fs[fs["run_id"] == pick["run_id"]]
+    flows = f["flows"][f["flows"]["run_id"] == pick["run_id"]]
+    fig, ax = C.new_figure()
+    ax = ax[0][0]
+    for _, fl in flows.iterrows():
+        s = fs[fs["flow_id"] == fl["id"]]
+        ax.plot(s["t_s"], s["cwnd_pkts"], lw=0.8, label=f"{fl['name']} ({fl['rtt_min_ms']:.0f} ms)")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cwnd at the end of each 1 s bin (packets)")
+    ax.legend(fontsize="small")
+    ax.set_title("Fig. 9: congestion windows, stock CUBIC, largest RTT gap", fontsize="medium")
+    return [C.save(fig, out, "fig9_cwnd", "Fig. 9",
+                   "The two connections' windows in one run (the paper's Fig. 9 is a sketch of "
+                   "synchronised losses; this is satcc's run)")]

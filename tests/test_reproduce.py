@@ -1,0 +1,161 @@
+"""`satcc reproduce`: verdicts computed from the numbers, the claims files, and every study's
+--quick design end to end in a shortened form (durations and rounds cut further so all five run
+in about two minutes; the real --quick designs are the slow test)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from satcc.cli import main
+from satcc.errors import UserError
+from satcc.studies import claims as CL
+from satcc.studies import common
+from satcc.studies import reproduce as R
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def claim(**kw) -> CL.Claim:
+    base = {"id": "x", "what": "a number", "cite": "Fig. 1", "paper": 10.0, "unit": "Mbit/s",
+            "tolerance": "10 %"}
+    base.update(kw)
+    return CL.Claim.model_validate(base)
+
+
+def test_a_value_crossing_the_tolerance_flips_the_verdict():
+    c = claim()  # near 10, 10 % -> reproduced within 1, partly within 2
+    assert CL.verdict(c, 10.9)[1] == CL.REPRODUCED
+    assert CL.verdict(c, 11.1)[1] == CL.PARTLY
+    assert CL.verdict(c, 9.1)[1] == CL.REPRODUCED
+    assert CL.verdict(c, 8.1)[1] == CL.PARTLY
+    assert CL.verdict(c, 7.9)[1] == CL.NOT
+    assert CL.verdict(c, None) == (None, CL.NOT)
+    assert CL.verdict(c, float("nan")) == (None, CL.NOT)
+
+
+def test_above_and_below_are_strict_with_a_zero_tolerance():
+    c = claim(paper=1.0, relation="above", tolerance=0, partly=0.1)
+    assert CL.verdict(c, 1.01)[1] == CL.REPRODUCED
+    assert CL.verdict(c, 1.0)[1] == CL.PARTLY  # equal is not "more than"
+    assert CL.verdict(c, 0.95)[1] == CL.PARTLY
+    assert CL.verdict(c, 0.85)[1] == CL.NOT
+    strict = claim(paper=0.5, relation="below", tolerance=0, partly=0)
+    assert CL.verdict(strict, 0.49)[1] == CL.REPRODUCED
+    assert CL.verdict(strict, 0.5)[1] == CL.NOT
+
+
+def test_within_measures_the_distance_to_the_interval():
+    c = claim(paper=[50, 60], relation="within", tolerance=5, partly=15)
+    assert CL.verdict(c, 55) == (0.0, CL.REPRODUCED)
+    assert CL.verdict(c, 64)[1] == CL.REPRODUCED
+    assert CL.verdict(c, 40)[1] == CL.PARTLY
+    assert CL.verdict(c, 80)[1] == CL.NOT
+
+
+def test_a_bad_claim_is_refused():
+    with pytest.raises(ValueError):
+        claim(relation="within")  # needs [lo, hi]
+    with pytest.raises(ValueError):
+        claim(tolerance="ten")
+
+
+def test_every_study_has_a_claims_file_with_citations(tmp_path):
+    for study in R.STUDIES:
+        s = CL.load(study)
+        assert s.id == study and s.claims
+        assert all(c.cite for c in s.claims)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[study]\nid = "9"\ntitle = "t"\npaper = "p"\nreference = "r"\n'
+                   '[[claim]]\nid = "a"\nwhat = "w"\ncite = "c"\npaper = 1\ntolerance = "x"\n')
+    with pytest.raises(UserError, match="bad.toml"):
+        CL.load("9", bad)
+
+
+SHORTER = {  # per quick campaign: (pattern, replacement) so all five run in about two minutes
+    "study003-long-quick": [(r'"240 s"', '"120 s"')],
+    "study004-1v1-quick": [(r'"30 s"', '"10 s"')],
+    "study004-many-quick": [(r'"30 s"', '"10 s"')],
+    "study000-mss-quick": [(r"\[1200, 1300, 1400, 1460\]", "[1300, 1400, 1460]"),
+                           (r"repetitions = 2", "repetitions = 1")],
+    "study000-t2t-quick": [(r"repetitions = 4", "repetitions = 2")],
+    "study000-baseline-quick": [(r"repetitions = 3", "repetitions = 2")],
+}
+
+
+@pytest.fixture()
+def short_campaigns(tmp_path, monkeypatch):
+    """campaigns/*-quick.toml with shorter runs, beside the real scenarios."""
+    d = tmp_path / "repo"
+    (d / "campaigns").mkdir(parents=True)
+    (d / "scenarios").symlink_to(REPO / "scenarios")
+    for f in (REPO / "campaigns").glob("*-quick.toml"):
+        text = f.read_text(encoding="utf-8")
+        for pattern, repl in SHORTER.get(f.stem, []):
+            text, n = re.subn(pattern, repl, text)
+            assert n, (f.stem, pattern)
+        (d / "campaigns" / f.name).write_text(text, encoding="utf-8")
+    # the scenario the long-path quick design shortens: a smaller previous transfer
+    scen = (REPO / "scenarios" / "study003-long.toml").read_text(encoding="utf-8")
+    (d / "scen").mkdir()
+    (d / "scen" / "study003-long.toml").write_text(scen.replace('"1 GB"', '"300 MB"'))
+    text = (d / "campaigns" / "study003-long-quick.toml").read_text()
+    (d / "campaigns" / "study003-long-quick.toml").write_text(
+        text.replace("../scenarios/study003-long.toml", "../scen/study003-long.toml"))
+    monkeypatch.setattr(common, "campaigns_dir", lambda: d / "campaigns")
+    return d
+
+
+@pytest.mark.parametrize("study", R.STUDIES)
+def test_reproduce_quick_json_gives_a_claims_table(study, short_campaigns, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["reproduce", study, "--quick", "--json", "--seeds", "1", "--out", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["study"] == study and doc["quick"] and doc["engines"] == ["sim"]
+    spec = CL.load(study)
+    assert [c["id"] for c in doc["claims"]] == [c.id for c in spec.claims]
+    measured = [c for c in doc["claims"] if c["satcc"] is not None]
+    assert len(measured) >= len(doc["claims"]) - 1  # every claim has a number (or says why)
+    for row in doc["claims"]:
+        assert row["paper"] is not None and row["cite"]
+        assert row["verdict"] in CL.VERDICTS
+        # the verdict is the rule applied to the printed numbers
+        c = next(x for x in spec.claims if x.id == row["id"])
+        assert CL.verdict(c, row["satcc"])[1] == row["verdict"]
+    html = (out / study / "report.html").read_text(encoding="utf-8")
+    assert "<table>" in html and html.count("data:image/png;base64,") == sum(
+        len(v) for v in doc["figures"].values()) > 0
+    assert (out / study / "claims.json").exists() and (out / study / "claims.txt").exists()
+
+
+def test_an_unknown_study_is_a_clear_error(capsys):
+    assert main(["reproduce", "007"]) == 2
+    assert "STUDY: expected one of 000, 001, 002, 003, 004 or all" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("study", R.STUDIES)
+def test_reproduce_quick_as_shipped(study, tmp_path, capsys):
+    assert main(["reproduce", study, "--quick", "--json", "--out", str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["claims"] and all(r["verdict"] in CL.VERDICTS for r in doc["claims"])
+
+
+def test_the_emulator_version_caps_rates_even_where_an_axis_sets_them():
+    from satcc.campaign import spec
+    from satcc.studies import study003
+
+    c = common.load("study003-long", True, "emu", seeds=2,
+                    engine_changes=study003.EMU_CHANGES["study003-long"])
+    assert c.name == "study003-long-quick-emu" and c.seeds == [1, 2]
+    runs = spec.expand(c)
+    assert runs and {r.engine for r in runs} == {"emu"}
+    for r in runs:
+        link = r.scenario["link"][1]
+        assert link["model"]["rate"] == "100 Mbit/s", r.params
+    sim = common.load("study003-long", True)
+    assert {r.scenario["link"][1]["model"]["rate"] for r in spec.expand(sim)} == {
+        "273 Mbit/s", "540 Mbit/s"}
