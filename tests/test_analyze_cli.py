@@ -89,12 +89,12 @@ def test_truncated_capture_warns_with_record_and_offset_and_succeeds(tmp_path, c
 
 @pytest.mark.parametrize("content,msg", [(b"\xd4\xc3\xb2\xa1" + b"\x00" * 3, "no packets"),
                                          (None, "no packets")])
-def test_nothing_readable_exits_1(tmp_path, capsys, content, msg):
+def test_nothing_readable_exits_2(tmp_path, capsys, content, msg):
     path = tmp_path / "bad.pcap"
     if content is None:  # a valid header and no packets
         content = synth.pcap_bytes([])
     path.write_bytes(content)
-    assert main(["analyze", str(path)]) == 1
+    assert main(["analyze", str(path)]) == 2
     assert "error" in capsys.readouterr().err
 
 
@@ -102,7 +102,7 @@ def test_one_bad_file_among_good_ones_is_reported_and_fails(tmp_path, capsys):
     good = capture(tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    assert main(["analyze", str(good), str(bad), "--json"]) == 1
+    assert main(["analyze", str(good), str(bad), "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["flows"]
 
 
