@@ -237,3 +237,30 @@ def test_text_without_ping_output_is_rejected():
 def test_handshake_helper_gives_a_100_ms_first_rtt(tmp_path):
     pkts = handshake(Conversation())
     assert pkts[2].t - pkts[0].t == pytest.approx(0.1)
+
+
+def test_a_ping_log_with_one_100_kb_line_is_read_in_linear_time(tmp_path, capsys):
+    import time
+
+    p = tmp_path / "long.txt"
+    p.write_text(PING_D + "9" * 100_000 + " packets transmitted\n" + "64 bytes from x: " * 6000 + "\n")
+    t0 = time.monotonic()
+    assert main(["analyze", str(p)]) == 0
+    assert time.monotonic() - t0 < 2  # before: 10 KB took 3 s, 100 KB did not finish
+    assert "longer than" in capsys.readouterr().err
+
+
+def test_a_huge_icmp_seq_does_not_allocate_up_to_it(tmp_path, capsys):
+    r = read_ping("big.txt", text=PING_D.replace("icmp_seq=4", "icmp_seq=99999999999999999999999"))
+    assert r.samples["seq"].max() < 10 and any("icmp_seq" in w for w in r.warnings)
+    gap = read_ping("gap.txt", text=PING_D.replace("icmp_seq=4", "icmp_seq=4000000000"))
+    assert len(gap.samples) == 3 and gap.warnings  # replies only, no 4e9 filler rows
+
+
+def test_nping_icmp_replies_match_the_oldest_probe_with_their_seq():
+    text = "Starting Nping 0.7.93\n" + "".join(f"SENT ({i}.0000s) ICMP [10.0.0.1 > 10.0.0.2 Echo request (type=8/code=0) "
+                   f"id=1 seq={i % 3}] IP [ttl=64 id=1 iplen=28 ]\n" for i in range(6))
+    text += "RCVD (4.0500s) ICMP [10.0.0.2 > 10.0.0.1 Echo reply (type=0/code=0) id=1 seq=1] IP\n"
+    r = read_ping("n.txt", text=text)
+    assert r.samples["rtt_ms"].notna().tolist() == [False, True, False, False, False, False]
+    assert r.samples["rtt_ms"][1] == pytest.approx(3050.0)
