@@ -78,7 +78,7 @@ def load_input(path: Path, bin_s: float, progress=None):
     kind = detect_kind(path)
     try:
         if kind == "capture":
-            cap = read_capture(path, bin_s=bin_s, progress=progress)
+            cap = read_capture(path, bin_s=bin_s, rtt=True, progress=progress)
             if cap.stats["frames"] == 0:
                 where = "; ".join(f"record {w['record']} at byte {w['offset']}: {w['message']}"
                                   for w in cap.warnings)

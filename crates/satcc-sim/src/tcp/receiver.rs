@@ -60,6 +60,9 @@ pub struct Receiver {
     /// Bytes delivered in order to the application.
     pub delivered_bytes: u64,
     pub delivered_in_bin: u64,
+    /// Payload bytes of every data segment that arrived in the bin, in order or not,
+    /// duplicates included (what the link carried to the receiver).
+    pub received_in_bin: u64,
     /// When the receiver first held `size` bytes.
     pub completed_at: Option<SimTime>,
     size: Option<u64>,
@@ -99,6 +102,7 @@ impl Receiver {
             ece: false,
             delivered_bytes: 0,
             delivered_in_bin: 0,
+            received_in_bin: 0,
             completed_at: None,
             size,
         }
@@ -124,6 +128,7 @@ impl Receiver {
 
     fn on_data(&mut self, now: SimTime, pkt: &Packet, out: &mut Out) {
         self.established = true;
+        self.received_in_bin += pkt.len as u64;
         let (seq, end) = (pkt.seq, pkt.seq + pkt.len as u64);
         // RFC 7323 §4.3 as Linux: remember TSval of a segment at or before the last ACK point.
         if self.timestamps && seq <= self.rcv_wup {
