@@ -264,3 +264,16 @@ def test_nping_icmp_replies_match_the_oldest_probe_with_their_seq():
     r = read_ping("n.txt", text=text)
     assert r.samples["rtt_ms"].notna().tolist() == [False, True, False, False, False, False]
     assert r.samples["rtt_ms"][1] == pytest.approx(3050.0)
+
+
+def test_a_capture_missing_payload_warns_that_it_is_incomplete(tmp_path, capsys):
+    # 1000 B captured, then the capture skips 2000 B (a tcpdump drop), then 1000 B more:
+    # sequence numbers advanced 4000 B with 2000 B present. Before: no word about it.
+    c = Conversation()
+    t = T0 + 0.2
+    pkts = handshake(c) + [c.data(t, 1, 1000), c.sack(t + 0.1, 1001), c.sack(t + 0.2, 3001),
+                           c.data(t + 0.21, 3001, 1000), c.sack(t + 0.3, 4001)]
+    path = synth.write_pcap(tmp_path / "gap.pcap", pkts)
+    assert main(["analyze", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "the capture is incomplete" in err and "0.004 MB" in err and "0.002 MB" in err

@@ -150,11 +150,8 @@ def test_hostile_numbers_and_nesting_are_refused_in_one_line(tmp_path, capsys, t
 
 @pytest.mark.skipif(testbed.available() is not None, reason=str(testbed.available()))
 def test_real_server_side_reverse_parallel_report_is_not_zero(tmp_path):
-    import fcntl
-
-    with open("/tmp/satcc-emu.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        out = testbed.iperf_capture(tmp_path / "c.pcap", parallel=2, reverse=True, seconds=2)
+    # real kernel and namespaces: run under `flock /tmp/satcc-emu.lock` like the other real tests
+    out = testbed.iperf_capture(tmp_path / "c.pcap", parallel=2, reverse=True, seconds=2)
     p = tmp_path / "server.json"
     p.write_text(json.dumps(out["server"]))
     r = read_iperf3(p)

@@ -37,7 +37,7 @@ class CaptureAnalysis:
     bin_s: float
     first_ts_ns: int | None
     stats: dict[str, int]
-    warnings: list[dict[str, Any]]
+    warnings: list[dict[str, Any] | str]
     flows: pd.DataFrame
     series: pd.DataFrame
     packets: pd.DataFrame | None = None
@@ -120,13 +120,30 @@ def _finish(path: str, raw: dict[str, Any], bin_s: float) -> CaptureAnalysis:
         bin_s=bin_s,
         first_ts_ns=raw["first_ts_ns"],
         stats=dict(raw["stats"]),
-        warnings=list(raw["warnings"]),
+        warnings=list(raw["warnings"]) + incomplete_warnings(raw["flows"]),
         flows=_flows_frame(raw["flows"]),
         series=_series_frame(raw["flows"], bin_s),
         packets=packets,
         rtt=rtt,
         raw_flows=raw["flows"],
     )
+
+
+def incomplete_warnings(flows: list[dict[str, Any]]) -> list[str]:
+    """A TCP direction whose sequence numbers advanced further than the payload the capture
+    holds (tcpdump dropped packets, or the capture point missed some): its byte and goodput
+    figures come from sequence numbers, its flags from what was captured."""
+    out = []
+    for f in flows:
+        advanced, present = f.get("delivered_bytes") or 0, f.get("payload_bytes") or 0
+        if f.get("proto") == "tcp" and advanced > present:
+            out.append(f"the capture is incomplete: flow {f['id']} ({f['src']}:{f['sport']} > "
+                       f"{f['dst']}:{f['dport']}) advanced {advanced / 1e6:.3f} MB in sequence "
+                       f"numbers but only {present / 1e6:.3f} MB of payload were captured "
+                       "(dropped by the capture tool, or lost before the capture point and never "
+                       "repaired); bytes and goodput count sequence numbers, "
+                       "the analysis flags only what was captured")
+    return out
 
 
 def read_capture(path: str | Path, bin_s: float = DEFAULT_BIN_S, packets: bool = False,
