@@ -26,9 +26,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from satcc.plot import plot_dir  # matplotlib is slow to import; only when plotting
-
     from satcc.errors import UserError
+    from satcc.plot import plot_dir  # matplotlib is slow to import; only when plotting
 
     flows = args.flows.split(",") if args.flows else None
     panels = args.panels.split(",") if args.panels else None
