@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "satcc.commands.campaign",
     "satcc.commands.query",
     "satcc.commands.report",
+    "satcc.commands.try",
 )
 OPTIONAL_COMMAND_MODULES = (
     "satcc.models.cli",
