@@ -20,7 +20,7 @@ DOC = Path(__file__).parents[1] / "docs" / "python-api.md"
 
 @requires_sim
 def test_the_python_api_doc_runs_as_a_notebook(tmp_path):
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
     assert len(blocks) >= 5
     namespace: dict = {}
     cwd = os.getcwd()
