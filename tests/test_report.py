@@ -121,7 +121,8 @@ def test_small_campaign_draws_cca_figures_and_fairness_and_says_why_others_are_s
         small, tmp_path):
     report = build_report(small, tmp_path / "r", ["html", "png"])
     drawn, skipped = _ids(report)
-    assert drawn == {"timeseries_cca", "box_throughput", "box_retx", "rtt_fairness", "traces"}
+    assert drawn == {"timeseries_cca", "box_throughput", "box_retx", "rtt_fairness", "traces",
+                     "cdfs", "throughput_delay"}
     assert set(skipped) == {"rtt_day", "mss", "engines_loss", "seqack", "ca_ramp"}
     assert "MSS axis" in skipped["mss"] and "loss axis" in skipped["engines_loss"]
     for f in report.drawn:
@@ -212,3 +213,33 @@ def test_html_report_renders_in_headless_chromium_with_figures_and_no_console_er
     dom2, stderr2 = _chromium(broken, tmp_path)
     assert 'data-figures="broken img-' in dom2
     assert any("undefinedFunction" in line for line in _console(stderr2))
+
+
+def test_names_with_mathtext_dollars_do_not_break_the_report(tmp_path):
+    # Before: a flow named like matplotlib math ("$\foo$") crashed `satcc report`: no report.
+    from tests.campaign_helpers import BASE_SCENARIO, SMALL_CAMPAIGN
+
+    base = BASE_SCENARIO.replace('name = "short"', "name = '$\\foo$'").replace(
+        'name = "long"', "name = 'cost $^$'")
+    campaign = SMALL_CAMPAIGN.replace("repetitions = 2", "repetitions = 1").replace(
+        '"link[1].delay" = ["5 ms", "20 ms"]', "")
+    run_campaign(spec.load(write_campaign(tmp_path, campaign, base)), tmp_path / "out", jobs=1,
+                 progress=False)
+    assert main(["report", str(tmp_path / "out"), "--out", str(tmp_path / "rep")]) == 0
+    assert (tmp_path / "rep" / "report.html").is_file()
+
+
+def test_cdfs_and_the_throughput_delay_plane_have_one_series_per_cca(small, tmp_path):
+    from satcc.report import figures as F
+    from satcc.store import open_store
+
+    with open_store(small) as store:
+        data = F.Data(store, store.index.get("axes", []))
+        cdf = F.cdfs(data).fig
+        plane = F.throughput_delay(data).fig
+    goodput_ax = cdf.get_axes()[0]
+    assert [t.get_text() for t in goodput_ax.get_legend().get_texts()] == ["reno (8)", "cubic (8)"]
+    assert all(line.get_ydata()[-1] == 1.0 for line in goodput_ax.get_lines())
+    ax = plane.get_axes()[0]
+    assert ax.xaxis_inverted() and [t.get_text() for t in ax.get_legend().get_texts()] == \
+        ["reno", "cubic"]

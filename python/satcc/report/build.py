@@ -81,7 +81,8 @@ def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> 
     d, out = Path(directory), Path(out)
     out.mkdir(parents=True, exist_ok=True)
     file_formats = [f for f in formats if f != "html"]
-    with open_store(d) as store, rc_context({"svg.hashsalt": SVG_HASH_SALT}):
+    # names are data: no mathtext ("$…$" in a flow or campaign name is drawn as typed)
+    with open_store(d) as store, rc_context({"svg.hashsalt": SVG_HASH_SALT, "text.parse_math": False}):
         data = F.Data(store, store.index.get("axes", []))
         figs: list[Figure] = []
         for fid, title, fn in F.FIGURES:
