@@ -178,5 +178,14 @@ def test_real_capture_with_tcpdump_drops_matches_tshark_and_warns(tmp_path, caps
                              "-T", "fields", "-e", "frame.number"], capture_output=True, text=True,
                             check=True).stdout.split()
     assert ours == {int(x) for x in theirs}
+    # tshark's bytes in flight, frame by frame (blank where it shows none)
+    bif = subprocess.run(["tshark", "-r", str(pcap), "-Y", "tcp", "-T", "fields", "-e",
+                          "frame.number", "-e", "tcp.analysis.bytes_in_flight"],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    theirs_bif = {int(f): (int(b) if b else None) for f, _, b in (ln.partition("\t") for ln in bif)}
+    tcp = cap.packets[cap.packets["proto"] == "tcp"]
+    ours_bif = {int(f): (None if b != b else int(b))
+                for f, b in zip(tcp["frame"], tcp["bytes_in_flight"], strict=True)}
+    assert ours_bif == theirs_bif
     assert main(["analyze", str(pcap)]) == 0
     assert "the capture is incomplete" in capsys.readouterr().err

@@ -3,7 +3,8 @@
     cap = read_capture("dish.pcap", bin_s=0.1, packets=True, rtt=True)
     cap.flows      one row per flow direction (5-tuple, bytes, goodput, tshark flag counts, RTT)
     cap.series     per flow per bin: payload bytes, new bytes, goodput, packets, retransmits
-    cap.packets    per TCP/UDP packet (when packets=True): time, flow, seq/ack, flags
+    cap.packets    per TCP/UDP packet (when packets=True): time, flow, seq/ack, flags,
+                   tshark's bytes_in_flight (NaN where tshark shows none)
     cap.rtt        per RTT sample (when rtt=True): data→ACK and TSval→TSecr
     seq_ack_graph(cap, flow_id)  time/sequence/ACK data for a tcptrace-style plot
 
