@@ -7,6 +7,7 @@ otherwise. Namespaces are named satcc-test-* and deleted in finally blocks."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 from collections import defaultdict
@@ -184,7 +185,7 @@ def test_real_capture_with_tcpdump_drops_matches_tshark_and_warns(tmp_path, caps
                          capture_output=True, text=True, check=True).stdout.splitlines()
     theirs_bif = {int(f): (int(b) if b else None) for f, _, b in (ln.partition("\t") for ln in bif)}
     tcp = cap.packets[cap.packets["proto"] == "tcp"]
-    ours_bif = {int(f): (None if b != b else int(b))
+    ours_bif = {int(f): (None if math.isnan(b) else int(b))
                 for f, b in zip(tcp["frame"], tcp["bytes_in_flight"], strict=True)}
     assert ours_bif == theirs_bif
     assert main(["analyze", str(pcap)]) == 0
