@@ -243,3 +243,25 @@ def test_cdfs_and_the_throughput_delay_plane_have_one_series_per_cca(small, tmp_
     ax = plane.get_axes()[0]
     assert ax.xaxis_inverted() and [t.get_text() for t in ax.get_legend().get_texts()] == \
         ["reno", "cubic"]
+
+
+def test_each_run_links_its_own_plot_and_the_tables_download_as_csv(small, tmp_path):
+    from satcc.report import build as B
+
+    def extra(ctx):
+        return f'<h2 id="extra">Extra</h2><p>{len(ctx.runs)} runs</p>'
+
+    B.register_section(B.Section("extra", "Extra", extra), before="points")
+    try:
+        report = build_report(small, tmp_path / "r", ["html"])
+    finally:
+        B.SECTIONS[:] = [s for s in B.SECTIONS if s.id != "extra"]
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert report.run_plots and len(report.run_plots) <= B.MAX_RUN_PLOTS
+    for run_id, rel in report.run_plots.items():
+        assert (tmp_path / "r" / rel).read_bytes()[:4] == b"\x89PNG"
+        assert f'<a href="{rel}"><code>{run_id}</code></a>' in html
+    for name in ("runs.csv", "flows.csv"):
+        assert (tmp_path / "r" / name).read_text().count("\n") > 1 and f'href="{name}"' in html
+    assert html.index('id="extra"') < html.index('id="points"') and '<a href="#extra">' in html
+    assert "<th" in html and ">engines</th>" in html
