@@ -277,3 +277,17 @@ def test_a_capture_missing_payload_warns_that_it_is_incomplete(tmp_path, capsys)
     assert main(["analyze", str(path)]) == 0
     err = capsys.readouterr().err
     assert "the capture is incomplete" in err and "0.004 MB" in err and "0.002 MB" in err
+
+
+@pytest.mark.parametrize("content", [b"\xd4\xc3\xb2\xa1\x02\x00", b"\x0a\x0d\x0d\x0a\xff\xff\xff\xff"])
+def test_capture_errors_name_the_file(tmp_path, capsys, content):
+    # Before: "satcc: error: not a pcap or pcapng file (header not recognized)", no file named.
+    from satcc.analyze import read_capture
+
+    path = tmp_path / "broken.pcap"
+    path.write_bytes(content)
+    assert main(["analyze", str(path)]) == 2
+    assert f"{path}:" in capsys.readouterr().err
+    for target in (path, tmp_path, tmp_path / "missing.pcap"):
+        with pytest.raises(ValueError, match=f"^{target}: "):
+            read_capture(target)

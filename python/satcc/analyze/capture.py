@@ -153,8 +153,15 @@ def read_capture(path: str | Path, bin_s: float = DEFAULT_BIN_S, packets: bool =
     """Analyse a pcap/pcapng file. `packets`/`rtt` also return the per-packet and per-sample
     tables (memory grows with the capture). Raises ValueError if nothing could be read."""
     bin_ns = round(bin_s * 1e9)
-    raw = _native.pcap_analyze(str(path), bin_ns=bin_ns, packets=packets, rtt_samples=rtt,
-                               progress=progress)
+    try:
+        raw = _native.pcap_analyze(str(path), bin_ns=bin_ns, packets=packets, rtt_samples=rtt,
+                                   progress=progress)
+    except (ValueError, OSError) as e:
+        # every capture error names the file (the native layer does not always)
+        text = str(e).removeprefix(f"{path}: ")
+        if isinstance(e, OSError) and Path(path).is_dir():
+            text = "expected a capture file, found a directory"
+        raise ValueError(f"{path}: {text}") from None
     return _finish(str(path), raw, bin_s)
 
 
