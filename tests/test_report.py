@@ -204,6 +204,8 @@ def test_html_report_renders_in_headless_chromium_with_figures_and_no_console_er
     dom, stderr = _chromium(report.html_path, tmp_path)
     n = len(report.drawn)
     assert f'data-figures="ok {n}"' in dom, (dom[:300], _console(stderr))
+    # the interactive uPlot charts (vendored and inlined) were built offline
+    assert re.search(r'data-charts="ok [1-9]', dom) and 'class="uplot' in dom
     assert _console(stderr) == []
     assert "Campaign lossy" in dom and "Skipped figures" in dom
     # the harness itself can fail: a broken image and a script error are both seen

@@ -336,8 +336,69 @@ def _problems_html(ctx: RenderContext) -> str:
     return '<h2 id="problems">Left out of the store</h2>' + body
 
 
+MAX_INTERACTIVE_RUNS = 6
+VENDOR = Path(__file__).parent / "vendor"
+INTERACTIVE_SCRIPT = """
+(function () {
+  var colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                "#7f7f7f", "#bcbd22", "#17becf"];
+  var charts = JSON.parse(document.getElementById("uplot-data").textContent);
+  charts.forEach(function (c, i) {
+    var series = [{label: "time (s)"}].concat(c.names.map(function (n, k) {
+      return {label: n, stroke: colors[k % colors.length], width: 1.2, spanGaps: false};
+    }));
+    new uPlot({title: c.title, width: 900, height: 260, scales: {x: {time: false}},
+               series: series, axes: [{label: "time (s)"}, {label: "goodput (Mbit/s)"}]},
+              c.data, document.getElementById("uplot-" + i));
+  });
+  document.body.setAttribute("data-charts", "ok " + charts.length);
+})();
+"""
+
+
+def _interactive_html(ctx: RenderContext) -> str | None:
+    """Goodput over time of the first finished runs as uPlot charts (vendored, inlined: no
+    network at view time). Drag to zoom, double-click to reset, click a legend entry to hide."""
+    done = ctx.runs[ctx.runs["status"] == "done"]["run_id"].tolist()[:MAX_INTERACTIVE_RUNS]
+    if not done:
+        return None
+    ids = ", ".join(_sql_literal(r) for r in done)
+    fs = ctx.store.query(f"SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series "
+                         f"WHERE run_id IN ({ids}) ORDER BY run_id, flow_id, t_s")
+    names = ctx.store.query(f"SELECT run_id, id, name FROM flows WHERE run_id IN ({ids})")
+    charts = []
+    for run_id in done:
+        mine = fs[fs["run_id"] == run_id]
+        if mine.empty:
+            continue
+        wide = mine.pivot_table(index="t_s", columns="flow_id", values="goodput_bps",
+                                aggfunc="first", dropna=False).sort_index()
+        label = {int(r.id): str(r.name) for r in names[names["run_id"] == run_id].itertuples()}
+        data = [list(map(float, wide.index))] + [
+            [None if pd.isna(v) else round(float(v) / 1e6, 4) for v in wide[c]] for c in wide.columns]
+        charts.append({"title": str(run_id), "names": [label.get(int(c), str(c)) for c in wide.columns],
+                       "data": data})
+    if not charts:
+        return None
+    payload = json.dumps(charts, ensure_ascii=True, allow_nan=False).replace("</", "<\\/")
+    divs = "".join(f'<div id="uplot-{i}"></div>' for i in range(len(charts)))
+    css = (VENDOR / "uPlot.min.css").read_text(encoding="utf-8")
+    js = (VENDOR / "uPlot.iife.min.js").read_text(encoding="utf-8")
+    return ('<h2 id="interactive">Interactive charts</h2><p>Goodput over time of the first '
+            f"{len(charts)} finished runs: drag to zoom, double-click to reset, click a legend "
+            "entry to hide a flow (uPlot, inlined: works offline).</p>"
+            f'{divs}<style>{css}</style><script>{js}</script>'
+            f'<script type="application/json" id="uplot-data">{payload}</script>'
+            f"<script>{INTERACTIVE_SCRIPT}</script>")
+
+
+def _sql_literal(text: Any) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
 for _section in (Section("matrix", None, _matrix_html),
                  Section("figures", "Figures", _figures_html),
+                 Section("interactive", "Interactive", _interactive_html),
                  Section("skipped", "Skipped figures", _skipped_html),
                  Section("points", "Matrix points",
                          lambda c: _points_html(c.store, c.runs, c.flows, c.params)),
