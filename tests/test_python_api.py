@@ -96,3 +96,11 @@ def test_query_runs_sql_on_one_result_directory_and_nothing_else(tmp_path, capsy
     assert capsys.readouterr().out.startswith("n\n")
     assert main(["query", str(out), f"COPY flows TO '{tmp_path / 'x.csv'}'"]) == 2
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_satcc_analyze_is_callable_even_after_the_analyze_package_was_imported():
+    import satcc.analyze as package  # binds satcc.analyze to the package
+
+    a = satcc.analyze(Path(__file__).parent / "data" / "iperf3" / "udp_client.json")
+    assert package is satcc.analyze and a.summary["goodput_bps"][0] > 4e6
+    assert callable(package.read_iperf3)
