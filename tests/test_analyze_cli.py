@@ -89,12 +89,12 @@ def test_truncated_capture_warns_with_record_and_offset_and_succeeds(tmp_path, c
 
 @pytest.mark.parametrize("content,msg", [(b"\xd4\xc3\xb2\xa1" + b"\x00" * 3, "no packets"),
                                          (None, "no packets")])
-def test_nothing_readable_exits_1(tmp_path, capsys, content, msg):
+def test_nothing_readable_exits_2(tmp_path, capsys, content, msg):
     path = tmp_path / "bad.pcap"
     if content is None:  # a valid header and no packets
         content = synth.pcap_bytes([])
     path.write_bytes(content)
-    assert main(["analyze", str(path)]) == 1
+    assert main(["analyze", str(path)]) == 2
     assert "error" in capsys.readouterr().err
 
 
@@ -102,7 +102,7 @@ def test_one_bad_file_among_good_ones_is_reported_and_fails(tmp_path, capsys):
     good = capture(tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    assert main(["analyze", str(good), str(bad), "--json"]) == 1
+    assert main(["analyze", str(good), str(bad), "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["flows"]
 
 
@@ -237,3 +237,57 @@ def test_text_without_ping_output_is_rejected():
 def test_handshake_helper_gives_a_100_ms_first_rtt(tmp_path):
     pkts = handshake(Conversation())
     assert pkts[2].t - pkts[0].t == pytest.approx(0.1)
+
+
+def test_a_ping_log_with_one_100_kb_line_is_read_in_linear_time(tmp_path, capsys):
+    import time
+
+    p = tmp_path / "long.txt"
+    p.write_text(PING_D + "9" * 100_000 + " packets transmitted\n" + "64 bytes from x: " * 6000 + "\n")
+    t0 = time.monotonic()
+    assert main(["analyze", str(p)]) == 0
+    assert time.monotonic() - t0 < 2  # before: 10 KB took 3 s, 100 KB did not finish
+    assert "longer than" in capsys.readouterr().err
+
+
+def test_a_huge_icmp_seq_does_not_allocate_up_to_it(tmp_path, capsys):
+    r = read_ping("big.txt", text=PING_D.replace("icmp_seq=4", "icmp_seq=99999999999999999999999"))
+    assert r.samples["seq"].max() < 10 and any("icmp_seq" in w for w in r.warnings)
+    gap = read_ping("gap.txt", text=PING_D.replace("icmp_seq=4", "icmp_seq=4000000000"))
+    assert len(gap.samples) == 3 and gap.warnings  # replies only, no 4e9 filler rows
+
+
+def test_nping_icmp_replies_match_the_oldest_probe_with_their_seq():
+    text = "Starting Nping 0.7.93\n" + "".join(f"SENT ({i}.0000s) ICMP [10.0.0.1 > 10.0.0.2 Echo request (type=8/code=0) "
+                   f"id=1 seq={i % 3}] IP [ttl=64 id=1 iplen=28 ]\n" for i in range(6))
+    text += "RCVD (4.0500s) ICMP [10.0.0.2 > 10.0.0.1 Echo reply (type=0/code=0) id=1 seq=1] IP\n"
+    r = read_ping("n.txt", text=text)
+    assert r.samples["rtt_ms"].notna().tolist() == [False, True, False, False, False, False]
+    assert r.samples["rtt_ms"][1] == pytest.approx(3050.0)
+
+
+def test_a_capture_missing_payload_warns_that_it_is_incomplete(tmp_path, capsys):
+    # 1000 B captured, then the capture skips 2000 B (a tcpdump drop), then 1000 B more:
+    # sequence numbers advanced 4000 B with 2000 B present. Before: no word about it.
+    c = Conversation()
+    t = T0 + 0.2
+    pkts = handshake(c) + [c.data(t, 1, 1000), c.sack(t + 0.1, 1001), c.sack(t + 0.2, 3001),
+                           c.data(t + 0.21, 3001, 1000), c.sack(t + 0.3, 4001)]
+    path = synth.write_pcap(tmp_path / "gap.pcap", pkts)
+    assert main(["analyze", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "the capture is incomplete" in err and "0.004 MB" in err and "0.002 MB" in err
+
+
+@pytest.mark.parametrize("content", [b"\xd4\xc3\xb2\xa1\x02\x00", b"\x0a\x0d\x0d\x0a\xff\xff\xff\xff"])
+def test_capture_errors_name_the_file(tmp_path, capsys, content):
+    # Before: "satcc: error: not a pcap or pcapng file (header not recognized)", no file named.
+    from satcc.analyze import read_capture
+
+    path = tmp_path / "broken.pcap"
+    path.write_bytes(content)
+    assert main(["analyze", str(path)]) == 2
+    assert f"{path}:" in capsys.readouterr().err
+    for target in (path, tmp_path, tmp_path / "missing.pcap"):
+        with pytest.raises(ValueError, match=f"^{target}: "):
+            read_capture(target)

@@ -105,3 +105,30 @@ def test_bad_mahimahi_files_are_reported_with_the_key(write_toml, tmp_path, cont
     with pytest.raises(sc.ScenarioError) as e:
         load(write_toml, 'mahimahi = "bad.mahimahi"\ndelay = "1 ms"')
     assert "link[0].model.mahimahi" in str(e.value) and message in str(e.value)
+
+
+def test_a_delay_csvs_loss_is_weighted_by_time_in_the_model_engine_and_check(write_toml, tmp_path,
+                                                                                capsys):
+    # 10 ms of 50 % loss in a 10 s run: the link loses 0.05 % of the time-weighted packets,
+    # not the plain mean of the three rows (16.7 %), which the model engine and check used.
+    from satcc.engines import model
+
+    (tmp_path / "burst.csv").write_text("t_ms,delay_ms,loss\n0,20,0\n1000,40,0.5\n1010,20,0\n")
+    s = load(write_toml, 'rate = "10 Mbit/s"\ndelay_csv = "burst.csv"\ndelay_ba = "20 ms"')
+    config = sc.resolve(s)
+    ab = config["links"][0]["ab"]
+    assert ab["loss"] == pytest.approx(0.5 * 10 / 10_000)
+    assert ab["delay_ns"] == round(20e6 + 20e6 * 10 / 10_000)
+    (p,) = model.path_inputs(config)
+    assert p.p == pytest.approx(0.0005)
+    assert cli.main(["check", s.source]) == 0
+    assert "loss 0.0005," in capsys.readouterr().out
+
+
+def test_the_series_mean_covers_the_whole_run_with_the_first_and_last_rows_held():
+    from satcc.linkmodels import series_time_mean
+
+    rows = [(1_000, 0, 0.2), (3_000, 0, 0.0)]  # row 0 also holds before its time
+    assert series_time_mean(rows, 2, 4_000) == pytest.approx(0.2 * 3 / 4)
+    assert series_time_mean(rows, 2, None) == pytest.approx(0.2)  # over [0, 3000)
+    assert series_time_mean(rows, 2, 2_000) == pytest.approx(0.2)

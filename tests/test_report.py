@@ -121,7 +121,8 @@ def test_small_campaign_draws_cca_figures_and_fairness_and_says_why_others_are_s
         small, tmp_path):
     report = build_report(small, tmp_path / "r", ["html", "png"])
     drawn, skipped = _ids(report)
-    assert drawn == {"timeseries_cca", "box_throughput", "box_retx", "rtt_fairness", "traces"}
+    assert drawn == {"timeseries_cca", "box_throughput", "box_retx", "rtt_fairness", "traces",
+                     "cdfs", "throughput_delay"}
     assert set(skipped) == {"rtt_day", "mss", "engines_loss", "seqack", "ca_ramp", "fidelity"}
     assert skipped["fidelity"] == "not a `satcc fidelity` directory"
     assert "MSS axis" in skipped["mss"] and "loss axis" in skipped["engines_loss"]
@@ -204,6 +205,8 @@ def test_html_report_renders_in_headless_chromium_with_figures_and_no_console_er
     dom, stderr = _chromium(report.html_path, tmp_path)
     n = len(report.drawn)
     assert f'data-figures="ok {n}"' in dom, (dom[:300], _console(stderr))
+    # the interactive uPlot charts (vendored and inlined) were built offline
+    assert re.search(r'data-charts="ok [1-9]', dom) and 'class="uplot' in dom
     assert _console(stderr) == []
     assert "Campaign lossy" in dom and "Skipped figures" in dom
     # the harness itself can fail: a broken image and a script error are both seen
@@ -213,3 +216,55 @@ def test_html_report_renders_in_headless_chromium_with_figures_and_no_console_er
     dom2, stderr2 = _chromium(broken, tmp_path)
     assert 'data-figures="broken img-' in dom2
     assert any("undefinedFunction" in line for line in _console(stderr2))
+
+
+def test_names_with_mathtext_dollars_do_not_break_the_report(tmp_path):
+    # Before: a flow named like matplotlib math ("$\foo$") crashed `satcc report`: no report.
+    from tests.campaign_helpers import BASE_SCENARIO, SMALL_CAMPAIGN
+
+    base = BASE_SCENARIO.replace('name = "short"', "name = '$\\foo$'").replace(
+        'name = "long"', "name = 'cost $^$'")
+    campaign = SMALL_CAMPAIGN.replace("repetitions = 2", "repetitions = 1").replace(
+        '"link[1].delay" = ["5 ms", "20 ms"]', "")
+    run_campaign(spec.load(write_campaign(tmp_path, campaign, base)), tmp_path / "out", jobs=1,
+                 progress=False)
+    assert main(["report", str(tmp_path / "out"), "--out", str(tmp_path / "rep")]) == 0
+    assert (tmp_path / "rep" / "report.html").is_file()
+
+
+def test_cdfs_and_the_throughput_delay_plane_have_one_series_per_cca(small, tmp_path):
+    from satcc.report import figures as F
+    from satcc.store import open_store
+
+    with open_store(small) as store:
+        data = F.Data(store, store.index.get("axes", []))
+        cdf = F.cdfs(data).fig
+        plane = F.throughput_delay(data).fig
+    goodput_ax = cdf.get_axes()[0]
+    assert [t.get_text() for t in goodput_ax.get_legend().get_texts()] == ["reno (8)", "cubic (8)"]
+    assert all(line.get_ydata()[-1] == 1.0 for line in goodput_ax.get_lines())
+    ax = plane.get_axes()[0]
+    assert ax.xaxis_inverted() and [t.get_text() for t in ax.get_legend().get_texts()] == \
+        ["reno", "cubic"]
+
+
+def test_each_run_links_its_own_plot_and_the_tables_download_as_csv(small, tmp_path):
+    from satcc.report import build as B
+
+    def extra(ctx):
+        return f'<h2 id="extra">Extra</h2><p>{len(ctx.runs)} runs</p>'
+
+    B.register_section(B.Section("extra", "Extra", extra), before="points")
+    try:
+        report = build_report(small, tmp_path / "r", ["html"])
+    finally:
+        B.SECTIONS[:] = [s for s in B.SECTIONS if s.id != "extra"]
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert report.run_plots and len(report.run_plots) <= B.MAX_RUN_PLOTS
+    for run_id, rel in report.run_plots.items():
+        assert (tmp_path / "r" / rel).read_bytes()[:4] == b"\x89PNG"
+        assert f'<a href="{rel}"><code>{run_id}</code></a>' in html
+    for name in ("runs.csv", "flows.csv"):
+        assert (tmp_path / "r" / name).read_text().count("\n") > 1 and f'href="{name}"' in html
+    assert html.index('id="extra"') < html.index('id="points"') and '<a href="#extra">' in html
+    assert "<th" in html and ">engines</th>" in html

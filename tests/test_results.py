@@ -69,8 +69,11 @@ def test_the_summary_has_the_contract_keys_and_derived_values(write_toml):
     assert f0["fct_s"] is None and f1["fct_s"] == 1.25          # bulk vs limited
     assert f0["retransmission_rate"] == pytest.approx(3 / 100)
     assert f2["retransmission_rate"] is None                     # nothing sent
-    goodputs = [f["goodput_bps"] for f in doc["flows"]]
-    expected = sum(goodputs) ** 2 / (3 * sum(g * g for g in goodputs))
+    # Jain's index is over the flows sharing a bottleneck: the two d→s flows, not the s→d one
+    # (before: over all three, an upload beside two downloads).
+    assert doc["jain_flows"] == [1, 2]
+    goodputs = [f["goodput_bps"] for f in doc["flows"][1:]]
+    expected = sum(goodputs) ** 2 / (2 * sum(g * g for g in goodputs))
     assert doc["jain_index"] == pytest.approx(expected)
     assert [f["name"] for f in doc["flows"]] == ["flow0", "bulk.0", "bulk.1"]
     json.dumps(doc, allow_nan=False)
@@ -178,7 +181,8 @@ def test_the_text_table_has_a_row_per_flow_and_the_jain_index(write_toml):
     assert "tiny" in lines[0] and "seed 1" in lines[0]
     assert len(lines) == 1 + 1 + 3 + 1
     assert "bulk.1" in lines[4] and "d→s" in lines[4] and "1.25 s" in lines[3]
-    assert lines[-1].startswith("Jain's fairness index over goodputs: 0.")
+    assert lines[-1].startswith("Jain's fairness index over goodputs of the 2 flows sharing "
+                                "bottleneck link[0] ba: 0.")
 
 
 def test_the_table_can_leave_out_the_fairness_line(write_toml):

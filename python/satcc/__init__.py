@@ -1,3 +1,22 @@
-"""satcc — a lab for TCP congestion control over satellite and long, fat paths."""
+"""satcc — a lab for TCP congestion control over satellite and long, fat paths.
+
+    import satcc
+    r = satcc.run("scenario.toml", engine="sim", **{"flow[0].cca": "bbr"})
+    r.summary, r.flows, r.flow_series, r.link_series, r.plot()
+    a = satcc.analyze("dish.pcap", "iperf3.json")
+
+docs/python-api.md documents the API; the heavy modules load on first use.
+"""
 
 __version__ = "0.1.0"
+
+__all__ = ["Result", "__version__", "analyze", "run"]
+
+
+def __getattr__(name: str):
+    # `import satcc` stays light (the CLI imports it first); the API loads when used.
+    if name in ("run", "analyze", "Result"):
+        from satcc import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'satcc' has no attribute {name!r}")

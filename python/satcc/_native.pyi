@@ -72,7 +72,7 @@ It returns
                 # (highest sequence + 1 - received), their fraction, RFC 3550 jitter in ms;
                 # for UDP, delivered_bytes/goodput_bps are received payload, sent_packets the
                 # datagrams sent, and the TCP fields are 0/None
-     "flow_series": {column: list},   # flow_id, t_s, delivered_bytes, cwnd_pkts, ssthresh_pkts,
+     "flow_series": {column: list},   # flow_id, t_s, delivered_bytes, received_bytes, cwnd_pkts, ssthresh_pkts,
                                       # srtt_ms, inflight_pkts, pacing_rate_bps, retransmits
      "link_series": {column: list},   # link_id, dir, t_s, queue_pkts, queue_bytes, drops_queue,
                                       # drops_random, ecn_marks, tx_bytes, capacity_bps, delay_ms

@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "satcc.commands.report",
     "satcc.commands.fidelity",
     "satcc.commands.reproduce",
+    "satcc.commands.try",
 )
 OPTIONAL_COMMAND_MODULES = (
     "satcc.models.cli",

@@ -436,7 +436,23 @@ def read_delay_csv(path: Path, default_loss: float) -> list[tuple[int, int, floa
     return rows
 
 
-def _trace(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]]:
+def series_time_mean(rows: list[tuple[int, int, float]], column: int,
+                     duration_ns: int | None) -> float:
+    """Time-weighted mean of one column of a delay/loss series over [0, duration) as the
+    simulator applies it (row i from its time until row i+1's, row 0 also before its time,
+    the last row for ever); over [0, last row's time) when the duration is unknown or 0."""
+    end = duration_ns if duration_ns else rows[-1][0]
+    if end <= 0:
+        return float(rows[0][column])
+    total = 0.0
+    for i, row in enumerate(rows):
+        lo = 0 if i == 0 else min(row[0], end)
+        hi = min(rows[i + 1][0], end) if i + 1 < len(rows) else end
+        total += max(0, hi - lo) * row[column]
+    return total / end
+
+
+def _trace(r: _Reader, base: Path, duration_ns: int | None = None) -> list[tuple[dict, dict, dict | None]]:
     traces = r.both("mahimahi", _path, None)
     rates = r.both("rate", parse_rate, None)
     csvs = r.both("delay_csv", _path, None)
@@ -469,8 +485,10 @@ def _trace(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]]:
         else:
             nominal_rate = rate
         if rows is not None:
-            nominal_delay = round(sum(x[1] for x in rows) / len(rows))
-            nominal_loss = sum(x[2] for x in rows) / len(rows)
+            # Each row holds until the next (the first from time 0, the last for ever): the
+            # nominal figures are means over the run's time, not over the rows.
+            nominal_delay = round(series_time_mean(rows, 1, duration_ns))
+            nominal_loss = series_time_mean(rows, 2, duration_ns)
         else:
             nominal_delay, nominal_loss = delay, loss
         model = {"kind": "trace", "opportunities_ms": stamps, "bytes_per_opportunity": per,
@@ -536,14 +554,15 @@ def model_keys(kind: str) -> list[str]:
     return list(_KEYS[kind])
 
 
-def resolve_model(table: dict[str, Any], prefix: str, base: Path) -> list[tuple[dict, dict, dict | None]]:
+def resolve_model(table: dict[str, Any], prefix: str, base: Path,
+                  duration_ns: int | None = None) -> list[tuple[dict, dict, dict | None]]:
     """[(nominal, model, default queue)] for a→b and b→a; raises ModelIssues."""
     kind = table.get("kind")
     if kind not in KINDS:
         raise ModelIssues([(f"{prefix}.kind", f"expected one of {', '.join(KINDS)}, found {describe(kind)}")])
     r = _Reader(table, prefix, _KEYS[kind])
     if kind == "trace":
-        out = _trace(r, base)
+        out = _trace(r, base, duration_ns)
     elif kind == "constellation" and {"tle", "epoch", "span"} & table.keys():
         # SGP4 positions → a trace-kind delay series; sgp4 is imported only there
         from satcc import tle
@@ -575,9 +594,11 @@ def link_issues(i: int, link: Any, base: Path) -> list[tuple[str, str]]:
     return issues
 
 
-def resolve_link(link: Any, base: Path, default_queue: dict) -> tuple[dict, dict]:
-    """The two resolved directions (DIR of `_native.pyi`) of a link with a model."""
-    dirs = resolve_model(link.model, "link.model", base)
+def resolve_link(link: Any, base: Path, default_queue: dict,
+                 duration_ns: int | None = None) -> tuple[dict, dict]:
+    """The two resolved directions (DIR of `_native.pyi`) of a link with a model; a trace's
+    nominal delay and loss are time means over `duration_ns` (the run)."""
+    dirs = resolve_model(link.model, "link.model", base, duration_ns)
     out = []
     for (nominal, model, queue), key in zip(dirs, ("queue", "queue_ba"), strict=True):
         if key in link.model_fields_set or (key == "queue_ba" and "queue" in link.model_fields_set):

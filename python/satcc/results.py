@@ -82,8 +82,13 @@ FLOWS_SCHEMA = pa.schema([
 FLOW_SERIES_SCHEMA = pa.schema([
     ("flow_id", pa.int64()),
     ("t_s", pa.float64()),                   # bin start
-    ("delivered_bytes", pa.int64()),         # in the bin
+    ("delivered_bytes", pa.int64()),         # in the bin, in order (a repair releases a burst)
     ("goodput_bps", pa.float64()),           # delivered_bytes x 8 / bin width
+    ("received_bytes", pa.int64()),          # payload that reached the receiver in the bin,
+                                             # in order or not (null: not measured)
+    ("received_bps", pa.float64()),          # received_bytes x 8 / bin width
+    ("cwnd_bytes", pa.int64()),              # congestion window in bytes where that is what
+                                             # was measured (iperf3's snd_cwnd); else null
     ("cwnd_pkts", pa.int64()),               # at the end of the bin
     ("ssthresh_pkts", pa.int64()),
     ("srtt_ms", pa.float64()),
@@ -111,6 +116,11 @@ LINK_SERIES_SCHEMA = pa.schema([
 # Integer columns that may be null; pandas gets them as nullable Int64 instead of float64.
 NULLABLE_INT_COLUMNS = {"size_bytes", "received_packets", "lost_packets"}
 
+# Flow-series columns that describe the sender's TCP state (null for UDP flows, and null where
+# no value exists yet: srtt before the first RTT sample).
+TCP_STATE_COLUMNS = ("cwnd_pkts", "ssthresh_pkts", "srtt_ms", "inflight_pkts", "pacing_rate_bps",
+                     "retransmits")
+
 # Keys of the --json summary's flows[] (the contract in issue 2 plus what helps reading it).
 SUMMARY_FLOW_KEYS = (
     "id", "name", "from", "to", "cca", "goodput_bps", "delivered_bytes", "sent_packets",
@@ -133,6 +143,38 @@ def jain_index(values: list[float]) -> float | None:
     if not xs or squares == 0:
         return None
     return sum(xs) ** 2 / (len(xs) * squares)
+
+
+def shared_bottleneck(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The flows Jain's index is taken over: those whose bottleneck is the same link direction.
+
+    A flow's bottleneck is the direction on its route with the smallest rate per flow crossing
+    it (the model engine's rule; nominal rates). Flows are grouped by bottleneck; the group with
+    the most flows is chosen (ties: the lower link id, then "ab"). Flows in opposite directions
+    or on disjoint paths never share. Returns {"link_id", "dir", "flows": [ids]} or None."""
+    from satcc.engines.model import routes
+
+    flows = config.get("flows", [])
+    if not flows:
+        return None
+    path = routes(config)
+    fwd = {f["id"]: path(f["src"], f["dst"]) for f in flows}
+    users: dict[tuple[int, str], int] = {}
+    for hops in fwd.values():
+        for hop in hops:
+            users[hop] = users.get(hop, 0) + 1
+    links = config["links"]
+    groups: dict[tuple[int, str], list[int]] = {}
+    for f in flows:
+        hops = fwd[f["id"]]
+        if not hops:
+            continue
+        hop = min(hops, key=lambda h: (links[h[0]][h[1]]["rate_bps"] / users[h], h))
+        groups.setdefault(hop, []).append(f["id"])
+    if not groups:
+        return None
+    (link_id, direction), ids = min(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return {"link_id": link_id, "dir": direction, "flows": sorted(ids)}
 
 
 def _clean(value: Any) -> Any:
@@ -202,13 +244,16 @@ class RunResult:
 
         bin_s = config["bin_ns"] / 1e9
         duration_s = config["duration_ns"] / 1e9
-        fs = dict(raw["flow_series"])
+        fs = _null_outside_flows(dict(raw["flow_series"]), flows, bin_s)
         t = fs.get("t_s", [])
         # the last bin may be shorter than `bin` when duration is not a multiple of it
-        fs["goodput_bps"] = [
-            d * 8 / min(bin_s, duration_s - ts) if duration_s - ts > 0 else None
-            for d, ts in zip(fs.get("delivered_bytes", []), t, strict=True)
-        ]
+        width = [min(bin_s, duration_s - ts) for ts in t]
+        fs["goodput_bps"] = [d * 8 / w if d is not None and w > 0 else None
+                             for d, w in zip(fs.get("delivered_bytes", []), width, strict=True)]
+        fs.setdefault("received_bytes", [None] * len(t))
+        fs["received_bps"] = [d * 8 / w if d is not None and w > 0 else None
+                              for d, w in zip(fs["received_bytes"], width, strict=True)]
+        fs.setdefault("cwnd_bytes", [None] * len(t))
         flow_series = _table(fs, FLOW_SERIES_SCHEMA, "flow_series")
 
         ls = dict(raw["link_series"])
@@ -229,6 +274,7 @@ class RunResult:
             [{"id": i, "a": a, "b": b} for i, (a, b) in ends.items()],
         )
         full_meta.setdefault("stats", {k: _clean(v) for k, v in raw.get("stats", {}).items()})
+        full_meta.setdefault("fairness", shared_bottleneck(config))
         return cls(full_meta, flows, flow_series, link_series)
 
     # -- views --------------------------------------------------------------------------------
@@ -254,8 +300,19 @@ class RunResult:
         return self._frame("link_series", self.link_series_table)
 
     @property
+    def jain_flows(self) -> list[int]:
+        """Ids of the flows Jain's index is over: those sharing one bottleneck (meta
+        "fairness", see `shared_bottleneck`); every flow for results written without it."""
+        fair = self.meta.get("fairness", "all")
+        if fair == "all":
+            return self.flows_table.column("id").to_pylist()
+        return list(fair["flows"]) if fair else []
+
+    @property
     def jain_index(self) -> float | None:
-        return jain_index(self.flows_table.column("goodput_bps").to_pylist())
+        ids = set(self.jain_flows)
+        rows = self.flows_table.select(["id", "goodput_bps"]).to_pylist()
+        return jain_index([r["goodput_bps"] for r in rows if r["id"] in ids])
 
     def summary(self) -> dict[str, Any]:
         """The `--json` document (also `summary.json`, minus the file hashes)."""
@@ -273,6 +330,7 @@ class RunResult:
             "duration_s": m.get("duration_s"),
             "bin_s": m.get("bin_s"),
             "jain_index": self.jain_index,
+            "jain_flows": self.jain_flows,
             "flows": flows,
             "nodes": m.get("nodes", []),
             "links": m.get("links", []),
@@ -359,9 +417,40 @@ class RunResult:
         lines = [head, fmt(columns)] + [fmt(r) for r in rows]
         j = self.jain_index
         if fairness:
-            lines.append(f"Jain's fairness index over goodputs: {j:.3f}" if j is not None
-                         else "Jain's fairness index over goodputs: undefined (no goodput)")
+            ids = self.jain_flows
+            fair = self.meta.get("fairness")
+            where = (f" of the {len(ids)} flows sharing bottleneck link[{fair['link_id']}] "
+                     f"{fair['dir']}" if isinstance(fair, dict) and fair.get("link_id") is not None
+                     else f" of flows {', '.join(map(str, ids))}" if fair != "all" and ids else "")
+            lines.append(f"Jain's fairness index over goodputs{where}: {j:.3f}" if j is not None
+                         else f"Jain's fairness index over goodputs{where}: undefined (no goodput)")
         return "\n".join(lines)
+
+
+def _null_outside_flows(fs: dict[str, list[Any]], flows: pa.Table, bin_s: float
+                        ) -> dict[str, list[Any]]:
+    """Missing values are null: every column of a bin that ends before the flow starts or
+    starts after it completed (start + fct); the TCP state of UDP flows; srtt 0 (no sample)."""
+    rows = flows.to_pylist()
+    span = {f["id"]: (f["start_s"], f["start_s"] + f["fct_s"] if f["fct_s"] is not None else math.inf)
+            for f in rows}
+    udp = {f["id"] for f in rows if f["proto"] == "udp"}
+    ids, t = fs.get("flow_id", []), fs.get("t_s", [])
+    out = {k: list(v) for k, v in fs.items()}
+    data_columns = [k for k in out if k not in ("flow_id", "t_s")]
+    for i, (fid, ts) in enumerate(zip(ids, t, strict=True)):
+        start, end = span.get(fid, (0.0, math.inf))
+        if ts + bin_s <= start or ts >= end:
+            for k in data_columns:
+                out[k][i] = None
+            continue
+        if fid in udp:
+            for k in TCP_STATE_COLUMNS:
+                if k in out:
+                    out[k][i] = None
+        elif "srtt_ms" in out and out["srtt_ms"][i] == 0:
+            out["srtt_ms"][i] = None
+    return out
 
 
 def _num(x: Any) -> str:

@@ -614,7 +614,8 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     links = []
     for link in s.links:
         if link.model is not None:
-            ab, ba = linkmodels.resolve_link(link, Path(s.source).parent, parse_queue(DEFAULT_QUEUE))
+            ab, ba = linkmodels.resolve_link(link, Path(s.source).parent, parse_queue(DEFAULT_QUEUE),
+                                             s.scenario.duration)
         else:
             ab = _direction(link.rate, link.delay, link.loss, link.queue, link.ecn_threshold)
             ba = _direction(

@@ -29,8 +29,11 @@ pub struct FlowSeries {
     pub flow_id: Vec<u32>,
     /// Bin start, seconds from the run's start.
     pub t_s: Vec<f64>,
-    /// Application bytes delivered in the bin.
+    /// Application bytes delivered in the bin (in order: a repair releases what waited).
     pub delivered_bytes: Vec<u64>,
+    /// Payload bytes that arrived at the receiver in the bin, in order or not, duplicates
+    /// included (bounded by the link; set beside `delivered_bytes` to read a repair's burst).
+    pub received_bytes: Vec<u64>,
     /// Sampled at the end of the bin.
     pub cwnd_pkts: Vec<u32>,
     pub ssthresh_pkts: Vec<u32>,

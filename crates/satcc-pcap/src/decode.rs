@@ -48,6 +48,9 @@ pub struct TcpSeg {
     /// RFC 7323 timestamps (TSval, TSecr).
     pub ts: Option<(u32, u32)>,
     pub wscale: Option<u8>,
+    /// SACK blocks (left, right edge), up to four; `sack_blocks` of them are set.
+    pub sack: [(u32, u32); 4],
+    pub sack_blocks: u8,
 }
 
 /// Decoded UDP header fields and the first bytes of payload (for iperf3's sequence numbers).
@@ -187,11 +190,21 @@ pub fn decode(linktype: Linktype, data: &[u8], orig_len: u32) -> Decoded {
             let seglen = ip_reported_end.saturating_sub(tcp_start + hdr_len) as u32;
             let mut ts = None;
             let mut wscale = None;
+            let mut sack = [(0u32, 0u32); 4];
+            let mut sack_blocks = 0u8;
             if hdr_len > 20 {
                 for opt in tcp.options_iterator().flatten() {
                     match opt {
                         TcpOptionElement::Timestamp(a, b) => ts = Some((a, b)),
                         TcpOptionElement::WindowScale(w) => wscale = Some(w),
+                        TcpOptionElement::SelectiveAcknowledgement(first, rest) => {
+                            for block in std::iter::once(Some(first)).chain(rest).flatten() {
+                                if (sack_blocks as usize) < sack.len() {
+                                    sack[sack_blocks as usize] = block;
+                                    sack_blocks += 1;
+                                }
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -208,6 +221,8 @@ pub fn decode(linktype: Linktype, data: &[u8], orig_len: u32) -> Decoded {
                 seglen,
                 ts,
                 wscale,
+                sack,
+                sack_blocks,
             })
         }
         Some(TransportSlice::Udp(udp)) => {

@@ -317,6 +317,8 @@ pub struct PacketTable {
     pub window: Vec<u16>,
     pub tsval: Vec<u32>,
     pub tsecr: Vec<u32>,
+    /// TCP: `tcp.analysis.bytes_in_flight` (NaN where tshark shows none); UDP: NaN.
+    pub bytes_in_flight: Vec<f64>,
 }
 
 /// RTT samples, when `keep_rtt_samples`.
@@ -503,8 +505,11 @@ impl Analyzer {
             seglen: t.seglen,
             flags: t.flags,
             window: t.window,
+            sack: t.sack,
+            sack_blocks: t.sack_blocks,
         };
         let af = seqc.analyze(d, seg, pre);
+        let bif = seqc.bytes_in_flight;
         seqc.after_segment(now, t.flags);
         let base_fwd = seqc.dirs[d].base_seq.unwrap_or(0);
         let base_rev = seqc.dirs[1 - d].base_seq.unwrap_or(0);
@@ -647,6 +652,7 @@ impl Analyzer {
             let (v, e) = t.ts.unwrap_or((0, 0));
             p.tsval.push(v);
             p.tsecr.push(e);
+            p.bytes_in_flight.push(bif.map_or(f64::NAN, f64::from));
         }
     }
 
@@ -694,6 +700,7 @@ impl Analyzer {
             p.window.push(0);
             p.tsval.push(0);
             p.tsecr.push(0);
+            p.bytes_in_flight.push(f64::NAN);
         }
     }
 }

@@ -42,7 +42,7 @@ macro_rules! le_bytes {
         }
     )*};
 }
-le_bytes!(u8 => "<u1", u16 => "<u2", u32 => "<u4", u64 => "<u8", i64 => "<i8");
+le_bytes!(u8 => "<u1", u16 => "<u2", u32 => "<u4", u64 => "<u8", i64 => "<i8", f64 => "<f8");
 
 fn column<'py, T: LeBytes>(
     py: Python<'py>,
@@ -170,6 +170,7 @@ fn to_py<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDict>> {
             column(py, &pd, "window", &p.window)?;
             column(py, &pd, "tsval", &p.tsval)?;
             column(py, &pd, "tsecr", &p.tsecr)?;
+            column(py, &pd, "bytes_in_flight", &p.bytes_in_flight)?;
             d.set_item("packets", pd)?;
         }
         None => d.set_item("packets", py.None())?,

@@ -184,6 +184,7 @@ fn flow_series_to_py<'py>(py: Python<'py>, s: &FlowSeries) -> PyResult<Bound<'py
     d.set_item("flow_id", &s.flow_id)?;
     d.set_item("t_s", &s.t_s)?;
     d.set_item("delivered_bytes", &s.delivered_bytes)?;
+    d.set_item("received_bytes", &s.received_bytes)?;
     d.set_item("cwnd_pkts", &s.cwnd_pkts)?;
     d.set_item("ssthresh_pkts", &s.ssthresh_pkts)?;
     d.set_item("srtt_ms", &s.srtt_ms)?;

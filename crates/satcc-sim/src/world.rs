@@ -415,7 +415,9 @@ impl World {
                 let s = &mut self.series;
                 s.flow_id.push(i as u32);
                 s.t_s.push(t_s);
-                s.delivered_bytes.push(std::mem::take(&mut u.delivered_in_bin));
+                let got = std::mem::take(&mut u.delivered_in_bin);
+                s.delivered_bytes.push(got);
+                s.received_bytes.push(got);
                 s.cwnd_pkts.push(0);
                 s.ssthresh_pkts.push(0);
                 s.srtt_ms.push(0.0);
@@ -429,6 +431,7 @@ impl World {
             self.series.t_s.push(t_s);
             self.series.delivered_bytes.push(f.receiver.delivered_in_bin);
             f.receiver.delivered_in_bin = 0;
+            self.series.received_bytes.push(std::mem::take(&mut f.receiver.received_in_bin));
             self.series.cwnd_pkts.push(s.tcp.cwnd);
             self.series.ssthresh_pkts.push(s.tcp.ssthresh.min(i32::MAX as u32));
             self.series.srtt_ms.push(s.srtt_us() as f64 / 1000.0);

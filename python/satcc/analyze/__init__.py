@@ -9,6 +9,9 @@ Map: `capture` (pcap/pcapng via the Rust analyzer in crates/satcc-pcap), `iperf3
 `testbed` (namespaces + tbf + iperf3 + tcpdump, for tests and the benchmark).
 """
 
+import sys
+import types
+
 from satcc.analyze.capture import (
     CaptureAnalysis,
     analyze_capture_bytes,
@@ -30,3 +33,16 @@ __all__ = [
     "read_ping",
     "seq_ack_graph",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """`satcc.analyze(...)` is the API function (satcc.api.analyze) even after this package was
+    imported (importing `satcc.analyze` binds the package to that name on `satcc`)."""
+
+    def __call__(self, *files, **options):
+        from satcc.api import analyze
+
+        return analyze(*files, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

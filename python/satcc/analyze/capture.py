@@ -3,7 +3,8 @@
     cap = read_capture("dish.pcap", bin_s=0.1, packets=True, rtt=True)
     cap.flows      one row per flow direction (5-tuple, bytes, goodput, tshark flag counts, RTT)
     cap.series     per flow per bin: payload bytes, new bytes, goodput, packets, retransmits
-    cap.packets    per TCP/UDP packet (when packets=True): time, flow, seq/ack, flags
+    cap.packets    per TCP/UDP packet (when packets=True): time, flow, seq/ack, flags,
+                   tshark's bytes_in_flight (NaN where tshark shows none)
     cap.rtt        per RTT sample (when rtt=True): data→ACK and TSval→TSecr
     seq_ack_graph(cap, flow_id)  time/sequence/ACK data for a tcptrace-style plot
 
@@ -37,7 +38,7 @@ class CaptureAnalysis:
     bin_s: float
     first_ts_ns: int | None
     stats: dict[str, int]
-    warnings: list[dict[str, Any]]
+    warnings: list[dict[str, Any] | str]
     flows: pd.DataFrame
     series: pd.DataFrame
     packets: pd.DataFrame | None = None
@@ -120,7 +121,7 @@ def _finish(path: str, raw: dict[str, Any], bin_s: float) -> CaptureAnalysis:
         bin_s=bin_s,
         first_ts_ns=raw["first_ts_ns"],
         stats=dict(raw["stats"]),
-        warnings=list(raw["warnings"]),
+        warnings=list(raw["warnings"]) + incomplete_warnings(raw["flows"]),
         flows=_flows_frame(raw["flows"]),
         series=_series_frame(raw["flows"], bin_s),
         packets=packets,
@@ -129,14 +130,38 @@ def _finish(path: str, raw: dict[str, Any], bin_s: float) -> CaptureAnalysis:
     )
 
 
+def incomplete_warnings(flows: list[dict[str, Any]]) -> list[str]:
+    """A TCP direction whose sequence numbers advanced further than the payload the capture
+    holds (tcpdump dropped packets, or the capture point missed some): its byte and goodput
+    figures come from sequence numbers, its flags from what was captured."""
+    out = []
+    for f in flows:
+        advanced, present = f.get("delivered_bytes") or 0, f.get("payload_bytes") or 0
+        if f.get("proto") == "tcp" and advanced > present:
+            out.append(f"the capture is incomplete: flow {f['id']} ({f['src']}:{f['sport']} > "
+                       f"{f['dst']}:{f['dport']}) advanced {advanced / 1e6:.3f} MB in sequence "
+                       f"numbers but only {present / 1e6:.3f} MB of payload were captured "
+                       "(dropped by the capture tool, or lost before the capture point and never "
+                       "repaired); bytes and goodput count sequence numbers, "
+                       "the analysis flags only what was captured")
+    return out
+
+
 def read_capture(path: str | Path, bin_s: float = DEFAULT_BIN_S, packets: bool = False,
                  rtt: bool = False,
                  progress: Callable[[int, int], None] | None = None) -> CaptureAnalysis:
     """Analyse a pcap/pcapng file. `packets`/`rtt` also return the per-packet and per-sample
     tables (memory grows with the capture). Raises ValueError if nothing could be read."""
     bin_ns = round(bin_s * 1e9)
-    raw = _native.pcap_analyze(str(path), bin_ns=bin_ns, packets=packets, rtt_samples=rtt,
-                               progress=progress)
+    try:
+        raw = _native.pcap_analyze(str(path), bin_ns=bin_ns, packets=packets, rtt_samples=rtt,
+                                   progress=progress)
+    except (ValueError, OSError) as e:
+        # every capture error names the file (the native layer does not always)
+        text = str(e).removeprefix(f"{path}: ")
+        if isinstance(e, OSError) and Path(path).is_dir():
+            text = "expected a capture file, found a directory"
+        raise ValueError(f"{path}: {text}") from None
     return _finish(str(path), raw, bin_s)
 
 

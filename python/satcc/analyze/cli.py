@@ -3,8 +3,9 @@
 Each FILE is recognised by its content: pcap/pcapng capture, iperf3 JSON (`iperf3 -J`), or a
 ping/nping text log. Prints a per-flow table (or with --json the summary document, the shape of
 `satcc sim --json` plus src/dst/sport/dport and bins). Damaged inputs are analysed as far as
-they can be read, with a warning naming the record number and byte offset; the exit status is
-1 only when a file yielded nothing at all.
+they can be read, with a warning naming the record number and byte offset. A file that is
+missing or yields nothing at all is an input error: one line on stderr, exit status 2 (the
+other files are still analysed and printed).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def detect_kind(path: Path) -> str:
         head = fh.read(4096)
     if head[:4] in PCAP_MAGICS or head[:4] == PCAPNG_MAGIC:
         return "capture"
-    if head.lstrip()[:1] == b"{":
+    if head.lstrip()[:1] in (b"{", b"["):  # JSON: iperf3 -J or --json-stream
         return "iperf3"
     return "ping"
 
@@ -70,12 +71,14 @@ def load_input(path: Path, bin_s: float, progress=None):
     from satcc.analyze.iperf3 import read_iperf3
     from satcc.analyze.ping import read_ping
 
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"{path}: no such file")
+    if not path.is_file():
+        raise UserError(f"{path}: expected a regular file, found a directory or device")
     kind = detect_kind(path)
     try:
         if kind == "capture":
-            cap = read_capture(path, bin_s=bin_s, progress=progress)
+            cap = read_capture(path, bin_s=bin_s, rtt=True, progress=progress)
             if cap.stats["frames"] == 0:
                 where = "; ".join(f"record {w['record']} at byte {w['offset']}: {w['message']}"
                                   for w in cap.warnings)
@@ -86,6 +89,8 @@ def load_input(path: Path, bin_s: float, progress=None):
         return read_ping(path)
     except ValueError as e:
         raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
 def _table(res) -> str:
@@ -142,11 +147,12 @@ def run(args: argparse.Namespace) -> int:
             failed.append(path)
             continue
         for w in getattr(inp, "warnings", []):
-            print(f"satcc: warning: {path}: record {w['record']} at byte offset {w['offset']}: "
-                  f"{w['message']}", file=sys.stderr)
+            where = (f"record {w['record']} at byte offset {w['offset']}: {w['message']}"
+                     if isinstance(w, dict) else w)
+            print(f"satcc: warning: {path}: {where}", file=sys.stderr)
         inputs.append(inp)
     if not inputs:
-        return 1
+        return UserError.exit_code
     res = build(inputs, all_flows=args.all_flows)
     if args.out is not None:
         res.result.write(args.out)
@@ -156,4 +162,4 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(res.summary(), indent=2, allow_nan=False) + "\n")
     else:
         print(_table(res))
-    return 1 if failed else 0
+    return UserError.exit_code if failed else 0

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,15 @@ _NPING_SEQ = re.compile(r"\bseq=(?P<seq>\d+)")
 _NPING_RTT = re.compile(r"Max rtt: (?P<max>[\d.]+|N/A)ms \| Min rtt: (?P<min>[\d.]+|N/A)ms \| "
                         r"Avg rtt: (?P<avg>[\d.]+|N/A)ms")
 _NPING_TX = re.compile(r"Raw packets sent: (?P<tx>\d+) .*?\| Rcvd: (?P<rx>\d+)")
+# ping and nping lines are under 200 characters; longer lines are not their output and are
+# skipped before any pattern runs (a regex over one 100 KB line can take quadratic time).
+MAX_LINE_CHARS = 1024
+# ICMP sequence numbers are 16 bits (iputils counts on past 65535 in its own numbering, but not
+# by billions); a larger number is not ping output.
+MAX_SEQ = 2**32
+# Lost probes are filled in between the replies; never more than this many beyond the probes
+# the log accounts for (a gap of 10^20 would otherwise allocate 10^20 rows).
+MAX_FILL = 1_000_000
 
 
 @dataclass
@@ -41,6 +51,7 @@ class PingResult:
     tool: str
     samples: pd.DataFrame
     summary: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
 
 
 def looks_like_ping(text: str) -> bool:
@@ -56,11 +67,14 @@ def _stats(rtts: np.ndarray) -> dict[str, float | None]:
             "rtt_max_ms": float(ok.max()), "rtt_p95_ms": float(np.percentile(ok, 95))}
 
 
-def _parse_ping(text: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _parse_ping(text: str, warnings: list[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
     rows = []
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), 1):
         m = _PING_REPLY.search(line.strip())
         if m:
+            if len(m["seq"]) > 10 or int(m["seq"]) > MAX_SEQ:
+                warnings.append(f"line {n}: icmp_seq above {MAX_SEQ}, line skipped")
+                continue
             epoch = float(m["epoch"]) if m["epoch"] else math.nan
             rows.append({"seq": int(m["seq"]), "t_epoch": epoch, "rtt_ms": float(m["rtt"])})
     got = {r["seq"]: r for r in rows}
@@ -78,6 +92,14 @@ def _parse_ping(text: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     lo = 0 if got and min(got) == 0 else 1
     n_tx = tool_summary.get("tool_transmitted", 0)
     seqs = range(lo, max(max(got, default=lo - 1), lo + n_tx - 1) + 1)
+    if len(seqs) > len(got) + n_tx + MAX_FILL:
+        warnings.append(f"sequence numbers jump by more than {MAX_FILL}; lost probes are not "
+                        "filled in, only replies are listed")
+        seqs = range(0)
+        samples = pd.DataFrame(sorted(rows, key=lambda r: r["seq"]),
+                               columns=["seq", "t_epoch", "rtt_ms"])
+        samples["t_s"] = samples["t_epoch"] - samples["t_epoch"].min()
+        return samples, tool_summary
     samples = pd.DataFrame([got.get(s, {"seq": s, "t_epoch": math.nan, "rtt_ms": math.nan})
                             for s in seqs], columns=["seq", "t_epoch", "rtt_ms"])
     t0 = samples["t_epoch"].min()
@@ -87,6 +109,10 @@ def _parse_ping(text: str) -> tuple[pd.DataFrame, dict[str, Any]]:
 
 def _parse_nping(text: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     sent: list[dict[str, Any]] = []
+    # Unanswered probes, oldest first, per ICMP seq (None: probes without one); answered ones
+    # are skipped lazily, so matching stays linear in the number of lines.
+    waiting: dict[int | None, deque[int]] = defaultdict(deque)
+    latest: list[int] = []
     for line in text.splitlines():
         m = _NPING_LINE.match(line.strip())
         if not m:
@@ -95,15 +121,27 @@ def _parse_nping(text: str) -> tuple[pd.DataFrame, dict[str, Any]]:
         sm = _NPING_SEQ.search(m["rest"]) if m["proto"] == "ICMP" else None
         seq = int(sm["seq"]) if sm else None
         if m["dir"] == "SENT":
+            waiting[seq].append(len(sent))
+            latest.append(len(sent))
             sent.append({"seq": len(sent) + 1, "icmp_seq": seq, "t_s": t, "rtt_ms": math.nan})
             continue
         # RCVD: the oldest unanswered probe with the same ICMP seq; TCP/UDP replies carry no
         # probe number, so the latest unanswered probe (nping's own min/max agree with this).
-        candidates = [p for p in sent if math.isnan(p["rtt_ms"])
-                      and (seq is None or p["icmp_seq"] in (None, seq))]
-        if candidates:
-            p = candidates[0] if seq is not None else candidates[-1]
-            p["rtt_ms"] = (t - p["t_s"]) * 1000.0
+        if seq is not None:
+            heads = []
+            for key in (seq, None):
+                q = waiting.get(key)
+                while q and not math.isnan(sent[q[0]]["rtt_ms"]):
+                    q.popleft()
+                if q:
+                    heads.append(q[0])
+            pick = min(heads) if heads else None
+        else:
+            while latest and not math.isnan(sent[latest[-1]]["rtt_ms"]):
+                latest.pop()
+            pick = latest[-1] if latest else None
+        if pick is not None:
+            sent[pick]["rtt_ms"] = (t - sent[pick]["t_s"]) * 1000.0
     tool_summary: dict[str, Any] = {}
     tx_m = _NPING_TX.search(text)
     if tx_m:
@@ -117,14 +155,29 @@ def _parse_nping(text: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     return samples, tool_summary
 
 
+def _short_lines(text: str, warnings: list[str]) -> str:
+    kept, long = [], 0
+    for line in text.splitlines():
+        if len(line) > MAX_LINE_CHARS:
+            long += 1
+        else:
+            kept.append(line)
+    if long:
+        warnings.append(f"{long} line(s) longer than {MAX_LINE_CHARS} characters skipped "
+                        "(not ping/nping output)")
+    return "\n".join(kept)
+
+
 def read_ping(src: str | Path, text: str | None = None) -> PingResult:
     """Parse a ping or nping log (a path; or `text` with `src` as its label)."""
     path = str(src)
     if text is None:
         text = Path(src).read_text(errors="replace")
+    warnings: list[str] = []
+    text = _short_lines(text, warnings)
     tool = "nping" if ("Starting Nping" in text or _NPING_LINE.search(text) or _NPING_TX.search(text)) \
         else "ping"
-    samples, tool_summary = _parse_nping(text) if tool == "nping" else _parse_ping(text)
+    samples, tool_summary = _parse_nping(text) if tool == "nping" else _parse_ping(text, warnings)
     if samples.empty and not tool_summary:
         raise ValueError(f"{path}: no ping or nping output found")
     rtts = samples["rtt_ms"].to_numpy(dtype=float)
@@ -133,4 +186,4 @@ def read_ping(src: str | Path, text: str | None = None) -> PingResult:
     summary = {"tool": tool, "transmitted": transmitted, "received": received,
                "loss_rate": (1 - received / transmitted) if transmitted else None,
                **_stats(rtts), **tool_summary}
-    return PingResult(path=path, tool=tool, samples=samples, summary=summary)
+    return PingResult(path=path, tool=tool, samples=samples, summary=summary, warnings=warnings)

@@ -105,10 +105,12 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                     "udp_jitter_ms": u["jitter_ms"] if u else None,
                     "bin_s": inp.bin_s, "bins": bins,
                 })
+                rtt_bins = _rtt_per_bin(inp, f["id"])
                 for i, (pb, nb, rt) in enumerate(zip(b["payload_bytes"], b["new_bytes"],
                                                      b["retransmits"], strict=True)):
                     t = (b["first"] + i) * inp.bin_s
-                    _series_row(series, fid, t, nb, nb * 8 / inp.bin_s, None, rt)
+                    _series_row(series, fid, t, inp.bin_s, delivered=nb, received=pb,
+                                srtt=rtt_bins.get(b["first"] + i), retx=rt)
         elif isinstance(inp, Iperf3Result):
             desc.update(meta=inp.meta)
             duration = max(duration, float(inp.meta.get("duration_s") or 0))
@@ -129,8 +131,9 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                     "bins": [int(x) for x in ivs["bytes"].tolist()],
                 })
                 for iv in ivs.to_dict("records"):
-                    _series_row(series, fid, iv["start_s"], iv["bytes"], iv["bits_per_second"],
-                                iv.get("rtt_ms"), iv.get("retransmits"))
+                    _series_row(series, fid, iv["start_s"], iv["seconds"], delivered=iv["bytes"],
+                                received=None, srtt=iv.get("rtt_ms"), retx=iv.get("retransmits"),
+                                cwnd_bytes=iv.get("snd_cwnd"))
         else:
             desc.update(summary={k: _clean(v) for k, v in inp.summary.items()})
             sm = inp.summary
@@ -167,18 +170,60 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
     meta = {"engine": "analyze", "satcc_version": __version__, "scenario": None,
             "scenario_hash": None, "seed": None, "duration_s": duration,
             "bin_s": bin_s, "nodes": [], "links": [],
-            "stats": {"inputs": len(inputs)}, "inputs": [d["file"] for d in described]}
+            "stats": {"inputs": len(inputs)}, "inputs": [d["file"] for d in described],
+            "fairness": shared_direction(flows)}
     result = RunResult(meta, flows_table, series_table, link_table)
     return AnalyzeResult(result=result, flows=flows, inputs=described)
 
 
-def _series_row(series: dict[str, list[Any]], fid: int, t: float, delivered: Any, goodput: Any,
-                srtt: Any, retx: Any) -> None:
+def _rtt_per_bin(cap: CaptureAnalysis, flow_id: int) -> dict[int, float]:
+    """Mean RTT (ms) of the capture's samples for one flow, per bin (samples need rtt=True)."""
+    if cap.rtt is None or cap.rtt.empty:
+        return {}
+    r = cap.rtt[cap.rtt["flow_id"] == flow_id]
+    if r.empty:
+        return {}
+    bins = (r["t_ns"] // round(cap.bin_s * 1e9)).astype("int64")
+    return {int(k): float(v) for k, v in r.groupby(bins)["rtt_ms"].mean().items()}
+
+
+# A flow direction carrying under this share of the largest one's bytes between the same two
+# hosts is not a competitor (iperf3's control connection: hundreds of bytes beside megabytes).
+MINOR_SHARE = 0.01
+
+
+def shared_direction(flows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Field data has no topology: flows share a bottleneck when they go the same way between
+    the same two hosts (an upload and a download do not). Flows with under 1 % of the largest
+    one's bytes are left out; the group with the most flows (then bytes) is chosen."""
+    groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for f in flows:
+        if f.get("proto") in ("tcp", "udp") and f.get("delivered_bytes"):
+            groups.setdefault((f.get("src"), f.get("dst")), []).append(f)
+    best = None
+    for (src, dst), members in groups.items():
+        top = max(m["delivered_bytes"] for m in members)
+        kept = [m for m in members if m["delivered_bytes"] >= MINOR_SHARE * top]
+        key = (len(kept), sum(m["delivered_bytes"] for m in kept))
+        if best is None or key > best[0]:
+            best = (key, {"link_id": None, "dir": f"{src}>{dst}",
+                          "flows": sorted(m["id"] for m in kept)})
+    return best[1] if best else None
+
+
+def _series_row(series: dict[str, list[Any]], fid: int, t: float, width_s: Any, *, delivered: Any,
+                received: Any, srtt: Any, retx: Any, cwnd_bytes: Any = None) -> None:
+    """One flow-series row; the bin's width is the capture's bin or the iperf3 interval."""
+    width = _clean(width_s)
     series["flow_id"].append(fid)
     series["t_s"].append(float(t))
     series["delivered_bytes"].append(_clean(delivered))
-    series["goodput_bps"].append(_clean(goodput))
+    series["received_bytes"].append(_clean(received))
+    for rate, n in (("goodput_bps", delivered), ("received_bps", received)):
+        n = _clean(n)
+        series[rate].append(n * 8 / width if n is not None and width else None)
     series["srtt_ms"].append(_clean(srtt))
     series["retransmits"].append(_clean(retx))
+    series["cwnd_bytes"].append(_clean(cwnd_bytes))
     for name in ("cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "pacing_rate_bps"):
         series[name].append(None)

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from satcc import scenario as sc
+from satcc.api import load_scenario, parse_set
 from satcc.units import format_duration, format_queue, format_rate, format_size
 
 HELP = "validate a scenario file"
@@ -20,6 +21,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("check", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    p.add_argument("--set", metavar="KEY.PATH=VALUE", action="append", default=[],
+                   help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
+                        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable")
     p.add_argument("--resolved", action="store_true",
                    help="print the resolved config (JSON: integer ns, bit/s, bytes) the "
                         "simulator runs, instead of the description")
@@ -27,7 +31,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    s = sc.load(args.file)
+    s = load_scenario(args.file, parse_set(args.set))
     config = sc.resolve(s)
     if args.resolved:
         print(json.dumps(config, indent=2))

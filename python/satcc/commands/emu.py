@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from satcc import scenario as sc
+from satcc.api import load_scenario, parse_set
 from satcc.commands.sim import DEFAULT_OUT_ROOT, safe_name
 from satcc.progress import ProgressBar
 
@@ -35,6 +35,9 @@ def register(subparsers) -> None:
                    help="print the JSON summary (or the doctor's checks) on stdout")
     p.add_argument("--seed", metavar="N", type=int,
                    help="seed for the links' random loss and models (default: the scenario's)")
+    p.add_argument("--set", metavar="KEY.PATH=VALUE", action="append", default=[],
+                   help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
+                        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable")
     p.add_argument("--no-capture", action="store_true", help="do not run tcpdump")
     p.add_argument("--vpn", metavar="NODE",
                    help="carry every flow through a real OpenVPN tunnel to NODE and back "
@@ -76,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         from satcc.errors import UserError
 
         raise UserError("emu: expected a scenario FILE, `doctor` or --cleanup")
-    s = sc.load(args.file)
+    s = load_scenario(args.file, parse_set(args.set))
     host.require_root()
     from satcc.engines import emu
 

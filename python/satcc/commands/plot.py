@@ -8,9 +8,10 @@ from pathlib import Path
 
 HELP = "draw goodput, cwnd and srtt over time from a result directory"
 DESCRIPTION = """\
-Draw a result directory (written by `satcc sim`) as one PNG with three stacked panels sharing
-the time axis: goodput per bin (Mbit/s), cwnd (packets) and smoothed RTT (ms), one line per
-flow, labelled "id cca from→to"."""
+Draw a result directory (any engine, or `satcc analyze --out`) as one PNG with stacked panels
+sharing the time axis: goodput per bin (Mbit/s; the received rate dashed), cwnd (packets),
+smoothed RTT (ms) and, with --panels, the queueing delay per link direction (ms); one line per
+flow, labelled "name (cca)"."""
 
 
 def register(subparsers) -> None:
@@ -18,12 +19,21 @@ def register(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dir", metavar="DIR", type=Path, help="result directory")
     p.add_argument("--out", metavar="PNG", type=Path, help="output file (default: DIR/plot.png)")
+    p.add_argument("--flows", metavar="ID,...", help="only these flows (ids or names, comma-separated)")
+    p.add_argument("--panels", metavar="NAME,...",
+                   help="panels in order among goodput, cwnd, srtt, queue (default: goodput,cwnd,srtt)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from satcc.errors import UserError
     from satcc.plot import plot_dir  # matplotlib is slow to import; only when plotting
 
-    path = plot_dir(args.dir, args.out)
+    flows = args.flows.split(",") if args.flows else None
+    panels = args.panels.split(",") if args.panels else None
+    try:
+        path = plot_dir(args.dir, args.out, flows=flows, panels=panels)
+    except ValueError as e:
+        raise UserError(f"{'--panels' if 'panels' in str(e) else '--flows'}: {e}") from None
     print(f"plot: {path}", file=sys.stderr)
     return 0

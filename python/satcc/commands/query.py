@@ -17,7 +17,12 @@ file is checked against its recorded sha256 first; corrupt or foreign files are 
 stderr and left out. README "Campaigns, results store and reports" documents every column.
 
   satcc query out/campaigns/x "SELECT cca, avg(goodput_bps)/1e6 AS mbps FROM flows GROUP BY cca"
-  satcc query out/campaigns/x --schema          the views and their columns"""
+  satcc query out/campaigns/x --schema          the views and their columns
+
+DIR may also be one result directory (`satcc sim/run/analyze --out`): views flows, flow_series,
+link_series and summary (one row: engine, scenario, seed, jain_index ...).
+
+  satcc query out/geo "SELECT name, goodput_bps/1e6 AS mbps FROM flows"""
 
 MAX_CELL = 60
 
@@ -40,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.sql is None and not args.schema:
         raise UserError("expected a SQL query (or --schema)")
+    if (args.dir / "summary.json").is_file():
+        frame = query_result_dir(args.dir, args.sql, schema=args.schema)
+        if args.schema:
+            return 0
+        return _print(frame, args)
     with open_store(args.dir) as store:
         for p in store.problems:
             print(f"satcc: warning: {args.dir}/{p.line()}", file=sys.stderr)
@@ -50,6 +60,49 @@ def run(args: argparse.Namespace) -> int:
                     print(f"  {name:<28} {kind}")
             return 0
         frame = store.query(args.sql)
+    return _print(frame, args)
+
+
+RESULT_VIEWS = ("flows", "flow_series", "link_series", "summary")
+
+
+def query_result_dir(directory: Path, sql: str | None, schema: bool = False):
+    """SQL over one result directory: its three tables and a one-row summary, in an in-memory
+    DuckDB with no file access (the tables are handed over from Arrow, nothing is read by SQL)."""
+    import duckdb
+    import pandas as pd
+    import pyarrow as pa
+
+    from satcc.errors import UserError
+    from satcc.results import load
+
+    result = load(directory)
+    doc = result.summary()
+    summary = pa.Table.from_pandas(pd.DataFrame([{
+        k: doc.get(k) for k in ("engine", "scenario", "scenario_hash", "seed", "duration_s",
+                                "bin_s", "jain_index", "satcc_version")}]), preserve_index=False)
+    con = duckdb.connect(":memory:")
+    try:
+        for name, table in (("flows", result.flows_table), ("flow_series", result.flow_series_table),
+                            ("link_series", result.link_series_table), ("summary", summary)):
+            con.register(name, table)
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        if schema:
+            for view in RESULT_VIEWS:
+                print(f"{view}:")
+                for row in con.execute(f"DESCRIBE {view}").fetchall():
+                    print(f"  {row[0]:<28} {row[1]}")
+            return None
+        try:
+            return con.execute(sql).df()
+        except duckdb.Error as e:
+            raise UserError(f"{directory}: query failed: {str(e).splitlines()[0]}") from None
+    finally:
+        con.close()
+
+
+def _print(frame, args: argparse.Namespace) -> int:
     if args.json:
         rows = [{k: _json_value(v) for k, v in row.items()} for row in frame.to_dict("records")]
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False, allow_nan=False) + "\n")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from satcc import scenario as sc
+from satcc.api import load_scenario, parse_set
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
 
@@ -32,6 +32,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("run", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    p.add_argument("--set", metavar="KEY.PATH=VALUE", action="append", default=[],
+                   help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
+                        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable")
     p.add_argument("--engine", choices=RUNNABLE, help="override the scenario's `engine`")
     p.add_argument("--out", metavar="DIR", type=Path,
                    help="result directory (default: out/<name> for sim, out/<name>-model for "
@@ -48,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from satcc.commands.sim import DEFAULT_OUT_ROOT, safe_name
     from satcc.models.cli import default_model_out, write_and_print
 
-    s = sc.load(args.file)
+    s = load_scenario(args.file, parse_set(args.set))
     engine = args.engine or s.scenario.engine
     if engine == "model":
         from satcc.engines import model

@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from satcc import scenario as sc
+from satcc.api import load_scenario, parse_set
 from satcc.engines import sim
 from satcc.progress import ProgressBar
 
@@ -32,6 +32,9 @@ def register(subparsers) -> None:
                    help="print the JSON summary on stdout instead of the table")
     p.add_argument("--seed", metavar="N", type=int,
                    help="random seed (default: the scenario's `seed`)")
+    p.add_argument("--set", metavar="KEY.PATH=VALUE", action="append", default=[],
+                   help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
+                        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable")
     p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
     p.set_defaults(func=run)
 
@@ -42,7 +45,7 @@ def safe_name(name: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    s = sc.load(args.file)
+    s = load_scenario(args.file, parse_set(args.set))
     out = args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(s.name)
     with ProgressBar(label=s.name) as bar:
         result = sim.run(s, seed=args.seed, progress=bar)

@@ -2,7 +2,9 @@
 
     store ──► figures (satcc.report.figures: drawn or skipped with a reason)
           ├─► fig_<id>.png/.pdf/.svg   (paper-quality files, no dates or software names inside)
-          └─► report.html              (figures as PNG data URIs; tables of points and runs;
+          ├─► runs/<run>.png, runs.csv, flows.csv   (per-run plots and downloads, linked)
+          └─► report.html              (templates/report.html.j2 over SECTIONS, a registry:
+                                        figures as PNG data URIs; tables of points and runs;
                                         each point's scenario as TOML; left-out files; versions)
 
 The page loads nothing from anywhere: a Content-Security-Policy meta tag forbids every fetch
@@ -17,6 +19,7 @@ import base64
 import html
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,8 @@ class Report:
     figures: list[Figure]
     html_path: Path | None = None
     problems: list[str] = field(default_factory=list)
+    run_plots: dict[str, str] = field(default_factory=dict)   # run id -> PNG path from out/
+    downloads: list[str] = field(default_factory=list)        # CSV files beside report.html
 
     @property
     def drawn(self) -> list[Figure]:
@@ -81,7 +86,8 @@ def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> 
     d, out = Path(directory), Path(out)
     out.mkdir(parents=True, exist_ok=True)
     file_formats = [f for f in formats if f != "html"]
-    with open_store(d) as store, rc_context({"svg.hashsalt": SVG_HASH_SALT}):
+    # names are data: no mathtext ("$…$" in a flow or campaign name is drawn as typed)
+    with open_store(d) as store, rc_context({"svg.hashsalt": SVG_HASH_SALT, "text.parse_math": False}):
         data = F.Data(store, store.index.get("axes", []))
         figs: list[Figure] = []
         for fid, title, fn in F.FIGURES:
@@ -109,10 +115,48 @@ def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> 
                 figs.append(fig)
         report = Report(d, out, formats, figs, problems=[p.line() for p in store.problems])
         if "html" in formats:
+            report.run_plots = _run_plots(store, out)
+            report.downloads = _downloads(store, out)
             path = out / HTML_FILE
             layout.atomic_write_text(path, render_html(store, report))
             report.html_path = path
     return report
+
+
+MAX_RUN_PLOTS = 50  # per-run plots drawn for the first runs; the rest: satcc plot runs/<id>
+RUN_PLOTS_DIR = "runs"
+
+
+def _run_plots(store: Any, out: Path) -> dict[str, str]:
+    """`satcc plot` of each finished run (the first MAX_RUN_PLOTS), linked from the runs table."""
+    from satcc.plot import save
+    from satcc.results import ResultError, load
+
+    done = store.query("SELECT run_id FROM runs WHERE status = 'done' ORDER BY point, "
+                       "repetition, run_id")["run_id"].tolist()[:MAX_RUN_PLOTS]
+    links = {}
+    for run_id in done:
+        try:
+            result = load(store.directory / layout.RUNS_DIR / run_id)
+        except ResultError:
+            continue
+        if result.flow_series.empty:
+            continue
+        rel = f"{RUN_PLOTS_DIR}/{run_id}.png"
+        save(result, out / rel)
+        links[run_id] = rel
+    return links
+
+
+def _downloads(store: Any, out: Path) -> list[str]:
+    """The runs and flows tables as CSV beside the report (the page links them)."""
+    names = []
+    for name, sql in (("runs.csv", "SELECT * FROM runs ORDER BY point, repetition, run_id"),
+                      ("flows.csv", "SELECT * FROM flows ORDER BY run_id, id")):
+        frame = store.query(sql)
+        layout.atomic_write_text(out / name, frame.to_csv(index=False, lineterminator="\n"))
+        names.append(name)
+    return names
 
 
 # -- HTML --------------------------------------------------------------------------------------
@@ -214,42 +258,56 @@ def _key(k: str) -> str:
     return k if k.replace("_", "").replace("-", "").isalnum() else json.dumps(k)
 
 
-def render_html(store: Any, report: Report) -> str:
-    idx = store.index
-    runs = store.query("SELECT * FROM runs ORDER BY point, repetition, run_id")
-    flows = store.query("SELECT run_id, name, cca, goodput_bps, retransmission_rate "
-                        "FROM flows ORDER BY run_id, id")
-    params = list(store.param_columns)
-    counts = runs["status"].value_counts().to_dict()
-    versions = sorted(set(runs["satcc_version"].dropna().astype(str)))
-    engines = ", ".join(f"{e} {n}" for e, n in runs["engine"].value_counts().sort_index().items())
-    parts = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',
-             ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-             'img-src data:; style-src \'unsafe-inline\'; script-src \'unsafe-inline\'">'),
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f"<title>satcc report: {_e(idx.get('name'))}</title><style>{CSS}</style></head>",
-             "<body>",
-             f"<h1>Campaign {_e(idx.get('name'))}</h1>"]
-    if idx.get("description"):
-        parts.append(f"<p>{_e(idx['description'])}</p>")
-    parts.append(
-        f'<p class="meta">report by satcc {_e(__version__)} · runs written by satcc '
-        f'{_e(", ".join(versions) or "-")} · {len(runs)} runs planned: '
-        f'{counts.get("done", 0)} done, {counts.get("failed", 0)} failed, '
-        f'{counts.get("pending", 0)} pending · engines: {_e(engines)} · base scenario '
-        f'<code>{_e(idx.get("scenario") or "-")}</code> · seeds {_e(idx.get("seeds"))}</p>')
-    parts.append('<nav><a href="#figures">Figures</a><a href="#skipped">Skipped figures</a>'
-                 '<a href="#points">Matrix points</a><a href="#runs">Runs</a>'
-                 '<a href="#problems">Left out</a></nav>')
-    if idx.get("axes"):
-        rows = [[_e(a["name"]), _e(a["role"]), _e(", ".join(a["keys"])),
-                 _e(", ".join(str(v) for v in a["values"]))] for a in idx["axes"]]
-        parts.append("<h2>Matrix</h2>" + _table(["column", "role", "scenario keys", "values"],
-                                                rows, {0, 1, 2, 3}))
-    parts.append('<h2 id="figures">Figures</h2>')
-    if not report.drawn:
+@dataclass
+class Section:
+    """One part of the HTML report: `render(ctx)` returns its HTML (already escaped) or None
+    to leave it out; `nav` is its link text in the page's navigation (None: no link)."""
+
+    id: str
+    nav: str | None
+    render: Callable[[RenderContext], str | None]
+
+
+@dataclass
+class RenderContext:
+    store: Any
+    report: Report
+    runs: pd.DataFrame
+    flows: pd.DataFrame
+    params: list[str]
+
+
+SECTIONS: list[Section] = []
+
+
+def register_section(section: Section, before: str | None = None) -> None:
+    """Add a section to every report, at the end or before the section with id `before`
+    (how other modules add theirs: `register_section(Section("fidelity", "Fidelity", fn),
+    before="points")`)."""
+    ids = [s.id for s in SECTIONS]
+    if section.id in ids:
+        SECTIONS[ids.index(section.id)] = section
+    elif before is not None and before in ids:
+        SECTIONS.insert(ids.index(before), section)
+    else:
+        SECTIONS.append(section)
+
+
+def _matrix_html(ctx: RenderContext) -> str | None:
+    axes = ctx.store.index.get("axes")
+    if not axes:
+        return None
+    rows = [[_e(a["name"]), _e(a["role"]), _e(", ".join(a["keys"])),
+             _e(", ".join(str(v) for v in a["values"]))] for a in axes]
+    return "<h2>Matrix</h2>" + _table(["column", "role", "scenario keys", "values"], rows,
+                                      {0, 1, 2, 3})
+
+
+def _figures_html(ctx: RenderContext) -> str:
+    parts = ['<h2 id="figures">Figures</h2>']
+    if not ctx.report.drawn:
         parts.append("<p>No figure could be drawn from this campaign's data.</p>")
-    for f in report.drawn:
+    for f in ctx.report.drawn:
         files = " · ".join(f'<code>{_e(p.name)}</code>' for p in f.files)
         img = (f'<img id="img-{_e(f.id)}" alt="{_e(f.title)}" '
                f'src="data:image/png;base64,{base64.b64encode(f.png).decode("ascii")}">'
@@ -257,27 +315,89 @@ def render_html(store: Any, report: Report) -> str:
         parts.append(f'<figure id="fig-{_e(f.id)}"><h3>{_e(f.title)}</h3>{img}'
                      f"<figcaption>{_e(f.caption)}"
                      f"{' Files: ' + files if files else ''}</figcaption></figure>")
-    parts.append('<h2 id="skipped">Skipped figures</h2>')
-    if report.skipped:
-        parts.append('<ul class="skip">' + "".join(
-            f"<li><b>{_e(f.title)}</b>: {_e(f.skipped)}</li>" for f in report.skipped) + "</ul>")
+    return "".join(parts)
+
+
+def _skipped_html(ctx: RenderContext) -> str:
+    if ctx.report.skipped:
+        body = '<ul class="skip">' + "".join(
+            f"<li><b>{_e(f.title)}</b>: {_e(f.skipped)}</li>" for f in ctx.report.skipped) + "</ul>"
     else:
-        parts.append("<p>None: the campaign had the data for every figure.</p>")
-    if idx.get("fidelity"):
-        parts.append(_fidelity_html(store))
-    parts.append(_points_html(store, runs, flows, params))
-    parts.append(_runs_html(runs, flows, params))
-    parts.append('<h2 id="problems">Left out of the store</h2>')
-    if report.problems:
-        parts.append('<ul class="problem">' + "".join(f"<li>{_e(p)}</li>"
-                                                     for p in report.problems) + "</ul>")
+        body = "<p>None: the campaign had the data for every figure.</p>"
+    return '<h2 id="skipped">Skipped figures</h2>' + body
+
+
+def _problems_html(ctx: RenderContext) -> str:
+    if ctx.report.problems:
+        body = '<ul class="problem">' + "".join(f"<li>{_e(p)}</li>"
+                                                for p in ctx.report.problems) + "</ul>"
     else:
-        parts.append("<p>Nothing: every file in the campaign directory matched its recorded "
-                     "hash.</p>")
-    parts.append(f'<p class="meta">satcc {_e(__version__)} · <code>satcc query '
-                 f'{_e(store.directory)} "SELECT * FROM runs"</code> for the numbers.</p>')
-    parts.append(f"<script>{CHECK_SCRIPT}</script></body></html>\n")
-    return "\n".join(parts)
+        body = "<p>Nothing: every file in the campaign directory matched its recorded hash.</p>"
+    return '<h2 id="problems">Left out of the store</h2>' + body
+
+
+MAX_INTERACTIVE_RUNS = 6
+VENDOR = Path(__file__).parent / "vendor"
+INTERACTIVE_SCRIPT = """
+(function () {
+  var colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                "#7f7f7f", "#bcbd22", "#17becf"];
+  var charts = JSON.parse(document.getElementById("uplot-data").textContent);
+  charts.forEach(function (c, i) {
+    var series = [{label: "time (s)"}].concat(c.names.map(function (n, k) {
+      return {label: n, stroke: colors[k % colors.length], width: 1.2, spanGaps: false};
+    }));
+    new uPlot({title: c.title, width: 900, height: 260, scales: {x: {time: false}},
+               series: series, axes: [{label: "time (s)"}, {label: "goodput (Mbit/s)"}]},
+              c.data, document.getElementById("uplot-" + i));
+  });
+  document.body.setAttribute("data-charts", "ok " + charts.length);
+})();
+"""
+
+
+def _interactive_html(ctx: RenderContext) -> str | None:
+    """Goodput over time of the first finished runs as uPlot charts (vendored, inlined: no
+    network at view time). Drag to zoom, double-click to reset, click a legend entry to hide."""
+    done = ctx.runs[ctx.runs["status"] == "done"]["run_id"].tolist()[:MAX_INTERACTIVE_RUNS]
+    if not done:
+        return None
+    ids = ", ".join(_sql_literal(r) for r in done)
+    fs = ctx.store.query(f"SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series "
+                         f"WHERE run_id IN ({ids}) ORDER BY run_id, flow_id, t_s")
+    names = ctx.store.query(f"SELECT run_id, id, name FROM flows WHERE run_id IN ({ids})")
+    charts = []
+    for run_id in done:
+        mine = fs[fs["run_id"] == run_id]
+        if mine.empty:
+            continue
+        wide = mine.pivot_table(index="t_s", columns="flow_id", values="goodput_bps",
+                                aggfunc="first", dropna=False).sort_index()
+        label = {int(r.id): str(r.name) for r in names[names["run_id"] == run_id].itertuples()}
+        data = [list(map(float, wide.index))] + [
+            [None if pd.isna(v) else round(float(v) / 1e6, 4) for v in wide[c]] for c in wide.columns]
+        charts.append({"title": str(run_id), "names": [label.get(int(c), str(c)) for c in wide.columns],
+                       "data": data})
+    if not charts:
+        return None
+    payload = json.dumps(charts, ensure_ascii=True, allow_nan=False).replace("</", "<\\/")
+    divs = "".join(f'<div id="uplot-{i}"></div>' for i in range(len(charts)))
+    css = (VENDOR / "uPlot.min.css").read_text(encoding="utf-8")
+    js = (VENDOR / "uPlot.iife.min.js").read_text(encoding="utf-8")
+    return ('<h2 id="interactive">Interactive charts</h2><p>Goodput over time of the first '
+            f"{len(charts)} finished runs: drag to zoom, double-click to reset, click a legend "
+            "entry to hide a flow (uPlot, inlined: works offline).</p>"
+            f'{divs}<style>{css}</style><script>{js}</script>'
+            f'<script type="application/json" id="uplot-data">{payload}</script>'
+            f"<script>{INTERACTIVE_SCRIPT}</script>")
+
+
+def _sql_literal(text: Any) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def _fidelity_section(ctx: RenderContext) -> str | None:
+    return _fidelity_html(ctx.store) if ctx.store.index.get("fidelity") else None
 
 
 def _fidelity_html(store: Any) -> str:
@@ -288,6 +408,46 @@ def _fidelity_html(store: Any) -> str:
             "(median of its seeds), then the kernel (median of its runs, min-max); ✓/✗ the "
             "verdicts against the targets (docs/fidelity.md).</p>"
             + table.render_html(suite.evaluate_store(store)))
+
+
+for _section in (Section("matrix", None, _matrix_html),
+                 Section("figures", "Figures", _figures_html),
+                 Section("interactive", "Interactive", _interactive_html),
+                 Section("skipped", "Skipped figures", _skipped_html),
+                 Section("fidelity", "Fidelity", _fidelity_section),
+                 Section("points", "Matrix points",
+                         lambda c: _points_html(c.store, c.runs, c.flows, c.params)),
+                 Section("runs", "Runs", lambda c: _runs_html(c.runs, c.flows, c.params,
+                                                              c.report.run_plots)),
+                 Section("problems", "Left out", _problems_html)):
+    register_section(_section)
+
+
+def render_html(store: Any, report: Report) -> str:
+    import jinja2
+    from markupsafe import Markup
+
+    idx = store.index
+    runs = store.query("SELECT * FROM runs ORDER BY point, repetition, run_id")
+    flows = store.query("SELECT run_id, name, cca, goodput_bps, retransmission_rate "
+                        "FROM flows ORDER BY run_id, id")
+    ctx = RenderContext(store, report, runs, flows, list(store.param_columns))
+    counts = runs["status"].value_counts().to_dict()
+    sections = []
+    for section in SECTIONS:
+        body = section.render(ctx)
+        if body is not None:
+            sections.append({"id": section.id, "nav": section.nav, "html": Markup(body)})
+    env = jinja2.Environment(loader=jinja2.PackageLoader("satcc.report", "templates"),
+                             autoescape=True, keep_trailing_newline=True)
+    return env.get_template("report.html.j2").render(
+        name=idx.get("name"), description=idx.get("description"), version=__version__,
+        run_versions=", ".join(sorted(set(runs["satcc_version"].dropna().astype(str)))),
+        n_runs=len(runs), counts={k: counts.get(k, 0) for k in ("done", "failed", "pending")},
+        engines=", ".join(f"{e} {n}" for e, n in runs["engine"].value_counts().sort_index().items()),
+        scenario=idx.get("scenario"), seeds=idx.get("seeds"), sections=sections,
+        directory=str(store.directory), downloads=report.downloads,
+        css=Markup(CSS), check_script=Markup(CHECK_SCRIPT))
 
 
 def _flow_cell(flows: pd.DataFrame) -> str:
@@ -302,7 +462,7 @@ def _points_html(store: Any, runs: pd.DataFrame, flows: pd.DataFrame, params: li
     out = ['<h2 id="points">Matrix points</h2>',
            ("<p>Means over the finished runs of each point. Goodput in Mbit/s per [[flow]] "
            "group; retransmission rate over all flows.</p>")]
-    cols = [*params, "runs", "goodput (Mbit/s)", "retx (%)", "Jain", "scenario"]
+    cols = [*params, "engines", "runs", "goodput (Mbit/s)", "retx (%)", "Jain", "scenario"]
     rows = []
     for point, group in runs.groupby("point", sort=True, dropna=False):
         first = group.iloc[0]
@@ -318,20 +478,28 @@ def _points_html(store: Any, runs: pd.DataFrame, flows: pd.DataFrame, params: li
                             f"{_e(to_toml(run_doc['scenario']))}</pre></details>")
             elif run_doc.get("inputs"):
                 scenario = _e(", ".join(Path(i["path"]).name for i in run_doc["inputs"]))
-        rows.append([*(_e(_fmt(first[c])) for c in params), f"{len(done)}/{len(group)}",
+        rows.append([*(_e(_fmt(first[c])) for c in params),
+                     _e(", ".join(sorted(set(group["engine"].dropna().astype(str))))),
+                     f"{len(done)}/{len(group)}",
                      _flow_cell(mine), "-" if pd.isna(retx) else f"{100 * retx:.3f}",
                      _e(_fmt(done["jain_index"].mean())), scenario])
-    out.append(_table(cols, rows, set(range(len(params))) | {len(params) + 1, len(cols) - 1}))
+    out.append(_table(cols, rows, set(range(len(params))) | {len(params), len(params) + 2,
+                                                              len(cols) - 1}))
     return "".join(out)
 
 
-def _runs_html(runs: pd.DataFrame, flows: pd.DataFrame, params: list[str]) -> str:
+def _runs_html(runs: pd.DataFrame, flows: pd.DataFrame, params: list[str],
+               plots: dict[str, str] | None = None) -> str:
+    plots = plots or {}
     cols = ["run", "status", "engine", "seed", *params, "goodput (Mbit/s)", "Jain", "error"]
     rows, classes = [], []
     by_run = dict(tuple(flows.groupby("run_id")))
     for r in runs.head(MAX_RUN_ROWS).to_dict("records"):
         err = (r.get("error") or "").strip()
-        rows.append([f"<code>{_e(r['run_id'])}</code>", _e(r["status"]), _e(r["engine"]),
+        plot = plots.get(r["run_id"])
+        name = f"<code>{_e(r['run_id'])}</code>"
+        rows.append([f'<a href="{_e(plot)}">{name}</a>' if plot else name,
+                     _e(r["status"]), _e(r["engine"]),
                      _e(_fmt(r["seed"])), *(_e(_fmt(r[c])) for c in params),
                      _flow_cell(by_run.get(r["run_id"], flows.iloc[0:0])),
                      _e(_fmt(r["jain_index"])),

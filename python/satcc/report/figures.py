@@ -19,6 +19,8 @@ campaign axis may set `role` itself).
 | ca_ramp        | 003 Fig. 7          | a run >= 30 s with cwnd series and a congestion-avoidance stretch |
 | traces         | (every study)       | cwnd/srtt series of sim or emu runs (satcc.plot panels)      |
 | fidelity       | (issue 11)          | a `satcc fidelity` directory (sim and kernel runs per scenario) |
+| cdfs           | (every study)       | >= 2 flows with a CCA and a goodput                          |
+| throughput_delay | Pantheon Fig. 2   | flows with a CCA, goodput and 95th-percentile RTT            |
 
 Goodput is application bytes x 8 per time (the studies' "throughput" from iperf3/tshark
 counts the same payload). Error bars are min-max over the runs of a point; boxes are
@@ -618,6 +620,68 @@ def fidelity(data: Data) -> Drawn:
 
 
 FigureFn = Callable[[Data], "Drawn | list[Drawn]"]
+# -- distributions and the throughput/delay plane -------------------------------------------
+
+
+def cdfs(data: Data) -> Drawn:
+    """Empirical CDFs per congestion control: each flow's goodput and 95th-percentile RTT."""
+    flows = data.flows[data.flows["cca"].notna() & data.flows["goodput_bps"].notna()]
+    if flows.empty:
+        raise Skip("no flow with a congestion control and a goodput")
+    ccas = list(dict.fromkeys(flows["cca"]))
+    if len(flows) < 2:
+        raise Skip("one flow in the campaign: a distribution needs more")
+    fig, axs = new_figure(1, 2, height=3.2)
+    colors = _colors(len(ccas))
+    for k, cca in enumerate(ccas):
+        mine = flows[flows["cca"] == cca]
+        for ax, col, scale in ((axs[0][0], "goodput_bps", 1e-6), (axs[0][1], "rtt_p95_ms", 1.0)):
+            x = np.sort(mine[col].dropna().to_numpy(dtype=float) * scale)
+            if len(x):
+                ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=colors[k],
+                        label=f"{cca} ({len(x)})")
+    axs[0][0].set_xlabel("goodput per flow (Mbit/s)")
+    axs[0][1].set_xlabel("95th-percentile RTT per flow (ms)")
+    for ax in axs[0]:
+        ax.set_ylabel("fraction of flows")
+        ax.set_ylim(0, 1.02)
+        ax.grid(True, alpha=0.3)
+    axs[0][0].legend(fontsize="small", frameon=False)
+    return Drawn(fig, "Empirical CDFs over every flow of every run, per congestion control "
+                      "(number of flows in the legend): goodput and the flow's 95th-percentile RTT.")
+
+
+def throughput_delay(data: Data) -> Drawn:
+    """Pantheon's summary plane (Yan et al., USENIX ATC 2018, Fig. 2): per algorithm, each run's
+    mean goodput against its 95th-percentile RTT, delay axis reversed (better is up and right)."""
+    flows = data.flows[data.flows["cca"].notna() & data.flows["goodput_bps"].notna()
+                       & data.flows["rtt_p95_ms"].notna()]
+    if flows.empty:
+        raise Skip("no flow with a congestion control, a goodput and an RTT")
+    ccas = list(dict.fromkeys(flows["cca"]))
+    fig, axs = new_figure(1, 1, height=3.8)
+    ax = axs[0][0]
+    colors = _colors(len(ccas))
+    per_run = flows.groupby(["run_id", "cca"], sort=False).agg(
+        goodput_bps=("goodput_bps", "mean"), rtt_p95_ms=("rtt_p95_ms", "mean")).reset_index()
+    for k, cca in enumerate(ccas):
+        mine = per_run[per_run["cca"] == cca]
+        ax.scatter(mine["rtt_p95_ms"], mine["goodput_bps"] / 1e6, s=12, alpha=0.5, color=colors[k])
+        ax.scatter([mine["rtt_p95_ms"].median()], [mine["goodput_bps"].median() / 1e6], s=70,
+                   marker="D", color=colors[k], edgecolor="black", label=str(cca))
+        ax.annotate(str(cca), (mine["rtt_p95_ms"].median(), mine["goodput_bps"].median() / 1e6),
+                    textcoords="offset points", xytext=(6, 4), fontsize="small")
+    ax.invert_xaxis()
+    ax.set_xlabel("95th-percentile RTT (ms, better →)")
+    ax.set_ylabel("mean goodput per flow (Mbit/s)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", frameon=False, loc="best")
+    return Drawn(fig, "Throughput against delay per congestion control, as Pantheon summarises "
+                      "schemes (Yan et al., USENIX ATC 2018): small dots are runs (mean over the "
+                      "run's flows of that algorithm), diamonds the median over runs; the delay "
+                      "axis is reversed so that better is up and to the right.")
+
+
 FIGURES: list[tuple[str, str, FigureFn]] = [
     ("timeseries_cca", "Throughput over time per congestion control (study 001 Fig. 5-6)",
      timeseries_cca),
@@ -635,6 +699,9 @@ FIGURES: list[tuple[str, str, FigureFn]] = [
     ("ca_ramp", "The linear ramp of congestion avoidance (study 003 Fig. 7)", ca_ramp),
     ("traces", "cwnd and RTT traces", traces),
     ("fidelity", "Simulator vs real kernel per flow group (satcc fidelity)", fidelity),
+    ("cdfs", "Distributions of goodput and RTT per congestion control", cdfs),
+    ("throughput_delay", "Throughput against delay per congestion control (Pantheon-style)",
+     throughput_delay),
 ]
 
 

@@ -228,6 +228,9 @@ pub struct Receiver {
     pub delivered_in_bin: u64,
     /// ACKs sent (SYN-ACKs not counted).
     pub acks_sent: u64,
+    /// Payload bytes of every data segment that arrived in the bin, in order or not,
+    /// duplicates included (what the link carried to the receiver).
+    pub received_in_bin: u64,
     /// When the receiver first held `size` bytes.
     pub completed_at: Option<SimTime>,
     size: Option<u64>,
@@ -297,6 +300,7 @@ impl Receiver {
             delivered_bytes: 0,
             delivered_in_bin: 0,
             acks_sent: 0,
+            received_in_bin: 0,
             completed_at: None,
             size,
         }
@@ -430,6 +434,7 @@ impl Receiver {
             self.established = true;
             self.tcp_init_buffer_space(now);
         }
+        self.received_in_bin += pkt.len as u64;
         let (seq, end) = (pkt.seq, pkt.seq + pkt.len as u64);
         // RFC 7323 §4.3 as Linux: remember TSval of a segment at or before the last ACK point.
         if self.timestamps && seq <= self.rcv_wup {

@@ -1,0 +1,177 @@
+"""The Python API for notebooks: `satcc.run(...)` and `satcc.analyze(...)` (docs/python-api.md).
+
+    import satcc
+    r = satcc.run("scenarios/geo.toml", seed=2, **{"flow[0].cca": "bbr"})
+    r.summary        one row per flow (the `--json` summary's flows) as a DataFrame
+    r.flows, r.flow_series, r.link_series   the result's tables as DataFrames
+    r.plot()         the `satcc plot` figure (a matplotlib Figure)
+
+A scenario is a path, TOML text or a dict (the parsed TOML). Overrides are campaign key paths
+(`flow[0].cca`, `link[0].rate`, `flow.*.mss`, `scenario.duration`), the same paths and the same
+code as `--set KEY.PATH=VALUE` on the command line and a campaign's matrix
+(campaign/spec.py `set_key`). Values are Python values or, from the command line, TOML values
+(`--set link[0].rate='"20 Mbit/s"'`, or unquoted: text that is not TOML is taken as a string).
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from satcc.errors import UserError
+
+ENGINES = ("sim", "model", "emu")
+
+
+def parse_set(items: Iterable[str] | None) -> dict[str, Any]:
+    """`KEY.PATH=VALUE` strings (from `--set`) → {path: value}. VALUE is read as a TOML value
+    (`0.01`, `true`, `"20 Mbit/s"`, `[1, 2]`); anything else is the string itself."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--set: expected KEY.PATH=VALUE, found {item!r}")
+        try:
+            value = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text
+        out[key.strip()] = value
+    return out
+
+
+def apply_overrides(doc: dict[str, Any], overrides: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """A copy of a scenario document with each key path set (campaign key-path semantics)."""
+    from satcc.campaign.spec import set_key
+
+    out = copy.deepcopy(doc)
+    for path, value in overrides.items():
+        try:
+            set_key(out, path, value)
+        except ValueError as e:
+            raise UserError(f"{source}: --set {path}: {e}") from None
+    return out
+
+
+def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None):
+    """A validated Scenario from a path, TOML text or a dict, with key-path overrides."""
+    from satcc import scenario as sc
+
+    overrides = dict(overrides or {})
+    if isinstance(src, Mapping):
+        return sc.from_dict(apply_overrides(dict(src), overrides, "<dict>"), source="<dict>")
+    text = str(src)
+    is_text = not isinstance(src, Path) and ("\n" in text or "[" in text.split("/")[-1][:1])
+    if is_text:
+        source, name = "<string>", "scenario"
+    else:
+        if not overrides:
+            return sc.load(src)
+        source, name = text, Path(text).stem
+        try:
+            text = Path(src).read_text(encoding="utf-8")
+        except OSError as e:
+            raise sc.ScenarioError(source, [("", f"expected a scenario file, found: {e.strerror}")]) \
+                from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise sc.ScenarioError(source, [("", f"invalid TOML: {e}")]) from None
+    return sc.from_dict(apply_overrides(doc, overrides, source), source=source, default_name=name)
+
+
+@dataclass
+class Result:
+    """A run or an analysis, for notebooks. `result` is the underlying `RunResult`."""
+
+    result: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def summary(self):
+        """One row per flow: the `--json` summary's flows (plus analyze's endpoint columns)."""
+        import pandas as pd
+
+        doc = self.extra.get("summary") or self.result.summary()
+        rows = [{k: v for k, v in f.items() if not isinstance(v, (list, dict))} for f in doc["flows"]]
+        frame = pd.DataFrame(rows)
+        frame.attrs.update({k: doc.get(k) for k in ("engine", "scenario", "seed", "jain_index",
+                                                      "jain_flows", "duration_s", "bin_s")})
+        return frame
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.result.meta
+
+    @property
+    def jain_index(self) -> float | None:
+        return self.result.jain_index
+
+    @property
+    def flows(self):
+        return self.result.flows
+
+    @property
+    def flow_series(self):
+        return self.result.flow_series
+
+    @property
+    def link_series(self):
+        return self.result.link_series
+
+    def plot(self, **options):
+        """The `satcc plot` figure as a matplotlib Figure (options as `satcc.plot.figure`)."""
+        from satcc.plot import figure
+
+        return figure(self.result, **options)
+
+    def write(self, out_dir: str | Path) -> Path:
+        return self.result.write(out_dir)
+
+    def _repr_html_(self) -> str:
+        return self.summary._repr_html_()
+
+    def __repr__(self) -> str:
+        return self.result.table()
+
+
+def run(scenario: str | Path | Mapping[str, Any], engine: str | None = None,
+        seed: int | None = None, **overrides: Any) -> Result:
+    """Run a scenario (path, TOML text or dict) with `engine` ("sim", "model" or "emu"; default:
+    the scenario's `engine` key, "sim" when absent). Keyword overrides are key paths:
+    `satcc.run("a.toml", duration="10 s")` sets `scenario.duration`; paths with dots or
+    brackets go through a dict: `satcc.run("a.toml", **{"flow[0].cca": "bbr"})`."""
+    paths = {(k if ("." in k or "[" in k) else f"scenario.{k}"): v for k, v in overrides.items()}
+    s = load_scenario(scenario, paths)
+    name = engine or s.scenario.engine or "sim"
+    if name not in ENGINES:
+        raise UserError(f"engine: expected one of {', '.join(ENGINES)}, found {name!r}")
+    if name == "sim":
+        from satcc.engines import sim as eng
+    elif name == "model":
+        from satcc.engines import model as eng
+    else:
+        from satcc.engines import emu as eng
+    return Result(eng.run(s, seed=seed))
+
+
+def analyze(*files: str | Path, bin: str = "100ms", all_flows: bool = False) -> Result:
+    """Analyze captures, iperf3 JSON and ping logs (as `satcc analyze`); raises UserError with
+    the CLI's one-line message for a file that cannot be read. Warnings are in
+    `.extra["warnings"]`."""
+    from satcc.analyze.cli import _bin_s, load_input
+    from satcc.analyze.result import build
+
+    bin_s = _bin_s(bin)
+    inputs, warnings = [], []
+    for f in files:
+        inp = load_input(Path(f), bin_s)
+        warnings += [f"{f}: {w}" for w in getattr(inp, "warnings", [])]
+        inputs.append(inp)
+    if not inputs:
+        raise UserError("analyze: expected at least one file")
+    res = build(inputs, all_flows=all_flows)
+    return Result(res.result, {"summary": res.summary(), "warnings": warnings, "inputs": res.inputs})
