@@ -63,7 +63,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import tomllib
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +79,7 @@ from pydantic import (
     ValidationError,
 )
 
-from satcc import _native, linkmodels
+from satcc import _native, limits, linkmodels
 from satcc.errors import UserError
 from satcc.units import (
     UnitError,
@@ -240,26 +239,23 @@ class Scenario(_Table):
 
 
 def load(path: str | Path) -> Scenario:
-    """Read, parse and validate a scenario file. Raises ScenarioError."""
+    """Read, parse and validate a scenario file. Raises ScenarioError (or a UserError for a
+    file that is not a readable regular file within satcc.limits)."""
     p = Path(path)
     source = str(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(source, [("", "expected a scenario file, found no such file")]) from None
-    except IsADirectoryError:
-        raise ScenarioError(source, [("", "expected a scenario file, found a directory")]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(source, [("", f"cannot read the file: {e}")]) from None
+        text = limits.read_text(p, "a scenario file")
+    except UserError as e:
+        raise ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
     return loads(text, source=source, default_name=p.stem)
 
 
 def loads(text: str, source: str = "<string>", default_name: str = "scenario") -> Scenario:
     """Parse and validate scenario TOML text; `source` names it in error messages."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(source, [("", f"invalid TOML: {e}")]) from None
+        data = limits.toml_loads(text.removeprefix("\ufeff"), source)
+    except UserError as e:
+        raise ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
     return from_dict(data, source=source, default_name=default_name)
 
 
@@ -379,6 +375,11 @@ def _pydantic_issue(err: dict[str, Any]) -> tuple[str, str]:
 def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
     issues: list[tuple[str, str]] = []
     sec = s.scenario
+    for key, name in (("scenario.name", sec.name), *((f"flow[{i}].name", f.name)
+                                                      for i, f in enumerate(s.flows))):
+        why = None if name is None else limits.check_name(name)
+        if why is not None:
+            issues.append((key, why))
     duration_text = format_duration(sec.duration)
     if sec.duration <= 0:
         issues.append(("scenario.duration", f"expected a positive duration, found {duration_text}"))
