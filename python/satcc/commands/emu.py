@@ -77,10 +77,13 @@ def run(args: argparse.Namespace) -> int:
 
         raise UserError("emu: expected a scenario FILE, `doctor` or --cleanup")
     s = sc.load(args.file)
+    from satcc.limits import check_out_dir
+
+    out = check_out_dir(args.out if args.out is not None else
+                        DEFAULT_OUT_ROOT / f"{safe_name(s.name)}-emu")
     host.require_root()
     from satcc.engines import emu
 
-    out = args.out if args.out is not None else DEFAULT_OUT_ROOT / f"{safe_name(s.name)}-emu"
     with ProgressBar(label=f"{s.name} (emu)") as bar:
         result = emu.run(s, out_dir=out, seed=args.seed, progress=bar,
                          capture=not args.no_capture, vpn_server=args.vpn)
