@@ -219,6 +219,26 @@ impl World {
             fragmented: 0,
             metrics: HashMap::new(),
         };
+        // The time series grow by one row per flow and link direction per bin: reserve them
+        // all now, so that a run too long for memory fails here with an error instead of
+        // aborting the process (or deadlocking its panic handler) hours into the run.
+        let bins = cfg.duration.as_nanos().div_ceil(cfg.bin.as_nanos()).saturating_add(1); // + the closing bin
+        let flow_rows = bins.checked_mul(cfg.flows.len() as u64).and_then(|n| usize::try_from(n).ok());
+        let link_rows = bins.checked_mul(2 * cfg.links.len() as u64).and_then(|n| usize::try_from(n).ok());
+        let reserved = match (flow_rows, link_rows) {
+            (Some(f), Some(l)) => w.series.try_reserve(f).and_then(|_| w.links.try_reserve(l)).is_ok(),
+            _ => false,
+        };
+        if !reserved {
+            let need = (bins as f64) * (cfg.flows.len() as f64 * FlowSeries::ROW_BYTES as f64 + 2.0 * cfg.links.len() as f64 * LinkSeries::ROW_BYTES as f64);
+            return Err(ConfigError {
+                key: "scenario.bin".into(),
+                message: format!(
+                    "out of memory: {bins} bins of time series need {:.2} GB, more than this process may allocate; use longer bins or a shorter duration",
+                    need / 1e9
+                ),
+            });
+        }
         for i in 0..w.flows.len() {
             let at = w.flows[i].sender.start;
             w.schedule(at, Ev::FlowStart(i as u32));

@@ -124,6 +124,9 @@ def run(
                          "missing); rebuild it with `make build`")
     try:
         raw = _native.run_sim(config, progress)
+    except MemoryError as e:
+        raise SatccError(f"{scenario.source}: {str(e) or 'out of memory'} (satcc's estimate: "
+                         f"{estimate(config).text()})") from None
     except ValueError as e:
         raise UserError(f"{scenario.source}: the simulator rejected the scenario: {e}") from None
     meta = {
