@@ -97,6 +97,11 @@ def _import_optional(name: str):
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.debug:
+        # Rust prints a backtrace on an allocation failure when RUST_BACKTRACE is set; under
+        # memory pressure that printing can itself fail and hang (issue 16). std reads the
+        # variable at the first failure, so setting it here is in time.
+        os.environ["RUST_BACKTRACE"] = "0"
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)

@@ -602,7 +602,7 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
             "metrics_save": f.metrics_save,
             **linkmodels.flow_extras(f),
         })
-    return {
+    config = {
         "name": s.name,
         "seed": seed,
         "duration_ns": s.scenario.duration,
@@ -611,6 +611,23 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
         "links": links,
         "flows": flows,
     }
+    _native_check(s, config)
+    return config
+
+
+def _native_check(s: Scenario, config: dict[str, Any]) -> None:
+    """The simulator's own checks of the resolved config, so that `satcc check` and every
+    engine accept exactly what `satcc sim` runs (one validation)."""
+    check = getattr(_native, "check_sim", None)
+    if check is None:
+        return
+    try:
+        check(config)
+    except (ValueError, OverflowError, KeyError) as e:
+        key, sep, why = str(e).strip("'\"").partition(": ")
+        issue = (key, f"expected a value the simulator accepts, found one it refuses: {why}") \
+            if sep and " " not in key else ("", f"the simulator refuses the scenario: {e}")
+        raise ScenarioError(s.source, [issue]) from None
 
 
 def canonical_json(obj: Any) -> str:

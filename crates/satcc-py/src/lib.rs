@@ -106,6 +106,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_check, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::check_sim, m)?)?;
     pcap::register(m)?;
     Ok(())
 }

@@ -332,6 +332,14 @@ fn link_series_to_py<'py>(py: Python<'py>, s: &LinkSeries) -> PyResult<Bound<'py
     Ok(d)
 }
 
+/// Check a resolved config as `run_sim` would, without running it: the conversion and every
+/// check the simulator makes (`satcc check` and `satcc sim` accept and refuse the same files).
+#[pyfunction]
+pub fn check_sim(config: &Bound<'_, PyDict>) -> PyResult<()> {
+    let cfg = config_from_py(config)?;
+    satcc_sim::world::World::new(&cfg).map(drop).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Run the simulator on a resolved config (see `_native.pyi`).
 #[pyfunction]
 #[pyo3(signature = (config, progress=None))]
@@ -340,13 +348,8 @@ pub fn run_sim<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, progress: Opti
     if let Some(step) = opt::<u64>(config, "sample_models_ns", "config")? {
         return sample_models(py, &cfg, step);
     }
-    let world = satcc_sim::world::World::new(&cfg).map_err(|e| {
-        if e.message.starts_with("out of memory") {
-            PyMemoryError::new_err(e.to_string())
-        } else {
-            PyValueError::new_err(e.to_string())
-        }
-    })?;
+    let mut world = satcc_sim::world::World::new(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    world.reserve_series().map_err(|e| PyMemoryError::new_err(e.to_string()))?;
     let mut last = Instant::now();
     let mut err: Option<PyErr> = None;
     let out = {

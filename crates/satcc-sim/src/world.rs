@@ -219,18 +219,29 @@ impl World {
             fragmented: 0,
             metrics: HashMap::new(),
         };
-        // The time series grow by one row per flow and link direction per bin: reserve them
-        // all now, so that a run too long for memory fails here with an error instead of
-        // aborting the process (or deadlocking its panic handler) hours into the run.
-        let bins = cfg.duration.as_nanos().div_ceil(cfg.bin.as_nanos()).saturating_add(1); // + the closing bin
-        let flow_rows = bins.checked_mul(cfg.flows.len() as u64).and_then(|n| usize::try_from(n).ok());
-        let link_rows = bins.checked_mul(2 * cfg.links.len() as u64).and_then(|n| usize::try_from(n).ok());
+        for i in 0..w.flows.len() {
+            let at = w.flows[i].sender.start;
+            w.schedule(at, Ev::FlowStart(i as u32));
+        }
+        w.schedule(SimTime::ZERO + cfg.bin, Ev::Sample);
+        Ok(w)
+    }
+
+    /// Reserve the time series for the whole run (one row per flow and link direction per
+    /// bin), so that a run too long for memory fails here with an error instead of aborting
+    /// the process (or deadlocking its panic handler) hours into the run. `run` works without
+    /// it (the series then grow as they fill).
+    pub fn reserve_series(&mut self) -> Result<(), ConfigError> {
+        let bins = self.end.as_nanos().div_ceil(self.bin.as_nanos()).saturating_add(1); // + the closing bin
+        let dirs = self.net.dirs.len();
+        let flow_rows = bins.checked_mul(self.flows.len() as u64).and_then(|n| usize::try_from(n).ok());
+        let link_rows = bins.checked_mul(dirs as u64).and_then(|n| usize::try_from(n).ok());
         let reserved = match (flow_rows, link_rows) {
-            (Some(f), Some(l)) => w.series.try_reserve(f).and_then(|_| w.links.try_reserve(l)).is_ok(),
+            (Some(f), Some(l)) => self.series.try_reserve(f).and_then(|_| self.links.try_reserve(l)).is_ok(),
             _ => false,
         };
         if !reserved {
-            let need = (bins as f64) * (cfg.flows.len() as f64 * FlowSeries::ROW_BYTES as f64 + 2.0 * cfg.links.len() as f64 * LinkSeries::ROW_BYTES as f64);
+            let need = (bins as f64) * ((self.flows.len() * FlowSeries::ROW_BYTES + dirs * LinkSeries::ROW_BYTES) as f64);
             return Err(ConfigError {
                 key: "scenario.bin".into(),
                 message: format!(
@@ -239,12 +250,7 @@ impl World {
                 ),
             });
         }
-        for i in 0..w.flows.len() {
-            let at = w.flows[i].sender.start;
-            w.schedule(at, Ev::FlowStart(i as u32));
-        }
-        w.schedule(SimTime::ZERO + cfg.bin, Ev::Sample);
-        Ok(w)
+        Ok(())
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
@@ -538,5 +544,7 @@ impl World {
 
 /// Run a configuration to the end.
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(f64) -> bool) -> Result<SimOutput, ConfigError> {
-    Ok(World::new(cfg)?.run(progress))
+    let mut world = World::new(cfg)?;
+    world.reserve_series()?;
+    Ok(world.run(progress))
 }
