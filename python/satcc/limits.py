@@ -228,7 +228,7 @@ def check_out_dir(path: str | Path, flag: str = "--out") -> Path:
     for q in (p, *p.parents):
         try:
             st = q.stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as e:
             raise UserError(f"{flag} {_short(str(p))}: cannot use {q} ({e.strerror})") from None

@@ -95,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(result.to_json())
     else:
-        print(result.table())
+        from satcc.limits import printable
+
+        print(printable(result.table()))
     for w in result.meta.get("emu", {}).get("warnings", []):
         print(f"satcc: warning: {w}", file=sys.stderr)
     print(f"results: {out}", file=sys.stderr)

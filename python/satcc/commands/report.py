@@ -51,10 +51,12 @@ def parse_formats(values: list[str] | str | None) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from satcc.report import build_report
 
+    from satcc.limits import check_out_dir, printable
+
     formats = parse_formats(args.format)
-    out = args.out if args.out is not None else args.dir / "report"
+    out = check_out_dir(args.out if args.out is not None else args.dir / "report")
     report = build_report(args.dir, out, formats)
     for line in report.lines():
-        print(line)
-    print(f"report: {report.html_path or out}", file=sys.stderr)
+        print(printable(line))
+    print(printable(f"report: {report.html_path or out}"), file=sys.stderr)
     return 0

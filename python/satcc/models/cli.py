@@ -247,7 +247,7 @@ def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> int:
     if as_json:
         sys.stdout.write(result.to_json())
     else:
-        print(result.table())
+        print(printable(result.table()))
         for m in result.meta.get("models", []):
             notes = "; ".join(m["notes"])
             print(f"  flow {m['id']}: {m['model']} model, p = {m['path']['p']:.4g}, "
@@ -257,7 +257,7 @@ def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> int:
         print(f"satcc: error: could not write the results where asked ({printable(why)}); "
               f"they are in {out}", file=sys.stderr)
         return 1
-    print(f"results: {out}", file=sys.stderr)
+    print(printable(f"results: {out}"), file=sys.stderr)
     return 0
 
 
