@@ -464,20 +464,25 @@ def _trace(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]]:
     if r.issues:
         return []
     out = []
+    failed: set[str] = set()  # a file both directions share is reported once
     for d, trace, rate, csv, delay, loss in zip(("", "_ba"), traces, rates, csvs, delays, losses, strict=True):
         stamps = rows = None
         if trace is not None:
             try:
                 stamps = read_mahimahi(base / trace)
             except (OSError, ValueError) as e:
-                r.fail(f"mahimahi{d}", f"expected a Mahimahi trace, found {trace!r}: {e}")
+                if trace not in failed:
+                    r.fail(f"mahimahi{d}", f"expected a Mahimahi trace, found {trace!r}: {e}")
+                failed.add(trace)
         elif rate is None or rate == 0:
             r.fail(f"rate{d}", "expected a positive rate or a mahimahi trace, found neither")
         if csv is not None:
             try:
                 rows = read_delay_csv(base / csv, loss)
             except (OSError, ValueError) as e:
-                r.fail(f"delay_csv{d}", f"expected a delay/loss CSV, found {csv!r}: {e}")
+                if csv not in failed:
+                    r.fail(f"delay_csv{d}", f"expected a delay/loss CSV, found {csv!r}: {e}")
+                failed.add(csv)
         elif delay is None:
             r.fail(f"delay{d}", "expected a delay or a delay_csv, found neither")
         if r.issues:

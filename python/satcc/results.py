@@ -121,8 +121,8 @@ SUMMARY_FLOW_KEYS = (
 )
 
 
-class ResultError(SatccError):
-    """A result directory that is missing, incomplete or inconsistent."""
+class ResultError(UserError):
+    """A result directory that is missing, incomplete or inconsistent (bad input: exit 2)."""
 
     exit_code = 2
 

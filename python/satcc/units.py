@@ -95,8 +95,17 @@ class UnitError(ValueError):
         super().__init__(text)
 
 
+DESCRIBE_CHARS = 60  # a found value longer than this is cut in messages
+
+
 def describe(value: Any) -> str:
-    """How a found value is shown in error messages: strings quoted, tables summarised."""
+    """How a found value is shown in error messages: strings quoted, tables summarised, long
+    values cut (a 5,000-character name or a 400-digit number stays one readable line)."""
+    text = _describe(value)
+    return text if len(text) <= DESCRIBE_CHARS else f"{text[:DESCRIBE_CHARS - 12]}… ({len(text)} chars)"
+
+
+def _describe(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
     if isinstance(value, bool):

@@ -88,11 +88,11 @@ def plan_doc(c: Campaign, specs: list[RunSpec]) -> dict[str, Any]:
     }
 
 
-def prepare(c: Campaign, out_dir: Path, force: bool = False,
-            progress: bool | None = None) -> tuple[list[RunSpec], list[str]]:
-    """Expand, check the directory, write the index, remove interrupted writes. Call it
-    holding the directory's lock (`layout.locked`)."""
-    specs = expand(c, force=force, progress=progress)
+def prepare(c: Campaign, out_dir: Path, specs: list[RunSpec] | None = None
+            ) -> tuple[list[RunSpec], list[str]]:
+    """Expand (unless `specs` are given), check the directory, write the index, remove
+    interrupted writes. Call it holding the directory's lock (`layout.locked`)."""
+    specs = expand(c) if specs is None else specs
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"{out_dir}: expected a directory for the campaign, found a file")
     index_path = out_dir / layout.INDEX_FILE
@@ -122,18 +122,19 @@ def run_campaign(
 ) -> CampaignRun:
     """Run (or resume) a campaign into `out_dir`, holding its lock; returns what happened."""
     check_out_dir(out_dir)
+    specs = expand(c, force=force, progress=progress)  # every point checked before any write
     if out_dir.is_dir() and not (out_dir / layout.INDEX_FILE).exists() and any(
             e.name != layout.LOCK_FILE for e in out_dir.iterdir()):
         raise UserError(f"{out_dir}: expected an empty or new directory for the campaign, found "
                         "other files")
     with layout.locked(out_dir):
-        return _run_locked(c, out_dir, jobs, cluster, stream, progress, force)
+        return _run_locked(c, out_dir, specs, jobs, cluster, stream, progress)
 
 
-def _run_locked(c: Campaign, out_dir: Path, jobs: int | None, cluster: str | None,
-                stream: TextIO | None, progress: bool | None, force: bool) -> CampaignRun:
+def _run_locked(c: Campaign, out_dir: Path, specs: list[RunSpec], jobs: int | None,
+                cluster: str | None, stream: TextIO | None, progress: bool | None) -> CampaignRun:
     started = time.monotonic()  # for the summary (runs/s, ETA) only
-    specs, removed = prepare(c, out_dir, force=force, progress=progress)
+    specs, removed = prepare(c, out_dir, specs)
     scan = layout.scan(out_dir)
     todo = [s for s in specs if s.run_id not in scan.done]
     backend = f"dask {cluster}" if cluster else f"local, {_jobs(jobs)} job(s)"

@@ -377,7 +377,7 @@ def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
 
     axes = _axes(data.get("matrix", {}), issues)
     entries = _analyze_entries(data.get("analyze", []), base_dir, issues)
-    if base is None and not entries:
+    if base is None and not entries and "scenario" not in head:
         issues.append(("", ("expected a base scenario ([campaign] scenario) or [[analyze]] "
                            "entries, found neither")))
     if issues:
@@ -597,6 +597,7 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
                         set_key(doc, path, value)
                 s = sc.from_dict(copy.deepcopy(doc), source=str(c.scenario_path),
                                  default_name=str(doc.get("scenario", {}).get("name", "scenario")))
+                config = sc.resolve(s)
             except ValueError as e:
                 issues.append((f"point {point} ({label})", str(e)))
                 continue
@@ -605,7 +606,6 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
                     issues.append((f"point {point} ({label})", f"{path}: {msg}" if path else msg))
                 continue
             engine = s.scenario.engine
-            config = sc.resolve(s)
             h = sc.scenario_hash(config)
             cost = config["duration_ns"] / 1e9 * max(len(config["flows"]), 1)
             for rep, seed in enumerate(c.seeds):

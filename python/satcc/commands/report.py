@@ -53,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
 
     from satcc.limits import check_out_dir, printable
 
+    from satcc.campaign.layout import read_index
+
     formats = parse_formats(args.format)
+    read_index(args.dir)  # a campaign directory, readable, before anything is written
     out = check_out_dir(args.out if args.out is not None else args.dir / "report")
     report = build_report(args.dir, out, formats)
     for line in report.lines():

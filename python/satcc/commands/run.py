@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         from satcc.engines import model
 
         out = check_out_dir(args.out if args.out is not None else default_model_out(s.name))
+        from satcc.engines.sim import check_budget
+
+        check_budget(s, seed=args.seed, force=args.force, simulate=False)
         result = model.run(s, seed=args.seed)
     elif engine == "sim":
         from satcc.engines import sim

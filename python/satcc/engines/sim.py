@@ -75,10 +75,13 @@ def estimate(config: dict[str, Any]) -> Estimate:
 
 
 def check_budget(scenario: Scenario, seed: int | None = None, force: bool = False,
-                 stream: TextIO | None = None) -> Estimate:
+                 stream: TextIO | None = None, simulate: bool = True) -> Estimate:
     """Refuse (UserError) a run above a soft limit unless `force`; print the estimate of a
-    long run on `stream` (stderr)."""
+    long run on `stream` (stderr). With `simulate=False` (the model engine) only memory
+    counts: the series are as large, the packets are not simulated."""
     est = estimate(resolve(scenario, seed_override=seed))
+    if not simulate:
+        est = Estimate(0, 0.0, est.memory_bytes, est.rows)
     stream = stream if stream is not None else sys.stderr
     available = limits.available_memory_bytes()
     problems = []

@@ -207,6 +207,8 @@ def add_scenario_output_arguments(p: argparse.ArgumentParser) -> None:
                    help="print the JSON summary on stdout instead of the table")
     p.add_argument("--seed", metavar="N", type=int, help="recorded seed (models are exact)")
     p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
+    p.add_argument("--force", action="store_true",
+                   help="run even when the result's estimated memory is above the soft limit")
 
 
 # -- runners -----------------------------------------------------------------------------
@@ -221,6 +223,9 @@ def run_scenario(args: argparse.Namespace) -> int:
     s = sc.load(args.file)
     out = args.out if args.out is not None else default_model_out(s.name)
     check_out_dir(out)
+    from satcc.engines.sim import check_budget
+
+    check_budget(s, seed=args.seed, force=args.force, simulate=False)
     result = engine.run(s, seed=args.seed)
     return write_and_print(result, out, as_json=args.json, plot=args.plot)
 
