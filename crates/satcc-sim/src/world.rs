@@ -112,6 +112,10 @@ pub struct SimOutput {
     pub fragmented_packets: u64,
 }
 
+/// Largest tunnel overhead a flow may add per packet (an IPv4 datagram's size; real tunnels
+/// add tens of bytes). Keeps `wire_bytes + encap` far from u32 overflow.
+pub const MAX_ENCAP_BYTES: u32 = 65_535;
+
 pub struct World {
     now: SimTime,
     end: SimTime,
@@ -140,6 +144,12 @@ impl World {
         if cfg.bin.is_zero() {
             return Err(ConfigError { key: "scenario.bin".into(), message: "must be > 0".into() });
         }
+        // Network::build resolves BDP queues along the flows' routes: their nodes must exist.
+        for (i, f) in cfg.flows.iter().enumerate() {
+            if f.src >= cfg.nodes.len() || f.dst >= cfg.nodes.len() {
+                return Err(ConfigError { key: format!("flow[{i}].from"), message: "node index out of range".into() });
+            }
+        }
         let net = Network::build(cfg)?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -158,6 +168,9 @@ impl World {
             }
             if f.mtu < IP_HEADER + 2 * FRAGMENT_UNIT {
                 return Err(ConfigError { key: key("mtu"), message: "must be at least 36 bytes".into() });
+            }
+            if f.encap_bytes > MAX_ENCAP_BYTES {
+                return Err(ConfigError { key: key("encap"), message: format!("must be at most {MAX_ENCAP_BYTES} bytes") });
             }
             if f.mss == 0 || f.mss > 65_000 {
                 return Err(ConfigError { key: key("mss"), message: "must be in 1..65000 bytes".into() });
