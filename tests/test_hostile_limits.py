@@ -125,7 +125,7 @@ def _boom(args):
 
 @pytest.mark.parametrize("debug", [False, True])
 def test_an_internal_error_is_one_line_and_the_traceback_only_under_debug(debug, monkeypatch, capsys):
-    import satcc.commands.check as check
+    from satcc.commands import check
 
     monkeypatch.setattr(check, "run", _boom)
     argv = (["--debug"] if debug else []) + ["check", "x.toml"]
@@ -156,7 +156,7 @@ def test_a_second_campaign_on_the_same_directory_is_refused_with_the_first_ones_
     try:
         assert holder.stdout.readline().strip() == "held"
         p = subprocess.run([*SATCC, "campaign", str(_campaign(tmp_path)), "--out", str(out),
-                            "--no-progress"], capture_output=True, text=True, timeout=120)
+                            "--no-progress"], capture_output=True, text=True, timeout=120, check=False)
         assert p.returncode == 2, p.stderr
         assert p.stderr.strip() == (f"satcc: error: {out}: another satcc campaign (pid "
                                     f"{holder.pid}) is writing to this directory; wait for it "
@@ -203,7 +203,7 @@ def test_running_out_of_memory_in_the_simulator_is_an_error_not_a_hang(tmp_path)
     started = time.monotonic()
     p = subprocess.run([*SATCC, "sim", str(f), "--out", str(tmp_path / "o"), "--force"],
                        capture_output=True, text=True, timeout=120, preexec_fn=cap,
-                       env={**os.environ, "RUST_BACKTRACE": "1"})
+                       env={**os.environ, "RUST_BACKTRACE": "1"}, check=False)
     assert p.returncode == 1, p.stderr
     lines = [x for x in p.stderr.splitlines() if not x.startswith("satcc: estimate")]
     assert len(lines) == 1 and "out of memory" in lines[0], p.stderr

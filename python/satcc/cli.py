@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         print("satcc: error: out of memory (the run needs more memory than this process may "
               "use; shorten it, use fewer flows or longer bins)", file=sys.stderr)
         return 1
-    except BaseException as e:  # noqa: BLE001 - a bug (or a Rust panic): one line, not a traceback
+    except BaseException as e:
         if isinstance(e, SystemExit):
             raise
         return _internal_error(e, getattr(args, "debug", False))

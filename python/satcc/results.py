@@ -31,8 +31,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from satcc.limits import json_loads
 from satcc.errors import SatccError, UserError
+from satcc.limits import json_loads
 from satcc.units import format_rate
 
 SCHEMA_VERSION = 1

@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from satcc import limits
+from satcc.errors import UserError
 from satcc.linkmodels import (
     EARTH_RADIUS_M,
     MAHIMAHI_BYTES,
@@ -62,8 +64,6 @@ from satcc.linkmodels import (
     parse_probability,
     parse_rate,
 )
-from satcc import limits
-from satcc.errors import UserError
 from satcc.units import UnitError
 
 GEOMETRY_STEP_NS = 100 * MS  # constellation.rs GEOMETRY_STEP: < 1 km of range change per step

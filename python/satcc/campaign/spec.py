@@ -51,8 +51,8 @@ import copy
 import glob
 import hashlib
 import math
-import re
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from itertools import product
@@ -513,8 +513,8 @@ def _analyze_entries(raw: Any, base_dir: Path, issues: list[tuple[str, str]]) ->
                 except OSError:
                     regular = False
                 if not regular:
-                    issues.append((f"{where}.files", f"expected regular files, found {m!r}, "
-                                   "which is not one (a directory, device or FIFO)"))
+                    issues.append((f"{where}.files", (f"expected regular files, found {m!r}, "
+                                   "which is not one (a directory, device or FIFO)")))
                     continue
                 files.append(Path(m))
         bin_text = entry.get("bin", DEFAULT_ANALYZE_BIN)
@@ -568,8 +568,8 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
     owners: dict[str, str] = {}
     total = planned_runs(c)
     if total > MAX_RUNS:
-        raise CampaignError(c.source, [("matrix", f"expected at most {MAX_RUNS:,} runs, found "
-                                        f"{total:,}")])
+        raise CampaignError(c.source, [("matrix", (f"expected at most {MAX_RUNS:,} runs, found "
+                                                   f"{total:,}"))])
     if total > SOFT_MAX_RUNS and not force:
         raise CampaignError(c.source, [("matrix", (
             f"expected at most {SOFT_MAX_RUNS:,} runs without --force, found {total:,} (planning "

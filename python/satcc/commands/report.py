@@ -49,11 +49,9 @@ def parse_formats(values: list[str] | str | None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from satcc.report import build_report
-
-    from satcc.limits import check_out_dir, printable
-
     from satcc.campaign.layout import read_index
+    from satcc.limits import check_out_dir, printable
+    from satcc.report import build_report
 
     formats = parse_formats(args.format)
     read_index(args.dir)  # a campaign directory, readable, before anything is written
