@@ -49,17 +49,22 @@ test-rust:
 test-python:
 	$(BIN)/python -m pytest -q
 
-# The capture parser's cargo-fuzz target, briefly (cargo fuzz needs a nightly toolchain;
-# without one, the stable randomized corruption tests in `cargo test` still run).
+# The cargo-fuzz targets, briefly: the capture parser (crates/satcc-pcap, `analyze`) and the
+# simulator's config checks and event loop (crates/satcc-sim, `config`). cargo fuzz needs a
+# nightly toolchain; without one, the stable randomized tests in `cargo test` still run.
+# Longer: make test-fuzz FUZZ_SECONDS=600 (docs/reliability.md).
 FUZZ_SECONDS ?= 20
+FUZZ_TARGETS := satcc-pcap:analyze satcc-sim:config
 test-fuzz:
 	@if cargo +nightly --version >/dev/null 2>&1; then \
 	  command -v cargo-fuzz >/dev/null 2>&1 || cargo install -q cargo-fuzz --locked; \
-	  mkdir -p target/fuzz-corpus; log=$$(pwd)/target/fuzz.log; work=$$(pwd)/target/fuzz-corpus; \
-	  (cd crates/satcc-pcap && cargo +nightly fuzz run analyze $$work fuzz/corpus/analyze -- -max_total_time=$(FUZZ_SECONDS) >$$log 2>&1) \
-	    || { tail -n 40 $$log; echo "test-fuzz: the fuzz target found a crash (see above)"; exit 1; }; \
-	  echo "test-fuzz: $$(grep -E '^Done [0-9]+ runs' $$log || tail -n 1 $$log)"; \
-	else echo "test-fuzz: no nightly toolchain; skipped (randomized parser tests ran in cargo test)"; fi
+	  for t in $(FUZZ_TARGETS); do crate=$${t%%:*}; target=$${t##*:}; \
+	    mkdir -p target/fuzz-corpus/$$target; log=$$(pwd)/target/fuzz-$$target.log; work=$$(pwd)/target/fuzz-corpus/$$target; \
+	    (cd crates/$$crate && cargo +nightly fuzz run $$target $$work fuzz/corpus/$$target -- -max_total_time=$(FUZZ_SECONDS) >$$log 2>&1) \
+	      || { tail -n 40 $$log; echo "test-fuzz: $$target found a crash (see above)"; exit 1; }; \
+	    echo "test-fuzz $$target: $$(grep -E '^Done [0-9]+ runs' $$log || tail -n 1 $$log)"; \
+	  done; \
+	else echo "test-fuzz: no nightly toolchain; skipped (randomized parser and config tests ran in cargo test)"; fi
 
 test-slow: build
 	$(BIN)/python -m pytest -q -m slow

@@ -1,4 +1,4 @@
-"""satcc.progress: a bar only on a terminal and only after the first second."""
+"""satcc.progress: a bar only on a terminal, only after the first second, and one that moves."""
 
 import io
 
@@ -27,17 +27,31 @@ def test_nothing_is_drawn_during_the_first_second():
     assert stream.getvalue() == ""
 
 
-def test_a_long_run_draws_the_fraction_and_clears_the_line_at_the_end():
+def test_a_long_run_draws_its_label_and_the_fraction_then_clears_the_line():
     stream, clock = Tty(), Clock()
     with ProgressBar(label="x", stream=stream, clock=clock) as bar:
         clock.now = 1.5
         bar(0.25)
-        assert stream.getvalue().endswith(" 25%") and "x [" in stream.getvalue()
-        bar(0.25)                       # unchanged percentage: not redrawn
-        assert stream.getvalue().count("\r") == 1
+        assert " 25.00%" in stream.getvalue() and "x" in stream.getvalue()
+        clock.now = 2.0
         bar(1.0)
-        assert stream.getvalue().endswith("100%")
-    assert stream.getvalue().endswith("\r\033[K")
+        assert "100.00%" in stream.getvalue()
+    assert stream.getvalue().endswith("\x1b[2K")  # transient: the bar's line is erased
+
+
+def test_a_very_slow_run_still_moves_the_bar():
+    """Issue 16: a 1e9 s simulation sat at "0 %" forever; two decimals and the elapsed time
+    show it is running."""
+    stream, clock = Tty(), Clock()
+    with ProgressBar(label="long", stream=stream, clock=clock) as bar:
+        clock.now = 1.5
+        bar(0.0001)
+        first = stream.getvalue()
+        clock.now = 3.0
+        bar(0.0002)
+        second = stream.getvalue()[len(first):]
+    assert "0.01%" in first and "0.02%" in second
+    assert "0:00:01" in first and "0:00:03" in second  # elapsed time counts
 
 
 def test_a_pipe_gets_no_bar():
@@ -47,3 +61,11 @@ def test_a_pipe_gets_no_bar():
     bar(0.5)
     bar.close()
     assert stream.getvalue() == ""
+
+
+def test_a_label_with_terminal_escapes_is_drawn_escaped():
+    stream, clock = Tty(), Clock()
+    with ProgressBar(label="evil\x1b]0;pwned\x07", stream=stream, clock=clock) as bar:
+        clock.now = 1.5
+        bar(0.5)
+    assert "\x1b]0;pwned" not in stream.getvalue() and "\\x1b]0;pwned" in stream.getvalue()

@@ -5,6 +5,8 @@ sets `func=handler` with `handler(args) -> int | None` (the exit status; None me
 raise `satcc.errors.SatccError`/`UserError` for problems the user should read; `main` prints
 `satcc: error: ...` and exits 1 or 2 without a traceback. Command groups owned elsewhere
 (`satcc.models.cli`, `satcc.analyze.cli`) register themselves the same way when present.
+Anything else that escapes a handler is a bug in satcc: one line says so (exit 70, EX_SOFTWARE),
+and the traceback is printed only under `satcc --debug` (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 
 from satcc import __version__, _native
 from satcc.errors import SatccError
+from satcc.limits import printable
 
 COMMAND_MODULES = (
     "satcc.commands.check",
@@ -39,6 +42,7 @@ OPTIONAL_COMMAND_MODULES = (
     "satcc.analyze.cli",
 )
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_INTERNAL = 70  # sysexits.h EX_SOFTWARE: an internal error (a bug in satcc)
 
 DESCRIPTION = """\
 satcc: a lab for TCP congestion control over satellite (Starlink, GEO) and long, fat paths.
@@ -52,7 +56,8 @@ examples:
   satcc plot out/db                   goodput, cwnd and srtt over time -> out/db/plot.png
   satcc cc list                       congestion control algorithms
 
-`satcc COMMAND --help` explains each command. Exit status: 0 ok, 1 failure, 2 bad input."""
+`satcc COMMAND --help` explains each command. Exit status: 0 ok, 1 failure, 2 bad input,
+70 internal error (a bug; `satcc --debug ...` shows the traceback), 130 interrupted."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="version",
         version=f"satcc {__version__} (native {_native.version()})",
     )
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, print the Python traceback")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
@@ -93,6 +100,11 @@ def _import_optional(name: str):
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.debug:
+        # Rust prints a backtrace on an allocation failure when RUST_BACKTRACE is set; under
+        # memory pressure that printing can itself fail and hang (issue 16). std reads the
+        # variable at the first failure, so setting it here is in time.
+        os.environ["RUST_BACKTRACE"] = "0"
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)
@@ -100,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         status = func(args)
     except SatccError as e:
-        print(f"satcc: error: {e}", file=sys.stderr)
+        print(f"satcc: error: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("satcc: interrupted", file=sys.stderr)
@@ -110,7 +122,28 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except MemoryError:
+        print("satcc: error: out of memory (the run needs more memory than this process may "
+              "use; shorten it, use fewer flows or longer bins)", file=sys.stderr)
+        return 1
+    except BaseException as e:
+        if isinstance(e, SystemExit):
+            raise
+        return _internal_error(e, getattr(args, "debug", False))
     return 0 if status is None else int(status)
+
+
+def _internal_error(e: BaseException, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exception(e, file=sys.stderr)
+    first = printable(str(e).strip().splitlines()[0] if str(e).strip() else "")[:200]
+    print(f"satcc: internal error (a bug in satcc, please report it): {type(e).__name__}"
+          f"{': ' + first if first else ''}"
+          f"{'' if debug else '; rerun with `satcc --debug ...` for the traceback'}",
+          file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -40,6 +40,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from satcc import limits
+from satcc.errors import UserError
 from satcc.units import (
     UnitError,
     describe,
@@ -51,6 +53,7 @@ from satcc.units import (
 
 KINDS = ("starlink", "geo", "lfn", "trace", "constellation")
 MS = 1_000_000  # ns
+MAX_TRACE_MS = 366 * 86_400_000  # a trace time or delay: one year (satcc.units.MAX_DURATION_NS)
 S = 1_000_000_000  # ns
 SPEED_OF_LIGHT_M_S = 299_792_458.0
 EARTH_RADIUS_M = 6_371_000.0  # mean radius, as satellite-facts.md's derivations
@@ -390,16 +393,28 @@ def _lfn(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
     return out
 
 
+def _read_user_text(path: Path, what: str) -> str:
+    """A trace file as text through satcc.limits (regular file, size cap); ValueError."""
+    try:
+        return limits.read_text(path, what, limits.MAX_TRACE_BYTES)
+    except UserError as e:
+        raise ValueError(str(e).removeprefix(f"{path}: ")) from None
+
+
 def read_mahimahi(path: Path) -> list[int]:
     """A Mahimahi trace with mm-link's rules (the Rust twin: models/trace.rs parse_mahimahi)."""
     out: list[int] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(_read_user_text(path, "a Mahimahi trace").splitlines(), 1):
         s = line.strip()
         if not s:
             raise ValueError(f"line {n}: invalid empty line")
-        if not s.isdigit():
-            raise ValueError(f"line {n}: expected a millisecond timestamp, found {s!r}")
-        v = int(s)
+        if not s.isascii() or not s.isdigit():  # the line is not quoted: it is not our file
+            raise ValueError(f"line {n}: expected a millisecond timestamp (digits), found "
+                             "other text")
+        v = int(s) if len(s) <= 15 else MAX_TRACE_MS + 1
+        if v > MAX_TRACE_MS:
+            raise ValueError(f"line {n}: expected a timestamp of at most {MAX_TRACE_MS} ms, "
+                             "found a larger one")
         if out and v < out[-1]:
             raise ValueError(f"line {n}: timestamps must be non-decreasing")
         out.append(v)
@@ -413,7 +428,7 @@ def read_mahimahi(path: Path) -> list[int]:
 def read_delay_csv(path: Path, default_loss: float) -> list[tuple[int, int, float]]:
     """Rows `t_ms,delay_ms[,loss]` (a header line is skipped) → [(t_ns, delay_ns, loss)]."""
     rows: list[tuple[int, int, float]] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(_read_user_text(path, "a delay/loss CSV").splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("#"):
             continue
@@ -424,9 +439,12 @@ def read_delay_csv(path: Path, default_loss: float) -> list[tuple[int, int, floa
         except (ValueError, IndexError):
             if n == 1 and not rows:
                 continue  # a header
-            raise ValueError(f"line {n}: expected t_ms,delay_ms[,loss], found {s!r}") from None
-        if t_ms < 0 or delay_ms < 0 or not 0 <= loss <= 1 or len(cells) > 3:
-            raise ValueError(f"line {n}: expected t_ms >= 0, delay_ms >= 0, loss in [0, 1], found {s!r}")
+            raise ValueError(f"line {n}: expected t_ms,delay_ms[,loss] (numbers), found other "
+                             "text") from None
+        if not all(math.isfinite(x) for x in (t_ms, delay_ms, loss)) or t_ms < 0 or delay_ms < 0 \
+                or not 0 <= loss <= 1 or len(cells) > 3 or t_ms > MAX_TRACE_MS or delay_ms > MAX_TRACE_MS:
+            raise ValueError(f"line {n}: expected t_ms and delay_ms in 0..{MAX_TRACE_MS:g} and "
+                             "loss in [0, 1], found a value outside")
         t_ns, d_ns = round(t_ms * MS), round(delay_ms * MS)
         if rows and t_ns < rows[-1][0]:
             raise ValueError(f"line {n}: times must be non-decreasing")
@@ -462,20 +480,25 @@ def _trace(r: _Reader, base: Path, duration_ns: int | None = None) -> list[tuple
     if r.issues:
         return []
     out = []
+    failed: set[str] = set()  # a file both directions share is reported once
     for d, trace, rate, csv, delay, loss in zip(("", "_ba"), traces, rates, csvs, delays, losses, strict=True):
         stamps = rows = None
         if trace is not None:
             try:
                 stamps = read_mahimahi(base / trace)
             except (OSError, ValueError) as e:
-                r.fail(f"mahimahi{d}", f"expected a Mahimahi trace, found {trace!r}: {e}")
+                if trace not in failed:
+                    r.fail(f"mahimahi{d}", f"expected a Mahimahi trace, found {trace!r}: {e}")
+                failed.add(trace)
         elif rate is None or rate == 0:
             r.fail(f"rate{d}", "expected a positive rate or a mahimahi trace, found neither")
         if csv is not None:
             try:
                 rows = read_delay_csv(base / csv, loss)
             except (OSError, ValueError) as e:
-                r.fail(f"delay_csv{d}", f"expected a delay/loss CSV, found {csv!r}: {e}")
+                if csv not in failed:
+                    r.fail(f"delay_csv{d}", f"expected a delay/loss CSV, found {csv!r}: {e}")
+                failed.add(csv)
         elif delay is None:
             r.fail(f"delay{d}", "expected a delay or a delay_csv, found neither")
         if r.issues:

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from satcc.errors import SatccError, UserError
+from satcc.limits import json_loads
 from satcc.units import format_rate
 
 SCHEMA_VERSION = 1
@@ -130,8 +131,8 @@ SUMMARY_FLOW_KEYS = (
 )
 
 
-class ResultError(SatccError):
-    """A result directory that is missing, incomplete or inconsistent."""
+class ResultError(UserError):
+    """A result directory that is missing, incomplete or inconsistent (bad input: exit 2)."""
 
     exit_code = 2
 
@@ -345,11 +346,12 @@ class RunResult:
 
     def write(self, out_dir: str | Path) -> Path:
         """Write the result directory atomically (see module doc); returns its path."""
-        out = Path(out_dir)
-        if out.exists() and not out.is_dir():
-            raise UserError(f"{out}: expected a directory for the results, found a file")
+        from satcc.limits import check_out_dir
+
+        out = check_out_dir(out_dir)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        remove_stale_temporaries(out)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{TMP_MARK}{os.getpid()}-", dir=out.parent))
         try:
             os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a result is an ordinary dir
             meta_json = _dumps(self.meta, indent=None)
@@ -524,6 +526,52 @@ def _fsync_dir(path: Path) -> None:
         pass
 
 
+TMP_MARK = ".tmp-"  # .NAME.tmp-PID-XXXX: a result being written by process PID
+
+
+def remove_stale_temporaries(out: Path) -> list[Path]:
+    """Delete `.NAME.tmp-PID-*` directories beside `out` left by a writer that was killed
+    (its PID is gone); a live writer's are kept. Returns what was removed."""
+    gone = []
+    prefix = f".{out.name}{TMP_MARK}"
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return gone
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and _pid_alive(int(pid)):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+            gone.append(entry)
+    return gone
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def write_or_rescue(result: RunResult, out: Path) -> tuple[Path, str | None]:
+    """Write `result` to `out`; if that fails for a reason outside the result (disk full,
+    permissions, a name the filesystem refuses), write it to a fresh directory under the
+    system's temporary directory instead. Returns (where it is, why `out` failed or None)."""
+    try:
+        return result.write(out), None
+    except (OSError, UserError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        rescue = Path(tempfile.mkdtemp(prefix="satcc-result-")) / "result"
+        return result.write(rescue), why
+
+
 # -- loading ---------------------------------------------------------------------------------
 
 
@@ -537,10 +585,12 @@ def load(result_dir: str | Path) -> RunResult:
         raise ResultError(f"{d}: expected {SUMMARY_FILE} (a result written by `satcc sim`), "
                           "found none; the run may not have finished")
     try:
-        doc = json.loads(summary_path.read_text(encoding="utf-8"))
+        doc = json_loads(summary_path.read_text(encoding="utf-8"), str(summary_path))
     except (OSError, ValueError) as e:
         raise ResultError(f"{summary_path}: expected a JSON summary, found unreadable data: {e}") \
             from None
+    if not isinstance(doc, dict):
+        raise ResultError(f"{summary_path}: expected a JSON object, found another JSON value")
     version = doc.get("schema_version")
     if version != SCHEMA_VERSION:
         raise ResultError(f"{summary_path}: expected schema_version {SCHEMA_VERSION}, "
@@ -556,7 +606,11 @@ def load(result_dir: str | Path) -> RunResult:
                               "the result was modified or mixed with another run")
         tables[name] = pq.read_table(path)
     meta_raw = tables[FLOWS_FILE].schema.metadata or {}
-    meta = json.loads(meta_raw.get(b"satcc", b"{}"))
+    try:
+        meta = json_loads(meta_raw.get(b"satcc", b"{}").decode("utf-8"), str(d))
+    except ValueError as e:
+        raise ResultError(f"{d / FLOWS_FILE}: expected satcc metadata, found unreadable data: {e}") \
+            from None
     return RunResult(
         meta,
         _conform(tables[FLOWS_FILE], FLOWS_SCHEMA),

@@ -67,7 +67,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import tomllib
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +83,7 @@ from pydantic import (
     ValidationError,
 )
 
-from satcc import _native, linkmodels
+from satcc import _native, limits, linkmodels
 from satcc.errors import UserError
 from satcc.units import (
     UnitError,
@@ -264,26 +263,23 @@ class Scenario(_Table):
 
 
 def load(path: str | Path) -> Scenario:
-    """Read, parse and validate a scenario file. Raises ScenarioError."""
+    """Read, parse and validate a scenario file. Raises ScenarioError (or a UserError for a
+    file that is not a readable regular file within satcc.limits)."""
     p = Path(path)
     source = str(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(source, [("", "expected a scenario file, found no such file")]) from None
-    except IsADirectoryError:
-        raise ScenarioError(source, [("", "expected a scenario file, found a directory")]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(source, [("", f"cannot read the file: {e}")]) from None
+        text = limits.read_text(p, "a scenario file")
+    except UserError as e:
+        raise ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
     return loads(text, source=source, default_name=p.stem)
 
 
 def loads(text: str, source: str = "<string>", default_name: str = "scenario") -> Scenario:
     """Parse and validate scenario TOML text; `source` names it in error messages."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(source, [("", f"invalid TOML: {e}")]) from None
+        data = limits.toml_loads(text.removeprefix("\ufeff"), source)
+    except UserError as e:
+        raise ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
     return from_dict(data, source=source, default_name=default_name)
 
 
@@ -403,6 +399,11 @@ def _pydantic_issue(err: dict[str, Any]) -> tuple[str, str]:
 def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
     issues: list[tuple[str, str]] = []
     sec = s.scenario
+    for key, name in (("scenario.name", sec.name), *((f"flow[{i}].name", f.name)
+                                                      for i, f in enumerate(s.flows))):
+        why = None if name is None else limits.check_name(name)
+        if why is not None:
+            issues.append((key, why))
     duration_text = format_duration(sec.duration)
     if sec.duration <= 0:
         issues.append(("scenario.duration", f"expected a positive duration, found {duration_text}"))
@@ -668,6 +669,7 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     noise = host_noise_quantiles(s.scenario.host_noise)
     if noise is not None:  # absent = hosts answer instantly
         config["host_noise_quantiles_ns"] = noise
+    _native_check(s, config)
     return config
 
 
@@ -681,6 +683,21 @@ def host_noise_quantiles(value: str | int) -> dict[str, list[list[float | int]]]
         return {side: [[float(p), int(ns)] for p, ns in k[side]] for side in ("sender", "receiver")}
     uniform = [[0.0, 0], [1.0, int(value)]]
     return {"sender": uniform, "receiver": uniform}
+
+
+def _native_check(s: Scenario, config: dict[str, Any]) -> None:
+    """The simulator's own checks of the resolved config, so that `satcc check` and every
+    engine accept exactly what `satcc sim` runs (one validation)."""
+    check = getattr(_native, "check_sim", None)
+    if check is None:
+        return
+    try:
+        check(config)
+    except (ValueError, OverflowError, KeyError) as e:
+        key, sep, why = str(e).strip("'\"").partition(": ")
+        issue = (key, f"expected a value the simulator accepts, found one it refuses: {why}") \
+            if sep and " " not in key else ("", f"the simulator refuses the scenario: {e}")
+        raise ScenarioError(s.source, [issue]) from None
 
 
 def canonical_json(obj: Any) -> str:

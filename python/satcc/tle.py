@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from satcc import limits
+from satcc.errors import UserError
 from satcc.linkmodels import (
     EARTH_RADIUS_M,
     MAHIMAHI_BYTES,
@@ -86,9 +88,11 @@ def checksum(line: str) -> int:
 def _element_line(n: int, line: str, number: str) -> str:
     s = line.rstrip()
     if len(s) < TLE_LINE_CHARS or not s.startswith(f"{number} "):
-        raise TleError(f"line {n}: expected TLE line {number} (69 columns starting {number!r}), found {s!r}")
+        raise TleError(f"line {n}: expected TLE line {number} (69 columns starting {number!r}), "
+                       f"found a line of {len(s)} characters that is not")
     if not s[68].isdigit() or int(s[68]) != checksum(s):
-        raise TleError(f"line {n}: expected checksum {checksum(s)} in column 69, found {s[68]!r}")
+        raise TleError(f"line {n}: expected checksum {checksum(s)} in column 69, found another "
+                       "character")
     return s[:TLE_LINE_CHARS]
 
 
@@ -108,8 +112,8 @@ def parse_tle(text: str) -> list[tuple[str, str, str]]:
         l1 = _element_line(lines[i][0], lines[i][1], "1")
         l2 = _element_line(lines[i + 1][0], lines[i + 1][1], "2")
         if l1[2:7] != l2[2:7]:
-            raise TleError(f"line {lines[i + 1][0]}: expected catalog number {l1[2:7]!r} as on line 1, "
-                           f"found {l2[2:7]!r}")
+            raise TleError(f"line {lines[i + 1][0]}: expected the catalog number of line 1, "
+                           "found another")
         out.append((name or l1[2:7].strip(), l1, l2))
         i += 2
     if not out:
@@ -244,9 +248,12 @@ def constellation(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]
     if phase >= STARLINK_PERIOD_NS:
         r.fail("phase", f"expected a duration below 15 s, found {r.t['phase']!r}")
     try:
-        text = (base / tle).read_text(encoding="utf-8")
+        text = limits.read_text(base / tle, "a TLE file", limits.MAX_TRACE_BYTES)
         parse_tle(text)
-    except (OSError, UnicodeError, TleError) as e:
+    except UserError as e:
+        r.fail("tle", f"expected a TLE file of 2- or 3-line sets, found {tle!r}: "
+               f"{str(e).removeprefix(f'{base / tle}: ')}")
+    except TleError as e:
         r.fail("tle", f"expected a TLE file of 2- or 3-line sets, found {tle!r}: {e}")
     if r.issues:
         return []

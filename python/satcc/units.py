@@ -66,6 +66,14 @@ _SIZE_UNITS: dict[str, int] = {
 
 _PACKET_UNITS = {"pkt", "pkts", "packet", "packets", "p"}
 
+# Upper bounds (docs/reliability.md): what the simulator's u64 arithmetic handles with room to
+# spare, and far beyond any satellite or terrestrial path.
+MAX_DURATION_NS = 366 * 86_400 * NS_PER_S  # one year
+MAX_RATE_BPS = 10**13  # 10 Tbit/s
+MAX_SIZE_BYTES = 2**50  # 1 PiB
+MAX_PACKETS = 10**9
+MAX_BDP = 10**6
+
 DURATION_HINT = "a duration like '600 ms' or '1.5 s' (units: ns, us, ms, s, min, h)"
 RATE_HINT = "a rate like '20 Mbit/s', '1 Gbit/s' or '500 kbit/s' (bare numbers are bit/s)"
 SIZE_HINT = "a size like '1448 B', '1.5 MB' or '1 MiB' (bare integers are bytes)"
@@ -87,8 +95,17 @@ class UnitError(ValueError):
         super().__init__(text)
 
 
+DESCRIBE_CHARS = 60  # a found value longer than this is cut in messages
+
+
 def describe(value: Any) -> str:
-    """How a found value is shown in error messages: strings quoted, tables summarised."""
+    """How a found value is shown in error messages: strings quoted, tables summarised, long
+    values cut (a 5,000-character name or a 400-digit number stays one readable line)."""
+    text = _describe(value)
+    return text if len(text) <= DESCRIBE_CHARS else f"{text[:DESCRIBE_CHARS - 12]}… ({len(text)} chars)"
+
+
+def _describe(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
     if isinstance(value, bool):
@@ -122,6 +139,12 @@ def _split(value: Any, expected: str) -> tuple[Decimal, str]:
     return number, m.group(2)
 
 
+def _at_most(number: Decimal, scale: int, limit: int, expected: str, found: Any, text: str) -> None:
+    """Refuse number x scale above `limit` before any arithmetic on it (no huge integers)."""
+    if number.adjusted() > 20 or number * scale > limit:
+        raise UnitError(expected, found, f"above the limit of {text}")
+
+
 def _whole(x: Decimal, expected: str, found: Any, unit: str) -> int:
     if x != x.to_integral_value():
         raise UnitError(expected, found, f"not a whole number of {unit}")
@@ -144,6 +167,7 @@ def parse_duration(value: Any) -> int:
     if scale is None:
         raise UnitError(DURATION_HINT, value, f"unknown unit {unit!r}")
     _non_negative(number, DURATION_HINT, value)
+    _at_most(number, scale, MAX_DURATION_NS, DURATION_HINT, value, "one year")
     return _whole(number * scale, DURATION_HINT, value, "nanoseconds")
 
 
@@ -172,6 +196,7 @@ def parse_rate(value: Any) -> int:
         if m.group(2) == "B/s":
             scale *= 8
     _non_negative(number, RATE_HINT, value)
+    _at_most(number, scale, MAX_RATE_BPS, RATE_HINT, value, "10 Tbit/s")
     return _whole(number * scale, RATE_HINT, value, "bit/s")
 
 
@@ -190,6 +215,7 @@ def parse_size(value: Any) -> int:
                 why += "; packets are not a size here"
             raise UnitError(SIZE_HINT, value, why)
     _non_negative(number, SIZE_HINT, value)
+    _at_most(number, scale, MAX_SIZE_BYTES, SIZE_HINT, value, "1 PiB")
     return _whole(number * scale, SIZE_HINT, value, "bytes")
 
 
@@ -211,6 +237,7 @@ def parse_packets(value: Any) -> int:
     if unit != "" and unit.lower() not in _PACKET_UNITS:
         raise UnitError(PACKETS_HINT, value, f"unknown unit {unit!r}")
     _non_negative(number, PACKETS_HINT, value)
+    _at_most(number, 1, MAX_PACKETS, PACKETS_HINT, value, f"{MAX_PACKETS:,} packets")
     return _whole(number, PACKETS_HINT, value, "packets")
 
 
@@ -221,6 +248,7 @@ def parse_queue(value: Any) -> dict[str, int | float]:
         raise UnitError(QUEUE_HINT, value, "a bare number needs a unit: pkt, B/MB or BDP")
     number, unit = _split(value, QUEUE_HINT)
     if unit.lower() in _PACKET_UNITS:
+        _at_most(number, 1, MAX_PACKETS, QUEUE_HINT, value, f"{MAX_PACKETS:,} packets")
         n = _whole(number, QUEUE_HINT, value, "packets")
         if n < 1:
             raise UnitError(QUEUE_HINT, value, "a queue holds at least 1 packet")
@@ -228,6 +256,7 @@ def parse_queue(value: Any) -> dict[str, int | float]:
     if unit.lower() == "bdp":
         if number <= 0:
             raise UnitError(QUEUE_HINT, value, "must be positive")
+        _at_most(number, 1, MAX_BDP, QUEUE_HINT, value, f"{MAX_BDP:,} BDP")
         return {"bdp": float(number)}
     try:
         n = parse_size(value)

@@ -62,3 +62,42 @@ pub struct LinkSeries {
     pub capacity_bps: Vec<u64>,
     pub delay_ms: Vec<f64>,
 }
+
+impl FlowSeries {
+    /// Reserve room for `rows` more rows in every column, or fail without aborting: the
+    /// series of a long run with short bins can exceed the memory a process may use.
+    pub fn try_reserve(&mut self, rows: usize) -> Result<(), std::collections::TryReserveError> {
+        self.flow_id.try_reserve_exact(rows)?;
+        self.t_s.try_reserve_exact(rows)?;
+        self.delivered_bytes.try_reserve_exact(rows)?;
+        self.cwnd_pkts.try_reserve_exact(rows)?;
+        self.ssthresh_pkts.try_reserve_exact(rows)?;
+        self.srtt_ms.try_reserve_exact(rows)?;
+        self.inflight_pkts.try_reserve_exact(rows)?;
+        self.pacing_rate_bps.try_reserve_exact(rows)?;
+        self.retransmits.try_reserve_exact(rows)
+    }
+
+    /// Bytes one row takes in memory.
+    pub const ROW_BYTES: usize = 4 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 8;
+}
+
+impl LinkSeries {
+    /// As [`FlowSeries::try_reserve`].
+    pub fn try_reserve(&mut self, rows: usize) -> Result<(), std::collections::TryReserveError> {
+        self.link_id.try_reserve_exact(rows)?;
+        self.dir.try_reserve_exact(rows)?;
+        self.t_s.try_reserve_exact(rows)?;
+        self.queue_pkts.try_reserve_exact(rows)?;
+        self.queue_bytes.try_reserve_exact(rows)?;
+        self.drops_queue.try_reserve_exact(rows)?;
+        self.drops_random.try_reserve_exact(rows)?;
+        self.ecn_marks.try_reserve_exact(rows)?;
+        self.tx_bytes.try_reserve_exact(rows)?;
+        self.capacity_bps.try_reserve_exact(rows)?;
+        self.delay_ms.try_reserve_exact(rows)
+    }
+
+    /// Bytes one row takes in memory.
+    pub const ROW_BYTES: usize = 4 + 16 + 8 * 9;
+}

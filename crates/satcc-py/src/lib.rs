@@ -93,14 +93,33 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// A panic hook that prints one line and never a backtrace. The default hook captures a
+/// backtrace when RUST_BACKTRACE is set; under memory pressure that capture fails to allocate,
+/// and the allocation-error handler then blocks on the backtrace lock the panic holds: the
+/// process hung for good (issue 16). pyo3 turns the panic into a Python exception, which the
+/// CLI reports as an internal error. Writing a `&str` and a `Location` to stderr allocates
+/// nothing.
+fn quiet_panic_hook(info: &std::panic::PanicHookInfo<'_>) {
+    use std::io::Write;
+    let payload = info.payload();
+    let message = payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str)).unwrap_or("(no message)");
+    let mut err = std::io::stderr().lock();
+    let _ = match info.location() {
+        Some(loc) => writeln!(err, "satcc: internal error in the native module at {loc}: {message}"),
+        None => writeln!(err, "satcc: internal error in the native module: {message}"),
+    };
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    std::panic::set_hook(Box::new(quiet_panic_hook));
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(cc_info, m)?)?;
     m.add_function(wrap_pyfunction!(cc_check, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(host_noise_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::check_sim, m)?)?;
     pcap::register(m)?;
     Ok(())
 }

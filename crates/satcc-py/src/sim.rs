@@ -2,7 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyMemoryError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -179,35 +180,94 @@ fn summary_to_py<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, P
     Ok(d)
 }
 
+/// A Python list built from a slice without panicking when Python runs out of memory.
+/// pyo3's own conversion panics on a failed allocation, and a panic under memory pressure
+/// deadlocked: the panic's backtrace failed to allocate and the allocation-error handler then
+/// waited on the backtrace lock the panic held (issue 16). Here a failed allocation is a
+/// `MemoryError`, and the half-built list is freed.
+fn list_of<'py, T: Copy>(py: Python<'py>, xs: &[T], item: impl Fn(T) -> *mut ffi::PyObject) -> PyResult<Bound<'py, PyAny>> {
+    let len = ffi::Py_ssize_t::try_from(xs.len()).map_err(|_| PyMemoryError::new_err("a series longer than a Python list holds"))?;
+    // SAFETY: PyList_New returns a new reference or NULL with an exception set; every slot is
+    // filled with a new reference before the list is used, and a list freed with empty
+    // (NULL) slots is valid (list_dealloc uses Py_XDECREF).
+    unsafe {
+        let list = ffi::PyList_New(len);
+        if list.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let list = Bound::from_owned_ptr(py, list);
+        for (i, &x) in xs.iter().enumerate() {
+            let obj = item(x);
+            if obj.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, obj);
+        }
+        Ok(list)
+    }
+}
+
+fn floats<'py>(py: Python<'py>, xs: &[f64]) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: PyFloat_FromDouble returns a new reference or NULL (checked by list_of).
+    list_of(py, xs, |x| unsafe { ffi::PyFloat_FromDouble(x) })
+}
+
+fn ints<'py, T: Copy + Into<u64>>(py: Python<'py>, xs: &[T]) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: as floats.
+    list_of(py, xs, |x| unsafe { ffi::PyLong_FromUnsignedLongLong(x.into()) })
+}
+
+fn strs<'py>(py: Python<'py>, xs: &[&'static str]) -> PyResult<Bound<'py, PyAny>> {
+    let ab = pyo3::types::PyString::new(py, "ab");
+    let ba = pyo3::types::PyString::new(py, "ba");
+    let other = pyo3::types::PyString::new(py, "?");
+    list_of(py, xs, |x| {
+        let s = match x {
+            "ab" => &ab,
+            "ba" => &ba,
+            _ => &other,
+        };
+        s.clone().into_ptr()
+    })
+}
+
 fn flow_series_to_py<'py>(py: Python<'py>, s: &FlowSeries) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("flow_id", &s.flow_id)?;
-    d.set_item("t_s", &s.t_s)?;
-    d.set_item("delivered_bytes", &s.delivered_bytes)?;
-    d.set_item("received_bytes", &s.received_bytes)?;
-    d.set_item("cwnd_pkts", &s.cwnd_pkts)?;
-    d.set_item("ssthresh_pkts", &s.ssthresh_pkts)?;
-    d.set_item("srtt_ms", &s.srtt_ms)?;
-    d.set_item("inflight_pkts", &s.inflight_pkts)?;
-    d.set_item("pacing_rate_bps", &s.pacing_rate_bps)?;
-    d.set_item("retransmits", &s.retransmits)?;
+    d.set_item("flow_id", ints(py, &s.flow_id)?)?;
+    d.set_item("t_s", floats(py, &s.t_s)?)?;
+    d.set_item("delivered_bytes", ints(py, &s.delivered_bytes)?)?;
+    d.set_item("received_bytes", ints(py, &s.received_bytes)?)?;
+    d.set_item("cwnd_pkts", ints(py, &s.cwnd_pkts)?)?;
+    d.set_item("ssthresh_pkts", ints(py, &s.ssthresh_pkts)?)?;
+    d.set_item("srtt_ms", floats(py, &s.srtt_ms)?)?;
+    d.set_item("inflight_pkts", ints(py, &s.inflight_pkts)?)?;
+    d.set_item("pacing_rate_bps", floats(py, &s.pacing_rate_bps)?)?;
+    d.set_item("retransmits", ints(py, &s.retransmits)?)?;
     Ok(d)
 }
 
 fn link_series_to_py<'py>(py: Python<'py>, s: &LinkSeries) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("link_id", &s.link_id)?;
-    d.set_item("dir", &s.dir)?;
-    d.set_item("t_s", &s.t_s)?;
-    d.set_item("queue_pkts", &s.queue_pkts)?;
-    d.set_item("queue_bytes", &s.queue_bytes)?;
-    d.set_item("drops_queue", &s.drops_queue)?;
-    d.set_item("drops_random", &s.drops_random)?;
-    d.set_item("ecn_marks", &s.ecn_marks)?;
-    d.set_item("tx_bytes", &s.tx_bytes)?;
-    d.set_item("capacity_bps", &s.capacity_bps)?;
-    d.set_item("delay_ms", &s.delay_ms)?;
+    d.set_item("link_id", ints(py, &s.link_id)?)?;
+    d.set_item("dir", strs(py, &s.dir)?)?;
+    d.set_item("t_s", floats(py, &s.t_s)?)?;
+    d.set_item("queue_pkts", ints(py, &s.queue_pkts)?)?;
+    d.set_item("queue_bytes", ints(py, &s.queue_bytes)?)?;
+    d.set_item("drops_queue", ints(py, &s.drops_queue)?)?;
+    d.set_item("drops_random", ints(py, &s.drops_random)?)?;
+    d.set_item("ecn_marks", ints(py, &s.ecn_marks)?)?;
+    d.set_item("tx_bytes", ints(py, &s.tx_bytes)?)?;
+    d.set_item("capacity_bps", ints(py, &s.capacity_bps)?)?;
+    d.set_item("delay_ms", floats(py, &s.delay_ms)?)?;
     Ok(d)
+}
+
+/// Check a resolved config as `run_sim` would, without running it: the conversion and every
+/// check the simulator makes (`satcc check` and `satcc sim` accept and refuse the same files).
+#[pyfunction]
+pub fn check_sim(config: &Bound<'_, PyDict>) -> PyResult<()> {
+    let cfg = config_from_py(config)?;
+    satcc_sim::world::World::new(&cfg).map(drop).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Run the simulator on a resolved config (see `_native.pyi`).
@@ -218,7 +278,8 @@ pub fn run_sim<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, progress: Opti
     if let Some(step) = opt::<u64>(config, "sample_models_ns", "config")? {
         return sample_models(py, &cfg, step);
     }
-    let world = satcc_sim::world::World::new(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut world = satcc_sim::world::World::new(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    world.reserve_series().map_err(|e| PyMemoryError::new_err(e.to_string()))?;
     let mut last = Instant::now();
     let mut err: Option<PyErr> = None;
     let out = {
@@ -278,6 +339,18 @@ fn sample_models<'py>(py: Python<'py>, cfg: &SimConfig, step_ns: u64) -> PyResul
     let step = SimDuration::from_nanos(step_ns);
     let n = cfg.duration.as_nanos().div_ceil(step_ns);
     let (mut link_id, mut dir, mut t_ns, mut rate, mut delay, mut loss) = (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let rows = n.checked_mul(2 * cfg.links.len() as u64).and_then(|r| usize::try_from(r).ok());
+    let reserved = rows.is_some_and(|r| {
+        link_id.try_reserve_exact(r).is_ok()
+            && dir.try_reserve_exact(r).is_ok()
+            && t_ns.try_reserve_exact(r).is_ok()
+            && rate.try_reserve_exact(r).is_ok()
+            && delay.try_reserve_exact(r).is_ok()
+            && loss.try_reserve_exact(r).is_ok()
+    });
+    if !reserved {
+        return Err(PyMemoryError::new_err(format!("out of memory: {n} samples per link direction do not fit; use a longer step")));
+    }
     for (i, l) in cfg.links.iter().enumerate() {
         for (k, (name, d)) in [("ab", &l.ab), ("ba", &l.ba)].into_iter().enumerate() {
             let label = (2 * i + k) as u64; // as Network::build labels directions
@@ -301,12 +374,12 @@ fn sample_models<'py>(py: Python<'py>, cfg: &SimConfig, step_ns: u64) -> PyResul
         }
     }
     let d = PyDict::new(py);
-    d.set_item("link_id", link_id)?;
-    d.set_item("dir", dir)?;
-    d.set_item("t_ns", t_ns)?;
-    d.set_item("rate_bps", rate)?;
-    d.set_item("delay_ns", delay)?;
-    d.set_item("loss", loss)?;
+    d.set_item("link_id", ints(py, &link_id)?)?;
+    d.set_item("dir", strs(py, &dir)?)?;
+    d.set_item("t_ns", ints(py, &t_ns)?)?;
+    d.set_item("rate_bps", floats(py, &rate)?)?;
+    d.set_item("delay_ns", ints(py, &delay)?)?;
+    d.set_item("loss", floats(py, &loss)?)?;
     let out = PyDict::new(py);
     out.set_item("model_samples", d)?;
     Ok(out)

@@ -112,6 +112,10 @@ pub struct SimOutput {
     pub fragmented_packets: u64,
 }
 
+/// Largest tunnel overhead a flow may add per packet (an IPv4 datagram's size; real tunnels
+/// add tens of bytes). Keeps `wire_bytes + encap` far from u32 overflow.
+pub const MAX_ENCAP_BYTES: u32 = 65_535;
+
 pub struct World {
     now: SimTime,
     end: SimTime,
@@ -140,6 +144,12 @@ impl World {
         if cfg.bin.is_zero() {
             return Err(ConfigError { key: "scenario.bin".into(), message: "must be > 0".into() });
         }
+        // Network::build resolves BDP queues along the flows' routes: their nodes must exist.
+        for (i, f) in cfg.flows.iter().enumerate() {
+            if f.src >= cfg.nodes.len() || f.dst >= cfg.nodes.len() {
+                return Err(ConfigError { key: format!("flow[{i}].from"), message: "node index out of range".into() });
+            }
+        }
         let net = Network::build(cfg)?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -158,6 +168,9 @@ impl World {
             }
             if f.mtu < IP_HEADER + 2 * FRAGMENT_UNIT {
                 return Err(ConfigError { key: key("mtu"), message: "must be at least 36 bytes".into() });
+            }
+            if f.encap_bytes > MAX_ENCAP_BYTES {
+                return Err(ConfigError { key: key("encap"), message: format!("must be at most {MAX_ENCAP_BYTES} bytes") });
             }
             if f.mss == 0 || f.mss > 65_000 {
                 return Err(ConfigError { key: key("mss"), message: "must be in 1..65000 bytes".into() });
@@ -226,6 +239,32 @@ impl World {
         }
         w.schedule(SimTime::ZERO + cfg.bin, Ev::Sample);
         Ok(w)
+    }
+
+    /// Reserve the time series for the whole run (one row per flow and link direction per
+    /// bin), so that a run too long for memory fails here with an error instead of aborting
+    /// the process (or deadlocking its panic handler) hours into the run. `run` works without
+    /// it (the series then grow as they fill).
+    pub fn reserve_series(&mut self) -> Result<(), ConfigError> {
+        let bins = self.end.as_nanos().div_ceil(self.bin.as_nanos()).saturating_add(1); // + the closing bin
+        let dirs = self.net.dirs.len();
+        let flow_rows = bins.checked_mul(self.flows.len() as u64).and_then(|n| usize::try_from(n).ok());
+        let link_rows = bins.checked_mul(dirs as u64).and_then(|n| usize::try_from(n).ok());
+        let reserved = match (flow_rows, link_rows) {
+            (Some(f), Some(l)) => self.series.try_reserve(f).and_then(|_| self.links.try_reserve(l)).is_ok(),
+            _ => false,
+        };
+        if !reserved {
+            let need = (bins as f64) * ((self.flows.len() * FlowSeries::ROW_BYTES + dirs * LinkSeries::ROW_BYTES) as f64);
+            return Err(ConfigError {
+                key: "scenario.bin".into(),
+                message: format!(
+                    "out of memory: {bins} bins of time series need {:.2} GB, more than this process may allocate; use longer bins or a shorter duration",
+                    need / 1e9
+                ),
+            });
+        }
+        Ok(())
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
@@ -516,5 +555,7 @@ impl World {
 
 /// Run a configuration to the end.
 pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(f64) -> bool) -> Result<SimOutput, ConfigError> {
-    Ok(World::new(cfg)?.run(progress))
+    let mut world = World::new(cfg)?;
+    world.reserve_series()?;
+    Ok(world.run(progress))
 }

@@ -137,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
     from satcc.progress import ProgressBar
 
     bin_s = _bin_s(args.bin)
+    if args.out is not None:
+        from satcc.limits import check_out_dir
+
+        check_out_dir(args.out)  # before any analysis: a bad --out is known up front
     inputs, failed = [], []
     for path in args.files:
         try:

@@ -41,6 +41,7 @@ from satcc.campaign import layout
 from satcc.campaign.spec import Campaign, RunSpec, columns, expand
 from satcc.campaign.worker import Outcome, execute
 from satcc.errors import UserError
+from satcc.limits import check_out_dir
 
 DEFAULT_OUT_ROOT = Path("out") / "campaigns"
 DASK_CONNECT_TIMEOUT_S = 10
@@ -87,9 +88,11 @@ def plan_doc(c: Campaign, specs: list[RunSpec]) -> dict[str, Any]:
     }
 
 
-def prepare(c: Campaign, out_dir: Path) -> tuple[list[RunSpec], list[str]]:
-    """Expand, check the directory, write the index, remove interrupted writes."""
-    specs = expand(c)
+def prepare(c: Campaign, out_dir: Path, specs: list[RunSpec] | None = None
+            ) -> tuple[list[RunSpec], list[str]]:
+    """Expand (unless `specs` are given), check the directory, write the index, remove
+    interrupted writes. Call it holding the directory's lock (`layout.locked`)."""
+    specs = expand(c) if specs is None else specs
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"{out_dir}: expected a directory for the campaign, found a file")
     index_path = out_dir / layout.INDEX_FILE
@@ -98,7 +101,7 @@ def prepare(c: Campaign, out_dir: Path) -> tuple[list[RunSpec], list[str]]:
         if old.get("name") != c.name:
             raise UserError(f"{out_dir}: holds campaign {old.get('name')!r}, not {c.name!r}; "
                             "choose another --out")
-    elif out_dir.is_dir() and any(out_dir.iterdir()):
+    elif out_dir.is_dir() and any(e.name != layout.LOCK_FILE for e in out_dir.iterdir()):
         raise UserError(f"{out_dir}: expected an empty or new directory for the campaign, found "
                         "other files")
     (out_dir / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
@@ -115,10 +118,23 @@ def run_campaign(
     cluster: str | None = None,
     stream: TextIO | None = None,
     progress: bool | None = None,
+    force: bool = False,
 ) -> CampaignRun:
-    """Run (or resume) a campaign into `out_dir`; returns what happened."""
+    """Run (or resume) a campaign into `out_dir`, holding its lock; returns what happened."""
+    check_out_dir(out_dir)
+    specs = expand(c, force=force, progress=progress)  # every point checked before any write
+    if out_dir.is_dir() and not (out_dir / layout.INDEX_FILE).exists() and any(
+            e.name != layout.LOCK_FILE for e in out_dir.iterdir()):
+        raise UserError(f"{out_dir}: expected an empty or new directory for the campaign, found "
+                        "other files")
+    with layout.locked(out_dir):
+        return _run_locked(c, out_dir, specs, jobs, cluster, stream, progress)
+
+
+def _run_locked(c: Campaign, out_dir: Path, specs: list[RunSpec], jobs: int | None,
+                cluster: str | None, stream: TextIO | None, progress: bool | None) -> CampaignRun:
     started = time.monotonic()  # for the summary (runs/s, ETA) only
-    specs, removed = prepare(c, out_dir)
+    specs, removed = prepare(c, out_dir, specs)
     scan = layout.scan(out_dir)
     todo = [s for s in specs if s.run_id not in scan.done]
     backend = f"dask {cluster}" if cluster else f"local, {_jobs(jobs)} job(s)"

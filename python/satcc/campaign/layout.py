@@ -11,19 +11,25 @@
       failed/<id>.json     a run that failed: its error (removed when it later succeeds)
       catalog.duckdb       the DuckDB catalog (satcc.store; derived, rebuilt at will)
       report/              satcc report's default output
+      campaign.lock        held (flock) by the `satcc campaign` writing here; a second one is
+                           refused with the first one's pid
 
 A run appears in runs/ all at once: it is written to runs/.<id>.staging (results.write is
 itself atomic), completed there, fsynced, and renamed into place. Anything dot-named under
-runs/ is an interrupted write: the next `satcc campaign` removes it and redoes the run.
+runs/ is an interrupted write: the next `satcc campaign` removes it and redoes the run, as it
+removes the `.NAME.tmp-*` files a killed writer leaves at the top level.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +38,7 @@ import pyarrow.parquet as pq
 
 from satcc import results
 from satcc.errors import UserError
+from satcc.limits import json_loads, printable
 
 INDEX_FILE = "campaign.json"
 CAMPAIGN_COPY = "campaign.toml"
@@ -40,6 +47,7 @@ FAILED_DIR = "failed"
 RUN_FILE = "run.json"
 CATALOG_FILE = "catalog.duckdb"
 REPORT_DIR = "report"
+LOCK_FILE = "campaign.lock"
 INDEX_SCHEMA_VERSION = 1
 RUN_SCHEMA_VERSION = 1
 STAGING_SUFFIX = ".staging"
@@ -48,10 +56,47 @@ EMU_RAW_DIR = "emu"
 # satcc fidelity's outputs beside the runs (satcc.fidelity.suite)
 FIDELITY_FILES = {"fidelity.json", "fidelity.txt", "fidelity.png"}
 KNOWN_TOP = {INDEX_FILE, CAMPAIGN_COPY, RUNS_DIR, FAILED_DIR, CATALOG_FILE, REPORT_DIR,
-             CATALOG_FILE + ".wal", *FIDELITY_FILES}
+             CATALOG_FILE + ".wal", LOCK_FILE, *FIDELITY_FILES}
 EXTRA_FILES = ("pings.parquet", "seqack.parquet")
 RUN_FILES = {results.SUMMARY_FILE, *results.TABLE_FILES, RUN_FILE, *EXTRA_FILES, EMU_RAW_DIR,
              "plot.png"}
+
+
+@contextmanager
+def locked(d: Path, wait: bool = False) -> Iterator[bool]:
+    """Hold DIR/campaign.lock (flock) while writing the campaign directory. When another
+    process holds it: wait with `wait`, else raise UserError naming the holder's pid. The
+    kernel releases the lock when the process ends, however it ends (SIGKILL too)."""
+    d.mkdir(parents=True, exist_ok=True)
+    fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            who = f" (pid {holder})" if holder.isdigit() else ""
+            raise UserError(f"{d}: another satcc campaign{who} is writing to this directory; "
+                            "wait for it to finish or choose another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield True
+    finally:
+        os.close(fd)
+
+
+def is_locked(d: Path) -> bool:
+    """Whether a campaign is writing DIR now (its lock is held)."""
+    try:
+        fd = os.open(d / LOCK_FILE, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def dumps(obj: Any) -> str:
@@ -101,10 +146,14 @@ def read_index(d: Path) -> dict[str, Any]:
     if not path.is_file():
         raise UserError(f"{d}: expected a campaign directory (with {INDEX_FILE}), found none")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json_loads(path.read_text(encoding="utf-8"), str(path))
     except (OSError, ValueError) as e:
-        raise UserError(f"{path}: expected the campaign index (JSON), found unreadable data: {e}") \
-            from None
+        raise UserError(f"{path}: expected the campaign index (JSON), found unreadable data: "
+                        f"{printable(str(e))[:200]}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not all(
+            isinstance(r, dict) and isinstance(r.get("run_id"), str) for r in doc["runs"]):
+        raise UserError(f"{path}: expected the campaign index (an object with a list of runs), "
+                        "found another JSON document")
     version = doc.get("index_schema_version")
     if version != INDEX_SCHEMA_VERSION:
         raise UserError(f"{path}: expected index_schema_version {INDEX_SCHEMA_VERSION}, found "
@@ -153,8 +202,17 @@ def write_failure(d: Path, spec_doc: dict[str, Any], error: str) -> None:
 
 
 def remove_leftovers(d: Path) -> list[str]:
-    """Delete interrupted writes under runs/ and failed/ (dot-named entries); their names."""
+    """Delete interrupted writes under runs/ and failed/ (dot-named entries) and the
+    `.NAME.tmp-*` files of killed writers at the top level; their names. Call it holding the
+    lock (`locked`): then no live writer owns any of them."""
     gone = []
+    for entry in sorted(d.iterdir()):
+        if entry.name.startswith(".") and ".tmp-" in entry.name:
+            gone.append(entry.name)
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
     for sub in (RUNS_DIR, FAILED_DIR):
         base = d / sub
         if not base.is_dir():
@@ -211,10 +269,11 @@ def verify_run(run_dir: Path, expected_id: str | None) -> tuple[dict[str, Any] |
         missing = [n for n in (results.SUMMARY_FILE, RUN_FILE) if not (run_dir / n).is_file()]
         return None, f"expected {', '.join(missing)}, found none"
     try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        run = json.loads(run_path.read_text(encoding="utf-8"))
+        summary = json_loads(summary_path.read_text(encoding="utf-8"), str(summary_path))
+        run = json_loads(run_path.read_text(encoding="utf-8"), str(run_path))
     except (OSError, ValueError) as e:
-        return None, f"expected JSON in summary.json and run.json, found unreadable data ({e})"
+        return None, ("expected JSON in summary.json and run.json, found unreadable data "
+                      f"({printable(str(e))[:200]})")
     if not isinstance(summary, dict) or not isinstance(run, dict):
         return None, "expected JSON objects in summary.json and run.json"
     if summary.get("schema_version") != results.SCHEMA_VERSION:
@@ -284,7 +343,8 @@ def scan(d: Path) -> Scan:
             if rid in out.done or rid not in planned:
                 continue
             try:
-                out.failed[rid] = json.loads(entry.read_text(encoding="utf-8")).get("error", "?")
+                doc = json_loads(entry.read_text(encoding="utf-8"), str(entry))
+                out.failed[rid] = str(doc.get("error", "?")) if isinstance(doc, dict) else "?"
             except (OSError, ValueError):
                 out.failed[rid] = "(unreadable failure record)"
     return out

@@ -51,16 +51,18 @@ import copy
 import glob
 import hashlib
 import math
+import os
 import re
-import tomllib
+import stat
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 from typing import Any
 
+from satcc import limits
 from satcc import scenario as sc
 from satcc.errors import UserError
-from satcc.units import UnitError, parse_duration, parse_rate, parse_size
+from satcc.units import UnitError, describe, parse_duration, parse_rate, parse_size
 
 RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
 ENGINES = ("sim", "model", "emu")
@@ -73,7 +75,9 @@ ROLES = ("cca", "mss", "loss", "rtt", "time_of_day", "engine", "size", "directio
          "count", "other")
 RESERVED_COLUMNS = {"run_id", "engine", "seed", "repetition", "point", "scenario",
                     "scenario_hash", "status"}
-MAX_RUNS = 1_000_000
+MAX_RUNS = 1_000_000  # hard limit on a campaign's runs
+SOFT_MAX_RUNS = 10_000  # above this, `satcc campaign` needs --force (planning alone takes ~1 s per 1,000)
+PLAN_PROGRESS_RUNS = 2_000  # planning this many runs or more shows a progress bar
 
 _SEGMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?:\[(?P<index>\d+|\*)\])?$|^\*$")
 
@@ -298,15 +302,10 @@ def load(path: str | Path) -> Campaign:
     p = Path(path)
     source = str(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CampaignError(source, [("", "expected a campaign file, found no such file")]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise CampaignError(source, [("", f"cannot read the file: {e}")]) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise CampaignError(source, [("", f"invalid TOML: {e}")]) from None
+        text = limits.read_text(p, "a campaign file")
+        data = limits.toml_loads(text.removeprefix("\ufeff"), source)
+    except UserError as e:
+        raise CampaignError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
     return from_dict(data, source=source, text=text, default_name=p.stem, base_dir=p.parent)
 
 
@@ -326,7 +325,9 @@ def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
                                               f" found an unknown key {key!r}")))
     name = head.get("name", default_name)
     if not isinstance(name, str) or not name:
-        issues.append(("campaign.name", f"expected a non-empty string, found {name!r}"))
+        issues.append(("campaign.name", f"expected a non-empty string, found {describe(name)}"))
+    elif limits.check_name(name) is not None:
+        issues.append(("campaign.name", limits.check_name(name)))
     description = head.get("description")
 
     scenario_path = None
@@ -335,18 +336,16 @@ def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
     if "scenario" in head:
         scenario_path = base_dir / str(head["scenario"])
         try:
-            base = tomllib.loads(scenario_path.read_text(encoding="utf-8"))
+            base = limits.toml_loads(limits.read_text(scenario_path, "a scenario file")
+                                     .removeprefix("\ufeff"), str(scenario_path))
             s = sc.from_dict(copy.deepcopy(base), source=str(scenario_path),
                              default_name=scenario_path.stem)
             seeds_default = s.scenario.seed
             base.setdefault("scenario", {}).setdefault("name", s.name)
-        except FileNotFoundError:
-            issues.append(("campaign.scenario", (f"expected a scenario file, found no file "
-                                                f"{str(scenario_path)!r}")))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-            issues.append(("campaign.scenario", f"cannot read {str(scenario_path)!r}: {e}"))
         except sc.ScenarioError as e:
             issues.extend(("campaign.scenario", line) for line in str(e).splitlines())
+        except UserError as e:
+            issues.append(("campaign.scenario", str(e)))
     elif "matrix" in data:
         issues.append(("campaign.scenario", ("expected a base scenario file for the [matrix], "
                                             "found none")))
@@ -378,7 +377,7 @@ def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
 
     axes = _axes(data.get("matrix", {}), issues)
     entries = _analyze_entries(data.get("analyze", []), base_dir, issues)
-    if base is None and not entries:
+    if base is None and not entries and "scenario" not in head:
         issues.append(("", ("expected a base scenario ([campaign] scenario) or [[analyze]] "
                            "entries, found neither")))
     if issues:
@@ -508,7 +507,16 @@ def _analyze_entries(raw: Any, base_dir: Path, issues: list[tuple[str, str]]) ->
             matched = sorted(glob.glob(str(base_dir / pat)))
             if not matched:
                 issues.append((f"{where}.files", f"expected files matching {pat!r}, found none"))
-            files.extend(Path(m) for m in matched)
+            for m in matched:
+                try:
+                    regular = stat.S_ISREG(os.stat(m).st_mode)
+                except OSError:
+                    regular = False
+                if not regular:
+                    issues.append((f"{where}.files", (f"expected regular files, found {m!r}, "
+                                   "which is not one (a directory, device or FIFO)")))
+                    continue
+                files.append(Path(m))
         bin_text = entry.get("bin", DEFAULT_ANALYZE_BIN)
         try:
             if parse_duration(bin_text) <= 0:
@@ -546,18 +554,37 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def expand(c: Campaign) -> list[RunSpec]:
+def planned_runs(c: Campaign) -> int:
+    """How many runs the matrix and seeds make (before expanding anything)."""
+    return math.prod(len(a.labels) for a in c.axes) * len(c.seeds) if c.base is not None else 0
+
+
+def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> list[RunSpec]:
     """Every run of the campaign, in plan order (points in matrix order, then seeds; analyze
-    entries last). Validates every point; raises CampaignError listing every problem."""
+    entries last). Validates every point; raises CampaignError listing every problem. Above
+    SOFT_MAX_RUNS runs it refuses unless `force`; a big plan shows a progress bar."""
     issues: list[tuple[str, str]] = []
     specs: list[RunSpec] = []
     owners: dict[str, str] = {}
-    total = math.prod(len(a.labels) for a in c.axes) * len(c.seeds) if c.base is not None else 0
+    total = planned_runs(c)
     if total > MAX_RUNS:
-        raise CampaignError(c.source, [("matrix", f"expected at most {MAX_RUNS} runs, found {total}")])
+        raise CampaignError(c.source, [("matrix", (f"expected at most {MAX_RUNS:,} runs, found "
+                                                   f"{total:,}"))])
+    if total > SOFT_MAX_RUNS and not force:
+        raise CampaignError(c.source, [("matrix", (
+            f"expected at most {SOFT_MAX_RUNS:,} runs without --force, found {total:,} (planning "
+            f"them alone takes minutes; --force plans and runs them anyway)"))])
+    points = total // max(len(c.seeds), 1)
     if c.base is not None:
         combos = product(*[range(len(a.labels)) for a in c.axes]) if c.axes else [()]
+        bar = None
+        if total >= PLAN_PROGRESS_RUNS and progress is not False:
+            from satcc.progress import ProgressBar
+
+            bar = ProgressBar(label=f"planning {total:,} runs", delay_s=0.0, enabled=progress)
         for point, combo in enumerate(combos):
+            if bar is not None and point % 50 == 0:
+                bar(point / points)
             params = {a.name: a.labels[k] for a, k in zip(c.axes, combo, strict=True)}
             for a, k in zip(c.axes, combo, strict=True):
                 if a.companion is not None:
@@ -570,6 +597,7 @@ def expand(c: Campaign) -> list[RunSpec]:
                         set_key(doc, path, value)
                 s = sc.from_dict(copy.deepcopy(doc), source=str(c.scenario_path),
                                  default_name=str(doc.get("scenario", {}).get("name", "scenario")))
+                config = sc.resolve(s)
             except ValueError as e:
                 issues.append((f"point {point} ({label})", str(e)))
                 continue
@@ -578,7 +606,6 @@ def expand(c: Campaign) -> list[RunSpec]:
                     issues.append((f"point {point} ({label})", f"{path}: {msg}" if path else msg))
                 continue
             engine = s.scenario.engine
-            config = sc.resolve(s)
             h = sc.scenario_hash(config)
             cost = config["duration_ns"] / 1e9 * max(len(config["flows"]), 1)
             for rep, seed in enumerate(c.seeds):
@@ -591,6 +618,8 @@ def expand(c: Campaign) -> list[RunSpec]:
                 owners[rid] = where
                 specs.append(RunSpec(rid, engine, seed, rep, point, params, doc,
                                      str(c.scenario_path), cost=cost))
+        if bar is not None:
+            bar.close()
     for i, entry in enumerate(c.analyze):
         inputs = tuple((str(f), _file_sha256(f)) for f in entry.files)
         rid = run_id({"engine": ANALYZE, "inputs": [h for _, h in inputs],

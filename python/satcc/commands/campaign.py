@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from satcc.campaign.spec import SOFT_MAX_RUNS
 from satcc.errors import UserError
+from satcc.limits import check_out_dir, printable
 
 HELP = "run a campaign (a scenario x a matrix of keys x seeds), resumably; or its status"
 DESCRIPTION = """\
@@ -40,6 +42,8 @@ def register(subparsers) -> None:
                    help="run sim/model/analyze runs on this Dask distributed scheduler")
     p.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--force", action="store_true",
+                   help=f"plan and run more than {SOFT_MAX_RUNS:,} runs (the soft limit)")
     p.set_defaults(func=run)
 
 
@@ -51,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         from satcc.campaign.summary import status
 
         text, code = status(Path(target[1]))
-        print(text)
+        print(printable(text))
         return code
     if len(target) != 1:
         raise UserError(f"expected one campaign file (or `status DIR`), found {' '.join(target)}")
@@ -61,13 +65,13 @@ def run(args: argparse.Namespace) -> int:
     from satcc.commands.sim import safe_name
 
     c = spec.load(target[0])
-    out = args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(c.name)
+    out = check_out_dir(args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(c.name))
     if args.dry_run:
-        specs = spec.expand(c)
-        print(f"campaign {c.name}: {len(specs)} runs -> {out}")
+        specs = spec.expand(c, force=args.force, progress=False if args.no_progress else None)
+        print(printable(f"campaign {c.name}: {len(specs)} runs -> {out}"))
         for a in c.axes:
-            print(f"  {a.name} ({a.role}; {', '.join(a.keys)}): "
-                  f"{', '.join(str(v) for v in a.labels)}")
+            print(printable(f"  {a.name} ({a.role}; {', '.join(a.keys)}): "
+                            f"{', '.join(str(v) for v in a.labels)}"))
         print(f"  seeds: {', '.join(str(s) for s in c.seeds)}")
         engines: dict[str, int] = {}
         for s in specs:
@@ -75,6 +79,6 @@ def run(args: argparse.Namespace) -> int:
         print("  engines: " + ", ".join(f"{k} {v}" for k, v in sorted(engines.items())))
         return 0
     done = run_campaign(c, out, jobs=args.jobs, cluster=args.cluster,
-                        progress=False if args.no_progress else None)
-    print(end_of_run(done))
+                        progress=False if args.no_progress else None, force=args.force)
+    print(printable(end_of_run(done)))
     return 1 if done.count("failed") else 0

@@ -7,6 +7,7 @@ import json
 
 from satcc import scenario as sc
 from satcc.api import load_scenario, parse_set
+from satcc.limits import printable
 from satcc.units import format_duration, format_queue, format_rate, format_size
 
 HELP = "validate a scenario file"
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resolved:
         print(json.dumps(config, indent=2))
         return 0
-    print(describe(s, config))
+    print(printable(describe(s, config)))
     return 0
 
 

@@ -80,10 +80,13 @@ def run(args: argparse.Namespace) -> int:
 
         raise UserError("emu: expected a scenario FILE, `doctor` or --cleanup")
     s = load_scenario(args.file, parse_set(args.set))
+    from satcc.limits import check_out_dir
+
+    out = check_out_dir(args.out if args.out is not None else
+                        DEFAULT_OUT_ROOT / f"{safe_name(s.name)}-emu")
     host.require_root()
     from satcc.engines import emu
 
-    out = args.out if args.out is not None else DEFAULT_OUT_ROOT / f"{safe_name(s.name)}-emu"
     with ProgressBar(label=f"{s.name} (emu)") as bar:
         result = emu.run(s, out_dir=out, seed=args.seed, progress=bar,
                          capture=not args.no_capture, vpn_server=args.vpn)
@@ -95,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(result.to_json())
     else:
-        print(result.table())
+        from satcc.limits import printable
+
+        print(printable(result.table()))
     for w in result.meta.get("emu", {}).get("warnings", []):
         print(f"satcc: warning: {w}", file=sys.stderr)
     print(f"results: {out}", file=sys.stderr)

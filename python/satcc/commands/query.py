@@ -41,6 +41,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from satcc.errors import UserError
+    from satcc.limits import printable
     from satcc.store import VIEWS, open_store
 
     if args.sql is None and not args.schema:
@@ -52,12 +53,12 @@ def run(args: argparse.Namespace) -> int:
         return _print(frame, args)
     with open_store(args.dir) as store:
         for p in store.problems:
-            print(f"satcc: warning: {args.dir}/{p.line()}", file=sys.stderr)
+            print(printable(f"satcc: warning: {args.dir}/{p.line()}"), file=sys.stderr)
         if args.schema:
             for view in VIEWS:
                 print(f"{view}:")
                 for name, kind in store.columns(view):
-                    print(f"  {name:<28} {kind}")
+                    print(printable(f"  {name:<28} {kind}"))
             return 0
         frame = store.query(args.sql)
     return _print(frame, args)
@@ -103,11 +104,14 @@ def query_result_dir(directory: Path, sql: str | None, schema: bool = False):
 
 
 def _print(frame, args: argparse.Namespace) -> int:
+    from satcc.limits import printable
+
     if args.json:
         rows = [{k: _json_value(v) for k, v in row.items()} for row in frame.to_dict("records")]
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     elif args.csv:
-        frame.to_csv(sys.stdout, index=False, lineterminator="\n")
+        frame.map(lambda v: printable(v) if isinstance(v, str) else v).to_csv(
+            sys.stdout, index=False, lineterminator="\n")
     else:
         print(table(frame))
     return 0
@@ -136,6 +140,7 @@ def _json_value(v):
 
 def table(frame) -> str:
     from satcc.campaign.summary import grid
+    from satcc.limits import printable
 
     def cell(v) -> str:
         v = _json_value(v)
@@ -145,7 +150,7 @@ def table(frame) -> str:
             text = f"{v:.6g}"
         else:
             text = str(v)
-        text = text.replace("\n", " ")
+        text = printable(text.replace("\n", " "))
         return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
 
     cols = [str(c) for c in frame.columns]

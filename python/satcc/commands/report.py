@@ -49,12 +49,15 @@ def parse_formats(values: list[str] | str | None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from satcc.campaign.layout import read_index
+    from satcc.limits import check_out_dir, printable
     from satcc.report import build_report
 
     formats = parse_formats(args.format)
-    out = args.out if args.out is not None else args.dir / "report"
+    read_index(args.dir)  # a campaign directory, readable, before anything is written
+    out = check_out_dir(args.out if args.out is not None else args.dir / "report")
     report = build_report(args.dir, out, formats)
     for line in report.lines():
-        print(line)
-    print(f"report: {report.html_path or out}", file=sys.stderr)
+        print(printable(line))
+    print(printable(f"report: {report.html_path or out}"), file=sys.stderr)
     return 0

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from satcc.api import load_scenario, parse_set
 from satcc.errors import UserError
+from satcc.limits import check_out_dir
 from satcc.progress import ProgressBar
 
 HELP = "run a scenario with the engine it names (sim, model or emu)"
@@ -44,6 +45,8 @@ def register(subparsers) -> None:
     p.add_argument("--seed", metavar="N", type=int,
                    help="random seed (default: the scenario's `seed`)")
     p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
+    p.add_argument("--force", action="store_true",
+                   help="run even when the estimate is above a soft limit (memory, run time)")
     p.set_defaults(func=run)
 
 
@@ -56,22 +59,27 @@ def run(args: argparse.Namespace) -> int:
     if engine == "model":
         from satcc.engines import model
 
-        out = args.out if args.out is not None else default_model_out(s.name)
+        out = check_out_dir(args.out if args.out is not None else default_model_out(s.name))
+        from satcc.engines.sim import check_budget
+
+        check_budget(s, seed=args.seed, force=args.force, simulate=False)
         result = model.run(s, seed=args.seed)
     elif engine == "sim":
         from satcc.engines import sim
 
-        out = args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(s.name)
+        out = check_out_dir(args.out if args.out is not None else
+                            DEFAULT_OUT_ROOT / safe_name(s.name))
+        sim.check_budget(s, seed=args.seed, force=args.force)
         with ProgressBar(label=s.name) as bar:
             result = sim.run(s, seed=args.seed, progress=bar)
     elif engine == "emu":
         from satcc.engines import emu
 
-        out = args.out if args.out is not None else DEFAULT_OUT_ROOT / (safe_name(s.name) + "-emu")
+        out = check_out_dir(args.out if args.out is not None else
+                            DEFAULT_OUT_ROOT / (safe_name(s.name) + "-emu"))
         with ProgressBar(label=s.name) as bar:
             result = emu.run(s, out_dir=out, seed=args.seed, progress=bar)
     else:
         raise UserError(f"{s.source}: scenario.engine: expected one of {', '.join(RUNNABLE)}, "
                         f"found {engine!r}")
-    write_and_print(result, out, as_json=args.json, plot=args.plot)
-    return 0
+    return write_and_print(result, out, as_json=args.json, plot=args.plot)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
-import sys
 from pathlib import Path
 
 from satcc.api import load_scenario, parse_set
 from satcc.engines import sim
+from satcc.limits import check_out_dir
 from satcc.progress import ProgressBar
 
 HELP = "run a scenario in the packet simulator"
@@ -36,27 +37,31 @@ def register(subparsers) -> None:
                    help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
                         "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable")
     p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
+    p.add_argument("--force", action="store_true",
+                   help="run even when the estimate is above a soft limit (memory, run time)")
     p.set_defaults(func=run)
 
 
+SAFE_NAME_CHARS = 100  # a directory name from a scenario name; longer ones end in a hash
+
+
 def safe_name(name: str) -> str:
-    """A scenario name as one path component (no separators, no leading dots)."""
-    return re.sub(r"[^\w.-]+", "_", name).lstrip(".") or "scenario"
+    """A scenario name as one path component (no separators, no leading dots, at most
+    SAFE_NAME_CHARS characters: a longer name is cut and ends in 8 hex digits of its hash)."""
+    out = re.sub(r"[^\w.-]+", "_", name, flags=re.ASCII).lstrip(".") or "scenario"
+    if len(out) > SAFE_NAME_CHARS:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        out = f"{out[:SAFE_NAME_CHARS - 9]}-{digest}"
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     s = load_scenario(args.file, parse_set(args.set))
     out = args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(s.name)
+    check_out_dir(out)
+    sim.check_budget(s, seed=args.seed, force=args.force)
     with ProgressBar(label=s.name) as bar:
         result = sim.run(s, seed=args.seed, progress=bar)
-    result.write(out)
-    if args.plot:
-        from satcc.plot import DEFAULT_PNG, save
+    from satcc.models.cli import write_and_print
 
-        save(result, out / DEFAULT_PNG)
-    if args.json:
-        sys.stdout.write(result.to_json())
-    else:
-        print(result.table())
-    print(f"results: {out}", file=sys.stderr)
-    return 0
+    return write_and_print(result, out, as_json=args.json, plot=args.plot)

@@ -106,7 +106,10 @@ def export(scenario: sc.Scenario, out: Path, duration_ns: int | None = None, lin
 
 
 def run(args: argparse.Namespace) -> int:
+    from satcc.limits import check_out_dir
+
     s = sc.load(args.file)
+    check_out_dir(args.out)
     duration = None
     if args.duration is not None:
         try:

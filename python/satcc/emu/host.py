@@ -137,9 +137,22 @@ def _start_time(pid: int) -> int | None:
         return None
 
 
+def kill_sockets(namespaces: list[str]) -> None:
+    """Destroy every TCP socket left in the namespaces (`ss -K`, SOCK_DESTROY). Killing the
+    processes leaves orphaned sockets (FIN-WAIT, LAST-ACK) that live on after the namespace
+    is deleted, each holding its congestion control: a BPF one then cannot be freed (it
+    stays TOBEFREE, `satcc.emu.bpf.lingering()`) until they time out, minutes later."""
+    for ns in namespaces:
+        if (NETNS_DIR / ns).exists():
+            subprocess.run(ns_cmd(ns, "ss", "-K", "-t", "-a"), capture_output=True, check=False,
+                           timeout=10)
+
+
 def delete_namespaces(namespaces: list[str]) -> list[str]:
-    """Kill what runs inside, then delete; returns the namespaces that could not be deleted."""
+    """Kill what runs inside, destroy the sockets left, then delete; returns the namespaces
+    that could not be deleted."""
     kill_pids(pids_in(namespaces))
+    kill_sockets(namespaces)
     left = []
     for ns in namespaces:
         if not (NETNS_DIR / ns).exists():

@@ -7,14 +7,107 @@ same bytes on disk (satcc.results). Progress, if asked for, goes to a callback; 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
 
-from satcc import __version__, _native
+from satcc import __version__, _native, limits
 from satcc.errors import SatccError, UserError
 from satcc.results import SCHEMA_VERSION, RunResult
 from satcc.scenario import Scenario, expand_flows, resolve, scenario_hash
 
 ENGINE = "sim"
+
+# Cost model of a run (docs/reliability.md "Estimates"), measured on the 2-core development
+# machine with /usr/bin/time: a 60 s 1 Gbit/s Reno flow (1.52 M data packets + ACKs) took
+# 1.1 s beyond start-up (~480 ns a packet); 3 M series rows peaked at 1.30 GB (~383 B a row
+# above a 145 MB start-up). Rounded up, so that the estimate errs high.
+NS_PER_PACKET = 500  # wall time per simulated packet (data or ACK), one core
+BYTES_PER_ROW = 420  # peak memory per series row (flow x bin or link direction x bin):
+#                      Rust vectors + Python lists + Arrow table + Parquet writer
+BASE_BYTES = 150 << 20  # the interpreter, pandas, pyarrow, the extension
+HEADER_BYTES = 52  # 20 IP + 20 TCP + 12 timestamps option
+SOFT_TIME_S = 3600.0  # a run estimated longer than this needs --force
+SOFT_MEMORY_SHARE = 0.8  # of what this process may use (RAM, cgroup, ulimit -v)
+SHOW_ESTIMATE_S = 10.0  # print the estimate when a run should take longer than this
+SHOW_ESTIMATE_BYTES = 1 << 30
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run will cost, from the resolved config alone (no simulation)."""
+
+    packets: int
+    seconds: float
+    memory_bytes: int
+    rows: int
+
+    def text(self) -> str:
+        return (f"about {self.packets:,} simulated packets, {format_seconds(self.seconds)} on "
+                f"one core, {self.memory_bytes / 1e9:.2f} GB of memory ({self.rows:,} series rows)")
+
+
+def estimate(config: dict[str, Any]) -> Estimate:
+    """Packets: each flow at the fastest rate its end nodes' links allow (bounded by its
+    size), one ACK per two data packets; memory: one series row per flow and link direction
+    per bin."""
+    duration_ns = config["duration_ns"]
+    bins = -(-duration_ns // config["bin_ns"])
+    rates: dict[int, int] = {}
+    for link in config["links"]:
+        for node in (link["a"], link["b"]):
+            best = max(link["ab"]["rate_bps"], link["ba"]["rate_bps"])
+            rates[node] = max(rates.get(node, 0), best)
+    packets = 0
+    for f in config["flows"]:
+        rate = min(rates.get(f["src"], 0), rates.get(f["dst"], 0))
+        active_s = max(duration_ns - f["start_ns"], 0) / 1e9
+        if f.get("proto") == "udp" and f.get("udp_rate_bps"):
+            packets += int(f["udp_rate_bps"] * active_s / (8 * (f["udp_payload_bytes"] + 28)))
+            continue
+        data = rate * active_s / (8 * (f["mss"] + HEADER_BYTES))
+        if f["size_bytes"] is not None:
+            data = min(data, f["size_bytes"] / f["mss"] + 1)
+        packets += int(data * 1.5)
+    rows = bins * (len(config["flows"]) + 2 * len(config["links"]))
+    return Estimate(packets, packets * NS_PER_PACKET / 1e9, BASE_BYTES + rows * BYTES_PER_ROW, rows)
+
+
+def check_budget(scenario: Scenario, seed: int | None = None, force: bool = False,
+                 stream: TextIO | None = None, simulate: bool = True) -> Estimate:
+    """Refuse (UserError) a run above a soft limit unless `force`; print the estimate of a
+    long run on `stream` (stderr). With `simulate=False` (the model engine) only memory
+    counts: the series are as large, the packets are not simulated."""
+    est = estimate(resolve(scenario, seed_override=seed))
+    if not simulate:
+        est = Estimate(0, 0.0, est.memory_bytes, est.rows)
+    stream = stream if stream is not None else sys.stderr
+    available = limits.available_memory_bytes()
+    problems = []
+    if available is not None and est.memory_bytes > SOFT_MEMORY_SHARE * available:
+        problems.append(f"expected a run that fits in memory ({available / 1e9:.2f} GB "
+                        f"available), found one needing about {est.memory_bytes / 1e9:.2f} GB: "
+                        "use longer bins (scenario.bin), fewer flows or a shorter duration")
+    if est.seconds > SOFT_TIME_S:
+        problems.append(f"expected a run of at most {format_seconds(SOFT_TIME_S)}, found one "
+                        f"estimated at {format_seconds(est.seconds)}")
+    if problems and not force:
+        raise limits.LimitError(f"{scenario.source}: {problems[0]} ({est.text()}); "
+                                "--force runs it anyway")
+    if problems or est.seconds > SHOW_ESTIMATE_S or est.memory_bytes > SHOW_ESTIMATE_BYTES:
+        print(f"satcc: estimate for {limits.printable(scenario.name)}: {est.text()}", file=stream)
+    return est
+
+
+def format_seconds(s: float) -> str:
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    if s < 2 * 86400:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:,.0f} days"
 
 
 def available() -> bool:
@@ -34,6 +127,9 @@ def run(
                          "missing); rebuild it with `make build`")
     try:
         raw = _native.run_sim(config, progress)
+    except MemoryError as e:
+        raise SatccError(f"{scenario.source}: {str(e) or 'out of memory'} (satcc's estimate: "
+                         f"{estimate(config).text()})") from None
     except ValueError as e:
         raise UserError(f"{scenario.source}: the simulator rejected the scenario: {e}") from None
     meta = {

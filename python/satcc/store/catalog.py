@@ -65,6 +65,16 @@ class StoreError(UserError):
     pass
 
 
+class _ReadOnlyStatements:
+    """The statement types `Store.query` runs (resolved lazily: duckdb is imported late)."""
+
+    def __contains__(self, kind: Any) -> bool:
+        return kind in _read_only_statements()
+
+
+_READ_ONLY_STATEMENTS = _ReadOnlyStatements()
+
+
 def _duckdb():
     import duckdb
 
@@ -90,11 +100,19 @@ class Store:
         return self.scan.index
 
     def query(self, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
+        """One read-only statement (SELECT, WITH ... SELECT, FROM ..., DESCRIBE); anything that writes, attaches or changes settings is refused before it runs."""
         duckdb = _duckdb()
         try:
+            statements = self.con.extract_statements(sql)
+            if len(statements) != 1:
+                raise StoreError(f"query: expected one SQL statement, found {len(statements)}")
+            kind = statements[0].type
+            if kind not in _READ_ONLY_STATEMENTS:
+                raise StoreError(f"query: expected a read-only statement (SELECT), found "
+                                 f"{kind.name}; the store is read-only")
             return self.con.execute(sql, params or []).df()
         except duckdb.Error as e:
-            raise StoreError(f"query failed: {str(e).strip()}") from None
+            raise StoreError(f"query failed: {_first_line(str(e))}") from None
 
     def arrow(self, sql: str) -> pa.Table:
         result = self.con.execute(sql).arrow()
@@ -140,9 +158,27 @@ def open_store(directory: str | Path, save: bool = True) -> Store:
     duckdb = _duckdb()
     con = duckdb.connect(":memory:")
     params = _build(con, d, scan)
-    if save and os.access(d, os.W_OK):
+    _lock_down(con, d)
+    if save and os.access(d, os.W_OK) and not layout.is_locked(d):  # a campaign is writing
         _save(d, scan)
     return Store(d, con, scan, params)
+
+
+def _lock_down(con: Any, d: Path) -> None:
+    """After the views are built: no file outside DIR/runs/ may be read, none written, no
+    database attached, and no setting changed again (docs/reliability.md, "Store")."""
+    runs = str((d / layout.RUNS_DIR).resolve()) + os.sep
+    con.execute(f"SET allowed_directories = [{_sql_string(runs)}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "unknown error"
+
+
+def _read_only_statements() -> frozenset:
+    return frozenset({_duckdb().StatementType.SELECT})  # not EXPLAIN: EXPLAIN ANALYZE runs it
 
 
 def _check_saved_version(d: Path) -> None:

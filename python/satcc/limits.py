@@ -1,0 +1,295 @@
+"""Limits on what satcc reads and runs, checked before any work starts (docs/reliability.md).
+
+Every input a user names goes through here first:
+
+    read_text(path, what)     a regular file (no device, FIFO, directory), at most a size cap,
+                              UTF-8 (a BOM is accepted) -> text; errors never quote the file
+    toml_loads(text, source)  TOML with nesting and dotted-key depth checked before tomllib
+    json_loads(text, source)  JSON whose nesting cannot overflow the interpreter's stack
+    check_out_dir(path)       an output directory that can exist: no regular file on its way,
+                              no path component longer than the filesystem allows
+    check_name(name)          a name (scenario, flow, campaign) of at most MAX_NAME_CHARS
+    printable(text)           control characters (ANSI escapes) shown as \\x1b, never sent raw
+
+Hard limits (above them satcc refuses) guard the interpreter and the simulator's integer
+arithmetic; soft limits (`--force` goes past them) guard the machine: memory and run time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from satcc.errors import UserError
+
+MAX_SCENARIO_BYTES = 1 << 20  # a scenario or campaign file: 1 MiB is ~10,000 flows written out
+MAX_TRACE_BYTES = 256 << 20  # a Mahimahi trace, delay CSV or TLE file
+MAX_TOML_DEPTH = 32  # nested arrays/inline tables ([[[...]]]); satcc's schema needs 4
+MAX_KEY_PARTS = 32  # parts of one dotted key (a.b.c = 1); satcc's schema needs 3
+MAX_JSON_DEPTH = 64  # nesting of a JSON document satcc reads (campaign.json, summary.json)
+MAX_NAME_CHARS = 200  # a scenario, flow or campaign name
+NAME_MAX_BYTES = 255  # one path component (Linux NAME_MAX)
+
+
+class LimitError(UserError):
+    """An input beyond one of the limits above; exit status 2."""
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def read_bytes(path: str | Path, what: str, max_bytes: int) -> bytes:
+    """The contents of a regular file of at most `max_bytes`, checked before it is read."""
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise UserError(f"{p}: expected {what}, found no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{p}: expected {what}, found a directory") from None
+    except PermissionError:
+        raise UserError(f"{p}: expected {what}, found a file satcc may not read") from None
+    except OSError as e:
+        raise UserError(f"{p}: expected {what}, found an unreadable path ({e.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise UserError(f"{p}: expected {what}, found a directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise UserError(f"{p}: expected {what} (a regular file), found {_kind(st.st_mode)}")
+        if st.st_size > max_bytes:
+            raise LimitError(f"{p}: expected {what} of at most {_size(max_bytes)}, found "
+                             f"{_size(st.st_size)}")
+        chunks = []
+        left = max_bytes + 1
+        while left > 0:  # the file may grow while we read it: never past the cap
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > max_bytes:
+            raise LimitError(f"{p}: expected {what} of at most {_size(max_bytes)}, found more "
+                             "(the file grew while being read)")
+        return data
+    except OSError as e:
+        raise UserError(f"{p}: expected {what}, found an unreadable file ({e.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str | Path, what: str, max_bytes: int = MAX_SCENARIO_BYTES) -> str:
+    """`read_bytes` decoded as UTF-8 (a leading BOM is dropped); a bad byte is named by its
+    offset, never quoted."""
+    data = read_bytes(path, what, max_bytes)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise UserError(f"{path}: expected {what} in UTF-8, found a byte that is not UTF-8 "
+                        f"(line {line}, offset {e.start})") from None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+# -- documents ---------------------------------------------------------------------------------
+
+
+def toml_depth_issue(text: str) -> str | None:
+    """Why `text` is too deep for tomllib (nesting or dotted keys), or None. A lexical pass:
+    brackets and dots inside strings and comments do not count."""
+    depth = 0
+    parts = 1
+    line = 1
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            parts = 1
+        elif c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif c in "\"'":
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            j = i + len(quote)
+            while j < n:
+                if c == '"' and text[j] == "\\":
+                    j += 2
+                    continue
+                if text.startswith(quote, j):
+                    break
+                if len(quote) == 1 and text[j] == "\n":
+                    break
+                j += 1
+            line += text.count("\n", i, j)
+            i = j + len(quote)
+            continue
+        elif c in "[{":
+            depth += 1
+            parts = 1
+            if depth > MAX_TOML_DEPTH:
+                return f"line {line}: expected at most {MAX_TOML_DEPTH} nested arrays or tables, found more"
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+        elif c in "=,":
+            parts = 1
+        elif c == ".":
+            parts += 1
+            if parts > MAX_KEY_PARTS:
+                return f"line {line}: expected a dotted key of at most {MAX_KEY_PARTS} parts, found more"
+        i += 1
+    return None
+
+
+def toml_loads(text: str, source: str) -> dict[str, Any]:
+    """tomllib.loads with the depth limits checked first; raises UserError naming `source`."""
+    import tomllib
+
+    why = toml_depth_issue(text)
+    if why is not None:
+        raise LimitError(f"{source}: {why}")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"{source}: invalid TOML: {e}") from None
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise LimitError(f"{source}: expected at most {MAX_TOML_DEPTH} nested tables, found more") \
+            from None
+
+
+def json_depth(text: str) -> int:
+    """Bracket nesting of a JSON text (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
+def json_loads(text: str, source: str) -> Any:
+    """json.loads that refuses documents nested deeper than MAX_JSON_DEPTH (ValueError)."""
+    import json
+
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise ValueError(f"expected JSON nested at most {MAX_JSON_DEPTH} deep, found more")
+    try:
+        return json.loads(text)
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise ValueError(f"expected JSON nested at most {MAX_JSON_DEPTH} deep, found more") from None
+
+
+# -- outputs and names -------------------------------------------------------------------------
+
+
+def check_out_dir(path: str | Path, flag: str = "--out") -> Path:
+    """An output directory satcc can create: raises UserError before any work if a component
+    is too long or something on the way is not a directory."""
+    p = Path(path)
+    for part in p.parts:
+        if len(os.fsencode(part)) > NAME_MAX_BYTES:
+            raise LimitError(f"{flag} {_short(str(p))}: expected path components of at most "
+                             f"{NAME_MAX_BYTES} bytes, found one of {len(os.fsencode(part))}")
+    for q in (p, *p.parents):
+        try:
+            st = q.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as e:
+            raise UserError(f"{flag} {_short(str(p))}: cannot use {q} ({e.strerror})") from None
+        if not stat.S_ISDIR(st.st_mode):
+            what = "a regular file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+            where = "" if q == p else f" on the way ({q})"
+            raise UserError(f"{flag} {_short(str(p))}: expected a directory, found {what}{where}")
+        break
+    return p
+
+
+def check_name(name: str) -> str | None:
+    """Why a name is unusable, or None."""
+    if len(name) > MAX_NAME_CHARS:
+        return f"expected a name of at most {MAX_NAME_CHARS} characters, found {len(name)}"
+    return None
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` safe for a terminal: control characters (ESC, CR, bidi overrides) escaped as
+    \\xNN / \\uNNNN; newlines and tabs kept."""
+    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                   else f"\\u{ord(m.group()):04x}"), text)
+
+
+def _short(text: str, keep: int = 80) -> str:
+    return text if len(text) <= keep else text[: keep - 1] + "…"
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+
+def available_memory_bytes() -> int | None:
+    """Memory this process may still use: the smallest of MemAvailable, the cgroup's free
+    budget and the address-space rlimit's free part (None when none is known)."""
+    import resource
+
+    candidates = []
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                candidates.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit_file, usage_file in (("memory.max", "memory.current"),):
+        try:
+            cg = Path("/proc/self/cgroup").read_text().strip().split("\n")[0].split("::", 1)[1]
+            base = Path("/sys/fs/cgroup") / cg.lstrip("/")
+            limit = (base / limit_file).read_text().strip()
+            if limit != "max":
+                candidates.append(int(limit) - int((base / usage_file).read_text()))
+        except (OSError, ValueError, IndexError):
+            pass
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        try:
+            vm = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            candidates.append(soft - vm)
+        except (OSError, ValueError):
+            candidates.append(soft)
+    return max(min(candidates), 0) if candidates else None
