@@ -207,3 +207,21 @@ def test_transfer_sizes_load_as_nullable_integers(write_toml, tmp_path):
     assert str(sizes.dtype) == "Int64"
     assert sizes.isna().tolist() == [True, False, False]
     assert sizes.iloc[1] == 1_000_000
+
+
+def test_a_result_written_before_the_received_columns_existed_still_loads(write_toml, tmp_path):
+    # regression: `satcc plot` on a result directory from before received_bytes/received_bps/
+    # cwnd_bytes were added stopped with an internal KeyError
+    result = _result(write_toml)
+    out = tmp_path / "old"
+    result.write(out)
+    path = out / rs.FLOW_SERIES_FILE
+    table = pq.read_table(path)
+    old = table.drop_columns([c for c in rs.ADDED_COLUMNS if c in table.column_names])
+    pq.write_table(old, path)
+    summary = json.loads((out / rs.SUMMARY_FILE).read_text())
+    summary["files"][rs.FLOW_SERIES_FILE]["sha256"] = rs._sha256(path)
+    (out / rs.SUMMARY_FILE).write_text(json.dumps(summary))
+    loaded = rs.load(out)
+    assert loaded.flow_series["received_bytes"].isna().all()
+    assert len(loaded.flow_series) == len(result.flow_series)

@@ -613,13 +613,24 @@ def load(result_dir: str | Path) -> RunResult:
             from None
     return RunResult(
         meta,
-        _conform(tables[FLOWS_FILE], FLOWS_SCHEMA),
-        _conform(tables[FLOW_SERIES_FILE], FLOW_SERIES_SCHEMA),
-        _conform(tables[LINK_SERIES_FILE], LINK_SERIES_SCHEMA),
+        _conform(tables[FLOWS_FILE], FLOWS_SCHEMA, d / FLOWS_FILE),
+        _conform(tables[FLOW_SERIES_FILE], FLOW_SERIES_SCHEMA, d / FLOW_SERIES_FILE),
+        _conform(tables[LINK_SERIES_FILE], LINK_SERIES_SCHEMA, d / LINK_SERIES_FILE),
     )
 
 
-def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+# Columns added to schema version 1 after results were first written with it: a result from
+# before they existed loads with them null (it never measured them).
+ADDED_COLUMNS = frozenset({"received_bytes", "received_bps", "cwnd_bytes"})
+
+
+def _conform(table: pa.Table, schema: pa.Schema, source: Path | None = None) -> pa.Table:
     """The stored table with our schema (and no key/value metadata), so that writing a loaded
     result gives the same bytes as writing the original."""
+    for field in schema:
+        if field.name not in table.column_names:
+            if field.name not in ADDED_COLUMNS:
+                raise ResultError(f"{source or 'result'}: expected a column {field.name!r}, "
+                                  "found none")
+            table = table.append_column(field.name, pa.nulls(table.num_rows, field.type))
     return table.select(schema.names).cast(schema).replace_schema_metadata(None)

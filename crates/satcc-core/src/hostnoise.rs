@@ -122,7 +122,7 @@ impl Turnaround {
         let (p0, d0) = self.points[i - 1];
         let (p1, d1) = self.points[i];
         let f = (u - p0) / (p1 - p0);
-        SimDuration::from_nanos(d0 + ((d1 - d0) as f64 * f) as u64)
+        SimDuration::from_nanos(d0.saturating_add(((d1 - d0) as f64 * f) as u64))
     }
 
     /// The mean of the distribution (trapezoids between the points), ns.

@@ -3,6 +3,7 @@
 //! test (`tests/hostile_config.rs`) and the cargo-fuzz target (`fuzz/fuzz_targets/config.rs`).
 //! Durations stay short and bins coarse, so a run that the simulator accepts also finishes.
 
+use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_cc::params::ParamValue;
 use satcc_cc::Params;
 use satcc_core::SimDuration;
@@ -111,6 +112,7 @@ pub fn config(data: &[u8]) -> SimConfig {
                 encap_bytes: b.pick(100, u32::MAX as u64) as u32,
                 mtu: b.pick(2_000, u32::MAX as u64) as u32,
                 metrics_save: b.bool(),
+                rcvbuf_autotune: b.bool(),
             }
         })
         .collect();
@@ -122,5 +124,13 @@ pub fn config(data: &[u8]) -> SimConfig {
         nodes: (0..nodes).map(|i| format!("n{i}")).collect(),
         links,
         flows,
+        host_noise: match b.byte() % 3 {
+            0 => None,
+            1 => Some(HostNoise::kernel()),
+            _ => {
+                let t = Turnaround::uniform(SimDuration::from_nanos(b.pick(1_000_000, u64::MAX)));
+                Some(HostNoise { sender: t.clone(), receiver: t })
+            }
+        },
     }
 }
