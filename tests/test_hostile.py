@@ -235,3 +235,74 @@ def test_query_still_reads_the_store(work, capsys, monkeypatch):
     capsys.readouterr()
     assert cli.main(["query", "store", "SELECT count(*) AS n FROM flow_series", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["n"] > 0
+
+
+# -- field data: iperf3 JSON and ping logs (built here; their parsers are in satcc.analyze) ------
+
+_IPERF3 = {"start": {"connected": [{"socket": 5, "local_host": "10.0.0.1", "local_port": 40000,
+                                    "remote_host": "10.0.0.2", "remote_port": 5201}],
+                     "test_start": {"protocol": "TCP", "num_streams": 1}},
+           "intervals": [{"streams": [{"socket": 5, "start": 0, "end": 1, "seconds": 1,
+                                       "bytes": 1000, "bits_per_second": 8000}],
+                          "sum": {"start": 0, "end": 1, "seconds": 1, "bytes": 1000,
+                                  "bits_per_second": 8000}}],
+           "end": {}}
+
+
+def _iperf3_case(name: str) -> str:
+    doc = json.loads(json.dumps(_IPERF3))
+    if name == "connected-null":
+        doc["start"]["connected"] = None
+    elif name == "intervals-string":
+        doc["intervals"] = "x"
+    elif name == "intervals-missing":
+        del doc["intervals"]
+    elif name == "error":
+        doc = {"error": "unable to connect to server: Connection refused"}
+    text = json.dumps(doc)
+    if name == "bytes-400-digits":
+        text = text.replace('"bytes": 1000', '"bytes": ' + "9" * 400, 1)
+    elif name == "bytes-nan":
+        text = text.replace('"bytes": 1000', '"bytes": NaN', 1)
+    elif name == "bytes-negative":
+        text = text.replace('"bytes": 1000', '"bytes": -5', 1)
+    elif name == "nested-100000":
+        text = "[" * 100_000 + "]" * 100_000
+    return text
+
+
+@pytest.mark.parametrize("name", ["connected-null", "intervals-string", "intervals-missing",
+                                  "error", "bytes-400-digits", "bytes-nan", "bytes-negative",
+                                  "nested-100000"])
+def test_a_hostile_iperf3_report_is_refused_in_one_line(name, work, capsys, monkeypatch):
+    (work / f"{name}.json").write_text(_iperf3_case(name))
+    line = refuse(["analyze", f"{name}.json", "--out", "out"], work, capsys, monkeypatch)
+    assert f"{name}.json" in line
+
+
+def test_a_ping_log_with_one_huge_line_is_answered_at_once(work, capsys, monkeypatch):
+    (work / "ping.txt").write_text("PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
+                                   "64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.1 ms"
+                                   + " x" * 50_000 + "\n")
+    refuse(["analyze", "ping.txt", "--out", "out"], work, capsys, monkeypatch)
+
+
+def test_a_ping_sequence_number_beyond_32_bits_is_skipped_not_allocated(work, capsys, monkeypatch):
+    (work / "ping.txt").write_text(
+        "PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
+        "64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.1 ms\n"
+        "64 bytes from 10.0.0.2: icmp_seq=99999999999999999999999 ttl=64 time=0.1 ms\n")
+    monkeypatch.chdir(work)
+    with deadline(TIMEOUT_S):
+        code = cli.main(["analyze", "ping.txt", "--out", "out"])
+    err = capsys.readouterr().err
+    assert code == 0 and "icmp_seq above" in err and "Traceback" not in err
+
+
+def test_a_scenario_file_over_the_size_cap_is_refused_before_it_is_parsed(work, capsys, monkeypatch):
+    from satcc.limits import MAX_SCENARIO_BYTES
+
+    text = (CORPUS / "rate-1e30.toml").read_text().replace('"1e30 bit/s"', '"10 Mbit/s"')
+    (work / "big.toml").write_text("#" * (MAX_SCENARIO_BYTES + 1) + "\n" + text)
+    line = refuse(["check", "big.toml"], work, capsys, monkeypatch)
+    assert "big.toml" in line
