@@ -306,3 +306,13 @@ def test_a_scenario_file_over_the_size_cap_is_refused_before_it_is_parsed(work, 
     (work / "big.toml").write_text("#" * (MAX_SCENARIO_BYTES + 1) + "\n" + text)
     line = refuse(["check", "big.toml"], work, capsys, monkeypatch)
     assert "big.toml" in line
+
+
+def test_plot_out_below_a_regular_file_is_refused_before_drawing(work, capsys, monkeypatch):
+    (work / "ok.toml").write_text((CORPUS / "bins-memory.toml").read_text()
+                                  .replace('duration = "1000 s"', 'duration = "1 s"')
+                                  .replace('bin = "100 us"', "").replace("count = 100", ""))
+    assert cli.main(["sim", str(work / "ok.toml"), "--out", str(work / "res")]) == 0
+    (work / "afile").write_text("not a directory\n")
+    line = refuse(["plot", "res", "--out", "afile/x.png"], work, capsys, monkeypatch)
+    assert "regular file" in line

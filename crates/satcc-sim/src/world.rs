@@ -149,6 +149,10 @@ impl World {
             if f.src >= cfg.nodes.len() || f.dst >= cfg.nodes.len() {
                 return Err(ConfigError { key: format!("flow[{i}].from"), message: "node index out of range".into() });
             }
+            // Packets carry the flow id and the loop indexes flows by it (found by the fuzzer).
+            if f.id as usize != i {
+                return Err(ConfigError { key: format!("flow[{i}].id"), message: format!("must be {i} (flows are numbered in order)") });
+            }
         }
         let net = Network::build(cfg)?;
         let mut flows = Vec::with_capacity(cfg.flows.len());

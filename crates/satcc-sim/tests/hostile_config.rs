@@ -78,3 +78,15 @@ fn dir() -> satcc_sim::DirConfig {
         model: None,
     }
 }
+
+#[test]
+fn a_flow_whose_id_is_not_its_index_is_refused_not_a_panic() {
+    // regression: the fuzz target's crash input (flow id 4294967041 in a 1-flow config); the
+    // event loop indexed flows by the packets' flow id and went out of bounds
+    let cfg = config_from_bytes::config(include_bytes!("data/fuzz-config-flow-id-not-its-index.bin"));
+    let outcome = std::panic::catch_unwind(|| World::new(&cfg).map(|w| w.run(&mut |_| true).flows.len()));
+    assert!(outcome.is_ok(), "the simulator panicked");
+    let mut cfg = (0..).map(|seed| config_from_bytes::config(&bytes(seed, 64))).find(|c| !c.flows.is_empty()).unwrap();
+    cfg.flows[0].id = 7;
+    assert!(World::new(&cfg).err().is_some_and(|e| e.key == "flow[0].id" || e.key.starts_with("flow[0]")));
+}

@@ -31,6 +31,12 @@ def run(args: argparse.Namespace) -> int:
 
     flows = args.flows.split(",") if args.flows else None
     panels = args.panels.split(",") if args.panels else None
+    if args.out is not None:
+        from pathlib import Path
+
+        from satcc.limits import check_out_dir
+
+        check_out_dir(Path(args.out).parent)  # a PNG below a regular file: refused before drawing
     try:
         path = plot_dir(args.dir, args.out, flows=flows, panels=panels)
     except ValueError as e:
