@@ -559,7 +559,7 @@ impl Sender {
             if end > self.tcp.snd_una + self.snd_wnd {
                 break; // receive-window limited
             }
-            if self.sndbuf.is_some_and(|b| end > self.tcp.snd_una + b) {
+            if self.sndbuf.is_some_and(|b| end > self.tcp.snd_una.saturating_add(b)) {
                 break; // send-buffer limited (`sk_stream_memory_free`)
             }
             if self.paced_out(now, out) {
