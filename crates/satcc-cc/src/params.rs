@@ -27,7 +27,11 @@ pub struct ParamError {
 
 impl fmt::Display for ParamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cc.{}: expected {}, found {}", self.key, self.expected, self.found)
+        write!(
+            f,
+            "cc.{}: expected {}, found {}",
+            self.key, self.expected, self.found
+        )
     }
 }
 
@@ -56,7 +60,11 @@ impl Params {
     }
 
     fn err(key: &str, expected: &str, found: &ParamValue) -> ParamError {
-        ParamError { key: key.into(), expected: expected.into(), found: format!("{found:?}") }
+        ParamError {
+            key: key.into(),
+            expected: expected.into(),
+            found: format!("{found:?}"),
+        }
     }
 
     /// Reject keys the algorithm does not define.

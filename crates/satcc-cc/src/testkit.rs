@@ -24,7 +24,9 @@ use std::collections::VecDeque;
 
 use satcc_core::{SimDuration, SimTime};
 
-use crate::{AckEventFlags, AckSample, CaEvent, CaState, CongestionControl, TcpState, INFINITE_SSTHRESH};
+use crate::{
+    AckEventFlags, AckSample, CaEvent, CaState, CongestionControl, TcpState, INFINITE_SSTHRESH,
+};
 
 /// Default MSS of the kit's connections (bytes).
 pub const MSS: u32 = 1448;
@@ -103,7 +105,12 @@ impl Driver {
 
     /// A connection with `mss`, `iw`, and optionally the SYN/SYN-ACK RTT already measured
     /// when `init` runs (Linux takes that sample before `tcp_init_congestion_control`).
-    pub fn with(cc: Box<dyn CongestionControl>, mss: u32, iw: u32, syn_rtt: Option<SimDuration>) -> Self {
+    pub fn with(
+        cc: Box<dyn CongestionControl>,
+        mss: u32,
+        iw: u32,
+        syn_rtt: Option<SimDuration>,
+    ) -> Self {
         let mut tcp = TcpState::new(mss, iw);
         let mut rttvar_us = 0;
         if let Some(r) = syn_rtt {
@@ -178,11 +185,21 @@ impl Driver {
             self.first_tx_mstamp = now;
             self.tcp.delivered_mstamp = now;
         }
-        let snap = |t: &TcpState, first: SimTime| (t.delivered, t.delivered_ce, t.delivered_mstamp, first, t.app_limited != 0);
+        let snap = |t: &TcpState, first: SimTime| {
+            (
+                t.delivered,
+                t.delivered_ce,
+                t.delivered_mstamp,
+                first,
+                t.app_limited != 0,
+            )
+        };
         let (dl, dce, dm, first, al) = snap(&self.tcp, self.first_tx_mstamp);
         // Retransmissions first (segments marked lost and not yet resent).
         let retx = if self.tcp.lost_out > self.tcp.retrans_out {
-            self.segs.iter_mut().find(|s| s.lost && !s.retrans && !s.sacked)
+            self.segs
+                .iter_mut()
+                .find(|s| s.lost && !s.retrans && !s.sacked)
         } else {
             None
         };
@@ -190,7 +207,11 @@ impl Driver {
             seg.retrans = true;
             seg.ever_retrans = true;
             seg.sent_at = now;
-            (seg.tx_delivered, seg.tx_delivered_ce, seg.tx_delivered_mstamp) = (dl, dce, Some(dm));
+            (
+                seg.tx_delivered,
+                seg.tx_delivered_ce,
+                seg.tx_delivered_mstamp,
+            ) = (dl, dce, Some(dm));
             (seg.tx_first_tx_mstamp, seg.tx_app_limited) = (first, al);
             self.tcp.retrans_out += 1;
             seg.id
@@ -243,7 +264,11 @@ impl Driver {
 
     /// Ids of outstanding segments an ACK could deliver, oldest first.
     pub fn deliverable(&self) -> Vec<u64> {
-        self.segs.iter().filter(|s| !s.sacked && (!s.lost || s.retrans)).map(|s| s.id).collect()
+        self.segs
+            .iter()
+            .filter(|s| !s.sacked && (!s.lost || s.retrans))
+            .map(|s| s.id)
+            .collect()
     }
 
     /// Ids of outstanding (not yet cumulatively acked) segments, oldest first.
@@ -280,7 +305,8 @@ impl Driver {
         self.tcp.now = now;
         let prior_in_flight = self.tcp.in_flight();
         let prior_snd_una = self.tcp.snd_una;
-        self.cc.on_ack_event(now, &mut self.tcp, AckEventFlags::default());
+        self.cc
+            .on_ack_event(now, &mut self.tcp, AckEventFlags::default());
 
         // SACK / cumulative scoreboard and tcp_rate_skb_delivered.
         let mut rs = RateAcc::default();
@@ -449,8 +475,13 @@ impl Driver {
     /// Mark the `n` oldest outstanding, unsacked, not-yet-lost segments lost (reported in
     /// the next ACK's `losses`) and enter Recovery as `tcp_enter_recovery` does.
     pub fn lose(&mut self, n: u32) -> Vec<u64> {
-        let ids: Vec<u64> =
-            self.segs.iter().filter(|s| !s.sacked && (!s.lost || s.retrans)).take(n as usize).map(|s| s.id).collect();
+        let ids: Vec<u64> = self
+            .segs
+            .iter()
+            .filter(|s| !s.sacked && (!s.lost || s.retrans))
+            .take(n as usize)
+            .map(|s| s.id)
+            .collect();
         for &id in &ids {
             self.pending_losses += self.mark_lost(id);
         }
@@ -465,7 +496,9 @@ impl Driver {
         if matches!(self.tcp.ca_state, CaState::Cwr | CaState::Recovery) {
             self.tcp.ssthresh
         } else {
-            self.tcp.ssthresh.max((self.tcp.cwnd >> 1) + (self.tcp.cwnd >> 2))
+            self.tcp
+                .ssthresh
+                .max((self.tcp.cwnd >> 1) + (self.tcp.cwnd >> 2))
         }
     }
 
@@ -493,10 +526,12 @@ impl Driver {
         let in_flight = i64::from(t.in_flight());
         let delta = i64::from(t.ssthresh) - in_flight;
         let mut sndcnt: i64 = if delta < 0 {
-            let dividend = u64::from(t.ssthresh) * u64::from(self.prr_delivered) + u64::from(t.prior_cwnd) - 1;
+            let dividend =
+                u64::from(t.ssthresh) * u64::from(self.prr_delivered) + u64::from(t.prior_cwnd) - 1;
             (dividend / u64::from(t.prior_cwnd)) as i64 - i64::from(self.prr_out)
         } else {
-            let mut s = (i64::from(self.prr_delivered) - i64::from(self.prr_out)).max(i64::from(newly_acked_sacked));
+            let mut s = (i64::from(self.prr_delivered) - i64::from(self.prr_out))
+                .max(i64::from(newly_acked_sacked));
             if snd_una_advanced && newly_lost == 0 {
                 s += 1;
             }
@@ -515,7 +550,8 @@ impl Driver {
             self.tcp.cwnd = self.tcp.ssthresh;
             self.tcp.cwnd_stamp = self.now;
         }
-        self.cc.on_event(self.now, &mut self.tcp, CaEvent::CompleteCwr);
+        self.cc
+            .on_event(self.now, &mut self.tcp, CaEvent::CompleteCwr);
     }
 
     /// `tcp_set_ca_state`: the algorithm hears of the change before it happens.
@@ -526,12 +562,20 @@ impl Driver {
 
     /// The retransmission timer fired: `tcp_enter_loss`.
     pub fn rto(&mut self) {
-        let ids: Vec<u64> = self.segs.iter().filter(|s| !s.sacked).map(|s| s.id).collect();
+        let ids: Vec<u64> = self
+            .segs
+            .iter()
+            .filter(|s| !s.sacked)
+            .map(|s| s.id)
+            .collect();
         for id in ids {
             self.mark_lost(id);
         }
         let st = self.tcp.ca_state;
-        if st <= CaState::Disorder || self.high_seq <= self.tcp.snd_una || (st == CaState::Loss && self.rto_backoff == 0) {
+        if st <= CaState::Disorder
+            || self.high_seq <= self.tcp.snd_una
+            || (st == CaState::Loss && self.rto_backoff == 0)
+        {
             self.prior_ssthresh = self.current_ssthresh();
             self.tcp.prior_cwnd = self.tcp.cwnd;
             self.tcp.ssthresh = self.cc.ssthresh(self.now, &self.tcp);
@@ -581,7 +625,11 @@ impl Driver {
             ("sacked_out", t.sacked_out, count(|s| s.sacked)),
             ("lost_out", t.lost_out, count(|s| s.lost)),
             ("retrans_out", t.retrans_out, count(|s| s.retrans)),
-            ("in_flight", t.in_flight(), count(|s| !s.sacked && (!s.lost || s.retrans))),
+            (
+                "in_flight",
+                t.in_flight(),
+                count(|s| !s.sacked && (!s.lost || s.retrans)),
+            ),
         ];
         for (name, have, want) in checks {
             if have != want {
@@ -590,7 +638,10 @@ impl Driver {
         }
         let unacked = self.segs.len() as u64 * u64::from(t.mss);
         if t.snd_nxt - t.snd_una != unacked {
-            return Err(format!("snd_nxt − snd_una = {}, unacked bytes = {unacked}", t.snd_nxt - t.snd_una));
+            return Err(format!(
+                "snd_nxt − snd_una = {}, unacked bytes = {unacked}",
+                t.snd_nxt - t.snd_una
+            ));
         }
         Ok(())
     }
@@ -598,7 +649,9 @@ impl Driver {
 
 /// `tcp_rate_skb_delivered`: the newest-sent delivered segment defines the sample.
 fn rate_skb_delivered(rs: &mut RateAcc, seg: &Seg, first_tx_mstamp: &mut SimTime) {
-    let Some(dm) = seg.tx_delivered_mstamp else { return };
+    let Some(dm) = seg.tx_delivered_mstamp else {
+        return;
+    };
     let key = (seg.sent_at, seg.id);
     let newer = match rs.last_sent {
         None => true,
@@ -612,7 +665,10 @@ fn rate_skb_delivered(rs: &mut RateAcc, seg: &Seg, first_tx_mstamp: &mut SimTime
         rs.is_retrans = seg.ever_retrans;
         rs.last_sent = Some(key);
         *first_tx_mstamp = seg.sent_at;
-        rs.send_interval_us = seg.sent_at.saturating_since(seg.tx_first_tx_mstamp).as_micros();
+        rs.send_interval_us = seg
+            .sent_at
+            .saturating_since(seg.tx_first_tx_mstamp)
+            .as_micros();
     }
 }
 
@@ -690,12 +746,24 @@ impl PathSim {
     }
 
     /// Run until `end`, calling `observe` after every ACK.
-    pub fn run_until(&mut self, d: &mut Driver, end: SimTime, mut observe: impl FnMut(&Driver, &AckSample)) {
+    pub fn run_until(
+        &mut self,
+        d: &mut Driver,
+        end: SimTime,
+        mut observe: impl FnMut(&Driver, &AckSample),
+    ) {
         loop {
             let ack_t = self.net.front().map(|p| p.ack_at);
             let pacing = self.path.pace || d.tcp.pacing_needed;
-            let send_t = (d.tcp.in_flight() < d.tcp.cwnd).then(|| if pacing { self.next_send.max(d.now) } else { d.now });
-            let rto_t = (d.tcp.packets_out > 0).then(|| self.last_progress.max(d.tcp.lsndtime) + d.rto_interval());
+            let send_t = (d.tcp.in_flight() < d.tcp.cwnd).then(|| {
+                if pacing {
+                    self.next_send.max(d.now)
+                } else {
+                    d.now
+                }
+            });
+            let rto_t = (d.tcp.packets_out > 0)
+                .then(|| self.last_progress.max(d.tcp.lsndtime) + d.rto_interval());
             let t = [ack_t, send_t, rto_t].into_iter().flatten().min();
             let Some(t) = t.filter(|&t| t < end) else {
                 d.set_time(end);
@@ -709,7 +777,10 @@ impl PathSim {
             } else if send_t == Some(t) {
                 self.transmit(d);
                 if pacing && d.tcp.pacing_rate_bps > 0 {
-                    let gap = SimDuration::transmission(u64::from(d.tcp.mss), d.tcp.pacing_rate_bps.saturating_mul(8));
+                    let gap = SimDuration::transmission(
+                        u64::from(d.tcp.mss),
+                        d.tcp.pacing_rate_bps.saturating_mul(8),
+                    );
                     self.next_send = d.now + gap;
                     d.tcp.wstamp = self.next_send;
                 }
@@ -734,7 +805,11 @@ impl PathSim {
             self.tokens_at = now;
             if self.tokens < 1.0 {
                 self.policed += 1;
-                self.dropped.push(Dropped { id, tx, later_delivered: 0 });
+                self.dropped.push(Dropped {
+                    id,
+                    tx,
+                    later_delivered: 0,
+                });
                 return;
             }
             self.tokens -= 1.0;
@@ -745,14 +820,22 @@ impl PathSim {
         // The one in service plus `buffer_pkts` waiting.
         if self.departures.len() > self.path.buffer_pkts {
             self.drops += 1;
-            self.dropped.push(Dropped { id, tx, later_delivered: 0 });
+            self.dropped.push(Dropped {
+                id,
+                tx,
+                later_delivered: 0,
+            });
             return;
         }
         let service = SimDuration::from_secs_f64(1.0 / self.path.rate_pps);
         let depart = self.last_departure.max(now) + service;
         self.last_departure = depart;
         self.departures.push_back(depart);
-        self.net.push_back(InNet { ack_at: depart + self.path.base_rtt, id, tx });
+        self.net.push_back(InNet {
+            ack_at: depart + self.path.base_rtt,
+            id,
+            tx,
+        });
     }
 
     fn deliver(&mut self, d: &mut Driver, p: InNet) -> AckSample {

@@ -44,9 +44,17 @@ fn params_for(info: &registry::AlgoInfo, seed: u64) -> Params {
 fn check_fast(d: &Driver, what: &str) {
     let t = &d.tcp;
     assert!(t.cwnd >= 1, "{what}: cwnd {}", t.cwnd);
-    assert!(t.cwnd <= t.cwnd_clamp, "{what}: cwnd {} above clamp", t.cwnd);
+    assert!(
+        t.cwnd <= t.cwnd_clamp,
+        "{what}: cwnd {} above clamp",
+        t.cwnd
+    );
     assert!(t.ssthresh >= 2, "{what}: ssthresh {}", t.ssthresh);
-    assert!(t.pacing_rate_bps <= t.max_pacing_rate_bps, "{what}: pacing rate {}", t.pacing_rate_bps);
+    assert!(
+        t.pacing_rate_bps <= t.max_pacing_rate_bps,
+        "{what}: pacing rate {}",
+        t.pacing_rate_bps
+    );
 }
 
 /// All invariants, including the O(outstanding) scoreboard recount.
@@ -64,7 +72,9 @@ fn check(d: &Driver, what: &str) {
 fn scripted(info: &registry::AlgoInfo, seed: u64) -> Vec<(SimTime, u32, u32, u64)> {
     let mut rng = Rng::derive(seed, 0x5eed);
     let cc = (info.build)(&params_for(info, seed)).expect("defaults build");
-    let syn = rng.chance(0.7).then(|| SimDuration::from_micros(1 + (rng.next_u64() % 700_000)));
+    let syn = rng
+        .chance(0.7)
+        .then(|| SimDuration::from_micros(1 + (rng.next_u64() % 700_000)));
     let mss = [536u32, 1448, 8948][(rng.next_u64() % 3) as usize];
     let iw = 1 + (rng.next_u64() % 40) as u32;
     let mut d = Driver::with(cc, mss, iw, syn);
@@ -90,7 +100,10 @@ fn scripted(info: &registry::AlgoInfo, seed: u64) -> Vec<(SimTime, u32, u32, u64
             r if r < 0.62 && !deliverable.is_empty() => {
                 let k = 1 + (rng.next_u64() % deliverable.len() as u64) as usize;
                 let jitter = rng.next_u64() % (base_rtt_us / 2 + 1);
-                d.ack(k.min(1 + (rng.next_u64() % 8) as usize), SimDuration::from_micros(base_rtt_us + jitter));
+                d.ack(
+                    k.min(1 + (rng.next_u64() % 8) as usize),
+                    SimDuration::from_micros(base_rtt_us + jitter),
+                );
             }
             r if r < 0.75 && !deliverable.is_empty() => {
                 // An ACK with SACK holes: some segments delivered, some of the rest lost.
@@ -127,7 +140,10 @@ fn on_path(info: &registry::AlgoInfo, seed: u64) -> u64 {
         rate_pps,
         base_rtt: SimDuration::from_micros(200 + rng.next_u64() % 700_000),
         buffer_pkts: (rng.next_u64() % 500) as usize,
-        policer: rng.chance(0.2).then(|| Policer { rate_pps: rate_pps * rng.uniform(0.1, 0.9), burst_pkts: rng.uniform(1.0, 100.0) }),
+        policer: rng.chance(0.2).then(|| Policer {
+            rate_pps: rate_pps * rng.uniform(0.1, 0.9),
+            burst_pkts: rng.uniform(1.0, 100.0),
+        }),
         pace: rng.chance(0.3),
     };
     let cc = (info.build)(&params_for(info, seed)).expect("defaults build");
@@ -135,14 +151,18 @@ fn on_path(info: &registry::AlgoInfo, seed: u64) -> u64 {
     let mut sim = PathSim::new(path);
     let what = format!("{} path seed {seed} {path:?}", info.name);
     let mut n = 0u64;
-    sim.run_until(&mut d, SimTime::from_nanos(PATH_SECS * 1_000_000_000), |d, _| {
-        n += 1;
-        if n & 63 == 0 {
-            check(d, &what);
-        } else {
-            check_fast(d, &what);
-        }
-    });
+    sim.run_until(
+        &mut d,
+        SimTime::from_nanos(PATH_SECS * 1_000_000_000),
+        |d, _| {
+            n += 1;
+            if n & 63 == 0 {
+                check(d, &what);
+            } else {
+                check_fast(d, &what);
+            }
+        },
+    );
     check(&d, &what);
     d.tcp.delivered
 }
@@ -151,7 +171,10 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => v,
         Err(e) => {
-            let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
             panic!("{what}: {}", msg.unwrap_or_default());
         }
     }
@@ -162,7 +185,9 @@ fn every_algorithm_keeps_its_invariants_on_random_event_sequences() {
     assert!(!registry::all().is_empty());
     for info in registry::all() {
         for seed in 0..SEQUENCES {
-            guarded(&format!("{} seed {seed}", info.name), || scripted(info, seed));
+            guarded(&format!("{} seed {seed}", info.name), || {
+                scripted(info, seed)
+            });
         }
     }
 }
@@ -171,8 +196,14 @@ fn every_algorithm_keeps_its_invariants_on_random_event_sequences() {
 fn every_algorithm_keeps_its_invariants_and_moves_data_on_random_paths() {
     for info in registry::all() {
         for seed in 0..PATHS {
-            let delivered = guarded(&format!("{} path seed {seed}", info.name), || on_path(info, seed));
-            assert!(delivered > 0, "{} path seed {seed}: nothing delivered", info.name);
+            let delivered = guarded(&format!("{} path seed {seed}", info.name), || {
+                on_path(info, seed)
+            });
+            assert!(
+                delivered > 0,
+                "{} path seed {seed}: nothing delivered",
+                info.name
+            );
         }
     }
 }
@@ -181,8 +212,18 @@ fn every_algorithm_keeps_its_invariants_and_moves_data_on_random_paths() {
 fn every_algorithm_is_deterministic_for_a_seed() {
     for info in registry::all() {
         for seed in [3u64, 99] {
-            assert_eq!(scripted(info, seed), scripted(info, seed), "{} seed {seed}", info.name);
-            assert_eq!(on_path(info, seed), on_path(info, seed), "{} path seed {seed}", info.name);
+            assert_eq!(
+                scripted(info, seed),
+                scripted(info, seed),
+                "{} seed {seed}",
+                info.name
+            );
+            assert_eq!(
+                on_path(info, seed),
+                on_path(info, seed),
+                "{} path seed {seed}",
+                info.name
+            );
         }
     }
 }
@@ -191,9 +232,18 @@ fn every_algorithm_is_deterministic_for_a_seed() {
 fn every_algorithm_documents_its_parameters_and_rejects_unknown_ones() {
     for info in registry::all() {
         let bad = Params::new().with("no_such_parameter", params::ParamValue::Num(1.0));
-        assert!((info.build)(&bad).is_err(), "{} accepted an unknown parameter", info.name);
+        assert!(
+            (info.build)(&bad).is_err(),
+            "{} accepted an unknown parameter",
+            info.name
+        );
         for p in info.params {
-            assert!(!p.doc.is_empty() && !p.unit.is_empty(), "{}.{} lacks doc or unit", info.name, p.name);
+            assert!(
+                !p.doc.is_empty() && !p.unit.is_empty(),
+                "{}.{} lacks doc or unit",
+                info.name,
+                p.name
+            );
         }
         let cc = (info.build)(&Params::new()).unwrap();
         assert_eq!(cc.name(), info.name, "registry name and name() differ");

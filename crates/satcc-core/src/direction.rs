@@ -107,7 +107,12 @@ pub struct Direction<P> {
 
 impl<P: LinkPacket> Direction<P> {
     /// `nominal`: the state reported before any packet has left (the model's nominal values).
-    pub fn new(model: Box<dyn LinkBehaviour>, cfg: DirectionConfig, nominal: LinkState, rng: Rng) -> Self {
+    pub fn new(
+        model: Box<dyn LinkBehaviour>,
+        cfg: DirectionConfig,
+        nominal: LinkState,
+        rng: Rng,
+    ) -> Self {
         let mut drop_list = cfg.drop_packets.clone();
         drop_list.sort_unstable_by(|a, b| b.cmp(a));
         Direction {
@@ -172,8 +177,15 @@ impl<P: LinkPacket> Direction<P> {
     /// next queued packet starts. `extra` adds delay to a surviving packet before the FIFO
     /// clamp (the simulator's host turnaround). Returns (arrival instant if the packet
     /// survived, end of the next transmission if one started and ever ends).
-    pub fn finish(&mut self, now: SimTime, extra: impl FnOnce(&P) -> SimDuration) -> (Option<SimTime>, Option<SimTime>) {
-        let (pkt, _) = self.in_service.take().expect("finish without a packet in service");
+    pub fn finish(
+        &mut self,
+        now: SimTime,
+        extra: impl FnOnce(&P) -> SimDuration,
+    ) -> (Option<SimTime>, Option<SimTime>) {
+        let (pkt, _) = self
+            .in_service
+            .take()
+            .expect("finish without a packet in service");
         let bytes = pkt.size_bytes();
         self.counters.tx_bytes += bytes;
         self.serialised += 1;
@@ -182,21 +194,24 @@ impl<P: LinkPacket> Direction<P> {
             self.drop_list.pop();
         }
         self.state = self.model.state_at(now);
-        let arrival = if scripted || self.rng.chance(self.state.loss) || self.model.extra_drop(now, bytes) {
-            self.counters.drops_random += 1;
-            None
-        } else {
-            let mut at = now + self.state.delay;
-            if !self.cfg.jitter.is_zero() {
-                at += SimDuration::from_nanos((self.rng.next_f64() * self.cfg.jitter.as_nanos() as f64) as u64);
-            }
-            at += extra(&pkt);
-            if let Some(&(last, _)) = self.wire.back() {
-                at = at.max(last); // FIFO: a shrinking delay or a draw never reorders
-            }
-            self.wire.push_back((at, pkt));
-            Some(at)
-        };
+        let arrival =
+            if scripted || self.rng.chance(self.state.loss) || self.model.extra_drop(now, bytes) {
+                self.counters.drops_random += 1;
+                None
+            } else {
+                let mut at = now + self.state.delay;
+                if !self.cfg.jitter.is_zero() {
+                    at += SimDuration::from_nanos(
+                        (self.rng.next_f64() * self.cfg.jitter.as_nanos() as f64) as u64,
+                    );
+                }
+                at += extra(&pkt);
+                if let Some(&(last, _)) = self.wire.back() {
+                    at = at.max(last); // FIFO: a shrinking delay or a draw never reorders
+                }
+                self.wire.push_back((at, pkt));
+                Some(at)
+            };
         let next = self.queue.pop_front().and_then(|p| {
             self.queue_bytes -= p.size_bytes();
             self.start(p, now)
@@ -217,7 +232,10 @@ impl<P: LinkPacket> Direction<P> {
     /// Take the packet at the head of the wire (its arrival instant has come).
     pub fn arrive(&mut self) -> P {
         self.counters.delivered += 1;
-        self.wire.pop_front().expect("arrival without a packet on the wire").1
+        self.wire
+            .pop_front()
+            .expect("arrival without a packet on the wire")
+            .1
     }
 
     /// When the packet at the head of the wire arrives, if any.
@@ -290,23 +308,39 @@ mod tests {
     }
 
     fn pkt(size: u64) -> Pkt {
-        Pkt { size, ect: true, ce: false }
+        Pkt {
+            size,
+            ect: true,
+            ce: false,
+        }
     }
 
     fn dir(rate_bps: u64, delay_ms: u64, cfg: DirectionConfig) -> Direction<Pkt> {
-        let state = LinkState { rate_bps, delay: SimDuration::from_millis(delay_ms), loss: 0.0 };
+        let state = LinkState {
+            rate_bps,
+            delay: SimDuration::from_millis(delay_ms),
+            loss: 0.0,
+        };
         Direction::new(Box::new(ConstantLink(state)), cfg, state, Rng::new(1))
     }
 
     fn cfg(limit: QueueLimit) -> DirectionConfig {
-        DirectionConfig { limit, ecn_threshold_pkts: None, jitter: SimDuration::ZERO, drop_packets: vec![] }
+        DirectionConfig {
+            limit,
+            ecn_threshold_pkts: None,
+            jitter: SimDuration::ZERO,
+            drop_packets: vec![],
+        }
     }
 
     #[test]
     fn back_to_back_packets_leave_one_serialisation_time_apart() {
         // 1500 B at 12 Mbit/s = 1 ms each.
         let mut d = dir(12_000_000, 10, cfg(QueueLimit::Packets(10)));
-        assert_eq!(d.offer(pkt(1500), SimTime::ZERO), Offered::Started(Some(ms(1))));
+        assert_eq!(
+            d.offer(pkt(1500), SimTime::ZERO),
+            Offered::Started(Some(ms(1)))
+        );
         assert_eq!(d.offer(pkt(1500), SimTime::ZERO), Offered::Queued);
         let (a, next) = d.finish(ms(1), |_| SimDuration::ZERO);
         assert_eq!((a, next), (Some(ms(11)), Some(ms(2))));
@@ -343,8 +377,9 @@ mod tests {
         for _ in 0..3 {
             d.offer(pkt(1500), SimTime::ZERO);
         }
-        let survived: Vec<bool> =
-            (1..=3).map(|k| d.finish(ms(k), |_| SimDuration::ZERO).0.is_some()).collect();
+        let survived: Vec<bool> = (1..=3)
+            .map(|k| d.finish(ms(k), |_| SimDuration::ZERO).0.is_some())
+            .collect();
         assert_eq!(survived, vec![false, true, false]);
     }
 
@@ -356,6 +391,9 @@ mod tests {
         let done = d.service_done().unwrap();
         let (a1, next) = d.finish(done, |_| SimDuration::from_micros(100));
         let (a2, _) = d.finish(next.unwrap(), |_| SimDuration::ZERO);
-        assert_eq!(a1, a2, "the second packet may not overtake the delayed first");
+        assert_eq!(
+            a1, a2,
+            "the second packet may not overtake the delayed first"
+        );
     }
 }

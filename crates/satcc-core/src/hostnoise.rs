@@ -56,8 +56,13 @@ impl HostNoise {
     /// The measured Linux turnarounds ([`KERNEL_SENDER_QUANTILES_NS`],
     /// [`KERNEL_RECEIVER_QUANTILES_NS`]).
     pub fn kernel() -> HostNoise {
-        let t = |q: &[(f64, u64)]| Turnaround::new(q.to_vec()).expect("the preset tables are well formed");
-        HostNoise { sender: t(KERNEL_SENDER_QUANTILES_NS), receiver: t(KERNEL_RECEIVER_QUANTILES_NS) }
+        let t = |q: &[(f64, u64)]| {
+            Turnaround::new(q.to_vec()).expect("the preset tables are well formed")
+        };
+        HostNoise {
+            sender: t(KERNEL_SENDER_QUANTILES_NS),
+            receiver: t(KERNEL_RECEIVER_QUANTILES_NS),
+        }
     }
 
     /// Whether every draw is zero (nothing to draw: runs stay as without noise).
@@ -68,7 +73,11 @@ impl HostNoise {
     /// One turnaround for a packet reaching its destination host; `to_receiver` for packets
     /// travelling towards a flow's receiver.
     pub fn sample(&self, to_receiver: bool, rng: &mut Rng) -> SimDuration {
-        if to_receiver { self.receiver.sample(rng) } else { self.sender.sample(rng) }
+        if to_receiver {
+            self.receiver.sample(rng)
+        } else {
+            self.sender.sample(rng)
+        }
     }
 }
 
@@ -91,10 +100,16 @@ impl Turnaround {
         }
         for w in points.windows(2) {
             if w[1].0.partial_cmp(&w[0].0) != Some(std::cmp::Ordering::Greater) {
-                return Err(format!("expected increasing probabilities, found {} after {}", w[1].0, w[0].0));
+                return Err(format!(
+                    "expected increasing probabilities, found {} after {}",
+                    w[1].0, w[0].0
+                ));
             }
             if w[1].1 < w[0].1 {
-                return Err(format!("expected non-decreasing delays, found {} ns after {} ns", w[1].1, w[0].1));
+                return Err(format!(
+                    "expected non-decreasing delays, found {} ns after {} ns",
+                    w[1].1, w[0].1
+                ));
             }
         }
         Ok(Turnaround { points })
@@ -102,7 +117,9 @@ impl Turnaround {
 
     /// Uniform in [0, max).
     pub fn uniform(max: SimDuration) -> Turnaround {
-        Turnaround { points: vec![(0.0, 0), (1.0, max.as_nanos())] }
+        Turnaround {
+            points: vec![(0.0, 0), (1.0, max.as_nanos())],
+        }
     }
 
     pub fn points(&self) -> &[(f64, u64)] {
@@ -118,7 +135,10 @@ impl Turnaround {
     pub fn sample(&self, rng: &mut Rng) -> SimDuration {
         let u = rng.next_f64();
         // first point with probability > u; u < 1 so it exists and is not the first
-        let i = self.points.partition_point(|&(p, _)| p <= u).clamp(1, self.points.len() - 1);
+        let i = self
+            .points
+            .partition_point(|&(p, _)| p <= u)
+            .clamp(1, self.points.len() - 1);
         let (p0, d0) = self.points[i - 1];
         let (p1, d1) = self.points[i];
         let f = (u - p0) / (p1 - p0);
@@ -127,7 +147,10 @@ impl Turnaround {
 
     /// The mean of the distribution (trapezoids between the points), ns.
     pub fn mean_ns(&self) -> f64 {
-        self.points.windows(2).map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) as f64 / 2.0).sum()
+        self.points
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) as f64 / 2.0)
+            .sum()
     }
 }
 
@@ -137,24 +160,44 @@ mod tests {
 
     #[test]
     fn draws_follow_the_quantiles() {
-        let n = Turnaround::new(vec![(0.0, 10_000), (0.5, 20_000), (0.9, 30_000), (1.0, 100_000)]).unwrap();
+        let n = Turnaround::new(vec![
+            (0.0, 10_000),
+            (0.5, 20_000),
+            (0.9, 30_000),
+            (1.0, 100_000),
+        ])
+        .unwrap();
         let mut rng = Rng::new(3);
-        let mut xs: Vec<u64> = (0..100_000).map(|_| n.sample(&mut rng).as_nanos()).collect();
+        let mut xs: Vec<u64> = (0..100_000)
+            .map(|_| n.sample(&mut rng).as_nanos())
+            .collect();
         xs.sort_unstable();
         let q = |p: f64| xs[(p * (xs.len() - 1) as f64) as usize] as f64;
         assert!((q(0.5) - 20_000.0).abs() < 300.0, "{}", q(0.5));
         assert!((q(0.9) - 30_000.0).abs() < 500.0, "{}", q(0.9));
         assert!(xs[0] >= 10_000 && *xs.last().unwrap() < 100_000);
         let mean = xs.iter().sum::<u64>() as f64 / xs.len() as f64;
-        assert!((mean - n.mean_ns()).abs() / n.mean_ns() < 0.01, "{mean} vs {}", n.mean_ns());
+        assert!(
+            (mean - n.mean_ns()).abs() / n.mean_ns() < 0.01,
+            "{mean} vs {}",
+            n.mean_ns()
+        );
     }
 
     #[test]
     fn malformed_tables_are_refused_with_the_reason() {
         assert!(Turnaround::new(vec![(0.0, 1)]).unwrap_err().contains("two"));
-        assert!(Turnaround::new(vec![(0.1, 1), (1.0, 2)]).unwrap_err().contains("probability 0"));
-        assert!(Turnaround::new(vec![(0.0, 5), (0.5, 4), (1.0, 6)]).unwrap_err().contains("non-decreasing"));
-        assert!(Turnaround::new(vec![(0.0, 1), (0.5, 2), (0.5, 3), (1.0, 4)]).unwrap_err().contains("increasing"));
+        assert!(Turnaround::new(vec![(0.1, 1), (1.0, 2)])
+            .unwrap_err()
+            .contains("probability 0"));
+        assert!(Turnaround::new(vec![(0.0, 5), (0.5, 4), (1.0, 6)])
+            .unwrap_err()
+            .contains("non-decreasing"));
+        assert!(
+            Turnaround::new(vec![(0.0, 1), (0.5, 2), (0.5, 3), (1.0, 4)])
+                .unwrap_err()
+                .contains("increasing")
+        );
     }
 
     #[test]
@@ -166,7 +209,10 @@ mod tests {
 
     #[test]
     fn acks_draw_from_the_sender_and_data_from_the_receiver() {
-        let n = HostNoise { sender: Turnaround::uniform(SimDuration::from_micros(1)), receiver: Turnaround::new(vec![(0.0, 500_000), (1.0, 500_000)]).unwrap() };
+        let n = HostNoise {
+            sender: Turnaround::uniform(SimDuration::from_micros(1)),
+            receiver: Turnaround::new(vec![(0.0, 500_000), (1.0, 500_000)]).unwrap(),
+        };
         let mut rng = Rng::new(1);
         assert!(n.sample(false, &mut rng) < SimDuration::from_micros(1));
         assert_eq!(n.sample(true, &mut rng), SimDuration::from_micros(500));

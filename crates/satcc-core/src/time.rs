@@ -113,7 +113,12 @@ impl Sub<SimTime> for SimTime {
     type Output = SimDuration;
     /// Panics in debug builds if `rhs` is later: time never goes backwards.
     fn sub(self, rhs: SimTime) -> SimDuration {
-        debug_assert!(self.0 >= rhs.0, "time went backwards: {} < {}", self.0, rhs.0);
+        debug_assert!(
+            self.0 >= rhs.0,
+            "time went backwards: {} < {}",
+            self.0,
+            rhs.0
+        );
         SimDuration(self.0.saturating_sub(rhs.0))
     }
 }
@@ -163,7 +168,10 @@ mod tests {
 
     #[test]
     fn transmission_time_of_a_1500_byte_packet_at_12_mbps_is_1_ms() {
-        assert_eq!(SimDuration::transmission(1500, 12_000_000), SimDuration::from_millis(1));
+        assert_eq!(
+            SimDuration::transmission(1500, 12_000_000),
+            SimDuration::from_millis(1)
+        );
     }
 
     #[test]
@@ -175,6 +183,9 @@ mod tests {
     #[test]
     fn arithmetic_saturates_instead_of_wrapping() {
         assert_eq!(SimTime::MAX + SimDuration::from_secs(1), SimTime::MAX);
-        assert_eq!(SimDuration::ZERO - SimDuration::from_secs(1), SimDuration::ZERO);
+        assert_eq!(
+            SimDuration::ZERO - SimDuration::from_secs(1),
+            SimDuration::ZERO
+        );
     }
 }

@@ -27,7 +27,9 @@ pub struct MonotonicClock {
 impl MonotonicClock {
     /// A clock whose zero is now.
     pub fn starting_now() -> Self {
-        MonotonicClock { origin_ns: monotonic_ns() }
+        MonotonicClock {
+            origin_ns: monotonic_ns(),
+        }
     }
     /// Absolute `CLOCK_MONOTONIC` nanoseconds of this clock's zero.
     pub fn origin_ns(&self) -> u64 {
@@ -78,7 +80,10 @@ pub fn realtime_ns() -> u64 {
 }
 
 fn read_clock(id: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec; clock_gettime has no other preconditions.
     unsafe { libc::clock_gettime(id, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64

@@ -78,17 +78,26 @@ fn err(path: &str, what: &str) -> ConfigError {
 }
 
 fn u64_at(v: &Value, key: &str, path: &str) -> Result<u64, ConfigError> {
-    v.get(key).and_then(Value::as_u64).ok_or_else(|| err(&format!("{path}.{key}"), "expected a non-negative integer"))
+    v.get(key)
+        .and_then(Value::as_u64)
+        .ok_or_else(|| err(&format!("{path}.{key}"), "expected a non-negative integer"))
 }
 
 fn str_at(v: &Value, key: &str, path: &str) -> Result<String, ConfigError> {
-    v.get(key).and_then(Value::as_str).map(str::to_string).ok_or_else(|| err(&format!("{path}.{key}"), "expected a string"))
+    v.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| err(&format!("{path}.{key}"), "expected a string"))
 }
 
 impl Config {
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        let v: Value = serde_json::from_str(text).map_err(|e| ConfigError(format!("invalid JSON: {e}")))?;
-        let links_v = v.get("links").and_then(Value::as_array).ok_or_else(|| err("links", "expected an array"))?;
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| ConfigError(format!("invalid JSON: {e}")))?;
+        let links_v = v
+            .get("links")
+            .and_then(Value::as_array)
+            .ok_or_else(|| err("links", "expected an array"))?;
         let mut links = Vec::new();
         for (i, l) in links_v.iter().enumerate() {
             let p = format!("links[{i}]");
@@ -96,8 +105,16 @@ impl Config {
                 id: u64_at(l, "id", &p)? as u32,
                 a_if: str_at(l, "a_if", &p)?,
                 b_if: str_at(l, "b_if", &p)?,
-                ab: dir(l.get("ab").ok_or_else(|| err(&format!("{p}.ab"), "missing"))?, &format!("{p}.ab"))?,
-                ba: dir(l.get("ba").ok_or_else(|| err(&format!("{p}.ba"), "missing"))?, &format!("{p}.ba"))?,
+                ab: dir(
+                    l.get("ab")
+                        .ok_or_else(|| err(&format!("{p}.ab"), "missing"))?,
+                    &format!("{p}.ab"),
+                )?,
+                ba: dir(
+                    l.get("ba")
+                        .ok_or_else(|| err(&format!("{p}.ba"), "missing"))?,
+                    &format!("{p}.ba"),
+                )?,
             });
         }
         let bin_ns = u64_at(&v, "bin_ns", "")?;
@@ -109,10 +126,22 @@ impl Config {
             seed: u64_at(&v, "seed", "")?,
             bin_ns,
             duration_ns: u64_at(&v, "duration_ns", "")?,
-            series_path: v.get("series_path").and_then(Value::as_str).map(str::to_string),
-            spin_ns: v.get("spin_ns").and_then(Value::as_u64).unwrap_or(DEFAULT_SPIN_NS),
-            rt_priority: v.get("rt_priority").and_then(Value::as_u64).unwrap_or(DEFAULT_RT_PRIORITY as u64) as u32,
-            qdisc_bypass: v.get("qdisc_bypass").and_then(Value::as_bool).unwrap_or(true),
+            series_path: v
+                .get("series_path")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            spin_ns: v
+                .get("spin_ns")
+                .and_then(Value::as_u64)
+                .unwrap_or(DEFAULT_SPIN_NS),
+            rt_priority: v
+                .get("rt_priority")
+                .and_then(Value::as_u64)
+                .unwrap_or(DEFAULT_RT_PRIORITY as u64) as u32,
+            qdisc_bypass: v
+                .get("qdisc_bypass")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
             links,
         })
     }
@@ -123,20 +152,30 @@ fn dir(v: &Value, p: &str) -> Result<DirConfig, ConfigError> {
     let delay_ns = u64_at(v, "delay_ns", p)?;
     let loss = v.get("loss").and_then(Value::as_f64).unwrap_or(0.0);
     if !(0.0..=1.0).contains(&loss) {
-        return Err(err(&format!("{p}.loss"), "expected a probability in [0, 1]"));
+        return Err(err(
+            &format!("{p}.loss"),
+            "expected a probability in [0, 1]",
+        ));
     }
-    let q = v.get("queue").ok_or_else(|| err(&format!("{p}.queue"), "missing"))?;
+    let q = v
+        .get("queue")
+        .ok_or_else(|| err(&format!("{p}.queue"), "missing"))?;
     let limit = if let Some(n) = q.get("packets").and_then(Value::as_u64) {
         QueueLimit::Packets(n)
     } else if let Some(n) = q.get("bytes").and_then(Value::as_u64) {
         QueueLimit::Bytes(n)
     } else {
-        return Err(err(&format!("{p}.queue"), "expected {\"packets\": n} or {\"bytes\": n} (BDP resolved by the runner)"));
+        return Err(err(
+            &format!("{p}.queue"),
+            "expected {\"packets\": n} or {\"bytes\": n} (BDP resolved by the runner)",
+        ));
     };
     let ecn_threshold_pkts = v.get("ecn_threshold_pkts").and_then(Value::as_u64);
     let jitter_ns = match v.get("jitter_ns") {
         None | Some(Value::Null) => 0,
-        Some(j) => j.as_u64().ok_or_else(|| err(&format!("{p}.jitter_ns"), "expected a non-negative integer"))?,
+        Some(j) => j
+            .as_u64()
+            .ok_or_else(|| err(&format!("{p}.jitter_ns"), "expected a non-negative integer"))?,
     };
     let drop_packets = match v.get("drop_packets") {
         None | Some(Value::Null) => Vec::new(),
@@ -144,13 +183,32 @@ fn dir(v: &Value, p: &str) -> Result<DirConfig, ConfigError> {
             .iter()
             .map(|x| x.as_u64().filter(|&n| n > 0))
             .collect::<Option<Vec<u64>>>()
-            .ok_or_else(|| err(&format!("{p}.drop_packets"), "expected an array of packet ordinals (integers >= 1)"))?,
-        Some(_) => return Err(err(&format!("{p}.drop_packets"), "expected an array of packet ordinals (integers >= 1)")),
+            .ok_or_else(|| {
+                err(
+                    &format!("{p}.drop_packets"),
+                    "expected an array of packet ordinals (integers >= 1)",
+                )
+            })?,
+        Some(_) => {
+            return Err(err(
+                &format!("{p}.drop_packets"),
+                "expected an array of packet ordinals (integers >= 1)",
+            ))
+        }
     };
     let model = v.get("model").filter(|m| !m.is_null()).cloned();
     Ok(DirConfig {
-        state: LinkState { rate_bps, delay: SimDuration::from_nanos(delay_ns), loss },
-        queue: DirectionConfig { limit, ecn_threshold_pkts, jitter: SimDuration::from_nanos(jitter_ns), drop_packets },
+        state: LinkState {
+            rate_bps,
+            delay: SimDuration::from_nanos(delay_ns),
+            loss,
+        },
+        queue: DirectionConfig {
+            limit,
+            ecn_threshold_pkts,
+            jitter: SimDuration::from_nanos(jitter_ns),
+            drop_packets,
+        },
         model,
     })
 }
@@ -159,7 +217,13 @@ impl DirConfig {
     /// The link model for this direction. Without a `model`, the constant link of the
     /// direction's rate, delay and loss; with one, the satcc-core model it names.
     /// `link` and `dir` are the simulator's link index and direction index (2·link + ba).
-    pub fn build_model(&self, seed: u64, link: u64, dir: u64, path: &str) -> Result<Box<dyn LinkBehaviour>, ConfigError> {
+    pub fn build_model(
+        &self,
+        seed: u64,
+        link: u64,
+        dir: u64,
+        path: &str,
+    ) -> Result<Box<dyn LinkBehaviour>, ConfigError> {
         match &self.model {
             None => Ok(core_models::constant(self.state)),
             Some(m) => crate::models::build(m, seed, link, dir, path),

@@ -122,7 +122,10 @@ pub struct Direction {
 impl Direction {
     pub fn new(model: Box<dyn LinkBehaviour>, cfg: DirectionConfig, rng: Rng) -> Self {
         let origin = Arc::new(AtomicU64::new(NO_ORIGIN));
-        let mut shifted = OriginShift { inner: model, origin: origin.clone() };
+        let mut shifted = OriginShift {
+            inner: model,
+            origin: origin.clone(),
+        };
         let nominal = shifted.state_at(SimTime::ZERO);
         Direction {
             core: core::Direction::new(Box::new(shifted), cfg, nominal, rng),
@@ -167,7 +170,10 @@ impl Direction {
 
     /// The next instant something happens here (a transmission ends, a frame is due), if any.
     pub fn next_due(&self) -> Option<SimTime> {
-        [self.core.service_done(), self.core.next_arrival()].into_iter().flatten().min()
+        [self.core.service_done(), self.core.next_arrival()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn run_serialiser(&mut self, t: SimTime) {
@@ -203,13 +209,18 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use satcc_core::SimDuration;
     use satcc_core::link::{ConstantLink, QueueLimit};
+    use satcc_core::SimDuration;
 
     const MS: u64 = 1_000_000;
 
     fn cfg(limit: QueueLimit, ecn: Option<u64>, jitter: SimDuration) -> DirectionConfig {
-        DirectionConfig { limit, ecn_threshold_pkts: ecn, jitter, drop_packets: vec![] }
+        DirectionConfig {
+            limit,
+            ecn_threshold_pkts: ecn,
+            jitter,
+            drop_packets: vec![],
+        }
     }
 
     fn frame(ip_len: usize) -> Frame {
@@ -217,11 +228,24 @@ mod tests {
         buf[12] = 0x08; // IPv4 ethertype
         buf[14] = 0x45;
         buf[15] = 0x02; // ECT(0)
-        Frame { len: buf.len(), buf }
+        Frame {
+            len: buf.len(),
+            buf,
+        }
     }
 
-    fn dir(rate_bps: u64, delay_ms: u64, loss: f64, limit: QueueLimit, ecn: Option<u64>) -> Direction {
-        let state = LinkState { rate_bps, delay: SimDuration::from_millis(delay_ms), loss };
+    fn dir(
+        rate_bps: u64,
+        delay_ms: u64,
+        loss: f64,
+        limit: QueueLimit,
+        ecn: Option<u64>,
+    ) -> Direction {
+        let state = LinkState {
+            rate_bps,
+            delay: SimDuration::from_millis(delay_ms),
+            loss,
+        };
         let mut d = Direction::new(
             Box::new(ConstantLink(state)),
             cfg(limit, ecn, SimDuration::ZERO),
@@ -244,7 +268,10 @@ mod tests {
         d.offer(SimTime::ZERO, frame(1500));
         assert_eq!(d.next_due(), Some(SimTime::from_nanos(MS)));
         assert!(drain(&mut d, SimTime::from_nanos(10 * MS)).is_empty());
-        assert_eq!(drain(&mut d, SimTime::from_nanos(11 * MS)), vec![SimTime::from_nanos(11 * MS)]);
+        assert_eq!(
+            drain(&mut d, SimTime::from_nanos(11 * MS)),
+            vec![SimTime::from_nanos(11 * MS)]
+        );
     }
 
     #[test]
@@ -254,7 +281,13 @@ mod tests {
             d.offer(SimTime::ZERO, frame(1500));
         }
         let due = drain(&mut d, SimTime::from_nanos(100 * MS));
-        assert_eq!(due, vec![1, 2, 3].into_iter().map(|k| SimTime::from_nanos(k * MS)).collect::<Vec<_>>());
+        assert_eq!(
+            due,
+            vec![1, 2, 3]
+                .into_iter()
+                .map(|k| SimTime::from_nanos(k * MS))
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -262,9 +295,15 @@ mod tests {
         // one in service + two queued; the fourth is dropped
         let mut d = dir(12_000_000, 0, 0.0, QueueLimit::Packets(2), None);
         for _ in 0..3 {
-            assert!(matches!(d.offer(SimTime::ZERO, frame(1500)), Offered::Started(_) | Offered::Queued));
+            assert!(matches!(
+                d.offer(SimTime::ZERO, frame(1500)),
+                Offered::Started(_) | Offered::Queued
+            ));
         }
-        assert!(matches!(d.offer(SimTime::ZERO, frame(1500)), Offered::Dropped(_)));
+        assert!(matches!(
+            d.offer(SimTime::ZERO, frame(1500)),
+            Offered::Dropped(_)
+        ));
         assert_eq!(d.queue_len(), (2, 3000));
         assert_eq!(d.end_bin().drops_queue, 1);
     }
@@ -305,8 +344,16 @@ mod tests {
     impl LinkModel for Outage {
         fn state_at(&mut self, now: SimTime) -> LinkState {
             let ms = now.as_nanos() / MS;
-            let rate = if (10..20).contains(&ms) { 0 } else { 12_000_000 };
-            LinkState { rate_bps: rate, delay: SimDuration::ZERO, loss: 0.0 }
+            let rate = if (10..20).contains(&ms) {
+                0
+            } else {
+                12_000_000
+            };
+            LinkState {
+                rate_bps: rate,
+                delay: SimDuration::ZERO,
+                loss: 0.0,
+            }
         }
         fn next_change(&self, now: SimTime) -> Option<SimTime> {
             let ms = now.as_nanos() / MS;
@@ -333,7 +380,10 @@ mod tests {
         // held in service through the outage, serialised from 20 ms (run time) to 21 ms
         assert_eq!(d.next_due(), Some(SimTime::from_nanos(121 * MS)));
         assert!(drain(&mut d, SimTime::from_nanos(120 * MS)).is_empty());
-        assert_eq!(drain(&mut d, SimTime::from_nanos(130 * MS)), vec![SimTime::from_nanos(121 * MS)]);
+        assert_eq!(
+            drain(&mut d, SimTime::from_nanos(130 * MS)),
+            vec![SimTime::from_nanos(121 * MS)]
+        );
     }
 
     #[test]
@@ -342,7 +392,11 @@ mod tests {
         impl LinkModel for Shrinking {
             fn state_at(&mut self, now: SimTime) -> LinkState {
                 let delay = if now.as_nanos() < MS { 50 * MS } else { MS };
-                LinkState { rate_bps: 1_000_000_000, delay: SimDuration::from_nanos(delay), loss: 0.0 }
+                LinkState {
+                    rate_bps: 1_000_000_000,
+                    delay: SimDuration::from_nanos(delay),
+                    loss: 0.0,
+                }
             }
             fn next_change(&self, _now: SimTime) -> Option<SimTime> {
                 None
@@ -365,7 +419,11 @@ mod tests {
     #[test]
     fn jitter_delays_each_frame_by_the_simulators_draw_and_keeps_the_wire_fifo() {
         // 1500 B at 1.2 Gbit/s = 10 us apart; 10 ms delay, up to 50 us of jitter per frame.
-        let state = LinkState { rate_bps: 1_200_000_000, delay: SimDuration::from_millis(10), loss: 0.0 };
+        let state = LinkState {
+            rate_bps: 1_200_000_000,
+            delay: SimDuration::from_millis(10),
+            loss: 0.0,
+        };
         let jitter = SimDuration::from_micros(50);
         let mut d = Direction::new(
             Box::new(ConstantLink(state)),
@@ -384,12 +442,17 @@ mod tests {
         let mut clamped = 0;
         for (k, got) in due.iter().enumerate() {
             let done = SimTime::from_nanos(10_000 * (k as u64 + 1));
-            let raw = done + state.delay + SimDuration::from_nanos((rng.next_f64() * jitter.as_nanos() as f64) as u64);
+            let raw = done
+                + state.delay
+                + SimDuration::from_nanos((rng.next_f64() * jitter.as_nanos() as f64) as u64);
             clamped += usize::from(raw < last);
             last = raw.max(last);
             assert_eq!(*got, last, "frame {k}");
         }
         assert_eq!(due.len(), 20);
-        assert!(clamped > 0, "50 us of jitter over 10 us spacing must bunch some frames");
+        assert!(
+            clamped > 0,
+            "50 us of jitter over 10 us spacing must bunch some frames"
+        );
     }
 }

@@ -94,7 +94,10 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
 }
 
 fn epoll_add(ep: RawFd, fd: RawFd, token: u64) -> io::Result<()> {
-    let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
+    let mut ev = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: token,
+    };
     // SAFETY: valid epoll and target descriptors, ev lives across the call.
     cvt(unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) }).map(|_| ())
 }
@@ -113,7 +116,11 @@ impl Emulator {
                 let model = d
                     .build_model(cfg.seed, l.id as u64, k, &path)
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.0))?;
-                dirs.push(Direction::new(model, d.queue.clone(), Rng::derive(cfg.seed, rng_label(k))));
+                dirs.push(Direction::new(
+                    model,
+                    d.queue.clone(),
+                    Rng::derive(cfg.seed, rng_label(k)),
+                ));
             }
         }
         let series = match &cfg.series_path {
@@ -123,7 +130,10 @@ impl Emulator {
         // SAFETY: plain syscalls creating descriptors we own.
         let epoll = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
         let timer = cvt(unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
         })?;
         let signal = signal_fd()?;
         for (i, p) in ports.iter().enumerate() {
@@ -180,7 +190,14 @@ impl Emulator {
         loop {
             self.passes += 1;
             // SAFETY: events is a live buffer of the stated length.
-            let n = unsafe { libc::epoll_wait(self.epoll, events.as_mut_ptr(), events.len() as i32, wait_ms) };
+            let n = unsafe {
+                libc::epoll_wait(
+                    self.epoll,
+                    events.as_mut_ptr(),
+                    events.len() as i32,
+                    wait_ms,
+                )
+            };
             if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
                 return Err(io::Error::last_os_error());
             }
@@ -247,7 +264,12 @@ impl Emulator {
     }
 
     /// Send what direction `d` has due by `now` out of port `d ^ 1`.
-    fn deliver(&mut self, d: usize, now: SimTime, due: &mut Vec<(SimTime, Frame)>) -> io::Result<()> {
+    fn deliver(
+        &mut self,
+        d: usize,
+        now: SimTime,
+        due: &mut Vec<(SimTime, Frame)>,
+    ) -> io::Result<()> {
         due.clear();
         self.dirs[d].take_due(now, due);
         if due.is_empty() {
@@ -273,7 +295,9 @@ impl Emulator {
 
     /// Emit every bin that ended by `now`.
     fn close_bins(&mut self, now: SimTime) -> io::Result<()> {
-        let Some(origin) = self.origin else { return Ok(()) };
+        let Some(origin) = self.origin else {
+            return Ok(());
+        };
         let bin = self.cfg.bin_ns;
         loop {
             let start_ns = self.next_bin * bin;
@@ -335,7 +359,8 @@ impl Emulator {
         if let Some(origin) = self.origin {
             let b = self.next_bin * self.cfg.bin_ns;
             if b < self.cfg.duration_ns {
-                let end = origin + SimDuration::from_nanos((b + self.cfg.bin_ns).min(self.cfg.duration_ns));
+                let end = origin
+                    + SimDuration::from_nanos((b + self.cfg.bin_ns).min(self.cfg.duration_ns));
                 next = Some(next.map_or(end, |n| n.min(end)));
             }
         }
@@ -345,7 +370,11 @@ impl Emulator {
             return Ok(-1);
         };
         let within_budget = self.spun_ns * 100 < SPIN_WINDOW_NS * SPIN_BUDGET_PERCENT;
-        let spin = if within_budget { SimDuration::from_nanos(self.cfg.spin_ns) } else { SimDuration::ZERO };
+        let spin = if within_budget {
+            SimDuration::from_nanos(self.cfg.spin_ns)
+        } else {
+            SimDuration::ZERO
+        };
         if next <= now + spin {
             if next > now {
                 self.spinning_since = Some(now);
@@ -361,7 +390,13 @@ impl Emulator {
         let mut buf = [0u8; 512];
         loop {
             // SAFETY: buf is writable for its length.
-            let r = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+            let r = unsafe {
+                libc::read(
+                    libc::STDIN_FILENO,
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                )
+            };
             if r == 0 {
                 self.stop = true; // EOF: the runner is gone or done
                 let _ = self.epoll_del_stdin();
@@ -386,15 +421,25 @@ impl Emulator {
 
     fn epoll_del_stdin(&mut self) -> io::Result<()> {
         // SAFETY: removing a registered descriptor.
-        cvt(unsafe { libc::epoll_ctl(self.epoll, libc::EPOLL_CTL_DEL, libc::STDIN_FILENO, std::ptr::null_mut()) })
-            .map(|_| ())
+        cvt(unsafe {
+            libc::epoll_ctl(
+                self.epoll,
+                libc::EPOLL_CTL_DEL,
+                libc::STDIN_FILENO,
+                std::ptr::null_mut(),
+            )
+        })
+        .map(|_| ())
     }
 
     fn command(&mut self, line: &str) -> io::Result<()> {
         let mut words = line.split_whitespace();
         match words.next() {
             Some("start") => {
-                let abs = words.next().and_then(|w| w.parse::<u64>().ok()).unwrap_or_else(|| self.clock.to_abs(self.clock.now()));
+                let abs = words
+                    .next()
+                    .and_then(|w| w.parse::<u64>().ok())
+                    .unwrap_or_else(|| self.clock.to_abs(self.clock.now()));
                 let origin = self.clock.at_abs(abs);
                 self.origin = Some(origin);
                 for d in &mut self.dirs {
@@ -498,25 +543,48 @@ fn signal_fd() -> io::Result<RawFd> {
         for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             libc::sigaddset(&mut set, s);
         }
-        cvt(libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()))?;
+        cvt(libc::sigprocmask(
+            libc::SIG_BLOCK,
+            &set,
+            std::ptr::null_mut(),
+        ))?;
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-        cvt(libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC))
+        cvt(libc::signalfd(
+            -1,
+            &set,
+            libc::SFD_NONBLOCK | libc::SFD_CLOEXEC,
+        ))
     }
 }
 
 fn arm_abs(timer: RawFd, abs_ns: u64) -> io::Result<()> {
     let spec = libc::itimerspec {
-        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-        it_value: libc::timespec { tv_sec: (abs_ns / 1_000_000_000) as i64, tv_nsec: (abs_ns % 1_000_000_000) as i64 },
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: (abs_ns / 1_000_000_000) as i64,
+            tv_nsec: (abs_ns % 1_000_000_000) as i64,
+        },
     };
     // SAFETY: valid timerfd and itimerspec.
-    cvt(unsafe { libc::timerfd_settime(timer, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) }).map(|_| ())
+    cvt(unsafe {
+        libc::timerfd_settime(timer, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
+    })
+    .map(|_| ())
 }
 
 fn disarm(timer: RawFd) -> io::Result<()> {
     let spec = libc::itimerspec {
-        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-        it_value: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
     };
     // SAFETY: valid timerfd and itimerspec.
     cvt(unsafe { libc::timerfd_settime(timer, 0, &spec, std::ptr::null_mut()) }).map(|_| ())

@@ -16,7 +16,13 @@ pub struct Hist {
 
 impl Default for Hist {
     fn default() -> Self {
-        Hist { buckets: vec![0; BUCKETS], over: 0, n: 0, max_ns: 0, sum_ns: 0 }
+        Hist {
+            buckets: vec![0; BUCKETS],
+            over: 0,
+            n: 0,
+            max_ns: 0,
+            sum_ns: 0,
+        }
     }
 }
 

@@ -53,10 +53,15 @@ fn run() -> Result<(), String> {
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
     let cfg = Config::parse(&text).map_err(|e| format!("{path}: {e}"))?;
     if cfg.rt_priority > 0 {
-        let param = libc::sched_param { sched_priority: cfg.rt_priority as i32 };
+        let param = libc::sched_param {
+            sched_priority: cfg.rt_priority as i32,
+        };
         // SAFETY: param is a valid sched_param; pid 0 is this process.
         if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
-            eprintln!("satcc-linkd: note: no SCHED_FIFO ({}); timing will suffer under load", std::io::Error::last_os_error());
+            eprintln!(
+                "satcc-linkd: note: no SCHED_FIFO ({}); timing will suffer under load",
+                std::io::Error::last_os_error()
+            );
         }
     }
     if let Some(ns) = &cfg.netns {

@@ -18,8 +18,16 @@ pub fn spec(d: &Value, path: &str) -> Result<ModelSpec, ConfigError> {
 
 /// Build the behaviour of link `link`'s direction `dir` (the simulator's direction index,
 /// 2·link + (0 for a→b, 1 for b→a)), seeded as the simulator seeds it.
-pub fn build(d: &Value, seed: u64, link: u64, dir: u64, path: &str) -> Result<Box<dyn LinkBehaviour>, ConfigError> {
-    spec(d, path)?.build(Seeds { seed, link, dir }).map_err(|e| ConfigError(format!("{path}: {e}")))
+pub fn build(
+    d: &Value,
+    seed: u64,
+    link: u64,
+    dir: u64,
+    path: &str,
+) -> Result<Box<dyn LinkBehaviour>, ConfigError> {
+    spec(d, path)?
+        .build(Seeds { seed, link, dir })
+        .map_err(|e| ConfigError(format!("{path}: {e}")))
 }
 
 #[cfg(test)]
@@ -59,7 +67,13 @@ mod tests {
     fn the_same_seed_gives_the_simulators_model_state_for_state() {
         let spec_a = spec(&starlink(), "m").unwrap();
         let mut a = build(&starlink(), 9, 0, 0, "m").unwrap();
-        let mut b = spec_a.build(Seeds { seed: 9, link: 0, dir: 0 }).unwrap();
+        let mut b = spec_a
+            .build(Seeds {
+                seed: 9,
+                link: 0,
+                dir: 0,
+            })
+            .unwrap();
         for k in 0..200u64 {
             let t = SimTime::from_nanos(k * 250_000_000);
             assert_eq!(a.state_at(t), b.state_at(t));
@@ -70,6 +84,9 @@ mod tests {
     fn a_missing_key_is_named_with_its_path() {
         let mut d = starlink();
         d.as_object_mut().unwrap().remove("loss");
-        assert_eq!(spec(&d, "links[0].ab.model").unwrap_err().0, "links[0].ab.model.loss: missing");
+        assert_eq!(
+            spec(&d, "links[0].ab.model").unwrap_err().0,
+            "links[0].ab.model.loss: missing"
+        );
     }
 }

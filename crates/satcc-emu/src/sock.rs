@@ -37,18 +37,28 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
 fn setopt(fd: RawFd, level: libc::c_int, name: libc::c_int, val: libc::c_int) -> io::Result<()> {
     // SAFETY: passing a pointer to a live c_int and its size.
     cvt(unsafe {
-        libc::setsockopt(fd, level, name, &val as *const _ as *const libc::c_void, size_of::<libc::c_int>() as u32)
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            &val as *const _ as *const libc::c_void,
+            size_of::<libc::c_int>() as u32,
+        )
     })
     .map(|_| ())
 }
 
 /// The index of interface `name` in the current network namespace.
 pub fn ifindex(name: &str) -> io::Result<i32> {
-    let c = CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
+    let c = CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
     // SAFETY: a valid NUL-terminated string.
     let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
     if i == 0 {
-        Err(io::Error::new(io::ErrorKind::NotFound, format!("no interface {name} in this namespace")))
+        Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no interface {name} in this namespace"),
+        ))
     } else {
         Ok(i as i32)
     }
@@ -74,8 +84,17 @@ impl PacketSocket {
     pub fn open(ifname: &str, qdisc_bypass: bool) -> io::Result<PacketSocket> {
         let index = ifindex(ifname)?;
         // SAFETY: plain socket(2) call.
-        let fd = cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) })?;
-        let s = PacketSocket { fd, ifname: ifname.to_string() };
+        let fd = cvt(unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        })?;
+        let s = PacketSocket {
+            fd,
+            ifname: ifname.to_string(),
+        };
         setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER)?;
         setopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, SOCKET_BUFFER)?;
         setopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
@@ -91,7 +110,11 @@ impl PacketSocket {
         sll.sll_ifindex = index;
         // SAFETY: sll is a valid sockaddr_ll and the length matches.
         cvt(unsafe {
-            libc::bind(fd, &sll as *const _ as *const libc::sockaddr, size_of::<libc::sockaddr_ll>() as u32)
+            libc::bind(
+                fd,
+                &sll as *const _ as *const libc::sockaddr,
+                size_of::<libc::sockaddr_ll>() as u32,
+            )
         })?;
         Ok(s)
     }
@@ -106,7 +129,10 @@ impl PacketSocket {
         let n = bufs.len().min(meta.len());
         let mut iov: Vec<libc::iovec> = bufs[..n]
             .iter_mut()
-            .map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut libc::c_void, iov_len: FRAME_BUF.min(b.len()) })
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr() as *mut libc::c_void,
+                iov_len: FRAME_BUF.min(b.len()),
+            })
             .collect();
         let mut control = vec![0u8; CONTROL_BYTES * n];
         // SAFETY: every mmsghdr points at live iovecs and control buffers of the stated sizes.
@@ -115,21 +141,35 @@ impl PacketSocket {
                 let mut h: libc::mmsghdr = unsafe { zeroed() };
                 h.msg_hdr.msg_iov = &mut iov[i];
                 h.msg_hdr.msg_iovlen = 1;
-                h.msg_hdr.msg_control = control[i * CONTROL_BYTES..].as_mut_ptr() as *mut libc::c_void;
+                h.msg_hdr.msg_control =
+                    control[i * CONTROL_BYTES..].as_mut_ptr() as *mut libc::c_void;
                 h.msg_hdr.msg_controllen = CONTROL_BYTES;
                 h
             })
             .collect();
         // SAFETY: msgs has n valid entries.
         let got = unsafe {
-            libc::recvmmsg(self.fd, msgs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT | libc::MSG_TRUNC, std::ptr::null_mut())
+            libc::recvmmsg(
+                self.fd,
+                msgs.as_mut_ptr(),
+                n as u32,
+                libc::MSG_DONTWAIT | libc::MSG_TRUNC,
+                std::ptr::null_mut(),
+            )
         };
         if got < 0 {
             let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::WouldBlock { Ok(0) } else { Err(e) };
+            return if e.kind() == io::ErrorKind::WouldBlock {
+                Ok(0)
+            } else {
+                Err(e)
+            };
         }
         for i in 0..got as usize {
-            meta[i] = RxMeta { len: msgs[i].msg_len as usize, stamp_realtime_ns: stamp(&msgs[i].msg_hdr) };
+            meta[i] = RxMeta {
+                len: msgs[i].msg_len as usize,
+                stamp_realtime_ns: stamp(&msgs[i].msg_hdr),
+            };
         }
         Ok(got as usize)
     }
@@ -141,7 +181,10 @@ impl PacketSocket {
         }
         let mut iov: Vec<libc::iovec> = frames
             .iter()
-            .map(|f| libc::iovec { iov_base: f.as_ptr() as *mut libc::c_void, iov_len: f.len() })
+            .map(|f| libc::iovec {
+                iov_base: f.as_ptr() as *mut libc::c_void,
+                iov_len: f.len(),
+            })
             .collect();
         // SAFETY: each mmsghdr points at one live iovec; the socket is bound, so no address.
         let mut msgs: Vec<libc::mmsghdr> = iov
@@ -157,7 +200,12 @@ impl PacketSocket {
         while sent < msgs.len() {
             // SAFETY: the remaining entries are valid.
             let r = unsafe {
-                libc::sendmmsg(self.fd, msgs[sent..].as_mut_ptr(), (msgs.len() - sent) as u32, libc::MSG_DONTWAIT)
+                libc::sendmmsg(
+                    self.fd,
+                    msgs[sent..].as_mut_ptr(),
+                    (msgs.len() - sent) as u32,
+                    libc::MSG_DONTWAIT,
+                )
             };
             if r < 0 {
                 let e = io::Error::last_os_error();
@@ -184,11 +232,20 @@ impl PacketSocket {
             tp_packets: u32,
             tp_drops: u32,
         }
-        let mut st = TpacketStats { tp_packets: 0, tp_drops: 0 };
+        let mut st = TpacketStats {
+            tp_packets: 0,
+            tp_drops: 0,
+        };
         let mut len = size_of::<TpacketStats>() as libc::socklen_t;
         // SAFETY: st is a writable struct of the stated length.
         let r = unsafe {
-            libc::getsockopt(self.fd, libc::SOL_PACKET, PACKET_STATISTICS, &mut st as *mut _ as *mut libc::c_void, &mut len)
+            libc::getsockopt(
+                self.fd,
+                libc::SOL_PACKET,
+                PACKET_STATISTICS,
+                &mut st as *mut _ as *mut libc::c_void,
+                &mut len,
+            )
         };
         if r < 0 {
             return (0, 0);
@@ -224,7 +281,10 @@ fn stamp(h: &libc::msghdr) -> Option<u64> {
 /// Enter the network namespace mounted at `/run/netns/<name>` (as `ip netns` names them).
 pub fn enter_netns(name: &str) -> io::Result<()> {
     if name.contains('/') {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "namespace name has a '/'"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "namespace name has a '/'",
+        ));
     }
     let path = CString::new(format!("/run/netns/{name}")).expect("no NUL in a checked name");
     // SAFETY: valid path; the fd is closed below.

@@ -27,16 +27,28 @@ impl LinkModel for Steps {
             70..75 => (0, 30),
             _ => (50_000_000, 2),
         };
-        LinkState { rate_bps, delay: SimDuration::from_millis(delay_ms), loss: 0.02 }
+        LinkState {
+            rate_bps,
+            delay: SimDuration::from_millis(delay_ms),
+            loss: 0.02,
+        }
     }
     fn next_change(&self, now: SimTime) -> Option<SimTime> {
-        [40, 70, 75].into_iter().map(|m| SimTime::from_nanos(m * MS)).find(|&c| c > now)
+        [40, 70, 75]
+            .into_iter()
+            .map(|m| SimTime::from_nanos(m * MS))
+            .find(|&c| c > now)
     }
 }
 impl LinkBehaviour for Steps {}
 
 fn config() -> DirectionConfig {
-    DirectionConfig { limit: QueueLimit::Packets(20), ecn_threshold_pkts: None, jitter: SimDuration::from_micros(300), drop_packets: vec![] }
+    DirectionConfig {
+        limit: QueueLimit::Packets(20),
+        ecn_threshold_pkts: None,
+        jitter: SimDuration::from_micros(300),
+        drop_packets: vec![],
+    }
 }
 
 fn frame(ip_len: usize, tag: u32) -> Frame {
@@ -44,7 +56,10 @@ fn frame(ip_len: usize, tag: u32) -> Frame {
     buf[12] = 0x08;
     buf[14] = 0x45;
     buf[ETH_HEADER + 20..ETH_HEADER + 24].copy_from_slice(&tag.to_be_bytes());
-    Frame { len: buf.len(), buf }
+    Frame {
+        len: buf.len(),
+        buf,
+    }
 }
 
 fn tag(f: &Frame) -> u32 {
@@ -66,7 +81,12 @@ fn arrivals() -> Vec<(SimTime, usize)> {
 
 /// The simulator's way: every end of transmission handled at its instant, in time order.
 fn event_driven() -> Vec<(u32, u64)> {
-    let mut d: CoreDirection<Frame> = CoreDirection::new(Box::new(Steps), config(), Steps.state_at(SimTime::ZERO), Rng::new(5));
+    let mut d: CoreDirection<Frame> = CoreDirection::new(
+        Box::new(Steps),
+        config(),
+        Steps.state_at(SimTime::ZERO),
+        Rng::new(5),
+    );
     let mut delivered = Vec::new();
     let mut pending: Option<SimTime> = None; // end of the transmission in progress
     let mut arrivals = arrivals().into_iter().enumerate().peekable();
@@ -112,7 +132,10 @@ fn polled() -> Vec<(u32, u64)> {
         let _ = d.offer(t, frame(len, i as u32));
     }
     d.take_due(origin + SimDuration::from_secs(10), &mut out);
-    let mut got: Vec<(u32, u64)> = out.into_iter().map(|(at, f)| (tag(&f), at.as_nanos() - origin.as_nanos())).collect();
+    let mut got: Vec<(u32, u64)> = out
+        .into_iter()
+        .map(|(at, f)| (tag(&f), at.as_nanos() - origin.as_nanos()))
+        .collect();
     got.sort_unstable();
     got
 }
@@ -121,6 +144,9 @@ fn polled() -> Vec<(u32, u64)> {
 fn polling_on_a_real_clock_delivers_what_the_event_loop_delivers_to_the_nanosecond() {
     let (a, b) = (event_driven(), polled());
     assert!(a.len() > 100, "{} deliveries", a.len());
-    assert!(a.len() < arrivals().len(), "the queue and the loss must drop some");
+    assert!(
+        a.len() < arrivals().len(),
+        "the queue and the loss must drop some"
+    );
     assert_eq!(a, b);
 }

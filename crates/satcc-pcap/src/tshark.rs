@@ -276,7 +276,11 @@ impl SeqConv {
             // DUPLICATE ACK: nothing changed but it was sent anyway.
             if same_pos && window != 0 && window == fwd.window {
                 // after the −1 marker a duplicate ACK counts as the first
-                fwd.dupacknum = if fwd.dupacknum == -1 { 1 } else { fwd.dupacknum + 1 };
+                fwd.dupacknum = if fwd.dupacknum == -1 {
+                    1
+                } else {
+                    fwd.dupacknum + 1
+                };
                 ta |= DUPLICATE_ACK;
             }
         }
@@ -336,7 +340,9 @@ impl SeqConv {
             nextseq = nextseq.wrapping_add(1);
         }
         if (seglen > 0 || flags & (SYN | FIN) != 0) && fwd.segments.len() < MAX_UNACKED_SEGMENTS {
-            let end = seq.wrapping_add(seglen).wrapping_add(u32::from(flags & (SYN | FIN) != 0));
+            let end = seq
+                .wrapping_add(seglen)
+                .wrapping_add(u32::from(flags & (SYN | FIN) != 0));
             fwd.segments.push((seq, end));
         }
         let zwp = ta & ZERO_WINDOW_PROBE != 0;
@@ -352,7 +358,8 @@ impl SeqConv {
         fwd.lastack_time = now;
         fwd.lastsegmentflags = ta;
         fwd.sack.clear();
-        fwd.sack.extend_from_slice(&sack[..usize::from(sack_blocks).min(sack.len())]);
+        fwd.sack
+            .extend_from_slice(&sack[..usize::from(sack_blocks).min(sack.len())]);
         // This ACK retires the peer's segments it covers (a partly covered one is trimmed).
         rev.segments.retain_mut(|s| {
             if ack == s.1 {
@@ -589,12 +596,21 @@ mod tests {
         // Before: every ACK beyond the data seen was flagged (tcpdump drops: 318 vs 202).
         let mut c = established();
         c.analyze(0, seg(101, 1, 5001, 100, ACK), 0);
-        assert_eq!(c.analyze(1, seg(150, 5001, 301, 0, ACK), 0), ACK_LOST_SEGMENT);
+        assert_eq!(
+            c.analyze(1, seg(150, 5001, 301, 0, ACK), 0),
+            ACK_LOST_SEGMENT
+        );
         // the sender's data has not moved: the next ACK of the same hole stays quiet
-        assert_eq!(c.analyze(1, seg(160, 5001, 401, 0, ACK), 0) & ACK_LOST_SEGMENT, 0);
+        assert_eq!(
+            c.analyze(1, seg(160, 5001, 401, 0, ACK), 0) & ACK_LOST_SEGMENT,
+            0
+        );
         // data resumes past a gap; an ACK beyond the mark is a new report
         c.analyze(0, seg(170, 401, 5001, 100, ACK), 0);
-        assert_eq!(c.analyze(1, seg(180, 5001, 501, 0, ACK), 0) & ACK_LOST_SEGMENT, ACK_LOST_SEGMENT);
+        assert_eq!(
+            c.analyze(1, seg(180, 5001, 501, 0, ACK), 0) & ACK_LOST_SEGMENT,
+            ACK_LOST_SEGMENT
+        );
     }
 
     #[test]

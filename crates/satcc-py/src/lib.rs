@@ -18,7 +18,9 @@ pub fn params_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Params> {
     if obj.is_none() {
         return Ok(params);
     }
-    let dict = obj.downcast::<PyDict>().map_err(|_| PyValueError::new_err("cc: expected a table"))?;
+    let dict = obj
+        .downcast::<PyDict>()
+        .map_err(|_| PyValueError::new_err("cc: expected a table"))?;
     for (k, v) in dict.iter() {
         let key: String = k.extract()?;
         let value = if let Ok(b) = v.extract::<bool>() {
@@ -30,7 +32,9 @@ pub fn params_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Params> {
         } else if let Ok(rows) = v.extract::<Vec<Vec<f64>>>() {
             // TOML arrays arrive as lists of lists: [[x, y], ...].
             if rows.iter().any(|r| r.len() != 2) {
-                return Err(PyValueError::new_err(format!("cc.{key}: expected a list of [x, y] pairs")));
+                return Err(PyValueError::new_err(format!(
+                    "cc.{key}: expected a list of [x, y] pairs"
+                )));
             }
             ParamValue::Points(rows.iter().map(|r| (r[0], r[1])).collect())
         } else {
@@ -50,8 +54,12 @@ fn cc_names() -> Vec<&'static str> {
 
 #[pyfunction]
 fn cc_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
-    let info = satcc_cc::registry::info(name)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown congestion control {name:?}; known: {:?}", satcc_cc::names())))?;
+    let info = satcc_cc::registry::info(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown congestion control {name:?}; known: {:?}",
+            satcc_cc::names()
+        ))
+    })?;
     let d = PyDict::new(py);
     d.set_item("name", info.name)?;
     d.set_item("summary", info.summary)?;
@@ -73,7 +81,9 @@ fn cc_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
 #[pyfunction]
 fn cc_check(name: &str, params: &Bound<'_, PyAny>) -> PyResult<()> {
     let p = params_from_py(params)?;
-    satcc_cc::lookup(name, &p).map(|_| ()).map_err(|e| PyValueError::new_err(e.to_string()))
+    satcc_cc::lookup(name, &p)
+        .map(|_| ())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The measured kernel turnarounds' quantile points, `{"sender": [(probability, ns), ...],
@@ -102,10 +112,17 @@ fn version() -> &'static str {
 fn quiet_panic_hook(info: &std::panic::PanicHookInfo<'_>) {
     use std::io::Write;
     let payload = info.payload();
-    let message = payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str)).unwrap_or("(no message)");
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
     let mut err = std::io::stderr().lock();
     let _ = match info.location() {
-        Some(loc) => writeln!(err, "satcc: internal error in the native module at {loc}: {message}"),
+        Some(loc) => writeln!(
+            err,
+            "satcc: internal error in the native module at {loc}: {message}"
+        ),
         None => writeln!(err, "satcc: internal error in the native module: {message}"),
     };
 }

@@ -7,30 +7,43 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
 use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::link::LinkState;
 use satcc_core::models::ModelSpec;
+use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
 use satcc_core::{SimDuration, SimTime};
 use satcc_sim::{DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
 
 /// Fetch a required key, naming the path in the error.
 fn req<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<T> {
-    let v = d.get_item(key)?.ok_or_else(|| PyKeyError::new_err(format!("{path}.{key}: missing")))?;
-    v.extract().map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}")))
+    let v = d
+        .get_item(key)?
+        .ok_or_else(|| PyKeyError::new_err(format!("{path}.{key}: missing")))?;
+    v.extract()
+        .map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}")))
 }
 
-fn opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<Option<T>> {
+fn opt<'py, T: FromPyObject<'py>>(
+    d: &Bound<'py, PyDict>,
+    key: &str,
+    path: &str,
+) -> PyResult<Option<T>> {
     match d.get_item(key)? {
         None => Ok(None),
         Some(v) if v.is_none() => Ok(None),
-        Some(v) => v.extract().map(Some).map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}"))),
+        Some(v) => v
+            .extract()
+            .map(Some)
+            .map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}"))),
     }
 }
 
 fn dict<'py>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<Bound<'py, PyDict>> {
-    let v = d.get_item(key)?.ok_or_else(|| PyKeyError::new_err(format!("{path}.{key}: missing")))?;
-    v.downcast_into::<PyDict>().map_err(|_| PyValueError::new_err(format!("{path}.{key}: expected a table")))
+    let v = d
+        .get_item(key)?
+        .ok_or_else(|| PyKeyError::new_err(format!("{path}.{key}: missing")))?;
+    v.downcast_into::<PyDict>()
+        .map_err(|_| PyValueError::new_err(format!("{path}.{key}: expected a table")))
 }
 
 fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
@@ -42,7 +55,9 @@ fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
     } else if let Some(x) = opt::<f64>(&q, "bdp", path)? {
         QueueConfig::Bdp(x)
     } else {
-        return Err(PyValueError::new_err(format!("{path}.queue: expected packets, bytes or bdp")));
+        return Err(PyValueError::new_err(format!(
+            "{path}.queue: expected packets, bytes or bdp"
+        )));
     };
     Ok(DirConfig {
         rate_bps: req(d, "rate_bps", path)?,
@@ -54,7 +69,9 @@ fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
         jitter: SimDuration::from_nanos(opt(d, "jitter_ns", path)?.unwrap_or(0)),
         model: match d.get_item("model")? {
             Some(m) if !m.is_none() => {
-                let m = m.downcast_into::<PyDict>().map_err(|_| PyValueError::new_err(format!("{path}.model: expected a table")))?;
+                let m = m.downcast_into::<PyDict>().map_err(|_| {
+                    PyValueError::new_err(format!("{path}.model: expected a table"))
+                })?;
                 Some(model_from(&m, &format!("{path}.model"))?)
             }
             _ => None,
@@ -65,16 +82,22 @@ fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
 /// A resolved `[link.model]` dictionary, read by satcc-core's one reader (the one satcc-linkd
 /// uses): the dictionary goes over as JSON.
 fn model_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<ModelSpec> {
-    let text: String = d.py().import("json")?.call_method1("dumps", (d,))?.extract()?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("{path}: not a JSON table: {e}")))?;
+    let text: String = d
+        .py()
+        .import("json")?
+        .call_method1("dumps", (d,))?
+        .extract()?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| PyValueError::new_err(format!("{path}: not a JSON table: {e}")))?;
     satcc_core::models::spec::from_json(&v, path).map_err(PyValueError::new_err)
 }
 
 pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
     let p = "config";
     let mut links = Vec::new();
-    let lk = cfg.get_item("links")?.ok_or_else(|| PyKeyError::new_err("config.links: missing"))?;
+    let lk = cfg
+        .get_item("links")?
+        .ok_or_else(|| PyKeyError::new_err("config.links: missing"))?;
     for (i, l) in lk.downcast::<PyList>()?.iter().enumerate() {
         let path = format!("link[{i}]");
         let l = l.downcast_into::<PyDict>()?;
@@ -86,7 +109,9 @@ pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         });
     }
     let mut flows = Vec::new();
-    let fl = cfg.get_item("flows")?.ok_or_else(|| PyKeyError::new_err("config.flows: missing"))?;
+    let fl = cfg
+        .get_item("flows")?
+        .ok_or_else(|| PyKeyError::new_err("config.flows: missing"))?;
     for (i, f) in fl.downcast::<PyList>()?.iter().enumerate() {
         let path = format!("flow[{i}]");
         let f = f.downcast_into::<PyDict>()?;
@@ -94,7 +119,11 @@ pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
             "auto" => PacingMode::Auto,
             "on" => PacingMode::On,
             "off" => PacingMode::Off,
-            other => return Err(PyValueError::new_err(format!("{path}.pacing: expected auto, on or off, found {other:?}"))),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "{path}.pacing: expected auto, on or off, found {other:?}"
+                )))
+            }
         };
         let params = match f.get_item("cc")? {
             Some(v) => crate::params_from_py(&v)?,
@@ -122,8 +151,15 @@ pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
             sndbuf_bytes: opt(&f, "sndbuf_bytes", &path)?,
             proto: match opt::<String>(&f, "proto", &path)?.as_deref() {
                 None | Some("tcp") => Proto::Tcp,
-                Some("udp") => Proto::Udp { rate_bps: req(&f, "udp_rate_bps", &path)?, payload_bytes: req(&f, "udp_payload_bytes", &path)? },
-                Some(other) => return Err(PyValueError::new_err(format!("{path}.proto: expected tcp or udp, found {other:?}"))),
+                Some("udp") => Proto::Udp {
+                    rate_bps: req(&f, "udp_rate_bps", &path)?,
+                    payload_bytes: req(&f, "udp_payload_bytes", &path)?,
+                },
+                Some(other) => {
+                    return Err(PyValueError::new_err(format!(
+                        "{path}.proto: expected tcp or udp, found {other:?}"
+                    )))
+                }
             },
             encap_bytes: opt(&f, "encap_bytes", &path)?.unwrap_or(0),
             mtu: opt(&f, "mtu", &path)?.unwrap_or(satcc_sim::config::DEFAULT_MTU),
@@ -141,11 +177,17 @@ pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
         host_noise: match cfg.get_item("host_noise_quantiles_ns")? {
             Some(v) if !v.is_none() => {
                 let path = format!("{p}.host_noise_quantiles_ns");
-                let d = v.downcast_into::<PyDict>().map_err(|_| PyValueError::new_err(format!("{path}: expected a table")))?;
+                let d = v
+                    .downcast_into::<PyDict>()
+                    .map_err(|_| PyValueError::new_err(format!("{path}: expected a table")))?;
                 let side = |key: &str| -> PyResult<Turnaround> {
-                    turnaround_from(req(&d, key, &path)?).map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}")))
+                    turnaround_from(req(&d, key, &path)?)
+                        .map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}")))
                 };
-                Some(HostNoise { sender: side("sender")?, receiver: side("receiver")? })
+                Some(HostNoise {
+                    sender: side("sender")?,
+                    receiver: side("receiver")?,
+                })
             }
             _ => None,
         },
@@ -157,8 +199,14 @@ fn turnaround_from(points: Vec<Vec<f64>>) -> Result<Turnaround, String> {
     let mut out = Vec::with_capacity(points.len());
     for pt in points {
         match pt[..] {
-            [p, ns] if ns >= 0.0 && ns.fract() == 0.0 && ns < 2f64.powi(53) => out.push((p, ns as u64)),
-            _ => return Err(format!("expected [probability, whole nanoseconds] pairs, found {pt:?}")),
+            [p, ns] if ns >= 0.0 && ns.fract() == 0.0 && ns < 2f64.powi(53) => {
+                out.push((p, ns as u64))
+            }
+            _ => {
+                return Err(format!(
+                    "expected [probability, whole nanoseconds] pairs, found {pt:?}"
+                ))
+            }
         }
     }
     Turnaround::new(out)
@@ -185,8 +233,13 @@ fn summary_to_py<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, P
 /// deadlocked: the panic's backtrace failed to allocate and the allocation-error handler then
 /// waited on the backtrace lock the panic held (issue 16). Here a failed allocation is a
 /// `MemoryError`, and the half-built list is freed.
-fn list_of<'py, T: Copy>(py: Python<'py>, xs: &[T], item: impl Fn(T) -> *mut ffi::PyObject) -> PyResult<Bound<'py, PyAny>> {
-    let len = ffi::Py_ssize_t::try_from(xs.len()).map_err(|_| PyMemoryError::new_err("a series longer than a Python list holds"))?;
+fn list_of<'py, T: Copy>(
+    py: Python<'py>,
+    xs: &[T],
+    item: impl Fn(T) -> *mut ffi::PyObject,
+) -> PyResult<Bound<'py, PyAny>> {
+    let len = ffi::Py_ssize_t::try_from(xs.len())
+        .map_err(|_| PyMemoryError::new_err("a series longer than a Python list holds"))?;
     // SAFETY: PyList_New returns a new reference or NULL with an exception set; every slot is
     // filled with a new reference before the list is used, and a list freed with empty
     // (NULL) slots is valid (list_dealloc uses Py_XDECREF).
@@ -214,7 +267,9 @@ fn floats<'py>(py: Python<'py>, xs: &[f64]) -> PyResult<Bound<'py, PyAny>> {
 
 fn ints<'py, T: Copy + Into<u64>>(py: Python<'py>, xs: &[T]) -> PyResult<Bound<'py, PyAny>> {
     // SAFETY: as floats.
-    list_of(py, xs, |x| unsafe { ffi::PyLong_FromUnsignedLongLong(x.into()) })
+    list_of(py, xs, |x| unsafe {
+        ffi::PyLong_FromUnsignedLongLong(x.into())
+    })
 }
 
 fn strs<'py>(py: Python<'py>, xs: &[&'static str]) -> PyResult<Bound<'py, PyAny>> {
@@ -267,19 +322,28 @@ fn link_series_to_py<'py>(py: Python<'py>, s: &LinkSeries) -> PyResult<Bound<'py
 #[pyfunction]
 pub fn check_sim(config: &Bound<'_, PyDict>) -> PyResult<()> {
     let cfg = config_from_py(config)?;
-    satcc_sim::world::World::new(&cfg).map(drop).map_err(|e| PyValueError::new_err(e.to_string()))
+    satcc_sim::world::World::new(&cfg)
+        .map(drop)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Run the simulator on a resolved config (see `_native.pyi`).
 #[pyfunction]
 #[pyo3(signature = (config, progress=None))]
-pub fn run_sim<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, progress: Option<PyObject>) -> PyResult<Bound<'py, PyDict>> {
+pub fn run_sim<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyDict>,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
     let cfg = config_from_py(config)?;
     if let Some(step) = opt::<u64>(config, "sample_models_ns", "config")? {
         return sample_models(py, &cfg, step);
     }
-    let mut world = satcc_sim::world::World::new(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    world.reserve_series().map_err(|e| PyMemoryError::new_err(e.to_string()))?;
+    let mut world =
+        satcc_sim::world::World::new(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    world
+        .reserve_series()
+        .map_err(|e| PyMemoryError::new_err(e.to_string()))?;
     let mut last = Instant::now();
     let mut err: Option<PyErr> = None;
     let out = {
@@ -332,14 +396,23 @@ pub fn run_sim<'py>(py: Python<'py>, config: &Bound<'py, PyDict>, progress: Opti
 /// Probe mode (`sample_models_ns`): every link direction's model sampled on a grid of `step_ns`
 /// over the run, without simulating: per step, the mean capacity over [t, t + step) and the
 /// delay and loss in force at t (what `satcc trace export` writes).
-fn sample_models<'py>(py: Python<'py>, cfg: &SimConfig, step_ns: u64) -> PyResult<Bound<'py, PyDict>> {
+fn sample_models<'py>(
+    py: Python<'py>,
+    cfg: &SimConfig,
+    step_ns: u64,
+) -> PyResult<Bound<'py, PyDict>> {
     if step_ns == 0 {
-        return Err(PyValueError::new_err("config.sample_models_ns: must be > 0"));
+        return Err(PyValueError::new_err(
+            "config.sample_models_ns: must be > 0",
+        ));
     }
     let step = SimDuration::from_nanos(step_ns);
     let n = cfg.duration.as_nanos().div_ceil(step_ns);
-    let (mut link_id, mut dir, mut t_ns, mut rate, mut delay, mut loss) = (vec![], vec![], vec![], vec![], vec![], vec![]);
-    let rows = n.checked_mul(2 * cfg.links.len() as u64).and_then(|r| usize::try_from(r).ok());
+    let (mut link_id, mut dir, mut t_ns, mut rate, mut delay, mut loss) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let rows = n
+        .checked_mul(2 * cfg.links.len() as u64)
+        .and_then(|r| usize::try_from(r).ok());
     let reserved = rows.is_some_and(|r| {
         link_id.try_reserve_exact(r).is_ok()
             && dir.try_reserve_exact(r).is_ok()
@@ -349,15 +422,25 @@ fn sample_models<'py>(py: Python<'py>, cfg: &SimConfig, step_ns: u64) -> PyResul
             && loss.try_reserve_exact(r).is_ok()
     });
     if !reserved {
-        return Err(PyMemoryError::new_err(format!("out of memory: {n} samples per link direction do not fit; use a longer step")));
+        return Err(PyMemoryError::new_err(format!(
+            "out of memory: {n} samples per link direction do not fit; use a longer step"
+        )));
     }
     for (i, l) in cfg.links.iter().enumerate() {
         for (k, (name, d)) in [("ab", &l.ab), ("ba", &l.ba)].into_iter().enumerate() {
             let label = (2 * i + k) as u64; // as Network::build labels directions
             let mut model = match &d.model {
-                None => satcc_core::models::constant(LinkState { rate_bps: d.rate_bps, delay: d.delay, loss: d.loss }),
+                None => satcc_core::models::constant(LinkState {
+                    rate_bps: d.rate_bps,
+                    delay: d.delay,
+                    loss: d.loss,
+                }),
                 Some(spec) => spec
-                    .build(satcc_core::models::Seeds { seed: cfg.seed, link: i as u64, dir: label })
+                    .build(satcc_core::models::Seeds {
+                        seed: cfg.seed,
+                        link: i as u64,
+                        dir: label,
+                    })
                     .map_err(|e| PyValueError::new_err(format!("link[{i}].model.{name}: {e}")))?,
             };
             for j in 0..n {

@@ -116,7 +116,10 @@ pub struct FlowConfig {
 pub enum Proto {
     Tcp,
     /// UDP datagrams of `payload_bytes` at `rate_bps` of payload (iperf3 -u -b -l).
-    Udp { rate_bps: u64, payload_bytes: u32 },
+    Udp {
+        rate_bps: u64,
+        payload_bytes: u32,
+    },
 }
 
 /// Ethernet's MTU, the default path MTU.
@@ -155,7 +158,16 @@ impl FlowConfig {
 
 impl DirConfig {
     pub fn new(rate_bps: u64, delay: SimDuration, loss: f64, queue: QueueConfig) -> Self {
-        DirConfig { rate_bps, delay, loss, queue, ecn_threshold_pkts: None, drop_packets: Vec::new(), jitter: SimDuration::ZERO, model: None }
+        DirConfig {
+            rate_bps,
+            delay,
+            loss,
+            queue,
+            ecn_threshold_pkts: None,
+            drop_packets: Vec::new(),
+            jitter: SimDuration::ZERO,
+            model: None,
+        }
     }
 }
 

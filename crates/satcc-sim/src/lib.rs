@@ -15,5 +15,7 @@ pub mod tcp;
 pub mod udp;
 pub mod world;
 
-pub use config::{ConfigError, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
+pub use config::{
+    ConfigError, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig,
+};
 pub use world::{run, SimOutput};

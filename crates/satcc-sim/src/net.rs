@@ -103,31 +103,57 @@ impl Network {
         for (i, l) in cfg.links.iter().enumerate() {
             for (name, to, d) in [("ab", l.b, &l.ab), ("ba", l.a, &l.ba)] {
                 if l.a >= n || l.b >= n {
-                    return Err(ConfigError { key: format!("link[{i}]"), message: "node index out of range".into() });
+                    return Err(ConfigError {
+                        key: format!("link[{i}]"),
+                        message: "node index out of range".into(),
+                    });
                 }
                 if d.rate_bps == 0 {
-                    return Err(ConfigError { key: format!("link[{i}].rate"), message: "must be > 0".into() });
+                    return Err(ConfigError {
+                        key: format!("link[{i}].rate"),
+                        message: "must be > 0".into(),
+                    });
                 }
                 if !(0.0..=1.0).contains(&d.loss) {
-                    return Err(ConfigError { key: format!("link[{i}].loss"), message: "must be in [0, 1]".into() });
+                    return Err(ConfigError {
+                        key: format!("link[{i}].loss"),
+                        message: "must be in [0, 1]".into(),
+                    });
                 }
                 let label = dirs.len() as u64;
                 let model = match &d.model {
-                    None => models::constant(LinkState { rate_bps: d.rate_bps, delay: d.delay, loss: d.loss }),
+                    None => models::constant(LinkState {
+                        rate_bps: d.rate_bps,
+                        delay: d.delay,
+                        loss: d.loss,
+                    }),
                     Some(spec) => spec
-                        .build(Seeds { seed: cfg.seed, link: i as u64, dir: label })
-                        .map_err(|e| ConfigError { key: format!("link[{i}].model.{name}"), message: e })?,
+                        .build(Seeds {
+                            seed: cfg.seed,
+                            link: i as u64,
+                            dir: label,
+                        })
+                        .map_err(|e| ConfigError {
+                            key: format!("link[{i}].model.{name}"),
+                            message: e,
+                        })?,
                 };
                 let mut dir = new_dir(i as u32, name, to as u32, d, model, cfg.seed, label);
-                dir.host_noise = cfg
-                    .host_noise
-                    .as_ref()
-                    .filter(|n| !n.is_zero())
-                    .map(|n| (n.clone(), Rng::derive(cfg.seed, HOST_NOISE_RNG_BASE + label)));
+                dir.host_noise = cfg.host_noise.as_ref().filter(|n| !n.is_zero()).map(|n| {
+                    (
+                        n.clone(),
+                        Rng::derive(cfg.seed, HOST_NOISE_RNG_BASE + label),
+                    )
+                });
                 dirs.push(dir);
             }
         }
-        let mut net = Network { dirs, next: vec![None; n * n], base_delay: vec![SimDuration::ZERO; n * n], n };
+        let mut net = Network {
+            dirs,
+            next: vec![None; n * n],
+            base_delay: vec![SimDuration::ZERO; n * n],
+            n,
+        };
         net.route(cfg);
         net.resolve_bdp_queues(cfg)?;
         Ok(net)
@@ -147,7 +173,10 @@ impl Network {
             let mut done = vec![false; n];
             best[src] = Some((SimDuration::ZERO, 0, u32::MAX));
             for _ in 0..n {
-                let Some(u) = (0..n).filter(|&v| !done[v] && best[v].is_some()).min_by_key(|&v| best[v]) else {
+                let Some(u) = (0..n)
+                    .filter(|&v| !done[v] && best[v].is_some())
+                    .min_by_key(|&v| best[v])
+                else {
                     break;
                 };
                 done[u] = true;
@@ -186,7 +215,9 @@ impl Network {
             for (k, d) in [(2 * i, &l.ab), (2 * i + 1, &l.ba)] {
                 if let QueueConfig::Bdp(x) = d.queue {
                     let bytes = d.rate_bps as f64 / 8.0 * max_rtt[k].as_secs_f64() * x;
-                    self.dirs[k].core.set_limit(QueueLimit::Bytes((bytes.round() as u64).max(1500)));
+                    self.dirs[k]
+                        .core
+                        .set_limit(QueueLimit::Bytes((bytes.round() as u64).max(1500)));
                 }
             }
         }
@@ -212,7 +243,9 @@ impl Network {
         let mut out = Vec::new();
         let mut node = a as u32;
         while node as usize != b {
-            let Some(d) = self.next_hop(node, b as u32) else { break };
+            let Some(d) = self.next_hop(node, b as u32) else {
+                break;
+            };
             out.push(d);
             node = self.dirs[d as usize].to_node;
         }
@@ -221,23 +254,55 @@ impl Network {
 
     /// Narrowest rate along the route from `a` to `b`.
     pub fn bottleneck_bps(&mut self, a: usize, b: usize, now: SimTime) -> u64 {
-        self.path(a, b).iter().map(|&d| self.dirs[d as usize].core.model_mut().state_at(now).rate_bps).min().unwrap_or(0)
+        self.path(a, b)
+            .iter()
+            .map(|&d| {
+                self.dirs[d as usize]
+                    .core
+                    .model_mut()
+                    .state_at(now)
+                    .rate_bps
+            })
+            .min()
+            .unwrap_or(0)
     }
 }
 
-fn new_dir(link: u32, dir: &'static str, to: u32, d: &DirConfig, model: Box<dyn LinkBehaviour>, seed: u64, label: u64) -> LinkDir {
+fn new_dir(
+    link: u32,
+    dir: &'static str,
+    to: u32,
+    d: &DirConfig,
+    model: Box<dyn LinkBehaviour>,
+    seed: u64,
+    label: u64,
+) -> LinkDir {
     let limit = match d.queue {
         QueueConfig::Packets(n) => QueueLimit::Packets(n),
         QueueConfig::Bytes(b) => QueueLimit::Bytes(b),
         QueueConfig::Bdp(_) => QueueLimit::Packets(u64::MAX), // resolved after routing
     };
-    let cfg = DirectionConfig { limit, ecn_threshold_pkts: d.ecn_threshold_pkts, jitter: d.jitter, drop_packets: d.drop_packets.clone() };
-    let nominal = LinkState { rate_bps: d.rate_bps, delay: d.delay, loss: d.loss };
+    let cfg = DirectionConfig {
+        limit,
+        ecn_threshold_pkts: d.ecn_threshold_pkts,
+        jitter: d.jitter,
+        drop_packets: d.drop_packets.clone(),
+    };
+    let nominal = LinkState {
+        rate_bps: d.rate_bps,
+        delay: d.delay,
+        loss: d.loss,
+    };
     LinkDir {
         link,
         dir,
         to_node: to,
-        core: Direction::new(model, cfg, nominal, Rng::derive(seed, LINK_RNG_BASE + label)),
+        core: Direction::new(
+            model,
+            cfg,
+            nominal,
+            Rng::derive(seed, LINK_RNG_BASE + label),
+        ),
         host_noise: None,
     }
 }

@@ -64,7 +64,14 @@ pub struct UdpSummary {
 }
 
 impl UdpFlow {
-    pub fn new(id: u32, peer: u32, rate_bps: u64, payload: u32, start: SimTime, size: Option<u64>) -> Self {
+    pub fn new(
+        id: u32,
+        peer: u32,
+        rate_bps: u64,
+        payload: u32,
+        start: SimTime,
+        size: Option<u64>,
+    ) -> Self {
         UdpFlow {
             id,
             peer,
@@ -93,7 +100,8 @@ impl UdpFlow {
 
     /// Send time of datagram `k`.
     pub fn send_time(&self, k: u64) -> SimTime {
-        let ns = (k as u128 * self.payload as u128 * 8 * 1_000_000_000).div_ceil(self.rate_bps.max(1) as u128);
+        let ns = (k as u128 * self.payload as u128 * 8 * 1_000_000_000)
+            .div_ceil(self.rate_bps.max(1) as u128);
         self.start + SimDuration::from_nanos(ns.min(u64::MAX as u128) as u64)
     }
 
@@ -145,7 +153,11 @@ impl UdpFlow {
             sent_packets: self.sent_packets,
             received_packets: self.received_packets,
             lost_packets: lost,
-            loss_fraction: if expected > 0 { lost as f64 / expected as f64 } else { 0.0 },
+            loss_fraction: if expected > 0 {
+                lost as f64 / expected as f64
+            } else {
+                0.0
+            },
             jitter_ms: self.jitter_ns / 1e6,
         }
     }
@@ -208,6 +220,10 @@ mod tests {
             f.on_packet(at(k * 1_000_000 + transit_ms * 1_000_000), &p);
         }
         let want = 0.125 + (2.0 - 0.125) / 16.0;
-        assert!((f.summary().jitter_ms - want).abs() < 1e-12, "{}", f.summary().jitter_ms);
+        assert!(
+            (f.summary().jitter_ms - want).abs() < 1e-12,
+            "{}",
+            f.summary().jitter_ms
+        );
     }
 }

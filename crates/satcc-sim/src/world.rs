@@ -142,16 +142,25 @@ pub struct World {
 impl World {
     pub fn new(cfg: &SimConfig) -> Result<World, ConfigError> {
         if cfg.bin.is_zero() {
-            return Err(ConfigError { key: "scenario.bin".into(), message: "must be > 0".into() });
+            return Err(ConfigError {
+                key: "scenario.bin".into(),
+                message: "must be > 0".into(),
+            });
         }
         // Network::build resolves BDP queues along the flows' routes: their nodes must exist.
         for (i, f) in cfg.flows.iter().enumerate() {
             if f.src >= cfg.nodes.len() || f.dst >= cfg.nodes.len() {
-                return Err(ConfigError { key: format!("flow[{i}].from"), message: "node index out of range".into() });
+                return Err(ConfigError {
+                    key: format!("flow[{i}].from"),
+                    message: "node index out of range".into(),
+                });
             }
             // Packets carry the flow id and the loop indexes flows by it (found by the fuzzer).
             if f.id as usize != i {
-                return Err(ConfigError { key: format!("flow[{i}].id"), message: format!("must be {i} (flows are numbered in order)") });
+                return Err(ConfigError {
+                    key: format!("flow[{i}].id"),
+                    message: format!("must be {i} (flows are numbered in order)"),
+                });
             }
         }
         let net = Network::build(cfg)?;
@@ -159,37 +168,64 @@ impl World {
         for (i, f) in cfg.flows.iter().enumerate() {
             let key = |k: &str| format!("flow[{i}].{k}");
             if f.src >= cfg.nodes.len() || f.dst >= cfg.nodes.len() {
-                return Err(ConfigError { key: key("from"), message: "node index out of range".into() });
+                return Err(ConfigError {
+                    key: key("from"),
+                    message: "node index out of range".into(),
+                });
             }
             if f.src == f.dst {
-                return Err(ConfigError { key: key("to"), message: "a flow needs two different nodes".into() });
+                return Err(ConfigError {
+                    key: key("to"),
+                    message: "a flow needs two different nodes".into(),
+                });
             }
             if !net.connected(f.src, f.dst) || !net.connected(f.dst, f.src) {
                 return Err(ConfigError {
                     key: key("to"),
-                    message: format!("no route between {} and {}", cfg.nodes[f.src], cfg.nodes[f.dst]),
+                    message: format!(
+                        "no route between {} and {}",
+                        cfg.nodes[f.src], cfg.nodes[f.dst]
+                    ),
                 });
             }
             if f.mtu < IP_HEADER + 2 * FRAGMENT_UNIT {
-                return Err(ConfigError { key: key("mtu"), message: "must be at least 36 bytes".into() });
+                return Err(ConfigError {
+                    key: key("mtu"),
+                    message: "must be at least 36 bytes".into(),
+                });
             }
             if f.encap_bytes > MAX_ENCAP_BYTES {
-                return Err(ConfigError { key: key("encap"), message: format!("must be at most {MAX_ENCAP_BYTES} bytes") });
+                return Err(ConfigError {
+                    key: key("encap"),
+                    message: format!("must be at most {MAX_ENCAP_BYTES} bytes"),
+                });
             }
             if f.mss == 0 || f.mss > 65_000 {
-                return Err(ConfigError { key: key("mss"), message: "must be in 1..65000 bytes".into() });
+                return Err(ConfigError {
+                    key: key("mss"),
+                    message: "must be in 1..65000 bytes".into(),
+                });
             }
             // Algorithms with randomness (BBR's gain-cycle phase) draw from the scenario's
             // seed and the flow's id unless the scenario pins `cc.seed`.
             let mut params = f.params.clone();
-            let takes_seed = satcc_cc::registry::info(&f.cca).is_some_and(|a| a.params.iter().any(|p| p.name == "seed"));
+            let takes_seed = satcc_cc::registry::info(&f.cca)
+                .is_some_and(|a| a.params.iter().any(|p| p.name == "seed"));
             if takes_seed && !params.contains("seed") {
-                let seed = satcc_core::Rng::derive(cfg.seed, 0xCC_0000 + f.id as u64).next_u64() >> 11;
+                let seed =
+                    satcc_core::Rng::derive(cfg.seed, 0xCC_0000 + f.id as u64).next_u64() >> 11;
                 params.insert("seed", satcc_cc::params::ParamValue::Num(seed as f64));
             }
-            let cc = satcc_cc::lookup(&f.cca, &params).map_err(|e| ConfigError { key: key("cc"), message: e.to_string() })?;
+            let cc = satcc_cc::lookup(&f.cca, &params).map_err(|e| ConfigError {
+                key: key("cc"),
+                message: e.to_string(),
+            })?;
             // `rwnd` is the receiver's tcp_rmem[2] (the autotuning ceiling), at least one segment.
-            let rcvbuf = RcvBuf { max_bytes: f.rwnd_bytes.max(f.mss as u64), autotune: f.rcvbuf_autotune, window_scaling: f.window_scaling };
+            let rcvbuf = RcvBuf {
+                max_bytes: f.rwnd_bytes.max(f.mss as u64),
+                autotune: f.rcvbuf_autotune,
+                window_scaling: f.window_scaling,
+            };
             // DCTCP requires ECN: Linux negotiates it whenever the algorithm needs it
             // (`tcp_ca_needs_ecn`), whatever `ecn` says.
             let mut f = f.clone();
@@ -197,19 +233,49 @@ impl World {
                 f.ecn = true;
             }
             let f = &f;
-            let ecn = f.ecn.then(|| if f.cca == "dctcp" { EcnEcho::Dctcp } else { EcnEcho::Classic });
+            let ecn = f.ecn.then(|| {
+                if f.cca == "dctcp" {
+                    EcnEcho::Dctcp
+                } else {
+                    EcnEcho::Classic
+                }
+            });
             flows.push(Flow {
                 src: f.src as u32,
                 dst: f.dst as u32,
                 sender: Sender::new(f, f.dst as u32, cc),
-                receiver: Receiver::new(f.id, f.src as u32, f.mss, f.timestamps, f.sack, f.delayed_ack, rcvbuf, ecn, f.size_bytes),
+                receiver: Receiver::new(
+                    f.id,
+                    f.src as u32,
+                    f.mss,
+                    f.timestamps,
+                    f.sack,
+                    f.delayed_ack,
+                    rcvbuf,
+                    ecn,
+                    f.size_bytes,
+                ),
                 udp: match f.proto {
                     Proto::Tcp => None,
-                    Proto::Udp { rate_bps, payload_bytes } => {
+                    Proto::Udp {
+                        rate_bps,
+                        payload_bytes,
+                    } => {
                         if rate_bps == 0 || payload_bytes == 0 || payload_bytes > 65_507 {
-                            return Err(ConfigError { key: key("rate"), message: "a UDP flow needs rate > 0 and 1..65507 payload bytes".into() });
+                            return Err(ConfigError {
+                                key: key("rate"),
+                                message: "a UDP flow needs rate > 0 and 1..65507 payload bytes"
+                                    .into(),
+                            });
                         }
-                        Some(UdpFlow::new(f.id, f.dst as u32, rate_bps, payload_bytes, SimTime::ZERO + f.start, f.size_bytes))
+                        Some(UdpFlow::new(
+                            f.id,
+                            f.dst as u32,
+                            rate_bps,
+                            payload_bytes,
+                            SimTime::ZERO + f.start,
+                            f.size_bytes,
+                        ))
                     }
                 },
                 encap_bytes: f.encap_bytes,
@@ -250,16 +316,30 @@ impl World {
     /// the process (or deadlocking its panic handler) hours into the run. `run` works without
     /// it (the series then grow as they fill).
     pub fn reserve_series(&mut self) -> Result<(), ConfigError> {
-        let bins = self.end.as_nanos().div_ceil(self.bin.as_nanos()).saturating_add(1); // + the closing bin
+        let bins = self
+            .end
+            .as_nanos()
+            .div_ceil(self.bin.as_nanos())
+            .saturating_add(1); // + the closing bin
         let dirs = self.net.dirs.len();
-        let flow_rows = bins.checked_mul(self.flows.len() as u64).and_then(|n| usize::try_from(n).ok());
-        let link_rows = bins.checked_mul(dirs as u64).and_then(|n| usize::try_from(n).ok());
+        let flow_rows = bins
+            .checked_mul(self.flows.len() as u64)
+            .and_then(|n| usize::try_from(n).ok());
+        let link_rows = bins
+            .checked_mul(dirs as u64)
+            .and_then(|n| usize::try_from(n).ok());
         let reserved = match (flow_rows, link_rows) {
-            (Some(f), Some(l)) => self.series.try_reserve(f).and_then(|_| self.links.try_reserve(l)).is_ok(),
+            (Some(f), Some(l)) => self
+                .series
+                .try_reserve(f)
+                .and_then(|_| self.links.try_reserve(l))
+                .is_ok(),
             _ => false,
         };
         if !reserved {
-            let need = (bins as f64) * ((self.flows.len() * FlowSeries::ROW_BYTES + dirs * LinkSeries::ROW_BYTES) as f64);
+            let need = (bins as f64)
+                * ((self.flows.len() * FlowSeries::ROW_BYTES + dirs * LinkSeries::ROW_BYTES)
+                    as f64);
             return Err(ConfigError {
                 key: "scenario.bin".into(),
                 message: format!(
@@ -274,7 +354,11 @@ impl World {
     fn schedule(&mut self, at: SimTime, ev: Ev) {
         debug_assert!(at >= self.now, "scheduling in the past");
         self.seq += 1;
-        self.heap.push(Entry { at, seq: self.seq, ev });
+        self.heap.push(Entry {
+            at,
+            seq: self.seq,
+            ev,
+        });
     }
 
     /// Run to the end, calling `progress(fraction)` now and then; it returns false to stop.
@@ -314,7 +398,11 @@ impl World {
                 self.at_node(node, pkt);
             }
             Ev::FlowStart(f) | Ev::UdpSend(f) if self.flows[f as usize].udp.is_some() => {
-                let (pkt, next) = self.flows[f as usize].udp.as_mut().expect("a UDP flow").send(now);
+                let (pkt, next) = self.flows[f as usize]
+                    .udp
+                    .as_mut()
+                    .expect("a UDP flow")
+                    .send(now);
                 let node = self.flows[f as usize].src;
                 self.send(f, node, pkt);
                 if let Some(at) = next {
@@ -327,7 +415,8 @@ impl World {
                 let flow = &mut self.flows[f as usize];
                 if flow.metrics_save {
                     // tcp_init_metrics (module doc, deviation 1)
-                    flow.sender.set_cached_ssthresh(self.metrics.get(&(flow.src, flow.dst)).copied());
+                    flow.sender
+                        .set_cached_ssthresh(self.metrics.get(&(flow.src, flow.dst)).copied());
                 }
                 self.flows[f as usize].sender.connect(now, &mut out);
                 self.emit(f, true, &mut out);
@@ -341,7 +430,9 @@ impl World {
             }
             Ev::ReceiverTimer(f) => {
                 let mut out = std::mem::take(&mut self.out);
-                self.flows[f as usize].receiver.on_timer_event(now, &mut out);
+                self.flows[f as usize]
+                    .receiver
+                    .on_timer_event(now, &mut out);
                 self.emit(f, false, &mut out);
                 self.out = out;
             }
@@ -375,11 +466,15 @@ impl World {
                 false
             } else {
                 flow.sender.on_packet(self.now, &pkt, &mut out);
-                if flow.metrics_save && !flow.metrics_written && flow.sender.acked_all_at.is_some() {
+                if flow.metrics_save && !flow.metrics_written && flow.sender.acked_all_at.is_some()
+                {
                     // the transfer is complete: tcp_update_metrics at close (module doc)
                     flow.metrics_written = true;
                     let key = (flow.src, flow.dst);
-                    match flow.sender.ssthresh_to_cache(self.metrics.get(&key).copied()) {
+                    match flow
+                        .sender
+                        .ssthresh_to_cache(self.metrics.get(&key).copied())
+                    {
                         Some(v) => self.metrics.insert(key, v),
                         None => self.metrics.remove(&key),
                     };
@@ -394,7 +489,9 @@ impl World {
     }
 
     fn forward(&mut self, node: u32, pkt: Packet) {
-        let Some(d) = self.net.next_hop(node, pkt.dst_node) else { return };
+        let Some(d) = self.net.next_hop(node, pkt.dst_node) else {
+            return;
+        };
         self.packets += 1;
         if let Some(done) = self.net.dirs[d as usize].enqueue(pkt, self.now) {
             self.schedule(done, Ev::TxDone(d));
@@ -415,7 +512,10 @@ impl World {
     /// An endpoint of flow `f` at `node` sends `pkt`: through the flow's tunnel, fragmented
     /// if it no longer fits the path MTU (RFC 791 §2.3, "Fragmentation and Reassembly").
     fn send(&mut self, f: u32, node: u32, mut pkt: Packet) {
-        let (encap, mtu) = (self.flows[f as usize].encap_bytes, self.flows[f as usize].mtu);
+        let (encap, mtu) = (
+            self.flows[f as usize].encap_bytes,
+            self.flows[f as usize].mtu,
+        );
         pkt.wire_bytes += encap;
         if pkt.wire_bytes <= mtu {
             self.forward(node, pkt);
@@ -430,21 +530,32 @@ impl World {
         for k in 0..count {
             let mut frag = pkt;
             frag.wire_bytes = IP_HEADER + per.min(payload - k * per);
-            frag.frag = Some(Frag { id, count: count.min(u16::MAX as u32) as u16 });
+            frag.frag = Some(Frag {
+                id,
+                count: count.min(u16::MAX as u32) as u16,
+            });
             self.forward(node, frag);
         }
     }
 
     /// Send what an endpoint produced and queue its timers.
     fn emit(&mut self, f: u32, sender_side: bool, out: &mut Out) {
-        let node = if sender_side { self.flows[f as usize].src } else { self.flows[f as usize].dst };
+        let node = if sender_side {
+            self.flows[f as usize].src
+        } else {
+            self.flows[f as usize].dst
+        };
         for i in 0..out.pkts.len() {
             let pkt = out.pkts[i];
             self.send(f, node, pkt);
         }
         for i in 0..out.timers.len() {
             let (kind, at) = out.timers[i];
-            let ev = if kind == TimerKind::DelAck { Ev::ReceiverTimer(f) } else { Ev::SenderTimer(f, kind) };
+            let ev = if kind == TimerKind::DelAck {
+                Ev::ReceiverTimer(f)
+            } else {
+                Ev::SenderTimer(f, kind)
+            };
             self.schedule(at.max(self.now), ev);
         }
         out.clear();
@@ -472,14 +583,22 @@ impl World {
             let s = &f.sender;
             self.series.flow_id.push(i as u32);
             self.series.t_s.push(t_s);
-            self.series.delivered_bytes.push(f.receiver.delivered_in_bin);
+            self.series
+                .delivered_bytes
+                .push(f.receiver.delivered_in_bin);
             f.receiver.delivered_in_bin = 0;
-            self.series.received_bytes.push(std::mem::take(&mut f.receiver.received_in_bin));
+            self.series
+                .received_bytes
+                .push(std::mem::take(&mut f.receiver.received_in_bin));
             self.series.cwnd_pkts.push(s.tcp.cwnd);
-            self.series.ssthresh_pkts.push(s.tcp.ssthresh.min(i32::MAX as u32));
+            self.series
+                .ssthresh_pkts
+                .push(s.tcp.ssthresh.min(i32::MAX as u32));
             self.series.srtt_ms.push(s.srtt_us() as f64 / 1000.0);
             self.series.inflight_pkts.push(s.tcp.in_flight());
-            self.series.pacing_rate_bps.push(s.tcp.pacing_rate_bps as f64 * 8.0);
+            self.series
+                .pacing_rate_bps
+                .push(s.tcp.pacing_rate_bps as f64 * 8.0);
             self.series.retransmits.push(s.stats.retrans_in_bin);
             f.sender.stats.retrans_in_bin = 0;
         }
@@ -502,7 +621,8 @@ impl World {
         }
         self.bin_start = self.now;
         let now = self.now;
-        self.reassembly.retain(|_, &mut (_, first)| now.saturating_since(first) < REASSEMBLY_TIMEOUT);
+        self.reassembly
+            .retain(|_, &mut (_, first)| now.saturating_since(first) < REASSEMBLY_TIMEOUT);
     }
 
     fn finish(self) -> SimOutput {
@@ -514,11 +634,19 @@ impl World {
             .map(|(i, f)| {
                 if let Some(u) = &f.udp {
                     let done = u.completed_at;
-                    let active = u.active_end(end).max(u.start).saturating_since(u.start).as_secs_f64();
+                    let active = u
+                        .active_end(end)
+                        .max(u.start)
+                        .saturating_since(u.start)
+                        .as_secs_f64();
                     return FlowSummary {
                         id: i as u32,
                         delivered_bytes: u.received_bytes,
-                        goodput_bps: if active > 0.0 { u.received_bytes as f64 * 8.0 / active } else { 0.0 },
+                        goodput_bps: if active > 0.0 {
+                            u.received_bytes as f64 * 8.0 / active
+                        } else {
+                            0.0
+                        },
                         sent_packets: u.sent_packets,
                         fct_s: done.map(|t| t.saturating_since(u.start).as_secs_f64()),
                         ..FlowSummary::default()
@@ -532,7 +660,11 @@ impl World {
                 FlowSummary {
                     id: i as u32,
                     delivered_bytes: r.delivered_bytes,
-                    goodput_bps: if active > 0.0 { r.delivered_bytes as f64 * 8.0 / active } else { 0.0 },
+                    goodput_bps: if active > 0.0 {
+                        r.delivered_bytes as f64 * 8.0 / active
+                    } else {
+                        0.0
+                    },
                     sent_packets: s.stats.sent_packets,
                     retransmitted_packets: s.stats.retransmitted_packets,
                     rtt_mean_ms: s.stats.rtt.mean_ms(),
@@ -544,7 +676,11 @@ impl World {
                 }
             })
             .collect();
-        let udp = self.flows.iter().map(|f| f.udp.as_ref().map(UdpFlow::summary)).collect();
+        let udp = self
+            .flows
+            .iter()
+            .map(|f| f.udp.as_ref().map(UdpFlow::summary))
+            .collect();
         SimOutput {
             flows,
             flow_series: self.series,
@@ -558,7 +694,10 @@ impl World {
 }
 
 /// Run a configuration to the end.
-pub fn run(cfg: &SimConfig, progress: &mut dyn FnMut(f64) -> bool) -> Result<SimOutput, ConfigError> {
+pub fn run(
+    cfg: &SimConfig,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<SimOutput, ConfigError> {
     let mut world = World::new(cfg)?;
     world.reserve_series()?;
     Ok(world.run(progress))

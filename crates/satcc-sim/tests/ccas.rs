@@ -62,7 +62,10 @@ fn queue_pkts(o: &SimOutput, link: u32, from_s: f64) -> Vec<f64> {
 
 fn link_total(o: &SimOutput, link: u32, col: impl Fn(&LinkSeries, usize) -> u64) -> u64 {
     let l = &o.link_series;
-    link_rows(l, link, "ab", 0.0).into_iter().map(|i| col(l, i)).sum()
+    link_rows(l, link, "ab", 0.0)
+        .into_iter()
+        .map(|i| col(l, i))
+        .sum()
 }
 
 /// srtt of `flow` (ms, sampled at each bin's end) from `from_s` on.
@@ -192,7 +195,8 @@ const FINE_BIN_S: f64 = 0.01;
 
 /// Base RTT of that path: propagation both ways plus one data packet's serialisation.
 fn fast_base_rtt_ms() -> f64 {
-    2.0 * (FAST_ONE_WAY_MS as f64 + ACCESS_ONE_WAY_MS) + PACKET_BYTES * 8.0 / FAST_RATE_BPS as f64 * 1000.0
+    2.0 * (FAST_ONE_WAY_MS as f64 + ACCESS_ONE_WAY_MS)
+        + PACKET_BYTES * 8.0 / FAST_RATE_BPS as f64 * 1000.0
 }
 
 fn fast_bdp_pkts() -> f64 {
@@ -219,10 +223,11 @@ fn vegas_keeps_a_few_packets_queued_while_cubic_fills_a_ten_bdp_buffer() {
     const VEGAS_MAX_QUEUE: f64 = 10.0;
     let pkt_ms = PACKET_BYTES * 8.0 / FAST_RATE_BPS as f64 * 1000.0;
     let base = fast_base_rtt_ms();
-    let limit = (10.0 * FAST_RATE_BPS as f64 / 8.0 * 2.0 * (FAST_ONE_WAY_MS as f64 + ACCESS_ONE_WAY_MS)
-        / 1000.0
-        / PACKET_BYTES)
-        .floor();
+    let limit =
+        (10.0 * FAST_RATE_BPS as f64 / 8.0 * 2.0 * (FAST_ONE_WAY_MS as f64 + ACCESS_ONE_WAY_MS)
+            / 1000.0
+            / PACKET_BYTES)
+            .floor();
 
     let measure = |cca: &str| {
         let o = run(&fast_path(
@@ -263,7 +268,10 @@ fn vegas_keeps_a_few_packets_queued_while_cubic_fills_a_ten_bdp_buffer() {
         "Vegas srtt p95 {:.2} ms > {srtt_bound:.2} ms",
         quantile(&s, 0.95)
     );
-    assert_eq!(drops, 0, "a 10 BDP buffer holds Vegas' slow-start overshoot");
+    assert_eq!(
+        drops, 0,
+        "a 10 BDP buffer holds Vegas' slow-start overshoot"
+    );
     // A few packets queued is enough to keep the link busy.
     let got = goodput_between(&o, FINE_BIN_S, 0, STEADY_FROM_S, SECS as f64);
     assert!(
@@ -278,7 +286,11 @@ fn vegas_keeps_a_few_packets_queued_while_cubic_fills_a_ten_bdp_buffer() {
     // half the limit on average, a tail at 90 % of it, and srtt ≥ 5× base (the floor alone
     // gives ≈ 7.7×).
     assert!(drops > 0, "CUBIC must run the buffer into tail drop");
-    assert!(mean(&q) >= 0.5 * limit, "CUBIC queue mean {:.0} of {limit}", mean(&q));
+    assert!(
+        mean(&q) >= 0.5 * limit,
+        "CUBIC queue mean {:.0} of {limit}",
+        mean(&q)
+    );
     assert!(
         quantile(&q, 0.95) >= 0.9 * limit,
         "CUBIC queue p95 {:.0} of {limit}",
@@ -414,7 +426,11 @@ fn dctcp_without_ecn_marking_fills_the_buffer_like_reno() {
             "{name}: queue mean {:.0} below Reno's floor {floor:.0}",
             st.mean
         );
-        assert!(st.p95 >= 0.9 * limit, "{name}: queue p95 {} of {limit}", st.p95);
+        assert!(
+            st.p95 >= 0.9 * limit,
+            "{name}: queue p95 {} of {limit}",
+            st.p95
+        );
     }
     // "Like Reno": the same queue and goodput, up to 10 % of the buffer and 2 % of the rate.
     assert!(
@@ -525,7 +541,10 @@ impl KMode {
     fn scaled(a: f64) -> Self {
         KMode {
             label: format!("scaled a={a}"),
-            params: vec![("k_mode", ParamValue::Str("scaled".into())), ("a", ParamValue::Num(a))],
+            params: vec![
+                ("k_mode", ParamValue::Str("scaled".into())),
+                ("a", ParamValue::Num(a)),
+            ],
         }
     }
 }
@@ -546,7 +565,14 @@ impl Fairness {
     }
 }
 
-fn cubic_pair(rate_bps: u64, access_bps: u64, queue: QueueConfig, secs: u64, mode: &KMode, phases: &[f64]) -> Fairness {
+fn cubic_pair(
+    rate_bps: u64,
+    access_bps: u64,
+    queue: QueueConfig,
+    secs: u64,
+    mode: &KMode,
+    phases: &[f64],
+) -> Fairness {
     let pkt_ns = PACKET_BYTES * 8.0 / rate_bps as f64 * 1e9;
     let mut per_phase = Vec::new();
     for &frac in phases {
@@ -612,7 +638,14 @@ fn stock_cubic_favours_the_short_rtt_flow_and_cbrt_rtt_k_raises_the_long_flows_s
     let queue = QueueConfig::Bdp(1.0);
     let stock = cubic_pair(RATE_BPS, ACCESS_BPS, queue, SECS, &KMode::stock(), &PHASES);
     eprintln!("{}", describe("stock", &stock));
-    let cbrt = cubic_pair(RATE_BPS, ACCESS_BPS, queue, SECS, &KMode::cbrt_rtt(), &PHASES);
+    let cbrt = cubic_pair(
+        RATE_BPS,
+        ACCESS_BPS,
+        queue,
+        SECS,
+        &KMode::cbrt_rtt(),
+        &PHASES,
+    );
     eprintln!("{}", describe("cbrt_rtt", &cbrt));
 
     let capacity = RATE_BPS as f64 * PAYLOAD_SHARE;
@@ -625,7 +658,11 @@ fn stock_cubic_favours_the_short_rtt_flow_and_cbrt_rtt_k_raises_the_long_flows_s
             capacity / 1e6
         );
     }
-    assert!(stock.jain() < UNFAIR_JAIN, "stock CUBIC: Jain {:.3}", stock.jain());
+    assert!(
+        stock.jain() < UNFAIR_JAIN,
+        "stock CUBIC: Jain {:.3}",
+        stock.jain()
+    );
     assert!(
         stock.short_bps > stock.long_bps,
         "stock CUBIC: the short-RTT flow must win (study 004 Fig. 5)"
@@ -686,7 +723,10 @@ fn cubic_rtt_fairness_sweep_over_buffers_rates_and_k_modes() {
             // Eq. 7 with a = 1 is eq. 6: identical runs.
             let cbrt = &results[1].1;
             let scaled1 = &results[3].1;
-            assert_eq!(cbrt.per_phase, scaled1.per_phase, "scaled a=1 must equal cbrt_rtt");
+            assert_eq!(
+                cbrt.per_phase, scaled1.per_phase,
+                "scaled a=1 must equal cbrt_rtt"
+            );
         }
     }
 }
@@ -713,7 +753,10 @@ fn equal_rate_access_links_phase_lock_cubic_fairness() {
         &KMode::stock(),
         &phases,
     );
-    eprintln!("{}", describe("GbE access, 1000 pkt, stock, RTT + 0/1/3/6/9 µs", &f));
+    eprintln!(
+        "{}",
+        describe("GbE access, 1000 pkt, stock, RTT + 0/1/3/6/9 µs", &f)
+    );
     let shares: Vec<f64> = f.per_phase.iter().map(|(s, l)| l / (s + l)).collect();
     let spread = quantile(&shares, 1.0) - quantile(&shares, 0.0);
     assert!(
@@ -755,7 +798,12 @@ fn cubic_rtt_fairness_over_ten_minutes() {
                     "{} at {t} s: link under-used",
                     mode.label
                 );
-                minutes.push(format!("{:.0}/{:.0} ({:.2})", g[0] / 1e6, g[1] / 1e6, jain(&g)));
+                minutes.push(format!(
+                    "{:.0}/{:.0} ({:.2})",
+                    g[0] / 1e6,
+                    g[1] / 1e6,
+                    jain(&g)
+                ));
                 t += WINDOW_S;
             }
             eprintln!(

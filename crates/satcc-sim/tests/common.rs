@@ -9,8 +9,20 @@ pub fn ms(x: u64) -> SimDuration {
 }
 
 /// sender —(fast access)— router —(bottleneck)— receiver, both ways symmetric.
-pub fn dumbbell(rate_bps: u64, one_way_ms: u64, loss: f64, queue: QueueConfig, secs: u64, flows: Vec<FlowConfig>) -> SimConfig {
-    let access = DirConfig::new(10_000_000_000, SimDuration::from_micros(100), 0.0, QueueConfig::Packets(100_000));
+pub fn dumbbell(
+    rate_bps: u64,
+    one_way_ms: u64,
+    loss: f64,
+    queue: QueueConfig,
+    secs: u64,
+    flows: Vec<FlowConfig>,
+) -> SimConfig {
+    let access = DirConfig::new(
+        10_000_000_000,
+        SimDuration::from_micros(100),
+        0.0,
+        QueueConfig::Packets(100_000),
+    );
     let mut fwd = DirConfig::new(rate_bps, ms(one_way_ms), loss, queue);
     fwd.loss = loss;
     let rev = DirConfig::new(rate_bps, ms(one_way_ms), 0.0, queue);
@@ -21,8 +33,18 @@ pub fn dumbbell(rate_bps: u64, one_way_ms: u64, loss: f64, queue: QueueConfig, s
         bin: ms(100),
         nodes: vec!["s".into(), "r".into(), "d".into()],
         links: vec![
-            LinkConfig { a: 0, b: 1, ab: access.clone(), ba: access },
-            LinkConfig { a: 1, b: 2, ab: fwd, ba: rev },
+            LinkConfig {
+                a: 0,
+                b: 1,
+                ab: access.clone(),
+                ba: access,
+            },
+            LinkConfig {
+                a: 1,
+                b: 2,
+                ab: fwd,
+                ba: rev,
+            },
         ],
         flows,
         host_noise: None,

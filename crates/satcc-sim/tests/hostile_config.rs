@@ -58,11 +58,21 @@ fn series_too_large_for_memory_are_an_error_not_an_abort() {
     cfg.duration = SimDuration::from_nanos(u64::MAX / 2);
     cfg.bin = SimDuration::from_nanos(1);
     let mut w = World::new(&cfg).expect("an empty world is valid");
-    assert!(w.reserve_series().is_ok(), "no flow, no link: nothing to reserve");
+    assert!(
+        w.reserve_series().is_ok(),
+        "no flow, no link: nothing to reserve"
+    );
     cfg.nodes = vec!["a".into(), "b".into()];
-    cfg.links.push(satcc_sim::LinkConfig { a: 0, b: 1, ab: dir(), ba: dir() });
+    cfg.links.push(satcc_sim::LinkConfig {
+        a: 0,
+        b: 1,
+        ab: dir(),
+        ba: dir(),
+    });
     let mut w = World::new(&cfg).expect("valid");
-    let err = w.reserve_series().expect_err("2^63 bins cannot be reserved");
+    let err = w
+        .reserve_series()
+        .expect_err("2^63 bins cannot be reserved");
     assert!(err.to_string().contains("out of memory"), "{err}");
 }
 
@@ -83,10 +93,17 @@ fn dir() -> satcc_sim::DirConfig {
 fn a_flow_whose_id_is_not_its_index_is_refused_not_a_panic() {
     // regression: the fuzz target's crash input (flow id 4294967041 in a 1-flow config); the
     // event loop indexed flows by the packets' flow id and went out of bounds
-    let cfg = config_from_bytes::config(include_bytes!("data/fuzz-config-flow-id-not-its-index.bin"));
-    let outcome = std::panic::catch_unwind(|| World::new(&cfg).map(|w| w.run(&mut |_| true).flows.len()));
+    let cfg =
+        config_from_bytes::config(include_bytes!("data/fuzz-config-flow-id-not-its-index.bin"));
+    let outcome =
+        std::panic::catch_unwind(|| World::new(&cfg).map(|w| w.run(&mut |_| true).flows.len()));
     assert!(outcome.is_ok(), "the simulator panicked");
-    let mut cfg = (0..).map(|seed| config_from_bytes::config(&bytes(seed, 64))).find(|c| !c.flows.is_empty()).unwrap();
+    let mut cfg = (0..)
+        .map(|seed| config_from_bytes::config(&bytes(seed, 64)))
+        .find(|c| !c.flows.is_empty())
+        .unwrap();
     cfg.flows[0].id = 7;
-    assert!(World::new(&cfg).err().is_some_and(|e| e.key == "flow[0].id" || e.key.starts_with("flow[0]")));
+    assert!(World::new(&cfg)
+        .err()
+        .is_some_and(|e| e.key == "flow[0].id" || e.key.starts_with("flow[0]")));
 }

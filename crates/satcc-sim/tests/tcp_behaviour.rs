@@ -28,13 +28,23 @@ fn window_limited_flow_gets_window_over_rtt() {
     // 100 Mbit/s link is far from full, so throughput = window / RTT (study 003 eq. 1).
     let mut f = FlowConfig::bulk(0, 0, 2, "reno");
     f.window_scaling = false;
-    let cfg = dumbbell(100_000_000, 50, 0.0, QueueConfig::Packets(1000), 30, vec![f]);
+    let cfg = dumbbell(
+        100_000_000,
+        50,
+        0.0,
+        QueueConfig::Packets(1000),
+        30,
+        vec![f],
+    );
     let o = run(&cfg);
     let window_bytes = (65_535 / 1448) as f64 * 1448.0;
     let rtt = o.flows[0].rtt_min_ms.unwrap() / 1000.0;
     let expected = window_bytes * 8.0 / rtt;
     let got = goodput_after(&o, 0, 5.0);
-    assert!((got - expected).abs() / expected < 0.02, "got {got:.0} bit/s, expected {expected:.0}");
+    assert!(
+        (got - expected).abs() / expected < 0.02,
+        "got {got:.0} bit/s, expected {expected:.0}"
+    );
     assert!(rtt > 0.1 && rtt < 0.102, "min RTT {rtt}");
 }
 
@@ -56,12 +66,25 @@ fn lossless_bulk_flow_fills_the_bottleneck() {
         } else {
             0.95
         };
-        let cfg = dumbbell(50_000_000, 10, 0.0, QueueConfig::Bdp(1.0), 30, vec![FlowConfig::bulk(0, 0, 2, cca)]);
+        let cfg = dumbbell(
+            50_000_000,
+            10,
+            0.0,
+            QueueConfig::Bdp(1.0),
+            30,
+            vec![FlowConfig::bulk(0, 0, 2, cca)],
+        );
         let o = run(&cfg);
         let capacity = 50e6 * PAYLOAD_SHARE;
         let got = goodput_after(&o, 0, 5.0);
-        assert!(got >= need * capacity, "{cca}: {got:.0} of {capacity:.0} bit/s");
-        assert!(got <= capacity * 1.0001, "{cca}: {got:.0} exceeds capacity {capacity:.0}");
+        assert!(
+            got >= need * capacity,
+            "{cca}: {got:.0} of {capacity:.0} bit/s"
+        );
+        assert!(
+            got <= capacity * 1.0001,
+            "{cca}: {got:.0} exceeds capacity {capacity:.0}"
+        );
     }
 }
 
@@ -88,9 +111,15 @@ fn limited_transfer_delivers_every_byte_exactly_once_despite_loss() {
         let fl = &o.flows[0];
         assert_eq!(fl.delivered_bytes, 3_000_001, "sack={sack}");
         let binned: u64 = o.flow_series.delivered_bytes.iter().sum();
-        assert_eq!(binned, 3_000_001, "sack={sack}: bins must add up to the delivered bytes");
+        assert_eq!(
+            binned, 3_000_001,
+            "sack={sack}: bins must add up to the delivered bytes"
+        );
         assert!(fl.fct_s.is_some(), "sack={sack}: transfer did not complete");
-        assert!(fl.retransmitted_packets > 0, "sack={sack}: 2 % loss must cause retransmissions");
+        assert!(
+            fl.retransmitted_packets > 0,
+            "sack={sack}: 2 % loss must cause retransmissions"
+        );
     }
 }
 
@@ -101,7 +130,14 @@ fn sack_recovery_repairs_a_burst_in_one_episode_without_timeout() {
     // The receive window (1 MB ≈ 690 packets) keeps the 2000-packet queue from overflowing.
     let mut f = FlowConfig::bulk(0, 0, 2, "reno");
     f.rwnd_bytes = 1_000_000;
-    let mut cfg = dumbbell(100_000_000, 20, 0.0, QueueConfig::Packets(2000), 10, vec![f]);
+    let mut cfg = dumbbell(
+        100_000_000,
+        20,
+        0.0,
+        QueueConfig::Packets(2000),
+        10,
+        vec![f],
+    );
     cfg.links[1].ab.drop_packets = (3001..=3010).collect();
     let o = run(&cfg);
     let f = &o.flows[0];
@@ -111,7 +147,9 @@ fn sack_recovery_repairs_a_burst_in_one_episode_without_timeout() {
     // Repaired within a few RTTs: goodput dips in at most a handful of 100 ms bins.
     let s = &o.flow_series;
     let full = 100e6 * PAYLOAD_SHARE * 0.1 / 8.0;
-    let weak = (20..100).filter(|&i| (s.delivered_bytes[i] as f64) < 0.5 * full).count();
+    let weak = (20..100)
+        .filter(|&i| (s.delivered_bytes[i] as f64) < 0.5 * full)
+        .count();
     assert!(weak <= 3, "{weak} bins under half rate after the burst");
 }
 
@@ -131,21 +169,41 @@ fn dropping_one_packet_costs_one_retransmission() {
 fn reno_under_random_loss_follows_mathis() {
     // Mathis et al. 1997: B = (MSS/RTT) · C/√p with C = √(3/2) ≈ 1.22.
     for &p in &[1e-3, 3e-3, 1e-2] {
-        let mut cfg = dumbbell(1_000_000_000, 50, p, QueueConfig::Bdp(1.0), 300, vec![FlowConfig::bulk(0, 0, 2, "reno")]);
+        let mut cfg = dumbbell(
+            1_000_000_000,
+            50,
+            p,
+            QueueConfig::Bdp(1.0),
+            300,
+            vec![FlowConfig::bulk(0, 0, 2, "reno")],
+        );
         cfg.seed = 7;
         let o = run(&cfg);
         let rtt = 0.1;
         let mathis = 1448.0 * 8.0 / rtt * (1.5f64).sqrt() / p.sqrt();
         let got = o.flows[0].goodput_bps;
         let ratio = got / mathis;
-        assert!((0.8..1.25).contains(&ratio), "p={p}: {got:.0} vs Mathis {mathis:.0} (ratio {ratio:.3})");
+        assert!(
+            (0.8..1.25).contains(&ratio),
+            "p={p}: {got:.0} vs Mathis {mathis:.0} (ratio {ratio:.3})"
+        );
     }
 }
 
 #[test]
 fn same_scenario_and_seed_give_identical_output() {
     let mk = || {
-        let mut cfg = dumbbell(20_000_000, 25, 0.003, QueueConfig::Bdp(1.0), 20, vec![FlowConfig::bulk(0, 0, 2, "reno"), FlowConfig::bulk(1, 0, 2, "reno")]);
+        let mut cfg = dumbbell(
+            20_000_000,
+            25,
+            0.003,
+            QueueConfig::Bdp(1.0),
+            20,
+            vec![
+                FlowConfig::bulk(0, 0, 2, "reno"),
+                FlowConfig::bulk(1, 0, 2, "reno"),
+            ],
+        );
         cfg.flows[1].start = SimDuration::from_millis(1234);
         cfg
     };
@@ -156,15 +214,29 @@ fn same_scenario_and_seed_give_identical_output() {
     assert_eq!(a.link_series, b.link_series);
     let mut other = mk();
     other.seed = 2;
-    assert_ne!(run(&other).flow_series, a.flow_series, "a different seed must change a lossy run");
+    assert_ne!(
+        run(&other).flow_series,
+        a.flow_series,
+        "a different seed must change a lossy run"
+    );
 }
 
 #[test]
 fn queue_drops_and_link_series_are_recorded() {
-    let cfg = dumbbell(10_000_000, 10, 0.0, QueueConfig::Packets(10), 10, vec![FlowConfig::bulk(0, 0, 2, "reno")]);
+    let cfg = dumbbell(
+        10_000_000,
+        10,
+        0.0,
+        QueueConfig::Packets(10),
+        10,
+        vec![FlowConfig::bulk(0, 0, 2, "reno")],
+    );
     let o = run(&cfg);
     let l = &o.link_series;
-    let drops: u64 = (0..l.t_s.len()).filter(|&i| l.link_id[i] == 1 && l.dir[i] == "ab").map(|i| l.drops_queue[i]).sum();
+    let drops: u64 = (0..l.t_s.len())
+        .filter(|&i| l.link_id[i] == 1 && l.dir[i] == "ab")
+        .map(|i| l.drops_queue[i])
+        .sum();
     assert!(drops > 0, "a 10-packet queue must overflow");
     assert!(l.queue_pkts.iter().all(|&q| q <= 10));
     assert!(o.flows[0].retransmitted_packets >= drops / 2);
@@ -178,10 +250,18 @@ fn a_send_buffer_caps_the_bytes_in_flight() {
     f.sndbuf_bytes = Some(250_000);
     let cfg = dumbbell(100_000_000, 50, 0.0, QueueConfig::Bdp(1.0), 20, vec![f]);
     let o = run(&cfg);
-    let allowed = (250_000 / 1448) as f64 * 1448.0 * 8.0 / (o.flows[0].rtt_min_ms.unwrap() / 1000.0);
+    let allowed =
+        (250_000 / 1448) as f64 * 1448.0 * 8.0 / (o.flows[0].rtt_min_ms.unwrap() / 1000.0);
     let got = goodput_after(&o, 0, 5.0);
-    assert!((got - allowed).abs() / allowed < 0.03, "got {got:.0} bit/s, cap {allowed:.0}");
-    assert!(o.flow_series.inflight_pkts.iter().all(|&p| p as u64 * 1448 <= 250_000));
+    assert!(
+        (got - allowed).abs() / allowed < 0.03,
+        "got {got:.0} bit/s, cap {allowed:.0}"
+    );
+    assert!(o
+        .flow_series
+        .inflight_pkts
+        .iter()
+        .all(|&p| p as u64 * 1448 <= 250_000));
 }
 
 #[test]
@@ -190,7 +270,14 @@ fn dctcp_negotiates_ecn_even_when_the_flow_does_not_ask() {
     // short and nothing is dropped from a 1000-packet buffer.
     let f = FlowConfig::bulk(0, 0, 2, "dctcp");
     assert!(!f.ecn);
-    let mut cfg = dumbbell(100_000_000, 10, 0.0, QueueConfig::Packets(1000), 10, vec![f]);
+    let mut cfg = dumbbell(
+        100_000_000,
+        10,
+        0.0,
+        QueueConfig::Packets(1000),
+        10,
+        vec![f],
+    );
     cfg.links[1].ab.ecn_threshold_pkts = Some(20);
     let o = run(&cfg);
     let l = &o.link_series;
@@ -215,23 +302,49 @@ fn jitter_varies_delay_without_reordering_and_zero_jitter_changes_nothing() {
         cfg
     };
     let base = run(&mk(0));
-    let plain = run(&dumbbell(20_000_000, 25, 0.0, QueueConfig::Packets(1000), 10, flow()));
-    assert_eq!(base.flow_series, plain.flow_series, "jitter = 0 must not change a run");
+    let plain = run(&dumbbell(
+        20_000_000,
+        25,
+        0.0,
+        QueueConfig::Packets(1000),
+        10,
+        flow(),
+    ));
+    assert_eq!(
+        base.flow_series, plain.flow_series,
+        "jitter = 0 must not change a run"
+    );
     assert_eq!(base.flows[0].retransmitted_packets, 0);
     let j = run(&mk(5_000));
-    assert_eq!(j.flows[0].retransmitted_packets, 0, "jitter must not reorder packets");
-    assert_ne!(j.flow_series, base.flow_series, "5 ms of jitter must change the timing");
+    assert_eq!(
+        j.flows[0].retransmitted_packets, 0,
+        "jitter must not reorder packets"
+    );
+    assert_ne!(
+        j.flow_series, base.flow_series,
+        "5 ms of jitter must change the timing"
+    );
     assert!(j.flows[0].rtt_mean_ms.unwrap() > base.flows[0].rtt_mean_ms.unwrap());
 }
 
 fn delivered_by(o: &SimOutput, flow: u32, until_s: f64) -> u64 {
     let s = &o.flow_series;
-    (0..s.t_s.len()).filter(|&i| s.flow_id[i] == flow && s.t_s[i] + 0.1 <= until_s + 1e-9).map(|i| s.delivered_bytes[i]).sum()
+    (0..s.t_s.len())
+        .filter(|&i| s.flow_id[i] == flow && s.t_s[i] + 0.1 <= until_s + 1e-9)
+        .map(|i| s.delivered_bytes[i])
+        .sum()
 }
 
 /// GEO: 20 Mbit/s, 600 ms RTT, a 1 BDP queue (as study 002's GEO paths).
 fn geo(f: FlowConfig, secs: u64) -> SimOutput {
-    run(&dumbbell(20_000_000, 300, 0.0, QueueConfig::Bdp(1.0), secs, vec![f]))
+    run(&dumbbell(
+        20_000_000,
+        300,
+        0.0,
+        QueueConfig::Bdp(1.0),
+        secs,
+        vec![f],
+    ))
 }
 
 #[test]
@@ -249,16 +362,31 @@ fn geo_flow_with_a_1_mib_receive_buffer_is_held_to_the_buffers_window_share() {
     // last segment is a lone one.
     let (most, least) = (share * 8.0 / rtt_s, share * 8.0 / (rtt_s + 0.040));
     let got = goodput_after(&o, 0, 15.0);
-    assert!(got <= most * 1.005 && got >= least, "autotuned 1 MiB: {got:.0} bit/s, expected {least:.0}..{most:.0}");
+    assert!(
+        got <= most * 1.005 && got >= least,
+        "autotuned 1 MiB: {got:.0} bit/s, expected {least:.0}..{most:.0}"
+    );
     // The flight: whole segments in the window (one fewer while a segment sits unread).
     let inflight = o.flow_series.inflight_pkts.iter().max().copied().unwrap() as f64;
     let segments = (share / 1448.0).floor();
-    assert!(inflight <= segments && inflight >= segments - 1.0, "flight {inflight} vs {segments} segments");
+    assert!(
+        inflight <= segments && inflight >= segments - 1.0,
+        "flight {inflight} vs {segments} segments"
+    );
     f.rcvbuf_autotune = false;
     let fixed = geo(f, 25);
-    let peak = fixed.flow_series.inflight_pkts.iter().max().copied().unwrap() as u64;
+    let peak = fixed
+        .flow_series
+        .inflight_pkts
+        .iter()
+        .max()
+        .copied()
+        .unwrap() as u64;
     let segments = (1u64 << 20) / 1448;
-    assert!(peak <= segments && peak + 1 >= segments, "a fixed window of rwnd: flight {peak} vs {segments}");
+    assert!(
+        peak <= segments && peak + 1 >= segments,
+        "a fixed window of rwnd: flight {peak} vs {segments}"
+    );
 }
 
 #[test]
@@ -271,7 +399,16 @@ fn autotuned_receive_window_keeps_ahead_of_slow_start_on_a_geo_path() {
     let mut f = FlowConfig::bulk(0, 0, 2, "reno");
     f.rcvbuf_autotune = false; // a fixed 32 MiB window: never the limit
     let fixed = geo(f, 8);
-    let (a, b) = (delivered_by(&autotuned, 0, 6.0), delivered_by(&fixed, 0, 6.0));
-    assert!(a as f64 >= 0.98 * b as f64, "autotuned {a} B vs fixed {b} B by 6 s");
-    assert!(a > 3_000_000, "slow start reaches the link within 6 s: {a} B");
+    let (a, b) = (
+        delivered_by(&autotuned, 0, 6.0),
+        delivered_by(&fixed, 0, 6.0),
+    );
+    assert!(
+        a as f64 >= 0.98 * b as f64,
+        "autotuned {a} B vs fixed {b} B by 6 s"
+    );
+    assert!(
+        a > 3_000_000,
+        "slow start reaches the link within 6 s: {a} B"
+    );
 }

@@ -223,19 +223,40 @@ impl CubicConfig {
         ])?;
         let beta = p.num_in("beta", BETA_DEFAULT, 0.01, 0.99)?;
         let c = p.num_in("c", C_DEFAULT, 0.005, 1000.0)?;
-        let detect = match p.choice("hystart_detect", "both", &["both", "ack_train", "delay"])?.as_str() {
-            "ack_train" => HystartDetect { ack_train: true, delay: false },
-            "delay" => HystartDetect { ack_train: false, delay: true },
-            _ => HystartDetect { ack_train: true, delay: true },
+        let detect = match p
+            .choice("hystart_detect", "both", &["both", "ack_train", "delay"])?
+            .as_str()
+        {
+            "ack_train" => HystartDetect {
+                ack_train: true,
+                delay: false,
+            },
+            "delay" => HystartDetect {
+                ack_train: false,
+                delay: true,
+            },
+            _ => HystartDetect {
+                ack_train: true,
+                delay: true,
+            },
         };
         let hz = p.num_in("hz", HZ_DEFAULT as f64, 1.0, 1_000_000.0)?;
         let rtt_unit_ms = p.num_in("rtt_unit", RTT_UNIT_MS_DEFAULT, 1e-3, 1e6)?;
         let a = p.num_in("a", 1.0, 0.0, 1e3)?;
         let table = p.points("k_table")?;
-        let k_mode = match p.choice("k_mode", "stock", &["stock", "table", "cbrt_rtt", "scaled"])?.as_str() {
+        let k_mode = match p
+            .choice("k_mode", "stock", &["stock", "table", "cbrt_rtt", "scaled"])?
+            .as_str()
+        {
             "table" => KMode::Table(check_table(table)?),
-            "cbrt_rtt" => KMode::CbrtRtt { a: 1.0, rtt_unit_us: rtt_unit_ms * 1000.0 },
-            "scaled" => KMode::CbrtRtt { a, rtt_unit_us: rtt_unit_ms * 1000.0 },
+            "cbrt_rtt" => KMode::CbrtRtt {
+                a: 1.0,
+                rtt_unit_us: rtt_unit_ms * 1000.0,
+            },
+            "scaled" => KMode::CbrtRtt {
+                a,
+                rtt_unit_us: rtt_unit_ms * 1000.0,
+            },
             _ => KMode::Stock,
         };
         Ok(CubicConfig {
@@ -245,7 +266,12 @@ impl CubicConfig {
             tcp_friendliness: p.bool("tcp_friendliness", true)?,
             hystart: p.bool("hystart", true)?,
             hystart_detect: detect,
-            hystart_low_window: p.num_in("hystart_low_window", f64::from(HYSTART_LOW_WINDOW_DEFAULT), 0.0, 1e9)? as u32,
+            hystart_low_window: p.num_in(
+                "hystart_low_window",
+                f64::from(HYSTART_LOW_WINDOW_DEFAULT),
+                0.0,
+                1e9,
+            )? as u32,
             hz: hz.round() as u64,
             k_mode,
         })
@@ -273,13 +299,17 @@ impl CubicConfig {
 }
 
 fn check_table(table: Option<Vec<(f64, f64)>>) -> Result<Vec<(f64, f64)>, ParamError> {
-    let bad = |found: String| ParamError {
+    let bad = |found: String| {
+        ParamError {
         key: "k_table".into(),
         expected: "[[rtt_ms, factor], ...] with rtt_ms increasing and factors >= 0 (required by k_mode = \"table\")".into(),
         found,
+    }
     };
     let t = table.ok_or_else(|| bad("nothing".into()))?;
-    let finite = t.iter().all(|&(x, y)| x.is_finite() && y.is_finite() && y >= 0.0);
+    let finite = t
+        .iter()
+        .all(|&(x, y)| x.is_finite() && y.is_finite() && y >= 0.0);
     let increasing = t.windows(2).all(|w| w[0].0 < w[1].0);
     if t.is_empty() || !finite || !increasing {
         return Err(bad(format!("{:?}", ParamValue::Points(t))));
@@ -291,9 +321,10 @@ fn check_table(table: Option<Vec<(f64, f64)>>) -> Result<Vec<(f64, f64)>, ParamE
 /// The 64 seeds are the kernel's hand-tuned `v[x] ≈ ∛(x·2^18) − 1` (tcp_cubic.c, W. Tarreau).
 pub fn cubic_root(a: u64) -> u32 {
     const SEED: [u8; 64] = [
-        0, 54, 54, 54, 118, 118, 118, 118, 123, 129, 134, 138, 143, 147, 151, 156, 157, 161, 164, 168, 170, 173,
-        176, 179, 181, 185, 187, 190, 192, 194, 197, 199, 200, 202, 204, 206, 209, 211, 213, 215, 217, 219, 221,
-        222, 224, 225, 227, 229, 231, 232, 234, 236, 237, 239, 240, 242, 244, 245, 246, 248, 250, 251, 252, 254,
+        0, 54, 54, 54, 118, 118, 118, 118, 123, 129, 134, 138, 143, 147, 151, 156, 157, 161, 164,
+        168, 170, 173, 176, 179, 181, 185, 187, 190, 192, 194, 197, 199, 200, 202, 204, 206, 209,
+        211, 213, 215, 217, 219, 221, 222, 224, 225, 227, 229, 231, 232, 234, 236, 237, 239, 240,
+        242, 244, 245, 246, 248, 250, 251, 252, 254,
     ];
     let bits = 64 - a.leading_zeros(); // fls64
     if bits < 7 {
@@ -369,8 +400,22 @@ pub struct Cubic {
 
 impl Cubic {
     pub fn new(cfg: CubicConfig) -> Self {
-        let round = Round { start_us: 0, last_ack_us: 0, end_seq: 0, curr_rtt: u32::MAX, sample_cnt: 0 };
-        Cubic { cfg, cnt: 0, last_max_cwnd: 0, last: None, delay_min: None, epoch: None, hystart: Hystart::Searching(round) }
+        let round = Round {
+            start_us: 0,
+            last_ack_us: 0,
+            end_seq: 0,
+            curr_rtt: u32::MAX,
+            sample_cnt: 0,
+        };
+        Cubic {
+            cfg,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last: None,
+            delay_min: None,
+            epoch: None,
+            hystart: Hystart::Searching(round),
+        }
     }
 
     pub fn config(&self) -> &CubicConfig {
@@ -379,7 +424,9 @@ impl Cubic {
 
     /// K of the current epoch in seconds (None between a reduction and the next ACK).
     pub fn k_seconds(&self) -> Option<f64> {
-        self.epoch.as_ref().map(|e| f64::from(e.k) / f64::from(1u32 << BICTCP_HZ))
+        self.epoch
+            .as_ref()
+            .map(|e| f64::from(e.k) / f64::from(1u32 << BICTCP_HZ))
     }
 
     /// W_max (`last_max_cwnd`), packets.
@@ -407,11 +454,14 @@ impl Cubic {
 
     /// K for a window ΔW = W_max − cwnd below W_max, with the `k_mode` factor.
     fn k_for(&self, dw: u32) -> u32 {
-        let x = (u128::from(self.cfg.cube_factor()) * u128::from(dw)).min(u128::from(u64::MAX)) as u64;
+        let x =
+            (u128::from(self.cfg.cube_factor()) * u128::from(dw)).min(u128::from(u64::MAX)) as u64;
         let k = cubic_root(x); // eq. 2: K = ∛(ΔW/C), in 1/1024 s
         match self.cfg.k_mode {
             KMode::Stock => k,
-            _ => (f64::from(k) * self.cfg.k_mode.factor(self.delay_min)).round().min(f64::from(u32::MAX)) as u32,
+            _ => (f64::from(k) * self.cfg.k_mode.factor(self.delay_min))
+                .round()
+                .min(f64::from(u32::MAX)) as u32,
         }
     }
 
@@ -437,19 +487,35 @@ impl Cubic {
                 } else {
                     (self.k_for(self.last_max_cwnd - cwnd), self.last_max_cwnd)
                 };
-                self.epoch = Some(Epoch { start: now_j, k, origin, ack_cnt: acked, tcp_cwnd: cwnd });
+                self.epoch = Some(Epoch {
+                    start: now_j,
+                    k,
+                    origin,
+                    ack_cnt: acked,
+                    tcp_cwnd: cwnd,
+                });
             }
             let e = self.epoch.as_ref().expect("epoch just set");
             // t = now − epoch_start + delay_min, in 1/1024 s: the target is one RTT ahead.
-            let t_j = now_j - e.start + usecs_to_jiffies(u64::from(self.delay_min.unwrap_or(0)), hz);
+            let t_j =
+                now_j - e.start + usecs_to_jiffies(u64::from(self.delay_min.unwrap_or(0)), hz);
             let t = (t_j << BICTCP_HZ) / hz;
             let k = u64::from(e.k);
             let offs = u128::from(t.abs_diff(k));
             // Eq. 1: C·(t − K)³, C = cube_rtt_scale/1024, (t−K) in 1/1024 s.
-            let delta = (u128::from(self.cfg.cube_rtt_scale()) * offs * offs * offs) >> (10 + 3 * BICTCP_HZ);
+            let delta = (u128::from(self.cfg.cube_rtt_scale()) * offs * offs * offs)
+                >> (10 + 3 * BICTCP_HZ);
             let delta = delta.min(u128::from(u32::MAX)) as u32;
-            let target = if t < k { e.origin.saturating_sub(delta) } else { e.origin.saturating_add(delta) };
-            self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { cwnd.saturating_mul(100) };
+            let target = if t < k {
+                e.origin.saturating_sub(delta)
+            } else {
+                e.origin.saturating_add(delta)
+            };
+            self.cnt = if target > cwnd {
+                cwnd / (target - cwnd)
+            } else {
+                cwnd.saturating_mul(100)
+            };
             if self.last_max_cwnd == 0 && self.cnt > CNT_BEFORE_FIRST_LOSS {
                 self.cnt = CNT_BEFORE_FIRST_LOSS;
             }
@@ -457,7 +523,10 @@ impl Cubic {
         if self.cfg.tcp_friendliness {
             // RFC 9438 §4.3: W_est grows 1 per cwnd·8/beta_scale acked (α = 3(1−β)/(1+β)).
             let step = (u64::from(cwnd) * u64::from(self.cfg.beta_scale())) >> 3;
-            let e = self.epoch.as_mut().expect("an epoch exists past the curve update");
+            let e = self
+                .epoch
+                .as_mut()
+                .expect("an epoch exists past the curve update");
             if step > 0 && u64::from(e.ack_cnt) > step {
                 let n = (u64::from(e.ack_cnt) - 1) / step; // `while (ack_cnt > delta)` in one step
                 e.ack_cnt -= (n * step) as u32;
@@ -481,13 +550,17 @@ impl Cubic {
 
     /// `hystart_update` with this ACK's RTT sample `delay` (µs).
     fn hystart_update(&mut self, now: SimTime, tcp: &mut TcpState, delay: u32) {
-        let Hystart::Searching(round) = &self.hystart else { return };
+        let Hystart::Searching(round) = &self.hystart else {
+            return;
+        };
         if tcp.snd_una > round.end_seq {
             self.hystart_reset(now, tcp);
         }
         let delay_min = self.delay_min.unwrap_or(delay);
         let detect = self.cfg.hystart_detect;
-        let Hystart::Searching(round) = &mut self.hystart else { return };
+        let Hystart::Searching(round) = &mut self.hystart else {
+            return;
+        };
         let mut found = false;
         if detect.ack_train {
             let now_us = now.as_micros();
@@ -612,8 +685,18 @@ impl CongestionControl for Cubic {
         let mut v = vec![
             ("w_max", f64::from(self.last_max_cwnd)),
             ("cnt", f64::from(self.cnt)),
-            ("delay_min_ms", self.delay_min.map_or(f64::NAN, |d| f64::from(d) / 1000.0)),
-            ("hystart_found", if self.hystart == Hystart::Found { 1.0 } else { 0.0 }),
+            (
+                "delay_min_ms",
+                self.delay_min.map_or(f64::NAN, |d| f64::from(d) / 1000.0),
+            ),
+            (
+                "hystart_found",
+                if self.hystart == Hystart::Found {
+                    1.0
+                } else {
+                    0.0
+                },
+            ),
         ];
         if let Some(e) = &self.epoch {
             v.push(("k_s", f64::from(e.k) / f64::from(1u32 << BICTCP_HZ)));
@@ -654,16 +737,30 @@ mod tests {
         t.ssthresh = cwnd;
         t.is_cwnd_limited = true;
         cc.on_init(SimTime::ZERO, &mut t);
-        let ack = AckSample { rtt_us: Some(rtt.as_micros()), ..Default::default() };
+        let ack = AckSample {
+            rtt_us: Some(rtt.as_micros()),
+            ..Default::default()
+        };
         cc.on_pkts_acked(SimTime::ZERO, &mut t, &ack);
         t
     }
 
     /// Feed ACKs at one per (rtt/cwnd), i.e. cwnd acks per RTT, for `dur`; return the time.
-    fn run_acks(cc: &mut Cubic, t: &mut TcpState, from: SimTime, dur: SimDuration, rtt: SimDuration) -> SimTime {
+    fn run_acks(
+        cc: &mut Cubic,
+        t: &mut TcpState,
+        from: SimTime,
+        dur: SimDuration,
+        rtt: SimDuration,
+    ) -> SimTime {
         let mut now = from;
         let end = from + dur;
-        let ack = AckSample { acked_sacked: 1, pkts_acked: 1, rtt_us: Some(rtt.as_micros()), ..Default::default() };
+        let ack = AckSample {
+            acked_sacked: 1,
+            pkts_acked: 1,
+            rtt_us: Some(rtt.as_micros()),
+            ..Default::default()
+        };
         while now < end {
             cc.on_pkts_acked(now, t, &ack);
             cc.on_cong_avoid(now, t, &ack);
@@ -687,11 +784,19 @@ mod tests {
     #[test]
     fn unknown_or_ill_typed_parameters_are_rejected() {
         assert!(CubicConfig::from_params(&Params::new().with("betta", num(0.7))).is_err());
-        assert!(CubicConfig::from_params(&Params::new().with("hystart_detect", ParamValue::Str("rtt".into()))).is_err());
-        let e = CubicConfig::from_params(&Params::new().with("k_mode", ParamValue::Str("table".into()))).unwrap_err();
+        assert!(CubicConfig::from_params(
+            &Params::new().with("hystart_detect", ParamValue::Str("rtt".into()))
+        )
+        .is_err());
+        let e = CubicConfig::from_params(
+            &Params::new().with("k_mode", ParamValue::Str("table".into())),
+        )
+        .unwrap_err();
         assert_eq!(e.key, "k_table");
         let unsorted = ParamValue::Points(vec![(50.0, 1.0), (10.0, 2.0)]);
-        let p = Params::new().with("k_mode", ParamValue::Str("table".into())).with("k_table", unsorted);
+        let p = Params::new()
+            .with("k_mode", ParamValue::Str("table".into()))
+            .with("k_table", unsorted);
         assert!(CubicConfig::from_params(&p).is_err());
     }
 
@@ -738,7 +843,10 @@ mod tests {
         assert!(worst < 0.002, "worst relative error {worst}");
         // Small arguments (never used by CUBIC) are still within one of the exact root.
         for a in 0..(1u64 << 16) {
-            assert!((f64::from(cubic_root(a)) - (a as f64).cbrt()).abs() < 1.0, "a = {a}");
+            assert!(
+                (f64::from(cubic_root(a)) - (a as f64).cbrt()).abs() < 1.0,
+                "a = {a}"
+            );
         }
     }
 
@@ -749,7 +857,14 @@ mod tests {
             let mut t = in_avoidance(&mut cc, w_max, ms(100));
             t.cwnd = cc.ssthresh(SimTime::ZERO, &t);
             t.ssthresh = t.cwnd;
-            cc.on_cong_avoid(at_ms(1), &mut t, &AckSample { acked_sacked: 1, ..Default::default() });
+            cc.on_cong_avoid(
+                at_ms(1),
+                &mut t,
+                &AckSample {
+                    acked_sacked: 1,
+                    ..Default::default()
+                },
+            );
             let k = cc.k_seconds().unwrap();
             // The kernel path: K = cubic_root(cube_factor·ΔW) / 1024 s.
             let dw = w_max - w_max * 717 / 1024;
@@ -757,7 +872,10 @@ mod tests {
             assert_eq!(k, kernel);
             // Eq. 2 with the effective C = 0.4004.
             let exact = (f64::from(dw) / cc.cfg.c_effective()).cbrt();
-            assert!((k - exact).abs() / exact < 0.005, "W_max {w_max}: K {k} vs {exact}");
+            assert!(
+                (k - exact).abs() / exact < 0.005,
+                "W_max {w_max}: K {k} vs {exact}"
+            );
         }
     }
 
@@ -778,12 +896,20 @@ mod tests {
             let k = *k.get_or_insert_with(|| cc.k_seconds().unwrap());
             let ts = (now.saturating_since(epoch_start)).as_secs_f64();
             let w = c * (ts - k).powi(3) + f64::from(w_max); // eq. 1
-            // cwnd trails the curve by at most the growth of one RTT (cnt is set for t + RTT).
+                                                             // cwnd trails the curve by at most the growth of one RTT (cnt is set for t + RTT).
             let slope = 3.0 * c * (ts - k).powi(2);
             let tol = slope * rtt.as_secs_f64() + 0.02 * w;
-            assert!((f64::from(t.cwnd) - w).abs() <= tol, "t {ts:.1} s: cwnd {} vs W(t) {w:.0} (tol {tol:.1})", t.cwnd);
+            assert!(
+                (f64::from(t.cwnd) - w).abs() <= tol,
+                "t {ts:.1} s: cwnd {} vs W(t) {w:.0} (tol {tol:.1})",
+                t.cwnd
+            );
         }
-        assert!(t.cwnd > w_max + 300, "convex region reached: cwnd {}", t.cwnd);
+        assert!(
+            t.cwnd > w_max + 300,
+            "convex region reached: cwnd {}",
+            t.cwnd
+        );
     }
 
     #[test]
@@ -803,12 +929,18 @@ mod tests {
         let c = cc.cfg.c_effective();
         let k = cc.k_seconds().unwrap();
         let cubic_w = c * (0.5 - k).powi(3) + 20.0;
-        assert!(f64::from(pure) < cubic_w + 5.0, "pure cubic {pure} vs W(t) {cubic_w:.1}");
+        assert!(
+            f64::from(pure) < cubic_w + 5.0,
+            "pure cubic {pure} vs W(t) {cubic_w:.1}"
+        );
         // RFC 9438 eq. 4 / study 004 eq. 3: W_est = β·W_max + 3(1−β)/(1+β)·t/RTT.
         let beta = 717.0 / 1024.0;
         let w_est = 14.0 + 3.0 * (1.0 - beta) / (1.0 + beta) * 0.5 / rtt.as_secs_f64();
         assert!(f64::from(friendly) > cubic_w + 50.0);
-        assert!((f64::from(friendly) - w_est).abs() / w_est < 0.15, "friendly cwnd {friendly} vs W_est {w_est:.0}");
+        assert!(
+            (f64::from(friendly) - w_est).abs() / w_est < 0.15,
+            "friendly cwnd {friendly} vs W_est {w_est:.0}"
+        );
     }
 
     #[test]
@@ -836,7 +968,14 @@ mod tests {
             let mut t = in_avoidance(&mut cc, 5000, ms(rtt_ms));
             t.cwnd = cc.ssthresh(SimTime::ZERO, &t);
             t.ssthresh = t.cwnd;
-            cc.on_cong_avoid(at_ms(1), &mut t, &AckSample { acked_sacked: 1, ..Default::default() });
+            cc.on_cong_avoid(
+                at_ms(1),
+                &mut t,
+                &AckSample {
+                    acked_sacked: 1,
+                    ..Default::default()
+                },
+            );
             cc.k_seconds().unwrap()
         };
         let mode = |m: &str| Params::new().with("k_mode", ParamValue::Str(m.into()));
@@ -846,13 +985,20 @@ mod tests {
         assert!((k_of(mode("cbrt_rtt"), 100) - stock).abs() <= unit);
         assert!((k_of(mode("cbrt_rtt"), 800) - stock / 2.0).abs() <= unit);
         let at_20 = k_of(mode("cbrt_rtt"), 20);
-        assert!((at_20 - stock / 0.2f64.cbrt()).abs() <= unit, "{at_20} vs {}", stock / 0.2f64.cbrt());
+        assert!(
+            (at_20 - stock / 0.2f64.cbrt()).abs() <= unit,
+            "{at_20} vs {}",
+            stock / 0.2f64.cbrt()
+        );
         // rtt_unit moves the neutral point.
         assert!((k_of(mode("cbrt_rtt").with("rtt_unit", num(20.0)), 20) - stock).abs() <= unit);
         // Eq. 7: a multiplies eq. 6.
         let scaled = k_of(mode("scaled").with("a", num(1.5)), 800);
         assert!((scaled - 1.5 * stock / 2.0).abs() <= unit);
-        assert!((k_of(mode("scaled"), 800) - stock / 2.0).abs() <= unit, "a defaults to 1");
+        assert!(
+            (k_of(mode("scaled"), 800) - stock / 2.0).abs() <= unit,
+            "a defaults to 1"
+        );
         // Eq. 5: interpolated table, clamped at the ends.
         let table = ParamValue::Points(vec![(10.0, 1.0), (50.0, 0.5), (200.0, 0.25)]);
         let tab = |rtt| k_of(mode("table").with("k_table", table.clone()), rtt);
@@ -894,7 +1040,12 @@ mod tests {
         let mut t2 = t.clone();
         run_acks(&mut cc, &mut t, resume, ms(100), rtt);
         run_acks(&mut idle_cc, &mut t2, resume, ms(100), rtt);
-        assert!(t.cwnd - before < t2.cwnd - before, "shifted {} vs unshifted {}", t.cwnd, t2.cwnd);
+        assert!(
+            t.cwnd - before < t2.cwnd - before,
+            "shifted {} vs unshifted {}",
+            t.cwnd,
+            t2.cwnd
+        );
     }
 
     /// Two slow-start rounds from cwnd 16: the first at a 100 ms RTT, the second at
@@ -921,7 +1072,11 @@ mod tests {
         let d = hystart_rounds(delay_only(), 112);
         assert_eq!(d.tcp.ssthresh, INFINITE_SSTHRESH, "12 ms is not enough");
         let d = hystart_rounds(delay_only(), 113);
-        assert!((32..=48).contains(&d.tcp.ssthresh), "13 ms exits slow start: ssthresh {}", d.tcp.ssthresh);
+        assert!(
+            (32..=48).contains(&d.tcp.ssthresh),
+            "13 ms exits slow start: ssthresh {}",
+            d.tcp.ssthresh
+        );
         let d = hystart_rounds(Params::new().with("hystart", ParamValue::Bool(false)), 113);
         assert_eq!(d.tcp.ssthresh, INFINITE_SSTHRESH, "disabled");
     }
@@ -945,13 +1100,22 @@ mod tests {
             }
             d.tcp.ssthresh
         };
-        assert!(train(1) < INFINITE_SSTHRESH, "1 ms spacing: a train longer than 20 ms");
+        assert!(
+            train(1) < INFINITE_SSTHRESH,
+            "1 ms spacing: a train longer than 20 ms"
+        );
         assert_eq!(train(3), INFINITE_SSTHRESH, "3 ms spacing breaks the train");
     }
 
     #[test]
     fn hystart_exits_slow_start_before_any_loss_on_a_deep_buffer() {
-        let path = Path { rate_pps: 1000.0, base_rtt: ms(100), buffer_pkts: 2000, policer: None, pace: false };
+        let path = Path {
+            rate_pps: 1000.0,
+            base_rtt: ms(100),
+            buffer_pkts: 2000,
+            policer: None,
+            pace: false,
+        };
         let run = |p: Params| {
             let mut d = Driver::with(Box::new(cubic(p)), 1448, 10, Some(ms(100)));
             let mut sim = PathSim::new(path);
@@ -963,13 +1127,17 @@ mod tests {
             });
             (exit_cwnd, sim.drops)
         };
-        let (exit, drops) = run(Params::new().with("hystart_detect", ParamValue::Str("delay".into())));
+        let (exit, drops) =
+            run(Params::new().with("hystart_detect", ParamValue::Str("delay".into())));
         let exit = exit.expect("HyStart exited slow start");
         // BDP is 100 packets; the delay signal fires ~12.5 ms of queue past it.
         assert!((80..=250).contains(&exit), "exit cwnd {exit}");
         assert_eq!(drops, 0);
         let (_, drops) = run(Params::new().with("hystart", ParamValue::Bool(false)));
-        assert!(drops > 0, "without HyStart slow start runs into the 2000-packet buffer");
+        assert!(
+            drops > 0,
+            "without HyStart slow start runs into the 2000-packet buffer"
+        );
     }
 
     #[test]

@@ -23,4 +23,24 @@ pub mod yeah;
 
 use crate::registry::AlgoInfo;
 
-pub static ALL: &[&AlgoInfo] = &[&reno::INFO, &newreno::INFO, &hybla::INFO, &vegas::INFO, &yeah::INFO, &dctcp::INFO, &highspeed::INFO, &scalable::INFO, &bic::INFO, &htcp::INFO, &westwood::INFO, &illinois::INFO, &veno::INFO, &lp::INFO, &nv::INFO, &cdg::INFO, &cubic::INFO, &bbr::INFO, &bbr3::INFO];
+pub static ALL: &[&AlgoInfo] = &[
+    &reno::INFO,
+    &newreno::INFO,
+    &hybla::INFO,
+    &vegas::INFO,
+    &yeah::INFO,
+    &dctcp::INFO,
+    &highspeed::INFO,
+    &scalable::INFO,
+    &bic::INFO,
+    &htcp::INFO,
+    &westwood::INFO,
+    &illinois::INFO,
+    &veno::INFO,
+    &lp::INFO,
+    &nv::INFO,
+    &cdg::INFO,
+    &cubic::INFO,
+    &bbr::INFO,
+    &bbr3::INFO,
+];

@@ -83,7 +83,10 @@ mod tests {
     #[test]
     fn slow_start_adds_one_packet_per_acked_packet_up_to_ssthresh() {
         let mut t = limited(10, 14);
-        let ack = AckSample { acked_sacked: 6, ..Default::default() };
+        let ack = AckSample {
+            acked_sacked: 6,
+            ..Default::default()
+        };
         Reno.on_cong_avoid(SimTime::ZERO, &mut t, &ack);
         // 4 packets reach ssthresh; the other 2 go into the AI counter.
         assert_eq!(t.cwnd, 14);
@@ -94,10 +97,24 @@ mod tests {
     fn congestion_avoidance_adds_one_packet_per_window() {
         let mut t = limited(20, 10);
         for _ in 0..19 {
-            Reno.on_cong_avoid(SimTime::ZERO, &mut t, &AckSample { acked_sacked: 1, ..Default::default() });
+            Reno.on_cong_avoid(
+                SimTime::ZERO,
+                &mut t,
+                &AckSample {
+                    acked_sacked: 1,
+                    ..Default::default()
+                },
+            );
         }
         assert_eq!(t.cwnd, 20);
-        Reno.on_cong_avoid(SimTime::ZERO, &mut t, &AckSample { acked_sacked: 1, ..Default::default() });
+        Reno.on_cong_avoid(
+            SimTime::ZERO,
+            &mut t,
+            &AckSample {
+                acked_sacked: 1,
+                ..Default::default()
+            },
+        );
         assert_eq!(t.cwnd, 21);
     }
 
@@ -105,7 +122,14 @@ mod tests {
     fn no_growth_when_not_cwnd_limited() {
         let mut t = limited(20, 10);
         t.is_cwnd_limited = false;
-        Reno.on_cong_avoid(SimTime::ZERO, &mut t, &AckSample { acked_sacked: 40, ..Default::default() });
+        Reno.on_cong_avoid(
+            SimTime::ZERO,
+            &mut t,
+            &AckSample {
+                acked_sacked: 40,
+                ..Default::default()
+            },
+        );
         assert_eq!(t.cwnd, 20);
     }
 

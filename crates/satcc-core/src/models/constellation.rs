@@ -104,7 +104,9 @@ impl Shell {
         let n = (EARTH_MU / a.powi(3)).sqrt(); // mean motion, rad/s
         let (p, s) = (idx / self.per_plane, idx % self.per_plane);
         let raan = 2.0 * PI * p as f64 / self.planes as f64;
-        let u = 2.0 * PI * s as f64 / self.per_plane as f64 + 2.0 * PI * (self.phasing * p) as f64 / self.len() as f64 + n * t_s;
+        let u = 2.0 * PI * s as f64 / self.per_plane as f64
+            + 2.0 * PI * (self.phasing * p) as f64 / self.len() as f64
+            + n * t_s;
         let i = self.inclination_deg.to_radians();
         [
             a * (raan.cos() * u.cos() - raan.sin() * u.sin() * i.cos()),
@@ -116,8 +118,15 @@ impl Shell {
 
 /// ECI position (m) of a ground point at `t_s` seconds (Earth rotation angle 0 at t = 0).
 pub fn ground(lat_deg: f64, lon_deg: f64, t_s: f64) -> Vec3 {
-    let (phi, lam) = (lat_deg.to_radians(), lon_deg.to_radians() + EARTH_ROTATION_RAD_S * t_s);
-    [EARTH_RADIUS_M * phi.cos() * lam.cos(), EARTH_RADIUS_M * phi.cos() * lam.sin(), EARTH_RADIUS_M * phi.sin()]
+    let (phi, lam) = (
+        lat_deg.to_radians(),
+        lon_deg.to_radians() + EARTH_ROTATION_RAD_S * t_s,
+    );
+    [
+        EARTH_RADIUS_M * phi.cos() * lam.cos(),
+        EARTH_RADIUS_M * phi.cos() * lam.sin(),
+        EARTH_RADIUS_M * phi.sin(),
+    ]
 }
 
 /// Elevation (degrees) and range (m) of `sat` seen from ground point `g`.
@@ -145,7 +154,9 @@ impl Constellation {
         }
         for (name, (lat, lon)) in [("terminal", cfg.terminal), ("gateway", cfg.gateway)] {
             if !(-90.0..=90.0).contains(&lat) || !(-180.0..=360.0).contains(&lon) {
-                return Err(format!("{name}: expected [latitude -90..90, longitude -180..180]"));
+                return Err(format!(
+                    "{name}: expected [latitude -90..90, longitude -180..180]"
+                ));
             }
         }
         if cfg.rate_bps == 0 {
@@ -165,7 +176,10 @@ impl Constellation {
     /// in the terminal's sky; `None` if there is none.
     pub fn serving(&self, k: i64) -> Option<u32> {
         let t = Self::secs(self.cfg.clock.epoch_start_ns(k));
-        let (u, g) = (ground(self.cfg.terminal.0, self.cfg.terminal.1, t), ground(self.cfg.gateway.0, self.cfg.gateway.1, t));
+        let (u, g) = (
+            ground(self.cfg.terminal.0, self.cfg.terminal.1, t),
+            ground(self.cfg.gateway.0, self.cfg.gateway.1, t),
+        );
         let min = self.cfg.min_elevation_deg;
         let mut best: Option<(f64, u32)> = None;
         for idx in 0..self.cfg.shell.len() {
@@ -184,7 +198,10 @@ impl Constellation {
     /// One-way delay through satellite `idx` at `t_s`, extra part included.
     pub fn delay_via(&self, idx: u32, t_s: f64) -> SimDuration {
         let s = self.cfg.shell.position(idx, t_s);
-        let up = norm(sub(s, ground(self.cfg.terminal.0, self.cfg.terminal.1, t_s)));
+        let up = norm(sub(
+            s,
+            ground(self.cfg.terminal.0, self.cfg.terminal.1, t_s),
+        ));
         let down = norm(sub(s, ground(self.cfg.gateway.0, self.cfg.gateway.1, t_s)));
         SimDuration::from_secs_f64((up + down) / SPEED_OF_LIGHT_M_S) + self.cfg.extra_delay
     }
@@ -213,8 +230,16 @@ impl LinkModel for Constellation {
     fn state_at(&mut self, now: SimTime) -> LinkState {
         let (k, at) = self.step_start(now);
         match self.serving_cached(k) {
-            Some(idx) => LinkState { rate_bps: self.cfg.rate_bps, delay: self.delay_via(idx, Self::secs(at)), loss: self.cfg.loss },
-            None => LinkState { rate_bps: 0, delay: self.cfg.extra_delay, loss: self.cfg.loss },
+            Some(idx) => LinkState {
+                rate_bps: self.cfg.rate_bps,
+                delay: self.delay_via(idx, Self::secs(at)),
+                loss: self.cfg.loss,
+            },
+            None => LinkState {
+                rate_bps: 0,
+                delay: self.cfg.extra_delay,
+                loss: self.cfg.loss,
+            },
         }
     }
 
@@ -236,14 +261,29 @@ mod tests {
     const H: f64 = 550_000.0;
 
     fn shell1() -> Shell {
-        Shell { altitude_m: H, inclination_deg: 53.0, planes: 72, per_plane: 22, phasing: 1 }
+        Shell {
+            altitude_m: H,
+            inclination_deg: 53.0,
+            planes: 72,
+            per_plane: 22,
+            phasing: 1,
+        }
     }
 
     fn clock() -> EpochClock {
-        EpochClock { period: SimDuration::from_secs(15), phase: SimDuration::from_secs(12), start: SimDuration::ZERO }
+        EpochClock {
+            period: SimDuration::from_secs(15),
+            phase: SimDuration::from_secs(12),
+            start: SimDuration::ZERO,
+        }
     }
 
-    fn cfg(shell: Shell, terminal: (f64, f64), gateway: (f64, f64), extra_ms: u64) -> ConstellationConfig {
+    fn cfg(
+        shell: Shell,
+        terminal: (f64, f64),
+        gateway: (f64, f64),
+        extra_ms: u64,
+    ) -> ConstellationConfig {
         ConstellationConfig {
             shell,
             terminal,
@@ -259,7 +299,13 @@ mod tests {
     #[test]
     fn a_satellite_at_zenith_is_altitude_over_c_away() {
         // One equatorial satellite above (0°, 0°) at t = 0; terminal and gateway right below.
-        let one = Shell { altitude_m: H, inclination_deg: 0.0, planes: 1, per_plane: 1, phasing: 0 };
+        let one = Shell {
+            altitude_m: H,
+            inclination_deg: 0.0,
+            planes: 1,
+            per_plane: 1,
+            phasing: 0,
+        };
         let c = Constellation::new(cfg(one, (0.0, 0.0), (0.0, 0.0), 0)).unwrap();
         let (el, range) = look(ground(0.0, 0.0, 0.0), one.position(0, 0.0));
         assert!((el - 90.0).abs() < 1e-9 && (range - H).abs() < 1e-6);
@@ -272,11 +318,20 @@ mod tests {
     fn slant_ranges_match_the_closed_form_at_known_elevations() {
         // Move the ground point away from the sub-satellite point; whatever elevation results,
         // the range must equal d(ε) = sqrt((R+h)² − (R cos ε)²) − R sin ε.
-        let one = Shell { altitude_m: H, inclination_deg: 0.0, planes: 1, per_plane: 1, phasing: 0 };
+        let one = Shell {
+            altitude_m: H,
+            inclination_deg: 0.0,
+            planes: 1,
+            per_plane: 1,
+            phasing: 0,
+        };
         let sat = one.position(0, 0.0);
         for lon in [0.0, 2.0, 5.0, 8.0, 12.0, 15.0] {
             let (el, range) = look(ground(0.0, lon, 0.0), sat);
-            assert!((range - slant_range_m(H, el)).abs() < 1e-3, "lon {lon}: el {el}");
+            assert!(
+                (range - slant_range_m(H, el)).abs() < 1e-3,
+                "lon {lon}: el {el}"
+            );
         }
         // Hand-computed at 550 km: 25° → 1,123 km (3.75 ms), 40° → 812 km (satellite-facts §1.1:
         // 7.5 ms up+down at 25°; 10.8 ms user-sat-GS-sat-user RTT at 40°).
@@ -302,7 +357,9 @@ mod tests {
     fn a_european_terminal_always_finds_a_satellite_above_25_degrees() {
         let c = Constellation::new(cfg(shell1(), (50.1, 8.7), (50.3, 8.5), 0)).unwrap();
         for k in 0..240 {
-            let idx = c.serving(k).unwrap_or_else(|| panic!("no satellite in epoch {k}"));
+            let idx = c
+                .serving(k)
+                .unwrap_or_else(|| panic!("no satellite in epoch {k}"));
             let t = Constellation::secs(c.cfg.clock.epoch_start_ns(k));
             let (el, _) = look(ground(50.1, 8.7, t), shell1().position(idx, t));
             assert!(el >= 25.0, "epoch {k}: elevation {el}");
@@ -324,7 +381,12 @@ mod tests {
         assert!(lo >= 25.0 && hi <= 60.0, "RTT {lo:.1} .. {hi:.1} ms");
         // Geometry alone spans the 7.3 (zenith) .. 15 ms (25°) floor of satellite-facts §1.1.
         // (2 × 10 ms of extra delay in the round trip.)
-        assert!(lo - 20.0 >= 7.2 && hi - 20.0 <= 15.5, "geometric part {:.1} .. {:.1}", lo - 20.0, hi - 20.0);
+        assert!(
+            lo - 20.0 >= 7.2 && hi - 20.0 <= 15.5,
+            "geometric part {:.1} .. {:.1}",
+            lo - 20.0,
+            hi - 20.0
+        );
     }
 
     #[test]
@@ -336,7 +398,8 @@ mod tests {
             let next = c.next_change(t).unwrap();
             let d = c.state_at(next).delay;
             let jump = (d.as_nanos() as i64 - prev.as_nanos() as i64).abs();
-            let at_boundary = (next.as_nanos() as i128 - 12_000_000_000).rem_euclid(15_000_000_000) == 0;
+            let at_boundary =
+                (next.as_nanos() as i128 - 12_000_000_000).rem_euclid(15_000_000_000) == 0;
             // Within an epoch the delay drifts by microseconds per step.
             assert!(at_boundary || jump < 20_000, "jump of {jump} ns at {next}");
             prev = d;

@@ -59,7 +59,12 @@ pub struct GeoConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub enum GeoDelay {
     /// Slant ranges at the two elevations, plus `extra`.
-    Geometry { altitude_m: f64, terminal_elevation_deg: f64, gateway_elevation_deg: f64, extra: SimDuration },
+    Geometry {
+        altitude_m: f64,
+        terminal_elevation_deg: f64,
+        gateway_elevation_deg: f64,
+        extra: SimDuration,
+    },
     /// A fixed one-way delay (the PCC/Pantheon preset's 400 ms).
     Fixed(SimDuration),
 }
@@ -67,8 +72,16 @@ pub enum GeoDelay {
 impl GeoDelay {
     pub fn one_way(&self) -> SimDuration {
         match *self {
-            GeoDelay::Geometry { altitude_m, terminal_elevation_deg, gateway_elevation_deg, extra } => {
-                light_time(slant_range_m(altitude_m, terminal_elevation_deg) + slant_range_m(altitude_m, gateway_elevation_deg)) + extra
+            GeoDelay::Geometry {
+                altitude_m,
+                terminal_elevation_deg,
+                gateway_elevation_deg,
+                extra,
+            } => {
+                light_time(
+                    slant_range_m(altitude_m, terminal_elevation_deg)
+                        + slant_range_m(altitude_m, gateway_elevation_deg),
+                ) + extra
             }
             GeoDelay::Fixed(d) => d,
         }
@@ -82,7 +95,13 @@ impl Geo {
         if c.rate_bps == 0 {
             return Err("rate: must be > 0".into());
         }
-        if let GeoDelay::Geometry { terminal_elevation_deg: t, gateway_elevation_deg: g, altitude_m, .. } = c.delay {
+        if let GeoDelay::Geometry {
+            terminal_elevation_deg: t,
+            gateway_elevation_deg: g,
+            altitude_m,
+            ..
+        } = c.delay
+        {
             if !(0.0..=90.0).contains(&t) || !(0.0..=90.0).contains(&g) {
                 return Err("elevation: must be in 0..90 degrees".into());
             }
@@ -90,7 +109,11 @@ impl Geo {
                 return Err("altitude: must be > 0".into());
             }
         }
-        Ok(Geo(ConstantLink(LinkState { rate_bps: c.rate_bps, delay: c.delay.one_way(), loss: c.loss })))
+        Ok(Geo(ConstantLink(LinkState {
+            rate_bps: c.rate_bps,
+            delay: c.delay.one_way(),
+            loss: c.loss,
+        })))
     }
 }
 
@@ -138,15 +161,26 @@ mod tests {
         // satellite-facts.md §2.1 table: 477.5 (90°), 521.3 (25°), 541.5 (10°), 556.0 (0°).
         for (elev, want) in [(90.0, 477.5), (25.0, 521.3), (10.0, 541.5), (0.0, 556.0)] {
             let got = rtt_ms(elev);
-            assert!((got - want).abs() < 0.15, "{elev}°: {got:.2} ms, table {want}");
+            assert!(
+                (got - want).abs() < 0.15,
+                "{elev}°: {got:.2} ms, table {want}"
+            );
         }
     }
 
     #[test]
     fn the_pcc_preset_keeps_its_fixed_delay() {
-        let mut g = Geo::new(&GeoConfig { rate_bps: 42_000_000, delay: GeoDelay::Fixed(SimDuration::from_millis(400)), loss: 0.0074 }).unwrap();
+        let mut g = Geo::new(&GeoConfig {
+            rate_bps: 42_000_000,
+            delay: GeoDelay::Fixed(SimDuration::from_millis(400)),
+            loss: 0.0074,
+        })
+        .unwrap();
         let s = g.state_at(SimTime::ZERO);
-        assert_eq!((s.rate_bps, s.delay, s.loss), (42_000_000, SimDuration::from_millis(400), 0.0074));
+        assert_eq!(
+            (s.rate_bps, s.delay, s.loss),
+            (42_000_000, SimDuration::from_millis(400), 0.0074)
+        );
         assert_eq!(g.next_change(SimTime::ZERO), None);
     }
 }

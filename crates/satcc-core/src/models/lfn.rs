@@ -66,13 +66,21 @@ impl Lfn {
             }
         }
         let tokens = c.police.as_ref().map_or(0.0, |p| p.burst_bytes as f64);
-        Ok(Lfn { link: ConstantLink(c.state), police: c.police, seeds, tokens, last: SimTime::ZERO })
+        Ok(Lfn {
+            link: ConstantLink(c.state),
+            police: c.police,
+            seeds,
+            tokens,
+            last: SimTime::ZERO,
+        })
     }
 
     /// The threshold in force during redraw interval `k`.
     pub fn threshold_bps(&self, k: i64) -> f64 {
         let p = self.police.as_ref().expect("a policer");
-        self.seeds.dir_stream(DRAW_THRESHOLD, k).uniform(p.rate_bps.0 as f64, p.rate_bps.1 as f64)
+        self.seeds
+            .dir_stream(DRAW_THRESHOLD, k)
+            .uniform(p.rate_bps.0 as f64, p.rate_bps.1 as f64)
     }
 }
 
@@ -87,7 +95,9 @@ impl LinkModel for Lfn {
 
 impl LinkBehaviour for Lfn {
     fn extra_drop(&mut self, now: SimTime, bytes: u64) -> bool {
-        let Some(p) = self.police.clone() else { return false };
+        let Some(p) = self.police.clone() else {
+            return false;
+        };
         // Refill from `last` to `now`, interval by interval (the threshold may change).
         let step = p.redraw.as_nanos();
         let mut t = self.last.as_nanos();
@@ -114,8 +124,20 @@ mod tests {
     use super::*;
 
     fn lfn(police: Option<Police>) -> Lfn {
-        let state = LinkState { rate_bps: 540_000_000, delay: SimDuration::from_micros(7_500), loss: 0.0 };
-        Lfn::new(LfnConfig { state, police }, Seeds { seed: 1, link: 0, dir: 0 }).unwrap()
+        let state = LinkState {
+            rate_bps: 540_000_000,
+            delay: SimDuration::from_micros(7_500),
+            loss: 0.0,
+        };
+        Lfn::new(
+            LfnConfig { state, police },
+            Seeds {
+                seed: 1,
+                link: 0,
+                dir: 0,
+            },
+        )
+        .unwrap()
     }
 
     /// Offer 1500-byte packets at `offered_bps` for `secs`; return the rate that passes.
@@ -131,7 +153,11 @@ mod tests {
     }
 
     fn study_003_hop() -> Option<Police> {
-        Some(Police { rate_bps: (300_000_000, 330_000_000), burst_bytes: 64_000, redraw: SimDuration::from_secs(1) })
+        Some(Police {
+            rate_bps: (300_000_000, 330_000_000),
+            burst_bytes: 64_000,
+            redraw: SimDuration::from_secs(1),
+        })
     }
 
     #[test]
@@ -145,7 +171,11 @@ mod tests {
         let mut m = lfn(study_003_hop());
         let got = passed_bps(&mut m, 500e6, 5.0);
         // 300–330 Mbit/s plus one 64 kB burst over 5 s.
-        assert!((299e6..=331e6).contains(&got), "{:.1} Mbit/s passed", got / 1e6);
+        assert!(
+            (299e6..=331e6).contains(&got),
+            "{:.1} Mbit/s passed",
+            got / 1e6
+        );
     }
 
     #[test]
@@ -161,7 +191,9 @@ mod tests {
         let m = lfn(study_003_hop());
         let t: Vec<f64> = (0..200).map(|k| m.threshold_bps(k)).collect();
         assert!(t.iter().all(|&x| (300e6..=330e6).contains(&x)));
-        let (lo, hi) = t.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        let (lo, hi) = t
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
         assert!(lo < 303e6 && hi > 327e6);
     }
 }

@@ -78,7 +78,11 @@ pub struct MeanState {
 /// End of a transmission at a piecewise-constant rate: the packet needs `bytes·8` bits; in an
 /// interval of `dt` ns at `r` bit/s the serialiser moves `r·dt/1e9` bits. Counted exactly in
 /// bit·ns, rounded up to a whole nanosecond at the end (as `SimDuration::transmission`).
-pub fn fluid_transmit_end<M: LinkModel + ?Sized>(m: &mut M, start: SimTime, bytes: u64) -> Option<SimTime> {
+pub fn fluid_transmit_end<M: LinkModel + ?Sized>(
+    m: &mut M,
+    start: SimTime,
+    bytes: u64,
+) -> Option<SimTime> {
     let mut remaining = bytes as u128 * 8 * NS_PER_S; // bit·ns still to serialise
     let mut t = start;
     loop {
@@ -90,7 +94,9 @@ pub fn fluid_transmit_end<M: LinkModel + ?Sized>(m: &mut M, start: SimTime, byte
                 Some(c) if need_ns > (c - t).as_nanos() as u128 => {
                     remaining -= rate * (c - t).as_nanos() as u128;
                 }
-                _ => return Some(t + SimDuration::from_nanos(need_ns.min(u64::MAX as u128) as u64)),
+                _ => {
+                    return Some(t + SimDuration::from_nanos(need_ns.min(u64::MAX as u128) as u64))
+                }
             }
         }
         // Rate 0 (an outage) or the rate changes before the packet is out: walk on.
@@ -102,7 +108,11 @@ pub fn fluid_transmit_end<M: LinkModel + ?Sized>(m: &mut M, start: SimTime, byte
 pub fn integrate_state<M: LinkModel + ?Sized>(m: &mut M, from: SimTime, to: SimTime) -> MeanState {
     if to <= from {
         let s = m.state_at(from);
-        return MeanState { rate_bps: s.rate_bps as f64, delay: s.delay, loss: s.loss };
+        return MeanState {
+            rate_bps: s.rate_bps as f64,
+            delay: s.delay,
+            loss: s.loss,
+        };
     }
     let total = (to - from).as_nanos() as f64;
     let (mut rate, mut delay, mut loss) = (0.0, 0.0, 0.0);
@@ -116,7 +126,11 @@ pub fn integrate_state<M: LinkModel + ?Sized>(m: &mut M, from: SimTime, to: SimT
         loss += s.loss * w;
         t = end;
     }
-    MeanState { rate_bps: rate, delay: SimDuration::from_nanos(delay.round() as u64), loss }
+    MeanState {
+        rate_bps: rate,
+        delay: SimDuration::from_nanos(delay.round() as u64),
+        loss,
+    }
 }
 
 /// A rate, delay and loss that never change (the plain `[[link]]` keys).
@@ -147,11 +161,17 @@ pub struct Seeds {
 impl Seeds {
     /// Stream for draw `index` (an epoch number) of kind `what`, shared by both directions.
     pub fn link_stream(&self, what: u64, index: i64) -> Rng {
-        Rng::derive(Rng::derive(self.seed, LINK_LABEL ^ self.link.wrapping_mul(PRIME) ^ what).next_u64(), index as u64)
+        Rng::derive(
+            Rng::derive(self.seed, LINK_LABEL ^ self.link.wrapping_mul(PRIME) ^ what).next_u64(),
+            index as u64,
+        )
     }
     /// Stream for draw `index` of kind `what`, private to this direction.
     pub fn dir_stream(&self, what: u64, index: i64) -> Rng {
-        Rng::derive(Rng::derive(self.seed, DIR_LABEL ^ self.dir.wrapping_mul(PRIME) ^ what).next_u64(), index as u64)
+        Rng::derive(
+            Rng::derive(self.seed, DIR_LABEL ^ self.dir.wrapping_mul(PRIME) ^ what).next_u64(),
+            index as u64,
+        )
     }
 }
 
@@ -220,7 +240,11 @@ mod tests {
     impl LinkModel for Step {
         fn state_at(&mut self, now: SimTime) -> LinkState {
             let rate_bps = if now < self.t1 { self.r1 } else { self.r2 };
-            LinkState { rate_bps, delay: SimDuration::from_millis(10), loss: 0.0 }
+            LinkState {
+                rate_bps,
+                delay: SimDuration::from_millis(10),
+                loss: 0.0,
+            }
         }
         fn next_change(&self, now: SimTime) -> Option<SimTime> {
             (now < self.t1).then_some(self.t1)
@@ -234,34 +258,60 @@ mod tests {
 
     #[test]
     fn constant_rate_matches_plain_transmission_time() {
-        let mut c = ConstantLink(LinkState { rate_bps: 12_000_000, delay: SimDuration::ZERO, loss: 0.0 });
+        let mut c = ConstantLink(LinkState {
+            rate_bps: 12_000_000,
+            delay: SimDuration::ZERO,
+            loss: 0.0,
+        });
         assert_eq!(c.transmit_end(ms(5), 1500), Some(ms(6)));
-        assert_eq!(fluid_transmit_end(&mut c, ms(0), 1), Some(SimTime::ZERO + SimDuration::transmission(1, 12_000_000)));
+        assert_eq!(
+            fluid_transmit_end(&mut c, ms(0), 1),
+            Some(SimTime::ZERO + SimDuration::transmission(1, 12_000_000))
+        );
     }
 
     #[test]
     fn a_rate_change_mid_packet_is_honoured() {
         // 1500 B: 0.5 ms at 12 Mbit/s moves 750 B, the rest at 6 Mbit/s takes 1 ms.
-        let mut s = Step { t1: SimTime::from_nanos(500_000), r1: 12_000_000, r2: 6_000_000 };
-        assert_eq!(s.transmit_end(SimTime::ZERO, 1500), Some(SimTime::from_nanos(1_500_000)));
+        let mut s = Step {
+            t1: SimTime::from_nanos(500_000),
+            r1: 12_000_000,
+            r2: 6_000_000,
+        };
+        assert_eq!(
+            s.transmit_end(SimTime::ZERO, 1500),
+            Some(SimTime::from_nanos(1_500_000))
+        );
     }
 
     #[test]
     fn a_packet_in_service_during_an_outage_resumes_when_the_link_returns() {
         // Outage from 0 to 100 ms, then 12 Mbit/s: the packet leaves 1 ms after the outage.
-        let mut s = Step { t1: ms(100), r1: 0, r2: 12_000_000 };
+        let mut s = Step {
+            t1: ms(100),
+            r1: 0,
+            r2: 12_000_000,
+        };
         assert_eq!(s.transmit_end(ms(3), 1500), Some(ms(101)));
     }
 
     #[test]
     fn a_link_down_for_ever_never_finishes_a_packet() {
-        let mut s = Step { t1: ms(1), r1: 12_000_000, r2: 0 };
+        let mut s = Step {
+            t1: ms(1),
+            r1: 12_000_000,
+            r2: 0,
+        };
         assert_eq!(s.transmit_end(ms(0), 3000), None);
     }
 
     #[test]
     fn mean_state_weights_each_piece_by_its_duration() {
-        let mut s = Step { t1: ms(25), r1: 40_000_000, r2: 0 };
+        let mut s = Step {
+            t1: ms(25),
+            r1: 40_000_000,
+            r2: 0,
+        };
         let m = s.mean_over(ms(0), ms(100));
         assert!((m.rate_bps - 10_000_000.0).abs() < 1e-6, "{m:?}");
         assert_eq!(m.delay, SimDuration::from_millis(10));
@@ -286,11 +336,28 @@ mod tests {
 
     #[test]
     fn streams_are_keyed_by_link_direction_and_index_not_by_call_order() {
-        let a = Seeds { seed: 9, link: 2, dir: 4 };
-        let b = Seeds { seed: 9, link: 2, dir: 5 };
-        assert_eq!(a.link_stream(1, 7).next_u64(), b.link_stream(1, 7).next_u64());
+        let a = Seeds {
+            seed: 9,
+            link: 2,
+            dir: 4,
+        };
+        let b = Seeds {
+            seed: 9,
+            link: 2,
+            dir: 5,
+        };
+        assert_eq!(
+            a.link_stream(1, 7).next_u64(),
+            b.link_stream(1, 7).next_u64()
+        );
         assert_ne!(a.dir_stream(1, 7).next_u64(), b.dir_stream(1, 7).next_u64());
-        assert_ne!(a.link_stream(1, 7).next_u64(), a.link_stream(1, 8).next_u64());
-        assert_ne!(a.link_stream(1, 7).next_u64(), a.link_stream(2, 7).next_u64());
+        assert_ne!(
+            a.link_stream(1, 7).next_u64(),
+            a.link_stream(1, 8).next_u64()
+        );
+        assert_ne!(
+            a.link_stream(1, 7).next_u64(),
+            a.link_stream(2, 7).next_u64()
+        );
     }
 }

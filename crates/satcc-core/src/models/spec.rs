@@ -11,19 +11,26 @@ use crate::link::LinkState;
 use crate::time::{SimDuration, SimTime};
 
 fn field<'a>(d: &'a Value, key: &str, path: &str) -> Result<&'a Value, String> {
-    d.get(key).filter(|v| !v.is_null()).ok_or_else(|| format!("{path}.{key}: missing"))
+    d.get(key)
+        .filter(|v| !v.is_null())
+        .ok_or_else(|| format!("{path}.{key}: missing"))
 }
 
 fn u64_(d: &Value, key: &str, path: &str) -> Result<u64, String> {
-    field(d, key, path)?.as_u64().ok_or_else(|| format!("{path}.{key}: expected a non-negative integer"))
+    field(d, key, path)?
+        .as_u64()
+        .ok_or_else(|| format!("{path}.{key}: expected a non-negative integer"))
 }
 
 fn f64_(d: &Value, key: &str, path: &str) -> Result<f64, String> {
-    field(d, key, path)?.as_f64().ok_or_else(|| format!("{path}.{key}: expected a number"))
+    field(d, key, path)?
+        .as_f64()
+        .ok_or_else(|| format!("{path}.{key}: expected a number"))
 }
 
 fn u32_(d: &Value, key: &str, path: &str) -> Result<u32, String> {
-    u32::try_from(u64_(d, key, path)?).map_err(|_| format!("{path}.{key}: expected an integer below 2^32"))
+    u32::try_from(u64_(d, key, path)?)
+        .map_err(|_| format!("{path}.{key}: expected an integer below 2^32"))
 }
 
 fn u64_array(d: &Value, key: &str, path: &str) -> Result<Vec<u64>, String> {
@@ -39,7 +46,13 @@ fn ns(d: &Value, key: &str, path: &str) -> Result<SimDuration, String> {
 
 fn pair_u64(d: &Value, key: &str, path: &str) -> Result<(u64, u64), String> {
     let v = field(d, key, path)?;
-    match v.as_array().map(|a| (a.len(), a.first().and_then(Value::as_u64), a.get(1).and_then(Value::as_u64))) {
+    match v.as_array().map(|a| {
+        (
+            a.len(),
+            a.first().and_then(Value::as_u64),
+            a.get(1).and_then(Value::as_u64),
+        )
+    }) {
         Some((2, Some(a), Some(b))) => Ok((a, b)),
         _ => Err(format!("{path}.{key}: expected [integer, integer]")),
     }
@@ -47,14 +60,24 @@ fn pair_u64(d: &Value, key: &str, path: &str) -> Result<(u64, u64), String> {
 
 fn pair_f64(d: &Value, key: &str, path: &str) -> Result<(f64, f64), String> {
     let v = field(d, key, path)?;
-    match v.as_array().map(|a| (a.len(), a.first().and_then(Value::as_f64), a.get(1).and_then(Value::as_f64))) {
+    match v.as_array().map(|a| {
+        (
+            a.len(),
+            a.first().and_then(Value::as_f64),
+            a.get(1).and_then(Value::as_f64),
+        )
+    }) {
         Some((2, Some(a), Some(b))) => Ok((a, b)),
         _ => Err(format!("{path}.{key}: expected [number, number]")),
     }
 }
 
 fn clock(d: &Value, path: &str) -> Result<EpochClock, String> {
-    Ok(EpochClock { period: ns(d, "period_ns", path)?, phase: ns(d, "phase_ns", path)?, start: ns(d, "start_ns", path)? })
+    Ok(EpochClock {
+        period: ns(d, "period_ns", path)?,
+        phase: ns(d, "phase_ns", path)?,
+        start: ns(d, "start_ns", path)?,
+    })
 }
 
 /// The `ModelSpec` a resolved model dictionary describes.
@@ -63,9 +86,12 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
     Ok(match kind {
         "starlink" => {
             let q = u64_array(d, "rtt_quantiles_ns", path)?;
-            let q: [u64; starlink::RTT_QUANTILES] = q
-                .try_into()
-                .map_err(|_| format!("{path}.rtt_quantiles_ns: expected {} integers", starlink::RTT_QUANTILES))?;
+            let q: [u64; starlink::RTT_QUANTILES] = q.try_into().map_err(|_| {
+                format!(
+                    "{path}.rtt_quantiles_ns: expected {} integers",
+                    starlink::RTT_QUANTILES
+                )
+            })?;
             let (d0, d1) = pair_u64(d, "disturbance_ns", path)?;
             ModelSpec::Starlink(starlink::StarlinkConfig {
                 clock: clock(d, path)?,
@@ -87,7 +113,11 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
                     extra: ns(d, "extra_delay_ns", path)?,
                 },
             };
-            ModelSpec::Geo(geo::GeoConfig { rate_bps: u64_(d, "rate_bps", path)?, delay, loss: f64_(d, "loss", path)? })
+            ModelSpec::Geo(geo::GeoConfig {
+                rate_bps: u64_(d, "rate_bps", path)?,
+                delay,
+                loss: f64_(d, "loss", path)?,
+            })
         }
         "lfn" => {
             let police = match d.get("police").filter(|p| !p.is_null()) {
@@ -101,7 +131,11 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
                 }
                 None => None,
             };
-            let state = LinkState { rate_bps: u64_(d, "rate_bps", path)?, delay: ns(d, "delay_ns", path)?, loss: f64_(d, "loss", path)? };
+            let state = LinkState {
+                rate_bps: u64_(d, "rate_bps", path)?,
+                delay: ns(d, "delay_ns", path)?,
+                loss: f64_(d, "loss", path)?,
+            };
             ModelSpec::Lfn(lfn::LfnConfig { state, police })
         }
         "trace" => {
@@ -114,15 +148,29 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
             };
             let mut series = Vec::new();
             if let Some(rows) = d.get("series").filter(|v| !v.is_null()) {
-                let rows = rows.as_array().ok_or_else(|| format!("{path}.series: expected an array of [t_ns, delay_ns, loss]"))?;
+                let rows = rows.as_array().ok_or_else(|| {
+                    format!("{path}.series: expected an array of [t_ns, delay_ns, loss]")
+                })?;
                 for (i, r) in rows.iter().enumerate() {
                     let row = r.as_array().filter(|a| a.len() == 3);
-                    let parsed = row.and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?, a[2].as_f64()?)));
-                    let (t, delay, loss) = parsed.ok_or_else(|| format!("{path}.series[{i}]: expected [t_ns, delay_ns, loss]"))?;
-                    series.push(trace::Row { at: SimTime::from_nanos(t), delay: SimDuration::from_nanos(delay), loss });
+                    let parsed =
+                        row.and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?, a[2].as_f64()?)));
+                    let (t, delay, loss) = parsed.ok_or_else(|| {
+                        format!("{path}.series[{i}]: expected [t_ns, delay_ns, loss]")
+                    })?;
+                    series.push(trace::Row {
+                        at: SimTime::from_nanos(t),
+                        delay: SimDuration::from_nanos(delay),
+                        loss,
+                    });
                 }
             }
-            ModelSpec::Trace(trace::TraceConfig { capacity, series, delay: ns(d, "delay_ns", path)?, loss: f64_(d, "loss", path)? })
+            ModelSpec::Trace(trace::TraceConfig {
+                capacity,
+                series,
+                delay: ns(d, "delay_ns", path)?,
+                loss: f64_(d, "loss", path)?,
+            })
         }
         "constellation" => {
             let terminal = pair_f64(d, "terminal", path)?;
@@ -145,7 +193,9 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
             })
         }
         other => {
-            return Err(format!("{path}.kind: expected starlink, geo, lfn, trace or constellation, found {other:?}"))
+            return Err(format!(
+                "{path}.kind: expected starlink, geo, lfn, trace or constellation, found {other:?}"
+            ))
         }
     })
 }
@@ -166,7 +216,10 @@ mod tests {
     fn a_missing_key_is_named_with_its_path() {
         let mut d = starlink();
         d.as_object_mut().unwrap().remove("loss");
-        assert_eq!(from_json(&d, "links[0].ab.model").unwrap_err(), "links[0].ab.model.loss: missing");
+        assert_eq!(
+            from_json(&d, "links[0].ab.model").unwrap_err(),
+            "links[0].ab.model.loss: missing"
+        );
     }
 
     #[test]
@@ -174,10 +227,15 @@ mod tests {
         // regression: the emulator's old reader dropped it and then failed on the count, or
         // (for trace opportunities) silently ran a shorter trace
         let mut d = starlink();
-        d["rtt_quantiles_ns"] = json!([20_000_000, 40_000_000.5, 50_000_000, 60_000_000, 85_000_000]);
-        assert!(from_json(&d, "m").unwrap_err().contains("m.rtt_quantiles_ns: expected an array of non-negative integers"));
+        d["rtt_quantiles_ns"] =
+            json!([20_000_000, 40_000_000.5, 50_000_000, 60_000_000, 85_000_000]);
+        assert!(from_json(&d, "m")
+            .unwrap_err()
+            .contains("m.rtt_quantiles_ns: expected an array of non-negative integers"));
         let t = json!({"kind": "trace", "opportunities_ms": [0, 1, "2"], "bytes_per_opportunity": 1500, "delay_ns": 0, "loss": 0.0});
-        assert!(from_json(&t, "m").unwrap_err().contains("m.opportunities_ms"));
+        assert!(from_json(&t, "m")
+            .unwrap_err()
+            .contains("m.opportunities_ms"));
     }
 
     #[test]
@@ -186,6 +244,9 @@ mod tests {
                        "per_plane": 22, "phasing": 1, "terminal": [48.0, 11.0], "gateway": [48.5, 11.5],
                        "min_elevation_deg": 25.0, "period_ns": 15_000_000_000u64, "phase_ns": 0, "start_ns": 0,
                        "extra_delay_ns": 0, "rate_bps": 100_000_000, "loss": 0.0});
-        assert_eq!(from_json(&c, "m").unwrap_err(), "m.planes: expected an integer below 2^32");
+        assert_eq!(
+            from_json(&c, "m").unwrap_err(),
+            "m.planes: expected an integer below 2^32"
+        );
     }
 }

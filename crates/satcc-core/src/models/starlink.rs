@@ -107,10 +107,18 @@ impl Starlink {
             return Err("rtt: quantiles must be non-decreasing".into());
         }
         let ranges = [
-            ("capacity", cfg.capacity_bps.0 as f64, cfg.capacity_bps.1 as f64),
+            (
+                "capacity",
+                cfg.capacity_bps.0 as f64,
+                cfg.capacity_bps.1 as f64,
+            ),
             ("loss", cfg.loss.0, cfg.loss.1),
             ("burst_loss", cfg.burst_loss.0, cfg.burst_loss.1),
-            ("disturbance", cfg.disturbance.0.as_nanos() as f64, cfg.disturbance.1.as_nanos() as f64),
+            (
+                "disturbance",
+                cfg.disturbance.0.as_nanos() as f64,
+                cfg.disturbance.1.as_nanos() as f64,
+            ),
         ];
         for (name, lo, hi) in ranges {
             if lo > hi {
@@ -120,7 +128,13 @@ impl Starlink {
         if cfg.capacity_bps.1 == 0 {
             return Err("capacity: must be > 0".into());
         }
-        for p in [cfg.loss.0, cfg.loss.1, cfg.burst_loss.0, cfg.burst_loss.1, cfg.outage_probability] {
+        for p in [
+            cfg.loss.0,
+            cfg.loss.1,
+            cfg.burst_loss.0,
+            cfg.burst_loss.1,
+            cfg.outage_probability,
+        ] {
             if !(0.0..=1.0).contains(&p) {
                 return Err("loss, burst_loss and outage_probability must be in [0, 1]".into());
             }
@@ -128,7 +142,11 @@ impl Starlink {
         if cfg.disturbance.1 >= cfg.clock.period {
             return Err("disturbance: must be shorter than the period".into());
         }
-        Ok(Starlink { cfg, seeds, cached: None })
+        Ok(Starlink {
+            cfg,
+            seeds,
+            cached: None,
+        })
     }
 
     /// Epoch `k`'s parameters: a pure function of (seed, link, direction, k).
@@ -137,11 +155,23 @@ impl Starlink {
         let u = self.seeds.link_stream(DRAW_RTT, k).next_f64();
         let rtt = quantile(&c.rtt_quantiles, u);
         let mut d = self.seeds.link_stream(DRAW_DISTURBANCE, k);
-        let disturbance = SimDuration::from_nanos(d.uniform(c.disturbance.0.as_nanos() as f64, c.disturbance.1.as_nanos() as f64).round() as u64);
+        let disturbance = SimDuration::from_nanos(
+            d.uniform(
+                c.disturbance.0.as_nanos() as f64,
+                c.disturbance.1.as_nanos() as f64,
+            )
+            .round() as u64,
+        );
         let outage = d.chance(c.outage_probability);
         let burst_p = d.uniform(c.burst_loss.0, c.burst_loss.1);
-        let capacity = self.seeds.dir_stream(DRAW_CAPACITY, k).uniform(c.capacity_bps.0 as f64, c.capacity_bps.1 as f64);
-        let loss = self.seeds.dir_stream(DRAW_LOSS, k).uniform(c.loss.0, c.loss.1);
+        let capacity = self
+            .seeds
+            .dir_stream(DRAW_CAPACITY, k)
+            .uniform(c.capacity_bps.0 as f64, c.capacity_bps.1 as f64);
+        let loss = self
+            .seeds
+            .dir_stream(DRAW_LOSS, k)
+            .uniform(c.loss.0, c.loss.1);
         Epoch {
             index: k,
             start_ns: c.clock.epoch_start_ns(k),
@@ -179,9 +209,21 @@ fn state_in(e: &Epoch, t: SimTime) -> LinkState {
     let disturbed = (t.as_nanos() as i128) < e.start_ns + e.disturbance.as_nanos() as i128;
     let delay = e.rtt.div_u64(2);
     match (disturbed, e.burst) {
-        (true, None) => LinkState { rate_bps: 0, delay, loss: e.loss },
-        (true, Some(b)) => LinkState { rate_bps: e.capacity_bps, delay, loss: e.loss.max(b) },
-        (false, _) => LinkState { rate_bps: e.capacity_bps, delay, loss: e.loss },
+        (true, None) => LinkState {
+            rate_bps: 0,
+            delay,
+            loss: e.loss,
+        },
+        (true, Some(b)) => LinkState {
+            rate_bps: e.capacity_bps,
+            delay,
+            loss: e.loss.max(b),
+        },
+        (false, _) => LinkState {
+            rate_bps: e.capacity_bps,
+            delay,
+            loss: e.loss,
+        },
     }
 }
 
@@ -218,7 +260,11 @@ mod tests {
     /// The residential uplink preset of `python/satcc/linkmodels.py` (cited there and above).
     fn residential_uplink(start_s: u64, phase_s: u64) -> StarlinkConfig {
         StarlinkConfig {
-            clock: EpochClock { period: SimDuration::from_secs(15), phase: SimDuration::from_secs(phase_s), start: SimDuration::from_secs(start_s) },
+            clock: EpochClock {
+                period: SimDuration::from_secs(15),
+                phase: SimDuration::from_secs(phase_s),
+                start: SimDuration::from_secs(start_s),
+            },
             rtt_quantiles: [ms(20), ms(40), ms(50), ms(60), ms(85)],
             capacity_bps: (5_000_000, 25_000_000),
             loss: (0.002, 0.005),
@@ -248,7 +294,8 @@ mod tests {
 
     #[test]
     fn epoch_boundaries_land_exactly_at_the_configured_phase() {
-        for (start, phase, first) in [(0, 12, 12), (5, 12, 7), (0, 3, 3), (50, 12, 7), (12, 12, 0)] {
+        for (start, phase, first) in [(0, 12, 12), (5, 12, 7), (0, 3, 3), (50, 12, 7), (12, 12, 0)]
+        {
             let m = model(residential_uplink(start, phase), 1, 0);
             let ch = changes(&m, SimTime::ZERO + SimDuration::from_secs(100));
             for k in 0..6u64 {
@@ -256,12 +303,19 @@ mod tests {
                 if b == SimTime::ZERO {
                     continue; // the run starts on a boundary
                 }
-                assert!(ch.contains(&b), "start {start} phase {phase}: no change at {b}: {ch:?}");
+                assert!(
+                    ch.contains(&b),
+                    "start {start} phase {phase}: no change at {b}: {ch:?}"
+                );
             }
             // Between boundaries, the only change is the end of the boundary's disturbance.
             for c in &ch {
-                let since = (c.as_nanos() as i128 - (first as i128) * 1_000_000_000).rem_euclid(15_000_000_000);
-                assert!(since == 0 || (50_000_000..=150_000_000).contains(&since), "stray change at {c}");
+                let since = (c.as_nanos() as i128 - (first as i128) * 1_000_000_000)
+                    .rem_euclid(15_000_000_000);
+                assert!(
+                    since == 0 || (50_000_000..=150_000_000).contains(&since),
+                    "stray change at {c}"
+                );
             }
         }
     }
@@ -281,7 +335,14 @@ mod tests {
             Some(p) => assert!(at.loss >= p && at.rate_bps == e0.capacity_bps),
         }
         let after = m.state_at(b + e0.disturbance);
-        assert_eq!(after, LinkState { rate_bps: e0.capacity_bps, delay: e0.rtt.div_u64(2), loss: e0.loss });
+        assert_eq!(
+            after,
+            LinkState {
+                rate_bps: e0.capacity_bps,
+                delay: e0.rtt.div_u64(2),
+                loss: e0.loss
+            }
+        );
     }
 
     #[test]
@@ -368,6 +429,9 @@ mod tests {
         let b = SimTime::ZERO + SimDuration::from_secs(12);
         let start = SimTime::from_nanos(b.as_nanos() - 100_000); // 0.1 ms before the boundary
         let end = m.transmit_end(start, 1500).unwrap();
-        assert!(end > b + e.disturbance, "finished at {end} inside the outage");
+        assert!(
+            end > b + e.disturbance,
+            "finished at {end} inside the outage"
+        );
     }
 }

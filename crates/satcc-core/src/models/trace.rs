@@ -53,7 +53,10 @@ pub struct TraceConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Capacity {
     /// Mahimahi timestamps (ms, non-decreasing, last > 0) and bytes per opportunity.
-    Opportunities { stamps_ms: Vec<u64>, bytes: u64 },
+    Opportunities {
+        stamps_ms: Vec<u64>,
+        bytes: u64,
+    },
     Rate(u64),
 }
 
@@ -74,7 +77,12 @@ pub fn parse_mahimahi(text: &str) -> Result<Vec<u64>, String> {
         if s.is_empty() {
             return Err(format!("line {}: invalid empty line", i + 1));
         }
-        let v: u64 = s.parse().map_err(|_| format!("line {}: expected a millisecond timestamp, found {s:?}", i + 1))?;
+        let v: u64 = s.parse().map_err(|_| {
+            format!(
+                "line {}: expected a millisecond timestamp, found {s:?}",
+                i + 1
+            )
+        })?;
         if out.last().is_some_and(|&last| v < last) {
             return Err(format!("line {}: timestamps must be non-decreasing", i + 1));
         }
@@ -87,8 +95,12 @@ pub fn parse_mahimahi(text: &str) -> Result<Vec<u64>, String> {
 fn check_stamps(stamps: &[u64]) -> Result<(), String> {
     match stamps.last() {
         None => Err("a trace needs at least one timestamp".into()),
-        Some(0) => Err("the trace must last for a nonzero amount of time (last timestamp > 0)".into()),
-        Some(_) if stamps.windows(2).any(|w| w[0] > w[1]) => Err("timestamps must be non-decreasing".into()),
+        Some(0) => {
+            Err("the trace must last for a nonzero amount of time (last timestamp > 0)".into())
+        }
+        Some(_) if stamps.windows(2).any(|w| w[0] > w[1]) => {
+            Err("timestamps must be non-decreasing".into())
+        }
         Some(_) => Ok(()),
     }
 }
@@ -119,7 +131,11 @@ impl Trace {
         if cfg.series.iter().any(|r| !(0.0..=1.0).contains(&r.loss)) {
             return Err("delay series: loss must be in [0, 1]".into());
         }
-        Ok(Trace { cfg, next: 0, leftover: None })
+        Ok(Trace {
+            cfg,
+            next: 0,
+            leftover: None,
+        })
     }
 
     fn stamps(&self) -> Option<(&[u64], u64)> {
@@ -154,7 +170,9 @@ impl Trace {
 
     /// Opportunities with times in `(from, to]`.
     pub fn opportunities_in(&self, from: SimTime, to: SimTime) -> u64 {
-        let Some((stamps, _)) = self.stamps() else { return 0 };
+        let Some((stamps, _)) = self.stamps() else {
+            return 0;
+        };
         let a = Self::first_at_or_after(stamps, from + SimDuration::from_nanos(1));
         let b = Self::first_at_or_after(stamps, to + SimDuration::from_nanos(1));
         b - a
@@ -181,8 +199,15 @@ struct SeriesOnly<'a>(&'a Trace);
 
 impl LinkModel for SeriesOnly<'_> {
     fn state_at(&mut self, now: SimTime) -> LinkState {
-        let (delay, loss) = self.0.row_at(now).map_or((self.0.cfg.delay, self.0.cfg.loss), |r| (r.delay, r.loss));
-        LinkState { rate_bps: 0, delay, loss }
+        let (delay, loss) = self
+            .0
+            .row_at(now)
+            .map_or((self.0.cfg.delay, self.0.cfg.loss), |r| (r.delay, r.loss));
+        LinkState {
+            rate_bps: 0,
+            delay,
+            loss,
+        }
     }
     fn next_change(&self, now: SimTime) -> Option<SimTime> {
         self.0.next_row(now)
@@ -209,7 +234,9 @@ impl LinkModel for Trace {
 
     fn next_change(&self, now: SimTime) -> Option<SimTime> {
         let row = self.next_row(now);
-        let ms = self.stamps().map(|_| SimTime::from_nanos((now.as_nanos() / NS_PER_MS + 1) * NS_PER_MS));
+        let ms = self
+            .stamps()
+            .map(|_| SimTime::from_nanos((now.as_nanos() / NS_PER_MS + 1) * NS_PER_MS));
         match (row, ms) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -250,7 +277,8 @@ impl LinkBehaviour for Trace {
         let mut m = integrate_state(&mut SeriesOnly(self), from, to);
         m.rate_bps = match self.stamps() {
             Some((_, bytes)) if to > from => {
-                self.opportunities_in(from, to) as f64 * bytes as f64 * 8.0 / (to - from).as_secs_f64()
+                self.opportunities_in(from, to) as f64 * bytes as f64 * 8.0
+                    / (to - from).as_secs_f64()
             }
             Some(_) => 0.0,
             None => match self.cfg.capacity {
@@ -273,7 +301,10 @@ mod tests {
     fn trace(text: &str) -> Trace {
         let stamps_ms = parse_mahimahi(text).unwrap();
         Trace::new(TraceConfig {
-            capacity: Capacity::Opportunities { stamps_ms, bytes: MAHIMAHI_BYTES },
+            capacity: Capacity::Opportunities {
+                stamps_ms,
+                bytes: MAHIMAHI_BYTES,
+            },
             series: vec![],
             delay: SimDuration::from_millis(20),
             loss: 0.0,
@@ -284,8 +315,12 @@ mod tests {
     #[test]
     fn the_loader_enforces_mahimahis_rules() {
         assert!(parse_mahimahi("1\n2\n3\n").is_ok());
-        assert!(parse_mahimahi("1\n\n3\n").unwrap_err().contains("empty line"));
-        assert!(parse_mahimahi("3\n2\n").unwrap_err().contains("non-decreasing"));
+        assert!(parse_mahimahi("1\n\n3\n")
+            .unwrap_err()
+            .contains("empty line"));
+        assert!(parse_mahimahi("3\n2\n")
+            .unwrap_err()
+            .contains("non-decreasing"));
         assert!(parse_mahimahi("").unwrap_err().contains("at least one"));
         assert!(parse_mahimahi("0\n0\n").unwrap_err().contains("nonzero"));
         assert!(parse_mahimahi("1\nx\n").unwrap_err().contains("line 2"));
@@ -336,7 +371,10 @@ mod tests {
         let mut t = trace("1\n2\n3\n4\n5");
         assert_eq!(t.transmit_end(SimTime::ZERO, 100), Some(ms(1)));
         // Next packet arrives at 2.5 ms: the leftover of 1 ms and the opportunity at 2 are gone.
-        assert_eq!(t.transmit_end(SimTime::from_nanos(2_500_000), 1500), Some(ms(3)));
+        assert_eq!(
+            t.transmit_end(SimTime::from_nanos(2_500_000), 1500),
+            Some(ms(3))
+        );
     }
 
     #[test]
@@ -352,10 +390,24 @@ mod tests {
     #[test]
     fn the_delay_series_steps_at_its_rows() {
         let rows = vec![
-            Row { at: ms(0), delay: SimDuration::from_millis(30), loss: 0.0 },
-            Row { at: ms(100), delay: SimDuration::from_millis(50), loss: 0.01 },
+            Row {
+                at: ms(0),
+                delay: SimDuration::from_millis(30),
+                loss: 0.0,
+            },
+            Row {
+                at: ms(100),
+                delay: SimDuration::from_millis(50),
+                loss: 0.01,
+            },
         ];
-        let mut t = Trace::new(TraceConfig { capacity: Capacity::Rate(10_000_000), series: rows, delay: SimDuration::ZERO, loss: 0.0 }).unwrap();
+        let mut t = Trace::new(TraceConfig {
+            capacity: Capacity::Rate(10_000_000),
+            series: rows,
+            delay: SimDuration::ZERO,
+            loss: 0.0,
+        })
+        .unwrap();
         assert_eq!(t.state_at(ms(99)).delay, SimDuration::from_millis(30));
         assert_eq!(t.state_at(ms(100)).delay, SimDuration::from_millis(50));
         assert_eq!(t.state_at(ms(5000)).loss, 0.01);

@@ -103,7 +103,11 @@ const SKB_STRUCT: u64 = 256;
 /// buffer, the smallest power of two holding headroom, frame and `skb_shared_info`, plus the
 /// `sk_buff` (deviation 1). 2,304 B for a full 1,448-byte segment: `scaling_ratio` 160.
 pub fn rx_truesize(payload: u64, timestamps: bool) -> u64 {
-    let ts = if timestamps { packet::TS_OPTION as u64 } else { 0 };
+    let ts = if timestamps {
+        packet::TS_OPTION as u64
+    } else {
+        0
+    };
     let buffer = (SKB_PAD + FRAME_HEADERS + ts + payload + SKB_SHINFO).next_power_of_two();
     buffer - SKB_SHINFO + SKB_STRUCT + SKB_SHINFO
 }
@@ -255,7 +259,11 @@ impl Receiver {
         if !rcvbuf.autotune {
             rcvbuf.max_bytes = fixed_rcvbuf_bytes(rcvbuf.max_bytes, mss as u64, timestamps);
         }
-        let sk_rcvbuf = if rcvbuf.autotune { RMEM_DEFAULT.min(rcvbuf.max_bytes) } else { rcvbuf.max_bytes };
+        let sk_rcvbuf = if rcvbuf.autotune {
+            RMEM_DEFAULT.min(rcvbuf.max_bytes)
+        } else {
+            rcvbuf.max_bytes
+        };
         Receiver {
             flow,
             peer,
@@ -282,7 +290,11 @@ impl Receiver {
             advmss: mss as u64,
             rcv_mss: MSS_DEFAULT,
             last_seg_size: 0,
-            rcvq_space: RcvqSpace { space: 0, seq: 0, time: SimTime::ZERO },
+            rcvq_space: RcvqSpace {
+                space: 0,
+                seq: 0,
+                time: SimTime::ZERO,
+            },
             rcv_rtt_est: RcvRttEst::default(),
             ack_scheduled: false,
             quick: 0,
@@ -371,7 +383,13 @@ impl Receiver {
         }
         // Answer every SYN (a retransmitted SYN means our SYN-ACK was lost).
         let mut p = Packet::new(self.flow, Kind::SynAck, self.peer);
-        p.wire_bytes = packet::IP_HEADER + packet::TCP_HEADER + if self.timestamps { packet::SYN_OPTIONS } else { 12 };
+        p.wire_bytes = packet::IP_HEADER
+            + packet::TCP_HEADER
+            + if self.timestamps {
+                packet::SYN_OPTIONS
+            } else {
+                12
+            };
         p.tsecr = pkt.tsval;
         p.tsval = self.ts_now(now);
         p.rwnd = self.rcv_wnd.min(MAX_UNSCALED_WINDOW); // SYN windows are never scaled (RFC 7323 §2.2)
@@ -392,7 +410,10 @@ impl Receiver {
         self.rcv_wnd = space;
         self.rcv_wscale = 0;
         if self.rcvbuf.window_scaling {
-            let basis = space.max(self.rcvbuf.max_bytes).max(SYSCTL_RMEM_MAX).min(clamp_max);
+            let basis = space
+                .max(self.rcvbuf.max_bytes)
+                .max(SYSCTL_RMEM_MAX)
+                .min(clamp_max);
             self.rcv_wscale = (basis.ilog2() as i64 - 15).clamp(0, MAX_WSCALE as i64) as u32;
         }
         self.window_clamp = (MAX_UNSCALED_WINDOW << self.rcv_wscale).min(clamp_max);
@@ -421,7 +442,10 @@ impl Receiver {
             self.window_clamp = (2 * self.advmss).max(maxwin.saturating_sub(self.advmss));
         }
         self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
-        self.rcvq_space.space = self.rcv_ssthresh.min(self.rcv_wnd).min(INIT_CWND * self.advmss);
+        self.rcvq_space.space = self
+            .rcv_ssthresh
+            .min(self.rcv_wnd)
+            .min(INIT_CWND * self.advmss);
         // tcp_initialize_rcv_mss
         let hint = self.advmss.min(self.rcv_wnd / 2).min(MSS_DEFAULT);
         self.rcv_mss = hint.max(MIN_MSS);
@@ -574,7 +598,12 @@ impl Receiver {
             self.rcv_mss = len.min(self.advmss);
         } else {
             // A short segment: take it as the MSS when two in a row have this size.
-            let header = packet::TCP_HEADER as u64 + if self.timestamps { packet::TS_OPTION as u64 } else { 0 };
+            let header = packet::TCP_HEADER as u64
+                + if self.timestamps {
+                    packet::TS_OPTION as u64
+                } else {
+                    0
+                };
             if len + header >= MSS_DEFAULT + packet::TCP_HEADER as u64 {
                 self.last_seg_size = len;
                 if len == lss {
@@ -712,7 +741,9 @@ impl Receiver {
         }
         let mut rcvwin = newval << 1;
         // Slow start: allow the sender to double its rate (oldval is never 0 once established).
-        let grow = (rcvwin * newval.saturating_sub(oldval)).checked_div(oldval).unwrap_or(0);
+        let grow = (rcvwin * newval.saturating_sub(oldval))
+            .checked_div(oldval)
+            .unwrap_or(0);
         rcvwin += grow << 1;
         if let Some((_, &e)) = self.ofo.iter().next_back() {
             rcvwin += e - self.rcv_nxt;
@@ -778,7 +809,13 @@ impl Receiver {
     // -- ACK decisions -----------------------------------------------------------------------
 
     /// `__tcp_ack_snd_check`.
-    fn tcp_ack_snd_check(&mut self, now: SimTime, ack_now: bool, ofo_possible: bool, out: &mut Out) {
+    fn tcp_ack_snd_check(
+        &mut self,
+        now: SimTime,
+        ack_now: bool,
+        ofo_possible: bool,
+        out: &mut Out,
+    ) {
         if !self.ack_scheduled {
             return;
         }
@@ -880,7 +917,10 @@ impl Receiver {
     fn insert_ofo(&mut self, now: SimTime, seq: u64, end: u64, out: &mut Out) {
         // tcp_sack_new_ofo_skb: a segment that extends or opens a block beyond the first two
         // flushes a held ACK first, so the older blocks are reported.
-        let block = self.sack_list.iter().position(|&(s, e)| seq <= e && end >= s);
+        let block = self
+            .sack_list
+            .iter()
+            .position(|&(s, e)| seq <= e && end >= s);
         if block.unwrap_or(self.sack_list.len()) >= SACK_BLOCKS_EXPECTED {
             self.tcp_sack_compress_send_ack(now, out);
         }
@@ -1013,7 +1053,11 @@ mod tests {
     }
 
     fn receiver(rwnd: u64, autotune: bool) -> Receiver {
-        let rcvbuf = RcvBuf { max_bytes: rwnd, autotune, window_scaling: true };
+        let rcvbuf = RcvBuf {
+            max_bytes: rwnd,
+            autotune,
+            window_scaling: true,
+        };
         Receiver::new(0, 1, MSS as u32, true, true, true, rcvbuf, None, None)
     }
 
@@ -1086,7 +1130,11 @@ mod tests {
         assert_eq!(r.rcv_ssthresh, 64_088 + 2 * 1448);
         assert_eq!(acks.len(), 1, "the first segment is acknowledged at once");
         assert_eq!(acks[0].rwnd, (64_088 + 2 * 1448u64).div_ceil(128) * 128);
-        assert_eq!(r.rcv_rtt_est.rtt_us >> 3, RTT_MS * 1000, "the receiver's RTT from the echoed TSval");
+        assert_eq!(
+            r.rcv_rtt_est.rtt_us >> 3,
+            RTT_MS * 1000,
+            "the receiver's RTT from the echoed TSval"
+        );
     }
 
     #[test]
@@ -1098,12 +1146,20 @@ mod tests {
         let last = slow_start(&mut r, &flights);
         for k in 2..flights.len() {
             let flight_bytes = flights[k] * MSS;
-            assert!(last[k].rwnd >= 2 * flight_bytes, "flight {k}: window {} < 2 × {flight_bytes}", last[k].rwnd);
+            assert!(
+                last[k].rwnd >= 2 * flight_bytes,
+                "flight {k}: window {} < 2 × {flight_bytes}",
+                last[k].rwnd
+            );
         }
         assert!(r.rcvbuf_bytes() > RMEM_DEFAULT && r.rcvbuf_bytes() <= 6 << 20);
         let mut capped = receiver(1 << 20, true);
         slow_start(&mut capped, &flights);
-        assert_eq!(capped.rcvbuf_bytes(), 1 << 20, "tcp_rmem[2] = rwnd caps the buffer");
+        assert_eq!(
+            capped.rcvbuf_bytes(),
+            1 << 20,
+            "tcp_rmem[2] = rwnd caps the buffer"
+        );
         assert!(capped.rcv_wnd() <= (1 << 20) * 160 / 256 + 128);
     }
 
@@ -1132,7 +1188,10 @@ mod tests {
         assert_eq!(buffer, fixed_rcvbuf_bytes(rwnd, MSS, true));
         assert_eq!(r.window_clamp, rwnd, "the buffer is sized to offer rwnd");
         let win = last.last().unwrap().rwnd;
-        assert!(win <= rwnd + 128 && win + 2 * MSS >= rwnd, "window {win} vs rwnd {rwnd}");
+        assert!(
+            win <= rwnd + 128 && win + 2 * MSS >= rwnd,
+            "window {win} vs rwnd {rwnd}"
+        );
     }
 
     #[test]
@@ -1142,7 +1201,15 @@ mod tests {
         let mut acks = Vec::new();
         // 40 segments: within the 80 kB the receiver offers, as a sender must stay.
         for i in 0..40 {
-            acks.push(segment(&mut r, at_ms(RTT_MS) + SimDuration::from_micros(600 * i), i, synack.tsval).len());
+            acks.push(
+                segment(
+                    &mut r,
+                    at_ms(RTT_MS) + SimDuration::from_micros(600 * i),
+                    i,
+                    synack.tsval,
+                )
+                .len(),
+            );
         }
         // 16 quick ACKs, kept at 16 while rcv_ssthresh grows (`quick |= 1` on the six
         // segments that open the window), then one per two segments.
@@ -1156,7 +1223,12 @@ mod tests {
         let mut r = receiver(RMEM_DEFAULT, true);
         let synack = handshake(&mut r);
         for i in 0..40 {
-            segment(&mut r, at_ms(RTT_MS) + SimDuration::from_micros(100 * i), i, synack.tsval);
+            segment(
+                &mut r,
+                at_ms(RTT_MS) + SimDuration::from_micros(100 * i),
+                i,
+                synack.tsval,
+            );
         }
         assert_eq!(r.quick, 0);
         assert_eq!(r.ato(), ATO_MIN);
@@ -1173,7 +1245,11 @@ mod tests {
         let mut out = Out::default();
         r.on_timer(now + ATO_MIN, &mut out);
         assert_eq!(out.pkts.len(), 1);
-        assert_eq!(r.ato(), ATO_MIN.mul_u64(2), "tcp_delack_timer_handler inflates ato");
+        assert_eq!(
+            r.ato(),
+            ATO_MIN.mul_u64(2),
+            "tcp_delack_timer_handler inflates ato"
+        );
     }
 
     #[test]
@@ -1186,7 +1262,11 @@ mod tests {
             idx += 1;
             now += SimDuration::from_millis(30);
         }
-        assert!(r.ato() > SimDuration::from_millis(55) && r.ato() <= SimDuration::from_millis(60), "{:?}", r.ato());
+        assert!(
+            r.ato() > SimDuration::from_millis(55) && r.ato() <= SimDuration::from_millis(60),
+            "{:?}",
+            r.ato()
+        );
         // Back to back: ato → ato/2 + 20 ms, back to 40 ms.
         for _ in 0..8 {
             segment(&mut r, now, idx, 1);
@@ -1203,7 +1283,12 @@ mod tests {
         let synack = handshake(&mut r);
         let rtt = SimDuration::from_millis(30);
         for i in 0..40 {
-            segment(&mut r, SimTime::ZERO + rtt + SimDuration::from_micros(100 * i), i, synack.tsval);
+            segment(
+                &mut r,
+                SimTime::ZERO + rtt + SimDuration::from_micros(100 * i),
+                i,
+                synack.tsval,
+            );
         }
         let mut now = SimTime::ZERO + rtt.mul_u64(2);
         for i in 40..50 {
@@ -1226,15 +1311,29 @@ mod tests {
         let start = at_ms(2 * RTT_MS);
         let mut sent = Vec::new();
         for i in 1..=10u64 {
-            sent.push(segment(&mut r, start + SimDuration::from_micros(100 * i), idx + i, 1).len());
+            sent.push(
+                segment(
+                    &mut r,
+                    start + SimDuration::from_micros(100 * i),
+                    idx + i,
+                    1,
+                )
+                .len(),
+            );
         }
         assert_eq!(sent[..3], [1, 1, 1], "{sent:?}");
         assert!(sent[3..10].iter().all(|&n| n == 0), "{sent:?}");
-        assert_eq!(r.comp_timer.deadline(), Some(start + SimDuration::from_micros(400) + COMP_SACK_DELAY));
+        assert_eq!(
+            r.comp_timer.deadline(),
+            Some(start + SimDuration::from_micros(400) + COMP_SACK_DELAY)
+        );
         let mut out = Out::default();
         r.on_timer_event(start + SimDuration::from_micros(1400), &mut out);
         assert_eq!(out.pkts.len(), 1, "one ACK for the held ones");
-        assert_eq!(out.pkts[0].sack_blocks()[0], ((idx + 1) * MSS, (idx + 11) * MSS));
+        assert_eq!(
+            out.pkts[0].sack_blocks()[0],
+            ((idx + 1) * MSS, (idx + 11) * MSS)
+        );
     }
 
     #[test]

@@ -72,7 +72,10 @@ const SYN_RETRIES: u32 = 6;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Conn {
     Idle,
-    SynSent { retries: u32, sent_at: SimTime },
+    SynSent {
+        retries: u32,
+        sent_at: SimTime,
+    },
     Established,
     /// All data acknowledged (limited transfers) or the handshake failed.
     Closed,
@@ -242,7 +245,10 @@ impl Sender {
             pace_timer: Timer::default(),
             tlp_high_seq: 0,
             tlp_retrans: false,
-            rack: Rack { reo_wnd_steps: 1, ..Rack::default() },
+            rack: Rack {
+                reo_wnd_steps: 1,
+                ..Rack::default()
+            },
             first_tx_mstamp: SimTime::ZERO,
             cwnd_usage_seq: 0,
             cwr_pending: false,
@@ -295,14 +301,23 @@ impl Sender {
 
     /// Open the connection: send the SYN.
     pub fn connect(&mut self, now: SimTime, out: &mut Out) {
-        self.conn = Conn::SynSent { retries: 0, sent_at: now };
+        self.conn = Conn::SynSent {
+            retries: 0,
+            sent_at: now,
+        };
         self.send_syn(now, out);
         self.arm(TimerKind::Rto, now + RTO_INIT, out);
     }
 
     fn send_syn(&mut self, now: SimTime, out: &mut Out) {
         let mut p = Packet::new(self.flow, Kind::Syn, self.peer);
-        p.wire_bytes = packet::IP_HEADER + packet::TCP_HEADER + if self.timestamps { packet::SYN_OPTIONS * 2 } else { 12 };
+        p.wire_bytes = packet::IP_HEADER
+            + packet::TCP_HEADER
+            + if self.timestamps {
+                packet::SYN_OPTIONS * 2
+            } else {
+                12
+            };
         p.tsval = self.ts_now(now);
         p.ece = self.ecn_wanted; // ECN-setup SYN (ECE + CWR)
         p.cwr = self.ecn_wanted;
@@ -310,7 +325,9 @@ impl Sender {
     }
 
     fn on_synack(&mut self, now: SimTime, pkt: &Packet, out: &mut Out) {
-        let Conn::SynSent { retries, sent_at } = self.conn else { return };
+        let Conn::SynSent { retries, sent_at } = self.conn else {
+            return;
+        };
         self.conn = Conn::Established;
         self.rto_timer.clear();
         // Karn: the handshake RTT counts only if the SYN was not retransmitted; else TSecr.
@@ -407,7 +424,11 @@ impl Sender {
         if !self.pacing_enabled() || self.tcp.pacing_rate_bps == 0 {
             return;
         }
-        let rate = self.tcp.pacing_rate_bps.min(self.tcp.max_pacing_rate_bps).max(1);
+        let rate = self
+            .tcp
+            .pacing_rate_bps
+            .min(self.tcp.max_pacing_rate_bps)
+            .max(1);
         let len_ns = wire_bytes as u128 * 1_000_000_000 / rate as u128;
         self.tcp.wstamp = self.tcp.wstamp.max(now) + SimDuration::from_nanos(len_ns as u64);
     }
@@ -418,7 +439,13 @@ impl Sender {
             self.first_tx_mstamp = now;
             self.tcp.delivered_mstamp = now;
         }
-        (self.first_tx_mstamp, self.tcp.delivered_mstamp, self.tcp.delivered, self.tcp.delivered_ce, self.tcp.app_limited != 0)
+        (
+            self.first_tx_mstamp,
+            self.tcp.delivered_mstamp,
+            self.tcp.delivered,
+            self.tcp.delivered_ce,
+            self.tcp.app_limited != 0,
+        )
     }
 
     fn build_data(&mut self, now: SimTime, idx: u64, retrans: bool) -> Packet {
@@ -430,7 +457,12 @@ impl Sender {
         let mut p = Packet::new(self.flow, Kind::Data, self.peer);
         p.seq = seq;
         p.len = (end - seq) as u32;
-        p.wire_bytes += p.len + if self.timestamps { packet::TS_OPTION } else { 0 };
+        p.wire_bytes += p.len
+            + if self.timestamps {
+                packet::TS_OPTION
+            } else {
+                0
+            };
         p.tsval = self.ts_now(now);
         p.tsecr = if self.timestamps { self.ts_recent } else { 0 };
         p.retrans = retrans;
@@ -559,7 +591,10 @@ impl Sender {
             if end > self.tcp.snd_una + self.snd_wnd {
                 break; // receive-window limited
             }
-            if self.sndbuf.is_some_and(|b| end > self.tcp.snd_una.saturating_add(b)) {
+            if self
+                .sndbuf
+                .is_some_and(|b| end > self.tcp.snd_una.saturating_add(b))
+            {
                 break; // send-buffer limited (`sk_stream_memory_free`)
             }
             if self.paced_out(now, out) {
@@ -589,7 +624,10 @@ impl Sender {
     /// `tcp_cwnd_validate`: remember whether the last window was fully used.
     fn cwnd_validate(&mut self, now: SimTime, is_cwnd_limited: bool) {
         let t = &mut self.tcp;
-        if t.snd_una >= self.cwnd_usage_seq || is_cwnd_limited || (!t.is_cwnd_limited && t.packets_out > t.max_packets_out) {
+        if t.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!t.is_cwnd_limited && t.packets_out > t.max_packets_out)
+        {
             t.is_cwnd_limited = is_cwnd_limited;
             t.max_packets_out = t.packets_out;
             self.cwnd_usage_seq = t.snd_nxt;
@@ -600,7 +638,10 @@ impl Sender {
     }
 
     fn rto_backed_off(&self) -> SimDuration {
-        self.rtt.rto().mul_u64(1u64 << self.backoff.min(16)).min(RTO_MAX)
+        self.rtt
+            .rto()
+            .mul_u64(1u64 << self.backoff.min(16))
+            .min(RTO_MAX)
     }
 
     /// `tcp_rearm_rto`.
@@ -686,7 +727,10 @@ impl Sender {
                     self.conn = Conn::Closed;
                     return;
                 }
-                self.conn = Conn::SynSent { retries: retries + 1, sent_at: now };
+                self.conn = Conn::SynSent {
+                    retries: retries + 1,
+                    sent_at: now,
+                };
                 self.send_syn(now, out);
                 let at = now + RTO_INIT.mul_u64(1 << (retries + 1));
                 self.arm(TimerKind::Rto, at, out);
@@ -702,7 +746,7 @@ impl Sender {
         self.tlp_high_seq = 0;
         self.enter_loss(now);
         self.retransmits += 1; // tcp_update_rto_stats
-        // Retransmit the head (`tcp_retransmit_skb(sk, tcp_rtx_queue_head(sk), 1)`).
+                               // Retransmit the head (`tcp_retransmit_skb(sk, tcp_rtx_queue_head(sk), 1)`).
         let head = self.sb.head;
         if !self.sb.get(head).sacked {
             self.retransmit(now, head, out);
@@ -769,7 +813,8 @@ impl Sender {
             self.rearm_rto(now, out);
             return;
         }
-        let can_send_new = !self.all_sent() && self.tcp.snd_nxt + self.mss as u64 <= self.tcp.snd_una + self.snd_wnd;
+        let can_send_new = !self.all_sent()
+            && self.tcp.snd_nxt + self.mss as u64 <= self.tcp.snd_una + self.snd_wnd;
         if can_send_new {
             self.send_new(now, out); // a probe may exceed cwnd (`push_one == 2`)
             self.tlp_retrans = false;
@@ -828,7 +873,10 @@ impl Sender {
         let prior_in_flight = self.tcp.in_flight();
         let prior_delivered = self.tcp.delivered;
         let prior_lost = self.tcp.lost;
-        let mut flag = Flags { win_update: pkt.rwnd != self.snd_wnd, ..Flags::default() };
+        let mut flag = Flags {
+            win_update: pkt.rwnd != self.snd_wnd,
+            ..Flags::default()
+        };
         self.snd_wnd = pkt.rwnd;
         self.max_window = self.max_window.max(pkt.rwnd);
         flag.ece = self.tcp.ecn_ok && pkt.ece;
@@ -861,7 +909,8 @@ impl Sender {
                     // the new snd_una only within the episode (`tcp_is_sackblock_valid`).
                     let valid = s >= ack || self.undo.marker.is_some_and(|m| e > m);
                     if valid && e > prior_snd_una {
-                        if let Some(r) = self.dsack_tag(s.max(prior_snd_una) / mss, e.div_ceil(mss)) {
+                        if let Some(r) = self.dsack_tag(s.max(prior_snd_una) / mss, e.div_ceil(mss))
+                        {
                             reord = reord.min(r);
                         }
                     }
@@ -919,7 +968,11 @@ impl Sender {
         if ack > prior_snd_una {
             flag.data_acked = true;
             let mss = self.mss as u64;
-            let new_head = if self.size.is_some_and(|s| ack >= s) { self.sb.tail() } else { ack / mss };
+            let new_head = if self.size.is_some_and(|s| ack >= s) {
+                self.sb.tail()
+            } else {
+                ack / mss
+            };
             let tcp = &mut self.tcp;
             let rack = &mut self.rack;
             let first_tx_mstamp = &mut self.first_tx_mstamp;
@@ -958,7 +1011,8 @@ impl Sender {
                     // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
                     // last retransmission was for an earlier copy; it does not advance RACK.
                     let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
-                    let spurious = seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
+                    let spurious =
+                        seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
                     if !spurious {
                         rack_advance(rack, idx, &seg, now, min_rtt);
                     }
@@ -1011,7 +1065,11 @@ impl Sender {
         self.cc.on_ack_event(
             now,
             &mut self.tcp,
-            AckEventFlags { slow_path: !flag.data_acked || flag.data_sacked, window_update: flag.win_update, ece: flag.ece },
+            AckEventFlags {
+                slow_path: !flag.data_acked || flag.data_sacked,
+                window_update: flag.win_update,
+                ece: flag.ece,
+            },
         );
         let mut sample = AckSample {
             ack_seq: ack,
@@ -1048,7 +1106,11 @@ impl Sender {
             self.set_xmit_timer(now, out);
         }
         let not_dup = flag.data_acked || flag.win_update;
-        let dubious = !not_dup || flag.data_sacked || flag.ece || flag.dsack || self.tcp.ca_state != CaState::Open;
+        let dubious = !not_dup
+            || flag.data_sacked
+            || flag.ece
+            || flag.dsack
+            || self.tcp.ca_state != CaState::Open;
         let mut rexmit = Rexmit::None;
         if dubious {
             let num_dupack = u32::from(!flag.data_acked && !not_dup && !flag.dsack);
@@ -1095,12 +1157,27 @@ impl Sender {
         let segs = &self.sb.segs;
         let t = &self.tcp;
         assert_eq!(t.packets_out as usize, segs.len(), "packets_out");
-        assert_eq!(t.lost_out as usize, segs.iter().filter(|s| s.lost).count(), "lost_out");
-        assert_eq!(t.retrans_out as usize, segs.iter().filter(|s| s.retrans).count(), "retrans_out");
+        assert_eq!(
+            t.lost_out as usize,
+            segs.iter().filter(|s| s.lost).count(),
+            "lost_out"
+        );
+        assert_eq!(
+            t.retrans_out as usize,
+            segs.iter().filter(|s| s.retrans).count(),
+            "retrans_out"
+        );
         if self.sack {
-            assert_eq!(t.sacked_out as usize, segs.iter().filter(|s| s.sacked).count(), "sacked_out");
+            assert_eq!(
+                t.sacked_out as usize,
+                segs.iter().filter(|s| s.sacked).count(),
+                "sacked_out"
+            );
         }
-        assert!(t.sacked_out + t.lost_out <= t.packets_out, "left_out > packets_out");
+        assert!(
+            t.sacked_out + t.lost_out <= t.packets_out,
+            "left_out > packets_out"
+        );
     }
 
     /// `tcp_xmit_recovery`: after cwnd was updated, F-RTO's new data or retransmissions.
@@ -1147,12 +1224,17 @@ impl Sender {
     /// `tcp_update_pacing_rate`: 200 % of cwnd/srtt in slow start, 120 % after.
     fn update_pacing_rate(&mut self) {
         let t = &mut self.tcp;
-        let ratio = if t.cwnd < t.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        let ratio = if t.cwnd < t.ssthresh / 2 {
+            PACING_SS_RATIO
+        } else {
+            PACING_CA_RATIO
+        };
         let srtt = self.rtt.srtt_us();
         if srtt == 0 {
             return;
         }
-        let bytes = t.mss as u128 * t.cwnd.max(t.packets_out) as u128 * ratio as u128 * 1_000_000 / 100;
+        let bytes =
+            t.mss as u128 * t.cwnd.max(t.packets_out) as u128 * ratio as u128 * 1_000_000 / 100;
         t.pacing_rate_bps = ((bytes / srtt as u128) as u64).min(t.max_pacing_rate_bps);
     }
 
@@ -1166,11 +1248,14 @@ impl Sender {
         self.prr_delivered += newly_acked_sacked;
         let mut sndcnt: i64 = if delta < 0 {
             // PRR proper: send in proportion to what was delivered (RFC 6937 §3).
-            let dividend = self.tcp.ssthresh as u64 * self.prr_delivered as u64 + self.tcp.prior_cwnd as u64 - 1;
+            let dividend = self.tcp.ssthresh as u64 * self.prr_delivered as u64
+                + self.tcp.prior_cwnd as u64
+                - 1;
             (dividend / self.tcp.prior_cwnd as u64) as i64 - self.prr_out as i64
         } else {
             // PRR-SSRB: slow start back up to ssthresh.
-            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            let mut s =
+                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
             if snd_una_advanced && newly_lost == 0 {
                 s += 1;
             }
@@ -1202,7 +1287,9 @@ impl Sender {
             return;
         }
         // Reset cwnd to ssthresh in CWR or Recovery (unless it's undone).
-        if self.tcp.ssthresh < INFINITE_SSTHRESH && (self.tcp.ca_state == CaState::Cwr || self.undo.marker.is_some()) {
+        if self.tcp.ssthresh < INFINITE_SSTHRESH
+            && (self.tcp.ca_state == CaState::Cwr || self.undo.marker.is_some())
+        {
             self.tcp.cwnd = self.tcp.ssthresh;
             self.tcp.cwnd_stamp = now;
         }
@@ -1237,7 +1324,11 @@ impl Sender {
     /// `tcp_try_keep_open`.
     fn try_keep_open(&mut self, now: SimTime) {
         let t = &self.tcp;
-        let s = if t.sacked_out + t.lost_out > 0 || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
+        let s = if t.sacked_out + t.lost_out > 0 || self.any_retrans_done() {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
         if self.tcp.ca_state != s {
             self.set_state(now, s);
             self.high_seq = self.tcp.snd_nxt;
@@ -1376,7 +1467,13 @@ impl Sender {
     }
 
     /// `tcp_identify_packet_loss`.
-    fn identify_packet_loss(&mut self, now: SimTime, snd_una_advanced: bool, flag: &mut Flags, out: &mut Out) {
+    fn identify_packet_loss(
+        &mut self,
+        now: SimTime,
+        snd_una_advanced: bool,
+        flag: &mut Flags,
+        out: &mut Out,
+    ) {
         if self.sb.is_empty() {
             return;
         }
@@ -1397,7 +1494,9 @@ impl Sender {
     /// `tcp_rack_detect_loss`: a segment is lost if one sent after it was delivered and
     /// it is older than the latest RTT plus the reordering window (RFC 8985 §6.2).
     fn rack_detect_loss(&mut self, now: SimTime, out: &mut Out) {
-        let Some(rack_xmit) = self.rack.xmit else { return };
+        let Some(rack_xmit) = self.rack.xmit else {
+            return;
+        };
         let reo_wnd = self.rack_reo_wnd();
         let mut timeout: Option<u64> = None;
         while let Some(&(idx, xmit)) = self.sb.tsorted.front() {
@@ -1423,7 +1522,8 @@ impl Sender {
             } else {
                 // The newest segment sent before the reference waits longest: Linux arms
                 // the timer for that one; equivalently for the reference's send time.
-                let wait = (self.rack.rtt_us + reo_wnd).saturating_sub(now.saturating_since(rack_xmit).as_micros());
+                let wait = (self.rack.rtt_us + reo_wnd)
+                    .saturating_sub(now.saturating_since(rack_xmit).as_micros());
                 timeout = Some(wait.max(1));
                 break;
             }
@@ -1460,7 +1560,9 @@ impl Sender {
     /// on a partial ACK in Recovery (RFC 6582).
     fn newreno_mark_lost(&mut self, snd_una_advanced: bool) {
         let st = self.tcp.ca_state;
-        if (st < CaState::Recovery && self.tcp.sacked_out >= self.reordering) || (st == CaState::Recovery && snd_una_advanced) {
+        if (st < CaState::Recovery && self.tcp.sacked_out >= self.reordering)
+            || (st == CaState::Recovery && snd_una_advanced)
+        {
             let head = self.sb.head;
             if !self.sb.get(head).lost {
                 self.mark_lost(head);
@@ -1552,8 +1654,16 @@ struct RateSample {
 }
 
 /// `tcp_rate_skb_delivered`: sample from the most recently sent segment this ACK delivered.
-fn rate_skb_delivered(rs: &mut RateSample, first_tx_mstamp: &mut SimTime, idx: u64, seg: &mut Seg, sacked: bool) {
-    let Some(dmst) = seg.delivered_mstamp else { return };
+fn rate_skb_delivered(
+    rs: &mut RateSample,
+    first_tx_mstamp: &mut SimTime,
+    idx: u64,
+    seg: &mut Seg,
+    sacked: bool,
+) {
+    let Some(dmst) = seg.delivered_mstamp else {
+        return;
+    };
     let newer = match rs.last_xmit {
         None => true,
         Some((t, i)) => seg.xmit > t || (seg.xmit == t && idx > i),
@@ -1628,7 +1738,9 @@ mod tests {
         let mut pending: Vec<(TimerKind, SimTime)> = out.timers.clone();
         for _ in 0..200 {
             pending.sort_by_key(|&(_, at)| std::cmp::Reverse(at));
-            let Some((kind, at)) = pending.pop() else { break };
+            let Some((kind, at)) = pending.pop() else {
+                break;
+            };
             out.clear();
             s.on_timer(at, kind, &mut out);
             pending.extend(out.timers.iter().copied());
@@ -1641,7 +1753,10 @@ mod tests {
             }
         }
         assert_eq!(fired.len(), 5, "RTOs fired: {fired:?}");
-        let gaps: Vec<u64> = fired.windows(2).map(|w| (w[1] - w[0]).as_millis()).collect();
+        let gaps: Vec<u64> = fired
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_millis())
+            .collect();
         for w in gaps.windows(2) {
             assert_eq!(w[1], 2 * w[0], "backoff must double: {gaps:?}");
         }

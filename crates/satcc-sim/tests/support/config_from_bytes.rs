@@ -3,9 +3,9 @@
 //! test (`tests/hostile_config.rs`) and the cargo-fuzz target (`fuzz/fuzz_targets/config.rs`).
 //! Durations stay short and bins coarse, so a run that the simulator accepts also finishes.
 
-use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_cc::params::ParamValue;
 use satcc_cc::Params;
+use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::SimDuration;
 use satcc_sim::{DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
 
@@ -62,22 +62,41 @@ impl Bytes<'_> {
                 1 => QueueConfig::Bytes(self.pick(3_000_000, u64::MAX)),
                 _ => QueueConfig::Bdp(self.f64() * 4.0),
             },
-            ecn_threshold_pkts: if self.bool() { Some(self.pick(100, u64::MAX)) } else { None },
-            drop_packets: (0..self.byte() % 3).map(|_| self.pick(100, u64::MAX)).collect(),
+            ecn_threshold_pkts: if self.bool() {
+                Some(self.pick(100, u64::MAX))
+            } else {
+                None
+            },
+            drop_packets: (0..self.byte() % 3)
+                .map(|_| self.pick(100, u64::MAX))
+                .collect(),
             jitter: SimDuration::from_nanos(self.pick(10_000_000, u64::MAX)),
             model: None,
         }
     }
 }
 
-const CCAS: &[&str] = &["reno", "cubic", "bbr", "bbr3", "hybla", "vegas", "dctcp", "newreno", "nope", ""];
+const CCAS: &[&str] = &[
+    "reno", "cubic", "bbr", "bbr3", "hybla", "vegas", "dctcp", "newreno", "nope", "",
+];
 
 pub fn config(data: &[u8]) -> SimConfig {
     let mut b = Bytes(data);
     let nodes = 1 + (b.byte() % 4) as usize;
-    let wild = |b: &mut Bytes, n: usize| if b.byte() % 8 == 0 { b.pick(10, usize::MAX as u64) as usize } else { (b.byte() as usize) % n };
+    let wild = |b: &mut Bytes, n: usize| {
+        if b.byte() % 8 == 0 {
+            b.pick(10, usize::MAX as u64) as usize
+        } else {
+            (b.byte() as usize) % n
+        }
+    };
     let links = (0..b.byte() % 4)
-        .map(|_| LinkConfig { a: wild(&mut b, nodes), b: wild(&mut b, nodes), ab: b.dir(), ba: b.dir() })
+        .map(|_| LinkConfig {
+            a: wild(&mut b, nodes),
+            b: wild(&mut b, nodes),
+            ab: b.dir(),
+            ba: b.dir(),
+        })
         .collect();
     let flows = (0..b.byte() % 4)
         .map(|i| {
@@ -86,13 +105,21 @@ pub fn config(data: &[u8]) -> SimConfig {
                 params.insert("beta", ParamValue::Num(b.f64()));
             }
             FlowConfig {
-                id: if b.byte() % 8 == 0 { b.u64() as u32 } else { i as u32 },
+                id: if b.byte() % 8 == 0 {
+                    b.u64() as u32
+                } else {
+                    i as u32
+                },
                 src: wild(&mut b, nodes),
                 dst: wild(&mut b, nodes),
                 cca: CCAS[(b.byte() as usize) % CCAS.len()].to_string(),
                 params,
                 start: SimDuration::from_nanos(b.pick(1_000_000_000, u64::MAX)),
-                size_bytes: if b.bool() { Some(b.pick(1_000_000, u64::MAX)) } else { None },
+                size_bytes: if b.bool() {
+                    Some(b.pick(1_000_000, u64::MAX))
+                } else {
+                    None
+                },
                 mss: b.pick(2_000, u32::MAX as u64) as u32,
                 sack: b.bool(),
                 timestamps: b.bool(),
@@ -100,12 +127,20 @@ pub fn config(data: &[u8]) -> SimConfig {
                 rwnd_bytes: b.pick(10_000_000, u64::MAX),
                 ecn: b.bool(),
                 initial_cwnd: b.pick(20, u32::MAX as u64) as u32,
-                pacing: [PacingMode::Auto, PacingMode::On, PacingMode::Off][(b.byte() % 3) as usize],
+                pacing: [PacingMode::Auto, PacingMode::On, PacingMode::Off]
+                    [(b.byte() % 3) as usize],
                 delayed_ack: b.bool(),
                 min_rto: SimDuration::from_nanos(b.pick(1_000_000_000, u64::MAX)),
-                sndbuf_bytes: if b.bool() { Some(b.pick(1_000_000, u64::MAX)) } else { None },
+                sndbuf_bytes: if b.bool() {
+                    Some(b.pick(1_000_000, u64::MAX))
+                } else {
+                    None
+                },
                 proto: if b.byte() % 4 == 0 {
-                    Proto::Udp { rate_bps: b.pick(10_000_000, u64::MAX), payload_bytes: b.pick(2_000, u32::MAX as u64) as u32 }
+                    Proto::Udp {
+                        rate_bps: b.pick(10_000_000, u64::MAX),
+                        payload_bytes: b.pick(2_000, u32::MAX as u64) as u32,
+                    }
                 } else {
                     Proto::Tcp
                 },
@@ -129,7 +164,10 @@ pub fn config(data: &[u8]) -> SimConfig {
             1 => Some(HostNoise::kernel()),
             _ => {
                 let t = Turnaround::uniform(SimDuration::from_nanos(b.pick(1_000_000, u64::MAX)));
-                Some(HostNoise { sender: t.clone(), receiver: t })
+                Some(HostNoise {
+                    sender: t.clone(),
+                    receiver: t,
+                })
             }
         },
     }

@@ -52,7 +52,13 @@ pub(crate) struct AckAggregation {
 
 impl AckAggregation {
     pub(crate) fn new(now: SimTime) -> Self {
-        AckAggregation { epoch_start: now, epoch_acked: 0, extra_acked: [0; 2], win_idx: 0, win_rtts: 0 }
+        AckAggregation {
+            epoch_start: now,
+            epoch_acked: 0,
+            extra_acked: [0; 2],
+            win_idx: 0,
+            win_rtts: 0,
+        }
     }
 
     /// Idle restart: a new epoch from now (`bbr_cwnd_event`).
@@ -68,14 +74,23 @@ impl AckAggregation {
 
     /// `bbr_ack_aggregation_cwnd`'s allowance: extra_acked × gain, at most 100 ms of `bw`.
     pub(crate) fn allowance(&self, bw: u32) -> u32 {
-        let max_aggr = (u64::from(bw) * EXTRA_ACKED_MAX_US / BW_UNIT).min(u64::from(u32::MAX)) as u32;
-        let aggr = ((u64::from(EXTRA_ACKED_GAIN) * u64::from(self.extra_acked())) >> BBR_SCALE) as u32;
+        let max_aggr =
+            (u64::from(bw) * EXTRA_ACKED_MAX_US / BW_UNIT).min(u64::from(u32::MAX)) as u32;
+        let aggr =
+            ((u64::from(EXTRA_ACKED_GAIN) * u64::from(self.extra_acked())) >> BBR_SCALE) as u32;
         aggr.min(max_aggr)
     }
 
     /// `bbr_update_ack_aggregation`: packets acked beyond `bw` × epoch length, kept as the
     /// max per half-window of `win_thresh` rounds (BBRv1: 5; BBRv3: 1 until the pipe is full).
-    pub(crate) fn update(&mut self, tcp: &TcpState, rs: &AckSample, bw: u32, round_start: bool, win_thresh: u32) {
+    pub(crate) fn update(
+        &mut self,
+        tcp: &TcpState,
+        rs: &AckSample,
+        bw: u32,
+        round_start: bool,
+        win_thresh: u32,
+    ) {
         if rs.acked_sacked == 0 || rs.delivered.is_none() || rs.interval_us == 0 {
             return;
         }
@@ -88,7 +103,10 @@ impl AckAggregation {
             }
         }
         // Packets expected over the epoch at the estimated bw.
-        let epoch_us = tcp.delivered_mstamp.saturating_since(self.epoch_start).as_micros();
+        let epoch_us = tcp
+            .delivered_mstamp
+            .saturating_since(self.epoch_start)
+            .as_micros();
         let mut expected = rate::packets_in(bw, epoch_us).min(u64::from(u32::MAX)) as u32;
         // A slow ACK rate, or a very old epoch, starts a new epoch.
         if self.epoch_acked <= expected
@@ -98,8 +116,13 @@ impl AckAggregation {
             self.epoch_start = tcp.delivered_mstamp;
             expected = 0;
         }
-        self.epoch_acked = self.epoch_acked.saturating_add(rs.acked_sacked).min(ACK_EPOCH_ACKED_MAX);
-        let extra = (self.epoch_acked - expected).min(tcp.cwnd).min(EXTRA_ACKED_MAX);
+        self.epoch_acked = self
+            .epoch_acked
+            .saturating_add(rs.acked_sacked)
+            .min(ACK_EPOCH_ACKED_MAX);
+        let extra = (self.epoch_acked - expected)
+            .min(tcp.cwnd)
+            .min(EXTRA_ACKED_MAX);
         if extra > self.extra_acked[self.win_idx] {
             self.extra_acked[self.win_idx] = extra;
         }
@@ -120,7 +143,11 @@ impl Bbr {
         match self.cfg.tso {
             TsoGoal::One => 1,
             TsoGoal::Kernel => {
-                let min_segs = if tcp.pacing_rate_bps < MIN_TSO_RATE_BYTES_PER_SEC { 1 } else { 2 }; // bbr_min_tso_segs
+                let min_segs = if tcp.pacing_rate_bps < MIN_TSO_RATE_BYTES_PER_SEC {
+                    1
+                } else {
+                    2
+                }; // bbr_min_tso_segs
                 let bytes = (tcp.pacing_rate_bps >> PACING_SHIFT).min(TSO_MAX_BYTES);
                 let segs = ((bytes / u64::from(tcp.mss.max(1))) as u32).max(min_segs);
                 segs.min(TSO_SEGS_MAX)
@@ -144,20 +171,28 @@ impl Bbr {
     }
 
     /// `bbr_packets_in_net_at_edt`: inflight expected when the next paced segment leaves.
-    pub(super) fn packets_in_net_at_edt(&self, now: SimTime, tcp: &TcpState, inflight_now: u32) -> u32 {
+    pub(super) fn packets_in_net_at_edt(
+        &self,
+        now: SimTime,
+        tcp: &TcpState,
+        inflight_now: u32,
+    ) -> u32 {
         let interval_us = tcp.wstamp.max(now).saturating_since(now).as_micros();
         let interval_delivered = rate::packets_in(self.bw(), interval_us);
         let mut inflight_at_edt = u64::from(inflight_now);
         if self.pacing_gain > BBR_UNIT {
             inflight_at_edt += u64::from(self.tso_segs_goal(tcp)); // the EDT segment itself
         }
-        inflight_at_edt.saturating_sub(interval_delivered).min(u64::from(u32::MAX)) as u32
+        inflight_at_edt
+            .saturating_sub(interval_delivered)
+            .min(u64::from(u32::MAX)) as u32
     }
 
     /// `bbr_update_ack_aggregation`.
     pub(super) fn update_ack_aggregation(&mut self, tcp: &TcpState, rs: &AckSample) {
         let (bw, round_start) = (self.bw(), self.round.start);
-        self.agg.update(tcp, rs, bw, round_start, EXTRA_ACKED_WIN_RTTS);
+        self.agg
+            .update(tcp, rs, bw, round_start, EXTRA_ACKED_WIN_RTTS);
     }
 
     /// `bbr_ack_aggregation_cwnd`: extra cwnd for aggregation, once the pipe was full.
@@ -195,7 +230,15 @@ impl Bbr {
     }
 
     /// `bbr_set_cwnd`: …then slow-start toward the target, or snap down to it.
-    pub(super) fn set_cwnd(&mut self, _now: SimTime, tcp: &mut TcpState, rs: &AckSample, acked: u32, bw: u32, gain: u32) {
+    pub(super) fn set_cwnd(
+        &mut self,
+        _now: SimTime,
+        tcp: &mut TcpState,
+        rs: &AckSample,
+        acked: u32,
+        bw: u32,
+        gain: u32,
+    ) {
         let mut cwnd = tcp.cwnd;
         if acked > 0 {
             let (conserving, c) = self.recover_or_restore(tcp, rs, acked);

@@ -74,7 +74,12 @@ mod tests {
 
     /// The exact windowed max of `samples` (t, v) at time `now` over `win`.
     fn exact(samples: &[(u32, u32)], now: u32, win: u32) -> u32 {
-        samples.iter().filter(|s| now - s.0 <= win).map(|s| s.1).max().unwrap_or(0)
+        samples
+            .iter()
+            .filter(|s| now - s.0 <= win)
+            .map(|s| s.1)
+            .max()
+            .unwrap_or(0)
     }
 
     #[test]
@@ -110,7 +115,11 @@ mod tests {
             seen.push((t, v));
             let got = f.running_max(10, t, v);
             assert!(got <= exact(&seen, t, 10), "t = {t}");
-            let age = seen.iter().find(|s| s.1 == got).map(|s| t - s.0).expect("a seen value");
+            let age = seen
+                .iter()
+                .find(|s| s.1 == got)
+                .map(|s| t - s.0)
+                .expect("a seen value");
             assert!(age <= 10, "t = {t}: reported a sample {age} rounds old");
         }
     }

@@ -78,14 +78,19 @@ impl Bbr {
             if rs.losses == 0 {
                 return;
             }
-            self.lt = LtBw::Sampling { interval: Self::new_interval(tcp), prev_bw: 0 };
+            self.lt = LtBw::Sampling {
+                interval: Self::new_interval(tcp),
+                prev_bw: 0,
+            };
         }
         // Running out of data underestimates: start over.
         if rs.is_app_limited {
             self.reset_lt_bw_sampling();
             return;
         }
-        let LtBw::Sampling { interval, prev_bw } = &mut self.lt else { return };
+        let LtBw::Sampling { interval, prev_bw } = &mut self.lt else {
+            return;
+        };
         if self.round.start {
             interval.rounds += 1;
         }
@@ -114,7 +119,8 @@ impl Bbr {
             self.reset_lt_bw_sampling(); // too long to multiply
             return;
         }
-        let bw = u128::from(delivered) * u128::from(BW_UNIT) / (t_ms as u128 * u128::from(USEC_PER_MSEC));
+        let bw = u128::from(delivered) * u128::from(BW_UNIT)
+            / (t_ms as u128 * u128::from(USEC_PER_MSEC));
         let (bw, prev) = (bw.min(u128::from(u32::MAX)) as u32, *prev_bw);
         self.lt_bw_interval_done(tcp, bw, prev);
     }
@@ -123,8 +129,10 @@ impl Bbr {
     fn lt_bw_interval_done(&mut self, tcp: &TcpState, bw: u32, prev_bw: u32) {
         if prev_bw > 0 {
             let diff = bw.abs_diff(prev_bw);
-            let close_ratio = u64::from(diff) * u64::from(BBR_UNIT) <= LT_BW_RATIO * u64::from(prev_bw);
-            let close_abs = rate_bytes_per_sec(tcp.mss, u64::from(diff), BBR_UNIT) <= LT_BW_DIFF_BYTES_PER_SEC;
+            let close_ratio =
+                u64::from(diff) * u64::from(BBR_UNIT) <= LT_BW_RATIO * u64::from(prev_bw);
+            let close_abs =
+                rate_bytes_per_sec(tcp.mss, u64::from(diff), BBR_UNIT) <= LT_BW_DIFF_BYTES_PER_SEC;
             if close_ratio || close_abs {
                 let avg = ((u64::from(bw) + u64::from(prev_bw)) >> 1) as u32; // average of 2 intervals
                 self.lt = LtBw::Policed { bw: avg, rounds: 0 };
@@ -132,6 +140,9 @@ impl Bbr {
                 return;
             }
         }
-        self.lt = LtBw::Sampling { interval: Self::new_interval(tcp), prev_bw: bw };
+        self.lt = LtBw::Sampling {
+            interval: Self::new_interval(tcp),
+            prev_bw: bw,
+        };
     }
 }

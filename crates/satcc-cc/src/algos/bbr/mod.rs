@@ -77,7 +77,9 @@ use satcc_core::{Rng, SimTime};
 use self::filter::MaxFilter;
 use self::rate::{bw_to_pacing_rate, BBR_UNIT, BW_UNIT};
 use crate::registry::{AlgoInfo, ParamInfo};
-use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH};
+use crate::{
+    AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
+};
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "bbr",
@@ -108,8 +110,16 @@ pub const CWND_GAIN: u32 = BBR_UNIT * 2;
 /// `CYCLE_LEN`: phases of the PROBE_BW gain cycle.
 pub const CYCLE_LEN: usize = 8;
 /// `bbr_pacing_gain`: probe (5/4), drain (3/4), then cruise at 1 for six phases.
-pub const PACING_GAIN: [u32; CYCLE_LEN] =
-    [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
+pub const PACING_GAIN: [u32; CYCLE_LEN] = [
+    BBR_UNIT * 5 / 4,
+    BBR_UNIT * 3 / 4,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+];
 /// `bbr_cycle_rand`: the start phase is drawn from the last 7 (never the 3/4 phase).
 const CYCLE_RAND: u64 = 7;
 /// `bbr_bw_rtts = CYCLE_LEN + 2`: bandwidth filter window, rounds.
@@ -146,7 +156,11 @@ pub struct BbrConfig {
 
 impl Default for BbrConfig {
     fn default() -> Self {
-        BbrConfig { seed: 0, hz: HZ_DEFAULT, tso: TsoGoal::Kernel }
+        BbrConfig {
+            seed: 0,
+            hz: HZ_DEFAULT,
+            tso: TsoGoal::Kernel,
+        }
     }
 }
 
@@ -155,13 +169,24 @@ impl BbrConfig {
         p.check_known(&["seed", "hz", "tso_segs_goal"])?;
         let seed = p.num_in("seed", 0.0, 0.0, 9_007_199_254_740_992.0)?; // exact integers in f64
         if seed.fract() != 0.0 {
-            return Err(ParamError { key: "seed".into(), expected: "a whole number".into(), found: seed.to_string() });
+            return Err(ParamError {
+                key: "seed".into(),
+                expected: "a whole number".into(),
+                found: seed.to_string(),
+            });
         }
-        let tso = match p.choice("tso_segs_goal", "kernel", &["kernel", "one"])?.as_str() {
+        let tso = match p
+            .choice("tso_segs_goal", "kernel", &["kernel", "one"])?
+            .as_str()
+        {
             "one" => TsoGoal::One,
             _ => TsoGoal::Kernel,
         };
-        Ok(BbrConfig { seed: seed as u64, hz: p.num_in("hz", HZ_DEFAULT as f64, 1.0, 1_000_000.0)?.round() as u64, tso })
+        Ok(BbrConfig {
+            seed: seed as u64,
+            hz: p.num_in("hz", HZ_DEFAULT as f64, 1.0, 1_000_000.0)?.round() as u64,
+            tso,
+        })
     }
 }
 
@@ -266,9 +291,16 @@ impl Bbr {
             cwnd_gain: HIGH_GAIN,
             bw: MaxFilter::default(),
             round: Round::default(),
-            min_rtt: MinRtt { us: None, stamp_jiffies: 0 },
+            min_rtt: MinRtt {
+                us: None,
+                stamp_jiffies: 0,
+            },
             full_bw: FullBw::default(),
-            recovery: Recovery { prev_ca_state: CaState::Open, packet_conservation: false, prior_cwnd: 0 },
+            recovery: Recovery {
+                prev_ca_state: CaState::Open,
+                packet_conservation: false,
+                prior_cwnd: 0,
+            },
             lt: lt_bw::LtBw::Idle,
             agg: cwnd::AckAggregation::new(SimTime::ZERO),
             idle_restart: false,
@@ -364,7 +396,9 @@ impl Bbr {
     /// `bbr_update_bw`: count rounds, sample long-term bw, feed the max filter.
     fn update_bw(&mut self, tcp: &TcpState, rs: &AckSample) {
         self.round.start = false;
-        let Some(delivered) = rs.delivered else { return };
+        let Some(delivered) = rs.delivered else {
+            return;
+        };
         if rs.interval_us == 0 {
             return; // not a valid observation
         }
@@ -388,9 +422,14 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
-            Mode::ProbeBw { cycle_idx, .. } => {
-                (if self.lt_use_bw() { BBR_UNIT } else { PACING_GAIN[cycle_idx] }, CWND_GAIN)
-            }
+            Mode::ProbeBw { cycle_idx, .. } => (
+                if self.lt_use_bw() {
+                    BBR_UNIT
+                } else {
+                    PACING_GAIN[cycle_idx]
+                },
+                CWND_GAIN,
+            ),
             Mode::ProbeRtt { .. } => (BBR_UNIT, BBR_UNIT),
         };
     }
@@ -416,7 +455,12 @@ impl CongestionControl for Bbr {
     fn on_init(&mut self, now: SimTime, tcp: &mut TcpState) {
         *self = Bbr::new(self.cfg);
         tcp.ssthresh = INFINITE_SSTHRESH;
-        self.min_rtt = MinRtt { us: tcp.min_rtt().map(|d| d.as_micros().min(u64::from(u32::MAX)) as u32), stamp_jiffies: self.jiffies(now) };
+        self.min_rtt = MinRtt {
+            us: tcp
+                .min_rtt()
+                .map(|d| d.as_micros().min(u64::from(u32::MAX)) as u32),
+            stamp_jiffies: self.jiffies(now),
+        };
         self.bw.reset(0, 0);
         self.init_pacing_rate_from_rtt(tcp);
         self.reset_lt_bw_sampling();
@@ -448,7 +492,10 @@ impl CongestionControl for Bbr {
             self.recovery.prev_ca_state = CaState::Loss;
             self.full_bw.bw = 0;
             self.round.start = true;
-            let rs = AckSample { losses: 1, ..Default::default() };
+            let rs = AckSample {
+                losses: 1,
+                ..Default::default()
+            };
             self.lt_bw_sampling(tcp, &rs);
         }
     }
@@ -483,11 +530,17 @@ impl CongestionControl for Bbr {
         };
         vec![
             ("mode", f64::from(self.mode.code())),
-            ("pacing_gain", f64::from(self.pacing_gain) / f64::from(BBR_UNIT)),
+            (
+                "pacing_gain",
+                f64::from(self.pacing_gain) / f64::from(BBR_UNIT),
+            ),
             ("cwnd_gain", f64::from(self.cwnd_gain) / f64::from(BBR_UNIT)),
             ("bw_pps", rate::bw_pps(self.bw())),
             ("max_bw_pps", rate::bw_pps(self.max_bw())),
-            ("min_rtt_ms", self.min_rtt.us.map_or(f64::NAN, |u| f64::from(u) / 1000.0)),
+            (
+                "min_rtt_ms",
+                self.min_rtt.us.map_or(f64::NAN, |u| f64::from(u) / 1000.0),
+            ),
             ("full_bw_reached", f64::from(u8::from(self.full_bw.reached))),
             ("lt_use_bw", f64::from(u8::from(self.lt_use_bw()))),
             ("cycle_idx", cycle),
@@ -495,7 +548,6 @@ impl CongestionControl for Bbr {
         ]
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -532,7 +584,11 @@ mod tests {
             tcp.min_rtt_us = 100_000;
             let mut bbr = Bbr::new(cfg);
             bbr.on_init(SimTime::ZERO, &mut tcp);
-            Script { bbr, tcp, now: SimTime::ZERO }
+            Script {
+                bbr,
+                tcp,
+                now: SimTime::ZERO,
+            }
         }
 
         /// One round at `pps` over `rtt`, with `in_flight` packets outstanding afterwards.
@@ -580,7 +636,10 @@ mod tests {
 
     #[test]
     fn startup_ends_after_three_rounds_without_25_percent_growth_then_drains_to_probe_bw() {
-        let mut s = Script::new(BbrConfig { tso: TsoGoal::One, ..BbrConfig::default() });
+        let mut s = Script::new(BbrConfig {
+            tso: TsoGoal::One,
+            ..BbrConfig::default()
+        });
         let rtt = ms(100);
         for pps in [100.0, 200.0, 400.0, 800.0, 1600.0] {
             s.round(pps, rtt, 1000);
@@ -624,19 +683,32 @@ mod tests {
     fn probe_bw_start_phase_is_random_over_all_phases_but_the_drain_phase() {
         let tcp = TcpState::new(1448, 10);
         let mut seen = [0u32; CYCLE_LEN];
-        let mut bbr = Bbr::new(BbrConfig { seed: 7, ..BbrConfig::default() });
+        let mut bbr = Bbr::new(BbrConfig {
+            seed: 7,
+            ..BbrConfig::default()
+        });
         for _ in 0..7000 {
             bbr.reset_probe_bw_mode(&tcp);
-            let Mode::ProbeBw { cycle_idx, .. } = bbr.mode() else { unreachable!() };
+            let Mode::ProbeBw { cycle_idx, .. } = bbr.mode() else {
+                unreachable!()
+            };
             seen[cycle_idx] += 1;
         }
         assert_eq!(seen[1], 0);
         for (i, &n) in seen.iter().enumerate().filter(|(i, _)| *i != 1) {
-            assert!((800..1200).contains(&n), "phase {i} drawn {n} times of 7000");
+            assert!(
+                (800..1200).contains(&n),
+                "phase {i} drawn {n} times of 7000"
+            );
         }
     }
 
-    fn run_path(cfg: BbrConfig, path: Path, until: SimTime, mut observe: impl FnMut(&Driver, &Bbr)) -> Driver {
+    fn run_path(
+        cfg: BbrConfig,
+        path: Path,
+        until: SimTime,
+        mut observe: impl FnMut(&Driver, &Bbr),
+    ) -> Driver {
         let mut d = Driver::with(Box::new(Bbr::new(cfg)), 1448, 10, Some(path.base_rtt));
         let mut sim = PathSim::new(path);
         // The driver owns the algorithm as a trait object; read the state back via debug_state.
@@ -647,7 +719,10 @@ mod tests {
             view.mode = match get("mode") as u8 {
                 0 => Mode::Startup,
                 1 => Mode::Drain,
-                2 => Mode::ProbeBw { cycle_idx: get("cycle_idx") as usize, cycle_mstamp: SimTime::ZERO },
+                2 => Mode::ProbeBw {
+                    cycle_idx: get("cycle_idx") as usize,
+                    cycle_mstamp: SimTime::ZERO,
+                },
                 _ => Mode::ProbeRtt { done: None },
             };
             view.pacing_gain = (get("pacing_gain") * f64::from(BBR_UNIT)).round() as u32;
@@ -655,7 +730,10 @@ mod tests {
             view.min_rtt.us = Some((get("min_rtt_ms") * 1000.0).round() as u32);
             view.full_bw.reached = get("full_bw_reached") > 0.0;
             if get("lt_use_bw") > 0.0 {
-                view.lt = lt_bw::LtBw::Policed { bw: bw_of_pps(get("bw_pps")), rounds: 0 };
+                view.lt = lt_bw::LtBw::Policed {
+                    bw: bw_of_pps(get("bw_pps")),
+                    rounds: 0,
+                };
             }
             observe(d, &view);
         });
@@ -663,7 +741,13 @@ mod tests {
     }
 
     fn path(pps: f64, rtt_ms: u64, buffer: usize) -> Path {
-        Path { rate_pps: pps, base_rtt: ms(rtt_ms), buffer_pkts: buffer, policer: None, pace: true }
+        Path {
+            rate_pps: pps,
+            base_rtt: ms(rtt_ms),
+            buffer_pkts: buffer,
+            policer: None,
+            pace: true,
+        }
     }
 
     #[test]
@@ -671,18 +755,27 @@ mod tests {
         let mut modes = Vec::new();
         let mut phases = Vec::new();
         let mut bw_at_end = 0.0;
-        run_path(BbrConfig::default(), path(1000.0, 50, 1000), secs(8), |_, b| {
-            if modes.last() != Some(&b.mode().code()) {
-                modes.push(b.mode().code());
-            }
-            if let Mode::ProbeBw { cycle_idx, .. } = b.mode() {
-                if phases.last() != Some(&cycle_idx) {
-                    phases.push(cycle_idx);
+        run_path(
+            BbrConfig::default(),
+            path(1000.0, 50, 1000),
+            secs(8),
+            |_, b| {
+                if modes.last() != Some(&b.mode().code()) {
+                    modes.push(b.mode().code());
                 }
-            }
-            bw_at_end = rate::bw_pps(b.bw());
-        });
-        assert_eq!(&modes[..3], &[0, 1, 2], "STARTUP → DRAIN → PROBE_BW, got {modes:?}");
+                if let Mode::ProbeBw { cycle_idx, .. } = b.mode() {
+                    if phases.last() != Some(&cycle_idx) {
+                        phases.push(cycle_idx);
+                    }
+                }
+                bw_at_end = rate::bw_pps(b.bw());
+            },
+        );
+        assert_eq!(
+            &modes[..3],
+            &[0, 1, 2],
+            "STARTUP → DRAIN → PROBE_BW, got {modes:?}"
+        );
         assert!((bw_at_end - 1000.0).abs() < 30.0, "bw estimate {bw_at_end}");
         assert!(phases.len() > 16, "phases {phases:?}");
         for w in phases.windows(2) {
@@ -693,16 +786,29 @@ mod tests {
     #[test]
     fn cwnd_is_gain_times_bdp_plus_the_quantization_budget() {
         for (tso, cycle_idx) in [(TsoGoal::One, 3), (TsoGoal::One, 0), (TsoGoal::Kernel, 3)] {
-            let mut s = Script::new(BbrConfig { tso, ..BbrConfig::default() });
+            let mut s = Script::new(BbrConfig {
+                tso,
+                ..BbrConfig::default()
+            });
             s.bbr.full_bw.reached = true;
-            s.bbr.mode = Mode::ProbeBw { cycle_idx, cycle_mstamp: s.now };
+            s.bbr.mode = Mode::ProbeBw {
+                cycle_idx,
+                cycle_mstamp: s.now,
+            };
             s.bbr.update_gains();
             s.bbr.bw.reset(0, bw_of_pps(1000.0));
-            s.bbr.min_rtt = MinRtt { us: Some(50_000), stamp_jiffies: 0 };
+            s.bbr.min_rtt = MinRtt {
+                us: Some(50_000),
+                stamp_jiffies: 0,
+            };
             s.tcp.cwnd = 1000;
             s.tcp.pacing_rate_bps = 1_433_520; // 1000 pps × 1448 B × 0.99
-            // An ACK without a rate sample: the model stays as set.
-            let ack = AckSample { acked_sacked: 1, pkts_acked: 1, ..Default::default() };
+                                               // An ACK without a rate sample: the model stays as set.
+            let ack = AckSample {
+                acked_sacked: 1,
+                pkts_acked: 1,
+                ..Default::default()
+            };
             s.bbr.on_cong_control(s.now, &mut s.tcp, &ack);
             // Independent arithmetic: 2 × 1000 pkt/s × 50 ms = 100; 3 TSO bursts; even; +2 in 5/4.
             let goal = match tso {
@@ -719,15 +825,28 @@ mod tests {
 
     #[test]
     fn ack_aggregation_adds_the_recent_excess_to_the_target() {
-        let mut s = Script::new(BbrConfig { tso: TsoGoal::One, ..BbrConfig::default() });
+        let mut s = Script::new(BbrConfig {
+            tso: TsoGoal::One,
+            ..BbrConfig::default()
+        });
         s.bbr.full_bw.reached = true;
-        s.bbr.mode = Mode::ProbeBw { cycle_idx: 3, cycle_mstamp: s.now };
+        s.bbr.mode = Mode::ProbeBw {
+            cycle_idx: 3,
+            cycle_mstamp: s.now,
+        };
         s.bbr.update_gains();
         s.bbr.bw.reset(0, bw_of_pps(1000.0));
-        s.bbr.min_rtt = MinRtt { us: Some(50_000), stamp_jiffies: 0 };
+        s.bbr.min_rtt = MinRtt {
+            us: Some(50_000),
+            stamp_jiffies: 0,
+        };
         s.bbr.agg.extra_acked = [10, 4];
         s.tcp.cwnd = 1000;
-        let ack = AckSample { acked_sacked: 1, pkts_acked: 1, ..Default::default() };
+        let ack = AckSample {
+            acked_sacked: 1,
+            pkts_acked: 1,
+            ..Default::default()
+        };
         s.bbr.on_cong_control(s.now, &mut s.tcp, &ack);
         assert_eq!(s.tcp.cwnd, (100 + 10 + 3u32).next_multiple_of(2));
     }
@@ -738,10 +857,18 @@ mod tests {
         let mut d = Driver::new(Box::new(Bbr::new(cfg)));
         let mut sim = PathSim::new(path(1000.0, 50, 1000));
         let mut last_refresh = SimTime::ZERO;
-        let min_ms = |d: &Driver| d.cc.debug_state().iter().find(|(k, _)| *k == "min_rtt_ms").unwrap().1;
+        let min_ms = |d: &Driver| {
+            d.cc.debug_state()
+                .iter()
+                .find(|(k, _)| *k == "min_rtt_ms")
+                .unwrap()
+                .1
+        };
         // An ACK whose RTT equals the (new) min RTT refreshed the 10 s window.
         let track = |d: &Driver, a: &AckSample, last: &mut SimTime| {
-            if a.rtt_us.is_some_and(|r| r as f64 <= min_ms(d) * 1000.0 + 0.5) {
+            if a.rtt_us
+                .is_some_and(|r| r as f64 <= min_ms(d) * 1000.0 + 0.5)
+            {
                 *last = d.now;
             }
         };
@@ -768,18 +895,28 @@ mod tests {
         let wait = entered.saturating_since(last_refresh).as_secs_f64();
         assert!(last_refresh < secs(3), "no refresh after the route change");
         // after(jiffies, stamp + 10 s): the first ACK more than one jiffy past 10 s.
-        assert!((10.0..10.01).contains(&wait), "PROBE_RTT {wait} s after the last min RTT");
+        assert!(
+            (10.0..10.01).contains(&wait),
+            "PROBE_RTT {wait} s after the last min RTT"
+        );
         let held = left - entered.as_secs_f64();
         // 200 ms at ≤ 4 packets plus at least one round (~70 ms); the drain to 4 adds ≤ 1 RTT.
         assert!((0.27..0.5).contains(&held), "held {held} s");
         assert_eq!(max_cwnd_in_probe_rtt, CWND_MIN_TARGET);
-        assert!((70.0..75.0).contains(&min_ms(&d)), "min RTT re-measured: {} ms", min_ms(&d));
+        assert!(
+            (70.0..75.0).contains(&min_ms(&d)),
+            "min RTT re-measured: {} ms",
+            min_ms(&d)
+        );
     }
 
     #[test]
     fn a_policer_is_detected_and_its_rate_used() {
         let mut p = path(2000.0, 40, 400);
-        p.policer = Some(Policer { rate_pps: 500.0, burst_pkts: 30.0 });
+        p.policer = Some(Policer {
+            rate_pps: 500.0,
+            burst_pkts: 30.0,
+        });
         let mut used = Vec::new();
         run_path(BbrConfig::default(), p, secs(30), |_, b| {
             if b.lt_use_bw() {
@@ -791,7 +928,12 @@ mod tests {
         assert!((mean - 500.0).abs() < 75.0, "policed bw {mean} pps");
         // Without the policer (deep buffer, no losses) the long-term estimate stays off.
         let mut ever = false;
-        run_path(BbrConfig::default(), path(2000.0, 40, 4000), secs(10), |_, b| ever |= b.lt_use_bw());
+        run_path(
+            BbrConfig::default(),
+            path(2000.0, 40, 4000),
+            secs(10),
+            |_, b| ever |= b.lt_use_bw(),
+        );
         assert!(!ever);
     }
 
@@ -837,11 +979,20 @@ mod tests {
 
     #[test]
     fn entering_recovery_conserves_packets_and_leaving_restores_the_saved_cwnd() {
-        let mut s = Script::new(BbrConfig { tso: TsoGoal::One, ..BbrConfig::default() });
+        let mut s = Script::new(BbrConfig {
+            tso: TsoGoal::One,
+            ..BbrConfig::default()
+        });
         s.bbr.full_bw.reached = true;
-        s.bbr.mode = Mode::ProbeBw { cycle_idx: 3, cycle_mstamp: s.now };
+        s.bbr.mode = Mode::ProbeBw {
+            cycle_idx: 3,
+            cycle_mstamp: s.now,
+        };
         s.bbr.bw.reset(0, bw_of_pps(1000.0));
-        s.bbr.min_rtt = MinRtt { us: Some(100_000), stamp_jiffies: 0 };
+        s.bbr.min_rtt = MinRtt {
+            us: Some(100_000),
+            stamp_jiffies: 0,
+        };
         s.tcp.cwnd = 200;
         s.tcp.packets_out = 150;
         // Loss detected: the sender asks for ssthresh (BBR saves cwnd), then enters Recovery.
@@ -851,19 +1002,48 @@ mod tests {
         s.tcp.ca_state = CaState::Recovery;
         s.tcp.lost_out = 5;
         s.tcp.lost += 5;
-        let ack = AckSample { acked_sacked: 2, pkts_acked: 2, losses: 5, ..Default::default() };
+        let ack = AckSample {
+            acked_sacked: 2,
+            pkts_acked: 2,
+            losses: 5,
+            ..Default::default()
+        };
         s.bbr.on_cong_control(s.now, &mut s.tcp, &ack);
-        assert_eq!(s.tcp.cwnd, s.tcp.in_flight() + 2, "packet conservation: inflight + acked");
+        assert_eq!(
+            s.tcp.cwnd,
+            s.tcp.in_flight() + 2,
+            "packet conservation: inflight + acked"
+        );
         let conserving = s.tcp.cwnd;
         // Still the first round: cwnd follows inflight + acked, never below.
         s.tcp.packets_out -= 3;
-        s.bbr.on_cong_control(s.now, &mut s.tcp, &AckSample { acked_sacked: 3, pkts_acked: 3, ..Default::default() });
+        s.bbr.on_cong_control(
+            s.now,
+            &mut s.tcp,
+            &AckSample {
+                acked_sacked: 3,
+                pkts_acked: 3,
+                ..Default::default()
+            },
+        );
         assert_eq!(s.tcp.cwnd, conserving.max(s.tcp.in_flight() + 3));
         // Recovery ends: the cwnd saved at its start (200) comes back.
         s.tcp.ca_state = CaState::Open;
         s.tcp.lost_out = 0;
-        s.bbr.on_cong_control(s.now, &mut s.tcp, &AckSample { acked_sacked: 1, pkts_acked: 1, ..Default::default() });
-        assert_eq!(s.tcp.cwnd, 200.min(s.bbr.inflight(&s.tcp, s.bbr.bw(), CWND_GAIN)).max(s.tcp.cwnd));
+        s.bbr.on_cong_control(
+            s.now,
+            &mut s.tcp,
+            &AckSample {
+                acked_sacked: 1,
+                pkts_acked: 1,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            s.tcp.cwnd,
+            200.min(s.bbr.inflight(&s.tcp, s.bbr.bw(), CWND_GAIN))
+                .max(s.tcp.cwnd)
+        );
         assert!(s.tcp.cwnd >= 200 - 1, "restored: {}", s.tcp.cwnd);
     }
 
@@ -879,13 +1059,21 @@ mod tests {
         d.check_scoreboard().unwrap();
         sim.run_until(&mut d, secs(5), |_, _| {});
         assert_eq!(d.tcp.ca_state, CaState::Open);
-        assert!(d.tcp.cwnd + 10 >= before, "cwnd {} back near {before}", d.tcp.cwnd);
+        assert!(
+            d.tcp.cwnd + 10 >= before,
+            "cwnd {} back near {before}",
+            d.tcp.cwnd
+        );
     }
 
     #[test]
     fn undo_restarts_full_pipe_and_policer_detection() {
         let mut s = Script::new(BbrConfig::default());
-        s.bbr.full_bw = FullBw { bw: 1000, count: 2, reached: false };
+        s.bbr.full_bw = FullBw {
+            bw: 1000,
+            count: 2,
+            reached: false,
+        };
         s.bbr.lt = lt_bw::LtBw::Policed { bw: 5, rounds: 3 };
         let cwnd = s.bbr.undo_cwnd(s.now, &s.tcp);
         assert_eq!(cwnd, s.tcp.cwnd);
@@ -897,11 +1085,17 @@ mod tests {
     fn idle_restart_in_probe_bw_paces_at_the_estimate() {
         let mut s = Script::new(BbrConfig::default());
         s.bbr.full_bw.reached = true;
-        s.bbr.mode = Mode::ProbeBw { cycle_idx: 0, cycle_mstamp: s.now };
+        s.bbr.mode = Mode::ProbeBw {
+            cycle_idx: 0,
+            cycle_mstamp: s.now,
+        };
         s.bbr.bw.reset(0, bw_of_pps(1000.0));
         s.tcp.app_limited = 5;
         s.bbr.on_event(s.now, &mut s.tcp, CaEvent::TxStart);
-        assert_eq!(s.tcp.pacing_rate_bps, rate::bw_to_pacing_rate(&s.tcp, u64::from(bw_of_pps(1000.0)), BBR_UNIT));
+        assert_eq!(
+            s.tcp.pacing_rate_bps,
+            rate::bw_to_pacing_rate(&s.tcp, u64::from(bw_of_pps(1000.0)), BBR_UNIT)
+        );
         assert!(s.bbr.idle_restart);
     }
 
@@ -909,9 +1103,17 @@ mod tests {
     fn the_same_seed_gives_the_same_run_and_seeds_change_the_start_phase() {
         let trace = |seed: u64| {
             let mut v = Vec::new();
-            run_path(BbrConfig { seed, ..BbrConfig::default() }, path(1000.0, 50, 1000), secs(3), |d, _| {
-                v.push((d.now, d.tcp.cwnd, d.tcp.pacing_rate_bps));
-            });
+            run_path(
+                BbrConfig {
+                    seed,
+                    ..BbrConfig::default()
+                },
+                path(1000.0, 50, 1000),
+                secs(3),
+                |d, _| {
+                    v.push((d.now, d.tcp.cwnd, d.tcp.pacing_rate_bps));
+                },
+            );
             v
         };
         assert_eq!(trace(1), trace(1));
@@ -922,7 +1124,10 @@ mod tests {
     fn parameters_are_checked() {
         assert!(BbrConfig::from_params(&Params::new().with("seed", ParamValue::Num(1.5))).is_err());
         assert!(BbrConfig::from_params(&Params::new().with("sed", ParamValue::Num(1.0))).is_err());
-        let c = BbrConfig::from_params(&Params::new().with("tso_segs_goal", ParamValue::Str("one".into()))).unwrap();
+        let c = BbrConfig::from_params(
+            &Params::new().with("tso_segs_goal", ParamValue::Str("one".into())),
+        )
+        .unwrap();
         assert_eq!(c.tso, TsoGoal::One);
     }
 }

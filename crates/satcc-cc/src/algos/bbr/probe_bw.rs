@@ -17,13 +17,20 @@ impl Bbr {
         // prandom_u32_max(7): a u32 mapped to [0, 7) by multiply-shift.
         let r = ((self.rng.next_u64() >> 32) * CYCLE_RAND) >> 32;
         let idx = CYCLE_LEN - 1 - r as usize;
-        self.mode = Mode::ProbeBw { cycle_idx: idx, cycle_mstamp: tcp.delivered_mstamp };
+        self.mode = Mode::ProbeBw {
+            cycle_idx: idx,
+            cycle_mstamp: tcp.delivered_mstamp,
+        };
         self.advance_cycle_phase(tcp);
     }
 
     /// `bbr_advance_cycle_phase`.
     fn advance_cycle_phase(&mut self, tcp: &TcpState) {
-        if let Mode::ProbeBw { cycle_idx, cycle_mstamp } = &mut self.mode {
+        if let Mode::ProbeBw {
+            cycle_idx,
+            cycle_mstamp,
+        } = &mut self.mode
+        {
             *cycle_idx = (*cycle_idx + 1) % CYCLE_LEN;
             *cycle_mstamp = tcp.delivered_mstamp;
         }
@@ -38,8 +45,13 @@ impl Bbr {
 
     /// `bbr_is_next_cycle_phase`: is it time (and/or inflight) to end this phase?
     fn is_next_cycle_phase(&self, now: SimTime, tcp: &TcpState, rs: &AckSample) -> bool {
-        let Mode::ProbeBw { cycle_mstamp, .. } = self.mode else { return false };
-        let elapsed_us = tcp.delivered_mstamp.saturating_since(cycle_mstamp).as_micros();
+        let Mode::ProbeBw { cycle_mstamp, .. } = self.mode else {
+            return false;
+        };
+        let elapsed_us = tcp
+            .delivered_mstamp
+            .saturating_since(cycle_mstamp)
+            .as_micros();
         let is_full_length = elapsed_us > u64::from(self.min_rtt.us.unwrap_or(u32::MAX));
         if self.pacing_gain == BBR_UNIT {
             return is_full_length; // cruising: wall-clock only
@@ -48,7 +60,8 @@ impl Bbr {
         let bw = self.max_bw();
         if self.pacing_gain > BBR_UNIT {
             // Probing: reach pacing_gain × BDP, unless losses say it will not fit.
-            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(tcp, bw, self.pacing_gain));
+            return is_full_length
+                && (rs.losses > 0 || inflight >= self.inflight(tcp, bw, self.pacing_gain));
         }
         // Draining: stop early once the extra queue is gone.
         is_full_length || inflight <= self.inflight(tcp, bw, BBR_UNIT)

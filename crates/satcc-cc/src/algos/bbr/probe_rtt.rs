@@ -43,7 +43,12 @@ impl Bbr {
                 None if tcp.in_flight() <= CWND_MIN_TARGET => {
                     // At the floor: hold max(200 ms, 1 round) from now.
                     let hold = (PROBE_RTT_MODE_MS * hz).div_ceil(1000); // msecs_to_jiffies
-                    self.mode = Mode::ProbeRtt { done: Some(ProbeRttDone { stamp_jiffies: now_j + hold, round_done: false }) };
+                    self.mode = Mode::ProbeRtt {
+                        done: Some(ProbeRttDone {
+                            stamp_jiffies: now_j + hold,
+                            round_done: false,
+                        }),
+                    };
                     self.round.next_delivered = tcp.delivered;
                 }
                 Some(mut d) => {
@@ -66,7 +71,9 @@ impl Bbr {
 
     /// `bbr_check_probe_rtt_done`: leave PROBE_RTT after its hold time.
     pub(super) fn check_probe_rtt_done(&mut self, now: SimTime, tcp: &mut TcpState) {
-        let Mode::ProbeRtt { done: Some(d) } = self.mode else { return };
+        let Mode::ProbeRtt { done: Some(d) } = self.mode else {
+            return;
+        };
         let now_j = self.jiffies(now);
         if now_j <= d.stamp_jiffies {
             return;

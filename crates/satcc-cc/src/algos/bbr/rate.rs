@@ -21,7 +21,8 @@ const USEC_PER_SEC: u128 = 1_000_000;
 /// `delivered · BW_UNIT / interval_us`: a bandwidth sample (saturating to u32 where the
 /// kernel would truncate, far beyond any real rate).
 pub fn bw_sample(delivered: u64, interval_us: u64) -> u32 {
-    (u128::from(delivered) * u128::from(BW_UNIT) / u128::from(interval_us.max(1))).min(u128::from(u32::MAX)) as u32
+    (u128::from(delivered) * u128::from(BW_UNIT) / u128::from(interval_us.max(1)))
+        .min(u128::from(u32::MAX)) as u32
 }
 
 /// `bbr_rate_bytes_per_sec`: bw·mss·gain in bytes/s, with the 1 % margin, computed in the

@@ -22,7 +22,8 @@ impl Bbr {
         if self.full_bw.reached || !self.round.start || rs.is_app_limited {
             return;
         }
-        let thresh = (u64::from(self.full_bw.bw) * u64::from(FULL_BW_THRESH)) >> super::rate::BBR_SCALE;
+        let thresh =
+            (u64::from(self.full_bw.bw) * u64::from(FULL_BW_THRESH)) >> super::rate::BBR_SCALE;
         if u64::from(self.max_bw()) >= thresh {
             self.full_bw.bw = self.max_bw();
             self.full_bw.count = 0;
@@ -40,7 +41,8 @@ impl Bbr {
             tcp.ssthresh = self.inflight(tcp, self.max_bw(), BBR_UNIT);
         }
         if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(now, tcp, tcp.in_flight()) <= self.inflight(tcp, self.max_bw(), BBR_UNIT)
+            && self.packets_in_net_at_edt(now, tcp, tcp.in_flight())
+                <= self.inflight(tcp, self.max_bw(), BBR_UNIT)
         {
             self.reset_probe_bw_mode(tcp); // queue drained
         }

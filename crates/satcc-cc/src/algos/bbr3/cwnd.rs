@@ -9,9 +9,9 @@
 
 use satcc_core::SimTime;
 
-use super::super::bbr::rate::{self, BBR_UNIT};
-use super::super::bbr::cwnd::EXTRA_ACKED_WIN_RTTS;
 pub(super) use super::super::bbr::cwnd::AckAggregation;
+use super::super::bbr::cwnd::EXTRA_ACKED_WIN_RTTS;
+use super::super::bbr::rate::{self, BBR_UNIT};
 use super::super::bbr::TsoGoal;
 use super::model::min_inf;
 use super::{Bbr3, Mode, Phase, CWND_MIN_TARGET};
@@ -58,7 +58,11 @@ impl Bbr3 {
     /// `bbr_quantization_budget` (v3: max with 3 bursts and the floor, no rounding to even).
     pub(super) fn quantization_budget(&self, tcp: &TcpState, cwnd: u32) -> u32 {
         let mut cwnd = cwnd.max(3 * self.tso_segs_goal(tcp)).max(CWND_MIN_TARGET);
-        if let Mode::ProbeBw { phase: Phase::Up { .. }, .. } = self.mode {
+        if let Mode::ProbeBw {
+            phase: Phase::Up { .. },
+            ..
+        } = self.mode
+        {
             cwnd = cwnd.saturating_add(2); // get above BDP even when it is small
         }
         cwnd
@@ -70,7 +74,12 @@ impl Bbr3 {
     }
 
     /// `bbr_packets_in_net_at_edt`.
-    pub(super) fn packets_in_net_at_edt(&self, now: SimTime, tcp: &TcpState, inflight_now: u32) -> u32 {
+    pub(super) fn packets_in_net_at_edt(
+        &self,
+        now: SimTime,
+        tcp: &TcpState,
+        inflight_now: u32,
+    ) -> u32 {
         let interval_us = tcp.wstamp.max(now).saturating_since(now).as_micros();
         let delivered = rate::packets_in(self.bw(), interval_us);
         let mut at_edt = u64::from(inflight_now);
@@ -82,7 +91,11 @@ impl Bbr3 {
 
     /// `bbr_update_ack_aggregation` (v3: a 1-round window until the pipe is full).
     pub(super) fn update_ack_aggregation(&mut self, tcp: &TcpState, rs: &AckSample) {
-        let win_thresh = if self.full_bw.reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
+        let win_thresh = if self.full_bw.reached {
+            EXTRA_ACKED_WIN_RTTS
+        } else {
+            1
+        };
         let (bw, round_start) = (self.bw(), self.round.start);
         self.agg.update(tcp, rs, bw, round_start, win_thresh);
     }
@@ -96,7 +109,9 @@ impl Bbr3 {
     pub(super) fn set_cwnd(&mut self, tcp: &mut TcpState, acked: u32, bw: u32, gain: u32) {
         let mut cwnd = tcp.cwnd;
         if acked > 0 {
-            let target = self.bdp(bw, gain).saturating_add(self.ack_aggregation_cwnd());
+            let target = self
+                .bdp(bw, gain)
+                .saturating_add(self.ack_aggregation_cwnd());
             let target = self.quantization_budget(tcp, target);
             if self.full_bw.reached {
                 cwnd = cwnd.saturating_add(acked).min(target); // only cut once the pipe was full
@@ -114,11 +129,17 @@ impl Bbr3 {
     /// `bbr_bound_cwnd_for_inflight_model`.
     pub(super) fn bound_cwnd_for_inflight_model(&self, tcp: &mut TcpState) {
         let cap = match self.mode {
-            Mode::ProbeBw { phase: Phase::Cruise, .. } | Mode::ProbeRtt { .. } => self.inflight_with_headroom(),
+            Mode::ProbeBw {
+                phase: Phase::Cruise,
+                ..
+            }
+            | Mode::ProbeRtt { .. } => self.inflight_with_headroom(),
             Mode::ProbeBw { .. } => self.model.inflight_hi, // probe to see if more fits
             _ => None,
         };
-        let cap = min_inf(cap, self.model.inflight_lo).unwrap_or(u32::MAX).max(CWND_MIN_TARGET);
+        let cap = min_inf(cap, self.model.inflight_lo)
+            .unwrap_or(u32::MAX)
+            .max(CWND_MIN_TARGET);
         tcp.cwnd = tcp.cwnd.min(cap);
     }
 }

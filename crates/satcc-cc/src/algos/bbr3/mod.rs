@@ -100,7 +100,9 @@ use satcc_core::{Rng, SimTime};
 use super::bbr::rate::{self, BBR_UNIT, BW_UNIT};
 use super::bbr::{TsoGoal, HZ_DEFAULT};
 use crate::registry::{AlgoInfo, ParamInfo};
-use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH};
+use crate::{
+    AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
+};
 
 pub use self::model::TxHistory;
 
@@ -199,12 +201,28 @@ impl Default for Bbr3Config {
 
 impl Bbr3Config {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        p.check_known(&["seed", "hz", "tso_segs_goal", "beta", "loss_thresh", "ecn_thresh", "headroom", "ecn_max_rtt"])?;
+        p.check_known(&[
+            "seed",
+            "hz",
+            "tso_segs_goal",
+            "beta",
+            "loss_thresh",
+            "ecn_thresh",
+            "headroom",
+            "ecn_max_rtt",
+        ])?;
         let seed = p.num_in("seed", 0.0, 0.0, 9_007_199_254_740_992.0)?; // exact integers in f64
         if seed.fract() != 0.0 {
-            return Err(ParamError { key: "seed".into(), expected: "a whole number".into(), found: seed.to_string() });
+            return Err(ParamError {
+                key: "seed".into(),
+                expected: "a whole number".into(),
+                found: seed.to_string(),
+            });
         }
-        let tso = match p.choice("tso_segs_goal", "kernel", &["kernel", "one"])?.as_str() {
+        let tso = match p
+            .choice("tso_segs_goal", "kernel", &["kernel", "one"])?
+            .as_str()
+        {
             "one" => TsoGoal::One,
             _ => TsoGoal::Kernel,
         };
@@ -213,7 +231,11 @@ impl Bbr3Config {
             seed: seed as u64,
             hz: p.num_in("hz", HZ_DEFAULT as f64, 1.0, 1_000_000.0)?.round() as u64,
             tso,
-            beta_cut: if p.contains("beta") { fixed(1.0 - p.num_in("beta", 0.7, 0.0, 1.0)?) } else { d.beta_cut },
+            beta_cut: if p.contains("beta") {
+                fixed(1.0 - p.num_in("beta", 0.7, 0.0, 1.0)?)
+            } else {
+                d.beta_cut
+            },
             // loss_thresh < 1: the lost-prefix formula divides by (1 − loss_thresh).
             loss_thresh: fixed(p.num_in("loss_thresh", 0.02, 0.0, 0.99)?),
             ecn_thresh: fixed(p.num_in("ecn_thresh", 0.5, 0.0, 1.0)?),
@@ -415,8 +437,14 @@ impl Bbr3 {
             cwnd_gain: STARTUP_CWND_GAIN,
             round: Round::default(),
             rounds_since_probe: 0,
-            min_rtt: MinRtt { us: None, stamp_jiffies: 0 },
-            probe_rtt_min: MinRtt { us: None, stamp_jiffies: 0 },
+            min_rtt: MinRtt {
+                us: None,
+                stamp_jiffies: 0,
+            },
+            probe_rtt_min: MinRtt {
+                us: None,
+                stamp_jiffies: 0,
+            },
             full_bw: FullBw::default(),
             probe: ProbeMemory::default(),
             model: model::Bounds::default(),
@@ -498,7 +526,9 @@ impl Bbr3 {
 
     /// `bbr_bw_to_pacing_rate` (v3: at least 1 byte/s).
     fn pacing_rate_for(tcp: &TcpState, bw: u32, gain: u32) -> u64 {
-        rate::rate_bytes_per_sec(tcp.mss, u64::from(bw), gain).max(1).min(tcp.max_pacing_rate_bps)
+        rate::rate_bytes_per_sec(tcp.mss, u64::from(bw), gain)
+            .max(1)
+            .min(tcp.max_pacing_rate_bps)
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: startup gain × cwnd / srtt (1 ms before a sample).
@@ -593,10 +623,18 @@ impl CongestionControl for Bbr3 {
         self.prior_cwnd = tcp.prior_cwnd;
         tcp.ssthresh = INFINITE_SSTHRESH;
         self.round.next_delivered = tcp.delivered;
-        let rtt = tcp.min_rtt().map(|d| d.as_micros().min(u64::from(u32::MAX)) as u32);
+        let rtt = tcp
+            .min_rtt()
+            .map(|d| d.as_micros().min(u64::from(u32::MAX)) as u32);
         let now_j = self.jiffies(now);
-        self.probe_rtt_min = MinRtt { us: rtt, stamp_jiffies: now_j };
-        self.min_rtt = MinRtt { us: rtt, stamp_jiffies: now_j };
+        self.probe_rtt_min = MinRtt {
+            us: rtt,
+            stamp_jiffies: now_j,
+        };
+        self.min_rtt = MinRtt {
+            us: rtt,
+            stamp_jiffies: now_j,
+        };
         self.init_pacing_rate_from_rtt(tcp);
         self.agg = cwnd::AckAggregation::new(now);
         // Start sampling loss/ECN rounds after the first full flight is ACKed.
@@ -624,7 +662,11 @@ impl CongestionControl for Bbr3 {
             self.note_loss(tcp);
         }
         let (tx_in_flight, lost) = self.tx.on_ack(tcp, rs);
-        let mut ctx = Ctx { sample_bw: 0, tx_in_flight, lost };
+        let mut ctx = Ctx {
+            sample_bw: 0,
+            tx_in_flight,
+            lost,
+        };
 
         self.update_round_start(tcp, rs);
         if self.round.start {
@@ -689,15 +731,24 @@ impl CongestionControl for Bbr3 {
         let opt = |v: Option<u32>| v.map_or(f64::NAN, f64::from);
         vec![
             ("mode", f64::from(self.mode.code())),
-            ("phase", self.mode.phase().map_or(f64::NAN, |p| f64::from(p.code()))),
-            ("pacing_gain", f64::from(self.pacing_gain) / f64::from(BBR_UNIT)),
+            (
+                "phase",
+                self.mode.phase().map_or(f64::NAN, |p| f64::from(p.code())),
+            ),
+            (
+                "pacing_gain",
+                f64::from(self.pacing_gain) / f64::from(BBR_UNIT),
+            ),
             ("cwnd_gain", f64::from(self.cwnd_gain) / f64::from(BBR_UNIT)),
             ("bw_pps", rate::bw_pps(self.bw())),
             ("max_bw_pps", rate::bw_pps(self.max_bw())),
             ("bw_lo_pps", self.model.bw_lo.map_or(f64::NAN, rate::bw_pps)),
             ("inflight_hi", opt(self.model.inflight_hi)),
             ("inflight_lo", opt(self.model.inflight_lo)),
-            ("min_rtt_ms", self.min_rtt.us.map_or(f64::NAN, |u| f64::from(u) / 1000.0)),
+            (
+                "min_rtt_ms",
+                self.min_rtt.us.map_or(f64::NAN, |u| f64::from(u) / 1000.0),
+            ),
             ("full_bw_reached", f64::from(u8::from(self.full_bw.reached))),
             ("ecn_alpha", f64::from(self.ecn.alpha) / f64::from(BBR_UNIT)),
             ("round", self.round.count as f64),
@@ -746,14 +797,28 @@ mod tests {
             tcp.srtt_us = 100_000;
             tcp.min_rtt_us = 100_000;
             cc.on_init(SimTime::ZERO, &mut tcp);
-            Script { cc, tcp, now: SimTime::ZERO, trace: Vec::new() }
+            Script {
+                cc,
+                tcp,
+                now: SimTime::ZERO,
+                trace: Vec::new(),
+            }
         }
 
         /// One round of `acks` ACKs at `pps` over `rtt`; `in_flight` outstanding before each
         /// ACK, `lost` segments marked lost on each of the first `lossy_acks` ACKs, and a CE
         /// fraction `ce` of what each ACK delivers (ECE set if any).
         #[allow(clippy::too_many_arguments)]
-        fn round(&mut self, pps: f64, rtt: SimDuration, acks: u32, in_flight: u32, lossy_acks: u32, lost: u32, ce: f64) {
+        fn round(
+            &mut self,
+            pps: f64,
+            rtt: SimDuration,
+            acks: u32,
+            in_flight: u32,
+            lossy_acks: u32,
+            lost: u32,
+            ce: f64,
+        ) {
             let per_round = (pps * rtt.as_secs_f64()).round() as u64;
             let per_ack = (per_round / u64::from(acks)).max(1);
             for i in 0..acks {
@@ -824,16 +889,30 @@ mod tests {
         assert_eq!(STARTUP_PACING_GAIN, 710); // 256·277/100 + 1: 2.77 = 4 ln 2
         assert_eq!(STARTUP_CWND_GAIN, 512);
         assert_eq!(DRAIN_GAIN, 88);
-        assert_eq!((PACING_GAIN_UP, PACING_GAIN_DOWN, PACING_GAIN_CRUISE, PACING_GAIN_REFILL), (320, 232, 256, 256));
+        assert_eq!(
+            (
+                PACING_GAIN_UP,
+                PACING_GAIN_DOWN,
+                PACING_GAIN_CRUISE,
+                PACING_GAIN_REFILL
+            ),
+            (320, 232, 256, 256)
+        );
         assert_eq!(CWND_GAIN + PROBE_UP_CWND_GAIN_EXTRA, 576); // 2.25 in UP
         let c = Bbr3Config::default();
-        assert_eq!((c.beta_cut, c.loss_thresh, c.ecn_thresh, c.headroom), (76, 5, 128, 38));
+        assert_eq!(
+            (c.beta_cut, c.loss_thresh, c.ecn_thresh, c.headroom),
+            (76, 5, 128, 38)
+        );
         assert_eq!(Bbr3Config::from_params(&Params::new()).unwrap(), c);
     }
 
     #[test]
     fn startup_ends_on_a_bw_plateau_then_drains_to_probe_bw_down() {
-        let mut s = Script::new(Bbr3::new(Bbr3Config { tso: TsoGoal::One, ..Bbr3Config::default() }));
+        let mut s = Script::new(Bbr3::new(Bbr3Config {
+            tso: TsoGoal::One,
+            ..Bbr3Config::default()
+        }));
         for pps in [100.0, 200.0, 400.0, 800.0, 1600.0] {
             s.round(pps, ms(100), 4, 1000, 0, 0, 0.0);
             assert_eq!(s.cc.mode(), Mode::Startup);
@@ -843,7 +922,11 @@ mod tests {
             s.round(1600.0 * 1.24, ms(100), 4, 1000, 0, 0, 0.0);
         }
         assert!(s.cc.full_bw_reached());
-        assert_eq!(s.cc.inflight_hi(), None, "a plateau exit sets no inflight_hi");
+        assert_eq!(
+            s.cc.inflight_hi(),
+            None,
+            "a plateau exit sets no inflight_hi"
+        );
         assert_eq!(s.cc.mode(), Mode::Drain);
         assert_eq!(s.cc.pacing_gain(), DRAIN_GAIN);
         // Still above one BDP (198 + budget): DRAIN goes on.
@@ -854,8 +937,18 @@ mod tests {
         s.round(1600.0, ms(100), 1, 100, 0, 0, 0.0);
         assert_eq!(s.cc.mode().phase(), Some(Phase::Cruise));
         assert_eq!(s.cc.pacing_gain(), PACING_GAIN_CRUISE);
-        let Mode::ProbeBw { cycle_start, probe_wait_us, .. } = s.cc.mode() else { unreachable!() };
-        assert_eq!(cycle_start, s.now, "the probe wait starts at PROBE_BW entry");
+        let Mode::ProbeBw {
+            cycle_start,
+            probe_wait_us,
+            ..
+        } = s.cc.mode()
+        else {
+            unreachable!()
+        };
+        assert_eq!(
+            cycle_start, s.now,
+            "the probe wait starts at PROBE_BW entry"
+        );
         assert!((2_000_000..3_000_000).contains(&probe_wait_us));
     }
 
@@ -870,7 +963,11 @@ mod tests {
             for r in 0..6 {
                 let lossy = if r >= 3 { 10 } else { 0 };
                 for s in [&mut v3.tcp, &mut v1.tcp] {
-                    s.ca_state = if r >= 3 { CaState::Recovery } else { CaState::Open };
+                    s.ca_state = if r >= 3 {
+                        CaState::Recovery
+                    } else {
+                        CaState::Open
+                    };
                 }
                 v3.round(pps, ms(100), 20, 1000, lossy, lost_per_ack, 0.0);
                 v1.round(pps, ms(100), 20, 1000, lossy, lost_per_ack, 0.0);
@@ -887,7 +984,11 @@ mod tests {
         assert_eq!(v1_mode, 0, "BBRv1 ignores loss in STARTUP");
         // At the exit, inflight_hi = max(BDP + budget, most delivered in a round): the
         // path's BDP (max bw × 100 ms), far below the 1000-packet flight that lost 3 %.
-        let at_exit = v3.trace.iter().find(|st| get(st, "full_bw_reached") > 0.0).unwrap();
+        let at_exit = v3
+            .trace
+            .iter()
+            .find(|st| get(st, "full_bw_reached") > 0.0)
+            .unwrap();
         let hi = get(at_exit, "inflight_hi");
         let bdp = get(at_exit, "max_bw_pps") * 0.1;
         assert!((hi - bdp).abs() <= 2.0, "inflight_hi {hi}, BDP {bdp}");
@@ -899,9 +1000,16 @@ mod tests {
         let mut s = Script::new(Bbr3::new(cfg));
         s.cc.full_bw.reached = true;
         s.cc.model.bw_hi = [bw_of_pps(1000.0), 0];
-        s.cc.min_rtt = MinRtt { us: Some(100_000), stamp_jiffies: 0 };
+        s.cc.min_rtt = MinRtt {
+            us: Some(100_000),
+            stamp_jiffies: 0,
+        };
         s.cc.probe_rtt_min = s.cc.min_rtt;
-        s.cc.mode = Mode::ProbeBw { phase, cycle_start: s.now, probe_wait_us: 2_500_000 };
+        s.cc.mode = Mode::ProbeBw {
+            phase,
+            cycle_start: s.now,
+            probe_wait_us: 2_500_000,
+        };
         s.cc.update_gains();
         s.tcp.cwnd = 300;
         s.tcp.is_cwnd_limited = true;
@@ -910,14 +1018,28 @@ mod tests {
 
     #[test]
     fn a_lossy_probe_sets_inflight_hi_to_the_inflight_at_loss_and_cwnd_respects_it() {
-        let cfg = Bbr3Config { tso: TsoGoal::One, ..Bbr3Config::default() };
-        let mut s = in_probe_bw(cfg, Phase::Up { up_rounds: 0, up_cnt: 1, up_acks: 0 });
+        let cfg = Bbr3Config {
+            tso: TsoGoal::One,
+            ..Bbr3Config::default()
+        };
+        let mut s = in_probe_bw(
+            cfg,
+            Phase::Up {
+                up_rounds: 0,
+                up_cnt: 1,
+                up_acks: 0,
+            },
+        );
         s.cc.probe.samples = true;
         // A clean round at 150 in flight, then 10 lost per 150-packet flight (6.7 % > 2 %).
         s.round(1000.0, ms(100), 10, 150, 0, 0, 0.0);
         assert_eq!(s.cc.inflight_hi(), None);
         s.round(1000.0, ms(100), 10, 150, 1, 10, 0.0);
-        assert_eq!(s.cc.inflight_hi(), Some(150), "inflight_hi = the flight that saw the loss");
+        assert_eq!(
+            s.cc.inflight_hi(),
+            Some(150),
+            "inflight_hi = the flight that saw the loss"
+        );
         assert_eq!(s.cc.mode().phase(), Some(Phase::Down), "too high: UP ends");
         assert!(s.tcp.cwnd <= 150);
         // Loss-free rounds at a smaller flight: DOWN, then CRUISE 15 % below inflight_hi.
@@ -926,23 +1048,45 @@ mod tests {
             assert!(s.tcp.cwnd <= 150, "cwnd {}", s.tcp.cwnd);
         }
         assert_eq!(s.cc.mode().phase(), Some(Phase::Cruise));
-        assert!(s.tcp.cwnd <= 150 - 150 * 38 / 256, "cruise headroom: cwnd {}", s.tcp.cwnd);
+        assert!(
+            s.tcp.cwnd <= 150 - 150 * 38 / 256,
+            "cruise headroom: cwnd {}",
+            s.tcp.cwnd
+        );
         assert_eq!(s.cc.inflight_hi(), Some(150));
     }
 
     fn path(pps: f64, rtt_ms: u64, buffer: usize) -> Path {
-        Path { rate_pps: pps, base_rtt: ms(rtt_ms), buffer_pkts: buffer, policer: None, pace: true }
+        Path {
+            rate_pps: pps,
+            base_rtt: ms(rtt_ms),
+            buffer_pkts: buffer,
+            policer: None,
+            pace: true,
+        }
     }
 
     #[test]
     fn probe_bw_cycles_down_cruise_refill_up_with_a_2_to_3_s_wall_clock_wait() {
         // BDP 200 packets: the Reno bound (63 rounds ≈ 6 s) is longer than the clock wait.
-        let mut d = Driver::with(Box::new(Bbr3::new(Bbr3Config { seed: 3, ..Bbr3Config::default() })), 1448, 10, Some(ms(100)));
+        let mut d = Driver::with(
+            Box::new(Bbr3::new(Bbr3Config {
+                seed: 3,
+                ..Bbr3Config::default()
+            })),
+            1448,
+            10,
+            Some(ms(100)),
+        );
         let mut sim = PathSim::new(path(2000.0, 100, 2000));
         let mut seq: Vec<(u8, SimTime)> = Vec::new(); // (phase, when entered); 9 = left PROBE_BW
         sim.run_until(&mut d, secs(30), |d, _| {
             let st = d.cc.debug_state();
-            let code = if get(&st, "mode") as u8 == 2 { get(&st, "phase") as u8 } else { 9 };
+            let code = if get(&st, "mode") as u8 == 2 {
+                get(&st, "phase") as u8
+            } else {
+                9
+            };
             if seq.last().map(|l| l.0) != Some(code) {
                 seq.push((code, d.now));
             }
@@ -972,8 +1116,12 @@ mod tests {
         let mut waits = Vec::new();
         for w in seq.windows(3) {
             match (w[0].0, w[1].0, w[2].0) {
-                (a, b, c) if (a, b, c) == (down, cruise, refill) => waits.push(w[2].1.saturating_since(w[0].1)),
-                (9, b, c) if (b, c) == (cruise, refill) => waits.push(w[2].1.saturating_since(w[1].1)),
+                (a, b, c) if (a, b, c) == (down, cruise, refill) => {
+                    waits.push(w[2].1.saturating_since(w[0].1))
+                }
+                (9, b, c) if (b, c) == (cruise, refill) => {
+                    waits.push(w[2].1.saturating_since(w[1].1))
+                }
                 _ => {}
             }
         }
@@ -987,11 +1135,19 @@ mod tests {
     #[test]
     fn probe_waits_are_seeded_random_between_2_and_3_s() {
         let draws = |seed: u64| {
-            let mut s = in_probe_bw(Bbr3Config { seed, ..Bbr3Config::default() }, Phase::Cruise);
+            let mut s = in_probe_bw(
+                Bbr3Config {
+                    seed,
+                    ..Bbr3Config::default()
+                },
+                Phase::Cruise,
+            );
             (0..200)
                 .map(|_| {
                     s.cc.start_bw_probe_down(s.now, &s.tcp);
-                    let Mode::ProbeBw { probe_wait_us, .. } = s.cc.mode() else { unreachable!() };
+                    let Mode::ProbeBw { probe_wait_us, .. } = s.cc.mode() else {
+                        unreachable!()
+                    };
                     (probe_wait_us, s.cc.rounds_since_probe)
                 })
                 .collect::<Vec<_>>()
@@ -999,14 +1155,21 @@ mod tests {
         let a = draws(1);
         assert_eq!(a, draws(1));
         assert_ne!(a, draws(2));
-        assert!(a.iter().all(|&(w, r)| (2_000_000..3_000_000).contains(&w) && r < 2));
+        assert!(a
+            .iter()
+            .all(|&(w, r)| (2_000_000..3_000_000).contains(&w) && r < 2));
         let mean = a.iter().map(|&(w, _)| w as f64).sum::<f64>() / a.len() as f64;
         assert!((2.4e6..2.6e6).contains(&mean), "mean wait {mean} µs");
     }
 
     #[test]
     fn probe_rtt_comes_every_5_s_and_holds_cwnd_at_half_the_bdp() {
-        let mut d = Driver::with(Box::new(Bbr3::new(Bbr3Config::default())), 1448, 10, Some(ms(50)));
+        let mut d = Driver::with(
+            Box::new(Bbr3::new(Bbr3Config::default())),
+            1448,
+            10,
+            Some(ms(50)),
+        );
         let mut sim = PathSim::new(path(1000.0, 50, 1000));
         let mut entries = Vec::new();
         let mut exits = Vec::new();
@@ -1024,18 +1187,27 @@ mod tests {
             if now_in {
                 max_cwnd = max_cwnd.max(d.tcp.cwnd);
                 // ½ × bw × min_rtt, from the model at this ACK.
-                want_cwnd = f64::max(want_cwnd, 0.5 * get(&st, "bw_pps") * get(&st, "min_rtt_ms") / 1000.0);
+                want_cwnd = f64::max(
+                    want_cwnd,
+                    0.5 * get(&st, "bw_pps") * get(&st, "min_rtt_ms") / 1000.0,
+                );
             }
             in_rtt = now_in;
         });
         assert!(entries.len() >= 4, "entries {entries:?}");
         for (exit, next) in exits.iter().zip(entries.iter().skip(1)) {
             let gap = next - exit;
-            assert!((5.0..5.05).contains(&gap), "PROBE_RTT {gap} s after the last one: {entries:?} {exits:?}");
+            assert!(
+                (5.0..5.05).contains(&gap),
+                "PROBE_RTT {gap} s after the last one: {entries:?} {exits:?}"
+            );
         }
         // 1000 pkt/s × ~51 ms / 2 ≈ 25.5 packets.
         assert!((24..=28).contains(&max_cwnd), "PROBE_RTT cwnd {max_cwnd}");
-        assert!((f64::from(max_cwnd) - want_cwnd.ceil()).abs() <= 1.0, "{max_cwnd} vs ½ BDP {want_cwnd}");
+        assert!(
+            (f64::from(max_cwnd) - want_cwnd.ceil()).abs() <= 1.0,
+            "{max_cwnd} vs ½ BDP {want_cwnd}"
+        );
     }
 
     /// A cwnd-limited flow on a 1000 pkt/s, 100 ms path whose every ACK carries a CE
@@ -1062,7 +1234,10 @@ mod tests {
 
     #[test]
     fn a_constant_60_percent_ce_fraction_cuts_inflight_lo_and_hi_only_for_ecn_flows() {
-        let any_rtt = Bbr3Config { ecn_max_rtt_us: 0, ..Bbr3Config::default() };
+        let any_rtt = Bbr3Config {
+            ecn_max_rtt_us: 0,
+            ..Bbr3Config::default()
+        };
         let (lo, hi, cwnd) = ecn_run(any_rtt, true, 0.6);
         let (lo, hi) = (lo.expect("inflight_lo cut"), hi.expect("inflight_hi cut"));
         // Marks above ecn_thresh during UP set inflight_hi to the probe's flight (≤ the
@@ -1091,7 +1266,12 @@ mod tests {
 
     #[test]
     fn on_a_fixed_bottleneck_bbr3_finds_the_rate_and_keeps_the_queue_small() {
-        let mut d = Driver::with(Box::new(Bbr3::new(Bbr3Config::default())), 1448, 10, Some(ms(50)));
+        let mut d = Driver::with(
+            Box::new(Bbr3::new(Bbr3Config::default())),
+            1448,
+            10,
+            Some(ms(50)),
+        );
         let mut sim = PathSim::new(path(1000.0, 50, 1000));
         let mut modes = Vec::new();
         sim.run_until(&mut d, secs(4), |d, _| {
@@ -1103,19 +1283,37 @@ mod tests {
         let from = d.tcp.delivered;
         sim.run_until(&mut d, secs(12), |_, _| {});
         let rate = (d.tcp.delivered - from) as f64 / 8.0;
-        assert_eq!(&modes[..3], &[0, 1, 2], "STARTUP → DRAIN → PROBE_BW: {modes:?}");
+        assert_eq!(
+            &modes[..3],
+            &[0, 1, 2],
+            "STARTUP → DRAIN → PROBE_BW: {modes:?}"
+        );
         assert!(rate > 900.0, "goodput {rate} pkt/s of 1000");
-        assert!(d.tcp.srtt_us < 80_000, "srtt {} µs on a 50 ms path", d.tcp.srtt_us);
+        assert!(
+            d.tcp.srtt_us < 80_000,
+            "srtt {} µs on a 50 ms path",
+            d.tcp.srtt_us
+        );
         d.check_scoreboard().unwrap();
     }
 
     #[test]
     fn the_same_seed_gives_the_same_run() {
         let trace = |seed: u64| {
-            let mut d = Driver::with(Box::new(Bbr3::new(Bbr3Config { seed, ..Bbr3Config::default() })), 1448, 10, Some(ms(30)));
+            let mut d = Driver::with(
+                Box::new(Bbr3::new(Bbr3Config {
+                    seed,
+                    ..Bbr3Config::default()
+                })),
+                1448,
+                10,
+                Some(ms(30)),
+            );
             let mut sim = PathSim::new(path(1500.0, 30, 60));
             let mut v = Vec::new();
-            sim.run_until(&mut d, secs(8), |d, _| v.push((d.now, d.tcp.cwnd, d.tcp.pacing_rate_bps)));
+            sim.run_until(&mut d, secs(8), |d, _| {
+                v.push((d.now, d.tcp.cwnd, d.tcp.pacing_rate_bps))
+            });
             v
         };
         assert_eq!(trace(5), trace(5));
@@ -1132,15 +1330,30 @@ mod tests {
         s.cc.model.inflight_lo = Some(70);
         let cwnd = s.cc.undo_cwnd(s.now, &s.tcp);
         assert_eq!(cwnd, 300, "the cwnd saved by ssthresh");
-        assert_eq!((s.cc.inflight_hi(), s.cc.inflight_lo()), (Some(120), Some(110)));
+        assert_eq!(
+            (s.cc.inflight_hi(), s.cc.inflight_lo()),
+            (Some(120), Some(110))
+        );
     }
 
     #[test]
     fn parameters_are_checked_and_converted_as_the_kernel_truncates() {
-        assert!(Bbr3Config::from_params(&Params::new().with("seed", ParamValue::Num(1.5))).is_err());
-        assert!(Bbr3Config::from_params(&Params::new().with("betta", ParamValue::Num(0.7))).is_err());
-        assert!(Bbr3Config::from_params(&Params::new().with("loss_thresh", ParamValue::Num(1.0))).is_err());
-        let c = Bbr3Config::from_params(&Params::new().with("beta", ParamValue::Num(0.5)).with("ecn_max_rtt", ParamValue::Num(0.0))).unwrap();
+        assert!(
+            Bbr3Config::from_params(&Params::new().with("seed", ParamValue::Num(1.5))).is_err()
+        );
+        assert!(
+            Bbr3Config::from_params(&Params::new().with("betta", ParamValue::Num(0.7))).is_err()
+        );
+        assert!(
+            Bbr3Config::from_params(&Params::new().with("loss_thresh", ParamValue::Num(1.0)))
+                .is_err()
+        );
+        let c = Bbr3Config::from_params(
+            &Params::new()
+                .with("beta", ParamValue::Num(0.5))
+                .with("ecn_max_rtt", ParamValue::Num(0.0)),
+        )
+        .unwrap();
         assert_eq!((c.beta_cut, c.ecn_max_rtt_us), (128, 0));
     }
 }

@@ -136,7 +136,11 @@ pub struct TxHistory {
 impl TxHistory {
     pub(super) fn new(tcp: &TcpState) -> Self {
         let mut records = VecDeque::new();
-        records.push_back(TxRecord { delivered: tcp.delivered, lost: tcp.lost, in_flight: 0 });
+        records.push_back(TxRecord {
+            delivered: tcp.delivered,
+            lost: tcp.lost,
+            in_flight: 0,
+        });
         TxHistory { records }
     }
 
@@ -148,11 +152,20 @@ impl TxHistory {
         }
         let mut out = (0, 0);
         if rs.delivered.is_some() {
-            let i = self.records.partition_point(|r| r.delivered <= rs.prior_delivered);
+            let i = self
+                .records
+                .partition_point(|r| r.delivered <= rs.prior_delivered);
             if i > 0 {
                 let r = self.records[i - 1];
-                let in_flight = if r.in_flight > 0 { r.in_flight } else { rs.prior_in_flight };
-                out = (in_flight, tcp.lost.saturating_sub(r.lost).min(u64::from(u32::MAX)) as u32);
+                let in_flight = if r.in_flight > 0 {
+                    r.in_flight
+                } else {
+                    rs.prior_in_flight
+                };
+                out = (
+                    in_flight,
+                    tcp.lost.saturating_sub(r.lost).min(u64::from(u32::MAX)) as u32,
+                );
                 self.records.drain(..i - 1); // later samples are never older
             } else {
                 out = (rs.prior_in_flight, rs.losses);
@@ -160,7 +173,11 @@ impl TxHistory {
         }
         match self.records.back_mut() {
             Some(last) if last.delivered >= tcp.delivered => last.lost = tcp.lost,
-            _ => self.records.push_back(TxRecord { delivered: tcp.delivered, lost: tcp.lost, in_flight: 0 }),
+            _ => self.records.push_back(TxRecord {
+                delivered: tcp.delivered,
+                lost: tcp.lost,
+                in_flight: 0,
+            }),
         }
         if self.records.len() > TX_HISTORY_MAX {
             self.records.pop_front();
@@ -182,7 +199,8 @@ impl Bbr3 {
     /// `bbr_update_ecn_alpha`, once per round: α ← (1 − g)·α + g·CE ratio, g = 1/16.
     pub(super) fn update_ecn_alpha(&mut self, tcp: &TcpState) -> Option<u32> {
         let max_rtt = self.cfg.ecn_max_rtt_us;
-        if !self.ecn.eligible && tcp.ecn_ok && (max_rtt == 0 || self.min_rtt.us_or_max() <= max_rtt) {
+        if !self.ecn.eligible && tcp.ecn_ok && (max_rtt == 0 || self.min_rtt.us_or_max() <= max_rtt)
+        {
             self.ecn.eligible = true;
         }
         if !self.ecn.eligible {
@@ -193,8 +211,10 @@ impl Bbr3 {
         if delivered == 0 {
             return None;
         }
-        let ce_ratio = ((u128::from(delivered_ce) << BBR_SCALE) / u128::from(delivered)).min(u128::from(BBR_UNIT)) as u32;
-        let alpha = scale(self.ecn.alpha, BBR_UNIT - ECN_ALPHA_GAIN) + scale(ce_ratio, ECN_ALPHA_GAIN);
+        let ce_ratio = ((u128::from(delivered_ce) << BBR_SCALE) / u128::from(delivered))
+            .min(u128::from(BBR_UNIT)) as u32;
+        let alpha =
+            scale(self.ecn.alpha, BBR_UNIT - ECN_ALPHA_GAIN) + scale(ce_ratio, ECN_ALPHA_GAIN);
         self.ecn.alpha = alpha.min(BBR_UNIT);
         self.ecn.last_delivered = tcp.delivered;
         self.ecn.last_delivered_ce = tcp.delivered_ce;
@@ -203,7 +223,12 @@ impl Bbr3 {
     }
 
     /// `bbr_update_latest_delivery_signals`: max rate and volume delivered this round.
-    pub(super) fn update_latest_delivery_signals(&mut self, tcp: &TcpState, rs: &AckSample, ctx: &Ctx) {
+    pub(super) fn update_latest_delivery_signals(
+        &mut self,
+        tcp: &TcpState,
+        rs: &AckSample,
+        ctx: &Ctx,
+    ) {
         let s = &mut self.signals;
         s.loss_round_start = false;
         if rs.interval_us == 0 || rs.acked_sacked == 0 {
@@ -244,7 +269,14 @@ impl Bbr3 {
 
     /// `bbr_is_probing_bandwidth`: STARTUP, REFILL, UP.
     pub(super) fn is_probing_bandwidth(&self) -> bool {
-        matches!(self.mode, Mode::Startup | Mode::ProbeBw { phase: Phase::Refill { .. } | Phase::Up { .. }, .. })
+        matches!(
+            self.mode,
+            Mode::Startup
+                | Mode::ProbeBw {
+                    phase: Phase::Refill { .. } | Phase::Up { .. },
+                    ..
+                }
+        )
     }
 
     /// `bbr_init_lower_bounds`.
@@ -273,8 +305,14 @@ impl Bbr3 {
             self.init_lower_bounds(tcp, true);
             let loss_cut = BBR_UNIT - self.cfg.beta_cut; // bbr_loss_lower_bounds
             let s = self.signals;
-            self.model.bw_lo = self.model.bw_lo.map(|lo| s.bw_latest.max(scale(lo, loss_cut)));
-            self.model.inflight_lo = self.model.inflight_lo.map(|lo| s.inflight_latest.max(scale(lo, loss_cut)));
+            self.model.bw_lo = self
+                .model
+                .bw_lo
+                .map(|lo| s.bw_latest.max(scale(lo, loss_cut)));
+            self.model.inflight_lo = self
+                .model
+                .inflight_lo
+                .map(|lo| s.inflight_latest.max(scale(lo, loss_cut)));
         }
         self.model.inflight_lo = min_inf(self.model.inflight_lo, ecn_inflight_lo);
         self.model.bw_lo = self.model.bw_lo.map(|b| b.max(1));
@@ -282,7 +320,10 @@ impl Bbr3 {
 
     /// `bbr_is_inflight_too_high`: loss > loss_thresh of the flight, or CE > ecn_thresh.
     pub(super) fn is_inflight_too_high(&self, rs: &AckSample, ctx: &Ctx) -> bool {
-        if ctx.lost > 0 && ctx.tx_in_flight > 0 && ctx.lost > scale(ctx.tx_in_flight, self.cfg.loss_thresh) {
+        if ctx.lost > 0
+            && ctx.tx_in_flight > 0
+            && ctx.lost > scale(ctx.tx_in_flight, self.cfg.loss_thresh)
+        {
             return true;
         }
         let delivered = delivered_u32(rs);
@@ -307,21 +348,39 @@ impl Bbr3 {
 
     /// `bbr_handle_inflight_too_high`: once per probe, cut inflight_hi to the inflight at
     /// which loss/ECN went too high (at least β × target), and stop probing.
-    pub(super) fn handle_inflight_too_high(&mut self, now: satcc_core::SimTime, tcp: &TcpState, rs: &AckSample, ctx: &Ctx) {
+    pub(super) fn handle_inflight_too_high(
+        &mut self,
+        now: satcc_core::SimTime,
+        tcp: &TcpState,
+        rs: &AckSample,
+        ctx: &Ctx,
+    ) {
         self.probe.prev_too_high = true;
         self.probe.samples = false; // only react once per probe
         if !rs.is_app_limited {
             let floor = scale(self.target_inflight(tcp), BBR_UNIT - self.cfg.beta_cut);
             self.model.inflight_hi = Some(ctx.tx_in_flight.max(floor));
         }
-        if matches!(self.mode, Mode::ProbeBw { phase: Phase::Up { .. }, .. }) {
+        if matches!(
+            self.mode,
+            Mode::ProbeBw {
+                phase: Phase::Up { .. },
+                ..
+            }
+        ) {
             self.start_bw_probe_down(now, tcp);
         }
     }
 
     /// `bbr_adapt_upper_bounds`: track probe feedback; cut inflight_hi on "too high",
     /// raise it when a larger flight proved safe. True if it decided a phase change.
-    pub(super) fn adapt_upper_bounds(&mut self, now: satcc_core::SimTime, tcp: &TcpState, rs: &AckSample, ctx: &Ctx) -> bool {
+    pub(super) fn adapt_upper_bounds(
+        &mut self,
+        now: satcc_core::SimTime,
+        tcp: &TcpState,
+        rs: &AckSample,
+        ctx: &Ctx,
+    ) -> bool {
         if self.ack_phase == AckPhase::ProbeStarting && self.round.start {
             self.ack_phase = AckPhase::ProbeFeedback;
         }
@@ -345,11 +404,19 @@ impl Bbr3 {
             }
             return false;
         }
-        let Some(hi) = self.model.inflight_hi else { return false };
+        let Some(hi) = self.model.inflight_hi else {
+            return false;
+        };
         if ctx.tx_in_flight > hi {
             self.model.inflight_hi = Some(ctx.tx_in_flight); // a higher level proved safe
         }
-        if matches!(self.mode, Mode::ProbeBw { phase: Phase::Up { .. }, .. }) {
+        if matches!(
+            self.mode,
+            Mode::ProbeBw {
+                phase: Phase::Up { .. },
+                ..
+            }
+        ) {
             self.probe_inflight_hi_upward(tcp, rs);
         }
         false
@@ -366,7 +433,13 @@ mod tests {
     use super::*;
 
     fn ack(prior_delivered: u64, prior_in_flight: u32) -> AckSample {
-        AckSample { delivered: Some(1), interval_us: 1, prior_delivered, prior_in_flight, ..Default::default() }
+        AckSample {
+            delivered: Some(1),
+            interval_us: 1,
+            prior_delivered,
+            prior_in_flight,
+            ..Default::default()
+        }
     }
 
     #[test]

@@ -38,7 +38,11 @@ impl Bbr3 {
         let probe_wait_us = BW_PROBE_BASE_US + self.random_below(BW_PROBE_RAND_US);
         self.ack_phase = AckPhase::ProbeStopping;
         self.round.next_delivered = tcp.delivered;
-        self.mode = Mode::ProbeBw { phase: Phase::Down, cycle_start: now, probe_wait_us };
+        self.mode = Mode::ProbeBw {
+            phase: Phase::Down,
+            cycle_start: now,
+            probe_wait_us,
+        };
     }
 
     /// `bbr_start_bw_probe_cruise`: inflight_lo no higher than inflight_hi.
@@ -64,9 +68,16 @@ impl Bbr3 {
         self.round.next_delivered = tcp.delivered;
         self.reset_full_bw();
         self.full_bw.bw = ctx.sample_bw;
-        if let Mode::ProbeBw { phase, cycle_start, .. } = &mut self.mode {
+        if let Mode::ProbeBw {
+            phase, cycle_start, ..
+        } = &mut self.mode
+        {
             *cycle_start = now;
-            *phase = Phase::Up { up_rounds, up_cnt: u32::MAX, up_acks: 0 };
+            *phase = Phase::Up {
+                up_rounds,
+                up_cnt: u32::MAX,
+                up_acks: 0,
+            };
         }
         self.raise_inflight_hi_slope(tcp);
     }
@@ -79,7 +90,13 @@ impl Bbr3 {
 
     /// `bbr_raise_inflight_hi_slope`: each UP round doubles the growth of inflight_hi.
     fn raise_inflight_hi_slope(&mut self, tcp: &TcpState) {
-        if let Mode::ProbeBw { phase: Phase::Up { up_rounds, up_cnt, .. }, .. } = &mut self.mode {
+        if let Mode::ProbeBw {
+            phase: Phase::Up {
+                up_rounds, up_cnt, ..
+            },
+            ..
+        } = &mut self.mode
+        {
             let growth_this_round = 1u32 << *up_rounds;
             *up_rounds = (*up_rounds + 1).min(UP_ROUNDS_MAX);
             *up_cnt = (tcp.cwnd / growth_this_round).max(1); // packets per +1 of inflight_hi
@@ -89,11 +106,19 @@ impl Bbr3 {
     /// `bbr_probe_inflight_hi_upward`: +1 inflight_hi per `up_cnt` packets acked while
     /// cwnd-limited at inflight_hi.
     pub(super) fn probe_inflight_hi_upward(&mut self, tcp: &TcpState, rs: &AckSample) {
-        let Some(hi) = self.model.inflight_hi else { return };
+        let Some(hi) = self.model.inflight_hi else {
+            return;
+        };
         if !tcp.is_cwnd_limited || tcp.cwnd < hi {
             return; // not fully using inflight_hi, so don't grow it
         }
-        if let Mode::ProbeBw { phase: Phase::Up { up_cnt, up_acks, .. }, .. } = &mut self.mode {
+        if let Mode::ProbeBw {
+            phase: Phase::Up {
+                up_cnt, up_acks, ..
+            },
+            ..
+        } = &mut self.mode
+        {
             *up_acks = up_acks.saturating_add(rs.acked_sacked);
             if *up_acks >= *up_cnt {
                 let delta = *up_acks / *up_cnt;
@@ -114,16 +139,31 @@ impl Bbr3 {
 
     /// `bbr_check_time_to_probe_bw`: ECN re-probe, wall-clock wait, or Reno rounds.
     fn check_time_to_probe_bw(&mut self, now: SimTime, tcp: &TcpState) -> bool {
-        if self.ecn.eligible && self.signals.ecn_in_cycle && !self.signals.loss_in_cycle && tcp.ca_state == CaState::Open {
+        if self.ecn.eligible
+            && self.signals.ecn_in_cycle
+            && !self.signals.loss_in_cycle
+            && tcp.ca_state == CaState::Open
+        {
             // ECN marks but no loss, and they ceased: re-probe soon, UP starting from a
             // slope of ~inflight_hi × ½ per round (n = log2 of that).
             let hi = u64::from(self.model.inflight_hi.unwrap_or(u32::MAX));
             let vol = (hi * u64::from(ECN_REPROBE_GAIN)) >> super::super::bbr::rate::BBR_SCALE;
-            let n = if vol == 0 { 0 } else { vol.ilog2().min(UP_ROUNDS_MAX) };
+            let n = if vol == 0 {
+                0
+            } else {
+                vol.ilog2().min(UP_ROUNDS_MAX)
+            };
             self.start_bw_probe_refill(tcp, n);
             return true;
         }
-        let Mode::ProbeBw { cycle_start, probe_wait_us, .. } = self.mode else { return false };
+        let Mode::ProbeBw {
+            cycle_start,
+            probe_wait_us,
+            ..
+        } = self.mode
+        else {
+            return false;
+        };
         let elapsed = now.as_micros() > cycle_start.as_micros() + probe_wait_us; // bbr_has_elapsed_in_phase
         if elapsed || self.is_reno_coexistence_probe_time(tcp) {
             self.start_bw_probe_refill(tcp, 0);
@@ -141,7 +181,13 @@ impl Bbr3 {
     }
 
     /// `bbr_update_cycle_phase`.
-    pub(super) fn update_cycle_phase(&mut self, now: SimTime, tcp: &TcpState, rs: &AckSample, ctx: &Ctx) {
+    pub(super) fn update_cycle_phase(
+        &mut self,
+        now: SimTime,
+        tcp: &TcpState,
+        rs: &AckSample,
+        ctx: &Ctx,
+    ) {
         if !self.full_bw.reached {
             return;
         }
@@ -149,7 +195,9 @@ impl Bbr3 {
         if self.adapt_upper_bounds(now, tcp, rs, ctx) {
             return;
         }
-        let Mode::ProbeBw { phase, .. } = self.mode else { return };
+        let Mode::ProbeBw { phase, .. } = self.mode else {
+            return;
+        };
         let inflight = self.packets_in_net_at_edt(now, tcp, rs.prior_in_flight);
         let bw = self.max_bw();
         match phase {

@@ -30,11 +30,16 @@ impl Bbr3 {
     /// `bbr_update_min_rtt`.
     pub(super) fn update_min_rtt(&mut self, now: SimTime, tcp: &mut TcpState, rs: &AckSample) {
         let now_j = self.jiffies(now);
-        let probe_rtt_expired = now_j > self.probe_rtt_min.stamp_jiffies + self.ms_to_jiffies(PROBE_RTT_WIN_MS);
+        let probe_rtt_expired =
+            now_j > self.probe_rtt_min.stamp_jiffies + self.ms_to_jiffies(PROBE_RTT_WIN_MS);
         if let Some(rtt_us) = rs.rtt_us {
             let rtt_us = rtt_us.min(u64::from(u32::MAX)) as u32;
-            if rtt_us < self.probe_rtt_min.us_or_max() || (probe_rtt_expired && !rs.is_ack_delayed) {
-                self.probe_rtt_min = super::MinRtt { us: Some(rtt_us), stamp_jiffies: now_j };
+            if rtt_us < self.probe_rtt_min.us_or_max() || (probe_rtt_expired && !rs.is_ack_delayed)
+            {
+                self.probe_rtt_min = super::MinRtt {
+                    us: Some(rtt_us),
+                    stamp_jiffies: now_j,
+                };
             }
         }
         let min_rtt_expired = now_j > self.min_rtt.stamp_jiffies + MIN_RTT_WIN_SEC * self.cfg.hz;
@@ -56,7 +61,12 @@ impl Bbr3 {
                 None if tcp.in_flight() <= self.probe_rtt_cwnd() => {
                     // At the PROBE_RTT cwnd: hold max(200 ms, 1 round) from now.
                     let stamp_jiffies = now_j + self.ms_to_jiffies(PROBE_RTT_MODE_MS);
-                    self.mode = Mode::ProbeRtt { done: Some(ProbeRttDone { stamp_jiffies, round_done: false }) };
+                    self.mode = Mode::ProbeRtt {
+                        done: Some(ProbeRttDone {
+                            stamp_jiffies,
+                            round_done: false,
+                        }),
+                    };
                     self.round.next_delivered = tcp.delivered;
                 }
                 Some(mut d) => {
@@ -79,7 +89,9 @@ impl Bbr3 {
 
     /// `bbr_check_probe_rtt_done`: after the hold, schedule the next PROBE_RTT, restore cwnd.
     pub(super) fn check_probe_rtt_done(&mut self, now: SimTime, tcp: &mut TcpState) {
-        let Mode::ProbeRtt { done: Some(d) } = self.mode else { return };
+        let Mode::ProbeRtt { done: Some(d) } = self.mode else {
+            return;
+        };
         let now_j = self.jiffies(now);
         if now_j <= d.stamp_jiffies {
             return;

@@ -59,7 +59,12 @@ impl Bbr3 {
 
     /// `bbr_check_loss_too_high_in_startup`: at the end of a recovery round with ≥ 6 loss
     /// events and a flight loss rate above `loss_thresh` (2 %), the pipe is full.
-    pub(super) fn check_loss_too_high_in_startup(&mut self, tcp: &TcpState, rs: &AckSample, ctx: &Ctx) {
+    pub(super) fn check_loss_too_high_in_startup(
+        &mut self,
+        tcp: &TcpState,
+        rs: &AckSample,
+        ctx: &Ctx,
+    ) {
         if self.full_bw.reached {
             return;
         }
@@ -104,7 +109,8 @@ impl Bbr3 {
             self.reset_congestion_signals();
         }
         if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(now, tcp, tcp.in_flight()) <= self.inflight(tcp, self.max_bw(), BBR_UNIT)
+            && self.packets_in_net_at_edt(now, tcp, tcp.in_flight())
+                <= self.inflight(tcp, self.max_bw(), BBR_UNIT)
         {
             self.start_bw_probe_down(now, tcp); // enters PROBE_BW
         }

@@ -136,8 +136,14 @@ impl Sender {
     /// them lazily, so it rebuilds the list here).
     fn rebuild_tsorted(&mut self) {
         let head = self.sb.head;
-        let mut v: Vec<(u64, SimTime)> =
-            self.sb.segs.iter().enumerate().filter(|(_, s)| !s.sacked).map(|(i, s)| (head + i as u64, s.xmit)).collect();
+        let mut v: Vec<(u64, SimTime)> = self
+            .sb
+            .segs
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.sacked)
+            .map(|(i, s)| (head + i as u64, s.xmit))
+            .collect();
         v.sort_by_key(|&(i, t)| (t, i));
         self.sb.tsorted = v.into();
     }
@@ -221,7 +227,13 @@ impl Sender {
     }
 
     /// `tcp_process_loss`: an ACK in the Loss state, with F-RTO (RFC 5682 §3.1, SACK version).
-    pub(super) fn process_loss(&mut self, now: SimTime, flag: &Flags, num_dupack: u32, rexmit: &mut Rexmit) {
+    pub(super) fn process_loss(
+        &mut self,
+        now: SimTime,
+        flag: &Flags,
+        num_dupack: u32,
+        rexmit: &mut Rexmit,
+    ) {
         let recovered = self.tcp.snd_una >= self.high_seq;
         if flag.data_acked && self.try_undo_loss(now, false) {
             return;
@@ -324,8 +336,16 @@ impl Sender {
 
     /// `tcp_check_dsack`: is the first SACK block a DSACK (RFC 2883)? Counts a DSACK for
     /// data already below `prior_snd_una` against `undo_retrans`.
-    pub(super) fn check_dsack(&mut self, blocks: &[(u64, u64)], ack: u64, prior_snd_una: u64, flag: &mut Flags) -> bool {
-        let Some(&(s0, e0)) = blocks.first() else { return false };
+    pub(super) fn check_dsack(
+        &mut self,
+        blocks: &[(u64, u64)],
+        ack: u64,
+        prior_snd_una: u64,
+        flag: &mut Flags,
+    ) -> bool {
+        let Some(&(s0, e0)) = blocks.first() else {
+            return false;
+        };
         let is_dsack = s0 < ack || blocks.get(1).is_some_and(|&(s1, e1)| e0 <= e1 && s0 >= s1);
         if !is_dsack {
             return false;
@@ -382,7 +402,9 @@ impl Sender {
             return 0;
         }
         let quarter = self.rtt.min_rtt_us().min(u64::MAX / 2) / 4;
-        quarter.saturating_mul(self.rack.reo_wnd_steps as u64).min(self.rtt.srtt_us())
+        quarter
+            .saturating_mul(self.rack.reo_wnd_steps as u64)
+            .min(self.rtt.srtt_us())
     }
 
     /// `tcp_rack_update_reo_wnd`: one more min_rtt/4 step per round with a DSACK (after
@@ -412,7 +434,6 @@ impl Sender {
             self.reordering = self.reordering.min(reordering_sysctl);
         }
     }
-
 }
 
 #[cfg(test)]
@@ -488,7 +509,10 @@ mod tests {
         ack(&mut s, ms(t, 120), 10, 0, &[(0, 1)]);
         assert_eq!(s.stats.undo.dsack, 1);
         assert_eq!(s.tcp.cwnd, 10, "undo_cwnd = max(cwnd, prior_cwnd)");
-        assert_eq!(s.tcp.ssthresh, INFINITE_SSTHRESH, "back in the initial slow start");
+        assert_eq!(
+            s.tcp.ssthresh, INFINITE_SSTHRESH,
+            "back in the initial slow start"
+        );
     }
 
     #[test]
@@ -512,7 +536,10 @@ mod tests {
         ack(&mut s, ms(t, 101), 10, 101, &[]);
         assert_eq!(s.stats.undo.full, 1);
         assert_eq!(s.tcp.ca_state, CaState::Open);
-        assert_eq!(s.tcp.cwnd, 11, "10 restored, +1 slow start for the segment this ACK acked");
+        assert_eq!(
+            s.tcp.cwnd, 11,
+            "10 restored, +1 slow start for the segment this ACK acked"
+        );
         assert_eq!(s.tcp.ssthresh, INFINITE_SSTHRESH);
     }
 
@@ -543,14 +570,21 @@ mod tests {
         let out = ack(&mut s, ms(t_rto, 10), 1, 0, &[]);
         let (new, retx): (Vec<&Packet>, Vec<&Packet>) = out.pkts.iter().partition(|p| !p.retrans);
         assert!(retx.is_empty(), "F-RTO must not retransmit yet");
-        assert!(!new.is_empty() && new.iter().all(|p| p.seq >= 10 * MSS), "new data after the RTO");
+        assert!(
+            !new.is_empty() && new.iter().all(|p| p.seq >= 10 * MSS),
+            "new data after the RTO"
+        );
         assert_eq!(s.tcp.ca_state, CaState::Loss);
         // The next ACK covers never-retransmitted data: the RTO was spurious (step 3.b).
         ack(&mut s, ms(t_rto, 11), 3, 0, &[]);
         assert_eq!(s.stats.undo.spurious_rtos, 1);
         assert_eq!(s.stats.undo.loss, 1);
         assert_eq!(s.tcp.ca_state, CaState::Open);
-        assert!(s.tcp.cwnd >= 10, "cwnd {} restored to the pre-RTO 10", s.tcp.cwnd);
+        assert!(
+            s.tcp.cwnd >= 10,
+            "cwnd {} restored to the pre-RTO 10",
+            s.tcp.cwnd
+        );
         assert_eq!(s.tcp.ssthresh, INFINITE_SSTHRESH);
         assert_eq!(s.tcp.lost_out, 0, "loss marks are forgotten");
     }
@@ -562,13 +596,21 @@ mod tests {
         fire_rto(&mut s, t_rto);
         // The retransmitted head is acknowledged, the rest was really lost.
         let out = ack(&mut s, ms(t_rto, 100), 1, 0, &[]);
-        let new: Vec<u64> = out.pkts.iter().filter(|p| !p.retrans).map(|p| p.seq / MSS).collect();
+        let new: Vec<u64> = out
+            .pkts
+            .iter()
+            .filter(|p| !p.retrans)
+            .map(|p| p.seq / MSS)
+            .collect();
         assert!(!new.is_empty());
         // The new data is SACKed above the hole: step 3.a, conventional recovery.
         let out = ack(&mut s, ms(t_rto, 200), 1, 0, &[(new[0], new[0] + 1)]);
         assert_eq!(s.stats.undo, super::UndoStats::default());
         assert_eq!(s.tcp.ssthresh, 5);
-        assert!(out.pkts.iter().any(|p| p.retrans), "lost segments are retransmitted");
+        assert!(
+            out.pkts.iter().any(|p| p.retrans),
+            "lost segments are retransmitted"
+        );
     }
 
     #[test]
@@ -590,7 +632,10 @@ mod tests {
         // The ACK of the delayed originals echoes their TSval (100 ms + 1), before the RTO.
         ack(&mut s, ms(t_rto, 10), 2, 101, &[]);
         assert_eq!(s.stats.undo.loss, 1);
-        assert_eq!(s.stats.undo.spurious_rtos, 0, "found by timestamps, not by F-RTO");
+        assert_eq!(
+            s.stats.undo.spurious_rtos, 0,
+            "found by timestamps, not by F-RTO"
+        );
         assert_eq!(s.tcp.ca_state, CaState::Open);
         assert!(s.tcp.cwnd >= 10);
         assert_eq!(s.tcp.ssthresh, INFINITE_SSTHRESH);
@@ -611,7 +656,10 @@ mod tests {
         s.tcp.ecn_ok = false;
         ack(&mut s, ms(t, 101), 10, 0, &[]);
         ack(&mut s, ms(t, 120), 10, 0, &[(0, 1)]);
-        assert_eq!(s.stats.undo.dsack, 1, "the undo happens, as Linux counts it");
+        assert_eq!(
+            s.stats.undo.dsack, 1,
+            "the undo happens, as Linux counts it"
+        );
         assert_eq!(s.tcp.cwnd, 5, "but restores neither cwnd");
         assert_eq!(s.tcp.ssthresh, 5, "nor ssthresh");
     }
