@@ -73,7 +73,8 @@ bench: build
 	bash bench/run_all.sh
 
 lint: build
-	cargo clippy --workspace --release -q -- -D warnings
+	cargo fmt --all --check
+	cargo clippy --workspace --release -q --tests -- -D warnings
 	$(BIN)/ruff check python tests
 
 clean:

@@ -84,7 +84,7 @@ pub fn config(data: &[u8]) -> SimConfig {
     let mut b = Bytes(data);
     let nodes = 1 + (b.byte() % 4) as usize;
     let wild = |b: &mut Bytes, n: usize| {
-        if b.byte() % 8 == 0 {
+        if b.byte().is_multiple_of(8) {
             b.pick(10, usize::MAX as u64) as usize
         } else {
             (b.byte() as usize) % n
@@ -105,7 +105,7 @@ pub fn config(data: &[u8]) -> SimConfig {
                 params.insert("beta", ParamValue::Num(b.f64()));
             }
             FlowConfig {
-                id: if b.byte() % 8 == 0 {
+                id: if b.byte().is_multiple_of(8) {
                     b.u64() as u32
                 } else {
                     i as u32
@@ -136,7 +136,7 @@ pub fn config(data: &[u8]) -> SimConfig {
                 } else {
                     None
                 },
-                proto: if b.byte() % 4 == 0 {
+                proto: if b.byte().is_multiple_of(4) {
                     Proto::Udp {
                         rate_bps: b.pick(10_000_000, u64::MAX),
                         payload_bytes: b.pick(2_000, u32::MAX as u64) as u32,
