@@ -79,14 +79,4 @@ mod tests {
             assert_eq!(a.state_at(t), b.state_at(t));
         }
     }
-
-    #[test]
-    fn a_missing_key_is_named_with_its_path() {
-        let mut d = starlink();
-        d.as_object_mut().unwrap().remove("loss");
-        assert_eq!(
-            spec(&d, "links[0].ab.model").unwrap_err().0,
-            "links[0].ab.model.loss: missing"
-        );
-    }
 }
