@@ -41,7 +41,7 @@ build: $(DEPS_STAMP)
 demo: build
 	$(BIN)/satcc demo
 
-test: build test-rust test-python test-fuzz
+test: build lint test-rust test-python test-fuzz
 
 test-rust:
 	cargo test --workspace --release -q
@@ -75,7 +75,8 @@ bench: build
 lint: build
 	cargo fmt --all --check
 	cargo clippy --workspace --release -q --tests -- -D warnings
-	$(BIN)/ruff check python tests
+	$(BIN)/ruff check python tests bench
+	$(BIN)/ruff format --check python tests bench
 
 clean:
 	rm -rf $(VENV) target

@@ -57,8 +57,12 @@ repetitions = 2
 """
 
 
-def write_campaign(tmp: Path, campaign: str = SMALL_CAMPAIGN, base: str = BASE_SCENARIO,
-                   name: str = "campaign.toml") -> Path:
+def write_campaign(
+    tmp: Path,
+    campaign: str = SMALL_CAMPAIGN,
+    base: str = BASE_SCENARIO,
+    name: str = "campaign.toml",
+) -> Path:
     (tmp / "base.toml").write_text(textwrap.dedent(base), encoding="utf-8")
     path = tmp / name
     path.write_text(textwrap.dedent(campaign), encoding="utf-8")

@@ -36,9 +36,23 @@ def engine_output(config: dict) -> dict:
 
     nbins = math.ceil(config["duration_ns"] / config["bin_ns"])
     bin_s = config["bin_ns"] / 1e9
-    flows, fs = [], {k: [] for k in (
-        "flow_id", "t_s", "delivered_bytes", "cwnd_pkts", "ssthresh_pkts", "srtt_ms",
-        "inflight_pkts", "pacing_rate_bps", "retransmits")}
+    flows, fs = (
+        [],
+        {
+            k: []
+            for k in (
+                "flow_id",
+                "t_s",
+                "delivered_bytes",
+                "cwnd_pkts",
+                "ssthresh_pkts",
+                "srtt_ms",
+                "inflight_pkts",
+                "pacing_rate_bps",
+                "retransmits",
+            )
+        },
+    )
     for f in config["flows"]:
         i = f["id"]
         per_bin = [1000 * (i + 1) * (k % 4) for k in range(nbins)]
@@ -53,16 +67,37 @@ def engine_output(config: dict) -> dict:
             fs["pacing_rate_bps"].append(1e6 * (k + 1))
             fs["retransmits"].append(k % 2)
         sent = 0 if i == 2 else 100 * (i + 1)
-        flows.append({
-            "id": i, "delivered_bytes": sum(per_bin),
-            "goodput_bps": sum(per_bin) * 8 / (config["duration_ns"] / 1e9),
-            "sent_packets": sent, "retransmitted_packets": 3 if sent else 0,
-            "rtt_mean_ms": 21.5 + i, "rtt_p95_ms": 30.25, "rtt_min_ms": None if i == 2 else 20.0,
-            "fct_s": 1.25 if f["size_bytes"] else None, "rto_count": i, "recovery_count": 2,
-        })
-    ls = {k: [] for k in (
-        "link_id", "dir", "t_s", "queue_pkts", "queue_bytes", "drops_queue", "drops_random",
-        "ecn_marks", "tx_bytes", "capacity_bps", "delay_ms")}
+        flows.append(
+            {
+                "id": i,
+                "delivered_bytes": sum(per_bin),
+                "goodput_bps": sum(per_bin) * 8 / (config["duration_ns"] / 1e9),
+                "sent_packets": sent,
+                "retransmitted_packets": 3 if sent else 0,
+                "rtt_mean_ms": 21.5 + i,
+                "rtt_p95_ms": 30.25,
+                "rtt_min_ms": None if i == 2 else 20.0,
+                "fct_s": 1.25 if f["size_bytes"] else None,
+                "rto_count": i,
+                "recovery_count": 2,
+            }
+        )
+    ls = {
+        k: []
+        for k in (
+            "link_id",
+            "dir",
+            "t_s",
+            "queue_pkts",
+            "queue_bytes",
+            "drops_queue",
+            "drops_random",
+            "ecn_marks",
+            "tx_bytes",
+            "capacity_bps",
+            "delay_ms",
+        )
+    }
     for li, link in enumerate(config["links"]):
         for d in ("ab", "ba"):
             for k in range(nbins):
@@ -77,5 +112,9 @@ def engine_output(config: dict) -> dict:
                 ls["tx_bytes"].append(10_000 * k)
                 ls["capacity_bps"].append(link[d]["rate_bps"])
                 ls["delay_ms"].append(link[d]["delay_ns"] / 1e6)
-    return {"flows": flows, "flow_series": fs, "link_series": ls,
-            "stats": {"events": 1234, "packets": 567, "sim_time_s": config["duration_ns"] / 1e9}}
+    return {
+        "flows": flows,
+        "flow_series": fs,
+        "link_series": ls,
+        "stats": {"events": 1234, "packets": 567, "sim_time_s": config["duration_ns"] / 1e9},
+    }

@@ -51,45 +51,76 @@ def analyze(pkts, tmp_path, name="x.pcap", **kw):
 
 # -- one capture per rule -----------------------------------------------------------------------
 
+
 def rule_captures():
     c = Conversation()
     h = handshake(c)
     t = T0 + 0.1
     return {
         # frame numbers are 1-based: the handshake is frames 1-3
-        "in_order": (h + [c.data(t + 0.001, 1, 100), c.data(t + 0.002, 101, 100)],
-                     {4: set(), 5: set()}),
+        "in_order": (
+            h + [c.data(t + 0.001, 1, 100), c.data(t + 0.002, 101, 100)],
+            {4: set(), 5: set()},
+        ),
         "lost_then_retransmission": (
             h + [c.data(t + 0.001, 1, 100), c.data(t + 0.002, 201, 100), c.data(t + 0.3, 101, 100)],
-            {5: {"lost_segment"}, 6: {"retransmission"}}),
+            {5: {"lost_segment"}, 6: {"retransmission"}},
+        ),
         "out_of_order_within_handshake_rtt": (
-            h + [c.data(t + 0.001, 1, 100), c.data(t + 0.002, 201, 100), c.data(t + 0.05, 101, 100)],
-            {5: {"lost_segment"}, 6: {"out_of_order"}}),
+            h
+            + [c.data(t + 0.001, 1, 100), c.data(t + 0.002, 201, 100), c.data(t + 0.05, 101, 100)],
+            {5: {"lost_segment"}, 6: {"out_of_order"}},
+        ),
         "fast_retransmission_after_two_dupacks": (
-            h + [c.data(t + 0.001, 1, 100), c.data(t + 0.002, 201, 100),
-                 c.sack(t + 0.120, 101), c.sack(t + 0.121, 101), c.sack(t + 0.122, 101),
-                 c.data(t + 0.130, 101, 100)],
-            {7: {"duplicate_ack"}, 8: {"duplicate_ack"}, 9: {"fast_retransmission"}}),
+            h
+            + [
+                c.data(t + 0.001, 1, 100),
+                c.data(t + 0.002, 201, 100),
+                c.sack(t + 0.120, 101),
+                c.sack(t + 0.121, 101),
+                c.sack(t + 0.122, 101),
+                c.data(t + 0.130, 101, 100),
+            ],
+            {7: {"duplicate_ack"}, 8: {"duplicate_ack"}, 9: {"fast_retransmission"}},
+        ),
         "late_fast_retransmission_is_plain": (
-            h + [c.data(t + 0.001, 1, 100), c.data(t + 0.002, 201, 100),
-                 c.sack(t + 0.120, 101), c.sack(t + 0.121, 101), c.sack(t + 0.122, 101),
-                 c.data(t + 0.143, 101, 100)],
-            {9: {"retransmission"}}),
+            h
+            + [
+                c.data(t + 0.001, 1, 100),
+                c.data(t + 0.002, 201, 100),
+                c.sack(t + 0.120, 101),
+                c.sack(t + 0.121, 101),
+                c.sack(t + 0.122, 101),
+                c.data(t + 0.143, 101, 100),
+            ],
+            {9: {"retransmission"}},
+        ),
         "spurious_retransmission": (
             h + [c.data(t + 0.001, 1, 100), c.sack(t + 0.05, 101), c.data(t + 0.4, 1, 100)],
-            {6: {"spurious_retransmission"}}),
+            {6: {"spurious_retransmission"}},
+        ),
         "keep_alive_is_not_a_retransmission": (
             h + [c.data(t + 0.001, 1, 100), c.sack(t + 0.05, 101), c.data(t + 5, 100, 1)],
-            {6: {"keep_alive"}}),
+            {6: {"keep_alive"}},
+        ),
         "window_update_is_not_a_dup_ack": (
-            h + [c.sack(t + 0.01, 1), c.sack(t + 0.02, 1, window=2000), c.sack(t + 0.03, 1, window=2000)],
-            {5: {"window_update"}, 6: {"duplicate_ack"}}),
+            h
+            + [
+                c.sack(t + 0.01, 1),
+                c.sack(t + 0.02, 1, window=2000),
+                c.sack(t + 0.03, 1, window=2000),
+            ],
+            {5: {"window_update"}, 6: {"duplicate_ack"}},
+        ),
         "retransmitted_syn": (
-            [c.syn(T0), c.syn(T0 + 1), c.synack(T0 + 1.05)], {2: {"retransmission"}}),
+            [c.syn(T0), c.syn(T0 + 1), c.synack(T0 + 1.05)],
+            {2: {"retransmission"}},
+        ),
         # seen on a real IPv6 capture: a SYN/ACK repeated within the handshake RTT
         "syn_ack_repeated_at_once_is_a_retransmission": (
             [c.syn(T0), c.synack(T0 + 0.05), c.ack(T0 + 0.1), c.synack(T0 + 0.1001)],
-            {4: {"retransmission"}}),
+            {4: {"retransmission"}},
+        ),
     }
 
 
@@ -105,8 +136,14 @@ def test_each_rule_flags_the_expected_frames(name, tmp_path):
 
 def test_out_of_order_threshold_is_3_ms_without_a_handshake(tmp_path):
     c = Conversation()
-    pkts = [c.data(T0, 1, 100), c.data(T0 + 0.001, 201, 100), c.data(T0 + 0.0029, 101, 100),
-            c.data(T0 + 0.010, 301, 100), c.data(T0 + 0.011, 501, 100), c.data(T0 + 0.0145, 401, 100)]
+    pkts = [
+        c.data(T0, 1, 100),
+        c.data(T0 + 0.001, 201, 100),
+        c.data(T0 + 0.0029, 101, 100),
+        c.data(T0 + 0.010, 301, 100),
+        c.data(T0 + 0.011, 501, 100),
+        c.data(T0 + 0.0145, 401, 100),
+    ]
     path, cap = analyze(pkts, tmp_path)
     assert flags_of(cap, 3) == {"out_of_order"}
     assert flags_of(cap, 6) == {"retransmission"}  # 3.5 ms after the segment that advanced
@@ -128,18 +165,31 @@ def test_a_new_syn_on_the_same_ports_starts_a_new_connection(tmp_path):
 
 # -- link types ---------------------------------------------------------------------------------
 
-LINKS = [("ethernet", {}), ("ethernet", {"vlan": 42}), ("sll", {}), ("sll2", {}), ("raw", {}),
-         ("null", {}), ("ethernet", {"pcapng": True}), ("sll2", {"pcapng": True}),
-         ("ethernet", {"nanosecond": True})]
+LINKS = [
+    ("ethernet", {}),
+    ("ethernet", {"vlan": 42}),
+    ("sll", {}),
+    ("sll2", {}),
+    ("raw", {}),
+    ("null", {}),
+    ("ethernet", {"pcapng": True}),
+    ("sll2", {"pcapng": True}),
+    ("ethernet", {"nanosecond": True}),
+]
 
 
 def _link_case(v6: bool):
     c = Conversation(v6=v6)
     pkts, _ = rule_captures()["fast_retransmission_after_two_dupacks"]
     if v6:
-        pkts = handshake(c) + [c.data(T0 + 0.101, 1, 100), c.data(T0 + 0.102, 201, 100),
-                               c.sack(T0 + 0.22, 101), c.sack(T0 + 0.221, 101),
-                               c.sack(T0 + 0.222, 101), c.data(T0 + 0.23, 101, 100)]
+        pkts = handshake(c) + [
+            c.data(T0 + 0.101, 1, 100),
+            c.data(T0 + 0.102, 201, 100),
+            c.sack(T0 + 0.22, 101),
+            c.sack(T0 + 0.221, 101),
+            c.sack(T0 + 0.222, 101),
+            c.data(T0 + 0.23, 101, 100),
+        ]
     return pkts
 
 
@@ -149,8 +199,19 @@ def test_every_link_type_gives_the_same_flows(link, kw, v6, tmp_path):
     pkts = _link_case(v6)
     _, ref = analyze(pkts, tmp_path, "ref.pcap")
     path, cap = analyze(pkts, tmp_path, "x.pcap", linktype=link, **kw)
-    cols = ["src", "dst", "sport", "dport", "packets", "payload_bytes", "delivered_bytes",
-            "retransmitted_packets", "n_fast_retransmission", "n_duplicate_ack", "n_lost_segment"]
+    cols = [
+        "src",
+        "dst",
+        "sport",
+        "dport",
+        "packets",
+        "payload_bytes",
+        "delivered_bytes",
+        "retransmitted_packets",
+        "n_fast_retransmission",
+        "n_duplicate_ack",
+        "n_lost_segment",
+    ]
     assert cap.flows[cols].to_dict("records") == ref.flows[cols].to_dict("records")
     assert cap.flows["ip_version"].iloc[0] == (6 if v6 else 4)
     assert cap.flows["n_fast_retransmission"].sum() == 1
@@ -180,12 +241,23 @@ def test_snaplen_cut_packets_keep_their_payload_length(tmp_path):
 
 # -- bins, goodput, RTT ---------------------------------------------------------------------------
 
+
 def test_bins_start_at_the_captures_first_packet_and_sum_payload(tmp_path):
     c = Conversation()
-    noise = Packet(T0 - 0.05, synth.ip_packet("192.0.2.9", "192.0.2.10", 17,
-                                              synth.udp_datagram(53, 53, b"x" * 10)))
-    pkts = [noise] + handshake(c) + [c.data(T0 + 0.12, 1, 100), c.data(T0 + 0.17, 101, 200),
-                                     c.data(T0 + 0.30, 1, 100), c.data(T0 + 0.33, 301, 50)]
+    noise = Packet(
+        T0 - 0.05,
+        synth.ip_packet("192.0.2.9", "192.0.2.10", 17, synth.udp_datagram(53, 53, b"x" * 10)),
+    )
+    pkts = (
+        [noise]
+        + handshake(c)
+        + [
+            c.data(T0 + 0.12, 1, 100),
+            c.data(T0 + 0.17, 101, 200),
+            c.data(T0 + 0.30, 1, 100),
+            c.data(T0 + 0.33, 301, 50),
+        ]
+    )
     _, cap = analyze(pkts, tmp_path)
     fid = int(cap.flows[(cap.flows["proto"] == "tcp") & (cap.flows["dir"] == 0)]["id"].iloc[0])
     s = cap.series[cap.series["flow_id"] == fid].set_index("bin")
@@ -207,10 +279,10 @@ def test_rtt_samples_follow_karn_and_timestamps(tmp_path):
     t = T0 + 0.2
     pkts = h + [
         c.data(t, 1, 100, ts=(1000, 950)),
-        c.sack(t + 0.040, 101, ts=(2000, 1000)),            # 40 ms data->ACK and TS sample
+        c.sack(t + 0.040, 101, ts=(2000, 1000)),  # 40 ms data->ACK and TS sample
         c.data(t + 0.050, 101, 100, ts=(1001, 2000)),
-        c.data(t + 0.400, 101, 100, ts=(1002, 2000)),        # retransmission
-        c.sack(t + 0.420, 201, ts=(2001, 1002)),             # Karn: no data->ACK sample
+        c.data(t + 0.400, 101, 100, ts=(1002, 2000)),  # retransmission
+        c.sack(t + 0.420, 201, ts=(2001, 1002)),  # Karn: no data->ACK sample
     ]
     _, cap = analyze(pkts, tmp_path)
     r = cap.rtt
@@ -236,11 +308,14 @@ def test_seq_ack_graph_pairs_data_with_the_reverse_acks(tmp_path):
 
 # -- UDP ----------------------------------------------------------------------------------------
 
+
 def iperf_udp(t: float, count: int, sent: float, n: int = 1448) -> Packet:
     sec = int(sent)
     payload = struct.pack("!III", sec, round((sent - sec) * 1e6), count) + b"\x00" * (n - 12)
-    return Packet(t, synth.ip_packet("192.0.2.1", "198.51.100.2", 17,
-                                     synth.udp_datagram(40000, 5201, payload)))
+    return Packet(
+        t,
+        synth.ip_packet("192.0.2.1", "198.51.100.2", 17, synth.udp_datagram(40000, 5201, payload)),
+    )
 
 
 def test_udp_iperf3_loss_reordering_and_rfc3550_jitter(tmp_path):
@@ -267,14 +342,20 @@ def test_udp_iperf3_loss_reordering_and_rfc3550_jitter(tmp_path):
 
 
 def test_udp_that_is_not_iperf3_has_no_loss_figures(tmp_path):
-    pkts = [Packet(T0 + i, synth.ip_packet("192.0.2.1", "192.0.2.2", 17,
-                                           synth.udp_datagram(53, 53, b"\xff" * 40))) for i in range(3)]
+    pkts = [
+        Packet(
+            T0 + i,
+            synth.ip_packet("192.0.2.1", "192.0.2.2", 17, synth.udp_datagram(53, 53, b"\xff" * 40)),
+        )
+        for i in range(3)
+    ]
     _, cap = analyze(pkts, tmp_path)
     assert not bool(cap.flows.iloc[0]["udp_iperf"])
     assert cap.flows.iloc[0]["payload_bytes"] == 120
 
 
 # -- bad input ----------------------------------------------------------------------------------
+
 
 def test_truncated_file_keeps_what_was_read_and_says_where_it_stopped(tmp_path):
     pkts, _ = rule_captures()["fast_retransmission_after_two_dupacks"]
@@ -306,8 +387,10 @@ def test_noise_is_counted_not_analyzed(tmp_path):
     c = Conversation()
     tcp_hdr = synth.tcp_segment(5201, 40000, 1, 2, ACK)[:8]
     inner = synth.ip_packet("198.51.100.2", "192.0.2.1", 6, tcp_hdr)
-    icmp = Packet(T0 + 0.5, synth.ip_packet("192.0.2.254", "192.0.2.1", 1,
-                                            b"\x03\x03\x00\x00\x00\x00\x00\x00" + inner))
+    icmp = Packet(
+        T0 + 0.5,
+        synth.ip_packet("192.0.2.254", "192.0.2.1", 1, b"\x03\x03\x00\x00\x00\x00\x00\x00" + inner),
+    )
     gre = Packet(T0 + 0.6, synth.ip_packet("192.0.2.1", "192.0.2.2", 47, b"\x00" * 20))
     pkts = handshake(c) + [icmp, gre]
     path, cap = analyze(pkts, tmp_path)

@@ -21,34 +21,108 @@ def capture(tmp_path, name="c.pcap"):
 
 
 def iperf_doc(reverse=False, role="client", udp=False):
-    start = {"connected": [{"socket": 5, "local_host": "10.0.0.1", "local_port": 40000,
-                            "remote_host": "10.0.0.2", "remote_port": 5201}],
-             "version": "iperf 3.12", "timestamp": {"timesecs": 1700000000},
-             "test_start": {"protocol": "UDP" if udp else "TCP", "num_streams": 1,
-                            "duration": 2, "reverse": int(reverse)}}
+    start = {
+        "connected": [
+            {
+                "socket": 5,
+                "local_host": "10.0.0.1",
+                "local_port": 40000,
+                "remote_host": "10.0.0.2",
+                "remote_port": 5201,
+            }
+        ],
+        "version": "iperf 3.12",
+        "timestamp": {"timesecs": 1700000000},
+        "test_start": {
+            "protocol": "UDP" if udp else "TCP",
+            "num_streams": 1,
+            "duration": 2,
+            "reverse": int(reverse),
+        },
+    }
     if role == "client":
         start["connecting_to"] = {"host": "10.0.0.2", "port": 5201}
     sender = (role == "client") != reverse
     if udp:
-        iv = [{"socket": 5, "start": i, "end": i + 1, "seconds": 1, "bytes": 1000, "packets": 10,
-               "bits_per_second": 8000, "lost_packets": i, "jitter_ms": 0.1, "omitted": False,
-               "sender": sender} for i in range(2)]
-        streams = [{"udp": {"socket": 5, "seconds": 2, "bytes": 2000, "bits_per_second": 8000,
-                            "jitter_ms": 0.12, "lost_packets": 1, "packets": 20, "lost_percent": 5,
-                            "out_of_order": 0, "sender": sender}}]
+        iv = [
+            {
+                "socket": 5,
+                "start": i,
+                "end": i + 1,
+                "seconds": 1,
+                "bytes": 1000,
+                "packets": 10,
+                "bits_per_second": 8000,
+                "lost_packets": i,
+                "jitter_ms": 0.1,
+                "omitted": False,
+                "sender": sender,
+            }
+            for i in range(2)
+        ]
+        streams = [
+            {
+                "udp": {
+                    "socket": 5,
+                    "seconds": 2,
+                    "bytes": 2000,
+                    "bits_per_second": 8000,
+                    "jitter_ms": 0.12,
+                    "lost_packets": 1,
+                    "packets": 20,
+                    "lost_percent": 5,
+                    "out_of_order": 0,
+                    "sender": sender,
+                }
+            }
+        ]
     else:
-        iv = [{"socket": 5, "start": i, "end": i + 1, "seconds": 1, "bytes": 500_000 * (i + 1),
-               "bits_per_second": 4e6 * (i + 1), "retransmits": 2, "snd_cwnd": 20000,
-               "rtt": 10_000 + 1000 * i, "rttvar": 500, "pmtu": 1500, "omitted": False,
-               "sender": True} for i in range(2)]
-        streams = [{"sender": {"socket": 5, "seconds": 2, "bytes": 1_500_000,
-                               "bits_per_second": 6e6, "retransmits": 4, "max_snd_cwnd": 20000,
-                               "max_rtt": 11_000, "min_rtt": 9_000, "mean_rtt": 10_500,
-                               "sender": True},
-                    "receiver": {"socket": 5, "seconds": 2, "bytes": 1_490_000,
-                                 "bits_per_second": 5.96e6, "sender": True}}]
-    return {"start": start, "intervals": [{"streams": [s]} for s in iv],
-            "end": {"streams": streams, "sender_tcp_congestion": "bbr"}}
+        iv = [
+            {
+                "socket": 5,
+                "start": i,
+                "end": i + 1,
+                "seconds": 1,
+                "bytes": 500_000 * (i + 1),
+                "bits_per_second": 4e6 * (i + 1),
+                "retransmits": 2,
+                "snd_cwnd": 20000,
+                "rtt": 10_000 + 1000 * i,
+                "rttvar": 500,
+                "pmtu": 1500,
+                "omitted": False,
+                "sender": True,
+            }
+            for i in range(2)
+        ]
+        streams = [
+            {
+                "sender": {
+                    "socket": 5,
+                    "seconds": 2,
+                    "bytes": 1_500_000,
+                    "bits_per_second": 6e6,
+                    "retransmits": 4,
+                    "max_snd_cwnd": 20000,
+                    "max_rtt": 11_000,
+                    "min_rtt": 9_000,
+                    "mean_rtt": 10_500,
+                    "sender": True,
+                },
+                "receiver": {
+                    "socket": 5,
+                    "seconds": 2,
+                    "bytes": 1_490_000,
+                    "bits_per_second": 5.96e6,
+                    "sender": True,
+                },
+            }
+        ]
+    return {
+        "start": start,
+        "intervals": [{"streams": [s]} for s in iv],
+        "end": {"streams": streams, "sender_tcp_congestion": "bbr"},
+    }
 
 
 def test_json_summary_has_the_simulators_keys_plus_endpoints_and_bins(tmp_path, capsys):
@@ -59,7 +133,12 @@ def test_json_summary_has_the_simulators_keys_plus_endpoints_and_bins(tmp_path, 
     (f,) = doc["flows"]  # only the direction with payload
     for key in (*SUMMARY_FLOW_KEYS, "src", "dst", "sport", "dport", "bins"):
         assert key in f
-    assert (f["src"], f["sport"], f["dst"], f["dport"]) == ("192.0.2.1", 40000, "198.51.100.2", 5201)
+    assert (f["src"], f["sport"], f["dst"], f["dport"]) == (
+        "192.0.2.1",
+        40000,
+        "198.51.100.2",
+        5201,
+    )
     assert sum(f["bins"]) == f["payload_bytes"] == 300
     assert f["retransmitted_packets"] == 1 and f["sent_packets"] == 3
     assert f["flag_counts"]["fast_retransmission"] == 1
@@ -87,8 +166,9 @@ def test_truncated_capture_warns_with_record_and_offset_and_succeeds(tmp_path, c
     assert "warning" in err and "record 10 at byte offset" in err
 
 
-@pytest.mark.parametrize("content,msg", [(b"\xd4\xc3\xb2\xa1" + b"\x00" * 3, "no packets"),
-                                         (None, "no packets")])
+@pytest.mark.parametrize(
+    "content,msg", [(b"\xd4\xc3\xb2\xa1" + b"\x00" * 3, "no packets"), (None, "no packets")]
+)
 def test_nothing_readable_exits_2(tmp_path, capsys, content, msg):
     path = tmp_path / "bad.pcap"
     if content is None:  # a valid header and no packets
@@ -134,6 +214,7 @@ def test_mixed_inputs_number_flows_across_files(tmp_path, capsys):
 
 
 # -- iperf3 -------------------------------------------------------------------------------------
+
 
 def test_iperf3_tcp_client_sender_side_numbers():
     r = read_iperf3(iperf_doc())
@@ -243,7 +324,9 @@ def test_a_ping_log_with_one_100_kb_line_is_read_in_linear_time(tmp_path, capsys
     import time
 
     p = tmp_path / "long.txt"
-    p.write_text(PING_D + "9" * 100_000 + " packets transmitted\n" + "64 bytes from x: " * 6000 + "\n")
+    p.write_text(
+        PING_D + "9" * 100_000 + " packets transmitted\n" + "64 bytes from x: " * 6000 + "\n"
+    )
     t0 = time.monotonic()
     assert main(["analyze", str(p)]) == 0
     assert time.monotonic() - t0 < 2  # before: 10 KB took 3 s, 100 KB did not finish
@@ -258,8 +341,11 @@ def test_a_huge_icmp_seq_does_not_allocate_up_to_it(tmp_path, capsys):
 
 
 def test_nping_icmp_replies_match_the_oldest_probe_with_their_seq():
-    text = "Starting Nping 0.7.93\n" + "".join(f"SENT ({i}.0000s) ICMP [10.0.0.1 > 10.0.0.2 Echo request (type=8/code=0) "
-                   f"id=1 seq={i % 3}] IP [ttl=64 id=1 iplen=28 ]\n" for i in range(6))
+    text = "Starting Nping 0.7.93\n" + "".join(
+        f"SENT ({i}.0000s) ICMP [10.0.0.1 > 10.0.0.2 Echo request (type=8/code=0) "
+        f"id=1 seq={i % 3}] IP [ttl=64 id=1 iplen=28 ]\n"
+        for i in range(6)
+    )
     text += "RCVD (4.0500s) ICMP [10.0.0.2 > 10.0.0.1 Echo reply (type=0/code=0) id=1 seq=1] IP\n"
     r = read_ping("n.txt", text=text)
     assert r.samples["rtt_ms"].notna().tolist() == [False, True, False, False, False, False]
@@ -271,15 +357,22 @@ def test_a_capture_missing_payload_warns_that_it_is_incomplete(tmp_path, capsys)
     # sequence numbers advanced 4000 B with 2000 B present. Before: no word about it.
     c = Conversation()
     t = T0 + 0.2
-    pkts = handshake(c) + [c.data(t, 1, 1000), c.sack(t + 0.1, 1001), c.sack(t + 0.2, 3001),
-                           c.data(t + 0.21, 3001, 1000), c.sack(t + 0.3, 4001)]
+    pkts = handshake(c) + [
+        c.data(t, 1, 1000),
+        c.sack(t + 0.1, 1001),
+        c.sack(t + 0.2, 3001),
+        c.data(t + 0.21, 3001, 1000),
+        c.sack(t + 0.3, 4001),
+    ]
     path = synth.write_pcap(tmp_path / "gap.pcap", pkts)
     assert main(["analyze", str(path)]) == 0
     err = capsys.readouterr().err
     assert "the capture is incomplete" in err and "0.004 MB" in err and "0.002 MB" in err
 
 
-@pytest.mark.parametrize("content", [b"\xd4\xc3\xb2\xa1\x02\x00", b"\x0a\x0d\x0d\x0a\xff\xff\xff\xff"])
+@pytest.mark.parametrize(
+    "content", [b"\xd4\xc3\xb2\xa1\x02\x00", b"\x0a\x0d\x0d\x0a\xff\xff\xff\xff"]
+)
 def test_capture_errors_name_the_file(tmp_path, capsys, content):
     # Before: "satcc: error: not a pcap or pcapng file (header not recognized)", no file named.
     from satcc.analyze import read_capture

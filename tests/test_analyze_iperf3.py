@@ -20,7 +20,9 @@ DATA = Path(__file__).parent / "data" / "iperf3"
 
 
 def interval_bytes(doc: dict, socket: int) -> int:
-    return sum(s["bytes"] for iv in doc["intervals"] for s in iv["streams"] if s["socket"] == socket)
+    return sum(
+        s["bytes"] for iv in doc["intervals"] for s in iv["streams"] if s["socket"] == socket
+    )
 
 
 def to_json_stream(doc: dict) -> str:
@@ -70,8 +72,16 @@ def test_json_stream_output_reads_as_the_same_run(tmp_path):
 
 def test_a_report_holding_only_irperf3s_error_gives_that_message_and_exit_2(tmp_path, capsys):
     p = tmp_path / "err.json"
-    p.write_text(json.dumps({"start": {}, "intervals": [], "end": {},
-                             "error": "unable to connect to server: Connection refused"}))
+    p.write_text(
+        json.dumps(
+            {
+                "start": {},
+                "intervals": [],
+                "end": {},
+                "error": "unable to connect to server: Connection refused",
+            }
+        )
+    )
     assert main(["analyze", str(p)]) == 2
     err = capsys.readouterr().err
     assert "unable to connect to server: Connection refused" in err and "Traceback" not in err
@@ -80,8 +90,9 @@ def test_a_report_holding_only_irperf3s_error_gives_that_message_and_exit_2(tmp_
     with pytest.raises(Iperf3Error, match="server is busy"):
         read_iperf3(q)
     s = tmp_path / "err.stream"
-    s.write_text('{"event": "error", "data": "unable to connect to server"}\n'
-                 '{"event": "end", "data": {}}\n')
+    s.write_text(
+        '{"event": "error", "data": "unable to connect to server"}\n{"event": "end", "data": {}}\n'
+    )
     with pytest.raises(Iperf3Error, match="unable to connect to server"):
         read_iperf3(s)
 
@@ -112,14 +123,18 @@ def _mutate(doc, how):
     return doc
 
 
-@pytest.mark.parametrize("how,expect", [
-    ("connected_null", "warning: .*start.connected"),
-    ("intervals_missing", "warning: .*no intervals"),
-    ("intervals_string", r"intervals: expected a list, found a string"),
-    ("negative_bytes", r"end.streams\[0\].receiver.bytes: expected a number >= 0, found -5"),
-])
-def test_malformed_documents_give_one_line_or_a_warning_never_a_traceback(tmp_path, capsys,
-                                                                             how, expect):
+@pytest.mark.parametrize(
+    "how,expect",
+    [
+        ("connected_null", "warning: .*start.connected"),
+        ("intervals_missing", "warning: .*no intervals"),
+        ("intervals_string", r"intervals: expected a list, found a string"),
+        ("negative_bytes", r"end.streams\[0\].receiver.bytes: expected a number >= 0, found -5"),
+    ],
+)
+def test_malformed_documents_give_one_line_or_a_warning_never_a_traceback(
+    tmp_path, capsys, how, expect
+):
     import re
 
     doc = _mutate(json.loads((DATA / "rp2_client.json").read_text()), how)
@@ -133,13 +148,22 @@ def test_malformed_documents_give_one_line_or_a_warning_never_a_traceback(tmp_pa
         assert len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("text,expect", [
-    ('{"start": {}, "intervals": [], "end": {"streams": [{"receiver": {"bytes": ' + "9" * 400
-     + "}}]}}", "an integer of 400 digits"),
-    ("[" * 100_000 + "]" * 100_000, "nested more than"),
-    ('{"start": {}, "intervals": [], "end": {"streams": [{"receiver": {"bytes": NaN}}]}}',
-     "expected finite numbers, found NaN"),
-])
+@pytest.mark.parametrize(
+    "text,expect",
+    [
+        (
+            '{"start": {}, "intervals": [], "end": {"streams": [{"receiver": {"bytes": '
+            + "9" * 400
+            + "}}]}}",
+            "an integer of 400 digits",
+        ),
+        ("[" * 100_000 + "]" * 100_000, "nested more than"),
+        (
+            '{"start": {}, "intervals": [], "end": {"streams": [{"receiver": {"bytes": NaN}}]}}',
+            "expected finite numbers, found NaN",
+        ),
+    ],
+)
 def test_hostile_numbers_and_nesting_are_refused_in_one_line(tmp_path, capsys, text, expect):
     p = tmp_path / "h.json"
     p.write_text(text)

@@ -28,16 +28,19 @@ BIN_NS = 100_000_000
 def _no_stale_namespaces():
     testbed.cleanup_stale()
     yield
-    out = subprocess.run(["ip", "netns", "list"], check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(["ip", "netns", "list"], check=True, capture_output=True, text=True).stdout
     mine = f"{testbed.PREFIX}{os.getpid()}-"
     assert not [line for line in out.splitlines() if line.startswith(mine)]
 
 
 def tshark_bins(path) -> dict[tuple[int, str, int], dict[int, int]]:
     """tcp.len summed per (tcp.stream, src, sport) per 100 ms bin from the first frame."""
-    first = subprocess.run(["tshark", "-r", str(path), "-c", "1", "-T", "fields", "-e",
-                            "frame.time_epoch"], capture_output=True, text=True, check=True).stdout
+    first = subprocess.run(
+        ["tshark", "-r", str(path), "-c", "1", "-T", "fields", "-e", "frame.time_epoch"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     t0 = ts._epoch_ns(first.strip())
     bins: dict = defaultdict(lambda: defaultdict(int))
     for r in ts.tshark_fields(path).itertuples():
@@ -50,8 +53,9 @@ def our_bins(cap) -> dict[tuple[int, str, int], dict[int, int]]:
     tcp = cap.flows[cap.flows["proto"] == "tcp"]
     for f in tcp.itertuples():
         s = cap.series[(cap.series["flow_id"] == f.id) & (cap.series["packets"] > 0)]
-        out[(f.conn, f.src, f.sport)] = dict(zip(s["bin"].tolist(), s["payload_bytes"].tolist(),
-                                                 strict=True))
+        out[(f.conn, f.src, f.sport)] = dict(
+            zip(s["bin"].tolist(), s["payload_bytes"].tolist(), strict=True)
+        )
     return out
 
 
@@ -100,8 +104,16 @@ def test_real_tcp_capture_matches_tshark_and_iperf3(cca, tmp_path):
 
 def test_real_reverse_parallel_ipv6_capture_matches_tshark_and_iperf3(tmp_path):
     pcap = tmp_path / "rev.pcapng"
-    runs = testbed.iperf_capture(pcap, cca="cubic", seconds=2, parallel=2, reverse=True,
-                                 ipv6=True, pcapng=True, queue_bytes=6000)
+    runs = testbed.iperf_capture(
+        pcap,
+        cca="cubic",
+        seconds=2,
+        parallel=2,
+        reverse=True,
+        ipv6=True,
+        pcapng=True,
+        queue_bytes=6000,
+    )
     cap = read_capture(pcap, packets=True)
     assert cap.format == "pcapng"
     compare_with_tshark(pcap, cap)
@@ -120,8 +132,9 @@ def test_real_reverse_parallel_ipv6_capture_matches_tshark_and_iperf3(tmp_path):
 
 def test_real_udp_loss_matches_iperf3_server(tmp_path):
     pcap = tmp_path / "udp.pcap"
-    runs = testbed.iperf_capture(pcap, seconds=2, udp_bitrate="30M", rate="20mbit",
-                                 queue_bytes=15000, capture_at="b")
+    runs = testbed.iperf_capture(
+        pcap, seconds=2, udp_bitrate="30M", rate="20mbit", queue_bytes=15000, capture_at="b"
+    )
     cap = read_capture(pcap)
     server = read_iperf3(runs["server"])
     (s,) = server.streams.to_dict("records")
@@ -157,8 +170,7 @@ def test_real_ping_and_nping_logs():
 @pytest.mark.parametrize("cca", ["cubic", "bbr", "reno"])
 def test_real_longer_runs_at_100_mbit_match_tshark(cca, tmp_path):
     pcap = tmp_path / f"{cca}-100m.pcap"
-    testbed.iperf_capture(pcap, cca=cca, seconds=8, rate="100mbit", queue_bytes=60000,
-                          parallel=2)
+    testbed.iperf_capture(pcap, cca=cca, seconds=8, rate="100mbit", queue_bytes=60000, parallel=2)
     cap = read_capture(pcap, packets=True)
     assert compare_with_tshark(pcap, cap) > 50_000
     assert our_bins(cap) == tshark_bins(pcap)
@@ -173,24 +185,61 @@ def test_real_capture_with_tcpdump_drops_matches_tshark_and_warns(tmp_path, caps
     from satcc.cli import main
 
     pcap = tmp_path / "drops.pcap"
-    out = testbed.iperf_capture(pcap, rate="2000mbit", queue_bytes=2_000_000, burst_bytes=200_000,
-                                seconds=3, buffer_kib=64, parallel=2)
+    out = testbed.iperf_capture(
+        pcap,
+        rate="2000mbit",
+        queue_bytes=2_000_000,
+        burst_bytes=200_000,
+        seconds=3,
+        buffer_kib=64,
+        parallel=2,
+    )
     if not out["tcpdump_dropped"]:
         pytest.skip("tcpdump dropped nothing on this machine")
     cap = read_capture(pcap, packets=True)
     ours = set(cap.packets["frame"][(cap.packets["analysis"] & flag_mask("ack_lost_segment")) != 0])
-    theirs = subprocess.run(["tshark", "-r", str(pcap), "-Y", "tcp.analysis.ack_lost_segment",
-                             "-T", "fields", "-e", "frame.number"], capture_output=True, text=True,
-                            check=True).stdout.split()
+    theirs = subprocess.run(
+        [
+            "tshark",
+            "-r",
+            str(pcap),
+            "-Y",
+            "tcp.analysis.ack_lost_segment",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert ours == {int(x) for x in theirs}
     # tshark's bytes in flight, frame by frame (blank where it shows none)
-    bif = subprocess.run(["tshark", "-r", str(pcap), "-Y", "tcp", "-T", "fields", "-e",
-                          "frame.number", "-e", "tcp.analysis.bytes_in_flight"],
-                         capture_output=True, text=True, check=True).stdout.splitlines()
+    bif = subprocess.run(
+        [
+            "tshark",
+            "-r",
+            str(pcap),
+            "-Y",
+            "tcp",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "tcp.analysis.bytes_in_flight",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     theirs_bif = {int(f): (int(b) if b else None) for f, _, b in (ln.partition("\t") for ln in bif)}
     tcp = cap.packets[cap.packets["proto"] == "tcp"]
-    ours_bif = {int(f): (None if math.isnan(b) else int(b))
-                for f, b in zip(tcp["frame"], tcp["bytes_in_flight"], strict=True)}
+    ours_bif = {
+        int(f): (None if math.isnan(b) else int(b))
+        for f, b in zip(tcp["frame"], tcp["bytes_in_flight"], strict=True)
+    }
     assert ours_bif == theirs_bif
     assert main(["analyze", str(pcap)]) == 0
     assert "the capture is incomplete" in capsys.readouterr().err

@@ -47,8 +47,9 @@ def _host_reason() -> str | None:
             return f"{tool} not installed (apt-get install iproute2)"
     info = bpf.available()
     if not info["ok"]:
-        gaps = [f"{c['name']}: {c['detail']} (fix: {c['fix']})" for c in info["checks"]
-                if not c["ok"]]
+        gaps = [
+            f"{c['name']}: {c['detail']} (fix: {c['fix']})" for c in info["checks"] if not c["ok"]
+        ]
         return "BPF struct_ops congestion controls unavailable: " + "; ".join(gaps)
     return None
 
@@ -164,11 +165,31 @@ def cubic_math(tmp_path: Path, params: dict, queries: list[str]) -> list[list[in
     src.write_text(HARNESS)
     exe = tmp_path / "harness"
     d = {k: v for k, v in bpf.defines("cubic", params).items() if k.startswith("CUBIC_")}
-    subprocess.run([cc, "-O2", "-Wall", "-Werror", "-I", str(bpf.source_dir()),
-                    *[f"-D{k}={v}" for k, v in d.items()], str(src), "-o", str(exe)],
-                   check=True, capture_output=True, timeout=60)
-    out = subprocess.run([str(exe)], input="\n".join(queries) + "\n", capture_output=True,
-                         text=True, check=True, timeout=30).stdout
+    subprocess.run(
+        [
+            cc,
+            "-O2",
+            "-Wall",
+            "-Werror",
+            "-I",
+            str(bpf.source_dir()),
+            *[f"-D{k}={v}" for k, v in d.items()],
+            str(src),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    out = subprocess.run(
+        [str(exe)],
+        input="\n".join(queries) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
     return [[int(x) for x in line.split()] for line in out.splitlines()]
 
 
@@ -180,19 +201,23 @@ def test_cubic_root_and_cubic_term_match_exact_arithmetic(tmp_path):
     for a, (root,) in zip(args, got, strict=False):
         assert abs(root - a ** (1 / 3)) / a ** (1 / 3) < 0.002, a  # kernel: ~0.2 %
     scale = 41 * 10  # cube_rtt_scale at bic_scale 41
-    for o, (term,) in zip(offs, got[len(args):], strict=True):
+    for o, (term,) in zip(offs, got[len(args) :], strict=True):
         exact = (scale * o**3) >> 40  # eq. 1: C (t - K)^3
         assert term == (exact if o < 1 << 21 else 2**32 - 1), o
 
 
 @pytest.mark.skipif(not _hz_known(), reason="kernel CONFIG_HZ unknown on this host")
-@pytest.mark.parametrize("params", [
-    {"k_mode": "cbrt_rtt"},
-    {"k_mode": "scaled", "a": 1.5, "rtt_unit": 50.0},
-    {"k_mode": "scaled", "a": 0.3, "rtt_unit": 600.0},
-    {"k_mode": "table", "k_table": [[10.0, 1.0], [50.0, 0.5], [200.0, 0.25]]},
-    {"k_mode": "table", "k_table": [[20.0, 0.5], [600.0, 3.0]]},
-], ids=["cbrt_rtt", "scaled", "scaled-geo", "table-falling", "table-rising"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"k_mode": "cbrt_rtt"},
+        {"k_mode": "scaled", "a": 1.5, "rtt_unit": 50.0},
+        {"k_mode": "scaled", "a": 0.3, "rtt_unit": 600.0},
+        {"k_mode": "table", "k_table": [[10.0, 1.0], [50.0, 0.5], [200.0, 0.25]]},
+        {"k_mode": "table", "k_table": [[20.0, 0.5], [600.0, 3.0]]},
+    ],
+    ids=["cbrt_rtt", "scaled", "scaled-geo", "table-falling", "table-rising"],
+)
 def test_k_modes_scale_k_within_one_unit_of_the_rust_twins_float_factor(tmp_path, params):
     # cubic.rs KMode::factor: eq. 5 interpolates in ms, eqs. 6-7 a / cbrt(RTT / rtt_unit);
     # K' = round(K f). The BPF program's fixed point must agree within 1/1024 s.
@@ -262,9 +287,28 @@ def netns() -> Iterator[tuple[str, str]]:
             _ip("-n", ns, "addr", "add", f"{addr}/30", "dev", dev)
             _ip("-n", ns, "link", "set", dev, "up")
             _ip("-n", ns, "link", "set", "lo", "up")
-        subprocess.run(["tc", "-n", NS_A, "qdisc", "add", "dev", "va", "root", "tbf", "rate", RATE,
-                        "burst", "32kb", "latency", "5ms"], check=True, capture_output=True,
-                       timeout=10)
+        subprocess.run(
+            [
+                "tc",
+                "-n",
+                NS_A,
+                "qdisc",
+                "add",
+                "dev",
+                "va",
+                "root",
+                "tbf",
+                "rate",
+                RATE,
+                "burst",
+                "32kb",
+                "latency",
+                "5ms",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
         yield NS_A, NS_B
     finally:
         for ns in (NS_A, NS_B):
@@ -329,20 +373,49 @@ CLIENT = textwrap.dedent("""
 """)
 
 
-def run_flow(ns: tuple[str, str], client_cc: str, server_cc: str | None = None,
-             secs: float = FLOW_S) -> tuple[dict, dict]:
+def run_flow(
+    ns: tuple[str, str], client_cc: str, server_cc: str | None = None, secs: float = FLOW_S
+) -> tuple[dict, dict]:
     """One TCP flow from ns[0] to ns[1]; returns (client report, server report)."""
     server = subprocess.Popen(
-        ["ip", "netns", "exec", ns[1], sys.executable, "-c", SERVER, server_cc or client_cc,
-         str(PORT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            "ip",
+            "netns",
+            "exec",
+            ns[1],
+            sys.executable,
+            "-c",
+            SERVER,
+            server_cc or client_cc,
+            str(PORT),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert server.stdout is not None
         line = server.stdout.readline()
         assert line.strip() == "READY", server.stderr.read() if server.stderr else line
         client = subprocess.run(
-            ["ip", "netns", "exec", ns[0], sys.executable, "-c", CLIENT, client_cc, ADDR_B,
-             str(PORT), str(secs)], capture_output=True, text=True, timeout=secs + 20,
-            check=False)
+            [
+                "ip",
+                "netns",
+                "exec",
+                ns[0],
+                sys.executable,
+                "-c",
+                CLIENT,
+                client_cc,
+                ADDR_B,
+                str(PORT),
+                str(secs),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=secs + 20,
+            check=False,
+        )
         assert client.returncode == 0, client.stderr
         out, err = server.communicate(timeout=20)
         assert server.returncode == 0, err
@@ -370,10 +443,10 @@ FLOWS = [
 
 
 @needs_host
-@pytest.mark.parametrize(("name", "params"), FLOWS,
-                         ids=[f"{n}-{p.get('k_mode', 'default')}" for n, p in FLOWS])
-def test_each_program_registers_carries_a_flow_and_unregisters(netns, clean_registry, name,
-                                                               params):
+@pytest.mark.parametrize(
+    ("name", "params"), FLOWS, ids=[f"{n}-{p.get('k_mode', 'default')}" for n, p in FLOWS]
+)
+def test_each_program_registers_carries_a_flow_and_unregisters(netns, clean_registry, name, params):
     kname = bpf.ensure_registered(name, params)
     try:
         assert kname == bpf.kernel_name(name, params)
@@ -394,8 +467,7 @@ def test_each_program_registers_carries_a_flow_and_unregisters(netns, clean_regi
 
 
 @needs_host
-def test_hybla_sets_cwnd_to_rho_at_init_so_its_parameter_reaches_the_kernel(netns,
-                                                                          clean_registry):
+def test_hybla_sets_cwnd_to_rho_at_init_so_its_parameter_reaches_the_kernel(netns, clean_registry):
     # hybla_init: cwnd = rho = srtt / rtt0 (at least 1). On a veth srtt is tens of us, so the
     # default rtt0 (25 ms) gives rho = 1, and rtt0 = 1 us gives rho = srtt in us.
     plain = bpf.ensure_registered("hybla")
@@ -452,24 +524,64 @@ def test_dctcp_cuts_cwnd_when_every_packet_is_ce_marked(netns, clean_registry, t
     src = tmp_path / "ce_mark.c"
     src.write_text(CE_MARKER)
     obj = tmp_path / "ce_mark.o"
-    multiarch = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True,
-                               check=False).stdout.strip() if shutil.which("gcc") else ""
-    subprocess.run(["clang", "-O2", "-g", "-target", "bpf",
-                    *(["-I", f"/usr/include/{multiarch}"] if multiarch else []),
-                    "-c", str(src), "-o", str(obj)], check=True, capture_output=True, timeout=60)
+    multiarch = (
+        subprocess.run(
+            ["gcc", "-print-multiarch"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        if shutil.which("gcc")
+        else ""
+    )
+    subprocess.run(
+        [
+            "clang",
+            "-O2",
+            "-g",
+            "-target",
+            "bpf",
+            *(["-I", f"/usr/include/{multiarch}"] if multiarch else []),
+            "-c",
+            str(src),
+            "-o",
+            str(obj),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     kname = bpf.ensure_registered("dctcp")
     plain, _ = run_flow(netns, kname)
     tc = ["tc", "-n", netns[0]]
-    subprocess.run([*tc, "qdisc", "add", "dev", "va", "clsact"], check=True, capture_output=True,
-                   timeout=10)
+    subprocess.run(
+        [*tc, "qdisc", "add", "dev", "va", "clsact"], check=True, capture_output=True, timeout=10
+    )
     try:
-        subprocess.run([*tc, "filter", "add", "dev", "va", "egress", "bpf", "direct-action",
-                        "obj", str(obj), "sec", "tc"], check=True, capture_output=True,
-                       timeout=10)
+        subprocess.run(
+            [
+                *tc,
+                "filter",
+                "add",
+                "dev",
+                "va",
+                "egress",
+                "bpf",
+                "direct-action",
+                "obj",
+                str(obj),
+                "sec",
+                "tc",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
         marked, server = run_flow(netns, kname)
     finally:
-        subprocess.run([*tc, "qdisc", "del", "dev", "va", "clsact"], capture_output=True,
-                       timeout=10, check=False)
+        subprocess.run(
+            [*tc, "qdisc", "del", "dev", "va", "clsact"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
     assert plain["last"]["delivered_ce"] == 0, plain
     assert marked["last"]["delivered_ce"] > 0.5 * marked["last"]["cwnd"], marked
     assert server["bytes"] == marked["sent"] > 0
@@ -491,8 +603,11 @@ def test_dctcp_without_ecn_falls_back_to_the_kernels_reno(netns, clean_registry)
 
 
 def satcc_map_ids(names: set[str] | None = None) -> set[int]:
-    return {e["id"] for e in bpf._struct_ops_list()
-            if e["name"].startswith("satcc_") and (names is None or e["name"] in names)}
+    return {
+        e["id"]
+        for e in bpf._struct_ops_list()
+        if e["name"].startswith("satcc_") and (names is None or e["name"] in names)
+    }
 
 
 @needs_host
@@ -509,8 +624,9 @@ def test_unregister_all_leaves_no_satcc_struct_ops(clean_registry):
     deadline = time.monotonic() + 10
     while satcc_map_ids() & ours and time.monotonic() < deadline:
         time.sleep(0.2)
-    listing = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True,
-                             timeout=10, check=True).stdout
+    listing = subprocess.run(
+        ["bpftool", "struct_ops", "list"], capture_output=True, text=True, timeout=10, check=True
+    ).stdout
     assert not satcc_map_ids() & ours, listing
     # Anything satcc_ still listed is only a map that sockets elsewhere still hold.
     assert satcc_map_ids() == {e["id"] for e in bpf.lingering()}, listing
@@ -538,4 +654,3 @@ def test_a_name_registered_from_another_object_is_replaced(clean_registry):
 def test_unregister_refuses_names_that_are_not_satcc():
     with pytest.raises(bpf.BpfError):
         bpf.unregister("cubic")
-

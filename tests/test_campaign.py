@@ -38,8 +38,10 @@ def test_key_paths_set_one_entry_every_entry_and_create_missing_tables():
     spec.set_key(doc, "flow[1].cca", "cubic")
     spec.set_key(doc, "flow[0].cc.beta", 0.5)
     spec.set_key(doc, "link[*].loss", 1e-4)
-    assert doc["flow"] == [{"cca": "reno", "mss": 1300, "cc": {"beta": 0.5}},
-                           {"cca": "cubic", "mss": 1300}]
+    assert doc["flow"] == [
+        {"cca": "reno", "mss": 1300, "cc": {"beta": 0.5}},
+        {"cca": "cubic", "mss": 1300},
+    ]
     assert doc["link"] == [{"a": "x", "loss": 1e-4}]
 
 
@@ -65,8 +67,9 @@ def test_expansion_is_the_cross_product_times_seeds_with_stable_distinct_ids(tmp
     runs = spec.expand(c)
     assert len(runs) == 2 * 2 * 2
     assert len({r.run_id for r in runs}) == len(runs)
-    assert [r.run_id for r in spec.expand(spec.load(tmp_path / "campaign.toml"))] == \
-        [r.run_id for r in runs]
+    assert [r.run_id for r in spec.expand(spec.load(tmp_path / "campaign.toml"))] == [
+        r.run_id for r in runs
+    ]
     first = runs[0]
     assert first.params == {"cca": "reno", "link1_delay": "5 ms", "link1_delay_ms": 5.0}
     assert first.scenario["flow"][1]["cca"] == "reno"
@@ -79,13 +82,16 @@ def test_expansion_is_the_cross_product_times_seeds_with_stable_distinct_ids(tmp
 
 
 def test_every_invalid_point_is_reported_before_anything_runs(tmp_path):
-    path = write_campaign(tmp_path, """
+    path = write_campaign(
+        tmp_path,
+        """
         [campaign]
         scenario = "base.toml"
         [matrix]
         "flow[0].cca" = ["reno", "no-such-cca"]
         "flow[0].mss" = [1300, 10]
-    """)
+    """,
+    )
     with pytest.raises(spec.CampaignError) as e:
         spec.expand(spec.load(path))
     text = str(e.value)
@@ -95,30 +101,40 @@ def test_every_invalid_point_is_reported_before_anything_runs(tmp_path):
 
 
 def test_an_axis_that_changes_nothing_is_an_error(tmp_path):
-    path = write_campaign(tmp_path, """
+    path = write_campaign(
+        tmp_path,
+        """
         [campaign]
         scenario = "base.toml"
         [matrix]
         "flow[0].cca" = ["reno", "cubic"]
         "flow[0].sack" = [true]
         dup = { key = "flow[1].rwnd", values = ["6 MiB", "6291456 B"] }
-    """)
+    """,
+    )
     with pytest.raises(spec.CampaignError, match="resolves to the same run as point 0"):
         spec.expand(spec.load(path))
 
 
 def test_cases_axis_sets_several_keys_per_label(tmp_path):
-    path = write_campaign(tmp_path, """
+    path = write_campaign(
+        tmp_path,
+        """
         [campaign]
         scenario = "base.toml"
         seeds = [3, 9]
         [matrix.direction.cases]
         fwd = { "flow[0].from" = "s1", "flow[0].to" = "d" }
         rev = { "flow[0].from" = "d", "flow[0].to" = "s1" }
-    """)
+    """,
+    )
     runs = spec.expand(spec.load(path))
-    assert [(r.params["direction"], r.seed) for r in runs] == \
-        [("fwd", 3), ("fwd", 9), ("rev", 3), ("rev", 9)]
+    assert [(r.params["direction"], r.seed) for r in runs] == [
+        ("fwd", 3),
+        ("fwd", 9),
+        ("rev", 3),
+        ("rev", 9),
+    ]
     assert runs[2].scenario["flow"][0]["from"] == "d"
     c = spec.load(path)
     assert c.axes[0].role == "direction"
@@ -133,7 +149,9 @@ def test_campaign_runs_every_point_and_a_rerun_skips_them(tmp_path):
     first = run_campaign(c, out, jobs=2, progress=False)
     assert first.count("done") == 8 and first.count("failed") == 0
     index = json.loads((out / layout.INDEX_FILE).read_text())
-    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(r["run_id"] for r in index["runs"])
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(
+        r["run_id"] for r in index["runs"]
+    )
     before = tree_hashes(out)
     again = run_campaign(spec.load(tmp_path / "campaign.toml"), out, jobs=2, progress=False)
     assert again.count("skipped") == 8 and again.count("done") == 0
@@ -188,8 +206,9 @@ def test_another_campaign_cannot_reuse_a_directory(tmp_path):
     c = spec.load(write_campaign(tmp_path))
     out = tmp_path / "out"
     run_campaign(c, out, jobs=1, progress=False)
-    other = write_campaign(tmp_path, SMALL_CAMPAIGN.replace('name = "small"', 'name = "other"'),
-                           name="other.toml")
+    other = write_campaign(
+        tmp_path, SMALL_CAMPAIGN.replace('name = "small"', 'name = "other"'), name="other.toml"
+    )
     with pytest.raises(Exception, match="holds campaign 'small'"):
         run_campaign(spec.load(other), out, jobs=1, progress=False)
 
@@ -219,7 +238,8 @@ def test_cli_campaign_status_and_dry_run(tmp_path, capsys):
 # -- SIGKILL and resume ------------------------------------------------------------------------
 
 KILL_CAMPAIGN = SMALL_CAMPAIGN.replace("repetitions = 2", "repetitions = 4").replace(
-    '["5 ms", "20 ms"]', '["5 ms", "10 ms", "20 ms"]')
+    '["5 ms", "20 ms"]', '["5 ms", "10 ms", "20 ms"]'
+)
 
 
 def test_sigkill_then_resume_gives_the_store_of_an_uninterrupted_run(tmp_path):
@@ -229,10 +249,25 @@ def test_sigkill_then_resume_gives_the_store_of_an_uninterrupted_run(tmp_path):
     run_campaign(spec.load(path), ref, jobs=2, progress=False)
 
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "satcc.cli", "campaign", str(path), "--out", str(out),
-           "--jobs", "2", "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, cwd=Path(__file__).resolve().parent.parent)
+    cmd = [
+        sys.executable,
+        "-m",
+        "satcc.cli",
+        "campaign",
+        str(path),
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline:

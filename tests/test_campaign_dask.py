@@ -32,15 +32,18 @@ def test_dask_cluster_gives_the_same_store_as_the_local_pool(tmp_path):
     c = spec.load(write_campaign(tmp_path, DASK_CAMPAIGN))
     local = run_campaign(c, tmp_path / "local", jobs=2, progress=False)
     assert local.count("done") == 16
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
-        remote = run_campaign(c, tmp_path / "dask", cluster=cluster.scheduler_address,
-                              progress=False)
+        remote = run_campaign(
+            c, tmp_path / "dask", cluster=cluster.scheduler_address, progress=False
+        )
         # the workers really ran them: each worker process reports tasks it executed
         with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
             seen = client.run_on_scheduler(
-                lambda dask_scheduler: sorted(k for k in dask_scheduler.task_prefixes))
+                lambda dask_scheduler: sorted(k for k in dask_scheduler.task_prefixes)
+            )
     assert remote.count("done") == 16 and remote.count("failed") == 0
     assert "dask" in remote.backend
     assert any("satcc-run" in k for k in seen)

@@ -34,8 +34,15 @@ def _all_commands(parser: argparse.ArgumentParser, prefix=()):
 
 def test_every_command_has_help_that_exits_0(capsys):
     commands = list(_all_commands(cli.build_parser()))
-    for expected in [("check",), ("sim",), ("plot",), ("cc",), ("cc", "list"), ("cc", "show"),
-                     ("demo",)]:
+    for expected in [
+        ("check",),
+        ("sim",),
+        ("plot",),
+        ("cc",),
+        ("cc", "list"),
+        ("cc", "show"),
+        ("demo",),
+    ]:
         assert expected in commands
     for command in [(), *commands]:
         status, out, _ = run([*command, "--help"], capsys)
@@ -121,13 +128,13 @@ def test_plot_of_a_missing_result_exits_2(tmp_path, capsys):
 
 
 def test_demo_without_its_scenarios_exits_2(tmp_path, capsys):
-    status, _, err = run(["demo", "--scenarios", str(tmp_path), "--out", str(tmp_path / "o")],
-                         capsys)
+    status, _, err = run(
+        ["demo", "--scenarios", str(tmp_path), "--out", str(tmp_path / "o")], capsys
+    )
     assert status == 2 and "demo-starlink-uplink.toml" in err
 
 
-def test_sim_without_the_simulator_says_how_to_build_it(write_toml, tmp_path, capsys,
-                                                        monkeypatch):
+def test_sim_without_the_simulator_says_how_to_build_it(write_toml, tmp_path, capsys, monkeypatch):
     # A stale native module without run_sim (e.g. built from an older checkout).
     monkeypatch.delattr(_native, "run_sim")
     status, _, err = run(["sim", str(write_toml(MINIMAL)), "--out", str(tmp_path / "o")], capsys)
@@ -153,7 +160,7 @@ def test_command_groups_register_themselves(monkeypatch, capsys):
     monkeypatch.setattr(cli, "OPTIONAL_COMMAND_MODULES", ("satcc_fake_cli", "satcc_absent.cli"))
     status, _, err = run(["fake"], capsys)
     assert status == 7
-    assert err == ""     # an absent group is silently skipped
+    assert err == ""  # an absent group is silently skipped
 
 
 def test_a_broken_command_group_does_not_take_down_the_others(monkeypatch, write_toml, capsys):
@@ -175,6 +182,7 @@ def test_the_installed_entry_point_runs():
     exe = Path(sys.executable).parent / "satcc"
     if not exe.exists():
         pytest.skip("no satcc console script next to this interpreter")
-    done = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60,
-                          check=False)
+    done = subprocess.run(
+        [str(exe), "--help"], capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 0 and "usage: satcc" in done.stdout

@@ -50,9 +50,20 @@ start = "0.5 s"
 size = "200 kB"
 """
 
-CONTRACT_FLOW_KEYS = {"id", "from", "to", "cca", "goodput_bps", "delivered_bytes", "sent_packets",
-                      "retransmitted_packets", "retransmission_rate", "rtt_mean_ms", "rtt_p95_ms",
-                      "fct_s"}
+CONTRACT_FLOW_KEYS = {
+    "id",
+    "from",
+    "to",
+    "cca",
+    "goodput_bps",
+    "delivered_bytes",
+    "sent_packets",
+    "retransmitted_packets",
+    "retransmission_rate",
+    "rtt_mean_ms",
+    "rtt_p95_ms",
+    "fct_s",
+}
 
 
 def sim(argv, capsys):
@@ -65,13 +76,15 @@ def _files(d):
     return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
 
 
-def test_sim_writes_every_file_and_a_json_summary_matching_the_contract(write_toml, tmp_path,
-                                                                        capsys):
+def test_sim_writes_every_file_and_a_json_summary_matching_the_contract(
+    write_toml, tmp_path, capsys
+):
     path = write_toml(SMALL)
     status, out, err = sim([str(path), "--out", str(tmp_path / "r"), "--json"], capsys)
     assert status == 0, err
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == sorted(
-        [rs.SUMMARY_FILE, *rs.TABLE_FILES])
+        [rs.SUMMARY_FILE, *rs.TABLE_FILES]
+    )
     doc = json.loads(out)
     assert doc["engine"] == "sim" and doc["scenario"] == "small" and doc["seed"] == 5
     assert re.fullmatch(r"[0-9a-f]{64}", doc["scenario_hash"])

@@ -107,7 +107,9 @@ def test_names_fit_interface_limits_and_carry_the_run_prefix():
 
 
 def test_flow_options_land_in_sysctls_and_routes():
-    text = scenario_text(extra='sack = false\nrwnd = "1 MiB"\ninitial_cwnd = 4\ndelayed_ack = false')
+    text = scenario_text(
+        extra='sack = false\nrwnd = "1 MiB"\ninitial_cwnd = 4\ndelayed_ack = false'
+    )
     p = topology.plan(config_of(text), "e000002", subnet_octet=80)
     assert p.sysctls[0]["net.ipv4.tcp_sack"] == "0"
     assert p.sysctls[1]["net.ipv4.tcp_rmem"].endswith(" 1048576")
@@ -148,10 +150,12 @@ def test_flows_from_one_node_that_disagree_on_a_namespace_option_are_rejected():
 
 
 def test_ss_lines_parse_into_kernel_fields():
-    line = ("0      0    10.77.0.1:40000 10.77.0.2:5201 cubic wscale:7,7 rto:252 rtt:51.2/0.4 "
-            "mss:1448 cwnd:42 ssthresh:30 bytes_acked:1000 bytes_received:5 data_segs_out:77 "
-            "pacing_rate 4.5Mbps delivery_rate 2Mbps unacked:12 retrans:0/5 minrtt:50.1\n"
-            "0 0 [::ffff:10.77.0.2]:5201 [::ffff:10.77.0.1]:40000 cubic bytes_received:123")
+    line = (
+        "0      0    10.77.0.1:40000 10.77.0.2:5201 cubic wscale:7,7 rto:252 rtt:51.2/0.4 "
+        "mss:1448 cwnd:42 ssthresh:30 bytes_acked:1000 bytes_received:5 data_segs_out:77 "
+        "pacing_rate 4.5Mbps delivery_rate 2Mbps unacked:12 retrans:0/5 minrtt:50.1\n"
+        "0 0 [::ffff:10.77.0.2]:5201 [::ffff:10.77.0.1]:40000 cubic bytes_received:123"
+    )
     got = traffic.parse_ss(line)
     f = got[(40000, 5201)]
     assert (f["cwnd"], f["ssthresh"], f["rtt"], f["unacked"]) == (42, 30, 51.2, 12)
@@ -169,7 +173,8 @@ def test_the_mss_clamp_adds_back_the_timestamps_option():
 # -- real runs (root) --------------------------------------------------------------------
 
 needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or any(shutil.which(t) is None for t in ("ip", "iperf3", "ethtool", "tcpdump")),
+    os.geteuid() != 0
+    or any(shutil.which(t) is None for t in ("ip", "iperf3", "ethtool", "tcpdump")),
     reason="needs root with iproute2, iperf3, ethtool and tcpdump",
 )
 
@@ -198,7 +203,8 @@ def _assert_path_is_filled(result):
     assert ls[ls.dir == "ab"].tx_bytes.sum() > 0
     assert result.meta["stats"]["linkd_socket_drops"] == 0
     assert host.list_namespaces() == [] or all(
-        not ns.startswith(f"satcc-{result.meta['emu']['run_id']}-") for ns in host.list_namespaces())
+        not ns.startswith(f"satcc-{result.meta['emu']['run_id']}-") for ns in host.list_namespaces()
+    )
 
 
 @needs_root
@@ -224,8 +230,9 @@ def test_bbr_fills_a_20_mbit_50_ms_path(tmp_path):
     config["flows"][0]["cca"] = "bbr"
     run = Run(config, tmp_path / "emu", capture=False)
     raw = run.execute()
-    r = RunResult.from_engine(raw, config, sc.expand_flows(s), {"engine": emu.ENGINE,
-                                                                "emu": {"run_id": run.run_id}})
+    r = RunResult.from_engine(
+        raw, config, sc.expand_flows(s), {"engine": emu.ENGINE, "emu": {"run_id": run.run_id}}
+    )
     _assert_path_is_filled(r)
     # BBR keeps the queue short: median srtt well under the 1-BDP-queue's 100 ms
     assert r.flow_series.srtt_ms.dropna().median() < 80
@@ -281,8 +288,11 @@ def _start_long_run(tmp_path: Path) -> tuple[subprocess.Popen, list[str], set[tu
     before = set(host.list_namespaces())
     err = tmp_path / "stderr.txt"
     with open(err, "w") as fh:
-        p = subprocess.Popen(_satcc("emu", str(path), "--out", str(tmp_path / "out")),
-                             stdout=subprocess.DEVNULL, stderr=fh)
+        p = subprocess.Popen(
+            _satcc("emu", str(path), "--out", str(tmp_path / "out")),
+            stdout=subprocess.DEVNULL,
+            stderr=fh,
+        )
     # wait until the run is under way: its namespaces exist and iperf3's client runs in one
     found: dict[str, object] = {}
 
@@ -291,10 +301,14 @@ def _start_long_run(tmp_path: Path) -> tuple[subprocess.Popen, list[str], set[tu
         if len(mine) < 3:
             return False
         pids = _procs_in(keys)
-        names = {Path(f"/proc/{pid}/comm").read_text().strip() for pid in pids
-                 if Path(f"/proc/{pid}/comm").exists()}
+        names = {
+            Path(f"/proc/{pid}/comm").read_text().strip()
+            for pid in pids
+            if Path(f"/proc/{pid}/comm").exists()
+        }
         found.update(mine=mine, keys=keys)
         return {"iperf3", "satcc-linkd"} <= names
+
     assert _wait_for(running, 30), err.read_text() if p.poll() is not None else "timeout"
     time.sleep(1.0)
     return p, found["mine"], found["keys"]  # type: ignore[return-value]
@@ -306,8 +320,9 @@ def test_killing_a_run_then_cleaning_up_leaves_nothing_behind(tmp_path):
     p.send_signal(signal.SIGKILL)
     p.wait()
     assert any((host.NETNS_DIR / ns).exists() for ns in mine)  # the crash left them
-    c = subprocess.run(_satcc("emu", "--cleanup"), capture_output=True, text=True, timeout=60,
-                       check=False)
+    c = subprocess.run(
+        _satcc("emu", "--cleanup"), capture_output=True, text=True, timeout=60, check=False
+    )
     assert c.returncode == 0, c.stderr
     assert not any((host.NETNS_DIR / ns).exists() for ns in mine)
     assert _wait_for(lambda: not _procs_in(keys), 5), _procs_in(keys)
@@ -366,8 +381,8 @@ def _assert_dip_at(result, boundary_s: float) -> None:
     assert at.capacity_bps < 0.5 * before.capacity_bps  # the outage is in the link series
     assert at.tx_bytes < 0.5 * before.tx_bytes  # and the emulator carried nothing through it
     fs = result.flow_series.set_index(result.flow_series.t_s.round(1))
-    steady = fs.loc[round(boundary_s - 1.0, 1):round(boundary_s - 0.1, 1)].goodput_bps.median()
-    dip = fs.loc[round(boundary_s, 1):round(boundary_s + 0.1, 1)].goodput_bps.min()
+    steady = fs.loc[round(boundary_s - 1.0, 1) : round(boundary_s - 0.1, 1)].goodput_bps.median()
+    dip = fs.loc[round(boundary_s, 1) : round(boundary_s + 0.1, 1)].goodput_bps.min()
     assert dip < 0.5 * steady, (dip, steady)
 
 
@@ -475,7 +490,8 @@ def test_cleanup_removes_runs_whose_runner_is_gone_and_leaves_live_ones(tmp_path
 @needs_root
 def test_ecn_marking_above_the_threshold_reaches_an_ecn_flow_intact(tmp_path):
     text = scenario_text(duration="3 s", extra="ecn = true").replace(
-        'queue = "1 BDP"', 'queue = "1 BDP"\necn_threshold = 20')
+        'queue = "1 BDP"', 'queue = "1 BDP"\necn_threshold = 20'
+    )
     r = _emu(text, tmp_path, capture=False)
     marks = r.link_series[r.link_series.dir == "ab"].ecn_marks.sum()
     assert marks > 0

@@ -16,7 +16,8 @@ from satcc.emu import host, topology
 from satcc.emu.runner import Run
 
 needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or any(shutil.which(t) is None for t in ("ip", "iperf3", "ethtool", "tcpdump")),
+    os.geteuid() != 0
+    or any(shutil.which(t) is None for t in ("ip", "iperf3", "ethtool", "tcpdump")),
     reason="needs root with iproute2, iperf3, ethtool and tcpdump",
 )
 SECOND_START_S = 2.5
@@ -42,8 +43,10 @@ def two_transfers(metrics_save: bool) -> dict:
         rate = "20 Mbit/s"
         delay = "25 ms"
         queue = "10 pkt"
-    """) + "".join(textwrap.dedent(flow.format(save=str(metrics_save).lower(), start=start))
-                   for start in ("0 s", f"{SECOND_START_S} s"))
+    """) + "".join(
+        textwrap.dedent(flow.format(save=str(metrics_save).lower(), start=start))
+        for start in ("0 s", f"{SECOND_START_S} s")
+    )
     return sc.resolve(sc.loads(text))
 
 
@@ -72,8 +75,11 @@ def _run(save: bool, tmp_path):
     run = _SnapshotRun(two_transfers(save), tmp_path / f"emu-{save}", capture=False)
     raw = run.execute()
     fs = raw["flow_series"]
-    second = [s for fid, t, s in zip(fs["flow_id"], fs["t_s"], fs["ssthresh_pkts"], strict=True)
-              if fid == 1 and t >= SECOND_START_S]
+    second = [
+        s
+        for fid, t, s in zip(fs["flow_id"], fs["t_s"], fs["ssthresh_pkts"], strict=True)
+        if fid == 1 and t >= SECOND_START_S
+    ]
     return run.cache_before_second, second, raw
 
 

@@ -19,8 +19,13 @@ NETSTAT = textwrap.dedent("""\
 
 def test_proc_net_netstat_name_and_value_lines_become_one_table_per_group():
     got = parse_proc_net(NETSTAT)
-    assert got["TcpExt"] == {"SyncookiesSent": 0, "TCPTimeouts": 4, "TCPLossUndo": 3,
-                             "TCPSpuriousRTOs": 1, "TCPHystartDelayCwnd": 2136}
+    assert got["TcpExt"] == {
+        "SyncookiesSent": 0,
+        "TCPTimeouts": 4,
+        "TCPLossUndo": 3,
+        "TCPSpuriousRTOs": 1,
+        "TCPHystartDelayCwnd": 2136,
+    }
     assert got["IpExt"]["InOctets"] == 123456
 
 
@@ -52,7 +57,9 @@ def test_every_namespace_defaults_to_reno_so_a_host_bbr_default_cannot_pace_cubi
 
 
 def _two_senders() -> dict:
-    return sc.resolve(sc.loads(textwrap.dedent("""
+    return sc.resolve(
+        sc.loads(
+            textwrap.dedent("""
         [scenario]
         name = "t"
         duration = "5 s"
@@ -73,7 +80,9 @@ def _two_senders() -> dict:
         from = "b"
         to = "r"
         count = 2
-    """)))
+    """)
+        )
+    )
 
 
 def test_a_nodes_only_flow_gets_rto_and_recovery_counts_from_its_namespace(tmp_path):

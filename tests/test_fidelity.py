@@ -53,14 +53,33 @@ to = "d"
 """
 
 
-def synthetic(engine: str, seed: int, goodputs: list[float], sent: list[int], retx: list[int],
-              srtt: list[list[float]], cwnd: list[list[int]]) -> RunResult:
+def synthetic(
+    engine: str,
+    seed: int,
+    goodputs: list[float],
+    sent: list[int],
+    retx: list[int],
+    srtt: list[list[float]],
+    cwnd: list[list[int]],
+) -> RunResult:
     """A RunResult of TWO_GROUPS (flows short.0, short.1, long) with the given figures."""
     s = sc.loads(TWO_GROUPS)
     config = sc.resolve(s)
     nbins = len(srtt[0])
-    fs = {k: [] for k in ("flow_id", "t_s", "delivered_bytes", "cwnd_pkts", "ssthresh_pkts",
-                          "srtt_ms", "inflight_pkts", "pacing_rate_bps", "retransmits")}
+    fs = {
+        k: []
+        for k in (
+            "flow_id",
+            "t_s",
+            "delivered_bytes",
+            "cwnd_pkts",
+            "ssthresh_pkts",
+            "srtt_ms",
+            "inflight_pkts",
+            "pacing_rate_bps",
+            "retransmits",
+        )
+    }
     flows = []
     for i in range(3):
         for k in range(nbins):
@@ -73,12 +92,37 @@ def synthetic(engine: str, seed: int, goodputs: list[float], sent: list[int], re
             fs["inflight_pkts"].append(None)
             fs["pacing_rate_bps"].append(None)
             fs["retransmits"].append(0)
-        flows.append({"id": i, "delivered_bytes": int(goodputs[i] / 8), "goodput_bps": goodputs[i],
-                      "sent_packets": sent[i], "retransmitted_packets": retx[i],
-                      "rtt_mean_ms": None, "rtt_p95_ms": None, "rtt_min_ms": None,
-                      "fct_s": None, "rto_count": None, "recovery_count": None})
-    ls = {k: [] for k in ("link_id", "dir", "t_s", "queue_pkts", "queue_bytes", "drops_queue",
-                          "drops_random", "ecn_marks", "tx_bytes", "capacity_bps", "delay_ms")}
+        flows.append(
+            {
+                "id": i,
+                "delivered_bytes": int(goodputs[i] / 8),
+                "goodput_bps": goodputs[i],
+                "sent_packets": sent[i],
+                "retransmitted_packets": retx[i],
+                "rtt_mean_ms": None,
+                "rtt_p95_ms": None,
+                "rtt_min_ms": None,
+                "fct_s": None,
+                "rto_count": None,
+                "recovery_count": None,
+            }
+        )
+    ls = {
+        k: []
+        for k in (
+            "link_id",
+            "dir",
+            "t_s",
+            "queue_pkts",
+            "queue_bytes",
+            "drops_queue",
+            "drops_random",
+            "ecn_marks",
+            "tx_bytes",
+            "capacity_bps",
+            "delay_ms",
+        )
+    }
     raw = {"flows": flows, "flow_series": fs, "link_series": ls, "stats": {}}
     meta = {"engine": engine, "scenario": "syn", "seed": seed}
     return RunResult.from_engine(raw, config, sc.expand_flows(s), meta)
@@ -133,10 +177,15 @@ def test_retransmission_rates_agree_within_2x_or_when_both_are_below_a_tenth_of_
 
 def test_per_run_groups_sum_goodput_pool_retransmissions_and_take_rtt_from_the_srtt_series():
     nan = float("nan")
-    r = synthetic("sim", 1, goodputs=[30e6, 10e6, 60e6], sent=[1000, 1000, 2000],
-                  retx=[10, 30, 0],
-                  srtt=[[nan, 10.0, 20.0, 30.0], [40.0, 50.0, 60.0, 70.0], flat(100.0)],
-                  cwnd=[flat(10), flat(20), flat(40)])
+    r = synthetic(
+        "sim",
+        1,
+        goodputs=[30e6, 10e6, 60e6],
+        sent=[1000, 1000, 2000],
+        retx=[10, 30, 0],
+        srtt=[[nan, 10.0, 20.0, 30.0], [40.0, 50.0, 60.0, 70.0], flat(100.0)],
+        cwnd=[flat(10), flat(20), flat(40)],
+    )
     flows, series = M.frames_from_results([("a", r)])
     per = M.run_groups(flows, series).set_index("group")
     assert list(per.index) == ["short", "long", "all"]
@@ -155,8 +204,15 @@ def test_per_run_groups_sum_goodput_pool_retransmissions_and_take_rtt_from_the_s
 
 
 def test_a_late_flow_counts_over_the_groups_active_time_and_the_total_over_the_run():
-    r = synthetic("sim", 1, goodputs=[40e6, 40e6, 20e6], sent=[1] * 3, retx=[0] * 3,
-                  srtt=[flat(1.0)] * 3, cwnd=[flat(1)] * 3)
+    r = synthetic(
+        "sim",
+        1,
+        goodputs=[40e6, 40e6, 20e6],
+        sent=[1] * 3,
+        retx=[0] * 3,
+        srtt=[flat(1.0)] * 3,
+        cwnd=[flat(1)] * 3,
+    )
     flows, series = M.frames_from_results([("a", r)])
     flows.loc[flows["name"] == "long", "start_s"] = 0.5  # started half-way through the 1 s run
     per = M.run_groups(flows, series).set_index("group")
@@ -167,9 +223,15 @@ def test_a_late_flow_counts_over_the_groups_active_time_and_the_total_over_the_r
 
 def test_bins_before_a_flow_starts_count_neither_for_rtt_nor_for_cwnd():
     # the simulator writes srtt 0 and the initial window before a flow starts
-    r = synthetic("sim", 1, goodputs=[1e6] * 3, sent=[1] * 3, retx=[0] * 3,
-                  srtt=[flat(10.0), flat(10.0), [0.0, 0.0, 30.0, 50.0]],
-                  cwnd=[flat(10), flat(10), [10, 10, 40, 60]])
+    r = synthetic(
+        "sim",
+        1,
+        goodputs=[1e6] * 3,
+        sent=[1] * 3,
+        retx=[0] * 3,
+        srtt=[flat(10.0), flat(10.0), [0.0, 0.0, 30.0, 50.0]],
+        cwnd=[flat(10), flat(10), [10, 10, 40, 60]],
+    )
     flows, series = M.frames_from_results([("a", r)])
     flows.loc[flows["name"] == "long", "start_s"] = 0.2
     per = M.run_groups(flows, series).set_index("group")
@@ -186,20 +248,42 @@ def kernel_and_sim(sim_short_share: float, kernel_goodputs: list[float]) -> dict
     results = []
     for seed in (1, 2, 3):
         s = sim_short_share * 100e6
-        results.append(synthetic("sim", seed, [s / 2, s / 2, 100e6 - s], [1000] * 3, [10] * 3,
-                                 [flat(50.0)] * 3, [flat(30), flat(30), flat(60)]))
+        results.append(
+            synthetic(
+                "sim",
+                seed,
+                [s / 2, s / 2, 100e6 - s],
+                [1000] * 3,
+                [10] * 3,
+                [flat(50.0)] * 3,
+                [flat(30), flat(30), flat(60)],
+            )
+        )
     for seed, total in zip((1, 2, 3), kernel_goodputs, strict=True):
         s = 0.7 * total
-        results.append(synthetic("emu", seed, [s / 2, s / 2, total - s], [1000] * 3, [15] * 3,
-                                 [flat(52.0)] * 3, [flat(20), flat(20), flat(40)]))
+        results.append(
+            synthetic(
+                "emu",
+                seed,
+                [s / 2, s / 2, total - s],
+                [1000] * 3,
+                [15] * 3,
+                [flat(52.0)] * 3,
+                [flat(20), flat(20), flat(40)],
+            )
+        )
     return evaluate(results)
 
 
 def test_the_kernel_side_is_the_median_of_its_runs_with_its_spread():
     ev = kernel_and_sim(0.7, [90e6, 100e6, 120e6])
     g = row(ev, "all")["metrics"]["goodput_bps"]
-    assert g["kernel"] == {"median": pytest.approx(100e6), "min": pytest.approx(90e6),
-                           "max": pytest.approx(120e6), "n": 3}
+    assert g["kernel"] == {
+        "median": pytest.approx(100e6),
+        "min": pytest.approx(90e6),
+        "max": pytest.approx(120e6),
+        "n": 3,
+    }
     assert g["sim"]["n"] == 3
     assert g["verdict"] == M.PASS
 
@@ -246,21 +330,32 @@ def test_cwnd_distance_ignores_bins_where_one_side_has_no_window():
 
 
 def test_without_kernel_runs_there_are_values_but_no_verdicts():
-    results = [synthetic("sim", 1, [30e6, 10e6, 60e6], [10] * 3, [0] * 3, [flat(5.0)] * 3,
-                         [flat(1)] * 3)]
+    results = [
+        synthetic("sim", 1, [30e6, 10e6, 60e6], [10] * 3, [0] * 3, [flat(5.0)] * 3, [flat(1)] * 3)
+    ]
     ev = evaluate(results)
-    assert ev["tally"] == {"pass": 0, "fail": 0, "by_metric": ev["tally"]["by_metric"],
-                           "failures": []}
+    assert ev["tally"] == {
+        "pass": 0,
+        "fail": 0,
+        "by_metric": ev["tally"]["by_metric"],
+        "failures": [],
+    }
     assert row(ev, "short")["metrics"]["share"]["sim"]["median"] == pytest.approx(0.4)
-    text = table.render_text({"name": "x", "rows": ev["rows"], "tally": ev["tally"],
-                              "fidelity": {}, "runs": []})
+    text = table.render_text(
+        {"name": "x", "rows": ev["rows"], "tally": ev["tally"], "fidelity": {}, "runs": []}
+    )
     assert "sim 0.40" in text and "kern -" in text
 
 
 def test_the_table_marks_failures_and_passes():
     ev = kernel_and_sim(0.45, [100e6] * 3)
-    doc = {"name": "t", "rows": ev["rows"], "tally": ev["tally"], "fidelity": {},
-           "runs": [{"scenario": "syn", "sim": {"done": 3}, "emu": {"done": 3}}]}
+    doc = {
+        "name": "t",
+        "rows": ev["rows"],
+        "tally": ev["tally"],
+        "fidelity": {},
+        "runs": [{"scenario": "syn", "sim": {"done": 3}, "emu": {"done": 3}}],
+    }
     text = table.render_text(doc)
     assert "kern 0.70 ✗" in text  # the short group's share
     assert "✓" in text
@@ -293,15 +388,18 @@ def test_every_grid_scenario_says_what_it_checks_and_stays_at_or_below_100_mbit(
         for link in config["links"]:
             for d in ("ab", "ba"):
                 assert not link[d].get("jitter_ns"), e.path  # the emulator refuses jitter
-        bottleneck = min(min(link["ab"]["rate_bps"], link["ba"]["rate_bps"])
-                         for link in config["links"])
+        bottleneck = min(
+            min(link["ab"]["rate_bps"], link["ba"]["rate_bps"]) for link in config["links"]
+        )
         assert bottleneck <= 100_000_000, e.path
 
 
 def test_only_matches_names_and_files_by_glob_or_substring():
     g = G.load(GRID)
-    assert [e.name for e in g.select(only="1v1")] == ["fid-cubic-rtt-1v1-equal",
-                                                       "fid-cubic-rtt-1v1-fast"]
+    assert [e.name for e in g.select(only="1v1")] == [
+        "fid-cubic-rtt-1v1-equal",
+        "fid-cubic-rtt-1v1-fast",
+    ]
     assert [e.path.stem for e in g.select(only="vpn,dctcp-*")] == ["vpn", "dctcp-ecn"]
     with pytest.raises(UserError, match="expected a pattern matching some scenario"):
         g.select(only="no-such-thing")
@@ -310,7 +408,8 @@ def test_only_matches_names_and_files_by_glob_or_substring():
 def test_a_bad_grid_file_names_file_key_expected_and_found(tmp_path):
     (tmp_path / "a.toml").write_text(textwrap.dedent(TWO_GROUPS))
     bad = tmp_path / "grid.toml"
-    bad.write_text(textwrap.dedent("""
+    bad.write_text(
+        textwrap.dedent("""
         [grid]
         runs = 0
         colour = "red"
@@ -319,7 +418,8 @@ def test_a_bad_grid_file_names_file_key_expected_and_found(tmp_path):
         vpn = "mars"
         [[scenario]]
         file = "a.toml"
-    """))
+    """)
+    )
     with pytest.raises(UserError) as e:
         G.load(bad)
     msg = str(e.value)
@@ -335,8 +435,11 @@ def test_kernel_and_simulator_runs_of_a_seed_are_twins_on_the_same_seed():
     assert len(planned) == 3 * 2 * 3
     for name in {p.entry.name for p in planned}:
         mine = [p for p in planned if p.entry.name == name]
-        assert [p.seed for p in mine if p.engine == "sim"] == \
-            [p.seed for p in mine if p.engine == "emu"] == [1, 2, 3]
+        assert (
+            [p.seed for p in mine if p.engine == "sim"]
+            == [p.seed for p in mine if p.engine == "emu"]
+            == [1, 2, 3]
+        )
         assert all(p.doc["scenario"]["duration"] == g.quick_duration for p in mine)
     assert len({p.run_id for p in planned}) == len(planned)
 
@@ -353,8 +456,9 @@ def test_a_simulator_only_suite_writes_a_campaign_directory_the_report_draws(tmp
     from satcc import cli
     from satcc.report import build_report
 
-    (tmp_path / "s.toml").write_text(textwrap.dedent(TWO_GROUPS).replace(
-        "[scenario]", "# Fidelity grid: test\n[scenario]"))
+    (tmp_path / "s.toml").write_text(
+        textwrap.dedent(TWO_GROUPS).replace("[scenario]", "# Fidelity grid: test\n[scenario]")
+    )
     gfile = tmp_path / "grid.toml"
     gfile.write_text('[grid]\nname = "t"\nruns = 2\n[[scenario]]\nfile = "s.toml"\nquick = true\n')
     out = tmp_path / "out"
@@ -363,8 +467,13 @@ def test_a_simulator_only_suite_writes_a_campaign_directory_the_report_draws(tmp
     printed = capsys.readouterr()
     assert "syn" in printed.out and "short (2)" in printed.out
     doc = json.loads((out / suite.JSON_FILE).read_text())
-    assert doc["runs"] == [{"scenario": "syn", "sim": {"done": 2, "failed": 0, "pending": 0},
-                            "emu": {"done": 0, "failed": 0, "pending": 0}}]
+    assert doc["runs"] == [
+        {
+            "scenario": "syn",
+            "sim": {"done": 2, "failed": 0, "pending": 0},
+            "emu": {"done": 0, "failed": 0, "pending": 0},
+        }
+    ]
     assert [r["group"] for r in doc["rows"]] == ["short", "long", "all"]
     assert (out / suite.FIGURE_FILE).stat().st_size > 0
     assert len(list((out / layout.RUNS_DIR).iterdir())) == 2
@@ -407,9 +516,27 @@ def test_a_short_real_kernel_suite_runs_each_scenario_three_times_in_the_kernel(
         pytest.skip(why)
     out = tmp_path / "fid"
     env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
-    p = subprocess.run([sys.executable, "-m", "satcc.cli", "fidelity", "--quick", "--only",
-                        QUICK_SUBSET, "--runs", "3", "--out", str(out), "--json"],
-                       capture_output=True, text=True, env=env, timeout=300, check=False)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "satcc.cli",
+            "fidelity",
+            "--quick",
+            "--only",
+            QUICK_SUBSET,
+            "--runs",
+            "3",
+            "--out",
+            str(out),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
     names = ["fid-cubic-rtt-1v1-equal", "fid-bbr-vs-cubic"]
@@ -418,8 +545,14 @@ def test_a_short_real_kernel_suite_runs_each_scenario_three_times_in_the_kernel(
         assert r["emu"] == {"done": 3, "failed": 0, "pending": 0}, r
         assert r["sim"]["done"] == 3
     groups = [(r["scenario"], r["group"]) for r in doc["rows"]]
-    assert groups == [(names[0], "short-rtt"), (names[0], "long-rtt"), (names[0], "all"),
-                      (names[1], "bbr"), (names[1], "cubic"), (names[1], "all")]
+    assert groups == [
+        (names[0], "short-rtt"),
+        (names[0], "long-rtt"),
+        (names[0], "all"),
+        (names[1], "bbr"),
+        (names[1], "cubic"),
+        (names[1], "all"),
+    ]
     for r in doc["rows"]:
         g = r["metrics"]["goodput_bps"]
         assert g["kernel"]["n"] == 3 and g["sim"]["n"] == 3
@@ -432,12 +565,18 @@ def test_a_short_real_kernel_suite_runs_each_scenario_three_times_in_the_kernel(
             assert r["cwnd"]["distance"] is not None
     # shares of the groups add up to 1 on each side
     for name in names:
-        shares = [r["metrics"]["share"] for r in doc["rows"]
-                  if r["scenario"] == name and r["group"] != "all"]
+        shares = [
+            r["metrics"]["share"]
+            for r in doc["rows"]
+            if r["scenario"] == name and r["group"] != "all"
+        ]
         assert sum(s["kernel"]["median"] for s in shares) == pytest.approx(1.0, abs=0.05)
     text = (out / suite.TEXT_FILE).read_text()
     assert "fid-bbr-vs-cubic" in text and "checks:" in text
     # the kernel runs keep their raw files
-    emu_runs = [d for d in (out / layout.RUNS_DIR).iterdir()
-                if json.loads((d / layout.RUN_FILE).read_text())["engine"] == "emu"]
+    emu_runs = [
+        d
+        for d in (out / layout.RUNS_DIR).iterdir()
+        if json.loads((d / layout.RUN_FILE).read_text())["engine"] == "emu"
+    ]
     assert len(emu_runs) == 6 and all((d / "emu").is_dir() for d in emu_runs)

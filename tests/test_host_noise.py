@@ -77,21 +77,28 @@ def test_the_kernel_preset_is_a_measured_distribution(side):
 
 def test_host_noise_resolves_to_quantile_points_or_nothing():
     def resolved(noise):
-        return sc.resolve(sc.loads(TESTBED.format(rate="10 Mbit/s", seed=1, duration="1 s",
-                                                  noise=noise)))
+        return sc.resolve(
+            sc.loads(TESTBED.format(rate="10 Mbit/s", seed=1, duration="1 s", noise=noise))
+        )
+
     kernel = _native.host_noise_kernel()
     assert resolved("").get("host_noise_quantiles_ns") == {
-        side: [[p, ns] for p, ns in kernel[side]] for side in ("sender", "receiver")}
+        side: [[p, ns] for p, ns in kernel[side]] for side in ("sender", "receiver")
+    }
     assert "host_noise_quantiles_ns" not in resolved('host_noise = "off"')
     uniform = [[0.0, 0], [1.0, 30_000]]
     assert resolved('host_noise = "30 us"')["host_noise_quantiles_ns"] == {
-        "sender": uniform, "receiver": uniform}
+        "sender": uniform,
+        "receiver": uniform,
+    }
 
 
 def test_a_bad_host_noise_names_the_key_and_what_was_expected():
     with pytest.raises(UserError) as e:
-        sc.loads(TESTBED.format(rate="10 Mbit/s", seed=1, duration="1 s", noise='host_noise = "loud"'),
-                 source="x.toml")
+        sc.loads(
+            TESTBED.format(rate="10 Mbit/s", seed=1, duration="1 s", noise='host_noise = "loud"'),
+            source="x.toml",
+        )
     assert "x.toml: scenario.host_noise: expected 'kernel', 'off' or a duration" in str(e.value)
 
 

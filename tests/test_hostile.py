@@ -23,9 +23,14 @@ SECRET = "SECRET-HASH-DO-NOT-PRINT"
 TIMEOUT_S = 30
 
 # Scenario files that every scenario command must refuse.
-REFUSED_EVERYWHERE = sorted(p.name for p in CORPUS.glob("*.toml") if p.name not in {
-    "bins-memory.toml",  # valid; refused by sim/run/model (memory), accepted by check
-})
+REFUSED_EVERYWHERE = sorted(
+    p.name
+    for p in CORPUS.glob("*.toml")
+    if p.name
+    not in {
+        "bins-memory.toml",  # valid; refused by sim/run/model (memory), accepted by check
+    }
+)
 SCENARIO_COMMANDS = {
     "check": lambda f, out: ["check", f],
     "sim": lambda f, out: ["sim", f, "--out", out],
@@ -88,7 +93,8 @@ def work(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("command", sorted(SCENARIO_COMMANDS))
 @pytest.mark.parametrize("name", REFUSED_EVERYWHERE)
 def test_every_scenario_command_refuses_each_hostile_scenario_in_one_line(
-        name, command, work, capsys, monkeypatch):
+    name, command, work, capsys, monkeypatch
+):
     refuse(SCENARIO_COMMANDS[command](name, "out"), work, capsys, monkeypatch)
 
 
@@ -100,9 +106,12 @@ def test_a_run_too_big_for_memory_is_refused_before_it_starts(command, work, cap
 
 def test_a_run_estimated_at_years_is_refused_with_its_estimate(work, capsys, monkeypatch):
     """Issue 16: duration "1e9 s" was accepted with no estimate and a bar stuck at 0 %."""
-    (work / "long.toml").write_text((CORPUS / "rate-1e30.toml").read_text()
-                                    .replace('duration = "2 s"', 'duration = "7000 h"\nbin = "1 h"')
-                                    .replace('"1e30 bit/s"', '"10 Gbit/s"'))
+    (work / "long.toml").write_text(
+        (CORPUS / "rate-1e30.toml")
+        .read_text()
+        .replace('duration = "2 s"', 'duration = "7000 h"\nbin = "1 h"')
+        .replace('"1e30 bit/s"', '"10 Gbit/s"')
+    )
     line = refuse(["sim", "long.toml", "--out", "out"], work, capsys, monkeypatch)
     assert "estimated at" in line and "simulated packets" in line and "--force" in line
 
@@ -117,14 +126,16 @@ def test_a_scenario_path_that_is_not_a_regular_file_is_refused(name, work, capsy
 
 def test_a_fifo_as_a_trace_is_refused(work, capsys, monkeypatch):
     os.mkfifo(work / "trace.fifo")
-    (work / "fifo.toml").write_text((CORPUS / "trace-dev-zero.toml").read_text()
-                                    .replace("/dev/zero", "trace.fifo"))
+    (work / "fifo.toml").write_text(
+        (CORPUS / "trace-dev-zero.toml").read_text().replace("/dev/zero", "trace.fifo")
+    )
     assert "FIFO" in refuse(["sim", "fifo.toml", "--out", "out"], work, capsys, monkeypatch)
 
 
 def _campaign(work: Path, scenario: str) -> str:
-    (work / "c.toml").write_text(f'[campaign]\nname = "c"\nscenario = "{scenario}"\n'
-                                 '[matrix]\n"flow[0].cca" = ["reno"]\n')
+    (work / "c.toml").write_text(
+        f'[campaign]\nname = "c"\nscenario = "{scenario}"\n[matrix]\n"flow[0].cca" = ["reno"]\n'
+    )
     return "c.toml"
 
 
@@ -133,8 +144,9 @@ def test_a_campaign_over_each_hostile_scenario_is_refused(name, work, capsys, mo
     refuse(["campaign", _campaign(work, name), "--out", "camp"], work, capsys, monkeypatch)
 
 
-@pytest.mark.parametrize("name", ["deep-nesting.toml", "dotted-key.toml", "not-utf8.toml",
-                                  "not-toml.toml"])
+@pytest.mark.parametrize(
+    "name", ["deep-nesting.toml", "dotted-key.toml", "not-utf8.toml", "not-toml.toml"]
+)
 def test_a_hostile_campaign_file_is_refused(name, work, capsys, monkeypatch):
     refuse(["campaign", name, "--out", "camp"], work, capsys, monkeypatch)
 
@@ -143,9 +155,14 @@ def test_a_million_point_matrix_is_refused_at_once_without_force(work, capsys, m
     values = ", ".join(f'"{k} B"' for k in range(1000, 2000))
     (work / "big.toml").write_text(
         '[campaign]\nname = "big"\nscenario = "base.toml"\n[matrix]\n'
-        f'"flow[0].size" = [{values}]\n"link[0].delay" = [{", ".join(f"{chr(34)}{k} ms{chr(34)}" for k in range(1, 1001))}]\n')
-    (work / "base.toml").write_text((CORPUS / "bins-memory.toml").read_text()
-                                    .replace('bin = "100 us"', "").replace("count = 100", ""))
+        f'"flow[0].size" = [{values}]\n"link[0].delay" = [{", ".join(f"{chr(34)}{k} ms{chr(34)}" for k in range(1, 1001))}]\n'
+    )
+    (work / "base.toml").write_text(
+        (CORPUS / "bins-memory.toml")
+        .read_text()
+        .replace('bin = "100 us"', "")
+        .replace("count = 100", "")
+    )
     line = refuse(["campaign", "big.toml", "--out", "camp"], work, capsys, monkeypatch)
     assert "1,000,000" in line and "--force" in line
 
@@ -155,24 +172,33 @@ def test_a_million_point_matrix_is_refused_at_once_without_force(work, capsys, m
 
 def _store(work: Path) -> Path:
     """A small finished campaign directory to point report/query/plot at."""
-    (work / "base.toml").write_text((CORPUS / "bins-memory.toml").read_text()
-                                    .replace('duration = "1000 s"', 'duration = "1 s"')
-                                    .replace('bin = "100 us"', "").replace("count = 100", ""))
+    (work / "base.toml").write_text(
+        (CORPUS / "bins-memory.toml")
+        .read_text()
+        .replace('duration = "1000 s"', 'duration = "1 s"')
+        .replace('bin = "100 us"', "")
+        .replace("count = 100", "")
+    )
     (work / "c.toml").write_text('[campaign]\nname = "c"\nscenario = "base.toml"\n')
-    assert cli.main(["campaign", str(work / "c.toml"), "--out", str(work / "store"),
-                     "--no-progress"]) == 0
+    assert (
+        cli.main(["campaign", str(work / "c.toml"), "--out", str(work / "store"), "--no-progress"])
+        == 0
+    )
     return work / "store"
 
 
-@pytest.mark.parametrize("argv", [
-    ["sim", "ok.toml", "--out", "afile/sub"],
-    ["run", "ok.toml", "--out", "afile/sub"],
-    ["model", "ok.toml", "--out", "afile/sub"],
-    ["trace", "export", "ok.toml", "--out", "afile/sub"],
-    ["campaign", "c.toml", "--out", "afile/sub"],
-    ["analyze", "missing.json", "--out", "afile/sub"],
-    ["report", "store", "--out", "afile/sub"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sim", "ok.toml", "--out", "afile/sub"],
+        ["run", "ok.toml", "--out", "afile/sub"],
+        ["model", "ok.toml", "--out", "afile/sub"],
+        ["trace", "export", "ok.toml", "--out", "afile/sub"],
+        ["campaign", "c.toml", "--out", "afile/sub"],
+        ["analyze", "missing.json", "--out", "afile/sub"],
+        ["report", "store", "--out", "afile/sub"],
+    ],
+)
 def test_out_below_a_regular_file_is_one_line_before_any_work(argv, work, capsys, monkeypatch):
     store = _store(work)
     (work / "ok.toml").write_text((work / "base.toml").read_text())
@@ -189,9 +215,15 @@ def _deep(n: int = 100_000) -> str:
     return "[" * n + "]" * n
 
 
-@pytest.mark.parametrize("argv", [["query", "store", "SELECT 1"], ["report", "store"],
-                                  ["campaign", "status", "store"],
-                                  ["campaign", "c.toml", "--out", "store"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["query", "store", "SELECT 1"],
+        ["report", "store"],
+        ["campaign", "status", "store"],
+        ["campaign", "c.toml", "--out", "store"],
+    ],
+)
 def test_a_deeply_nested_campaign_index_is_one_line(argv, work, capsys, monkeypatch):
     store = _store(work)
     (store / "campaign.json").write_text(_deep())
@@ -201,25 +233,29 @@ def test_a_deeply_nested_campaign_index_is_one_line(argv, work, capsys, monkeypa
 def test_a_result_with_a_deeply_nested_summary_is_one_line(work, capsys, monkeypatch):
     store = _store(work)
     run = next((store / "runs").iterdir())
-    (run / "summary.json").write_text(json.dumps({"schema_version": 1, "x": 0})[:-1]
-                                      + ', "deep": ' + _deep() + "}")
+    (run / "summary.json").write_text(
+        json.dumps({"schema_version": 1, "x": 0})[:-1] + ', "deep": ' + _deep() + "}"
+    )
     refuse(["plot", str(run)], work, capsys, monkeypatch)
 
 
 # -- the store is read-only --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sql", [
-    "COPY (SELECT 1) TO '{victim}'",
-    "COPY flows TO '{store}/runs/x.csv'",
-    "SELECT * FROM read_text('{secret}')",
-    "SELECT * FROM read_csv('{secret}')",
-    "ATTACH '{work}/new.duckdb' AS x",
-    "SET enable_external_access = true",
-    "INSTALL httpfs",
-    "SELECT 1; COPY (SELECT 1) TO '{victim}'",
-    "SELECT * FROM query('COPY (SELECT 1) TO ''{victim}''')",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "COPY (SELECT 1) TO '{victim}'",
+        "COPY flows TO '{store}/runs/x.csv'",
+        "SELECT * FROM read_text('{secret}')",
+        "SELECT * FROM read_csv('{secret}')",
+        "ATTACH '{work}/new.duckdb' AS x",
+        "SET enable_external_access = true",
+        "INSTALL httpfs",
+        "SELECT 1; COPY (SELECT 1) TO '{victim}'",
+        "SELECT * FROM query('COPY (SELECT 1) TO ''{victim}''')",
+    ],
+)
 def test_query_cannot_write_read_or_attach_files(sql, work, capsys, monkeypatch):
     store = _store(work)
     victim = work / "victim.csv"
@@ -239,14 +275,36 @@ def test_query_still_reads_the_store(work, capsys, monkeypatch):
 
 # -- field data: iperf3 JSON and ping logs (built here; their parsers are in satcc.analyze) ------
 
-_IPERF3 = {"start": {"connected": [{"socket": 5, "local_host": "10.0.0.1", "local_port": 40000,
-                                    "remote_host": "10.0.0.2", "remote_port": 5201}],
-                     "test_start": {"protocol": "TCP", "num_streams": 1}},
-           "intervals": [{"streams": [{"socket": 5, "start": 0, "end": 1, "seconds": 1,
-                                       "bytes": 1000, "bits_per_second": 8000}],
-                          "sum": {"start": 0, "end": 1, "seconds": 1, "bytes": 1000,
-                                  "bits_per_second": 8000}}],
-           "end": {}}
+_IPERF3 = {
+    "start": {
+        "connected": [
+            {
+                "socket": 5,
+                "local_host": "10.0.0.1",
+                "local_port": 40000,
+                "remote_host": "10.0.0.2",
+                "remote_port": 5201,
+            }
+        ],
+        "test_start": {"protocol": "TCP", "num_streams": 1},
+    },
+    "intervals": [
+        {
+            "streams": [
+                {
+                    "socket": 5,
+                    "start": 0,
+                    "end": 1,
+                    "seconds": 1,
+                    "bytes": 1000,
+                    "bits_per_second": 8000,
+                }
+            ],
+            "sum": {"start": 0, "end": 1, "seconds": 1, "bytes": 1000, "bits_per_second": 8000},
+        }
+    ],
+    "end": {},
+}
 
 
 def _iperf3_case(name: str) -> str:
@@ -271,9 +329,19 @@ def _iperf3_case(name: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("name", ["connected-null", "intervals-string", "intervals-missing",
-                                  "error", "bytes-400-digits", "bytes-nan", "bytes-negative",
-                                  "nested-100000"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "connected-null",
+        "intervals-string",
+        "intervals-missing",
+        "error",
+        "bytes-400-digits",
+        "bytes-nan",
+        "bytes-negative",
+        "nested-100000",
+    ],
+)
 def test_a_hostile_iperf3_report_is_refused_in_one_line(name, work, capsys, monkeypatch):
     (work / f"{name}.json").write_text(_iperf3_case(name))
     line = refuse(["analyze", f"{name}.json", "--out", "out"], work, capsys, monkeypatch)
@@ -281,9 +349,10 @@ def test_a_hostile_iperf3_report_is_refused_in_one_line(name, work, capsys, monk
 
 
 def test_a_ping_log_with_one_huge_line_is_answered_at_once(work, capsys, monkeypatch):
-    (work / "ping.txt").write_text("PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
-                                   "64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.1 ms"
-                                   + " x" * 50_000 + "\n")
+    (work / "ping.txt").write_text(
+        "PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
+        "64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.1 ms" + " x" * 50_000 + "\n"
+    )
     refuse(["analyze", "ping.txt", "--out", "out"], work, capsys, monkeypatch)
 
 
@@ -291,7 +360,8 @@ def test_a_ping_sequence_number_beyond_32_bits_is_skipped_not_allocated(work, ca
     (work / "ping.txt").write_text(
         "PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
         "64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.1 ms\n"
-        "64 bytes from 10.0.0.2: icmp_seq=99999999999999999999999 ttl=64 time=0.1 ms\n")
+        "64 bytes from 10.0.0.2: icmp_seq=99999999999999999999999 ttl=64 time=0.1 ms\n"
+    )
     monkeypatch.chdir(work)
     with deadline(TIMEOUT_S):
         code = cli.main(["analyze", "ping.txt", "--out", "out"])
@@ -299,7 +369,9 @@ def test_a_ping_sequence_number_beyond_32_bits_is_skipped_not_allocated(work, ca
     assert code == 0 and "icmp_seq above" in err and "Traceback" not in err
 
 
-def test_a_scenario_file_over_the_size_cap_is_refused_before_it_is_parsed(work, capsys, monkeypatch):
+def test_a_scenario_file_over_the_size_cap_is_refused_before_it_is_parsed(
+    work, capsys, monkeypatch
+):
     from satcc.limits import MAX_SCENARIO_BYTES
 
     text = (CORPUS / "rate-1e30.toml").read_text().replace('"1e30 bit/s"', '"10 Mbit/s"')
@@ -309,9 +381,13 @@ def test_a_scenario_file_over_the_size_cap_is_refused_before_it_is_parsed(work, 
 
 
 def test_plot_out_below_a_regular_file_is_refused_before_drawing(work, capsys, monkeypatch):
-    (work / "ok.toml").write_text((CORPUS / "bins-memory.toml").read_text()
-                                  .replace('duration = "1000 s"', 'duration = "1 s"')
-                                  .replace('bin = "100 us"', "").replace("count = 100", ""))
+    (work / "ok.toml").write_text(
+        (CORPUS / "bins-memory.toml")
+        .read_text()
+        .replace('duration = "1000 s"', 'duration = "1 s"')
+        .replace('bin = "100 us"', "")
+        .replace("count = 100", "")
+    )
     assert cli.main(["sim", str(work / "ok.toml"), "--out", str(work / "res")]) == 0
     (work / "afile").write_text("not a directory\n")
     line = refuse(["plot", "res", "--out", "afile/x.png"], work, capsys, monkeypatch)

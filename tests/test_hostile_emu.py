@@ -66,12 +66,18 @@ def test_teardown_destroys_orphaned_sockets_so_no_bpf_congestion_control_lingers
             _ip("-n", ns, "addr", "add", f"{addr}/30", "dev", dev)
             _ip("-n", ns, "link", "set", dev, "up")
             _ip("-n", ns, "link", "set", "lo", "up")
-        server = subprocess.Popen(host.ns_cmd(NS_B, sys.executable, "-c", SERVER, ADDR_B, str(PORT)),
-                                  stdout=subprocess.PIPE, text=True)
+        server = subprocess.Popen(
+            host.ns_cmd(NS_B, sys.executable, "-c", SERVER, ADDR_B, str(PORT)),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         procs.append(server)
         assert server.stdout.readline().strip() == "listening"
-        client = subprocess.Popen(host.ns_cmd(NS_A, sys.executable, "-c", CLIENT, kname, ADDR_B,
-                                              str(PORT)), stdout=subprocess.PIPE, text=True)
+        client = subprocess.Popen(
+            host.ns_cmd(NS_A, sys.executable, "-c", CLIENT, kname, ADDR_B, str(PORT)),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         procs.append(client)
         assert client.stdout.readline().strip() == "full"
         # The path goes away before the processes (as when satcc-linkd stops first): the

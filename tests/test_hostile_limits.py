@@ -38,7 +38,9 @@ def test_a_long_unicode_name_makes_a_short_directory_name_with_its_hash():
 
 
 @requires_sim
-def test_a_200_character_name_runs_and_writes_to_the_default_directory(tmp_path, monkeypatch, capsys):
+def test_a_200_character_name_runs_and_writes_to_the_default_directory(
+    tmp_path, monkeypatch, capsys
+):
     """Before: a 5,000-character name failed with OSError after the simulation ran."""
     name = "n" * limits.MAX_NAME_CHARS
     f = _write(tmp_path / "s.toml", MINIMAL.replace('name = "tiny"', f'name = "{name}"'))
@@ -48,7 +50,9 @@ def test_a_200_character_name_runs_and_writes_to_the_default_directory(tmp_path,
 
 
 @requires_sim
-def test_a_result_that_cannot_be_written_where_asked_is_written_elsewhere(tmp_path, monkeypatch, capsys):
+def test_a_result_that_cannot_be_written_where_asked_is_written_elsewhere(
+    tmp_path, monkeypatch, capsys
+):
     f = _write(tmp_path / "s.toml", MINIMAL)
     real_write = results.RunResult.write
 
@@ -124,7 +128,9 @@ def _boom(args):
 
 
 @pytest.mark.parametrize("debug", [False, True])
-def test_an_internal_error_is_one_line_and_the_traceback_only_under_debug(debug, monkeypatch, capsys):
+def test_an_internal_error_is_one_line_and_the_traceback_only_under_debug(
+    debug, monkeypatch, capsys
+):
     from satcc.commands import check
 
     monkeypatch.setattr(check, "run", _boom)
@@ -142,25 +148,43 @@ def test_an_internal_error_is_one_line_and_the_traceback_only_under_debug(debug,
 
 def _campaign(tmp_path: Path) -> Path:
     _write(tmp_path / "base.toml", MINIMAL)
-    return _write(tmp_path / "c.toml", '[campaign]\nname = "c"\nscenario = "base.toml"\n'
-                                       '[matrix]\n"flow[0].mss" = [1000, 1448]\n')
+    return _write(
+        tmp_path / "c.toml",
+        '[campaign]\nname = "c"\nscenario = "base.toml"\n[matrix]\n"flow[0].mss" = [1000, 1448]\n',
+    )
 
 
 def test_a_second_campaign_on_the_same_directory_is_refused_with_the_first_ones_pid(tmp_path):
     out = tmp_path / "camp"
     out.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\nfrom pathlib import Path\nfrom satcc.campaign import layout\n"
-        f"with layout.locked(Path({str(out)!r})):\n    print('held', flush=True)\n"
-        "    time.sleep(60)\n")], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time\nfrom pathlib import Path\nfrom satcc.campaign import layout\n"
+                f"with layout.locked(Path({str(out)!r})):\n    print('held', flush=True)\n"
+                "    time.sleep(60)\n"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
-        p = subprocess.run([*SATCC, "campaign", str(_campaign(tmp_path)), "--out", str(out),
-                            "--no-progress"], capture_output=True, text=True, timeout=120, check=False)
+        p = subprocess.run(
+            [*SATCC, "campaign", str(_campaign(tmp_path)), "--out", str(out), "--no-progress"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert p.returncode == 2, p.stderr
-        assert p.stderr.strip() == (f"satcc: error: {out}: another satcc campaign (pid "
-                                    f"{holder.pid}) is writing to this directory; wait for it "
-                                    "to finish or choose another --out")
+        assert p.stderr.strip() == (
+            f"satcc: error: {out}: another satcc campaign (pid "
+            f"{holder.pid}) is writing to this directory; wait for it "
+            "to finish or choose another --out"
+        )
         assert layout.is_locked(out)
     finally:
         holder.kill()
@@ -178,8 +202,11 @@ def test_stale_temporaries_of_a_killed_campaign_are_removed_on_the_next_run(tmp_
     (out / ".campaign.json.tmp-abc").write_text("{")  # a killed atomic_write_text
     for d in (out / "runs" / ".0123.staging", out / "runs" / f".{run}.tmp-999999999-x"):
         d.mkdir()
-    leftovers = [out / ".campaign.json.tmp-abc", out / "runs" / ".0123.staging",
-                 out / "runs" / f".{run}.tmp-999999999-x"]
+    leftovers = [
+        out / ".campaign.json.tmp-abc",
+        out / "runs" / ".0123.staging",
+        out / "runs" / f".{run}.tmp-999999999-x",
+    ]
     assert cli.main(["campaign", str(c), "--out", str(out), "--no-progress"]) == 0
     assert not any(p.exists() for p in leftovers)
     assert not layout.scan(out).problems
@@ -192,18 +219,27 @@ def test_stale_temporaries_of_a_killed_campaign_are_removed_on_the_next_run(tmp_
 def test_running_out_of_memory_in_the_simulator_is_an_error_not_a_hang(tmp_path):
     """Before: under a memory limit, pyo3's list conversion panicked, the panic's backtrace
     failed to allocate and the process hung for good (with RUST_BACKTRACE=1)."""
-    f = _write(tmp_path / "big.toml", MINIMAL.replace('duration = "2 s"',
-                                                       'duration = "200 s"\nbin = "100 us"')
-               .replace('rate = "10 Mbit/s"', 'rate = "100 kbit/s"'))
+    f = _write(
+        tmp_path / "big.toml",
+        MINIMAL.replace('duration = "2 s"', 'duration = "200 s"\nbin = "100 us"').replace(
+            'rate = "10 Mbit/s"', 'rate = "100 kbit/s"'
+        ),
+    )
     limit = 1_400_000_000  # the Rust series fit; the Python lists of 2 M bins do not
 
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     started = time.monotonic()
-    p = subprocess.run([*SATCC, "sim", str(f), "--out", str(tmp_path / "o"), "--force"],
-                       capture_output=True, text=True, timeout=120, preexec_fn=cap,
-                       env={**os.environ, "RUST_BACKTRACE": "1"}, check=False)
+    p = subprocess.run(
+        [*SATCC, "sim", str(f), "--out", str(tmp_path / "o"), "--force"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=cap,
+        env={**os.environ, "RUST_BACKTRACE": "1"},
+        check=False,
+    )
     assert p.returncode == 1, p.stderr
     lines = [x for x in p.stderr.splitlines() if not x.startswith("satcc: estimate")]
     assert len(lines) == 1 and "out of memory" in lines[0], p.stderr

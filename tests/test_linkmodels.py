@@ -58,9 +58,13 @@ def test_starlink_defaults_are_the_residential_presets_uplink_from_the_dish(writ
 
 
 def test_business_plan_dish_at_b_and_overrides_apply_per_direction(write_toml):
-    s = starlink(write_toml, model='plan = "business"\nplan_ba = "residential"\ndish = "b"\n'
-                 'capacity_ba = ["10 Mbit/s", "12 Mbit/s"]\nloss = "1 %"\nphase = "3 s"\n'
-                 'start = "12:00:05"', extra='queue = "100 pkt"')
+    s = starlink(
+        write_toml,
+        model='plan = "business"\nplan_ba = "residential"\ndish = "b"\n'
+        'capacity_ba = ["10 Mbit/s", "12 Mbit/s"]\nloss = "1 %"\nphase = "3 s"\n'
+        'start = "12:00:05"',
+        extra='queue = "100 pkt"',
+    )
     ab, ba = ab_ba(sc.resolve(s))
     # dish = b: a→b is the business downlink, b→a the residential uplink (overridden).
     assert ab["model"]["capacity_bps"] == [40_000_000, 220_000_000]
@@ -71,14 +75,17 @@ def test_business_plan_dish_at_b_and_overrides_apply_per_direction(write_toml):
     assert ab["queue"] == {"packets": 100} == ba["queue"]
 
 
-@pytest.mark.parametrize("model, extra, path, expected", [
-    ('plan = "gold"', "", "link[0].model.plan", "one of 'residential', 'business'"),
-    ('colour = 3', "", "link[0].model.colour", "expected one of the keys kind, plan"),
-    ('capacity = ["20 Mbit/s", "5 Mbit/s"]', "", "link[0].model.capacity", "low <= high"),
-    ('phase = "20 s"', "", "link[0].model.phase", "below 15 s"),
-    ('start = "25:00:00"', "", "link[0].model.start", "time of day"),
-    ("", 'rate = "10 Mbit/s"', "link[0].rate", "the model sets it"),
-])
+@pytest.mark.parametrize(
+    "model, extra, path, expected",
+    [
+        ('plan = "gold"', "", "link[0].model.plan", "one of 'residential', 'business'"),
+        ("colour = 3", "", "link[0].model.colour", "expected one of the keys kind, plan"),
+        ('capacity = ["20 Mbit/s", "5 Mbit/s"]', "", "link[0].model.capacity", "low <= high"),
+        ('phase = "20 s"', "", "link[0].model.phase", "below 15 s"),
+        ('start = "25:00:00"', "", "link[0].model.start", "time of day"),
+        ("", 'rate = "10 Mbit/s"', "link[0].rate", "the model sets it"),
+    ],
+)
 def test_bad_model_keys_are_named_with_their_path(write_toml, model, extra, path, expected):
     text = issues_of(write_toml, STARLINK.format(model=model, extra=extra))
     line = next(x for x in text.splitlines() if f": {path}: " in x)
@@ -87,18 +94,26 @@ def test_bad_model_keys_are_named_with_their_path(write_toml, model, extra, path
 
 def test_an_unknown_kind_and_a_missing_rate_are_reported(write_toml):
     text = STARLINK.format(model="", extra="").replace('kind = "starlink"', 'kind = "leo"')
-    assert "link[0].model.kind: expected one of starlink, geo, lfn, trace, constellation" in issues_of(write_toml, text)
-    text = STARLINK.format(model="", extra="").replace('[link.model]\nkind = "starlink"', 'delay = "1 ms"')
+    assert (
+        "link[0].model.kind: expected one of starlink, geo, lfn, trace, constellation"
+        in issues_of(write_toml, text)
+    )
+    text = STARLINK.format(model="", extra="").replace(
+        '[link.model]\nkind = "starlink"', 'delay = "1 ms"'
+    )
     assert "link[0].rate: expected the required key 'rate'" in issues_of(write_toml, text)
 
 
 def test_geo_delay_follows_the_slant_range_by_elevation(write_toml):
     def rtt_ms(elevation):
         text = STARLINK.format(model="", extra="").replace(
-            'kind = "starlink"', f'kind = "geo"\nrate = "20 Mbit/s"\nelevation = {elevation}\n'
-            f'gateway_elevation = {elevation}')
+            'kind = "starlink"',
+            f'kind = "geo"\nrate = "20 Mbit/s"\nelevation = {elevation}\n'
+            f"gateway_elevation = {elevation}",
+        )
         ab, ba = ab_ba(sc.resolve(sc.load(write_toml(text))))
         return (ab["delay_ns"] + ba["delay_ns"]) / 1e6
+
     # satellite-facts.md §2.1 [D]: 477.5 ms at 90°, 556.0 ms at 0° (propagation only).
     assert rtt_ms(90) == pytest.approx(477.5, abs=0.15)
     assert rtt_ms(0) == pytest.approx(556.0, abs=0.15)
@@ -106,16 +121,23 @@ def test_geo_delay_follows_the_slant_range_by_elevation(write_toml):
 
 
 def test_the_pcc_preset_is_42_mbit_800_ms_0_74_percent_and_1500_packets(write_toml):
-    text = STARLINK.format(model="", extra="").replace('kind = "starlink"', 'kind = "geo"\npreset = "pcc"')
+    text = STARLINK.format(model="", extra="").replace(
+        'kind = "starlink"', 'kind = "geo"\npreset = "pcc"'
+    )
     ab, ba = ab_ba(sc.resolve(sc.load(write_toml(text))))
     assert (ab["rate_bps"], ab["delay_ns"] + ba["delay_ns"], ab["loss"], ba["loss"]) == (
-        42_000_000, 800_000_000, 0.0074, 0.0)
+        42_000_000,
+        800_000_000,
+        0.0074,
+        0.0,
+    )
     assert ab["queue"] == {"packets": 1500}
 
 
 def test_lfn_rtt_splits_into_one_way_delays_and_the_study_003_hop(write_toml):
     text = STARLINK.format(model="", extra="").replace(
-        'kind = "starlink"', 'kind = "lfn"\nrate = "540 Mbit/s"\nrtt = "15 ms"\nhop = "study-003"')
+        'kind = "starlink"', 'kind = "lfn"\nrate = "540 Mbit/s"\nrtt = "15 ms"\nhop = "study-003"'
+    )
     ab, ba = ab_ba(sc.resolve(sc.load(write_toml(text))))
     assert ab["delay_ns"] == ba["delay_ns"] == 7_500_000
     assert ab["model"]["police"]["rate_bps"] == [300_000_000, 330_000_000]
@@ -144,7 +166,9 @@ def test_the_link_series_shows_starlink_epochs_at_12_27_42_s(write_toml):
         near_boundary = any(b - 1e-9 <= t < b + 0.2 for b in (12.0, 27.0))  # a ≤ 150 ms outage
         assert 5e6 <= c <= 25e6 or (near_boundary and c < 25e6), (t, c)
     for lo, hi in ((0.0, 12.0), (12.0, 27.0), (27.0, 40.0)):
-        inside = {d for t, d in zip(ab["t_s"], ab["delay_ms"], strict=True) if lo + 1e-9 <= t < hi - 0.1}
+        inside = {
+            d for t, d in zip(ab["t_s"], ab["delay_ms"], strict=True) if lo + 1e-9 <= t < hi - 0.1
+        }
         assert len(inside) == 1, (lo, inside)
         (d,) = inside
         assert 10.0 <= d <= 42.5  # RTT 20..85 ms, one way
@@ -155,10 +179,15 @@ def test_the_link_series_shows_starlink_epochs_at_12_27_42_s(write_toml):
 @requires_sim
 def test_geo_nominal_delay_matches_what_the_simulator_runs(write_toml):
     text = STARLINK.format(model="", extra="").replace(
-        'kind = "starlink"', 'kind = "geo"\nrate = "20 Mbit/s"\nelevation = 40\ngateway_elevation = 20')
+        'kind = "starlink"',
+        'kind = "geo"\nrate = "20 Mbit/s"\nelevation = 40\ngateway_elevation = 20',
+    )
     config = sc.resolve(sc.load(write_toml(text)))
     ab = series(run(config))
-    assert all(math.isclose(d, config["links"][0]["ab"]["delay_ns"] / 1e6, abs_tol=1e-6) for d in ab["delay_ms"])
+    assert all(
+        math.isclose(d, config["links"][0]["ab"]["delay_ns"] / 1e6, abs_tol=1e-6)
+        for d in ab["delay_ms"]
+    )
     assert set(ab["capacity_bps"]) == {20_000_000}
 
 

@@ -34,9 +34,17 @@ def config(write_toml, flow, duration="10 s", loss=0, seed=1, name="s.toml"):
     return sc.resolve(sc.load(write_toml(text, name=name)))
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("wireguard", 60), ("openvpn", 43), ("ipsec", 60), ("softether", 43), ("60 B", 60), (0, 0),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("wireguard", 60),
+        ("openvpn", 43),
+        ("ipsec", 60),
+        ("softether", 43),
+        ("60 B", 60),
+        (0, 0),
+    ],
+)
 def test_encap_names_and_sizes(value, expected):
     assert linkmodels.parse_encap(value) == expected
 
@@ -44,17 +52,22 @@ def test_encap_names_and_sizes(value, expected):
 def test_flow_extras_appear_only_when_used(write_toml):
     plain = config(write_toml, 'cca = "reno"')["flows"][0]
     assert not {"proto", "encap_bytes", "mtu"} & set(plain)
-    f = config(write_toml, 'proto = "udp"\nrate = "10 Mbit/s"\nencap = "wireguard"\nmtu = "1400 B"')["flows"][0]
+    f = config(
+        write_toml, 'proto = "udp"\nrate = "10 Mbit/s"\nencap = "wireguard"\nmtu = "1400 B"'
+    )["flows"][0]
     assert (f["proto"], f["udp_rate_bps"], f["udp_payload_bytes"]) == ("udp", 10_000_000, 1460)
     assert (f["encap_bytes"], f["mtu"]) == (60, 1400)
 
 
-@pytest.mark.parametrize("flow, path, expected", [
-    ('proto = "udp"', "flow[0].rate", "positive rate for a UDP flow"),
-    ('rate = "1 Mbit/s"', "flow[0].rate", "only with proto = 'udp'"),
-    ('encap = "l2tp"', "flow[0].encap", "a tunnel (wireguard, openvpn, ipsec, softether)"),
-    ('mtu = "40 B"', "flow[0].mtu", "68..65535"),
-])
+@pytest.mark.parametrize(
+    "flow, path, expected",
+    [
+        ('proto = "udp"', "flow[0].rate", "positive rate for a UDP flow"),
+        ('rate = "1 Mbit/s"', "flow[0].rate", "only with proto = 'udp'"),
+        ('encap = "l2tp"', "flow[0].encap", "a tunnel (wireguard, openvpn, ipsec, softether)"),
+        ('mtu = "40 B"', "flow[0].mtu", "68..65535"),
+    ],
+)
 def test_bad_flow_keys_are_named(write_toml, flow, path, expected):
     with pytest.raises(UserError) as e:
         config(write_toml, flow)

@@ -39,16 +39,24 @@ def test_a_trace_and_a_delay_csv_round_trip_through_export(write_toml, tmp_path)
     lines = "1\n1\n3\n4\n4\n4\n7\n9\n10\n"
     (tmp_path / "up.mahimahi").write_text(lines)
     (tmp_path / "up.csv").write_text("t_ms,delay_ms,loss\n0,20,0\n3,35.5,0.01\n7,12.25,0\n")
-    s = load(write_toml, 'mahimahi = "up.mahimahi"\ndelay_csv = "up.csv"\nrate_ba = "10 Mbit/s"\n'
-             'delay_ba = "5 ms"\ndelay_csv_ba = "up.csv"')
+    s = load(
+        write_toml,
+        'mahimahi = "up.mahimahi"\ndelay_csv = "up.csv"\nrate_ba = "10 Mbit/s"\n'
+        'delay_ba = "5 ms"\ndelay_csv_ba = "up.csv"',
+    )
     out = tmp_path / "export"
     written = tr.export(s, out, duration_ns=10_000_000, link=0, direction="ab")
     assert [p.name for p in written] == ["link0-ab.mahimahi", "link0-ab.csv"]
     assert (out / "link0-ab.mahimahi").read_text() == lines
-    assert (out / "link0-ab.csv").read_text() == "t_ms,delay_ms,loss\n0,20,0\n3,35.5,0.01\n7,12.25,0\n"
+    assert (
+        out / "link0-ab.csv"
+    ).read_text() == "t_ms,delay_ms,loss\n0,20,0\n3,35.5,0.01\n7,12.25,0\n"
     # And the exported pair, read back as a scenario, exports to the same files again.
-    s2 = load(write_toml, 'mahimahi = "export/link0-ab.mahimahi"\ndelay_csv = "export/link0-ab.csv"',
-              name="s2.toml")
+    s2 = load(
+        write_toml,
+        'mahimahi = "export/link0-ab.mahimahi"\ndelay_csv = "export/link0-ab.csv"',
+        name="s2.toml",
+    )
     again = tr.export(s2, tmp_path / "again", duration_ns=10_000_000, link=0, direction="ab")
     assert [p.read_text() for p in again] == [p.read_text() for p in written]
 
@@ -85,7 +93,10 @@ from = "dish"
 to = "pop"
 """
     path = write_toml(text)
-    assert cli.main(["trace", "export", str(path), "--out", str(tmp_path / "x"), "--duration", "30 s"]) == 0
+    assert (
+        cli.main(["trace", "export", str(path), "--out", str(tmp_path / "x"), "--duration", "30 s"])
+        == 0
+    )
     rows = (tmp_path / "x" / "link0-ab.csv").read_text().splitlines()[1:]
     times = [float(r.split(",")[0]) for r in rows]
     # Delay steps at the boundaries (12 s, 27 s) and loss changes around the disturbances.
@@ -95,11 +106,14 @@ to = "pop"
     assert 5 <= rate_mbps <= 25  # residential uplink
 
 
-@pytest.mark.parametrize("content, message", [
-    ("1\n\n2\n", "invalid empty line"),
-    ("3\n2\n", "non-decreasing"),
-    ("0\n", "nonzero"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("1\n\n2\n", "invalid empty line"),
+        ("3\n2\n", "non-decreasing"),
+        ("0\n", "nonzero"),
+    ],
+)
 def test_bad_mahimahi_files_are_reported_with_the_key(write_toml, tmp_path, content, message):
     (tmp_path / "bad.mahimahi").write_text(content)
     with pytest.raises(sc.ScenarioError) as e:
@@ -107,8 +121,9 @@ def test_bad_mahimahi_files_are_reported_with_the_key(write_toml, tmp_path, cont
     assert "link[0].model.mahimahi" in str(e.value) and message in str(e.value)
 
 
-def test_a_delay_csvs_loss_is_weighted_by_time_in_the_model_engine_and_check(write_toml, tmp_path,
-                                                                                capsys):
+def test_a_delay_csvs_loss_is_weighted_by_time_in_the_model_engine_and_check(
+    write_toml, tmp_path, capsys
+):
     # 10 ms of 50 % loss in a 10 s run: the link loses 0.05 % of the time-weighted packets,
     # not the plain mean of the three rows (16.7 %), which the model engine and check used.
     from satcc.engines import model

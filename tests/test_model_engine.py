@@ -66,8 +66,9 @@ DATA_BYTES_TS = 40 + 12  # IP + TCP headers + timestamps option, on top of the m
 ACK_BYTES_TS = 40 + 12
 
 
-def window_scenario(cca: str, loss: float, size: str | None = None, rwnd: int = 64_000,
-                    duration: str = "30 s") -> str:
+def window_scenario(
+    cca: str, loss: float, size: str | None = None, rwnd: int = 64_000, duration: str = "30 s"
+) -> str:
     extra = f'size = "{size}"\n' if size else ""
     return f"""
 [scenario]
@@ -111,9 +112,9 @@ def test_model_result_has_the_simulators_shape_for_the_same_scenario(write_toml)
     for name in ("flows_table", "flow_series_table", "link_series_table"):
         assert getattr(m, name).schema == getattr(r, name).schema, name
         assert getattr(m, name).num_rows == getattr(r, name).num_rows, name
-    assert m.flows[["id", "name", "scenario_flow", "from", "to", "cca", "start_s",
-                    "size_bytes"]].equals(r.flows[["id", "name", "scenario_flow", "from", "to",
-                                                   "cca", "start_s", "size_bytes"]])
+    assert m.flows[
+        ["id", "name", "scenario_flow", "from", "to", "cca", "start_s", "size_bytes"]
+    ].equals(r.flows[["id", "name", "scenario_flow", "from", "to", "cca", "start_s", "size_bytes"]])
     assert m.flow_series[["flow_id", "t_s"]].equals(r.flow_series[["flow_id", "t_s"]])
     keys = ["link_id", "dir", "from", "to", "t_s", "capacity_bps", "delay_ms"]
     assert m.link_series[keys].equals(r.link_series[keys])
@@ -126,11 +127,23 @@ def test_what_the_model_cannot_predict_is_null(write_toml):
     result = run_text(TWO_HOPS, write_toml)
     for column in ("rtt_p95_ms", "rto_count", "recovery_count"):
         assert result.flows[column].isna().all(), column
-    for column in ("cwnd_pkts", "ssthresh_pkts", "srtt_ms", "inflight_pkts", "pacing_rate_bps",
-                   "retransmits"):
+    for column in (
+        "cwnd_pkts",
+        "ssthresh_pkts",
+        "srtt_ms",
+        "inflight_pkts",
+        "pacing_rate_bps",
+        "retransmits",
+    ):
         assert result.flow_series[column].isna().all(), column
-    for column in ("queue_pkts", "queue_bytes", "drops_queue", "drops_random", "ecn_marks",
-                   "tx_bytes"):
+    for column in (
+        "queue_pkts",
+        "queue_bytes",
+        "drops_queue",
+        "drops_random",
+        "ecn_marks",
+        "tx_bytes",
+    ):
         assert result.link_series[column].isna().all(), column
     assert result.flows["goodput_bps"].notna().all()
     assert result.flows["rtt_mean_ms"].notna().all()
@@ -210,8 +223,10 @@ def test_no_loss_gives_the_window_bound(cca, write_toml):
 @pytest.mark.parametrize("cca", ["hybla", "reno"])
 def test_vanishing_loss_tends_to_the_window_bound(cca, write_toml):
     bound = 64 * 1000 * 8 / base_rtt_s(0.050, 100e6)
-    rates = [run_text(window_scenario(cca, p), write_toml, f"{p}.toml").flows["goodput_bps"][0]
-             for p in (1e-3, 1e-5, 1e-9)]
+    rates = [
+        run_text(window_scenario(cca, p), write_toml, f"{p}.toml").flows["goodput_bps"][0]
+        for p in (1e-3, 1e-5, 1e-9)
+    ]
     assert rates[0] < rates[1] < rates[2] <= bound * (1 + 1e-9)
     assert rates[2] == pytest.approx(bound, rel=1e-3)
 
@@ -219,8 +234,9 @@ def test_vanishing_loss_tends_to_the_window_bound(cca, write_toml):
 def test_hybla_flow_is_the_hybla_model_with_the_derived_inputs(write_toml):
     result = run_text(window_scenario("hybla", 1e-4, rwnd=550_000), write_toml)
     rtt = base_rtt_s(0.050, 100e6)
-    expected = hybla.steady_state(1e-4, rtt, wmax_pkts=550, rho=rtt / 0.025, t0_s=rtt + 0.2,
-                                  packet_bytes=1000)
+    expected = hybla.steady_state(
+        1e-4, rtt, wmax_pkts=550, rho=rtt / 0.025, t0_s=rtt + 0.2, packet_bytes=1000
+    )
     assert result.flows["goodput_bps"][0] == pytest.approx(expected.throughput_bps, rel=1e-9)
 
 
@@ -235,18 +251,30 @@ def test_reno_bulk_is_pftk_and_reno_transfer_is_cardwell(write_toml):
     bulk = run_text(window_scenario("reno", 1e-2, rwnd=10_000_000), write_toml)
     expected = pftk.send_rate(1e-2, rtt, t0_s=rtt + 0.2, wmax_pkts=10_000, b=1, packet_bytes=1000)
     assert bulk.flows["goodput_bps"][0] == pytest.approx(expected.throughput_bps, rel=1e-9)
-    sized = run_text(window_scenario("reno", 1e-2, size="500 kB", rwnd=10_000_000), write_toml,
-                     "sized.toml")
-    t = cardwell.transfer(1e-2, rtt, 500_000, t0_s=rtt + 0.2, wmax_pkts=10_000, b=1, w1_pkts=10,
-                          t_delack_s=0.0, syn_timeout_s=1.0, packet_bytes=1000).transfer_time_s
+    sized = run_text(
+        window_scenario("reno", 1e-2, size="500 kB", rwnd=10_000_000), write_toml, "sized.toml"
+    )
+    t = cardwell.transfer(
+        1e-2,
+        rtt,
+        500_000,
+        t0_s=rtt + 0.2,
+        wmax_pkts=10_000,
+        b=1,
+        w1_pkts=10,
+        t_delack_s=0.0,
+        syn_timeout_s=1.0,
+        packet_bytes=1000,
+    ).transfer_time_s
     assert sized.flows["fct_s"][0] == pytest.approx(t, rel=1e-9)
     assert sized.flows["delivered_bytes"][0] == 500_000
 
 
 def test_a_fat_window_is_capped_at_the_bottleneck_share(write_toml):
-    text = window_scenario("cubic", 0.0, rwnd=100_000_000).replace('rate = "100 Mbit/s"',
-                                                                    'rate = "10 Mbit/s"')
-    text += text[text.index("[[flow]]"):]  # a second, identical flow
+    text = window_scenario("cubic", 0.0, rwnd=100_000_000).replace(
+        'rate = "100 Mbit/s"', 'rate = "10 Mbit/s"'
+    )
+    text += text[text.index("[[flow]]") :]  # a second, identical flow
     result = run_text(text, write_toml)
     share = 10e6 / 2 * 1000 / 1052  # goodput share of each flow
     assert list(result.flows["goodput_bps"]) == pytest.approx([share, share], rel=1e-12)
@@ -294,8 +322,7 @@ def test_the_model_engine_is_deterministic(write_toml, tmp_path):
     for name in ("summary.json", *rs.TABLE_FILES):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     loaded = rs.load(a)
-    assert [m["model"] for m in loaded.meta["models"]] == ["hybla", "cardwell", "cardwell",
-                                                           "cubic"]
+    assert [m["model"] for m in loaded.meta["models"]] == ["hybla", "cardwell", "cardwell", "cubic"]
 
 
 def _main(argv, capsys):
@@ -309,8 +336,7 @@ def _main(argv, capsys):
 
 def test_satcc_model_file_writes_a_model_result(write_toml, tmp_path, capsys):
     path = write_toml(TWO_HOPS)
-    status, out, err = _main(["model", str(path), "--out", str(tmp_path / "r"), "--json"],
-                             capsys)
+    status, out, err = _main(["model", str(path), "--out", str(tmp_path / "r"), "--json"], capsys)
     assert status == 0, err
     doc = json.loads(out)
     assert doc["engine"] == "model" and len(doc["flows"]) == 4
@@ -318,8 +344,9 @@ def test_satcc_model_file_writes_a_model_result(write_toml, tmp_path, capsys):
 
 
 def test_satcc_model_still_runs_named_models_and_refuses_a_typo(capsys):
-    status, out, _ = _main(["model", "hybla", "--rtt", "550ms", "--loss", "1e-4", "--wmax",
-                            "550", "--json"], capsys)
+    status, out, _ = _main(
+        ["model", "hybla", "--rtt", "550ms", "--loss", "1e-4", "--wmax", "550", "--json"], capsys
+    )
     assert status == 0 and json.loads(out)["model"] == "hybla"
     status, _, err = _main(["model", "hybal", "--rtt", "550ms"], capsys)
     assert status == 2 and "expected a model name" in err and "hybal" in err
@@ -331,8 +358,9 @@ def test_satcc_run_dispatches_on_the_scenarios_engine(write_toml, tmp_path, caps
     status, _, err = _main(["run", str(path), "--out", str(tmp_path / "m")], capsys)
     assert status == 0, err
     assert rs.load(tmp_path / "m").meta["engine"] == "model"
-    status, _, err = _main(["run", str(path), "--engine", "sim", "--out", str(tmp_path / "s")],
-                           capsys)
+    status, _, err = _main(
+        ["run", str(path), "--engine", "sim", "--out", str(tmp_path / "s")], capsys
+    )
     assert status == 0, err
     assert rs.load(tmp_path / "s").meta["engine"] == "sim"
     # engine = "emu" goes to the emulator (replaced here: it needs root and namespaces and

@@ -36,7 +36,7 @@ def test_bins_before_a_flow_starts_are_left_blank(write_toml):
     x, y = cwnd_late.get_xdata(), cwnd_late.get_ydata()
     before = [v for t, v in zip(x, y, strict=True) if t <= 1.0]
     after = [v for t, v in zip(x, y, strict=True) if t > 1.0]
-    assert before and all(math.isnan(v) for v in before)        # NaN: not drawn
+    assert before and all(math.isnan(v) for v in before)  # NaN: not drawn
     assert after and not any(math.isnan(v) for v in after)
 
 
@@ -56,7 +56,9 @@ def test_plotting_a_missing_result_raises_a_result_error(tmp_path):
 
 
 def test_panels_and_flows_can_be_chosen_and_the_queue_panel_shows_queueing_delay(write_toml):
-    text = MINIMAL + '\n[[flow]]\nname = "late"\nfrom = "d"\nto = "s"\ncca = "reno"\nstart = "1 s"\n'
+    text = (
+        MINIMAL + '\n[[flow]]\nname = "late"\nfrom = "d"\nto = "s"\ncca = "reno"\nstart = "1 s"\n'
+    )
     r = _result(write_toml, text)
     fig = plot.draw(r, flows=["late"], panels=["goodput", "queue"])
     axes = fig.get_axes()
@@ -68,8 +70,10 @@ def test_panels_and_flows_can_be_chosen_and_the_queue_panel_shows_queueing_delay
 
 def test_names_with_mathtext_dollars_are_drawn_as_plain_text(write_toml, tmp_path):
     # Before: a name like "$\frac{a" made matplotlib's mathtext parser raise while saving.
-    text = MINIMAL.replace('name = "tiny"', "name = '$\\foo$'") + \
-        "\n[[flow]]\nname = 'cost $^$'\nfrom = 'd'\nto = 's'\ncca = 'reno'\n"
+    text = (
+        MINIMAL.replace('name = "tiny"', "name = '$\\foo$'")
+        + "\n[[flow]]\nname = 'cost $^$'\nfrom = 'd'\nto = 's'\ncca = 'reno'\n"
+    )
     r = _result(write_toml, text)
     path = plot.save(r, tmp_path / "p.png")
     assert path.read_bytes().startswith(PNG_MAGIC)

@@ -49,7 +49,7 @@ def test_a_very_slow_run_still_moves_the_bar():
         first = stream.getvalue()
         clock.now = 3.0
         bar(0.0002)
-        second = stream.getvalue()[len(first):]
+        second = stream.getvalue()[len(first) :]
     assert "0.01%" in first and "0.02%" in second
     assert "0:00:01" in first and "0:00:03" in second  # elapsed time counts
 

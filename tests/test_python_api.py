@@ -60,13 +60,29 @@ def test_overrides_are_campaign_key_paths_and_bad_ones_are_one_line_errors():
 def test_set_on_the_command_line_overrides_keys_for_check_sim_and_run(tmp_path, capsys):
     path = tmp_path / "m.toml"
     path.write_text(MINIMAL)
-    assert main(["check", str(path), "--set", 'link[0].rate="3 Mbit/s"', "--set",
-                 "flow[0].cca=cubic"]) == 0
+    assert (
+        main(["check", str(path), "--set", 'link[0].rate="3 Mbit/s"', "--set", "flow[0].cca=cubic"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "3.00 Mbit/s" in out and "cubic" in out
     for cmd in ("sim", "run"):
-        assert main([cmd, str(path), "--json", "--out", str(tmp_path / cmd), "--set",
-                     'scenario.duration="1 s"', "--set", "flow[0].cca=cubic"]) == 0
+        assert (
+            main(
+                [
+                    cmd,
+                    str(path),
+                    "--json",
+                    "--out",
+                    str(tmp_path / cmd),
+                    "--set",
+                    'scenario.duration="1 s"',
+                    "--set",
+                    "flow[0].cca=cubic",
+                ]
+            )
+            == 0
+        )
         doc = json.loads(capsys.readouterr().out)
         assert doc["duration_s"] == 1.0 and doc["flows"][0]["cca"] == "cubic"
     assert main(["check", str(path), "--set", "nonsense"]) == 2
@@ -75,12 +91,44 @@ def test_set_on_the_command_line_overrides_keys_for_check_sim_and_run(tmp_path, 
 
 @requires_sim
 def test_try_builds_a_scenario_from_flags(tmp_path, capsys):
-    assert main(["try", "--rate", "20Mbit/s", "--rtt", "50ms", "--loss", "0.3%", "--cca",
-                 "cubic,bbr", "--print"]) == 0
+    assert (
+        main(
+            [
+                "try",
+                "--rate",
+                "20Mbit/s",
+                "--rtt",
+                "50ms",
+                "--loss",
+                "0.3%",
+                "--cca",
+                "cubic,bbr",
+                "--print",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert 'delay = "25 ms"' in text and text.count("[[flow]]") == 2
-    assert main(["try", "--rate", "10Mbit/s", "--rtt", "40ms", "--cca", "reno,cubic",
-                 "--duration", "2s", "--json", "--out", str(tmp_path / "t")]) == 0
+    assert (
+        main(
+            [
+                "try",
+                "--rate",
+                "10Mbit/s",
+                "--rtt",
+                "40ms",
+                "--cca",
+                "reno,cubic",
+                "--duration",
+                "2s",
+                "--json",
+                "--out",
+                str(tmp_path / "t"),
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert [f["cca"] for f in doc["flows"]] == ["reno", "cubic"] and doc["jain_flows"] == [0, 1]
     assert sum(f["goodput_bps"] for f in doc["flows"]) < 10e6

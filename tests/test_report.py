@@ -65,12 +65,19 @@ def ping_log(start_epoch: float, rtts: list[float | None]) -> str:
     lines = ["PING 203.0.113.9 (203.0.113.9) 56(84) bytes of data."]
     for i, rtt in enumerate(rtts, start=1):
         if rtt is not None:
-            lines.append(f"[{start_epoch + i:.6f}] 64 bytes from 203.0.113.9: icmp_seq={i} "
-                         f"ttl=57 time={rtt} ms")
+            lines.append(
+                f"[{start_epoch + i:.6f}] 64 bytes from 203.0.113.9: icmp_seq={i} "
+                f"ttl=57 time={rtt} ms"
+            )
     got = sum(r is not None for r in rtts)
-    lines += ["", "--- 203.0.113.9 ping statistics ---",
-              (f"{len(rtts)} packets transmitted, {got} received, "
-              f"{100 * (1 - got / len(rtts)):.0f}% packet loss, time {len(rtts)}000ms")]
+    lines += [
+        "",
+        "--- 203.0.113.9 ping statistics ---",
+        (
+            f"{len(rtts)} packets transmitted, {got} received, "
+            f"{100 * (1 - got / len(rtts)):.0f}% packet loss, time {len(rtts)}000ms"
+        ),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -118,11 +125,19 @@ def _ids(report) -> tuple[set[str], dict[str, str]]:
 
 
 def test_small_campaign_draws_cca_figures_and_fairness_and_says_why_others_are_skipped(
-        small, tmp_path):
+    small, tmp_path
+):
     report = build_report(small, tmp_path / "r", ["html", "png"])
     drawn, skipped = _ids(report)
-    assert drawn == {"timeseries_cca", "box_throughput", "box_retx", "rtt_fairness", "traces",
-                     "cdfs", "throughput_delay"}
+    assert drawn == {
+        "timeseries_cca",
+        "box_throughput",
+        "box_retx",
+        "rtt_fairness",
+        "traces",
+        "cdfs",
+        "throughput_delay",
+    }
     assert set(skipped) == {"rtt_day", "mss", "engines_loss", "seqack", "ca_ramp", "fidelity"}
     assert skipped["fidelity"] == "not a `satcc fidelity` directory"
     assert "MSS axis" in skipped["mss"] and "loss axis" in skipped["engines_loss"]
@@ -165,9 +180,11 @@ def test_ramp_fit_reports_the_reno_slope_of_about_one_packet_per_rtt(lossy):
 def test_toml_of_a_run_scenario_round_trips():
     import tomllib
 
-    doc = {"scenario": {"name": "x", "duration": "2 s"},
-           "link": [{"a": "a", "b": "b", "model": {"kind": "geo", "loss": 1e-4}}],
-           "flow": [{"from": "a", "to": "b", "cc": {"beta": 0.5}, "mss": 1300}]}
+    doc = {
+        "scenario": {"name": "x", "duration": "2 s"},
+        "link": [{"a": "a", "b": "b", "model": {"kind": "geo", "loss": 1e-4}}],
+        "flow": [{"from": "a", "to": "b", "cc": {"beta": 0.5}, "mss": 1300}],
+    }
     assert tomllib.loads(to_toml(doc)) == doc
 
 
@@ -181,11 +198,23 @@ def test_cli_report_writes_html_and_figures(small, tmp_path, capsys):
 
 
 def _chromium(html: Path, tmp: Path) -> tuple[str, str]:
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND",
-           f"--user-data-dir={tmp / 'profile'}", "--enable-logging=stderr", "--v=0",
-           "--virtual-time-budget=5000", "--dump-dom", html.resolve().as_uri()]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        f"--user-data-dir={tmp / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        html.resolve().as_uri(),
+    ]
     p = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=90)
     assert p.returncode == 0, p.stderr[-2000:]
     return p.stdout, p.stderr
@@ -195,10 +224,12 @@ def _console(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if ":CONSOLE" in line]
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make build "
-                                              "installs it)")
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (make build installs it)"
+)
 def test_html_report_renders_in_headless_chromium_with_figures_and_no_console_errors(
-        lossy, tmp_path):
+    lossy, tmp_path
+):
     report = build_report(lossy, tmp_path / "r", ["html"])
     html_text = report.html_path.read_text()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html_text)
@@ -211,8 +242,11 @@ def test_html_report_renders_in_headless_chromium_with_figures_and_no_console_er
     assert "Campaign lossy" in dom and "Skipped figures" in dom
     # the harness itself can fail: a broken image and a script error are both seen
     broken = tmp_path / "broken.html"
-    broken.write_text(html_text.replace('src="data:image/png;base64,', 'src="data:image/png;base64,AAAA', 1)
-                      .replace("</body>", "<script>undefinedFunction()</script></body>"))
+    broken.write_text(
+        html_text.replace(
+            'src="data:image/png;base64,', 'src="data:image/png;base64,AAAA', 1
+        ).replace("</body>", "<script>undefinedFunction()</script></body>")
+    )
     dom2, stderr2 = _chromium(broken, tmp_path)
     assert 'data-figures="broken img-' in dom2
     assert any("undefinedFunction" in line for line in _console(stderr2))
@@ -223,11 +257,17 @@ def test_names_with_mathtext_dollars_do_not_break_the_report(tmp_path):
     from tests.campaign_helpers import BASE_SCENARIO, SMALL_CAMPAIGN
 
     base = BASE_SCENARIO.replace('name = "short"', "name = '$\\foo$'").replace(
-        'name = "long"', "name = 'cost $^$'")
+        'name = "long"', "name = 'cost $^$'"
+    )
     campaign = SMALL_CAMPAIGN.replace("repetitions = 2", "repetitions = 1").replace(
-        '"link[1].delay" = ["5 ms", "20 ms"]', "")
-    run_campaign(spec.load(write_campaign(tmp_path, campaign, base)), tmp_path / "out", jobs=1,
-                 progress=False)
+        '"link[1].delay" = ["5 ms", "20 ms"]', ""
+    )
+    run_campaign(
+        spec.load(write_campaign(tmp_path, campaign, base)),
+        tmp_path / "out",
+        jobs=1,
+        progress=False,
+    )
     assert main(["report", str(tmp_path / "out"), "--out", str(tmp_path / "rep")]) == 0
     assert (tmp_path / "rep" / "report.html").is_file()
 
@@ -244,8 +284,10 @@ def test_cdfs_and_the_throughput_delay_plane_have_one_series_per_cca(small, tmp_
     assert [t.get_text() for t in goodput_ax.get_legend().get_texts()] == ["reno (8)", "cubic (8)"]
     assert all(line.get_ydata()[-1] == 1.0 for line in goodput_ax.get_lines())
     ax = plane.get_axes()[0]
-    assert ax.xaxis_inverted() and [t.get_text() for t in ax.get_legend().get_texts()] == \
-        ["reno", "cubic"]
+    assert ax.xaxis_inverted() and [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "reno",
+        "cubic",
+    ]
 
 
 def test_each_run_links_its_own_plot_and_the_tables_download_as_csv(small, tmp_path):

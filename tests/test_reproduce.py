@@ -20,8 +20,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def claim(**kw) -> CL.Claim:
-    base = {"id": "x", "what": "a number", "cite": "Fig. 1", "paper": 10.0, "unit": "Mbit/s",
-            "tolerance": "10 %"}
+    base = {
+        "id": "x",
+        "what": "a number",
+        "cite": "Fig. 1",
+        "paper": 10.0,
+        "unit": "Mbit/s",
+        "tolerance": "10 %",
+    }
     base.update(kw)
     return CL.Claim.model_validate(base)
 
@@ -69,8 +75,10 @@ def test_every_study_has_a_claims_file_with_citations(tmp_path):
         assert s.id == study and s.claims
         assert all(c.cite for c in s.claims)
     bad = tmp_path / "bad.toml"
-    bad.write_text('[study]\nid = "9"\ntitle = "t"\npaper = "p"\nreference = "r"\n'
-                   '[[claim]]\nid = "a"\nwhat = "w"\ncite = "c"\npaper = 1\ntolerance = "x"\n')
+    bad.write_text(
+        '[study]\nid = "9"\ntitle = "t"\npaper = "p"\nreference = "r"\n'
+        '[[claim]]\nid = "a"\nwhat = "w"\ncite = "c"\npaper = 1\ntolerance = "x"\n'
+    )
     with pytest.raises(UserError, match="bad.toml"):
         CL.load("9", bad)
 
@@ -79,8 +87,10 @@ SHORTER = {  # per quick campaign: (pattern, replacement) so all five run in abo
     "study003-long-quick": [(r'"240 s"', '"120 s"')],
     "study004-1v1-quick": [(r'"30 s"', '"10 s"')],
     "study004-many-quick": [(r'"30 s"', '"10 s"')],
-    "study000-mss-quick": [(r"\[1200, 1300, 1400, 1460\]", "[1300, 1400, 1460]"),
-                           (r"repetitions = 2", "repetitions = 1")],
+    "study000-mss-quick": [
+        (r"\[1200, 1300, 1400, 1460\]", "[1300, 1400, 1460]"),
+        (r"repetitions = 2", "repetitions = 1"),
+    ],
     "study000-t2t-quick": [(r"repetitions = 4", "repetitions = 2")],
     "study000-baseline-quick": [(r"repetitions = 3", "repetitions = 2")],
 }
@@ -104,7 +114,8 @@ def short_campaigns(tmp_path, monkeypatch):
     (d / "scen" / "study003-long.toml").write_text(scen.replace('"1 GB"', '"300 MB"'))
     text = (d / "campaigns" / "study003-long-quick.toml").read_text()
     (d / "campaigns" / "study003-long-quick.toml").write_text(
-        text.replace("../scenarios/study003-long.toml", "../scen/study003-long.toml"))
+        text.replace("../scenarios/study003-long.toml", "../scen/study003-long.toml")
+    )
     monkeypatch.setattr(common, "campaigns_dir", lambda: d / "campaigns")
     return d
 
@@ -126,8 +137,10 @@ def test_reproduce_quick_json_gives_a_claims_table(study, short_campaigns, tmp_p
         c = next(x for x in spec.claims if x.id == row["id"])
         assert CL.verdict(c, row["satcc"])[1] == row["verdict"]
     html = (out / study / "report.html").read_text(encoding="utf-8")
-    assert "<table>" in html and html.count("data:image/png;base64,") == sum(
-        len(v) for v in doc["figures"].values()) > 0
+    assert (
+        "<table>" in html
+        and html.count("data:image/png;base64,") == sum(len(v) for v in doc["figures"].values()) > 0
+    )
     assert (out / study / "claims.json").exists() and (out / study / "claims.txt").exists()
 
 
@@ -148,8 +161,9 @@ def test_the_emulator_version_caps_rates_even_where_an_axis_sets_them():
     from satcc.campaign import spec
     from satcc.studies import study003
 
-    c = common.load("study003-long", True, "emu", seeds=2,
-                    engine_changes=study003.EMU_CHANGES["study003-long"])
+    c = common.load(
+        "study003-long", True, "emu", seeds=2, engine_changes=study003.EMU_CHANGES["study003-long"]
+    )
     assert c.name == "study003-long-quick-emu" and c.seeds == [1, 2]
     runs = spec.expand(c)
     assert runs and {r.engine for r in runs} == {"emu"}
@@ -158,4 +172,6 @@ def test_the_emulator_version_caps_rates_even_where_an_axis_sets_them():
         assert link["model"]["rate"] == "100 Mbit/s", r.params
     sim = common.load("study003-long", True)
     assert {r.scenario["link"][1]["model"]["rate"] for r in spec.expand(sim)} == {
-        "273 Mbit/s", "540 Mbit/s"}
+        "273 Mbit/s",
+        "540 Mbit/s",
+    }

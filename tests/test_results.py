@@ -10,7 +10,9 @@ from satcc import results as rs
 from satcc import scenario as sc
 from tests.helpers import MINIMAL, engine_output
 
-THREE_FLOWS = MINIMAL.replace('duration = "2 s"', 'duration = "1.05 s"') + """
+THREE_FLOWS = (
+    MINIMAL.replace('duration = "2 s"', 'duration = "1.05 s"')
+    + """
 [[flow]]
 name = "bulk"
 from = "d"
@@ -19,13 +21,19 @@ cca = "reno"
 size = "1 MB"
 count = 2
 """
+)
 
 
 def _result(write_toml, text=THREE_FLOWS) -> rs.RunResult:
     s = sc.load(write_toml(text))
     config = sc.resolve(s)
-    meta = {"engine": "sim", "scenario": s.name, "scenario_hash": sc.scenario_hash(config),
-            "seed": config["seed"], "satcc_version": "test"}
+    meta = {
+        "engine": "sim",
+        "scenario": s.name,
+        "scenario_hash": sc.scenario_hash(config),
+        "seed": config["seed"],
+        "satcc_version": "test",
+    }
     return rs.RunResult.from_engine(engine_output(config), config, sc.expand_flows(s), meta)
 
 
@@ -55,20 +63,39 @@ def test_two_results_built_separately_write_identical_bytes(write_toml, tmp_path
 
 def test_the_summary_has_the_contract_keys_and_derived_values(write_toml):
     doc = _result(write_toml).summary()
-    for key in ("engine", "scenario", "seed", "jain_index", "flows", "scenario_hash",
-                "schema_version", "satcc_version"):
+    for key in (
+        "engine",
+        "scenario",
+        "seed",
+        "jain_index",
+        "flows",
+        "scenario_hash",
+        "schema_version",
+        "satcc_version",
+    ):
         assert key in doc
     assert [f["id"] for f in doc["flows"]] == [0, 1, 2]
     for f in doc["flows"]:
-        for key in ("id", "from", "to", "cca", "goodput_bps", "delivered_bytes", "sent_packets",
-                    "retransmitted_packets", "retransmission_rate", "rtt_mean_ms", "rtt_p95_ms",
-                    "fct_s"):
+        for key in (
+            "id",
+            "from",
+            "to",
+            "cca",
+            "goodput_bps",
+            "delivered_bytes",
+            "sent_packets",
+            "retransmitted_packets",
+            "retransmission_rate",
+            "rtt_mean_ms",
+            "rtt_p95_ms",
+            "fct_s",
+        ):
             assert key in f
     f0, f1, f2 = doc["flows"]
     assert (f0["from"], f0["to"], f1["from"], f1["to"]) == ("s", "d", "d", "s")
-    assert f0["fct_s"] is None and f1["fct_s"] == 1.25          # bulk vs limited
+    assert f0["fct_s"] is None and f1["fct_s"] == 1.25  # bulk vs limited
     assert f0["retransmission_rate"] == pytest.approx(3 / 100)
-    assert f2["retransmission_rate"] is None                     # nothing sent
+    assert f2["retransmission_rate"] is None  # nothing sent
     # Jain's index is over the flows sharing a bottleneck: the two d→s flows, not the s→d one
     # (before: over all three, an upload beside two downloads).
     assert doc["jain_flows"] == [1, 2]
@@ -80,7 +107,7 @@ def test_the_summary_has_the_contract_keys_and_derived_values(write_toml):
 
 
 def test_series_goodput_is_bin_bytes_over_bin_width_with_a_short_last_bin(write_toml):
-    r = _result(write_toml)   # 1.05 s in 100 ms bins: ten full bins and one of 50 ms
+    r = _result(write_toml)  # 1.05 s in 100 ms bins: ten full bins and one of 50 ms
     s = r.flow_series
     s0 = s[s["flow_id"] == 0].sort_values("t_s")
     assert len(s0) == 11
@@ -98,7 +125,7 @@ def test_tables_have_the_documented_columns(write_toml, tmp_path):
     ab = ls[(ls["link_id"] == 0) & (ls["dir"] == "ab")].iloc[0]
     ba = ls[(ls["link_id"] == 0) & (ls["dir"] == "ba")].iloc[0]
     assert (ab["from"], ab["to"], ba["from"], ba["to"]) == ("s", "d", "d", "s")
-    assert math.isnan(r.flow_series["srtt_ms"].iloc[0])           # missing stays missing
+    assert math.isnan(r.flow_series["srtt_ms"].iloc[0])  # missing stays missing
     assert r.meta["stats"]["events"] == 1234
     assert pq.read_schema(tmp_path / "r" / rs.FLOWS_FILE).metadata[b"satcc"]
 
@@ -133,7 +160,7 @@ def test_a_failed_write_leaves_no_new_directory(write_toml, tmp_path, monkeypatc
     monkeypatch.setattr(rs.pq, "write_table", failing)
     with pytest.raises(OSError):
         r.write(tmp_path / "res" / "out")
-    assert list((tmp_path / "res").iterdir()) == []   # neither the result nor temporary files
+    assert list((tmp_path / "res").iterdir()) == []  # neither the result nor temporary files
 
 
 def test_a_failed_rewrite_keeps_the_previous_result_loadable(write_toml, tmp_path, monkeypatch):
@@ -181,8 +208,9 @@ def test_the_text_table_has_a_row_per_flow_and_the_jain_index(write_toml):
     assert "tiny" in lines[0] and "seed 1" in lines[0]
     assert len(lines) == 1 + 1 + 3 + 1
     assert "bulk.1" in lines[4] and "d→s" in lines[4] and "1.25 s" in lines[3]
-    assert lines[-1].startswith("Jain's fairness index over goodputs of the 2 flows sharing "
-                                "bottleneck link[0] ba: 0.")
+    assert lines[-1].startswith(
+        "Jain's fairness index over goodputs of the 2 flows sharing bottleneck link[0] ba: 0."
+    )
 
 
 def test_the_table_can_leave_out_the_fairness_line(write_toml):

@@ -13,14 +13,39 @@ from tests.helpers import MINIMAL
 REPO = Path(__file__).resolve().parents[1]
 
 # The contract in python/satcc/_native.pyi.
-TOP_KEYS = {"name", "seed", "duration_ns", "bin_ns", "nodes", "links", "flows",
-            "host_noise_quantiles_ns"}  # present by default (host_noise = "kernel")
+TOP_KEYS = {
+    "name",
+    "seed",
+    "duration_ns",
+    "bin_ns",
+    "nodes",
+    "links",
+    "flows",
+    "host_noise_quantiles_ns",
+}  # present by default (host_noise = "kernel")
 LINK_KEYS = {"a", "b", "ab", "ba"}
 DIR_KEYS = {"rate_bps", "delay_ns", "loss", "queue", "ecn_threshold_pkts"}
 FLOW_KEYS = {
-    "id", "src", "dst", "cca", "cc", "start_ns", "size_bytes", "mss", "sack", "timestamps",
-    "window_scaling", "rwnd_bytes", "rcvbuf_autotune", "ecn", "initial_cwnd", "pacing", "delayed_ack", "min_rto_ns",
-    "sndbuf_bytes", "metrics_save",
+    "id",
+    "src",
+    "dst",
+    "cca",
+    "cc",
+    "start_ns",
+    "size_bytes",
+    "mss",
+    "sack",
+    "timestamps",
+    "window_scaling",
+    "rwnd_bytes",
+    "rcvbuf_autotune",
+    "ecn",
+    "initial_cwnd",
+    "pacing",
+    "delayed_ack",
+    "min_rto_ns",
+    "sndbuf_bytes",
+    "metrics_save",
 }
 
 
@@ -48,8 +73,13 @@ def test_defaults_are_filled_in_base_units(write_toml):
     assert config["bin_ns"] == 100 * 10**6
     assert config["nodes"] == ["s", "d"]
     ab = config["links"][0]["ab"]
-    assert ab == {"rate_bps": 10**7, "delay_ns": 10**7, "loss": 0.0,
-                  "queue": {"packets": 1000}, "ecn_threshold_pkts": None}
+    assert ab == {
+        "rate_bps": 10**7,
+        "delay_ns": 10**7,
+        "loss": 0.0,
+        "queue": {"packets": 1000},
+        "ecn_threshold_pkts": None,
+    }
     assert config["links"][0]["ba"] == ab
     f = config["flows"][0]
     assert f["mss"] == 1448 and f["initial_cwnd"] == 10 and f["min_rto_ns"] == 200 * 10**6
@@ -69,18 +99,33 @@ def test_the_name_defaults_to_the_file_stem(write_toml):
 
 
 def test_reverse_direction_overrides_apply_only_to_b_to_a(write_toml):
-    text = MINIMAL.replace('delay = "10 ms"', 'delay = "10 ms"\nrate_ba = "1 Mbit/s"\n'
-                           'delay_ba = "30 ms"\nloss = "1 %"\nloss_ba = 0\nqueue = "1 BDP"\n'
-                           'queue_ba = "64 KB"\necn_threshold = 20\necn_threshold_ba = "5 pkt"')
+    text = MINIMAL.replace(
+        'delay = "10 ms"',
+        'delay = "10 ms"\nrate_ba = "1 Mbit/s"\n'
+        'delay_ba = "30 ms"\nloss = "1 %"\nloss_ba = 0\nqueue = "1 BDP"\n'
+        'queue_ba = "64 KB"\necn_threshold = 20\necn_threshold_ba = "5 pkt"',
+    )
     link = sc.resolve(sc.load(write_toml(text)))["links"][0]
-    assert link["ab"] == {"rate_bps": 10**7, "delay_ns": 10**7, "loss": 0.01,
-                          "queue": {"bdp": 1.0}, "ecn_threshold_pkts": 20}
-    assert link["ba"] == {"rate_bps": 10**6, "delay_ns": 3 * 10**7, "loss": 0.0,
-                          "queue": {"bytes": 64000}, "ecn_threshold_pkts": 5}
+    assert link["ab"] == {
+        "rate_bps": 10**7,
+        "delay_ns": 10**7,
+        "loss": 0.01,
+        "queue": {"bdp": 1.0},
+        "ecn_threshold_pkts": 20,
+    }
+    assert link["ba"] == {
+        "rate_bps": 10**6,
+        "delay_ns": 3 * 10**7,
+        "loss": 0.0,
+        "queue": {"bytes": 64000},
+        "ecn_threshold_pkts": 5,
+    }
 
 
 def test_count_expands_into_consecutive_flows_that_remember_their_origin(write_toml):
-    text = MINIMAL + """
+    text = (
+        MINIMAL
+        + """
 [[flow]]
 name = "bulk"
 from = "d"
@@ -90,6 +135,7 @@ count = 3
 start = "1 s"
 stagger = "100 ms"
 """
+    )
     s = sc.load(write_toml(text))
     config = sc.resolve(s)
     assert [f["id"] for f in config["flows"]] == [0, 1, 2, 3]
@@ -97,7 +143,11 @@ stagger = "100 ms"
     assert [(f["src"], f["dst"]) for f in config["flows"][1:]] == [(1, 0)] * 3
     origins = sc.expand_flows(s)
     assert [(o.id, o.scenario_flow, o.copy, o.name) for o in origins] == [
-        (0, 0, 0, "flow0"), (1, 1, 0, "bulk.0"), (2, 1, 1, "bulk.1"), (3, 1, 2, "bulk.2")]
+        (0, 0, 0, "flow0"),
+        (1, 1, 0, "bulk.0"),
+        (2, 1, 1, "bulk.1"),
+        (3, 1, 2, "bulk.2"),
+    ]
 
 
 def test_window_scaling_off_caps_the_receive_window_at_65535(write_toml):
@@ -124,8 +174,12 @@ def test_rx_truesize_and_fixed_buffer_match_the_simulators_receiver():
 
 
 def test_pacing_accepts_booleans_as_on_and_off(write_toml):
-    assert sc.resolve(sc.load(write_toml(MINIMAL + "pacing = true\n")))["flows"][0]["pacing"] == "on"
-    assert sc.resolve(sc.load(write_toml(MINIMAL + "pacing = false\n")))["flows"][0]["pacing"] == "off"
+    assert (
+        sc.resolve(sc.load(write_toml(MINIMAL + "pacing = true\n")))["flows"][0]["pacing"] == "on"
+    )
+    assert (
+        sc.resolve(sc.load(write_toml(MINIMAL + "pacing = false\n")))["flows"][0]["pacing"] == "off"
+    )
 
 
 def test_seed_override_replaces_the_seed_but_not_the_hash(write_toml):
@@ -138,7 +192,9 @@ def test_seed_override_replaces_the_seed_but_not_the_hash(write_toml):
 def test_the_scenario_hash_is_stable_and_changes_with_the_scenario(write_toml):
     h1 = sc.scenario_hash(sc.resolve(sc.load(write_toml(MINIMAL))))
     h2 = sc.scenario_hash(sc.resolve(sc.load(write_toml(MINIMAL, name="again.toml"))))
-    h3 = sc.scenario_hash(sc.resolve(sc.load(write_toml(MINIMAL.replace("10 Mbit/s", "11 Mbit/s")))))
+    h3 = sc.scenario_hash(
+        sc.resolve(sc.load(write_toml(MINIMAL.replace("10 Mbit/s", "11 Mbit/s"))))
+    )
     assert h1 == h2 != h3
     assert re.fullmatch(r"[0-9a-f]{64}", h1)
 
@@ -149,10 +205,15 @@ def test_the_resolved_config_is_json_serialisable(write_toml):
 
 
 def test_integer_cc_parameters_become_floats():
-    assert sc.normalize_cc({"b": 2, "a": True, "c": [[0, 1]]}) == {"a": True, "b": 2.0, "c": [[0.0, 1.0]]}
+    assert sc.normalize_cc({"b": 2, "a": True, "c": [[0, 1]]}) == {
+        "a": True,
+        "b": 2.0,
+        "c": [[0.0, 1.0]],
+    }
 
 
 # -- errors ----------------------------------------------------------------------------------
+
 
 def _error(write_toml, text: str) -> sc.ScenarioError:
     path = write_toml(text)
@@ -167,15 +228,33 @@ BAD = [
     ('duration = "2 s"', 'duration = "2 sec0"', "scenario.duration", "a duration", "'2 sec0'"),
     ('duration = "2 s"', 'duration = "2 s"\nseed = "one"', "scenario.seed", "an integer", "'one'"),
     ('duration = "2 s"', 'duration = "2 s"\nengine = "ns3"', "scenario.engine", "'sim'", "'ns3'"),
-    ('duration = "2 s"', 'duration = "2 s"\nbin = "3 s"', "scenario.bin", "at most the duration", "3 s"),
+    (
+        'duration = "2 s"',
+        'duration = "2 s"\nbin = "3 s"',
+        "scenario.bin",
+        "at most the duration",
+        "3 s",
+    ),
     ('duration = "2 s"', 'duration = "0 s"', "scenario.duration", "positive", "0"),
     ('rate = "10 Mbit/s"', 'rate = "10 MB"', "link[0].rate", "a rate", "'10 MB'"),
     ('rate = "10 Mbit/s"', 'rate = "0 bit/s"', "link[0].rate", "positive rate", "0 bit/s"),
-    ('delay = "10 ms"', 'delay = 10', "link[0].delay", "a duration", "10"),
+    ('delay = "10 ms"', "delay = 10", "link[0].delay", "a duration", "10"),
     ('delay = "10 ms"', 'delay = "10 ms"\nloss = 1.5', "link[0].loss", "a probability", "1.5"),
     ('delay = "10 ms"', 'delay = "10 ms"\nqueue = 100', "link[0].queue", "a queue limit", "100"),
-    ('delay = "10 ms"', 'delay = "10 ms"\nqueue_ba = "lots"', "link[0].queue_ba", "a queue limit", "'lots'"),
-    ('delay = "10 ms"', 'delay = "10 ms"\nbandwidth = "1 Gbit/s"', "link[0].bandwidth", "rate", "'bandwidth'"),
+    (
+        'delay = "10 ms"',
+        'delay = "10 ms"\nqueue_ba = "lots"',
+        "link[0].queue_ba",
+        "a queue limit",
+        "'lots'",
+    ),
+    (
+        'delay = "10 ms"',
+        'delay = "10 ms"\nbandwidth = "1 Gbit/s"',
+        "link[0].bandwidth",
+        "rate",
+        "'bandwidth'",
+    ),
     ('b = "d"', 'b = "s"', "link[0].b", "a node other than a", "'s'"),
     ('to = "d"', 'to = "x"', "flow[0].to", "a node named in a link", "'x'"),
     ('to = "d"', 'to = "s"', "flow[0].to", "a node other than from", "'s'"),
@@ -184,7 +263,13 @@ BAD = [
     ('cca = "reno"', 'cca = "reno"\nmss = 1.5', "flow[0].mss", "an integer", "1.5"),
     ('cca = "reno"', 'cca = "reno"\nmss = 40', "flow[0].mss", "88..", "40"),
     ('cca = "reno"', 'cca = "reno"\nrwnd = "16 mb"', "flow[0].rwnd", "a size", "'16 mb'"),
-    ('cca = "reno"', 'cca = "reno"\nrwnd = "1 kB"', "flow[0].rwnd", "at least one segment", "1000 B"),
+    (
+        'cca = "reno"',
+        'cca = "reno"\nrwnd = "1 kB"',
+        "flow[0].rwnd",
+        "at least one segment",
+        "1000 B",
+    ),
     ('cca = "reno"', 'cca = "reno"\nstart = "5 s"', "flow[0].start", "before the end", "5 s"),
     ('cca = "reno"', 'cca = "reno"\ncount = 0', "flow[0].count", ">= 1", "0"),
     ('cca = "reno"', 'cca = "reno"\npacing = "maybe"', "flow[0].pacing", "'auto'", "'maybe'"),
@@ -192,15 +277,27 @@ BAD = [
     ('cca = "reno"', 'cca = "reno"\ninitial_cwnd = 0', "flow[0].initial_cwnd", ">= 1", "0"),
     ('cca = "reno"', 'cca = "reno"\nmin_rto = "0 ms"', "flow[0].min_rto", "positive", "0"),
     ('cca = "reno"', 'cca = "reno"\ncolour = "red"', "flow[0].colour", "initial_cwnd", "'colour'"),
-    ('cca = "reno"', 'cca = "reno"\ncc = { no_such_param = 1 }', "flow[0].cc.no_such_param",
-     "", "unknown"),
+    (
+        'cca = "reno"',
+        'cca = "reno"\ncc = { no_such_param = 1 }',
+        "flow[0].cc.no_such_param",
+        "",
+        "unknown",
+    ),
     ('cca = "reno"', 'cca = "reno"\ncc = 3', "flow[0].cc", "a table", "3"),
-    ('cca = "reno"', 'cca = "reno"\ncc = { beta = { x = 1 } }', "flow[0].cc.beta", "a number",
-     "a table"),
+    (
+        'cca = "reno"',
+        'cca = "reno"\ncc = { beta = { x = 1 } }',
+        "flow[0].cc.beta",
+        "a number",
+        "a table",
+    ),
 ]
 
 
-@pytest.mark.parametrize("old,new,path,expected,found", BAD, ids=[b[2] + ":" + b[1][-20:] for b in BAD])
+@pytest.mark.parametrize(
+    "old,new,path,expected,found", BAD, ids=[b[2] + ":" + b[1][-20:] for b in BAD]
+)
 def test_each_error_names_file_key_expected_and_found(write_toml, old, new, path, expected, found):
     assert old in MINIMAL
     err = _error(write_toml, MINIMAL.replace(old, new, 1))
@@ -243,7 +340,8 @@ def test_missing_tables_and_keys_are_named(write_toml):
 def test_a_single_bracket_link_table_is_explained(write_toml):
     text = MINIMAL.replace("[[link]]", "[link]")
     assert "link: expected an array of tables written [[link]], found a table" in str(
-        _error(write_toml, text))
+        _error(write_toml, text)
+    )
 
 
 def test_toml_syntax_errors_name_the_file_and_line(write_toml):
@@ -272,6 +370,7 @@ def test_an_out_of_range_seed_override_is_refused(write_toml):
 
 
 # -- documentation and ready scenarios ---------------------------------------------------------
+
 
 def _readme_section(title: str) -> str:
     text = (REPO / "README.md").read_text(encoding="utf-8")
@@ -307,7 +406,9 @@ def test_every_ready_scenario_is_valid(path):
 
 
 def test_jitter_is_resolved_only_where_set(write_toml):
-    text = MINIMAL.replace('delay = "10 ms"', 'delay = "10 ms"\njitter = "2 ms"\njitter_ba = "0 ms"')
+    text = MINIMAL.replace(
+        'delay = "10 ms"', 'delay = "10 ms"\njitter = "2 ms"\njitter_ba = "0 ms"'
+    )
     assert 'jitter = "2 ms"' in text
     config = sc.resolve(sc.load(write_toml(text)))
     ab, ba = config["links"][0]["ab"], config["links"][0]["ba"]

@@ -46,8 +46,9 @@ def test_views_carry_the_matrix_parameters_as_columns(done):
         assert (flows["param_cca"] == flows["cca"]).all()
         assert sorted(flows["link1_delay_ms"].unique()) == [5.0, 20.0]
         # each row's parameter is the one its run had: link 1's delay in the link series
-        pairs = s.query("SELECT DISTINCT link1_delay_ms, delay_ms FROM link_series "
-                        "WHERE link_id = 1 ORDER BY 1")
+        pairs = s.query(
+            "SELECT DISTINCT link1_delay_ms, delay_ms FROM link_series WHERE link_id = 1 ORDER BY 1"
+        )
         assert pairs.values.tolist() == [[5.0, 5.0], [20.0, 20.0]]
         n_series = s.query("SELECT count(*) AS n FROM flow_series")["n"][0]
         assert n_series == 8 * 2 * 20  # runs x flows x (2 s / 100 ms)
@@ -61,8 +62,9 @@ def test_python_api_query_and_saved_catalog_for_other_tools(done):
     con = duckdb.connect(str(done / layout.CATALOG_FILE), read_only=True)
     try:
         n = con.execute("SELECT count(*) FROM flows").fetchone()[0]
-        version = con.execute("SELECT value FROM catalog_info WHERE key = "
-                              "'store_schema_version'").fetchone()[0]
+        version = con.execute(
+            "SELECT value FROM catalog_info WHERE key = 'store_schema_version'"
+        ).fetchone()[0]
     finally:
         con.close()
     assert n == 16 and int(version) == STORE_SCHEMA_VERSION
@@ -112,8 +114,10 @@ def test_query_cli_warns_about_left_out_files_and_prints_table_json_csv(done, tm
     out, err = capsys.readouterr()
     assert "cubic" in out and "(2 rows)" in out and "junk.bin: foreign" in err
     assert main(["query", str(d), sql, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == [{"cca": "cubic", "runs": 4},
-                                                   {"cca": "reno", "runs": 4}]
+    assert json.loads(capsys.readouterr().out) == [
+        {"cca": "cubic", "runs": 4},
+        {"cca": "reno", "runs": 4},
+    ]
     assert main(["query", str(d), sql, "--csv"]) == 0
     assert capsys.readouterr().out == "cca,runs\ncubic,4\nreno,4\n"
     assert main(["query", str(d), "--schema"]) == 0
@@ -127,8 +131,10 @@ def test_a_newer_saved_catalog_is_refused_and_an_older_one_rebuilt(done, tmp_pat
     d = _copy(done, tmp_path / "v")
     con = duckdb.connect(str(d / layout.CATALOG_FILE))
     con.execute("CREATE TABLE catalog_info (key VARCHAR, value VARCHAR)")
-    con.execute("INSERT INTO catalog_info VALUES ('store_schema_version', ?)",
-                [str(STORE_SCHEMA_VERSION + 1)])
+    con.execute(
+        "INSERT INTO catalog_info VALUES ('store_schema_version', ?)",
+        [str(STORE_SCHEMA_VERSION + 1)],
+    )
     con.close()
     with pytest.raises(StoreError, match="newer than this satcc"):
         open_store(d)
@@ -138,8 +144,9 @@ def test_a_newer_saved_catalog_is_refused_and_an_older_one_rebuilt(done, tmp_pat
     with open_store(d) as s:
         assert len(s.runs()) == 8
     con = duckdb.connect(str(d / layout.CATALOG_FILE), read_only=True)
-    assert con.execute("SELECT value FROM catalog_info WHERE key = 'store_schema_version'"
-                       ).fetchone()[0] == str(STORE_SCHEMA_VERSION)
+    assert con.execute(
+        "SELECT value FROM catalog_info WHERE key = 'store_schema_version'"
+    ).fetchone()[0] == str(STORE_SCHEMA_VERSION)
     con.close()
 
 

@@ -16,8 +16,10 @@ MU_WGS72 = 398600.8  # km^3/s^2, the constants TLEs are fitted with
 R_WGS72_KM = 6378.135
 EPOCH_DAY = "26326.41666667"  # 2026-11-22 10:00:00 UTC (day 326)
 # The ISS example of the sgp4 package's README (checksums 7 and 7 in column 69).
-ISS = ("1 25544U 98067A   08264.51782528 -.00002182  00000-0 -11606-4 0  2927\n"
-       "2 25544  51.6416 247.4627 0006703 130.5360 325.0288 15.72125391563537\n")
+ISS = (
+    "1 25544U 98067A   08264.51782528 -.00002182  00000-0 -11606-4 0  2927\n"
+    "2 25544  51.6416 247.4627 0006703 130.5360 325.0288 15.72125391563537\n"
+)
 
 SCENARIO = """
 [scenario]
@@ -55,15 +57,28 @@ def tle_set(num, inc, raan, mean_anomaly, mean_motion, ecc=1000, epoch=EPOCH_DAY
 def shell(planes=72, per_plane=22, altitude_km=550.0):
     """A Walker-like shell written as TLEs (circular, 53°)."""
     n = rev_per_day(R_WGS72_KM + altitude_km)
-    return "".join(tle_set(p * per_plane + s + 1, 53.0, p * 360 / planes, s * 360 / per_plane, n)
-                   for p in range(planes) for s in range(per_plane))
+    return "".join(
+        tle_set(p * per_plane + s + 1, 53.0, p * 360 / planes, s * 360 / per_plane, n)
+        for p in range(planes)
+        for s in range(per_plane)
+    )
 
 
-def write_scenario(write_toml, tmp_path, tle_text, terminal="[50.11, 8.68]", gateway="[50.9, 9.3]",
-                   extra="", duration="30 s"):
+def write_scenario(
+    write_toml,
+    tmp_path,
+    tle_text,
+    terminal="[50.11, 8.68]",
+    gateway="[50.9, 9.3]",
+    extra="",
+    duration="30 s",
+):
     (tmp_path / "sats.tle").write_text(tle_text)
-    return write_toml(SCENARIO.format(tle="sats.tle", terminal=terminal, gateway=gateway,
-                                      extra=extra, duration=duration))
+    return write_toml(
+        SCENARIO.format(
+            tle="sats.tle", terminal=terminal, gateway=gateway, extra=extra, duration=duration
+        )
+    )
 
 
 def resolved(path):
@@ -118,11 +133,19 @@ def test_a_geostationary_satellite_stands_still_in_the_earth_fixed_frame():
     assert abs((inertial[6] - inertial[0]) % 360 - 90.2) < 1.0  # TEME: a quarter turn in 6 h
 
 
-def test_a_satellite_at_the_zenith_gives_twice_its_altitude_over_c_then_an_outage(write_toml, tmp_path):
+def test_a_satellite_at_the_zenith_gives_twice_its_altitude_over_c_then_an_outage(
+    write_toml, tmp_path
+):
     text = tle_set(1, 53.0, 40.0, 30.0, rev_per_day(R_WGS72_KM + 550.0))
     lat, lon, r = subsatellite_point(text)
-    path = write_scenario(write_toml, tmp_path, text, terminal=f"[{lat}, {lon}]", gateway=f"[{lat}, {lon}]",
-                          extra='extra_delay = "0 ms"\nextra_delay_ba = "5 ms"\nloss = "1 %"\nspan = "20 min"')
+    path = write_scenario(
+        write_toml,
+        tmp_path,
+        text,
+        terminal=f"[{lat}, {lon}]",
+        gateway=f"[{lat}, {lon}]",
+        extra='extra_delay = "0 ms"\nextra_delay_ba = "5 ms"\nloss = "1 %"\nspan = "20 min"',
+    )
     ab, ba = resolved(path)
     assert ab["model"]["kind"] == "trace" and ab["rate_bps"] == 20_000_000
     t0, d0, loss0 = ab["model"]["series"][0]
@@ -135,38 +158,64 @@ def test_a_satellite_at_the_zenith_gives_twice_its_altitude_over_c_then_an_outag
     assert outage[0][0] < 20 * 60 * 10**9
 
 
-def test_the_delay_series_is_plausible_and_switches_satellite_only_at_slot_boundaries(write_toml, tmp_path):
+def test_the_delay_series_is_plausible_and_switches_satellite_only_at_slot_boundaries(
+    write_toml, tmp_path
+):
     # Run starts at 10:00:05 UTC: boundaries at :12, :27, :42 → 7 s, 22 s, 37 s, 52 s of the run.
-    path = write_scenario(write_toml, tmp_path, shell(),
-                          extra='epoch = "2026-11-22T10:00:05Z"\nspan = "60 s"\nextra_delay = "0 ms"')
+    path = write_scenario(
+        write_toml,
+        tmp_path,
+        shell(),
+        extra='epoch = "2026-11-22T10:00:05Z"\nspan = "60 s"\nextra_delay = "0 ms"',
+    )
     ab, _ = resolved(path)
     rows = ab["model"]["series"]
     delays = [d for _, d, loss in rows]
     assert all(loss == 0.0 for *_, loss in rows)
     h = 550e3
-    slant_25 = math.sqrt((6371e3 + h) ** 2 - (6371e3 * math.cos(math.radians(25))) ** 2) - 6371e3 * math.sin(
-        math.radians(25))
+    slant_25 = math.sqrt(
+        (6371e3 + h) ** 2 - (6371e3 * math.cos(math.radians(25))) ** 2
+    ) - 6371e3 * math.sin(math.radians(25))
     assert 2 * h / C * 1e9 * 0.98 < min(delays) and max(delays) < 2 * slant_25 / C * 1e9
     assert rows[-1][0] < 60 * 10**9
     # Within a slot, 100 ms moves the satellite < 1 km: < 7 µs; jumps are the boundaries.
-    jumps = [t for (t, d, _), (_, d_prev, _) in zip(rows[1:], rows[:-1], strict=True)
-             if abs(d - d_prev) > 7_000]
+    jumps = [
+        t
+        for (t, d, _), (_, d_prev, _) in zip(rows[1:], rows[:-1], strict=True)
+        if abs(d - d_prev) > 7_000
+    ]
     assert jumps, "the serving satellite never changed in 60 s"
     assert all(t in (7 * 10**9, 22 * 10**9, 37 * 10**9, 52 * 10**9) for t in jumps), jumps
     assert len(set(delays)) > 100  # the geometry is followed within slots
 
 
-@pytest.mark.parametrize("content, extra, expected", [
-    (ISS.replace("0  2927", "0  2928"), "", "line 1: expected checksum 7 in column 69, found another character"),
-    (ISS.splitlines()[0] + "\n", "", "expected lines 1 and 2 of a TLE set, found the end of the file"),
-    (None, "", "found 'missing.tle': expected a TLE file, found no such file"),
-    (ISS, 'epoch = "2026-11-22 10:00"', "link[0].model.epoch: expected a UTC instant"),
-    (ISS, "planes = 10", "link[0].model.planes: expected no planes beside tle"),
-    (ISS, 'start = "5 s"', "link[0].model.start: expected no start beside tle"),
-])
+@pytest.mark.parametrize(
+    "content, extra, expected",
+    [
+        (
+            ISS.replace("0  2927", "0  2928"),
+            "",
+            "line 1: expected checksum 7 in column 69, found another character",
+        ),
+        (
+            ISS.splitlines()[0] + "\n",
+            "",
+            "expected lines 1 and 2 of a TLE set, found the end of the file",
+        ),
+        (None, "", "found 'missing.tle': expected a TLE file, found no such file"),
+        (ISS, 'epoch = "2026-11-22 10:00"', "link[0].model.epoch: expected a UTC instant"),
+        (ISS, "planes = 10", "link[0].model.planes: expected no planes beside tle"),
+        (ISS, 'start = "5 s"', "link[0].model.start: expected no start beside tle"),
+    ],
+)
 def test_bad_tle_input_is_named_with_file_and_key(write_toml, tmp_path, content, extra, expected):
-    text = SCENARIO.format(tle="sats.tle" if content is not None else "missing.tle",
-                           terminal="[50.11, 8.68]", gateway="[50.9, 9.3]", extra=extra, duration="5 s")
+    text = SCENARIO.format(
+        tle="sats.tle" if content is not None else "missing.tle",
+        terminal="[50.11, 8.68]",
+        gateway="[50.9, 9.3]",
+        extra=extra,
+        duration="5 s",
+    )
     if content is not None:
         (tmp_path / "sats.tle").write_text(content)
     path = write_toml(text)
@@ -176,20 +225,30 @@ def test_bad_tle_input_is_named_with_file_and_key(write_toml, tmp_path, content,
     line = next(x for x in message.splitlines() if expected in x)
     assert line.startswith(f"{path}: link[0].model."), message
     if "epoch" not in expected and "beside" not in expected:
-        assert line.startswith(f"{path}: link[0].model.tle: expected a TLE file of 2- or 3-line sets, found")
+        assert line.startswith(
+            f"{path}: link[0].model.tle: expected a TLE file of 2- or 3-line sets, found"
+        )
 
 
-def test_epoch_without_tle_asks_for_the_file_and_no_common_satellite_is_reported(write_toml, tmp_path):
-    text = SCENARIO.format(tle="x", terminal="[50.11, 8.68]", gateway="[50.9, 9.3]", extra="",
-                           duration="5 s").replace('tle = "x"\n', 'epoch = "2026-11-22T10:00:05Z"\n')
+def test_epoch_without_tle_asks_for_the_file_and_no_common_satellite_is_reported(
+    write_toml, tmp_path
+):
+    text = SCENARIO.format(
+        tle="x", terminal="[50.11, 8.68]", gateway="[50.9, 9.3]", extra="", duration="5 s"
+    ).replace('tle = "x"\n', 'epoch = "2026-11-22T10:00:05Z"\n')
     with pytest.raises(UserError) as e:
         sc.load(write_toml(text))
     assert "link[0].model.tle: expected the required key 'tle'" in str(e.value)
     # Terminal and gateway on opposite sides of the Earth: no satellite sees both.
-    path = write_scenario(write_toml, tmp_path, shell(6, 4), gateway="[-50.0, -171.0]", extra='span = "30 s"')
+    path = write_scenario(
+        write_toml, tmp_path, shell(6, 4), gateway="[-50.0, -171.0]", extra='span = "30 s"'
+    )
     with pytest.raises(UserError) as e:
         sc.load(path)
-    assert "link[0].model.tle: expected a satellite visible from both ends within the span, found none" in str(e.value)
+    assert (
+        "link[0].model.tle: expected a satellite visible from both ends within the span, found none"
+        in str(e.value)
+    )
 
 
 @requires_sim

@@ -16,35 +16,41 @@ from satcc.units import (
 )
 
 
-@pytest.mark.parametrize("text,ns", [
-    ("600 ms", 600_000_000),
-    ("1.5 s", 1_500_000_000),
-    ("250us", 250_000),
-    ("250 µs", 250_000),
-    ("2 min", 120_000_000_000),
-    ("1 h", 3_600_000_000_000),
-    ("10 ns", 10),
-    ("1.1 s", 1_100_000_000),          # exact: decimals, not binary floats
-    ("1e3 ms", 1_000_000_000),
-    ("0", 0),
-    (0, 0),
-    ("0 s", 0),
-])
+@pytest.mark.parametrize(
+    "text,ns",
+    [
+        ("600 ms", 600_000_000),
+        ("1.5 s", 1_500_000_000),
+        ("250us", 250_000),
+        ("250 µs", 250_000),
+        ("2 min", 120_000_000_000),
+        ("1 h", 3_600_000_000_000),
+        ("10 ns", 10),
+        ("1.1 s", 1_100_000_000),  # exact: decimals, not binary floats
+        ("1e3 ms", 1_000_000_000),
+        ("0", 0),
+        (0, 0),
+        ("0 s", 0),
+    ],
+)
 def test_durations_parse_to_exact_nanoseconds(text, ns):
     assert parse_duration(text) == ns
 
 
-@pytest.mark.parametrize("bad,why", [
-    ("600", "needs a unit"),
-    (5, "needs a unit"),
-    ("1 mss", "unknown unit"),
-    ("-1 s", "negative"),
-    ("0.5 ns", "whole number"),
-    (True, None),
-    ([1], None),
-    ("", None),
-    ("ms", None),
-])
+@pytest.mark.parametrize(
+    "bad,why",
+    [
+        ("600", "needs a unit"),
+        (5, "needs a unit"),
+        ("1 mss", "unknown unit"),
+        ("-1 s", "negative"),
+        ("0.5 ns", "whole number"),
+        (True, None),
+        ([1], None),
+        ("", None),
+        ("ms", None),
+    ],
+)
 def test_bad_durations_say_what_was_expected_and_found(bad, why):
     with pytest.raises(UnitError) as e:
         parse_duration(bad)
@@ -57,19 +63,22 @@ def test_bad_durations_say_what_was_expected_and_found(bad, why):
         assert repr(bad) in msg
 
 
-@pytest.mark.parametrize("text,bps", [
-    ("20 Mbit/s", 20_000_000),
-    ("1 Gbit/s", 1_000_000_000),
-    ("20Mbps", 20_000_000),
-    ("20 mbps", 20_000_000),
-    ("500 kbit/s", 500_000),
-    ("1.5 Mb/s", 1_500_000),
-    ("2 MB/s", 16_000_000),            # bytes per second
-    ("1 Kibit/s", 1024),
-    (1e6, 1_000_000),                  # bare numbers are bit/s
-    (2500, 2500),
-    ("2500", 2500),
-])
+@pytest.mark.parametrize(
+    "text,bps",
+    [
+        ("20 Mbit/s", 20_000_000),
+        ("1 Gbit/s", 1_000_000_000),
+        ("20Mbps", 20_000_000),
+        ("20 mbps", 20_000_000),
+        ("500 kbit/s", 500_000),
+        ("1.5 Mb/s", 1_500_000),
+        ("2 MB/s", 16_000_000),  # bytes per second
+        ("1 Kibit/s", 1024),
+        (1e6, 1_000_000),  # bare numbers are bit/s
+        (2500, 2500),
+        ("2500", 2500),
+    ],
+)
 def test_rates_parse_to_bits_per_second(text, bps):
     assert parse_rate(text) == bps
 
@@ -80,18 +89,21 @@ def test_bad_rates_are_errors(bad):
         parse_rate(bad)
 
 
-@pytest.mark.parametrize("text,nbytes", [
-    ("1448 B", 1448),
-    ("1.5 MB", 1_500_000),             # SI: MB = 10^6
-    ("16 MB", 16_000_000),
-    ("64 KB", 64_000),                 # KB = kB = 10^3
-    ("64 kB", 64_000),
-    ("1 MiB", 1_048_576),              # binary: MiB = 2^20
-    ("64 KiB", 65_536),
-    ("1 GB", 10**9),
-    (65535, 65535),
-    ("65535", 65535),
-])
+@pytest.mark.parametrize(
+    "text,nbytes",
+    [
+        ("1448 B", 1448),
+        ("1.5 MB", 1_500_000),  # SI: MB = 10^6
+        ("16 MB", 16_000_000),
+        ("64 KB", 64_000),  # KB = kB = 10^3
+        ("64 kB", 64_000),
+        ("1 MiB", 1_048_576),  # binary: MiB = 2^20
+        ("64 KiB", 65_536),
+        ("1 GB", 10**9),
+        (65535, 65535),
+        ("65535", 65535),
+    ],
+)
 def test_sizes_use_decimal_and_binary_prefixes_as_written(text, nbytes):
     assert parse_size(text) == nbytes
 
@@ -107,10 +119,18 @@ def test_bad_sizes_are_errors(bad):
         parse_size(bad)
 
 
-@pytest.mark.parametrize("text,p", [
-    ("1e-4", 1e-4), (0.003, 0.003), ("0.3 %", 0.003), ("0.3%", 0.003), (0, 0.0), (1, 1.0),
-    ("100 %", 1.0),
-])
+@pytest.mark.parametrize(
+    "text,p",
+    [
+        ("1e-4", 1e-4),
+        (0.003, 0.003),
+        ("0.3 %", 0.003),
+        ("0.3%", 0.003),
+        (0, 0.0),
+        (1, 1.0),
+        ("100 %", 1.0),
+    ],
+)
 def test_probabilities_accept_fractions_and_percentages(text, p):
     assert parse_probability(text) == pytest.approx(p, rel=1e-12)
 
@@ -121,22 +141,32 @@ def test_bad_probabilities_are_errors(bad):
         parse_probability(bad)
 
 
-@pytest.mark.parametrize("text,queue", [
-    ("1000 pkt", {"packets": 1000}),
-    ("20 packets", {"packets": 20}),
-    ("1.5 MB", {"bytes": 1_500_000}),
-    ("64 KiB", {"bytes": 65_536}),
-    ("1 BDP", {"bdp": 1.0}),
-    ("0.5 bdp", {"bdp": 0.5}),
-])
+@pytest.mark.parametrize(
+    "text,queue",
+    [
+        ("1000 pkt", {"packets": 1000}),
+        ("20 packets", {"packets": 20}),
+        ("1.5 MB", {"bytes": 1_500_000}),
+        ("64 KiB", {"bytes": 65_536}),
+        ("1 BDP", {"bdp": 1.0}),
+        ("0.5 bdp", {"bdp": 0.5}),
+    ],
+)
 def test_queue_limits_are_packets_bytes_or_bdp(text, queue):
     assert parse_queue(text) == queue
 
 
-@pytest.mark.parametrize("bad,why", [
-    (1000, "needs a unit"), ("0 pkt", "at least 1"), ("1.5 pkt", "whole number"),
-    ("0 BDP", "positive"), ("x", None), ("10 furlongs", "unknown unit"),
-])
+@pytest.mark.parametrize(
+    "bad,why",
+    [
+        (1000, "needs a unit"),
+        ("0 pkt", "at least 1"),
+        ("1.5 pkt", "whole number"),
+        ("0 BDP", "positive"),
+        ("x", None),
+        ("10 furlongs", "unknown unit"),
+    ],
+)
 def test_bad_queue_limits_are_errors(bad, why):
     with pytest.raises(UnitError, match="expected a queue limit") as e:
         parse_queue(bad)

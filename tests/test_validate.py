@@ -51,21 +51,34 @@ def _fake_runs(design, throughput_of):
         for p in design.losses:
             for seed in range(1, design.seeds + 1):
                 thr = throughput_of(kind, p, seed)
-                runs.append({"kind": kind, "size_bytes": size, "p": p, "seed": seed,
-                             "duration_s": 1, "finished": True, "sim_throughput_bps": thr,
-                             "sim_time_s": None if size is None else size * 8 / thr,
-                             "delivered_bytes": 0, "retransmission_rate": None,
-                             "rto_count": 0, "recovery_count": seed, "rtt_mean_ms": 550.0})
+                runs.append(
+                    {
+                        "kind": kind,
+                        "size_bytes": size,
+                        "p": p,
+                        "seed": seed,
+                        "duration_s": 1,
+                        "finished": True,
+                        "sim_throughput_bps": thr,
+                        "sim_time_s": None if size is None else size * 8 / thr,
+                        "delivered_bytes": 0,
+                        "retransmission_rate": None,
+                        "rto_count": 0,
+                        "recovery_count": seed,
+                        "rtt_mean_ms": 550.0,
+                    }
+                )
     return runs
 
 
 def test_table3_takes_the_worst_point_at_or_below_1e_4_and_at_or_above_5e_3():
-    design = study.Design.quick(losses=(1e-5, 1e-4, 1e-3, 5e-3), sizes_bytes=(10_000_000,),
-                                seeds=2)
+    design = study.Design.quick(losses=(1e-5, 1e-4, 1e-3, 5e-3), sizes_bytes=(10_000_000,), seeds=2)
+
     # the simulator "runs" 1 % + p x 100 below the model, seeds 1 and 2 at -/+ 0.5 % of that
     def thr(kind, p, seed):
         m = float(study.model(p, None if kind == "steady" else 10_000_000).throughput_bps)
         return m * (1 - (0.01 + 100 * p) + (seed - 1.5) * 0.01)
+
     points = study.aggregate(_fake_runs(design, thr), design)
     rows = {r["kind"]: r for r in study.table3(points, design)}
     for kind in ("steady", "10MB"):
@@ -102,12 +115,25 @@ def test_a_process_pool_gives_the_same_rows_in_the_same_order():
 
 
 @requires_sim
-def test_validate_hybla_on_a_tiny_grid_prints_table3_and_writes_points_and_plots(
-        tmp_path, capsys):
+def test_validate_hybla_on_a_tiny_grid_prints_table3_and_writes_points_and_plots(tmp_path, capsys):
     out = tmp_path / "v"
-    status, text, err = _main(["validate", "hybla", "--quick", "--loss", "1e-4", "1e-2",
-                               "--steady-duration", "30", "--jobs", "1", "--out", str(out)],
-                              capsys)
+    status, text, err = _main(
+        [
+            "validate",
+            "hybla",
+            "--quick",
+            "--loss",
+            "1e-4",
+            "1e-2",
+            "--steady-duration",
+            "30",
+            "--jobs",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     assert status == 0, err
     assert "Table 3" in text and "p >= 5e-3" in text
     for kind in ("steady", "10MB", "50MB", "100MB"):
@@ -115,9 +141,15 @@ def test_validate_hybla_on_a_tiny_grid_prints_table3_and_writes_points_and_plots
     for paper in ("0.33", "2.70", "10.12", "8.81", "11.26", "2.43", "1.30", "1.56"):
         assert paper in text
     figures = sorted(p.name for p in out.glob("fig*.png"))
-    assert figures == ["fig3_steady_throughput.png", "fig4_10MB_throughput.png",
-                       "fig5_10MB_time.png", "fig6_50MB_throughput.png", "fig7_50MB_time.png",
-                       "fig8_100MB_throughput.png", "fig9_100MB_time.png"]
+    assert figures == [
+        "fig3_steady_throughput.png",
+        "fig4_10MB_throughput.png",
+        "fig5_10MB_time.png",
+        "fig6_50MB_throughput.png",
+        "fig7_50MB_time.png",
+        "fig8_100MB_throughput.png",
+        "fig9_100MB_time.png",
+    ]
     for name in figures:
         assert (out / name).read_bytes().startswith(PNG_MAGIC)
     with open(out / "points.csv", newline="") as fh:
@@ -139,7 +171,8 @@ def test_validate_hybla_on_a_tiny_grid_prints_table3_and_writes_points_and_plots
 
 def test_validate_refuses_bad_arguments(capsys, tmp_path):
     for argv in (["--seeds", "0"], ["--jobs", "0"], ["--loss", "0.7"], ["--rate", "0"]):
-        status, _, err = _main(["validate", "hybla", "--quick", "--out", str(tmp_path), *argv],
-                               capsys)
+        status, _, err = _main(
+            ["validate", "hybla", "--quick", "--out", str(tmp_path), *argv], capsys
+        )
         assert status == 2, argv
         assert argv[0] in err

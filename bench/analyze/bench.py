@@ -45,8 +45,15 @@ def count_frames(path: Path) -> int:
 
 def make_capture(path: Path, seconds: int) -> int:
     while True:
-        testbed.iperf_capture(path, cca="cubic", seconds=seconds, rate="1gbit",
-                              queue_bytes=1_000_000, burst_bytes=200_000, buffer_kib=262144)
+        testbed.iperf_capture(
+            path,
+            cca="cubic",
+            seconds=seconds,
+            rate="1gbit",
+            queue_bytes=1_000_000,
+            burst_bytes=200_000,
+            buffer_kib=262144,
+        )
         n = count_frames(path)
         print(f"capture: {n} frames in {seconds} s", file=sys.stderr)
         if n >= MIN_PACKETS:
@@ -57,8 +64,9 @@ def make_capture(path: Path, seconds: int) -> int:
 def timed(cmd: list[str], out_path: Path | None = None) -> float:
     t0 = time.perf_counter()
     with open(out_path or os.devnull, "w") as fh:
-        subprocess.run(["taskset", "-c", CORE, *cmd], stdout=fh, stderr=subprocess.DEVNULL,
-                       check=True)
+        subprocess.run(
+            ["taskset", "-c", CORE, *cmd], stdout=fh, stderr=subprocess.DEVNULL, check=True
+        )
     return time.perf_counter() - t0
 
 
@@ -105,13 +113,19 @@ def main() -> int:
         same = same and bool((mine == theirs[name].to_numpy()).all())
         counts[name] = int(np.count_nonzero(theirs[name].to_numpy()))
     res = {
-        "frames": frames, "tcp_packets": len(theirs), "file_mb": round(size / 1e6, 1),
-        "tshark_s": round(t_tshark, 3), "satcc_rust_s": round(t_rust, 3),
+        "frames": frames,
+        "tcp_packets": len(theirs),
+        "file_mb": round(size / 1e6, 1),
+        "tshark_s": round(t_tshark, 3),
+        "satcc_rust_s": round(t_rust, 3),
         "satcc_python_s": round(min(t_py), 3),
-        "tshark_pps": round(frames / t_tshark), "satcc_rust_pps": round(frames / t_rust),
+        "tshark_pps": round(frames / t_tshark),
+        "satcc_rust_pps": round(frames / t_rust),
         "satcc_python_pps": round(frames / min(t_py)),
-        "ratio_rust": round(t_tshark / t_rust, 1), "ratio_python": round(t_tshark / min(t_py), 1),
-        "identical": same, "flag_counts": counts,
+        "ratio_rust": round(t_tshark / t_rust, 1),
+        "ratio_python": round(t_tshark / min(t_py), 1),
+        "identical": same,
+        "flag_counts": counts,
     }
     print(json.dumps(res))
     if a.pcap is None and a.keep:

@@ -75,21 +75,39 @@ for i in range(n):
 class Bed:
     """Two namespaces joined by one link: through satcc-linkd, or by a plain veth pair."""
 
-    def __init__(self, emulated: bool, rate_bps: int = 100_000_000_000, delay_ns: int = 0,
-                 queue_pkts: int = 10_000, workdir: Path = Path("/tmp")):
+    def __init__(
+        self,
+        emulated: bool,
+        rate_bps: int = 100_000_000_000,
+        delay_ns: int = 0,
+        queue_pkts: int = 10_000,
+        workdir: Path = Path("/tmp"),
+    ):
         self.run_id = host.new_run_id()
         self.record = host.register_run(self.run_id)
         self.emulated = emulated
         self.linkd = None
-        d = {"rate_bps": rate_bps, "delay_ns": delay_ns, "loss": 0.0,
-             "queue": {"packets": queue_pkts}, "ecn_threshold_pkts": None, "model": None}
-        cfg = {"nodes": ["a", "b"], "links": [{"a": 0, "b": 1, "ab": dict(d), "ba": dict(d)}],
-               "flows": [], "seed": 1}
+        d = {
+            "rate_bps": rate_bps,
+            "delay_ns": delay_ns,
+            "loss": 0.0,
+            "queue": {"packets": queue_pkts},
+            "ecn_threshold_pkts": None,
+            "model": None,
+        }
+        cfg = {
+            "nodes": ["a", "b"],
+            "links": [{"a": 0, "b": 1, "ab": dict(d), "ba": dict(d)}],
+            "flows": [],
+            "seed": 1,
+        }
         self.plan = topology.plan(cfg, self.run_id)
         try:
             if emulated:
                 topology.build(self.plan)
-                lcfg = linkd.config(self.plan, 1, 100 * MS, 3600 * 10**9, workdir / f"{self.run_id}.jsonl")
+                lcfg = linkd.config(
+                    self.plan, 1, 100 * MS, 3600 * 10**9, workdir / f"{self.run_id}.jsonl"
+                )
                 self.linkd = linkd.Linkd(lcfg, workdir)
                 self.linkd.start(time.monotonic_ns())
             else:
@@ -108,15 +126,34 @@ class Bed:
             host.run_cmd("ip", "netns", "add", ns)
             host.run_cmd("ip", "-n", ns, "link", "set", "lo", "up")
         a, b = p.namespaces
-        host.run_cmd("ip", "-n", a, "link", "add", lp.node_if, "mtu", "1500", "type", "veth",
-                     "peer", "name", lp.node_if, "mtu", "1500", "netns", b)
+        host.run_cmd(
+            "ip",
+            "-n",
+            a,
+            "link",
+            "add",
+            lp.node_if,
+            "mtu",
+            "1500",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            lp.node_if,
+            "mtu",
+            "1500",
+            "netns",
+            b,
+        )
         for node, ns in enumerate(p.namespaces):
             host.run_cmd("ip", "-n", ns, "addr", "add", f"{lp.addr(node)}/24", "dev", lp.node_if)
             host.run_cmd(*host.ns_cmd(ns, "ethtool", "-K", lp.node_if, *topology.OFFLOADS_OFF))
             host.run_cmd("ip", "-n", ns, "link", "set", lp.node_if, "up")
 
     def _ping(self) -> None:
-        host.run_cmd(*host.ns_cmd(self.a, "ping", "-c", "2", "-i", "0.2", "-W", "2", self.addr_b), timeout=10)
+        host.run_cmd(
+            *host.ns_cmd(self.a, "ping", "-c", "2", "-i", "0.2", "-W", "2", self.addr_b), timeout=10
+        )
 
     def stats(self) -> dict | None:
         if self.linkd is None:
@@ -133,12 +170,19 @@ class Bed:
 
 def probes(bed: Bed, n: int, gap_s: float) -> list[int]:
     """One-way delays (ns) of n probes sent gap_s apart."""
-    rx = subprocess.Popen(host.ns_cmd(bed.b, sys.executable, "-c", RECEIVER, str(n), str(PROBE_PORT),
-                                      "3"), stdout=subprocess.PIPE, text=True)
+    rx = subprocess.Popen(
+        host.ns_cmd(bed.b, sys.executable, "-c", RECEIVER, str(n), str(PROBE_PORT), "3"),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert rx.stdout is not None
     rx.stdout.readline()
-    subprocess.run(host.ns_cmd(bed.a, sys.executable, "-c", SENDER, bed.addr_b, str(PROBE_PORT),
-                               str(n), str(gap_s)), check=True)
+    subprocess.run(
+        host.ns_cmd(
+            bed.a, sys.executable, "-c", SENDER, bed.addr_b, str(PROBE_PORT), str(n), str(gap_s)
+        ),
+        check=True,
+    )
     out, _ = rx.communicate(timeout=30)
     rows = json.loads(out.strip().splitlines()[-1])
     return [r[2] - r[1] for r in rows if r[2] is not None]
@@ -158,11 +202,20 @@ def quantile(xs: list[float], q: float) -> float:
 
 
 def iperf(bed: Bed, args: list[str], seconds: int) -> dict:
-    srv = subprocess.Popen(host.ns_cmd(bed.b, "iperf3", "-s", "-1", "-J", "-p", "5999"),
-                           stdout=subprocess.PIPE, text=True)
+    srv = subprocess.Popen(
+        host.ns_cmd(bed.b, "iperf3", "-s", "-1", "-J", "-p", "5999"),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.3)
-    cli = subprocess.run(host.ns_cmd(bed.a, "iperf3", "-c", bed.addr_b, "-p", "5999", "-J",
-                                     "-t", str(seconds), *args), capture_output=True, text=True, check=False)
+    cli = subprocess.run(
+        host.ns_cmd(
+            bed.a, "iperf3", "-c", bed.addr_b, "-p", "5999", "-J", "-t", str(seconds), *args
+        ),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     out, _ = srv.communicate(timeout=seconds + 20)
     return {"client": json.loads(cli.stdout or "{}"), "server": json.loads(out or "{}")}
 
@@ -194,11 +247,24 @@ def delay_bench(quick: bool) -> dict:
             try:
                 bulk = None
                 if load:
-                    srv = subprocess.Popen(host.ns_cmd(bed.b, "iperf3", "-s", "-1", "-p", "5998"),
-                                           stdout=subprocess.DEVNULL)
+                    srv = subprocess.Popen(
+                        host.ns_cmd(bed.b, "iperf3", "-s", "-1", "-p", "5998"),
+                        stdout=subprocess.DEVNULL,
+                    )
                     time.sleep(0.3)
-                    bulk = subprocess.Popen(host.ns_cmd(bed.a, "iperf3", "-c", bed.addr_b, "-p", "5998",
-                                                        "-t", str(int(n * gap) + 3)), stdout=subprocess.DEVNULL)
+                    bulk = subprocess.Popen(
+                        host.ns_cmd(
+                            bed.a,
+                            "iperf3",
+                            "-c",
+                            bed.addr_b,
+                            "-p",
+                            "5998",
+                            "-t",
+                            str(int(n * gap) + 3),
+                        ),
+                        stdout=subprocess.DEVNULL,
+                    )
                     time.sleep(1.0)
                 owd = probes(bed, n, gap)
                 if bulk is not None:
@@ -240,7 +306,9 @@ def rate_bench(quick: bool) -> dict:
             bed.close()
         got = steady_rate_bps(r["server"])
         res[f"rate_{rate // 1_000_000}mbit"] = {
-            "configured_bps": rate, "delivered_bps": got, "ratio": got / rate,
+            "configured_bps": rate,
+            "delivered_bps": got,
+            "ratio": got / rate,
             "socket_drops": sum(d["socket_drops"] for d in stats["dirs"]) if stats else None,
             "receiver_udp_rcvbuf_errors": rcvbuf,
         }
@@ -277,7 +345,9 @@ def throughput_bench(quick: bool) -> dict:
         bed.close()
     end = u["server"].get("end", {}).get("sum", {})
     ab = stats["dirs"][0] if stats else {}
-    out["udp_1g_offered_sent_bps"] = u["client"].get("end", {}).get("sum", {}).get("bits_per_second")
+    out["udp_1g_offered_sent_bps"] = (
+        u["client"].get("end", {}).get("sum", {}).get("bits_per_second")
+    )
     out["udp_1g_received_bps"] = steady_rate_bps(u["server"]) / IP_PER_PAYLOAD
     out["udp_1g_lost_percent"] = end.get("lost_percent")
     out["udp_1g_linkd_socket_drops"] = ab.get("socket_drops")
@@ -289,13 +359,19 @@ def throughput_bench(quick: bool) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     host.require_root()
     host.cleanup()
-    res = {"kernel": subprocess.run(["uname", "-r"], capture_output=True, text=True, check=False).stdout.strip()}
+    res = {
+        "kernel": subprocess.run(
+            ["uname", "-r"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    }
     res.update(delay_bench(args.quick))
     res.update(rate_bench(args.quick))
     res.update(throughput_bench(args.quick))

@@ -72,8 +72,20 @@ class WireRun(Run):
                 path = self.workdir / f"wire-{lp.id}{side}.pcap"
                 err_path = self.workdir / f"wire-{lp.id}{side}.stderr"
                 with open(err_path, "w") as err:
-                    cmd = ns_cmd(self.plan.emu_ns, "tcpdump", "-i", iface, "-s", "96", "-n", "-U",
-                                 "--time-stamp-precision=nano", "-w", str(path), "tcp")
+                    cmd = ns_cmd(
+                        self.plan.emu_ns,
+                        "tcpdump",
+                        "-i",
+                        iface,
+                        "-s",
+                        "96",
+                        "-n",
+                        "-U",
+                        "--time-stamp-precision=nano",
+                        "-w",
+                        str(path),
+                        "tcp",
+                    )
                     self.dumps.append(traffic.spawn(cmd, stderr=err))
                 deadline = time.monotonic() + 5
                 while time.monotonic() < deadline and "listening on" not in err_path.read_text():
@@ -89,8 +101,8 @@ def read_frames(path: Path) -> list[tuple[int, str, str, int]]:
     out = []
     off = 24
     while off + 16 <= len(data):
-        sec, frac, incl, _ = struct.unpack("<IIII", data[off:off + 16])
-        frame = data[off + 16: off + 16 + incl]
+        sec, frac, incl, _ = struct.unpack("<IIII", data[off : off + 16])
+        frame = data[off + 16 : off + 16 + incl]
         off += 16 + incl
         if len(frame) < 54 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
             continue
@@ -170,13 +182,20 @@ def main() -> int:
     ap.add_argument("--max-us", type=float, default=2000.0)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", type=Path, help="keep the captures in this directory")
-    ap.add_argument("--table", type=Path, nargs="+", metavar="FILE",
-                    help="pool these --json files and print the quantile tables")
+    ap.add_argument(
+        "--table",
+        type=Path,
+        nargs="+",
+        metavar="FILE",
+        help="pool these --json files and print the quantile tables",
+    )
     args = ap.parse_args()
     if args.table:
         return table(args.table)
-    scn = loads(scenario_text(args.rate, args.rtt, args.flows, args.seconds, args.cca),
-                source="<host-timing>")
+    scn = loads(
+        scenario_text(args.rate, args.rtt, args.flows, args.seconds, args.cca),
+        source="<host-timing>",
+    )
     config = resolve(scn)
     work = args.keep or Path(tempfile.mkdtemp(prefix="satcc-host-timing-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -188,11 +207,22 @@ def main() -> int:
     snd, snd_long = turnarounds(read_frames(work / "wire-0a.pcap"), snd_ip, False, max_ns)
     rcv, rcv_long = turnarounds(read_frames(work / "wire-0b.pcap"), rcv_ip, True, max_ns)
     report = {
-        "setup": {"rate": args.rate, "rtt_ms": args.rtt, "flows": args.flows,
-                  "seconds": args.seconds, "cca": args.cca,
-                  "kernel": subprocess.run(["uname", "-r"], check=False, capture_output=True, text=True).stdout.strip()},
-        "sender_us": quantiles(snd), "sender_pairs": len(snd), "sender_over_max": snd_long,
-        "receiver_us": quantiles(rcv), "receiver_pairs": len(rcv), "receiver_over_max": rcv_long,
+        "setup": {
+            "rate": args.rate,
+            "rtt_ms": args.rtt,
+            "flows": args.flows,
+            "seconds": args.seconds,
+            "cca": args.cca,
+            "kernel": subprocess.run(
+                ["uname", "-r"], check=False, capture_output=True, text=True
+            ).stdout.strip(),
+        },
+        "sender_us": quantiles(snd),
+        "sender_pairs": len(snd),
+        "sender_over_max": snd_long,
+        "receiver_us": quantiles(rcv),
+        "receiver_pairs": len(rcv),
+        "receiver_over_max": rcv_long,
     }
     print(json.dumps(report, indent=1))
     if args.json:
@@ -210,7 +240,9 @@ def table(paths: list[Path]) -> int:
             i = min(len(xs) - 1, round(q * (len(xs) - 1)))
             points.append(f"({float(q)!r}, {xs[i]})")
         name = f"KERNEL_{side.upper()}_QUANTILES_NS"
-        print(f"// {len(xs)} samples from {len(paths)} runs; mean {sum(xs) / len(xs) / 1000:.1f} us")
+        print(
+            f"// {len(xs)} samples from {len(paths)} runs; mean {sum(xs) / len(xs) / 1000:.1f} us"
+        )
         print(f"pub const {name}: &[(f64, u64)] = &[{', '.join(points)}];")
     return 0
 

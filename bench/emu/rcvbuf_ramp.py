@@ -28,7 +28,16 @@ SUSTAIN_BINS = 10  # "at 90 %": the mean over one second of bins
 
 
 def _tshark(pcap: Path, fields: list[str], flt: str) -> list[list[str]]:
-    cmd = ["tshark", "-r", str(pcap), "-Y", flt, "-T", "fields", *[a for f in fields for a in ("-e", f)]]
+    cmd = [
+        "tshark",
+        "-r",
+        str(pcap),
+        "-Y",
+        flt,
+        "-T",
+        "fields",
+        *[a for f in fields for a in ("-e", f)],
+    ]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return [line.split("\t") for line in out.splitlines() if line]
 
@@ -37,11 +46,20 @@ def kernel_acks(run: Path) -> tuple[int, list[tuple[float, int]], float]:
     """ACKs of the data connection, their windows, and full segments per ACK in the first
     EARLY_S seconds of data (slow start, before any loss)."""
     pcap = next((run / "emu").glob("capture-*-rcv*.pcap"))
-    rows = _tshark(pcap, ["frame.time_relative", "tcp.window_size"],
-                   f"tcp.srcport == 5201 && tcp.dstport == {DATA_PORT} && tcp.len == 0 && tcp.flags.syn == 0")
+    rows = _tshark(
+        pcap,
+        ["frame.time_relative", "tcp.window_size"],
+        f"tcp.srcport == 5201 && tcp.dstport == {DATA_PORT} && tcp.len == 0 && tcp.flags.syn == 0",
+    )
     wins = [(float(t), int(w)) for t, w in rows]
-    data = [float(t) for (t,) in _tshark(pcap, ["frame.time_relative"],
-                                          f"tcp.dstport == 5201 && tcp.srcport == {DATA_PORT} && tcp.len >= 1000")]
+    data = [
+        float(t)
+        for (t,) in _tshark(
+            pcap,
+            ["frame.time_relative"],
+            f"tcp.dstport == 5201 && tcp.srcport == {DATA_PORT} && tcp.len >= 1000",
+        )
+    ]
     t0 = data[0]
     early_acks = sum(1 for t, _ in wins if t0 <= t < t0 + EARLY_S)
     early_segs = sum(1 for t in data if t < t0 + EARLY_S)
@@ -73,11 +91,22 @@ def summarize(run: Path, windows: bool) -> dict:
         first = back[(back.t_s >= t0) & (back.t_s < t0 + EARLY_S)].tx_bytes.sum() / ACK_BYTES
         early = fs[fs.t_s < EARLY_S].delivered_bytes.sum() / 1448 / max(first, 1)
     segs = fs.delivered_bytes.sum() / 1448
-    out = {"run": str(run), "engine": "emu" if emu else "sim", "t0_s": t0, "segs_per_ack": segs / max(acks, 1), "early_segs_per_ack": early,
-           "MB_2s": by[2] / 1e6, "MB_5s": by[5] / 1e6,
-           "MB_10s": by[10] / 1e6, "t90_s": float(full.iloc[0]) if len(full) else None,
-           "cwnd_1s": cwnd[1], "cwnd_2s": cwnd[2], "cwnd_4s": cwnd[4], "acks": acks,
-           "delivered_MB": meta["flows"][0]["delivered_bytes"] / 1e6 if "flows" in meta else None}
+    out = {
+        "run": str(run),
+        "engine": "emu" if emu else "sim",
+        "t0_s": t0,
+        "segs_per_ack": segs / max(acks, 1),
+        "early_segs_per_ack": early,
+        "MB_2s": by[2] / 1e6,
+        "MB_5s": by[5] / 1e6,
+        "MB_10s": by[10] / 1e6,
+        "t90_s": float(full.iloc[0]) if len(full) else None,
+        "cwnd_1s": cwnd[1],
+        "cwnd_2s": cwnd[2],
+        "cwnd_4s": cwnd[4],
+        "acks": acks,
+        "delivered_MB": meta["flows"][0]["delivered_bytes"] / 1e6 if "flows" in meta else None,
+    }
     if windows and wins:
         out["windows"] = wins[:: max(1, len(wins) // 40)]
     return out
@@ -88,13 +117,17 @@ def main() -> None:
     ap.add_argument("dirs", nargs="+", type=Path)
     ap.add_argument("--windows", action="store_true")
     args = ap.parse_args()
-    print(f"{'run':44} {'eng':4} {'MB@2s':>7} {'MB@5s':>7} {'MB@10s':>7} {'t90%':>6} "
-          f"{'cwnd1s':>7} {'cwnd2s':>7} {'cwnd4s':>7} {'ACKs':>7} {'seg/ACK':>7} {'early':>6} {'t0':>5}")
+    print(
+        f"{'run':44} {'eng':4} {'MB@2s':>7} {'MB@5s':>7} {'MB@10s':>7} {'t90%':>6} "
+        f"{'cwnd1s':>7} {'cwnd2s':>7} {'cwnd4s':>7} {'ACKs':>7} {'seg/ACK':>7} {'early':>6} {'t0':>5}"
+    )
     for d in args.dirs:
         r = summarize(d, args.windows)
         t90 = f"{r['t90_s']:.1f}" if r["t90_s"] is not None else "-"
-        print(f"{Path(r['run']).name:44} {r['engine']:4} {r['MB_2s']:7.2f} {r['MB_5s']:7.2f} {r['MB_10s']:7.2f} "
-              f"{t90:>6} {r['cwnd_1s']:7.0f} {r['cwnd_2s']:7.0f} {r['cwnd_4s']:7.0f} {r['acks']:7d} {r['segs_per_ack']:7.2f} {r['early_segs_per_ack']:6.2f} {r['t0_s']:5.1f}")
+        print(
+            f"{Path(r['run']).name:44} {r['engine']:4} {r['MB_2s']:7.2f} {r['MB_5s']:7.2f} {r['MB_10s']:7.2f} "
+            f"{t90:>6} {r['cwnd_1s']:7.0f} {r['cwnd_2s']:7.0f} {r['cwnd_4s']:7.0f} {r['acks']:7d} {r['segs_per_ack']:7.2f} {r['early_segs_per_ack']:6.2f} {r['t0_s']:5.1f}"
+        )
         if "windows" in r:
             print("   windows (t s, bytes):", " ".join(f"{t:.2f}:{w}" for t, w in r["windows"]))
 

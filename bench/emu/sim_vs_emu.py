@@ -37,7 +37,8 @@ LOSSES = (0.0, 0.005)
 
 
 def scenario(cca: str, rate: int, rtt: int, loss: float, duration: int) -> sc.Scenario:
-    return sc.loads(textwrap.dedent(f"""
+    return sc.loads(
+        textwrap.dedent(f"""
         [scenario]
         name = "svse-{cca}-{rate}-{rtt}-{loss}"
         duration = "{duration} s"
@@ -53,7 +54,8 @@ def scenario(cca: str, rate: int, rtt: int, loss: float, duration: int) -> sc.Sc
         from = "client"
         to = "server"
         cca = "{cca}"
-    """))
+    """)
+    )
 
 
 def steady(result) -> float:
@@ -64,7 +66,9 @@ def steady(result) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="5 s runs instead of 10 s")
     ap.add_argument("--duration", type=int)
     ap.add_argument("--json", type=Path)
@@ -80,27 +84,39 @@ def main() -> int:
         rs, re_ = r_sim.flows.iloc[0], r_emu.flows.iloc[0]
         ss, se = steady(r_sim), steady(r_emu)
         row = {
-            "cca": cca, "rate_mbit": rate, "rtt_ms": rtt, "loss": loss,
-            "sim_goodput_mbit": rs.goodput_bps / 1e6, "emu_goodput_mbit": re_.goodput_bps / 1e6,
+            "cca": cca,
+            "rate_mbit": rate,
+            "rtt_ms": rtt,
+            "loss": loss,
+            "sim_goodput_mbit": rs.goodput_bps / 1e6,
+            "emu_goodput_mbit": re_.goodput_bps / 1e6,
             "ratio": re_.goodput_bps / rs.goodput_bps if rs.goodput_bps else None,
-            "sim_steady_mbit": ss / 1e6, "emu_steady_mbit": se / 1e6,
+            "sim_steady_mbit": ss / 1e6,
+            "emu_steady_mbit": se / 1e6,
             "steady_ratio": se / ss if ss else None,
-            "sim_retx": rs.retransmission_rate, "emu_retx": re_.retransmission_rate,
+            "sim_retx": rs.retransmission_rate,
+            "emu_retx": re_.retransmission_rate,
             "wall_s": time.monotonic() - t,
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
     print()
-    print("| CCA | rate | RTT | loss | sim goodput | emu goodput | emu/sim | emu/sim from 2 s | "
-          "sim retx | emu retx |")
+    print(
+        "| CCA | rate | RTT | loss | sim goodput | emu goodput | emu/sim | emu/sim from 2 s | "
+        "sim retx | emu retx |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+
         def pct(x):
             return "-" if x is None else f"{100 * x:.2f} %"
-        print(f"| {r['cca']} | {r['rate_mbit']} Mbit/s | {r['rtt_ms']} ms | {100 * r['loss']:g} % | "
-              f"{r['sim_goodput_mbit']:.2f} | {r['emu_goodput_mbit']:.2f} | "
-              f"{r['ratio']:.2f} | {r['steady_ratio']:.2f} | {pct(r['sim_retx'])} | "
-              f"{pct(r['emu_retx'])} |")
+
+        print(
+            f"| {r['cca']} | {r['rate_mbit']} Mbit/s | {r['rtt_ms']} ms | {100 * r['loss']:g} % | "
+            f"{r['sim_goodput_mbit']:.2f} | {r['emu_goodput_mbit']:.2f} | "
+            f"{r['ratio']:.2f} | {r['steady_ratio']:.2f} | {pct(r['sim_retx'])} | "
+            f"{pct(r['emu_retx'])} |"
+        )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=2) + "\n")

@@ -25,7 +25,8 @@ MSS_VALUES = (1200, 1300, 1380, 1448)
 
 
 def scenario(mss: int, duration: int, loss: float) -> sc.Scenario:
-    return sc.loads(textwrap.dedent(f"""
+    return sc.loads(
+        textwrap.dedent(f"""
         [scenario]
         name = "vpn-mss-{mss}"
         duration = "{duration} s"
@@ -46,11 +47,14 @@ def scenario(mss: int, duration: int, loss: float) -> sc.Scenario:
         to = "dish-b"
         cca = "cubic"
         mss = {mss}
-    """))
+    """)
+    )
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--loss", type=float, default=0.003)
     ap.add_argument("--json", type=Path)
@@ -63,19 +67,29 @@ def main() -> int:
             f = r.flows.iloc[0]
             ls = r.link_series
             wire = ls[(ls.link_id == 0) & (ls.dir == "ab")].tx_bytes.sum()
-            row = {"mss": mss, "vpn": vpn is not None, "goodput_mbit": f.goodput_bps / 1e6,
-                   "retx": f.retransmission_rate,
-                   "wire_bytes_per_payload_byte": wire / f.delivered_bytes if f.delivered_bytes else None}
+            row = {
+                "mss": mss,
+                "vpn": vpn is not None,
+                "goodput_mbit": f.goodput_bps / 1e6,
+                "retx": f.retransmission_rate,
+                "wire_bytes_per_payload_byte": wire / f.delivered_bytes
+                if f.delivered_bytes
+                else None,
+            }
             rows.append(row)
             print(json.dumps(row), flush=True)
     print()
-    print("| MSS | goodput, plain | goodput, OpenVPN | wire bytes per payload byte, OpenVPN | retx, OpenVPN |")
+    print(
+        "| MSS | goodput, plain | goodput, OpenVPN | wire bytes per payload byte, OpenVPN | retx, OpenVPN |"
+    )
     print("|---|---|---|---|---|")
     for mss in MSS_VALUES:
         plain = next(r for r in rows if r["mss"] == mss and not r["vpn"])
         tun = next(r for r in rows if r["mss"] == mss and r["vpn"])
-        print(f"| {mss} | {plain['goodput_mbit']:.2f} Mbit/s | {tun['goodput_mbit']:.2f} Mbit/s | "
-              f"{tun['wire_bytes_per_payload_byte']:.3f} | {100 * (tun['retx'] or 0):.2f} % |")
+        print(
+            f"| {mss} | {plain['goodput_mbit']:.2f} Mbit/s | {tun['goodput_mbit']:.2f} Mbit/s | "
+            f"{tun['wire_bytes_per_payload_byte']:.3f} | {100 * (tun['retx'] or 0):.2f} % |"
+        )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=2) + "\n")

@@ -91,17 +91,23 @@ a few times per second of wall time. Raises ValueError naming the bad key on bad
 from collections.abc import Callable
 from typing import Any
 
-def run_sim(config: dict[str, Any], progress: Callable[[float], None] | None = None) -> dict[str, Any]:
+def run_sim(
+    config: dict[str, Any], progress: Callable[[float], None] | None = None
+) -> dict[str, Any]:
     """Raises ValueError for a config the simulator refuses, MemoryError when the run's time
     series do not fit in memory (checked before the run starts) or Python runs out of memory
     while the result is converted."""
+
 def check_sim(config: dict[str, Any]) -> None:
     """Every check run_sim makes before running, without running (ValueError "key: why")."""
+
 def cc_names() -> list[str]: ...
 def cc_info(name: str) -> dict[str, Any]:
     """{"name", "summary", "source", "params": [{"name", "default", "unit", "doc"}], "deviations": [str]}"""
+
 def cc_check(name: str, params: dict[str, Any]) -> None:
     """Raises ValueError if `name` is unknown or `params` are invalid for it."""
+
 def version() -> str: ...
 def host_noise_kernel() -> dict[str, list[tuple[float, int]]]:
     """The measured kernel turnarounds (README "Host timing noise"):

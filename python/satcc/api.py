@@ -43,7 +43,9 @@ def parse_set(items: Iterable[str] | None) -> dict[str, Any]:
     return out
 
 
-def apply_overrides(doc: dict[str, Any], overrides: Mapping[str, Any], source: str) -> dict[str, Any]:
+def apply_overrides(
+    doc: dict[str, Any], overrides: Mapping[str, Any], source: str
+) -> dict[str, Any]:
     """A copy of a scenario document with each key path set (campaign key-path semantics)."""
     from satcc.campaign.spec import set_key
 
@@ -74,8 +76,9 @@ def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, A
         try:
             text = Path(src).read_text(encoding="utf-8")
         except OSError as e:
-            raise sc.ScenarioError(source, [("", f"expected a scenario file, found: {e.strerror}")]) \
-                from None
+            raise sc.ScenarioError(
+                source, [("", f"expected a scenario file, found: {e.strerror}")]
+            ) from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -96,10 +99,24 @@ class Result:
         import pandas as pd
 
         doc = self.extra.get("summary") or self.result.summary()
-        rows = [{k: v for k, v in f.items() if not isinstance(v, (list, dict))} for f in doc["flows"]]
+        rows = [
+            {k: v for k, v in f.items() if not isinstance(v, (list, dict))} for f in doc["flows"]
+        ]
         frame = pd.DataFrame(rows)
-        frame.attrs.update({k: doc.get(k) for k in ("engine", "scenario", "seed", "jain_index",
-                                                      "jain_flows", "duration_s", "bin_s")})
+        frame.attrs.update(
+            {
+                k: doc.get(k)
+                for k in (
+                    "engine",
+                    "scenario",
+                    "seed",
+                    "jain_index",
+                    "jain_flows",
+                    "duration_s",
+                    "bin_s",
+                )
+            }
+        )
         return frame
 
     @property
@@ -138,8 +155,12 @@ class Result:
         return self.result.table()
 
 
-def run(scenario: str | Path | Mapping[str, Any], engine: str | None = None,
-        seed: int | None = None, **overrides: Any) -> Result:
+def run(
+    scenario: str | Path | Mapping[str, Any],
+    engine: str | None = None,
+    seed: int | None = None,
+    **overrides: Any,
+) -> Result:
     """Run a scenario (path, TOML text or dict) with `engine` ("sim", "model" or "emu"; default:
     the scenario's `engine` key, "sim" when absent). Keyword overrides are key paths:
     `satcc.run("a.toml", duration="10 s")` sets `scenario.duration`; paths with dots or
@@ -174,4 +195,6 @@ def analyze(*files: str | Path, bin: str = "100ms", all_flows: bool = False) -> 
     if not inputs:
         raise UserError("analyze: expected at least one file")
     res = build(inputs, all_flows=all_flows)
-    return Result(res.result, {"summary": res.summary(), "warnings": warnings, "inputs": res.inputs})
+    return Result(
+        res.result, {"summary": res.summary(), "warnings": warnings, "inputs": res.inputs}
+    )

@@ -72,8 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="version",
         version=f"satcc {__version__} (native {_native.version()})",
     )
-    parser.add_argument("--debug", action="store_true",
-                        help="on an internal error, print the Python traceback")
+    parser.add_argument(
+        "--debug", action="store_true", help="on an internal error, print the Python traceback"
+    )
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
@@ -123,8 +124,11 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except MemoryError:
-        print("satcc: error: out of memory (the run needs more memory than this process may "
-              "use; shorten it, use fewer flows or longer bins)", file=sys.stderr)
+        print(
+            "satcc: error: out of memory (the run needs more memory than this process may "
+            "use; shorten it, use fewer flows or longer bins)",
+            file=sys.stderr,
+        )
         return 1
     except BaseException as e:
         if isinstance(e, SystemExit):
@@ -139,10 +143,12 @@ def _internal_error(e: BaseException, debug: bool) -> int:
 
         traceback.print_exception(e, file=sys.stderr)
     first = printable(str(e).strip().splitlines()[0] if str(e).strip() else "")[:200]
-    print(f"satcc: internal error (a bug in satcc, please report it): {type(e).__name__}"
-          f"{': ' + first if first else ''}"
-          f"{'' if debug else '; rerun with `satcc --debug ...` for the traceback'}",
-          file=sys.stderr)
+    print(
+        f"satcc: internal error (a bug in satcc, please report it): {type(e).__name__}"
+        f"{': ' + first if first else ''}"
+        f"{'' if debug else '; rerun with `satcc --debug ...` for the traceback'}",
+        file=sys.stderr,
+    )
     return EXIT_INTERNAL
 
 

@@ -61,8 +61,9 @@ def read_bytes(path: str | Path, what: str, max_bytes: int) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise UserError(f"{p}: expected {what} (a regular file), found {_kind(st.st_mode)}")
         if st.st_size > max_bytes:
-            raise LimitError(f"{p}: expected {what} of at most {_size(max_bytes)}, found "
-                             f"{_size(st.st_size)}")
+            raise LimitError(
+                f"{p}: expected {what} of at most {_size(max_bytes)}, found {_size(st.st_size)}"
+            )
         chunks = []
         left = max_bytes + 1
         while left > 0:  # the file may grow while we read it: never past the cap
@@ -73,8 +74,10 @@ def read_bytes(path: str | Path, what: str, max_bytes: int) -> bytes:
             left -= len(chunk)
         data = b"".join(chunks)
         if len(data) > max_bytes:
-            raise LimitError(f"{p}: expected {what} of at most {_size(max_bytes)}, found more "
-                             "(the file grew while being read)")
+            raise LimitError(
+                f"{p}: expected {what} of at most {_size(max_bytes)}, found more "
+                "(the file grew while being read)"
+            )
         return data
     except OSError as e:
         raise UserError(f"{p}: expected {what}, found an unreadable file ({e.strerror})") from None
@@ -90,8 +93,10 @@ def read_text(path: str | Path, what: str, max_bytes: int = MAX_SCENARIO_BYTES) 
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise UserError(f"{path}: expected {what} in UTF-8, found a byte that is not UTF-8 "
-                        f"(line {line}, offset {e.start})") from None
+        raise UserError(
+            f"{path}: expected {what} in UTF-8, found a byte that is not UTF-8 "
+            f"(line {line}, offset {e.start})"
+        ) from None
 
 
 def _kind(mode: int) -> str:
@@ -176,8 +181,9 @@ def toml_loads(text: str, source: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{source}: invalid TOML: {e}") from None
     except RecursionError:  # pragma: no cover - the depth check comes first
-        raise LimitError(f"{source}: expected at most {MAX_TOML_DEPTH} nested tables, found more") \
-            from None
+        raise LimitError(
+            f"{source}: expected at most {MAX_TOML_DEPTH} nested tables, found more"
+        ) from None
 
 
 def json_depth(text: str) -> int:
@@ -211,7 +217,9 @@ def json_loads(text: str, source: str) -> Any:
     try:
         return json.loads(text)
     except RecursionError:  # pragma: no cover - the depth check comes first
-        raise ValueError(f"expected JSON nested at most {MAX_JSON_DEPTH} deep, found more") from None
+        raise ValueError(
+            f"expected JSON nested at most {MAX_JSON_DEPTH} deep, found more"
+        ) from None
 
 
 # -- outputs and names -------------------------------------------------------------------------
@@ -223,8 +231,10 @@ def check_out_dir(path: str | Path, flag: str = "--out") -> Path:
     p = Path(path)
     for part in p.parts:
         if len(os.fsencode(part)) > NAME_MAX_BYTES:
-            raise LimitError(f"{flag} {_short(str(p))}: expected path components of at most "
-                             f"{NAME_MAX_BYTES} bytes, found one of {len(os.fsencode(part))}")
+            raise LimitError(
+                f"{flag} {_short(str(p))}: expected path components of at most "
+                f"{NAME_MAX_BYTES} bytes, found one of {len(os.fsencode(part))}"
+            )
     for q in (p, *p.parents):
         try:
             st = q.stat()
@@ -253,8 +263,12 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2
 def printable(text: str) -> str:
     """`text` safe for a terminal: control characters (ESC, CR, bidi overrides) escaped as
     \\xNN / \\uNNNN; newlines and tabs kept."""
-    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                                   else f"\\u{ord(m.group()):04x}"), text)
+    return _CONTROL.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )
 
 
 def _short(text: str, keep: int = 80) -> str:

@@ -118,7 +118,9 @@ def parse_encap(v: Any) -> int:
     try:
         return parse_size(v)
     except UnitError:
-        raise UnitError("a tunnel (" + ", ".join(ENCAP_BYTES) + ") or a size like '60 B'", v) from None
+        raise UnitError(
+            "a tunnel (" + ", ".join(ENCAP_BYTES) + ") or a size like '60 B'", v
+        ) from None
 
 
 def flow_issues(prefix: str, flow: Any) -> list[tuple[str, str]]:
@@ -127,18 +129,29 @@ def flow_issues(prefix: str, flow: Any) -> list[tuple[str, str]]:
     if flow.proto == "udp":
         if flow.rate is None or flow.rate <= 0:
             found = "nothing" if flow.rate is None else "0 bit/s"
-            issues.append((f"{prefix}.rate", f"expected a positive rate for a UDP flow, found {found}"))
+            issues.append(
+                (f"{prefix}.rate", f"expected a positive rate for a UDP flow, found {found}")
+            )
         size = DEFAULT_UDP_PAYLOAD if flow.packet_size is None else flow.packet_size
         if not 1 <= size <= 65_507:
-            issues.append((f"{prefix}.packet_size", f"expected 1..65507 bytes of UDP payload, found {size} B"))
+            issues.append(
+                (f"{prefix}.packet_size", f"expected 1..65507 bytes of UDP payload, found {size} B")
+            )
     else:
         for key in ("rate", "packet_size"):
             if getattr(flow, key) is not None:
-                issues.append((f"{prefix}.{key}", f"expected {key} only with proto = 'udp', found it on a TCP flow"))
+                issues.append(
+                    (
+                        f"{prefix}.{key}",
+                        f"expected {key} only with proto = 'udp', found it on a TCP flow",
+                    )
+                )
     if not MIN_MTU <= flow.mtu <= 65_535:
         issues.append((f"{prefix}.mtu", f"expected {MIN_MTU}..65535 bytes, found {flow.mtu} B"))
     elif flow.encap >= flow.mtu - 40:
-        issues.append((f"{prefix}.encap", f"expected fewer bytes than the MTU less 40, found {flow.encap} B"))
+        issues.append(
+            (f"{prefix}.encap", f"expected fewer bytes than the MTU less 40, found {flow.encap} B")
+        )
     return issues
 
 
@@ -146,8 +159,11 @@ def flow_extras(flow: Any) -> dict[str, Any]:
     """The optional resolved-flow keys (`_native.pyi`), present only when not the default."""
     out: dict[str, Any] = {}
     if flow.proto == "udp":
-        out.update(proto="udp", udp_rate_bps=flow.rate,
-                   udp_payload_bytes=DEFAULT_UDP_PAYLOAD if flow.packet_size is None else flow.packet_size)
+        out.update(
+            proto="udp",
+            udp_rate_bps=flow.rate,
+            udp_payload_bytes=DEFAULT_UDP_PAYLOAD if flow.packet_size is None else flow.packet_size,
+        )
     if flow.encap:
         out["encap_bytes"] = flow.encap
     if flow.mtu != DEFAULT_MTU:
@@ -176,6 +192,7 @@ def _number(lo: float, hi: float, what: str) -> Callable[[Any], float]:
         if isinstance(v, bool) or not isinstance(v, int | float) or not lo <= v <= hi:
             raise UnitError(f"{what} in {lo:g}..{hi:g}", v)
         return float(v)
+
     return parse
 
 
@@ -184,11 +201,13 @@ def _integer(lo: int, hi: int, what: str) -> Callable[[Any], int]:
         if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
             raise UnitError(f"{what} (an integer in {lo}..{hi})", v)
         return v
+
     return parse
 
 
 def _range(parse: Callable[[Any], Any], what: str) -> Callable[[Any], tuple[Any, Any]]:
     """A single value (low = high) or [low, high]."""
+
     def parse_range(v: Any) -> tuple[Any, Any]:
         if isinstance(v, list):
             if len(v) != 2:
@@ -199,6 +218,7 @@ def _range(parse: Callable[[Any], Any], what: str) -> Callable[[Any], tuple[Any,
             return lo, hi
         x = parse(v)
         return x, x
+
     return parse_range
 
 
@@ -207,6 +227,7 @@ def _choice(*options: str) -> Callable[[Any], str]:
         if v not in options:
             raise UnitError("one of " + ", ".join(repr(o) for o in options), v)
         return v
+
     return parse
 
 
@@ -229,8 +250,11 @@ def parse_start(v: Any) -> int:
 
 
 def _latlon(v: Any) -> tuple[float, float]:
-    ok = (isinstance(v, list) and len(v) == 2
-          and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v))
+    ok = (
+        isinstance(v, list)
+        and len(v) == 2
+        and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
+    )
     if not ok or not -90 <= v[0] <= 90 or not -180 <= v[1] <= 360:
         raise UnitError("[latitude, longitude] in degrees (latitude -90..90)", v)
     return float(v[0]), float(v[1])
@@ -251,13 +275,21 @@ class _Reader:
         allowed = ["kind", *keys]
         for key in table:
             if key not in allowed:
-                self.issues.append((f"{prefix}.{key}", (
-                    f"expected one of the keys {', '.join(allowed)}; found an unknown key {key!r}")))
+                self.issues.append(
+                    (
+                        f"{prefix}.{key}",
+                        (
+                            f"expected one of the keys {', '.join(allowed)}; found an unknown key {key!r}"
+                        ),
+                    )
+                )
 
     def get(self, key: str, parse: Callable[[Any], Any], default: Any = _REQUIRED) -> Any:
         if key not in self.t:
             if default is _REQUIRED:
-                self.issues.append((f"{self.p}.{key}", f"expected the required key {key!r}, found nothing"))
+                self.issues.append(
+                    (f"{self.p}.{key}", f"expected the required key {key!r}, found nothing")
+                )
             return default if default is not _REQUIRED else None
         try:
             return parse(self.t[key])
@@ -265,7 +297,9 @@ class _Reader:
             self.issues.append((f"{self.p}.{key}", str(e)))
             return None
 
-    def both(self, key: str, parse: Callable[[Any], Any], default: Any = _REQUIRED) -> tuple[Any, Any]:
+    def both(
+        self, key: str, parse: Callable[[Any], Any], default: Any = _REQUIRED
+    ) -> tuple[Any, Any]:
         """`key` for a→b and `key_ba` for b→a (defaulting to a→b's value)."""
         ab = self.get(key, parse, default)
         return ab, self.get(f"{key}_ba", parse, ab)
@@ -289,8 +323,11 @@ def _starlink(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
     rtt = r.get("rtt", _range(parse_duration, "a duration"), None)
     caps = r.both("capacity", _range(parse_rate, "a rate"), None)
     losses = r.both("loss", _range(parse_probability, "a probability"), None)
-    disturbance = r.get("disturbance", _range(parse_duration, "a duration"),
-                        (STARLINK_DISTURBANCE_MS[0] * MS, STARLINK_DISTURBANCE_MS[1] * MS))
+    disturbance = r.get(
+        "disturbance",
+        _range(parse_duration, "a duration"),
+        (STARLINK_DISTURBANCE_MS[0] * MS, STARLINK_DISTURBANCE_MS[1] * MS),
+    )
     burst = r.get("burst_loss", _range(parse_probability, "a probability"), STARLINK_BURST_LOSS)
     outage = r.get("outage_probability", parse_probability, STARLINK_OUTAGE_PROBABILITY)
     if r.issues:
@@ -314,13 +351,23 @@ def _starlink(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
             continue
         loss = STARLINK_LOSS[role] if loss is None else loss
         model = {
-            "kind": "starlink", "period_ns": STARLINK_PERIOD_NS, "phase_ns": phase,
-            "start_ns": start, "rtt_quantiles_ns": quantiles, "capacity_bps": list(cap),
-            "loss": list(loss), "disturbance_ns": list(disturbance),
-            "outage_probability": outage, "burst_loss": list(burst),
+            "kind": "starlink",
+            "period_ns": STARLINK_PERIOD_NS,
+            "phase_ns": phase,
+            "start_ns": start,
+            "rtt_quantiles_ns": quantiles,
+            "capacity_bps": list(cap),
+            "loss": list(loss),
+            "disturbance_ns": list(disturbance),
+            "outage_probability": outage,
+            "burst_loss": list(burst),
         }
         mean_bps = round((cap[0] + cap[1]) / 2)
-        nominal = {"rate_bps": mean_bps, "delay_ns": quantiles[2] // 2, "loss": (loss[0] + loss[1]) / 2}
+        nominal = {
+            "rate_bps": mean_bps,
+            "delay_ns": quantiles[2] // 2,
+            "loss": (loss[0] + loss[1]) / 2,
+        }
         queue = {"bytes": round(mean_bps / 8 * STARLINK_QUEUE_MS[role] / 1000)}
         out.append((nominal, model, queue))
     return out
@@ -343,7 +390,9 @@ def _geo(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
     gw = r.get("gateway_elevation", _number(0, 90, "degrees"), GEO_DEFAULT_ELEVATION_DEG)
     extra = r.get("extra_delay", parse_duration, 0)
     if pcc and any(k in r.t for k in ("elevation", "gateway_elevation", "extra_delay")):
-        r.fail("preset", "expected either preset = 'pcc' (a fixed 400 ms) or elevations, found both")
+        r.fail(
+            "preset", "expected either preset = 'pcc' (a fixed 400 ms) or elevations, found both"
+        )
     if r.issues:
         return []
     out = []
@@ -357,11 +406,23 @@ def _geo(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
         else:
             metres = slant_range_m(GEO_ALTITUDE_M, elev) + slant_range_m(GEO_ALTITUDE_M, gw)
             delay = round(metres / SPEED_OF_LIGHT_M_S * S) + extra
-            model = {"kind": "geo", "rate_bps": rate, "loss": loss, "delay_ns": None,
-                     "altitude_m": GEO_ALTITUDE_M, "terminal_elevation_deg": elev,
-                     "gateway_elevation_deg": gw, "extra_delay_ns": extra}
-        out.append(({"rate_bps": rate, "delay_ns": delay, "loss": loss}, model,
-                    {"packets": PCC_QUEUE_PKTS} if pcc else None))
+            model = {
+                "kind": "geo",
+                "rate_bps": rate,
+                "loss": loss,
+                "delay_ns": None,
+                "altitude_m": GEO_ALTITUDE_M,
+                "terminal_elevation_deg": elev,
+                "gateway_elevation_deg": gw,
+                "extra_delay_ns": extra,
+            }
+        out.append(
+            (
+                {"rate_bps": rate, "delay_ns": delay, "loss": loss},
+                model,
+                {"packets": PCC_QUEUE_PKTS} if pcc else None,
+            )
+        )
     return out
 
 
@@ -376,8 +437,9 @@ def _lfn(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
         delays = r.both("delay", parse_duration)
     losses = r.both("loss", parse_probability, 0.0)
     hop = r.get("hop", _choice("study-003"), None)
-    drops = r.both("drop_above", _range(parse_rate, "a rate"),
-                   STUDY_003_DROP_ABOVE_BPS if hop else None)
+    drops = r.both(
+        "drop_above", _range(parse_rate, "a rate"), STUDY_003_DROP_ABOVE_BPS if hop else None
+    )
     burst = r.get("drop_burst", parse_size, parse_size(DEFAULT_DROP_BURST))
     if r.issues:
         return []
@@ -386,8 +448,11 @@ def _lfn(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
         if rate == 0 or (drop is not None and drop[0] == 0) or burst == 0:
             r.fail("rate", "expected positive rates and a positive drop_burst")
             continue
-        police = None if drop is None else {"rate_bps": list(drop), "burst_bytes": burst,
-                                            "redraw_ns": DROP_REDRAW_NS}
+        police = (
+            None
+            if drop is None
+            else {"rate_bps": list(drop), "burst_bytes": burst, "redraw_ns": DROP_REDRAW_NS}
+        )
         model = {"kind": "lfn", "rate_bps": rate, "delay_ns": delay, "loss": loss, "police": police}
         out.append(({"rate_bps": rate, "delay_ns": delay, "loss": loss}, model, None))
     return out
@@ -409,12 +474,14 @@ def read_mahimahi(path: Path) -> list[int]:
         if not s:
             raise ValueError(f"line {n}: invalid empty line")
         if not s.isascii() or not s.isdigit():  # the line is not quoted: it is not our file
-            raise ValueError(f"line {n}: expected a millisecond timestamp (digits), found "
-                             "other text")
+            raise ValueError(
+                f"line {n}: expected a millisecond timestamp (digits), found other text"
+            )
         v = int(s) if len(s) <= 15 else MAX_TRACE_MS + 1
         if v > MAX_TRACE_MS:
-            raise ValueError(f"line {n}: expected a timestamp of at most {MAX_TRACE_MS} ms, "
-                             "found a larger one")
+            raise ValueError(
+                f"line {n}: expected a timestamp of at most {MAX_TRACE_MS} ms, found a larger one"
+            )
         if out and v < out[-1]:
             raise ValueError(f"line {n}: timestamps must be non-decreasing")
         out.append(v)
@@ -439,12 +506,22 @@ def read_delay_csv(path: Path, default_loss: float) -> list[tuple[int, int, floa
         except (ValueError, IndexError):
             if n == 1 and not rows:
                 continue  # a header
-            raise ValueError(f"line {n}: expected t_ms,delay_ms[,loss] (numbers), found other "
-                             "text") from None
-        if not all(math.isfinite(x) for x in (t_ms, delay_ms, loss)) or t_ms < 0 or delay_ms < 0 \
-                or not 0 <= loss <= 1 or len(cells) > 3 or t_ms > MAX_TRACE_MS or delay_ms > MAX_TRACE_MS:
-            raise ValueError(f"line {n}: expected t_ms and delay_ms in 0..{MAX_TRACE_MS:g} and "
-                             "loss in [0, 1], found a value outside")
+            raise ValueError(
+                f"line {n}: expected t_ms,delay_ms[,loss] (numbers), found other text"
+            ) from None
+        if (
+            not all(math.isfinite(x) for x in (t_ms, delay_ms, loss))
+            or t_ms < 0
+            or delay_ms < 0
+            or not 0 <= loss <= 1
+            or len(cells) > 3
+            or t_ms > MAX_TRACE_MS
+            or delay_ms > MAX_TRACE_MS
+        ):
+            raise ValueError(
+                f"line {n}: expected t_ms and delay_ms in 0..{MAX_TRACE_MS:g} and "
+                "loss in [0, 1], found a value outside"
+            )
         t_ns, d_ns = round(t_ms * MS), round(delay_ms * MS)
         if rows and t_ns < rows[-1][0]:
             raise ValueError(f"line {n}: times must be non-decreasing")
@@ -454,8 +531,9 @@ def read_delay_csv(path: Path, default_loss: float) -> list[tuple[int, int, floa
     return rows
 
 
-def series_time_mean(rows: list[tuple[int, int, float]], column: int,
-                     duration_ns: int | None) -> float:
+def series_time_mean(
+    rows: list[tuple[int, int, float]], column: int, duration_ns: int | None
+) -> float:
     """Time-weighted mean of one column of a delay/loss series over [0, duration) as the
     simulator applies it (row i from its time until row i+1's, row 0 also before its time,
     the last row for ever); over [0, last row's time) when the duration is unknown or 0."""
@@ -470,7 +548,9 @@ def series_time_mean(rows: list[tuple[int, int, float]], column: int,
     return total / end
 
 
-def _trace(r: _Reader, base: Path, duration_ns: int | None = None) -> list[tuple[dict, dict, dict | None]]:
+def _trace(
+    r: _Reader, base: Path, duration_ns: int | None = None
+) -> list[tuple[dict, dict, dict | None]]:
     traces = r.both("mahimahi", _path, None)
     rates = r.both("rate", parse_rate, None)
     csvs = r.both("delay_csv", _path, None)
@@ -481,7 +561,9 @@ def _trace(r: _Reader, base: Path, duration_ns: int | None = None) -> list[tuple
         return []
     out = []
     failed: set[str] = set()  # a file both directions share is reported once
-    for d, trace, rate, csv, delay, loss in zip(("", "_ba"), traces, rates, csvs, delays, losses, strict=True):
+    for d, trace, rate, csv, delay, loss in zip(
+        ("", "_ba"), traces, rates, csvs, delays, losses, strict=True
+    ):
         stamps = rows = None
         if trace is not None:
             try:
@@ -514,11 +596,22 @@ def _trace(r: _Reader, base: Path, duration_ns: int | None = None) -> list[tuple
             nominal_loss = series_time_mean(rows, 2, duration_ns)
         else:
             nominal_delay, nominal_loss = delay, loss
-        model = {"kind": "trace", "opportunities_ms": stamps, "bytes_per_opportunity": per,
-                 "rate_bps": rate, "series": [list(x) for x in rows] if rows else None,
-                 "delay_ns": nominal_delay, "loss": loss}
-        out.append(({"rate_bps": max(nominal_rate, 1), "delay_ns": nominal_delay, "loss": nominal_loss},
-                    model, None))
+        model = {
+            "kind": "trace",
+            "opportunities_ms": stamps,
+            "bytes_per_opportunity": per,
+            "rate_bps": rate,
+            "series": [list(x) for x in rows] if rows else None,
+            "delay_ns": nominal_delay,
+            "loss": loss,
+        }
+        out.append(
+            (
+                {"rate_bps": max(nominal_rate, 1), "delay_ns": nominal_delay, "loss": nominal_loss},
+                model,
+                None,
+            )
+        )
     return out
 
 
@@ -548,11 +641,21 @@ def _constellation(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
             r.fail("rate", "expected a positive rate, found 0 bit/s")
             continue
         model = {
-            "kind": "constellation", "altitude_m": altitude_km * 1000, "inclination_deg": inclination,
-            "planes": planes, "per_plane": per_plane, "phasing": phasing,
-            "terminal": list(terminal), "gateway": list(gateway), "min_elevation_deg": min_el,
-            "period_ns": STARLINK_PERIOD_NS, "phase_ns": phase, "start_ns": start,
-            "extra_delay_ns": extra, "rate_bps": rate, "loss": loss,
+            "kind": "constellation",
+            "altitude_m": altitude_km * 1000,
+            "inclination_deg": inclination,
+            "planes": planes,
+            "per_plane": per_plane,
+            "phasing": phasing,
+            "terminal": list(terminal),
+            "gateway": list(gateway),
+            "min_elevation_deg": min_el,
+            "period_ns": STARLINK_PERIOD_NS,
+            "phase_ns": phase,
+            "start_ns": start,
+            "extra_delay_ns": extra,
+            "rate_bps": rate,
+            "loss": loss,
         }
         # Nominal delay (routing, BDP queues): the zenith bent pipe, 2h/c, plus the extra part.
         zenith = round(2 * altitude_km * 1000 / SPEED_OF_LIGHT_M_S * S)
@@ -561,14 +664,36 @@ def _constellation(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
 
 
 _KEYS = {
-    "starlink": [*_with_ba("plan"), "dish", "phase", "start", "rtt", *_with_ba("capacity", "loss"),
-                 "disturbance", "burst_loss", "outage_probability"],
+    "starlink": [
+        *_with_ba("plan"),
+        "dish",
+        "phase",
+        "start",
+        "rtt",
+        *_with_ba("capacity", "loss"),
+        "disturbance",
+        "burst_loss",
+        "outage_probability",
+    ],
     "geo": ["preset", *_with_ba("rate", "loss"), "elevation", "gateway_elevation", "extra_delay"],
     "lfn": [*_with_ba("rate", "rtt", "delay", "loss", "drop_above"), "hop", "drop_burst"],
     "trace": [*_with_ba("mahimahi", "rate", "delay_csv", "delay", "loss"), "bytes_per_opportunity"],
-    "constellation": ["terminal", "gateway", "altitude_km", "inclination", "planes", "per_plane",
-                      "phasing", "min_elevation", "phase", "start", *_with_ba("extra_delay", "rate", "loss"),
-                      "tle", "epoch", "span"],  # the last three: satellites from a TLE file (tle.py)
+    "constellation": [
+        "terminal",
+        "gateway",
+        "altitude_km",
+        "inclination",
+        "planes",
+        "per_plane",
+        "phasing",
+        "min_elevation",
+        "phase",
+        "start",
+        *_with_ba("extra_delay", "rate", "loss"),
+        "tle",
+        "epoch",
+        "span",
+    ],  # the last three: satellites from a TLE file (tle.py)
 }
 
 
@@ -577,21 +702,27 @@ def model_keys(kind: str) -> list[str]:
     return list(_KEYS[kind])
 
 
-def resolve_model(table: dict[str, Any], prefix: str, base: Path,
-                  duration_ns: int | None = None) -> list[tuple[dict, dict, dict | None]]:
+def resolve_model(
+    table: dict[str, Any], prefix: str, base: Path, duration_ns: int | None = None
+) -> list[tuple[dict, dict, dict | None]]:
     """[(nominal, model, default queue)] for a→b and b→a; raises ModelIssues."""
     kind = table.get("kind")
     if kind not in KINDS:
-        raise ModelIssues([(f"{prefix}.kind", f"expected one of {', '.join(KINDS)}, found {describe(kind)}")])
+        raise ModelIssues(
+            [(f"{prefix}.kind", f"expected one of {', '.join(KINDS)}, found {describe(kind)}")]
+        )
     r = _Reader(table, prefix, _KEYS[kind])
     if kind == "trace":
         out = _trace(r, base, duration_ns)
     elif kind == "constellation" and {"tle", "epoch", "span"} & table.keys():
         # SGP4 positions → a trace-kind delay series; sgp4 is imported only there
         from satcc import tle
+
         out = tle.constellation(r, base)
     else:
-        out = {"starlink": _starlink, "geo": _geo, "lfn": _lfn, "constellation": _constellation}[kind](r)
+        out = {"starlink": _starlink, "geo": _geo, "lfn": _lfn, "constellation": _constellation}[
+            kind
+        ](r)
     if r.issues:
         raise ModelIssues(r.issues)
     return out
@@ -603,13 +734,25 @@ def link_issues(i: int, link: Any, base: Path) -> list[tuple[str, str]]:
     if link.model is None:
         for key in ("rate", "delay"):
             if getattr(link, key) is None:
-                issues.append((f"link[{i}].{key}", (
-                    f"expected the required key {key!r} (or a [link.model] table), found nothing")))
+                issues.append(
+                    (
+                        f"link[{i}].{key}",
+                        (
+                            f"expected the required key {key!r} (or a [link.model] table), found nothing"
+                        ),
+                    )
+                )
         return issues
     for key in ("rate", "delay", "loss", "rate_ba", "delay_ba", "loss_ba"):
         if key in link.model_fields_set:
-            issues.append((f"link[{i}].{key}", (
-                f"expected no {key} beside [link.model] (the model sets it), found {key} = ...")))
+            issues.append(
+                (
+                    f"link[{i}].{key}",
+                    (
+                        f"expected no {key} beside [link.model] (the model sets it), found {key} = ..."
+                    ),
+                )
+            )
     try:
         resolve_model(link.model, f"link[{i}].model", base)
     except ModelIssues as e:
@@ -617,18 +760,25 @@ def link_issues(i: int, link: Any, base: Path) -> list[tuple[str, str]]:
     return issues
 
 
-def resolve_link(link: Any, base: Path, default_queue: dict,
-                 duration_ns: int | None = None) -> tuple[dict, dict]:
+def resolve_link(
+    link: Any, base: Path, default_queue: dict, duration_ns: int | None = None
+) -> tuple[dict, dict]:
     """The two resolved directions (DIR of `_native.pyi`) of a link with a model; a trace's
     nominal delay and loss are time means over `duration_ns` (the run)."""
     dirs = resolve_model(link.model, "link.model", base, duration_ns)
     out = []
     for (nominal, model, queue), key in zip(dirs, ("queue", "queue_ba"), strict=True):
         if key in link.model_fields_set or (key == "queue_ba" and "queue" in link.model_fields_set):
-            explicit = link.queue_ba if key == "queue_ba" and link.queue_ba is not None else link.queue
+            explicit = (
+                link.queue_ba if key == "queue_ba" and link.queue_ba is not None else link.queue
+            )
             queue = dict(explicit)
         elif queue is None:
             queue = dict(default_queue)
-        ecn = link.ecn_threshold if key == "queue" or link.ecn_threshold_ba is None else link.ecn_threshold_ba
+        ecn = (
+            link.ecn_threshold
+            if key == "queue" or link.ecn_threshold_ba is None
+            else link.ecn_threshold_ba
+        )
         out.append({**nominal, "queue": queue, "ecn_threshold_pkts": ecn, "model": model})
     return out[0], out[1]

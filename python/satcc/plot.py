@@ -33,8 +33,12 @@ DPI = 110
 MAX_LEGEND_FLOWS = 24  # beyond this the legend says how many flows are drawn instead
 PANELS = ("goodput", "cwnd", "srtt", "queue")
 DEFAULT_PANELS = ("goodput", "cwnd", "srtt")
-YLABELS = {"goodput": "goodput (Mbit/s)", "cwnd": "cwnd (packets)", "srtt": "srtt (ms)",
-           "queue": "queueing delay (ms)"}
+YLABELS = {
+    "goodput": "goodput (Mbit/s)",
+    "cwnd": "cwnd (packets)",
+    "srtt": "srtt (ms)",
+    "queue": "queueing delay (ms)",
+}
 
 
 def plain(text: object) -> str:
@@ -56,8 +60,10 @@ def select_flows(flows, which: Iterable[int | str] | None):
     wanted = [str(w) for w in which]
     mask = flows["id"].astype(str).isin(wanted) | flows["name"].astype(str).isin(wanted)
     if not mask.any():
-        raise ValueError(f"expected flow ids or names among {', '.join(map(str, flows['id']))}, "
-                         f"found {', '.join(wanted)}")
+        raise ValueError(
+            f"expected flow ids or names among {', '.join(map(str, flows['id']))}, "
+            f"found {', '.join(wanted)}"
+        )
     return flows[mask]
 
 
@@ -73,15 +79,18 @@ def _edges(t: np.ndarray, bin_s: float, duration_s: float) -> np.ndarray:
     return np.append(t, end)
 
 
-def draw(result: RunResult, flows: Iterable[int | str] | None = None,
-         panels: Sequence[str] | None = None) -> Figure:
+def draw(
+    result: RunResult, flows: Iterable[int | str] | None = None, panels: Sequence[str] | None = None
+) -> Figure:
     """The figure for one result (not saved)."""
     link_series = result.link_series
     if panels is None:
         panels = DEFAULT_PANELS
     bad = [p for p in panels if p not in PANELS]
     if bad or not panels:
-        raise ValueError(f"expected panels among {', '.join(PANELS)}, found {', '.join(bad) or 'none'}")
+        raise ValueError(
+            f"expected panels among {', '.join(PANELS)}, found {', '.join(bad) or 'none'}"
+        )
     fig = Figure(figsize=(FIG_WIDTH_IN, len(panels) * PANEL_HEIGHT_IN + 0.6), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
@@ -93,8 +102,11 @@ def draw(result: RunResult, flows: Iterable[int | str] | None = None,
     chosen = select_flows(result.flows, flows)
     all_ids = result.flows["id"].tolist()
     colors = _colors(len(all_ids))
-    cwnd_in_kb = "cwnd_bytes" in series and series["cwnd_pkts"].isna().all() \
+    cwnd_in_kb = (
+        "cwnd_bytes" in series
+        and series["cwnd_pkts"].isna().all()
         and series["cwnd_bytes"].notna().any()
+    )
     for flow in chosen.to_dict("records"):
         s = series[series["flow_id"] == flow["id"]].sort_values("t_s")
         t = s["t_s"].to_numpy(dtype=float)
@@ -107,11 +119,15 @@ def draw(result: RunResult, flows: Iterable[int | str] | None = None,
             ax["goodput"].stairs(goodput, edges, color=color, label=label, baseline=None)
             if "received_bps" in s and s["received_bps"].notna().any():
                 received = s["received_bps"].to_numpy(dtype=float) / 1e6
-                ax["goodput"].stairs(received, edges, color=color, linestyle="--", linewidth=0.8,
-                                     baseline=None)
+                ax["goodput"].stairs(
+                    received, edges, color=color, linestyle="--", linewidth=0.8, baseline=None
+                )
         if "cwnd" in ax:
-            cwnd = (s["cwnd_bytes"].to_numpy(dtype=float) / 1e3 if cwnd_in_kb
-                    else s["cwnd_pkts"].to_numpy(dtype=float))
+            cwnd = (
+                s["cwnd_bytes"].to_numpy(dtype=float) / 1e3
+                if cwnd_in_kb
+                else s["cwnd_pkts"].to_numpy(dtype=float)
+            )
             ax["cwnd"].plot(t_end, cwnd, color=color, linewidth=1.2)
         if "srtt" in ax:
             srtt = s["srtt_ms"].to_numpy(dtype=float)
@@ -129,8 +145,13 @@ def draw(result: RunResult, flows: Iterable[int | str] | None = None,
     if len(chosen) <= MAX_LEGEND_FLOWS:
         handles = [h for h in top.get_legend_handles_labels()[0]]
         if handles:
-            top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
-                       title="flow", frameon=False)
+            top.legend(
+                loc="upper left",
+                bbox_to_anchor=(1.01, 1.0),
+                fontsize="small",
+                title="flow",
+                frameon=False,
+            )
     else:
         top.set_title(f"{len(chosen)} flows", fontsize="small", loc="right")
     fig.suptitle(plain(f"{meta.get('scenario')} · {meta.get('engine')} · seed {meta.get('seed')}"))
@@ -139,25 +160,40 @@ def draw(result: RunResult, flows: Iterable[int | str] | None = None,
 
 def _queue_panel(a, result: RunResult, ls) -> None:
     if ls is None or ls.empty:
-        a.text(0.5, 0.5, "no link series (analyze results have no queue)", ha="center",
-               va="center", transform=a.transAxes, fontsize="small")
+        a.text(
+            0.5,
+            0.5,
+            "no link series (analyze results have no queue)",
+            ha="center",
+            va="center",
+            transform=a.transAxes,
+            fontsize="small",
+        )
         return
     for (link_id, d), g in ls.groupby(["link_id", "dir"], sort=True):
         if not (g["queue_bytes"].fillna(0) > 0).any():
             continue
         g = g.sort_values("t_s")
         cap = g["capacity_bps"].to_numpy(dtype=float)
-        qdelay = np.where(cap > 0, g["queue_bytes"].to_numpy(dtype=float) * 8 / np.where(cap > 0, cap, 1)
-                          * 1e3, np.nan)
+        qdelay = np.where(
+            cap > 0,
+            g["queue_bytes"].to_numpy(dtype=float) * 8 / np.where(cap > 0, cap, 1) * 1e3,
+            np.nan,
+        )
         end = g["t_s"].to_numpy(dtype=float) + float(result.meta.get("bin_s") or 0.1)
-        a.plot(end, qdelay, linewidth=1.0,
-               label=plain(f"link[{link_id}] {g['from'].iloc[0]}→{g['to'].iloc[0]}"))
+        a.plot(
+            end,
+            qdelay,
+            linewidth=1.0,
+            label=plain(f"link[{link_id}] {g['from'].iloc[0]}→{g['to'].iloc[0]}"),
+        )
     if a.get_legend_handles_labels()[0]:
         a.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
 
 
-def figure(result: RunResult, flows: Iterable[int | str] | None = None,
-           panels: Sequence[str] | None = None) -> Figure:
+def figure(
+    result: RunResult, flows: Iterable[int | str] | None = None, panels: Sequence[str] | None = None
+) -> Figure:
     """`draw` for notebooks: every panel the result has data for unless `panels` is given."""
     if panels is None:
         panels = DEFAULT_PANELS + (("queue",) if not result.link_series.empty else ())
@@ -171,16 +207,24 @@ def _colors(n: int) -> list:
     return [cmap(i % cmap.N) for i in range(n)]
 
 
-def plot_dir(result_dir: str | Path, out: str | Path | None = None,
-             flows: Iterable[int | str] | None = None, panels: Sequence[str] | None = None) -> Path:
+def plot_dir(
+    result_dir: str | Path,
+    out: str | Path | None = None,
+    flows: Iterable[int | str] | None = None,
+    panels: Sequence[str] | None = None,
+) -> Path:
     """Draw the result in `result_dir` to `out` (default: DIR/plot.png); returns the PNG path."""
     result = load(result_dir)
     path = Path(out) if out is not None else Path(result_dir) / DEFAULT_PNG
     return save(result, path, flows=flows, panels=panels)
 
 
-def save(result: RunResult, path: str | Path, flows: Iterable[int | str] | None = None,
-         panels: Sequence[str] | None = None) -> Path:
+def save(
+    result: RunResult,
+    path: str | Path,
+    flows: Iterable[int | str] | None = None,
+    panels: Sequence[str] | None = None,
+) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig = draw(result, flows=flows, panels=panels)

@@ -53,81 +53,110 @@ _PARQUET_OPTIONS: dict[str, Any] = {
     "store_schema": True,
 }
 
-FLOWS_SCHEMA = pa.schema([
-    ("id", pa.int64()),                      # resolved flow id, 0..n-1
-    ("name", pa.string()),                   # [[flow]] name, ".k" for count copies
-    ("scenario_flow", pa.int64()),           # index of the [[flow]] table in the scenario
-    ("from", pa.string()),                   # sender node
-    ("to", pa.string()),                     # receiver node
-    ("cca", pa.string()),                    # "udp" for UDP flows
-    ("proto", pa.string()),                  # "tcp" or "udp"
-    ("start_s", pa.float64()),
-    ("size_bytes", pa.int64()),              # null for bulk flows
-    ("goodput_bps", pa.float64()),           # app bytes x 8 over the flow's active time
-    ("delivered_bytes", pa.int64()),
-    ("sent_packets", pa.int64()),            # data segments incl. retransmissions
-    ("retransmitted_packets", pa.int64()),
-    ("retransmission_rate", pa.float64()),   # retransmitted / sent; null if nothing sent
-    ("rtt_mean_ms", pa.float64()),
-    ("rtt_p95_ms", pa.float64()),
-    ("rtt_min_ms", pa.float64()),
-    ("fct_s", pa.float64()),                 # null for bulk or unfinished transfers
-    ("rto_count", pa.int64()),
-    ("recovery_count", pa.int64()),
-    ("received_packets", pa.int64()),        # UDP only (null for TCP)
-    ("lost_packets", pa.int64()),            # UDP only
-    ("loss_fraction", pa.float64()),         # UDP only: lost / sent
-    ("jitter_ms", pa.float64()),             # UDP only: RFC 3550 interarrival jitter
-])
+FLOWS_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),  # resolved flow id, 0..n-1
+        ("name", pa.string()),  # [[flow]] name, ".k" for count copies
+        ("scenario_flow", pa.int64()),  # index of the [[flow]] table in the scenario
+        ("from", pa.string()),  # sender node
+        ("to", pa.string()),  # receiver node
+        ("cca", pa.string()),  # "udp" for UDP flows
+        ("proto", pa.string()),  # "tcp" or "udp"
+        ("start_s", pa.float64()),
+        ("size_bytes", pa.int64()),  # null for bulk flows
+        ("goodput_bps", pa.float64()),  # app bytes x 8 over the flow's active time
+        ("delivered_bytes", pa.int64()),
+        ("sent_packets", pa.int64()),  # data segments incl. retransmissions
+        ("retransmitted_packets", pa.int64()),
+        ("retransmission_rate", pa.float64()),  # retransmitted / sent; null if nothing sent
+        ("rtt_mean_ms", pa.float64()),
+        ("rtt_p95_ms", pa.float64()),
+        ("rtt_min_ms", pa.float64()),
+        ("fct_s", pa.float64()),  # null for bulk or unfinished transfers
+        ("rto_count", pa.int64()),
+        ("recovery_count", pa.int64()),
+        ("received_packets", pa.int64()),  # UDP only (null for TCP)
+        ("lost_packets", pa.int64()),  # UDP only
+        ("loss_fraction", pa.float64()),  # UDP only: lost / sent
+        ("jitter_ms", pa.float64()),  # UDP only: RFC 3550 interarrival jitter
+    ]
+)
 
-FLOW_SERIES_SCHEMA = pa.schema([
-    ("flow_id", pa.int64()),
-    ("t_s", pa.float64()),                   # bin start
-    ("delivered_bytes", pa.int64()),         # in the bin, in order (a repair releases a burst)
-    ("goodput_bps", pa.float64()),           # delivered_bytes x 8 / bin width
-    ("received_bytes", pa.int64()),          # payload that reached the receiver in the bin,
-                                             # in order or not (null: not measured)
-    ("received_bps", pa.float64()),          # received_bytes x 8 / bin width
-    ("cwnd_bytes", pa.int64()),              # congestion window in bytes where that is what
-                                             # was measured (iperf3's snd_cwnd); else null
-    ("cwnd_pkts", pa.int64()),               # at the end of the bin
-    ("ssthresh_pkts", pa.int64()),
-    ("srtt_ms", pa.float64()),
-    ("inflight_pkts", pa.int64()),
-    ("pacing_rate_bps", pa.float64()),
-    ("retransmits", pa.int64()),             # segments retransmitted in the bin
-])
+FLOW_SERIES_SCHEMA = pa.schema(
+    [
+        ("flow_id", pa.int64()),
+        ("t_s", pa.float64()),  # bin start
+        ("delivered_bytes", pa.int64()),  # in the bin, in order (a repair releases a burst)
+        ("goodput_bps", pa.float64()),  # delivered_bytes x 8 / bin width
+        ("received_bytes", pa.int64()),  # payload that reached the receiver in the bin,
+        # in order or not (null: not measured)
+        ("received_bps", pa.float64()),  # received_bytes x 8 / bin width
+        ("cwnd_bytes", pa.int64()),  # congestion window in bytes where that is what
+        # was measured (iperf3's snd_cwnd); else null
+        ("cwnd_pkts", pa.int64()),  # at the end of the bin
+        ("ssthresh_pkts", pa.int64()),
+        ("srtt_ms", pa.float64()),
+        ("inflight_pkts", pa.int64()),
+        ("pacing_rate_bps", pa.float64()),
+        ("retransmits", pa.int64()),  # segments retransmitted in the bin
+    ]
+)
 
-LINK_SERIES_SCHEMA = pa.schema([
-    ("link_id", pa.int64()),
-    ("dir", pa.string()),                    # "ab" or "ba"
-    ("from", pa.string()),                   # node the direction leaves
-    ("to", pa.string()),
-    ("t_s", pa.float64()),
-    ("queue_pkts", pa.int64()),              # at the end of the bin
-    ("queue_bytes", pa.int64()),
-    ("drops_queue", pa.int64()),             # in the bin
-    ("drops_random", pa.int64()),
-    ("ecn_marks", pa.int64()),
-    ("tx_bytes", pa.int64()),
-    ("capacity_bps", pa.int64()),
-    ("delay_ms", pa.float64()),
-])
+LINK_SERIES_SCHEMA = pa.schema(
+    [
+        ("link_id", pa.int64()),
+        ("dir", pa.string()),  # "ab" or "ba"
+        ("from", pa.string()),  # node the direction leaves
+        ("to", pa.string()),
+        ("t_s", pa.float64()),
+        ("queue_pkts", pa.int64()),  # at the end of the bin
+        ("queue_bytes", pa.int64()),
+        ("drops_queue", pa.int64()),  # in the bin
+        ("drops_random", pa.int64()),
+        ("ecn_marks", pa.int64()),
+        ("tx_bytes", pa.int64()),
+        ("capacity_bps", pa.int64()),
+        ("delay_ms", pa.float64()),
+    ]
+)
 
 # Integer columns that may be null; pandas gets them as nullable Int64 instead of float64.
 NULLABLE_INT_COLUMNS = {"size_bytes", "received_packets", "lost_packets"}
 
 # Flow-series columns that describe the sender's TCP state (null for UDP flows, and null where
 # no value exists yet: srtt before the first RTT sample).
-TCP_STATE_COLUMNS = ("cwnd_pkts", "ssthresh_pkts", "srtt_ms", "inflight_pkts", "pacing_rate_bps",
-                     "retransmits")
+TCP_STATE_COLUMNS = (
+    "cwnd_pkts",
+    "ssthresh_pkts",
+    "srtt_ms",
+    "inflight_pkts",
+    "pacing_rate_bps",
+    "retransmits",
+)
 
 # Keys of the --json summary's flows[] (the contract in issue 2 plus what helps reading it).
 SUMMARY_FLOW_KEYS = (
-    "id", "name", "from", "to", "cca", "goodput_bps", "delivered_bytes", "sent_packets",
-    "retransmitted_packets", "retransmission_rate", "rtt_mean_ms", "rtt_p95_ms", "rtt_min_ms",
-    "fct_s", "rto_count", "recovery_count", "proto", "received_packets", "lost_packets",
-    "loss_fraction", "jitter_ms",
+    "id",
+    "name",
+    "from",
+    "to",
+    "cca",
+    "goodput_bps",
+    "delivered_bytes",
+    "sent_packets",
+    "retransmitted_packets",
+    "retransmission_rate",
+    "rtt_mean_ms",
+    "rtt_p95_ms",
+    "rtt_min_ms",
+    "fct_s",
+    "rto_count",
+    "recovery_count",
+    "proto",
+    "received_packets",
+    "lost_packets",
+    "loss_fraction",
+    "jitter_ms",
 )
 
 
@@ -249,20 +278,28 @@ class RunResult:
         t = fs.get("t_s", [])
         # the last bin may be shorter than `bin` when duration is not a multiple of it
         width = [min(bin_s, duration_s - ts) for ts in t]
-        fs["goodput_bps"] = [d * 8 / w if d is not None and w > 0 else None
-                             for d, w in zip(fs.get("delivered_bytes", []), width, strict=True)]
+        fs["goodput_bps"] = [
+            d * 8 / w if d is not None and w > 0 else None
+            for d, w in zip(fs.get("delivered_bytes", []), width, strict=True)
+        ]
         fs.setdefault("received_bytes", [None] * len(t))
-        fs["received_bps"] = [d * 8 / w if d is not None and w > 0 else None
-                              for d, w in zip(fs["received_bytes"], width, strict=True)]
+        fs["received_bps"] = [
+            d * 8 / w if d is not None and w > 0 else None
+            for d, w in zip(fs["received_bytes"], width, strict=True)
+        ]
         fs.setdefault("cwnd_bytes", [None] * len(t))
         flow_series = _table(fs, FLOW_SERIES_SCHEMA, "flow_series")
 
         ls = dict(raw["link_series"])
         ends = {i: (nodes[link["a"]], nodes[link["b"]]) for i, link in enumerate(config["links"])}
-        ls["from"] = [ends[i][0] if d == "ab" else ends[i][1]
-                      for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)]
-        ls["to"] = [ends[i][1] if d == "ab" else ends[i][0]
-                    for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)]
+        ls["from"] = [
+            ends[i][0] if d == "ab" else ends[i][1]
+            for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)
+        ]
+        ls["to"] = [
+            ends[i][1] if d == "ab" else ends[i][0]
+            for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)
+        ]
         link_series = _table(ls, LINK_SERIES_SCHEMA, "link_series")
 
         full_meta = dict(meta)
@@ -391,51 +428,83 @@ class RunResult:
         """A per-flow text table for people; `fairness` adds Jain's index over the goodputs
         (meaningless when the flows do not share a path, as in the demo's lanes)."""
         m = self.meta
-        head = (f"{m.get('scenario')} · {m.get('engine')} · seed {m.get('seed')} · "
-                f"{_num(m.get('duration_s'))} s")
-        columns = ["id", "name", "path", "cca", "goodput", "delivered", "retx/loss", "rtt mean",
-                   "rtt p95", "fct"]
+        head = (
+            f"{m.get('scenario')} · {m.get('engine')} · seed {m.get('seed')} · "
+            f"{_num(m.get('duration_s'))} s"
+        )
+        columns = [
+            "id",
+            "name",
+            "path",
+            "cca",
+            "goodput",
+            "delivered",
+            "retx/loss",
+            "rtt mean",
+            "rtt p95",
+            "fct",
+        ]
         rows = []
         for f in self.flows_table.to_pylist():
-            rows.append([
-                str(f["id"]),
-                f["name"],
-                f"{f['from']}→{f['to']}",
-                f["cca"],
-                format_rate(f["goodput_bps"]) if f["goodput_bps"] is not None else "-",
-                _mb(f["delivered_bytes"]),
-                # TCP: retransmitted share; UDP: datagrams lost
-                _pct(f["loss_fraction"] if f.get("proto") == "udp" else f["retransmission_rate"]),
-                _ms(f["rtt_mean_ms"]),
-                _ms(f["rtt_p95_ms"]),
-                f"{f['fct_s']:.2f} s" if f["fct_s"] is not None else "-",
-            ])
-        widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
-                  for i, c in enumerate(columns)]
+            rows.append(
+                [
+                    str(f["id"]),
+                    f["name"],
+                    f"{f['from']}→{f['to']}",
+                    f["cca"],
+                    format_rate(f["goodput_bps"]) if f["goodput_bps"] is not None else "-",
+                    _mb(f["delivered_bytes"]),
+                    # TCP: retransmitted share; UDP: datagrams lost
+                    _pct(
+                        f["loss_fraction"] if f.get("proto") == "udp" else f["retransmission_rate"]
+                    ),
+                    _ms(f["rtt_mean_ms"]),
+                    _ms(f["rtt_p95_ms"]),
+                    f"{f['fct_s']:.2f} s" if f["fct_s"] is not None else "-",
+                ]
+            )
+        widths = [
+            max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
+            for i, c in enumerate(columns)
+        ]
         left = {1, 2, 3}
+
         def fmt(cells: list[str]) -> str:
-            return "  ".join(c.ljust(w) if i in left else c.rjust(w)
-                             for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+            return "  ".join(
+                c.ljust(w) if i in left else c.rjust(w)
+                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+            ).rstrip()
+
         lines = [head, fmt(columns)] + [fmt(r) for r in rows]
         j = self.jain_index
         if fairness:
             ids = self.jain_flows
             fair = self.meta.get("fairness")
-            where = (f" of the {len(ids)} flows sharing bottleneck link[{fair['link_id']}] "
-                     f"{fair['dir']}" if isinstance(fair, dict) and fair.get("link_id") is not None
-                     else f" of flows {', '.join(map(str, ids))}" if fair != "all" and ids else "")
-            lines.append(f"Jain's fairness index over goodputs{where}: {j:.3f}" if j is not None
-                         else f"Jain's fairness index over goodputs{where}: undefined (no goodput)")
+            where = (
+                f" of the {len(ids)} flows sharing bottleneck link[{fair['link_id']}] {fair['dir']}"
+                if isinstance(fair, dict) and fair.get("link_id") is not None
+                else f" of flows {', '.join(map(str, ids))}"
+                if fair != "all" and ids
+                else ""
+            )
+            lines.append(
+                f"Jain's fairness index over goodputs{where}: {j:.3f}"
+                if j is not None
+                else f"Jain's fairness index over goodputs{where}: undefined (no goodput)"
+            )
         return "\n".join(lines)
 
 
-def _null_outside_flows(fs: dict[str, list[Any]], flows: pa.Table, bin_s: float
-                        ) -> dict[str, list[Any]]:
+def _null_outside_flows(
+    fs: dict[str, list[Any]], flows: pa.Table, bin_s: float
+) -> dict[str, list[Any]]:
     """Missing values are null: every column of a bin that ends before the flow starts or
     starts after it completed (start + fct); the TCP state of UDP flows; srtt 0 (no sample)."""
     rows = flows.to_pylist()
-    span = {f["id"]: (f["start_s"], f["start_s"] + f["fct_s"] if f["fct_s"] is not None else math.inf)
-            for f in rows}
+    span = {
+        f["id"]: (f["start_s"], f["start_s"] + f["fct_s"] if f["fct_s"] is not None else math.inf)
+        for f in rows
+    }
     udp = {f["id"] for f in rows if f["proto"] == "udp"}
     ids, t = fs.get("flow_id", []), fs.get("t_s", [])
     out = {k: list(v) for k, v in fs.items()}
@@ -541,7 +610,7 @@ def remove_stale_temporaries(out: Path) -> list[Path]:
     for entry in entries:
         if not entry.name.startswith(prefix):
             continue
-        pid = entry.name[len(prefix):].split("-", 1)[0]
+        pid = entry.name[len(prefix) :].split("-", 1)[0]
         if pid.isdigit() and _pid_alive(int(pid)):
             continue
         if entry.is_dir() and not entry.is_symlink():
@@ -582,19 +651,23 @@ def load(result_dir: str | Path) -> RunResult:
     if not d.is_dir():
         raise ResultError(f"{d}: expected a result directory, found none")
     if not summary_path.is_file():
-        raise ResultError(f"{d}: expected {SUMMARY_FILE} (a result written by `satcc sim`), "
-                          "found none; the run may not have finished")
+        raise ResultError(
+            f"{d}: expected {SUMMARY_FILE} (a result written by `satcc sim`), "
+            "found none; the run may not have finished"
+        )
     try:
         doc = json_loads(summary_path.read_text(encoding="utf-8"), str(summary_path))
     except (OSError, ValueError) as e:
-        raise ResultError(f"{summary_path}: expected a JSON summary, found unreadable data: {e}") \
-            from None
+        raise ResultError(
+            f"{summary_path}: expected a JSON summary, found unreadable data: {e}"
+        ) from None
     if not isinstance(doc, dict):
         raise ResultError(f"{summary_path}: expected a JSON object, found another JSON value")
     version = doc.get("schema_version")
     if version != SCHEMA_VERSION:
-        raise ResultError(f"{summary_path}: expected schema_version {SCHEMA_VERSION}, "
-                          f"found {version!r}")
+        raise ResultError(
+            f"{summary_path}: expected schema_version {SCHEMA_VERSION}, found {version!r}"
+        )
     tables = {}
     for name in TABLE_FILES:
         path = d / name
@@ -602,15 +675,18 @@ def load(result_dir: str | Path) -> RunResult:
             raise ResultError(f"{d}: expected {name}, found none")
         want = doc.get("files", {}).get(name, {}).get("sha256")
         if want != _sha256(path):
-            raise ResultError(f"{path}: does not match the sha256 recorded in {SUMMARY_FILE}; "
-                              "the result was modified or mixed with another run")
+            raise ResultError(
+                f"{path}: does not match the sha256 recorded in {SUMMARY_FILE}; "
+                "the result was modified or mixed with another run"
+            )
         tables[name] = pq.read_table(path)
     meta_raw = tables[FLOWS_FILE].schema.metadata or {}
     try:
         meta = json_loads(meta_raw.get(b"satcc", b"{}").decode("utf-8"), str(d))
     except ValueError as e:
-        raise ResultError(f"{d / FLOWS_FILE}: expected satcc metadata, found unreadable data: {e}") \
-            from None
+        raise ResultError(
+            f"{d / FLOWS_FILE}: expected satcc metadata, found unreadable data: {e}"
+        ) from None
     return RunResult(
         meta,
         _conform(tables[FLOWS_FILE], FLOWS_SCHEMA, d / FLOWS_FILE),
@@ -627,10 +703,11 @@ ADDED_COLUMNS = frozenset({"received_bytes", "received_bps", "cwnd_bytes"})
 def _conform(table: pa.Table, schema: pa.Schema, source: Path | None = None) -> pa.Table:
     """The stored table with our schema (and no key/value metadata), so that writing a loaded
     result gives the same bytes as writing the original."""
-    for field in schema:
-        if field.name not in table.column_names:
-            if field.name not in ADDED_COLUMNS:
-                raise ResultError(f"{source or 'result'}: expected a column {field.name!r}, "
-                                  "found none")
-            table = table.append_column(field.name, pa.nulls(table.num_rows, field.type))
+    for column in schema:
+        if column.name not in table.column_names:
+            if column.name not in ADDED_COLUMNS:
+                raise ResultError(
+                    f"{source or 'result'}: expected a column {column.name!r}, found none"
+                )
+            table = table.append_column(column.name, pa.nulls(table.num_rows, column.type))
     return table.select(schema.names).cast(schema).replace_schema_metadata(None)

@@ -138,7 +138,7 @@ Packets = Annotated[int, _unit(parse_packets)]
 
 
 def _parse_pacing(value: Any) -> str:
-    """"auto" | "on" | "off"; TOML booleans are accepted as on/off."""
+    """ "auto" | "on" | "off"; TOML booleans are accepted as on/off."""
     if value is True:
         return "on"
     if value is False:
@@ -154,7 +154,7 @@ HOST_NOISE_HINT = "'kernel', 'off' or a duration (uniform turnaround in [0, d))"
 
 
 def _parse_host_noise(value: Any) -> str | int:
-    """"kernel" (the measured Linux turnaround, the default) | "off" (hosts answer at once) |
+    """ "kernel" (the measured Linux turnaround, the default) | "off" (hosts answer at once) |
     a duration (ns: each turnaround uniform in [0, d))."""
     if value in ("kernel", "off"):
         return value
@@ -283,7 +283,9 @@ def loads(text: str, source: str = "<string>", default_name: str = "scenario") -
     return from_dict(data, source=source, default_name=default_name)
 
 
-def from_dict(data: dict[str, Any], source: str = "<dict>", default_name: str = "scenario") -> Scenario:
+def from_dict(
+    data: dict[str, Any], source: str = "<dict>", default_name: str = "scenario"
+) -> Scenario:
     """Validate an already-parsed TOML document."""
     try:
         scenario = Scenario.model_validate(data)
@@ -399,8 +401,10 @@ def _pydantic_issue(err: dict[str, Any]) -> tuple[str, str]:
 def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
     issues: list[tuple[str, str]] = []
     sec = s.scenario
-    for key, name in (("scenario.name", sec.name), *((f"flow[{i}].name", f.name)
-                                                      for i, f in enumerate(s.flows))):
+    for key, name in (
+        ("scenario.name", sec.name),
+        *((f"flow[{i}].name", f.name) for i, f in enumerate(s.flows)),
+    ):
         why = None if name is None else limits.check_name(name)
         if why is not None:
             issues.append((key, why))
@@ -412,27 +416,44 @@ def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
     if sec.bin <= 0:
         issues.append(("scenario.bin", "expected a positive duration, found 0"))
     elif sec.duration > 0 and sec.bin > sec.duration:
-        issues.append(("scenario.bin", (
-            f"expected at most the duration ({duration_text}), found {format_duration(sec.bin)}"
-        )))
+        issues.append(
+            (
+                "scenario.bin",
+                (
+                    f"expected at most the duration ({duration_text}), found {format_duration(sec.bin)}"
+                ),
+            )
+        )
     elif sec.duration > 0 and math.ceil(sec.duration / sec.bin) > MAX_BINS:
-        issues.append(("scenario.bin", (
-            f"expected at most {MAX_BINS} bins over the duration, found "
-            f"{math.ceil(sec.duration / sec.bin)} bins of {format_duration(sec.bin)}"
-        )))
+        issues.append(
+            (
+                "scenario.bin",
+                (
+                    f"expected at most {MAX_BINS} bins over the duration, found "
+                    f"{math.ceil(sec.duration / sec.bin)} bins of {format_duration(sec.bin)}"
+                ),
+            )
+        )
 
     pairs: dict[frozenset[str], int] = {}
     for i, link in enumerate(s.links):
         if link.a == link.b:
-            issues.append((f"link[{i}].b", f"expected a node other than a ({link.a!r}), found {link.b!r}"))
+            issues.append(
+                (f"link[{i}].b", f"expected a node other than a ({link.a!r}), found {link.b!r}")
+            )
             continue
         issues.extend(linkmodels.link_issues(i, link, Path(s.source).parent))
         pair = frozenset((link.a, link.b))
         if pair in pairs:
-            issues.append((f"link[{i}]", (
-                f"expected at most one link between {link.a!r} and {link.b!r}, "
-                f"found a second one (the first is link[{pairs[pair]}])"
-            )))
+            issues.append(
+                (
+                    f"link[{i}]",
+                    (
+                        f"expected at most one link between {link.a!r} and {link.b!r}, "
+                        f"found a second one (the first is link[{pairs[pair]}])"
+                    ),
+                )
+            )
         else:
             pairs[pair] = i
         for key in ("rate", "rate_ba"):
@@ -454,17 +475,34 @@ def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
         p = f"flow[{i}]"
         for key, node in (("from", flow.from_), ("to", flow.to)):
             if node not in nodes:
-                issues.append((f"{p}.{key}", (f"expected a node named in a link ({', '.join(names)}), "
-                                f"found {node!r}")))
+                issues.append(
+                    (
+                        f"{p}.{key}",
+                        (f"expected a node named in a link ({', '.join(names)}), found {node!r}"),
+                    )
+                )
         if flow.from_ in nodes and flow.to in nodes:
             if flow.from_ == flow.to:
-                issues.append((f"{p}.to", (f"expected a node other than from ({flow.from_!r}), "
-                                f"found {flow.to!r}")))
+                issues.append(
+                    (
+                        f"{p}.to",
+                        (f"expected a node other than from ({flow.from_!r}), found {flow.to!r}"),
+                    )
+                )
             elif flow.to not in _reachable(adjacency, flow.from_):
-                issues.append((f"{p}.to", (f"expected a node connected to {flow.from_!r} by links, "
-                                f"found {flow.to!r}, which is not")))
+                issues.append(
+                    (
+                        f"{p}.to",
+                        (
+                            f"expected a node connected to {flow.from_!r} by links, "
+                            f"found {flow.to!r}, which is not"
+                        ),
+                    )
+                )
         if flow.cca not in known_ccas:
-            issues.append((f"{p}.cca", f"expected one of {', '.join(known_ccas)}, found {flow.cca!r}"))
+            issues.append(
+                (f"{p}.cca", f"expected one of {', '.join(known_ccas)}, found {flow.cca!r}")
+            )
         else:
             try:
                 _native.cc_check(flow.cca, normalize_cc(flow.cc))
@@ -476,18 +514,35 @@ def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
         last_start = flow.start + max(flow.count - 1, 0) * flow.stagger
         if sec.duration > 0 and last_start >= sec.duration:
             key = "start" if flow.count <= 1 or flow.stagger == 0 else "stagger"
-            issues.append((f"{p}.{key}", (f"expected flows to start before the end of the run "
-                            f"({duration_text}), found a start at {format_duration(last_start)}")))
+            issues.append(
+                (
+                    f"{p}.{key}",
+                    (
+                        f"expected flows to start before the end of the run "
+                        f"({duration_text}), found a start at {format_duration(last_start)}"
+                    ),
+                )
+            )
         if flow.size is not None and flow.size < 1:
             issues.append((f"{p}.size", "expected at least 1 byte, found 0 B"))
         if not MIN_MSS <= flow.mss <= MAX_MSS:
-            issues.append((f"{p}.mss", (f"expected an integer in {MIN_MSS}..{MAX_MSS} bytes, "
-                            f"found {flow.mss}")))
+            issues.append(
+                (
+                    f"{p}.mss",
+                    (f"expected an integer in {MIN_MSS}..{MAX_MSS} bytes, found {flow.mss}"),
+                )
+            )
         elif _rwnd(flow) < flow.mss:
-            issues.append((f"{p}.rwnd", (f"expected at least one segment (mss = {flow.mss} B), "
-                            f"found {flow.rwnd} B")))
+            issues.append(
+                (
+                    f"{p}.rwnd",
+                    (f"expected at least one segment (mss = {flow.mss} B), found {flow.rwnd} B"),
+                )
+            )
         if flow.initial_cwnd < 1:
-            issues.append((f"{p}.initial_cwnd", f"expected an integer >= 1, found {flow.initial_cwnd}"))
+            issues.append(
+                (f"{p}.initial_cwnd", f"expected an integer >= 1, found {flow.initial_cwnd}")
+            )
         if flow.min_rto <= 0:
             issues.append((f"{p}.min_rto", "expected a positive duration, found 0"))
         issues.extend(linkmodels.flow_issues(p, flow))
@@ -535,7 +590,8 @@ def normalize_cc(params: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(value, list):
             value = [
                 [float(x) if isinstance(x, int) and not isinstance(x, bool) else x for x in pair]
-                if isinstance(pair, list) else pair
+                if isinstance(pair, list)
+                else pair
                 for pair in value
             ]
         out[key] = value
@@ -601,8 +657,13 @@ def expand_flows(s: Scenario) -> list[FlowOrigin]:
 
 
 def _direction(rate: int, delay: int, loss: float, queue: dict, ecn: int | None) -> dict[str, Any]:
-    return {"rate_bps": rate, "delay_ns": delay, "loss": loss, "queue": dict(queue),
-            "ecn_threshold_pkts": ecn}
+    return {
+        "rate_bps": rate,
+        "delay_ns": delay,
+        "loss": loss,
+        "queue": dict(queue),
+        "ecn_threshold_pkts": ecn,
+    }
 
 
 def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
@@ -615,8 +676,9 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     links = []
     for link in s.links:
         if link.model is not None:
-            ab, ba = linkmodels.resolve_link(link, Path(s.source).parent, parse_queue(DEFAULT_QUEUE),
-                                             s.scenario.duration)
+            ab, ba = linkmodels.resolve_link(
+                link, Path(s.source).parent, parse_queue(DEFAULT_QUEUE), s.scenario.duration
+            )
         else:
             ab = _direction(link.rate, link.delay, link.loss, link.queue, link.ecn_threshold)
             ba = _direction(
@@ -627,36 +689,41 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
                 link.ecn_threshold if link.ecn_threshold_ba is None else link.ecn_threshold_ba,
             )
         # Optional key: present only when set, so configs without jitter are unchanged.
-        for d, j in ((ab, link.jitter), (ba, link.jitter if link.jitter_ba is None else link.jitter_ba)):
+        for d, j in (
+            (ab, link.jitter),
+            (ba, link.jitter if link.jitter_ba is None else link.jitter_ba),
+        ):
             if j:
                 d["jitter_ns"] = j
         links.append({"a": index[link.a], "b": index[link.b], "ab": ab, "ba": ba})
     flows = []
     for origin in expand_flows(s):
         f = s.flows[origin.scenario_flow]
-        flows.append({
-            "id": origin.id,
-            "src": index[f.from_],
-            "dst": index[f.to],
-            "cca": f.cca,
-            "cc": normalize_cc(f.cc),
-            "start_ns": f.start + origin.copy * f.stagger,
-            "size_bytes": f.size,
-            "mss": f.mss,
-            "sack": f.sack,
-            "timestamps": f.timestamps,
-            "window_scaling": f.window_scaling,
-            "rwnd_bytes": _rwnd(f),
-            "rcvbuf_autotune": f.rcvbuf_autotune,
-            "ecn": f.ecn,
-            "initial_cwnd": f.initial_cwnd,
-            "pacing": f.pacing,
-            "delayed_ack": f.delayed_ack,
-            "min_rto_ns": f.min_rto,
-            "sndbuf_bytes": f.sndbuf,
-            "metrics_save": f.metrics_save,
-            **linkmodels.flow_extras(f),
-        })
+        flows.append(
+            {
+                "id": origin.id,
+                "src": index[f.from_],
+                "dst": index[f.to],
+                "cca": f.cca,
+                "cc": normalize_cc(f.cc),
+                "start_ns": f.start + origin.copy * f.stagger,
+                "size_bytes": f.size,
+                "mss": f.mss,
+                "sack": f.sack,
+                "timestamps": f.timestamps,
+                "window_scaling": f.window_scaling,
+                "rwnd_bytes": _rwnd(f),
+                "rcvbuf_autotune": f.rcvbuf_autotune,
+                "ecn": f.ecn,
+                "initial_cwnd": f.initial_cwnd,
+                "pacing": f.pacing,
+                "delayed_ack": f.delayed_ack,
+                "min_rto_ns": f.min_rto,
+                "sndbuf_bytes": f.sndbuf,
+                "metrics_save": f.metrics_save,
+                **linkmodels.flow_extras(f),
+            }
+        )
     config = {
         "name": s.name,
         "seed": seed,
@@ -695,14 +762,19 @@ def _native_check(s: Scenario, config: dict[str, Any]) -> None:
         check(config)
     except (ValueError, OverflowError, KeyError) as e:
         key, sep, why = str(e).strip("'\"").partition(": ")
-        issue = (key, f"expected a value the simulator accepts, found one it refuses: {why}") \
-            if sep and " " not in key else ("", f"the simulator refuses the scenario: {e}")
+        issue = (
+            (key, f"expected a value the simulator accepts, found one it refuses: {why}")
+            if sep and " " not in key
+            else ("", f"the simulator refuses the scenario: {e}")
+        )
         raise ScenarioError(s.source, [issue]) from None
 
 
 def canonical_json(obj: Any) -> str:
     """Sorted keys, no whitespace, ASCII, no NaN: the same object always gives the same text."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
 
 
 def scenario_hash(config: dict[str, Any]) -> str:

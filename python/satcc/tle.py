@@ -88,11 +88,14 @@ def checksum(line: str) -> int:
 def _element_line(n: int, line: str, number: str) -> str:
     s = line.rstrip()
     if len(s) < TLE_LINE_CHARS or not s.startswith(f"{number} "):
-        raise TleError(f"line {n}: expected TLE line {number} (69 columns starting {number!r}), "
-                       f"found a line of {len(s)} characters that is not")
+        raise TleError(
+            f"line {n}: expected TLE line {number} (69 columns starting {number!r}), "
+            f"found a line of {len(s)} characters that is not"
+        )
     if not s[68].isdigit() or int(s[68]) != checksum(s):
-        raise TleError(f"line {n}: expected checksum {checksum(s)} in column 69, found another "
-                       "character")
+        raise TleError(
+            f"line {n}: expected checksum {checksum(s)} in column 69, found another character"
+        )
     return s[:TLE_LINE_CHARS]
 
 
@@ -108,12 +111,15 @@ def parse_tle(text: str) -> list[tuple[str, str, str]]:
             i += 1
         if i + 1 >= len(lines):
             n = lines[i][0] if i < len(lines) else lines[-1][0]
-            raise TleError(f"line {n}: expected lines 1 and 2 of a TLE set, found the end of the file")
+            raise TleError(
+                f"line {n}: expected lines 1 and 2 of a TLE set, found the end of the file"
+            )
         l1 = _element_line(lines[i][0], lines[i][1], "1")
         l2 = _element_line(lines[i + 1][0], lines[i + 1][1], "2")
         if l1[2:7] != l2[2:7]:
-            raise TleError(f"line {lines[i + 1][0]}: expected the catalog number of line 1, "
-                           "found another")
+            raise TleError(
+                f"line {lines[i + 1][0]}: expected the catalog number of line 1, found another"
+            )
         out.append((name or l1[2:7].strip(), l1, l2))
         i += 2
     if not out:
@@ -141,8 +147,12 @@ def parse_epoch(v: Any) -> tuple[float, float]:
 def gmst_rad(jd: float, fr: float) -> float:
     """Greenwich mean sidereal time (IAU-82; Vallado 2013 eq. 3-47), UT1 taken as UTC."""
     t = ((jd - J2000_JD) + fr) / 36525.0  # Julian centuries of UT1 since J2000
-    seconds = (67310.54841 + (876600.0 * 3600.0 + 8640184.812866) * t
-               + 0.093104 * t * t - 6.2e-6 * t * t * t)  # eq. 3-47, in seconds of time
+    seconds = (
+        67310.54841
+        + (876600.0 * 3600.0 + 8640184.812866) * t
+        + 0.093104 * t * t
+        - 6.2e-6 * t * t * t
+    )  # eq. 3-47, in seconds of time
     return math.radians((seconds % SECONDS_PER_DAY) / 240.0)  # 240 s of time = 1 degree
 
 
@@ -157,8 +167,9 @@ def teme_to_ecef(r_km: np.ndarray, jd: np.ndarray, fr: np.ndarray) -> np.ndarray
 def ground_m(lat_deg: float, lon_deg: float) -> np.ndarray:
     """An Earth-fixed point on the sphere of radius EARTH_RADIUS_M (deviation 2)."""
     phi, lam = math.radians(lat_deg), math.radians(lon_deg)
-    return EARTH_RADIUS_M * np.array([math.cos(phi) * math.cos(lam), math.cos(phi) * math.sin(lam),
-                                      math.sin(phi)])
+    return EARTH_RADIUS_M * np.array(
+        [math.cos(phi) * math.cos(lam), math.cos(phi) * math.sin(lam), math.sin(phi)]
+    )
 
 
 def elevation_deg(g: np.ndarray, sat: np.ndarray) -> np.ndarray:
@@ -186,13 +197,22 @@ def slot_starts_ns(start_ns: int, phase_ns: int, span_ns: int) -> list[int]:
     """Run-relative starts of the 15 s slots overlapping [0, span): epoch_start_ns in models/mod.rs."""
     first = (phase_ns - start_ns) % STARLINK_PERIOD_NS
     k0 = -1 if first > 0 else 0
-    return [first + k * STARLINK_PERIOD_NS for k in range(k0, math.ceil((span_ns - first) / STARLINK_PERIOD_NS))]
+    return [
+        first + k * STARLINK_PERIOD_NS
+        for k in range(k0, math.ceil((span_ns - first) / STARLINK_PERIOD_NS))
+    ]
 
 
 @functools.lru_cache(maxsize=8)
-def _geometry(text: str, terminal: tuple[float, float], gateway: tuple[float, float], min_el: float,
-              phase_ns: int, epoch: tuple[float, float] | None, span_ns: int
-              ) -> tuple[tuple[int, int | None], ...]:
+def _geometry(
+    text: str,
+    terminal: tuple[float, float],
+    gateway: tuple[float, float],
+    min_el: float,
+    phase_ns: int,
+    epoch: tuple[float, float] | None,
+    span_ns: int,
+) -> tuple[tuple[int, int | None], ...]:
     """((t_ns, propagation delay ns or None for an outage), ...) over [0, span)."""
     from sgp4.api import SatrecArray
 
@@ -215,7 +235,9 @@ def _geometry(text: str, terminal: tuple[float, float], gateway: tuple[float, fl
         if not ok[:, k].any():
             rows.extend((max(t, 0), None) for t in steps)
             continue
-        best = int(np.argmax(np.where(ok[:, k], el_u[:, k], -np.inf)))  # highest in the terminal's sky
+        best = int(
+            np.argmax(np.where(ok[:, k], el_u[:, k], -np.inf))
+        )  # highest in the terminal's sky
         fr = fr0 + np.array(steps, dtype=float) / (S * SECONDS_PER_DAY)
         jd = np.full(len(steps), jd0)
         e2, r2, _ = sats[best].sgp4_array(jd, fr)
@@ -240,7 +262,10 @@ def constellation(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]
     losses = r.both("loss", parse_probability, 0.0)
     for key in (*WALKER_KEYS, "start"):
         if key in r.t:
-            r.fail(key, f"expected no {key} beside tle (the TLE set and epoch give it), found {key} = ...")
+            r.fail(
+                key,
+                f"expected no {key} beside tle (the TLE set and epoch give it), found {key} = ...",
+            )
     if r.issues:
         return []
     if span <= 0:
@@ -251,8 +276,11 @@ def constellation(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]
         text = limits.read_text(base / tle, "a TLE file", limits.MAX_TRACE_BYTES)
         parse_tle(text)
     except UserError as e:
-        r.fail("tle", f"expected a TLE file of 2- or 3-line sets, found {tle!r}: "
-               f"{str(e).removeprefix(f'{base / tle}: ')}")
+        r.fail(
+            "tle",
+            f"expected a TLE file of 2- or 3-line sets, found {tle!r}: "
+            f"{str(e).removeprefix(f'{base / tle}: ')}",
+        )
     except TleError as e:
         r.fail("tle", f"expected a TLE file of 2- or 3-line sets, found {tle!r}: {e}")
     if r.issues:
@@ -264,7 +292,10 @@ def constellation(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]
         return []
     up = [d for _, d in geometry if d is not None]
     if not up:
-        r.fail("tle", f"expected a satellite visible from both ends within the span, found none in {tle!r}")
+        r.fail(
+            "tle",
+            f"expected a satellite visible from both ends within the span, found none in {tle!r}",
+        )
         return []
     out = []
     for rate, loss, extra in zip(rates, losses, extras, strict=True):
@@ -276,8 +307,15 @@ def constellation(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]
             row = [t, extra, OUTAGE_LOSS] if d is None else [t, d + extra, loss]
             if not series or series[-1][1:] != row[1:]:  # equal neighbours add nothing
                 series.append(row)
-        model = {"kind": "trace", "opportunities_ms": None, "bytes_per_opportunity": MAHIMAHI_BYTES,
-                 "rate_bps": rate, "series": series, "delay_ns": None, "loss": loss}
+        model = {
+            "kind": "trace",
+            "opportunities_ms": None,
+            "bytes_per_opportunity": MAHIMAHI_BYTES,
+            "rate_bps": rate,
+            "series": series,
+            "delay_ns": None,
+            "loss": loss,
+        }
         nominal_delay = round(sum(up) / len(up)) + extra  # mean while a satellite serves
         model["delay_ns"] = nominal_delay
         out.append(({"rate_bps": rate, "delay_ns": nominal_delay, "loss": loss}, model, None))

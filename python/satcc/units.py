@@ -102,7 +102,11 @@ def describe(value: Any) -> str:
     """How a found value is shown in error messages: strings quoted, tables summarised, long
     values cut (a 5,000-character name or a 400-digit number stays one readable line)."""
     text = _describe(value)
-    return text if len(text) <= DESCRIBE_CHARS else f"{text[:DESCRIBE_CHARS - 12]}… ({len(text)} chars)"
+    return (
+        text
+        if len(text) <= DESCRIBE_CHARS
+        else f"{text[: DESCRIBE_CHARS - 12]}… ({len(text)} chars)"
+    )
 
 
 def _describe(value: Any) -> str:

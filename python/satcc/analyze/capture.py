@@ -55,7 +55,9 @@ class CaptureAnalysis:
 def _columns(raw: dict[str, tuple[str, bytes]] | None) -> pd.DataFrame | None:
     if raw is None:
         return None
-    return pd.DataFrame({name: np.frombuffer(buf, dtype=np.dtype(dt)) for name, (dt, buf) in raw.items()})
+    return pd.DataFrame(
+        {name: np.frombuffer(buf, dtype=np.dtype(dt)) for name, (dt, buf) in raw.items()}
+    )
 
 
 def _flows_frame(flows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -88,20 +90,35 @@ def _series_frame(flows: list[dict[str, Any]], bin_s: float) -> pd.DataFrame:
         idx = np.arange(b["first"], b["first"] + n, dtype=np.int64)
         payload = np.asarray(b["payload_bytes"], dtype=np.int64)
         new = np.asarray(b["new_bytes"], dtype=np.int64)
-        parts.append(pd.DataFrame({
-            "flow_id": np.full(n, f["id"], dtype=np.int64),
-            "bin": idx,
-            "t_s": idx * bin_s,
-            "payload_bytes": payload,
-            "delivered_bytes": new,
-            "throughput_bps": payload * 8 / bin_s,
-            "goodput_bps": new * 8 / bin_s,
-            "packets": np.asarray(b["packets"], dtype=np.int64),
-            "retransmits": np.asarray(b["retransmits"], dtype=np.int64),
-        }))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "flow_id": np.full(n, f["id"], dtype=np.int64),
+                    "bin": idx,
+                    "t_s": idx * bin_s,
+                    "payload_bytes": payload,
+                    "delivered_bytes": new,
+                    "throughput_bps": payload * 8 / bin_s,
+                    "goodput_bps": new * 8 / bin_s,
+                    "packets": np.asarray(b["packets"], dtype=np.int64),
+                    "retransmits": np.asarray(b["retransmits"], dtype=np.int64),
+                }
+            )
+        )
     if not parts:
-        return pd.DataFrame(columns=["flow_id", "bin", "t_s", "payload_bytes", "delivered_bytes",
-                                     "throughput_bps", "goodput_bps", "packets", "retransmits"])
+        return pd.DataFrame(
+            columns=[
+                "flow_id",
+                "bin",
+                "t_s",
+                "payload_bytes",
+                "delivered_bytes",
+                "throughput_bps",
+                "goodput_bps",
+                "packets",
+                "retransmits",
+            ]
+        )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -138,24 +155,31 @@ def incomplete_warnings(flows: list[dict[str, Any]]) -> list[str]:
     for f in flows:
         advanced, present = f.get("delivered_bytes") or 0, f.get("payload_bytes") or 0
         if f.get("proto") == "tcp" and advanced > present:
-            out.append(f"the capture is incomplete: flow {f['id']} ({f['src']}:{f['sport']} > "
-                       f"{f['dst']}:{f['dport']}) advanced {advanced / 1e6:.3f} MB in sequence "
-                       f"numbers but only {present / 1e6:.3f} MB of payload were captured "
-                       "(dropped by the capture tool, or lost before the capture point and never "
-                       "repaired); bytes and goodput count sequence numbers, "
-                       "the analysis flags only what was captured")
+            out.append(
+                f"the capture is incomplete: flow {f['id']} ({f['src']}:{f['sport']} > "
+                f"{f['dst']}:{f['dport']}) advanced {advanced / 1e6:.3f} MB in sequence "
+                f"numbers but only {present / 1e6:.3f} MB of payload were captured "
+                "(dropped by the capture tool, or lost before the capture point and never "
+                "repaired); bytes and goodput count sequence numbers, "
+                "the analysis flags only what was captured"
+            )
     return out
 
 
-def read_capture(path: str | Path, bin_s: float = DEFAULT_BIN_S, packets: bool = False,
-                 rtt: bool = False,
-                 progress: Callable[[int, int], None] | None = None) -> CaptureAnalysis:
+def read_capture(
+    path: str | Path,
+    bin_s: float = DEFAULT_BIN_S,
+    packets: bool = False,
+    rtt: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> CaptureAnalysis:
     """Analyse a pcap/pcapng file. `packets`/`rtt` also return the per-packet and per-sample
     tables (memory grows with the capture). Raises ValueError if nothing could be read."""
     bin_ns = round(bin_s * 1e9)
     try:
-        raw = _native.pcap_analyze(str(path), bin_ns=bin_ns, packets=packets, rtt_samples=rtt,
-                                   progress=progress)
+        raw = _native.pcap_analyze(
+            str(path), bin_ns=bin_ns, packets=packets, rtt_samples=rtt, progress=progress
+        )
     except (ValueError, OSError) as e:
         # every capture error names the file (the native layer does not always)
         text = str(e).removeprefix(f"{path}: ")
@@ -165,11 +189,13 @@ def read_capture(path: str | Path, bin_s: float = DEFAULT_BIN_S, packets: bool =
     return _finish(str(path), raw, bin_s)
 
 
-def analyze_capture_bytes(data: bytes, bin_s: float = DEFAULT_BIN_S, packets: bool = False,
-                          rtt: bool = False) -> CaptureAnalysis:
+def analyze_capture_bytes(
+    data: bytes, bin_s: float = DEFAULT_BIN_S, packets: bool = False, rtt: bool = False
+) -> CaptureAnalysis:
     """Like `read_capture` for a capture held in memory."""
-    raw = _native.pcap_analyze_bytes(data, bin_ns=round(bin_s * 1e9), packets=packets,
-                                     rtt_samples=rtt)
+    raw = _native.pcap_analyze_bytes(
+        data, bin_ns=round(bin_s * 1e9), packets=packets, rtt_samples=rtt
+    )
     return _finish("<bytes>", raw, bin_s)
 
 
@@ -186,16 +212,30 @@ def seq_ack_graph(cap: CaptureAnalysis, flow_id: int) -> pd.DataFrame:
         raise ValueError("seq_ack_graph needs read_capture(..., packets=True)")
     p = cap.packets
     f = cap.flows.set_index("id").loc[flow_id]
-    rev = cap.flows[(cap.flows["conn"] == f["conn"]) & (cap.flows["proto"] == f["proto"])
-                    & (cap.flows["dir"] != f["dir"])]
+    rev = cap.flows[
+        (cap.flows["conn"] == f["conn"])
+        & (cap.flows["proto"] == f["proto"])
+        & (cap.flows["dir"] != f["dir"])
+    ]
     data = p[(p["flow_id"] == flow_id) & (p["len"] > 0)]
-    out = [pd.DataFrame({
-        "kind": "data", "t_s": data["t_s"], "seq_rel": data["seq_rel"].astype(np.int64),
-        "end_rel": data["seq_rel"].astype(np.int64) + data["len"],
-        "retransmission": (data["analysis"] & RETRANSMITTED_ANY) != 0,
-    })]
+    out = [
+        pd.DataFrame(
+            {
+                "kind": "data",
+                "t_s": data["t_s"],
+                "seq_rel": data["seq_rel"].astype(np.int64),
+                "end_rel": data["seq_rel"].astype(np.int64) + data["len"],
+                "retransmission": (data["analysis"] & RETRANSMITTED_ANY) != 0,
+            }
+        )
+    ]
     if not rev.empty:
         acks = p[(p["flow_id"] == rev["id"].iloc[0]) & ((p["tcp_flags"] & 0x10) != 0)]
-        out.append(pd.DataFrame({"kind": "ack", "t_s": acks["t_s"],
-                                 "ack_rel": acks["ack_rel"].astype(np.int64)}))
-    return pd.concat(out, ignore_index=True).sort_values("t_s", kind="stable").reset_index(drop=True)
+        out.append(
+            pd.DataFrame(
+                {"kind": "ack", "t_s": acks["t_s"], "ack_rel": acks["ack_rel"].astype(np.int64)}
+            )
+        )
+    return (
+        pd.concat(out, ignore_index=True).sort_values("t_s", kind="stable").reset_index(drop=True)
+    )

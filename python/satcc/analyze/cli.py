@@ -29,21 +29,39 @@ PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("analyze", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("files", metavar="FILE", nargs="+", type=Path,
-                   help="capture (.pcap/.pcapng), iperf3 JSON or ping/nping log")
-    p.add_argument("--bin", metavar="DURATION", default="100ms",
-                   help="time bin for capture series (default: 100ms)")
+    p = subparsers.add_parser(
+        "analyze",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "files",
+        metavar="FILE",
+        nargs="+",
+        type=Path,
+        help="capture (.pcap/.pcapng), iperf3 JSON or ping/nping log",
+    )
+    p.add_argument(
+        "--bin",
+        metavar="DURATION",
+        default="100ms",
+        help="time bin for capture series (default: 100ms)",
+    )
     p.add_argument("--out", metavar="DIR", type=Path, help="write a result directory")
-    p.add_argument("--json", action="store_true", help="print the JSON summary instead of the table")
-    p.add_argument("--all-flows", action="store_true",
-                   help="also list capture flow directions without payload (pure ACKs)")
+    p.add_argument(
+        "--json", action="store_true", help="print the JSON summary instead of the table"
+    )
+    p.add_argument(
+        "--all-flows",
+        action="store_true",
+        help="also list capture flow directions without payload (pure ACKs)",
+    )
     p.set_defaults(func=run)
 
 
 def detect_kind(path: Path) -> str:
-    """"capture", "iperf3" or "ping", from the file's first bytes."""
+    """ "capture", "iperf3" or "ping", from the file's first bytes."""
     with open(path, "rb") as fh:
         head = fh.read(4096)
     if head[:4] in PCAP_MAGICS or head[:4] == PCAPNG_MAGIC:
@@ -80,9 +98,13 @@ def load_input(path: Path, bin_s: float, progress=None):
         if kind == "capture":
             cap = read_capture(path, bin_s=bin_s, rtt=True, progress=progress)
             if cap.stats["frames"] == 0:
-                where = "; ".join(f"record {w['record']} at byte {w['offset']}: {w['message']}"
-                                  for w in cap.warnings)
-                raise UserError(f"{path}: no packets could be read" + (f" ({where})" if where else ""))
+                where = "; ".join(
+                    f"record {w['record']} at byte {w['offset']}: {w['message']}"
+                    for w in cap.warnings
+                )
+                raise UserError(
+                    f"{path}: no packets could be read" + (f" ({where})" if where else "")
+                )
             return cap
         if kind == "iperf3":
             return read_iperf3(path)
@@ -96,39 +118,73 @@ def load_input(path: Path, bin_s: float, progress=None):
 def _table(res) -> str:
     from satcc.units import format_rate
 
-    cols = ["id", "kind", "proto", "src", "dst", "goodput", "bytes", "pkts", "retx", "rtt mean",
-            "rtt p95", "loss"]
+    cols = [
+        "id",
+        "kind",
+        "proto",
+        "src",
+        "dst",
+        "goodput",
+        "bytes",
+        "pkts",
+        "retx",
+        "rtt mean",
+        "rtt p95",
+        "loss",
+    ]
     rows = []
     for f in res.flows:
+
         def ep(h, p):
             return "-" if h is None else (f"{h}:{p}" if p is not None else str(h))
+
         retx = f.get("retransmission_rate")
         loss = f.get("udp_loss_rate", f.get("loss_rate"))
-        rows.append([
-            str(f["id"]), f["kind"], f.get("proto") or "-", ep(f.get("src"), f.get("sport")),
-            ep(f.get("dst"), f.get("dport")),
-            format_rate(f["goodput_bps"]) if f.get("goodput_bps") is not None else "-",
-            f"{f['delivered_bytes'] / 1e6:.2f} MB" if f.get("delivered_bytes") is not None else "-",
-            str(f["sent_packets"]) if f.get("sent_packets") is not None else "-",
-            (f"{f['retransmitted_packets']} ({100 * retx:.2f} %)" if retx is not None
-             else (str(f["retransmitted_packets"]) if f.get("retransmitted_packets") is not None else "-")),
-            f"{f['rtt_mean_ms']:.2f} ms" if f.get("rtt_mean_ms") is not None else "-",
-            f"{f['rtt_p95_ms']:.2f} ms" if f.get("rtt_p95_ms") is not None else "-",
-            f"{100 * loss:.2f} %" if loss is not None else "-",
-        ])
-    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
+        rows.append(
+            [
+                str(f["id"]),
+                f["kind"],
+                f.get("proto") or "-",
+                ep(f.get("src"), f.get("sport")),
+                ep(f.get("dst"), f.get("dport")),
+                format_rate(f["goodput_bps"]) if f.get("goodput_bps") is not None else "-",
+                f"{f['delivered_bytes'] / 1e6:.2f} MB"
+                if f.get("delivered_bytes") is not None
+                else "-",
+                str(f["sent_packets"]) if f.get("sent_packets") is not None else "-",
+                (
+                    f"{f['retransmitted_packets']} ({100 * retx:.2f} %)"
+                    if retx is not None
+                    else (
+                        str(f["retransmitted_packets"])
+                        if f.get("retransmitted_packets") is not None
+                        else "-"
+                    )
+                ),
+                f"{f['rtt_mean_ms']:.2f} ms" if f.get("rtt_mean_ms") is not None else "-",
+                f"{f['rtt_p95_ms']:.2f} ms" if f.get("rtt_p95_ms") is not None else "-",
+                f"{100 * loss:.2f} %" if loss is not None else "-",
+            ]
+        )
+    widths = [
+        max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)
+    ]
     left = {1, 2, 3, 4}
 
     def fmt(cells):
-        return "  ".join(c.ljust(w) if i in left else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     lines = [fmt(cols)] + [fmt(r) for r in rows]
     for inp in res.inputs:
         st = inp.get("stats")
         if st:
-            lines.append(f"{inp['file']}: {st['frames']} frames, {st['tcp_packets']} TCP, "
-                         f"{st['udp_packets']} UDP packets")
+            lines.append(
+                f"{inp['file']}: {st['frames']} frames, {st['tcp_packets']} TCP, "
+                f"{st['udp_packets']} UDP packets"
+            )
     return "\n".join(lines)
 
 
@@ -145,14 +201,19 @@ def run(args: argparse.Namespace) -> int:
     for path in args.files:
         try:
             with ProgressBar(label=path.name) as bar:
-                inp = load_input(path, bin_s, progress=lambda done, total: bar(done / total if total else 0))
+                inp = load_input(
+                    path, bin_s, progress=lambda done, total: bar(done / total if total else 0)
+                )
         except UserError as e:
             print(f"satcc: error: {e}", file=sys.stderr)
             failed.append(path)
             continue
         for w in getattr(inp, "warnings", []):
-            where = (f"record {w['record']} at byte offset {w['offset']}: {w['message']}"
-                     if isinstance(w, dict) else w)
+            where = (
+                f"record {w['record']} at byte offset {w['offset']}: {w['message']}"
+                if isinstance(w, dict)
+                else w
+            )
             print(f"satcc: warning: {path}: {where}", file=sys.stderr)
         inputs.append(inp)
     if not inputs:

@@ -36,8 +36,8 @@ import pandas as pd
 
 US_PER_MS = 1000.0
 MAX_JSON_BYTES = 512 * 1024 * 1024
-MAX_NESTING = 64          # iperf3 documents nest 5 deep; deeper is not iperf3 output
-MAX_COUNT = 2 ** 63 - 1   # byte and packet counts go into int64 columns
+MAX_NESTING = 64  # iperf3 documents nest 5 deep; deeper is not iperf3 output
+MAX_COUNT = 2**63 - 1  # byte and packet counts go into int64 columns
 
 
 class Iperf3Error(ValueError):
@@ -82,8 +82,9 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 def _nesting(text: str) -> int:
     """Deepest bracket nesting outside strings (checked before json.loads, which recurses)."""
     raw = np.frombuffer(_JSON_STRING.sub("", text).encode("utf-8", "replace"), dtype=np.uint8)
-    step = np.isin(raw, (ord("["), ord("{"))).astype(np.int64) \
-        - np.isin(raw, (ord("]"), ord("}"))).astype(np.int64)
+    step = np.isin(raw, (ord("["), ord("{"))).astype(np.int64) - np.isin(
+        raw, (ord("]"), ord("}"))
+    ).astype(np.int64)
     return int(np.cumsum(step).max()) if len(step) else 0
 
 
@@ -93,8 +94,10 @@ def _reject_constant(name: str) -> Any:
 
 def _loads(text: str, path: str, where: str = "") -> Any:
     if _nesting(text) > MAX_NESTING:
-        raise Iperf3Error(f"{path}: {where}expected an iperf3 JSON document, found JSON nested "
-                          f"more than {MAX_NESTING} levels deep")
+        raise Iperf3Error(
+            f"{path}: {where}expected an iperf3 JSON document, found JSON nested "
+            f"more than {MAX_NESTING} levels deep"
+        )
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except Iperf3Error as e:
@@ -114,8 +117,10 @@ def _from_stream(lines: list[str], path: str) -> dict[str, Any]:
             continue
         ev = _loads(line, path, f"line {n}: ")
         if not isinstance(ev, dict) or not isinstance(ev.get("event"), str):
-            raise Iperf3Error(f"{path}: line {n}: expected an iperf3 --json-stream event "
-                              f'{{"event": ..., "data": ...}}, found {_kind(ev)}')
+            raise Iperf3Error(
+                f"{path}: line {n}: expected an iperf3 --json-stream event "
+                f'{{"event": ..., "data": ...}}, found {_kind(ev)}'
+            )
         kind, data = ev["event"], ev.get("data")
         if kind == "interval":
             doc["intervals"].append(data)
@@ -130,8 +135,10 @@ def load_document(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     size = p.stat().st_size
     if size > MAX_JSON_BYTES:
-        raise Iperf3Error(f"{path}: expected an iperf3 JSON file under {MAX_JSON_BYTES >> 20} MiB, "
-                          f"found {size} bytes")
+        raise Iperf3Error(
+            f"{path}: expected an iperf3 JSON file under {MAX_JSON_BYTES >> 20} MiB, "
+            f"found {size} bytes"
+        )
     text = p.read_text(encoding="utf-8", errors="replace")
     lines = text.splitlines()
     first = next((ln for ln in lines if ln.strip()), "")
@@ -147,9 +154,19 @@ class _Reader:
         self.path = path
 
     def fail(self, where: str, expected: str, found: Any) -> Iperf3Error:
-        shown = _kind(found) if not isinstance(found, (int, float)) or isinstance(found, bool) \
-            else (f"{found:.6g}" if isinstance(found, float) else
-                  (str(found) if len(str(found)) <= 24 else f"an integer of {len(str(found))} digits"))
+        shown = (
+            _kind(found)
+            if not isinstance(found, (int, float)) or isinstance(found, bool)
+            else (
+                f"{found:.6g}"
+                if isinstance(found, float)
+                else (
+                    str(found)
+                    if len(str(found)) <= 24
+                    else f"an integer of {len(str(found))} digits"
+                )
+            )
+        )
         return Iperf3Error(f"{self.path}: {where}: expected {expected}, found {shown}")
 
     def obj(self, v: Any, where: str, optional: bool = True) -> dict[str, Any]:
@@ -171,8 +188,12 @@ class _Reader:
         v = d.get(key)
         if v is None:
             return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= MAX_COUNT \
-                or (isinstance(v, float) and not math.isfinite(v)):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or not 0 <= v <= MAX_COUNT
+            or (isinstance(v, float) and not math.isfinite(v))
+        ):
             raise self.fail(f"{where}.{key}", "a number >= 0", v)
         return int(v)
 
@@ -180,8 +201,13 @@ class _Reader:
         v = d.get(key)
         if v is None:
             return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)) \
-                or v < lo or abs(v) > 1e300:
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or not math.isfinite(float(v))
+            or v < lo
+            or abs(v) > 1e300
+        ):
             raise self.fail(f"{where}.{key}", f"a number >= {lo:g}", v)
         return float(v)
 
@@ -201,8 +227,9 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
     if not isinstance(doc, dict) or "start" not in doc or "end" not in doc:
         raise Iperf3Error(f"{path}: not an iperf3 -J document (needs start, intervals, end)")
     if doc.get("error") is not None:
-        warnings.append(f"iperf3 reported an error after {len(doc['intervals'])} intervals: "
-                        f"{doc['error']}")
+        warnings.append(
+            f"iperf3 reported an error after {len(doc['intervals'])} intervals: {doc['error']}"
+        )
     if "intervals" not in doc:
         warnings.append("no intervals: per-interval series are empty")
     start = rd.obj(doc["start"], "start")
@@ -238,7 +265,12 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
 
     def endpoints(sock: Any) -> dict[str, Any]:
         c = conns.get(sock, {})
-        lh, lp, rh, rp = c.get("local_host"), c.get("local_port"), c.get("remote_host"), c.get("remote_port")
+        lh, lp, rh, rp = (
+            c.get("local_host"),
+            c.get("local_port"),
+            c.get("remote_host"),
+            c.get("remote_port"),
+        )
         if local_sends:
             return {"src": lh, "sport": lp, "dst": rh, "dport": rp}
         return {"src": rh, "sport": rp, "dst": lh, "dport": lp}
@@ -249,27 +281,48 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
         for j, s in enumerate(rd.lst(iv.get("streams"), f"intervals[{k}].streams")):
             w = f"intervals[{k}].streams[{j}]"
             s = rd.obj(s, w, optional=False)
-            r = {"socket": s.get("socket"), "start_s": rd.num(s, "start", w),
-                 "end_s": rd.num(s, "end", w), "seconds": rd.num(s, "seconds", w),
-                 "bytes": rd.count(s, "bytes", w),
-                 "bits_per_second": rd.num(s, "bits_per_second", w), "omitted": s.get("omitted"),
-                 "this_side_sent": bool(s.get("sender"))}
+            r = {
+                "socket": s.get("socket"),
+                "start_s": rd.num(s, "start", w),
+                "end_s": rd.num(s, "end", w),
+                "seconds": rd.num(s, "seconds", w),
+                "bytes": rd.count(s, "bytes", w),
+                "bits_per_second": rd.num(s, "bits_per_second", w),
+                "omitted": s.get("omitted"),
+                "this_side_sent": bool(s.get("sender")),
+            }
             if protocol == "UDP":
-                r.update(packets=rd.count(s, "packets", w), lost_packets=rd.count(s, "lost_packets", w),
-                         jitter_ms=rd.num(s, "jitter_ms", w))
+                r.update(
+                    packets=rd.count(s, "packets", w),
+                    lost_packets=rd.count(s, "lost_packets", w),
+                    jitter_ms=rd.num(s, "jitter_ms", w),
+                )
             else:
                 tcpinfo = "rtt" in s
                 rtt = rd.num(s, "rtt", w) if tcpinfo else None
                 rttvar = rd.num(s, "rttvar", w) if tcpinfo else None
-                r.update(retransmits=rd.count(s, "retransmits", w) if tcpinfo else None,
-                         snd_cwnd=rd.count(s, "snd_cwnd", w) if tcpinfo else None,
-                         rtt_ms=rtt / US_PER_MS if rtt is not None else None,
-                         rttvar_ms=rttvar / US_PER_MS if rttvar is not None else None,
-                         pmtu=rd.count(s, "pmtu", w) if tcpinfo else None)
+                r.update(
+                    retransmits=rd.count(s, "retransmits", w) if tcpinfo else None,
+                    snd_cwnd=rd.count(s, "snd_cwnd", w) if tcpinfo else None,
+                    rtt_ms=rtt / US_PER_MS if rtt is not None else None,
+                    rttvar_ms=rttvar / US_PER_MS if rttvar is not None else None,
+                    pmtu=rd.count(s, "pmtu", w) if tcpinfo else None,
+                )
             irows.append(r)
-    columns = ["socket", "start_s", "end_s", "seconds", "bytes", "bits_per_second", "omitted",
-               "this_side_sent"] + (["packets", "lost_packets", "jitter_ms"] if protocol == "UDP"
-                                    else ["retransmits", "snd_cwnd", "rtt_ms", "rttvar_ms", "pmtu"])
+    columns = [
+        "socket",
+        "start_s",
+        "end_s",
+        "seconds",
+        "bytes",
+        "bits_per_second",
+        "omitted",
+        "this_side_sent",
+    ] + (
+        ["packets", "lost_packets", "jitter_ms"]
+        if protocol == "UDP"
+        else ["retransmits", "snd_cwnd", "rtt_ms", "rttvar_ms", "pmtu"]
+    )
     intervals = pd.DataFrame(irows, columns=columns)
 
     def own_totals(sock: Any) -> tuple[int | None, float | None]:
@@ -293,15 +346,24 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
                 own_b, own_bps = own_totals(u.get("socket"))
                 if own_b:
                     nbytes, bps, source = own_b, own_bps, "intervals"
-            rows.append({"stream": i, "socket": u.get("socket"), **endpoints(u.get("socket")),
-                         "protocol": "udp", "seconds": rd.num(u, "seconds", w), "bytes": nbytes,
-                         "bits_per_second": bps, "bytes_source": source,
-                         "packets": rd.count(u, "packets", w),
-                         "lost_packets": rd.count(u, "lost_packets", w),
-                         "lost_percent": rd.num(u, "lost_percent", w),
-                         "out_of_order": rd.count(u, "out_of_order", w),
-                         "jitter_ms": rd.num(u, "jitter_ms", w),
-                         "this_side_sent": bool(u.get("sender"))})
+            rows.append(
+                {
+                    "stream": i,
+                    "socket": u.get("socket"),
+                    **endpoints(u.get("socket")),
+                    "protocol": "udp",
+                    "seconds": rd.num(u, "seconds", w),
+                    "bytes": nbytes,
+                    "bits_per_second": bps,
+                    "bytes_source": source,
+                    "packets": rd.count(u, "packets", w),
+                    "lost_packets": rd.count(u, "lost_packets", w),
+                    "lost_percent": rd.num(u, "lost_percent", w),
+                    "out_of_order": rd.count(u, "out_of_order", w),
+                    "jitter_ms": rd.num(u, "jitter_ms", w),
+                    "this_side_sent": bool(u.get("sender")),
+                }
+            )
             continue
         snd = rd.obj(s.get("sender"), f"{w}.sender")
         rcv = rd.obj(s.get("receiver"), f"{w}.receiver")
@@ -315,26 +377,42 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
             if own_b:
                 nbytes, bps, source = own_b, own_bps, "intervals"
         rtt = {k: rd.num(snd, k, ws) for k in ("mean_rtt", "min_rtt", "max_rtt")}
-        rows.append({
-            "stream": i, "socket": sock, **endpoints(sock),
-            "protocol": "tcp", "seconds": rd.num(rcv, "seconds", wr) or rd.num(snd, "seconds", ws),
-            "sent_bytes": rd.count(snd, "bytes", ws), "bytes": nbytes,
-            "sender_bits_per_second": rd.num(snd, "bits_per_second", ws),
-            "bits_per_second": bps, "bytes_source": source,
-            "retransmits": rd.count(snd, "retransmits", ws) if snd.get("sender") else None,
-            "max_snd_cwnd": rd.count(snd, "max_snd_cwnd", ws) if has_tcpinfo else None,
-            "mean_rtt_ms": rtt["mean_rtt"] / US_PER_MS if has_tcpinfo and rtt["mean_rtt"] else None,
-            "min_rtt_ms": rtt["min_rtt"] / US_PER_MS if has_tcpinfo and rtt["min_rtt"] else None,
-            "max_rtt_ms": rtt["max_rtt"] / US_PER_MS if has_tcpinfo and rtt["max_rtt"] else None,
-            "this_side_sent": bool(snd.get("sender")),
-        })
+        rows.append(
+            {
+                "stream": i,
+                "socket": sock,
+                **endpoints(sock),
+                "protocol": "tcp",
+                "seconds": rd.num(rcv, "seconds", wr) or rd.num(snd, "seconds", ws),
+                "sent_bytes": rd.count(snd, "bytes", ws),
+                "bytes": nbytes,
+                "sender_bits_per_second": rd.num(snd, "bits_per_second", ws),
+                "bits_per_second": bps,
+                "bytes_source": source,
+                "retransmits": rd.count(snd, "retransmits", ws) if snd.get("sender") else None,
+                "max_snd_cwnd": rd.count(snd, "max_snd_cwnd", ws) if has_tcpinfo else None,
+                "mean_rtt_ms": rtt["mean_rtt"] / US_PER_MS
+                if has_tcpinfo and rtt["mean_rtt"]
+                else None,
+                "min_rtt_ms": rtt["min_rtt"] / US_PER_MS
+                if has_tcpinfo and rtt["min_rtt"]
+                else None,
+                "max_rtt_ms": rtt["max_rtt"] / US_PER_MS
+                if has_tcpinfo and rtt["max_rtt"]
+                else None,
+                "this_side_sent": bool(snd.get("sender")),
+            }
+        )
     streams = pd.DataFrame(rows)
     if streams.empty:
-        raise Iperf3Error(f"{path}: end.streams: expected at least one stream, found none"
-                          + (f" (iperf3 reported: {doc['error']})" if doc.get("error") else ""))
+        raise Iperf3Error(
+            f"{path}: end.streams: expected at least one stream, found none"
+            + (f" (iperf3 reported: {doc['error']})" if doc.get("error") else "")
+        )
     flows = _flows(streams, intervals, protocol)
-    return Iperf3Result(path=path, meta=meta, streams=streams, intervals=intervals, flows=flows,
-                        warnings=warnings)
+    return Iperf3Result(
+        path=path, meta=meta, streams=streams, intervals=intervals, flows=flows, warnings=warnings
+    )
 
 
 def _flows(streams: pd.DataFrame, intervals: pd.DataFrame, protocol: str) -> pd.DataFrame:
@@ -342,18 +420,30 @@ def _flows(streams: pd.DataFrame, intervals: pd.DataFrame, protocol: str) -> pd.
     for i, s in enumerate(streams.to_dict("records")):
         ivs = intervals[intervals["socket"] == s["socket"]] if not intervals.empty else intervals
         rtts = ivs["rtt_ms"].dropna() if "rtt_ms" in ivs else pd.Series(dtype=float)
-        row = {"id": i, "proto": protocol.lower(), "src": s["src"], "dst": s["dst"],
-               "sport": s["sport"], "dport": s["dport"],
-               "goodput_bps": s.get("bits_per_second"), "delivered_bytes": s.get("bytes"),
-               "sent_packets": s.get("packets") if protocol == "UDP" else None,
-               "retransmitted_packets": s.get("retransmits") if protocol == "TCP" else None,
-               "retransmission_rate": None,
-               "rtt_mean_ms": s.get("mean_rtt_ms") if protocol == "TCP" else None,
-               "rtt_p95_ms": float(np.percentile(rtts, 95)) if len(rtts) else None,
-               "rtt_min_ms": s.get("min_rtt_ms") if protocol == "TCP" else None,
-               "fct_s": None}
+        row = {
+            "id": i,
+            "proto": protocol.lower(),
+            "src": s["src"],
+            "dst": s["dst"],
+            "sport": s["sport"],
+            "dport": s["dport"],
+            "goodput_bps": s.get("bits_per_second"),
+            "delivered_bytes": s.get("bytes"),
+            "sent_packets": s.get("packets") if protocol == "UDP" else None,
+            "retransmitted_packets": s.get("retransmits") if protocol == "TCP" else None,
+            "retransmission_rate": None,
+            "rtt_mean_ms": s.get("mean_rtt_ms") if protocol == "TCP" else None,
+            "rtt_p95_ms": float(np.percentile(rtts, 95)) if len(rtts) else None,
+            "rtt_min_ms": s.get("min_rtt_ms") if protocol == "TCP" else None,
+            "fct_s": None,
+        }
         if protocol == "UDP":
-            row.update(udp_lost=s.get("lost_packets"), udp_jitter_ms=s.get("jitter_ms"),
-                       udp_loss_rate=(s["lost_percent"] / 100.0) if s.get("lost_percent") is not None else None)
+            row.update(
+                udp_lost=s.get("lost_packets"),
+                udp_jitter_ms=s.get("jitter_ms"),
+                udp_loss_rate=(s["lost_percent"] / 100.0)
+                if s.get("lost_percent") is not None
+                else None,
+            )
         out.append(row)
     return pd.DataFrame(out)

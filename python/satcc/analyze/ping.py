@@ -25,14 +25,21 @@ import pandas as pd
 
 _PING_REPLY = re.compile(
     r"^(?:\[(?P<epoch>\d+(?:\.\d+)?)\]\s*)?\d+ bytes from (?P<host>[^:\s]+):?.*?"
-    r"icmp_[sr]eq=(?P<seq>\d+).*?time[=<](?P<rtt>[\d.]+)\s*ms")
+    r"icmp_[sr]eq=(?P<seq>\d+).*?time[=<](?P<rtt>[\d.]+)\s*ms"
+)
 _PING_TX = re.compile(r"(?P<tx>\d+) packets transmitted, (?P<rx>\d+) (?:packets )?received")
-_PING_RTT = re.compile(r"(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev))? = "
-                       r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)")
-_NPING_LINE = re.compile(r"^(?P<dir>SENT|RCVD) \((?P<t>[\d.]+)s\) (?P<proto>ICMP|TCP|UDP)\b(?P<rest>.*)$")
+_PING_RTT = re.compile(
+    r"(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev))? = "
+    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)"
+)
+_NPING_LINE = re.compile(
+    r"^(?P<dir>SENT|RCVD) \((?P<t>[\d.]+)s\) (?P<proto>ICMP|TCP|UDP)\b(?P<rest>.*)$"
+)
 _NPING_SEQ = re.compile(r"\bseq=(?P<seq>\d+)")
-_NPING_RTT = re.compile(r"Max rtt: (?P<max>[\d.]+|N/A)ms \| Min rtt: (?P<min>[\d.]+|N/A)ms \| "
-                        r"Avg rtt: (?P<avg>[\d.]+|N/A)ms")
+_NPING_RTT = re.compile(
+    r"Max rtt: (?P<max>[\d.]+|N/A)ms \| Min rtt: (?P<min>[\d.]+|N/A)ms \| "
+    r"Avg rtt: (?P<avg>[\d.]+|N/A)ms"
+)
 _NPING_TX = re.compile(r"Raw packets sent: (?P<tx>\d+) .*?\| Rcvd: (?P<rx>\d+)")
 # ping and nping lines are under 200 characters; longer lines are not their output and are
 # skipped before any pattern runs (a regex over one 100 KB line can take quadratic time).
@@ -55,16 +62,24 @@ class PingResult:
 
 
 def looks_like_ping(text: str) -> bool:
-    return bool(_PING_TX.search(text) or _NPING_TX.search(text) or _PING_REPLY.search(text)
-                or "Starting Nping" in text)
+    return bool(
+        _PING_TX.search(text)
+        or _NPING_TX.search(text)
+        or _PING_REPLY.search(text)
+        or "Starting Nping" in text
+    )
 
 
 def _stats(rtts: np.ndarray) -> dict[str, float | None]:
     ok = rtts[~np.isnan(rtts)]
     if len(ok) == 0:
         return {"rtt_min_ms": None, "rtt_mean_ms": None, "rtt_max_ms": None, "rtt_p95_ms": None}
-    return {"rtt_min_ms": float(ok.min()), "rtt_mean_ms": float(ok.mean()),
-            "rtt_max_ms": float(ok.max()), "rtt_p95_ms": float(np.percentile(ok, 95))}
+    return {
+        "rtt_min_ms": float(ok.min()),
+        "rtt_mean_ms": float(ok.mean()),
+        "rtt_max_ms": float(ok.max()),
+        "rtt_p95_ms": float(np.percentile(ok, 95)),
+    }
 
 
 def _parse_ping(text: str, warnings: list[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -85,23 +100,31 @@ def _parse_ping(text: str, warnings: list[str]) -> tuple[pd.DataFrame, dict[str,
         tool_summary["tool_received"] = int(tx_m["rx"])
     rtt_m = _PING_RTT.search(text)
     if rtt_m:
-        tool_summary.update(tool_rtt_min_ms=float(rtt_m["min"]), tool_rtt_avg_ms=float(rtt_m["avg"]),
-                            tool_rtt_max_ms=float(rtt_m["max"]))
+        tool_summary.update(
+            tool_rtt_min_ms=float(rtt_m["min"]),
+            tool_rtt_avg_ms=float(rtt_m["avg"]),
+            tool_rtt_max_ms=float(rtt_m["max"]),
+        )
     # Probes without a reply are lost: fill the sequence from 1 to the number transmitted.
     # iputils numbers probes from 1, BSD ping from 0.
     lo = 0 if got and min(got) == 0 else 1
     n_tx = tool_summary.get("tool_transmitted", 0)
     seqs = range(lo, max(max(got, default=lo - 1), lo + n_tx - 1) + 1)
     if len(seqs) > len(got) + n_tx + MAX_FILL:
-        warnings.append(f"sequence numbers jump by more than {MAX_FILL}; lost probes are not "
-                        "filled in, only replies are listed")
+        warnings.append(
+            f"sequence numbers jump by more than {MAX_FILL}; lost probes are not "
+            "filled in, only replies are listed"
+        )
         seqs = range(0)
-        samples = pd.DataFrame(sorted(rows, key=lambda r: r["seq"]),
-                               columns=["seq", "t_epoch", "rtt_ms"])
+        samples = pd.DataFrame(
+            sorted(rows, key=lambda r: r["seq"]), columns=["seq", "t_epoch", "rtt_ms"]
+        )
         samples["t_s"] = samples["t_epoch"] - samples["t_epoch"].min()
         return samples, tool_summary
-    samples = pd.DataFrame([got.get(s, {"seq": s, "t_epoch": math.nan, "rtt_ms": math.nan})
-                            for s in seqs], columns=["seq", "t_epoch", "rtt_ms"])
+    samples = pd.DataFrame(
+        [got.get(s, {"seq": s, "t_epoch": math.nan, "rtt_ms": math.nan}) for s in seqs],
+        columns=["seq", "t_epoch", "rtt_ms"],
+    )
     t0 = samples["t_epoch"].min()
     samples["t_s"] = samples["t_epoch"] - t0
     return samples, tool_summary
@@ -163,8 +186,10 @@ def _short_lines(text: str, warnings: list[str]) -> str:
         else:
             kept.append(line)
     if long:
-        warnings.append(f"{long} line(s) longer than {MAX_LINE_CHARS} characters skipped "
-                        "(not ping/nping output)")
+        warnings.append(
+            f"{long} line(s) longer than {MAX_LINE_CHARS} characters skipped "
+            "(not ping/nping output)"
+        )
     return "\n".join(kept)
 
 
@@ -175,15 +200,23 @@ def read_ping(src: str | Path, text: str | None = None) -> PingResult:
         text = Path(src).read_text(errors="replace")
     warnings: list[str] = []
     text = _short_lines(text, warnings)
-    tool = "nping" if ("Starting Nping" in text or _NPING_LINE.search(text) or _NPING_TX.search(text)) \
+    tool = (
+        "nping"
+        if ("Starting Nping" in text or _NPING_LINE.search(text) or _NPING_TX.search(text))
         else "ping"
+    )
     samples, tool_summary = _parse_nping(text) if tool == "nping" else _parse_ping(text, warnings)
     if samples.empty and not tool_summary:
         raise ValueError(f"{path}: no ping or nping output found")
     rtts = samples["rtt_ms"].to_numpy(dtype=float)
     received = int((~np.isnan(rtts)).sum())
     transmitted = int(tool_summary.get("tool_transmitted", len(samples)))
-    summary = {"tool": tool, "transmitted": transmitted, "received": received,
-               "loss_rate": (1 - received / transmitted) if transmitted else None,
-               **_stats(rtts), **tool_summary}
+    summary = {
+        "tool": tool,
+        "transmitted": transmitted,
+        "received": received,
+        "loss_rate": (1 - received / transmitted) if transmitted else None,
+        **_stats(rtts),
+        **tool_summary,
+    }
     return PingResult(path=path, tool=tool, samples=samples, summary=summary, warnings=warnings)

@@ -86,67 +86,143 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                 b = f["bins"]
                 bins = [0] * b["first"] + list(b["payload_bytes"])
                 u = f["iperf_udp"]
-                flows.append({
-                    "id": fid, "name": f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
-                    "from": _endpoint(f["src"], f["sport"]), "to": _endpoint(f["dst"], f["dport"]),
-                    "cca": None, "goodput_bps": f["goodput_bps"], "delivered_bytes": f["delivered_bytes"],
-                    "sent_packets": f["sent_packets"], "retransmitted_packets": f["retransmitted_packets"],
-                    "retransmission_rate": f["retransmission_rate"] if f["sent_packets"] else None,
-                    "rtt_mean_ms": f["rtt_mean_ms"], "rtt_p95_ms": f["rtt_p95_ms"],
-                    "rtt_min_ms": f["rtt_min_ms"], "fct_s": f["fct_s"], "rto_count": None,
-                    "recovery_count": None,
-                    "file": inp.path, "kind": kind, "proto": f["proto"], "src": f["src"],
-                    "dst": f["dst"], "sport": f["sport"], "dport": f["dport"], "conn": f["conn"],
-                    "start_s": f["start_s"], "packets": f["packets"],
-                    "payload_bytes": f["payload_bytes"], "rtt_source": f["rtt_source"],
-                    "flag_counts": f["flag_counts"],
-                    "udp_lost": u["lost"] if u else None,
-                    "udp_loss_rate": (u["lost"] / u["expected"]) if u and u["expected"] else None,
-                    "udp_jitter_ms": u["jitter_ms"] if u else None,
-                    "bin_s": inp.bin_s, "bins": bins,
-                })
+                flows.append(
+                    {
+                        "id": fid,
+                        "name": f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
+                        "from": _endpoint(f["src"], f["sport"]),
+                        "to": _endpoint(f["dst"], f["dport"]),
+                        "cca": None,
+                        "goodput_bps": f["goodput_bps"],
+                        "delivered_bytes": f["delivered_bytes"],
+                        "sent_packets": f["sent_packets"],
+                        "retransmitted_packets": f["retransmitted_packets"],
+                        "retransmission_rate": f["retransmission_rate"]
+                        if f["sent_packets"]
+                        else None,
+                        "rtt_mean_ms": f["rtt_mean_ms"],
+                        "rtt_p95_ms": f["rtt_p95_ms"],
+                        "rtt_min_ms": f["rtt_min_ms"],
+                        "fct_s": f["fct_s"],
+                        "rto_count": None,
+                        "recovery_count": None,
+                        "file": inp.path,
+                        "kind": kind,
+                        "proto": f["proto"],
+                        "src": f["src"],
+                        "dst": f["dst"],
+                        "sport": f["sport"],
+                        "dport": f["dport"],
+                        "conn": f["conn"],
+                        "start_s": f["start_s"],
+                        "packets": f["packets"],
+                        "payload_bytes": f["payload_bytes"],
+                        "rtt_source": f["rtt_source"],
+                        "flag_counts": f["flag_counts"],
+                        "udp_lost": u["lost"] if u else None,
+                        "udp_loss_rate": (u["lost"] / u["expected"])
+                        if u and u["expected"]
+                        else None,
+                        "udp_jitter_ms": u["jitter_ms"] if u else None,
+                        "bin_s": inp.bin_s,
+                        "bins": bins,
+                    }
+                )
                 rtt_bins = _rtt_per_bin(inp, f["id"])
-                for i, (pb, nb, rt) in enumerate(zip(b["payload_bytes"], b["new_bytes"],
-                                                     b["retransmits"], strict=True)):
+                for i, (pb, nb, rt) in enumerate(
+                    zip(b["payload_bytes"], b["new_bytes"], b["retransmits"], strict=True)
+                ):
                     t = (b["first"] + i) * inp.bin_s
-                    _series_row(series, fid, t, inp.bin_s, delivered=nb, received=pb,
-                                srtt=rtt_bins.get(b["first"] + i), retx=rt)
+                    _series_row(
+                        series,
+                        fid,
+                        t,
+                        inp.bin_s,
+                        delivered=nb,
+                        received=pb,
+                        srtt=rtt_bins.get(b["first"] + i),
+                        retx=rt,
+                    )
         elif isinstance(inp, Iperf3Result):
             desc.update(meta=inp.meta)
             duration = max(duration, float(inp.meta.get("duration_s") or 0))
-            for s, f in zip(inp.streams.to_dict("records"), inp.flows.to_dict("records"), strict=True):
+            for s, f in zip(
+                inp.streams.to_dict("records"), inp.flows.to_dict("records"), strict=True
+            ):
                 fid = len(flows)
                 ivs = inp.intervals[inp.intervals["socket"] == s["socket"]]
                 widths = ivs["seconds"].tolist()
-                flows.append({
-                    **{k: _clean(f.get(k)) for k in SUMMARY_FLOW_KEYS if k in f},
-                    "id": fid, "name": f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
-                    "from": _endpoint(f["src"], f["sport"]), "to": _endpoint(f["dst"], f["dport"]),
-                    "cca": inp.meta.get("cca"), "rto_count": None, "recovery_count": None,
-                    "file": inp.path, "kind": kind, "proto": f["proto"], "src": f["src"], "dst": f["dst"],
-                    "sport": _clean(f["sport"]), "dport": _clean(f["dport"]), "start_s": 0.0,
-                    "udp_lost": _clean(f.get("udp_lost")), "udp_loss_rate": _clean(f.get("udp_loss_rate")),
-                    "udp_jitter_ms": _clean(f.get("udp_jitter_ms")),
-                    "bin_s": float(widths[0]) if widths else None,
-                    "bins": [int(x) for x in ivs["bytes"].tolist()],
-                })
+                flows.append(
+                    {
+                        **{k: _clean(f.get(k)) for k in SUMMARY_FLOW_KEYS if k in f},
+                        "id": fid,
+                        "name": f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
+                        "from": _endpoint(f["src"], f["sport"]),
+                        "to": _endpoint(f["dst"], f["dport"]),
+                        "cca": inp.meta.get("cca"),
+                        "rto_count": None,
+                        "recovery_count": None,
+                        "file": inp.path,
+                        "kind": kind,
+                        "proto": f["proto"],
+                        "src": f["src"],
+                        "dst": f["dst"],
+                        "sport": _clean(f["sport"]),
+                        "dport": _clean(f["dport"]),
+                        "start_s": 0.0,
+                        "udp_lost": _clean(f.get("udp_lost")),
+                        "udp_loss_rate": _clean(f.get("udp_loss_rate")),
+                        "udp_jitter_ms": _clean(f.get("udp_jitter_ms")),
+                        "bin_s": float(widths[0]) if widths else None,
+                        "bins": [int(x) for x in ivs["bytes"].tolist()],
+                    }
+                )
                 for iv in ivs.to_dict("records"):
-                    _series_row(series, fid, iv["start_s"], iv["seconds"], delivered=iv["bytes"],
-                                received=None, srtt=iv.get("rtt_ms"), retx=iv.get("retransmits"),
-                                cwnd_bytes=iv.get("snd_cwnd"))
+                    _series_row(
+                        series,
+                        fid,
+                        iv["start_s"],
+                        iv["seconds"],
+                        delivered=iv["bytes"],
+                        received=None,
+                        srtt=iv.get("rtt_ms"),
+                        retx=iv.get("retransmits"),
+                        cwnd_bytes=iv.get("snd_cwnd"),
+                    )
         else:
             desc.update(summary={k: _clean(v) for k, v in inp.summary.items()})
             sm = inp.summary
-            flows.append({
-                "id": len(flows), "name": f"{inp.tool} {Path(inp.path).name}", "from": None, "to": None,
-                "cca": None, "goodput_bps": None, "delivered_bytes": None,
-                "sent_packets": sm["transmitted"], "retransmitted_packets": None,
-                "retransmission_rate": None, "rtt_mean_ms": sm["rtt_mean_ms"],
-                "rtt_p95_ms": sm["rtt_p95_ms"], "rtt_min_ms": sm["rtt_min_ms"], "fct_s": None,
-                "rto_count": None, "recovery_count": None, "file": inp.path, "kind": kind,
-                "proto": "icmp", "src": None, "dst": None, "sport": None, "dport": None,
-                "start_s": 0.0, "loss_rate": sm["loss_rate"], "bin_s": None, "bins": None,
-            })
+            flows.append(
+                {
+                    "id": len(flows),
+                    "name": f"{inp.tool} {Path(inp.path).name}",
+                    "from": None,
+                    "to": None,
+                    "cca": None,
+                    "goodput_bps": None,
+                    "delivered_bytes": None,
+                    "sent_packets": sm["transmitted"],
+                    "retransmitted_packets": None,
+                    "retransmission_rate": None,
+                    "rtt_mean_ms": sm["rtt_mean_ms"],
+                    "rtt_p95_ms": sm["rtt_p95_ms"],
+                    "rtt_min_ms": sm["rtt_min_ms"],
+                    "fct_s": None,
+                    "rto_count": None,
+                    "recovery_count": None,
+                    "file": inp.path,
+                    "kind": kind,
+                    "proto": "icmp",
+                    "src": None,
+                    "dst": None,
+                    "sport": None,
+                    "dport": None,
+                    "start_s": 0.0,
+                    "loss_rate": sm["loss_rate"],
+                    "bin_s": None,
+                    "bins": None,
+                }
+            )
         described.append(desc)
     for f in flows:
         # The shared flows columns for UDP (as the simulator writes them); null for TCP/ICMP.
@@ -156,22 +232,39 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
         f.setdefault("lost_packets", lost)
         f.setdefault("loss_fraction", rate)
         f.setdefault("jitter_ms", f.get("udp_jitter_ms") if udp else None)
-        f.setdefault("received_packets",
-                     f.get("packets") if udp and f.get("packets") is not None else None)
-    flows = [{k: _clean(v) if not isinstance(v, (list, dict)) else v for k, v in f.items()} for f in flows]
+        f.setdefault(
+            "received_packets", f.get("packets") if udp and f.get("packets") is not None else None
+        )
+    flows = [
+        {k: _clean(v) if not isinstance(v, (list, dict)) else v for k, v in f.items()}
+        for f in flows
+    ]
     rows = {n: [f.get(n) for f in flows] for n in FLOWS_SCHEMA.names}
     rows["scenario_flow"] = [None] * len(flows)
     rows["size_bytes"] = [None] * len(flows)
-    flows_table = pa.Table.from_arrays([pa.array(rows[f.name], type=f.type, from_pandas=True)
-                                        for f in FLOWS_SCHEMA], schema=FLOWS_SCHEMA)
-    series_table = pa.Table.from_arrays([pa.array(series[f.name], type=f.type, from_pandas=True)
-                                         for f in FLOW_SERIES_SCHEMA], schema=FLOW_SERIES_SCHEMA)
+    flows_table = pa.Table.from_arrays(
+        [pa.array(rows[f.name], type=f.type, from_pandas=True) for f in FLOWS_SCHEMA],
+        schema=FLOWS_SCHEMA,
+    )
+    series_table = pa.Table.from_arrays(
+        [pa.array(series[f.name], type=f.type, from_pandas=True) for f in FLOW_SERIES_SCHEMA],
+        schema=FLOW_SERIES_SCHEMA,
+    )
     link_table = LINK_SERIES_SCHEMA.empty_table()
-    meta = {"engine": "analyze", "satcc_version": __version__, "scenario": None,
-            "scenario_hash": None, "seed": None, "duration_s": duration,
-            "bin_s": bin_s, "nodes": [], "links": [],
-            "stats": {"inputs": len(inputs)}, "inputs": [d["file"] for d in described],
-            "fairness": shared_direction(flows)}
+    meta = {
+        "engine": "analyze",
+        "satcc_version": __version__,
+        "scenario": None,
+        "scenario_hash": None,
+        "seed": None,
+        "duration_s": duration,
+        "bin_s": bin_s,
+        "nodes": [],
+        "links": [],
+        "stats": {"inputs": len(inputs)},
+        "inputs": [d["file"] for d in described],
+        "fairness": shared_direction(flows),
+    }
     result = RunResult(meta, flows_table, series_table, link_table)
     return AnalyzeResult(result=result, flows=flows, inputs=described)
 
@@ -206,13 +299,25 @@ def shared_direction(flows: list[dict[str, Any]]) -> dict[str, Any] | None:
         kept = [m for m in members if m["delivered_bytes"] >= MINOR_SHARE * top]
         key = (len(kept), sum(m["delivered_bytes"] for m in kept))
         if best is None or key > best[0]:
-            best = (key, {"link_id": None, "dir": f"{src}>{dst}",
-                          "flows": sorted(m["id"] for m in kept)})
+            best = (
+                key,
+                {"link_id": None, "dir": f"{src}>{dst}", "flows": sorted(m["id"] for m in kept)},
+            )
     return best[1] if best else None
 
 
-def _series_row(series: dict[str, list[Any]], fid: int, t: float, width_s: Any, *, delivered: Any,
-                received: Any, srtt: Any, retx: Any, cwnd_bytes: Any = None) -> None:
+def _series_row(
+    series: dict[str, list[Any]],
+    fid: int,
+    t: float,
+    width_s: Any,
+    *,
+    delivered: Any,
+    received: Any,
+    srtt: Any,
+    retx: Any,
+    cwnd_bytes: Any = None,
+) -> None:
     """One flow-series row; the bin's width is the capture's bin or the iperf3 interval."""
     width = _clean(width_s)
     series["flow_id"].append(fid)

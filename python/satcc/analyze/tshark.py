@@ -14,10 +14,25 @@ from pathlib import Path
 
 import pandas as pd
 
-FLAGS = ("retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
-         "lost_segment", "duplicate_ack")
-FIELDS = ("frame.number", "frame.time_epoch", "tcp.stream", "ip.src", "ipv6.src", "tcp.srcport",
-          "tcp.dstport", "tcp.len", *(f"tcp.analysis.{f}" for f in FLAGS))
+FLAGS = (
+    "retransmission",
+    "fast_retransmission",
+    "spurious_retransmission",
+    "out_of_order",
+    "lost_segment",
+    "duplicate_ack",
+)
+FIELDS = (
+    "frame.number",
+    "frame.time_epoch",
+    "tcp.stream",
+    "ip.src",
+    "ipv6.src",
+    "tcp.srcport",
+    "tcp.dstport",
+    "tcp.len",
+    *(f"tcp.analysis.{f}" for f in FLAGS),
+)
 
 
 def available() -> bool:
@@ -25,8 +40,20 @@ def available() -> bool:
 
 
 def command(path: str | Path) -> list[str]:
-    cmd = ["tshark", "-n", "-r", str(path), "-Y", "tcp && !icmp && !icmpv6", "-T", "fields", "-E", "separator=\t",
-           "-E", "occurrence=f"]
+    cmd = [
+        "tshark",
+        "-n",
+        "-r",
+        str(path),
+        "-Y",
+        "tcp && !icmp && !icmpv6",
+        "-T",
+        "fields",
+        "-E",
+        "separator=\t",
+        "-E",
+        "occurrence=f",
+    ]
     for f in FIELDS:
         cmd += ["-e", f]
     return cmd
@@ -49,10 +76,18 @@ def parse_fields(out: str) -> pd.DataFrame:
         c = line.split("\t")
         if len(c) < len(FIELDS):
             c += [""] * (len(FIELDS) - len(c))
-        row = {"frame": int(c[0]), "ts_ns": _epoch_ns(c[1]), "stream": int(c[2]),
-               "src": c[3] or c[4], "sport": int(c[5]), "dport": int(c[6]), "len": int(c[7] or 0)}
+        row = {
+            "frame": int(c[0]),
+            "ts_ns": _epoch_ns(c[1]),
+            "stream": int(c[2]),
+            "src": c[3] or c[4],
+            "sport": int(c[5]),
+            "dport": int(c[6]),
+            "len": int(c[7] or 0),
+        }
         for i, f in enumerate(FLAGS):
             row[f] = c[8 + i] != ""
         rows.append(row)
-    return pd.DataFrame(rows, columns=["frame", "ts_ns", "stream", "src", "sport", "dport", "len",
-                                       *FLAGS])
+    return pd.DataFrame(
+        rows, columns=["frame", "ts_ns", "stream", "src", "sport", "dport", "len", *FLAGS]
+    )

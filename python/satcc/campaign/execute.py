@@ -88,8 +88,9 @@ def plan_doc(c: Campaign, specs: list[RunSpec]) -> dict[str, Any]:
     }
 
 
-def prepare(c: Campaign, out_dir: Path, specs: list[RunSpec] | None = None
-            ) -> tuple[list[RunSpec], list[str]]:
+def prepare(
+    c: Campaign, out_dir: Path, specs: list[RunSpec] | None = None
+) -> tuple[list[RunSpec], list[str]]:
     """Expand (unless `specs` are given), check the directory, write the index, remove
     interrupted writes. Call it holding the directory's lock (`layout.locked`)."""
     specs = expand(c) if specs is None else specs
@@ -99,11 +100,14 @@ def prepare(c: Campaign, out_dir: Path, specs: list[RunSpec] | None = None
     if index_path.exists():
         old = layout.read_index(out_dir)
         if old.get("name") != c.name:
-            raise UserError(f"{out_dir}: holds campaign {old.get('name')!r}, not {c.name!r}; "
-                            "choose another --out")
+            raise UserError(
+                f"{out_dir}: holds campaign {old.get('name')!r}, not {c.name!r}; "
+                "choose another --out"
+            )
     elif out_dir.is_dir() and any(e.name != layout.LOCK_FILE for e in out_dir.iterdir()):
-        raise UserError(f"{out_dir}: expected an empty or new directory for the campaign, found "
-                        "other files")
+        raise UserError(
+            f"{out_dir}: expected an empty or new directory for the campaign, found other files"
+        )
     (out_dir / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
     doc = plan_doc(c, specs)
     layout.atomic_write_text(out_dir / layout.CAMPAIGN_COPY, c.text)
@@ -123,16 +127,27 @@ def run_campaign(
     """Run (or resume) a campaign into `out_dir`, holding its lock; returns what happened."""
     check_out_dir(out_dir)
     specs = expand(c, force=force, progress=progress)  # every point checked before any write
-    if out_dir.is_dir() and not (out_dir / layout.INDEX_FILE).exists() and any(
-            e.name != layout.LOCK_FILE for e in out_dir.iterdir()):
-        raise UserError(f"{out_dir}: expected an empty or new directory for the campaign, found "
-                        "other files")
+    if (
+        out_dir.is_dir()
+        and not (out_dir / layout.INDEX_FILE).exists()
+        and any(e.name != layout.LOCK_FILE for e in out_dir.iterdir())
+    ):
+        raise UserError(
+            f"{out_dir}: expected an empty or new directory for the campaign, found other files"
+        )
     with layout.locked(out_dir):
         return _run_locked(c, out_dir, specs, jobs, cluster, stream, progress)
 
 
-def _run_locked(c: Campaign, out_dir: Path, specs: list[RunSpec], jobs: int | None,
-                cluster: str | None, stream: TextIO | None, progress: bool | None) -> CampaignRun:
+def _run_locked(
+    c: Campaign,
+    out_dir: Path,
+    specs: list[RunSpec],
+    jobs: int | None,
+    cluster: str | None,
+    stream: TextIO | None,
+    progress: bool | None,
+) -> CampaignRun:
     started = time.monotonic()  # for the summary (runs/s, ETA) only
     specs, removed = prepare(c, out_dir, specs)
     scan = layout.scan(out_dir)
@@ -141,8 +156,9 @@ def _run_locked(c: Campaign, out_dir: Path, specs: list[RunSpec], jobs: int | No
     run = CampaignRun(out_dir, c.name, backend, len(specs), removed_leftovers=removed)
     run.reports.extend(RunReport(s.run_id, "skipped") for s in specs if s.run_id in scan.done)
     by_id = {s.run_id: s for s in specs}
-    bar = ProgressLine(c.name, len(specs), already=len(specs) - len(todo), stream=stream,
-                       enabled=progress)
+    bar = ProgressLine(
+        c.name, len(specs), already=len(specs) - len(todo), stream=stream, enabled=progress
+    )
     parallel = [s for s in todo if s.engine != "emu"]
     serial = [s for s in todo if s.engine == "emu"]
     parallel.sort(key=lambda s: -s.cost)  # longest first: the pool ends together
@@ -151,9 +167,13 @@ def _run_locked(c: Campaign, out_dir: Path, specs: list[RunSpec], jobs: int | No
         spec = by_id[outcome.run_id]
         if outcome.ok:
             try:
-                layout.write_run(out_dir, spec.index_doc() | {"scenario": spec.scenario,
-                                                              "campaign": c.name},
-                                 outcome.result, outcome.extras, raw)
+                layout.write_run(
+                    out_dir,
+                    spec.index_doc() | {"scenario": spec.scenario, "campaign": c.name},
+                    outcome.result,
+                    outcome.extras,
+                    raw,
+                )
                 run.reports.append(RunReport(spec.run_id, "done", outcome.wall_s))
             except OSError as e:  # disk full, permissions: reported like a failed run
                 outcome = Outcome(spec.run_id, False, error=f"writing the result failed: {e}")
@@ -170,13 +190,13 @@ def _run_locked(c: Campaign, out_dir: Path, specs: list[RunSpec], jobs: int | No
     try:
         with bar:
             if parallel:
-                source = (_dask(parallel, cluster) if cluster
-                          else _local(parallel, _jobs(jobs)))
+                source = _dask(parallel, cluster) if cluster else _local(parallel, _jobs(jobs))
                 for outcome in source:
                     record(outcome)
             for spec in serial:
-                raw = Path(tempfile.mkdtemp(prefix=f".{spec.run_id}.emu-",
-                                            dir=out_dir / layout.RUNS_DIR))
+                raw = Path(
+                    tempfile.mkdtemp(prefix=f".{spec.run_id}.emu-", dir=out_dir / layout.RUNS_DIR)
+                )
                 record(execute(spec, out_dir=str(raw)), raw)
     except KeyboardInterrupt:
         run.interrupted = True
@@ -188,7 +208,11 @@ def _run_locked(c: Campaign, out_dir: Path, specs: list[RunSpec], jobs: int | No
 
 def _jobs(jobs: int | None) -> int:
     if jobs is None:
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else (os.cpu_count() or 1)
+        )
     if jobs < 1:
         raise UserError(f"--jobs: expected an integer >= 1, found {jobs}")
     return jobs
@@ -211,8 +235,12 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
                 try:
                     yield fut.result()
                 except BrokenProcessPool:
-                    yield Outcome(spec.run_id, False, error="the worker process died (a crash or "
-                                  "the OOM killer) while this run was in flight; rerun to retry")
+                    yield Outcome(
+                        spec.run_id,
+                        False,
+                        error="the worker process died (a crash or "
+                        "the OOM killer) while this run was in flight; rerun to retry",
+                    )
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
@@ -222,22 +250,27 @@ def _dask(specs: list[RunSpec], address: str) -> Iterator[Outcome]:
     try:
         from distributed import Client, as_completed
     except ImportError:  # pragma: no cover - a dependency of satcc
-        raise UserError("--cluster needs the `distributed` package (pip install "
-                        "'dask[distributed]')") from None
+        raise UserError(
+            "--cluster needs the `distributed` package (pip install 'dask[distributed]')"
+        ) from None
     try:
         client = Client(address, timeout=DASK_CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as e:
         raise UserError(f"--cluster {address}: cannot reach a Dask scheduler there ({e})") from None
     try:
-        futures = {client.submit(execute, s, key=f"satcc-run-{s.run_id}", pure=False): s
-                   for s in specs}
+        futures = {
+            client.submit(execute, s, key=f"satcc-run-{s.run_id}", pure=False): s for s in specs
+        }
         for fut in as_completed(list(futures), loop=client.loop):
             spec = futures[fut]
             try:
                 yield fut.result()
             except Exception as e:  # noqa: BLE001 - KilledWorker, lost connection: per run
-                yield Outcome(spec.run_id, False, error=f"the Dask cluster could not run it: "
-                              f"{type(e).__name__}: {e}")
+                yield Outcome(
+                    spec.run_id,
+                    False,
+                    error=f"the Dask cluster could not run it: {type(e).__name__}: {e}",
+                )
     finally:
         client.close()
 
@@ -250,8 +283,15 @@ class ProgressLine:
 
     WIDTH = 24
 
-    def __init__(self, name: str, total: int, already: int = 0, stream: TextIO | None = None,
-                 enabled: bool | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        name: str,
+        total: int,
+        already: int = 0,
+        stream: TextIO | None = None,
+        enabled: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.name, self.total, self.already = name, total, already
         self.stream = stream if stream is not None else sys.stderr
         if enabled is None:
@@ -270,7 +310,9 @@ class ProgressLine:
         frac = finished / self.total if self.total else 1.0
         filled = int(frac * self.WIDTH)
         elapsed = self.clock() - self.started
-        parts = [f"{self.name} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {finished}/{self.total}"]
+        parts = [
+            f"{self.name} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {finished}/{self.total}"
+        ]
         if self.failed:
             parts.append(f"{self.failed} failed")
         if self.done and elapsed > 0:

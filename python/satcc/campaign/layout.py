@@ -55,11 +55,26 @@ EMU_RAW_DIR = "emu"
 # files and directories a campaign directory may hold at its top level (anything else is foreign)
 # satcc fidelity's outputs beside the runs (satcc.fidelity.suite)
 FIDELITY_FILES = {"fidelity.json", "fidelity.txt", "fidelity.png"}
-KNOWN_TOP = {INDEX_FILE, CAMPAIGN_COPY, RUNS_DIR, FAILED_DIR, CATALOG_FILE, REPORT_DIR,
-             CATALOG_FILE + ".wal", LOCK_FILE, *FIDELITY_FILES}
+KNOWN_TOP = {
+    INDEX_FILE,
+    CAMPAIGN_COPY,
+    RUNS_DIR,
+    FAILED_DIR,
+    CATALOG_FILE,
+    REPORT_DIR,
+    CATALOG_FILE + ".wal",
+    LOCK_FILE,
+    *FIDELITY_FILES,
+}
 EXTRA_FILES = ("pings.parquet", "seqack.parquet")
-RUN_FILES = {results.SUMMARY_FILE, *results.TABLE_FILES, RUN_FILE, *EXTRA_FILES, EMU_RAW_DIR,
-             "plot.png"}
+RUN_FILES = {
+    results.SUMMARY_FILE,
+    *results.TABLE_FILES,
+    RUN_FILE,
+    *EXTRA_FILES,
+    EMU_RAW_DIR,
+    "plot.png",
+}
 
 
 @contextmanager
@@ -75,8 +90,10 @@ def locked(d: Path, wait: bool = False) -> Iterator[bool]:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             who = f" (pid {holder})" if holder.isdigit() else ""
-            raise UserError(f"{d}: another satcc campaign{who} is writing to this directory; "
-                            "wait for it to finish or choose another --out") from None
+            raise UserError(
+                f"{d}: another satcc campaign{who} is writing to this directory; "
+                "wait for it to finish or choose another --out"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         yield True
@@ -148,24 +165,38 @@ def read_index(d: Path) -> dict[str, Any]:
     try:
         doc = json_loads(path.read_text(encoding="utf-8"), str(path))
     except (OSError, ValueError) as e:
-        raise UserError(f"{path}: expected the campaign index (JSON), found unreadable data: "
-                        f"{printable(str(e))[:200]}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not all(
-            isinstance(r, dict) and isinstance(r.get("run_id"), str) for r in doc["runs"]):
-        raise UserError(f"{path}: expected the campaign index (an object with a list of runs), "
-                        "found another JSON document")
+        raise UserError(
+            f"{path}: expected the campaign index (JSON), found unreadable data: "
+            f"{printable(str(e))[:200]}"
+        ) from None
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("runs"), list)
+        or not all(isinstance(r, dict) and isinstance(r.get("run_id"), str) for r in doc["runs"])
+    ):
+        raise UserError(
+            f"{path}: expected the campaign index (an object with a list of runs), "
+            "found another JSON document"
+        )
     version = doc.get("index_schema_version")
     if version != INDEX_SCHEMA_VERSION:
-        raise UserError(f"{path}: expected index_schema_version {INDEX_SCHEMA_VERSION}, found "
-                        f"{version!r} (written by another satcc version)")
+        raise UserError(
+            f"{path}: expected index_schema_version {INDEX_SCHEMA_VERSION}, found "
+            f"{version!r} (written by another satcc version)"
+        )
     return doc
 
 
 # -- writing one run -----------------------------------------------------------------------
 
 
-def write_run(d: Path, spec_doc: dict[str, Any], result: Any, extras: dict[str, Any],
-              raw_dir: Path | None = None) -> Path:
+def write_run(
+    d: Path,
+    spec_doc: dict[str, Any],
+    result: Any,
+    extras: dict[str, Any],
+    raw_dir: Path | None = None,
+) -> Path:
     """Put one finished run in place atomically (module doc). `raw_dir/emu`, if given, moves in."""
     runs = d / RUNS_DIR
     runs.mkdir(parents=True, exist_ok=True)
@@ -197,8 +228,9 @@ def write_run(d: Path, spec_doc: dict[str, Any], result: Any, extras: dict[str, 
 
 
 def write_failure(d: Path, spec_doc: dict[str, Any], error: str) -> None:
-    atomic_write_text(d / FAILED_DIR / f"{spec_doc['run_id']}.json",
-                      dumps({**spec_doc, "error": error}))
+    atomic_write_text(
+        d / FAILED_DIR / f"{spec_doc['run_id']}.json", dumps({**spec_doc, "error": error})
+    )
 
 
 def remove_leftovers(d: Path) -> list[str]:
@@ -272,26 +304,38 @@ def verify_run(run_dir: Path, expected_id: str | None) -> tuple[dict[str, Any] |
         summary = json_loads(summary_path.read_text(encoding="utf-8"), str(summary_path))
         run = json_loads(run_path.read_text(encoding="utf-8"), str(run_path))
     except (OSError, ValueError) as e:
-        return None, ("expected JSON in summary.json and run.json, found unreadable data "
-                      f"({printable(str(e))[:200]})")
+        return None, (
+            "expected JSON in summary.json and run.json, found unreadable data "
+            f"({printable(str(e))[:200]})"
+        )
     if not isinstance(summary, dict) or not isinstance(run, dict):
         return None, "expected JSON objects in summary.json and run.json"
     if summary.get("schema_version") != results.SCHEMA_VERSION:
-        return None, (f"results schema_version {summary.get('schema_version')!r}, this satcc "
-                      f"reads {results.SCHEMA_VERSION} (no migration known)")
+        return None, (
+            f"results schema_version {summary.get('schema_version')!r}, this satcc "
+            f"reads {results.SCHEMA_VERSION} (no migration known)"
+        )
     if run.get("run_schema_version") != RUN_SCHEMA_VERSION:
-        return None, f"run.json schema {run.get('run_schema_version')!r}, expected {RUN_SCHEMA_VERSION}"
+        return (
+            None,
+            f"run.json schema {run.get('run_schema_version')!r}, expected {RUN_SCHEMA_VERSION}",
+        )
     if run.get("run_id") != rid or (expected_id is not None and rid != expected_id):
         return None, f"run.json names run {run.get('run_id')!r}, not {rid!r}"
-    want = {name: (summary.get("files") or {}).get(name, {}).get("sha256")
-            for name in results.TABLE_FILES}
+    want = {
+        name: (summary.get("files") or {}).get(name, {}).get("sha256")
+        for name in results.TABLE_FILES
+    }
     want.update(run.get("files") or {})
     for name, digest in want.items():
         path = run_dir / name
         if not path.is_file():
             return None, f"expected {name}, found none"
         if digest is None or sha256(path) != digest:
-            return None, f"{name} does not match its recorded sha256 (modified or mixed with another run)"
+            return (
+                None,
+                f"{name} does not match its recorded sha256 (modified or mixed with another run)",
+            )
     for entry in run_dir.iterdir():
         if entry.name not in RUN_FILES and entry.name not in want:
             return None, f"holds a foreign file {entry.name!r}"
@@ -305,27 +349,43 @@ def scan(d: Path) -> Scan:
     planned = {r["run_id"] for r in index["runs"]}
     for entry in sorted(d.iterdir()):
         if entry.name not in KNOWN_TOP and not entry.name.startswith(f".{INDEX_FILE}.tmp"):
-            out.problems.append(Problem(entry.name, "foreign",
-                                        "not part of a campaign directory; left out"))
+            out.problems.append(
+                Problem(entry.name, "foreign", "not part of a campaign directory; left out")
+            )
     runs = d / RUNS_DIR
     if runs.is_dir():
         for entry in sorted(runs.iterdir()):
             rel = f"{RUNS_DIR}/{entry.name}"
             if entry.name.startswith("."):
-                out.problems.append(Problem(rel, "incomplete", "an interrupted write; the next "
-                                            "`satcc campaign` removes it and redoes the run"))
+                out.problems.append(
+                    Problem(
+                        rel,
+                        "incomplete",
+                        "an interrupted write; the next "
+                        "`satcc campaign` removes it and redoes the run",
+                    )
+                )
                 continue
             if not entry.is_dir():
                 out.problems.append(Problem(rel, "foreign", "not a run directory; left out"))
                 continue
             if entry.name not in planned:
-                out.problems.append(Problem(rel, "not-in-plan", "a run the current campaign "
-                                            "file does not plan (an earlier version?); left out"))
+                out.problems.append(
+                    Problem(
+                        rel,
+                        "not-in-plan",
+                        "a run the current campaign "
+                        "file does not plan (an earlier version?); left out",
+                    )
+                )
                 continue
             run, why = verify_run(entry, entry.name)
             if run is None:
-                out.problems.append(Problem(rel, "corrupt", f"{why}; left out, and the next "
-                                            "`satcc campaign` redoes it"))
+                out.problems.append(
+                    Problem(
+                        rel, "corrupt", f"{why}; left out, and the next `satcc campaign` redoes it"
+                    )
+                )
                 continue
             out.done[entry.name] = run
     failed = d / FAILED_DIR
@@ -333,12 +393,20 @@ def scan(d: Path) -> Scan:
         for entry in sorted(failed.iterdir()):
             rid = entry.name.removesuffix(".json")
             if entry.name.startswith("."):
-                out.problems.append(Problem(f"{FAILED_DIR}/{entry.name}", "incomplete",
-                                            "an interrupted write; removed by the next run"))
+                out.problems.append(
+                    Problem(
+                        f"{FAILED_DIR}/{entry.name}",
+                        "incomplete",
+                        "an interrupted write; removed by the next run",
+                    )
+                )
                 continue
             if not entry.name.endswith(".json"):
-                out.problems.append(Problem(f"{FAILED_DIR}/{entry.name}", "foreign",
-                                            "not a failure record; left out"))
+                out.problems.append(
+                    Problem(
+                        f"{FAILED_DIR}/{entry.name}", "foreign", "not a failure record; left out"
+                    )
+                )
                 continue
             if rid in out.done or rid not in planned:
                 continue

@@ -71,12 +71,33 @@ DEFAULT_ANALYZE_BIN = "100 ms"  # satcc analyze's default
 CAMPAIGN_KEYS = ("name", "description", "scenario", "repetitions", "seed", "seeds")
 AXIS_KEYS = ("key", "values", "cases", "role", "name")
 ANALYZE_KEYS = ("files", "each", "bin", "params")
-ROLES = ("cca", "mss", "loss", "rtt", "time_of_day", "engine", "size", "direction", "plan",
-         "count", "other")
-RESERVED_COLUMNS = {"run_id", "engine", "seed", "repetition", "point", "scenario",
-                    "scenario_hash", "status"}
+ROLES = (
+    "cca",
+    "mss",
+    "loss",
+    "rtt",
+    "time_of_day",
+    "engine",
+    "size",
+    "direction",
+    "plan",
+    "count",
+    "other",
+)
+RESERVED_COLUMNS = {
+    "run_id",
+    "engine",
+    "seed",
+    "repetition",
+    "point",
+    "scenario",
+    "scenario_hash",
+    "status",
+}
 MAX_RUNS = 1_000_000  # hard limit on a campaign's runs
-SOFT_MAX_RUNS = 10_000  # above this, `satcc campaign` needs --force (planning alone takes ~1 s per 1,000)
+SOFT_MAX_RUNS = (
+    10_000  # above this, `satcc campaign` needs --force (planning alone takes ~1 s per 1,000)
+)
 PLAN_PROGRESS_RUNS = 2_000  # planning this many runs or more shows a progress bar
 
 _SEGMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?:\[(?P<index>\d+|\*)\])?$|^\*$")
@@ -88,8 +109,9 @@ class CampaignError(UserError):
     def __init__(self, source: str, issues: list[tuple[str, str]]):
         self.source = source
         self.issues = issues
-        super().__init__("\n".join(f"{source}: {p}: {m}" if p else f"{source}: {m}"
-                                   for p, m in issues))
+        super().__init__(
+            "\n".join(f"{source}: {p}: {m}" if p else f"{source}: {m}" for p, m in issues)
+        )
 
 
 # -- key paths -----------------------------------------------------------------------------
@@ -104,16 +126,19 @@ def parse_key_path(path: str) -> list[tuple[str | None, int | str | None]]:
     for part in path.split("."):
         m = _SEGMENT.match(part)
         if m is None:
-            raise ValueError(f"expected a key path like 'flow[0].cca' or 'flow.*.mss', "
-                             f"found {path!r} (bad part {part!r})")
+            raise ValueError(
+                f"expected a key path like 'flow[0].cca' or 'flow.*.mss', "
+                f"found {path!r} (bad part {part!r})"
+            )
         if part == "*":
             if not out or out[-1][1] is not None:
                 raise ValueError(f"expected '*' right after an array key, found {path!r}")
             out[-1] = (out[-1][0], "*")
             continue
         index = m.group("index")
-        out.append((m.group("name"), None if index is None else
-                    ("*" if index == "*" else int(index))))
+        out.append(
+            (m.group("name"), None if index is None else ("*" if index == "*" else int(index)))
+        )
     return out
 
 
@@ -126,7 +151,8 @@ def set_key(doc: dict[str, Any], path: str, value: Any) -> None:
         last = i == len(parts) - 1
         if not isinstance(node, dict):
             raise ValueError(  # noqa: TRY004 - one error type for every bad key path
-                f"expected a table at {where or 'the top'}, found {type(node).__name__}")
+                f"expected a table at {where or 'the top'}, found {type(node).__name__}"
+            )
         here = f"{where}.{name}" if where else name
         if index is None:
             if last:
@@ -140,12 +166,15 @@ def set_key(doc: dict[str, Any], path: str, value: Any) -> None:
         if not isinstance(items, list):
             raise ValueError(  # noqa: TRY004 - one error type for every bad key path
                 f"expected an array of tables at {here}, found "
-                f"{'nothing' if items is None else type(items).__name__}")
+                f"{'nothing' if items is None else type(items).__name__}"
+            )
         targets = range(len(items)) if index == "*" else [index]
         for k in targets:
             if k >= len(items):
-                raise ValueError(f"expected an index below {len(items)} ({here} has "
-                                 f"{len(items)} entries), found [{k}]")
+                raise ValueError(
+                    f"expected an index below {len(items)} ({here} has "
+                    f"{len(items)} entries), found [{k}]"
+                )
             if last:
                 items[k] = copy.deepcopy(value)
             else:
@@ -204,8 +233,11 @@ def numeric_companion(values: list[Any]) -> tuple[str, list[float]] | None:
     clock = [_clock_hours(v) for v in values]
     if all(c is not None for c in clock):
         return "h", [float(c) for c in clock]  # type: ignore[arg-type]
-    for suffix, parse, scale in (("ms", parse_duration, 1e-6), ("bps", parse_rate, 1.0),
-                                 ("bytes", parse_size, 1.0)):
+    for suffix, parse, scale in (
+        ("ms", parse_duration, 1e-6),
+        ("bps", parse_rate, 1.0),
+        ("bytes", parse_size, 1.0),
+    ):
         try:
             return suffix, [parse(v) * scale for v in values]
         except (UnitError, ValueError):
@@ -239,8 +271,12 @@ class Axis:
     companion: tuple[str, list[float]] | None = None
 
     def doc(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "role": self.role, "keys": self.keys,
-                             "values": self.labels}
+        d: dict[str, Any] = {
+            "name": self.name,
+            "role": self.role,
+            "keys": self.keys,
+            "values": self.labels,
+        }
         if self.companion is not None:
             d["numeric_column"] = f"{self.name}_{self.companion[0]}"
             d["numeric_values"] = self.companion[1]
@@ -267,9 +303,13 @@ class Campaign:
     analyze: list[AnalyzeEntry] = field(default_factory=list)
 
     def doc(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description,
-                "scenario": str(self.scenario_path) if self.scenario_path else None,
-                "seeds": self.seeds, "axes": [a.doc() for a in self.axes]}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "scenario": str(self.scenario_path) if self.scenario_path else None,
+            "seeds": self.seeds,
+            "axes": [a.doc() for a in self.axes],
+        }
 
 
 @dataclass(frozen=True)
@@ -289,9 +329,14 @@ class RunSpec:
     cost: float = 1.0  # relative run time estimate (longest first)
 
     def index_doc(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"run_id": self.run_id, "engine": self.engine, "seed": self.seed,
-                             "repetition": self.repetition, "point": self.point,
-                             "params": self.params}
+        d: dict[str, Any] = {
+            "run_id": self.run_id,
+            "engine": self.engine,
+            "seed": self.seed,
+            "repetition": self.repetition,
+            "point": self.point,
+            "params": self.params,
+        }
         if self.inputs:
             d["inputs"] = [{"path": p, "sha256": h} for p, h in self.inputs]
             d["bin"] = self.bin
@@ -309,20 +354,39 @@ def load(path: str | Path) -> Campaign:
     return from_dict(data, source=source, text=text, default_name=p.stem, base_dir=p.parent)
 
 
-def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
-              default_name: str = "campaign", base_dir: Path = Path(".")) -> Campaign:
+def from_dict(
+    data: dict[str, Any],
+    source: str = "<campaign>",
+    text: str = "",
+    default_name: str = "campaign",
+    base_dir: Path = Path("."),
+) -> Campaign:
     issues: list[tuple[str, str]] = []
     for key in data:
         if key not in ("campaign", "matrix", "analyze"):
-            issues.append((key, (f"expected one of the tables [campaign], [matrix], [[analyze]]; "
-                                f"found an unknown key {key!r}")))
+            issues.append(
+                (
+                    key,
+                    (
+                        f"expected one of the tables [campaign], [matrix], [[analyze]]; "
+                        f"found an unknown key {key!r}"
+                    ),
+                )
+            )
     head = data.get("campaign", {})
     if not isinstance(head, dict):
         raise CampaignError(source, [("campaign", "expected a [campaign] table")])
     for key in head:
         if key not in CAMPAIGN_KEYS:
-            issues.append((f"campaign.{key}", (f"expected one of the keys {', '.join(CAMPAIGN_KEYS)};"
-                                              f" found an unknown key {key!r}")))
+            issues.append(
+                (
+                    f"campaign.{key}",
+                    (
+                        f"expected one of the keys {', '.join(CAMPAIGN_KEYS)};"
+                        f" found an unknown key {key!r}"
+                    ),
+                )
+            )
     name = head.get("name", default_name)
     if not isinstance(name, str) or not name:
         issues.append(("campaign.name", f"expected a non-empty string, found {describe(name)}"))
@@ -336,10 +400,13 @@ def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
     if "scenario" in head:
         scenario_path = base_dir / str(head["scenario"])
         try:
-            base = limits.toml_loads(limits.read_text(scenario_path, "a scenario file")
-                                     .removeprefix("\ufeff"), str(scenario_path))
-            s = sc.from_dict(copy.deepcopy(base), source=str(scenario_path),
-                             default_name=scenario_path.stem)
+            base = limits.toml_loads(
+                limits.read_text(scenario_path, "a scenario file").removeprefix("\ufeff"),
+                str(scenario_path),
+            )
+            s = sc.from_dict(
+                copy.deepcopy(base), source=str(scenario_path), default_name=scenario_path.stem
+            )
             seeds_default = s.scenario.seed
             base.setdefault("scenario", {}).setdefault("name", s.name)
         except sc.ScenarioError as e:
@@ -347,19 +414,31 @@ def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
         except UserError as e:
             issues.append(("campaign.scenario", str(e)))
     elif "matrix" in data:
-        issues.append(("campaign.scenario", ("expected a base scenario file for the [matrix], "
-                                            "found none")))
+        issues.append(
+            ("campaign.scenario", ("expected a base scenario file for the [matrix], found none"))
+        )
 
     seeds: list[int] = []
     if "seeds" in head:
         if "repetitions" in head:
-            issues.append(("campaign.seeds", "expected either `seeds` or `repetitions`, found both"))
+            issues.append(
+                ("campaign.seeds", "expected either `seeds` or `repetitions`, found both")
+            )
         raw = head["seeds"]
-        if (not isinstance(raw, list) or not raw
-                or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= sc.MAX_SEED
-                           for x in raw)):
-            issues.append(("campaign.seeds", (f"expected a non-empty array of integers in "
-                                             f"0..2^64-1, found {raw!r}")))
+        if (
+            not isinstance(raw, list)
+            or not raw
+            or not all(
+                isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= sc.MAX_SEED
+                for x in raw
+            )
+        ):
+            issues.append(
+                (
+                    "campaign.seeds",
+                    (f"expected a non-empty array of integers in 0..2^64-1, found {raw!r}"),
+                )
+            )
         elif len(set(raw)) != len(raw):
             issues.append(("campaign.seeds", f"expected distinct seeds, found {raw!r}"))
         else:
@@ -370,7 +449,11 @@ def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
         if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
             issues.append(("campaign.repetitions", f"expected an integer >= 1, found {reps!r}"))
             reps = 1
-        if not isinstance(first, int) or isinstance(first, bool) or not 0 <= first <= sc.MAX_SEED - reps:
+        if (
+            not isinstance(first, int)
+            or isinstance(first, bool)
+            or not 0 <= first <= sc.MAX_SEED - reps
+        ):
             issues.append(("campaign.seed", f"expected an integer seed, found {first!r}"))
             first = 1
         seeds = [first + k for k in range(reps)]
@@ -378,8 +461,15 @@ def from_dict(data: dict[str, Any], source: str = "<campaign>", text: str = "",
     axes = _axes(data.get("matrix", {}), issues)
     entries = _analyze_entries(data.get("analyze", []), base_dir, issues)
     if base is None and not entries and "scenario" not in head:
-        issues.append(("", ("expected a base scenario ([campaign] scenario) or [[analyze]] "
-                           "entries, found neither")))
+        issues.append(
+            (
+                "",
+                (
+                    "expected a base scenario ([campaign] scenario) or [[analyze]] "
+                    "entries, found neither"
+                ),
+            )
+        )
     if issues:
         raise CampaignError(source, issues)
     return Campaign(source, text, name, description, scenario_path, base, axes, seeds, entries)
@@ -399,8 +489,15 @@ def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
         elif isinstance(spec, dict):
             for k in spec:
                 if k not in AXIS_KEYS:
-                    issues.append((f"{where}.{k}", (f"expected one of the keys "
-                                                   f"{', '.join(AXIS_KEYS)}; found an unknown key {k!r}")))
+                    issues.append(
+                        (
+                            f"{where}.{k}",
+                            (
+                                f"expected one of the keys "
+                                f"{', '.join(AXIS_KEYS)}; found an unknown key {k!r}"
+                            ),
+                        )
+                    )
             explicit_name = spec.get("name", key)
             role = spec.get("role")
             cases = spec.get("cases")
@@ -411,8 +508,15 @@ def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
                 issues.append((where, "expected either `cases` or `key` and `values`, found both"))
                 continue
             if cases is None and (paths is None or values is None):
-                issues.append((where, ("expected `key` and `values` (or `cases`), found "
-                                      f"{', '.join(sorted(spec)) or 'an empty table'}")))
+                issues.append(
+                    (
+                        where,
+                        (
+                            "expected `key` and `values` (or `cases`), found "
+                            f"{', '.join(sorted(spec)) or 'an empty table'}"
+                        ),
+                    )
+                )
                 continue
         else:
             issues.append((where, f"expected an array of values or a table, found {spec!r}"))
@@ -421,10 +525,14 @@ def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
             issues.append((f"{where}.role", f"expected one of {', '.join(ROLES)}, found {role!r}"))
             role = None
         if cases is not None:
-            if not isinstance(cases, dict) or not cases or not all(
-                    isinstance(v, dict) for v in cases.values()):
-                issues.append((f"{where}.cases", ("expected a table of label = { key.path = "
-                                                 "value, ... }")))
+            if (
+                not isinstance(cases, dict)
+                or not cases
+                or not all(isinstance(v, dict) for v in cases.values())
+            ):
+                issues.append(
+                    (f"{where}.cases", ("expected a table of label = { key.path = value, ... }"))
+                )
                 continue
             labels = list(cases)
             overrides = [dict(cases[label]) for label in labels]
@@ -443,7 +551,9 @@ def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
             axes.append(Axis(name, axis_role, labels, overrides, keys))
             continue
         if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-            issues.append((f"{where}.key", f"expected a key path or an array of them, found {paths!r}"))
+            issues.append(
+                (f"{where}.key", f"expected a key path or an array of them, found {paths!r}")
+            )
             continue
         try:
             for p in paths:
@@ -459,10 +569,19 @@ def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
             continue
         name = _identifier(explicit_name) if explicit_name else default_column(paths[0])
         overrides = [{p: v for p in paths} for v in values]
-        labels = [v if isinstance(v, (str, int, float, bool)) else sc.canonical_json(v)
-                  for v in values]
-        axes.append(Axis(name, role or role_of(paths[0]), labels, overrides, list(paths),
-                         numeric_companion(values)))
+        labels = [
+            v if isinstance(v, (str, int, float, bool)) else sc.canonical_json(v) for v in values
+        ]
+        axes.append(
+            Axis(
+                name,
+                role or role_of(paths[0]),
+                labels,
+                overrides,
+                list(paths),
+                numeric_companion(values),
+            )
+        )
     # column names: unique and not reserved; a clash gets the full path as its name
     seen: dict[str, int] = {}
     for a in axes:
@@ -473,12 +592,27 @@ def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
     names = [a.name for a in axes]
     for a in axes:
         if names.count(a.name) > 1:
-            issues.append(("matrix", (f"expected distinct column names, found {a.name!r} twice "
-                                     "(give one axis a `name`)")))
-        if a.name in RESERVED_COLUMNS and not (a.name == "engine"
-                                               and a.keys == ["scenario.engine"]):
-            issues.append(("matrix", (f"expected a column name other than {a.name!r} (reserved); "
-                                     "give the axis a `name`")))
+            issues.append(
+                (
+                    "matrix",
+                    (
+                        f"expected distinct column names, found {a.name!r} twice "
+                        "(give one axis a `name`)"
+                    ),
+                )
+            )
+        if a.name in RESERVED_COLUMNS and not (
+            a.name == "engine" and a.keys == ["scenario.engine"]
+        ):
+            issues.append(
+                (
+                    "matrix",
+                    (
+                        f"expected a column name other than {a.name!r} (reserved); "
+                        "give the axis a `name`"
+                    ),
+                )
+            )
     return axes
 
 
@@ -494,8 +628,15 @@ def _analyze_entries(raw: Any, base_dir: Path, issues: list[tuple[str, str]]) ->
             continue
         for k in entry:
             if k not in ANALYZE_KEYS:
-                issues.append((f"{where}.{k}", (f"expected one of the keys {', '.join(ANALYZE_KEYS)};"
-                                               f" found an unknown key {k!r}")))
+                issues.append(
+                    (
+                        f"{where}.{k}",
+                        (
+                            f"expected one of the keys {', '.join(ANALYZE_KEYS)};"
+                            f" found an unknown key {k!r}"
+                        ),
+                    )
+                )
         patterns = entry.get("files")
         if isinstance(patterns, str):
             patterns = [patterns]
@@ -513,8 +654,15 @@ def _analyze_entries(raw: Any, base_dir: Path, issues: list[tuple[str, str]]) ->
                 except OSError:
                     regular = False
                 if not regular:
-                    issues.append((f"{where}.files", (f"expected regular files, found {m!r}, "
-                                   "which is not one (a directory, device or FIFO)")))
+                    issues.append(
+                        (
+                            f"{where}.files",
+                            (
+                                f"expected regular files, found {m!r}, "
+                                "which is not one (a directory, device or FIFO)"
+                            ),
+                        )
+                    )
                     continue
                 files.append(Path(m))
         bin_text = entry.get("bin", DEFAULT_ANALYZE_BIN)
@@ -526,7 +674,8 @@ def _analyze_entries(raw: Any, base_dir: Path, issues: list[tuple[str, str]]) ->
             continue
         params = entry.get("params", {})
         if not isinstance(params, dict) or not all(
-                isinstance(v, (str, int, float, bool)) for v in params.values()):
+            isinstance(v, (str, int, float, bool)) for v in params.values()
+        ):
             issues.append((f"{where}.params", "expected a table of scalar values"))
             continue
         each = entry.get("each", True)
@@ -568,12 +717,22 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
     owners: dict[str, str] = {}
     total = planned_runs(c)
     if total > MAX_RUNS:
-        raise CampaignError(c.source, [("matrix", (f"expected at most {MAX_RUNS:,} runs, found "
-                                                   f"{total:,}"))])
+        raise CampaignError(
+            c.source, [("matrix", (f"expected at most {MAX_RUNS:,} runs, found {total:,}"))]
+        )
     if total > SOFT_MAX_RUNS and not force:
-        raise CampaignError(c.source, [("matrix", (
-            f"expected at most {SOFT_MAX_RUNS:,} runs without --force, found {total:,} (planning "
-            f"them alone takes minutes; --force plans and runs them anyway)"))])
+        raise CampaignError(
+            c.source,
+            [
+                (
+                    "matrix",
+                    (
+                        f"expected at most {SOFT_MAX_RUNS:,} runs without --force, found {total:,} (planning "
+                        f"them alone takes minutes; --force plans and runs them anyway)"
+                    ),
+                )
+            ],
+        )
     points = total // max(len(c.seeds), 1)
     if c.base is not None:
         combos = product(*[range(len(a.labels)) for a in c.axes]) if c.axes else [()]
@@ -589,14 +748,19 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
             for a, k in zip(c.axes, combo, strict=True):
                 if a.companion is not None:
                     params[f"{a.name}_{a.companion[0]}"] = a.companion[1][k]
-            label = ", ".join(f"{a.name}={a.labels[k]!r}" for a, k in zip(c.axes, combo, strict=True))
+            label = ", ".join(
+                f"{a.name}={a.labels[k]!r}" for a, k in zip(c.axes, combo, strict=True)
+            )
             doc = copy.deepcopy(c.base)
             try:
                 for a, k in zip(c.axes, combo, strict=True):
                     for path, value in a.overrides[k].items():
                         set_key(doc, path, value)
-                s = sc.from_dict(copy.deepcopy(doc), source=str(c.scenario_path),
-                                 default_name=str(doc.get("scenario", {}).get("name", "scenario")))
+                s = sc.from_dict(
+                    copy.deepcopy(doc),
+                    source=str(c.scenario_path),
+                    default_name=str(doc.get("scenario", {}).get("name", "scenario")),
+                )
                 config = sc.resolve(s)
             except ValueError as e:
                 issues.append((f"point {point} ({label})", str(e)))
@@ -612,26 +776,54 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
                 rid = run_id({"engine": engine, "scenario_hash": h, "seed": seed})
                 where = f"point {point} ({label}), seed {seed}"
                 if rid in owners:
-                    issues.append(("matrix", (f"{where} resolves to the same run as {owners[rid]}: "
-                                             "an axis changes nothing")))
+                    issues.append(
+                        (
+                            "matrix",
+                            (
+                                f"{where} resolves to the same run as {owners[rid]}: "
+                                "an axis changes nothing"
+                            ),
+                        )
+                    )
                     continue
                 owners[rid] = where
-                specs.append(RunSpec(rid, engine, seed, rep, point, params, doc,
-                                     str(c.scenario_path), cost=cost))
+                specs.append(
+                    RunSpec(
+                        rid, engine, seed, rep, point, params, doc, str(c.scenario_path), cost=cost
+                    )
+                )
         if bar is not None:
             bar.close()
     for i, entry in enumerate(c.analyze):
         inputs = tuple((str(f), _file_sha256(f)) for f in entry.files)
-        rid = run_id({"engine": ANALYZE, "inputs": [h for _, h in inputs],
-                      "bin_ns": parse_duration(entry.bin)})
+        rid = run_id(
+            {
+                "engine": ANALYZE,
+                "inputs": [h for _, h in inputs],
+                "bin_ns": parse_duration(entry.bin),
+            }
+        )
         where = f"analyze[{i}] ({', '.join(f.name for f in entry.files)})"
         if rid in owners:
             issues.append(("analyze", f"{where} repeats {owners[rid]}"))
             continue
         owners[rid] = where
         size = sum(f.stat().st_size for f in entry.files)
-        specs.append(RunSpec(rid, ANALYZE, None, 0, -1 - i, dict(entry.params), None,
-                             c.source, inputs=inputs, bin=entry.bin, cost=size / 1e7))
+        specs.append(
+            RunSpec(
+                rid,
+                ANALYZE,
+                None,
+                0,
+                -1 - i,
+                dict(entry.params),
+                None,
+                c.source,
+                inputs=inputs,
+                bin=entry.bin,
+                cost=size / 1e7,
+            )
+        )
     if issues:
         raise CampaignError(c.source, issues)
     return specs

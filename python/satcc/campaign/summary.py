@@ -21,8 +21,10 @@ def grid(columns: list[str], rows: list[list[str]], left: set[int] | None = None
     widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
 
     def fmt(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i in left else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     return [fmt(columns), *(fmt(r) for r in rows)]
 
@@ -41,31 +43,43 @@ def point_table(store, max_rows: int = SUMMARY_MAX_ROWS) -> list[str]:
     runs = store.runs()
     if runs.empty:
         return ["(no runs planned)"]
-    params = [c for c in store.param_columns if not c.endswith(("_ms", "_bps", "_bytes", "_h"))
-              or c.rsplit("_", 1)[0] not in store.param_columns]
+    params = [
+        c
+        for c in store.param_columns
+        if not c.endswith(("_ms", "_bps", "_bytes", "_h"))
+        or c.rsplit("_", 1)[0] not in store.param_columns
+    ]
     per_point = runs.groupby("point", sort=True, dropna=False)
-    flows = store.query("SELECT point, regexp_replace(name, '\\.[0-9]+$', '') AS flow, "
-                        "avg(goodput_bps) / 1e6 AS mbps, avg(retransmission_rate) AS retx "
-                        "FROM flows GROUP BY ALL ORDER BY point, flow")
+    flows = store.query(
+        "SELECT point, regexp_replace(name, '\\.[0-9]+$', '') AS flow, "
+        "avg(goodput_bps) / 1e6 AS mbps, avg(retransmission_rate) AS retx "
+        "FROM flows GROUP BY ALL ORDER BY point, flow"
+    )
     columns = [*params, "runs", "goodput Mbit/s (mean per flow)", "retx", "jain"]
     rows = []
     for point, group in per_point:
         first = group.iloc[0]
         mine = flows[flows["point"] == point]
-        goodput = ", ".join(f"{r.flow} {r.mbps:.2f}" for r in mine.itertuples()
-                            if pd.notna(r.mbps))
+        goodput = ", ".join(f"{r.flow} {r.mbps:.2f}" for r in mine.itertuples() if pd.notna(r.mbps))
         if len(mine) > 4:
             goodput = f"{len(mine)} flows, mean {mine['mbps'].mean():.2f}"
         retx = mine["retx"].mean() if len(mine) else None
         jain = group["jain_index"].mean()
         done = int((group["status"] == "done").sum())
-        rows.append([*(_cell(first[c]) for c in params), f"{done}/{len(group)}", goodput or "-",
-                     "-" if retx is None or pd.isna(retx) else f"{100 * retx:.2f} %",
-                     "-" if pd.isna(jain) else f"{jain:.3f}"])
+        rows.append(
+            [
+                *(_cell(first[c]) for c in params),
+                f"{done}/{len(group)}",
+                goodput or "-",
+                "-" if retx is None or pd.isna(retx) else f"{100 * retx:.2f} %",
+                "-" if pd.isna(jain) else f"{jain:.3f}",
+            ]
+        )
     lines = grid(columns, rows[:max_rows], left=set(range(len(params))) | {len(params) + 1})
     if len(rows) > max_rows:
-        lines.append(f"... {len(rows) - max_rows} more points: satcc query DIR "
-                     "\"SELECT * FROM runs\"")
+        lines.append(
+            f'... {len(rows) - max_rows} more points: satcc query DIR "SELECT * FROM runs"'
+        )
     return lines
 
 
@@ -73,27 +87,34 @@ def end_of_run(run: CampaignRun) -> str:
     """The summary printed when `satcc campaign` finishes."""
     done, skipped, failed = run.count("done"), run.count("skipped"), run.count("failed")
     rate = done / run.wall_s if run.wall_s > 0 else 0.0
-    head = (f"campaign {run.name}: {run.planned} runs planned · {done} run now · {skipped} "
-            f"already done · {failed} failed · {format_seconds(run.wall_s)} · "
-            f"{rate:.2f} runs/s ({run.backend})")
+    head = (
+        f"campaign {run.name}: {run.planned} runs planned · {done} run now · {skipped} "
+        f"already done · {failed} failed · {format_seconds(run.wall_s)} · "
+        f"{rate:.2f} runs/s ({run.backend})"
+    )
     lines = [head]
     if run.removed_leftovers:
-        lines.append(f"removed {len(run.removed_leftovers)} interrupted write(s) from an earlier "
-                     "attempt; their runs were redone")
+        lines.append(
+            f"removed {len(run.removed_leftovers)} interrupted write(s) from an earlier "
+            "attempt; their runs were redone"
+        )
     with open_store(run.out_dir) as store:
         lines.append("")
         lines.extend(point_table(store))
         lines.extend(_failures(store))
         lines.extend(_problems(store))
     lines.append("")
-    lines.append(f"results: {run.out_dir}  (satcc query {run.out_dir} \"SQL\"; "
-                 f"satcc report {run.out_dir})")
+    lines.append(
+        f'results: {run.out_dir}  (satcc query {run.out_dir} "SQL"; satcc report {run.out_dir})'
+    )
     return "\n".join(lines)
 
 
 def _failures(store) -> list[str]:
-    failed = store.query("SELECT run_id, engine, seed, point, error FROM runs "
-                         "WHERE status = 'failed' ORDER BY point, seed")
+    failed = store.query(
+        "SELECT run_id, engine, seed, point, error FROM runs "
+        "WHERE status = 'failed' ORDER BY point, seed"
+    )
     if failed.empty:
         return []
     runs = {r["run_id"]: r for r in store.index["runs"]}
@@ -117,27 +138,38 @@ def status(directory) -> tuple[str, int]:
     """`satcc campaign status DIR`: (text, exit status: 0 all done, 1 otherwise)."""
     with open_store(directory, save=False) as store:
         idx = store.index
-        counts = store.query("SELECT engine, status, count(*) AS n FROM runs GROUP BY ALL "
-                             "ORDER BY engine, status")
+        counts = store.query(
+            "SELECT engine, status, count(*) AS n FROM runs GROUP BY ALL ORDER BY engine, status"
+        )
         total = int(counts["n"].sum()) if len(counts) else 0
         by_status = counts.groupby("status")["n"].sum().to_dict()
-        lines = [(f"campaign {idx.get('name')} in {directory}: {total} runs planned · "
-                 f"{by_status.get('done', 0)} done · {by_status.get('failed', 0)} failed · "
-                 f"{by_status.get('pending', 0)} pending")]
+        lines = [
+            (
+                f"campaign {idx.get('name')} in {directory}: {total} runs planned · "
+                f"{by_status.get('done', 0)} done · {by_status.get('failed', 0)} failed · "
+                f"{by_status.get('pending', 0)} pending"
+            )
+        ]
         rows = [[r.engine, r.status, str(r.n)] for r in counts.itertuples()]
         if rows:
             lines.extend("  " + line for line in grid(["engine", "status", "runs"], rows, {0, 1}))
-        versions = store.query("SELECT satcc_version, count(*) AS n FROM runs WHERE "
-                               "status = 'done' GROUP BY ALL ORDER BY 1")
+        versions = store.query(
+            "SELECT satcc_version, count(*) AS n FROM runs WHERE "
+            "status = 'done' GROUP BY ALL ORDER BY 1"
+        )
         if len(versions) > 1:
-            lines.append("note: runs from several satcc versions: " + ", ".join(
-                f"{r.satcc_version} ({r.n})" for r in versions.itertuples()))
+            lines.append(
+                "note: runs from several satcc versions: "
+                + ", ".join(f"{r.satcc_version} ({r.n})" for r in versions.itertuples())
+            )
         lines.extend(_failures(store))
         lines.extend(_problems(store))
         complete = by_status.get("done", 0) == total and not store.problems
         if not complete:
             lines.append("")
-            lines.append(f"to finish: satcc campaign {idx.get('source')} --out {directory}"
-                         if by_status.get("done", 0) != total else
-                         "every run is done; the files listed above are left out")
+            lines.append(
+                f"to finish: satcc campaign {idx.get('source')} --out {directory}"
+                if by_status.get("done", 0) != total
+                else "every run is done; the files listed above are left out"
+            )
         return "\n".join(lines), 0 if complete else 1

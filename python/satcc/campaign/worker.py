@@ -32,22 +32,26 @@ SEQACK_FILE = "seqack.parquet"
 SEQACK_MAX_CAPTURE_BYTES = 512 * 1024 * 1024  # beyond this, no per-packet table (memory)
 TRACEBACK_LINES = 6
 
-PINGS_SCHEMA = pa.schema([
-    ("flow_id", pa.int64()),
-    ("seq", pa.int64()),
-    ("t_s", pa.float64()),        # from the log's first probe
-    ("t_epoch_s", pa.float64()),  # Unix time when the log has it (ping -D), else null
-    ("rtt_ms", pa.float64()),     # null: no reply
-])
-SEQACK_SCHEMA = pa.schema([
-    ("flow_id", pa.int64()),
-    ("kind", pa.string()),        # "data" or "ack"
-    ("t_s", pa.float64()),        # from the capture's first packet
-    ("seq_rel", pa.int64()),      # data: first byte, relative to the ISN
-    ("end_rel", pa.int64()),      # data: one past the last byte
-    ("ack_rel", pa.int64()),      # ack: cumulative ACK, relative
-    ("retransmission", pa.bool_()),
-])
+PINGS_SCHEMA = pa.schema(
+    [
+        ("flow_id", pa.int64()),
+        ("seq", pa.int64()),
+        ("t_s", pa.float64()),  # from the log's first probe
+        ("t_epoch_s", pa.float64()),  # Unix time when the log has it (ping -D), else null
+        ("rtt_ms", pa.float64()),  # null: no reply
+    ]
+)
+SEQACK_SCHEMA = pa.schema(
+    [
+        ("flow_id", pa.int64()),
+        ("kind", pa.string()),  # "data" or "ack"
+        ("t_s", pa.float64()),  # from the capture's first packet
+        ("seq_rel", pa.int64()),  # data: first byte, relative to the ISN
+        ("end_rel", pa.int64()),  # data: one past the last byte
+        ("ack_rel", pa.int64()),  # ack: cumulative ACK, relative
+        ("retransmission", pa.bool_()),
+    ]
+)
 
 
 @dataclass
@@ -85,8 +89,11 @@ def _run(spec: RunSpec, out_dir: str | None) -> tuple[Any, dict[str, pa.Table]]:
         return _analyze(spec)
     from satcc import scenario as sc
 
-    s = sc.from_dict(_copy(spec.scenario), source=spec.source,
-                     default_name=str(spec.scenario.get("scenario", {}).get("name", "scenario")))
+    s = sc.from_dict(
+        _copy(spec.scenario),
+        source=spec.source,
+        default_name=str(spec.scenario.get("scenario", {}).get("name", "scenario")),
+    )
     if spec.engine == "sim":
         from satcc.engines import sim
 
@@ -131,11 +138,15 @@ def _analyze(spec: RunSpec) -> tuple[Any, dict[str, pa.Table]]:
     for path_text, want in spec.inputs:
         path = Path(path_text)
         if not path.is_file():
-            raise SatccError(f"{path}: no such file on this worker (analyze inputs must be "
-                             "visible to the worker at the same path)")
+            raise SatccError(
+                f"{path}: no such file on this worker (analyze inputs must be "
+                "visible to the worker at the same path)"
+            )
         if _sha256(path) != want:
-            raise SatccError(f"{path}: the file changed since the campaign was planned "
-                             "(sha256 differs); rerun `satcc campaign` to plan it anew")
+            raise SatccError(
+                f"{path}: the file changed since the campaign was planned "
+                "(sha256 differs); rerun `satcc campaign` to plan it anew"
+            )
         if detect_kind(path) == "capture" and path.stat().st_size <= SEQACK_MAX_CAPTURE_BYTES:
             cap = read_capture(path, bin_s=bin_s, packets=True)
             if cap.stats["frames"] == 0:
@@ -165,9 +176,12 @@ def _analyze(spec: RunSpec) -> tuple[Any, dict[str, pa.Table]]:
         if not mine:
             continue
         biggest = max(mine, key=lambda f: f.get("payload_bytes") or 0)
-        local = cap.flows[(cap.flows["src"] == biggest["src"]) & (cap.flows["dst"] == biggest["dst"])
-                          & (cap.flows["sport"] == biggest["sport"])
-                          & (cap.flows["dport"] == biggest["dport"])]
+        local = cap.flows[
+            (cap.flows["src"] == biggest["src"])
+            & (cap.flows["dst"] == biggest["dst"])
+            & (cap.flows["sport"] == biggest["sport"])
+            & (cap.flows["dport"] == biggest["dport"])
+        ]
         if local.empty:
             continue
         g = seq_ack_graph(cap, int(local["id"].iloc[0]))
@@ -176,11 +190,14 @@ def _analyze(spec: RunSpec) -> tuple[Any, dict[str, pa.Table]]:
         seqack["t_s"].extend(float(x) for x in g["t_s"])
         for col in ("seq_rel", "end_rel", "ack_rel"):
             vals = g[col] if col in g else [None] * len(g)
-            seqack[col].extend(None if v is None or (isinstance(v, float) and np.isnan(v))
-                               else int(v) for v in vals)
+            seqack[col].extend(
+                None if v is None or (isinstance(v, float) and np.isnan(v)) else int(v)
+                for v in vals
+            )
         rt = g["retransmission"] if "retransmission" in g else [None] * len(g)
-        seqack["retransmission"].extend(None if v is None or (isinstance(v, float) and np.isnan(v))
-                                        else bool(v) for v in rt)
+        seqack["retransmission"].extend(
+            None if v is None or (isinstance(v, float) and np.isnan(v)) else bool(v) for v in rt
+        )
     extras = {}
     if pings["flow_id"]:
         extras[PINGS_FILE] = pa.Table.from_pydict(pings, schema=PINGS_SCHEMA)

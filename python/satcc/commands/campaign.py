@@ -30,20 +30,43 @@ reports")."""
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("campaign", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("target", metavar="FILE | status DIR", nargs="+",
-                   help="a campaign TOML file, or `status` and a campaign directory")
-    p.add_argument("--out", metavar="DIR", type=Path,
-                   help="campaign directory (default: out/campaigns/<campaign name>)")
-    p.add_argument("--jobs", metavar="N", type=int,
-                   help="local worker processes (default: the number of cores)")
-    p.add_argument("--cluster", metavar="tcp://HOST:8786",
-                   help="run sim/model/analyze runs on this Dask distributed scheduler")
+    p = subparsers.add_parser(
+        "campaign",
+        help=HELP,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "target",
+        metavar="FILE | status DIR",
+        nargs="+",
+        help="a campaign TOML file, or `status` and a campaign directory",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="campaign directory (default: out/campaigns/<campaign name>)",
+    )
+    p.add_argument(
+        "--jobs",
+        metavar="N",
+        type=int,
+        help="local worker processes (default: the number of cores)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="tcp://HOST:8786",
+        help="run sim/model/analyze runs on this Dask distributed scheduler",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--force", action="store_true",
-                   help=f"plan and run more than {SOFT_MAX_RUNS:,} runs (the soft limit)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help=f"plan and run more than {SOFT_MAX_RUNS:,} runs (the soft limit)",
+    )
     p.set_defaults(func=run)
 
 
@@ -70,15 +93,25 @@ def run(args: argparse.Namespace) -> int:
         specs = spec.expand(c, force=args.force, progress=False if args.no_progress else None)
         print(printable(f"campaign {c.name}: {len(specs)} runs -> {out}"))
         for a in c.axes:
-            print(printable(f"  {a.name} ({a.role}; {', '.join(a.keys)}): "
-                            f"{', '.join(str(v) for v in a.labels)}"))
+            print(
+                printable(
+                    f"  {a.name} ({a.role}; {', '.join(a.keys)}): "
+                    f"{', '.join(str(v) for v in a.labels)}"
+                )
+            )
         print(f"  seeds: {', '.join(str(s) for s in c.seeds)}")
         engines: dict[str, int] = {}
         for s in specs:
             engines[s.engine] = engines.get(s.engine, 0) + 1
         print("  engines: " + ", ".join(f"{k} {v}" for k, v in sorted(engines.items())))
         return 0
-    done = run_campaign(c, out, jobs=args.jobs, cluster=args.cluster,
-                        progress=False if args.no_progress else None, force=args.force)
+    done = run_campaign(
+        c,
+        out,
+        jobs=args.jobs,
+        cluster=args.cluster,
+        progress=False if args.no_progress else None,
+        force=args.force,
+    )
     print(printable(end_of_run(done)))
     return 1 if done.count("failed") else 0

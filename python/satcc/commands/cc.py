@@ -14,14 +14,19 @@ HELP = "list congestion control algorithms or show one's parameters"
 def register(subparsers) -> None:
     p = subparsers.add_parser("cc", help=HELP, description=HELP.capitalize() + ".")
     sub = p.add_subparsers(title="subcommands", metavar="SUBCOMMAND")
-    ls = sub.add_parser("list", help="list the algorithms a scenario's `cca` can name",
-                        description="List the algorithms a scenario's `cca` key can name.")
+    ls = sub.add_parser(
+        "list",
+        help="list the algorithms a scenario's `cca` can name",
+        description="List the algorithms a scenario's `cca` key can name.",
+    )
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=run_list)
     show = sub.add_parser(
-        "show", help="show an algorithm's source, parameters and deviations from Linux",
+        "show",
+        help="show an algorithm's source, parameters and deviations from Linux",
         description="Show an algorithm's summary, source, the parameters a scenario's "
-                    "[flow.cc] table may set (default, unit) and its deviations from Linux.")
+        "[flow.cc] table may set (default, unit) and its deviations from Linux.",
+    )
     show.add_argument("name", metavar="NAME", help="registry name, e.g. cubic")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(func=run_show)
@@ -52,13 +57,18 @@ def run_show(args: argparse.Namespace) -> int:
     if params:
         lines.append("parameters ([flow.cc] keys):")
         rows = [(p["name"], str(p["default"]), p["unit"] or "", p["doc"]) for p in params]
-        widths = [max(len(r[i]) for r in rows + [("name", "default", "unit", "")])
-                  for i in range(3)]
-        lines.append(f"  {'name'.ljust(widths[0])}  {'default'.ljust(widths[1])}  "
-                     f"{'unit'.ljust(widths[2])}  meaning")
+        widths = [
+            max(len(r[i]) for r in rows + [("name", "default", "unit", "")]) for i in range(3)
+        ]
+        lines.append(
+            f"  {'name'.ljust(widths[0])}  {'default'.ljust(widths[1])}  "
+            f"{'unit'.ljust(widths[2])}  meaning"
+        )
         for r in rows:
-            lines.append(f"  {r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  "
-                         f"{r[2].ljust(widths[2])}  {r[3]}")
+            lines.append(
+                f"  {r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  "
+                f"{r[2].ljust(widths[2])}  {r[3]}"
+            )
     else:
         lines.append("parameters: none")
     lines.append("")

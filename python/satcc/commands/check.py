@@ -19,15 +19,27 @@ description of the scenario, or every problem as `FILE: KEY.PATH: expected ..., 
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("check", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "check",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
-    p.add_argument("--set", metavar="KEY.PATH=VALUE", action="append", default=[],
-                   help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
-                        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable")
-    p.add_argument("--resolved", action="store_true",
-                   help="print the resolved config (JSON: integer ns, bit/s, bytes) the "
-                        "simulator runs, instead of the description")
+    p.add_argument(
+        "--set",
+        metavar="KEY.PATH=VALUE",
+        action="append",
+        default=[],
+        help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
+        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable",
+    )
+    p.add_argument(
+        "--resolved",
+        action="store_true",
+        help="print the resolved config (JSON: integer ns, bit/s, bytes) the "
+        "simulator runs, instead of the description",
+    )
     p.set_defaults(func=run)
 
 
@@ -44,11 +56,13 @@ def run(args: argparse.Namespace) -> int:
 def describe(s: sc.Scenario, config: dict) -> str:
     sec = s.scenario
     nflows = len(config["flows"])
-    lines = [(
-        f"{s.source}: ok: scenario {s.name!r}, {len(s.nodes)} nodes, {len(s.links)} links, "
-        f"{nflows} flow{'s' if nflows != 1 else ''}; {format_duration(sec.duration)} in "
-        f"{format_duration(sec.bin)} bins, seed {sec.seed}"
-    )]
+    lines = [
+        (
+            f"{s.source}: ok: scenario {s.name!r}, {len(s.nodes)} nodes, {len(s.links)} links, "
+            f"{nflows} flow{'s' if nflows != 1 else ''}; {format_duration(sec.duration)} in "
+            f"{format_duration(sec.bin)} bins, seed {sec.seed}"
+        )
+    ]
     for i, link in enumerate(config["links"]):
         a, b = config["nodes"][link["a"]], config["nodes"][link["b"]]
         for d, (x, y) in (("ab", (a, b)), ("ba", (b, a))):

@@ -37,13 +37,26 @@ def scenarios_dir() -> Path:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("demo", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", metavar="DIR", type=Path, default=DEFAULT_OUT,
-                   help=f"where to write results (default: {DEFAULT_OUT})")
-    p.add_argument("--scenarios", metavar="DIR", type=Path, default=None,
-                   help="directory holding the demo scenario files (default: the repository's "
-                        "scenarios/)")
+    p = subparsers.add_parser(
+        "demo",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"where to write results (default: {DEFAULT_OUT})",
+    )
+    p.add_argument(
+        "--scenarios",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="directory holding the demo scenario files (default: the repository's scenarios/)",
+    )
     p.add_argument("--no-plot", action="store_true", help="skip the PNGs")
     p.set_defaults(func=run)
 
@@ -53,8 +66,10 @@ def run(args: argparse.Namespace) -> int:
     paths = [directory / name for name in DEMO_SCENARIOS]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
-        raise UserError(f"expected the demo scenarios, found none at {', '.join(missing)} "
-                        "(run from a satcc checkout or pass --scenarios DIR)")
+        raise UserError(
+            f"expected the demo scenarios, found none at {', '.join(missing)} "
+            "(run from a satcc checkout or pass --scenarios DIR)"
+        )
     scenarios = [sc.load(p) for p in paths]  # validate all before running any
     for n, s in enumerate(scenarios):
         out = args.out / safe_name(s.name)

@@ -25,27 +25,53 @@ iperf3 reports, tcpdump captures (snaplen 128) and satcc-linkd's timing report. 
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("emu", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("file", metavar="FILE", nargs="?",
-                   help="scenario TOML file, or `doctor`")
-    p.add_argument("--out", metavar="DIR", type=Path,
-                   help="result directory (default: out/<scenario name>-emu)")
-    p.add_argument("--json", action="store_true",
-                   help="print the JSON summary (or the doctor's checks) on stdout")
-    p.add_argument("--seed", metavar="N", type=int,
-                   help="seed for the links' random loss and models (default: the scenario's)")
-    p.add_argument("--set", metavar="KEY.PATH=VALUE", action="append", default=[],
-                   help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
-                        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable")
+    p = subparsers.add_parser(
+        "emu",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", nargs="?", help="scenario TOML file, or `doctor`")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="result directory (default: out/<scenario name>-emu)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the JSON summary (or the doctor's checks) on stdout",
+    )
+    p.add_argument(
+        "--seed",
+        metavar="N",
+        type=int,
+        help="seed for the links' random loss and models (default: the scenario's)",
+    )
+    p.add_argument(
+        "--set",
+        metavar="KEY.PATH=VALUE",
+        action="append",
+        default=[],
+        help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
+        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable",
+    )
     p.add_argument("--no-capture", action="store_true", help="do not run tcpdump")
-    p.add_argument("--vpn", metavar="NODE",
-                   help="carry every flow through a real OpenVPN tunnel to NODE and back "
-                        "(study 000's VPN server); the flows' end nodes are its clients")
-    p.add_argument("--cleanup", action="store_true",
-                   help="remove namespaces and processes of runs whose runner is gone")
-    p.add_argument("--force", action="store_true",
-                   help="with --cleanup: also remove runs that are still going")
+    p.add_argument(
+        "--vpn",
+        metavar="NODE",
+        help="carry every flow through a real OpenVPN tunnel to NODE and back "
+        "(study 000's VPN server); the flows' end nodes are its clients",
+    )
+    p.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="remove namespaces and processes of runs whose runner is gone",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="with --cleanup: also remove runs that are still going"
+    )
     p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
     p.set_defaults(func=run)
 
@@ -59,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(json.dumps(res, indent=2) + "\n")
         else:
-            print(f"removed {len(res['removed'])} namespace(s)"
-                  + (f": {', '.join(res['removed'])}" if res["removed"] else ""))
+            print(
+                f"removed {len(res['removed'])} namespace(s)"
+                + (f": {', '.join(res['removed'])}" if res["removed"] else "")
+            )
             if res["kept_live"]:
                 print(f"left running: {', '.join(res['kept_live'])} (use --force to remove)")
             if res["failed"]:
@@ -82,14 +110,21 @@ def run(args: argparse.Namespace) -> int:
     s = load_scenario(args.file, parse_set(args.set))
     from satcc.limits import check_out_dir
 
-    out = check_out_dir(args.out if args.out is not None else
-                        DEFAULT_OUT_ROOT / f"{safe_name(s.name)}-emu")
+    out = check_out_dir(
+        args.out if args.out is not None else DEFAULT_OUT_ROOT / f"{safe_name(s.name)}-emu"
+    )
     host.require_root()
     from satcc.engines import emu
 
     with ProgressBar(label=f"{s.name} (emu)") as bar:
-        result = emu.run(s, out_dir=out, seed=args.seed, progress=bar,
-                         capture=not args.no_capture, vpn_server=args.vpn)
+        result = emu.run(
+            s,
+            out_dir=out,
+            seed=args.seed,
+            progress=bar,
+            capture=not args.no_capture,
+            vpn_server=args.vpn,
+        )
     result.write(out)
     if args.plot:
         from satcc.plot import DEFAULT_PNG, save

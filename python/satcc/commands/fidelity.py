@@ -27,29 +27,57 @@ verdicts), and a later run as root into the same --out adds the kernel side.
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("fidelity", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true",
-                   help="the grid's quick subset with its shorter duration")
-    p.add_argument("--out", metavar="DIR", type=Path,
-                   help="result directory (default: out/fidelity or out/fidelity-quick)")
-    p.add_argument("--runs", metavar="N", type=int,
-                   help="runs per engine and scenario, seeds seed..seed+N-1 (default: the grid's, 3)")
-    p.add_argument("--only", metavar="PATTERN",
-                   help="scenarios whose name or file matches (globs, comma-separated; plain "
-                        "text matches as a substring)")
-    p.add_argument("--engine", choices=("both", "sim", "emu"), default="both",
-                   help="run only one side (default: both)")
-    p.add_argument("--duration", metavar="D",
-                   help="every scenario's duration instead of its own (e.g. '8 s')")
+    p = subparsers.add_parser(
+        "fidelity",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="the grid's quick subset with its shorter duration"
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="result directory (default: out/fidelity or out/fidelity-quick)",
+    )
+    p.add_argument(
+        "--runs",
+        metavar="N",
+        type=int,
+        help="runs per engine and scenario, seeds seed..seed+N-1 (default: the grid's, 3)",
+    )
+    p.add_argument(
+        "--only",
+        metavar="PATTERN",
+        help="scenarios whose name or file matches (globs, comma-separated; plain "
+        "text matches as a substring)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("both", "sim", "emu"),
+        default="both",
+        help="run only one side (default: both)",
+    )
+    p.add_argument(
+        "--duration", metavar="D", help="every scenario's duration instead of its own (e.g. '8 s')"
+    )
     p.add_argument("--grid", metavar="FILE", type=Path, help="another grid file")
-    p.add_argument("--capture", action="store_true",
-                   help="keep tcpdump captures of the kernel runs (off: they cost CPU)")
+    p.add_argument(
+        "--capture",
+        action="store_true",
+        help="keep tcpdump captures of the kernel runs (off: they cost CPU)",
+    )
     p.add_argument("--json", action="store_true", help="print fidelity.json on stdout")
-    p.add_argument("--markdown", action="store_true",
-                   help="print the table as Markdown (for BENCHMARKS.md) instead")
-    p.add_argument("--strict", action="store_true",
-                   help="exit 1 when a check fails or a run failed")
+    p.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the table as Markdown (for BENCHMARKS.md) instead",
+    )
+    p.add_argument(
+        "--strict", action="store_true", help="exit 1 when a check fails or a run failed"
+    )
     p.set_defaults(func=run)
 
 
@@ -65,15 +93,23 @@ def run(args: argparse.Namespace) -> int:
     g = G.load(args.grid)
     engines = {"both": suite.ENGINES, "sim": ("sim",), "emu": ("emu",)}[args.engine]
     if "emu" in engines and os.geteuid() != 0:
-        raise UserError("fidelity: the kernel side needs root (network namespaces, AF_PACKET); "
-                        "run it with sudo, or pass --engine sim for the simulator side only")
+        raise UserError(
+            "fidelity: the kernel side needs root (network namespaces, AF_PACKET); "
+            "run it with sudo, or pass --engine sim for the simulator side only"
+        )
     if args.duration is not None:
         try:
             parse_duration(args.duration)
         except UnitError as e:
             raise UserError(f"--duration: {e}") from None
-    opts = suite.Options(quick=args.quick, only=args.only, runs=args.runs, engines=engines,
-                         duration=args.duration, capture=args.capture)
+    opts = suite.Options(
+        quick=args.quick,
+        only=args.only,
+        runs=args.runs,
+        engines=engines,
+        duration=args.duration,
+        capture=args.capture,
+    )
     out = args.out if args.out is not None else Path("out") / suite.suite_name(g, opts)
     res = suite.run_suite(g, opts, out)
     with open_store(out) as store:
@@ -94,8 +130,11 @@ def run(args: argparse.Namespace) -> int:
         for line in table.summary_lines(doc):
             console.print(line, markup=False)
     failed = sum(1 for o in res.outcomes if o.status == "failed")
-    print(f"{len(res.outcomes)} runs ({failed} failed) in {res.wall_s:.0f} s · results: {out} "
-          f"(satcc report {out})", file=sys.stderr)
+    print(
+        f"{len(res.outcomes)} runs ({failed} failed) in {res.wall_s:.0f} s · results: {out} "
+        f"(satcc report {out})",
+        file=sys.stderr,
+    )
     if args.strict and (failed or doc["tally"]["fail"]):
         return 1
     return 0

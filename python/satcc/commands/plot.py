@@ -15,13 +15,22 @@ flow, labelled "name (cca)"."""
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("plot", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "plot",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("dir", metavar="DIR", type=Path, help="result directory")
     p.add_argument("--out", metavar="PNG", type=Path, help="output file (default: DIR/plot.png)")
-    p.add_argument("--flows", metavar="ID,...", help="only these flows (ids or names, comma-separated)")
-    p.add_argument("--panels", metavar="NAME,...",
-                   help="panels in order among goodput, cwnd, srtt, queue (default: goodput,cwnd,srtt)")
+    p.add_argument(
+        "--flows", metavar="ID,...", help="only these flows (ids or names, comma-separated)"
+    )
+    p.add_argument(
+        "--panels",
+        metavar="NAME,...",
+        help="panels in order among goodput, cwnd, srtt, queue (default: goodput,cwnd,srtt)",
+    )
     p.set_defaults(func=run)
 
 

@@ -28,8 +28,12 @@ MAX_CELL = 60
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("query", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "query",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("dir", metavar="DIR", type=Path, help="campaign directory")
     p.add_argument("sql", metavar="SQL", nargs="?", help="the query")
     fmt = p.add_mutually_exclusive_group()
@@ -79,13 +83,34 @@ def query_result_dir(directory: Path, sql: str | None, schema: bool = False):
 
     result = load(directory)
     doc = result.summary()
-    summary = pa.Table.from_pandas(pd.DataFrame([{
-        k: doc.get(k) for k in ("engine", "scenario", "scenario_hash", "seed", "duration_s",
-                                "bin_s", "jain_index", "satcc_version")}]), preserve_index=False)
+    summary = pa.Table.from_pandas(
+        pd.DataFrame(
+            [
+                {
+                    k: doc.get(k)
+                    for k in (
+                        "engine",
+                        "scenario",
+                        "scenario_hash",
+                        "seed",
+                        "duration_s",
+                        "bin_s",
+                        "jain_index",
+                        "satcc_version",
+                    )
+                }
+            ]
+        ),
+        preserve_index=False,
+    )
     con = duckdb.connect(":memory:")
     try:
-        for name, table in (("flows", result.flows_table), ("flow_series", result.flow_series_table),
-                            ("link_series", result.link_series_table), ("summary", summary)):
+        for name, table in (
+            ("flows", result.flows_table),
+            ("flow_series", result.flow_series_table),
+            ("link_series", result.link_series_table),
+            ("summary", summary),
+        ):
             con.register(name, table)
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
@@ -111,7 +136,8 @@ def _print(frame, args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     elif args.csv:
         frame.map(lambda v: printable(v) if isinstance(v, str) else v).to_csv(
-            sys.stdout, index=False, lineterminator="\n")
+            sys.stdout, index=False, lineterminator="\n"
+        )
     else:
         print(table(frame))
     return 0
@@ -151,12 +177,15 @@ def table(frame) -> str:
         else:
             text = str(v)
         text = printable(text.replace("\n", " "))
-        return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
+        return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
     cols = [str(c) for c in frame.columns]
     rows = [[cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
-    numeric = {i for i, c in enumerate(frame.columns)
-               if str(frame[c].dtype) not in ("object", "string", "str", "bool", "boolean")}
+    numeric = {
+        i
+        for i, c in enumerate(frame.columns)
+        if str(frame[c].dtype) not in ("object", "string", "str", "bool", "boolean")
+    }
     left = set(range(len(cols))) - numeric
     lines = grid(cols, rows, left)
     lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")

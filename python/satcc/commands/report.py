@@ -20,12 +20,20 @@ FORMATS = ("html", "png", "pdf", "svg")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("report", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "report",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("dir", metavar="DIR", type=Path, help="campaign directory")
-    p.add_argument("--format", metavar="FMT[,FMT]", default=None,
-                   help="html, png, pdf, svg; comma-separated or repeated (default: html,png)",
-                   action="append")
+    p.add_argument(
+        "--format",
+        metavar="FMT[,FMT]",
+        default=None,
+        help="html, png, pdf, svg; comma-separated or repeated (default: html,png)",
+        action="append",
+    )
     p.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: DIR/report)")
     p.set_defaults(func=run)
 

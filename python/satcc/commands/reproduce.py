@@ -33,18 +33,38 @@ DEFAULT_OUT_QUICK = Path("out/reproduce-quick")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("reproduce", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "reproduce",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("study", metavar="STUDY", help="000, 001, 002, 003, 004 or all")
     p.add_argument("--quick", action="store_true", help="the reduced designs (minutes, not hours)")
-    p.add_argument("--engine", choices=("sim", "emu", "both"), default="sim",
-                   help="sim (default), emu (the real kernel, root) or both")
-    p.add_argument("--seeds", metavar="N", type=int,
-                   help="seeds per point instead of each campaign's repetitions")
-    p.add_argument("--out", metavar="DIR", type=Path,
-                   help=f"output root (default {DEFAULT_OUT}, or {DEFAULT_OUT_QUICK})")
-    p.add_argument("--jobs", metavar="N", type=int,
-                   help=f"simulator processes (default: the CPU count, {os.cpu_count()})")
+    p.add_argument(
+        "--engine",
+        choices=("sim", "emu", "both"),
+        default="sim",
+        help="sim (default), emu (the real kernel, root) or both",
+    )
+    p.add_argument(
+        "--seeds",
+        metavar="N",
+        type=int,
+        help="seeds per point instead of each campaign's repetitions",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help=f"output root (default {DEFAULT_OUT}, or {DEFAULT_OUT_QUICK})",
+    )
+    p.add_argument(
+        "--jobs",
+        metavar="N",
+        type=int,
+        help=f"simulator processes (default: the CPU count, {os.cpu_count()})",
+    )
     p.add_argument("--json", action="store_true", help="print the claims documents as JSON")
     p.set_defaults(func=run)
 
@@ -54,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
 
     studies = list(R.STUDIES) if args.study == "all" else [args.study]
     if not set(studies) <= set(R.STUDIES):
-        raise UserError(f"STUDY: expected one of {', '.join(R.STUDIES)} or all, "
-                        f"found {args.study!r}")
+        raise UserError(
+            f"STUDY: expected one of {', '.join(R.STUDIES)} or all, found {args.study!r}"
+        )
     if args.seeds is not None and args.seeds < 1:
         raise UserError(f"--seeds: expected an integer >= 1, found {args.seeds}")
     if args.jobs is not None and args.jobs < 1:
@@ -70,8 +91,16 @@ def run(args: argparse.Namespace) -> int:
 
     docs = []
     for study in studies:
-        result = R.reproduce(study, engines, args.quick, args.seeds, out, jobs=args.jobs,
-                             progress=False if args.json else None, log=log)
+        result = R.reproduce(
+            study,
+            engines,
+            args.quick,
+            args.seeds,
+            out,
+            jobs=args.jobs,
+            progress=False if args.json else None,
+            log=log,
+        )
         docs.append(result.doc())
         if not args.json:
             print("\n".join(R.text_lines(result)))

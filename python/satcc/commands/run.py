@@ -30,23 +30,41 @@ RUNNABLE = ("sim", "model", "emu")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("run", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "run",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
-    p.add_argument("--set", metavar="KEY.PATH=VALUE", action="append", default=[],
-                   help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
-                        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable")
+    p.add_argument(
+        "--set",
+        metavar="KEY.PATH=VALUE",
+        action="append",
+        default=[],
+        help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
+        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable",
+    )
     p.add_argument("--engine", choices=RUNNABLE, help="override the scenario's `engine`")
-    p.add_argument("--out", metavar="DIR", type=Path,
-                   help="result directory (default: out/<name> for sim, out/<name>-model for "
-                        "model, out/<name>-emu for emu)")
-    p.add_argument("--json", action="store_true",
-                   help="print the JSON summary on stdout instead of the table")
-    p.add_argument("--seed", metavar="N", type=int,
-                   help="random seed (default: the scenario's `seed`)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="result directory (default: out/<name> for sim, out/<name>-model for "
+        "model, out/<name>-emu for emu)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the JSON summary on stdout instead of the table"
+    )
+    p.add_argument(
+        "--seed", metavar="N", type=int, help="random seed (default: the scenario's `seed`)"
+    )
     p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
-    p.add_argument("--force", action="store_true",
-                   help="run even when the estimate is above a soft limit (memory, run time)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run even when the estimate is above a soft limit (memory, run time)",
+    )
     p.set_defaults(func=run)
 
 
@@ -67,19 +85,22 @@ def run(args: argparse.Namespace) -> int:
     elif engine == "sim":
         from satcc.engines import sim
 
-        out = check_out_dir(args.out if args.out is not None else
-                            DEFAULT_OUT_ROOT / safe_name(s.name))
+        out = check_out_dir(
+            args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(s.name)
+        )
         sim.check_budget(s, seed=args.seed, force=args.force)
         with ProgressBar(label=s.name) as bar:
             result = sim.run(s, seed=args.seed, progress=bar)
     elif engine == "emu":
         from satcc.engines import emu
 
-        out = check_out_dir(args.out if args.out is not None else
-                            DEFAULT_OUT_ROOT / (safe_name(s.name) + "-emu"))
+        out = check_out_dir(
+            args.out if args.out is not None else DEFAULT_OUT_ROOT / (safe_name(s.name) + "-emu")
+        )
         with ProgressBar(label=s.name) as bar:
             result = emu.run(s, out_dir=out, seed=args.seed, progress=bar)
     else:
-        raise UserError(f"{s.source}: scenario.engine: expected one of {', '.join(RUNNABLE)}, "
-                        f"found {engine!r}")
+        raise UserError(
+            f"{s.source}: scenario.engine: expected one of {', '.join(RUNNABLE)}, found {engine!r}"
+        )
     return write_and_print(result, out, as_json=args.json, plot=args.plot)

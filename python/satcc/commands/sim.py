@@ -24,21 +24,39 @@ DEFAULT_OUT_ROOT = Path("out")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("sim", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "sim",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
-    p.add_argument("--out", metavar="DIR", type=Path,
-                   help="result directory (default: out/<scenario name>); replaced atomically")
-    p.add_argument("--json", action="store_true",
-                   help="print the JSON summary on stdout instead of the table")
-    p.add_argument("--seed", metavar="N", type=int,
-                   help="random seed (default: the scenario's `seed`)")
-    p.add_argument("--set", metavar="KEY.PATH=VALUE", action="append", default=[],
-                   help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
-                        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="result directory (default: out/<scenario name>); replaced atomically",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the JSON summary on stdout instead of the table"
+    )
+    p.add_argument(
+        "--seed", metavar="N", type=int, help="random seed (default: the scenario's `seed`)"
+    )
+    p.add_argument(
+        "--set",
+        metavar="KEY.PATH=VALUE",
+        action="append",
+        default=[],
+        help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
+        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable",
+    )
     p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
-    p.add_argument("--force", action="store_true",
-                   help="run even when the estimate is above a soft limit (memory, run time)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run even when the estimate is above a soft limit (memory, run time)",
+    )
     p.set_defaults(func=run)
 
 
@@ -51,7 +69,7 @@ def safe_name(name: str) -> str:
     out = re.sub(r"[^\w.-]+", "_", name, flags=re.ASCII).lstrip(".") or "scenario"
     if len(out) > SAFE_NAME_CHARS:
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        out = f"{out[:SAFE_NAME_CHARS - 9]}-{digest}"
+        out = f"{out[: SAFE_NAME_CHARS - 9]}-{digest}"
     return out
 
 

@@ -34,11 +34,19 @@ EPSILON = 1e-9  # keeps whole numbers of opportunities whole despite float sums
 def register(subparsers) -> None:
     p = subparsers.add_parser("trace", help=HELP, description="Trace files: satcc ↔ Mahimahi.")
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
-    e = sub.add_parser("export", help=HELP, description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    e = sub.add_parser(
+        "export",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     e.add_argument("file", metavar="FILE", help="scenario TOML file")
-    e.add_argument("--out", metavar="DIR", type=Path, default=Path("."), help="output directory (default .)")
-    e.add_argument("--duration", metavar="D", help="length to export (default: the scenario's duration)")
+    e.add_argument(
+        "--out", metavar="DIR", type=Path, default=Path("."), help="output directory (default .)"
+    )
+    e.add_argument(
+        "--duration", metavar="D", help="length to export (default: the scenario's duration)"
+    )
     e.add_argument("--link", metavar="I", type=int, help="only link I (index in the file)")
     e.add_argument("--dir", choices=("ab", "ba"), help="only this direction")
     e.add_argument("--seed", metavar="N", type=int, help="random seed (default: the scenario's)")
@@ -74,8 +82,14 @@ def _ms(ns: int) -> str:
     return str(whole) if frac == 0 else f"{whole}.{frac:06d}".rstrip("0")
 
 
-def export(scenario: sc.Scenario, out: Path, duration_ns: int | None = None, link: int | None = None,
-           direction: str | None = None, seed: int | None = None) -> list[Path]:
+def export(
+    scenario: sc.Scenario,
+    out: Path,
+    duration_ns: int | None = None,
+    link: int | None = None,
+    direction: str | None = None,
+    seed: int | None = None,
+) -> list[Path]:
     """Write the files; returns their paths."""
     config = sc.resolve(scenario, seed_override=seed)
     if duration_ns is not None:
@@ -90,16 +104,25 @@ def export(scenario: sc.Scenario, out: Path, duration_ns: int | None = None, lin
     for i, d in keys:
         if (link is not None and i != link) or (direction is not None and d != direction):
             continue
-        rows = [k for k, (li, di) in enumerate(zip(s["link_id"], s["dir"], strict=True)) if (li, di) == (i, d)]
+        rows = [
+            k
+            for k, (li, di) in enumerate(zip(s["link_id"], s["dir"], strict=True))
+            if (li, di) == (i, d)
+        ]
         lines = mahimahi_lines([s["rate_bps"][k] for k in rows])
         if not lines:
-            raise UserError(f"link[{i}] {d}: the model carries nothing over the export; "
-                            "a Mahimahi trace needs at least one opportunity")
+            raise UserError(
+                f"link[{i}] {d}: the model carries nothing over the export; "
+                "a Mahimahi trace needs at least one opportunity"
+            )
         base = out / f"link{i}-{d}"
         trace_path, csv_path = base.with_suffix(".mahimahi"), base.with_suffix(".csv")
         trace_path.write_text("\n".join(map(str, lines)) + "\n", encoding="utf-8")
-        table = csv_rows([s["t_ns"][k] for k in rows], [s["delay_ns"][k] for k in rows],
-                         [s["loss"][k] for k in rows])
+        table = csv_rows(
+            [s["t_ns"][k] for k in rows],
+            [s["delay_ns"][k] for k in rows],
+            [s["loss"][k] for k in rows],
+        )
         csv_path.write_text("\n".join(table) + "\n", encoding="utf-8")
         written += [trace_path, csv_path]
     return written

@@ -25,23 +25,38 @@ link with 50 ms round-trip propagation delay and 0.3 % random loss on the data d
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("try", help=HELP, description=DESCRIPTION,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "try",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--rate", default="20 Mbit/s", help="link rate (default: 20 Mbit/s)")
     p.add_argument("--rtt", default="50 ms", help="round-trip propagation delay (default: 50 ms)")
     p.add_argument("--loss", default="0", help="random loss on the data direction (0.3%%, 0.003)")
-    p.add_argument("--cca", default="cubic",
-                   help="congestion controls, comma-separated: one flow each (default: cubic)")
+    p.add_argument(
+        "--cca",
+        default="cubic",
+        help="congestion controls, comma-separated: one flow each (default: cubic)",
+    )
     p.add_argument("--duration", default="20 s", help="run length (default: 20 s)")
     p.add_argument("--queue", default="1 BDP", help="bottleneck queue (default: 1 BDP)")
-    p.add_argument("--engine", choices=("sim", "model", "emu"), default="sim",
-                   help="engine (default: sim)")
+    p.add_argument(
+        "--engine", choices=("sim", "model", "emu"), default="sim", help="engine (default: sim)"
+    )
     p.add_argument("--seed", type=int, default=1, help="seed (default: 1)")
-    p.add_argument("--set", metavar="KEY.PATH=VALUE", action="append", default=[],
-                   help="override a key of the built scenario (as on `satcc run`)")
+    p.add_argument(
+        "--set",
+        metavar="KEY.PATH=VALUE",
+        action="append",
+        default=[],
+        help="override a key of the built scenario (as on `satcc run`)",
+    )
     p.add_argument("--print", action="store_true", help="print the scenario TOML and exit")
     p.add_argument("--out", metavar="DIR", type=Path, help="result directory (default: out/try)")
-    p.add_argument("--json", action="store_true", help="print the JSON summary instead of the table")
+    p.add_argument(
+        "--json", action="store_true", help="print the JSON summary instead of the table"
+    )
     p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
     p.set_defaults(func=run)
 
@@ -50,8 +65,9 @@ def _toml_str(text: str) -> str:
     return json.dumps(text)  # a TOML basic string is a JSON string for these characters
 
 
-def scenario_toml(rate: str, rtt: str, loss: str, ccas: list[str], duration: str, queue: str,
-                  seed: int) -> str:
+def scenario_toml(
+    rate: str, rtt: str, loss: str, ccas: list[str], duration: str, queue: str, seed: int
+) -> str:
     """The scenario the flags describe, as TOML text."""
     from satcc.units import format_duration, parse_duration
 
@@ -61,14 +77,29 @@ def scenario_toml(rate: str, rtt: str, loss: str, ccas: list[str], duration: str
         raise UserError(f"--rtt: {e}") from None
     one_way = format_duration(rtt_ns // 2)
     lines = [
-        "[scenario]", 'name = "try"', f"duration = {_toml_str(duration)}", f"seed = {seed}", "",
-        "[[link]]", 'a = "client"', 'b = "server"', f"rate = {_toml_str(rate)}",
-        f"delay = {_toml_str(one_way)}", f"loss = {_toml_str(loss)}", "loss_ba = 0",
+        "[scenario]",
+        'name = "try"',
+        f"duration = {_toml_str(duration)}",
+        f"seed = {seed}",
+        "",
+        "[[link]]",
+        'a = "client"',
+        'b = "server"',
+        f"rate = {_toml_str(rate)}",
+        f"delay = {_toml_str(one_way)}",
+        f"loss = {_toml_str(loss)}",
+        "loss_ba = 0",
         f"queue = {_toml_str(queue)}",
     ]
     for cca in ccas:
-        lines += ["", "[[flow]]", f"name = {_toml_str(cca)}", 'from = "client"', 'to = "server"',
-                  f"cca = {_toml_str(cca)}"]
+        lines += [
+            "",
+            "[[flow]]",
+            f"name = {_toml_str(cca)}",
+            'from = "client"',
+            'to = "server"',
+            f"cca = {_toml_str(cca)}",
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -37,19 +37,43 @@ point (runs.csv, points.csv, validation.json) and Fig. 3-9 as PNGs.
 --quick: p in {1e-6, 1e-5, 1e-4, 1e-3, 5e-3, 1e-2}, one seed, 200 s steady state.""",
     )
     h.add_argument("--quick", action="store_true", help="the reduced grid (seconds, not minutes)")
-    h.add_argument("--out", metavar="DIR", type=Path,
-                   help=f"output directory (default {DEFAULT_OUT}, or {DEFAULT_OUT_QUICK})")
+    h.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help=f"output directory (default {DEFAULT_OUT}, or {DEFAULT_OUT_QUICK})",
+    )
     h.add_argument("--seeds", metavar="N", type=int, help="seeds per point (default 10; quick 1)")
-    h.add_argument("--jobs", metavar="N", type=int,
-                   help=f"simulator processes (default: the CPU count, {os.cpu_count()})")
-    h.add_argument("--loss", metavar="P", type=float, nargs="+",
-                   help="loss rates instead of the design's sweep")
-    h.add_argument("--steady-duration", metavar="S", type=float,
-                   help="steady-state run length in s (default 1000; quick 200)")
-    h.add_argument("--rate", metavar="BPS", type=float,
-                   help="link rate in bit/s (default 10e6; the study does not give it)")
-    h.add_argument("--no-delayed-ack", action="store_true",
-                   help="an ACK per segment, as the model assumes (default: Linux delayed ACKs)")
+    h.add_argument(
+        "--jobs",
+        metavar="N",
+        type=int,
+        help=f"simulator processes (default: the CPU count, {os.cpu_count()})",
+    )
+    h.add_argument(
+        "--loss",
+        metavar="P",
+        type=float,
+        nargs="+",
+        help="loss rates instead of the design's sweep",
+    )
+    h.add_argument(
+        "--steady-duration",
+        metavar="S",
+        type=float,
+        help="steady-state run length in s (default 1000; quick 200)",
+    )
+    h.add_argument(
+        "--rate",
+        metavar="BPS",
+        type=float,
+        help="link rate in bit/s (default 10e6; the study does not give it)",
+    )
+    h.add_argument(
+        "--no-delayed-ack",
+        action="store_true",
+        help="an ACK per segment, as the model assumes (default: Linux delayed ACKs)",
+    )
     h.add_argument("--no-plot", action="store_true", help="skip the PNGs")
     h.set_defaults(func=run_hybla)
 
@@ -77,8 +101,7 @@ def run_hybla(args: argparse.Namespace) -> int:
     design = hybla.Design.quick(**changes) if args.quick else hybla.Design.full(**changes)
     out = args.out or (DEFAULT_OUT_QUICK if args.quick else DEFAULT_OUT)
     with ProgressBar(label="validate hybla") as bar:
-        result = hybla.validate(design, out, jobs=args.jobs, progress=bar,
-                                plots=not args.no_plot)
+        result = hybla.validate(design, out, jobs=args.jobs, progress=bar, plots=not args.no_plot)
     print(result.text())
     print()
     print(hybla.format_points(result.points))

@@ -56,8 +56,13 @@ TCP_CA_NAME_MAX = 16  # include/net/tcp.h, with the terminating NUL
 BTF_PATH = Path("/sys/kernel/btf/vmlinux")
 AVAILABLE_CCAS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 RECORD_DIR = Path("/run/satcc/bpf")
-KFUNCS = ("tcp_slow_start", "tcp_cong_avoid_ai", "tcp_reno_cong_avoid", "tcp_reno_ssthresh",
-          "tcp_reno_undo_cwnd")
+KFUNCS = (
+    "tcp_slow_start",
+    "tcp_cong_avoid_ai",
+    "tcp_reno_cong_avoid",
+    "tcp_reno_ssthresh",
+    "tcp_reno_undo_cwnd",
+)
 KFUNC_MIN_KERNEL = (5, 13)  # bpf_tcp_ca kfuncs (tcp_slow_start & co.) arrived in 5.13
 STRUCT_OPS_BTF_TYPE = b"bpf_struct_ops_tcp_congestion_ops"
 APT = "apt-get install -y"
@@ -110,8 +115,10 @@ def _btf_bytes() -> bytes:
     try:
         return BTF_PATH.read_bytes()
     except OSError as e:
-        raise BpfError(f"cannot read {BTF_PATH} ({e.strerror}): BPF congestion controls need a "
-                       "kernel built with CONFIG_DEBUG_INFO_BTF=y") from None
+        raise BpfError(
+            f"cannot read {BTF_PATH} ({e.strerror}): BPF congestion controls need a "
+            "kernel built with CONFIG_DEBUG_INFO_BTF=y"
+        ) from None
 
 
 _HZ: int | None = None
@@ -141,6 +148,7 @@ def _hz_from_config() -> int | None:
 def _hz_measured() -> int | None:
     """jiffies advanced over a measured interval, from /proc/timer_list (root only), rounded to
     the nearest HZ Kconfig offers."""
+
     def sample() -> tuple[int, int] | None:
         try:
             text = Path("/proc/timer_list").read_text()
@@ -181,28 +189,44 @@ def available() -> dict[str, Any]:
         checks.append({"name": name, "ok": ok, "detail": detail, "fix": "" if ok else fix})
         return ok
 
-    root = check("root", os.geteuid() == 0, "root" if os.geteuid() == 0 else "not root",
-                 "run as root: registering a BPF congestion control needs CAP_BPF and "
-                 "CAP_NET_ADMIN")
+    root = check(
+        "root",
+        os.geteuid() == 0,
+        "root" if os.geteuid() == 0 else "not root",
+        "run as root: registering a BPF congestion control needs CAP_BPF and CAP_NET_ADMIN",
+    )
     try:
         btf = _btf_bytes()
     except BpfError:
         btf = b""
-    has_btf = check("kernel BTF", bool(btf), str(BTF_PATH) if btf else "missing",
-                    "a kernel built with CONFIG_DEBUG_INFO_BTF=y")
+    has_btf = check(
+        "kernel BTF",
+        bool(btf),
+        str(BTF_PATH) if btf else "missing",
+        "a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+    )
     has_struct_ops = check(
-        "BPF struct_ops for TCP", STRUCT_OPS_BTF_TYPE in btf,
-        "tcp_congestion_ops can be implemented in BPF" if STRUCT_OPS_BTF_TYPE in btf
+        "BPF struct_ops for TCP",
+        STRUCT_OPS_BTF_TYPE in btf,
+        "tcp_congestion_ops can be implemented in BPF"
+        if STRUCT_OPS_BTF_TYPE in btf
         else "the kernel's BTF has no bpf_struct_ops_tcp_congestion_ops",
-        "Linux >= 5.6 with CONFIG_BPF_SYSCALL, CONFIG_BPF_JIT and CONFIG_DEBUG_INFO_BTF")
-    kfuncs = {k: bool(btf) and (b"\0" + k.encode() + b"\0") in btf
-              and _kernel_version() >= KFUNC_MIN_KERNEL for k in KFUNCS}
+        "Linux >= 5.6 with CONFIG_BPF_SYSCALL, CONFIG_BPF_JIT and CONFIG_DEBUG_INFO_BTF",
+    )
+    kfuncs = {
+        k: bool(btf)
+        and (b"\0" + k.encode() + b"\0") in btf
+        and _kernel_version() >= KFUNC_MIN_KERNEL
+        for k in KFUNCS
+    }
     missing = [k for k, ok in kfuncs.items() if not ok]
-    has_kfuncs = check("congestion-control kfuncs", not missing,
-                       "all of " + ", ".join(KFUNCS) if not missing
-                       else "missing: " + ", ".join(missing),
-                       f"Linux >= {KFUNC_MIN_KERNEL[0]}.{KFUNC_MIN_KERNEL[1]} (kfuncs for BPF "
-                       "congestion controls)")
+    has_kfuncs = check(
+        "congestion-control kfuncs",
+        not missing,
+        "all of " + ", ".join(KFUNCS) if not missing else "missing: " + ", ".join(missing),
+        f"Linux >= {KFUNC_MIN_KERNEL[0]}.{KFUNC_MIN_KERNEL[1]} (kfuncs for BPF "
+        "congestion controls)",
+    )
     clang = shutil.which("clang")
     clang_v = _tool_version([clang, "--version"]) if clang else None
     has_clang = check("clang", bool(clang_v), clang_v or "not found", f"{APT} clang llvm")
@@ -210,19 +234,31 @@ def available() -> dict[str, Any]:
     bpftool_v = _tool_version([bpftool, "version"]) if bpftool else None
     has_bpftool = check("bpftool", bool(bpftool_v), bpftool_v or "not found", f"{APT} bpftool")
     headers = Path("/usr/include/bpf/bpf_helpers.h").exists()
-    has_headers = check("libbpf headers", headers,
-                        "/usr/include/bpf" if headers else "bpf/bpf_helpers.h not found",
-                        f"{APT} libbpf-dev")
+    has_headers = check(
+        "libbpf headers",
+        headers,
+        "/usr/include/bpf" if headers else "bpf/bpf_helpers.h not found",
+        f"{APT} libbpf-dev",
+    )
     src = source_dir()
     sources = [a for a in ALGORITHMS if (src / f"{a}.bpf.c").exists()]
-    has_src = check("BPF sources", bool(sources), f"{src}: {', '.join(sources) or 'none'}",
-                    "run from a satcc checkout, or set SATCC_BPF_DIR to its bpf/ directory")
+    has_src = check(
+        "BPF sources",
+        bool(sources),
+        f"{src}: {', '.join(sources) or 'none'}",
+        "run from a satcc checkout, or set SATCC_BPF_DIR to its bpf/ directory",
+    )
     hz = kernel_hz()
-    check("kernel HZ", hz is not None, f"CONFIG_HZ={hz}" if hz else "unknown",
-          "expose the kernel config (CONFIG_IKCONFIG_PROC=y, or /boot/config-<release>) or run "
-          "as root so /proc/timer_list can be read; CUBIC needs it")
-    ok = all((root, has_btf, has_struct_ops, has_kfuncs, has_clang, has_bpftool, has_headers,
-              has_src))
+    check(
+        "kernel HZ",
+        hz is not None,
+        f"CONFIG_HZ={hz}" if hz else "unknown",
+        "expose the kernel config (CONFIG_IKCONFIG_PROC=y, or /boot/config-<release>) or run "
+        "as root so /proc/timer_list can be read; CUBIC needs it",
+    )
+    ok = all(
+        (root, has_btf, has_struct_ops, has_kfuncs, has_clang, has_bpftool, has_headers, has_src)
+    )
     algorithms = [a for a in sources if a != "cubic" or hz is not None] if ok else []
     return {
         "ok": ok,
@@ -271,8 +307,7 @@ def _choice(params: Mapping[str, Any], key: str, default: str, options: Mapping[
 def _known(params: Mapping[str, Any], keys: tuple[str, ...]) -> None:
     unknown = sorted(set(params) - set(keys))
     if unknown:
-        raise BpfError(f"cc: unknown parameter(s) {', '.join(unknown)}; expected "
-                       f"{', '.join(keys)}")
+        raise BpfError(f"cc: unknown parameter(s) {', '.join(unknown)}; expected {', '.join(keys)}")
 
 
 def _defines_hybla(p: Mapping[str, Any]) -> dict[str, str]:
@@ -291,9 +326,16 @@ def _defines_vegas(p: Mapping[str, Any]) -> dict[str, str]:
     return {"VEGAS_ALPHA": str(alpha), "VEGAS_BETA": str(beta), "VEGAS_GAMMA": str(gamma)}
 
 
-_YEAH = (("alpha", 80, 0, 1_000_000), ("gamma", 1, 1, 1_000_000), ("delta", 3, 0, 31),
-         ("epsilon", 1, 0, 31), ("phy", 8, 1, 1_000_000), ("rho", 16, 0, 1_000_000),
-         ("zeta", 50, 0, 1_000_000), ("scalable_ai_cnt", 100, 1, 1_000_000))
+_YEAH = (
+    ("alpha", 80, 0, 1_000_000),
+    ("gamma", 1, 1, 1_000_000),
+    ("delta", 3, 0, 31),
+    ("epsilon", 1, 0, 31),
+    ("phy", 8, 1, 1_000_000),
+    ("rho", 16, 0, 1_000_000),
+    ("zeta", 50, 0, 1_000_000),
+    ("scalable_ai_cnt", 100, 1, 1_000_000),
+)
 
 
 def _defines_yeah(p: Mapping[str, Any]) -> dict[str, str]:
@@ -303,29 +345,50 @@ def _defines_yeah(p: Mapping[str, Any]) -> dict[str, str]:
 
 def _defines_dctcp(p: Mapping[str, Any]) -> dict[str, str]:
     _known(p, ("shift_g", "alpha_on_init"))
-    return {"DCTCP_SHIFT_G": str(_uint(p, "shift_g", 4, 0, 10)),
-            "DCTCP_ALPHA_ON_INIT": str(_uint(p, "alpha_on_init", 1024, 0, 1024))}
+    return {
+        "DCTCP_SHIFT_G": str(_uint(p, "shift_g", 4, 0, 10)),
+        "DCTCP_ALPHA_ON_INIT": str(_uint(p, "alpha_on_init", 1024, 0, 1024)),
+    }
 
 
-_CUBIC_KEYS = ("beta", "c", "fast_convergence", "tcp_friendliness", "hystart", "hystart_detect",
-               "hystart_low_window", "hz", "k_mode", "k_table", "rtt_unit", "a")
+_CUBIC_KEYS = (
+    "beta",
+    "c",
+    "fast_convergence",
+    "tcp_friendliness",
+    "hystart",
+    "hystart_detect",
+    "hystart_low_window",
+    "hz",
+    "k_mode",
+    "k_table",
+    "rtt_unit",
+    "a",
+)
 
 
 def _k_table(p: Mapping[str, Any]) -> tuple[list[int], list[int]]:
     table = p.get("k_table")
-    expected = ("[[rtt_ms, factor], ...] with rtt_ms increasing, factors >= 0 and at most "
-                f"{K_TABLE_MAX} points (required by k_mode = \"table\")")
+    expected = (
+        "[[rtt_ms, factor], ...] with rtt_ms increasing, factors >= 0 and at most "
+        f'{K_TABLE_MAX} points (required by k_mode = "table")'
+    )
     try:
         points = [(float(x), float(y)) for x, y in table]  # type: ignore[union-attr]
     except (TypeError, ValueError):
         raise BpfError(f"cc.k_table: expected {expected}, found {table!r}") from None
     rtts = [round(x * 1000.0) for x, _ in points]
     factors = [round(y * (1 << K_FACTOR_SHIFT)) for _, y in points]
-    if (not points or len(points) > K_TABLE_MAX
-            or not all(math.isfinite(v) for pt in points for v in pt)
-            or any(y < 0 for _, y in points) or rtts[0] < 0 or rtts[-1] >= 1 << 32
-            or any(b <= a for a, b in itertools.pairwise(rtts))
-            or max(factors) >= 1 << 63):
+    if (
+        not points
+        or len(points) > K_TABLE_MAX
+        or not all(math.isfinite(v) for pt in points for v in pt)
+        or any(y < 0 for _, y in points)
+        or rtts[0] < 0
+        or rtts[-1] >= 1 << 32
+        or any(b <= a for a, b in itertools.pairwise(rtts))
+        or max(factors) >= 1 << 63
+    ):
         raise BpfError(f"cc.k_table: expected {expected}, found {table!r}")
     return rtts, factors
 
@@ -334,9 +397,11 @@ def _defines_cubic(p: Mapping[str, Any]) -> dict[str, str]:
     _known(p, _CUBIC_KEYS)
     host_hz = kernel_hz()
     if host_hz is None:
-        raise BpfError("cubic: the kernel's CONFIG_HZ is unknown; expose the kernel config "
-                       "(CONFIG_IKCONFIG_PROC=y or /boot/config-<release>) or run as root so "
-                       "/proc/timer_list can be read")
+        raise BpfError(
+            "cubic: the kernel's CONFIG_HZ is unknown; expose the kernel config "
+            "(CONFIG_IKCONFIG_PROC=y or /boot/config-<release>) or run as root so "
+            "/proc/timer_list can be read"
+        )
     beta = _num(p, "beta", 0.7, 0.01, 0.99)  # cubic.rs BETA_DEFAULT
     c = _num(p, "c", 0.4, 0.005, 1000.0)  # cubic.rs C_DEFAULT
     hz = _num(p, "hz", float(host_hz), 1.0, 1_000_000.0)
@@ -349,8 +414,9 @@ def _defines_cubic(p: Mapping[str, Any]) -> dict[str, str]:
         "CUBIC_FAST_CONVERGENCE": str(_bool(p, "fast_convergence", True)),
         "CUBIC_TCP_FRIENDLINESS": str(_bool(p, "tcp_friendliness", True)),
         "CUBIC_HYSTART": str(_bool(p, "hystart", True)),
-        "CUBIC_HYSTART_DETECT": str(HYSTART_DETECT_BITS[
-            _choice(p, "hystart_detect", "both", HYSTART_DETECT_BITS)]),
+        "CUBIC_HYSTART_DETECT": str(
+            HYSTART_DETECT_BITS[_choice(p, "hystart_detect", "both", HYSTART_DETECT_BITS)]
+        ),
         "CUBIC_HYSTART_LOW_WINDOW": str(int(_num(p, "hystart_low_window", 16, 0, 1e9))),
         "CUBIC_HZ": str(round(hz)),
         "CUBIC_KERNEL_HZ": str(host_hz),
@@ -370,15 +436,21 @@ def _defines_cubic(p: Mapping[str, Any]) -> dict[str, str]:
     return d
 
 
-_DEFINES = {"hybla": _defines_hybla, "vegas": _defines_vegas, "yeah": _defines_yeah,
-            "dctcp": _defines_dctcp, "cubic": _defines_cubic}
+_DEFINES = {
+    "hybla": _defines_hybla,
+    "vegas": _defines_vegas,
+    "yeah": _defines_yeah,
+    "dctcp": _defines_dctcp,
+    "cubic": _defines_cubic,
+}
 
 
 def defines(name: str, params: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The -D defines a parameter set compiles to (without the kernel name)."""
     if name not in _DEFINES:
-        raise BpfError(f"no BPF program for {name!r}; BPF congestion controls: "
-                       f"{', '.join(ALGORITHMS)}")
+        raise BpfError(
+            f"no BPF program for {name!r}; BPF congestion controls: {', '.join(ALGORITHMS)}"
+        )
     params = dict(params or {})
     _rust_check(name, params)
     return _DEFINES[name](params)
@@ -391,8 +463,10 @@ def _rust_check(name: str, params: dict[str, Any]) -> None:
     except ImportError:
         return
     # The binding reads [x, y] pairs only as tuples; TOML and JSON give lists.
-    as_tuples = {k: [tuple(pt) if isinstance(pt, list) else pt for pt in v]
-                 if isinstance(v, list) else v for k, v in params.items()}
+    as_tuples = {
+        k: [tuple(pt) if isinstance(pt, list) else pt for pt in v] if isinstance(v, list) else v
+        for k, v in params.items()
+    }
     try:
         _native.cc_check(name, as_tuples)
     except ValueError as e:
@@ -416,8 +490,9 @@ def kernel_name(name: str, params: Mapping[str, Any] | None = None) -> str:
 
 def _run(cmd: list[str], what: str, fix: str) -> subprocess.CompletedProcess[str]:
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=_TOOL_TIMEOUT_S,
-                           check=False)
+        p = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=_TOOL_TIMEOUT_S, check=False
+        )
     except FileNotFoundError:
         raise BpfError(f"{what}: {cmd[0]} not found; {fix}") from None
     except subprocess.TimeoutExpired:
@@ -436,8 +511,11 @@ def vmlinux_h() -> Path:
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    p = _run(["bpftool", "btf", "dump", "file", str(BTF_PATH), "format", "c"],
-             "vmlinux.h", f"{APT} bpftool")
+    p = _run(
+        ["bpftool", "btf", "dump", "file", str(BTF_PATH), "format", "c"],
+        "vmlinux.h",
+        f"{APT} bpftool",
+    )
     if p.returncode != 0 or "struct tcp_congestion_ops {" not in p.stdout:
         raise BpfError(f"bpftool could not dump the kernel's BTF: {p.stderr.strip()[-500:]}")
     tmp = out.with_suffix(f".h.{os.getpid()}")
@@ -488,15 +566,30 @@ def build(name: str, params: Mapping[str, Any] | None = None) -> Path:
         raise BpfError(f"libbpf headers not found (bpf/bpf_helpers.h); {APT} libbpf-dev")
     vmlinux_h()
     tmp = out.with_suffix(f".o.{os.getpid()}")
-    cmd = ["clang", "-g", "-O2", "-target", "bpf", "-Wall",
-           "-I", str(kdir), "-I", str(source_dir()),
-           *[f"-D{k}={v}" for k, v in sorted(d.items())],
-           "-c", str(sources[0]), "-o", str(tmp)]
+    cmd = [
+        "clang",
+        "-g",
+        "-O2",
+        "-target",
+        "bpf",
+        "-Wall",
+        "-I",
+        str(kdir),
+        "-I",
+        str(source_dir()),
+        *[f"-D{k}={v}" for k, v in sorted(d.items())],
+        "-c",
+        str(sources[0]),
+        "-o",
+        str(tmp),
+    ]
     p = _run(cmd, f"compiling {sources[0].name}", f"{APT} clang llvm libbpf-dev")
     if p.returncode != 0:
         tmp.unlink(missing_ok=True)
-        raise BpfError(f"clang could not compile {sources[0].name} for kernel "
-                       f"{kernel_release()}:\n{p.stderr.strip()[-2000:]}")
+        raise BpfError(
+            f"clang could not compile {sources[0].name} for kernel "
+            f"{kernel_release()}:\n{p.stderr.strip()[-2000:]}"
+        )
     os.replace(tmp, out)
     return out
 
@@ -538,8 +631,11 @@ def registered() -> list[str]:
 
 def _map_state(map_id: int) -> str:
     """A struct_ops map's state (INUSE, TOBEFREE, READY; "" if gone or unreadable)."""
-    p = _run(["bpftool", "-j", "struct_ops", "dump", "id", str(map_id)],
-             "reading struct_ops state", f"{APT} bpftool")
+    p = _run(
+        ["bpftool", "-j", "struct_ops", "dump", "id", str(map_id)],
+        "reading struct_ops state",
+        f"{APT} bpftool",
+    )
     m = re.search(r'"state"\s*:\s*"BPF_STRUCT_OPS_STATE_(\w+)"', p.stdout)
     return m.group(1) if p.returncode == 0 and m else ""
 
@@ -548,8 +644,11 @@ def lingering() -> list[dict[str, Any]]:
     """satcc_ struct_ops maps that are unregistered but not yet freed: sockets that used them
     still exist (e.g. orphans in a namespace being torn down); the kernel frees each when its
     last socket closes. [{"id", "name"}]."""
-    return [{"id": e["id"], "name": e["name"]} for e in _struct_ops_list()
-            if str(e.get("name", "")).startswith(PREFIX) and _map_state(e["id"]) == "TOBEFREE"]
+    return [
+        {"id": e["id"], "name": e["name"]}
+        for e in _struct_ops_list()
+        if str(e.get("name", "")).startswith(PREFIX) and _map_state(e["id"]) == "TOBEFREE"
+    ]
 
 
 def available_ccas() -> list[str]:
@@ -573,12 +672,24 @@ def ensure_registered(name: str, params: Mapping[str, Any] | None = None) -> str
             return kname
         if present:
             _unregister_locked(kname)
-        p = _run(["bpftool", "struct_ops", "register", str(obj)],
-                 f"registering {kname}", f"{APT} bpftool")
+        p = _run(
+            ["bpftool", "struct_ops", "register", str(obj)],
+            f"registering {kname}",
+            f"{APT} bpftool",
+        )
         if p.returncode != 0 or kname not in available_ccas():
             raise BpfError(_register_failure(kname, p))
-        record.write_text(json.dumps({"algorithm": name, "params": dict(params or {}),
-                                      "object": obj.name, "path": str(obj)}, sort_keys=True))
+        record.write_text(
+            json.dumps(
+                {
+                    "algorithm": name,
+                    "params": dict(params or {}),
+                    "object": obj.name,
+                    "path": str(obj),
+                },
+                sort_keys=True,
+            )
+        )
     return kname
 
 
@@ -595,8 +706,10 @@ def _register_failure(kname: str, p: subprocess.CompletedProcess[str]) -> str:
     if "struct_ops" in err and ("not found" in err.lower() or "find" in err.lower()):
         hint = " (the kernel lacks BPF struct_ops for tcp_congestion_ops: Linux >= 5.6 with BTF)"
     elif "ksym" in err or "kfunc" in err or "extern" in err:
-        hint = (f" (a kfunc is missing: BPF congestion controls need Linux >= "
-                f"{KFUNC_MIN_KERNEL[0]}.{KFUNC_MIN_KERNEL[1]})")
+        hint = (
+            f" (a kfunc is missing: BPF congestion controls need Linux >= "
+            f"{KFUNC_MIN_KERNEL[0]}.{KFUNC_MIN_KERNEL[1]})"
+        )
     elif "File exists" in err or "-17" in err:
         hint = f" (a congestion control named {kname} exists and is not satcc's)"
     return f"bpftool struct_ops register {kname} failed{hint}:\n{err[-2000:]}"
@@ -605,13 +718,21 @@ def _register_failure(kname: str, p: subprocess.CompletedProcess[str]) -> str:
 def _unregister_locked(kname: str) -> bool:
     was = kname in available_ccas()
     for map_id in [e["id"] for e in _struct_ops_list() if e.get("name") == kname]:
-        p = _run(["bpftool", "struct_ops", "unregister", "id", str(map_id)],
-                 f"unregistering {kname}", f"{APT} bpftool")
+        p = _run(
+            ["bpftool", "struct_ops", "unregister", "id", str(map_id)],
+            f"unregistering {kname}",
+            f"{APT} bpftool",
+        )
         # EINPROGRESS: unregistered already, freed when its last socket closes (lingering()).
-        if (p.returncode != 0 and "in progress" not in (p.stderr + p.stdout)
-                and map_id in {e["id"] for e in _struct_ops_list()}):
-            raise BpfError(f"bpftool struct_ops unregister {kname} failed: "
-                           f"{(p.stderr or p.stdout).strip()[-500:]}")
+        if (
+            p.returncode != 0
+            and "in progress" not in (p.stderr + p.stdout)
+            and map_id in {e["id"] for e in _struct_ops_list()}
+        ):
+            raise BpfError(
+                f"bpftool struct_ops unregister {kname} failed: "
+                f"{(p.stderr or p.stdout).strip()[-500:]}"
+            )
     (RECORD_DIR / f"{kname}.json").unlink(missing_ok=True)
     if kname in available_ccas():
         raise BpfError(f"{kname} is still registered after bpftool struct_ops unregister")
@@ -639,8 +760,9 @@ def unregister_all() -> list[str]:
     removed: list[str] = []
     errors: list[BpfError] = []
     with _lock():
-        names = set(registered()) | {str(e["name"]) for e in _struct_ops_list()
-                                     if str(e.get("name", "")).startswith(PREFIX)}
+        names = set(registered()) | {
+            str(e["name"]) for e in _struct_ops_list() if str(e.get("name", "")).startswith(PREFIX)
+        }
         for kname in sorted(names):
             try:
                 if _unregister_locked(kname):

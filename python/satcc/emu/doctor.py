@@ -35,8 +35,9 @@ def _version(cmd: list[str]) -> str:
     return (p.stdout or p.stderr).strip().splitlines()[0] if (p.stdout or p.stderr).strip() else ""
 
 
-def _tool(name: str, package: str, version_args: list[str], required: bool = True,
-          why: str = "") -> Check:
+def _tool(
+    name: str, package: str, version_args: list[str], required: bool = True, why: str = ""
+) -> Check:
     path = shutil.which(name)
     if path is None:
         return Check(name, False, f"not found{why}", f"{APT} {package}", required)
@@ -58,7 +59,9 @@ def _af_xdp() -> Check:
     try:
         s = socket.socket(44, socket.SOCK_RAW, 0)  # AF_XDP = 44
         s.close()
-        return Check("AF_XDP", True, "available (not used: see crates/satcc-emu/README.md)", required=False)
+        return Check(
+            "AF_XDP", True, "available (not used: see crates/satcc-emu/README.md)", required=False
+        )
     except OSError as e:
         return Check("AF_XDP", False, f"{e} (not needed)", "CONFIG_XDP_SOCKETS=y", required=False)
 
@@ -66,12 +69,24 @@ def _af_xdp() -> Check:
 def _netns_veth() -> list[Check]:
     out = []
     ns_ok = Path("/proc/self/ns/net").exists()
-    out.append(Check("network namespaces", ns_ok, "supported" if ns_ok else "missing",
-                     "a kernel with CONFIG_NET_NS=y"))
-    veth = (Path("/sys/module/veth").exists() or _in_modules("veth")
-            or " veth_xmit" in _read("/proc/kallsyms", limit=0))
-    out.append(Check("veth", veth, "available" if veth else "module not found",
-                     "modprobe veth (CONFIG_VETH)"))
+    out.append(
+        Check(
+            "network namespaces",
+            ns_ok,
+            "supported" if ns_ok else "missing",
+            "a kernel with CONFIG_NET_NS=y",
+        )
+    )
+    veth = (
+        Path("/sys/module/veth").exists()
+        or _in_modules("veth")
+        or " veth_xmit" in _read("/proc/kallsyms", limit=0)
+    )
+    out.append(
+        Check(
+            "veth", veth, "available" if veth else "module not found", "modprobe veth (CONFIG_VETH)"
+        )
+    )
     return out
 
 
@@ -99,8 +114,12 @@ def _qdiscs() -> Check:
     for q in ("netem", "fq", "fq_codel", "tbf", "htb"):
         if Path(f"/sys/module/sch_{q}").exists() or _in_modules(f"sch_{q}"):
             found.append(q)
-    return Check("qdiscs", True, (" ".join(found) or "none found")
-                 + " (not needed: satcc-linkd emulates links itself)", required=False)
+    return Check(
+        "qdiscs",
+        True,
+        (" ".join(found) or "none found") + " (not needed: satcc-linkd emulates links itself)",
+        required=False,
+    )
 
 
 def _bpf() -> list[Check]:
@@ -111,11 +130,20 @@ def _bpf() -> list[Check]:
         info = bpf.available()
     except Exception as e:  # noqa: BLE001 - the doctor reports, it does not fail
         return [Check("BPF congestion controls", False, f"unavailable: {e}", "", required=False)]
-    out = [Check(f"BPF: {c['name']}", c["ok"], c["detail"], c.get("fix", ""), required=False)
-           for c in info["checks"]]
+    out = [
+        Check(f"BPF: {c['name']}", c["ok"], c["detail"], c.get("fix", ""), required=False)
+        for c in info["checks"]
+    ]
     algos = ", ".join(info.get("algorithms") or []) or "none"
-    out.append(Check("BPF congestion controls", info["ok"], f"buildable here: {algos}",
-                     "see the BPF lines above", required=False))
+    out.append(
+        Check(
+            "BPF congestion controls",
+            info["ok"],
+            f"buildable here: {algos}",
+            "see the BPF lines above",
+            required=False,
+        )
+    )
     return out
 
 
@@ -129,8 +157,14 @@ def _read(path: str, limit: int = 1 << 20) -> str:
 
 def checks() -> list[Check]:
     root = os.geteuid() == 0
-    out = [Check("root", root, "yes" if root else f"running as uid {os.geteuid()}",
-                 "run as root: sudo .venv/bin/satcc emu ...")]
+    out = [
+        Check(
+            "root",
+            root,
+            "yes" if root else f"running as uid {os.geteuid()}",
+            "run as root: sudo .venv/bin/satcc emu ...",
+        )
+    ]
     out += _netns_veth()
     out.append(_af_packet())
     out.append(_af_xdp())
@@ -149,11 +183,19 @@ def checks() -> list[Check]:
     out += _bpf()
     try:
         from satcc.emu import linkd
+
         path = linkd.REPO / "target" / "release" / "satcc-linkd"
         ok = path.is_file() or shutil.which("cargo") is not None
-        out.append(Check("satcc-linkd", ok, str(path) if path.is_file() else
-                         ("built on first use with cargo" if ok else "not built"),
-                         "cargo build -p satcc-emu --release"))
+        out.append(
+            Check(
+                "satcc-linkd",
+                ok,
+                str(path)
+                if path.is_file()
+                else ("built on first use with cargo" if ok else "not built"),
+                "cargo build -p satcc-emu --release",
+            )
+        )
     except Exception as e:  # noqa: BLE001
         out.append(Check("satcc-linkd", False, str(e), "cargo build -p satcc-emu --release"))
     live = set(host.live_runs())
@@ -161,8 +203,9 @@ def checks() -> list[Check]:
     detail = ", ".join(stale) if stale else "none"
     if live:
         detail += f" (runs in progress: {', '.join(sorted(live))})"
-    out.append(Check("leftover namespaces", not stale, detail, "satcc emu --cleanup",
-                     required=False))
+    out.append(
+        Check("leftover namespaces", not stale, detail, "satcc emu --cleanup", required=False)
+    )
     return out
 
 

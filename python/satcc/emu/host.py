@@ -37,8 +37,10 @@ class EmuError(SatccError):
 def require_root() -> None:
     """Raise before anything is touched if we are not root."""
     if os.geteuid() != 0:
-        raise EmuError("the emulator needs root (network namespaces, veth pairs, AF_PACKET); "
-                       "run it with sudo, e.g. `sudo .venv/bin/satcc emu FILE`")
+        raise EmuError(
+            "the emulator needs root (network namespaces, veth pairs, AF_PACKET); "
+            "run it with sudo, e.g. `sudo .venv/bin/satcc emu FILE`"
+        )
 
 
 def new_run_id() -> str:
@@ -49,8 +51,7 @@ def new_run_id() -> str:
 def run_cmd(*args: str, check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess:
     """Run a command, capture its output; a failure raises EmuError with its stderr."""
     try:
-        p = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout,
-                           check=False)
+        p = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:
         raise EmuError(f"{args[0]}: not found; `satcc emu doctor` lists what to install") from None
     except subprocess.TimeoutExpired:
@@ -144,8 +145,9 @@ def kill_sockets(namespaces: list[str]) -> None:
     stays TOBEFREE, `satcc.emu.bpf.lingering()`) until they time out, minutes later."""
     for ns in namespaces:
         if (NETNS_DIR / ns).exists():
-            subprocess.run(ns_cmd(ns, "ss", "-K", "-t", "-a"), capture_output=True, check=False,
-                           timeout=10)
+            subprocess.run(
+                ns_cmd(ns, "ss", "-K", "-t", "-a"), capture_output=True, check=False, timeout=10
+            )
 
 
 def delete_namespaces(namespaces: list[str]) -> list[str]:
@@ -179,8 +181,9 @@ class RunRecord:
     def write(self) -> None:
         REGISTRY_DIR.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"run_id": self.run_id, "pid": self.pid,
-                                   "pid_start": self.pid_start}))
+        tmp.write_text(
+            json.dumps({"run_id": self.run_id, "pid": self.pid, "pid_start": self.pid_start})
+        )
         os.replace(tmp, self.path)
 
     def remove(self) -> None:

@@ -52,17 +52,32 @@ def binary() -> Path:
     if not have_sources or cargo is None:
         if path.is_file():
             return path
-        raise EmuError("satcc-linkd is not built and cargo is not available; build it with "
-                       "`cargo build -p satcc-emu --release` in the satcc checkout")
-    p = subprocess.run([cargo, "build", "-q", "-p", "satcc-emu", "--release"], cwd=REPO,
-                       capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False)
+        raise EmuError(
+            "satcc-linkd is not built and cargo is not available; build it with "
+            "`cargo build -p satcc-emu --release` in the satcc checkout"
+        )
+    p = subprocess.run(
+        [cargo, "build", "-q", "-p", "satcc-emu", "--release"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        check=False,
+    )
     if p.returncode != 0 or not path.is_file():
         raise EmuError(f"building satcc-linkd failed:\n{p.stderr[-3000:]}")
     return path
 
 
-def config(p: Plan, seed: int, bin_ns: int, duration_ns: int, series_path: Path,
-           spin_ns: int | None = None, rt_priority: int | None = None) -> dict[str, Any]:
+def config(
+    p: Plan,
+    seed: int,
+    bin_ns: int,
+    duration_ns: int,
+    series_path: Path,
+    spin_ns: int | None = None,
+    rt_priority: int | None = None,
+) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "netns": p.emu_ns,
         "seed": seed,
@@ -92,7 +107,10 @@ class Linkd:
         self._stderr = open(self.stderr_path, "w")  # noqa: SIM115 - the child writes it for its life
         self.proc = subprocess.Popen(
             [str(binary()), "--config", str(self.cfg_path), "--parent-pid", str(os.getpid())],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
         )
         self._wait_for("ready", READY_TIMEOUT_S)
 

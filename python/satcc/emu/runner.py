@@ -86,17 +86,23 @@ def resolve_ccas(config: dict[str, Any], registered: list[str]) -> dict[int, str
         try:
             from satcc.emu import bpf
         except ImportError:
-            why = (f"the kernel's {name} takes no per-flow parameters (cc = {f['cc']})"
-                   if name in builtins else f"this kernel has no {name!r}")
-            raise EmuError(f"flow[{f['id']}].cca: {why}; available here: "
-                           f"{', '.join(sorted(builtins))} (BPF struct_ops CCAs are not "
-                           "available in this build)") from None
+            why = (
+                f"the kernel's {name} takes no per-flow parameters (cc = {f['cc']})"
+                if name in builtins
+                else f"this kernel has no {name!r}"
+            )
+            raise EmuError(
+                f"flow[{f['id']}].cca: {why}; available here: "
+                f"{', '.join(sorted(builtins))} (BPF struct_ops CCAs are not "
+                "available in this build)"
+            ) from None
         try:
             before = set(bpf.registered())
             kname = bpf.ensure_registered(f["cca"], f.get("cc") or None)
         except Exception as e:  # noqa: BLE001 - any loader failure is the user's to read
-            raise EmuError(f"flow[{f['id']}].cca: cannot load {f['cca']!r} as a BPF congestion "
-                           f"control: {e}") from None
+            raise EmuError(
+                f"flow[{f['id']}].cca: cannot load {f['cca']!r} as a BPF congestion control: {e}"
+            ) from None
         if kname not in before and kname not in registered:
             registered.append(kname)  # ours to unregister; one registered before is left alone
         out[f["id"]] = kname
@@ -104,19 +110,29 @@ def resolve_ccas(config: dict[str, Any], registered: list[str]) -> dict[int, str
 
 
 def check_tools(capture: bool) -> None:
-    missing = [t for t in REQUIRED_TOOLS + (("tcpdump",) if capture else ()) if shutil.which(t) is None]
+    missing = [
+        t for t in REQUIRED_TOOLS + (("tcpdump",) if capture else ()) if shutil.which(t) is None
+    ]
     if missing:
-        raise EmuError(f"missing tools: {', '.join(missing)}; `satcc emu doctor` says how to "
-                       "install them (Debian: apt-get install iproute2 ethtool iperf3 tcpdump "
-                       "iputils-ping)")
+        raise EmuError(
+            f"missing tools: {', '.join(missing)}; `satcc emu doctor` says how to "
+            "install them (Debian: apt-get install iproute2 ethtool iperf3 tcpdump "
+            "iputils-ping)"
+        )
 
 
 class Run:
     """State of one run, so teardown can find everything whatever happened."""
 
-    def __init__(self, config: dict[str, Any], workdir: Path, capture: bool = True,
-                 spin_ns: int | None = None, rt_priority: int | None = None,
-                 vpn_server: str | None = None):
+    def __init__(
+        self,
+        config: dict[str, Any],
+        workdir: Path,
+        capture: bool = True,
+        spin_ns: int | None = None,
+        rt_priority: int | None = None,
+        vpn_server: str | None = None,
+    ):
         self.config = config
         self.workdir = workdir
         self.capture = capture
@@ -131,7 +147,9 @@ class Run:
         self.clients: dict[int, subprocess.Popen] = {}
         self.dumps: list[subprocess.Popen] = []
         # (bin index, {namespace: (seconds since t0 when ss returned, {ports: fields})})
-        self.samples: list[tuple[int, dict[str, tuple[float, dict[tuple[int, int], dict[str, float]]]]]] = []
+        self.samples: list[
+            tuple[int, dict[str, tuple[float, dict[tuple[int, int], dict[str, float]]]]]
+        ] = []
         self.late_samples = 0
         self.linkd_stats: dict[str, Any] | None = None
         self.warnings: list[str] = []
@@ -153,7 +171,8 @@ class Run:
                 if f.get("pacing", "auto") != "auto":
                     self.warnings.append(
                         f"flow[{f['id']}].pacing = {f['pacing']!r} is not applied in the emulator: "
-                        "the kernel paces as Linux does without fq (when the CCA asks, e.g. BBR)")
+                        "the kernel paces as Linux does without fq (when the CCA asks, e.g. BBR)"
+                    )
             self.record = host.register_run(self.run_id)
             self.plan = topology.plan(self.config, self.run_id)
             topology.build(self.plan)
@@ -200,17 +219,24 @@ class Run:
                 except Exception as e:  # noqa: BLE001 - teardown goes on whatever happens
                     self.warnings.append(f"could not unregister {kname}: {e}")
             self.bpf_registered = []
-        if self.record is not None and not (self.plan and any(
-                (host.NETNS_DIR / ns).exists() for ns in self.plan.all_namespaces)):
+        if self.record is not None and not (
+            self.plan and any((host.NETNS_DIR / ns).exists() for ns in self.plan.all_namespaces)
+        ):
             self.record.remove()
 
     # -- set-up --------------------------------------------------------------------------
 
     def _start_linkd(self) -> None:
         assert self.plan is not None
-        cfg = linkd.config(self.plan, self.config["seed"], self.config["bin_ns"],
-                           self.config["duration_ns"], self.workdir / "link_series.jsonl",
-                           self.spin_ns, self.rt_priority)
+        cfg = linkd.config(
+            self.plan,
+            self.config["seed"],
+            self.config["bin_ns"],
+            self.config["duration_ns"],
+            self.workdir / "link_series.jsonl",
+            self.spin_ns,
+            self.rt_priority,
+        )
         self.linkd = linkd.Linkd(cfg, self.workdir)
 
     def _start_vpn(self) -> None:
@@ -220,10 +246,14 @@ class Run:
         assert self.plan is not None
         nodes = self.plan.nodes
         if self.vpn_server not in nodes:
-            raise EmuError(f"--vpn: expected a node of the scenario ({', '.join(nodes)}), "
-                           f"found {self.vpn_server!r}")
+            raise EmuError(
+                f"--vpn: expected a node of the scenario ({', '.join(nodes)}), "
+                f"found {self.vpn_server!r}"
+            )
         server = nodes.index(self.vpn_server)
-        clients = sorted({f["src"] for f in self.config["flows"]} | {f["dst"] for f in self.config["flows"]})
+        clients = sorted(
+            {f["src"] for f in self.config["flows"]} | {f["dst"] for f in self.config["flows"]}
+        )
         self.vpn = vpn.Vpn(self.plan, server, clients, self.workdir)
         self.vpn.start()
 
@@ -262,8 +292,20 @@ class Run:
         pings = []
         for lp in self.plan.links:
             for node, peer in ((lp.a, lp.b), (lp.b, lp.a)):
-                pings.append(traffic.spawn(host.ns_cmd(self.plan.namespaces[node], "ping", "-c", "1",
-                                                       "-W", "3", "-q", lp.addr(peer))))
+                pings.append(
+                    traffic.spawn(
+                        host.ns_cmd(
+                            self.plan.namespaces[node],
+                            "ping",
+                            "-c",
+                            "1",
+                            "-W",
+                            "3",
+                            "-q",
+                            lp.addr(peer),
+                        )
+                    )
+                )
         for p in pings:
             try:
                 p.wait(5.0)
@@ -282,8 +324,11 @@ class Run:
             path = self.workdir / f"capture-{node}-{_safe(name)}.pcap"
             err_path = self.workdir / f"tcpdump-{node}.stderr"
             with open(err_path, "w") as err:
-                self.dumps.append(traffic.spawn(
-                    traffic.tcpdump_cmd(self.plan.namespaces[node], ifaces, path), stderr=err))
+                self.dumps.append(
+                    traffic.spawn(
+                        traffic.tcpdump_cmd(self.plan.namespaces[node], ifaces, path), stderr=err
+                    )
+                )
             deadline = time.monotonic() + READY_TIMEOUT_S
             while time.monotonic() < deadline and "listening on" not in err_path.read_text():
                 if self.dumps[-1].poll() is not None:
@@ -380,8 +425,14 @@ class Run:
                 counters.update(parse_proc_net(p.stdout))
             name = self.plan.nodes[node]
             out = self.workdir / f"netstat-{node}-{_safe(name)}.json"
-            out.write_text(json.dumps({k: counters[k] for k in ("TcpExt", "Tcp") if k in counters},
-                                      indent=1, sort_keys=True) + "\n")
+            out.write_text(
+                json.dumps(
+                    {k: counters[k] for k in ("TcpExt", "Tcp") if k in counters},
+                    indent=1,
+                    sort_keys=True,
+                )
+                + "\n"
+            )
 
     # -- results -------------------------------------------------------------------------
 
@@ -390,9 +441,20 @@ class Run:
         cfg = self.config
         bin_s = cfg["bin_ns"] / 1e9
         duration_s = cfg["duration_ns"] / 1e9
-        fs: dict[str, list[Any]] = {k: [] for k in (
-            "flow_id", "t_s", "delivered_bytes", "cwnd_pkts", "ssthresh_pkts", "srtt_ms",
-            "inflight_pkts", "pacing_rate_bps", "retransmits")}
+        fs: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "flow_id",
+                "t_s",
+                "delivered_bytes",
+                "cwnd_pkts",
+                "ssthresh_pkts",
+                "srtt_ms",
+                "inflight_pkts",
+                "pacing_rate_bps",
+                "retransmits",
+            )
+        }
         flows = []
         for f in cfg["flows"]:
             fid = f["id"]
@@ -449,28 +511,42 @@ class Run:
                     fct = float(secs)
             retx_total = max(last_retx, float(_dig(client, "end", "sum_sent", "retransmits") or 0))
             start_s = f["start_ns"] / 1e9
-            active = (fct if fct is not None else duration_s - start_s)
-            flows.append({
-                "id": fid,
-                "delivered_bytes": delivered,
-                "goodput_bps": delivered * 8 / active if active > 0 else 0.0,
-                "sent_packets": int(sent),
-                "retransmitted_packets": int(retx_total),
-                "rtt_mean_ms": sum(srtts) / len(srtts) if srtts else None,
-                "rtt_p95_ms": _quantile(srtts, 0.95),
-                "rtt_min_ms": minrtt,
-                "fct_s": fct,
-                "rto_count": None,
-                "recovery_count": None,
-                **_udp_columns(f, server),
-            })
+            active = fct if fct is not None else duration_s - start_s
+            flows.append(
+                {
+                    "id": fid,
+                    "delivered_bytes": delivered,
+                    "goodput_bps": delivered * 8 / active if active > 0 else 0.0,
+                    "sent_packets": int(sent),
+                    "retransmitted_packets": int(retx_total),
+                    "rtt_mean_ms": sum(srtts) / len(srtts) if srtts else None,
+                    "rtt_p95_ms": _quantile(srtts, 0.95),
+                    "rtt_min_ms": minrtt,
+                    "fct_s": fct,
+                    "rto_count": None,
+                    "recovery_count": None,
+                    **_udp_columns(f, server),
+                }
+            )
         rows, stats = linkd.read_series(self.workdir / "link_series.jsonl")
-        ls: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in (
-            "link_id", "dir", "t_s", "queue_pkts", "queue_bytes", "drops_queue", "drops_random",
-            "ecn_marks", "tx_bytes", "capacity_bps", "delay_ms")}
+        ls: dict[str, list[Any]] = {
+            k: [r[k] for r in rows]
+            for k in (
+                "link_id",
+                "dir",
+                "t_s",
+                "queue_pkts",
+                "queue_bytes",
+                "drops_queue",
+                "drops_random",
+                "ecn_marks",
+                "tx_bytes",
+                "capacity_bps",
+                "delay_ms",
+            )
+        }
         self._kernel_counts(flows)
-        return {"flows": flows, "flow_series": fs, "link_series": ls,
-                "stats": self._stats(stats)}
+        return {"flows": flows, "flow_series": fs, "link_series": ls, "stats": self._stats(stats)}
 
     def _kernel_counts(self, flows: list[dict[str, Any]]) -> None:
         """rto_count / recovery_count from the netstat files, for a node's only TCP flow."""
@@ -483,7 +559,9 @@ class Run:
             ext = _read_json(path).get("TcpExt") if path.exists() else None
             if ext:
                 out["rto_count"] = ext.get("TCPTimeouts")
-                out["recovery_count"] = ext.get("TCPSackRecovery", 0) + ext.get("TCPRenoRecovery", 0)
+                out["recovery_count"] = ext.get("TCPSackRecovery", 0) + ext.get(
+                    "TCPRenoRecovery", 0
+                )
 
     def _stats(self, s: dict[str, Any] | None) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -494,15 +572,17 @@ class Run:
         }
         if s:
             dirs = s.get("dirs", [])
-            out.update({
-                "linkd_lateness_p50_us": s["lateness"]["p50_us"],
-                "linkd_lateness_p99_us": s["lateness"]["p99_us"],
-                "linkd_lateness_max_us": s["lateness"]["max_us"],
-                "linkd_frames": sum(d["tx_frames"] for d in dirs),
-                "linkd_socket_drops": sum(d["socket_drops"] for d in dirs),
-                "linkd_send_failures": sum(d["send_failures"] for d in dirs),
-                "linkd_oversize": sum(d["oversize"] for d in dirs),
-            })
+            out.update(
+                {
+                    "linkd_lateness_p50_us": s["lateness"]["p50_us"],
+                    "linkd_lateness_p99_us": s["lateness"]["p99_us"],
+                    "linkd_lateness_max_us": s["lateness"]["max_us"],
+                    "linkd_frames": sum(d["tx_frames"] for d in dirs),
+                    "linkd_socket_drops": sum(d["socket_drops"] for d in dirs),
+                    "linkd_send_failures": sum(d["send_failures"] for d in dirs),
+                    "linkd_oversize": sum(d["oversize"] for d in dirs),
+                }
+            )
         return out
 
 
@@ -514,8 +594,11 @@ def _udp_columns(flow: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]
     out: dict[str, Any] = {"proto": "udp"}
     total, lost = _dig(server, "end", "sum", "packets"), _dig(server, "end", "sum", "lost_packets")
     if isinstance(total, int) and isinstance(lost, int) and total >= lost >= 0:
-        out.update(received_packets=total - lost, lost_packets=lost,
-                   loss_fraction=lost / total if total else None)
+        out.update(
+            received_packets=total - lost,
+            lost_packets=lost,
+            loss_fraction=lost / total if total else None,
+        )
     jitter = _dig(server, "end", "sum", "jitter_ms")
     if isinstance(jitter, (int, float)):
         out["jitter_ms"] = float(jitter)

@@ -115,7 +115,9 @@ def _ns_name(run_id: str, i: int, name: str) -> str:
     return f"satcc-{run_id}-n{i}-{safe}"
 
 
-def shortest_paths(n: int, links: list[dict[str, Any]]) -> tuple[list[list[int | None]], list[list[int]]]:
+def shortest_paths(
+    n: int, links: list[dict[str, Any]]
+) -> tuple[list[list[int | None]], list[list[int]]]:
     """First link-direction index and one-way base delay for every (src, dst): Dijkstra on
     (delay, hops, first direction), as satcc-sim net.rs `Network::route`."""
     adj: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
@@ -176,8 +178,9 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
     n = len(nodes)
     links_cfg = config["links"]
     if len(links_cfg) > MAX_LINKS:
-        raise EmuError(f"the emulator handles at most {MAX_LINKS} links, the scenario has "
-                       f"{len(links_cfg)}")
+        raise EmuError(
+            f"the emulator handles at most {MAX_LINKS} links, the scenario has {len(links_cfg)}"
+        )
     x = subnet_octet if subnet_octet is not None else 64 + secrets.randbelow(64)
     nxt, delay = shortest_paths(n, links_cfg)
     paths: dict[tuple[int, int], list[int]] = {}
@@ -197,8 +200,19 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
             dcfg["queue"] = _resolve_queue(dcfg["queue"], dcfg["rate_bps"], max_rtt[k])
             dirs[key] = dcfg
         node_if = f"satcc-l{j}"
-        links.append(LinkPlan(j, l["a"], l["b"], f"10.{x}.{j}", f"{node_if}a", f"{node_if}b",
-                              node_if, dirs["ab"], dirs["ba"]))
+        links.append(
+            LinkPlan(
+                j,
+                l["a"],
+                l["b"],
+                f"10.{x}.{j}",
+                f"{node_if}a",
+                f"{node_if}b",
+                node_if,
+                dirs["ab"],
+                dirs["ba"],
+            )
+        )
         assert len(node_if) + 2 < IFNAMSIZ
     addrs: list[list[str]] = [[] for _ in range(n)]
     for lp in links:
@@ -212,9 +226,11 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
     def put(node: int, dst: str, key: str, value: str, flow: int) -> None:
         cur = attrs.setdefault((node, dst), {})
         if cur.get(key, value) != value:
-            raise EmuError(f"flow[{flow}]: flows between {nodes[node]} and the same peer need "
-                           f"different `{key}` ({cur[key]} vs {value}); the emulator sets it per "
-                           "route, so such flows must share it")
+            raise EmuError(
+                f"flow[{flow}]: flows between {nodes[node]} and the same peer need "
+                f"different `{key}` ({cur[key]} vs {value}); the emulator sets it per "
+                "route, so such flows must share it"
+            )
         cur[key] = value
 
     for f in config["flows"]:
@@ -237,10 +253,27 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
             gw_node = lp.b if k % 2 == 0 else lp.a
             for dst in addrs[v]:
                 extra = attrs.get((u, dst), {})
-                routes.append(Route(u, dst, lp.addr(gw_node), lp.node_if,
-                                    [w for kv in extra.items() for w in kv]))
-    return Plan(run_id, nodes, [_ns_name(run_id, i, nm) for i, nm in enumerate(nodes)],
-                f"satcc-{run_id}-emu", links, routes, _sysctls(config, n), primary, delay, paths)
+                routes.append(
+                    Route(
+                        u,
+                        dst,
+                        lp.addr(gw_node),
+                        lp.node_if,
+                        [w for kv in extra.items() for w in kv],
+                    )
+                )
+    return Plan(
+        run_id,
+        nodes,
+        [_ns_name(run_id, i, nm) for i, nm in enumerate(nodes)],
+        f"satcc-{run_id}-emu",
+        links,
+        routes,
+        _sysctls(config, n),
+        primary,
+        delay,
+        paths,
+    )
 
 
 def _src_addr(links: list[LinkPlan], nxt: list[list[int | None]], s: int, d: int) -> str:
@@ -284,16 +317,20 @@ def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
             have = out[s].get(key)
             if have is not None and have != value:
                 other = owner[(s, key)]
-                raise EmuError(f"flow[{f['id']}] and flow[{other}] leave the same node but need "
-                               f"different {key.rsplit('.', 1)[1]} ({value} vs {have}); in the "
-                               "emulator it is one setting per node")
+                raise EmuError(
+                    f"flow[{f['id']}] and flow[{other}] leave the same node but need "
+                    f"different {key.rsplit('.', 1)[1]} ({value} vs {have}); in the "
+                    "emulator it is one setting per node"
+                )
             out[s][key] = value
             owner.setdefault((s, key), f["id"])
         autotune = bool(f.get("rcvbuf_autotune", True))
         have_tune = autotune_of.setdefault(d, (autotune, f["id"]))
         if have_tune[0] != autotune:
-            raise EmuError(f"flow[{f['id']}] and flow[{have_tune[1]}] end at the same node but need "
-                           "different rcvbuf_autotune; in the emulator it is one setting per node")
+            raise EmuError(
+                f"flow[{f['id']}] and flow[{have_tune[1]}] end at the same node but need "
+                "different rcvbuf_autotune; in the emulator it is one setting per node"
+            )
         rwnd = int(f["rwnd_bytes"])
         buf = rwnd if autotune else sc.fixed_rcvbuf_bytes(rwnd, f["mss"], f["timestamps"])
         r1, r2 = rmem.get(d, (0, 0))
@@ -334,8 +371,25 @@ def build(p: Plan) -> None:
             ns = p.namespaces[node]
             # created inside the node's namespace with its peer straight in the emulator's:
             # no interface ever exists in the host's namespace
-            run_cmd("ip", "-n", ns, "link", "add", lp.node_if, "mtu", str(MTU), "type", "veth",
-                    "peer", "name", peer, "mtu", str(MTU), "netns", p.emu_ns)
+            run_cmd(
+                "ip",
+                "-n",
+                ns,
+                "link",
+                "add",
+                lp.node_if,
+                "mtu",
+                str(MTU),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                peer,
+                "mtu",
+                str(MTU),
+                "netns",
+                p.emu_ns,
+            )
             run_cmd("ip", "-n", ns, "addr", "add", f"{lp.addr(node)}/24", "dev", lp.node_if)
             run_cmd(*ns_cmd(ns, "ethtool", "-K", lp.node_if, *OFFLOADS_OFF))
             run_cmd(*ns_cmd(p.emu_ns, "ethtool", "-K", peer, *OFFLOADS_OFF))
@@ -346,5 +400,16 @@ def build(p: Plan) -> None:
         # module doc, deviation 3: no run inherits another's cached metrics
         run_cmd("ip", "-n", p.namespaces[node], "tcp_metrics", "flush")
     for r in p.routes:
-        run_cmd("ip", "-n", p.namespaces[r.node], "route", "replace", f"{r.dst}/32", "via", r.via,
-                "dev", r.dev, *r.attrs)
+        run_cmd(
+            "ip",
+            "-n",
+            p.namespaces[r.node],
+            "route",
+            "replace",
+            f"{r.dst}/32",
+            "via",
+            r.via,
+            "dev",
+            r.dev,
+            *r.attrs,
+        )

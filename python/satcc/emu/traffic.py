@@ -40,9 +40,17 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def spawn(cmd: list[str], stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL) -> subprocess.Popen:
-    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                            preexec_fn=_die_with_parent)  # noqa: PLW1509 - spawned from the main thread only (runner.py)
+def spawn(
+    cmd: list[str], stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL
+) -> subprocess.Popen:
+    # spawned from the main thread only (runner.py), so preexec_fn is safe here
+    return subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        preexec_fn=_die_with_parent,  # noqa: PLW1509
+    )
 
 
 def kernel_cca(name: str) -> str:
@@ -65,8 +73,16 @@ def server_cmd(ns: str, flow: dict[str, Any]) -> list[str]:
 
 
 def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: int) -> list[str]:
-    cmd = ["iperf3", "-c", dst_addr, "-p", str(SERVER_PORT_BASE + flow["id"]), "-J",
-           "--cport", str(CLIENT_PORT_BASE + flow["id"])]
+    cmd = [
+        "iperf3",
+        "-c",
+        dst_addr,
+        "-p",
+        str(SERVER_PORT_BASE + flow["id"]),
+        "-J",
+        "--cport",
+        str(CLIENT_PORT_BASE + flow["id"]),
+    ]
     if flow.get("proto", "tcp") == "udp":
         # the resolved keys of `_native.pyi` (payload bit rate and size, as iperf3 -b / -l)
         size = min(int(flow.get("udp_payload_bytes") or UDP_PAYLOAD_MAX), UDP_PAYLOAD_MAX)
@@ -82,14 +98,17 @@ def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: 
 
 def tcpdump_cmd(ns: str, ifaces: list[str], path: Path) -> list[str]:
     iface = ifaces[0] if len(ifaces) == 1 else "any"
-    return ns_cmd(ns, "tcpdump", "-i", iface, "-s", str(SNAPLEN), "-n", "-U", "-w", str(path),
-                  "tcp or udp")
+    return ns_cmd(
+        ns, "tcpdump", "-i", iface, "-s", str(SNAPLEN), "-n", "-U", "-w", str(path), "tcp or udp"
+    )
 
 
 # -- ss ------------------------------------------------------------------------------------
 
 _ENDPOINT = r"(?:\[?(?:::ffff:)?)([0-9.]+)\]?:(\d+)"
-_LINE = re.compile(r"^(?:[A-Z][A-Z-]*\s+)?\d+\s+\d+\s+" + _ENDPOINT + r"\s+" + _ENDPOINT + r"\s+(.*)$")
+_LINE = re.compile(
+    r"^(?:[A-Z][A-Z-]*\s+)?\d+\s+\d+\s+" + _ENDPOINT + r"\s+" + _ENDPOINT + r"\s+(.*)$"
+)
 _NUM = r"([0-9.]+)"
 _FIELDS = {
     "cwnd": re.compile(r"\bcwnd:(\d+)"),

@@ -53,13 +53,48 @@ def make_pki(d: Path, names: list[str]) -> None:
     """A CA and one certificate per name (ECDSA P-256), all in `d`."""
     d.mkdir(parents=True, exist_ok=True)
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", CERT_DAYS,
-             "-subj", "/CN=satcc-emu-ca", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        *ec,
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        CERT_DAYS,
+        "-subj",
+        "/CN=satcc-emu-ca",
+        cwd=d,
+    )
     for name in names:
-        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj",
-                 f"/CN={name}", cwd=d)
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-                 "-CAcreateserial", "-out", f"{name}.crt", "-days", CERT_DAYS, cwd=d)
+        _openssl(
+            "req",
+            *ec,
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            "-subj",
+            f"/CN={name}",
+            cwd=d,
+        )
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{name}.crt",
+            "-days",
+            CERT_DAYS,
+            cwd=d,
+        )
 
 
 class Vpn:
@@ -82,22 +117,73 @@ class Vpn:
         for c in self.clients:
             (ccd / f"client{c}").write_text(f"ifconfig-push {client_addr(c)} 255.255.255.0\n")
         server_ns = self.plan.namespaces[self.server]
-        common = ["--dev", DEV, "--dev-type", "tun", "--proto", "udp", "--data-ciphers", CIPHER,
-                  "--ca", str(self.dir / "ca.crt"), "--verb", "3", "--persist-key"]
-        self._spawn(server_ns, "server", [
-            "--mode", "server", "--tls-server", "--topology", "subnet",
-            "--ifconfig", SERVER_ADDR, "255.255.255.0", "--port", str(PORT),
-            # bound to the address the clients dial, so replies never leave from another one
-            "--local", self.plan.primary_addr[self.server],
-            "--cert", str(self.dir / "server.crt"), "--key", str(self.dir / "server.key"),
-            "--dh", "none", "--client-config-dir", str(ccd), "--ccd-exclusive",
-            "--keepalive", "10", "60", *common])
+        common = [
+            "--dev",
+            DEV,
+            "--dev-type",
+            "tun",
+            "--proto",
+            "udp",
+            "--data-ciphers",
+            CIPHER,
+            "--ca",
+            str(self.dir / "ca.crt"),
+            "--verb",
+            "3",
+            "--persist-key",
+        ]
+        self._spawn(
+            server_ns,
+            "server",
+            [
+                "--mode",
+                "server",
+                "--tls-server",
+                "--topology",
+                "subnet",
+                "--ifconfig",
+                SERVER_ADDR,
+                "255.255.255.0",
+                "--port",
+                str(PORT),
+                # bound to the address the clients dial, so replies never leave from another one
+                "--local",
+                self.plan.primary_addr[self.server],
+                "--cert",
+                str(self.dir / "server.crt"),
+                "--key",
+                str(self.dir / "server.key"),
+                "--dh",
+                "none",
+                "--client-config-dir",
+                str(ccd),
+                "--ccd-exclusive",
+                "--keepalive",
+                "10",
+                "60",
+                *common,
+            ],
+        )
         server_addr = self.plan.primary_addr[self.server]
         for c in self.clients:
-            self._spawn(self.plan.namespaces[c], f"client{c}", [
-                "--client", "--remote", server_addr, str(PORT), "--nobind", "--topology", "subnet",
-                "--cert", str(self.dir / f"client{c}.crt"),
-                "--key", str(self.dir / f"client{c}.key"), *common])
+            self._spawn(
+                self.plan.namespaces[c],
+                f"client{c}",
+                [
+                    "--client",
+                    "--remote",
+                    server_addr,
+                    str(PORT),
+                    "--nobind",
+                    "--topology",
+                    "subnet",
+                    "--cert",
+                    str(self.dir / f"client{c}.crt"),
+                    "--key",
+                    str(self.dir / f"client{c}.key"),
+                    *common,
+                ],
+            )
         self._wait_up()
 
     def _spawn(self, ns: str, name: str, args: list[str]) -> None:
@@ -112,19 +198,33 @@ class Vpn:
                 if p.poll() is not None:
                     raise EmuError(f"openvpn exited: see {self.dir}/*.log")
             for c in list(waiting):
-                out = run_cmd("ip", "-n", self.plan.namespaces[c], "-4", "addr", "show", "dev", DEV,
-                              check=False).stdout
+                out = run_cmd(
+                    "ip",
+                    "-n",
+                    self.plan.namespaces[c],
+                    "-4",
+                    "addr",
+                    "show",
+                    "dev",
+                    DEV,
+                    check=False,
+                ).stdout
                 if client_addr(c) in out:
                     waiting.discard(c)
             time.sleep(0.1)
         if waiting:
             names = ", ".join(self.plan.nodes[c] for c in sorted(waiting))
-            raise EmuError(f"the VPN did not come up for {names} within {READY_TIMEOUT_S:g} s; "
-                           f"see {self.dir}/*.log")
+            raise EmuError(
+                f"the VPN did not come up for {names} within {READY_TIMEOUT_S:g} s; "
+                f"see {self.dir}/*.log"
+            )
         # one ping through every tunnel, so the first flow does not pay for the handshake's end
         for c in self.clients:
-            run_cmd(*ns_cmd(self.plan.namespaces[c], "ping", "-c", "1", "-W", "5", "-q",
-                            SERVER_ADDR), check=False, timeout=10)
+            run_cmd(
+                *ns_cmd(self.plan.namespaces[c], "ping", "-c", "1", "-W", "5", "-q", SERVER_ADDR),
+                check=False,
+                timeout=10,
+            )
 
     def stop(self) -> None:
         for p in self.procs:

@@ -45,8 +45,14 @@ def run(
         if workdir.exists():
             shutil.rmtree(workdir)
     try:
-        r = Run(config, workdir, capture=capture, spin_ns=spin_ns, rt_priority=rt_priority,
-                vpn_server=vpn_server)
+        r = Run(
+            config,
+            workdir,
+            capture=capture,
+            spin_ns=spin_ns,
+            rt_priority=rt_priority,
+            vpn_server=vpn_server,
+        )
         raw = r.execute(progress)
         meta = {
             "schema_version": SCHEMA_VERSION,
@@ -55,9 +61,13 @@ def run(
             "scenario": config["name"],
             "scenario_hash": scenario_hash(config),
             "seed": config["seed"],
-            "emu": {"run_id": r.run_id, "raw_dir": RAW_DIR if tmp is None else None,
-                    "vpn_server": vpn_server,
-                    "warnings": r.warnings, "linkd": r.linkd_stats},
+            "emu": {
+                "run_id": r.run_id,
+                "raw_dir": RAW_DIR if tmp is None else None,
+                "vpn_server": vpn_server,
+                "warnings": r.warnings,
+                "linkd": r.linkd_stats,
+            },
         }
         return RunResult.from_engine(raw, config, expand_flows(scenario), meta)
     finally:

@@ -237,24 +237,30 @@ def path_inputs(config: dict[str, Any]) -> list[PathInputs]:
         by_rwnd = receive_window_bytes(f) / f["mss"]
         by_pipe = (bdp + buffer) / data
         rtt = base  # assumption 2: no standing queue
-        out.append(PathInputs(
-            p=p,
-            ack_loss=ack_loss,
-            prop_rtt_s=prop,
-            base_rtt_s=base,
-            rtt_s=rtt,
-            share_wire_bps=share,
-            share_goodput_bps=share * f["mss"] / data,
-            bottleneck={"link": hop[0], "dir": hop[1], "rate_bps": direction["rate_bps"],
-                        "flows": users[hop]},
-            buffer_bytes=buffer,
-            bdp_bytes=bdp,
-            wmax_pkts=min(by_rwnd, by_pipe),
-            wmax_limited_by="rwnd" if by_rwnd <= by_pipe else "bdp+buffer",
-            t0_s=rtt + f["min_rto_ns"] / NS_PER_S,  # tcp_set_rto: srtt + max(rttvar, rto_min)
-            data_packet_bytes=data,
-            ack_packet_bytes=ack,
-        ))
+        out.append(
+            PathInputs(
+                p=p,
+                ack_loss=ack_loss,
+                prop_rtt_s=prop,
+                base_rtt_s=base,
+                rtt_s=rtt,
+                share_wire_bps=share,
+                share_goodput_bps=share * f["mss"] / data,
+                bottleneck={
+                    "link": hop[0],
+                    "dir": hop[1],
+                    "rate_bps": direction["rate_bps"],
+                    "flows": users[hop],
+                },
+                buffer_bytes=buffer,
+                bdp_bytes=bdp,
+                wmax_pkts=min(by_rwnd, by_pipe),
+                wmax_limited_by="rwnd" if by_rwnd <= by_pipe else "bdp+buffer",
+                t0_s=rtt + f["min_rto_ns"] / NS_PER_S,  # tcp_set_rto: srtt + max(rttvar, rto_min)
+                data_packet_bytes=data,
+                ack_packet_bytes=ack,
+            )
+        )
     return out
 
 
@@ -274,8 +280,9 @@ class FlowPrediction:
     result: ModelResult | None = None
 
 
-def loss_free_transfer_s(d: float, w1: float, growth: float, wcap: float, rtt: float,
-                         rate_seg_s: float) -> float:
+def loss_free_transfer_s(
+    d: float, w1: float, growth: float, wcap: float, rtt: float, rate_seg_s: float
+) -> float:
     """Handshake (R) + slow start from w1, x growth per round, to wcap + the rest at
     rate_seg_s - R/2 (assumption 8; slow-start rounds as Cardwell eq. 15)."""
     w1 = min(w1, wcap)
@@ -309,17 +316,27 @@ def predict_flow(flow: dict[str, Any], path: PathInputs) -> FlowPrediction:
     transfer_s: float | None = None
     if cca == "hybla":
         if path.wmax_pkts < hybla.MIN_WMAX_PKTS:
-            raise ModelInputError(f"W_m = {path.wmax_pkts:.3g} segments; the Hybla model needs "
-                                  f">= {hybla.MIN_WMAX_PKTS:g}")
+            raise ModelInputError(
+                f"W_m = {path.wmax_pkts:.3g} segments; the Hybla model needs "
+                f">= {hybla.MIN_WMAX_PKTS:g}"
+            )
         rtt0_s = float(flow["cc"].get("rtt0", HYBLA_RTT0_MS)) / 1e3
         rho = max(path.rtt_s / rtt0_s, 1.0)  # assumption 6: Linux hybla_recalc_param
         model_name = MODEL_HYBLA
         if size is None and p == 0.0:
             model_name, uncapped = MODEL_WINDOW, window_bps
         else:
-            result = hybla.model(max(p, LOSS_LIMIT), path.rtt_s, wmax_pkts=path.wmax_pkts,
-                                 size_bytes=size, rho=rho, rtt0_s=rtt0_s, t0_s=path.t0_s,
-                                 packet_bytes=mss, syn_timeout_s=SYN_TIMEOUT_S)
+            result = hybla.model(
+                max(p, LOSS_LIMIT),
+                path.rtt_s,
+                wmax_pkts=path.wmax_pkts,
+                size_bytes=size,
+                rho=rho,
+                rtt0_s=rtt0_s,
+                t0_s=path.t0_s,
+                packet_bytes=mss,
+                syn_timeout_s=SYN_TIMEOUT_S,
+            )
             uncapped = float(result.throughput_bps)
             transfer_s = _float_or_none(result.transfer_time_s)
     elif cca in ("reno", "newreno"):
@@ -331,15 +348,24 @@ def predict_flow(flow: dict[str, Any], path: PathInputs) -> FlowPrediction:
                 model_name, uncapped = MODEL_WINDOW, window_bps
             else:
                 model_name = MODEL_PFTK
-                result = pftk.send_rate(p, path.rtt_s, t0_s=path.t0_s, wmax_pkts=wmax, b=1,
-                                        packet_bytes=mss)
+                result = pftk.send_rate(
+                    p, path.rtt_s, t0_s=path.t0_s, wmax_pkts=wmax, b=1, packet_bytes=mss
+                )
                 uncapped = float(result.throughput_bps)
         else:
             model_name = MODEL_CARDWELL
-            result = cardwell.transfer(max(p, LOSS_LIMIT), path.rtt_s, size, t0_s=path.t0_s,
-                                       wmax_pkts=wmax, b=1,
-                                       w1_pkts=min(flow["initial_cwnd"], wmax), t_delack_s=0.0,
-                                       syn_timeout_s=SYN_TIMEOUT_S, packet_bytes=mss)
+            result = cardwell.transfer(
+                max(p, LOSS_LIMIT),
+                path.rtt_s,
+                size,
+                t0_s=path.t0_s,
+                wmax_pkts=wmax,
+                b=1,
+                w1_pkts=min(flow["initial_cwnd"], wmax),
+                t_delack_s=0.0,
+                syn_timeout_s=SYN_TIMEOUT_S,
+                packet_bytes=mss,
+            )
             uncapped = float(result.throughput_bps)
             transfer_s = float(result.transfer_time_s)
     elif cca == "cubic":
@@ -347,9 +373,14 @@ def predict_flow(flow: dict[str, Any], path: PathInputs) -> FlowPrediction:
             model_name, uncapped = MODEL_WINDOW, window_bps
         else:
             model_name = MODEL_CUBIC
-            result = cubic.model(p, path.rtt_s, c=float(flow["cc"].get("c", CUBIC_C)),
-                                 beta=float(flow["cc"].get("beta", CUBIC_BETA)),
-                                 packet_bytes=mss, wmax_pkts=path.wmax_pkts)
+            result = cubic.model(
+                p,
+                path.rtt_s,
+                c=float(flow["cc"].get("c", CUBIC_C)),
+                beta=float(flow["cc"].get("beta", CUBIC_BETA)),
+                packet_bytes=mss,
+                wmax_pkts=path.wmax_pkts,
+            )
             uncapped = float(result.throughput_bps)
         if size is not None:
             notes.append("transfer time: loss-free slow start + the CUBIC rate (assumption 8)")
@@ -362,8 +393,9 @@ def predict_flow(flow: dict[str, Any], path: PathInputs) -> FlowPrediction:
     else:
         model_name = MODEL_WINDOW
         uncapped = window_bps
-        notes.append(f"no loss model for {cca}: the window bound W_m/R"
-                     + (", loss ignored" if p > 0 else ""))
+        notes.append(
+            f"no loss model for {cca}: the window bound W_m/R" + (", loss ignored" if p > 0 else "")
+        )
         if size is not None:
             notes.append("transfer time: loss-free slow start + the window bound (assumption 8)")
 
@@ -375,8 +407,13 @@ def predict_flow(flow: dict[str, Any], path: PathInputs) -> FlowPrediction:
         if transfer_s is None or capped:
             rate_seg_s = rate_bps / (mss * BITS_PER_BYTE)
             transfer_s = loss_free_transfer_s(
-                math.ceil(size / mss), float(flow["initial_cwnd"]), SLOW_START_GROWTH,
-                max(rate_seg_s * path.rtt_s, 1.0), path.rtt_s, rate_seg_s)
+                math.ceil(size / mss),
+                float(flow["initial_cwnd"]),
+                SLOW_START_GROWTH,
+                max(rate_seg_s * path.rtt_s, 1.0),
+                path.rtt_s,
+                rate_seg_s,
+            )
             if capped and model_name in (MODEL_HYBLA, MODEL_CARDWELL):
                 notes.append("transfer time: loss-free slow start + the bottleneck share")
         rate_bps = size * BITS_PER_BYTE / transfer_s
@@ -386,8 +423,9 @@ def predict_flow(flow: dict[str, Any], path: PathInputs) -> FlowPrediction:
 # -- the engine ----------------------------------------------------------------------------
 
 
-def run(scenario: Scenario, seed: int | None = None, progress: Callable[[float], None] | None = None
-        ) -> RunResult:
+def run(
+    scenario: Scenario, seed: int | None = None, progress: Callable[[float], None] | None = None
+) -> RunResult:
     """Answer `scenario` with the models; the RunResult has the simulator's shape (module doc).
     `seed` is recorded only (the models are deterministic); `progress` is called with 1.0."""
     config = resolve(scenario, seed_override=seed)
@@ -403,8 +441,9 @@ def run(scenario: Scenario, seed: int | None = None, progress: Callable[[float],
         try:
             pred = predict_flow(f, path)
         except ModelInputError as e:
-            raise UserError(f"{scenario.source}: flow {origin.name!r} (id {f['id']}): {e}") \
-                from None
+            raise UserError(
+                f"{scenario.source}: flow {origin.name!r} (id {f['id']}): {e}"
+            ) from None
         start_s = f["start_ns"] / NS_PER_S
         end_s = duration_s
         fct = None
@@ -417,24 +456,30 @@ def run(scenario: Scenario, seed: int | None = None, progress: Callable[[float],
             delivered = f["size_bytes"] if fct is not None else min(delivered, f["size_bytes"])
         segments = math.ceil(delivered / f["mss"])
         sent = round(segments / (1.0 - path.p))  # each lost transmission resent once
-        summaries.append({
-            "id": f["id"],
-            "delivered_bytes": delivered,
-            "goodput_bps": pred.throughput_bps if active > 0 else 0.0,
-            "sent_packets": sent,
-            "retransmitted_packets": sent - segments,
-            "rtt_mean_ms": path.rtt_s * 1e3,
-            "rtt_p95_ms": None,
-            "rtt_min_ms": path.base_rtt_s * 1e3,
-            "fct_s": fct,
-            "rto_count": None,
-            "recovery_count": None,
-        })
+        summaries.append(
+            {
+                "id": f["id"],
+                "delivered_bytes": delivered,
+                "goodput_bps": pred.throughput_bps if active > 0 else 0.0,
+                "sent_packets": sent,
+                "retransmitted_packets": sent - segments,
+                "rtt_mean_ms": path.rtt_s * 1e3,
+                "rtt_p95_ms": None,
+                "rtt_min_ms": path.base_rtt_s * 1e3,
+                "fct_s": fct,
+                "rto_count": None,
+                "recovery_count": None,
+            }
+        )
         per_bin.append(_spread(delivered, start_s, end_s, starts, bin_s, duration_s))
         models.append(_model_record(f, origin.name, pred, path))
 
-    raw = {"flows": summaries, "flow_series": _flow_series(config, starts, per_bin),
-           "link_series": _link_series(config, starts), "stats": {"flows_modelled": len(paths)}}
+    raw = {
+        "flows": summaries,
+        "flow_series": _flow_series(config, starts, per_bin),
+        "link_series": _link_series(config, starts),
+        "stats": {"flows_modelled": len(paths)},
+    }
     meta = {
         "schema_version": SCHEMA_VERSION,
         "satcc_version": __version__,
@@ -450,8 +495,9 @@ def run(scenario: Scenario, seed: int | None = None, progress: Callable[[float],
     return RunResult.from_engine(raw, config, origins, meta)
 
 
-def _spread(total: int, start: float, end: float, starts: list[float], bin_s: float,
-            duration: float) -> list[int]:
+def _spread(
+    total: int, start: float, end: float, starts: list[float], bin_s: float, duration: float
+) -> list[int]:
     """`total` bytes spread evenly over [start, end), in whole bytes per bin: cumulative
     rounding, so that the bins add up to `total`."""
     span = end - start
@@ -470,44 +516,82 @@ def _spread(total: int, start: float, end: float, starts: list[float], bin_s: fl
     return out
 
 
-def _flow_series(config: dict[str, Any], starts: list[float], per_bin: list[list[int]]
-                 ) -> dict[str, list[Any]]:
+def _flow_series(
+    config: dict[str, Any], starts: list[float], per_bin: list[list[int]]
+) -> dict[str, list[Any]]:
     """Rows ordered as the simulator's: per bin, every flow."""
-    cols: dict[str, list[Any]] = {k: [] for k in (
-        "flow_id", "t_s", "delivered_bytes", "cwnd_pkts", "ssthresh_pkts", "srtt_ms",
-        "inflight_pkts", "pacing_rate_bps", "retransmits")}
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "flow_id",
+            "t_s",
+            "delivered_bytes",
+            "cwnd_pkts",
+            "ssthresh_pkts",
+            "srtt_ms",
+            "inflight_pkts",
+            "pacing_rate_bps",
+            "retransmits",
+        )
+    }
     for k, t in enumerate(starts):
         for f, bins in zip(config["flows"], per_bin, strict=True):
             cols["flow_id"].append(f["id"])
             cols["t_s"].append(t)
             cols["delivered_bytes"].append(bins[k])
-            for key in ("cwnd_pkts", "ssthresh_pkts", "srtt_ms", "inflight_pkts",
-                        "pacing_rate_bps", "retransmits"):
+            for key in (
+                "cwnd_pkts",
+                "ssthresh_pkts",
+                "srtt_ms",
+                "inflight_pkts",
+                "pacing_rate_bps",
+                "retransmits",
+            ):
                 cols[key].append(None)
     return cols
 
 
 def _link_series(config: dict[str, Any], starts: list[float]) -> dict[str, list[Any]]:
     """Rows ordered as the simulator's: per bin, every link direction (ab then ba)."""
-    cols: dict[str, list[Any]] = {k: [] for k in (
-        "link_id", "dir", "t_s", "queue_pkts", "queue_bytes", "drops_queue", "drops_random",
-        "ecn_marks", "tx_bytes", "capacity_bps", "delay_ms")}
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "link_id",
+            "dir",
+            "t_s",
+            "queue_pkts",
+            "queue_bytes",
+            "drops_queue",
+            "drops_random",
+            "ecn_marks",
+            "tx_bytes",
+            "capacity_bps",
+            "delay_ms",
+        )
+    }
     for t in starts:
         for i, link in enumerate(config["links"]):
             for d in ("ab", "ba"):
                 cols["link_id"].append(i)
                 cols["dir"].append(d)
                 cols["t_s"].append(t)
-                for key in ("queue_pkts", "queue_bytes", "drops_queue", "drops_random",
-                            "ecn_marks", "tx_bytes"):
+                for key in (
+                    "queue_pkts",
+                    "queue_bytes",
+                    "drops_queue",
+                    "drops_random",
+                    "ecn_marks",
+                    "tx_bytes",
+                ):
                     cols[key].append(None)
                 cols["capacity_bps"].append(link[d]["rate_bps"])
                 cols["delay_ms"].append(link[d]["delay_ns"] / 1e6)
     return cols
 
 
-def _model_record(flow: dict[str, Any], name: str, pred: FlowPrediction, path: PathInputs
-                  ) -> dict[str, Any]:
+def _model_record(
+    flow: dict[str, Any], name: str, pred: FlowPrediction, path: PathInputs
+) -> dict[str, Any]:
     record: dict[str, Any] = {
         "id": flow["id"],
         "name": name,

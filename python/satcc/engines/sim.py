@@ -44,8 +44,10 @@ class Estimate:
     rows: int
 
     def text(self) -> str:
-        return (f"about {self.packets:,} simulated packets, {format_seconds(self.seconds)} on "
-                f"one core, {self.memory_bytes / 1e9:.2f} GB of memory ({self.rows:,} series rows)")
+        return (
+            f"about {self.packets:,} simulated packets, {format_seconds(self.seconds)} on "
+            f"one core, {self.memory_bytes / 1e9:.2f} GB of memory ({self.rows:,} series rows)"
+        )
 
 
 def estimate(config: dict[str, Any]) -> Estimate:
@@ -74,8 +76,13 @@ def estimate(config: dict[str, Any]) -> Estimate:
     return Estimate(packets, packets * NS_PER_PACKET / 1e9, BASE_BYTES + rows * BYTES_PER_ROW, rows)
 
 
-def check_budget(scenario: Scenario, seed: int | None = None, force: bool = False,
-                 stream: TextIO | None = None, simulate: bool = True) -> Estimate:
+def check_budget(
+    scenario: Scenario,
+    seed: int | None = None,
+    force: bool = False,
+    stream: TextIO | None = None,
+    simulate: bool = True,
+) -> Estimate:
     """Refuse (UserError) a run above a soft limit unless `force`; print the estimate of a
     long run on `stream` (stderr). With `simulate=False` (the model engine) only memory
     counts: the series are as large, the packets are not simulated."""
@@ -86,15 +93,20 @@ def check_budget(scenario: Scenario, seed: int | None = None, force: bool = Fals
     available = limits.available_memory_bytes()
     problems = []
     if available is not None and est.memory_bytes > SOFT_MEMORY_SHARE * available:
-        problems.append(f"expected a run that fits in memory ({available / 1e9:.2f} GB "
-                        f"available), found one needing about {est.memory_bytes / 1e9:.2f} GB: "
-                        "use longer bins (scenario.bin), fewer flows or a shorter duration")
+        problems.append(
+            f"expected a run that fits in memory ({available / 1e9:.2f} GB "
+            f"available), found one needing about {est.memory_bytes / 1e9:.2f} GB: "
+            "use longer bins (scenario.bin), fewer flows or a shorter duration"
+        )
     if est.seconds > SOFT_TIME_S:
-        problems.append(f"expected a run of at most {format_seconds(SOFT_TIME_S)}, found one "
-                        f"estimated at {format_seconds(est.seconds)}")
+        problems.append(
+            f"expected a run of at most {format_seconds(SOFT_TIME_S)}, found one "
+            f"estimated at {format_seconds(est.seconds)}"
+        )
     if problems and not force:
-        raise limits.LimitError(f"{scenario.source}: {problems[0]} ({est.text()}); "
-                                "--force runs it anyway")
+        raise limits.LimitError(
+            f"{scenario.source}: {problems[0]} ({est.text()}); --force runs it anyway"
+        )
     if problems or est.seconds > SHOW_ESTIMATE_S or est.memory_bytes > SHOW_ESTIMATE_BYTES:
         print(f"satcc: estimate for {limits.printable(scenario.name)}: {est.text()}", file=stream)
     return est
@@ -123,13 +135,17 @@ def run(
     """Simulate `scenario` (with `seed` instead of its own, if given) and return the result."""
     config = resolve(scenario, seed_override=seed)
     if not available():
-        raise SatccError("this build of satcc has no simulator (satcc._native.run_sim is "
-                         "missing); rebuild it with `make build`")
+        raise SatccError(
+            "this build of satcc has no simulator (satcc._native.run_sim is "
+            "missing); rebuild it with `make build`"
+        )
     try:
         raw = _native.run_sim(config, progress)
     except MemoryError as e:
-        raise SatccError(f"{scenario.source}: {str(e) or 'out of memory'} (satcc's estimate: "
-                         f"{estimate(config).text()})") from None
+        raise SatccError(
+            f"{scenario.source}: {str(e) or 'out of memory'} (satcc's estimate: "
+            f"{estimate(config).text()})"
+        ) from None
     except ValueError as e:
         raise UserError(f"{scenario.source}: the simulator rejected the scenario: {e}") from None
     meta = {

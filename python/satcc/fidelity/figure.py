@@ -30,8 +30,10 @@ def draw(doc: dict[str, Any]) -> Figure | None:
     n = len(scenarios)
     cols = min(COLS, n)
     rows = math.ceil(n / cols)
-    fig = Figure(figsize=(max(PANEL_W_IN * cols, MIN_WIDTH_IN), PANEL_H_IN * rows + 0.6),
-                 layout="constrained")
+    fig = Figure(
+        figsize=(max(PANEL_W_IN * cols, MIN_WIDTH_IN), PANEL_H_IN * rows + 0.6),
+        layout="constrained",
+    )
     FigureCanvasAgg(fig)
     axs = fig.subplots(rows, cols, squeeze=False)
     for i, name in enumerate(scenarios):
@@ -40,23 +42,44 @@ def draw(doc: dict[str, Any]) -> Figure | None:
         for k, r in enumerate(groups):
             g = r["metrics"]["goodput_bps"]
             share = r["metrics"]["share"]
-            for side, dx, color in (("sim", -BAR_W / 2, SIM_COLOR),
-                                    ("kernel", BAR_W / 2, KERNEL_COLOR)):
+            for side, dx, color in (
+                ("sim", -BAR_W / 2, SIM_COLOR),
+                ("kernel", BAR_W / 2, KERNEL_COLOR),
+            ):
                 st = g[side]
                 if st["median"] is None:
                     continue
                 med = st["median"] / 1e6
                 err = [[med - st["min"] / 1e6], [st["max"] / 1e6 - med]]
-                ax.bar(k + dx, med, BAR_W, color=color, yerr=err, capsize=3,
-                       error_kw={"elinewidth": 1}, label=side if (i, k) == (0, 0) else None)
+                ax.bar(
+                    k + dx,
+                    med,
+                    BAR_W,
+                    color=color,
+                    yerr=err,
+                    capsize=3,
+                    error_kw={"elinewidth": 1},
+                    label=side if (i, k) == (0, 0) else None,
+                )
                 sh = share[side]["median"]
                 if sh is not None and len(groups) > 1:
-                    ax.annotate(f"{sh:.2f}", (k + dx, st["max"] / 1e6), ha="center",
-                                va="bottom", fontsize="x-small", xytext=(0, 2),
-                                textcoords="offset points")
-        ax.set_xticks(range(len(groups)),
-                      [r["group"] + (" ✗" if r["metrics"]["share"]["verdict"] == FAIL else "")
-                       for r in groups], fontsize="small")
+                    ax.annotate(
+                        f"{sh:.2f}",
+                        (k + dx, st["max"] / 1e6),
+                        ha="center",
+                        va="bottom",
+                        fontsize="x-small",
+                        xytext=(0, 2),
+                        textcoords="offset points",
+                    )
+        ax.set_xticks(
+            range(len(groups)),
+            [
+                r["group"] + (" ✗" if r["metrics"]["share"]["verdict"] == FAIL else "")
+                for r in groups
+            ],
+            fontsize="small",
+        )
         ax.set_title(name.removeprefix("fid-"), fontsize="small")
         ax.margins(y=0.15)
         ax.set_ylim(bottom=0)
@@ -70,6 +93,12 @@ def draw(doc: dict[str, Any]) -> Figure | None:
     if handles:
         names = {"sim": "simulator (median of seeds)", "kernel": "kernel (median of runs)"}
         labels = [x for x in labels if x in names]
-        fig.legend(handles, [names[x] for x in labels],
-                   loc="outside upper center", ncols=2, fontsize="small", frameon=False)
+        fig.legend(
+            handles,
+            [names[x] for x in labels],
+            loc="outside upper center",
+            ncols=2,
+            fontsize="small",
+            frameon=False,
+        )
     return fig

@@ -56,8 +56,9 @@ class Entry:
         return doc
 
     def scenario(self, duration: str | None) -> sc.Scenario:
-        return sc.from_dict(self.scenario_doc(duration), source=str(self.path),
-                            default_name=self.path.stem)
+        return sc.from_dict(
+            self.scenario_doc(duration), source=str(self.path), default_name=self.path.stem
+        )
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,11 @@ class Grid:
             out = [e for e in out if matches(only, e)]
         if not out:
             what = "quick " if quick else ""
-            raise UserError(f"--only {only!r}: expected a pattern matching some {what}scenario "
-                            f"of {self.path}, found none (names: "
-                            f"{', '.join(e.name for e in self.entries)})")
+            raise UserError(
+                f"--only {only!r}: expected a pattern matching some {what}scenario "
+                f"of {self.path}, found none (names: "
+                f"{', '.join(e.name for e in self.entries)})"
+            )
         return out
 
 
@@ -116,8 +119,9 @@ def load(path: str | Path | None = None) -> Grid:
         head = {}
     for k in head:
         if k not in GRID_KEYS:
-            issues.append(f"grid.{k}: expected one of {', '.join(GRID_KEYS)}, found an unknown "
-                          f"key {k!r}")
+            issues.append(
+                f"grid.{k}: expected one of {', '.join(GRID_KEYS)}, found an unknown key {k!r}"
+            )
     runs = head.get("runs", DEFAULT_RUNS)
     if not isinstance(runs, int) or isinstance(runs, bool) or runs < 1:
         issues.append(f"grid.runs: expected an integer >= 1, found {runs!r}")
@@ -140,8 +144,10 @@ def load(path: str | Path | None = None) -> Grid:
             continue
         for k in item:
             if k not in ENTRY_KEYS:
-                issues.append(f"{where}.{k}: expected one of {', '.join(ENTRY_KEYS)}, found an "
-                              f"unknown key {k!r}")
+                issues.append(
+                    f"{where}.{k}: expected one of {', '.join(ENTRY_KEYS)}, found an "
+                    f"unknown key {k!r}"
+                )
         file = item.get("file")
         if not isinstance(file, str):
             issues.append(f"{where}.file: expected a scenario file name, found {file!r}")
@@ -161,14 +167,24 @@ def load(path: str | Path | None = None) -> Grid:
             issues.extend(f"{where}.file: {line}" for line in str(e).splitlines())
             continue
         if vpn is not None and vpn not in scenario.nodes:
-            issues.append(f"{where}.vpn: expected a node of {file} "
-                          f"({', '.join(scenario.nodes)}), found {vpn!r}")
+            issues.append(
+                f"{where}.vpn: expected a node of {file} "
+                f"({', '.join(scenario.nodes)}), found {vpn!r}"
+            )
         if scenario.name in seen:
-            issues.append(f"{where}.file: scenario name {scenario.name!r} is also "
-                          f"scenario[{seen[scenario.name]}]'s; names must be unique")
+            issues.append(
+                f"{where}.file: scenario name {scenario.name!r} is also "
+                f"scenario[{seen[scenario.name]}]'s; names must be unique"
+            )
         seen[scenario.name] = i
         entries.append(Entry(fpath, doc, scenario.name, bool(quick), vpn))
     if issues:
         raise UserError("\n".join(f"{p}: {line}" for line in issues))
-    return Grid(p, str(head.get("name") or p.stem), str(head.get("description") or ""),
-                runs, str(quick_duration), tuple(entries))
+    return Grid(
+        p,
+        str(head.get("name") or p.stem),
+        str(head.get("description") or ""),
+        runs,
+        str(quick_duration),
+        tuple(entries),
+    )

@@ -133,15 +133,23 @@ def run_groups(flows: pd.DataFrame, series: pd.DataFrame) -> pd.DataFrame:
                 samples = np.concatenate([rtts.get((run_id, x), np.empty(0)) for x in groups])
             else:
                 samples = rtts.get((run_id, g), np.empty(0))
-            rows.append({
-                "scenario": first["scenario"], "engine": first["engine"], "run_id": run_id,
-                "seed": first["seed"], "group": g, "flows": len(mine),
-                "share": delivered / total if total > 0 and g != ALL else None,
-                "goodput_bps": delivered * 8 / active_s if active_s > 0 else None,
-                "retx_rate": retx / sent if sent else None,
-                "rtt_mean_ms": float(samples.mean()) if samples.size else None,
-                "rtt_p95_ms": float(np.quantile(samples, RTT_QUANTILE)) if samples.size else None,
-            })
+            rows.append(
+                {
+                    "scenario": first["scenario"],
+                    "engine": first["engine"],
+                    "run_id": run_id,
+                    "seed": first["seed"],
+                    "group": g,
+                    "flows": len(mine),
+                    "share": delivered / total if total > 0 and g != ALL else None,
+                    "goodput_bps": delivered * 8 / active_s if active_s > 0 else None,
+                    "retx_rate": retx / sent if sent else None,
+                    "rtt_mean_ms": float(samples.mean()) if samples.size else None,
+                    "rtt_p95_ms": float(np.quantile(samples, RTT_QUANTILE))
+                    if samples.size
+                    else None,
+                }
+            )
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -237,20 +245,29 @@ def verdict_retx(sim: float | None, kernel: float | None, t: Targets = TARGETS) 
 def _stats(values: list[float]) -> dict[str, Any]:
     if not values:
         return {"median": None, "min": None, "max": None, "n": 0}
-    return {"median": float(np.median(values)), "min": float(min(values)),
-            "max": float(max(values)), "n": len(values)}
+    return {
+        "median": float(np.median(values)),
+        "min": float(min(values)),
+        "max": float(max(values)),
+        "n": len(values),
+    }
 
 
-def compare(per_run: pd.DataFrame, distances: dict[tuple[str, str], dict[str, float | None]],
-            targets: Targets = TARGETS, order: list[str] | None = None) -> list[dict[str, Any]]:
+def compare(
+    per_run: pd.DataFrame,
+    distances: dict[tuple[str, str], dict[str, float | None]],
+    targets: Targets = TARGETS,
+    order: list[str] | None = None,
+) -> list[dict[str, Any]]:
     """One row per scenario x group: both engines' statistics per metric and the verdicts.
 
     Rows are in `order` of scenarios (else first appearance), groups in order, "all" last."""
     rows: list[dict[str, Any]] = []
     scenarios = list(dict.fromkeys(per_run["scenario"]))
     if order is not None:
-        scenarios = [s for s in order if s in set(scenarios)] + \
-            [s for s in scenarios if s not in set(order)]
+        scenarios = [s for s in order if s in set(scenarios)] + [
+            s for s in scenarios if s not in set(order)
+        ]
     for scenario in scenarios:
         mine = per_run[per_run["scenario"] == scenario]
         groups = list(dict.fromkeys(g for g in mine["group"] if g != ALL))
@@ -261,8 +278,11 @@ def compare(per_run: pd.DataFrame, distances: dict[tuple[str, str], dict[str, fl
             for m in METRICS:
                 sides = {}
                 for engine in (SIM, KERNEL):
-                    vals = [v for v in (_finite(x) for x in g[g["engine"] == engine][m])
-                            if v is not None]
+                    vals = [
+                        v
+                        for v in (_finite(x) for x in g[g["engine"] == engine][m])
+                        if v is not None
+                    ]
                     sides["sim" if engine == SIM else "kernel"] = _stats(vals)
                 metrics[m] = {**sides, "verdict": None}
             s = {m: metrics[m]["sim"]["median"] for m in METRICS}
@@ -271,15 +291,24 @@ def compare(per_run: pd.DataFrame, distances: dict[tuple[str, str], dict[str, fl
                 metrics["share"]["verdict"] = verdict_share(s["share"], k["share"], targets)
             if group == ALL or not multi:
                 metrics["goodput_bps"]["verdict"] = verdict_relative(
-                    s["goodput_bps"], k["goodput_bps"], targets.goodput_rel)
+                    s["goodput_bps"], k["goodput_bps"], targets.goodput_rel
+                )
             metrics["retx_rate"]["verdict"] = verdict_retx(s["retx_rate"], k["retx_rate"], targets)
             metrics["rtt_mean_ms"]["verdict"] = verdict_relative(
-                s["rtt_mean_ms"], k["rtt_mean_ms"], targets.rtt_rel)
+                s["rtt_mean_ms"], k["rtt_mean_ms"], targets.rtt_rel
+            )
             flows = g["flows"].iloc[0] if len(g) else 0
-            rows.append({"scenario": scenario, "group": group, "flows": int(flows),
-                         "metrics": metrics,
-                         "cwnd": distances.get((scenario, group),
-                                               {"distance": None, "kernel_self": None})})
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "group": group,
+                    "flows": int(flows),
+                    "metrics": metrics,
+                    "cwnd": distances.get(
+                        (scenario, group), {"distance": None, "kernel_self": None}
+                    ),
+                }
+            )
     return rows
 
 
@@ -292,15 +321,26 @@ def tally(rows: list[dict[str, Any]]) -> dict[str, Any]:
             if v["verdict"] in (PASS, FAIL):
                 counts[m][v["verdict"]] += 1
             if v["verdict"] == FAIL:
-                failures.append({"scenario": r["scenario"], "group": r["group"], "metric": m,
-                                 "sim": v["sim"]["median"], "kernel": v["kernel"]["median"]})
+                failures.append(
+                    {
+                        "scenario": r["scenario"],
+                        "group": r["group"],
+                        "metric": m,
+                        "sim": v["sim"]["median"],
+                        "kernel": v["kernel"]["median"],
+                    }
+                )
     total_pass = sum(c[PASS] for c in counts.values())
     total_fail = sum(c[FAIL] for c in counts.values())
     return {"pass": total_pass, "fail": total_fail, "by_metric": counts, "failures": failures}
 
 
-def evaluate(flows: pd.DataFrame, series: pd.DataFrame, targets: Targets = TARGETS,
-             order: list[str] | None = None) -> dict[str, Any]:
+def evaluate(
+    flows: pd.DataFrame,
+    series: pd.DataFrame,
+    targets: Targets = TARGETS,
+    order: list[str] | None = None,
+) -> dict[str, Any]:
     """Everything above from the two frames: {"rows", "tally", "per_run"}."""
     per_run = run_groups(flows, series)
     distances = cwnd_distances(cwnd_curves(flows, series)) if not flows.empty else {}
@@ -313,8 +353,13 @@ def frames_from_results(results: list[tuple[str, Any]]) -> tuple[pd.DataFrame, p
     memory (notebooks, tests): the engine, seed and scenario come from each result's meta."""
     flows, series = [], []
     for rid, r in results:
-        f = r.flows.assign(run_id=rid, engine=r.meta["engine"], seed=r.meta.get("seed"),
-                           scenario=r.meta["scenario"], duration_s=r.meta["duration_s"])
+        f = r.flows.assign(
+            run_id=rid,
+            engine=r.meta["engine"],
+            seed=r.meta.get("seed"),
+            scenario=r.meta["scenario"],
+            duration_s=r.meta["duration_s"],
+        )
         flows.append(f)
         series.append(r.flow_series.assign(run_id=rid))
     if not flows:

@@ -58,9 +58,14 @@ class Planned:
     run_id: str
 
     def index_doc(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "engine": self.engine, "seed": self.seed,
-                "repetition": self.repetition, "point": self.point,
-                "params": {PARAM: self.entry.name}}
+        return {
+            "run_id": self.run_id,
+            "engine": self.engine,
+            "seed": self.seed,
+            "repetition": self.repetition,
+            "point": self.point,
+            "params": {PARAM: self.entry.name},
+        }
 
 
 @dataclass
@@ -141,10 +146,14 @@ def index_doc(grid: Grid, opts: Options, planned: list[Planned]) -> dict[str, An
             "runs": opts.runs if opts.runs is not None else grid.runs,
             "engines": list(opts.engines),
             "duration": opts.duration or (grid.quick_duration if opts.quick else None),
-            "scenarios": [{"name": n, "file": str(next(p.entry.path for p in planned
-                                                      if p.entry.name == n)),
-                           "vpn": next(p.entry.vpn for p in planned if p.entry.name == n)}
-                          for n in names],
+            "scenarios": [
+                {
+                    "name": n,
+                    "file": str(next(p.entry.path for p in planned if p.entry.name == n)),
+                    "vpn": next(p.entry.vpn for p in planned if p.entry.name == n),
+                }
+                for n in names
+            ],
             "targets": metrics.TARGETS.doc(),
         },
     }
@@ -157,11 +166,14 @@ def prepare(out_dir: Path, doc: dict[str, Any]) -> None:
     if index_path.exists():
         old = layout.read_index(out_dir)
         if old.get("name") != doc["name"] or "fidelity" not in old:
-            raise UserError(f"{out_dir}: holds {old.get('name')!r}, not the suite "
-                            f"{doc['name']!r}; choose another --out")
+            raise UserError(
+                f"{out_dir}: holds {old.get('name')!r}, not the suite "
+                f"{doc['name']!r}; choose another --out"
+            )
     elif out_dir.is_dir() and any(out_dir.iterdir()):
-        raise UserError(f"{out_dir}: expected an empty or new directory for the suite, found "
-                        "other files")
+        raise UserError(
+            f"{out_dir}: expected an empty or new directory for the suite, found other files"
+        )
     (out_dir / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
     layout.atomic_write_text(index_path, layout.dumps(doc))
     layout.remove_leftovers(out_dir)
@@ -184,9 +196,13 @@ def _copy(doc: Any) -> Any:
     return copy.deepcopy(doc)
 
 
-def run_suite(grid: Grid, opts: Options, out_dir: Path,
-              log: TextIO | None = None,
-              on_done: Callable[[Outcome], None] | None = None) -> SuiteRun:
+def run_suite(
+    grid: Grid,
+    opts: Options,
+    out_dir: Path,
+    log: TextIO | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
+) -> SuiteRun:
     """Plan, run what is not done yet, and return what happened (results stay in out_dir)."""
     log = log if log is not None else sys.stderr
     started = time.monotonic()  # wall time for the log only; never written to a result
@@ -211,8 +227,9 @@ def run_suite(grid: Grid, opts: Options, out_dir: Path,
         spec_doc = p.index_doc()
         try:
             result = _execute(p, raw, opts.capture)
-            layout.write_run(out_dir, spec_doc | {"scenario": p.doc, "campaign": doc["name"]},
-                             result, {}, raw)
+            layout.write_run(
+                out_dir, spec_doc | {"scenario": p.doc, "campaign": doc["name"]}, result, {}, raw
+            )
             outcome = Outcome(p, "done", time.monotonic() - t0)
         except KeyboardInterrupt:
             raise
@@ -222,8 +239,11 @@ def run_suite(grid: Grid, opts: Options, out_dir: Path,
         finally:
             shutil.rmtree(raw, ignore_errors=True)
         run.outcomes.append(outcome)
-        tail = f"{outcome.wall_s:.1f} s" if outcome.status == "done" else \
-            f"FAILED: {(outcome.error or '?').splitlines()[0]}"
+        tail = (
+            f"{outcome.wall_s:.1f} s"
+            if outcome.status == "done"
+            else f"FAILED: {(outcome.error or '?').splitlines()[0]}"
+        )
         print(f"{label}: {tail}", file=log, flush=True)
         if on_done is not None:
             on_done(outcome)
@@ -240,9 +260,12 @@ def load_frames(store: Any) -> tuple:
         "SELECT f.run_id, f.scenario, f.engine, f.seed, f.id, f.name, f.start_s, "
         "f.delivered_bytes, f.goodput_bps, f.sent_packets, f.retransmitted_packets, "
         f"f.{PARAM}, r.duration_s FROM flows AS f JOIN runs AS r ON f.run_id = r.run_id "
-        "ORDER BY f.point, f.engine, f.seed, f.run_id, f.id")
-    series = store.query("SELECT run_id, flow_id, t_s, cwnd_pkts, srtt_ms FROM flow_series "
-                         "ORDER BY run_id, flow_id, t_s")
+        "ORDER BY f.point, f.engine, f.seed, f.run_id, f.id"
+    )
+    series = store.query(
+        "SELECT run_id, flow_id, t_s, cwnd_pkts, srtt_ms FROM flow_series "
+        "ORDER BY run_id, flow_id, t_s"
+    )
     return flows, series
 
 
@@ -259,11 +282,16 @@ def evaluate_store(store: Any) -> dict[str, Any]:
         entry = {"scenario": name}
         for engine in ENGINES:
             e = mine[mine["engine"] == engine]
-            entry[engine] = {status: int((e["status"] == status).sum())
-                             for status in ("done", "failed", "pending")}
+            entry[engine] = {
+                status: int((e["status"] == status).sum())
+                for status in ("done", "failed", "pending")
+            }
         counts.append(entry)
-    per_run = ev["per_run"].merge(
-        runs[["run_id", "repetition"]], on="run_id", how="left") if len(ev["per_run"]) else None
+    per_run = (
+        ev["per_run"].merge(runs[["run_id", "repetition"]], on="run_id", how="left")
+        if len(ev["per_run"])
+        else None
+    )
     return {
         "schema_version": FIDELITY_SCHEMA_VERSION,
         "satcc_version": __version__,
@@ -272,8 +300,9 @@ def evaluate_store(store: Any) -> dict[str, Any]:
         "runs": counts,
         "rows": ev["rows"],
         "tally": ev["tally"],
-        "per_run": [] if per_run is None else json.loads(
-            per_run.to_json(orient="records", double_precision=15)),
+        "per_run": []
+        if per_run is None
+        else json.loads(per_run.to_json(orient="records", double_precision=15)),
     }
 
 

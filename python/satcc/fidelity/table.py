@@ -52,9 +52,13 @@ def rich_table(doc: dict[str, Any]):
     from rich import box
     from rich.table import Table
 
-    t = Table(title=f"satcc fidelity: {doc.get('name')} · per cell: simulator (median of "
-                    "seeds) / kernel (median of runs) with its min–max",
-              box=box.SIMPLE_HEAD, show_lines=True, title_justify="left")
+    t = Table(
+        title=f"satcc fidelity: {doc.get('name')} · per cell: simulator (median of "
+        "seeds) / kernel (median of runs) with its min–max",
+        box=box.SIMPLE_HEAD,
+        show_lines=True,
+        title_justify="left",
+    )
     t.add_column("scenario\n(runs sim/kernel)", no_wrap=True)
     t.add_column("group (flows)", no_wrap=True)
     for _, title, _, _, _ in COLUMNS:
@@ -75,8 +79,7 @@ def rich_table(doc: dict[str, Any]):
         if row["scenario"] != last:
             scen = f"{row['scenario']}\n({runs_text(doc, row['scenario'])})"
         last = row["scenario"]
-        t.add_row(_escape(scen), _escape(f"{row['group']} ({row['flows']})"), *cells,
-                  f"{d}\n({k})")
+        t.add_row(_escape(scen), _escape(f"{row['group']} ({row['flows']})"), *cells, f"{d}\n({k})")
     return t
 
 
@@ -89,17 +92,27 @@ def _escape(text: str) -> str:
 def summary_lines(doc: dict[str, Any]) -> list[str]:
     ta = doc["tally"]
     tg = {**TARGETS.doc(), **(doc.get("fidelity") or {}).get("targets", {})}
-    lines = [(f"checks: {ta['pass']} pass, {ta['fail']} fail (targets: share ±{tg['share_abs']:g}, "
-              f"total goodput ±{100 * tg['goodput_rel']:g} %, retx within {tg['retx_ratio']:g}x "
-              f"or both < {100 * tg['retx_floor']:g} %, RTT mean ±{100 * tg['rtt_rel']:g} %)")]
+    lines = [
+        (
+            f"checks: {ta['pass']} pass, {ta['fail']} fail (targets: share ±{tg['share_abs']:g}, "
+            f"total goodput ±{100 * tg['goodput_rel']:g} %, retx within {tg['retx_ratio']:g}x "
+            f"or both < {100 * tg['retx_floor']:g} %, RTT mean ±{100 * tg['rtt_rel']:g} %)"
+        )
+    ]
     for f in ta["failures"]:
-        lines.append(f"  ✗ {f['scenario']} / {f['group']}: {f['metric']} sim "
-                     f"{_fmt(f['sim'], f['metric'])} vs kernel {_fmt(f['kernel'], f['metric'])}")
-    missing = [r["scenario"] for r in doc.get("runs", [])
-               if r["emu"]["done"] == 0 and "emu" in doc["fidelity"].get("engines", ["emu"])]
+        lines.append(
+            f"  ✗ {f['scenario']} / {f['group']}: {f['metric']} sim "
+            f"{_fmt(f['sim'], f['metric'])} vs kernel {_fmt(f['kernel'], f['metric'])}"
+        )
+    missing = [
+        r["scenario"]
+        for r in doc.get("runs", [])
+        if r["emu"]["done"] == 0 and "emu" in doc["fidelity"].get("engines", ["emu"])
+    ]
     if missing:
-        lines.append(f"no kernel run finished for: {', '.join(missing)} (see failed/ in the "
-                     "directory)")
+        lines.append(
+            f"no kernel run finished for: {', '.join(missing)} (see failed/ in the directory)"
+        )
     return lines
 
 
@@ -117,8 +130,13 @@ def render_text(doc: dict[str, Any], width: int = 130, color: bool = False) -> s
     from rich.console import Console
 
     buf = io.StringIO()
-    console = Console(file=buf, width=width, force_terminal=color, color_system=None
-                      if not color else "auto", highlight=False)
+    console = Console(
+        file=buf,
+        width=width,
+        force_terminal=color,
+        color_system=None if not color else "auto",
+        highlight=False,
+    )
     console.print(rich_table(doc))
     for line in summary_lines(doc):
         console.print(_escape(line), highlight=False)
@@ -128,14 +146,20 @@ def render_text(doc: dict[str, Any], width: int = 130, color: bool = False) -> s
 def render_html(doc: dict[str, Any]) -> str:
     """The same table as an HTML fragment (for satcc report)."""
     e = html.escape
-    head = ("<tr><th class=\"l\">scenario</th><th class=\"l\">group</th><th>runs sim/kernel</th>"
-            + "".join(f"<th>{e(t.replace(chr(10), ' '))}<br>sim · kernel</th>" for _, t, _, _, _ in COLUMNS)
-            + "<th>cwnd distance<br>(kernel self)</th></tr>")
+    head = (
+        '<tr><th class="l">scenario</th><th class="l">group</th><th>runs sim/kernel</th>'
+        + "".join(
+            f"<th>{e(t.replace(chr(10), ' '))}<br>sim · kernel</th>" for _, t, _, _, _ in COLUMNS
+        )
+        + "<th>cwnd distance<br>(kernel self)</th></tr>"
+    )
     body = []
     for row in doc["rows"]:
-        tds = [f'<td class="l">{e(row["scenario"])}</td>',
-               f'<td class="l">{e(row["group"])} ({row["flows"]})</td>',
-               f"<td>{e(runs_text(doc, row['scenario']))}</td>"]
+        tds = [
+            f'<td class="l">{e(row["scenario"])}</td>',
+            f'<td class="l">{e(row["group"])} ({row["flows"]})</td>',
+            f"<td>{e(runs_text(doc, row['scenario']))}</td>",
+        ]
         for key, _, scale, fmt, _ in COLUMNS:
             sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
             kern += f" ({spread})" if spread else ""
@@ -146,18 +170,25 @@ def render_html(doc: dict[str, Any]) -> str:
         tds.append(f"<td>{e(d)}<br>({e(k)})</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
     summary = "".join(f"<li>{e(line.strip())}</li>" for line in summary_lines(doc))
-    return (f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
-            f"<ul>{summary}</ul>")
+    return f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table><ul>{summary}</ul>"
 
 
 def render_markdown(doc: dict[str, Any]) -> str:
     """The table in Markdown (BENCHMARKS.md): per cell `sim / kernel (min–max) mark`."""
-    head = ["scenario", "group", "runs sim/kernel", *(t.replace("\n", " ") for _, t, _, _, _
-                                                      in COLUMNS), "cwnd dist (kernel self)"]
+    head = [
+        "scenario",
+        "group",
+        "runs sim/kernel",
+        *(t.replace("\n", " ") for _, t, _, _, _ in COLUMNS),
+        "cwnd dist (kernel self)",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in doc["rows"]:
-        cells = [row["scenario"], f"{row['group']} ({row['flows']})",
-                 runs_text(doc, row["scenario"])]
+        cells = [
+            row["scenario"],
+            f"{row['group']} ({row['flows']})",
+            runs_text(doc, row["scenario"]),
+        ]
         for key, _, scale, fmt, _ in COLUMNS:
             sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
             text = f"{sim} / {kern}" + (f" ({spread})" if spread else "")
@@ -167,6 +198,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         cells.append(f"{d} ({k})")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    lines.extend("- " + line.strip() if line.startswith("  ") else line
-                 for line in summary_lines(doc))
+    lines.extend(
+        "- " + line.strip() if line.startswith("  ") else line for line in summary_lines(doc)
+    )
     return "\n".join(lines) + "\n"

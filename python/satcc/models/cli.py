@@ -97,8 +97,10 @@ class _ModelOrScenario(argparse._SubParsersAction):
             name = values[0]
             if not (name.endswith(".toml") or Path(name).exists()):
                 raise argparse.ArgumentError(
-                    self, f"expected a model name ({', '.join(MODEL_NAMES)}) or a scenario "
-                    f"file, found {name!r}")
+                    self,
+                    f"expected a model name ({', '.join(MODEL_NAMES)}) or a scenario "
+                    f"file, found {name!r}",
+                )
             values = [SCENARIO_ROUTE, *values]
         super().__call__(parser, namespace, values, option_string)
 
@@ -116,8 +118,11 @@ def register(subparsers: Any) -> None:
         dest="model_name", metavar="MODEL|FILE", required=True, action=_ModelOrScenario
     )
 
-    p = sub.add_parser(SCENARIO_ROUTE, prog="satcc model",
-                       description="Answer a scenario with the model engine (README: Models).")
+    p = sub.add_parser(
+        SCENARIO_ROUTE,
+        prog="satcc model",
+        description="Answer a scenario with the model engine (README: Models).",
+    )
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
     add_scenario_output_arguments(p)
     p.set_defaults(func=run_scenario)
@@ -201,14 +206,22 @@ def _packet(p: argparse.ArgumentParser) -> None:
 
 def add_scenario_output_arguments(p: argparse.ArgumentParser) -> None:
     """--out, --json, --seed, --plot: as `satcc sim`."""
-    p.add_argument("--out", metavar="DIR", type=Path,
-                   help="result directory (default: out/<scenario name>-model)")
-    p.add_argument("--json", action="store_true",
-                   help="print the JSON summary on stdout instead of the table")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="result directory (default: out/<scenario name>-model)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the JSON summary on stdout instead of the table"
+    )
     p.add_argument("--seed", metavar="N", type=int, help="recorded seed (models are exact)")
     p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
-    p.add_argument("--force", action="store_true",
-                   help="run even when the result's estimated memory is above the soft limit")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run even when the result's estimated memory is above the soft limit",
+    )
 
 
 # -- runners -----------------------------------------------------------------------------
@@ -255,17 +268,20 @@ def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> int:
         print(printable(result.table()))
         for m in result.meta.get("models", []):
             notes = "; ".join(m["notes"])
-            print(f"  flow {m['id']}: {m['model']} model, p = {m['path']['p']:.4g}, "
-                  f"R = {m['path']['rtt_s'] * 1e3:.1f} ms, W_m = {m['path']['wmax_pkts']:.1f} "
-                  f"segments ({m['path']['wmax_limited_by']})" + (f"; {notes}" if notes else ""))
+            print(
+                f"  flow {m['id']}: {m['model']} model, p = {m['path']['p']:.4g}, "
+                f"R = {m['path']['rtt_s'] * 1e3:.1f} ms, W_m = {m['path']['wmax_pkts']:.1f} "
+                f"segments ({m['path']['wmax_limited_by']})" + (f"; {notes}" if notes else "")
+            )
     if why is not None:
-        print(f"satcc: error: could not write the results where asked ({printable(why)}); "
-              f"they are in {out}", file=sys.stderr)
+        print(
+            f"satcc: error: could not write the results where asked ({printable(why)}); "
+            f"they are in {out}",
+            file=sys.stderr,
+        )
         return 1
     print(printable(f"results: {out}"), file=sys.stderr)
     return 0
-
-
 
 
 def run_hybla(args: argparse.Namespace) -> int:

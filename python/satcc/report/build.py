@@ -57,8 +57,8 @@ class Report:
     figures: list[Figure]
     html_path: Path | None = None
     problems: list[str] = field(default_factory=list)
-    run_plots: dict[str, str] = field(default_factory=dict)   # run id -> PNG path from out/
-    downloads: list[str] = field(default_factory=list)        # CSV files beside report.html
+    run_plots: dict[str, str] = field(default_factory=dict)  # run id -> PNG path from out/
+    downloads: list[str] = field(default_factory=list)  # CSV files beside report.html
 
     @property
     def drawn(self) -> list[Figure]:
@@ -87,7 +87,10 @@ def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> 
     out.mkdir(parents=True, exist_ok=True)
     file_formats = [f for f in formats if f != "html"]
     # names are data: no mathtext ("$…$" in a flow or campaign name is drawn as typed)
-    with open_store(d) as store, rc_context({"svg.hashsalt": SVG_HASH_SALT, "text.parse_math": False}):
+    with (
+        open_store(d) as store,
+        rc_context({"svg.hashsalt": SVG_HASH_SALT, "text.parse_math": False}),
+    ):
         data = F.Data(store, store.index.get("axes", []))
         figs: list[Figure] = []
         for fid, title, fn in F.FIGURES:
@@ -99,15 +102,15 @@ def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> 
             items = drawn if isinstance(drawn, list) else [drawn]
             for k, item in enumerate(items):
                 name = fid if len(items) == 1 else f"{fid}_{k + 1}"
-                fig = Figure(name, title if len(items) == 1 else f"{title} ({k + 1})",
-                             item.caption)
+                fig = Figure(name, title if len(items) == 1 else f"{title} ({k + 1})", item.caption)
                 # lay out once and freeze: every file then shows the same layout, whatever
                 # the order of formats (constrained layout moves things on each draw)
                 item.fig.canvas.draw()
                 item.fig.set_layout_engine("none")
                 for fmt in file_formats:
-                    fig.files.append(F.save_figure(item.fig, out / f"fig_{name}.{fmt}", fmt,
-                                                   PNG_DPI))
+                    fig.files.append(
+                        F.save_figure(item.fig, out / f"fig_{name}.{fmt}", fmt, PNG_DPI)
+                    )
                 if "html" in formats:
                     buf = io.BytesIO()
                     item.fig.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
@@ -132,8 +135,9 @@ def _run_plots(store: Any, out: Path) -> dict[str, str]:
     from satcc.plot import save
     from satcc.results import ResultError, load
 
-    done = store.query("SELECT run_id FROM runs WHERE status = 'done' ORDER BY point, "
-                       "repetition, run_id")["run_id"].tolist()[:MAX_RUN_PLOTS]
+    done = store.query(
+        "SELECT run_id FROM runs WHERE status = 'done' ORDER BY point, repetition, run_id"
+    )["run_id"].tolist()[:MAX_RUN_PLOTS]
     links = {}
     for run_id in done:
         try:
@@ -151,8 +155,10 @@ def _run_plots(store: Any, out: Path) -> dict[str, str]:
 def _downloads(store: Any, out: Path) -> list[str]:
     """The runs and flows tables as CSV beside the report (the page links them)."""
     names = []
-    for name, sql in (("runs.csv", "SELECT * FROM runs ORDER BY point, repetition, run_id"),
-                      ("flows.csv", "SELECT * FROM flows ORDER BY run_id, id")):
+    for name, sql in (
+        ("runs.csv", "SELECT * FROM runs ORDER BY point, repetition, run_id"),
+        ("flows.csv", "SELECT * FROM flows ORDER BY run_id, id"),
+    ):
         frame = store.query(sql)
         layout.atomic_write_text(out / name, frame.to_csv(index=False, lineterminator="\n"))
         names.append(name)
@@ -199,15 +205,16 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _table(columns: list[str], rows: list[list[Any]], left: set[int],
-           row_classes: list[str] | None = None) -> str:
-    head = "".join(f'<th class="{"l" if i in left else ""}">{_e(c)}</th>'
-                   for i, c in enumerate(columns))
+def _table(
+    columns: list[str], rows: list[list[Any]], left: set[int], row_classes: list[str] | None = None
+) -> str:
+    head = "".join(
+        f'<th class="{"l" if i in left else ""}">{_e(c)}</th>' for i, c in enumerate(columns)
+    )
     body = []
     for k, r in enumerate(rows):
         cls = f' class="{row_classes[k]}"' if row_classes else ""
-        cells = "".join(f'<td class="{"l" if i in left else ""}">{c}</td>'
-                        for i, c in enumerate(r))
+        cells = "".join(f'<td class="{"l" if i in left else ""}">{c}</td>' for i, c in enumerate(r))
         body.append(f"<tr{cls}>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -297,10 +304,18 @@ def _matrix_html(ctx: RenderContext) -> str | None:
     axes = ctx.store.index.get("axes")
     if not axes:
         return None
-    rows = [[_e(a["name"]), _e(a["role"]), _e(", ".join(a["keys"])),
-             _e(", ".join(str(v) for v in a["values"]))] for a in axes]
-    return "<h2>Matrix</h2>" + _table(["column", "role", "scenario keys", "values"], rows,
-                                      {0, 1, 2, 3})
+    rows = [
+        [
+            _e(a["name"]),
+            _e(a["role"]),
+            _e(", ".join(a["keys"])),
+            _e(", ".join(str(v) for v in a["values"])),
+        ]
+        for a in axes
+    ]
+    return "<h2>Matrix</h2>" + _table(
+        ["column", "role", "scenario keys", "values"], rows, {0, 1, 2, 3}
+    )
 
 
 def _figures_html(ctx: RenderContext) -> str:
@@ -308,20 +323,28 @@ def _figures_html(ctx: RenderContext) -> str:
     if not ctx.report.drawn:
         parts.append("<p>No figure could be drawn from this campaign's data.</p>")
     for f in ctx.report.drawn:
-        files = " · ".join(f'<code>{_e(p.name)}</code>' for p in f.files)
-        img = (f'<img id="img-{_e(f.id)}" alt="{_e(f.title)}" '
-               f'src="data:image/png;base64,{base64.b64encode(f.png).decode("ascii")}">'
-               if f.png else "")
-        parts.append(f'<figure id="fig-{_e(f.id)}"><h3>{_e(f.title)}</h3>{img}'
-                     f"<figcaption>{_e(f.caption)}"
-                     f"{' Files: ' + files if files else ''}</figcaption></figure>")
+        files = " · ".join(f"<code>{_e(p.name)}</code>" for p in f.files)
+        img = (
+            f'<img id="img-{_e(f.id)}" alt="{_e(f.title)}" '
+            f'src="data:image/png;base64,{base64.b64encode(f.png).decode("ascii")}">'
+            if f.png
+            else ""
+        )
+        parts.append(
+            f'<figure id="fig-{_e(f.id)}"><h3>{_e(f.title)}</h3>{img}'
+            f"<figcaption>{_e(f.caption)}"
+            f"{' Files: ' + files if files else ''}</figcaption></figure>"
+        )
     return "".join(parts)
 
 
 def _skipped_html(ctx: RenderContext) -> str:
     if ctx.report.skipped:
-        body = '<ul class="skip">' + "".join(
-            f"<li><b>{_e(f.title)}</b>: {_e(f.skipped)}</li>" for f in ctx.report.skipped) + "</ul>"
+        body = (
+            '<ul class="skip">'
+            + "".join(f"<li><b>{_e(f.title)}</b>: {_e(f.skipped)}</li>" for f in ctx.report.skipped)
+            + "</ul>"
+        )
     else:
         body = "<p>None: the campaign had the data for every figure.</p>"
     return '<h2 id="skipped">Skipped figures</h2>' + body
@@ -329,8 +352,11 @@ def _skipped_html(ctx: RenderContext) -> str:
 
 def _problems_html(ctx: RenderContext) -> str:
     if ctx.report.problems:
-        body = '<ul class="problem">' + "".join(f"<li>{_e(p)}</li>"
-                                                for p in ctx.report.problems) + "</ul>"
+        body = (
+            '<ul class="problem">'
+            + "".join(f"<li>{_e(p)}</li>" for p in ctx.report.problems)
+            + "</ul>"
+        )
     else:
         body = "<p>Nothing: every file in the campaign directory matched its recorded hash.</p>"
     return '<h2 id="problems">Left out of the store</h2>' + body
@@ -363,33 +389,45 @@ def _interactive_html(ctx: RenderContext) -> str | None:
     if not done:
         return None
     ids = ", ".join(_sql_literal(r) for r in done)
-    fs = ctx.store.query(f"SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series "
-                         f"WHERE run_id IN ({ids}) ORDER BY run_id, flow_id, t_s")
+    fs = ctx.store.query(
+        f"SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series "
+        f"WHERE run_id IN ({ids}) ORDER BY run_id, flow_id, t_s"
+    )
     names = ctx.store.query(f"SELECT run_id, id, name FROM flows WHERE run_id IN ({ids})")
     charts = []
     for run_id in done:
         mine = fs[fs["run_id"] == run_id]
         if mine.empty:
             continue
-        wide = mine.pivot_table(index="t_s", columns="flow_id", values="goodput_bps",
-                                aggfunc="first", dropna=False).sort_index()
+        wide = mine.pivot_table(
+            index="t_s", columns="flow_id", values="goodput_bps", aggfunc="first", dropna=False
+        ).sort_index()
         label = {int(r.id): str(r.name) for r in names[names["run_id"] == run_id].itertuples()}
         data = [list(map(float, wide.index))] + [
-            [None if pd.isna(v) else round(float(v) / 1e6, 4) for v in wide[c]] for c in wide.columns]
-        charts.append({"title": str(run_id), "names": [label.get(int(c), str(c)) for c in wide.columns],
-                       "data": data})
+            [None if pd.isna(v) else round(float(v) / 1e6, 4) for v in wide[c]]
+            for c in wide.columns
+        ]
+        charts.append(
+            {
+                "title": str(run_id),
+                "names": [label.get(int(c), str(c)) for c in wide.columns],
+                "data": data,
+            }
+        )
     if not charts:
         return None
     payload = json.dumps(charts, ensure_ascii=True, allow_nan=False).replace("</", "<\\/")
     divs = "".join(f'<div id="uplot-{i}"></div>' for i in range(len(charts)))
     css = (VENDOR / "uPlot.min.css").read_text(encoding="utf-8")
     js = (VENDOR / "uPlot.iife.min.js").read_text(encoding="utf-8")
-    return ('<h2 id="interactive">Interactive charts</h2><p>Goodput over time of the first '
-            f"{len(charts)} finished runs: drag to zoom, double-click to reset, click a legend "
-            "entry to hide a flow (uPlot, inlined: works offline).</p>"
-            f'{divs}<style>{css}</style><script>{js}</script>'
-            f'<script type="application/json" id="uplot-data">{payload}</script>'
-            f"<script>{INTERACTIVE_SCRIPT}</script>")
+    return (
+        '<h2 id="interactive">Interactive charts</h2><p>Goodput over time of the first '
+        f"{len(charts)} finished runs: drag to zoom, double-click to reset, click a legend "
+        "entry to hide a flow (uPlot, inlined: works offline).</p>"
+        f"{divs}<style>{css}</style><script>{js}</script>"
+        f'<script type="application/json" id="uplot-data">{payload}</script>'
+        f"<script>{INTERACTIVE_SCRIPT}</script>"
+    )
 
 
 def _sql_literal(text: Any) -> str:
@@ -404,22 +442,24 @@ def _fidelity_html(store: Any) -> str:
     """satcc fidelity's agreement table (satcc.fidelity.table), recomputed from the store."""
     from satcc.fidelity import suite, table
 
-    return ('<h2 id="fidelity">Fidelity: simulator vs kernel</h2><p>Per cell: the simulator '
-            "(median of its seeds), then the kernel (median of its runs, min-max); ✓/✗ the "
-            "verdicts against the targets (docs/fidelity.md).</p>"
-            + table.render_html(suite.evaluate_store(store)))
+    return (
+        '<h2 id="fidelity">Fidelity: simulator vs kernel</h2><p>Per cell: the simulator '
+        "(median of its seeds), then the kernel (median of its runs, min-max); ✓/✗ the "
+        "verdicts against the targets (docs/fidelity.md).</p>"
+        + table.render_html(suite.evaluate_store(store))
+    )
 
 
-for _section in (Section("matrix", None, _matrix_html),
-                 Section("figures", "Figures", _figures_html),
-                 Section("interactive", "Interactive", _interactive_html),
-                 Section("skipped", "Skipped figures", _skipped_html),
-                 Section("fidelity", "Fidelity", _fidelity_section),
-                 Section("points", "Matrix points",
-                         lambda c: _points_html(c.store, c.runs, c.flows, c.params)),
-                 Section("runs", "Runs", lambda c: _runs_html(c.runs, c.flows, c.params,
-                                                              c.report.run_plots)),
-                 Section("problems", "Left out", _problems_html)):
+for _section in (
+    Section("matrix", None, _matrix_html),
+    Section("figures", "Figures", _figures_html),
+    Section("interactive", "Interactive", _interactive_html),
+    Section("skipped", "Skipped figures", _skipped_html),
+    Section("fidelity", "Fidelity", _fidelity_section),
+    Section("points", "Matrix points", lambda c: _points_html(c.store, c.runs, c.flows, c.params)),
+    Section("runs", "Runs", lambda c: _runs_html(c.runs, c.flows, c.params, c.report.run_plots)),
+    Section("problems", "Left out", _problems_html),
+):
     register_section(_section)
 
 
@@ -429,8 +469,9 @@ def render_html(store: Any, report: Report) -> str:
 
     idx = store.index
     runs = store.query("SELECT * FROM runs ORDER BY point, repetition, run_id")
-    flows = store.query("SELECT run_id, name, cca, goodput_bps, retransmission_rate "
-                        "FROM flows ORDER BY run_id, id")
+    flows = store.query(
+        "SELECT run_id, name, cca, goodput_bps, retransmission_rate FROM flows ORDER BY run_id, id"
+    )
     ctx = RenderContext(store, report, runs, flows, list(store.param_columns))
     counts = runs["status"].value_counts().to_dict()
     sections = []
@@ -438,30 +479,53 @@ def render_html(store: Any, report: Report) -> str:
         body = section.render(ctx)
         if body is not None:
             sections.append({"id": section.id, "nav": section.nav, "html": Markup(body)})
-    env = jinja2.Environment(loader=jinja2.PackageLoader("satcc.report", "templates"),
-                             autoescape=True, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("satcc.report", "templates"),
+        autoescape=True,
+        keep_trailing_newline=True,
+    )
     return env.get_template("report.html.j2").render(
-        name=idx.get("name"), description=idx.get("description"), version=__version__,
+        name=idx.get("name"),
+        description=idx.get("description"),
+        version=__version__,
         run_versions=", ".join(sorted(set(runs["satcc_version"].dropna().astype(str)))),
-        n_runs=len(runs), counts={k: counts.get(k, 0) for k in ("done", "failed", "pending")},
-        engines=", ".join(f"{e} {n}" for e, n in runs["engine"].value_counts().sort_index().items()),
-        scenario=idx.get("scenario"), seeds=idx.get("seeds"), sections=sections,
-        directory=str(store.directory), downloads=report.downloads,
-        css=Markup(CSS), check_script=Markup(CHECK_SCRIPT))
+        n_runs=len(runs),
+        counts={k: counts.get(k, 0) for k in ("done", "failed", "pending")},
+        engines=", ".join(
+            f"{e} {n}" for e, n in runs["engine"].value_counts().sort_index().items()
+        ),
+        scenario=idx.get("scenario"),
+        seeds=idx.get("seeds"),
+        sections=sections,
+        directory=str(store.directory),
+        downloads=report.downloads,
+        css=Markup(CSS),
+        check_script=Markup(CHECK_SCRIPT),
+    )
 
 
 def _flow_cell(flows: pd.DataFrame) -> str:
     if flows.empty:
         return "-"
     groups = flows.assign(g=flows["name"].map(F.flow_group)).groupby("g", sort=False)
-    return ", ".join(f"{_e(g)} {grp['goodput_bps'].mean() / 1e6:.2f}" for g, grp in groups
-                     if grp["goodput_bps"].notna().any()) or "-"
+    return (
+        ", ".join(
+            f"{_e(g)} {grp['goodput_bps'].mean() / 1e6:.2f}"
+            for g, grp in groups
+            if grp["goodput_bps"].notna().any()
+        )
+        or "-"
+    )
 
 
 def _points_html(store: Any, runs: pd.DataFrame, flows: pd.DataFrame, params: list[str]) -> str:
-    out = ['<h2 id="points">Matrix points</h2>',
-           ("<p>Means over the finished runs of each point. Goodput in Mbit/s per [[flow]] "
-           "group; retransmission rate over all flows.</p>")]
+    out = [
+        '<h2 id="points">Matrix points</h2>',
+        (
+            "<p>Means over the finished runs of each point. Goodput in Mbit/s per [[flow]] "
+            "group; retransmission rate over all flows.</p>"
+        ),
+    ]
     cols = [*params, "engines", "runs", "goodput (Mbit/s)", "retx (%)", "Jain", "scenario"]
     rows = []
     for point, group in runs.groupby("point", sort=True, dropna=False):
@@ -471,25 +535,38 @@ def _points_html(store: Any, runs: pd.DataFrame, flows: pd.DataFrame, params: li
         retx = mine["retransmission_rate"].mean()
         scenario = "-"
         if not done.empty:
-            run_doc = json.loads((store.directory / layout.RUNS_DIR / done.iloc[0]["run_id"] /
-                                  layout.RUN_FILE).read_text(encoding="utf-8"))
+            run_doc = json.loads(
+                (
+                    store.directory / layout.RUNS_DIR / done.iloc[0]["run_id"] / layout.RUN_FILE
+                ).read_text(encoding="utf-8")
+            )
             if run_doc.get("scenario"):
-                scenario = (f"<details><summary>TOML</summary><pre>"
-                            f"{_e(to_toml(run_doc['scenario']))}</pre></details>")
+                scenario = (
+                    f"<details><summary>TOML</summary><pre>"
+                    f"{_e(to_toml(run_doc['scenario']))}</pre></details>"
+                )
             elif run_doc.get("inputs"):
                 scenario = _e(", ".join(Path(i["path"]).name for i in run_doc["inputs"]))
-        rows.append([*(_e(_fmt(first[c])) for c in params),
-                     _e(", ".join(sorted(set(group["engine"].dropna().astype(str))))),
-                     f"{len(done)}/{len(group)}",
-                     _flow_cell(mine), "-" if pd.isna(retx) else f"{100 * retx:.3f}",
-                     _e(_fmt(done["jain_index"].mean())), scenario])
-    out.append(_table(cols, rows, set(range(len(params))) | {len(params), len(params) + 2,
-                                                              len(cols) - 1}))
+        rows.append(
+            [
+                *(_e(_fmt(first[c])) for c in params),
+                _e(", ".join(sorted(set(group["engine"].dropna().astype(str))))),
+                f"{len(done)}/{len(group)}",
+                _flow_cell(mine),
+                "-" if pd.isna(retx) else f"{100 * retx:.3f}",
+                _e(_fmt(done["jain_index"].mean())),
+                scenario,
+            ]
+        )
+    out.append(
+        _table(cols, rows, set(range(len(params))) | {len(params), len(params) + 2, len(cols) - 1})
+    )
     return "".join(out)
 
 
-def _runs_html(runs: pd.DataFrame, flows: pd.DataFrame, params: list[str],
-               plots: dict[str, str] | None = None) -> str:
+def _runs_html(
+    runs: pd.DataFrame, flows: pd.DataFrame, params: list[str], plots: dict[str, str] | None = None
+) -> str:
     plots = plots or {}
     cols = ["run", "status", "engine", "seed", *params, "goodput (Mbit/s)", "Jain", "error"]
     rows, classes = [], []
@@ -498,16 +575,28 @@ def _runs_html(runs: pd.DataFrame, flows: pd.DataFrame, params: list[str],
         err = (r.get("error") or "").strip()
         plot = plots.get(r["run_id"])
         name = f"<code>{_e(r['run_id'])}</code>"
-        rows.append([f'<a href="{_e(plot)}">{name}</a>' if plot else name,
-                     _e(r["status"]), _e(r["engine"]),
-                     _e(_fmt(r["seed"])), *(_e(_fmt(r[c])) for c in params),
-                     _flow_cell(by_run.get(r["run_id"], flows.iloc[0:0])),
-                     _e(_fmt(r["jain_index"])),
-                     f"<pre>{_e(err)}</pre>" if err else ""])
+        rows.append(
+            [
+                f'<a href="{_e(plot)}">{name}</a>' if plot else name,
+                _e(r["status"]),
+                _e(r["engine"]),
+                _e(_fmt(r["seed"])),
+                *(_e(_fmt(r[c])) for c in params),
+                _flow_cell(by_run.get(r["run_id"], flows.iloc[0:0])),
+                _e(_fmt(r["jain_index"])),
+                f"<pre>{_e(err)}</pre>" if err else "",
+            ]
+        )
         classes.append(str(r["status"]))
-    more = (f"<p>{len(runs) - MAX_RUN_ROWS} more runs: satcc query.</p>"
-            if len(runs) > MAX_RUN_ROWS else "")
+    more = (
+        f"<p>{len(runs) - MAX_RUN_ROWS} more runs: satcc query.</p>"
+        if len(runs) > MAX_RUN_ROWS
+        else ""
+    )
     left = {0, 1, 2, *range(4, 4 + len(params)), len(cols) - 1}
-    return ('<h2 id="runs">Runs</h2><p>Each run directory is <code>runs/&lt;run&gt;/</code>; '
-            "its <code>run.json</code> holds the exact scenario.</p>"
-            + _table(cols, rows, left, classes) + more)
+    return (
+        '<h2 id="runs">Runs</h2><p>Each run directory is <code>runs/&lt;run&gt;/</code>; '
+        "its <code>run.json</code> holds the exact scenario.</p>"
+        + _table(cols, rows, left, classes)
+        + more
+    )

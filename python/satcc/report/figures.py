@@ -78,8 +78,9 @@ class Data:
 
     @property
     def runs(self) -> pd.DataFrame:
-        return self.frame("runs", "SELECT * FROM runs WHERE status = 'done' "
-                                  "ORDER BY point, repetition, run_id")
+        return self.frame(
+            "runs", "SELECT * FROM runs WHERE status = 'done' ORDER BY point, repetition, run_id"
+        )
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -104,8 +105,9 @@ class Data:
 
 
 def new_figure(rows: int = 1, cols: int = 1, height: float = 3.6, **kw: Any):
-    fig = Figure(figsize=(WIDTH_IN if cols <= 2 else 3.2 * cols, height * rows),
-                 layout="constrained")
+    fig = Figure(
+        figsize=(WIDTH_IN if cols <= 2 else 3.2 * cols, height * rows), layout="constrained"
+    )
     FigureCanvasAgg(fig)
     axs = fig.subplots(rows, cols, squeeze=False, **kw)
     return fig, axs
@@ -163,7 +165,9 @@ def timeseries_cca(data: Data) -> Drawn:
     ids = sorted({p[2] for p in picks})
     series = data.store.query(
         "SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series WHERE run_id IN ("
-        + ", ".join(f"'{i}'" for i in ids) + ") ORDER BY run_id, flow_id, t_s")
+        + ", ".join(f"'{i}'" for i in ids)
+        + ") ORDER BY run_id, flow_id, t_s"
+    )
     if series["goodput_bps"].notna().sum() == 0:
         raise Skip("the runs carry no goodput series")
     fig, axs = new_figure(len(facets), len(ccas), height=2.6, sharex=True, sharey=True)
@@ -171,8 +175,7 @@ def timeseries_cca(data: Data) -> Drawn:
         for c, cca in enumerate(ccas):
             ax = axs[r][c]
             pick = next((p for p in picks if p[0] == facet and p[1] == cca), None)
-            ax.set_title(f"{cca}" + (f" · {facet}" if facet is not None else ""),
-                         fontsize="medium")
+            ax.set_title(f"{cca}" + (f" · {facet}" if facet is not None else ""), fontsize="medium")
             ax.grid(True, alpha=0.3)
             if pick is None:
                 continue
@@ -180,8 +183,9 @@ def timeseries_cca(data: Data) -> Drawn:
             colors = _colors(max(len(run_flows), 1))
             for k, f in enumerate(run_flows.itertuples()):
                 s = series[(series["run_id"] == pick[2]) & (series["flow_id"] == f.id)]
-                ax.plot(s["t_s"], s["goodput_bps"] / 1e6, lw=0.9, color=colors[k],
-                        label=str(f.name))
+                ax.plot(
+                    s["t_s"], s["goodput_bps"] / 1e6, lw=0.9, color=colors[k], label=str(f.name)
+                )
             if r == 0 and c == len(ccas) - 1:
                 ax.legend(fontsize="x-small", loc="upper right")
             if c == 0:
@@ -192,9 +196,12 @@ def timeseries_cca(data: Data) -> Drawn:
         for ax in row:
             ax.autoscale_view()
             ax.set_ylim(bottom=0)
-    return Drawn(fig, "Goodput per time bin of one run per congestion control (the first "
-                      "repetition of the first point that has it), one line per flow; "
-                      "study 001 Fig. 5-6 plot the same from tshark in 0.1 s bins.")
+    return Drawn(
+        fig,
+        "Goodput per time bin of one run per congestion control (the first "
+        "repetition of the first point that has it), one line per flow; "
+        "study 001 Fig. 5-6 plot the same from tshark in 0.1 s bins.",
+    )
 
 
 # -- 001 Fig. 7-10 --------------------------------------------------------------------------
@@ -207,8 +214,10 @@ def _boxes(data: Data, value: str, scale: float, ylabel: str, what: str) -> Draw
     flows["_dir"] = _direction(data, flows)
     counts = flows.groupby(["cca", "_dir"]).size()
     if counts.max() < 2:
-        raise Skip("every congestion control x direction has one run: a box plot needs "
-                   "repetitions or rounds (campaign `repetitions`, or a time-of-day axis)")
+        raise Skip(
+            "every congestion control x direction has one run: a box plot needs "
+            "repetitions or rounds (campaign `repetitions`, or a time-of-day axis)"
+        )
     col, facets = _facet(data, flows, set())
     if col is not None:
         counts = flows.groupby(["cca", "_dir", col]).size()
@@ -222,19 +231,26 @@ def _boxes(data: Data, value: str, scale: float, ylabel: str, what: str) -> Draw
             ccas = list(dict.fromkeys(mine["cca"]))
             values = [mine[mine["cca"] == k][value].to_numpy(dtype=float) * scale for k in ccas]
             if values:
-                ax.boxplot(values, tick_labels=ccas, showmeans=True, widths=0.6,
-                           flierprops={"markersize": 3},
-                           meanprops={"marker": "^", "markersize": 4})
-            ax.set_title(f"{d}" + (f" · {facet}" if facet is not None else ""),
-                         fontsize="medium")
+                ax.boxplot(
+                    values,
+                    tick_labels=ccas,
+                    showmeans=True,
+                    widths=0.6,
+                    flierprops={"markersize": 3},
+                    meanprops={"marker": "^", "markersize": 4},
+                )
+            ax.set_title(f"{d}" + (f" · {facet}" if facet is not None else ""), fontsize="medium")
             ax.grid(True, axis="y", alpha=0.3)
             ax.tick_params(axis="x", labelrotation=30)
             if c == 0:
                 ax.set_ylabel(ylabel)
     n = int(counts.median())
-    return Drawn(fig, f"{what.capitalize()} per run, per congestion control and direction "
-                      f"(flow name or `direction` axis){', per plan' if col else ''}; a box "
-                      f"per group ({n} runs per box, median), triangles are means.")
+    return Drawn(
+        fig,
+        f"{what.capitalize()} per run, per congestion control and direction "
+        f"(flow name or `direction` axis){', per plan' if col else ''}; a box "
+        f"per group ({n} runs per box, median), triangles are means.",
+    )
 
 
 def box_throughput(data: Data) -> Drawn:
@@ -242,8 +258,9 @@ def box_throughput(data: Data) -> Drawn:
 
 
 def box_retx(data: Data) -> Drawn:
-    return _boxes(data, "retransmission_rate", 100.0, "retransmission rate (%)",
-                  "retransmission rate")
+    return _boxes(
+        data, "retransmission_rate", 100.0, "retransmission rate (%)", "retransmission rate"
+    )
 
 
 # -- 000 Fig. 10-11 -------------------------------------------------------------------------
@@ -258,37 +275,61 @@ def rtt_day(data: Data) -> Drawn:
         p = pings[pings["t_epoch_s"].notna()].copy()
         p["hour"] = (p["t_epoch_s"] % 86400) / 3600.0
         p["slot"] = p["run_id"]
-        hours = p.groupby("slot").agg(hour=("hour", "min"), mean=("rtt_ms", "mean"),
-                                      lo=("rtt_ms", "min"), hi=("rtt_ms", "max"))
+        hours = p.groupby("slot").agg(
+            hour=("hour", "min"),
+            mean=("rtt_ms", "mean"),
+            lo=("rtt_ms", "min"),
+            hi=("rtt_ms", "max"),
+        )
         samples = p["rtt_ms"].dropna().to_numpy(dtype=float)
         lost = p["rtt_ms"].isna().mean()
-        source = (f"{len(p)} ping probes from {p['run_id'].nunique()} log(s) (UTC time of day; "
-                  f"{100 * lost:.2f} % lost)")
+        source = (
+            f"{len(p)} ping probes from {p['run_id'].nunique()} log(s) (UTC time of day; "
+            f"{100 * lost:.2f} % lost)"
+        )
     else:
         ax = data.axis("time_of_day")
         if ax is None or data.numeric(ax) is None:
-            raise Skip("no ping logs with timestamps (`ping -D`) among analyze runs and no "
-                       "time-of-day axis (e.g. link[0].model.start = [\"09:00:00\", ...])")
+            raise Skip(
+                "no ping logs with timestamps (`ping -D`) among analyze runs and no "
+                'time-of-day axis (e.g. link[0].model.start = ["09:00:00", ...])'
+            )
         col = data.numeric(ax)
         flows = data.flows[data.flows["rtt_mean_ms"].notna()]
         fcol = data.column(flows, col)
         if flows.empty or fcol not in flows:
             raise Skip("no RTT samples in the runs of the time-of-day axis")
-        hours = flows.groupby("run_id").agg(hour=(fcol, "first"), mean=("rtt_mean_ms", "mean"),
-                                            lo=("rtt_min_ms", "min"), hi=("rtt_p95_ms", "max"))
-        srtt = data.store.query("SELECT srtt_ms FROM flow_series WHERE srtt_ms IS NOT NULL "
-                                "AND engine <> 'model'")
+        hours = flows.groupby("run_id").agg(
+            hour=(fcol, "first"),
+            mean=("rtt_mean_ms", "mean"),
+            lo=("rtt_min_ms", "min"),
+            hi=("rtt_p95_ms", "max"),
+        )
+        srtt = data.store.query(
+            "SELECT srtt_ms FROM flow_series WHERE srtt_ms IS NOT NULL AND engine <> 'model'"
+        )
         samples = srtt["srtt_ms"].to_numpy(dtype=float)
         if samples.size == 0:
             samples = flows["rtt_mean_ms"].to_numpy(dtype=float)
-        source = (f"{len(hours)} runs over the `{ax['name']}` axis (flow RTT mean, min-p95 bars; "
-                  "the distribution is every bin's smoothed RTT, under load)")
+        source = (
+            f"{len(hours)} runs over the `{ax['name']}` axis (flow RTT mean, min-p95 bars; "
+            "the distribution is every bin's smoothed RTT, under load)"
+        )
     fig, axs = new_figure(1, 2, height=3.4)
     a, b = axs[0]
     hours = hours.sort_values("hour")
-    a.errorbar(hours["hour"], hours["mean"], yerr=[(hours["mean"] - hours["lo"]).clip(lower=0),
-                                                   (hours["hi"] - hours["mean"]).clip(lower=0)],
-               fmt="o", ms=3, capsize=2, color="tab:blue")
+    a.errorbar(
+        hours["hour"],
+        hours["mean"],
+        yerr=[
+            (hours["mean"] - hours["lo"]).clip(lower=0),
+            (hours["hi"] - hours["mean"]).clip(lower=0),
+        ],
+        fmt="o",
+        ms=3,
+        capsize=2,
+        color="tab:blue",
+    )
     a.set_xlabel("time of day (h)")
     a.set_ylabel("RTT (ms)")
     a.set_xlim(0, 24)
@@ -296,8 +337,9 @@ def rtt_day(data: Data) -> Drawn:
     a.grid(True, alpha=0.3)
     a.set_title("RTT over the day", fontsize="medium")
     b.hist(samples, bins=60, color="tab:blue", alpha=0.8)
-    b.axvline(float(np.mean(samples)), color="tab:red", lw=1,
-              label=f"mean {np.mean(samples):.1f} ms")
+    b.axvline(
+        float(np.mean(samples)), color="tab:red", lw=1, label=f"mean {np.mean(samples):.1f} ms"
+    )
     b.set_xlabel("RTT (ms)")
     b.set_ylabel("samples")
     b.legend(fontsize="small")
@@ -314,21 +356,30 @@ def _point_means(frame: pd.DataFrame, x: str, group: list[str], value: str) -> p
     return g.agg(["mean", "min", "max", "count"]).reset_index()
 
 
-def _errorbars(ax, pts: pd.DataFrame, x: str, scale: float, label: str, color: Any,
-               line: bool = True) -> None:
+def _errorbars(
+    ax, pts: pd.DataFrame, x: str, scale: float, label: str, color: Any, line: bool = True
+) -> None:
     pts = pts.sort_values(x)
     mean = pts["mean"].to_numpy(dtype=float) * scale
     lo = pts["min"].to_numpy(dtype=float) * scale
     hi = pts["max"].to_numpy(dtype=float) * scale
-    ax.errorbar(pts[x].to_numpy(dtype=float), mean,
-                yerr=[np.maximum(mean - lo, 0), np.maximum(hi - mean, 0)],
-                fmt="o-" if line else "o", ms=4, capsize=2, lw=1.2, color=color, label=label)
+    ax.errorbar(
+        pts[x].to_numpy(dtype=float),
+        mean,
+        yerr=[np.maximum(mean - lo, 0), np.maximum(hi - mean, 0)],
+        fmt="o-" if line else "o",
+        ms=4,
+        capsize=2,
+        lw=1.2,
+        color=color,
+        label=label,
+    )
 
 
 def mss(data: Data) -> Drawn:
     ax_ = data.axis("mss")
     if ax_ is None or len(ax_["values"]) < 2:
-        raise Skip("no MSS axis with two or more values (e.g. \"flow.*.mss\" = [1200, 1300, 1400])")
+        raise Skip('no MSS axis with two or more values (e.g. "flow.*.mss" = [1200, 1300, 1400])')
     flows = data.flows[data.flows["goodput_bps"].notna()]
     x = data.column(flows, ax_["name"])
     flows = flows[flows[x].notna() & flows["cca"].notna()]
@@ -348,9 +399,12 @@ def mss(data: Data) -> Drawn:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small")
         ax.set_ylim(bottom=0)
-    return Drawn(fig, "Study 000 Fig. 6-9: goodput against the MSS, mean over the runs of each "
-                      "point with min-max bars, one line per congestion control, a panel per "
-                      "flow (with a VPN `encap`, segments past the MTU fragment).")
+    return Drawn(
+        fig,
+        "Study 000 Fig. 6-9: goodput against the MSS, mean over the runs of each "
+        "point with min-max bars, one line per congestion control, a panel per "
+        "flow (with a VPN `encap`, segments past the MTU fragment).",
+    )
 
 
 # -- 004 Fig. 5-17 --------------------------------------------------------------------------
@@ -359,8 +413,9 @@ def mss(data: Data) -> Drawn:
 def rtt_fairness(data: Data) -> Drawn:
     ax_ = data.axis("rtt")
     if ax_ is None or len(ax_["values"]) < 2:
-        raise Skip("no RTT axis with two or more values (e.g. \"link[1].delay\" = [\"1 ms\", "
-                   "\"8 ms\", \"32 ms\"])")
+        raise Skip(
+            'no RTT axis with two or more values (e.g. "link[1].delay" = ["1 ms", "8 ms", "32 ms"])'
+        )
     flows = data.flows[data.flows["goodput_bps"].notna()].copy()
     key = data.column(flows, ax_["name"])
     flows = flows[flows[key].notna()]
@@ -372,11 +427,17 @@ def rtt_fairness(data: Data) -> Drawn:
     second = flows[flows["_group"] == groups[1]]
     x_of = second.groupby(key)["rtt_min_ms"].mean()
     flows["_x"] = flows[key].map(x_of)
-    others = [a for a in data.axes if a["name"] != ax_["name"] and len(a["values"]) >= 2
-              and a["role"] not in ("engine",)]
+    others = [
+        a
+        for a in data.axes
+        if a["name"] != ax_["name"] and len(a["values"]) >= 2 and a["role"] not in ("engine",)
+    ]
     facet_cols = [data.column(flows, a["name"]) for a in others]
-    facets = ([tuple(r) for r in flows[facet_cols].drop_duplicates().itertuples(index=False)]
-              if facet_cols else [None])
+    facets = (
+        [tuple(r) for r in flows[facet_cols].drop_duplicates().itertuples(index=False)]
+        if facet_cols
+        else [None]
+    )
     facets = facets[:MAX_FACETS]
     runs = data.runs.copy()
     fig, axs = new_figure(2, len(facets), height=2.8, sharex=True)
@@ -392,12 +453,20 @@ def rtt_fairness(data: Data) -> Drawn:
             pts = _point_means(per_run[per_run["_group"] == g], "_x", [], "goodput_bps")
             _errorbars(top, pts, "_x", 1e-6, f"{g}", _colors(10)[k])
         jr = runs[runs["run_id"].isin(mine["run_id"])].merge(
-            mine[["run_id", "_x"]].drop_duplicates(), on="run_id")
+            mine[["run_id", "_x"]].drop_duplicates(), on="run_id"
+        )
         pts = _point_means(jr, "_x", [], "jain_index")
         _errorbars(bottom, pts, "_x", 1.0, "Jain index", "k")
-        title = ", ".join(f"{a['name']}={v}" for a, v in
-                          zip(others, facet if isinstance(facet, tuple) else (facet,),
-                              strict=False)) if facet is not None else ""
+        title = (
+            ", ".join(
+                f"{a['name']}={v}"
+                for a, v in zip(
+                    others, facet if isinstance(facet, tuple) else (facet,), strict=False
+                )
+            )
+            if facet is not None
+            else ""
+        )
         top.set_title(title, fontsize="small")
         top.set_ylabel("throughput (Mbit/s)" if c == 0 else "")
         bottom.set_ylabel("Jain's index" if c == 0 else "")
@@ -408,11 +477,14 @@ def rtt_fairness(data: Data) -> Drawn:
             a.grid(True, which="both", alpha=0.3)
         top.set_ylim(bottom=0)
         top.legend(fontsize="x-small")
-    return Drawn(fig, f"Study 004 Fig. 5-17: per-group goodput (sum over the group's flows) "
-                      f"and Jain's index over all flows against the second group's measured "
-                      f"minimum RTT (axis `{ax_['name']}`), mean over runs with min-max bars"
-                      + (", a panel per " + ", ".join(a["name"] for a in others) if others
-                         else "") + ".")
+    return Drawn(
+        fig,
+        f"Study 004 Fig. 5-17: per-group goodput (sum over the group's flows) "
+        f"and Jain's index over all flows against the second group's measured "
+        f"minimum RTT (axis `{ax_['name']}`), mean over runs with min-max bars"
+        + (", a panel per " + ", ".join(a["name"] for a in others) if others else "")
+        + ".",
+    )
 
 
 # -- 002 Fig. 3-9 ---------------------------------------------------------------------------
@@ -423,14 +495,16 @@ def engines_loss(data: Data) -> Drawn:
 
     ax_ = data.axis("loss")
     if ax_ is None or len(ax_["values"]) < 2:
-        raise Skip("no loss axis with two or more values (e.g. \"link[0].loss\" = [1e-5, 1e-4])")
+        raise Skip('no loss axis with two or more values (e.g. "link[0].loss" = [1e-5, 1e-4])')
     flows = data.flows[data.flows["goodput_bps"].notna()].copy()
     x = data.column(flows, ax_["name"])
     flows = flows[flows[x].notna()]
     engines = list(dict.fromkeys(flows["engine"]))
     if len(engines) < 2:
-        raise Skip(f"runs of one engine only ({', '.join(engines) or 'none'}): add "
-                   "\"scenario.engine\" = [\"model\", \"sim\"] (and \"emu\") to the matrix")
+        raise Skip(
+            f"runs of one engine only ({', '.join(engines) or 'none'}): add "
+            '"scenario.engine" = ["model", "sim"] (and "emu") to the matrix'
+        )
     flows["_kind"] = flows["size_bytes"].map(lambda s: kind_label(None if pd.isna(s) else int(s)))
     kinds = list(dict.fromkeys(flows["_kind"]))
     sized = [k for k in kinds if k != "steady"]
@@ -464,21 +538,28 @@ def engines_loss(data: Data) -> Drawn:
                 a.set_axis_off()
         if sized:
             axs[1][c].set_ylabel("transfer time (s)" if c == 0 else "")
-    return Drawn(fig, "Study 002 Fig. 3-9: goodput (top) and transfer time (bottom, limited "
-                      "transfers) against the loss rate, per engine: the model as a line, "
-                      "measured engines as means over seeds with min-max bars; a column per "
-                      "transfer size (`satcc validate hybla` tabulates the study's Table 3).")
+    return Drawn(
+        fig,
+        "Study 002 Fig. 3-9: goodput (top) and transfer time (bottom, limited "
+        "transfers) against the loss rate, per engine: the model as a line, "
+        "measured engines as means over seeds with min-max bars; a column per "
+        "transfer size (`satcc validate hybla` tabulates the study's Table 3).",
+    )
 
 
 # -- 003 Fig. 6-7 ---------------------------------------------------------------------------
 
 
 def seqack(data: Data) -> Drawn:
-    sa = data.store.query("SELECT run_id, flow_id, kind, t_s, seq_rel, end_rel, ack_rel, "
-                          "retransmission FROM seqack ORDER BY run_id, flow_id, t_s")
+    sa = data.store.query(
+        "SELECT run_id, flow_id, kind, t_s, seq_rel, end_rel, ack_rel, "
+        "retransmission FROM seqack ORDER BY run_id, flow_id, t_s"
+    )
     if sa.empty:
-        raise Skip("no capture analysed with its packets (an [[analyze]] entry with a "
-                   "pcap/pcapng file gives one)")
+        raise Skip(
+            "no capture analysed with its packets (an [[analyze]] entry with a "
+            "pcap/pcapng file gives one)"
+        )
     run_id, flow_id = sa.iloc[0]["run_id"], sa.iloc[0]["flow_id"]
     g = sa[(sa["run_id"] == run_id) & (sa["flow_id"] == flow_id)]
     data_pk = g[g["kind"] == "data"].reset_index(drop=True)
@@ -492,22 +573,43 @@ def seqack(data: Data) -> Drawn:
     ax = axs[0][0]
     normal = win[~win["retransmission"].fillna(False).astype(bool)]
     again = win[win["retransmission"].fillna(False).astype(bool)]
-    ax.vlines(normal["t_s"], normal["seq_rel"] / 1e3, normal["end_rel"] / 1e3, color="tab:blue",
-              lw=1.5, label="data segment")
+    ax.vlines(
+        normal["t_s"],
+        normal["seq_rel"] / 1e3,
+        normal["end_rel"] / 1e3,
+        color="tab:blue",
+        lw=1.5,
+        label="data segment",
+    )
     if not again.empty:
-        ax.vlines(again["t_s"], again["seq_rel"] / 1e3, again["end_rel"] / 1e3, color="tab:red",
-                  lw=2.5, label="retransmission")
+        ax.vlines(
+            again["t_s"],
+            again["seq_rel"] / 1e3,
+            again["end_rel"] / 1e3,
+            color="tab:red",
+            lw=2.5,
+            label="retransmission",
+        )
     a = acks[(acks["t_s"] >= t0) & (acks["t_s"] <= t1)]
     if not a.empty:
-        ax.step(a["t_s"], a["ack_rel"] / 1e3, where="post", color="tab:green", lw=1,
-                label="cumulative ACK")
+        ax.step(
+            a["t_s"],
+            a["ack_rel"] / 1e3,
+            where="post",
+            color="tab:green",
+            lw=1,
+            label="cumulative ACK",
+        )
     ax.set_xlabel("time (s)")
     ax.set_ylabel("relative sequence number (kB)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     where = "around the first retransmission" if len(retx) else "(no retransmission)"
-    return Drawn(fig, f"Study 003 Fig. 6: time-sequence graph of the largest flow of one "
-                      f"capture, {2 * SEQACK_WINDOW_SEGMENTS} data segments {where}; run {run_id}.")
+    return Drawn(
+        fig,
+        f"Study 003 Fig. 6: time-sequence graph of the largest flow of one "
+        f"capture, {2 * SEQACK_WINDOW_SEGMENTS} data segments {where}; run {run_id}.",
+    )
 
 
 def _ca_stretch(s: pd.DataFrame) -> tuple[int, int] | None:
@@ -515,12 +617,19 @@ def _ca_stretch(s: pd.DataFrame) -> tuple[int, int] | None:
     (a drop is a loss response even when the new ssthresh equals the old), as (start, end)."""
     ss = s["ssthresh_pkts"].to_numpy()
     cw = s["cwnd_pkts"].to_numpy()
-    ok = [(not pd.isna(a)) and (not pd.isna(b)) and a < SSTHRESH_UNSET and b >= a
-          for a, b in zip(ss, cw, strict=True)]
+    ok = [
+        (not pd.isna(a)) and (not pd.isna(b)) and a < SSTHRESH_UNSET and b >= a
+        for a, b in zip(ss, cw, strict=True)
+    ]
     best, start = None, None
     for i in range(len(ok) + 1):
-        same = (i < len(ok) and ok[i] and start is not None and ss[i] == ss[start]
-                and cw[i] >= cw[i - 1])
+        same = (
+            i < len(ok)
+            and ok[i]
+            and start is not None
+            and ss[i] == ss[start]
+            and cw[i] >= cw[i - 1]
+        )
         if i < len(ok) and ok[i] and start is None:
             start = i
             continue
@@ -534,19 +643,25 @@ def _ca_stretch(s: pd.DataFrame) -> tuple[int, int] | None:
 def ca_ramp(data: Data) -> Drawn:
     runs = data.runs[(data.runs["engine"] != MODEL) & (data.runs["duration_s"] >= MIN_RAMP_RUN_S)]
     if runs.empty:
-        raise Skip(f"no sim/emu run of {MIN_RAMP_RUN_S:g} s or more (study 003's ramp took "
-                   "10-20 minutes: scenarios/lfn-chicago.toml)")
+        raise Skip(
+            f"no sim/emu run of {MIN_RAMP_RUN_S:g} s or more (study 003's ramp took "
+            "10-20 minutes: scenarios/lfn-chicago.toml)"
+        )
     longest = runs.sort_values(["duration_s", "point"], ascending=[False, True]).iloc[0]
-    s = data.store.query(f"SELECT flow_id, t_s, goodput_bps, cwnd_pkts, ssthresh_pkts, srtt_ms "
-                         f"FROM flow_series WHERE run_id = '{longest['run_id']}' "
-                         "ORDER BY flow_id, t_s")
+    s = data.store.query(
+        f"SELECT flow_id, t_s, goodput_bps, cwnd_pkts, ssthresh_pkts, srtt_ms "
+        f"FROM flow_series WHERE run_id = '{longest['run_id']}' "
+        "ORDER BY flow_id, t_s"
+    )
     s = s[s["flow_id"] == s["flow_id"].min()].reset_index(drop=True)
     if s["cwnd_pkts"].notna().sum() == 0:
         raise Skip("the longest run has no cwnd series")
     stretch = _ca_stretch(s)
     if stretch is None or stretch[1] - stretch[0] < MIN_RAMP_BINS:
-        raise Skip(f"the longest run ({longest['duration_s']:g} s) has no congestion-avoidance "
-                   f"stretch of {MIN_RAMP_BINS} bins (no loss set ssthresh, or it stayed short)")
+        raise Skip(
+            f"the longest run ({longest['duration_s']:g} s) has no congestion-avoidance "
+            f"stretch of {MIN_RAMP_BINS} bins (no loss set ssthresh, or it stayed short)"
+        )
     fig, axs = new_figure(2, 1, height=2.6, sharex=True)
     top, bottom = axs[0][0], axs[1][0]
     top.plot(s["t_s"], s["goodput_bps"] / 1e6, lw=0.8, color="tab:blue")
@@ -558,19 +673,28 @@ def ca_ramp(data: Data) -> Drawn:
     w = s["cwnd_pkts"].to_numpy(dtype=float)[i:j]
     slope, icept = np.polyfit(t, w, 1)
     rtt_s = float(np.nanmedian(s["srtt_ms"].to_numpy(dtype=float)[i:j])) / 1e3
-    bottom.plot(t, slope * t + icept, color="tab:red", lw=1.5, ls="--",
-                label=f"fit: {slope:.2f} pkt/s = {slope * rtt_s:.2f} pkt per RTT "
-                      f"(RTT {rtt_s * 1e3:.0f} ms)")
+    bottom.plot(
+        t,
+        slope * t + icept,
+        color="tab:red",
+        lw=1.5,
+        ls="--",
+        label=f"fit: {slope:.2f} pkt/s = {slope * rtt_s:.2f} pkt per RTT "
+        f"(RTT {rtt_s * 1e3:.0f} ms)",
+    )
     bottom.set_ylabel("cwnd (packets)")
     bottom.set_xlabel("time (s)")
     bottom.legend(fontsize="small")
     for a in (top, bottom):
         a.grid(True, alpha=0.3)
-    return Drawn(fig, f"Study 003 Fig. 7: the linear ramp of congestion avoidance in the "
-                      f"longest run ({longest['scenario']}, {longest['duration_s']:g} s, run "
-                      f"{longest['run_id']}, first flow); the dashed line is a least-squares fit "
-                      "over the longest stretch with one ssthresh (Reno adds about one packet "
-                      "per RTT there).")
+    return Drawn(
+        fig,
+        f"Study 003 Fig. 7: the linear ramp of congestion avoidance in the "
+        f"longest run ({longest['scenario']}, {longest['duration_s']:g} s, run "
+        f"{longest['run_id']}, first flow); the dashed line is a least-squares fit "
+        "over the longest stretch with one ssthresh (Reno adds about one packet "
+        "per RTT there).",
+    )
 
 
 # -- cwnd / RTT traces (satcc.plot) -----------------------------------------------------------
@@ -597,8 +721,11 @@ def traces(data: Data) -> list[Drawn]:
     for rid in picked:
         result = load(data.store.directory / layout.RUNS_DIR / rid)
         fig = draw(result)
-        out.append(Drawn(fig, f"Goodput, cwnd and smoothed RTT over time of run {rid} "
-                              "(satcc plot's panels)."))
+        out.append(
+            Drawn(
+                fig, f"Goodput, cwnd and smoothed RTT over time of run {rid} (satcc plot's panels)."
+            )
+        )
     return out
 
 
@@ -613,10 +740,15 @@ def fidelity(data: Data) -> Drawn:
     if fig is None:
         raise Skip("no finished run in the fidelity directory")
     t = doc["tally"]
-    return Drawn(fig, ("Goodput per flow group: the simulator (median of its seeds) beside the "
-                       "real kernel (median of its runs), error bars min-max, labels the share "
-                       f"of the total goodput; {t['pass']} checks pass, {t['fail']} fail "
-                       "(docs/fidelity.md)."))
+    return Drawn(
+        fig,
+        (
+            "Goodput per flow group: the simulator (median of its seeds) beside the "
+            "real kernel (median of its runs), error bars min-max, labels the share "
+            f"of the total goodput; {t['pass']} checks pass, {t['fail']} fail "
+            "(docs/fidelity.md)."
+        ),
+    )
 
 
 FigureFn = Callable[[Data], "Drawn | list[Drawn]"]
@@ -638,8 +770,13 @@ def cdfs(data: Data) -> Drawn:
         for ax, col, scale in ((axs[0][0], "goodput_bps", 1e-6), (axs[0][1], "rtt_p95_ms", 1.0)):
             x = np.sort(mine[col].dropna().to_numpy(dtype=float) * scale)
             if len(x):
-                ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=colors[k],
-                        label=f"{cca} ({len(x)})")
+                ax.step(
+                    x,
+                    np.arange(1, len(x) + 1) / len(x),
+                    where="post",
+                    color=colors[k],
+                    label=f"{cca} ({len(x)})",
+                )
     axs[0][0].set_xlabel("goodput per flow (Mbit/s)")
     axs[0][1].set_xlabel("95th-percentile RTT per flow (ms)")
     for ax in axs[0]:
@@ -647,61 +784,109 @@ def cdfs(data: Data) -> Drawn:
         ax.set_ylim(0, 1.02)
         ax.grid(True, alpha=0.3)
     axs[0][0].legend(fontsize="small", frameon=False)
-    return Drawn(fig, "Empirical CDFs over every flow of every run, per congestion control "
-                      "(number of flows in the legend): goodput and the flow's 95th-percentile RTT.")
+    return Drawn(
+        fig,
+        "Empirical CDFs over every flow of every run, per congestion control "
+        "(number of flows in the legend): goodput and the flow's 95th-percentile RTT.",
+    )
 
 
 def throughput_delay(data: Data) -> Drawn:
     """Pantheon's summary plane (Yan et al., USENIX ATC 2018, Fig. 2): per algorithm, each run's
     mean goodput against its 95th-percentile RTT, delay axis reversed (better is up and right)."""
-    flows = data.flows[data.flows["cca"].notna() & data.flows["goodput_bps"].notna()
-                       & data.flows["rtt_p95_ms"].notna()]
+    flows = data.flows[
+        data.flows["cca"].notna()
+        & data.flows["goodput_bps"].notna()
+        & data.flows["rtt_p95_ms"].notna()
+    ]
     if flows.empty:
         raise Skip("no flow with a congestion control, a goodput and an RTT")
     ccas = list(dict.fromkeys(flows["cca"]))
     fig, axs = new_figure(1, 1, height=3.8)
     ax = axs[0][0]
     colors = _colors(len(ccas))
-    per_run = flows.groupby(["run_id", "cca"], sort=False).agg(
-        goodput_bps=("goodput_bps", "mean"), rtt_p95_ms=("rtt_p95_ms", "mean")).reset_index()
+    per_run = (
+        flows.groupby(["run_id", "cca"], sort=False)
+        .agg(goodput_bps=("goodput_bps", "mean"), rtt_p95_ms=("rtt_p95_ms", "mean"))
+        .reset_index()
+    )
     for k, cca in enumerate(ccas):
         mine = per_run[per_run["cca"] == cca]
         ax.scatter(mine["rtt_p95_ms"], mine["goodput_bps"] / 1e6, s=12, alpha=0.5, color=colors[k])
-        ax.scatter([mine["rtt_p95_ms"].median()], [mine["goodput_bps"].median() / 1e6], s=70,
-                   marker="D", color=colors[k], edgecolor="black", label=str(cca))
-        ax.annotate(str(cca), (mine["rtt_p95_ms"].median(), mine["goodput_bps"].median() / 1e6),
-                    textcoords="offset points", xytext=(6, 4), fontsize="small")
+        ax.scatter(
+            [mine["rtt_p95_ms"].median()],
+            [mine["goodput_bps"].median() / 1e6],
+            s=70,
+            marker="D",
+            color=colors[k],
+            edgecolor="black",
+            label=str(cca),
+        )
+        ax.annotate(
+            str(cca),
+            (mine["rtt_p95_ms"].median(), mine["goodput_bps"].median() / 1e6),
+            textcoords="offset points",
+            xytext=(6, 4),
+            fontsize="small",
+        )
     ax.invert_xaxis()
     ax.set_xlabel("95th-percentile RTT (ms, better →)")
     ax.set_ylabel("mean goodput per flow (Mbit/s)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", frameon=False, loc="best")
-    return Drawn(fig, "Throughput against delay per congestion control, as Pantheon summarises "
-                      "schemes (Yan et al., USENIX ATC 2018): small dots are runs (mean over the "
-                      "run's flows of that algorithm), diamonds the median over runs; the delay "
-                      "axis is reversed so that better is up and to the right.")
+    return Drawn(
+        fig,
+        "Throughput against delay per congestion control, as Pantheon summarises "
+        "schemes (Yan et al., USENIX ATC 2018): small dots are runs (mean over the "
+        "run's flows of that algorithm), diamonds the median over runs; the delay "
+        "axis is reversed so that better is up and to the right.",
+    )
 
 
 FIGURES: list[tuple[str, str, FigureFn]] = [
-    ("timeseries_cca", "Throughput over time per congestion control (study 001 Fig. 5-6)",
-     timeseries_cca),
-    ("box_throughput", ("Mean throughput per congestion control and direction (study 001 "
-                       "Fig. 7-8)"), box_throughput),
-    ("box_retx", ("Retransmission rate per congestion control and direction (study 001 "
-                 "Fig. 9-10)"), box_retx),
+    (
+        "timeseries_cca",
+        "Throughput over time per congestion control (study 001 Fig. 5-6)",
+        timeseries_cca,
+    ),
+    (
+        "box_throughput",
+        ("Mean throughput per congestion control and direction (study 001 Fig. 7-8)"),
+        box_throughput,
+    ),
+    (
+        "box_retx",
+        ("Retransmission rate per congestion control and direction (study 001 Fig. 9-10)"),
+        box_retx,
+    ),
     ("rtt_day", "RTT over the day and its distribution (study 000 Fig. 10-11)", rtt_day),
     ("mss", "Throughput against the MSS (study 000 Fig. 6-9)", mss),
-    ("rtt_fairness", ("Throughput and Jain's index against the RTT of the second flow group "
-                     "(study 004 Fig. 5-17)"), rtt_fairness),
-    ("engines_loss", ("Model vs simulation vs emulation: throughput and transfer time against "
-                     "loss (study 002 Fig. 3-9)"), engines_loss),
+    (
+        "rtt_fairness",
+        (
+            "Throughput and Jain's index against the RTT of the second flow group "
+            "(study 004 Fig. 5-17)"
+        ),
+        rtt_fairness,
+    ),
+    (
+        "engines_loss",
+        (
+            "Model vs simulation vs emulation: throughput and transfer time against "
+            "loss (study 002 Fig. 3-9)"
+        ),
+        engines_loss,
+    ),
     ("seqack", "Sequence / ACK graph (study 003 Fig. 6)", seqack),
     ("ca_ramp", "The linear ramp of congestion avoidance (study 003 Fig. 7)", ca_ramp),
     ("traces", "cwnd and RTT traces", traces),
     ("fidelity", "Simulator vs real kernel per flow group (satcc fidelity)", fidelity),
     ("cdfs", "Distributions of goodput and RTT per congestion control", cdfs),
-    ("throughput_delay", "Throughput against delay per congestion control (Pantheon-style)",
-     throughput_delay),
+    (
+        "throughput_delay",
+        "Throughput against delay per congestion control (Pantheon-style)",
+        throughput_delay,
+    ),
 ]
 
 

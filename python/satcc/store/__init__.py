@@ -1,9 +1,9 @@
 """The results store: a DuckDB catalog over a campaign directory (see `catalog`).
 
-    from satcc import store
-    with store.open_store("out/campaigns/study001-quick") as s:
-        df = s.query("SELECT cca, avg(goodput_bps) / 1e6 AS mbps FROM flows GROUP BY cca")
-        s.problems     # files left out, and why
+from satcc import store
+with store.open_store("out/campaigns/study001-quick") as s:
+    df = s.query("SELECT cca, avg(goodput_bps) / 1e6 AS mbps FROM flows GROUP BY cca")
+    s.problems     # files left out, and why
 """
 
 from satcc.store.catalog import (

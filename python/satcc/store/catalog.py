@@ -47,8 +47,21 @@ from satcc.campaign.worker import PINGS_FILE, PINGS_SCHEMA, SEQACK_FILE, SEQACK_
 from satcc.errors import UserError
 
 STORE_SCHEMA_VERSION = 1
-RUN_COLUMNS = ["run_id", "status", "error", "engine", "seed", "repetition", "point", "scenario",
-               "scenario_hash", "satcc_version", "duration_s", "bin_s", "jain_index"]
+RUN_COLUMNS = [
+    "run_id",
+    "status",
+    "error",
+    "engine",
+    "seed",
+    "repetition",
+    "point",
+    "scenario",
+    "scenario_hash",
+    "satcc_version",
+    "duration_s",
+    "bin_s",
+    "jain_index",
+]
 JOIN_COLUMNS = ["run_id", "engine", "seed", "repetition", "point", "scenario"]
 # view name -> (file name in a run directory, its Arrow schema for empty views)
 DATA_VIEWS: dict[str, tuple[str, pa.Schema]] = {
@@ -108,8 +121,10 @@ class Store:
                 raise StoreError(f"query: expected one SQL statement, found {len(statements)}")
             kind = statements[0].type
             if kind not in _READ_ONLY_STATEMENTS:
-                raise StoreError(f"query: expected a read-only statement (SELECT), found "
-                                 f"{kind.name}; the store is read-only")
+                raise StoreError(
+                    f"query: expected a read-only statement (SELECT), found "
+                    f"{kind.name}; the store is read-only"
+                )
             return self.con.execute(sql, params or []).df()
         except duckdb.Error as e:
             raise StoreError(f"query failed: {_first_line(str(e))}") from None
@@ -126,13 +141,15 @@ class Store:
 
     def flow_series(self, where: str | None = None) -> pd.DataFrame:
         w = f"WHERE {where}" if where else ""
-        return self.query(f"SELECT * FROM flow_series {w} ORDER BY point, repetition, run_id, "
-                          "flow_id, t_s")
+        return self.query(
+            f"SELECT * FROM flow_series {w} ORDER BY point, repetition, run_id, flow_id, t_s"
+        )
 
     def link_series(self, where: str | None = None) -> pd.DataFrame:
         w = f"WHERE {where}" if where else ""
-        return self.query(f"SELECT * FROM link_series {w} ORDER BY point, repetition, run_id, "
-                          "link_id, dir, t_s")
+        return self.query(
+            f"SELECT * FROM link_series {w} ORDER BY point, repetition, run_id, link_id, dir, t_s"
+        )
 
     def columns(self, view: str) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
@@ -189,15 +206,18 @@ def _check_saved_version(d: Path) -> None:
     try:
         con = duckdb.connect(str(path), read_only=True)
         try:
-            row = con.execute("SELECT value FROM catalog_info WHERE key = "
-                              "'store_schema_version'").fetchone()
+            row = con.execute(
+                "SELECT value FROM catalog_info WHERE key = 'store_schema_version'"
+            ).fetchone()
         finally:
             con.close()
     except duckdb.Error:
         return  # unreadable or locked: it is rebuilt
     if row is not None and int(row[0]) > STORE_SCHEMA_VERSION:
-        raise StoreError(f"{path}: store schema version {row[0]} is newer than this satcc's "
-                         f"({STORE_SCHEMA_VERSION}); upgrade satcc to read it")
+        raise StoreError(
+            f"{path}: store schema version {row[0]} is newer than this satcc's "
+            f"({STORE_SCHEMA_VERSION}); upgrade satcc to read it"
+        )
 
 
 def _save(d: Path, scan: layout.Scan) -> None:
@@ -234,13 +254,29 @@ def _runs_frame(scan: layout.Scan, param_columns: list[str]) -> pd.DataFrame:
         rid = r["run_id"]
         status = "done" if rid in scan.done else ("failed" if rid in scan.failed else "pending")
         row: dict[str, Any] = {c: None for c in RUN_COLUMNS}
-        row.update(run_id=rid, status=status, error=scan.failed.get(rid), engine=r["engine"],
-                   seed=r.get("seed"), repetition=r.get("repetition"), point=r.get("point"))
+        row.update(
+            run_id=rid,
+            status=status,
+            error=scan.failed.get(rid),
+            engine=r["engine"],
+            seed=r.get("seed"),
+            repetition=r.get("repetition"),
+            point=r.get("point"),
+        )
         if status == "done":
-            summary = json.loads((scan.directory / layout.RUNS_DIR / rid /
-                                  results.SUMMARY_FILE).read_text(encoding="utf-8"))
-            for key in ("scenario", "scenario_hash", "satcc_version", "duration_s", "bin_s",
-                        "jain_index"):
+            summary = json.loads(
+                (scan.directory / layout.RUNS_DIR / rid / results.SUMMARY_FILE).read_text(
+                    encoding="utf-8"
+                )
+            )
+            for key in (
+                "scenario",
+                "scenario_hash",
+                "satcc_version",
+                "duration_s",
+                "bin_s",
+                "jain_index",
+            ):
                 row[key] = summary.get(key)
         params = r.get("params") or {}
         for c in param_columns:
@@ -273,16 +309,32 @@ def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
     con.register("_runs_df", runs)
     con.execute("CREATE TABLE runs AS SELECT * FROM _runs_df")
     con.unregister("_runs_df")
-    info = pd.DataFrame({"key": ["store_schema_version", "results_schema_version", "satcc_version",
-                                 "campaign", "directory"],
-                         "value": [str(STORE_SCHEMA_VERSION), str(results.SCHEMA_VERSION),
-                                   __version__, str(scan.index.get("name")), str(d)]})
+    info = pd.DataFrame(
+        {
+            "key": [
+                "store_schema_version",
+                "results_schema_version",
+                "satcc_version",
+                "campaign",
+                "directory",
+            ],
+            "value": [
+                str(STORE_SCHEMA_VERSION),
+                str(results.SCHEMA_VERSION),
+                __version__,
+                str(scan.index.get("name")),
+                str(d),
+            ],
+        }
+    )
     con.register("_info_df", info)
     con.execute("CREATE TABLE catalog_info AS SELECT * FROM _info_df")
     con.unregister("_info_df")
-    problems = pd.DataFrame([{"path": p.path, "kind": p.kind, "message": p.message}
-                             for p in scan.problems], columns=["path", "kind", "message"],
-                            dtype="string")
+    problems = pd.DataFrame(
+        [{"path": p.path, "kind": p.kind, "message": p.message} for p in scan.problems],
+        columns=["path", "kind", "message"],
+        dtype="string",
+    )
     con.register("_problems_df", problems)
     con.execute("CREATE TABLE problems AS SELECT * FROM _problems_df")
     con.unregister("_problems_df")
@@ -298,11 +350,13 @@ def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
             listing = ", ".join(_sql_string(p) for _, p in files)
             con.execute(f"CREATE TABLE _files_{view} (run_id VARCHAR, path VARCHAR)")
             con.executemany(f"INSERT INTO _files_{view} VALUES (?, ?)", files)
-            source = (f"read_parquet([{listing}], filename = true, union_by_name = true)")
+            source = f"read_parquet([{listing}], filename = true, union_by_name = true)"
             probe = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
             data_columns = {r[0] for r in probe} - {"filename"}
-            body = (f"FROM {source} AS f JOIN _files_{view} AS m ON f.filename = m.path "
-                    "JOIN runs AS r ON r.run_id = m.run_id")
+            body = (
+                f"FROM {source} AS f JOIN _files_{view} AS m ON f.filename = m.path "
+                "JOIN runs AS r ON r.run_id = m.run_id"
+            )
             data = "f.* EXCLUDE (filename)"
         else:
             con.register("_empty", schema.empty_table())

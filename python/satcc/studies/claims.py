@@ -59,11 +59,11 @@ class Tolerance(BaseModel):
             try:
                 pct = float(raw.strip()[:-1])
             except ValueError:
-                raise ValueError(f"expected a percentage such as \"25 %\", found {raw!r}") from None
+                raise ValueError(f'expected a percentage such as "25 %", found {raw!r}') from None
             if pct < 0:
                 raise ValueError(f"expected a tolerance >= 0, found {raw!r}")
             return cls(amount=pct / 100.0, relative=True)
-        raise ValueError(f"expected a number or a percentage such as \"25 %\", found {raw!r}")
+        raise ValueError(f'expected a number or a percentage such as "25 %", found {raw!r}')
 
     def absolute(self, reference: float) -> float:
         return self.amount * abs(reference) if self.relative else self.amount
@@ -151,13 +151,23 @@ class Row:
     def doc(self) -> dict[str, Any]:
         c = self.claim
         return {
-            "id": c.id, "what": c.what, "cite": c.cite, "engine": self.engine,
+            "id": c.id,
+            "what": c.what,
+            "cite": c.cite,
+            "engine": self.engine,
             "paper": list(c.paper) if isinstance(c.paper, tuple) else c.paper,
-            "relation": c.relation, "unit": c.unit, "paper_text": c.paper_text(),
-            "tolerance": c.tolerance.text(), "partly": c.partly_tolerance().text(),
-            "satcc": _finite_or_none(self.measured.value), "distance": self.distance,
-            "verdict": self.verdict, "how": self.measured.how, "why": self.measured.why,
-            "quote": c.quote, "note": c.note,
+            "relation": c.relation,
+            "unit": c.unit,
+            "paper_text": c.paper_text(),
+            "tolerance": c.tolerance.text(),
+            "partly": c.partly_tolerance().text(),
+            "satcc": _finite_or_none(self.measured.value),
+            "distance": self.distance,
+            "verdict": self.verdict,
+            "how": self.measured.how,
+            "why": self.measured.why,
+            "quote": c.quote,
+            "note": c.note,
         }
 
 
@@ -234,8 +244,11 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
         lines = []
         for err in e.errors():
             loc = ".".join(str(x) for x in err["loc"])
-            loc = loc.replace("claims.", "claim[", 1).replace(".", "].", 1) if loc.startswith(
-                "claims.") else loc
+            loc = (
+                loc.replace("claims.", "claim[", 1).replace(".", "].", 1)
+                if loc.startswith("claims.")
+                else loc
+            )
             lines.append(f"{path}: {loc}: {err['msg']}")
         raise UserError("\n".join(lines)) from None
     ids = [c.id for c in out.claims]
@@ -281,8 +294,14 @@ def table_lines(rows: list[Row], width: int = 100) -> list[str]:
         cols.insert(3, "engine")
     body = []
     for r in rows:
-        cells = [r.claim.id, r.claim.cite, r.claim.paper_text(), value_text(r),
-                 f"{r.claim.tolerance.text()} / {r.claim.partly_tolerance().text()}", r.verdict]
+        cells = [
+            r.claim.id,
+            r.claim.cite,
+            r.claim.paper_text(),
+            value_text(r),
+            f"{r.claim.tolerance.text()} / {r.claim.partly_tolerance().text()}",
+            r.verdict,
+        ]
         if len(engines) > 1:
             cells.insert(3, r.engine)
         body.append(cells)
@@ -296,8 +315,11 @@ def table_lines(rows: list[Row], width: int = 100) -> list[str]:
             lines.extend(_wrap(f"- {r.claim.id} ({r.engine}, {r.verdict}): {text}", width))
     counts = {v: sum(1 for r in rows if r.verdict == v) for v in VERDICTS}
     lines.append("")
-    lines.append("verdicts: " + ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
-                 + " (tolerance / partly: reproduced within the first, partly within the second)")
+    lines.append(
+        "verdicts: "
+        + ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
+        + " (tolerance / partly: reproduced within the first, partly within the second)"
+    )
     return lines
 
 

@@ -84,8 +84,13 @@ def run(ctx: Context, name: str, emu_changes: dict[str, Any] | None = None) -> P
     return out
 
 
-def load(name: str, quick: bool, engine: str = "sim", seeds: int | None = None,
-         engine_changes: dict[str, Any] | None = None) -> Any:
+def load(
+    name: str,
+    quick: bool,
+    engine: str = "sim",
+    seeds: int | None = None,
+    engine_changes: dict[str, Any] | None = None,
+) -> Any:
     """The study campaign as this invocation runs it: seeds replaced, and for another engine
     `scenario.engine` set and the engine's changes applied (also where an axis sets the key)."""
     from satcc.campaign import spec
@@ -107,8 +112,9 @@ def load(name: str, quick: bool, engine: str = "sim", seeds: int | None = None,
     return c
 
 
-def frames(directory: Path, flow_series: bool = False,
-           link_series: bool = False) -> dict[str, pd.DataFrame]:
+def frames(
+    directory: Path, flow_series: bool = False, link_series: bool = False
+) -> dict[str, pd.DataFrame]:
     """The store's runs and flows (and series when asked) as DataFrames, done runs only."""
     from satcc.store import open_store
 
@@ -159,8 +165,9 @@ def new_figure(rows: int = 1, cols: int = 1, width: float = 6.4, height: float =
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as MplFigure
 
-    fig = MplFigure(figsize=(width * cols if cols > 1 else width, height * rows),
-                    layout="constrained")
+    fig = MplFigure(
+        figsize=(width * cols if cols > 1 else width, height * rows), layout="constrained"
+    )
     FigureCanvasAgg(fig)
     axes = fig.subplots(rows, cols, squeeze=False)
     return fig, axes

@@ -141,7 +141,7 @@ class Design:
 
 
 def kind_label(size_bytes: int | None) -> str:
-    """"steady" or "10MB" (MB = 10^6 B)."""
+    """ "steady" or "10MB" (MB = 10^6 B)."""
     if size_bytes is None:
         return STEADY
     mb = size_bytes / 1e6
@@ -153,8 +153,16 @@ def kind_label(size_bytes: int | None) -> str:
 
 def model(p: Any, size_bytes: int | None):
     """The study's model with the study's inputs (module docstring)."""
-    return hybla.model(p, RTT_S, wmax_pkts=WMAX_PKTS, size_bytes=size_bytes, rtt0_s=RTT0_S,
-                       t0_s=T0_S, packet_bytes=PAYLOAD_BYTES, syn_timeout_s=SYN_TIMEOUT_S)
+    return hybla.model(
+        p,
+        RTT_S,
+        wmax_pkts=WMAX_PKTS,
+        size_bytes=size_bytes,
+        rtt0_s=RTT0_S,
+        t0_s=T0_S,
+        packet_bytes=PAYLOAD_BYTES,
+        syn_timeout_s=SYN_TIMEOUT_S,
+    )
 
 
 # -- the simulator side --------------------------------------------------------------------
@@ -174,18 +182,35 @@ class RunSpec:
 def scenario_dict(spec: RunSpec) -> dict[str, Any]:
     """The scenario of one run (the design table in TOML terms)."""
     flow: dict[str, Any] = {
-        "from": "sender", "to": "receiver", "cca": "hybla", "mss": PAYLOAD_BYTES,
-        "rwnd": f"{WMAX_PKTS * PAYLOAD_BYTES} B", "rcvbuf_autotune": False, "delayed_ack": spec.delayed_ack,
+        "from": "sender",
+        "to": "receiver",
+        "cca": "hybla",
+        "mss": PAYLOAD_BYTES,
+        "rwnd": f"{WMAX_PKTS * PAYLOAD_BYTES} B",
+        "rcvbuf_autotune": False,
+        "delayed_ack": spec.delayed_ack,
         "cc": {"rtt0": RTT0_S * 1e3},
     }
     if spec.size_bytes is not None:
         flow["size"] = f"{spec.size_bytes} B"
     return {
-        "scenario": {"name": f"hybla-{spec.kind}-p{spec.p:g}-s{spec.seed}",
-                     "duration": f"{spec.duration_s} s", "seed": spec.seed, "bin": BIN},
-        "link": [{"a": "sender", "b": "receiver", "rate": f"{spec.rate_bps} bit/s",
-                  "delay": ONE_WAY_DELAY, "loss": spec.p, "loss_ba": 0.0,
-                  "queue": f"{BUFFER_PKTS} pkt"}],
+        "scenario": {
+            "name": f"hybla-{spec.kind}-p{spec.p:g}-s{spec.seed}",
+            "duration": f"{spec.duration_s} s",
+            "seed": spec.seed,
+            "bin": BIN,
+        },
+        "link": [
+            {
+                "a": "sender",
+                "b": "receiver",
+                "rate": f"{spec.rate_bps} bit/s",
+                "delay": ONE_WAY_DELAY,
+                "loss": spec.p,
+                "loss_ba": 0.0,
+                "queue": f"{BUFFER_PKTS} pkt",
+            }
+        ],
         "flow": [flow],
     }
 
@@ -199,11 +224,18 @@ def simulate(spec: RunSpec) -> dict[str, Any]:
     f = result.flows_table.to_pylist()[0]
     finished = spec.size_bytes is None or f["fct_s"] is not None
     return {
-        "kind": spec.kind, "size_bytes": spec.size_bytes, "p": spec.p, "seed": spec.seed,
-        "duration_s": spec.duration_s, "finished": finished,
-        "sim_throughput_bps": f["goodput_bps"], "sim_time_s": f["fct_s"],
-        "delivered_bytes": f["delivered_bytes"], "retransmission_rate": f["retransmission_rate"],
-        "rto_count": f["rto_count"], "recovery_count": f["recovery_count"],
+        "kind": spec.kind,
+        "size_bytes": spec.size_bytes,
+        "p": spec.p,
+        "seed": spec.seed,
+        "duration_s": spec.duration_s,
+        "finished": finished,
+        "sim_throughput_bps": f["goodput_bps"],
+        "sim_time_s": f["fct_s"],
+        "delivered_bytes": f["delivered_bytes"],
+        "retransmission_rate": f["retransmission_rate"],
+        "rto_count": f["rto_count"],
+        "recovery_count": f["recovery_count"],
         "rtt_mean_ms": f["rtt_mean_ms"],
     }
 
@@ -218,13 +250,15 @@ def run_specs(design: Design) -> list[RunSpec]:
                 t = float(model(p, size).transfer_time_s)
                 duration = math.ceil(max(TRANSFER_TIME_FACTOR * t, t + TRANSFER_SLACK_S))
             for seed in range(1, design.seeds + 1):
-                specs.append(RunSpec(kind, size, p, seed, duration, design.rate_bps,
-                                     design.delayed_ack))
+                specs.append(
+                    RunSpec(kind, size, p, seed, duration, design.rate_bps, design.delayed_ack)
+                )
     return specs
 
 
-def run_all(specs: list[RunSpec], jobs: int = 1,
-            progress: Callable[[float], None] | None = None) -> list[dict[str, Any]]:
+def run_all(
+    specs: list[RunSpec], jobs: int = 1, progress: Callable[[float], None] | None = None
+) -> list[dict[str, Any]]:
     """Simulate every spec (in `jobs` processes); rows in spec order whatever the pool does."""
     rows: list[dict[str, Any] | None] = [None] * len(specs)
     if jobs <= 1 or len(specs) <= 1:
@@ -268,7 +302,10 @@ def aggregate(runs: list[dict[str, Any]], design: Design) -> list[dict[str, Any]
             thr = [r["sim_throughput_bps"] for r in rows]
             times = [r["sim_time_s"] for r in rows if r["sim_time_s"] is not None]
             point: dict[str, Any] = {
-                "kind": kind, "size_bytes": size, "p": p, "seeds": len(rows),
+                "kind": kind,
+                "size_bytes": size,
+                "p": p,
+                "seeds": len(rows),
                 "finished": finished,
                 "regime": m.intermediate["regime"],
                 "model_throughput_bps": float(m.throughput_bps),
@@ -283,10 +320,12 @@ def aggregate(runs: list[dict[str, Any]], design: Design) -> list[dict[str, Any]
                 "sim_rto_mean": float(np.mean([r["rto_count"] for r in rows])),
                 "sim_recoveries_mean": float(np.mean([r["recovery_count"] for r in rows])),
                 "sim_retransmission_rate_mean": _mean_or_none(
-                    [r["retransmission_rate"] for r in rows]),
+                    [r["retransmission_rate"] for r in rows]
+                ),
             }
-            point["throughput_diff_pct"] = diff_pct(point["model_throughput_bps"],
-                                                    point["sim_throughput_mean_bps"])
+            point["throughput_diff_pct"] = diff_pct(
+                point["model_throughput_bps"], point["sim_throughput_mean_bps"]
+            )
             point["time_diff_pct"] = diff_pct(point["model_time_s"], point["sim_time_mean_s"])
             points.append(point)
     return points
@@ -307,8 +346,11 @@ def table3(points: list[dict[str, Any]], design: Design) -> list[dict[str, Any]]
         mine = [pt for pt in points if pt["kind"] == kind]
         low = [pt for pt in mine if pt["p"] <= LOW_LOSS_MAX * (1 + 1e-9)]
         high = [pt for pt in mine if pt["p"] >= HIGH_LOSS_MIN * (1 - 1e-9)]
-        row: dict[str, Any] = {"kind": kind, "low_loss_ps": [pt["p"] for pt in low],
-                               "high_loss_ps": [pt["p"] for pt in high]}
+        row: dict[str, Any] = {
+            "kind": kind,
+            "low_loss_ps": [pt["p"] for pt in low],
+            "high_loss_ps": [pt["p"] for pt in high],
+        }
         for scope, subset in (("low", low), ("high", high)):
             for quantity in ("throughput", "time"):
                 value, at = _worst(subset, f"{quantity}_diff_pct")
@@ -324,58 +366,107 @@ def table3(points: list[dict[str, Any]], design: Design) -> list[dict[str, Any]]
 
 def format_table(rows: list[dict[str, Any]], design: Design) -> str:
     """Study 002 Table 3 beside satcc's figures, then the high-loss figures."""
+
     def cell(value: float | None, at: float | None) -> str:
         return "-" if value is None else f"{abs(value):.2f} ({'+' if value >= 0 else '-'}, {at:g})"
 
     def paper(value: float | None) -> str:
         return "-" if value is None else f"{value:.2f}"
 
-    head = (f"Study 002 Table 3: max |model - sim| / model (%) for p <= 1e-4 "
-            f"(satcc: {design.seeds} seed{'s' if design.seeds > 1 else ''} per point, "
-            f"{'delayed ACKs' if design.delayed_ack else 'an ACK per segment'}, "
-            f"{design.rate_bps / 1e6:g} Mbit/s)")
-    cols = ["data", "throughput: satcc (sign, at p)", "ns-2", "dummynet",
-            "transfer time: satcc (sign, at p)", "ns-2", "dummynet"]
-    body = [[r["kind"], cell(r["low_throughput_diff_pct"], r["low_throughput_at_p"]),
-             paper(r["paper_throughput_ns2_pct"]), paper(r["paper_throughput_dummynet_pct"]),
-             cell(r["low_time_diff_pct"], r["low_time_at_p"]),
-             paper(r["paper_time_ns2_pct"]), paper(r["paper_time_dummynet_pct"])] for r in rows]
+    head = (
+        f"Study 002 Table 3: max |model - sim| / model (%) for p <= 1e-4 "
+        f"(satcc: {design.seeds} seed{'s' if design.seeds > 1 else ''} per point, "
+        f"{'delayed ACKs' if design.delayed_ack else 'an ACK per segment'}, "
+        f"{design.rate_bps / 1e6:g} Mbit/s)"
+    )
+    cols = [
+        "data",
+        "throughput: satcc (sign, at p)",
+        "ns-2",
+        "dummynet",
+        "transfer time: satcc (sign, at p)",
+        "ns-2",
+        "dummynet",
+    ]
+    body = [
+        [
+            r["kind"],
+            cell(r["low_throughput_diff_pct"], r["low_throughput_at_p"]),
+            paper(r["paper_throughput_ns2_pct"]),
+            paper(r["paper_throughput_dummynet_pct"]),
+            cell(r["low_time_diff_pct"], r["low_time_at_p"]),
+            paper(r["paper_time_ns2_pct"]),
+            paper(r["paper_time_dummynet_pct"]),
+        ]
+        for r in rows
+    ]
     lines = [head, *_grid(cols, body)]
-    lines.append("sign of (model - sim) / model, the study's difference: + the simulator's "
-                 "value is below the model's (lower throughput or shorter time), - above")
+    lines.append(
+        "sign of (model - sim) / model, the study's difference: + the simulator's "
+        "value is below the model's (lower throughput or shorter time), - above"
+    )
     lines.append("")
     lines.append("High loss, p >= 5e-3: max |model - sim| / model (%)")
-    cols = ["data", "throughput: satcc", "transfer time: satcc",
-            "study §4 text (ns-2 / dummynet)"]
-    body = [[r["kind"], cell(r["high_throughput_diff_pct"], r["high_throughput_at_p"]),
-             cell(r["high_time_diff_pct"], r["high_time_at_p"]), r["paper_high_loss"] or "-"]
-            for r in rows]
+    cols = ["data", "throughput: satcc", "transfer time: satcc", "study §4 text (ns-2 / dummynet)"]
+    body = [
+        [
+            r["kind"],
+            cell(r["high_throughput_diff_pct"], r["high_throughput_at_p"]),
+            cell(r["high_time_diff_pct"], r["high_time_at_p"]),
+            r["paper_high_loss"] or "-",
+        ]
+        for r in rows
+    ]
     lines.extend(_grid(cols, body))
     return "\n".join(lines)
 
 
 def _grid(cols: list[str], body: list[list[str]]) -> list[str]:
-    widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c)
-              for i, c in enumerate(cols)]
+    widths = [
+        max(len(c), *(len(r[i]) for r in body)) if body else len(c) for i, c in enumerate(cols)
+    ]
+
     def fmt(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
     return [fmt(cols), *(fmt(r) for r in body)]
 
 
 def format_points(points: list[dict[str, Any]]) -> str:
     """Every point: model vs simulator mean, throughput (Mbit/s) and time (s)."""
-    cols = ["data", "p", "regime", "model Mbit/s", "sim Mbit/s", "diff %", "model s", "sim s",
-            "diff %", "recoveries", "RTOs"]
+    cols = [
+        "data",
+        "p",
+        "regime",
+        "model Mbit/s",
+        "sim Mbit/s",
+        "diff %",
+        "model s",
+        "sim s",
+        "diff %",
+        "recoveries",
+        "RTOs",
+    ]
     body = []
     for pt in points:
-        body.append([
-            pt["kind"], f"{pt['p']:g}", pt["regime"], _fmt(pt["model_throughput_bps"], 1e-6),
-            _fmt(pt["sim_throughput_mean_bps"], 1e-6), _fmt(pt["throughput_diff_pct"], 1, "+.2f"),
-            _fmt(pt["model_time_s"], 1, ".2f"), _fmt(pt["sim_time_mean_s"], 1, ".2f"),
-            _fmt(pt["time_diff_pct"], 1, "+.2f"), f"{pt['sim_recoveries_mean']:g}",
-            f"{pt['sim_rto_mean']:g}",
-        ])
+        body.append(
+            [
+                pt["kind"],
+                f"{pt['p']:g}",
+                pt["regime"],
+                _fmt(pt["model_throughput_bps"], 1e-6),
+                _fmt(pt["sim_throughput_mean_bps"], 1e-6),
+                _fmt(pt["throughput_diff_pct"], 1, "+.2f"),
+                _fmt(pt["model_time_s"], 1, ".2f"),
+                _fmt(pt["sim_time_mean_s"], 1, ".2f"),
+                _fmt(pt["time_diff_pct"], 1, "+.2f"),
+                f"{pt['sim_recoveries_mean']:g}",
+                f"{pt['sim_rto_mean']:g}",
+            ]
+        )
     return "\n".join(_grid(cols, body))
 
 
@@ -404,18 +495,28 @@ def plot_figures(points: list[dict[str, Any]], design: Design, out_dir: Path) ->
         FigureCanvasAgg(fig)
         ax = fig.subplots()
         if quantity == "throughput":
-            ax.plot(curve_p, np.asarray(m.throughput_bps) / 1e6, color="tab:blue",
-                    label="model (study 002)")
+            ax.plot(
+                curve_p,
+                np.asarray(m.throughput_bps) / 1e6,
+                color="tab:blue",
+                label="model (study 002)",
+            )
             mean = np.array([pt["sim_throughput_mean_bps"] for pt in mine]) / 1e6
             low = np.array([pt["sim_throughput_min_bps"] for pt in mine]) / 1e6
             high = np.array([pt["sim_throughput_max_bps"] for pt in mine]) / 1e6
-            ax.axhline(WMAX_PKTS * PAYLOAD_BYTES * 8 / RTT_S / 1e6, color="grey", ls=":",
-                       lw=1, label="W_m / R")
+            ax.axhline(
+                WMAX_PKTS * PAYLOAD_BYTES * 8 / RTT_S / 1e6,
+                color="grey",
+                ls=":",
+                lw=1,
+                label="W_m / R",
+            )
             ax.set_ylabel("throughput (Mbit/s)")
             ax.set_ylim(bottom=0)
         else:
-            ax.plot(curve_p, np.asarray(m.transfer_time_s), color="tab:blue",
-                    label="model (study 002)")
+            ax.plot(
+                curve_p, np.asarray(m.transfer_time_s), color="tab:blue", label="model (study 002)"
+            )
             mean = np.array([pt["sim_time_mean_s"] for pt in mine], dtype=float)
             low = np.array([pt["sim_time_min_s"] for pt in mine], dtype=float)
             high = np.array([pt["sim_time_max_s"] for pt in mine], dtype=float)
@@ -423,14 +524,24 @@ def plot_figures(points: list[dict[str, Any]], design: Design, out_dir: Path) ->
             ax.set_ylim(bottom=0)
         ps = np.array([pt["p"] for pt in mine])
         if len(ps):
-            ax.errorbar(ps, mean, yerr=[np.maximum(mean - low, 0.0), np.maximum(high - mean, 0.0)], fmt="o", color="tab:red",
-                        ms=4, capsize=2, label=f"satcc sim ({design.seeds} seed{'s' if design.seeds > 1 else ''}: "
-                        "mean, min-max)")
+            ax.errorbar(
+                ps,
+                mean,
+                yerr=[np.maximum(mean - low, 0.0), np.maximum(high - mean, 0.0)],
+                fmt="o",
+                color="tab:red",
+                ms=4,
+                capsize=2,
+                label=f"satcc sim ({design.seeds} seed{'s' if design.seeds > 1 else ''}: "
+                "mean, min-max)",
+            )
         ax.set_xscale("log")
         ax.set_xlabel("packet loss rate p")
         what = "steady state" if kind == STEADY else f"{kind[:-2]} MB"
-        ax.set_title(f"Fig. {number}: {quantity.replace('time', 'transfer time')}, {what}, "
-                     f"RTT 550 ms", fontsize="medium")
+        ax.set_title(
+            f"Fig. {number}: {quantity.replace('time', 'transfer time')}, {what}, RTT 550 ms",
+            fontsize="medium",
+        )
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small")
         path = out_dir / f"fig{number}_{kind}_{quantity}.png"
@@ -457,8 +568,13 @@ class Validation:
         return format_table(self.table, self.design)
 
 
-def validate(design: Design, out_dir: Path, jobs: int | None = None,
-             progress: Callable[[float], None] | None = None, plots: bool = True) -> Validation:
+def validate(
+    design: Design,
+    out_dir: Path,
+    jobs: int | None = None,
+    progress: Callable[[float], None] | None = None,
+    plots: bool = True,
+) -> Validation:
     """Run the design, compare, write runs.csv, points.csv, validation.json and the PNGs."""
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     runs = run_all(run_specs(design), jobs=jobs, progress=progress)
@@ -467,20 +583,36 @@ def validate(design: Design, out_dir: Path, jobs: int | None = None,
     out_dir.mkdir(parents=True, exist_ok=True)
     _write_csv(out_dir / "runs.csv", runs)
     _write_csv(out_dir / "points.csv", points)
-    doc = {"study": "002", "design": _design_doc(design), "table3": rows, "points": points,
-           "runs": runs}
-    _write_text(out_dir / "validation.json",
-                json.dumps(_clean(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    doc = {
+        "study": "002",
+        "design": _design_doc(design),
+        "table3": rows,
+        "points": points,
+        "runs": runs,
+    }
+    _write_text(
+        out_dir / "validation.json",
+        json.dumps(_clean(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+    )
     figures = plot_figures(points, design, out_dir) if plots else []
     return Validation(design, runs, points, rows, figures, out_dir)
 
 
 def _design_doc(design: Design) -> dict[str, Any]:
     doc = asdict(design)
-    doc.update({"payload_bytes": PAYLOAD_BYTES, "ip_packet_bytes_with_timestamps":
-                PAYLOAD_BYTES + 52, "wmax_pkts": WMAX_PKTS, "buffer_pkts": BUFFER_PKTS,
-                "rtt_s": RTT_S, "rtt0_s": RTT0_S, "t0_s": T0_S, "syn_timeout_s": SYN_TIMEOUT_S,
-                "loss_direction": "data only"})
+    doc.update(
+        {
+            "payload_bytes": PAYLOAD_BYTES,
+            "ip_packet_bytes_with_timestamps": PAYLOAD_BYTES + 52,
+            "wmax_pkts": WMAX_PKTS,
+            "buffer_pkts": BUFFER_PKTS,
+            "rtt_s": RTT_S,
+            "rtt0_s": RTT0_S,
+            "t0_s": T0_S,
+            "syn_timeout_s": SYN_TIMEOUT_S,
+            "loss_direction": "data only",
+        }
+    )
     return doc
 
 
@@ -491,8 +623,12 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
             writer.writeheader()
             for row in rows:
-                writer.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v)
-                                 for k, v in row.items()})
+                writer.writerow(
+                    {
+                        k: ("" if v is None else repr(v) if isinstance(v, float) else v)
+                        for k, v in row.items()
+                    }
+                )
     tmp.replace(path)
 
 

@@ -46,31 +46,47 @@ class StudyResult:
 
     def doc(self) -> dict[str, Any]:
         return {
-            "study": self.study.id, "title": self.study.title, "paper": self.study.paper,
-            "reference": self.study.reference, "satcc_version": __version__,
-            "quick": self.quick, "seeds": self.seeds,
+            "study": self.study.id,
+            "title": self.study.title,
+            "paper": self.study.paper,
+            "reference": self.study.reference,
+            "satcc_version": __version__,
+            "quick": self.quick,
+            "seeds": self.seeds,
             "engines": sorted(self.dirs),
             "campaigns": {e: {k: str(v) for k, v in d.items()} for e, d in self.dirs.items()},
             "claims": [r.doc() for r in self.rows],
             "verdicts": {v: sum(1 for r in self.rows if r.verdict == v) for v in CL.VERDICTS},
-            "figures": {e: [{"id": f.id, "title": f.title, "caption": f.caption,
-                             "path": str(f.path)} for f in figs]
-                        for e, figs in self.figures.items()},
+            "figures": {
+                e: [
+                    {"id": f.id, "title": f.title, "caption": f.caption, "path": str(f.path)}
+                    for f in figs
+                ]
+                for e, figs in self.figures.items()
+            },
             "report": str(self.out / "report.html"),
         }
 
 
-def reproduce(study: str, engines: list[str], quick: bool, seeds: int | None, out_root: Path,
-              jobs: int | None = None, progress: bool | None = None,
-              log: Any = None) -> StudyResult:
+def reproduce(
+    study: str,
+    engines: list[str],
+    quick: bool,
+    seeds: int | None,
+    out_root: Path,
+    jobs: int | None = None,
+    progress: bool | None = None,
+    log: Any = None,
+) -> StudyResult:
     """Run one study on each engine, judge every claim, write claims.json and report.html."""
     spec = CL.load(study)
     mod = module(study)
     out = out_root / study
     result = StudyResult(spec, [], out=out, quick=quick, seeds=seeds)
     for engine in engines:
-        ctx = Context(engine, quick, seeds, out, jobs=jobs, progress=progress,
-                      log=log or (lambda _m: None))
+        ctx = Context(
+            engine, quick, seeds, out, jobs=jobs, progress=progress, log=log or (lambda _m: None)
+        )
         dirs = mod.run(ctx)
         measured = mod.measure(dirs)
         result.dirs[engine] = dirs
@@ -79,8 +95,9 @@ def reproduce(study: str, engines: list[str], quick: bool, seeds: int | None, ou
             result.rows.append(CL.judge(claim, engine, m))
         result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
     out.mkdir(parents=True, exist_ok=True)
-    layout.atomic_write_text(out / "claims.json",
-                             json.dumps(result.doc(), indent=2, ensure_ascii=False) + "\n")
+    layout.atomic_write_text(
+        out / "claims.json", json.dumps(result.doc(), indent=2, ensure_ascii=False) + "\n"
+    )
     layout.atomic_write_text(out / "claims.txt", "\n".join(text_lines(result)) + "\n")
     layout.atomic_write_text(out / "report.html", render_html(result))
     return result
@@ -88,8 +105,10 @@ def reproduce(study: str, engines: list[str], quick: bool, seeds: int | None, ou
 
 def text_lines(result: StudyResult) -> list[str]:
     s = result.study
-    head = (f"Study {s.id}: {s.title} ({'quick' if result.quick else 'full'} design, "
-            f"engine{'s' if len(result.dirs) > 1 else ''} {', '.join(result.dirs)})")
+    head = (
+        f"Study {s.id}: {s.title} ({'quick' if result.quick else 'full'} design, "
+        f"engine{'s' if len(result.dirs) > 1 else ''} {', '.join(result.dirs)})"
+    )
     return [head, *CL.table_lines(result.rows)]
 
 
@@ -136,12 +155,32 @@ def render_html(result: StudyResult) -> str:
         d = r.doc()
         d["satcc_text"] = CL.value_text(r)
         rows.append(d)
-    figures = [(engine, [{"id": f.id, "title": f.title, "caption": f.caption,
-                          "data": base64.b64encode(f.path.read_bytes()).decode("ascii")}
-                         for f in figs]) for engine, figs in result.figures.items()]
+    figures = [
+        (
+            engine,
+            [
+                {
+                    "id": f.id,
+                    "title": f.title,
+                    "caption": f.caption,
+                    "data": base64.b64encode(f.path.read_bytes()).decode("ascii"),
+                }
+                for f in figs
+            ],
+        )
+        for engine, figs in result.figures.items()
+    ]
     counts = ", ".join(f"{n} {v}" for v, n in result.doc()["verdicts"].items())
     campaigns = [(e, n, str(p)) for e, d in result.dirs.items() for n, p in d.items()]
     env = jinja2.Environment(autoescape=True)
     return env.from_string(TEMPLATE).render(
-        s=result.study, r=result, version=__version__, css=CSS, rows=rows, figures=figures,
-        counts=counts, engines=", ".join(result.dirs), campaigns=campaigns)
+        s=result.study,
+        r=result,
+        version=__version__,
+        css=CSS,
+        rows=rows,
+        figures=figures,
+        counts=counts,
+        engines=", ".join(result.dirs),
+        campaigns=campaigns,
+    )

@@ -27,8 +27,13 @@ import pandas as pd
 from satcc.studies import common as C
 from satcc.studies.claims import Measured
 
-CAMPAIGNS = ("study000-baseline", "study000-mss", "study000-rtt-day", "study000-t2t",
-             "study000-udp")
+CAMPAIGNS = (
+    "study000-baseline",
+    "study000-mss",
+    "study000-rtt-day",
+    "study000-t2t",
+    "study000-udp",
+)
 # the emulator: downlink draws capped at 100 Mbit/s where a flow can fill them (one dish and a
 # server); terminal to terminal the uplinks (<= 30 Mbit/s) bound every flow
 EMU_CHANGES = {"study000-baseline": {"link[0].model.capacity_ba": ["50 Mbit/s", "100 Mbit/s"]}}
@@ -39,8 +44,10 @@ PERIODS = {"morning": (8, 11), "midday": (14, 17), "evening": (20, 23)}  # §3.3
 
 
 def run(ctx: C.Context) -> dict[str, Path]:
-    return {name: C.run(ctx, name, EMU_CHANGES.get(name) if ctx.engine == "emu" else None)
-            for name in CAMPAIGNS}
+    return {
+        name: C.run(ctx, name, EMU_CHANGES.get(name) if ctx.engine == "emu" else None)
+        for name in CAMPAIGNS
+    }
 
 
 # -- measurements ------------------------------------------------------------------------------
@@ -48,8 +55,9 @@ def run(ctx: C.Context) -> dict[str, Path]:
 
 def _baseline(d: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     f = C.frames(d, link_series=True)
-    flows = f["flows"].assign(plan=lambda x: C.param(x, "plan"),
-                              direction=lambda x: C.param(x, "direction"))
+    flows = f["flows"].assign(
+        plan=lambda x: C.param(x, "plan"), direction=lambda x: C.param(x, "direction")
+    )
     ls = f["link_series"]
     ls = ls[ls["link_id"] == 0].assign(plan=lambda x: C.param(x, "plan"))
     return flows, ls
@@ -67,10 +75,12 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             cubic = C.finite(means.get((plan, direction, "cubic")))
             bbr = C.finite(means.get((plan, direction, "bbr")))
             rc = C.finite(retx.get((plan, direction, "cubic")))
-            why = (f"satcc's {plan} {direction}link capacity averaged {C.fmt(cap_mbps)} Mbit/s "
-                   f"in these runs (preset range, starlink.com contract figures); BBR got "
-                   f"{C.fmt(bbr)}, CUBIC {C.fmt(cubic)} Mbit/s with {C.fmt(rc)} % of its "
-                   "segments retransmitted (random loss of the preset: up 0.2-0.5 %, down 0.01 %)")
+            why = (
+                f"satcc's {plan} {direction}link capacity averaged {C.fmt(cap_mbps)} Mbit/s "
+                f"in these runs (preset range, starlink.com contract figures); BBR got "
+                f"{C.fmt(bbr)}, CUBIC {C.fmt(cubic)} Mbit/s with {C.fmt(rc)} % of its "
+                "segments retransmitted (random loss of the preset: up 0.2-0.5 %, down 0.01 %)"
+            )
             n = f"{direction}-{plan}"
             out[f"{n}-cubic"] = Measured(cubic, "mean goodput per 15 s run", why)
             out[f"{n}-bbr"] = Measured(bbr, "mean goodput per 15 s run", why)
@@ -93,14 +103,19 @@ def _mss(d: Path) -> dict[str, Measured]:
     largest = int(by_mss.index.max())
     limit = MTU_BYTES - HEADER_BYTES - SOFTETHER_BYTES
     table = ", ".join(f"{m}: {v:.2f}" for m, v in by_mss.items())
-    why = (f"satcc fragments only segments above MSS {limit} B (1500 - 52 - 43 B of the "
-           f"`softether` preset), so every MSS up to {limit} B gains from fewer headers; "
-           f"mean Mbit/s by MSS: {table}. The study's peak at 1300 B implies a larger tunnel "
-           "overhead than 43 B (SoftEther's is unpublished) if its sweep had a 1400 B point")
+    why = (
+        f"satcc fragments only segments above MSS {limit} B (1500 - 52 - 43 B of the "
+        f"`softether` preset), so every MSS up to {limit} B gains from fewer headers; "
+        f"mean Mbit/s by MSS: {table}. The study's peak at 1300 B implies a larger tunnel "
+        "overhead than 43 B (SoftEther's is unpublished) if its sweep had a 1400 B point"
+    )
     return {
         "mss-best": Measured(float(best), "MSS of the highest mean goodput, all flows", why),
-        "mss-largest-falls": Measured(float(by_mss[largest] / by_mss[best]),
-                                      f"mean at MSS {largest} / mean at MSS {best}", why),
+        "mss-largest-falls": Measured(
+            float(by_mss[largest] / by_mss[best]),
+            f"mean at MSS {largest} / mean at MSS {best}",
+            why,
+        ),
     }
 
 
@@ -108,7 +123,8 @@ def idle_rtt(ls: pd.DataFrame) -> pd.DataFrame:
     """Per run and bin, the idle round trip: every link direction's propagation delay summed
     (the path crosses each link once each way)."""
     g = ls.groupby(["run_id", "t_s"], as_index=False).agg(
-        rtt_ms=("delay_ms", "sum"), hour=("hour_h", "first"))
+        rtt_ms=("delay_ms", "sum"), hour=("hour_h", "first")
+    )
     return g
 
 
@@ -129,30 +145,39 @@ def _rtt_day(d: Path) -> dict[str, Measured]:
     out = {}
     mean = C.finite(rtt["rtt_ms"].mean())
     floor = "two Starlink hops (20-85 ms RTT each, preset quantiles) plus 20 ms of terrestrial path"
-    out["rtt-mean"] = Measured(mean, "mean of the idle path's RTT per 1 s bin, all periods",
-                               f"satcc's idle path is {floor}: mean {C.fmt(mean)} ms, range "
-                               f"{C.fmt(rtt['rtt_ms'].min())}-{C.fmt(rtt['rtt_ms'].max())} ms; "
-                               "no queueing without traffic and no time-of-day load")
+    out["rtt-mean"] = Measured(
+        mean,
+        "mean of the idle path's RTT per 1 s bin, all periods",
+        f"satcc's idle path is {floor}: mean {C.fmt(mean)} ms, range "
+        f"{C.fmt(rtt['rtt_ms'].min())}-{C.fmt(rtt['rtt_ms'].max())} ms; "
+        "no queueing without traffic and no time-of-day load",
+    )
     out["rtt-evening-min"] = Measured(
-        C.finite(evening.min()), "lowest 1 s bin, 20-23 h",
+        C.finite(evening.min()),
+        "lowest 1 s bin, 20-23 h",
         f"an RTT of 2 ms is below the light time of two satellite hops; satcc's path cannot go "
-        f"below its {floor}: evening minimum {C.fmt(C.finite(evening.min()))} ms")
+        f"below its {floor}: evening minimum {C.fmt(C.finite(evening.min()))} ms",
+    )
     out["rtt-evening-max"] = Measured(
-        C.finite(evening.max()), "highest 1 s bin, 20-23 h",
+        C.finite(evening.max()),
+        "highest 1 s bin, 20-23 h",
         f"satcc's idle RTT has no queueing and no weather or load by hour: evening maximum "
         f"{C.fmt(C.finite(evening.max()))} ms (boundary disturbances excluded: they hold "
-        "packets, not the propagation delay)")
+        "packets, not the propagation delay)",
+    )
     flows = f["flows"].assign(hour=lambda x: C.param(x, "hour_h"))
     flows["period"] = flows["hour"].map(_period)
     for name in PERIODS:
         p = flows[flows["period"] == name]
         loss = C.finite(p["loss_fraction"].mean() * 100) if len(p) else None
         out[f"loss-{name}"] = Measured(
-            loss, "mean loss of the two UDP probe streams (20/s each)",
+            loss,
+            "mean loss of the two UDP probe streams (20/s each)",
             f"satcc's idle-path loss is the presets' random loss (business up 0.2-0.5 % + "
             f"residential down 0.01 %, and the reverse) plus boundary bursts, the same at every "
             f"hour (same-seed runs at different hours are identical): {C.fmt(loss)} % in the {name} "
-            "runs")
+            "runs",
+        )
     return out
 
 
@@ -164,15 +189,20 @@ def _t2t(d: Path, up_bbr: dict[str, float | None]) -> dict[str, Measured]:
     text = ", ".join(f"{k[0]} {k[1]} {v:.2f}" for k, v in m.items())
     a, b = C.finite(m.get(("alpha", "bbr"))), C.finite(m.get(("beta", "bbr")))
     return {
-        "t2t-bbr-over-cubic": Measured(C.ratio(bbr, cubic), "BBR mean / CUBIC mean, α and β",
-                                       f"satcc means (Mbit/s): {text}"),
+        "t2t-bbr-over-cubic": Measured(
+            C.ratio(bbr, cubic), "BBR mean / CUBIC mean, α and β", f"satcc means (Mbit/s): {text}"
+        ),
         "t2t-alpha-vs-uplink": Measured(
-            C.ratio(a, up_bbr["business"]), "t2t α BBR mean / business uplink BBR mean",
-            f"α (A→B) {C.fmt(a)} Mbit/s against the business uplink's {C.fmt(up_bbr['business'])}"),
+            C.ratio(a, up_bbr["business"]),
+            "t2t α BBR mean / business uplink BBR mean",
+            f"α (A→B) {C.fmt(a)} Mbit/s against the business uplink's {C.fmt(up_bbr['business'])}",
+        ),
         "t2t-beta-vs-uplink": Measured(
-            C.ratio(b, up_bbr["residential"]), "t2t β BBR mean / residential uplink BBR mean",
+            C.ratio(b, up_bbr["residential"]),
+            "t2t β BBR mean / residential uplink BBR mean",
             f"β (B→A) {C.fmt(b)} Mbit/s against the residential uplink's "
-            f"{C.fmt(up_bbr['residential'])}"),
+            f"{C.fmt(up_bbr['residential'])}",
+        ),
     }
 
 
@@ -185,20 +215,26 @@ def _udp(d: Path) -> dict[str, Measured]:
         losses = rows.groupby("name")["loss_fraction"].mean() * 100
         worst = C.finite(per.min()) if len(per) else None
         out[f"udp-{rate}"] = Measured(
-            worst, "received / offered, the worse direction (mean over rounds)",
+            worst,
+            "received / offered, the worse direction (mean over rounds)",
             f"received/offered by flow: {', '.join(f'{k} {v:.3f}' for k, v in per.items())}; "
             f"loss: {', '.join(f'{k} {v:.2f} %' for k, v in losses.items())} (the residential "
-            "uplink's capacity draws 5-25 Mbit/s, below 20 Mbit/s in part of the epochs)")
+            "uplink's capacity draws 5-25 Mbit/s, below 20 Mbit/s in part of the epochs)",
+        )
     return out
 
 
 # -- figures -----------------------------------------------------------------------------------
 
 PAPER_BASELINE = {  # §4.1 (Mbit/s): (plan, direction, cca)
-    ("residential", "up", "cubic"): 5, ("residential", "up", "bbr"): 32,
-    ("residential", "down", "cubic"): 67, ("residential", "down", "bbr"): 122,
-    ("business", "up", "cubic"): 12, ("business", "up", "bbr"): 32,
-    ("business", "down", "cubic"): 64, ("business", "down", "bbr"): 83,
+    ("residential", "up", "cubic"): 5,
+    ("residential", "up", "bbr"): 32,
+    ("residential", "down", "cubic"): 67,
+    ("residential", "down", "bbr"): 122,
+    ("business", "up", "cubic"): 12,
+    ("business", "up", "bbr"): 32,
+    ("business", "down", "cubic"): 64,
+    ("business", "down", "bbr"): 83,
 }
 
 
@@ -211,39 +247,69 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         labels, groups, paper = [], [], []
         for direction in ("up", "down"):
             for cca in ("cubic", "bbr"):
-                sel = flows[(flows["plan"] == plan) & (flows["direction"] == direction)
-                            & (flows["cca"] == cca)]
+                sel = flows[
+                    (flows["plan"] == plan)
+                    & (flows["direction"] == direction)
+                    & (flows["cca"] == cca)
+                ]
                 groups.append(sel["goodput_bps"].to_numpy() / 1e6)
                 labels.append(f"{cca} {direction}")
                 paper.append(PAPER_BASELINE[(plan, direction, cca)])
         C.box(ax, groups, labels)
-        ax.scatter(range(1, len(paper) + 1), paper, marker="x", color="red", zorder=5,
-                   label="study 000 §4.1")
+        ax.scatter(
+            range(1, len(paper) + 1),
+            paper,
+            marker="x",
+            color="red",
+            zorder=5,
+            label="study 000 §4.1",
+        )
         ax.set_ylabel("throughput (Mbit/s)")
         ax.legend(fontsize="small")
-        ax.set_title(f"Fig. {number}: {plan} dish to a server (satcc sim boxes)",
-                     fontsize="medium")
-        figs.append(C.save(fig, out, f"fig{number}_{plan}", f"Fig. {number}",
-                           "Mean goodput per 15 s run; red crosses: the paper's values"))
+        ax.set_title(f"Fig. {number}: {plan} dish to a server (satcc sim boxes)", fontsize="medium")
+        figs.append(
+            C.save(
+                fig,
+                out,
+                f"fig{number}_{plan}",
+                f"Fig. {number}",
+                "Mean goodput per 15 s run; red crosses: the paper's values",
+            )
+        )
     mss = C.frames(dirs["study000-mss"])["flows"]
-    mss = mss.assign(mss=C.param(mss, "mss").astype(int),
-                     direction=lambda x: C.param(x, "direction"))
-    for number, direction, cca in ((6, "alpha", "cubic"), (7, "alpha", "bbr"),
-                                   (8, "beta", "cubic"), (9, "beta", "bbr")):
+    mss = mss.assign(
+        mss=C.param(mss, "mss").astype(int), direction=lambda x: C.param(x, "direction")
+    )
+    for number, direction, cca in (
+        (6, "alpha", "cubic"),
+        (7, "alpha", "bbr"),
+        (8, "beta", "cubic"),
+        (9, "beta", "bbr"),
+    ):
         sel = mss[(mss["direction"] == direction) & (mss["cca"] == cca)]
         fig, ax = C.new_figure()
         ax = ax[0][0]
         sizes = sorted(sel["mss"].unique())
-        C.box(ax, [sel[sel["mss"] == m]["goodput_bps"].to_numpy() / 1e6 for m in sizes],
-              [str(m) for m in sizes])
+        C.box(
+            ax,
+            [sel[sel["mss"] == m]["goodput_bps"].to_numpy() / 1e6 for m in sizes],
+            [str(m) for m in sizes],
+        )
         if 1300 in sizes:
             ax.axvline(sizes.index(1300) + 1, color="red", ls="--", label="paper's best (1300 B)")
         ax.set_xlabel("MSS (B)")
         ax.set_ylabel("throughput (Mbit/s)")
         ax.legend(fontsize="small")
         ax.set_title(f"Fig. {number}: flow {direction}, {cca}, by MSS", fontsize="medium")
-        figs.append(C.save(fig, out, f"fig{number}_{direction}_{cca}", f"Fig. {number}",
-                           "Mean goodput per run by MSS through the 43 B SoftEther tunnel"))
+        figs.append(
+            C.save(
+                fig,
+                out,
+                f"fig{number}_{direction}_{cca}",
+                f"Fig. {number}",
+                "Mean goodput per run by MSS through the 43 B SoftEther tunnel",
+            )
+        )
     ls = C.frames(dirs["study000-rtt-day"], link_series=True)["link_series"]
     rtt = idle_rtt(ls.assign(hour_h=C.param(ls, "hour_h")))
     fig, axes = C.new_figure(1, 2, width=4.2)
@@ -260,27 +326,50 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     ax2.set_xlabel("idle RTT (ms)")
     ax2.set_ylabel("CDF")
     ax2.set_title("Fig. 11: RTT distribution", fontsize="medium")
-    figs.append(C.save(fig, out, "fig10_11_rtt", "Fig. 10-11",
-                       "Idle terminal-to-terminal RTT per 1 s bin (sum of the path's delays); "
-                       "satcc has no time-of-day load"))
+    figs.append(
+        C.save(
+            fig,
+            out,
+            "fig10_11_rtt",
+            "Fig. 10-11",
+            "Idle terminal-to-terminal RTT per 1 s bin (sum of the path's delays); "
+            "satcc has no time-of-day load",
+        )
+    )
     t2t = C.frames(dirs["study000-t2t"])["flows"].assign(
-        direction=lambda x: C.param(x, "direction"))
+        direction=lambda x: C.param(x, "direction")
+    )
     fig, ax = C.new_figure()
     ax = ax[0][0]
     keys = [(d, c) for d in ("alpha", "beta") for c in ("cubic", "bbr")]
-    C.box(ax, [t2t[(t2t["direction"] == d) & (t2t["cca"] == c)]["goodput_bps"].to_numpy() / 1e6
-               for d, c in keys], [f"{d} {c}" for d, c in keys])
+    C.box(
+        ax,
+        [
+            t2t[(t2t["direction"] == d) & (t2t["cca"] == c)]["goodput_bps"].to_numpy() / 1e6
+            for d, c in keys
+        ],
+        [f"{d} {c}" for d, c in keys],
+    )
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_title("Fig. 12: terminal to terminal, MSS 1300", fontsize="medium")
-    figs.append(C.save(fig, out, "fig12_t2t", "Fig. 12",
-                       "Mean goodput per 15 s run, one direction at a time"))
+    figs.append(
+        C.save(
+            fig, out, "fig12_t2t", "Fig. 12", "Mean goodput per 15 s run, one direction at a time"
+        )
+    )
     udp = C.frames(dirs["study000-udp"])["flows"]
     fig, ax = C.new_figure()
     ax = ax[0][0]
     names = ["alpha-10M", "beta-10M", "alpha-20M", "beta-20M"]
     C.box(ax, [udp[udp["name"] == n]["goodput_bps"].to_numpy() / 1e6 for n in names], names)
-    ax.scatter([1, 2, 3, 4], [10, 10, 20, 20], marker="x", color="red", zorder=5,
-               label="offered (paper: received ≈ offered)")
+    ax.scatter(
+        [1, 2, 3, 4],
+        [10, 10, 20, 20],
+        marker="x",
+        color="red",
+        zorder=5,
+        label="offered (paper: received ≈ offered)",
+    )
     ax.set_ylabel("received (Mbit/s)")
     ax.legend(fontsize="small")
     ax.set_title("Fig. 13: UDP through the VPN", fontsize="medium")

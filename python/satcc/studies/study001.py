@@ -36,23 +36,30 @@ START_S = 3.0  # "at flow start" (Fig. 6e): the first 3 s of a 15 s run
 
 
 def run(ctx: C.Context) -> dict[str, Path]:
-    return {name: C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None)
-            for name in CAMPAIGNS}
+    return {
+        name: C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None) for name in CAMPAIGNS
+    }
 
 
 def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     f = C.frames(d, link_series=True)
-    flows = f["flows"].assign(plan=lambda x: C.param(x, "plan"),
-                              direction=lambda x: C.param(x, "direction"))
-    ls = f["link_series"].assign(plan=lambda x: C.param(x, "plan"),
-                                 direction=lambda x: C.param(x, "direction"),
-                                 cca=lambda x: C.param(x, "cca"))
+    flows = f["flows"].assign(
+        plan=lambda x: C.param(x, "plan"), direction=lambda x: C.param(x, "direction")
+    )
+    ls = f["link_series"].assign(
+        plan=lambda x: C.param(x, "plan"),
+        direction=lambda x: C.param(x, "direction"),
+        cca=lambda x: C.param(x, "cca"),
+    )
     rtt = ls.groupby(["run_id", "t_s"], as_index=False).agg(
-        rtt_ms=("delay_ms", "sum"), plan=("plan", "first"))
+        rtt_ms=("delay_ms", "sum"), plan=("plan", "first")
+    )
     # the link direction entering the receiver: pop->server (link 1 ab) for uploads,
     # pop->dish (link 0 ba) for downloads
-    into = ls[((ls["direction"] == "up") & (ls["link_id"] == 1) & (ls["dir"] == "ab"))
-              | ((ls["direction"] == "down") & (ls["link_id"] == 0) & (ls["dir"] == "ba"))]
+    into = ls[
+        ((ls["direction"] == "up") & (ls["link_id"] == 1) & (ls["dir"] == "ab"))
+        | ((ls["direction"] == "down") & (ls["link_id"] == 0) & (ls["dir"] == "ba"))
+    ]
     bin_s = float(f["runs"]["bin_s"].iloc[0]) if len(f["runs"]) else 0.1
     into = into.assign(rx_mbps=into["tx_bytes"] * 8 / bin_s / 1e6)
     return flows, into, rtt
@@ -64,68 +71,93 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     for plan in PLANS:
         r = rtt[rtt["plan"] == plan]["rtt_ms"]
         out[f"rtt-mean-{plan}"] = Measured(
-            C.finite(r.mean()), "mean of the idle path's RTT per 0.1 s bin",
+            C.finite(r.mean()),
+            "mean of the idle path's RTT per 0.1 s bin",
             f"satcc's Starlink RTT draws come from one set of quantiles (20/40/50/60/85 ms) for "
-            f"both plans, plus 4 ms to the server: mean {C.fmt(C.finite(r.mean()))} ms")
+            f"both plans, plus 4 ms to the server: mean {C.fmt(C.finite(r.mean()))} ms",
+        )
     sd = {p: C.finite(rtt[rtt["plan"] == p]["rtt_ms"].std()) for p in PLANS}
     out["rtt-spread-residential-over-business"] = Measured(
-        C.ratio(sd["residential"], sd["business"]), "std of the idle RTT, residential / business",
+        C.ratio(sd["residential"], sd["business"]),
+        "std of the idle RTT, residential / business",
         f"both presets draw the RTT from the same quantiles (no plan-specific variability is "
-        f"published): std {C.fmt(sd['residential'])} vs {C.fmt(sd['business'])} ms")
+        f"published): std {C.fmt(sd['residential'])} vs {C.fmt(sd['business'])} ms",
+    )
     means = flows.groupby(["plan", "direction", "cca"])["goodput_bps"].mean() / 1e6
     for plan in PLANS:
         down = means.xs((plan, "down"), level=("plan", "direction")).sort_values(ascending=False)
         ranking = ", ".join(f"{c} {v:.1f}" for c, v in down.items())
-        med = flows[(flows["plan"] == plan) & (flows["direction"] == "down")
-                    & (flows["cca"] == "bbr")]["goodput_bps"].median() / 1e6
+        med = (
+            flows[
+                (flows["plan"] == plan) & (flows["direction"] == "down") & (flows["cca"] == "bbr")
+            ]["goodput_bps"].median()
+            / 1e6
+        )
         cap = f"downlink capacity draws {'50-150' if plan == 'residential' else '40-220'} Mbit/s"
-        out[f"bbr-down-{plan}"] = Measured(C.finite(med), "median over rounds of the run mean",
-                                           f"satcc's {plan} {cap}; BBR median {C.fmt(med)}")
+        out[f"bbr-down-{plan}"] = Measured(
+            C.finite(med),
+            "median over rounds of the run mean",
+            f"satcc's {plan} {cap}; BBR median {C.fmt(med)}",
+        )
         rank = {c: i + 1 for i, c in enumerate(down.index)}
         why = f"mean downlink Mbit/s: {ranking}"
-        out[f"bbr-rank-down-{plan}"] = Measured(float(rank.get("bbr", np.nan)), "rank of the mean",
-                                                why)
+        out[f"bbr-rank-down-{plan}"] = Measured(
+            float(rank.get("bbr", np.nan)), "rank of the mean", why
+        )
         out[f"yeah-rank-down-{plan}"] = Measured(
-            float(rank.get("yeah", np.nan)), "rank of the mean",
+            float(rank.get("yeah", np.nan)),
+            "rank of the mean",
             why + "; YeAH's start-up peak needs a fast slow start into a deep queue, "
-            "which the 15 s runs show only partly")
+            "which the 15 s runs show only partly",
+        )
     peaks = into.groupby(["cca", "direction"])["rx_mbps"].max()
     vegas = C.finite(into[into["cca"] == "vegas"]["rx_mbps"].max())
-    out["vegas-max"] = Measured(vegas, "largest 0.1 s bin of received bytes, all Vegas runs",
-                                f"Vegas keeps 2-4 packets queued (alpha/beta), so it runs at the "
-                                f"capacity draw: largest bin {C.fmt(vegas)} Mbit/s")
+    out["vegas-max"] = Measured(
+        vegas,
+        "largest 0.1 s bin of received bytes, all Vegas runs",
+        f"Vegas keeps 2-4 packets queued (alpha/beta), so it runs at the "
+        f"capacity draw: largest bin {C.fmt(vegas)} Mbit/s",
+    )
     bbr_peak = C.finite(peaks.get(("bbr", "down")))
     for cca in ("dctcp", "yeah"):
         p = C.finite(peaks.get((cca, "down")))
         out[f"{cca}-peak-over-bbr"] = Measured(
-            C.ratio(p, bbr_peak), "largest downlink 0.1 s bin / BBR's",
+            C.ratio(p, bbr_peak),
+            "largest downlink 0.1 s bin / BBR's",
             f"largest downlink bins: {cca} {C.fmt(p)}, BBR {C.fmt(bbr_peak)} Mbit/s; satcc's "
-            "link serialises at the drawn capacity, so no bin can exceed it")
+            "link serialises at the drawn capacity, so no bin can exceed it",
+        )
     bd = into[(into["plan"] == "business") & (into["direction"] == "down")]
     early = bd[bd["t_s"] < START_S].groupby("cca")["rx_mbps"].mean()
     rest = early.drop("yeah", errors="ignore")
     out["yeah-start-peak-business"] = Measured(
         C.ratio(C.finite(early.get("yeah")), C.finite(rest.max()) if len(rest) else None),
         f"received Mbit/s in the first {START_S:g} s, YeAH / the best other",
-        "mean of the first 3 s: " + ", ".join(f"{c} {v:.1f}" for c, v in early.items())
-        + " Mbit/s; all five leave slow start into the same deep dish queue")
+        "mean of the first 3 s: "
+        + ", ".join(f"{c} {v:.1f}" for c, v in early.items())
+        + " Mbit/s; all five leave slow start into the same deep dish queue",
+    )
     by_plan = flows.groupby("plan")["goodput_bps"].mean() / 1e6
     out["business-over-residential"] = Measured(
         C.ratio(C.finite(by_plan.get("business")), C.finite(by_plan.get("residential"))),
         "mean of every run, business / residential",
         f"means: business {C.fmt(C.finite(by_plan.get('business')))}, residential "
-        f"{C.fmt(C.finite(by_plan.get('residential')))} Mbit/s")
+        f"{C.fmt(C.finite(by_plan.get('residential')))} Mbit/s",
+    )
     down_retx = C.finite(flows[flows["direction"] == "down"]["retransmission_rate"].median() * 100)
     out["retx-down-low"] = Measured(
-        down_retx, "median retransmitted / sent data segments, downlink runs",
+        down_retx,
+        "median retransmitted / sent data segments, downlink runs",
         f"satcc's downlink loss is 0.01 % random plus boundary bursts and queue overflow: "
-        f"median {C.fmt(down_retx)} % (tshark's denominator also counts ACKs)")
+        f"median {C.fmt(down_retx)} % (tshark's denominator also counts ACKs)",
+    )
     up = flows[flows["direction"] == "up"].groupby("plan")["retransmission_rate"].median() * 100
     out["retx-up-residential-over-business"] = Measured(
         C.ratio(C.finite(up.get("residential")), C.finite(up.get("business"))),
         "median uplink retransmission rate, residential / business",
         f"both presets draw the uplink loss from 0.2-0.5 %: medians residential "
-        f"{C.fmt(C.finite(up.get('residential')))} %, business {C.fmt(C.finite(up.get('business')))} %")
+        f"{C.fmt(C.finite(up.get('residential')))} %, business {C.fmt(C.finite(up.get('business')))} %",
+    )
     return out
 
 
@@ -151,25 +183,44 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         axes[1, 0].axhline(70, color="grey", ls=":", lw=1, label="paper: Vegas ≤ 70")
         axes[1, 0].set_xlabel("time (s)")
         axes[1, 0].legend(fontsize="x-small", ncol=3)
-        axes[0, 0].set_title(f"Fig. {number}: {plan}, received bytes per 0.1 s (first round)",
-                             fontsize="medium")
-        figs.append(C.save(fig, out, f"fig{number}_{plan}_series", f"Fig. {number}",
-                           "Bytes entering the receiver per 0.1 s (tshark-like), one run per CCA"))
+        axes[0, 0].set_title(
+            f"Fig. {number}: {plan}, received bytes per 0.1 s (first round)", fontsize="medium"
+        )
+        figs.append(
+            C.save(
+                fig,
+                out,
+                f"fig{number}_{plan}_series",
+                f"Fig. {number}",
+                "Bytes entering the receiver per 0.1 s (tshark-like), one run per CCA",
+            )
+        )
     for number, plan, value, scale, label, fid in (
-            (7, "residential", "goodput_bps", 1e-6, "throughput (Mbit/s)", "throughput"),
-            (8, "business", "goodput_bps", 1e-6, "throughput (Mbit/s)", "throughput"),
-            (9, "residential", "retransmission_rate", 100, "retransmission rate (%)", "retx"),
-            (10, "business", "retransmission_rate", 100, "retransmission rate (%)", "retx")):
+        (7, "residential", "goodput_bps", 1e-6, "throughput (Mbit/s)", "throughput"),
+        (8, "business", "goodput_bps", 1e-6, "throughput (Mbit/s)", "throughput"),
+        (9, "residential", "retransmission_rate", 100, "retransmission rate (%)", "retx"),
+        (10, "business", "retransmission_rate", 100, "retransmission rate (%)", "retx"),
+    ):
         fig, axes = C.new_figure(1, 2, width=4.0)
         for ax, direction, sub in zip(axes[0], ("up", "down"), "ab", strict=True):
             sel = flows[(flows["plan"] == plan) & (flows["direction"] == direction)]
-            C.box(ax, [sel[sel["cca"] == c][value].dropna().to_numpy() * scale for c in CCAS],
-                  list(CCAS))
+            C.box(
+                ax,
+                [sel[sel["cca"] == c][value].dropna().to_numpy() * scale for c in CCAS],
+                list(CCAS),
+            )
             if fid == "throughput" and direction == "down":
                 C.paper_line(ax, 120, "paper: BBR ≈ 120", "red")
                 ax.legend(fontsize="small")
             ax.set_ylabel(label)
             ax.set_title(f"Fig. {number}{sub}: {plan} {direction}link", fontsize="medium")
-        figs.append(C.save(fig, out, f"fig{number}_{plan}_{fid}", f"Fig. {number}",
-                           f"{label} per 15 s run, boxes over the rounds"))
+        figs.append(
+            C.save(
+                fig,
+                out,
+                f"fig{number}_{plan}_{fid}",
+                f"Fig. {number}",
+                f"{label} per 15 s run, boxes over the rounds",
+            )
+        )
     return figs

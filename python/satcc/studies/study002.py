@@ -22,13 +22,19 @@ from satcc.studies.claims import Measured
 CAMPAIGNS = ("validate-hybla",)
 KINDS = {"steady": "steady", "10MB": "10MB", "50MB": "50MB", "100MB": "100MB"}
 WHY = {  # the mechanisms README "Study 002 through the simulator" measured, numbers added below
-    "throughput": ("Linux's Hybla jumps cwnd to its 65535 clamp in slow start, so satcc's W_m is "
-                   "the receive window: each loss stalls the sender about one RTT while the "
-                   "out-of-order data fills the window (the study's hosts clamped cwnd)"),
-    "time": ("satcc's slow start sends whole rounds (22 segments, then 550), eq. 29-32 count "
-             "fractional rounds: a transfer ends about 1.6 RTT later at any size"),
-    "high": ("delayed ACKs halve Hybla's per-ACK growth once losses hold cwnd below W_m "
-             "(`satcc validate hybla --no-delayed-ack` removes most of it)"),
+    "throughput": (
+        "Linux's Hybla jumps cwnd to its 65535 clamp in slow start, so satcc's W_m is "
+        "the receive window: each loss stalls the sender about one RTT while the "
+        "out-of-order data fills the window (the study's hosts clamped cwnd)"
+    ),
+    "time": (
+        "satcc's slow start sends whole rounds (22 segments, then 550), eq. 29-32 count "
+        "fractional rounds: a transfer ends about 1.6 RTT later at any size"
+    ),
+    "high": (
+        "delayed ACKs halve Hybla's per-ACK growth once losses hold cwnd below W_m "
+        "(`satcc validate hybla --no-delayed-ack` removes most of it)"
+    ),
 }
 
 
@@ -37,8 +43,9 @@ def run(ctx: C.Context) -> dict[str, Path]:
         ctx.log("study 002: the emulator (dummynet) column is not implemented; sim only")
         return {}
     out = ctx.engine_dir / "validate-hybla"
-    design = hybla.Design.quick(seeds=ctx.seeds) if ctx.quick else hybla.Design.full(
-        seeds=ctx.seeds)
+    design = (
+        hybla.Design.quick(seeds=ctx.seeds) if ctx.quick else hybla.Design.full(seeds=ctx.seeds)
+    )
     ctx.log(f"study 002: validate hybla ({'quick' if ctx.quick else 'full'} design) -> {out}")
     hybla.validate(design, out, jobs=ctx.jobs, plots=False)
     return {"validate-hybla": out}
@@ -70,21 +77,28 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             detail = ""
             if pt is not None:
                 if quantity == "throughput":
-                    detail = (f" At p = {at:g}: model {pt['model_throughput_bps'] / 1e6:.3f}, "
-                              f"sim {C.fmt(C.mbps(pt['sim_throughput_mean_bps']), '.3f')} Mbit/s.")
+                    detail = (
+                        f" At p = {at:g}: model {pt['model_throughput_bps'] / 1e6:.3f}, "
+                        f"sim {C.fmt(C.mbps(pt['sim_throughput_mean_bps']), '.3f')} Mbit/s."
+                    )
                 else:
-                    detail = (f" At p = {at:g}: model {C.fmt(pt['model_time_s'], '.2f')} s, "
-                              f"sim {C.fmt(pt['sim_time_mean_s'], '.2f')} s.")
+                    detail = (
+                        f" At p = {at:g}: model {C.fmt(pt['model_time_s'], '.2f')} s, "
+                        f"sim {C.fmt(pt['sim_time_mean_s'], '.2f')} s."
+                    )
             out[f"{kind}-{quantity}"] = Measured(
                 None if value is None else abs(value),
                 f"max |model - sim| / model over p <= 1e-4 ({len(row['low_loss_ps'])} loss rates)",
-                WHY["throughput" if kind == "steady" else "time"] + "." + detail)
+                WHY["throughput" if kind == "steady" else "time"] + "." + detail,
+            )
     steady = rows.get("steady")
     if steady is not None:
         value, at = steady["high_throughput_diff_pct"], steady["high_throughput_at_p"]
         out["steady-high-loss"] = Measured(
-            None if value is None else abs(value), "max |model - sim| / model over p >= 5e-3",
-            WHY["high"] + (f"; worst at p = {at:g}" if at is not None else ""))
+            None if value is None else abs(value),
+            "max |model - sim| / model over p >= 5e-3",
+            WHY["high"] + (f"; worst at p = {at:g}" if at is not None else ""),
+        )
     return out
 
 
@@ -92,14 +106,31 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     doc = _doc(dirs)
     if doc is None:
         return []
-    design = hybla.Design(**{k: doc["design"][k] for k in (
-        "losses", "sizes_bytes", "seeds", "steady_duration_s", "rate_bps", "delayed_ack",
-        "steady")})
+    design = hybla.Design(
+        **{
+            k: doc["design"][k]
+            for k in (
+                "losses",
+                "sizes_bytes",
+                "seeds",
+                "steady_duration_s",
+                "rate_bps",
+                "delayed_ack",
+                "steady",
+            )
+        }
+    )
     out.mkdir(parents=True, exist_ok=True)
     paths = hybla.plot_figures(doc["points"], design, out)
     figs = []
     for path, (number, kind, quantity) in zip(paths, hybla.FIGURES, strict=False):
-        figs.append(C.Figure(f"fig{number}", f"Fig. {number}",
-                             f"{quantity} vs loss, {kind}: the study's model (line) and satcc's "
-                             "simulator (points: mean, min-max over seeds)", path))
+        figs.append(
+            C.Figure(
+                f"fig{number}",
+                f"Fig. {number}",
+                f"{quantity} vs loss, {kind}: the study's model (line) and satcc's "
+                "simulator (points: mean, min-max over seeds)",
+                path,
+            )
+        )
     return figs

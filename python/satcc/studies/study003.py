@@ -32,10 +32,16 @@ from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("study003-short", "study003-long")
 EMU_CHANGES = {  # rates this machine's emulator carries (issue 12: <= 100 Mbit/s)
-    "study003-short": {"link[1].model.rate": "100 Mbit/s", "link[0].rate": "100 Mbit/s",
-                       "link[2].rate": "100 Mbit/s"},
-    "study003-long": {"link[1].model.rate": "100 Mbit/s", "link[0].rate": "100 Mbit/s",
-                      "link[2].rate": "100 Mbit/s"},
+    "study003-short": {
+        "link[1].model.rate": "100 Mbit/s",
+        "link[0].rate": "100 Mbit/s",
+        "link[2].rate": "100 Mbit/s",
+    },
+    "study003-long": {
+        "link[1].model.rate": "100 Mbit/s",
+        "link[0].rate": "100 Mbit/s",
+        "link[2].rate": "100 Mbit/s",
+    },
 }
 OC12_BPS = 540e6
 WINDOW_S = 60  # the study's one-minute average
@@ -47,8 +53,10 @@ CLAIM_QUEUE = "1 BDP"  # scenarios/study003-long.toml's assumption; the queue ax
 
 
 def run(ctx: C.Context) -> dict[str, Path]:
-    return {name: C.run(ctx, name, EMU_CHANGES[name] if ctx.engine == "emu" else None)
-            for name in CAMPAIGNS}
+    return {
+        name: C.run(ctx, name, EMU_CHANGES[name] if ctx.engine == "emu" else None)
+        for name in CAMPAIGNS
+    }
 
 
 def trimmed_mean(values: list[float]) -> float | None:
@@ -78,8 +86,9 @@ def ramp(series: pd.DataFrame, start_s: float) -> tuple[float | None, float | No
 def _long(d: Path) -> pd.DataFrame:
     f = C.frames(d, flow_series=True)
     flows = f["flows"].assign(path=lambda x: C.param(x, "path"))
-    flows["queue"] = C.param(flows, "queue") if ("queue" in flows or "param_queue" in flows) \
-        else CLAIM_QUEUE
+    flows["queue"] = (
+        C.param(flows, "queue") if ("queue" in flows or "param_queue" in flows) else CLAIM_QUEUE
+    )
     fs = f["flow_series"]
     rows = []
     for _, fl in flows[flows["name"] == "measured"].iterrows():
@@ -87,42 +96,56 @@ def _long(d: Path) -> pd.DataFrame:
         top, minutes = ramp(s, float(fl["start_s"]))
         first = s[s["t_s"] >= fl["start_s"]]
         ssthresh = C.finite(first["ssthresh_pkts"].iloc[0]) if len(first) else None
-        rows.append({"run_id": fl["run_id"], "path": fl["path"], "queue": fl["queue"],
-                     "top_bps": top,
-                     "ramp_min": minutes, "ssthresh0_pkts": ssthresh,
-                     "recoveries": fl["recovery_count"],
-                     "duration_s": float(s["t_s"].max() + 1 - fl["start_s"]) if len(s) else 0})
+        rows.append(
+            {
+                "run_id": fl["run_id"],
+                "path": fl["path"],
+                "queue": fl["queue"],
+                "top_bps": top,
+                "ramp_min": minutes,
+                "ssthresh0_pkts": ssthresh,
+                "recoveries": fl["recovery_count"],
+                "duration_s": float(s["t_s"].max() + 1 - fl["start_s"]) if len(s) else 0,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out: dict[str, Measured] = {}
-    short = C.frames(dirs["study003-short"])["flows"].assign(
-        path=lambda x: C.param(x, "path"))
+    short = C.frames(dirs["study003-short"])["flows"].assign(path=lambda x: C.param(x, "path"))
     for path, test, cols in (("osaka", 1, ("to", "from")), ("kyushu", 2, ("to", "from"))):
         values = short[short["path"] == path]["goodput_bps"].tolist()
         mean = trimmed_mean(values)
-        why = (f"satcc's path is symmetric (one value for both directions); the hop that drops "
-               f"above 300-330 Mbit/s (a policer, `hop = \"study-003\"`, calibrated on test 1) "
-               f"holds Reno to {C.fmt(C.mbps(mean))} Mbit/s over {len(values)} runs")
+        why = (
+            f"satcc's path is symmetric (one value for both directions); the hop that drops "
+            f'above 300-330 Mbit/s (a policer, `hop = "study-003"`, calibrated on test 1) '
+            f"holds Reno to {C.fmt(C.mbps(mean))} Mbit/s over {len(values)} runs"
+        )
         for col in cols:
-            out[f"{path}-{col}-tokyo"] = Measured(C.mbps(mean), "trimmed mean of 60 s goodputs",
-                                                  why)
+            out[f"{path}-{col}-tokyo"] = Measured(
+                C.mbps(mean), "trimmed mean of 60 s goodputs", why
+            )
         if path == "osaka":
-            out["osaka-half-oc12"] = Measured(None if mean is None else mean / OC12_BPS,
-                                              "trimmed mean / 540 Mbit/s", why)
+            out["osaka-half-oc12"] = Measured(
+                None if mean is None else mean / OC12_BPS, "trimmed mean / 540 Mbit/s", why
+            )
     every = _long(dirs["study003-long"])
     long = every[every["queue"] == CLAIM_QUEUE] if len(every) else every
-    for path, claims in (("chicago-loop", ("loop-top-rate",)),
-                         ("starlight", ("starlight-to-tokyo", "starlight-from-tokyo"))):
+    for path, claims in (
+        ("chicago-loop", ("loop-top-rate",)),
+        ("starlight", ("starlight-to-tokyo", "starlight-from-tokyo")),
+    ):
         sel = long[long["path"] == path] if len(long) else long
         top = trimmed_mean(sel["top_bps"].tolist()) if len(sel) else None
         bdp = PATH_RATE_BPS[path] * PATH_RTT_S[path] / 8 / PACKET_BYTES
         ss = C.finite(sel["ssthresh0_pkts"].mean()) if len(sel) else None
         if path == "starlight":
-            why = (f"§5: the study found no cause it could name for test 4 staying below the "
-                   f"OC-12 (the Chicago equipment or line was suspected); satcc's path has no "
-                   f"such limit and reaches {C.fmt(C.mbps(top))} Mbit/s")
+            why = (
+                f"§5: the study found no cause it could name for test 4 staying below the "
+                f"OC-12 (the Chicago equipment or line was suspected); satcc's path has no "
+                f"such limit and reaches {C.fmt(C.mbps(top))} Mbit/s"
+            )
         else:
             why = f"satcc's shaped loop tops out at {C.fmt(C.mbps(top))} Mbit/s of 273"
         for claim in claims:
@@ -131,13 +154,15 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         ramp_min = trimmed_mean(minutes)
         runs = f"{len(sel)} run(s) of {C.fmt(C.finite(sel['duration_s'].min()) if len(sel) else None)} s"
         out[f"{'loop' if path == 'chicago-loop' else 'starlight'}-ramp-minutes"] = Measured(
-            ramp_min, f"minutes to 95 % of the top 60 s average ({runs})",
+            ramp_min,
+            f"minutes to 95 % of the top 60 s average ({runs})",
             f"the measured connection started from the cached ssthresh of {C.fmt(ss)} packets "
             f"({C.fmt(None if ss is None else 100 * ss / bdp)} % of the {bdp:.0f}-packet BDP) "
             f"and needed {C.fmt(C.finite(sel['recoveries'].mean()) if len(sel) else None)} "
             "recoveries on average: with the assumed 1-BDP buffer the previous connection's slow "
             "start overflows only near twice the BDP, so the ssthresh it caches already fills the "
-            "pipe and no slow linear climb appears" + _sensitivity(every, path))
+            "pipe and no slow linear climb appears" + _sensitivity(every, path),
+        )
     return out
 
 
@@ -147,18 +172,31 @@ def _sensitivity(every: pd.DataFrame, path: str) -> str:
         return ""
     parts = []  # per queue: the cached ssthresh, then the measured connection's own losses
     for queue, sel in every[(every["path"] == path) & (every["queue"] != CLAIM_QUEUE)].groupby(
-            "queue"):
+        "queue"
+    ):
         minutes = trimmed_mean([m for m in sel["ramp_min"].tolist() if m is not None])
-        parts.append(f"{queue}: cached ssthresh {C.fmt(C.finite(sel['ssthresh0_pkts'].mean()))}"
-                     f" packets, {C.fmt(C.finite(sel['recoveries'].mean()))} recoveries, "
-                     f"{C.fmt(minutes)} min to 95 % of a top of "
-                     f"{C.fmt(C.mbps(trimmed_mean(sel['top_bps'].tolist())))} Mbit/s")
-    return ("; with a smaller PVC buffer (the study gives none) the cached ssthresh is lower "
-            "and the climb linear: " + "; ".join(parts)) if parts else ""
+        parts.append(
+            f"{queue}: cached ssthresh {C.fmt(C.finite(sel['ssthresh0_pkts'].mean()))}"
+            f" packets, {C.fmt(C.finite(sel['recoveries'].mean()))} recoveries, "
+            f"{C.fmt(minutes)} min to 95 % of a top of "
+            f"{C.fmt(C.mbps(trimmed_mean(sel['top_bps'].tolist())))} Mbit/s"
+        )
+    return (
+        (
+            "; with a smaller PVC buffer (the study gives none) the cached ssthresh is lower "
+            "and the climb linear: " + "; ".join(parts)
+        )
+        if parts
+        else ""
+    )
 
 
-PAPER_TABLE2 = {"osaka": (280, 244), "kyushu": (224, 213), "chicago-loop": (245, None),
-                "starlight": (181, 193)}
+PAPER_TABLE2 = {
+    "osaka": (280, 244),
+    "kyushu": (224, 213),
+    "chicago-loop": (245, None),
+    "starlight": (181, 193),
+}
 
 
 def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
@@ -170,37 +208,64 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     ax = ax[0][0]
     paths = list(PAPER_TABLE2)
     groups = [short[short["path"] == p]["goodput_bps"].to_numpy() / 1e6 for p in paths[:2]]
-    groups += [long[long["path"] == p]["top_bps"].to_numpy() / 1e6 if len(long) else np.array([])
-               for p in paths[2:]]
+    groups += [
+        long[long["path"] == p]["top_bps"].to_numpy() / 1e6 if len(long) else np.array([])
+        for p in paths[2:]
+    ]
     C.box(ax, groups, paths)
     for i, p in enumerate(paths, start=1):
         for k, v in enumerate(PAPER_TABLE2[p]):
             if v is not None:
-                ax.scatter([i], [v], marker="x" if k == 0 else "+", color="red", zorder=5,
-                           label=("paper: to / from Tokyo XP" if i == 1 and k == 0 else None))
+                ax.scatter(
+                    [i],
+                    [v],
+                    marker="x" if k == 0 else "+",
+                    color="red",
+                    zorder=5,
+                    label=("paper: to / from Tokyo XP" if i == 1 and k == 0 else None),
+                )
     ax.set_ylabel("throughput (Mbit/s)")
     ax.legend(fontsize="small")
     ax.set_title("Table 2: throughput per test (satcc boxes, paper crosses)", fontsize="medium")
-    figs.append(C.save(fig, out, "table2", "Table 2",
-                       "60 s goodput (tests 1-2) and top 60 s average (tests 3-4) per run"))
+    figs.append(
+        C.save(
+            fig,
+            out,
+            "table2",
+            "Table 2",
+            "60 s goodput (tests 1-2) and top 60 s average (tests 3-4) per run",
+        )
+    )
     f = C.frames(dirs["study003-long"], flow_series=True)
     flows = f["flows"].assign(path=lambda x: C.param(x, "path"))
-    flows["queue"] = C.param(flows, "queue") if ("queue" in flows or "param_queue" in flows) \
-        else CLAIM_QUEUE
+    flows["queue"] = (
+        C.param(flows, "queue") if ("queue" in flows or "param_queue" in flows) else CLAIM_QUEUE
+    )
     fs = f["flow_series"]
     fig, ax = C.new_figure()
     ax = ax[0][0]
     first = flows[(flows["name"] == "measured") & (flows["repetition"] == 0)]
     for _, fl in first.iterrows():
         s = fs[(fs["run_id"] == fl["run_id"]) & (fs["flow_id"] == fl["id"])]
-        ax.plot((s["t_s"] - fl["start_s"]) / 60, s["goodput_bps"] / 1e6, lw=0.8,
-                label=f"{fl['path']}, queue {fl['queue']}")
+        ax.plot(
+            (s["t_s"] - fl["start_s"]) / 60,
+            s["goodput_bps"] / 1e6,
+            lw=0.8,
+            label=f"{fl['path']}, queue {fl['queue']}",
+        )
     ax.axvspan(10, 20, color="red", alpha=0.12, label="paper: top rate after 10-20 min")
     ax.set_xlabel("minutes since the measured connection opened")
     ax.set_ylabel("throughput per 1 s (Mbit/s)")
     ax.legend(fontsize="small")
     ax.set_title("Fig. 7: the ramp after a previous connection", fontsize="medium")
-    figs.append(C.save(fig, out, "fig7_ramp", "Fig. 7",
-                       "1 s goodput of the first measured connection per long path and PVC "
-                       "buffer (Reno, ssthresh from the metrics cache)"))
+    figs.append(
+        C.save(
+            fig,
+            out,
+            "fig7_ramp",
+            "Fig. 7",
+            "1 s goodput of the first measured connection per long path and PVC "
+            "buffer (Reno, ssthresh from the metrics cache)",
+        )
+    )
     return figs

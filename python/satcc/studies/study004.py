@@ -27,17 +27,23 @@ from satcc.studies import common as C
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("study004-1v1", "study004-many")
-EMU_CHANGES = {"link[0].rate": "100 Mbit/s", "link[1].rate": "100 Mbit/s",
-               "link[2].rate": "100 Mbit/s"}  # what this machine's emulator carries
+EMU_CHANGES = {
+    "link[0].rate": "100 Mbit/s",
+    "link[1].rate": "100 Mbit/s",
+    "link[2].rate": "100 Mbit/s",
+}  # what this machine's emulator carries
 SMALL_GAP_MS = 8.0  # "RTT 差が小さい": PC2 at 8 ms or less against PC1's 2 ms
-PHASE_NOTE = ("(satcc's access links run at the bottleneck rate as the testbed's did; without "
-              "timing noise on hosts the deterministic simulator can phase-lock the flows, which "
-              "decides who wins at some RTTs: README 'What is not done yet')")
+PHASE_NOTE = (
+    "(satcc's access links run at the bottleneck rate as the testbed's did; without "
+    "timing noise on hosts the deterministic simulator can phase-lock the flows, which "
+    "decides who wins at some RTTs: README 'What is not done yet')"
+)
 
 
 def run(ctx: C.Context) -> dict[str, Path]:
-    return {name: C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None)
-            for name in CAMPAIGNS}
+    return {
+        name: C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None) for name in CAMPAIGNS
+    }
 
 
 def jain2(a: float, b: float) -> float | None:
@@ -57,23 +63,29 @@ def points(d: Path) -> pd.DataFrame:
     flows["group"] = flows["name"].str.split(".").str[0]
     g = flows.pivot_table(index="run_id", columns="group", values="late_bps", aggfunc="sum")
     r = runs.set_index("run_id")
-    out = pd.DataFrame({
-        "short_bps": g.get("short-rtt"), "long_bps": g.get("long-rtt"),
-        "pc1_ms": 2 * (C.param(r, "link0_delay_ms") if "link0_delay_ms" in r else 0.5) + 1.0,
-        "pc2_ms": 2 * C.param(r, "rtt_pc2_ms") + 1.0,
-        "k": C.param(r, "k"),
-        "count": C.param(r, "count") if "count" in r else 1,
-    })
+    out = pd.DataFrame(
+        {
+            "short_bps": g.get("short-rtt"),
+            "long_bps": g.get("long-rtt"),
+            "pc1_ms": 2 * (C.param(r, "link0_delay_ms") if "link0_delay_ms" in r else 0.5) + 1.0,
+            "pc2_ms": 2 * C.param(r, "rtt_pc2_ms") + 1.0,
+            "k": C.param(r, "k"),
+            "count": C.param(r, "count") if "count" in r else 1,
+        }
+    )
     if "rtt_pc1_ms" in r:
         out["pc1_ms"] = 2 * r["rtt_pc1_ms"] + 1.0
     else:
         out["pc1_ms"] = 2.0
     out["share"] = out["short_bps"] / (out["short_bps"] + out["long_bps"])
     out["jain"] = [jain2(a, b) for a, b in zip(out["short_bps"], out["long_bps"], strict=True)]
-    return (out.groupby(["k", "count", "pc1_ms", "pc2_ms"], as_index=False)
-            .agg(share=("share", "mean"), jain=("jain", "mean"),
-                 short_mbps=("short_bps", lambda x: x.mean() / 1e6),
-                 long_mbps=("long_bps", lambda x: x.mean() / 1e6), seeds=("share", "size")))
+    return out.groupby(["k", "count", "pc1_ms", "pc2_ms"], as_index=False).agg(
+        share=("share", "mean"),
+        jain=("jain", "mean"),
+        short_mbps=("short_bps", lambda x: x.mean() / 1e6),
+        long_mbps=("long_bps", lambda x: x.mean() / 1e6),
+        seeds=("share", "size"),
+    )
 
 
 def _at(p: pd.DataFrame, **where: object) -> pd.DataFrame:
@@ -93,30 +105,43 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     big = _at(stock, pc1_ms=pc1_min, pc2_ms=pc2_max)
     share = C.finite(big["share"].mean()) if len(big) else None
     out["stock-short-wins"] = Measured(
-        share, f"PC1 {pc1_min:g} ms vs PC2 {pc2_max:g} ms, stock, second half",
+        share,
+        f"PC1 {pc1_min:g} ms vs PC2 {pc2_max:g} ms, stock, second half",
         f"PC1 {C.fmt(C.finite(big['short_mbps'].mean()))}, PC2 "
-        f"{C.fmt(C.finite(big['long_mbps'].mean()))} Mbit/s {note}")
+        f"{C.fmt(C.finite(big['long_mbps'].mean()))} Mbit/s {note}",
+    )
     gap = stock[stock["pc2_ms"] > stock["pc1_ms"]]
     frac = C.finite((gap["share"] > 0.5).mean()) if len(gap) else None
-    losers = ", ".join(f"{a:g}/{b:g} ms" for a, b in
-                       gap[gap["share"] <= 0.5][["pc1_ms", "pc2_ms"]].itertuples(index=False))
+    losers = ", ".join(
+        f"{a:g}/{b:g} ms"
+        for a, b in gap[gap["share"] <= 0.5][["pc1_ms", "pc2_ms"]].itertuples(index=False)
+    )
     out["stock-short-wins-everywhere"] = Measured(
-        frac, f"{len(gap)} stock 1v1 points with PC2 RTT > PC1 RTT",
-        f"PC1 does not win at PC1/PC2 = {losers or 'none'} {note}")
+        frac,
+        f"{len(gap)} stock 1v1 points with PC2 RTT > PC1 RTT",
+        f"PC1 does not win at PC1/PC2 = {losers or 'none'} {note}",
+    )
     small = _at(stock, pc1_ms=pc1_min, pc2_ms=float(stock["pc2_ms"].min()))
-    jf = (C.finite(big["jain"].mean()) or 0) - (C.finite(small["jain"].mean()) or 0) if (
-        len(big) and len(small)) else None
+    jf = (
+        (C.finite(big["jain"].mean()) or 0) - (C.finite(small["jain"].mean()) or 0)
+        if (len(big) and len(small))
+        else None
+    )
     out["stock-fairness-falls"] = Measured(
-        jf, "Jain at the largest PC2 RTT minus Jain at the smallest, PC1 at its smallest",
+        jf,
+        "Jain at the largest PC2 RTT minus Jain at the smallest, PC1 at its smallest",
         f"Jain {C.fmt(C.finite(small['jain'].mean()))} at PC2 {stock['pc2_ms'].min():g} ms, "
-        f"{C.fmt(C.finite(big['jain'].mean()))} at {pc2_max:g} ms {note}")
+        f"{C.fmt(C.finite(big['jain'].mean()))} at {pc2_max:g} ms {note}",
+    )
     pair = one.pivot_table(index=["pc1_ms", "pc2_ms"], columns="k", values="jain")
     if {"stock", "eq6"} <= set(pair.columns):
         diff = (pair["eq6"] - pair["stock"]).dropna()
         out["eq6-improves-1v1"] = Measured(
-            C.finite(diff.mean()), f"mean over {len(diff)} 1v1 points",
+            C.finite(diff.mean()),
+            f"mean over {len(diff)} 1v1 points",
             f"eq. 6 (rtt_unit 100 ms) changes Jain by {C.fmt(C.finite(diff.min()))} to "
-            f"{C.fmt(C.finite(diff.max()))} across the points {note}")
+            f"{C.fmt(C.finite(diff.max()))} across the points {note}",
+        )
     many = points(dirs["study004-many"])
     n = int(many["count"].max())
     m = many[many["count"] == n]
@@ -126,29 +151,37 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out["eq6-fair-small-gap-many"] = Measured(
         C.finite(small6["jain"].min()) if len(small6) else None,
         f"{n}v{n}, eq. 6, PC2 <= {SMALL_GAP_MS:g} ms: lowest Jain",
-        f"Jain by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(small6['pc2_ms'], small6['jain'], strict=True))}")
+        f"Jain by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(small6['pc2_ms'], small6['jain'], strict=True))}",
+    )
     j6 = C.finite(_at(eq6, pc2_ms=top)["jain"].mean())
     js = C.finite(_at(m[m["k"] == "stock"], pc2_ms=top)["jain"].mean())
     out["eq6-like-stock-large-gap-many"] = Measured(
-        None if j6 is None or js is None else j6 - js, f"{n}v{n}, PC2 {top:g} ms",
-        f"Jain eq. 6 {C.fmt(j6)}, stock {C.fmt(js)}")
+        None if j6 is None or js is None else j6 - js,
+        f"{n}v{n}, PC2 {top:g} ms",
+        f"Jain eq. 6 {C.fmt(j6)}, stock {C.fmt(js)}",
+    )
     s6 = C.finite(_at(eq6, pc2_ms=top)["share"].mean())
     out["eq6-long-loses-large-gap-many"] = Measured(
-        s6, f"{n}v{n}, eq. 6, PC2 {top:g} ms: PC1's share",
-        f"PC1 (short RTT) gets {C.fmt(s6)} of the throughput {note}")
+        s6,
+        f"{n}v{n}, eq. 6, PC2 {top:g} ms: PC1's share",
+        f"PC1 (short RTT) gets {C.fmt(s6)} of the throughput {note}",
+    )
     eq7 = m[m["k"].str.startswith("eq7")]
     large7 = eq7[np.isclose(eq7["pc2_ms"], top)].sort_values("jain", ascending=False)
     if len(large7) and j6 is not None:
         best = large7.iloc[0]
         out["eq7-improves-large-gap-many"] = Measured(
-            float(best["jain"]) - j6, f"{n}v{n}, PC2 {top:g} ms, best of {sorted(eq7['k'].unique())}",
+            float(best["jain"]) - j6,
+            f"{n}v{n}, PC2 {top:g} ms, best of {sorted(eq7['k'].unique())}",
             f"Jain with {best['k']} {best['jain']:.3f} against eq. 6's {j6:.3f}; by a: "
-            + ", ".join(f"{k} {v:.3f}" for k, v in zip(large7["k"], large7["jain"], strict=True)))
+            + ", ".join(f"{k} {v:.3f}" for k, v in zip(large7["k"], large7["jain"], strict=True)),
+        )
         near = eq7[(eq7["k"] == best["k"]) & (eq7["pc2_ms"] <= SMALL_GAP_MS)]
         out["eq7-overfavours-long-small-gap"] = Measured(
             C.finite(near["share"].min()) if len(near) else None,
             f"{best['k']}, {n}v{n}, PC2 <= {SMALL_GAP_MS:g} ms: lowest PC1 share",
-            f"PC1's share by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(near['pc2_ms'], near['share'], strict=True))}")
+            f"PC1's share by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(near['pc2_ms'], near['share'], strict=True))}",
+        )
     return out
 
 
@@ -180,9 +213,16 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             fig, ax = C.new_figure()
             number = base + i
             _panel(ax[0][0], p, f"Fig. {number}: {what}, 1v1, PC1-PC3 RTT {pc1:g} ms")
-            figs.append(C.save(fig, out, f"fig{number}_{k}_pc1_{pc1:g}ms", f"Fig. {number}",
-                               "Second-half throughput per group and Jain's index, mean of "
-                               "seeds (the paper prints no numbers to overlay)"))
+            figs.append(
+                C.save(
+                    fig,
+                    out,
+                    f"fig{number}_{k}_pc1_{pc1:g}ms",
+                    f"Fig. {number}",
+                    "Second-half throughput per group and Jain's index, mean of "
+                    "seeds (the paper prints no numbers to overlay)",
+                )
+            )
     figs.extend(_fig9(dirs["study004-1v1"], out))
     many = points(dirs["study004-many"])
     for count, numbers in ((4, (14, 16)), (16, (15, 17))):
@@ -191,15 +231,29 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             continue
         fig, ax = C.new_figure()
         _panel(ax[0][0], m[m["k"] == "eq6"], f"Fig. {numbers[0]}: eq. 6, {count}v{count}, PC1 2 ms")
-        figs.append(C.save(fig, out, f"fig{numbers[0]}_eq6_{count}v{count}", f"Fig. {numbers[0]}",
-                           "Eq. 6 (rtt_unit 100 ms); group sums"))
+        figs.append(
+            C.save(
+                fig,
+                out,
+                f"fig{numbers[0]}_eq6_{count}v{count}",
+                f"Fig. {numbers[0]}",
+                "Eq. 6 (rtt_unit 100 ms); group sums",
+            )
+        )
         ks = sorted(k for k in m["k"].unique() if k.startswith("eq7"))
         if ks:
             fig, axes = C.new_figure(1, len(ks), width=4.6)
             for ax, k in zip(axes[0], ks, strict=True):
                 _panel(ax, m[m["k"] == k], f"Fig. {numbers[1]}: {k}, {count}v{count}")
-            figs.append(C.save(fig, out, f"fig{numbers[1]}_eq7_{count}v{count}",
-                               f"Fig. {numbers[1]}", "Eq. 7 for each swept a (rtt_unit 100 ms)"))
+            figs.append(
+                C.save(
+                    fig,
+                    out,
+                    f"fig{numbers[1]}_eq7_{count}v{count}",
+                    f"Fig. {numbers[1]}",
+                    "Eq. 7 for each swept a (rtt_unit 100 ms)",
+                )
+            )
     return figs
 
 
@@ -210,8 +264,14 @@ def _fig9(d: Path, out: Path) -> list[C.Figure]:
     runs = runs[(C.param(runs, "k") == "stock") & (runs["repetition"] == 0)]
     if runs.empty:
         return []
-    pick = runs.assign(gap=C.param(runs, "rtt_pc2_ms") - (
-        C.param(runs, "rtt_pc1_ms") if "rtt_pc1_ms" in runs else 0.0)).sort_values("gap").iloc[-1]
+    pick = (
+        runs.assign(
+            gap=C.param(runs, "rtt_pc2_ms")
+            - (C.param(runs, "rtt_pc1_ms") if "rtt_pc1_ms" in runs else 0.0)
+        )
+        .sort_values("gap")
+        .iloc[-1]
+    )
     fs = f["flow_series"]
     fs = fs[fs["run_id"] == pick["run_id"]]
     flows = f["flows"][f["flows"]["run_id"] == pick["run_id"]]
@@ -224,6 +284,13 @@ def _fig9(d: Path, out: Path) -> list[C.Figure]:
     ax.set_ylabel("cwnd at the end of each 1 s bin (packets)")
     ax.legend(fontsize="small")
     ax.set_title("Fig. 9: congestion windows, stock CUBIC, largest RTT gap", fontsize="medium")
-    return [C.save(fig, out, "fig9_cwnd", "Fig. 9",
-                   "The two connections' windows in one run (the paper's Fig. 9 is a sketch of "
-                   "synchronised losses; this is satcc's run)")]
+    return [
+        C.save(
+            fig,
+            out,
+            "fig9_cwnd",
+            "Fig. 9",
+            "The two connections' windows in one run (the paper's Fig. 9 is a sketch of "
+            "synchronised losses; this is satcc's run)",
+        )
+    ]
