@@ -16,7 +16,7 @@ import pytest
 from satcc import cli, limits, results
 from satcc import scenario as sc
 from satcc.campaign import layout
-from satcc.commands.sim import SAFE_NAME_CHARS, safe_name
+from satcc.commands.output import SAFE_NAME_CHARS, safe_name
 from tests.helpers import MINIMAL, requires_sim
 
 SATCC = [sys.executable, "-m", "satcc.cli"]

@@ -24,8 +24,6 @@ from typing import Any
 
 from satcc.errors import UserError
 
-ENGINES = ("sim", "model", "emu")
-
 
 def parse_set(items: Iterable[str] | None) -> dict[str, Any]:
     """`KEY.PATH=VALUE` strings (from `--set`) → {path: value}. VALUE is read as a TOML value
@@ -167,16 +165,10 @@ def run(
     brackets go through a dict: `satcc.run("a.toml", **{"flow[0].cca": "bbr"})`."""
     paths = {(k if ("." in k or "[" in k) else f"scenario.{k}"): v for k, v in overrides.items()}
     s = load_scenario(scenario, paths)
-    name = engine or s.scenario.engine or "sim"
-    if name not in ENGINES:
-        raise UserError(f"engine: expected one of {', '.join(ENGINES)}, found {name!r}")
-    if name == "sim":
-        from satcc.engines import sim as eng
-    elif name == "model":
-        from satcc.engines import model as eng
-    else:
-        from satcc.engines import emu as eng
-    return Result(eng.run(s, seed=seed))
+    from satcc.engines import registry
+
+    name = engine or s.scenario.engine or registry.DEFAULT
+    return Result(registry.run(name, s, registry.RunOptions(seed=seed)))
 
 
 def analyze(*files: str | Path, bin: str = "100ms", all_flows: bool = False) -> Result:

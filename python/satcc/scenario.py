@@ -84,6 +84,7 @@ from pydantic import (
 )
 
 from satcc import _native, limits, linkmodels
+from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.units import (
     UnitError,
@@ -111,7 +112,6 @@ MAX_MSS = 65495  # 65535 max IPv4 datagram - 20 IP - 20 TCP
 MAX_SEED = 2**64 - 1  # the simulator's RNG seed is a u64
 MAX_BINS = 10_000_000  # duration / bin: beyond this the series would not fit in memory
 MAX_FLOWS = 100_000  # after `count` expansion
-ENGINES = ("sim", "model", "emu")
 
 
 class ScenarioError(UserError):
@@ -179,7 +179,7 @@ class ScenarioSection(_Table):
     duration: Duration
     seed: StrictInt = DEFAULT_SEED
     bin: Duration = parse_duration(DEFAULT_BIN)
-    engine: Literal["sim", "model", "emu"] = "sim"
+    engine: Literal[registry.NAMES] = registry.DEFAULT  # satcc.engines.registry
     host_noise: HostNoise = "kernel"  # README "Host timing noise"
 
 

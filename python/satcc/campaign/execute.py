@@ -38,8 +38,9 @@ from typing import Any, Self, TextIO
 
 from satcc import __version__
 from satcc.campaign import layout
-from satcc.campaign.spec import Campaign, RunSpec, columns, expand
+from satcc.campaign.spec import ANALYZE, Campaign, RunSpec, columns, expand
 from satcc.campaign.worker import Outcome, execute
+from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.limits import check_out_dir
 
@@ -159,8 +160,8 @@ def _run_locked(
     bar = ProgressLine(
         c.name, len(specs), already=len(specs) - len(todo), stream=stream, enabled=progress
     )
-    parallel = [s for s in todo if s.engine != "emu"]
-    serial = [s for s in todo if s.engine == "emu"]
+    serial = [s for s in todo if _exclusive(s)]
+    parallel = [s for s in todo if not _exclusive(s)]
     parallel.sort(key=lambda s: -s.cost)  # longest first: the pool ends together
 
     def record(outcome: Outcome, raw: Path | None = None) -> None:
@@ -204,6 +205,11 @@ def _run_locked(
     finally:
         run.wall_s = time.monotonic() - started
     return run
+
+
+def _exclusive(spec: RunSpec) -> bool:
+    """Whether the run's engine must run alone on this host (the emulator)."""
+    return spec.engine != ANALYZE and registry.get(spec.engine).exclusive
 
 
 def _jobs(jobs: int | None) -> int:

@@ -65,7 +65,6 @@ from satcc.errors import UserError
 from satcc.units import UnitError, describe, parse_duration, parse_rate, parse_size
 
 RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
-ENGINES = ("sim", "model", "emu")
 ANALYZE = "analyze"
 DEFAULT_ANALYZE_BIN = "100 ms"  # satcc analyze's default
 CAMPAIGN_KEYS = ("name", "description", "scenario", "repetitions", "seed", "seeds")

@@ -2,7 +2,7 @@
 campaign process itself (emu runs). Returns an `Outcome`; never raises for a run that fails
 (the error travels back as text, so one bad run cannot stop the campaign).
 
-    RunSpec ──► engine (sim | model | emu | analyze) ──► Outcome(result, extras) ──► writer
+    RunSpec ──► engines.registry (sim | model | emu) or analyze ──► Outcome(result, extras) ──► writer
 
 `execute` is a module-level function so that pool and Dask workers import it by name: they
 need the same satcc installed (README "Running on a Dask cluster").
@@ -94,19 +94,10 @@ def _run(spec: RunSpec, out_dir: str | None) -> tuple[Any, dict[str, pa.Table]]:
         source=spec.source,
         default_name=str(spec.scenario.get("scenario", {}).get("name", "scenario")),
     )
-    if spec.engine == "sim":
-        from satcc.engines import sim
+    from satcc.engines import registry
 
-        return sim.run(s, seed=spec.seed), {}
-    if spec.engine == "model":
-        from satcc.engines import model
-
-        return model.run(s, seed=spec.seed), {}
-    if spec.engine == "emu":
-        from satcc.engines import emu
-
-        return emu.run(s, out_dir=out_dir, seed=spec.seed), {}
-    raise ValueError(f"unknown engine {spec.engine!r}")
+    opts = registry.RunOptions(seed=spec.seed, raw_dir=out_dir)
+    return registry.run(spec.engine, s, opts), {}
 
 
 def _copy(doc: Any) -> Any:

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from satcc.campaign import spec
     from satcc.campaign.execute import DEFAULT_OUT_ROOT, run_campaign
     from satcc.campaign.summary import end_of_run
-    from satcc.commands.sim import safe_name
+    from satcc.commands.output import safe_name
 
     c = spec.load(target[0])
     out = check_out_dir(args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(c.name))

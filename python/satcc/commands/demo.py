@@ -14,8 +14,8 @@ from pathlib import Path
 
 import satcc
 from satcc import scenario as sc
-from satcc.commands.sim import safe_name
-from satcc.engines import sim
+from satcc.commands.output import safe_name
+from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
 
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     for n, s in enumerate(scenarios):
         out = args.out / safe_name(s.name)
         with ProgressBar(label=s.name) as bar:
-            result = sim.run(s, progress=bar)
+            result = registry.run("sim", s, registry.RunOptions(progress=bar))
         result.write(out)
         if n:
             print()

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from satcc.api import load_scenario, parse_set
-from satcc.commands.sim import DEFAULT_OUT_ROOT, safe_name
-from satcc.progress import ProgressBar
+from satcc.commands.output import run_and_write
 
 HELP = "run a scenario on the real Linux TCP stack (namespaces + satcc-linkd), as root"
 DESCRIPTION = """\
@@ -108,35 +107,13 @@ def run(args: argparse.Namespace) -> int:
 
         raise UserError("emu: expected a scenario FILE, `doctor` or --cleanup")
     s = load_scenario(args.file, parse_set(args.set))
-    from satcc.limits import check_out_dir
-
-    out = check_out_dir(
-        args.out if args.out is not None else DEFAULT_OUT_ROOT / f"{safe_name(s.name)}-emu"
+    return run_and_write(
+        "emu",
+        s,
+        args.out,
+        seed=args.seed,
+        as_json=args.json,
+        plot=args.plot,
+        capture=not args.no_capture,
+        vpn_server=args.vpn,
     )
-    host.require_root()
-    from satcc.engines import emu
-
-    with ProgressBar(label=f"{s.name} (emu)") as bar:
-        result = emu.run(
-            s,
-            out_dir=out,
-            seed=args.seed,
-            progress=bar,
-            capture=not args.no_capture,
-            vpn_server=args.vpn,
-        )
-    result.write(out)
-    if args.plot:
-        from satcc.plot import DEFAULT_PNG, save
-
-        save(result, out / DEFAULT_PNG)
-    if args.json:
-        sys.stdout.write(result.to_json())
-    else:
-        from satcc.limits import printable
-
-        print(printable(result.table()))
-    for w in result.meta.get("emu", {}).get("warnings", []):
-        print(f"satcc: warning: {w}", file=sys.stderr)
-    print(f"results: {out}", file=sys.stderr)
-    return 0

@@ -14,9 +14,8 @@ import argparse
 from pathlib import Path
 
 from satcc.api import load_scenario, parse_set
-from satcc.errors import UserError
-from satcc.limits import check_out_dir
-from satcc.progress import ProgressBar
+from satcc.commands.output import run_and_write
+from satcc.engines import registry
 
 HELP = "run a scenario with the engine it names (sim, model or emu)"
 DESCRIPTION = """\
@@ -25,8 +24,6 @@ packet simulator (as `satcc sim`), `model` the analytical models (as `satcc mode
 "Models" says which model answers which congestion control and what stays null), `emu` the real
 kernel in network namespaces (as `satcc emu FILE`; needs root). Writes the
 same result directory either way and prints a per-flow table, or with --json the summary."""
-
-RUNNABLE = ("sim", "model", "emu")
 
 
 def register(subparsers) -> None:
@@ -45,7 +42,7 @@ def register(subparsers) -> None:
         help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
         "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable",
     )
-    p.add_argument("--engine", choices=RUNNABLE, help="override the scenario's `engine`")
+    p.add_argument("--engine", choices=registry.NAMES, help="override the scenario's `engine`")
     p.add_argument(
         "--out",
         metavar="DIR",
@@ -69,38 +66,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from satcc.commands.sim import DEFAULT_OUT_ROOT, safe_name
-    from satcc.models.cli import default_model_out, write_and_print
-
     s = load_scenario(args.file, parse_set(args.set))
     engine = args.engine or s.scenario.engine
-    if engine == "model":
-        from satcc.engines import model
-
-        out = check_out_dir(args.out if args.out is not None else default_model_out(s.name))
-        from satcc.engines.sim import check_budget
-
-        check_budget(s, seed=args.seed, force=args.force, simulate=False)
-        result = model.run(s, seed=args.seed)
-    elif engine == "sim":
-        from satcc.engines import sim
-
-        out = check_out_dir(
-            args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(s.name)
-        )
-        sim.check_budget(s, seed=args.seed, force=args.force)
-        with ProgressBar(label=s.name) as bar:
-            result = sim.run(s, seed=args.seed, progress=bar)
-    elif engine == "emu":
-        from satcc.engines import emu
-
-        out = check_out_dir(
-            args.out if args.out is not None else DEFAULT_OUT_ROOT / (safe_name(s.name) + "-emu")
-        )
-        with ProgressBar(label=s.name) as bar:
-            result = emu.run(s, out_dir=out, seed=args.seed, progress=bar)
-    else:
-        raise UserError(
-            f"{s.source}: scenario.engine: expected one of {', '.join(RUNNABLE)}, found {engine!r}"
-        )
-    return write_and_print(result, out, as_json=args.json, plot=args.plot)
+    registry.get(engine, where=f"{s.source}: scenario.engine")
+    return run_and_write(
+        engine, s, args.out, seed=args.seed, force=args.force, as_json=args.json, plot=args.plot
+    )

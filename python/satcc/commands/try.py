@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from satcc.engines import registry
 from satcc.errors import UserError
 
 HELP = "run a quick scenario built from flags (rate, RTT, loss, CCAs), as with iperf3"
@@ -41,9 +42,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--duration", default="20 s", help="run length (default: 20 s)")
     p.add_argument("--queue", default="1 BDP", help="bottleneck queue (default: 1 BDP)")
-    p.add_argument(
-        "--engine", choices=("sim", "model", "emu"), default="sim", help="engine (default: sim)"
-    )
+    p.add_argument("--engine", choices=registry.NAMES, default="sim", help="engine (default: sim)")
     p.add_argument("--seed", type=int, default=1, help="seed (default: 1)")
     p.add_argument(
         "--set",
@@ -129,27 +128,11 @@ def run(args: argparse.Namespace) -> int:
             api.load_scenario(text)
             sys.stdout.write(text)
         return 0
-    from satcc.models.cli import write_and_print
-    from satcc.progress import ProgressBar
+    from satcc.commands.output import run_and_write
 
     s = api.load_scenario(text, overrides)
     out = args.out if args.out is not None else Path("out") / "try"
-    if args.engine == "sim":
-        from satcc.engines import sim
-
-        with ProgressBar(label="try") as bar:
-            result = sim.run(s, progress=bar)
-    elif args.engine == "model":
-        from satcc.engines import model
-
-        result = model.run(s)
-    else:
-        from satcc.engines import emu
-
-        with ProgressBar(label="try") as bar:
-            result = emu.run(s, out_dir=out, progress=bar)
-    write_and_print(result, out, as_json=args.json, plot=args.plot)
-    return 0
+    return run_and_write(args.engine, s, out, as_json=args.json, plot=args.plot, label="try")
 
 
 def _dump(doc: dict) -> str:

@@ -181,13 +181,10 @@ def prepare(out_dir: Path, doc: dict[str, Any]) -> None:
 
 def _execute(p: Planned, raw: Path, capture: bool) -> Any:
     s = sc.from_dict(_copy(p.doc), source=str(p.entry.path), default_name=p.entry.path.stem)
-    if p.engine == metrics.SIM:
-        from satcc.engines import sim
+    from satcc.engines import registry
 
-        return sim.run(s, seed=p.seed)
-    from satcc.engines import emu
-
-    return emu.run(s, out_dir=raw, seed=p.seed, capture=capture, vpn_server=p.entry.vpn)
+    opts = registry.RunOptions(seed=p.seed, raw_dir=raw, capture=capture, vpn_server=p.entry.vpn)
+    return registry.run(p.engine, s, opts)
 
 
 def _copy(doc: Any) -> Any:

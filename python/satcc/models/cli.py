@@ -230,58 +230,12 @@ def add_scenario_output_arguments(p: argparse.ArgumentParser) -> None:
 def run_scenario(args: argparse.Namespace) -> int:
     """`satcc model FILE`: the model engine on a scenario, written like `satcc sim`."""
     from satcc import scenario as sc
-    from satcc.engines import model as engine
-    from satcc.limits import check_out_dir
+    from satcc.commands.output import run_and_write
 
     s = sc.load(args.file)
-    out = args.out if args.out is not None else default_model_out(s.name)
-    check_out_dir(out)
-    from satcc.engines.sim import check_budget
-
-    check_budget(s, seed=args.seed, force=args.force, simulate=False)
-    result = engine.run(s, seed=args.seed)
-    return write_and_print(result, out, as_json=args.json, plot=args.plot)
-
-
-def default_model_out(name: str) -> Path:
-    """out/<scenario name>-model: beside, not over, the simulator's out/<scenario name>."""
-    from satcc.commands.sim import DEFAULT_OUT_ROOT, safe_name
-
-    return DEFAULT_OUT_ROOT / f"{safe_name(name)}-model"
-
-
-def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> int:
-    """Write a RunResult and print it as `satcc sim` does (table or JSON; notes on stderr).
-    A result that cannot be written to `out` is written elsewhere and said so (exit 1): a
-    computed result is never lost (satcc.results.write_or_rescue)."""
-    from satcc.limits import printable
-    from satcc.results import write_or_rescue
-
-    out, why = write_or_rescue(result, out)
-    if plot:
-        from satcc.plot import DEFAULT_PNG, save
-
-        save(result, out / DEFAULT_PNG)
-    if as_json:
-        sys.stdout.write(result.to_json())
-    else:
-        print(printable(result.table()))
-        for m in result.meta.get("models", []):
-            notes = "; ".join(m["notes"])
-            print(
-                f"  flow {m['id']}: {m['model']} model, p = {m['path']['p']:.4g}, "
-                f"R = {m['path']['rtt_s'] * 1e3:.1f} ms, W_m = {m['path']['wmax_pkts']:.1f} "
-                f"segments ({m['path']['wmax_limited_by']})" + (f"; {notes}" if notes else "")
-            )
-    if why is not None:
-        print(
-            f"satcc: error: could not write the results where asked ({printable(why)}); "
-            f"they are in {out}",
-            file=sys.stderr,
-        )
-        return 1
-    print(printable(f"results: {out}"), file=sys.stderr)
-    return 0
+    return run_and_write(
+        "model", s, args.out, seed=args.seed, force=args.force, as_json=args.json, plot=args.plot
+    )
 
 
 def run_hybla(args: argparse.Namespace) -> int:

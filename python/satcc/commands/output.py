@@ -1,0 +1,105 @@
+"""What every scenario-running command shares: where results go by default, running an engine
+from the registry, and writing and printing the result.
+
+    satcc sim | run | emu | model FILE | try ──► run_and_write(engine, scenario, ...)
+        ──► registry.get(engine): check_host, check_budget ──► .run(RunOptions) ──► write_and_print
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_OUT_ROOT = Path("out")
+SAFE_NAME_CHARS = 100  # a directory name from a scenario name; longer ones end in a hash
+
+
+def safe_name(name: str) -> str:
+    """A scenario name as one path component (no separators, no leading dots, at most
+    SAFE_NAME_CHARS characters: a longer name is cut and ends in 8 hex digits of its hash)."""
+    out = re.sub(r"[^\w.-]+", "_", name, flags=re.ASCII).lstrip(".") or "scenario"
+    if len(out) > SAFE_NAME_CHARS:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        out = f"{out[: SAFE_NAME_CHARS - 9]}-{digest}"
+    return out
+
+
+def default_out(engine: str, scenario_name: str) -> Path:
+    """out/<scenario name> for the simulator, out/<name>-model, out/<name>-emu (the engine's
+    `out_suffix`): engines write beside, not over, each other."""
+    from satcc.engines import registry
+
+    return DEFAULT_OUT_ROOT / f"{safe_name(scenario_name)}{registry.get(engine).out_suffix}"
+
+
+def run_and_write(
+    engine: str,
+    scenario: Any,
+    out: Path | None,
+    *,
+    seed: int | None = None,
+    force: bool = False,
+    as_json: bool = False,
+    plot: bool = False,
+    label: str | None = None,
+    capture: bool = True,
+    vpn_server: str | None = None,
+) -> int:
+    """Run `scenario` (a validated Scenario) with the engine named `engine` into `out` (its
+    default when None) and print it; the exit status. Checks come before any work: the result
+    directory, the host (root for emu), the run's estimated cost (unless `force`)."""
+    from satcc.engines import registry
+    from satcc.limits import check_out_dir
+    from satcc.progress import ProgressBar
+
+    eng = registry.get(engine)
+    out = check_out_dir(out if out is not None else default_out(engine, scenario.name))
+    eng.check_host()
+    eng.check_budget(scenario, seed=seed, force=force)
+    if label is None:
+        label = scenario.name if engine == registry.DEFAULT else f"{scenario.name} ({engine})"
+    with ProgressBar(label=label) as bar:
+        opts = registry.RunOptions(
+            seed=seed, progress=bar, raw_dir=out, capture=capture, vpn_server=vpn_server
+        )
+        result = eng.run(scenario, opts)
+    return write_and_print(result, out, as_json=as_json, plot=plot)
+
+
+def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> int:
+    """Write a RunResult and print it (table or JSON on stdout; notes, warnings and
+    "results: DIR" on stderr). A result that cannot be written to `out` is written elsewhere
+    and said so (exit 1): a computed result is never lost (satcc.results.write_or_rescue)."""
+    from satcc.limits import printable
+    from satcc.results import write_or_rescue
+
+    out, why = write_or_rescue(result, out)
+    if plot:
+        from satcc.plot import DEFAULT_PNG, save
+
+        save(result, out / DEFAULT_PNG)
+    if as_json:
+        sys.stdout.write(result.to_json())
+    else:
+        print(printable(result.table()))
+        for m in result.meta.get("models", []):
+            notes = "; ".join(m["notes"])
+            print(
+                f"  flow {m['id']}: {m['model']} model, p = {m['path']['p']:.4g}, "
+                f"R = {m['path']['rtt_s'] * 1e3:.1f} ms, W_m = {m['path']['wmax_pkts']:.1f} "
+                f"segments ({m['path']['wmax_limited_by']})" + (f"; {notes}" if notes else "")
+            )
+    for w in result.meta.get("emu", {}).get("warnings", []):
+        print(f"satcc: warning: {printable(w)}", file=sys.stderr)
+    if why is not None:
+        print(
+            f"satcc: error: could not write the results where asked ({printable(why)}); "
+            f"they are in {out}",
+            file=sys.stderr,
+        )
+        return 1
+    print(printable(f"results: {out}"), file=sys.stderr)
+    return 0

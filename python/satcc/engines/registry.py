@@ -1,0 +1,158 @@
+"""The engines behind one interface, and the one place that knows them.
+
+    get("sim") ──► Engine(name, capabilities) ──.run(scenario, RunOptions) ──► RunResult
+
+Every command, the notebook API (`satcc.run`), the campaign worker, `satcc fidelity` and the
+studies find an engine here by name; nothing else lists the engines or dispatches on their
+names. The engine's module is imported on the first `run`, not when the registry is read, so
+`satcc --help` and `satcc check` do not pay for NumPy, the emulator or the native simulator.
+
+Capabilities are what callers used to hard-code per name:
+| field          | meaning                                                                  |
+|----------------|--------------------------------------------------------------------------|
+| needs_root     | runs only as root (namespaces, real kernel)                              |
+| exclusive      | uses this host's kernel and clock: a campaign runs it alone, here        |
+| deterministic  | same scenario and seed give the same bytes                               |
+| budget         | what `check_budget` counts: "packets" (time and memory), "memory", None  |
+| out_suffix     | the default result directory is out/<scenario name><out_suffix>           |
+| keeps_raw      | writes raw material (captures, reports) into RunOptions.raw_dir           |
+
+`satcc analyze` (captures, iperf3 JSON, ping logs) answers files, not scenarios; it is not an
+`Engine` here, and campaigns name it with `campaign.spec.ANALYZE`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from satcc.errors import UserError
+
+if TYPE_CHECKING:
+    from satcc.results import RunResult
+    from satcc.scenario import Scenario
+
+Budget = Literal["packets", "memory"] | None
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run: what every engine accepts (an engine ignores what it has no use for)."""
+
+    seed: int | None = None  # instead of the scenario's own
+    progress: Callable[[float], None] | None = None  # called with the fraction done
+    raw_dir: str | Path | None = None  # keeps_raw engines: the result directory (raw in DIR/emu)
+    capture: bool = True  # emu: run tcpdump
+    vpn_server: str | None = None  # emu: carry every flow through OpenVPN via this node
+    spin_ns: int | None = None  # emu: satcc-linkd's busy-wait before a deadline
+    rt_priority: int | None = None  # emu: satcc-linkd's SCHED_FIFO priority
+
+
+class Engine(Protocol):
+    """What a caller may rely on; `EngineSpec` below is the one implementation."""
+
+    name: str
+    needs_root: bool
+    deterministic: bool
+
+    def run(self, scenario: Scenario, opts: RunOptions | None = None) -> RunResult: ...
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    name: str
+    summary: str
+    module: str  # imported on first use
+    needs_root: bool = False
+    deterministic: bool = True
+    exclusive: bool = False
+    budget: Budget = None
+    out_suffix: str = ""
+    keeps_raw: bool = False
+    preflight: str | None = None  # "module:function" called before a run (root checks)
+
+    def load(self) -> Any:
+        return importlib.import_module(self.module)
+
+    def run(self, scenario: Scenario, opts: RunOptions | None = None) -> RunResult:
+        """Run `scenario`; errors are the engine's (UserError for bad input)."""
+        opts = opts if opts is not None else RunOptions()
+        mod = self.load()
+        kwargs: dict[str, Any] = {"seed": opts.seed, "progress": opts.progress}
+        if self.keeps_raw:
+            kwargs |= {
+                "out_dir": opts.raw_dir,
+                "capture": opts.capture,
+                "vpn_server": opts.vpn_server,
+                "spin_ns": opts.spin_ns,
+                "rt_priority": opts.rt_priority,
+            }
+        return mod.run(scenario, **kwargs)
+
+    def check_budget(self, scenario: Scenario, seed: int | None, force: bool) -> None:
+        """Refuse a run above a soft limit (satcc.engines.sim.check_budget) unless `force`."""
+        if self.budget is None:
+            return
+        from satcc.engines.sim import check_budget
+
+        check_budget(scenario, seed=seed, force=force, simulate=self.budget == "packets")
+
+    def check_host(self) -> None:
+        """Raise before anything is touched when this host cannot run the engine (root)."""
+        if self.preflight is not None:
+            module, _, func = self.preflight.partition(":")
+            getattr(importlib.import_module(module), func)()
+
+
+ENGINES: dict[str, EngineSpec] = {
+    e.name: e
+    for e in (
+        EngineSpec(
+            "sim",
+            "the deterministic packet simulator",
+            "satcc.engines.sim",
+            budget="packets",
+        ),
+        EngineSpec(
+            "model",
+            "the analytical models (closed forms per flow)",
+            "satcc.engines.model",
+            budget="memory",
+            out_suffix="-model",
+        ),
+        EngineSpec(
+            "emu",
+            "the real Linux TCP stack in network namespaces (root)",
+            "satcc.engines.emu",
+            needs_root=True,
+            deterministic=False,
+            exclusive=True,
+            out_suffix="-emu",
+            keeps_raw=True,
+            preflight="satcc.emu.host:require_root",
+        ),
+    )
+}
+NAMES: tuple[str, ...] = tuple(ENGINES)
+DEFAULT = "sim"
+
+
+def names(*, root_ok: bool = True) -> tuple[str, ...]:
+    """The engines' names, in registry order (without `root_ok`: those that need no root)."""
+    return tuple(n for n, e in ENGINES.items() if root_ok or not e.needs_root)
+
+
+def get(name: str, where: str = "engine") -> EngineSpec:
+    """The engine called `name`; an unknown name is a UserError listing the known ones."""
+    try:
+        return ENGINES[name]
+    except (KeyError, TypeError):
+        raise UserError(f"{where}: expected one of {', '.join(NAMES)}, found {name!r}") from None
+
+
+def run(name: str, scenario: Scenario, opts: RunOptions | None = None) -> RunResult:
+    """`get(name).run(scenario, opts)`: the one dispatch."""
+    return get(name).run(scenario, opts)
