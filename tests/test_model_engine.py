@@ -370,11 +370,12 @@ def test_satcc_run_dispatches_on_the_scenarios_engine(write_toml, tmp_path, caps
 
     calls = []
 
-    def fake_emu_run(scenario, out_dir=None, seed=None, progress=None):
+    def fake_emu_run(scenario, out_dir=None, seed=None, progress=None, **emu_options):
         calls.append((scenario.name, out_dir, seed))
         raise UserError("emulator reached")
 
     monkeypatch.setattr(emu_engine, "run", fake_emu_run)
+    monkeypatch.setattr("satcc.emu.host.require_root", lambda: None)
     emu = write_toml(TWO_HOPS.replace('engine = "model"', 'engine = "emu"'), "emu.toml")
     status, _, err = _main(["run", str(emu), "--seed", "5"], capsys)
     assert status == 2 and "emulator reached" in err

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from satcc import _native
 from satcc import scenario as sc
 from tests.helpers import MINIMAL
 
@@ -390,19 +389,17 @@ def test_the_readme_example_scenario_is_valid():
     section = _readme_section("Scenario format")
     m = re.search(r"```toml\n(.*?)```", section, re.DOTALL)
     assert m, "no ```toml example in README Scenario format"
-    text = m.group(1)
-    missing = {c for c in re.findall(r'cca = "(\w+)"', text)} - set(_native.cc_names())
-    if missing:
-        pytest.skip(f"algorithms not registered yet: {sorted(missing)}")
-    sc.loads(text, source="README.md")
+    sc.loads(m.group(1), source="README.md")
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "scenarios").glob("*.toml")), ids=lambda p: p.name)
 def test_every_ready_scenario_is_valid(path):
-    missing = set(re.findall(r'cca = "(\w+)"', path.read_text())) - set(_native.cc_names())
-    if missing:
-        pytest.skip(f"algorithms not registered yet: {sorted(missing)}")
-    sc.resolve(sc.load(path))
+    sc.resolve(sc.load(path))  # an unknown congestion control fails here, never a skip
+
+
+def test_a_misspelt_congestion_control_is_an_error_not_a_skip(write_toml):
+    with pytest.raises(sc.ScenarioError, match="cubci"):
+        sc.load(write_toml(MINIMAL.replace('cca = "reno"', 'cca = "cubci"')))
 
 
 def test_jitter_is_resolved_only_where_set(write_toml):

@@ -3,8 +3,9 @@
 Each command lives in a module exposing `register(subparsers)`, which adds its parser(s) and
 sets `func=handler` with `handler(args) -> int | None` (the exit status; None means 0). Handlers
 raise `satcc.errors.SatccError`/`UserError` for problems the user should read; `main` prints
-`satcc: error: ...` and exits 1 or 2 without a traceback. Command groups owned elsewhere
-(`satcc.models.cli`, `satcc.analyze.cli`) register themselves the same way when present.
+`satcc: error: ...` and exits 1 or 2 without a traceback. The command groups that live beside
+their code (`satcc.models.cli`, `satcc.analyze.cli`) register themselves the same way; a command
+module that fails to import is a bug, and says so like any other.
 Anything else that escapes a handler is a bug in satcc: one line says so (exit 70, EX_SOFTWARE),
 and the traceback is printed only under `satcc --debug` (docs/reliability.md).
 """
@@ -36,8 +37,6 @@ COMMAND_MODULES = (
     "satcc.commands.fidelity",
     "satcc.commands.reproduce",
     "satcc.commands.try",
-)
-OPTIONAL_COMMAND_MODULES = (
     "satcc.models.cli",
     "satcc.analyze.cli",
 )
@@ -78,24 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
-    for name in OPTIONAL_COMMAND_MODULES:
-        module = _import_optional(name)
-        if module is not None:
-            module.register(sub)
     return parser
-
-
-def _import_optional(name: str):
-    """Import a command module that may not exist yet; a broken one is reported, not fatal."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as e:
-        if e.name is not None and (name == e.name or name.startswith(e.name + ".")):
-            return None
-        print(f"satcc: note: commands from {name} are unavailable: {e}", file=sys.stderr)
-    except Exception as e:  # noqa: BLE001 - one broken group must not take down the others
-        print(f"satcc: note: commands from {name} are unavailable: {e!r}", file=sys.stderr)
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.debug:
         # Rust prints a backtrace on an allocation failure when RUST_BACKTRACE is set; under
-        # memory pressure that printing can itself fail and hang (issue 16). std reads the
+        # memory pressure that printing can itself fail and hang. std reads the
         # variable at the first failure, so setting it here is in time.
         os.environ["RUST_BACKTRACE"] = "0"
     func = getattr(args, "func", None)
