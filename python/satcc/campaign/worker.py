@@ -2,16 +2,14 @@
 campaign process itself (emu runs). Returns an `Outcome`; never raises for a run that fails
 (the error travels back as text, so one bad run cannot stop the campaign).
 
-    RunSpec ──► engines.registry (sim | model | emu) or analyze ──► Outcome(result, extras) ──► writer
+    RunSpec ──► engines.registry (sim | model | emu) or analyze ──► Outcome(result, extras)
+            ──► writer
 
 `execute` is a module-level function so that pool and Dask workers import it by name: they
 need the same satcc installed (README "Running on a Dask cluster").
 
-Extras (Parquet tables beside the result, analyze runs only):
-| file              | columns                                    | what                          |
-|-------------------|--------------------------------------------|-------------------------------|
-| pings.parquet     | flow_id, seq, t_s, t_epoch_s, rtt_ms       | every probe of a ping/nping log (rtt null if lost) |
-| seqack.parquet    | flow_id, kind, t_s, seq_rel, end_rel, ack_rel, retransmission | study 003 Fig. 6: the data segments and ACKs of each capture's largest flow |
+Extras (Parquet tables beside the result, analyze runs only) have the schemas of
+satcc.store.schema (PINGS_SCHEMA, SEQACK_SCHEMA), which the store owns.
 """
 
 from __future__ import annotations
@@ -26,32 +24,10 @@ from typing import Any
 import pyarrow as pa
 
 from satcc.campaign.spec import ANALYZE, RunSpec
+from satcc.store.schema import PINGS_FILE, PINGS_SCHEMA, SEQACK_FILE, SEQACK_SCHEMA
 
-PINGS_FILE = "pings.parquet"
-SEQACK_FILE = "seqack.parquet"
 SEQACK_MAX_CAPTURE_BYTES = 512 * 1024 * 1024  # beyond this, no per-packet table (memory)
 TRACEBACK_LINES = 6
-
-PINGS_SCHEMA = pa.schema(
-    [
-        ("flow_id", pa.int64()),
-        ("seq", pa.int64()),
-        ("t_s", pa.float64()),  # from the log's first probe
-        ("t_epoch_s", pa.float64()),  # Unix time when the log has it (ping -D), else null
-        ("rtt_ms", pa.float64()),  # null: no reply
-    ]
-)
-SEQACK_SCHEMA = pa.schema(
-    [
-        ("flow_id", pa.int64()),
-        ("kind", pa.string()),  # "data" or "ack"
-        ("t_s", pa.float64()),  # from the capture's first packet
-        ("seq_rel", pa.int64()),  # data: first byte, relative to the ISN
-        ("end_rel", pa.int64()),  # data: one past the last byte
-        ("ack_rel", pa.int64()),  # ack: cumulative ACK, relative
-        ("retransmission", pa.bool_()),
-    ]
-)
 
 
 @dataclass

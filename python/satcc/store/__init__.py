@@ -6,13 +6,8 @@ with store.open_store("out/campaigns/study001-quick") as s:
     s.problems     # files left out, and why
 """
 
-from satcc.store.catalog import (
-    STORE_SCHEMA_VERSION,
-    VIEWS,
-    Store,
-    StoreError,
-    open_store,
-)
+from satcc.store.catalog import Store, StoreError, open_store
+from satcc.store.schema import STORE_SCHEMA_VERSION, VIEWS
 
 
 def query(directory, sql: str):

@@ -24,7 +24,7 @@ Tables and views (README "Campaigns, results store and reports" documents every 
 A parameter column whose name is also a column of the table it joins (e.g. an axis `cca`
 beside flows.cca) appears there as `param_<name>`; in `runs` it keeps its name.
 
-Schema: STORE_SCHEMA_VERSION numbers the layout above. Opening a saved catalog of an older
+The table schemas live in satcc.store.schema. STORE_SCHEMA_VERSION numbers the layout above. Opening a saved catalog of an older
 version rebuilds it (the migration: everything is derived); a newer one is refused. Run
 results of another `satcc.results` schema version are reported and left out (no migration
 between result schemas exists yet).
@@ -43,35 +43,13 @@ import pyarrow as pa
 
 from satcc import __version__, results
 from satcc.campaign import layout
-from satcc.campaign.worker import PINGS_FILE, PINGS_SCHEMA, SEQACK_FILE, SEQACK_SCHEMA
 from satcc.errors import UserError
-
-STORE_SCHEMA_VERSION = 1
-RUN_COLUMNS = [
-    "run_id",
-    "status",
-    "error",
-    "engine",
-    "seed",
-    "repetition",
-    "point",
-    "scenario",
-    "scenario_hash",
-    "satcc_version",
-    "duration_s",
-    "bin_s",
-    "jain_index",
-]
-JOIN_COLUMNS = ["run_id", "engine", "seed", "repetition", "point", "scenario"]
-# view name -> (file name in a run directory, its Arrow schema for empty views)
-DATA_VIEWS: dict[str, tuple[str, pa.Schema]] = {
-    "flows": (results.FLOWS_FILE, results.FLOWS_SCHEMA),
-    "flow_series": (results.FLOW_SERIES_FILE, results.FLOW_SERIES_SCHEMA),
-    "link_series": (results.LINK_SERIES_FILE, results.LINK_SERIES_SCHEMA),
-    "pings": (PINGS_FILE, PINGS_SCHEMA),
-    "seqack": (SEQACK_FILE, SEQACK_SCHEMA),
-}
-VIEWS = ("runs", *DATA_VIEWS)
+from satcc.store.schema import (
+    DATA_VIEWS,
+    JOIN_COLUMNS,
+    RUN_COLUMNS,
+    STORE_SCHEMA_VERSION,
+)
 
 
 class StoreError(UserError):

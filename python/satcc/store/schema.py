@@ -1,0 +1,72 @@
+"""The store's tables, defined here and nowhere else.
+
+A campaign run directory holds a `RunResult` (its three tables are `satcc.results`'s
+FLOWS_SCHEMA, FLOW_SERIES_SCHEMA and LINK_SERIES_SCHEMA, the one result schema every engine
+writes) and, for analyze runs, the extra tables below; the campaign worker builds the extras
+with these schemas, the writer stores them, the catalog exposes every table as a view.
+
+| file              | columns                                    | what                          |
+|-------------------|--------------------------------------------|-------------------------------|
+| pings.parquet     | flow_id, seq, t_s, t_epoch_s, rtt_ms       | every probe of a ping/nping log (rtt null if lost) |
+| seqack.parquet    | flow_id, kind, t_s, seq_rel, end_rel, ack_rel, retransmission | study 003 Fig. 6: the data segments and ACKs of each capture's largest flow |
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from satcc import results
+
+STORE_SCHEMA_VERSION = 1  # numbers the catalog's layout (satcc.store.catalog)
+
+PINGS_FILE = "pings.parquet"
+SEQACK_FILE = "seqack.parquet"
+
+PINGS_SCHEMA = pa.schema(
+    [
+        ("flow_id", pa.int64()),
+        ("seq", pa.int64()),
+        ("t_s", pa.float64()),  # from the log's first probe
+        ("t_epoch_s", pa.float64()),  # Unix time when the log has it (ping -D), else null
+        ("rtt_ms", pa.float64()),  # null: no reply
+    ]
+)
+SEQACK_SCHEMA = pa.schema(
+    [
+        ("flow_id", pa.int64()),
+        ("kind", pa.string()),  # "data" or "ack"
+        ("t_s", pa.float64()),  # from the capture's first packet
+        ("seq_rel", pa.int64()),  # data: first byte, relative to the ISN
+        ("end_rel", pa.int64()),  # data: one past the last byte
+        ("ack_rel", pa.int64()),  # ack: cumulative ACK, relative
+        ("retransmission", pa.bool_()),
+    ]
+)
+
+# The catalog's `runs` table: one row per planned run, then the parameter columns.
+RUN_COLUMNS = [
+    "run_id",
+    "status",
+    "error",
+    "engine",
+    "seed",
+    "repetition",
+    "point",
+    "scenario",
+    "scenario_hash",
+    "satcc_version",
+    "duration_s",
+    "bin_s",
+    "jain_index",
+]
+# The run columns every data view starts with.
+JOIN_COLUMNS = ["run_id", "engine", "seed", "repetition", "point", "scenario"]
+# view name -> (file name in a run directory, its Arrow schema for empty views)
+DATA_VIEWS: dict[str, tuple[str, pa.Schema]] = {
+    "flows": (results.FLOWS_FILE, results.FLOWS_SCHEMA),
+    "flow_series": (results.FLOW_SERIES_FILE, results.FLOW_SERIES_SCHEMA),
+    "link_series": (results.LINK_SERIES_FILE, results.LINK_SERIES_SCHEMA),
+    "pings": (PINGS_FILE, PINGS_SCHEMA),
+    "seqack": (SEQACK_FILE, SEQACK_SCHEMA),
+}
+VIEWS = ("runs", *DATA_VIEWS)
