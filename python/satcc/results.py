@@ -463,19 +463,9 @@ class RunResult:
                     f"{f['fct_s']:.2f} s" if f["fct_s"] is not None else "-",
                 ]
             )
-        widths = [
-            max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
-            for i, c in enumerate(columns)
-        ]
-        left = {1, 2, 3}
+        from satcc.textgrid import grid
 
-        def fmt(cells: list[str]) -> str:
-            return "  ".join(
-                c.ljust(w) if i in left else c.rjust(w)
-                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-            ).rstrip()
-
-        lines = [head, fmt(columns)] + [fmt(r) for r in rows]
+        lines = [head, *grid(columns, rows, left={1, 2, 3})]
         j = self.jain_index
         if fairness:
             ids = self.jain_flows

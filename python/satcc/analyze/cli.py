@@ -166,18 +166,9 @@ def _table(res) -> str:
                 f"{100 * loss:.2f} %" if loss is not None else "-",
             ]
         )
-    widths = [
-        max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)
-    ]
-    left = {1, 2, 3, 4}
+    from satcc.textgrid import grid
 
-    def fmt(cells):
-        return "  ".join(
-            c.ljust(w) if i in left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    lines = [fmt(cols)] + [fmt(r) for r in rows]
+    lines = grid(cols, rows, left={1, 2, 3, 4})
     for inp in res.inputs:
         st = inp.get("stats")
         if st:

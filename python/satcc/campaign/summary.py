@@ -12,21 +12,9 @@ import pandas as pd
 
 from satcc.campaign.execute import SUMMARY_MAX_ROWS, CampaignRun, format_seconds
 from satcc.store import open_store
+from satcc.textgrid import grid
 
 ERROR_LINE_CHARS = 160
-
-
-def grid(columns: list[str], rows: list[list[str]], left: set[int] | None = None) -> list[str]:
-    left = left if left is not None else set()
-    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
-
-    def fmt(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i in left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    return [fmt(columns), *(fmt(r) for r in rows)]
 
 
 def _cell(v: Any) -> str:

@@ -7,6 +7,7 @@ import json
 
 from satcc import _native
 from satcc.errors import UserError
+from satcc.textgrid import grid
 
 HELP = "list congestion control algorithms or show one's parameters"
 
@@ -38,9 +39,8 @@ def run_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([{"name": i["name"], "summary": i["summary"]} for i in infos], indent=2))
         return 0
-    width = max((len(i["name"]) for i in infos), default=0)
-    for info in infos:
-        print(f"{info['name'].ljust(width)}  {info['summary']}")
+    for line in grid(["", ""], [[i["name"], i["summary"]] for i in infos], left={0, 1})[1:]:
+        print(line)
     return 0
 
 
@@ -56,19 +56,9 @@ def run_show(args: argparse.Namespace) -> int:
     params = info["params"]
     if params:
         lines.append("parameters ([flow.cc] keys):")
-        rows = [(p["name"], str(p["default"]), p["unit"] or "", p["doc"]) for p in params]
-        widths = [
-            max(len(r[i]) for r in rows + [("name", "default", "unit", "")]) for i in range(3)
-        ]
-        lines.append(
-            f"  {'name'.ljust(widths[0])}  {'default'.ljust(widths[1])}  "
-            f"{'unit'.ljust(widths[2])}  meaning"
-        )
-        for r in rows:
-            lines.append(
-                f"  {r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  "
-                f"{r[2].ljust(widths[2])}  {r[3]}"
-            )
+        rows = [[p["name"], str(p["default"]), p["unit"] or "", p["doc"]] for p in params]
+        cols = ["name", "default", "unit", "meaning"]
+        lines.extend("  " + line for line in grid(cols, rows, left={0, 1, 2, 3}))
     else:
         lines.append("parameters: none")
     lines.append("")

@@ -286,7 +286,7 @@ def _finite_or_none(x: float | None) -> float | None:
 
 def table_lines(rows: list[Row], width: int = 100) -> list[str]:
     """The claims table as plain text: one line per claim, then the reasons underneath."""
-    from satcc.campaign.summary import grid
+    from satcc.textgrid import grid
 
     engines = {r.engine for r in rows}
     cols = ["claim", "cite", "paper", "satcc", "tolerance", "verdict"]

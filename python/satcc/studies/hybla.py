@@ -423,17 +423,9 @@ def format_table(rows: list[dict[str, Any]], design: Design) -> str:
 
 
 def _grid(cols: list[str], body: list[list[str]]) -> list[str]:
-    widths = [
-        max(len(c), *(len(r[i]) for r in body)) if body else len(c) for i, c in enumerate(cols)
-    ]
+    from satcc.textgrid import grid
 
-    def fmt(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    return [fmt(cols), *(fmt(r) for r in body)]
+    return grid(cols, body, left={0})
 
 
 def format_points(points: list[dict[str, Any]]) -> str:
