@@ -42,7 +42,7 @@ from satcc.campaign.spec import ANALYZE, Campaign, RunSpec, columns, expand
 from satcc.campaign.worker import Outcome, execute
 from satcc.engines import registry
 from satcc.errors import UserError
-from satcc.limits import check_out_dir
+from satcc.limits import check_out_dir, printable
 
 DEFAULT_OUT_ROOT = Path("out") / "campaigns"
 DASK_CONNECT_TIMEOUT_S = 10
@@ -285,7 +285,9 @@ def _dask(specs: list[RunSpec], address: str) -> Iterator[Outcome]:
 
 
 class ProgressLine:
-    """`name [#####.....] 12/40 · 2 failed · 0.9 runs/s · ETA 31 s` on a terminal's stderr."""
+    """`name ━━━━━╺━━━━ 12/40 · 2 failed · 0.90 runs/s · ETA 31 s` on a terminal's stderr
+    (rich.progress, redrawn in place and erased at the end); nothing on a pipe or in a log,
+    where the end-of-campaign summary says what happened."""
 
     WIDTH = 24
 
@@ -298,7 +300,7 @@ class ProgressLine:
         enabled: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
-        self.name, self.total, self.already = name, total, already
+        self.name, self.total, self.already = printable(name), total, already
         self.stream = stream if stream is not None else sys.stderr
         if enabled is None:
             isatty = getattr(self.stream, "isatty", None)
@@ -309,31 +311,58 @@ class ProgressLine:
         self.done = 0
         self.failed = 0
         self.last_draw = -1.0
-        self.drawn = False
+        self._progress: Any = None
+        self._task: Any = None
 
-    def text(self) -> str:
+    @property
+    def drawn(self) -> bool:
+        return self._progress is not None
+
+    def status(self) -> str:
+        """`2 failed · 0.50 runs/s · ETA 12 s`: the rate counts the runs of this invocation."""
         finished = self.already + self.done
-        frac = finished / self.total if self.total else 1.0
-        filled = int(frac * self.WIDTH)
         elapsed = self.clock() - self.started
-        parts = [
-            f"{self.name} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {finished}/{self.total}"
-        ]
+        parts = []
         if self.failed:
             parts.append(f"{self.failed} failed")
         if self.done and elapsed > 0:
             rate = self.done / elapsed
-            left = self.total - finished
             parts.append(f"{rate:.2f} runs/s")
-            parts.append(f"ETA {format_seconds(left / rate)}")
+            parts.append(f"ETA {format_seconds((self.total - finished) / rate)}")
         elif self.total - finished:
             parts.append("ETA ?")
         return " · ".join(parts)
+
+    def text(self) -> str:
+        """The line as plain text (what the bar shows beside the bar itself)."""
+        status = self.status()
+        return f"{self.name} {self.already + self.done}/{self.total}" + (
+            f" · {status}" if status else ""
+        )
 
     def advance(self, ok: bool = True) -> None:
         self.done += 1
         self.failed += 0 if ok else 1
         self.draw()
+
+    def _start(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description}", markup=False),
+            BarColumn(bar_width=self.WIDTH),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}", markup=False),
+            console=Console(file=self.stream, force_terminal=True, highlight=False),
+            auto_refresh=False,
+            transient=True,
+            get_time=self.clock,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(
+            self.name, total=self.total, completed=self.already, status=""
+        )
 
     def draw(self, force: bool = False) -> None:
         if not self.enabled:
@@ -342,18 +371,24 @@ class ProgressLine:
         if not force and now - self.last_draw < REDRAW_S:
             return
         self.last_draw = now
-        self.stream.write("\r\033[K" + self.text())
-        self.stream.flush()
-        self.drawn = True
+        if self._progress is None:
+            self._start()
+        status = self.status()
+        self._progress.update(
+            self._task,
+            completed=self.already + self.done,
+            status=f"· {status}" if status else "",
+        )
+        self._progress.refresh()
 
     def __enter__(self) -> Self:
         self.draw(force=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.drawn:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
 
 
 def format_seconds(s: float) -> str:
