@@ -25,7 +25,7 @@ cca = "reno"
 
 requires_sim = pytest.mark.skipif(
     not hasattr(_native, "run_sim"),
-    reason="satcc._native.run_sim is not built yet (the Rust simulator lands with issue 2)",
+    reason="this build of satcc._native has no run_sim (rebuild with `make build`)",
 )
 
 

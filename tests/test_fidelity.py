@@ -168,7 +168,7 @@ def test_retransmission_rates_agree_within_2x_or_when_both_are_below_a_tenth_of_
     assert M.verdict_retx(0.01, 0.02) == M.PASS
     assert M.verdict_retx(0.02, 0.01) == M.PASS
     assert M.verdict_retx(0.01, 0.021) == M.FAIL
-    assert M.verdict_retx(0.001, 0.015) == M.FAIL  # issue 11's slow-start exit: 0.1 vs 1.5 %
+    assert M.verdict_retx(0.001, 0.015) == M.FAIL  # a slow-start exit that differs: 0.1 vs 1.5 %
     assert M.verdict_retx(None, 0.01) is None
 
 

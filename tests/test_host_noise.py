@@ -11,7 +11,7 @@ from satcc import scenario as sc
 from satcc.engines import sim
 from satcc.errors import UserError
 
-# Study 004's testbed as the emulator runs it (issue 11): two senders whose access links run
+# Study 004's testbed as the emulator runs it (the fidelity suite's CUBIC pair): two senders whose access links run
 # at the bottleneck rate, RTTs 2 ms and 128 ms, stock CUBIC, a 1-BDP drop-tail queue.
 TESTBED = """
 [scenario]

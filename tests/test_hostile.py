@@ -1,4 +1,4 @@
-"""Hostile input against every command (issue 16): exit status 2, one line on stderr, no
+"""Hostile input against every command: exit status 2, one line on stderr, no
 traceback, no quoted secret, nothing written outside --out, and no hang.
 
 The corpus is tests/hostile/ (README.md there says what each file is); directories and special
@@ -105,7 +105,7 @@ def test_a_run_too_big_for_memory_is_refused_before_it_starts(command, work, cap
 
 
 def test_a_run_estimated_at_years_is_refused_with_its_estimate(work, capsys, monkeypatch):
-    """Issue 16: duration "1e9 s" was accepted with no estimate and a bar stuck at 0 %."""
+    """Duration "1e9 s" was once accepted with no estimate and a bar stuck at 0 %."""
     (work / "long.toml").write_text(
         (CORPUS / "rate-1e30.toml")
         .read_text()

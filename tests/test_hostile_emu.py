@@ -1,4 +1,5 @@
-"""The emulator's teardown leaves no BPF congestion control held by orphaned sockets (issue 16).
+"""The emulator's teardown leaves no BPF congestion control held by orphaned sockets:
+a crashed run must not leave the kernel holding satcc's BPF programs.
 
 Runs as root with BPF struct_ops available, under the machine's emulator lock:
 `flock /tmp/satcc-emu.lock .venv/bin/python -m pytest tests/test_hostile_emu.py`.

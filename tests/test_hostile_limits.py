@@ -1,4 +1,4 @@
-"""Issue 16, one test per class the audit found (each failed before its fix): names, results that
+"""Hostile limits, one test per class an audit of hostile input found (each failed before its fix): names, results that
 must not be lost, BOM, terminal escapes, internal errors, campaign locking and leftovers,
 out-of-memory in the simulator."""
 

@@ -40,7 +40,7 @@ def test_a_long_run_draws_its_label_and_the_fraction_then_clears_the_line():
 
 
 def test_a_very_slow_run_still_moves_the_bar():
-    """Issue 16: a 1e9 s simulation sat at "0 %" forever; two decimals and the elapsed time
+    """A 1e9 s simulation once sat at "0 %" forever; two decimals and the elapsed time
     show it is running."""
     stream, clock = Tty(), Clock()
     with ProgressBar(label="long", stream=stream, clock=clock) as bar:

@@ -1,4 +1,5 @@
-"""satcc-linkd's fidelity and limits on this machine (issue 7's targets), as root.
+"""satcc-linkd's fidelity and limits on this machine, against the targets below, as
+root.
 
 1. Added one-way delay: timestamped UDP probes (sender stamps CLOCK_REALTIME just before
    sendto, the receiver takes the kernel's receive stamp, SO_TIMESTAMPNS, same clock) through

@@ -1,4 +1,5 @@
-"""How long a real Linux host takes to answer a packet, seen from the wire (issue 11).
+"""How long a real Linux host takes to answer a packet, seen from the wire (the simulator's host
+timing noise is calibrated from it).
 
 The simulator's hosts answer instantly unless told otherwise; real hosts do not, and that
 timing noise is what keeps competing flows from phase-locking. This measures it on the real

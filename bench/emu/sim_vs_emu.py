@@ -1,6 +1,6 @@
 """Simulator vs real kernel: the same scenario through `satcc sim` and `satcc emu`, goodput ratio
 per point of a small grid (CCA x rate x RTT x loss). This is how the simulator's fidelity is
-judged (issue 7): ratio = emu goodput / sim goodput; 1.00 is agreement.
+judged: ratio = emu goodput / sim goodput; 1.00 is agreement.
 
 Each point is one dumbbell-free path: client —link— server, one bulk flow from t = 0, queue
 1 BDP, MTU 1500. The emulated run uses the kernel's CCA of the same name (reno, cubic, bbr).

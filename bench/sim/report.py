@@ -15,7 +15,7 @@ import statistics
 import sys
 from pathlib import Path
 
-# Issue 2, "Speed": packet events per second on one core, release build.
+# The speed target: packet events per second on one core, release build.
 TARGET_EVENTS_PER_S = 5e6
 
 

@@ -19,7 +19,7 @@ Sources (shared/research/satellite-facts.md, tags as there: [V] verified, [F] re
   85 ms (Mohan et al. WWW'24 whiskers ≈15-85 ms [F]).
 - Plan capacities (starlink.com DOC-1075-86535-76 [V]): Residential 50-150 down / 5-25 up (DE);
   business = Priority 40-220 down / 8-25 up (ES table) widened to 30 up by Local Priority 10-30
-  (DE), as issue 5 states (40-220 / 8-30).
+  (DE): 40-220 down / 8-30 up.
 - Loss: uplink 0.2-0.5 %, downlink 0.01 % (LeoCC/LeoReplayer README [V]).
 - Boundary disturbance ≈140 ms (arXiv 2601.08439 [V]) → 50-150 ms (§5 [D]); loss bursts up to
   50 % (Kassem et al. IMC'22 [V]); outage vs burst share not measured (§1.6: "to calibrate").
@@ -27,7 +27,7 @@ Sources (shared/research/satellite-facts.md, tags as there: [V] verified, [F] re
 - GEO: slant-range propagation 477-556 ms RTT (§2.1 [D]); PCC/Pantheon emulator 42 Mbit/s,
   400 ms one way, 0.74 % uplink loss, 1500-packet droptail (JerryLX/pantheon [V]).
 - LFN: study 003's router hop dropping above 300-330 Mbit/s (papers/README.md §003).
-- Constellation: Starlink shell 1 = 550 km, 53°, 72 planes x 22 (issue 5; §1.1), min elevation
+- Constellation: Starlink shell 1 = 550 km, 53°, 72 planes x 22 (§1.1), min elevation
   25° (§1.1 [V] Huston), extra one-way delay 10 ms [D] from the dish→GS RTT of ≈35 ms near 0 km
   (Mohan et al. [F]) minus the 7-15 ms geometric floor.
 """

@@ -16,7 +16,7 @@ from typing import Self, TextIO
 
 from satcc.limits import printable
 
-DEFAULT_DELAY_S = 1.0  # issue 2: "a progress bar while a run takes more than a second"
+DEFAULT_DELAY_S = 1.0  # a quick run draws nothing; a bar appears once a run takes > 1 s
 REFRESH_S = 0.1
 LABEL_CHARS = 40
 

@@ -134,7 +134,7 @@ TCP_STATE_COLUMNS = (
     "retransmits",
 )
 
-# Keys of the --json summary's flows[] (the contract in issue 2 plus what helps reading it).
+# Keys of the --json summary's flows[] (a contract scripts rely on; add keys, never rename).
 SUMMARY_FLOW_KEYS = (
     "id",
     "name",

@@ -106,7 +106,7 @@ fn version() -> &'static str {
 /// A panic hook that prints one line and never a backtrace. The default hook captures a
 /// backtrace when RUST_BACKTRACE is set; under memory pressure that capture fails to allocate,
 /// and the allocation-error handler then blocks on the backtrace lock the panic holds: the
-/// process hung for good (issue 16). pyo3 turns the panic into a Python exception, which the
+/// process hung for good. pyo3 turns the panic into a Python exception, which the
 /// CLI reports as an internal error. Writing a `&str` and a `Location` to stderr allocates
 /// nothing.
 fn quiet_panic_hook(info: &std::panic::PanicHookInfo<'_>) {

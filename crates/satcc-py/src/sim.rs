@@ -231,7 +231,7 @@ fn summary_to_py<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, P
 /// A Python list built from a slice without panicking when Python runs out of memory.
 /// pyo3's own conversion panics on a failed allocation, and a panic under memory pressure
 /// deadlocked: the panic's backtrace failed to allocate and the allocation-error handler then
-/// waited on the backtrace lock the panic held (issue 16). Here a failed allocation is a
+/// waited on the backtrace lock the panic held, for good. Here a failed allocation is a
 /// `MemoryError`, and the half-built list is freed.
 fn list_of<'py, T: Copy>(
     py: Python<'py>,

@@ -1,4 +1,4 @@
-//! Scenario-level checks of the congestion controls (issue 3, "Tests that must hold"):
+//! Scenario-level checks of the congestion controls, the behaviours each one exists for:
 //! Hybla against Reno on a lossy GEO path, Vegas against CUBIC on a deep buffer, DCTCP's
 //! queue around its marking threshold K, and CUBIC's RTT unfairness (study 004) with and
 //! without the `k_mode = "cbrt_rtt"` correction.
@@ -630,7 +630,8 @@ fn stock_cubic_favours_the_short_rtt_flow_and_cbrt_rtt_k_raises_the_long_flows_s
     const SECS: u64 = 60;
     // Two phases are enough at this buffer (three gave the same split to 2 %).
     const PHASES: [f64; 2] = [PHASE_FRACTIONS[0], PHASE_FRACTIONS[2]];
-    // Jain's index below which the split counts as unfair (issue 3).
+    // Jain's index below which the split counts as unfair (0.9: one flow of two gets twice the
+    // other's share).
     const UNFAIR_JAIN: f64 = 0.9;
     // The long flow's share must grow by more than the scatter of a two-phase mean (single
     // phases differ by up to ~0.1 in share under cbrt_rtt, i.e. ±0.05 around their mean).

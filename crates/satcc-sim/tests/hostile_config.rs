@@ -1,4 +1,4 @@
-//! The simulator never panics on a config, however hostile (issue 16): every config built
+//! The simulator never panics on a config, however hostile: every config built
 //! from random bytes is either refused by `World::new` with an error or runs to its end. The
 //! stable stand-in for the cargo-fuzz target `fuzz/fuzz_targets/config.rs`; the Rust side
 //! takes its scenario as a Python dict (crates/satcc-py), so this is the loader it has.

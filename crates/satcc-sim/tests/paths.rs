@@ -1,4 +1,4 @@
-//! Path models in the simulator (issue 5): time-varying links, Starlink epochs, traces,
+//! Path models in the simulator: time-varying links, Starlink epochs, traces,
 //! fragmentation through a VPN encapsulation, UDP constant-bit-rate flows.
 
 mod common;

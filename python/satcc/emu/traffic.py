@@ -27,7 +27,7 @@ from satcc.emu.host import ns_cmd
 
 SERVER_PORT_BASE = 5201
 CLIENT_PORT_BASE = 40000
-SNAPLEN = 128  # issue 7: enough for Ethernet + IPv4 + TCP with options
+SNAPLEN = 128  # headers only: Ethernet + IPv4 + TCP with options fit; payload is not kept
 PR_SET_PDEATHSIG = 1
 TS_OPTION_BYTES = 12  # Linux's timestamps option as sent: NOP NOP kind len TSval TSecr
 MSS_CLAMP_NO_TS = 1460  # 1500 MTU - 20 IP - 20 TCP

@@ -1,4 +1,5 @@
-"""`satcc fidelity`: the simulator against the real kernel on a grid of scenarios (issue 11).
+"""`satcc fidelity`: the simulator against the real kernel on a grid of scenarios, with pass/fail targets
+(fidelity.metrics.TARGETS).
 
     grid.py     the grid file (scenarios/fidelity/grid.toml): scenarios, --quick subset, VPN node
     suite.py    plan, run (sim seeds + kernel runs into a campaign directory), evaluate, write

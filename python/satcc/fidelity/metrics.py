@@ -35,7 +35,7 @@ distance between one run's curve and the kernel median (null with fewer than 2 k
 CUBIC's sawtooth in two runs is not phase-aligned, so D is read against D_kernel, and it has
 no pass/fail target.
 
-Verdicts (issue 11's targets; `TARGETS` below holds the numbers):
+Verdicts (the agreement the simulator is held to; `TARGETS` below holds the numbers):
 | metric      | rows                         | pass when                                           |
 |-------------|------------------------------|-----------------------------------------------------|
 | share       | groups of >= 2-group scenarios | abs(sim - kernel) <= 0.10                         |
@@ -66,7 +66,8 @@ BIN_EPSILON_S = 1e-9  # bin starts are float seconds
 
 @dataclass(frozen=True)
 class Targets:
-    """Issue 11's targets; every verdict is computed from these numbers."""
+    """How close the simulator must come to the kernel; every verdict is computed from these
+    numbers."""
 
     share_abs: float = 0.10  # share within 0.10 of the kernel's median
     goodput_rel: float = 0.10  # total goodput within 10 %

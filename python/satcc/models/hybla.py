@@ -55,7 +55,7 @@ Readings of the paper (where the printed text is ambiguous; also in README "## M
    (eq. 36); so for small p the transfer time falls as p rises (10 MB, study design: 10.39 s at
    p = 1e-7, 9.90 s at p = 1.2e-5) and a transfer can beat W_m/R by a fraction of a percent.
 9. Throughput in bit/s = segments/s x packet_bytes x 8; a limited transfer's throughput is
-   size_bytes x 8 / T (issue 4). The steady-state B (eq. 10, 21) does not depend on T_0; T_0
+   size_bytes x 8 / T (what a user timing the transfer sees). The steady-state B (eq. 10, 21) does not depend on T_0; T_0
    enters only through Z_TO (eq. 35) in the transfer time.
 
 Deviations from Linux (tcp_hybla.c) that the model inherits

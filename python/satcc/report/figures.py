@@ -18,7 +18,7 @@ campaign axis may set `role` itself).
 | seqack         | 003 Fig. 6          | a capture analysed with its packets (seqack view)            |
 | ca_ramp        | 003 Fig. 7          | a run >= 30 s with cwnd series and a congestion-avoidance stretch |
 | traces         | (every study)       | cwnd/srtt series of sim or emu runs (satcc.plot panels)      |
-| fidelity       | (issue 11)          | a `satcc fidelity` directory (sim and kernel runs per scenario) |
+| fidelity       | (sim vs kernel)     | a `satcc fidelity` directory (sim and kernel runs per scenario) |
 | cdfs           | (every study)       | >= 2 flows with a CCA and a goodput                          |
 | throughput_delay | Pantheon Fig. 2   | flows with a CCA, goodput and 95th-percentile RTT            |
 

@@ -22,7 +22,7 @@ import pandas as pd
 import satcc
 from satcc.errors import UserError
 
-EMU_MAX_RATE_BPS = 100_000_000  # what this 2-core machine's link emulator carries (issue 12)
+EMU_MAX_RATE_BPS = 100_000_000  # what satcc-linkd carries faithfully on a 2-core machine
 FIG_DPI = 110
 
 

@@ -31,7 +31,7 @@ from satcc.studies import common as C
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("study003-short", "study003-long")
-EMU_CHANGES = {  # rates this machine's emulator carries (issue 12: <= 100 Mbit/s)
+EMU_CHANGES = {  # rates satcc-linkd carries faithfully here (common.EMU_MAX_RATE_BPS)
     "study003-short": {
         "link[1].model.rate": "100 Mbit/s",
         "link[0].rate": "100 Mbit/s",

@@ -1,5 +1,5 @@
 //! Any config is refused by `World::new` with an error or runs to its end: never a panic
-//! (issue 16). The bytes become a SimConfig through the generator the stable randomized
+//! (a panic in the bindings is an internal error for the user). The bytes become a SimConfig through the generator the stable randomized
 //! test uses (tests/support/config_from_bytes.rs).
 #![no_main]
 
