@@ -2,8 +2,10 @@
 run costs besides simulating (BENCHMARKS.md "Campaigns").
 
     .venv/bin/python bench/campaign/scaling.py [--runs N] [--duration "10 s"] [--rate "1 Gbit/s"]
+        [--flows 2]
 
-The campaign: one base scenario (one link, two CUBIC flows, `--duration` simulated, `--rate`),
+The campaign: one base scenario (one link, `--flows` CUBIC flows, `--duration` simulated,
+`--rate`; each flow's window is bounded by the 6 MiB default receive buffer),
 repeated `--runs` times with different seeds, run into a fresh directory per backend with
 `satcc.campaign.execute.run_campaign`, exactly as `satcc campaign FILE --jobs N
 [--cluster ADDR] --no-progress` runs it. The Dask cluster is a LocalCluster of 2 worker
@@ -52,7 +54,7 @@ name = "bulk"
 from = "s"
 to = "d"
 cca = "cubic"
-count = 2
+count = {flows}
 """
 
 CAMPAIGN = """\
@@ -64,8 +66,8 @@ seed = 1
 """
 
 
-def write_campaign(directory: Path, runs: int, duration: str, rate: str) -> Path:
-    (directory / "base.toml").write_text(BASE.format(duration=duration, rate=rate))
+def write_campaign(directory: Path, runs: int, duration: str, rate: str, flows: int = 2) -> Path:
+    (directory / "base.toml").write_text(BASE.format(duration=duration, rate=rate, flows=flows))
     path = directory / "scaling.toml"
     path.write_text(CAMPAIGN.format(runs=runs))
     return path
@@ -151,6 +153,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=16, help="runs per backend (default 16)")
     ap.add_argument("--duration", default="10 s", help="simulated time per run (default 10 s)")
     ap.add_argument("--rate", default="1 Gbit/s", help="link rate (default 1 Gbit/s)")
+    ap.add_argument("--flows", type=int, default=2, help="CUBIC flows sharing the link (default 2)")
     ap.add_argument("--repeat", type=int, default=5, help="repeats of the breakdown (default 5)")
     ap.add_argument("--no-dask", action="store_true", help="skip the Dask cluster")
     args = ap.parse_args()
@@ -162,7 +165,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="satcc-bench-campaign-") as tmp:
         tmp = Path(tmp)
-        path = write_campaign(tmp, args.runs, args.duration, args.rate)
+        path = write_campaign(tmp, args.runs, args.duration, args.rate, args.flows)
         steps = breakdown(path, args.repeat)
         for label, jobs in (("local, 1 worker", 1), ("local, 2 workers", 2)):
             wall, run_s, n = run_one(path, tmp / f"out-{jobs}", jobs=jobs)
@@ -181,7 +184,9 @@ def main() -> int:
                 rows.append(("Dask loopback, 2 workers", 2, wall, run_s, n))
 
     base_rate = rows[0][4] / rows[0][2]
-    t = Table(title=f"{args.runs} runs of {args.duration} simulated ({args.rate}, 2 CUBIC flows)")
+    t = Table(
+        title=f"{args.runs} runs of {args.duration} simulated ({args.rate}, {args.flows} CUBIC flows)"
+    )
     for col in ("backend", "wall s", "runs/s", "speed-up", "run s", "overhead/run s"):
         t.add_column(col, justify="left" if col == "backend" else "right")
     for label, workers, wall, run_s, n in rows:

@@ -6,7 +6,6 @@ applies (docs/fidelity.md)."""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from satcc.fidelity.metrics import FAIL, PASS, TARGETS
@@ -143,34 +142,52 @@ def render_text(doc: dict[str, Any], width: int = 130, color: bool = False) -> s
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
+HTML_TEMPLATE = """\
+<table><thead><tr><th class="l">scenario</th><th class="l">group</th><th>runs sim/kernel</th>
+{%- for title in titles %}<th>{{ title }}<br>sim · kernel</th>{% endfor -%}
+<th>cwnd distance<br>(kernel self)</th></tr></thead><tbody>
+{%- for row in rows %}<tr><td class="l">{{ row.scenario }}</td><td class="l">{{ row.group }} ({{ row.flows }})</td><td>{{ row.runs }}</td>
+{%- for c in row.cells %}<td{% if c.color %} style="background:{{ c.color }}"{% endif %}>{{ c.sim }}<br>{{ c.kernel }} {{ c.mark }}</td>{% endfor -%}
+<td>{{ row.cwnd }}<br>({{ row.cwnd_self }})</td></tr>{% endfor -%}
+</tbody></table><ul>{% for line in summary %}<li>{{ line }}</li>{% endfor %}</ul>"""
+VERDICT_COLORS = {PASS: "#e8f6e8", FAIL: "#fbe3e3"}
+
+
 def render_html(doc: dict[str, Any]) -> str:
-    """The same table as an HTML fragment (for satcc report)."""
-    e = html.escape
-    head = (
-        '<tr><th class="l">scenario</th><th class="l">group</th><th>runs sim/kernel</th>'
-        + "".join(
-            f"<th>{e(t.replace(chr(10), ' '))}<br>sim · kernel</th>" for _, t, _, _, _ in COLUMNS
-        )
-        + "<th>cwnd distance<br>(kernel self)</th></tr>"
-    )
-    body = []
+    """The same table as an HTML fragment (for satcc report), from HTML_TEMPLATE."""
+    import jinja2
+
+    rows = []
     for row in doc["rows"]:
-        tds = [
-            f'<td class="l">{e(row["scenario"])}</td>',
-            f'<td class="l">{e(row["group"])} ({row["flows"]})</td>',
-            f"<td>{e(runs_text(doc, row['scenario']))}</td>",
-        ]
+        cells = []
         for key, _, scale, fmt, _ in COLUMNS:
             sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
-            kern += f" ({spread})" if spread else ""
-            color = {PASS: "#e8f6e8", FAIL: "#fbe3e3"}.get(verdict or "", "")
-            style = f' style="background:{color}"' if color else ""
-            tds.append(f"<td{style}>{e(sim)}<br>{e(kern)} {MARK[verdict]}</td>")
+            cells.append(
+                {
+                    "sim": sim,
+                    "kernel": kern + (f" ({spread})" if spread else ""),
+                    "mark": MARK[verdict],
+                    "color": VERDICT_COLORS.get(verdict or ""),
+                }
+            )
         d, k = cwnd_cell(row)
-        tds.append(f"<td>{e(d)}<br>({e(k)})</td>")
-        body.append("<tr>" + "".join(tds) + "</tr>")
-    summary = "".join(f"<li>{e(line.strip())}</li>" for line in summary_lines(doc))
-    return f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table><ul>{summary}</ul>"
+        rows.append(
+            {
+                "scenario": row["scenario"],
+                "group": row["group"],
+                "flows": row["flows"],
+                "runs": runs_text(doc, row["scenario"]),
+                "cells": cells,
+                "cwnd": d,
+                "cwnd_self": k,
+            }
+        )
+    env = jinja2.Environment(autoescape=True)
+    return env.from_string(HTML_TEMPLATE).render(
+        titles=[t.replace("\n", " ") for _, t, _, _, _ in COLUMNS],
+        rows=rows,
+        summary=[line.strip() for line in summary_lines(doc)],
+    )
 
 
 def render_markdown(doc: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ every image has decoded (or names the broken ones): the test reads it from the D
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import io
 import json
 from collections.abc import Callable
@@ -193,8 +193,20 @@ window.addEventListener("load", function () {
 """
 
 
-def _e(x: Any) -> str:
-    return html.escape("" if x is None else str(x), quote=True)
+@functools.cache
+def _env() -> Any:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("satcc.report", "templates"),
+        autoescape=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _html(macro: str, *args: Any, **kwargs: Any) -> Any:
+    """One macro of templates/sections.html.j2, rendered (Markup: safe to nest)."""
+    return getattr(_env().get_template("sections.html.j2").module, macro)(*args, **kwargs)
 
 
 def _fmt(v: Any) -> str:
@@ -203,20 +215,6 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
-
-
-def _table(
-    columns: list[str], rows: list[list[Any]], left: set[int], row_classes: list[str] | None = None
-) -> str:
-    head = "".join(
-        f'<th class="{"l" if i in left else ""}">{_e(c)}</th>' for i, c in enumerate(columns)
-    )
-    body = []
-    for k, r in enumerate(rows):
-        cls = f' class="{row_classes[k]}"' if row_classes else ""
-        cells = "".join(f'<td class="{"l" if i in left else ""}">{c}</td>' for i, c in enumerate(r))
-        body.append(f"<tr{cls}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def to_toml(doc: dict[str, Any]) -> str:
@@ -305,61 +303,32 @@ def _matrix_html(ctx: RenderContext) -> str | None:
     if not axes:
         return None
     rows = [
-        [
-            _e(a["name"]),
-            _e(a["role"]),
-            _e(", ".join(a["keys"])),
-            _e(", ".join(str(v) for v in a["values"])),
-        ]
+        [a["name"], a["role"], ", ".join(a["keys"]), ", ".join(str(v) for v in a["values"])]
         for a in axes
     ]
-    return "<h2>Matrix</h2>" + _table(
-        ["column", "role", "scenario keys", "values"], rows, {0, 1, 2, 3}
-    )
+    return _html("matrix", rows)
 
 
 def _figures_html(ctx: RenderContext) -> str:
-    parts = ['<h2 id="figures">Figures</h2>']
-    if not ctx.report.drawn:
-        parts.append("<p>No figure could be drawn from this campaign's data.</p>")
-    for f in ctx.report.drawn:
-        files = " · ".join(f"<code>{_e(p.name)}</code>" for p in f.files)
-        img = (
-            f'<img id="img-{_e(f.id)}" alt="{_e(f.title)}" '
-            f'src="data:image/png;base64,{base64.b64encode(f.png).decode("ascii")}">'
-            if f.png
-            else ""
-        )
-        parts.append(
-            f'<figure id="fig-{_e(f.id)}"><h3>{_e(f.title)}</h3>{img}'
-            f"<figcaption>{_e(f.caption)}"
-            f"{' Files: ' + files if files else ''}</figcaption></figure>"
-        )
-    return "".join(parts)
+    drawn = [
+        {
+            "id": f.id,
+            "title": f.title,
+            "caption": f.caption,
+            "files": [p.name for p in f.files],
+            "png_b64": base64.b64encode(f.png).decode("ascii") if f.png else None,
+        }
+        for f in ctx.report.drawn
+    ]
+    return _html("figures", drawn)
 
 
 def _skipped_html(ctx: RenderContext) -> str:
-    if ctx.report.skipped:
-        body = (
-            '<ul class="skip">'
-            + "".join(f"<li><b>{_e(f.title)}</b>: {_e(f.skipped)}</li>" for f in ctx.report.skipped)
-            + "</ul>"
-        )
-    else:
-        body = "<p>None: the campaign had the data for every figure.</p>"
-    return '<h2 id="skipped">Skipped figures</h2>' + body
+    return _html("skipped", ctx.report.skipped)
 
 
 def _problems_html(ctx: RenderContext) -> str:
-    if ctx.report.problems:
-        body = (
-            '<ul class="problem">'
-            + "".join(f"<li>{_e(p)}</li>" for p in ctx.report.problems)
-            + "</ul>"
-        )
-    else:
-        body = "<p>Nothing: every file in the campaign directory matched its recorded hash.</p>"
-    return '<h2 id="problems">Left out of the store</h2>' + body
+    return _html("problems", ctx.report.problems)
 
 
 MAX_INTERACTIVE_RUNS = 6
@@ -416,17 +385,19 @@ def _interactive_html(ctx: RenderContext) -> str | None:
         )
     if not charts:
         return None
+    from markupsafe import Markup
+
+    # JSON inside <script>: "</" cannot end the element early
     payload = json.dumps(charts, ensure_ascii=True, allow_nan=False).replace("</", "<\\/")
-    divs = "".join(f'<div id="uplot-{i}"></div>' for i in range(len(charts)))
     css = (VENDOR / "uPlot.min.css").read_text(encoding="utf-8")
     js = (VENDOR / "uPlot.iife.min.js").read_text(encoding="utf-8")
-    return (
-        '<h2 id="interactive">Interactive charts</h2><p>Goodput over time of the first '
-        f"{len(charts)} finished runs: drag to zoom, double-click to reset, click a legend "
-        "entry to hide a flow (uPlot, inlined: works offline).</p>"
-        f"{divs}<style>{css}</style><script>{js}</script>"
-        f'<script type="application/json" id="uplot-data">{payload}</script>'
-        f"<script>{INTERACTIVE_SCRIPT}</script>"
+    return _html(
+        "interactive",
+        len(charts),
+        Markup(css),
+        Markup(js),
+        Markup(payload),
+        Markup(INTERACTIVE_SCRIPT),
     )
 
 
@@ -440,14 +411,11 @@ def _fidelity_section(ctx: RenderContext) -> str | None:
 
 def _fidelity_html(store: Any) -> str:
     """satcc fidelity's agreement table (satcc.fidelity.table), recomputed from the store."""
+    from markupsafe import Markup
+
     from satcc.fidelity import suite, table
 
-    return (
-        '<h2 id="fidelity">Fidelity: simulator vs kernel</h2><p>Per cell: the simulator '
-        "(median of its seeds), then the kernel (median of its runs, min-max); ✓/✗ the "
-        "verdicts against the targets (docs/fidelity.md).</p>"
-        + table.render_html(suite.evaluate_store(store))
-    )
+    return _html("fidelity", Markup(table.render_html(suite.evaluate_store(store))))
 
 
 for _section in (
@@ -464,7 +432,6 @@ for _section in (
 
 
 def render_html(store: Any, report: Report) -> str:
-    import jinja2
     from markupsafe import Markup
 
     idx = store.index
@@ -479,28 +446,27 @@ def render_html(store: Any, report: Report) -> str:
         body = section.render(ctx)
         if body is not None:
             sections.append({"id": section.id, "nav": section.nav, "html": Markup(body)})
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("satcc.report", "templates"),
-        autoescape=True,
-        keep_trailing_newline=True,
-    )
-    return env.get_template("report.html.j2").render(
-        name=idx.get("name"),
-        description=idx.get("description"),
-        version=__version__,
-        run_versions=", ".join(sorted(set(runs["satcc_version"].dropna().astype(str)))),
-        n_runs=len(runs),
-        counts={k: counts.get(k, 0) for k in ("done", "failed", "pending")},
-        engines=", ".join(
-            f"{e} {n}" for e, n in runs["engine"].value_counts().sort_index().items()
-        ),
-        scenario=idx.get("scenario"),
-        seeds=idx.get("seeds"),
-        sections=sections,
-        directory=str(store.directory),
-        downloads=report.downloads,
-        css=Markup(CSS),
-        check_script=Markup(CHECK_SCRIPT),
+    return (
+        _env()
+        .get_template("report.html.j2")
+        .render(
+            name=idx.get("name"),
+            description=idx.get("description"),
+            version=__version__,
+            run_versions=", ".join(sorted(set(runs["satcc_version"].dropna().astype(str)))),
+            n_runs=len(runs),
+            counts={k: counts.get(k, 0) for k in ("done", "failed", "pending")},
+            engines=", ".join(
+                f"{e} {n}" for e, n in runs["engine"].value_counts().sort_index().items()
+            ),
+            scenario=idx.get("scenario"),
+            seeds=idx.get("seeds"),
+            sections=sections,
+            directory=str(store.directory),
+            downloads=report.downloads,
+            css=Markup(CSS),
+            check_script=Markup(CHECK_SCRIPT),
+        )
     )
 
 
@@ -510,7 +476,7 @@ def _flow_cell(flows: pd.DataFrame) -> str:
     groups = flows.assign(g=flows["name"].map(F.flow_group)).groupby("g", sort=False)
     return (
         ", ".join(
-            f"{_e(g)} {grp['goodput_bps'].mean() / 1e6:.2f}"
+            f"{g} {grp['goodput_bps'].mean() / 1e6:.2f}"
             for g, grp in groups
             if grp["goodput_bps"].notna().any()
         )
@@ -519,13 +485,6 @@ def _flow_cell(flows: pd.DataFrame) -> str:
 
 
 def _points_html(store: Any, runs: pd.DataFrame, flows: pd.DataFrame, params: list[str]) -> str:
-    out = [
-        '<h2 id="points">Matrix points</h2>',
-        (
-            "<p>Means over the finished runs of each point. Goodput in Mbit/s per [[flow]] "
-            "group; retransmission rate over all flows.</p>"
-        ),
-    ]
     cols = [*params, "engines", "runs", "goodput (Mbit/s)", "retx (%)", "Jain", "scenario"]
     rows = []
     for point, group in runs.groupby("point", sort=True, dropna=False):
@@ -541,27 +500,22 @@ def _points_html(store: Any, runs: pd.DataFrame, flows: pd.DataFrame, params: li
                 ).read_text(encoding="utf-8")
             )
             if run_doc.get("scenario"):
-                scenario = (
-                    f"<details><summary>TOML</summary><pre>"
-                    f"{_e(to_toml(run_doc['scenario']))}</pre></details>"
-                )
+                scenario = _html("toml_details", to_toml(run_doc["scenario"]))
             elif run_doc.get("inputs"):
-                scenario = _e(", ".join(Path(i["path"]).name for i in run_doc["inputs"]))
+                scenario = ", ".join(Path(i["path"]).name for i in run_doc["inputs"])
         rows.append(
             [
-                *(_e(_fmt(first[c])) for c in params),
-                _e(", ".join(sorted(set(group["engine"].dropna().astype(str))))),
+                *(_fmt(first[c]) for c in params),
+                ", ".join(sorted(set(group["engine"].dropna().astype(str)))),
                 f"{len(done)}/{len(group)}",
                 _flow_cell(mine),
                 "-" if pd.isna(retx) else f"{100 * retx:.3f}",
-                _e(_fmt(done["jain_index"].mean())),
+                _fmt(done["jain_index"].mean()),
                 scenario,
             ]
         )
-    out.append(
-        _table(cols, rows, set(range(len(params))) | {len(params), len(params) + 2, len(cols) - 1})
-    )
-    return "".join(out)
+    left = set(range(len(params))) | {len(params), len(params) + 2, len(cols) - 1}
+    return _html("points", cols, rows, left)
 
 
 def _runs_html(
@@ -573,30 +527,19 @@ def _runs_html(
     by_run = dict(tuple(flows.groupby("run_id")))
     for r in runs.head(MAX_RUN_ROWS).to_dict("records"):
         err = (r.get("error") or "").strip()
-        plot = plots.get(r["run_id"])
-        name = f"<code>{_e(r['run_id'])}</code>"
         rows.append(
             [
-                f'<a href="{_e(plot)}">{name}</a>' if plot else name,
-                _e(r["status"]),
-                _e(r["engine"]),
-                _e(_fmt(r["seed"])),
-                *(_e(_fmt(r[c])) for c in params),
+                _html("run_cell", r["run_id"], plots.get(r["run_id"])),
+                r["status"],
+                r["engine"],
+                _fmt(r["seed"]),
+                *(_fmt(r[c]) for c in params),
                 _flow_cell(by_run.get(r["run_id"], flows.iloc[0:0])),
-                _e(_fmt(r["jain_index"])),
-                f"<pre>{_e(err)}</pre>" if err else "",
+                _fmt(r["jain_index"]),
+                _html("pre", err),
             ]
         )
         classes.append(str(r["status"]))
-    more = (
-        f"<p>{len(runs) - MAX_RUN_ROWS} more runs: satcc query.</p>"
-        if len(runs) > MAX_RUN_ROWS
-        else ""
-    )
+    more = max(len(runs) - MAX_RUN_ROWS, 0)
     left = {0, 1, 2, *range(4, 4 + len(params)), len(cols) - 1}
-    return (
-        '<h2 id="runs">Runs</h2><p>Each run directory is <code>runs/&lt;run&gt;/</code>; '
-        "its <code>run.json</code> holds the exact scenario.</p>"
-        + _table(cols, rows, left, classes)
-        + more
-    )
+    return _html("runs", cols, rows, left, classes, more)
