@@ -72,6 +72,23 @@ def test_the_scenario_schema_takes_its_engine_names_from_the_registry(write_toml
     assert all(repr(n) in str(e.value) for n in registry.NAMES)
 
 
+def test_an_engine_checks_its_host_before_it_runs(monkeypatch, write_toml):
+    import satcc.engines.emu as emu_engine
+    from satcc.emu.host import EmuError
+
+    ran = []
+    monkeypatch.setattr(emu_engine, "run", lambda *a, **k: ran.append(a))
+
+    def not_root():
+        raise EmuError("the emulator needs root")
+
+    monkeypatch.setattr("satcc.emu.host.require_root", not_root)
+    s = sc.load(write_toml(MINIMAL))
+    with pytest.raises(EmuError, match="needs root"):
+        registry.run("emu", s)
+    assert ran == []
+
+
 def test_capabilities_are_where_callers_read_them():
     assert registry.get("emu").needs_root and registry.get("emu").exclusive
     assert not registry.get("emu").deterministic

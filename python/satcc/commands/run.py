@@ -42,7 +42,12 @@ def register(subparsers) -> None:
         help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
         "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable",
     )
-    p.add_argument("--engine", choices=registry.NAMES, help="override the scenario's `engine`")
+    p.add_argument(
+        "--engine",
+        choices=registry.NAMES,
+        help="override the scenario's `engine`: "
+        + "; ".join(f"{e.name}, {e.summary}" for e in registry.ENGINES.values()),
+    )
     p.add_argument(
         "--out",
         metavar="DIR",

@@ -78,8 +78,10 @@ class EngineSpec:
         return importlib.import_module(self.module)
 
     def run(self, scenario: Scenario, opts: RunOptions | None = None) -> RunResult:
-        """Run `scenario`; errors are the engine's (UserError for bad input)."""
+        """Run `scenario`; errors are the engine's (UserError for bad input), or this host's
+        (`check_host`) before anything is touched."""
         opts = opts if opts is not None else RunOptions()
+        self.check_host()
         mod = self.load()
         kwargs: dict[str, Any] = {"seed": opts.seed, "progress": opts.progress}
         if self.keeps_raw:
