@@ -69,3 +69,26 @@ def test_a_label_with_terminal_escapes_is_drawn_escaped():
         clock.now = 1.5
         bar(0.5)
     assert "\x1b]0;pwned" not in stream.getvalue() and "\\x1b]0;pwned" in stream.getvalue()
+
+
+def test_the_campaign_line_draws_on_a_terminal_and_erases_itself():
+    from satcc.campaign.execute import ProgressLine
+
+    stream, clock = Tty(), Clock()
+    with ProgressLine("camp\x1b[31m", 4, already=1, stream=stream, clock=clock) as line:
+        clock.now = 2.0
+        line.advance(ok=False)
+        drawn = stream.getvalue()
+    assert "2/4" in drawn and "1 failed" in drawn and "0.50 runs/s" in drawn
+    assert "\x1b[31m" not in drawn  # the name is printed escaped
+    assert stream.getvalue().endswith("\x1b[2K")  # transient: erased at the end
+
+
+def test_the_campaign_line_writes_nothing_to_a_pipe():
+    from satcc.campaign.execute import ProgressLine
+
+    stream, clock = io.StringIO(), Clock()
+    with ProgressLine("camp", 4, stream=stream, clock=clock) as line:
+        clock.now = 2.0
+        line.advance()
+    assert stream.getvalue() == ""

@@ -311,3 +311,20 @@ def test_each_run_links_its_own_plot_and_the_tables_download_as_csv(small, tmp_p
         assert (tmp_path / "r" / name).read_text().count("\n") > 1 and f'href="{name}"' in html
     assert html.index('id="extra"') < html.index('id="points"') and '<a href="#extra">' in html
     assert "<th" in html and ">engines</th>" in html
+
+
+def test_no_html_is_built_with_f_strings():
+    """HTML comes from jinja2 templates (autoescaped); an f-string with a tag in it is where an
+    unescaped value slips in."""
+    package = Path(__file__).resolve().parents[1] / "python" / "satcc"
+    tag = re.compile(
+        r"""\bf(["'])[^"'\n]*<(/?)(table|thead|tbody|tr|td|th|div|ul|li|p|h[1-6]|figure|"""
+        r"""figcaption|img|a|pre|code|details|summary|script|style|b|i|br)\b"""
+    )
+    offenders = [
+        f"{path.relative_to(package)}:{n}"
+        for path in sorted(package.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if tag.search(line)
+    ]
+    assert offenders == []
