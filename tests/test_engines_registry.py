@@ -113,6 +113,7 @@ def test_capabilities_are_where_callers_read_them():
         (["model", "{f}"], "model"),
         (["emu", "{f}"], "emu"),
         (["try", "--engine", "model"], "model"),
+        (["demo"], "sim"),
     ],
 )
 def test_every_command_dispatches_through_the_registry(
