@@ -43,8 +43,10 @@ demo: build
 
 test: build lint test-rust test-python test-fuzz
 
+# Rust tests with debug assertions and overflow checks on (Cargo.toml `[profile.checked]`):
+# the sender's counter check after every ACK and every arithmetic overflow fire here.
 test-rust:
-	cargo test --workspace --release -q
+	cargo test --workspace --profile checked -q
 
 test-python:
 	$(BIN)/python -m pytest -q

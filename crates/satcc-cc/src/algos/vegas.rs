@@ -394,7 +394,7 @@ mod tests {
             ack(&mut v, &mut t, Some(rtt_us));
             let diff = 100 * (rtt_us + 1 - 100_001) / 100_001;
             assert_eq!(v.last_diff, Some(diff));
-            assert_eq!(t.cwnd, want - 100 + before, "rtt {rtt_us}: diff {diff}");
+            assert_eq!(t.cwnd, before + want - 100, "rtt {rtt_us}: diff {diff}");
         }
     }
 
