@@ -157,7 +157,7 @@ def test_command_groups_register_themselves(monkeypatch, capsys):
 
     module.register = register
     monkeypatch.setitem(sys.modules, "satcc_fake_cli", module)
-    monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, "satcc_fake_cli"))
+    monkeypatch.setitem(cli.COMMANDS, "fake", "satcc_fake_cli")
     status, _, err = run(["fake"], capsys)
     assert status == 7 and err == ""
 
@@ -165,9 +165,30 @@ def test_command_groups_register_themselves(monkeypatch, capsys):
 def test_a_command_module_that_fails_to_import_is_not_swallowed(monkeypatch, write_toml):
     # A missing or broken command module is a bug in satcc: it must not turn into a note
     # while the other commands carry on.
-    monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, "satcc_absent.cli"))
+    monkeypatch.setitem(cli.COMMANDS, "absent", "satcc_absent.cli")
     with pytest.raises(ModuleNotFoundError, match="satcc_absent"):
-        cli.main(["check", str(write_toml(MINIMAL))])
+        cli.main(["absent"])
+    with pytest.raises(ModuleNotFoundError, match="satcc_absent"):
+        cli.main(["--help"])
+
+
+def test_only_the_named_commands_module_is_imported():
+    # What keeps the CLI fast: `satcc --version` imports no command, `satcc check` only
+    # check's, and neither pulls the heavy libraries (pandas, pyarrow, matplotlib, duckdb, dask).
+    heavy = ("pandas", "pyarrow", "matplotlib", "duckdb", "dask", "satcc.commands.sim")
+    probe = (
+        "import sys; from satcc import cli; cli.build_parser(sys.argv[1:]); "
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    for argv in (["--version"], ["check", "x.toml"], ["cc", "list"]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == "", (argv, done.stdout)
+    every = subprocess.run(
+        [sys.executable, "-c", probe, "--help"], capture_output=True, text=True, check=True
+    )
+    assert "satcc.commands.sim" in every.stdout
 
 
 def test_the_installed_entry_point_runs():

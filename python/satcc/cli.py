@@ -21,25 +21,27 @@ from satcc import __version__, _native
 from satcc.errors import SatccError
 from satcc.limits import printable
 
-COMMAND_MODULES = (
-    "satcc.commands.check",
-    "satcc.commands.sim",
-    "satcc.commands.plot",
-    "satcc.commands.cc",
-    "satcc.commands.demo",
-    "satcc.commands.emu",
-    "satcc.commands.run",
-    "satcc.commands.validate",
-    "satcc.commands.trace",
-    "satcc.commands.campaign",
-    "satcc.commands.query",
-    "satcc.commands.report",
-    "satcc.commands.fidelity",
-    "satcc.commands.reproduce",
-    "satcc.commands.try",
-    "satcc.models.cli",
-    "satcc.analyze.cli",
-)
+# Command word -> the module that registers it. Only the module of the command being run is
+# imported (the CLI starts in the time Python does); `satcc --help` imports them all to list them.
+COMMANDS = {
+    "check": "satcc.commands.check",
+    "sim": "satcc.commands.sim",
+    "plot": "satcc.commands.plot",
+    "cc": "satcc.commands.cc",
+    "demo": "satcc.commands.demo",
+    "emu": "satcc.commands.emu",
+    "run": "satcc.commands.run",
+    "validate": "satcc.commands.validate",
+    "trace": "satcc.commands.trace",
+    "campaign": "satcc.commands.campaign",
+    "query": "satcc.commands.query",
+    "report": "satcc.commands.report",
+    "fidelity": "satcc.commands.fidelity",
+    "reproduce": "satcc.commands.reproduce",
+    "try": "satcc.commands.try",
+    "model": "satcc.models.cli",
+    "analyze": "satcc.analyze.cli",
+}
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 EXIT_INTERNAL = 70  # sysexits.h EX_SOFTWARE: an internal error (a bug in satcc)
 
@@ -59,7 +61,9 @@ examples:
 70 internal error (a bug; `satcc --debug ...` shows the traceback), 130 interrupted."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser. Given the command line, only the named command's module is imported
+    (`--version` imports none; no command, `--help` or an unknown word: all of them)."""
     parser = argparse.ArgumentParser(
         prog="satcc",
         description=DESCRIPTION,
@@ -75,13 +79,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="on an internal error, print the Python traceback"
     )
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in _modules_for(argv):
         importlib.import_module(name).register(sub)
     return parser
 
 
+def _modules_for(argv: list[str] | None) -> tuple[str, ...]:
+    every = tuple(dict.fromkeys(COMMANDS.values()))
+    if argv is None:
+        return every
+    args = argv
+    # The only top-level options are flags (--debug, --version, --help): the first word that is
+    # not an option is the command.
+    word = next((a for a in args if not a.startswith("-")), None)
+    if word in COMMANDS:
+        return (COMMANDS[word],)
+    if word is None and any(a == "--version" for a in args) and not _wants_help(args):
+        return ()
+    return every
+
+
+def _wants_help(args: list[str]) -> bool:
+    return any(a in ("-h", "--help") for a in args)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not args.debug:
         # Rust prints a backtrace on an allocation failure when RUST_BACKTRACE is set; under

@@ -1,0 +1,61 @@
+"""CLI start-up beside the peers' (`python bench/cli/startup.py [--runs N]`).
+
+Times N runs of each command (wall clock, a fresh process each) and prints the median and p90:
+`satcc --version`, `satcc check` on a ready scenario, `satcc cc list`, beside `iperf3 --version`
+and `tshark --version`. The first run of each command is discarded (it warms the page cache
+and writes Python's bytecode cache, as a user's first run does once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SATCC = str(Path(sys.executable).parent / "satcc")
+
+COMMANDS = {
+    "satcc --version": [SATCC, "--version"],
+    "satcc check scenarios/dumbbell.toml": [SATCC, "check", str(ROOT / "scenarios/dumbbell.toml")],
+    "satcc cc list": [SATCC, "cc", "list"],
+    "iperf3 --version": ["iperf3", "--version"],
+    "tshark --version": ["tshark", "--version"],
+}
+
+
+def time_runs(cmd: list[str], runs: int) -> list[float]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out = []
+    for i in range(runs + 1):
+        t = time.perf_counter()
+        subprocess.run(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True
+        )
+        if i:
+            out.append(time.perf_counter() - t)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20)
+    args = ap.parse_args()
+    print(f"{'command':40} {'median s':>9} {'p90 s':>7}")
+    for name, cmd in COMMANDS.items():
+        if shutil.which(cmd[0]) is None and not Path(cmd[0]).exists():
+            print(f"{name:40} {'absent':>9}")
+            continue
+        ts = sorted(time_runs(cmd, args.runs))
+        p90 = ts[min(len(ts) - 1, int(0.9 * len(ts)))]
+        print(f"{name:40} {statistics.median(ts):9.3f} {p90:7.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
