@@ -25,15 +25,17 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from satcc.errors import SatccError, UserError
 from satcc.limits import json_loads
 from satcc.units import format_rate
+
+if TYPE_CHECKING:  # pandas is imported by pyarrow's to_pandas() when a view is asked for
+    import pandas as pd
 
 SCHEMA_VERSION = 1
 SUMMARY_FILE = "summary.json"
