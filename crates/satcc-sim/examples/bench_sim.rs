@@ -18,6 +18,7 @@
 //! pacing only if the algorithm asks).
 //!
 //! Output fields: `wall_s` and `cpu_s` (the event loop only, not set-up), `events` (heap pops),
+//! `peak_pending_events` (most events in the heap at once),
 //! `packets` (packets forwarded onto a link, i.e. hops), `data_segments` (data segments
 //! the senders transmitted, retransmissions included), `events_per_s`, `packets_per_s`,
 //! `segments_per_s`, and per flow `goodput_bps`.
@@ -224,7 +225,7 @@ fn main() {
     let groups: Vec<String> = a.groups.iter().map(|(r, n)| format!("[{r},{n}]")).collect();
     println!(
         "{{\"tool\":\"satcc\",\"cca\":\"{}\",\"rate_bps\":{},\"groups\":[{}],\"secs\":{},\"wall_s\":{:.4},\"cpu_s\":{},\
-         \"events\":{},\"packets\":{},\"data_segments\":{},\"retransmissions\":{},\"events_per_s\":{:.0},\
+         \"events\":{},\"peak_pending_events\":{},\"packets\":{},\"data_segments\":{},\"retransmissions\":{},\"events_per_s\":{:.0},\
          \"packets_per_s\":{:.0},\"segments_per_s\":{:.0},\"goodput_total_bps\":{:.0},\"goodput_bps\":[{}]}}",
         a.cca,
         a.rate_bps,
@@ -233,6 +234,7 @@ fn main() {
         wall,
         cpu,
         out.events,
+        out.peak_pending_events,
         out.packets,
         segs,
         retrans,

@@ -19,6 +19,8 @@
 //! destination is the direction's far node arrives later by a draw of that host's turnaround,
 //! before the FIFO clamp, so packets into a host keep their order.
 
+use std::collections::VecDeque;
+
 use satcc_core::direction::{Direction, DirectionConfig, LinkPacket, Offered};
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::link::{LinkState, QueueLimit};
@@ -44,6 +46,12 @@ pub struct LinkDir {
     pub core: Direction<Packet>,
     /// The far node's turnaround and its own stream, for packets addressed to that node.
     host_noise: Option<(HostNoise, Rng)>,
+    /// The event key `(arrival, sequence)` of each packet on the wire, head first. The wire is
+    /// FIFO, so only the head's arrival is in the event heap (world.rs): the number of pending
+    /// events stays independent of the bandwidth-delay product. Each key is drawn when the
+    /// packet leaves the serialiser, as a per-packet event would have been, so events pop in
+    /// exactly the order they did when every packet had its own.
+    pub(crate) wire_keys: VecDeque<(SimTime, u64)>,
 }
 
 impl LinkPacket for Packet {
@@ -304,5 +312,6 @@ fn new_dir(
             Rng::derive(seed, LINK_RNG_BASE + label),
         ),
         host_noise: None,
+        wire_keys: VecDeque::new(),
     }
 }

@@ -1,6 +1,9 @@
 //! The discrete-event loop: one heap of `(time, sequence)`-ordered events, the network,
 //! and every flow's two ends. Events at the same instant run in the order they were
-//! scheduled, so a run is a pure function of its configuration and seed.
+//! scheduled, so a run is a pure function of its configuration and seed. A link direction's
+//! wire is FIFO, so only its head packet's arrival is in the heap (its key drawn when the
+//! packet left the serialiser): the heap holds O(directions + flows) events, whatever the
+//! bandwidth-delay product.
 //!
 //! Tunnels: a flow with `encap_bytes` adds them to every packet it sends (both ends); a packet
 //! that then exceeds the flow's path MTU leaves its source as IP fragments (RFC 791: the first
@@ -105,6 +108,9 @@ pub struct SimOutput {
     pub flow_series: FlowSeries,
     pub link_series: LinkSeries,
     pub events: u64,
+    /// Most events pending at once: bounded by the number of link directions, flows and
+    /// timers, not by the packets in flight (a FIFO wire keeps one event for its head).
+    pub peak_pending_events: usize,
     pub packets: u64,
     /// Per flow (by id): what iperf3 -u reports, for UDP flows.
     pub udp: Vec<Option<UdpSummary>>,
@@ -126,6 +132,8 @@ pub struct World {
     flows: Vec<Flow>,
     out: Out,
     events: u64,
+    /// Most events ever pending at once.
+    peak_pending: usize,
     packets: u64,
     series: FlowSeries,
     links: LinkSeries,
@@ -294,6 +302,7 @@ impl World {
             flows,
             out: Out::default(),
             events: 0,
+            peak_pending: 0,
             packets: 0,
             series: FlowSeries::default(),
             links: LinkSeries::default(),
@@ -354,11 +363,12 @@ impl World {
     fn schedule(&mut self, at: SimTime, ev: Ev) {
         debug_assert!(at >= self.now, "scheduling in the past");
         self.seq += 1;
-        self.heap.push(Entry {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.push_entry(at, self.seq, ev);
+    }
+
+    fn push_entry(&mut self, at: SimTime, seq: u64, ev: Ev) {
+        self.heap.push(Entry { at, seq, ev });
+        self.peak_pending = self.peak_pending.max(self.heap.len());
     }
 
     /// Run to the end, calling `progress(fraction)` now and then; it returns false to stop.
@@ -386,13 +396,26 @@ impl World {
             Ev::TxDone(d) => {
                 let (arrival, next) = self.net.dirs[d as usize].finish(now);
                 if let Some(at) = arrival {
-                    self.schedule(at, Ev::Arrive(d));
+                    // The key a per-packet arrival event would get; only the wire's head is
+                    // in the heap (net.rs `LinkDir::wire_keys`).
+                    debug_assert!(at >= now, "arrival in the past");
+                    self.seq += 1;
+                    let keys = &mut self.net.dirs[d as usize].wire_keys;
+                    keys.push_back((at, self.seq));
+                    if keys.len() == 1 {
+                        self.push_entry(at, self.seq, Ev::Arrive(d));
+                    }
                 }
                 if let Some(at) = next {
                     self.schedule(at, Ev::TxDone(d));
                 }
             }
             Ev::Arrive(d) => {
+                let keys = &mut self.net.dirs[d as usize].wire_keys;
+                keys.pop_front();
+                if let Some(&(at, seq)) = keys.front() {
+                    self.push_entry(at, seq, Ev::Arrive(d));
+                }
                 let pkt = self.net.dirs[d as usize].arrive();
                 let node = self.net.dirs[d as usize].to_node;
                 self.at_node(node, pkt);
@@ -686,6 +709,7 @@ impl World {
             flow_series: self.series,
             link_series: self.links,
             events: self.events,
+            peak_pending_events: self.peak_pending,
             packets: self.packets,
             udp,
             fragmented_packets: self.fragmented,
