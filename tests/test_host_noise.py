@@ -1,4 +1,4 @@
-"""Host timing noise (README "Host timing noise"): by default every simulated host answers
+"""Host timing noise (docs/simulator.md "Host timing noise"): by default every simulated host answers
 after a turnaround drawn from the one measured on the real kernel, so competing flows do not
 phase-lock; `host_noise = "off"` keeps the ideal network."""
 

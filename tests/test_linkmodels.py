@@ -219,14 +219,14 @@ rwnd = "64 MB"
     assert free > 400e6 > goodput, (free, goodput)
 
 
-def test_every_kind_documents_its_keys_in_the_readme():
+def test_every_kind_documents_its_keys_in_the_scenario_reference():
     from tests.test_scenario import _readme_section
 
     section = _readme_section("Path models")
     for kind in linkmodels.KINDS:
         assert f'`kind = "{kind}"`' in section, kind
         for key in linkmodels.model_keys(kind):
-            assert f"`{key}`" in section, f"README Path models lacks {kind}.{key}"
+            assert f"`{key}`" in section, f"docs/scenario.md Path models lacks {kind}.{key}"
 
 
 @requires_sim

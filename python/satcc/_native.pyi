@@ -110,7 +110,7 @@ def cc_check(name: str, params: dict[str, Any]) -> None:
 
 def version() -> str: ...
 def host_noise_kernel() -> dict[str, list[tuple[float, int]]]:
-    """The measured kernel turnarounds (README "Host timing noise"):
+    """The measured kernel turnarounds (docs/simulator.md "Host timing noise"):
     {"sender": [(probability, ns), ...], "receiver": [...]}."""
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ A result directory holds
     flow_series.parquet   per flow per time bin
     link_series.parquet   per link direction per time bin
 
-Every column name carries its unit; README "Results" lists them all. Writes are atomic: files are
+Every column name carries its unit; docs/results.md lists them all. Writes are atomic: files are
 written to a temporary directory beside the target and moved in with `os.replace`, the summary
 last (a reader that finds `summary.json` finds the tables it describes, and the hashes catch any
 mix-up). Output bytes depend only on the result: no timestamps, host names or wall-clock times;

@@ -9,7 +9,7 @@ Every problem becomes one line `FILE: KEY.PATH: expected WHAT, found WHAT` in a
 `ScenarioError` (a `UserError`, so the CLI exits 2 without a traceback); all problems in a file
 are reported at once, not only the first.
 
-Keys and defaults (README "Scenario format" is the user-facing copy of this table; a test keeps
+Keys and defaults (docs/scenario.md is the user-facing copy of this table; a test keeps
 them in step):
 
 | key                       | default      | unit / values        | source of the default            |
@@ -26,7 +26,7 @@ them in step):
 | link.loss (loss_ba)       | 0            | probability          |                                  |
 | link.queue (queue_ba)     | 1000 pkt     | pkt / size / BDP     | Linux txqueuelen 1000            |
 | link.ecn_threshold (_ba)  | none         | packets              | DCTCP-style step marking         |
-| link.model                | none         | table, `kind = ...`  | satcc.linkmodels (README "Path models") |
+| link.model                | none         | table, `kind = ...`  | satcc.linkmodels (docs/scenario.md "Path models") |
 | flow.from, flow.to        | required     | node names           |                                  |
 | flow.name                 | "flow<i>"    | text                 |                                  |
 | flow.cca                  | "cubic"      | registry name        | Linux default since 2.6.19       |
@@ -180,7 +180,7 @@ class ScenarioSection(_Table):
     seed: StrictInt = DEFAULT_SEED
     bin: Duration = parse_duration(DEFAULT_BIN)
     engine: Literal[registry.NAMES] = registry.DEFAULT  # satcc.engines.registry
-    host_noise: HostNoise = "kernel"  # README "Host timing noise"
+    host_noise: HostNoise = "kernel"  # docs/simulator.md "Host timing noise"
 
 
 class Link(_Table):
@@ -224,7 +224,7 @@ class Flow(_Table):
     min_rto: Duration = parse_duration(DEFAULT_MIN_RTO)
     sndbuf: Size | None = None
     metrics_save: StrictBool = False  # study 003: Linux's per-destination ssthresh cache
-    # UDP constant bit rate, tunnels and path MTU: satcc.linkmodels (README "Path models")
+    # UDP constant bit rate, tunnels and path MTU: satcc.linkmodels (docs/scenario.md "Path models")
     proto: Literal["tcp", "udp"] = "tcp"
     rate: Rate | None = None
     packet_size: Size | None = None

@@ -9,7 +9,7 @@
     seq_ack_graph(cap, flow_id)  time/sequence/ACK data for a tcptrace-style plot
 
 Times `t_s` are seconds from the capture's first packet (tshark's `frame.time_relative`);
-bins start there too. Column meanings: README "Analyzing field measurements".
+bins start there too. Column meanings: docs/analyze.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     campaign.toml ──tomllib──► Campaign (checked) ──expand()──► [RunSpec] (one per run, named
                                                                  by a stable hash, validated)
 
-A campaign file (README "Campaigns, results store and reports" is the user-facing copy):
+A campaign file (docs/campaigns.md is the user-facing copy):
 
     [campaign]
     name = "study001-quick"            # default: the file stem; also the default --out name

@@ -6,7 +6,7 @@ campaign process itself (emu runs). Returns an `Outcome`; never raises for a run
             ──► writer
 
 `execute` is a module-level function so that pool and Dask workers import it by name: they
-need the same satcc installed (README "Running on a Dask cluster").
+need the same satcc installed (docs/campaigns.md "Running on a Dask cluster").
 
 Extras (Parquet tables beside the result, analyze runs only) have the schemas of
 satcc.store.schema (PINGS_SCHEMA, SEQACK_SCHEMA), which the store owns.

@@ -25,8 +25,7 @@ run here, one at a time. Failures are listed at the end and do not stop the camp
 
 EPILOG = """\
 exit status: 0 every run done, 1 some failed, 2 bad campaign file or directory, 130 interrupted.
-Then: satcc query DIR "SELECT ..." and satcc report DIR (README "Campaigns, results store and
-reports")."""
+Then: satcc query DIR "SELECT ..." and satcc report DIR (docs/campaigns.md)."""
 
 
 def register(subparsers) -> None:

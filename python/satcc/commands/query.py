@@ -14,7 +14,7 @@ Run one SQL query (DuckDB dialect) over a campaign directory. Views: runs (one r
 run, with the matrix parameters as columns), flows, flow_series, link_series, pings, seqack
 (each with the run's id, engine, seed and parameters), plus catalog_info and problems. Every
 file is checked against its recorded sha256 first; corrupt or foreign files are listed on
-stderr and left out. README "Campaigns, results store and reports" documents every column.
+stderr and left out. docs/campaigns.md documents every column.
 
   satcc query out/campaigns/x "SELECT cca, avg(goodput_bps)/1e6 AS mbps FROM flows GROUP BY cca"
   satcc query out/campaigns/x --schema          the views and their columns

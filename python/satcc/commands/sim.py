@@ -12,7 +12,7 @@ HELP = "run a scenario in the packet simulator"
 DESCRIPTION = """\
 Run a scenario through satcc's deterministic packet-level simulator (Linux-like TCP: SACK,
 PRR, RTO, delayed ACKs, pacing; CCAs from `satcc cc list`). Writes a result directory
-(summary.json, flows.parquet, flow_series.parquet, link_series.parquet; see README "Results")
+(summary.json, flows.parquet, flow_series.parquet, link_series.parquet; see docs/results.md)
 and prints a per-flow table, or with --json the summary document. The same file and seed give
 byte-identical results. A progress bar appears on a terminal when a run takes over a second."""
 

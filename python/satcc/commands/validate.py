@@ -1,4 +1,4 @@
-"""`satcc validate hybla`: study 002's validation design through the simulator (README "Models").
+"""`satcc validate hybla`: study 002's validation design through the simulator (docs/models.md).
 
 Prints the study's Table 3 (max |model - sim| / model for p <= 1e-4, and the p >= 5e-3
 figures) beside the study's own ns-2 and dummynet values, then every point; writes runs.csv,

@@ -25,7 +25,7 @@ Inputs derived from the path (per flow)
 | T_s      | 1 s: Linux TCP_TIMEOUT_INIT, the SYN retransmission timeout (the papers use 3 s) | s |
 | segment  | a segment carries mss payload bytes (goodput counts these); on the wire it is mss + 40 (IP + TCP) + 12 with timestamps, as in the simulator (crates/satcc-sim/src/packet.rs) | B |
 
-Assumptions (numbered; README "## Models" repeats them)
+Assumptions (numbered; docs/models.md repeats them)
 1. Independent random loss on the forward path only; queue drops are not modelled, they are
    kept away by W_m <= BDP + buffer.
 2. No standing queue: R is the base RTT. A flow whose window exceeds the BDP fills the buffer
@@ -48,7 +48,7 @@ Assumptions (numbered; README "## Models" repeats them)
 9. A transfer that would end after the run: delivered = the mean rate x the active time,
    fct null.
 
-What a model run fills (README "Results" lists the columns; everything else is null)
+What a model run fills (docs/results.md lists the columns; everything else is null)
 - flows: goodput_bps (the prediction; delivered_bytes = floor(goodput x active time / 8)),
   delivered_bytes, sent_packets and retransmitted_packets (expected values
   when each lost transmission is resent once: sent = segments / (1 - p)), retransmission_rate,

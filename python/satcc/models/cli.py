@@ -121,7 +121,7 @@ def register(subparsers: Any) -> None:
     p = sub.add_parser(
         SCENARIO_ROUTE,
         prog="satcc model",
-        description="Answer a scenario with the model engine (README: Models).",
+        description="Answer a scenario with the model engine (docs/models.md).",
     )
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
     add_scenario_output_arguments(p)

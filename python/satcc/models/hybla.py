@@ -26,7 +26,7 @@ Parameters
 | packet_bytes   | 1000    | bytes    | converts segments to bytes; paper Table 1 (1000 B)        |
 | size_bytes     | None    | bytes    | data to transfer; d = ceil(size/packet) segments          |
 
-Readings of the paper (where the printed text is ambiguous; also in README "## Models")
+Readings of the paper (where the printed text is ambiguous; also in docs/models.md)
 1. D_m (eq. 12) printed as "(2-p)W_m^-1 / 2W_m" lost its superscripts; read as
    D_m = (2-p)^(W_m-1) / 2^(W_m), the eq. 4 form at W = W_m (papers/README.md).
 2. Eq. 14 prints "W_m = D_m W + rho^2 U"; read as W_m = D_m W_m + rho^2 U, which is what eq. 15

@@ -9,7 +9,7 @@ The Parquet files stay the truth; the catalog is derived and rebuilt on every op
 hashes every file, so a file changed since is caught, never mixed in). It is also saved as
 DIR/catalog.duckdb (built aside, renamed in) for other tools: `duckdb DIR/catalog.duckdb`.
 
-Tables and views (README "Campaigns, results store and reports" documents every column):
+Tables and views (docs/campaigns.md documents every column):
 | name          | one row per                      | columns                                      |
 |---------------|----------------------------------|----------------------------------------------|
 | runs          | planned run (done, failed, pending) | run_id, status, error, engine, seed, repetition, point, scenario, scenario_hash, satcc_version, duration_s, bin_s, jain_index, then the parameter columns |

@@ -21,7 +21,7 @@ from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("validate-hybla",)
 KINDS = {"steady": "steady", "10MB": "10MB", "50MB": "50MB", "100MB": "100MB"}
-WHY = {  # the mechanisms README "Study 002 through the simulator" measured, numbers added below
+WHY = {  # the mechanisms docs/models.md "Study 002 through the simulator" measured, numbers added below
     "throughput": (
         "Linux's Hybla jumps cwnd to its 65535 clamp in slow start, so satcc's W_m is "
         "the receive window: each loss stalls the sender about one RTT while the "

@@ -36,7 +36,7 @@ SMALL_GAP_MS = 8.0  # "RTT 差が小さい": PC2 at 8 ms or less against PC1's 2
 PHASE_NOTE = (
     "(satcc's access links run at the bottleneck rate as the testbed's did; without "
     "timing noise on hosts the deterministic simulator can phase-lock the flows, which "
-    "decides who wins at some RTTs: README 'What is not done yet')"
+    "decides who wins at some RTTs: docs/limitations.md)"
 )
 
 
