@@ -102,6 +102,16 @@ def test_real_tcp_capture_matches_tshark_and_iperf3(cca, tmp_path):
     assert 0.3 < rtt_cap / rtt_kernel < 3 or abs(rtt_cap - rtt_kernel) < 1.0, (rtt_cap, rtt_kernel)
 
 
+def test_real_receive_window_limited_capture_flags_window_full_as_tshark(tmp_path):
+    # iperf3 -w 16K: the receiver's window, not the 20 Mbit/s bottleneck, limits the sender,
+    # so data segments end at the window's right edge (tcp.analysis.window_full).
+    pcap = tmp_path / "window.pcap"
+    testbed.iperf_capture(pcap, cca="cubic", seconds=2, window="16K")
+    cap = read_capture(pcap, bin_s=BIN_NS / 1e9, packets=True)
+    assert compare_with_tshark(pcap, cap) > 1000
+    assert cap.flows["n_window_full"].sum() > 10  # the comparison saw the flag, not its absence
+
+
 def test_real_reverse_parallel_ipv6_capture_matches_tshark_and_iperf3(tmp_path):
     pcap = tmp_path / "rev.pcapng"
     runs = testbed.iperf_capture(

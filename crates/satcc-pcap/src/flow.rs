@@ -234,7 +234,7 @@ pub struct DirState {
     pub last_ts: i64,
     pub last_new_data_ts: Option<i64>,
     /// Count of packets carrying each `aflag` bit.
-    pub flag_counts: [u64; 14],
+    pub flag_counts: [u64; 15],
     /// Data packets flagged retransmission, fast or spurious (tshark's filter).
     pub retransmitted_data_packets: u64,
     pub hi_seq: Option<u32>,
@@ -507,6 +507,7 @@ impl Analyzer {
             window: t.window,
             sack: t.sack,
             sack_blocks: t.sack_blocks,
+            wscale: t.wscale,
         };
         let af = seqc.analyze(d, seg, pre);
         let bif = seqc.bytes_in_flight;

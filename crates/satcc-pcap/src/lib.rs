@@ -74,7 +74,7 @@ pub struct FlowReport {
     /// `retransmitted_packets / sent_packets` (study 001's metric).
     pub retransmission_rate: f64,
     /// Packets carrying each analysis flag, all packets (incl. SYN/FIN), in `tshark::aflag::NAMES` order.
-    pub flag_counts: [u64; 14],
+    pub flag_counts: [u64; 15],
     pub rtt_mean_ms: Option<f64>,
     pub rtt_p95_ms: Option<f64>,
     pub rtt_min_ms: Option<f64>,

@@ -39,8 +39,10 @@
 //!    a capture where tcpdump dropped 25,343 packets (202 frames, all identical): once per
 //!    hole, with the −1 dup-ACK marker while the other side's data has not moved past the
 //!    mark (earlier satcc flagged every later ACK of such a hole: 318 frames there).
-//! 2. "Window full" is not computed (it needs the window-scale handshake and no rule here
-//!    depends on it). `bytes_in_flight` is (Wireshark's default "historical" method; equal
+//! 2. "Window full" follows tshark 4.0: a data segment (not SYN/FIN/RST) that ends exactly at
+//!    the peer's last ACK plus its last advertised window, scaled by the shift its SYN
+//!    announced; never flagged while the handshake is unseen (window scaling unknown, the
+//!    default preference). `bytes_in_flight` is (Wireshark's default "historical" method; equal
 //!    to tshark 4.0.17 on all 172,087 TCP frames of a capture with tcpdump drops and SACK).
 //! 3. The unacked-segment count that caps SYN/FIN sequence accounting at 10000 is tracked as
 //!    the number of unacknowledged new-data segments, which differs from Wireshark's list only
@@ -68,8 +70,9 @@ pub mod aflag {
     pub const ZERO_WINDOW_PROBE_ACK: u16 = 1 << 11;
     pub const WINDOW_UPDATE: u16 = 1 << 12;
     pub const REUSED_PORTS: u16 = 1 << 13;
+    pub const WINDOW_FULL: u16 = 1 << 14;
     /// Names in bit order, as tshark's field names without the `tcp.analysis.` prefix.
-    pub const NAMES: [&str; 14] = [
+    pub const NAMES: [&str; 15] = [
         "retransmission",
         "fast_retransmission",
         "spurious_retransmission",
@@ -84,6 +87,7 @@ pub mod aflag {
         "zero_window_probe_ack",
         "window_update",
         "reused_ports",
+        "window_full",
     ];
 }
 
@@ -168,7 +172,21 @@ pub struct SeqDir {
     pub bif_invalid: bool,
     /// SACK blocks of this side's latest segment (none if it carried none).
     pub sack: Vec<(u32, u32)>,
+    /// The window scale this side announced: `Unknown` until its handshake is seen.
+    pub win_scale: WinScale,
 }
+
+/// packet-tcp.c's `win_scale`: -1 (not known: no SYN seen), -2 (no scaling), or the shift.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WinScale {
+    #[default]
+    Unknown,
+    NotScaled,
+    Shift(u8),
+}
+
+/// RFC 7323 §2.3: a shift above 14 is used as 14 (Wireshark does the same).
+const MAX_WINDOW_SHIFT: u8 = 14;
 
 /// Per-connection state.
 #[derive(Clone, Debug, Default)]
@@ -194,6 +212,8 @@ pub struct Segment {
     /// SACK blocks the segment carries.
     pub sack: [(u32, u32); 4],
     pub sack_blocks: u8,
+    /// The window-scale option's shift, on a SYN that carries one.
+    pub wscale: Option<u8>,
 }
 
 impl SeqConv {
@@ -216,6 +236,7 @@ impl SeqConv {
             window,
             sack,
             sack_blocks,
+            wscale,
         } = s;
         let sfr = flags & (SYN | FIN | RST) != 0;
         if flags & ACK != 0 {
@@ -256,6 +277,18 @@ impl SeqConv {
             let same_pos = seglen == 0 && seq == fwd.nextseq && ack == fwd.lastack && !sfr;
             if same_pos && window != 0 && window != fwd.window {
                 ta |= WINDOW_UPDATE;
+            }
+            // WINDOW FULL: data reaching exactly the right edge of the peer's window.
+            let shift = match rev.win_scale {
+                WinScale::Unknown => None,
+                WinScale::NotScaled => Some(0),
+                WinScale::Shift(n) => Some(n),
+            };
+            if let Some(shift) = shift {
+                let edge = rev.lastack.wrapping_add(u32::from(rev.window) << shift);
+                if seglen > 0 && seq.wrapping_add(seglen) == edge && !sfr {
+                    ta |= WINDOW_FULL;
+                }
             }
             if same_pos
                 && window != 0
@@ -372,6 +405,20 @@ impl SeqConv {
             gt_seq(s.1, ack)
         });
         self.bytes_in_flight = bytes_in_flight(fwd, rev, seglen, flags);
+        if flags & SYN != 0 {
+            // dissect_tcpopt_wscale, then verify_tcp_window_scaling (after the analysis)
+            if let Some(n) = wscale {
+                fwd.win_scale = WinScale::Shift(n.min(MAX_WINDOW_SHIFT));
+            }
+            let is_synack = flags & ACK != 0;
+            if fwd.win_scale == WinScale::Unknown {
+                // no option on this SYN: neither side scales
+                fwd.win_scale = WinScale::NotScaled;
+                rev.win_scale = WinScale::NotScaled;
+            } else if is_synack && rev.win_scale == WinScale::NotScaled {
+                fwd.win_scale = WinScale::NotScaled;
+            }
+        }
         ta
     }
 
@@ -403,6 +450,7 @@ mod tests {
             window: 1000,
             sack: [(0, 0); 4],
             sack_blocks: 0,
+            wscale: None,
         }
     }
 
@@ -420,6 +468,54 @@ mod tests {
         }
         assert_eq!(c.ts_first_rtt, 100 * MS);
         c
+    }
+
+    /// A handshake where each side announces window scale `shift` (None: no option).
+    fn scaled(client: Option<u8>, server: Option<u8>) -> SeqConv {
+        let mut c = SeqConv::default();
+        for (d, mut s) in [
+            (0, seg(1, 0, 0, 0, SYN)),
+            (1, seg(51, 5000, 1, 0, SYN | ACK)),
+            (0, seg(101, 1, 5001, 0, ACK)),
+        ] {
+            s.wscale = [client, server, None][s.now as usize / (50 * MS) as usize % 3];
+            c.analyze(d, s, 0);
+            c.after_segment(s.now, s.flags);
+        }
+        c
+    }
+
+    #[test]
+    fn data_up_to_the_scaled_window_edge_is_window_full() {
+        // The server's last ACK (5001 -> 1) advertised 100 << 7 = 12,800 bytes.
+        let mut c = scaled(Some(7), Some(7));
+        let mut ack = seg(120, 5001, 1, 0, ACK);
+        ack.window = 100;
+        c.analyze(1, ack, 0);
+        assert_eq!(c.analyze(0, seg(121, 1, 5001, 12_000, ACK), 0), 0);
+        assert_eq!(
+            c.analyze(0, seg(122, 12_001, 5001, 800, ACK), 0),
+            WINDOW_FULL
+        );
+    }
+
+    #[test]
+    fn without_scaling_the_raw_window_is_the_edge() {
+        // The SYN carries no option: neither side scales, whatever the SYN/ACK says.
+        let mut c = scaled(None, Some(7));
+        let mut ack = seg(120, 5001, 1, 0, ACK);
+        ack.window = 1000;
+        c.analyze(1, ack, 0);
+        assert_eq!(c.analyze(0, seg(121, 1, 5001, 1000, ACK), 0), WINDOW_FULL);
+    }
+
+    #[test]
+    fn window_full_is_never_flagged_when_the_handshake_was_not_captured() {
+        let mut c = SeqConv::default();
+        let mut ack = seg(120, 5001, 1, 0, ACK);
+        ack.window = 1000;
+        c.analyze(1, ack, 0);
+        assert_eq!(c.analyze(0, seg(121, 1, 5001, 1000, ACK), 0), 0);
     }
 
     #[test]

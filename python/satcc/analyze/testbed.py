@@ -213,10 +213,12 @@ def iperf_capture(
     pcapng: bool = False,
     buffer_kib: int = 32768,
     burst_bytes: int = 15000,
+    window: str | None = None,
 ) -> dict:
     """Run one iperf3 test A->B (B->A with ``reverse``) through the bottleneck, capturing at
     ``capture_at`` ("a" = client side). Returns {"client": json, "server": json,
-    "tcpdump_dropped": packets tcpdump reported dropped by the kernel (a loaded machine)}."""
+    "tcpdump_dropped": packets tcpdump reported dropped by the kernel (a loaded machine)}.
+    ``window`` is iperf3's ``-w`` (socket buffer sizes, so the receive window, e.g. "16K")."""
     with netns_pair(rate=rate, queue_bytes=queue_bytes, burst_bytes=burst_bytes) as pair:
         server_ip = V6_B if ipv6 else V4_B
         server = subprocess.Popen(
@@ -258,6 +260,8 @@ def iperf_capture(
                 cmd += ["-R"]
             if mss:
                 cmd += ["-M", str(mss)]
+            if window:
+                cmd += ["-w", window]
             client = subprocess.run(
                 pair.exec_a(*cmd), check=False, capture_output=True, text=True, timeout=seconds + 30
             )

@@ -2,7 +2,7 @@
 cross-checks (tests) and the speed comparison (bench/analyze).
 
 `tshark_fields(path)` runs `tshark -n -r FILE -T fields` with frame number, epoch time,
-tcp.stream, the ports and addresses, tcp.len and the six tcp.analysis flags used here; returns
+tcp.stream, the ports and addresses, tcp.len and the seven tcp.analysis flags used here; returns
 a DataFrame with one row per TCP packet, flags as booleans, time as integer ns.
 """
 
@@ -21,6 +21,7 @@ FLAGS = (
     "out_of_order",
     "lost_segment",
     "duplicate_ack",
+    "window_full",
 )
 FIELDS = (
     "frame.number",
