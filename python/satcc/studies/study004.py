@@ -34,9 +34,8 @@ EMU_CHANGES = {
 }  # what this machine's emulator carries
 SMALL_GAP_MS = 8.0  # "RTT 差が小さい": PC2 at 8 ms or less against PC1's 2 ms
 PHASE_NOTE = (
-    "(satcc's access links run at the bottleneck rate as the testbed's did; without "
-    "timing noise on hosts the deterministic simulator can phase-lock the flows, which "
-    "decides who wins at some RTTs: docs/limitations.md)"
+    "(satcc's access links run at the bottleneck rate as the testbed's did; the simulator's "
+    "hosts carry the kernel's measured timing noise, which keeps the flows from phase-locking)"
 )
 
 
