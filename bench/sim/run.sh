@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Simulator benchmark: satcc's simulator and ns-3 on the same dumbbell cases, in one run.
+# Simulator benchmark: satcc's simulator and ns-3 on the same dumbbell cases, in one run
+# (htsim beside satcc: bench/sim/htsim.sh).
 #
 #   bash bench/sim/run.sh            full cases (ns-3's case b alone takes ~8 min)
 #   bash bench/sim/run.sh --quick    every case shortened to 5 s simulated, one run each
