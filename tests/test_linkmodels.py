@@ -220,9 +220,9 @@ rwnd = "64 MB"
 
 
 def test_every_kind_documents_its_keys_in_the_scenario_reference():
-    from tests.test_scenario import _readme_section
+    from tests.test_scenario import _doc_section
 
-    section = _readme_section("Path models")
+    section = _doc_section("Path models")
     for kind in linkmodels.KINDS:
         assert f'`kind = "{kind}"`' in section, kind
         for key in linkmodels.model_keys(kind):

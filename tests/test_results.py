@@ -130,10 +130,10 @@ def test_tables_have_the_documented_columns(write_toml, tmp_path):
     assert pq.read_schema(tmp_path / "r" / rs.FLOWS_FILE).metadata[b"satcc"]
 
 
-def test_the_readme_lists_every_column():
-    from tests.test_scenario import _readme_section
+def test_the_results_reference_lists_every_column():
+    from tests.test_scenario import _doc_section
 
-    section = _readme_section("Results")
+    section = _doc_section("Results", "results.md")
     for schema in (rs.FLOWS_SCHEMA, rs.FLOW_SERIES_SCHEMA, rs.LINK_SERIES_SCHEMA):
         for name in schema.names:
             assert f"`{name}`" in section, name

@@ -371,23 +371,23 @@ def test_an_out_of_range_seed_override_is_refused(write_toml):
 # -- documentation and ready scenarios ---------------------------------------------------------
 
 
-def _readme_section(title: str) -> str:
-    """A section of the scenario reference (docs/scenario.md, linked from the README)."""
-    text = (REPO / "docs" / "scenario.md").read_text(encoding="utf-8")
+def _doc_section(title: str, doc: str = "scenario.md") -> str:
+    """A `## title` section of a reference page in docs/ (the README links them)."""
+    text = (REPO / "docs" / doc).read_text(encoding="utf-8")
     m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.DOTALL | re.MULTILINE)
-    assert m, f"docs/scenario.md has no '## {title}' section"
+    assert m, f"docs/{doc} has no '## {title}' section"
     return m.group(1)
 
 
-def test_the_readme_documents_every_scenario_key():
-    section = _readme_section("Scenario format")
+def test_the_reference_documents_every_scenario_key():
+    section = _doc_section("Scenario format")
     for model, table in ((sc.ScenarioSection, "scenario"), (sc.Link, "link"), (sc.Flow, "flow")):
         for key in sc.table_keys(model):
             assert f"`{key}`" in section, f"docs/scenario.md Scenario format lacks {table}.{key}"
 
 
-def test_the_readme_example_scenario_is_valid():
-    section = _readme_section("Scenario format")
+def test_the_reference_example_scenario_is_valid():
+    section = _doc_section("Scenario format")
     m = re.search(r"```toml\n(.*?)```", section, re.DOTALL)
     assert m, "no ```toml example in docs/scenario.md Scenario format"
     sc.loads(m.group(1), source="docs/scenario.md")

@@ -98,6 +98,12 @@ def run_sim(
     series do not fit in memory (checked before the run starts) or Python runs out of memory
     while the result is converted."""
 
+def resolve_routes(config: dict[str, Any]) -> dict[str, Any]:
+    """Routes and resolved queue limits of a resolved scenario, as the simulator computes them
+    (satcc-core `routing`): {"next_hop": [[dir | None]], "base_delay_ns": [[int]],
+    "queues": [{"packets"|"bytes": int}] per direction, "paths": [{"fwd": [dir], "rev": [dir]}]
+    per flow}."""
+
 def check_sim(config: dict[str, Any]) -> None:
     """Every check run_sim makes before running, without running (ValueError "key: why")."""
 

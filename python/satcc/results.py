@@ -184,13 +184,16 @@ def shared_bottleneck(config: dict[str, Any]) -> dict[str, Any] | None:
     it (the model engine's rule; nominal rates). Flows are grouped by bottleneck; the group with
     the most flows is chosen (ties: the lower link id, then "ab"). Flows in opposite directions
     or on disjoint paths never share. Returns {"link_id", "dir", "flows": [ids]} or None."""
-    from satcc.engines.model import routes
+    from satcc import _native
 
     flows = config.get("flows", [])
     if not flows:
         return None
-    path = routes(config)
-    fwd = {f["id"]: path(f["src"], f["dst"]) for f in flows}
+    paths = _native.resolve_routes(config)["paths"]  # the simulator's routes
+    fwd = {
+        f["id"]: [(k // 2, "ab" if k % 2 == 0 else "ba") for k in p["fwd"]]
+        for f, p in zip(flows, paths, strict=True)
+    }
     users: dict[tuple[int, str], int] = {}
     for hops in fwd.values():
         for hop in hops:

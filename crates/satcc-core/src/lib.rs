@@ -11,6 +11,7 @@
 //! - [`hostnoise`]: how long a real host takes to answer a packet (the simulator's default
 //!   timing noise, measured on the kernel).
 //! - [`record`]: result records every engine produces.
+//! - [`routing`]: routes and "N BDP" queue sizes, computed once for every engine.
 
 pub mod direction;
 pub mod hostnoise;
@@ -18,6 +19,7 @@ pub mod link;
 pub mod models;
 pub mod record;
 pub mod rng;
+pub mod routing;
 pub mod time;
 
 pub use rng::Rng;

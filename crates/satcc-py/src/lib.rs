@@ -137,6 +137,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_noise_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(sim::check_sim, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::resolve_routes, m)?)?;
     pcap::register(m)?;
     Ok(())
 }

@@ -11,6 +11,7 @@ use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::link::LinkState;
 use satcc_core::models::ModelSpec;
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
+use satcc_core::routing::{bdp_queue_bytes, LinkEnds, Routing};
 use satcc_core::{SimDuration, SimTime};
 use satcc_sim::{DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
 
@@ -465,5 +466,80 @@ fn sample_models<'py>(
     d.set_item("loss", floats(py, &loss)?)?;
     let out = PyDict::new(py);
     out.set_item("model_samples", d)?;
+    Ok(out)
+}
+
+/// Routes and resolved queue limits of a resolved scenario, computed by satcc-core's `routing`
+/// exactly as the simulator computes them: the emulator's topology and the model engine read
+/// their paths and "N BDP" queues from here. Returns {"next_hop": [[dir | None]] (node × dst),
+/// "base_delay_ns": [[ns]], "queues": [{"packets"|"bytes": n}] per direction (2i = link i
+/// a→b), "paths": [{"fwd": [dir], "rev": [dir]}] per flow}.
+#[pyfunction]
+pub fn resolve_routes<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = config_from_py(config)?;
+    let n = cfg.nodes.len();
+    let ends: Vec<LinkEnds> = cfg
+        .links
+        .iter()
+        .map(|l| LinkEnds {
+            a: l.a,
+            b: l.b,
+            ab_delay: l.ab.delay,
+            ba_delay: l.ba.delay,
+        })
+        .collect();
+    if let Some((i, _)) = ends.iter().enumerate().find(|(_, l)| l.a >= n || l.b >= n) {
+        return Err(PyValueError::new_err(format!(
+            "link[{i}]: node index out of range"
+        )));
+    }
+    let routing = Routing::compute(n, &ends);
+    let flows: Vec<(usize, usize)> = cfg.flows.iter().map(|f| (f.src, f.dst)).collect();
+    if let Some(&(s, d)) = flows.iter().find(|&&(s, d)| s >= n || d >= n) {
+        return Err(PyValueError::new_err(format!(
+            "flow node index out of range: {s} -> {d}"
+        )));
+    }
+    let max_rtt = routing.max_rtt_per_direction(&flows);
+
+    let out = PyDict::new(py);
+    let next = PyList::empty(py);
+    let delays = PyList::empty(py);
+    for a in 0..n {
+        let row: Vec<Option<u32>> = (0..n).map(|b| routing.next_hop(a, b)).collect();
+        next.append(row)?;
+        let row: Vec<u64> = (0..n)
+            .map(|b| routing.base_delay(a, b).as_nanos())
+            .collect();
+        delays.append(row)?;
+    }
+    out.set_item("next_hop", next)?;
+    out.set_item("base_delay_ns", delays)?;
+    let queues = PyList::empty(py);
+    for (i, l) in cfg.links.iter().enumerate() {
+        for (k, d) in [(2 * i, &l.ab), (2 * i + 1, &l.ba)] {
+            let q = PyDict::new(py);
+            match d.queue {
+                QueueConfig::Packets(p) => q.set_item("packets", p)?,
+                QueueConfig::Bytes(b) => q.set_item("bytes", b)?,
+                QueueConfig::Bdp(x) => {
+                    q.set_item("bytes", bdp_queue_bytes(d.rate_bps, max_rtt[k], x))?
+                }
+            }
+            queues.append(q)?;
+        }
+    }
+    out.set_item("queues", queues)?;
+    let paths = PyList::empty(py);
+    for &(s, d) in &flows {
+        let p = PyDict::new(py);
+        p.set_item("fwd", routing.path(s, d))?;
+        p.set_item("rev", routing.path(d, s))?;
+        paths.append(p)?;
+    }
+    out.set_item("paths", paths)?;
     Ok(out)
 }

@@ -5,7 +5,7 @@
 //!  enqueue ──► [queue: drop-tail, optional CE marking] ──► serialiser (rate) ──► loss? ──► wire (delay) ──► next node
 //! ```
 //! Routes are shortest paths by propagation delay (ties: fewer hops, then lower link index),
-//! computed once. The wire is FIFO: a delay that shrinks over time (time-varying models)
+//! computed once by satcc-core's `routing`, which the emulator and the model engine use too. The wire is FIFO: a delay that shrinks over time (time-varying models)
 //! never lets a packet overtake one sent before it.
 //!
 //! Time-varying links (`satcc_core::models`): the serialiser asks the model when a packet
@@ -25,6 +25,7 @@ use satcc_core::direction::{Direction, DirectionConfig, LinkPacket, Offered};
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::link::{LinkState, QueueLimit};
 use satcc_core::models::{self, LinkBehaviour, Seeds};
+use satcc_core::routing::{bdp_queue_bytes, LinkEnds, Routing};
 use satcc_core::{Rng, SimDuration, SimTime};
 
 use crate::config::{ConfigError, DirConfig, QueueConfig, SimConfig};
@@ -94,14 +95,11 @@ impl LinkDir {
     }
 }
 
-/// Nodes, link directions and the routing table.
+/// Link directions and the routes between nodes (satcc-core `routing`, shared with the
+/// emulator's topology and the model engine).
 pub struct Network {
     pub dirs: Vec<LinkDir>,
-    /// `next[node * n + dst]` = index into `dirs` of the first hop from node to dst.
-    next: Vec<Option<u32>>,
-    /// `base_delay[node * n + dst]`: one-way propagation delay along the route.
-    base_delay: Vec<SimDuration>,
-    n: usize,
+    routing: Routing,
 }
 
 impl Network {
@@ -156,108 +154,55 @@ impl Network {
                 dirs.push(dir);
             }
         }
+        let ends: Vec<LinkEnds> = cfg
+            .links
+            .iter()
+            .map(|l| LinkEnds {
+                a: l.a,
+                b: l.b,
+                ab_delay: l.ab.delay,
+                ba_delay: l.ba.delay,
+            })
+            .collect();
         let mut net = Network {
             dirs,
-            next: vec![None; n * n],
-            base_delay: vec![SimDuration::ZERO; n * n],
-            n,
+            routing: Routing::compute(n, &ends),
         };
-        net.route(cfg);
-        net.resolve_bdp_queues(cfg)?;
+        net.resolve_bdp_queues(cfg);
         Ok(net)
     }
 
-    /// All-pairs shortest paths by (delay, hops, link index): Dijkstra from every source.
-    fn route(&mut self, cfg: &SimConfig) {
-        let n = self.n;
-        // adjacency: node -> [(dir index, to, delay)]
-        let mut adj: Vec<Vec<(u32, usize, SimDuration)>> = vec![Vec::new(); n];
-        for (i, l) in cfg.links.iter().enumerate() {
-            adj[l.a].push(((2 * i) as u32, l.b, l.ab.delay));
-            adj[l.b].push(((2 * i + 1) as u32, l.a, l.ba.delay));
-        }
-        for src in 0..n {
-            let mut best: Vec<Option<(SimDuration, u32, u32)>> = vec![None; n]; // (delay, hops, first dir)
-            let mut done = vec![false; n];
-            best[src] = Some((SimDuration::ZERO, 0, u32::MAX));
-            for _ in 0..n {
-                let Some(u) = (0..n)
-                    .filter(|&v| !done[v] && best[v].is_some())
-                    .min_by_key(|&v| best[v])
-                else {
-                    break;
-                };
-                done[u] = true;
-                let (du, hu, first) = best[u].unwrap();
-                for &(dir, v, d) in &adj[u] {
-                    let cand = (du + d, hu + 1, if u == src { dir } else { first });
-                    if best[v].is_none_or(|b| cand < b) {
-                        best[v] = Some(cand);
-                    }
-                }
-            }
-            for (dst, b) in best.iter().enumerate() {
-                if let Some((d, _, first)) = *b {
-                    if dst != src {
-                        self.next[src * n + dst] = Some(first);
-                    }
-                    self.base_delay[src * n + dst] = d;
-                }
-            }
-        }
-    }
-
-    /// Resolve "N BDP" queue limits: rate × the largest base RTT of the flows whose
-    /// forward or reverse path crosses the direction (1 BDP of 1 packet at least).
-    fn resolve_bdp_queues(&mut self, cfg: &SimConfig) -> Result<(), ConfigError> {
-        let mut max_rtt = vec![SimDuration::ZERO; self.dirs.len()];
-        for f in &cfg.flows {
-            let rtt = self.base_delay(f.src, f.dst) + self.base_delay(f.dst, f.src);
-            for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
-                for d in self.path(a, b) {
-                    max_rtt[d as usize] = max_rtt[d as usize].max(rtt);
-                }
-            }
-        }
+    /// Resolve "N BDP" queue limits (satcc-core `routing`).
+    fn resolve_bdp_queues(&mut self, cfg: &SimConfig) {
+        let flows: Vec<(usize, usize)> = cfg.flows.iter().map(|f| (f.src, f.dst)).collect();
+        let max_rtt = self.routing.max_rtt_per_direction(&flows);
         for (i, l) in cfg.links.iter().enumerate() {
             for (k, d) in [(2 * i, &l.ab), (2 * i + 1, &l.ba)] {
                 if let QueueConfig::Bdp(x) = d.queue {
-                    let bytes = d.rate_bps as f64 / 8.0 * max_rtt[k].as_secs_f64() * x;
-                    self.dirs[k]
-                        .core
-                        .set_limit(QueueLimit::Bytes((bytes.round() as u64).max(1500)));
+                    let bytes = bdp_queue_bytes(d.rate_bps, max_rtt[k], x);
+                    self.dirs[k].core.set_limit(QueueLimit::Bytes(bytes));
                 }
             }
         }
-        Ok(())
     }
 
     /// Index of the link direction to take from `node` towards `dst`.
     #[inline]
     pub fn next_hop(&self, node: u32, dst: u32) -> Option<u32> {
-        self.next[node as usize * self.n + dst as usize]
+        self.routing.next_hop(node as usize, dst as usize)
     }
 
     pub fn connected(&self, a: usize, b: usize) -> bool {
-        a == b || self.next[a * self.n + b].is_some()
+        self.routing.connected(a, b)
     }
 
     pub fn base_delay(&self, a: usize, b: usize) -> SimDuration {
-        self.base_delay[a * self.n + b]
+        self.routing.base_delay(a, b)
     }
 
     /// Link directions along the route from `a` to `b`.
     pub fn path(&self, a: usize, b: usize) -> Vec<u32> {
-        let mut out = Vec::new();
-        let mut node = a as u32;
-        while node as usize != b {
-            let Some(d) = self.next_hop(node, b as u32) else {
-                break;
-            };
-            out.push(d);
-            node = self.dirs[d as usize].to_node;
-        }
-        out
+        self.routing.path(a, b)
     }
 
     /// Narrowest rate along the route from `a` to `b`.

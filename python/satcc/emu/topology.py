@@ -45,18 +45,17 @@ Deviations from the simulator's network:
 
 from __future__ import annotations
 
-import heapq
 import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from satcc import _native
 from satcc import scenario as sc
 from satcc.emu.host import EmuError, ns_cmd, run_cmd
 
 MTU = 1500
 MAX_LINKS = 256  # one /24 per link inside 10.X.0.0/16
-MIN_BDP_QUEUE_BYTES = 1500  # net.rs resolve_bdp_queues: at least one packet
 LINUX_WMEM_MAX = 4 * 1024 * 1024  # net.ipv4.tcp_wmem[2] default
 LINUX_RMEM_MIN = 4096  # net.ipv4.tcp_rmem[0] default
 LINUX_RMEM_DEFAULT = 131072  # net.ipv4.tcp_rmem[1] default
@@ -115,63 +114,6 @@ def _ns_name(run_id: str, i: int, name: str) -> str:
     return f"satcc-{run_id}-n{i}-{safe}"
 
 
-def shortest_paths(
-    n: int, links: list[dict[str, Any]]
-) -> tuple[list[list[int | None]], list[list[int]]]:
-    """First link-direction index and one-way base delay for every (src, dst): Dijkstra on
-    (delay, hops, first direction), as satcc-sim net.rs `Network::route`."""
-    adj: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
-    for i, link in enumerate(links):
-        adj[link["a"]].append((2 * i, link["b"], link["ab"]["delay_ns"]))
-        adj[link["b"]].append((2 * i + 1, link["a"], link["ba"]["delay_ns"]))
-    nxt: list[list[int | None]] = [[None] * n for _ in range(n)]
-    delay = [[0] * n for _ in range(n)]
-    for src in range(n):
-        best: dict[int, tuple[int, int, int]] = {src: (0, 0, 2**32 - 1)}
-        done: set[int] = set()
-        heap = [((0, 0, 2**32 - 1), src)]
-        while heap:
-            key, u = heapq.heappop(heap)
-            if u in done or best.get(u) != key:
-                continue
-            done.add(u)
-            du, hu, first = key
-            for d, v, w in adj[u]:
-                cand = (du + w, hu + 1, d if u == src else first)
-                if v not in best or cand < best[v]:
-                    best[v] = cand
-                    heapq.heappush(heap, (cand, v))
-        for dst, (d, _, first) in best.items():
-            if dst != src:
-                nxt[src][dst] = first
-            delay[src][dst] = d
-    return nxt, delay
-
-
-def _path(nxt: list[list[int | None]], links: list[dict[str, Any]], a: int, b: int) -> list[int]:
-    out = []
-    node = a
-    while node != b:
-        d = nxt[node][b]
-        if d is None:
-            break
-        out.append(d)
-        link = links[d // 2]
-        node = link["b"] if d % 2 == 0 else link["a"]
-    return out
-
-
-def _resolve_queue(q: dict[str, Any], rate_bps: int, max_rtt_ns: int) -> dict[str, int]:
-    """{"packets": n} | {"bytes": n} as they are; {"bdp": x} → bytes = rate x the largest base
-    RTT of the flows crossing the direction x x (net.rs `resolve_bdp_queues`)."""
-    if "bdp" in q:
-        b = rate_bps / 8 * (max_rtt_ns / 1e9) * float(q["bdp"])
-        return {"bytes": max(round(b), MIN_BDP_QUEUE_BYTES)}
-    if "packets" in q:
-        return {"packets": int(q["packets"])}
-    return {"bytes": int(q["bytes"])}
-
-
 def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -> Plan:
     """The whole topology for a resolved scenario config (scenario.resolve())."""
     nodes = list(config["nodes"])
@@ -182,22 +124,19 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
             f"the emulator handles at most {MAX_LINKS} links, the scenario has {len(links_cfg)}"
         )
     x = subnet_octet if subnet_octet is not None else 64 + secrets.randbelow(64)
-    nxt, delay = shortest_paths(n, links_cfg)
+    # routes and "N BDP" queues as the simulator computes them (satcc-core `routing`)
+    resolved = _native.resolve_routes(config)
+    nxt, delay = resolved["next_hop"], resolved["base_delay_ns"]
     paths: dict[tuple[int, int], list[int]] = {}
-    max_rtt = [0] * (2 * len(links_cfg))
-    for f in config["flows"]:
-        s, d = f["src"], f["dst"]
-        rtt = delay[s][d] + delay[d][s]
-        for a, b in ((s, d), (d, s)):
-            paths[(a, b)] = _path(nxt, links_cfg, a, b)
-            for k in paths[(a, b)]:
-                max_rtt[k] = max(max_rtt[k], rtt)
+    for f, p in zip(config["flows"], resolved["paths"], strict=True):
+        paths[(f["src"], f["dst"])] = p["fwd"]
+        paths[(f["dst"], f["src"])] = p["rev"]
     links = []
     for j, l in enumerate(links_cfg):
         dirs = {}
         for k, key in ((2 * j, "ab"), (2 * j + 1, "ba")):
             dcfg = dict(l[key])
-            dcfg["queue"] = _resolve_queue(dcfg["queue"], dcfg["rate_bps"], max_rtt[k])
+            dcfg["queue"] = resolved["queues"][k]
             dirs[key] = dcfg
         node_if = f"satcc-l{j}"
         links.append(

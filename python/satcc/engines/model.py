@@ -69,7 +69,6 @@ ECN, queue-drop loss, reverse-path (ACK) loss, BBR's own model.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -91,7 +90,6 @@ TIMESTAMP_OPTION_BYTES = 12  # packet.rs TS_OPTION: NOP, NOP, kind 8 (10 B)
 SYN_TIMEOUT_S = 1.0  # Linux TCP_TIMEOUT_INIT (RFC 6298 §2.1); the simulator's RTO_INIT
 LOSS_LIMIT = 1e-12  # assumption 5: transfers at p = 0 are evaluated at this p
 SLOW_START_GROWTH = 2.0  # RFC 5681 §3.1: cwnd doubles per RTT in slow start
-MIN_BDP_QUEUE_BYTES = 1500  # net.rs resolve_bdp_queues: "1 BDP of 1 packet at least"
 HYBLA_RTT0_MS = 25.0  # tcp_hybla.c rtt0 (the flow's [flow.cc] rtt0 overrides it)
 CUBIC_C = 0.4  # RFC 9438 §5.1; tcp_cubic.c bic_scale 41 ~ 0.4
 CUBIC_BETA = 717 / 1024  # tcp_cubic.c beta (the flow's [flow.cc] beta overrides it)
@@ -104,50 +102,6 @@ MODEL_CARDWELL = "cardwell"
 MODEL_CUBIC = "cubic"
 MODEL_BBR = "bbr-bound"
 MODEL_WINDOW = "window"
-
-
-# -- routes --------------------------------------------------------------------------------
-
-
-def routes(config: dict[str, Any]) -> Callable[[int, int], list[tuple[int, str]]]:
-    """Link directions from node a to node b, as the simulator routes (net.rs `route`):
-    Dijkstra by (propagation delay, hops, first direction index)."""
-    n = len(config["nodes"])
-    adjacency: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]  # (dir index, to, ns)
-    for i, link in enumerate(config["links"]):
-        adjacency[link["a"]].append((2 * i, link["b"], link["ab"]["delay_ns"]))
-        adjacency[link["b"]].append((2 * i + 1, link["a"], link["ba"]["delay_ns"]))
-    first_hop: dict[tuple[int, int], int] = {}
-    for src in range(n):
-        best: dict[int, tuple[int, int, int]] = {src: (0, 0, -1)}
-        done: set[int] = set()
-        heap = [(best[src], src)]
-        while heap:
-            key, u = heapq.heappop(heap)
-            if u in done or key != best[u]:
-                continue
-            done.add(u)
-            du, hu, first = key
-            for direction, v, delay in adjacency[u]:
-                cand = (du + delay, hu + 1, direction if u == src else first)
-                if v not in best or cand < best[v]:
-                    best[v] = cand
-                    heapq.heappush(heap, (cand, v))
-        for dst, (_, _, first) in best.items():
-            if dst != src:
-                first_hop[(src, dst)] = first
-
-    def path(a: int, b: int) -> list[tuple[int, str]]:
-        out = []
-        node = a
-        while node != b:
-            direction = first_hop[(node, b)]
-            link = config["links"][direction // 2]
-            out.append((direction // 2, "ab" if direction % 2 == 0 else "ba"))
-            node = link["b"] if direction % 2 == 0 else link["a"]
-        return out
-
-    return path
 
 
 # -- per-flow path quantities --------------------------------------------------------------
@@ -186,22 +140,25 @@ def _combined_loss(losses: list[float]) -> float:
     return p
 
 
-def _queue_bytes(queue: dict[str, Any], rate_bps: int, max_rtt_s: float, packet: int) -> float:
-    """A drop-tail limit in bytes: packets x data packet, bytes, or x BDP (net.rs)."""
+def _queue_bytes(queue: dict[str, Any], packet: int) -> float:
+    """A resolved drop-tail limit in bytes: packets x data packet, or bytes ("N BDP" queues
+    come resolved to bytes by `_native.resolve_routes`, as the simulator sizes them)."""
     if "packets" in queue:
         return float(queue["packets"] * packet)
-    if "bytes" in queue:
-        return float(queue["bytes"])
-    return float(max(round(rate_bps / 8 * max_rtt_s * queue["bdp"]), MIN_BDP_QUEUE_BYTES))
+    return float(queue["bytes"])
 
 
 def path_inputs(config: dict[str, Any]) -> list[PathInputs]:
     """PathInputs of every resolved flow, in id order."""
-    path = routes(config)
+    resolved = _native.resolve_routes(config)  # routes and queues as the simulator's
     links = config["links"]
     flows = config["flows"]
-    fwd = {f["id"]: path(f["src"], f["dst"]) for f in flows}
-    rev = {f["id"]: path(f["dst"], f["src"]) for f in flows}
+
+    def hops(dirs: list[int]) -> list[tuple[int, str]]:
+        return [(k // 2, "ab" if k % 2 == 0 else "ba") for k in dirs]
+
+    fwd = {f["id"]: hops(p["fwd"]) for f, p in zip(flows, resolved["paths"], strict=True)}
+    rev = {f["id"]: hops(p["rev"]) for f, p in zip(flows, resolved["paths"], strict=True)}
     users: dict[tuple[int, str], int] = {}
     for f in flows:
         for hop in fwd[f["id"]]:
@@ -209,13 +166,6 @@ def path_inputs(config: dict[str, Any]) -> list[PathInputs]:
 
     def prop_s(hops: list[tuple[int, str]]) -> float:
         return sum(links[i][d]["delay_ns"] for i, d in hops) / NS_PER_S
-
-    # "x BDP" queues: rate x the largest propagation RTT of the flows crossing (net.rs)
-    max_rtt: dict[tuple[int, str], float] = {}
-    for f in flows:
-        rtt = prop_s(fwd[f["id"]]) + prop_s(rev[f["id"]])
-        for hop in fwd[f["id"]] + rev[f["id"]]:
-            max_rtt[hop] = max(max_rtt.get(hop, 0.0), rtt)
 
     out = []
     for f in flows:
@@ -232,7 +182,8 @@ def path_inputs(config: dict[str, Any]) -> list[PathInputs]:
         hop = min(forward, key=lambda h: (links[h[0]][h[1]]["rate_bps"] / users[h], h))
         direction = links[hop[0]][hop[1]]
         share = direction["rate_bps"] / users[hop]
-        buffer = _queue_bytes(direction["queue"], direction["rate_bps"], max_rtt[hop], data)
+        queue = resolved["queues"][2 * hop[0] + (hop[1] == "ba")]
+        buffer = _queue_bytes(queue, data)
         bdp = share * base / BITS_PER_BYTE
         by_rwnd = receive_window_bytes(f) / f["mss"]
         by_pipe = (bdp + buffer) / data

@@ -1,0 +1,72 @@
+"""Routes and "N BDP" queues are computed once, in Rust (satcc-core `routing`): the simulator,
+the emulator's topology and the model engine all read them from `_native.resolve_routes`."""
+
+from __future__ import annotations
+
+from satcc import _native
+from satcc import scenario as sc
+from satcc.emu import topology
+from satcc.engines import model
+from tests.helpers import MINIMAL
+
+DUMBBELL = """
+[scenario]
+name = "routes"
+duration = "5 s"
+
+[[link]]
+a = "s0"
+b = "r"
+rate = "1 Gbit/s"
+delay = "5 ms"
+
+[[link]]
+a = "s1"
+b = "r"
+rate = "1 Gbit/s"
+delay = "50 ms"
+
+[[link]]
+a = "r"
+b = "d"
+rate = "100 Mbit/s"
+delay = "20 ms"
+queue = "1 BDP"
+
+[[flow]]
+from = "s0"
+to = "d"
+
+[[flow]]
+from = "s1"
+to = "d"
+"""
+
+
+def test_bdp_queues_use_the_longest_rtt_crossing_them(write_toml):
+    cfg = sc.resolve(sc.load(write_toml(DUMBBELL)))
+    r = _native.resolve_routes(cfg)
+    assert r["paths"][0] == {"fwd": [0, 4], "rev": [5, 1]}
+    assert r["paths"][1] == {"fwd": [2, 4], "rev": [5, 3]}
+    # 100 Mbit/s x the 140 ms RTT of the s1 flow
+    assert r["queues"][4] == {"bytes": 1_750_000}
+    assert cfg["nodes"] == ["s0", "r", "s1", "d"]
+    assert r["base_delay_ns"][2][3] == 70_000_000
+
+
+def test_every_engine_reads_the_same_routes(write_toml):
+    cfg = sc.resolve(sc.load(write_toml(DUMBBELL)))
+    r = _native.resolve_routes(cfg)
+    plan = topology.plan(cfg, "t", subnet_octet=70)
+    assert plan.path_dirs[(2, 3)] == r["paths"][1]["fwd"]
+    assert plan.links[2].ab["queue"] == r["queues"][4]
+    inputs = model.path_inputs(cfg)
+    assert inputs[1].buffer_bytes == 1_750_000
+    assert inputs[1].prop_rtt_s == 0.14
+
+
+def test_an_unreachable_destination_has_an_empty_path(write_toml):
+    cfg = sc.resolve(sc.load(write_toml(MINIMAL)))
+    cfg["nodes"].append("island")
+    r = _native.resolve_routes(cfg)
+    assert r["next_hop"][0][len(cfg["nodes"]) - 1] is None
