@@ -63,6 +63,41 @@ pub struct LinkSeries {
     pub delay_ms: Vec<f64>,
 }
 
+/// One row of [`LinkSeries`]: what an engine records per link direction and bin. The
+/// simulator pushes it into the columns; satcc-linkd writes it as a JSON line through serde
+/// (with its own frame counters beside it), so both engines share this one definition.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LinkSeriesRow {
+    pub link_id: u32,
+    pub dir: &'static str,
+    pub t_s: f64,
+    pub queue_pkts: u64,
+    pub queue_bytes: u64,
+    pub drops_queue: u64,
+    pub drops_random: u64,
+    pub ecn_marks: u64,
+    pub tx_bytes: u64,
+    pub capacity_bps: u64,
+    pub delay_ms: f64,
+}
+
+impl LinkSeries {
+    /// Append one row to the columns.
+    pub fn push(&mut self, r: LinkSeriesRow) {
+        self.link_id.push(r.link_id);
+        self.dir.push(r.dir);
+        self.t_s.push(r.t_s);
+        self.queue_pkts.push(r.queue_pkts);
+        self.queue_bytes.push(r.queue_bytes);
+        self.drops_queue.push(r.drops_queue);
+        self.drops_random.push(r.drops_random);
+        self.ecn_marks.push(r.ecn_marks);
+        self.tx_bytes.push(r.tx_bytes);
+        self.capacity_bps.push(r.capacity_bps);
+        self.delay_ms.push(r.delay_ms);
+    }
+}
+
 impl FlowSeries {
     /// Reserve room for `rows` more rows in every column, or fail without aborting: the
     /// series of a long run with short bins can exceed the memory a process may use.

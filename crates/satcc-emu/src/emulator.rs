@@ -20,6 +20,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::fd::RawFd;
 
+use satcc_core::record::LinkSeriesRow;
 use satcc_core::{Rng, SimDuration, SimTime};
 
 use crate::clock::{realtime_offset_ns, Clock, MonotonicClock};
@@ -321,23 +322,26 @@ impl Emulator {
                 let c = dir.end_bin();
                 let link = &self.cfg.links[d / 2];
                 if let Some(w) = self.series.as_mut() {
-                    writeln!(
-                        w,
-                        "{{\"kind\":\"bin\",\"link_id\":{},\"dir\":\"{}\",\"t_s\":{},\"queue_pkts\":{},\"queue_bytes\":{},\"drops_queue\":{},\"drops_random\":{},\"ecn_marks\":{},\"tx_bytes\":{},\"capacity_bps\":{},\"delay_ms\":{},\"rx_frames\":{},\"tx_frames\":{}}}",
-                        link.id,
-                        if d % 2 == 0 { "ab" } else { "ba" },
-                        start_ns as f64 / 1e9,
-                        qp,
-                        qb,
-                        c.drops_queue,
-                        c.drops_random,
-                        c.ecn_marks,
-                        c.tx_bytes,
-                        state.rate_bps.round() as u64,
-                        state.delay.as_nanos() as f64 / 1e6,
-                        c.offered,
-                        c.delivered,
-                    )?;
+                    let line = BinLine {
+                        kind: "bin",
+                        row: LinkSeriesRow {
+                            link_id: link.id,
+                            dir: if d % 2 == 0 { "ab" } else { "ba" },
+                            t_s: start_ns as f64 / 1e9,
+                            queue_pkts: qp,
+                            queue_bytes: qb,
+                            drops_queue: c.drops_queue,
+                            drops_random: c.drops_random,
+                            ecn_marks: c.ecn_marks,
+                            tx_bytes: c.tx_bytes,
+                            capacity_bps: state.rate_bps.round() as u64,
+                            delay_ms: state.delay.as_nanos() as f64 / 1e6,
+                        },
+                        rx_frames: c.offered,
+                        tx_frames: c.delivered,
+                    };
+                    serde_json::to_writer(&mut *w, &line)?;
+                    writeln!(w)?;
                 }
             }
             self.next_bin += 1;
@@ -468,38 +472,37 @@ impl Emulator {
             self.extra[p].socket_drops += drops;
         }
         let mut all = Hist::default();
-        let mut parts = Vec::new();
+        let mut dirs = Vec::new();
         for (d, dir) in self.dirs.iter().enumerate() {
             let t = dir.totals();
             let x = &self.extra[d];
             all.merge(&x.lateness);
-            parts.push(format!(
-                "{{\"link_id\":{},\"dir\":\"{}\",\"rx_frames\":{},\"tx_frames\":{},\"tx_bytes\":{},\"drops_queue\":{},\"drops_random\":{},\"ecn_marks\":{},\"socket_drops\":{},\"oversize\":{},\"send_failures\":{},\"held_at_end\":{},\"lateness\":{}}}",
-                self.cfg.links[d / 2].id,
-                if d % 2 == 0 { "ab" } else { "ba" },
-                t.offered,
-                t.delivered,
-                t.tx_bytes,
-                t.drops_queue,
-                t.drops_random,
-                t.ecn_marks,
-                x.socket_drops,
-                x.oversize,
-                x.send_failures,
-                dir.held(),
-                x.lateness.to_json()
-            ));
+            dirs.push(serde_json::json!({
+                "link_id": self.cfg.links[d / 2].id,
+                "dir": if d % 2 == 0 { "ab" } else { "ba" },
+                "rx_frames": t.offered,
+                "tx_frames": t.delivered,
+                "tx_bytes": t.tx_bytes,
+                "drops_queue": t.drops_queue,
+                "drops_random": t.drops_random,
+                "ecn_marks": t.ecn_marks,
+                "socket_drops": x.socket_drops,
+                "oversize": x.oversize,
+                "send_failures": x.send_failures,
+                "held_at_end": dir.held(),
+                "lateness": x.lateness.to_json(),
+            }));
         }
-        let line = format!(
-            "{{\"kind\":\"stats\",\"passes\":{},\"sleeps\":{},\"spin_ns\":{},\"spun_ms\":{:.3},\"lateness\":{},\"rx_latency\":{},\"dirs\":[{}]}}",
-            self.passes,
-            self.sleeps,
-            self.cfg.spin_ns,
-            self.spin_total_ns as f64 / 1e6,
-            all.to_json(),
-            self.rx_latency.to_json(),
-            parts.join(",")
-        );
+        let line = serde_json::json!({
+            "kind": "stats",
+            "passes": self.passes,
+            "sleeps": self.sleeps,
+            "spin_ns": self.cfg.spin_ns,
+            "spun_ms": (self.spin_total_ns as f64 / 1e3).round() / 1e3,
+            "lateness": all.to_json(),
+            "rx_latency": self.rx_latency.to_json(),
+            "dirs": dirs,
+        });
         if let Some(w) = self.series.as_mut() {
             writeln!(w, "{line}")?;
             w.flush()?;
@@ -588,4 +591,15 @@ fn disarm(timer: RawFd) -> io::Result<()> {
     };
     // SAFETY: valid timerfd and itimerspec.
     cvt(unsafe { libc::timerfd_settime(timer, 0, &spec, std::ptr::null_mut()) }).map(|_| ())
+}
+
+/// One bin line of satcc-linkd's series file: satcc-core's link-series row (the schema the
+/// simulator's results share) and the frames the direction received and sent in the bin.
+#[derive(serde::Serialize)]
+struct BinLine {
+    kind: &'static str,
+    #[serde(flatten)]
+    row: LinkSeriesRow,
+    rx_frames: u64,
+    tx_frames: u64,
 }

@@ -82,16 +82,17 @@ impl Hist {
     }
 
     /// `{"n":..,"mean_us":..,"p50_us":..,"p99_us":..,"p999_us":..,"max_us":..}`
-    pub fn to_json(&self) -> String {
-        format!(
-            "{{\"n\":{},\"mean_us\":{:.3},\"p50_us\":{:.3},\"p99_us\":{:.3},\"p999_us\":{:.3},\"max_us\":{:.3}}}",
-            self.n,
-            self.mean_ns() / 1e3,
-            self.quantile_ns(0.5) as f64 / 1e3,
-            self.quantile_ns(0.99) as f64 / 1e3,
-            self.quantile_ns(0.999) as f64 / 1e3,
-            self.max_ns as f64 / 1e3
-        )
+    /// Count, mean and quantiles in µs (rounded to ns) for the stats line.
+    pub fn to_json(&self) -> serde_json::Value {
+        let us = |ns: f64| (ns).round() / 1e3;
+        serde_json::json!({
+            "n": self.n,
+            "mean_us": us(self.mean_ns()),
+            "p50_us": us(self.quantile_ns(0.5) as f64),
+            "p99_us": us(self.quantile_ns(0.99) as f64),
+            "p999_us": us(self.quantile_ns(0.999) as f64),
+            "max_us": us(self.max_ns as f64),
+        })
     }
 }
 

@@ -30,7 +30,7 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 
-use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
+use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries, LinkSeriesRow};
 use satcc_core::{SimDuration, SimTime};
 
 use crate::config::{ConfigError, Proto, SimConfig};
@@ -628,19 +628,21 @@ impl World {
         for d in self.net.dirs.iter_mut() {
             let c = d.core.take_counters();
             let (queue_pkts, queue_bytes) = d.core.queue_len();
-            self.links.link_id.push(d.link);
-            self.links.dir.push(d.dir);
-            self.links.t_s.push(t_s);
-            self.links.queue_pkts.push(queue_pkts);
-            self.links.queue_bytes.push(queue_bytes);
-            self.links.drops_queue.push(c.drops_queue);
-            self.links.drops_random.push(c.drops_random);
-            self.links.ecn_marks.push(c.ecn_marks);
-            self.links.tx_bytes.push(c.tx_bytes);
             // Time-weighted over the bin, from the link's model.
             let m = d.core.model_mut().mean_over(self.bin_start, self.now);
-            self.links.capacity_bps.push(m.rate_bps.round() as u64);
-            self.links.delay_ms.push(m.delay.as_nanos() as f64 / 1e6);
+            self.links.push(LinkSeriesRow {
+                link_id: d.link,
+                dir: d.dir,
+                t_s,
+                queue_pkts,
+                queue_bytes,
+                drops_queue: c.drops_queue,
+                drops_random: c.drops_random,
+                ecn_marks: c.ecn_marks,
+                tx_bytes: c.tx_bytes,
+                capacity_bps: m.rate_bps.round() as u64,
+                delay_ms: m.delay.as_nanos() as f64 / 1e6,
+            });
         }
         self.bin_start = self.now;
         let now = self.now;
