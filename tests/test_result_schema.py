@@ -16,6 +16,7 @@ import pytest
 from satcc import _native, results
 from satcc import scenario as sc
 from satcc.campaign import worker
+from satcc.results import arrow_column
 from satcc.store import catalog, schema
 from tests.helpers import MINIMAL, requires_sim
 
@@ -122,3 +123,23 @@ def test_the_store_owns_the_extra_tables_and_the_worker_uses_them():
     assert worker.SEQACK_SCHEMA is schema.SEQACK_SCHEMA
     assert catalog.DATA_VIEWS is schema.DATA_VIEWS
     assert schema.DATA_VIEWS["flows"] == (results.FLOWS_FILE, results.FLOWS_SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("values", "typ"),
+    [
+        ([1, None, 3, -(2**62)], pa.int64()),
+        ([0.5, None, float("nan"), float("inf"), -0.0], pa.float64()),
+        (["ab", None, "", "→é", "x" * 300], pa.string()),
+        ([True, None, False, True] * 5, pa.bool_()),
+        ([], pa.float64()),
+        ([None, None], pa.int64()),
+        ([7, 8], pa.uint32()),
+    ],
+)
+def test_arrow_columns_built_from_buffers_equal_pyarrows_own(values, typ):
+    # arrow_column skips pa.array (which imports pandas) and must give the same array:
+    # nulls where None (and NaN in floats, as from_pandas=True does), values elsewhere.
+    built = arrow_column(values, typ)
+    built.validate(full=True)
+    assert built.equals(pa.array(values, type=typ, from_pandas=True))
