@@ -9,6 +9,7 @@ core (taskset):
   * target/release/satcc-pcap FILE --packets (the Rust analyzer computing the same per-packet
     flags plus flows, bins and RTT)
   * satcc.analyze.read_capture(FILE, packets=True) (the Python API, DataFrames included)
+  * `satcc analyze FILE --out DIR` (the CLI end to end: start-up, analysis, results written)
 and checks that satcc's per-packet tcp.len, tcp.stream and six flags equal tshark's.
 
 usage: sudo .venv/bin/python bench/analyze/bench.py [--seconds 20] [--pcap FILE] [--keep]
@@ -20,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,12 +65,21 @@ def make_capture(path: Path, seconds: int) -> int:
 
 
 def timed(cmd: list[str], out_path: Path | None = None) -> float:
+    return timed_cpu(cmd, out_path)[0]
+
+
+def timed_cpu(cmd: list[str], out_path: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one run of `cmd` on CORE."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(out_path or os.devnull, "w") as fh:
         subprocess.run(
             ["taskset", "-c", CORE, *cmd], stdout=fh, stderr=subprocess.DEVNULL, check=True
         )
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main() -> int:
@@ -93,13 +105,23 @@ def main() -> int:
     pcap.read_bytes()
 
     tshark_out = tmp / "tshark.tsv"
-    t_tshark = timed(ts.command(pcap), tshark_out)
+    t_tshark, cpu_tshark = timed_cpu(ts.command(pcap), tshark_out)
     t_rust = min(timed([str(RUST_BIN), str(pcap), "--packets"]) for _ in range(a.repeat))
     t_py = []
     for _ in range(a.repeat):
         t0 = time.perf_counter()
         cap = read_capture(pcap, packets=True)
         t_py.append(time.perf_counter() - t0)
+
+    satcc_exe = Path(sys.executable).parent / "satcc"
+    cli_runs = []
+    for _ in range(a.repeat):
+        shutil.rmtree(tmp / "cli", ignore_errors=True)
+        cli_runs.append(
+            timed_cpu([str(satcc_exe), "analyze", str(pcap), "--out", str(tmp / "cli")])
+        )
+    t_cli, cpu_cli = min(cli_runs)
+    shutil.rmtree(tmp / "cli", ignore_errors=True)
 
     theirs = ts.parse_fields(tshark_out.read_text()).set_index("frame")
     ours = cap.packets[cap.packets["proto"] == "tcp"].set_index("frame")
@@ -119,11 +141,16 @@ def main() -> int:
         "tshark_s": round(t_tshark, 3),
         "satcc_rust_s": round(t_rust, 3),
         "satcc_python_s": round(min(t_py), 3),
+        "satcc_cli_s": round(t_cli, 3),
+        "tshark_cpu_s": round(cpu_tshark, 3),
+        "satcc_cli_cpu_s": round(cpu_cli, 3),
         "tshark_pps": round(frames / t_tshark),
         "satcc_rust_pps": round(frames / t_rust),
         "satcc_python_pps": round(frames / min(t_py)),
         "ratio_rust": round(t_tshark / t_rust, 1),
         "ratio_python": round(t_tshark / min(t_py), 1),
+        "ratio_cli": round(t_tshark / t_cli, 1),
+        "ratio_cli_cpu": round(cpu_tshark / cpu_cli, 1),
         "identical": same,
         "flag_counts": counts,
     }
