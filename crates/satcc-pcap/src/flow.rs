@@ -202,6 +202,32 @@ impl Bins {
     }
 }
 
+/// A mean by compensated (Kahan) summation, in the order values arrive (the per-bin RTT of
+/// `satcc analyze`: thousands of samples in a bin lose no precision to their order).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KahanMean {
+    sum: f64,
+    compensation: f64,
+    n: u32,
+}
+
+impl KahanMean {
+    pub fn add(&mut self, x: f64) {
+        let y = x - self.compensation;
+        let t = self.sum + y;
+        self.compensation = t - self.sum - y;
+        if self.compensation.is_nan() {
+            self.compensation = 0.0; // an infinite value: keep the infinity, not NaN
+        }
+        self.sum = t;
+        self.n += 1;
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / f64::from(self.n))
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct InFlight {
     start: u32,
@@ -243,6 +269,9 @@ pub struct DirState {
     pub fin: u32,
     pub rst: u32,
     pub bins: Bins,
+    /// RTT samples of this direction's data (both estimators), ms, by bin since the capture's
+    /// first packet (floor division, as the per-sample table's `t_ns // bin_ns`).
+    pub rtt_by_bin: FxHashMap<i64, KahanMean>,
     inflight: VecDeque<InFlight>,
     ts_sent: VecDeque<(u32, i64)>,
     last_tsval: Option<u32>,
@@ -625,6 +654,12 @@ impl Analyzer {
             }
         }
         let first = self.first_ts.unwrap_or(now);
+        let bin = (now - first).div_euclid(self.opts.bin_ns.max(1));
+        for &(pid, rtt, _) in samples.iter().flatten() {
+            let (pc, pd) = self.flows[pid as usize];
+            let dir = &mut self.conns[pc as usize].dirs[pd as usize];
+            dir.rtt_by_bin.entry(bin).or_default().add(rtt as f64 / 1e6);
+        }
         if let Some(rt) = self.rtt.as_mut() {
             for (pid, rtt, kind) in samples.into_iter().flatten() {
                 rt.flow_id.push(pid);
@@ -788,6 +823,25 @@ fn iperf_track(me: &mut DirState, u: &UdpDgram, now: i64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kahan_mean_keeps_what_plain_summation_loses_and_is_none_when_empty() {
+        assert_eq!(KahanMean::default().mean(), None);
+        // 1e16 then ten 1.0s: plain f64 summation drops every 1.0, the compensated sum keeps them
+        let mut m = KahanMean::default();
+        m.add(1e16);
+        for _ in 0..10 {
+            m.add(1.0);
+        }
+        let plain = (0..10).fold(1e16_f64, |s, _| s + 1.0);
+        assert_eq!(plain, 1e16);
+        assert_eq!(m.mean(), Some((1e16 + 10.0) / 11.0));
+        // an infinite sample gives an infinite mean, not NaN
+        let mut inf = KahanMean::default();
+        inf.add(f64::INFINITY);
+        inf.add(2.0);
+        assert_eq!(inf.mean(), Some(f64::INFINITY));
+    }
 
     #[test]
     fn histogram_percentile_is_within_its_resolution() {

@@ -27,7 +27,7 @@ use std::io::Read;
 use std::path::Path;
 
 pub use capture::{CaptureError, Format, Warning};
-pub use flow::{Bins, Options, PacketTable, RttTable, Stats};
+pub use flow::{Bins, KahanMean, Options, PacketTable, RttTable, Stats};
 
 use flow::{Analyzer, PROTO_TCP};
 
@@ -90,6 +90,8 @@ pub struct FlowReport {
     pub rst: u32,
     pub iperf_udp: Option<IperfUdpReport>,
     pub bins: Bins,
+    /// Mean RTT (ms) of this direction's samples in each of `bins` (None: no sample).
+    pub bin_rtt_mean_ms: Vec<Option<f64>>,
 }
 
 /// Everything one capture file produced.
@@ -181,6 +183,12 @@ fn report(a: &Analyzer) -> Vec<FlowReport> {
                     counter64: u.counter64,
                 }),
                 bins: s.bins.clone(),
+                bin_rtt_mean_ms: (0..s.bins.payload_bytes.len() as u64)
+                    .map(|i| {
+                        let bin = (s.bins.first + i) as i64;
+                        s.rtt_by_bin.get(&bin).and_then(KahanMean::mean)
+                    })
+                    .collect(),
             }
         })
         .collect()

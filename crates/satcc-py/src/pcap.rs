@@ -149,6 +149,7 @@ fn to_py<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDict>> {
         b.set_item("new_bytes", f.bins.new_bytes.clone())?;
         b.set_item("packets", f.bins.packets.clone())?;
         b.set_item("retransmits", f.bins.retransmits.clone())?;
+        b.set_item("rtt_mean_ms", f.bin_rtt_mean_ms.clone())?;
         fd.set_item("bins", b)?;
         flows.append(fd)?;
     }

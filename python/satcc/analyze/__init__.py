@@ -9,18 +9,24 @@ Map: `capture` (pcap/pcapng via the Rust analyzer in crates/satcc-pcap), `iperf3
 `testbed` (namespaces + tbf + iperf3 + tcpdump, for tests and the benchmark).
 """
 
+import importlib
 import sys
 import types
+from typing import Any
 
-from satcc.analyze.capture import (
-    CaptureAnalysis,
-    analyze_capture_bytes,
-    flag_mask,
-    read_capture,
-    seq_ack_graph,
-)
-from satcc.analyze.iperf3 import Iperf3Result, read_iperf3
-from satcc.analyze.ping import PingResult, read_ping
+# Names and the submodule that defines them, imported when first used: the capture path of
+# `satcc analyze` needs neither pandas nor the iperf3/ping readers (pandas costs ~0.5 s).
+_EXPORTS = {
+    "CaptureAnalysis": "capture",
+    "analyze_capture_bytes": "capture",
+    "flag_mask": "capture",
+    "read_capture": "capture",
+    "seq_ack_graph": "capture",
+    "Iperf3Result": "iperf3",
+    "read_iperf3": "iperf3",
+    "PingResult": "ping",
+    "read_ping": "ping",
+}
 
 __all__ = [
     "CaptureAnalysis",
@@ -33,6 +39,14 @@ __all__ = [
     "read_ping",
     "seq_ack_graph",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
 
 
 class _CallableModule(types.ModuleType):

@@ -15,14 +15,16 @@ bins start there too. Column meanings: docs/analyze.md.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from satcc import _native
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_BIN_S = 0.1  # studies 000/001: throughput in 0.1 s bins
 
@@ -31,36 +33,79 @@ FLAG_NAMES: list[str] = list(_native.pcap_flag_names())
 RETRANSMITTED_ANY = 0b111
 
 
-@dataclass
 class CaptureAnalysis:
-    path: str
-    format: str | None
-    bin_s: float
-    first_ts_ns: int | None
-    stats: dict[str, int]
-    warnings: list[dict[str, Any] | str]
-    flows: pd.DataFrame
-    series: pd.DataFrame
-    packets: pd.DataFrame | None = None
-    rtt: pd.DataFrame | None = None
-    raw_flows: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    """One capture's analysis. `raw_flows` are the analyzer's per-direction dicts; the
+    DataFrames (`flows`, `series`, `packets`, `rtt`) are built, and pandas imported, on first
+    use: `satcc analyze` writes its results from `raw_flows` alone."""
+
+    def __init__(
+        self,
+        path: str,
+        format: str | None,
+        bin_s: float,
+        first_ts_ns: int | None,
+        stats: dict[str, int],
+        warnings: list[dict[str, Any] | str],
+        raw_flows: list[dict[str, Any]],
+        raw_packets: dict[str, tuple[str, bytes]] | None = None,
+        raw_rtt: dict[str, tuple[str, bytes]] | None = None,
+    ) -> None:
+        self.path = path
+        self.format = format
+        self.bin_s = bin_s
+        self.first_ts_ns = first_ts_ns
+        self.stats = stats
+        self.warnings = warnings
+        self.raw_flows = raw_flows
+        self._raw_packets = raw_packets
+        self._raw_rtt = raw_rtt
+
+    def __repr__(self) -> str:
+        return f"CaptureAnalysis({self.path!r}, {len(self.raw_flows)} flow directions)"
 
     @property
     def duration_s(self) -> float:
-        if self.flows.empty:
-            return 0.0
-        return float(self.flows["end_s"].max())
+        return max((float(f["end_s"]) for f in self.raw_flows), default=0.0)
+
+    @cached_property
+    def flows(self) -> pd.DataFrame:
+        return _flows_frame(self.raw_flows)
+
+    @cached_property
+    def series(self) -> pd.DataFrame:
+        return _series_frame(self.raw_flows, self.bin_s)
+
+    @cached_property
+    def packets(self) -> pd.DataFrame | None:
+        packets = _columns(self._raw_packets)
+        if packets is not None:
+            packets.insert(1, "t_s", packets["t_ns"] / 1e9)
+            packets["proto"] = packets["proto"].map({6: "tcp", 17: "udp"})
+        return packets
+
+    @cached_property
+    def rtt(self) -> pd.DataFrame | None:
+        rtt = _columns(self._raw_rtt)
+        if rtt is not None:
+            rtt["t_s"] = rtt["t_ns"] / 1e9
+            rtt["rtt_ms"] = rtt["rtt_ns"] / 1e6
+            rtt["kind"] = rtt["kind"].map({0: "data-ack", 1: "tsval"})
+        return rtt
 
 
 def _columns(raw: dict[str, tuple[str, bytes]] | None) -> pd.DataFrame | None:
     if raw is None:
         return None
+    import pandas as pd
+
     return pd.DataFrame(
         {name: np.frombuffer(buf, dtype=np.dtype(dt)) for name, (dt, buf) in raw.items()}
     )
 
 
 def _flows_frame(flows: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
     rows = []
     for f in flows:
         row = {k: v for k, v in f.items() if k not in ("bins", "flag_counts", "iperf_udp")}
@@ -81,6 +126,8 @@ def _flows_frame(flows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _series_frame(flows: list[dict[str, Any]], bin_s: float) -> pd.DataFrame:
+    import pandas as pd
+
     parts = []
     for f in flows:
         b = f["bins"]
@@ -123,15 +170,6 @@ def _series_frame(flows: list[dict[str, Any]], bin_s: float) -> pd.DataFrame:
 
 
 def _finish(path: str, raw: dict[str, Any], bin_s: float) -> CaptureAnalysis:
-    packets = _columns(raw.get("packets"))
-    if packets is not None:
-        packets.insert(1, "t_s", packets["t_ns"] / 1e9)
-        packets["proto"] = packets["proto"].map({6: "tcp", 17: "udp"})
-    rtt = _columns(raw.get("rtt_samples"))
-    if rtt is not None:
-        rtt["t_s"] = rtt["t_ns"] / 1e9
-        rtt["rtt_ms"] = rtt["rtt_ns"] / 1e6
-        rtt["kind"] = rtt["kind"].map({0: "data-ack", 1: "tsval"})
     return CaptureAnalysis(
         path=path,
         format=raw["format"],
@@ -139,11 +177,9 @@ def _finish(path: str, raw: dict[str, Any], bin_s: float) -> CaptureAnalysis:
         first_ts_ns=raw["first_ts_ns"],
         stats=dict(raw["stats"]),
         warnings=list(raw["warnings"]) + incomplete_warnings(raw["flows"]),
-        flows=_flows_frame(raw["flows"]),
-        series=_series_frame(raw["flows"], bin_s),
-        packets=packets,
-        rtt=rtt,
         raw_flows=raw["flows"],
+        raw_packets=raw.get("packets"),
+        raw_rtt=raw.get("rtt_samples"),
     )
 
 
@@ -210,6 +246,8 @@ def seq_ack_graph(cap: CaptureAnalysis, flow_id: int) -> pd.DataFrame:
     ACKs (t_s, ack_rel), one frame with `kind` = "data" or "ack"."""
     if cap.packets is None:
         raise ValueError("seq_ack_graph needs read_capture(..., packets=True)")
+    import pandas as pd
+
     p = cap.packets
     f = cap.flows.set_index("id").loc[flow_id]
     rev = cap.flows[

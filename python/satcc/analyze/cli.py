@@ -85,10 +85,6 @@ def _bin_s(text: str) -> float:
 
 def load_input(path: Path, bin_s: float, progress=None):
     """Read one input; raises UserError if nothing could be read from it."""
-    from satcc.analyze.capture import read_capture
-    from satcc.analyze.iperf3 import read_iperf3
-    from satcc.analyze.ping import read_ping
-
     if not path.exists():
         raise UserError(f"{path}: no such file")
     if not path.is_file():
@@ -96,7 +92,10 @@ def load_input(path: Path, bin_s: float, progress=None):
     kind = detect_kind(path)
     try:
         if kind == "capture":
-            cap = read_capture(path, bin_s=bin_s, rtt=True, progress=progress)
+            from satcc.analyze.capture import read_capture
+
+            # the per-bin RTT comes with the flows; no per-sample table needed
+            cap = read_capture(path, bin_s=bin_s, progress=progress)
             if cap.stats["frames"] == 0:
                 where = "; ".join(
                     f"record {w['record']} at byte {w['offset']}: {w['message']}"
@@ -107,7 +106,11 @@ def load_input(path: Path, bin_s: float, progress=None):
                 )
             return cap
         if kind == "iperf3":
+            from satcc.analyze.iperf3 import read_iperf3
+
             return read_iperf3(path)
+        from satcc.analyze.ping import read_ping
+
         return read_ping(path)
     except ValueError as e:
         raise UserError(str(e)) from None

@@ -13,27 +13,32 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from satcc import __version__
 from satcc.analyze.capture import CaptureAnalysis
-from satcc.analyze.iperf3 import Iperf3Result
-from satcc.analyze.ping import PingResult
 from satcc.results import (
     FLOW_SERIES_SCHEMA,
     FLOWS_SCHEMA,
     LINK_SERIES_SCHEMA,
     SUMMARY_FLOW_KEYS,
     RunResult,
+    arrow_column,
 )
 
-Input = CaptureAnalysis | Iperf3Result | PingResult
+if TYPE_CHECKING:  # the iperf3 and ping readers (and pandas) load only for such inputs
+    from satcc.analyze.iperf3 import Iperf3Result
+    from satcc.analyze.ping import PingResult
+
+    Input = CaptureAnalysis | Iperf3Result | PingResult
 
 
 def _kind(x: Input) -> str:
-    return {CaptureAnalysis: "capture", Iperf3Result: "iperf3", PingResult: "ping"}[type(x)]
+    if isinstance(x, CaptureAnalysis):
+        return "capture"
+    return {"Iperf3Result": "iperf3", "PingResult": "ping"}[type(x).__name__]
 
 
 def _clean(v: Any) -> Any:
@@ -128,9 +133,14 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                         "bins": bins,
                     }
                 )
-                rtt_bins = _rtt_per_bin(inp, f["id"])
-                for i, (pb, nb, rt) in enumerate(
-                    zip(b["payload_bytes"], b["new_bytes"], b["retransmits"], strict=True)
+                for i, (pb, nb, rt, rtt_ms) in enumerate(
+                    zip(
+                        b["payload_bytes"],
+                        b["new_bytes"],
+                        b["retransmits"],
+                        b["rtt_mean_ms"],
+                        strict=True,
+                    )
                 ):
                     t = (b["first"] + i) * inp.bin_s
                     _series_row(
@@ -140,10 +150,10 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                         inp.bin_s,
                         delivered=nb,
                         received=pb,
-                        srtt=rtt_bins.get(b["first"] + i),
+                        srtt=rtt_ms,
                         retx=rt,
                     )
-        elif isinstance(inp, Iperf3Result):
+        elif _kind(inp) == "iperf3":
             desc.update(meta=inp.meta)
             duration = max(duration, float(inp.meta.get("duration_s") or 0))
             for s, f in zip(
@@ -243,14 +253,16 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
     rows["scenario_flow"] = [None] * len(flows)
     rows["size_bytes"] = [None] * len(flows)
     flows_table = pa.Table.from_arrays(
-        [pa.array(rows[f.name], type=f.type, from_pandas=True) for f in FLOWS_SCHEMA],
-        schema=FLOWS_SCHEMA,
+        [arrow_column(rows[f.name], f.type) for f in FLOWS_SCHEMA], schema=FLOWS_SCHEMA
     )
     series_table = pa.Table.from_arrays(
-        [pa.array(series[f.name], type=f.type, from_pandas=True) for f in FLOW_SERIES_SCHEMA],
+        [arrow_column(series[f.name], f.type) for f in FLOW_SERIES_SCHEMA],
         schema=FLOW_SERIES_SCHEMA,
     )
-    link_table = LINK_SERIES_SCHEMA.empty_table()
+    # not Schema.empty_table(), which imports pandas
+    link_table = pa.Table.from_arrays(
+        [arrow_column([], f.type) for f in LINK_SERIES_SCHEMA], schema=LINK_SERIES_SCHEMA
+    )
     meta = {
         "engine": "analyze",
         "satcc_version": __version__,
@@ -267,17 +279,6 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
     }
     result = RunResult(meta, flows_table, series_table, link_table)
     return AnalyzeResult(result=result, flows=flows, inputs=described)
-
-
-def _rtt_per_bin(cap: CaptureAnalysis, flow_id: int) -> dict[int, float]:
-    """Mean RTT (ms) of the capture's samples for one flow, per bin (samples need rtt=True)."""
-    if cap.rtt is None or cap.rtt.empty:
-        return {}
-    r = cap.rtt[cap.rtt["flow_id"] == flow_id]
-    if r.empty:
-        return {}
-    bins = (r["t_ns"] // round(cap.bin_s * 1e9)).astype("int64")
-    return {int(k): float(v) for k, v in r.groupby(bins)["rtt_ms"].mean().items()}
 
 
 # A flow direction carrying under this share of the largest one's bytes between the same two
