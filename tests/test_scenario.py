@@ -413,3 +413,30 @@ def test_jitter_is_resolved_only_where_set(write_toml):
     assert ab["jitter_ns"] == 2_000_000
     assert "jitter_ns" not in ba
     assert "jitter_ns" not in sc.resolve(sc.load(write_toml(MINIMAL)))["links"][0]["ab"]
+
+
+def test_the_vpn_node_must_be_a_node_and_reaches_the_emulator(write_toml, monkeypatch):
+    # [scenario] vpn names the node the emulator runs the OpenVPN server on (study 000); a name
+    # that is not a node is refused with the key, and the emulator engine receives the node
+    # (`satcc emu --vpn` still wins over it).
+    bad = MINIMAL.replace('name = "tiny"', 'name = "tiny"\nvpn = "nowhere"')
+    with pytest.raises(sc.ScenarioError, match=r"scenario\.vpn.*expected a node.*'nowhere'"):
+        sc.load(write_toml(bad))
+
+    from satcc.engines import emu
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(config, workdir, **kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(emu, "Run", fake_run)
+    good = sc.load(write_toml(MINIMAL.replace('name = "tiny"', 'name = "tiny"\nvpn = "d"')))
+    for given, expected in ((None, "d"), ("s", "s")):
+        with pytest.raises(Stop):
+            emu.run(good, vpn_server=given)
+        assert seen["vpn_server"] == expected

@@ -36,6 +36,7 @@ def run(
     """Emulate `scenario`; its raw files go to `out_dir`/emu (a temporary directory, removed
     afterwards, when `out_dir` is None)."""
     config = resolve(scenario, seed_override=seed)
+    vpn_server = vpn_server or scenario.scenario.vpn  # `satcc emu --vpn` wins over the key
     tmp = None
     if out_dir is None:
         tmp = Path(tempfile.mkdtemp(prefix="satcc-emu-"))
