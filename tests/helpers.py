@@ -3,6 +3,7 @@
 import pytest
 
 from satcc import _native
+from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 
 # A small valid scenario using only "reno", which every build registers.
 MINIMAL = """
@@ -38,20 +39,7 @@ def engine_output(config: dict) -> dict:
     bin_s = config["bin_ns"] / 1e9
     flows, fs = (
         [],
-        {
-            k: []
-            for k in (
-                "flow_id",
-                "t_s",
-                "delivered_bytes",
-                "cwnd_pkts",
-                "ssthresh_pkts",
-                "srtt_ms",
-                "inflight_pkts",
-                "pacing_rate_bps",
-                "retransmits",
-            )
-        },
+        {k: [] for k in ENGINE_FLOW_SERIES_COLUMNS},
     )
     for f in config["flows"]:
         i = f["id"]
@@ -82,22 +70,7 @@ def engine_output(config: dict) -> dict:
                 "recovery_count": 2,
             }
         )
-    ls = {
-        k: []
-        for k in (
-            "link_id",
-            "dir",
-            "t_s",
-            "queue_pkts",
-            "queue_bytes",
-            "drops_queue",
-            "drops_random",
-            "ecn_marks",
-            "tx_bytes",
-            "capacity_bps",
-            "delay_ms",
-        )
-    }
+    ls = {k: [] for k in ENGINE_LINK_SERIES_COLUMNS}
     for li, link in enumerate(config["links"]):
         for d in ("ab", "ba"):
             for k in range(nbins):

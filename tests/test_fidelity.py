@@ -20,7 +20,7 @@ from satcc.errors import UserError
 from satcc.fidelity import grid as G
 from satcc.fidelity import metrics as M
 from satcc.fidelity import suite, table
-from satcc.results import RunResult
+from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS, RunResult
 from tests.helpers import requires_sim
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,20 +66,7 @@ def synthetic(
     s = sc.loads(TWO_GROUPS)
     config = sc.resolve(s)
     nbins = len(srtt[0])
-    fs = {
-        k: []
-        for k in (
-            "flow_id",
-            "t_s",
-            "delivered_bytes",
-            "cwnd_pkts",
-            "ssthresh_pkts",
-            "srtt_ms",
-            "inflight_pkts",
-            "pacing_rate_bps",
-            "retransmits",
-        )
-    }
+    fs = {k: [] for k in ENGINE_FLOW_SERIES_COLUMNS}
     flows = []
     for i in range(3):
         for k in range(nbins):
@@ -107,22 +94,7 @@ def synthetic(
                 "recovery_count": None,
             }
         )
-    ls = {
-        k: []
-        for k in (
-            "link_id",
-            "dir",
-            "t_s",
-            "queue_pkts",
-            "queue_bytes",
-            "drops_queue",
-            "drops_random",
-            "ecn_marks",
-            "tx_bytes",
-            "capacity_bps",
-            "delay_ms",
-        )
-    }
+    ls = {k: [] for k in ENGINE_LINK_SERIES_COLUMNS}
     raw = {"flows": flows, "flow_series": fs, "link_series": ls, "stats": {}}
     meta = {"engine": engine, "scenario": "syn", "seed": seed}
     return RunResult.from_engine(raw, config, sc.expand_flows(s), meta)

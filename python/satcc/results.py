@@ -122,6 +122,17 @@ LINK_SERIES_SCHEMA = pa.schema(
     ]
 )
 
+# The series columns an engine hands `RunResult.from_engine` (the `_native.run_sim` shape; the
+# simulator's rows are satcc-core's FlowSeries/LinkSeriesRow); from_engine derives the rest:
+# goodput_bps and received_bps from the bytes, from/to from the link ends, and fills
+# received_bytes and cwnd_bytes with nulls when an engine has none.
+ENGINE_FLOW_SERIES_COLUMNS = tuple(
+    n
+    for n in FLOW_SERIES_SCHEMA.names
+    if n not in ("goodput_bps", "received_bps", "received_bytes", "cwnd_bytes")
+)
+ENGINE_LINK_SERIES_COLUMNS = tuple(n for n in LINK_SERIES_SCHEMA.names if n not in ("from", "to"))
+
 # Integer columns that may be null; pandas gets them as nullable Int64 instead of float64.
 NULLABLE_INT_COLUMNS = {"size_bytes", "received_packets", "lost_packets"}
 

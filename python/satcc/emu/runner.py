@@ -47,6 +47,7 @@ from typing import Any
 
 from satcc.emu import host, linkd, topology, traffic
 from satcc.emu.host import EmuError
+from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 
 START_MARGIN_NS = 200_000_000  # between `start` and t0: lets every process see the origin
 READY_TIMEOUT_S = 5.0
@@ -441,20 +442,7 @@ class Run:
         cfg = self.config
         bin_s = cfg["bin_ns"] / 1e9
         duration_s = cfg["duration_ns"] / 1e9
-        fs: dict[str, list[Any]] = {
-            k: []
-            for k in (
-                "flow_id",
-                "t_s",
-                "delivered_bytes",
-                "cwnd_pkts",
-                "ssthresh_pkts",
-                "srtt_ms",
-                "inflight_pkts",
-                "pacing_rate_bps",
-                "retransmits",
-            )
-        }
+        fs: dict[str, list[Any]] = {k: [] for k in ENGINE_FLOW_SERIES_COLUMNS}
         flows = []
         for f in cfg["flows"]:
             fid = f["id"]
@@ -529,22 +517,7 @@ class Run:
                 }
             )
         rows, stats = linkd.read_series(self.workdir / "link_series.jsonl")
-        ls: dict[str, list[Any]] = {
-            k: [r[k] for r in rows]
-            for k in (
-                "link_id",
-                "dir",
-                "t_s",
-                "queue_pkts",
-                "queue_bytes",
-                "drops_queue",
-                "drops_random",
-                "ecn_marks",
-                "tx_bytes",
-                "capacity_bps",
-                "delay_ms",
-            )
-        }
+        ls: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in ENGINE_LINK_SERIES_COLUMNS}
         self._kernel_counts(flows)
         return {"flows": flows, "flow_series": fs, "link_series": ls, "stats": self._stats(stats)}
 

@@ -80,7 +80,12 @@ from satcc import __version__, _native
 from satcc.errors import UserError
 from satcc.models import cardwell, cubic, hybla, pftk
 from satcc.models.common import BITS_PER_BYTE, ModelInputError, ModelResult, jsonable
-from satcc.results import SCHEMA_VERSION, RunResult
+from satcc.results import (
+    ENGINE_FLOW_SERIES_COLUMNS,
+    ENGINE_LINK_SERIES_COLUMNS,
+    SCHEMA_VERSION,
+    RunResult,
+)
 from satcc.scenario import Scenario, expand_flows, receive_window_bytes, resolve, scenario_hash
 
 ENGINE = "model"
@@ -471,55 +476,20 @@ def _flow_series(
     config: dict[str, Any], starts: list[float], per_bin: list[list[int]]
 ) -> dict[str, list[Any]]:
     """Rows ordered as the simulator's: per bin, every flow."""
-    cols: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "flow_id",
-            "t_s",
-            "delivered_bytes",
-            "cwnd_pkts",
-            "ssthresh_pkts",
-            "srtt_ms",
-            "inflight_pkts",
-            "pacing_rate_bps",
-            "retransmits",
-        )
-    }
+    cols: dict[str, list[Any]] = {k: [] for k in ENGINE_FLOW_SERIES_COLUMNS}
     for k, t in enumerate(starts):
         for f, bins in zip(config["flows"], per_bin, strict=True):
             cols["flow_id"].append(f["id"])
             cols["t_s"].append(t)
             cols["delivered_bytes"].append(bins[k])
-            for key in (
-                "cwnd_pkts",
-                "ssthresh_pkts",
-                "srtt_ms",
-                "inflight_pkts",
-                "pacing_rate_bps",
-                "retransmits",
-            ):
-                cols[key].append(None)
+            for key in cols.keys() - {"flow_id", "t_s", "delivered_bytes"}:
+                cols[key].append(None)  # the model knows only the bytes per bin
     return cols
 
 
 def _link_series(config: dict[str, Any], starts: list[float]) -> dict[str, list[Any]]:
     """Rows ordered as the simulator's: per bin, every link direction (ab then ba)."""
-    cols: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "link_id",
-            "dir",
-            "t_s",
-            "queue_pkts",
-            "queue_bytes",
-            "drops_queue",
-            "drops_random",
-            "ecn_marks",
-            "tx_bytes",
-            "capacity_bps",
-            "delay_ms",
-        )
-    }
+    cols: dict[str, list[Any]] = {k: [] for k in ENGINE_LINK_SERIES_COLUMNS}
     for t in starts:
         for i, link in enumerate(config["links"]):
             for d in ("ab", "ba"):
