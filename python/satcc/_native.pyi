@@ -37,6 +37,10 @@ node names mapped to indices. Keys:
       # inverse CDF from probability 0 to 1, drawn for packets towards a flow's sender (ACKs)
       # and towards its receiver (data); absent or None = hosts answer instantly
       "host_noise_quantiles_ns": {"sender": [[float, int], ...], "receiver": [...]} | None,
+      # optional: record one TCP flow's sequence/ACK trace at its sender (satcc-sim trace.rs);
+      # the result then has "seqack": {"flow_id", "kind" ("data" | "ack" | "sack"), "t_s",
+      # "seq_rel", "end_rel", "ack_rel", "retransmission": lists, "dropped_rows": int} (else None)
+      "seqack": {"flow": int, "from_ns": int, "to_ns": int, "max_rows": int},
     }
     DIR = {"rate_bps": int, "delay_ns": int, "loss": float,
            "queue": {"packets": int} | {"bytes": int} | {"bdp": float},

@@ -248,6 +248,9 @@ class RunResult:
     flows_table: pa.Table
     flow_series_table: pa.Table
     link_series_table: pa.Table
+    # optional tables written beside the three (file name -> table): the simulator's
+    # sequence/ACK trace (seqack.parquet, satcc.store.schema.SEQACK_SCHEMA) when asked for
+    extras: dict[str, pa.Table] = field(default_factory=dict)
     _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
 
     # -- construction -------------------------------------------------------------------------
@@ -329,7 +332,22 @@ class RunResult:
         )
         full_meta.setdefault("stats", {k: _clean(v) for k, v in raw.get("stats", {}).items()})
         full_meta.setdefault("fairness", shared_bottleneck(config))
-        return cls(full_meta, flows, flow_series, link_series)
+        extras = {}
+        if raw.get("seqack") is not None:
+            from satcc.store.schema import SEQACK_FILE, SEQACK_SCHEMA
+
+            sa = dict(raw["seqack"])
+            dropped = sa.pop("dropped_rows", 0)
+            extras[SEQACK_FILE] = _table(sa, SEQACK_SCHEMA, "seqack")
+            full_meta.setdefault(
+                "seqack",
+                {
+                    "flow": config["seqack"]["flow"],
+                    "rows": len(sa["t_s"]),
+                    "dropped_rows": dropped,
+                },
+            )
+        return cls(full_meta, flows, flow_series, link_series, extras)
 
     # -- views --------------------------------------------------------------------------------
 
@@ -390,6 +408,8 @@ class RunResult:
             "links": m.get("links", []),
             "stats": m.get("stats", {}),
         }
+        if "seqack" in m:  # only when a trace was asked for: other summaries are unchanged
+            doc["seqack"] = m["seqack"]
         return doc
 
     def to_json(self) -> str:
@@ -418,10 +438,14 @@ class RunResult:
                 table = table.replace_schema_metadata({"satcc": meta_json})
                 pq.write_table(table, path, **_PARQUET_OPTIONS)
                 digests[name] = _sha256(path)
+            for name, table in sorted(self.extras.items()):
+                pq.write_table(table, tmp / name, **_PARQUET_OPTIONS)
+                digests[name] = _sha256(tmp / name)
+            files = (*TABLE_FILES, *sorted(self.extras))
             doc = self.summary()
-            doc["files"] = {name: {"sha256": digests[name]} for name in TABLE_FILES}
+            doc["files"] = {name: {"sha256": digests[name]} for name in files}
             write_text_fsync(tmp / SUMMARY_FILE, _dumps(doc))
-            for name in TABLE_FILES:
+            for name in files:
                 fsync_file(tmp / name)
             if not out.exists():
                 os.rename(tmp, out)  # the whole directory appears at once
@@ -430,7 +454,7 @@ class RunResult:
             # Replacing an existing result: drop the old summary first, so that at no moment
             # does a summary describe tables it does not match; move it in last.
             (out / SUMMARY_FILE).unlink(missing_ok=True)
-            for name in TABLE_FILES:
+            for name in files:
                 os.replace(tmp / name, out / name)
             os.replace(tmp / SUMMARY_FILE, out / SUMMARY_FILE)
             _fsync_dir(out)
@@ -748,11 +772,21 @@ def load(result_dir: str | Path) -> RunResult:
         raise ResultError(
             f"{d / FLOWS_FILE}: expected satcc metadata, found unreadable data: {e}"
         ) from None
+    extras = {}
+    for name in sorted(set(doc.get("files", {})) - set(TABLE_FILES)):
+        path = d / name
+        want = doc["files"][name].get("sha256") if isinstance(doc["files"][name], dict) else None
+        if not path.is_file() or want != _sha256(path):
+            raise ResultError(
+                f"{path}: missing or not matching the sha256 recorded in {SUMMARY_FILE}"
+            )
+        extras[name] = pq.read_table(path)
     return RunResult(
         meta,
         _conform(tables[FLOWS_FILE], FLOWS_SCHEMA, d / FLOWS_FILE),
         _conform(tables[FLOW_SERIES_FILE], FLOW_SERIES_SCHEMA, d / FLOW_SERIES_FILE),
         _conform(tables[LINK_SERIES_FILE], LINK_SERIES_SCHEMA, d / LINK_SERIES_FILE),
+        extras,
     )
 
 

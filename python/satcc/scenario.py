@@ -173,6 +173,20 @@ class _Table(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# Most rows a sequence/ACK trace keeps (about 50 MB of columns); the rest are counted.
+MAX_SEQACK_ROWS = 2_000_000
+
+
+class SeqAck(_Table):
+    """`[scenario.seqack]`: the simulator records one TCP flow's sequence/ACK trace at its
+    sender (seqack.parquet; study 003 Fig. 6)."""
+
+    flow: StrictInt = 0  # resolved flow id (after `count`)
+    from_: Duration = Field(default=0, alias="from")
+    to: Duration | None = None  # default: the end of the run
+    max_rows: StrictInt = 200_000
+
+
 class ScenarioSection(_Table):
     name: str | None = None
     description: str | None = None
@@ -184,6 +198,7 @@ class ScenarioSection(_Table):
     # node hosting a VPN server (study 000): the emulator runs real OpenVPN through it; the
     # simulator models the tunnel by the flows' `encap` (docs/scenario.md)
     vpn: str | None = None
+    seqack: SeqAck | None = None  # docs/scenario.md; the simulator only
 
 
 class Link(_Table):
@@ -558,6 +573,7 @@ def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
         issues.extend(linkmodels.flow_issues(p, flow))
     if total > MAX_FLOWS:
         issues.append(("flow", f"expected at most {MAX_FLOWS} flows after count, found {total}"))
+    issues.extend(_seqack_issues(s, total))
     return issues
 
 
@@ -676,6 +692,41 @@ def _direction(rate: int, delay: int, loss: float, queue: dict, ecn: int | None)
     }
 
 
+def _seqack_issues(s: Scenario, total: int) -> list[tuple[str, str]]:
+    sa = s.scenario.seqack
+    if sa is None:
+        return []
+    out = []
+    if not 0 <= sa.flow < total:
+        out.append(
+            ("scenario.seqack.flow", f"expected a flow id in 0..{total - 1}, found {sa.flow}")
+        )
+    else:
+        origin = expand_flows(s)[sa.flow]
+        if s.flows[origin.scenario_flow].proto != "tcp":
+            out.append(("scenario.seqack.flow", f"expected a TCP flow, flow {sa.flow} is UDP"))
+    to = s.scenario.duration if sa.to is None else sa.to
+    if not 0 <= sa.from_ < to <= s.scenario.duration:
+        out.append(
+            (
+                "scenario.seqack.to",
+                (
+                    f"expected 0 <= from < to <= the run's "
+                    f"{format_duration(s.scenario.duration)}, found from "
+                    f"{format_duration(sa.from_)}, to {format_duration(to)}"
+                ),
+            )
+        )
+    if not 1 <= sa.max_rows <= MAX_SEQACK_ROWS:
+        out.append(
+            (
+                "scenario.seqack.max_rows",
+                f"expected an integer in 1..{MAX_SEQACK_ROWS}, found {sa.max_rows}",
+            )
+        )
+    return out
+
+
 def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     """The exact `_native.run_sim` config (see `_native.pyi`): integers in ns, bit/s, bytes;
     defaults filled; `count` expanded; nodes as indices."""
@@ -746,6 +797,13 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     noise = host_noise_quantiles(s.scenario.host_noise)
     if noise is not None:  # absent = hosts answer instantly
         config["host_noise_quantiles_ns"] = noise
+    if (sa := s.scenario.seqack) is not None:  # absent = no trace
+        config["seqack"] = {
+            "flow": sa.flow,
+            "from_ns": sa.from_,
+            "to_ns": s.scenario.duration if sa.to is None else sa.to,
+            "max_rows": sa.max_rows,
+        }
     _native_check(s, config)
     return config
 

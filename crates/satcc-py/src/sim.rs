@@ -345,6 +345,23 @@ pub fn run_sim<'py>(
     world
         .reserve_series()
         .map_err(|e| PyMemoryError::new_err(e.to_string()))?;
+    if let Some(v) = config.get_item("seqack")? {
+        if !v.is_none() {
+            let path = "config.seqack";
+            let d = v
+                .downcast_into::<PyDict>()
+                .map_err(|_| PyValueError::new_err(format!("{path}: expected a table")))?;
+            let spec = satcc_sim::trace::SeqAckSpec {
+                flow: req(&d, "flow", path)?,
+                from: SimTime::ZERO + SimDuration::from_nanos(req(&d, "from_ns", path)?),
+                to: SimTime::ZERO + SimDuration::from_nanos(req(&d, "to_ns", path)?),
+                max_rows: req(&d, "max_rows", path)?,
+            };
+            world
+                .trace_seqack(spec)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
+    }
     let mut last = Instant::now();
     let mut err: Option<PyErr> = None;
     let out = {
@@ -391,6 +408,24 @@ pub fn run_sim<'py>(
     stats.set_item("fragmented_packets", out.fragmented_packets)?;
     stats.set_item("sim_time_s", cfg.duration.as_secs_f64())?;
     d.set_item("stats", stats)?;
+    match &out.seqack {
+        Some(t) => {
+            let sa = PyDict::new(py);
+            sa.set_item("flow_id", vec![t.flow; t.t_ns.len()])?;
+            sa.set_item("kind", t.kind.iter().map(|k| k.name()).collect::<Vec<_>>())?;
+            sa.set_item(
+                "t_s",
+                t.t_ns.iter().map(|&n| n as f64 / 1e9).collect::<Vec<_>>(),
+            )?;
+            sa.set_item("seq_rel", t.seq.clone())?;
+            sa.set_item("end_rel", t.end.clone())?;
+            sa.set_item("ack_rel", t.ack.clone())?;
+            sa.set_item("retransmission", t.retransmission.clone())?;
+            sa.set_item("dropped_rows", t.dropped_rows)?;
+            d.set_item("seqack", sa)?;
+        }
+        None => d.set_item("seqack", py.None())?,
+    }
     Ok(d)
 }
 

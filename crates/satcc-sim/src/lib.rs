@@ -12,6 +12,7 @@ pub mod config;
 pub mod net;
 pub mod packet;
 pub mod tcp;
+pub mod trace;
 pub mod udp;
 pub mod world;
 

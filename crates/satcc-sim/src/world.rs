@@ -39,6 +39,7 @@ use crate::packet::{Frag, Packet, IP_HEADER};
 use crate::tcp::receiver::{EcnEcho, RcvBuf, Receiver};
 use crate::tcp::sender::Sender;
 use crate::tcp::{Out, TimerKind};
+use crate::trace::{SeqAckRecorder, SeqAckSpec, SeqAckTrace};
 use crate::udp::{UdpFlow, UdpSummary};
 
 /// Linux `net.ipv4.ipfrag_time`: how long an incomplete packet's fragments are kept.
@@ -116,6 +117,8 @@ pub struct SimOutput {
     pub udp: Vec<Option<UdpSummary>>,
     /// Packets that left their source as IP fragments (tunnel encapsulation over the MTU).
     pub fragmented_packets: u64,
+    /// The sequence/ACK trace `World::trace_seqack` asked for.
+    pub seqack: Option<SeqAckTrace>,
 }
 
 /// Largest tunnel overhead a flow may add per packet (an IPv4 datagram's size; real tunnels
@@ -145,6 +148,7 @@ pub struct World {
     fragmented: u64,
     /// The metrics cache: ssthresh (packets) per (source node, destination node).
     metrics: HashMap<(u32, u32), u32>,
+    seqack: Option<SeqAckRecorder>,
 }
 
 impl World {
@@ -311,6 +315,7 @@ impl World {
             next_frag_id: 0,
             fragmented: 0,
             metrics: HashMap::new(),
+            seqack: None,
         };
         for i in 0..w.flows.len() {
             let at = w.flows[i].sender.start;
@@ -324,6 +329,29 @@ impl World {
     /// bin), so that a run too long for memory fails here with an error instead of aborting
     /// the process (or deadlocking its panic handler) hours into the run. `run` works without
     /// it (the series then grow as they fill).
+    /// Record flow `spec.flow`'s sequence/ACK trace at its sender (crate::trace); an error
+    /// names what is wrong with the spec.
+    pub fn trace_seqack(&mut self, spec: SeqAckSpec) -> Result<(), ConfigError> {
+        let Some(f) = self.flows.get(spec.flow as usize) else {
+            return Err(ConfigError {
+                key: "seqack.flow".into(),
+                message: format!(
+                    "expected a flow id below {}, found {}",
+                    self.flows.len(),
+                    spec.flow
+                ),
+            });
+        };
+        if f.udp.is_some() {
+            return Err(ConfigError {
+                key: "seqack.flow".into(),
+                message: format!("expected a TCP flow, flow {} is UDP", spec.flow),
+            });
+        }
+        self.seqack = Some(SeqAckRecorder::new(spec));
+        Ok(())
+    }
+
     pub fn reserve_series(&mut self) -> Result<(), ConfigError> {
         let bins = self
             .end
@@ -488,6 +516,9 @@ impl World {
                 flow.receiver.on_packet(self.now, &pkt, &mut out);
                 false
             } else {
+                if let Some(r) = self.seqack.as_mut() {
+                    r.received(self.now, &pkt);
+                }
                 flow.sender.on_packet(self.now, &pkt, &mut out);
                 if flow.metrics_save && !flow.metrics_written && flow.sender.acked_all_at.is_some()
                 {
@@ -570,6 +601,11 @@ impl World {
         };
         for i in 0..out.pkts.len() {
             let pkt = out.pkts[i];
+            if sender_side {
+                if let Some(r) = self.seqack.as_mut() {
+                    r.sent(self.now, &pkt);
+                }
+            }
             self.send(f, node, pkt);
         }
         for i in 0..out.timers.len() {
@@ -715,6 +751,7 @@ impl World {
             packets: self.packets,
             udp,
             fragmented_packets: self.fragmented,
+            seqack: self.seqack.map(SeqAckRecorder::finish),
         }
     }
 }

@@ -15,7 +15,7 @@ campaign axis may set `role` itself).
 | mss            | 000 Fig. 6-9        | an MSS axis with >= 2 values                                 |
 | rtt_fairness   | 004 Fig. 5-17       | an RTT axis with >= 2 values and >= 2 [[flow]] groups        |
 | engines_loss   | 002 Fig. 3-9        | a loss axis with >= 2 values and runs of >= 2 engines        |
-| seqack         | 003 Fig. 6          | a capture analysed with its packets (seqack view)            |
+| seqack         | 003 Fig. 6          | a seqack trace (simulated run or analysed capture)           |
 | ca_ramp        | 003 Fig. 7          | a run >= 30 s with cwnd series and a congestion-avoidance stretch |
 | traces         | (every study)       | cwnd/srtt series of sim or emu runs (satcc.plot panels)      |
 | fidelity       | (sim vs kernel)     | a `satcc fidelity` directory (sim and kernel runs per scenario) |
@@ -557,11 +557,24 @@ def seqack(data: Data) -> Drawn:
     )
     if sa.empty:
         raise Skip(
-            "no capture analysed with its packets (an [[analyze]] entry with a "
-            "pcap/pcapng file gives one)"
+            "no sequence/ACK trace: a simulated run with `[scenario.seqack]` or a capture "
+            "analysed with its packets (an [[analyze]] entry with a pcap/pcapng file) gives one"
         )
     run_id, flow_id = sa.iloc[0]["run_id"], sa.iloc[0]["flow_id"]
-    g = sa[(sa["run_id"] == run_id) & (sa["flow_id"] == flow_id)]
+    fig, where = draw_seqack(sa[(sa["run_id"] == run_id) & (sa["flow_id"] == flow_id)])
+    return Drawn(
+        fig,
+        f"Study 003 Fig. 6: time-sequence graph at the sender (a simulated run's trace or "
+        f"a capture's largest flow), {2 * SEQACK_WINDOW_SEGMENTS} data segments {where}; "
+        f"run {run_id}. The paper shows test 1 (Osaka): one lost segment, reported by SACK "
+        f"and retransmitted at 0.25 s.",
+    )
+
+
+def draw_seqack(g: pd.DataFrame) -> tuple[Any, str]:
+    """One flow's sequence/ACK rows (the seqack schema) drawn tcptrace-style around its first
+    retransmission: the figure and where the window is ("around the first retransmission")."""
+    g = g.sort_values("t_s", kind="stable")
     data_pk = g[g["kind"] == "data"].reset_index(drop=True)
     acks = g[g["kind"] == "ack"]
     retx = data_pk.index[data_pk["retransmission"].fillna(False).astype(bool)]
@@ -590,6 +603,16 @@ def seqack(data: Data) -> Drawn:
             lw=2.5,
             label="retransmission",
         )
+    sacks = g[(g["kind"] == "sack") & (g["t_s"] >= t0) & (g["t_s"] <= t1)]
+    if not sacks.empty:
+        ax.vlines(
+            sacks["t_s"],
+            sacks["seq_rel"] / 1e3,
+            sacks["end_rel"] / 1e3,
+            color="tab:orange",
+            lw=1,
+            label="SACK block",
+        )
     a = acks[(acks["t_s"] >= t0) & (acks["t_s"] <= t1)]
     if not a.empty:
         ax.step(
@@ -604,12 +627,7 @@ def seqack(data: Data) -> Drawn:
     ax.set_ylabel("relative sequence number (kB)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
-    where = "around the first retransmission" if len(retx) else "(no retransmission)"
-    return Drawn(
-        fig,
-        f"Study 003 Fig. 6: time-sequence graph of the largest flow of one "
-        f"capture, {2 * SEQACK_WINDOW_SEGMENTS} data segments {where}; run {run_id}.",
-    )
+    return fig, "around the first retransmission" if len(retx) else "(no retransmission)"
 
 
 def _ca_stretch(s: pd.DataFrame) -> tuple[int, int] | None:

@@ -17,7 +17,7 @@ Tables and views (docs/campaigns.md documents every column):
 | flow_series   | flow x bin                       | run columns + flow_series.parquet            |
 | link_series   | link direction x bin             | run columns + link_series.parquet            |
 | pings         | ping/nping probe (analyze runs)  | run columns + pings.parquet                  |
-| seqack        | data segment or ACK (analyze runs of captures) | run columns + seqack.parquet   |
+| seqack        | data segment, ACK or SACK block (a simulated run's trace, a capture) | run columns + seqack.parquet |
 | catalog_info  | key                              | key, value: store_schema_version, results_schema_version, satcc_version, campaign |
 | problems      | file left out                    | path, kind, message                          |
 
