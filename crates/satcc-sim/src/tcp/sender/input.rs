@@ -1,0 +1,399 @@
+//! ACK processing, as Linux's `tcp_input.c` does it: `tcp_ack` (window update, SACK tagging
+//! `tcp_sacktag_write_queue`, the cumulative ACK `tcp_clean_rtx_queue` with Karn's RTT samples,
+//! `tcp_rack_advance`), the debug-build counter check (`tcp_verify_left_out`), and the cwnd
+//! update after an ACK (`tcp_cong_control`, `tcp_may_raise_cwnd`, `tcp_update_pacing_rate`).
+//! The loss state machine it calls is `recovery.rs`.
+
+use super::rate::rate_skb_delivered;
+use super::*;
+
+impl Sender {
+    pub fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Out) {
+        // tcp_replace_ts_recent: every pure ACK sits at rcv_wup; PAWS keeps the newest TSval.
+        self.ts_recent = self.ts_recent.max(pkt.tsval);
+        match pkt.kind {
+            Kind::SynAck => self.on_synack(now, pkt, out),
+            Kind::Ack if self.is_established() => self.on_ack(now, pkt, out),
+            _ => {}
+        }
+    }
+
+    /// `tcp_ack`.
+    pub(super) fn on_ack(&mut self, now: SimTime, pkt: &Packet, out: &mut Out) {
+        self.tcp.now = now;
+        let ack = pkt.ack;
+        if ack > self.tcp.snd_nxt || ack < self.tcp.snd_una {
+            return; // ahead of what was sent, or older than snd_una
+        }
+        let prior_snd_una = self.tcp.snd_una;
+        let prior_in_flight = self.tcp.in_flight();
+        let prior_delivered = self.tcp.delivered;
+        let prior_lost = self.tcp.lost;
+        let mut flag = Flags {
+            win_update: pkt.rwnd != self.snd_wnd,
+            ..Flags::default()
+        };
+        self.snd_wnd = pkt.rwnd;
+        self.max_window = self.max_window.max(pkt.rwnd);
+        flag.ece = self.tcp.ecn_ok && pkt.ece;
+        // `rx_opt.rcv_tsecr` for undo (Eifel); the sender's TSval clock is ts_now's.
+        self.rcv_tsecr = (self.timestamps && pkt.tsecr > 0).then_some(pkt.tsecr);
+        if ack > prior_snd_una {
+            self.retransmits = 0; // icsk_retransmits
+        }
+        let prior_fack = self.highest_sack_seq();
+        // `state->reord`: lowest sequence found delivered out of order on this ACK.
+        let mut reord = self.tcp.snd_nxt;
+        // `tp->rx_opt.rcv_tsval/rcv_tsecr` are not passed on yet: TCP-LP's remote-clock
+        // estimator collapses the flow when fed them (0.3 of 48 Mbit/s alone on a link), so
+        // LP runs on its documented RTT fallback until that is fixed.
+
+        // Rate sample being built (`struct rate_sample`).
+        let mut rs = RateSample::default();
+        let mut first_sackt: Option<SimTime> = None;
+        let mut last_sackt: Option<SimTime> = None;
+
+        // --- SACK (tcp_sacktag_write_queue)
+        if self.sack && pkt.nsack > 0 {
+            let blocks = pkt.sack_blocks();
+            // RFC 2883: a first block below the cumulative ACK, or inside the second, is a DSACK.
+            let dsack = self.check_dsack(blocks, ack, prior_snd_una, &mut flag);
+            let mss = self.mss as u64;
+            for (bi, &(s, e)) in blocks.iter().enumerate() {
+                if bi == 0 && dsack {
+                    // DSACKed segments still queued (`tcp_sacktag_one` with dup_sack): below
+                    // the new snd_una only within the episode (`tcp_is_sackblock_valid`).
+                    let valid = s >= ack || self.undo.marker.is_some_and(|m| e > m);
+                    if valid && e > prior_snd_una {
+                        if let Some(r) = self.dsack_tag(s.max(prior_snd_una) / mss, e.div_ceil(mss))
+                        {
+                            reord = reord.min(r);
+                        }
+                    }
+                }
+                if e <= ack || s >= self.tcp.snd_nxt {
+                    continue;
+                }
+                let a = s.max(ack) / mss;
+                let b = e.div_ceil(mss);
+                let tcp = &mut self.tcp;
+                let rack = &mut self.rack;
+                let first_tx_mstamp = &mut self.first_tx_mstamp;
+                let min_rtt = self.rtt.min_rtt_us();
+                let high_seq = self.high_seq;
+                let snd_nxt = tcp.snd_nxt;
+                self.sb.sack(a, b, |idx, seg| {
+                    flag.data_sacked = true;
+                    if seg.retrans {
+                        seg.retrans = false;
+                        tcp.retrans_out -= 1;
+                    } else if !seg.ever_retrans {
+                        // A never-retransmitted segment in a hole below the highest SACK: reordering.
+                        if idx * mss < prior_fack {
+                            reord = reord.min(idx * mss);
+                        }
+                        if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                            flag.orig_sack_acked = true;
+                        }
+                        first_sackt.get_or_insert(seg.xmit);
+                        last_sackt = Some(seg.xmit);
+                    }
+                    if seg.lost {
+                        seg.lost = false;
+                        tcp.lost_out -= 1;
+                    }
+                    seg.sacked = true;
+                    tcp.sacked_out += 1;
+                    tcp.delivered += 1;
+                    if flag.ece {
+                        tcp.delivered_ce += 1;
+                    }
+                    rate_skb_delivered(&mut rs, first_tx_mstamp, idx, seg, true);
+                    rack_advance(rack, idx, seg, now, min_rtt);
+                });
+            }
+            if self.tcp.ca_state != CaState::Loss || self.undo.marker.is_some() {
+                self.check_sack_reordering(reord, false);
+            }
+        }
+
+        // --- cumulative ACK (tcp_clean_rtx_queue)
+        let mut pkts_acked = 0u32;
+        let mut first_ackt: Option<SimTime> = None;
+        let mut last_ackt: Option<SimTime> = None;
+        if ack > prior_snd_una {
+            flag.data_acked = true;
+            let mss = self.mss as u64;
+            let new_head = if self.size.is_some_and(|s| ack >= s) {
+                self.sb.tail()
+            } else {
+                ack / mss
+            };
+            let tcp = &mut self.tcp;
+            let rack = &mut self.rack;
+            let first_tx_mstamp = &mut self.first_tx_mstamp;
+            let min_rtt = self.rtt.min_rtt_us();
+            let sack = self.sack;
+            let high_seq = self.high_seq;
+            let snd_nxt = tcp.snd_nxt;
+            let spurious_before = self.rcv_tsecr;
+            // `reord` of tcp_clean_rtx_queue: lowest acked never-retransmitted un-SACKed seq.
+            let mut acked_reord = snd_nxt;
+            self.sb.pop_acked(new_head, |idx, mut seg| {
+                pkts_acked += 1;
+                if seg.ever_retrans {
+                    if seg.retrans {
+                        tcp.retrans_out -= 1;
+                    }
+                    flag.retrans_data_acked = true;
+                } else if !seg.sacked {
+                    last_ackt = Some(seg.xmit);
+                    first_ackt.get_or_insert(seg.xmit);
+                    acked_reord = acked_reord.min(idx * mss);
+                    if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                        flag.orig_sack_acked = true;
+                    }
+                }
+                if seg.sacked {
+                    tcp.sacked_out -= 1;
+                } else {
+                    if sack {
+                        tcp.delivered += 1;
+                        if flag.ece {
+                            tcp.delivered_ce += 1;
+                        }
+                    }
+                    rate_skb_delivered(&mut rs, first_tx_mstamp, idx, &mut seg, false);
+                    // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
+                    // last retransmission was for an earlier copy; it does not advance RACK.
+                    let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
+                    let spurious =
+                        seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
+                    if !spurious {
+                        rack_advance(rack, idx, &seg, now, min_rtt);
+                    }
+                }
+                if seg.lost {
+                    tcp.lost_out -= 1;
+                }
+                tcp.packets_out -= 1;
+            });
+            self.tcp.snd_una = ack;
+            if !self.sack {
+                self.remove_reno_sacks(pkts_acked, flag.ece);
+                // Without SACK bits a retransmitted segment cannot prove the progress original.
+                if flag.retrans_data_acked {
+                    flag.orig_sack_acked = false;
+                }
+            } else if acked_reord < prior_fack {
+                // A never-retransmitted hole got filled: reordering.
+                self.check_sack_reordering(acked_reord, false);
+            }
+            if self.size.is_some_and(|s| ack >= s) && self.acked_all_at.is_none() {
+                self.acked_all_at = Some(now);
+            }
+        }
+
+        // --- RTT (tcp_ack_update_rtt)
+        let mut seq_rtt = first_ackt.map(|t| now.saturating_since(t).as_micros());
+        let mut ca_rtt = last_ackt.map(|t| now.saturating_since(t).as_micros());
+        if seq_rtt.is_none() {
+            if let (Some(f), Some(l)) = (first_sackt, last_sackt) {
+                seq_rtt = Some(now.saturating_since(f).as_micros());
+                ca_rtt = Some(now.saturating_since(l).as_micros());
+            }
+        }
+        if seq_rtt.is_none() && self.timestamps && pkt.tsecr > 0 && flag.data_acked {
+            let us = self.ts_now(now).saturating_sub(pkt.tsecr) * 1000;
+            seq_rtt = Some(us);
+            ca_rtt = Some(us);
+        }
+        rs.rtt_us = ca_rtt;
+        if let Some(m) = seq_rtt {
+            self.rtt.update_min_rtt(now, ca_rtt.unwrap_or(m));
+            self.rtt.sample(m, self.tcp.snd_una, self.tcp.snd_nxt);
+            self.stats.rtt.record(m);
+            self.backoff = 0;
+            self.sync_rtt();
+        }
+
+        // --- in_ack_event and pkts_acked
+        self.cc.on_ack_event(
+            now,
+            &mut self.tcp,
+            AckEventFlags {
+                slow_path: !flag.data_acked || flag.data_sacked,
+                window_update: flag.win_update,
+                ece: flag.ece,
+            },
+        );
+        let mut sample = AckSample {
+            ack_seq: ack,
+            pkts_acked,
+            rtt_us: ca_rtt,
+            prior_in_flight,
+            ece: flag.ece,
+            ..AckSample::default()
+        };
+        if pkts_acked > 0 || flag.data_sacked {
+            self.cc.on_pkts_acked(now, &mut self.tcp, &sample);
+        }
+
+        // --- RACK's reordering window (tcp_rack_update_reo_wnd)
+        self.rack_update_reo_wnd(rs.prior_delivered);
+
+        // --- TLP episode (tcp_process_tlp_ack)
+        if self.tlp_high_seq != 0 && ack >= self.tlp_high_seq {
+            if !self.tlp_retrans || flag.dsack_tlp {
+                self.tlp_high_seq = 0;
+            } else if ack > self.tlp_high_seq {
+                // The probe repaired a real loss: reduce cwnd once (CWR).
+                self.init_cwnd_reduction(now);
+                self.set_state(now, CaState::Cwr);
+                self.end_cwnd_reduction(now);
+                self.try_keep_open(now);
+            } else if !(flag.data_acked || flag.win_update || flag.data_sacked) {
+                self.tlp_high_seq = 0;
+            }
+        }
+
+        // --- loss state machine
+        if flag.data_acked {
+            self.set_xmit_timer(now, out);
+        }
+        let not_dup = flag.data_acked || flag.win_update;
+        let dubious = !not_dup
+            || flag.data_sacked
+            || flag.ece
+            || flag.dsack
+            || self.tcp.ca_state != CaState::Open;
+        let mut rexmit = Rexmit::None;
+        if dubious {
+            let num_dupack = u32::from(!flag.data_acked && !not_dup && !flag.dsack);
+            self.fastretrans_alert(now, prior_snd_una, num_dupack, &mut flag, &mut rexmit, out);
+        }
+
+        // --- rate sample (tcp_rate_gen) and cwnd (tcp_cong_control)
+        let delivered = (self.tcp.delivered - prior_delivered) as u32;
+        let lost = (self.tcp.lost - prior_lost) as u32;
+        self.rate_gen(now, delivered, lost, &mut rs);
+        sample.acked_sacked = delivered;
+        sample.losses = lost;
+        sample.delivered = rs.delivered;
+        sample.delivered_ce = rs.delivered_ce;
+        sample.interval_us = rs.interval_us.unwrap_or(0);
+        sample.prior_delivered = rs.prior_delivered;
+        sample.is_app_limited = rs.is_app_limited;
+        sample.is_retrans = rs.is_retrans;
+        self.cong_control(now, &sample, &flag);
+
+        // --- transmit (tcp_xmit_recovery, tcp_data_snd_check)
+        self.xmit_recovery(now, rexmit, out);
+        self.write_xmit(now, out);
+        #[cfg(debug_assertions)]
+        {
+            // Every ACK while the window is small; every 64th on large ones (O(window) each).
+            self.verify_tick = self.verify_tick.wrapping_add(1);
+            if self.sb.segs.len() <= 256 || self.verify_tick.is_multiple_of(64) {
+                self.verify_left_out();
+            }
+        }
+        if self.tcp.packets_out == 0 {
+            self.rto_timer.clear();
+            self.tlp_timer.clear();
+            if self.all_sent() {
+                self.conn = Conn::Closed;
+            }
+        }
+    }
+
+    /// `tcp_verify_left_out` and more (debug builds): the counters agree with the scoreboard.
+    #[cfg(debug_assertions)]
+    pub(super) fn verify_left_out(&self) {
+        let segs = &self.sb.segs;
+        let t = &self.tcp;
+        assert_eq!(t.packets_out as usize, segs.len(), "packets_out");
+        assert_eq!(
+            t.lost_out as usize,
+            segs.iter().filter(|s| s.lost).count(),
+            "lost_out"
+        );
+        assert_eq!(
+            t.retrans_out as usize,
+            segs.iter().filter(|s| s.retrans).count(),
+            "retrans_out"
+        );
+        if self.sack {
+            assert_eq!(
+                t.sacked_out as usize,
+                segs.iter().filter(|s| s.sacked).count(),
+                "sacked_out"
+            );
+        }
+        assert!(
+            t.sacked_out + t.lost_out <= t.packets_out,
+            "left_out > packets_out"
+        );
+    }
+
+    /// `tcp_may_raise_cwnd`: grow only on in-order delivery (RFC 5681), or on any delivery
+    /// once reordering beyond the dupthresh was seen.
+    pub(super) fn may_raise_cwnd(&self, flag: &Flags) -> bool {
+        if self.reordering > REORDERING {
+            return flag.data_acked || flag.data_sacked;
+        }
+        flag.data_acked
+    }
+
+    /// `tcp_cong_control`.
+    pub(super) fn cong_control(&mut self, now: SimTime, sample: &AckSample, flag: &Flags) {
+        if self.cc.has_cong_control() {
+            self.cc.on_cong_control(now, &mut self.tcp, sample);
+            return;
+        }
+        if self.in_cwnd_reduction() {
+            let snd_una_advanced = flag.data_acked;
+            self.cwnd_reduction(sample.acked_sacked, sample.losses, snd_una_advanced);
+        } else if self.may_raise_cwnd(flag) {
+            self.cc.on_cong_avoid(now, &mut self.tcp, sample);
+            self.tcp.cwnd_stamp = now;
+        }
+        self.update_pacing_rate();
+    }
+
+    /// `tcp_update_pacing_rate`: 200 % of cwnd/srtt in slow start, 120 % after.
+    pub(super) fn update_pacing_rate(&mut self) {
+        let t = &mut self.tcp;
+        let ratio = if t.cwnd < t.ssthresh / 2 {
+            PACING_SS_RATIO
+        } else {
+            PACING_CA_RATIO
+        };
+        let srtt = self.rtt.srtt_us();
+        if srtt == 0 {
+            return;
+        }
+        let bytes =
+            t.mss as u128 * t.cwnd.max(t.packets_out) as u128 * ratio as u128 * 1_000_000 / 100;
+        t.pacing_rate_bps = ((bytes / srtt as u128) as u64).min(t.max_pacing_rate_bps);
+    }
+}
+
+/// `tcp_rack_advance`: remember the most recently sent delivered segment.
+fn rack_advance(rack: &mut Rack, idx: u64, seg: &Seg, now: SimTime, min_rtt_us: u64) {
+    let rtt_us = now.saturating_since(seg.xmit).as_micros();
+    // A retransmitted segment acked faster than min_rtt was probably the original's ACK.
+    if seg.ever_retrans && rtt_us < min_rtt_us {
+        return;
+    }
+    rack.advanced = true;
+    rack.rtt_us = rtt_us;
+    let newer = match rack.xmit {
+        None => true,
+        Some(t) => seg.xmit > t || (seg.xmit == t && idx + 1 > rack.end_idx),
+    };
+    if newer {
+        rack.xmit = Some(seg.xmit);
+        rack.end_idx = idx + 1;
+    }
+}

@@ -1,0 +1,217 @@
+//! Sending, as Linux's `tcp_output.c` does it: `tcp_write_xmit` (new data within cwnd, the
+//! receive window and the send buffer), `tcp_xmit_retransmit_queue` and `__tcp_retransmit_skb`,
+//! pacing (`tcp_pacing_check`, the next-send time after each packet), `tcp_cwnd_validate`.
+
+use super::*;
+
+impl Sender {
+    pub(super) fn pacing_enabled(&self) -> bool {
+        match self.pacing_mode {
+            PacingMode::On => true,
+            PacingMode::Off => false,
+            PacingMode::Auto => self.tcp.pacing_needed,
+        }
+    }
+
+    /// `tcp_pacing_check`: true if pacing forbids sending now (and arms the pacing timer).
+    pub(super) fn paced_out(&mut self, now: SimTime, out: &mut Out) -> bool {
+        if self.pacing_enabled() && self.tcp.wstamp > now {
+            let at = self.tcp.wstamp;
+            self.arm(TimerKind::Pace, at, out);
+            return true;
+        }
+        false
+    }
+
+    /// `tcp_update_skb_after_send`: advance the pacing clock by this packet's airtime.
+    pub(super) fn pace_after_send(&mut self, now: SimTime, wire_bytes: u32) {
+        if !self.pacing_enabled() || self.tcp.pacing_rate_bps == 0 {
+            return;
+        }
+        let rate = self
+            .tcp
+            .pacing_rate_bps
+            .min(self.tcp.max_pacing_rate_bps)
+            .max(1);
+        let len_ns = wire_bytes as u128 * 1_000_000_000 / rate as u128;
+        self.tcp.wstamp = self.tcp.wstamp.max(now) + SimDuration::from_nanos(len_ns as u64);
+    }
+
+    pub(super) fn build_data(&mut self, now: SimTime, idx: u64, retrans: bool) -> Packet {
+        let seq = idx * self.mss as u64;
+        let end = match self.size {
+            Some(s) => (seq + self.mss as u64).min(s),
+            None => seq + self.mss as u64,
+        };
+        let mut p = Packet::new(self.flow, Kind::Data, self.peer);
+        p.seq = seq;
+        p.len = (end - seq) as u32;
+        p.wire_bytes += p.len
+            + if self.timestamps {
+                packet::TS_OPTION
+            } else {
+                0
+            };
+        p.tsval = self.ts_now(now);
+        p.tsecr = if self.timestamps { self.ts_recent } else { 0 };
+        p.retrans = retrans;
+        if self.tcp.ecn_ok {
+            p.ecn = Ecn::Ect; // RFC 3168 §6.1.5: retransmissions may be ECT in Linux too
+            if self.cwr_pending && !retrans {
+                p.cwr = true;
+                self.cwr_pending = false;
+            }
+        }
+        p
+    }
+
+    /// Send one new segment (`tcp_transmit_skb` + `tcp_event_new_data_sent`).
+    pub(super) fn send_new(&mut self, now: SimTime, out: &mut Out) {
+        if self.tcp.in_flight() == 0 {
+            self.cc.on_event(now, &mut self.tcp, CaEvent::TxStart);
+        }
+        let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
+        let idx = self.sb.push(Seg {
+            xmit: now,
+            first_tx,
+            delivered_mstamp: Some(dmst),
+            delivered: deliv,
+            delivered_ce: deliv_ce,
+            app_limited: app,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            ever_retrans: false,
+        });
+        let p = self.build_data(now, idx, false);
+        self.tcp.snd_nxt += p.len as u64;
+        self.tcp.packets_out += 1;
+        self.tcp.lsndtime = now;
+        self.stats.sent_packets += 1;
+        if !self.rto_timer.is_armed() && !self.tlp_timer.is_armed() {
+            let at = now + self.rto_backed_off();
+            self.arm(TimerKind::Rto, at, out);
+        }
+        self.pace_after_send(now, p.wire_bytes);
+        out.pkts.push(p);
+    }
+
+    /// Retransmit segment `idx` (`tcp_retransmit_skb`): also the episode's undo bookkeeping.
+    pub(super) fn retransmit(&mut self, now: SimTime, idx: u64, out: &mut Out) {
+        self.retransmit_skb(now, idx, out);
+        // Save the stamp of the first retransmission; one more retransmission to undo.
+        if self.undo.retrans_stamp.is_none() {
+            self.undo.retrans_stamp = Some(self.ts_now(now));
+        }
+        self.undo.retrans = Some(self.undo.retrans.unwrap_or(0) + 1);
+    }
+
+    /// `__tcp_retransmit_skb`: put segment `idx` on the wire again.
+    pub(super) fn retransmit_skb(&mut self, now: SimTime, idx: u64, out: &mut Out) {
+        let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
+        let s = self.sb.get_mut(idx);
+        s.xmit = now;
+        s.first_tx = first_tx;
+        s.delivered_mstamp = Some(dmst);
+        s.delivered = deliv;
+        s.delivered_ce = deliv_ce;
+        s.app_limited = app;
+        if !s.retrans {
+            s.retrans = true;
+            self.tcp.retrans_out += 1;
+        }
+        s.ever_retrans = true;
+        self.sb.retransmitted(idx, now);
+        let p = self.build_data(now, idx, true);
+        self.tcp.lsndtime = now;
+        self.stats.sent_packets += 1;
+        self.stats.retransmitted_packets += 1;
+        self.stats.retrans_in_bin += 1;
+        if self.in_cwnd_reduction() {
+            self.prr_out += 1;
+        }
+        self.pace_after_send(now, p.wire_bytes);
+        out.pkts.push(p);
+    }
+
+    /// `tcp_xmit_retransmit_queue`: retransmit lost segments in order while cwnd allows.
+    /// Every segment below the hint is known not to await retransmission, so each ACK
+    /// scans only from the first candidate (and stops once all lost ones are resent).
+    pub(super) fn xmit_retransmit_queue(&mut self, now: SimTime, out: &mut Out) {
+        let mut idx = self.sb.retransmit_hint.max(self.sb.head);
+        let tail = self.sb.tail();
+        while idx < tail {
+            if self.tcp.retrans_out >= self.tcp.lost_out || self.tcp.in_flight() >= self.tcp.cwnd {
+                break;
+            }
+            let s = self.sb.get(idx);
+            if s.lost && !s.retrans && !s.sacked {
+                if self.paced_out(now, out) {
+                    break;
+                }
+                self.retransmit(now, idx, out);
+            }
+            idx += 1;
+            self.sb.retransmit_hint = idx;
+        }
+    }
+
+    /// `tcp_write_xmit`: send new data while cwnd, the receive window and pacing allow.
+    pub(super) fn write_xmit(&mut self, now: SimTime, out: &mut Out) {
+        if !self.is_established() {
+            return;
+        }
+        let mut sent = 0;
+        let mut cwnd_limited = false;
+        loop {
+            if self.all_sent() {
+                self.rate_check_app_limited();
+                break;
+            }
+            if self.tcp.in_flight() >= self.tcp.cwnd {
+                cwnd_limited = true;
+                break;
+            }
+            let end = self.tcp.snd_nxt + self.mss as u64;
+            if end > self.tcp.snd_una + self.snd_wnd {
+                break; // receive-window limited
+            }
+            if self
+                .sndbuf
+                .is_some_and(|b| end > self.tcp.snd_una.saturating_add(b))
+            {
+                break; // send-buffer limited (`sk_stream_memory_free`)
+            }
+            if self.paced_out(now, out) {
+                break;
+            }
+            self.send_new(now, out);
+            sent += 1;
+        }
+        if sent > 0 && self.in_cwnd_reduction() {
+            self.prr_out += sent;
+        }
+        if sent > 0 || cwnd_limited {
+            self.cwnd_validate(now, cwnd_limited);
+        }
+        if sent > 0 {
+            self.schedule_loss_probe(now, out);
+        }
+    }
+
+    /// `tcp_cwnd_validate`: remember whether the last window was fully used.
+    pub(super) fn cwnd_validate(&mut self, now: SimTime, is_cwnd_limited: bool) {
+        let t = &mut self.tcp;
+        if t.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!t.is_cwnd_limited && t.packets_out > t.max_packets_out)
+        {
+            t.is_cwnd_limited = is_cwnd_limited;
+            t.max_packets_out = t.packets_out;
+            self.cwnd_usage_seq = t.snd_nxt;
+        }
+        if t.is_cwnd_limited() {
+            t.cwnd_stamp = now;
+        }
+    }
+}

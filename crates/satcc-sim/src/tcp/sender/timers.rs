@@ -1,0 +1,223 @@
+//! Timers, as Linux's `tcp_timer.c` does them: the retransmission timeout (`tcp_retransmit_timer`,
+//! RFC 6298 with Linux's backoff), the tail loss probe (`tcp_schedule_loss_probe`,
+//! `tcp_send_loss_probe`, RFC 8985 §7), the RACK reordering timer (`tcp_rack_reo_timeout`), and
+//! entering Loss on an RTO (`tcp_enter_loss`, `tcp_timeout_mark_lost` in tcp_input.c).
+
+use super::*;
+
+impl Sender {
+    pub(super) fn rto_backed_off(&self) -> SimDuration {
+        self.rtt
+            .rto()
+            .mul_u64(1u64 << self.backoff.min(16))
+            .min(RTO_MAX)
+    }
+
+    /// `tcp_rearm_rto`.
+    pub(super) fn rearm_rto(&mut self, now: SimTime, out: &mut Out) {
+        if self.tcp.packets_out == 0 {
+            self.rto_timer.clear();
+            return;
+        }
+        let at = now + self.rto_backed_off();
+        self.arm(TimerKind::Rto, at, out);
+    }
+
+    /// `tcp_schedule_loss_probe`: arm the PTO (RFC 8985 §7.2) instead of the RTO when allowed.
+    pub(super) fn schedule_loss_probe(&mut self, now: SimTime, out: &mut Out) -> bool {
+        if !self.sack
+            || self.tcp.packets_out == 0
+            || !matches!(self.tcp.ca_state, CaState::Open | CaState::Cwr)
+            || self.tlp_high_seq != 0
+        {
+            return false;
+        }
+        let srtt = self.rtt.srtt_us();
+        let mut pto = if srtt > 0 {
+            let base = SimDuration::from_micros(2 * srtt);
+            if self.tcp.packets_out == 1 {
+                base + TLP_ONE_PACKET_SLACK
+            } else {
+                base + TIMEOUT_MIN
+            }
+        } else {
+            RTO_INIT
+        };
+        pto = pto.min(self.rto_backed_off());
+        self.arm(TimerKind::Tlp, now + pto, out);
+        self.rto_timer.clear();
+        true
+    }
+
+    /// `tcp_set_xmit_timer`.
+    pub(super) fn set_xmit_timer(&mut self, now: SimTime, out: &mut Out) {
+        if !self.schedule_loss_probe(now, out) {
+            self.tlp_timer.clear();
+            self.rearm_rto(now, out);
+        }
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, out: &mut Out) {
+        let t = match kind {
+            TimerKind::Rto => &mut self.rto_timer,
+            TimerKind::Reo => &mut self.reo_timer,
+            TimerKind::Tlp => &mut self.tlp_timer,
+            TimerKind::Pace => &mut self.pace_timer,
+            TimerKind::DelAck => return,
+        };
+        match t.on_event(now) {
+            Fire::Stale => return,
+            Fire::Later(at) => {
+                out.timers.push((kind, at));
+                return;
+            }
+            Fire::Now => {}
+        }
+        self.tcp.now = now;
+        match kind {
+            TimerKind::Rto => self.on_rto(now, out),
+            TimerKind::Reo => self.on_reo_timeout(now, out),
+            TimerKind::Tlp => self.on_loss_probe(now, out),
+            TimerKind::Pace => {
+                self.xmit_retransmit_queue(now, out);
+                self.write_xmit(now, out);
+            }
+            TimerKind::DelAck => {}
+        }
+    }
+
+    /// `tcp_retransmit_timer` → `tcp_enter_loss`.
+    pub(super) fn on_rto(&mut self, now: SimTime, out: &mut Out) {
+        match self.conn {
+            Conn::SynSent { retries, .. } => {
+                if retries >= SYN_RETRIES {
+                    self.conn = Conn::Closed;
+                    return;
+                }
+                self.conn = Conn::SynSent {
+                    retries: retries + 1,
+                    sent_at: now,
+                };
+                self.send_syn(now, out);
+                let at = now + RTO_INIT.mul_u64(1 << (retries + 1));
+                self.arm(TimerKind::Rto, at, out);
+                return;
+            }
+            Conn::Established => {}
+            _ => return,
+        }
+        if self.tcp.packets_out == 0 {
+            return;
+        }
+        self.stats.rto_count += 1;
+        self.tlp_high_seq = 0;
+        self.enter_loss(now);
+        self.retransmits += 1; // tcp_update_rto_stats
+                               // Retransmit the head (`tcp_retransmit_skb(sk, tcp_rtx_queue_head(sk), 1)`).
+        let head = self.sb.head;
+        if !self.sb.get(head).sacked {
+            self.retransmit(now, head, out);
+        }
+        self.backoff += 1;
+        let at = now + self.rto_backed_off();
+        self.arm(TimerKind::Rto, at, out);
+    }
+
+    /// `tcp_enter_loss`.
+    pub(super) fn enter_loss(&mut self, now: SimTime) {
+        let new_recovery = self.tcp.ca_state < CaState::Recovery;
+        self.timeout_mark_lost(now);
+        // Reduce ssthresh if it has not yet been made inside this window.
+        let t = &self.tcp;
+        if t.ca_state <= CaState::Disorder
+            || t.snd_una >= self.high_seq
+            || (t.ca_state == CaState::Loss && self.retransmits == 0)
+        {
+            self.undo.prior_ssthresh = self.current_ssthresh();
+            self.tcp.prior_cwnd = self.tcp.cwnd;
+            let ss = self.cc.ssthresh(now, &self.tcp);
+            self.tcp.ssthresh = ss;
+            self.cc.on_event(now, &mut self.tcp, CaEvent::Loss);
+            self.init_undo();
+        }
+        self.tcp.cwnd = self.tcp.in_flight() + 1;
+        self.tcp.cwnd_cnt = 0;
+        self.tcp.cwnd_stamp = now;
+        self.reset_reordering_on_timeout(REORDERING);
+        self.set_state(now, CaState::Loss);
+        self.high_seq = self.tcp.snd_nxt;
+        self.reo_timer.clear();
+        self.tlp_timer.clear();
+        if self.tcp.ecn_ok {
+            self.cwr_pending = true;
+        }
+        // F-RTO (RFC 5682 §3.1 step 1): unless a recovery is underway, or on repeated
+        // timeouts of the same snd_una (§3.2).
+        self.undo.frto = FRTO && (new_recovery || self.retransmits > 0);
+    }
+
+    /// `tcp_timeout_mark_lost`: every un-SACKed segment is lost, except (with RACK) those sent
+    /// within the last RACK RTT, which may still be on their way.
+    pub(super) fn timeout_mark_lost(&mut self, now: SimTime) {
+        if !self.sack {
+            self.tcp.sacked_out = 0; // tcp_reset_reno_sack
+        }
+        let head = self.sb.head;
+        for idx in head..self.sb.tail() {
+            let s = self.sb.get(idx);
+            let elapsed_us = now.saturating_since(s.xmit).as_micros();
+            if idx != head && !s.sacked && self.sack && self.rack.rtt_us > elapsed_us {
+                continue; // don't mark recently sent ones lost yet
+            }
+            self.mark_lost(idx);
+        }
+        self.sb.retransmit_hint = head;
+    }
+
+    /// `tcp_send_loss_probe`.
+    pub(super) fn on_loss_probe(&mut self, now: SimTime, out: &mut Out) {
+        if self.tcp.packets_out == 0 || self.tlp_high_seq != 0 {
+            self.rearm_rto(now, out);
+            return;
+        }
+        let can_send_new = !self.all_sent()
+            && self.tcp.snd_nxt + self.mss as u64 <= self.tcp.snd_una + self.snd_wnd;
+        if can_send_new {
+            self.send_new(now, out); // a probe may exceed cwnd (`push_one == 2`)
+            self.tlp_retrans = false;
+        } else {
+            let last = self.sb.tail() - 1;
+            if self.sb.get(last).sacked {
+                self.rearm_rto(now, out);
+                return;
+            }
+            self.retransmit_skb(now, last, out);
+            self.tlp_retrans = true;
+        }
+        self.tlp_high_seq = self.tcp.snd_nxt;
+        self.tlp_timer.clear();
+        self.rearm_rto(now, out);
+    }
+
+    /// `tcp_rack_reo_timeout`.
+    pub(super) fn on_reo_timeout(&mut self, now: SimTime, out: &mut Out) {
+        let prior = self.tcp.in_flight();
+        self.rack_detect_loss(now, out);
+        if prior != self.tcp.in_flight() {
+            if self.tcp.ca_state != CaState::Recovery {
+                self.enter_recovery(now, false);
+                if !self.cc.has_cong_control() {
+                    self.cwnd_reduction(1, 0, false);
+                }
+            }
+            self.xmit_retransmit_queue(now, out);
+        }
+        if !self.rto_timer.is_armed() {
+            self.rearm_rto(now, out);
+        }
+    }
+
+    // ---------------------------------------------------------------- receiving
+}
