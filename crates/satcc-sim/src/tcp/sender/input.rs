@@ -291,13 +291,7 @@ impl Sender {
         self.xmit_recovery(now, rexmit, out);
         self.write_xmit(now, out);
         #[cfg(debug_assertions)]
-        {
-            // Every ACK while the window is small; every 64th on large ones (O(window) each).
-            self.verify_tick = self.verify_tick.wrapping_add(1);
-            if self.sb.segs.len() <= 256 || self.verify_tick.is_multiple_of(64) {
-                self.verify_left_out();
-            }
-        }
+        self.verify_left_out(); // after every ACK: one pass over the scoreboard
         if self.tcp.packets_out == 0 {
             self.rto_timer.clear();
             self.tlp_timer.clear();
@@ -307,28 +301,22 @@ impl Sender {
         }
     }
 
-    /// `tcp_verify_left_out` and more (debug builds): the counters agree with the scoreboard.
+    /// `tcp_verify_left_out` and more (debug builds): the counters agree with the scoreboard,
+    /// recounted in one pass.
     #[cfg(debug_assertions)]
     pub(super) fn verify_left_out(&self) {
-        let segs = &self.sb.segs;
+        let (mut lost, mut retrans, mut sacked) = (0u32, 0u32, 0u32);
+        for s in self.sb.segs.iter() {
+            lost += u32::from(s.lost);
+            retrans += u32::from(s.retrans);
+            sacked += u32::from(s.sacked);
+        }
         let t = &self.tcp;
-        assert_eq!(t.packets_out as usize, segs.len(), "packets_out");
-        assert_eq!(
-            t.lost_out as usize,
-            segs.iter().filter(|s| s.lost).count(),
-            "lost_out"
-        );
-        assert_eq!(
-            t.retrans_out as usize,
-            segs.iter().filter(|s| s.retrans).count(),
-            "retrans_out"
-        );
+        assert_eq!(t.packets_out as usize, self.sb.segs.len(), "packets_out");
+        assert_eq!(t.lost_out, lost, "lost_out");
+        assert_eq!(t.retrans_out, retrans, "retrans_out");
         if self.sack {
-            assert_eq!(
-                t.sacked_out as usize,
-                segs.iter().filter(|s| s.sacked).count(),
-                "sacked_out"
-            );
+            assert_eq!(t.sacked_out, sacked, "sacked_out");
         }
         assert!(
             t.sacked_out + t.lost_out <= t.packets_out,
@@ -395,5 +383,53 @@ fn rack_advance(rack: &mut Rack, idx: u64, seg: &Seg, now: SimTime, min_rtt_us: 
     if newer {
         rack.xmit = Some(seg.xmit);
         rack.end_idx = idx + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    #[test]
+    fn a_cumulative_ack_frees_the_segments_and_takes_an_rfc6298_rtt_sample() {
+        // `tcp_clean_rtx_queue`: 10 segments sent at 100 ms, all acknowledged at 150 ms:
+        // srtt = 7/8 · 100 ms + 1/8 · 50 ms (RFC 6298 §2.3); slow start adds the 10 acked
+        // segments to cwnd (`tcp_slow_start`) and the 20 now in flight are all new.
+        let (mut s, _, _) = established();
+        let out = deliver(&mut s, ms(150), &ack(10 * MSS, &[]));
+        assert_eq!(s.srtt_us(), 93_750);
+        assert_eq!(s.tcp.cwnd, 20);
+        assert_eq!(s.tcp.packets_out, 20);
+        assert_eq!(sent(&out).len(), 20);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "sacked_out")]
+    fn the_debug_counter_check_catches_a_counter_that_disagrees_with_the_scoreboard() {
+        let (mut s, _, _) = established();
+        s.tcp.sacked_out += 1; // a bookkeeping slip: the next ACK must stop the run
+        deliver(&mut s, ms(150), &ack(MSS, &[]));
+    }
+
+    #[test]
+    fn sack_blocks_mark_their_segments_sacked_and_count_them() {
+        // `tcp_sacktag_write_queue`: a duplicate ACK with segments 2..5 SACKed
+        let (mut s, _, _) = established();
+        deliver(&mut s, ms(150), &ack(0, &[(2, 5)]));
+        assert_eq!(s.tcp.sacked_out, 3);
+        assert_eq!(s.tcp.packets_out, 10);
+    }
+
+    #[test]
+    fn an_ack_of_a_retransmitted_segment_gives_no_rtt_sample() {
+        // Karn's rule (RFC 6298 §3): after an RTO retransmits segment 0, its ACK (no
+        // timestamp echo) must not be timed.
+        let (mut s, out, _) = established();
+        let (at, o) = run_timers_until_retransmission(&mut s, &out);
+        assert_eq!(sent(&o).first(), Some(&(0, true)));
+        let before = s.srtt_us();
+        deliver(&mut s, at + SimDuration::from_millis(5), &ack(MSS, &[]));
+        assert_eq!(s.srtt_us(), before);
     }
 }

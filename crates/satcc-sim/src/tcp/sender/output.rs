@@ -215,3 +215,31 @@ impl Sender {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    #[test]
+    fn new_data_stops_at_the_receive_window() {
+        // `tcp_snd_wnd_test`: cwnd allows 10 segments, the receiver 4
+        let (_, out, _) = established_with(4 * MSS);
+        assert_eq!(
+            sent(&out),
+            vec![(0, false), (1, false), (2, false), (3, false)]
+        );
+    }
+
+    #[test]
+    fn each_acked_segment_in_slow_start_lets_two_more_go() {
+        // Reno slow start (RFC 5681 §3.1): cwnd + 1 per ACKed segment, so an ACK of two
+        // segments releases four (two to refill, two for the larger cwnd).
+        let (mut s, _, _) = established();
+        let out = deliver(&mut s, ms(150), &ack(2 * MSS, &[]));
+        assert_eq!(
+            sent(&out),
+            vec![(10, false), (11, false), (12, false), (13, false)]
+        );
+        assert_eq!(s.tcp.cwnd, 12);
+    }
+}

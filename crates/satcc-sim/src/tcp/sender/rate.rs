@@ -111,3 +111,41 @@ pub(super) fn rate_skb_delivered(
         seg.delivered_mstamp = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::RateSample;
+
+    #[test]
+    fn a_rate_sample_is_what_was_delivered_over_the_longer_of_send_and_ack_intervals() {
+        // `tcp_rate_gen`: interval = max(send interval 20 ms, ACK interval 130 ms), kept as
+        // it is not below min_rtt (the handshake's 100 ms)
+        let (mut s, _, _) = established();
+        s.tcp.delivered = 30;
+        let mut rs = RateSample {
+            prior_mstamp: Some(ms(20)),
+            prior_delivered: 10,
+            interval_us: Some(20_000),
+            ..RateSample::default()
+        };
+        s.rate_gen(ms(150), 20, 0, &mut rs);
+        assert_eq!(rs.delivered, Some(20));
+        assert_eq!(rs.interval_us, Some(130_000));
+    }
+
+    #[test]
+    fn an_interval_shorter_than_min_rtt_gives_no_rate() {
+        // ACK compression: `tcp_rate_gen` drops intervals below min_rtt (100 ms here)
+        let (mut s, _, _) = established();
+        s.tcp.delivered = 30;
+        let mut rs = RateSample {
+            prior_mstamp: Some(ms(140)),
+            prior_delivered: 10,
+            interval_us: Some(1_000),
+            ..RateSample::default()
+        };
+        s.rate_gen(ms(150), 20, 0, &mut rs);
+        assert_eq!(rs.interval_us, None);
+    }
+}

@@ -400,3 +400,55 @@ impl Sender {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    #[test]
+    fn three_sacked_segments_above_a_hole_start_recovery_and_retransmit_it() {
+        // dupthresh (RFC 6675, folded into RACK's reordering window): segments 1-3 SACKed
+        // above segment 0 → Recovery, segment 0 lost and retransmitted, Reno halves ssthresh.
+        let (mut s, _, _) = established();
+        let out = deliver(&mut s, ms(150), &ack(0, &[(1, 4)]));
+        assert_eq!(s.tcp.ca_state, CaState::Recovery);
+        assert_eq!(s.tcp.lost_out, 1);
+        assert_eq!(s.tcp.ssthresh, 5);
+        assert_eq!(sent(&out).first(), Some(&(0, true)));
+    }
+
+    #[test]
+    fn prr_sends_in_proportion_to_what_was_delivered() {
+        // RFC 6937: sndcnt = ceil(prr_delivered · ssthresh / RecoverFS) - prr_out, with
+        // RecoverFS = 10 segments, ssthresh = 5, while pipe stays above ssthresh.
+        // ACK 1 SACKs 1-3: ceil(3·5/10) - 0 = 2 (the retransmission and one new segment);
+        // ACK 2 SACKs 4: ceil(4·5/10) - 2 = 0; ACK 3 SACKs 5: ceil(5·5/10) - 2 = 1.
+        let (mut s, _, _) = established();
+        let counts: Vec<usize> = [(1, 4), (1, 5), (1, 6)]
+            .iter()
+            .enumerate()
+            .map(|(i, &blk)| sent(&deliver(&mut s, ms(150 + i as u64), &ack(0, &[blk]))).len())
+            .collect();
+        assert_eq!(counts, vec![2, 0, 1]);
+    }
+
+    #[test]
+    fn one_sacked_segment_waits_for_racks_reordering_window_before_marking_the_hole_lost() {
+        // RFC 8985 §6.2: a segment is lost when a later-sent one was delivered and
+        // now ≥ its send time + RTT + reo_wnd; one SACK (below dupthresh) arms the RACK
+        // timer instead of retransmitting at once.
+        let (mut s, _, _) = established();
+        let out = deliver(&mut s, ms(150), &ack(0, &[(1, 2)]));
+        assert!(sent(&out).iter().all(|&(_, retx)| !retx));
+        let &(_, at) = out
+            .timers
+            .iter()
+            .find(|(k, _)| *k == TimerKind::Reo)
+            .unwrap();
+        assert!(at > ms(150));
+        let mut o = Out::default();
+        s.on_timer(at, TimerKind::Reo, &mut o);
+        assert_eq!(sent(&o).first(), Some(&(0, true)));
+        assert_eq!(s.tcp.lost_out, 1);
+    }
+}

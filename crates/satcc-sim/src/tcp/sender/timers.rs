@@ -221,3 +221,89 @@ impl Sender {
 
     // ---------------------------------------------------------------- receiving
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    #[test]
+    fn repeated_rto_doubles_the_timeout_and_keeps_ssthresh() {
+        let (mut s, mut out, _) = established();
+        let mut fired = Vec::new();
+        let mut ssthresh = Vec::new();
+        // No ACK ever arrives: fire the queued timer events in time order, as the event
+        // loop would (stale ones included: the timers must ignore them).
+        let mut pending: Vec<(TimerKind, SimTime)> = out.timers.clone();
+        for _ in 0..200 {
+            pending.sort_by_key(|&(_, at)| std::cmp::Reverse(at));
+            let Some((kind, at)) = pending.pop() else {
+                break;
+            };
+            out.clear();
+            s.on_timer(at, kind, &mut out);
+            pending.extend(out.timers.iter().copied());
+            if kind == TimerKind::Rto && out.pkts.iter().any(|p| p.retrans) {
+                fired.push(at);
+                ssthresh.push(s.tcp.ssthresh);
+            }
+            if fired.len() == 5 {
+                break;
+            }
+        }
+        assert_eq!(fired.len(), 5, "RTOs fired: {fired:?}");
+        let gaps: Vec<u64> = fired
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_millis())
+            .collect();
+        for w in gaps.windows(2) {
+            assert_eq!(w[1], 2 * w[0], "backoff must double: {gaps:?}");
+        }
+        // The first RTO halves; later ones in the same episode keep ssthresh (RFC 5681 eq. 4).
+        assert_eq!(ssthresh[0], 5);
+        assert!(ssthresh.iter().all(|&x| x == 5), "{ssthresh:?}");
+        assert_eq!(s.tcp.cwnd, 1);
+        assert_eq!(s.stats.rto_count, 5);
+    }
+
+    #[test]
+    fn the_backed_off_rto_never_exceeds_tcp_rto_max() {
+        // `inet_csk_rto_backoff`: min(rto << backoff, TCP_RTO_MAX = 120 s)
+        let (mut s, _, _) = established();
+        for backoff in [0u32, 3, 9, 15, 30] {
+            s.backoff = backoff;
+            let rto = s.rto_backed_off();
+            assert!(rto <= RTO_MAX, "backoff {backoff}: {rto:?}");
+        }
+        s.backoff = 30;
+        assert_eq!(s.rto_backed_off(), RTO_MAX);
+    }
+
+    #[test]
+    fn the_tail_loss_probe_is_armed_two_srtt_after_the_last_send() {
+        // `tcp_schedule_loss_probe` (RFC 8985 §7.2): PTO = 2·SRTT, plus TCP_TIMEOUT_MIN (2 ms)
+        // with more than one segment out; srtt is 100 ms after the handshake.
+        let (_, out, t) = established();
+        let tlp: Vec<SimTime> = out
+            .timers
+            .iter()
+            .filter(|(k, _)| *k == TimerKind::Tlp)
+            .map(|&(_, at)| at)
+            .collect();
+        assert_eq!(tlp.last().copied(), Some(t + SimDuration::from_millis(202)));
+    }
+
+    #[test]
+    fn a_loss_probe_sends_one_new_segment_beyond_a_full_cwnd() {
+        // RFC 8985 §7.3 / `tcp_send_loss_probe`: with unsent data and room in the receive
+        // window the probe is one new segment, sent although cwnd is full.
+        let (mut s, out, _) = established();
+        let &(kind, at) = out
+            .timers
+            .iter()
+            .find(|(k, _)| *k == TimerKind::Tlp)
+            .unwrap();
+        let mut probe = Out::default();
+        s.on_timer(at, kind, &mut probe);
+        assert_eq!(sent(&probe), vec![(10, false)]);
+    }
+}
