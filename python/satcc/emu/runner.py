@@ -500,6 +500,18 @@ class Run:
             retx_total = max(last_retx, float(_dig(client, "end", "sum_sent", "retransmits") or 0))
             start_s = f["start_ns"] / 1e9
             active = fct if fct is not None else duration_s - start_s
+            udp_secs = _dig(server, "end", "sum", "seconds")
+            if (
+                f.get("proto", "tcp") == "udp"
+                and size
+                and fct is None
+                and isinstance(udp_secs, (int, float))
+                and 0 < udp_secs < active
+            ):
+                # a limited UDP flow that lost datagrams: its active time is what iperf3's
+                # server measured (the simulator's `UdpFlow::active_end`: the last arrival),
+                # not the rest of the run
+                active = float(udp_secs)
             flows.append(
                 {
                     "id": fid,
