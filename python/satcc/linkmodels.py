@@ -40,7 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from satcc import limits
+from satcc import _native, limits
 from satcc.errors import UserError
 from satcc.units import (
     UnitError,
@@ -373,13 +373,6 @@ def _starlink(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
     return out
 
 
-def slant_range_m(altitude_m: float, elevation_deg: float) -> float:
-    """d = sqrt((R+h)^2 - (R cos e)^2) - R sin e (the Rust twin is models/geo.rs)."""
-    e = math.radians(elevation_deg)
-    rs = EARTH_RADIUS_M + altitude_m
-    return math.sqrt(rs * rs - (EARTH_RADIUS_M * math.cos(e)) ** 2) - EARTH_RADIUS_M * math.sin(e)
-
-
 def _geo(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
     preset = r.get("preset", _choice("pcc"), None)
     pcc = preset == "pcc"
@@ -404,8 +397,8 @@ def _geo(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
             delay = PCC_DELAY_NS
             model = {"kind": "geo", "rate_bps": rate, "loss": loss, "delay_ns": PCC_DELAY_NS}
         else:
-            metres = slant_range_m(GEO_ALTITUDE_M, elev) + slant_range_m(GEO_ALTITUDE_M, gw)
-            delay = round(metres / SPEED_OF_LIGHT_M_S * S) + extra
+            # the model's own delay (satcc-core models/geo.rs), as nominal for routes and queues
+            delay = _native.geo_one_way_ns(GEO_ALTITUDE_M, elev, gw, extra)
             model = {
                 "kind": "geo",
                 "rate_bps": rate,

@@ -89,6 +89,25 @@ fn cc_check(name: &str, params: &Bound<'_, PyAny>) -> PyResult<()> {
 /// The measured kernel turnarounds' quantile points, `{"sender": [(probability, ns), ...],
 /// "receiver": [...]}` (`satcc_core::hostnoise`): the scenario layer puts them in the resolved
 /// config, so a run's hash changes when the preset does.
+/// The one-way delay (ns) over a GEO satellite at `altitude_m`, seen at the two elevations,
+/// plus `extra_ns`: satcc-core's `GeoDelay::one_way`, the delay the simulator's GEO links use.
+#[pyfunction]
+fn geo_one_way_ns(
+    altitude_m: f64,
+    terminal_elevation_deg: f64,
+    gateway_elevation_deg: f64,
+    extra_ns: u64,
+) -> u64 {
+    satcc_core::models::geo::GeoDelay::Geometry {
+        altitude_m,
+        terminal_elevation_deg,
+        gateway_elevation_deg,
+        extra: satcc_core::SimDuration::from_nanos(extra_ns),
+    }
+    .one_way()
+    .as_nanos()
+}
+
 #[pyfunction]
 fn host_noise_kernel<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     use satcc_core::hostnoise::{KERNEL_RECEIVER_QUANTILES_NS, KERNEL_SENDER_QUANTILES_NS};
@@ -135,6 +154,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_check, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(host_noise_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(geo_one_way_ns, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(sim::check_sim, m)?)?;
     m.add_function(wrap_pyfunction!(sim::resolve_routes, m)?)?;
