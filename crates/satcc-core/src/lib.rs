@@ -14,6 +14,7 @@
 //! - [`routing`]: routes and "N BDP" queue sizes, computed once for every engine.
 
 pub mod direction;
+pub mod dirspec;
 pub mod hostnoise;
 pub mod link;
 pub mod models;

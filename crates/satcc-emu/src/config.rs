@@ -13,9 +13,9 @@
 //! `a_if` is the emulator-side end of the veth whose other end is in node a; frames read there
 //! go through direction `ab` and leave by `b_if`.
 
+use satcc_core::dirspec::QueueSpec;
 use satcc_core::link::{LinkState, QueueLimit};
 use satcc_core::models::{self as core_models, LinkBehaviour};
-use satcc_core::SimDuration;
 use serde_json::Value;
 
 use crate::direction::DirectionConfig;
@@ -147,69 +147,29 @@ impl Config {
     }
 }
 
+/// A direction of the input, read by satcc-core's one reader (the simulator's bindings use
+/// it too); BDP queues must arrive resolved (the runner sizes them from the routes).
 fn dir(v: &Value, p: &str) -> Result<DirConfig, ConfigError> {
-    let rate_bps = u64_at(v, "rate_bps", p)?;
-    let delay_ns = u64_at(v, "delay_ns", p)?;
-    let loss = v.get("loss").and_then(Value::as_f64).unwrap_or(0.0);
-    if !(0.0..=1.0).contains(&loss) {
-        return Err(err(
-            &format!("{p}.loss"),
-            "expected a probability in [0, 1]",
-        ));
-    }
-    let q = v
-        .get("queue")
-        .ok_or_else(|| err(&format!("{p}.queue"), "missing"))?;
-    let limit = if let Some(n) = q.get("packets").and_then(Value::as_u64) {
-        QueueLimit::Packets(n)
-    } else if let Some(n) = q.get("bytes").and_then(Value::as_u64) {
-        QueueLimit::Bytes(n)
-    } else {
-        return Err(err(
-            &format!("{p}.queue"),
-            "expected {\"packets\": n} or {\"bytes\": n} (BDP resolved by the runner)",
-        ));
-    };
-    let ecn_threshold_pkts = v.get("ecn_threshold_pkts").and_then(Value::as_u64);
-    let jitter_ns = match v.get("jitter_ns") {
-        None | Some(Value::Null) => 0,
-        Some(j) => j
-            .as_u64()
-            .ok_or_else(|| err(&format!("{p}.jitter_ns"), "expected a non-negative integer"))?,
-    };
-    let drop_packets = match v.get("drop_packets") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|x| x.as_u64().filter(|&n| n > 0))
-            .collect::<Option<Vec<u64>>>()
-            .ok_or_else(|| {
-                err(
-                    &format!("{p}.drop_packets"),
-                    "expected an array of packet ordinals (integers >= 1)",
-                )
-            })?,
-        Some(_) => {
+    let spec = satcc_core::dirspec::from_json(v, p).map_err(ConfigError)?;
+    let limit = match spec.queue {
+        QueueSpec::Packets(n) => QueueLimit::Packets(n),
+        QueueSpec::Bytes(n) => QueueLimit::Bytes(n),
+        QueueSpec::Bdp(_) => {
             return Err(err(
-                &format!("{p}.drop_packets"),
-                "expected an array of packet ordinals (integers >= 1)",
+                &format!("{p}.queue"),
+                "expected {\"packets\": n} or {\"bytes\": n} (BDP resolved by the runner)",
             ))
         }
     };
-    let model = v.get("model").filter(|m| !m.is_null()).cloned();
     Ok(DirConfig {
-        state: LinkState {
-            rate_bps,
-            delay: SimDuration::from_nanos(delay_ns),
-            loss,
-        },
+        state: spec.state,
         queue: DirectionConfig {
             limit,
-            ecn_threshold_pkts,
-            jitter: SimDuration::from_nanos(jitter_ns),
-            drop_packets,
+            ecn_threshold_pkts: spec.ecn_threshold_pkts,
+            jitter: spec.jitter,
+            drop_packets: spec.drop_packets,
         },
-        model,
+        model: spec.model,
     })
 }
 
@@ -244,6 +204,7 @@ pub fn rng_label(dir_index: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use satcc_core::SimDuration;
 
     const DOC: &str = r#"{"netns": "satcc-x-emu", "seed": 7, "bin_ns": 100000000, "duration_ns": 1000000000,
       "links": [{"id": 0, "a_if": "satcc-l0a", "b_if": "satcc-l0b",

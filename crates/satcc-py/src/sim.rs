@@ -7,9 +7,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use satcc_core::dirspec::QueueSpec;
 use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::link::LinkState;
-use satcc_core::models::ModelSpec;
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
 use satcc_core::routing::{bdp_queue_bytes, LinkEnds, Routing};
 use satcc_core::{SimDuration, SimTime};
@@ -47,50 +47,42 @@ fn dict<'py>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<Bound<'p
         .map_err(|_| PyValueError::new_err(format!("{path}.{key}: expected a table")))
 }
 
+/// A resolved direction (DIR of `_native.pyi`), read by satcc-core's one reader (the one
+/// satcc-linkd uses for its JSON input): the dictionary goes over as JSON.
 fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
-    let q = dict(d, "queue", path)?;
-    let queue = if let Some(n) = opt::<u64>(&q, "packets", path)? {
-        QueueConfig::Packets(n)
-    } else if let Some(b) = opt::<u64>(&q, "bytes", path)? {
-        QueueConfig::Bytes(b)
-    } else if let Some(x) = opt::<f64>(&q, "bdp", path)? {
-        QueueConfig::Bdp(x)
-    } else {
-        return Err(PyValueError::new_err(format!(
-            "{path}.queue: expected packets, bytes or bdp"
-        )));
-    };
+    let spec =
+        satcc_core::dirspec::from_json(&to_json(d, path)?, path).map_err(PyValueError::new_err)?;
     Ok(DirConfig {
-        rate_bps: req(d, "rate_bps", path)?,
-        delay: SimDuration::from_nanos(req(d, "delay_ns", path)?),
-        loss: req(d, "loss", path)?,
-        queue,
-        ecn_threshold_pkts: opt(d, "ecn_threshold_pkts", path)?,
-        drop_packets: opt(d, "drop_packets", path)?.unwrap_or_default(),
-        jitter: SimDuration::from_nanos(opt(d, "jitter_ns", path)?.unwrap_or(0)),
-        model: match d.get_item("model")? {
-            Some(m) if !m.is_none() => {
-                let m = m.downcast_into::<PyDict>().map_err(|_| {
-                    PyValueError::new_err(format!("{path}.model: expected a table"))
-                })?;
-                Some(model_from(&m, &format!("{path}.model"))?)
-            }
-            _ => None,
+        rate_bps: spec.state.rate_bps,
+        delay: spec.state.delay,
+        loss: spec.state.loss,
+        queue: match spec.queue {
+            QueueSpec::Packets(n) => QueueConfig::Packets(n),
+            QueueSpec::Bytes(n) => QueueConfig::Bytes(n),
+            QueueSpec::Bdp(x) => QueueConfig::Bdp(x),
+        },
+        ecn_threshold_pkts: spec.ecn_threshold_pkts,
+        drop_packets: spec.drop_packets,
+        jitter: spec.jitter,
+        model: match &spec.model {
+            Some(m) => Some(
+                satcc_core::models::spec::from_json(m, &format!("{path}.model"))
+                    .map_err(PyValueError::new_err)?,
+            ),
+            None => None,
         },
     })
 }
 
-/// A resolved `[link.model]` dictionary, read by satcc-core's one reader (the one satcc-linkd
-/// uses): the dictionary goes over as JSON.
-fn model_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<ModelSpec> {
+/// A Python dictionary as JSON (how resolved tables reach satcc-core's readers).
+fn to_json(d: &Bound<'_, PyDict>, path: &str) -> PyResult<serde_json::Value> {
     let text: String = d
         .py()
         .import("json")?
         .call_method1("dumps", (d,))?
         .extract()?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| PyValueError::new_err(format!("{path}: not a JSON table: {e}")))?;
-    satcc_core::models::spec::from_json(&v, path).map_err(PyValueError::new_err)
+    serde_json::from_str(&text)
+        .map_err(|e| PyValueError::new_err(format!("{path}: not a JSON table: {e}")))
 }
 
 pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
