@@ -165,7 +165,6 @@ def pcap_analyze_bytes(
     data: bytes, bin_ns: int = 100_000_000, packets: bool = False, rtt_samples: bool = False
 ) -> dict[str, Any]: ...
 def pcap_flag_names() -> list[str]: ...
-
 def geo_one_way_ns(
     altitude_m: float, terminal_elevation_deg: float, gateway_elevation_deg: float, extra_ns: int
 ) -> int:

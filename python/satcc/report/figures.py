@@ -584,35 +584,22 @@ def draw_seqack(g: pd.DataFrame) -> tuple[Any, str]:
     t0, t1 = float(win["t_s"].min()), float(win["t_s"].max())
     fig, axs = new_figure(1, 1, height=4.0)
     ax = axs[0][0]
-    normal = win[~win["retransmission"].fillna(False).astype(bool)]
-    again = win[win["retransmission"].fillna(False).astype(bool)]
-    ax.vlines(
-        normal["t_s"],
-        normal["seq_rel"] / 1e3,
-        normal["end_rel"] / 1e3,
-        color="tab:blue",
-        lw=1.5,
-        label="data segment",
-    )
-    if not again.empty:
-        ax.vlines(
-            again["t_s"],
-            again["seq_rel"] / 1e3,
-            again["end_rel"] / 1e3,
-            color="tab:red",
-            lw=2.5,
-            label="retransmission",
-        )
+    retransmitted = win["retransmission"].fillna(False).astype(bool)
     sacks = g[(g["kind"] == "sack") & (g["t_s"] >= t0) & (g["t_s"] <= t1)]
-    if not sacks.empty:
-        ax.vlines(
-            sacks["t_s"],
-            sacks["seq_rel"] / 1e3,
-            sacks["end_rel"] / 1e3,
-            color="tab:orange",
-            lw=1,
-            label="SACK block",
-        )
+    for rows, colour, width, label in (
+        (win[~retransmitted], "tab:blue", 1.5, "data segment"),
+        (win[retransmitted], "tab:red", 2.5, "retransmission"),
+        (sacks, "tab:orange", 1.0, "SACK block"),
+    ):
+        if not rows.empty:  # a byte range per row, drawn as a vertical bar at its time
+            ax.vlines(
+                rows["t_s"],
+                rows["seq_rel"] / 1e3,
+                rows["end_rel"] / 1e3,
+                color=colour,
+                lw=width,
+                label=label,
+            )
     a = acks[(acks["t_s"] >= t0) & (acks["t_s"] <= t1)]
     if not a.empty:
         ax.step(
