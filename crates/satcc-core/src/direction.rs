@@ -32,6 +32,14 @@ use crate::models::LinkBehaviour;
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
 
+/// The random stream of the direction with the simulator's index `dir_index` (2·link + 1 for
+/// b→a): its loss and jitter draws, the same in the simulator and in satcc-linkd.
+pub fn stream(seed: u64, dir_index: u64) -> Rng {
+    Rng::derive(seed, STREAM_LABEL_BASE + dir_index)
+}
+
+const STREAM_LABEL_BASE: u64 = 0x114b_0000;
+
 /// What a link direction needs to know of a packet.
 pub trait LinkPacket {
     /// The bytes the link charges: the IP packet.

@@ -22,7 +22,6 @@ use crate::direction::DirectionConfig;
 
 /// Link-direction label used for its loss stream, the same base as the simulator's
 /// (`satcc-sim` net.rs `new_dir`), so a direction's RNG is derived from the seed alike.
-const RNG_LABEL_BASE: u64 = 0x114b_0000;
 /// Default spin window before a deadline (see README "Timing").
 pub const DEFAULT_SPIN_NS: u64 = 200_000;
 /// Default SCHED_FIFO priority (README "Timing": without it, a loaded 2-core machine delays
@@ -194,11 +193,6 @@ impl DirConfig {
 /// The simulator's index of link `id`'s direction (`ab` = 2·id, `ba` = 2·id + 1).
 pub fn dir_index(link_id: u32, ba: bool) -> u64 {
     2 * link_id as u64 + u64::from(ba)
-}
-
-/// The loss-stream label of a direction, as the simulator's (`Rng::derive(seed, label)`).
-pub fn rng_label(dir_index: u64) -> u64 {
-    RNG_LABEL_BASE + dir_index
 }
 
 #[cfg(test)]

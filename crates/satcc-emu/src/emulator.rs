@@ -21,10 +21,10 @@ use std::io::{self, BufWriter, Write};
 use std::os::fd::RawFd;
 
 use satcc_core::record::LinkSeriesRow;
-use satcc_core::{Rng, SimDuration, SimTime};
+use satcc_core::{SimDuration, SimTime};
 
 use crate::clock::{realtime_offset_ns, Clock, MonotonicClock};
-use crate::config::{dir_index, rng_label, Config};
+use crate::config::{dir_index, Config};
 use crate::direction::{Direction, Frame, Offered};
 use crate::hist::Hist;
 use crate::sock::{PacketSocket, RxMeta, FRAME_BUF};
@@ -120,7 +120,7 @@ impl Emulator {
                 dirs.push(Direction::new(
                     model,
                     d.queue.clone(),
-                    Rng::derive(cfg.seed, rng_label(k)),
+                    satcc_core::direction::stream(cfg.seed, k),
                 ));
             }
         }

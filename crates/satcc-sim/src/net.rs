@@ -31,8 +31,6 @@ use satcc_core::{Rng, SimDuration, SimTime};
 use crate::config::{ConfigError, DirConfig, QueueConfig, SimConfig};
 use crate::packet::{Ecn, Packet};
 
-/// Stream label base of a direction's loss and jitter draws (satcc-linkd derives the same).
-const LINK_RNG_BASE: u64 = 0x114b_0000;
 /// Stream label base of the host-noise draws of packets arriving by a direction: turning the
 /// noise on or off leaves the channel's draws as they were.
 const HOST_NOISE_RNG_BASE: u64 = 0x4057_0000;
@@ -254,7 +252,7 @@ fn new_dir(
             model,
             cfg,
             nominal,
-            Rng::derive(seed, LINK_RNG_BASE + label),
+            satcc_core::direction::stream(seed, label),
         ),
         host_noise: None,
         wire_keys: VecDeque::new(),
