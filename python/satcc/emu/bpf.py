@@ -304,6 +304,13 @@ def _choice(params: Mapping[str, Any], key: str, default: str, options: Mapping[
     return str(value)
 
 
+def _param_names(name: str) -> tuple[str, ...]:
+    """The parameters the Rust twin of `name` takes (`satcc cc info`): one list of them."""
+    from satcc import _native
+
+    return tuple(p["name"] for p in _native.cc_info(name)["params"])
+
+
 def _known(params: Mapping[str, Any], keys: tuple[str, ...]) -> None:
     unknown = sorted(set(params) - set(keys))
     if unknown:
@@ -351,22 +358,6 @@ def _defines_dctcp(p: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-_CUBIC_KEYS = (
-    "beta",
-    "c",
-    "fast_convergence",
-    "tcp_friendliness",
-    "hystart",
-    "hystart_detect",
-    "hystart_low_window",
-    "hz",
-    "k_mode",
-    "k_table",
-    "rtt_unit",
-    "a",
-)
-
-
 def _k_table(p: Mapping[str, Any]) -> tuple[list[int], list[int]]:
     table = p.get("k_table")
     expected = (
@@ -394,7 +385,7 @@ def _k_table(p: Mapping[str, Any]) -> tuple[list[int], list[int]]:
 
 
 def _defines_cubic(p: Mapping[str, Any]) -> dict[str, str]:
-    _known(p, _CUBIC_KEYS)
+    _known(p, _param_names("cubic"))
     host_hz = kernel_hz()
     if host_hz is None:
         raise BpfError(
