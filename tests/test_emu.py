@@ -94,9 +94,11 @@ def test_routes_follow_the_shortest_delay_path_like_the_simulator():
 
 def test_bdp_queues_resolve_to_rate_times_the_largest_crossing_rtt():
     p = topology.plan(config_of(TRIANGLE), "e000001", subnet_octet=70)
-    # link 2 (z-y), 2 BDP at 10 Mbit/s x 40 ms RTT = 100 kB
-    assert p.links[2].ab["queue"] == {"bytes": 100_000}
-    assert p.links[0].ab["queue"] == {"packets": 1000}  # the default stays in packets
+    # link 2 (z-y), 2 BDP at 10 Mbit/s x 40 ms RTT = 100 kB, in the resolved scenario that
+    # satcc-linkd reads
+    queues = p.config["routes"]["queues"]
+    assert queues[4] == {"bytes": 100_000}
+    assert queues[0] == {"packets": 1000}  # the default stays in packets
 
 
 def test_names_fit_interface_limits_and_carry_the_run_prefix():

@@ -1,11 +1,14 @@
-"""Routes and "N BDP" queues are computed once, in Rust (satcc-core `routing`): the simulator,
-the emulator's topology and the model engine all read them from `_native.resolve_routes`."""
+"""Routes and "N BDP" queues are computed once, in Rust (satcc-core `scenario::resolve`): the
+simulator, the emulator's topology, satcc-linkd and the model engine all read them from the
+resolved scenario's `routes`."""
 
 from __future__ import annotations
 
+import pytest
+
 from satcc import _native
 from satcc import scenario as sc
-from satcc.emu import topology
+from satcc.emu import linkd, topology
 from satcc.engines import model
 from tests.helpers import MINIMAL
 
@@ -45,7 +48,7 @@ to = "d"
 
 def test_bdp_queues_use_the_longest_rtt_crossing_them(write_toml):
     cfg = sc.resolve(sc.load(write_toml(DUMBBELL)))
-    r = _native.resolve_routes(cfg)
+    r = cfg["routes"]
     assert r["paths"][0] == {"fwd": [0, 4], "rev": [5, 1]}
     assert r["paths"][1] == {"fwd": [2, 4], "rev": [5, 3]}
     # 100 Mbit/s x the 140 ms RTT of the s1 flow
@@ -56,10 +59,11 @@ def test_bdp_queues_use_the_longest_rtt_crossing_them(write_toml):
 
 def test_every_engine_reads_the_same_routes(write_toml):
     cfg = sc.resolve(sc.load(write_toml(DUMBBELL)))
-    r = _native.resolve_routes(cfg)
+    r = cfg["routes"]
     plan = topology.plan(cfg, "t", subnet_octet=70)
     assert plan.path_dirs[(2, 3)] == r["paths"][1]["fwd"]
-    assert plan.links[2].ab["queue"] == r["queues"][4]
+    doc = linkd.config(plan, 1, cfg["bin_ns"], cfg["duration_ns"], "/nonexistent")
+    assert doc["scenario"] is cfg  # satcc-linkd sizes its queues from these routes
     inputs = model.path_inputs(cfg)
     assert inputs[1].buffer_bytes == 1_750_000
     assert inputs[1].prop_rtt_s == 0.14
@@ -67,6 +71,18 @@ def test_every_engine_reads_the_same_routes(write_toml):
 
 def test_an_unreachable_destination_has_an_empty_path(write_toml):
     cfg = sc.resolve(sc.load(write_toml(MINIMAL)))
-    cfg["nodes"].append("island")
-    r = _native.resolve_routes(cfg)
-    assert r["next_hop"][0][len(cfg["nodes"]) - 1] is None
+    spec = {k: v for k, v in cfg.items() if k != "routes"}
+    spec["nodes"] = [*cfg["nodes"], "island"]
+    r = _native.resolve(spec)["routes"]
+    assert r["next_hop"][0][len(spec["nodes"]) - 1] is None
+    assert r["paths"] == cfg["routes"]["paths"]
+
+
+def test_a_resolved_scenario_with_routes_not_its_own_is_refused(write_toml):
+    cfg = sc.resolve(sc.load(write_toml(DUMBBELL)))
+    forged = {**cfg, "routes": {**cfg["routes"], "queues": [{"bytes": 1}] * 6}}
+    with pytest.raises(ValueError, match="not the routes of this scenario"):
+        _native.run_sim(forged)
+    bare = {k: v for k, v in cfg.items() if k != "routes"}
+    with pytest.raises(ValueError, match="not yet resolved"):
+        _native.run_sim(bare)

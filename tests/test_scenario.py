@@ -19,6 +19,7 @@ TOP_KEYS = {
     "bin_ns",
     "nodes",
     "links",
+    "routes",
     "flows",
     "host_noise_quantiles_ns",
 }  # present by default (host_noise = "kernel")
@@ -46,6 +47,21 @@ FLOW_KEYS = {
     "sndbuf_bytes",
     "metrics_save",
 }
+
+
+def test_the_resolver_hands_back_every_ready_scenario_unchanged_plus_routes():
+    """The resolved scenario is the scenario layer's dictionary, value for value and type for
+    type (int stays int, absent stays absent), plus `routes`: run hashes do not move."""
+    paths = sorted(p for p in (REPO / "scenarios").rglob("*.toml") if p.name != "grid.toml")
+    assert len(paths) >= 30
+    for path in paths:
+        s = sc.load(path)
+        given = sc.spec(s)
+        resolved = sc.resolve(s)
+        assert set(resolved) == set(given) | {"routes"}, path.name
+        back = {k: v for k, v in resolved.items() if k != "routes"}
+        assert sc.canonical_json(back) == sc.canonical_json(given), path.name
+        assert sc.scenario_hash(resolved) == sc.scenario_hash(given), path.name
 
 
 def test_resolved_config_has_exactly_the_contract_keys(write_toml):

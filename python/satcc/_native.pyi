@@ -2,11 +2,18 @@
 
 Contract between the Python scenario layer and the Rust simulator
 -----------------------------------------------------------------
-`run_sim(config, progress)` takes a *resolved* scenario: every unit already parsed to
-integers (ns, bit/s, bytes), every default filled, `count` expanded into separate flows,
-node names mapped to indices. Keys:
+The scenario layer builds a SCENARIO (below): every unit already parsed to integers (ns,
+bit/s, bytes), every default filled, `count` expanded into separate flows, node names mapped
+to indices. `resolve(SCENARIO)` (satcc-core `scenario::resolve`, the one resolve step, serde
+types in crates/satcc-core/src/scenario.rs) checks it as the simulator would and returns
+RESOLVED = SCENARIO's keys plus
+    "routes": {"next_hop": [[dir | None]] (node x dst), "base_delay_ns": [[int]],
+               "queues": [{"packets"|"bytes": int}] per direction (2i = link i a->b, "N BDP"
+               sized), "paths": [{"fwd": [dir], "rev": [dir]}] per flow}
+which every engine reads: `run_sim(RESOLVED)`, the emulator's topology and satcc-linkd, the
+model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARIO keys:
 
-    config = {
+    SCENARIO = {
       "name": str, "seed": int, "duration_ns": int, "bin_ns": int,
       "nodes": [str, ...],
       "links": [{
@@ -84,7 +91,7 @@ It returns
                                       # means over the bin)
      "stats": {"events": int, "packets": int, "sim_time_s": float,
                "fragmented_packets": int (packets sent as IP fragments)}}
-Probe mode: with the optional key "sample_models_ns": int, nothing is simulated; it returns
+Probe mode: with `sample_models_ns=int`, nothing is simulated; it returns
     {"model_samples": {"link_id", "dir", "t_ns", "rate_bps", "delay_ns", "loss"}}
 one row per link direction per step over [0, duration): the model's mean capacity over
 [t, t + step) (bit/s, float) and the delay and loss in force at t (`satcc trace export`).
@@ -96,20 +103,17 @@ from collections.abc import Callable
 from typing import Any
 
 def run_sim(
-    config: dict[str, Any], progress: Callable[[float], None] | None = None
+    config: dict[str, Any],
+    progress: Callable[[float], None] | None = None,
+    sample_models_ns: int | None = None,
 ) -> dict[str, Any]:
-    """Raises ValueError for a config the simulator refuses, MemoryError when the run's time
-    series do not fit in memory (checked before the run starts) or Python runs out of memory
-    while the result is converted."""
+    """`config` is a RESOLVED. Raises ValueError for a config the simulator refuses,
+    MemoryError when the run's time series do not fit in memory (checked before the run
+    starts) or Python runs out of memory while the result is converted."""
 
-def resolve_routes(config: dict[str, Any]) -> dict[str, Any]:
-    """Routes and resolved queue limits of a resolved scenario, as the simulator computes them
-    (satcc-core `routing`): {"next_hop": [[dir | None]], "base_delay_ns": [[int]],
-    "queues": [{"packets"|"bytes": int}] per direction, "paths": [{"fwd": [dir], "rev": [dir]}]
-    per flow}."""
-
-def check_sim(config: dict[str, Any]) -> None:
-    """Every check run_sim makes before running, without running (ValueError "key: why")."""
+def resolve(scenario: dict[str, Any]) -> dict[str, Any]:
+    """SCENARIO in, RESOLVED out; ValueError naming the key ("link[0].ab.loss: ...") for a
+    scenario the simulator refuses."""
 
 def cc_names() -> list[str]: ...
 def cc_info(name: str) -> dict[str, Any]:

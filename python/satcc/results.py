@@ -195,12 +195,10 @@ def shared_bottleneck(config: dict[str, Any]) -> dict[str, Any] | None:
     it (the model engine's rule; nominal rates). Flows are grouped by bottleneck; the group with
     the most flows is chosen (ties: the lower link id, then "ab"). Flows in opposite directions
     or on disjoint paths never share. Returns {"link_id", "dir", "flows": [ids]} or None."""
-    from satcc import _native
-
     flows = config.get("flows", [])
     if not flows:
         return None
-    paths = _native.resolve_routes(config)["paths"]  # the simulator's routes
+    paths = config["routes"]["paths"]  # the resolver's routes, the simulator's
     fwd = {
         f["id"]: [(k // 2, "ab" if k % 2 == 0 else "ba") for k in p["fwd"]]
         for f, p in zip(flows, paths, strict=True)

@@ -728,8 +728,15 @@ def _seqack_issues(s: Scenario, total: int) -> list[tuple[str, str]]:
 
 
 def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
-    """The exact `_native.run_sim` config (see `_native.pyi`): integers in ns, bit/s, bytes;
-    defaults filled; `count` expanded; nodes as indices."""
+    """The resolved scenario every engine takes (`_native.pyi` RESOLVED): satcc-core's one
+    resolver (`_native.resolve`) checks `spec(s)` as the simulator would and adds `routes`
+    (paths, queue limits with "N BDP" sized)."""
+    return _native_resolve(s, spec(s, seed_override))
+
+
+def spec(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
+    """The resolver's input (`_native.pyi` SCENARIO): integers in ns, bit/s, bytes; defaults
+    filled; `count` expanded; nodes as indices."""
     seed = s.scenario.seed if seed_override is None else seed_override
     if not 0 <= seed <= MAX_SEED:
         raise UserError(f"--seed: expected an integer in 0..2^64-1, found {seed}")
@@ -804,7 +811,6 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
             "to_ns": s.scenario.duration if sa.to is None else sa.to,
             "max_rows": sa.max_rows,
         }
-    _native_check(s, config)
     return config
 
 
@@ -820,14 +826,12 @@ def host_noise_quantiles(value: str | int) -> dict[str, list[list[float | int]]]
     return {"sender": uniform, "receiver": uniform}
 
 
-def _native_check(s: Scenario, config: dict[str, Any]) -> None:
-    """The simulator's own checks of the resolved config, so that `satcc check` and every
-    engine accept exactly what `satcc sim` runs (one validation)."""
-    check = getattr(_native, "check_sim", None)
-    if check is None:
-        return
+def _native_resolve(s: Scenario, config: dict[str, Any]) -> dict[str, Any]:
+    """satcc-core's resolver on the scenario layer's dictionary; its refusals become scenario
+    errors naming the key (`satcc check` and every engine accept exactly what `satcc sim`
+    runs: one validation)."""
     try:
-        check(config)
+        return _native.resolve(config)
     except (ValueError, OverflowError, KeyError) as e:
         key, sep, why = str(e).strip("'\"").partition(": ")
         issue = (
@@ -847,6 +851,7 @@ def canonical_json(obj: Any) -> str:
 
 def scenario_hash(config: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of a resolved config, without its seed (replicates of a
-    scenario share the hash; the seed is recorded beside it)."""
-    unseeded = {k: v for k, v in config.items() if k != "seed"}
+    scenario share the hash; the seed is recorded beside it) and without its routes (derived
+    from the rest)."""
+    unseeded = {k: v for k, v in config.items() if k not in ("seed", "routes")}
     return hashlib.sha256(canonical_json(unseeded).encode("ascii")).hexdigest()

@@ -46,6 +46,37 @@ impl Params {
         Params(BTreeMap::new())
     }
 
+    /// The `cc` table of a resolved flow (`satcc_core::scenario::Flow::cc`): numbers,
+    /// booleans, strings and lists of `[x, y]` pairs; anything else is refused by key.
+    pub fn from_json(table: &serde_json::Map<String, serde_json::Value>) -> Result<Params, String> {
+        use serde_json::Value;
+        let mut params = Params::new();
+        for (key, v) in table {
+            let pair = |p: &Value| match p.as_array().map(Vec::as_slice) {
+                Some([x, y]) => x.as_f64().zip(y.as_f64()),
+                _ => None,
+            };
+            let value = match v {
+                Value::Bool(b) => ParamValue::Bool(*b),
+                Value::Number(n) => ParamValue::Num(n.as_f64().unwrap_or(f64::NAN)),
+                Value::String(s) => ParamValue::Str(s.clone()),
+                Value::Array(rows) => ParamValue::Points(
+                    rows.iter()
+                        .map(pair)
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| format!("cc.{key}: expected a list of [x, y] pairs"))?,
+                ),
+                _ => {
+                    return Err(format!(
+                        "cc.{key}: expected a number, boolean, string or list of [x, y] pairs"
+                    ))
+                }
+            };
+            params.insert(key, value);
+        }
+        Ok(params)
+    }
+
     pub fn with(mut self, key: &str, value: ParamValue) -> Self {
         self.0.insert(key.to_string(), value);
         self

@@ -14,20 +14,54 @@
 //! | `drop_packets`       | no       | ordinals ≥ 1   | scripted losses                          |
 //! | `model`              | no       | MODEL          | time-varying behaviour (`models::spec`)  |
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::link::LinkState;
 use crate::time::SimDuration;
 
-/// A direction's queue limit as written: BDP multiples still to be resolved against routes.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A direction's queue limit as written: BDP multiples still to be resolved against routes
+/// (`scenario::resolve` does it; its routes carry every direction's limit in packets or bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum QueueSpec {
     Packets(u64),
     Bytes(u64),
     Bdp(f64),
 }
 
-/// One resolved link direction.
+/// One link direction as the resolved scenario writes it (the DIR dictionary): the serde form,
+/// read by [`from_json`] or as part of [`crate::scenario::Scenario`], checked by [`Direction::spec`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Direction {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    #[serde(default)]
+    pub loss: f64,
+    pub queue: QueueSpec,
+    #[serde(default)]
+    pub ecn_threshold_pkts: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_packets: Option<Vec<u64>>,
+    /// The MODEL dictionary, read by `models::spec::from_json` where it is built. Absent and
+    /// `null` are both "no model", and each is written back as it was read.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub model: Option<Value>,
+}
+
+/// A key that is present, `null` included (`Some(Value::Null)`); absent is `None`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// One resolved link direction, checked.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DirSpec {
     /// Nominal rate, delay and loss (a model's nominal values when it has one).
@@ -44,96 +78,57 @@ fn err(path: &str, key: &str, what: &str) -> String {
     format!("{path}.{key}: {what}")
 }
 
-fn u64_key(v: &Value, key: &str, path: &str) -> Result<u64, String> {
-    v.get(key)
-        .ok_or_else(|| err(path, key, "missing"))?
-        .as_u64()
-        .ok_or_else(|| err(path, key, "expected a non-negative integer"))
-}
-
-fn opt_u64(v: &Value, key: &str, path: &str) -> Result<Option<u64>, String> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(x) => x
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| err(path, key, "expected a non-negative integer")),
-    }
-}
-
-/// Read a DIR dictionary; errors name `path.key` and what was expected.
-pub fn from_json(v: &Value, path: &str) -> Result<DirSpec, String> {
-    if !v.is_object() {
-        return Err(format!("{path}: expected a table"));
-    }
-    let loss = match v.get("loss") {
-        None | Some(Value::Null) => 0.0,
-        Some(x) => x
-            .as_f64()
-            .ok_or_else(|| err(path, "loss", "expected a probability in [0, 1]"))?,
-    };
-    if !(0.0..=1.0).contains(&loss) {
-        return Err(err(path, "loss", "expected a probability in [0, 1]"));
-    }
-    let q = v
-        .get("queue")
-        .ok_or_else(|| err(path, "queue", "missing"))?;
-    let queue = if let Some(n) = q.get("packets") {
-        QueueSpec::Packets(
-            n.as_u64()
-                .ok_or_else(|| err(path, "queue.packets", "expected a non-negative integer"))?,
-        )
-    } else if let Some(n) = q.get("bytes") {
-        QueueSpec::Bytes(
-            n.as_u64()
-                .ok_or_else(|| err(path, "queue.bytes", "expected a non-negative integer"))?,
-        )
-    } else if let Some(x) = q.get("bdp") {
-        QueueSpec::Bdp(
-            x.as_f64()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| err(path, "queue.bdp", "expected a non-negative number"))?,
-        )
-    } else {
-        return Err(err(
-            path,
-            "queue",
-            "expected {\"packets\": n}, {\"bytes\": n} or {\"bdp\": x}",
-        ));
-    };
-    let drop_packets = match v.get("drop_packets") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|x| x.as_u64().filter(|&n| n > 0))
-            .collect::<Option<Vec<u64>>>()
-            .ok_or_else(|| {
-                err(
-                    path,
-                    "drop_packets",
-                    "expected an array of packet ordinals (integers >= 1)",
-                )
-            })?,
-        Some(_) => {
+impl Direction {
+    /// The direction checked: a loss probability, a finite non-negative BDP multiple, packet
+    /// ordinals from 1; errors name `path.key`.
+    pub fn spec(&self, path: &str) -> Result<DirSpec, String> {
+        if !(0.0..=1.0).contains(&self.loss) {
+            return Err(err(path, "loss", "expected a probability in [0, 1]"));
+        }
+        if let QueueSpec::Bdp(x) = self.queue {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(err(path, "queue.bdp", "expected a non-negative number"));
+            }
+        }
+        let drop_packets = self.drop_packets.clone().unwrap_or_default();
+        if drop_packets.contains(&0) {
             return Err(err(
                 path,
                 "drop_packets",
                 "expected an array of packet ordinals (integers >= 1)",
-            ))
+            ));
         }
-    };
-    Ok(DirSpec {
-        state: LinkState {
-            rate_bps: u64_key(v, "rate_bps", path)?,
-            delay: SimDuration::from_nanos(u64_key(v, "delay_ns", path)?),
-            loss,
-        },
-        queue,
-        ecn_threshold_pkts: opt_u64(v, "ecn_threshold_pkts", path)?,
-        jitter: SimDuration::from_nanos(opt_u64(v, "jitter_ns", path)?.unwrap_or(0)),
-        drop_packets,
-        model: v.get("model").filter(|m| !m.is_null()).cloned(),
+        Ok(DirSpec {
+            state: LinkState {
+                rate_bps: self.rate_bps,
+                delay: SimDuration::from_nanos(self.delay_ns),
+                loss: self.loss,
+            },
+            queue: self.queue,
+            ecn_threshold_pkts: self.ecn_threshold_pkts,
+            jitter: SimDuration::from_nanos(self.jitter_ns.unwrap_or(0)),
+            drop_packets,
+            model: self.model.clone().filter(|m| !m.is_null()),
+        })
+    }
+}
+
+/// Deserialize `T` from `v`, naming the key path of a type error under `path`.
+pub fn read<T: serde::de::DeserializeOwned>(v: &Value, path: &str) -> Result<T, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let at = e.path().to_string();
+        let inner = e.into_inner();
+        if at == "." {
+            format!("{path}: {inner}")
+        } else {
+            format!("{path}.{at}: {inner}")
+        }
     })
+}
+
+/// Read and check a DIR dictionary; errors name `path.key` and what was expected.
+pub fn from_json(v: &Value, path: &str) -> Result<DirSpec, String> {
+    read::<Direction>(v, path)?.spec(path)
 }
 
 #[cfg(test)]
@@ -171,19 +166,28 @@ mod tests {
             (
                 "rate_bps",
                 json!(-1),
-                "link[0].rate_bps: expected a non-negative integer",
+                "link[0].rate_bps: invalid value: integer `-1`, expected u64",
             ),
             (
                 "jitter_ns",
                 json!(2.5),
-                "link[0].jitter_ns: expected a non-negative integer",
+                "link[0].jitter_ns: invalid type: floating point `2.5`, expected u64",
             ),
             (
                 "drop_packets",
                 json!([0]),
                 "link[0].drop_packets: expected an array",
             ),
-            ("queue", json!({"slots": 3}), "link[0].queue: expected"),
+            (
+                "queue",
+                json!({"slots": 3}),
+                "link[0].queue: unknown variant `slots`",
+            ),
+            (
+                "colour",
+                json!("red"),
+                "link[0].colour: unknown field `colour`",
+            ),
         ];
         for (key, value, want) in cases {
             let mut v = base.clone();
@@ -193,9 +197,8 @@ mod tests {
         }
         let mut v = base.clone();
         v.as_object_mut().unwrap().remove("delay_ns");
-        assert_eq!(
-            from_json(&v, "link[0]").unwrap_err(),
-            "link[0].delay_ns: missing"
-        );
+        assert!(from_json(&v, "link[0]")
+            .unwrap_err()
+            .starts_with("link[0]: missing field `delay_ns`"));
     }
 }

@@ -12,6 +12,8 @@
 //!   timing noise, measured on the kernel).
 //! - [`record`]: result records every engine produces.
 //! - [`routing`]: routes and "N BDP" queue sizes, computed once for every engine.
+//! - [`scenario`]: the resolved scenario (serde), and the one resolver every engine reads.
+//! - [`dirspec`]: a resolved link direction (serde) and its checks.
 
 pub mod direction;
 pub mod dirspec;
@@ -21,6 +23,7 @@ pub mod models;
 pub mod record;
 pub mod rng;
 pub mod routing;
+pub mod scenario;
 pub mod time;
 
 pub use rng::Rng;

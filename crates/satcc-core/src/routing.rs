@@ -24,7 +24,7 @@ pub struct LinkEnds {
 }
 
 /// All-pairs routes over `n` nodes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Routing {
     n: usize,
     /// `next[node * n + dst]`: the first link direction from node towards dst.

@@ -1,21 +1,21 @@
 //! The emulator's configuration: one JSON document written by the Python runner
-//! (`python/satcc/emu/linkd.py`), with every unit already parsed and every "BDP" queue
-//! already resolved to bytes.
+//! (`python/satcc/emu/linkd.py`) around the resolved scenario (`satcc_core::scenario`, the
+//! simulator's input too): each link's directions and resolved queue limits come from it.
 //!
 //! ```json
 //! {"netns": "satcc-3f2a1c-emu", "seed": 1, "bin_ns": 100000000, "duration_ns": 5000000000,
 //!  "series_path": "/tmp/x/link_series.jsonl",
-//!  "links": [{"id": 0, "a_if": "satcc-l0a", "b_if": "satcc-l0b",
-//!             "ab": {"rate_bps": 20000000, "delay_ns": 25000000, "loss": 0.0,
-//!                    "queue": {"packets": 1000}, "ecn_threshold_pkts": null, "model": null},
-//!             "ba": {...}}]}
+//!  "scenario": RESOLVED,
+//!  "links": [{"id": 0, "a_if": "satcc-l0a", "b_if": "satcc-l0b"}]}
 //! ```
-//! `a_if` is the emulator-side end of the veth whose other end is in node a; frames read there
-//! go through direction `ab` and leave by `b_if`.
+//! `id` is the scenario's link index; `a_if` is the emulator-side end of the veth whose other
+//! end is in node a; frames read there go through direction `ab` and leave by `b_if`. `seed`,
+//! `bin_ns` and `duration_ns` default to the scenario's.
 
-use satcc_core::dirspec::QueueSpec;
+use satcc_core::dirspec::Direction;
 use satcc_core::link::{LinkState, QueueLimit};
 use satcc_core::models::{self as core_models, LinkBehaviour};
+use satcc_core::scenario::{self, Resolved};
 use serde_json::Value;
 
 use crate::direction::DirectionConfig;
@@ -93,6 +93,11 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
         let v: Value =
             serde_json::from_str(text).map_err(|e| ConfigError(format!("invalid JSON: {e}")))?;
+        let r = Resolved::from_json(
+            v.get("scenario")
+                .ok_or_else(|| err("scenario", "missing"))?,
+        )
+        .map_err(|e| err("scenario", &e))?;
         let links_v = v
             .get("links")
             .and_then(Value::as_array)
@@ -100,31 +105,33 @@ impl Config {
         let mut links = Vec::new();
         for (i, l) in links_v.iter().enumerate() {
             let p = format!("links[{i}]");
+            let id = u64_at(l, "id", &p)? as usize;
+            let link = r
+                .scenario
+                .links
+                .get(id)
+                .ok_or_else(|| err(&format!("{p}.id"), "no such link in the scenario"))?;
             links.push(LinkConfig {
-                id: u64_at(l, "id", &p)? as u32,
+                id: id as u32,
                 a_if: str_at(l, "a_if", &p)?,
                 b_if: str_at(l, "b_if", &p)?,
-                ab: dir(
-                    l.get("ab")
-                        .ok_or_else(|| err(&format!("{p}.ab"), "missing"))?,
-                    &format!("{p}.ab"),
-                )?,
-                ba: dir(
-                    l.get("ba")
-                        .ok_or_else(|| err(&format!("{p}.ba"), "missing"))?,
-                    &format!("{p}.ba"),
-                )?,
+                ab: dir(&link.ab, r.queue(2 * id), &format!("link[{id}].ab"))?,
+                ba: dir(&link.ba, r.queue(2 * id + 1), &format!("link[{id}].ba"))?,
             });
         }
-        let bin_ns = u64_at(&v, "bin_ns", "")?;
+        let or_scenario = |key: &str, value: u64| match v.get(key) {
+            None => Ok(value),
+            Some(_) => u64_at(&v, key, ""),
+        };
+        let bin_ns = or_scenario("bin_ns", r.scenario.bin_ns)?;
         if bin_ns == 0 {
             return Err(err("bin_ns", "must be > 0"));
         }
         Ok(Config {
             netns: v.get("netns").and_then(Value::as_str).map(str::to_string),
-            seed: u64_at(&v, "seed", "")?,
+            seed: or_scenario("seed", r.scenario.seed)?,
             bin_ns,
-            duration_ns: u64_at(&v, "duration_ns", "")?,
+            duration_ns: or_scenario("duration_ns", r.scenario.duration_ns)?,
             series_path: v
                 .get("series_path")
                 .and_then(Value::as_str)
@@ -146,24 +153,17 @@ impl Config {
     }
 }
 
-/// A direction of the input, read by satcc-core's one reader (the simulator's bindings use
-/// it too); BDP queues must arrive resolved (the runner sizes them from the routes).
-fn dir(v: &Value, p: &str) -> Result<DirConfig, ConfigError> {
-    let spec = satcc_core::dirspec::from_json(v, p).map_err(ConfigError)?;
-    let limit = match spec.queue {
-        QueueSpec::Packets(n) => QueueLimit::Packets(n),
-        QueueSpec::Bytes(n) => QueueLimit::Bytes(n),
-        QueueSpec::Bdp(_) => {
-            return Err(err(
-                &format!("{p}.queue"),
-                "expected {\"packets\": n} or {\"bytes\": n} (BDP resolved by the runner)",
-            ))
-        }
-    };
+/// A direction of the resolved scenario, checked by satcc-core's one reader (the simulator's
+/// too), with the queue limit the resolver sized.
+fn dir(d: &Direction, limit: scenario::QueueLimit, p: &str) -> Result<DirConfig, ConfigError> {
+    let spec = d.spec(p).map_err(ConfigError)?;
     Ok(DirConfig {
         state: spec.state,
         queue: DirectionConfig {
-            limit,
+            limit: match limit {
+                scenario::QueueLimit::Packets(n) => QueueLimit::Packets(n),
+                scenario::QueueLimit::Bytes(n) => QueueLimit::Bytes(n),
+            },
             ecn_threshold_pkts: spec.ecn_threshold_pkts,
             jitter: spec.jitter,
             drop_packets: spec.drop_packets,
@@ -200,36 +200,65 @@ mod tests {
     use super::*;
     use satcc_core::SimDuration;
 
-    const DOC: &str = r#"{"netns": "satcc-x-emu", "seed": 7, "bin_ns": 100000000, "duration_ns": 1000000000,
-      "links": [{"id": 0, "a_if": "satcc-l0a", "b_if": "satcc-l0b",
-        "ab": {"rate_bps": 20000000, "delay_ns": 25000000, "loss": 0.01, "queue": {"packets": 100}, "ecn_threshold_pkts": 20},
-        "ba": {"rate_bps": 10000000, "delay_ns": 25000000, "queue": {"bytes": 150000}, "model": null}}]}"#;
+    /// A one-link scenario resolved by satcc-core, wrapped as the runner wraps it.
+    fn doc(ab: Value, ba: Value) -> String {
+        let flow = serde_json::json!({"id": 0, "src": 0, "dst": 1, "cca": "reno", "cc": {},
+            "start_ns": 0, "size_bytes": null, "mss": 1448, "sack": true, "timestamps": true,
+            "window_scaling": true, "rwnd_bytes": 33554432, "ecn": false, "initial_cwnd": 10,
+            "pacing": "auto", "delayed_ack": true, "min_rto_ns": 200000000});
+        let s = serde_json::json!({"name": "t", "seed": 7, "duration_ns": 1_000_000_000u64,
+            "bin_ns": 100_000_000, "nodes": ["a", "b"],
+            "links": [{"a": 0, "b": 1, "ab": ab, "ba": ba}], "flows": [flow]});
+        let r = satcc_core::scenario::resolve_json(&s).map_err(|e| e.to_string());
+        let scenario = match r {
+            Ok(r) => serde_json::to_value(&r).unwrap(),
+            Err(_) => s, // refused by the resolver: linkd must refuse it too
+        };
+        serde_json::json!({"netns": "satcc-x-emu", "scenario": scenario,
+            "links": [{"id": 0, "a_if": "satcc-l0a", "b_if": "satcc-l0b"}]})
+        .to_string()
+    }
+
+    fn full() -> String {
+        doc(
+            serde_json::json!({"rate_bps": 20000000, "delay_ns": 25000000, "loss": 0.01,
+                "queue": {"packets": 100}, "ecn_threshold_pkts": 20}),
+            serde_json::json!({"rate_bps": 10000000, "delay_ns": 25000000,
+                "queue": {"bdp": 1.0}, "model": null}),
+        )
+    }
 
     #[test]
     fn a_full_document_parses_with_units_in_place() {
-        let c = Config::parse(DOC).unwrap();
+        let c = Config::parse(&full()).unwrap();
         assert_eq!(c.seed, 7);
+        assert_eq!(c.bin_ns, 100_000_000);
         assert_eq!(c.spin_ns, DEFAULT_SPIN_NS);
         let l = &c.links[0];
         assert_eq!(l.ab.state.rate_bps, 20_000_000);
         assert_eq!(l.ab.state.delay, SimDuration::from_millis(25));
         assert_eq!(l.ab.queue.limit, QueueLimit::Packets(100));
         assert_eq!(l.ab.queue.ecn_threshold_pkts, Some(20));
-        assert_eq!(l.ba.queue.limit, QueueLimit::Bytes(150_000));
+        // 1 BDP of 10 Mbit/s x the 50 ms RTT, as the resolver sized it
+        assert_eq!(l.ba.queue.limit, QueueLimit::Bytes(62_500));
         assert_eq!(l.ba.state.loss, 0.0);
         assert!(l.ba.model.is_none());
     }
 
     #[test]
-    fn an_unresolved_bdp_queue_is_rejected_with_its_path() {
-        let doc = DOC.replace(r#"{"packets": 100}"#, r#"{"bdp": 1.0}"#);
-        let e = Config::parse(&doc).unwrap_err();
-        assert!(e.0.starts_with("links[0].ab.queue"), "{e}");
+    fn a_scenario_not_resolved_or_with_foreign_routes_is_rejected() {
+        let mut v: Value = serde_json::from_str(&full()).unwrap();
+        v["scenario"]["routes"]["queues"][1] = serde_json::json!({"bytes": 1});
+        let e = Config::parse(&v.to_string()).unwrap_err();
+        assert!(e.0.contains("not the routes of this scenario"), "{e}");
+        v["scenario"].as_object_mut().unwrap().remove("routes");
+        let e = Config::parse(&v.to_string()).unwrap_err();
+        assert!(e.0.contains("not yet resolved"), "{e}");
     }
 
     #[test]
     fn a_loss_outside_zero_one_is_rejected() {
-        let doc = DOC.replace("0.01", "1.5");
-        assert!(Config::parse(&doc).unwrap_err().0.contains("loss"));
+        let e = Config::parse(&full().replace("0.01", "1.5")).unwrap_err();
+        assert!(e.0.contains("link[0].ab.loss"), "{e}");
     }
 }

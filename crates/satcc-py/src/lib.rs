@@ -9,44 +9,6 @@ use pyo3::types::{PyDict, PyList};
 mod pcap;
 mod sim;
 
-use satcc_cc::params::ParamValue;
-use satcc_cc::Params;
-
-/// Convert a Python `cc` table into typed parameters.
-pub fn params_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Params> {
-    let mut params = Params::new();
-    if obj.is_none() {
-        return Ok(params);
-    }
-    let dict = obj
-        .downcast::<PyDict>()
-        .map_err(|_| PyValueError::new_err("cc: expected a table"))?;
-    for (k, v) in dict.iter() {
-        let key: String = k.extract()?;
-        let value = if let Ok(b) = v.extract::<bool>() {
-            ParamValue::Bool(b)
-        } else if let Ok(x) = v.extract::<f64>() {
-            ParamValue::Num(x)
-        } else if let Ok(s) = v.extract::<String>() {
-            ParamValue::Str(s)
-        } else if let Ok(rows) = v.extract::<Vec<Vec<f64>>>() {
-            // TOML arrays arrive as lists of lists: [[x, y], ...].
-            if rows.iter().any(|r| r.len() != 2) {
-                return Err(PyValueError::new_err(format!(
-                    "cc.{key}: expected a list of [x, y] pairs"
-                )));
-            }
-            ParamValue::Points(rows.iter().map(|r| (r[0], r[1])).collect())
-        } else {
-            return Err(PyValueError::new_err(format!(
-                "cc.{key}: expected a number, boolean, string or list of [x, y] pairs"
-            )));
-        };
-        params.insert(&key, value);
-    }
-    Ok(params)
-}
-
 #[pyfunction]
 fn cc_names() -> Vec<&'static str> {
     satcc_cc::names()
@@ -80,7 +42,15 @@ fn cc_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
 
 #[pyfunction]
 fn cc_check(name: &str, params: &Bound<'_, PyAny>) -> PyResult<()> {
-    let p = params_from_py(params)?;
+    let p = if params.is_none() {
+        satcc_cc::Params::new()
+    } else {
+        let table = sim::to_json(params, "cc")?;
+        let table = table
+            .as_object()
+            .ok_or_else(|| PyValueError::new_err("cc: expected a table"))?;
+        satcc_cc::Params::from_json(table).map_err(PyValueError::new_err)?
+    };
     satcc_cc::lookup(name, &p)
         .map(|_| ())
         .map_err(|e| PyValueError::new_err(e.to_string()))
@@ -156,8 +126,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_noise_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(geo_one_way_ns, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
-    m.add_function(wrap_pyfunction!(sim::check_sim, m)?)?;
-    m.add_function(wrap_pyfunction!(sim::resolve_routes, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::resolve, m)?)?;
     pcap::register(m)?;
     Ok(())
 }

@@ -2,80 +2,21 @@
 
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyKeyError, PyMemoryError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use satcc_core::dirspec::QueueSpec;
-use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::link::LinkState;
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
-use satcc_core::routing::{bdp_queue_bytes, LinkEnds, Routing};
+use satcc_core::routing::Routing;
+use satcc_core::scenario::Resolved;
 use satcc_core::{SimDuration, SimTime};
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
+use satcc_sim::trace::SeqAckSpec;
+use satcc_sim::SimConfig;
 
-/// Fetch a required key, naming the path in the error.
-fn req<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<T> {
-    let v = d
-        .get_item(key)?
-        .ok_or_else(|| PyKeyError::new_err(format!("{path}.{key}: missing")))?;
-    v.extract()
-        .map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}")))
-}
-
-fn opt<'py, T: FromPyObject<'py>>(
-    d: &Bound<'py, PyDict>,
-    key: &str,
-    path: &str,
-) -> PyResult<Option<T>> {
-    match d.get_item(key)? {
-        None => Ok(None),
-        Some(v) if v.is_none() => Ok(None),
-        Some(v) => v
-            .extract()
-            .map(Some)
-            .map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}"))),
-    }
-}
-
-fn dict<'py>(d: &Bound<'py, PyDict>, key: &str, path: &str) -> PyResult<Bound<'py, PyDict>> {
-    let v = d
-        .get_item(key)?
-        .ok_or_else(|| PyKeyError::new_err(format!("{path}.{key}: missing")))?;
-    v.downcast_into::<PyDict>()
-        .map_err(|_| PyValueError::new_err(format!("{path}.{key}: expected a table")))
-}
-
-/// A resolved direction (DIR of `_native.pyi`), read by satcc-core's one reader (the one
-/// satcc-linkd uses for its JSON input): the dictionary goes over as JSON.
-fn dir_from(d: &Bound<'_, PyDict>, path: &str) -> PyResult<DirConfig> {
-    let spec =
-        satcc_core::dirspec::from_json(&to_json(d, path)?, path).map_err(PyValueError::new_err)?;
-    Ok(DirConfig {
-        rate_bps: spec.state.rate_bps,
-        delay: spec.state.delay,
-        loss: spec.state.loss,
-        queue: match spec.queue {
-            QueueSpec::Packets(n) => QueueConfig::Packets(n),
-            QueueSpec::Bytes(n) => QueueConfig::Bytes(n),
-            QueueSpec::Bdp(x) => QueueConfig::Bdp(x),
-        },
-        ecn_threshold_pkts: spec.ecn_threshold_pkts,
-        drop_packets: spec.drop_packets,
-        jitter: spec.jitter,
-        model: match &spec.model {
-            Some(m) => Some(
-                satcc_core::models::spec::from_json(m, &format!("{path}.model"))
-                    .map_err(PyValueError::new_err)?,
-            ),
-            None => None,
-        },
-    })
-}
-
-/// A Python dictionary as JSON (how resolved tables reach satcc-core's readers).
-fn to_json(d: &Bound<'_, PyDict>, path: &str) -> PyResult<serde_json::Value> {
+/// A Python dictionary as JSON (how the resolved scenario reaches satcc-core's reader).
+pub(crate) fn to_json(d: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::Value> {
     let text: String = d
         .py()
         .import("json")?
@@ -85,124 +26,38 @@ fn to_json(d: &Bound<'_, PyDict>, path: &str) -> PyResult<serde_json::Value> {
         .map_err(|e| PyValueError::new_err(format!("{path}: not a JSON table: {e}")))
 }
 
-pub fn config_from_py(cfg: &Bound<'_, PyDict>) -> PyResult<SimConfig> {
-    let p = "config";
-    let mut links = Vec::new();
-    let lk = cfg
-        .get_item("links")?
-        .ok_or_else(|| PyKeyError::new_err("config.links: missing"))?;
-    for (i, l) in lk.downcast::<PyList>()?.iter().enumerate() {
-        let path = format!("link[{i}]");
-        let l = l.downcast_into::<PyDict>()?;
-        links.push(LinkConfig {
-            a: req(&l, "a", &path)?,
-            b: req(&l, "b", &path)?,
-            ab: dir_from(&dict(&l, "ab", &path)?, &path)?,
-            ba: dir_from(&dict(&l, "ba", &path)?, &format!("{path}.ba"))?,
-        });
-    }
-    let mut flows = Vec::new();
-    let fl = cfg
-        .get_item("flows")?
-        .ok_or_else(|| PyKeyError::new_err("config.flows: missing"))?;
-    for (i, f) in fl.downcast::<PyList>()?.iter().enumerate() {
-        let path = format!("flow[{i}]");
-        let f = f.downcast_into::<PyDict>()?;
-        let pacing = match req::<String>(&f, "pacing", &path)?.as_str() {
-            "auto" => PacingMode::Auto,
-            "on" => PacingMode::On,
-            "off" => PacingMode::Off,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "{path}.pacing: expected auto, on or off, found {other:?}"
-                )))
-            }
-        };
-        let params = match f.get_item("cc")? {
-            Some(v) => crate::params_from_py(&v)?,
-            None => satcc_cc::Params::new(),
-        };
-        flows.push(FlowConfig {
-            id: req(&f, "id", &path)?,
-            src: req(&f, "src", &path)?,
-            dst: req(&f, "dst", &path)?,
-            cca: req(&f, "cca", &path)?,
-            params,
-            start: SimDuration::from_nanos(req(&f, "start_ns", &path)?),
-            size_bytes: opt(&f, "size_bytes", &path)?,
-            mss: req(&f, "mss", &path)?,
-            sack: req(&f, "sack", &path)?,
-            timestamps: req(&f, "timestamps", &path)?,
-            window_scaling: req(&f, "window_scaling", &path)?,
-            rwnd_bytes: req(&f, "rwnd_bytes", &path)?,
-            rcvbuf_autotune: opt(&f, "rcvbuf_autotune", &path)?.unwrap_or(true),
-            ecn: req(&f, "ecn", &path)?,
-            initial_cwnd: req(&f, "initial_cwnd", &path)?,
-            pacing,
-            delayed_ack: req(&f, "delayed_ack", &path)?,
-            min_rto: SimDuration::from_nanos(req(&f, "min_rto_ns", &path)?),
-            sndbuf_bytes: opt(&f, "sndbuf_bytes", &path)?,
-            proto: match opt::<String>(&f, "proto", &path)?.as_deref() {
-                None | Some("tcp") => Proto::Tcp,
-                Some("udp") => Proto::Udp {
-                    rate_bps: req(&f, "udp_rate_bps", &path)?,
-                    payload_bytes: req(&f, "udp_payload_bytes", &path)?,
-                },
-                Some(other) => {
-                    return Err(PyValueError::new_err(format!(
-                        "{path}.proto: expected tcp or udp, found {other:?}"
-                    )))
-                }
-            },
-            encap_bytes: opt(&f, "encap_bytes", &path)?.unwrap_or(0),
-            mtu: opt(&f, "mtu", &path)?.unwrap_or(satcc_sim::config::DEFAULT_MTU),
-            metrics_save: opt(&f, "metrics_save", &path)?.unwrap_or(false),
-        });
-    }
-    Ok(SimConfig {
-        name: req(cfg, "name", p)?,
-        seed: req(cfg, "seed", p)?,
-        duration: SimDuration::from_nanos(req(cfg, "duration_ns", p)?),
-        bin: SimDuration::from_nanos(req(cfg, "bin_ns", p)?),
-        nodes: req(cfg, "nodes", p)?,
-        links,
-        flows,
-        host_noise: match cfg.get_item("host_noise_quantiles_ns")? {
-            Some(v) if !v.is_none() => {
-                let path = format!("{p}.host_noise_quantiles_ns");
-                let d = v
-                    .downcast_into::<PyDict>()
-                    .map_err(|_| PyValueError::new_err(format!("{path}: expected a table")))?;
-                let side = |key: &str| -> PyResult<Turnaround> {
-                    turnaround_from(req(&d, key, &path)?)
-                        .map_err(|e| PyValueError::new_err(format!("{path}.{key}: {e}")))
-                };
-                Some(HostNoise {
-                    sender: side("sender")?,
-                    receiver: side("receiver")?,
-                })
-            }
-            _ => None,
-        },
-    })
+/// A JSON value as the Python object `json.loads` makes of it.
+fn from_json<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (text,))
 }
 
-/// `[[probability, ns], ...]` into a turnaround distribution.
-fn turnaround_from(points: Vec<Vec<f64>>) -> Result<Turnaround, String> {
-    let mut out = Vec::with_capacity(points.len());
-    for pt in points {
-        match pt[..] {
-            [p, ns] if ns >= 0.0 && ns.fract() == 0.0 && ns < 2f64.powi(53) => {
-                out.push((p, ns as u64))
-            }
-            _ => {
-                return Err(format!(
-                    "expected [probability, whole nanoseconds] pairs, found {pt:?}"
-                ))
-            }
-        }
+/// The simulator's form of a resolved scenario dictionary (`resolve`'s output), with the
+/// resolver's routes.
+fn world_input(config: &Bound<'_, PyDict>) -> PyResult<(SimConfig, Routing, Option<SeqAckSpec>)> {
+    let r =
+        Resolved::from_json(&to_json(config.as_any(), "config")?).map_err(PyValueError::new_err)?;
+    let cfg = SimConfig::from_resolved(&r).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((cfg, r.routing, r.scenario.seqack.map(SeqAckSpec::from)))
+}
+
+/// The one resolve step: the scenario layer's dictionary (units parsed, defaults filled) in,
+/// the resolved scenario out (satcc-core `scenario::resolve`: checked, with routes, paths and
+/// every direction's queue limit), after every check the simulator makes, so `satcc check` and
+/// every engine accept and refuse the same files.
+#[pyfunction]
+pub fn resolve<'py>(py: Python<'py>, scenario: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+    let r = satcc_core::scenario::resolve_json(&to_json(scenario.as_any(), "config")?)
+        .map_err(PyValueError::new_err)?;
+    let cfg = SimConfig::from_resolved(&r).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut world = satcc_sim::world::World::with_routing(&cfg, r.routing.clone())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if let Some(sa) = r.scenario.seqack {
+        world
+            .trace_seqack(sa.into())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
     }
-    Turnaround::new(out)
+    from_json(py, &r)
 }
 
 fn summary_to_py<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>> {
@@ -310,49 +165,28 @@ fn link_series_to_py<'py>(py: Python<'py>, s: &LinkSeries) -> PyResult<Bound<'py
     Ok(d)
 }
 
-/// Check a resolved config as `run_sim` would, without running it: the conversion and every
-/// check the simulator makes (`satcc check` and `satcc sim` accept and refuse the same files).
-#[pyfunction]
-pub fn check_sim(config: &Bound<'_, PyDict>) -> PyResult<()> {
-    let cfg = config_from_py(config)?;
-    satcc_sim::world::World::new(&cfg)
-        .map(drop)
-        .map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
 /// Run the simulator on a resolved config (see `_native.pyi`).
 #[pyfunction]
-#[pyo3(signature = (config, progress=None))]
+#[pyo3(signature = (config, progress=None, sample_models_ns=None))]
 pub fn run_sim<'py>(
     py: Python<'py>,
     config: &Bound<'py, PyDict>,
     progress: Option<PyObject>,
+    sample_models_ns: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = config_from_py(config)?;
-    if let Some(step) = opt::<u64>(config, "sample_models_ns", "config")? {
+    let (cfg, routing, seqack) = world_input(config)?;
+    if let Some(step) = sample_models_ns {
         return sample_models(py, &cfg, step);
     }
-    let mut world =
-        satcc_sim::world::World::new(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut world = satcc_sim::world::World::with_routing(&cfg, routing)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     world
         .reserve_series()
         .map_err(|e| PyMemoryError::new_err(e.to_string()))?;
-    if let Some(v) = config.get_item("seqack")? {
-        if !v.is_none() {
-            let path = "config.seqack";
-            let d = v
-                .downcast_into::<PyDict>()
-                .map_err(|_| PyValueError::new_err(format!("{path}: expected a table")))?;
-            let spec = satcc_sim::trace::SeqAckSpec {
-                flow: req(&d, "flow", path)?,
-                from: SimTime::ZERO + SimDuration::from_nanos(req(&d, "from_ns", path)?),
-                to: SimTime::ZERO + SimDuration::from_nanos(req(&d, "to_ns", path)?),
-                max_rows: req(&d, "max_rows", path)?,
-            };
-            world
-                .trace_seqack(spec)
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        }
+    if let Some(spec) = seqack {
+        world
+            .trace_seqack(spec)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
     }
     let mut last = Instant::now();
     let mut err: Option<PyErr> = None;
@@ -493,80 +327,5 @@ fn sample_models<'py>(
     d.set_item("loss", floats(py, &loss)?)?;
     let out = PyDict::new(py);
     out.set_item("model_samples", d)?;
-    Ok(out)
-}
-
-/// Routes and resolved queue limits of a resolved scenario, computed by satcc-core's `routing`
-/// exactly as the simulator computes them: the emulator's topology and the model engine read
-/// their paths and "N BDP" queues from here. Returns {"next_hop": [[dir | None]] (node × dst),
-/// "base_delay_ns": [[ns]], "queues": [{"packets"|"bytes": n}] per direction (2i = link i
-/// a→b), "paths": [{"fwd": [dir], "rev": [dir]}] per flow}.
-#[pyfunction]
-pub fn resolve_routes<'py>(
-    py: Python<'py>,
-    config: &Bound<'py, PyDict>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = config_from_py(config)?;
-    let n = cfg.nodes.len();
-    let ends: Vec<LinkEnds> = cfg
-        .links
-        .iter()
-        .map(|l| LinkEnds {
-            a: l.a,
-            b: l.b,
-            ab_delay: l.ab.delay,
-            ba_delay: l.ba.delay,
-        })
-        .collect();
-    if let Some((i, _)) = ends.iter().enumerate().find(|(_, l)| l.a >= n || l.b >= n) {
-        return Err(PyValueError::new_err(format!(
-            "link[{i}]: node index out of range"
-        )));
-    }
-    let routing = Routing::compute(n, &ends);
-    let flows: Vec<(usize, usize)> = cfg.flows.iter().map(|f| (f.src, f.dst)).collect();
-    if let Some(&(s, d)) = flows.iter().find(|&&(s, d)| s >= n || d >= n) {
-        return Err(PyValueError::new_err(format!(
-            "flow node index out of range: {s} -> {d}"
-        )));
-    }
-    let max_rtt = routing.max_rtt_per_direction(&flows);
-
-    let out = PyDict::new(py);
-    let next = PyList::empty(py);
-    let delays = PyList::empty(py);
-    for a in 0..n {
-        let row: Vec<Option<u32>> = (0..n).map(|b| routing.next_hop(a, b)).collect();
-        next.append(row)?;
-        let row: Vec<u64> = (0..n)
-            .map(|b| routing.base_delay(a, b).as_nanos())
-            .collect();
-        delays.append(row)?;
-    }
-    out.set_item("next_hop", next)?;
-    out.set_item("base_delay_ns", delays)?;
-    let queues = PyList::empty(py);
-    for (i, l) in cfg.links.iter().enumerate() {
-        for (k, d) in [(2 * i, &l.ab), (2 * i + 1, &l.ba)] {
-            let q = PyDict::new(py);
-            match d.queue {
-                QueueConfig::Packets(p) => q.set_item("packets", p)?,
-                QueueConfig::Bytes(b) => q.set_item("bytes", b)?,
-                QueueConfig::Bdp(x) => {
-                    q.set_item("bytes", bdp_queue_bytes(d.rate_bps, max_rtt[k], x))?
-                }
-            }
-            queues.append(q)?;
-        }
-    }
-    out.set_item("queues", queues)?;
-    let paths = PyList::empty(py);
-    for &(s, d) in &flows {
-        let p = PyDict::new(py);
-        p.set_item("fwd", routing.path(s, d))?;
-        p.set_item("rev", routing.path(d, s))?;
-        paths.append(p)?;
-    }
-    out.set_item("paths", paths)?;
     Ok(out)
 }

@@ -5,6 +5,7 @@
 use satcc_cc::Params;
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::models::ModelSpec;
+use satcc_core::scenario::{Pacing, Proto as ScenarioProto, QueueLimit, Resolved};
 use satcc_core::SimDuration;
 
 #[derive(Clone, Debug)]
@@ -123,7 +124,7 @@ pub enum Proto {
 }
 
 /// Ethernet's MTU, the default path MTU.
-pub const DEFAULT_MTU: u32 = 1500;
+pub const DEFAULT_MTU: u32 = satcc_core::scenario::DEFAULT_MTU;
 
 impl FlowConfig {
     /// A bulk flow with Linux defaults, for tests.
@@ -185,3 +186,106 @@ impl std::fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+impl SimConfig {
+    /// The simulator's form of a resolved scenario (`satcc_core::scenario`): queue limits
+    /// as the resolver sized them, models and algorithm parameters read and checked. Pass
+    /// `resolved.routing` to `World::with_routing` to walk the resolver's routes.
+    pub fn from_resolved(r: &Resolved) -> Result<SimConfig, ConfigError> {
+        let s = &r.scenario;
+        let bad = |key: String| move |message: String| ConfigError { key, message };
+        let mut links = Vec::with_capacity(s.links.len());
+        for (i, l) in s.links.iter().enumerate() {
+            let dir = |k: usize, name: &str, d: &satcc_core::dirspec::Direction| {
+                let path = format!("link[{i}].{name}");
+                let spec = d.spec(&path).map_err(bad(path.clone()))?;
+                Ok::<_, ConfigError>(DirConfig {
+                    rate_bps: spec.state.rate_bps,
+                    delay: spec.state.delay,
+                    loss: spec.state.loss,
+                    queue: match r.queue(k) {
+                        QueueLimit::Packets(n) => QueueConfig::Packets(n),
+                        QueueLimit::Bytes(n) => QueueConfig::Bytes(n),
+                    },
+                    ecn_threshold_pkts: spec.ecn_threshold_pkts,
+                    drop_packets: spec.drop_packets,
+                    jitter: spec.jitter,
+                    model: match &spec.model {
+                        Some(m) => Some(
+                            satcc_core::models::spec::from_json(m, &format!("{path}.model"))
+                                .map_err(bad(format!("{path}.model")))?,
+                        ),
+                        None => None,
+                    },
+                })
+            };
+            links.push(LinkConfig {
+                a: l.a,
+                b: l.b,
+                ab: dir(2 * i, "ab", &l.ab)?,
+                ba: dir(2 * i + 1, "ba", &l.ba)?,
+            });
+        }
+        let mut flows = Vec::with_capacity(s.flows.len());
+        for (i, f) in s.flows.iter().enumerate() {
+            let params = match &f.cc {
+                Some(t) => Params::from_json(t).map_err(bad(format!("flow[{i}].cc")))?,
+                None => Params::new(),
+            };
+            flows.push(FlowConfig {
+                id: f.id,
+                src: f.src,
+                dst: f.dst,
+                cca: f.cca.clone(),
+                params,
+                start: SimDuration::from_nanos(f.start_ns),
+                size_bytes: f.size_bytes,
+                mss: f.mss,
+                sack: f.sack,
+                timestamps: f.timestamps,
+                window_scaling: f.window_scaling,
+                rwnd_bytes: f.rwnd_bytes,
+                rcvbuf_autotune: f.rcvbuf_autotune,
+                ecn: f.ecn,
+                initial_cwnd: f.initial_cwnd,
+                pacing: match f.pacing {
+                    Pacing::Auto => PacingMode::Auto,
+                    Pacing::On => PacingMode::On,
+                    Pacing::Off => PacingMode::Off,
+                },
+                delayed_ack: f.delayed_ack,
+                min_rto: SimDuration::from_nanos(f.min_rto_ns),
+                sndbuf_bytes: f.sndbuf_bytes,
+                proto: match (f.proto, f.udp_rate_bps, f.udp_payload_bytes) {
+                    (Some(ScenarioProto::Udp), Some(rate_bps), Some(payload_bytes)) => Proto::Udp {
+                        rate_bps,
+                        payload_bytes,
+                    },
+                    (Some(ScenarioProto::Udp), ..) => {
+                        return Err(ConfigError {
+                            key: format!("flow[{i}]"),
+                            message: "a UDP flow needs udp_rate_bps and udp_payload_bytes".into(),
+                        })
+                    }
+                    _ => Proto::Tcp,
+                },
+                encap_bytes: f.encap_bytes,
+                mtu: f.mtu,
+                metrics_save: f.metrics_save,
+            });
+        }
+        Ok(SimConfig {
+            name: s.name.clone(),
+            seed: s.seed,
+            duration: SimDuration::from_nanos(s.duration_ns),
+            bin: SimDuration::from_nanos(s.bin_ns),
+            nodes: s.nodes.clone(),
+            links,
+            flows,
+            host_noise: match &s.host_noise_quantiles_ns {
+                Some(h) => Some(h.build().map_err(bad("host_noise_quantiles_ns".into()))?),
+                None => None,
+            },
+        })
+    }
+}

@@ -101,7 +101,7 @@ pub struct Network {
 }
 
 impl Network {
-    pub fn build(cfg: &SimConfig) -> Result<Network, ConfigError> {
+    pub fn build(cfg: &SimConfig, routing: Option<Routing>) -> Result<Network, ConfigError> {
         let n = cfg.nodes.len();
         let mut dirs = Vec::with_capacity(cfg.links.len() * 2);
         for (i, l) in cfg.links.iter().enumerate() {
@@ -164,7 +164,7 @@ impl Network {
             .collect();
         let mut net = Network {
             dirs,
-            routing: Routing::compute(n, &ends),
+            routing: routing.unwrap_or_else(|| Routing::compute(n, &ends)),
         };
         net.resolve_bdp_queues(cfg);
         Ok(net)

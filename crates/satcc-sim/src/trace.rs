@@ -18,6 +18,18 @@ pub struct SeqAckSpec {
     pub max_rows: usize,
 }
 
+impl From<satcc_core::scenario::SeqAckSpec> for SeqAckSpec {
+    /// The resolved scenario's `seqack` table.
+    fn from(s: satcc_core::scenario::SeqAckSpec) -> Self {
+        SeqAckSpec {
+            flow: s.flow,
+            from: SimTime::from_nanos(s.from_ns),
+            to: SimTime::from_nanos(s.to_ns),
+            max_rows: s.max_rows,
+        }
+    }
+}
+
 /// A row's kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RowKind {

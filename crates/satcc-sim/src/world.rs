@@ -31,6 +31,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries, LinkSeriesRow};
+use satcc_core::routing::Routing;
 use satcc_core::{SimDuration, SimTime};
 
 use crate::config::{ConfigError, Proto, SimConfig};
@@ -153,6 +154,16 @@ pub struct World {
 
 impl World {
     pub fn new(cfg: &SimConfig) -> Result<World, ConfigError> {
+        World::build(cfg, None)
+    }
+
+    /// A world that walks `routing`, the routes of the resolved scenario `cfg` came from
+    /// (`SimConfig::from_resolved`): the resolver's tables, not a second computation.
+    pub fn with_routing(cfg: &SimConfig, routing: Routing) -> Result<World, ConfigError> {
+        World::build(cfg, Some(routing))
+    }
+
+    fn build(cfg: &SimConfig, routing: Option<Routing>) -> Result<World, ConfigError> {
         if cfg.bin.is_zero() {
             return Err(ConfigError {
                 key: "scenario.bin".into(),
@@ -175,7 +186,7 @@ impl World {
                 });
             }
         }
-        let net = Network::build(cfg)?;
+        let net = Network::build(cfg, routing)?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let key = |k: &str| format!("flow[{i}].{k}");

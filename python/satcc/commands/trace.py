@@ -96,8 +96,7 @@ def export(
         config["duration_ns"] = duration_ns
     if link is not None and not 0 <= link < len(config["links"]):
         raise UserError(f"--link: expected 0..{len(config['links']) - 1}, found {link}")
-    config["sample_models_ns"] = MS
-    s = _native.run_sim(config)["model_samples"]
+    s = _native.run_sim(config, sample_models_ns=MS)["model_samples"]
     out.mkdir(parents=True, exist_ok=True)
     written = []
     keys = sorted({(i, d) for i, d in zip(s["link_id"], s["dir"], strict=True)})

@@ -84,10 +84,10 @@ def config(
         "bin_ns": bin_ns,
         "duration_ns": duration_ns,
         "series_path": str(series_path),
-        "links": [
-            {"id": lp.id, "a_if": lp.a_if, "b_if": lp.b_if, "ab": lp.ab, "ba": lp.ba}
-            for lp in p.links
-        ],
+        # the resolved scenario: satcc-linkd takes each link's directions and queue limits
+        # from it (the simulator's input, checked by the same resolver)
+        "scenario": p.config,
+        "links": [{"id": lp.id, "a_if": lp.a_if, "b_if": lp.b_if} for lp in p.links],
     }
     if spin_ns is not None:
         doc["spin_ns"] = spin_ns

@@ -50,7 +50,6 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from satcc import _native
 from satcc import scenario as sc
 from satcc.emu.host import EmuError, ns_cmd, run_cmd
 
@@ -75,8 +74,6 @@ class LinkPlan:
     a_if: str
     b_if: str
     node_if: str
-    ab: dict[str, Any]
-    ba: dict[str, Any]
 
     def addr(self, node: int) -> str:
         return f"{self.subnet}.1" if node == self.a else f"{self.subnet}.2"
@@ -103,6 +100,9 @@ class Plan:
     primary_addr: list[str]  # per node: the address flows target
     base_delay_ns: list[list[int]]
     path_dirs: dict[tuple[int, int], list[int]]
+    # the resolved scenario (scenario.resolve()): satcc-linkd reads each link's directions and
+    # queue limits from it
+    config: dict[str, Any]
 
     @property
     def all_namespaces(self) -> list[str]:
@@ -124,8 +124,8 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
             f"the emulator handles at most {MAX_LINKS} links, the scenario has {len(links_cfg)}"
         )
     x = subnet_octet if subnet_octet is not None else 64 + secrets.randbelow(64)
-    # routes and "N BDP" queues as the simulator computes them (satcc-core `routing`)
-    resolved = _native.resolve_routes(config)
+    # routes and "N BDP" queues as the simulator walks them (satcc-core's resolver)
+    resolved = config["routes"]
     nxt, delay = resolved["next_hop"], resolved["base_delay_ns"]
     paths: dict[tuple[int, int], list[int]] = {}
     for f, p in zip(config["flows"], resolved["paths"], strict=True):
@@ -133,11 +133,6 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
         paths[(f["dst"], f["src"])] = p["rev"]
     links = []
     for j, l in enumerate(links_cfg):
-        dirs = {}
-        for k, key in ((2 * j, "ab"), (2 * j + 1, "ba")):
-            dcfg = dict(l[key])
-            dcfg["queue"] = resolved["queues"][k]
-            dirs[key] = dcfg
         node_if = f"satcc-l{j}"
         links.append(
             LinkPlan(
@@ -148,8 +143,6 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
                 f"{node_if}a",
                 f"{node_if}b",
                 node_if,
-                dirs["ab"],
-                dirs["ba"],
             )
         )
         assert len(node_if) + 2 < IFNAMSIZ
@@ -212,6 +205,7 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
         primary,
         delay,
         paths,
+        config,
     )
 
 

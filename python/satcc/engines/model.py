@@ -147,7 +147,7 @@ def _combined_loss(losses: list[float]) -> float:
 
 def _queue_bytes(queue: dict[str, Any], packet: int) -> float:
     """A resolved drop-tail limit in bytes: packets x data packet, or bytes ("N BDP" queues
-    come resolved to bytes by `_native.resolve_routes`, as the simulator sizes them)."""
+    come resolved to bytes in the resolved scenario's routes, as the simulator sizes them)."""
     if "packets" in queue:
         return float(queue["packets"] * packet)
     return float(queue["bytes"])
@@ -155,7 +155,7 @@ def _queue_bytes(queue: dict[str, Any], packet: int) -> float:
 
 def path_inputs(config: dict[str, Any]) -> list[PathInputs]:
     """PathInputs of every resolved flow, in id order."""
-    resolved = _native.resolve_routes(config)  # routes and queues as the simulator's
+    resolved = config["routes"]  # satcc-core's routes and queues, as the simulator's
     links = config["links"]
     flows = config["flows"]
 

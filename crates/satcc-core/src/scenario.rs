@@ -1,0 +1,453 @@
+//! The resolved scenario, defined once: what the Python scenario layer hands over after
+//! validating the TOML ([`Scenario`]: every unit parsed to ns, bit/s and bytes, every default
+//! filled, `count` expanded, nodes as indices), and what [`resolve`] returns for every engine
+//! ([`Resolved`]: the same, checked, plus the routes, each flow's path and every direction's
+//! queue limit with "N BDP" sized). The simulator (`satcc-sim` `SimConfig::from_resolved`),
+//! satcc-linkd (its JSON input carries the resolved scenario) and the model engine (through
+//! the bindings) all read this one form; `python/satcc/_native.pyi` documents the dictionary.
+//!
+//! On the wire (JSON and the Python dictionary) a `Resolved` is the scenario's keys plus one
+//! more, `routes`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::dirspec::{self, Direction, QueueSpec};
+use crate::hostnoise::{HostNoise, Turnaround};
+use crate::routing::{bdp_queue_bytes, LinkEnds, Routing};
+use crate::time::SimDuration;
+
+/// A scenario with units, defaults and names resolved (the input of [`resolve`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    pub duration_ns: u64,
+    pub bin_ns: u64,
+    pub nodes: Vec<String>,
+    pub links: Vec<Link>,
+    pub flows: Vec<Flow>,
+    /// Quantile points of every host's turnaround (absent: hosts answer instantly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_noise_quantiles_ns: Option<HostNoiseSpec>,
+    /// One flow's sequence/ACK trace (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seqack: Option<SeqAckSpec>,
+}
+
+/// A full-duplex link between nodes `a` and `b` (indices into `nodes`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    pub a: usize,
+    pub b: usize,
+    pub ab: Direction,
+    pub ba: Direction,
+}
+
+/// Whether a TCP sender paces (Linux internal pacing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pacing {
+    /// Only when the algorithm asks (BBR), as Linux without the fq qdisc.
+    Auto,
+    On,
+    Off,
+}
+
+/// What a flow carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proto {
+    Tcp,
+    Udp,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn default_mtu() -> u32 {
+    DEFAULT_MTU
+}
+
+fn is_default_mtu(n: &u32) -> bool {
+    *n == DEFAULT_MTU
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Ethernet's MTU, the default path MTU.
+pub const DEFAULT_MTU: u32 = 1500;
+
+/// One flow (after `count` expansion).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    pub id: u32,
+    pub src: usize,
+    pub dst: usize,
+    pub cca: String,
+    /// The algorithm's parameters (numbers, booleans, strings, lists of [x, y] pairs), checked
+    /// by the algorithm's registry.
+    #[serde(default)]
+    pub cc: Option<Map<String, Value>>,
+    pub start_ns: u64,
+    /// Bytes to transfer (`None`: bulk until the end of the run).
+    pub size_bytes: Option<u64>,
+    pub mss: u32,
+    pub sack: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
+    pub rwnd_bytes: u64,
+    #[serde(default = "yes")]
+    pub rcvbuf_autotune: bool,
+    pub ecn: bool,
+    pub initial_cwnd: u32,
+    pub pacing: Pacing,
+    pub delayed_ack: bool,
+    pub min_rto_ns: u64,
+    #[serde(default)]
+    pub sndbuf_bytes: Option<u64>,
+    #[serde(default)]
+    pub metrics_save: bool,
+    /// Absent: TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto: Option<Proto>,
+    /// UDP only: payload bit/s and datagram payload bytes (iperf3 -u -b -l).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_rate_bps: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_payload_bytes: Option<u32>,
+    /// Bytes a tunnel adds to every packet of the flow.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub encap_bytes: u32,
+    #[serde(default = "default_mtu", skip_serializing_if = "is_default_mtu")]
+    pub mtu: u32,
+}
+
+impl Flow {
+    pub fn is_udp(&self) -> bool {
+        self.proto == Some(Proto::Udp)
+    }
+}
+
+/// `{"sender": [[probability, ns], ...], "receiver": [...]}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostNoiseSpec {
+    pub sender: Vec<(f64, u64)>,
+    pub receiver: Vec<(f64, u64)>,
+}
+
+impl HostNoiseSpec {
+    pub fn build(&self) -> Result<HostNoise, String> {
+        let side = |key: &str, pts: &[(f64, u64)]| {
+            Turnaround::new(pts.to_vec()).map_err(|e| format!("host_noise_quantiles_ns.{key}: {e}"))
+        };
+        Ok(HostNoise {
+            sender: side("sender", &self.sender)?,
+            receiver: side("receiver", &self.receiver)?,
+        })
+    }
+}
+
+/// Record flow `flow`'s data segments, ACKs and SACK blocks in `[from_ns, to_ns)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeqAckSpec {
+    pub flow: u32,
+    pub from_ns: u64,
+    pub to_ns: u64,
+    pub max_rows: usize,
+}
+
+/// A direction's queue limit once resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum QueueLimit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+/// A flow's route: link directions (`2i` = link i a→b, `2i + 1` its b→a) from its source to its
+/// destination (`fwd`) and back (`rev`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowPath {
+    pub fwd: Vec<u32>,
+    pub rev: Vec<u32>,
+}
+
+/// What [`resolve`] computes: routes (satcc-core `routing`), every direction's queue limit and
+/// every flow's path.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Routes {
+    /// `next_hop[node][dst]`: the first link direction from node towards dst.
+    pub next_hop: Vec<Vec<Option<u32>>>,
+    /// `base_delay_ns[a][b]`: the one-way propagation delay along the route.
+    pub base_delay_ns: Vec<Vec<u64>>,
+    /// Per direction (`2i` = link i a→b): the drop-tail limit, "N BDP" sized.
+    pub queues: Vec<QueueLimit>,
+    /// Per flow.
+    pub paths: Vec<FlowPath>,
+}
+
+/// A scenario ready for any engine: checked, with its routes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub scenario: Scenario,
+    pub routes: Routes,
+    /// The routes as the simulator walks them (the same tables as `routes`).
+    pub routing: Routing,
+}
+
+impl Serialize for Resolved {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Flat<'a> {
+            #[serde(flatten)]
+            scenario: &'a Scenario,
+            routes: &'a Routes,
+        }
+        Flat {
+            scenario: &self.scenario,
+            routes: &self.routes,
+        }
+        .serialize(s)
+    }
+}
+
+impl Resolved {
+    /// Read a resolved scenario (the scenario's keys plus `routes`) and check that its routes
+    /// are the ones [`resolve`] gives: a resolved scenario cannot carry routes of its own.
+    pub fn from_json(v: &Value) -> Result<Resolved, String> {
+        let Value::Object(map) = v else {
+            return Err("config: expected a table".into());
+        };
+        let mut map = map.clone();
+        let routes = map
+            .remove("routes")
+            .ok_or("config.routes: missing (a scenario not yet resolved)")?;
+        let routes: Routes = dirspec::read(&routes, "config.routes")?;
+        let resolved = resolve(dirspec::read(&Value::Object(map), "config")?)?;
+        if resolved.routes != routes {
+            return Err("config.routes: not the routes of this scenario".into());
+        }
+        Ok(resolved)
+    }
+
+    /// Direction `k`'s resolved queue limit.
+    pub fn queue(&self, k: usize) -> QueueLimit {
+        self.routes.queues[k]
+    }
+}
+
+/// Check a scenario and compute what every engine needs of it: routes by propagation delay,
+/// each flow's path, each direction's queue limit ("N BDP": N × rate × the largest base RTT of
+/// the flows crossing it). Errors name the key: `link[i].ab.loss: ...`.
+pub fn resolve(s: Scenario) -> Result<Resolved, String> {
+    let n = s.nodes.len();
+    if s.bin_ns == 0 {
+        return Err("config.bin_ns: expected a positive bin width".into());
+    }
+    let mut ends = Vec::with_capacity(s.links.len());
+    for (i, l) in s.links.iter().enumerate() {
+        if l.a >= n || l.b >= n {
+            return Err(format!("link[{i}]: node index out of range"));
+        }
+        for (name, d) in [("ab", &l.ab), ("ba", &l.ba)] {
+            let path = format!("link[{i}].{name}");
+            let spec = d.spec(&path)?;
+            if spec.state.rate_bps == 0 {
+                return Err(format!("{path}.rate_bps: expected a rate > 0"));
+            }
+            if let Some(m) = &spec.model {
+                crate::models::spec::from_json(m, &format!("{path}.model"))?;
+            }
+        }
+        ends.push(LinkEnds {
+            a: l.a,
+            b: l.b,
+            ab_delay: SimDuration::from_nanos(l.ab.delay_ns),
+            ba_delay: SimDuration::from_nanos(l.ba.delay_ns),
+        });
+    }
+    for (i, f) in s.flows.iter().enumerate() {
+        if f.src >= n || f.dst >= n {
+            return Err(format!("flow[{i}]: node index out of range"));
+        }
+        if f.is_udp() && (f.udp_rate_bps.is_none() || f.udp_payload_bytes.is_none()) {
+            return Err(format!(
+                "flow[{i}]: expected udp_rate_bps and udp_payload_bytes for a UDP flow"
+            ));
+        }
+    }
+    if let Some(h) = &s.host_noise_quantiles_ns {
+        h.build()?;
+    }
+    let routing = Routing::compute(n, &ends);
+    let pairs: Vec<(usize, usize)> = s.flows.iter().map(|f| (f.src, f.dst)).collect();
+    let max_rtt = routing.max_rtt_per_direction(&pairs);
+    let mut queues = Vec::with_capacity(2 * s.links.len());
+    for l in &s.links {
+        for d in [&l.ab, &l.ba] {
+            let k = queues.len();
+            queues.push(match d.queue {
+                QueueSpec::Packets(p) => QueueLimit::Packets(p),
+                QueueSpec::Bytes(b) => QueueLimit::Bytes(b),
+                QueueSpec::Bdp(x) => QueueLimit::Bytes(bdp_queue_bytes(d.rate_bps, max_rtt[k], x)),
+            });
+        }
+    }
+    let routes = Routes {
+        next_hop: (0..n)
+            .map(|a| (0..n).map(|b| routing.next_hop(a, b)).collect())
+            .collect(),
+        base_delay_ns: (0..n)
+            .map(|a| {
+                (0..n)
+                    .map(|b| routing.base_delay(a, b).as_nanos())
+                    .collect()
+            })
+            .collect(),
+        queues,
+        paths: pairs
+            .iter()
+            .map(|&(a, b)| FlowPath {
+                fwd: routing.path(a, b),
+                rev: routing.path(b, a),
+            })
+            .collect(),
+    };
+    Ok(Resolved {
+        scenario: s,
+        routes,
+        routing,
+    })
+}
+
+/// Resolve a scenario given as JSON (the bindings' and tools' entry point).
+pub fn resolve_json(v: &Value) -> Result<Resolved, String> {
+    resolve(dirspec::read(v, "config")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dumbbell() -> Value {
+        let dir = |rate: u64, delay_ms: u64, queue: Value| {
+            json!({"rate_bps": rate, "delay_ns": delay_ms * 1_000_000, "loss": 0.0,
+                   "queue": queue, "ecn_threshold_pkts": null, "model": null})
+        };
+        let flow = |id: u32, src: usize, dst: usize| {
+            json!({"id": id, "src": src, "dst": dst, "cca": "cubic", "cc": {}, "start_ns": 0,
+                   "size_bytes": null, "mss": 1448, "sack": true, "timestamps": true,
+                   "window_scaling": true, "rwnd_bytes": 33554432, "rcvbuf_autotune": true,
+                   "ecn": false, "initial_cwnd": 10, "pacing": "auto", "delayed_ack": true,
+                   "min_rto_ns": 200000000, "sndbuf_bytes": null, "metrics_save": false})
+        };
+        // s1 -(1 ms)- r -(10 ms, 1 BDP)- d ; s2 -(24 ms)- r
+        json!({"name": "t", "seed": 1, "duration_ns": 1_000_000_000u64, "bin_ns": 100_000_000,
+               "nodes": ["s1", "s2", "r", "d"],
+               "links": [
+                   {"a": 0, "b": 2, "ab": dir(1_000_000_000, 1, json!({"packets": 1000})),
+                    "ba": dir(1_000_000_000, 1, json!({"packets": 1000}))},
+                   {"a": 1, "b": 2, "ab": dir(1_000_000_000, 24, json!({"packets": 1000})),
+                    "ba": dir(1_000_000_000, 24, json!({"packets": 1000}))},
+                   {"a": 2, "b": 3, "ab": dir(10_000_000, 10, json!({"bdp": 1.0})),
+                    "ba": dir(10_000_000, 10, json!({"bytes": 50000}))}],
+               "flows": [flow(0, 0, 3), flow(1, 1, 3)]})
+    }
+
+    #[test]
+    fn routes_paths_and_bdp_queues_come_with_the_scenario() {
+        let r = resolve_json(&dumbbell()).unwrap();
+        assert_eq!(
+            r.routes.paths[0],
+            FlowPath {
+                fwd: vec![0, 4],
+                rev: vec![5, 1]
+            }
+        );
+        assert_eq!(
+            r.routes.paths[1],
+            FlowPath {
+                fwd: vec![2, 4],
+                rev: vec![5, 3]
+            }
+        );
+        assert_eq!(r.routes.base_delay_ns[1][3], 34_000_000);
+        assert_eq!(r.routes.next_hop[3][0], Some(5));
+        // the bottleneck holds 1 × 10 Mbit/s × the largest RTT crossing it (68 ms) = 85,000 B
+        assert_eq!(r.queue(4), QueueLimit::Bytes(85_000));
+        assert_eq!(r.queue(5), QueueLimit::Bytes(50_000));
+        assert_eq!(r.queue(0), QueueLimit::Packets(1000));
+    }
+
+    #[test]
+    fn the_wire_form_round_trips_and_its_routes_are_checked() {
+        let r = resolve_json(&dumbbell()).unwrap();
+        let v = serde_json::to_value(&r).unwrap();
+        assert!(v.get("routes").is_some() && v.get("flows").is_some());
+        assert_eq!(Resolved::from_json(&v).unwrap(), r);
+        let mut forged = v.clone();
+        forged["routes"]["queues"][4] = json!({"bytes": 1});
+        assert_eq!(
+            Resolved::from_json(&forged).unwrap_err(),
+            "config.routes: not the routes of this scenario"
+        );
+        let mut bare = v;
+        bare.as_object_mut().unwrap().remove("routes");
+        assert!(Resolved::from_json(&bare)
+            .unwrap_err()
+            .contains("not yet resolved"));
+    }
+
+    #[test]
+    fn the_scenario_serialises_back_to_the_keys_it_was_read_from() {
+        let v = dumbbell();
+        let s: Scenario = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&s).unwrap(), v);
+    }
+
+    #[test]
+    fn bad_input_names_the_key() {
+        let cases: [(&str, Value, &str); 5] = [
+            (
+                "/links/2/ab/loss",
+                json!(2.0),
+                "link[2].ab.loss: expected a probability",
+            ),
+            (
+                "/links/0/ab/rate_bps",
+                json!(0),
+                "link[0].ab.rate_bps: expected a rate > 0",
+            ),
+            ("/flows/1/dst", json!(9), "flow[1]: node index out of range"),
+            (
+                "/flows/0/pacing",
+                json!("sometimes"),
+                "config.flows[0].pacing: unknown variant",
+            ),
+            ("/links/1/b", json!(-1), "config.links[1].b: invalid value"),
+        ];
+        for (at, value, want) in cases {
+            let mut v = dumbbell();
+            *v.pointer_mut(at).unwrap() = value;
+            let e = resolve_json(&v).unwrap_err();
+            assert!(e.starts_with(want), "{at}: {e}");
+        }
+        let mut v = dumbbell();
+        v["flows"][0]["colour"] = json!("red");
+        assert!(resolve_json(&v)
+            .unwrap_err()
+            .contains("unknown field `colour`"));
+    }
+}
