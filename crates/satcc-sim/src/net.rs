@@ -51,6 +51,9 @@ pub struct LinkDir {
     /// packet leaves the serialiser, as a per-packet event would have been, so events pop in
     /// exactly the order they did when every packet had its own.
     pub(crate) wire_keys: VecDeque<(SimTime, u64)>,
+    /// When this direction's wake-up event (world.rs `Ev::TxDone`) is due, if one is pending:
+    /// it has one only while its wire is empty and a packet is in service.
+    pub(crate) wake_at: Option<SimTime>,
 }
 
 impl LinkPacket for Packet {
@@ -67,12 +70,10 @@ impl LinkPacket for Packet {
 }
 
 impl LinkDir {
-    /// Offer a packet at `now`; the end of its transmission if the serialiser was idle.
-    pub fn enqueue(&mut self, pkt: Packet, now: SimTime) -> Option<SimTime> {
-        match self.core.offer(pkt, now) {
-            Offered::Started(done) => done,
-            Offered::Queued | Offered::Dropped(_) => None,
-        }
+    /// Offer a packet at `now` (every transmission due by now finished first); whether it was
+    /// taken (in service or queued) rather than dropped.
+    pub fn enqueue(&mut self, pkt: Packet, now: SimTime) -> bool {
+        !matches!(self.core.offer(pkt, now), Offered::Dropped(_))
     }
 
     /// The serialiser finished at `now`: (arrival time if the packet survived, end of the next
@@ -256,5 +257,6 @@ fn new_dir(
         ),
         host_noise: None,
         wire_keys: VecDeque::new(),
+        wake_at: None,
     }
 }

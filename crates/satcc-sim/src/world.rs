@@ -1,9 +1,19 @@
 //! The discrete-event loop: one heap of `(time, sequence)`-ordered events, the network,
 //! and every flow's two ends. Events at the same instant run in the order they were
 //! scheduled, so a run is a pure function of its configuration and seed. A link direction's
-//! wire is FIFO, so only its head packet's arrival is in the heap (its key drawn when the
-//! packet left the serialiser): the heap holds O(directions + flows) events, whatever the
-//! bandwidth-delay product.
+//! wire is FIFO, so only its head packet's arrival is in the heap: the heap holds
+//! O(directions + flows) events, whatever the bandwidth-delay product.
+//!
+//! One event per packet per hop (its arrival at the next node). A direction's serialiser has
+//! no event of its own while packets are on its wire: it is brought up to date (every
+//! transmission due by now finished, in order, the next one started at the instant the last
+//! ended) whenever the direction is used — before a packet is offered to it, before its head
+//! packet's arrival is handled, before a statistics sample. Only when its wire is empty while
+//! a packet is in service does it need a wake-up event at that packet's end, so the packet's
+//! arrival can be scheduled. A transmission that ends at the very instant a packet is offered
+//! is still in service for it (`Due::Before`): a packet that arrives as the serialiser frees
+//! finds the queue as it was, as it did when each transmission's end was an event scheduled
+//! after the arrival's.
 //!
 //! Tunnels: a flow with `encap_bytes` adds them to every packet it sends (both ends); a packet
 //! that then exceeds the flow's path MTU leaves its source as IP fragments (RFC 791: the first
@@ -50,7 +60,7 @@ const FRAGMENT_UNIT: u32 = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
-    /// A link direction finished serialising its packet.
+    /// A link direction with nothing on its wire finishes serialising its packet.
     TxDone(u32),
     /// The packet at the head of a link direction's wire arrives at the far node.
     Arrive(u32),
@@ -86,6 +96,17 @@ impl Ord for Entry {
     fn cmp(&self, o: &Self) -> Ordering {
         (o.at, o.seq).cmp(&(self.at, self.seq))
     }
+}
+
+/// Which transmissions `World::serve` finishes.
+#[derive(Clone, Copy)]
+enum Due {
+    /// Those that ended before now: a packet offered, a sample taken or a packet arriving at
+    /// the instant a transmission ends sees it still in service (as when the end of every
+    /// transmission was an event of its own, scheduled after the arrival's).
+    Before,
+    /// Also those ending now (the direction's wake-up event).
+    AtOrBefore,
 }
 
 struct Flow {
@@ -433,29 +454,19 @@ impl World {
         let now = self.now;
         match ev {
             Ev::TxDone(d) => {
-                let (arrival, next) = self.net.dirs[d as usize].finish(now);
-                if let Some(at) = arrival {
-                    // The key a per-packet arrival event would get; only the wire's head is
-                    // in the heap (net.rs `LinkDir::wire_keys`).
-                    debug_assert!(at >= now, "arrival in the past");
-                    self.seq += 1;
-                    let keys = &mut self.net.dirs[d as usize].wire_keys;
-                    keys.push_back((at, self.seq));
-                    if keys.len() == 1 {
-                        self.push_entry(at, self.seq, Ev::Arrive(d));
-                    }
-                }
-                if let Some(at) = next {
-                    self.schedule(at, Ev::TxDone(d));
-                }
+                self.net.dirs[d as usize].wake_at = None;
+                self.serve(d, Due::AtOrBefore);
+                self.wake(d);
             }
             Ev::Arrive(d) => {
+                self.serve(d, Due::Before);
                 let keys = &mut self.net.dirs[d as usize].wire_keys;
                 keys.pop_front();
                 if let Some(&(at, seq)) = keys.front() {
                     self.push_entry(at, seq, Ev::Arrive(d));
                 }
                 let pkt = self.net.dirs[d as usize].arrive();
+                self.wake(d);
                 let node = self.net.dirs[d as usize].to_node;
                 self.at_node(node, pkt);
             }
@@ -499,6 +510,10 @@ impl World {
                 self.out = out;
             }
             Ev::Sample => {
+                for d in 0..self.net.dirs.len() as u32 {
+                    self.serve(d, Due::Before);
+                    self.wake(d);
+                }
                 self.sample();
                 let at = now + self.bin;
                 if at <= self.end {
@@ -558,7 +573,47 @@ impl World {
             return;
         };
         self.packets += 1;
-        if let Some(done) = self.net.dirs[d as usize].enqueue(pkt, self.now) {
+        self.serve(d, Due::Before);
+        self.net.dirs[d as usize].enqueue(pkt, self.now);
+        self.wake(d);
+    }
+
+    /// Bring direction `d`'s serialiser up to `now`: every transmission `due` finishes, in
+    /// order; each surviving packet goes onto the wire with the next event key, and only the
+    /// wire's head is in the heap.
+    fn serve(&mut self, d: u32, due: Due) {
+        let now = self.now;
+        let dir = &mut self.net.dirs[d as usize];
+        let is_due = |t: SimTime| match due {
+            Due::Before => t < now,
+            Due::AtOrBefore => t <= now,
+        };
+        while let Some(done) = dir.core.service_done().filter(|&t| is_due(t)) {
+            let (arrival, _) = dir.finish(done);
+            if let Some(at) = arrival {
+                self.seq += 1;
+                dir.wire_keys.push_back((at, self.seq));
+                if dir.wire_keys.len() == 1 {
+                    self.heap.push(Entry {
+                        at,
+                        seq: self.seq,
+                        ev: Ev::Arrive(d),
+                    });
+                }
+            }
+        }
+        self.peak_pending = self.peak_pending.max(self.heap.len());
+    }
+
+    /// Direction `d` needs an event at the end of its transmission when nothing on its wire
+    /// will bring it up to date before then.
+    fn wake(&mut self, d: u32) {
+        let dir = &mut self.net.dirs[d as usize];
+        if !dir.wire_keys.is_empty() || dir.wake_at.is_some() {
+            return;
+        }
+        if let Some(done) = dir.core.service_done() {
+            dir.wake_at = Some(done);
             self.schedule(done, Ev::TxDone(d));
         }
     }
