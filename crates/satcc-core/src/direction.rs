@@ -190,6 +190,17 @@ impl<P: LinkPacket> Direction<P> {
         now: SimTime,
         extra: impl FnOnce(&P) -> SimDuration,
     ) -> (Option<SimTime>, Option<SimTime>) {
+        self.finish_or(now, extra, drop)
+    }
+
+    /// [`finish`](Self::finish), handing a packet lost on the wire to `lost` (the simulator
+    /// recycles the storage of the packet a handle points at).
+    pub fn finish_or(
+        &mut self,
+        now: SimTime,
+        extra: impl FnOnce(&P) -> SimDuration,
+        lost: impl FnOnce(P),
+    ) -> (Option<SimTime>, Option<SimTime>) {
         let (pkt, _) = self
             .in_service
             .take()
@@ -205,6 +216,7 @@ impl<P: LinkPacket> Direction<P> {
         let arrival =
             if scripted || self.rng.chance(self.state.loss) || self.model.extra_drop(now, bytes) {
                 self.counters.drops_random += 1;
+                lost(pkt);
                 None
             } else {
                 let mut at = now + self.state.delay;

@@ -29,7 +29,7 @@ use satcc_core::routing::{bdp_queue_bytes, LinkEnds, Routing};
 use satcc_core::{Rng, SimDuration, SimTime};
 
 use crate::config::{ConfigError, DirConfig, QueueConfig, SimConfig};
-use crate::packet::{Ecn, Packet};
+use crate::packet::{Hop, PacketStore};
 
 /// Stream label base of the host-noise draws of packets arriving by a direction: turning the
 /// noise on or off leaves the channel's draws as they were.
@@ -42,7 +42,7 @@ pub struct LinkDir {
     /// "ab" or "ba".
     pub dir: &'static str,
     pub to_node: u32,
-    pub core: Direction<Packet>,
+    pub core: Direction<Hop>,
     /// The far node's turnaround and its own stream, for packets addressed to that node.
     host_noise: Option<(HostNoise, Rng)>,
     /// The event key `(arrival, sequence)` of each packet on the wire, head first. The wire is
@@ -56,40 +56,46 @@ pub struct LinkDir {
     pub(crate) wake_at: Option<SimTime>,
 }
 
-impl LinkPacket for Packet {
+impl LinkPacket for Hop {
     fn size_bytes(&self) -> u64 {
         self.wire_bytes as u64
     }
     fn mark_ce(&mut self) -> bool {
-        let ect = self.ecn == Ecn::Ect;
-        if ect {
-            self.ecn = Ecn::Ce;
-        }
-        ect
+        Hop::mark_ce(self)
     }
 }
 
 impl LinkDir {
     /// Offer a packet at `now` (every transmission due by now finished first); whether it was
     /// taken (in service or queued) rather than dropped.
-    pub fn enqueue(&mut self, pkt: Packet, now: SimTime) -> bool {
-        !matches!(self.core.offer(pkt, now), Offered::Dropped(_))
+    pub fn enqueue(&mut self, hop: Hop, now: SimTime, store: &mut PacketStore) {
+        if let Offered::Dropped(hop) = self.core.offer(hop, now) {
+            store.drop(hop);
+        }
     }
 
     /// The serialiser finished at `now`: (arrival time if the packet survived, end of the next
     /// transmission if one started). A packet addressed to the far node arrives later by a
     /// draw of that host's turnaround.
-    pub fn finish(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
+    pub fn finish(
+        &mut self,
+        now: SimTime,
+        store: &mut PacketStore,
+    ) -> (Option<SimTime>, Option<SimTime>) {
         let to_node = self.to_node;
         let noise = &mut self.host_noise;
-        self.core.finish(now, |pkt| match noise {
-            Some((n, rng)) if pkt.dst_node == to_node => n.sample(pkt.kind.forward(), rng),
-            _ => SimDuration::ZERO,
-        })
+        self.core.finish_or(
+            now,
+            |hop| match noise {
+                Some((n, rng)) if hop.dst_node == to_node => n.sample(hop.to_receiver(), rng),
+                _ => SimDuration::ZERO,
+            },
+            |hop| store.drop(hop),
+        )
     }
 
     /// Take the packet at the head of the wire (its arrival event fired).
-    pub fn arrive(&mut self) -> Packet {
+    pub fn arrive(&mut self) -> Hop {
         self.core.arrive()
     }
 }

@@ -109,3 +109,132 @@ impl Packet {
         &self.sack[..self.nsack as usize]
     }
 }
+
+/// What a link direction carries for a packet: a handle to the packet (kept in the
+/// [`PacketStore`] from the moment its source sends it until it reaches its destination or is
+/// dropped) and the few fields the links and routing read, so a hop moves 16 bytes, not the
+/// whole packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub slot: u32,
+    pub wire_bytes: u32,
+    pub dst_node: u32,
+    flags: u8,
+}
+
+impl Hop {
+    const TO_RECEIVER: u8 = 1;
+    const ECT: u8 = 2;
+    const CE: u8 = 4;
+
+    /// Whether the packet travels towards its flow's receiver (`Kind::forward`).
+    pub fn to_receiver(&self) -> bool {
+        self.flags & Self::TO_RECEIVER != 0
+    }
+
+    /// Mark Congestion Experienced if the packet is ECN-capable; whether it was marked.
+    pub fn mark_ce(&mut self) -> bool {
+        let ect = self.flags & Self::ECT != 0;
+        if ect {
+            self.flags = (self.flags & !Self::ECT) | Self::CE;
+        }
+        ect
+    }
+}
+
+/// The packets on their way: each sent packet has a slot until it is delivered or dropped;
+/// freed slots are reused, so the store holds as many packets as are in the network at once.
+#[derive(Default)]
+pub struct PacketStore {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketStore {
+    /// Keep `pkt`; its handle.
+    pub fn put(&mut self, pkt: Packet) -> Hop {
+        let direction = if pkt.kind.forward() {
+            Hop::TO_RECEIVER
+        } else {
+            0
+        };
+        let flags = direction
+            | match pkt.ecn {
+                Ecn::NotEct => 0,
+                Ecn::Ect => Hop::ECT,
+                Ecn::Ce => Hop::CE,
+            };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = pkt;
+                s
+            }
+            None => {
+                self.slots.push(pkt);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        Hop {
+            slot,
+            wire_bytes: pkt.wire_bytes,
+            dst_node: pkt.dst_node,
+            flags,
+        }
+    }
+
+    /// The packet `hop` points at, with the ECN codepoint the links left on the handle; its
+    /// slot is free again.
+    pub fn take(&mut self, hop: Hop) -> Packet {
+        self.free.push(hop.slot);
+        let mut pkt = self.slots[hop.slot as usize];
+        if hop.flags & Hop::CE != 0 {
+            pkt.ecn = Ecn::Ce;
+        }
+        pkt
+    }
+
+    /// Forget the packet `hop` points at (dropped).
+    pub fn drop(&mut self, hop: Hop) {
+        self.free.push(hop.slot);
+    }
+
+    /// Packets held.
+    pub fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_reuses_freed_slots_and_hands_back_the_links_ecn_mark() {
+        let mut store = PacketStore::default();
+        let mut data = Packet::new(0, Kind::Data, 2);
+        data.ecn = Ecn::Ect;
+        data.wire_bytes = 1500;
+        let mut hop = store.put(data);
+        assert_eq!((hop.wire_bytes, hop.dst_node), (1500, 2));
+        assert!(hop.to_receiver());
+        assert!(
+            hop.mark_ce() && !hop.mark_ce(),
+            "marked once, then no longer ECT"
+        );
+        let ack = store.put(Packet::new(0, Kind::Ack, 0));
+        assert!(!ack.to_receiver());
+        assert_eq!(store.len(), 2);
+        assert_eq!(store.take(hop).ecn, Ecn::Ce);
+        store.drop(ack);
+        assert!(store.is_empty());
+        let again = store.put(Packet::new(1, Kind::Data, 2));
+        assert!(again.slot <= 1, "a freed slot is reused");
+        let mut plain = store.put(Packet::new(1, Kind::Data, 2));
+        assert!(!plain.mark_ce(), "a Not-ECT packet is never marked");
+        assert_eq!(store.take(plain).ecn, Ecn::NotEct);
+    }
+}

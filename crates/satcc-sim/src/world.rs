@@ -46,7 +46,7 @@ use satcc_core::{SimDuration, SimTime};
 
 use crate::config::{ConfigError, Proto, SimConfig};
 use crate::net::Network;
-use crate::packet::{Frag, Packet, IP_HEADER};
+use crate::packet::{Frag, Hop, Packet, PacketStore, IP_HEADER};
 use crate::tcp::receiver::{EcnEcho, RcvBuf, Receiver};
 use crate::tcp::sender::Sender;
 use crate::tcp::{Out, TimerKind};
@@ -171,6 +171,8 @@ pub struct World {
     /// The metrics cache: ssthresh (packets) per (source node, destination node).
     metrics: HashMap<(u32, u32), u32>,
     seqack: Option<SeqAckRecorder>,
+    /// Every packet between its source and its destination; links carry handles.
+    store: PacketStore,
 }
 
 impl World {
@@ -348,6 +350,7 @@ impl World {
             fragmented: 0,
             metrics: HashMap::new(),
             seqack: None,
+            store: PacketStore::default(),
         };
         for i in 0..w.flows.len() {
             let at = w.flows[i].sender.start;
@@ -465,10 +468,10 @@ impl World {
                 if let Some(&(at, seq)) = keys.front() {
                     self.push_entry(at, seq, Ev::Arrive(d));
                 }
-                let pkt = self.net.dirs[d as usize].arrive();
+                let hop = self.net.dirs[d as usize].arrive();
                 self.wake(d);
                 let node = self.net.dirs[d as usize].to_node;
-                self.at_node(node, pkt);
+                self.at_node(node, hop);
             }
             Ev::FlowStart(f) | Ev::UdpSend(f) if self.flows[f as usize].udp.is_some() => {
                 let (pkt, next) = self.flows[f as usize]
@@ -524,8 +527,9 @@ impl World {
     }
 
     /// A packet reached `node`: hand it to its endpoint or forward it.
-    fn at_node(&mut self, node: u32, pkt: Packet) {
-        if pkt.dst_node == node {
+    fn at_node(&mut self, node: u32, hop: Hop) {
+        if hop.dst_node == node {
+            let pkt = self.store.take(hop);
             if let Some(frag) = pkt.frag {
                 if !self.reassemble(frag) {
                     return;
@@ -564,17 +568,18 @@ impl World {
             self.emit(f, from_sender_side, &mut out);
             self.out = out;
         } else {
-            self.forward(node, pkt);
+            self.forward(node, hop);
         }
     }
 
-    fn forward(&mut self, node: u32, pkt: Packet) {
-        let Some(d) = self.net.next_hop(node, pkt.dst_node) else {
+    fn forward(&mut self, node: u32, hop: Hop) {
+        let Some(d) = self.net.next_hop(node, hop.dst_node) else {
+            self.store.drop(hop);
             return;
         };
         self.packets += 1;
         self.serve(d, Due::Before);
-        self.net.dirs[d as usize].enqueue(pkt, self.now);
+        self.net.dirs[d as usize].enqueue(hop, self.now, &mut self.store);
         self.wake(d);
     }
 
@@ -589,7 +594,7 @@ impl World {
             Due::AtOrBefore => t <= now,
         };
         while let Some(done) = dir.core.service_done().filter(|&t| is_due(t)) {
-            let (arrival, _) = dir.finish(done);
+            let (arrival, _) = dir.finish(done, &mut self.store);
             if let Some(at) = arrival {
                 self.seq += 1;
                 dir.wire_keys.push_back((at, self.seq));
@@ -638,7 +643,8 @@ impl World {
         );
         pkt.wire_bytes += encap;
         if pkt.wire_bytes <= mtu {
-            self.forward(node, pkt);
+            let hop = self.store.put(pkt);
+            self.forward(node, hop);
             return;
         }
         let per = (mtu - IP_HEADER) / FRAGMENT_UNIT * FRAGMENT_UNIT; // payload per fragment
@@ -654,7 +660,8 @@ impl World {
                 id,
                 count: count.min(u16::MAX as u32) as u16,
             });
-            self.forward(node, frag);
+            let hop = self.store.put(frag);
+            self.forward(node, hop);
         }
     }
 
