@@ -93,8 +93,14 @@ impl SimDuration {
         if rate_bps == 0 {
             return SimDuration::MAX;
         }
-        let bits = bytes as u128 * 8 * NS_PER_S as u128;
-        SimDuration(bits.div_ceil(rate_bps as u128) as u64)
+        // bit·ns in 64 bits while they fit (any packet), else in 128: the same exact ceiling.
+        match bytes.checked_mul(8 * NS_PER_S) {
+            Some(bits) => SimDuration(bits.div_ceil(rate_bps)),
+            None => {
+                let bits = bytes as u128 * 8 * NS_PER_S as u128;
+                SimDuration(bits.div_ceil(rate_bps as u128).min(u64::MAX as u128) as u64)
+            }
+        }
     }
 }
 

@@ -65,7 +65,12 @@ pub trait LinkBehaviour: LinkModel {
     }
 }
 
-impl LinkBehaviour for ConstantLink {}
+impl LinkBehaviour for ConstantLink {
+    /// [`fluid_transmit_end`] at one rate for ever: `start` + the transmission time.
+    fn transmit_end(&mut self, start: SimTime, bytes: u64) -> Option<SimTime> {
+        (self.0.rate_bps > 0).then(|| start + SimDuration::transmission(bytes, self.0.rate_bps))
+    }
+}
 
 /// Time-weighted means of a link direction's state over an interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -230,6 +235,39 @@ impl EpochClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_constant_links_shortcut_is_the_fluid_end_exactly() {
+        for rate_bps in [
+            1,
+            7,
+            9_600,
+            12_000_000,
+            99_999_999,
+            1_000_000_000,
+            400_000_000_000,
+        ] {
+            for bytes in [0, 1, 52, 1500, 1501, 9000, 65_535, 1 << 40] {
+                let mut link = ConstantLink(LinkState {
+                    rate_bps,
+                    delay: SimDuration::ZERO,
+                    loss: 0.0,
+                });
+                let start = SimTime::from_nanos(123_456_789);
+                assert_eq!(
+                    link.transmit_end(start, bytes),
+                    fluid_transmit_end(&mut link, start, bytes),
+                    "{bytes} B at {rate_bps} bit/s"
+                );
+            }
+        }
+        let mut down = ConstantLink(LinkState {
+            rate_bps: 0,
+            delay: SimDuration::ZERO,
+            loss: 0.0,
+        });
+        assert_eq!(down.transmit_end(SimTime::ZERO, 1500), None);
+    }
 
     /// A link whose rate is `r1` before `t1` ms and `r2` after.
     struct Step {
