@@ -151,8 +151,9 @@ pub struct PacketStore {
 }
 
 impl PacketStore {
-    /// Keep `pkt`; its handle.
-    pub fn put(&mut self, pkt: Packet) -> Hop {
+    /// Keep a copy of `pkt`, `extra_wire` bytes longer on the wire (a tunnel's encapsulation);
+    /// its handle.
+    pub fn put(&mut self, pkt: &Packet, extra_wire: u32) -> Hop {
         let direction = if pkt.kind.forward() {
             Hop::TO_RECEIVER
         } else {
@@ -166,34 +167,40 @@ impl PacketStore {
             };
         let slot = match self.free.pop() {
             Some(s) => {
-                self.slots[s as usize] = pkt;
+                self.slots[s as usize].clone_from(pkt);
                 s
             }
             None => {
-                self.slots.push(pkt);
+                self.slots.push(*pkt);
                 (self.slots.len() - 1) as u32
             }
         };
+        let wire_bytes = pkt.wire_bytes + extra_wire;
+        self.slots[slot as usize].wire_bytes = wire_bytes;
         Hop {
             slot,
-            wire_bytes: pkt.wire_bytes,
+            wire_bytes,
             dst_node: pkt.dst_node,
             flags,
         }
     }
 
-    /// The packet `hop` points at, with the ECN codepoint the links left on the handle; its
-    /// slot is free again.
-    pub fn take(&mut self, hop: Hop) -> Packet {
-        self.free.push(hop.slot);
-        let mut pkt = self.slots[hop.slot as usize];
+    /// The packet `hop` points at, with the ECN codepoint the links left on the handle. It
+    /// stays in its slot (read in place, not copied out) until [`PacketStore::drop`].
+    pub fn deliver(&mut self, hop: Hop) -> &Packet {
+        let pkt = &mut self.slots[hop.slot as usize];
         if hop.flags & Hop::CE != 0 {
             pkt.ecn = Ecn::Ce;
         }
         pkt
     }
 
-    /// Forget the packet `hop` points at (dropped).
+    /// The packet `hop` points at, as sent.
+    pub fn peek(&self, hop: Hop) -> &Packet {
+        &self.slots[hop.slot as usize]
+    }
+
+    /// Forget the packet `hop` points at (dropped, or delivered and read).
     pub fn drop(&mut self, hop: Hop) {
         self.free.push(hop.slot);
     }
@@ -218,23 +225,31 @@ mod tests {
         let mut data = Packet::new(0, Kind::Data, 2);
         data.ecn = Ecn::Ect;
         data.wire_bytes = 1500;
-        let mut hop = store.put(data);
+        let mut hop = store.put(&data, 0);
         assert_eq!((hop.wire_bytes, hop.dst_node), (1500, 2));
         assert!(hop.to_receiver());
         assert!(
             hop.mark_ce() && !hop.mark_ce(),
             "marked once, then no longer ECT"
         );
-        let ack = store.put(Packet::new(0, Kind::Ack, 0));
+        let ack = store.put(&Packet::new(0, Kind::Ack, 0), 0);
         assert!(!ack.to_receiver());
         assert_eq!(store.len(), 2);
-        assert_eq!(store.take(hop).ecn, Ecn::Ce);
+        assert_eq!(store.deliver(hop).ecn, Ecn::Ce);
+        assert_eq!(store.peek(hop).wire_bytes, 1500);
+        store.drop(hop);
         store.drop(ack);
         assert!(store.is_empty());
-        let again = store.put(Packet::new(1, Kind::Data, 2));
+        let again = store.put(&Packet::new(1, Kind::Data, 2), 0);
         assert!(again.slot <= 1, "a freed slot is reused");
-        let mut plain = store.put(Packet::new(1, Kind::Data, 2));
+        let mut plain = store.put(&Packet::new(1, Kind::Data, 2), 40);
+        assert_eq!(
+            plain.wire_bytes,
+            IP_HEADER + TCP_HEADER + 40,
+            "encapsulation counts"
+        );
+        assert_eq!(store.peek(plain).wire_bytes, plain.wire_bytes);
         assert!(!plain.mark_ce(), "a Not-ECT packet is never marked");
-        assert_eq!(store.take(plain).ecn, Ecn::NotEct);
+        assert_eq!(store.deliver(plain).ecn, Ecn::NotEct);
     }
 }

@@ -38,6 +38,7 @@
 //!    from the cached RTT; satcc's first RTO is always 1 s).
 
 use std::cmp::Ordering;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries, LinkSeriesRow};
@@ -437,9 +438,36 @@ impl World {
     /// Run to the end, calling `progress(fraction)` now and then; it returns false to stop.
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> SimOutput {
         let total = self.end.as_nanos().max(1) as f64;
-        while let Some(e) = self.heap.pop() {
+        loop {
+            let Some(mut top) = self.heap.peek_mut() else {
+                break;
+            };
+            let e = *top;
             if e.at > self.end {
                 break;
+            }
+            // A wire's next arrival takes its head's place in the heap (one sift, not two).
+            match e.ev {
+                Ev::Arrive(d) => {
+                    let keys = &mut self.net.dirs[d as usize].wire_keys;
+                    keys.pop_front();
+                    match keys.front() {
+                        Some(&(at, seq)) => {
+                            *top = Entry {
+                                at,
+                                seq,
+                                ev: Ev::Arrive(d),
+                            };
+                            drop(top); // sifts the replaced entry down
+                        }
+                        None => {
+                            PeekMut::pop(top);
+                        }
+                    }
+                }
+                _ => {
+                    PeekMut::pop(top);
+                }
             }
             assert!(e.at >= self.now, "time went backwards");
             self.now = e.at;
@@ -462,12 +490,8 @@ impl World {
                 self.wake(d);
             }
             Ev::Arrive(d) => {
+                // (`run` has already put the wire's next arrival in the heap)
                 self.serve(d, Due::Before);
-                let keys = &mut self.net.dirs[d as usize].wire_keys;
-                keys.pop_front();
-                if let Some(&(at, seq)) = keys.front() {
-                    self.push_entry(at, seq, Ev::Arrive(d));
-                }
                 let hop = self.net.dirs[d as usize].arrive();
                 self.wake(d);
                 let node = self.net.dirs[d as usize].to_node;
@@ -480,7 +504,7 @@ impl World {
                     .expect("a UDP flow")
                     .send(now);
                 let node = self.flows[f as usize].src;
-                self.send(f, node, pkt);
+                self.send(f, node, &pkt);
                 if let Some(at) = next {
                     self.schedule(at, Ev::UdpSend(f));
                 }
@@ -529,27 +553,30 @@ impl World {
     /// A packet reached `node`: hand it to its endpoint or forward it.
     fn at_node(&mut self, node: u32, hop: Hop) {
         if hop.dst_node == node {
-            let pkt = self.store.take(hop);
-            if let Some(frag) = pkt.frag {
+            if let Some(frag) = self.store.peek(hop).frag {
                 if !self.reassemble(frag) {
+                    self.store.drop(hop);
                     return;
                 }
             }
+            // read in place; the slot is freed before anything is sent
+            let pkt = self.store.deliver(hop);
             let f = pkt.flow;
             if let Some(u) = self.flows[f as usize].udp.as_mut() {
-                u.on_packet(self.now, &pkt);
+                u.on_packet(self.now, pkt);
+                self.store.drop(hop);
                 return;
             }
             let mut out = std::mem::take(&mut self.out);
             let flow = &mut self.flows[f as usize];
             let from_sender_side = if pkt.kind.forward() {
-                flow.receiver.on_packet(self.now, &pkt, &mut out);
+                flow.receiver.on_packet(self.now, pkt, &mut out);
                 false
             } else {
                 if let Some(r) = self.seqack.as_mut() {
-                    r.received(self.now, &pkt);
+                    r.received(self.now, pkt);
                 }
-                flow.sender.on_packet(self.now, &pkt, &mut out);
+                flow.sender.on_packet(self.now, pkt, &mut out);
                 if flow.metrics_save && !flow.metrics_written && flow.sender.acked_all_at.is_some()
                 {
                     // the transfer is complete: tcp_update_metrics at close (module doc)
@@ -565,6 +592,7 @@ impl World {
                 }
                 true
             };
+            self.store.drop(hop);
             self.emit(f, from_sender_side, &mut out);
             self.out = out;
         } else {
@@ -636,31 +664,31 @@ impl World {
 
     /// An endpoint of flow `f` at `node` sends `pkt`: through the flow's tunnel, fragmented
     /// if it no longer fits the path MTU (RFC 791 §2.3, "Fragmentation and Reassembly").
-    fn send(&mut self, f: u32, node: u32, mut pkt: Packet) {
+    fn send(&mut self, f: u32, node: u32, pkt: &Packet) {
         let (encap, mtu) = (
             self.flows[f as usize].encap_bytes,
             self.flows[f as usize].mtu,
         );
-        pkt.wire_bytes += encap;
-        if pkt.wire_bytes <= mtu {
-            let hop = self.store.put(pkt);
+        let wire_bytes = pkt.wire_bytes + encap;
+        if wire_bytes <= mtu {
+            let hop = self.store.put(pkt, encap);
             self.forward(node, hop);
             return;
         }
         let per = (mtu - IP_HEADER) / FRAGMENT_UNIT * FRAGMENT_UNIT; // payload per fragment
-        let payload = pkt.wire_bytes - IP_HEADER;
+        let payload = wire_bytes - IP_HEADER;
         let count = payload.div_ceil(per);
         let id = self.next_frag_id;
         self.next_frag_id += 1;
         self.fragmented += 1;
         for k in 0..count {
-            let mut frag = pkt;
+            let mut frag = *pkt;
             frag.wire_bytes = IP_HEADER + per.min(payload - k * per);
             frag.frag = Some(Frag {
                 id,
                 count: count.min(u16::MAX as u32) as u16,
             });
-            let hop = self.store.put(frag);
+            let hop = self.store.put(&frag, 0);
             self.forward(node, hop);
         }
     }
@@ -672,11 +700,10 @@ impl World {
         } else {
             self.flows[f as usize].dst
         };
-        for i in 0..out.pkts.len() {
-            let pkt = out.pkts[i];
+        for pkt in &out.pkts {
             if sender_side {
                 if let Some(r) = self.seqack.as_mut() {
-                    r.sent(self.now, &pkt);
+                    r.sent(self.now, pkt);
                 }
             }
             self.send(f, node, pkt);

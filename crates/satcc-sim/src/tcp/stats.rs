@@ -8,15 +8,47 @@ pub struct RttHistogram {
     n: u64,
     sum_us: f64,
     min_us: u64,
+    /// `bounds[b]`: the smallest sample in bucket `b` or above ([`bucket_of`] as a table, so a
+    /// sample is placed without a logarithm); extended as larger samples come.
+    bounds: Vec<u64>,
+    /// The bucket of the last sample (most samples fall in it again).
+    last: usize,
 }
 
 /// Bucket growth factor.
 const STEP: f64 = 1.005;
 
+/// The bucket of a sample of `v` µs (v ≥ 1): ⌊ln v / ln STEP⌋.
+fn bucket_of(v: u64) -> usize {
+    ((v as f64).ln() / STEP.ln()) as usize
+}
+
 impl RttHistogram {
+    /// [`bucket_of`]`(v)`, read from the table of bucket bounds.
+    fn bucket(&mut self, v: u64) -> usize {
+        let b = self.last;
+        if b + 1 < self.bounds.len() && self.bounds[b] <= v && v < self.bounds[b + 1] {
+            return b;
+        }
+        while self.bounds.last().is_none_or(|&top| top <= v) {
+            let b = self.bounds.len();
+            // smallest g with bucket_of(g) >= b, from the estimate STEP^b
+            let mut g = (STEP.powi(b as i32).ceil() as u64).max(1);
+            while g > 1 && bucket_of(g - 1) >= b {
+                g -= 1;
+            }
+            while bucket_of(g) < b {
+                g += 1;
+            }
+            self.bounds.push(g);
+        }
+        self.last = self.bounds.partition_point(|&lo| lo <= v) - 1;
+        self.last
+    }
+
     pub fn record(&mut self, rtt_us: u64) {
         let v = rtt_us.max(1);
-        let b = ((v as f64).ln() / STEP.ln()) as usize;
+        let b = self.bucket(v);
         if b >= self.counts.len() {
             self.counts.resize(b + 1, 0);
         }
@@ -72,5 +104,17 @@ mod tests {
         assert!((p95 - 950.0).abs() / 950.0 < 0.005, "p95 = {p95}");
         assert!((h.mean_ms().unwrap() - 500.05).abs() < 1e-6);
         assert_eq!(h.min_ms(), Some(0.1));
+    }
+
+    #[test]
+    fn the_bucket_table_places_every_sample_where_the_logarithm_does() {
+        let mut h = RttHistogram::default();
+        // every value to 3 s, then up and down across the range as RTTs jump
+        for v in
+            (1..=3_000_000u64).chain((0..200_000u64).map(|k| 1 + (k * 7_919_993) % 400_000_000))
+        {
+            assert_eq!(h.bucket(v), bucket_of(v), "v = {v}");
+        }
+        assert!(h.bounds.windows(2).all(|w| w[0] <= w[1]));
     }
 }
