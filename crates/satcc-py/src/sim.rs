@@ -190,27 +190,31 @@ pub fn run_sim<'py>(
     }
     let mut last = Instant::now();
     let mut err: Option<PyErr> = None;
-    let out = {
+    // The simulation runs without the GIL (other Python threads go on: the CLI imports its
+    // result writer meanwhile); the progress callback takes it a few times a second.
+    let out = py.allow_threads(|| {
         let mut cb = |frac: f64| -> bool {
             // Throttle to a few calls a second of wall time; honour Ctrl-C.
             if frac < 1.0 && last.elapsed() < Duration::from_millis(200) {
                 return true;
             }
             last = Instant::now();
-            if let Err(e) = py.check_signals() {
-                err = Some(e);
-                return false;
-            }
-            if let Some(p) = &progress {
-                if let Err(e) = p.call1(py, (frac,)) {
+            Python::with_gil(|py| {
+                if let Err(e) = py.check_signals() {
                     err = Some(e);
                     return false;
                 }
-            }
-            true
+                if let Some(p) = &progress {
+                    if let Err(e) = p.call1(py, (frac,)) {
+                        err = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })
         };
         world.run(&mut cb)
-    };
+    });
     if let Some(e) = err {
         return Err(e);
     }

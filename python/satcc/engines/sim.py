@@ -7,15 +7,19 @@ same bytes on disk (satcc.results). Progress, if asked for, goes to a callback; 
 
 from __future__ import annotations
 
+import importlib
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from satcc import __version__, _native, limits
 from satcc.errors import SatccError, UserError
-from satcc.results import SCHEMA_VERSION, RunResult
 from satcc.scenario import Scenario, expand_flows, resolve, scenario_hash
+
+if TYPE_CHECKING:
+    from satcc.results import RunResult
 
 ENGINE = "sim"
 
@@ -139,6 +143,12 @@ def run(
             "this build of satcc has no simulator (satcc._native.run_sim is "
             "missing); rebuild it with `make build`"
         )
+    if "satcc.results" not in sys.modules:
+        # its import (pyarrow, numpy: ~0.1 s) overlaps the simulation, which runs without the
+        # GIL; the import below waits for it
+        threading.Thread(
+            target=importlib.import_module, args=("satcc.results",), daemon=True
+        ).start()
     try:
         raw = _native.run_sim(config, progress)
     except MemoryError as e:
@@ -148,6 +158,8 @@ def run(
         ) from None
     except ValueError as e:
         raise UserError(f"{scenario.source}: the simulator rejected the scenario: {e}") from None
+    from satcc.results import SCHEMA_VERSION, RunResult
+
     meta = {
         "schema_version": SCHEMA_VERSION,
         "satcc_version": __version__,
