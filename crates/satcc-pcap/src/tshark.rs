@@ -91,6 +91,8 @@ pub mod aflag {
     ];
 }
 
+use std::collections::VecDeque;
+
 use aflag::*;
 
 use crate::decode::tcpflag::{ACK, FIN, RST, SYN};
@@ -133,8 +135,16 @@ fn bytes_in_flight(fwd: &SeqDir, rev: &SeqDir, seglen: u32, flags: u16) -> Optio
         return None;
     }
     let base = fwd.base_seq.unwrap_or(0);
-    let first = fwd.segments.iter().map(|s| s.0.wrapping_sub(base)).min()?;
-    let last = fwd.segments.iter().map(|s| s.1.wrapping_sub(base)).max()?;
+    let (first, last) = match run_ends(fwd) {
+        // one run, not wrapping past `base`: its first and last bytes are the extremes
+        Some((lo, hi)) if lo.wrapping_sub(base) <= hi.wrapping_sub(base) => {
+            (lo.wrapping_sub(base), hi.wrapping_sub(base))
+        }
+        _ => (
+            fwd.segments.iter().map(|s| s.0.wrapping_sub(base)).min()?,
+            fwd.segments.iter().map(|s| s.1.wrapping_sub(base)).max()?,
+        ),
+    };
     let mut in_flight = last.wrapping_sub(first);
     for &(left, right) in &rev.sack {
         in_flight = in_flight.wrapping_sub(right.wrapping_sub(left));
@@ -143,6 +153,57 @@ fn bytes_in_flight(fwd: &SeqDir, rev: &SeqDir, seglen: u32, flags: u16) -> Optio
         return None;
     }
     Some(in_flight - u32::from(flags & (SYN | FIN) != 0))
+}
+
+/// The first and last sequence numbers of `dir`'s segments when they form one run shorter
+/// than 2^31 (so sequence comparisons within it are plain comparisons of offsets).
+fn run_ends(dir: &SeqDir) -> Option<(u32, u32)> {
+    let (first, last) = (dir.segments.front()?.0, dir.segments.back()?.1);
+    (!dir.gapped && last.wrapping_sub(first) < 1 << 31).then_some((first, last))
+}
+
+/// The peer's ACK `ack` retires `dir`'s segments it covers and trims one it covers in part
+/// (packet-tcp.c's walk of the unacked list), keeping `gapped` true to the list.
+fn retire(dir: &mut SeqDir, ack: u32) {
+    if let Some((first, last)) = run_ends(dir) {
+        let at = ack.wrapping_sub(first);
+        if at <= last.wrapping_sub(first) {
+            // Inside one run every comparison is one of offsets from `first`: the segments
+            // ending at or before the ACK are a prefix; the next is trimmed if it starts
+            // before it; the rest start after it.
+            while let Some(s) = dir.segments.front_mut() {
+                if s.1.wrapping_sub(first) <= at {
+                    dir.segments.pop_front();
+                } else {
+                    if s.0.wrapping_sub(first) < at {
+                        s.0 = ack;
+                    }
+                    break;
+                }
+            }
+            return;
+        }
+    }
+    retire_walk(dir, ack);
+}
+
+/// [`retire`] by a walk over the whole list (any list, any ACK).
+fn retire_walk(dir: &mut SeqDir, ack: u32) {
+    dir.segments.retain_mut(|s| {
+        if ack == s.1 {
+            return false;
+        }
+        if gt_seq(ack, s.0) && le_seq(ack, s.1) {
+            s.0 = ack;
+            return ack != s.1;
+        }
+        gt_seq(s.1, ack)
+    });
+    dir.gapped = dir
+        .segments
+        .iter()
+        .zip(dir.segments.iter().skip(1))
+        .any(|(a, b)| a.1 != b.0);
 }
 
 /// packet-tcp.c shows bytes in flight only below this (larger means wrapped arithmetic).
@@ -167,7 +228,12 @@ pub struct SeqDir {
     pub unacked: usize,
     /// Wireshark's list of this side's unacknowledged segments (seq, nextseq), for
     /// `bytes_in_flight`; capped at `MAX_UNACKED_SEGMENTS`.
-    pub segments: Vec<(u32, u32)>,
+    pub segments: VecDeque<(u32, u32)>,
+    /// Some segment of `segments` does not start where the one before it ends. While none
+    /// does (new data sent in order, the common case), the list is one run of sequence space:
+    /// its span is first to last and an ACK inside it retires a prefix, in O(1) per segment
+    /// instead of a walk over the list per packet (`retire`, `bytes_in_flight`).
+    pub gapped: bool,
     /// Bytes in flight are not computed after a hole until the peer ACKs (`valid_bif` = 0).
     pub bif_invalid: bool,
     /// SACK blocks of this side's latest segment (none if it carried none).
@@ -376,7 +442,10 @@ impl SeqConv {
             let end = seq
                 .wrapping_add(seglen)
                 .wrapping_add(u32::from(flags & (SYN | FIN) != 0));
-            fwd.segments.push((seq, end));
+            if fwd.segments.back().is_some_and(|&(_, last)| last != seq) {
+                fwd.gapped = true;
+            }
+            fwd.segments.push_back((seq, end));
         }
         let zwp = ta & ZERO_WINDOW_PROBE != 0;
         if (gt_seq(nextseq, fwd.nextseq) || fwd.nextseq == 0) && !zwp {
@@ -394,16 +463,7 @@ impl SeqConv {
         fwd.sack
             .extend_from_slice(&sack[..usize::from(sack_blocks).min(sack.len())]);
         // This ACK retires the peer's segments it covers (a partly covered one is trimmed).
-        rev.segments.retain_mut(|s| {
-            if ack == s.1 {
-                return false;
-            }
-            if gt_seq(ack, s.0) && le_seq(ack, s.1) {
-                s.0 = ack;
-                return ack != s.1;
-            }
-            gt_seq(s.1, ack)
-        });
+        retire(rev, ack);
         self.bytes_in_flight = bytes_in_flight(fwd, rev, seglen, flags);
         if flags & SYN != 0 {
             // dissect_tcpopt_wscale, then verify_tcp_window_scaling (after the analysis)
@@ -707,6 +767,65 @@ mod tests {
             c.analyze(1, seg(180, 5001, 501, 0, ACK), 0) & ACK_LOST_SEGMENT,
             ACK_LOST_SEGMENT
         );
+    }
+
+    #[test]
+    fn an_ack_inside_one_run_retires_what_the_walk_over_the_list_retires() {
+        // runs of 1..40 segments anywhere in sequence space (across 2^32 too), some with a
+        // gap; ACKs before, inside, at the edges of and far from them
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for case in 0..20_000 {
+            let mut d = SeqDir::default();
+            let mut seq = if case % 4 == 0 {
+                u32::MAX - (next() % 20_000) as u32
+            } else {
+                next() as u32
+            };
+            let start = seq;
+            for _ in 0..1 + next() % 40 {
+                if next() % 25 == 0 {
+                    seq = seq.wrapping_add(1 + (next() % 3000) as u32); // a hole
+                }
+                let end = seq.wrapping_add(1 + (next() % 1448) as u32);
+                if d.segments.back().is_some_and(|&(_, last)| last != seq) {
+                    d.gapped = true;
+                }
+                d.segments.push_back((seq, end));
+                seq = end;
+            }
+            let span = seq.wrapping_sub(start);
+            let ack = match next() % 4 {
+                0 => start.wrapping_add((next() % (u64::from(span) + 1)) as u32),
+                1 => start.wrapping_sub((next() % 5000) as u32),
+                2 => seq.wrapping_add((next() % 5000) as u32),
+                _ => next() as u32,
+            };
+            d.base_seq = Some(start.wrapping_sub((next() % 3) as u32 * 0x8000_0000));
+            let (mut fast, mut walk) = (d.clone(), d.clone());
+            retire(&mut fast, ack);
+            retire_walk(&mut walk, ack);
+            assert_eq!(fast.segments, walk.segments, "case {case}: ack {ack}");
+            assert_eq!(fast.gapped, walk.gapped, "case {case}");
+            let general = |d: &SeqDir| {
+                let base = d.base_seq.unwrap_or(0);
+                let lo = d.segments.iter().map(|s| s.0.wrapping_sub(base)).min();
+                let hi = d.segments.iter().map(|s| s.1.wrapping_sub(base)).max();
+                lo.zip(hi).and_then(|(lo, hi)| {
+                    let v = hi.wrapping_sub(lo);
+                    (v != 0 && v < BIF_LIMIT).then_some(v)
+                })
+            };
+            let rev = SeqDir::default();
+            for d in [&d, &fast] {
+                assert_eq!(bytes_in_flight(d, &rev, 1, 0), general(d), "case {case}");
+            }
+        }
     }
 
     #[test]
