@@ -806,7 +806,7 @@ mod tests {
                 2 => seq.wrapping_add((next() % 5000) as u32),
                 _ => next() as u32,
             };
-            d.base_seq = Some(start.wrapping_sub((next() % 3) as u32 * 0x8000_0000));
+            d.base_seq = Some(start.wrapping_sub(((next() % 3) as u32).wrapping_mul(0x8000_0000)));
             let (mut fast, mut walk) = (d.clone(), d.clone());
             retire(&mut fast, ack);
             retire_walk(&mut walk, ack);
