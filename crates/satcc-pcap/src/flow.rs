@@ -367,6 +367,9 @@ pub struct Analyzer {
     pub last_ts: i64,
     pub conns: Vec<Conn>,
     map: FxHashMap<Key, u32>,
+    /// The connection the last packet belonged to (most packets' neighbours are of the same
+    /// connection: looked up without hashing).
+    last_conn: Option<(Key, u32)>,
     /// (connection, direction) of each flow id.
     pub flows: Vec<(u32, u8)>,
     counts: [u32; 2],
@@ -388,6 +391,7 @@ impl Analyzer {
             last_ts: 0,
             conns: Vec::new(),
             map: FxHashMap::default(),
+            last_conn: None,
             flows: Vec::new(),
             counts: [0, 0],
             stats: Stats::default(),
@@ -473,6 +477,7 @@ impl Analyzer {
             dirs: [DirState::default(), DirState::default()],
         });
         self.map.insert(key, id);
+        self.last_conn = Some((key, id));
         id
     }
 
@@ -490,13 +495,25 @@ impl Analyzer {
         }
     }
 
+    /// The connection `key` names, if seen before.
+    fn conn_of(&mut self, key: &Key) -> Option<u32> {
+        if let Some((k, ci)) = self.last_conn {
+            if k == *key {
+                return Some(ci);
+            }
+        }
+        let ci = *self.map.get(key)?;
+        self.last_conn = Some((*key, ci));
+        Some(ci)
+    }
+
     fn on_tcp(&mut self, f: &Frame<'_>, ip: &IpPacket, t: &TcpSeg) {
         let now = f.ts_ns;
         let key = Key::new(ip.src, t.sport, ip.dst, t.dport, PROTO_TCP);
         let src = (ip.src, t.sport);
         let mut pre = 0u16;
-        let ci = match self.map.get(&key) {
-            Some(&ci) => {
+        let ci = match self.conn_of(&key) {
+            Some(ci) => {
                 let c = &self.conns[ci as usize];
                 let d = usize::from(c.ep[0] != src);
                 let base = c.seq.as_ref().and_then(|s| s.dirs[d].base_seq);
@@ -549,8 +566,10 @@ impl Analyzer {
         me.packets += 1;
         me.last_ts = now;
         me.payload_bytes += t.seglen as u64;
-        for (i, c) in me.flag_counts.iter_mut().enumerate() {
-            *c += ((af >> i) & 1) as u64;
+        if af != 0 {
+            for (i, c) in me.flag_counts.iter_mut().enumerate() {
+                *c += ((af >> i) & 1) as u64;
+            }
         }
         let retx = af & tshark::RETRANSMITTED_ANY != 0;
         if t.flags & tcpflag::SYN != 0 {
@@ -696,8 +715,8 @@ impl Analyzer {
         let now = f.ts_ns;
         let key = Key::new(ip.src, u.sport, ip.dst, u.dport, PROTO_UDP);
         let src = (ip.src, u.sport);
-        let ci = match self.map.get(&key) {
-            Some(&ci) => ci,
+        let ci = match self.conn_of(&key) {
+            Some(ci) => ci,
             None => self.new_conn(key, src, (ip.dst, u.dport), ip.v6, now),
         };
         let d = usize::from(self.conns[ci as usize].ep[0] != src);
