@@ -4,6 +4,7 @@
 //! million-packet table costs one copy, not a million Python objects.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -11,6 +12,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use satcc_pcap::tshark::aflag::NAMES;
 use satcc_pcap::{analyze_bytes, analyze_path, Analysis, CaptureError, Format, Options};
+
+/// How often the progress callback is called at most.
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
 fn options(bin_ns: i64, packets: bool, rtt_samples: bool) -> PyResult<Options> {
     if bin_ns <= 0 {
@@ -203,8 +207,15 @@ fn pcap_analyze<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = options(bin_ns, packets, rtt_samples)?;
     let total = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut last = Instant::now();
     let result = py.allow_threads(|| {
         analyze_path(&path, &opts, |done| {
+            // a few calls a second: each waits for the GIL, which another thread may hold
+            // (the CLI imports its result writer meanwhile)
+            if done < total && last.elapsed() < PROGRESS_EVERY {
+                return;
+            }
+            last = Instant::now();
             if let Some(cb) = &progress {
                 Python::with_gil(|py| {
                     if let Err(e) = cb.call1(py, (done, total)) {

@@ -183,8 +183,11 @@ def _table(res) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from satcc.analyze.result import build
+    from satcc.commands.output import RESULT_MODULES, prefetch
     from satcc.progress import ProgressBar
+
+    # the writer and the table printer load while the (GIL-free) analysis runs
+    prefetch(("satcc.analyze.result", *RESULT_MODULES))
 
     bin_s = _bin_s(args.bin)
     if args.out is not None:
@@ -212,6 +215,8 @@ def run(args: argparse.Namespace) -> int:
         inputs.append(inp)
     if not inputs:
         return UserError.exit_code
+    from satcc.analyze.result import build
+
     res = build(inputs, all_flows=args.all_flows)
     if args.out is not None:
         res.result.write(args.out)

@@ -8,8 +8,10 @@ from the registry, and writing and printing the result.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,26 @@ def default_out(engine: str, scenario_name: str) -> Path:
     from satcc.engines import registry
 
     return DEFAULT_OUT_ROOT / f"{safe_name(scenario_name)}{registry.get(engine).out_suffix}"
+
+
+# What the end of a run needs: the result writer (pyarrow, numpy) and the table printer (rich)
+RESULT_MODULES = ("satcc.results", "rich.console", "rich.table")
+
+
+def prefetch(modules: tuple[str, ...] = RESULT_MODULES) -> None:
+    """Import `modules` in a thread while the engine runs (the simulator and the capture
+    analyzer run without the GIL), so they are ready when the run ends: ~0.1 s of imports off
+    a short run's wall time. An import that fails here is left to the main thread's own."""
+
+    def load() -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - reported where the main thread imports it
+                return
+
+    if not all(name in sys.modules for name in modules):
+        threading.Thread(target=load, name="satcc-prefetch", daemon=True).start()
 
 
 def run_and_write(
@@ -61,6 +83,7 @@ def run_and_write(
     eng.check_budget(scenario, seed=seed, force=force)
     if label is None:
         label = scenario.name if engine == registry.DEFAULT else f"{scenario.name} ({engine})"
+    prefetch()
     with ProgressBar(label=label) as bar:
         opts = registry.RunOptions(
             seed=seed, progress=bar, raw_dir=out, capture=capture, vpn_server=vpn_server

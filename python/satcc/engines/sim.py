@@ -7,9 +7,7 @@ same bytes on disk (satcc.results). Progress, if asked for, goes to a callback; 
 
 from __future__ import annotations
 
-import importlib
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
@@ -143,12 +141,6 @@ def run(
             "this build of satcc has no simulator (satcc._native.run_sim is "
             "missing); rebuild it with `make build`"
         )
-    if "satcc.results" not in sys.modules:
-        # its import (pyarrow, numpy: ~0.1 s) overlaps the simulation, which runs without the
-        # GIL; the import below waits for it
-        threading.Thread(
-            target=importlib.import_module, args=("satcc.results",), daemon=True
-        ).start()
     try:
         raw = _native.run_sim(config, progress)
     except MemoryError as e:
@@ -158,6 +150,8 @@ def run(
         ) from None
     except ValueError as e:
         raise UserError(f"{scenario.source}: the simulator rejected the scenario: {e}") from None
+    # imported only now: the CLI imports it in a thread while the simulation runs
+    # (satcc.commands.output.prefetch)
     from satcc.results import SCHEMA_VERSION, RunResult
 
     meta = {
