@@ -70,6 +70,12 @@ def main(out_dir: str) -> None:
     runs = [
         json.loads(line) for line in (d / "results.jsonl").read_text().splitlines() if line.strip()
     ]
+    cli_file = d / "cli.jsonl"  # `satcc sim` end to end (run.sh, case a)
+    clis = (
+        [json.loads(line) for line in cli_file.read_text().splitlines() if line.strip()]
+        if cli_file.exists()
+        else []
+    )
     descs, why_not = {}, {}
     for line in (d / "cases.txt").read_text().splitlines():
         if line.strip():
@@ -130,6 +136,13 @@ def main(out_dir: str) -> None:
                 for rtt, g in group_goodputs(sa):
                     print(f"    RTT {rtt:g} ms: mean per flow satcc {g / 1e6:.2f} Mbit/s")
                 print(f"    Jain index over flows: satcc {jain(sa['flows']):.3f}")
+        cli = [r for r in clis if r["case"] == c]
+        if cli and ns:
+            wall = statistics.median(r["wall_s"] for r in cli)
+            print(
+                f"  `satcc sim` end to end (start-up, resolve, simulation, results written): "
+                f"{wall:.3f} s wall, median of {len(cli)}; ns-3 {ns['wall'] / wall:.1f}x longer"
+            )
         if sa:
             # The target's "packet events": read as scheduler events (mostly per-packet: a
             # transmission end and an arrival per hop) and, stricter, as packet hops.

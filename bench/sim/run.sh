@@ -144,6 +144,26 @@ for i in "${!NAMES[@]}"; do
     fi
     for r in $(seq 1 "$n"); do run_one "$c" ns-3 "$r" "$NS3BIN" "${args[@]}"; done
   fi
+  # Case a as a user runs it: `satcc sim` on its scenario file (start-up, resolve,
+  # simulation, results written), wall time of the whole process, beside ns-3's case a.
+  if [ "$c" = a ] && [ "$QUICK" = 0 ] && [ -x "$ROOT/.venv/bin/satcc" ]; then
+    for r in $(seq 1 "$REPS"); do
+      python3 - "$ROOT/.venv/bin/satcc" "$OUT" "$r" <<'PY'
+import json, os, subprocess, sys, time
+satcc, out, rep = sys.argv[1:4]
+t = time.perf_counter()
+c0 = os.times()
+subprocess.run([satcc, "sim", "bench/cli/cubic-100m-50ms-60s.toml", "--out", f"{out}/cli-a",
+                "--force"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+wall = time.perf_counter() - t
+c1 = os.times()
+cpu = (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
+with open(f"{out}/cli.jsonl", "a") as f:
+    f.write(json.dumps({"case": "a", "rep": int(rep), "wall_s": wall, "cpu_s": cpu}) + "\n")
+print(f"   satcc sim (CLI, end to end) rep {rep}  wall {wall:8.3f} s  cpu {cpu:8.3f} s")
+PY
+    done
+  fi
 done
 echo "uptime at end: $(uptime)" | tee -a "$OUT/meta.txt"
 echo
