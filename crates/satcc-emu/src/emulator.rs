@@ -276,11 +276,10 @@ impl Emulator {
         if due.is_empty() {
             return Ok(());
         }
-        let frames: Vec<&[u8]> = due.iter().map(|(_, f)| f.bytes()).collect();
         // Lateness is taken as the frames are handed to the kernel: sendmmsg on a veth runs
         // the receiving stack (and anything it sends back) before it returns.
         let handed = self.clock.now();
-        let sent = self.ports[d ^ 1].send_batch(&frames)?;
+        let sent = self.ports[d ^ 1].send_batch(due.iter().map(|(_, f)| f.bytes()))?;
         let x = &mut self.extra[d];
         x.send_failures += (due.len() - sent) as u64;
         for (at, _) in due.iter().take(sent) {

@@ -68,6 +68,11 @@ pub fn ifindex(name: &str) -> io::Result<i32> {
 pub struct PacketSocket {
     fd: RawFd,
     pub ifname: String,
+    /// The message headers, I/O vectors and control buffers of a batch, allocated once: a
+    /// receive or send re-points them at the caller's buffers and allocates nothing.
+    iov: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+    control: Vec<u8>,
 }
 
 /// One received frame's length (the real one, even if truncated) and kernel timestamp.
@@ -94,6 +99,9 @@ impl PacketSocket {
         let s = PacketSocket {
             fd,
             ifname: ifname.to_string(),
+            iov: Vec::new(),
+            msgs: Vec::new(),
+            control: Vec::new(),
         };
         setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER)?;
         setopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, SOCKET_BUFFER)?;
@@ -123,35 +131,47 @@ impl PacketSocket {
         self.fd
     }
 
+    /// The batch's headers for `n` messages, each with one I/O vector (and, for a receive, a
+    /// control buffer); grows the storage on the first call for a larger batch only.
+    fn headers(&mut self, n: usize, with_control: bool) {
+        if self.msgs.len() < n {
+            // SAFETY: an all-zero iovec / mmsghdr is a valid (empty) value.
+            self.iov.resize(n, unsafe { zeroed() });
+            self.msgs.resize(n, unsafe { zeroed() });
+            self.control.resize(CONTROL_BYTES * n, 0);
+        }
+        for i in 0..n {
+            let h = &mut self.msgs[i];
+            h.msg_len = 0;
+            h.msg_hdr.msg_iov = &mut self.iov[i];
+            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_flags = 0;
+            if with_control {
+                h.msg_hdr.msg_control =
+                    self.control[i * CONTROL_BYTES..].as_mut_ptr() as *mut libc::c_void;
+                h.msg_hdr.msg_controllen = CONTROL_BYTES;
+            } else {
+                h.msg_hdr.msg_control = std::ptr::null_mut();
+                h.msg_hdr.msg_controllen = 0;
+            }
+        }
+    }
+
     /// Receive up to `bufs.len()` frames without blocking; returns how many arrived (0 if
     /// none). Each buffer must hold `FRAME_BUF` bytes; `meta[i].len` may exceed it (truncated).
-    pub fn recv_batch(&self, bufs: &mut [Vec<u8>], meta: &mut [RxMeta]) -> io::Result<usize> {
+    pub fn recv_batch(&mut self, bufs: &mut [Vec<u8>], meta: &mut [RxMeta]) -> io::Result<usize> {
         let n = bufs.len().min(meta.len());
-        let mut iov: Vec<libc::iovec> = bufs[..n]
-            .iter_mut()
-            .map(|b| libc::iovec {
-                iov_base: b.as_mut_ptr() as *mut libc::c_void,
-                iov_len: FRAME_BUF.min(b.len()),
-            })
-            .collect();
-        let mut control = vec![0u8; CONTROL_BYTES * n];
-        // SAFETY: every mmsghdr points at live iovecs and control buffers of the stated sizes.
-        let mut msgs: Vec<libc::mmsghdr> = (0..n)
-            .map(|i| {
-                let mut h: libc::mmsghdr = unsafe { zeroed() };
-                h.msg_hdr.msg_iov = &mut iov[i];
-                h.msg_hdr.msg_iovlen = 1;
-                h.msg_hdr.msg_control =
-                    control[i * CONTROL_BYTES..].as_mut_ptr() as *mut libc::c_void;
-                h.msg_hdr.msg_controllen = CONTROL_BYTES;
-                h
-            })
-            .collect();
-        // SAFETY: msgs has n valid entries.
+        self.headers(n, true);
+        for (v, b) in self.iov.iter_mut().zip(&mut bufs[..n]) {
+            v.iov_base = b.as_mut_ptr() as *mut libc::c_void;
+            v.iov_len = FRAME_BUF.min(b.len());
+        }
+        // SAFETY: the first n headers point at live iovecs (the caller's buffers, of the
+        // stated sizes) and at control buffers of CONTROL_BYTES each.
         let got = unsafe {
             libc::recvmmsg(
                 self.fd,
-                msgs.as_mut_ptr(),
+                self.msgs.as_mut_ptr(),
                 n as u32,
                 libc::MSG_DONTWAIT | libc::MSG_TRUNC,
                 std::ptr::null_mut(),
@@ -165,45 +185,38 @@ impl PacketSocket {
                 Err(e)
             };
         }
-        for i in 0..got as usize {
-            meta[i] = RxMeta {
-                len: msgs[i].msg_len as usize,
-                stamp_realtime_ns: stamp(&msgs[i].msg_hdr),
+        for (m, h) in meta.iter_mut().zip(&self.msgs[..got as usize]) {
+            *m = RxMeta {
+                len: h.msg_len as usize,
+                stamp_realtime_ns: stamp(&h.msg_hdr),
             };
         }
         Ok(got as usize)
     }
 
     /// Send frames; returns how many the kernel took (the rest hit a full buffer).
-    pub fn send_batch(&self, frames: &[&[u8]]) -> io::Result<usize> {
-        if frames.is_empty() {
+    pub fn send_batch<'a>(
+        &mut self,
+        frames: impl ExactSizeIterator<Item = &'a [u8]>,
+    ) -> io::Result<usize> {
+        let n = frames.len();
+        if n == 0 {
             return Ok(0);
         }
-        let mut iov: Vec<libc::iovec> = frames
-            .iter()
-            .map(|f| libc::iovec {
-                iov_base: f.as_ptr() as *mut libc::c_void,
-                iov_len: f.len(),
-            })
-            .collect();
-        // SAFETY: each mmsghdr points at one live iovec; the socket is bound, so no address.
-        let mut msgs: Vec<libc::mmsghdr> = iov
-            .iter_mut()
-            .map(|v| {
-                let mut h: libc::mmsghdr = unsafe { zeroed() };
-                h.msg_hdr.msg_iov = v;
-                h.msg_hdr.msg_iovlen = 1;
-                h
-            })
-            .collect();
+        self.headers(n, false);
+        for (v, f) in self.iov.iter_mut().zip(frames) {
+            v.iov_base = f.as_ptr() as *mut libc::c_void;
+            v.iov_len = f.len();
+        }
         let mut sent = 0usize;
-        while sent < msgs.len() {
-            // SAFETY: the remaining entries are valid.
+        while sent < n {
+            // SAFETY: headers sent..n point at live iovecs over the caller's frames (which
+            // outlive this call); the socket is bound, so no address.
             let r = unsafe {
                 libc::sendmmsg(
                     self.fd,
-                    msgs[sent..].as_mut_ptr(),
-                    (msgs.len() - sent) as u32,
+                    self.msgs[sent..].as_mut_ptr(),
+                    (n - sent) as u32,
                     libc::MSG_DONTWAIT,
                 )
             };
