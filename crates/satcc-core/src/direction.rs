@@ -27,7 +27,7 @@
 
 use std::collections::VecDeque;
 
-use crate::link::{LinkState, QueueLimit};
+use crate::link::{ConstantLink, LinkModel, LinkState, QueueLimit};
 use crate::models::LinkBehaviour;
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
@@ -97,6 +97,8 @@ pub enum Offered<P> {
 /// One direction of a link.
 pub struct Direction<P> {
     model: Box<dyn LinkBehaviour>,
+    /// `model` when it is a constant link (most links of most scenarios), called directly.
+    constant: Option<ConstantLink>,
     cfg: DirectionConfig,
     /// The state in force when the last packet left the serialiser.
     state: LinkState,
@@ -124,6 +126,7 @@ impl<P: LinkPacket> Direction<P> {
         let mut drop_list = cfg.drop_packets.clone();
         drop_list.sort_unstable_by(|a, b| b.cmp(a));
         Direction {
+            constant: model.as_constant(),
             model,
             cfg,
             state: nominal,
@@ -163,7 +166,11 @@ impl<P: LinkPacket> Direction<P> {
 
     /// Put `pkt` in service at `now`; the end of its transmission (`None`: never).
     fn start(&mut self, pkt: P, now: SimTime) -> Option<SimTime> {
-        let done = self.model.transmit_end(now, pkt.size_bytes());
+        let bytes = pkt.size_bytes();
+        let done = match &mut self.constant {
+            Some(c) => c.transmit_end(now, bytes),
+            None => self.model.transmit_end(now, bytes),
+        };
         self.in_service = Some((pkt, done));
         done
     }
@@ -212,26 +219,34 @@ impl<P: LinkPacket> Direction<P> {
         if scripted {
             self.drop_list.pop();
         }
-        self.state = self.model.state_at(now);
-        let arrival =
-            if scripted || self.rng.chance(self.state.loss) || self.model.extra_drop(now, bytes) {
-                self.counters.drops_random += 1;
-                lost(pkt);
-                None
-            } else {
-                let mut at = now + self.state.delay;
-                if !self.cfg.jitter.is_zero() {
-                    at += SimDuration::from_nanos(
-                        (self.rng.next_f64() * self.cfg.jitter.as_nanos() as f64) as u64,
-                    );
-                }
-                at += extra(&pkt);
-                if let Some(&(last, _)) = self.wire.back() {
-                    at = at.max(last); // FIFO: a shrinking delay or a draw never reorders
-                }
-                self.wire.push_back((at, pkt));
-                Some(at)
+        self.state = match &mut self.constant {
+            Some(c) => c.state_at(now),
+            None => self.model.state_at(now),
+        };
+        let dropped = scripted
+            || self.rng.chance(self.state.loss)
+            || match &mut self.constant {
+                Some(c) => c.extra_drop(now, bytes),
+                None => self.model.extra_drop(now, bytes),
             };
+        let arrival = if dropped {
+            self.counters.drops_random += 1;
+            lost(pkt);
+            None
+        } else {
+            let mut at = now + self.state.delay;
+            if !self.cfg.jitter.is_zero() {
+                at += SimDuration::from_nanos(
+                    (self.rng.next_f64() * self.cfg.jitter.as_nanos() as f64) as u64,
+                );
+            }
+            at += extra(&pkt);
+            if let Some(&(last, _)) = self.wire.back() {
+                at = at.max(last); // FIFO: a shrinking delay or a draw never reorders
+            }
+            self.wire.push_back((at, pkt));
+            Some(at)
+        };
         let next = self.queue.pop_front().and_then(|p| {
             self.queue_bytes -= p.size_bytes();
             self.start(p, now)

@@ -63,9 +63,19 @@ pub trait LinkBehaviour: LinkModel {
     fn extra_drop(&mut self, _now: SimTime, _bytes: u64) -> bool {
         false
     }
+
+    /// This behaviour as a [`ConstantLink`] if that is what it is (a link direction then
+    /// calls it directly, without going through the trait object, once per packet).
+    fn as_constant(&self) -> Option<ConstantLink> {
+        None
+    }
 }
 
 impl LinkBehaviour for ConstantLink {
+    fn as_constant(&self) -> Option<ConstantLink> {
+        Some(self.clone())
+    }
+
     /// [`fluid_transmit_end`] at one rate for ever: `start` + the transmission time.
     fn transmit_end(&mut self, start: SimTime, bytes: u64) -> Option<SimTime> {
         (self.0.rate_bps > 0).then(|| start + SimDuration::transmission(bytes, self.0.rate_bps))
