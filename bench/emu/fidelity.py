@@ -74,6 +74,31 @@ for i in range(n):
 """
 
 
+def bed_scenario(rate_bps: int, delay_ns: int, queue_pkts: int) -> dict:
+    """One link a–b, both directions alike, resolved by the scenario layer as for any run (the
+    topology and satcc-linkd read the resolved form). The bed runs its own traffic; the
+    scenario's flow, which a valid scenario needs, is never started."""
+    return resolve(
+        loads(
+            f"""
+            [scenario]
+            name = "bench-emu-bed"
+            duration = "1 h"
+            seed = 1
+            [[link]]
+            a = "a"
+            b = "b"
+            rate = "{rate_bps} bit/s"
+            delay = "{delay_ns} ns"
+            queue = "{queue_pkts} pkt"
+            [[flow]]
+            from = "a"
+            to = "b"
+            """
+        )
+    )
+
+
 class Bed:
     """Two namespaces joined by one link: through satcc-linkd, or by a plain veth pair."""
 
@@ -89,28 +114,7 @@ class Bed:
         self.record = host.register_run(self.run_id)
         self.emulated = emulated
         self.linkd = None
-        # one link, both directions alike: the scenario layer resolves it as for any run (the
-        # topology and satcc-linkd read the resolved form); the bed runs its own traffic, the
-        # scenario's flow (which it needs to be valid) is never started
-        cfg = resolve(
-            loads(
-                f"""
-                [scenario]
-                name = "bench-emu-bed"
-                duration = "1 h"
-                seed = 1
-                [[link]]
-                a = "a"
-                b = "b"
-                rate = "{rate_bps} bit/s"
-                delay = "{delay_ns} ns"
-                queue = "{queue_pkts} pkt"
-                [[flow]]
-                from = "a"
-                to = "b"
-                """
-            )
-        )
+        cfg = bed_scenario(rate_bps, delay_ns, queue_pkts)
         self.plan = topology.plan(cfg, self.run_id)
         try:
             if emulated:

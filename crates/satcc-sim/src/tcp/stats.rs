@@ -1,5 +1,7 @@
 //! Per-flow statistics the sender keeps for the run's summary.
 
+use std::sync::OnceLock;
+
 /// Log-linear histogram of RTT samples: buckets 0.5 % wide, so percentiles are exact to
 /// within half a percent at any scale while memory stays a few kilobytes.
 #[derive(Clone, Debug, Default)]
@@ -8,11 +10,10 @@ pub struct RttHistogram {
     n: u64,
     sum_us: f64,
     min_us: u64,
-    /// `bounds[b]`: the smallest sample in bucket `b` or above ([`bucket_of`] as a table, so a
-    /// sample is placed without a logarithm); extended as larger samples come.
-    bounds: Vec<u64>,
     /// The bucket of the last sample (most samples fall in it again).
     last: usize,
+    /// [`bounds`], once looked up.
+    table: Option<&'static [u64]>,
 }
 
 /// Bucket growth factor.
@@ -23,15 +24,15 @@ fn bucket_of(v: u64) -> usize {
     ((v as f64).ln() / STEP.ln()) as usize
 }
 
-impl RttHistogram {
-    /// [`bucket_of`]`(v)`, read from the table of bucket bounds.
-    fn bucket(&mut self, v: u64) -> usize {
-        let b = self.last;
-        if b + 1 < self.bounds.len() && self.bounds[b] <= v && v < self.bounds[b + 1] {
-            return b;
-        }
-        while self.bounds.last().is_none_or(|&top| top <= v) {
-            let b = self.bounds.len();
+/// `bounds()[b]`: the smallest sample in bucket `b` or above ([`bucket_of`] as a table, so a
+/// sample is placed without a logarithm), for every bucket up to 2^32 µs (71 minutes); built
+/// once per process (~4,400 buckets, a few logarithms each).
+fn bounds() -> &'static [u64] {
+    static BOUNDS: OnceLock<Vec<u64>> = OnceLock::new();
+    BOUNDS.get_or_init(|| {
+        let top = bucket_of(1 << 32) + 1;
+        let mut out = Vec::with_capacity(top + 1);
+        for b in 0..=top {
             // smallest g with bucket_of(g) >= b, from the estimate STEP^b
             let mut g = (STEP.powi(b as i32).ceil() as u64).max(1);
             while g > 1 && bucket_of(g - 1) >= b {
@@ -40,9 +41,24 @@ impl RttHistogram {
             while bucket_of(g) < b {
                 g += 1;
             }
-            self.bounds.push(g);
+            out.push(g);
         }
-        self.last = self.bounds.partition_point(|&lo| lo <= v) - 1;
+        out
+    })
+}
+
+impl RttHistogram {
+    /// [`bucket_of`]`(v)`, read from the table of bucket bounds (beyond it, computed).
+    fn bucket(&mut self, v: u64) -> usize {
+        let bounds = *self.table.get_or_insert_with(bounds);
+        let b = self.last;
+        if b + 1 < bounds.len() && bounds[b] <= v && v < bounds[b + 1] {
+            return b;
+        }
+        if v >= bounds[bounds.len() - 1] {
+            return bucket_of(v);
+        }
+        self.last = bounds.partition_point(|&lo| lo <= v) - 1;
         self.last
     }
 
@@ -115,6 +131,9 @@ mod tests {
         {
             assert_eq!(h.bucket(v), bucket_of(v), "v = {v}");
         }
-        assert!(h.bounds.windows(2).all(|w| w[0] <= w[1]));
+        assert!(bounds().windows(2).all(|w| w[0] <= w[1]));
+        for v in [(1u64 << 32) - 1, 1 << 32, (1 << 32) + 1, 1 << 40] {
+            assert_eq!(h.bucket(v), bucket_of(v), "v = {v}");
+        }
     }
 }

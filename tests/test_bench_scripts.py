@@ -1,0 +1,87 @@
+"""The benchmark scripts are not run by the tests (they need root, minutes and quiet cores), so
+a change elsewhere can break them unnoticed (bench/emu/fidelity.py kept building the topology
+from the dictionary the scenario layer had stopped producing). These checks run what can run
+anywhere: every script's --help (imports, argument parsing), the emulator bed's scenario
+through the topology planner, and the simulator benchmark's report on recorded lines."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from satcc.emu import topology
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(p for p in (ROOT / "bench").rglob("*.py") if p.name != "report.py")
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_benchmark_script_imports_and_parses_its_arguments(script):
+    r = subprocess.run(
+        [sys.executable, str(script), "--help"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "usage" in r.stdout.lower()
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_emulator_bed_is_a_resolved_scenario_the_topology_plans():
+    fidelity = _load(ROOT / "bench/emu/fidelity.py")
+    cfg = fidelity.bed_scenario(100_000_000, 10_000_000, 1000)
+    plan = topology.plan(cfg, "t0bench", subnet_octet=90)
+    assert len(plan.links) == 1 and len(plan.namespaces) == 2
+    link = cfg["links"][0]
+    for d in ("ab", "ba"):
+        assert link[d]["rate_bps"] == 100_000_000 and link[d]["delay_ns"] == 10_000_000
+
+
+def test_the_simulator_report_puts_the_cli_beside_ns3(tmp_path):
+    def line(tool, wall, segs=500_000):
+        return {
+            "tool": tool,
+            "cca": "cubic",
+            "groups": [[50, 1]],
+            "wall_s": wall,
+            "cpu_s": wall,
+            "events": 3 * segs,
+            "packets": 3 * segs,
+            "data_segments": segs,
+            "retransmissions": 10,
+            "goodput_total_bps": 96e6,
+            "goodput_bps": [96e6],
+        }
+
+    rows = [
+        {"case": "a", "rep": 1, "load1_before": 0.1, "load1_after": 0.1, "result": line(t, w)}
+        for t, w in (("satcc", 0.13), ("ns-3.37", 14.5))
+    ]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "cases.txt").write_text("a|1 cubic, 100 Mbit/s|\n")
+    (tmp_path / "cli.jsonl").write_text(
+        json.dumps({"case": "a", "rep": 1, "wall_s": 0.29, "cpu_s": 0.3}) + "\n"
+    )
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "bench/sim/report.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "ns-3 112x longer" in r.stdout  # 14.5 / 0.13
+    assert "`satcc sim` end to end" in r.stdout and "ns-3 50.0x longer" in r.stdout
