@@ -427,11 +427,11 @@ impl World {
     fn schedule(&mut self, at: SimTime, ev: Ev) {
         debug_assert!(at >= self.now, "scheduling in the past");
         self.seq += 1;
-        self.push_entry(at, self.seq, ev);
-    }
-
-    fn push_entry(&mut self, at: SimTime, seq: u64, ev: Ev) {
-        self.heap.push(Entry { at, seq, ev });
+        self.heap.push(Entry {
+            at,
+            seq: self.seq,
+            ev,
+        });
         self.peak_pending = self.peak_pending.max(self.heap.len());
     }
 
