@@ -13,26 +13,26 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from satcc import _native, results
+from satcc import _native, results, tables
 from satcc import scenario as sc
 from satcc.campaign import worker
-from satcc.results import arrow_column
 from satcc.store import catalog, schema
+from satcc.tables import arrow_column
 from tests.helpers import MINIMAL, requires_sim
 
 REPO = Path(__file__).resolve().parents[1]
 RECORD_RS = REPO / "crates" / "satcc-core" / "src" / "record.rs"
 UDP_RS = REPO / "crates" / "satcc-sim" / "src" / "udp.rs"
 
-RUST_TO_ARROW = {
-    "u32": pa.int64(),
-    "u64": pa.int64(),
-    "i64": pa.int64(),
-    "usize": pa.int64(),
-    "f64": pa.float64(),
-    "&'static str": pa.string(),
-    "String": pa.string(),
-    "bool": pa.bool_(),
+RUST_TO_SATCC = {
+    "u32": "int64",
+    "u64": "int64",
+    "i64": "int64",
+    "usize": "int64",
+    "f64": "float64",
+    "&'static str": "string",
+    "String": "string",
+    "bool": "bool",
 }
 
 # Columns only the Python side has, and why.
@@ -80,22 +80,22 @@ def rust_struct(path: Path, name: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("struct", "table", "arrow"),
+    ("struct", "table", "schema"),
     [
         ("FlowSummary", "flows", results.FLOWS_SCHEMA),
         ("FlowSeries", "flow_series", results.FLOW_SERIES_SCHEMA),
         ("LinkSeries", "link_series", results.LINK_SERIES_SCHEMA),
     ],
 )
-def test_rust_records_and_python_schemas_agree_column_by_column(struct, table, arrow):
+def test_rust_records_and_python_schemas_agree_column_by_column(struct, table, schema):
     rust = rust_struct(RECORD_RS, struct)
     for name, ty in rust.items():
-        assert name in arrow.names, f"record.rs {struct}.{name} has no column in {table}"
-        assert ty in RUST_TO_ARROW, f"record.rs {struct}.{name}: no Arrow type known for {ty}"
-        assert arrow.field(name).type == RUST_TO_ARROW[ty], (
-            f"{table}.{name}: Rust {ty} is {RUST_TO_ARROW[ty]}, Python says {arrow.field(name).type}"
+        assert name in schema.names, f"record.rs {struct}.{name} has no column in {table}"
+        assert ty in RUST_TO_SATCC, f"record.rs {struct}.{name}: no satcc type known for {ty}"
+        assert schema.type_of(name) == RUST_TO_SATCC[ty], (
+            f"{table}.{name}: Rust {ty} is {RUST_TO_SATCC[ty]}, Python says {schema.type_of(name)}"
         )
-    extra = set(arrow.names) - set(rust)
+    extra = set(schema.names) - set(rust)
     assert extra == PYTHON_ONLY[table], f"{table}: Python-only columns changed: {sorted(extra)}"
 
 
@@ -104,7 +104,7 @@ def test_the_udp_columns_are_the_simulators_udp_summary():
     udp = {"received_packets", "lost_packets", "loss_fraction", "jitter_ms"}
     assert udp | {"sent_packets"} == set(rust)
     for name in udp:
-        assert results.FLOWS_SCHEMA.field(name).type == RUST_TO_ARROW[rust[name]]
+        assert results.FLOWS_SCHEMA.type_of(name) == RUST_TO_SATCC[rust[name]]
 
 
 @requires_sim
@@ -128,13 +128,12 @@ def test_the_store_owns_the_extra_tables_and_the_worker_uses_them():
 @pytest.mark.parametrize(
     ("values", "typ"),
     [
-        ([1, None, 3, -(2**62)], pa.int64()),
-        ([0.5, None, float("nan"), float("inf"), -0.0], pa.float64()),
-        (["ab", None, "", "→é", "x" * 300], pa.string()),
-        ([True, None, False, True] * 5, pa.bool_()),
-        ([], pa.float64()),
-        ([None, None], pa.int64()),
-        ([7, 8], pa.uint32()),
+        ([1, None, 3, -(2**62)], "int64"),
+        ([0.5, None, float("nan"), float("inf"), -0.0], "float64"),
+        (["ab", None, "", "→é", "x" * 300], "string"),
+        ([True, None, False, True] * 5, "bool"),
+        ([], "float64"),
+        ([None, None], "int64"),
     ],
 )
 def test_arrow_columns_built_from_buffers_equal_pyarrows_own(values, typ):
@@ -142,4 +141,5 @@ def test_arrow_columns_built_from_buffers_equal_pyarrows_own(values, typ):
     # nulls where None (and NaN in floats, as from_pandas=True does), values elsewhere.
     built = arrow_column(values, typ)
     built.validate(full=True)
-    assert built.equals(pa.array(values, type=typ, from_pandas=True))
+    arrow_type = tables.Schema(("x", typ)).arrow().field("x").type
+    assert built.equals(pa.array(values, type=arrow_type, from_pandas=True))

@@ -8,6 +8,7 @@ import pytest
 
 from satcc import results as rs
 from satcc import scenario as sc
+from satcc.tables import Table
 from tests.helpers import MINIMAL, engine_output
 
 THREE_FLOWS = (
@@ -150,14 +151,14 @@ def test_a_failed_write_leaves_no_new_directory(write_toml, tmp_path, monkeypatc
     r = _result(write_toml)
     calls = []
 
-    def failing(table, path, **kw):
+    def failing(table, path, metadata=None):
         calls.append(path)
         if len(calls) == 2:
             raise OSError("disk full")
-        return real(table, path, **kw)
+        return real(table, path, metadata)
 
-    real = pq.write_table
-    monkeypatch.setattr(rs.pq, "write_table", failing)
+    real = Table.write_parquet
+    monkeypatch.setattr(Table, "write_parquet", failing)
     with pytest.raises(OSError):
         r.write(tmp_path / "res" / "out")
     assert list((tmp_path / "res").iterdir()) == []  # neither the result nor temporary files
@@ -171,7 +172,7 @@ def test_a_failed_rewrite_keeps_the_previous_result_loadable(write_toml, tmp_pat
     def failing(*a, **kw):
         raise OSError("disk full")
 
-    monkeypatch.setattr(rs.pq, "write_table", failing)
+    monkeypatch.setattr(Table, "write_parquet", failing)
     with pytest.raises(OSError):
         r.write(out)
     assert _files(out) == before

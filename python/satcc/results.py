@@ -27,15 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from satcc.errors import SatccError, UserError
+from satcc.errors import UserError
 from satcc.limits import json_loads
+from satcc.tables import Schema, Table
 from satcc.units import format_rate
 
-if TYPE_CHECKING:  # pandas is imported by pyarrow's to_pandas() when a view is asked for
+if TYPE_CHECKING:  # both are imported only when a view is asked for (to_pandas, to_arrow)
     import pandas as pd
+    import pyarrow as pa
 
 SCHEMA_VERSION = 1
 SUMMARY_FILE = "summary.json"
@@ -44,82 +43,66 @@ FLOW_SERIES_FILE = "flow_series.parquet"
 LINK_SERIES_FILE = "link_series.parquet"
 TABLE_FILES = (FLOWS_FILE, FLOW_SERIES_FILE, LINK_SERIES_FILE)
 
-# Parquet writer options, fixed so that bytes depend only on the data.
-_PARQUET_OPTIONS: dict[str, Any] = {
-    "compression": "zstd",
-    "compression_level": 3,
-    "use_dictionary": True,
-    "write_statistics": True,
-    "version": "2.6",
-    "data_page_version": "1.0",
-    "store_schema": True,
-}
 
-FLOWS_SCHEMA = pa.schema(
-    [
-        ("id", pa.int64()),  # resolved flow id, 0..n-1
-        ("name", pa.string()),  # [[flow]] name, ".k" for count copies
-        ("scenario_flow", pa.int64()),  # index of the [[flow]] table in the scenario
-        ("from", pa.string()),  # sender node
-        ("to", pa.string()),  # receiver node
-        ("cca", pa.string()),  # "udp" for UDP flows
-        ("proto", pa.string()),  # "tcp" or "udp"
-        ("start_s", pa.float64()),
-        ("size_bytes", pa.int64()),  # null for bulk flows
-        ("goodput_bps", pa.float64()),  # app bytes x 8 over the flow's active time
-        ("delivered_bytes", pa.int64()),
-        ("sent_packets", pa.int64()),  # data segments incl. retransmissions
-        ("retransmitted_packets", pa.int64()),
-        ("retransmission_rate", pa.float64()),  # retransmitted / sent; null if nothing sent
-        ("rtt_mean_ms", pa.float64()),
-        ("rtt_p95_ms", pa.float64()),
-        ("rtt_min_ms", pa.float64()),
-        ("fct_s", pa.float64()),  # null for bulk or unfinished transfers
-        ("rto_count", pa.int64()),
-        ("recovery_count", pa.int64()),
-        ("received_packets", pa.int64()),  # UDP only (null for TCP)
-        ("lost_packets", pa.int64()),  # UDP only
-        ("loss_fraction", pa.float64()),  # UDP only: lost / sent
-        ("jitter_ms", pa.float64()),  # UDP only: RFC 3550 interarrival jitter
-    ]
+FLOWS_SCHEMA = Schema(
+    ("id", "int64"),  # resolved flow id, 0..n-1
+    ("name", "string"),  # [[flow]] name, ".k" for count copies
+    ("scenario_flow", "int64"),  # index of the [[flow]] table in the scenario
+    ("from", "string"),  # sender node
+    ("to", "string"),  # receiver node
+    ("cca", "string"),  # "udp" for UDP flows
+    ("proto", "string"),  # "tcp" or "udp"
+    ("start_s", "float64"),
+    ("size_bytes", "int64"),  # null for bulk flows
+    ("goodput_bps", "float64"),  # app bytes x 8 over the flow's active time
+    ("delivered_bytes", "int64"),
+    ("sent_packets", "int64"),  # data segments incl. retransmissions
+    ("retransmitted_packets", "int64"),
+    ("retransmission_rate", "float64"),  # retransmitted / sent; null if nothing sent
+    ("rtt_mean_ms", "float64"),
+    ("rtt_p95_ms", "float64"),
+    ("rtt_min_ms", "float64"),
+    ("fct_s", "float64"),  # null for bulk or unfinished transfers
+    ("rto_count", "int64"),
+    ("recovery_count", "int64"),
+    ("received_packets", "int64"),  # UDP only (null for TCP)
+    ("lost_packets", "int64"),  # UDP only
+    ("loss_fraction", "float64"),  # UDP only: lost / sent
+    ("jitter_ms", "float64"),  # UDP only: RFC 3550 interarrival jitter
 )
 
-FLOW_SERIES_SCHEMA = pa.schema(
-    [
-        ("flow_id", pa.int64()),
-        ("t_s", pa.float64()),  # bin start
-        ("delivered_bytes", pa.int64()),  # in the bin, in order (a repair releases a burst)
-        ("goodput_bps", pa.float64()),  # delivered_bytes x 8 / bin width
-        ("received_bytes", pa.int64()),  # payload that reached the receiver in the bin,
-        # in order or not (null: not measured)
-        ("received_bps", pa.float64()),  # received_bytes x 8 / bin width
-        ("cwnd_bytes", pa.int64()),  # congestion window in bytes where that is what
-        # was measured (iperf3's snd_cwnd); else null
-        ("cwnd_pkts", pa.int64()),  # at the end of the bin
-        ("ssthresh_pkts", pa.int64()),
-        ("srtt_ms", pa.float64()),
-        ("inflight_pkts", pa.int64()),
-        ("pacing_rate_bps", pa.float64()),
-        ("retransmits", pa.int64()),  # segments retransmitted in the bin
-    ]
+FLOW_SERIES_SCHEMA = Schema(
+    ("flow_id", "int64"),
+    ("t_s", "float64"),  # bin start
+    ("delivered_bytes", "int64"),  # in the bin, in order (a repair releases a burst)
+    ("goodput_bps", "float64"),  # delivered_bytes x 8 / bin width
+    ("received_bytes", "int64"),  # payload that reached the receiver in the bin,
+    # in order or not (null: not measured)
+    ("received_bps", "float64"),  # received_bytes x 8 / bin width
+    ("cwnd_bytes", "int64"),  # congestion window in bytes where that is what
+    # was measured (iperf3's snd_cwnd); else null
+    ("cwnd_pkts", "int64"),  # at the end of the bin
+    ("ssthresh_pkts", "int64"),
+    ("srtt_ms", "float64"),
+    ("inflight_pkts", "int64"),
+    ("pacing_rate_bps", "float64"),
+    ("retransmits", "int64"),  # segments retransmitted in the bin
 )
 
-LINK_SERIES_SCHEMA = pa.schema(
-    [
-        ("link_id", pa.int64()),
-        ("dir", pa.string()),  # "ab" or "ba"
-        ("from", pa.string()),  # node the direction leaves
-        ("to", pa.string()),
-        ("t_s", pa.float64()),
-        ("queue_pkts", pa.int64()),  # at the end of the bin
-        ("queue_bytes", pa.int64()),
-        ("drops_queue", pa.int64()),  # in the bin
-        ("drops_random", pa.int64()),
-        ("ecn_marks", pa.int64()),
-        ("tx_bytes", pa.int64()),
-        ("capacity_bps", pa.int64()),
-        ("delay_ms", pa.float64()),
-    ]
+LINK_SERIES_SCHEMA = Schema(
+    ("link_id", "int64"),
+    ("dir", "string"),  # "ab" or "ba"
+    ("from", "string"),  # node the direction leaves
+    ("to", "string"),
+    ("t_s", "float64"),
+    ("queue_pkts", "int64"),  # at the end of the bin
+    ("queue_bytes", "int64"),
+    ("drops_queue", "int64"),  # in the bin
+    ("drops_random", "int64"),
+    ("ecn_marks", "int64"),
+    ("tx_bytes", "int64"),
+    ("capacity_bps", "int64"),
+    ("delay_ms", "float64"),
 )
 
 # The series columns an engine hands `RunResult.from_engine` (the `_native.run_sim` shape; the
@@ -238,17 +221,18 @@ class RunResult:
 
     `meta`: schema_version, satcc_version, engine, scenario, scenario_hash, seed, duration_s,
     bin_s, nodes, links [{id, a, b}], stats (engine counters; deterministic).
-    The tables are pyarrow Tables with the schemas above; `flows`, `flow_series` and
-    `link_series` give them as pandas DataFrames.
+    The tables (`flows_data`, ...) are `satcc.tables.Table`s with the schemas above: Python
+    lists, written without pyarrow. `flows_table`, `flow_series_table` and `link_series_table`
+    give them as pyarrow Tables, `flows`, `flow_series` and `link_series` as pandas DataFrames.
     """
 
     meta: dict[str, Any]
-    flows_table: pa.Table
-    flow_series_table: pa.Table
-    link_series_table: pa.Table
+    flows_data: Table
+    flow_series_data: Table
+    link_series_data: Table
     # optional tables written beside the three (file name -> table): the simulator's
     # sequence/ACK trace (seqack.parquet, satcc.store.schema.SEQACK_SCHEMA) when asked for
-    extras: dict[str, pa.Table] = field(default_factory=dict)
+    extras: dict[str, Table] = field(default_factory=dict)
     _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
 
     # -- construction -------------------------------------------------------------------------
@@ -287,7 +271,7 @@ class RunResult:
             }
             for name, column in rows.items():
                 column.append(_clean(values[name] if name in values else summary.get(name)))
-        flows = _table(rows, FLOWS_SCHEMA, "flows")
+        flows = Table.from_columns(FLOWS_SCHEMA, rows, "flows")
 
         bin_s = config["bin_ns"] / 1e9
         duration_s = config["duration_ns"] / 1e9
@@ -305,7 +289,7 @@ class RunResult:
             for d, w in zip(fs["received_bytes"], width, strict=True)
         ]
         fs.setdefault("cwnd_bytes", [None] * len(t))
-        flow_series = _table(fs, FLOW_SERIES_SCHEMA, "flow_series")
+        flow_series = Table.from_columns(FLOW_SERIES_SCHEMA, fs, "flow_series")
 
         ls = dict(raw["link_series"])
         ends = {i: (nodes[link["a"]], nodes[link["b"]]) for i, link in enumerate(config["links"])}
@@ -317,7 +301,7 @@ class RunResult:
             ends[i][1] if d == "ab" else ends[i][0]
             for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)
         ]
-        link_series = _table(ls, LINK_SERIES_SCHEMA, "link_series")
+        link_series = Table.from_columns(LINK_SERIES_SCHEMA, ls, "link_series")
 
         full_meta = dict(meta)
         full_meta.setdefault("schema_version", SCHEMA_VERSION)
@@ -336,7 +320,7 @@ class RunResult:
 
             sa = dict(raw["seqack"])
             dropped = sa.pop("dropped_rows", 0)
-            extras[SEQACK_FILE] = _table(sa, SEQACK_SCHEMA, "seqack")
+            extras[SEQACK_FILE] = Table.from_columns(SEQACK_SCHEMA, sa, "seqack")
             full_meta.setdefault(
                 "seqack",
                 {
@@ -349,9 +333,21 @@ class RunResult:
 
     # -- views --------------------------------------------------------------------------------
 
-    def _frame(self, key: str, table: pa.Table) -> pd.DataFrame:
+    @property
+    def flows_table(self) -> pa.Table:
+        return self.flows_data.to_arrow()
+
+    @property
+    def flow_series_table(self) -> pa.Table:
+        return self.flow_series_data.to_arrow()
+
+    @property
+    def link_series_table(self) -> pa.Table:
+        return self.link_series_data.to_arrow()
+
+    def _frame(self, key: str, table: Table) -> pd.DataFrame:
         if key not in self._frames:
-            frame = table.to_pandas()
+            frame = table.to_arrow().to_pandas()
             for name in NULLABLE_INT_COLUMNS & set(frame.columns):
                 frame[name] = frame[name].astype("Int64")  # integers with nulls, not floats
             self._frames[key] = frame
@@ -359,15 +355,15 @@ class RunResult:
 
     @property
     def flows(self) -> pd.DataFrame:
-        return self._frame("flows", self.flows_table)
+        return self._frame("flows", self.flows_data)
 
     @property
     def flow_series(self) -> pd.DataFrame:
-        return self._frame("flow_series", self.flow_series_table)
+        return self._frame("flow_series", self.flow_series_data)
 
     @property
     def link_series(self) -> pd.DataFrame:
-        return self._frame("link_series", self.link_series_table)
+        return self._frame("link_series", self.link_series_data)
 
     @property
     def jain_flows(self) -> list[int]:
@@ -375,20 +371,20 @@ class RunResult:
         "fairness", see `shared_bottleneck`); every flow for results written without it."""
         fair = self.meta.get("fairness", "all")
         if fair == "all":
-            return self.flows_table.column("id").to_pylist()
+            return list(self.flows_data.column("id"))
         return list(fair["flows"]) if fair else []
 
     @property
     def jain_index(self) -> float | None:
         ids = set(self.jain_flows)
-        rows = self.flows_table.select(["id", "goodput_bps"]).to_pylist()
+        rows = self.flows_data.to_pylist()
         return jain_index([r["goodput_bps"] for r in rows if r["id"] in ids])
 
     def summary(self) -> dict[str, Any]:
         """The `--json` document (also `summary.json`, minus the file hashes)."""
         m = self.meta
         flows = []
-        for row in self.flows_table.to_pylist():
+        for row in self.flows_data.to_pylist():
             flows.append({key: _clean(row.get(key)) for key in SUMMARY_FLOW_KEYS})
         doc: dict[str, Any] = {
             "schema_version": m.get("schema_version", SCHEMA_VERSION),
@@ -428,16 +424,14 @@ class RunResult:
             meta_json = _dumps(self.meta, indent=None)
             digests = {}
             for name, table in (
-                (FLOWS_FILE, self.flows_table),
-                (FLOW_SERIES_FILE, self.flow_series_table),
-                (LINK_SERIES_FILE, self.link_series_table),
+                (FLOWS_FILE, self.flows_data),
+                (FLOW_SERIES_FILE, self.flow_series_data),
+                (LINK_SERIES_FILE, self.link_series_data),
             ):
-                path = tmp / name
-                table = table.replace_schema_metadata({"satcc": meta_json})
-                pq.write_table(table, path, **_PARQUET_OPTIONS)
-                digests[name] = _sha256(path)
+                table.write_parquet(tmp / name, {"satcc": meta_json})
+                digests[name] = _sha256(tmp / name)
             for name, table in sorted(self.extras.items()):
-                pq.write_table(table, tmp / name, **_PARQUET_OPTIONS)
+                table.write_parquet(tmp / name)
                 digests[name] = _sha256(tmp / name)
             files = (*TABLE_FILES, *sorted(self.extras))
             doc = self.summary()
@@ -483,7 +477,7 @@ class RunResult:
             "fct",
         ]
         rows = []
-        for f in self.flows_table.to_pylist():
+        for f in self.flows_data.to_pylist():
             rows.append(
                 [
                     str(f["id"]),
@@ -524,7 +518,7 @@ class RunResult:
 
 
 def _null_outside_flows(
-    fs: dict[str, list[Any]], flows: pa.Table, bin_s: float
+    fs: dict[str, list[Any]], flows: Table, bin_s: float
 ) -> dict[str, list[Any]]:
     """Missing values are null: every column of a bin that ends before the flow starts or
     starts after it completed (start + fct); the TCP state of UDP flows; srtt 0 (no sample)."""
@@ -566,73 +560,6 @@ def _pct(x: float | None) -> str:
 
 def _ms(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f} ms"
-
-
-def _table(columns: dict[str, list[Any]], schema: pa.Schema, what: str) -> pa.Table:
-    missing = [n for n in schema.names if n not in columns]
-    if missing:
-        raise SatccError(f"engine output {what} lacks columns: {', '.join(missing)}")
-    lengths = {len(columns[n]) for n in schema.names}
-    if len(lengths) > 1:
-        raise SatccError(f"engine output {what} has columns of different lengths")
-    arrays = [arrow_column(columns[f.name], f.type) for f in schema]
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
-_NUMPY_TYPES = {
-    pa.int64(): "int64",
-    pa.int32(): "int32",
-    pa.uint64(): "uint64",
-    pa.uint32(): "uint32",
-    pa.float64(): "float64",
-    pa.float32(): "float32",
-}
-
-
-def arrow_column(values: list[Any], typ: pa.DataType) -> pa.Array:
-    """An Arrow array of `typ` from a Python list, None (and NaN in float columns, as
-    `pa.array(..., from_pandas=True)` does: no RTT sample yet) stored as null.
-
-    Built from buffers because `pa.array` on a list (or an ndarray) imports pandas to ask whether
-    the list is a pandas object: ~0.3 s of every `satcc sim`, more than the simulation of a
-    60 s 100 Mbit/s run. Types other than the fixed-width numbers, bool and string go through
-    `pa.array`."""
-    import numpy as np
-
-    n = len(values)
-    if typ == pa.string():
-        valid = [v is not None for v in values]
-        encoded = [v.encode() if v is not None else b"" for v in values]
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in encoded], out=offsets[1:])
-        if offsets[-1] >= 2**31:
-            return pa.array(values, type=typ)
-        buffers = [
-            _validity(np, valid, n),
-            pa.py_buffer(offsets.astype(np.int32)),
-            pa.py_buffer(b"".join(encoded)),
-        ]
-        return pa.Array.from_buffers(typ, n, buffers)
-    if typ == pa.bool_():
-        valid = [v is not None for v in values]
-        bits = np.packbits(np.array([bool(v) for v in values], dtype=bool), bitorder="little")
-        return pa.Array.from_buffers(typ, n, [_validity(np, valid, n), pa.py_buffer(bits)])
-    dtype = _NUMPY_TYPES.get(typ)
-    if dtype is None:
-        return pa.array(values, type=typ, from_pandas=True)
-    if typ in (pa.float64(), pa.float32()):
-        valid = [v is not None and not math.isnan(v) for v in values]
-    else:
-        valid = [v is not None for v in values]
-    data = np.fromiter((v if ok else 0 for v, ok in zip(values, valid)), dtype=dtype, count=n)
-    return pa.Array.from_buffers(typ, n, [_validity(np, valid, n), pa.py_buffer(data)])
-
-
-def _validity(np: Any, valid: list[bool], n: int) -> pa.Buffer | None:
-    """Arrow's validity bitmap (least significant bit first), None when nothing is null."""
-    if all(valid):
-        return None
-    return pa.py_buffer(np.packbits(np.array(valid, dtype=bool), bitorder="little"))
 
 
 def _dumps(obj: Any, indent: int | None = 2) -> str:
@@ -751,6 +678,8 @@ def load(result_dir: str | Path) -> RunResult:
         raise ResultError(
             f"{summary_path}: expected schema_version {SCHEMA_VERSION}, found {version!r}"
         )
+    import pyarrow.parquet as pq
+
     tables = {}
     for name in TABLE_FILES:
         path = d / name
@@ -778,7 +707,8 @@ def load(result_dir: str | Path) -> RunResult:
             raise ResultError(
                 f"{path}: missing or not matching the sha256 recorded in {SUMMARY_FILE}"
             )
-        extras[name] = pq.read_table(path)
+        table = pq.read_table(path).replace_schema_metadata(None)
+        extras[name] = Table.from_arrow(Schema.from_arrow(table.schema, path), table)
     return RunResult(
         meta,
         _conform(tables[FLOWS_FILE], FLOWS_SCHEMA, d / FLOWS_FILE),
@@ -793,14 +723,19 @@ def load(result_dir: str | Path) -> RunResult:
 ADDED_COLUMNS = frozenset({"received_bytes", "received_bps", "cwnd_bytes"})
 
 
-def _conform(table: pa.Table, schema: pa.Schema, source: Path | None = None) -> pa.Table:
+def _conform(table: pa.Table, schema: Schema, source: Path | None = None) -> Table:
     """The stored table with our schema (and no key/value metadata), so that writing a loaded
     result gives the same bytes as writing the original."""
-    for column in schema:
+    import pyarrow as pa
+
+    arrow = schema.arrow()
+    for column in arrow:
         if column.name not in table.column_names:
             if column.name not in ADDED_COLUMNS:
                 raise ResultError(
                     f"{source or 'result'}: expected a column {column.name!r}, found none"
                 )
             table = table.append_column(column.name, pa.nulls(table.num_rows, column.type))
-    return table.select(schema.names).cast(schema).replace_schema_metadata(None)
+    return Table.from_arrow(
+        schema, table.select(arrow.names).cast(arrow).replace_schema_metadata(None)
+    )

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from satcc import __version__
 from satcc.analyze.capture import CaptureAnalysis
 from satcc.results import (
@@ -25,8 +23,8 @@ from satcc.results import (
     LINK_SERIES_SCHEMA,
     SUMMARY_FLOW_KEYS,
     RunResult,
-    arrow_column,
 )
+from satcc.tables import Table
 
 if TYPE_CHECKING:  # the iperf3 and ping readers (and pandas) load only for such inputs
     from satcc.analyze.iperf3 import Iperf3Result
@@ -252,16 +250,10 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
     rows = {n: [f.get(n) for f in flows] for n in FLOWS_SCHEMA.names}
     rows["scenario_flow"] = [None] * len(flows)
     rows["size_bytes"] = [None] * len(flows)
-    flows_table = pa.Table.from_arrays(
-        [arrow_column(rows[f.name], f.type) for f in FLOWS_SCHEMA], schema=FLOWS_SCHEMA
-    )
-    series_table = pa.Table.from_arrays(
-        [arrow_column(series[f.name], f.type) for f in FLOW_SERIES_SCHEMA],
-        schema=FLOW_SERIES_SCHEMA,
-    )
-    # not Schema.empty_table(), which imports pandas
-    link_table = pa.Table.from_arrays(
-        [arrow_column([], f.type) for f in LINK_SERIES_SCHEMA], schema=LINK_SERIES_SCHEMA
+    flows_table = Table.from_columns(FLOWS_SCHEMA, rows, "flows")
+    series_table = Table.from_columns(FLOW_SERIES_SCHEMA, series, "flow_series")
+    link_table = Table.from_columns(
+        LINK_SERIES_SCHEMA, {n: [] for n in LINK_SERIES_SCHEMA.names}, "link_series"
     )
     meta = {
         "engine": "analyze",

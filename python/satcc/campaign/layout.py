@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from satcc import results
 from satcc.errors import UserError
 from satcc.limits import json_loads, printable
@@ -209,7 +207,7 @@ def write_run(
     hashes = {}
     for name, table in sorted(extras.items()):
         path = staging / name
-        pq.write_table(table, path, **results._PARQUET_OPTIONS)
+        table.write_parquet(path)
         results.fsync_file(path)
         hashes[name] = sha256(path)
     if raw_dir is not None and (raw_dir / EMU_RAW_DIR).is_dir():

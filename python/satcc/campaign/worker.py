@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from satcc.campaign.spec import ANALYZE, RunSpec
 from satcc.store.schema import PINGS_FILE, PINGS_SCHEMA, SEQACK_FILE, SEQACK_SCHEMA
+from satcc.tables import Table
 
 SEQACK_MAX_CAPTURE_BYTES = 512 * 1024 * 1024  # beyond this, no per-packet table (memory)
 TRACEBACK_LINES = 6
@@ -35,7 +34,7 @@ class Outcome:
     run_id: str
     ok: bool
     result: Any = None  # satcc.results.RunResult
-    extras: dict[str, pa.Table] = field(default_factory=dict)
+    extras: dict[str, Table] = field(default_factory=dict)
     error: str | None = None
     wall_s: float = 0.0
 
@@ -60,7 +59,7 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}\n{tail}"
 
 
-def _run(spec: RunSpec, out_dir: str | None) -> tuple[Any, dict[str, pa.Table]]:
+def _run(spec: RunSpec, out_dir: str | None) -> tuple[Any, dict[str, Table]]:
     if spec.engine == ANALYZE:
         return _analyze(spec)
     from satcc import scenario as sc
@@ -90,7 +89,7 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _analyze(spec: RunSpec) -> tuple[Any, dict[str, pa.Table]]:
+def _analyze(spec: RunSpec) -> tuple[Any, dict[str, Table]]:
     import numpy as np
 
     from satcc.analyze.capture import CaptureAnalysis, read_capture, seq_ack_graph
@@ -167,7 +166,7 @@ def _analyze(spec: RunSpec) -> tuple[Any, dict[str, pa.Table]]:
         )
     extras = {}
     if pings["flow_id"]:
-        extras[PINGS_FILE] = pa.Table.from_pydict(pings, schema=PINGS_SCHEMA)
+        extras[PINGS_FILE] = Table.from_columns(PINGS_SCHEMA, pings, "pings")
     if seqack["flow_id"]:
-        extras[SEQACK_FILE] = pa.Table.from_pydict(seqack, schema=SEQACK_SCHEMA)
+        extras[SEQACK_FILE] = Table.from_columns(SEQACK_SCHEMA, seqack, "seqack")
     return built.result, extras

@@ -337,7 +337,7 @@ def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
             )
             data = "f.* EXCLUDE (filename)"
         else:
-            con.register("_empty", schema.empty_table())
+            con.register("_empty", schema.arrow().empty_table())
             con.execute(f"CREATE TABLE _empty_{view} AS SELECT * FROM _empty")
             con.unregister("_empty")
             body = f"FROM _empty_{view} AS f, runs AS r WHERE false"

@@ -13,34 +13,29 @@ with these schemas, the writer stores them, the catalog exposes every table as a
 
 from __future__ import annotations
 
-import pyarrow as pa
-
 from satcc import results
+from satcc.tables import Schema
 
 STORE_SCHEMA_VERSION = 1  # numbers the catalog's layout (satcc.store.catalog)
 
 PINGS_FILE = "pings.parquet"
 SEQACK_FILE = "seqack.parquet"
 
-PINGS_SCHEMA = pa.schema(
-    [
-        ("flow_id", pa.int64()),
-        ("seq", pa.int64()),
-        ("t_s", pa.float64()),  # from the log's first probe
-        ("t_epoch_s", pa.float64()),  # Unix time when the log has it (ping -D), else null
-        ("rtt_ms", pa.float64()),  # null: no reply
-    ]
+PINGS_SCHEMA = Schema(
+    ("flow_id", "int64"),
+    ("seq", "int64"),
+    ("t_s", "float64"),  # from the log's first probe
+    ("t_epoch_s", "float64"),  # Unix time when the log has it (ping -D), else null
+    ("rtt_ms", "float64"),  # null: no reply
 )
-SEQACK_SCHEMA = pa.schema(
-    [
-        ("flow_id", pa.int64()),
-        ("kind", pa.string()),  # "data" or "ack"
-        ("t_s", pa.float64()),  # from the capture's first packet
-        ("seq_rel", pa.int64()),  # data: first byte, relative to the ISN
-        ("end_rel", pa.int64()),  # data: one past the last byte
-        ("ack_rel", pa.int64()),  # ack: cumulative ACK, relative
-        ("retransmission", pa.bool_()),
-    ]
+SEQACK_SCHEMA = Schema(
+    ("flow_id", "int64"),
+    ("kind", "string"),  # "data" or "ack"
+    ("t_s", "float64"),  # from the capture's first packet
+    ("seq_rel", "int64"),  # data: first byte, relative to the ISN
+    ("end_rel", "int64"),  # data: one past the last byte
+    ("ack_rel", "int64"),  # ack: cumulative ACK, relative
+    ("retransmission", "bool"),
 )
 
 # The catalog's `runs` table: one row per planned run, then the parameter columns.
@@ -61,8 +56,8 @@ RUN_COLUMNS = [
 ]
 # The run columns every data view starts with.
 JOIN_COLUMNS = ["run_id", "engine", "seed", "repetition", "point", "scenario"]
-# view name -> (file name in a run directory, its Arrow schema for empty views)
-DATA_VIEWS: dict[str, tuple[str, pa.Schema]] = {
+# view name -> (file name in a run directory, its schema: `.arrow()` for empty views)
+DATA_VIEWS: dict[str, tuple[str, Schema]] = {
     "flows": (results.FLOWS_FILE, results.FLOWS_SCHEMA),
     "flow_series": (results.FLOW_SERIES_FILE, results.FLOW_SERIES_SCHEMA),
     "link_series": (results.LINK_SERIES_FILE, results.LINK_SERIES_SCHEMA),

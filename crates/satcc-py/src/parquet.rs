@@ -1,0 +1,344 @@
+//! satcc's one Parquet writer: a result table given as Python lists (one per column, in schema
+//! order) written as one Parquet file, so that writing a run's results needs no pyarrow (whose
+//! import alone costs more than a 60 s simulation). The schema is `satcc.tables.Schema`'s:
+//! each column is OPTIONAL with one of four types; floats that are NaN are stored as null, as
+//! Arrow's `from_pandas` conversion did before.
+//!
+//! Options are fixed so that the bytes depend only on the data: one row group per
+//! `ROW_GROUP_ROWS` rows, zstd level 3, dictionary encoding, chunk statistics, data pages v1.
+//! The file is built in memory and written with one `write` call, so an I/O failure (a full
+//! disk, a refused name) reaches Python as the `OSError` it is.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType, ZstdLevel};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
+use parquet::schema::types::Type;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+/// Rows per row group: pyarrow's default (1 Mi rows), so a reader sees the same layout.
+const ROW_GROUP_ROWS: usize = 1 << 20;
+/// zstd level: the level results were always written with (fast, and small for series).
+const ZSTD_LEVEL: i32 = 3;
+
+/// One column's values, nulls as `None`.
+enum Column {
+    Int64(Vec<Option<i64>>),
+    Float64(Vec<Option<f64>>),
+    Text(Vec<Option<String>>),
+    Bool(Vec<Option<bool>>),
+}
+
+impl Column {
+    fn len(&self) -> usize {
+        match self {
+            Column::Int64(v) => v.len(),
+            Column::Float64(v) => v.len(),
+            Column::Text(v) => v.len(),
+            Column::Bool(v) => v.len(),
+        }
+    }
+}
+
+fn physical(kind: &str) -> Option<(PhysicalType, Option<LogicalType>)> {
+    Some(match kind {
+        "int64" => (PhysicalType::INT64, None),
+        "float64" => (PhysicalType::DOUBLE, None),
+        "string" => (PhysicalType::BYTE_ARRAY, Some(LogicalType::String)),
+        "bool" => (PhysicalType::BOOLEAN, None),
+        _ => return None,
+    })
+}
+
+/// The values of `list` as a column of `kind`; errors name the column, the row and the value.
+fn extract(name: &str, kind: &str, list: &Bound<'_, PyList>) -> PyResult<Column> {
+    fn each<T>(
+        name: &str,
+        kind: &str,
+        list: &Bound<'_, PyList>,
+        get: impl Fn(&Bound<'_, PyAny>) -> PyResult<Option<T>>,
+    ) -> PyResult<Vec<Option<T>>> {
+        let mut out = Vec::with_capacity(list.len());
+        for (row, value) in list.iter().enumerate() {
+            if value.is_none() {
+                out.push(None);
+                continue;
+            }
+            out.push(get(&value).map_err(|_| {
+                let found = value
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|_| "?".into());
+                PyTypeError::new_err(format!(
+                    "column {name}, row {row}: expected {kind} or None, found {found}"
+                ))
+            })?);
+        }
+        Ok(out)
+    }
+    Ok(match kind {
+        "int64" => Column::Int64(each(name, kind, list, |v| v.extract::<i64>().map(Some))?),
+        "float64" => Column::Float64(each(name, kind, list, |v| {
+            let x = v.extract::<f64>()?;
+            Ok((!x.is_nan()).then_some(x)) // NaN is a missing value (no RTT sample yet)
+        })?),
+        "string" => Column::Text(each(name, kind, list, |v| v.extract::<String>().map(Some))?),
+        "bool" => Column::Bool(each(name, kind, list, |v| v.extract::<bool>().map(Some))?),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "column {name}: unknown type {kind:?} (int64, float64, string, bool)"
+            )))
+        }
+    })
+}
+
+/// Definition levels (1 = a value, 0 = null) and the values present.
+fn split<T: Clone>(values: &[Option<T>]) -> (Vec<i16>, Vec<T>) {
+    let levels = values.iter().map(|v| i16::from(v.is_some())).collect();
+    let present = values.iter().flatten().cloned().collect();
+    (levels, present)
+}
+
+fn write_column(
+    mut writer: SerializedColumnWriter<'_>,
+    column: &Column,
+    rows: std::ops::Range<usize>,
+) -> Result<(), ParquetError> {
+    match column {
+        Column::Int64(v) => {
+            let (levels, values) = split(&v[rows]);
+            writer
+                .typed::<Int64Type>()
+                .write_batch(&values, Some(&levels), None)?;
+        }
+        Column::Float64(v) => {
+            let (levels, values) = split(&v[rows]);
+            writer
+                .typed::<DoubleType>()
+                .write_batch(&values, Some(&levels), None)?;
+        }
+        Column::Text(v) => {
+            let (levels, values) = split(&v[rows]);
+            let bytes: Vec<ByteArray> = values
+                .into_iter()
+                .map(|s| ByteArray::from(s.into_bytes()))
+                .collect();
+            writer
+                .typed::<ByteArrayType>()
+                .write_batch(&bytes, Some(&levels), None)?;
+        }
+        Column::Bool(v) => {
+            let (levels, values) = split(&v[rows]);
+            writer
+                .typed::<BoolType>()
+                .write_batch(&values, Some(&levels), None)?;
+        }
+    }
+    writer.close()
+}
+
+/// The Parquet file's bytes for `columns` under `fields`, with `metadata` as key/value pairs.
+fn encode(
+    fields: &[(String, String)],
+    columns: &[Column],
+    metadata: Vec<(String, String)>,
+) -> Result<Vec<u8>, ParquetError> {
+    let mut types = Vec::with_capacity(fields.len());
+    for (name, kind) in fields {
+        let (phys, logical) = physical(kind).expect("checked by extract");
+        types.push(Arc::new(
+            Type::primitive_type_builder(name, phys)
+                .with_repetition(Repetition::OPTIONAL)
+                .with_logical_type(logical)
+                .build()?,
+        ));
+    }
+    let schema = Arc::new(
+        Type::group_type_builder("schema")
+            .with_fields(types)
+            .build()?,
+    );
+    let kv = (!metadata.is_empty()).then(|| {
+        metadata
+            .into_iter()
+            .map(|(k, v)| KeyValue::new(k, v))
+            .collect()
+    });
+    let props = WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+        .set_dictionary_enabled(true)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_key_value_metadata(kv)
+        .build();
+    let mut writer = SerializedFileWriter::new(Vec::new(), schema, Arc::new(props))?;
+    let rows = columns.first().map_or(0, Column::len);
+    let mut start = 0;
+    // one row group even for an empty table, as pyarrow writes one
+    loop {
+        let end = (start + ROW_GROUP_ROWS).min(rows);
+        let mut group = writer.next_row_group()?;
+        for column in columns {
+            let w = group.next_column()?.expect("one writer per schema field");
+            write_column(w, column, start..end)?;
+        }
+        group.close()?;
+        start = end;
+        if start >= rows {
+            break;
+        }
+    }
+    writer.into_inner()
+}
+
+/// Write `columns` (lists of Python values, one per field of `fields`: (name, type) with type
+/// int64, float64, string or bool) to the Parquet file `path`, with `metadata` as the file's
+/// key/value metadata. Raises TypeError for a value of the wrong type (naming column and row),
+/// ValueError for columns of different lengths, OSError when the file cannot be written.
+#[pyfunction]
+#[pyo3(signature = (path, fields, columns, metadata = None))]
+pub fn write_parquet(
+    py: Python<'_>,
+    path: PathBuf,
+    fields: Vec<(String, String)>,
+    columns: Vec<Bound<'_, PyList>>,
+    metadata: Option<Vec<(String, String)>>,
+) -> PyResult<()> {
+    if fields.len() != columns.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} fields but {} columns",
+            fields.len(),
+            columns.len()
+        )));
+    }
+    let mut data = Vec::with_capacity(columns.len());
+    for ((name, kind), list) in fields.iter().zip(&columns) {
+        data.push(extract(name, kind, list)?);
+    }
+    if let Some(first) = data.first() {
+        if let Some(((name, _), c)) = fields
+            .iter()
+            .zip(&data)
+            .find(|(_, c)| c.len() != first.len())
+        {
+            return Err(PyValueError::new_err(format!(
+                "column {name} has {} rows, column {} has {}",
+                c.len(),
+                fields[0].0,
+                first.len()
+            )));
+        }
+    }
+    let metadata = metadata.unwrap_or_default();
+    let bytes = py
+        .allow_threads(|| encode(&fields, &data, metadata))
+        .map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+    py.allow_threads(|| std::fs::write(&path, bytes))?;
+    Ok(())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(write_parquet, m)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+
+    use super::*;
+
+    fn fields(spec: &[(&str, &str)]) -> Vec<(String, String)> {
+        spec.iter()
+            .map(|(n, k)| (n.to_string(), k.to_string()))
+            .collect()
+    }
+
+    fn read(bytes: Vec<u8>) -> SerializedFileReader<bytes::Bytes> {
+        SerializedFileReader::new(bytes::Bytes::from(bytes)).unwrap()
+    }
+
+    #[test]
+    fn nulls_and_values_come_back_in_their_rows() {
+        let cols = vec![
+            Column::Int64(vec![Some(1), None, Some(-3)]),
+            Column::Float64(vec![None, Some(2.5), Some(0.0)]),
+            Column::Text(vec![Some("a".into()), Some("".into()), None]),
+            Column::Bool(vec![Some(true), None, Some(false)]),
+        ];
+        let f = fields(&[
+            ("i", "int64"),
+            ("x", "float64"),
+            ("s", "string"),
+            ("b", "bool"),
+        ]);
+        let r = read(encode(&f, &cols, vec![("k".into(), "v".into())]).unwrap());
+        let kv = r.metadata().file_metadata().key_value_metadata().unwrap();
+        assert_eq!(
+            (kv[0].key.as_str(), kv[0].value.as_deref()),
+            ("k", Some("v"))
+        );
+        let rows: Vec<Vec<Field>> = r
+            .get_row_iter(None)
+            .unwrap()
+            .map(|row| {
+                row.unwrap()
+                    .into_columns()
+                    .into_iter()
+                    .map(|(_, v)| v)
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            rows[0],
+            vec![
+                Field::Long(1),
+                Field::Null,
+                Field::Str("a".into()),
+                Field::Bool(true)
+            ]
+        );
+        assert_eq!(
+            rows[1],
+            vec![
+                Field::Null,
+                Field::Double(2.5),
+                Field::Str("".into()),
+                Field::Null
+            ]
+        );
+        assert_eq!(
+            rows[2],
+            vec![
+                Field::Long(-3),
+                Field::Double(0.0),
+                Field::Null,
+                Field::Bool(false)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_same_table_gives_the_same_bytes() {
+        let f = fields(&[("t_s", "float64")]);
+        let a = encode(&f, &[Column::Float64(vec![Some(0.1); 1000])], vec![]).unwrap();
+        let b = encode(&f, &[Column::Float64(vec![Some(0.1); 1000])], vec![]).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn an_empty_table_has_its_columns_and_no_rows() {
+        let f = fields(&[("id", "int64"), ("name", "string")]);
+        let r = read(encode(&f, &[Column::Int64(vec![]), Column::Text(vec![])], vec![]).unwrap());
+        assert_eq!(r.metadata().file_metadata().num_rows(), 0);
+        assert_eq!(r.metadata().file_metadata().schema_descr().num_columns(), 2);
+    }
+}
