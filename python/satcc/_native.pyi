@@ -111,6 +111,18 @@ def run_sim(
     MemoryError when the run's time series do not fit in memory (checked before the run
     starts) or Python runs out of memory while the result is converted."""
 
+def write_parquet(
+    path: str,
+    fields: list[tuple[str, str]],
+    columns: list[list[Any]],
+    metadata: list[tuple[str, str]] | None = None,
+) -> None:
+    """Write `columns` (one list per field; (name, type) with type int64, float64, string or
+    bool; None and float NaN are null) as the Parquet file `path` with satcc's fixed options
+    (satcc.tables.Table.write_parquet). TypeError names the column and row of a value of the
+    wrong type; ValueError for columns of different lengths; OSError when `path` cannot be
+    written."""
+
 def resolve(scenario: dict[str, Any]) -> dict[str, Any]:
     """SCENARIO in, RESOLVED out; ValueError naming the key ("link[0].ab.loss: ...") for a
     scenario the simulator refuses."""
