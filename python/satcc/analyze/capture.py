@@ -19,11 +19,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from satcc import _native
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy and pandas load only for the DataFrames (satcc analyze needs neither)
     import pandas as pd
 
 DEFAULT_BIN_S = 0.1  # studies 000/001: throughput in 0.1 s bins
@@ -96,6 +94,7 @@ class CaptureAnalysis:
 def _columns(raw: dict[str, tuple[str, bytes]] | None) -> pd.DataFrame | None:
     if raw is None:
         return None
+    import numpy as np
     import pandas as pd
 
     return pd.DataFrame(
@@ -126,6 +125,7 @@ def _flows_frame(flows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _series_frame(flows: list[dict[str, Any]], bin_s: float) -> pd.DataFrame:
+    import numpy as np
     import pandas as pd
 
     parts = []
@@ -246,6 +246,7 @@ def seq_ack_graph(cap: CaptureAnalysis, flow_id: int) -> pd.DataFrame:
     ACKs (t_s, ack_rel), one frame with `kind` = "data" or "ack"."""
     if cap.packets is None:
         raise ValueError("seq_ack_graph needs read_capture(..., packets=True)")
+    import numpy as np
     import pandas as pd
 
     p = cap.packets

@@ -37,13 +37,14 @@ def default_out(engine: str, scenario_name: str) -> Path:
     return DEFAULT_OUT_ROOT / f"{safe_name(scenario_name)}{registry.get(engine).out_suffix}"
 
 
-# What the end of a run needs: the result writer (pyarrow, numpy) and the table printer (rich)
+# What the end of a run needs: the result writer (satcc.results; no pyarrow since the Parquet
+# writer is satcc's own) and the table printer (rich, ~40 ms)
 RESULT_MODULES = ("satcc.results", "rich.console", "rich.table")
 
 
 def prefetch(modules: tuple[str, ...] = RESULT_MODULES) -> None:
     """Import `modules` in a thread while the engine runs (the simulator and the capture
-    analyzer run without the GIL), so they are ready when the run ends: ~0.1 s of imports off
+    analyzer run without the GIL), so they are ready when the run ends: ~50 ms of imports off
     a short run's wall time. An import that fails here is left to the main thread's own."""
 
     def load() -> None:
