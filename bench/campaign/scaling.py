@@ -111,7 +111,7 @@ def breakdown(path: Path, repeat: int) -> list[tuple[str, float]]:
         raw = timed("simulate (Rust)", _native.run_sim, config, None)
         meta = {"schema_version": results.SCHEMA_VERSION, "engine": "sim", "seed": config["seed"]}
         result = timed(
-            "build RunResult (Arrow)",
+            "build RunResult",
             results.RunResult.from_engine,
             raw,
             config,
