@@ -6,6 +6,7 @@
 //! - [`ecn`]: CE marking of IPv4 frames with an incremental checksum update.
 //! - [`config`], [`models`]: the JSON configuration and the link models it names.
 //! - [`sock`]: AF_PACKET sockets on veth ends; [`emulator`]: the epoll loop; [`hist`]: timing.
+//! - [`outbox`]: due frames the kernel refused (back-pressure), retried in order.
 
 pub mod clock;
 pub mod config;
@@ -14,4 +15,5 @@ pub mod ecn;
 pub mod emulator;
 pub mod hist;
 pub mod models;
+pub mod outbox;
 pub mod sock;
