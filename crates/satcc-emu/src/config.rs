@@ -42,6 +42,8 @@ pub struct Config {
     /// Send with `PACKET_QDISC_BYPASS` (default); `false` lets a capture inside the
     /// emulator's namespace see the frames satcc-linkd sends (`bench/emu/host_timing.py`).
     pub qdisc_bypass: bool,
+    /// Receive through a mapped ring (`TPACKET_V2`, default) rather than `recvmmsg`.
+    pub rx_ring: bool,
     /// The CPU the emulator thread is pinned to, if any. The runner pins it and steers the
     /// node namespaces' receive processing (RPS) to the other CPUs, so that a frame we send
     /// does not run the receiving TCP on our core (README "Timing").
@@ -152,6 +154,7 @@ impl Config {
                 .get("qdisc_bypass")
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
+            rx_ring: v.get("rx_ring").and_then(Value::as_bool).unwrap_or(true),
             cpu: match v.get("cpu") {
                 None | Some(Value::Null) => None,
                 Some(_) => Some(u64_at(&v, "cpu", "")? as usize),

@@ -1,8 +1,8 @@
 //! The real-time loop of `satcc-linkd`: one thread, one epoll set.
 //!
 //! ```text
-//!   veth end a ──recvmmsg──► Direction ab ──sendmmsg──► veth end b
-//!   veth end a ◄─sendmmsg─── Direction ba ◄─recvmmsg─── veth end b      (per link)
+//!   veth end a ──rx ring──► Direction ab ──sendmmsg──► veth end b
+//!   veth end a ◄─sendmmsg── Direction ba ◄──rx ring─── veth end b      (per link)
 //!            ▲                                   │
 //!            └── epoll: sockets, timerfd, stdin (start/stop), signalfd (TERM/INT/HUP)
 //! ```
@@ -30,7 +30,7 @@ use crate::hist::Hist;
 use crate::outbox::Outbox;
 use crate::sock::{PacketSocket, RxMeta, FRAME_BUF};
 
-/// Frames taken per recvmmsg call.
+/// Frames taken from a socket's ring (or per recvmmsg call) at a time.
 const RX_BATCH: usize = 64;
 /// epoll tokens beyond the sockets' indices.
 const TOKEN_TIMER: u64 = 1 << 40;
@@ -110,8 +110,8 @@ impl Emulator {
         let mut ports = Vec::new();
         let mut dirs = Vec::new();
         for l in &cfg.links {
-            ports.push(PacketSocket::open(&l.a_if, cfg.qdisc_bypass)?);
-            ports.push(PacketSocket::open(&l.b_if, cfg.qdisc_bypass)?);
+            ports.push(PacketSocket::open(&l.a_if, cfg.qdisc_bypass, cfg.rx_ring)?);
+            ports.push(PacketSocket::open(&l.b_if, cfg.qdisc_bypass, cfg.rx_ring)?);
             for (ba, d) in [(false, &l.ab), (true, &l.ba)] {
                 let k = dir_index(l.id, ba);
                 let path = format!("links[{}].{}.model", l.id, if ba { "ba" } else { "ab" });
@@ -240,7 +240,7 @@ impl Emulator {
             let now_abs = self.clock.to_abs(now);
             for i in 0..got {
                 let m = meta[i];
-                if m.len > FRAME_BUF {
+                if m.len > FRAME_BUF || m.captured < m.len {
                     self.extra[p].oversize += 1;
                     continue;
                 }

@@ -6,6 +6,7 @@
 //! - [`ecn`]: CE marking of IPv4 frames with an incremental checksum update.
 //! - [`config`], [`models`]: the JSON configuration and the link models it names.
 //! - [`sock`]: AF_PACKET sockets on veth ends; [`emulator`]: the epoll loop; [`hist`]: timing.
+//! - [`ring`]: the mapped receive ring (`TPACKET_V2`) the sockets read frames from.
 //! - [`outbox`]: due frames the kernel refused (back-pressure), retried in order.
 
 pub mod clock;
@@ -16,4 +17,5 @@ pub mod emulator;
 pub mod hist;
 pub mod models;
 pub mod outbox;
+pub mod ring;
 pub mod sock;
