@@ -173,6 +173,25 @@ def test_the_mss_clamp_adds_back_the_timestamps_option():
     assert traffic.mss_option({"mss": 1300, "timestamps": False}) == ["-M", "1300"]
 
 
+def test_cpu_masks_are_hex_in_32_bit_groups_as_sysfs_reads_them():
+    assert topology.cpu_mask([0]) == "00000001"
+    assert topology.cpu_mask([1]) == "00000002"
+    assert topology.cpu_mask([0, 2, 3]) == "0000000d"
+    assert topology.cpu_mask([32, 1]) == "00000001,00000002"
+
+
+def test_linkd_gets_the_last_cpu_and_the_nodes_receive_on_the_others(monkeypatch):
+    from satcc.emu import linkd
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 0, 1})
+    assert linkd.placement() == (3, [0, 1])
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {5})
+    assert linkd.placement() is None
+    plan = topology.plan(config_of(scenario_text()), "e0a1b2c")
+    assert linkd.config(plan, 1, 1, 1, Path("/x"), cpu=3)["cpu"] == 3
+    assert "cpu" not in linkd.config(plan, 1, 1, 1, Path("/x"))
+
+
 # -- real runs (root) --------------------------------------------------------------------
 
 needs_root = pytest.mark.skipif(
@@ -536,3 +555,28 @@ def test_ecn_marking_above_the_threshold_reaches_an_ecn_flow_intact(tmp_path):
     assert _steady_goodput(r) > 0.5 * CAPACITY_BPS
     # the sender reacted to the marks before the 1-BDP queue overflowed: fewer drops than marks
     assert r.link_series.drops_queue.sum() < marks
+
+
+@needs_root
+def test_receive_steering_lands_on_the_node_ends_and_nowhere_else():
+    run_id = host.new_run_id()
+    record = host.register_run(run_id)
+    plan = topology.plan(config_of(scenario_text()), run_id)
+    try:
+        topology.build(plan)
+        assert topology.steer_rx(plan, [0]) == []
+
+        def rps(ns: str, dev: str) -> int:
+            path = f"/sys/class/net/{dev}/queues/rx-0/rps_cpus"
+            text = host.run_cmd(*host.ns_cmd(ns, "cat", path)).stdout
+            return int(text.strip().replace(",", ""), 16)
+
+        for lp in plan.links:
+            assert rps(plan.namespaces[lp.a], lp.node_if) == 1
+            assert rps(plan.namespaces[lp.b], lp.node_if) == 1
+            # the emulator's own ends keep receiving where the sender runs
+            assert rps(plan.emu_ns, lp.a_if) == 0
+            assert rps(plan.emu_ns, lp.b_if) == 0
+    finally:
+        host.delete_namespaces(plan.all_namespaces)
+        record.remove()

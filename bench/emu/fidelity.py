@@ -37,6 +37,9 @@ MS = 1_000_000
 PROBE_PORT = 9000
 PAYLOAD_UDP = 1472  # 1500 MTU - 20 IP - 8 UDP
 IP_PER_PAYLOAD = 1500 / 1472
+# satcc-linkd pinned to one CPU, the nodes' receive processing steered to the others (the
+# runner's default); --no-steer measures the emulator without it
+STEER_RX = True
 
 RECEIVER = r"""
 import socket, struct, sys, json
@@ -110,6 +113,7 @@ class Bed:
         queue_pkts: int = 10_000,
         workdir: Path = Path("/tmp"),
     ):
+        steer = STEER_RX
         self.run_id = host.new_run_id()
         self.record = host.register_run(self.run_id)
         self.emulated = emulated
@@ -119,8 +123,16 @@ class Bed:
         try:
             if emulated:
                 topology.build(self.plan)
+                place = linkd.placement() if steer else None
+                if place is not None and topology.steer_rx(self.plan, place[1]):
+                    raise RuntimeError("no receive packet steering on the node interfaces")
                 lcfg = linkd.config(
-                    self.plan, 1, 100 * MS, 3600 * 10**9, workdir / f"{self.run_id}.jsonl"
+                    self.plan,
+                    1,
+                    100 * MS,
+                    3600 * 10**9,
+                    workdir / f"{self.run_id}.jsonl",
+                    cpu=place[0] if place is not None else None,
                 )
                 self.linkd = linkd.Linkd(lcfg, workdir)
                 self.linkd.start(time.monotonic_ns())
@@ -384,7 +396,14 @@ def main() -> int:
         action="append",
         help="run only these parts (repeatable; default: all three)",
     )
+    ap.add_argument(
+        "--no-steer",
+        action="store_true",
+        help="leave satcc-linkd unpinned and the nodes' receive processing on its core",
+    )
     args = ap.parse_args()
+    global STEER_RX
+    STEER_RX = not args.no_steer
     parts = args.only or ["delay", "rate", "throughput"]
     host.require_root()
     host.cleanup()

@@ -42,6 +42,12 @@ pub struct Config {
     /// Send with `PACKET_QDISC_BYPASS` (default); `false` lets a capture inside the
     /// emulator's namespace see the frames satcc-linkd sends (`bench/emu/host_timing.py`).
     pub qdisc_bypass: bool,
+    /// Receive through a mapped ring (`TPACKET_V2`, default) rather than `recvmmsg`.
+    pub rx_ring: bool,
+    /// The CPU the emulator thread is pinned to, if any. The runner pins it and steers the
+    /// node namespaces' receive processing (RPS) to the other CPUs, so that a frame we send
+    /// does not run the receiving TCP on our core (README "Timing").
+    pub cpu: Option<usize>,
     pub links: Vec<LinkConfig>,
 }
 
@@ -148,6 +154,11 @@ impl Config {
                 .get("qdisc_bypass")
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
+            rx_ring: v.get("rx_ring").and_then(Value::as_bool).unwrap_or(true),
+            cpu: match v.get("cpu") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(u64_at(&v, "cpu", "")? as usize),
+            },
             links,
         })
     }
@@ -234,6 +245,7 @@ mod tests {
         assert_eq!(c.seed, 7);
         assert_eq!(c.bin_ns, 100_000_000);
         assert_eq!(c.spin_ns, DEFAULT_SPIN_NS);
+        assert_eq!(c.cpu, None);
         let l = &c.links[0];
         assert_eq!(l.ab.state.rate_bps, 20_000_000);
         assert_eq!(l.ab.state.delay, SimDuration::from_millis(25));
@@ -254,6 +266,16 @@ mod tests {
         v["scenario"].as_object_mut().unwrap().remove("routes");
         let e = Config::parse(&v.to_string()).unwrap_err();
         assert!(e.0.contains("not yet resolved"), "{e}");
+    }
+
+    #[test]
+    fn a_cpu_is_read_when_given_and_must_be_a_non_negative_integer() {
+        let mut v: Value = serde_json::from_str(&full()).unwrap();
+        v["cpu"] = serde_json::json!(1);
+        assert_eq!(Config::parse(&v.to_string()).unwrap().cpu, Some(1));
+        v["cpu"] = serde_json::json!(-1);
+        let e = Config::parse(&v.to_string()).unwrap_err();
+        assert!(e.0.contains("cpu"), "{e}");
     }
 
     #[test]

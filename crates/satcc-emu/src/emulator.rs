@@ -1,8 +1,8 @@
 //! The real-time loop of `satcc-linkd`: one thread, one epoll set.
 //!
 //! ```text
-//!   veth end a ──recvmmsg──► Direction ab ──sendmmsg──► veth end b
-//!   veth end a ◄─sendmmsg─── Direction ba ◄─recvmmsg─── veth end b      (per link)
+//!   veth end a ──rx ring──► Direction ab ──sendmmsg──► veth end b
+//!   veth end a ◄─sendmmsg── Direction ba ◄──rx ring─── veth end b      (per link)
 //!            ▲                                   │
 //!            └── epoll: sockets, timerfd, stdin (start/stop), signalfd (TERM/INT/HUP)
 //! ```
@@ -27,9 +27,10 @@ use crate::clock::{realtime_offset_ns, Clock, MonotonicClock};
 use crate::config::{dir_index, Config};
 use crate::direction::{Direction, Frame, Offered};
 use crate::hist::Hist;
+use crate::outbox::Outbox;
 use crate::sock::{PacketSocket, RxMeta, FRAME_BUF};
 
-/// Frames taken per recvmmsg call.
+/// Frames taken from a socket's ring (or per recvmmsg call) at a time.
 const RX_BATCH: usize = 64;
 /// epoll tokens beyond the sockets' indices.
 const TOKEN_TIMER: u64 = 1 << 40;
@@ -45,15 +46,15 @@ const POOL_KEEP: usize = 65_536;
 const SPIN_WINDOW_NS: u64 = 10_000_000;
 const SPIN_BUDGET_PERCENT: u64 = 40;
 
-/// Per-direction figures the series does not carry.
+/// Per-direction figures the series does not carry, and its frames waiting for the kernel.
 #[derive(Default)]
 struct DirExtra {
     /// Frames the input socket's kernel buffer dropped (emulator-induced loss).
     socket_drops: u64,
     oversize: u64,
-    send_failures: u64,
     /// How late frames left compared with their instant.
     lateness: Hist,
+    out: Outbox,
 }
 
 pub struct Emulator {
@@ -109,8 +110,8 @@ impl Emulator {
         let mut ports = Vec::new();
         let mut dirs = Vec::new();
         for l in &cfg.links {
-            ports.push(PacketSocket::open(&l.a_if, cfg.qdisc_bypass)?);
-            ports.push(PacketSocket::open(&l.b_if, cfg.qdisc_bypass)?);
+            ports.push(PacketSocket::open(&l.a_if, cfg.qdisc_bypass, cfg.rx_ring)?);
+            ports.push(PacketSocket::open(&l.b_if, cfg.qdisc_bypass, cfg.rx_ring)?);
             for (ba, d) in [(false, &l.ab), (true, &l.ba)] {
                 let k = dir_index(l.id, ba);
                 let path = format!("links[{}].{}.model", l.id, if ba { "ba" } else { "ab" });
@@ -185,7 +186,6 @@ impl Emulator {
     pub fn run(&mut self) -> io::Result<()> {
         let mut bufs: Vec<Vec<u8>> = (0..RX_BATCH).map(|_| vec![0u8; FRAME_BUF]).collect();
         let mut meta = vec![RxMeta::default(); RX_BATCH];
-        let mut due: Vec<(SimTime, Frame)> = Vec::new();
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 16];
         let mut wait_ms: libc::c_int = 0;
         loop {
@@ -218,7 +218,7 @@ impl Emulator {
             }
             let now = self.clock.now();
             for d in 0..self.dirs.len() {
-                self.deliver(d, now, &mut due)?;
+                self.deliver(d, now)?;
             }
             self.close_bins(now)?;
             if self.stop {
@@ -240,7 +240,7 @@ impl Emulator {
             let now_abs = self.clock.to_abs(now);
             for i in 0..got {
                 let m = meta[i];
-                if m.len > FRAME_BUF {
+                if m.len > FRAME_BUF || m.captured < m.len {
                     self.extra[p].oversize += 1;
                     continue;
                 }
@@ -264,32 +264,29 @@ impl Emulator {
         }
     }
 
-    /// Send what direction `d` has due by `now` out of port `d ^ 1`.
-    fn deliver(
-        &mut self,
-        d: usize,
-        now: SimTime,
-        due: &mut Vec<(SimTime, Frame)>,
-    ) -> io::Result<()> {
-        due.clear();
-        self.dirs[d].take_due(now, due);
-        if due.is_empty() {
+    /// Send what direction `d` has due by `now` out of port `d ^ 1`, after what the kernel
+    /// refused last time (`Outbox`).
+    fn deliver(&mut self, d: usize, now: SimTime) -> io::Result<()> {
+        let x = &mut self.extra[d];
+        if !x.out.ready(now) {
+            return Ok(());
+        }
+        self.dirs[d].take_due(now, &mut x.out.waiting);
+        if x.out.waiting.is_empty() {
             return Ok(());
         }
         // Lateness is taken as the frames are handed to the kernel: sendmmsg on a veth runs
-        // the receiving stack (and anything it sends back) before it returns.
+        // the receiving stack (and anything it sends back) before it returns, unless RPS
+        // steers it to another CPU.
         let handed = self.clock.now();
-        let sent = self.ports[d ^ 1].send_batch(due.iter().map(|(_, f)| f.bytes()))?;
-        let x = &mut self.extra[d];
-        x.send_failures += (due.len() - sent) as u64;
-        for (at, _) in due.iter().take(sent) {
-            x.lateness.record(handed.saturating_since(*at).as_nanos());
-        }
-        for (_, f) in due.drain(..) {
-            if self.pool.len() < POOL_KEEP {
-                self.pool.push(f.buf);
+        let frames = x.out.waiting.iter().map(|(_, f)| f.bytes());
+        let sent = self.ports[d ^ 1].send_batch(frames)?;
+        let pool = &mut self.pool;
+        x.out.settle(sent, handed, &mut x.lateness, &mut |b| {
+            if pool.len() < POOL_KEEP {
+                pool.push(b);
             }
-        }
+        });
         Ok(())
     }
 
@@ -358,7 +355,12 @@ impl Emulator {
             self.spin_window_start = now;
             self.spun_ns = 0;
         }
-        let mut next = self.dirs.iter().filter_map(Direction::next_due).min();
+        let mut next = self
+            .dirs
+            .iter()
+            .zip(&self.extra)
+            .filter_map(|(dir, x)| x.out.next_wake(dir))
+            .min();
         if let Some(origin) = self.origin {
             let b = self.next_bin * self.cfg.bin_ns;
             if b < self.cfg.duration_ns {
@@ -487,7 +489,9 @@ impl Emulator {
                 "ecn_marks": t.ecn_marks,
                 "socket_drops": x.socket_drops,
                 "oversize": x.oversize,
-                "send_failures": x.send_failures,
+                "send_failures": x.out.send_failures,
+                "pushed_back": x.out.pushed_back,
+                "waiting_at_end": x.out.waiting.len(),
                 "held_at_end": dir.held(),
                 "lateness": x.lateness.to_json(),
             }));

@@ -6,6 +6,8 @@
 //! - [`ecn`]: CE marking of IPv4 frames with an incremental checksum update.
 //! - [`config`], [`models`]: the JSON configuration and the link models it names.
 //! - [`sock`]: AF_PACKET sockets on veth ends; [`emulator`]: the epoll loop; [`hist`]: timing.
+//! - [`ring`]: the mapped receive ring (`TPACKET_V2`) the sockets read frames from.
+//! - [`outbox`]: due frames the kernel refused (back-pressure), retried in order.
 
 pub mod clock;
 pub mod config;
@@ -14,4 +16,6 @@ pub mod ecn;
 pub mod emulator;
 pub mod hist;
 pub mod models;
+pub mod outbox;
+pub mod ring;
 pub mod sock;

@@ -52,6 +52,9 @@ fn run() -> Result<(), String> {
     let path = config.ok_or(USAGE)?;
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
     let cfg = Config::parse(&text).map_err(|e| format!("{path}: {e}"))?;
+    if let Some(cpu) = cfg.cpu {
+        pin_to(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
+    }
     if cfg.rt_priority > 0 {
         let param = libc::sched_param {
             sched_priority: cfg.rt_priority as i32,
@@ -73,5 +76,25 @@ fn run() -> Result<(), String> {
     emu.run().map_err(|e| e.to_string())?;
     println!("done");
     let _ = std::io::stdout().flush();
+    Ok(())
+}
+
+/// Run this thread (the emulator's only one) on `cpu` alone.
+fn pin_to(cpu: usize) -> std::io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "beyond CPU_SETSIZE",
+        ));
+    }
+    // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET stays inside it (checked above);
+    // pid 0 is this thread and the size is the set's.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
     Ok(())
 }

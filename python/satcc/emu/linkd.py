@@ -77,6 +77,7 @@ def config(
     series_path: Path,
     spin_ns: int | None = None,
     rt_priority: int | None = None,
+    cpu: int | None = None,
 ) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "netns": p.emu_ns,
@@ -93,7 +94,22 @@ def config(
         doc["spin_ns"] = spin_ns
     if rt_priority is not None:
         doc["rt_priority"] = rt_priority
+    if cpu is not None:
+        doc["cpu"] = cpu
     return doc
+
+
+def placement() -> tuple[int, list[int]] | None:
+    """(the CPU satcc-linkd is pinned to, the CPUs the node namespaces' receive processing is
+    steered to), or None with a single CPU. A frame satcc-linkd sends on a veth is received by
+    the node's stack in satcc-linkd's own system call (veth delivers in the sender's context):
+    on its core, the receiver's whole TCP input. RPS on the node ends (topology.steer_rx) hands
+    that work to the other CPUs; the emulator keeps its core for moving frames (README
+    "Timing"; BENCHMARKS.md "Emulator": 2.1 -> 4.3 Gbit/s of TCP on 2 cores)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None
+    return cpus[-1], cpus[:-1]
 
 
 class Linkd:

@@ -133,8 +133,10 @@ class Run:
         spin_ns: int | None = None,
         rt_priority: int | None = None,
         vpn_server: str | None = None,
+        steer_rx: bool = True,
     ):
         self.config = config
+        self.steer_rx = steer_rx
         self.workdir = workdir
         self.capture = capture
         self.spin_ns = spin_ns
@@ -229,6 +231,14 @@ class Run:
 
     def _start_linkd(self) -> None:
         assert self.plan is not None
+        place = linkd.placement() if self.steer_rx else None
+        if place is not None:
+            failed = topology.steer_rx(self.plan, place[1])
+            if failed:
+                self.warnings.append(
+                    f"no receive packet steering on {', '.join(failed)}: the receiving stack "
+                    "runs on satcc-linkd's core (lower maximum throughput)"
+                )
         cfg = linkd.config(
             self.plan,
             self.config["seed"],
@@ -237,6 +247,7 @@ class Run:
             self.workdir / "link_series.jsonl",
             self.spin_ns,
             self.rt_priority,
+            place[0] if place is not None else None,
         )
         self.linkd = linkd.Linkd(cfg, self.workdir)
 

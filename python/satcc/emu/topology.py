@@ -288,6 +288,36 @@ NO_IPV6 = ("net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ip
 OFFLOADS_OFF = ("tso", "off", "gso", "off", "gro", "off", "tx", "off")
 
 
+def cpu_mask(cpus: list[int]) -> str:
+    """The kernel's CPU-mask syntax for `cpus` (hex, 32-bit groups separated by commas)."""
+    bits = 0
+    for c in cpus:
+        bits |= 1 << c
+    digits = f"{bits:x}"
+    digits = "0" * (-len(digits) % 8) + digits
+    return ",".join(digits[i : i + 8] for i in range(0, len(digits), 8))
+
+
+def steer_rx(p: Plan, cpus: list[int]) -> list[str]:
+    """Receive Packet Steering on every node end of the plan's veths: frames satcc-linkd
+    sends are queued to `cpus` (by flow hash) and the node's stack runs there, not in
+    satcc-linkd's system call on its own core. Per flow the order is kept (one flow, one CPU)
+    and nothing is coalesced (GRO stays off); only where the receive processing runs
+    changes. Touches only interfaces of this plan, inside its namespaces. Returns the
+    interfaces it could not set (a kernel without RPS), for the caller to report."""
+    mask = cpu_mask(cpus)
+    failed = []
+    for lp in p.links:
+        for node in (lp.a, lp.b):
+            path = f"/sys/class/net/{lp.node_if}/queues/rx-0/rps_cpus"
+            r = run_cmd(
+                *ns_cmd(p.namespaces[node], "sh", "-c", f"echo {mask} > {path}"), check=False
+            )
+            if r.returncode != 0:
+                failed.append(f"{p.namespaces[node]}/{lp.node_if}")
+    return failed
+
+
 def _sysctl(ns: str, *assignments: str) -> None:
     run_cmd(*ns_cmd(ns, "sysctl", "-qw", *assignments))
 
