@@ -81,9 +81,17 @@ struct Entry {
     ev: Ev,
 }
 
+impl Entry {
+    /// `(at, seq)` as one number, so the heap compares keys without branches.
+    #[inline]
+    fn key(&self) -> u128 {
+        ((self.at.as_nanos() as u128) << 64) | self.seq as u128
+    }
+}
+
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
+        self.key() == o.key()
     }
 }
 impl Eq for Entry {}
@@ -95,7 +103,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     /// Reversed: `BinaryHeap` is a max-heap and the earliest event must come first.
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
+        o.key().cmp(&self.key())
     }
 }
 
