@@ -45,12 +45,12 @@ pub struct LinkDir {
     pub core: Direction<Hop>,
     /// The far node's turnaround and its own stream, for packets addressed to that node.
     host_noise: Option<(HostNoise, Rng)>,
-    /// The event key `(arrival, sequence)` of each packet on the wire, head first. The wire is
+    /// The event key `(arrival, sequence)` (`events::key`) of each packet on the wire, head first. The wire is
     /// FIFO, so only the head's arrival is in the event heap (world.rs): the number of pending
     /// events stays independent of the bandwidth-delay product. Each key is drawn when the
     /// packet leaves the serialiser, as a per-packet event would have been, so events pop in
     /// exactly the order they did when every packet had its own.
-    pub(crate) wire_keys: VecDeque<(SimTime, u64)>,
+    pub(crate) wire_keys: VecDeque<u128>,
     /// When this direction's wake-up event (world.rs `Ev::TxDone`) is due, if one is pending:
     /// it has one only while its wire is empty and a packet is in service.
     pub(crate) wake_at: Option<SimTime>,
