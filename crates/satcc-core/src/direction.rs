@@ -307,6 +307,19 @@ impl<P: LinkPacket> Direction<P> {
         self.wire.front().map(|(at, _)| *at)
     }
 
+    /// The packet `i` places behind the head of the wire and its arrival instant.
+    #[inline]
+    pub fn on_wire(&self, i: usize) -> Option<(SimTime, &P)> {
+        self.wire.get(i).map(|(at, p)| (*at, p))
+    }
+
+    /// The packet last put on the wire (the simulator stamps its event's sequence number on
+    /// it there, so the wire carries the whole event key).
+    #[inline]
+    pub fn last_on_wire_mut(&mut self) -> Option<&mut P> {
+        self.wire.back_mut().map(|(_, p)| p)
+    }
+
     pub fn model_mut(&mut self) -> &mut dyn LinkBehaviour {
         self.model.as_mut()
     }

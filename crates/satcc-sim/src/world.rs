@@ -416,13 +416,15 @@ impl World {
             // A wire's next arrival takes its head's place in the heap (one sift, not two).
             match ev {
                 Ev::Arrive(d) => {
-                    let keys = &mut self.net.dirs[d as usize].wire_keys;
-                    keys.pop_front();
-                    match keys.front() {
-                        Some(&next) => {
-                            self.heap.replace_top(next, Ev::Arrive(d));
+                    // (the head is taken off the wire in `dispatch`)
+                    let dir = &mut self.net.dirs[d as usize];
+                    match dir.core.on_wire(1) {
+                        Some((at, next)) => {
+                            self.heap
+                                .replace_top(events::key(at, next.seq), Ev::Arrive(d));
                         }
                         None => {
+                            dir.arrival_scheduled = false;
                             self.heap.pop();
                         }
                     }
@@ -587,10 +589,13 @@ impl World {
             let (arrival, _) = dir.finish(done, &mut self.store);
             if let Some(at) = arrival {
                 self.seq += 1;
-                let key = events::key(at, self.seq);
-                dir.wire_keys.push_back(key);
-                if dir.wire_keys.len() == 1 {
-                    self.heap.push(key, Ev::Arrive(d));
+                dir.core
+                    .last_on_wire_mut()
+                    .expect("the packet just put on the wire")
+                    .seq = self.seq;
+                if !dir.arrival_scheduled {
+                    dir.arrival_scheduled = true;
+                    self.heap.push(events::key(at, self.seq), Ev::Arrive(d));
                 }
             }
         }
@@ -601,7 +606,7 @@ impl World {
     /// will bring it up to date before then.
     fn wake(&mut self, d: u32) {
         let dir = &mut self.net.dirs[d as usize];
-        if !dir.wire_keys.is_empty() || dir.wake_at.is_some() {
+        if dir.arrival_scheduled || dir.wake_at.is_some() {
             return;
         }
         if let Some(done) = dir.core.service_done() {
