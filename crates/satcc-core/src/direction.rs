@@ -94,11 +94,36 @@ pub enum Offered<P> {
     Dropped(P),
 }
 
+/// The transmission times of the last two packet sizes a constant link serialised (most
+/// traffic is full data segments one way and ACKs the other), so a packet of a size seen
+/// just before costs no division: `SimDuration::transmission` is a pure function of the size
+/// and the rate.
+#[derive(Clone, Copy, Debug, Default)]
+struct TransmissionMemo {
+    /// (bytes, rate in bit/s, transmission time), most recent first.
+    entries: [Option<(u64, u64, SimDuration)>; 2],
+}
+
+impl TransmissionMemo {
+    fn transmission(&mut self, bytes: u64, rate_bps: u64) -> SimDuration {
+        for (b, r, d) in self.entries.iter().flatten() {
+            if *b == bytes && *r == rate_bps {
+                return *d;
+            }
+        }
+        let d = SimDuration::transmission(bytes, rate_bps);
+        self.entries = [Some((bytes, rate_bps, d)), self.entries[0]];
+        d
+    }
+}
+
 /// One direction of a link.
 pub struct Direction<P> {
     model: Box<dyn LinkBehaviour>,
     /// `model` when it is a constant link (most links of most scenarios), called directly.
     constant: Option<ConstantLink>,
+    /// Recent transmission times of the constant link.
+    memo: TransmissionMemo,
     cfg: DirectionConfig,
     /// The state in force when the last packet left the serialiser.
     state: LinkState,
@@ -127,6 +152,7 @@ impl<P: LinkPacket> Direction<P> {
         drop_list.sort_unstable_by(|a, b| b.cmp(a));
         Direction {
             constant: model.as_constant(),
+            memo: TransmissionMemo::default(),
             model,
             cfg,
             state: nominal,
@@ -167,8 +193,11 @@ impl<P: LinkPacket> Direction<P> {
     /// Put `pkt` in service at `now`; the end of its transmission (`None`: never).
     fn start(&mut self, pkt: P, now: SimTime) -> Option<SimTime> {
         let bytes = pkt.size_bytes();
-        let done = match &mut self.constant {
-            Some(c) => c.transmit_end(now, bytes),
+        let done = match &self.constant {
+            // ConstantLink::transmit_end, through the memo
+            Some(c) => {
+                (c.0.rate_bps > 0).then(|| now + self.memo.transmission(bytes, c.0.rate_bps))
+            }
             None => self.model.transmit_end(now, bytes),
         };
         self.in_service = Some((pkt, done));
@@ -278,6 +307,19 @@ impl<P: LinkPacket> Direction<P> {
         self.wire.front().map(|(at, _)| *at)
     }
 
+    /// The packet `i` places behind the head of the wire and its arrival instant.
+    #[inline]
+    pub fn on_wire(&self, i: usize) -> Option<(SimTime, &P)> {
+        self.wire.get(i).map(|(at, p)| (*at, p))
+    }
+
+    /// The packet last put on the wire (the simulator stamps its event's sequence number on
+    /// it there, so the wire carries the whole event key).
+    #[inline]
+    pub fn last_on_wire_mut(&mut self) -> Option<&mut P> {
+        self.wire.back_mut().map(|(_, p)| p)
+    }
+
     pub fn model_mut(&mut self) -> &mut dyn LinkBehaviour {
         self.model.as_mut()
     }
@@ -381,6 +423,36 @@ mod tests {
         assert_eq!((a, next), (Some(ms(11)), Some(ms(2))));
         let (a, next) = d.finish(ms(2), |_| SimDuration::ZERO);
         assert_eq!((a, next), (Some(ms(12)), None));
+    }
+
+    #[test]
+    fn the_transmission_memo_answers_as_the_formula_for_sizes_and_rates_in_any_order() {
+        let mut memo = TransmissionMemo::default();
+        let sizes = [1500, 52, 1500, 64, 52, 1500, 1, 9000, 52, 52, 1500];
+        for rate in [3, 12_000_000, 100_000_000, 1_000_000_000, 7_777_777_777] {
+            for &b in sizes.iter().chain(sizes.iter().rev()) {
+                assert_eq!(
+                    memo.transmission(b, rate),
+                    SimDuration::transmission(b, rate),
+                    "{b} B at {rate} bit/s"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_constant_link_serialises_each_packet_for_its_own_size() {
+        // 1500 B at 12 Mbit/s = 1 ms, 60 B = 40 µs, alternating through the memo.
+        let mut d = dir(12_000_000, 0, cfg(QueueLimit::Packets(10)));
+        let mut t = SimTime::ZERO;
+        for size in [1500, 60, 1500, 60, 60, 1500] {
+            let Offered::Started(Some(done)) = d.offer(pkt(size), t) else {
+                panic!("an idle link starts the packet")
+            };
+            assert_eq!(done - t, SimDuration::transmission(size, 12_000_000));
+            d.finish(done, |_| SimDuration::ZERO);
+            t = done;
+        }
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! - [`net`]: links (queue → serialiser → loss → propagation) and routing.
 //! - [`tcp`]: sender (`tcp_ack`, RACK, PRR, RTO, TLP, pacing, rate sampling), receiver.
 //! - [`udp`]: UDP constant-bit-rate flows (iperf3 -u): throughput, loss, RFC 3550 jitter.
+//! - [`events`]: the event queue (a min-heap keyed by time and sequence).
 //! - [`world`]: the event loop and result collection.
 
 pub mod config;
+pub mod events;
 pub mod net;
 pub mod packet;
 pub mod tcp;

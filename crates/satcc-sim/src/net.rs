@@ -19,8 +19,6 @@
 //! destination is the direction's far node arrives later by a draw of that host's turnaround,
 //! before the FIFO clamp, so packets into a host keep their order.
 
-use std::collections::VecDeque;
-
 use satcc_core::direction::{Direction, DirectionConfig, LinkPacket, Offered};
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::link::{LinkState, QueueLimit};
@@ -45,12 +43,13 @@ pub struct LinkDir {
     pub core: Direction<Hop>,
     /// The far node's turnaround and its own stream, for packets addressed to that node.
     host_noise: Option<(HostNoise, Rng)>,
-    /// The event key `(arrival, sequence)` of each packet on the wire, head first. The wire is
-    /// FIFO, so only the head's arrival is in the event heap (world.rs): the number of pending
-    /// events stays independent of the bandwidth-delay product. Each key is drawn when the
-    /// packet leaves the serialiser, as a per-packet event would have been, so events pop in
-    /// exactly the order they did when every packet had its own.
-    pub(crate) wire_keys: VecDeque<(SimTime, u64)>,
+    /// Whether the arrival of the packet at the head of the wire is in the event heap
+    /// (world.rs). The wire is FIFO, so only the head's arrival is: the number of pending
+    /// events stays independent of the bandwidth-delay product. Each packet's event key is
+    /// its arrival instant and the sequence number stamped on its hop when it left the
+    /// serialiser, as a per-packet event would have had, so events pop in exactly the order
+    /// they did when every packet had its own.
+    pub(crate) arrival_scheduled: bool,
     /// When this direction's wake-up event (world.rs `Ev::TxDone`) is due, if one is pending:
     /// it has one only while its wire is empty and a packet is in service.
     pub(crate) wake_at: Option<SimTime>,
@@ -262,7 +261,7 @@ fn new_dir(
             satcc_core::direction::stream(seed, label),
         ),
         host_noise: None,
-        wire_keys: VecDeque::new(),
+        arrival_scheduled: false,
         wake_at: None,
     }
 }

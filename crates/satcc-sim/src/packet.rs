@@ -112,7 +112,7 @@ impl Packet {
 
 /// What a link direction carries for a packet: a handle to the packet (kept in the
 /// [`PacketStore`] from the moment its source sends it until it reaches its destination or is
-/// dropped) and the few fields the links and routing read, so a hop moves 16 bytes, not the
+/// dropped) and the few fields the links and routing read, so a hop moves 24 bytes, not the
 /// whole packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hop {
@@ -120,6 +120,9 @@ pub struct Hop {
     pub wire_bytes: u32,
     pub dst_node: u32,
     flags: u8,
+    /// Sequence number of its arrival event (world.rs), stamped when it leaves a serialiser:
+    /// with the arrival instant the wire keeps, the event's key.
+    pub seq: u64,
 }
 
 impl Hop {
@@ -182,6 +185,7 @@ impl PacketStore {
             wire_bytes,
             dst_node: pkt.dst_node,
             flags,
+            seq: 0,
         }
     }
 

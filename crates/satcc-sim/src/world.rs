@@ -37,15 +37,14 @@
 //! 3. RTT, RTT variance, cwnd and reordering are not cached (Linux seeds the first RTO
 //!    from the cached RTT; satcc's first RTO is always 1 s).
 
-use std::cmp::Ordering;
-use std::collections::binary_heap::PeekMut;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries, LinkSeriesRow};
 use satcc_core::routing::Routing;
 use satcc_core::{SimDuration, SimTime};
 
 use crate::config::{ConfigError, Proto, SimConfig};
+use crate::events::{self, EventQueue};
 use crate::net::Network;
 use crate::packet::{Frag, Hop, Packet, PacketStore, IP_HEADER};
 use crate::tcp::receiver::{EcnEcho, RcvBuf, Receiver};
@@ -72,31 +71,6 @@ enum Ev {
     UdpSend(u32),
     /// End of a statistics bin.
     Sample,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    at: SimTime,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    /// Reversed: `BinaryHeap` is a max-heap and the earliest event must come first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
 }
 
 /// Which transmissions `World::serve` finishes.
@@ -152,7 +126,7 @@ pub struct World {
     now: SimTime,
     end: SimTime,
     bin: SimDuration,
-    heap: BinaryHeap<Entry>,
+    heap: EventQueue<Ev>,
     seq: u64,
     net: Network,
     flows: Vec<Flow>,
@@ -335,7 +309,7 @@ impl World {
             now: SimTime::ZERO,
             end: SimTime::ZERO + cfg.duration,
             bin: cfg.bin,
-            heap: BinaryHeap::new(),
+            heap: EventQueue::default(),
             seq: 0,
             net,
             flows,
@@ -427,55 +401,45 @@ impl World {
     fn schedule(&mut self, at: SimTime, ev: Ev) {
         debug_assert!(at >= self.now, "scheduling in the past");
         self.seq += 1;
-        self.heap.push(Entry {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(events::key(at, self.seq), ev);
         self.peak_pending = self.peak_pending.max(self.heap.len());
     }
 
     /// Run to the end, calling `progress(fraction)` now and then; it returns false to stop.
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> SimOutput {
         let total = self.end.as_nanos().max(1) as f64;
-        loop {
-            let Some(mut top) = self.heap.peek_mut() else {
-                break;
-            };
-            let e = *top;
-            if e.at > self.end {
+        while let Some((key, ev)) = self.heap.peek() {
+            let at = events::key_time(key);
+            if at > self.end {
                 break;
             }
             // A wire's next arrival takes its head's place in the heap (one sift, not two).
-            match e.ev {
+            match ev {
                 Ev::Arrive(d) => {
-                    let keys = &mut self.net.dirs[d as usize].wire_keys;
-                    keys.pop_front();
-                    match keys.front() {
-                        Some(&(at, seq)) => {
-                            *top = Entry {
-                                at,
-                                seq,
-                                ev: Ev::Arrive(d),
-                            };
-                            drop(top); // sifts the replaced entry down
+                    // (the head is taken off the wire in `dispatch`)
+                    let dir = &mut self.net.dirs[d as usize];
+                    match dir.core.on_wire(1) {
+                        Some((at, next)) => {
+                            self.heap
+                                .replace_top(events::key(at, next.seq), Ev::Arrive(d));
                         }
                         None => {
-                            PeekMut::pop(top);
+                            dir.arrival_scheduled = false;
+                            self.heap.pop();
                         }
                     }
                 }
                 _ => {
-                    PeekMut::pop(top);
+                    self.heap.pop();
                 }
             }
-            assert!(e.at >= self.now, "time went backwards");
-            self.now = e.at;
+            assert!(at >= self.now, "time went backwards");
+            self.now = at;
             self.events += 1;
             if self.events & 0xFFFF == 0 && !progress(self.now.as_nanos() as f64 / total) {
                 break;
             }
-            self.dispatch(e.ev);
+            self.dispatch(ev);
         }
         progress(1.0);
         self.finish()
@@ -625,13 +589,13 @@ impl World {
             let (arrival, _) = dir.finish(done, &mut self.store);
             if let Some(at) = arrival {
                 self.seq += 1;
-                dir.wire_keys.push_back((at, self.seq));
-                if dir.wire_keys.len() == 1 {
-                    self.heap.push(Entry {
-                        at,
-                        seq: self.seq,
-                        ev: Ev::Arrive(d),
-                    });
+                dir.core
+                    .last_on_wire_mut()
+                    .expect("the packet just put on the wire")
+                    .seq = self.seq;
+                if !dir.arrival_scheduled {
+                    dir.arrival_scheduled = true;
+                    self.heap.push(events::key(at, self.seq), Ev::Arrive(d));
                 }
             }
         }
@@ -642,7 +606,7 @@ impl World {
     /// will bring it up to date before then.
     fn wake(&mut self, d: u32) {
         let dir = &mut self.net.dirs[d as usize];
-        if !dir.wire_keys.is_empty() || dir.wake_at.is_some() {
+        if dir.arrival_scheduled || dir.wake_at.is_some() {
             return;
         }
         if let Some(done) = dir.core.service_done() {

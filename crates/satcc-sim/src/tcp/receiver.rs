@@ -356,7 +356,13 @@ impl Receiver {
     /// `sk_rmem_alloc`: memory held by unread in-order data and the out-of-order queue.
     fn rmem_alloc(&self) -> u64 {
         let truesize = rx_truesize(self.advmss, self.timestamps);
-        let unread_pkts = (self.rcv_nxt - self.copied_seq).div_ceil(self.advmss.max(1));
+        let unread = self.rcv_nxt - self.copied_seq;
+        // Mostly nothing or the one segment being handled: no division for those.
+        let unread_pkts = if unread <= self.advmss {
+            u64::from(unread > 0)
+        } else {
+            unread.div_ceil(self.advmss.max(1))
+        };
         (unread_pkts + self.ofo_pkts) * truesize
     }
 
@@ -773,14 +779,16 @@ impl Receiver {
         let unit = 1i64 << self.rcv_wscale;
         if free_space < full_space >> 1 {
             self.quick = 0;
-            free_space = free_space.div_euclid(unit) * unit;
+            free_space = (free_space >> self.rcv_wscale) << self.rcv_wscale; // floor to the unit
             if free_space < allowed_space >> 4 || free_space < mss {
                 return 0;
             }
         }
         free_space = free_space.min(self.rcv_ssthresh as i64);
         if self.rcv_wscale > 0 {
-            return ((free_space + unit - 1) / unit * unit) as u64;
+            // Up to the unit; free_space ≥ 0 here (≥ mss or ≥ full_space / 2 above).
+            debug_assert!(free_space >= 0);
+            return (((free_space + unit - 1) >> self.rcv_wscale) << self.rcv_wscale) as u64;
         }
         let mut window = self.rcv_wnd as i64;
         if window <= free_space - mss || window > free_space {

@@ -72,6 +72,8 @@ const TLP_ONE_PACKET_SLACK: SimDuration = SimDuration::from_millis(200);
 /// `sysctl_tcp_pacing_ss_ratio` / `sysctl_tcp_pacing_ca_ratio`, percent.
 const PACING_SS_RATIO: u64 = 200;
 const PACING_CA_RATIO: u64 = 120;
+/// A percentage of a per-µs figure as a per-second one: 1,000,000 µs/s ÷ 100 %.
+const PERCENT_OF_US_PER_S: u64 = 1_000_000 / 100;
 /// SYN retransmissions before giving up (`sysctl_tcp_syn_retries`).
 const SYN_RETRIES: u32 = 6;
 

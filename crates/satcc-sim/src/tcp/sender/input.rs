@@ -361,9 +361,20 @@ impl Sender {
         if srtt == 0 {
             return;
         }
-        let bytes =
-            t.mss as u128 * t.cwnd.max(t.packets_out) as u128 * ratio as u128 * 1_000_000 / 100;
-        t.pacing_rate_bps = ((bytes / srtt as u128) as u64).min(t.max_pacing_rate_bps);
+        // mss · cwnd · ratio% per srtt µs, in bytes/s; in 64 bits unless that overflows
+        // (a window of tens of millions of segments), then in 128 as the formula reads.
+        let pkts = t.cwnd.max(t.packets_out) as u64;
+        let rate = match (t.mss as u64)
+            .checked_mul(pkts)
+            .and_then(|b| b.checked_mul(ratio * PERCENT_OF_US_PER_S))
+        {
+            Some(bytes) => bytes / srtt,
+            None => {
+                let bytes = t.mss as u128 * pkts as u128 * ratio as u128 * 1_000_000 / 100;
+                (bytes / srtt as u128) as u64
+            }
+        };
+        t.pacing_rate_bps = rate.min(t.max_pacing_rate_bps);
     }
 }
 

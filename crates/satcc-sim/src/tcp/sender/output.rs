@@ -33,8 +33,9 @@ impl Sender {
             .pacing_rate_bps
             .min(self.tcp.max_pacing_rate_bps)
             .max(1);
-        let len_ns = wire_bytes as u128 * 1_000_000_000 / rate as u128;
-        self.tcp.wstamp = self.tcp.wstamp.max(now) + SimDuration::from_nanos(len_ns as u64);
+        // u32 bytes · 1e9 fits in 64 bits
+        let len_ns = wire_bytes as u64 * 1_000_000_000 / rate;
+        self.tcp.wstamp = self.tcp.wstamp.max(now) + SimDuration::from_nanos(len_ns);
     }
 
     pub(super) fn build_data(&mut self, now: SimTime, idx: u64, retrans: bool) -> Packet {

@@ -1,0 +1,167 @@
+//! The event queue: a binary min-heap of events keyed by `(time, sequence)` packed into one
+//! `u128`, with the one operation the event loop needs most — replace the earliest event by
+//! the next arrival of the same wire (`replace_top`) in a single pass down the heap.
+//!
+//! Keys are unique (the sequence number is), so the order in which events leave the queue is
+//! the sorted order of their keys, whatever the heap's shape: any correct priority queue gives
+//! the same run. This one differs from `std::collections::BinaryHeap` only in cost: the new
+//! element is carried down in registers and written once where it belongs, not written at
+//! the top first and read back (`PeekMut`), and keys compare as one integer.
+
+use satcc_core::SimTime;
+
+/// An event's key: time in the high 64 bits, sequence number in the low 64.
+#[inline]
+pub fn key(at: SimTime, seq: u64) -> u128 {
+    ((at.as_nanos() as u128) << 64) | seq as u128
+}
+
+/// The time of a key.
+#[inline]
+pub fn key_time(key: u128) -> SimTime {
+    SimTime::from_nanos((key >> 64) as u64)
+}
+
+/// A min-heap of `(key, event)` pairs.
+pub struct EventQueue<E> {
+    items: Vec<(u128, E)>,
+}
+
+impl<E: Copy> Default for EventQueue<E> {
+    fn default() -> Self {
+        EventQueue { items: Vec::new() }
+    }
+}
+
+impl<E: Copy> EventQueue<E> {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The earliest event.
+    #[inline]
+    pub fn peek(&self) -> Option<(u128, E)> {
+        self.items.first().copied()
+    }
+
+    pub fn push(&mut self, key: u128, ev: E) {
+        let mut i = self.items.len();
+        self.items.push((key, ev));
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.items[parent].0 <= key {
+                break;
+            }
+            self.items[i] = self.items[parent];
+            i = parent;
+        }
+        self.items[i] = (key, ev);
+    }
+
+    /// Take the earliest event.
+    pub fn pop(&mut self) -> Option<(u128, E)> {
+        let last = self.items.pop()?;
+        if self.items.is_empty() {
+            return Some(last);
+        }
+        let top = self.items[0];
+        self.sift_down_from_top(last);
+        Some(top)
+    }
+
+    /// Take the earliest event and put `(key, ev)` in its place: `pop` then `push` in one
+    /// pass. The queue must not be empty.
+    #[inline]
+    pub fn replace_top(&mut self, key: u128, ev: E) -> (u128, E) {
+        let top = self.items[0];
+        self.sift_down_from_top((key, ev));
+        top
+    }
+
+    /// Put `item` where the top was and move it down past every smaller child.
+    #[inline]
+    fn sift_down_from_top(&mut self, item: (u128, E)) {
+        let n = self.items.len();
+        let mut i = 0;
+        loop {
+            let left = 2 * i + 1;
+            if left >= n {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < n && self.items[right].0 < self.items[left].0 {
+                right
+            } else {
+                left
+            };
+            if self.items[child].0 >= item.0 {
+                break;
+            }
+            self.items[i] = self.items[child];
+            i = child;
+        }
+        self.items[i] = item;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use satcc_core::Rng;
+
+    #[test]
+    fn events_leave_in_key_order_whatever_order_they_came_in() {
+        let mut rng = Rng::new(7);
+        let mut q = EventQueue::default();
+        let mut keys: Vec<u128> = (0..2000)
+            .map(|seq| key(SimTime::from_nanos(rng.next_u64() % 500), seq))
+            .collect();
+        for (i, &k) in keys.iter().enumerate() {
+            q.push(k, i);
+        }
+        keys.sort_unstable();
+        let popped: Vec<u128> = std::iter::from_fn(|| q.pop().map(|(k, _)| k)).collect();
+        assert_eq!(popped, keys);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn replacing_the_top_is_a_pop_then_a_push() {
+        let mut rng = Rng::new(11);
+        let (mut a, mut b) = (EventQueue::default(), EventQueue::default());
+        let mut seq = 0u64;
+        let mut next = |rng: &mut Rng, base: u64| {
+            seq += 1;
+            key(SimTime::from_nanos(base + rng.next_u64() % 1000), seq)
+        };
+        for _ in 0..30 {
+            let k = next(&mut rng, 0);
+            a.push(k, ());
+            b.push(k, ());
+        }
+        for _ in 0..5000 {
+            let (top, _) = a.peek().unwrap();
+            let k = next(&mut rng, (top >> 64) as u64);
+            let from_replace = a.replace_top(k, ());
+            let from_pop = b.pop().unwrap();
+            b.push(k, ());
+            assert_eq!(from_replace, from_pop);
+            assert_eq!(a.len(), b.len());
+        }
+        let rest_a: Vec<u128> = std::iter::from_fn(|| a.pop().map(|(k, _)| k)).collect();
+        let rest_b: Vec<u128> = std::iter::from_fn(|| b.pop().map(|(k, _)| k)).collect();
+        assert_eq!(rest_a, rest_b);
+    }
+
+    #[test]
+    fn a_key_orders_by_time_then_by_sequence() {
+        let t = |ns| SimTime::from_nanos(ns);
+        assert!(key(t(5), 9) < key(t(6), 1));
+        assert!(key(t(5), 1) < key(t(5), 2));
+        assert_eq!(key_time(key(t(u64::MAX), u64::MAX)), t(u64::MAX));
+    }
+}
