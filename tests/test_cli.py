@@ -222,3 +222,22 @@ def test_the_installed_entry_point_runs():
         [str(exe), "--help"], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0 and "usage: satcc" in done.stdout
+
+
+def test_the_satcc_command_exits_with_mains_status_and_frozen_objects(write_toml, tmp_path):
+    # the console script runs cli.entry: fewer collections, objects frozen before shutdown,
+    # and the exit status is main()'s (0 ok, 2 bad input)
+    probe = (
+        "import gc, sys; from satcc import cli; sys.argv = ['satcc', *sys.argv[1:]]\n"
+        "try:\n    cli.entry()\nexcept SystemExit as e:\n"
+        "    print(e.code, gc.get_freeze_count() > 10000, gc.get_threshold()[0])\n"
+    )
+    good = write_toml(MINIMAL)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[scenario]\nduration = 'ten seconds'\n")
+    for path, want in ((good, 0), (bad, 2)):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "check", str(path)], capture_output=True, text=True
+        )
+        last = done.stdout.splitlines()[-1].split()
+        assert last == [str(want), "True", str(cli.GC_GEN0_THRESHOLD)], done

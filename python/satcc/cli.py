@@ -16,6 +16,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 from satcc import __version__, _native
 from satcc.errors import SatccError
@@ -141,6 +142,26 @@ def main(argv: list[str] | None = None) -> int:
             raise
         return _internal_error(e, getattr(args, "debug", False))
     return 0 if status is None else int(status)
+
+
+# The collector's first-generation threshold while the `satcc` command runs (Python's default is
+# 700 allocations): start-up builds ~10^5 objects that live until exit (argparse, pydantic's
+# schemas), and collecting them again and again is wasted work. Cycles are still collected.
+GC_GEN0_THRESHOLD = 50_000
+
+
+def entry() -> NoReturn:
+    """The `satcc` command: `main()` in a process that ends with it. The collector runs less
+    often, and the objects alive at the end are frozen (`gc.freeze`) so that the interpreter's
+    shutdown does not traverse them once more; atexit handlers (the emulator's cleanup) still
+    run. Together ~15 ms of a short `satcc sim` (bench/cli). Code that calls `main()` itself
+    (tests, notebooks) keeps Python's defaults."""
+    import gc
+
+    gc.set_threshold(GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
+    status = main()
+    gc.freeze()
+    sys.exit(status)
 
 
 def _internal_error(e: BaseException, debug: bool) -> int:
