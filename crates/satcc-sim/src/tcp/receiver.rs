@@ -971,7 +971,9 @@ impl Receiver {
     /// Build and send an ACK for everything received so far (`tcp_send_ack`, then
     /// `tcp_event_ack_sent`: one quick ACK used, the delayed-ACK timer cleared).
     pub fn send_ack(&mut self, now: SimTime, out: &mut Out) {
-        let mut p = Packet::new(self.flow, Kind::Ack, self.peer);
+        // built where it is queued (not on the stack and then copied)
+        out.pkts.push(Packet::new(self.flow, Kind::Ack, self.peer));
+        let p = out.pkts.last_mut().expect("the ACK just queued");
         p.ack = self.rcv_nxt;
         p.rwnd = self.tcp_select_window();
         let mut opt = 0;
@@ -1013,7 +1015,6 @@ impl Receiver {
         self.compressed_ack = 0;
         self.comp_timer.clear();
         self.acks_sent += 1;
-        out.pkts.push(p);
     }
 
     /// An event queued for the receiver's timers fired: the delayed-ACK timer or the

@@ -38,13 +38,22 @@ impl Sender {
         self.tcp.wstamp = self.tcp.wstamp.max(now) + SimDuration::from_nanos(len_ns);
     }
 
-    pub(super) fn build_data(&mut self, now: SimTime, idx: u64, retrans: bool) -> Packet {
+    /// Queue segment `idx` in `out` (built where it is queued, not on the stack and then
+    /// copied); the packet.
+    pub(super) fn queue_data<'o>(
+        &mut self,
+        now: SimTime,
+        idx: u64,
+        retrans: bool,
+        out: &'o mut Out,
+    ) -> &'o Packet {
         let seq = idx * self.mss as u64;
         let end = match self.size {
             Some(s) => (seq + self.mss as u64).min(s),
             None => seq + self.mss as u64,
         };
-        let mut p = Packet::new(self.flow, Kind::Data, self.peer);
+        out.pkts.push(Packet::new(self.flow, Kind::Data, self.peer));
+        let p = out.pkts.last_mut().expect("the segment just queued");
         p.seq = seq;
         p.len = (end - seq) as u32;
         p.wire_bytes += p.len
@@ -84,8 +93,9 @@ impl Sender {
             retrans: false,
             ever_retrans: false,
         });
-        let p = self.build_data(now, idx, false);
-        self.tcp.snd_nxt += p.len as u64;
+        let p = self.queue_data(now, idx, false, out);
+        let (len, wire_bytes) = (p.len, p.wire_bytes);
+        self.tcp.snd_nxt += len as u64;
         self.tcp.packets_out += 1;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
@@ -93,8 +103,7 @@ impl Sender {
             let at = now + self.rto_backed_off();
             self.arm(TimerKind::Rto, at, out);
         }
-        self.pace_after_send(now, p.wire_bytes);
-        out.pkts.push(p);
+        self.pace_after_send(now, wire_bytes);
     }
 
     /// Retransmit segment `idx` (`tcp_retransmit_skb`): also the episode's undo bookkeeping.
@@ -123,7 +132,7 @@ impl Sender {
         }
         s.ever_retrans = true;
         self.sb.retransmitted(idx, now);
-        let p = self.build_data(now, idx, true);
+        let wire_bytes = self.queue_data(now, idx, true, out).wire_bytes;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
         self.stats.retransmitted_packets += 1;
@@ -131,8 +140,7 @@ impl Sender {
         if self.in_cwnd_reduction() {
             self.prr_out += 1;
         }
-        self.pace_after_send(now, p.wire_bytes);
-        out.pkts.push(p);
+        self.pace_after_send(now, wire_bytes);
     }
 
     /// `tcp_xmit_retransmit_queue`: retransmit lost segments in order while cwnd allows.
