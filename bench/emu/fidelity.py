@@ -125,7 +125,7 @@ class Bed:
         try:
             if emulated:
                 topology.build(self.plan)
-                place = linkd.placement() if steer else None
+                place = linkd.placement(self.plan.config) if steer else None
                 if place is not None and topology.steer_rx(self.plan, place[1]):
                     raise RuntimeError("no receive packet steering on the node interfaces")
                 lcfg = linkd.config(
