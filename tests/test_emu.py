@@ -4,6 +4,7 @@ second, so runs of a few seconds show the steady state."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -180,14 +181,18 @@ def test_cpu_masks_are_hex_in_32_bit_groups_as_sysfs_reads_them():
     assert topology.cpu_mask([32, 1]) == "00000001,00000002"
 
 
-def test_linkd_gets_the_last_cpu_and_the_nodes_receive_on_the_others(monkeypatch):
+def test_above_1_gbit_linkd_gets_the_last_cpu_and_the_nodes_receive_on_the_others(monkeypatch):
     from satcc.emu import linkd
 
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 0, 1})
-    assert linkd.placement() == (3, [0, 1])
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {5})
-    assert linkd.placement() is None
     plan = topology.plan(config_of(scenario_text()), "e0a1b2c")
+    fast = copy.deepcopy(plan.config)
+    fast["links"][0]["ba"]["rate_bps"] = 10_000_000_000
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 0, 1})
+    assert linkd.placement(fast) == (3, [0, 1])
+    # a link slow enough for satcc-linkd's core to carry the nodes' stacks: nothing moves
+    assert linkd.placement(plan.config) is None
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {5})
+    assert linkd.placement(fast) is None
     assert linkd.config(plan, 1, 1, 1, Path("/x"), cpu=3)["cpu"] == 3
     assert "cpu" not in linkd.config(plan, 1, 1, 1, Path("/x"))
 

@@ -40,6 +40,7 @@ IP_PER_PAYLOAD = 1500 / 1472
 # satcc-linkd pinned to one CPU, the nodes' receive processing steered to the others (the
 # runner's default); --no-steer measures the emulator without it
 STEER_RX = True
+BIN_NS = 100 * MS  # satcc-linkd's series bins in the bed
 
 RECEIVER = r"""
 import socket, struct, sys, json
@@ -118,18 +119,19 @@ class Bed:
         self.record = host.register_run(self.run_id)
         self.emulated = emulated
         self.linkd = None
+        self.rows: list[dict] = []
         cfg = bed_scenario(rate_bps, delay_ns, queue_pkts)
         self.plan = topology.plan(cfg, self.run_id)
         try:
             if emulated:
                 topology.build(self.plan)
-                place = linkd.placement() if steer else None
+                place = linkd.placement(self.plan.config) if steer else None
                 if place is not None and topology.steer_rx(self.plan, place[1]):
                     raise RuntimeError("no receive packet steering on the node interfaces")
                 lcfg = linkd.config(
                     self.plan,
                     1,
-                    100 * MS,
+                    BIN_NS,
                     3600 * 10**9,
                     workdir / f"{self.run_id}.jsonl",
                     cpu=place[0] if place is not None else None,
@@ -185,7 +187,17 @@ class Bed:
         if self.linkd is None:
             return None
         self.linkd.stop()
-        return linkd.read_series(self.linkd.series_path)[1]
+        self.rows, st = linkd.read_series(self.linkd.series_path)
+        return st
+
+    def linkd_rate_bps(self, skip_s: float = 1.0) -> float:
+        """The rate satcc-linkd itself sent a->b (IP bytes), over its full bins after the first
+        `skip_s`: the emulator's own delivered rate, before the receiver's socket buffer."""
+        rows = [r for r in self.rows if r["dir"] == "ab" and r["t_s"] >= skip_s]
+        rows = [r for r in rows if r["tx_bytes"] > 0][1:-1]  # whole bins of the flow only
+        if not rows:
+            return float("nan")
+        return sum(r["tx_bytes"] for r in rows) * 8 / (len(rows) * BIN_NS / 1e9)
 
     def close(self) -> None:
         if self.linkd is not None:
@@ -337,6 +349,8 @@ def rate_bench(quick: bool) -> dict:
             "ratio": got / rate,
             "socket_drops": sum(d["socket_drops"] for d in stats["dirs"]) if stats else None,
             "receiver_udp_rcvbuf_errors": rcvbuf,
+            # what the emulator sent, before the receiving iperf3's socket buffer drops any
+            "linkd_sent_ratio": bed.linkd_rate_bps() / rate,
         }
     return res
 

@@ -28,7 +28,7 @@ use crate::config::{dir_index, Config};
 use crate::direction::{Direction, Frame, Offered};
 use crate::hist::Hist;
 use crate::outbox::Outbox;
-use crate::sock::{PacketSocket, RxMeta, FRAME_BUF};
+use crate::sock::{rx_ring_slots, PacketSocket, RxMeta, FRAME_BUF};
 
 /// Frames taken from a socket's ring (or per recvmmsg call) at a time.
 const RX_BATCH: usize = 64;
@@ -109,9 +109,14 @@ impl Emulator {
     pub fn new(cfg: Config) -> io::Result<Emulator> {
         let mut ports = Vec::new();
         let mut dirs = Vec::new();
+        let slots = if cfg.rx_ring {
+            rx_ring_slots(2 * cfg.links.len())
+        } else {
+            0
+        };
         for l in &cfg.links {
-            ports.push(PacketSocket::open(&l.a_if, cfg.qdisc_bypass, cfg.rx_ring)?);
-            ports.push(PacketSocket::open(&l.b_if, cfg.qdisc_bypass, cfg.rx_ring)?);
+            ports.push(PacketSocket::open(&l.a_if, cfg.qdisc_bypass, slots)?);
+            ports.push(PacketSocket::open(&l.b_if, cfg.qdisc_bypass, slots)?);
             for (ba, d) in [(false, &l.ab), (true, &l.ba)] {
                 let k = dir_index(l.id, ba);
                 let path = format!("links[{}].{}.model", l.id, if ba { "ba" } else { "ab" });

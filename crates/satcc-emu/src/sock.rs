@@ -7,7 +7,7 @@
 //! send on the same socket are not looped back to it (`PACKET_IGNORE_OUTGOING`, Linux 4.20).
 //! The socket is created with protocol 0 and only then bound with `ETH_P_ALL`, so it never
 //! queues frames from other interfaces in between (the ring is set up before the bind, too).
-//! Receive buffers and rings are large (`SO_RCVBUFFORCE`, `RX_RING_SLOTS`), because the emulator's own queue is the only queue that should ever
+//! Receive buffers and rings are large (`SO_RCVBUFFORCE`, `rx_ring_slots`), because the emulator's own queue is the only queue that should ever
 //! drop; `PACKET_STATISTICS` reports any frame the socket dropped (emulator-induced loss).
 
 use std::ffi::CString;
@@ -31,11 +31,24 @@ const PACKET_STATISTICS: libc::c_int = 6;
 const PACKET_RX_RING: libc::c_int = 5;
 const PACKET_VERSION: libc::c_int = 10;
 const TPACKET_V2: libc::c_int = 1;
-/// Receive ring slots per socket: 16384 frames of up to 2 KiB (32 MiB, what the socket
+/// Receive ring slots per socket, at most: 16384 frames of up to 2 KiB (32 MiB, what the socket
 /// buffer held before), ≈ 25 ms of the most this machine forwards (≈ 650 kframes/s), so a
-/// stalled pass does not lose frames. Blocks of 64 KiB (order-4 pages) hold 32 slots each.
-const RX_RING_SLOTS: usize = 16384;
+/// stalled pass does not lose frames.
+pub const RX_RING_SLOTS_MAX: usize = 16384;
+/// At least one block's worth per socket, however many links share the budget.
+const RX_RING_SLOTS_MIN: usize = RX_RING_BLOCK / ring::FRAME_SLOT;
+/// All sockets' rings together (the kernel allocates them up front): 256 MiB, the largest
+/// rings for up to 4 links, smaller ones beyond, rather than gigabytes for a large topology.
+const RX_RING_BUDGET: usize = 256 << 20;
+/// Blocks of 64 KiB (order-4 pages) hold 32 slots each.
 const RX_RING_BLOCK: usize = 1 << 16;
+
+/// Ring slots for each of `sockets` sockets: the budget shared, whole blocks, within bounds.
+pub fn rx_ring_slots(sockets: usize) -> usize {
+    let share = RX_RING_BUDGET / ring::FRAME_SLOT / sockets.max(1);
+    let whole = share / RX_RING_SLOTS_MIN * RX_RING_SLOTS_MIN;
+    whole.clamp(RX_RING_SLOTS_MIN, RX_RING_SLOTS_MAX)
+}
 
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 {
@@ -108,9 +121,9 @@ pub struct RxMeta {
 impl PacketSocket {
     /// `qdisc_bypass`: frames we send skip our end's qdisc and the packet taps, as the
     /// emulator wants; without it a capture in the emulator's namespace sees them too.
-    /// `rx_ring`: receive through a mapped `TPACKET_V2` ring (no system call per batch, see
-    /// `ring`), falling back to `recvmmsg` if the kernel refuses it.
-    pub fn open(ifname: &str, qdisc_bypass: bool, rx_ring: bool) -> io::Result<PacketSocket> {
+    /// `ring_slots` > 0: receive through a mapped `TPACKET_V2` ring of that many slots (no
+    /// system call per batch, see `ring`), falling back to `recvmmsg` if the kernel refuses it.
+    pub fn open(ifname: &str, qdisc_bypass: bool, ring_slots: usize) -> io::Result<PacketSocket> {
         let index = ifindex(ifname)?;
         // SAFETY: plain socket(2) call.
         let fd = cvt(unsafe {
@@ -136,9 +149,9 @@ impl PacketSocket {
         if qdisc_bypass {
             let _ = setopt(fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1);
         }
-        if rx_ring {
+        if ring_slots > 0 {
             // before bind: no frame is queued outside the ring in between
-            s.ring = map_rx_ring(fd)
+            s.ring = map_rx_ring(fd, ring_slots)
                 .map_err(|e| eprintln!("satcc-linkd: note: {ifname}: no receive ring ({e})"))
                 .ok();
         }
@@ -160,6 +173,11 @@ impl PacketSocket {
 
     pub fn fd(&self) -> RawFd {
         self.fd
+    }
+
+    /// Whether frames come through a mapped ring (else by `recvmmsg`).
+    pub fn has_ring(&self) -> bool {
+        self.ring.is_some()
     }
 
     /// The batch's headers for `n` messages, each with one I/O vector (and, for a receive, a
@@ -314,9 +332,9 @@ impl Drop for PacketSocket {
 }
 
 /// Give `fd` a `TPACKET_V2` receive ring and map it.
-fn map_rx_ring(fd: RawFd) -> io::Result<MappedRing> {
+fn map_rx_ring(fd: RawFd, slots: usize) -> io::Result<MappedRing> {
     setopt(fd, libc::SOL_PACKET, PACKET_VERSION, TPACKET_V2)?;
-    let req = ring::request(RX_RING_SLOTS, RX_RING_BLOCK)?;
+    let req = ring::request(slots, RX_RING_BLOCK)?;
     // SAFETY: req is a live tpacket_req of the stated size.
     cvt(unsafe {
         libc::setsockopt(
@@ -327,7 +345,7 @@ fn map_rx_ring(fd: RawFd) -> io::Result<MappedRing> {
             size_of::<ring::TpacketReq>() as u32,
         )
     })?;
-    let bytes = RX_RING_SLOTS * ring::FRAME_SLOT;
+    let bytes = slots * ring::FRAME_SLOT;
     // SAFETY: mapping the ring the kernel just allocated for fd, shared, at offset 0.
     let base = unsafe {
         libc::mmap(
@@ -344,9 +362,9 @@ fn map_rx_ring(fd: RawFd) -> io::Result<MappedRing> {
     }
     let mem = RingMemory {
         base: base as *mut u8,
-        slots: RX_RING_SLOTS,
+        slots,
     };
-    // SAFETY: the mapping is page-aligned, RX_RING_SLOTS * FRAME_SLOT bytes, lives until Drop
+    // SAFETY: the mapping is page-aligned, slots * FRAME_SLOT bytes, lives until Drop
     // unmaps it together with the ring, and only the kernel's ring protocol writes it.
     let ring = unsafe { RxRing::new(mem) };
     Ok(MappedRing { ring, base, bytes })
@@ -406,4 +424,20 @@ pub fn enter_netns(name: &str) -> io::Result<()> {
     // SAFETY: we own fd.
     unsafe { libc::close(fd) };
     r.map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rings_take_the_largest_size_for_a_few_links_and_share_the_budget_beyond() {
+        assert_eq!(rx_ring_slots(2), RX_RING_SLOTS_MAX);
+        assert_eq!(rx_ring_slots(8), RX_RING_SLOTS_MAX);
+        assert_eq!(rx_ring_slots(16), 8192);
+        assert_eq!(rx_ring_slots(20) % RX_RING_SLOTS_MIN, 0);
+        assert!(rx_ring_slots(20) * 20 * ring::FRAME_SLOT <= RX_RING_BUDGET);
+        assert_eq!(rx_ring_slots(512), 256);
+        assert_eq!(rx_ring_slots(10_000), RX_RING_SLOTS_MIN);
+    }
 }

@@ -99,13 +99,26 @@ def config(
     return doc
 
 
-def placement() -> tuple[int, list[int]] | None:
+# Steer only where satcc-linkd's core could not carry the nodes' stacks itself: without
+# steering it carried 2.1-2.4 Gbit/s of TCP on the 2-core VM, and steering moves the receiving
+# softirq onto the cores the applications run on (there, a UDP receiver at 1 Gbit/s dropped
+# 3-7 x more in its socket buffer: 73-130 k datagrams against 11-26 k in 8 s).
+STEER_ABOVE_BPS = 1_000_000_000
+
+
+def placement(config: dict[str, Any]) -> tuple[int, list[int]] | None:
     """(the CPU satcc-linkd is pinned to, the CPUs the node namespaces' receive processing is
-    steered to), or None with a single CPU. A frame satcc-linkd sends on a veth is received by
-    the node's stack in satcc-linkd's own system call (veth delivers in the sender's context):
-    on its core, the receiver's whole TCP input. RPS on the node ends (topology.steer_rx) hands
+    steered to), or None: with a single CPU, or when no link of the resolved scenario `config`
+    is faster than STEER_ABOVE_BPS. A frame satcc-linkd sends on a veth is received by the
+    node's stack in satcc-linkd's own system call (veth delivers in the sender's context): on
+    its core, the receiver's whole TCP input. RPS on the node ends (topology.steer_rx) hands
     that work to the other CPUs; the emulator keeps its core for moving frames (README
-    "Timing"; BENCHMARKS.md "Emulator": 2.1 -> 4.3 Gbit/s of TCP on 2 cores)."""
+    "Timing": 2.1-2.4 -> 4-4.6 Gbit/s of TCP on 2 cores)."""
+    fastest = max(
+        (link[d].get("rate_bps") or 0 for link in config["links"] for d in ("ab", "ba")), default=0
+    )
+    if fastest <= STEER_ABOVE_BPS:
+        return None
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return None

@@ -231,7 +231,7 @@ class Run:
 
     def _start_linkd(self) -> None:
         assert self.plan is not None
-        place = linkd.placement() if self.steer_rx else None
+        place = linkd.placement(self.plan.config) if self.steer_rx else None
         if place is not None:
             failed = topology.steer_rx(self.plan, place[1])
             if failed:
