@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType, ZstdLevel};
-use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, DoubleType, Int64Type};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
@@ -107,39 +107,36 @@ fn split<T: Clone>(values: &[Option<T>]) -> (Vec<i16>, Vec<T>) {
     (levels, present)
 }
 
+/// The values of `rows` with their definition levels, written by a typed column writer.
+fn write_typed<T: DataType>(
+    writer: &mut SerializedColumnWriter<'_>,
+    values: &[Option<T::T>],
+) -> Result<(), ParquetError>
+where
+    T::T: Clone,
+{
+    let (levels, present) = split(values);
+    writer
+        .typed::<T>()
+        .write_batch(&present, Some(&levels), None)
+        .map(|_| ())
+}
+
 fn write_column(
     mut writer: SerializedColumnWriter<'_>,
     column: &Column,
     rows: std::ops::Range<usize>,
 ) -> Result<(), ParquetError> {
     match column {
-        Column::Int64(v) => {
-            let (levels, values) = split(&v[rows]);
-            writer
-                .typed::<Int64Type>()
-                .write_batch(&values, Some(&levels), None)?;
-        }
-        Column::Float64(v) => {
-            let (levels, values) = split(&v[rows]);
-            writer
-                .typed::<DoubleType>()
-                .write_batch(&values, Some(&levels), None)?;
-        }
+        Column::Int64(v) => write_typed::<Int64Type>(&mut writer, &v[rows])?,
+        Column::Float64(v) => write_typed::<DoubleType>(&mut writer, &v[rows])?,
+        Column::Bool(v) => write_typed::<BoolType>(&mut writer, &v[rows])?,
         Column::Text(v) => {
-            let (levels, values) = split(&v[rows]);
-            let bytes: Vec<ByteArray> = values
-                .into_iter()
-                .map(|s| ByteArray::from(s.into_bytes()))
+            let bytes: Vec<Option<ByteArray>> = v[rows]
+                .iter()
+                .map(|s| s.as_ref().map(|s| ByteArray::from(s.as_bytes().to_vec())))
                 .collect();
-            writer
-                .typed::<ByteArrayType>()
-                .write_batch(&bytes, Some(&levels), None)?;
-        }
-        Column::Bool(v) => {
-            let (levels, values) = split(&v[rows]);
-            writer
-                .typed::<BoolType>()
-                .write_batch(&values, Some(&levels), None)?;
+            write_typed::<ByteArrayType>(&mut writer, &bytes)?
         }
     }
     writer.close()
