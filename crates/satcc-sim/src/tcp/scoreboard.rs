@@ -49,6 +49,9 @@ pub struct Scoreboard {
     pub tsorted: VecDeque<(u64, SimTime)>,
     /// Lowest index that may be lost and not yet retransmitted (`retransmit_skb_hint`).
     pub retransmit_hint: u64,
+    /// One past the highest index ever retransmitted: no segment from here on is
+    /// EVER_RETRANS, so segments at or above it were each sent once, in index order.
+    pub retrans_end: u64,
 }
 
 impl Scoreboard {
@@ -60,6 +63,7 @@ impl Scoreboard {
             sacked: BTreeMap::new(),
             tsorted: VecDeque::new(),
             retransmit_hint: 0,
+            retrans_end: 0,
         }
     }
 
@@ -97,6 +101,7 @@ impl Scoreboard {
     /// Record a retransmission of `idx` at `now` in transmission order.
     pub fn retransmitted(&mut self, idx: u64, now: SimTime) {
         self.tsorted.push_back((idx, now));
+        self.retrans_end = self.retrans_end.max(idx + 1);
     }
 
     /// Drop segments below `new_head` (cumulatively acknowledged), returning them in order.
@@ -106,6 +111,26 @@ impl Scoreboard {
             each(self.head, seg);
             self.head += 1;
         }
+        self.trim_below_head();
+    }
+
+    /// Drop the non-empty run `[head, new_head)` of segments the caller knows were each sent
+    /// once, in index order (at or above `retrans_end`), never SACKed nor marked lost, as
+    /// `pop_acked` does: the first one's transmission time and the last segment.
+    pub fn pop_acked_run(&mut self, new_head: u64) -> (SimTime, Seg) {
+        let n = (new_head - self.head) as usize;
+        debug_assert!(n > 0 && self.head >= self.retrans_end);
+        let first = self.segs[0].xmit;
+        let last = self.segs[n - 1];
+        self.segs.drain(..n);
+        self.head = new_head;
+        self.trim_below_head();
+        (first, last)
+    }
+
+    /// After the head advanced: SACK ranges, the retransmission hint and the
+    /// transmission-order list forget what lies below it.
+    fn trim_below_head(&mut self) {
         // Trim SACK ranges below the new head.
         while let Some((&s, &e)) = self.sacked.iter().next() {
             if s >= self.head {

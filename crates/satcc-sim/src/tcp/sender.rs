@@ -205,6 +205,9 @@ pub struct Sender {
     /// ssthresh from the metrics cache, applied when the connection is established
     /// (`tcp_init_metrics`); set by the world before `connect`.
     cached_ssthresh: Option<u32>,
+    /// Whether a cumulative ACK of segments each sent once may take `on_ack`'s batched path
+    /// (always, but the unit tests compare it with the per-segment one).
+    fast_ack: bool,
 }
 
 impl Sender {
@@ -260,6 +263,7 @@ impl Sender {
             stats: SenderStats::default(),
             acked_all_at: None,
             cached_ssthresh: None,
+            fast_ack: true,
         }
     }
 

@@ -139,45 +139,77 @@ impl Sender {
             let spurious_before = self.rcv_tsecr;
             // `reord` of tcp_clean_rtx_queue: lowest acked never-retransmitted un-SACKed seq.
             let mut acked_reord = snd_nxt;
-            self.sb.pop_acked(new_head, |idx, mut seg| {
-                pkts_acked += 1;
-                if seg.ever_retrans {
-                    if seg.retrans {
-                        tcp.retrans_out -= 1;
-                    }
-                    flag.retrans_data_acked = true;
-                } else if !seg.sacked {
-                    last_ackt = Some(seg.xmit);
-                    first_ackt.get_or_insert(seg.xmit);
-                    acked_reord = acked_reord.min(idx * mss);
-                    if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
-                        flag.orig_sack_acked = true;
+            let head = self.sb.head;
+            if new_head > head
+                && head >= self.sb.retrans_end
+                && tcp.sacked_out == 0
+                && tcp.lost_out == 0
+                && self.fast_ack
+            {
+                // `tcp_clean_rtx_queue` over a run of segments each sent once, in index order,
+                // none SACKed or lost (no counter to undo, Karn never applies): what its loop
+                // does per segment summed at once. `tcp_rate_skb_delivered` and
+                // `tcp_rack_advance` keep the most recently sent segment, which here is the
+                // last one; `FLAG_ORIG_SACK_ACKED` holds if it holds for the first one.
+                let n = new_head - head;
+                let (first_xmit, mut last) = self.sb.pop_acked_run(new_head);
+                pkts_acked = n as u32;
+                first_ackt = Some(first_xmit);
+                last_ackt = Some(last.xmit);
+                acked_reord = head * mss;
+                if ((head + 1) * mss).min(snd_nxt) <= high_seq {
+                    flag.orig_sack_acked = true;
+                }
+                if sack {
+                    tcp.delivered += n;
+                    if flag.ece {
+                        tcp.delivered_ce += n;
                     }
                 }
-                if seg.sacked {
-                    tcp.sacked_out -= 1;
-                } else {
-                    if sack {
-                        tcp.delivered += 1;
-                        if flag.ece {
-                            tcp.delivered_ce += 1;
+                rate_skb_delivered(&mut rs, first_tx_mstamp, new_head - 1, &mut last, false);
+                rack_advance(rack, new_head - 1, &last, now, min_rtt);
+                tcp.packets_out -= n as u32;
+            } else {
+                self.sb.pop_acked(new_head, |idx, mut seg| {
+                    pkts_acked += 1;
+                    if seg.ever_retrans {
+                        if seg.retrans {
+                            tcp.retrans_out -= 1;
+                        }
+                        flag.retrans_data_acked = true;
+                    } else if !seg.sacked {
+                        last_ackt = Some(seg.xmit);
+                        first_ackt.get_or_insert(seg.xmit);
+                        acked_reord = acked_reord.min(idx * mss);
+                        if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                            flag.orig_sack_acked = true;
                         }
                     }
-                    rate_skb_delivered(&mut rs, first_tx_mstamp, idx, &mut seg, false);
-                    // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
-                    // last retransmission was for an earlier copy; it does not advance RACK.
-                    let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
-                    let spurious =
-                        seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
-                    if !spurious {
-                        rack_advance(rack, idx, &seg, now, min_rtt);
+                    if seg.sacked {
+                        tcp.sacked_out -= 1;
+                    } else {
+                        if sack {
+                            tcp.delivered += 1;
+                            if flag.ece {
+                                tcp.delivered_ce += 1;
+                            }
+                        }
+                        rate_skb_delivered(&mut rs, first_tx_mstamp, idx, &mut seg, false);
+                        // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
+                        // last retransmission was for an earlier copy; it does not advance RACK.
+                        let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
+                        let spurious =
+                            seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
+                        if !spurious {
+                            rack_advance(rack, idx, &seg, now, min_rtt);
+                        }
                     }
-                }
-                if seg.lost {
-                    tcp.lost_out -= 1;
-                }
-                tcp.packets_out -= 1;
-            });
+                    if seg.lost {
+                        tcp.lost_out -= 1;
+                    }
+                    tcp.packets_out -= 1;
+                });
+            }
             self.tcp.snd_una = ack;
             if !self.sack {
                 self.remove_reno_sacks(pkts_acked, flag.ece);
@@ -412,6 +444,63 @@ mod tests {
         assert_eq!(s.tcp.cwnd, 20);
         assert_eq!(s.tcp.packets_out, 20);
         assert_eq!(sent(&out).len(), 20);
+    }
+
+    /// What an ACK can change in a sender, as text to compare two of them.
+    fn snapshot(s: &Sender) -> String {
+        format!(
+            "{:?}",
+            (
+                (
+                    &s.tcp,
+                    s.rack,
+                    s.first_tx_mstamp,
+                    &s.rtt,
+                    &s.stats,
+                    s.acked_all_at
+                ),
+                (s.sb.head, &s.sb.segs, &s.sb.tsorted, s.sb.retransmit_hint),
+                (s.sb.highest_sacked(), s.rto_timer, s.tlp_timer, s.reo_timer),
+                (
+                    s.high_seq,
+                    s.reordering,
+                    s.reord_seen,
+                    s.tlp_high_seq,
+                    s.backoff
+                ),
+                (s.prr_delivered, s.prr_out, s.undo.marker, s.undo.retrans),
+            )
+        )
+    }
+
+    #[test]
+    fn in_order_cumulative_acks_leave_the_sender_as_the_per_segment_walk_leaves_it() {
+        // The batched `tcp_clean_rtx_queue` against the per-segment one (`fast_ack` off):
+        // delayed ACKs of two segments and single ones in slow start, then segment 31 lost
+        // (three SACKed duplicates, Recovery, its retransmission), the ACK past it, and
+        // in-order ACKs again inside Recovery once the retransmission is below snd_una.
+        let (mut fast, _, _) = established();
+        let (mut slow, _, _) = established();
+        slow.fast_ack = false;
+        let mut acks: Vec<Packet> = (1..=15).map(|k| ack(2 * k * MSS, &[])).collect();
+        acks.push(ack(31 * MSS, &[]));
+        for b in 33..=35 {
+            acks.push(ack(31 * MSS, &[(32, b)]));
+        }
+        acks.push(ack(36 * MSS, &[]));
+        for n in [38, 39, 41, 43, 44, 46] {
+            acks.push(ack(n * MSS, &[]));
+        }
+        for (i, a) in acks.iter().enumerate() {
+            let at = ms(150 + 3 * i as u64);
+            let (of, os) = (deliver(&mut fast, at, a), deliver(&mut slow, at, a));
+            assert_eq!(of.pkts, os.pkts, "sent after ACK {i}");
+            assert_eq!(of.timers, os.timers, "timers after ACK {i}");
+            assert_eq!(snapshot(&fast), snapshot(&slow), "state after ACK {i}");
+        }
+        assert_eq!(fast.stats.recovery_count, 1);
+        assert_eq!(fast.stats.retransmitted_packets, 1);
+        assert_eq!(fast.tcp.snd_una, 46 * MSS);
     }
 
     #[test]
