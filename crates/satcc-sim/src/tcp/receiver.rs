@@ -345,7 +345,7 @@ impl Receiver {
 
     /// `__tcp_win_from_space`: the window a buffer of `space` bytes of memory can offer.
     fn win_from_space(&self, space: i64) -> i64 {
-        (space * self.scaling_ratio as i64) >> RMEM_TO_WIN_SCALE
+        win_from_space(space, self.scaling_ratio)
     }
 
     /// `__tcp_space_from_win`: the memory a window of `win` bytes needs.
@@ -1050,6 +1050,15 @@ fn jiffies(now: SimTime) -> u64 {
     now.as_nanos() / 1_000_000
 }
 
+/// `__tcp_win_from_space` (include/net/tcp.h): `space * scaling_ratio / 256`. Linux multiplies
+/// a 32-bit `space` in 64 bits, so the product cannot overflow there; a scenario's buffer here
+/// is 64-bit, so the product is taken in 128 bits and saturates (a regression: the config
+/// fuzzer overflowed the 64-bit product with a huge `rwnd`).
+fn win_from_space(space: i64, scaling_ratio: u64) -> i64 {
+    let scaled = (i128::from(space) * i128::from(scaling_ratio)) >> RMEM_TO_WIN_SCALE;
+    scaled.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1350,5 +1359,15 @@ mod tests {
         // 64 headroom + 66 B of headers + 1448 payload + 320 shared info → 2048 B, + 256 sk_buff.
         assert_eq!(rx_truesize(1448, true), 2304);
         assert_eq!(full_segment_scaling_ratio(1448, true), 160);
+    }
+
+    #[test]
+    fn a_huge_buffer_saturates_the_window_instead_of_overflowing() {
+        assert_eq!(win_from_space(1 << 20, 128), 1 << 19); // half, as Linux's default ratio
+        assert_eq!(win_from_space(-(1 << 20), 128), -(1 << 19)); // negative space stays signed
+                                                                 // the product overflows 64 bits but the window fits: exact, as the 128-bit maths gives
+        assert_eq!(win_from_space(i64::MAX, 255), 9_187_343_239_835_811_839);
+        assert_eq!(win_from_space(i64::MAX, 256 * 4), i64::MAX); // saturated, not wrapped
+        assert_eq!(win_from_space(i64::MIN, 256 * 4), i64::MIN);
     }
 }
