@@ -42,12 +42,6 @@ class Schema:
     def type_of(self, name: str) -> str:
         return self._types[name]
 
-    def __iter__(self):
-        return iter(self.fields)
-
-    def __len__(self) -> int:
-        return len(self.fields)
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Schema) and self.fields == other.fields
 
