@@ -219,12 +219,13 @@ impl<P: LinkPacket> Direction<P> {
 
     /// The serialiser finished at `now`: the packet goes onto the wire (or is lost) and the
     /// next queued packet starts. `extra` adds delay to a surviving packet before the FIFO
-    /// clamp (the simulator's host turnaround). Returns (arrival instant if the packet
+    /// clamp (the simulator's host turnaround; it may also stamp the packet, as the simulator
+    /// stamps its arrival event's sequence number). Returns (arrival instant if the packet
     /// survived, end of the next transmission if one started and ever ends).
     pub fn finish(
         &mut self,
         now: SimTime,
-        extra: impl FnOnce(&P) -> SimDuration,
+        extra: impl FnOnce(&mut P) -> SimDuration,
     ) -> (Option<SimTime>, Option<SimTime>) {
         self.finish_or(now, extra, drop)
     }
@@ -234,10 +235,24 @@ impl<P: LinkPacket> Direction<P> {
     pub fn finish_or(
         &mut self,
         now: SimTime,
-        extra: impl FnOnce(&P) -> SimDuration,
+        extra: impl FnOnce(&mut P) -> SimDuration,
         lost: impl FnOnce(P),
     ) -> (Option<SimTime>, Option<SimTime>) {
-        let (pkt, _) = self
+        let arrival = self.complete(now, extra, lost);
+        (arrival, self.service_done())
+    }
+
+    /// [`finish_or`](Self::finish_or) without the end of the next transmission (the
+    /// simulator's event loop reads it from [`service_done`](Self::service_done) when it needs
+    /// it): the arrival instant if the packet survived.
+    #[inline]
+    pub fn complete(
+        &mut self,
+        now: SimTime,
+        extra: impl FnOnce(&mut P) -> SimDuration,
+        lost: impl FnOnce(P),
+    ) -> Option<SimTime> {
+        let (mut pkt, _) = self
             .in_service
             .take()
             .expect("finish without a packet in service");
@@ -269,18 +284,18 @@ impl<P: LinkPacket> Direction<P> {
                     (self.rng.next_f64() * self.cfg.jitter.as_nanos() as f64) as u64,
                 );
             }
-            at += extra(&pkt);
+            at += extra(&mut pkt);
             if let Some(&(last, _)) = self.wire.back() {
                 at = at.max(last); // FIFO: a shrinking delay or a draw never reorders
             }
             self.wire.push_back((at, pkt));
             Some(at)
         };
-        let next = self.queue.pop_front().and_then(|p| {
+        if let Some(p) = self.queue.pop_front() {
             self.queue_bytes -= p.size_bytes();
-            self.start(p, now)
-        });
-        (arrival, next)
+            self.start(p, now);
+        }
+        arrival
     }
 
     /// Finish every transmission due by `t` (a real-time driver's catch-up).
@@ -311,13 +326,6 @@ impl<P: LinkPacket> Direction<P> {
     #[inline]
     pub fn on_wire(&self, i: usize) -> Option<(SimTime, &P)> {
         self.wire.get(i).map(|(at, p)| (*at, p))
-    }
-
-    /// The packet last put on the wire (the simulator stamps its event's sequence number on
-    /// it there, so the wire carries the whole event key).
-    #[inline]
-    pub fn last_on_wire_mut(&mut self) -> Option<&mut P> {
-        self.wire.back_mut().map(|(_, p)| p)
     }
 
     pub fn model_mut(&mut self) -> &mut dyn LinkBehaviour {

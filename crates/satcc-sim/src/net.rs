@@ -73,21 +73,21 @@ impl LinkDir {
         }
     }
 
-    /// The serialiser finished at `now`: (arrival time if the packet survived, end of the next
-    /// transmission if one started). A packet addressed to the far node arrives later by a
-    /// draw of that host's turnaround.
-    pub fn finish(
-        &mut self,
-        now: SimTime,
-        store: &mut PacketStore,
-    ) -> (Option<SimTime>, Option<SimTime>) {
+    /// The serialiser finished at `now`: the arrival time if the packet survived, its hop then
+    /// stamped with `seq`, its arrival event's sequence number (the next queued packet is in
+    /// service). A packet addressed to the far node arrives later by a draw of that host's
+    /// turnaround.
+    pub fn finish(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
         let to_node = self.to_node;
         let noise = &mut self.host_noise;
-        self.core.finish_or(
+        self.core.complete(
             now,
-            |hop| match noise {
-                Some((n, rng)) if hop.dst_node == to_node => n.sample(hop.to_receiver(), rng),
-                _ => SimDuration::ZERO,
+            |hop| {
+                hop.seq = seq;
+                match noise {
+                    Some((n, rng)) if hop.dst_node == to_node => n.sample(hop.to_receiver(), rng),
+                    _ => SimDuration::ZERO,
+                }
             },
             |hop| store.drop(hop),
         )

@@ -564,6 +564,7 @@ impl World {
         }
     }
 
+    #[inline(always)]
     fn forward(&mut self, node: u32, hop: Hop) {
         let Some(d) = self.net.next_hop(node, hop.dst_node) else {
             self.store.drop(hop);
@@ -589,20 +590,16 @@ impl World {
             Due::AtOrBefore => t <= now,
         };
         while let Some(done) = dir.core.service_done().filter(|&t| is_due(t)) {
-            let (arrival, _) = dir.finish(done, &mut self.store);
-            if let Some(at) = arrival {
+            // A surviving packet's arrival event takes the next sequence number.
+            if let Some(at) = dir.finish(done, self.seq + 1, &mut self.store) {
                 self.seq += 1;
-                dir.core
-                    .last_on_wire_mut()
-                    .expect("the packet just put on the wire")
-                    .seq = self.seq;
                 if !dir.arrival_scheduled {
                     dir.arrival_scheduled = true;
                     self.heap.push(events::key(at, self.seq), Ev::Arrive(d));
+                    self.peak_pending = self.peak_pending.max(self.heap.len());
                 }
             }
         }
-        self.peak_pending = self.peak_pending.max(self.heap.len());
     }
 
     /// Direction `d` needs an event at the end of its transmission when nothing on its wire
