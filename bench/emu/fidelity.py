@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -355,18 +356,34 @@ def rate_bench(quick: bool) -> dict:
     return res
 
 
+def cpu_busy_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs so far (/proc/stat; iowait counts as idle)."""
+    f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = f[3] + f[4]
+    return sum(f) - idle, sum(f)
+
+
+def timed_iperf(bed: Bed, args: list[str], secs: int) -> tuple[dict, float]:
+    """iperf(...) and the machine's busy CPU-seconds per second over the run (2.0 = both
+    cores of a 2-core machine busy throughout)."""
+    b0, t0 = cpu_busy_jiffies()
+    r = iperf(bed, args, secs)
+    b1, t1 = cpu_busy_jiffies()
+    return r, (b1 - b0) / max(t1 - t0, 1) * os.cpu_count()
+
+
 def throughput_bench(quick: bool) -> dict:
     secs = 4 if quick else 8
     out = {}
     bed = Bed(False)
     try:
-        plain = iperf(bed, [], secs)
+        plain, plain_cpus = timed_iperf(bed, [], secs)
     finally:
         bed.close()
     plain_bps = plain["server"]["end"]["sum_received"]["bits_per_second"]
     bed = Bed(True)
     try:
-        emu = iperf(bed, [], secs)
+        emu, emu_cpus = timed_iperf(bed, [], secs)
         stats = bed.stats()
     finally:
         bed.close()
@@ -374,6 +391,14 @@ def throughput_bench(quick: bool) -> dict:
     out["tcp_plain_veth_bps"] = plain_bps
     out["tcp_through_linkd_bps"] = emu_bps
     out["tcp_ratio"] = emu_bps / plain_bps
+    # Where the ratio comes from: busy CPUs over each run, and CPU-seconds per Gbit carried.
+    # When the plain pair already keeps every core busy, the path through satcc-linkd can reach
+    # at most plain_cpu_s_per_gbit / emu_cpu_s_per_gbit of its rate.
+    out["cpus"] = os.cpu_count()
+    out["tcp_plain_busy_cpus"] = plain_cpus
+    out["tcp_linkd_busy_cpus"] = emu_cpus
+    out["tcp_plain_cpu_s_per_gbit"] = plain_cpus / (plain_bps / 1e9)
+    out["tcp_linkd_cpu_s_per_gbit"] = emu_cpus / (emu_bps / 1e9)
     out["tcp_linkd_socket_drops"] = sum(d["socket_drops"] for d in stats["dirs"]) if stats else None
     # UDP offered at 1 Gbit/s through a 1 Gbit/s link
     bed = Bed(True, rate_bps=1_000_000_000, delay_ns=1 * MS, queue_pkts=1000)
