@@ -130,7 +130,6 @@ pub struct World {
     seq: u64,
     net: Network,
     flows: Vec<Flow>,
-    out: Out,
     events: u64,
     /// Most events ever pending at once.
     peak_pending: usize,
@@ -313,7 +312,6 @@ impl World {
             seq: 0,
             net,
             flows,
-            out: Out::default(),
             events: 0,
             peak_pending: 0,
             packets: 0,
@@ -408,6 +406,8 @@ impl World {
     /// Run to the end, calling `progress(fraction)` now and then; it returns false to stop.
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> SimOutput {
         let total = self.end.as_nanos().max(1) as f64;
+        // What an endpoint produces while it handles an event (emptied by `emit`).
+        let mut out = Out::default();
         while let Some((key, ev)) = self.heap.peek() {
             let at = events::key_time(key);
             if at > self.end {
@@ -439,13 +439,13 @@ impl World {
             if self.events & 0xFFFF == 0 && !progress(self.now.as_nanos() as f64 / total) {
                 break;
             }
-            self.dispatch(ev);
+            self.dispatch(ev, &mut out);
         }
         progress(1.0);
         self.finish()
     }
 
-    fn dispatch(&mut self, ev: Ev) {
+    fn dispatch(&mut self, ev: Ev, out: &mut Out) {
         let now = self.now;
         match ev {
             Ev::TxDone(d) => {
@@ -459,7 +459,7 @@ impl World {
                 let hop = self.net.dirs[d as usize].arrive();
                 self.wake(d);
                 let node = self.net.dirs[d as usize].to_node;
-                self.at_node(node, hop);
+                self.at_node(node, hop, out);
             }
             Ev::FlowStart(f) | Ev::UdpSend(f) if self.flows[f as usize].udp.is_some() => {
                 let (pkt, next) = self.flows[f as usize]
@@ -475,30 +475,24 @@ impl World {
             }
             Ev::UdpSend(_) => unreachable!("UdpSend for a TCP flow"),
             Ev::FlowStart(f) => {
-                let mut out = std::mem::take(&mut self.out);
                 let flow = &mut self.flows[f as usize];
                 if flow.metrics_save {
                     // tcp_init_metrics (module doc, deviation 1)
                     flow.sender
                         .set_cached_ssthresh(self.metrics.get(&(flow.src, flow.dst)).copied());
                 }
-                self.flows[f as usize].sender.connect(now, &mut out);
-                self.emit(f, true, &mut out);
-                self.out = out;
+                self.flows[f as usize].sender.connect(now, out);
+                self.emit(f, true, out);
             }
             Ev::SenderTimer(f, kind) => {
-                let mut out = std::mem::take(&mut self.out);
-                self.flows[f as usize].sender.on_timer(now, kind, &mut out);
-                self.emit(f, true, &mut out);
-                self.out = out;
+                self.flows[f as usize].sender.on_timer(now, kind, out);
+                self.emit(f, true, out);
             }
             Ev::ReceiverTimer(f) => {
-                let mut out = std::mem::take(&mut self.out);
                 self.flows[f as usize]
                     .receiver
-                    .on_timer_event(now, &mut out);
-                self.emit(f, false, &mut out);
-                self.out = out;
+                    .on_timer_event(now, out);
+                self.emit(f, false, out);
             }
             Ev::Sample => {
                 for d in 0..self.net.dirs.len() as u32 {
@@ -515,7 +509,7 @@ impl World {
     }
 
     /// A packet reached `node`: hand it to its endpoint or forward it.
-    fn at_node(&mut self, node: u32, hop: Hop) {
+    fn at_node(&mut self, node: u32, hop: Hop, out: &mut Out) {
         if hop.dst_node == node {
             if let Some(frag) = self.store.peek(hop).frag {
                 if !self.reassemble(frag) {
@@ -531,16 +525,15 @@ impl World {
                 self.store.drop(hop);
                 return;
             }
-            let mut out = std::mem::take(&mut self.out);
             let flow = &mut self.flows[f as usize];
             let from_sender_side = if pkt.kind.forward() {
-                flow.receiver.on_packet(self.now, pkt, &mut out);
+                flow.receiver.on_packet(self.now, pkt, out);
                 false
             } else {
                 if let Some(r) = self.seqack.as_mut() {
                     r.received(self.now, pkt);
                 }
-                flow.sender.on_packet(self.now, pkt, &mut out);
+                flow.sender.on_packet(self.now, pkt, out);
                 if flow.metrics_save && !flow.metrics_written && flow.sender.acked_all_at.is_some()
                 {
                     // the transfer is complete: tcp_update_metrics at close (module doc)
@@ -557,8 +550,7 @@ impl World {
                 true
             };
             self.store.drop(hop);
-            self.emit(f, from_sender_side, &mut out);
-            self.out = out;
+            self.emit(f, from_sender_side, out);
         } else {
             self.forward(node, hop);
         }
