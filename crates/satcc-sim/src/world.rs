@@ -46,7 +46,7 @@ use satcc_core::{SimDuration, SimTime};
 use crate::config::{ConfigError, Proto, SimConfig};
 use crate::events::{self, EventQueue};
 use crate::net::Network;
-use crate::packet::{Frag, Hop, Packet, PacketStore, IP_HEADER};
+use crate::packet::{Frag, Hop, Kind, Packet, PacketStore, IP_HEADER};
 use crate::tcp::receiver::{EcnEcho, RcvBuf, Receiver};
 use crate::tcp::sender::Sender;
 use crate::tcp::{Out, TimerKind};
@@ -489,9 +489,7 @@ impl World {
                 self.emit(f, true, out);
             }
             Ev::ReceiverTimer(f) => {
-                self.flows[f as usize]
-                    .receiver
-                    .on_timer_event(now, out);
+                self.flows[f as usize].receiver.on_timer_event(now, out);
                 self.emit(f, false, out);
             }
             Ev::Sample => {
@@ -520,7 +518,13 @@ impl World {
             // read in place; the slot is freed before anything is sent
             let pkt = self.store.deliver(hop);
             let f = pkt.flow;
-            if let Some(u) = self.flows[f as usize].udp.as_mut() {
+            // Only UDP flows send datagrams (their TCP ends stay idle): asked of the packet at
+            // hand, not of the flow's far-away `udp` field.
+            if pkt.kind == Kind::Datagram {
+                let u = self.flows[f as usize]
+                    .udp
+                    .as_mut()
+                    .expect("a datagram belongs to a UDP flow");
                 u.on_packet(self.now, pkt);
                 self.store.drop(hop);
                 return;
