@@ -199,6 +199,9 @@ pub struct Receiver {
     rcv_wscale: u32,
     /// Our MSS (the sender's payload per segment).
     advmss: u64,
+    /// `rx_truesize(advmss, timestamps)`: what each unread or out-of-order packet is charged
+    /// (`rmem_alloc`). Both inputs are fixed at construction, so it is computed once there.
+    advmss_truesize: u64,
     /// `icsk_ack.rcv_mss`: the peer's segment size as guessed from what arrives.
     rcv_mss: u64,
     last_seg_size: u64,
@@ -288,6 +291,7 @@ impl Receiver {
             rcv_wnd: 0,
             rcv_wscale: 0,
             advmss: mss as u64,
+            advmss_truesize: rx_truesize(mss as u64, timestamps),
             rcv_mss: MSS_DEFAULT,
             last_seg_size: 0,
             rcvq_space: RcvqSpace {
@@ -355,7 +359,7 @@ impl Receiver {
 
     /// `sk_rmem_alloc`: memory held by unread in-order data and the out-of-order queue.
     fn rmem_alloc(&self) -> u64 {
-        let truesize = rx_truesize(self.advmss, self.timestamps);
+        let truesize = self.advmss_truesize;
         let unread = self.rcv_nxt - self.copied_seq;
         // Mostly nothing or the one segment being handled: no division for those.
         let unread_pkts = if unread <= self.advmss {
@@ -1055,6 +1059,14 @@ fn jiffies(now: SimTime) -> u64 {
 /// is 64-bit, so the product is taken in 128 bits and saturates (a regression: the config
 /// fuzzer overflowed the 64-bit product with a huge `rwnd`).
 fn win_from_space(space: i64, scaling_ratio: u64) -> i64 {
+    // Every realistic buffer: the product fits in 64 bits, and an arithmetic shift of it is
+    // the 128-bit shift below (both round towards −∞).
+    if let Some(product) = i64::try_from(scaling_ratio)
+        .ok()
+        .and_then(|r| space.checked_mul(r))
+    {
+        return product >> RMEM_TO_WIN_SCALE;
+    }
     let scaled = (i128::from(space) * i128::from(scaling_ratio)) >> RMEM_TO_WIN_SCALE;
     scaled.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
@@ -1369,5 +1381,42 @@ mod tests {
         assert_eq!(win_from_space(i64::MAX, 255), 9_187_343_239_835_811_839);
         assert_eq!(win_from_space(i64::MAX, 256 * 4), i64::MAX); // saturated, not wrapped
         assert_eq!(win_from_space(i64::MIN, 256 * 4), i64::MIN);
+    }
+
+    #[test]
+    fn the_64_bit_window_from_space_is_the_128_bit_one() {
+        // `win_from_space` multiplies in 64 bits when the product fits: the same window as
+        // the 128-bit product, rounding of negative space included.
+        let reference = |space: i64, ratio: u64| -> i64 {
+            let scaled = (i128::from(space) * i128::from(ratio)) >> RMEM_TO_WIN_SCALE;
+            scaled.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        };
+        let edge = i64::MAX / 255;
+        let spaces = [
+            0,
+            1,
+            -1,
+            -255,
+            2303,
+            -2304,
+            131_072,
+            -131_073,
+            6 << 20,
+            edge,
+            edge + 1,
+            -edge,
+            -edge - 1,
+            i64::MAX,
+            i64::MIN,
+        ];
+        for space in spaces {
+            for ratio in [1, 127, 128, 160, 255, 256, 1024, u64::MAX] {
+                assert_eq!(
+                    win_from_space(space, ratio),
+                    reference(space, ratio),
+                    "space {space}, ratio {ratio}"
+                );
+            }
+        }
     }
 }
