@@ -241,6 +241,9 @@ pub struct Receiver {
     /// When the receiver first held `size` bytes.
     pub completed_at: Option<SimTime>,
     size: Option<u64>,
+    /// Whether an ACK sent right after `__tcp_select_window` was computed reuses its result
+    /// (`send_ack_with_window`): always, but the unit tests compare it with recomputing.
+    reuse_window: bool,
 }
 
 impl Receiver {
@@ -319,6 +322,7 @@ impl Receiver {
             received_in_bin: 0,
             completed_at: None,
             size,
+            reuse_window: true,
         }
     }
 
@@ -804,10 +808,14 @@ impl Receiver {
     }
 
     /// `tcp_select_window`: the window to announce now (bytes, a multiple of the scale); the
-    /// right edge never moves left.
-    fn tcp_select_window(&mut self) -> u64 {
+    /// right edge never moves left. `raw` is `__tcp_select_window`'s result when the caller
+    /// has just computed it with nothing changed since (see `send_ack_with_window`).
+    fn tcp_select_window(&mut self, raw: Option<u64>) -> u64 {
         let cur_win = self.tcp_receive_window();
-        let mut new_win = self.raw_select_window();
+        let mut new_win = match raw {
+            Some(win) => win,
+            None => self.raw_select_window(),
+        };
         let unit = 1u64 << self.rcv_wscale;
         if new_win < cur_win {
             new_win = cur_win.div_ceil(unit) * unit; // never shrink the offered window
@@ -831,14 +839,16 @@ impl Receiver {
         if !self.ack_scheduled {
             return;
         }
+        let mut window = None;
         let full_frame = self.rcv_nxt - self.rcv_wup > self.rcv_mss && {
             // Unread data is still queued here (rcv_nxt ≠ copied_seq), so the right edge
             // must advance for an ACK now; else the read's tcp_cleanup_rbuf sends it.
             let win = self.raw_select_window();
+            window = Some(win);
             win >= self.rcv_wnd
         };
         if full_frame || self.tcp_in_quickack_mode() || ack_now {
-            self.send_ack(now, out);
+            self.send_ack_with_window(now, out, window);
         } else if !ofo_possible {
             self.tcp_send_delayed_ack(now, out);
         } else {
@@ -913,16 +923,18 @@ impl Receiver {
     /// `tcp_cleanup_rbuf` after the application read `copied` bytes.
     fn tcp_cleanup_rbuf(&mut self, now: SimTime, copied: u64, out: &mut Out) {
         let mut time_to_ack = self.ack_scheduled && self.rcv_nxt - self.rcv_wup > self.rcv_mss;
+        let mut window = None;
         if copied > 0 && !time_to_ack {
             let rcv_window_now = self.tcp_receive_window();
             if 2 * rcv_window_now <= self.window_clamp {
                 let new_window = self.raw_select_window();
+                window = Some(new_window);
                 // The read freed lots of space: announce a window at least twice as large.
                 time_to_ack = new_window > 0 && new_window >= 2 * rcv_window_now;
             }
         }
         if time_to_ack {
-            self.send_ack(now, out);
+            self.send_ack_with_window(now, out, window);
         }
     }
 
@@ -975,11 +987,27 @@ impl Receiver {
     /// Build and send an ACK for everything received so far (`tcp_send_ack`, then
     /// `tcp_event_ack_sent`: one quick ACK used, the delayed-ACK timer cleared).
     pub fn send_ack(&mut self, now: SimTime, out: &mut Out) {
+        self.send_ack_with_window(now, out, None);
+    }
+
+    /// `send_ack` when the caller may hold `__tcp_select_window`'s result. Linux computes it
+    /// twice for such an ACK: in `__tcp_ack_snd_check` (or `tcp_cleanup_rbuf`) and again in
+    /// `tcp_select_window` as the ACK is built. Nothing it reads (the buffer, the unread and
+    /// out-of-order data, `rcv_ssthresh`, `window_clamp`, `rcv_wnd`, `rcv_mss`) changes in
+    /// between, and its one side effect (`quick = 0`) is idempotent, so the second computation
+    /// would return `window`: it is reused (`Some`) instead of recomputed (`None`).
+    fn send_ack_with_window(&mut self, now: SimTime, out: &mut Out, window: Option<u64>) {
+        debug_assert!(window.is_none_or(|w| {
+            let quick = self.quick;
+            let again = self.raw_select_window();
+            self.quick = quick;
+            again == w
+        }));
         // built where it is queued (not on the stack and then copied)
         out.pkts.push(Packet::new(self.flow, Kind::Ack, self.peer));
         let p = out.pkts.last_mut().expect("the ACK just queued");
         p.ack = self.rcv_nxt;
-        p.rwnd = self.tcp_select_window();
+        p.rwnd = self.tcp_select_window(window.filter(|_| self.reuse_window));
         let mut opt = 0;
         if self.timestamps {
             p.tsval = self.ts_now(now);
@@ -1417,6 +1445,53 @@ mod tests {
                     "space {space}, ratio {ratio}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn an_ack_reusing_the_window_just_selected_offers_what_recomputing_it_offers() {
+        // `send_ack_with_window` reuses `__tcp_select_window` from `__tcp_ack_snd_check` and
+        // `tcp_cleanup_rbuf`: against a receiver that recomputes it, every ACK and the window
+        // state stay the same through slow start, a loss (out-of-order data, SACKs, the hole
+        // filled), on a scaled, a fixed and an unscaled window.
+        for (rwnd, autotune, window_scaling) in [
+            (6 << 20, true, true),
+            (256 << 10, false, true),
+            (60_000, true, false),
+        ] {
+            let make = |reuse: bool| {
+                let rcvbuf = RcvBuf {
+                    max_bytes: rwnd,
+                    autotune,
+                    window_scaling,
+                };
+                let mut r = Receiver::new(0, 1, MSS as u32, true, true, true, rcvbuf, None, None);
+                r.reuse_window = reuse;
+                r
+            };
+            let (mut fast, mut slow) = (make(true), make(false));
+            let (sf, ss) = (handshake(&mut fast), handshake(&mut slow));
+            assert_eq!(sf, ss);
+            let mut order: Vec<u64> = (0..300).collect();
+            order.retain(|&i| i != 120 && i != 200); // two losses, retransmitted later
+            order.insert(150, 120);
+            order.push(200);
+            order.extend(300..400);
+            for (k, &idx) in order.iter().enumerate() {
+                let now = at_ms(RTT_MS + k as u64 / 4);
+                let (af, asl) = (
+                    segment(&mut fast, now, idx, sf.tsval),
+                    segment(&mut slow, now, idx, ss.tsval),
+                );
+                assert_eq!(af, asl, "ACKs after segment {idx} (rwnd {rwnd})");
+                assert_eq!(
+                    (fast.rcv_wnd, fast.rcv_wup, fast.quick, fast.ato),
+                    (slow.rcv_wnd, slow.rcv_wup, slow.quick, slow.ato),
+                    "window state after segment {idx} (rwnd {rwnd})"
+                );
+            }
+            assert_eq!(fast.acks_sent, slow.acks_sent);
+            assert!(fast.acks_sent > 100);
         }
     }
 }
