@@ -181,6 +181,10 @@ pub struct Receiver {
     ofo: BTreeMap<u64, u64>,
     /// Packets held out of order (each charged one truesize, deviation 1).
     ofo_pkts: u64,
+    /// Bytes held out of order: the sum of `ofo`'s ranges, kept as ranges are queued, merged
+    /// and delivered (`insert_ofo`, `advance`) rather than summed for every in-order segment
+    /// that arrives while a hole is open.
+    ofo_bytes: u64,
     /// SACK blocks, most recently changed first.
     sack_list: Vec<(u64, u64)>,
     dsack: Option<(u64, u64)>,
@@ -283,6 +287,7 @@ impl Receiver {
             copied_seq: 0,
             ofo: BTreeMap::new(),
             ofo_pkts: 0,
+            ofo_bytes: 0,
             sack_list: Vec::new(),
             dsack: None,
             ts_recent: 0,
@@ -546,17 +551,23 @@ impl Receiver {
     fn advance(&mut self, now: SimTime, end: u64) {
         let before = self.rcv_nxt;
         self.rcv_nxt = self.rcv_nxt.max(end);
-        while let Some((&s, &e)) = self.ofo.iter().next() {
+        while let Some((&s, &e)) = self.ofo.first_key_value() {
             if s > self.rcv_nxt {
                 break;
             }
-            self.ofo.remove(&s);
+            self.ofo.pop_first();
+            self.ofo_bytes -= e - s;
             self.rcv_nxt = self.rcv_nxt.max(e);
         }
+        debug_assert_eq!(
+            self.ofo_bytes,
+            self.ofo.iter().map(|(s, e)| e - s).sum::<u64>(),
+            "ofo_bytes"
+        );
         if self.ofo.is_empty() {
             self.ofo_pkts = 0;
         } else {
-            let held: u64 = self.ofo.iter().map(|(s, e)| e - s).sum();
+            let held = self.ofo_bytes;
             self.ofo_pkts = self.ofo_pkts.min(held.div_ceil(self.advmss.max(1)));
         }
         let rcv_nxt = self.rcv_nxt;
@@ -759,7 +770,7 @@ impl Receiver {
             .checked_div(oldval)
             .unwrap_or(0);
         rcvwin += grow << 1;
-        if let Some((_, &e)) = self.ofo.iter().next_back() {
+        if let Some((_, &e)) = self.ofo.last_key_value() {
             rcvwin += e - self.rcv_nxt;
         }
         let rcvbuf = self.space_from_win(rcvwin).min(self.rcvbuf.max_bytes);
@@ -950,23 +961,36 @@ impl Receiver {
         }
         let (mut lo, mut hi) = (seq, end);
         let mut dup = false;
-        // Merge with overlapping or adjacent ranges.
-        let overlapping: Vec<(u64, u64)> = self
-            .ofo
-            .range(..=end)
-            .rev()
-            .take_while(|&(_, &e)| e >= seq)
-            .map(|(&s, &e)| (s, e))
-            .collect();
-        for (s, e) in overlapping {
-            if s <= seq && e >= end {
-                dup = true;
+        // Merge with overlapping or adjacent ranges. The ranges are disjoint and non-adjacent,
+        // so their ends descend with their starts: those to merge are the highest ones starting
+        // at or below `end`, down to the first that ends below `seq`.
+        match self.ofo.range_mut(..=end).next_back() {
+            Some((&s, e)) if s <= seq && *e >= seq => {
+                // Within or extending the range starting at or below it (the usual case: the
+                // next segment past the highest block): no other range can touch it.
+                dup = *e >= end;
+                lo = s;
+                hi = (*e).max(end);
+                self.ofo_bytes += hi - *e;
+                *e = hi;
             }
-            lo = lo.min(s);
-            hi = hi.max(e);
-            self.ofo.remove(&s);
+            _ => {
+                while let Some((&s, &e)) = self.ofo.range(..=end).next_back() {
+                    if e < seq {
+                        break;
+                    }
+                    if s <= seq && e >= end {
+                        dup = true;
+                    }
+                    lo = lo.min(s);
+                    hi = hi.max(e);
+                    self.ofo.remove(&s);
+                    self.ofo_bytes -= e - s;
+                }
+                self.ofo.insert(lo, hi);
+                self.ofo_bytes += hi - lo;
+            }
         }
-        self.ofo.insert(lo, hi);
         if !dup {
             self.ofo_pkts += 1;
         }
@@ -1446,6 +1470,58 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_out_of_order_queue_holds_the_union_of_what_arrived_and_counts_its_bytes() {
+        // `insert_ofo` merges in place or by removal, `advance` delivers from the front, and
+        // `ofo_bytes` follows: against the union of every byte range received, with
+        // overlapping, adjacent, duplicate and hole-filling segments.
+        let mut r = receiver(6 << 20, true);
+        let synack = handshake(&mut r);
+        let mut received: Vec<(u64, u64)> = Vec::new();
+        let mut x: u64 = 12_345;
+        for k in 0..3000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Mostly just past what arrived so far; sometimes back into a hole, or overlapping.
+            let top = received.last().map_or(0, |&(_, e)| e);
+            let seq = match (x >> 33) % 8 {
+                0 => top.saturating_sub((x >> 40) % (8 * MSS)),
+                1 => top + MSS,
+                2 => r.rcv_nxt,
+                _ => top,
+            };
+            let len = [MSS, MSS, MSS, 500, 2 * MSS][((x >> 20) % 5) as usize];
+            let mut out = Out::default();
+            let mut p = Packet::new(0, Kind::Data, 1);
+            p.seq = seq;
+            p.len = len as u32;
+            p.tsval = k + 2;
+            p.tsecr = synack.tsval;
+            r.on_packet(at_ms(RTT_MS + k), &p, &mut out);
+            // The reference: the union of all ranges received, merged when they touch.
+            received.push((seq, seq + len));
+            received.sort_unstable();
+            let mut union: Vec<(u64, u64)> = Vec::new();
+            for &(s, e) in &received {
+                match union.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => union.push((s, e)),
+                }
+            }
+            received = union.clone();
+            let in_order = union
+                .first()
+                .filter(|&&(s, _)| s == 0)
+                .map_or(0, |&(_, e)| e);
+            assert_eq!(r.rcv_nxt, in_order, "rcv_nxt after segment {k}");
+            let ofo: Vec<(u64, u64)> = union.into_iter().filter(|&(s, _)| s > in_order).collect();
+            assert_eq!(r.ofo.iter().map(|(&s, &e)| (s, e)).collect::<Vec<_>>(), ofo);
+            assert_eq!(r.ofo_bytes, ofo.iter().map(|(s, e)| e - s).sum::<u64>());
+        }
+        assert!(r.rcv_nxt > 100 * MSS);
     }
 
     #[test]
