@@ -551,7 +551,9 @@ impl Receiver {
     fn advance(&mut self, now: SimTime, end: u64) {
         let before = self.rcv_nxt;
         self.rcv_nxt = self.rcv_nxt.max(end);
-        while let Some((&s, &e)) = self.ofo.first_key_value() {
+        // (`iter().next()`, not `first_key_value()`: it reads the length first, where the
+        // latter walks down to a leaf of an emptied map)
+        while let Some((&s, &e)) = self.ofo.iter().next() {
             if s > self.rcv_nxt {
                 break;
             }
