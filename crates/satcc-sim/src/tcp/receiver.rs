@@ -181,6 +181,10 @@ pub struct Receiver {
     ofo: BTreeMap<u64, u64>,
     /// Packets held out of order (each charged one truesize, deviation 1).
     ofo_pkts: u64,
+    /// Bytes held out of order: the sum of `ofo`'s ranges, kept as ranges are queued, merged
+    /// and delivered (`insert_ofo`, `advance`) rather than summed for every in-order segment
+    /// that arrives while a hole is open.
+    ofo_bytes: u64,
     /// SACK blocks, most recently changed first.
     sack_list: Vec<(u64, u64)>,
     dsack: Option<(u64, u64)>,
@@ -199,6 +203,9 @@ pub struct Receiver {
     rcv_wscale: u32,
     /// Our MSS (the sender's payload per segment).
     advmss: u64,
+    /// `rx_truesize(advmss, timestamps)`: what each unread or out-of-order packet is charged
+    /// (`rmem_alloc`). Both inputs are fixed at construction, so it is computed once there.
+    advmss_truesize: u64,
     /// `icsk_ack.rcv_mss`: the peer's segment size as guessed from what arrives.
     rcv_mss: u64,
     last_seg_size: u64,
@@ -238,6 +245,9 @@ pub struct Receiver {
     /// When the receiver first held `size` bytes.
     pub completed_at: Option<SimTime>,
     size: Option<u64>,
+    /// Whether an ACK sent right after `__tcp_select_window` was computed reuses its result
+    /// (`send_ack_with_window`): always, but the unit tests compare it with recomputing.
+    reuse_window: bool,
 }
 
 impl Receiver {
@@ -277,6 +287,7 @@ impl Receiver {
             copied_seq: 0,
             ofo: BTreeMap::new(),
             ofo_pkts: 0,
+            ofo_bytes: 0,
             sack_list: Vec::new(),
             dsack: None,
             ts_recent: 0,
@@ -288,6 +299,7 @@ impl Receiver {
             rcv_wnd: 0,
             rcv_wscale: 0,
             advmss: mss as u64,
+            advmss_truesize: rx_truesize(mss as u64, timestamps),
             rcv_mss: MSS_DEFAULT,
             last_seg_size: 0,
             rcvq_space: RcvqSpace {
@@ -315,6 +327,7 @@ impl Receiver {
             received_in_bin: 0,
             completed_at: None,
             size,
+            reuse_window: true,
         }
     }
 
@@ -355,7 +368,7 @@ impl Receiver {
 
     /// `sk_rmem_alloc`: memory held by unread in-order data and the out-of-order queue.
     fn rmem_alloc(&self) -> u64 {
-        let truesize = rx_truesize(self.advmss, self.timestamps);
+        let truesize = self.advmss_truesize;
         let unread = self.rcv_nxt - self.copied_seq;
         // Mostly nothing or the one segment being handled: no division for those.
         let unread_pkts = if unread <= self.advmss {
@@ -538,17 +551,25 @@ impl Receiver {
     fn advance(&mut self, now: SimTime, end: u64) {
         let before = self.rcv_nxt;
         self.rcv_nxt = self.rcv_nxt.max(end);
+        // (`iter().next()`, not `first_key_value()`: it reads the length first, where the
+        // latter walks down to a leaf of an emptied map)
         while let Some((&s, &e)) = self.ofo.iter().next() {
             if s > self.rcv_nxt {
                 break;
             }
-            self.ofo.remove(&s);
+            self.ofo.pop_first();
+            self.ofo_bytes -= e - s;
             self.rcv_nxt = self.rcv_nxt.max(e);
         }
+        debug_assert_eq!(
+            self.ofo_bytes,
+            self.ofo.iter().map(|(s, e)| e - s).sum::<u64>(),
+            "ofo_bytes"
+        );
         if self.ofo.is_empty() {
             self.ofo_pkts = 0;
         } else {
-            let held: u64 = self.ofo.iter().map(|(s, e)| e - s).sum();
+            let held = self.ofo_bytes;
             self.ofo_pkts = self.ofo_pkts.min(held.div_ceil(self.advmss.max(1)));
         }
         let rcv_nxt = self.rcv_nxt;
@@ -751,7 +772,7 @@ impl Receiver {
             .checked_div(oldval)
             .unwrap_or(0);
         rcvwin += grow << 1;
-        if let Some((_, &e)) = self.ofo.iter().next_back() {
+        if let Some((_, &e)) = self.ofo.last_key_value() {
             rcvwin += e - self.rcv_nxt;
         }
         let rcvbuf = self.space_from_win(rcvwin).min(self.rcvbuf.max_bytes);
@@ -800,10 +821,14 @@ impl Receiver {
     }
 
     /// `tcp_select_window`: the window to announce now (bytes, a multiple of the scale); the
-    /// right edge never moves left.
-    fn tcp_select_window(&mut self) -> u64 {
+    /// right edge never moves left. `raw` is `__tcp_select_window`'s result when the caller
+    /// has just computed it with nothing changed since (see `send_ack_with_window`).
+    fn tcp_select_window(&mut self, raw: Option<u64>) -> u64 {
         let cur_win = self.tcp_receive_window();
-        let mut new_win = self.raw_select_window();
+        let mut new_win = match raw {
+            Some(win) => win,
+            None => self.raw_select_window(),
+        };
         let unit = 1u64 << self.rcv_wscale;
         if new_win < cur_win {
             new_win = cur_win.div_ceil(unit) * unit; // never shrink the offered window
@@ -827,14 +852,16 @@ impl Receiver {
         if !self.ack_scheduled {
             return;
         }
+        let mut window = None;
         let full_frame = self.rcv_nxt - self.rcv_wup > self.rcv_mss && {
             // Unread data is still queued here (rcv_nxt ≠ copied_seq), so the right edge
             // must advance for an ACK now; else the read's tcp_cleanup_rbuf sends it.
             let win = self.raw_select_window();
+            window = Some(win);
             win >= self.rcv_wnd
         };
         if full_frame || self.tcp_in_quickack_mode() || ack_now {
-            self.send_ack(now, out);
+            self.send_ack_with_window(now, out, window);
         } else if !ofo_possible {
             self.tcp_send_delayed_ack(now, out);
         } else {
@@ -909,16 +936,18 @@ impl Receiver {
     /// `tcp_cleanup_rbuf` after the application read `copied` bytes.
     fn tcp_cleanup_rbuf(&mut self, now: SimTime, copied: u64, out: &mut Out) {
         let mut time_to_ack = self.ack_scheduled && self.rcv_nxt - self.rcv_wup > self.rcv_mss;
+        let mut window = None;
         if copied > 0 && !time_to_ack {
             let rcv_window_now = self.tcp_receive_window();
             if 2 * rcv_window_now <= self.window_clamp {
                 let new_window = self.raw_select_window();
+                window = Some(new_window);
                 // The read freed lots of space: announce a window at least twice as large.
                 time_to_ack = new_window > 0 && new_window >= 2 * rcv_window_now;
             }
         }
         if time_to_ack {
-            self.send_ack(now, out);
+            self.send_ack_with_window(now, out, window);
         }
     }
 
@@ -934,23 +963,36 @@ impl Receiver {
         }
         let (mut lo, mut hi) = (seq, end);
         let mut dup = false;
-        // Merge with overlapping or adjacent ranges.
-        let overlapping: Vec<(u64, u64)> = self
-            .ofo
-            .range(..=end)
-            .rev()
-            .take_while(|&(_, &e)| e >= seq)
-            .map(|(&s, &e)| (s, e))
-            .collect();
-        for (s, e) in overlapping {
-            if s <= seq && e >= end {
-                dup = true;
+        // Merge with overlapping or adjacent ranges. The ranges are disjoint and non-adjacent,
+        // so their ends descend with their starts: those to merge are the highest ones starting
+        // at or below `end`, down to the first that ends below `seq`.
+        match self.ofo.range_mut(..=end).next_back() {
+            Some((&s, e)) if s <= seq && *e >= seq => {
+                // Within or extending the range starting at or below it (the usual case: the
+                // next segment past the highest block): no other range can touch it.
+                dup = *e >= end;
+                lo = s;
+                hi = (*e).max(end);
+                self.ofo_bytes += hi - *e;
+                *e = hi;
             }
-            lo = lo.min(s);
-            hi = hi.max(e);
-            self.ofo.remove(&s);
+            _ => {
+                while let Some((&s, &e)) = self.ofo.range(..=end).next_back() {
+                    if e < seq {
+                        break;
+                    }
+                    if s <= seq && e >= end {
+                        dup = true;
+                    }
+                    lo = lo.min(s);
+                    hi = hi.max(e);
+                    self.ofo.remove(&s);
+                    self.ofo_bytes -= e - s;
+                }
+                self.ofo.insert(lo, hi);
+                self.ofo_bytes += hi - lo;
+            }
         }
-        self.ofo.insert(lo, hi);
         if !dup {
             self.ofo_pkts += 1;
         }
@@ -971,11 +1013,27 @@ impl Receiver {
     /// Build and send an ACK for everything received so far (`tcp_send_ack`, then
     /// `tcp_event_ack_sent`: one quick ACK used, the delayed-ACK timer cleared).
     pub fn send_ack(&mut self, now: SimTime, out: &mut Out) {
+        self.send_ack_with_window(now, out, None);
+    }
+
+    /// `send_ack` when the caller may hold `__tcp_select_window`'s result. Linux computes it
+    /// twice for such an ACK: in `__tcp_ack_snd_check` (or `tcp_cleanup_rbuf`) and again in
+    /// `tcp_select_window` as the ACK is built. Nothing it reads (the buffer, the unread and
+    /// out-of-order data, `rcv_ssthresh`, `window_clamp`, `rcv_wnd`, `rcv_mss`) changes in
+    /// between, and its one side effect (`quick = 0`) is idempotent, so the second computation
+    /// would return `window`: it is reused (`Some`) instead of recomputed (`None`).
+    fn send_ack_with_window(&mut self, now: SimTime, out: &mut Out, window: Option<u64>) {
+        debug_assert!(window.is_none_or(|w| {
+            let quick = self.quick;
+            let again = self.raw_select_window();
+            self.quick = quick;
+            again == w
+        }));
         // built where it is queued (not on the stack and then copied)
         out.pkts.push(Packet::new(self.flow, Kind::Ack, self.peer));
         let p = out.pkts.last_mut().expect("the ACK just queued");
         p.ack = self.rcv_nxt;
-        p.rwnd = self.tcp_select_window();
+        p.rwnd = self.tcp_select_window(window.filter(|_| self.reuse_window));
         let mut opt = 0;
         if self.timestamps {
             p.tsval = self.ts_now(now);
@@ -1055,6 +1113,14 @@ fn jiffies(now: SimTime) -> u64 {
 /// is 64-bit, so the product is taken in 128 bits and saturates (a regression: the config
 /// fuzzer overflowed the 64-bit product with a huge `rwnd`).
 fn win_from_space(space: i64, scaling_ratio: u64) -> i64 {
+    // Every realistic buffer: the product fits in 64 bits, and an arithmetic shift of it is
+    // the 128-bit shift below (both round towards −∞).
+    if let Some(product) = i64::try_from(scaling_ratio)
+        .ok()
+        .and_then(|r| space.checked_mul(r))
+    {
+        return product >> RMEM_TO_WIN_SCALE;
+    }
     let scaled = (i128::from(space) * i128::from(scaling_ratio)) >> RMEM_TO_WIN_SCALE;
     scaled.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
@@ -1369,5 +1435,141 @@ mod tests {
         assert_eq!(win_from_space(i64::MAX, 255), 9_187_343_239_835_811_839);
         assert_eq!(win_from_space(i64::MAX, 256 * 4), i64::MAX); // saturated, not wrapped
         assert_eq!(win_from_space(i64::MIN, 256 * 4), i64::MIN);
+    }
+
+    #[test]
+    fn the_64_bit_window_from_space_is_the_128_bit_one() {
+        // `win_from_space` multiplies in 64 bits when the product fits: the same window as
+        // the 128-bit product, rounding of negative space included.
+        let reference = |space: i64, ratio: u64| -> i64 {
+            let scaled = (i128::from(space) * i128::from(ratio)) >> RMEM_TO_WIN_SCALE;
+            scaled.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        };
+        let edge = i64::MAX / 255;
+        let spaces = [
+            0,
+            1,
+            -1,
+            -255,
+            2303,
+            -2304,
+            131_072,
+            -131_073,
+            6 << 20,
+            edge,
+            edge + 1,
+            -edge,
+            -edge - 1,
+            i64::MAX,
+            i64::MIN,
+        ];
+        for space in spaces {
+            for ratio in [1, 127, 128, 160, 255, 256, 1024, u64::MAX] {
+                assert_eq!(
+                    win_from_space(space, ratio),
+                    reference(space, ratio),
+                    "space {space}, ratio {ratio}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_out_of_order_queue_holds_the_union_of_what_arrived_and_counts_its_bytes() {
+        // `insert_ofo` merges in place or by removal, `advance` delivers from the front, and
+        // `ofo_bytes` follows: against the union of every byte range received, with
+        // overlapping, adjacent, duplicate and hole-filling segments.
+        let mut r = receiver(6 << 20, true);
+        let synack = handshake(&mut r);
+        let mut received: Vec<(u64, u64)> = Vec::new();
+        let mut x: u64 = 12_345;
+        for k in 0..3000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Mostly just past what arrived so far; sometimes back into a hole, or overlapping.
+            let top = received.last().map_or(0, |&(_, e)| e);
+            let seq = match (x >> 33) % 8 {
+                0 => top.saturating_sub((x >> 40) % (8 * MSS)),
+                1 => top + MSS,
+                2 => r.rcv_nxt,
+                _ => top,
+            };
+            let len = [MSS, MSS, MSS, 500, 2 * MSS][((x >> 20) % 5) as usize];
+            let mut out = Out::default();
+            let mut p = Packet::new(0, Kind::Data, 1);
+            p.seq = seq;
+            p.len = len as u32;
+            p.tsval = k + 2;
+            p.tsecr = synack.tsval;
+            r.on_packet(at_ms(RTT_MS + k), &p, &mut out);
+            // The reference: the union of all ranges received, merged when they touch.
+            received.push((seq, seq + len));
+            received.sort_unstable();
+            let mut union: Vec<(u64, u64)> = Vec::new();
+            for &(s, e) in &received {
+                match union.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => union.push((s, e)),
+                }
+            }
+            received = union.clone();
+            let in_order = union
+                .first()
+                .filter(|&&(s, _)| s == 0)
+                .map_or(0, |&(_, e)| e);
+            assert_eq!(r.rcv_nxt, in_order, "rcv_nxt after segment {k}");
+            let ofo: Vec<(u64, u64)> = union.into_iter().filter(|&(s, _)| s > in_order).collect();
+            assert_eq!(r.ofo.iter().map(|(&s, &e)| (s, e)).collect::<Vec<_>>(), ofo);
+            assert_eq!(r.ofo_bytes, ofo.iter().map(|(s, e)| e - s).sum::<u64>());
+        }
+        assert!(r.rcv_nxt > 100 * MSS);
+    }
+
+    #[test]
+    fn an_ack_reusing_the_window_just_selected_offers_what_recomputing_it_offers() {
+        // `send_ack_with_window` reuses `__tcp_select_window` from `__tcp_ack_snd_check` and
+        // `tcp_cleanup_rbuf`: against a receiver that recomputes it, every ACK and the window
+        // state stay the same through slow start, a loss (out-of-order data, SACKs, the hole
+        // filled), on a scaled, a fixed and an unscaled window.
+        for (rwnd, autotune, window_scaling) in [
+            (6 << 20, true, true),
+            (256 << 10, false, true),
+            (60_000, true, false),
+        ] {
+            let make = |reuse: bool| {
+                let rcvbuf = RcvBuf {
+                    max_bytes: rwnd,
+                    autotune,
+                    window_scaling,
+                };
+                let mut r = Receiver::new(0, 1, MSS as u32, true, true, true, rcvbuf, None, None);
+                r.reuse_window = reuse;
+                r
+            };
+            let (mut fast, mut slow) = (make(true), make(false));
+            let (sf, ss) = (handshake(&mut fast), handshake(&mut slow));
+            assert_eq!(sf, ss);
+            let mut order: Vec<u64> = (0..300).collect();
+            order.retain(|&i| i != 120 && i != 200); // two losses, retransmitted later
+            order.insert(150, 120);
+            order.push(200);
+            order.extend(300..400);
+            for (k, &idx) in order.iter().enumerate() {
+                let now = at_ms(RTT_MS + k as u64 / 4);
+                let (af, asl) = (
+                    segment(&mut fast, now, idx, sf.tsval),
+                    segment(&mut slow, now, idx, ss.tsval),
+                );
+                assert_eq!(af, asl, "ACKs after segment {idx} (rwnd {rwnd})");
+                assert_eq!(
+                    (fast.rcv_wnd, fast.rcv_wup, fast.quick, fast.ato),
+                    (slow.rcv_wnd, slow.rcv_wup, slow.quick, slow.ato),
+                    "window state after segment {idx} (rwnd {rwnd})"
+                );
+            }
+            assert_eq!(fast.acks_sent, slow.acks_sent);
+            assert!(fast.acks_sent > 100);
+        }
     }
 }

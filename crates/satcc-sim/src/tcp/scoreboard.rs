@@ -136,7 +136,7 @@ impl Scoreboard {
             if s >= self.head {
                 break;
             }
-            self.sacked.remove(&s);
+            self.sacked.pop_first();
             if e > self.head {
                 self.sacked.insert(self.head, e);
             }
@@ -156,23 +156,35 @@ impl Scoreboard {
         if a >= b {
             return;
         }
-        // Merge with every range that overlaps or touches [a, b).
+        // Merge with every range that overlaps or touches [a, b). The ranges are disjoint and
+        // non-adjacent: if the highest one starting at or below `b` starts at or below `a` and
+        // reaches `a`, it is the only one (the usual case: a block repeated, or grown at its
+        // right edge), and it grows in place.
+        if let Some((&s, e)) = self.sacked.range_mut(..=b).next_back() {
+            if s <= a && *e >= a {
+                let from = *e;
+                if b > from {
+                    *e = b;
+                    for idx in from..b {
+                        each(idx, &mut self.segs[(idx - self.head) as usize]);
+                    }
+                }
+                return;
+            }
+        }
+        // Else, in index order: the range reaching `a` from below, if any, then every range
+        // starting in [a, b]; newly covered = [a, b) minus them.
         let mut lo = a;
         let mut hi = b;
-        let mut covered: Vec<(u64, u64)> = Vec::new();
-        if let Some((&s, &e)) = self.sacked.range(..=a).next_back() {
-            if e >= a {
-                covered.push((s, e));
-            }
-        }
-        for (&s, &e) in self.sacked.range(a..=b) {
-            if covered.last() != Some(&(s, e)) {
-                covered.push((s, e));
-            }
-        }
-        // Newly covered = [a, b) minus the covered ranges.
         let mut cursor = a;
-        for &(s, e) in &covered {
+        let below = self
+            .sacked
+            .range(..a)
+            .next_back()
+            .filter(|&(_, &e)| e >= a)
+            .map(|(&s, &e)| (s, e));
+        let mut next = below.or_else(|| self.first_sacked_in(a, b));
+        while let Some((s, e)) = next {
             lo = lo.min(s);
             hi = hi.max(e);
             let gap_end = s.min(b);
@@ -181,11 +193,17 @@ impl Scoreboard {
             }
             cursor = cursor.max(e);
             self.sacked.remove(&s);
+            next = self.first_sacked_in(a, b);
         }
         for idx in cursor..b.max(cursor) {
             each(idx, &mut self.segs[(idx - self.head) as usize]);
         }
         self.sacked.insert(lo, hi);
+    }
+
+    /// The lowest SACKed range starting in `[a, b]`.
+    fn first_sacked_in(&self, a: u64, b: u64) -> Option<(u64, u64)> {
+        self.sacked.range(a..=b).next().map(|(&s, &e)| (s, e))
     }
 
     /// One past the highest SACKed segment, if any.
@@ -263,6 +281,53 @@ mod tests {
         sb.pop_acked(6, |_, _| {});
         assert_eq!(sb.tsorted.len(), 4);
         assert_eq!(sb.tsorted.front().map(|e| e.0), Some(6));
+    }
+
+    #[test]
+    fn sack_marks_exactly_the_new_segments_in_order_and_keeps_maximal_ranges() {
+        // Against a per-segment flag array: blocks repeated, grown, bridging, inside and
+        // overlapping ranges, with the head advancing now and then.
+        let n = 400;
+        let mut sb = board(n);
+        let mut flags = vec![false; n as usize];
+        let mut x: u64 = 99;
+        for k in 0..5000 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let a = sb.head + (x >> 33) % 60;
+            let b = a + 1 + (x >> 45) % 12;
+            let expected: Vec<u64> = (a.max(sb.head)..b.min(sb.tail()))
+                .filter(|&i| !flags[i as usize])
+                .collect();
+            assert_eq!(sack(&mut sb, a, b), expected, "block {a}..{b} at step {k}");
+            for &i in &expected {
+                flags[i as usize] = true;
+            }
+            if k % 97 == 0 && sb.head + 20 < sb.tail() {
+                let h = sb.head + 3 + (x >> 50) % 8;
+                sb.pop_acked(h, |_, _| {});
+            }
+            // The ranges are the maximal runs of SACKed segments at or above the head.
+            let mut runs = Vec::new();
+            let mut i = sb.head;
+            while i < sb.tail() {
+                if flags[i as usize] {
+                    let s = i;
+                    while i < sb.tail() && flags[i as usize] {
+                        i += 1;
+                    }
+                    runs.push((s, i));
+                } else {
+                    i += 1;
+                }
+            }
+            assert_eq!(
+                sb.sacked.iter().map(|(&s, &e)| (s, e)).collect::<Vec<_>>(),
+                runs
+            );
+            assert_eq!(sb.highest_sacked(), runs.last().map(|r| r.1));
+        }
     }
 
     #[test]
