@@ -11,6 +11,11 @@
 # bench/sim/htsim_dumbbell.cc, is compiled against it into bench/out/sim/. htsim's TCP is
 # NewReno without SACK and a 10 ms RTO scanner; satcc's is Linux's (SACK, RACK-TLP, PRR, ...),
 # so this compares cost per segment, not behaviour.
+#
+# CPU time on a shared virtual machine moves by 2x from run to run (neighbours, no pinning),
+# so the runs alternate and the summary gives the median and the best run of each tool. With
+# valgrind installed (as root it is installed if missing) both tools also run once under
+# cachegrind: instructions per data segment, a figure that does not move with the machine.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HT="${1:-}"
@@ -28,26 +33,50 @@ mkdir -p "$OUT"
 g++ -O3 -std=c++11 -I"$HT/sim" "$ROOT/bench/sim/htsim_dumbbell.cc" "$HT/sim/libhtsim.a" \
   -o "$OUT/htsim_dumbbell"
 (cd "$ROOT" && cargo build -q --release -p satcc-sim --example bench_sim)
+if ! command -v valgrind >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
+  && [ "$(id -u)" = 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null 2>&1 || true
+fi
 SATCC="$ROOT/target/release/examples/bench_sim"
 results="$OUT/htsim-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+HTSIM_ARGS=(--rate-bps 100000000 --rtt-ms 50 --queue-bytes 625000 --secs 60)
+SATCC_ARGS=(--cca reno --rate-bps 100000000 --group 50:1 --queue-bytes 625000 --secs 60)
 for _ in $(seq "$REPS"); do
-  "$OUT/htsim_dumbbell" --rate-bps 100000000 --rtt-ms 50 --queue-bytes 625000 --secs 60 \
-    | grep '^{' >>"$results"
-  "$SATCC" --cca reno --rate-bps 100000000 --group 50:1 --queue-bytes 625000 --secs 60 >>"$results"
+  "$OUT/htsim_dumbbell" "${HTSIM_ARGS[@]}" | grep '^{' >>"$results"
+  "$SATCC" "${SATCC_ARGS[@]}" >>"$results"
 done
+# Instructions (the whole process, set-up included: a few ms of either tool's 60 s run).
+instructions() {
+  local log
+  log=$(mktemp)
+  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" 2>"$log" >/dev/null
+  awk '/I *refs/ {gsub(",", "", $NF); print $NF}' "$log"
+  rm -f "$log"
+}
+if command -v valgrind >/dev/null 2>&1; then
+  echo "{\"tool\":\"htsim\",\"instructions\":$(instructions "$OUT/htsim_dumbbell" "${HTSIM_ARGS[@]}")}" >>"$results"
+  echo "{\"tool\":\"satcc\",\"instructions\":$(instructions "$SATCC" "${SATCC_ARGS[@]}")}" >>"$results"
+fi
 python3 - "$results" <<'PY'
 import json, statistics, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
+timed = [r for r in rows if "cpu_s" in r]
 def med(tool, key):
-    return statistics.median(r[key] for r in rows if r["tool"] == tool)
+    return statistics.median(r[key] for r in timed if r["tool"] == tool)
 out = {}
 for tool in ("htsim", "satcc"):
     segs = med(tool, "data_segments")
     cpu = med(tool, "cpu_s")
-    out[tool] = (segs / cpu, med(tool, "events") / segs, cpu, segs)
-    print(f"{tool:6} cpu {cpu:.3f} s  segments {segs:.0f}  segments/CPU-s {segs / cpu / 1e6:.2f} M"
-          f"  events/segment {out[tool][1]:.2f}")
-print(f"satcc / htsim: segments per CPU-second {out['satcc'][0] / out['htsim'][0]:.2f}x, "
-      f"events per segment {out['satcc'][1] / out['htsim'][1]:.2f}x")
+    best = min(r["cpu_s"] for r in timed if r["tool"] == tool)
+    ins = [r["instructions"] for r in rows if r["tool"] == tool and "instructions" in r]
+    out[tool] = (segs / cpu, med(tool, "events") / segs, segs / best, ins[0] / segs if ins else None)
+    print(f"{tool:6} cpu {cpu:.3f} s (best {best:.3f})  segments {segs:.0f}"
+          f"  segments/CPU-s {segs / cpu / 1e6:.2f} M (best {segs / best / 1e6:.2f} M)"
+          f"  events/segment {out[tool][1]:.2f}"
+          + (f"  instructions/segment {out[tool][3]:.0f}" if ins else ""))
+h, s = out["htsim"], out["satcc"]
+print(f"satcc / htsim: segments per CPU-second {s[0] / h[0]:.2f}x (best runs {s[2] / h[2]:.2f}x), "
+      f"events per segment {s[1] / h[1]:.2f}x"
+      + (f", segments per instruction {h[3] / s[3]:.2f}x" if h[3] and s[3] else ""))
 print(f"raw: {sys.argv[1]}")
 PY
