@@ -208,6 +208,22 @@ pub struct Sender {
     /// Whether a cumulative ACK of segments each sent once may take `on_ack`'s batched path
     /// (always, but the unit tests compare it with the per-segment one).
     fast_ack: bool,
+    /// The inputs of the last PTO `schedule_loss_probe` armed, and the deadline it armed.
+    tlp_armed: Option<(PtoInputs, SimTime)>,
+    /// Whether `write_xmit` may skip a `schedule_loss_probe` that would re-arm exactly what is
+    /// armed (always, but the unit tests compare it with calling it every time).
+    reuse_pto: bool,
+}
+
+/// Everything the PTO deadline `tcp_schedule_loss_probe` computes depends on: the time, the
+/// RTT estimator's srtt and rttvar (so the RTO), the RTO backoff, and whether exactly one
+/// segment is out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PtoInputs {
+    now: SimTime,
+    rtt: (u64, u64),
+    backoff: u32,
+    one_packet: bool,
 }
 
 impl Sender {
@@ -264,6 +280,8 @@ impl Sender {
             acked_all_at: None,
             cached_ssthresh: None,
             fast_ack: true,
+            tlp_armed: None,
+            reuse_pto: true,
         }
     }
 

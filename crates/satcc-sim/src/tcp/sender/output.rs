@@ -204,7 +204,7 @@ impl Sender {
             self.cwnd_validate(now, cwnd_limited);
         }
         if sent > 0 {
-            self.schedule_loss_probe(now, out);
+            self.schedule_loss_probe_after_send(now, out);
         }
     }
 
