@@ -459,7 +459,12 @@ mod tests {
                     &s.stats,
                     s.acked_all_at
                 ),
-                (s.sb.head, &s.sb.segs, &s.sb.tsorted, s.sb.retransmit_hint),
+                (
+                    s.sb.head,
+                    &s.sb.segs,
+                    s.sb.tsorted_entries(),
+                    s.sb.retransmit_hint
+                ),
                 (s.sb.highest_sacked(), s.rto_timer, s.tlp_timer, s.reo_timer),
                 (
                     s.high_seq,

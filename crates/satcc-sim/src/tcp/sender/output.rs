@@ -119,6 +119,8 @@ impl Sender {
     /// `__tcp_retransmit_skb`: put segment `idx` on the wire again.
     pub(super) fn retransmit_skb(&mut self, now: SimTime, idx: u64, out: &mut Out) {
         let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
+        // In transmission order before the segment's time changes (the scoreboard may read it).
+        self.sb.retransmitted(idx, now);
         let s = self.sb.get_mut(idx);
         s.xmit = now;
         s.first_tx = first_tx;
@@ -131,7 +133,6 @@ impl Sender {
             self.tcp.retrans_out += 1;
         }
         s.ever_retrans = true;
-        self.sb.retransmitted(idx, now);
         let wire_bytes = self.queue_data(now, idx, true, out).wire_bytes;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
