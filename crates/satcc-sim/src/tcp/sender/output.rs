@@ -39,7 +39,8 @@ impl Sender {
     }
 
     /// Queue segment `idx` in `out` (built where it is queued, not on the stack and then
-    /// copied); the packet.
+    /// copied); the packet. Inlined into its two callers (one per segment sent).
+    #[inline(always)]
     pub(super) fn queue_data<'o>(
         &mut self,
         now: SimTime,
@@ -76,6 +77,7 @@ impl Sender {
     }
 
     /// Send one new segment (`tcp_transmit_skb` + `tcp_event_new_data_sent`).
+    #[inline(always)]
     pub(super) fn send_new(&mut self, now: SimTime, out: &mut Out) {
         if self.tcp.in_flight() == 0 {
             self.cc.on_event(now, &mut self.tcp, CaEvent::TxStart);
