@@ -24,6 +24,7 @@ impl Sender {
     }
 
     /// `tcp_schedule_loss_probe`: arm the PTO (RFC 8985 §7.2) instead of the RTO when allowed.
+    #[inline(always)]
     pub(super) fn schedule_loss_probe(&mut self, now: SimTime, out: &mut Out) -> bool {
         if !self.sack
             || self.tcp.packets_out == 0
@@ -88,6 +89,7 @@ impl Sender {
     }
 
     /// `tcp_set_xmit_timer`.
+    #[inline(always)]
     pub(super) fn set_xmit_timer(&mut self, now: SimTime, out: &mut Out) {
         if !self.schedule_loss_probe(now, out) {
             self.tlp_timer.clear();
