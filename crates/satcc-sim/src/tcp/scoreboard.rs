@@ -202,6 +202,7 @@ impl Scoreboard {
     /// Drop the non-empty run `[head, new_head)` of segments the caller knows were each sent
     /// once, in index order (at or above `retrans_end`), never SACKed nor marked lost, as
     /// `pop_acked` does: the first one's transmission time and the last segment.
+    #[inline(always)]
     pub fn pop_acked_run(&mut self, new_head: u64) -> (SimTime, Seg) {
         let n = (new_head - self.head) as usize;
         debug_assert!(n > 0 && self.head >= self.retrans_end);
@@ -215,6 +216,7 @@ impl Scoreboard {
 
     /// After the head advanced: SACK ranges, the retransmission hint and the
     /// transmission-order list forget what lies below it.
+    #[inline(always)]
     fn trim_below_head(&mut self) {
         // Trim SACK ranges below the new head.
         while let Some((&s, &e)) = self.sacked.iter().next() {
