@@ -41,6 +41,11 @@ impl RttEstimator {
         }
     }
 
+    /// What `rto()` and `srtt_us()` are computed from: (`srtt_us`×8, `rttvar_us`).
+    pub fn state(&self) -> (u64, u64) {
+        (self.srtt8_us, self.rttvar_us)
+    }
+
     /// Smoothed RTT in µs (0 before the first sample).
     pub fn srtt_us(&self) -> u64 {
         self.srtt8_us >> 3

@@ -13,7 +13,13 @@
 //!
 //! `tsorted` is Linux's `tsorted_sent_queue`: segments in transmission order, for RACK.
 //! Entries go stale when their segment is acknowledged, SACKed or sent again; stale
-//! entries are dropped when they reach the front, so each costs O(1) amortised.
+//! entries are dropped when they reach the front, so each costs O(1) amortised. The list's
+//! tail since the last retransmission is segments sent once, in index order, up to the
+//! highest sent, each entry its segment's index and transmission time: that part is kept
+//! implicit, as a range of indices whose times are read from the segments (no push per
+//! segment sent, and once the entries before it are gone an ACK drops the acknowledged
+//! ones in one step). A retransmission first writes the range out as entries (before the
+//! segment's time is overwritten), then appends its own.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -45,8 +51,18 @@ pub struct Scoreboard {
     pub segs: VecDeque<Seg>,
     /// SACKed segment index ranges `[start, end)`, keyed by start, disjoint, non-adjacent.
     sacked: BTreeMap<u64, u64>,
-    /// Transmission order for RACK: (segment index, transmission time).
-    pub tsorted: VecDeque<(u64, SimTime)>,
+    /// Transmission order for RACK: the entries (segment index, transmission time) of
+    /// `tsorted`, then those of the implicit range `[ts_lo, ts_hi)` (times read from `segs`).
+    /// When not empty, the range ends at the tail and holds only segments sent once since
+    /// the last retransmission (so not sent again: their times are those of their entries).
+    /// Every index in `tsorted` is below `ts_lo` (those entries were made before the range
+    /// began), so once the head passes `ts_lo`, `tsorted` holds nothing at or above it.
+    tsorted: VecDeque<(u64, SimTime)>,
+    ts_lo: u64,
+    ts_hi: u64,
+    /// The list kept entry by entry as before (debug builds), to check every read against.
+    #[cfg(debug_assertions)]
+    tsorted_shadow: VecDeque<(u64, SimTime)>,
     /// Lowest index that may be lost and not yet retransmitted (`retransmit_skb_hint`).
     pub retransmit_hint: u64,
     /// One past the highest index ever retransmitted: no segment from here on is
@@ -62,6 +78,10 @@ impl Scoreboard {
             segs: VecDeque::new(),
             sacked: BTreeMap::new(),
             tsorted: VecDeque::new(),
+            ts_lo: 0,
+            ts_hi: 0,
+            #[cfg(debug_assertions)]
+            tsorted_shadow: VecDeque::new(),
             retransmit_hint: 0,
             retrans_end: 0,
         }
@@ -94,14 +114,79 @@ impl Scoreboard {
     pub fn push(&mut self, seg: Seg) -> u64 {
         let idx = self.tail();
         self.segs.push_back(seg);
-        self.tsorted.push_back((idx, seg.xmit));
+        // Appended to the implicit range, which ends at the tail when not empty.
+        if self.ts_lo == self.ts_hi {
+            self.ts_lo = idx;
+        }
+        debug_assert_eq!(self.ts_hi.max(self.ts_lo), idx);
+        self.ts_hi = idx + 1;
+        #[cfg(debug_assertions)]
+        self.tsorted_shadow.push_back((idx, seg.xmit));
         idx
     }
 
-    /// Record a retransmission of `idx` at `now` in transmission order.
+    /// Record a retransmission of `idx` at `now` in transmission order; called before the
+    /// segment's transmission time becomes `now`.
     pub fn retransmitted(&mut self, idx: u64, now: SimTime) {
+        self.materialize_tsorted();
         self.tsorted.push_back((idx, now));
+        #[cfg(debug_assertions)]
+        self.tsorted_shadow.push_back((idx, now));
         self.retrans_end = self.retrans_end.max(idx + 1);
+    }
+
+    /// Write the implicit range of the transmission-order list out as entries.
+    fn materialize_tsorted(&mut self) {
+        for idx in self.ts_lo..self.ts_hi {
+            let xmit = self.segs[(idx - self.head) as usize].xmit;
+            self.tsorted.push_back((idx, xmit));
+        }
+        self.ts_lo = self.ts_hi;
+    }
+
+    /// The first entry of the transmission-order list: (segment index, transmission time).
+    pub fn tsorted_front(&self) -> Option<(u64, SimTime)> {
+        let front = match self.tsorted.front() {
+            Some(&e) => Some(e),
+            None if self.ts_lo < self.ts_hi => Some((
+                self.ts_lo,
+                self.segs[(self.ts_lo - self.head) as usize].xmit,
+            )),
+            None => None,
+        };
+        #[cfg(debug_assertions)]
+        assert_eq!(front, self.tsorted_shadow.front().copied(), "tsorted");
+        front
+    }
+
+    /// Drop the first entry of the transmission-order list.
+    pub fn tsorted_pop(&mut self) {
+        if self.tsorted.pop_front().is_none() && self.ts_lo < self.ts_hi {
+            self.ts_lo += 1;
+        }
+        #[cfg(debug_assertions)]
+        self.tsorted_shadow.pop_front();
+    }
+
+    /// Replace the transmission-order list.
+    pub fn set_tsorted(&mut self, entries: VecDeque<(u64, SimTime)>) {
+        #[cfg(debug_assertions)]
+        {
+            self.tsorted_shadow = entries.clone();
+        }
+        self.tsorted = entries;
+        self.ts_lo = self.ts_hi;
+    }
+
+    /// The whole transmission-order list, front first.
+    pub fn tsorted_entries(&self) -> Vec<(u64, SimTime)> {
+        let mut v: Vec<(u64, SimTime)> = self.tsorted.iter().copied().collect();
+        v.extend(
+            (self.ts_lo..self.ts_hi).map(|idx| (idx, self.segs[(idx - self.head) as usize].xmit)),
+        );
+        #[cfg(debug_assertions)]
+        assert!(v.iter().eq(self.tsorted_shadow.iter()), "tsorted");
+        v
     }
 
     /// Drop segments below `new_head` (cumulatively acknowledged), returning them in order.
@@ -117,6 +202,7 @@ impl Scoreboard {
     /// Drop the non-empty run `[head, new_head)` of segments the caller knows were each sent
     /// once, in index order (at or above `retrans_end`), never SACKed nor marked lost, as
     /// `pop_acked` does: the first one's transmission time and the last segment.
+    #[inline(always)]
     pub fn pop_acked_run(&mut self, new_head: u64) -> (SimTime, Seg) {
         let n = (new_head - self.head) as usize;
         debug_assert!(n > 0 && self.head >= self.retrans_end);
@@ -130,6 +216,7 @@ impl Scoreboard {
 
     /// After the head advanced: SACK ranges, the retransmission hint and the
     /// transmission-order list forget what lies below it.
+    #[inline(always)]
     fn trim_below_head(&mut self) {
         // Trim SACK ranges below the new head.
         while let Some((&s, &e)) = self.sacked.iter().next() {
@@ -143,9 +230,21 @@ impl Scoreboard {
         }
         self.retransmit_hint = self.retransmit_hint.max(self.head);
         // Acknowledged segments leave the transmission-order list too (it would otherwise
-        // grow by one entry per packet on a flow that never needs RACK).
+        // grow by one entry per packet on a flow that never needs RACK): the front entries
+        // below the head, which in the implicit range (in index order) are those below it.
         while self.tsorted.front().is_some_and(|&(i, _)| i < self.head) {
             self.tsorted.pop_front();
+        }
+        if self.tsorted.is_empty() && self.ts_lo < self.head {
+            self.ts_lo = self.head.min(self.ts_hi);
+        }
+        #[cfg(debug_assertions)]
+        while self
+            .tsorted_shadow
+            .front()
+            .is_some_and(|&(i, _)| i < self.head)
+        {
+            self.tsorted_shadow.pop_front();
         }
     }
 
@@ -279,8 +378,70 @@ mod tests {
     fn cumulative_ack_prunes_the_transmission_order_list() {
         let mut sb = board(10);
         sb.pop_acked(6, |_, _| {});
-        assert_eq!(sb.tsorted.len(), 4);
-        assert_eq!(sb.tsorted.front().map(|e| e.0), Some(6));
+        assert_eq!(sb.tsorted_entries().len(), 4);
+        assert_eq!(sb.tsorted_front().map(|e| e.0), Some(6));
+    }
+
+    #[test]
+    fn the_transmission_order_list_reads_as_the_list_of_every_entry() {
+        // Against the list kept entry by entry: sends, retransmissions (time overwritten
+        // after the entry is recorded, as `__tcp_retransmit_skb` does), cumulative ACKs,
+        // RACK's pops from the front, and a rebuilt list, in random order.
+        let mut sb = Scoreboard::new(1000);
+        let mut reference: VecDeque<(u64, SimTime)> = VecDeque::new();
+        let mut now = 0u64;
+        let mut x: u64 = 7;
+        for step in 0..20_000 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            now += (x >> 60) % 2; // several events at one instant now and then
+            let t = SimTime::from_nanos(now);
+            match (x >> 33) % 100 {
+                0..=49 => {
+                    let mut s = seg();
+                    s.xmit = t;
+                    let idx = sb.push(s);
+                    reference.push_back((idx, t));
+                }
+                50..=54 if !sb.is_empty() => {
+                    let idx = sb.head + (x >> 20) % sb.len();
+                    sb.retransmitted(idx, t);
+                    sb.get_mut(idx).xmit = t;
+                    reference.push_back((idx, t));
+                }
+                55..=74 if !sb.is_empty() => {
+                    let h = sb.head + 1 + (x >> 24) % sb.len().min(4);
+                    if (x >> 40).is_multiple_of(2) || sb.head < sb.retrans_end {
+                        sb.pop_acked(h, |_, _| {});
+                    } else {
+                        sb.pop_acked_run(h);
+                    }
+                    while reference.front().is_some_and(|&(i, _)| i < sb.head) {
+                        reference.pop_front();
+                    }
+                }
+                75..=89 if reference.pop_front().is_some() => sb.tsorted_pop(),
+                90 => {
+                    let v: VecDeque<(u64, SimTime)> = (sb.head..sb.tail())
+                        .filter(|i| i % 3 != 0)
+                        .map(|i| (i, sb.get(i).xmit))
+                        .collect();
+                    sb.set_tsorted(v.clone());
+                    reference = v;
+                }
+                _ => {}
+            }
+            assert_eq!(
+                sb.tsorted_front(),
+                reference.front().copied(),
+                "step {step}"
+            );
+            assert!(
+                sb.tsorted_entries().iter().eq(reference.iter()),
+                "step {step}"
+            );
+        }
     }
 
     #[test]

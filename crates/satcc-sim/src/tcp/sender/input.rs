@@ -249,16 +249,20 @@ impl Sender {
             self.sync_rtt();
         }
 
-        // --- in_ack_event and pkts_acked
-        self.cc.on_ack_event(
-            now,
-            &mut self.tcp,
-            AckEventFlags {
-                slow_path: !flag.data_acked || flag.data_sacked,
-                window_update: flag.win_update,
-                ece: flag.ece,
-            },
-        );
+        // --- in_ack_event and pkts_acked (each when the algorithm has it)
+        debug_assert_eq!(self.ca_in_ack_event, self.cc.has_in_ack_event());
+        debug_assert_eq!(self.ca_pkts_acked, self.cc.has_pkts_acked());
+        if self.ca_in_ack_event {
+            self.cc.on_ack_event(
+                now,
+                &mut self.tcp,
+                AckEventFlags {
+                    slow_path: !flag.data_acked || flag.data_sacked,
+                    window_update: flag.win_update,
+                    ece: flag.ece,
+                },
+            );
+        }
         let mut sample = AckSample {
             ack_seq: ack,
             pkts_acked,
@@ -267,7 +271,7 @@ impl Sender {
             ece: flag.ece,
             ..AckSample::default()
         };
-        if pkts_acked > 0 || flag.data_sacked {
+        if (pkts_acked > 0 || flag.data_sacked) && self.ca_pkts_acked {
             self.cc.on_pkts_acked(now, &mut self.tcp, &sample);
         }
 
@@ -459,7 +463,12 @@ mod tests {
                     &s.stats,
                     s.acked_all_at
                 ),
-                (s.sb.head, &s.sb.segs, &s.sb.tsorted, s.sb.retransmit_hint),
+                (
+                    s.sb.head,
+                    &s.sb.segs,
+                    s.sb.tsorted_entries(),
+                    s.sb.retransmit_hint
+                ),
                 (s.sb.highest_sacked(), s.rto_timer, s.tlp_timer, s.reo_timer),
                 (
                     s.high_seq,

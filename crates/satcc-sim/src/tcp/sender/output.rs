@@ -39,7 +39,8 @@ impl Sender {
     }
 
     /// Queue segment `idx` in `out` (built where it is queued, not on the stack and then
-    /// copied); the packet.
+    /// copied); the packet. Inlined into its two callers (one per segment sent).
+    #[inline(always)]
     pub(super) fn queue_data<'o>(
         &mut self,
         now: SimTime,
@@ -76,6 +77,7 @@ impl Sender {
     }
 
     /// Send one new segment (`tcp_transmit_skb` + `tcp_event_new_data_sent`).
+    #[inline(always)]
     pub(super) fn send_new(&mut self, now: SimTime, out: &mut Out) {
         if self.tcp.in_flight() == 0 {
             self.cc.on_event(now, &mut self.tcp, CaEvent::TxStart);
@@ -119,6 +121,8 @@ impl Sender {
     /// `__tcp_retransmit_skb`: put segment `idx` on the wire again.
     pub(super) fn retransmit_skb(&mut self, now: SimTime, idx: u64, out: &mut Out) {
         let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
+        // In transmission order before the segment's time changes (the scoreboard may read it).
+        self.sb.retransmitted(idx, now);
         let s = self.sb.get_mut(idx);
         s.xmit = now;
         s.first_tx = first_tx;
@@ -131,7 +135,6 @@ impl Sender {
             self.tcp.retrans_out += 1;
         }
         s.ever_retrans = true;
-        self.sb.retransmitted(idx, now);
         let wire_bytes = self.queue_data(now, idx, true, out).wire_bytes;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
@@ -204,7 +207,7 @@ impl Sender {
             self.cwnd_validate(now, cwnd_limited);
         }
         if sent > 0 {
-            self.schedule_loss_probe(now, out);
+            self.schedule_loss_probe_after_send(now, out);
         }
     }
 

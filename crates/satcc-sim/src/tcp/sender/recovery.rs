@@ -293,7 +293,7 @@ impl Sender {
         };
         let reo_wnd = self.rack_reo_wnd();
         let mut timeout: Option<u64> = None;
-        while let Some(&(idx, xmit)) = self.sb.tsorted.front() {
+        while let Some((idx, xmit)) = self.sb.tsorted_front() {
             // Stale entries: acknowledged, SACKed, sent again later, or already lost and
             // awaiting retransmission (it re-enters the list when retransmitted).
             let stale = idx < self.sb.head || {
@@ -301,7 +301,7 @@ impl Sender {
                 s.sacked || s.xmit != xmit || (s.lost && !s.retrans)
             };
             if stale {
-                self.sb.tsorted.pop_front();
+                self.sb.tsorted_pop();
                 continue;
             }
             // Stop at the first segment not sent before the RACK reference.
@@ -312,7 +312,7 @@ impl Sender {
             let deadline = self.rack.rtt_us + reo_wnd;
             if elapsed >= deadline {
                 self.mark_lost(idx);
-                self.sb.tsorted.pop_front();
+                self.sb.tsorted_pop();
             } else {
                 // The newest segment sent before the reference waits longest: Linux arms
                 // the timer for that one; equivalently for the reference's send time.

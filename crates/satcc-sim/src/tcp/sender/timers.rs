@@ -24,6 +24,7 @@ impl Sender {
     }
 
     /// `tcp_schedule_loss_probe`: arm the PTO (RFC 8985 §7.2) instead of the RTO when allowed.
+    #[inline(always)]
     pub(super) fn schedule_loss_probe(&mut self, now: SimTime, out: &mut Out) -> bool {
         if !self.sack
             || self.tcp.packets_out == 0
@@ -32,8 +33,18 @@ impl Sender {
         {
             return false;
         }
+        let at = now + self.probe_timeout();
+        self.arm(TimerKind::Tlp, at, out);
+        self.rto_timer.clear();
+        self.tlp_armed = Some((self.pto_inputs(now), at));
+        true
+    }
+
+    /// The PTO: 2·srtt, plus the delayed-ACK allowance with one segment out (else
+    /// TCP_TIMEOUT_MIN), at most the backed-off RTO; 1 s before an RTT sample.
+    fn probe_timeout(&self) -> SimDuration {
         let srtt = self.rtt.srtt_us();
-        let mut pto = if srtt > 0 {
+        let pto = if srtt > 0 {
             let base = SimDuration::from_micros(2 * srtt);
             if self.tcp.packets_out == 1 {
                 base + TLP_ONE_PACKET_SLACK
@@ -43,13 +54,42 @@ impl Sender {
         } else {
             RTO_INIT
         };
-        pto = pto.min(self.rto_backed_off());
-        self.arm(TimerKind::Tlp, now + pto, out);
-        self.rto_timer.clear();
-        true
+        pto.min(self.rto_backed_off())
+    }
+
+    /// What `probe_timeout` (and the deadline) depends on at `now`.
+    fn pto_inputs(&self, now: SimTime) -> PtoInputs {
+        PtoInputs {
+            now,
+            rtt: self.rtt.state(),
+            backoff: self.backoff,
+            one_packet: self.tcp.packets_out == 1,
+        }
+    }
+
+    /// `tcp_schedule_loss_probe` at the end of `tcp_write_xmit`. Skipped when it would leave
+    /// the timers as they are: the PTO it last armed is still armed with the RTO off (as it
+    /// left them), and every input of the deadline is unchanged (typically the same ACK's
+    /// `tcp_set_xmit_timer` armed it a moment ago). Then, if the call would arm at all, it
+    /// would arm that same deadline (no earlier event to queue) and clear the cleared RTO;
+    /// if it would not (not Open/CWR, a probe out), it would do nothing.
+    pub(super) fn schedule_loss_probe_after_send(&mut self, now: SimTime, out: &mut Out) {
+        if self.reuse_pto {
+            if let Some((inputs, at)) = self.tlp_armed {
+                if self.tlp_timer.deadline() == Some(at)
+                    && !self.rto_timer.is_armed()
+                    && inputs == self.pto_inputs(now)
+                {
+                    debug_assert_eq!(now + self.probe_timeout(), at, "stale PTO");
+                    return;
+                }
+            }
+        }
+        self.schedule_loss_probe(now, out);
     }
 
     /// `tcp_set_xmit_timer`.
+    #[inline(always)]
     pub(super) fn set_xmit_timer(&mut self, now: SimTime, out: &mut Out) {
         if !self.schedule_loss_probe(now, out) {
             self.tlp_timer.clear();
@@ -276,6 +316,71 @@ mod tests {
         }
         s.backoff = 30;
         assert_eq!(s.rto_backed_off(), RTO_MAX);
+    }
+
+    /// A sender skipping unchanged PTO re-arms and one re-arming after every send, fed the
+    /// same ACKs (at ms, with the given receive window) and then their timers until none is
+    /// left: both must send and arm alike. Returns the first's RTO count.
+    fn compare_pto_reuse(rwnd: u64, acks: &[(u64, Packet)]) -> u64 {
+        let (mut a, oa, _) = established_with(rwnd);
+        let (mut b, ob, _) = established_with(rwnd);
+        b.reuse_pto = false;
+        let (mut pa, mut pb) = (oa.timers.clone(), ob.timers.clone());
+        for (i, (t, p)) in acks.iter().enumerate() {
+            let mut p = *p;
+            p.rwnd = rwnd;
+            let (o1, o2) = (deliver(&mut a, ms(*t), &p), deliver(&mut b, ms(*t), &p));
+            assert_eq!(o1.pkts, o2.pkts, "sent after ACK {i}");
+            assert_eq!(o1.timers, o2.timers, "timers after ACK {i}");
+            assert_eq!(a.tlp_timer.deadline(), b.tlp_timer.deadline(), "PTO {i}");
+            assert_eq!(a.rto_timer.deadline(), b.rto_timer.deadline(), "RTO {i}");
+            pa.extend(o1.timers.iter().copied());
+            pb.extend(o2.timers.iter().copied());
+        }
+        // Then no more ACKs: the events queued so far fire (probe, RTOs backing off) alike.
+        for _ in 0..40 {
+            if pa.is_empty() {
+                break;
+            }
+            pa.sort_by_key(|&(_, at)| std::cmp::Reverse(at));
+            pb.sort_by_key(|&(_, at)| std::cmp::Reverse(at));
+            let ((ka, ta), (kb, tb)) = (pa.pop().unwrap(), pb.pop().unwrap());
+            assert_eq!((ka, ta), (kb, tb));
+            let (mut o1, mut o2) = (Out::default(), Out::default());
+            a.on_timer(ta, ka, &mut o1);
+            b.on_timer(tb, kb, &mut o2);
+            assert_eq!(o1.pkts, o2.pkts);
+            assert_eq!(o1.timers, o2.timers);
+            pa.extend(o1.timers.iter().copied());
+            pb.extend(o2.timers.iter().copied());
+        }
+        assert_eq!(a.stats.rto_count, b.stats.rto_count);
+        a.stats.rto_count
+    }
+
+    #[test]
+    fn skipping_an_unchanged_pto_rearm_leaves_the_sender_as_rearming_leaves_it() {
+        // `schedule_loss_probe_after_send` against calling `tcp_schedule_loss_probe` after
+        // every send: in-order ACKs (the ACK's own re-arm then the send's), two ACKs at one
+        // instant, SACKed duplicates (Disorder, Recovery), a retransmission, an RTT sample
+        // from SACKs only, then an RTO with backoff and a tail loss probe.
+        let mut acks: Vec<(u64, Packet)> = Vec::new();
+        for k in 1..=8 {
+            acks.push((150 + 2 * k, ack(2 * k * MSS, &[])));
+        }
+        acks.push((166, ack(17 * MSS, &[])));
+        acks.push((170, ack(18 * MSS, &[(19, 21)])));
+        acks.push((170, ack(18 * MSS, &[(19, 23)])));
+        acks.push((172, ack(18 * MSS, &[(19, 25)])));
+        acks.push((180, ack(25 * MSS, &[])));
+        for k in 26..=40 {
+            acks.push((180 + k, ack(k * MSS, &[])));
+        }
+        assert!(compare_pto_reuse(1 << 20, &acks) > 0);
+        // A two-segment receive window: each ACK of one segment re-arms with one segment out
+        // (PTO + 200 ms), then the send makes it two (PTO + 2 ms): the deadline changes.
+        let acks: Vec<(u64, Packet)> = (1..=6).map(|k| (150 + 5 * k, ack(k * MSS, &[]))).collect();
+        compare_pto_reuse(2 * MSS, &acks);
     }
 
     #[test]

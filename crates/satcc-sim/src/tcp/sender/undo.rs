@@ -145,7 +145,7 @@ impl Sender {
             .map(|(i, s)| (head + i as u64, s.xmit))
             .collect();
         v.sort_by_key(|&(i, t)| (t, i));
-        self.sb.tsorted = v.into();
+        self.sb.set_tsorted(v.into());
     }
 
     /// `tcp_is_non_sack_preventing_reopen`: NewReno holds the state until something above
