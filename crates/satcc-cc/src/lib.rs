@@ -324,18 +324,6 @@ pub trait CongestionControl: Send {
     /// `pkts_acked`: data was newly acknowledged; `ack.rtt_us` is this ACK's RTT sample.
     fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, _ack: &AckSample) {}
 
-    /// Whether `on_ack_event` does anything: Linux calls `in_ack_event` only when the
-    /// algorithm sets it (`icsk_ca_ops->in_ack_event`), and so does the sender. Every
-    /// algorithm that overrides `on_ack_event` returns true (a test reads the sources).
-    fn has_in_ack_event(&self) -> bool {
-        false
-    }
-
-    /// Whether `on_pkts_acked` does anything (`icsk_ca_ops->pkts_acked` set), as above.
-    fn has_pkts_acked(&self) -> bool {
-        false
-    }
-
     /// `undo_cwnd`: the cwnd to restore when a reduction proves spurious (the sender's
     /// `tcp_undo_cwnd_reduction`: DSACK, Eifel or F-RTO undo; ssthresh is restored by the
     /// sender). Linux's default (`tcp_reno_undo_cwnd`, also CUBIC's since 4.13): max(cwnd,

@@ -292,10 +292,6 @@ impl CongestionControl for Bic {
         }
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     /// `bictcp_acked`: delayed-ACK ratio, ratio = (15·ratio + sample)/16.
     fn on_pkts_acked(&mut self, _now: SimTime, tcp: &mut TcpState, ack: &AckSample) {
         if tcp.ca_state == CaState::Open {

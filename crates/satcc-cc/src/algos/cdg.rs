@@ -438,10 +438,6 @@ impl CongestionControl for Cdg {
         }
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     /// `tcp_cdg_acked`: RTT min/max of this RTT, with Hayes's delayed-ACK filter.
     fn on_pkts_acked(&mut self, _now: SimTime, tcp: &mut TcpState, ack: &AckSample) {
         let Some(rtt) = ack.rtt_us.filter(|&r| r > 0) else {

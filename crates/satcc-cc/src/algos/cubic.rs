@@ -658,10 +658,6 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     /// `cubictcp_acked`: track delay_min and run HyStart.
     fn on_pkts_acked(&mut self, now: SimTime, tcp: &mut TcpState, ack: &AckSample) {
         let Some(rtt_us) = ack.rtt_us else { return };

@@ -202,10 +202,6 @@ impl CongestionControl for Dctcp {
         reno_cong_avoid(tcp, ack.acked_sacked);
     }
 
-    fn has_in_ack_event(&self) -> bool {
-        true
-    }
-
     /// `in_ack_event` = `dctcp_update_alpha`.
     fn on_ack_event(&mut self, _now: SimTime, tcp: &mut TcpState, _flags: AckEventFlags) {
         if self.ecn {

@@ -281,10 +281,6 @@ impl CongestionControl for Htcp {
         tcp.cwnd.max(tcp.prior_cwnd)
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     /// `measure_achieved_throughput`.
     fn on_pkts_acked(&mut self, now: SimTime, tcp: &mut TcpState, ack: &AckSample) {
         let j = jiffies(now);

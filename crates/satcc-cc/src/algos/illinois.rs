@@ -190,10 +190,6 @@ impl CongestionControl for Illinois {
         (tcp.cwnd - cut as u32).max(2)
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     /// `tcp_illinois_acked`.
     fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, ack: &AckSample) {
         self.acked = ack.pkts_acked;

@@ -228,10 +228,6 @@ impl CongestionControl for Lp {
         }
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     /// `tcp_lp_pkts_acked`: early congestion detection and the cuts.
     fn on_pkts_acked(&mut self, now: SimTime, tcp: &mut TcpState, ack: &AckSample) {
         let now_ts = ts_now(now);

@@ -351,10 +351,6 @@ impl CongestionControl for Nv {
         }
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     /// `tcpnv_acked`: rate and RTT bookkeeping, and the per-RTT decision.
     fn on_pkts_acked(&mut self, now: SimTime, tcp: &mut TcpState, ack: &AckSample) {
         let Some(rtt_us) = ack.rtt_us else { return };

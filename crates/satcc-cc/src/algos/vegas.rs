@@ -248,10 +248,6 @@ impl CongestionControl for Vegas {
         reno_ssthresh(tcp)
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, ack: &AckSample) {
         self.core.pkts_acked(ack);
     }

@@ -122,10 +122,6 @@ impl CongestionControl for Veno {
         }
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     /// `tcp_veno_pkts_acked`.
     fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, ack: &AckSample) {
         let Some(rtt) = ack.rtt_us else { return };

@@ -195,19 +195,11 @@ impl CongestionControl for Westwood {
         reno_cong_avoid(tcp, ack.acked_sacked);
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     /// `tcp_westwood_pkts_acked`: the latest RTT sample.
     fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, ack: &AckSample) {
         if let Some(r) = ack.rtt_us.filter(|&r| r > 0) {
             self.rtt = usecs_to_jiffies(r);
         }
-    }
-
-    fn has_in_ack_event(&self) -> bool {
-        true
     }
 
     /// `tcp_westwood_ack`: count acknowledged bytes into the current window.

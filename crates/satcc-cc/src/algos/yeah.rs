@@ -274,10 +274,6 @@ impl CongestionControl for Yeah {
         (i64::from(tcp.cwnd) - i64::from(reduction)).max(i64::from(MIN_WIN)) as u32
     }
 
-    fn has_pkts_acked(&self) -> bool {
-        true
-    }
-
     fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, ack: &AckSample) {
         self.vegas.pkts_acked(ack);
     }

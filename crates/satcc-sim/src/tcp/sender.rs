@@ -208,10 +208,6 @@ pub struct Sender {
     /// Whether a cumulative ACK of segments each sent once may take `on_ack`'s batched path
     /// (always, but the unit tests compare it with the per-segment one).
     fast_ack: bool,
-    /// `cc.has_in_ack_event()` and `cc.has_pkts_acked()`, asked once (an algorithm's
-    /// hooks never change): whether `tcp_ack` calls those hooks (Linux's NULL check).
-    ca_in_ack_event: bool,
-    ca_pkts_acked: bool,
     /// The inputs of the last PTO `schedule_loss_probe` armed, and the deadline it armed.
     tlp_armed: Option<(PtoInputs, SimTime)>,
     /// Whether `write_xmit` may skip a `schedule_loss_probe` that would re-arm exactly what is
@@ -233,7 +229,6 @@ struct PtoInputs {
 impl Sender {
     pub fn new(cfg: &FlowConfig, peer: u32, cc: Box<dyn CongestionControl>) -> Self {
         let start = SimTime::ZERO + cfg.start;
-        let (ca_in_ack_event, ca_pkts_acked) = (cc.has_in_ack_event(), cc.has_pkts_acked());
         let mut tcp = TcpState::new(cfg.mss, cfg.initial_cwnd);
         tcp.now = start;
         // With pacing forced on (as under fq), the socket counts as paced for every
@@ -285,8 +280,6 @@ impl Sender {
             acked_all_at: None,
             cached_ssthresh: None,
             fast_ack: true,
-            ca_in_ack_event,
-            ca_pkts_acked,
             tlp_armed: None,
             reuse_pto: true,
         }

@@ -249,20 +249,16 @@ impl Sender {
             self.sync_rtt();
         }
 
-        // --- in_ack_event and pkts_acked (each when the algorithm has it)
-        debug_assert_eq!(self.ca_in_ack_event, self.cc.has_in_ack_event());
-        debug_assert_eq!(self.ca_pkts_acked, self.cc.has_pkts_acked());
-        if self.ca_in_ack_event {
-            self.cc.on_ack_event(
-                now,
-                &mut self.tcp,
-                AckEventFlags {
-                    slow_path: !flag.data_acked || flag.data_sacked,
-                    window_update: flag.win_update,
-                    ece: flag.ece,
-                },
-            );
-        }
+        // --- in_ack_event and pkts_acked
+        self.cc.on_ack_event(
+            now,
+            &mut self.tcp,
+            AckEventFlags {
+                slow_path: !flag.data_acked || flag.data_sacked,
+                window_update: flag.win_update,
+                ece: flag.ece,
+            },
+        );
         let mut sample = AckSample {
             ack_seq: ack,
             pkts_acked,
@@ -271,7 +267,7 @@ impl Sender {
             ece: flag.ece,
             ..AckSample::default()
         };
-        if (pkts_acked > 0 || flag.data_sacked) && self.ca_pkts_acked {
+        if pkts_acked > 0 || flag.data_sacked {
             self.cc.on_pkts_acked(now, &mut self.tcp, &sample);
         }
 
