@@ -227,24 +227,14 @@ impl<P: LinkPacket> Direction<P> {
         now: SimTime,
         extra: impl FnOnce(&mut P) -> SimDuration,
     ) -> (Option<SimTime>, Option<SimTime>) {
-        self.finish_or(now, extra, drop)
-    }
-
-    /// [`finish`](Self::finish), handing a packet lost on the wire to `lost` (the simulator
-    /// recycles the storage of the packet a handle points at).
-    pub fn finish_or(
-        &mut self,
-        now: SimTime,
-        extra: impl FnOnce(&mut P) -> SimDuration,
-        lost: impl FnOnce(P),
-    ) -> (Option<SimTime>, Option<SimTime>) {
-        let arrival = self.complete(now, extra, lost);
+        let arrival = self.complete(now, extra, drop);
         (arrival, self.service_done())
     }
 
-    /// [`finish_or`](Self::finish_or) without the end of the next transmission (the
-    /// simulator's event loop reads it from [`service_done`](Self::service_done) when it needs
-    /// it): the arrival instant if the packet survived.
+    /// [`finish`](Self::finish) handing a packet lost on the wire to `lost` (the simulator
+    /// recycles the storage of the packet a handle points at) and returning only the arrival
+    /// instant if the packet survived (the simulator's event loop reads the end of the next
+    /// transmission from [`service_done`](Self::service_done) when it needs it).
     #[inline]
     pub fn complete(
         &mut self,
