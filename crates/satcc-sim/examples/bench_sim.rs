@@ -17,7 +17,10 @@
 //! timestamps, window scaling, IW 10, delayed ACK, 16 MB receive window, min RTO 200 ms,
 //! pacing only if the algorithm asks).
 //!
-//! Output fields: `wall_s` and `cpu_s` (the event loop only, not set-up), `events` (heap pops),
+//! `--direct` (one group): no access link and no router, the sender wired to the receiver by
+//! the bottleneck alone, its one-way delay half the RTT — htsim's shape for `bench/sim/htsim.sh`.
+//!
+//! Output fields: `topology` (`dumbbell` or `direct`), `wall_s` and `cpu_s` (the event loop only, not set-up), `events` (heap pops),
 //! `peak_pending_events` (most events in the heap at once),
 //! `packets` (packets forwarded onto a link, i.e. hops), `data_segments` (data segments
 //! the senders transmitted, retransmissions included), `events_per_s`, `packets_per_s`,
@@ -53,6 +56,10 @@ struct Args {
     bneck_delay_us: u64,
     /// `--cc-param KEY=VALUE` (satcc only, for diagnosis): the algorithm's `[flow.cc]` table.
     params: Params,
+    /// `--direct`: one group, its sender wired straight to the receiver by the bottleneck
+    /// (no access link, no router), whose one-way delay is then half the RTT: htsim's shape
+    /// (bench/sim/htsim_dumbbell.cc: one queue and one pipe forward, one pipe back).
+    direct: bool,
 }
 
 fn usage(msg: &str) -> ! {
@@ -83,6 +90,7 @@ fn parse_args() -> Args {
         seed: 1,
         bneck_delay_us: DEFAULT_BNECK_DELAY_US,
         params: Params::new(),
+        direct: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -119,6 +127,7 @@ fn parse_args() -> Args {
                 };
                 a.params.insert(k, value);
             }
+            "--direct" => a.direct = true,
             "--list-ccas" => {
                 // The registry's names, one a line (bench/sim/run.sh picks CUBIC if present).
                 for n in satcc_cc::names() {
@@ -133,11 +142,17 @@ fn parse_args() -> Args {
     if a.rate_bps == 0 || a.groups.is_empty() {
         usage("--rate-bps and at least one --group are required");
     }
+    if a.direct && a.groups.len() != 1 {
+        usage("--direct takes exactly one --group (its RTT sets the link's delay)");
+    }
     a
 }
 
-/// The dumbbell as a `SimConfig`; nodes are s0..s{G-1}, r, d.
+/// The dumbbell as a `SimConfig`; nodes are s0..s{G-1}, r, d (`--direct`: s0, d).
 fn build(a: &Args) -> SimConfig {
+    if a.direct {
+        return build_direct(a);
+    }
     let g = a.groups.len();
     let (r, d) = (g, g + 1);
     let bneck_delay = SimDuration::from_micros(a.bneck_delay_us);
@@ -192,6 +207,35 @@ fn build(a: &Args) -> SimConfig {
     }
 }
 
+/// `--direct`: s0 ─bottleneck(rate, RTT/2 each way, queue, loss →)─ d.
+fn build_direct(a: &Args) -> SimConfig {
+    let (rtt_ms, count) = a.groups[0];
+    let half_rtt = SimDuration::from_micros((rtt_ms * 1000.0 / 2.0).round() as u64);
+    let flows = (0..count)
+        .map(|i| {
+            let mut f = FlowConfig::bulk(i, 0, 1, &a.cca);
+            f.mss = a.mss;
+            f.params = a.params.clone();
+            f
+        })
+        .collect();
+    SimConfig {
+        name: "bench_sim".into(),
+        seed: a.seed,
+        duration: SimDuration::from_nanos((a.secs * 1e9).round() as u64),
+        bin: SimDuration::from_millis(100),
+        nodes: vec!["s0".into(), "d".into()],
+        links: vec![LinkConfig {
+            a: 0,
+            b: 1,
+            ab: DirConfig::new(a.rate_bps, half_rtt, a.loss, a.queue),
+            ba: DirConfig::new(a.rate_bps, half_rtt, 0.0, a.queue),
+        }],
+        flows,
+        host_noise: None,
+    }
+}
+
 /// CPU time this thread has run, seconds (Linux `/proc/thread-self/schedstat`, first field,
 /// ns): unlike wall time, not inflated by other load on the machine. `None` off Linux.
 fn cpu_seconds() -> Option<f64> {
@@ -224,9 +268,10 @@ fn main() {
     let total: f64 = out.flows.iter().map(|f| f.goodput_bps).sum();
     let groups: Vec<String> = a.groups.iter().map(|(r, n)| format!("[{r},{n}]")).collect();
     println!(
-        "{{\"tool\":\"satcc\",\"cca\":\"{}\",\"rate_bps\":{},\"groups\":[{}],\"secs\":{},\"wall_s\":{:.4},\"cpu_s\":{},\
+        "{{\"tool\":\"satcc\",\"topology\":\"{}\",\"cca\":\"{}\",\"rate_bps\":{},\"groups\":[{}],\"secs\":{},\"wall_s\":{:.4},\"cpu_s\":{},\
          \"events\":{},\"peak_pending_events\":{},\"packets\":{},\"data_segments\":{},\"retransmissions\":{},\"events_per_s\":{:.0},\
          \"packets_per_s\":{:.0},\"segments_per_s\":{:.0},\"goodput_total_bps\":{:.0},\"goodput_bps\":[{}]}}",
+        if a.direct { "direct" } else { "dumbbell" },
         a.cca,
         a.rate_bps,
         groups.join(","),
