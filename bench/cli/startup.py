@@ -2,8 +2,11 @@
 
 Times N runs of each command (wall clock, a fresh process each) and prints the median and p90:
 `satcc --version`, `satcc check` on a ready scenario, `satcc cc list`, beside `iperf3 --version`
-and `tshark --version`. The first run of each command is discarded (it warms the page cache
-and writes Python's bytecode cache, as a user's first run does once).
+and `tshark --version`, and two floors: the venv's Python doing nothing, and the same Python
+importing pydantic and validating a one-field model (what any pydantic-checked CLI pays before
+its own work). The commands take turns, run by run, so a noisy neighbour slows them alike. The
+first round is discarded (it warms the page cache and writes Python's bytecode cache, as a
+user's first run does once).
 """
 
 from __future__ import annotations
@@ -20,25 +23,36 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SATCC = str(Path(sys.executable).parent / "satcc")
 
+PYDANTIC_FLOOR = (
+    "from pydantic import BaseModel, ConfigDict\n"
+    "class A(BaseModel):\n"
+    "    model_config = ConfigDict(extra='forbid', frozen=True)\n"
+    "    x: int = 1\n"
+    "A.model_validate({'x': 2})\n"
+)
+
 COMMANDS = {
     "satcc --version": [SATCC, "--version"],
     "satcc check scenarios/dumbbell.toml": [SATCC, "check", str(ROOT / "scenarios/dumbbell.toml")],
     "satcc cc list": [SATCC, "cc", "list"],
     "iperf3 --version": ["iperf3", "--version"],
     "tshark --version": ["tshark", "--version"],
+    "floor: python -c pass": [sys.executable, "-c", "pass"],
+    "floor: python + pydantic, one model": [sys.executable, "-c", PYDANTIC_FLOOR],
 }
 
 
-def time_runs(cmd: list[str], runs: int) -> list[float]:
+def time_rounds(cmds: dict[str, list[str]], runs: int) -> dict[str, list[float]]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    out = []
+    out: dict[str, list[float]] = {name: [] for name in cmds}
     for i in range(runs + 1):
-        t = time.perf_counter()
-        subprocess.run(
-            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True
-        )
-        if i:
-            out.append(time.perf_counter() - t)
+        for name, cmd in cmds.items():
+            t = time.perf_counter()
+            subprocess.run(
+                cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True
+            )
+            if i:
+                out[name].append(time.perf_counter() - t)
     return out
 
 
@@ -46,12 +60,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
+    present = {
+        name: cmd
+        for name, cmd in COMMANDS.items()
+        if shutil.which(cmd[0]) is not None or Path(cmd[0]).exists()
+    }
+    times = time_rounds(present, args.runs)
     print(f"{'command':40} {'median s':>9} {'p90 s':>7}")
-    for name, cmd in COMMANDS.items():
-        if shutil.which(cmd[0]) is None and not Path(cmd[0]).exists():
+    for name in COMMANDS:
+        if name not in present:
             print(f"{name:40} {'absent':>9}")
             continue
-        ts = sorted(time_runs(cmd, args.runs))
+        ts = sorted(times[name])
         p90 = ts[min(len(ts) - 1, int(0.9 * len(ts)))]
         print(f"{name:40} {statistics.median(ts):9.3f} {p90:7.3f}")
     return 0
