@@ -198,6 +198,13 @@ pub struct Receiver {
     scaling_ratio: u64,
     window_clamp: u64,
     rcv_ssthresh: u64,
+    /// The most `tcp_grow_window` can open `rcv_ssthresh` to while one packet is held:
+    /// min(`window_clamp`, `tcp_win_from_space(sk_rcvbuf − advmss_truesize)`). In-order data
+    /// arrives with at least itself unread, so `tcp_space` is at most the latter; with
+    /// `rcv_ssthresh` at or above this there is no room, and `tcp_space` is not computed
+    /// (the usual case once the buffer stops growing). Set again wherever an input changes
+    /// (`set_grow_limit`).
+    grow_limit: i64,
     /// Window announced at `rcv_wup` (unscaled bytes).
     rcv_wnd: u64,
     rcv_wscale: u32,
@@ -248,6 +255,9 @@ pub struct Receiver {
     /// Whether an ACK sent right after `__tcp_select_window` was computed reuses its result
     /// (`send_ack_with_window`): always, but the unit tests compare it with recomputing.
     reuse_window: bool,
+    /// Whether `tcp_grow_window` stops at `grow_limit` without computing `tcp_space`: always,
+    /// but the unit tests compare it with computing the room every time.
+    use_grow_limit: bool,
 }
 
 impl Receiver {
@@ -274,7 +284,7 @@ impl Receiver {
         } else {
             rcvbuf.max_bytes
         };
-        Receiver {
+        let mut r = Receiver {
             flow,
             peer,
             timestamps,
@@ -296,6 +306,7 @@ impl Receiver {
             scaling_ratio: DEFAULT_SCALING_RATIO,
             window_clamp: 0,
             rcv_ssthresh: 0,
+            grow_limit: 0,
             rcv_wnd: 0,
             rcv_wscale: 0,
             advmss: mss as u64,
@@ -328,7 +339,10 @@ impl Receiver {
             completed_at: None,
             size,
             reuse_window: true,
-        }
+            use_grow_limit: true,
+        };
+        r.set_grow_limit();
+        r
     }
 
     /// The window the last ACK offered, unscaled bytes (for tests and diagnostics).
@@ -389,6 +403,17 @@ impl Receiver {
         self.win_from_space(self.sk_rcvbuf as i64)
     }
 
+    /// `grow_limit` from its inputs: called wherever `window_clamp`, `sk_rcvbuf` or
+    /// `scaling_ratio` changes.
+    fn set_grow_limit(&mut self) {
+        self.grow_limit = self.grow_limit_now();
+    }
+
+    fn grow_limit_now(&self) -> i64 {
+        let one_held = self.sk_rcvbuf as i64 - self.advmss_truesize as i64;
+        (self.window_clamp as i64).min(self.win_from_space(one_held))
+    }
+
     /// `tcp_receive_window`: what is left of the window last announced.
     fn tcp_receive_window(&self) -> u64 {
         (self.rcv_wup + self.rcv_wnd).saturating_sub(self.rcv_nxt)
@@ -439,6 +464,7 @@ impl Receiver {
         if !self.rcvbuf.window_scaling {
             self.window_clamp = self.window_clamp.min(MAX_UNSCALED_WINDOW); // tcp_create_openreq_child
         }
+        self.set_grow_limit();
         self.rcv_ssthresh = self.rcv_wnd;
     }
 
@@ -460,6 +486,7 @@ impl Receiver {
         if self.window_clamp > 2 * self.advmss && self.window_clamp + self.advmss > maxwin {
             self.window_clamp = (2 * self.advmss).max(maxwin.saturating_sub(self.advmss));
         }
+        self.set_grow_limit();
         self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
         self.rcvq_space.space = self
             .rcv_ssthresh
@@ -619,6 +646,7 @@ impl Receiver {
                 self.scaling_ratio = full_segment_scaling_ratio(len, self.timestamps);
                 if old != self.scaling_ratio {
                     self.window_clamp = self.tcp_full_space().max(0) as u64;
+                    self.set_grow_limit();
                     self.rcvq_space.space = self.rcvq_space.space.min(self.window_clamp);
                 }
             }
@@ -663,6 +691,17 @@ impl Receiver {
     /// `tcp_grow_window`: open `rcv_ssthresh` by two segments while the buffer has room; a
     /// growing window is ACKed at once (`icsk_ack.quick |= 1`).
     fn tcp_grow_window(&mut self, len: u64) {
+        debug_assert!(
+            self.rcv_nxt > self.copied_seq,
+            "the segment itself is unread"
+        );
+        debug_assert_eq!(self.grow_limit, self.grow_limit_now());
+        if self.use_grow_limit && self.rcv_ssthresh as i64 >= self.grow_limit {
+            debug_assert!(
+                (self.window_clamp as i64).min(self.tcp_space()) <= self.rcv_ssthresh as i64
+            );
+            return;
+        }
         let room = (self.window_clamp as i64).min(self.tcp_space()) - self.rcv_ssthresh as i64;
         if room <= 0 {
             return;
@@ -779,6 +818,7 @@ impl Receiver {
         if rcvbuf > self.sk_rcvbuf {
             self.sk_rcvbuf = rcvbuf;
             self.window_clamp = self.win_from_space(rcvbuf as i64).max(0) as u64;
+            self.set_grow_limit();
         }
     }
 
@@ -1526,50 +1566,96 @@ mod tests {
         assert!(r.rcv_nxt > 100 * MSS);
     }
 
-    #[test]
-    fn an_ack_reusing_the_window_just_selected_offers_what_recomputing_it_offers() {
-        // `send_ack_with_window` reuses `__tcp_select_window` from `__tcp_ack_snd_check` and
-        // `tcp_cleanup_rbuf`: against a receiver that recomputes it, every ACK and the window
-        // state stay the same through slow start, a loss (out-of-order data, SACKs, the hole
-        // filled), on a scaled, a fixed and an unscaled window.
+    /// Drives a receiver with every shortcut (`fast`) and one with `uncache` applied to it
+    /// (`slow`) through the same arrivals on a scaled, a fixed and an unscaled window, and
+    /// checks that they send the same ACKs and keep the same window state after every
+    /// segment: (a) back to back, two losses retransmitted later; (b) slow start over a
+    /// 600 ms path (flights doubling, one RTT apart, echoing the newest TSval), so that DRS
+    /// grows the buffer, with a loss in the fifth flight filled at its end.
+    fn assert_same_as_uncached(uncache: fn(&mut Receiver)) {
         for (rwnd, autotune, window_scaling) in [
             (6 << 20, true, true),
             (256 << 10, false, true),
             (60_000, true, false),
         ] {
-            let make = |reuse: bool| {
+            let make = |shortcuts: bool| {
                 let rcvbuf = RcvBuf {
                     max_bytes: rwnd,
                     autotune,
                     window_scaling,
                 };
                 let mut r = Receiver::new(0, 1, MSS as u32, true, true, true, rcvbuf, None, None);
-                r.reuse_window = reuse;
+                if !shortcuts {
+                    uncache(&mut r);
+                }
                 r
             };
-            let (mut fast, mut slow) = (make(true), make(false));
-            let (sf, ss) = (handshake(&mut fast), handshake(&mut slow));
-            assert_eq!(sf, ss);
+            // (arrival ms, segment index, TSecr: None = the newest TSval ACKed so far)
+            let mut back_to_back: Vec<(u64, u64, Option<u64>)> = Vec::new();
             let mut order: Vec<u64> = (0..300).collect();
             order.retain(|&i| i != 120 && i != 200); // two losses, retransmitted later
             order.insert(150, 120);
             order.push(200);
             order.extend(300..400);
             for (k, &idx) in order.iter().enumerate() {
-                let now = at_ms(RTT_MS + k as u64 / 4);
-                let (af, asl) = (
-                    segment(&mut fast, now, idx, sf.tsval),
-                    segment(&mut slow, now, idx, ss.tsval),
-                );
-                assert_eq!(af, asl, "ACKs after segment {idx} (rwnd {rwnd})");
-                assert_eq!(
-                    (fast.rcv_wnd, fast.rcv_wup, fast.quick, fast.ato),
-                    (slow.rcv_wnd, slow.rcv_wup, slow.quick, slow.ato),
-                    "window state after segment {idx} (rwnd {rwnd})"
-                );
+                back_to_back.push((RTT_MS + k as u64 / 4, idx, Some(1)));
             }
-            assert_eq!(fast.acks_sent, slow.acks_sent);
-            assert!(fast.acks_sent > 100);
+            let mut flights = Vec::new();
+            let mut idx = 0;
+            for (k, n) in [10u64, 20, 40, 80, 160, 320, 480].into_iter().enumerate() {
+                let start = RTT_MS * (k as u64 + 1);
+                let lost = if k == 4 { Some(idx + 7) } else { None };
+                for i in 0..n {
+                    if Some(idx) != lost {
+                        flights.push((start + i / 2, idx, None));
+                    }
+                    idx += 1;
+                }
+                if let Some(l) = lost {
+                    flights.push((start + n / 2, l, None));
+                }
+            }
+            for arrivals in [back_to_back, flights] {
+                let (mut fast, mut slow) = (make(true), make(false));
+                let (sf, ss) = (handshake(&mut fast), handshake(&mut slow));
+                assert_eq!(sf, ss);
+                let mut newest = sf.tsval;
+                for &(ms, idx, tsecr) in &arrivals {
+                    let now = at_ms(ms);
+                    let tsecr = tsecr.unwrap_or(newest);
+                    let (af, asl) = (
+                        segment(&mut fast, now, idx, tsecr),
+                        segment(&mut slow, now, idx, tsecr),
+                    );
+                    assert_eq!(af, asl, "ACKs after segment {idx} (rwnd {rwnd})");
+                    newest = af.iter().map(|a| a.tsval).fold(newest, u64::max);
+                    assert_eq!(
+                        (fast.rcv_wnd, fast.rcv_wup, fast.quick, fast.ato),
+                        (slow.rcv_wnd, slow.rcv_wup, slow.quick, slow.ato),
+                        "window state after segment {idx} (rwnd {rwnd})"
+                    );
+                    assert_eq!(
+                        (fast.rcv_ssthresh, fast.sk_rcvbuf, fast.window_clamp),
+                        (slow.rcv_ssthresh, slow.sk_rcvbuf, slow.window_clamp),
+                        "buffer state after segment {idx} (rwnd {rwnd})"
+                    );
+                }
+                assert_eq!(fast.acks_sent, slow.acks_sent);
+                assert!(fast.acks_sent > 100);
+            }
         }
+    }
+
+    #[test]
+    fn an_ack_reusing_the_window_just_selected_offers_what_recomputing_it_offers() {
+        // `send_ack_with_window` reuses `__tcp_select_window` from `__tcp_ack_snd_check` and
+        // `tcp_cleanup_rbuf`.
+        assert_same_as_uncached(|r| r.reuse_window = false);
+    }
+
+    #[test]
+    fn the_grow_limit_stops_window_growth_exactly_where_the_room_runs_out() {
+        // `tcp_grow_window` returns at `grow_limit` without computing `tcp_space`.
+        assert_same_as_uncached(|r| r.use_grow_limit = false);
     }
 }
