@@ -1052,6 +1052,7 @@ impl Receiver {
 
     /// Build and send an ACK for everything received so far (`tcp_send_ack`, then
     /// `tcp_event_ack_sent`: one quick ACK used, the delayed-ACK timer cleared).
+    #[inline(never)]
     pub fn send_ack(&mut self, now: SimTime, out: &mut Out) {
         self.send_ack_with_window(now, out, None);
     }
@@ -1062,6 +1063,7 @@ impl Receiver {
     /// out-of-order data, `rcv_ssthresh`, `window_clamp`, `rcv_wnd`, `rcv_mss`) changes in
     /// between, and its one side effect (`quick = 0`) is idempotent, so the second computation
     /// would return `window`: it is reused (`Some`) instead of recomputed (`None`).
+    #[inline(always)]
     fn send_ack_with_window(&mut self, now: SimTime, out: &mut Out, window: Option<u64>) {
         debug_assert!(window.is_none_or(|w| {
             let quick = self.quick;
@@ -1069,18 +1071,26 @@ impl Receiver {
             self.quick = quick;
             again == w
         }));
-        // built where it is queued (not on the stack and then copied)
-        out.pkts.push(Packet::new(self.flow, Kind::Ack, self.peer));
-        let p = out.pkts.last_mut().expect("the ACK just queued");
-        p.ack = self.rcv_nxt;
-        p.rwnd = self.tcp_select_window(window.filter(|_| self.reuse_window));
-        let mut opt = 0;
-        if self.timestamps {
-            p.tsval = self.ts_now(now);
-            p.tsecr = self.ts_recent;
-            opt += packet::TS_OPTION;
-        }
-        if self.sack {
+        let rwnd = self.tcp_select_window(window.filter(|_| self.reuse_window));
+        let (tsval, tsecr, ts_option) = if self.timestamps {
+            (self.ts_now(now), self.ts_recent, packet::TS_OPTION)
+        } else {
+            (0, 0, 0)
+        };
+        // Built where it is queued (not on the stack and then copied), each field written
+        // once; SACK blocks, when there are any, go in after.
+        let base = Packet::new(self.flow, Kind::Ack, self.peer);
+        out.pkts.push(Packet {
+            ack: self.rcv_nxt,
+            rwnd,
+            tsval,
+            tsecr,
+            wire_bytes: base.wire_bytes + ts_option,
+            ece: self.ece,
+            ..base
+        });
+        if self.sack && (self.dsack.is_some() || !self.sack_list.is_empty()) {
+            let p = out.pkts.last_mut().expect("the ACK just queued");
             let max_blocks = if self.timestamps { 3 } else { 4 };
             let mut n = 0;
             if let Some(d) = self.dsack.take() {
@@ -1095,12 +1105,8 @@ impl Receiver {
                 n += 1;
             }
             p.nsack = n as u8;
-            if n > 0 {
-                opt += packet::SACK_OPTION_BASE + packet::SACK_BLOCK * n as u32;
-            }
+            p.wire_bytes += packet::SACK_OPTION_BASE + packet::SACK_BLOCK * n as u32;
         }
-        p.wire_bytes += opt;
-        p.ece = self.ece;
         // tcp_dec_quickack_mode: an ACK of scheduled data uses one quick ACK.
         if self.quick > 0 && self.ack_scheduled {
             self.quick -= 1;
