@@ -142,6 +142,21 @@ pub struct RcvBuf {
     pub window_scaling: bool,
 }
 
+/// Window limits that change only with `window_clamp`, `sk_rcvbuf` or `scaling_ratio`, kept
+/// rather than recomputed for every segment (`Receiver::set_space_limits`, called wherever
+/// one of them changes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct SpaceLimits {
+    /// `tcp_full_space`, read by every `__tcp_select_window`.
+    full_space: i64,
+    /// The most `tcp_grow_window` can open `rcv_ssthresh` to while one packet is held:
+    /// min(`window_clamp`, `tcp_win_from_space(sk_rcvbuf − advmss_truesize)`). In-order data
+    /// arrives with at least itself unread, so `tcp_space` is at most the latter; with
+    /// `rcv_ssthresh` at or above this there is no room, and `tcp_space` is not computed
+    /// (the usual case once the buffer stops growing).
+    grow_limit: i64,
+}
+
 /// `tp->rcvq_space`: what DRS measured at the start of the current RTT.
 #[derive(Clone, Copy, Debug)]
 struct RcvqSpace {
@@ -198,13 +213,8 @@ pub struct Receiver {
     scaling_ratio: u64,
     window_clamp: u64,
     rcv_ssthresh: u64,
-    /// The most `tcp_grow_window` can open `rcv_ssthresh` to while one packet is held:
-    /// min(`window_clamp`, `tcp_win_from_space(sk_rcvbuf − advmss_truesize)`). In-order data
-    /// arrives with at least itself unread, so `tcp_space` is at most the latter; with
-    /// `rcv_ssthresh` at or above this there is no room, and `tcp_space` is not computed
-    /// (the usual case once the buffer stops growing). Set again wherever an input changes
-    /// (`set_grow_limit`).
-    grow_limit: i64,
+    /// What `window_clamp`, `sk_rcvbuf` and `scaling_ratio` allow, kept as they change.
+    limits: SpaceLimits,
     /// Window announced at `rcv_wup` (unscaled bytes).
     rcv_wnd: u64,
     rcv_wscale: u32,
@@ -254,10 +264,11 @@ pub struct Receiver {
     size: Option<u64>,
     /// Whether an ACK sent right after `__tcp_select_window` was computed reuses its result
     /// (`send_ack_with_window`): always, but the unit tests compare it with recomputing.
+    #[cfg(test)]
     reuse_window: bool,
-    /// Whether `tcp_grow_window` stops at `grow_limit` without computing `tcp_space`: always,
-    /// but the unit tests compare it with computing the room every time.
-    use_grow_limit: bool,
+    /// Whether `limits` is read (always) or recomputed where used (the unit tests compare).
+    #[cfg(test)]
+    use_space_limits: bool,
 }
 
 impl Receiver {
@@ -306,7 +317,7 @@ impl Receiver {
             scaling_ratio: DEFAULT_SCALING_RATIO,
             window_clamp: 0,
             rcv_ssthresh: 0,
-            grow_limit: 0,
+            limits: SpaceLimits::default(),
             rcv_wnd: 0,
             rcv_wscale: 0,
             advmss: mss as u64,
@@ -338,10 +349,12 @@ impl Receiver {
             received_in_bin: 0,
             completed_at: None,
             size,
+            #[cfg(test)]
             reuse_window: true,
-            use_grow_limit: true,
+            #[cfg(test)]
+            use_space_limits: true,
         };
-        r.set_grow_limit();
+        r.set_space_limits();
         r
     }
 
@@ -403,15 +416,28 @@ impl Receiver {
         self.win_from_space(self.sk_rcvbuf as i64)
     }
 
-    /// `grow_limit` from its inputs: called wherever `window_clamp`, `sk_rcvbuf` or
+    /// `limits` from its inputs: called wherever `window_clamp`, `sk_rcvbuf` or
     /// `scaling_ratio` changes.
-    fn set_grow_limit(&mut self) {
-        self.grow_limit = self.grow_limit_now();
+    fn set_space_limits(&mut self) {
+        self.limits = self.space_limits_now();
     }
 
-    fn grow_limit_now(&self) -> i64 {
+    fn space_limits_now(&self) -> SpaceLimits {
         let one_held = self.sk_rcvbuf as i64 - self.advmss_truesize as i64;
-        (self.window_clamp as i64).min(self.win_from_space(one_held))
+        SpaceLimits {
+            full_space: self.tcp_full_space(),
+            grow_limit: (self.window_clamp as i64).min(self.win_from_space(one_held)),
+        }
+    }
+
+    /// `limits`, or recomputed when the tests compare with that.
+    fn space_limits(&self) -> SpaceLimits {
+        debug_assert_eq!(self.limits, self.space_limits_now());
+        #[cfg(test)]
+        if !self.use_space_limits {
+            return self.space_limits_now();
+        }
+        self.limits
     }
 
     /// `tcp_receive_window`: what is left of the window last announced.
@@ -464,7 +490,7 @@ impl Receiver {
         if !self.rcvbuf.window_scaling {
             self.window_clamp = self.window_clamp.min(MAX_UNSCALED_WINDOW); // tcp_create_openreq_child
         }
-        self.set_grow_limit();
+        self.set_space_limits();
         self.rcv_ssthresh = self.rcv_wnd;
     }
 
@@ -486,7 +512,7 @@ impl Receiver {
         if self.window_clamp > 2 * self.advmss && self.window_clamp + self.advmss > maxwin {
             self.window_clamp = (2 * self.advmss).max(maxwin.saturating_sub(self.advmss));
         }
-        self.set_grow_limit();
+        self.set_space_limits();
         self.rcv_ssthresh = self.rcv_ssthresh.min(self.window_clamp);
         self.rcvq_space.space = self
             .rcv_ssthresh
@@ -646,7 +672,7 @@ impl Receiver {
                 self.scaling_ratio = full_segment_scaling_ratio(len, self.timestamps);
                 if old != self.scaling_ratio {
                     self.window_clamp = self.tcp_full_space().max(0) as u64;
-                    self.set_grow_limit();
+                    self.set_space_limits();
                     self.rcvq_space.space = self.rcvq_space.space.min(self.window_clamp);
                 }
             }
@@ -695,8 +721,7 @@ impl Receiver {
             self.rcv_nxt > self.copied_seq,
             "the segment itself is unread"
         );
-        debug_assert_eq!(self.grow_limit, self.grow_limit_now());
-        if self.use_grow_limit && self.rcv_ssthresh as i64 >= self.grow_limit {
+        if self.rcv_ssthresh as i64 >= self.space_limits().grow_limit {
             debug_assert!(
                 (self.window_clamp as i64).min(self.tcp_space()) <= self.rcv_ssthresh as i64
             );
@@ -783,8 +808,12 @@ impl Receiver {
         if self.rcv_rtt_est.rtt_us == 0 {
             return;
         }
-        let time_us = now.saturating_since(self.rcvq_space.time).as_micros();
-        if time_us < self.rcv_rtt_est.rtt_us >> 3 {
+        // Linux compares whole microseconds: elapsed_ns / 1000 < rtt_us ⇔ elapsed_ns <
+        // rtt_us · 1000, compared in nanoseconds without the division.
+        let elapsed = now.saturating_since(self.rcvq_space.time);
+        let rtt = SimDuration::from_micros(self.rcv_rtt_est.rtt_us >> 3);
+        debug_assert_eq!(elapsed < rtt, elapsed.as_micros() < rtt.as_micros());
+        if elapsed < rtt {
             return;
         }
         let inq = self.rcv_nxt - self.copied_seq;
@@ -818,7 +847,7 @@ impl Receiver {
         if rcvbuf > self.sk_rcvbuf {
             self.sk_rcvbuf = rcvbuf;
             self.window_clamp = self.win_from_space(rcvbuf as i64).max(0) as u64;
-            self.set_grow_limit();
+            self.set_space_limits();
         }
     }
 
@@ -829,7 +858,7 @@ impl Receiver {
     fn raw_select_window(&mut self) -> u64 {
         let mut mss = self.rcv_mss as i64;
         let mut free_space = self.tcp_space();
-        let allowed_space = self.tcp_full_space();
+        let allowed_space = self.space_limits().full_space;
         let full_space = (self.window_clamp as i64).min(allowed_space);
         if mss > full_space {
             mss = full_space;
@@ -1071,7 +1100,9 @@ impl Receiver {
             self.quick = quick;
             again == w
         }));
-        let rwnd = self.tcp_select_window(window.filter(|_| self.reuse_window));
+        #[cfg(test)]
+        let window = window.filter(|_| self.reuse_window);
+        let rwnd = self.tcp_select_window(window);
         let (tsval, tsecr, ts_option) = if self.timestamps {
             (self.ts_now(now), self.ts_recent, packet::TS_OPTION)
         } else {
@@ -1660,8 +1691,9 @@ mod tests {
     }
 
     #[test]
-    fn the_grow_limit_stops_window_growth_exactly_where_the_room_runs_out() {
-        // `tcp_grow_window` returns at `grow_limit` without computing `tcp_space`.
-        assert_same_as_uncached(|r| r.use_grow_limit = false);
+    fn the_kept_space_limits_are_the_ones_recomputed_from_the_buffer() {
+        // `tcp_grow_window` returns at `grow_limit` without computing `tcp_space`, and
+        // `__tcp_select_window` reads `tcp_full_space` from `limits`.
+        assert_same_as_uncached(|r| r.use_space_limits = false);
     }
 }
