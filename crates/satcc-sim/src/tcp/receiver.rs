@@ -580,10 +580,12 @@ impl Receiver {
             let had_holes = !self.ofo.is_empty();
             self.advance(now, end);
             self.tcp_event_data_recv(now, pkt.len as u64);
-            if had_holes && self.ofo.is_empty() {
+            // (without holes before, none now: the map is not read again)
+            let holes = had_holes && !self.ofo.is_empty();
+            if had_holes && !holes {
                 ack_now = true; // RFC 5681 §4.2: the gap is filled
             }
-            !self.ofo.is_empty()
+            holes
         } else {
             // tcp_data_queue_ofo: queue it, provision the buffer for the out-of-order span.
             self.insert_ofo(now, seq, end, out);
@@ -604,6 +606,24 @@ impl Receiver {
     fn advance(&mut self, now: SimTime, end: u64) {
         let before = self.rcv_nxt;
         self.rcv_nxt = self.rcv_nxt.max(end);
+        if self.ofo.is_empty() {
+            // Nothing held out of order, so no SACK blocks either (the last delivery from the
+            // queue dropped them all): only rcv_nxt moves.
+            debug_assert!(self.ofo_pkts == 0 && self.ofo_bytes == 0 && self.sack_list.is_empty());
+        } else {
+            self.deliver_ofo();
+        }
+        let n = self.rcv_nxt - before;
+        self.delivered_bytes += n;
+        self.delivered_in_bin += n;
+        if self.completed_at.is_none() && self.size.is_some_and(|s| self.delivered_bytes >= s) {
+            self.completed_at = Some(now);
+        }
+    }
+
+    /// `tcp_ofo_queue`: what the new `rcv_nxt` reaches in the out-of-order queue is delivered;
+    /// the SACK blocks below it are dropped.
+    fn deliver_ofo(&mut self) {
         // (`iter().next()`, not `first_key_value()`: it reads the length first, where the
         // latter walks down to a leaf of an emptied map)
         while let Some((&s, &e)) = self.ofo.iter().next() {
@@ -627,12 +647,6 @@ impl Receiver {
         }
         let rcv_nxt = self.rcv_nxt;
         self.sack_list.retain(|&(_, e)| e > rcv_nxt);
-        let n = self.rcv_nxt - before;
-        self.delivered_bytes += n;
-        self.delivered_in_bin += n;
-        if self.completed_at.is_none() && self.size.is_some_and(|s| self.delivered_bytes >= s) {
-            self.completed_at = Some(now);
-        }
     }
 
     /// `tcp_event_data_recv`: in-order data arrived.
