@@ -142,18 +142,23 @@ pub struct RcvBuf {
     pub window_scaling: bool,
 }
 
-/// Window limits that change only with `window_clamp`, `sk_rcvbuf` or `scaling_ratio`, kept
+/// Window sizes that change only with `window_clamp`, `sk_rcvbuf` or `scaling_ratio`, kept
 /// rather than recomputed for every segment (`Receiver::set_space_limits`, called wherever
-/// one of them changes).
+/// one of them changes; debug builds check them at every read).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct SpaceLimits {
-    /// `tcp_full_space`, read by every `__tcp_select_window`.
+    /// `tcp_full_space`: `__tcp_select_window`'s `allowed_space`.
     full_space: i64,
-    /// The most `tcp_grow_window` can open `rcv_ssthresh` to while one packet is held:
-    /// min(`window_clamp`, `tcp_win_from_space(sk_rcvbuf − advmss_truesize)`). In-order data
-    /// arrives with at least itself unread, so `tcp_space` is at most the latter; with
-    /// `rcv_ssthresh` at or above this there is no room, and `tcp_space` is not computed
-    /// (the usual case once the buffer stops growing).
+    /// min(`window_clamp`, `tcp_full_space`): `__tcp_select_window`'s `full_space`.
+    clamped_full_space: i64,
+    /// `tcp_space` with one packet held (`rmem_alloc` = one truesize): when a segment has
+    /// just arrived in order with nothing out of order, the usual case.
+    one_held_space: i64,
+    /// The most `tcp_grow_window` can open `rcv_ssthresh` to while a packet is held:
+    /// min(`window_clamp`, `one_held_space`). In-order data arrives with at least itself
+    /// unread, so `tcp_space` is at most `one_held_space`; with `rcv_ssthresh` at or above
+    /// this there is no room, and `tcp_space` is not computed (the usual case once the
+    /// buffer stops growing).
     grow_limit: i64,
 }
 
@@ -261,12 +266,14 @@ pub struct Receiver {
     pub received_in_bin: u64,
     /// When the receiver first held `size` bytes.
     pub completed_at: Option<SimTime>,
-    size: Option<u64>,
+    /// `delivered_bytes` that completes the flow: its size, `u64::MAX` for a flow without
+    /// one or once `completed_at` is set (one comparison per segment instead of two options).
+    complete_bytes: u64,
     /// Whether an ACK sent right after `__tcp_select_window` was computed reuses its result
     /// (`send_ack_with_window`): always, but the unit tests compare it with recomputing.
     #[cfg(test)]
     reuse_window: bool,
-    /// Whether `limits` is read (always) or recomputed where used (the unit tests compare).
+    /// `use_limits` (tests only).
     #[cfg(test)]
     use_space_limits: bool,
 }
@@ -348,7 +355,7 @@ impl Receiver {
             acks_sent: 0,
             received_in_bin: 0,
             completed_at: None,
-            size,
+            complete_bytes: size.unwrap_or(u64::MAX),
             #[cfg(test)]
             reuse_window: true,
             #[cfg(test)]
@@ -408,7 +415,14 @@ impl Receiver {
 
     /// `tcp_space`: the window the free part of the buffer can offer (may be negative).
     fn tcp_space(&self) -> i64 {
-        self.win_from_space(self.sk_rcvbuf as i64 - self.rmem_alloc() as i64)
+        let unread = self.rcv_nxt - self.copied_seq;
+        let computed = || self.win_from_space(self.sk_rcvbuf as i64 - self.rmem_alloc() as i64);
+        if self.ofo_pkts == 0 && unread > 0 && unread <= self.advmss && self.use_limits() {
+            let space = self.limits().one_held_space;
+            debug_assert_eq!(space, computed());
+            return space;
+        }
+        computed()
     }
 
     /// `tcp_full_space`.
@@ -423,21 +437,34 @@ impl Receiver {
     }
 
     fn space_limits_now(&self) -> SpaceLimits {
-        let one_held = self.sk_rcvbuf as i64 - self.advmss_truesize as i64;
+        let full_space = self.tcp_full_space();
+        let one_held_space =
+            self.win_from_space(self.sk_rcvbuf as i64 - self.advmss_truesize as i64);
         SpaceLimits {
-            full_space: self.tcp_full_space(),
-            grow_limit: (self.window_clamp as i64).min(self.win_from_space(one_held)),
+            full_space,
+            clamped_full_space: (self.window_clamp as i64).min(full_space),
+            one_held_space,
+            grow_limit: (self.window_clamp as i64).min(one_held_space),
         }
     }
 
-    /// `limits`, or recomputed when the tests compare with that.
-    fn space_limits(&self) -> SpaceLimits {
+    /// `limits`, checked against recomputing them in debug builds.
+    fn limits(&self) -> SpaceLimits {
         debug_assert_eq!(self.limits, self.space_limits_now());
-        #[cfg(test)]
-        if !self.use_space_limits {
-            return self.space_limits_now();
-        }
         self.limits
+    }
+
+    /// Whether `limits` is used: always, but the unit tests compare with computing each
+    /// value where it is needed, as Linux does.
+    fn use_limits(&self) -> bool {
+        #[cfg(test)]
+        {
+            self.use_space_limits
+        }
+        #[cfg(not(test))]
+        {
+            true
+        }
     }
 
     /// `tcp_receive_window`: what is left of the window last announced.
@@ -616,8 +643,10 @@ impl Receiver {
         let n = self.rcv_nxt - before;
         self.delivered_bytes += n;
         self.delivered_in_bin += n;
-        if self.completed_at.is_none() && self.size.is_some_and(|s| self.delivered_bytes >= s) {
+        if self.delivered_bytes >= self.complete_bytes {
+            debug_assert!(self.completed_at.is_none());
             self.completed_at = Some(now);
+            self.complete_bytes = u64::MAX;
         }
     }
 
@@ -660,8 +689,10 @@ impl Receiver {
             self.tcp_incr_quickack(MAX_QUICKACKS);
             self.ato = ATO_MIN;
         } else {
-            let m = SimDuration::from_millis(now_ms - self.lrcvtime_ms);
-            if m <= ATO_MIN.div_u64(2) {
+            let m_ms = now_ms - self.lrcvtime_ms;
+            let m = SimDuration::from_millis(m_ms);
+            // (m ≤ ATO_MIN/2 compared in whole ms, as m is: the usual case needs no product)
+            if m_ms <= ATO_MIN.as_millis() / 2 {
                 self.ato = self.ato.div_u64(2) + ATO_MIN.div_u64(2); // the fastest case
             } else if m < self.ato {
                 self.ato = (self.ato.div_u64(2) + m).min(self.rto).min(DELACK_MAX);
@@ -735,7 +766,7 @@ impl Receiver {
             self.rcv_nxt > self.copied_seq,
             "the segment itself is unread"
         );
-        if self.rcv_ssthresh as i64 >= self.space_limits().grow_limit {
+        if self.use_limits() && self.rcv_ssthresh as i64 >= self.limits().grow_limit {
             debug_assert!(
                 (self.window_clamp as i64).min(self.tcp_space()) <= self.rcv_ssthresh as i64
             );
@@ -872,8 +903,13 @@ impl Receiver {
     fn raw_select_window(&mut self) -> u64 {
         let mut mss = self.rcv_mss as i64;
         let mut free_space = self.tcp_space();
-        let allowed_space = self.space_limits().full_space;
-        let full_space = (self.window_clamp as i64).min(allowed_space);
+        let (allowed_space, full_space) = if self.use_limits() {
+            let limits = self.limits();
+            (limits.full_space, limits.clamped_full_space)
+        } else {
+            let allowed_space = self.tcp_full_space();
+            (allowed_space, (self.window_clamp as i64).min(allowed_space))
+        };
         if mss > full_space {
             mss = full_space;
             if mss <= 0 {
@@ -1620,9 +1656,9 @@ mod tests {
     /// Drives a receiver with every shortcut (`fast`) and one with `uncache` applied to it
     /// (`slow`) through the same arrivals on a scaled, a fixed and an unscaled window, and
     /// checks that they send the same ACKs and keep the same window state after every
-    /// segment: (a) back to back, two losses retransmitted later; (b) slow start over a
-    /// 600 ms path (flights doubling, one RTT apart, echoing the newest TSval), so that DRS
-    /// grows the buffer, with a loss in the fifth flight filled at its end.
+    /// segment: (a) back to back, two losses retransmitted later and a reordering; (b) slow
+    /// start over a 600 ms path (flights doubling, one RTT apart, echoing the newest TSval),
+    /// so that DRS grows the buffer, with a loss in the fifth flight filled at its end.
     fn assert_same_as_uncached(uncache: fn(&mut Receiver)) {
         for (rwnd, autotune, window_scaling) in [
             (6 << 20, true, true),
@@ -1648,6 +1684,10 @@ mod tests {
             order.insert(150, 120);
             order.push(200);
             order.extend(300..400);
+            // 330 overtakes 328 and 329: in-order data arrives with one packet out of order
+            order.retain(|&i| i != 330);
+            let at = order.iter().position(|&i| i == 328).expect("328 is sent");
+            order.insert(at, 330);
             for (k, &idx) in order.iter().enumerate() {
                 back_to_back.push((RTT_MS + k as u64 / 4, idx, Some(1)));
             }
@@ -1706,8 +1746,9 @@ mod tests {
 
     #[test]
     fn the_kept_space_limits_are_the_ones_recomputed_from_the_buffer() {
-        // `tcp_grow_window` returns at `grow_limit` without computing `tcp_space`, and
-        // `__tcp_select_window` reads `tcp_full_space` from `limits`.
+        // `tcp_grow_window` returns at `grow_limit` without computing `tcp_space`,
+        // `__tcp_select_window` reads `tcp_full_space` and its clamp from `limits`, and
+        // `tcp_space` with one packet held is read from there too.
         assert_same_as_uncached(|r| r.use_space_limits = false);
     }
 }
