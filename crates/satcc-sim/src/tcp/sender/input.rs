@@ -108,7 +108,8 @@ impl Sender {
                     if flag.ece {
                         tcp.delivered_ce += 1;
                     }
-                    rate_skb_delivered(&mut rs, first_tx_mstamp, idx, seg, true);
+                    rate_skb_delivered(&mut rs, first_tx_mstamp, idx, seg);
+                    seg.delivered_mstamp = None; // sampled once
                     rack_advance(rack, idx, seg, now, min_rtt);
                 });
             }
@@ -152,7 +153,7 @@ impl Sender {
                 // `tcp_rack_advance` keep the most recently sent segment, which here is the
                 // last one; `FLAG_ORIG_SACK_ACKED` holds if it holds for the first one.
                 let n = new_head - head;
-                let (first_xmit, mut last) = self.sb.pop_acked_run(new_head);
+                let (first_xmit, last) = self.sb.pop_acked_run(new_head);
                 pkts_acked = n as u32;
                 first_ackt = Some(first_xmit);
                 last_ackt = Some(last.xmit);
@@ -166,11 +167,11 @@ impl Sender {
                         tcp.delivered_ce += n;
                     }
                 }
-                rate_skb_delivered(&mut rs, first_tx_mstamp, new_head - 1, &mut last, false);
-                rack_advance(rack, new_head - 1, &last, now, min_rtt);
+                rate_skb_delivered(&mut rs, first_tx_mstamp, new_head - 1, last);
+                rack_advance(rack, new_head - 1, last, now, min_rtt);
                 tcp.packets_out -= n as u32;
             } else {
-                self.sb.pop_acked(new_head, |idx, mut seg| {
+                self.sb.pop_acked(new_head, |idx, seg| {
                     pkts_acked += 1;
                     if seg.ever_retrans {
                         if seg.retrans {
@@ -194,7 +195,7 @@ impl Sender {
                                 tcp.delivered_ce += 1;
                             }
                         }
-                        rate_skb_delivered(&mut rs, first_tx_mstamp, idx, &mut seg, false);
+                        rate_skb_delivered(&mut rs, first_tx_mstamp, idx, &seg);
                         // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
                         // last retransmission was for an earlier copy; it does not advance RACK.
                         let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
@@ -338,13 +339,13 @@ impl Sender {
     #[cfg(debug_assertions)]
     pub(super) fn verify_left_out(&self) {
         let (mut lost, mut retrans, mut sacked) = (0u32, 0u32, 0u32);
-        for s in self.sb.segs.iter() {
+        for s in self.sb.iter() {
             lost += u32::from(s.lost);
             retrans += u32::from(s.retrans);
             sacked += u32::from(s.sacked);
         }
         let t = &self.tcp;
-        assert_eq!(t.packets_out as usize, self.sb.segs.len(), "packets_out");
+        assert_eq!(t.packets_out as u64, self.sb.len(), "packets_out");
         assert_eq!(t.lost_out, lost, "lost_out");
         assert_eq!(t.retrans_out, retrans, "retrans_out");
         if self.sack {
@@ -461,7 +462,7 @@ mod tests {
                 ),
                 (
                     s.sb.head,
-                    &s.sb.segs,
+                    s.sb.iter().collect::<Vec<_>>(),
                     s.sb.tsorted_entries(),
                     s.sb.retransmit_hint
                 ),
