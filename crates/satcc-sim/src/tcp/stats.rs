@@ -10,8 +10,11 @@ pub struct RttHistogram {
     n: u64,
     sum_us: f64,
     min_us: u64,
-    /// The bucket of the last sample (most samples fall in it again).
+    /// The bucket of the last sample placed by the table (most samples fall in it again),
+    /// and its bounds `[last_lo, last_hi)` (an empty range until then).
     last: usize,
+    last_lo: u64,
+    last_hi: u64,
     /// [`bounds`], once looked up.
     table: Option<&'static [u64]>,
 }
@@ -49,17 +52,25 @@ fn bounds() -> &'static [u64] {
 
 impl RttHistogram {
     /// [`bucket_of`]`(v)`, read from the table of bucket bounds (beyond it, computed).
+    #[inline]
     fn bucket(&mut self, v: u64) -> usize {
-        let bounds = *self.table.get_or_insert_with(bounds);
-        let b = self.last;
-        if b + 1 < bounds.len() && bounds[b] <= v && v < bounds[b + 1] {
-            return b;
+        if self.last_lo <= v && v < self.last_hi {
+            debug_assert_eq!(self.last, bucket_of(v), "stale bucket bounds");
+            return self.last;
         }
+        self.bucket_by_table(v)
+    }
+
+    /// [`bucket`](Self::bucket) off the last bucket: a search of the table.
+    fn bucket_by_table(&mut self, v: u64) -> usize {
+        let bounds = *self.table.get_or_insert_with(bounds);
         if v >= bounds[bounds.len() - 1] {
             return bucket_of(v);
         }
-        self.last = bounds.partition_point(|&lo| lo <= v) - 1;
-        self.last
+        let b = bounds.partition_point(|&lo| lo <= v) - 1;
+        self.last = b;
+        (self.last_lo, self.last_hi) = (bounds[b], bounds[b + 1]);
+        b
     }
 
     pub fn record(&mut self, rtt_us: u64) {
