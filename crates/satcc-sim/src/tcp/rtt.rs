@@ -105,20 +105,37 @@ impl RttEstimator {
     }
 
     pub fn min_rtt_us(&self) -> u64 {
-        self.min_rtt.get().unwrap_or(u64::MAX)
+        self.min_rtt.min_or_max()
     }
 }
 
 /// Windowed running minimum keeping three samples (Kathleen Nichols' algorithm, as in
 /// Linux lib/win_minmax.c): the best, second-best and third-best in successive sub-windows.
 /// Their values never decrease from the best to the third (each step keeps that order).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Before the first sample the best value reads `u64::MAX` (so `min_or_max` needs no test).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WindowedMin {
     s: [(SimTime, u64); 3],
     init: bool,
 }
 
+impl Default for WindowedMin {
+    fn default() -> Self {
+        WindowedMin {
+            s: [(SimTime::ZERO, u64::MAX); 3],
+            init: false,
+        }
+    }
+}
+
 impl WindowedMin {
+    /// The minimum, or `u64::MAX` before the first sample: `get().unwrap_or(u64::MAX)`.
+    #[inline]
+    pub fn min_or_max(&self) -> u64 {
+        debug_assert_eq!(self.s[0].1, self.get().unwrap_or(u64::MAX));
+        self.s[0].1
+    }
+
     pub fn get(&self) -> Option<u64> {
         self.init.then_some(self.s[0].1)
     }
@@ -127,10 +144,10 @@ impl WindowedMin {
     /// (so above the third, by their order), while the best is younger than a quarter window
     /// (so none of the sub-window steps applies) and the third is within the window (so no
     /// restart), leaves the three as they are; that case returns before the full update.
+    /// (Before the first sample no value is above the third, `u64::MAX`.)
     #[inline]
     pub fn update(&mut self, now: SimTime, v: u64, win: SimDuration) {
-        if self.init
-            && v > self.s[2].1
+        if v > self.s[2].1
             && now.saturating_since(self.s[0].0) <= win.div_u64(4)
             && now.saturating_since(self.s[2].0) <= win
         {

@@ -120,8 +120,8 @@ impl Sender {
 
         // --- cumulative ACK (tcp_clean_rtx_queue)
         let mut pkts_acked = 0u32;
-        let mut first_ackt: Option<SimTime> = None;
-        let mut last_ackt: Option<SimTime> = None;
+        // RTTs from the first and the last newly acked never-retransmitted segment (µs).
+        let mut acked_rtt: Option<(u64, u64)> = None;
         if ack > prior_snd_una {
             flag.data_acked = true;
             let mss = self.mss as u64;
@@ -143,8 +143,7 @@ impl Sender {
             let head = self.sb.head;
             if new_head > head
                 && head >= self.sb.retrans_end
-                && tcp.sacked_out == 0
-                && tcp.lost_out == 0
+                && (tcp.sacked_out | tcp.lost_out) == 0
                 && self.fast_ack
             {
                 // `tcp_clean_rtx_queue` over a run of segments each sent once, in index order,
@@ -155,8 +154,9 @@ impl Sender {
                 let n = new_head - head;
                 let (first_xmit, last) = self.sb.pop_acked_run(new_head);
                 pkts_acked = n as u32;
-                first_ackt = Some(first_xmit);
-                last_ackt = Some(last.xmit);
+                // The last segment's RTT is also RACK's (`tcp_rack_advance`): taken once.
+                let last_us = now.saturating_since(last.xmit).as_micros();
+                acked_rtt = Some((now.saturating_since(first_xmit).as_micros(), last_us));
                 acked_reord = head * mss;
                 if ((head + 1) * mss).min(snd_nxt) <= high_seq {
                     flag.orig_sack_acked = true;
@@ -168,9 +168,11 @@ impl Sender {
                     }
                 }
                 rate_skb_delivered(&mut rs, first_tx_mstamp, new_head - 1, last);
-                rack_advance(rack, new_head - 1, last, now, min_rtt);
+                rack_advance_rtt(rack, new_head - 1, last, last_us, min_rtt);
                 tcp.packets_out -= n as u32;
             } else {
+                let mut first_ackt: Option<SimTime> = None;
+                let mut last_ackt: Option<SimTime> = None;
                 self.sb.pop_acked(new_head, |idx, seg| {
                     pkts_acked += 1;
                     if seg.ever_retrans {
@@ -210,6 +212,12 @@ impl Sender {
                     }
                     tcp.packets_out -= 1;
                 });
+                if let (Some(f), Some(l)) = (first_ackt, last_ackt) {
+                    acked_rtt = Some((
+                        now.saturating_since(f).as_micros(),
+                        now.saturating_since(l).as_micros(),
+                    ));
+                }
             }
             self.tcp.snd_una = ack;
             if !self.sack {
@@ -228,8 +236,8 @@ impl Sender {
         }
 
         // --- RTT (tcp_ack_update_rtt)
-        let mut seq_rtt = first_ackt.map(|t| now.saturating_since(t).as_micros());
-        let mut ca_rtt = last_ackt.map(|t| now.saturating_since(t).as_micros());
+        let mut seq_rtt = acked_rtt.map(|r| r.0);
+        let mut ca_rtt = acked_rtt.map(|r| r.1);
         if seq_rtt.is_none() {
             if let (Some(f), Some(l)) = (first_sackt, last_sackt) {
                 seq_rtt = Some(now.saturating_since(f).as_micros());
@@ -294,12 +302,13 @@ impl Sender {
         if flag.data_acked {
             self.set_xmit_timer(now, out);
         }
-        let not_dup = flag.data_acked || flag.win_update;
+        // Every term is a plain read: `|` evaluates them all without a branch each.
+        let not_dup = flag.data_acked | flag.win_update;
         let dubious = !not_dup
-            || flag.data_sacked
-            || flag.ece
-            || flag.dsack
-            || self.tcp.ca_state != CaState::Open;
+            | flag.data_sacked
+            | flag.ece
+            | flag.dsack
+            | (self.tcp.ca_state != CaState::Open);
         let mut rexmit = Rexmit::None;
         if dubious {
             let num_dupack = u32::from(!flag.data_acked && !not_dup && !flag.dsack);
@@ -368,7 +377,7 @@ impl Sender {
 
     /// `tcp_cong_control`.
     pub(super) fn cong_control(&mut self, now: SimTime, sample: &AckSample, flag: &Flags) {
-        if self.cc.has_cong_control() {
+        if self.has_cong_control() {
             self.cc.on_cong_control(now, &mut self.tcp, sample);
             return;
         }
@@ -413,7 +422,18 @@ impl Sender {
 
 /// `tcp_rack_advance`: remember the most recently sent delivered segment.
 fn rack_advance(rack: &mut Rack, idx: u64, seg: &Seg, now: SimTime, min_rtt_us: u64) {
-    let rtt_us = now.saturating_since(seg.xmit).as_micros();
+    rack_advance_rtt(
+        rack,
+        idx,
+        seg,
+        now.saturating_since(seg.xmit).as_micros(),
+        min_rtt_us,
+    );
+}
+
+/// `rack_advance` given the segment's RTT (`now` − its transmission, µs).
+#[inline(always)]
+fn rack_advance_rtt(rack: &mut Rack, idx: u64, seg: &Seg, rtt_us: u64, min_rtt_us: u64) {
     // A retransmitted segment acked faster than min_rtt was probably the original's ACK.
     if seg.ever_retrans && rtt_us < min_rtt_us {
         return;

@@ -77,7 +77,7 @@ impl Sender {
 
     /// `tcp_end_cwnd_reduction`.
     pub(super) fn end_cwnd_reduction(&mut self, now: SimTime) {
-        if self.cc.has_cong_control() {
+        if self.has_cong_control() {
             return;
         }
         // Reset cwnd to ssthresh in CWR or Recovery (unless it's undone).

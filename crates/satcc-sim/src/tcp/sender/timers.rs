@@ -248,7 +248,7 @@ impl Sender {
         if prior != self.tcp.in_flight() {
             if self.tcp.ca_state != CaState::Recovery {
                 self.enter_recovery(now, false);
-                if !self.cc.has_cong_control() {
+                if !self.has_cong_control() {
                     self.cwnd_reduction(1, 0, false);
                 }
             }
