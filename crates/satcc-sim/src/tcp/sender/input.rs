@@ -42,81 +42,19 @@ impl Sender {
             self.retransmits = 0; // icsk_retransmits
         }
         let prior_fack = self.highest_sack_seq();
-        // `state->reord`: lowest sequence found delivered out of order on this ACK.
-        let mut reord = self.tcp.snd_nxt;
         // `tp->rx_opt.rcv_tsval/rcv_tsecr` are not passed on yet: TCP-LP's remote-clock
         // estimator collapses the flow when fed them (0.3 of 48 Mbit/s alone on a link), so
         // LP runs on its documented RTT fallback until that is fixed.
 
         // Rate sample being built (`struct rate_sample`).
         let mut rs = RateSample::default();
-        let mut first_sackt: Option<SimTime> = None;
-        let mut last_sackt: Option<SimTime> = None;
 
         // --- SACK (tcp_sacktag_write_queue)
-        if self.sack && pkt.nsack > 0 {
-            let blocks = pkt.sack_blocks();
-            // RFC 2883: a first block below the cumulative ACK, or inside the second, is a DSACK.
-            let dsack = self.check_dsack(blocks, ack, prior_snd_una, &mut flag);
-            let mss = self.mss as u64;
-            for (bi, &(s, e)) in blocks.iter().enumerate() {
-                if bi == 0 && dsack {
-                    // DSACKed segments still queued (`tcp_sacktag_one` with dup_sack): below
-                    // the new snd_una only within the episode (`tcp_is_sackblock_valid`).
-                    let valid = s >= ack || self.undo.marker.is_some_and(|m| e > m);
-                    if valid && e > prior_snd_una {
-                        if let Some(r) = self.dsack_tag(s.max(prior_snd_una) / mss, e.div_ceil(mss))
-                        {
-                            reord = reord.min(r);
-                        }
-                    }
-                }
-                if e <= ack || s >= self.tcp.snd_nxt {
-                    continue;
-                }
-                let a = s.max(ack) / mss;
-                let b = e.div_ceil(mss);
-                let tcp = &mut self.tcp;
-                let rack = &mut self.rack;
-                let first_tx_mstamp = &mut self.first_tx_mstamp;
-                let min_rtt = self.rtt.min_rtt_us();
-                let high_seq = self.high_seq;
-                let snd_nxt = tcp.snd_nxt;
-                self.sb.sack(a, b, |idx, seg| {
-                    flag.data_sacked = true;
-                    if seg.retrans {
-                        seg.retrans = false;
-                        tcp.retrans_out -= 1;
-                    } else if !seg.ever_retrans {
-                        // A never-retransmitted segment in a hole below the highest SACK: reordering.
-                        if idx * mss < prior_fack {
-                            reord = reord.min(idx * mss);
-                        }
-                        if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
-                            flag.orig_sack_acked = true;
-                        }
-                        first_sackt.get_or_insert(seg.xmit);
-                        last_sackt = Some(seg.xmit);
-                    }
-                    if seg.lost {
-                        seg.lost = false;
-                        tcp.lost_out -= 1;
-                    }
-                    seg.sacked = true;
-                    tcp.sacked_out += 1;
-                    tcp.delivered += 1;
-                    if flag.ece {
-                        tcp.delivered_ce += 1;
-                    }
-                    rate_skb_delivered(&mut rs, first_tx_mstamp, idx, seg);
-                    seg.delivered_mstamp = None; // sampled once
-                    rack_advance(rack, idx, seg, now, min_rtt);
-                });
-            }
-            if self.tcp.ca_state != CaState::Loss || self.undo.marker.is_some() {
-                self.check_sack_reordering(reord, false);
-            }
-        }
+        let sackt = if self.sack && pkt.nsack > 0 {
+            self.sacktag_write_queue(now, pkt, prior_snd_una, prior_fack, &mut flag, &mut rs)
+        } else {
+            None
+        };
 
         // --- cumulative ACK (tcp_clean_rtx_queue)
         let mut pkts_acked = 0u32;
@@ -137,9 +75,8 @@ impl Sender {
             let sack = self.sack;
             let high_seq = self.high_seq;
             let snd_nxt = tcp.snd_nxt;
-            let spurious_before = self.rcv_tsecr;
             // `reord` of tcp_clean_rtx_queue: lowest acked never-retransmitted un-SACKed seq.
-            let mut acked_reord = snd_nxt;
+            let acked_reord;
             let head = self.sb.head;
             if new_head > head
                 && head >= self.sb.retrans_end
@@ -171,53 +108,8 @@ impl Sender {
                 rack_advance_rtt(rack, new_head - 1, last, last_us, min_rtt);
                 tcp.packets_out -= n as u32;
             } else {
-                let mut first_ackt: Option<SimTime> = None;
-                let mut last_ackt: Option<SimTime> = None;
-                self.sb.pop_acked(new_head, |idx, seg| {
-                    pkts_acked += 1;
-                    if seg.ever_retrans {
-                        if seg.retrans {
-                            tcp.retrans_out -= 1;
-                        }
-                        flag.retrans_data_acked = true;
-                    } else if !seg.sacked {
-                        last_ackt = Some(seg.xmit);
-                        first_ackt.get_or_insert(seg.xmit);
-                        acked_reord = acked_reord.min(idx * mss);
-                        if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
-                            flag.orig_sack_acked = true;
-                        }
-                    }
-                    if seg.sacked {
-                        tcp.sacked_out -= 1;
-                    } else {
-                        if sack {
-                            tcp.delivered += 1;
-                            if flag.ece {
-                                tcp.delivered_ce += 1;
-                            }
-                        }
-                        rate_skb_delivered(&mut rs, first_tx_mstamp, idx, &seg);
-                        // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
-                        // last retransmission was for an earlier copy; it does not advance RACK.
-                        let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
-                        let spurious =
-                            seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
-                        if !spurious {
-                            rack_advance(rack, idx, &seg, now, min_rtt);
-                        }
-                    }
-                    if seg.lost {
-                        tcp.lost_out -= 1;
-                    }
-                    tcp.packets_out -= 1;
-                });
-                if let (Some(f), Some(l)) = (first_ackt, last_ackt) {
-                    acked_rtt = Some((
-                        now.saturating_since(f).as_micros(),
-                        now.saturating_since(l).as_micros(),
-                    ));
-                }
+                (pkts_acked, acked_rtt, acked_reord) =
+                    self.clean_rtx_queue_walk(now, new_head, &mut flag, &mut rs);
             }
             self.tcp.snd_una = ack;
             if !self.sack {
@@ -239,7 +131,7 @@ impl Sender {
         let mut seq_rtt = acked_rtt.map(|r| r.0);
         let mut ca_rtt = acked_rtt.map(|r| r.1);
         if seq_rtt.is_none() {
-            if let (Some(f), Some(l)) = (first_sackt, last_sackt) {
+            if let Some((f, l)) = sackt {
                 seq_rtt = Some(now.saturating_since(f).as_micros());
                 ca_rtt = Some(now.saturating_since(l).as_micros());
             }
@@ -285,17 +177,7 @@ impl Sender {
 
         // --- TLP episode (tcp_process_tlp_ack)
         if self.tlp_high_seq != 0 && ack >= self.tlp_high_seq {
-            if !self.tlp_retrans || flag.dsack_tlp {
-                self.tlp_high_seq = 0;
-            } else if ack > self.tlp_high_seq {
-                // The probe repaired a real loss: reduce cwnd once (CWR).
-                self.init_cwnd_reduction(now);
-                self.set_state(now, CaState::Cwr);
-                self.end_cwnd_reduction(now);
-                self.try_keep_open(now);
-            } else if !(flag.data_acked || flag.win_update || flag.data_sacked) {
-                self.tlp_high_seq = 0;
-            }
+            self.process_tlp_ack(now, ack, &flag);
         }
 
         // --- loss state machine
@@ -341,6 +223,176 @@ impl Sender {
                 self.conn = Conn::Closed;
             }
         }
+    }
+
+    /// `tcp_process_tlp_ack`, for an ACK at or above `tlp_high_seq` (rare: not inlined).
+    #[inline(never)]
+    fn process_tlp_ack(&mut self, now: SimTime, ack: u64, flag: &Flags) {
+        if !self.tlp_retrans || flag.dsack_tlp {
+            self.tlp_high_seq = 0;
+        } else if ack > self.tlp_high_seq {
+            // The probe repaired a real loss: reduce cwnd once (CWR).
+            self.init_cwnd_reduction(now);
+            self.set_state(now, CaState::Cwr);
+            self.end_cwnd_reduction(now);
+            self.try_keep_open(now);
+        } else if !(flag.data_acked || flag.win_update || flag.data_sacked) {
+            self.tlp_high_seq = 0;
+        }
+    }
+
+    /// `tcp_clean_rtx_queue` segment by segment, for a cumulative ACK the batched path of
+    /// `on_ack` does not take (retransmitted, SACKed or lost segments among those acked):
+    /// segments acked, RTTs (µs) from the first and the last never-retransmitted one, and
+    /// the lowest such sequence (`snd_nxt` if none).
+    #[inline(never)]
+    fn clean_rtx_queue_walk(
+        &mut self,
+        now: SimTime,
+        new_head: u64,
+        flag: &mut Flags,
+        rs: &mut RateSample,
+    ) -> (u32, Option<(u64, u64)>, u64) {
+        let mss = self.mss as u64;
+        let tcp = &mut self.tcp;
+        let rack = &mut self.rack;
+        let first_tx_mstamp = &mut self.first_tx_mstamp;
+        let min_rtt = self.rtt.min_rtt_us();
+        let sack = self.sack;
+        let high_seq = self.high_seq;
+        let snd_nxt = tcp.snd_nxt;
+        let spurious_before = self.rcv_tsecr;
+        let mut pkts_acked = 0u32;
+        let mut acked_rtt = None;
+        let mut acked_reord = snd_nxt;
+        let mut first_ackt: Option<SimTime> = None;
+        let mut last_ackt: Option<SimTime> = None;
+        self.sb.pop_acked(new_head, |idx, seg| {
+            pkts_acked += 1;
+            if seg.ever_retrans {
+                if seg.retrans {
+                    tcp.retrans_out -= 1;
+                }
+                flag.retrans_data_acked = true;
+            } else if !seg.sacked {
+                last_ackt = Some(seg.xmit);
+                first_ackt.get_or_insert(seg.xmit);
+                acked_reord = acked_reord.min(idx * mss);
+                if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                    flag.orig_sack_acked = true;
+                }
+            }
+            if seg.sacked {
+                tcp.sacked_out -= 1;
+            } else {
+                if sack {
+                    tcp.delivered += 1;
+                    if flag.ece {
+                        tcp.delivered_ce += 1;
+                    }
+                }
+                rate_skb_delivered(rs, first_tx_mstamp, idx, &seg);
+                // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
+                // last retransmission was for an earlier copy; it does not advance RACK.
+                let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
+                let spurious = seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
+                if !spurious {
+                    rack_advance(rack, idx, &seg, now, min_rtt);
+                }
+            }
+            if seg.lost {
+                tcp.lost_out -= 1;
+            }
+            tcp.packets_out -= 1;
+        });
+        if let (Some(f), Some(l)) = (first_ackt, last_ackt) {
+            acked_rtt = Some((
+                now.saturating_since(f).as_micros(),
+                now.saturating_since(l).as_micros(),
+            ));
+        }
+        (pkts_acked, acked_rtt, acked_reord)
+    }
+
+    /// `tcp_sacktag_write_queue` for an ACK carrying SACK blocks (kept out of `on_ack`, whose
+    /// usual ACK has none): tags the newly SACKed segments, returns the transmission times
+    /// of the first and the last never-retransmitted one, if any.
+    #[inline(never)]
+    fn sacktag_write_queue(
+        &mut self,
+        now: SimTime,
+        pkt: &Packet,
+        prior_snd_una: u64,
+        prior_fack: u64,
+        flag: &mut Flags,
+        rs: &mut RateSample,
+    ) -> Option<(SimTime, SimTime)> {
+        let ack = pkt.ack;
+        // `state->reord`: lowest sequence found delivered out of order on this ACK.
+        let mut reord = self.tcp.snd_nxt;
+        let mut first_sackt: Option<SimTime> = None;
+        let mut last_sackt: Option<SimTime> = None;
+        let blocks = pkt.sack_blocks();
+        // RFC 2883: a first block below the cumulative ACK, or inside the second, is a DSACK.
+        let dsack = self.check_dsack(blocks, ack, prior_snd_una, flag);
+        let mss = self.mss as u64;
+        for (bi, &(s, e)) in blocks.iter().enumerate() {
+            if bi == 0 && dsack {
+                // DSACKed segments still queued (`tcp_sacktag_one` with dup_sack): below
+                // the new snd_una only within the episode (`tcp_is_sackblock_valid`).
+                let valid = s >= ack || self.undo.marker.is_some_and(|m| e > m);
+                if valid && e > prior_snd_una {
+                    if let Some(r) = self.dsack_tag(s.max(prior_snd_una) / mss, e.div_ceil(mss)) {
+                        reord = reord.min(r);
+                    }
+                }
+            }
+            if e <= ack || s >= self.tcp.snd_nxt {
+                continue;
+            }
+            let a = s.max(ack) / mss;
+            let b = e.div_ceil(mss);
+            let tcp = &mut self.tcp;
+            let rack = &mut self.rack;
+            let first_tx_mstamp = &mut self.first_tx_mstamp;
+            let min_rtt = self.rtt.min_rtt_us();
+            let high_seq = self.high_seq;
+            let snd_nxt = tcp.snd_nxt;
+            self.sb.sack(a, b, |idx, seg| {
+                flag.data_sacked = true;
+                if seg.retrans {
+                    seg.retrans = false;
+                    tcp.retrans_out -= 1;
+                } else if !seg.ever_retrans {
+                    // A never-retransmitted segment in a hole below the highest SACK: reordering.
+                    if idx * mss < prior_fack {
+                        reord = reord.min(idx * mss);
+                    }
+                    if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                        flag.orig_sack_acked = true;
+                    }
+                    first_sackt.get_or_insert(seg.xmit);
+                    last_sackt = Some(seg.xmit);
+                }
+                if seg.lost {
+                    seg.lost = false;
+                    tcp.lost_out -= 1;
+                }
+                seg.sacked = true;
+                tcp.sacked_out += 1;
+                tcp.delivered += 1;
+                if flag.ece {
+                    tcp.delivered_ce += 1;
+                }
+                rate_skb_delivered(rs, first_tx_mstamp, idx, seg);
+                seg.delivered_mstamp = None; // sampled once
+                rack_advance(rack, idx, seg, now, min_rtt);
+            });
+        }
+        if self.tcp.ca_state != CaState::Loss || self.undo.marker.is_some() {
+            self.check_sack_reordering(reord, false);
+        }
+        first_sackt.zip(last_sackt)
     }
 
     /// `tcp_verify_left_out` and more (debug builds): the counters agree with the scoreboard,
