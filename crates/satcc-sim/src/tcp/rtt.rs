@@ -162,7 +162,8 @@ impl WindowedMin {
         self.update_full(now, v, win);
     }
 
-    /// The whole of `minmax_running_min`.
+    /// The whole of `minmax_running_min` (not inlined: `update` skips most samples).
+    #[inline(never)]
     fn update_full(&mut self, now: SimTime, v: u64, win: SimDuration) {
         let fresh = (now, v);
         if !self.init || v <= self.s[0].1 || now.saturating_since(self.s[2].0) > win {

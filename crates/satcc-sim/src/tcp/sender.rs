@@ -353,6 +353,7 @@ impl Sender {
         out.pkts.push(p);
     }
 
+    #[cold]
     fn on_synack(&mut self, now: SimTime, pkt: &Packet, out: &mut Out) {
         let Conn::SynSent { retries, sent_at } = self.conn else {
             return;

@@ -76,7 +76,9 @@ impl RttHistogram {
     }
 
     /// [`bucket`](Self::bucket) off the last bucket: the logarithm, and the bucket's bounds
-    /// from the table to place the next samples by (below the table's top).
+    /// from the table to place the next samples by (below the table's top). Not inlined: most
+    /// samples fall in the last bucket.
+    #[inline(never)]
     fn bucket_by_log(&mut self, v: u64) -> usize {
         let b = bucket_of(v);
         if b < top() {

@@ -463,13 +463,17 @@ impl Sender {
             .and_then(|b| b.checked_mul(ratio * PERCENT_OF_US_PER_S))
         {
             Some(bytes) => bytes / srtt,
-            None => {
-                let bytes = t.mss as u128 * pkts as u128 * ratio as u128 * 1_000_000 / 100;
-                (bytes / srtt as u128) as u64
-            }
+            None => pacing_rate_u128(t.mss, pkts, ratio, srtt),
         };
         t.pacing_rate_bps = rate.min(t.max_pacing_rate_bps);
     }
+}
+
+/// `update_pacing_rate`'s rate when mss · cwnd · ratio% per second overflows 64 bits.
+#[cold]
+fn pacing_rate_u128(mss: u32, pkts: u64, ratio: u64, srtt: u64) -> u64 {
+    let bytes = mss as u128 * pkts as u128 * ratio as u128 * 1_000_000 / 100;
+    (bytes / srtt as u128) as u64
 }
 
 /// `tcp_rack_advance`: remember the most recently sent delivered segment.

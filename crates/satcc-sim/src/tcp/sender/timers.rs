@@ -99,6 +99,8 @@ impl Sender {
 
     // ---------------------------------------------------------------- timers
 
+    /// A sender timer's event (rare beside ACKs: not inlined into the event loop).
+    #[inline(never)]
     pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, out: &mut Out) {
         let t = match kind {
             TimerKind::Rto => &mut self.rto_timer,
