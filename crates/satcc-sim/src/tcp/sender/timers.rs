@@ -85,6 +85,13 @@ impl Sender {
                 }
             }
         }
+        self.schedule_loss_probe_again(now, out);
+    }
+
+    /// `schedule_loss_probe` when the armed PTO cannot be kept (not inlined into
+    /// `write_xmit`: most calls keep it).
+    #[inline(never)]
+    fn schedule_loss_probe_again(&mut self, now: SimTime, out: &mut Out) {
         self.schedule_loss_probe(now, out);
     }
 
