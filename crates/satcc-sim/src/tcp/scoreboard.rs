@@ -281,9 +281,9 @@ impl Scoreboard {
     #[inline(always)]
     pub fn pop_acked_run(&mut self, new_head: u64) -> (SimTime, &Seg) {
         debug_assert!(new_head > self.head && self.head >= self.retrans_end);
-        let first = self.get(self.head).xmit;
-        let last_slot = (new_head - 1) as usize & self.mask;
         assert!(new_head <= self.tail, "ack beyond what was sent");
+        let first = self.segs[self.head as usize & self.mask].xmit;
+        let last_slot = (new_head - 1) as usize & self.mask;
         self.head = new_head;
         self.trim_below_head();
         (first, &self.segs[last_slot])

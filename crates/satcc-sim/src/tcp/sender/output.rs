@@ -212,12 +212,16 @@ impl Sender {
         let mut sent = 0;
         let mut cwnd_limited = false;
         let mut pacing = self.pacing_enabled();
+        // Each new segment adds one to packets_out and nothing else to in_flight(), which is
+        // packets_out + retrans_out − (sacked_out + lost_out) (never saturated: left_out ≤
+        // packets_out, checked after every ACK in debug builds): counted up, not recomputed.
+        let mut in_flight = self.tcp.in_flight();
         loop {
             if self.all_sent() {
                 self.rate_check_app_limited();
                 break;
             }
-            let in_flight = self.tcp.in_flight();
+            debug_assert_eq!(in_flight, self.tcp.in_flight(), "in_flight counted up");
             if in_flight >= self.tcp.cwnd {
                 cwnd_limited = true;
                 break;
@@ -236,6 +240,7 @@ impl Sender {
                 break;
             }
             pacing = self.send_new_with(in_flight, pacing, now, out);
+            in_flight += 1;
             sent += 1;
         }
         if sent > 0 && self.in_cwnd_reduction() {
