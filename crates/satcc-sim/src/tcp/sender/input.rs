@@ -141,7 +141,6 @@ impl Sender {
             seq_rtt = Some(us);
             ca_rtt = Some(us);
         }
-        rs.rtt_us = ca_rtt;
         if let Some(m) = seq_rtt {
             self.rtt.update_min_rtt(now, ca_rtt.unwrap_or(m));
             self.rtt.sample(m, self.tcp.snd_una, self.tcp.snd_nxt);

@@ -74,7 +74,6 @@ pub(super) struct RateSample {
     pub(super) delivered_ce: u64,
     /// Send interval while building; final interval after `rate_gen`.
     pub(super) interval_us: Option<u64>,
-    pub(super) rtt_us: Option<u64>,
     pub(super) is_app_limited: bool,
     pub(super) is_retrans: bool,
     /// Transmission time and index of the most recently sent segment sampled.
