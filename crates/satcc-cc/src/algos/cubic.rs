@@ -336,13 +336,30 @@ pub fn cubic_root(a: u64) -> u32 {
     ((x * 341) >> 10) as u32 // ÷3 as ×341/1024
 }
 
-/// Jiffies at `hz` (`tcp_jiffies32`, without the 32-bit wrap).
+/// Jiffies at `hz` (`tcp_jiffies32`, without the 32-bit wrap): ⌊ns·hz / 10⁹⌋, in 64 bits
+/// while ns·hz fits (208 days at 1000 Hz), else in 128 as the formula reads.
 fn jiffies(t: SimTime, hz: u64) -> u64 {
+    match t.as_nanos().checked_mul(hz) {
+        Some(p) => p / 1_000_000_000,
+        None => jiffies_u128(t, hz),
+    }
+}
+
+/// [`jiffies`] in 128 bits throughout.
+fn jiffies_u128(t: SimTime, hz: u64) -> u64 {
     (u128::from(t.as_nanos()) * u128::from(hz) / 1_000_000_000) as u64
 }
 
-/// `usecs_to_jiffies`: rounds up.
+/// `usecs_to_jiffies`: rounds up (in 64 bits while us·hz fits, as [`jiffies`]).
 fn usecs_to_jiffies(us: u64, hz: u64) -> u64 {
+    match us.checked_mul(hz) {
+        Some(p) => p.div_ceil(1_000_000),
+        None => usecs_to_jiffies_u128(us, hz),
+    }
+}
+
+/// [`usecs_to_jiffies`] in 128 bits throughout.
+fn usecs_to_jiffies_u128(us: u64, hz: u64) -> u64 {
     (u128::from(us) * u128::from(hz)).div_ceil(1_000_000) as u64
 }
 
@@ -767,6 +784,34 @@ mod tests {
             now += rtt.div_u64(u64::from(t.cwnd));
         }
         now
+    }
+
+    #[test]
+    fn jiffies_in_64_bits_are_the_128_bit_ones() {
+        // The 64-bit path against the 128-bit formula, on both sides of where ns·hz and
+        // us·hz stop fitting in 64 bits, at several hz.
+        let mut x: u64 = 5;
+        for hz in [100u64, 250, 300, 1000, 1024, 1_000_000] {
+            let edge = u64::MAX / hz;
+            for k in 0..20_000u64 {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let v = match k % 4 {
+                    0 => x >> (x % 64),
+                    1 => edge.wrapping_add(x % 2_000).wrapping_sub(1_000),
+                    2 => x % 100_000_000_000,
+                    _ => x,
+                };
+                let t = SimTime::from_nanos(v);
+                assert_eq!(jiffies(t, hz), jiffies_u128(t, hz), "ns {v} hz {hz}");
+                assert_eq!(
+                    usecs_to_jiffies(v, hz),
+                    usecs_to_jiffies_u128(v, hz),
+                    "us {v} hz {hz}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -105,24 +105,66 @@ impl RttEstimator {
     }
 
     pub fn min_rtt_us(&self) -> u64 {
-        self.min_rtt.get().unwrap_or(u64::MAX)
+        self.min_rtt.min_or_max()
     }
 }
 
 /// Windowed running minimum keeping three samples (Kathleen Nichols' algorithm, as in
 /// Linux lib/win_minmax.c): the best, second-best and third-best in successive sub-windows.
-#[derive(Clone, Copy, Debug, Default)]
+/// Their values never decrease from the best to the third (each step keeps that order).
+/// Before the first sample the best value reads `u64::MAX` (so `min_or_max` needs no test).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WindowedMin {
     s: [(SimTime, u64); 3],
     init: bool,
 }
 
+impl Default for WindowedMin {
+    fn default() -> Self {
+        WindowedMin {
+            s: [(SimTime::ZERO, u64::MAX); 3],
+            init: false,
+        }
+    }
+}
+
 impl WindowedMin {
+    /// The minimum, or `u64::MAX` before the first sample: `get().unwrap_or(u64::MAX)`.
+    #[inline]
+    pub fn min_or_max(&self) -> u64 {
+        debug_assert_eq!(self.s[0].1, self.get().unwrap_or(u64::MAX));
+        self.s[0].1
+    }
+
     pub fn get(&self) -> Option<u64> {
         self.init.then_some(self.s[0].1)
     }
 
+    /// `minmax_running_min`. Most samples change nothing: one above all three kept values
+    /// (so above the third, by their order), while the best is younger than a quarter window
+    /// (so none of the sub-window steps applies) and the third is within the window (so no
+    /// restart), leaves the three as they are; that case returns before the full update.
+    /// (Before the first sample no value is above the third, `u64::MAX`.)
+    #[inline]
     pub fn update(&mut self, now: SimTime, v: u64, win: SimDuration) {
+        if v > self.s[2].1
+            && now.saturating_since(self.s[0].0) <= win.div_u64(4)
+            && now.saturating_since(self.s[2].0) <= win
+        {
+            #[cfg(debug_assertions)]
+            {
+                let mut full = *self;
+                full.update_full(now, v, win);
+                assert_eq!(full, *self, "a windowed-min sample skipped that changes it");
+            }
+            return;
+        }
+        self.update_full(now, v, win);
+    }
+
+    /// The whole of `minmax_running_min` (not inlined: `update` skips most samples).
+    #[inline(never)]
+    fn update_full(&mut self, now: SimTime, v: u64, win: SimDuration) {
         let fresh = (now, v);
         if !self.init || v <= self.s[0].1 || now.saturating_since(self.s[2].0) > win {
             self.s = [fresh; 3];
@@ -185,6 +227,37 @@ mod tests {
         e.sample(80_000, 0, 1);
         e.sample(160_000, 0, 1);
         assert_eq!(e.srtt_us(), 90_000);
+    }
+
+    #[test]
+    fn a_skipped_windowed_min_sample_is_one_the_full_update_leaves_unchanged() {
+        // `update` against `update_full` alone, on RTTs that fall, rise and jump, at times
+        // that cross the quarter, half and whole window now and then.
+        let win = SimDuration::from_secs(8);
+        let (mut fast, mut full) = (WindowedMin::default(), WindowedMin::default());
+        let mut now = 0u64;
+        let mut x: u64 = 11;
+        for step in 0..100_000 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            now += match (x >> 60) % 8 {
+                0 => 0,
+                1 => 3_000_000_000,
+                _ => (x >> 20) % 50_000_000,
+            };
+            let v = 1
+                + (x >> 33) % 1_000
+                + if (x >> 44).is_multiple_of(4) {
+                    5_000
+                } else {
+                    0
+                };
+            let t = SimTime::from_nanos(now);
+            fast.update(t, v, win);
+            full.update_full(t, v, win);
+            assert_eq!(fast, full, "step {step}");
+        }
     }
 
     #[test]

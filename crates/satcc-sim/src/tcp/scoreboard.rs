@@ -1,8 +1,10 @@
 //! The sender's retransmission queue and SACK scoreboard.
 //!
 //! Segments are numbered: segment `i` carries bytes `[i·mss, min((i+1)·mss, size))`, so a
-//! sequence number maps to its segment in O(1) and the queue is a `VecDeque` indexed from
-//! the oldest unacknowledged segment. SACKed segments are also kept as a set of disjoint
+//! sequence number maps to its segment in O(1), and the queue is a ring indexed by segment
+//! number: segment `i` sits in slot `i mod capacity` (a power of two), so reaching it is one
+//! mask (not the offset from the oldest segment and the wrap of a `VecDeque`), and a
+//! cumulative ACK moves the head without touching the segments it frees. SACKed segments are also kept as a set of disjoint
 //! index ranges, so an ACK that repeats known SACK blocks costs O(log n), not O(window):
 //! only newly covered segments are touched (ns-3 walks its whole sent list per ACK, which
 //! is why it slows down at high BDP — research/ns3-baseline.md).
@@ -26,7 +28,7 @@ use std::collections::{BTreeMap, VecDeque};
 use satcc_core::SimTime;
 
 /// Per-segment state (Linux `tcp_skb_cb` and its `tx` rate-sampling fields).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Seg {
     /// Time of the latest (re)transmission (`skb->skb_mstamp_ns`).
     pub xmit: SimTime,
@@ -44,11 +46,33 @@ pub struct Seg {
     pub ever_retrans: bool,
 }
 
+/// What fills a ring slot that holds no segment (never read as one).
+const VACANT: Seg = Seg {
+    xmit: SimTime::ZERO,
+    first_tx: SimTime::ZERO,
+    delivered_mstamp: None,
+    delivered: 0,
+    delivered_ce: 0,
+    app_limited: false,
+    sacked: false,
+    lost: false,
+    retrans: false,
+    ever_retrans: false,
+};
+
+/// Ring capacity on the first segment sent (it doubles when full).
+const RING_MIN: usize = 64;
+
 pub struct Scoreboard {
     pub mss: u64,
-    /// Index of `segs[0]`, i.e. snd_una / mss.
+    /// Index of the oldest segment held, i.e. snd_una / mss.
     pub head: u64,
-    pub segs: VecDeque<Seg>,
+    /// One past the highest segment index sent.
+    tail: u64,
+    /// Segment `i` of `[head, tail)` in slot `i & mask`; `segs.len()` = `mask + 1`, a power of
+    /// two (or empty before the first segment).
+    segs: Vec<Seg>,
+    mask: usize,
     /// SACKed segment index ranges `[start, end)`, keyed by start, disjoint, non-adjacent.
     sacked: BTreeMap<u64, u64>,
     /// Transmission order for RACK: the entries (segment index, transmission time) of
@@ -75,7 +99,9 @@ impl Scoreboard {
         Scoreboard {
             mss: mss as u64,
             head: 0,
-            segs: VecDeque::new(),
+            tail: 0,
+            segs: Vec::new(),
+            mask: 0,
             sacked: BTreeMap::new(),
             tsorted: VecDeque::new(),
             ts_lo: 0,
@@ -89,31 +115,84 @@ impl Scoreboard {
 
     /// Number of segments sent and not cumulatively acknowledged.
     pub fn len(&self) -> u64 {
-        self.segs.len() as u64
+        self.tail - self.head
     }
 
     pub fn is_empty(&self) -> bool {
-        self.segs.is_empty()
+        self.tail == self.head
     }
 
     /// One past the highest segment index sent.
+    #[inline]
     pub fn tail(&self) -> u64 {
-        self.head + self.len()
+        self.tail
     }
 
+    /// Segment `idx`, which must be held (`head <= idx < tail`).
     #[inline]
     pub fn get(&self, idx: u64) -> &Seg {
-        &self.segs[(idx - self.head) as usize]
+        assert!(
+            idx >= self.head && idx < self.tail,
+            "segment {idx} not held"
+        );
+        &self.segs[idx as usize & self.mask]
     }
 
     #[inline]
     pub fn get_mut(&mut self, idx: u64) -> &mut Seg {
-        &mut self.segs[(idx - self.head) as usize]
+        assert!(
+            idx >= self.head && idx < self.tail,
+            "segment {idx} not held"
+        );
+        &mut self.segs[idx as usize & self.mask]
+    }
+
+    /// The segments held, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &Seg> {
+        let (a, b) = self.slot_ranges();
+        self.segs[a].iter().chain(self.segs[b].iter())
+    }
+
+    /// The segments held, oldest first, to change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Seg> {
+        let (a, b) = self.slot_ranges();
+        let (lo, hi) = self.segs.split_at_mut(a.start);
+        hi[..a.end - a.start].iter_mut().chain(lo[b].iter_mut())
+    }
+
+    /// The slots of `[head, tail)`: from the head's slot on, then from slot 0 if it wraps.
+    fn slot_ranges(&self) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        if self.is_empty() {
+            return (0..0, 0..0);
+        }
+        let start = self.head as usize & self.mask;
+        let end = start + self.len() as usize;
+        if end <= self.segs.len() {
+            (start..end, 0..0)
+        } else {
+            (start..self.segs.len(), 0..end - self.segs.len())
+        }
+    }
+
+    /// Double the ring (each held segment moves to its slot under the wider mask).
+    #[cold]
+    fn grow(&mut self) {
+        let cap = (self.segs.len() * 2).max(RING_MIN);
+        let mut segs = vec![VACANT; cap];
+        for idx in self.head..self.tail {
+            segs[idx as usize & (cap - 1)] = self.segs[idx as usize & self.mask];
+        }
+        self.segs = segs;
+        self.mask = cap - 1;
     }
 
     pub fn push(&mut self, seg: Seg) -> u64 {
-        let idx = self.tail();
-        self.segs.push_back(seg);
+        let idx = self.tail;
+        if self.len() as usize == self.segs.len() {
+            self.grow();
+        }
+        self.segs[idx as usize & self.mask] = seg;
+        self.tail = idx + 1;
         // Appended to the implicit range, which ends at the tail when not empty.
         if self.ts_lo == self.ts_hi {
             self.ts_lo = idx;
@@ -138,7 +217,7 @@ impl Scoreboard {
     /// Write the implicit range of the transmission-order list out as entries.
     fn materialize_tsorted(&mut self) {
         for idx in self.ts_lo..self.ts_hi {
-            let xmit = self.segs[(idx - self.head) as usize].xmit;
+            let xmit = self.get(idx).xmit;
             self.tsorted.push_back((idx, xmit));
         }
         self.ts_lo = self.ts_hi;
@@ -148,10 +227,7 @@ impl Scoreboard {
     pub fn tsorted_front(&self) -> Option<(u64, SimTime)> {
         let front = match self.tsorted.front() {
             Some(&e) => Some(e),
-            None if self.ts_lo < self.ts_hi => Some((
-                self.ts_lo,
-                self.segs[(self.ts_lo - self.head) as usize].xmit,
-            )),
+            None if self.ts_lo < self.ts_hi => Some((self.ts_lo, self.get(self.ts_lo).xmit)),
             None => None,
         };
         #[cfg(debug_assertions)]
@@ -181,9 +257,7 @@ impl Scoreboard {
     /// The whole transmission-order list, front first.
     pub fn tsorted_entries(&self) -> Vec<(u64, SimTime)> {
         let mut v: Vec<(u64, SimTime)> = self.tsorted.iter().copied().collect();
-        v.extend(
-            (self.ts_lo..self.ts_hi).map(|idx| (idx, self.segs[(idx - self.head) as usize].xmit)),
-        );
+        v.extend((self.ts_lo..self.ts_hi).map(|idx| (idx, self.get(idx).xmit)));
         #[cfg(debug_assertions)]
         assert!(v.iter().eq(self.tsorted_shadow.iter()), "tsorted");
         v
@@ -191,8 +265,9 @@ impl Scoreboard {
 
     /// Drop segments below `new_head` (cumulatively acknowledged), returning them in order.
     pub fn pop_acked(&mut self, new_head: u64, mut each: impl FnMut(u64, Seg)) {
+        assert!(new_head <= self.tail, "ack beyond what was sent");
         while self.head < new_head {
-            let seg = self.segs.pop_front().expect("ack beyond what was sent");
+            let seg = *self.get(self.head);
             each(self.head, seg);
             self.head += 1;
         }
@@ -201,17 +276,17 @@ impl Scoreboard {
 
     /// Drop the non-empty run `[head, new_head)` of segments the caller knows were each sent
     /// once, in index order (at or above `retrans_end`), never SACKed nor marked lost, as
-    /// `pop_acked` does: the first one's transmission time and the last segment.
+    /// `pop_acked` does: the first one's transmission time and the last segment (read in
+    /// its slot, which stays as it is until a segment is pushed).
     #[inline(always)]
-    pub fn pop_acked_run(&mut self, new_head: u64) -> (SimTime, Seg) {
-        let n = (new_head - self.head) as usize;
-        debug_assert!(n > 0 && self.head >= self.retrans_end);
-        let first = self.segs[0].xmit;
-        let last = self.segs[n - 1];
-        self.segs.drain(..n);
+    pub fn pop_acked_run(&mut self, new_head: u64) -> (SimTime, &Seg) {
+        debug_assert!(new_head > self.head && self.head >= self.retrans_end);
+        assert!(new_head <= self.tail, "ack beyond what was sent");
+        let first = self.segs[self.head as usize & self.mask].xmit;
+        let last_slot = (new_head - 1) as usize & self.mask;
         self.head = new_head;
         self.trim_below_head();
-        (first, last)
+        (first, &self.segs[last_slot])
     }
 
     /// After the head advanced: SACK ranges, the retransmission hint and the
@@ -265,7 +340,7 @@ impl Scoreboard {
                 if b > from {
                     *e = b;
                     for idx in from..b {
-                        each(idx, &mut self.segs[(idx - self.head) as usize]);
+                        each(idx, &mut self.segs[idx as usize & self.mask]);
                     }
                 }
                 return;
@@ -288,14 +363,14 @@ impl Scoreboard {
             hi = hi.max(e);
             let gap_end = s.min(b);
             for idx in cursor..gap_end.max(cursor) {
-                each(idx, &mut self.segs[(idx - self.head) as usize]);
+                each(idx, &mut self.segs[idx as usize & self.mask]);
             }
             cursor = cursor.max(e);
             self.sacked.remove(&s);
             next = self.first_sacked_in(a, b);
         }
         for idx in cursor..b.max(cursor) {
-            each(idx, &mut self.segs[(idx - self.head) as usize]);
+            each(idx, &mut self.segs[idx as usize & self.mask]);
         }
         self.sacked.insert(lo, hi);
     }
@@ -488,6 +563,66 @@ mod tests {
                 runs
             );
             assert_eq!(sb.highest_sacked(), runs.last().map(|r| r.1));
+        }
+    }
+
+    #[test]
+    fn the_ring_holds_what_a_queue_of_the_same_segments_holds() {
+        // Against a `VecDeque` of the segments held: pushes (growing the ring while it
+        // wraps), cumulative ACKs one by one and in runs, changes through `get_mut` and
+        // `iter_mut`, in random order.
+        let mut sb = Scoreboard::new(1000);
+        let mut reference: VecDeque<Seg> = VecDeque::new();
+        let mut x: u64 = 3;
+        for step in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Phases of sending more than is acknowledged, then less, so the ring grows and
+            // empties over and over.
+            let sending = (step / 500) % 2 == 0;
+            match (x >> 33) % 10 {
+                0..=5 if sending || sb.is_empty() => {
+                    let mut s = seg();
+                    s.xmit = SimTime::from_nanos(step);
+                    s.delivered = x >> 40;
+                    assert_eq!(sb.push(s), sb.tail() - 1);
+                    reference.push_back(s);
+                }
+                0..=7 if !sb.is_empty() => {
+                    let h = sb.head + 1 + (x >> 24) % sb.len().min(5);
+                    let n = (h - sb.head) as usize;
+                    if (x >> 40).is_multiple_of(2) {
+                        let mut popped = Vec::new();
+                        sb.pop_acked(h, |i, s| popped.push((i, s)));
+                        let first = h - n as u64;
+                        for (k, (i, s)) in popped.into_iter().enumerate() {
+                            assert_eq!((i, s), (first + k as u64, reference[k]), "step {step}");
+                        }
+                    } else {
+                        let (first, last) = sb.pop_acked_run(h);
+                        assert_eq!((first, *last), (reference[0].xmit, reference[n - 1]));
+                    }
+                    reference.drain(..n);
+                }
+                8 if !sb.is_empty() => {
+                    let k = (x >> 20) % sb.len();
+                    sb.get_mut(sb.head + k).lost = true;
+                    reference[k as usize].lost = true;
+                }
+                9 => {
+                    for (s, r) in sb.iter_mut().zip(reference.iter_mut()) {
+                        s.delivered_ce += 1;
+                        r.delivered_ce += 1;
+                    }
+                }
+                _ => {}
+            }
+            assert_eq!(sb.len(), reference.len() as u64, "step {step}");
+            assert!(sb.iter().eq(reference.iter()), "step {step}");
+            for (k, r) in reference.iter().enumerate() {
+                assert_eq!(sb.get(sb.head + k as u64), r, "step {step}");
+            }
         }
     }
 

@@ -161,6 +161,9 @@ pub struct Sender {
     conn: Conn,
     pub tcp: TcpState,
     pub cc: Box<dyn CongestionControl>,
+    /// `cc.has_cong_control()`, fixed for an algorithm (as the kernel's `cong_control` op
+    /// is), read once instead of through the trait object on every ACK.
+    has_cong_control: bool,
     sb: Scoreboard,
     /// Peer's advertised window, bytes.
     snd_wnd: u64,
@@ -247,6 +250,7 @@ impl Sender {
             sndbuf: cfg.sndbuf_bytes,
             conn: Conn::Idle,
             tcp,
+            has_cong_control: cc.has_cong_control(),
             cc,
             sb: Scoreboard::new(cfg.mss),
             snd_wnd: 65_535, // replaced by the SYN-ACK's window
@@ -349,6 +353,7 @@ impl Sender {
         out.pkts.push(p);
     }
 
+    #[cold]
     fn on_synack(&mut self, now: SimTime, pkt: &Packet, out: &mut Out) {
         let Conn::SynSent { retries, sent_at } = self.conn else {
             return;
@@ -415,6 +420,13 @@ impl Sender {
         if let Some(at) = t.set(at) {
             out.timers.push((kind, at));
         }
+    }
+
+    /// Whether the algorithm implements `cong_control` (BBR): the value read at construction.
+    #[inline(always)]
+    fn has_cong_control(&self) -> bool {
+        debug_assert_eq!(self.has_cong_control, self.cc.has_cong_control());
+        self.has_cong_control
     }
 
     fn set_state(&mut self, now: SimTime, s: CaState) {

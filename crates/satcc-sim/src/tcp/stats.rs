@@ -10,10 +10,11 @@ pub struct RttHistogram {
     n: u64,
     sum_us: f64,
     min_us: u64,
-    /// The bucket of the last sample (most samples fall in it again).
+    /// The bucket of the last sample below the table's top (most samples fall in it again),
+    /// and its bounds `[last_lo, last_hi)` (an empty range until then).
     last: usize,
-    /// [`bounds`], once looked up.
-    table: Option<&'static [u64]>,
+    last_lo: u64,
+    last_hi: u64,
 }
 
 /// Bucket growth factor.
@@ -24,42 +25,68 @@ fn bucket_of(v: u64) -> usize {
     ((v as f64).ln() / STEP.ln()) as usize
 }
 
-/// `bounds()[b]`: the smallest sample in bucket `b` or above ([`bucket_of`] as a table, so a
-/// sample is placed without a logarithm), for every bucket up to 2^32 µs (71 minutes); built
-/// once per process (~4,400 buckets, a few logarithms each).
-fn bounds() -> &'static [u64] {
-    static BOUNDS: OnceLock<Vec<u64>> = OnceLock::new();
-    BOUNDS.get_or_init(|| {
+/// Bounds in each piece of the bounds table.
+const PIECE: usize = 64;
+/// Pieces of the table: enough for every bucket to [`top`] (4,448).
+const PIECES: usize = 70;
+
+/// The first bucket beyond the table: samples from 2^32 µs (71 minutes) on.
+fn top() -> usize {
+    static TOP: OnceLock<usize> = OnceLock::new();
+    *TOP.get_or_init(|| {
         let top = bucket_of(1 << 32) + 1;
-        let mut out = Vec::with_capacity(top + 1);
-        for b in 0..=top {
-            // smallest g with bucket_of(g) >= b, from the estimate STEP^b
-            let mut g = (STEP.powi(b as i32).ceil() as u64).max(1);
-            while g > 1 && bucket_of(g - 1) >= b {
-                g -= 1;
-            }
-            while bucket_of(g) < b {
-                g += 1;
-            }
-            out.push(g);
-        }
-        out
+        assert!(top < PIECES * PIECE, "the bounds table is too short");
+        top
     })
 }
 
+/// The smallest sample in bucket `b` or above ([`bucket_of`] as a table, so the bounds of a
+/// sample's bucket are known without a logarithm each), for `b <= top()`. The table is built
+/// once per process, a piece of 64 bounds (a few logarithms each) when first read: a run
+/// reads the few pieces its RTTs span, not all 4,448 bounds.
+fn bound(b: usize) -> u64 {
+    static TABLE: [OnceLock<[u64; PIECE]>; PIECES] = [const { OnceLock::new() }; PIECES];
+    TABLE[b / PIECE].get_or_init(|| {
+        let first = b / PIECE * PIECE;
+        std::array::from_fn(|i| smallest_in(first + i))
+    })[b % PIECE]
+}
+
+/// The smallest `g` with `bucket_of(g) >= b`, searched from the estimate STEP^b.
+fn smallest_in(b: usize) -> u64 {
+    let mut g = (STEP.powi(b as i32).ceil() as u64).max(1);
+    while g > 1 && bucket_of(g - 1) >= b {
+        g -= 1;
+    }
+    while bucket_of(g) < b {
+        g += 1;
+    }
+    g
+}
+
 impl RttHistogram {
-    /// [`bucket_of`]`(v)`, read from the table of bucket bounds (beyond it, computed).
+    /// [`bucket_of`]`(v)`: two comparisons when `v` falls in the last sample's bucket.
+    #[inline]
     fn bucket(&mut self, v: u64) -> usize {
-        let bounds = *self.table.get_or_insert_with(bounds);
-        let b = self.last;
-        if b + 1 < bounds.len() && bounds[b] <= v && v < bounds[b + 1] {
-            return b;
+        if self.last_lo <= v && v < self.last_hi {
+            debug_assert_eq!(self.last, bucket_of(v), "stale bucket bounds");
+            return self.last;
         }
-        if v >= bounds[bounds.len() - 1] {
-            return bucket_of(v);
+        self.bucket_by_log(v)
+    }
+
+    /// [`bucket`](Self::bucket) off the last bucket: the logarithm, and the bucket's bounds
+    /// from the table to place the next samples by (below the table's top). Not inlined: most
+    /// samples fall in the last bucket.
+    #[inline(never)]
+    fn bucket_by_log(&mut self, v: u64) -> usize {
+        let b = bucket_of(v);
+        if b < top() {
+            self.last = b;
+            (self.last_lo, self.last_hi) = (bound(b), bound(b + 1));
+            debug_assert!(self.last_lo <= v && v < self.last_hi, "bucket bounds");
         }
-        self.last = bounds.partition_point(|&lo| lo <= v) - 1;
-        self.last
+        b
     }
 
     pub fn record(&mut self, rtt_us: u64) {
@@ -131,7 +158,14 @@ mod tests {
         {
             assert_eq!(h.bucket(v), bucket_of(v), "v = {v}");
         }
-        assert!(bounds().windows(2).all(|w| w[0] <= w[1]));
+        // Every bound is the smallest sample of its bucket or above, per the logarithm.
+        for b in 0..=top() {
+            let g = bound(b);
+            assert!(
+                bucket_of(g) >= b && (g == 1 || bucket_of(g - 1) < b),
+                "bound {b}"
+            );
+        }
         for v in [(1u64 << 32) - 1, 1 << 32, (1 << 32) + 1, 1 << 40] {
             assert_eq!(h.bucket(v), bucket_of(v), "v = {v}");
         }

@@ -42,85 +42,24 @@ impl Sender {
             self.retransmits = 0; // icsk_retransmits
         }
         let prior_fack = self.highest_sack_seq();
-        // `state->reord`: lowest sequence found delivered out of order on this ACK.
-        let mut reord = self.tcp.snd_nxt;
         // `tp->rx_opt.rcv_tsval/rcv_tsecr` are not passed on yet: TCP-LP's remote-clock
         // estimator collapses the flow when fed them (0.3 of 48 Mbit/s alone on a link), so
         // LP runs on its documented RTT fallback until that is fixed.
 
         // Rate sample being built (`struct rate_sample`).
         let mut rs = RateSample::default();
-        let mut first_sackt: Option<SimTime> = None;
-        let mut last_sackt: Option<SimTime> = None;
 
         // --- SACK (tcp_sacktag_write_queue)
-        if self.sack && pkt.nsack > 0 {
-            let blocks = pkt.sack_blocks();
-            // RFC 2883: a first block below the cumulative ACK, or inside the second, is a DSACK.
-            let dsack = self.check_dsack(blocks, ack, prior_snd_una, &mut flag);
-            let mss = self.mss as u64;
-            for (bi, &(s, e)) in blocks.iter().enumerate() {
-                if bi == 0 && dsack {
-                    // DSACKed segments still queued (`tcp_sacktag_one` with dup_sack): below
-                    // the new snd_una only within the episode (`tcp_is_sackblock_valid`).
-                    let valid = s >= ack || self.undo.marker.is_some_and(|m| e > m);
-                    if valid && e > prior_snd_una {
-                        if let Some(r) = self.dsack_tag(s.max(prior_snd_una) / mss, e.div_ceil(mss))
-                        {
-                            reord = reord.min(r);
-                        }
-                    }
-                }
-                if e <= ack || s >= self.tcp.snd_nxt {
-                    continue;
-                }
-                let a = s.max(ack) / mss;
-                let b = e.div_ceil(mss);
-                let tcp = &mut self.tcp;
-                let rack = &mut self.rack;
-                let first_tx_mstamp = &mut self.first_tx_mstamp;
-                let min_rtt = self.rtt.min_rtt_us();
-                let high_seq = self.high_seq;
-                let snd_nxt = tcp.snd_nxt;
-                self.sb.sack(a, b, |idx, seg| {
-                    flag.data_sacked = true;
-                    if seg.retrans {
-                        seg.retrans = false;
-                        tcp.retrans_out -= 1;
-                    } else if !seg.ever_retrans {
-                        // A never-retransmitted segment in a hole below the highest SACK: reordering.
-                        if idx * mss < prior_fack {
-                            reord = reord.min(idx * mss);
-                        }
-                        if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
-                            flag.orig_sack_acked = true;
-                        }
-                        first_sackt.get_or_insert(seg.xmit);
-                        last_sackt = Some(seg.xmit);
-                    }
-                    if seg.lost {
-                        seg.lost = false;
-                        tcp.lost_out -= 1;
-                    }
-                    seg.sacked = true;
-                    tcp.sacked_out += 1;
-                    tcp.delivered += 1;
-                    if flag.ece {
-                        tcp.delivered_ce += 1;
-                    }
-                    rate_skb_delivered(&mut rs, first_tx_mstamp, idx, seg, true);
-                    rack_advance(rack, idx, seg, now, min_rtt);
-                });
-            }
-            if self.tcp.ca_state != CaState::Loss || self.undo.marker.is_some() {
-                self.check_sack_reordering(reord, false);
-            }
-        }
+        let sackt = if self.sack && pkt.nsack > 0 {
+            self.sacktag_write_queue(now, pkt, prior_snd_una, prior_fack, &mut flag, &mut rs)
+        } else {
+            None
+        };
 
         // --- cumulative ACK (tcp_clean_rtx_queue)
         let mut pkts_acked = 0u32;
-        let mut first_ackt: Option<SimTime> = None;
-        let mut last_ackt: Option<SimTime> = None;
+        // RTTs from the first and the last newly acked never-retransmitted segment (µs).
+        let mut acked_rtt: Option<(u64, u64)> = None;
         if ack > prior_snd_una {
             flag.data_acked = true;
             let mss = self.mss as u64;
@@ -136,14 +75,12 @@ impl Sender {
             let sack = self.sack;
             let high_seq = self.high_seq;
             let snd_nxt = tcp.snd_nxt;
-            let spurious_before = self.rcv_tsecr;
             // `reord` of tcp_clean_rtx_queue: lowest acked never-retransmitted un-SACKed seq.
-            let mut acked_reord = snd_nxt;
+            let acked_reord;
             let head = self.sb.head;
             if new_head > head
                 && head >= self.sb.retrans_end
-                && tcp.sacked_out == 0
-                && tcp.lost_out == 0
+                && (tcp.sacked_out | tcp.lost_out) == 0
                 && self.fast_ack
             {
                 // `tcp_clean_rtx_queue` over a run of segments each sent once, in index order,
@@ -152,10 +89,11 @@ impl Sender {
                 // `tcp_rack_advance` keep the most recently sent segment, which here is the
                 // last one; `FLAG_ORIG_SACK_ACKED` holds if it holds for the first one.
                 let n = new_head - head;
-                let (first_xmit, mut last) = self.sb.pop_acked_run(new_head);
+                let (first_xmit, last) = self.sb.pop_acked_run(new_head);
                 pkts_acked = n as u32;
-                first_ackt = Some(first_xmit);
-                last_ackt = Some(last.xmit);
+                // The last segment's RTT is also RACK's (`tcp_rack_advance`): taken once.
+                let last_us = now.saturating_since(last.xmit).as_micros();
+                acked_rtt = Some((now.saturating_since(first_xmit).as_micros(), last_us));
                 acked_reord = head * mss;
                 if ((head + 1) * mss).min(snd_nxt) <= high_seq {
                     flag.orig_sack_acked = true;
@@ -166,49 +104,12 @@ impl Sender {
                         tcp.delivered_ce += n;
                     }
                 }
-                rate_skb_delivered(&mut rs, first_tx_mstamp, new_head - 1, &mut last, false);
-                rack_advance(rack, new_head - 1, &last, now, min_rtt);
+                rate_skb_delivered(&mut rs, first_tx_mstamp, new_head - 1, last);
+                rack_advance_rtt(rack, new_head - 1, last, last_us, min_rtt);
                 tcp.packets_out -= n as u32;
             } else {
-                self.sb.pop_acked(new_head, |idx, mut seg| {
-                    pkts_acked += 1;
-                    if seg.ever_retrans {
-                        if seg.retrans {
-                            tcp.retrans_out -= 1;
-                        }
-                        flag.retrans_data_acked = true;
-                    } else if !seg.sacked {
-                        last_ackt = Some(seg.xmit);
-                        first_ackt.get_or_insert(seg.xmit);
-                        acked_reord = acked_reord.min(idx * mss);
-                        if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
-                            flag.orig_sack_acked = true;
-                        }
-                    }
-                    if seg.sacked {
-                        tcp.sacked_out -= 1;
-                    } else {
-                        if sack {
-                            tcp.delivered += 1;
-                            if flag.ece {
-                                tcp.delivered_ce += 1;
-                            }
-                        }
-                        rate_skb_delivered(&mut rs, first_tx_mstamp, idx, &mut seg, false);
-                        // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
-                        // last retransmission was for an earlier copy; it does not advance RACK.
-                        let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
-                        let spurious =
-                            seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
-                        if !spurious {
-                            rack_advance(rack, idx, &seg, now, min_rtt);
-                        }
-                    }
-                    if seg.lost {
-                        tcp.lost_out -= 1;
-                    }
-                    tcp.packets_out -= 1;
-                });
+                (pkts_acked, acked_rtt, acked_reord) =
+                    self.clean_rtx_queue_walk(now, new_head, &mut flag, &mut rs);
             }
             self.tcp.snd_una = ack;
             if !self.sack {
@@ -227,10 +128,10 @@ impl Sender {
         }
 
         // --- RTT (tcp_ack_update_rtt)
-        let mut seq_rtt = first_ackt.map(|t| now.saturating_since(t).as_micros());
-        let mut ca_rtt = last_ackt.map(|t| now.saturating_since(t).as_micros());
+        let mut seq_rtt = acked_rtt.map(|r| r.0);
+        let mut ca_rtt = acked_rtt.map(|r| r.1);
         if seq_rtt.is_none() {
-            if let (Some(f), Some(l)) = (first_sackt, last_sackt) {
+            if let Some((f, l)) = sackt {
                 seq_rtt = Some(now.saturating_since(f).as_micros());
                 ca_rtt = Some(now.saturating_since(l).as_micros());
             }
@@ -240,7 +141,6 @@ impl Sender {
             seq_rtt = Some(us);
             ca_rtt = Some(us);
         }
-        rs.rtt_us = ca_rtt;
         if let Some(m) = seq_rtt {
             self.rtt.update_min_rtt(now, ca_rtt.unwrap_or(m));
             self.rtt.sample(m, self.tcp.snd_una, self.tcp.snd_nxt);
@@ -276,29 +176,20 @@ impl Sender {
 
         // --- TLP episode (tcp_process_tlp_ack)
         if self.tlp_high_seq != 0 && ack >= self.tlp_high_seq {
-            if !self.tlp_retrans || flag.dsack_tlp {
-                self.tlp_high_seq = 0;
-            } else if ack > self.tlp_high_seq {
-                // The probe repaired a real loss: reduce cwnd once (CWR).
-                self.init_cwnd_reduction(now);
-                self.set_state(now, CaState::Cwr);
-                self.end_cwnd_reduction(now);
-                self.try_keep_open(now);
-            } else if !(flag.data_acked || flag.win_update || flag.data_sacked) {
-                self.tlp_high_seq = 0;
-            }
+            self.process_tlp_ack(now, ack, &flag);
         }
 
         // --- loss state machine
         if flag.data_acked {
             self.set_xmit_timer(now, out);
         }
-        let not_dup = flag.data_acked || flag.win_update;
+        // Every term is a plain read: `|` evaluates them all without a branch each.
+        let not_dup = flag.data_acked | flag.win_update;
         let dubious = !not_dup
-            || flag.data_sacked
-            || flag.ece
-            || flag.dsack
-            || self.tcp.ca_state != CaState::Open;
+            | flag.data_sacked
+            | flag.ece
+            | flag.dsack
+            | (self.tcp.ca_state != CaState::Open);
         let mut rexmit = Rexmit::None;
         if dubious {
             let num_dupack = u32::from(!flag.data_acked && !not_dup && !flag.dsack);
@@ -333,18 +224,188 @@ impl Sender {
         }
     }
 
+    /// `tcp_process_tlp_ack`, for an ACK at or above `tlp_high_seq` (rare: not inlined).
+    #[inline(never)]
+    fn process_tlp_ack(&mut self, now: SimTime, ack: u64, flag: &Flags) {
+        if !self.tlp_retrans || flag.dsack_tlp {
+            self.tlp_high_seq = 0;
+        } else if ack > self.tlp_high_seq {
+            // The probe repaired a real loss: reduce cwnd once (CWR).
+            self.init_cwnd_reduction(now);
+            self.set_state(now, CaState::Cwr);
+            self.end_cwnd_reduction(now);
+            self.try_keep_open(now);
+        } else if !(flag.data_acked || flag.win_update || flag.data_sacked) {
+            self.tlp_high_seq = 0;
+        }
+    }
+
+    /// `tcp_clean_rtx_queue` segment by segment, for a cumulative ACK the batched path of
+    /// `on_ack` does not take (retransmitted, SACKed or lost segments among those acked):
+    /// segments acked, RTTs (µs) from the first and the last never-retransmitted one, and
+    /// the lowest such sequence (`snd_nxt` if none).
+    #[inline(never)]
+    fn clean_rtx_queue_walk(
+        &mut self,
+        now: SimTime,
+        new_head: u64,
+        flag: &mut Flags,
+        rs: &mut RateSample,
+    ) -> (u32, Option<(u64, u64)>, u64) {
+        let mss = self.mss as u64;
+        let tcp = &mut self.tcp;
+        let rack = &mut self.rack;
+        let first_tx_mstamp = &mut self.first_tx_mstamp;
+        let min_rtt = self.rtt.min_rtt_us();
+        let sack = self.sack;
+        let high_seq = self.high_seq;
+        let snd_nxt = tcp.snd_nxt;
+        let spurious_before = self.rcv_tsecr;
+        let mut pkts_acked = 0u32;
+        let mut acked_rtt = None;
+        let mut acked_reord = snd_nxt;
+        let mut first_ackt: Option<SimTime> = None;
+        let mut last_ackt: Option<SimTime> = None;
+        self.sb.pop_acked(new_head, |idx, seg| {
+            pkts_acked += 1;
+            if seg.ever_retrans {
+                if seg.retrans {
+                    tcp.retrans_out -= 1;
+                }
+                flag.retrans_data_acked = true;
+            } else if !seg.sacked {
+                last_ackt = Some(seg.xmit);
+                first_ackt.get_or_insert(seg.xmit);
+                acked_reord = acked_reord.min(idx * mss);
+                if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                    flag.orig_sack_acked = true;
+                }
+            }
+            if seg.sacked {
+                tcp.sacked_out -= 1;
+            } else {
+                if sack {
+                    tcp.delivered += 1;
+                    if flag.ece {
+                        tcp.delivered_ce += 1;
+                    }
+                }
+                rate_skb_delivered(rs, first_tx_mstamp, idx, &seg);
+                // `tcp_skb_spurious_retrans`: an ACK echoing a TSval from before the
+                // last retransmission was for an earlier copy; it does not advance RACK.
+                let ts_xmit = seg.xmit.as_nanos() / 1_000_000 + 1;
+                let spurious = seg.ever_retrans && spurious_before.is_some_and(|ecr| ecr < ts_xmit);
+                if !spurious {
+                    rack_advance(rack, idx, &seg, now, min_rtt);
+                }
+            }
+            if seg.lost {
+                tcp.lost_out -= 1;
+            }
+            tcp.packets_out -= 1;
+        });
+        if let (Some(f), Some(l)) = (first_ackt, last_ackt) {
+            acked_rtt = Some((
+                now.saturating_since(f).as_micros(),
+                now.saturating_since(l).as_micros(),
+            ));
+        }
+        (pkts_acked, acked_rtt, acked_reord)
+    }
+
+    /// `tcp_sacktag_write_queue` for an ACK carrying SACK blocks (kept out of `on_ack`, whose
+    /// usual ACK has none): tags the newly SACKed segments, returns the transmission times
+    /// of the first and the last never-retransmitted one, if any.
+    #[inline(never)]
+    fn sacktag_write_queue(
+        &mut self,
+        now: SimTime,
+        pkt: &Packet,
+        prior_snd_una: u64,
+        prior_fack: u64,
+        flag: &mut Flags,
+        rs: &mut RateSample,
+    ) -> Option<(SimTime, SimTime)> {
+        let ack = pkt.ack;
+        // `state->reord`: lowest sequence found delivered out of order on this ACK.
+        let mut reord = self.tcp.snd_nxt;
+        let mut first_sackt: Option<SimTime> = None;
+        let mut last_sackt: Option<SimTime> = None;
+        let blocks = pkt.sack_blocks();
+        // RFC 2883: a first block below the cumulative ACK, or inside the second, is a DSACK.
+        let dsack = self.check_dsack(blocks, ack, prior_snd_una, flag);
+        let mss = self.mss as u64;
+        for (bi, &(s, e)) in blocks.iter().enumerate() {
+            if bi == 0 && dsack {
+                // DSACKed segments still queued (`tcp_sacktag_one` with dup_sack): below
+                // the new snd_una only within the episode (`tcp_is_sackblock_valid`).
+                let valid = s >= ack || self.undo.marker.is_some_and(|m| e > m);
+                if valid && e > prior_snd_una {
+                    if let Some(r) = self.dsack_tag(s.max(prior_snd_una) / mss, e.div_ceil(mss)) {
+                        reord = reord.min(r);
+                    }
+                }
+            }
+            if e <= ack || s >= self.tcp.snd_nxt {
+                continue;
+            }
+            let a = s.max(ack) / mss;
+            let b = e.div_ceil(mss);
+            let tcp = &mut self.tcp;
+            let rack = &mut self.rack;
+            let first_tx_mstamp = &mut self.first_tx_mstamp;
+            let min_rtt = self.rtt.min_rtt_us();
+            let high_seq = self.high_seq;
+            let snd_nxt = tcp.snd_nxt;
+            self.sb.sack(a, b, |idx, seg| {
+                flag.data_sacked = true;
+                if seg.retrans {
+                    seg.retrans = false;
+                    tcp.retrans_out -= 1;
+                } else if !seg.ever_retrans {
+                    // A never-retransmitted segment in a hole below the highest SACK: reordering.
+                    if idx * mss < prior_fack {
+                        reord = reord.min(idx * mss);
+                    }
+                    if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                        flag.orig_sack_acked = true;
+                    }
+                    first_sackt.get_or_insert(seg.xmit);
+                    last_sackt = Some(seg.xmit);
+                }
+                if seg.lost {
+                    seg.lost = false;
+                    tcp.lost_out -= 1;
+                }
+                seg.sacked = true;
+                tcp.sacked_out += 1;
+                tcp.delivered += 1;
+                if flag.ece {
+                    tcp.delivered_ce += 1;
+                }
+                rate_skb_delivered(rs, first_tx_mstamp, idx, seg);
+                seg.delivered_mstamp = None; // sampled once
+                rack_advance(rack, idx, seg, now, min_rtt);
+            });
+        }
+        if self.tcp.ca_state != CaState::Loss || self.undo.marker.is_some() {
+            self.check_sack_reordering(reord, false);
+        }
+        first_sackt.zip(last_sackt)
+    }
+
     /// `tcp_verify_left_out` and more (debug builds): the counters agree with the scoreboard,
     /// recounted in one pass.
     #[cfg(debug_assertions)]
     pub(super) fn verify_left_out(&self) {
         let (mut lost, mut retrans, mut sacked) = (0u32, 0u32, 0u32);
-        for s in self.sb.segs.iter() {
+        for s in self.sb.iter() {
             lost += u32::from(s.lost);
             retrans += u32::from(s.retrans);
             sacked += u32::from(s.sacked);
         }
         let t = &self.tcp;
-        assert_eq!(t.packets_out as usize, self.sb.segs.len(), "packets_out");
+        assert_eq!(t.packets_out as u64, self.sb.len(), "packets_out");
         assert_eq!(t.lost_out, lost, "lost_out");
         assert_eq!(t.retrans_out, retrans, "retrans_out");
         if self.sack {
@@ -367,7 +428,7 @@ impl Sender {
 
     /// `tcp_cong_control`.
     pub(super) fn cong_control(&mut self, now: SimTime, sample: &AckSample, flag: &Flags) {
-        if self.cc.has_cong_control() {
+        if self.has_cong_control() {
             self.cc.on_cong_control(now, &mut self.tcp, sample);
             return;
         }
@@ -401,18 +462,33 @@ impl Sender {
             .and_then(|b| b.checked_mul(ratio * PERCENT_OF_US_PER_S))
         {
             Some(bytes) => bytes / srtt,
-            None => {
-                let bytes = t.mss as u128 * pkts as u128 * ratio as u128 * 1_000_000 / 100;
-                (bytes / srtt as u128) as u64
-            }
+            None => pacing_rate_u128(t.mss, pkts, ratio, srtt),
         };
         t.pacing_rate_bps = rate.min(t.max_pacing_rate_bps);
     }
 }
 
+/// `update_pacing_rate`'s rate when mss · cwnd · ratio% per second overflows 64 bits.
+#[cold]
+fn pacing_rate_u128(mss: u32, pkts: u64, ratio: u64, srtt: u64) -> u64 {
+    let bytes = mss as u128 * pkts as u128 * ratio as u128 * 1_000_000 / 100;
+    (bytes / srtt as u128) as u64
+}
+
 /// `tcp_rack_advance`: remember the most recently sent delivered segment.
 fn rack_advance(rack: &mut Rack, idx: u64, seg: &Seg, now: SimTime, min_rtt_us: u64) {
-    let rtt_us = now.saturating_since(seg.xmit).as_micros();
+    rack_advance_rtt(
+        rack,
+        idx,
+        seg,
+        now.saturating_since(seg.xmit).as_micros(),
+        min_rtt_us,
+    );
+}
+
+/// `rack_advance` given the segment's RTT (`now` − its transmission, µs).
+#[inline(always)]
+fn rack_advance_rtt(rack: &mut Rack, idx: u64, seg: &Seg, rtt_us: u64, min_rtt_us: u64) {
     // A retransmitted segment acked faster than min_rtt was probably the original's ACK.
     if seg.ever_retrans && rtt_us < min_rtt_us {
         return;
@@ -461,7 +537,7 @@ mod tests {
                 ),
                 (
                     s.sb.head,
-                    &s.sb.segs,
+                    s.sb.iter().collect::<Vec<_>>(),
                     s.sb.tsorted_entries(),
                     s.sb.retransmit_hint
                 ),

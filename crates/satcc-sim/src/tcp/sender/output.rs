@@ -15,7 +15,15 @@ impl Sender {
 
     /// `tcp_pacing_check`: true if pacing forbids sending now (and arms the pacing timer).
     pub(super) fn paced_out(&mut self, now: SimTime, out: &mut Out) -> bool {
-        if self.pacing_enabled() && self.tcp.wstamp > now {
+        self.paced_out_with(self.pacing_enabled(), now, out)
+    }
+
+    /// `paced_out` given `pacing_enabled()`, which a caller sending several segments reads
+    /// once (it changes only with the algorithm's `pacing_needed`, set in a hook).
+    #[inline(always)]
+    fn paced_out_with(&mut self, pacing: bool, now: SimTime, out: &mut Out) -> bool {
+        debug_assert_eq!(pacing, self.pacing_enabled(), "stale pacing_enabled");
+        if pacing && self.tcp.wstamp > now {
             let at = self.tcp.wstamp;
             self.arm(TimerKind::Pace, at, out);
             return true;
@@ -25,7 +33,14 @@ impl Sender {
 
     /// `tcp_update_skb_after_send`: advance the pacing clock by this packet's airtime.
     pub(super) fn pace_after_send(&mut self, now: SimTime, wire_bytes: u32) {
-        if !self.pacing_enabled() || self.tcp.pacing_rate_bps == 0 {
+        self.pace_after_send_with(self.pacing_enabled(), now, wire_bytes);
+    }
+
+    /// `pace_after_send` given `pacing_enabled()` (as `paced_out_with`).
+    #[inline(always)]
+    fn pace_after_send_with(&mut self, pacing: bool, now: SimTime, wire_bytes: u32) {
+        debug_assert_eq!(pacing, self.pacing_enabled(), "stale pacing_enabled");
+        if !pacing || self.tcp.pacing_rate_bps == 0 {
             return;
         }
         let rate = self
@@ -53,34 +68,54 @@ impl Sender {
             Some(s) => (seq + self.mss as u64).min(s),
             None => seq + self.mss as u64,
         };
-        out.pkts.push(Packet::new(self.flow, Kind::Data, self.peer));
-        let p = out.pkts.last_mut().expect("the segment just queued");
-        p.seq = seq;
-        p.len = (end - seq) as u32;
-        p.wire_bytes += p.len
-            + if self.timestamps {
-                packet::TS_OPTION
-            } else {
-                0
-            };
-        p.tsval = self.ts_now(now);
-        p.tsecr = if self.timestamps { self.ts_recent } else { 0 };
-        p.retrans = retrans;
-        if self.tcp.ecn_ok {
-            p.ecn = Ecn::Ect; // RFC 3168 §6.1.5: retransmissions may be ECT in Linux too
-            if self.cwr_pending && !retrans {
-                p.cwr = true;
+        let len = (end - seq) as u32;
+        let blank = Packet::new(self.flow, Kind::Data, self.peer);
+        // RFC 3168 §6.1.5: retransmissions may be ECT in Linux too.
+        let (ecn, cwr) = if self.tcp.ecn_ok {
+            let cwr = self.cwr_pending && !retrans;
+            if cwr {
                 self.cwr_pending = false;
             }
-        }
-        p
+            (Ecn::Ect, cwr)
+        } else {
+            (blank.ecn, blank.cwr)
+        };
+        // Every field written once (not `Packet::new`'s defaults, then the segment's).
+        out.pkts.push(Packet {
+            seq,
+            len,
+            wire_bytes: blank.wire_bytes
+                + len
+                + if self.timestamps {
+                    packet::TS_OPTION
+                } else {
+                    0
+                },
+            tsval: self.ts_now(now),
+            tsecr: if self.timestamps { self.ts_recent } else { 0 },
+            retrans,
+            ecn,
+            cwr,
+            ..blank
+        });
+        out.pkts.last().expect("the segment just queued")
     }
 
     /// Send one new segment (`tcp_transmit_skb` + `tcp_event_new_data_sent`).
-    #[inline(always)]
     pub(super) fn send_new(&mut self, now: SimTime, out: &mut Out) {
-        if self.tcp.in_flight() == 0 {
+        let in_flight = self.tcp.in_flight();
+        self.send_new_with(in_flight, self.pacing_enabled(), now, out);
+    }
+
+    /// `send_new` given `in_flight()` and `pacing_enabled()` as they are now; returns the
+    /// latter after the segment (the TX_START hook may have changed it).
+    #[inline(always)]
+    fn send_new_with(&mut self, in_flight: u32, pacing: bool, now: SimTime, out: &mut Out) -> bool {
+        debug_assert_eq!(in_flight, self.tcp.in_flight(), "stale in_flight");
+        let mut pacing = pacing;
+        if in_flight == 0 {
             self.cc.on_event(now, &mut self.tcp, CaEvent::TxStart);
+            pacing = self.pacing_enabled();
         }
         let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
         let idx = self.sb.push(Seg {
@@ -105,7 +140,8 @@ impl Sender {
             let at = now + self.rto_backed_off();
             self.arm(TimerKind::Rto, at, out);
         }
-        self.pace_after_send(now, wire_bytes);
+        self.pace_after_send_with(pacing, now, wire_bytes);
+        pacing
     }
 
     /// Retransmit segment `idx` (`tcp_retransmit_skb`): also the episode's undo bookkeeping.
@@ -175,12 +211,18 @@ impl Sender {
         }
         let mut sent = 0;
         let mut cwnd_limited = false;
+        let mut pacing = self.pacing_enabled();
+        // Each new segment adds one to packets_out and nothing else to in_flight(), which is
+        // packets_out + retrans_out − (sacked_out + lost_out) (never saturated: left_out ≤
+        // packets_out, checked after every ACK in debug builds): counted up, not recomputed.
+        let mut in_flight = self.tcp.in_flight();
         loop {
             if self.all_sent() {
                 self.rate_check_app_limited();
                 break;
             }
-            if self.tcp.in_flight() >= self.tcp.cwnd {
+            debug_assert_eq!(in_flight, self.tcp.in_flight(), "in_flight counted up");
+            if in_flight >= self.tcp.cwnd {
                 cwnd_limited = true;
                 break;
             }
@@ -194,10 +236,11 @@ impl Sender {
             {
                 break; // send-buffer limited (`sk_stream_memory_free`)
             }
-            if self.paced_out(now, out) {
+            if self.paced_out_with(pacing, now, out) {
                 break;
             }
-            self.send_new(now, out);
+            pacing = self.send_new_with(in_flight, pacing, now, out);
+            in_flight += 1;
             sent += 1;
         }
         if sent > 0 && self.in_cwnd_reduction() {

@@ -74,7 +74,6 @@ pub(super) struct RateSample {
     pub(super) delivered_ce: u64,
     /// Send interval while building; final interval after `rate_gen`.
     pub(super) interval_us: Option<u64>,
-    pub(super) rtt_us: Option<u64>,
     pub(super) is_app_limited: bool,
     pub(super) is_retrans: bool,
     /// Transmission time and index of the most recently sent segment sampled.
@@ -82,12 +81,12 @@ pub(super) struct RateSample {
 }
 
 /// `tcp_rate_skb_delivered`: sample from the most recently sent segment this ACK delivered.
+/// A SACKed segment is sampled once: its caller then clears `delivered_mstamp`.
 pub(super) fn rate_skb_delivered(
     rs: &mut RateSample,
     first_tx_mstamp: &mut SimTime,
     idx: u64,
-    seg: &mut Seg,
-    sacked: bool,
+    seg: &Seg,
 ) {
     let Some(dmst) = seg.delivered_mstamp else {
         return;
@@ -106,9 +105,6 @@ pub(super) fn rate_skb_delivered(
         // Send interval: from the first transmission of the window to this one.
         rs.interval_us = Some(seg.xmit.saturating_since(seg.first_tx).as_micros());
         *first_tx_mstamp = seg.xmit;
-    }
-    if sacked {
-        seg.delivered_mstamp = None;
     }
 }
 

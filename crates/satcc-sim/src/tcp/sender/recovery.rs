@@ -27,7 +27,9 @@ impl Sender {
         self.xmit_retransmit_queue(now, out);
     }
 
-    /// `tcp_cwnd_reduction`: Proportional Rate Reduction (RFC 6937).
+    /// `tcp_cwnd_reduction`: Proportional Rate Reduction (RFC 6937). Not inlined: only ACKs
+    /// in CWR or Recovery call it.
+    #[inline(never)]
     pub(super) fn cwnd_reduction(
         &mut self,
         newly_acked_sacked: u32,
@@ -77,7 +79,7 @@ impl Sender {
 
     /// `tcp_end_cwnd_reduction`.
     pub(super) fn end_cwnd_reduction(&mut self, now: SimTime) {
-        if self.cc.has_cong_control() {
+        if self.has_cong_control() {
             return;
         }
         // Reset cwnd to ssthresh in CWR or Recovery (unless it's undone).
@@ -149,7 +151,8 @@ impl Sender {
         !self.sack && self.tcp.sacked_out + 1 > self.reordering
     }
 
-    /// `tcp_fastretrans_alert`.
+    /// `tcp_fastretrans_alert`. Not inlined: only "dubious" ACKs call it.
+    #[inline(never)]
     pub(super) fn fastretrans_alert(
         &mut self,
         now: SimTime,

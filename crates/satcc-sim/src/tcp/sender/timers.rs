@@ -85,6 +85,13 @@ impl Sender {
                 }
             }
         }
+        self.schedule_loss_probe_again(now, out);
+    }
+
+    /// `schedule_loss_probe` when the armed PTO cannot be kept (not inlined into
+    /// `write_xmit`: most calls keep it).
+    #[inline(never)]
+    fn schedule_loss_probe_again(&mut self, now: SimTime, out: &mut Out) {
         self.schedule_loss_probe(now, out);
     }
 
@@ -99,6 +106,8 @@ impl Sender {
 
     // ---------------------------------------------------------------- timers
 
+    /// A sender timer's event (rare beside ACKs: not inlined into the event loop).
+    #[inline(never)]
     pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, out: &mut Out) {
         let t = match kind {
             TimerKind::Rto => &mut self.rto_timer,
@@ -248,7 +257,7 @@ impl Sender {
         if prior != self.tcp.in_flight() {
             if self.tcp.ca_state != CaState::Recovery {
                 self.enter_recovery(now, false);
-                if !self.cc.has_cong_control() {
+                if !self.has_cong_control() {
                     self.cwnd_reduction(1, 0, false);
                 }
             }

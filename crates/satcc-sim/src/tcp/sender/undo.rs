@@ -112,7 +112,7 @@ impl Sender {
     /// loss mark (the segments are in flight after all).
     fn undo_cwnd_reduction(&mut self, now: SimTime, unmark_loss: bool) {
         if unmark_loss {
-            for s in self.sb.segs.iter_mut() {
+            for s in self.sb.iter_mut() {
                 s.lost = false;
             }
             self.tcp.lost_out = 0;
@@ -138,7 +138,6 @@ impl Sender {
         let head = self.sb.head;
         let mut v: Vec<(u64, SimTime)> = self
             .sb
-            .segs
             .iter()
             .enumerate()
             .filter(|(_, s)| !s.sacked)
