@@ -160,7 +160,7 @@ pub struct Sender {
     sndbuf: Option<u64>,
     conn: Conn,
     pub tcp: TcpState,
-    pub cc: Box<dyn CongestionControl>,
+    cc: Box<dyn CongestionControl>,
     /// `cc.has_cong_control()`, fixed for an algorithm (as the kernel's `cong_control` op
     /// is), read once instead of through the trait object on every ACK.
     has_cong_control: bool,
