@@ -19,7 +19,8 @@
 # every packet over twice the hops; it runs too, for the record, and its ratio is printed apart.
 #
 # CPU time on a shared virtual machine moves by 2x from run to run (neighbours, no pinning),
-# so the runs alternate and the summary gives the median and the best run of each tool. With
+# so the runs alternate and the summary gives the median and the best run of each tool, and the
+# median ratio of the runs made back to back (a pair shares the machine's state). With
 # valgrind installed (as root it is installed if missing) both tools also run once under
 # cachegrind: instructions per data segment, a figure that does not move with the machine.
 set -euo pipefail
@@ -88,12 +89,18 @@ for tool in ("htsim", "satcc", "satcc-dumbbell"):
           f"  events/segment {out[tool][1]:.2f}"
           + (f"  instructions/segment {out[tool][3]:.0f}" if ins else ""))
 h = out["htsim"]
+def rate(r):
+    return r["data_segments"] / r["cpu_s"]
 for tool, shape in (("satcc", "htsim's network"), ("satcc-dumbbell", "dumbbell, twice the hops")):
     if tool not in out:
         continue
     s = out[tool]
+    # Runs i of the two tools ran back to back: their ratio sees the same neighbours.
+    pairs = [rate(b) / rate(a) for a, b in zip(
+        [r for r in timed if r["tool"] == "htsim"], [r for r in timed if r["tool"] == tool])]
     print(f"{tool} / htsim ({shape}): segments per CPU-second {s[0] / h[0]:.2f}x "
-          f"(best runs {s[2] / h[2]:.2f}x), events per segment {s[1] / h[1]:.2f}x"
+          f"(best runs {s[2] / h[2]:.2f}x; back-to-back pairs: median {statistics.median(pairs):.2f}x, "
+          f"{sum(p >= 1 for p in pairs)} of {len(pairs)} >= 1), events per segment {s[1] / h[1]:.2f}x"
           + (f", segments per instruction {h[3] / s[3]:.2f}x" if h[3] and s[3] else ""))
 print(f"raw: {sys.argv[1]}")
 PY
