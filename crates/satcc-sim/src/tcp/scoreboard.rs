@@ -391,18 +391,7 @@ mod tests {
     use super::*;
 
     fn seg() -> Seg {
-        Seg {
-            xmit: SimTime::ZERO,
-            first_tx: SimTime::ZERO,
-            delivered_mstamp: None,
-            delivered: 0,
-            delivered_ce: 0,
-            app_limited: false,
-            sacked: false,
-            lost: false,
-            retrans: false,
-            ever_retrans: false,
-        }
+        VACANT
     }
 
     fn board(n: u64) -> Scoreboard {
