@@ -4,10 +4,10 @@
 //! sequence number maps to its segment in O(1), and the queue is a ring indexed by segment
 //! number: segment `i` sits in slot `i mod capacity` (a power of two), so reaching it is one
 //! mask (not the offset from the oldest segment and the wrap of a `VecDeque`), and a
-//! cumulative ACK moves the head without touching the segments it frees. SACKed segments are also kept as a set of disjoint
-//! index ranges, so an ACK that repeats known SACK blocks costs O(log n), not O(window):
-//! only newly covered segments are touched (ns-3 walks its whole sent list per ACK, which
-//! is why it slows down at high BDP — research/ns3-baseline.md).
+//! cumulative ACK moves the head without touching the segments it frees. SACKed segments are
+//! also kept as a set of disjoint index ranges, so an ACK that repeats known SACK blocks costs
+//! O(log n), not O(window): only newly covered segments are touched (ns-3 walks its whole sent
+//! list per ACK, which is why it slows down at high BDP — research/ns3-baseline.md).
 //!
 //! Per-segment flags follow Linux's `TCP_SKB_CB(skb)->sacked`: SACKED_ACKED (`sacked`),
 //! LOST (`lost`), SACKED_RETRANS (`retrans`: a retransmission is in flight) and
