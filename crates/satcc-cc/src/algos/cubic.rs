@@ -790,13 +790,11 @@ mod tests {
     fn jiffies_in_64_bits_are_the_128_bit_ones() {
         // The 64-bit path against the 128-bit formula, on both sides of where ns·hz and
         // us·hz stop fitting in 64 bits, at several hz.
-        let mut x: u64 = 5;
+        let mut rng = satcc_core::Rng::new(5);
         for hz in [100u64, 250, 300, 1000, 1024, 1_000_000] {
             let edge = u64::MAX / hz;
             for k in 0..20_000u64 {
-                x = x
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
+                let x = rng.next_u64();
                 let v = match k % 4 {
                     0 => x >> (x % 64),
                     1 => edge.wrapping_add(x % 2_000).wrapping_sub(1_000),

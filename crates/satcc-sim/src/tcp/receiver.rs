@@ -1609,11 +1609,9 @@ mod tests {
         let mut r = receiver(6 << 20, true);
         let synack = handshake(&mut r);
         let mut received: Vec<(u64, u64)> = Vec::new();
-        let mut x: u64 = 12_345;
+        let mut rng = satcc_core::Rng::new(12_345);
         for k in 0..3000u64 {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
+            let x = rng.next_u64();
             // Mostly just past what arrived so far; sometimes back into a hole, or overlapping.
             let top = received.last().map_or(0, |&(_, e)| e);
             let seq = match (x >> 33) % 8 {

@@ -236,11 +236,9 @@ mod tests {
         let win = SimDuration::from_secs(8);
         let (mut fast, mut full) = (WindowedMin::default(), WindowedMin::default());
         let mut now = 0u64;
-        let mut x: u64 = 11;
+        let mut rng = satcc_core::Rng::new(11);
         for step in 0..100_000 {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
+            let x = rng.next_u64();
             now += match (x >> 60) % 8 {
                 0 => 0,
                 1 => 3_000_000_000,

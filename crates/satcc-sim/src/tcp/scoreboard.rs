@@ -454,11 +454,9 @@ mod tests {
         let mut sb = Scoreboard::new(1000);
         let mut reference: VecDeque<(u64, SimTime)> = VecDeque::new();
         let mut now = 0u64;
-        let mut x: u64 = 7;
+        let mut rng = satcc_core::Rng::new(7);
         for step in 0..20_000 {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
+            let x = rng.next_u64();
             now += (x >> 60) % 2; // several events at one instant now and then
             let t = SimTime::from_nanos(now);
             match (x >> 33) % 100 {
@@ -515,11 +513,9 @@ mod tests {
         let n = 400;
         let mut sb = board(n);
         let mut flags = vec![false; n as usize];
-        let mut x: u64 = 99;
+        let mut rng = satcc_core::Rng::new(99);
         for k in 0..5000 {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
+            let x = rng.next_u64();
             let a = sb.head + (x >> 33) % 60;
             let b = a + 1 + (x >> 45) % 12;
             let expected: Vec<u64> = (a.max(sb.head)..b.min(sb.tail()))
@@ -562,11 +558,9 @@ mod tests {
         // `iter_mut`, in random order.
         let mut sb = Scoreboard::new(1000);
         let mut reference: VecDeque<Seg> = VecDeque::new();
-        let mut x: u64 = 3;
+        let mut rng = satcc_core::Rng::new(3);
         for step in 0..20_000u64 {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
+            let x = rng.next_u64();
             // Phases of sending more than is acknowledged, then less, so the ring grows and
             // empties over and over.
             let sending = (step / 500) % 2 == 0;
