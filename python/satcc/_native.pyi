@@ -48,12 +48,17 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
       # the result then has "seqack": {"flow_id", "kind" ("data" | "ack" | "sack"), "t_s",
       # "seq_rel", "end_rel", "ack_rel", "retransmission": lists, "dropped_rows": int} (else None)
       "seqack": {"flow": int, "from_ns": int, "to_ns": int, "max_rows": int},
+      # optional (absent = false): record every TCP flow's congestion-control state per bin;
+      # the result then has "cc_series": {"flow_id", "t_s", "name", "value": lists} (else None)
+      "cc_state": bool,
     }
     DIR = {"rate_bps": int, "delay_ns": int, "loss": float,
            "queue": {"packets": int} | {"bytes": int} | {"bdp": float},
            "ecn_threshold_pkts": int | None,
            "drop_packets": [int] (optional: 1-based ordinals of packets this direction drops),
            "jitter_ns": int (optional, default 0: extra per-packet delay uniform in [0, jitter)),
+           "tick_ns": int (optional: dummynet-like service, packets leave on multiples of it;
+                      not with a model),
            "model": MODEL | None (optional: a time-varying behaviour; rate_bps, delay_ns and
                     loss are then its nominal values, used for routing and "bdp" queues)}
     MODEL (crates/satcc-core/src/models/, presets resolved by satcc.linkmodels) is one of

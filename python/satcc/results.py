@@ -329,6 +329,12 @@ class RunResult:
                     "dropped_rows": dropped,
                 },
             )
+        if raw.get("cc_series") is not None:
+            from satcc.store.schema import CC_SERIES_FILE, CC_SERIES_SCHEMA
+
+            extras[CC_SERIES_FILE] = Table.from_columns(
+                CC_SERIES_SCHEMA, raw["cc_series"], "cc_series"
+            )
         return cls(full_meta, flows, flow_series, link_series, extras)
 
     # -- views --------------------------------------------------------------------------------

@@ -199,6 +199,7 @@ class ScenarioSection(_Table):
     # simulator models the tunnel by the flows' `encap` (docs/scenario.md)
     vpn: str | None = None
     seqack: SeqAck | None = None  # docs/scenario.md; the simulator only
+    cc_state: StrictBool = False  # cc_series.parquet: each flow's CC state per bin (sim only)
 
 
 class Link(_Table):
@@ -216,6 +217,9 @@ class Link(_Table):
     ecn_threshold_ba: Packets | None = None
     jitter: Duration = 0
     jitter_ba: Duration | None = None
+    # "tick": dummynet-like release on a kernel tick of 1/hz (satcc_core::direction)
+    service: Literal["exact", "tick"] = "exact"
+    hz: StrictInt = 1000
     model: dict[str, Any] | None = None  # [link.model]: satcc.linkmodels
 
 
@@ -480,6 +484,15 @@ def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
         for key in ("ecn_threshold", "ecn_threshold_ba"):
             if getattr(link, key) == 0:
                 issues.append((f"link[{i}].{key}", "expected at least 1 packet, found 0"))
+        if not 1 <= link.hz <= 1_000_000:
+            issues.append((f"link[{i}].hz", f"expected a tick rate in 1..1000000, found {link.hz}"))
+        if link.service == "tick" and link.model is not None:
+            issues.append(
+                (
+                    f"link[{i}].service",
+                    'expected "exact" on a link with [link.model] (tick service serves constant links only), found "tick"',
+                )
+            )
 
     nodes = set(s.nodes)
     adjacency: dict[str, set[str]] = {n: set() for n in nodes}
@@ -763,6 +776,8 @@ def spec(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
         ):
             if j:
                 d["jitter_ns"] = j
+            if link.service == "tick":
+                d["tick_ns"] = 1_000_000_000 // link.hz
         links.append({"a": index[link.a], "b": index[link.b], "ab": ab, "ba": ba})
     flows = []
     for origin in expand_flows(s):
@@ -804,6 +819,8 @@ def spec(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     noise = host_noise_quantiles(s.scenario.host_noise)
     if noise is not None:  # absent = hosts answer instantly
         config["host_noise_quantiles_ns"] = noise
+    if s.scenario.cc_state:  # absent = not recorded
+        config["cc_state"] = True
     if (sa := s.scenario.seqack) is not None:  # absent = no trace
         config["seqack"] = {
             "flow": sa.flow,

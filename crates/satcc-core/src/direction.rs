@@ -20,6 +20,19 @@
 //! | ecn_threshold_pkts | none     | packets | step marking, RFC 8257 §3.1 (DCTCP's K)    |
 //! | jitter             | 0        | ns      | uniform extra delay per packet; 0 draws nothing |
 //! | drop_packets       | none     | ordinals | scripted losses (1-based, counting every packet serialised), a test aid like ns-3's ReceiveListErrorModel |
+//! | tick               | none     | ns      | dummynet-like service: packets leave only on a kernel tick (below) |
+//!
+//! **Tick service** (`tick` set; constant links only): the serialiser is a dummynet pipe served
+//! by a periodic kernel tick of period T (FreeBSD's `kern.hz`, 1000 by default). A pipe earns
+//! `rate · T` of credit per tick while it has packets and releases, at each tick, every queued
+//! packet the credit covers, so the link's output comes in bursts at the tick instants. Written
+//! as virtual serialisation: a packet's virtual transmission starts where the one before it
+//! ended (a backlog keeps its credit) or, from idle, at the tick before it arrived (dummynet
+//! starts an idle pipe with no credit and serves it at the next tick); it leaves at the first
+//! tick at or after its virtual end. An idle pipe keeps its leftover credit only within the
+//! tick in which it went idle (dummynet's `idle_time` check). Delay, loss and jitter apply to
+//! each packet as it leaves, as for exact service (satcc's delay is the link's own propagation,
+//! not dummynet's tick-served delay line).
 //!
 //! Random draws come from one stream per direction, in this order per packet leaving the
 //! serialiser: the loss draw (none when loss is 0), then the jitter draw (none when jitter is
@@ -56,6 +69,21 @@ pub struct DirectionConfig {
     pub jitter: SimDuration,
     /// Ordinals of packets to drop on the wire (any order).
     pub drop_packets: Vec<u64>,
+    /// Tick service (dummynet-like): packets leave only at multiples of this period. `None`:
+    /// exact serialisation. Constant links only (the resolver refuses it with a model).
+    pub tick: Option<SimDuration>,
+}
+
+/// The virtual clock of a tick-served direction (see the module header): the credit run's
+/// origin and the bytes served since, so virtual ends are exact (no per-packet rounding).
+#[derive(Clone, Copy, Debug, Default)]
+struct TickClock {
+    origin: SimTime,
+    bytes: u128,
+    /// Virtual end of the last packet's transmission.
+    v_finish: SimTime,
+    /// The tick at which the last packet left.
+    last_release: SimTime,
 }
 
 /// Counters of one direction.
@@ -138,6 +166,21 @@ pub struct Direction<P> {
     /// Packets serialised so far, and the scripted drops still to come (descending).
     serialised: u64,
     drop_list: Vec<u64>,
+    tick_clock: TickClock,
+}
+
+/// The first multiple of `period` at or after `t`.
+fn tick_ceil(t: SimTime, period: SimDuration) -> SimTime {
+    let p = period.as_nanos();
+    let n = t.as_nanos();
+    SimTime::from_nanos(n.div_ceil(p) * p)
+}
+
+/// The last multiple of `period` at or before `t`.
+fn tick_floor(t: SimTime, period: SimDuration) -> SimTime {
+    let p = period.as_nanos();
+    let n = t.as_nanos();
+    SimTime::from_nanos(n / p * p)
 }
 
 impl<P: LinkPacket> Direction<P> {
@@ -164,6 +207,7 @@ impl<P: LinkPacket> Direction<P> {
             counters: Counters::default(),
             serialised: 0,
             drop_list,
+            tick_clock: TickClock::default(),
         }
     }
 
@@ -171,7 +215,7 @@ impl<P: LinkPacket> Direction<P> {
     pub fn offer(&mut self, mut pkt: P, now: SimTime) -> Offered<P> {
         self.counters.offered += 1;
         if self.in_service.is_none() && self.queue.is_empty() {
-            return Offered::Started(self.start(pkt, now));
+            return Offered::Started(self.start(pkt, now, false));
         }
         let pkts = self.queue.len() as u64;
         let size = pkt.size_bytes();
@@ -190,9 +234,15 @@ impl<P: LinkPacket> Direction<P> {
         Offered::Queued
     }
 
-    /// Put `pkt` in service at `now`; the end of its transmission (`None`: never).
-    fn start(&mut self, pkt: P, now: SimTime) -> Option<SimTime> {
+    /// Put `pkt` in service at `now` (`backlogged`: the packet before it left just now); the
+    /// end of its transmission (`None`: never).
+    fn start(&mut self, pkt: P, now: SimTime, backlogged: bool) -> Option<SimTime> {
         let bytes = pkt.size_bytes();
+        if let Some(period) = self.cfg.tick {
+            let done = self.tick_release(now, bytes, backlogged, period);
+            self.in_service = Some((pkt, done));
+            return done;
+        }
         let done = match &self.constant {
             // ConstantLink::transmit_end, through the memo
             Some(c) => {
@@ -202,6 +252,37 @@ impl<P: LinkPacket> Direction<P> {
         };
         self.in_service = Some((pkt, done));
         done
+    }
+
+    /// When a packet of `bytes` put in service at `now` leaves a tick-served pipe (the module
+    /// header's rules).
+    #[cold]
+    fn tick_release(
+        &mut self,
+        now: SimTime,
+        bytes: u64,
+        backlogged: bool,
+        period: SimDuration,
+    ) -> Option<SimTime> {
+        let rate = self.constant.as_ref().map_or(0, |c| c.0.rate_bps);
+        if rate == 0 {
+            return None;
+        }
+        let clock = &mut self.tick_clock;
+        let tick = tick_floor(now, period);
+        // dummynet keeps the credit of a backlog, and of a pipe idle since this tick only
+        if !(backlogged || clock.last_release >= tick) {
+            clock.origin = tick;
+            clock.bytes = 0;
+        }
+        clock.bytes += u128::from(bytes);
+        let ns = (clock.bytes * 8 * 1_000_000_000).div_ceil(u128::from(rate));
+        clock.v_finish =
+            clock.origin + SimDuration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX));
+        // served by the tick handler: never before the next tick (io_fast off)
+        let release = tick_ceil(clock.v_finish, period).max(tick_ceil(now, period));
+        clock.last_release = release;
+        Some(release)
     }
 
     /// A packet held in service by a link that never carried it: ask again from `at` when it
@@ -283,7 +364,7 @@ impl<P: LinkPacket> Direction<P> {
         };
         if let Some(p) = self.queue.pop_front() {
             self.queue_bytes -= p.size_bytes();
-            self.start(p, now);
+            self.start(p, now, true);
         }
         arrival
     }
@@ -405,6 +486,7 @@ mod tests {
             ecn_threshold_pkts: None,
             jitter: SimDuration::ZERO,
             drop_packets: vec![],
+            tick: None,
         }
     }
 
@@ -486,6 +568,80 @@ mod tests {
             .map(|k| d.finish(ms(k), |_| SimDuration::ZERO).0.is_some())
             .collect();
         assert_eq!(survived, vec![false, true, false]);
+    }
+
+    fn us(n: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_micros(n)
+    }
+
+    fn tick_dir(rate_bps: u64) -> Direction<Pkt> {
+        let mut c = cfg(QueueLimit::Packets(100));
+        c.tick = Some(SimDuration::from_millis(1));
+        dir(rate_bps, 0, c)
+    }
+
+    /// Serve `d` until idle; the instants its packets left.
+    fn releases(d: &mut Direction<Pkt>) -> Vec<SimTime> {
+        let mut out = vec![];
+        while let Some(done) = d.service_done() {
+            out.push(done);
+            d.finish(done, |_| SimDuration::ZERO);
+        }
+        out
+    }
+
+    #[test]
+    fn a_tick_served_backlog_leaves_in_bursts_of_one_ticks_credit() {
+        // 1500 B at 36 Mbit/s = 333.3 µs: three packets' credit per 1 ms tick. Offered at
+        // 0.2 ms, the backlog's credit counts from the tick before (0 ms).
+        let mut d = tick_dir(36_000_000);
+        for _ in 0..7 {
+            d.offer(pkt(1500), us(200));
+        }
+        assert_eq!(
+            releases(&mut d),
+            vec![ms(1), ms(1), ms(1), ms(2), ms(2), ms(2), ms(3)]
+        );
+    }
+
+    #[test]
+    fn a_tick_served_pipe_holds_even_a_small_packet_until_the_next_tick() {
+        let mut d = tick_dir(1_000_000_000);
+        assert_eq!(d.offer(pkt(60), us(4_100)), Offered::Started(Some(ms(5))));
+    }
+
+    #[test]
+    fn a_tick_served_pipe_keeps_its_credit_only_within_the_tick_it_went_idle() {
+        // 1500 B at 6 Mbit/s = 2 ms: one packet per two ticks.
+        let mut d = tick_dir(6_000_000);
+        d.offer(pkt(1500), us(100)); // credit from 0: leaves at 2 ms
+        assert_eq!(releases(&mut d), vec![ms(2)]);
+        // Idle since the 2 ms tick; a packet at 2.5 ms continues from the virtual end (2 ms).
+        d.offer(pkt(1500), us(2_500));
+        assert_eq!(releases(&mut d), vec![ms(4)]);
+        // Idle for more than a tick: credit starts again at the tick before the arrival.
+        d.offer(pkt(1500), us(9_300));
+        assert_eq!(releases(&mut d), vec![ms(11)]);
+    }
+
+    #[test]
+    fn a_tick_served_pipe_carries_the_rate_over_a_long_backlog() {
+        // 1 Gbit/s, 1 ms ticks: 1000 full packets take 12 ms of credit; the last one leaves
+        // at the tick after its virtual end, and the bursts hold 83 or 84 packets.
+        let mut c = cfg(QueueLimit::Packets(2000));
+        c.tick = Some(SimDuration::from_millis(1));
+        let mut d = dir(1_000_000_000, 0, c);
+        for _ in 0..1000 {
+            d.offer(pkt(1500), SimTime::ZERO);
+        }
+        let out = releases(&mut d);
+        assert_eq!(out.len(), 1000);
+        assert_eq!(*out.last().unwrap(), ms(12));
+        let first_tick = out.iter().filter(|&&t| t == ms(1)).count();
+        assert_eq!(
+            first_tick, 83,
+            "125,000 B of credit carry 83 packets of 1500 B"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! | `ecn_threshold_pkts` | no       | packets        | CE marking threshold                     |
 //! | `jitter_ns`          | no (0)   | ns             | uniform extra delay per packet           |
 //! | `drop_packets`       | no       | ordinals ≥ 1   | scripted losses                          |
+//! | `tick_ns`            | no       | ns             | dummynet-like tick service (no `model`)  |
 //! | `model`              | no       | MODEL          | time-varying behaviour (`models::spec`)  |
 
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,9 @@ pub struct Direction {
     pub jitter_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop_packets: Option<Vec<u64>>,
+    /// Tick service: the kernel tick's period (`direction` module header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_ns: Option<u64>,
     /// The MODEL dictionary, read by `models::spec::from_json` where it is built. Absent and
     /// `null` are both "no model", and each is written back as it was read.
     #[serde(
@@ -70,6 +74,8 @@ pub struct DirSpec {
     pub ecn_threshold_pkts: Option<u64>,
     pub jitter: SimDuration,
     pub drop_packets: Vec<u64>,
+    /// Tick service's period; `None`: exact serialisation.
+    pub tick: Option<SimDuration>,
     /// The MODEL dictionary, read by `models::spec::from_json` where it is built.
     pub model: Option<Value>,
 }
@@ -98,6 +104,19 @@ impl Direction {
                 "expected an array of packet ordinals (integers >= 1)",
             ));
         }
+        let model = self.model.clone().filter(|m| !m.is_null());
+        if let Some(t) = self.tick_ns {
+            if t == 0 {
+                return Err(err(path, "tick_ns", "expected a tick period > 0 ns"));
+            }
+            if model.is_some() {
+                return Err(err(
+                    path,
+                    "tick_ns",
+                    "expected no tick service on a link with a model (tick service serves constant links only)",
+                ));
+            }
+        }
         Ok(DirSpec {
             state: LinkState {
                 rate_bps: self.rate_bps,
@@ -108,7 +127,8 @@ impl Direction {
             ecn_threshold_pkts: self.ecn_threshold_pkts,
             jitter: SimDuration::from_nanos(self.jitter_ns.unwrap_or(0)),
             drop_packets,
-            model: self.model.clone().filter(|m| !m.is_null()),
+            tick: self.tick_ns.map(SimDuration::from_nanos),
+            model,
         })
     }
 }

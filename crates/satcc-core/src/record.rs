@@ -44,6 +44,17 @@ pub struct FlowSeries {
     pub retransmits: Vec<u64>,
 }
 
+/// Each TCP flow's congestion-control state at the end of every bin (long form: one row per
+/// flow, bin and quantity the algorithm reports, e.g. CUBIC's `w_max`, `k_s`, `acked_reno`).
+/// Recorded when a scenario asks for it (`[scenario] cc_state = true`; the simulator only).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CcSeries {
+    pub flow_id: Vec<u32>,
+    pub t_s: Vec<f64>,
+    pub name: Vec<&'static str>,
+    pub value: Vec<f64>,
+}
+
 /// Per-link-direction time series in fixed bins (columnar).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkSeries {

@@ -34,6 +34,9 @@ pub struct Scenario {
     /// One flow's sequence/ACK trace (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seqack: Option<SeqAckSpec>,
+    /// Record every TCP flow's congestion-control state per bin (`record::CcSeries`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cc_state: bool,
 }
 
 /// A full-duplex link between nodes `a` and `b` (indices into `nodes`).

@@ -178,6 +178,7 @@ fn dir(d: &Direction, limit: scenario::QueueLimit, p: &str) -> Result<DirConfig,
             ecn_threshold_pkts: spec.ecn_threshold_pkts,
             jitter: spec.jitter,
             drop_packets: spec.drop_packets,
+            tick: spec.tick,
         },
         model: spec.model,
     })

@@ -220,6 +220,7 @@ mod tests {
             ecn_threshold_pkts: ecn,
             jitter,
             drop_packets: vec![],
+            tick: None,
         }
     }
 

@@ -48,6 +48,7 @@ fn config() -> DirectionConfig {
         ecn_threshold_pkts: None,
         jitter: SimDuration::from_micros(300),
         drop_packets: vec![],
+        tick: None,
     }
 }
 

@@ -34,11 +34,20 @@ fn from_json<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<
 
 /// The simulator's form of a resolved scenario dictionary (`resolve`'s output), with the
 /// resolver's routes.
-fn world_input(config: &Bound<'_, PyDict>) -> PyResult<(SimConfig, Routing, Option<SeqAckSpec>)> {
+type WorldInput = (SimConfig, Routing, Option<SeqAckSpec>, bool);
+
+/// ... and whether the run records the congestion-control state series.
+fn world_input(config: &Bound<'_, PyDict>) -> PyResult<WorldInput> {
     let r =
         Resolved::from_json(&to_json(config.as_any(), "config")?).map_err(PyValueError::new_err)?;
     let cfg = SimConfig::from_resolved(&r).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((cfg, r.routing, r.scenario.seqack.map(SeqAckSpec::from)))
+    let cc_state = r.scenario.cc_state;
+    Ok((
+        cfg,
+        r.routing,
+        r.scenario.seqack.map(SeqAckSpec::from),
+        cc_state,
+    ))
 }
 
 /// The one resolve step: the scenario layer's dictionary (units parsed, defaults filled) in,
@@ -174,7 +183,7 @@ pub fn run_sim<'py>(
     progress: Option<PyObject>,
     sample_models_ns: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (cfg, routing, seqack) = world_input(config)?;
+    let (cfg, routing, seqack, cc_state) = world_input(config)?;
     if let Some(step) = sample_models_ns {
         return sample_models(py, &cfg, step);
     }
@@ -187,6 +196,9 @@ pub fn run_sim<'py>(
         world
             .trace_seqack(spec)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    }
+    if cc_state {
+        world.record_cc_state();
     }
     let mut last = Instant::now();
     let mut err: Option<PyErr> = None;
@@ -255,6 +267,17 @@ pub fn run_sim<'py>(
             d.set_item("seqack", sa)?;
         }
         None => d.set_item("seqack", py.None())?,
+    }
+    match &out.cc_series {
+        Some(c) => {
+            let cs = PyDict::new(py);
+            cs.set_item("flow_id", ints(py, &c.flow_id)?)?;
+            cs.set_item("t_s", floats(py, &c.t_s)?)?;
+            cs.set_item("name", c.name.clone())?;
+            cs.set_item("value", floats(py, &c.value)?)?;
+            d.set_item("cc_series", cs)?;
+        }
+        None => d.set_item("cc_series", py.None())?,
     }
     Ok(d)
 }

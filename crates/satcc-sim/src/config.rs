@@ -47,6 +47,8 @@ pub struct DirConfig {
     /// Extra one-way delay drawn uniformly from [0, jitter) per packet; the wire stays FIFO (a
     /// packet never overtakes an earlier one). Zero draws nothing, so other runs are unchanged.
     pub jitter: SimDuration,
+    /// Dummynet-like tick service's period (`satcc_core::direction`); `None`: exact service.
+    pub tick: Option<SimDuration>,
     /// A time-varying behaviour (`[link.model]`); `None` keeps `rate_bps`, `delay` and `loss`
     /// constant. With a model, those three are its nominal values: routing and "N BDP" queues
     /// use them, the serialiser, loss and wire follow the model.
@@ -167,6 +169,7 @@ impl DirConfig {
             ecn_threshold_pkts: None,
             drop_packets: Vec::new(),
             jitter: SimDuration::ZERO,
+            tick: None,
             model: None,
         }
     }
@@ -210,6 +213,7 @@ impl SimConfig {
                     ecn_threshold_pkts: spec.ecn_threshold_pkts,
                     drop_packets: spec.drop_packets,
                     jitter: spec.jitter,
+                    tick: spec.tick,
                     model: match &spec.model {
                         Some(m) => Some(
                             satcc_core::models::spec::from_json(m, &format!("{path}.model"))

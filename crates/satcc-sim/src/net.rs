@@ -130,6 +130,15 @@ impl Network {
                         message: "must be in [0, 1]".into(),
                     });
                 }
+                if let Some(t) = d.tick {
+                    if t.is_zero() || d.model.is_some() {
+                        return Err(ConfigError {
+                            key: format!("link[{i}].tick"),
+                            message: "tick service needs a period > 0 and a link without a model"
+                                .into(),
+                        });
+                    }
+                }
                 let label = dirs.len() as u64;
                 let model = match &d.model {
                     None => models::constant(LinkState {
@@ -244,6 +253,7 @@ fn new_dir(
         ecn_threshold_pkts: d.ecn_threshold_pkts,
         jitter: d.jitter,
         drop_packets: d.drop_packets.clone(),
+        tick: d.tick,
     };
     let nominal = LinkState {
         rate_bps: d.rate_bps,

@@ -39,7 +39,7 @@
 
 use std::collections::HashMap;
 
-use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries, LinkSeriesRow};
+use satcc_core::record::{CcSeries, FlowSeries, FlowSummary, LinkSeries, LinkSeriesRow};
 use satcc_core::routing::Routing;
 use satcc_core::{SimDuration, SimTime};
 
@@ -116,6 +116,8 @@ pub struct SimOutput {
     pub fragmented_packets: u64,
     /// The sequence/ACK trace `World::trace_seqack` asked for.
     pub seqack: Option<SeqAckTrace>,
+    /// The congestion-control state series `World::record_cc_state` asked for.
+    pub cc_series: Option<CcSeries>,
 }
 
 /// Largest tunnel overhead a flow may add per packet (an IPv4 datagram's size; real tunnels
@@ -145,6 +147,7 @@ pub struct World {
     /// The metrics cache: ssthresh (packets) per (source node, destination node).
     metrics: HashMap<(u32, u32), u32>,
     seqack: Option<SeqAckRecorder>,
+    cc_series: Option<CcSeries>,
     /// Every packet between its source and its destination; links carry handles.
     store: PacketStore,
 }
@@ -323,6 +326,7 @@ impl World {
             fragmented: 0,
             metrics: HashMap::new(),
             seqack: None,
+            cc_series: None,
             store: PacketStore::default(),
         };
         for i in 0..w.flows.len() {
@@ -337,6 +341,11 @@ impl World {
     /// bin), so that a run too long for memory fails here with an error instead of aborting
     /// the process (or deadlocking its panic handler) hours into the run. `run` works without
     /// it (the series then grow as they fill).
+    /// Record every TCP flow's congestion-control state at the end of each bin.
+    pub fn record_cc_state(&mut self) {
+        self.cc_series = Some(CcSeries::default());
+    }
+
     /// Record flow `spec.flow`'s sequence/ACK trace at its sender (crate::trace); an error
     /// names what is wrong with the spec.
     pub fn trace_seqack(&mut self, spec: SeqAckSpec) -> Result<(), ConfigError> {
@@ -720,6 +729,14 @@ impl World {
                 .push(s.tcp.pacing_rate_bps as f64 * 8.0);
             self.series.retransmits.push(s.stats.retrans_in_bin);
             f.sender.stats.retrans_in_bin = 0;
+            if let Some(cc) = self.cc_series.as_mut() {
+                for (name, value) in f.sender.cc_state() {
+                    cc.flow_id.push(i as u32);
+                    cc.t_s.push(t_s);
+                    cc.name.push(name);
+                    cc.value.push(value);
+                }
+            }
         }
         for d in self.net.dirs.iter_mut() {
             let c = d.core.take_counters();
@@ -812,6 +829,7 @@ impl World {
             udp,
             fragmented_packets: self.fragmented,
             seqack: self.seqack.map(SeqAckRecorder::finish),
+            cc_series: self.cc_series,
         }
     }
 }

@@ -85,6 +85,7 @@ fn dir() -> satcc_sim::DirConfig {
         ecn_threshold_pkts: None,
         drop_packets: vec![],
         jitter: SimDuration::ZERO,
+        tick: None,
         model: None,
     }
 }

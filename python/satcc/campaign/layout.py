@@ -64,7 +64,7 @@ KNOWN_TOP = {
     LOCK_FILE,
     *FIDELITY_FILES,
 }
-EXTRA_FILES = ("pings.parquet", "seqack.parquet")
+EXTRA_FILES = ("pings.parquet", "seqack.parquet", "cc_series.parquet")
 RUN_FILES = {
     results.SUMMARY_FILE,
     *results.TABLE_FILES,

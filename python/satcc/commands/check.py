@@ -71,6 +71,7 @@ def describe(s: sc.Scenario, config: dict) -> str:
                 f"  link[{i}] {x}→{y}: {format_rate(p['rate_bps'])}, "
                 f"{format_duration(p['delay_ns'])}, loss {p['loss']:g}, "
                 f"queue {format_queue(p['queue'])}"
+                + (f", served on a {1e9 / p['tick_ns']:g} Hz tick" if "tick_ns" in p else "")
             )
     for origin, f in zip(sc.expand_flows(s), config["flows"], strict=True):
         size = format_size(f["size_bytes"]) if f["size_bytes"] is not None else "bulk"

@@ -28,6 +28,13 @@ PINGS_SCHEMA = Schema(
     ("t_epoch_s", "float64"),  # Unix time when the log has it (ping -D), else null
     ("rtt_ms", "float64"),  # null: no reply
 )
+CC_SERIES_FILE = "cc_series.parquet"
+CC_SERIES_SCHEMA = Schema(
+    ("flow_id", "int64"),
+    ("t_s", "float64"),  # bin start, as flow_series
+    ("name", "string"),  # what the algorithm reports (CUBIC: w_max, k_s, acked_reno, ...)
+    ("value", "float64"),
+)
 SEQACK_SCHEMA = Schema(
     ("flow_id", "int64"),
     ("kind", "string"),  # "data" or "ack"
@@ -63,5 +70,6 @@ DATA_VIEWS: dict[str, tuple[str, Schema]] = {
     "link_series": (results.LINK_SERIES_FILE, results.LINK_SERIES_SCHEMA),
     "pings": (PINGS_FILE, PINGS_SCHEMA),
     "seqack": (SEQACK_FILE, SEQACK_SCHEMA),
+    "cc_series": (CC_SERIES_FILE, CC_SERIES_SCHEMA),
 }
 VIEWS = ("runs", *DATA_VIEWS)

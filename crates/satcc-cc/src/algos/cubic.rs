@@ -413,6 +413,14 @@ pub struct Cubic {
     delay_min: Option<u32>,
     epoch: Option<Epoch>,
     hystart: Hystart,
+    /// The cubic curve's target at the last evaluation, packets.
+    target: u32,
+    /// Whether the Reno estimate W_est is above the cubic target W_cubic(t): RFC 9438 §4.3's
+    /// Reno-friendly region (always false with `tcp_friendliness` off).
+    reno_governs: bool,
+    /// Packets acked in congestion avoidance under the cubic curve and under the Reno
+    /// emulation, since the flow began (kept across resets: an observation, not state).
+    acked_by_region: [u64; 2],
 }
 
 impl Cubic {
@@ -432,6 +440,9 @@ impl Cubic {
             delay_min: None,
             epoch: None,
             hystart: Hystart::Searching(round),
+            target: 0,
+            reno_governs: false,
+            acked_by_region: [0; 2],
         }
     }
 
@@ -454,7 +465,9 @@ impl Cubic {
     /// `bictcp_reset`.
     fn reset(&mut self) {
         let cfg = self.cfg.clone();
+        let counted = self.acked_by_region;
         *self = Cubic::new(cfg);
+        self.acked_by_region = counted;
     }
 
     /// `bictcp_hystart_reset`: a new round starts now and ends at snd_nxt.
@@ -528,6 +541,7 @@ impl Cubic {
             } else {
                 e.origin.saturating_add(delta)
             };
+            self.target = target;
             self.cnt = if target > cwnd {
                 cwnd / (target - cwnd)
             } else {
@@ -549,6 +563,7 @@ impl Cubic {
                 e.ack_cnt -= (n * step) as u32;
                 e.tcp_cwnd = e.tcp_cwnd.saturating_add(n.min(u64::from(u32::MAX)) as u32);
             }
+            self.reno_governs = e.tcp_cwnd > self.target;
             if e.tcp_cwnd > cwnd {
                 let max_cnt = cwnd / (e.tcp_cwnd - cwnd); // Reno is ahead: grow at least as fast
                 self.cnt = self.cnt.min(max_cnt);
@@ -648,6 +663,7 @@ impl CongestionControl for Cubic {
             }
         }
         self.update(now, tcp.cwnd, acked);
+        self.acked_by_region[usize::from(self.reno_governs)] += u64::from(acked);
         tcp.cong_avoid_ai(self.cnt, acked);
     }
 
@@ -702,6 +718,8 @@ impl CongestionControl for Cubic {
         let mut v = vec![
             ("w_max", f64::from(self.last_max_cwnd)),
             ("cnt", f64::from(self.cnt)),
+            ("acked_cubic", self.acked_by_region[0] as f64),
+            ("acked_reno", self.acked_by_region[1] as f64),
             (
                 "delay_min_ms",
                 self.delay_min.map_or(f64::NAN, |d| f64::from(d) / 1000.0),
@@ -952,6 +970,45 @@ mod tests {
             t.cwnd > w_max + 300,
             "convex region reached: cwnd {}",
             t.cwnd
+        );
+    }
+
+    fn state(cc: &Cubic, name: &str) -> f64 {
+        cc.debug_state()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("{name} in debug_state"))
+    }
+
+    #[test]
+    fn the_region_counts_say_which_rule_grew_the_window() {
+        // RTT 2 ms, W_max 20: Reno's estimate runs ahead of the cubic curve for the whole
+        // 500 ms (previous test), so nearly every acked packet counts as Reno's; with the
+        // emulation off, none does. At RTT 200 ms and W_max 2000 the curve leads (Reno's
+        // estimate, starting at the reduced cwnd, is ahead only in the epoch's first RTTs).
+        let run = |friendly: bool, w_max: u32, rtt: SimDuration, span: SimDuration| {
+            let mut cc = cubic(Params::new().with("tcp_friendliness", ParamValue::Bool(friendly)));
+            let mut t = in_avoidance(&mut cc, w_max, rtt);
+            t.cwnd = cc.ssthresh(SimTime::ZERO, &t);
+            t.ssthresh = t.cwnd;
+            run_acks(&mut cc, &mut t, at_ms(1), span, rtt);
+            (state(&cc, "acked_cubic"), state(&cc, "acked_reno"))
+        };
+        let (cubic_n, reno_n) = run(true, 20, ms(2), ms(500));
+        assert!(
+            reno_n > 0.9 * (cubic_n + reno_n),
+            "{cubic_n} cubic, {reno_n} reno"
+        );
+        let (cubic_n, reno_n) = run(false, 20, ms(2), ms(500));
+        assert!(
+            reno_n == 0.0 && cubic_n > 0.0,
+            "{cubic_n} cubic, {reno_n} reno"
+        );
+        let (cubic_n, reno_n) = run(true, 2000, ms(200), ms(5000));
+        assert!(
+            cubic_n > 0.8 * (cubic_n + reno_n),
+            "{cubic_n} cubic, {reno_n} reno"
         );
     }
 

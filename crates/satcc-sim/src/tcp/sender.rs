@@ -322,6 +322,12 @@ impl Sender {
         self.rtt.srtt_us()
     }
 
+    /// The congestion control's own state (`CongestionControl::debug_state`), for the
+    /// `cc_state` series.
+    pub fn cc_state(&self) -> Vec<(&'static str, f64)> {
+        self.cc.debug_state()
+    }
+
     pub fn is_established(&self) -> bool {
         matches!(self.conn, Conn::Established)
     }

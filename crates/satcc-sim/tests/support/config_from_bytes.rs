@@ -71,6 +71,7 @@ impl Bytes<'_> {
                 .map(|_| self.pick(100, u64::MAX))
                 .collect(),
             jitter: SimDuration::from_nanos(self.pick(10_000_000, u64::MAX)),
+            tick: None,
             model: None,
         }
     }

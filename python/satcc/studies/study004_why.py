@@ -1,0 +1,191 @@
+"""Why study 004's K fix (eq. 6) does or does not move 1v1 fairness: the numbers.
+
+`campaigns/study004-why.toml` runs PC1 (2 ms) against PC2 (16 and 128 ms), 1 vs 1, stock CUBIC
+and eq. 6 with the RTT in units of 1 ms ... 1 s, around the testbed scenario one factor at a
+time (no Reno emulation, deeper queues, 10 Gbit/s access, a dummynet-like tick service), with
+each flow's CUBIC state recorded per bin (`[scenario] cc_state = true`, cc_series.parquet).
+Read over the second half of each run, per flow:
+
+| column        | what                                                                        |
+|---------------|-----------------------------------------------------------------------------|
+| long_share    | PC2's (long RTT) share of the two flows' goodput                            |
+| jain          | Jain's index over the two goodputs                                          |
+| d_jain        | Jain(this K mode) − Jain(stock), paired by seed: mean, and whether every    |
+|               | seed has the same sign (`all seeds`)                                        |
+| retx_short/long | retransmitted / sent segments of each flow, whole run (%)                 |
+| reno_short/long | share of the packets acked in congestion avoidance while the Reno estimate |
+|               | W_est was above the cubic curve (RFC 9438 §4.3's Reno-friendly region)      |
+| k_long_s      | PC2's K (s) averaged over the second half's bins                            |
+| wmax_long     | PC2's W_max (packets), same                                                  |
+
+Nothing here is fitted: every figure is a mean over the runs' own series.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from satcc.studies import common as C
+
+CAMPAIGN = "study004-why"
+
+
+def per_run(directory: Path) -> pd.DataFrame:
+    """One row per run: setup, k, PC2 RTT, seed, each flow's goodput, retransmissions, Reno-region
+    share, and PC2's K and W_max over the second half."""
+    from satcc.store import open_store
+
+    with open_store(directory) as s:
+        runs = s.runs()
+        flows = s.flows()
+        fs = s.flow_series()
+        cc = s.query("SELECT run_id, flow_id, t_s, name, value FROM cc_series")
+    runs = runs[runs["status"] == "done"].set_index("run_id")
+    half = runs["duration_s"] / 2
+    fs = fs[fs["t_s"] >= fs["run_id"].map(half)]
+    late = fs.groupby(["run_id", "flow_id"])["goodput_bps"].mean()
+    rows = []
+    for run_id, r in runs.iterrows():
+        f = flows[flows["run_id"] == run_id].set_index("id")
+        c = cc[cc["run_id"] == run_id]
+        row = {
+            "run_id": run_id,
+            "setup": C.param(runs, "setup")[run_id],
+            "k": C.param(runs, "k")[run_id],
+            "pc2_ms": 2 * float(C.param(runs, "rtt_pc2_ms")[run_id]) + 1.0,
+            "seed": int(r["seed"]),
+        }
+        for fid, who in ((0, "short"), (1, "long")):
+            row[f"{who}_bps"] = float(late.get((run_id, fid), np.nan))
+            row[f"retx_{who}"] = 100.0 * float(f.loc[fid, "retransmission_rate"])
+            row[f"reno_{who}"] = _reno_share(c[c["flow_id"] == fid], half[run_id])
+        lc = c[(c["flow_id"] == 1) & (c["t_s"] >= half[run_id])]
+        row["k_long_s"] = float(lc[lc["name"] == "k_s"]["value"].mean())
+        row["wmax_long"] = float(lc[lc["name"] == "w_max"]["value"].mean())
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    total = out["short_bps"] + out["long_bps"]
+    out["long_share"] = out["long_bps"] / total
+    out["jain"] = total**2 / (2 * (out["short_bps"] ** 2 + out["long_bps"] ** 2))
+    return out
+
+
+def _reno_share(c: pd.DataFrame, half_s: float) -> float:
+    """Share of the second half's congestion-avoidance acks under the Reno emulation."""
+
+    def at(name: str, when: str) -> float:
+        v = c[c["name"] == name].sort_values("t_s")["value"]
+        if v.empty:
+            return np.nan
+        before = c[(c["name"] == name) & (c["t_s"] < half_s)].sort_values("t_s")["value"]
+        return (
+            float(v.iloc[-1]) if when == "end" else (float(before.iloc[-1]) if len(before) else 0.0)
+        )
+
+    reno = at("acked_reno", "end") - at("acked_reno", "half")
+    cubic = at("acked_cubic", "end") - at("acked_cubic", "half")
+    return reno / (reno + cubic) if reno + cubic > 0 else np.nan
+
+
+def summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per setup, PC2 RTT and K mode: means over seeds, and Jain's change from stock paired by
+    seed (mean, and whether every seed moves the same way)."""
+    stock = runs[runs["k"] == "stock"].set_index(["setup", "pc2_ms", "seed"])["jain"]
+    runs = runs.assign(
+        d=runs["jain"].to_numpy()
+        - stock.reindex(pd.MultiIndex.from_frame(runs[["setup", "pc2_ms", "seed"]])).to_numpy()
+    )
+    g = runs.groupby(["setup", "pc2_ms", "k"], sort=False)
+    out = g.agg(
+        seeds=("seed", "size"),
+        short_mbps=("short_bps", lambda x: x.mean() / 1e6),
+        long_mbps=("long_bps", lambda x: x.mean() / 1e6),
+        long_share=("long_share", "mean"),
+        jain=("jain", "mean"),
+        d_jain=("d", "mean"),
+        d_min=("d", "min"),
+        d_max=("d", "max"),
+        retx_short=("retx_short", "mean"),
+        retx_long=("retx_long", "mean"),
+        reno_short=("reno_short", "mean"),
+        reno_long=("reno_long", "mean"),
+        k_long_s=("k_long_s", "mean"),
+        wmax_long=("wmax_long", "mean"),
+    ).reset_index()
+    out["holds"] = np.where(
+        out["k"] == "stock",
+        "",
+        np.where(
+            (out["d_min"] > 0) | (out["d_max"] < 0),
+            "all seeds",
+            "no",
+        ),
+    )
+    return out
+
+
+def table_lines(s: pd.DataFrame) -> list[str]:
+    from satcc.textgrid import grid
+
+    cols = [
+        "setup",
+        "PC2 ms",
+        "k",
+        "PC1 Mbit/s",
+        "PC2 Mbit/s",
+        "Jain",
+        "ΔJain",
+        "same sign",
+        "retx PC1 %",
+        "retx PC2 %",
+        "Reno PC1",
+        "Reno PC2",
+        "K PC2 s",
+        "W_max PC2",
+    ]
+    body = []
+    for r in s.itertuples(index=False):
+        body.append(
+            [
+                r.setup,
+                f"{r.pc2_ms:g}",
+                r.k,
+                f"{r.short_mbps:.0f}",
+                f"{r.long_mbps:.1f}",
+                f"{r.jain:.3f}",
+                "" if r.k == "stock" else f"{r.d_jain:+.3f}",
+                r.holds,
+                f"{r.retx_short:.2f}",
+                f"{r.retx_long:.2f}",
+                _pct(r.reno_short),
+                _pct(r.reno_long),
+                _num(r.k_long_s),
+                _num(r.wmax_long, 0),
+            ]
+        )
+    return grid(cols, body, left={0, 2, 7})
+
+
+def _pct(x: float) -> str:
+    return "-" if not np.isfinite(x) else f"{100 * x:.0f} %"
+
+
+def _num(x: float, digits: int = 2) -> str:
+    return "-" if not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m satcc.studies.study004_why CAMPAIGN_DIR`: print the table."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    s = summary(per_run(Path(args[0])))
+    print("\n".join(table_lines(s)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

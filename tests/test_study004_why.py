@@ -1,0 +1,137 @@
+"""The tools behind study 004's investigation: the tick-served link, the CC state series, and the
+table that reads them (satcc.studies.study004_why)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import satcc
+from satcc.errors import UserError
+from satcc.studies import study004_why as why
+
+ONE_LINK = """
+[scenario]
+name = "tick"
+duration = "{duration}"
+bin = "0.5 s"
+seed = 3
+
+[[link]]
+a = "h1"
+b = "h2"
+rate = "10 Mbit/s"
+delay = "10 ms"
+queue = "{queue}"
+{extra}
+
+[[flow]]
+from = "h1"
+to = "h2"
+cca = "cubic"
+"""
+
+
+def scenario(tmp_path, extra: str = "", duration: str = "6 s", queue: str = "1000 pkt"):
+    p = tmp_path / "s.toml"
+    p.write_text(ONE_LINK.format(extra=extra, duration=duration, queue=queue))
+    return p
+
+
+def test_a_tick_served_link_still_carries_its_rate(tmp_path):
+    # 10 Mbit/s on a 100 Hz tick: 12.5 kB bursts every 10 ms; a backlogged flow still gets the
+    # rate, its RTT grows by up to a tick per crossing
+    exact = satcc.run(scenario(tmp_path))
+    tick = satcc.run(scenario(tmp_path, 'service = "tick"\nhz = 100'))
+    e = float(exact.summary["goodput_bps"].iloc[0])
+    t = float(tick.summary["goodput_bps"].iloc[0])
+    assert abs(t - e) / e < 0.05, (e, t)
+    assert float(tick.summary["rtt_min_ms"].iloc[0]) > float(exact.summary["rtt_min_ms"].iloc[0])
+
+
+def test_tick_service_is_refused_on_a_link_with_a_model(tmp_path):
+    p = tmp_path / "m.toml"
+    p.write_text(
+        """
+[scenario]
+duration = "1 s"
+[[link]]
+a = "dish"
+b = "pop"
+service = "tick"
+[link.model]
+kind = "starlink"
+preset = "residential"
+direction = "up"
+[[flow]]
+from = "dish"
+to = "pop"
+"""
+    )
+    with pytest.raises(UserError, match=r"link\[0\]\.service"):
+        satcc.run(p)
+
+
+def test_a_tick_rate_out_of_range_is_named(tmp_path):
+    with pytest.raises(UserError, match=r"link\[0\]\.hz: expected a tick rate in 1\.\.1000000"):
+        satcc.run(scenario(tmp_path, 'service = "tick"\nhz = 0'))
+
+
+def test_the_cc_state_series_records_cubic_and_changes_nothing_else(tmp_path):
+    plain = tmp_path / "plain"
+    traced = tmp_path / "traced"
+    satcc.run(scenario(tmp_path, duration="4 s", queue="20 pkt")).write(plain)
+    s = scenario(tmp_path, duration="4 s", queue="20 pkt")
+    s.write_text(s.read_text().replace("seed = 3", "seed = 3\ncc_state = true"))
+    satcc.run(s).write(traced)
+    assert not (plain / "cc_series.parquet").exists()
+    cc = pq.read_table(traced / "cc_series.parquet").to_pandas()
+    names = set(cc["name"])
+    assert {"w_max", "acked_cubic", "acked_reno", "k_s"} <= names
+    # cumulative counts never fall
+    for name in ("acked_cubic", "acked_reno"):
+        v = cc[cc["name"] == name].sort_values("t_s")["value"]
+        assert v.is_monotonic_increasing
+    for f in ("flows.parquet", "flow_series.parquet", "link_series.parquet"):
+        assert pq.read_table(plain / f).equals(pq.read_table(traced / f)), f
+    a = json.loads((plain / "summary.json").read_text())["flows"]
+    b = json.loads((traced / "summary.json").read_text())["flows"]
+    assert a == b
+
+
+def runs_frame(deltas: dict[int, float]) -> pd.DataFrame:
+    rows = []
+    for seed, d in deltas.items():
+        for k, jain in (("stock", 0.6), ("eq6-1ms", 0.6 + d)):
+            rows.append(
+                {
+                    "setup": "testbed",
+                    "pc2_ms": 128.0,
+                    "k": k,
+                    "seed": seed,
+                    "short_bps": 1.0,
+                    "long_bps": 1.0,
+                    "long_share": 0.5,
+                    "jain": jain,
+                    "retx_short": 0.0,
+                    "retx_long": 0.0,
+                    "reno_short": 0.5,
+                    "reno_long": 0.5,
+                    "k_long_s": 1.0,
+                    "wmax_long": 10.0,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_a_change_from_stock_holds_only_when_every_seed_agrees():
+    agree = why.summary(runs_frame({1: 0.02, 2: 0.05}))
+    row = agree[agree["k"] == "eq6-1ms"].iloc[0]
+    assert row["holds"] == "all seeds" and row["d_jain"] == pytest.approx(0.035)
+    mixed = why.summary(runs_frame({1: 0.02, 2: -0.01}))
+    assert mixed[mixed["k"] == "eq6-1ms"].iloc[0]["holds"] == "no"
+    zero = why.summary(runs_frame({1: 0.0, 2: 0.03}))
+    assert zero[zero["k"] == "eq6-1ms"].iloc[0]["holds"] == "no"
