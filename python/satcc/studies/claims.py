@@ -53,6 +53,7 @@ DATA_DIR = Path(__file__).with_name("data")
 REPRODUCED, PARTLY, NOT = "reproduced", "partly", "not"
 VERDICTS = (REPRODUCED, PARTLY, NOT)
 INPUT = "input"  # the verdict column of an input: not judged, not tallied
+NOT_JUDGED = "not judged"  # a finding this design cannot judge (Measured.skipped says why)
 PARTLY_FACTOR = 2.0  # partly = 2 x tolerance unless the claim says otherwise
 
 Relation = Literal["near", "above", "below", "within"]
@@ -197,6 +198,7 @@ class Measured:
     seeds: int | None = None  # how many seeds (independent runs per point) the value pools
     source: str = ""  # which campaign, runs and columns the number comes from
     per_seed: tuple[float, ...] | None = None  # the same statistic per seed (across_seeds)
+    skipped: str = ""  # why this design cannot judge the claim (e.g. --quick runs too short)
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,7 @@ class Row:
             "per_seed": None if m.per_seed is None else [_finite_or_none(x) for x in m.per_seed],
             "seeds": m.seeds,
             "source": m.source,
+            "skipped": m.skipped or None,
             "how": m.how,
             "why": m.why,
             "quote": c.quote,
@@ -309,6 +312,8 @@ def holds_exactly(claim: Claim, value: float) -> bool:
 
 
 def judge(claim: Claim, engine: str, measured: Measured) -> Row:
+    if measured.skipped and claim.kind == "finding":
+        return Row(claim, engine, measured, None, NOT_JUDGED)
     d, v = verdict(claim, measured.value, measured.per_seed)
     return Row(claim, engine, measured, d, v)
 
@@ -432,16 +437,18 @@ def table_lines(rows: list[Row], width: int = 100, study: StudyClaims | None = N
         lines.append("")
         lines.append("where satcc differs, and why (inputs: satcc's path beside the study's):")
         for r in reasons:
-            text = r.measured.why or r.measured.how
+            text = r.measured.skipped or r.measured.why or r.measured.how
             if r.claim.across_seeds and r.measured.per_seed is not None:
                 text += "; per seed: " + ", ".join(_num(x) for x in r.measured.per_seed)
             lines.extend(_wrap(f"- {r.claim.id} ({r.engine}, {verdict_text(r)}): {text}", width))
     counts = tally(rows)
     n_inputs = sum(1 for r in rows if r.claim.kind == "input")
+    skipped = sum(1 for r in rows if r.verdict == NOT_JUDGED)
     lines.append("")
     lines.append(
         "findings: "
         + ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
+        + (f", {skipped} not judged in this design" if skipped else "")
         + f"; {n_inputs} input(s), not tallied"
         + " (near/within: tolerance / partly; above/below: strict)"
     )

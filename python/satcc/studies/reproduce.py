@@ -57,6 +57,7 @@ class StudyResult:
             "campaigns": {e: {k: str(v) for k, v in d.items()} for e, d in self.dirs.items()},
             "claims": [r.doc() for r in CL.ordered(self.rows)],
             "verdicts": CL.tally(self.rows),  # findings only
+            "not_judged_in_design": sum(1 for r in self.rows if r.verdict == CL.NOT_JUDGED),
             "inputs": sum(1 for r in self.rows if r.claim.kind == "input"),
             "coverage": dict(zip(("judged", "main_results"), self.study.coverage(), strict=True)),
             "not_judged": [n.model_dump() for n in self.study.not_judged],
@@ -176,7 +177,7 @@ set from: shown beside satcc's path, not tallied. Rule in satcc/studies/claims.p
 {% for row in rows %}<tr class="{{ row.verdict }}"><td class="l" title="{{ row.quote or '' }}">
 <b>{{ row.id }}</b><br>{{ row.what }}</td><td class="l">{{ row.cite }}</td><td>{{ row.engine }}</td>
 <td>{{ row.paper_text }}</td><td>{{ row.satcc_text }}</td><td>{{ row.seeds if row.seeds is not none else '-' }}</td><td>{{ row.tolerance_text }}</td>
-<td class="v">{{ row.verdict_text }}</td><td class="why">{{ row.source }}{% if row.source %}<br>{% endif %}{{ row.how }}{% if row.verdict != 'reproduced' and row.why %}<br><i>{{ row.why }}</i>{% endif %}{% if row.per_seed is not none %}<br>per seed: {{ row.per_seed|join(', ') }}{% endif %}{% if row.note %}<br>({{ row.note }}){% endif %}</td></tr>
+<td class="v">{{ row.verdict_text }}</td><td class="why">{{ row.source }}{% if row.source %}<br>{% endif %}{{ row.how }}{% if row.skipped %}<br><i>{{ row.skipped }}</i>{% elif row.verdict != 'reproduced' and row.why %}<br><i>{{ row.why }}</i>{% endif %}{% if row.per_seed is not none %}<br>per seed: {{ row.per_seed|join(', ') }}{% endif %}{% if row.note %}<br>({{ row.note }}){% endif %}</td></tr>
 {% endfor %}</table>
 {% if s.not_judged %}<h2>Main results not judged</h2><ul>{% for n in s.not_judged %}
 <li>{{ n.what }} ({{ n.cite }}): {{ n.reason }}</li>{% endfor %}</ul>{% endif %}
