@@ -79,7 +79,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
                 f"satcc's {plan} {direction}link capacity averaged {C.fmt(cap_mbps)} Mbit/s "
                 f"in these runs (preset range, starlink.com contract figures); BBR got "
                 f"{C.fmt(bbr)}, CUBIC {C.fmt(cubic)} Mbit/s with {C.fmt(rc)} % of its "
-                "segments retransmitted (random loss of the preset: up 0.2-0.5 %, down 0.01 %)"
+                "segments retransmitted (no random loss: the study's idle loss is the "
+                "boundary bursts', scenarios/study000-t2t-probe.toml)"
             )
             n = f"{direction}-{plan}"
             out[f"{n}-cubic"] = Measured(cubic, "mean goodput per 15 s run", why)
@@ -153,7 +154,10 @@ def _rtt_day(d: Path) -> dict[str, Measured]:
     out = {}
     mean = C.finite(rtt["rtt_ms"].mean())
     sd = C.finite(rtt["rtt_ms"].std())
-    floor = "two Starlink hops (20-85 ms RTT each, preset quantiles) plus 20 ms of terrestrial path"
+    floor = (
+        "two Starlink hops (20-85 ms RTT each, preset quantiles) plus 120 ms of terrestrial "
+        "round trip (set from the study's 230 ms mean)"
+    )
     out["rtt-mean"] = Measured(
         mean,
         "mean of the idle path's RTT per 1 s bin, all periods",
@@ -174,15 +178,20 @@ def _rtt_day(d: Path) -> dict[str, Measured]:
         "packets, not the propagation delay)",
     )
     flows = f["flows"].assign(hour=lambda x: C.param(x, "hour_h"))
-    loss = C.finite(flows["loss_fraction"].mean() * 100) if len(flows) else None
-    by_period = flows.assign(period=flows["hour"].map(_period)).groupby("period")["loss_fraction"]
-    periods = ", ".join(f"{k} {v * 100:.3f} %" for k, v in by_period.mean().items())
+    # nping counts a round trip lost when either way loses it: 1 - (1 - l_alpha)(1 - l_beta)
+    per_run = flows.groupby("run_id").agg(
+        kept=("loss_fraction", lambda x: float(np.prod(1 - x.to_numpy()))),
+        hour=("hour", "first"),
+    )
+    per_run["rt_loss_pct"] = (1 - per_run["kept"]) * 100
+    loss = C.finite(per_run["rt_loss_pct"].mean()) if len(per_run) else None
+    by_period = per_run.assign(period=per_run["hour"].map(_period)).groupby("period")
+    periods = ", ".join(f"{k} {v:.3f} %" for k, v in by_period["rt_loss_pct"].mean().items())
     out["loss-idle"] = Measured(
         loss,
-        "mean loss of the two UDP probe streams (20/s each), every period",
-        f"satcc's idle-path loss is the presets' random loss (business up 0.2-0.5 % + "
-        f"residential down 0.01 %, and the reverse) plus boundary bursts, the same at every "
-        f"hour: {C.fmt(loss)} % ({periods or 'no runs'})",
+        "round-trip loss of the two UDP probe streams (20/s each way), every period",
+        f"satcc's idle path has no random loss (set from this input) and loses in the boundary "
+        f"bursts only, the same at every hour: {C.fmt(loss)} % ({periods or 'no runs'})",
     )
     runs = f["runs"]
     C.tag(
