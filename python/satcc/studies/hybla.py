@@ -470,6 +470,25 @@ def _fmt(value: float | None, scale: float, spec: str = ".3f") -> str:
 # -- figures -------------------------------------------------------------------------------
 
 
+def regime_switch(p: np.ndarray, m: Any, quantity: str) -> tuple[float, float] | None:
+    """Where the model's curve changes branch (peak window at W_m, eq. 11-21, to below it, eq.
+    2-10) and the relative step of the quantity there: the two branches do not meet at the
+    boundary (V of eq. 18 is not 0 where W reaches W_m), which is the jump in the model curve."""
+    regime = np.asarray(m.intermediate["regime"])
+    values = np.asarray(
+        m.throughput_bps if quantity == "throughput" else m.transfer_time_s, dtype=float
+    )
+    if values.ndim != 1 or len(values) != len(regime):
+        return None
+    change = np.nonzero(regime[1:] != regime[:-1])[0]
+    if not len(change):
+        return None
+    k = int(change[0])
+    if not (np.isfinite(values[k]) and np.isfinite(values[k + 1])) or values[k] == 0:
+        return None
+    return float(np.sqrt(p[k] * p[k + 1])), float(values[k + 1] / values[k] - 1)
+
+
 def plot_figures(points: list[dict[str, Any]], design: Design, out_dir: Path) -> list[Path]:
     """Fig. 3-9 equivalents: model curve (log-spaced p) and simulator means with min-max bars."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -530,6 +549,17 @@ def plot_figures(points: list[dict[str, Any]], design: Design, out_dir: Path) ->
             )
         ax.set_xscale("log")
         ax.set_xlabel("packet loss rate p")
+        switch = regime_switch(curve_p, m, quantity)
+        if switch is not None:
+            p_switch, step = switch
+            ax.axvline(
+                p_switch,
+                color="tab:blue",
+                ls=":",
+                lw=1,
+                label=f"model's branch switch at p = {p_switch:.2g}: peak window reaches W_m "
+                f"(eq. 11-21) below, not (eq. 2-10) above; the branches do not meet ({step:+.0%})",
+            )
         what = "steady state" if kind == STEADY else f"{kind[:-2]} MB"
         ax.set_title(
             f"Fig. {number}: {quantity.replace('time', 'transfer time')}, {what}, RTT 550 ms",

@@ -167,7 +167,9 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
                 f"fig{number}",
                 f"Fig. {number}",
                 f"{quantity} vs loss, {kind}: the study's model (line) and satcc's "
-                "simulator (points: mean, min-max over seeds)",
+                "simulator (points: mean, min-max over seeds); the dotted line marks where the "
+                "model changes branch (peak window at W_m, eq. 11-21, below it; eq. 2-10 above): "
+                "the two branches do not meet there, which is the step in the model curve",
                 path,
             )
         )
