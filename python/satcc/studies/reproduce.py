@@ -135,6 +135,7 @@ def summary_lines(results: list[StudyResult]) -> list[str]:
                 r.study.id,
                 *(str(t[v]) for v in CL.VERDICTS),
                 f"{100 * t[CL.REPRODUCED] / n:.0f} %" if n else "-",
+                str(sum(1 for x in r.rows if x.verdict == CL.NOT_JUDGED)),
                 str(sum(1 for x in r.rows if x.claim.kind == "input")),
                 f"{judged} / {listed}",
             ]
@@ -145,12 +146,17 @@ def summary_lines(results: list[StudyResult]) -> list[str]:
             "all",
             *(str(total[v]) for v in CL.VERDICTS),
             f"{100 * total[CL.REPRODUCED] / n:.0f} %" if n else "-",
+            str(sum(1 for r in results for x in r.rows if x.verdict == CL.NOT_JUDGED)),
             str(sum(1 for r in results for x in r.rows if x.claim.kind == "input")),
             f"{judged_all} / {listed_all}",
         ]
     )
-    cols = ["study", *CL.VERDICTS, "reproduced", "inputs", "coverage"]
-    return ["Findings per study (inputs not tallied)", *grid(cols, body, left={0})]
+    cols = ["study", *CL.VERDICTS, "share reproduced", "not judged here", "inputs", "coverage"]
+    head = (
+        "Findings per study (inputs not tallied; share = reproduced / judged findings; "
+        "coverage = findings / main results listed)"
+    )
+    return [head, *grid(cols, body, left={0})]
 
 
 # -- HTML --------------------------------------------------------------------------------------
