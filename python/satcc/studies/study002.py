@@ -116,11 +116,26 @@ def _measure_emu(doc: dict[str, Any]) -> dict[str, Measured]:
                 for p in doc["points"]
                 if p["kind"] == kind and p[f"{quantity}_diff_pct"] is not None
             )
+            unfinished = [
+                r for r in doc["runs"] if r["kind"] == kind and r["p"] <= 1e-4 and not r["finished"]
+            ]
+            if unfinished:
+                detail = "transfers that did not finish within their run: " + ", ".join(
+                    f"p = {r['p']:g}: {r['delivered_bytes'] / 1e6:.2f} MB in {r['duration_s']} s"
+                    for r in unfinished
+                )
             out[f"dummynet-{kind}-{quantity}"] = Measured(
                 None if value is None else abs(value),
                 f"max |model - kernel| / model over p <= 1e-4 ({len(row['low_loss_ps'])} "
                 "loss rates; the kernel's Hybla as BPF struct_ops over satcc-linkd)",
-                f"worst {detail}; by p: {by_p}" if detail else f"by p: {by_p}",
+                "; ".join(
+                    x
+                    for x in (
+                        (f"worst {detail}" if not unfinished else detail) if detail else "",
+                        f"by p: {by_p}" if by_p else "",
+                    )
+                    if x
+                ),
                 seeds=seeds,
                 source="validate-hybla/validation.json (engine emu): points, model vs the "
                 "kernel's mean over seeds",
