@@ -583,8 +583,7 @@ def plot_figures(points: list[dict[str, Any]], design: Design, out_dir: Path) ->
                 color="tab:blue",
                 ls=":",
                 lw=1,
-                label=f"model's branch switch at p = {p_switch:.2g}: peak window reaches W_m "
-                f"(eq. 11-21) below, not (eq. 2-10) above; the branches do not meet ({step:+.0%})",
+                label=f"model's branch switch, p = {p_switch:.2g} (step {step:+.0%})",
             )
         what = "steady state" if kind == STEADY else f"{kind[:-2]} MB"
         ax.set_title(
