@@ -11,7 +11,6 @@ from satcc.errors import UserError
 from satcc.studies import claims as CL
 from satcc.studies import reproduce as R
 
-
 VAGUE = ("大きく", "著しく", "非常に", "大幅", "わずかに", "安定")
 
 
