@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     def log(message: str) -> None:
         print(f"satcc reproduce: {message}", file=sys.stderr)
 
-    docs = []
+    docs, results = [], []
     for study in studies:
         result = R.reproduce(
             study,
@@ -102,10 +102,13 @@ def run(args: argparse.Namespace) -> int:
             log=log,
         )
         docs.append(result.doc())
+        results.append(result)
         if not args.json:
             print("\n".join(R.text_lines(result)))
             print()
         log(f"wrote {result.out}/: claims.json, claims.txt, report.html")
+    if len(results) > 1 and not args.json:
+        print("\n".join(R.summary_lines(results)))
     if args.json:
         print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
     return 0

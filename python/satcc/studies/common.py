@@ -190,3 +190,35 @@ def paper_line(ax: Any, y: float, label: str, color: str = "black") -> None:
 def box(ax: Any, groups: list[np.ndarray], labels: list[str]) -> None:
     data = [g if len(g) else np.array([np.nan]) for g in groups]
     ax.boxplot(data, tick_labels=labels, showmeans=True, widths=0.6)
+
+
+def seeds_of(frame: pd.DataFrame) -> int | None:
+    """How many seeds (repetitions) a frame of runs or flows holds."""
+    if not len(frame) or "repetition" not in frame.columns:
+        return None
+    return int(frame["repetition"].nunique())
+
+
+def tag(
+    measured: dict[str, Any], ids: list[str] | tuple[str, ...], source: str, seeds: int | None
+) -> None:
+    """Set the source (campaign, runs, columns) and seed count of the named claims' values."""
+    from dataclasses import replace
+
+    for i in ids:
+        if i in measured:
+            m = measured[i]
+            measured[i] = replace(
+                m, source=m.source or source, seeds=m.seeds if m.seeds is not None else seeds
+            )
+
+
+def per_seed(
+    frame: pd.DataFrame, stat: Callable[[pd.DataFrame], float | None]
+) -> tuple[float, ...]:
+    """The statistic computed from each seed's (repetition's) rows alone, in repetition order."""
+    out = []
+    for _, g in frame.groupby("repetition", sort=True):
+        v = stat(g)
+        out.append(float("nan") if v is None else float(v))
+    return tuple(out)

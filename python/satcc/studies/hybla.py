@@ -119,6 +119,9 @@ class Design:
     rate_bps: int = RATE_BPS
     delayed_ack: bool = True
     steady: bool = True
+    engine: str = "sim"  # "emu": the real kernel's Hybla (BPF) over satcc-linkd, real time
+    transfer_factor: float = TRANSFER_TIME_FACTOR
+    transfer_slack_s: float = TRANSFER_SLACK_S
 
     @classmethod
     def full(cls, **changes: Any) -> Design:
@@ -127,6 +130,18 @@ class Design:
     @classmethod
     def quick(cls, **changes: Any) -> Design:
         return cls(LOSSES_QUICK, SIZES_BYTES, SEEDS_QUICK, STEADY_S_QUICK).replace(**changes)
+
+    @classmethod
+    def emulator(cls, quick: bool, **changes: Any) -> Design:
+        """The dummynet column's design in the emulator (real time, so small): quick, steady
+        state (60 s) and 10 MB at p = 1e-5 and 1e-4, one seed (about 4 minutes); full, steady
+        state (100 s, the study's dummynet runs) and 10/50/100 MB at p = 1e-6, 1e-5, 1e-4, three
+        seeds (about 45 minutes). Transfer runs last 1.5 x the model's time + 10 s."""
+        if quick:
+            base = cls((1e-5, 1e-4), (10_000_000,), 1, 60.0)
+        else:
+            base = cls((1e-6, 1e-5, 1e-4), SIZES_BYTES, 3, 100.0)
+        return base.replace(engine="emu", transfer_factor=1.5, transfer_slack_s=10.0, **changes)
 
     def replace(self, **changes: Any) -> Design:
         values = asdict(self)
@@ -177,6 +192,7 @@ class RunSpec:
     duration_s: int
     rate_bps: int
     delayed_ack: bool
+    engine: str = "sim"
 
 
 def scenario_dict(spec: RunSpec) -> dict[str, Any]:
@@ -199,6 +215,7 @@ def scenario_dict(spec: RunSpec) -> dict[str, Any]:
             "duration": f"{spec.duration_s} s",
             "seed": spec.seed,
             "bin": BIN,
+            "engine": spec.engine,
         },
         "link": [
             {
@@ -221,7 +238,7 @@ def simulate(spec: RunSpec) -> dict[str, Any]:
     from satcc.engines import registry
 
     s = sc.from_dict(scenario_dict(spec), source=f"<{spec.kind} p={spec.p:g}>")
-    result = registry.run("sim", s)
+    result = registry.run(spec.engine, s)
     f = result.flows_table.to_pylist()[0]
     finished = spec.size_bytes is None or f["fct_s"] is not None
     return {
@@ -249,10 +266,19 @@ def run_specs(design: Design) -> list[RunSpec]:
                 duration = math.ceil(design.steady_duration_s)
             else:
                 t = float(model(p, size).transfer_time_s)
-                duration = math.ceil(max(TRANSFER_TIME_FACTOR * t, t + TRANSFER_SLACK_S))
+                duration = math.ceil(max(design.transfer_factor * t, t + design.transfer_slack_s))
             for seed in range(1, design.seeds + 1):
                 specs.append(
-                    RunSpec(kind, size, p, seed, duration, design.rate_bps, design.delayed_ack)
+                    RunSpec(
+                        kind,
+                        size,
+                        p,
+                        seed,
+                        duration,
+                        design.rate_bps,
+                        design.delayed_ack,
+                        design.engine,
+                    )
                 )
     return specs
 
@@ -470,6 +496,25 @@ def _fmt(value: float | None, scale: float, spec: str = ".3f") -> str:
 # -- figures -------------------------------------------------------------------------------
 
 
+def regime_switch(p: np.ndarray, m: Any, quantity: str) -> tuple[float, float] | None:
+    """Where the model's curve changes branch (peak window at W_m, eq. 11-21, to below it, eq.
+    2-10) and the relative step of the quantity there: the two branches do not meet at the
+    boundary (V of eq. 18 is not 0 where W reaches W_m), which is the jump in the model curve."""
+    regime = np.asarray(m.intermediate["regime"])
+    values = np.asarray(
+        m.throughput_bps if quantity == "throughput" else m.transfer_time_s, dtype=float
+    )
+    if values.ndim != 1 or len(values) != len(regime):
+        return None
+    change = np.nonzero(regime[1:] != regime[:-1])[0]
+    if not len(change):
+        return None
+    k = int(change[0])
+    if not (np.isfinite(values[k]) and np.isfinite(values[k + 1])) or values[k] == 0:
+        return None
+    return float(np.sqrt(p[k] * p[k + 1])), float(values[k + 1] / values[k] - 1)
+
+
 def plot_figures(points: list[dict[str, Any]], design: Design, out_dir: Path) -> list[Path]:
     """Fig. 3-9 equivalents: model curve (log-spaced p) and simulator means with min-max bars."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -530,6 +575,16 @@ def plot_figures(points: list[dict[str, Any]], design: Design, out_dir: Path) ->
             )
         ax.set_xscale("log")
         ax.set_xlabel("packet loss rate p")
+        switch = regime_switch(curve_p, m, quantity)
+        if switch is not None:
+            p_switch, step = switch
+            ax.axvline(
+                p_switch,
+                color="tab:blue",
+                ls=":",
+                lw=1,
+                label=f"model's branch switch, p = {p_switch:.2g} (step {step:+.0%})",
+            )
         what = "steady state" if kind == STEADY else f"{kind[:-2]} MB"
         ax.set_title(
             f"Fig. {number}: {quantity.replace('time', 'transfer time')}, {what}, RTT 550 ms",
@@ -570,6 +625,8 @@ def validate(
 ) -> Validation:
     """Run the design, compare, write runs.csv, points.csv, validation.json and the PNGs."""
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    if design.engine != "sim":
+        jobs = 1  # the emulator runs in real time, one run at a time
     runs = run_all(run_specs(design), jobs=jobs, progress=progress)
     points = aggregate(runs, design)
     rows = table3(points, design)

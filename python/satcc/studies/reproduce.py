@@ -55,8 +55,13 @@ class StudyResult:
             "seeds": self.seeds,
             "engines": sorted(self.dirs),
             "campaigns": {e: {k: str(v) for k, v in d.items()} for e, d in self.dirs.items()},
-            "claims": [r.doc() for r in self.rows],
-            "verdicts": {v: sum(1 for r in self.rows if r.verdict == v) for v in CL.VERDICTS},
+            "claims": [r.doc() for r in CL.ordered(self.rows)],
+            "verdicts": CL.tally(self.rows),  # findings only
+            "not_judged_in_design": sum(1 for r in self.rows if r.verdict == CL.NOT_JUDGED),
+            "inputs": sum(1 for r in self.rows if r.claim.kind == "input"),
+            "coverage": dict(zip(("judged", "main_results"), self.study.coverage(), strict=True)),
+            "not_judged": [n.model_dump() for n in self.study.not_judged],
+            "anomalies": [a.model_dump() for a in self.study.anomalies],
             "figures": {
                 e: [
                     {"id": f.id, "title": f.title, "caption": f.caption, "path": str(f.path)}
@@ -109,7 +114,49 @@ def text_lines(result: StudyResult) -> list[str]:
         f"Study {s.id}: {s.title} ({'quick' if result.quick else 'full'} design, "
         f"engine{'s' if len(result.dirs) > 1 else ''} {', '.join(result.dirs)})"
     )
-    return [head, *CL.table_lines(result.rows)]
+    return [head, *CL.table_lines(result.rows, study=s)]
+
+
+def summary_lines(results: list[StudyResult]) -> list[str]:
+    """`reproduce all`: per study and over all, the findings' tally and the coverage."""
+    from satcc.textgrid import grid
+
+    body, total = [], dict.fromkeys(CL.VERDICTS, 0)
+    judged_all = listed_all = 0
+    for r in results:
+        t = CL.tally(r.rows)
+        judged, listed = r.study.coverage()
+        judged_all, listed_all = judged_all + judged, listed_all + listed
+        for v in CL.VERDICTS:
+            total[v] += t[v]
+        n = sum(t.values())
+        body.append(
+            [
+                r.study.id,
+                *(str(t[v]) for v in CL.VERDICTS),
+                f"{100 * t[CL.REPRODUCED] / n:.0f} %" if n else "-",
+                str(sum(1 for x in r.rows if x.verdict == CL.NOT_JUDGED)),
+                str(sum(1 for x in r.rows if x.claim.kind == "input")),
+                f"{judged} / {listed}",
+            ]
+        )
+    n = sum(total.values())
+    body.append(
+        [
+            "all",
+            *(str(total[v]) for v in CL.VERDICTS),
+            f"{100 * total[CL.REPRODUCED] / n:.0f} %" if n else "-",
+            str(sum(1 for r in results for x in r.rows if x.verdict == CL.NOT_JUDGED)),
+            str(sum(1 for r in results for x in r.rows if x.claim.kind == "input")),
+            f"{judged_all} / {listed_all}",
+        ]
+    )
+    cols = ["study", *CL.VERDICTS, "share reproduced", "not judged here", "inputs", "coverage"]
+    head = (
+        "Findings per study (inputs not tallied; share = reproduced / judged findings; "
+        "coverage = findings / main results listed)"
+    )
+    return [head, *grid(cols, body, left={0})]
 
 
 # -- HTML --------------------------------------------------------------------------------------
@@ -124,17 +171,24 @@ td.why{text-align:left;font-size:.9em;color:#333;max-width:32em}
 <h1>Study {{ s.id }}: {{ s.title }}</h1>
 <p class="meta">{{ s.reference }} (shared/papers/{{ s.paper }}). satcc {{ version }},
 {{ 'quick' if r.quick else 'full' }} design{% if r.seeds %}, {{ r.seeds }} seed(s) per point{% endif %},
-engine(s) {{ engines }}. Verdicts: {{ counts }}.</p>
+engine(s) {{ engines }}. Findings: {{ counts }}; {{ n_inputs }} input(s), not tallied.
+Coverage: {{ coverage[0] }} of the paper's {{ coverage[1] }} main results judged as findings.</p>
 <h2>Claims</h2>
-<p>Verdict from the numbers: the distance between satcc's value and the paper's claim against
-the claim's tolerance (reproduced) and partly tolerance; rule in satcc/studies/claims.py.</p>
+<p>Findings are judged from the numbers: near/within against the claim's tolerance (reproduced)
+and partly tolerance; above/below strictly (the wrong side is "not"); a difference between groups
+is reproduced only when every seed agrees. Inputs are the study's path, which satcc's scenario is
+set from: shown beside satcc's path, not tallied. Rule in satcc/studies/claims.py.</p>
 <table><tr><th class="l">claim</th><th class="l">cite</th><th>engine</th><th>paper</th>
-<th>satcc</th><th>tolerance / partly</th><th>verdict</th><th class="l">how satcc measured; why it differs</th></tr>
+<th>satcc</th><th>seeds</th><th>tolerance</th><th>verdict</th><th class="l">source; how satcc measured; why it differs</th></tr>
 {% for row in rows %}<tr class="{{ row.verdict }}"><td class="l" title="{{ row.quote or '' }}">
 <b>{{ row.id }}</b><br>{{ row.what }}</td><td class="l">{{ row.cite }}</td><td>{{ row.engine }}</td>
-<td>{{ row.paper_text }}</td><td>{{ row.satcc_text }}</td><td>{{ row.tolerance }} / {{ row.partly }}</td>
-<td class="v">{{ row.verdict }}</td><td class="why">{{ row.how }}{% if row.verdict != 'reproduced' and row.why %}<br><i>{{ row.why }}</i>{% endif %}{% if row.note %}<br>({{ row.note }}){% endif %}</td></tr>
+<td>{{ row.paper_text }}</td><td>{{ row.satcc_text }}</td><td>{{ row.seeds if row.seeds is not none else '-' }}</td><td>{{ row.tolerance_text }}</td>
+<td class="v">{{ row.verdict_text }}</td><td class="why">{{ row.source }}{% if row.source %}<br>{% endif %}{{ row.how }}{% if row.skipped %}<br><i>{{ row.skipped }}</i>{% elif row.verdict != 'reproduced' and row.why %}<br><i>{{ row.why }}</i>{% endif %}{% if row.per_seed is not none %}<br>per seed: {{ row.per_seed|join(', ') }}{% endif %}{% if row.note %}<br>({{ row.note }}){% endif %}</td></tr>
 {% endfor %}</table>
+{% if s.not_judged %}<h2>Main results not judged</h2><ul>{% for n in s.not_judged %}
+<li>{{ n.what }} ({{ n.cite }}): {{ n.reason }}</li>{% endfor %}</ul>{% endif %}
+{% if s.anomalies %}<h2>The paper's own anomalies</h2><ul>{% for a in s.anomalies %}
+<li>{{ a.what }} ({{ a.cite }}): {{ a.note }}</li>{% endfor %}</ul>{% endif %}
 {% for engine, figs in figures %}<h2>The paper's figures from satcc's {{ engine }} runs</h2>
 {% for f in figs %}<figure><img id="{{ engine }}-{{ f.id }}" alt="{{ f.title }}" src="data:image/png;base64,{{ f.data }}">
 <figcaption><b>{{ f.title }}.</b> {{ f.caption }}</figcaption></figure>
@@ -151,9 +205,9 @@ def render_html(result: StudyResult) -> str:
     from satcc.report.build import CSS
 
     rows = []
-    for r in result.rows:
+    for r in CL.ordered(result.rows):
         d = r.doc()
-        d["satcc_text"] = CL.value_text(r)
+        d["tolerance_text"] = CL.tolerance_text(r.claim)
         rows.append(d)
     figures = [
         (
@@ -181,6 +235,8 @@ def render_html(result: StudyResult) -> str:
         rows=rows,
         figures=figures,
         counts=counts,
+        n_inputs=result.doc()["inputs"],
+        coverage=result.study.coverage(),
         engines=", ".join(result.dirs),
         campaigns=campaigns,
     )

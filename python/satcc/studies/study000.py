@@ -79,12 +79,19 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
                 f"satcc's {plan} {direction}link capacity averaged {C.fmt(cap_mbps)} Mbit/s "
                 f"in these runs (preset range, starlink.com contract figures); BBR got "
                 f"{C.fmt(bbr)}, CUBIC {C.fmt(cubic)} Mbit/s with {C.fmt(rc)} % of its "
-                "segments retransmitted (random loss of the preset: up 0.2-0.5 %, down 0.01 %)"
+                "segments retransmitted (no random loss: the study's idle loss is the "
+                "boundary bursts', scenarios/study000-t2t-probe.toml)"
             )
             n = f"{direction}-{plan}"
             out[f"{n}-cubic"] = Measured(cubic, "mean goodput per 15 s run", why)
             out[f"{n}-bbr"] = Measured(bbr, "mean goodput per 15 s run", why)
             out[f"{n}-ratio"] = Measured(C.ratio(bbr, cubic), "BBR mean / CUBIC mean", why)
+    C.tag(
+        out,
+        list(out),
+        "study000-baseline: flows.goodput_bps (mean per plan, direction, cca)",
+        C.seeds_of(flows),
+    )
     out.update(_mss(dirs["study000-mss"]))
     out.update(_rtt_day(dirs["study000-rtt-day"]))
     up_bbr = {p: C.finite(means.get((p, "up", "bbr"))) for p in ("residential", "business")}
@@ -109,7 +116,7 @@ def _mss(d: Path) -> dict[str, Measured]:
         f"mean Mbit/s by MSS: {table}. The study's peak at 1300 B implies a larger tunnel "
         "overhead than 43 B (SoftEther's is unpublished) if its sweep had a 1400 B point"
     )
-    return {
+    out = {
         "mss-best": Measured(float(best), "MSS of the highest mean goodput, all flows", why),
         "mss-largest-falls": Measured(
             float(by_mss[largest] / by_mss[best]),
@@ -117,6 +124,8 @@ def _mss(d: Path) -> dict[str, Measured]:
             why,
         ),
     }
+    C.tag(out, list(out), "study000-mss: flows.goodput_bps by param mss", C.seeds_of(flows))
+    return out
 
 
 def idle_rtt(ls: pd.DataFrame) -> pd.DataFrame:
@@ -144,7 +153,11 @@ def _rtt_day(d: Path) -> dict[str, Measured]:
     evening = rtt[rtt["period"] == "evening"]["rtt_ms"]
     out = {}
     mean = C.finite(rtt["rtt_ms"].mean())
-    floor = "two Starlink hops (20-85 ms RTT each, preset quantiles) plus 20 ms of terrestrial path"
+    sd = C.finite(rtt["rtt_ms"].std())
+    floor = (
+        "two Starlink hops (20-85 ms RTT each, preset quantiles) plus 120 ms of terrestrial "
+        "round trip (set from the study's 230 ms mean)"
+    )
     out["rtt-mean"] = Measured(
         mean,
         "mean of the idle path's RTT per 1 s bin, all periods",
@@ -152,11 +165,10 @@ def _rtt_day(d: Path) -> dict[str, Measured]:
         f"{C.fmt(rtt['rtt_ms'].min())}-{C.fmt(rtt['rtt_ms'].max())} ms; "
         "no queueing without traffic and no time-of-day load",
     )
-    out["rtt-evening-min"] = Measured(
-        C.finite(evening.min()),
-        "lowest 1 s bin, 20-23 h",
-        f"an RTT of 2 ms is below the light time of two satellite hops; satcc's path cannot go "
-        f"below its {floor}: evening minimum {C.fmt(C.finite(evening.min()))} ms",
+    out["rtt-stable"] = Measured(
+        C.ratio(sd, mean),
+        "std / mean of the idle path's RTT per 1 s bin",
+        f"satcc's idle RTT: std {C.fmt(sd)} ms around a mean of {C.fmt(mean)} ms",
     )
     out["rtt-evening-max"] = Measured(
         C.finite(evening.max()),
@@ -166,18 +178,31 @@ def _rtt_day(d: Path) -> dict[str, Measured]:
         "packets, not the propagation delay)",
     )
     flows = f["flows"].assign(hour=lambda x: C.param(x, "hour_h"))
-    flows["period"] = flows["hour"].map(_period)
-    for name in PERIODS:
-        p = flows[flows["period"] == name]
-        loss = C.finite(p["loss_fraction"].mean() * 100) if len(p) else None
-        out[f"loss-{name}"] = Measured(
-            loss,
-            "mean loss of the two UDP probe streams (20/s each)",
-            f"satcc's idle-path loss is the presets' random loss (business up 0.2-0.5 % + "
-            f"residential down 0.01 %, and the reverse) plus boundary bursts, the same at every "
-            f"hour (same-seed runs at different hours are identical): {C.fmt(loss)} % in the {name} "
-            "runs",
-        )
+    # nping counts a round trip lost when either way loses it: 1 - (1 - l_alpha)(1 - l_beta)
+    per_run = flows.groupby("run_id").agg(
+        kept=("loss_fraction", lambda x: float(np.prod(1 - x.to_numpy()))),
+        hour=("hour", "first"),
+    )
+    per_run["rt_loss_pct"] = (1 - per_run["kept"]) * 100
+    loss = C.finite(per_run["rt_loss_pct"].mean()) if len(per_run) else None
+    by_period = per_run.assign(period=per_run["hour"].map(_period)).groupby("period")
+    periods = ", ".join(f"{k} {v:.3f} %" for k, v in by_period["rt_loss_pct"].mean().items())
+    out["loss-idle"] = Measured(
+        loss,
+        "round-trip loss of the two UDP probe streams (20/s each way), every period",
+        f"satcc's idle path has no random loss (set from this input) and loses in the boundary "
+        f"bursts only, the same at every hour: {C.fmt(loss)} % ({periods or 'no runs'})",
+    )
+    runs = f["runs"]
+    C.tag(
+        out,
+        ["rtt-mean", "rtt-stable", "rtt-evening-max"],
+        "study000-rtt-day: link_series.delay_ms summed over the path per 1 s bin",
+        C.seeds_of(runs),
+    )
+    C.tag(
+        out, ["loss-idle"], "study000-rtt-day: flows.loss_fraction (UDP probes)", C.seeds_of(runs)
+    )
     return out
 
 
@@ -188,9 +213,27 @@ def _t2t(d: Path, up_bbr: dict[str, float | None]) -> dict[str, Measured]:
     cubic = C.finite(flows[flows["cca"] == "cubic"]["goodput_bps"].mean() / 1e6)
     text = ", ".join(f"{k[0]} {k[1]} {v:.2f}" for k, v in m.items())
     a, b = C.finite(m.get(("alpha", "bbr"))), C.finite(m.get(("beta", "bbr")))
-    return {
+
+    def bbr_over_cubic(g: pd.DataFrame) -> float | None:
+        return C.ratio(
+            C.finite(g[g["cca"] == "bbr"]["goodput_bps"].mean()),
+            C.finite(g[g["cca"] == "cubic"]["goodput_bps"].mean()),
+        )
+
+    by_dir = flows.groupby("direction")["goodput_bps"].mean() / 1e6
+    alpha_all, beta_all = C.finite(by_dir.get("alpha")), C.finite(by_dir.get("beta"))
+    out = {
         "t2t-bbr-over-cubic": Measured(
-            C.ratio(bbr, cubic), "BBR mean / CUBIC mean, α and β", f"satcc means (Mbit/s): {text}"
+            C.ratio(bbr, cubic),
+            "BBR mean / CUBIC mean, α and β",
+            f"satcc means (Mbit/s): {text}",
+            per_seed=C.per_seed(flows, bbr_over_cubic),
+        ),
+        "t2t-beta-over-alpha": Measured(
+            C.ratio(beta_all, alpha_all),
+            "β mean / α mean, both CCAs",
+            f"α {C.fmt(alpha_all)}, β {C.fmt(beta_all)} Mbit/s (α crosses the business uplink, "
+            "β the residential one)",
         ),
         "t2t-alpha-vs-uplink": Measured(
             C.ratio(a, up_bbr["business"]),
@@ -204,6 +247,14 @@ def _t2t(d: Path, up_bbr: dict[str, float | None]) -> dict[str, Measured]:
             f"{C.fmt(up_bbr['residential'])}",
         ),
     }
+    C.tag(
+        out,
+        list(out),
+        "study000-t2t: flows.goodput_bps by param direction and cca (ratios to "
+        "study000-baseline's uplink BBR mean)",
+        C.seeds_of(flows),
+    )
+    return out
 
 
 def _udp(d: Path) -> dict[str, Measured]:
@@ -221,6 +272,12 @@ def _udp(d: Path) -> dict[str, Measured]:
             f"loss: {', '.join(f'{k} {v:.2f} %' for k, v in losses.items())} (the residential "
             "uplink's capacity draws 5-25 Mbit/s, below 20 Mbit/s in part of the epochs)",
         )
+    C.tag(
+        out,
+        list(out),
+        "study000-udp: flows.goodput_bps / offered rate, per flow name",
+        C.seeds_of(flows),
+    )
     return out
 
 
@@ -314,12 +371,15 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     rtt = idle_rtt(ls.assign(hour_h=C.param(ls, "hour_h")))
     fig, axes = C.new_figure(1, 2, width=4.2)
     ax1, ax2 = axes[0]
-    ax1.scatter(rtt["hour"] + (rtt["t_s"] / 3600.0), rtt["rtt_ms"], s=3)
+    # satcc has no time-of-day model: the runs at the study's three periods are the same run, so
+    # the figure draws one run's idle RTT against its own seconds, not against an hour axis
+    first = rtt[rtt["run_id"] == rtt["run_id"].iloc[0]] if len(rtt) else rtt
+    ax1.plot(first["t_s"], first["rtt_ms"], lw=0.8)
     ax1.axhline(230, color="red", ls="--", label="paper mean 230 ms")
-    ax1.set_xlabel("time of day (h)")
+    ax1.set_xlabel("time in the run (s); satcc has no hour of day")
     ax1.set_ylabel("idle RTT (ms)")
     ax1.legend(fontsize="small")
-    ax1.set_title("Fig. 10: RTT over the day", fontsize="medium")
+    ax1.set_title("Fig. 10: idle RTT over one run", fontsize="medium")
     v = np.sort(rtt["rtt_ms"].to_numpy())
     ax2.plot(v, np.arange(1, len(v) + 1) / max(len(v), 1))
     ax2.axvline(230, color="red", ls="--")
@@ -332,8 +392,9 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             out,
             "fig10_11_rtt",
             "Fig. 10-11",
-            "Idle terminal-to-terminal RTT per 1 s bin (sum of the path's delays); "
-            "satcc has no time-of-day load",
+            "Idle terminal-to-terminal RTT per 1 s bin (sum of the path's delays), one run "
+            "over its own seconds (satcc has no time-of-day model: the study's three periods "
+            "are the same run), and the distribution over every run",
         )
     )
     t2t = C.frames(dirs["study000-t2t"])["flows"].assign(

@@ -52,7 +52,7 @@ def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         cca=lambda x: C.param(x, "cca"),
     )
     rtt = ls.groupby(["run_id", "t_s"], as_index=False).agg(
-        rtt_ms=("delay_ms", "sum"), plan=("plan", "first")
+        rtt_ms=("delay_ms", "sum"), plan=("plan", "first"), repetition=("repetition", "first")
     )
     # the link direction entering the receiver: pop->server (link 1 ab) for uploads,
     # pop->dish (link 0 ba) for downloads
@@ -68,14 +68,13 @@ def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     flows, into, rtt = _load(dirs["study001-cca"])
     out: dict[str, Measured] = {}
-    for plan in PLANS:
-        r = rtt[rtt["plan"] == plan]["rtt_ms"]
-        out[f"rtt-mean-{plan}"] = Measured(
-            C.finite(r.mean()),
-            "mean of the idle path's RTT per 0.1 s bin",
-            f"satcc's Starlink RTT draws come from one set of quantiles (20/40/50/60/85 ms) for "
-            f"both plans, plus 4 ms to the server: mean {C.fmt(C.finite(r.mean()))} ms",
-        )
+    r_all = rtt["rtt_ms"]
+    out["rtt-mean"] = Measured(
+        C.finite(r_all.mean()),
+        "mean of the idle path's RTT per 0.1 s bin, both plans",
+        f"satcc's Starlink RTT draws come from one set of quantiles (20/40/50/60/85 ms) for "
+        f"both plans, plus 4 ms to the server: mean {C.fmt(C.finite(r_all.mean()))} ms",
+    )
     sd = {p: C.finite(rtt[rtt["plan"] == p]["rtt_ms"].std()) for p in PLANS}
     out["rtt-spread-residential-over-business"] = Measured(
         C.ratio(sd["residential"], sd["business"]),
@@ -107,9 +106,36 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         out[f"yeah-rank-down-{plan}"] = Measured(
             float(rank.get("yeah", np.nan)),
             "rank of the mean",
-            why + "; YeAH's start-up peak needs a fast slow start into a deep queue, "
-            "which the 15 s runs show only partly",
+            why,
         )
+    spread = []
+    for plan in PLANS:
+        sd_down = (
+            flows[(flows["plan"] == plan) & (flows["direction"] == "down")]
+            .groupby("cca")["goodput_bps"]
+            .std()
+            .sort_values(ascending=False)
+        )
+        rank = {c: i + 1 for i, c in enumerate(sd_down.index)}
+        spread.append((plan, rank.get("yeah"), sd_down / 1e6))
+    ranks = [r for _, r, _ in spread if r is not None]
+    out["yeah-spread-rank"] = Measured(
+        float(np.mean(ranks)) if ranks else None,
+        "mean over the plans of YeAH's rank by the std of downlink run means",
+        "; ".join(
+            f"{plan}: " + ", ".join(f"{c} {v:.1f}" for c, v in sd.items()) + " Mbit/s std"
+            for plan, _, sd in spread
+        ),
+    )
+    delay = flows.groupby("cca")["rtt_mean_ms"].mean().sort_values()
+    delay_rank = {c: i + 1 for i, c in enumerate(delay.index)}
+    out["bbr-lowest-delay"] = Measured(
+        float(delay_rank["bbr"]) if "bbr" in delay_rank else None,
+        "rank of BBR by the mean of the flows' mean RTT, every run",
+        "mean RTT during the transfer: "
+        + ", ".join(f"{c} {v:.1f}" for c, v in delay.items())
+        + " ms",
+    )
     peaks = into.groupby(["cca", "direction"])["rx_mbps"].max()
     vegas = C.finite(into[into["cca"] == "vegas"]["rx_mbps"].max())
     out["vegas-max"] = Measured(
@@ -119,44 +145,115 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         f"capacity draw: largest bin {C.fmt(vegas)} Mbit/s",
     )
     bbr_peak = C.finite(peaks.get(("bbr", "down")))
+    down = into[into["direction"] == "down"]
     for cca in ("dctcp", "yeah"):
         p = C.finite(peaks.get((cca, "down")))
+
+        def peak_ratio(g: pd.DataFrame, cca: str = cca) -> float | None:
+            return C.ratio(
+                C.finite(g[g["cca"] == cca]["rx_mbps"].max()),
+                C.finite(g[g["cca"] == "bbr"]["rx_mbps"].max()),
+            )
+
         out[f"{cca}-peak-over-bbr"] = Measured(
             C.ratio(p, bbr_peak),
             "largest downlink 0.1 s bin / BBR's",
             f"largest downlink bins: {cca} {C.fmt(p)}, BBR {C.fmt(bbr_peak)} Mbit/s; satcc's "
             "link serialises at the drawn capacity, so no bin can exceed it",
+            per_seed=C.per_seed(down, peak_ratio),
         )
     bd = into[(into["plan"] == "business") & (into["direction"] == "down")]
+
+    def start_ratio(g: pd.DataFrame) -> float | None:
+        early = g[g["t_s"] < START_S].groupby("cca")["rx_mbps"].mean()
+        rest = early.drop("yeah", errors="ignore")
+        return C.ratio(C.finite(early.get("yeah")), C.finite(rest.max()) if len(rest) else None)
+
     early = bd[bd["t_s"] < START_S].groupby("cca")["rx_mbps"].mean()
-    rest = early.drop("yeah", errors="ignore")
     out["yeah-start-peak-business"] = Measured(
-        C.ratio(C.finite(early.get("yeah")), C.finite(rest.max()) if len(rest) else None),
+        start_ratio(bd),
         f"received Mbit/s in the first {START_S:g} s, YeAH / the best other",
-        "mean of the first 3 s: "
-        + ", ".join(f"{c} {v:.1f}" for c, v in early.items())
-        + " Mbit/s; all five leave slow start into the same deep dish queue",
+        "mean of the first 3 s: " + ", ".join(f"{c} {v:.1f}" for c, v in early.items()) + " Mbit/s",
+        per_seed=C.per_seed(bd, start_ratio),
     )
+
+    def plan_ratio(g: pd.DataFrame) -> float | None:
+        by = g.groupby("plan")["goodput_bps"].mean()
+        return C.ratio(C.finite(by.get("business")), C.finite(by.get("residential")))
+
     by_plan = flows.groupby("plan")["goodput_bps"].mean() / 1e6
     out["business-over-residential"] = Measured(
-        C.ratio(C.finite(by_plan.get("business")), C.finite(by_plan.get("residential"))),
+        plan_ratio(flows),
         "mean of every run, business / residential",
         f"means: business {C.fmt(C.finite(by_plan.get('business')))}, residential "
         f"{C.fmt(C.finite(by_plan.get('residential')))} Mbit/s",
+        per_seed=C.per_seed(flows, plan_ratio),
     )
-    down_retx = C.finite(flows[flows["direction"] == "down"]["retransmission_rate"].median() * 100)
+    retx = flows.assign(retx_pct=flows["retransmission_rate"] * 100)
+    down_med = retx[retx["direction"] == "down"].groupby(["plan", "cca"])["retx_pct"].median()
+    worst = down_med.idxmax() if len(down_med) else None
     out["retx-down-low"] = Measured(
-        down_retx,
-        "median retransmitted / sent data segments, downlink runs",
-        f"satcc's downlink loss is 0.01 % random plus boundary bursts and queue overflow: "
-        f"median {C.fmt(down_retx)} % (tshark's denominator also counts ACKs)",
+        C.finite(down_med.max()) if len(down_med) else None,
+        "the largest per-CCA median of retransmitted / sent data segments, downlink, per plan",
+        "downlink medians (%): "
+        + ", ".join(f"{p} {c} {v:.3f}" for (p, c), v in down_med.items())
+        + (f"; worst {worst[1]} ({worst[0]})" if worst else "")
+        + " (tshark's denominator also counts ACKs: the study's rates sit near 2/3 of these)",
     )
-    up = flows[flows["direction"] == "up"].groupby("plan")["retransmission_rate"].median() * 100
+    panels = retx.groupby(["plan", "direction", "cca"])["retx_pct"].mean()
+    spread_by_panel = {}
+    for (plan, direction), g in panels.groupby(level=["plan", "direction"]):
+        lo, hi = float(g.min()), float(g.max())
+        spread_by_panel[(plan, direction)] = hi / lo if lo > 0 else float("inf")
+    worst_panel = max(spread_by_panel, key=spread_by_panel.get) if spread_by_panel else None
+    out["retx-similar-across-ccas"] = Measured(
+        spread_by_panel[worst_panel] if worst_panel else None,
+        "largest / smallest CCA mean retransmission rate, the worst of plan x direction",
+        "mean retransmission rate (%) per CCA: "
+        + "; ".join(
+            f"{p} {d}: " + ", ".join(f"{c} {v:.3f}" for c, v in panels.xs((p, d)).items())
+            for p, d in spread_by_panel
+        ),
+    )
+    up_rows = retx[retx["direction"] == "up"]
+
+    def up_ratio(g: pd.DataFrame) -> float | None:
+        up = g.groupby("plan")["retx_pct"].median()
+        return C.ratio(C.finite(up.get("residential")), C.finite(up.get("business")))
+
+    up_cca = up_rows.groupby(["cca", "plan"])["retx_pct"].median().unstack()
     out["retx-up-residential-over-business"] = Measured(
-        C.ratio(C.finite(up.get("residential")), C.finite(up.get("business"))),
+        up_ratio(up_rows),
         "median uplink retransmission rate, residential / business",
-        f"both presets draw the uplink loss from 0.2-0.5 %: medians residential "
-        f"{C.fmt(C.finite(up.get('residential')))} %, business {C.fmt(C.finite(up.get('business')))} %",
+        "both presets draw the uplink loss from 0.2-0.5 %; per CCA residential / business "
+        "medians (%): "
+        + ", ".join(
+            f"{c} {r.get('residential', float('nan')):.3f}/{r.get('business', float('nan')):.3f}"
+            for c, r in up_cca.iterrows()
+        ),
+        per_seed=C.per_seed(up_rows, up_ratio),
+    )
+    C.tag(
+        out,
+        ["rtt-mean", "rtt-spread-residential-over-business"],
+        "study001-cca: link_series.delay_ms summed per 0.1 s bin",
+        C.seeds_of(flows),
+    )
+    C.tag(
+        out,
+        ["vegas-max", "dctcp-peak-over-bbr", "yeah-peak-over-bbr", "yeah-start-peak-business"],
+        "study001-cca: link_series.tx_bytes into the receiver per 0.1 s bin",
+        C.seeds_of(flows),
+    )
+    C.tag(
+        out,
+        ["retx-down-low", "retx-similar-across-ccas", "retx-up-residential-over-business"],
+        "study001-cca: flows.retransmission_rate per run",
+        C.seeds_of(flows),
+    )
+    C.tag(out, ["bbr-lowest-delay"], "study001-cca: flows.rtt_mean_ms per run", C.seeds_of(flows))
+    C.tag(
+        out, list(out), "study001-cca: flows.goodput_bps per run (the 15 s mean)", C.seeds_of(flows)
     )
     return out
 
@@ -164,14 +261,37 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
 def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     flows, into, rtt = _load(dirs["study001-cca"])
     figs = []
-    fig, ax = C.new_figure()
-    ax = ax[0][0]
-    C.box(ax, [rtt[rtt["plan"] == p]["rtt_ms"].to_numpy() for p in PLANS], list(PLANS))
+    # Fig. 4 (平均遅延時間): per plan, the mean idle RTT of each run (nping's 50 pings a minute
+    # before the run average to one value per run), over the rounds, beside the box of those means
+    per_run = rtt.groupby(["plan", "run_id"], as_index=False).agg(
+        rtt_ms=("rtt_ms", "mean"), repetition=("repetition", "first")
+    )
+    fig, axes = C.new_figure(1, 2, width=4.2)
+    ax, bx = axes[0]
+    for plan in PLANS:
+        sel = per_run[per_run["plan"] == plan].groupby("repetition")["rtt_ms"].mean()
+        ax.plot(sel.index + 1, sel.to_numpy(), "o-", ms=3, lw=0.8, label=plan)
     ax.axhspan(50, 60, color="red", alpha=0.15, label="paper: mean 50-60 ms")
-    ax.set_ylabel("idle RTT (ms)")
+    ax.set_xlabel("round")
+    ax.set_ylabel("mean idle RTT of the run (ms)")
     ax.legend(fontsize="small")
-    ax.set_title("Fig. 4: RTT by plan", fontsize="medium")
-    figs.append(C.save(fig, out, "fig4_rtt", "Fig. 4", "Idle RTT per 0.1 s bin"))
+    ax.set_title("Fig. 4: mean RTT per round, by plan", fontsize="medium")
+    C.box(bx, [per_run[per_run["plan"] == p]["rtt_ms"].to_numpy() for p in PLANS], list(PLANS))
+    bx.axhspan(50, 60, color="red", alpha=0.15)
+    bx.set_ylabel("mean idle RTT of the run (ms)")
+    bx.set_title("spread by plan", fontsize="medium")
+    figs.append(
+        C.save(
+            fig,
+            out,
+            "fig4_rtt",
+            "Fig. 4",
+            "Idle RTT per plan: each run's mean (the path's delays per 0.1 s bin, summed both "
+            "ways), over the rounds and as a box per plan (satcc's presets draw both plans' RTT "
+            "from the same quantiles)",
+        )
+    )
+
     for number, plan in ((5, "residential"), (6, "business")):
         fig, axes = C.new_figure(2, 1, height=2.6)
         first = into[(into["plan"] == plan) & (into["repetition"] == 0)]

@@ -33,10 +33,6 @@ EMU_CHANGES = {
     "link[2].rate": "100 Mbit/s",
 }  # what this machine's emulator carries
 SMALL_GAP_MS = 8.0  # "RTT 差が小さい": PC2 at 8 ms or less against PC1's 2 ms
-PHASE_NOTE = (
-    "(satcc's access links run at the bottleneck rate as the testbed's did; the simulator's "
-    "hosts carry the kernel's measured timing noise, which keeps the flows from phase-locking)"
-)
 
 
 def run(ctx: C.Context) -> dict[str, Path]:
@@ -51,8 +47,9 @@ def jain2(a: float, b: float) -> float | None:
     return None if den == 0 else (a + b) ** 2 / den
 
 
-def points(d: Path) -> pd.DataFrame:
-    """One row per matrix point: PC1/PC2 RTT (ms), k, count, PC1 share, Jain, group Mbit/s."""
+def points(d: Path, by_seed: bool = False) -> pd.DataFrame:
+    """One row per matrix point: PC1/PC2 RTT (ms), k, count, PC1 share, Jain, group Mbit/s
+    (averaged over the seeds; with by_seed, one row per point and seed, column `repetition`)."""
     f = C.frames(d, flow_series=True)
     runs, flows, fs = f["runs"], f["flows"], f["flow_series"]
     half = runs.set_index("run_id")["duration_s"] / 2
@@ -78,7 +75,9 @@ def points(d: Path) -> pd.DataFrame:
         out["pc1_ms"] = 2.0
     out["share"] = out["short_bps"] / (out["short_bps"] + out["long_bps"])
     out["jain"] = [jain2(a, b) for a, b in zip(out["short_bps"], out["long_bps"], strict=True)]
-    return out.groupby(["k", "count", "pc1_ms", "pc2_ms"], as_index=False).agg(
+    out["repetition"] = r["repetition"]
+    keys = ["k", "count", "pc1_ms", "pc2_ms"] + (["repetition"] if by_seed else [])
+    return out.groupby(keys, as_index=False).agg(
         share=("share", "mean"),
         jain=("jain", "mean"),
         short_mbps=("short_bps", lambda x: x.mean() / 1e6),
@@ -96,7 +95,7 @@ def _at(p: pd.DataFrame, **where: object) -> pd.DataFrame:
 
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out: dict[str, Measured] = {}
-    note = PHASE_NOTE if C.engine_of(dirs["study004-1v1"]) == "sim" else "(real kernel)"
+    note = "" if C.engine_of(dirs["study004-1v1"]) == "sim" else "(real kernel)"
     one = points(dirs["study004-1v1"])
     stock = one[one["k"] == "stock"]
     pc2_max = float(one["pc2_ms"].max())
@@ -126,11 +125,26 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         if (len(big) and len(small))
         else None
     )
+    one_seed = points(dirs["study004-1v1"], by_seed=True)
+
+    def fairness_falls(g: pd.DataFrame) -> float | None:
+        st = g[g["k"] == "stock"]
+        hi = _at(st, pc1_ms=pc1_min, pc2_ms=pc2_max)["jain"]
+        lo = _at(st, pc1_ms=pc1_min, pc2_ms=float(stock["pc2_ms"].min()))["jain"]
+        return float(hi.mean() - lo.mean()) if len(hi) and len(lo) else None
+
+    def eq6_gain(g: pd.DataFrame) -> float | None:
+        pr = g.pivot_table(index=["pc1_ms", "pc2_ms"], columns="k", values="jain")
+        if not {"stock", "eq6"} <= set(pr.columns):
+            return None
+        return C.finite((pr["eq6"] - pr["stock"]).dropna().mean())
+
     out["stock-fairness-falls"] = Measured(
         jf,
         "Jain at the largest PC2 RTT minus Jain at the smallest, PC1 at its smallest",
         f"Jain {C.fmt(C.finite(small['jain'].mean()))} at PC2 {stock['pc2_ms'].min():g} ms, "
         f"{C.fmt(C.finite(big['jain'].mean()))} at {pc2_max:g} ms {note}",
+        per_seed=C.per_seed(one_seed, fairness_falls),
     )
     pair = one.pivot_table(index=["pc1_ms", "pc2_ms"], columns="k", values="jain")
     if {"stock", "eq6"} <= set(pair.columns):
@@ -140,8 +154,10 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             f"mean over {len(diff)} 1v1 points",
             f"eq. 6 (rtt_unit 100 ms) changes Jain by {C.fmt(C.finite(diff.min()))} to "
             f"{C.fmt(C.finite(diff.max()))} across the points {note}",
+            per_seed=C.per_seed(one_seed, eq6_gain),
         )
     many = points(dirs["study004-many"])
+    many_seed = points(dirs["study004-many"], by_seed=True)
     n = int(many["count"].max())
     m = many[many["count"] == n]
     top = float(m["pc2_ms"].max())
@@ -169,11 +185,19 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     large7 = eq7[np.isclose(eq7["pc2_ms"], top)].sort_values("jain", ascending=False)
     if len(large7) and j6 is not None:
         best = large7.iloc[0]
+
+        def eq7_gain(g: pd.DataFrame, k7: str = str(best["k"])) -> float | None:
+            gm = g[g["count"] == n]
+            a = _at(gm[gm["k"] == k7], pc2_ms=top)["jain"]
+            b = _at(gm[gm["k"] == "eq6"], pc2_ms=top)["jain"]
+            return float(a.mean() - b.mean()) if len(a) and len(b) else None
+
         out["eq7-improves-large-gap-many"] = Measured(
             float(best["jain"]) - j6,
             f"{n}v{n}, PC2 {top:g} ms, best of {sorted(eq7['k'].unique())}",
             f"Jain with {best['k']} {best['jain']:.3f} against eq. 6's {j6:.3f}; by a: "
             + ", ".join(f"{k} {v:.3f}" for k, v in zip(large7["k"], large7["jain"], strict=True)),
+            per_seed=C.per_seed(many_seed, eq7_gain),
         )
         near = eq7[(eq7["k"] == best["k"]) & (eq7["pc2_ms"] <= SMALL_GAP_MS)]
         out["eq7-overfavours-long-small-gap"] = Measured(
@@ -181,6 +205,51 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             f"{best['k']}, {n}v{n}, PC2 <= {SMALL_GAP_MS:g} ms: lowest PC1 share",
             f"PC1's share by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(near['pc2_ms'], near['share'], strict=True))}",
         )
+    counts = sorted(int(c) for c in many["count"].unique())
+    if 4 in counts and 16 in counts:
+
+        def worst_16(g: pd.DataFrame) -> float | None:
+            e = g[g["k"] == "eq6"]
+            a = _at(e[e["count"] == 16], pc2_ms=top)["jain"]
+            b = _at(e[e["count"] == 4], pc2_ms=top)["jain"]
+            return float(a.mean() - b.mean()) if len(a) and len(b) else None
+
+        e6 = many[many["k"] == "eq6"]
+        j16 = C.finite(_at(e6[e6["count"] == 16], pc2_ms=top)["jain"].mean())
+        j4 = C.finite(_at(e6[e6["count"] == 4], pc2_ms=top)["jain"].mean())
+        out["eq6-16v16-worst"] = Measured(
+            worst_16(many),
+            f"eq. 6, PC2 {top:g} ms: Jain 16v16 - Jain 4v4",
+            f"Jain eq. 6 at PC2 {top:g} ms: 16v16 {C.fmt(j16)}, 4v4 {C.fmt(j4)}",
+            per_seed=C.per_seed(many_seed, worst_16),
+        )
+    else:
+        out["eq6-16v16-worst"] = Measured(
+            None,
+            skipped="not judged in this design: it runs "
+            + ", ".join(f"{c}v{c}" for c in counts)
+            + " only (the full design runs 4v4 and 16v16)",
+        )
+    runs1 = C.frames(dirs["study004-1v1"])["runs"]
+    runs_many = C.frames(dirs["study004-many"])["runs"]
+    one_ids = [
+        "stock-short-wins",
+        "stock-short-wins-everywhere",
+        "stock-fairness-falls",
+        "eq6-improves-1v1",
+    ]
+    C.tag(
+        out,
+        one_ids,
+        "study004-1v1: flow_series.goodput_bps, second half of each run, summed per group",
+        C.seeds_of(runs1),
+    )
+    C.tag(
+        out,
+        [k for k in out if k not in one_ids],
+        "study004-many: flow_series.goodput_bps, second half of each run, summed per group",
+        C.seeds_of(runs_many),
+    )
     return out
 
 
