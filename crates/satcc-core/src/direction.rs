@@ -264,7 +264,12 @@ impl<P: LinkPacket> Direction<P> {
         backlogged: bool,
         period: SimDuration,
     ) -> Option<SimTime> {
-        let rate = self.constant.as_ref().map_or(0, |c| c.0.rate_bps);
+        // A constant link (the resolver allows no other), possibly behind a wrapper such as
+        // satcc-linkd's origin shift: its rate in force now.
+        let rate = match &self.constant {
+            Some(c) => c.0.rate_bps,
+            None => self.model.state_at(now).rate_bps,
+        };
         if rate == 0 {
             return None;
         }

@@ -276,6 +276,30 @@ mod tests {
     }
 
     #[test]
+    fn a_tick_served_link_releases_frames_on_the_tick_behind_the_origin_shift() {
+        // regression: satcc-linkd wraps the constant link (OriginShift), and the tick service
+        // read the rate from the bare constant link only: every frame was held forever.
+        // 1500 B at 36 Mbit/s = 1/3 ms: three frames per 1 ms tick of the link's clock.
+        let state = LinkState {
+            rate_bps: 36_000_000,
+            delay: SimDuration::ZERO,
+            loss: 0.0,
+        };
+        let mut c = cfg(QueueLimit::Packets(10), None, SimDuration::ZERO);
+        c.tick = Some(SimDuration::from_millis(1));
+        let mut d = Direction::new(Box::new(ConstantLink(state)), c, Rng::new(1));
+        d.set_origin(SimTime::from_nanos(MS / 2));
+        for _ in 0..4 {
+            d.offer(SimTime::from_nanos(MS / 2 + MS / 10), frame(1500));
+        }
+        let due = drain(&mut d, SimTime::from_nanos(10 * MS));
+        assert_eq!(due.len(), 4, "every frame leaves");
+        let first = due[0];
+        assert!(due[..3].iter().all(|&t| t == first), "{due:?}");
+        assert_eq!(due[3] - first, SimDuration::from_millis(1), "{due:?}");
+    }
+
+    #[test]
     fn back_to_back_frames_are_spaced_by_their_serialisation_time() {
         let mut d = dir(12_000_000, 0, 0.0, QueueLimit::Packets(10), None);
         for _ in 0..3 {

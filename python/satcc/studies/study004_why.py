@@ -53,6 +53,7 @@ def per_run(directory: Path) -> pd.DataFrame:
         c = cc[cc["run_id"] == run_id]
         row = {
             "run_id": run_id,
+            "engine": r["engine"],
             "setup": C.param(runs, "setup")[run_id],
             "k": C.param(runs, "k")[run_id],
             "pc2_ms": 2 * float(C.param(runs, "rtt_pc2_ms")[run_id]) + 1.0,
@@ -93,12 +94,15 @@ def _reno_share(c: pd.DataFrame, half_s: float) -> float:
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per setup, PC2 RTT and K mode: means over seeds, and Jain's change from stock paired by
     seed (mean, and whether every seed moves the same way)."""
-    stock = runs[runs["k"] == "stock"].set_index(["setup", "pc2_ms", "seed"])["jain"]
+    if "engine" not in runs:
+        runs = runs.assign(engine="sim")
+    keys = ["engine", "setup", "pc2_ms", "seed"]
+    stock = runs[runs["k"] == "stock"].set_index(keys)["jain"]
     runs = runs.assign(
         d=runs["jain"].to_numpy()
-        - stock.reindex(pd.MultiIndex.from_frame(runs[["setup", "pc2_ms", "seed"]])).to_numpy()
+        - stock.reindex(pd.MultiIndex.from_frame(runs[keys])).to_numpy()
     )
-    g = runs.groupby(["setup", "pc2_ms", "k"], sort=False)
+    g = runs.groupby(["setup", "pc2_ms", "k", "engine"], sort=False)
     out = g.agg(
         seeds=("seed", "size"),
         short_mbps=("short_bps", lambda x: x.mean() / 1e6),
@@ -130,10 +134,12 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
 def table_lines(s: pd.DataFrame) -> list[str]:
     from satcc.textgrid import grid
 
+    engines = s["engine"].nunique() > 1
     cols = [
         "setup",
         "PC2 ms",
         "k",
+        *(["engine"] if engines else []),
         "PC1 Mbit/s",
         "PC2 Mbit/s",
         "Jain",
@@ -153,6 +159,7 @@ def table_lines(s: pd.DataFrame) -> list[str]:
                 r.setup,
                 f"{r.pc2_ms:g}",
                 r.k,
+                *([r.engine] if engines else []),
                 f"{r.short_mbps:.0f}",
                 f"{r.long_mbps:.1f}",
                 f"{r.jain:.3f}",
@@ -166,7 +173,7 @@ def table_lines(s: pd.DataFrame) -> list[str]:
                 _num(r.wmax_long, 0),
             ]
         )
-    return grid(cols, body, left={0, 2, 7})
+    return grid(cols, body, left={0, 2, 3, 7, 8} if engines else {0, 2, 7})
 
 
 def _pct(x: float) -> str:
