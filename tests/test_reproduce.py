@@ -90,6 +90,8 @@ SHORTER = {  # per quick campaign: (pattern, replacement) so all five run in abo
     "study003-long-quick": [(r'"240 s"', '"120 s"')],
     "study004-1v1-quick": [(r'"30 s"', '"10 s"')],
     "study004-many-quick": [(r'"30 s"', '"10 s"')],
+    "study004-why-quick": [(r'"30 s"', '"6 s"')],
+    "study004-phase-quick": [(r'"30 s"', '"6 s"')],
     "study000-mss-quick": [
         (r"\[1200, 1300, 1400, 1460\]", "[1300, 1400, 1460]"),
         (r"repetitions = 2", "repetitions = 1"),

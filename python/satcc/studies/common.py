@@ -69,12 +69,18 @@ def campaign_file(name: str, quick: bool) -> Path:
     return path
 
 
-def run(ctx: Context, name: str, emu_changes: dict[str, Any] | None = None) -> Path:
-    """Run (or resume) campaigns/<name>[-quick].toml for ctx.engine; returns its directory."""
+def run(
+    ctx: Context,
+    name: str,
+    emu_changes: dict[str, Any] | None = None,
+    quick_variant: bool = False,
+) -> Path:
+    """Run (or resume) campaigns/<name>[-quick].toml for ctx.engine (the -quick file also in
+    the full design with `quick_variant`); returns its directory."""
     from satcc.campaign import spec
     from satcc.campaign.execute import run_campaign
 
-    c = load(name, ctx.quick, ctx.engine, ctx.seeds, emu_changes)
+    c = load(name, ctx.quick or quick_variant, ctx.engine, ctx.seeds, emu_changes)
     out = ctx.engine_dir / c.name
     ctx.log(f"campaign {c.name}: {len(spec.expand(c))} runs -> {out}")
     done = run_campaign(c, out, jobs=ctx.jobs, progress=ctx.progress)

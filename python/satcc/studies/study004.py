@@ -9,6 +9,12 @@ to PC3 through a dummynet emulator (GbE, 16 MB windows); PC1-PC3 RTT 2, 4, 16, 6
 | Fig. 10-13 | eq. 6, 1v1, per PC1 RTT            | study004-1v1, k = eq6                   |
 | Fig. 14-15 | eq. 6, 4v4 and 16v16, PC1 2 ms     | study004-many, k = eq6 (rtt_unit swept) |
 | Fig. 16-17 | eq. 7, 4v4 and 16v16, PC1 2 ms     | study004-many, k = eq7-a* (a swept)     |
+| (why)      | eq. 6 taken apart (not a paper fig.) | study004-why: RTT unit × setup, CC state |
+| (phase)    | many vs many at small gaps          | study004-phase: exact vs tick service   |
+
+The two investigation campaigns (`satcc.studies.study004_why`) run with the simulator in every
+design, and with the kernel only in the full one (`--engine emu` without `--quick`: about 40
+real-time minutes more).
 
 Measured per run: each flow's goodput over the second half of the run (after start-up), summed
 per group (PC1's "short-rtt", PC2's "long-rtt"); PC1's share = short / (short + long); Jain's
@@ -27,6 +33,7 @@ from satcc.studies import common as C
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("study004-1v1", "study004-many")
+WHY = ("study004-why", "study004-phase")  # the investigation (satcc.studies.study004_why)
 EMU_CHANGES = {
     "link[0].rate": "100 Mbit/s",
     "link[1].rate": "100 Mbit/s",
@@ -36,8 +43,13 @@ SMALL_GAP_MS = 8.0  # "RTT 差が小さい": PC2 at 8 ms or less against PC1's 2
 
 
 def run(ctx: C.Context) -> dict[str, Path]:
+    names = CAMPAIGNS + (WHY if ctx.engine == "sim" or not ctx.quick else ())
+    # the emulator runs the investigation's quick designs (100 Mbit/s) even in the full study
     return {
-        name: C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None) for name in CAMPAIGNS
+        name: C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None, quick_variant=True)
+        if ctx.engine == "emu" and name in WHY
+        else C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None)
+        for name in names
     }
 
 
@@ -149,11 +161,13 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     pair = one.pivot_table(index=["pc1_ms", "pc2_ms"], columns="k", values="jain")
     if {"stock", "eq6"} <= set(pair.columns):
         diff = (pair["eq6"] - pair["stock"]).dropna()
+        why = _why_text(dirs)
         out["eq6-improves-1v1"] = Measured(
             C.finite(diff.mean()),
             f"mean over {len(diff)} 1v1 points",
             f"eq. 6 (rtt_unit 100 ms) changes Jain by {C.fmt(C.finite(diff.min()))} to "
-            f"{C.fmt(C.finite(diff.max()))} across the points {note}",
+            f"{C.fmt(C.finite(diff.max()))} across the points {note}"
+            + (f". Why, measured (study004-why): {why}" if why else ""),
             per_seed=C.per_seed(one_seed, eq6_gain),
         )
     many = points(dirs["study004-many"])
@@ -253,7 +267,19 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     return out
 
 
-def _panel(ax, p: pd.DataFrame, title: str) -> None:
+def _why_text(dirs: dict[str, Path]) -> str:
+    """The investigation's paragraph when this run has the study004-why campaign."""
+    from satcc.studies import study004_why as why
+
+    d = dirs.get("study004-why")
+    if d is None:
+        return ""
+    return why.explain(why.summary(why.per_run(d)))
+
+
+def _panel(ax, p: pd.DataFrame, title: str, stock: pd.DataFrame | None = None) -> None:
+    """Throughput per group and Jain's index by PC2 RTT; `stock` adds stock CUBIC's Jain at the
+    same points, so a K mode's figure shows what it changed."""
     p = p.sort_values("pc2_ms")
     ax.plot(p["pc2_ms"], p["short_mbps"], "o-", label="PC1 (short RTT group)")
     ax.plot(p["pc2_ms"], p["long_mbps"], "s-", label="PC2 (long RTT group)")
@@ -262,6 +288,9 @@ def _panel(ax, p: pd.DataFrame, title: str) -> None:
     ax.set_ylabel("throughput (Mbit/s)")
     ax2 = ax.twinx()
     ax2.plot(p["pc2_ms"], p["jain"], "k^--", label="Jain's index")
+    if stock is not None and len(stock):
+        s = stock.sort_values("pc2_ms")
+        ax2.plot(s["pc2_ms"], s["jain"], ":", color="0.55", marker="v", label="Jain, stock CUBIC")
     ax2.set_ylim(0, 1.05)
     ax2.set_ylabel("fairness index")
     ax.set_title(title, fontsize="medium")
@@ -280,7 +309,8 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
                 continue
             fig, ax = C.new_figure()
             number = base + i
-            _panel(ax[0][0], p, f"Fig. {number}: {what}, 1v1, PC1-PC3 RTT {pc1:g} ms")
+            ref = _at(one[one["k"] == "stock"], pc1_ms=pc1) if k != "stock" else None
+            _panel(ax[0][0], p, f"Fig. {number}: {what}, 1v1, PC1-PC3 RTT {pc1:g} ms", ref)
             figs.append(
                 C.save(
                     fig,
@@ -298,7 +328,12 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         if m.empty:
             continue
         fig, ax = C.new_figure()
-        _panel(ax[0][0], m[m["k"] == "eq6"], f"Fig. {numbers[0]}: eq. 6, {count}v{count}, PC1 2 ms")
+        _panel(
+            ax[0][0],
+            m[m["k"] == "eq6"],
+            f"Fig. {numbers[0]}: eq. 6, {count}v{count}, PC1 2 ms",
+            m[m["k"] == "stock"],
+        )
         figs.append(
             C.save(
                 fig,
@@ -312,7 +347,12 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         if ks:
             fig, axes = C.new_figure(1, len(ks), width=4.6)
             for ax, k in zip(axes[0], ks, strict=True):
-                _panel(ax, m[m["k"] == k], f"Fig. {numbers[1]}: {k}, {count}v{count}")
+                _panel(
+                    ax,
+                    m[m["k"] == k],
+                    f"Fig. {numbers[1]}: {k}, {count}v{count}",
+                    m[m["k"] == "stock"],
+                )
             figs.append(
                 C.save(
                     fig,
@@ -322,6 +362,78 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
                     "Eq. 7 for each swept a (rtt_unit 100 ms)",
                 )
             )
+    figs.extend(_why_figures(dirs, out))
+    return figs
+
+
+def _why_figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
+    """Eq. 6 taken apart (study004-why) and the many-vs-many phase check (study004-phase)."""
+    from satcc.studies import study004_why as why
+
+    figs = []
+    if "study004-why" in dirs:
+        s = why.summary(why.per_run(dirs["study004-why"]))
+        rtts = sorted(s["pc2_ms"].unique())
+        fig, axes = C.new_figure(1, len(rtts), width=5.2)
+        units = [k for k in s["k"].unique() if k != "stock"]
+        for ax, rtt in zip(axes[0], rtts, strict=True):
+            at = s[np.isclose(s["pc2_ms"], rtt) & (s["k"] != "stock")]
+            setups = list(dict.fromkeys(at["setup"]))
+            width = 0.8 / max(len(units), 1)
+            for j, k in enumerate(units):
+                sel = at[at["k"] == k].set_index("setup").reindex(setups)
+                x = np.arange(len(setups)) + j * width
+                bars = ax.bar(x, sel["d_jain"], width, label=k)
+                for b, holds in zip(bars, sel["holds"], strict=True):
+                    if holds != "all seeds":
+                        b.set_hatch("//")
+                        b.set_alpha(0.5)
+            ax.axhline(0, color="k", lw=0.6)
+            ax.set_xticks(np.arange(len(setups)) + 0.4 - width / 2, setups, rotation=30, ha="right")
+            ax.set_ylabel("Jain(eq. 6) − Jain(stock)")
+            ax.set_title(f"PC1 2 ms vs PC2 {rtt:g} ms, 1v1", fontsize="medium")
+        axes[0][0].legend(fontsize="x-small", title="RTT unit of eq. 6", title_fontsize="x-small")
+        figs.append(
+            C.save(
+                fig,
+                out,
+                "why_eq6",
+                "Eq. 6 taken apart",
+                "Change of Jain's index from stock CUBIC by eq. 6's RTT unit, per setup (the "
+                "testbed as satcc models it; no Reno emulation; 500/5000-slot queues; 10 Gbit/s "
+                "access; a 1000/10000 Hz tick); hatched: the seeds disagree on the sign",
+            )
+        )
+    if "study004-phase" in dirs:
+        p = why.phase(dirs["study004-phase"])
+        fig, axes = C.new_figure(1, 2, width=5.2)
+        for ax, col, what in (
+            (axes[0][0], "long_share", "PC2's (long RTT) share"),
+            (axes[0][1], "long_min", "slowest PC2 flow (Mbit/s)"),
+        ):
+            labels = [f"{r.count}v{r.count}, {r.pc2_ms:g} ms" for r in p.itertuples()]
+            order = list(dict.fromkeys(labels))
+            services = list(dict.fromkeys(p["service"]))
+            width = 0.8 / max(len(services), 1)
+            for j, svc in enumerate(services):
+                sel = p[p["service"] == svc]
+                lab = [f"{r.count}v{r.count}, {r.pc2_ms:g} ms" for r in sel.itertuples()]
+                x = [order.index(label) + j * width for label in lab]
+                ax.bar(x, sel[col], width, label=svc)
+            ax.set_xticks(np.arange(len(order)) + 0.4 - width / 2, order, rotation=30, ha="right")
+            ax.set_ylabel(what)
+        axes[0][0].axhline(0.5, color="k", lw=0.6, ls=":")
+        axes[0][0].legend(fontsize="x-small", title="bottleneck service", title_fontsize="x-small")
+        figs.append(
+            C.save(
+                fig,
+                out,
+                "phase_tick",
+                "Phase starvation and the tick service",
+                "Many vs many at small RTT gaps (PC1 2 ms): PC2's share and its slowest flow, with "
+                "the bottleneck serving exactly or on a dummynet-like tick",
+            )
+        )
     return figs
 
 

@@ -99,8 +99,7 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
     keys = ["engine", "setup", "pc2_ms", "seed"]
     stock = runs[runs["k"] == "stock"].set_index(keys)["jain"]
     runs = runs.assign(
-        d=runs["jain"].to_numpy()
-        - stock.reindex(pd.MultiIndex.from_frame(runs[keys])).to_numpy()
+        d=runs["jain"].to_numpy() - stock.reindex(pd.MultiIndex.from_frame(runs[keys])).to_numpy()
     )
     g = runs.groupby(["setup", "pc2_ms", "k", "engine"], sort=False)
     out = g.agg(
@@ -129,6 +128,120 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
         ),
     )
     return out
+
+
+def explain(s: pd.DataFrame) -> str:
+    """The investigation in one paragraph, every number from `summary`'s table (the largest
+    PC2 RTT; the testbed setup first, then the best K mode of each other setup)."""
+    if s.empty:
+        return ""
+    top = float(s["pc2_ms"].max())
+    at = s[np.isclose(s["pc2_ms"], top)]
+    parts = []
+    for engine, e in at.groupby("engine", sort=False):
+        base = e[(e["setup"] == "testbed") & (e["k"] == "stock")]
+        if base.empty:
+            continue
+        b = base.iloc[0]
+        ratio = b["retx_long"] / b["retx_short"] if b["retx_short"] > 0 else np.nan
+        reno = "" if not np.isfinite(b["reno_long"]) else f", {_pct(b['reno_long'])} of its "
+        reno += "" if not reno else "congestion-avoidance growth under the Reno emulation"
+        wmax = "" if not np.isfinite(b["wmax_long"]) else f", W_max {b['wmax_long']:.0f} packets"
+        text = (
+            f"{engine}, PC2 {top:g} ms, testbed (stock): PC2 retransmits {b['retx_long']:.2f} % "
+            f"of its segments against PC1's {b['retx_short']:.2f} %"
+            + (f" ({ratio:.0f}x)" if np.isfinite(ratio) else "")
+            + f"{wmax}{reno}; eq. 6 changes Jain by "
+            + ", ".join(
+                f"{_unit(r.k)} {r.d_jain:+.3f}{'' if r.holds == 'all seeds' else ' (seeds disagree)'}"
+                for r in e[(e["setup"] == "testbed") & (e["k"] != "stock")].itertuples()
+            )
+        )
+        others = []
+        for setup, g in e[(e["setup"] != "testbed") & (e["k"] != "stock")].groupby(
+            "setup", sort=False
+        ):
+            best = g.sort_values("d_jain", ascending=False).iloc[0]
+            stock = e[(e["setup"] == setup) & (e["k"] == "stock")]["jain"]
+            others.append(
+                f"{setup}: stock Jain {float(stock.iloc[0]) if len(stock) else np.nan:.2f}, "
+                f"best {_unit(best['k'])} {best['d_jain']:+.3f}"
+                + ("" if best["holds"] == "all seeds" else " (seeds disagree)")
+            )
+        if others:
+            text += "; by setup, " + "; ".join(others)
+        parts.append(text)
+    return ". ".join(parts)
+
+
+def phase(directory: Path) -> pd.DataFrame:
+    """`study004-phase`: per engine, flow count, PC2 RTT and service, means over seeds of each
+    group's goodput, PC2's share and the slowest flow of each group (second half, Mbit/s)."""
+    from satcc.store import open_store
+
+    with open_store(directory) as s:
+        runs = s.runs()
+        flows = s.flows()
+        fs = s.flow_series()
+    runs = runs[runs["status"] == "done"].set_index("run_id")
+    half = runs["duration_s"] / 2
+    fs = fs[fs["t_s"] >= fs["run_id"].map(half)]
+    late = fs.groupby(["run_id", "flow_id"])["goodput_bps"].mean().rename("late")
+    flows = flows.join(late, on=["run_id", "id"])
+    flows["group"] = flows["name"].str.split(".").str[0]
+    g = flows.groupby(["run_id", "group"])["late"].agg(["sum", "min"]).unstack("group")
+    out = pd.DataFrame(
+        {
+            "engine": runs["engine"],
+            "count": C.param(runs, "count").astype(int),
+            "pc2_ms": 2 * C.param(runs, "rtt_pc2_ms").astype(float) + 1.0,
+            "service": C.param(runs, "service"),
+            "short_mbps": g[("sum", "short-rtt")] / 1e6,
+            "long_mbps": g[("sum", "long-rtt")] / 1e6,
+            "short_min": g[("min", "short-rtt")] / 1e6,
+            "long_min": g[("min", "long-rtt")] / 1e6,
+        }
+    )
+    out["long_share"] = out["long_mbps"] / (out["short_mbps"] + out["long_mbps"])
+    return (
+        out.groupby(["engine", "count", "pc2_ms", "service"], sort=False)
+        .agg(
+            seeds=("long_share", "size"),
+            short_mbps=("short_mbps", "mean"),
+            long_mbps=("long_mbps", "mean"),
+            long_share=("long_share", "mean"),
+            short_min=("short_min", "min"),
+            long_min=("long_min", "min"),
+        )
+        .reset_index()
+        .sort_values(["engine", "count", "pc2_ms", "service"], kind="stable")
+    )
+
+
+def phase_lines(p: pd.DataFrame) -> list[str]:
+    from satcc.textgrid import grid
+
+    cols = ["engine", "flows", "PC2 ms", "service", "PC1 Mbit/s", "PC2 Mbit/s", "PC2 share"]
+    cols += ["slowest PC1 flow", "slowest PC2 flow"]
+    body = [
+        [
+            r.engine,
+            f"{r.count}v{r.count}",
+            f"{r.pc2_ms:g}",
+            r.service,
+            f"{r.short_mbps:.1f}",
+            f"{r.long_mbps:.1f}",
+            f"{r.long_share:.2f}",
+            f"{r.short_min:.2f}",
+            f"{r.long_min:.2f}",
+        ]
+        for r in p.itertuples(index=False)
+    ]
+    return grid(cols, body, left={0, 3})
+
+
+def _unit(k: str) -> str:
+    return k.replace("eq6-", "unit ") if k.startswith("eq6-") else k
 
 
 def table_lines(s: pd.DataFrame) -> list[str]:
@@ -189,8 +302,18 @@ def main(argv: list[str] | None = None) -> int:
     import sys
 
     args = sys.argv[1:] if argv is None else argv
-    s = summary(per_run(Path(args[0])))
+    d = Path(args[0])
+    from satcc.store import open_store
+
+    with open_store(d) as st:
+        phased = "param_service" in st.runs().columns or "service" in st.runs().columns
+    if phased:
+        print("\n".join(phase_lines(phase(d))))
+        return 0
+    s = summary(per_run(d))
     print("\n".join(table_lines(s)))
+    print()
+    print(explain(s))
     return 0
 
 
