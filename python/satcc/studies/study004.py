@@ -383,7 +383,7 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             for j, k in enumerate(units):
                 sel = at[at["k"] == k].set_index("setup").reindex(setups)
                 x = np.arange(len(setups)) + j * width
-                bars = ax.bar(x, sel["d_jain"], width, label=k)
+                bars = ax.bar(x, sel["d_jain"], width, label=k, color=f"C{j}")
                 for b, holds in zip(bars, sel["holds"], strict=True):
                     if holds != "all seeds":
                         b.set_hatch("//")
@@ -392,7 +392,15 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             ax.set_xticks(np.arange(len(setups)) + 0.4 - width / 2, setups, rotation=30, ha="right")
             ax.set_ylabel("Jain(eq. 6) − Jain(stock)")
             ax.set_title(f"PC1 2 ms vs PC2 {rtt:g} ms, 1v1", fontsize="medium")
-        axes[0][0].legend(fontsize="x-small", title="RTT unit of eq. 6", title_fontsize="x-small")
+        from matplotlib.patches import Patch
+
+        colours = [f"C{j}" for j in range(len(units))]
+        axes[0][0].legend(
+            handles=[Patch(facecolor=c, label=k) for c, k in zip(colours, units, strict=True)],
+            fontsize="x-small",
+            title="RTT unit of eq. 6",
+            title_fontsize="x-small",
+        )
         figs.append(
             C.save(
                 fig,
