@@ -121,6 +121,7 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                         "packets": f["packets"],
                         "payload_bytes": f["payload_bytes"],
                         "rtt_source": f["rtt_source"],
+                        "capture_point": f.get("capture_point"),
                         "flag_counts": f["flag_counts"],
                         "udp_lost": u["lost"] if u else None,
                         "udp_loss_rate": (u["lost"] / u["expected"])
