@@ -351,6 +351,22 @@ INTERACTIVE_SCRIPT = """
 """
 
 
+def chart_title(ctx: RenderContext, run_id: str, flows: pd.DataFrame) -> str:
+    """A run as a reader names it: its CCAs, then each matrix parameter (direction, plan,
+    loss ...) and the engine, then the repetition; the run id last, for the tables."""
+    row = ctx.runs[ctx.runs["run_id"] == run_id].iloc[0]
+    ccas = ", ".join(dict.fromkeys(str(c) for c in flows["cca"].dropna())) or "-"
+    parts = [ccas]
+    for p in ctx.params:
+        if p in row and not pd.isna(row[p]) and (p != "cca" or str(row[p]) != ccas):
+            parts.append(f"{str(p).rsplit('.', 1)[-1]}={_fmt(row[p])}")
+    if "engine" in row and not any(str(p).endswith("engine") for p in ctx.params):
+        parts.append(str(row["engine"]))
+    if "repetition" in row and not pd.isna(row["repetition"]):
+        parts.append(f"rep {int(row['repetition'])}")
+    return " · ".join(parts) + f"  ({str(run_id)[:8]})"
+
+
 def _interactive_html(ctx: RenderContext) -> str | None:
     """Goodput over time of the first finished runs as uPlot charts (vendored, inlined: no
     network at view time). Drag to zoom, double-click to reset, click a legend entry to hide."""
@@ -362,7 +378,7 @@ def _interactive_html(ctx: RenderContext) -> str | None:
         f"SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series "
         f"WHERE run_id IN ({ids}) ORDER BY run_id, flow_id, t_s"
     )
-    names = ctx.store.query(f"SELECT run_id, id, name FROM flows WHERE run_id IN ({ids})")
+    names = ctx.store.query(f"SELECT run_id, id, name, cca FROM flows WHERE run_id IN ({ids})")
     charts = []
     for run_id in done:
         mine = fs[fs["run_id"] == run_id]
@@ -378,7 +394,7 @@ def _interactive_html(ctx: RenderContext) -> str | None:
         ]
         charts.append(
             {
-                "title": str(run_id),
+                "title": chart_title(ctx, run_id, names[names["run_id"] == run_id]),
                 "names": [label.get(int(c), str(c)) for c in wide.columns],
                 "data": data,
             }
