@@ -134,8 +134,9 @@ class Result:
 
     @property
     def jain_index(self) -> float | None:
-        """Jain's fairness index (0..1, no unit) over the goodputs of the flows sharing the
-        bottleneck; None for fewer than two such flows."""
+        """Jain's fairness index (1/n..1, no unit) over the goodputs of the flows sharing the
+        bottleneck (`meta["fairness"]`); 1.0 for a single flow (tables leave it out then),
+        None when no flow has a goodput."""
         return self.result.jain_index
 
     @property

@@ -82,7 +82,15 @@ class Report:
         return out
 
 
-def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> Report:
+def build_report(
+    directory: str | Path,
+    out: str | Path,
+    formats: list[str],
+    progress: Callable[[float], None] | None = None,
+) -> Report:
+    """The report of a campaign directory; `progress` gets the fraction done (figures 60 %,
+    per-run plots 35 %, the page the rest)."""
+    tick = progress or (lambda _f: None)
     d, out = Path(directory), Path(out)
     out.mkdir(parents=True, exist_ok=True)
     file_formats = [f for f in formats if f != "html"]
@@ -93,7 +101,8 @@ def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> 
     ):
         data = F.Data(store, store.index.get("axes", []))
         figs: list[Figure] = []
-        for fid, title, fn in F.FIGURES:
+        for i, (fid, title, fn) in enumerate(F.FIGURES):
+            tick(0.6 * i / len(F.FIGURES))
             try:
                 drawn = fn(data)
             except F.Skip as e:
@@ -118,10 +127,54 @@ def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> 
                 figs.append(fig)
         report = Report(d, out, formats, figs, problems=[p.line() for p in store.problems])
         if "html" in formats:
-            report.run_plots = _run_plots(store, out)
+            report.run_plots = _run_plots(store, out, lambda f: tick(0.6 + 0.35 * f))
             report.downloads = _downloads(store, out)
             path = out / HTML_FILE
             layout.atomic_write_text(path, render_html(store, report))
+            report.html_path = path
+    tick(1.0)
+    return report
+
+
+def build_result_report(directory: str | Path, out: str | Path, formats: list[str]) -> Report:
+    """The report of one result directory (`satcc sim/run/emu/analyze --out`): the `satcc
+    plot` figure as files (fig_result.png/.pdf/.svg) and, with html, a self-contained page
+    with the figure and the per-flow table."""
+    import html
+
+    from satcc.plot import describe, figure
+    from satcc.results import load
+
+    d, out = Path(directory), Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = load(d)
+    with rc_context({"svg.hashsalt": SVG_HASH_SALT}):
+        fig_obj = figure(result)
+        fig_obj.canvas.draw()
+        fig_obj.set_layout_engine("none")
+        title = describe(result.meta).replace("\\$", "$")
+        fig = Figure("result", title, "goodput, cwnd (log), srtt and queue per flow (satcc plot)")
+        for fmt in (f for f in formats if f != "html"):
+            fig.files.append(F.save_figure(fig_obj, out / f"fig_result.{fmt}", fmt, PNG_DPI))
+        report = Report(d, out, formats, [fig])
+        if "html" in formats:
+            buf = io.BytesIO()
+            fig_obj.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
+            img = base64.b64encode(buf.getvalue()).decode("ascii")
+            page = (
+                '<!doctype html>\n<html><head><meta charset="utf-8">'
+                '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+                "img-src data:; style-src 'unsafe-inline'\">"
+                f"<title>{html.escape(title)}</title>"
+                "<style>body{font-family:sans-serif;margin:2em}pre{font-size:90%}</style>"
+                f"</head><body><h1>{html.escape(title)}</h1>"
+                f"<pre>{html.escape(result.table())}</pre>"
+                f'<img alt="{html.escape(title)}" src="data:image/png;base64,{img}">'
+                f"<p>satcc {html.escape(__version__)} · {html.escape(str(d))}</p>"
+                "</body></html>\n"
+            )
+            path = out / HTML_FILE
+            layout.atomic_write_text(path, page)
             report.html_path = path
     return report
 
@@ -130,7 +183,9 @@ MAX_RUN_PLOTS = 50  # per-run plots drawn for the first runs; the rest: satcc pl
 RUN_PLOTS_DIR = "runs"
 
 
-def _run_plots(store: Any, out: Path) -> dict[str, str]:
+def _run_plots(
+    store: Any, out: Path, progress: Callable[[float], None] | None = None
+) -> dict[str, str]:
     """`satcc plot` of each finished run (the first MAX_RUN_PLOTS), linked from the runs table."""
     from satcc.plot import save
     from satcc.results import ResultError, load
@@ -139,7 +194,9 @@ def _run_plots(store: Any, out: Path) -> dict[str, str]:
         "SELECT run_id FROM runs WHERE status = 'done' ORDER BY point, repetition, run_id"
     )["run_id"].tolist()[:MAX_RUN_PLOTS]
     links = {}
-    for run_id in done:
+    for i, run_id in enumerate(done):
+        if progress is not None:
+            progress(i / len(done))
         try:
             result = load(store.directory / layout.RUNS_DIR / run_id)
         except ResultError:
