@@ -86,3 +86,46 @@ def test_readme_counts_the_congestion_controls_cc_list_shows():
 
     n = len(list(_native.cc_names()))
     assert f"{n} congestion controls" in (ROOT / "README.md").read_text()
+
+
+BAD_SCENARIO = """
+[scenario]
+name = "bad"
+duration = "10"
+
+[[link]]
+a = "x"
+b = "y"
+rate = "fast"
+delay = "-5 ms"
+loss = 2
+
+[[flow]]
+from = "x"
+to = "zz"
+cca = "cubc"
+
+[[flow]]
+from = "x"
+to = "y"
+mss = "big"
+"""
+
+
+def test_check_reports_every_problem_in_one_pass(tmp_path, capsys):
+    # Before: the five key/unit problems, and only after fixing them the unknown node and CCA.
+    path = tmp_path / "bad.toml"
+    path.write_text(BAD_SCENARIO)
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    for key in (
+        "scenario.duration",
+        "link[0].rate",
+        "link[0].delay",
+        "link[0].loss",
+        "flow[1].mss",
+        "flow[0].to",
+        "flow[0].cca",
+    ):
+        assert f"{path}: {key}: expected" in err, key
+    assert "required key" not in err  # keys set aside are not reported again as missing
