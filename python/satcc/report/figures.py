@@ -136,15 +136,6 @@ def _direction(data: Data, flows: pd.DataFrame) -> pd.Series:
     return flows["name"].map(flow_group)
 
 
-def _facet(data: Data, frame: pd.DataFrame, exclude: set[str]) -> tuple[str | None, list[Any]]:
-    """A plan axis (else none) to split a figure into panels."""
-    ax = data.axis("plan")
-    if ax is None or ax["name"] in exclude or len(ax["values"]) < 2:
-        return None, [None]
-    col = data.column(frame, ax["name"])
-    return col, [v for v in ax["values"] if (frame[col].astype(str) == str(v)).any()]
-
-
 MAX_CONDITIONS = 12  # panels per figure; beyond this the caption says how many are left out
 PANEL_COLS = 3
 # Roles that are samples of one condition, not conditions: rounds through the day
@@ -221,16 +212,14 @@ def timeseries_cca(data: Data) -> Drawn:
     flows = flows[flows["cca"].notna()]
     if flows.empty:
         raise Skip("no flow with a congestion control in a sim, emu or analyze run")
-    col, facets = _facet(data, flows, set())
+    conds, total = _conditions(data, flows)
     ccas = list(dict.fromkeys(flows["cca"]))
-    picks: list[tuple[Any, str, str]] = []
-    for facet in facets:
+    picks: list[tuple[int, str, str]] = []
+    for r, (_, mask) in enumerate(conds):
         for cca in ccas:
-            mine = flows[flows["cca"] == cca]
-            if col is not None:
-                mine = mine[mine[col].astype(str) == str(facet)]
+            mine = flows[mask & (flows["cca"] == cca)]
             if not mine.empty:
-                picks.append((facet, cca, mine.iloc[0]["run_id"]))
+                picks.append((r, cca, mine.iloc[0]["run_id"]))
     ids = sorted({p[2] for p in picks})
     series = data.store.query(
         "SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series WHERE run_id IN ("
@@ -239,12 +228,13 @@ def timeseries_cca(data: Data) -> Drawn:
     )
     if series["goodput_bps"].notna().sum() == 0:
         raise Skip("the runs carry no goodput series")
-    fig, axs = new_figure(len(facets), len(ccas), height=2.6, sharex=True, sharey=True)
-    for r, facet in enumerate(facets):
+    # a row per condition, its own y scale (an upload beside a download); CCAs share a row's
+    fig, axs = new_figure(len(conds), len(ccas), height=2.6, sharex=True, sharey="row")
+    for r, (title, _) in enumerate(conds):
         for c, cca in enumerate(ccas):
             ax = axs[r][c]
-            pick = next((p for p in picks if p[0] == facet and p[1] == cca), None)
-            ax.set_title(f"{cca}" + (f" · {facet}" if facet is not None else ""), fontsize="medium")
+            pick = next((p for p in picks if p[0] == r and p[1] == cca), None)
+            ax.set_title(f"{cca}" + (f" · {title}" if title else ""), fontsize="medium")
             ax.grid(True, alpha=0.3)
             if pick is None:
                 continue
@@ -259,7 +249,7 @@ def timeseries_cca(data: Data) -> Drawn:
                 ax.legend(fontsize="x-small", loc="upper right")
             if c == 0:
                 ax.set_ylabel("throughput (Mbit/s)")
-            if r == len(facets) - 1:
+            if r == len(conds) - 1:
                 ax.set_xlabel("time (s)")
     for row in axs:
         for ax in row:
@@ -267,9 +257,10 @@ def timeseries_cca(data: Data) -> Drawn:
             ax.set_ylim(bottom=0)
     return Drawn(
         fig,
-        "Goodput per time bin of one run per congestion control (the first "
-        "repetition of the first point that has it), one line per flow; "
-        "study 001 Fig. 5-6 plot the same from tshark in 0.1 s bins.",
+        "Goodput per time bin of one run per congestion control and condition (the first "
+        "repetition that has it), one line per flow, a row per condition with its own y "
+        "axis; study 001 Fig. 5-6 plot the same from tshark in 0.1 s bins."
+        + _left_out(len(conds), total),
     )
 
 
