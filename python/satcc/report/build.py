@@ -140,8 +140,6 @@ def build_result_report(directory: str | Path, out: str | Path, formats: list[st
     """The report of one result directory (`satcc sim/run/emu/analyze --out`): the `satcc
     plot` figure as files (fig_result.png/.pdf/.svg) and, with html, a self-contained page
     with the figure and the per-flow table."""
-    import html
-
     from satcc.plot import describe, figure
     from satcc.results import load
 
@@ -162,16 +160,16 @@ def build_result_report(directory: str | Path, out: str | Path, formats: list[st
             fig_obj.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
             img = base64.b64encode(buf.getvalue()).decode("ascii")
             page = (
-                '<!doctype html>\n<html><head><meta charset="utf-8">'
-                '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-                "img-src data:; style-src 'unsafe-inline'\">"
-                f"<title>{html.escape(title)}</title>"
-                "<style>body{font-family:sans-serif;margin:2em}pre{font-size:90%}</style>"
-                f"</head><body><h1>{html.escape(title)}</h1>"
-                f"<pre>{html.escape(result.table())}</pre>"
-                f'<img alt="{html.escape(title)}" src="data:image/png;base64,{img}">'
-                f"<p>satcc {html.escape(__version__)} · {html.escape(str(d))}</p>"
-                "</body></html>\n"
+                _env()
+                .get_template("result.html.j2")
+                .render(
+                    title=title,
+                    table=result.table(),
+                    png=img,
+                    caption=fig.caption,
+                    version=__version__,
+                    directory=str(d),
+                )
             )
             path = out / HTML_FILE
             layout.atomic_write_text(path, page)
