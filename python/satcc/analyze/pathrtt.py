@@ -19,8 +19,9 @@ is one round trip R → S → R through the capture point.
     "between"       neither                                    up + down ("tsval-both")
     "unknown"       no timestamps in one of the directions     data→ACK, else TSval→TSecr
 
-The smallest samples decide: an application pause or a delayed ACK lengthens some samples of a
-host's own half, never all of them. Pure Python over the analyzer's sample buffers (`satcc
+The halves' means first settle a sender-side capture (and "unknown") without reading the samples;
+for the rest the smallest samples decide: an application pause or a delayed ACK lengthens some
+samples of a host's own half, never all of them. Pure Python over the analyzer's sample buffers (`satcc
 analyze` imports neither numpy nor pandas for a capture); only directions away from the sender
 are paired sample by sample.
 """
@@ -91,18 +92,38 @@ def path_rtt(cap: CaptureAnalysis) -> dict[int, dict[str, Any]]:
     the flow's bins). Needs the capture read with rtt=True."""
     if cap._raw_rtt is None:
         raise ValueError("path_rtt needs read_capture(..., rtt=True)")
-    cols = {k: _array(dt, buf) for k, (dt, buf) in cap._raw_rtt.items()}
-    ts: dict[int, list[tuple[int, int]]] = {}
-    for fid, t, rtt, kind in zip(
-        cols["flow_id"], cols["t_ns"], cols["rtt_ns"], cols["kind"], strict=True
-    ):
-        if kind == KIND_TSVAL:
-            ts.setdefault(fid, []).append((t, rtt))
     by_conn = {(f["proto"], f["conn"], f["dir"]): f for f in cap.raw_flows}
+    # Settled from the analyzer's per-direction means without touching the samples: a
+    # sender-side capture (the common case, and a capture's whole cost otherwise) or no
+    # timestamps. Only the other directions are classified and paired sample by sample.
+    settled: dict[int, str] = {}
+    wanted: set[int] = set()
+    for f in cap.raw_flows:
+        if f["proto"] != "tcp" or not f["sent_packets"]:
+            continue
+        rev = by_conn.get(("tcp", f["conn"], 1 - f["dir"]))
+        up = rev.get("ts_rtt_mean_ms") if rev is not None else None
+        down = f.get("ts_rtt_mean_ms")
+        point = capture_point([up] if up is not None else [], [down] if down is not None else [])
+        if point in ("sender", "unknown"):
+            settled[f["id"]] = point
+        else:
+            wanted.update((f["id"], rev["id"]))
+    ts: dict[int, list[tuple[int, int]]] = {}
+    if wanted:
+        cols = {k: _array(dt, buf) for k, (dt, buf) in cap._raw_rtt.items()}
+        for fid, t, rtt, kind in zip(
+            cols["flow_id"], cols["t_ns"], cols["rtt_ns"], cols["kind"], strict=True
+        ):
+            if kind == KIND_TSVAL and fid in wanted:
+                ts.setdefault(fid, []).append((t, rtt))
     bin_ns = round(cap.bin_s * 1e9)
     out: dict[int, dict[str, Any]] = {}
     for f in cap.raw_flows:
         if f["proto"] != "tcp" or not f["sent_packets"]:
+            continue
+        if f["id"] in settled:
+            out[f["id"]] = {"capture_point": settled[f["id"]], "rtt_source": f["rtt_source"]}
             continue
         rev = by_conn.get(("tcp", f["conn"], 1 - f["dir"]))
         down = ts.get(f["id"], [])
