@@ -271,8 +271,21 @@ def _draw(
             a.set_ylim(bottom=0)
         if duration_s:
             a.set_xlim(0, duration_s)
-        if name == "ping" and not a.lines:
-            a.text(0.5, 0.5, "no ping probes", ha="center", va="center", transform=a.transAxes)
+        if name in ("cwnd", "srtt", "ping") and not any(
+            np.isfinite(np.asarray(ln.get_ydata(), dtype=float)).any() for ln in a.lines
+        ):
+            # e.g. an iperf3 -R client's report: the sender's cwnd and RTT are not in it
+            what = {"cwnd": "cwnd", "srtt": "RTT", "ping": "ping probe"}[name]
+            a.text(
+                0.5,
+                0.5,
+                f"no {what} samples in this result",
+                ha="center",
+                va="center",
+                transform=a.transAxes,
+                fontsize="small",
+                color="0.4",
+            )
     axes[-1].set_xlabel("time (s)")
     top = axes[0]
     if n_lines <= MAX_LEGEND_FLOWS:
