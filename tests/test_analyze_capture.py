@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from satcc.analyze import analyze_capture_bytes, read_capture, seq_ack_graph, synth
@@ -270,7 +271,9 @@ def test_bins_start_at_the_captures_first_packet_and_sum_payload(tmp_path):
     assert f["delivered_bytes"] == 350 and f["payload_bytes"] == 450
     assert f["sent_packets"] == 4 and f["retransmitted_packets"] == 1
     assert f["retransmission_rate"] == pytest.approx(0.25)
-    assert f["goodput_bps"] == pytest.approx(350 * 8 / 0.33, rel=1e-4)  # µs timestamps
+    # 4 data packets, inside the initial window: no rate (MIN_RATE_PACKETS; the formula is
+    # checked on a longer flow in tests/test_analyze_pathrtt.py)
+    assert pd.isna(f["goodput_bps"])
 
 
 def test_rtt_samples_follow_karn_and_timestamps(tmp_path):
@@ -280,7 +283,9 @@ def test_rtt_samples_follow_karn_and_timestamps(tmp_path):
     pkts = h + [
         c.data(t, 1, 100, ts=(1000, 950)),
         c.sack(t + 0.040, 101, ts=(2000, 1000)),  # 40 ms data->ACK and TS sample
-        c.data(t + 0.050, 101, 100, ts=(1001, 2000)),
+        # the sender answers the ACK at once (a 10 ms pause would read as a capture point
+        # 5 ms from the sender: satcc.analyze.pathrtt)
+        c.data(t + 0.0401, 101, 100, ts=(1001, 2000)),
         c.data(t + 0.400, 101, 100, ts=(1002, 2000)),  # retransmission
         c.sack(t + 0.420, 201, ts=(2001, 1002)),  # Karn: no data->ACK sample
     ]

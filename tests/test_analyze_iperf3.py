@@ -172,6 +172,28 @@ def test_hostile_numbers_and_nesting_are_refused_in_one_line(tmp_path, capsys, t
     assert expect in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_reverse_clients_report_gives_the_servers_retransmits_per_stream(capsys):
+    # Before: none shown, though end.sum_sent.retransmits is 1797 (-P 2 -R, client side).
+    doc = json.loads((DATA / "rp2_client.json").read_text())
+    r = read_iperf3(DATA / "rp2_client.json")
+    assert r.meta["role"] == "client" and r.meta["reverse"]
+    per_stream = [s["sender"]["retransmits"] for s in doc["end"]["streams"]]
+    assert r.flows["retransmitted_packets"].tolist() == per_stream
+    assert sum(per_stream) == doc["end"]["sum_sent"]["retransmits"] == 1797
+    assert main(["analyze", str(DATA / "rp2_client.json"), "--json"]) == 0
+    flows = json.loads(capsys.readouterr().out)["flows"]
+    assert [f["retransmitted_packets"] for f in flows] == per_stream
+
+
+def test_a_receiving_servers_report_has_no_retransmits_rather_than_zero():
+    # a forward run's server (the receiver) writes no retransmits key: unknown, not 0
+    doc = json.loads((DATA / "rp2_server.json").read_text())
+    for s in doc["end"]["streams"]:
+        s["sender"].pop("retransmits", None)
+        s["sender"]["sender"] = False
+    assert read_iperf3(doc).flows["retransmitted_packets"].isna().all()
+
+
 @pytest.mark.skipif(testbed.available() is not None, reason=str(testbed.available()))
 def test_real_server_side_reverse_parallel_report_is_not_zero(tmp_path):
     # real kernel and namespaces: run under `flock /tmp/satcc-emu.lock` like the other real tests

@@ -257,3 +257,18 @@ def test_real_capture_with_tcpdump_drops_matches_tshark_and_warns(tmp_path, caps
     assert ours_bif == theirs_bif
     assert main(["analyze", str(pcap)]) == 0
     assert "the capture is incomplete" in capsys.readouterr().err
+
+
+def test_real_receiver_side_capture_gives_the_path_rtt_not_the_ack_delay(tmp_path):
+    # -R: the server sends, the capture at the client is the receiver's. Before: data->ACK
+    # samples there (the receiver's ACK delay, ~0.1 ms) were reported as the flow's RTT.
+    out = testbed.iperf_capture(
+        tmp_path / "r.pcap", reverse=True, seconds=2, capture_at="a", rate="10mbit"
+    )
+    cap = read_capture(tmp_path / "r.pcap", rtt=True)
+    (sent,) = out["server"]["end"]["streams"]
+    f = data_flow(cap).iloc[0]
+    assert f["rtt_source"] == "tsval-both" and f["capture_point"] in ("receiver", "between")
+    # iperf3's sender-side srtt (the server's, with -R) brackets the capture's path RTT
+    lo, hi = sent["sender"]["min_rtt"] / 1e3, sent["sender"]["max_rtt"] / 1e3
+    assert 0.5 * lo <= f["rtt_mean_ms"] <= 1.5 * hi, (lo, f["rtt_mean_ms"], hi)

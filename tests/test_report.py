@@ -281,10 +281,20 @@ def test_cdfs_and_the_throughput_delay_plane_have_one_series_per_cca(small, tmp_
         data = F.Data(store, store.index.get("axes", []))
         cdf = F.cdfs(data).fig
         plane = F.throughput_delay(data).fig
-    goodput_ax = cdf.get_axes()[0]
-    assert [t.get_text() for t in goodput_ax.get_legend().get_texts()] == ["reno (8)", "cubic (8)"]
-    assert all(line.get_ydata()[-1] == 1.0 for line in goodput_ax.get_lines())
-    ax = plane.get_axes()[0]
+    # one row per condition (issue 29: conditions were pooled), 8 flows per CCA in all
+    goodput_axes = cdf.get_axes()[::2]
+    assert len(goodput_axes) > 1
+    counts = {"reno": 0, "cubic": 0}
+    for a in goodput_axes:
+        labels = [t.get_text() for t in a.get_legend().get_texts()]
+        assert [lb.split()[0] for lb in labels] == ["reno", "cubic"]
+        for lb in labels:
+            counts[lb.split()[0]] += int(lb.split("(")[1].rstrip(")"))
+        assert all(line.get_ydata()[-1] == 1.0 for line in a.get_lines())
+    assert counts == {"reno": 8, "cubic": 8}
+    panels = [a for a in plane.get_axes() if a.axison]
+    assert len(panels) == len(goodput_axes)
+    ax = panels[0]
     assert ax.xaxis_inverted() and [t.get_text() for t in ax.get_legend().get_texts()] == [
         "reno",
         "cubic",

@@ -20,3 +20,8 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     raise AttributeError(f"module 'satcc' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # the lazily loaded API shows in dir(satcc) and tab completion
+    return sorted(set(globals()) | set(__all__))

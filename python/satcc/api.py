@@ -84,6 +84,10 @@ def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     return sc.from_dict(apply_overrides(doc, overrides, source), source=source, default_name=name)
 
 
+def _is_number_or_none(v: Any) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
 @dataclass
 class Result:
     """A run or an analysis, for notebooks. `result` is the underlying `RunResult`."""
@@ -93,7 +97,9 @@ class Result:
 
     @property
     def summary(self):
-        """One row per flow: the `--json` summary's flows (plus analyze's endpoint columns)."""
+        """One row per flow: the `--json` summary's flows (plus analyze's endpoint columns),
+        units in the names as in `flows` (_bps bit/s, _ms ms, _s s, _bytes B); numeric columns
+        are float64/int64 with NaN where a value is missing. Run metadata in `.attrs`."""
         import pandas as pd
 
         doc = self.extra.get("summary") or self.result.summary()
@@ -101,6 +107,10 @@ class Result:
             {k: v for k, v in f.items() if not isinstance(v, (list, dict))} for f in doc["flows"]
         ]
         frame = pd.DataFrame(rows)
+        for c in frame.columns:
+            # a numeric column with missing values is float64 with NaN, not object with None
+            if frame[c].dtype == object and frame[c].map(_is_number_or_none).all():
+                frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
         frame.attrs.update(
             {
                 k: doc.get(k)
@@ -119,22 +129,35 @@ class Result:
 
     @property
     def meta(self) -> dict[str, Any]:
+        """Run metadata: engine, scenario, seed, duration_s (s), bin_s (s), nodes, links."""
         return self.result.meta
 
     @property
     def jain_index(self) -> float | None:
+        """Jain's fairness index (1/n..1, no unit) over the goodputs of the flows sharing the
+        bottleneck (`meta["fairness"]`); 1.0 for a single flow (tables leave it out then),
+        None when no flow has a goodput."""
         return self.result.jain_index
 
     @property
     def flows(self):
+        """flows.parquet as a DataFrame, one row per flow; units in the names: goodput_bps
+        (bit/s), delivered_bytes (B), rtt_mean_ms / rtt_p95_ms / rtt_min_ms (ms), start_s and
+        fct_s (s), retransmission_rate and loss_fraction (0..1), jitter_ms (ms); missing: NaN."""
         return self.result.flows
 
     @property
     def flow_series(self):
+        """Per flow per bin: t_s (bin start, s), goodput_bps and received_bps (bit/s),
+        delivered_bytes and received_bytes (B in the bin), cwnd_pkts and ssthresh_pkts (packets),
+        cwnd_bytes (B), srtt_ms (ms), inflight_pkts, pacing_rate_bps (bit/s), retransmits."""
         return self.result.flow_series
 
     @property
     def link_series(self):
+        """Per link direction per bin: t_s (s), queue_pkts, queue_bytes (B), drops_queue,
+        drops_random, ecn_marks (counts in the bin), tx_bytes (B), capacity_bps (bit/s),
+        delay_ms (ms)."""
         return self.result.link_series
 
     def plot(self, **options):

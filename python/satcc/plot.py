@@ -1,22 +1,29 @@
-"""`satcc plot DIR`: goodput, cwnd, smoothed RTT and queueing delay over time, one PNG.
+"""`satcc plot DIR [DIR ...]`: goodput, cwnd, smoothed RTT and queueing delay over time, one
+figure (PNG, SVG or PDF by the file's suffix); several directories are overlaid (as flent does).
 
 Stacked panels sharing the time axis (choose with `panels`, default the first three, plus
 "queue" when the result has link series):
 - "goodput": per bin, Mbit/s (delivered in-order bytes x 8 / bin width), steps over each bin;
   the received rate (`received_bps`, bounded by the link) dashed beside it where measured;
-- "cwnd": packets at the end of each bin (iperf3 results: snd_cwnd in kB);
+- "cwnd": packets at the end of each bin (iperf3 results: snd_cwnd in kB), on a log axis (a
+  65k-packet spike does not flatten the rest), with the bottleneck's BDP (capacity x the
+  smallest rtt_min_ms, in 1448-byte packets) dashed where link series exist;
 - "srtt": ms at the end of each bin (analyze: the capture's RTT samples, iperf3's rtt);
 - "queue": queueing delay per link direction that ever held a queue, ms
-  (queue_bytes x 8 / capacity at the end of each bin).
+  (queue_bytes x 8 / capacity at the end of each bin);
+- "ping": an analyze result's ping/nping probes, RTT (ms) per probe (added by default when
+  the result has some; ping flows are not drawn in the other panels).
 Each flow's bins are its own: a row's width is the distance to the flow's next row (iperf3's
 1 s intervals beside a capture's 100 ms bins), the last one `bin_s` or the interval. Bins
-outside a flow's life are null and not drawn. Legend: "name (cca)" per flow; `flows` selects
-flows by id or name. Names are drawn as plain text (a `$` is not mathtext). Uses matplotlib's
+outside a flow's life are null and not drawn. Legend: the flow's name, with "(cca)" when the
+name does not already say it; overlaid directories prefix their own name. The title names the
+scenario, engine and seed, or an analysis's input files. `flows` selects flows by id or name. Names are drawn as plain text (a `$` is not mathtext). Uses matplotlib's
 object API with the Agg canvas; the PNG carries no software or date metadata.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -31,13 +38,18 @@ PANEL_HEIGHT_IN = 2.4
 FIG_WIDTH_IN = 10.0
 DPI = 110
 MAX_LEGEND_FLOWS = 24  # beyond this the legend says how many flows are drawn instead
-PANELS = ("goodput", "cwnd", "srtt", "queue")
+PANELS = ("goodput", "cwnd", "srtt", "queue", "ping")
+FORMATS = ("png", "svg", "pdf")
+# Linux's MSS on a 1500-byte MTU with timestamps: the packet size of the BDP line
+BDP_PACKET_BYTES = 1448
+LINESTYLES = ("-", "--", ":", "-.")
 DEFAULT_PANELS = ("goodput", "cwnd", "srtt")
 YLABELS = {
     "goodput": "goodput (Mbit/s)",
     "cwnd": "cwnd (packets)",
     "srtt": "srtt (ms)",
     "queue": "queueing delay (ms)",
+    "ping": "ping RTT (ms)",
 }
 
 
@@ -46,11 +58,56 @@ def plain(text: object) -> str:
     return str(text).replace("$", r"\$")
 
 
+def _text(v: object) -> str | None:
+    """A label part, None when missing (None, NaN, empty)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or str(v) in ("", "nan", "None"):
+        return None
+    return str(v)
+
+
 def flow_label(flow: dict) -> str:
-    name = flow.get("name")
-    cca = flow.get("cca")
+    """The flow's name, with "(cca)" when the name does not already say it."""
+    name, cca = _text(flow.get("name")), _text(flow.get("cca"))
     base = name if name else f"{flow.get('from')}→{flow.get('to')}"
-    return plain(f"{base} ({cca})" if cca else base)
+    return plain(f"{base} ({cca})" if cca and cca not in base.split(".")[0] else base)
+
+
+def describe(meta: dict) -> str:
+    """A result in a few words: scenario · engine · seed, or an analysis's input files."""
+    if meta.get("engine") == "analyze" or not _text(meta.get("scenario")):
+        inputs = [Path(str(i)).name for i in meta.get("inputs") or []]
+        shown = ", ".join(inputs[:3]) + (f" + {len(inputs) - 3} more" if len(inputs) > 3 else "")
+        return plain(f"{meta.get('engine') or 'result'} · {shown or 'no inputs'}")
+    seed = meta.get("seed")
+    return plain(
+        f"{meta.get('scenario')} · {meta.get('engine')}"
+        + (f" · seed {seed}" if seed is not None else "")
+    )
+
+
+def _pow_text(e: int) -> str:
+    sup = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return str(e).translate(sup)
+
+
+def plain_log_axis(axis, base: float = 10) -> None:
+    """A log-scaled axis whose tick labels are plain text (1, 10, 100, 10⁴, 0.001, 2⁻³): the
+    default formatter writes mathtext (`$\\mathdefault{10^{-4}}$`), which shows raw where
+    mathtext is off (reports draw names as typed)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    def label(v: float, _pos: object = None) -> str:
+        if v <= 0 or not math.isfinite(v):
+            return ""
+        e = round(math.log(v, base))
+        if abs(v - base**e) > 1e-9 * v:
+            return f"{v:g}"
+        if (base == 10 and -3 <= e <= 4) or (base == 2 and 0 <= e <= 12):
+            return f"{v:g}"
+        return f"{base:g}{_pow_text(e)}"
+
+    axis.set_major_formatter(FuncFormatter(label))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def select_flows(flows, which: Iterable[int | str] | None):
@@ -83,9 +140,36 @@ def draw(
     result: RunResult, flows: Iterable[int | str] | None = None, panels: Sequence[str] | None = None
 ) -> Figure:
     """The figure for one result (not saved)."""
-    link_series = result.link_series
+    return _draw([("", result)], flows, panels)
+
+
+def draw_overlay(
+    runs: Sequence[tuple[str, RunResult]],
+    flows: Iterable[int | str] | None = None,
+    panels: Sequence[str] | None = None,
+) -> Figure:
+    """Several results in the same panels (as flent overlays runs): each (label, result) in
+    its own line style, its flows labelled "label: flow"."""
+    return _draw(runs, flows, panels)
+
+
+def default_panels(results: Sequence[RunResult]) -> tuple[str, ...]:
+    """goodput, cwnd, srtt, plus ping where a result has ping probes (ping alone if only)."""
+    kinds = [
+        set(r.flows["proto"].dropna().astype(str)) if "proto" in r.flows else set() for r in results
+    ]
+    has_ping = any("icmp" in k for k in kinds)
+    has_other = any(k - {"icmp"} for k in kinds) or not has_ping
+    return (DEFAULT_PANELS if has_other else ()) + (("ping",) if has_ping else ())
+
+
+def _draw(
+    runs: Sequence[tuple[str, RunResult]],
+    flows: Iterable[int | str] | None,
+    panels: Sequence[str] | None,
+) -> Figure:
     if panels is None:
-        panels = DEFAULT_PANELS
+        panels = default_panels([r for _, r in runs])
     bad = [p for p in panels if p not in PANELS]
     if bad or not panels:
         raise ValueError(
@@ -95,67 +179,164 @@ def draw(
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     ax = dict(zip(panels, axes, strict=True))
-    meta = result.meta
-    bin_s = float(meta.get("bin_s") or 0.1)
-    duration_s = float(meta.get("duration_s") or 0.0)
-    series = result.flow_series
-    chosen = select_flows(result.flows, flows)
-    all_ids = result.flows["id"].tolist()
-    colors = _colors(len(all_ids))
-    cwnd_in_kb = (
-        "cwnd_bytes" in series
-        and series["cwnd_pkts"].isna().all()
-        and series["cwnd_bytes"].notna().any()
-    )
-    for flow in chosen.to_dict("records"):
-        s = series[series["flow_id"] == flow["id"]].sort_values("t_s")
-        t = s["t_s"].to_numpy(dtype=float)
-        edges = _edges(t, bin_s, duration_s)
-        t_end = edges[1:] if len(t) else t
-        color = colors[all_ids.index(flow["id"])]
-        label = flow_label(flow)
-        if "goodput" in ax and len(t):
-            goodput = s["goodput_bps"].to_numpy(dtype=float) / 1e6
-            ax["goodput"].stairs(goodput, edges, color=color, label=label, baseline=None)
-            if "received_bps" in s and s["received_bps"].notna().any():
-                received = s["received_bps"].to_numpy(dtype=float) / 1e6
+    chosen_all = [(label, r, select_flows(r.flows, flows)) for label, r in runs]
+    n_lines = sum(len(c) for _, _, c in chosen_all)
+    colors = _colors(sum(len(r.flows) for _, r in runs))
+    duration_s = max(float(r.meta.get("duration_s") or 0.0) for _, r in runs)
+    cwnd_in_kb = False
+    color_base = 0
+    for k, (run_label, result, chosen) in enumerate(chosen_all):
+        meta = result.meta
+        bin_s = float(meta.get("bin_s") or 0.1)
+        series = result.flow_series
+        all_ids = result.flows["id"].tolist()
+        style = LINESTYLES[k % len(LINESTYLES)]
+        kb = (
+            "cwnd_bytes" in series
+            and series["cwnd_pkts"].isna().all()
+            and series["cwnd_bytes"].notna().any()
+        )
+        cwnd_in_kb = cwnd_in_kb or kb
+        for flow in chosen.to_dict("records"):
+            s = series[series["flow_id"] == flow["id"]].sort_values("t_s")
+            t = s["t_s"].to_numpy(dtype=float)
+            color = colors[color_base + all_ids.index(flow["id"])]
+            label = flow_label(flow)
+            if run_label:
+                label = f"{plain(run_label)}: {label}"
+            if flow.get("proto") == "icmp":
+                if "ping" in ax and len(t):
+                    ax["ping"].plot(
+                        t,
+                        s["srtt_ms"].to_numpy(dtype=float),
+                        color=color,
+                        linestyle=style,
+                        linewidth=0.8,
+                        marker=".",
+                        markersize=3,
+                        label=label,
+                    )
+                continue
+            edges = _edges(t, bin_s, duration_s)
+            t_end = edges[1:] if len(t) else t
+            if "goodput" in ax and len(t):
+                goodput = s["goodput_bps"].to_numpy(dtype=float) / 1e6
                 ax["goodput"].stairs(
-                    received, edges, color=color, linestyle="--", linewidth=0.8, baseline=None
+                    goodput, edges, color=color, linestyle=style, label=label, baseline=None
                 )
-        if "cwnd" in ax:
-            cwnd = (
-                s["cwnd_bytes"].to_numpy(dtype=float) / 1e3
-                if cwnd_in_kb
-                else s["cwnd_pkts"].to_numpy(dtype=float)
-            )
-            ax["cwnd"].plot(t_end, cwnd, color=color, linewidth=1.2)
-        if "srtt" in ax:
-            srtt = s["srtt_ms"].to_numpy(dtype=float)
-            ax["srtt"].plot(t_end, np.where(srtt > 0, srtt, np.nan), color=color, linewidth=1.2)
-    if "queue" in ax:
-        _queue_panel(ax["queue"], result, link_series)
+                if "received_bps" in s and s["received_bps"].notna().any():
+                    received = s["received_bps"].to_numpy(dtype=float) / 1e6
+                    ax["goodput"].stairs(
+                        received, edges, color=color, linestyle="--", linewidth=0.8, baseline=None
+                    )
+            if "cwnd" in ax:
+                cwnd = (
+                    s["cwnd_bytes"].to_numpy(dtype=float) / 1e3
+                    if kb
+                    else s["cwnd_pkts"].to_numpy(dtype=float)
+                )
+                ax["cwnd"].plot(
+                    t_end,
+                    np.where(cwnd > 0, cwnd, np.nan),
+                    color=color,
+                    linestyle=style,
+                    linewidth=1.2,
+                )
+            if "srtt" in ax:
+                srtt = s["srtt_ms"].to_numpy(dtype=float)
+                ax["srtt"].plot(
+                    t_end,
+                    np.where(srtt > 0, srtt, np.nan),
+                    color=color,
+                    linestyle=style,
+                    linewidth=1.2,
+                )
+        if "cwnd" in ax and not kb:
+            _bdp_line(ax["cwnd"], result, chosen, run_label)
+        if "queue" in ax:
+            _queue_panel(ax["queue"], result, result.link_series)
+        color_base += len(all_ids)
     for name, a in ax.items():
         a.set_ylabel("cwnd (kB)" if name == "cwnd" and cwnd_in_kb else YLABELS[name])
         a.grid(True, alpha=0.3)
-        a.set_ylim(bottom=0)
+        if (
+            name == "cwnd"
+            and a.lines
+            and any(np.nanmax(np.r_[ln.get_ydata(), 0]) > 0 for ln in a.lines)
+        ):
+            a.set_yscale("log")
+            plain_log_axis(a.yaxis)
+            a.set_ylim(bottom=1)
+        else:
+            a.set_ylim(bottom=0)
         if duration_s:
             a.set_xlim(0, duration_s)
+        if name in ("cwnd", "srtt", "ping") and not any(
+            np.isfinite(np.asarray(ln.get_ydata(), dtype=float)).any() for ln in a.lines
+        ):
+            # e.g. an iperf3 -R client's report: the sender's cwnd and RTT are not in it
+            what = {"cwnd": "cwnd", "srtt": "RTT", "ping": "ping probe"}[name]
+            a.text(
+                0.5,
+                0.5,
+                f"no {what} samples in this result",
+                ha="center",
+                va="center",
+                transform=a.transAxes,
+                fontsize="small",
+                color="0.4",
+            )
     axes[-1].set_xlabel("time (s)")
     top = axes[0]
-    if len(chosen) <= MAX_LEGEND_FLOWS:
-        handles = [h for h in top.get_legend_handles_labels()[0]]
-        if handles:
-            top.legend(
-                loc="upper left",
-                bbox_to_anchor=(1.01, 1.0),
-                fontsize="small",
-                title="flow",
-                frameon=False,
-            )
+    if n_lines <= MAX_LEGEND_FLOWS:
+        for a in axes:
+            if a.get_legend_handles_labels()[0] and (
+                a is top or a is ax.get("ping") or a is ax.get("cwnd")
+            ):
+                a.legend(
+                    loc="upper left",
+                    bbox_to_anchor=(1.01, 1.0),
+                    fontsize="small",
+                    title="flow" if a is top else None,
+                    frameon=False,
+                )
     else:
-        top.set_title(f"{len(chosen)} flows", fontsize="small", loc="right")
-    fig.suptitle(plain(f"{meta.get('scenario')} · {meta.get('engine')} · seed {meta.get('seed')}"))
+        top.set_title(f"{n_lines} flows", fontsize="small", loc="right")
+    if len(runs) == 1:
+        fig.suptitle(describe(runs[0][1].meta))
+    else:
+        fig.suptitle("overlay: " + " | ".join(plain(label) for label, _ in runs), fontsize="medium")
     return fig
+
+
+def _bdp_line(a, result: RunResult, chosen, run_label: str) -> None:
+    """The bottleneck's bandwidth-delay product in packets over time: the capacity of the link
+    direction with the smallest median capacity that carried traffic, times the smallest
+    rtt_min_ms of the drawn flows, over 1448-byte packets."""
+    ls = result.link_series
+    if ls is None or ls.empty or "rtt_min_ms" not in chosen:
+        return
+    rtt = chosen["rtt_min_ms"].astype(float)
+    rtt = rtt[rtt > 0]
+    if rtt.empty:
+        return
+    busy = ls[ls["tx_bytes"].fillna(0) > 0]
+    if busy.empty:
+        return
+    medians = busy.groupby(["link_id", "dir"])["capacity_bps"].median()
+    link_id, d = medians.idxmin()
+    g = ls[(ls["link_id"] == link_id) & (ls["dir"] == d)].sort_values("t_s")
+    bdp = g["capacity_bps"].to_numpy(dtype=float) * float(rtt.min()) / 1e3 / (8 * BDP_PACKET_BYTES)
+    end = g["t_s"].to_numpy(dtype=float) + float(result.meta.get("bin_s") or 0.1)
+    label = f"BDP link[{link_id}] {d} ({rtt.min():.0f} ms)"
+    a.plot(
+        end,
+        np.where(bdp > 0, bdp, np.nan),
+        color="0.3",
+        linestyle=":",
+        linewidth=1.0,
+        label=plain(f"{run_label}: {label}" if run_label else label),
+    )
 
 
 def _queue_panel(a, result: RunResult, ls) -> None:
@@ -196,7 +377,7 @@ def figure(
 ) -> Figure:
     """`draw` for notebooks: every panel the result has data for unless `panels` is given."""
     if panels is None:
-        panels = DEFAULT_PANELS + (("queue",) if not result.link_series.empty else ())
+        panels = default_panels([result]) + (("queue",) if not result.link_series.empty else ())
     return draw(result, flows=flows, panels=panels)
 
 
@@ -208,15 +389,37 @@ def _colors(n: int) -> list:
 
 
 def plot_dir(
-    result_dir: str | Path,
+    result_dir: str | Path | Sequence[str | Path],
     out: str | Path | None = None,
     flows: Iterable[int | str] | None = None,
     panels: Sequence[str] | None = None,
 ) -> Path:
-    """Draw the result in `result_dir` to `out` (default: DIR/plot.png); returns the PNG path."""
-    result = load(result_dir)
-    path = Path(out) if out is not None else Path(result_dir) / DEFAULT_PNG
-    return save(result, path, flows=flows, panels=panels)
+    """Draw the result in `result_dir` (or several, overlaid) to `out` (default:
+    DIR/plot.png, the first DIR's); the format follows out's suffix (.png, .svg, .pdf)."""
+    dirs = [result_dir] if isinstance(result_dir, (str, Path)) else list(result_dir)
+    path = Path(out) if out is not None else Path(dirs[0]) / DEFAULT_PNG
+    fmt = output_format(path)
+    if len(dirs) == 1:
+        return save(load(dirs[0]), path, flows=flows, panels=panels, fmt=fmt)
+    runs = [(_short_names(dirs)[i], load(d)) for i, d in enumerate(dirs)]
+    fig = draw_overlay(runs, flows, panels)
+    return _write(fig, path, fmt)
+
+
+def _short_names(dirs: Sequence[str | Path]) -> list[str]:
+    """Each directory's name, or its path when two share a name."""
+    names = [Path(d).name or str(d) for d in dirs]
+    return names if len(set(names)) == len(names) else [str(d) for d in dirs]
+
+
+def output_format(path: str | Path) -> str:
+    """ "png", "svg" or "pdf" from the file's suffix; ValueError naming the suffix otherwise."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise ValueError(
+            f"expected a file ending in {', '.join('.' + f for f in FORMATS)}, found {str(path)!r}"
+        )
+    return suffix
 
 
 def save(
@@ -224,11 +427,29 @@ def save(
     path: str | Path,
     flows: Iterable[int | str] | None = None,
     panels: Sequence[str] | None = None,
+    fmt: str | None = None,
 ) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig = draw(result, flows=flows, panels=panels)
+    return _write(fig, path, fmt or output_format(path))
+
+
+def _write(fig: Figure, path: Path, fmt: str) -> Path:
+    """Save without dates or software names (same figure, same bytes)."""
+    from matplotlib import rc_context
+
+    from satcc.report.figures import stable_svg_ids
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    metadata = {
+        "png": {"Software": None},
+        "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+        "svg": {"Creator": None, "Date": None},
+    }[fmt]
     tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, dpi=DPI, format="png", metadata={"Software": None})
+    with rc_context({"svg.hashsalt": "satcc"}):
+        fig.savefig(tmp, dpi=DPI, format=fmt, metadata=metadata)
+    if fmt == "svg":
+        tmp.write_text(stable_svg_ids(tmp.read_text(encoding="utf-8")), encoding="utf-8")
     tmp.replace(path)
     return path

@@ -466,10 +466,12 @@ class RunResult:
         """A per-flow text table for people; `fairness` adds Jain's index over the goodputs
         (meaningless when the flows do not share a path, as in the demo's lanes)."""
         m = self.meta
-        head = (
-            f"{m.get('scenario')} · {m.get('engine')} · seed {m.get('seed')} · "
-            f"{_num(m.get('duration_s'))} s"
-        )
+        if m.get("scenario") is None:  # an analysis: no scenario, no seed
+            inputs = [Path(str(i)).name for i in m.get("inputs") or []]
+            head = f"{m.get('engine')} · {', '.join(inputs) or 'no inputs'}"
+        else:
+            head = f"{m.get('scenario')} · {m.get('engine')} · seed {m.get('seed')}"
+        head += f" · {_num(m.get('duration_s'))} s"
         columns = [
             "id",
             "name",
@@ -487,9 +489,9 @@ class RunResult:
             rows.append(
                 [
                     str(f["id"]),
-                    f["name"],
-                    f"{f['from']}→{f['to']}",
-                    f["cca"],
+                    f["name"] if f["name"] is not None else "-",
+                    f"{f['from']}→{f['to']}" if f["from"] is not None else "-",
+                    f["cca"] if f["cca"] is not None else "-",
                     format_rate(f["goodput_bps"]) if f["goodput_bps"] is not None else "-",
                     _mb(f["delivered_bytes"]),
                     # TCP: retransmitted share; UDP: datagrams lost
@@ -505,7 +507,7 @@ class RunResult:
 
         lines = [head, *grid(columns, rows, left={1, 2, 3})]
         j = self.jain_index
-        if fairness:
+        if fairness and len(self.jain_flows) >= 2:  # one flow: no fairness to speak of
             ids = self.jain_flows
             fair = self.meta.get("fairness")
             where = (

@@ -169,8 +169,18 @@ def _series_frame(flows: list[dict[str, Any]], bin_s: float) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+# A direction that carried fewer data packets than Linux's initial window (RFC 6928: 10
+# segments) was never clocked by the network: the time from the connection's start to its last
+# new data is the handshake and the application's pauses (iperf3's 37-byte cookie connection),
+# so it gets no goodput rate (None) instead of a number nobody should quote.
+MIN_RATE_PACKETS = 10
+
+
 def _finish(path: str, raw: dict[str, Any], bin_s: float) -> CaptureAnalysis:
-    return CaptureAnalysis(
+    for f in raw["flows"]:
+        if 0 < f["sent_packets"] < MIN_RATE_PACKETS and f["proto"] == "tcp":
+            f["goodput_bps"] = None
+    cap = CaptureAnalysis(
         path=path,
         format=raw["format"],
         bin_s=bin_s,
@@ -181,6 +191,43 @@ def _finish(path: str, raw: dict[str, Any], bin_s: float) -> CaptureAnalysis:
         raw_packets=raw.get("packets"),
         raw_rtt=raw.get("rtt_samples"),
     )
+    _locate(cap)
+    return cap
+
+
+def _locate(cap: CaptureAnalysis) -> None:
+    """Detect the capture point of each TCP data direction (`capture_point`) and, away from
+    the sender, replace the data→ACK RTT (the receiver's ACK delay there) by the sum of both
+    directions' TSval→TSecr halves (`rtt_source` "tsval-both"); see satcc.analyze.pathrtt.
+    Without the per-sample table (rtt=False) the halves' means decide, and p95/min go null."""
+    from satcc.analyze import pathrtt
+
+    if cap._raw_rtt is not None:
+        for fid, e in pathrtt.path_rtt(cap).items():
+            f = cap.raw_flows[fid]
+            bins = e.pop("bin_rtt_mean_ms", None)
+            f.update(e)
+            if bins is not None:
+                f["bins"] = {**f["bins"], "rtt_mean_ms": bins}
+        return
+    by_conn = {(f["proto"], f["conn"], f["dir"]): f for f in cap.raw_flows}
+    for f in cap.raw_flows:
+        if f["proto"] != "tcp" or not f["sent_packets"]:
+            continue
+        rev = by_conn.get(("tcp", f["conn"], 1 - f["dir"]))
+        down = f["ts_rtt_mean_ms"]
+        up = rev["ts_rtt_mean_ms"] if rev is not None else None
+        if up is None or down is None:
+            f["capture_point"] = "unknown"
+            continue
+        f["capture_point"] = point = pathrtt.capture_point([up], [down])
+        if point != "sender":
+            f.update(
+                rtt_mean_ms=up + down,
+                rtt_p95_ms=None,
+                rtt_min_ms=None,
+                rtt_source="tsval-both",
+            )
 
 
 def incomplete_warnings(flows: list[dict[str, Any]]) -> list[str]:

@@ -94,8 +94,9 @@ def load_input(path: Path, bin_s: float, progress=None):
         if kind == "capture":
             from satcc.analyze.capture import read_capture
 
-            # the per-bin RTT comes with the flows; no per-sample table needed
-            cap = read_capture(path, bin_s=bin_s, progress=progress)
+            # the per-sample RTT table lets a receiver-side capture pair both directions'
+            # TSval->TSecr halves into path RTTs (satcc.analyze.pathrtt)
+            cap = read_capture(path, bin_s=bin_s, rtt=True, progress=progress)
             if cap.stats["frames"] == 0:
                 where = "; ".join(
                     f"record {w['record']} at byte {w['offset']}: {w['message']}"
@@ -118,6 +119,15 @@ def load_input(path: Path, bin_s: float, progress=None):
         raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
+def _rtt_from(f: dict) -> str:
+    """Where the RTT figures come from: the estimator and, for a capture, its capture point."""
+    if f.get("rtt_mean_ms") is None:
+        return "-"
+    src = f.get("rtt_source") or f.get("kind") or "-"
+    point = f.get("capture_point")
+    return f"{src} @{point}" if point and point != "unknown" else src
+
+
 def _table(res) -> str:
     from satcc.units import format_rate
 
@@ -133,6 +143,7 @@ def _table(res) -> str:
         "retx",
         "rtt mean",
         "rtt p95",
+        "rtt from",
         "loss",
     ]
     rows = []
@@ -166,12 +177,13 @@ def _table(res) -> str:
                 ),
                 f"{f['rtt_mean_ms']:.2f} ms" if f.get("rtt_mean_ms") is not None else "-",
                 f"{f['rtt_p95_ms']:.2f} ms" if f.get("rtt_p95_ms") is not None else "-",
+                _rtt_from(f),
                 f"{100 * loss:.2f} %" if loss is not None else "-",
             ]
         )
     from satcc.textgrid import grid
 
-    lines = grid(cols, rows, left={1, 2, 3, 4})
+    lines = grid(cols, rows, left={1, 2, 3, 4, 11})
     for inp in res.inputs:
         st = inp.get("stats")
         if st:

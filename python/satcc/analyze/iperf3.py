@@ -11,8 +11,10 @@ client or server side, `-P` streams, `-R` reverse.
                   retransmitted_packets, rtt_mean_ms ...)
     r.warnings    what was odd but readable (iperf3's own error after some intervals, ...)
 
-iperf3 reports sender-side TCP numbers (retransmits, cwnd, rtt) only on the side that sent:
-the client normally, the server with `-R`; the other side has zeros there, read as missing.
+iperf3 reports sender-side TCP numbers (cwnd, rtt) only on the side that sent: the client
+normally, the server with `-R`; the other side has zeros there, read as missing. Retransmits
+travel with the results exchange: a `-R` client's `end.streams[].sender.retransmits` (with
+`sender: false`) are the server's, and are read; a side that lacks them writes no key.
 A server's report (`iperf3 -s -J`) lacks the peer's totals: its `end` figures for the remote
 side are 0 (TCP: the receiver's bytes when the server sends, with -R; UDP: the bytes). Then
 the stream's bytes and bits/s are the sum of its own intervals, and `bytes_source` says
@@ -389,7 +391,10 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
                 "sender_bits_per_second": rd.num(snd, "bits_per_second", ws),
                 "bits_per_second": bps,
                 "bytes_source": source,
-                "retransmits": rd.count(snd, "retransmits", ws) if snd.get("sender") else None,
+                # A -R client's report carries the server's (the sender's) retransmits with
+                # sender: false; a side that does not know them writes no key (3.12: a forward
+                # run's server), so the key's presence is what counts.
+                "retransmits": rd.count(snd, "retransmits", ws),
                 "max_snd_cwnd": rd.count(snd, "max_snd_cwnd", ws) if has_tcpinfo else None,
                 "mean_rtt_ms": rtt["mean_rtt"] / US_PER_MS
                 if has_tcpinfo and rtt["mean_rtt"]

@@ -121,6 +121,7 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                         "packets": f["packets"],
                         "payload_bytes": f["payload_bytes"],
                         "rtt_source": f["rtt_source"],
+                        "capture_point": f.get("capture_point"),
                         "flag_counts": f["flag_counts"],
                         "udp_lost": u["lost"] if u else None,
                         "udp_loss_rate": (u["lost"] / u["expected"])
@@ -200,6 +201,21 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
         else:
             desc.update(summary={k: _clean(v) for k, v in inp.summary.items()})
             sm = inp.summary
+            # one series row per probe: its RTT as srtt_ms (null when lost), for the ping panel
+            probes = inp.samples.dropna(subset=["t_s"]).sort_values("t_s", kind="stable")
+            gaps = probes["t_s"].diff().dropna()
+            width = float(gaps.median()) if len(gaps) else None
+            for t, rtt_ms in zip(probes["t_s"].tolist(), probes["rtt_ms"].tolist(), strict=True):
+                _series_row(
+                    series,
+                    len(flows),
+                    t,
+                    width,
+                    delivered=None,
+                    received=None,
+                    srtt=rtt_ms,
+                    retx=None,
+                )
             flows.append(
                 {
                     "id": len(flows),

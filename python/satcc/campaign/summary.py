@@ -25,9 +25,18 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+def _flow_label(flow: str, cca: Any) -> str:
+    """A flow group with the congestion control that ran it, unless its name says it."""
+    if cca is None or (isinstance(cca, float) and pd.isna(cca)) or str(cca) in flow:
+        return flow
+    return f"{flow} ({cca})"
+
+
 def point_table(store, max_rows: int = SUMMARY_MAX_ROWS) -> list[str]:
-    """One row per matrix point: parameters, runs done/planned, mean goodput per flow name
-    (Mbit/s), mean retransmission rate, mean Jain index, over the repetitions."""
+    """One row per matrix point: every matrix parameter and the engine, runs done/planned,
+    mean goodput per flow name with the CCA that ran it (Mbit/s), mean retransmission rate,
+    and the mean Jain index over the repetitions where a run has two or more flows (the column
+    is left out when no run has)."""
     runs = store.runs()
     if runs.empty:
         return ["(no runs planned)"]
@@ -37,22 +46,36 @@ def point_table(store, max_rows: int = SUMMARY_MAX_ROWS) -> list[str]:
         if not c.endswith(("_ms", "_bps", "_bytes", "_h"))
         or c.rsplit("_", 1)[0] not in store.param_columns
     ]
+    if "engine" in runs.columns and not any(p.rsplit(".", 1)[-1] == "engine" for p in params):
+        params.append("engine")
     per_point = runs.groupby("point", sort=True, dropna=False)
     flows = store.query(
         "SELECT point, regexp_replace(name, '\\.[0-9]+$', '') AS flow, "
+        "string_agg(DISTINCT cca, ',' ORDER BY cca) AS cca, "
         "avg(goodput_bps) / 1e6 AS mbps, avg(retransmission_rate) AS retx "
         "FROM flows GROUP BY ALL ORDER BY point, flow"
     )
-    columns = [*params, "runs", "goodput Mbit/s (mean per flow)", "retx", "jain"]
+    per_run = store.query(
+        "SELECT point, max(n) AS flows FROM "
+        "(SELECT point, run_id, count(*) AS n FROM flows GROUP BY ALL) GROUP BY point"
+    )
+    many = dict(zip(per_run["point"], per_run["flows"] > 1, strict=True))
+    show_jain = any(many.values())
+    columns = [*params, "runs", "goodput Mbit/s (mean per flow)", "retx"]
+    columns += ["jain"] if show_jain else []
     rows = []
     for point, group in per_point:
         first = group.iloc[0]
         mine = flows[flows["point"] == point]
-        goodput = ", ".join(f"{r.flow} {r.mbps:.2f}" for r in mine.itertuples() if pd.notna(r.mbps))
+        goodput = ", ".join(
+            f"{_flow_label(r.flow, r.cca)} {r.mbps:.2f}"
+            for r in mine.itertuples()
+            if pd.notna(r.mbps)
+        )
         if len(mine) > 4:
             goodput = f"{len(mine)} flows, mean {mine['mbps'].mean():.2f}"
         retx = mine["retx"].mean() if len(mine) else None
-        jain = group["jain_index"].mean()
+        jain = group["jain_index"].mean() if many.get(point) else None
         done = int((group["status"] == "done").sum())
         rows.append(
             [
@@ -60,8 +83,8 @@ def point_table(store, max_rows: int = SUMMARY_MAX_ROWS) -> list[str]:
                 f"{done}/{len(group)}",
                 goodput or "-",
                 "-" if retx is None or pd.isna(retx) else f"{100 * retx:.2f} %",
-                "-" if pd.isna(jain) else f"{jain:.3f}",
             ]
+            + (["-" if jain is None or pd.isna(jain) else f"{jain:.3f}"] if show_jain else [])
         )
     lines = grid(columns, rows[:max_rows], left=set(range(len(params))) | {len(params) + 1})
     if len(rows) > max_rows:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+from pathlib import Path
+from typing import Any
 
 from satcc import scenario as sc
 from satcc.api import load_scenario, parse_set
+from satcc.errors import UserError
 from satcc.limits import printable
 from satcc.units import format_duration, format_queue, format_rate, format_size
 
@@ -44,13 +48,123 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    s = load_scenario(args.file, parse_set(args.set))
+    overrides = parse_set(args.set)
+    try:
+        s = load_scenario(args.file, overrides)
+    except sc.ScenarioError as e:
+        found = list(e.issues)
+        found += [i for i in later_issues(args.file, overrides, e.issues) if i not in found]
+        raise sc.ScenarioError(e.source, found) from None
     config = sc.resolve(s)
     if args.resolved:
         print(json.dumps(config, indent=2))
         return 0
     print(printable(describe(s, config)))
     return 0
+
+
+MAX_PASSES = 8  # each pass sets aside the keys found wrong and validates the rest again
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _drop(doc: dict, path: str) -> bool:
+    """Remove the key at `path` (`link[0].rate`) from doc; False if there is none."""
+    parts = [int(i) if i else k for k, i in _PATH_PART.findall(path)]
+    node: Any = doc
+    for part in parts[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    last = parts[-1] if parts else None
+    if isinstance(node, dict) and last in node:
+        del node[last]
+        return True
+    return False
+
+
+def _parent(path: str) -> str:
+    return path.rsplit(".", 1)[0] if "." in path else ""
+
+
+# Valid values for required keys set aside (the stand-ins are never reported or run).
+STAND_INS = {"duration": "1 s", "rate": "1 Mbit/s", "delay": "1 ms"}
+
+
+def _stand_in(doc: dict, path: str) -> bool:
+    parts = [int(i) if i else k for k, i in _PATH_PART.findall(path)]
+    if not parts or parts[-1] not in STAND_INS:
+        return False
+    node: Any = doc
+    for part in parts[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    if not isinstance(node, dict) or parts[-1] in node:
+        return False
+    node[parts[-1]] = STAND_INS[parts[-1]]
+    return True
+
+
+def later_issues(
+    file: str, overrides: dict, issues: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The problems a first validation hides: the key-and-unit stage stops before the checks
+    of names, nodes and congestion controls. The keys already found wrong are set aside (to
+    their defaults) and the rest validated again, until nothing new turns up; a required key
+    set aside is not reported twice."""
+    import tomllib
+
+    from satcc.api import apply_overrides
+
+    if any(not p for p, _ in issues):  # the file as a whole (TOML syntax, size, nesting)
+        return []
+    try:
+        return _later_issues(file, overrides, issues, tomllib, apply_overrides)
+    except (RecursionError, ValueError, UserError):
+        return []
+
+
+def _later_issues(file, overrides, issues, tomllib, apply_overrides) -> list[tuple[str, str]]:
+    try:
+        doc = apply_overrides(
+            tomllib.loads(Path(file).read_text(encoding="utf-8")), overrides, file
+        )
+    except (OSError, ValueError, UserError):
+        return []
+    dropped: set[str] = set()
+    pending = [p for p, _ in issues]
+    out: list[tuple[str, str]] = []
+    for _ in range(MAX_PASSES):
+        removed = [p for p in pending if p and _drop(doc, p)]
+        if not removed:
+            return out
+        dropped.update(removed)
+        try:
+            sc.from_dict(doc, source=file)
+        except sc.ScenarioError as e:
+            # a required key set aside gets a stand-in, so that validation goes on past it
+            if [p for p, _ in e.issues if p in dropped and _stand_in(doc, p)]:
+                try:
+                    sc.from_dict(doc, source=file)
+                except sc.ScenarioError as e2:
+                    e = e2
+                else:
+                    return out
+            # a problem in a table that had a key set aside may come from the setting aside
+            # (a stand-in duration, a trace that is gone): only other tables' problems count
+            touched = {_parent(d) for d in dropped}
+            new = [
+                (p, m)
+                for p, m in e.issues
+                if p not in dropped and _parent(p) not in touched and (p, m) not in out
+            ]
+            out += new
+            pending = [p for p, _ in new]
+            continue
+        return out
+    return out
 
 
 def describe(s: sc.Scenario, config: dict) -> str:

@@ -22,18 +22,41 @@ stderr and left out. docs/campaigns.md documents every column.
 DIR may also be one result directory (`satcc sim/run/analyze --out`): views flows, flow_series,
 link_series and summary (one row: engine, scenario, seed, jain_index ...).
 
-  satcc query out/geo "SELECT name, goodput_bps/1e6 AS mbps FROM flows"""
+  satcc query out/geo "SELECT name, goodput_bps/1e6 AS mbps FROM flows"
+  satcc query out/geo --csv "SELECT * FROM flows"      (flags go anywhere)
+"""
 
 MAX_CELL = 60
 
 
+class _Intermixed(argparse.ArgumentParser):
+    """Flags anywhere: `query DIR --csv "SQL"` as well as `query --csv DIR "SQL"` (argparse
+    otherwise binds both positionals at the first one and calls the SQL an extra argument)."""
+
+    _inner = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._inner:
+            return super().parse_known_args(args, namespace)
+        self._inner = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inner = False
+
+
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "query",
-        help=HELP,
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser_class = subparsers._parser_class
+    subparsers._parser_class = _Intermixed
+    try:
+        p = subparsers.add_parser(
+            "query",
+            help=HELP,
+            description=DESCRIPTION,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    finally:
+        subparsers._parser_class = parser_class
     p.add_argument("dir", metavar="DIR", type=Path, help="campaign directory")
     p.add_argument("sql", metavar="SQL", nargs="?", help="the query")
     fmt = p.add_mutually_exclusive_group()
@@ -106,7 +129,7 @@ def query_result_dir(directory: Path, sql: str | None, schema: bool = False):
     con = duckdb.connect(":memory:")
     try:
         for name, table in (
-            ("flows", result.flows_table),
+            ("flows", _with_analyze_columns(directory, result.flows_table)),
             ("flow_series", result.flow_series_table),
             ("link_series", result.link_series_table),
             ("summary", summary),
@@ -126,6 +149,43 @@ def query_result_dir(directory: Path, sql: str | None, schema: bool = False):
             raise UserError(f"{directory}: query failed: {str(e).splitlines()[0]}") from None
     finally:
         con.close()
+
+
+def _with_analyze_columns(directory: Path, flows):
+    """An analyze result's flows with the columns its `--json` summary and `Result.summary`
+    add per flow (kind, file, src, dst, sport, dport, rtt_source, capture_point ...), read
+    from DIR/analyze.json; other results' flows as they are."""
+    import pyarrow as pa
+
+    from satcc.limits import json_loads
+
+    path = directory / "analyze.json"
+    if not path.is_file():
+        return flows
+    doc = json_loads(path.read_text(encoding="utf-8"), str(path))
+    extra = [
+        {
+            k: v
+            for k, v in f.items()
+            if k not in flows.column_names and not isinstance(v, (list, dict))
+        }
+        for f in doc.get("flows", [])
+    ]
+    if len(extra) != flows.num_rows:
+        return flows
+    names = list(dict.fromkeys(k for row in extra for k in row))
+    for name in names:
+        values = [row.get(name) for row in extra]
+        if all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) or v is None for v in values
+        ):
+            column = pa.array([None if v is None else float(v) for v in values], pa.float64())
+            if all(isinstance(v, int) or v is None for v in values):
+                column = pa.array(values, pa.int64())
+        else:
+            column = pa.array([None if v is None else str(v) for v in values], pa.string())
+        flows = flows.append_column(name, column)
+    return flows
 
 
 def _print(frame, args: argparse.Namespace) -> int:

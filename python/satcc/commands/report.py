@@ -1,4 +1,4 @@
-"""`satcc report DIR`: an HTML report and paper-quality figure files for a campaign."""
+"""`satcc report DIR`: an HTML report and paper-quality figure files for a campaign or a result."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-HELP = "HTML report and figure files (PNG/PDF/SVG) for a campaign directory"
+HELP = "HTML report and figure files (PNG/PDF/SVG) for a campaign or one result directory"
 DESCRIPTION = """\
 Draw the studies' figures from a campaign directory, each only when the campaign has the data
 for it (the report says which were skipped and why), and write a self-contained HTML report:
 figures embedded, tables of every matrix point, the scenario and parameters of each run, the
-satcc version, and any file left out of the store. Figure files go beside it.
+satcc version, and any file left out of the store. Figure files go beside it. DIR may also
+be one result (`satcc sim/run/emu/analyze --out`): its `satcc plot` figure and per-flow table.
+A progress bar shows on a terminal.
 
   --format html,png   (default) report.html + PNG figures
   --format pdf        PDF figures only (vector, for papers); svg likewise"""
@@ -26,7 +28,7 @@ def register(subparsers) -> None:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("dir", metavar="DIR", type=Path, help="campaign directory")
+    p.add_argument("dir", metavar="DIR", type=Path, help="campaign or result directory")
     p.add_argument(
         "--format",
         metavar="FMT[,FMT]",
@@ -59,12 +61,20 @@ def parse_formats(values: list[str] | str | None) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from satcc.campaign.layout import read_index
     from satcc.limits import check_out_dir, printable
+    from satcc.progress import ProgressBar
     from satcc.report import build_report
 
     formats = parse_formats(args.format)
-    read_index(args.dir)  # a campaign directory, readable, before anything is written
-    out = check_out_dir(args.out if args.out is not None else args.dir / "report")
-    report = build_report(args.dir, out, formats)
+    if (args.dir / "summary.json").is_file():  # one result, not a campaign
+        from satcc.report import build_result_report
+
+        out = check_out_dir(args.out if args.out is not None else args.dir / "report")
+        report = build_result_report(args.dir, out, formats)
+    else:
+        read_index(args.dir)  # a campaign directory, readable, before anything is written
+        out = check_out_dir(args.out if args.out is not None else args.dir / "report")
+        with ProgressBar(label=f"report {args.dir.name}") as bar:
+            report = build_report(args.dir, out, formats, progress=bar)
     for line in report.lines():
         print(printable(line))
     print(printable(f"report: {report.html_path or out}"), file=sys.stderr)

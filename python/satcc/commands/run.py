@@ -20,8 +20,9 @@ from satcc.engines import registry
 HELP = "run a scenario with the engine it names (sim, model or emu)"
 DESCRIPTION = """\
 Run a scenario with the engine named by its `[scenario] engine` key (or --engine): `sim` is the
-packet simulator (as `satcc sim`), `model` the analytical models (as `satcc model FILE`; README
-"Models" says which model answers which congestion control and what stays null), `emu` the real
+packet simulator (as `satcc sim`), `model` the analytical models (as `satcc model FILE`;
+docs/models.md, "The model engine", says which model answers which congestion control and what
+stays null), `emu` the real
 kernel in network namespaces (as `satcc emu FILE`; needs root). Writes the
 same result directory either way and prints a per-flow table, or with --json the summary."""
 

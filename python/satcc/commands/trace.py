@@ -6,8 +6,8 @@ For every link direction (or the one asked for), two files:
     DIR/link<i>-<ab|ba>.csv        t_ms,delay_ms,loss  (one-way delay; a row per change)
 
 The capacity is the model's mean rate over each millisecond (ms k covers (k-1, k]),
-accumulated into opportunities (satellite-facts.md §4: per ms add R·1 ms / (1500·8 bit), emit
-the whole part, keep the fraction), so a Mahimahi trace read into a `trace` model and exported
+accumulated into opportunities (Mahimahi's trace format, docs/scenario.md: per ms add
+R·1 ms / (1500·8 bit), emit the whole part, keep the fraction), so a Mahimahi trace read into a `trace` model and exported
 again gives back the same lines. The CSV has a row at 0 and one at each millisecond where the
 delay or loss changes. The models are sampled by the simulator's own code (`_native.run_sim`
 probe mode), so the files describe exactly what `satcc sim` runs.

@@ -82,7 +82,15 @@ class Report:
         return out
 
 
-def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> Report:
+def build_report(
+    directory: str | Path,
+    out: str | Path,
+    formats: list[str],
+    progress: Callable[[float], None] | None = None,
+) -> Report:
+    """The report of a campaign directory; `progress` gets the fraction done (figures 60 %,
+    per-run plots 35 %, the page the rest)."""
+    tick = progress or (lambda _f: None)
     d, out = Path(directory), Path(out)
     out.mkdir(parents=True, exist_ok=True)
     file_formats = [f for f in formats if f != "html"]
@@ -93,7 +101,8 @@ def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> 
     ):
         data = F.Data(store, store.index.get("axes", []))
         figs: list[Figure] = []
-        for fid, title, fn in F.FIGURES:
+        for i, (fid, title, fn) in enumerate(F.FIGURES):
+            tick(0.6 * i / len(F.FIGURES))
             try:
                 drawn = fn(data)
             except F.Skip as e:
@@ -118,10 +127,52 @@ def build_report(directory: str | Path, out: str | Path, formats: list[str]) -> 
                 figs.append(fig)
         report = Report(d, out, formats, figs, problems=[p.line() for p in store.problems])
         if "html" in formats:
-            report.run_plots = _run_plots(store, out)
+            report.run_plots = _run_plots(store, out, lambda f: tick(0.6 + 0.35 * f))
             report.downloads = _downloads(store, out)
             path = out / HTML_FILE
             layout.atomic_write_text(path, render_html(store, report))
+            report.html_path = path
+    tick(1.0)
+    return report
+
+
+def build_result_report(directory: str | Path, out: str | Path, formats: list[str]) -> Report:
+    """The report of one result directory (`satcc sim/run/emu/analyze --out`): the `satcc
+    plot` figure as files (fig_result.png/.pdf/.svg) and, with html, a self-contained page
+    with the figure and the per-flow table."""
+    from satcc.plot import describe, figure
+    from satcc.results import load
+
+    d, out = Path(directory), Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = load(d)
+    with rc_context({"svg.hashsalt": SVG_HASH_SALT}):
+        fig_obj = figure(result)
+        fig_obj.canvas.draw()
+        fig_obj.set_layout_engine("none")
+        title = describe(result.meta).replace("\\$", "$")
+        fig = Figure("result", title, "goodput, cwnd (log), srtt and queue per flow (satcc plot)")
+        for fmt in (f for f in formats if f != "html"):
+            fig.files.append(F.save_figure(fig_obj, out / f"fig_result.{fmt}", fmt, PNG_DPI))
+        report = Report(d, out, formats, [fig])
+        if "html" in formats:
+            buf = io.BytesIO()
+            fig_obj.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
+            img = base64.b64encode(buf.getvalue()).decode("ascii")
+            page = (
+                _env()
+                .get_template("result.html.j2")
+                .render(
+                    title=title,
+                    table=result.table(),
+                    png=img,
+                    caption=fig.caption,
+                    version=__version__,
+                    directory=str(d),
+                )
+            )
+            path = out / HTML_FILE
+            layout.atomic_write_text(path, page)
             report.html_path = path
     return report
 
@@ -130,7 +181,9 @@ MAX_RUN_PLOTS = 50  # per-run plots drawn for the first runs; the rest: satcc pl
 RUN_PLOTS_DIR = "runs"
 
 
-def _run_plots(store: Any, out: Path) -> dict[str, str]:
+def _run_plots(
+    store: Any, out: Path, progress: Callable[[float], None] | None = None
+) -> dict[str, str]:
     """`satcc plot` of each finished run (the first MAX_RUN_PLOTS), linked from the runs table."""
     from satcc.plot import save
     from satcc.results import ResultError, load
@@ -139,7 +192,9 @@ def _run_plots(store: Any, out: Path) -> dict[str, str]:
         "SELECT run_id FROM runs WHERE status = 'done' ORDER BY point, repetition, run_id"
     )["run_id"].tolist()[:MAX_RUN_PLOTS]
     links = {}
-    for run_id in done:
+    for i, run_id in enumerate(done):
+        if progress is not None:
+            progress(i / len(done))
         try:
             result = load(store.directory / layout.RUNS_DIR / run_id)
         except ResultError:
@@ -351,6 +406,22 @@ INTERACTIVE_SCRIPT = """
 """
 
 
+def chart_title(ctx: RenderContext, run_id: str, flows: pd.DataFrame) -> str:
+    """A run as a reader names it: its CCAs, then each matrix parameter (direction, plan,
+    loss ...) and the engine, then the repetition; the run id last, for the tables."""
+    row = ctx.runs[ctx.runs["run_id"] == run_id].iloc[0]
+    ccas = ", ".join(dict.fromkeys(str(c) for c in flows["cca"].dropna())) or "-"
+    parts = [ccas]
+    for p in ctx.params:
+        if p in row and not pd.isna(row[p]) and (p != "cca" or str(row[p]) != ccas):
+            parts.append(f"{str(p).rsplit('.', 1)[-1]}={_fmt(row[p])}")
+    if "engine" in row and not any(str(p).endswith("engine") for p in ctx.params):
+        parts.append(str(row["engine"]))
+    if "repetition" in row and not pd.isna(row["repetition"]):
+        parts.append(f"rep {int(row['repetition'])}")
+    return " · ".join(parts) + f"  ({str(run_id)[:8]})"
+
+
 def _interactive_html(ctx: RenderContext) -> str | None:
     """Goodput over time of the first finished runs as uPlot charts (vendored, inlined: no
     network at view time). Drag to zoom, double-click to reset, click a legend entry to hide."""
@@ -362,7 +433,7 @@ def _interactive_html(ctx: RenderContext) -> str | None:
         f"SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series "
         f"WHERE run_id IN ({ids}) ORDER BY run_id, flow_id, t_s"
     )
-    names = ctx.store.query(f"SELECT run_id, id, name FROM flows WHERE run_id IN ({ids})")
+    names = ctx.store.query(f"SELECT run_id, id, name, cca FROM flows WHERE run_id IN ({ids})")
     charts = []
     for run_id in done:
         mine = fs[fs["run_id"] == run_id]
@@ -378,7 +449,7 @@ def _interactive_html(ctx: RenderContext) -> str | None:
         ]
         charts.append(
             {
-                "title": str(run_id),
+                "title": chart_title(ctx, run_id, names[names["run_id"] == run_id]),
                 "names": [label.get(int(c), str(c)) for c in wide.columns],
                 "data": data,
             }

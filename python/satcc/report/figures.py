@@ -42,6 +42,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from satcc.campaign import layout
+from satcc.plot import plain_log_axis
 
 SSTHRESH_UNSET = 2147483647  # results README: ssthresh not yet set, as Linux
 MIN_RAMP_RUN_S = 30.0
@@ -135,13 +136,72 @@ def _direction(data: Data, flows: pd.DataFrame) -> pd.Series:
     return flows["name"].map(flow_group)
 
 
-def _facet(data: Data, frame: pd.DataFrame, exclude: set[str]) -> tuple[str | None, list[Any]]:
-    """A plan axis (else none) to split a figure into panels."""
-    ax = data.axis("plan")
-    if ax is None or ax["name"] in exclude or len(ax["values"]) < 2:
-        return None, [None]
-    col = data.column(frame, ax["name"])
-    return col, [v for v in ax["values"] if (frame[col].astype(str) == str(v)).any()]
+MAX_CONDITIONS = 12  # panels per figure; beyond this the caption says how many are left out
+PANEL_COLS = 3
+# Roles that are samples of one condition, not conditions: rounds through the day
+SAMPLE_ROLES = {"time_of_day"}
+
+
+def _short(name: str) -> str:
+    """An axis name for a panel title: `link[0].model.plan` -> `plan`."""
+    return str(name).rsplit(".", 1)[-1]
+
+
+def _conditions(
+    data: Data, frame: pd.DataFrame, exclude_roles: set[str] = frozenset()
+) -> tuple[list[tuple[str, pd.Series]], int]:
+    """The campaign's conditions present in `frame`, one panel each (as flent and Pantheon
+    plot each condition apart): every matrix axis but the CCA's (each CCA is a line or box
+    within the panel), the roles in `exclude_roles` and rounds; the engine when more than one
+    ran; the path (from→to) when flows go more than one way and no axis says the direction.
+    Returns ([(title, row mask)], number of conditions in all)."""
+    cols: list[tuple[str, pd.Series]] = []
+    names: list[str] = []
+    for a in data.axes:
+        if a["role"] in exclude_roles | SAMPLE_ROLES | {"cca"}:
+            continue
+        col = data.column(frame, a["name"])
+        if col in frame and frame[col].astype(str).nunique() > 1:
+            cols.append((_short(a["name"]), frame[col].astype(str)))
+            names.append(a["name"])
+    if (
+        "engine" in frame
+        and frame["engine"].nunique() > 1
+        and "engine" not in exclude_roles
+        and not any(_short(n) == "engine" for n in names)
+    ):
+        cols.append(("engine", frame["engine"].astype(str)))
+    has_direction = any(a["role"] == "direction" for a in data.axes)
+    if not has_direction and {"from", "to"} <= set(frame.columns):
+        path = frame["from"].astype(str) + "→" + frame["to"].astype(str)
+        if path.nunique() > 1:
+            cols.append(("", path))
+    if not cols:
+        return [("", pd.Series(True, index=frame.index))], 1
+    key = pd.Series(list(zip(*(c for _, c in cols), strict=True)), index=frame.index)
+    out = []
+    for values in dict.fromkeys(key):
+        title = " · ".join(
+            f"{n}={v}" if n and n not in ("engine",) else str(v)
+            for (n, _), v in zip(cols, values, strict=True)
+        )
+        out.append((title, key == values))
+    return out[:MAX_CONDITIONS], len(out)
+
+
+def _grid(n: int, height: float) -> tuple[Figure, list[Any]]:
+    """n panels in rows of PANEL_COLS, each with its own y axis; unused cells hidden."""
+    cols = min(n, PANEL_COLS)
+    rows = math.ceil(n / cols)
+    fig, axs = new_figure(rows, cols, height=height)
+    flat = [a for row in axs for a in row]
+    for a in flat[n:]:
+        a.set_axis_off()
+    return fig, flat[:n]
+
+
+def _left_out(shown: int, total: int) -> str:
+    return f" The first {shown} of {total} conditions are shown." if total > shown else ""
 
 
 # -- 001 Fig. 5-6 ---------------------------------------------------------------------------
@@ -152,16 +212,14 @@ def timeseries_cca(data: Data) -> Drawn:
     flows = flows[flows["cca"].notna()]
     if flows.empty:
         raise Skip("no flow with a congestion control in a sim, emu or analyze run")
-    col, facets = _facet(data, flows, set())
+    conds, total = _conditions(data, flows)
     ccas = list(dict.fromkeys(flows["cca"]))
-    picks: list[tuple[Any, str, str]] = []
-    for facet in facets:
+    picks: list[tuple[int, str, str]] = []
+    for r, (_, mask) in enumerate(conds):
         for cca in ccas:
-            mine = flows[flows["cca"] == cca]
-            if col is not None:
-                mine = mine[mine[col].astype(str) == str(facet)]
+            mine = flows[mask & (flows["cca"] == cca)]
             if not mine.empty:
-                picks.append((facet, cca, mine.iloc[0]["run_id"]))
+                picks.append((r, cca, mine.iloc[0]["run_id"]))
     ids = sorted({p[2] for p in picks})
     series = data.store.query(
         "SELECT run_id, flow_id, t_s, goodput_bps FROM flow_series WHERE run_id IN ("
@@ -170,12 +228,13 @@ def timeseries_cca(data: Data) -> Drawn:
     )
     if series["goodput_bps"].notna().sum() == 0:
         raise Skip("the runs carry no goodput series")
-    fig, axs = new_figure(len(facets), len(ccas), height=2.6, sharex=True, sharey=True)
-    for r, facet in enumerate(facets):
+    # a row per condition, its own y scale (an upload beside a download); CCAs share a row's
+    fig, axs = new_figure(len(conds), len(ccas), height=2.6, sharex=True, sharey="row")
+    for r, (title, _) in enumerate(conds):
         for c, cca in enumerate(ccas):
             ax = axs[r][c]
-            pick = next((p for p in picks if p[0] == facet and p[1] == cca), None)
-            ax.set_title(f"{cca}" + (f" · {facet}" if facet is not None else ""), fontsize="medium")
+            pick = next((p for p in picks if p[0] == r and p[1] == cca), None)
+            ax.set_title(f"{cca}" + (f" · {title}" if title else ""), fontsize="medium")
             ax.grid(True, alpha=0.3)
             if pick is None:
                 continue
@@ -190,7 +249,7 @@ def timeseries_cca(data: Data) -> Drawn:
                 ax.legend(fontsize="x-small", loc="upper right")
             if c == 0:
                 ax.set_ylabel("throughput (Mbit/s)")
-            if r == len(facets) - 1:
+            if r == len(conds) - 1:
                 ax.set_xlabel("time (s)")
     for row in axs:
         for ax in row:
@@ -198,9 +257,10 @@ def timeseries_cca(data: Data) -> Drawn:
             ax.set_ylim(bottom=0)
     return Drawn(
         fig,
-        "Goodput per time bin of one run per congestion control (the first "
-        "repetition of the first point that has it), one line per flow; "
-        "study 001 Fig. 5-6 plot the same from tshark in 0.1 s bins.",
+        "Goodput per time bin of one run per congestion control and condition (the first "
+        "repetition that has it), one line per flow, a row per condition with its own y "
+        "axis; study 001 Fig. 5-6 plot the same from tshark in 0.1 s bins."
+        + _left_out(len(conds), total),
     )
 
 
@@ -211,45 +271,36 @@ def _boxes(data: Data, value: str, scale: float, ylabel: str, what: str) -> Draw
     flows = data.flows[data.flows["cca"].notna() & data.flows[value].notna()].copy()
     if flows.empty:
         raise Skip(f"no flow with a congestion control and a {what}")
-    flows["_dir"] = _direction(data, flows)
-    counts = flows.groupby(["cca", "_dir"]).size()
-    if counts.max() < 2:
+    conds, total = _conditions(data, flows)
+    sizes = [flows[m].groupby("cca").size() for _, m in conds]
+    if max(int(c.max()) for c in sizes) < 2:
         raise Skip(
-            "every congestion control x direction has one run: a box plot needs "
+            "every congestion control x condition has one run: a box plot needs "
             "repetitions or rounds (campaign `repetitions`, or a time-of-day axis)"
         )
-    col, facets = _facet(data, flows, set())
-    if col is not None:
-        counts = flows.groupby(["cca", "_dir", col]).size()
-    dirs = list(dict.fromkeys(flows["_dir"]))
-    fig, axs = new_figure(len(facets), len(dirs), height=3.2, sharey=True)
-    for r, facet in enumerate(facets):
-        mine_f = flows if col is None else flows[flows[col].astype(str) == str(facet)]
-        for c, d in enumerate(dirs):
-            ax = axs[r][c]
-            mine = mine_f[mine_f["_dir"] == d]
-            ccas = list(dict.fromkeys(mine["cca"]))
-            values = [mine[mine["cca"] == k][value].to_numpy(dtype=float) * scale for k in ccas]
-            if values:
-                ax.boxplot(
-                    values,
-                    tick_labels=ccas,
-                    showmeans=True,
-                    widths=0.6,
-                    flierprops={"markersize": 3},
-                    meanprops={"marker": "^", "markersize": 4},
-                )
-            ax.set_title(f"{d}" + (f" · {facet}" if facet is not None else ""), fontsize="medium")
-            ax.grid(True, axis="y", alpha=0.3)
-            ax.tick_params(axis="x", labelrotation=30)
-            if c == 0:
-                ax.set_ylabel(ylabel)
-    n = int(counts.median())
+    fig, panels = _grid(len(conds), 3.0)
+    for ax, (title, mask) in zip(panels, conds, strict=True):
+        mine = flows[mask]
+        ccas = list(dict.fromkeys(mine["cca"]))
+        values = [mine[mine["cca"] == k][value].to_numpy(dtype=float) * scale for k in ccas]
+        ax.boxplot(
+            values,
+            tick_labels=ccas,
+            showmeans=True,
+            widths=0.6,
+            flierprops={"markersize": 3},
+            meanprops={"marker": "^", "markersize": 4},
+        )
+        ax.set_title(title or what, fontsize="medium")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.tick_params(axis="x", labelrotation=30)
+        ax.set_ylabel(ylabel)
+    n = int(pd.concat(sizes).median())
     return Drawn(
         fig,
-        f"{what.capitalize()} per run, per congestion control and direction "
-        f"(flow name or `direction` axis){', per plan' if col else ''}; a box "
-        f"per group ({n} runs per box, median), triangles are means.",
+        f"{what.capitalize()} per run: one panel per condition (every matrix axis but the "
+        f"congestion control), each with its own y axis; a box per congestion control "
+        f"({n} runs per box, median), triangles are means.{_left_out(len(conds), total)}",
     )
 
 
@@ -357,7 +408,14 @@ def _point_means(frame: pd.DataFrame, x: str, group: list[str], value: str) -> p
 
 
 def _errorbars(
-    ax, pts: pd.DataFrame, x: str, scale: float, label: str, color: Any, line: bool = True
+    ax,
+    pts: pd.DataFrame,
+    x: str,
+    scale: float,
+    label: str,
+    color: Any,
+    line: bool = True,
+    linestyle: str = "-",
 ) -> None:
     pts = pts.sort_values(x)
     mean = pts["mean"].to_numpy(dtype=float) * scale
@@ -367,7 +425,8 @@ def _errorbars(
         pts[x].to_numpy(dtype=float),
         mean,
         yerr=[np.maximum(mean - lo, 0), np.maximum(hi - mean, 0)],
-        fmt="o-" if line else "o",
+        fmt="o",
+        linestyle=linestyle if line else "none",
         ms=4,
         capsize=2,
         lw=1.2,
@@ -474,6 +533,7 @@ def rtt_fairness(data: Data) -> Drawn:
         bottom.set_xlabel(f"RTT of {groups[1]} (ms)")
         for a in (top, bottom):
             a.set_xscale("log", base=2)
+            plain_log_axis(a.xaxis, base=2)
             a.grid(True, which="both", alpha=0.3)
         top.set_ylim(bottom=0)
         top.legend(fontsize="x-small")
@@ -509,26 +569,39 @@ def engines_loss(data: Data) -> Drawn:
     kinds = list(dict.fromkeys(flows["_kind"]))
     sized = [k for k in kinds if k != "steady"]
     fig, axs = new_figure(2 if sized else 1, len(kinds), height=3.0)
+    flows["_cca"] = flows["cca"].fillna("-").astype(str)
+    ccas = list(dict.fromkeys(flows["_cca"]))
+    cca_colors = _colors(len(ccas))
+    styles = {"model": "-", "sim": "--", "emu": ":", "analyze": "-."}
     order = {"model": 0, "sim": 1, "emu": 2, "analyze": 3}
     colors = {"model": "tab:blue", "sim": "tab:red", "emu": "tab:green", "analyze": "tab:purple"}
     for c, kind in enumerate(kinds):
         mine = flows[flows["_kind"] == kind]
+        # one line per engine and congestion control: CCAs are never averaged together
         for e in sorted(engines, key=lambda e: order.get(e, 9)):
-            em = mine[mine["engine"] == e]
-            if em.empty:
-                continue
-            pts = _point_means(em, x, [], "goodput_bps")
-            _errorbars(axs[0][c], pts, x, 1e-6, e, colors.get(e, "k"), line=e == MODEL)
-            if sized and kind != "steady":
-                tp = _point_means(em[em["fct_s"].notna()], x, [], "fct_s")
-                if not tp.empty:
-                    _errorbars(axs[1][c], tp, x, 1.0, e, colors.get(e, "k"), line=e == MODEL)
+            for j, cca in enumerate(ccas):
+                em = mine[(mine["engine"] == e) & (mine["_cca"] == cca)]
+                if em.empty:
+                    continue
+                label = e if len(ccas) == 1 else f"{e} · {cca}"
+                color = colors.get(e, "k") if len(ccas) == 1 else cca_colors[j]
+                # the model as a line; measured engines as points, joined when CCAs share
+                # the panel (a line style per engine tells them apart)
+                line = e == MODEL or len(ccas) > 1
+                style = styles.get(e, "-") if len(ccas) > 1 else "-"
+                pts = _point_means(em, x, [], "goodput_bps")
+                _errorbars(axs[0][c], pts, x, 1e-6, label, color, line, style)
+                if sized and kind != "steady":
+                    tp = _point_means(em[em["fct_s"].notna()], x, [], "fct_s")
+                    if not tp.empty:
+                        _errorbars(axs[1][c], tp, x, 1.0, label, color, line, style)
         what = "steady state" if kind == "steady" else kind.replace("MB", " MB")
         axs[0][c].set_title(what, fontsize="medium")
         axs[0][c].set_ylabel("throughput (Mbit/s)" if c == 0 else "")
         for r in range(len(axs)):
             a = axs[r][c]
             a.set_xscale("log")
+            plain_log_axis(a.xaxis)
             a.grid(True, which="both", alpha=0.3)
             a.set_xlabel("packet loss rate p")
             if a.has_data():
@@ -541,7 +614,8 @@ def engines_loss(data: Data) -> Drawn:
     return Drawn(
         fig,
         "Study 002 Fig. 3-9: goodput (top) and transfer time (bottom, limited "
-        "transfers) against the loss rate, per engine: the model as a line, "
+        "transfers) against the loss rate, one line per engine and congestion control "
+        "(a line style per engine, a color per CCA): the model as a line, "
         "measured engines as means over seeds with min-max bars; a column per "
         "transfer size (`satcc validate hybla` tabulates the study's Table 3).",
     )
@@ -761,44 +835,81 @@ FigureFn = Callable[[Data], "Drawn | list[Drawn]"]
 
 
 def cdfs(data: Data) -> Drawn:
-    """Empirical CDFs per congestion control: each flow's goodput and 95th-percentile RTT."""
+    """Empirical CDFs per congestion control and condition: each flow's goodput and
+    95th-percentile RTT."""
     flows = data.flows[data.flows["cca"].notna() & data.flows["goodput_bps"].notna()]
     if flows.empty:
         raise Skip("no flow with a congestion control and a goodput")
-    ccas = list(dict.fromkeys(flows["cca"]))
     if len(flows) < 2:
         raise Skip("one flow in the campaign: a distribution needs more")
-    fig, axs = new_figure(1, 2, height=3.2)
+    ccas = list(dict.fromkeys(flows["cca"]))
+    conds, total = _conditions(data, flows)
+    fig, axs = new_figure(len(conds), 2, height=2.8)
     colors = _colors(len(ccas))
-    for k, cca in enumerate(ccas):
-        mine = flows[flows["cca"] == cca]
-        for ax, col, scale in ((axs[0][0], "goodput_bps", 1e-6), (axs[0][1], "rtt_p95_ms", 1.0)):
-            x = np.sort(mine[col].dropna().to_numpy(dtype=float) * scale)
-            if len(x):
-                ax.step(
-                    x,
-                    np.arange(1, len(x) + 1) / len(x),
-                    where="post",
-                    color=colors[k],
-                    label=f"{cca} ({len(x)})",
-                )
-    axs[0][0].set_xlabel("goodput per flow (Mbit/s)")
-    axs[0][1].set_xlabel("95th-percentile RTT per flow (ms)")
-    for ax in axs[0]:
-        ax.set_ylabel("fraction of flows")
-        ax.set_ylim(0, 1.02)
-        ax.grid(True, alpha=0.3)
-    axs[0][0].legend(fontsize="small", frameon=False)
+    for r, (title, mask) in enumerate(conds):
+        for k, cca in enumerate(ccas):
+            mine = flows[mask & (flows["cca"] == cca)]
+            for ax, col, scale in (
+                (axs[r][0], "goodput_bps", 1e-6),
+                (axs[r][1], "rtt_p95_ms", 1.0),
+            ):
+                x = np.sort(mine[col].dropna().to_numpy(dtype=float) * scale)
+                if len(x):
+                    ax.step(
+                        x,
+                        np.arange(1, len(x) + 1) / len(x),
+                        where="post",
+                        color=colors[k],
+                        label=f"{cca} ({len(x)})",
+                    )
+        for ax in axs[r]:
+            ax.set_ylabel("fraction of flows")
+            ax.set_ylim(0, 1.02)
+            ax.grid(True, alpha=0.3)
+            if title:
+                ax.set_title(title, fontsize="medium")
+        axs[r][0].legend(fontsize="x-small", frameon=False)
+    axs[-1][0].set_xlabel("goodput per flow (Mbit/s)")
+    axs[-1][1].set_xlabel("95th-percentile RTT per flow (ms)")
     return Drawn(
         fig,
-        "Empirical CDFs over every flow of every run, per congestion control "
-        "(number of flows in the legend): goodput and the flow's 95th-percentile RTT.",
+        "Empirical CDFs per congestion control (number of flows in the legend), one row per "
+        "condition (every matrix axis but the congestion control): goodput and the flow's "
+        f"95th-percentile RTT.{_left_out(len(conds), total)}",
     )
 
 
+def _ellipse(ax: Any, x: np.ndarray, y: np.ndarray, color: Any) -> bool:
+    """Pantheon's 1-sigma ellipse of a scheme's runs (the contour of a 2-D Gaussian fitted to
+    the points: axes along the covariance's eigenvectors, half-lengths their square roots)."""
+    from matplotlib.patches import Ellipse
+
+    if len(x) < 3:
+        return False
+    cov = np.cov(np.vstack([x, y]))
+    if not np.all(np.isfinite(cov)):
+        return False
+    vals, vecs = np.linalg.eigh(cov)
+    vals = np.clip(vals, 0.0, None)
+    angle = math.degrees(math.atan2(vecs[1, -1], vecs[0, -1]))
+    ax.add_patch(
+        Ellipse(
+            (float(np.mean(x)), float(np.mean(y))),
+            2 * math.sqrt(vals[-1]),
+            2 * math.sqrt(vals[0]),
+            angle=angle,
+            facecolor=color,
+            alpha=0.15,
+            edgecolor=color,
+        )
+    )
+    return True
+
+
 def throughput_delay(data: Data) -> Drawn:
-    """Pantheon's summary plane (Yan et al., USENIX ATC 2018, Fig. 2): per algorithm, each run's
-    mean goodput against its 95th-percentile RTT, delay axis reversed (better is up and right)."""
+    """Pantheon's summary plane (Yan et al., USENIX ATC 2018, Fig. 2), one panel per condition:
+    per algorithm, each run's mean goodput against its 95th-percentile RTT, the runs' mean and
+    1-sigma ellipse, delay axis reversed (better is up and right)."""
     flows = data.flows[
         data.flows["cca"].notna()
         & data.flows["goodput_bps"].notna()
@@ -807,44 +918,49 @@ def throughput_delay(data: Data) -> Drawn:
     if flows.empty:
         raise Skip("no flow with a congestion control, a goodput and an RTT")
     ccas = list(dict.fromkeys(flows["cca"]))
-    fig, axs = new_figure(1, 1, height=3.8)
-    ax = axs[0][0]
     colors = _colors(len(ccas))
-    per_run = (
-        flows.groupby(["run_id", "cca"], sort=False)
-        .agg(goodput_bps=("goodput_bps", "mean"), rtt_p95_ms=("rtt_p95_ms", "mean"))
-        .reset_index()
-    )
-    for k, cca in enumerate(ccas):
-        mine = per_run[per_run["cca"] == cca]
-        ax.scatter(mine["rtt_p95_ms"], mine["goodput_bps"] / 1e6, s=12, alpha=0.5, color=colors[k])
-        ax.scatter(
-            [mine["rtt_p95_ms"].median()],
-            [mine["goodput_bps"].median() / 1e6],
-            s=70,
-            marker="D",
-            color=colors[k],
-            edgecolor="black",
-            label=str(cca),
+    conds, total = _conditions(data, flows)
+    fig, panels = _grid(len(conds), 3.4)
+    for ax, (title, mask) in zip(panels, conds, strict=True):
+        per_run = (
+            flows[mask]
+            .groupby(["run_id", "cca"], sort=False)
+            .agg(goodput_bps=("goodput_bps", "mean"), rtt_p95_ms=("rtt_p95_ms", "mean"))
+            .reset_index()
         )
-        ax.annotate(
-            str(cca),
-            (mine["rtt_p95_ms"].median(), mine["goodput_bps"].median() / 1e6),
-            textcoords="offset points",
-            xytext=(6, 4),
-            fontsize="small",
-        )
-    ax.invert_xaxis()
-    ax.set_xlabel("95th-percentile RTT (ms, better →)")
-    ax.set_ylabel("mean goodput per flow (Mbit/s)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", frameon=False, loc="best")
+        for k, cca in enumerate(ccas):
+            mine = per_run[per_run["cca"] == cca]
+            if mine.empty:
+                continue
+            x = mine["rtt_p95_ms"].to_numpy(dtype=float)
+            y = mine["goodput_bps"].to_numpy(dtype=float) / 1e6
+            ax.scatter(x, y, s=10, alpha=0.5, color=colors[k])
+            _ellipse(ax, x, y, colors[k])
+            ax.scatter(
+                [x.mean()],
+                [y.mean()],
+                s=40,
+                marker="o",
+                color=colors[k],
+                edgecolor="black",
+                label=str(cca),
+            )
+        ax.autoscale_view()
+        ax.invert_xaxis()
+        ax.set_xlabel("95th-percentile RTT (ms, better →)")
+        ax.set_ylabel("mean goodput (Mbit/s)")
+        ax.grid(True, alpha=0.3)
+        if title:
+            ax.set_title(title, fontsize="medium")
+    panels[0].legend(fontsize="x-small", frameon=False, loc="best")
     return Drawn(
         fig,
-        "Throughput against delay per congestion control, as Pantheon summarises "
-        "schemes (Yan et al., USENIX ATC 2018): small dots are runs (mean over the "
-        "run's flows of that algorithm), diamonds the median over runs; the delay "
-        "axis is reversed so that better is up and to the right.",
+        "Throughput against delay per congestion control, as Pantheon summarises schemes "
+        "(Yan et al., USENIX ATC 2018), one panel per condition (every matrix axis but the "
+        "congestion control) with its own axes: small dots are runs (mean over the run's flows "
+        "of that algorithm), the outlined dot their mean and the shaded ellipse one standard "
+        "deviation of a 2-D Gaussian fitted to the runs (3 runs or more); the delay axis is "
+        f"reversed so that better is up and to the right.{_left_out(len(conds), total)}",
     )
 
 
