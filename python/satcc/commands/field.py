@@ -38,6 +38,8 @@ FLAG_KEYS = (
     "mss",
     "gap",
     "name",
+    "ping_count",
+    "ping_interval",
 )
 
 
@@ -59,6 +61,12 @@ def register(subparsers) -> None:
     p.add_argument("--udp", help="UDP runs at these rates, comma-separated ('10Mbit/s,50Mbit/s')")
     p.add_argument("--mss", help="MSS values for TCP runs, comma-separated")
     p.add_argument("--gap", help="pause between runs (default: 2 s)")
+    p.add_argument(
+        "--ping-count", dest="ping_count", type=int, help="idle pings before each run (default: 10)"
+    )
+    p.add_argument(
+        "--ping-interval", dest="ping_interval", help="ping interval, idle and during (default: 0.2 s)"
+    )
     p.add_argument("--name", help="the store's campaign name (default: the plan's, or 'field')")
     p.add_argument("--no-capture", action="store_true", help="no tcpdump even as root")
     p.add_argument(
