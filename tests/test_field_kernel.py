@@ -172,7 +172,7 @@ def test_plan_runs_every_cca_and_direction_resumes_after_sigterm_and_matches_emu
     ccas = "cubic,bbr"
     args = [
         "--server", constant_path.server_ip, "--cca", ccas, "--direction", "up,down",
-        "--duration", "5s", "--gap", "0s", "--ping-count", "3", "--out", str(out), "--name", "t",
+        "--duration", "5s", "--gap", "0s", "--ping-count", "2", "--out", str(out), "--name", "t",
     ]  # fmt: skip
     proc = constant_path.field(*args, wait=False)
     deadline = time.monotonic() + 60
@@ -227,19 +227,19 @@ def test_plan_runs_every_cca_and_direction_resumes_after_sigterm_and_matches_emu
     field_bps = flows[(flows.cca == "cubic") & (flows.direction == "up")].goodput_bps.iloc[0]
     assert abs(field_bps - emu_bps) <= 0.1 * emu_bps, (field_bps, emu_bps)
 
+    # the simulator's prediction beside them (`satcc report STORE --scenario`; the report's
+    # own figures are left out here to keep the test short)
+    from satcc.field.compare import compare
+
     scenario = tmp_path / "path.toml"
     scenario.write_text(path_scenario(CONSTANT_LINK, 5))
-    rep = subprocess.run(
-        [sys.executable, "-c", "from satcc.cli import main; raise SystemExit(main())",
-         "report", str(out), "--format", "html", "--scenario", str(scenario), "--seeds", "1"],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert rep.returncode == 0, rep.stderr
-    assert "field vs sim" in rep.stdout
-    for cca in ccas.split(","):
-        for d in ("up", "down"):
-            assert any(ln.split()[:2] == [cca, d] for ln in rep.stdout.splitlines()), rep.stdout
+    lines = compare(out, scenario, tmp_path / "report", seeds=1, formats=())
+    assert lines[0].startswith("field vs sim")
+    table = {tuple(ln.split()[:2]): ln.split() for ln in lines[2:]}
+    assert set(table) == {(c, d) for c in ccas.split(",") for d in ("up", "down")}
+    for row in table.values():
+        assert float(row[5]) > 0  # a simulated goodput for every measured CCA x direction
+    assert (tmp_path / "report" / "field-vs-sim.json").is_file()
 
 
 @needs_root
@@ -279,8 +279,8 @@ def test_starlink_alignment_starts_runs_after_the_links_own_boundaries(tmp_path)
     out = tmp_path / "store"
     with emu_lock(), emulated_path(tmp_path / "sl", STARLINK_LINK, start_wall=True) as p:
         r = p.field(
-            "--server", p.server_ip, "--cca", "cubic", "--duration", "3s", "--align",
-            "starlink", "--align-offset", "2s", "--force", "--ping-count", "2", "--out", str(out), "--name", "sl",
+            "--server", p.server_ip, "--cca", "cubic", "--duration", "2s", "--align",
+            "starlink", "--align-offset", "1s", "--force", "--ping-count", "2", "--out", str(out), "--name", "sl",
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
     rows = p.link_rows()  # complete once satcc-linkd has stopped
@@ -288,7 +288,7 @@ def test_starlink_alignment_starts_runs_after_the_links_own_boundaries(tmp_path)
     doc = json.loads((run / "run.json").read_text())["field"]
     boundary = doc["starlink"]["aligned_boundary_unix_s"]
     assert round(boundary) % 15 == 12 and abs(boundary - round(boundary)) < 1e-6
-    assert 1.95 <= doc["times"]["launched_unix_s"] - boundary <= 2.3
+    assert 0.95 <= doc["times"]["launched_unix_s"] - boundary <= 1.3
     # the link's own epoch changes (its one-way delay steps) fall on the same boundaries
     ab = [x for x in rows if x.get("dir") == "ab"]
     steps = [
