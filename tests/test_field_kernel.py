@@ -9,6 +9,7 @@ this process already has it open (started under `flock /tmp/satcc-emu.lock ...`)
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
 import shutil
@@ -101,7 +102,9 @@ class Path_:
             return subprocess.Popen(
                 cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
-        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            cmd, check=False, env=env, capture_output=True, text=True, timeout=timeout
+        )
 
     def link_rows(self):
         from satcc.emu import linkd
@@ -293,7 +296,7 @@ def test_starlink_alignment_starts_runs_after_the_links_own_boundaries(tmp_path)
     ab = [x for x in rows if x.get("dir") == "ab"]
     steps = [
         p.origin_unix_s + b["t_s"]
-        for a, b in zip(ab, ab[1:], strict=False)
+        for a, b in itertools.pairwise(ab)
         if abs((b.get("delay_ms") or 0) - (a.get("delay_ms") or 0)) > 0.5
     ]
     assert steps, "the Starlink link showed no epoch change"

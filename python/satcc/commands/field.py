@@ -45,7 +45,10 @@ FLAG_KEYS = (
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "field", help=HELP, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+        "field",
+        help=HELP,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("plan", metavar="PLAN", nargs="?", help="plan file or shipped plan name")
     p.add_argument("--server", metavar="HOST[:PORT]", help="your iperf3 server")
@@ -65,7 +68,9 @@ def register(subparsers) -> None:
         "--ping-count", dest="ping_count", type=int, help="idle pings before each run (default: 10)"
     )
     p.add_argument(
-        "--ping-interval", dest="ping_interval", help="ping interval, idle and during (default: 0.2 s)"
+        "--ping-interval",
+        dest="ping_interval",
+        help="ping interval, idle and during (default: 0.2 s)",
     )
     p.add_argument("--name", help="the store's campaign name (default: the plan's, or 'field')")
     p.add_argument("--no-capture", action="store_true", help="no tcpdump even as root")
@@ -132,7 +137,10 @@ def run(args: argparse.Namespace) -> int:
     p.host_port()  # a server is named
     out = check_out_dir(args.out if args.out is not None else Path("out") / "field" / p.name)
     order = "shuffled per round" if p.order == "shuffled" else "fixed (as listed)"
-    print(f"field: plan {p.name!r}, {len(expand(p))} runs, order {order}, store {out}", file=sys.stderr)
+    print(
+        f"field: plan {p.name!r}, {len(expand(p))} runs, order {order}, store {out}",
+        file=sys.stderr,
+    )
     r = run_plan(p, text, out, force=args.force)
     if r.interrupted:
         print(
@@ -142,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     print(
         f"field: {r.done} runs done, {r.skipped} done before, {len(r.failed)} failed; "
-        f"satcc query {out} \"SELECT cca, direction, goodput_bps FROM flows WHERE id = 0\"",
+        f'satcc query {out} "SELECT cca, direction, goodput_bps FROM flows WHERE id = 0"',
         file=sys.stderr,
     )
     for rid, why in r.failed:

@@ -143,7 +143,7 @@ def check() -> ClockStatus:
     """How far the host clock can be trusted (module doc)."""
     if shutil.which("chronyc"):
         try:
-            p = subprocess.run(
+            p = subprocess.run(  # noqa: PLW1510 - the return code is read
                 ["chronyc", "-c", "tracking"], capture_output=True, text=True, timeout=5
             )
             st = parse_chrony_tracking(p.stdout) if p.returncode == 0 else None

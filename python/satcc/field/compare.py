@@ -55,7 +55,9 @@ def _scenario_doc(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _simulate(doc: dict[str, Any], cca: str, direction: str, duration_s: float, seed: int, source: str):
+def _simulate(
+    doc: dict[str, Any], cca: str, direction: str, duration_s: float, seed: int, source: str
+):
     from satcc import api
     from satcc.engines import registry
 
@@ -72,7 +74,9 @@ def _simulate(doc: dict[str, Any], cca: str, direction: str, duration_s: float, 
     return float(r.flows.goodput_bps.iloc[0])
 
 
-def compare(store_dir: Path, scenario: Path, out: Path, seeds: int = 3, formats=("png",)) -> list[str]:
+def compare(
+    store_dir: Path, scenario: Path, out: Path, seeds: int = 3, formats=("png",)
+) -> list[str]:
     from satcc import store
 
     doc = _scenario_doc(scenario)

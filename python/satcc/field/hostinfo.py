@@ -46,7 +46,7 @@ def _cmd(*args: str) -> str | None:
     if shutil.which(args[0]) is None:
         return None
     try:
-        p = subprocess.run(args, capture_output=True, text=True, timeout=5)
+        p = subprocess.run(args, check=False, capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return p.stdout if p.returncode == 0 else None

@@ -92,7 +92,9 @@ def _hms(t: float) -> str:
 
 def _next_at(after: float, times: list[str]) -> float:
     """The first of the UTC times of day `times` at or after Unix time `after`."""
-    day = dt.datetime.fromtimestamp(after, dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    day = dt.datetime.fromtimestamp(after, dt.UTC).replace(
+        hour=0, minute=0, second=0, microsecond=0
+    )
     best = None
     for d in (0, 1):
         for t in times:
@@ -194,7 +196,9 @@ class Loop:
         n = items.index(it) + 1
         spec = {**it.index_doc(), "field_plan": self.p.name}
         tmp = Path(tempfile.mkdtemp(prefix=".field.tmp-", dir=self.out))
-        label = f"[{n}/{len(items)}] round {it.round} {it.label()}" + (" (retry)" if retry_pass else "")
+        label = f"[{n}/{len(items)}] round {it.round} {it.label()}" + (
+            " (retry)" if retry_pass else ""
+        )
         try:
             try:
                 m = measure(self.p, it, tmp / RAW_DIR, force=self.force)
@@ -222,7 +226,9 @@ class Loop:
                 parts.append(f"rtt {s['rtt_mean_ms']:.1f} ms")
             b = m.field_doc.get("starlink")
             if b:
-                parts.append(f"+{b['offset_s']:g} s after the {_hms(b['aligned_boundary_unix_s'])} boundary")
+                parts.append(
+                    f"+{b['offset_s']:g} s after the {_hms(b['aligned_boundary_unix_s'])} boundary"
+                )
             self.say(f"{label}: {', '.join(parts)}{self._next(queue)}")
             return True
         finally:

@@ -13,8 +13,8 @@ can act on (refused, busy, unreachable, CCA not available, lost connection).
 from __future__ import annotations
 
 import json
+import math
 import os
-import re
 import shutil
 import signal
 import socket
@@ -54,6 +54,14 @@ class Measured:
     files: dict[str, Path] = field(default_factory=dict)
 
 
+def _module_exists(cca: str) -> bool:
+    """Whether the kernel could load tcp_<cca> on demand (root's setsockopt autoloads it)."""
+    import platform
+
+    base = Path("/lib/modules") / platform.release() / "kernel" / "net" / "ipv4"
+    return any(base.glob(f"tcp_{cca}.ko*"))
+
+
 def resolve(host: str, port: int) -> str:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -71,7 +79,9 @@ def classify(text: str) -> str:
         return "refused (no iperf3 -s listening there)"
     if "congestion" in t:
         return "CCA not available"
-    if any(w in t for w in ("no route", "unreachable", "timed out", "timeout", "unable to connect")):
+    if any(
+        w in t for w in ("no route", "unreachable", "timed out", "timeout", "unable to connect")
+    ):
         return "unreachable"
     if any(w in t for w in ("closed unexpectedly", "reset by peer", "broken pipe", "terminated")):
         return "lost connection"
@@ -217,18 +227,19 @@ def measure(
     }
     if item.kind == "tcp" and item.direction == "up":
         avail = meta["tcp_available_congestion_control"]
-        if avail and item.cca not in avail:
+        if avail and item.cca not in avail and not _module_exists(item.cca):
             raise RunFailed(
                 f"CCA not available: {item.cca!r} is not in this host's "
                 f"tcp_available_congestion_control ({' '.join(avail)}); load its module "
-                f"(modprobe tcp_{item.cca}) or register the BPF CCA"
+                f"(modprobe tcp_{item.cca}; none found here) or register the BPF CCA"
             )
     clk = clock.check()
     doc["clock"] = clk.doc()
     if p.align == "starlink" and not clk.usable() and not force:
         raise RunFailed(
             f"clock: Starlink alignment needs a synchronised clock, found {clk.source}: "
-            f"{clk.detail}" + (f", error bound {clk.max_error_s:g} s" if clk.max_error_s else "")
+            f"{clk.detail}"
+            + (f", error bound {clk.max_error_s:g} s" if clk.max_error_s else "")
             + "; start chrony or systemd-timesyncd, or pass --force"
         )
     files: dict[str, Path] = {}
@@ -296,7 +307,10 @@ def measure(
         (raw_dir / IPERF3_FILE).write_text(out)
         if client.returncode != 0 or _json_error(out):
             msg = _iperf3_error(out, err)
-            raise RunFailed(f"{classify(msg)}: iperf3: {msg}")
+            why = classify(msg)
+            if why == "CCA not available" and item.direction == "down":
+                why += f" at the server (the sender of a download; {item.cca!r})"
+            raise RunFailed(f"{why}: iperf3: {msg}")
         files["iperf3"] = raw_dir / IPERF3_FILE
         if item.kind == "tcp":
             try:
@@ -438,12 +452,14 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
             if built.flows[old]["file"] == inp.path  # type: ignore[union-attr]
         )
         smp = inp.samples  # type: ignore[union-attr]
-        for seq, t, ep, rtt in zip(smp["seq"], smp["t_s"], smp["t_epoch"], smp["rtt_ms"], strict=True):
+        for seq, t, ep, rtt in zip(
+            smp["seq"], smp["t_s"], smp["t_epoch"], smp["rtt_ms"], strict=True
+        ):
             pings["flow_id"].append(fid)
             pings["seq"].append(int(seq))
-            pings["t_s"].append(None if t != t else float(t))
-            pings["t_epoch_s"].append(None if ep != ep else float(ep))
-            pings["rtt_ms"].append(None if rtt != rtt else float(rtt))
+            pings["t_s"].append(None if math.isnan(t) else float(t))
+            pings["t_epoch_s"].append(None if math.isnan(ep) else float(ep))
+            pings["rtt_ms"].append(None if math.isnan(rtt) else float(rtt))
     extras = {PINGS_FILE: Table.from_columns(PINGS_SCHEMA, pings, "pings")} if pings["seq"] else {}
     return result, extras
 
@@ -455,4 +471,3 @@ def summary_line(result: Any) -> dict[str, Any]:
         "retransmission_rate": row.get("retransmission_rate"),
         "rtt_mean_ms": row.get("rtt_mean_ms"),
     }
-

@@ -129,7 +129,7 @@ class FieldPlan:
 
 
 def split_server(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
-    """"host", "host:port", "[v6]:port" or a bare IPv6 address -> (host, port)."""
+    """ "host", "host:port", "[v6]:port" or a bare IPv6 address -> (host, port)."""
     t = text.strip()
     m = re.match(r"^\[([0-9A-Fa-f:.]+)\](?::(\d+))?$", t)
     if m:
@@ -168,7 +168,10 @@ def validate(p: FieldPlan, where: str) -> FieldPlan:
     if p.server is not None:
         if not isinstance(p.server, str):
             raise _fail(where, "server", KEYS["server"], p.server)
-        split_server(p.server, DEFAULT_PORT)
+        try:
+            split_server(p.server, DEFAULT_PORT)
+        except UserError as e:
+            raise UserError(f"{where}: {e}") from None
     if (
         not isinstance(p.ccas, list)
         or not p.ccas
