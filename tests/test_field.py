@@ -4,7 +4,9 @@ tests/test_field_kernel.py (root)."""
 
 from __future__ import annotations
 
+import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -219,3 +221,71 @@ def test_print_shows_a_plan_that_loads_back(tmp_path):
     p = fp.load(path)[0]
     assert p.ccas == ["cubic", "bbr"] and p.udp == ["5Mbit/s"] and p.host_port() == ("h", 5300)
     assert json.loads(json.dumps(p.doc())) == p.doc()
+
+
+PING_LOG = """PING 192.0.2.1 (192.0.2.1) 56(84) bytes of data.
+[1700000000.100000] 64 bytes from 192.0.2.1: icmp_seq=1 ttl=64 time=41.2 ms
+[1700000000.300000] 64 bytes from 192.0.2.1: icmp_seq=2 ttl=64 time=40.8 ms
+
+--- 192.0.2.1 ping statistics ---
+2 packets transmitted, 2 received, 0% packet loss, time 200ms
+rtt min/avg/max/mdev = 40.800/41.000/41.200/0.200 ms
+"""
+
+
+def test_the_loop_retries_a_failure_once_at_the_end_of_its_round_and_the_store_reads_back(
+    tmp_path, monkeypatch
+):
+    """The loop without a network: `measure` is replaced by one that hands over a recorded
+    iperf3 report (tests/data, a download) and a ping log, or fails as told."""
+    from satcc.field import loop
+    from satcc.field.measure import Measured, RunFailed
+
+    calls: list[str] = []
+
+    def fake_measure(p, item, raw_dir, force=False, not_before=None):
+        calls.append(item.run_id)
+        if item.cca == "cubic" or (item.cca == "bbr" and calls.count(item.run_id) == 1):
+            raise RunFailed(f"server busy: iperf3: the server is busy ({item.cca})")
+        raw_dir.mkdir(parents=True)
+        shutil.copy(ROOT / "tests" / "data" / "iperf3" / "rp2_client.json", raw_dir / "iperf3.json")
+        (raw_dir / "ping-idle.txt").write_text(PING_LOG)
+        doc = {"warnings": [], "host": {"kernel": "test"}}
+        files = {"iperf3": raw_dir / "iperf3.json", "ping_idle": raw_dir / "ping-idle.txt"}
+        return Measured(raw_dir, doc, files)
+
+    monkeypatch.setattr(loop, "measure", fake_measure)
+    p = fp.validate(
+        fp.FieldPlan(name="fake", server="192.0.2.1", ccas=["reno", "bbr", "cubic"], gap="0 s"),
+        "t",
+    )
+    out = tmp_path / "s"
+    lines = io.StringIO()
+    r = loop.run_plan(p, fp.to_toml(p), out, stream=lines)
+    assert [c.split("-")[2] for c in calls] == ["reno", "bbr", "cubic", "bbr", "cubic"]
+    assert r.done == 2 and [f[0] for f in r.failed] == ["r000-002-cubic-up-0"]
+    text = lines.getvalue().splitlines()
+    assert len(text) == 5 and "(retried at the end of the round)" in text[1]
+    assert "(retry)" in text[3] and "Mbit/s" in text[3] and "next: cubic up" in text[3]
+
+    from satcc import store
+
+    flows = store.query(out, "SELECT engine, cca, direction, name, goodput_bps FROM flows")
+    assert set(flows.engine) == {"field"}
+    data = flows[flows.name == "upload"]
+    assert sorted(data.cca) == ["bbr", "reno"] and (data.goodput_bps > 0).all()
+    assert set(flows.name) == {"upload", "ping idle"}
+    runs = store.query(out, "SELECT run_id, status, error FROM runs ORDER BY run_id")
+    assert list(runs.status) == ["done", "done", "failed"]
+    assert runs.error.iloc[2] == "server busy: iperf3: the server is busy (cubic)"
+    assert store.query(out, "SELECT count(*) AS n FROM pings").n.iloc[0] == 4
+
+    # a rerun retries only what failed
+    calls.clear()
+    r = loop.run_plan(p, fp.to_toml(p), out, stream=io.StringIO())
+    assert calls == ["r000-002-cubic-up-0", "r000-002-cubic-up-0"] and r.skipped == 2
+
+    from satcc.report import build_report  # `satcc report` reads the store unchanged
+
+    rep = build_report(out, tmp_path / "report", ["html"])
+    assert rep.html_path is not None and rep.html_path.is_file()
