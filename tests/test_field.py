@@ -289,3 +289,13 @@ def test_the_loop_retries_a_failure_once_at_the_end_of_its_round_and_the_store_r
 
     rep = build_report(out, tmp_path / "report", ["html"])
     assert rep.html_path is not None and rep.html_path.is_file()
+
+
+def test_at_times_are_the_next_listed_utc_time_of_day():
+    from satcc.field.loop import _next_at
+
+    day = 1_700_006_400.0  # 2023-11-15 00:00:00 UTC
+    assert day % 86400 == 0
+    assert _next_at(day + 3600, ["00:00", "03:00", "10:00"]) - day == 3 * 3600
+    assert _next_at(day + 3 * 3600, ["00:00", "03:00"]) - day == 3 * 3600  # on time
+    assert _next_at(day + 11 * 3600, ["00:00", "03:00", "10:00"]) - day == 86400  # tomorrow

@@ -108,7 +108,7 @@ def collect(server_ip: str | None) -> dict[str, Any]:
             doc["interface"] = interface(dev)
         else:
             doc["errors"].append(f"no route to {server_ip}")
-    for tool in ("iperf3", "ping", "tcpdump"):
-        line = _cmd(tool, "--version")
+    for tool, flag in (("iperf3", "--version"), ("ping", "-V"), ("tcpdump", "--version")):
+        line = _cmd(tool, flag)
         doc.setdefault("tools", {})[tool] = line.strip().splitlines()[0] if line else None
     return doc

@@ -7,8 +7,8 @@
 - Resume: the store's done runs (complete, hashes good) are never repeated. A rerun of the
   same command (or another plan with the same `name`) picks up the first round with runs left;
   failures recorded earlier are retried. Rounds of a resumed plan start when this process
-  reaches them: the first at once, each next one `interval` after the previous one's start (or
-  at the next `at` time), as in the first invocation.
+  reaches them: the first at once, each next one `interval` after the previous one's start, as
+  in the first invocation; with `at`, every round (the first too) at the next listed time.
 - Ctrl-C and SIGTERM stop the run in flight (its children are stopped, its partial files are
   removed by the next start) and exit 130; a lost connection fails the run with that reason.
 - One progress line per run on stderr: what ran, its goodput (or why it failed), what comes
@@ -161,17 +161,16 @@ class Loop:
             todo = [it for it in rounds[r] if it.run_id not in done]
             if not todo:
                 continue
-            if round_start is None:
+            if self.p.at:  # every round, the first too, at the next of the listed times
+                round_start = _next_at(self.now(), self.p.at)
+            elif round_start is None:
                 round_start = self.now()
             else:
-                if self.p.at:
-                    round_start = _next_at(self.now(), self.p.at)
-                else:
-                    round_start = max(self.now(), round_start + self.p.interval_s)
-                if round_start > self.now():
-                    self.say(f"field: round {r} starts at {_hms(round_start)} UTC")
-                while self.now() < round_start:
-                    time.sleep(min(1.0, round_start - self.now()))
+                round_start = max(self.now(), round_start + self.p.interval_s)
+            if round_start > self.now():
+                self.say(f"field: round {r} starts at {_hms(round_start)} UTC")
+            while self.now() < round_start:
+                time.sleep(min(1.0, round_start - self.now()))
             retry: list[RunItem] = []
             queue = list(todo)
             first = True

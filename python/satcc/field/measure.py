@@ -43,6 +43,21 @@ TCPDUMP_READY_S = 5.0
 TCPDUMP_DRAIN_S = 0.5
 
 
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    import ctypes
+
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _popen(cmd: list[str], **kw: Any) -> subprocess.Popen:
+    """A child that gets SIGTERM when this process dies, however it dies (kill -9 included):
+    no tcpdump or iperf3 outlives an interrupted plan. Started from the main thread only."""
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent, **kw)  # noqa: PLW1509
+
+
 class RunFailed(SatccError):
     """A run that did not produce a result; str() is the one-line reason."""
 
@@ -177,7 +192,7 @@ def _start_tcpdump(dev: str, ip: str, port: int, path: Path) -> subprocess.Popen
         str(path),
         f"host {ip} and port {port}",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = _popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     deadline = time.monotonic() + TCPDUMP_READY_S
     while time.monotonic() < deadline:
@@ -279,14 +294,14 @@ def measure(
         ping_proc = None
         if shutil.which("ping"):
             ping_out = open(raw_dir / PING_RUN_FILE, "w")  # noqa: SIM115 - closed below
-            ping_proc = subprocess.Popen(
+            ping_proc = _popen(
                 ping_cmd(ip, p.ping_interval_s, deadline_s=p.duration_s + 1),
                 stdout=ping_out,
                 stderr=subprocess.DEVNULL,
             )
             procs.append(ping_proc)
         cmd = iperf3_cmd(p, item, ip, port)
-        client = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        client = _popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         procs.append(client)
         try:
             out, err = client.communicate(timeout=p.duration_s + IPERF3_GRACE_S)
