@@ -290,6 +290,9 @@ def test_starlink_alignment_starts_runs_after_the_links_own_boundaries(tmp_path)
     (run,) = [d for d in (out / "runs").iterdir()]
     doc = json.loads((run / "run.json").read_text())["field"]
     boundary = doc["starlink"]["aligned_boundary_unix_s"]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["engine"] == "field"
+    assert summary["stats"]["starlink_boundaries_s"] == doc["starlink"]["boundaries_s"]
     assert round(boundary) % 15 == 12 and abs(boundary - round(boundary)) < 1e-6
     assert 0.95 <= doc["times"]["launched_unix_s"] - boundary <= 1.3
     # the link's own epoch changes (its one-way delay steps) fall on the same boundaries

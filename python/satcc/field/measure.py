@@ -453,7 +453,16 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
         seed=None,
         duration_s=p.duration_s,
         bin_s=bin_s,
-        stats={"inputs": len(order) + (1 if "capture" in m.files else 0)},
+        stats={
+            "inputs": len(order) + (1 if "capture" in m.files else 0),
+            # Starlink boundaries during the run, seconds from iperf3's launch (plots' t = 0
+            # is its first report, a few RTTs later); absent without `align = "starlink"`
+            **(
+                {"starlink_boundaries_s": m.field_doc["starlink"]["boundaries_s"]}
+                if "starlink" in m.field_doc
+                else {}
+            ),
+        },
         fairness=None,
     )
     result = RunResult(meta, flows_table, series_table, built.result.link_series_data)
