@@ -14,7 +14,7 @@ DESCRIPTION = """\
 Run every congestion control x direction x repetition against an `iperf3 -s` you run (a VPS,
 a host behind a dish), round after round, with an idle ping before and a ping during each
 run, a tcpdump capture when root, and the host's metadata; each run is a result (engine
-"field") in a campaign store that `satcc query`, `report` and `plot` read. Interrupted plans
+"field") in a campaign store that `satcc query` and `report` read (`plot` its runs/ID). Interrupted plans
 resume with the same command. PLAN is a plan file or a shipped plan (study000, study001,
 study003); without PLAN the flags build one:
 
