@@ -299,3 +299,37 @@ def test_at_times_are_the_next_listed_utc_time_of_day():
     assert _next_at(day + 3600, ["00:00", "03:00", "10:00"]) - day == 3 * 3600
     assert _next_at(day + 3 * 3600, ["00:00", "03:00"]) - day == 3 * 3600  # on time
     assert _next_at(day + 11 * 3600, ["00:00", "03:00", "10:00"]) - day == 86400  # tomorrow
+
+
+def test_a_runs_children_die_with_satcc_even_on_kill_9():
+    """tcpdump or iperf3 must not outlive an interrupted plan (PR_SET_PDEATHSIG)."""
+    import os
+    import signal
+    import time
+
+    code = (
+        "import time, sys\n"
+        "from satcc.field.measure import _popen\n"
+        "p = _popen(['sleep', '30'])\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    parent.stdout.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
+        status = Path(f"/proc/{child}/status").read_text()
+        if "State:\tZ" in status:
+            break
+        time.sleep(0.05)
+    alive = (
+        Path(f"/proc/{child}").exists()
+        and "State:\tZ" not in Path(f"/proc/{child}/status").read_text()
+    )
+    if alive:
+        os.kill(child, signal.SIGKILL)
+    assert not alive
