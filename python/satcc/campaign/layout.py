@@ -7,7 +7,7 @@
       runs/<id>/           one finished run: summary.json, flows.parquet, flow_series.parquet,
                            link_series.parquet (satcc.results), run.json (spec, scenario,
                            parameters, hashes of the extras), extras (pings.parquet, seqack.parquet),
-                           emu/ (an emu run's raw files)
+                           emu/ (an emu run's raw files), field/ (a `satcc field` run's)
       failed/<id>.json     a run that failed: its error (removed when it later succeeds)
       catalog.duckdb       the DuckDB catalog (satcc.store; derived, rebuilt at will)
       report/              satcc report's default output
@@ -50,6 +50,7 @@ INDEX_SCHEMA_VERSION = 1
 RUN_SCHEMA_VERSION = 1
 STAGING_SUFFIX = ".staging"
 EMU_RAW_DIR = "emu"
+FIELD_RAW_DIR = "field"  # a `satcc field` run's raw files (iperf3 JSON, ping logs, capture)
 # files and directories a campaign directory may hold at its top level (anything else is foreign)
 # satcc fidelity's outputs beside the runs (satcc.fidelity.suite)
 FIDELITY_FILES = {"fidelity.json", "fidelity.txt", "fidelity.png"}
@@ -71,6 +72,7 @@ RUN_FILES = {
     RUN_FILE,
     *EXTRA_FILES,
     EMU_RAW_DIR,
+    FIELD_RAW_DIR,
     "plot.png",
 }
 
@@ -194,8 +196,10 @@ def write_run(
     result: Any,
     extras: dict[str, Any],
     raw_dir: Path | None = None,
+    raw_name: str = EMU_RAW_DIR,
 ) -> Path:
-    """Put one finished run in place atomically (module doc). `raw_dir/emu`, if given, moves in."""
+    """Put one finished run in place atomically (module doc). `raw_dir/<raw_name>` (emu/ or
+    field/), if given, moves in."""
     runs = d / RUNS_DIR
     runs.mkdir(parents=True, exist_ok=True)
     rid = spec_doc["run_id"]
@@ -210,8 +214,8 @@ def write_run(
         table.write_parquet(path)
         results.fsync_file(path)
         hashes[name] = sha256(path)
-    if raw_dir is not None and (raw_dir / EMU_RAW_DIR).is_dir():
-        os.replace(raw_dir / EMU_RAW_DIR, staging / EMU_RAW_DIR)
+    if raw_dir is not None and (raw_dir / raw_name).is_dir():
+        os.replace(raw_dir / raw_name, staging / raw_name)
     doc = {"run_schema_version": RUN_SCHEMA_VERSION, **spec_doc, "files": hashes}
     results.write_text_fsync(staging / RUN_FILE, dumps(doc))
     fsync_dir(staging)

@@ -37,6 +37,16 @@ def register(subparsers) -> None:
         action="append",
     )
     p.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: DIR/report)")
+    p.add_argument(
+        "--scenario",
+        metavar="FILE",
+        type=Path,
+        help="a `satcc field` store: the simulator's prediction on this path beside the "
+        "measured runs, per CCA and direction (satcc.field.compare)",
+    )
+    p.add_argument(
+        "--seeds", type=int, default=3, help="simulator seeds for --scenario (default: 3)"
+    )
     p.set_defaults(func=run)
 
 
@@ -77,5 +87,10 @@ def run(args: argparse.Namespace) -> int:
             report = build_report(args.dir, out, formats, progress=bar)
     for line in report.lines():
         print(printable(line))
+    if getattr(args, "scenario", None) is not None:
+        from satcc.field.compare import compare
+
+        for line in compare(args.dir, args.scenario, out, seeds=args.seeds, formats=formats):
+            print(printable(line))
     print(printable(f"report: {report.html_path or out}"), file=sys.stderr)
     return 0

@@ -597,7 +597,8 @@ def _runs_html(
     rows, classes = [], []
     by_run = dict(tuple(flows.groupby("run_id")))
     for r in runs.head(MAX_RUN_ROWS).to_dict("records"):
-        err = (r.get("error") or "").strip()
+        err = r.get("error")
+        err = err.strip() if isinstance(err, str) else ""  # null reads back as NaN
         rows.append(
             [
                 _html("run_cell", r["run_id"], plots.get(r["run_id"])),
