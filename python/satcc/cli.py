@@ -40,6 +40,7 @@ COMMANDS = {
     "fidelity": "satcc.commands.fidelity",
     "reproduce": "satcc.commands.reproduce",
     "try": "satcc.commands.try",
+    "drill": "satcc.commands.drill",
     "model": "satcc.models.cli",
     "analyze": "satcc.analyze.cli",
 }
