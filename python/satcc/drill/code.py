@@ -50,11 +50,12 @@ _FUNCS = {"int": int, "float": float, "abs": abs, "min": min, "max": max, "round
 def run_code(text: str, env: dict[str, object], printed: list[str]) -> None:
     """Execute a block against `env` (modified by assignments). Raises AssertFailed,
     CodeError."""
+    # packetdrill's blocks often start on the `%{` line and end with a line continuation.
+    src = textwrap.dedent(text).strip().removesuffix("\\").rstrip()
     try:
-        tree = ast.parse(textwrap.dedent(text).strip("\n"))
+        tree = ast.parse(src)
     except SyntaxError as e:
         raise CodeError(f"expected Python syntax in the %{{ }}% block ({e.msg})") from None
-    src = textwrap.dedent(text).strip("\n")
     for stmt in tree.body:
         _stmt(stmt, env, printed, src)
 

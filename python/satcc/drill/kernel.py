@@ -19,6 +19,8 @@ import fcntl
 import json
 import os
 import queue
+import sys
+import collections
 import select
 import socket
 import struct
@@ -206,15 +208,22 @@ class KernelEngine:
     def __init__(self, script_path: str):
         self.script_path = script_path
         self.socks: dict[int, socket.socket] = {}
-        self.out: queue.Queue = queue.Queue()
+        self.out: collections.deque = collections.deque()
         self.t0 = 0.0
-        self.stop = False
         self.remote_port = REMOTE_PORT
         self.local_port = PORT
         self.worker_q: queue.Queue = queue.Queue()
 
     # -- set-up
     def setup(self, script: Script) -> None:
+        sys.setswitchinterval(0.0002)
+        # Timing: scripts allow 4 ms, and a loaded machine delays a normal process's wake-ups
+        # by more. The child sleeps in select() between events, so a real-time priority
+        # (the lowest, 1) costs the machine nothing and makes the wake-ups prompt.
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        except OSError:
+            os.nice(-10)
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.unshare(CLONE_NEWNET) != 0:
             raise NotSupported(f"cannot create a network namespace ({os.strerror(ctypes.get_errno())}); run as root")
@@ -234,36 +243,39 @@ class KernelEngine:
                 raise NotSupported(f"`{cmd}` failed: {r.stderr.strip()}")
         if script.init is not None:
             self.shell(script.init.command, script.init_line)
-        threading.Thread(target=self.reader, daemon=True).start()
         threading.Thread(target=self.worker, daemon=True).start()
         # Drain anything the interface sent on coming up, then start the clock.
-        time.sleep(0.01)
-        while not self.out.empty():
-            self.out.get()
+        self.t0 = time.monotonic()
+        self.pump(0.01)
+        self.out.clear()
         self.t0 = time.monotonic()
 
     def shell(self, cmd: str, line: int) -> None:
         cwd = os.path.dirname(os.path.abspath(self.script_path))
-        r = subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True)
+        env = dict(os.environ, PACKETDRILL_PID=str(os.getpid()))
+        r = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, capture_output=True, text=True)
         if r.returncode != 0:
             err = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
             if "qdisc" in cmd and ("fq" in err or "Unknown qdisc" in err or "No such file" in err):
                 raise NotSupported(f"this kernel lacks a qdisc the script needs: {err}", line)
             raise NotSupported(f"shell command failed on this machine: {err}", line)
 
-    def reader(self) -> None:
-        while not self.stop:
-            r, _, _ = select.select([self.tun], [], [], 0.05)
+    def pump(self, until: float) -> bool:
+        """Read what the kernel writes to tun0 until `until` (seconds since the start), or
+        until a packet is read when `until` is None... returns whether a packet was read."""
+        got = False
+        while True:
+            timeout = until - self.now()
+            r, _, _ = select.select([self.tun], [], [], max(0.0, timeout))
             if not r:
-                continue
-            try:
-                data = os.read(self.tun, 70000)
-            except OSError:
-                return
-            t = time.monotonic() - self.t0
+                return got
+            data = os.read(self.tun, 70000)
+            t = self.now()
             p = parse_packet(data[VNET_HDR:], t)
             if p is not None:
-                self.out.put(p)
+                self.out.append(p)
+                got = True
+                return got
 
     def worker(self) -> None:
         while True:
@@ -273,7 +285,6 @@ class KernelEngine:
             fn()
 
     def close(self) -> None:
-        self.stop = True
         self.worker_q.put(None)
         for s in self.socks.values():
             try:
@@ -286,9 +297,8 @@ class KernelEngine:
         return time.monotonic() - self.t0
 
     def advance(self, t: float) -> None:
-        d = t - self.now()
-        if d > 0:
-            time.sleep(d)
+        while self.now() < t:
+            self.pump(t)
 
     def inject(self, w: Wire) -> None:
         pkt = build_packet_ports(w, self.remote_port, self.local_port)
@@ -296,11 +306,11 @@ class KernelEngine:
 
     def next_outbound(self, deadline: float) -> Wire | None:
         while True:
-            timeout = deadline - self.now()
-            try:
-                w, sport, dport = self.out.get(timeout=max(0.0, timeout))
-            except queue.Empty:
+            if not self.out:
+                self.pump(deadline)
+            if not self.out:
                 return None
+            w, sport, dport = self.out.popleft()
             if "S" in w.flags and "A" not in w.flags:
                 self.local_port, self.remote_port = sport, dport
             return w
@@ -328,14 +338,14 @@ class KernelEngine:
 
         self.worker_q.put(run)
         # A call that has not returned within 20 ms is blocked: the script goes on.
-        end = time.monotonic() + 0.02
-        while not c.done and time.monotonic() < end:
-            time.sleep(0.0005)
+        end = self.now() + 0.02
+        while not c.done and self.now() < end:
+            self.pump(min(end, self.now() + 0.0005))
         return c
 
     def wait_call(self, c: Call, deadline: float) -> None:
         while not c.done and self.now() < deadline:
-            time.sleep(0.001)
+            self.pump(min(deadline, self.now() + 0.001))
 
     def val(self, e: Expr):
         if e.kind == "int":

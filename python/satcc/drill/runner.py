@@ -175,7 +175,9 @@ class Runner:
             return
         if start is not None:
             self.engine.advance(start)
-            self.last_t = start
+            # An event performed late (a loaded machine) moves the ones after it, as the
+            # actual time of an outbound packet does.
+            self.last_t = max(start, self.engine.now())
         if self.pending is not None and self.pending[1].done:
             self.check_call(self.pending[0], self.pending[1])
             self.pending = None
