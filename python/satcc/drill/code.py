@@ -64,10 +64,9 @@ def _stmt(node: ast.stmt, env: dict, printed: list[str], src: str) -> None:
     if isinstance(node, ast.Assert):
         if not _eval(node.test, env):
             text = ast.get_source_segment(src, node.test) or "assertion"
-            msg = f"assert {text}"
-            if node.msg is not None:
-                msg += f" (value {_eval(node.msg, env)})"
-            raise AssertFailed(msg)
+            names = dict.fromkeys(n.id for n in ast.walk(node.test) if isinstance(n, ast.Name))
+            values = ", ".join(f"{n}={env[n]}" for n in names if n in env)
+            raise AssertFailed(f"assert {text} failed" + (f" ({values})" if values else ""))
     elif isinstance(node, ast.Expr):
         _eval(node.value, env, printed)
     elif isinstance(node, ast.Assign):

@@ -197,7 +197,7 @@ def tokenize(text: str, path: str) -> list[Tok]:
         else:
             toks.append(Tok("punct", c, line))
             i += 1
-    toks.append(Tok("end", "end of file", line))
+    toks.append(Tok("end", "end of file", toks[-1].line if toks else line))
     return toks
 
 
