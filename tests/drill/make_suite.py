@@ -57,18 +57,22 @@ class Script:
         self.write_len = nbytes
         self.add(f"{t:>5} write(4, ..., {nbytes}) = {nbytes}")
 
-    def seg(self, i: int, t: str = "+0", ecn: str = "") -> None:
-        """Expect data segment i (0-based) of the write."""
-        last = (i + 1) * MSS >= self.write_len
-        flag = "P." if last else "."
-        a = 1 + i * MSS
-        self.add(f"{t:>5} > {ecn}{flag} {a}:{a + MSS}({MSS}) ack 1")
+    def seg(self, i: int, t: str = "+0", ecn: str = "", mss: int = MSS, extra: str = "") -> None:
+        """Expect data segment i (0-based) of the write; `extra` adds flag letters."""
+        last = (i + 1) * mss >= self.write_len
+        flag = extra + ("P." if last else ".")
+        a = 1 + i * mss
+        self.add(f"{t:>5} > {ecn}{flag} {a}:{a + mss}({mss}) ack 1")
 
-    def ack(self, upto: int, t: str = "+0", sack: list[tuple[int, int]] | None = None, win: int = 2000) -> None:
+    def ack(
+        self, upto: int, t: str = "+0", sack: list[tuple[int, int]] | None = None, win: int = 2000
+    ) -> None:
         """ACK segments below `upto` (count), with SACK blocks in segment numbers."""
         opt = ""
         if sack:
-            opt = " <sack " + " ".join(f"{1 + a * MSS}:{1 + b * MSS}" for a, b in sack) + ",nop,nop>"
+            opt = (
+                " <sack " + " ".join(f"{1 + a * MSS}:{1 + b * MSS}" for a, b in sack) + ",nop,nop>"
+            )
         self.add(f"{t:>5} < . 1:1(0) ack {1 + upto * MSS} win {win}{opt}")
 
     def assert_(self, expr: str, t: str = "+0") -> None:
@@ -142,13 +146,17 @@ def initial_window(iw: int) -> None:
 
 
 def rwnd_limited(w: int) -> None:
-    head = HEAD.replace(
-        "< S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>",
-        f"< S 0:0(0) win {w * MSS} <mss 1000,sackOK,nop,nop>",
-    ).replace(
-        "> S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>",
-        "> S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK>",
-    ).replace("ack 1 win 2000", f"ack 1 win {w * MSS}")
+    head = (
+        HEAD.replace(
+            "< S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>",
+            f"< S 0:0(0) win {w * MSS} <mss 1000,sackOK,nop,nop>",
+        )
+        .replace(
+            "> S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>",
+            "> S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK>",
+        )
+        .replace("ack 1 win 2000", f"ack 1 win {w * MSS}")
+    )
     s = Script(
         f"rwnd-limited-{w}",
         f"The peer's window ({w} segments, no window scaling) bounds the flight below the\n"
@@ -168,25 +176,38 @@ def rwnd_limited(w: int) -> None:
     s.save()
 
 
-def fast_retransmit(cca: str, dupacks: int) -> None:
+NO_SACK_HEAD = HEAD.replace(
+    "<mss 1000,sackOK,nop,nop,nop,wscale 7>", "<mss 1000,nop,wscale 7>"
+).replace("<mss 1460,nop,nop,sackOK,nop,wscale 8>", "<mss 1460,nop,wscale 8>")
+
+
+def fast_retransmit(cca: str, dupacks: int, sack: bool = True) -> None:
     ss = ssthresh_after_loss(cca, 10)
+    kind = "" if sack else "newreno-"
     s = Script(
-        f"fast-retransmit-{cca}-{dupacks}-dupacks",
+        f"fast-retransmit-{kind}{cca}-{dupacks}-dupacks",
         f"SACK-based fast retransmit ({cca}): the first of 10 segments is lost. The first two\n"
         "SACKs each let one new segment out (Disorder: a SACKed segment leaves the flight,\n"
         "cwnd does not grow on SACKs, RFC 3042's limited transmit); the third marks the hole\n"
         "lost (RACK's window is 0 with 3 SACKed and no reordering seen): Recovery with\n"
         f"ssthresh {ss}, the hole retransmitted first, then PRR (RFC 6937, Linux's\n"
         f"tcp_cwnd_reduction) paces new data over the further SACKs ({dupacks} in all).\n"
-        "The ACK of everything ends Recovery (Open, cwnd >= ssthresh).",
+        "The ACK of everything ends Recovery (Open, cwnd >= ssthresh)."
+        + (
+            ""
+            if sack
+            else "\nWithout SACK: duplicate ACKs count as SACKed segments (tcp_add_reno_sack), and\n"
+            "the third makes dupack heuristics (sacked + 1) exceed tcp_reordering."
+        ),
         cca,
+        head=HEAD if sack else NO_SACK_HEAD,
     )
     s.write(30 * MSS)
     for i in range(10):
         s.seg(i)
     sent, sacked, prr_delivered, prr_out, retrans = 10, 0, 0, 0, 0
     for d in range(1, dupacks + 1):
-        s.ack(0, "+.1" if d == 1 else "+0", sack=[(1, 1 + d)])
+        s.ack(0, "+.1" if d == 1 else "+0", sack=[(1, 1 + d)] if sack else None)
         sacked += 1
         if d < 3:
             s.seg(sent)
@@ -264,6 +285,178 @@ def tlp(cca: str, n: int) -> None:
     s.save()
 
 
+def nagle(kind: str) -> None:
+    docs = {
+        "holds": "Nagle: a second small write waits while the first small segment is unACKed\n"
+        "(Minshall's variant, tcp_nagle_check), and goes out on its ACK.",
+        "coalesces": "Nagle: three small writes while a small segment is unACKed leave as one\n"
+        "segment of their sum on the ACK.",
+        "nodelay": "TCP_NODELAY: each small write is sent at once.",
+        "cork": "TCP_CORK: small writes are held until the cork is removed, then sent as one.",
+    }
+    s = Script(f"nagle-{kind}", docs[kind])
+    if kind == "nodelay":
+        s.add("   +0 setsockopt(4, IPPROTO_TCP, TCP_NODELAY, [1], 4) = 0")
+    if kind == "cork":
+        s.add("   +0 setsockopt(4, IPPROTO_TCP, TCP_CORK, [1], 4) = 0")
+        s.add("   +0 write(4, ..., 100) = 100")
+        s.add("   +0 write(4, ..., 100) = 100")
+        s.add("  +.1 setsockopt(4, IPPROTO_TCP, TCP_CORK, [0], 4) = 0")
+        s.add("   +0 > P. 1:201(200) ack 1")
+        s.save()
+        return
+    s.add("   +0 write(4, ..., 100) = 100")
+    s.add("   +0 > P. 1:101(100) ack 1")
+    n = 3 if kind == "coalesces" else 1
+    for _ in range(n):
+        s.add("   +0 write(4, ..., 100) = 100")
+    if kind == "nodelay":
+        s.add("   +0 > P. 101:201(100) ack 1")
+        s.add("  +.1 < . 1:1(0) ack 201 win 2000")
+    else:
+        s.add("  +.1 < . 1:1(0) ack 101 win 2000")
+        s.add(f"   +0 > P. 101:{101 + 100 * n}({100 * n}) ack 1")
+    s.save()
+
+
+def close(kind: str) -> None:
+    docs = {
+        "local-first": "close() after the data is ACKed sends FIN; the peer's FIN is ACKed (TIME_WAIT).",
+        "shutdown-wr": "shutdown(SHUT_WR) sends FIN; data from the peer is still received and ACKed.",
+        "remote-first": "The peer's FIN is ACKed at once; close() then sends our FIN (LAST_ACK).",
+    }
+    s = Script(f"close-{kind}", docs[kind])
+    if kind == "remote-first":
+        s.add("  +.1 < F. 1:1(0) ack 1 win 2000")
+        s.add("   +0 > . 1:1(0) ack 2")
+        s.add("  +.1 close(4) = 0")
+        s.add("   +0 > F. 1:1(0) ack 2")
+        s.add("  +.1 < . 2:2(0) ack 2 win 2000")
+        s.add("   +0 %{ assert tcpi_state == 7 }%")  # TCP_CLOSE (the socket left LAST_ACK)
+        s.save()
+        return
+    s.add("   +0 write(4, ..., 1000) = 1000")
+    s.add("   +0 > P. 1:1001(1000) ack 1")
+    s.add("  +.1 < . 1:1(0) ack 1001 win 2000")
+    if kind == "local-first":
+        s.add("   +0 %{ assert tcpi_state == 1 }%")
+        s.add("   +0 close(4) = 0")
+        s.add("   +0 > F. 1001:1001(0) ack 1")
+        s.add("  +.1 < F. 1:1(0) ack 1002 win 2000")
+        s.add("   +0 > . 1002:1002(0) ack 2")
+    else:
+        s.add("   +0 shutdown(4, SHUT_WR) = 0")
+        s.add("   +0 > F. 1001:1001(0) ack 1")
+        s.add("  +.1 < . 1:1001(1000) ack 1002 win 2000")
+        s.add("   +0 > . 1002:1002(0) ack 1001")
+        s.add("   +0 %{ assert tcpi_state == 5 }%")  # TCP_FIN_WAIT2
+    s.save()
+
+
+def quickack() -> None:
+    s = Script(
+        "delayed-ack-quickack-at-start",
+        "Receiver: the first data segments are ACKed at once (quick-ACK mode is entered on\n"
+        "the first data, tcp_event_data_recv -> tcp_incr_quickack), each one separately.",
+    )
+    for i in range(3):
+        a = 1 + i * MSS
+        s.add(f"{'+.1' if i == 0 else '+0':>5} < . {a}:{a + MSS}({MSS}) ack 1 win 2000")
+        s.add(f"   +0 > . 1:1(0) ack {a + MSS}")
+    s.add("   +0 read(4, ..., 3000) = 3000")
+    s.save()
+
+
+ECN_HEAD = HEAD.replace("< S 0:0(0)", "< SEW 0:0(0)").replace("> S. 0:0(0)", "> SE. 0:0(0)")
+
+
+def ecn(cca: str) -> None:
+    ss = ssthresh_after_loss(cca, 10)
+    s = Script(
+        f"ecn-ece-enters-cwr-{cca}",
+        f"ECN ({cca}): the peer asks for ECN in its SYN (SYN+ECE+CWR) and the SYN-ACK agrees\n"
+        "(SYN+ECE, tcp_ecn=2 accepts incoming requests); data is sent ECT(0). An ACK with ECE\n"
+        f"puts the sender in CWR: ssthresh {ss}, PRR reduction, and the next new segment\n"
+        "carries CWR.",
+        cca,
+        head=ECN_HEAD,
+        extra="\nsysctl -q net.ipv4.tcp_ecn=2",
+    )
+    s.write(20 * MSS)
+    for i in range(10):
+        s.seg(i, ecn="[ect0] ")
+    s.add("  +.1 < E. 1:1(0) ack 1001 win 2000")
+    s.seg(10, ecn="[ect0] ", extra="W")
+    s.assert_(f"tcpi_ca_state == 1 and tcpi_snd_ssthresh == {ss}")
+    s.save()
+
+
+def ecn_not_requested() -> None:
+    s = Script(
+        "ecn-not-requested-no-ect",
+        "ECN: a SYN without ECE+CWR gets a SYN-ACK without ECE, and data goes out Not-ECT.",
+        extra="\nsysctl -q net.ipv4.tcp_ecn=2",
+    )
+    s.write(2 * MSS)
+    s.seg(0, ecn="[noecn] ")
+    s.seg(1, ecn="[noecn] ")
+    s.save()
+
+
+def undo_dsack(cca: str) -> None:
+    s = Script(
+        f"undo-dsack-{cca}",
+        f"Undo ({cca}): a fast retransmit (the first of 10 segments SACK-reported missing)\n"
+        "turns out spurious: the ACK of everything carries a D-SACK for the retransmitted\n"
+        "segment, undo_retrans falls to 0 and the reduction is undone (tcp_try_undo_recovery:\n"
+        "ssthresh back to its prior value, cwnd restored), Open again.",
+        cca,
+    )
+    s.write(30 * MSS)
+    for i in range(10):
+        s.seg(i)
+    s.ack(0, "+.1", sack=[(1, 2)])
+    s.seg(10)
+    s.ack(0, "+0", sack=[(1, 3)])
+    s.seg(11)
+    s.ack(0, "+0", sack=[(1, 4)])
+    s.seg(0)
+    s.assert_("tcpi_ca_state == 3")
+    s.add(f"{'+.1':>5} < . 1:1(0) ack {1 + 12 * MSS} win 2000 <sack 1:1001,nop,nop>")
+    s.assert_("tcpi_ca_state == 0 and tcpi_snd_ssthresh == 2147483647 and tcpi_snd_cwnd >= 10")
+    s.save()
+
+
+def mss(peer: int) -> None:
+    head = HEAD.replace("<mss 1000,sackOK", f"<mss {peer},sackOK")
+    seg = min(peer, 1460)
+    s = Script(
+        f"mss-peer-{peer}",
+        f"The peer's MSS option ({peer}) sets the segment size (min with our own 1460), and the\n"
+        "initial window is 10 such segments.",
+        head=head,
+    )
+    s.write(10 * seg)
+    for i in range(10):
+        s.seg(i, mss=seg)
+    s.assert_(f"tcpi_snd_mss == {seg} and tcpi_snd_cwnd == 10")
+    s.save()
+
+
+def info_after_handshake() -> None:
+    s = Script(
+        "tcp-info-after-handshake",
+        "tcp_info after the passive open: MSS 1000, window scales 7 (peer's) and 8 (ours),\n"
+        "SACK on, the SYN-ACK's RTT sample of 100 ms (srtt, RTO 300 ms), cwnd 10, Open.",
+    )
+    s.assert_(
+        "tcpi_snd_mss == 1000 and tcpi_snd_wscale == 7 and tcpi_rcv_wscale == 8"
+        " and tcpi_options & 2 == 2 and 99000 <= tcpi_rtt <= 110000 and tcpi_rto == 300000"
+        " and tcpi_snd_cwnd == 10 and tcpi_ca_state == 0 and tcpi_state == 1"
+    )
+    s.save()
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     for old in OUT.glob("*.pkt"):
@@ -277,8 +470,21 @@ def main() -> None:
             rto(cca, n)
         for n in (2, 3, 5):
             tlp(cca, n)
+        for d in (3, 5):
+            fast_retransmit(cca, d, sack=False)
+        ecn(cca)
+        undo_dsack(cca)
     for iw in (2, 4, 16, 32):
         initial_window(iw)
+    for kind in ("holds", "coalesces", "nodelay", "cork"):
+        nagle(kind)
+    for kind in ("local-first", "shutdown-wr", "remote-first"):
+        close(kind)
+    quickack()
+    ecn_not_requested()
+    for m in (536, 1460):
+        mss(m)
+    info_after_handshake()
     for w in (2, 3, 5, 7):
         rwnd_limited(w)
 

@@ -44,7 +44,15 @@ _CMP = {
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
 }
-_FUNCS = {"int": int, "float": float, "abs": abs, "min": min, "max": max, "round": round, "len": len}
+_FUNCS = {
+    "int": int,
+    "float": float,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "round": round,
+    "len": len,
+}
 
 
 def run_code(text: str, env: dict[str, object], printed: list[str]) -> None:

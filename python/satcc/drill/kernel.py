@@ -13,18 +13,18 @@ Root is required (the caller holds /tmp/satcc-emu.lock).
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import errno as errno_mod
 import fcntl
 import json
 import os
 import queue
-import sys
-import collections
 import select
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -97,21 +97,52 @@ TCP_INFO_FIELDS = (
     + [("wscale", "B"), ("flags8", "B")]
     + [
         (n, "I")
-        for n in (
-            "rto ato snd_mss rcv_mss unacked sacked lost retrans fackets last_data_sent "
-            "last_ack_sent last_data_recv last_ack_recv pmtu rcv_ssthresh rtt rttvar "
-            "snd_ssthresh snd_cwnd advmss reordering rcv_rtt rcv_space total_retrans"
-        ).split()
+        for n in [
+            "rto",
+            "ato",
+            "snd_mss",
+            "rcv_mss",
+            "unacked",
+            "sacked",
+            "lost",
+            "retrans",
+            "fackets",
+            "last_data_sent",
+            "last_ack_sent",
+            "last_data_recv",
+            "last_ack_recv",
+            "pmtu",
+            "rcv_ssthresh",
+            "rtt",
+            "rttvar",
+            "snd_ssthresh",
+            "snd_cwnd",
+            "advmss",
+            "reordering",
+            "rcv_rtt",
+            "rcv_space",
+            "total_retrans",
+        ]
     ]
     + [(n, "Q") for n in ("pacing_rate", "max_pacing_rate", "bytes_acked", "bytes_received")]
     + [
         (n, "I")
-        for n in "segs_out segs_in notsent_bytes min_rtt data_segs_in data_segs_out".split()
+        for n in [
+            "segs_out",
+            "segs_in",
+            "notsent_bytes",
+            "min_rtt",
+            "data_segs_in",
+            "data_segs_out",
+        ]
     ]
-    + [(n, "Q") for n in "delivery_rate busy_time rwnd_limited sndbuf_limited".split()]
+    + [(n, "Q") for n in ["delivery_rate", "busy_time", "rwnd_limited", "sndbuf_limited"]]
     + [("delivered", "I"), ("delivered_ce", "I")]
     + [("bytes_sent", "Q"), ("bytes_retrans", "Q")]
-    + [(n, "I") for n in "dsack_dups reord_seen rcv_ooopack snd_wnd rcv_wnd rehash".split()]
+    + [
+        (n, "I")
+        for n in ["dsack_dups", "reord_seen", "rcv_ooopack", "snd_wnd", "rcv_wnd", "rehash"]
+    ]
 )
 TCP_INFO_FMT = "=" + "".join(f for _, f in TCP_INFO_FIELDS)
 
@@ -173,7 +204,11 @@ def decode_options(b: bytes) -> list[TcpOption]:
             opts.append(TcpOption("sackOK"))
         elif k == 5:
             n = (ln - 2) // 8
-            opts.append(TcpOption("sack", tuple(struct.unpack("!II", body[8 * j : 8 * j + 8]) for j in range(n))))
+            opts.append(
+                TcpOption(
+                    "sack", tuple(struct.unpack("!II", body[8 * j : 8 * j + 8]) for j in range(n))
+                )
+            )
         elif k == 8 and ln == 10:
             opts.append(TcpOption("TS", struct.unpack("!II", body)))
         else:
@@ -198,7 +233,9 @@ def parse_packet(data: bytes, t: float) -> tuple[Wire, int, int] | None:
     doff = (off >> 4) * 4
     letters = "".join(c for c, b in FLAG_BITS.items() if flags & b)
     payload = max(0, tot - ihl - doff)
-    w = Wire(letters, seq, ack, win, payload, decode_options(tcp[20:doff]), ECN_NAMES[data[1] & 3], t)
+    w = Wire(
+        letters, seq, ack, win, payload, decode_options(tcp[20:doff]), ECN_NAMES[data[1] & 3], t
+    )
     return w, sport, dport
 
 
@@ -226,7 +263,9 @@ class KernelEngine:
             os.nice(-10)
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.unshare(CLONE_NEWNET) != 0:
-            raise NotSupported(f"cannot create a network namespace ({os.strerror(ctypes.get_errno())}); run as root")
+            raise NotSupported(
+                f"cannot create a network namespace ({os.strerror(ctypes.get_errno())}); run as root"
+            )
         self.tun = os.open("/dev/net/tun", os.O_RDWR)
         ifr = struct.pack("16sH", b"tun0", IFF_TUN | IFF_NO_PI | IFF_VNET_HDR)
         fcntl.ioctl(self.tun, TUNSETIFF, ifr)
@@ -238,7 +277,7 @@ class KernelEngine:
             f"ip addr add {LOCAL_IP}/16 dev tun0",
             "ip route add 192.0.2.0/24 dev tun0",
         ):
-            r = subprocess.run(cmd.split(), capture_output=True, text=True)
+            r = subprocess.run(cmd.split(), check=False, capture_output=True, text=True)
             if r.returncode != 0:
                 raise NotSupported(f"`{cmd}` failed: {r.stderr.strip()}")
         if script.init is not None:
@@ -253,7 +292,9 @@ class KernelEngine:
     def shell(self, cmd: str, line: int) -> None:
         cwd = os.path.dirname(os.path.abspath(self.script_path))
         env = dict(os.environ, PACKETDRILL_PID=str(os.getpid()))
-        r = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, capture_output=True, text=True)
+        r = subprocess.run(
+            ["bash", "-c", cmd], check=False, cwd=cwd, env=env, capture_output=True, text=True
+        )
         if r.returncode != 0:
             err = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
             if "qdisc" in cmd and ("fq" in err or "Unknown qdisc" in err or "No such file" in err):
@@ -496,7 +537,9 @@ class KernelEngine:
         ready = dict(p.poll(self.val(sc.args[2])))
         for real, rev in fds:
             if rev is not None and ready.get(real, 0) != self.val(rev):
-                raise Mismatch(0, f"poll() revents {ready.get(real, 0):#x}, expected {self.val(rev):#x}")
+                raise Mismatch(
+                    0, f"poll() revents {ready.get(real, 0):#x}, expected {self.val(rev):#x}"
+                )
         return len(ready)
 
     def tcp_info(self, fd: int) -> dict:
@@ -507,19 +550,26 @@ class KernelEngine:
         raw = s.getsockopt(socket.IPPROTO_TCP, 11, size)
         raw = raw + b"\0" * (size - len(raw))
         vals = struct.unpack(TCP_INFO_FMT, raw)
-        return {"tcpi_" + n: v for (n, _), v in zip(TCP_INFO_FIELDS, vals, strict=True)}
+        info = {"tcpi_" + n: v for (n, _), v in zip(TCP_INFO_FIELDS, vals, strict=True)}
+        info["tcpi_snd_wscale"] = info["tcpi_wscale"] & 0xF
+        info["tcpi_rcv_wscale"] = info["tcpi_wscale"] >> 4
+        return info
 
 
 def build_packet_ports(w: Wire, sport: int, dport: int) -> bytes:
     opts = encode_options(w.options)
     flags = sum(FLAG_BITS[c] for c in set(w.flags))
     doff = (20 + len(opts)) // 4
-    tcp = struct.pack("!HHIIBBHHH", sport, dport, w.seq, w.ack, doff << 4, flags, w.win & 0xFFFF, 0, 0)
+    tcp = struct.pack(
+        "!HHIIBBHHH", sport, dport, w.seq, w.ack, doff << 4, flags, w.win & 0xFFFF, 0, 0
+    )
     tcp += opts + b"\0" * w.length
     src, dst = socket.inet_aton(REMOTE_IP), socket.inet_aton(LOCAL_IP)
     pseudo = src + dst + struct.pack("!BBH", 0, 6, len(tcp))
     tcp = tcp[:16] + struct.pack("!H", csum(pseudo + tcp)) + tcp[18:]
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, ECN_BITS[w.ecn], 20 + len(tcp), 0, 0x4000, 64, 6, 0, src, dst)
+    ip = struct.pack(
+        "!BBHHHBBH4s4s", 0x45, ECN_BITS[w.ecn], 20 + len(tcp), 0, 0x4000, 64, 6, 0, src, dst
+    )
     ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
     return ip + tcp
 
@@ -534,9 +584,19 @@ def run_kernel(script: Script, overrides: dict | None = None) -> Result:
         os.close(r)
         try:
             res = Runner(script, KernelEngine(script.path), overrides).run()
-            out = {"verdict": res.verdict, "line": res.line, "reason": res.reason, "printed": res.printed}
+            out = {
+                "verdict": res.verdict,
+                "line": res.line,
+                "reason": res.reason,
+                "printed": res.printed,
+            }
         except BaseException as e:  # noqa: BLE001 - the parent reports it
-            out = {"verdict": "error", "line": 0, "reason": f"{type(e).__name__}: {e}", "tb": traceback.format_exc()}
+            out = {
+                "verdict": "error",
+                "line": 0,
+                "reason": f"{type(e).__name__}: {e}",
+                "tb": traceback.format_exc(),
+            }
         os.write(w, json.dumps(out).encode())
         os.close(w)
         os._exit(0)

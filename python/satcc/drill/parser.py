@@ -513,7 +513,7 @@ class _Parser:
                     items.append(self.expr())
             self.expect_p(close, f"`,` or `{close}`")
             return Expr("list" if close == "]" else "struct", items)
-        raise self.fail("an argument (number, NAME, \"string\", ..., [..], {..})")
+        raise self.fail('an argument (number, NAME, "string", ..., [..], {..})')
 
 
 def parse(text: str, path: str = "<script>") -> Script:

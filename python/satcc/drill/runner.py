@@ -128,7 +128,9 @@ class Runner:
             self.tol_us = int(opts.get("tolerance_usecs", 4000))
             self.tol_pct = float(opts.get("tolerance_percent", 12.5))
         except ValueError:
-            raise Mismatch(0, "expected a number in --tolerance_usecs/--tolerance_percent") from None
+            raise Mismatch(
+                0, "expected a number in --tolerance_usecs/--tolerance_percent"
+            ) from None
         # satcc's extension (packetdrill has no such option): `--ignore_psh` leaves PSH out
         # of the comparison; Linux sets it per send-queue buffer, which depends on how a
         # write was split while earlier data was being sent (timing), not on the CC.
@@ -197,16 +199,18 @@ class Runner:
 
     # -- packets
     def inbound(self, ev: Event, p: PacketSpec) -> Wire:
-        if "S" in p.flags and "A" not in p.flags:
-            pass  # the connection's first packet from the remote side
         li = self.local_isn
         if "A" in p.flags and li is None:
-            raise Mismatch(ev.line, "expected the system's SYN before an inbound ACK (its ISN is unknown)")
+            raise Mismatch(
+                ev.line, "expected the system's SYN before an inbound ACK (its ISN is unknown)"
+            )
         opts = []
         for o in p.options or []:
             if o.kind == "sack":
                 assert li is not None or not o.value
-                blocks = tuple(((a + (li or 0)) % MOD32, (b + (li or 0)) % MOD32) for a, b in o.value)  # type: ignore[union-attr]
+                blocks = tuple(
+                    ((a + (li or 0)) % MOD32, (b + (li or 0)) % MOD32) for a, b in o.value
+                )  # type: ignore[union-attr]
                 opts.append(TcpOption("sack", blocks))
             elif o.kind == "TS":
                 val, ecr = o.value  # type: ignore[misc]
@@ -261,7 +265,9 @@ class Runner:
 
     def expected_text(self, p: PacketSpec) -> str:
         opts = "<...>" if p.options_any else None
-        s = describe(p.flags, p.seq, p.length, p.ack if "A" in p.flags else None, p.win, p.options, p.ecn)
+        s = describe(
+            p.flags, p.seq, p.length, p.ack if "A" in p.flags else None, p.win, p.options, p.ecn
+        )
         return s + (" " + opts if opts else "")
 
     def compare(self, ev: Event, p: PacketSpec, got: Wire) -> None:
@@ -305,7 +311,9 @@ class Runner:
                         if gecr != wecr:
                             problems.append("TS ecr")
                     elif w.kind == "sack":
-                        gb = tuple(((a - REMOTE_ISN) % MOD32, (b - REMOTE_ISN) % MOD32) for a, b in g.value)  # type: ignore[union-attr]
+                        gb = tuple(
+                            ((a - REMOTE_ISN) % MOD32, (b - REMOTE_ISN) % MOD32) for a, b in g.value
+                        )  # type: ignore[union-attr]
                         if gb != tuple(w.value):  # type: ignore[arg-type]
                             problems.append("SACK blocks")
                     elif w.value != g.value:
@@ -314,11 +322,26 @@ class Runner:
         shown = []
         for o in got.options:
             if o.kind == "sack":
-                shown.append(TcpOption("sack", tuple(((a - REMOTE_ISN) % MOD32, (b - REMOTE_ISN) % MOD32) for a, b in o.value)))  # type: ignore[union-attr]
+                shown.append(
+                    TcpOption(
+                        "sack",
+                        tuple(
+                            ((a - REMOTE_ISN) % MOD32, (b - REMOTE_ISN) % MOD32) for a, b in o.value
+                        ),
+                    )
+                )  # type: ignore[union-attr]
             else:
                 shown.append(o)
         if problems:
-            got_text = describe(got.flags, g_seq, got.length, g_ack if "A" in got.flags else None, got.win, shown, got.ecn)
+            got_text = describe(
+                got.flags,
+                g_seq,
+                got.length,
+                g_ack if "A" in got.flags else None,
+                got.win,
+                shown,
+                got.ecn,
+            )
             raise Mismatch(
                 ev.line,
                 f"{', '.join(dict.fromkeys(problems))} differ: expected `{self.expected_text(p)}`, "
@@ -347,10 +370,9 @@ class Runner:
         sc: Syscall = ev.action  # type: ignore[assignment]
         want = sc.result
         got = f"{call.ret}" + (f" {call.errno}" if call.errno else "")
-        if want.kind == "int":
-            if call.ret != want.value:
-                exp = f"{want.value}" + (f" {sc.errno}" if sc.errno else "")
-                raise Mismatch(ev.line, f"{sc.name}() returned {got}, expected {exp}")
+        if want.kind == "int" and call.ret != want.value:
+            exp = f"{want.value}" + (f" {sc.errno}" if sc.errno else "")
+            raise Mismatch(ev.line, f"{sc.name}() returned {got}, expected {exp}")
         if sc.errno is not None and call.errno != sc.errno:
             raise Mismatch(ev.line, f"{sc.name}() returned {got}, expected errno {sc.errno}")
         if want.kind == "int" and want.value != -1 and call.errno is not None and sc.errno is None:

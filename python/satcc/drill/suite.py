@@ -8,7 +8,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
 
 from satcc.drill.parser import DrillSyntaxError, Unsupported, parse_file
 from satcc.drill.runner import Result
@@ -132,7 +132,9 @@ def junit(rows: list[Row]) -> str:
             f'errors="{c["error"]}" skipped="{c["unsupported"]}">'
         )
         for r in rs:
-            out.append(f"    <testcase classname={quoteattr('drill.' + eng)} name={quoteattr(r.script)}>")
+            out.append(
+                f"    <testcase classname={quoteattr('drill.' + eng)} name={quoteattr(r.script)}>"
+            )
             msg = quoteattr(f"line {r.line}: {r.reason}" if r.line else r.reason)
             if r.verdict == "fail":
                 out.append(f"      <failure message={msg}/>")
@@ -146,4 +148,4 @@ def junit(rows: list[Row]) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["ENGINES", "Row", "collect", "run_all", "table", "json_lines", "junit", "escape"]
+__all__ = ["ENGINES", "Row", "collect", "json_lines", "junit", "run_all", "table"]
