@@ -334,3 +334,23 @@ def test_the_suite_passes_on_this_kernel():
     bad = [x for x in results if x["verdict"] != "pass"]
     assert not bad, bad
     assert len(results) == len(list(SUITE.glob("*.pkt")))
+
+
+def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tmp_path):
+    from satcc.drill.shell import read_block
+
+    (tmp_path / "d.sh").write_text(
+        'sysctl -q net.ipv4.tcp_rmem="4096 $((2*1024*1024)) 6291456"\nsysctl -q net.ipv4.tcp_sack=0\n'
+    )
+    r = read_block(
+        "./d.sh\nsysctl -q net.ipv4.tcp_congestion_control=reno net.ipv4.tcp_frto=0\n"
+        "ip route change 192.0.2.0/24 dev tun0 initcwnd 4\ntc qdisc add dev tun0 root fq\n"
+        "sysctl -q net.ipv4.tcp_made_up=1",
+        tmp_path,
+    )
+    assert r.settings == {"rwnd_bytes": 2097152, "sack": False, "cca": "reno", "initial_cwnd": 4}
+    assert r.ignored == [
+        "net.ipv4.tcp_frto=0: the simulator's TCP has 2 built in",
+        "tc qdisc add dev tun0 root fq: no effect (the simulator's hosts have no qdisc)",
+        "net.ipv4.tcp_made_up=1: no simulator setting",
+    ]
