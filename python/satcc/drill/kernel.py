@@ -499,11 +499,20 @@ class KernelEngine:
         return self.sys_send(sc, c)
 
     def sys_writev(self, sc, c):
-        iov = sc.args[1]
+        return self.sock(sc.args[0]).send(b"\0" * self._iov_total(sc.args[1]))
+
+    def _iov_total(self, iov: Expr) -> int:
         total = 0
         for x in iov.value:  # type: ignore[union-attr]
-            total += int(x.value[1].value)  # {..., N}
-        return self.sock(sc.args[0]).send(b"\0" * total)
+            total += int(x.value[-1].value)  # {..., N}
+        return total
+
+    def sys_sendmsg(self, sc, c):
+        fields = {x.value[0]: x.value[1] for x in sc.args[1].value if x.kind == "assign"}  # type: ignore[union-attr]
+        if "msg_iov" not in fields:
+            raise NotSupported("sendmsg() without msg_iov is not supported")
+        flags = self.val(sc.args[2]) if len(sc.args) > 2 else 0
+        return self.sock(sc.args[0]).send(b"\0" * self._iov_total(fields["msg_iov"]), flags)
 
     def sys_read(self, sc, c):
         return len(self.sock(sc.args[0]).recv(self._size(sc.args[2])))
