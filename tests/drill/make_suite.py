@@ -223,8 +223,6 @@ def fast_retransmit(cca: str, dupacks: int, sack: bool = True) -> None:
             sndcnt = min(delta, max(prr_delivered - prr_out, 1))
         sndcnt = max(sndcnt, 0 if prr_out else 1)
         cwnd = inflight + sndcnt
-        if d == 3:
-            s.assert_(f"tcpi_ca_state == 3 and tcpi_snd_ssthresh == {ss}")
         while inflight < cwnd:
             if retrans == 0:
                 s.seg(0)
@@ -234,6 +232,8 @@ def fast_retransmit(cca: str, dupacks: int, sack: bool = True) -> None:
                 sent += 1
             inflight += 1
             prr_out += 1
+        if d == 3:
+            s.assert_(f"tcpi_ca_state == 3 and tcpi_snd_ssthresh == {ss}")
     s.ack(sent, "+.1")
     s.assert_(f"tcpi_ca_state == 0 and tcpi_snd_cwnd >= {ss} and tcpi_snd_ssthresh == {ss}")
     s.save()
