@@ -354,3 +354,42 @@ def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tm
         "tc qdisc add dev tun0 root fq: no effect (the simulator's hosts have no qdisc)",
         "net.ipv4.tcp_made_up=1: no simulator setting",
     ]
+
+
+def test_kernel_engine_packets_round_trip_with_valid_checksums():
+    from satcc.drill import kernel
+
+    opts = [
+        TcpOption("mss", 1000),
+        TcpOption("sackOK"),
+        TcpOption("TS", (100, 7)),
+        TcpOption("nop"),
+        TcpOption("wscale", 7),
+    ]
+    w = Wire("SEW", 123456, 0, 65535, 0, opts, "ect0")
+    pkt = kernel.build_packet_ports(w, 45000, 8080)
+    assert kernel.csum(pkt[:20]) == 0  # IP header checksum
+    tcp = pkt[20:]
+    pseudo = pkt[12:20] + bytes([0, 6]) + len(tcp).to_bytes(2, "big")
+    assert kernel.csum(pseudo + tcp) == 0  # TCP checksum over the pseudo-header
+    got, sport, dport = kernel.parse_packet(pkt, 1.5)
+    assert (sport, dport) == (45000, 8080)
+    assert (got.flags, got.seq, got.win, got.length, got.ecn, got.t) == (
+        "SEW",
+        123456,
+        65535,
+        0,
+        "ect0",
+        1.5,
+    )
+    assert got.options == opts
+    data = Wire(
+        "A",
+        1,
+        2,
+        257,
+        1000,
+        [TcpOption("nop"), TcpOption("nop"), TcpOption("sack", ((5, 9), (11, 20)))],
+    )
+    got, _, _ = kernel.parse_packet(kernel.build_packet_ports(data, 1, 2), 0.0)
+    assert got.length == 1000 and got.options == data.options
