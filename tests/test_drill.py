@@ -299,7 +299,7 @@ def test_cli_junit_file(tmp_path, capsys):
 
 def test_the_suite_parses_and_is_large_enough():
     scripts = sorted(SUITE.glob("*.pkt"))
-    assert len(scripts) >= 38
+    assert len(scripts) >= 56
     for p in scripts:
         suite.parse_file(p)
 
