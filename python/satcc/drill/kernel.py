@@ -49,6 +49,7 @@ CONSTANTS: dict[str, int] = {
     "AF_INET6": socket.AF_INET6,
     "IPPROTO_TCP": socket.IPPROTO_TCP,
     "IPPROTO_IP": socket.IPPROTO_IP,
+    "SOL_IP": socket.IPPROTO_IP,
     "SOL_SOCKET": socket.SOL_SOCKET,
     "SOL_TCP": socket.IPPROTO_TCP,
     "F_GETFL": fcntl.F_GETFL,
@@ -372,6 +373,9 @@ class KernelEngine:
             except Mismatch as m:
                 c.ret = -1
                 c.extra["mismatch"] = m.reason
+            except NotSupported as u:
+                c.ret = -1
+                c.extra["unsupported"] = u.reason
             except Exception as e:  # noqa: BLE001 - reported as the script's failure
                 c.ret = -1
                 c.extra["mismatch"] = f"{sc.name}(): {e}"

@@ -368,6 +368,8 @@ class Runner:
 
     def check_call(self, ev: Event, call: Call) -> None:
         sc: Syscall = ev.action  # type: ignore[assignment]
+        if call.extra.get("unsupported"):
+            raise NotSupported(f"{sc.name}(): {call.extra['unsupported']}", ev.line)
         want = sc.result
         got = f"{call.ret}" + (f" {call.errno}" if call.errno else "")
         if want.kind == "int" and call.ret != want.value:
