@@ -90,6 +90,10 @@ CONSTANTS: dict[str, int] = {
     "SO_MAX_PACING_RATE": 47,
     "SO_ERROR": socket.SO_ERROR,
     "IP_TOS": 1,
+    "IP_MTU_DISCOVER": 10,
+    "IP_PMTUDISC_DONT": 0,
+    "IP_PMTUDISC_WANT": 1,
+    "IP_PMTUDISC_DO": 2,
 }
 
 # struct tcp_info (include/uapi/linux/tcp.h), in order: (name, struct format).
