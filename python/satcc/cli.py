@@ -40,7 +40,11 @@ COMMANDS = {
     "fidelity": "satcc.commands.fidelity",
     "reproduce": "satcc.commands.reproduce",
     "try": "satcc.commands.try",
+<<<<<<< HEAD
     "field": "satcc.commands.field",
+=======
+    "drill": "satcc.commands.drill",
+>>>>>>> drill
     "model": "satcc.models.cli",
     "analyze": "satcc.analyze.cli",
 }
