@@ -40,11 +40,8 @@ COMMANDS = {
     "fidelity": "satcc.commands.fidelity",
     "reproduce": "satcc.commands.reproduce",
     "try": "satcc.commands.try",
-<<<<<<< HEAD
     "field": "satcc.commands.field",
-=======
     "drill": "satcc.commands.drill",
->>>>>>> drill
     "model": "satcc.models.cli",
     "analyze": "satcc.analyze.cli",
 }
