@@ -68,7 +68,7 @@ def main() -> int:
         fit_bw, fit_delay, rep_bw, rep_csv = split(a.bw, a.delay, a.split, Path(tmp))
         rec = tf.read_recording(fit_bw, fit_delay)
         stats = tf.statistics(rec, tf.find_phase(rec))
-        fitted, missing = tf.fit(stats)
+        fitted, _missing = tf.fit(stats)
         fitted |= {"loss": [LOSS, LOSS], "loss_ba": [0.0, 0.0], "burst_rate": 0.0}
         fitted["capacity_ba"] = fitted["capacity"]
         replay_dur = int(np.loadtxt(rep_bw, dtype=np.int64)[-1] // 1000)
@@ -99,7 +99,7 @@ def main() -> int:
                 f"| {cca} | {g1:.2f} Mbit/s | {g2:.2f} Mbit/s | {100 * (g2 / g1 - 1):+.1f} % "
                 f"| {r1:.1f} ms | {r2:.1f} ms | {100 * (r2 / r1 - 1):+.1f} % |"
             )
-        rank = lambda i: [c for c, *_ in sorted(rows, key=lambda r: -r[i])]  # noqa: E731
+        rank = lambda i: [c for c, *_ in sorted(rows, key=lambda r: -r[i])]
         print(f"goodput ranking: replay {rank(1)}, fitted {rank(2)}")
         print(f"mean-RTT ranking: replay {rank(3)}, fitted {rank(4)}")
     return 0

@@ -34,6 +34,7 @@ Sources (shared/research/satellite-facts.md, tags as there: [V] verified, [F] re
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -449,7 +450,7 @@ def _quantiles(v: Any) -> list[int]:
     if not isinstance(v, list) or len(v) != 5:
         raise UnitError("a list of five durations (RTT at p 0, 0.25, 0.5, 0.75, 1)", v)
     out = [parse_duration(x) for x in v]
-    if any(a > b for a, b in zip(out, out[1:], strict=False)):
+    if any(a > b for a, b in itertools.pairwise(out)):
         raise UnitError("five non-decreasing durations", v)
     return out
 
