@@ -36,10 +36,20 @@
 //! | burst_loss | 0–50 % | probability | Kassem et al. IMC'22: "up to 50 %" [V] |
 //! | outage_probability | 0.5 | probability | not measured: facts §1.6 says "to calibrate" |
 //!
+//! With [`Intra`] (`variation = "intra"`, the presets' default) the link also moves inside
+//! the epoch: capacity per 100 ms slot = C_k × a log-normal AR(1) factor (mean 1); delivery
+//! in scheduler frames (the link serves only during the first `frame_duty` of every `frame`,
+//! at C / duty); one-way delay per 10 ms slot = RTT_k / 2 + a Gaussian AR(1) jitter shared by
+//! both directions; Gilbert–Elliott loss bursts in 10 ms slots (everything lost in a burst).
+//! Each process restarts from its stationary law at every boundary. Its parameters are fitted
+//! by `satcc trace fit` from the LeoCC and LEONetEM recordings (docs/starlink-fit.md has the
+//! figures and sources; `python/satcc/linkmodels.py` the preset values).
+//!
 //! Deviations from the measured link, numbered:
 //! 1. Epoch draws are independent: a step may exceed the 50 ms worst case Huston reports.
-//! 2. No in-slot RTT jitter (Huston's 6.7 ms between successive samples) and no sub-second
-//!    OFDMA burst structure: within an epoch the link is constant.
+//! 2. `variation = "epoch"`: no in-slot RTT jitter and no sub-second burst structure (within
+//!    an epoch the link is constant). `intra`: the jitter is Gaussian (the recordings' delay
+//!    spikes come from the boundary outages only), frames are aligned to the epoch start.
 //! 3. The ≈75 ms disturbance at the end of each period (arXiv 2601.08439) is folded into the
 //!    one at the start.
 //! 4. Bufferbloat is not in this model but in the dish-side queue the preset sizes
