@@ -112,7 +112,7 @@ def test_loss_runs_at_boundaries_are_outages_and_the_others_bursts():
     lost[2000:2005] = True  # a 50 ms burst inside an epoch
     lost[3000] = lost[4000] = True  # two isolated losses
     s = tf.loss_statistics(lost, t, 0.01, 12_000)
-    assert s["boundary_outage_share"] == 1.0 and s["boundary_outage_min_ms"] == 200
+    assert s["loss_outage_share"] == 1.0 and s["loss_outage_min_ms"] == 200
     assert s["bursts_per_s"] == pytest.approx(1 / 60) and s["burst_ms"] == 50
     assert s["loss_isolated"] == pytest.approx(2 / 6000)
 
@@ -174,7 +174,7 @@ def test_fit_round_trips_an_exported_model_with_its_quality_on_stderr(tmp_path, 
         '[scenario]\nduration = "120 s"\nseed = 5\n[[link]]\na = "a"\nb = "b"\n'
         '[link.model]\nkind = "starlink"\ncapacity = ["30 Mbit/s", "50 Mbit/s"]\n'
         'capacity_sigma = 0.2\ncapacity_corr = 0.5\nframe = "8 ms"\njitter = "2 ms"\n'
-        'jitter_corr = 0.6\n[[flow]]\nfrom = "a"\nto = "b"\ncca = "cubic"\nstart = "500 s"\n'
+        'jitter_corr = 0.6\n[[flow]]\nfrom = "a"\nto = "b"\ncca = "cubic"\nstart = "119 s"\n'
     )
     assert main(["trace", "export", str(scen), "--out", str(tmp_path), "--dir", "ab"]) == 0
     capsys.readouterr()

@@ -83,13 +83,16 @@ STARLINK_VARIATIONS = ("intra", "epoch")
 # - LEONetEM: clarkzjw/LEONetEM@780a063 latency/ping-example-isl.txt: 154 s of ping -D -i 0.01.
 STARLINK_INTRA = {
     "capacity_slot_ns": 100 * MS,  # the 100 ms bins the statistics use
-    "capacity_sigma": 0.113,  # LeoCC: sd/mean of 100 ms bins around the epoch mean 0.114 [D]
-    "capacity_corr": 0.471,  # LeoCC: lag-1 correlation of those bins [D]
+    # the next five: `satcc trace fit` on LeoCC (first guess from the statistics, then three
+    # rounds of simulated moments: tracefit.refine), so the model's own 100 ms bins (which
+    # alias the 8 ms frames) and 10 ms delays show the recording's statistics
+    "capacity_sigma": 0.109,  # LeoCC: sd/mean of 100 ms bins around the epoch mean 0.114 [D]
+    "capacity_corr": 0.695,  # LeoCC: lag-1 correlation of those bins 0.471 [D]
     "frame_ns": 8 * MS,  # LeoCC: autocorrelation peak of per-ms deliveries at 8 ms [D]
-    "frame_duty": 0.174,  # LeoCC: 0.299 of milliseconds see a delivery: (0.299 x 8 - 1) / 8 [D]
+    "frame_duty": 0.203,  # LeoCC: 29.9 % of milliseconds see a delivery [D]
     "delay_slot_ns": 10 * MS,  # the recordings' 10 ms step
-    "jitter_ns": 1_480_000,  # LeoCC: one-way 1.4826 x MAD around the epoch median [D]
-    "jitter_corr": 0.439,  # LeoCC: lag-1 (10 ms) correlation of that residual [D]
+    "jitter_ns": 1_460_000,  # LeoCC: RTT 1.4826 x MAD around the epoch median 2.97 ms [D]
+    "jitter_corr": 0.434,  # LeoCC: lag-1 (10 ms) correlation of that residual 0.439 [D]
     "burst_rate": 0.013,  # LEONetEM: 2 in-epoch loss runs of >= 2 probes in 154 s [D, weak]
     "burst_duration_ns": 82 * MS,  # LEONetEM: their mean length [D, weak]
 }

@@ -23,7 +23,8 @@ The statistics, computed the same way from a recording and from a model's own sa
 | `rtt_corr_10ms` | delay | lag-1 correlation of that residual at 10 ms |
 | `loss`, `loss_isolated` | probes | probe loss rate; rate of in-epoch losses in runs of one probe |
 | `bursts_per_s`, `burst_ms` | probes | in-epoch loss runs of two or more probes per second; their mean length |
-| `boundary_outage_share`, `boundary_outage_min/max_ms` | delivery at 1 ms, or probes | share of boundaries with an outage (a delivery gap of 40 ms or more, or a loss run, within 200 ms of the boundary); shortest and longest |
+| `boundary_outage_share`, `boundary_outage_min/max_ms` | delivery at 1 ms | share of boundaries with an outage (a delivery gap of 40 ms or more within 200 ms of the boundary); shortest and longest |
+| `loss_outage_share`, `loss_outage_min/max_ms` | probes | the same from loss runs starting within 200 ms of a boundary |
 
 Epoch boundaries: a recording with wall-clock stamps (ping -D) has them at :12/:27/:42/:57;
 otherwise the phase is the one (on a 50 ms grid) with the largest steps in median delay and
@@ -48,6 +49,7 @@ CAP_BIN_MS = 100
 DELAY_STEP_MS = 10
 MAD_TO_SD = 1.4826
 FRAME_MIN_CORR = 0.2  # a delivery period must show at least this autocorrelation
+FRAME_MAX_BUSY = 0.9  # ... and idle milliseconds between its deliveries
 CAPACITY_SLOT = "100 ms"  # the model's capacity slot (satcc-core starlink::Intra)
 DELAY_SLOT = "10 ms"
 BOUNDARY_WINDOW_MS = 200  # a delivery gap or loss run this close to a boundary is its outage
@@ -364,7 +366,8 @@ def capacity_statistics(cap_ms: np.ndarray, phase_ms: int, step_ms: int = 1) -> 
         if w:
             acs /= w
             k = int(np.argmax(acs[2:])) + 2
-            out["frame_ms"] = float(k) if acs[k] >= FRAME_MIN_CORR else 0.0
+            framed = acs[k] >= FRAME_MIN_CORR and out["busy_ms_share"] < FRAME_MAX_BUSY
+            out["frame_ms"] = float(k) if framed else 0.0
     return out
 
 
@@ -410,11 +413,11 @@ def loss_statistics(
         else:
             i += 1
     bounds = [a for a, _ in _epochs(int(t_ms[-1]) + PERIOD_MS, phase_ms) if a <= t_ms[-1]]
-    near = {
-        k for k, (t, _) in enumerate(runs) if any(abs(t - b) <= BOUNDARY_WINDOW_MS for b in bounds)
-    }
-    edge = [runs[k][1] * interval_s * 1000 for k in sorted(near)]
-    inner = [n for k, (_, n) in enumerate(runs) if k not in near]
+    at = {k: b for k, (t, _) in enumerate(runs) for b in bounds if abs(t - b) <= BOUNDARY_WINDOW_MS}
+    edge: dict[int, float] = {}  # boundary -> its longest loss run, ms
+    for k, b in at.items():
+        edge[b] = max(edge.get(b, 0.0), runs[k][1] * interval_s * 1000)
+    inner = [n for k, (_, n) in enumerate(runs) if k not in at]
     duration = len(lost) * interval_s
     out = {
         "loss": float(lost.mean()),
@@ -425,10 +428,10 @@ def loss_statistics(
     if bursts:
         out["burst_ms"] = float(np.mean(bursts) * interval_s * 1000)
     if bounds:
-        out["boundary_outage_share"] = len(edge) / len(bounds)
+        out["loss_outage_share"] = len(edge) / len(bounds)
         if edge:
-            out["boundary_outage_min_ms"] = float(min(edge))
-            out["boundary_outage_max_ms"] = float(max(edge))
+            out["loss_outage_min_ms"] = float(min(edge.values()))
+            out["loss_outage_max_ms"] = float(max(edge.values()))
     return out
 
 
@@ -477,12 +480,13 @@ def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
         m["jitter_corr"] = round(min(max(stats.get("rtt_corr_10ms", 0.0), 0.0), 0.99), 3)
     else:
         missing.append("rtt_quantiles, jitter (no delay series)")
-    if "boundary_outage_share" in stats:
-        m["outage_probability"] = round(stats["boundary_outage_share"], 3)
-        if "boundary_outage_min_ms" in stats:
+    src = "boundary" if "boundary_outage_share" in stats else "loss"
+    if f"{src}_outage_share" in stats:
+        m["outage_probability"] = round(stats[f"{src}_outage_share"], 3)
+        if f"{src}_outage_min_ms" in stats:
             m["disturbance"] = [
-                f"{stats['boundary_outage_min_ms']:.3g} ms",
-                f"{stats['boundary_outage_max_ms']:.3g} ms",
+                f"{stats[f'{src}_outage_min_ms']:.3g} ms",
+                f"{stats[f'{src}_outage_max_ms']:.3g} ms",
             ]
     if "loss" in stats:
         p = stats["loss_isolated"]
@@ -518,7 +522,9 @@ def model_samples(model: dict[str, Any], duration_s: int, seed: int = 1) -> dict
     doc = {
         "scenario": {"name": "fit-check", "duration": f"{duration_s} s", "seed": seed},
         "link": [{"a": "a", "b": "b", "model": model}],
-        "flow": [{"name": "f", "from": "a", "to": "b", "cca": "cubic", "start": "10000 s"}],
+        "flow": [
+            {"name": "f", "from": "a", "to": "b", "cca": "cubic", "start": f"{duration_s - 1} s"}
+        ],
     }
     config = sc.resolve(sc.from_dict(doc))
     s = _native.run_sim(config, sample_models_ns=1_000_000)["model_samples"]
@@ -544,8 +550,64 @@ def model_statistics(
     probes = np.arange(0, duration_s * 1000, interval_s * 1000).astype(int)
     rng = np.random.default_rng(seed)
     at = np.minimum(probes, len(s["loss"]) - 1)
-    # a probe is lost with the loss probability in force, or in an outage (rate 0)
-    rec.lost = (rng.random(len(probes)) < s["loss"][at]) | (s["rate_bps"][at] <= 0)
+    # a probe is lost with the loss probability in force, or in an outage (the link idle for
+    # OUTAGE_MIN_MS or more; a frame's idle part holds a probe for a few ms, it does not lose it)
+    idle = s["rate_bps"] <= 0
+    outage = np.zeros(len(idle), bool)
+    k = 0
+    while k < len(idle):
+        if idle[k]:
+            j = k
+            while j < len(idle) and idle[j]:
+                j += 1
+            outage[k:j] = j - k >= OUTAGE_MIN_MS
+            k = j
+        else:
+            k += 1
+    rec.lost = (rng.random(len(probes)) < s["loss"][at]) | outage[at]
     rec.probe_t_ms = probes.astype(float)
     rec.probe_interval_s = interval_s
     return statistics(rec, PHASE_WALL_MS)
+
+
+def _clamp(x: float, lo: float, hi: float) -> float:
+    return min(max(x, lo), hi)
+
+
+def refine(
+    model: dict[str, Any],
+    stats: dict[str, float],
+    duration_s: int = 300,
+    rounds: int = 3,
+    interval_s: float = 0.01,
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Simulated moments: adjust the within-epoch knobs until the model's own statistics meet
+    the recording's (the 100 ms bins alias the frames, the 10 ms grid quantises the delay, so
+    the first-guess knobs from `fit` do not reproduce their statistics exactly). Returns the
+    refined model and its statistics."""
+    m = dict(model)
+    got = model_statistics(m, duration_s, interval_s)
+    for _ in range(rounds):
+        if "cap_cv" in stats and got.get("cap_cv") and "capacity_sigma" in m:
+            m["capacity_sigma"] = round(
+                _clamp(m["capacity_sigma"] * stats["cap_cv"] / got["cap_cv"], 0, 3), 3
+            )
+        if "cap_corr" in stats and "cap_corr" in got and "capacity_corr" in m:
+            m["capacity_corr"] = round(
+                _clamp(m["capacity_corr"] + stats["cap_corr"] - got["cap_corr"], 0, 0.99), 3
+            )
+        if "busy_ms_share" in stats and "busy_ms_share" in got and m.get("frame_duty"):
+            m["frame_duty"] = round(
+                _clamp(m["frame_duty"] + stats["busy_ms_share"] - got["busy_ms_share"], 0.01, 1),
+                3,
+            )
+        if stats.get("rtt_sd") and got.get("rtt_sd") and "jitter" in m:
+            j = float(m["jitter"].split()[0]) * stats["rtt_sd"] / got["rtt_sd"]
+            m["jitter"] = f"{j:.3g} ms"
+        if "rtt_corr_10ms" in stats and "rtt_corr_10ms" in got and "jitter_corr" in m:
+            m["jitter_corr"] = round(
+                _clamp(m["jitter_corr"] + stats["rtt_corr_10ms"] - got["rtt_corr_10ms"], 0, 0.99),
+                3,
+            )
+        got = model_statistics(m, duration_s, interval_s)
+    return m, got
