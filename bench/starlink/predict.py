@@ -69,6 +69,7 @@ def main() -> int:
         rec = tf.read_recording(fit_bw, fit_delay)
         stats = tf.statistics(rec, tf.find_phase(rec))
         fitted, _missing = tf.fit(stats)
+        fitted, _ = tf.refine(fitted, stats)  # as `satcc trace fit` does
         fitted |= {"loss": [LOSS, LOSS], "loss_ba": [0.0, 0.0], "burst_rate": 0.0}
         fitted["capacity_ba"] = fitted["capacity"]
         replay_dur = int(np.loadtxt(rep_bw, dtype=np.int64)[-1] // 1000)

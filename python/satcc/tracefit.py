@@ -27,8 +27,9 @@ The statistics, computed the same way from a recording and from a model's own sa
 | `loss_outage_share`, `loss_outage_min/max_ms` | probes | the same from loss runs starting within 200 ms of a boundary |
 
 Epoch boundaries: a recording with wall-clock stamps (ping -D) has them at :12/:27/:42/:57;
-otherwise the phase is the one (on a 50 ms grid) with the largest steps in median delay and
-mean capacity across it. The first 300 ms after a boundary (the disturbance) are left out of
+otherwise, if its delivery gaps of 40 ms or more keep one phase modulo 15 s (median distance
+to their circular mean within 200 ms), that phase; otherwise the phase (on a 50 ms grid) with
+the largest steps in median delay and mean capacity across it. The first 300 ms after a boundary (the disturbance) are left out of
 the within-epoch statistics.
 """
 
@@ -280,10 +281,27 @@ def _delay_grid(rec: Recording, n_ms: int | None = None) -> np.ndarray:
     return np.where(idx >= 0, d[np.clip(idx, 0, None)], d[0])
 
 
+def _outage_starts(cap_ms: np.ndarray) -> list[int]:
+    """Starts (ms) of delivery gaps of OUTAGE_MIN_MS or more."""
+    idle = np.concatenate(([False], cap_ms <= 0, [False]))
+    edges = np.flatnonzero(np.diff(idle.astype(np.int8)))
+    starts, ends = edges[::2], edges[1::2]
+    return [int(a) for a, b in zip(starts, ends, strict=True) if b - a >= OUTAGE_MIN_MS]
+
+
 def find_phase(rec: Recording) -> int:
     """The first boundary (ms): wall clock if known, else the steepest steps (50 ms grid)."""
     if rec.phase_ms is not None:
         return rec.phase_ms
+    gaps = _outage_starts(rec.cap_ms) if rec.cap_ms is not None and rec.cap_step_ms == 1 else []
+    if len(gaps) >= 2:
+        # delivery outages (the strongest mark of a boundary) that keep one phase
+        ph = np.asarray(gaps) % PERIOD_MS
+        angle = np.angle(np.exp(2j * np.pi * ph / PERIOD_MS).mean())
+        centre = round(angle / (2 * np.pi) * PERIOD_MS) % PERIOD_MS
+        spread = np.abs((ph - centre + PERIOD_MS / 2) % PERIOD_MS - PERIOD_MS / 2)
+        if np.median(spread) <= BOUNDARY_WINDOW_MS:
+            return int(centre // 50 * 50)
     scores = np.zeros(PERIOD_MS // 50)
     if rec.delay_ms is not None and len(rec.delay_ms) > 2:
         g = _delay_grid(rec)
