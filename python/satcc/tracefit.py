@@ -301,7 +301,7 @@ def find_phase(rec: Recording) -> int:
         centre = round(angle / (2 * np.pi) * PERIOD_MS) % PERIOD_MS
         spread = np.abs((ph - centre + PERIOD_MS / 2) % PERIOD_MS - PERIOD_MS / 2)
         if np.median(spread) <= BOUNDARY_WINDOW_MS:
-            return int(centre // 50 * 50)
+            return int(round(centre / 50) * 50) % PERIOD_MS
     scores = np.zeros(PERIOD_MS // 50)
     if rec.delay_ms is not None and len(rec.delay_ms) > 2:
         g = _delay_grid(rec)
