@@ -29,16 +29,19 @@ LOSS = 0.002  # LeoReplayer example run.sh UPLINK_LOSS_RATE
 QUEUE = "500 pkt"  # LeoReplayer example run.sh PACKET_LENGTH
 
 
-def split(bw: Path, delay: Path, at_s: int, out: Path) -> tuple[Path, Path, Path, Path]:
+def split(
+    bw: Path, delay: Path, at_s: int, out: Path, reverse: bool = False
+) -> tuple[Path, Path, Path, Path]:
     stamps = np.loadtxt(bw, dtype=np.int64)
     d = np.loadtxt(delay)
     cut = at_s * 1000
-    first, second = stamps[stamps <= cut], stamps[stamps > cut] - cut
+    parts = [(stamps[stamps <= cut], d[: cut // 10]), (stamps[stamps > cut] - cut, d[cut // 10 :])]
+    (fit_s, fit_d), (rep_s, rep_d) = parts[::-1] if reverse else parts
     paths = [out / n for n in ("fit.mahimahi", "fit-delay.txt", "replay.mahimahi", "replay.csv")]
-    paths[0].write_text("\n".join(map(str, first)) + "\n")
-    paths[1].write_text("\n".join(f"{x:g}" for x in d[: cut // 10]) + "\n")
-    paths[2].write_text("\n".join(map(str, second)) + "\n")
-    rows = ["t_ms,delay_ms"] + [f"{i * 10},{x:g}" for i, x in enumerate(d[cut // 10 :])]
+    paths[0].write_text("\n".join(map(str, fit_s)) + "\n")
+    paths[1].write_text("\n".join(f"{x:g}" for x in fit_d) + "\n")
+    paths[2].write_text("\n".join(map(str, rep_s)) + "\n")
+    rows = ["t_ms,delay_ms"] + [f"{i * 10},{x:g}" for i, x in enumerate(rep_d)]
     paths[3].write_text("\n".join(rows) + "\n")
     return tuple(paths)  # type: ignore[return-value]
 
@@ -63,9 +66,10 @@ def main() -> int:
     p.add_argument("delay", type=Path)
     p.add_argument("--split", type=int, default=60, help="seconds fitted (the rest is replayed)")
     p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--reverse", action="store_true", help="fit the part after --split instead")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        fit_bw, fit_delay, rep_bw, rep_csv = split(a.bw, a.delay, a.split, Path(tmp))
+        fit_bw, fit_delay, rep_bw, rep_csv = split(a.bw, a.delay, a.split, Path(tmp), a.reverse)
         rec = tf.read_recording(fit_bw, fit_delay)
         stats = tf.statistics(rec, tf.find_phase(rec))
         fitted, _missing = tf.fit(stats)
@@ -90,7 +94,10 @@ def main() -> int:
             g_fit = float(np.mean([f[0] for f in fits]))
             r_fit = float(np.mean([f[1] for f in fits]))
             rows.append((cca, g_rep, g_fit, r_rep, r_fit))
-        print(f"fit on the first {a.split} s, replay of the remaining {replay_dur} s")
+        which = ("last", "first") if a.reverse else ("first", "remaining")
+        print(
+            f"fit on the {which[0]} part (split at {a.split} s), replay of the {which[1]} {replay_dur} s"
+        )
         print(
             "| CCA | goodput replay | goodput fitted | diff | mean RTT replay | mean RTT fitted | diff |"
         )
