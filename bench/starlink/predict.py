@@ -54,8 +54,8 @@ def scenario(model_ab: dict, model_ba: dict, cca: str, duration_s: int, seed: in
     }
 
 
-def measure(doc: dict) -> tuple[float, float]:
-    r = api.run(doc)
+def measure(doc: dict, engine: str = "sim") -> tuple[float, float]:
+    r = api.run(doc, engine=engine)
     row = r.summary.iloc[0]
     return float(row["goodput_bps"]) / 1e6, float(row["rtt_mean_ms"])
 
@@ -67,6 +67,13 @@ def main() -> int:
     p.add_argument("--split", type=int, default=60, help="seconds fitted (the rest is replayed)")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--reverse", action="store_true", help="fit the part after --split instead")
+    p.add_argument(
+        "--engine",
+        choices=("sim", "emu"),
+        default="sim",
+        help="emu: through the kernel (satcc-linkd; run under flock /tmp/satcc-emu.lock)",
+    )
+    p.add_argument("--ccas", default=",".join(CCAS), help="comma-separated (default: all three)")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         fit_bw, fit_delay, rep_bw, rep_csv = split(a.bw, a.delay, a.split, Path(tmp), a.reverse)
