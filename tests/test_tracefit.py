@@ -224,6 +224,14 @@ def test_a_missing_file_and_a_bad_delay_file_are_named(tmp_path, capsys):
     assert "d.csv" in capsys.readouterr().err
 
 
+def test_a_fifo_is_refused_without_blocking(tmp_path, capsys):
+    import os
+
+    os.mkfifo(tmp_path / "rec.fifo")
+    assert main(["trace", "fit", str(tmp_path / "rec.fifo")]) == 2
+    assert "rec.fifo: expected a recording file (a regular file)" in capsys.readouterr().err
+
+
 def test_same_recording_gives_identical_output(tmp_path, capsys):
     p = tmp_path / "ping.txt"
     write_ping(p)

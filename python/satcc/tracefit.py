@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,19 +88,27 @@ def _looks_like_numbers(text: str) -> bool:
 
 def read_recording(path: Path, delay: Path | None = None) -> Recording:
     """Detect the recording's kind and read it (and the `--delay` file if given)."""
+    from satcc import limits
     from satcc.analyze.iperf3 import Iperf3Error, looks_like_iperf3, read_iperf3
     from satcc.analyze.ping import looks_like_ping, read_ping
     from satcc.linkmodels import read_mahimahi
 
-    if not path.is_file():
-        raise FitError(f"{path}: expected a recording file, found no such file")
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FitError(f"{path}: expected a recording file, found no such file") from None
+    except OSError as e:
+        raise FitError(f"{path}: expected a recording file, found an unreadable path") from e
+    if not stat.S_ISREG(st.st_mode):
+        raise FitError(f"{path}: expected a recording file (a regular file), found something else")
     with path.open("rb") as fh:
         head = fh.read(4)
     if head in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x0a\x0d\x0d\x0a", b"\x4d\x3c\xb2\xa1"):
         rec = _read_capture(path)
     else:
+        data = limits.read_bytes(path, "a recording", limits.MAX_TRACE_BYTES)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise FitError(
                 f"{path}: expected a Mahimahi/LeoReplayer trace, delay CSV, ping log, iperf3 "
@@ -135,7 +144,7 @@ def read_recording(path: Path, delay: Path | None = None) -> Recording:
             )
     if delay is not None:
         if not delay.is_file():
-            raise FitError(f"--delay: {delay}: no such file")
+            raise FitError(f"{delay}: expected a delay file (--delay), found no regular file")
         t, d = _read_delay(delay)
         rec.delay_t_ms, rec.delay_ms = t, d
     return rec
@@ -143,9 +152,10 @@ def read_recording(path: Path, delay: Path | None = None) -> Recording:
 
 def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """`t_ms,delay_ms[,loss]` rows (header skipped), or LeoReplayer's one value per 10 ms."""
+    from satcc import limits
     from satcc.linkmodels import read_delay_csv
 
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = limits.read_text(path, "a delay file", limits.MAX_TRACE_BYTES)
     first = next((x.strip() for x in text.splitlines() if x.strip()), "")
     if "," not in first and _looks_like_numbers(text):
         vals = []
