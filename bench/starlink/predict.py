@@ -93,17 +93,19 @@ def main() -> int:
         }
         print("fitted:", json.dumps(fitted), file=sys.stderr)
         rows = []
-        for cca in CCAS:
-            g_rep, r_rep = measure(scenario(replay, {}, cca, replay_dur, 1))
+        for cca in a.ccas.split(","):
+            g_rep, r_rep = measure(scenario(replay, {}, cca, replay_dur, 1), a.engine)
             fits = [
-                measure(scenario(fitted, {}, cca, replay_dur, s)) for s in range(1, a.seeds + 1)
+                measure(scenario(fitted, {}, cca, replay_dur, s), a.engine)
+                for s in range(1, a.seeds + 1)
             ]
             g_fit = float(np.mean([f[0] for f in fits]))
             r_fit = float(np.mean([f[1] for f in fits]))
             rows.append((cca, g_rep, g_fit, r_rep, r_fit))
         which = ("last", "first") if a.reverse else ("first", "remaining")
         print(
-            f"fit on the {which[0]} part (split at {a.split} s), replay of the {which[1]} {replay_dur} s"
+            f"engine {a.engine}: fit on the {which[0]} part (split at {a.split} s), "
+            f"replay of the {which[1]} {replay_dur} s"
         )
         print(
             "| CCA | goodput replay | goodput fitted | diff | mean RTT replay | mean RTT fitted | diff |"
