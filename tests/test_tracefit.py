@@ -241,3 +241,25 @@ def test_same_recording_gives_identical_output(tmp_path, capsys):
         outs.append(capsys.readouterr())
     assert outs[0] == outs[1]
     assert not math.isnan(len(outs[0].out))
+
+
+def test_fit_reads_a_capture_of_a_saturating_flow(tmp_path, capsys):
+    """A hand-built pcap: 4 segments of 1448 B every 8 ms for 32 s, nothing for the 100 ms
+    after each boundary (12 s, 27 s): the fit finds the frames and the outages."""
+    from satcc.analyze.synth import Conversation, write_pcap
+
+    conv = Conversation(v6=False)
+    pkts = [conv.syn(t=0.0), conv.synack(t=0.001), conv.ack(t=0.002)]
+    seq = 1
+    for f in range(1, 4000):
+        t = f * 0.008
+        if any(b <= t < b + 0.1 for b in (12.0, 27.0)):
+            continue
+        for k in range(4):
+            pkts.append(conv.data(t=t + k * 1e-5, seq=seq, n=1448))
+            seq += 1448
+    p = write_pcap(tmp_path / "cap.pcap", pkts)
+    assert main(["trace", "fit", str(p), "--no-check"]) == 0
+    out, err = capsys.readouterr()
+    assert 'frame = "8 ms"' in out and "outage_probability = 1.0" in out, out + err
+    assert "first at 12 s into the recording (fitted)" in err
