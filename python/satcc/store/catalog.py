@@ -32,7 +32,6 @@ between result schemas exists yet).
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -44,6 +43,7 @@ import pyarrow as pa
 from satcc import __version__, results
 from satcc.campaign import layout
 from satcc.errors import UserError
+from satcc.limits import json_loads
 from satcc.store.schema import (
     DATA_VIEWS,
     JOIN_COLUMNS,
@@ -242,11 +242,11 @@ def _runs_frame(scan: layout.Scan, param_columns: list[str]) -> pd.DataFrame:
             point=r.get("point"),
         )
         if status == "done":
-            summary = json.loads(
-                (scan.directory / layout.RUNS_DIR / rid / results.SUMMARY_FILE).read_text(
-                    encoding="utf-8"
-                )
-            )
+            path = scan.directory / layout.RUNS_DIR / rid / results.SUMMARY_FILE
+            try:
+                summary = json_loads(path.read_text(encoding="utf-8"), str(path))
+            except ValueError as e:  # nested too deep, not JSON, not UTF-8
+                raise UserError(f"{path}: expected a run summary, found {e}") from None
             for key in (
                 "scenario",
                 "scenario_hash",

