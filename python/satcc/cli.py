@@ -15,11 +15,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
-from typing import NoReturn
+import threading
+from typing import Any, NoReturn
 
 from satcc import __version__, _native
-from satcc.errors import SatccError
+from satcc.errors import SatccError, Terminated
 from satcc.limits import printable
 
 # Command word -> the module that registers it. Only the module of the command being run is
@@ -59,7 +61,8 @@ examples:
   satcc cc list                       congestion control algorithms
 
 `satcc COMMAND --help` explains each command. Exit status: 0 ok, 1 failure, 2 bad input,
-70 internal error (a bug; `satcc --debug ...` shows the traceback), 130 interrupted."""
+70 internal error (a bug; `satcc --debug ...` shows the traceback), 130 interrupted,
+143 terminated (SIGTERM)."""
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -117,11 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     if func is None:
         parser.print_help(sys.stderr)
         return 2
+    previous = _catch_termination()
     try:
         status = func(args)
     except SatccError as e:
         print(f"satcc: error: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
+    except Terminated as e:
+        print(f"satcc: terminated ({signal.Signals(e.signum).name})", file=sys.stderr)
+        return 128 + e.signum
     except KeyboardInterrupt:
         print("satcc: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -141,7 +148,26 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, SystemExit):
             raise
         return _internal_error(e, getattr(args, "debug", False))
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return 0 if status is None else int(status)
+
+
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _on_terminate(signum: int, frame: object) -> NoReturn:
+    raise Terminated(signum)
+
+
+def _catch_termination() -> dict[int, Any]:
+    """SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt) in the main thread, so a
+    command stops as it does on Ctrl-C: workers stopped, kernel state removed, exit 143/129.
+    Returns the handlers to restore (none when called off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, _on_terminate) for s in TERMINATING_SIGNALS}
 
 
 # The collector's first-generation threshold while the `satcc` command runs (Python's default is
