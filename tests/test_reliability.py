@@ -244,3 +244,73 @@ def test_sigterm_stops_a_simulation_with_exit_143_and_writes_nothing(command, tm
     assert p.returncode == 143, err
     assert err.strip().splitlines()[-1] == "satcc: terminated (SIGTERM)"
     assert not out.exists() or not any(out.iterdir())
+
+
+# -- refused writes (item 6) --------------------------------------------------------------------
+
+
+def _file_size_limit(limit: int):
+    """preexec_fn: writes beyond `limit` bytes fail with EFBIG (the system refuses them, as a
+    full disk does with ENOSPC); SIGXFSZ ignored so the write returns the error."""
+
+    def apply() -> None:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+@pytest.fixture(scope="module")
+def result_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("result")
+    f = _write(d / "s.toml", MINIMAL)
+    out = d / "res"
+    subprocess.run([*SATCC, "sim", str(f), "--out", str(out)], check=True, capture_output=True)
+    return out
+
+
+@requires_sim
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plot", "{res}", "--out", "{tmp}/p.png"],
+        ["trace", "export", "{scenario}", "--out", "{tmp}/tx"],
+        ["sim", "{scenario}", "--plot", "--out", "{tmp}/r"],
+    ],
+    ids=["plot", "trace-export", "sim-plot"],
+)
+def test_a_refused_write_is_one_line_and_exit_1(argv, result_dir, tmp_path):
+    """Before: 'internal error ... OSError: [Errno 28] No space left on device' (exit 70)."""
+    scenario = ROOT / "scenarios" / "starlink-residential.toml"
+    args = [a.format(res=result_dir, tmp=tmp_path, scenario=scenario) for a in argv]
+    p = subprocess.run(
+        [*SATCC, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_file_size_limit(2000),  # noqa: PLW1509 - the test's own child
+        check=False,
+    )
+    assert p.returncode == 1, p.stderr
+    line = _one_error_line(p.stderr)
+    assert "cannot write (File too large)" in line or "File too large" in line, line
+    assert str(tmp_path) in line  # names what was being written
+
+
+@requires_sim
+def test_query_output_to_a_full_disk_is_one_line_and_exit_1(result_dir):
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(
+            [*SATCC, "query", str(result_dir), "SELECT * FROM flow_series", "--csv"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert p.returncode == 1, p.stderr
+    assert _one_error_line(p.stderr) == (
+        "satcc: error: standard output: cannot write (No space left on device)"
+    )

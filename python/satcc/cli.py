@@ -13,8 +13,10 @@ and the traceback is printed only under `satcc --debug` (docs/reliability.md).
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -123,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = _catch_termination()
     try:
         status = func(args)
+        sys.stdout.flush()  # a full disk under `> file` is reported here, not at exit
     except SatccError as e:
         print(f"satcc: error: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
@@ -137,6 +140,15 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as e:
+        if e.errno is None:  # from Rust (pyo3): the errno is only in the text
+            m = re.search(r"\(os error (\d+)\)$", str(e))
+            e.errno = int(m.group(1)) if m else None
+            e.strerror = e.strerror or (os.strerror(e.errno) if e.errno else None)
+        if e.errno not in WRITE_ERRNOS:
+            return _internal_error(e, getattr(args, "debug", False))
+        print(f"satcc: error: {_what_failed(e, args)}", file=sys.stderr)
+        return 1
     except MemoryError:
         print(
             "satcc: error: out of memory (the run needs more memory than this process may "
@@ -152,6 +164,38 @@ def main(argv: list[str] | None = None) -> int:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0 if status is None else int(status)
+
+
+# A write the system refused: a full disk or quota, a file-size limit, a read-only filesystem,
+# no permission, an I/O error. Every writer (result directories, plot, report, trace export,
+# query output, the campaign catalog) ends here unless it says more itself: one line, exit 1.
+WRITE_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EFBIG,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EIO,
+        errno.ENAMETOOLONG,
+    }
+)
+
+
+def _what_failed(e: OSError, args: argparse.Namespace) -> str:
+    """'PATH: cannot write (No space left on device)', naming the file when the error does,
+    else the command's --out, else standard output (where `query`, `analyze` ... print)."""
+    why = e.strerror or os.strerror(e.errno or 0)
+    if e.filename is not None:
+        where = os.fsdecode(e.filename)
+    elif getattr(args, "out", None) is not None:
+        where = f"--out {args.out}"
+    else:
+        where = "standard output"
+    if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
+        return printable(f"{where}: cannot write ({why})")
+    return printable(f"{where}: {why}")
 
 
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
