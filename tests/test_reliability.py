@@ -290,7 +290,7 @@ def test_a_refused_write_is_one_line_and_exit_1(argv, result_dir, tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        preexec_fn=_file_size_limit(2000),  # noqa: PLW1509 - the test's own child
+        preexec_fn=_file_size_limit(2000),
         check=False,
     )
     assert p.returncode == 1, p.stderr
@@ -314,3 +314,73 @@ def test_query_output_to_a_full_disk_is_one_line_and_exit_1(result_dir):
     assert _one_error_line(p.stderr) == (
         "satcc: error: standard output: cannot write (No space left on device)"
     )
+
+
+# -- query: interrupts, a timeout, a memory limit (item 7) ---------------------------------------
+
+SLOW_SQL = "SELECT sum(a.range * b.range) FROM range(100000000) a, range(100000) b"
+
+
+@requires_sim
+@pytest.mark.parametrize(
+    ("signum", "status", "word"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+)
+def test_query_stopped_by_a_signal_is_interrupted_not_an_internal_error(
+    signum, status, word, result_dir
+):
+    """Before: Ctrl-C gave 'internal error ... RuntimeError: Query interrupted' (exit 70)."""
+    p = subprocess.Popen(
+        [*SATCC, "query", str(result_dir), SLOW_SQL],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
+    )
+    time.sleep(3)
+    p.send_signal(signum)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == status, err
+    assert _one_error_line(err) == f"satcc: {word}"
+
+
+@requires_sim
+def test_query_timeout_stops_the_query_in_one_line(result_dir):
+    started = time.monotonic()
+    p = subprocess.run(
+        [*SATCC, "query", str(result_dir), SLOW_SQL, "--timeout", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert p.returncode == 1, p.stderr
+    assert "--timeout 1 s" in _one_error_line(p.stderr)
+    assert time.monotonic() - started < 30
+
+
+@requires_sim
+def test_query_memory_is_capped_at_half_of_what_the_process_may_use(result_dir):
+    """Before: DuckDB's default, 80 % of the machine's RAM, whatever the process may use."""
+    cap = 3 << 30
+
+    def limit_as() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    p = subprocess.run(
+        [*SATCC, "query", str(result_dir), "SELECT current_setting('memory_limit') AS m", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit_as,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    import json
+
+    text = json.loads(p.stdout)[0]["m"]
+    number, unit = text.split()
+    scale = {"MiB": 1 << 20, "GiB": 1 << 30, "MB": 10**6, "GB": 10**9}[unit]
+    assert float(number) * scale <= cap / 2
