@@ -384,3 +384,40 @@ def test_query_memory_is_capped_at_half_of_what_the_process_may_use(result_dir):
     number, unit = text.split()
     scale = {"MiB": 1 << 20, "GiB": 1 << 30, "MB": 10**6, "GB": 10**9}[unit]
     assert float(number) * scale <= cap / 2
+
+
+# -- terminal escapes from input files (item 9) -------------------------------------------------
+
+
+def _on_a_terminal(argv: list[str], timeout: float = 60) -> str:
+    """What a command prints on a terminal (a pty), as bytes decoded."""
+    import pty
+
+    leader, follower = pty.openpty()
+    p = subprocess.Popen(argv, stdout=follower, stderr=follower, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    p.wait(timeout=timeout)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_analyze_prints_hostile_iperf3_host_names_escaped_on_a_terminal(tmp_path):
+    """Before: the table carried ESC ] 0 ; ... BEL, ESC [31m and U+202E raw."""
+    text = (ROOT / "tests" / "data" / "iperf3" / "rp2_client.json").read_text()
+    text = text.replace('"10.77.0.1"', '"\\u001b]0;pwned\\u0007\\u001b[31m"')
+    text = text.replace('"10.77.0.2"', '"\\u202eevil"')
+    f = _write(tmp_path / "evil.json", text)
+    out = _on_a_terminal([*SATCC, "analyze", str(f)])
+    assert "evil" in out and "pwned" in out, out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, repr(out)
+    assert "\\x1b]0;pwned" in out and "\\x1b[31m" in out and "\\u202eevil" in out

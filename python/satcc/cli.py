@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 
 from satcc import __version__, _native
 from satcc.errors import SatccError, Terminated
-from satcc.limits import printable
+from satcc.limits import PrintableStream, printable
 
 # Command word -> the module that registers it. Only the module of the command being run is
 # imported (the CLI starts in the time Python does); `satcc --help` imports them all to list them.
@@ -123,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     previous = _catch_termination()
+    stdout = sys.stdout
+    if stdout.isatty():  # every command's output to a terminal through limits.printable
+        sys.stdout = PrintableStream(stdout)
     try:
         status = func(args)
         sys.stdout.flush()  # a full disk under `> file` is reported here, not at exit
@@ -161,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         return _internal_error(e, getattr(args, "debug", False))
     finally:
+        sys.stdout = stdout
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0 if status is None else int(status)

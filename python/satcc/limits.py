@@ -307,6 +307,27 @@ def printable(text: str) -> str:
     )
 
 
+class PrintableStream:
+    """A text stream whose writes go through `printable`: what `satcc` puts on a terminal's
+    standard output cannot carry a control sequence from an input file (a host name in iperf3
+    JSON, a flow name in a capture's metadata), whichever command printed it. `raw` is the
+    stream underneath, for output that draws its own colours (rich)."""
+
+    def __init__(self, raw: Any):
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(printable(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding, buffer ...
+        return getattr(self.raw, name)
+
+
 def _short(text: str, keep: int = 80) -> str:
     return text if len(text) <= keep else text[: keep - 1] + "…"
 
