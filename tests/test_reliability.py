@@ -421,3 +421,29 @@ def test_analyze_prints_hostile_iperf3_host_names_escaped_on_a_terminal(tmp_path
     assert "evil" in out and "pwned" in out, out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, repr(out)
     assert "\\x1b]0;pwned" in out and "\\x1b[31m" in out and "\\u202eevil" in out
+
+
+# -- big topologies (item 2) --------------------------------------------------------------------
+
+
+def _chain(n: int) -> str:
+    links = ",\n".join(f'{{a="{i}",b="{i + 1}",rate="100Mbit/s",delay="10us"}}' for i in range(n))
+    return (
+        f'link = [\n{links}\n]\nflow = [{{from="0",to="{n}",cca="reno"}}]\n'
+        '[scenario]\nname = "chain"\nduration = "1 s"\n'
+    )
+
+
+def test_check_on_a_chain_of_2000_links_takes_seconds_not_minutes(tmp_path):
+    """Before: routing was O(n³): 26 s for 2000 links (120 s on a loaded machine)."""
+    f = _write(tmp_path / "chain.toml", _chain(2000))
+    started = time.monotonic()
+    p = subprocess.run(
+        [*SATCC, "check", str(f)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert p.returncode == 0, p.stderr
+    assert time.monotonic() - started < 15  # 1.3 s here, start-up included
+    s = sc.load(f)
+    resolved = sc.resolve(s)
+    assert len(resolved["routes"]["paths"][0]["fwd"]) == 2000
+    assert resolved["routes"]["next_hop"] == []  # no n² tables above 1024 nodes
