@@ -447,3 +447,42 @@ def test_check_on_a_chain_of_2000_links_takes_seconds_not_minutes(tmp_path):
     resolved = sc.resolve(s)
     assert len(resolved["routes"]["paths"][0]["fwd"]) == 2000
     assert resolved["routes"]["next_hop"] == []  # no n² tables above 1024 nodes
+
+
+# -- constellations and estimates (items 3 and 4) -------------------------------------------------
+
+
+def test_a_constellation_of_10_to_the_8_satellites_is_refused_before_the_run(tmp_path):
+    """Before: `check` accepted planes = 10000, per_plane = 10000 and `sim` ran for minutes."""
+    text = (ROOT / "scenarios" / "constellation-frankfurt.toml").read_text()
+    text = text.replace(
+        'kind = "constellation"', 'kind = "constellation"\nplanes = 10000\nper_plane = 10000'
+    )
+    f = _write(tmp_path / "c.toml", text)
+    p = subprocess.run(
+        [*SATCC, "check", str(f)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert p.returncode == 2
+    assert "at most 100,000 satellites" in _one_error_line(p.stderr)
+
+
+def test_the_estimate_counts_a_constellations_shell_and_udp_datagrams_by_payload():
+    from satcc.engines import sim
+
+    text = (ROOT / "scenarios" / "constellation-frankfurt.toml").read_text()
+    small = sim.estimate(sc.resolve(sc.loads(text)))
+    big = sim.estimate(
+        sc.resolve(
+            sc.loads(
+                text.replace(
+                    'kind = "constellation"',
+                    'kind = "constellation"\nplanes = 1000\nper_plane = 100',
+                )
+            )
+        )
+    )
+    assert big.packets == small.packets and big.seconds > small.seconds
+    udp = MINIMAL.replace('cca = "reno"', 'proto = "udp"\nrate = "8 Mbit/s"\npacket_size = "1 B"')
+    est = sim.estimate(sc.resolve(sc.loads(udp)))
+    # 8 Mbit/s of 1 B payloads for 2 s: 2 M datagrams (before: 69,000, as if 29 B each)
+    assert est.packets == 2_000_000
