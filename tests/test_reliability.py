@@ -486,3 +486,19 @@ def test_the_estimate_counts_a_constellations_shell_and_udp_datagrams_by_payload
     est = sim.estimate(sc.resolve(sc.loads(udp)))
     # 8 Mbit/s of 1 B payloads for 2 s: 2 M datagrams (before: 69,000, as if 29 B each)
     assert est.packets == 2_000_000
+
+
+# -- beyond the issue's examples ------------------------------------------------------------------
+
+
+def test_a_fidelity_grid_file_is_read_within_the_file_limits(tmp_path):
+    """Before: `satcc fidelity --grid FIFO` blocked for good, a deep one was a RecursionError."""
+    from satcc.fidelity import grid
+
+    fifo = tmp_path / "grid.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError, match="FIFO"):
+        grid.load(fifo)
+    deep = _write(tmp_path / "deep.toml", "x = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(UserError, match="at most 32 nested"):
+        grid.load(deep)
