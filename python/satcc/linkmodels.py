@@ -118,6 +118,9 @@ DROP_REDRAW_NS = 1 * S  # the threshold wanders within its range once a second [
 MAHIMAHI_BYTES = 1500  # one delivery opportunity, mm-link(1)
 
 # -- constellation (Starlink shell 1) --------------------------------------------------------------
+# A shell's satellites are searched once an epoch per direction (engines/sim.py's estimate
+# counts it); Starlink's largest shell has ~4,400, the whole constellation ~10,000.
+MAX_SHELL_SATELLITES = 100_000
 SHELL1 = {"altitude_km": 550.0, "inclination": 53.0, "planes": 72, "per_plane": 22, "phasing": 1}
 MIN_ELEVATION_DEG = 25.0  # facts §1.1 [V]
 CONSTELLATION_EXTRA_DELAY = "10 ms"  # [D], see the module docstring
@@ -711,6 +714,12 @@ def _constellation(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
         return []
     if phasing >= planes:
         r.fail("phasing", f"expected an integer in 0..{planes - 1} (below planes), found {phasing}")
+    if planes * per_plane > MAX_SHELL_SATELLITES:
+        r.fail(
+            "per_plane",
+            f"expected a shell of at most {MAX_SHELL_SATELLITES:,} satellites (planes x "
+            f"per_plane), found {planes * per_plane:,}",
+        )
     if phase >= STARLINK_PERIOD_NS:
         r.fail("phase", f"expected a duration below 15 s, found {r.t['phase']!r}")
     out = []

@@ -309,6 +309,9 @@ def from_dict(
     data: dict[str, Any], source: str = "<dict>", default_name: str = "scenario"
 ) -> Scenario:
     """Validate an already-parsed TOML document."""
+    why = limits.value_depth_issue(data)
+    if why is not None:  # a dict from the Python API is not checked as TOML text is
+        raise ScenarioError(source, [("", why)])
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as e:

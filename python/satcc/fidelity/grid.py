@@ -101,14 +101,12 @@ def matches(pattern: str, entry: Entry) -> bool:
 def load(path: str | Path | None = None) -> Grid:
     """Read and check a grid file (every scenario validated); UserError lists every problem."""
     p = Path(path) if path is not None else DEFAULT_GRID
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{p}: expected a fidelity grid file, found no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"{p}: cannot read the grid file: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise UserError(f"{p}: invalid TOML: {e}") from None
+    from satcc import limits
+
+    # a user's file: the limits of every file satcc reads (no FIFO, a size cap, nesting depth)
+    data = limits.toml_loads(
+        limits.read_text(p, "a fidelity grid file").removeprefix("\ufeff"), str(p)
+    )
     issues: list[str] = []
     for k in data:
         if k not in ("grid", "scenario"):
