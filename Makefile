@@ -8,6 +8,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
+# Reproducible archives (docs/packaging.md): maturin stamps the wheel's and the sdist's files
+# with this time. A constant, for every target alike: zstd-sys's build script watches the
+# variable, so a value that changed between `maturin develop` and `maturin build` (or per
+# commit) would make cargo recompile satcc-py each time.
+export SOURCE_DATE_EPOCH ?= 315532800
 
 APT_PACKAGES := iproute2 tshark tcpdump iperf3 ethtool iputils-ping nmap clang llvm libbpf-dev bpftool openvpn chromium fonts-dejavu-core
 DEPS_STAMP   := $(VENV)/.deps-installed
@@ -44,14 +49,13 @@ demo: build
 # One wheel with everything (docs/packaging.md): the abi3 native module from the build above (same
 # profile and features, so cargo compiles nothing new), satcc-linkd copied into the package, the
 # package data (python/satcc/data: links to scenarios/, campaigns/ and bpf/'s sources), and an
-# sdist. SOURCE_DATE_EPOCH (the last commit's time) fixes the archives' timestamps.
+# sdist, all stamped with SOURCE_DATE_EPOCH (above).
 DIST_DIR ?= dist
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
 dist: build
 	install -D -m 0755 target/release/satcc-linkd python/satcc/bin/satcc-linkd
 	rm -rf $(DIST_DIR)
-	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(BIN)/maturin build --release -q -i $(BIN)/python --out $(DIST_DIR)
-	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(BIN)/maturin sdist -q --out $(DIST_DIR)
+	$(BIN)/maturin build --release -q -i $(abspath $(BIN))/python --out $(DIST_DIR)
+	$(BIN)/maturin sdist -o $(DIST_DIR) >/dev/null
 	@ls -l $(DIST_DIR)
 
 # python/satcc/data/: one relative link per file of scenarios/, campaigns/ and bpf/'s sources
