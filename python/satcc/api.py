@@ -93,6 +93,11 @@ def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     else:
         if not overrides:
             return sc.load(src)
+        from satcc import resources
+
+        found = resources.scenario_path(text)
+        if found != Path(text):
+            src = text = str(found)
         source, name = text, Path(text).stem
         try:
             text = limits.read_text(Path(src), "a scenario file")

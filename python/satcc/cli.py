@@ -46,6 +46,7 @@ COMMANDS = {
     "try": "satcc.commands.try",
     "field": "satcc.commands.field",
     "drill": "satcc.commands.drill",
+    "scenarios": "satcc.commands.scenarios",
     "model": "satcc.models.cli",
     "analyze": "satcc.analyze.cli",
 }
@@ -59,6 +60,7 @@ One TOML scenario describes links and flows; engines run it and write the same r
 EPILOG = """\
 examples:
   satcc demo                          CUBIC vs BBR vs Reno over Starlink and GEO, tables + PNGs
+  satcc scenarios                     the ready scenarios (any FILE below may be one's name)
   satcc check scenarios/dumbbell.toml validate a scenario
   satcc sim scenarios/dumbbell.toml --out out/db --seed 2
   satcc plot out/db                   goodput, cwnd and srtt over time -> out/db/plot.png

@@ -83,7 +83,7 @@ from pydantic import (
     ValidationError,
 )
 
-from satcc import _native, limits, linkmodels
+from satcc import _native, limits, linkmodels, resources
 from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.units import (
@@ -287,8 +287,8 @@ class Scenario(_Table):
 def load(path: str | Path) -> Scenario:
     """Read, parse and validate a scenario file. Raises ScenarioError (or a UserError for a
     file that is not a readable regular file within satcc.limits)."""
-    p = Path(path)
-    source = str(path)
+    p = resources.scenario_path(path)
+    source = str(path) if p == Path(path) else str(p)
     try:
         text = limits.read_text(p, "a scenario file")
     except UserError as e:

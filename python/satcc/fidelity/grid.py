@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from satcc import resources
 from satcc import scenario as sc
 from satcc.errors import UserError
 from satcc.units import UnitError, parse_duration
 
-REPO = Path(__file__).resolve().parents[3]
-DEFAULT_GRID = REPO / "scenarios" / "fidelity" / "grid.toml"
+DEFAULT_GRID = resources.fidelity_grid()
 GRID_KEYS = ("name", "description", "runs", "quick_duration")
 ENTRY_KEYS = ("file", "quick", "vpn")
 DEFAULT_RUNS = 3
