@@ -172,6 +172,39 @@ def test_wheel_demo_scenarios_analyze(venv, empty):
         "out/res",
     )
     assert (empty / "out" / "res" / "summary.json").is_file()
+    # the README's other commands, as written there (shorter runs)
+    _run(venv, empty, satcc, "plot", "out/res")
+    assert (empty / "out" / "res" / "plot.png").is_file()
+    q = _run(venv, empty, satcc, "query", "out/res", "SELECT name, cca FROM flows").stdout
+    assert "name" in q and "cca" in q
+    _run(
+        venv,
+        empty,
+        satcc,
+        "try",
+        "--rate",
+        "20Mbit/s",
+        "--rtt",
+        "50ms",
+        "--loss",
+        "0.3%",
+        "--cca",
+        "cubic,bbr",
+        "--duration",
+        "2s",
+        "--out",
+        "out/try",
+    )
+    assert (empty / "out" / "try" / "summary.json").is_file()
+    api = _run(
+        venv,
+        empty,
+        str(venv / "bin" / "python"),
+        "-c",
+        "import satcc; r = satcc.run('scenarios/demo-geo.toml', duration='2 s'); "
+        "print(sorted(r.summary.columns)[:3])",
+    )
+    assert "[" in api.stdout
     caps = sorted((venv / "lib").glob("python3*/site-packages/satcc/data/captures/*.pcap"))
     assert caps, "no shipped capture"
     p = _run(venv, empty, satcc, "analyze", str(caps[0]), "--out", "out/cap")
