@@ -222,17 +222,17 @@ def _blocks(n: int, per: int, height: float) -> tuple[Figure, list[list[Any]]]:
 
 
 def _by_group(conds: list[tuple[str, pd.Series]], groups: pd.Series) -> list[tuple[str, pd.Series]]:
-    """Each condition split by [[flow]] group when there is more than one (`mss`: a panel
-    per flow, as study 000 draws client and server apart)."""
-    names = list(dict.fromkeys(groups))
-    if len(names) < 2:
-        return conds
+    """Each condition split by [[flow]] group when it holds more than one (`mss`: a panel
+    per flow, as study 000 draws client and server apart; a direction axis that renames the
+    flow already split them)."""
     out = []
     for title, mask in conds:
+        names = list(dict.fromkeys(groups[mask]))
+        if len(names) < 2:
+            out.append((title or (f"flow {names[0]}" if names else ""), mask))
+            continue
         for g in names:
-            m = mask & (groups == g)
-            if m.any():
-                out.append((f"flow {g}" + (f" · {title}" if title else ""), m))
+            out.append((f"flow {g}" + (f" · {title}" if title else ""), mask & (groups == g)))
     return out
 
 
