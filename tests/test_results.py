@@ -107,6 +107,19 @@ def test_the_summary_has_the_contract_keys_and_derived_values(write_toml):
     json.dumps(doc, allow_nan=False)
 
 
+def test_jain_index_is_null_for_a_single_flow_not_one(write_toml, tmp_path):
+    """Before: a lone flow had Jain's index 1.0 in summary.json, `Result.jain_index` and the
+    store's runs table, as if it were a perfectly fair share of something."""
+    r = _result(write_toml, MINIMAL)
+    assert r.jain_flows == [0] and r.flows_data.column("goodput_bps")[0] > 0
+    assert r.jain_index is None and r.summary()["jain_index"] is None
+    doc = json.loads((r.write(tmp_path / "one") / rs.SUMMARY_FILE).read_text())
+    assert doc["jain_index"] is None and doc["jain_flows"] == [0]
+    # two flows sharing the bottleneck keep their index
+    two = _result(write_toml, MINIMAL.replace('cca = "reno"', 'cca = "reno"\ncount = 2'))
+    assert two.jain_flows == [0, 1] and 0 < two.jain_index <= 1
+
+
 def test_series_goodput_is_bin_bytes_over_bin_width_with_a_short_last_bin(write_toml):
     r = _result(write_toml)  # 1.05 s in 100 ms bins: ten full bins and one of 50 ms
     s = r.flow_series

@@ -256,6 +256,16 @@ BAD = [
     ('delay = "10 ms"', "delay = 10", "link[0].delay", "a duration", "10"),
     ('delay = "10 ms"', 'delay = "10 ms"\nloss = 1.5', "link[0].loss", "a probability", "1.5"),
     ('delay = "10 ms"', 'delay = "10 ms"\nqueue = 100', "link[0].queue", "a queue limit", "100"),
+    # bare numbers need a unit, as delay's do (issue 29: these were 5 bit/s and 100 bytes)
+    ('rate = "10 Mbit/s"', "rate = 5", "link[0].rate", "a rate", "5 (a bare number needs a unit"),
+    ('rate = "10 Mbit/s"', 'rate = "5"', "link[0].rate", "a rate", "'5' (a bare number needs"),
+    (
+        'delay = "10 ms"',
+        'delay = "10 ms"\nqueue = "100"',
+        "link[0].queue",
+        "a queue limit",
+        "'100' (a bare number needs a unit",
+    ),
     (
         'delay = "10 ms"',
         'delay = "10 ms"\nqueue_ba = "lots"',

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pandas as pd
 import pytest
 
 from satcc.campaign import layout, spec
@@ -153,3 +154,61 @@ def test_a_newer_saved_catalog_is_refused_and_an_older_one_rebuilt(done, tmp_pat
 def test_a_directory_that_is_not_a_campaign_is_refused(tmp_path):
     with pytest.raises(Exception, match="campaign directory"):
         open_store(tmp_path)
+
+
+ANALYZE_ONLY = """
+[campaign]
+name = "field"
+
+[[analyze]]
+files = ["field/*.pcap", "field/*.txt"]
+"""
+
+
+def test_flows_of_analyze_runs_have_the_columns_of_a_result_directorys_query(tmp_path, capsys):
+    """Before: the store's flows view of an [[analyze]] run had only flows.parquet's columns
+    (no kind, file, src, dst, ports, rtt_source, capture_point), unlike `satcc query` on a
+    result directory and `satcc analyze --json`."""
+    from satcc.analyze.synth import Conversation, write_pcap
+    from tests.test_report import ping_log
+
+    field = tmp_path / "field"
+    field.mkdir()
+    conv = Conversation()
+    pkts = [conv.syn(t=0.0), conv.synack(t=0.01), conv.ack(t=0.02)]
+    pkts += [conv.data(t=0.02 + 0.01 * k, seq=1 + 1000 * k, n=1000) for k in range(12)]
+    pkts += [conv.sack(t=0.2, ack=12_001)]
+    write_pcap(field / "c.pcap", pkts)
+    (field / "p.txt").write_text(ping_log(1_700_000_000, [30.1, None, 31.5]))
+    c = spec.load(write_campaign(tmp_path, ANALYZE_ONLY))
+    r = run_campaign(c, tmp_path / "out", jobs=1, progress=False)
+    assert r.count("failed") == 0
+    for name in ("c.pcap", "p.txt"):
+        assert main(["analyze", str(field / name), "--json"]) == 0
+        (want,) = json.loads(capsys.readouterr().out)["flows"]
+        with open_store(tmp_path / "out") as s:
+            (got,) = s.query(
+                "SELECT * FROM flows WHERE file = ?", [str((field / name).resolve())]
+            ).to_dict("records")
+            assert s.problems == []
+        # `bins` is a list (null for a ping log): a series, not a flows column
+        scalar = {k for k, v in want.items() if not isinstance(v, (list, dict))} - {"bins"}
+        assert scalar <= set(got), scalar - set(got)
+        for k in sorted(scalar - {"file"}):
+            w, g = want[k], got[k]
+            if w is None:
+                assert g is None or pd.isna(g), (name, k, g)
+            elif isinstance(w, float):
+                assert g == pytest.approx(w), (name, k)
+            else:
+                assert g == w, (name, k, g, w)
+    with open_store(tmp_path / "out") as s:
+        kinds = s.query("SELECT kind, capture_point, rtt_source FROM flows ORDER BY kind")
+    assert kinds["kind"].tolist() == ["capture", "ping"]
+    assert kinds["rtt_source"][0] is not None
+
+
+def test_flows_of_a_campaign_without_analyze_runs_keep_their_columns(done):
+    with open_store(done) as s:
+        cols = [c for c, _ in s.columns("flows")]
+    assert "capture_point" not in cols and "file" not in cols

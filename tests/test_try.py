@@ -93,3 +93,21 @@ def test_try_with_iperf3_flags_runs_parallel_reverse_flows(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert [(f["from"], f["to"]) for f in doc["flows"]] == [("server", "client")] * 2
     assert 5e6 < sum(f["goodput_bps"] for f in doc["flows"]) < 10e6
+
+
+@pytest.mark.parametrize(("key", "value"), [("rate", "5"), ("rate", '"5"'), ("queue", '"100"')])
+def test_a_bare_number_given_with_set_is_refused_as_in_a_scenario_file(
+    capsys, tmp_path, key, value
+):
+    """Before: `--set link[0].rate=5` ran at 5 bit/s and `queue="100"` was 100 bytes."""
+    err = refused(capsys, "--rate", "20M", "--set", f"link[0].{key}={value}")
+    assert err.startswith(f"satcc: error: --set link[0].{key}: expected a"), err
+    assert "a bare number needs a unit" in err
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        '[scenario]\nduration = "1 s"\n[[link]]\na = "s"\nb = "d"\nrate = "10 Mbit/s"\n'
+        'delay = "5 ms"\n[[flow]]\nfrom = "s"\nto = "d"\ncca = "reno"\n'
+    )
+    assert main(["sim", str(scenario), "--set", f"link[0].{key}={value}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"link[0].{key}: expected a" in err and "a bare number needs a unit" in err, err

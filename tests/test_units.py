@@ -74,9 +74,7 @@ def test_bad_durations_say_what_was_expected_and_found(bad, why):
         ("1.5 Mb/s", 1_500_000),
         ("2 MB/s", 16_000_000),  # bytes per second
         ("1 Kibit/s", 1024),
-        (1e6, 1_000_000),  # bare numbers are bit/s
-        (2500, 2500),
-        ("2500", 2500),
+        (0, 0),  # zero needs no unit, as for durations
     ],
 )
 def test_rates_parse_to_bits_per_second(text, bps):
@@ -87,6 +85,13 @@ def test_rates_parse_to_bits_per_second(text, bps):
 def test_bad_rates_are_errors(bad):
     with pytest.raises(UnitError, match="expected a rate"):
         parse_rate(bad)
+
+
+@pytest.mark.parametrize("bare", [5, 1e6, "2500", " 20 ", "1e6"])
+def test_a_bare_rate_is_refused_not_read_as_bit_per_second(bare):
+    """Before: 5 and "2500" were 5 and 2500 bit/s, silently (issue 29)."""
+    with pytest.raises(UnitError, match="expected a rate.*a bare number needs a unit"):
+        parse_rate(bare)
 
 
 @pytest.mark.parametrize(
@@ -160,6 +165,8 @@ def test_queue_limits_are_packets_bytes_or_bdp(text, queue):
     "bad,why",
     [
         (1000, "needs a unit"),
+        ("100", "needs a unit"),  # before: 100 bytes, silently (issue 29)
+        (" 1e3 ", "needs a unit"),
         ("0 pkt", "at least 1"),
         ("1.5 pkt", "whole number"),
         ("0 BDP", "positive"),

@@ -161,8 +161,8 @@ class Result:
     @property
     def jain_index(self) -> float | None:
         """Jain's fairness index (1/n..1, no unit) over the goodputs of the flows sharing the
-        bottleneck (`meta["fairness"]`); 1.0 for a single flow (tables leave it out then),
-        None when no flow has a goodput."""
+        bottleneck (`meta["fairness"]`); None when fewer than two flows share it or none has
+        a goodput."""
         return self.result.jain_index
 
     @property

@@ -382,7 +382,11 @@ class RunResult:
 
     @property
     def jain_index(self) -> float | None:
+        """Over `jain_flows`; None when fewer than two flows share the bottleneck (one flow has
+        no fairness to speak of: 1.0 would read as "perfectly fair") or none has a goodput."""
         ids = set(self.jain_flows)
+        if len(ids) < 2:
+            return None
         rows = self.flows_data.to_pylist()
         return jain_index([r["goodput_bps"] for r in rows if r["id"] in ids])
 

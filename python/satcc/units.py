@@ -9,12 +9,12 @@ a value that is not a whole number of base units ("0.5 ns", "0.1 B") is an error
 |-------------|-----------|--------------------------------------------------------------------|
 | duration    | ns        | ns, us (µs), ms, s, min, h; a bare number only for 0                |
 | rate        | bit/s     | bit/s, bps, b/s with k, M, G, T (×10³ⁿ) or Ki, Mi, Gi (×2¹⁰ⁿ);      |
-|             |           | B/s (bytes/s, ×8) with the same prefixes; a bare number is bit/s    |
+|             |           | B/s (bytes/s, ×8) with the same prefixes; a bare number only for 0  |
 | size        | bytes     | B, kB = KB (10³), MB (10⁶), GB (10⁹), TB; KiB (2¹⁰), MiB (2²⁰), GiB, |
 |             |           | TiB; a bare integer is bytes                                        |
 | probability | 1         | a number in [0, 1] ("1e-4", 0.003) or a percentage ("0.3 %")        |
 | queue limit | -         | "N pkt" (packets), a size ("1.5 MB"), or "x BDP" (resolved by the   |
-|             |           | simulator from the flows' route: rate x base RTT)                   |
+|             |           | simulator from the flows' route: rate x base RTT); never bare       |
 
 Decimal vs binary prefixes follow what network people expect: rates and sizes written with SI
 prefixes (k, M, G) are powers of ten, as in "20 Mbit/s" and "1.5 MB"; write KiB/MiB/GiB for powers
@@ -75,7 +75,7 @@ MAX_PACKETS = 10**9
 MAX_BDP = 10**6
 
 DURATION_HINT = "a duration like '600 ms' or '1.5 s' (units: ns, us, ms, s, min, h)"
-RATE_HINT = "a rate like '20 Mbit/s', '1 Gbit/s' or '500 kbit/s' (bare numbers are bit/s)"
+RATE_HINT = "a rate like '20 Mbit/s', '1 Gbit/s' or '500 kbit/s'"
 SIZE_HINT = "a size like '1448 B', '1.5 MB' or '1 MiB' (bare integers are bytes)"
 PROBABILITY_HINT = "a probability in [0, 1] like 1e-4 or '0.3 %'"
 QUEUE_HINT = "a queue limit like '1000 pkt', '1.5 MB' or '1 BDP'"
@@ -202,17 +202,19 @@ _RATE_RE = re.compile(r"^([a-zA-Z]{0,2}?)(bit/s|bits/s|bps|b/s|B/s)$")
 
 
 def parse_rate(value: Any) -> int:
-    """A rate in integer bit/s: "20 Mbit/s", "1 Gbit/s", "20Mbps", "500 kbit/s", 1e6, "2 MB/s"."""
+    """A rate in integer bit/s: "20 Mbit/s", "1 Gbit/s", "20Mbps", "500 kbit/s", "2 MB/s"; a bare
+    number only for 0."""
     number, unit = _split(value, RATE_HINT)
-    if unit == "":
-        scale = 1
-    else:
-        m = _RATE_RE.match(unit)
-        scale = _prefix_scale(m.group(1)) if m else None
-        if m is None or scale is None:
-            raise UnitError(RATE_HINT, value, f"unknown unit {unit!r}")
-        if m.group(2) == "B/s":
-            scale *= 8
+    if unit == "":  # 20 is not 20 bit/s to anyone who means 20 Mbit/s: refused, as durations
+        if number == 0:
+            return 0
+        raise UnitError(RATE_HINT, value, "a bare number needs a unit: bit/s, kbit/s, Mbit/s")
+    m = _RATE_RE.match(unit)
+    scale = _prefix_scale(m.group(1)) if m else None
+    if m is None or scale is None:
+        raise UnitError(RATE_HINT, value, f"unknown unit {unit!r}")
+    if m.group(2) == "B/s":
+        scale *= 8
     _non_negative(number, RATE_HINT, value)
     _at_most(number, scale, MAX_RATE_BPS, RATE_HINT, value, "10 Tbit/s")
     return _whole(number * scale, RATE_HINT, value, "bit/s")
@@ -262,9 +264,9 @@ def parse_packets(value: Any) -> int:
 def parse_queue(value: Any) -> dict[str, int | float]:
     """A drop-tail limit: {"packets": n}, {"bytes": n} or {"bdp": x} (the simulator resolves BDP
     from the link rate and the base RTT of the routes through it)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise UnitError(QUEUE_HINT, value, "a bare number needs a unit: pkt, B/MB or BDP")
     number, unit = _split(value, QUEUE_HINT)
+    if unit == "":  # 100 or "100": packets or bytes? refused, not read as bytes
+        raise UnitError(QUEUE_HINT, value, "a bare number needs a unit: pkt, B/MB or BDP")
     if unit.lower() in _PACKET_UNITS:
         _at_most(number, 1, MAX_PACKETS, QUEUE_HINT, value, f"{MAX_PACKETS:,} packets")
         n = _whole(number, QUEUE_HINT, value, "packets")

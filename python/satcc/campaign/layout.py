@@ -6,7 +6,8 @@
       campaign.toml        the campaign file as given
       runs/<id>/           one finished run: summary.json, flows.parquet, flow_series.parquet,
                            link_series.parquet (satcc.results), run.json (spec, scenario,
-                           parameters, hashes of the extras), extras (pings.parquet, seqack.parquet),
+                           parameters, hashes of the extras), extras (pings.parquet, seqack.parquet,
+                           analyze_flows.parquet),
                            emu/ (an emu run's raw files), field/ (a `satcc field` run's)
       failed/<id>.json     a run that failed: its error (removed when it later succeeds)
       catalog.duckdb       the DuckDB catalog (satcc.store; derived, rebuilt at will)
@@ -65,7 +66,7 @@ KNOWN_TOP = {
     LOCK_FILE,
     *FIDELITY_FILES,
 }
-EXTRA_FILES = ("pings.parquet", "seqack.parquet", "cc_series.parquet")
+EXTRA_FILES = ("pings.parquet", "seqack.parquet", "cc_series.parquet", "analyze_flows.parquet")
 RUN_FILES = {
     results.SUMMARY_FILE,
     *results.TABLE_FILES,

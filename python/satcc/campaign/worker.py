@@ -9,7 +9,7 @@ campaign process itself (emu runs). Returns an `Outcome`; never raises for a run
 need the same satcc installed (docs/campaigns.md "Running on a Dask cluster").
 
 Extras (Parquet tables beside the result, analyze runs only) have the schemas of
-satcc.store.schema (PINGS_SCHEMA, SEQACK_SCHEMA), which the store owns.
+satcc.store.schema (PINGS_SCHEMA, SEQACK_SCHEMA, ANALYZE_FLOWS_SCHEMA), which the store owns.
 """
 
 from __future__ import annotations
@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from satcc.campaign.spec import ANALYZE, RunSpec
-from satcc.store.schema import PINGS_FILE, PINGS_SCHEMA, SEQACK_FILE, SEQACK_SCHEMA
+from satcc.store.schema import (
+    ANALYZE_FLOWS_FILE,
+    ANALYZE_FLOWS_SCHEMA,
+    PINGS_FILE,
+    PINGS_SCHEMA,
+    SEQACK_FILE,
+    SEQACK_SCHEMA,
+)
 from satcc.tables import Table
 
 SEQACK_MAX_CAPTURE_BYTES = 512 * 1024 * 1024  # beyond this, no per-packet table (memory)
@@ -182,9 +189,17 @@ def _analyze(spec: RunSpec) -> tuple[Any, dict[str, Table]]:
         seqack["retransmission"].extend(
             None if v is None or (isinstance(v, float) and np.isnan(v)) else bool(v) for v in rt
         )
-    extras = {}
+    extras = {ANALYZE_FLOWS_FILE: _analyze_flows(built.flows)}
     if pings["flow_id"]:
         extras[PINGS_FILE] = Table.from_columns(PINGS_SCHEMA, pings, "pings")
     if seqack["flow_id"]:
         extras[SEQACK_FILE] = Table.from_columns(SEQACK_SCHEMA, seqack, "seqack")
     return built.result, extras
+
+
+def _analyze_flows(flows: list[dict[str, Any]]) -> Table:
+    """The per-flow keys `satcc analyze --json` adds beyond flows.parquet, one row per flow."""
+    columns: dict[str, list[Any]] = {"flow_id": [f["id"] for f in flows]}
+    for name in ANALYZE_FLOWS_SCHEMA.names[1:]:
+        columns[name] = [f.get(name) for f in flows]
+    return Table.from_columns(ANALYZE_FLOWS_SCHEMA, columns, "analyze_flows")

@@ -148,12 +148,16 @@ def _short(name: str) -> str:
 
 
 def _conditions(
-    data: Data, frame: pd.DataFrame, exclude_roles: set[str] = frozenset()
+    data: Data,
+    frame: pd.DataFrame,
+    exclude_roles: set[str] = frozenset(),
+    split_paths: bool = True,
 ) -> tuple[list[tuple[str, pd.Series]], int]:
     """The campaign's conditions present in `frame`, one panel each (as flent and Pantheon
     plot each condition apart): every matrix axis but the CCA's (each CCA is a line or box
     within the panel), the roles in `exclude_roles` and rounds; the engine when more than one
-    ran; the path (from→to) when flows go more than one way and no axis says the direction.
+    ran; the path (from→to) when flows go more than one way and no axis says the direction
+    (unless not `split_paths`: flows from two senders to one receiver compared in a panel).
     Returns ([(title, row mask)], number of conditions in all)."""
     cols: list[tuple[str, pd.Series]] = []
     names: list[str] = []
@@ -172,7 +176,7 @@ def _conditions(
     ):
         cols.append(("engine", frame["engine"].astype(str)))
     has_direction = any(a["role"] == "direction" for a in data.axes)
-    if not has_direction and {"from", "to"} <= set(frame.columns):
+    if split_paths and not has_direction and {"from", "to"} <= set(frame.columns):
         path = frame["from"].astype(str) + "→" + frame["to"].astype(str)
         if path.nunique() > 1:
             cols.append(("", path))
@@ -202,6 +206,34 @@ def _grid(n: int, height: float) -> tuple[Figure, list[Any]]:
 
 def _left_out(shown: int, total: int) -> str:
     return f" The first {shown} of {total} conditions are shown." if total > shown else ""
+
+
+def _blocks(n: int, per: int, height: float) -> tuple[Figure, list[list[Any]]]:
+    """n conditions in rows of PANEL_COLS, each a block of `per` panels stacked (e.g.
+    goodput above Jain's index), every panel with its own y axis; unused cells hidden."""
+    cols = min(n, PANEL_COLS)
+    rows = math.ceil(n / cols)
+    fig, axs = new_figure(rows * per, cols, height=height)
+    blocks = [[axs[(i // cols) * per + k][i % cols] for k in range(per)] for i in range(n)]
+    for i in range(n, rows * cols):
+        for k in range(per):
+            axs[(i // cols) * per + k][i % cols].set_axis_off()
+    return fig, blocks
+
+
+def _by_group(conds: list[tuple[str, pd.Series]], groups: pd.Series) -> list[tuple[str, pd.Series]]:
+    """Each condition split by [[flow]] group when it holds more than one (`mss`: a panel
+    per flow, as study 000 draws client and server apart; a direction axis that renames the
+    flow already split them)."""
+    out = []
+    for title, mask in conds:
+        names = list(dict.fromkeys(groups[mask]))
+        if len(names) < 2:
+            out.append((title or (f"flow {names[0]}" if names else ""), mask))
+            continue
+        for g in names:
+            out.append((f"flow {g}" + (f" · {title}" if title else ""), mask & (groups == g)))
+    return out
 
 
 # -- 001 Fig. 5-6 ---------------------------------------------------------------------------
@@ -318,21 +350,24 @@ def box_retx(data: Data) -> Drawn:
 
 
 def rtt_day(data: Data) -> Drawn:
-    hours: pd.DataFrame | None = None
-    samples: np.ndarray | None = None
-    source = ""
+    # per condition: (title, per-run hours frame with a `series` column, samples per series)
+    panels: list[tuple[str, pd.DataFrame, dict[str, np.ndarray]]] = []
+    total = 1
     pings = data.store.query("SELECT run_id, t_epoch_s, rtt_ms FROM pings")
     if not pings.empty and pings["t_epoch_s"].notna().any():
         p = pings[pings["t_epoch_s"].notna()].copy()
         p["hour"] = (p["t_epoch_s"] % 86400) / 3600.0
-        p["slot"] = p["run_id"]
-        hours = p.groupby("slot").agg(
-            hour=("hour", "min"),
-            mean=("rtt_ms", "mean"),
-            lo=("rtt_ms", "min"),
-            hi=("rtt_ms", "max"),
+        hours = (
+            p.groupby("run_id")
+            .agg(
+                hour=("hour", "min"),
+                mean=("rtt_ms", "mean"),
+                lo=("rtt_ms", "min"),
+                hi=("rtt_ms", "max"),
+            )
+            .assign(series="ping")
         )
-        samples = p["rtt_ms"].dropna().to_numpy(dtype=float)
+        panels.append(("", hours, {"ping": p["rtt_ms"].dropna().to_numpy(dtype=float)}))
         lost = p["rtt_ms"].isna().mean()
         source = (
             f"{len(p)} ping probes from {p['run_id'].nunique()} log(s) (UTC time of day; "
@@ -350,52 +385,79 @@ def rtt_day(data: Data) -> Drawn:
         fcol = data.column(flows, col)
         if flows.empty or fcol not in flows:
             raise Skip("no RTT samples in the runs of the time-of-day axis")
-        hours = flows.groupby("run_id").agg(
-            hour=(fcol, "first"),
-            mean=("rtt_mean_ms", "mean"),
-            lo=("rtt_min_ms", "min"),
-            hi=("rtt_p95_ms", "max"),
-        )
+        flows = flows.assign(series=flows["cca"].fillna("-").astype(str))
         srtt = data.store.query(
-            "SELECT srtt_ms FROM flow_series WHERE srtt_ms IS NOT NULL AND engine <> 'model'"
+            "SELECT run_id, flow_id, srtt_ms FROM flow_series "
+            "WHERE srtt_ms IS NOT NULL AND engine <> 'model'"
+        ).merge(
+            flows[["run_id", "id", "series"]],
+            left_on=["run_id", "flow_id"],
+            right_on=["run_id", "id"],
         )
-        samples = srtt["srtt_ms"].to_numpy(dtype=float)
-        if samples.size == 0:
-            samples = flows["rtt_mean_ms"].to_numpy(dtype=float)
+        conds, total = _conditions(data, flows)
+        for title, mask in conds:
+            mine = flows[mask]
+            hours = mine.groupby(["run_id", "series"], sort=False).agg(
+                hour=(fcol, "first"),
+                mean=("rtt_mean_ms", "mean"),
+                lo=("rtt_min_ms", "min"),
+                hi=("rtt_p95_ms", "max"),
+            )
+            hours = hours.reset_index(level="series")
+            samples = {}
+            for name in dict.fromkeys(mine["series"]):
+                own = srtt[srtt["run_id"].isin(mine["run_id"]) & (srtt["series"] == name)]
+                samples[name] = (
+                    own["srtt_ms"].to_numpy(dtype=float)
+                    if len(own)
+                    else mine[mine["series"] == name]["rtt_mean_ms"].to_numpy(dtype=float)
+                )
+            panels.append((title, hours, samples))
         source = (
-            f"{len(hours)} runs over the `{ax['name']}` axis (flow RTT mean, min-p95 bars; "
-            "the distribution is every bin's smoothed RTT, under load)"
+            f"{flows['run_id'].nunique()} runs over the `{ax['name']}` axis (flow RTT mean, "
+            "min-p95 bars; the distribution is every bin's smoothed RTT, under load), one "
+            "color per congestion control, a row per condition with its own y axes"
+            + _left_out(len(panels), total).rstrip(".")
         )
-    fig, axs = new_figure(1, 2, height=3.4)
-    a, b = axs[0]
-    hours = hours.sort_values("hour")
-    a.errorbar(
-        hours["hour"],
-        hours["mean"],
-        yerr=[
-            (hours["mean"] - hours["lo"]).clip(lower=0),
-            (hours["hi"] - hours["mean"]).clip(lower=0),
-        ],
-        fmt="o",
-        ms=3,
-        capsize=2,
-        color="tab:blue",
-    )
-    a.set_xlabel("time of day (h)")
-    a.set_ylabel("RTT (ms)")
-    a.set_xlim(0, 24)
-    a.set_xticks(range(0, 25, 3))
-    a.grid(True, alpha=0.3)
-    a.set_title("RTT over the day", fontsize="medium")
-    b.hist(samples, bins=60, color="tab:blue", alpha=0.8)
-    b.axvline(
-        float(np.mean(samples)), color="tab:red", lw=1, label=f"mean {np.mean(samples):.1f} ms"
-    )
-    b.set_xlabel("RTT (ms)")
-    b.set_ylabel("samples")
-    b.legend(fontsize="small")
-    b.grid(True, alpha=0.3)
-    b.set_title("RTT distribution", fontsize="medium")
+    fig, axs = new_figure(len(panels), 2, height=3.0 if len(panels) == 1 else 2.6)
+    names = list(dict.fromkeys(n for _, h, _ in panels for n in h["series"]))
+    colors = dict(zip(names, _colors(len(names)) if len(names) > 1 else ["tab:blue"], strict=True))
+    for (a, b), (title, hours, samples) in zip(axs, panels, strict=True):
+        for name, h in hours.groupby("series", sort=False):
+            h = h.sort_values("hour")
+            a.errorbar(
+                h["hour"],
+                h["mean"],
+                yerr=[(h["mean"] - h["lo"]).clip(lower=0), (h["hi"] - h["mean"]).clip(lower=0)],
+                fmt="o",
+                ms=3,
+                capsize=2,
+                color=colors[name],
+                label=str(name),
+            )
+        a.set_xlabel("time of day (h)")
+        a.set_ylabel("RTT (ms)")
+        a.set_xlim(0, 24)
+        a.set_xticks(range(0, 25, 3))
+        a.grid(True, alpha=0.3)
+        a.set_title("RTT over the day" + (f" · {title}" if title else ""), fontsize="small")
+        if hours["series"].nunique() > 1:
+            a.legend(fontsize="x-small")
+        for name, xs in samples.items():
+            if xs.size == 0:
+                continue
+            b.hist(xs, bins=60, color=colors[name], alpha=0.8 if len(samples) == 1 else 0.5)
+            b.axvline(
+                float(np.mean(xs)),
+                color=colors[name] if len(samples) > 1 else "tab:red",
+                lw=1,
+                label=f"{name} mean {np.mean(xs):.1f} ms",
+            )
+        b.set_xlabel("RTT (ms)")
+        b.set_ylabel("samples")
+        b.legend(fontsize="x-small")
+        b.grid(True, alpha=0.3)
+        b.set_title("RTT distribution" + (f" · {title}" if title else ""), fontsize="small")
     return Drawn(fig, f"Study 000 Fig. 10-11: RTT by time of day and its distribution; {source}.")
 
 
@@ -442,27 +504,29 @@ def mss(data: Data) -> Drawn:
     flows = data.flows[data.flows["goodput_bps"].notna()]
     x = data.column(flows, ax_["name"])
     flows = flows[flows[x].notna() & flows["cca"].notna()]
-    groups = list(dict.fromkeys(flows["name"].map(flow_group)))
-    flows = flows.assign(_group=flows["name"].map(flow_group))
-    fig, axs = new_figure(1, len(groups), height=3.4, sharey=True)
-    for c, g in enumerate(groups):
-        ax = axs[0][c]
-        mine = flows[flows["_group"] == g]
-        pts = _point_means(mine, x, ["cca"], "goodput_bps")
-        for k, (cca, grp) in enumerate(pts.groupby("cca", sort=False)):
-            _errorbars(ax, grp, x, 1e-6, str(cca), _colors(10)[k % 10])
-        ax.set_title(f"flow {g}", fontsize="medium")
+    if flows.empty:
+        raise Skip("no flow with a congestion control and a goodput on the MSS axis")
+    conds, total = _conditions(data, flows, exclude_roles={"mss"})
+    panels = _by_group(conds, flows["name"].map(flow_group))[:MAX_CONDITIONS]
+    fig, axs = _grid(len(panels), 3.0)
+    ccas = list(dict.fromkeys(flows["cca"]))
+    colors = _colors(len(ccas))
+    for ax, (title, mask) in zip(axs, panels, strict=True):
+        pts = _point_means(flows[mask], x, ["cca"], "goodput_bps")
+        for cca, grp in pts.groupby("cca", sort=False):
+            _errorbars(ax, grp, x, 1e-6, str(cca), colors[ccas.index(cca)])
+        ax.set_title(title, fontsize="small")
         ax.set_xlabel("MSS (bytes)")
-        if c == 0:
-            ax.set_ylabel("throughput (Mbit/s)")
+        ax.set_ylabel("throughput (Mbit/s)")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="x-small")
         ax.set_ylim(bottom=0)
     return Drawn(
         fig,
         "Study 000 Fig. 6-9: goodput against the MSS, mean over the runs of each "
-        "point with min-max bars, one line per congestion control, a panel per "
-        "flow (with a VPN `encap`, segments past the MTU fragment).",
+        "point with min-max bars, one line per congestion control, a panel per flow and "
+        "condition (every other matrix axis), each with its own y axis (with a VPN `encap`, "
+        "segments past the MTU fragment)." + _left_out(len(conds), total),
     )
 
 
@@ -482,68 +546,51 @@ def rtt_fairness(data: Data) -> Drawn:
         raise Skip("one [[flow]] group only: fairness needs a second group")
     flows["_group"] = flows["name"].map(flow_group)
     groups = list(dict.fromkeys(flows["_group"]))
-    # x: the measured minimum RTT of the second group at each point
+    conds, total = _conditions(data, flows, exclude_roles={"rtt"}, split_paths=False)
+    # x: the measured minimum RTT of the second group at each point of the condition (over
+    # every condition where a condition has none, e.g. the model's)
     second = flows[flows["_group"] == groups[1]]
-    x_of = second.groupby(key)["rtt_min_ms"].mean()
-    flows["_x"] = flows[key].map(x_of)
-    others = [
-        a
-        for a in data.axes
-        if a["name"] != ax_["name"] and len(a["values"]) >= 2 and a["role"] not in ("engine",)
-    ]
-    facet_cols = [data.column(flows, a["name"]) for a in others]
-    facets = (
-        [tuple(r) for r in flows[facet_cols].drop_duplicates().itertuples(index=False)]
-        if facet_cols
-        else [None]
-    )
-    facets = facets[:MAX_FACETS]
-    runs = data.runs.copy()
-    fig, axs = new_figure(2, len(facets), height=2.8, sharex=True)
-    for c, facet in enumerate(facets):
-        mine = flows
-        if facet is not None:
-            fv = facet if isinstance(facet, tuple) else (facet,)
-            for col, v in zip(facet_cols, fv, strict=True):
-                mine = mine[mine[col] == v]
+    pooled = flows[key].map(second.groupby(key)["rtt_min_ms"].mean())
+    flows["_x"] = pooled
+    for _, mask in conds:
+        own = second[mask[second.index]].groupby(key)["rtt_min_ms"].mean()
+        flows.loc[mask, "_x"] = flows.loc[mask, key].map(own).fillna(pooled[mask])
+    runs = data.runs
+    colors = _colors(max(len(groups), 1))
+    fig, blocks = _blocks(len(conds), 2, 2.6)
+    for (top, bottom), (title, mask) in zip(blocks, conds, strict=True):
+        mine = flows[mask]
         per_run = mine.groupby(["run_id", "_group", "_x"])["goodput_bps"].sum().reset_index()
-        top, bottom = axs[0][c], axs[1][c]
         for k, g in enumerate(groups):
             pts = _point_means(per_run[per_run["_group"] == g], "_x", [], "goodput_bps")
-            _errorbars(top, pts, "_x", 1e-6, f"{g}", _colors(10)[k])
+            if not pts.empty:
+                _errorbars(top, pts, "_x", 1e-6, f"{g}", colors[k])
         jr = runs[runs["run_id"].isin(mine["run_id"])].merge(
             mine[["run_id", "_x"]].drop_duplicates(), on="run_id"
         )
-        pts = _point_means(jr, "_x", [], "jain_index")
-        _errorbars(bottom, pts, "_x", 1.0, "Jain index", "k")
-        title = (
-            ", ".join(
-                f"{a['name']}={v}"
-                for a, v in zip(
-                    others, facet if isinstance(facet, tuple) else (facet,), strict=False
-                )
-            )
-            if facet is not None
-            else ""
-        )
+        pts = _point_means(jr[jr["jain_index"].notna()], "_x", [], "jain_index")
+        if not pts.empty:
+            _errorbars(bottom, pts, "_x", 1.0, "Jain index", "k")
         top.set_title(title, fontsize="small")
-        top.set_ylabel("throughput (Mbit/s)" if c == 0 else "")
-        bottom.set_ylabel("Jain's index" if c == 0 else "")
+        top.set_ylabel("throughput (Mbit/s)")
+        bottom.set_ylabel("Jain's index")
         bottom.set_ylim(0, 1.05)
         bottom.set_xlabel(f"RTT of {groups[1]} (ms)")
         for a in (top, bottom):
-            a.set_xscale("log", base=2)
-            plain_log_axis(a.xaxis, base=2)
+            if a.has_data():
+                a.set_xscale("log", base=2)
+                plain_log_axis(a.xaxis, base=2)
             a.grid(True, which="both", alpha=0.3)
         top.set_ylim(bottom=0)
-        top.legend(fontsize="x-small")
+        if top.has_data():
+            top.legend(fontsize="x-small")
     return Drawn(
         fig,
         f"Study 004 Fig. 5-17: per-group goodput (sum over the group's flows) "
-        f"and Jain's index over all flows against the second group's measured "
-        f"minimum RTT (axis `{ax_['name']}`), mean over runs with min-max bars"
-        + (", a panel per " + ", ".join(a["name"] for a in others) if others else "")
-        + ".",
+        f"and Jain's index over the flows sharing the bottleneck against the second group's "
+        f"measured minimum RTT (axis `{ax_['name']}`), mean over runs with min-max bars; a "
+        "pair of panels per condition (every other matrix axis, the engine), each with its "
+        "own y axis." + _left_out(len(conds), total),
     )
 
 
@@ -568,15 +615,25 @@ def engines_loss(data: Data) -> Drawn:
     flows["_kind"] = flows["size_bytes"].map(lambda s: kind_label(None if pd.isna(s) else int(s)))
     kinds = list(dict.fromkeys(flows["_kind"]))
     sized = [k for k in kinds if k != "steady"]
-    fig, axs = new_figure(2 if sized else 1, len(kinds), height=3.0)
+    # a panel (column of goodput and transfer time) per transfer size and condition: the
+    # other matrix axes (MSS, RTT, ...) are never averaged together, nor are the engines and
+    # CCAs, which are the lines
+    conds, total = _conditions(data, flows, exclude_roles={"loss", "engine", "size"})
+    cells = [
+        (kind, title, mask & (flows["_kind"] == kind))
+        for title, mask in conds
+        for kind in kinds
+        if (mask & (flows["_kind"] == kind)).any()
+    ][:MAX_CONDITIONS]
+    fig, blocks = _blocks(len(cells), 2 if sized else 1, 3.0)
     flows["_cca"] = flows["cca"].fillna("-").astype(str)
     ccas = list(dict.fromkeys(flows["_cca"]))
     cca_colors = _colors(len(ccas))
     styles = {"model": "-", "sim": "--", "emu": ":", "analyze": "-."}
     order = {"model": 0, "sim": 1, "emu": 2, "analyze": 3}
     colors = {"model": "tab:blue", "sim": "tab:red", "emu": "tab:green", "analyze": "tab:purple"}
-    for c, kind in enumerate(kinds):
-        mine = flows[flows["_kind"] == kind]
+    for axs, (kind, title, mask) in zip(blocks, cells, strict=True):
+        mine = flows[mask]
         # one line per engine and congestion control: CCAs are never averaged together
         for e in sorted(engines, key=lambda e: order.get(e, 9)):
             for j, cca in enumerate(ccas):
@@ -590,16 +647,15 @@ def engines_loss(data: Data) -> Drawn:
                 line = e == MODEL or len(ccas) > 1
                 style = styles.get(e, "-") if len(ccas) > 1 else "-"
                 pts = _point_means(em, x, [], "goodput_bps")
-                _errorbars(axs[0][c], pts, x, 1e-6, label, color, line, style)
+                _errorbars(axs[0], pts, x, 1e-6, label, color, line, style)
                 if sized and kind != "steady":
                     tp = _point_means(em[em["fct_s"].notna()], x, [], "fct_s")
                     if not tp.empty:
-                        _errorbars(axs[1][c], tp, x, 1.0, label, color, line, style)
+                        _errorbars(axs[1], tp, x, 1.0, label, color, line, style)
         what = "steady state" if kind == "steady" else kind.replace("MB", " MB")
-        axs[0][c].set_title(what, fontsize="medium")
-        axs[0][c].set_ylabel("throughput (Mbit/s)" if c == 0 else "")
-        for r in range(len(axs)):
-            a = axs[r][c]
+        axs[0].set_title(what + (f" · {title}" if title else ""), fontsize="small")
+        axs[0].set_ylabel("throughput (Mbit/s)")
+        for r, a in enumerate(axs):
             a.set_xscale("log")
             plain_log_axis(a.xaxis)
             a.grid(True, which="both", alpha=0.3)
@@ -610,14 +666,15 @@ def engines_loss(data: Data) -> Drawn:
             elif r == 1:
                 a.set_axis_off()
         if sized:
-            axs[1][c].set_ylabel("transfer time (s)" if c == 0 else "")
+            axs[1].set_ylabel("transfer time (s)")
     return Drawn(
         fig,
         "Study 002 Fig. 3-9: goodput (top) and transfer time (bottom, limited "
         "transfers) against the loss rate, one line per engine and congestion control "
         "(a line style per engine, a color per CCA): the model as a line, "
-        "measured engines as means over seeds with min-max bars; a column per "
-        "transfer size (`satcc validate hybla` tabulates the study's Table 3).",
+        "measured engines as means over seeds with min-max bars; a panel per "
+        "transfer size and condition (every other matrix axis), each with its own y axis "
+        "(`satcc validate hybla` tabulates the study's Table 3)." + _left_out(len(conds), total),
     )
 
 

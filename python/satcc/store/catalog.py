@@ -13,7 +13,7 @@ Tables and views (docs/campaigns.md documents every column):
 | name          | one row per                      | columns                                      |
 |---------------|----------------------------------|----------------------------------------------|
 | runs          | planned run (done, failed, pending) | run_id, status, error, engine, seed, repetition, point, scenario, scenario_hash, satcc_version, duration_s, bin_s, jain_index, then the parameter columns |
-| flows         | flow of a done run               | run columns (run_id, engine, seed, repetition, point, scenario, parameters) + flows.parquet |
+| flows         | flow of a done run               | run columns (run_id, engine, seed, repetition, point, scenario, parameters) + flows.parquet (+ analyze_flows.parquet's columns when the plan has analyze runs) |
 | flow_series   | flow x bin                       | run columns + flow_series.parquet            |
 | link_series   | link direction x bin             | run columns + link_series.parquet            |
 | pings         | ping/nping probe (analyze runs)  | run columns + pings.parquet                  |
@@ -45,6 +45,8 @@ from satcc.campaign import layout
 from satcc.errors import SatccError, UserError
 from satcc.limits import json_loads
 from satcc.store.schema import (
+    ANALYZE_FLOWS_FILE,
+    ANALYZE_FLOWS_SCHEMA,
     DATA_VIEWS,
     JOIN_COLUMNS,
     RUN_COLUMNS,
@@ -347,6 +349,35 @@ def _typed(col: pd.Series) -> pd.Series:
     return col.map(lambda v: None if v is None else str(v)).astype("string")
 
 
+def _analyze_flows_table(con: Any, d: Path, scan: layout.Scan) -> bool:
+    """When the plan has analyze runs: table `_analyze_flows` (run_id + each done analyze
+    run's analyze_flows.parquet; a run written before that file existed has none) for the
+    `flows` view to join, so its columns are those of a result directory's (`satcc query`).
+    False (no table, `flows` unchanged) for campaigns without analyze runs."""
+    if not any(r.get("engine") == "analyze" for r in scan.planned):
+        return False
+    files = [
+        (rid, str(p.resolve()))
+        for rid in sorted(scan.done)
+        if (p := d / layout.RUNS_DIR / rid / ANALYZE_FLOWS_FILE).is_file()
+    ]
+    empty = ANALYZE_FLOWS_SCHEMA.arrow().empty_table()
+    con.register("_empty", empty)
+    con.execute("CREATE TABLE _analyze_flows AS SELECT '' AS run_id, * FROM _empty WHERE false")
+    con.unregister("_empty")
+    if files:
+        listing = ", ".join(_sql_string(p) for _, p in files)
+        con.execute("CREATE TABLE _analyze_files (run_id VARCHAR, path VARCHAR)")
+        con.executemany("INSERT INTO _analyze_files VALUES (?, ?)", files)
+        cols = ", ".join(f"a.{_ident(c)}" for c in ANALYZE_FLOWS_SCHEMA.names)
+        con.execute(
+            f"INSERT INTO _analyze_flows SELECT m.run_id, {cols} FROM read_parquet([{listing}], "
+            "filename = true, union_by_name = true) AS a "
+            "JOIN _analyze_files AS m ON a.filename = m.path"
+        )
+    return True
+
+
 def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
     param_columns = [c for c in scan.index.get("columns", []) if c not in RUN_COLUMNS]
     runs = _runs_frame(scan, param_columns)
@@ -383,6 +414,7 @@ def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
     con.execute("CREATE TABLE problems AS SELECT * FROM _problems_df")
     con.unregister("_problems_df")
 
+    analyze = _analyze_flows_table(con, d, scan)
     for view, (filename, schema) in DATA_VIEWS.items():
         files = []
         for rid in sorted(scan.done):
@@ -402,12 +434,20 @@ def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
                 "JOIN runs AS r ON r.run_id = m.run_id"
             )
             data = "f.* EXCLUDE (filename)"
+            if view == "flows" and analyze:
+                body += " LEFT JOIN _analyze_flows AS a ON a.run_id = m.run_id AND a.flow_id = f.id"
         else:
             con.register("_empty", schema.arrow().empty_table())
             con.execute(f"CREATE TABLE _empty_{view} AS SELECT * FROM _empty")
             con.unregister("_empty")
             body = f"FROM _empty_{view} AS f, runs AS r WHERE false"
             data = "f.*"
+            if view == "flows" and analyze:
+                body = f"FROM _empty_{view} AS f, runs AS r, _analyze_flows AS a WHERE false"
+        if view == "flows" and analyze:
+            extra = [c for c in ANALYZE_FLOWS_SCHEMA.names[1:] if c not in data_columns]
+            data += "".join(f", a.{_ident(c)}" for c in extra)
+            data_columns |= set(extra)
         run_cols = [f"r.{_ident(c)}" for c in JOIN_COLUMNS]
         for c in param_columns:
             alias = f"param_{c}" if c in data_columns else c
