@@ -59,6 +59,9 @@ class Report:
     problems: list[str] = field(default_factory=list)
     run_plots: dict[str, str] = field(default_factory=dict)  # run id -> PNG path from out/
     downloads: list[str] = field(default_factory=list)  # CSV files beside report.html
+    # `satcc report STORE --scenario`: the field runs beside the simulator, as plain data
+    # (satcc.field.compare.Comparison.section(): title, caption, columns, rows, left, files, png)
+    field_vs_sim: dict[str, Any] | None = None
 
     @property
     def drawn(self) -> list[Figure]:
@@ -87,9 +90,11 @@ def build_report(
     out: str | Path,
     formats: list[str],
     progress: Callable[[float], None] | None = None,
+    field_vs_sim: dict[str, Any] | None = None,
 ) -> Report:
     """The report of a campaign directory; `progress` gets the fraction done (figures 60 %,
-    per-run plots 35 %, the page the rest)."""
+    per-run plots 35 %, the page the rest). `field_vs_sim`: a section of measured field runs
+    beside the simulator (satcc.field.compare), shown before the figures."""
     tick = progress or (lambda _f: None)
     d, out = Path(directory), Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -125,7 +130,14 @@ def build_report(
                     item.fig.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
                     fig.png = buf.getvalue()
                 figs.append(fig)
-        report = Report(d, out, formats, figs, problems=[p.line() for p in store.problems])
+        report = Report(
+            d,
+            out,
+            formats,
+            figs,
+            problems=[p.line() for p in store.problems],
+            field_vs_sim=field_vs_sim,
+        )
         if "html" in formats:
             report.run_plots = _run_plots(store, out, lambda f: tick(0.6 + 0.35 * f))
             report.downloads = _downloads(store, out)
@@ -378,6 +390,23 @@ def _figures_html(ctx: RenderContext) -> str:
     return _html("figures", drawn)
 
 
+def _field_vs_sim_html(ctx: RenderContext) -> str | None:
+    doc = ctx.report.field_vs_sim
+    if not doc:
+        return None
+    png = doc.get("png") or b""
+    return _html(
+        "field_vs_sim",
+        doc["title"],
+        doc["caption"],
+        doc["columns"],
+        doc["rows"],
+        doc["left"],
+        base64.b64encode(png).decode("ascii") if png else None,
+        doc.get("files") or [],
+    )
+
+
 def _skipped_html(ctx: RenderContext) -> str:
     return _html("skipped", ctx.report.skipped)
 
@@ -491,6 +520,7 @@ def _fidelity_html(store: Any) -> str:
 
 for _section in (
     Section("matrix", None, _matrix_html),
+    Section("field_vs_sim", "Field vs simulator", _field_vs_sim_html),
     Section("figures", "Figures", _figures_html),
     Section("interactive", "Interactive", _interactive_html),
     Section("skipped", "Skipped figures", _skipped_html),
