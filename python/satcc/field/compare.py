@@ -250,5 +250,7 @@ def _draw(rows: list[Row]):
     ax.bar([x + 0.2 for x in xs], [r.sim_mbps or 0 for r in rows], 0.4, label="sim")
     ax.set_xticks(list(xs), [f"{r.cca}\n{r.direction}" for r in rows])
     ax.set_ylabel("goodput (Mbit/s)")
-    ax.legend()
+    ax.set_ylim(bottom=0)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return fig
