@@ -236,3 +236,40 @@ def test_report_scenario_errors_name_the_flag(store, tmp_path):
     assert r.stderr.strip().splitlines()[-1].startswith(f"satcc: error: --scenario {bad}: flow:")
     r = _cli("report", str(_runs(store)[0]), "--scenario", str(bad), "--out", str(tmp_path / "o2"))
     assert r.returncode == 2 and "expected a `satcc field` store" in r.stderr
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (make build installs it)"
+)
+def test_the_field_report_page_renders_the_comparison_and_the_boundaries_in_chromium(
+    store, tmp_path
+):
+    from satcc.field.compare import run as compare
+    from satcc.report import build_report
+
+    scenario = tmp_path / "my-dish.toml"
+    scenario.write_text(STARLINK_SCENARIO)
+    out = tmp_path / "report"
+    cmp = compare(store, scenario, out, seeds=1, formats=(), embed=True)
+    report = build_report(store, out, ["html"], field_vs_sim=cmp.section())
+    page = report.html_path.read_text()
+    assert page.count('"boundaries": [0.4, 1.6]') == 2  # both runs' interactive charts
+    p = subprocess.run(
+        [
+            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--host-resolver-rules=MAP * ~NOTFOUND", f"--user-data-dir={tmp_path / 'profile'}",
+            "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--dump-dom",
+            report.html_path.resolve().as_uri(),
+        ],
+        check=False, capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    dom = p.stdout
+    assert f'data-figures="ok {len(report.drawn) + 1}"' in dom  # + the comparison's image
+    assert 'data-charts="ok 2"' in dom
+    assert 'data-boundaries="4"' in dom  # two lines in each of the two charts
+    assert [ln for ln in p.stderr.splitlines() if ":CONSOLE" in ln] == []

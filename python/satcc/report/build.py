@@ -29,6 +29,7 @@ from matplotlib import rc_context
 
 from satcc import __version__
 from satcc.campaign import layout
+from satcc.plot import starlink_boundaries
 from satcc.report import figures as F
 from satcc.store import open_store
 
@@ -422,12 +423,33 @@ INTERACTIVE_SCRIPT = """
   var colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                 "#7f7f7f", "#bcbd22", "#17becf"];
   var charts = JSON.parse(document.getElementById("uplot-data").textContent);
+  var marked = {};  // chart -> boundary lines drawn (the page says the total, as data-charts)
   charts.forEach(function (c, i) {
     var series = [{label: "time (s)"}].concat(c.names.map(function (n, k) {
       return {label: n, stroke: colors[k % colors.length], width: 1.2, spanGaps: false};
     }));
+    // a field run's Starlink boundaries: dotted vertical lines
+    var marks = function (u) {
+      var ctx = u.ctx;
+      ctx.save();
+      ctx.strokeStyle = "#737373";
+      ctx.lineWidth = 1;
+      ctx.setLineDash([2, 3]);
+      (c.boundaries || []).forEach(function (t) {
+        var x = Math.round(u.valToPos(t, "x", true)) + 0.5;
+        ctx.beginPath();
+        ctx.moveTo(x, u.bbox.top);
+        ctx.lineTo(x, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+      });
+      ctx.restore();
+      marked[i] = (c.boundaries || []).length;
+      var total = Object.keys(marked).reduce(function (a, k) { return a + marked[k]; }, 0);
+      document.body.setAttribute("data-boundaries", String(total));
+    };
     new uPlot({title: c.title, width: 900, height: 260, scales: {x: {time: false}},
-               series: series, axes: [{label: "time (s)"}, {label: "goodput (Mbit/s)"}]},
+               series: series, axes: [{label: "time (s)"}, {label: "goodput (Mbit/s)"}],
+               hooks: {draw: [marks]}},
               c.data, document.getElementById("uplot-" + i));
   });
   document.body.setAttribute("data-charts", "ok " + charts.length);
@@ -476,13 +498,15 @@ def _interactive_html(ctx: RenderContext) -> str | None:
             [None if pd.isna(v) else round(float(v) / 1e6, 4) for v in wide[c]]
             for c in wide.columns
         ]
-        charts.append(
-            {
-                "title": chart_title(ctx, run_id, names[names["run_id"] == run_id]),
-                "names": [label.get(int(c), str(c)) for c in wide.columns],
-                "data": data,
-            }
-        )
+        chart = {
+            "title": chart_title(ctx, run_id, names[names["run_id"] == run_id]),
+            "names": [label.get(int(c), str(c)) for c in wide.columns],
+            "data": data,
+        }
+        marks = starlink_boundaries(F.run_summary(ctx.store.directory, run_id))
+        if marks:
+            chart["boundaries"] = marks
+        charts.append(chart)
     if not charts:
         return None
     from markupsafe import Markup

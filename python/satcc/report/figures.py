@@ -207,12 +207,12 @@ def _left_out(shown: int, total: int) -> str:
 # -- 001 Fig. 5-6 ---------------------------------------------------------------------------
 
 
-def _run_meta(data: Data, run_id: str) -> dict[str, Any]:
-    """A run's summary.json (its `stats` carry a field run's Starlink boundaries); {} when
-    unreadable."""
+def run_summary(directory: Path, run_id: str) -> dict[str, Any]:
+    """A campaign run's summary.json (its `stats` carry a field run's Starlink boundaries);
+    {} when unreadable."""
     import json
 
-    path = data.store.directory / layout.RUNS_DIR / str(run_id) / "summary.json"
+    path = Path(directory) / layout.RUNS_DIR / str(run_id) / "summary.json"
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -259,7 +259,7 @@ def timeseries_cca(data: Data) -> Drawn:
                 ax.plot(
                     s["t_s"], s["goodput_bps"] / 1e6, lw=0.9, color=colors[k], label=str(f.name)
                 )
-            marked = starlink_lines([ax], _run_meta(data, pick[2]))
+            marked = starlink_lines([ax], run_summary(data.store.directory, pick[2]))
             with_boundaries = with_boundaries or marked > 0
             if r == 0 and c == len(ccas) - 1:
                 ax.legend(fontsize="x-small", loc="upper right")
