@@ -8,12 +8,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
+# Reproducible archives (docs/packaging.md): maturin stamps the wheel's and the sdist's files
+# with this time. A constant, for every target alike: zstd-sys's build script watches the
+# variable, so a value that changed between `maturin develop` and `maturin build` (or per
+# commit) would make cargo recompile satcc-py each time.
+export SOURCE_DATE_EPOCH ?= 315532800
 
 APT_PACKAGES := iproute2 tshark tcpdump iperf3 ethtool iputils-ping nmap clang llvm libbpf-dev bpftool openvpn chromium fonts-dejavu-core
 DEPS_STAMP   := $(VENV)/.deps-installed
 APT_STAMP    := $(VENV)/.apt-installed
 
-.PHONY: setup build demo test test-rust test-python test-fuzz test-slow bench lint clean
+.PHONY: setup build dist package-data demo test test-rust test-python test-fuzz test-slow bench lint clean
 
 setup: build
 
@@ -41,6 +46,26 @@ build: $(DEPS_STAMP)
 demo: build
 	$(BIN)/satcc demo
 
+# One wheel with everything (docs/packaging.md): the abi3 native module from the build above (same
+# profile and features, so cargo compiles nothing new), satcc-linkd copied into the package, the
+# package data (python/satcc/data: links to scenarios/, campaigns/ and bpf/'s sources), and an
+# sdist, all stamped with SOURCE_DATE_EPOCH (above).
+DIST_DIR ?= dist
+dist: build
+	install -D -m 0755 target/release/satcc-linkd python/satcc/bin/satcc-linkd
+	rm -rf $(DIST_DIR)
+	$(BIN)/maturin build --release -q -i $(abspath $(BIN))/python --out $(DIST_DIR)
+	$(BIN)/maturin sdist -o $(DIST_DIR) >/dev/null
+	@ls -l $(DIST_DIR)
+
+# python/satcc/data/: one relative link per file of scenarios/, campaigns/ and bpf/'s sources
+# (tests/test_wheel.py checks the set; run this after adding or removing such a file).
+PACKAGE_DATA := $(shell git ls-files scenarios campaigns 'bpf/*.c' 'bpf/*.h' 2>/dev/null)
+package-data:
+	find python/satcc/data -type l -delete
+	for f in $(PACKAGE_DATA); do mkdir -p python/satcc/data/$$(dirname $$f); ln -sr $$f python/satcc/data/$$f; done
+	find python/satcc/data -type d -empty -delete
+
 test: build lint test-rust test-python test-fuzz
 
 # Rust tests with debug assertions and overflow checks on (Cargo.toml `[profile.checked]`):
@@ -48,8 +73,9 @@ test: build lint test-rust test-python test-fuzz
 test-rust:
 	cargo test --workspace --profile checked -q
 
-test-python:
-	$(BIN)/python -m pytest -q
+# tests/test_wheel.py installs the wheel of `make dist` into a fresh venv (SATCC_TEST_WHEEL).
+test-python: dist
+	SATCC_TEST_WHEEL=$(abspath $(DIST_DIR)) $(BIN)/python -m pytest -q
 
 # The cargo-fuzz targets, briefly: the capture parser (crates/satcc-pcap, `analyze`) and the
 # simulator's config checks and event loop (crates/satcc-sim, `config`). cargo fuzz needs a
@@ -81,4 +107,4 @@ lint: build
 	$(BIN)/ruff format --check python tests bench
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target $(DIST_DIR) python/satcc/bin

@@ -158,7 +158,7 @@ def series(out, direction="ab"):
 
 @requires_sim
 def test_the_link_series_shows_starlink_epochs_at_12_27_42_s(write_toml):
-    out = run(sc.resolve(starlink(write_toml)))
+    out = run(sc.resolve(starlink(write_toml, model='variation = "epoch"')))
     ab = series(out)
     # Capacity within the residential uplink range except during outages, and RTT steps only
     # at the boundaries: the delay is constant inside [12, 27) and [27, 42).
@@ -174,6 +174,40 @@ def test_the_link_series_shows_starlink_epochs_at_12_27_42_s(write_toml):
         assert 10.0 <= d <= 42.5  # RTT 20..85 ms, one way
     epochs = [ab["delay_ms"][k] for k in (50, 150, 300)]
     assert len(set(epochs)) == 3
+
+
+@requires_sim
+def test_the_default_starlink_variation_moves_inside_the_epoch(write_toml):
+    config = sc.resolve(starlink(write_toml))
+    assert config["links"][0]["ab"]["model"]["intra"]["frame_ns"] == 8_000_000
+    ab = series(run(config))
+    inside = [
+        (c, d)
+        for t, c, d in zip(ab["t_s"], ab["capacity_bps"], ab["delay_ms"], strict=True)
+        if 12.5 <= t < 26.9
+    ]
+    # 100 ms bins of a 15 s epoch: the capacity and the delay both take many values
+    assert len({c for c, _ in inside}) > 20 and len({d for _, d in inside}) > 20
+
+
+def test_epoch_only_keys_refuse_the_intra_knobs_and_rtt_conflicts(write_toml):
+    text = issues_of(
+        write_toml, STARLINK.format(model='variation = "epoch"\njitter = "1 ms"', extra="")
+    )
+    assert "link[0].model.jitter: expected no jitter with variation = 'epoch'" in text
+    text = issues_of(
+        write_toml,
+        STARLINK.format(
+            model='rtt = ["20 ms", "40 ms"]\nrtt_quantiles = ["1 ms","2 ms","3 ms","4 ms","5 ms"]',
+            extra="",
+        ),
+    )
+    assert "link[0].model.rtt_quantiles: expected either rtt or rtt_quantiles" in text
+    text = issues_of(
+        write_toml,
+        STARLINK.format(model='rtt_quantiles = ["5 ms","2 ms","3 ms","4 ms","5 ms"]', extra=""),
+    )
+    assert "link[0].model.rtt_quantiles: expected five non-decreasing durations" in text
 
 
 @requires_sim

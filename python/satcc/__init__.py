@@ -8,13 +8,15 @@
 docs/python-api.md documents the API; the heavy modules load on first use.
 """
 
-__version__ = "0.1.0"
-
 __all__ = ["Result", "__version__", "analyze", "run"]
 
 
 def __getattr__(name: str):
     # `import satcc` stays light (the CLI imports it first); the API loads when used.
+    if name == "__version__":  # one place: Cargo.toml's workspace version (docs/packaging.md)
+        from satcc import _native
+
+        return _native.version()
     if name in ("run", "analyze", "Result"):
         from satcc import api
 

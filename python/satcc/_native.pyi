@@ -7,7 +7,8 @@ bit/s, bytes), every default filled, `count` expanded into separate flows, node 
 to indices. `resolve(SCENARIO)` (satcc-core `scenario::resolve`, the one resolve step, serde
 types in crates/satcc-core/src/scenario.rs) checks it as the simulator would and returns
 RESOLVED = SCENARIO's keys plus
-    "routes": {"next_hop": [[dir | None]] (node x dst), "base_delay_ns": [[int]],
+    "routes": {"next_hop": [[dir | None]] (node x dst), "base_delay_ns": [[int]] (both
+               empty above 1,024 nodes: scenario::ROUTE_TABLE_MAX_NODES),
                "queues": [{"packets"|"bytes": int}] per direction (2i = link i a->b, "N BDP"
                sized), "paths": [{"fwd": [dir], "rev": [dir]}] per flow}
 which every engine reads: `run_sim(RESOLVED)`, the emulator's topology and satcc-linkd, the

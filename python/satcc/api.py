@@ -28,11 +28,23 @@ from satcc.errors import UserError
 def parse_set(items: Iterable[str] | None) -> dict[str, Any]:
     """`KEY.PATH=VALUE` strings (from `--set`) → {path: value}. VALUE is read as a TOML value
     (`0.01`, `true`, `"20 Mbit/s"`, `[1, 2]`); anything else is the string itself."""
+    from satcc import limits
+    from satcc.units import describe
+
     out: dict[str, Any] = {}
-    for item in items or ():
+    for n, item in enumerate(items or (), 1):
+        where = f"--set (argument {n})"
+        why = limits.not_utf8_issue(item)
+        if why is not None:
+            raise UserError(f"{where}: {why}")
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
-            raise UserError(f"--set: expected KEY.PATH=VALUE, found {item!r}")
+            raise UserError(f"--set: expected KEY.PATH=VALUE, found {describe(item)}")
+        why = limits.key_path_issue(key.strip()) or limits.toml_depth_issue(text)
+        if why is not None:
+            raise limits.LimitError(
+                f"--set {describe(key.strip())}: {why.removeprefix('line 1: ')}"
+            )
         try:
             value = tomllib.loads(f"v = {text}")["v"]
         except tomllib.TOMLDecodeError:
@@ -45,10 +57,20 @@ def apply_overrides(
     doc: dict[str, Any], overrides: Mapping[str, Any], source: str
 ) -> dict[str, Any]:
     """A copy of a scenario document with each key path set (campaign key-path semantics)."""
+    from satcc import limits
     from satcc.campaign.spec import set_key
+    from satcc.units import describe
 
+    why = limits.value_depth_issue(doc)
+    if why is not None:
+        raise limits.LimitError(f"{source}: {why}")
     out = copy.deepcopy(doc)
     for path, value in overrides.items():
+        why = (
+            limits.key_path_issue(path) if isinstance(path, str) else None
+        ) or limits.value_depth_issue(value)
+        if why is not None:
+            raise limits.LimitError(f"{source}: --set {describe(path)}: {why}")
         try:
             set_key(out, path, value)
         except ValueError as e:
@@ -58,6 +80,7 @@ def apply_overrides(
 
 def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None):
     """A validated Scenario from a path, TOML text or a dict, with key-path overrides."""
+    from satcc import limits
     from satcc import scenario as sc
 
     overrides = dict(overrides or {})
@@ -70,17 +93,20 @@ def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     else:
         if not overrides:
             return sc.load(src)
+        from satcc import resources
+
+        found = resources.scenario_path(text)
+        if found != Path(text):
+            src = text = str(found)
         source, name = text, Path(text).stem
         try:
-            text = Path(src).read_text(encoding="utf-8")
-        except OSError as e:
-            raise sc.ScenarioError(
-                source, [("", f"expected a scenario file, found: {e.strerror}")]
-            ) from None
+            text = limits.read_text(Path(src), "a scenario file")
+        except UserError as e:
+            raise sc.ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise sc.ScenarioError(source, [("", f"invalid TOML: {e}")]) from None
+        doc = limits.toml_loads(text.removeprefix("\ufeff"), source)
+    except UserError as e:
+        raise sc.ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
     return sc.from_dict(apply_overrides(doc, overrides, source), source=source, default_name=name)
 
 

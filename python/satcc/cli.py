@@ -13,14 +13,18 @@ and the traceback is printed only under `satcc --debug` (docs/reliability.md).
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
+import re
+import signal
 import sys
-from typing import NoReturn
+import threading
+from typing import Any, NoReturn
 
 from satcc import __version__, _native
-from satcc.errors import SatccError
-from satcc.limits import printable
+from satcc.errors import SatccError, Terminated
+from satcc.limits import PrintableStream, printable
 
 # Command word -> the module that registers it. Only the module of the command being run is
 # imported (the CLI starts in the time Python does); `satcc --help` imports them all to list them.
@@ -41,6 +45,8 @@ COMMANDS = {
     "reproduce": "satcc.commands.reproduce",
     "try": "satcc.commands.try",
     "field": "satcc.commands.field",
+    "drill": "satcc.commands.drill",
+    "scenarios": "satcc.commands.scenarios",
     "model": "satcc.models.cli",
     "analyze": "satcc.analyze.cli",
 }
@@ -54,13 +60,15 @@ One TOML scenario describes links and flows; engines run it and write the same r
 EPILOG = """\
 examples:
   satcc demo                          CUBIC vs BBR vs Reno over Starlink and GEO, tables + PNGs
+  satcc scenarios                     the ready scenarios (any FILE below may be one's name)
   satcc check scenarios/dumbbell.toml validate a scenario
   satcc sim scenarios/dumbbell.toml --out out/db --seed 2
   satcc plot out/db                   goodput, cwnd and srtt over time -> out/db/plot.png
   satcc cc list                       congestion control algorithms
 
 `satcc COMMAND --help` explains each command. Exit status: 0 ok, 1 failure, 2 bad input,
-70 internal error (a bug; `satcc --debug ...` shows the traceback), 130 interrupted."""
+70 internal error (a bug; `satcc --debug ...` shows the traceback), 130 interrupted,
+143 terminated (SIGTERM)."""
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -118,11 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     if func is None:
         parser.print_help(sys.stderr)
         return 2
+    previous = _catch_termination()
+    stdout = sys.stdout
+    if stdout.isatty():  # every command's output to a terminal through limits.printable
+        sys.stdout = PrintableStream(stdout)
     try:
         status = func(args)
+        sys.stdout.flush()  # a full disk under `> file` is reported here, not at exit
     except SatccError as e:
         print(f"satcc: error: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
+    except Terminated as e:
+        print(f"satcc: terminated ({signal.Signals(e.signum).name})", file=sys.stderr)
+        return 128 + e.signum
     except KeyboardInterrupt:
         print("satcc: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -131,6 +147,15 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as e:
+        if e.errno is None:  # from Rust (pyo3): the errno is only in the text
+            m = re.search(r"\(os error (\d+)\)$", str(e))
+            e.errno = int(m.group(1)) if m else None
+            e.strerror = e.strerror or (os.strerror(e.errno) if e.errno else None)
+        if e.errno not in WRITE_ERRNOS:
+            return _internal_error(e, getattr(args, "debug", False))
+        print(f"satcc: error: {_what_failed(e, args)}", file=sys.stderr)
+        return 1
     except MemoryError:
         print(
             "satcc: error: out of memory (the run needs more memory than this process may "
@@ -142,7 +167,59 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, SystemExit):
             raise
         return _internal_error(e, getattr(args, "debug", False))
+    finally:
+        sys.stdout = stdout
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return 0 if status is None else int(status)
+
+
+# A write the system refused: a full disk or quota, a file-size limit, a read-only filesystem,
+# no permission, an I/O error. Every writer (result directories, plot, report, trace export,
+# query output, the campaign catalog) ends here unless it says more itself: one line, exit 1.
+WRITE_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EFBIG,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EIO,
+        errno.ENAMETOOLONG,
+    }
+)
+
+
+def _what_failed(e: OSError, args: argparse.Namespace) -> str:
+    """'PATH: cannot write (No space left on device)', naming the file when the error does,
+    else the command's --out, else standard output (where `query`, `analyze` ... print)."""
+    why = e.strerror or os.strerror(e.errno or 0)
+    if e.filename is not None:
+        where = os.fsdecode(e.filename)
+    elif getattr(args, "out", None) is not None:
+        where = f"--out {args.out}"
+    else:
+        where = "standard output"
+    if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
+        return printable(f"{where}: cannot write ({why})")
+    return printable(f"{where}: {why}")
+
+
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _on_terminate(signum: int, frame: object) -> NoReturn:
+    raise Terminated(signum)
+
+
+def _catch_termination() -> dict[int, Any]:
+    """SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt) in the main thread, so a
+    command stops as it does on Ctrl-C: workers stopped, kernel state removed, exit 143/129.
+    Returns the handlers to restore (none when called off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, _on_terminate) for s in TERMINATING_SIGNALS}
 
 
 # The collector's first-generation threshold while the `satcc` command runs (Python's default is

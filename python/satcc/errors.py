@@ -17,3 +17,14 @@ class UserError(SatccError):
     """Bad input from the user (a file, an argument); exit status 2 like argparse."""
 
     exit_code = 2
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a scheduler, `docker stop`, systemd, a closed terminal), raised in the
+    main thread as Ctrl-C's KeyboardInterrupt is, so that the same cleanup runs (workers
+    stopped, kernel state removed, the result directory left whole); the CLI exits 128 + the
+    signal's number (143 for SIGTERM)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum

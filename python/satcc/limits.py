@@ -186,6 +186,42 @@ def toml_loads(text: str, source: str) -> dict[str, Any]:
         ) from None
 
 
+def value_depth_issue(value: Any, limit: int = MAX_TOML_DEPTH) -> str | None:
+    """Why a Python value (a `--set` value, a dict handed to `satcc.run`, a campaign matrix)
+    nests deeper than `limit` lists and dicts, or None. Iterative, so a value of any depth (or
+    one that contains itself) is measured without recursion."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            continue
+        if depth + 1 > limit:
+            return f"expected at most {limit} nested arrays or tables, found more"
+        stack.extend((child, depth + 1) for child in children)
+    return None
+
+
+def key_path_issue(path: str) -> str | None:
+    """Why a key path (`--set KEY.PATH`, an override, a matrix key) is too long, or None."""
+    parts = path.count(".") + 1
+    if parts > MAX_KEY_PARTS:
+        return f"expected a key path of at most {MAX_KEY_PARTS} parts, found {parts}"
+    return None
+
+
+def not_utf8_issue(text: str) -> str | None:
+    """Why a command-line string is not text: bytes that are not UTF-8 reach Python as lone
+    surrogates (PEP 383); named by offset, never quoted."""
+    for i, c in enumerate(text):
+        if "\ud800" <= c <= "\udfff":
+            return f"expected UTF-8 text, found a byte that is not UTF-8 (at character {i})"
+    return None
+
+
 def json_depth(text: str) -> int:
     """Bracket nesting of a JSON text (strings skipped)."""
     depth = deepest = 0
@@ -269,6 +305,27 @@ def printable(text: str) -> str:
         ),
         text,
     )
+
+
+class PrintableStream:
+    """A text stream whose writes go through `printable`: what `satcc` puts on a terminal's
+    standard output cannot carry a control sequence from an input file (a host name in iperf3
+    JSON, a flow name in a capture's metadata), whichever command printed it. `raw` is the
+    stream underneath, for output that draws its own colours (rich)."""
+
+    def __init__(self, raw: Any):
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(printable(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding, buffer ...
+        return getattr(self.raw, name)
 
 
 def _short(text: str, keep: int = 80) -> str:

@@ -34,6 +34,7 @@ Sources (shared/research/satellite-facts.md, tags as there: [V] verified, [F] re
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -74,6 +75,31 @@ STARLINK_BURST_LOSS = (0.0, 0.5)  # "up to 50 %", Kassem et al. IMC'22 [V]
 STARLINK_OUTAGE_PROBABILITY = 0.5  # not measured (facts §1.6: "to calibrate")
 STARLINK_QUEUE_MS = {"uplink": 150, "downlink": 200}  # standing queue under load, facts §1.3/§5
 STARLINK_PLANS = ("residential", "business")
+STARLINK_VARIATIONS = ("intra", "epoch")
+# Within-epoch variation (`variation = "intra"`, the default), fitted by `satcc trace fit`
+# (satcc/tracefit.py) from two public recordings; figures in docs/starlink-fit.md:
+# - LeoCC: SpaceNetLab/LeoCC@867e673 leoreplayer/replayer/example/Cubic/bw_example.txt and
+#   delay_example.txt (MIT): 120 s of saturating-UDP deliveries + 10 ms one-way delays.
+# - LEONetEM: clarkzjw/LEONetEM@780a063 latency/ping-example-isl.txt: 154 s of ping -D -i 0.01.
+STARLINK_INTRA = {
+    "capacity_slot_ns": 100 * MS,  # the 100 ms bins the statistics use
+    # the next five: `satcc trace fit` on LeoCC (first guess from the statistics, then three
+    # rounds of simulated moments: tracefit.refine), so the model's own 100 ms bins (which
+    # alias the 8 ms frames) and 10 ms delays show the recording's statistics
+    "capacity_sigma": 0.109,  # LeoCC: sd/mean of 100 ms bins around the epoch mean 0.114 [D]
+    "capacity_corr": 0.695,  # LeoCC: lag-1 correlation of those bins 0.471 [D]
+    "frame_ns": 8 * MS,  # LeoCC: autocorrelation peak of per-ms deliveries at 8 ms [D]
+    "frame_duty": 0.203,  # LeoCC: 29.9 % of milliseconds see a delivery [D]
+    "delay_slot_ns": 10 * MS,  # the recordings' 10 ms step
+    "jitter_ns": 1_460_000,  # LeoCC: RTT 1.4826 x MAD around the epoch median 2.97 ms [D]
+    "jitter_corr": 0.434,  # LeoCC: lag-1 (10 ms) correlation of that residual 0.439 [D]
+    "burst_rate": 0.013,  # LEONetEM: 2 in-epoch loss runs of >= 2 probes in 154 s [D, weak]
+    "burst_duration_ns": 82 * MS,  # LEONetEM: their mean length [D, weak]
+}
+# LeoCC: every one of 8 boundaries has a delivery gap of 58-134 ms (the ISL recording of
+# LEONetEM: 10 of 10 boundaries lose 447-506 ms of pings) [D]
+STARLINK_INTRA_DISTURBANCE_MS = (58, 134)
+STARLINK_INTRA_OUTAGE_PROBABILITY = 1.0
 
 # -- GEO -----------------------------------------------------------------------------------------
 GEO_ALTITUDE_M = 35_786_000.0
@@ -92,6 +118,9 @@ DROP_REDRAW_NS = 1 * S  # the threshold wanders within its range once a second [
 MAHIMAHI_BYTES = 1500  # one delivery opportunity, mm-link(1)
 
 # -- constellation (Starlink shell 1) --------------------------------------------------------------
+# A shell's satellites are searched once an epoch per direction (engines/sim.py's estimate
+# counts it); Starlink's largest shell has ~4,400, the whole constellation ~10,000.
+MAX_SHELL_SATELLITES = 100_000
 SHELL1 = {"altitude_km": 550.0, "inclination": 53.0, "planes": 72, "per_plane": 22, "phasing": 1}
 MIN_ELEVATION_DEG = 25.0  # facts §1.1 [V]
 CONSTELLATION_EXTRA_DELAY = "10 ms"  # [D], see the module docstring
@@ -317,27 +346,58 @@ def _with_ba(*keys: str) -> list[str]:
 
 def _starlink(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
     plans = r.both("plan", _choice(*STARLINK_PLANS), "residential")
+    variation = r.get("variation", _choice(*STARLINK_VARIATIONS), "intra")
+    intra = variation == "intra"
     dish = r.get("dish", _choice("a", "b"), "a")
     phase = r.get("phase", parse_duration, STARLINK_PHASE_NS)
     start = r.get("start", parse_start, 0)
     rtt = r.get("rtt", _range(parse_duration, "a duration"), None)
+    rtt_q = r.get("rtt_quantiles", _quantiles, None)
     caps = r.both("capacity", _range(parse_rate, "a rate"), None)
     losses = r.both("loss", _range(parse_probability, "a probability"), None)
+    dist_ms = STARLINK_INTRA_DISTURBANCE_MS if intra else STARLINK_DISTURBANCE_MS
     disturbance = r.get(
-        "disturbance",
-        _range(parse_duration, "a duration"),
-        (STARLINK_DISTURBANCE_MS[0] * MS, STARLINK_DISTURBANCE_MS[1] * MS),
+        "disturbance", _range(parse_duration, "a duration"), (dist_ms[0] * MS, dist_ms[1] * MS)
     )
     burst = r.get("burst_loss", _range(parse_probability, "a probability"), STARLINK_BURST_LOSS)
-    outage = r.get("outage_probability", parse_probability, STARLINK_OUTAGE_PROBABILITY)
+    outage = r.get(
+        "outage_probability",
+        parse_probability,
+        STARLINK_INTRA_OUTAGE_PROBABILITY if intra else STARLINK_OUTAGE_PROBABILITY,
+    )
+    d = STARLINK_INTRA
+    knobs = {
+        "capacity_sigma": r.get("capacity_sigma", _number(0, 3, "a number"), d["capacity_sigma"]),
+        "capacity_corr": r.get(
+            "capacity_corr", _number(0, 0.99, "a correlation"), d["capacity_corr"]
+        ),
+        "frame_ns": r.get("frame", parse_duration, d["frame_ns"]),
+        "frame_duty": r.get("frame_duty", _number(0.01, 1, "a share"), d["frame_duty"]),
+        "jitter_ns": r.get("jitter", parse_duration, d["jitter_ns"]),
+        "jitter_corr": r.get("jitter_corr", _number(0, 0.99, "a correlation"), d["jitter_corr"]),
+        "burst_rate": r.get("burst_rate", _number(0, 100, "bursts per second"), d["burst_rate"]),
+        "burst_duration_ns": r.get("burst_duration", parse_duration, d["burst_duration_ns"]),
+    }
     if r.issues:
         return []
+    if not intra:
+        for key in ("rtt_quantiles", *_INTRA_KEYS):
+            if key in r.t:
+                r.fail(key, f"expected no {key} with variation = 'epoch' (steady epochs)")
+    if rtt is not None and rtt_q is not None:
+        r.fail("rtt_quantiles", "expected either rtt or rtt_quantiles, found both")
     if phase >= STARLINK_PERIOD_NS:
         r.fail("phase", f"expected a duration below 15 s, found {r.t['phase']!r}")
     if disturbance[1] >= STARLINK_PERIOD_NS:
         r.fail("disturbance", "expected durations below the 15 s period")
+    if knobs["frame_ns"] >= STARLINK_PERIOD_NS:
+        r.fail("frame", "expected a frame shorter than the 15 s period")
+    if knobs["burst_rate"] > 0 and knobs["burst_duration_ns"] < MS:
+        r.fail("burst_duration", "expected at least 1 ms when burst_rate > 0")
     if rtt is not None:
         quantiles = [round(rtt[0] + (rtt[1] - rtt[0]) * k / 4) for k in range(5)]
+    elif rtt_q is not None:
+        quantiles = rtt_q
     else:
         quantiles = [q * MS for q in STARLINK_RTT_QUANTILES_MS]
     out = []
@@ -362,6 +422,12 @@ def _starlink(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
             "outage_probability": outage,
             "burst_loss": list(burst),
         }
+        if intra:
+            model["intra"] = {
+                "capacity_slot_ns": d["capacity_slot_ns"],
+                "delay_slot_ns": d["delay_slot_ns"],
+                **knobs,
+            }
         mean_bps = round((cap[0] + cap[1]) / 2)
         nominal = {
             "rate_bps": mean_bps,
@@ -370,6 +436,28 @@ def _starlink(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
         }
         queue = {"bytes": round(mean_bps / 8 * STARLINK_QUEUE_MS[role] / 1000)}
         out.append((nominal, model, queue))
+    return out
+
+
+_INTRA_KEYS = (
+    "capacity_sigma",
+    "capacity_corr",
+    "frame",
+    "frame_duty",
+    "jitter",
+    "jitter_corr",
+    "burst_rate",
+    "burst_duration",
+)
+
+
+def _quantiles(v: Any) -> list[int]:
+    """Five non-decreasing durations: the RTT at p = 0, 0.25, 0.5, 0.75, 1."""
+    if not isinstance(v, list) or len(v) != 5:
+        raise UnitError("a list of five durations (RTT at p 0, 0.25, 0.5, 0.75, 1)", v)
+    out = [parse_duration(x) for x in v]
+    if any(a > b for a, b in itertools.pairwise(out)):
+        raise UnitError("five non-decreasing durations", v)
     return out
 
 
@@ -626,6 +714,12 @@ def _constellation(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
         return []
     if phasing >= planes:
         r.fail("phasing", f"expected an integer in 0..{planes - 1} (below planes), found {phasing}")
+    if planes * per_plane > MAX_SHELL_SATELLITES:
+        r.fail(
+            "per_plane",
+            f"expected a shell of at most {MAX_SHELL_SATELLITES:,} satellites (planes x "
+            f"per_plane), found {planes * per_plane:,}",
+        )
     if phase >= STARLINK_PERIOD_NS:
         r.fail("phase", f"expected a duration below 15 s, found {r.t['phase']!r}")
     out = []
@@ -667,6 +761,9 @@ _KEYS = {
         "disturbance",
         "burst_loss",
         "outage_probability",
+        "variation",
+        "rtt_quantiles",
+        *_INTRA_KEYS,
     ],
     "geo": ["preset", *_with_ba("rate", "loss"), "elevation", "gateway_elevation", "extra_delay"],
     "lfn": [*_with_ba("rate", "rtt", "delay", "loss", "drop_above"), "hop", "drop_burst"],

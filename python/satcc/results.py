@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from satcc.errors import UserError
+from satcc.errors import SatccError, UserError
 from satcc.limits import json_loads
 from satcc.tables import Schema, Table
 from satcc.units import format_rate
@@ -656,7 +656,15 @@ def write_or_rescue(result: RunResult, out: Path) -> tuple[Path, str | None]:
     except (OSError, UserError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         rescue = Path(tempfile.mkdtemp(prefix="satcc-result-")) / "result"
-        return result.write(rescue), why
+        try:
+            return result.write(rescue), why
+        except (OSError, UserError) as e2:  # the system refuses both: say so in one line
+            why2 = e2.strerror if isinstance(e2, OSError) and e2.strerror else str(e2)
+            shutil.rmtree(rescue.parent, ignore_errors=True)
+            raise SatccError(
+                f"{out}: cannot write the result ({why}); writing it under {rescue.parent} "
+                f"failed too ({why2})"
+            ) from None
 
 
 # -- loading ---------------------------------------------------------------------------------

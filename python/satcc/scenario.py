@@ -83,7 +83,7 @@ from pydantic import (
     ValidationError,
 )
 
-from satcc import _native, limits, linkmodels
+from satcc import _native, limits, linkmodels, resources
 from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.units import (
@@ -287,8 +287,8 @@ class Scenario(_Table):
 def load(path: str | Path) -> Scenario:
     """Read, parse and validate a scenario file. Raises ScenarioError (or a UserError for a
     file that is not a readable regular file within satcc.limits)."""
-    p = Path(path)
-    source = str(path)
+    p = resources.scenario_path(path)
+    source = str(path) if p == Path(path) else str(p)
     try:
         text = limits.read_text(p, "a scenario file")
     except UserError as e:
@@ -309,6 +309,9 @@ def from_dict(
     data: dict[str, Any], source: str = "<dict>", default_name: str = "scenario"
 ) -> Scenario:
     """Validate an already-parsed TOML document."""
+    why = limits.value_depth_issue(data)
+    if why is not None:  # a dict from the Python API is not checked as TOML text is
+        raise ScenarioError(source, [("", why)])
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as e:

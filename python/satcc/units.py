@@ -130,7 +130,9 @@ def _split(value: Any, expected: str) -> tuple[Decimal, str]:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise UnitError(expected, value)
-        return Decimal(repr(value)), ""
+        number = Decimal(repr(value))
+        _exponent_in_range(number, expected, value)
+        return number, ""
     if not isinstance(value, str):
         raise UnitError(expected, value)
     m = _VALUE_RE.match(value)
@@ -140,7 +142,19 @@ def _split(value: Any, expected: str) -> tuple[Decimal, str]:
         number = Decimal(m.group(1).replace("_", ""))
     except InvalidOperation:  # pragma: no cover - the regex admits only valid decimals
         raise UnitError(expected, value) from None
+    _exponent_in_range(number, expected, value)
     return number, m.group(2)
+
+
+# A number whose decimal exponent is beyond this is refused before any arithmetic on it:
+# Decimal's context overflows at 10^999999 ("1e999999999 %" / 100), and every limit above is
+# far inside 10^±30.
+MAX_EXPONENT = 100
+
+
+def _exponent_in_range(number: Decimal, expected: str, found: Any) -> None:
+    if number and abs(number.adjusted()) > MAX_EXPONENT:
+        raise UnitError(expected, found, f"a number beyond 10^±{MAX_EXPONENT}")
 
 
 def _at_most(number: Decimal, scale: int, limit: int, expected: str, found: Any, text: str) -> None:

@@ -185,14 +185,23 @@ pub struct FlowPath {
     pub rev: Vec<u32>,
 }
 
+/// Up to this many nodes, [`Routes`] carries the all-pairs tables (`next_hop`,
+/// `base_delay_ns`: n² entries each) that the emulator builds kernel routes from (it takes at
+/// most 256 links, so at most 512 nodes); above it they are empty and only routes towards the
+/// flows' end nodes are computed, so that a mesh of 20,000 links resolves in linear time and
+/// memory (issue 31).
+pub const ROUTE_TABLE_MAX_NODES: usize = 1024;
+
 /// What [`resolve`] computes: routes (satcc-core `routing`), every direction's queue limit and
 /// every flow's path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Routes {
-    /// `next_hop[node][dst]`: the first link direction from node towards dst.
+    /// `next_hop[node][dst]`: the first link direction from node towards dst (empty above
+    /// [`ROUTE_TABLE_MAX_NODES`] nodes).
     pub next_hop: Vec<Vec<Option<u32>>>,
-    /// `base_delay_ns[a][b]`: the one-way propagation delay along the route.
+    /// `base_delay_ns[a][b]`: the one-way propagation delay along the route (empty above
+    /// [`ROUTE_TABLE_MAX_NODES`] nodes).
     pub base_delay_ns: Vec<Vec<u64>>,
     /// Per direction (`2i` = link i a→b): the drop-tail limit, "N BDP" sized.
     pub queues: Vec<QueueLimit>,
@@ -293,8 +302,14 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
     if let Some(h) = &s.host_noise_quantiles_ns {
         h.build()?;
     }
-    let routing = Routing::compute(n, &ends);
     let pairs: Vec<(usize, usize)> = s.flows.iter().map(|f| (f.src, f.dst)).collect();
+    let all_pairs = n <= ROUTE_TABLE_MAX_NODES;
+    let routing = if all_pairs {
+        Routing::compute(n, &ends)
+    } else {
+        let ends_of_flows: Vec<usize> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+        Routing::compute_for(n, &ends, &ends_of_flows)
+    };
     let max_rtt = routing.max_rtt_per_direction(&pairs);
     let mut queues = Vec::with_capacity(2 * s.links.len());
     for l in &s.links {
@@ -307,11 +322,12 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
             });
         }
     }
+    let table_n = if all_pairs { n } else { 0 };
     let routes = Routes {
-        next_hop: (0..n)
+        next_hop: (0..table_n)
             .map(|a| (0..n).map(|b| routing.next_hop(a, b)).collect())
             .collect(),
-        base_delay_ns: (0..n)
+        base_delay_ns: (0..table_n)
             .map(|a| {
                 (0..n)
                     .map(|b| routing.base_delay(a, b).as_nanos())

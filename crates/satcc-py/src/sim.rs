@@ -111,7 +111,11 @@ fn list_of<'py, T: Copy>(
             if obj.is_null() {
                 return Err(PyErr::fetch(py));
             }
-            ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, obj);
+            // PyList_SetItem, not the PyList_SET_ITEM macro: the module is built for the
+            // stable ABI (abi3), which has only the function. It steals `obj` either way.
+            if ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, obj) != 0 {
+                return Err(PyErr::fetch(py));
+            }
         }
         Ok(list)
     }

@@ -32,6 +32,7 @@ fn residential_uplink() -> StarlinkConfig {
         disturbance: (ms(50), ms(150)),
         outage_probability: 0.5,
         burst_loss: (0.0, 0.5),
+        intra: None,
     }
 }
 
@@ -82,6 +83,7 @@ fn an_outage_holds_packets_and_the_link_series_shows_it() {
         disturbance: (ms(1000), ms(1000)),
         outage_probability: 1.0,
         burst_loss: (0.0, 0.0),
+        intra: None,
         clock: starlink_clock(),
     };
     let ab = model_dir(spec.clone(), 10_000_000, QueueConfig::Packets(10_000));
@@ -125,6 +127,7 @@ fn rate_steps_at_epoch_boundaries_are_seen_by_the_serialiser() {
         loss: (0.0, 0.0),
         disturbance: (SimDuration::ZERO, SimDuration::ZERO),
         burst_loss: (0.0, 0.0),
+        intra: None,
         ..residential_uplink()
     };
     let ab = model_dir(spec.clone(), 15_000_000, QueueConfig::Bytes(300_000));
@@ -448,6 +451,7 @@ fn a_spurious_rto_during_an_outage_is_undone_with_or_without_timestamps() {
         disturbance: (ms(1000), ms(1000)),
         outage_probability: 1.0,
         burst_loss: (0.0, 0.0),
+        intra: None,
         clock: starlink_clock(),
     };
     for timestamps in [true, false] {

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -39,7 +40,7 @@ from typing import Any, Self, TextIO
 from satcc import __version__
 from satcc.campaign import layout
 from satcc.campaign.spec import ANALYZE, Campaign, RunSpec, columns, expand
-from satcc.campaign.worker import Outcome, execute
+from satcc.campaign.worker import Outcome, execute, init_pool_worker
 from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.limits import check_out_dir, printable
@@ -192,8 +193,11 @@ def _run_locked(
         with bar:
             if parallel:
                 source = _dask(parallel, cluster) if cluster else _local(parallel, _jobs(jobs))
-                for outcome in source:
-                    record(outcome)
+                # closing: an interrupt raised here (in `record`) stops the workers now, not
+                # when the generator is collected
+                with closing(source):
+                    for outcome in source:
+                        record(outcome)
             for spec in serial:
                 raw = Path(
                     tempfile.mkdtemp(prefix=f".{spec.run_id}.emu-", dir=out_dir / layout.RUNS_DIR)
@@ -231,7 +235,12 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
             yield execute(spec)
         return
     # spawn: never fork a process that may hold threads (DuckDB, Arrow, Dask)
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(specs)), mp_context=get_context("spawn"))
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, len(specs)),
+        mp_context=get_context("spawn"),
+        initializer=init_pool_worker,
+    )
+    finished = False
     try:
         pending = {pool.submit(execute, s): s for s in specs}
         while pending:
@@ -247,8 +256,30 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
                         error="the worker process died (a crash or "
                         "the OOM killer) while this run was in flight; rerun to retry",
                     )
+        finished = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if not finished:  # Ctrl-C, SIGTERM, an error: the runs in flight are abandoned
+            _stop_workers(pool)
+        pool.shutdown(wait=finished, cancel_futures=True)
+
+
+WORKER_STOP_S = 5.0  # a worker asked to stop (SIGTERM) gets this long before SIGKILL
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool's worker processes now (Ctrl-C reaches them through the terminal's process
+    group; SIGTERM, sent to this process alone, does not) and wait for them, so none is left
+    running and multiprocessing's resource tracker ends with this process."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + WORKER_STOP_S
+    for p in procs:
+        p.join(max(deadline - time.monotonic(), 0.0))
+        if p.is_alive():
+            p.kill()
+            p.join()
 
 
 def _dask(specs: list[RunSpec], address: str) -> Iterator[Outcome]:
@@ -263,6 +294,8 @@ def _dask(specs: list[RunSpec], address: str) -> Iterator[Outcome]:
         client = Client(address, timeout=DASK_CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as e:
         raise UserError(f"--cluster {address}: cannot reach a Dask scheduler there ({e})") from None
+    futures: dict[Any, RunSpec] = {}
+    finished = False
     try:
         futures = {
             client.submit(execute, s, key=f"satcc-run-{s.run_id}", pure=False): s for s in specs
@@ -277,7 +310,13 @@ def _dask(specs: list[RunSpec], address: str) -> Iterator[Outcome]:
                     False,
                     error=f"the Dask cluster could not run it: {type(e).__name__}: {e}",
                 )
+        finished = True
     finally:
+        if not finished and futures:  # Ctrl-C, SIGTERM: the cluster drops what is left
+            try:
+                client.cancel(list(futures), force=True)
+            except Exception:  # noqa: BLE001, S110 - best effort on the way out
+                pass
         client.close()
 
 

@@ -120,14 +120,17 @@ def parse_key_path(path: str) -> list[tuple[str | None, int | str | None]]:
     """'flow[0].cc.beta' -> [('flow', 0), ('cc', None), ('beta', None)];
     'flow.*.mss' -> [('flow', '*'), ('mss', None)]. Raises ValueError."""
     if not isinstance(path, str) or not path:
-        raise ValueError(f"expected a key path like 'flow[0].cca', found {path!r}")
+        raise ValueError(f"expected a key path like 'flow[0].cca', found {describe(path)}")
+    why = limits.key_path_issue(path)
+    if why is not None:
+        raise ValueError(why)
     out: list[tuple[str | None, int | str | None]] = []
     for part in path.split("."):
         m = _SEGMENT.match(part)
         if m is None:
             raise ValueError(
                 f"expected a key path like 'flow[0].cca' or 'flow.*.mss', "
-                f"found {path!r} (bad part {part!r})"
+                f"found {describe(path)} (bad part {describe(part)})"
             )
         if part == "*":
             if not out or out[-1][1] is not None:
@@ -361,6 +364,9 @@ def from_dict(
     base_dir: Path = Path("."),
 ) -> Campaign:
     issues: list[tuple[str, str]] = []
+    why = limits.value_depth_issue(data)
+    if why is not None:  # a dict from the Python API is not checked as TOML text is
+        raise CampaignError(source, [("", why)])
     for key in data:
         if key not in ("campaign", "matrix", "analyze"):
             issues.append(

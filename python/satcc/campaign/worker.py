@@ -39,6 +39,24 @@ class Outcome:
     wall_s: float = 0.0
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def init_pool_worker() -> None:
+    """A local pool worker's start: it gets SIGKILL when the campaign process dies, however it
+    dies (kill -9 included), so no worker outlives it simulating for nobody. SIGTERM and
+    SIGHUP keep their default action in the worker (the CLI's handlers are not inherited
+    across spawn): the campaign process stops its workers itself on Ctrl-C and SIGTERM."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
 def execute(spec: RunSpec, out_dir: str | None = None) -> Outcome:
     """Run one spec; `out_dir` is where an emu run leaves its raw files."""
     started = time.monotonic()  # wall time for the summary only; never written to a result

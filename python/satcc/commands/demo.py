@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-import satcc
+from satcc import resources
 from satcc import scenario as sc
 from satcc.commands.output import safe_name
 from satcc.engines import registry
@@ -32,8 +32,8 @@ DEFAULT_OUT = Path("out/demo")
 
 
 def scenarios_dir() -> Path:
-    """The repository's scenarios/ directory (the package lives in python/satcc/)."""
-    return Path(satcc.__file__).resolve().parents[2] / "scenarios"
+    """The scenarios shipped in the package (satcc.resources)."""
+    return resources.scenarios_dir()
 
 
 def register(subparsers) -> None:
@@ -55,7 +55,7 @@ def register(subparsers) -> None:
         metavar="DIR",
         type=Path,
         default=None,
-        help="directory holding the demo scenario files (default: the repository's scenarios/)",
+        help="directory holding the demo scenario files (default: the scenarios shipped with satcc)",
     )
     p.add_argument("--no-plot", action="store_true", help="skip the PNGs")
     p.set_defaults(func=run)
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         raise UserError(
             f"expected the demo scenarios, found none at {', '.join(missing)} "
-            "(run from a satcc checkout or pass --scenarios DIR)"
+            "(the satcc install is incomplete: reinstall it, or pass --scenarios DIR)"
         )
     scenarios = [sc.load(p) for p in paths]  # validate all before running any
     for n, s in enumerate(scenarios):

@@ -125,7 +125,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         from rich.console import Console
 
-        console = Console(highlight=False, width=None if sys.stdout.isatty() else TEXT_WIDTH)
+        console = Console(  # satcc's own table with its colours: past cli's printable filter
+            file=getattr(sys.stdout, "raw", sys.stdout),
+            highlight=False,
+            width=None if sys.stdout.isatty() else TEXT_WIDTH,
+        )
         console.print(table.rich_table(doc))
         for line in table.summary_lines(doc):
             console.print(line, markup=False)

@@ -63,7 +63,26 @@ def register(subparsers) -> None:
     fmt.add_argument("--json", action="store_true", help="rows as a JSON array of objects")
     fmt.add_argument("--csv", action="store_true", help="rows as CSV with a header")
     p.add_argument("--schema", action="store_true", help="list the views and their columns")
+    p.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        help="stop the query after this long (exit 1); DuckDB's memory is capped at half of "
+        "what satcc may use either way",
+    )
     p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 366 * 86400:  # NaN fails too
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds above 0 (at most a year), found {text[:60]!r}"
+        )
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sql is None and not args.schema:
         raise UserError("expected a SQL query (or --schema)")
     if (args.dir / "summary.json").is_file():
-        frame = query_result_dir(args.dir, args.sql, schema=args.schema)
+        frame = query_result_dir(args.dir, args.sql, schema=args.schema, timeout_s=args.timeout)
         if args.schema:
             return 0
         return _print(frame, args)
@@ -87,14 +106,16 @@ def run(args: argparse.Namespace) -> int:
                 for name, kind in store.columns(view):
                     print(printable(f"  {name:<28} {kind}"))
             return 0
-        frame = store.query(args.sql)
+        frame = store.query(args.sql, timeout_s=args.timeout)
     return _print(frame, args)
 
 
 RESULT_VIEWS = ("flows", "flow_series", "link_series", "summary")
 
 
-def query_result_dir(directory: Path, sql: str | None, schema: bool = False):
+def query_result_dir(
+    directory: Path, sql: str | None, schema: bool = False, timeout_s: float | None = None
+):
     """SQL over one result directory: its three tables and a one-row summary, in an in-memory
     DuckDB with no file access (the tables are handed over from Arrow, nothing is read by SQL)."""
     import duckdb
@@ -103,6 +124,7 @@ def query_result_dir(directory: Path, sql: str | None, schema: bool = False):
 
     from satcc.errors import UserError
     from satcc.results import load
+    from satcc.store.catalog import StoreError, limit_memory, run_query
 
     result = load(directory)
     doc = result.summary()
@@ -135,6 +157,7 @@ def query_result_dir(directory: Path, sql: str | None, schema: bool = False):
             ("summary", summary),
         ):
             con.register(name, table)
+        limit_memory(con)
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
         if schema:
@@ -144,9 +167,9 @@ def query_result_dir(directory: Path, sql: str | None, schema: bool = False):
                     print(f"  {row[0]:<28} {row[1]}")
             return None
         try:
-            return con.execute(sql).df()
-        except duckdb.Error as e:
-            raise UserError(f"{directory}: query failed: {str(e).splitlines()[0]}") from None
+            return run_query(con, sql, None, timeout_s)
+        except StoreError as e:
+            raise UserError(f"{directory}: {e}") from None
     finally:
         con.close()
 

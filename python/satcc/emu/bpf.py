@@ -48,6 +48,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from satcc import resources
 from satcc.errors import SatccError
 
 ALGORITHMS = ("cubic", "dctcp", "hybla", "vegas", "yeah")
@@ -85,9 +86,9 @@ class BpfError(SatccError):
 
 
 def source_dir() -> Path:
-    """The C sources: $SATCC_BPF_DIR, else `bpf/` of the checkout this package runs from."""
+    """The C sources: $SATCC_BPF_DIR, else the ones shipped in the package (satcc.resources)."""
     env = os.environ.get("SATCC_BPF_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "bpf"
+    return Path(env) if env else resources.bpf_dir()
 
 
 def cache_dir() -> Path:
@@ -246,7 +247,8 @@ def available() -> dict[str, Any]:
         "BPF sources",
         bool(sources),
         f"{src}: {', '.join(sources) or 'none'}",
-        "run from a satcc checkout, or set SATCC_BPF_DIR to its bpf/ directory",
+        "reinstall satcc (its package data satcc/data/bpf is missing), or set SATCC_BPF_DIR "
+        "to a directory of satcc's BPF sources",
     )
     hz = kernel_hz()
     check(

@@ -1,7 +1,11 @@
 """`satcc emu doctor`: what this host supports for the emulator, and the fix for each gap.
 
 Every check only reads (files under /proc and /sys, `--version` of tools, a throw-away
-namespace and socket probe only when root): the doctor changes nothing.
+namespace and socket probe only when root), with one exception: as root it compiles each BPF
+congestion control shipped with satcc (into the BPF cache, satcc.emu.bpf) and registers it, then
+removes it at once, to show it loads; one already registered is left as it is. satcc-linkd is
+run with --help, from where `satcc emu` would take it (the installed package, or a checkout's
+target/release/ in development).
 """
 
 from __future__ import annotations
@@ -144,7 +148,62 @@ def _bpf() -> list[Check]:
             required=False,
         )
     )
+    if info["ok"]:
+        out.append(_bpf_load(list(info.get("algorithms") or [])))
     return out
+
+
+def _bpf_load(algorithms: list[str]) -> Check:
+    """Compile and register each shipped BPF congestion control (root), then remove it."""
+    from satcc.emu import bpf
+
+    name = "BPF: packaged CCAs load"
+    if os.geteuid() != 0:
+        return Check(name, False, "not tried without root", "run the doctor as root", False)
+    if not algorithms:
+        return Check(name, False, "none buildable here", "see the BPF lines above", False)
+    loaded, failed = [], []
+    for a in algorithms:
+        try:
+            before = bpf.registered()
+            kname = bpf.ensure_registered(a)
+            if kname not in before:
+                bpf.unregister(kname)
+            loaded.append(a)
+        except Exception as e:  # noqa: BLE001 - the doctor reports, it does not fail
+            failed.append(f"{a}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+    detail = f"loaded and removed: {', '.join(loaded) or 'none'}"
+    if failed:
+        detail += "; failed: " + "; ".join(failed)
+    return Check(name, not failed, f"{detail} (from {bpf.source_dir()})", "see the error", False)
+
+
+def _linkd() -> Check:
+    """satcc-linkd where `satcc emu` would take it, run with --help."""
+    fix = "cargo build -p satcc-emu --release"
+    try:
+        from satcc.emu import linkd
+
+        path, origin = linkd.locate()
+    except Exception as e:  # noqa: BLE001
+        return Check("satcc-linkd", False, str(e), fix)
+    if origin == "the installed package":
+        fix = linkd.REINSTALL
+    if not path.is_file():
+        if origin == "the development checkout" and shutil.which("cargo"):
+            return Check("satcc-linkd", True, f"{path}: built on first use with cargo")
+        return Check("satcc-linkd", False, f"{path} ({origin}): no such file", fix)
+    try:
+        p = subprocess.run(
+            [str(path), "--help"], capture_output=True, text=True, timeout=5, check=False
+        )
+        runs = p.returncode == 0 and p.stdout.startswith("usage: satcc-linkd")
+        why = (p.stderr or p.stdout).strip()[-200:]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        runs, why = False, str(e)
+    if not runs:
+        return Check("satcc-linkd", False, f"{path} ({origin}) does not run: {why}", fix)
+    return Check("satcc-linkd", True, f"{path} ({origin}) runs")
 
 
 def _read(path: str, limit: int = 1 << 20) -> str:
@@ -181,23 +240,7 @@ def checks() -> list[Check]:
     out.append(_ccas())
     out.append(_qdiscs())
     out += _bpf()
-    try:
-        from satcc.emu import linkd
-
-        path = linkd.REPO / "target" / "release" / "satcc-linkd"
-        ok = path.is_file() or shutil.which("cargo") is not None
-        out.append(
-            Check(
-                "satcc-linkd",
-                ok,
-                str(path)
-                if path.is_file()
-                else ("built on first use with cargo" if ok else "not built"),
-                "cargo build -p satcc-emu --release",
-            )
-        )
-    except Exception as e:  # noqa: BLE001
-        out.append(Check("satcc-linkd", False, str(e), "cargo build -p satcc-emu --release"))
+    out.append(_linkd())
     live = set(host.live_runs())
     stale = [ns for ns in host.list_namespaces() if host.NS_RE.match(ns).group(1) not in live]
     detail = ", ".join(stale) if stale else "none"

@@ -1,7 +1,9 @@
 """satcc-linkd from Python: find (or build) the binary, write its configuration, run it.
 
-The binary is `target/release/satcc-linkd` of this checkout (crates/satcc-emu), rebuilt with
-cargo when a source file is newer than it; `SATCC_LINKD` names another one. The process enters
+The binary is, in this order: the one `SATCC_LINKD` names; in a development checkout (the
+package imported from python/satcc/ beside crates/satcc-emu) `target/release/satcc-linkd`,
+rebuilt with cargo when a source file is newer than it; else the one installed inside the
+package (satcc/bin/satcc-linkd, put there by `make dist`; satcc.resources). The process enters
 the emulator namespace itself, dies with its parent (PR_SET_PDEATHSIG), prints `ready`, then
 takes `start <CLOCK_MONOTONIC ns>` and `stop` on stdin (crates/satcc-emu/README.md).
 """
@@ -17,48 +19,73 @@ import time
 from pathlib import Path
 from typing import Any
 
+from satcc import resources
 from satcc.emu.host import EmuError
 from satcc.emu.topology import Plan
 
-REPO = Path(__file__).resolve().parents[3]
+CHECKOUT = Path(__file__).resolve().parents[3]  # only a development checkout has crates/ here
 CRATE_SOURCES = ("crates/satcc-emu", "crates/satcc-core")
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 BUILD_TIMEOUT_S = 1200.0
+REINSTALL = (
+    "this satcc has no satcc-linkd inside (installed from a source tree or sdist?); install the "
+    "wheel `make dist` builds, or set SATCC_LINKD to a satcc-linkd binary"
+)
 
 
 def _newest_source_mtime() -> float:
     newest = 0.0
     for d in CRATE_SOURCES:
-        for p in (REPO / d).rglob("*"):
+        for p in (CHECKOUT / d).rglob("*"):
             if p.suffix in (".rs", ".toml") and p.is_file():
                 newest = max(newest, p.stat().st_mtime)
     return newest
 
 
+def in_checkout() -> bool:
+    """Whether this package runs from a development checkout (python/satcc/ beside crates/)."""
+    return (CHECKOUT / CRATE_SOURCES[0] / "Cargo.toml").is_file()
+
+
+def locate() -> tuple[Path, str]:
+    """(the satcc-linkd `binary()` would run, where it comes from), building nothing."""
+    env = os.environ.get("SATCC_LINKD")
+    if env:
+        return Path(env), "SATCC_LINKD"
+    if in_checkout():
+        return CHECKOUT / "target" / "release" / "satcc-linkd", "the development checkout"
+    return resources.linkd_binary(), "the installed package"
+
+
 def binary() -> Path:
-    """The satcc-linkd to run, building it if it is missing or older than its sources."""
+    """The satcc-linkd to run (module docstring), building it in a checkout if it is missing or
+    older than its sources."""
     env = os.environ.get("SATCC_LINKD")
     if env:
         p = Path(env)
         if not p.is_file():
             raise EmuError(f"SATCC_LINKD={env}: no such file")
         return p
-    path = REPO / "target" / "release" / "satcc-linkd"
-    have_sources = (REPO / CRATE_SOURCES[0]).is_dir()
-    if path.is_file() and (not have_sources or path.stat().st_mtime >= _newest_source_mtime()):
+    if not in_checkout():
+        packaged = resources.linkd_binary()
+        if not packaged.is_file():
+            raise EmuError(f"{packaged}: no such file; {REINSTALL}")
+        return packaged
+    path = CHECKOUT / "target" / "release" / "satcc-linkd"
+    if path.is_file() and path.stat().st_mtime >= _newest_source_mtime():
         return path
     cargo = shutil.which("cargo")
-    if not have_sources or cargo is None:
+    if cargo is None:
         if path.is_file():
             return path
         raise EmuError(
             "satcc-linkd is not built and cargo is not available; build it with "
-            "`cargo build -p satcc-emu --release` in the satcc checkout"
+            f"`cargo build -p satcc-emu --release` in {CHECKOUT}"
         )
     p = subprocess.run(
         [cargo, "build", "-q", "-p", "satcc-emu", "--release"],
-        cwd=REPO,
+        cwd=CHECKOUT,
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT_S,

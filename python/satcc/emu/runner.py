@@ -47,6 +47,7 @@ from typing import Any
 
 from satcc.emu import host, linkd, topology, traffic
 from satcc.emu.host import EmuError
+from satcc.errors import Terminated
 from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 
 START_MARGIN_NS = 200_000_000  # between `start` and t0: lets every process see the origin
@@ -56,12 +57,9 @@ AVAILABLE_CCAS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 REQUIRED_TOOLS = ("ip", "ethtool", "iperf3", "ss", "ping")
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an exception so the teardown below runs."""
-
-
 def _on_sigterm(signum, frame):  # pragma: no cover - signal path
-    raise _Terminated()
+    """SIGTERM, turned into an exception so the teardown below runs (the CLI exits 143)."""
+    raise Terminated(signum)
 
 
 def available_ccas() -> list[str]:

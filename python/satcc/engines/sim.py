@@ -22,10 +22,19 @@ if TYPE_CHECKING:
 ENGINE = "sim"
 
 # Cost model of a run (docs/reliability.md "Estimates"), measured on the 2-core development
-# machine with /usr/bin/time: a 60 s 1 Gbit/s Reno flow (1.52 M data packets + ACKs) took
-# 1.1 s beyond start-up (~480 ns a packet); 3 M series rows peaked at 1.30 GB (~383 B a row
-# above a 145 MB start-up). Rounded up, so that the estimate errs high.
-NS_PER_PACKET = 500  # wall time per simulated packet (data or ACK), one core
+# machine with /usr/bin/time (user CPU beyond a 0.5 s start-up; BENCHMARKS.md "Estimates"):
+# a 60 s 1 Gbit/s CUBIC flow, estimated at 7.4 M packets (data + one ACK per two), took 1.5 s
+# (200 ns an estimated packet); UDP at a payload rate sends rate / payload datagrams: 500 M
+# datagrams of 1 B (2 Gbit/s for 2 s, 83 % dropped at the link) took 40.9 s (82 ns each),
+# 3.75 M of 100 B (1 Gbit/s for 3 s) 0.6 s (160 ns). 3 M series rows peaked at 1.30 GB
+# (~383 B a row above a 145 MB start-up). Rounded up, so that the estimate errs high.
+NS_PER_TCP_PACKET = 250  # per estimated TCP packet (data or ACK), one core
+NS_PER_UDP_PACKET = 150  # per UDP datagram sent, one core
+NS_PER_PACKET = NS_PER_TCP_PACKET  # kept for callers of the single figure
+# A constellation link looks for its serving satellite among the whole shell once an epoch
+# (15 s), per direction: a 120 s run over a shell of 100,000 satellites took 0.28 s more than
+# over Starlink shell 1 (1,584): 160 ns a satellite looked at.
+NS_PER_SATELLITE_SCAN = 200
 BYTES_PER_ROW = 420  # peak memory per series row (flow x bin or link direction x bin):
 #                      Rust vectors + Python lists + Arrow table + Parquet writer
 BASE_BYTES = 150 << 20  # the interpreter, pandas, pyarrow, the extension
@@ -54,8 +63,9 @@ class Estimate:
 
 def estimate(config: dict[str, Any]) -> Estimate:
     """Packets: each flow at the fastest rate its end nodes' links allow (bounded by its
-    size), one ACK per two data packets; memory: one series row per flow and link direction
-    per bin."""
+    size), one ACK per two data packets; a UDP flow's datagrams at its rate; time: per kind
+    of packet, plus each constellation link's search of its shell once an epoch; memory: one
+    series row per flow and link direction per bin."""
     duration_ns = config["duration_ns"]
     bins = -(-duration_ns // config["bin_ns"])
     rates: dict[int, int] = {}
@@ -63,19 +73,33 @@ def estimate(config: dict[str, Any]) -> Estimate:
         for node in (link["a"], link["b"]):
             best = max(link["ab"]["rate_bps"], link["ba"]["rate_bps"])
             rates[node] = max(rates.get(node, 0), best)
-    packets = 0
+    tcp = udp = 0
     for f in config["flows"]:
         rate = min(rates.get(f["src"], 0), rates.get(f["dst"], 0))
         active_s = max(duration_ns - f["start_ns"], 0) / 1e9
         if f.get("proto") == "udp" and f.get("udp_rate_bps"):
-            packets += int(f["udp_rate_bps"] * active_s / (8 * (f["udp_payload_bytes"] + 28)))
+            # the rate is of payload, as iperf3 -b counts it (1 B datagrams: 1 datagram a byte)
+            udp += int(f["udp_rate_bps"] * active_s / (8 * f["udp_payload_bytes"]))
             continue
         data = rate * active_s / (8 * (f["mss"] + HEADER_BYTES))
         if f["size_bytes"] is not None:
             data = min(data, f["size_bytes"] / f["mss"] + 1)
-        packets += int(data * 1.5)
+        tcp += int(data * 1.5)
+    scans = 0  # satellites looked at by constellation links: epochs x shell size
+    epochs = duration_ns // CONSTELLATION_EPOCH_NS + 1
+    for link in config["links"]:
+        for d in ("ab", "ba"):
+            model = link[d].get("model") or {}
+            if model.get("kind") == "constellation":
+                scans += epochs * model["planes"] * model["per_plane"]
     rows = bins * (len(config["flows"]) + 2 * len(config["links"]))
-    return Estimate(packets, packets * NS_PER_PACKET / 1e9, BASE_BYTES + rows * BYTES_PER_ROW, rows)
+    seconds = (
+        tcp * NS_PER_TCP_PACKET + udp * NS_PER_UDP_PACKET + scans * NS_PER_SATELLITE_SCAN
+    ) / 1e9
+    return Estimate(tcp + udp, seconds, BASE_BYTES + rows * BYTES_PER_ROW, rows)
+
+
+CONSTELLATION_EPOCH_NS = 15_000_000_000  # linkmodels.STARLINK_PERIOD_NS
 
 
 def check_budget(

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from satcc import resources
 from satcc import scenario as sc
 from satcc.errors import UserError
 from satcc.units import UnitError, parse_duration
 
-REPO = Path(__file__).resolve().parents[3]
-DEFAULT_GRID = REPO / "scenarios" / "fidelity" / "grid.toml"
+DEFAULT_GRID = resources.fidelity_grid()
 GRID_KEYS = ("name", "description", "runs", "quick_duration")
 ENTRY_KEYS = ("file", "quick", "vpn")
 DEFAULT_RUNS = 3
@@ -101,14 +101,12 @@ def matches(pattern: str, entry: Entry) -> bool:
 def load(path: str | Path | None = None) -> Grid:
     """Read and check a grid file (every scenario validated); UserError lists every problem."""
     p = Path(path) if path is not None else DEFAULT_GRID
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{p}: expected a fidelity grid file, found no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"{p}: cannot read the grid file: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise UserError(f"{p}: invalid TOML: {e}") from None
+    from satcc import limits
+
+    # a user's file: the limits of every file satcc reads (no FIFO, a size cap, nesting depth)
+    data = limits.toml_loads(
+        limits.read_text(p, "a fidelity grid file").removeprefix("\ufeff"), str(p)
+    )
     issues: list[str] = []
     for k in data:
         if k not in ("grid", "scenario"):

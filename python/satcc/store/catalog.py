@@ -32,7 +32,6 @@ between result schemas exists yet).
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -43,7 +42,8 @@ import pyarrow as pa
 
 from satcc import __version__, results
 from satcc.campaign import layout
-from satcc.errors import UserError
+from satcc.errors import SatccError, UserError
+from satcc.limits import json_loads
 from satcc.store.schema import (
     DATA_VIEWS,
     JOIN_COLUMNS,
@@ -90,8 +90,12 @@ class Store:
     def index(self) -> dict[str, Any]:
         return self.scan.index
 
-    def query(self, sql: str, params: list[Any] | None = None) -> pd.DataFrame:
-        """One read-only statement (SELECT, WITH ... SELECT, FROM ..., DESCRIBE); anything that writes, attaches or changes settings is refused before it runs."""
+    def query(
+        self, sql: str, params: list[Any] | None = None, timeout_s: float | None = None
+    ) -> pd.DataFrame:
+        """One read-only statement (SELECT, WITH ... SELECT, FROM ..., DESCRIBE); anything that
+        writes, attaches or changes settings is refused before it runs. It runs within
+        `memory_limit` (see `limit_memory`) and, given `timeout_s`, is stopped after that long."""
         duckdb = _duckdb()
         try:
             statements = self.con.extract_statements(sql)
@@ -103,9 +107,9 @@ class Store:
                     f"query: expected a read-only statement (SELECT), found "
                     f"{kind.name}; the store is read-only"
                 )
-            return self.con.execute(sql, params or []).df()
         except duckdb.Error as e:
             raise StoreError(f"query failed: {_first_line(str(e))}") from None
+        return run_query(self.con, sql, params, timeout_s)
 
     def arrow(self, sql: str) -> pa.Table:
         result = self.con.execute(sql).arrow()
@@ -159,10 +163,72 @@ def open_store(directory: str | Path, save: bool = True) -> Store:
     return Store(d, con, scan, params)
 
 
+# The share of the memory this process may use (limits.available_memory_bytes) a query may
+# take: DuckDB's own default is 80 % of the machine's RAM, whatever else runs on it.
+QUERY_MEMORY_SHARE = 0.5
+QUERY_MEMORY_FLOOR = 256 << 20  # below this DuckDB cannot do much of anything
+
+
+def limit_memory(con: Any) -> int | None:
+    """Cap DuckDB's memory (`memory_limit`) at QUERY_MEMORY_SHARE of what this process may
+    still use, so a cross join fails with "out of memory" instead of taking the machine.
+    Call before `lock_configuration`. Returns the limit in bytes (None: nothing known)."""
+    from satcc.limits import available_memory_bytes
+
+    free = available_memory_bytes()
+    if free is None:
+        return None
+    limit = max(int(free * QUERY_MEMORY_SHARE), QUERY_MEMORY_FLOOR)
+    con.execute(f"SET memory_limit = '{limit // (1 << 20)}MiB'")
+    con.execute("SET enable_progress_bar = false")  # DuckDB's own bar, printed to stdout
+    return limit
+
+
+def run_query(con: Any, sql: str, params: list[Any] | None, timeout_s: float | None):
+    """`con.execute(sql).df()` with the ways a query ends made plain: Ctrl-C (and SIGTERM)
+    is KeyboardInterrupt (exit 130, "interrupted"), `timeout_s` passed is one line (exit 1),
+    DuckDB running out of its `memory_limit` is one line (exit 1)."""
+    import threading
+
+    duckdb = _duckdb()
+    timer = None
+    timed_out = threading.Event()
+    if timeout_s is not None:
+
+        def stop() -> None:
+            timed_out.set()
+            con.interrupt()
+
+        timer = threading.Timer(timeout_s, stop)
+        timer.daemon = True
+        timer.start()
+    try:
+        return con.execute(sql, params or []).df()
+    except (duckdb.InterruptException, RuntimeError) as e:
+        if timed_out.is_set():
+            raise SatccError(
+                f"query: stopped after --timeout {timeout_s:g} s (the query did not finish)"
+            ) from None
+        if isinstance(e, duckdb.InterruptException) or "interrupted" in str(e).lower():
+            raise KeyboardInterrupt from None
+        raise
+    except duckdb.OutOfMemoryException as e:
+        raise SatccError(
+            f"query: out of memory (DuckDB's memory_limit, half of what this process may use): "
+            f"{_first_line(str(e))}"
+        ) from None
+    except duckdb.Error as e:
+        raise StoreError(f"query failed: {_first_line(str(e))}") from None
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
 def _lock_down(con: Any, d: Path) -> None:
     """After the views are built: no file outside DIR/runs/ may be read, none written, no
     database attached, and no setting changed again (docs/reliability.md, "Store")."""
     runs = str((d / layout.RUNS_DIR).resolve()) + os.sep
+    limit_memory(con)
     con.execute(f"SET allowed_directories = [{_sql_string(runs)}]")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
@@ -242,11 +308,11 @@ def _runs_frame(scan: layout.Scan, param_columns: list[str]) -> pd.DataFrame:
             point=r.get("point"),
         )
         if status == "done":
-            summary = json.loads(
-                (scan.directory / layout.RUNS_DIR / rid / results.SUMMARY_FILE).read_text(
-                    encoding="utf-8"
-                )
-            )
+            path = scan.directory / layout.RUNS_DIR / rid / results.SUMMARY_FILE
+            try:
+                summary = json_loads(path.read_text(encoding="utf-8"), str(path))
+            except ValueError as e:  # nested too deep, not JSON, not UTF-8
+                raise UserError(f"{path}: expected a run summary, found {e}") from None
             for key in (
                 "scenario",
                 "scenario_hash",

@@ -1,6 +1,6 @@
 """What every study module shares: the run context, running a ready campaign, figures.
 
-A study runs the campaigns under the repository's campaigns/ (`study00X-NAME.toml`, or
+A study runs the campaign files shipped with satcc (satcc.resources: `study00X-NAME.toml`, or
 `study00X-NAME-quick.toml` with --quick) through `satcc.campaign.execute.run_campaign`, into
 `OUT/<engine>/<campaign name>/` (a normal campaign directory: `satcc query`, `satcc report` and
 `satcc campaign status` work on it, and a rerun resumes it). `--seeds N` replaces the campaign's
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import satcc
+from satcc import resources
 from satcc.errors import UserError
 
 EMU_MAX_RATE_BPS = 100_000_000  # what satcc-linkd carries faithfully on a 2-core machine
@@ -27,12 +27,12 @@ FIG_DPI = 110
 
 
 def campaigns_dir() -> Path:
-    """The repository's campaigns/ directory (the package lives in python/satcc/)."""
-    return Path(satcc.__file__).resolve().parents[2] / "campaigns"
+    """The campaign files shipped in the package (satcc.resources)."""
+    return resources.campaigns_dir()
 
 
 def scenarios_dir() -> Path:
-    return Path(satcc.__file__).resolve().parents[2] / "scenarios"
+    return resources.scenarios_dir()
 
 
 @dataclass

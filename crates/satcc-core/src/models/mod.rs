@@ -17,7 +17,7 @@
 //!
 //! | model | file | what varies |
 //! |---|---|---|
-//! | `starlink` | [`starlink`] | per 15 s epoch: delay, capacity, loss; a disturbance at each boundary |
+//! | `starlink` | [`starlink`] | per 15 s epoch: delay, capacity, loss; a disturbance at each boundary; inside the epoch (`intra`): capacity per 100 ms, scheduler frames, delay jitter, loss bursts |
 //! | `geo` | [`geo`] | nothing: delay from the slant-range formula |
 //! | `lfn` | [`lfn`] | nothing, but a policing hop drops above a rate threshold |
 //! | `trace` | [`trace`] | Mahimahi delivery opportunities; delay/loss from a CSV series |
@@ -27,7 +27,7 @@
 //! layer (`python/satcc/linkmodels.py` holds the cited presets), so these files take numbers.
 //!
 //! Not implemented: reordering links (the simulator's wire is FIFO), correlated (Gilbert–
-//! Elliott) loss outside the Starlink boundary bursts.
+//! Elliott) loss outside the Starlink model.
 
 pub mod constellation;
 pub mod geo;

@@ -80,6 +80,29 @@ fn clock(d: &Value, path: &str) -> Result<EpochClock, String> {
     })
 }
 
+/// A Starlink model's `intra` table (`variation = "intra"`); absent or null: steady epochs.
+fn intra(d: &Value, path: &str) -> Result<Option<starlink::Intra>, String> {
+    let Some(i) = d.get("intra").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let p = format!("{path}.intra");
+    if !i.is_object() {
+        return Err(format!("{p}: expected a table"));
+    }
+    Ok(Some(starlink::Intra {
+        capacity_slot: ns(i, "capacity_slot_ns", &p)?,
+        capacity_sigma: f64_(i, "capacity_sigma", &p)?,
+        capacity_corr: f64_(i, "capacity_corr", &p)?,
+        frame: ns(i, "frame_ns", &p)?,
+        frame_duty: f64_(i, "frame_duty", &p)?,
+        delay_slot: ns(i, "delay_slot_ns", &p)?,
+        jitter: ns(i, "jitter_ns", &p)?,
+        jitter_corr: f64_(i, "jitter_corr", &p)?,
+        burst_rate: f64_(i, "burst_rate", &p)?,
+        burst_duration: ns(i, "burst_duration_ns", &p)?,
+    }))
+}
+
 /// The `ModelSpec` a resolved model dictionary describes.
 pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
     let kind = field(d, "kind", path)?.as_str().unwrap_or("");
@@ -101,6 +124,7 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
                 disturbance: (SimDuration::from_nanos(d0), SimDuration::from_nanos(d1)),
                 outage_probability: f64_(d, "outage_probability", path)?,
                 burst_loss: pair_f64(d, "burst_loss", path)?,
+                intra: intra(d, path)?,
             })
         }
         "geo" => {
@@ -219,6 +243,27 @@ mod tests {
         assert_eq!(
             from_json(&d, "links[0].ab.model").unwrap_err(),
             "links[0].ab.model.loss: missing"
+        );
+    }
+
+    #[test]
+    fn an_intra_table_is_read_and_a_missing_intra_key_is_named() {
+        let mut d = starlink();
+        d["intra"] = json!({"capacity_slot_ns": 100_000_000, "capacity_sigma": 0.2, "capacity_corr": 0.6,
+            "frame_ns": 4_000_000, "frame_duty": 0.25, "delay_slot_ns": 10_000_000, "jitter_ns": 1_000_000,
+            "jitter_corr": 0.5, "burst_rate": 0.1, "burst_duration_ns": 50_000_000});
+        match from_json(&d, "m").unwrap() {
+            ModelSpec::Starlink(c) => {
+                let i = c.intra.expect("intra");
+                assert_eq!(i.frame, SimDuration::from_millis(4));
+                assert_eq!(i.capacity_sigma, 0.2);
+            }
+            other => panic!("{other:?}"),
+        }
+        d["intra"].as_object_mut().unwrap().remove("jitter_ns");
+        assert_eq!(
+            from_json(&d, "m").unwrap_err(),
+            "m.intra.jitter_ns: missing"
         );
     }
 

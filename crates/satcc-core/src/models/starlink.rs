@@ -36,10 +36,20 @@
 //! | burst_loss | 0–50 % | probability | Kassem et al. IMC'22: "up to 50 %" [V] |
 //! | outage_probability | 0.5 | probability | not measured: facts §1.6 says "to calibrate" |
 //!
+//! With [`Intra`] (`variation = "intra"`, the presets' default) the link also moves inside
+//! the epoch: capacity per 100 ms slot = C_k × a log-normal AR(1) factor (mean 1); delivery
+//! in scheduler frames (the link serves only during the first `frame_duty` of every `frame`,
+//! at C / duty); one-way delay per 10 ms slot = RTT_k / 2 + a Gaussian AR(1) jitter shared by
+//! both directions; Gilbert–Elliott loss bursts in 10 ms slots (everything lost in a burst).
+//! Each process restarts from its stationary law at every boundary. Its parameters are fitted
+//! by `satcc trace fit` from the LeoCC and LEONetEM recordings (docs/starlink-fit.md has the
+//! figures and sources; `python/satcc/linkmodels.py` the preset values).
+//!
 //! Deviations from the measured link, numbered:
 //! 1. Epoch draws are independent: a step may exceed the 50 ms worst case Huston reports.
-//! 2. No in-slot RTT jitter (Huston's 6.7 ms between successive samples) and no sub-second
-//!    OFDMA burst structure: within an epoch the link is constant.
+//! 2. `variation = "epoch"`: no in-slot RTT jitter and no sub-second burst structure (within
+//!    an epoch the link is constant). `intra`: the jitter is Gaussian (the recordings' delay
+//!    spikes come from the boundary outages only), frames are aligned to the epoch start.
 //! 3. The ≈75 ms disturbance at the end of each period (arXiv 2601.08439) is folded into the
 //!    one at the start.
 //! 4. Bufferbloat is not in this model but in the dish-side queue the preset sizes
@@ -51,6 +61,7 @@ use crate::link::{LinkModel, LinkState};
 use crate::time::{SimDuration, SimTime};
 
 use super::{EpochClock, LinkBehaviour, Seeds};
+use crate::rng::Rng;
 
 /// Number of RTT quantiles in a preset (p = 0, 0.25, 0.5, 0.75, 1).
 pub const RTT_QUANTILES: usize = 5;
@@ -60,6 +71,9 @@ const DRAW_RTT: u64 = 1;
 const DRAW_DISTURBANCE: u64 = 2;
 const DRAW_CAPACITY: u64 = 3;
 const DRAW_LOSS: u64 = 4;
+const DRAW_CAPACITY_PROCESS: u64 = 5;
+const DRAW_JITTER: u64 = 6;
+const DRAW_BURSTS: u64 = 7;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StarlinkConfig {
@@ -76,6 +90,37 @@ pub struct StarlinkConfig {
     pub outage_probability: f64,
     /// Loss probability range of a boundary loss burst.
     pub burst_loss: (f64, f64),
+    /// `None`: steady within an epoch (`variation = "epoch"`); `Some`: the within-epoch
+    /// processes of [`Intra`] (`variation = "intra"`, the presets' default).
+    pub intra: Option<Intra>,
+}
+
+/// What moves inside an epoch (`variation = "intra"`). Every process restarts from its
+/// stationary distribution at each boundary, so an epoch's series is a pure function of
+/// (seed, link, direction, epoch index).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Intra {
+    /// Step of the capacity process.
+    pub capacity_slot: SimDuration,
+    /// Log-normal spread of a capacity slot around the epoch's drawn capacity (σ of ln).
+    pub capacity_sigma: f64,
+    /// Lag-1 correlation of successive capacity slots (AR(1) on the log).
+    pub capacity_corr: f64,
+    /// Scheduler frame: the link serves only during the first `frame_duty` of each frame, at
+    /// capacity / duty (the mean stays the slot's capacity). Zero: no frames.
+    pub frame: SimDuration,
+    pub frame_duty: f64,
+    /// Step of the delay jitter and loss-burst processes.
+    pub delay_slot: SimDuration,
+    /// Standard deviation of the one-way delay around the epoch's base (AR(1), Gaussian,
+    /// clipped so the delay never falls below half the base). Shared by both directions.
+    pub jitter: SimDuration,
+    /// Lag-1 correlation of successive delay slots.
+    pub jitter_corr: f64,
+    /// Loss bursts (Gilbert–Elliott, bad state loses everything): mean bursts per second.
+    pub burst_rate: f64,
+    /// Mean burst length (geometric in delay slots).
+    pub burst_duration: SimDuration,
 }
 
 /// What one epoch looks like.
@@ -92,10 +137,22 @@ pub struct Epoch {
     pub burst: Option<f64>,
 }
 
+/// One epoch's within-epoch series (`variation = "intra"`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Capacity per capacity slot, bit/s.
+    pub capacity_bps: Vec<u64>,
+    /// One-way delay per delay slot.
+    pub delay: Vec<SimDuration>,
+    /// Whether each delay slot is in a loss burst.
+    pub burst: Vec<bool>,
+}
+
 pub struct Starlink {
     cfg: StarlinkConfig,
     seeds: Seeds,
     cached: Option<Epoch>,
+    series: Option<(i64, Series)>,
 }
 
 impl Starlink {
@@ -142,11 +199,96 @@ impl Starlink {
         if cfg.disturbance.1 >= cfg.clock.period {
             return Err("disturbance: must be shorter than the period".into());
         }
+        if let Some(i) = &cfg.intra {
+            if i.capacity_slot.is_zero() || i.delay_slot.is_zero() {
+                return Err("capacity_slot and delay_slot: must be > 0".into());
+            }
+            if i.capacity_slot.as_nanos() < 1_000_000 || i.delay_slot.as_nanos() < 1_000_000 {
+                return Err("capacity_slot and delay_slot: must be at least 1 ms".into());
+            }
+            for (name, v) in [
+                ("capacity_corr", i.capacity_corr),
+                ("jitter_corr", i.jitter_corr),
+            ] {
+                if !(0.0..1.0).contains(&v) {
+                    return Err(format!("{name}: must be in [0, 1)"));
+                }
+            }
+            if !(0.0..=3.0).contains(&i.capacity_sigma) {
+                return Err("capacity_sigma: must be in [0, 3]".into());
+            }
+            if !(i.frame_duty > 0.0 && i.frame_duty <= 1.0) {
+                return Err("frame_duty: must be in (0, 1]".into());
+            }
+            if !(i.burst_rate >= 0.0 && i.burst_rate.is_finite()) {
+                return Err("burst_rate: must be >= 0".into());
+            }
+            if i.burst_rate > 0.0 && i.burst_duration.is_zero() {
+                return Err("burst_duration: must be > 0 when burst_rate is".into());
+            }
+        }
         Ok(Starlink {
             cfg,
             seeds,
             cached: None,
+            series: None,
         })
+    }
+
+    /// Epoch `k`'s within-epoch series (empty vectors for `variation = "epoch"`).
+    pub fn series(&self, k: i64) -> Series {
+        let Some(i) = self.cfg.intra else {
+            return Series {
+                capacity_bps: Vec::new(),
+                delay: Vec::new(),
+                burst: Vec::new(),
+            };
+        };
+        let e = self.epoch(k);
+        let period = self.cfg.clock.period.as_nanos();
+        let n_cap = period.div_ceil(i.capacity_slot.as_nanos()) as usize;
+        let n_delay = period.div_ceil(i.delay_slot.as_nanos()) as usize;
+        // capacity: exp(σ·z − σ²/2) keeps the slot mean at the epoch's capacity
+        let mut r = self.seeds.dir_stream(DRAW_CAPACITY_PROCESS, k);
+        let s = i.capacity_sigma;
+        let capacity_bps = ar1(&mut r, n_cap, i.capacity_corr)
+            .into_iter()
+            .map(|z| (e.capacity_bps as f64 * (s * z - s * s / 2.0).exp()).round() as u64)
+            .collect();
+        // delay: base + jitter, never below half the base
+        let mut r = self.seeds.link_stream(DRAW_JITTER, k);
+        let base = e.rtt.as_nanos() as f64 / 2.0;
+        let sd = i.jitter.as_nanos() as f64;
+        let delay = ar1(&mut r, n_delay, i.jitter_corr)
+            .into_iter()
+            .map(|z| SimDuration::from_nanos((base + sd * z).max(base / 2.0).round() as u64))
+            .collect();
+        // bursts: two-state chain per delay slot, entered at burst_rate, left after a
+        // geometric number of slots with mean burst_duration
+        let mut r = self.seeds.dir_stream(DRAW_BURSTS, k);
+        let slot_s = i.delay_slot.as_secs_f64();
+        let enter = (i.burst_rate * slot_s).min(1.0);
+        let leave = if i.burst_duration.is_zero() {
+            1.0
+        } else {
+            (slot_s / i.burst_duration.as_secs_f64()).min(1.0)
+        };
+        let mut bad = false;
+        let burst = (0..n_delay)
+            .map(|_| {
+                bad = if bad {
+                    !r.chance(leave)
+                } else {
+                    r.chance(enter)
+                };
+                bad
+            })
+            .collect();
+        Series {
+            capacity_bps,
+            delay,
+            burst,
+        }
     }
 
     /// Epoch `k`'s parameters: a pure function of (seed, link, direction, k).
@@ -196,6 +338,25 @@ impl Starlink {
     }
 }
 
+/// A standard normal draw (Box–Muller; one of the pair).
+fn normal(r: &mut Rng) -> f64 {
+    let u1 = 1.0 - r.next_f64(); // (0, 1]
+    let u2 = r.next_f64();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// `n` steps of a stationary AR(1) with unit variance and lag-1 correlation `rho`.
+fn ar1(r: &mut Rng, n: usize, rho: f64) -> Vec<f64> {
+    let innovation = (1.0 - rho * rho).sqrt();
+    let mut z = normal(r);
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(z);
+        z = rho * z + innovation * normal(r);
+    }
+    out
+}
+
 /// Piecewise-linear inverse CDF through the quantiles at p = 0, 1/4, 1/2, 3/4, 1.
 fn quantile(q: &[SimDuration; RTT_QUANTILES], u: f64) -> SimDuration {
     let x = u.clamp(0.0, 1.0) * (RTT_QUANTILES - 1) as f64;
@@ -227,10 +388,53 @@ fn state_in(e: &Epoch, t: SimTime) -> LinkState {
     }
 }
 
+impl Starlink {
+    /// The within-epoch state at `t` in epoch `e` (`variation = "intra"`).
+    fn intra_state(&mut self, e: &Epoch, i: &Intra, t: SimTime) -> LinkState {
+        let steady = state_in(e, t);
+        if self.series.as_ref().map(|(k, _)| *k) != Some(e.index) {
+            self.series = Some((e.index, self.series(e.index)));
+        }
+        let (_, s) = self.series.as_ref().expect("series cached above");
+        let o = (t.as_nanos() as i128 - e.start_ns) as u64;
+        let ci = ((o / i.capacity_slot.as_nanos()) as usize).min(s.capacity_bps.len() - 1);
+        let di = ((o / i.delay_slot.as_nanos()) as usize).min(s.delay.len() - 1);
+        let mut rate = s.capacity_bps[ci];
+        if let Some(on) = frame_on_ns(i) {
+            let frame = i.frame.as_nanos();
+            rate = if o % frame < on {
+                (rate as u128 * frame as u128 / on as u128) as u64
+            } else {
+                0
+            };
+        }
+        if steady.rate_bps == 0 {
+            rate = 0; // the boundary outage
+        }
+        LinkState {
+            rate_bps: rate,
+            delay: s.delay[di],
+            loss: if s.burst[di] { 1.0 } else { steady.loss },
+        }
+    }
+}
+
+/// The serving part of a frame, ns (`None`: no frames).
+fn frame_on_ns(i: &Intra) -> Option<u64> {
+    let frame = i.frame.as_nanos();
+    if frame == 0 || i.frame_duty >= 1.0 {
+        return None;
+    }
+    Some(((frame as f64 * i.frame_duty).round() as u64).clamp(1, frame))
+}
+
 impl LinkModel for Starlink {
     fn state_at(&mut self, now: SimTime) -> LinkState {
         let e = self.epoch_at(now);
-        state_in(&e, now)
+        match self.cfg.intra {
+            None => state_in(&e, now),
+            Some(i) => self.intra_state(&e, &i, now),
+        }
     }
 
     fn next_change(&self, now: SimTime) -> Option<SimTime> {
@@ -239,11 +443,29 @@ impl LinkModel for Starlink {
             Some(e) if e.index == k => e,
             _ => self.epoch(k),
         };
+        let t = now.as_nanos() as i128;
+        let mut next = self.cfg.clock.epoch_start_ns(k + 1);
         let end = e.start_ns + e.disturbance.as_nanos() as i128;
-        if (now.as_nanos() as i128) < end {
-            return Some(SimTime::from_nanos(end as u64));
+        if t < end {
+            next = next.min(end);
         }
-        Some(self.cfg.clock.epoch_start(k + 1))
+        if let Some(i) = &self.cfg.intra {
+            let o = t - e.start_ns;
+            for slot in [i.capacity_slot.as_nanos(), i.delay_slot.as_nanos()] {
+                let slot = slot as i128;
+                next = next.min(e.start_ns + (o / slot + 1) * slot);
+            }
+            if let Some(on) = frame_on_ns(i) {
+                let (frame, on) = (i.frame.as_nanos() as i128, on as i128);
+                let frame_start = e.start_ns + o - o % frame;
+                next = next.min(if o % frame < on {
+                    frame_start + on
+                } else {
+                    frame_start + frame
+                });
+            }
+        }
+        Some(SimTime::from_nanos(next as u64))
     }
 }
 
@@ -271,6 +493,7 @@ mod tests {
             disturbance: (ms(50), ms(150)),
             outage_probability: 0.5,
             burst_loss: (0.0, 0.5),
+            intra: None,
         }
     }
 
@@ -433,5 +656,138 @@ mod tests {
             end > b + e.disturbance,
             "finished at {end} inside the outage"
         );
+    }
+
+    fn intra() -> Intra {
+        Intra {
+            capacity_slot: ms(100),
+            capacity_sigma: 0.25,
+            capacity_corr: 0.7,
+            frame: ms(4),
+            frame_duty: 0.25,
+            delay_slot: ms(10),
+            jitter: ms(1),
+            jitter_corr: 0.6,
+            burst_rate: 0.5,
+            burst_duration: ms(40),
+        }
+    }
+
+    fn intra_uplink() -> StarlinkConfig {
+        StarlinkConfig {
+            intra: Some(intra()),
+            ..residential_uplink(0, 12)
+        }
+    }
+
+    #[test]
+    fn the_state_is_constant_between_the_changes_it_announces() {
+        let mut m = model(intra_uplink(), 3, 0);
+        let mut t = SimTime::ZERO;
+        let mut steps = 0;
+        while t < SimTime::ZERO + SimDuration::from_secs(20) {
+            let next = m.next_change(t).unwrap();
+            assert!(next > t);
+            let a = m.state_at(t);
+            let mid = SimTime::from_nanos((t.as_nanos() + next.as_nanos()) / 2);
+            let b = m.state_at(SimTime::from_nanos(next.as_nanos() - 1));
+            assert_eq!(a, m.state_at(mid), "at {t}");
+            assert_eq!(a, b, "at {t}");
+            t = next;
+            steps += 1;
+        }
+        // 20 s of 4 ms frames (two edges each) plus 10 ms slots: thousands of changes
+        assert!(steps > 10_000, "{steps}");
+    }
+
+    #[test]
+    fn frames_carry_the_slot_capacity_on_average() {
+        let mut m = model(intra_uplink(), 5, 0);
+        let k = 1;
+        let e = m.epoch(k);
+        let s = m.series(k);
+        let from = SimTime::from_nanos((e.start_ns + 1_000_000_000) as u64); // past the disturbance
+        let to = from + ms(100);
+        let slot = ((from.as_nanos() as i128 - e.start_ns) / 100_000_000) as usize;
+        let mean = m.mean_over(from, to).rate_bps;
+        let want = s.capacity_bps[slot] as f64;
+        assert!((mean / want - 1.0).abs() < 1e-6, "{mean} vs {want}");
+        // and the link is idle for three quarters of each frame
+        assert_eq!(m.state_at(from + ms(2)).rate_bps, 0);
+        assert_eq!(m.state_at(from).rate_bps, s.capacity_bps[slot] * 4);
+    }
+
+    #[test]
+    fn the_capacity_process_keeps_the_epoch_mean_and_its_spread() {
+        let m = model(intra_uplink(), 9, 0);
+        let (mut ratios, mut lag) = (Vec::new(), Vec::new());
+        for k in 0..400 {
+            let c = m.epoch(k).capacity_bps as f64;
+            let logs: Vec<f64> = m
+                .series(k)
+                .capacity_bps
+                .iter()
+                .map(|&x| (x as f64 / c).ln())
+                .collect();
+            ratios.extend(logs.iter().map(|l| l.exp()));
+            lag.extend(logs.windows(2).map(|w| (w[0], w[1])));
+        }
+        let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+        assert!((mean - 1.0).abs() < 0.01, "mean ratio {mean}");
+        let n = lag.len() as f64;
+        let (mx, my) = (
+            lag.iter().map(|p| p.0).sum::<f64>() / n,
+            lag.iter().map(|p| p.1).sum::<f64>() / n,
+        );
+        let cov = lag.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / n;
+        let var = lag.iter().map(|p| (p.0 - mx).powi(2)).sum::<f64>() / n;
+        assert!((var.sqrt() - 0.25).abs() < 0.01, "sigma {}", var.sqrt());
+        assert!((cov / var - 0.7).abs() < 0.03, "corr {}", cov / var);
+    }
+
+    #[test]
+    fn bursts_lose_everything_for_their_measured_length() {
+        let m = model(intra_uplink(), 13, 0);
+        let (mut runs, mut slots, mut bad) = (Vec::new(), 0usize, 0usize);
+        for k in 0..400 {
+            let mut run = 0;
+            for &b in &m.series(k).burst {
+                slots += 1;
+                if b {
+                    run += 1;
+                    bad += 1;
+                } else if run > 0 {
+                    runs.push(run);
+                    run = 0;
+                }
+            }
+        }
+        let mean_ms = runs.iter().sum::<usize>() as f64 / runs.len() as f64 * 10.0;
+        let per_s = runs.len() as f64 / (slots as f64 * 0.01);
+        assert!((mean_ms - 40.0).abs() < 4.0, "mean burst {mean_ms} ms");
+        // bursts start only from the good state: rate = 0.5/s x share of good time
+        let good = 1.0 - bad as f64 / slots as f64;
+        assert!((per_s / (0.5 * good) - 1.0).abs() < 0.1, "{per_s} bursts/s");
+        let mut l = model(intra_uplink(), 13, 0);
+        let k = (0..400)
+            .find(|&k| l.series(k).burst[200])
+            .expect("a burst somewhere");
+        let at = SimTime::from_nanos((l.epoch(k).start_ns + 2_005_000_000) as u64);
+        assert_eq!(l.state_at(at).loss, 1.0);
+    }
+
+    #[test]
+    fn the_delay_jitter_is_shared_by_both_directions_and_moves_inside_the_epoch() {
+        let mut up = model(intra_uplink(), 21, 0);
+        let mut down = model(intra_uplink(), 21, 1);
+        let t0 = SimTime::ZERO + SimDuration::from_secs(13);
+        let delays: Vec<SimDuration> = (0..100)
+            .map(|i| up.state_at(t0 + ms(10 * i)).delay)
+            .collect();
+        for (i, d) in delays.iter().enumerate() {
+            assert_eq!(*d, down.state_at(t0 + ms(10 * i as u64)).delay);
+        }
+        let distinct: std::collections::BTreeSet<_> = delays.iter().collect();
+        assert!(distinct.len() > 50, "{} distinct delays", distinct.len());
     }
 }

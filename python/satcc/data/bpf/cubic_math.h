@@ -1,0 +1,1 @@
+../../../../bpf/cubic_math.h

@@ -1,0 +1,1 @@
+../../../../bpf/vegas_core.h

@@ -1,0 +1,635 @@
+"""`--engine kernel`: the machine's own TCP as the system under test, as packetdrill runs it.
+
+Each script runs in a forked child that enters a new network namespace (unshare
+CLONE_NEWNET: nothing on the host is touched and everything disappears with the child),
+creates `tun0` with the offloads packetdrill sets (IFF_VNET_HDR; TUN_F_CSUM, TSO4, TSO6,
+TSO_ECN, so the kernel hands over TSO/GSO super-segments as it does to packetdrill),
+addresses it (local 192.168.0.2/16, remote 192.0.2.1 routed through tun0), runs the script's
+shell block with bash in the script's directory (its sysctls then apply to the namespace
+only), and drives real sockets: system calls run on a worker thread, so a blocking call
+lets the script go on; a reader thread timestamps every packet the kernel writes to tun0.
+Root is required (the caller holds /tmp/satcc-emu.lock).
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import errno as errno_mod
+import fcntl
+import json
+import os
+import queue
+import select
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+from satcc.drill.parser import Expr, Script, Syscall, TcpOption
+from satcc.drill.runner import Call, Mismatch, NotSupported, Result, Runner, Wire
+
+CLONE_NEWNET = 0x40000000
+TUNSETIFF = 0x400454CA
+TUNSETOFFLOAD = 0x400454D0
+IFF_TUN, IFF_NO_PI, IFF_VNET_HDR = 0x0001, 0x1000, 0x4000
+TUN_F_CSUM, TUN_F_TSO4, TUN_F_TSO6, TUN_F_TSO_ECN = 1, 2, 4, 8
+VNET_HDR = 10
+LOCAL_IP, REMOTE_IP, PORT, REMOTE_PORT = "192.168.0.2", "192.0.2.1", 8080, 45000
+ECN_NAMES = {0: "noecn", 1: "ect1", 2: "ect0", 3: "ce"}
+ECN_BITS = {"noecn": 0, "ect1": 1, "ect0": 2, "ce": 3, "ect01": 2}
+
+# Names the TCP scripts use, beyond the socket module's.
+CONSTANTS: dict[str, int] = {
+    "SOCK_STREAM": socket.SOCK_STREAM,
+    "AF_INET": socket.AF_INET,
+    "AF_INET6": socket.AF_INET6,
+    "IPPROTO_TCP": socket.IPPROTO_TCP,
+    "IPPROTO_IP": socket.IPPROTO_IP,
+    "SOL_IP": socket.IPPROTO_IP,
+    "SOL_SOCKET": socket.SOL_SOCKET,
+    "SOL_TCP": socket.IPPROTO_TCP,
+    "F_GETFL": fcntl.F_GETFL,
+    "F_SETFL": fcntl.F_SETFL,
+    "O_RDWR": os.O_RDWR,
+    "O_NONBLOCK": os.O_NONBLOCK,
+    "SHUT_RD": socket.SHUT_RD,
+    "SHUT_WR": socket.SHUT_WR,
+    "SHUT_RDWR": socket.SHUT_RDWR,
+    "POLLIN": select.POLLIN,
+    "POLLOUT": select.POLLOUT,
+    "POLLERR": select.POLLERR,
+    "POLLHUP": select.POLLHUP,
+    "POLLRDHUP": 0x2000,
+    "POLLRDNORM": select.POLLRDNORM,
+    "POLLWRNORM": select.POLLWRNORM,
+    "MSG_MORE": 0x8000,
+    "MSG_DONTWAIT": socket.MSG_DONTWAIT,
+    "MSG_PEEK": socket.MSG_PEEK,
+    "MSG_EOR": 0x80,
+    "TCP_NODELAY": 1,
+    "TCP_MAXSEG": 2,
+    "TCP_CORK": 3,
+    "TCP_KEEPIDLE": 4,
+    "TCP_KEEPINTVL": 5,
+    "TCP_KEEPCNT": 6,
+    "TCP_INFO": 11,
+    "TCP_QUICKACK": 12,
+    "TCP_CONGESTION": 13,
+    "TCP_USER_TIMEOUT": 18,
+    "TCP_NOTSENT_LOWAT": 25,
+    "SO_REUSEADDR": socket.SO_REUSEADDR,
+    "SO_REUSEPORT": 15,
+    "SO_SNDBUF": socket.SO_SNDBUF,
+    "SO_RCVBUF": socket.SO_RCVBUF,
+    "SO_LINGER": socket.SO_LINGER,
+    "SO_KEEPALIVE": socket.SO_KEEPALIVE,
+    "SO_MAX_PACING_RATE": 47,
+    "SO_ERROR": socket.SO_ERROR,
+    "IP_TOS": 1,
+    "IP_MTU_DISCOVER": 10,
+    "IP_PMTUDISC_DONT": 0,
+    "IP_PMTUDISC_WANT": 1,
+    "IP_PMTUDISC_DO": 2,
+}
+
+# struct tcp_info (include/uapi/linux/tcp.h), in order: (name, struct format).
+TCP_INFO_FIELDS = (
+    [(n, "B") for n in ("state", "ca_state", "retransmits", "probes", "backoff", "options")]
+    + [("wscale", "B"), ("flags8", "B")]
+    + [
+        (n, "I")
+        for n in [
+            "rto",
+            "ato",
+            "snd_mss",
+            "rcv_mss",
+            "unacked",
+            "sacked",
+            "lost",
+            "retrans",
+            "fackets",
+            "last_data_sent",
+            "last_ack_sent",
+            "last_data_recv",
+            "last_ack_recv",
+            "pmtu",
+            "rcv_ssthresh",
+            "rtt",
+            "rttvar",
+            "snd_ssthresh",
+            "snd_cwnd",
+            "advmss",
+            "reordering",
+            "rcv_rtt",
+            "rcv_space",
+            "total_retrans",
+        ]
+    ]
+    + [(n, "Q") for n in ("pacing_rate", "max_pacing_rate", "bytes_acked", "bytes_received")]
+    + [
+        (n, "I")
+        for n in [
+            "segs_out",
+            "segs_in",
+            "notsent_bytes",
+            "min_rtt",
+            "data_segs_in",
+            "data_segs_out",
+        ]
+    ]
+    + [(n, "Q") for n in ["delivery_rate", "busy_time", "rwnd_limited", "sndbuf_limited"]]
+    + [("delivered", "I"), ("delivered_ce", "I")]
+    + [("bytes_sent", "Q"), ("bytes_retrans", "Q")]
+    + [
+        (n, "I")
+        for n in ["dsack_dups", "reord_seen", "rcv_ooopack", "snd_wnd", "rcv_wnd", "rehash"]
+    ]
+)
+TCP_INFO_FMT = "=" + "".join(f for _, f in TCP_INFO_FIELDS)
+
+
+def csum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def encode_options(opts: list[TcpOption]) -> bytes:
+    b = bytearray()
+    for o in opts:
+        if o.kind == "nop":
+            b += b"\x01"
+        elif o.kind == "eol":
+            b += b"\x00"
+        elif o.kind == "mss":
+            b += struct.pack("!BBH", 2, 4, o.value)
+        elif o.kind == "wscale":
+            b += struct.pack("!BBB", 3, 3, o.value)
+        elif o.kind == "sackOK":
+            b += b"\x04\x02"
+        elif o.kind == "sack":
+            blocks = o.value
+            b += struct.pack("!BB", 5, 2 + 8 * len(blocks))  # type: ignore[arg-type]
+            for lo, hi in blocks:  # type: ignore[union-attr]
+                b += struct.pack("!II", lo, hi)
+        elif o.kind == "TS":
+            b += struct.pack("!BBII", 8, 10, *o.value)  # type: ignore[misc]
+    while len(b) % 4:
+        b += b"\x00"  # packetdrill pads with EOL the same way
+    return bytes(b)
+
+
+def decode_options(b: bytes) -> list[TcpOption]:
+    opts, i = [], 0
+    while i < len(b):
+        k = b[i]
+        if k == 0:
+            opts.append(TcpOption("eol"))
+            break
+        if k == 1:
+            opts.append(TcpOption("nop"))
+            i += 1
+            continue
+        if i + 1 >= len(b):
+            break
+        ln = b[i + 1]
+        body = b[i + 2 : i + ln]
+        if k == 2 and ln == 4:
+            opts.append(TcpOption("mss", struct.unpack("!H", body)[0]))
+        elif k == 3 and ln == 3:
+            opts.append(TcpOption("wscale", body[0]))
+        elif k == 4:
+            opts.append(TcpOption("sackOK"))
+        elif k == 5:
+            n = (ln - 2) // 8
+            opts.append(
+                TcpOption(
+                    "sack", tuple(struct.unpack("!II", body[8 * j : 8 * j + 8]) for j in range(n))
+                )
+            )
+        elif k == 8 and ln == 10:
+            opts.append(TcpOption("TS", struct.unpack("!II", body)))
+        else:
+            opts.append(TcpOption(f"kind{k}", bytes(body)))
+        i += max(ln, 2)
+    # Trailing EOL padding is not an option the script names.
+    while opts and opts[-1].kind == "eol":
+        opts.pop()
+    return opts
+
+
+FLAG_BITS = {"F": 0x01, "S": 0x02, "R": 0x04, "P": 0x08, "A": 0x10, "U": 0x20, "E": 0x40, "W": 0x80}
+
+
+def parse_packet(data: bytes, t: float) -> tuple[Wire, int, int] | None:
+    if len(data) < 40 or data[0] >> 4 != 4 or data[9] != 6:
+        return None
+    ihl = (data[0] & 0xF) * 4
+    tot = struct.unpack("!H", data[2:4])[0]
+    tcp = data[ihl:]
+    sport, dport, seq, ack, off, flags, win = struct.unpack("!HHIIBBH", tcp[:16])
+    doff = (off >> 4) * 4
+    letters = "".join(c for c, b in FLAG_BITS.items() if flags & b)
+    payload = max(0, tot - ihl - doff)
+    w = Wire(
+        letters, seq, ack, win, payload, decode_options(tcp[20:doff]), ECN_NAMES[data[1] & 3], t
+    )
+    return w, sport, dport
+
+
+class KernelEngine:
+    name = "kernel"
+
+    def __init__(self, script_path: str):
+        self.script_path = script_path
+        self.socks: dict[int, socket.socket] = {}
+        self.out: collections.deque = collections.deque()
+        self.t0 = 0.0
+        self.remote_port = REMOTE_PORT
+        self.local_port = PORT
+        self.worker_q: queue.Queue = queue.Queue()
+
+    # -- set-up
+    def setup(self, script: Script) -> None:
+        sys.setswitchinterval(0.0002)
+        # Timing: scripts allow 4 ms, and a loaded machine delays a normal process's wake-ups
+        # by more. The child sleeps in select() between events, so a real-time priority
+        # (the lowest, 1) costs the machine nothing and makes the wake-ups prompt.
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        except OSError:
+            os.nice(-10)
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(CLONE_NEWNET) != 0:
+            raise NotSupported(
+                f"cannot create a network namespace ({os.strerror(ctypes.get_errno())}); run as root"
+            )
+        self.tun = os.open("/dev/net/tun", os.O_RDWR)
+        ifr = struct.pack("16sH", b"tun0", IFF_TUN | IFF_NO_PI | IFF_VNET_HDR)
+        fcntl.ioctl(self.tun, TUNSETIFF, ifr)
+        fcntl.ioctl(self.tun, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN)
+        for cmd in (
+            "sysctl -q -w net.ipv6.conf.all.disable_ipv6=1",
+            "ip link set lo up",
+            "ip link set tun0 up",
+            f"ip addr add {LOCAL_IP}/16 dev tun0",
+            "ip route add 192.0.2.0/24 dev tun0",
+        ):
+            r = subprocess.run(cmd.split(), check=False, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise NotSupported(f"`{cmd}` failed: {r.stderr.strip()}")
+        if script.init is not None:
+            self.shell(script.init.command, script.init_line)
+        threading.Thread(target=self.worker, daemon=True).start()
+        # Drain anything the interface sent on coming up, then start the clock.
+        self.t0 = time.monotonic()
+        self.pump(0.01)
+        self.out.clear()
+        self.t0 = time.monotonic()
+
+    def shell(self, cmd: str, line: int) -> None:
+        cwd = os.path.dirname(os.path.abspath(self.script_path))
+        env = dict(os.environ, PACKETDRILL_PID=str(os.getpid()))
+        r = subprocess.run(
+            ["bash", "-c", cmd], check=False, cwd=cwd, env=env, capture_output=True, text=True
+        )
+        if r.returncode != 0:
+            err = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
+            if "qdisc" in cmd and ("fq" in err or "Unknown qdisc" in err or "No such file" in err):
+                raise NotSupported(f"this kernel lacks a qdisc the script needs: {err}", line)
+            raise NotSupported(f"shell command failed on this machine: {err}", line)
+
+    def pump(self, until: float) -> bool:
+        """Read what the kernel writes to tun0 until `until` (seconds since the start), or
+        until a packet is read when `until` is None... returns whether a packet was read."""
+        got = False
+        while True:
+            timeout = until - self.now()
+            r, _, _ = select.select([self.tun], [], [], max(0.0, timeout))
+            if not r:
+                return got
+            data = os.read(self.tun, 70000)
+            t = self.now()
+            p = parse_packet(data[VNET_HDR:], t)
+            if p is not None:
+                self.out.append(p)
+                got = True
+                return got
+
+    def worker(self) -> None:
+        while True:
+            fn = self.worker_q.get()
+            if fn is None:
+                return
+            fn()
+
+    def close(self) -> None:
+        self.worker_q.put(None)
+        for s in self.socks.values():
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    # -- time and packets
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    def advance(self, t: float) -> None:
+        while self.now() < t:
+            self.pump(t)
+
+    def inject(self, w: Wire) -> None:
+        pkt = build_packet_ports(w, self.remote_port, self.local_port)
+        os.write(self.tun, b"\0" * VNET_HDR + pkt)
+
+    def next_outbound(self, deadline: float) -> Wire | None:
+        while True:
+            if not self.out:
+                self.pump(deadline)
+            if not self.out:
+                return None
+            w, sport, dport = self.out.popleft()
+            if "S" in w.flags and "A" not in w.flags:
+                self.local_port, self.remote_port = sport, dport
+            return w
+
+    # -- system calls
+    def call(self, sc: Syscall, line: int) -> Call:
+        c = Call(done=False)
+        fn = getattr(self, f"sys_{sc.name}", None)
+        if fn is None:
+            raise NotSupported(f"the system call {sc.name}() is not supported", line)
+
+        def run():
+            try:
+                c.ret = fn(sc, c)
+            except OSError as e:
+                c.ret = -1
+                c.errno = errno_mod.errorcode.get(e.errno or 0, str(e.errno))
+            except Mismatch as m:
+                c.ret = -1
+                c.extra["mismatch"] = m.reason
+            except NotSupported as u:
+                c.ret = -1
+                c.extra["unsupported"] = u.reason
+            except Exception as e:  # noqa: BLE001 - reported as the script's failure
+                c.ret = -1
+                c.extra["mismatch"] = f"{sc.name}(): {e}"
+            c.done = True
+
+        self.worker_q.put(run)
+        # A call that has not returned within 20 ms is blocked: the script goes on.
+        end = self.now() + 0.02
+        while not c.done and self.now() < end:
+            self.pump(min(end, self.now() + 0.0005))
+        return c
+
+    def wait_call(self, c: Call, deadline: float) -> None:
+        while not c.done and self.now() < deadline:
+            self.pump(min(deadline, self.now() + 0.001))
+
+    def val(self, e: Expr):
+        if e.kind == "int":
+            return e.value
+        if e.kind == "word":
+            if e.value in CONSTANTS:
+                return CONSTANTS[e.value]
+            raise NotSupported(f"the constant {e.value} is not supported")
+        if e.kind == "or":
+            a, b = e.value  # type: ignore[misc]
+            return self.val(a) | self.val(b)
+        if e.kind == "list" and len(e.value) == 1:  # type: ignore[arg-type]
+            return self.val(e.value[0])  # type: ignore[index]
+        if e.kind == "str":
+            return e.value
+        raise NotSupported(f"the argument kind {e.kind} is not supported")
+
+    def sock(self, e: Expr) -> socket.socket:
+        fd = self.val(e)
+        if fd not in self.socks:
+            raise OSError(errno_mod.EBADF, "bad fd")
+        return self.socks[fd]
+
+    def expected_fd(self, sc: Syscall) -> int:
+        if sc.result.kind != "int":
+            raise NotSupported(f"{sc.name}() needs a literal fd as its expected result")
+        return int(sc.result.value)  # type: ignore[arg-type]
+
+    def sys_socket(self, sc: Syscall, c: Call):
+        fam = socket.AF_INET
+        typ = self.val(sc.args[1])
+        s = socket.socket(fam, typ, socket.IPPROTO_TCP)
+        fd = self.expected_fd(sc)
+        self.socks[fd] = s
+        c.extra["fd"] = fd
+        return fd
+
+    def sys_bind(self, sc, c):
+        self.sock(sc.args[0]).bind((LOCAL_IP, PORT))
+        return 0
+
+    def sys_listen(self, sc, c):
+        self.sock(sc.args[0]).listen(self.val(sc.args[1]))
+        return 0
+
+    def sys_accept(self, sc, c):
+        conn, _ = self.sock(sc.args[0]).accept()
+        fd = self.expected_fd(sc)
+        self.socks[fd] = conn
+        c.extra["fd"] = fd
+        return fd
+
+    sys_accept4 = sys_accept
+
+    def sys_connect(self, sc, c):
+        s = self.sock(sc.args[0])
+        c.extra["fd"] = self.val(sc.args[0])
+        r = s.connect_ex((REMOTE_IP, PORT))
+        if r:
+            raise OSError(r, os.strerror(r))
+        return 0
+
+    def sys_setsockopt(self, sc, c):
+        s = self.sock(sc.args[0])
+        level, opt = self.val(sc.args[1]), self.val(sc.args[2])
+        v = sc.args[3]
+        if v.kind == "str":
+            s.setsockopt(level, opt, str(v.value).encode())
+        elif v.kind == "struct":
+            vals = [self.val(x.value[1]) if x.kind == "assign" else self.val(x) for x in v.value]  # type: ignore[union-attr]
+            s.setsockopt(level, opt, struct.pack(f"{len(vals)}i", *vals))
+        else:
+            s.setsockopt(level, opt, int(self.val(v)))
+        return 0
+
+    def sys_getsockopt(self, sc, c):
+        s = self.sock(sc.args[0])
+        level, opt = self.val(sc.args[1]), self.val(sc.args[2])
+        want = sc.args[3]
+        if want.kind == "str":
+            got = s.getsockopt(level, opt, 64).split(b"\0")[0].decode()
+            if got != want.value:
+                raise Mismatch(0, f"getsockopt() value {got!r}, expected {want.value!r}")
+            return 0
+        got = s.getsockopt(level, opt)
+        if want.kind == "list" and want.value and want.value[0].kind == "int":  # type: ignore[index,union-attr]
+            exp = want.value[0].value  # type: ignore[index,union-attr]
+            if got != exp:
+                raise Mismatch(0, f"getsockopt() value [{got}], expected [{exp}]")
+        return 0
+
+    def sys_fcntl(self, sc, c):
+        s = self.sock(sc.args[0])
+        cmd = self.val(sc.args[1])
+        if cmd == fcntl.F_GETFL:
+            return fcntl.fcntl(s.fileno(), cmd)
+        return fcntl.fcntl(s.fileno(), cmd, self.val(sc.args[2]))
+
+    def _size(self, e: Expr) -> int:
+        return int(self.val(e))
+
+    def sys_write(self, sc, c):
+        return self.sock(sc.args[0]).send(b"\0" * self._size(sc.args[2]))
+
+    def sys_send(self, sc, c):
+        flags = self.val(sc.args[3]) if len(sc.args) > 3 else 0
+        return self.sock(sc.args[0]).send(b"\0" * self._size(sc.args[2]), flags)
+
+    def sys_sendto(self, sc, c):
+        return self.sys_send(sc, c)
+
+    def sys_writev(self, sc, c):
+        return self.sock(sc.args[0]).send(b"\0" * self._iov_total(sc.args[1]))
+
+    def _iov_total(self, iov: Expr) -> int:
+        total = 0
+        for x in iov.value:  # type: ignore[union-attr]
+            total += int(x.value[-1].value)  # {..., N}
+        return total
+
+    def sys_sendmsg(self, sc, c):
+        fields = {x.value[0]: x.value[1] for x in sc.args[1].value if x.kind == "assign"}  # type: ignore[union-attr]
+        if "msg_iov" not in fields:
+            raise NotSupported("sendmsg() without msg_iov is not supported")
+        flags = self.val(sc.args[2]) if len(sc.args) > 2 else 0
+        return self.sock(sc.args[0]).send(b"\0" * self._iov_total(fields["msg_iov"]), flags)
+
+    def sys_read(self, sc, c):
+        return len(self.sock(sc.args[0]).recv(self._size(sc.args[2])))
+
+    def sys_recv(self, sc, c):
+        flags = self.val(sc.args[3]) if len(sc.args) > 3 else 0
+        return len(self.sock(sc.args[0]).recv(self._size(sc.args[2]), flags))
+
+    sys_recvfrom = sys_recv
+
+    def sys_close(self, sc, c):
+        fd = self.val(sc.args[0])
+        s = self.socks.pop(fd, None)
+        if s is None:
+            raise OSError(errno_mod.EBADF, "bad fd")
+        s.close()
+        return 0
+
+    def sys_shutdown(self, sc, c):
+        self.sock(sc.args[0]).shutdown(self.val(sc.args[1]))
+        return 0
+
+    def sys_poll(self, sc, c):
+        p = select.poll()
+        fds = []
+        for pf in sc.args[0].value:  # type: ignore[union-attr]
+            fields = {x.value[0]: x.value[1] for x in pf.value}  # type: ignore[union-attr]
+            fd = self.val(fields["fd"])
+            p.register(self.socks[fd].fileno(), self.val(fields["events"]))
+            fds.append((self.socks[fd].fileno(), fields.get("revents")))
+        ready = dict(p.poll(self.val(sc.args[2])))
+        for real, rev in fds:
+            if rev is not None and ready.get(real, 0) != self.val(rev):
+                raise Mismatch(
+                    0, f"poll() revents {ready.get(real, 0):#x}, expected {self.val(rev):#x}"
+                )
+        return len(ready)
+
+    def tcp_info(self, fd: int) -> dict:
+        s = self.socks.get(fd)
+        if s is None:
+            raise Mismatch(0, f"no socket {fd} for tcp_info")
+        size = struct.calcsize(TCP_INFO_FMT)
+        raw = s.getsockopt(socket.IPPROTO_TCP, 11, size)
+        raw = raw + b"\0" * (size - len(raw))
+        vals = struct.unpack(TCP_INFO_FMT, raw)
+        info = {"tcpi_" + n: v for (n, _), v in zip(TCP_INFO_FIELDS, vals, strict=True)}
+        info["tcpi_snd_wscale"] = info["tcpi_wscale"] & 0xF
+        info["tcpi_rcv_wscale"] = info["tcpi_wscale"] >> 4
+        return info
+
+
+def build_packet_ports(w: Wire, sport: int, dport: int) -> bytes:
+    opts = encode_options(w.options)
+    flags = sum(FLAG_BITS[c] for c in set(w.flags))
+    doff = (20 + len(opts)) // 4
+    tcp = struct.pack(
+        "!HHIIBBHHH", sport, dport, w.seq, w.ack, doff << 4, flags, w.win & 0xFFFF, 0, 0
+    )
+    tcp += opts + b"\0" * w.length
+    src, dst = socket.inet_aton(REMOTE_IP), socket.inet_aton(LOCAL_IP)
+    pseudo = src + dst + struct.pack("!BBH", 0, 6, len(tcp))
+    tcp = tcp[:16] + struct.pack("!H", csum(pseudo + tcp)) + tcp[18:]
+    ip = struct.pack(
+        "!BBHHHBBH4s4s", 0x45, ECN_BITS[w.ecn], 20 + len(tcp), 0, 0x4000, 64, 6, 0, src, dst
+    )
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    return ip + tcp
+
+
+def run_kernel(script: Script, overrides: dict | None = None) -> Result:
+    """Run one script in a forked child inside a new network namespace."""
+    if os.geteuid() != 0:
+        return Result("unsupported", 0, "the kernel engine needs root (network namespace, TUN)")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(r)
+        try:
+            res = Runner(script, KernelEngine(script.path), overrides).run()
+            out = {
+                "verdict": res.verdict,
+                "line": res.line,
+                "reason": res.reason,
+                "printed": res.printed,
+            }
+        except BaseException as e:  # noqa: BLE001 - the parent reports it
+            out = {
+                "verdict": "error",
+                "line": 0,
+                "reason": f"{type(e).__name__}: {e}",
+                "tb": traceback.format_exc(),
+            }
+        os.write(w, json.dumps(out).encode())
+        os.close(w)
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    os.waitpid(pid, 0)
+    try:
+        d = json.loads(b"".join(chunks) or b"{}")
+    except json.JSONDecodeError:
+        d = {}
+    if not d:
+        return Result("error", 0, "the kernel engine's child process died")
+    return Result(d["verdict"], d["line"], d["reason"], d.get("printed", []))

@@ -1,0 +1,641 @@
+"""Fit the Starlink model (`variation = "intra"`) to a recording: `satcc trace fit`.
+
+A recording gives some of three series, each on its own clock:
+- *delivery*: bytes delivered per millisecond by a saturating transfer (a Mahimahi or
+  LeoReplayer trace, an iperf3 JSON's intervals, a capture's busiest flow);
+- *delay*: one-way delay over time (a `t_ms,delay_ms` CSV, a LeoReplayer delay file of one
+  value per 10 ms, a ping log's RTT / 2);
+- *probes*: which ping probes were lost (a ping log).
+
+The statistics, computed the same way from a recording and from a model's own samples
+(`model_statistics`), are the ones the model is fitted to and judged by:
+
+| statistic | from | meaning |
+|---|---|---|
+| `cap100_p10/p50/p90` | delivery | capacity in 100 ms bins, Mbit/s |
+| `cap_epoch_min/max` | delivery | lowest/highest epoch mean capacity, Mbit/s |
+| `cap_cv` | delivery | spread of 100 ms bins around their epoch's mean (sd / mean) |
+| `cap_corr` | delivery | lag-1 correlation of those 100 ms ratios within an epoch |
+| `frame_ms`, `busy_ms_share` | delivery at 1 ms | period of the delivery pattern (autocorrelation peak) and share of milliseconds with any delivery |
+| `rtt_epoch_p0..p100` | delay | quantiles of the epochs' median RTT (2 x one-way), ms |
+| `rtt_jump` | delay | median RTT step between consecutive epochs' medians, ms |
+| `rtt_sd` | delay | RTT spread inside an epoch (1.4826 x MAD of RTT minus its epoch median), ms |
+| `rtt_corr_10ms` | delay | lag-1 correlation of that residual at 10 ms |
+| `loss`, `loss_isolated` | probes | probe loss rate; rate of in-epoch losses in runs of one probe |
+| `bursts_per_s`, `burst_ms` | probes | in-epoch loss runs of two or more probes per second; their mean length |
+| `boundary_outage_share`, `boundary_outage_min/max_ms` | delivery at 1 ms | share of boundaries with an outage (a delivery gap of 40 ms or more within 200 ms of the boundary); shortest and longest |
+| `loss_outage_share`, `loss_outage_min/max_ms` | probes | the same from loss runs starting within 200 ms of a boundary |
+
+Epoch boundaries: a recording with wall-clock stamps (ping -D) has them at :12/:27/:42/:57;
+otherwise, if its delivery gaps of 40 ms or more keep one phase modulo 15 s (median distance
+to their circular mean within 200 ms), that phase; otherwise the phase (on a 50 ms grid) with
+the largest steps in median delay and mean capacity across it. The first 300 ms after a boundary (the disturbance) are left out of
+the within-epoch statistics.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PERIOD_MS = 15_000
+PHASE_WALL_MS = 12_000  # boundaries at :12, :27, :42, :57 past the minute
+SKIP_MS = 300  # disturbance left out of within-epoch statistics
+CAP_BIN_MS = 100
+DELAY_STEP_MS = 10
+MAD_TO_SD = 1.4826
+FRAME_MIN_CORR = 0.2  # a delivery period must show at least this autocorrelation
+FRAME_MAX_BUSY = 0.9  # ... and idle milliseconds between its deliveries
+CAPACITY_SLOT = "100 ms"  # the model's capacity slot (satcc-core starlink::Intra)
+DELAY_SLOT = "10 ms"
+BOUNDARY_WINDOW_MS = 200  # a delivery gap or loss run this close to a boundary is its outage
+OUTAGE_MIN_MS = 40  # a delivery gap this long is an outage (in-epoch gaps stay below ~25 ms)
+
+
+@dataclass
+class Recording:
+    """What a recording gave; every series is optional."""
+
+    source: str
+    cap_ms: np.ndarray | None = None  # bytes delivered in each ms (index = ms from start)
+    cap_step_ms: int = 1  # resolution of cap_ms's underlying data (iperf3: its interval)
+    delay_t_ms: np.ndarray | None = None  # one-way delay samples: time (ms from start)
+    delay_ms: np.ndarray | None = None  # ... and value
+    lost: np.ndarray | None = None  # probes in sequence order: lost?
+    probe_interval_s: float | None = None
+    probe_t_ms: np.ndarray | None = None  # each probe's time (ms from start)
+    phase_ms: int | None = None  # first boundary (ms from start), known from wall clock
+    notes: list[str] = field(default_factory=list)
+
+
+class FitError(ValueError):
+    """A recording that cannot be fitted; the message is one line naming file and problem."""
+
+
+# -- readers ------------------------------------------------------------------------------------
+
+
+def _looks_like_numbers(text: str) -> bool:
+    lines = [x.strip() for x in text.splitlines()[:50] if x.strip()]
+    return bool(lines) and all(x.replace(".", "", 1).isdigit() for x in lines)
+
+
+def read_recording(path: Path, delay: Path | None = None) -> Recording:
+    """Detect the recording's kind and read it (and the `--delay` file if given)."""
+    from satcc import limits
+    from satcc.analyze.iperf3 import Iperf3Error, looks_like_iperf3, read_iperf3
+    from satcc.analyze.ping import looks_like_ping, read_ping
+    from satcc.linkmodels import read_mahimahi
+
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FitError(f"{path}: expected a recording file, found no such file") from None
+    except OSError as e:
+        raise FitError(f"{path}: expected a recording file, found an unreadable path") from e
+    if not stat.S_ISREG(st.st_mode):
+        raise FitError(f"{path}: expected a recording file (a regular file), found something else")
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    if head in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x0a\x0d\x0d\x0a", b"\x4d\x3c\xb2\xa1"):
+        rec = _read_capture(path)
+    else:
+        data = limits.read_bytes(path, "a recording", limits.MAX_TRACE_BYTES)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise FitError(
+                f"{path}: expected a Mahimahi/LeoReplayer trace, delay CSV, ping log, iperf3 "
+                "JSON or pcap capture; found binary data"
+            ) from None
+        stripped = text.lstrip()
+        if stripped.startswith("{"):
+            try:
+                doc = json.loads(text)
+            except ValueError:
+                raise FitError(f"{path}: expected iperf3 JSON (-J), found invalid JSON") from None
+            if not looks_like_iperf3(doc):
+                raise FitError(f"{path}: expected an iperf3 -J document (start, intervals, end)")
+            try:
+                rec = _from_iperf3(str(path), read_iperf3(doc))
+            except Iperf3Error as e:
+                raise FitError(f"{path}: {e}") from None
+        elif stripped[:4].lower() in ("t_ms", "t_ms,") or "," in stripped.split("\n", 1)[0]:
+            t, d = _read_delay(path)
+            rec = Recording(str(path), delay_t_ms=t, delay_ms=d)
+        elif looks_like_ping(text) or any(looks_like_ping(x) for x in text.splitlines()[:20]):
+            rec = _from_ping(str(path), read_ping(path, text))
+        elif _looks_like_numbers(text):
+            try:
+                stamps = np.asarray(read_mahimahi(path), dtype=np.int64)
+            except ValueError as e:
+                raise FitError(f"{path}: {e}") from None
+            rec = Recording(str(path), cap_ms=np.bincount(stamps) * 1500.0)
+        else:
+            raise FitError(
+                f"{path}: expected a Mahimahi/LeoReplayer trace, delay CSV (t_ms,delay_ms), "
+                "ping log, iperf3 JSON or pcap capture; found none of these"
+            )
+    if delay is not None:
+        if not delay.is_file():
+            raise FitError(f"{delay}: expected a delay file (--delay), found no regular file")
+        t, d = _read_delay(delay)
+        rec.delay_t_ms, rec.delay_ms = t, d
+    return rec
+
+
+def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """`t_ms,delay_ms[,loss]` rows (header skipped), or LeoReplayer's one value per 10 ms."""
+    from satcc import limits
+    from satcc.linkmodels import read_delay_csv
+
+    text = limits.read_text(path, "a delay file", limits.MAX_TRACE_BYTES)
+    first = next((x.strip() for x in text.splitlines() if x.strip()), "")
+    if "," not in first and _looks_like_numbers(text):
+        vals = []
+        for n, line in enumerate(text.splitlines(), 1):
+            try:
+                vals.append(float(line))
+            except ValueError:
+                raise FitError(f"{path}: line {n}: expected a delay in ms") from None
+        d = np.asarray(vals)
+        return np.arange(len(d), dtype=float) * DELAY_STEP_MS, d
+    try:
+        rows = read_delay_csv(path, 0.0)
+    except ValueError as e:
+        raise FitError(f"{path}: {e}") from None
+    if len(rows) < 2:
+        raise FitError(f"{path}: expected at least two t_ms,delay_ms rows")
+    t = np.asarray([r[0] for r in rows], dtype=float) / 1e6
+    d = np.asarray([r[1] for r in rows], dtype=float) / 1e6
+    return t, d
+
+
+def _from_ping(path: str, r: Any) -> Recording:
+    s = r.samples
+    if len(s) < 10:
+        raise FitError(f"{path}: expected a ping log with at least 10 probes, found {len(s)}")
+    rtt = s["rtt_ms"].to_numpy(dtype=float)
+    lost = np.isnan(rtt)
+    # ping -D stamps a reply when it arrives: the probe left one RTT earlier
+    t = s["t_s"].to_numpy(dtype=float) - np.nan_to_num(rtt) / 1000
+    ok = ~np.isnan(t) & ~lost
+    if ok.sum() < 2:
+        raise FitError(f"{path}: expected ping -D timestamps ([epoch] before each reply)")
+    seq = s["seq"].to_numpy(dtype=float)
+    # the probing interval from the stamped replies (ping -i), robust to losses; a lost
+    # probe's time is interpolated between the replies around it
+    interval = float((t[ok][-1] - t[ok][0]) / max(seq[ok][-1] - seq[ok][0], 1))
+    t_all = np.interp(seq, seq[ok], t[ok])
+    t0 = float(t_all[0])
+    rel_ms = (t_all - t0) * 1000
+    # wall clock of the first probe (t_s counts from the first stamp)
+    shift = float(np.nanmin(s["t_epoch"])) - float(np.nanmin(s["t_s"])) if "t_epoch" in s else 0.0
+    wall0 = t0 + shift
+    phase = round((PHASE_WALL_MS - (wall0 % 60) * 1000) % PERIOD_MS)
+    keep = ~lost
+    return Recording(
+        path,
+        delay_t_ms=rel_ms[keep],
+        delay_ms=rtt[keep] / 2,
+        lost=lost,
+        probe_t_ms=rel_ms,
+        probe_interval_s=interval,
+        phase_ms=phase,
+    )
+
+
+def _from_iperf3(path: str, r: Any) -> Recording:
+    iv = r.intervals
+    if len(iv) == 0:
+        raise FitError(f"{path}: the iperf3 run has no intervals")
+    iv = iv[~iv["omitted"].fillna(False).astype(bool)]
+    per = iv.groupby("start_s", sort=True).agg(end_s=("end_s", "max"), bytes=("bytes", "sum"))
+    step = float(np.median(per["end_s"] - per.index))
+    step_ms = max(1, round(step * 1000))
+    n = round(float(per["end_s"].max()) * 1000)
+    cap = np.zeros(n)
+    for start, row in per.iterrows():
+        a, b = round(start * 1000), round(row["end_s"] * 1000)
+        if b > a:
+            cap[a:b] = row["bytes"] / (b - a)
+    return Recording(path, cap_ms=cap, cap_step_ms=step_ms)
+
+
+def _read_capture(path: Path) -> Recording:
+    from satcc.analyze.capture import read_capture
+
+    try:
+        cap = read_capture(path, bin_s=0.001, rtt=True)
+    except ValueError as e:
+        raise FitError(str(e)) from None
+    series = cap.series
+    if len(series) == 0:
+        raise FitError(f"{path}: the capture has no TCP/UDP flow with payload")
+    busiest = series.groupby("flow_id")["payload_bytes"].sum().idxmax()
+    f = series[series["flow_id"] == busiest]
+    c = np.zeros(int(f["bin"].max()) + 1)
+    c[f["bin"].to_numpy()] = f["payload_bytes"].to_numpy(dtype=float)
+    rec = Recording(str(path), cap_ms=c)
+    rtt = cap.rtt
+    if rtt is not None and len(rtt):
+        mine = rtt[rtt["flow_id"] == busiest] if (rtt["flow_id"] == busiest).any() else rtt
+        rec.delay_t_ms = mine["t_ns"].to_numpy(dtype=float) / 1e6
+        rec.delay_ms = mine["rtt_ns"].to_numpy(dtype=float) / 2e6
+        rec.notes.append(
+            "delay from the capture's own RTT samples (includes the flow's queue; "
+            "--delay with idle pings gives the base delay)"
+        )
+    return rec
+
+
+# -- statistics ---------------------------------------------------------------------------------
+
+
+def _corr1(x: list[np.ndarray]) -> float | None:
+    """Pooled lag-1 correlation of several series (each around its own mean)."""
+    a, b = [], []
+    for s in x:
+        if len(s) > 2:
+            s = s - s.mean()
+            a.append(s[:-1])
+            b.append(s[1:])
+    if not a:
+        return None
+    a, b = np.concatenate(a), np.concatenate(b)
+    den = math.sqrt(float((a * a).sum() * (b * b).sum()))
+    return float((a * b).sum() / den) if den > 0 else None
+
+
+def _epochs(n_ms: int, phase_ms: int) -> list[tuple[int, int]]:
+    """Whole epochs [start, end) ms inside [0, n_ms)."""
+    out, s = [], phase_ms % PERIOD_MS
+    while s + PERIOD_MS <= n_ms:
+        out.append((s, s + PERIOD_MS))
+        s += PERIOD_MS
+    return out
+
+
+def _delay_grid(rec: Recording, n_ms: int | None = None) -> np.ndarray:
+    """One-way delay on a 10 ms grid (the last sample at or before each point)."""
+    t, d = rec.delay_t_ms, rec.delay_ms
+    end = n_ms if n_ms is not None else float(t[-1])
+    grid = np.arange(0, end, DELAY_STEP_MS)
+    idx = np.searchsorted(t, grid, side="right") - 1
+    return np.where(idx >= 0, d[np.clip(idx, 0, None)], d[0])
+
+
+def _outage_starts(cap_ms: np.ndarray) -> list[int]:
+    """Starts (ms) of delivery gaps of OUTAGE_MIN_MS or more."""
+    idle = np.concatenate(([False], cap_ms <= 0, [False]))
+    edges = np.flatnonzero(np.diff(idle.astype(np.int8)))
+    starts, ends = edges[::2], edges[1::2]
+    return [int(a) for a, b in zip(starts, ends, strict=True) if b - a >= OUTAGE_MIN_MS]
+
+
+def find_phase(rec: Recording) -> int:
+    """The first boundary (ms): wall clock if known, else the steepest steps (50 ms grid)."""
+    if rec.phase_ms is not None:
+        return rec.phase_ms
+    gaps = _outage_starts(rec.cap_ms) if rec.cap_ms is not None and rec.cap_step_ms == 1 else []
+    if len(gaps) >= 2:
+        # delivery outages (the strongest mark of a boundary) that keep one phase
+        ph = np.asarray(gaps) % PERIOD_MS
+        angle = np.angle(np.exp(2j * np.pi * ph / PERIOD_MS).mean())
+        centre = round(angle / (2 * np.pi) * PERIOD_MS) % PERIOD_MS
+        spread = np.abs((ph - centre + PERIOD_MS / 2) % PERIOD_MS - PERIOD_MS / 2)
+        if np.median(spread) <= BOUNDARY_WINDOW_MS:
+            return int(round(centre / 50) * 50) % PERIOD_MS
+    scores = np.zeros(PERIOD_MS // 50)
+    if rec.delay_ms is not None and len(rec.delay_ms) > 2:
+        g = _delay_grid(rec)
+        for i, ph in enumerate(range(0, PERIOD_MS, 50)):
+            steps = [
+                abs(np.median(g[b // 10 : b // 10 + 50]) - np.median(g[b // 10 - 50 : b // 10]))
+                for b in range(ph + PERIOD_MS if ph < 500 else ph, len(g) * 10 - 500, PERIOD_MS)
+            ]
+            scores[i] += np.mean(steps) / (np.std(g) + 1e-9) if steps else 0
+    if rec.cap_ms is not None and len(rec.cap_ms) > 2 * PERIOD_MS:
+        c = rec.cap_ms
+        mean = c.mean() + 1e-9
+        for i, ph in enumerate(range(0, PERIOD_MS, 50)):
+            steps = [
+                abs(c[b : b + 1000].mean() - c[b - 1000 : b].mean()) / mean
+                for b in range(ph + PERIOD_MS if ph < 1000 else ph, len(c) - 1000, PERIOD_MS)
+            ]
+            scores[i] += np.mean(steps) * 5 if steps else 0
+    return int(np.argmax(scores)) * 50
+
+
+def _longest_run(x: np.ndarray) -> int:
+    best = r = 0
+    for v in x:
+        r = r + 1 if v else 0
+        best = max(best, r)
+    return best
+
+
+def capacity_statistics(cap_ms: np.ndarray, phase_ms: int, step_ms: int = 1) -> dict[str, float]:
+    out: dict[str, float] = {}
+    bin_ms = max(CAP_BIN_MS, step_ms)
+    n = len(cap_ms) // bin_ms
+    bins = cap_ms[: n * bin_ms].reshape(n, bin_ms).sum(1) * 8 / (bin_ms / 1000) / 1e6
+    if n:
+        out["cap100_p10"], out["cap100_p50"], out["cap100_p90"] = (
+            float(x) for x in np.percentile(bins, [10, 50, 90])
+        )
+    means, ratios = [], []
+    for a, b in _epochs(n * bin_ms, phase_ms):
+        lo = -(-(a + SKIP_MS) // bin_ms)
+        seg = bins[lo : b // bin_ms]
+        if len(seg) < 3 or seg.mean() <= 0:
+            continue
+        means.append(float(bins[a // bin_ms : b // bin_ms].mean()))
+        ratios.append(seg / seg.mean())
+    if means:
+        out["cap_epoch_min"], out["cap_epoch_max"] = min(means), max(means)
+        out["epochs"] = float(len(means))
+    if ratios and bin_ms == CAP_BIN_MS:
+        out["cap_cv"] = float(np.std(np.concatenate(ratios)))
+        c = _corr1(ratios)
+        if c is not None:
+            out["cap_corr"] = c
+    if step_ms == 1 and len(cap_ms) >= 2000:
+        gaps = []
+        for a, _ in _epochs(len(cap_ms) + PERIOD_MS, phase_ms):
+            if a < BOUNDARY_WINDOW_MS or a + BOUNDARY_WINDOW_MS > len(cap_ms):
+                continue
+            idle = cap_ms[a - BOUNDARY_WINDOW_MS : a + BOUNDARY_WINDOW_MS] <= 0
+            gaps.append(_longest_run(idle))
+        if gaps:
+            outages = [g for g in gaps if g >= OUTAGE_MIN_MS]
+            out["boundary_outage_share"] = len(outages) / len(gaps)
+            if outages:
+                out["boundary_outage_min_ms"] = float(min(outages))
+                out["boundary_outage_max_ms"] = float(max(outages))
+        busy = cap_ms > 0
+        out["busy_ms_share"] = float(busy.mean())
+        # autocorrelation of per-ms deliveries over 2 s windows (a slow drift between the
+        # recorder's clock and the scheduler's leaves short windows coherent)
+        acs = np.zeros(20)
+        w = 0
+        for s in range(0, len(cap_ms) - 2000, 2000):
+            x = cap_ms[s : s + 2000] - cap_ms[s : s + 2000].mean()
+            v = (x * x).mean()
+            if v > 0:
+                acs += [(x[:-k] * x[k:]).mean() / v if k else 1.0 for k in range(20)]
+                w += 1
+        if w:
+            acs /= w
+            k = int(np.argmax(acs[2:])) + 2
+            framed = acs[k] >= FRAME_MIN_CORR and out["busy_ms_share"] < FRAME_MAX_BUSY
+            out["frame_ms"] = float(k) if framed else 0.0
+    return out
+
+
+def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    g = _delay_grid(rec)
+    meds, resid = [], []
+    for a, b in _epochs(len(g) * DELAY_STEP_MS, phase_ms):
+        seg = g[(a + SKIP_MS) // DELAY_STEP_MS : b // DELAY_STEP_MS]
+        if len(seg) < 10:
+            continue
+        m = float(np.median(g[a // DELAY_STEP_MS : b // DELAY_STEP_MS]))
+        meds.append(2 * m)
+        resid.append(2 * (seg - np.median(seg)))
+    if not meds:
+        return out
+    for p, q in zip((0, 25, 50, 75, 100), np.percentile(meds, [0, 25, 50, 75, 100]), strict=True):
+        out[f"rtt_epoch_p{p}"] = float(q)
+    if len(meds) > 1:
+        out["rtt_jump"] = float(np.median(np.abs(np.diff(meds))))
+    r = np.concatenate(resid)
+    out["rtt_sd"] = float(MAD_TO_SD * np.median(np.abs(r - np.median(r))))
+    c = _corr1(resid)
+    if c is not None:
+        out["rtt_corr_10ms"] = c
+    return out
+
+
+def loss_statistics(
+    lost: np.ndarray, t_ms: np.ndarray, interval_s: float, phase_ms: int
+) -> dict[str, float]:
+    """Loss runs: those starting within BOUNDARY_WINDOW_MS of a boundary are its outage; the
+    others are isolated losses (one probe) or in-epoch bursts (two or more)."""
+    runs = []  # (start ms, probes)
+    i = 0
+    while i < len(lost):
+        if lost[i]:
+            j = i
+            while j < len(lost) and lost[j]:
+                j += 1
+            runs.append((float(t_ms[i]), j - i))
+            i = j
+        else:
+            i += 1
+    bounds = [a for a, _ in _epochs(int(t_ms[-1]) + PERIOD_MS, phase_ms) if a <= t_ms[-1]]
+    at = {k: b for k, (t, _) in enumerate(runs) for b in bounds if abs(t - b) <= BOUNDARY_WINDOW_MS}
+    edge: dict[int, float] = {}  # boundary -> its longest loss run, ms
+    for k, b in at.items():
+        edge[b] = max(edge.get(b, 0.0), runs[k][1] * interval_s * 1000)
+    inner = [n for k, (_, n) in enumerate(runs) if k not in at]
+    duration = len(lost) * interval_s
+    out = {
+        "loss": float(lost.mean()),
+        "loss_isolated": float(sum(1 for n in inner if n == 1) / len(lost)),
+        "bursts_per_s": float(sum(1 for n in inner if n >= 2) / duration),
+    }
+    bursts = [n for n in inner if n >= 2]
+    if bursts:
+        out["burst_ms"] = float(np.mean(bursts) * interval_s * 1000)
+    if bounds:
+        out["loss_outage_share"] = len(edge) / len(bounds)
+        if edge:
+            out["loss_outage_min_ms"] = float(min(edge.values()))
+            out["loss_outage_max_ms"] = float(max(edge.values()))
+    return out
+
+
+def statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if rec.cap_ms is not None:
+        out |= capacity_statistics(rec.cap_ms, phase_ms, rec.cap_step_ms)
+    if rec.delay_ms is not None and len(rec.delay_ms) > 2:
+        out |= delay_statistics(rec, phase_ms)
+    if rec.lost is not None and rec.probe_interval_s:
+        t = rec.probe_t_ms
+        if t is None:
+            t = np.arange(len(rec.lost)) * rec.probe_interval_s * 1000
+        out |= loss_statistics(rec.lost, t, rec.probe_interval_s, phase_ms)
+    return out
+
+
+# -- the fit ------------------------------------------------------------------------------------
+
+
+def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
+    """`[link.model]` keys from the statistics, and what could not be fitted."""
+    m: dict[str, Any] = {"kind": "starlink", "variation": "intra"}
+    missing = []
+    if "cap_epoch_min" in stats:
+        m["capacity"] = [_mbit(stats["cap_epoch_min"]), _mbit(stats["cap_epoch_max"])]
+    else:
+        missing.append("capacity (no delivery series)")
+    if "cap_cv" in stats:
+        m["capacity_sigma"] = round(math.sqrt(math.log1p(stats["cap_cv"] ** 2)), 3)
+        m["capacity_corr"] = round(min(max(stats.get("cap_corr", 0.0), 0.0), 0.99), 3)
+    else:
+        missing.append("capacity_sigma, capacity_corr (needs delivery at <= 100 ms)")
+    if stats.get("frame_ms"):
+        m["frame"] = f"{stats['frame_ms']:g} ms"
+        # a serving window of L ms at a random offset touches L + 1 one-ms bins on average
+        f = stats["frame_ms"]
+        m["frame_duty"] = round(min(max((stats["busy_ms_share"] * f - 1) / f, 0.5 / f), 1.0), 3)
+    elif "frame_ms" in stats:
+        m["frame"] = "0 ms"
+    else:
+        missing.append("frame (needs delivery at 1 ms)")
+    if "rtt_epoch_p50" in stats:
+        m["rtt_quantiles"] = [f"{stats[f'rtt_epoch_p{p}']:.3g} ms" for p in (0, 25, 50, 75, 100)]
+        m["jitter"] = f"{stats['rtt_sd'] / 2:.3g} ms"  # one way
+        m["jitter_corr"] = round(min(max(stats.get("rtt_corr_10ms", 0.0), 0.0), 0.99), 3)
+    else:
+        missing.append("rtt_quantiles, jitter (no delay series)")
+    src = "boundary" if "boundary_outage_share" in stats else "loss"
+    if f"{src}_outage_share" in stats:
+        m["outage_probability"] = round(stats[f"{src}_outage_share"], 3)
+        if f"{src}_outage_min_ms" in stats:
+            m["disturbance"] = [
+                f"{stats[f'{src}_outage_min_ms']:.3g} ms",
+                f"{stats[f'{src}_outage_max_ms']:.3g} ms",
+            ]
+    if "loss" in stats:
+        p = stats["loss_isolated"]
+        m["loss"] = [round(p, 6), round(p, 6)]
+        m["burst_rate"] = round(stats["bursts_per_s"], 4)
+        if "burst_ms" in stats:
+            m["burst_duration"] = f"{stats['burst_ms']:.3g} ms"
+    else:
+        missing.append("loss, burst_rate, burst_duration (no ping probes)")
+    return m, missing
+
+
+def _mbit(x: float) -> str:
+    return f"{x:.3g} Mbit/s"
+
+
+def toml_table(model: dict[str, Any], comment: str = "") -> str:
+    lines = [f"# {comment}"] if comment else []
+    lines.append("[link.model]")
+    for k, v in model.items():
+        lines.append(f"{k} = {json.dumps(v, ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"
+
+
+# -- the model's own statistics -----------------------------------------------------------------
+
+
+def model_samples(model: dict[str, Any], duration_s: int, seed: int = 1) -> dict[str, Any]:
+    """The model's a→b direction sampled every ms by the simulator's own code."""
+    from satcc import _native
+    from satcc import scenario as sc
+
+    doc = {
+        "scenario": {"name": "fit-check", "duration": f"{duration_s} s", "seed": seed},
+        "link": [{"a": "a", "b": "b", "model": model}],
+        "flow": [
+            {"name": "f", "from": "a", "to": "b", "cca": "cubic", "start": f"{duration_s - 1} s"}
+        ],
+    }
+    config = sc.resolve(sc.from_dict(doc))
+    s = _native.run_sim(config, sample_models_ns=1_000_000)["model_samples"]
+    keep = [
+        i
+        for i, (li, d) in enumerate(zip(s["link_id"], s["dir"], strict=True))
+        if li == 0 and d == "ab"
+    ]
+    return {
+        k: np.asarray([s[k][i] for i in keep]) for k in ("t_ns", "rate_bps", "delay_ns", "loss")
+    }
+
+
+def model_statistics(
+    model: dict[str, Any], duration_s: int, interval_s: float = 0.01, seed: int = 1
+) -> dict[str, float]:
+    """The statistics of the model's own output: delivery per ms from its mean rate per ms,
+    delay from its one-way delay, probes lost with its loss probability at each probe."""
+    s = model_samples(model, duration_s, seed)
+    rec = Recording("model", cap_ms=s["rate_bps"] * 0.001 / 8)
+    rec.delay_t_ms = s["t_ns"] / 1e6
+    rec.delay_ms = s["delay_ns"] / 1e6
+    probes = np.arange(0, duration_s * 1000, interval_s * 1000).astype(int)
+    rng = np.random.default_rng(seed)
+    at = np.minimum(probes, len(s["loss"]) - 1)
+    # a probe is lost with the loss probability in force, or in an outage (the link idle for
+    # OUTAGE_MIN_MS or more; a frame's idle part holds a probe for a few ms, it does not lose it)
+    idle = s["rate_bps"] <= 0
+    outage = np.zeros(len(idle), bool)
+    k = 0
+    while k < len(idle):
+        if idle[k]:
+            j = k
+            while j < len(idle) and idle[j]:
+                j += 1
+            outage[k:j] = j - k >= OUTAGE_MIN_MS
+            k = j
+        else:
+            k += 1
+    rec.lost = (rng.random(len(probes)) < s["loss"][at]) | outage[at]
+    rec.probe_t_ms = probes.astype(float)
+    rec.probe_interval_s = interval_s
+    return statistics(rec, PHASE_WALL_MS)
+
+
+def _clamp(x: float, lo: float, hi: float) -> float:
+    return min(max(x, lo), hi)
+
+
+def refine(
+    model: dict[str, Any],
+    stats: dict[str, float],
+    duration_s: int = 300,
+    rounds: int = 3,
+    interval_s: float = 0.01,
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Simulated moments: adjust the within-epoch knobs until the model's own statistics meet
+    the recording's (the 100 ms bins alias the frames, the 10 ms grid quantises the delay, so
+    the first-guess knobs from `fit` do not reproduce their statistics exactly). Returns the
+    refined model and its statistics."""
+    m = dict(model)
+    got = model_statistics(m, duration_s, interval_s)
+    for _ in range(rounds):
+        if "cap_cv" in stats and got.get("cap_cv") and "capacity_sigma" in m:
+            m["capacity_sigma"] = round(
+                _clamp(m["capacity_sigma"] * stats["cap_cv"] / got["cap_cv"], 0, 3), 3
+            )
+        if "cap_corr" in stats and "cap_corr" in got and "capacity_corr" in m:
+            m["capacity_corr"] = round(
+                _clamp(m["capacity_corr"] + stats["cap_corr"] - got["cap_corr"], 0, 0.99), 3
+            )
+        if "busy_ms_share" in stats and "busy_ms_share" in got and m.get("frame_duty"):
+            m["frame_duty"] = round(
+                _clamp(m["frame_duty"] + stats["busy_ms_share"] - got["busy_ms_share"], 0.01, 1),
+                3,
+            )
+        if stats.get("rtt_sd") and got.get("rtt_sd") and "jitter" in m:
+            j = float(m["jitter"].split()[0]) * stats["rtt_sd"] / got["rtt_sd"]
+            m["jitter"] = f"{j:.3g} ms"
+        if "rtt_corr_10ms" in stats and "rtt_corr_10ms" in got and "jitter_corr" in m:
+            m["jitter_corr"] = round(
+                _clamp(m["jitter_corr"] + stats["rtt_corr_10ms"] - got["rtt_corr_10ms"], 0, 0.99),
+                3,
+            )
+        got = model_statistics(m, duration_s, interval_s)
+    return m, got

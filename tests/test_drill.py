@@ -1,0 +1,395 @@
+"""`satcc drill`: the packetdrill-language parser, the %{ }% evaluator, the runner (against a
+scripted engine), the outputs, and, as root, satcc's own suite on this machine's kernel."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from satcc.cli import main
+from satcc.drill import suite
+from satcc.drill.code import AssertFailed, CodeError, run_code
+from satcc.drill.parser import (
+    Code,
+    DrillSyntaxError,
+    PacketSpec,
+    Shell,
+    Syscall,
+    TcpOption,
+    Unsupported,
+    parse,
+)
+from satcc.drill.runner import REMOTE_ISN, Call, Runner, Wire
+
+SUITE = Path(__file__).parent / "drill" / "suite"
+
+SAMPLE = """\
+--tolerance_usecs=10000
+// a comment
+`sysctl -q net.ipv4.tcp_sack=1
+sysctl -q net.ipv4.tcp_timestamps=0`
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 setsockopt(3, SOL_SOCKET, SO_LINGER, {onoff=1, linger=0}, 8) = 0
+   +0 fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0
+   +0 connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+  +.1 < [ect0] S. 0:0(0) ack 1 win 5840 <mss 1000,sackOK,TS val 100 ecr 0,nop,wscale 7>
+0.2~0.3 > . 1:1(0) ack 1 <nop,nop,sack 1001:2001 3001:4001>
++0...0.5 read(3, ..., 1000) = 1000
+    * > SEW 0:0(0) <...>
+   +0 %{ assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd }%
++.1~+.2 < F. 1:1(0) ack 1 win 257
+"""
+
+
+def test_parser_reads_each_construct():
+    s = parse(SAMPLE, "x.pkt")
+    assert s.options == {"tolerance_usecs": "10000"}
+    assert isinstance(s.init, Shell) and "tcp_sack=1" in s.init.command
+    ev = s.events
+    assert [e.line for e in ev] == [5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+    sock, linger, fcntl, conn, synack, ack, read, sew, code, fin = (e.action for e in ev)
+    assert isinstance(sock, Syscall) and sock.name == "socket" and sock.result.value == 3
+    assert linger.args[3].kind == "struct"
+    assert fcntl.args[2].kind == "or"
+    assert conn.result.value == -1 and conn.errno == "EINPROGRESS"
+    assert conn.note == "Operation now in progress"
+    assert isinstance(synack, PacketSpec)
+    assert (synack.direction, synack.flags, synack.ecn, synack.win) == ("<", "SA", "ect0", 5840)
+    assert synack.options == [
+        TcpOption("mss", 1000),
+        TcpOption("sackOK"),
+        TcpOption("TS", (100, 0)),
+        TcpOption("nop"),
+        TcpOption("wscale", 7),
+    ]
+    assert ev[5].time.kind == "abs" and (ev[5].time.start, ev[5].time.end) == (0.2, 0.3)
+    assert ack.options[2] == TcpOption("sack", ((1001, 2001), (3001, 4001)))
+    assert isinstance(read, Syscall) and read.end_time == 0.5
+    assert ev[7].time.kind == "any" and sew.flags == "SEW" and sew.options_any
+    assert isinstance(code, Code) and "tcpi_snd_cwnd" in code.text
+    assert ev[9].time.kind == "rel" and ev[9].time.end == pytest.approx(0.2)
+    assert fin.flags == "FA"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "expected"),
+    [
+        ("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 < S 0:0(0)\n", 2, "`win N`"),
+        ("0 < S 0:10(0) win 100\n", 1, "as long as its payload"),
+        ("\n\n0 > S. 0:0(0) ack 1 <mss 1460,bogus>\n", 3, "a TCP option"),
+        ("0 write(4, ..., 10\n", 1, "`,` or `)`"),
+        ("+x socket() = 3\n", 1, "an event time"),
+        ("0 < Q 0:0(0) win 1\n", 1, "TCP flags"),
+        ("+0.2~+0.1 > S 0:0(0)\n", 1, "start <= end"),
+        ("0 close(3)\n", 1, "`= result`"),
+        ("0 %{ assert 1\n", 1, "}%"),
+    ],
+)
+def test_parse_errors_name_file_line_and_expectation(text, line, expected):
+    with pytest.raises(DrillSyntaxError) as e:
+        parse(text, "bad.pkt")
+    msg = str(e.value)
+    assert msg.startswith(f"bad.pkt:{line}: expected"), msg
+    assert expected in msg, msg
+    assert "\n" not in msg
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0 < udp (1000)\n", "0 < S 0:0(0) win 1 <FO abcd>\n", "0 < (tos 0x1) S 0:0(0) win 1\n"],
+)
+def test_features_outside_the_tcp_subset_are_unsupported(text):
+    with pytest.raises(Unsupported):
+        parse(text, "u.pkt")
+
+
+def test_evaluator_subset():
+    env = {"tcpi_snd_cwnd": 10, "tcpi_snd_ssthresh": 7}
+    printed: list[str] = []
+    run_code(
+        "assert 5 <= tcpi_snd_cwnd < 11 and tcpi_snd_ssthresh == 10 * 717 // 1024\n"
+        "x = tcpi_snd_cwnd - tcpi_snd_ssthresh\nprint(x, max(x, 1))\n",
+        env,
+        printed,
+    )
+    assert printed == ["3 3"] and env["x"] == 3
+    run_code(
+        " assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd;\\\n   assert not tcpi_snd_cwnd < 2;\\\n",
+        env,
+        [],
+    )
+    with pytest.raises(AssertFailed, match=r"tcpi_snd_cwnd == 11 failed \(tcpi_snd_cwnd=10\)"):
+        run_code("assert tcpi_snd_cwnd == 11, tcpi_snd_cwnd", env, [])
+    with pytest.raises(CodeError, match="not defined"):
+        run_code("assert tcpi_nonexistent == 1", env, [])
+    for bad in ("import os", "open('x')", "tcpi_snd_cwnd.__class__", "[x for x in ()]"):
+        with pytest.raises(CodeError):
+            run_code(bad, env, [])
+
+
+class ScriptedEngine:
+    """Plays back outbound packets at given times; records what the runner injects."""
+
+    name = "scripted"
+
+    def __init__(self, outbound: list[Wire], info: dict | None = None):
+        self.outbound = list(outbound)
+        self.t = 0.0
+        self.injected: list[Wire] = []
+        self.info = info or {}
+
+    def setup(self, script):
+        pass
+
+    def now(self):
+        return self.t
+
+    def advance(self, t):
+        self.t = max(self.t, t)
+
+    def inject(self, w):
+        self.injected.append(w)
+
+    def next_outbound(self, deadline):
+        if self.outbound and self.outbound[0].t <= deadline:
+            w = self.outbound.pop(0)
+            self.t = max(self.t, w.t)
+            return w
+        self.t = max(self.t, deadline)
+        return None
+
+    def call(self, sc, line):
+        c = Call(sc.result.value if sc.result.kind == "int" else 0)
+        c.extra["fd"] = 3
+        return c
+
+    def shell(self, cmd, line):
+        pass
+
+    def tcp_info(self, fd):
+        return self.info
+
+    def close(self):
+        pass
+
+
+CLIENT = """\
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 connect(3, ..., ...) = 0
++0 > S 0:0(0) <mss 1460,sackOK,nop,nop,nop,wscale 8>
++.1 < S. 0:0(0) ack 1 win 1000 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0 > . 1:1(0) ack 1
++0 write(3, ..., 1000) = 1000
++0 > P. 1:1001(1000) ack 1
++.1 < . 1:1(0) ack 1001 win 1000 <sack 1:1001,nop,nop>
++0 %{ assert tcpi_snd_cwnd == 10 }%
+"""
+ISN = 555_000
+
+
+def syn_opts():
+    return [TcpOption(k, v) for k, v in (("mss", 1460), ("sackOK", None))] + [
+        TcpOption("nop"),
+        TcpOption("nop"),
+        TcpOption("nop"),
+        TcpOption("wscale", 8),
+    ]
+
+
+def client_wires(data_t: float = 0.1, data_len: int = 1000):
+    return [
+        Wire("S", ISN, 0, 65535, 0, syn_opts(), t=0.0),
+        Wire("A", ISN + 1, REMOTE_ISN + 1, 502, 0, [], t=0.1),
+        Wire("PA", ISN + 1, REMOTE_ISN + 1, 502, data_len, [], t=data_t),
+    ]
+
+
+def test_runner_maps_sequence_numbers_and_passes():
+    eng = ScriptedEngine(client_wires(), {"tcpi_snd_cwnd": 10})
+    r = Runner(parse(CLIENT, "c.pkt"), eng).run()
+    assert (r.verdict, r.reason) == ("pass", "")
+    synack, ack = eng.injected
+    assert synack.seq == REMOTE_ISN and synack.ack == ISN + 1
+    assert ack.ack == ISN + 1001
+    # SACK blocks of injected packets are in the system's sequence space.
+    assert ack.options[0].value == ((ISN + 1, ISN + 1001),)
+
+
+def test_runner_reports_the_first_mismatch_with_line_expected_and_got():
+    eng = ScriptedEngine(client_wires(data_len=500), {"tcpi_snd_cwnd": 10})
+    r = Runner(parse(CLIENT, "c.pkt"), eng).run()
+    assert r.verdict == "fail" and r.line == 7
+    assert "expected `P. 1:1001(1000) ack 1`" in r.reason and "got `P. 1:501(500) ack 1" in r.reason
+
+
+def test_runner_applies_the_tolerance_rule():
+    # 4 ms (the default) beside 12.5 % of the 0.1 s gap to the previous event (12.5 ms):
+    # a SYN 12 ms late passes, 20 ms late fails.
+    text = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 connect(3, ..., ...) = 0\n+.1 > S 0:0(0) <...>\n"
+    for late, verdict in ((0.012, "pass"), (0.020, "fail")):
+        syn = Wire("S", ISN, 0, 65535, 0, syn_opts(), t=0.1 + late)
+        r = Runner(parse(text, "t.pkt"), ScriptedEngine([syn])).run()
+        assert r.verdict == verdict, r
+    assert r.line == 3 and "tolerance 12500 us" in r.reason
+
+
+def test_runner_fails_a_false_assertion_and_a_missing_packet():
+    r = Runner(parse(CLIENT, "c.pkt"), ScriptedEngine(client_wires(), {"tcpi_snd_cwnd": 4})).run()
+    assert (r.verdict, r.line) == ("fail", 9) and "tcpi_snd_cwnd=4" in r.reason
+    r = Runner(parse(CLIENT, "c.pkt"), ScriptedEngine(client_wires()[:2])).run()
+    assert (r.verdict, r.line) == ("fail", 7) and "got no packet" in r.reason
+
+
+def rows():
+    return [
+        suite.Row("a.pkt", "kernel", "pass", 0, ""),
+        suite.Row("b.pkt", "kernel", "fail", 7, "flags differ: expected `S.`, got `R.`"),
+        suite.Row("a.pkt", "sim", "unsupported", 0, "why"),
+    ]
+
+
+def test_outputs_json_junit_and_counts():
+    objs = [json.loads(x) for x in suite.json_lines(rows()).splitlines()]
+    assert [list(o) for o in objs] == [["script", "engine", "verdict", "line", "reason"]] * 3
+    root = ET.fromstring(suite.junit(rows()))
+    kernel = root.find("testsuite[@name='drill-kernel']")
+    assert kernel is not None and kernel.get("tests") == "2" and kernel.get("failures") == "1"
+    assert root.find(".//failure").get("message").startswith("line 7: flags differ")
+    t = suite.table(rows()).splitlines()
+    assert t[-2:] == ["kernel: 1 pass, 1 fail, 0 unsupported", "sim: 0 pass, 0 fail, 1 unsupported"]
+
+
+def test_cli_broken_script_gives_one_line_and_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.pkt"
+    bad.write_text("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 < S 0:0(0)\n")
+    assert main(["drill", str(bad), "--engine", "sim", "--json"]) == 2
+    out = json.loads(capsys.readouterr().out.strip())
+    assert out["verdict"] == "error" and out["line"] == 2
+    assert out["reason"] == f"{bad}:2: expected `win N` on an inbound packet"
+    assert main(["drill", str(tmp_path / "missing.pkt")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "missing.pkt: expected a packetdrill script" in err[0]
+
+
+def test_cli_junit_file(tmp_path, capsys):
+    junit = tmp_path / "r.xml"
+    assert (
+        main(
+            [
+                "drill",
+                str(SUITE / "tlp-reno-2-segments.pkt"),
+                "--engine",
+                "sim",
+                "--junit",
+                str(junit),
+            ]
+        )
+        == 0
+    )
+    assert ET.parse(junit).getroot().find(".//skipped") is not None
+    assert "sim: 0 pass, 0 fail, 1 unsupported" in capsys.readouterr().out
+
+
+def test_the_suite_parses_and_is_large_enough():
+    scripts = sorted(SUITE.glob("*.pkt"))
+    assert len(scripts) >= 56
+    for p in scripts:
+        suite.parse_file(p)
+
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("ethtool") is None,
+    reason="the kernel engine needs root, iproute2 and ethtool",
+)
+
+
+@needs_root
+def test_the_suite_passes_on_this_kernel():
+    """Every script of satcc's suite on this machine's TCP (a fresh process: the kernel engine
+    forks, and takes /tmp/satcc-emu.lock)."""
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from satcc.cli import main; sys.exit(main())",
+            "drill",
+            "--engine",
+            "kernel",
+            "--json",
+            str(SUITE),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    results = [json.loads(x) for x in r.stdout.splitlines()]
+    bad = [x for x in results if x["verdict"] != "pass"]
+    assert not bad, bad
+    assert len(results) == len(list(SUITE.glob("*.pkt")))
+
+
+def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tmp_path):
+    from satcc.drill.shell import read_block
+
+    (tmp_path / "d.sh").write_text(
+        'sysctl -q net.ipv4.tcp_rmem="4096 $((2*1024*1024)) 6291456"\nsysctl -q net.ipv4.tcp_sack=0\n'
+    )
+    r = read_block(
+        "./d.sh\nsysctl -q net.ipv4.tcp_congestion_control=reno net.ipv4.tcp_frto=0\n"
+        "ip route change 192.0.2.0/24 dev tun0 initcwnd 4\ntc qdisc add dev tun0 root fq\n"
+        "sysctl -q net.ipv4.tcp_made_up=1",
+        tmp_path,
+    )
+    assert r.settings == {"rwnd_bytes": 2097152, "sack": False, "cca": "reno", "initial_cwnd": 4}
+    assert r.ignored == [
+        "net.ipv4.tcp_frto=0: the simulator's TCP has 2 built in",
+        "tc qdisc add dev tun0 root fq: no effect (the simulator's hosts have no qdisc)",
+        "net.ipv4.tcp_made_up=1: no simulator setting",
+    ]
+
+
+def test_kernel_engine_packets_round_trip_with_valid_checksums():
+    from satcc.drill import kernel
+
+    opts = [
+        TcpOption("mss", 1000),
+        TcpOption("sackOK"),
+        TcpOption("TS", (100, 7)),
+        TcpOption("nop"),
+        TcpOption("wscale", 7),
+    ]
+    w = Wire("SEW", 123456, 0, 65535, 0, opts, "ect0")
+    pkt = kernel.build_packet_ports(w, 45000, 8080)
+    assert kernel.csum(pkt[:20]) == 0  # IP header checksum
+    tcp = pkt[20:]
+    pseudo = pkt[12:20] + bytes([0, 6]) + len(tcp).to_bytes(2, "big")
+    assert kernel.csum(pseudo + tcp) == 0  # TCP checksum over the pseudo-header
+    got, sport, dport = kernel.parse_packet(pkt, 1.5)
+    assert (sport, dport) == (45000, 8080)
+    assert (got.flags, got.seq, got.win, got.length, got.ecn, got.t) == (
+        "SEW",
+        123456,
+        65535,
+        0,
+        "ect0",
+        1.5,
+    )
+    assert got.options == opts
+    data = Wire(
+        "A",
+        1,
+        2,
+        257,
+        1000,
+        [TcpOption("nop"), TcpOption("nop"), TcpOption("sack", ((5, 9), (11, 20)))],
+    )
+    got, _, _ = kernel.parse_packet(kernel.build_packet_ports(data, 1, 2), 0.0)
+    assert got.length == 1000 and got.options == data.options
