@@ -176,18 +176,25 @@ a = "client"
 b = "server"
 queue = "200 kB"
 
+# as `satcc trace fit` prints it (docs/starlink-fit.md), plus the download's capacity_ba
 [link.model]
 kind = "starlink"
-plan = "residential"
+variation = "intra"
 dish = "a"
 capacity = ["4 Mbit/s", "6 Mbit/s"]
 capacity_ba = ["8 Mbit/s", "10 Mbit/s"]
-rtt = ["35 ms", "45 ms"]
-loss = [0.001, 0.002]
-loss_ba = 0.0001
-disturbance = ["60 ms", "100 ms"]
-burst_loss = [0.0, 0.2]
-outage_probability = 0.3
+capacity_sigma = 0.11
+capacity_corr = 0.47
+frame = "8 ms"
+frame_duty = 0.2
+rtt_quantiles = ["30 ms", "35 ms", "40 ms", "45 ms", "60 ms"]
+jitter = "1.5 ms"
+jitter_corr = 0.44
+outage_probability = 1.0
+disturbance = ["58 ms", "134 ms"]
+loss = [0.0008, 0.0008]
+burst_rate = 0.013
+burst_duration = "82 ms"
 phase = "12 s"
 start = "5 s"
 
@@ -214,8 +221,8 @@ def test_report_with_a_starlink_model_scenario_puts_the_comparison_in_the_page(s
     assert set(rows) == {("bbr", "down"), ("cubic", "down")}
     for x in rows.values():
         # a download runs server -> client: b -> a, the model's capacity_ba (8-10 Mbit/s),
-        # not the residential plan's default downlink (50-150 Mbit/s)
-        assert 0 < x["sim_mbps"] <= 10.0, x
+        # neither the uplink's 4-6 Mbit/s nor the residential plan's downlink (50-150)
+        assert 6.0 < x["sim_mbps"] <= 11.0, x
         assert x["ratio"] == pytest.approx(x["measured_mbps"] / x["sim_mbps"])
         assert not x["note"]
     page = (out / "report.html").read_text()
