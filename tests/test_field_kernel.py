@@ -216,6 +216,26 @@ def test_plan_runs_every_cca_and_direction_resumes_after_sigterm_and_matches_emu
         assert doc["field"]["host"]["sysctls"]["net.ipv4.tcp_congestion_control"]
         assert doc["field"]["host"]["interface"]["mtu"] == 1500
         assert doc["field"]["capture"]["snaplen"] == 128
+        stats = json.loads((d / "summary.json").read_text())["stats"]
+        assert stats["rtt_source"] == doc["field"]["rtt_source"]
+        assert stats["retx_source"] == doc["field"]["retx_source"]
+    # downloads: the capture is at the receiver; the path RTT is the sum of both TSval->TSecr
+    # halves (not the receiver's ACK delay), retransmissions are iperf3 -R's (the server's)
+    down = _query(
+        out,
+        "SELECT run_id, rtt_mean_ms, rtt_min_ms, retransmitted_packets, sent_packets, "
+        "retransmission_rate FROM flows WHERE id = 0 AND direction = 'down'",
+    )
+    assert len(down) == 2
+    for row in down.itertuples():
+        doc = json.loads((out / "runs" / row.run_id / "run.json").read_text())["field"]
+        assert doc["rtt_source"] == "capture (tsval-both @receiver)", doc["capture_flow"]
+        assert doc["capture_flow"]["capture_point"] == "receiver"
+        assert doc["retx_source"] == "iperf3 -R (the server's retransmits)"
+        # 40 ms of path; a 1-BDP queue adds at most 40 ms more
+        assert 39.0 <= row.rtt_min_ms <= row.rtt_mean_ms <= 85.0, row
+        assert row.retransmitted_packets is not None and row.sent_packets > 1000
+        assert 0 <= row.retransmission_rate < 0.2
 
     # goodput within 10 % of `satcc emu` on the same path (cubic upload, same length)
     from satcc.engines import emu

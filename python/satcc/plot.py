@@ -13,6 +13,8 @@ Stacked panels sharing the time axis (choose with `panels`, default the first th
   (queue_bytes x 8 / capacity at the end of each bin);
 - "ping": an analyze result's ping/nping probes, RTT (ms) per probe (added by default when
   the result has some; ping flows are not drawn in the other panels).
+A field run aligned to Starlink's schedule (`stats.starlink_boundaries_s` in summary.json)
+gets a thin dotted vertical line in every panel at each reconfiguration boundary.
 Each flow's bins are its own: a row's width is the distance to the flow's next row (iperf3's
 1 s intervals beside a capture's 100 ms bins), the last one `bin_s` or the interval. Bins
 outside a flow's life are null and not drawn. Legend: the flow's name, with "(cca)" when the
@@ -286,6 +288,9 @@ def _draw(
                 fontsize="small",
                 color="0.4",
             )
+    # after the panels' checks above, which read their lines' data (a boundary is a line)
+    for k, (run_label, result, _) in enumerate(chosen_all):
+        starlink_lines(axes, result.meta, LINESTYLES[k % len(LINESTYLES)], run_label)
     axes[-1].set_xlabel("time (s)")
     top = axes[0]
     if n_lines <= MAX_LEGEND_FLOWS:
@@ -307,6 +312,39 @@ def _draw(
     else:
         fig.suptitle("overlay: " + " | ".join(plain(label) for label, _ in runs), fontsize="medium")
     return fig
+
+
+BOUNDARY_COLOR = "0.45"
+
+
+def starlink_boundaries(meta: dict) -> list[float]:
+    """A field run's Starlink reconfiguration boundaries, seconds from iperf3's launch
+    (summary.json `stats.starlink_boundaries_s`); [] for every other result."""
+    stats = meta.get("stats") or {}
+    values = stats.get("starlink_boundaries_s") if isinstance(stats, dict) else None
+    if not isinstance(values, list):
+        return []
+    return [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+
+
+def starlink_lines(axes: Iterable, meta: dict, style: str = ":", run_label: str = "") -> int:
+    """A vertical line per Starlink boundary of a field run in each of `axes`, labelled once
+    (the legend of the first axis that has one). Returns how many boundaries were drawn."""
+    times = starlink_boundaries(meta)
+    for k, a in enumerate(axes):
+        for i, t in enumerate(times):
+            label = None
+            if k == 0 and i == 0:
+                label = plain(f"{run_label}: " if run_label else "") + "Starlink boundary"
+            a.axvline(
+                t,
+                color=BOUNDARY_COLOR,
+                linestyle=":" if style == "-" else style,
+                linewidth=0.9,
+                zorder=0.5,
+                label=label,
+            )
+    return len(times)
 
 
 def _bdp_line(a, result: RunResult, chosen, run_label: str) -> None:

@@ -75,22 +75,43 @@ def run(args: argparse.Namespace) -> int:
     from satcc.report import build_report
 
     formats = parse_formats(args.format)
+    comparison = None
     if (args.dir / "summary.json").is_file():  # one result, not a campaign
         from satcc.report import build_result_report
 
         out = check_out_dir(args.out if args.out is not None else args.dir / "report")
+        if getattr(args, "scenario", None) is not None:
+            from satcc.errors import UserError
+
+            raise UserError(f"--scenario: {args.dir} is one result; expected a `satcc field` store")
         report = build_result_report(args.dir, out, formats)
     else:
         read_index(args.dir)  # a campaign directory, readable, before anything is written
         out = check_out_dir(args.out if args.out is not None else args.dir / "report")
+        if getattr(args, "scenario", None) is not None:
+            from satcc.field.compare import run as compare
+
+            # before the page: its "Field vs simulator" section shows the table and figure
+            comparison = compare(
+                args.dir,
+                args.scenario,
+                out,
+                seeds=args.seeds,
+                formats=formats,
+                embed="html" in formats,
+            )
         with ProgressBar(label=f"report {args.dir.name}") as bar:
-            report = build_report(args.dir, out, formats, progress=bar)
+            report = build_report(
+                args.dir,
+                out,
+                formats,
+                progress=bar,
+                field_vs_sim=comparison.section() if comparison is not None else None,
+            )
     for line in report.lines():
         print(printable(line))
-    if getattr(args, "scenario", None) is not None:
-        from satcc.field.compare import compare
-
-        for line in compare(args.dir, args.scenario, out, seeds=args.seeds, formats=formats):
+    if comparison is not None:
+        for line in comparison.lines:
             print(printable(line))
     print(printable(f"report: {report.html_path or out}"), file=sys.stderr)
     return 0

@@ -8,8 +8,10 @@ measured, the simulator runs that one flow for the plan's duration with `seeds` 
 (1..seeds), and the table puts the mean measured goodput (with the runs' range) beside the
 simulated mean. UDP runs are left out (there is no CCA to predict).
 
-Writes DIR/field-vs-sim.txt and .json (and .png with the figure formats), and returns the
-table's lines for the report's output.
+Writes DIR/field-vs-sim.txt and .json (and .png/.pdf/.svg with the figure formats) and
+returns a `Comparison`: the table's lines for the report's output, its rows and the figure as
+PNG bytes for the report page's "Field vs simulator" section (`section()`, handed to
+satcc.report.build_report, which does not import this module).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,48 @@ class Row:
     sim_mbps: float | None
     ratio: float | None  # measured / sim
     note: str = ""
+
+
+@dataclass
+class Comparison:
+    scenario: Path
+    seeds: int
+    rows: list[Row]
+    lines: list[str]
+    files: list[Path] = field(default_factory=list)
+    png: bytes = b""  # the figure for the HTML page (empty unless asked for)
+
+    def section(self) -> dict[str, Any]:
+        """The report page's section as plain data (satcc.report.build renders it)."""
+        cols = ["cca", "direction", "runs", "measured (Mbit/s)", "min-max", "sim (Mbit/s)"]
+        cols += ["measured / sim", "note"]
+        rows = [
+            [
+                r.cca,
+                r.direction,
+                str(r.runs),
+                f"{r.measured_mbps:.2f}",
+                f"{r.measured_min_mbps:.2f}-{r.measured_max_mbps:.2f}",
+                f"{r.sim_mbps:.2f}" if r.sim_mbps is not None else "-",
+                f"{r.ratio:.2f}" if r.ratio is not None else "-",
+                r.note,
+            ]
+            for r in self.rows
+        ]
+        return {
+            "title": f"{TITLE}: {self.scenario.name}",
+            "caption": (
+                f"Measured goodput per congestion control and direction (mean of the field "
+                f"runs, min-max beside it) and the simulator's on {self.scenario.name} (mean "
+                f"of {self.seeds} seed(s), one flow of the plan's duration; a download swaps "
+                "the flow's ends); measured / sim is their ratio."
+            ),
+            "columns": cols,
+            "rows": rows,
+            "left": [0, 1, len(cols) - 1],
+            "files": [p.name for p in self.files],
+            "png": self.png,
+        }
 
 
 def _scenario_doc(path: Path) -> dict[str, Any]:
@@ -77,6 +121,20 @@ def _simulate(
 def compare(
     store_dir: Path, scenario: Path, out: Path, seeds: int = 3, formats=("png",)
 ) -> list[str]:
+    """The comparison's files in `out` and its table's lines (see `run`)."""
+    return run(store_dir, scenario, out, seeds, formats).lines
+
+
+def run(
+    store_dir: Path,
+    scenario: Path,
+    out: Path,
+    seeds: int = 3,
+    formats=("png",),
+    embed: bool = False,
+) -> Comparison:
+    """Simulate each measured CCA x direction and write field-vs-sim.* in `out`; `embed`
+    also draws the figure as PNG bytes for the report page."""
     from satcc import store
 
     doc = _scenario_doc(scenario)
@@ -131,19 +189,51 @@ def compare(
         + "\n",
         encoding="utf-8",
     )
+    result = Comparison(scenario, seeds, rows, lines)
+    result.files = [out / "field-vs-sim.txt", out / "field-vs-sim.json"]
     figs = [f for f in formats if f in ("png", "pdf", "svg")]
-    if figs:
-        _figure(rows, out, figs)
-    return lines
+    if figs or embed:
+        result.files += _figure(rows, out, figs)
+        if embed:
+            import io
+
+            buf = io.BytesIO()
+            _draw(rows).savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
+            result.png = buf.getvalue()
+    return result
 
 
-def _figure(rows: list[Row], out: Path, formats: list[str]) -> None:
-    import matplotlib
+EMBED_DPI = 110  # as the report page's other figures (satcc.report.build.EMBED_DPI)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(rows) + 2), 3.5))
+def _figure(rows: list[Row], out: Path, formats: list[str]) -> list[Path]:
+    from matplotlib import rc_context
+
+    fig = _draw(rows)
+    paths = []
+    with rc_context({"svg.hashsalt": "satcc"}):
+        for f in formats:
+            path = out / f"field-vs-sim.{f}"
+            fig.savefig(path, format=f, metadata=_NO_DATES[f])
+            paths.append(path)
+    return paths
+
+
+# no software name or date inside the files: the same comparison gives the same bytes
+_NO_DATES = {
+    "png": {"Software": None},
+    "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+    "svg": {"Creator": None, "Date": None},
+}
+
+
+def _draw(rows: list[Row]):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(max(4, 1.2 * len(rows) + 2), 3.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
     xs = range(len(rows))
     ax.bar([x - 0.2 for x in xs], [r.measured_mbps for r in rows], 0.4, label="field (mean)")
     ax.errorbar(
@@ -160,8 +250,7 @@ def _figure(rows: list[Row], out: Path, formats: list[str]) -> None:
     ax.bar([x + 0.2 for x in xs], [r.sim_mbps or 0 for r in rows], 0.4, label="sim")
     ax.set_xticks(list(xs), [f"{r.cca}\n{r.direction}" for r in rows])
     ax.set_ylabel("goodput (Mbit/s)")
-    ax.legend()
-    fig.tight_layout()
-    for f in formats:
-        fig.savefig(out / f"field-vs-sim.{f}")
-    plt.close(fig)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    return fig

@@ -367,6 +367,7 @@ def measure(
 
 # -- into a RunResult ------------------------------------------------------------------------
 
+RTT_KEYS = ("rtt_mean_ms", "rtt_p95_ms", "rtt_min_ms")
 _SENDER_KEYS = (
     "sent_packets",
     "retransmitted_packets",
@@ -375,6 +376,31 @@ _SENDER_KEYS = (
     "rtt_p95_ms",
     "rtt_min_ms",
 )
+
+
+def _iperf3_mss(m: Measured, item: RunItem) -> int | None:
+    """The sender's segment size: `-M` when given, else iperf3's `tcp_mss_default`."""
+    if item.mss:
+        return int(item.mss)
+    try:
+        doc = json.loads(m.files["iperf3"].read_text(encoding="utf-8"))
+        mss = doc.get("start", {}).get("tcp_mss_default")
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
+    return int(mss) if isinstance(mss, int) and mss > 0 else None
+
+
+def iperf3_retx_rate(
+    retransmits: int | None, delivered_bytes: int | None, mss: int | None
+) -> tuple[int, float] | None:
+    """(segments sent, retransmission rate) from iperf3's count of the sender's retransmits
+    (a download's are the server's, carried in the -R client's report): the sender sent the
+    segments the delivered bytes take at the MSS plus its retransmissions, as study 001's
+    rate (retransmitted / sent packets) counts them. None when a figure is missing."""
+    if retransmits is None or not delivered_bytes or not mss:
+        return None
+    sent = math.ceil(delivered_bytes / mss) + int(retransmits)
+    return sent, int(retransmits) / sent
 
 
 def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[str, Any]]:
@@ -396,7 +422,9 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     flow = dict(max(data, key=lambda f: f["delivered_bytes"]))
     flow["cca"] = item.cca
     flow["name"] = "upload" if item.direction == "up" else "download"
+    download = item.direction == "down" and item.kind == "tcp"
     rtt_source = "iperf3" if flow.get("rtt_mean_ms") is not None else None
+    retx_source = "iperf3" if flow.get("retransmitted_packets") is not None else None
     capture_doc: dict[str, Any] | None = None
     if "capture" in m.files and item.kind == "tcp":
         try:
@@ -413,14 +441,41 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
             ]
             if match:
                 c = max(match, key=lambda f: f.get("payload_bytes") or 0)
-                capture_doc = {k: c.get(k) for k in (*_SENDER_KEYS, "rtt_source", "goodput_bps")}
+                capture_doc = {
+                    k: c.get(k)
+                    for k in (*_SENDER_KEYS, "rtt_source", "capture_point", "goodput_bps")
+                }
                 capture_doc["at"] = "sender" if item.direction == "up" else "receiver"
                 if item.direction == "up":
                     for k in _SENDER_KEYS:
                         if c.get(k) is not None:
                             flow[k] = c[k]
-                    rtt_source = "capture"
+                    rtt_source = f"capture ({c.get('rtt_source')} @{c.get('capture_point')})"
+                    retx_source = "capture"
+                elif c.get("rtt_source") == "tsval-both" and c.get("rtt_mean_ms") is not None:
+                    # at the receiver: the path RTT as the sum of both TSval->TSecr halves
+                    # (satcc.analyze.pathrtt), not the data->ACK time (the receiver's ACK delay)
+                    for k in RTT_KEYS:
+                        flow[k] = c.get(k)
+                    rtt_source = "capture (tsval-both @receiver)"
+                else:
+                    m.field_doc["warnings"].append(
+                        "download: the capture gives no path RTT (capture point "
+                        f"{c.get('capture_point')!r}, rtt_source {c.get('rtt_source')!r}: "
+                        "TCP timestamps off?)"
+                    )
+    if item.kind == "tcp" and retx_source == "iperf3":
+        # iperf3 counts the sender's retransmissions (a download's: the server's, carried in
+        # the -R client's report); the rate's denominator is estimated (iperf3_retx_rate)
+        rate = iperf3_retx_rate(
+            flow.get("retransmitted_packets"), flow.get("delivered_bytes"), _iperf3_mss(m, item)
+        )
+        if rate is not None:
+            flow["sent_packets"], flow["retransmission_rate"] = rate
+        if download:
+            retx_source = "iperf3 -R (the server's retransmits)"
     m.field_doc["rtt_source"] = rtt_source
+    m.field_doc["retx_source"] = retx_source
     m.field_doc["capture_flow"] = capture_doc
     kept = [flow]
     ping_map = {}
@@ -455,6 +510,10 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
         bin_s=bin_s,
         stats={
             "inputs": len(order) + (1 if "capture" in m.files else 0),
+            # where flow 0's figures come from (run.json's field section says the same)
+            "goodput_source": "iperf3",
+            "rtt_source": rtt_source,
+            "retx_source": retx_source,
             # Starlink boundaries during the run, seconds from iperf3's launch (plots' t = 0
             # is its first report, a few RTTs later); absent without `align = "starlink"`
             **(

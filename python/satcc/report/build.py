@@ -29,6 +29,7 @@ from matplotlib import rc_context
 
 from satcc import __version__
 from satcc.campaign import layout
+from satcc.plot import starlink_boundaries
 from satcc.report import figures as F
 from satcc.store import open_store
 
@@ -59,6 +60,9 @@ class Report:
     problems: list[str] = field(default_factory=list)
     run_plots: dict[str, str] = field(default_factory=dict)  # run id -> PNG path from out/
     downloads: list[str] = field(default_factory=list)  # CSV files beside report.html
+    # `satcc report STORE --scenario`: the field runs beside the simulator, as plain data
+    # (satcc.field.compare.Comparison.section(): title, caption, columns, rows, left, files, png)
+    field_vs_sim: dict[str, Any] | None = None
 
     @property
     def drawn(self) -> list[Figure]:
@@ -87,9 +91,11 @@ def build_report(
     out: str | Path,
     formats: list[str],
     progress: Callable[[float], None] | None = None,
+    field_vs_sim: dict[str, Any] | None = None,
 ) -> Report:
     """The report of a campaign directory; `progress` gets the fraction done (figures 60 %,
-    per-run plots 35 %, the page the rest)."""
+    per-run plots 35 %, the page the rest). `field_vs_sim`: a section of measured field runs
+    beside the simulator (satcc.field.compare), shown before the figures."""
     tick = progress or (lambda _f: None)
     d, out = Path(directory), Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -125,7 +131,14 @@ def build_report(
                     item.fig.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
                     fig.png = buf.getvalue()
                 figs.append(fig)
-        report = Report(d, out, formats, figs, problems=[p.line() for p in store.problems])
+        report = Report(
+            d,
+            out,
+            formats,
+            figs,
+            problems=[p.line() for p in store.problems],
+            field_vs_sim=field_vs_sim,
+        )
         if "html" in formats:
             report.run_plots = _run_plots(store, out, lambda f: tick(0.6 + 0.35 * f))
             report.downloads = _downloads(store, out)
@@ -378,6 +391,23 @@ def _figures_html(ctx: RenderContext) -> str:
     return _html("figures", drawn)
 
 
+def _field_vs_sim_html(ctx: RenderContext) -> str | None:
+    doc = ctx.report.field_vs_sim
+    if not doc:
+        return None
+    png = doc.get("png") or b""
+    return _html(
+        "field_vs_sim",
+        doc["title"],
+        doc["caption"],
+        doc["columns"],
+        doc["rows"],
+        doc["left"],
+        base64.b64encode(png).decode("ascii") if png else None,
+        doc.get("files") or [],
+    )
+
+
 def _skipped_html(ctx: RenderContext) -> str:
     return _html("skipped", ctx.report.skipped)
 
@@ -393,12 +423,33 @@ INTERACTIVE_SCRIPT = """
   var colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                 "#7f7f7f", "#bcbd22", "#17becf"];
   var charts = JSON.parse(document.getElementById("uplot-data").textContent);
+  var marked = {};  // chart -> boundary lines drawn (the page says the total, as data-charts)
   charts.forEach(function (c, i) {
     var series = [{label: "time (s)"}].concat(c.names.map(function (n, k) {
       return {label: n, stroke: colors[k % colors.length], width: 1.2, spanGaps: false};
     }));
+    // a field run's Starlink boundaries: dotted vertical lines
+    var marks = function (u) {
+      var ctx = u.ctx;
+      ctx.save();
+      ctx.strokeStyle = "#737373";
+      ctx.lineWidth = 1;
+      ctx.setLineDash([2, 3]);
+      (c.boundaries || []).forEach(function (t) {
+        var x = Math.round(u.valToPos(t, "x", true)) + 0.5;
+        ctx.beginPath();
+        ctx.moveTo(x, u.bbox.top);
+        ctx.lineTo(x, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+      });
+      ctx.restore();
+      marked[i] = (c.boundaries || []).length;
+      var total = Object.keys(marked).reduce(function (a, k) { return a + marked[k]; }, 0);
+      document.body.setAttribute("data-boundaries", String(total));
+    };
     new uPlot({title: c.title, width: 900, height: 260, scales: {x: {time: false}},
-               series: series, axes: [{label: "time (s)"}, {label: "goodput (Mbit/s)"}]},
+               series: series, axes: [{label: "time (s)"}, {label: "goodput (Mbit/s)"}],
+               hooks: {draw: [marks]}},
               c.data, document.getElementById("uplot-" + i));
   });
   document.body.setAttribute("data-charts", "ok " + charts.length);
@@ -447,13 +498,15 @@ def _interactive_html(ctx: RenderContext) -> str | None:
             [None if pd.isna(v) else round(float(v) / 1e6, 4) for v in wide[c]]
             for c in wide.columns
         ]
-        charts.append(
-            {
-                "title": chart_title(ctx, run_id, names[names["run_id"] == run_id]),
-                "names": [label.get(int(c), str(c)) for c in wide.columns],
-                "data": data,
-            }
-        )
+        chart = {
+            "title": chart_title(ctx, run_id, names[names["run_id"] == run_id]),
+            "names": [label.get(int(c), str(c)) for c in wide.columns],
+            "data": data,
+        }
+        marks = starlink_boundaries(F.run_summary(ctx.store.directory, run_id))
+        if marks:
+            chart["boundaries"] = marks
+        charts.append(chart)
     if not charts:
         return None
     from markupsafe import Markup
@@ -491,6 +544,7 @@ def _fidelity_html(store: Any) -> str:
 
 for _section in (
     Section("matrix", None, _matrix_html),
+    Section("field_vs_sim", "Field vs simulator", _field_vs_sim_html),
     Section("figures", "Figures", _figures_html),
     Section("interactive", "Interactive", _interactive_html),
     Section("skipped", "Skipped figures", _skipped_html),

@@ -42,7 +42,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from satcc.campaign import layout
-from satcc.plot import plain_log_axis
+from satcc.plot import plain_log_axis, starlink_lines
 
 SSTHRESH_UNSET = 2147483647  # results README: ssthresh not yet set, as Linux
 MIN_RAMP_RUN_S = 30.0
@@ -239,6 +239,19 @@ def _by_group(conds: list[tuple[str, pd.Series]], groups: pd.Series) -> list[tup
 # -- 001 Fig. 5-6 ---------------------------------------------------------------------------
 
 
+def run_summary(directory: Path, run_id: str) -> dict[str, Any]:
+    """A campaign run's summary.json (its `stats` carry a field run's Starlink boundaries);
+    {} when unreadable."""
+    import json
+
+    path = Path(directory) / layout.RUNS_DIR / str(run_id) / "summary.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
 def timeseries_cca(data: Data) -> Drawn:
     flows = data.flows[data.flows["engine"] != MODEL]
     flows = flows[flows["cca"].notna()]
@@ -261,6 +274,7 @@ def timeseries_cca(data: Data) -> Drawn:
     if series["goodput_bps"].notna().sum() == 0:
         raise Skip("the runs carry no goodput series")
     # a row per condition, its own y scale (an upload beside a download); CCAs share a row's
+    with_boundaries = False
     fig, axs = new_figure(len(conds), len(ccas), height=2.6, sharex=True, sharey="row")
     for r, (title, _) in enumerate(conds):
         for c, cca in enumerate(ccas):
@@ -277,6 +291,8 @@ def timeseries_cca(data: Data) -> Drawn:
                 ax.plot(
                     s["t_s"], s["goodput_bps"] / 1e6, lw=0.9, color=colors[k], label=str(f.name)
                 )
+            marked = starlink_lines([ax], run_summary(data.store.directory, pick[2]))
+            with_boundaries = with_boundaries or marked > 0
             if r == 0 and c == len(ccas) - 1:
                 ax.legend(fontsize="x-small", loc="upper right")
             if c == 0:
@@ -292,6 +308,13 @@ def timeseries_cca(data: Data) -> Drawn:
         "Goodput per time bin of one run per congestion control and condition (the first "
         "repetition that has it), one line per flow, a row per condition with its own y "
         "axis; study 001 Fig. 5-6 plot the same from tshark in 0.1 s bins."
+        + (
+            " Dotted vertical lines: Starlink's reconfiguration boundaries during a field run "
+            "(seconds from iperf3's launch, which precedes its first report by the connection "
+            "set-up)."
+            if with_boundaries
+            else ""
+        )
         + _left_out(len(conds), total),
     )
 
