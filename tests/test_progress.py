@@ -84,11 +84,28 @@ def test_the_campaign_line_draws_on_a_terminal_and_erases_itself():
     assert stream.getvalue().endswith("\x1b[2K")  # transient: erased at the end
 
 
-def test_the_campaign_line_writes_nothing_to_a_pipe():
+def test_the_campaign_writes_a_plain_line_per_finished_run_to_a_pipe():
     from satcc.campaign.execute import ProgressLine
 
     stream, clock = io.StringIO(), Clock()
-    with ProgressLine("camp", 4, stream=stream, clock=clock) as line:
+    with ProgressLine("camp", 4, already=1, stream=stream, clock=clock) as line:
         clock.now = 2.0
-        line.advance()
+        line.advance(run_id="3f2a")
+        clock.now = 4.0
+        line.advance(ok=False, run_id="77bc")
+    lines = stream.getvalue().splitlines()
+    assert lines == [
+        "camp: 2/4 · run 3f2a done · 0.50 runs/s · ETA 4 s",
+        "camp: 3/4 · run 77bc failed · 1 failed · 0.50 runs/s · ETA 2 s",
+    ]
+    assert "\x1b" not in stream.getvalue()
+
+
+def test_no_progress_writes_nothing_to_a_pipe():
+    from satcc.campaign.execute import ProgressLine
+
+    stream, clock = io.StringIO(), Clock()
+    with ProgressLine("camp", 4, stream=stream, clock=clock, enabled=False) as line:
+        clock.now = 2.0
+        line.advance(run_id="3f2a")
     assert stream.getvalue() == ""

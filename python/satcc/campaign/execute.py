@@ -187,7 +187,7 @@ def _run_locked(
             run.reports.append(RunReport(spec.run_id, "failed", outcome.wall_s, outcome.error))
         if raw is not None:
             shutil.rmtree(raw, ignore_errors=True)
-        bar.advance(ok=outcome.ok)
+        bar.advance(ok=outcome.ok, run_id=spec.run_id)
 
     try:
         with bar:
@@ -325,8 +325,10 @@ def _dask(specs: list[RunSpec], address: str) -> Iterator[Outcome]:
 
 class ProgressLine:
     """`name ━━━━━╺━━━━ 12/40 · 2 failed · 0.90 runs/s · ETA 31 s` on a terminal's stderr
-    (rich.progress, redrawn in place and erased at the end); nothing on a pipe or in a log,
-    where the end-of-campaign summary says what happened."""
+    (rich.progress, redrawn in place and erased at the end). On a pipe or in a log (no
+    terminal, progress not turned off) one plain line per finished run instead:
+    `name: 12/40 · run 3f2a… done · 0.90 runs/s · ETA 31 s`, as a scheduler's log wants it;
+    `enabled=False` (`--no-progress`) writes nothing."""
 
     WIDTH = 24
 
@@ -341,10 +343,11 @@ class ProgressLine:
     ):
         self.name, self.total, self.already = printable(name), total, already
         self.stream = stream if stream is not None else sys.stderr
-        if enabled is None:
-            isatty = getattr(self.stream, "isatty", None)
-            enabled = bool(isatty and isatty())
-        self.enabled = enabled
+        isatty = getattr(self.stream, "isatty", None)
+        tty = bool(isatty and isatty())
+        # no terminal and not turned off: a line per finished run (see the class doc)
+        self.lines = enabled is None and not tty
+        self.enabled = tty if enabled is None else enabled
         self.clock = clock
         self.started = clock()
         self.done = 0
@@ -379,9 +382,16 @@ class ProgressLine:
             f" · {status}" if status else ""
         )
 
-    def advance(self, ok: bool = True) -> None:
+    def advance(self, ok: bool = True, run_id: str | None = None) -> None:
         self.done += 1
         self.failed += 0 if ok else 1
+        if self.lines:
+            status = self.status()
+            what = f"run {run_id} {'done' if ok else 'failed'}" if run_id else None
+            parts = [f"{self.name}: {self.already + self.done}/{self.total}", what, status]
+            self.stream.write(" · ".join(p for p in parts if p) + "\n")
+            self.stream.flush()
+            return
         self.draw()
 
     def _start(self) -> None:
