@@ -187,14 +187,26 @@ def limit_memory(con: Any) -> int | None:
 
 
 def run_query(con: Any, sql: str, params: list[Any] | None, timeout_s: float | None):
-    """`con.execute(sql).df()` with the ways a query ends made plain: Ctrl-C (and SIGTERM)
-    is KeyboardInterrupt (exit 130, "interrupted"), `timeout_s` passed is one line (exit 1),
-    DuckDB running out of its `memory_limit` is one line (exit 1)."""
+    """`con.execute(sql).df()` with the ways a query ends made plain: Ctrl-C is
+    KeyboardInterrupt (exit 130, "interrupted") and SIGTERM `Terminated` (exit 143) as soon as
+    they arrive, `timeout_s` passed is one line (exit 1), DuckDB running out of its
+    `memory_limit` is one line (exit 1).
+
+    DuckDB runs the query in C while the main thread waits in it, so a Python signal handler
+    would run only once the query returned. Python's own C-level handler writes each signal's
+    number to a wakeup fd whichever thread receives it (`signal.set_wakeup_fd`); a watcher
+    thread reads it and interrupts DuckDB (`con.interrupt()`, which is made to be called from
+    another thread, as the timeout does). Signals without a Python handler are not seen."""
+    import signal
+    import socket
     import threading
+
+    from satcc.errors import Terminated
 
     duckdb = _duckdb()
     timer = None
     timed_out = threading.Event()
+    caught: list[int] = []
     if timeout_s is not None:
 
         def stop() -> None:
@@ -204,14 +216,40 @@ def run_query(con: Any, sql: str, params: list[Any] | None, timeout_s: float | N
         timer = threading.Timer(timeout_s, stop)
         timer.daemon = True
         timer.start()
+    watcher = None
+    wake_r = wake_w = None
+    old_fd = -1
+    if threading.current_thread() is threading.main_thread():
+        wake_r, wake_w = socket.socketpair()
+        wake_w.setblocking(False)
+        old_fd = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+
+        def watch() -> None:
+            while True:
+                data = wake_r.recv(64)
+                if not data or 0 in data:  # closed, or the query ended on its own
+                    return
+                for sig in data:
+                    if sig in (signal.SIGINT, signal.SIGTERM):
+                        caught.append(sig)
+                        con.interrupt()
+                        return
+
+        watcher = threading.Thread(target=watch, name="query-signals", daemon=True)
+        watcher.start()
     try:
-        return con.execute(sql, params or []).df()
+        out = con.execute(sql, params or []).df()
+        if caught:  # the signal came as the query ended: it still ends the command
+            raise KeyboardInterrupt if caught[0] == signal.SIGINT else Terminated(caught[0])
+        return out
     except (duckdb.InterruptException, RuntimeError) as e:
         if timed_out.is_set():
             raise SatccError(
                 f"query: stopped after --timeout {timeout_s:g} s (the query did not finish)"
             ) from None
-        if isinstance(e, duckdb.InterruptException) or "interrupted" in str(e).lower():
+        if caught and caught[0] == signal.SIGTERM:
+            raise Terminated(signal.SIGTERM) from None
+        if caught or isinstance(e, duckdb.InterruptException) or "interrupted" in str(e).lower():
             raise KeyboardInterrupt from None
         raise
     except duckdb.OutOfMemoryException as e:
@@ -224,6 +262,15 @@ def run_query(con: Any, sql: str, params: list[Any] | None, timeout_s: float | N
     finally:
         if timer is not None:
             timer.cancel()
+        if watcher is not None and wake_r is not None and wake_w is not None:
+            signal.set_wakeup_fd(old_fd)
+            try:
+                wake_w.send(b"\0")
+            except OSError:
+                pass
+            watcher.join(timeout=5)
+            wake_r.close()
+            wake_w.close()
 
 
 def _lock_down(con: Any, d: Path) -> None:
