@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 # One half at most this share of the other: the capture sits at that half's end host (a host's
 # turnaround is tens of microseconds; the other half is the path's milliseconds).
 NEAR_HOST_SHARE = 0.25
+# ... or at most this long: what a host adds to its own half (turnaround, and a paced sender
+# such as BBR waiting for its next slot before echoing the receiver's TSval), which on a
+# sub-millisecond path is not small beside the other half (a 0.6 ms path read as "between"
+# gave 2.6 ms from TSval-resolution pairings).
+HOST_TURNAROUND_MS = 0.5
 KIND_DATA_ACK, KIND_TSVAL = 0, 1
 _TYPECODES = {"u1": "B", "u2": "H", "u4": "I", "u8": "Q", "i4": "i", "i8": "q", "f8": "d"}
 
@@ -61,6 +66,8 @@ def capture_point(up_ms: Sequence[float], down_ms: Sequence[float]) -> str:
         return "sender"
     if down <= NEAR_HOST_SHARE * up:
         return "receiver"
+    if min(up, down) <= HOST_TURNAROUND_MS:  # a host's own half, lengthened: its end
+        return "sender" if up < down else "receiver"
     return "between"
 
 
