@@ -331,9 +331,30 @@ def test_the_suite_passes_on_this_kernel():
         timeout=600,
     )
     results = [json.loads(x) for x in r.stdout.splitlines()]
-    bad = [x for x in results if x["verdict"] != "pass"]
-    assert not bad, bad
     assert len(results) == len(list(SUITE.glob("*.pkt")))
+    bad = [x for x in results if x["verdict"] != "pass"]
+    if bad:
+        # a script late by more than packetdrill's tolerance because the machine was busy
+        # (the kernel engine runs in real time) gets one more run; failing twice is a failure
+        again = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from satcc.cli import main; sys.exit(main())",
+                "drill",
+                "--engine",
+                "kernel",
+                "--json",
+                *[x["script"] for x in bad],
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        bad = [json.loads(x) for x in again.stdout.splitlines()]
+        bad = [x for x in bad if x["verdict"] != "pass"]
+    assert not bad, bad
 
 
 def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tmp_path):
