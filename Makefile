@@ -40,6 +40,8 @@ $(DEPS_STAMP): pyproject.toml | $(APT_STAMP)
 	@touch $@
 
 build: $(DEPS_STAMP)
+	@# a module built before the abi3 switch is named for the interpreter and would shadow it
+	rm -f python/satcc/_native.cpython-*.so
 	$(BIN)/maturin develop --release --extras dev -q
 	cargo build -q --release -p satcc-emu
 
