@@ -17,8 +17,9 @@ iperf3 JSON reports (kept in DIR/emu/).
 Deviations from the simulator's figures:
 1. rtt_mean_ms / rtt_p95_ms are over the per-bin `ss` srtt samples, not over every RTT sample;
    rtt_min_ms is the kernel's `minrtt`.
-2. fct_s is the end of the first bin whose sample shows the whole size received (bin
-   resolution), or the iperf3 server's receive time if the connection closed in between.
+2. fct_s of a limited TCP flow is the receiver's clock at its last byte (satcc.emu.xfer),
+   minus the flow's start; of a limited UDP flow, the end of the first bin whose sample shows
+   the whole size received (bin resolution), or the iperf3 server's receive time.
 3. rto_count and recovery_count come from the sender namespace's kernel counters (TcpExt
    TCPTimeouts; TCPSackRecovery + TCPRenoRecovery), so only for a flow that is the only TCP flow
    leaving its node (null otherwise: the counters are per namespace). They include iperf3's
@@ -27,8 +28,8 @@ Deviations from the simulator's figures:
 4. delivered_bytes per bin is the receiver's in-order byte count (`bytes_received`) interpolated
    at the bin edges from the instants the samples were actually taken (an `ss` call takes a few
    ms, more on a loaded machine); cwnd, srtt and the other state are as sampled.
-5. Limited transfers (`size`) use iperf3 -n, which ends the test when the sender has *written*
-   the bytes; what the receiver got by then is what is reported.
+5. Limited TCP transfers (`size`) use satcc.emu.xfer, which ends when the receiver has read the
+   last byte (iperf3 -n ends when the sender has *written* it and drops the rest: xfer.py).
 """
 
 from __future__ import annotations
@@ -502,11 +503,19 @@ class Run:
             if f.get("proto", "tcp") == "udp" or (f.get("size_bytes") and srv_bytes is not None):
                 delivered = max(delivered, int(srv_bytes or 0))
             size = f.get("size_bytes")
-            if size and fct is None and delivered >= size:
+            client_retx = _dig(client, "end", "sum_sent", "retransmits")
+            if traffic.limited_tcp(f):
+                # satcc.emu.xfer: exact bytes and the clock at the receiver's last byte
+                delivered = max(delivered, int(_dig(server, "bytes") or 0))
+                last_ns = _dig(server, "last_ns")
+                if delivered >= size and isinstance(last_ns, int):
+                    fct = (last_ns - self.t0) / 1e9 - f["start_ns"] / 1e9
+                client_retx = _dig(client, "total_retrans")
+            elif size and fct is None and delivered >= size:
                 secs = _dig(server, "end", "sum_received", "seconds")
                 if secs is not None:
                     fct = float(secs)
-            retx_total = max(last_retx, float(_dig(client, "end", "sum_sent", "retransmits") or 0))
+            retx_total = max(last_retx, float(client_retx or 0))
             start_s = f["start_ns"] / 1e9
             active = fct if fct is not None else duration_s - start_s
             udp_secs = _dig(server, "end", "sum", "seconds")

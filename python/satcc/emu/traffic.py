@@ -4,8 +4,11 @@
   server runs one test at a time, so concurrent flows to one node need one each.
 - Each flow is one iperf3 client in the sender's namespace with its data connection bound to
   client port 40000 + flow id (`--cport`), so `ss` and tcpdump can tell its data connection
-  from iperf3's control connection. TCP: `-C cca -M mss`, `-n size` for limited transfers
-  (else `-t` past the run's end; the runner stops it at the end); UDP: `-u -b rate -l size`.
+  from iperf3's control connection. TCP: `-C cca -M mss`, `-t` past the run's end (the runner
+  stops it at the end); UDP: `-u -b rate -l size`, `-n size` for limited ones.
+- A limited TCP flow (`size`) is satcc.emu.xfer's sender and receiver instead, on the same
+  ports: iperf3 -n ends the test when the sender has written the bytes and drops what is still
+  buffered or in flight (xfer.py says why); xfer ends when the receiver has read the last byte.
 - `ss -tinHO` in every namespace with a flow end, once per bin: cwnd, ssthresh, srtt,
   pacing rate, unacked, total retransmissions, data segments out, bytes acked/received.
 - tcpdump (snaplen 128) on each receiver namespace's interfaces into the result directory.
@@ -20,6 +23,7 @@ import ctypes
 import re
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +72,31 @@ def mss_option(flow: dict[str, Any]) -> list[str]:
     return ["-M", str(clamp)]
 
 
+def limited_tcp(flow: dict[str, Any]) -> bool:
+    """A TCP flow of a given size: carried by satcc.emu.xfer, not iperf3."""
+    return bool(flow.get("size_bytes")) and flow.get("proto", "tcp") == "tcp"
+
+
+def _xfer(*args: str) -> list[str]:
+    return [sys.executable, "-m", "satcc.emu.xfer", *args]
+
+
 def server_cmd(ns: str, flow: dict[str, Any]) -> list[str]:
-    return ns_cmd(ns, "iperf3", "-s", "-1", "-J", "-p", str(SERVER_PORT_BASE + flow["id"]))
+    port = str(SERVER_PORT_BASE + flow["id"])
+    if limited_tcp(flow):
+        return ns_cmd(ns, *_xfer("serve", port))
+    return ns_cmd(ns, "iperf3", "-s", "-1", "-J", "-p", port)
 
 
 def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: int) -> list[str]:
+    if limited_tcp(flow):
+        port, cport = SERVER_PORT_BASE + flow["id"], CLIENT_PORT_BASE + flow["id"]
+        args = ["send", dst_addr, str(port), str(int(flow["size_bytes"])), "--cport", str(cport)]
+        args += ["--cc", cca]
+        mss = mss_option(flow)
+        if mss:
+            args += ["--mss", mss[1]]
+        return ns_cmd(ns, *_xfer(*args))
     cmd = [
         "iperf3",
         "-c",
