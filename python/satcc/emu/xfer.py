@@ -43,11 +43,11 @@ def _stop(_sig, _frame):
     raise _Stop
 
 
-def serve(port: int, out=sys.stdout) -> int:
+def serve(port: int, out=sys.stdout, addr: str = "0.0.0.0") -> int:
     got, first, last = 0, None, None
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as lsock:
         lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lsock.bind(("0.0.0.0", port))
+        lsock.bind((addr, port))
         lsock.listen(1)
         try:
             conn, _ = lsock.accept()
