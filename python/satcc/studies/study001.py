@@ -65,6 +65,28 @@ def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     return flows, into, rtt
 
 
+def _retx_at_start(d: Path, flows: pd.DataFrame) -> str:
+    """Where each CCA's downlink retransmissions fall: the share in the first START_S s (the
+    slow start's overshoot), computed from the runs' per-bin retransmissions."""
+    fs = C.frames(d, flow_series=True).get("flow_series")
+    if fs is None or not len(fs):
+        return ""
+    keys = flows[["run_id", "id", "cca", "direction"]].rename(columns={"id": "flow_id"})
+    fs = fs[["run_id", "flow_id", "t_s", "retransmits"]].merge(keys, on=["run_id", "flow_id"])
+    fs = fs[fs["direction"] == "down"]
+    total = fs.groupby("cca")["retransmits"].sum()
+    early = fs[fs["t_s"] < START_S].groupby("cca")["retransmits"].sum()
+    share = (early / total.where(total > 0)).dropna().sort_values(ascending=False)
+    if not len(share):
+        return ""
+    return (
+        f"; share of each CCA's downlink retransmissions in its first {START_S:g} s: "
+        + ", ".join(f"{c} {v * 100:.0f} %" for c, v in share.items())
+        + " (Linux's Reno-style slow start, which DCTCP and YeAH use, has no HyStart: "
+        "tcp_cubic.c alone has it, so their first loss comes after a whole overshoot)"
+    )
+
+
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     flows, into, rtt = _load(dirs["study001-cca"])
     out: dict[str, Measured] = {}
@@ -190,6 +212,7 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         per_seed=C.per_seed(flows, plan_ratio),
     )
     retx = flows.assign(retx_pct=flows["retransmission_rate"] * 100)
+    start_share = _retx_at_start(dirs["study001-cca"], flows)
     down_med = retx[retx["direction"] == "down"].groupby(["plan", "cca"])["retx_pct"].median()
     worst = down_med.idxmax() if len(down_med) else None
     out["retx-down-low"] = Measured(
@@ -198,7 +221,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         "downlink medians (%): "
         + ", ".join(f"{p} {c} {v:.3f}" for (p, c), v in down_med.items())
         + (f"; worst {worst[1]} ({worst[0]})" if worst else "")
-        + " (tshark's denominator also counts ACKs: the study's rates sit near 2/3 of these)",
+        + " (tshark's denominator also counts ACKs: the study's rates sit near 2/3 of these)"
+        + start_share,
     )
     panels = retx.groupby(["plan", "direction", "cca"])["retx_pct"].mean()
     spread_by_panel = {}
@@ -213,7 +237,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         + "; ".join(
             f"{p} {d}: " + ", ".join(f"{c} {v:.3f}" for c, v in panels.xs((p, d)).items())
             for p, d in spread_by_panel
-        ),
+        )
+        + start_share,
     )
     up_rows = retx[retx["direction"] == "up"]
 
