@@ -82,17 +82,16 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
 
+    from satcc.engines import registry
     from satcc.errors import UserError
-    from satcc.fidelity import grid as G
-    from satcc.fidelity import suite, table
+    from satcc.fidelity import grid, suite, table
     from satcc.store import open_store
     from satcc.units import UnitError, parse_duration
 
-    g = G.load(args.grid)
-    engines = {"both": suite.ENGINES, "sim": ("sim",), "emu": ("emu",)}[args.engine]
-    if "emu" in engines and os.geteuid() != 0:
+    g = grid.load(args.grid)
+    engines = suite.ENGINES if args.engine == "both" else (args.engine,)
+    if not all(registry.get(name).runnable_here() for name in engines):
         raise UserError(
             "fidelity: the kernel side needs root (network namespaces, AF_PACKET); "
             "run it with sudo, or pass --engine sim for the simulator side only"

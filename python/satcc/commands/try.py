@@ -81,7 +81,12 @@ def register(subparsers) -> None:
     p.add_argument(
         "--queue", default="1 BDP", help="bottleneck queue: pkt, B/KB/MB or BDP (default: 1 BDP)"
     )
-    p.add_argument("--engine", choices=registry.NAMES, default="sim", help="engine (default: sim)")
+    p.add_argument(
+        "--engine",
+        choices=registry.NAMES,
+        default=registry.DEFAULT,
+        help=f"engine (default: {registry.DEFAULT})",
+    )
     p.add_argument("--seed", type=int, default=1, help="seed (default: 1)")
     p.add_argument(
         "--set",
