@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 from satcc.analyze.inputs import bin_seconds, load_input
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 
-HELP = "analyze field measurements: pcap/pcapng captures, iperf3 JSON, ping/nping logs"
+HELP = COMMAND_HELP["analyze"]
 DESCRIPTION = """\
 Analyze what was measured elsewhere (a Starlink dish on a roof): pcap/pcapng captures (per TCP/UDP
 flow direction: bytes, goodput in fixed bins, tshark-compatible retransmission counts, RTT),

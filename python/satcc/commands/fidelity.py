@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from satcc.cli import COMMAND_HELP
+
 TEXT_WIDTH = 130  # the table's width when stdout is not a terminal
-HELP = "run a grid of scenarios through the simulator and the real kernel and compare (root)"
+HELP = COMMAND_HELP["fidelity"]
 DESCRIPTION = """\
 Run every scenario of the fidelity grid (scenarios/fidelity/grid.toml) through the simulator
 (one run per seed) and the real kernel in the emulator (one run per seed, one at a time), then

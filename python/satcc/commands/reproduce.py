@@ -11,9 +11,10 @@ import os
 import sys
 from pathlib import Path
 
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 
-HELP = "run one of the five studies and put satcc's numbers beside the paper's (claims table)"
+HELP = COMMAND_HELP["reproduce"]
 DESCRIPTION = """\
 Run what a study ran (its campaigns under campaigns/, or study 002's validation design), then
 print a claims table: each claim the paper makes, the paper's value and citation, satcc's

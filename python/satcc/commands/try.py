@@ -15,10 +15,11 @@ import re
 import sys
 from pathlib import Path
 
+from satcc.cli import COMMAND_HELP
 from satcc.engines import registry
 from satcc.errors import UserError
 
-HELP = "run a quick scenario built from flags (rate, RTT, loss, CCAs), as with iperf3"
+HELP = COMMAND_HELP["try"]
 DESCRIPTION = """\
 Build a one-link scenario from flags and run it: `satcc try --rate 20Mbit/s --rtt 50ms
 --loss 0.3% --cca cubic,bbr` runs one bulk flow per congestion control over a shared 20 Mbit/s
