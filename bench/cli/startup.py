@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SATCC = str(Path(sys.executable).parent / "satcc")
+SATCC = os.environ.get("SATCC_BIN", str(Path(sys.executable).parent / "satcc"))
 
 PYDANTIC_FLOOR = (
     "from pydantic import BaseModel, ConfigDict\n"
