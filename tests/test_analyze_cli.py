@@ -8,7 +8,7 @@ import pytest
 
 from satcc import results
 from satcc.analyze import read_iperf3, read_ping, synth
-from satcc.analyze.cli import detect_kind
+from satcc.analyze.inputs import detect_kind
 from satcc.analyze.synth import Conversation
 from satcc.cli import main
 from satcc.results import SUMMARY_FLOW_KEYS

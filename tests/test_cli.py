@@ -2,6 +2,8 @@
 
 import argparse
 import json
+import os
+import re
 import subprocess
 import sys
 import types
@@ -157,7 +159,7 @@ def test_command_groups_register_themselves(monkeypatch, capsys):
 
     module.register = register
     monkeypatch.setitem(sys.modules, "satcc_fake_cli", module)
-    monkeypatch.setitem(cli.COMMANDS, "fake", "satcc_fake_cli")
+    monkeypatch.setitem(cli.COMMANDS, "fake", ("satcc_fake_cli", "a plug-in command"))
     status, _, err = run(["fake"], capsys)
     assert status == 7 and err == ""
 
@@ -165,11 +167,40 @@ def test_command_groups_register_themselves(monkeypatch, capsys):
 def test_a_command_module_that_fails_to_import_is_not_swallowed(monkeypatch, write_toml):
     # A missing or broken command module is a bug in satcc: it must not turn into a note
     # while the other commands carry on.
-    monkeypatch.setitem(cli.COMMANDS, "absent", "satcc_absent.cli")
+    monkeypatch.setitem(cli.COMMANDS, "absent", ("satcc_absent.cli", "a missing module"))
     with pytest.raises(ModuleNotFoundError, match="satcc_absent"):
         cli.main(["absent"])
     with pytest.raises(ModuleNotFoundError, match="satcc_absent"):
-        cli.main(["--help"])
+        cli.build_parser()  # every command's full parser: what the tests of --help read
+
+
+def test_help_lists_every_command_from_the_table_without_importing_one():
+    probe = (
+        "import sys; from satcc import cli; "
+        "h = cli.build_parser(['--help']).format_help(); "
+        "print(sorted(m for m in sys.modules if m.startswith(('satcc.commands.', "
+        "'satcc.models', 'satcc.analyze', 'satcc.scenario', 'pydantic', 'numpy')))); print(h)"
+    )
+    env = {**os.environ, "COLUMNS": "400"}  # one line per command
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=env,
+    )
+    imported, _, text = done.stdout.partition("\n")
+    assert imported == "[]"
+    for word, (_, line) in cli.COMMANDS.items():
+        assert re.search(rf"^ +{word}\s+{re.escape(line)}$", text, re.MULTILINE), word
+
+
+def test_each_command_registers_under_its_word_with_the_tables_help():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {c.dest: c.help for c in sub._choices_actions}
+    assert helps == {word: line for word, (_, line) in cli.COMMANDS.items()}
 
 
 def test_only_the_named_commands_module_is_imported():
@@ -185,10 +216,10 @@ def test_only_the_named_commands_module_is_imported():
             [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True
         )
         assert done.stdout.strip() == "", (argv, done.stdout)
-    every = subprocess.run(
+    listed = subprocess.run(
         [sys.executable, "-c", probe, "--help"], capture_output=True, text=True, check=True
     )
-    assert "satcc.commands.sim" in every.stdout
+    assert listed.stdout.strip() == ""  # --help lists the words from cli.COMMANDS
 
 
 def test_a_whole_sim_run_writes_its_results_without_importing_pandas(write_toml, tmp_path):

@@ -1,5 +1,7 @@
 """satcc.engines.registry: one list of engines, one dispatch, engines imported when used."""
 
+import ast
+import os
 import re
 import subprocess
 import sys
@@ -166,3 +168,41 @@ def test_the_command_line_imports_no_engine_until_one_runs():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "['satcc.engines.registry']"
+
+
+# Where a root check may stand outside the registry: the emulator's own modules, packetdrill's
+# kernel side and field measurements (neither is a registry engine), the analyzer's test bed.
+GETEUID_OK = ("engines/registry.py", "emu/", "drill/", "field/measure.py", "analyze/testbed.py")
+
+
+def test_engine_decisions_go_through_the_registrys_capabilities():
+    """No module outside engines/ compares an engine variable with an engine's name or asks
+    for root itself: it asks the registry (`get(name).real_time`, `.runnable_here()`, ...)."""
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith(("engines/", "drill/")):  # drill: packetdrill's own sim/kernel pair
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                named = any(
+                    isinstance(c, ast.Constant) and c.value in registry.NAMES for c in sides
+                )
+                if named and "engine" in ast.unparse(node):
+                    offenders.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "geteuid"
+                and not rel.startswith(GETEUID_OK)
+            ):
+                offenders.append(f"{rel}:{node.lineno}: geteuid")
+    assert offenders == []
+
+
+def test_capabilities_answer_what_callers_used_to_ask_by_name():
+    emu, sim, model = registry.get("emu"), registry.get("sim"), registry.get("model")
+    assert emu.real_time and emu.kernel_tcp and emu.exclusive and emu.needs_root
+    assert not any(e.real_time or e.kernel_tcp or e.needs_root for e in (sim, model))
+    assert sim.runnable_here() and model.runnable_here()
+    assert emu.runnable_here() == (os.geteuid() == 0)

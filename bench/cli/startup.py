@@ -1,12 +1,13 @@
 """CLI start-up beside the peers' (`python bench/cli/startup.py [--runs N]`).
 
 Times N runs of each command (wall clock, a fresh process each) and prints the median and p90:
-`satcc --version`, `satcc check` on a ready scenario, `satcc cc list`, beside `iperf3 --version`
+`satcc --help`, `satcc --version`, `satcc check` on a ready scenario, `satcc cc list`, beside `iperf3 --version`
 and `tshark --version`, and two floors: the venv's Python doing nothing, and the same Python
 importing pydantic and validating a one-field model (what any pydantic-checked CLI pays before
 its own work). The commands take turns, run by run, so a noisy neighbour slows them alike. The
 first round is discarded (it warms the page cache and writes Python's bytecode cache, as a
-user's first run does once).
+user's first run does once). Last, the two goals of issue 28: `satcc --help` at most 0.15 s, and
+`satcc check` within 30 ms of the pydantic floor (the difference of the medians).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SATCC = str(Path(sys.executable).parent / "satcc")
+SATCC = os.environ.get("SATCC_BIN", str(Path(sys.executable).parent / "satcc"))
 
 PYDANTIC_FLOOR = (
     "from pydantic import BaseModel, ConfigDict\n"
@@ -31,14 +32,21 @@ PYDANTIC_FLOOR = (
     "A.model_validate({'x': 2})\n"
 )
 
+HELP = "satcc --help"
+CHECK = "satcc check scenarios/dumbbell.toml"
+FLOOR = "floor: python + pydantic, one model"
+HELP_GOAL_S = 0.15
+CHECK_OVER_FLOOR_GOAL_S = 0.030
+
 COMMANDS = {
+    HELP: [SATCC, "--help"],
     "satcc --version": [SATCC, "--version"],
-    "satcc check scenarios/dumbbell.toml": [SATCC, "check", str(ROOT / "scenarios/dumbbell.toml")],
+    CHECK: [SATCC, "check", str(ROOT / "scenarios/dumbbell.toml")],
     "satcc cc list": [SATCC, "cc", "list"],
     "iperf3 --version": ["iperf3", "--version"],
     "tshark --version": ["tshark", "--version"],
     "floor: python -c pass": [sys.executable, "-c", "pass"],
-    "floor: python + pydantic, one model": [sys.executable, "-c", PYDANTIC_FLOOR],
+    FLOOR: [sys.executable, "-c", PYDANTIC_FLOOR],
 }
 
 
@@ -74,6 +82,17 @@ def main() -> int:
         ts = sorted(times[name])
         p90 = ts[min(len(ts) - 1, int(0.9 * len(ts)))]
         print(f"{name:40} {statistics.median(ts):9.3f} {p90:7.3f}")
+    median = {name: statistics.median(ts) for name, ts in times.items()}
+    if HELP in median:
+        verdict = "met" if median[HELP] <= HELP_GOAL_S else "NOT met"
+        print(f"{HELP}: median {median[HELP]:.3f} s (goal <= {HELP_GOAL_S} s: {verdict})")
+    if CHECK in median and FLOOR in median:
+        over = median[CHECK] - median[FLOOR]
+        verdict = "met" if over <= CHECK_OVER_FLOOR_GOAL_S else "NOT met"
+        print(
+            f"satcc check - pydantic floor: {over * 1e3:.0f} ms "
+            f"(goal <= {CHECK_OVER_FLOOR_GOAL_S * 1e3:.0f} ms: {verdict})"
+        )
     return 0
 
 

@@ -192,3 +192,18 @@ def geo_one_way_ns(
 ) -> int:
     """One-way delay over a GEO satellite (slant ranges at both elevations, plus extra_ns): the
     delay satcc-core's GEO model uses (models/geo.rs)."""
+
+# The simulator's receive-buffer accounting (crates/satcc-py/src/calc.rs -> satcc-sim receiver.rs)
+def rx_truesize(payload: int, timestamps: bool = True) -> int:
+    """Bytes of receive buffer one packet with `payload` bytes costs (`skb->truesize`)."""
+
+def scaling_ratio(mss: int, timestamps: bool = True) -> int:
+    """Linux's `scaling_ratio` for full segments: window bytes per 256 bytes of buffer."""
+
+def fixed_rcvbuf_bytes(window: int, mss: int, timestamps: bool = True) -> int:
+    """The buffer that offers a window of `window` bytes (`rcvbuf_autotune = false`)."""
+
+def receive_window_bytes(
+    rwnd: int, mss: int, timestamps: bool, autotune: bool, window_scaling: bool
+) -> int:
+    """The largest window a receiver with buffer ceiling `rwnd` offers."""

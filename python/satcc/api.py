@@ -224,10 +224,10 @@ def analyze(*files: str | Path, bin: str = "100ms", all_flows: bool = False) -> 
     """Analyze captures, iperf3 JSON and ping logs (as `satcc analyze`); raises UserError with
     the CLI's one-line message for a file that cannot be read. Warnings are in
     `.extra["warnings"]`."""
-    from satcc.analyze.cli import _bin_s, load_input
+    from satcc.analyze.inputs import bin_seconds, load_input
     from satcc.analyze.result import build
 
-    bin_s = _bin_s(bin)
+    bin_s = bin_seconds(bin)
     inputs, warnings = [], []
     for f in files:
         inp = load_input(Path(f), bin_s)

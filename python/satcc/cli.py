@@ -26,30 +26,77 @@ from satcc import __version__, _native
 from satcc.errors import SatccError, Terminated
 from satcc.limits import PrintableStream, printable
 
-# Command word -> the module that registers it. Only the module of the command being run is
-# imported (the CLI starts in the time Python does); `satcc --help` imports them all to list them.
+# Command word -> (the module that registers it, its one-line help). Only the module of the
+# command being run is imported (the CLI starts in the time Python does); `satcc --help` lists
+# the words with their help from this table and imports none of them.
 COMMANDS = {
-    "check": "satcc.commands.check",
-    "sim": "satcc.commands.sim",
-    "plot": "satcc.commands.plot",
-    "cc": "satcc.commands.cc",
-    "demo": "satcc.commands.demo",
-    "emu": "satcc.commands.emu",
-    "run": "satcc.commands.run",
-    "validate": "satcc.commands.validate",
-    "trace": "satcc.commands.trace",
-    "campaign": "satcc.commands.campaign",
-    "query": "satcc.commands.query",
-    "report": "satcc.commands.report",
-    "fidelity": "satcc.commands.fidelity",
-    "reproduce": "satcc.commands.reproduce",
-    "try": "satcc.commands.try",
-    "field": "satcc.commands.field",
-    "drill": "satcc.commands.drill",
-    "scenarios": "satcc.commands.scenarios",
-    "model": "satcc.models.cli",
-    "analyze": "satcc.analyze.cli",
+    "check": ("satcc.commands.check", "validate a scenario file"),
+    "sim": ("satcc.commands.sim", "run a scenario in the packet simulator"),
+    "plot": (
+        "satcc.commands.plot",
+        "draw goodput, cwnd and srtt over time from a result directory",
+    ),
+    "cc": ("satcc.commands.cc", "list congestion control algorithms or show one's parameters"),
+    "demo": (
+        "satcc.commands.demo",
+        "run the default comparison: CUBIC vs BBR vs Reno over Starlink and GEO",
+    ),
+    "emu": (
+        "satcc.commands.emu",
+        "run a scenario on the real Linux TCP stack (namespaces + satcc-linkd), as root",
+    ),
+    "run": ("satcc.commands.run", "run a scenario with the engine it names (sim, model or emu)"),
+    "validate": (
+        "satcc.commands.validate",
+        "validate a study's model against the simulator (hybla: study 002)",
+    ),
+    "trace": ("satcc.commands.trace", "export link models as Mahimahi traces and delay/loss CSVs"),
+    "campaign": (
+        "satcc.commands.campaign",
+        "run a campaign (a scenario x a matrix of keys x seeds), resumably; or its status",
+    ),
+    "query": (
+        "satcc.commands.query",
+        "SQL over a campaign directory's results (views runs, flows, flow_series, link_series)",
+    ),
+    "report": (
+        "satcc.commands.report",
+        "HTML report and figure files (PNG/PDF/SVG) for a campaign or one result directory",
+    ),
+    "fidelity": (
+        "satcc.commands.fidelity",
+        "run a grid of scenarios through the simulator and the real kernel and compare (root)",
+    ),
+    "reproduce": (
+        "satcc.commands.reproduce",
+        "run one of the five studies and put satcc's numbers beside the paper's (claims table)",
+    ),
+    "try": (
+        "satcc.commands.try",
+        "run a quick scenario built from flags (rate, RTT, loss, CCAs), as with iperf3",
+    ),
+    "field": (
+        "satcc.commands.field",
+        "measure your own path: CCAs in rotation against your iperf3 server, into a store",
+    ),
+    "drill": (
+        "satcc.commands.drill",
+        "run packetdrill scripts against the simulator's TCP and the kernel's",
+    ),
+    "scenarios": (
+        "satcc.commands.scenarios",
+        "list the ready scenarios shipped with satcc, or copy one out to edit",
+    ),
+    "model": (
+        "satcc.models.cli",
+        "analytical models: hybla, pftk, cardwell, mathis, window, cubic; or a scenario",
+    ),
+    "analyze": (
+        "satcc.analyze.cli",
+        "analyze field measurements: pcap/pcapng captures, iperf3 JSON, ping/nping logs",
+    ),
 }
+COMMAND_HELP = {word: text for word, (_, text) in COMMANDS.items()}
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 EXIT_INTERNAL = 70  # sysexits.h EX_SOFTWARE: an internal error (a bug in satcc)
 
@@ -72,8 +119,9 @@ examples:
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The parser. Given the command line, only the named command's module is imported
-    (`--version` imports none; no command, `--help` or an unknown word: all of them)."""
+    """The parser. Given the command line, only the named command's module is imported; with
+    none named (`--help`, `--version`, no word or an unknown one) each command is a stub with
+    its one-line help from COMMANDS. Without `argv`: every command's full parser."""
     parser = argparse.ArgumentParser(
         prog="satcc",
         description=DESCRIPTION,
@@ -89,28 +137,23 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         "--debug", action="store_true", help="on an internal error, print the Python traceback"
     )
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for name in _modules_for(argv):
+    modules = _modules_for(argv)
+    for name in modules:
         importlib.import_module(name).register(sub)
+    if argv is not None and not modules:
+        for word, (_, text) in COMMANDS.items():
+            sub.add_parser(word, help=text)
     return parser
 
 
 def _modules_for(argv: list[str] | None) -> tuple[str, ...]:
-    every = tuple(dict.fromkeys(COMMANDS.values()))
+    """The command modules to import: the named command's, or (no argv) every one."""
     if argv is None:
-        return every
-    args = argv
+        return tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
     # The only top-level options are flags (--debug, --version, --help): the first word that is
     # not an option is the command.
-    word = next((a for a in args if not a.startswith("-")), None)
-    if word in COMMANDS:
-        return (COMMANDS[word],)
-    if word is None and any(a == "--version" for a in args) and not _wants_help(args):
-        return ()
-    return every
-
-
-def _wants_help(args: list[str]) -> bool:
-    return any(a in ("-h", "--help") for a in args)
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return (COMMANDS[word][0],) if word in COMMANDS else ()
 
 
 def main(argv: list[str] | None = None) -> int:

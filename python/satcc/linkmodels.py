@@ -43,6 +43,7 @@ from typing import Any
 
 from satcc import _native, limits
 from satcc.errors import UserError
+from satcc.physics import SPEED_OF_LIGHT_M_S
 from satcc.units import (
     UnitError,
     describe,
@@ -56,8 +57,6 @@ KINDS = ("starlink", "geo", "lfn", "trace", "constellation")
 MS = 1_000_000  # ns
 MAX_TRACE_MS = 366 * 86_400_000  # a trace time or delay: one year (satcc.units.MAX_DURATION_NS)
 S = 1_000_000_000  # ns
-SPEED_OF_LIGHT_M_S = 299_792_458.0
-EARTH_RADIUS_M = 6_371_000.0  # mean radius, as satellite-facts.md's derivations
 
 # -- Starlink presets (sources in the module docstring) ----------------------------------------
 STARLINK_PERIOD_NS = 15 * S  # reconfiguration period, facts §1.4 [V]
@@ -124,6 +123,9 @@ MAX_SHELL_SATELLITES = 100_000
 SHELL1 = {"altitude_km": 550.0, "inclination": 53.0, "planes": 72, "per_plane": 22, "phasing": 1}
 MIN_ELEVATION_DEG = 25.0  # facts §1.1 [V]
 CONSTELLATION_EXTRA_DELAY = "10 ms"  # [D], see the module docstring
+WALKER_KEYS = ("altitude_km", "inclination", "planes", "per_plane", "phasing")
+TLE_DEFAULT_SPAN = "1 h"  # long enough for every ready scenario (the longest runs 20 min)
+TLE_OUTAGE_LOSS = 1.0  # tle.py deviation 3
 
 # -- flows: tunnels (VPN encapsulation), path MTU, UDP constant bit rate ----------------------------
 DEFAULT_MTU = 1500  # Ethernet
@@ -787,6 +789,85 @@ _KEYS = {
 }
 
 
+def _constellation_tle(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]]:
+    """A constellation whose satellites come from a TLE file (tle.py: SGP4 geometry, imported only
+    here): (nominal, trace model, None) per direction."""
+    from satcc import tle
+
+    tle_file = r.get("tle", _path)
+    epoch = r.get("epoch", tle.parse_epoch, None)
+    span = r.get("span", parse_duration, parse_duration(TLE_DEFAULT_SPAN))
+    terminal = r.get("terminal", _latlon)
+    gateway = r.get("gateway", _latlon)
+    min_el = r.get("min_elevation", _number(0, 90, "degrees"), MIN_ELEVATION_DEG)
+    phase = r.get("phase", parse_duration, STARLINK_PHASE_NS)
+    extras = r.both("extra_delay", parse_duration, parse_duration(CONSTELLATION_EXTRA_DELAY))
+    rates = r.both("rate", parse_rate)
+    losses = r.both("loss", parse_probability, 0.0)
+    for key in (*WALKER_KEYS, "start"):
+        if key in r.t:
+            r.fail(
+                key,
+                f"expected no {key} beside tle (the TLE set and epoch give it), found {key} = ...",
+            )
+    if r.issues:
+        return []
+    if span <= 0:
+        r.fail("span", "expected a positive duration, found 0 s")
+    if phase >= STARLINK_PERIOD_NS:
+        r.fail("phase", f"expected a duration below 15 s, found {r.t['phase']!r}")
+    try:
+        text = limits.read_text(base / tle_file, "a TLE file", limits.MAX_TRACE_BYTES)
+        tle.parse_tle(text)
+    except UserError as e:
+        r.fail(
+            "tle",
+            f"expected a TLE file of 2- or 3-line sets, found {tle_file!r}: "
+            f"{str(e).removeprefix(f'{base / tle_file}: ')}",
+        )
+    except tle.TleError as e:
+        r.fail("tle", f"expected a TLE file of 2- or 3-line sets, found {tle_file!r}: {e}")
+    if r.issues:
+        return []
+    try:
+        geometry = tle.geometry(
+            text, terminal, gateway, min_el, phase, STARLINK_PERIOD_NS, epoch, span
+        )
+    except ImportError:
+        r.fail("tle", "expected the sgp4 package (pip install sgp4), found it missing")
+        return []
+    up = [d for _, d in geometry if d is not None]
+    if not up:
+        r.fail(
+            "tle",
+            f"expected a satellite visible from both ends within the span, found none in {tle_file!r}",
+        )
+        return []
+    out = []
+    for rate, loss, extra in zip(rates, losses, extras, strict=True):
+        if rate == 0:
+            r.fail("rate", "expected a positive rate, found 0 bit/s")
+            continue
+        series: list[list[Any]] = []
+        for t, d in geometry:
+            row = [t, extra, TLE_OUTAGE_LOSS] if d is None else [t, d + extra, loss]
+            if not series or series[-1][1:] != row[1:]:  # equal neighbours add nothing
+                series.append(row)
+        model = {
+            "kind": "trace",
+            "opportunities_ms": None,
+            "bytes_per_opportunity": MAHIMAHI_BYTES,
+            "rate_bps": rate,
+            "series": series,
+            "delay_ns": None,
+            "loss": loss,
+        }
+        nominal_delay = round(sum(up) / len(up)) + extra  # mean while a satellite serves
+        model["delay_ns"] = nominal_delay
+        out.append(({"rate_bps": rate, "delay_ns": nominal_delay, "loss": loss}, model, None))
+    return out
+
+
 def model_keys(kind: str) -> list[str]:
     """The keys a `[link.model]` of this kind accepts (besides `kind`)."""
     return list(_KEYS[kind])
@@ -806,9 +887,7 @@ def resolve_model(
         out = _trace(r, base, duration_ns)
     elif kind == "constellation" and {"tle", "epoch", "span"} & table.keys():
         # SGP4 positions → a trace-kind delay series; sgp4 is imported only there
-        from satcc import tle
-
-        out = tle.constellation(r, base)
+        out = _constellation_tle(r, base)
     else:
         out = {"starlink": _starlink, "geo": _geo, "lfn": _lfn, "constellation": _constellation}[
             kind

@@ -26,6 +26,7 @@ object API with the Agg canvas; the PNG carries no software or date metadata.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -441,7 +442,7 @@ def plot_dir(
         return save(load(dirs[0]), path, flows=flows, panels=panels, fmt=fmt)
     runs = [(_short_names(dirs)[i], load(d)) for i, d in enumerate(dirs)]
     fig = draw_overlay(runs, flows, panels)
-    return _write(fig, path, fmt)
+    return save_figure(fig, path, fmt)
 
 
 def _short_names(dirs: Sequence[str | Path]) -> list[str]:
@@ -469,14 +470,12 @@ def save(
 ) -> Path:
     path = Path(path)
     fig = draw(result, flows=flows, panels=panels)
-    return _write(fig, path, fmt or output_format(path))
+    return save_figure(fig, path, fmt or output_format(path))
 
 
-def _write(fig: Figure, path: Path, fmt: str) -> Path:
-    """Save without dates or software names (same figure, same bytes)."""
+def save_figure(fig: Figure, path: Path, fmt: str, dpi: int = DPI) -> Path:
+    """Write a figure without dates or software names (same figure, same bytes)."""
     from matplotlib import rc_context
-
-    from satcc.report.figures import stable_svg_ids
 
     path.parent.mkdir(parents=True, exist_ok=True)
     metadata = {
@@ -486,8 +485,22 @@ def _write(fig: Figure, path: Path, fmt: str) -> Path:
     }[fmt]
     tmp = path.with_name(f".{path.name}.tmp")
     with rc_context({"svg.hashsalt": "satcc"}):
-        fig.savefig(tmp, dpi=DPI, format=fmt, metadata=metadata)
+        fig.savefig(tmp, dpi=dpi, format=fmt, metadata=metadata)
     if fmt == "svg":
         tmp.write_text(stable_svg_ids(tmp.read_text(encoding="utf-8")), encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+_SVG_HASH_ID = re.compile(r"\b([mp])[0-9a-f]{10}\b")  # marker and clip-path ids
+
+
+def stable_svg_ids(text: str) -> str:
+    """matplotlib names SVG markers and clip paths by hashing object addresses: renumber them
+    in order of appearance so that the same figure gives the same bytes."""
+    names: dict[str, str] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        return names.setdefault(m.group(0), f"{m.group(1)}id{len(names) + 1}")
+
+    return _SVG_HASH_ID.sub(rename, text)

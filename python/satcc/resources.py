@@ -61,6 +61,13 @@ def captures_dir() -> Path:
     return data_dir() / "captures"
 
 
+def checkout() -> Path | None:
+    """The development checkout this package runs from (python/satcc/ beside crates/), or None
+    for an installed package."""
+    root = _package_path().parent.parent
+    return root if (root / "crates" / "satcc-emu" / "Cargo.toml").is_file() else None
+
+
 def linkd_binary() -> Path:
     """Where the package keeps satcc-linkd (it may be absent: an sdist or a checkout)."""
     return _package_path("bin", LINKD_NAME)

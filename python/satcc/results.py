@@ -105,6 +105,27 @@ LINK_SERIES_SCHEMA = Schema(
     ("delay_ms", "float64"),
 )
 
+# Tables a RunResult may carry beside the three (RunResult.extras; the store's views of the same
+# name, satcc.store.schema): the algorithm's own state per bin (simulator), study 003's
+# sequence/ACK trace (simulator; analyze runs of captures, satcc.campaign.worker).
+CC_SERIES_FILE = "cc_series.parquet"
+CC_SERIES_SCHEMA = Schema(
+    ("flow_id", "int64"),
+    ("t_s", "float64"),  # bin start, as flow_series
+    ("name", "string"),  # what the algorithm reports (CUBIC: w_max, k_s, acked_reno, ...)
+    ("value", "float64"),
+)
+SEQACK_FILE = "seqack.parquet"
+SEQACK_SCHEMA = Schema(
+    ("flow_id", "int64"),
+    ("kind", "string"),  # "data" or "ack"
+    ("t_s", "float64"),  # from the capture's first packet
+    ("seq_rel", "int64"),  # data: first byte, relative to the ISN
+    ("end_rel", "int64"),  # data: one past the last byte
+    ("ack_rel", "int64"),  # ack: cumulative ACK, relative
+    ("retransmission", "bool"),
+)
+
 # The series columns an engine hands `RunResult.from_engine` (the `_native.run_sim` shape; the
 # simulator's rows are satcc-core's FlowSeries/LinkSeriesRow); from_engine derives the rest:
 # goodput_bps and received_bps from the bytes, from/to from the link ends, and fills
@@ -231,7 +252,7 @@ class RunResult:
     flow_series_data: Table
     link_series_data: Table
     # optional tables written beside the three (file name -> table): the simulator's
-    # sequence/ACK trace (seqack.parquet, satcc.store.schema.SEQACK_SCHEMA) when asked for
+    # sequence/ACK trace (seqack.parquet, SEQACK_SCHEMA) when asked for
     extras: dict[str, Table] = field(default_factory=dict)
     _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
 
@@ -316,8 +337,6 @@ class RunResult:
         full_meta.setdefault("fairness", shared_bottleneck(config))
         extras = {}
         if raw.get("seqack") is not None:
-            from satcc.store.schema import SEQACK_FILE, SEQACK_SCHEMA
-
             sa = dict(raw["seqack"])
             dropped = sa.pop("dropped_rows", 0)
             extras[SEQACK_FILE] = Table.from_columns(SEQACK_SCHEMA, sa, "seqack")
@@ -330,8 +349,6 @@ class RunResult:
                 },
             )
         if raw.get("cc_series") is not None:
-            from satcc.store.schema import CC_SERIES_FILE, CC_SERIES_SCHEMA
-
             extras[CC_SERIES_FILE] = Table.from_columns(
                 CC_SERIES_SCHEMA, raw["cc_series"], "cc_series"
             )

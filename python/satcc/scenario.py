@@ -106,7 +106,6 @@ DEFAULT_MSS = 1448  # 1500 B MTU - 20 IP - 20 TCP - 12 timestamp option
 DEFAULT_RWND = "6 MiB"  # net.ipv4.tcp_rmem[2] = 6291456, the default receive-buffer ceiling
 DEFAULT_INITIAL_CWND = 10  # RFC 6928; Linux TCP_INIT_CWND
 DEFAULT_MIN_RTO = "200 ms"  # Linux TCP_RTO_MIN (HZ / 5)
-UNSCALED_WINDOW_MAX = 65535  # RFC 7323 §2: 16-bit window field without the scale option
 MIN_MSS = 88  # Linux TCP_MIN_MSS
 MAX_MSS = 65495  # 65535 max IPv4 datagram - 20 IP - 20 TCP
 MAX_SEED = 2**64 - 1  # the simulator's RNG seed is a u64
@@ -640,33 +639,23 @@ def normalize_cc(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# Receive-buffer accounting of a received packet, as crates/satcc-sim/src/tcp/receiver.rs
-# `rx_truesize` (Linux skb->truesize for one linear buffer per frame, x86-64).
-_SKB_PAD, _SKB_SHINFO, _SKB_STRUCT, _FRAME_HEADERS, _TS_OPTION = 64, 320, 256, 14 + 20 + 20, 12
-
-
-def rx_truesize(payload: int, timestamps: bool = True) -> int:
-    """Bytes of receive buffer one packet with `payload` bytes costs (receiver.rs)."""
-    need = _SKB_PAD + _FRAME_HEADERS + (_TS_OPTION if timestamps else 0) + payload + _SKB_SHINFO
-    return (1 << (need - 1).bit_length()) + _SKB_STRUCT
-
-
-def scaling_ratio(mss: int, timestamps: bool = True) -> int:
-    """Linux's `scaling_ratio` for full segments: window bytes per 256 bytes of buffer."""
-    return min(255, max(1, (mss << 8) // rx_truesize(mss, timestamps)))
-
-
-def fixed_rcvbuf_bytes(rwnd: int, mss: int, timestamps: bool = True) -> int:
-    """The buffer that offers a window of `rwnd` (`rcvbuf_autotune = false`)."""
-    return -(-(rwnd << 8) // scaling_ratio(mss, timestamps))
+# The receive buffer's accounting is the simulator's (crates/satcc-sim/src/tcp/receiver.rs),
+# asked through the native module: the packet's `skb->truesize`, the full-segment
+# `scaling_ratio`, the buffer that offers a fixed window, the largest window offered.
+rx_truesize = _native.rx_truesize
+scaling_ratio = _native.scaling_ratio
+fixed_rcvbuf_bytes = _native.fixed_rcvbuf_bytes
 
 
 def receive_window_bytes(flow: dict[str, Any]) -> int:
     """The largest window a resolved flow's receiver offers (deviation 2)."""
-    win = int(flow["rwnd_bytes"])
-    if flow.get("rcvbuf_autotune", True):
-        win = win * scaling_ratio(flow["mss"], flow["timestamps"]) >> 8
-    return win if flow["window_scaling"] else min(win, UNSCALED_WINDOW_MAX)
+    return _native.receive_window_bytes(
+        int(flow["rwnd_bytes"]),
+        flow["mss"],
+        flow["timestamps"],
+        flow.get("rcvbuf_autotune", True),
+        flow["window_scaling"],
+    )
 
 
 def _rwnd(flow: Flow) -> int:

@@ -9,7 +9,8 @@ boundary (15 s, `phase` past each UTC minute) the terminal takes, among the sate
 above `min_elevation` seen from the terminal *and* from the gateway, the one highest in the
 terminal's sky, and keeps it until the next boundary; none means an outage. One-way delay =
 (|terminal - sat| + |sat - gateway|) / c + `extra_delay`, evaluated every `GEOMETRY_STEP` within
-the slot (the satellite moves). The result is handed to Rust as a `kind = "trace"` delay series
+the slot (the satellite moves). linkmodels.py reads the keys (`_constellation_tle`) and calls
+`geometry` here. The result is handed to Rust as a `kind = "trace"` delay series
 (`_native.pyi`), so the simulator and the emulator need nothing new.
 
 | parameter | default | unit | source |
@@ -40,40 +41,19 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from satcc import limits
-from satcc.errors import UserError
-from satcc.linkmodels import (
-    EARTH_RADIUS_M,
-    MAHIMAHI_BYTES,
-    MIN_ELEVATION_DEG,
-    MS,
-    SPEED_OF_LIGHT_M_S,
-    STARLINK_PERIOD_NS,
-    STARLINK_PHASE_NS,
-    S,
-    _latlon,
-    _number,
-    _path,
-    _Reader,
-    parse_duration,
-    parse_probability,
-    parse_rate,
-)
-from satcc.units import UnitError
+from satcc.physics import EARTH_RADIUS_M, SPEED_OF_LIGHT_M_S
+from satcc.units import NS_PER_S, UnitError
 
-GEOMETRY_STEP_NS = 100 * MS  # constellation.rs GEOMETRY_STEP: < 1 km of range change per step
-DEFAULT_SPAN = "1 h"  # long enough for every ready scenario (the longest runs 20 min)
+GEOMETRY_STEP_NS = (
+    NS_PER_S // 10
+)  # 100 ms, constellation.rs GEOMETRY_STEP: < 1 km of range change per step
 TLE_LINE_CHARS = 69  # columns 1-69 of each element line (col 69 = checksum)
 SECONDS_PER_DAY = 86_400.0
 J2000_JD = 2451545.0  # JD of 2000-01-01 12:00 TT, the IAU-82 GMST origin
-OUTAGE_LOSS = 1.0  # deviation 3
-WALKER_KEYS = ("altitude_km", "inclination", "planes", "per_plane", "phasing")
-DEFAULT_EXTRA = "10 ms"  # linkmodels.CONSTELLATION_EXTRA_DELAY
 
 
 class TleError(ValueError):
@@ -193,35 +173,35 @@ def latest_epoch(sats: list[Any]) -> tuple[float, float]:
     return best.jdsatepoch, best.jdsatepochF
 
 
-def slot_starts_ns(start_ns: int, phase_ns: int, span_ns: int) -> list[int]:
-    """Run-relative starts of the 15 s slots overlapping [0, span): epoch_start_ns in models/mod.rs."""
-    first = (phase_ns - start_ns) % STARLINK_PERIOD_NS
+def slot_starts_ns(start_ns: int, phase_ns: int, period_ns: int, span_ns: int) -> list[int]:
+    """Run-relative starts of the slots (reconfiguration `period_ns`) overlapping [0, span):
+    epoch_start_ns in models/mod.rs."""
+    first = (phase_ns - start_ns) % period_ns
     k0 = -1 if first > 0 else 0
-    return [
-        first + k * STARLINK_PERIOD_NS
-        for k in range(k0, math.ceil((span_ns - first) / STARLINK_PERIOD_NS))
-    ]
+    return [first + k * period_ns for k in range(k0, math.ceil((span_ns - first) / period_ns))]
 
 
 @functools.lru_cache(maxsize=8)
-def _geometry(
+def geometry(
     text: str,
     terminal: tuple[float, float],
     gateway: tuple[float, float],
     min_el: float,
     phase_ns: int,
+    period_ns: int,
     epoch: tuple[float, float] | None,
     span_ns: int,
 ) -> tuple[tuple[int, int | None], ...]:
-    """((t_ns, propagation delay ns or None for an outage), ...) over [0, span)."""
+    """((t_ns, propagation delay ns or None for an outage), ...) over [0, span): the satellite
+    serving each slot of `period_ns` from `phase_ns` past the UTC minute (module doc)."""
     from sgp4.api import SatrecArray
 
     sats = satellites(parse_tle(text))
     jd0, fr0 = epoch if epoch is not None else latest_epoch(sats)
-    start_ns = round((fr0 * SECONDS_PER_DAY % 60.0) * S)  # seconds past the UTC minute
+    start_ns = round((fr0 * SECONDS_PER_DAY % 60.0) * NS_PER_S)  # seconds past the UTC minute
     u, g = ground_m(*terminal), ground_m(*gateway)
-    slots = slot_starts_ns(start_ns, phase_ns, span_ns)
-    fr_slots = fr0 + np.array(slots, dtype=float) / (S * SECONDS_PER_DAY)
+    slots = slot_starts_ns(start_ns, phase_ns, period_ns, span_ns)
+    fr_slots = fr0 + np.array(slots, dtype=float) / (NS_PER_S * SECONDS_PER_DAY)
     jd_slots = np.full(len(slots), jd0)
     err, r_km, _ = SatrecArray(sats).sgp4(jd_slots, fr_slots)  # (sat, slot, 3), TEME km
     pos = teme_to_ecef(r_km, jd_slots, fr_slots)
@@ -229,7 +209,7 @@ def _geometry(
     ok = (err == 0) & (el_u >= min_el) & (el_g >= min_el)  # deviation 5; visible from both ends
     rows: list[tuple[int, int | None]] = []
     for k, e in enumerate(slots):
-        end = min(e + STARLINK_PERIOD_NS, span_ns)
+        end = min(e + period_ns, span_ns)
         steps = [e + j * GEOMETRY_STEP_NS for j in range(math.ceil((end - e) / GEOMETRY_STEP_NS))]
         steps = [t for t in steps if t + GEOMETRY_STEP_NS > 0]  # the step containing 0 onwards
         if not ok[:, k].any():
@@ -238,85 +218,11 @@ def _geometry(
         best = int(
             np.argmax(np.where(ok[:, k], el_u[:, k], -np.inf))
         )  # highest in the terminal's sky
-        fr = fr0 + np.array(steps, dtype=float) / (S * SECONDS_PER_DAY)
+        fr = fr0 + np.array(steps, dtype=float) / (NS_PER_S * SECONDS_PER_DAY)
         jd = np.full(len(steps), jd0)
         e2, r2, _ = sats[best].sgp4_array(jd, fr)
         p = teme_to_ecef(r2, jd, fr)
         metres = np.linalg.norm(p - u, axis=-1) + np.linalg.norm(p - g, axis=-1)
         for t, m, bad in zip(steps, metres, e2, strict=True):
-            rows.append((max(t, 0), None if bad else round(m / SPEED_OF_LIGHT_M_S * S)))
+            rows.append((max(t, 0), None if bad else round(m / SPEED_OF_LIGHT_M_S * NS_PER_S)))
     return tuple(rows)
-
-
-def constellation(r: _Reader, base: Path) -> list[tuple[dict, dict, dict | None]]:
-    """linkmodels' resolution of a TLE-driven constellation: (nominal, trace model, None) per direction."""
-    tle = r.get("tle", _path)
-    epoch = r.get("epoch", parse_epoch, None)
-    span = r.get("span", parse_duration, parse_duration(DEFAULT_SPAN))
-    terminal = r.get("terminal", _latlon)
-    gateway = r.get("gateway", _latlon)
-    min_el = r.get("min_elevation", _number(0, 90, "degrees"), MIN_ELEVATION_DEG)
-    phase = r.get("phase", parse_duration, STARLINK_PHASE_NS)
-    extras = r.both("extra_delay", parse_duration, parse_duration(DEFAULT_EXTRA))
-    rates = r.both("rate", parse_rate)
-    losses = r.both("loss", parse_probability, 0.0)
-    for key in (*WALKER_KEYS, "start"):
-        if key in r.t:
-            r.fail(
-                key,
-                f"expected no {key} beside tle (the TLE set and epoch give it), found {key} = ...",
-            )
-    if r.issues:
-        return []
-    if span <= 0:
-        r.fail("span", "expected a positive duration, found 0 s")
-    if phase >= STARLINK_PERIOD_NS:
-        r.fail("phase", f"expected a duration below 15 s, found {r.t['phase']!r}")
-    try:
-        text = limits.read_text(base / tle, "a TLE file", limits.MAX_TRACE_BYTES)
-        parse_tle(text)
-    except UserError as e:
-        r.fail(
-            "tle",
-            f"expected a TLE file of 2- or 3-line sets, found {tle!r}: "
-            f"{str(e).removeprefix(f'{base / tle}: ')}",
-        )
-    except TleError as e:
-        r.fail("tle", f"expected a TLE file of 2- or 3-line sets, found {tle!r}: {e}")
-    if r.issues:
-        return []
-    try:
-        geometry = _geometry(text, terminal, gateway, min_el, phase, epoch, span)
-    except ImportError:
-        r.fail("tle", "expected the sgp4 package (pip install sgp4), found it missing")
-        return []
-    up = [d for _, d in geometry if d is not None]
-    if not up:
-        r.fail(
-            "tle",
-            f"expected a satellite visible from both ends within the span, found none in {tle!r}",
-        )
-        return []
-    out = []
-    for rate, loss, extra in zip(rates, losses, extras, strict=True):
-        if rate == 0:
-            r.fail("rate", "expected a positive rate, found 0 bit/s")
-            continue
-        series: list[list[Any]] = []
-        for t, d in geometry:
-            row = [t, extra, OUTAGE_LOSS] if d is None else [t, d + extra, loss]
-            if not series or series[-1][1:] != row[1:]:  # equal neighbours add nothing
-                series.append(row)
-        model = {
-            "kind": "trace",
-            "opportunities_ms": None,
-            "bytes_per_opportunity": MAHIMAHI_BYTES,
-            "rate_bps": rate,
-            "series": series,
-            "delay_ns": None,
-            "loss": loss,
-        }
-        nominal_delay = round(sum(up) / len(up)) + extra  # mean while a satellite serves
-        model["delay_ns"] = nominal_delay
-        out.append(({"rate_bps": rate, "delay_ns": nominal_delay, "loss": loss}, model, None))
-    return out

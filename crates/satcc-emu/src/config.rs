@@ -20,8 +20,6 @@ use serde_json::Value;
 
 use crate::direction::DirectionConfig;
 
-/// Link-direction label used for its loss stream, the same base as the simulator's
-/// (`satcc-sim` net.rs `new_dir`), so a direction's RNG is derived from the seed alike.
 /// Default spin window before a deadline (see README "Timing").
 pub const DEFAULT_SPIN_NS: u64 = 200_000;
 /// Default SCHED_FIFO priority (README "Timing": without it, a loaded 2-core machine delays
@@ -202,7 +200,9 @@ impl DirConfig {
     }
 }
 
-/// The simulator's index of link `id`'s direction (`ab` = 2·id, `ba` = 2·id + 1).
+/// Link `id`'s direction index (`ab` = 2·id, `ba` = 2·id + 1), numbered as the simulator
+/// numbers them (`satcc-sim` net.rs `new_dir`), so a direction's loss stream is derived from
+/// the seed alike.
 pub fn dir_index(link_id: u32, ba: bool) -> u64 {
     2 * link_id as u64 + u64::from(ba)
 }

@@ -6,6 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+mod calc;
 mod parquet;
 mod pcap;
 mod sim;
@@ -57,9 +58,6 @@ fn cc_check(name: &str, params: &Bound<'_, PyAny>) -> PyResult<()> {
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// The measured kernel turnarounds' quantile points, `{"sender": [(probability, ns), ...],
-/// "receiver": [...]}` (`satcc_core::hostnoise`): the scenario layer puts them in the resolved
-/// config, so a run's hash changes when the preset does.
 /// The one-way delay (ns) over a GEO satellite at `altitude_m`, seen at the two elevations,
 /// plus `extra_ns`: satcc-core's `GeoDelay::one_way`, the delay the simulator's GEO links use.
 #[pyfunction]
@@ -79,6 +77,9 @@ fn geo_one_way_ns(
     .as_nanos()
 }
 
+/// The measured kernel turnarounds' quantile points, `{"sender": [(probability, ns), ...],
+/// "receiver": [...]}` (`satcc_core::hostnoise`): the scenario layer puts them in the resolved
+/// config, so a run's hash changes when the preset does.
 #[pyfunction]
 fn host_noise_kernel<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     use satcc_core::hostnoise::{KERNEL_RECEIVER_QUANTILES_NS, KERNEL_SENDER_QUANTILES_NS};
@@ -120,6 +121,7 @@ fn quiet_panic_hook(info: &std::panic::PanicHookInfo<'_>) {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     std::panic::set_hook(Box::new(quiet_panic_hook));
+    calc::register(m)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(cc_info, m)?)?;
     m.add_function(wrap_pyfunction!(cc_check, m)?)?;

@@ -5,7 +5,8 @@
     cap.flows, cap.series, cap.packets, cap.rtt
 
 Map: `capture` (pcap/pcapng via the Rust analyzer in crates/satcc-pcap), `iperf3`, `ping`,
-`result` (all three into one RunResult and the `--json` summary), `cli` (`satcc analyze`),
+`inputs` (a file's kind, read as one of the three), `result` (all three into one RunResult and
+the `--json` summary), `cli` (`satcc analyze`),
 `testbed` (namespaces + tbf + iperf3 + tcpdump, for tests and the benchmark).
 """
 

@@ -203,7 +203,7 @@ def _locate(cap: CaptureAnalysis) -> None:
     from satcc.analyze import pathrtt
 
     if cap._raw_rtt is not None:
-        for fid, e in pathrtt.path_rtt(cap).items():
+        for fid, e in pathrtt.path_rtt(cap.raw_flows, cap._raw_rtt, cap.bin_s).items():
             f = cap.raw_flows[fid]
             bins = e.pop("bin_rtt_mean_ms", None)
             f.update(e)

@@ -15,17 +15,16 @@ import json
 import sys
 from pathlib import Path
 
+from satcc.analyze.inputs import bin_seconds, load_input
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 
-HELP = "analyze field measurements: pcap/pcapng captures, iperf3 JSON, ping/nping logs"
+HELP = COMMAND_HELP["analyze"]
 DESCRIPTION = """\
 Analyze what was measured elsewhere (a Starlink dish on a roof): pcap/pcapng captures (per TCP/UDP
 flow direction: bytes, goodput in fixed bins, tshark-compatible retransmission counts, RTT),
 iperf3 -J output (TCP/UDP, client or server, -P, -R) and ping/nping logs. Writes the same
 results as the other engines with --out, prints a per-flow table, or with --json the summary."""
-
-PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
-PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
 
 
 def register(subparsers) -> None:
@@ -58,65 +57,6 @@ def register(subparsers) -> None:
         help="also list capture flow directions without payload (pure ACKs)",
     )
     p.set_defaults(func=run)
-
-
-def detect_kind(path: Path) -> str:
-    """ "capture", "iperf3" or "ping", from the file's first bytes."""
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
-    if head[:4] in PCAP_MAGICS or head[:4] == PCAPNG_MAGIC:
-        return "capture"
-    if head.lstrip()[:1] in (b"{", b"["):  # JSON: iperf3 -J or --json-stream
-        return "iperf3"
-    return "ping"
-
-
-def _bin_s(text: str) -> float:
-    from satcc.units import parse_duration
-
-    try:
-        ns = parse_duration(text)
-    except ValueError as e:
-        raise UserError(f"--bin: {e}") from None
-    if ns <= 0:
-        raise UserError(f"--bin: expected a duration > 0, found {text!r}")
-    return ns / 1e9
-
-
-def load_input(path: Path, bin_s: float, progress=None):
-    """Read one input; raises UserError if nothing could be read from it."""
-    if not path.exists():
-        raise UserError(f"{path}: no such file")
-    if not path.is_file():
-        raise UserError(f"{path}: expected a regular file, found a directory or device")
-    kind = detect_kind(path)
-    try:
-        if kind == "capture":
-            from satcc.analyze.capture import read_capture
-
-            # the per-sample RTT table lets a receiver-side capture pair both directions'
-            # TSval->TSecr halves into path RTTs (satcc.analyze.pathrtt)
-            cap = read_capture(path, bin_s=bin_s, rtt=True, progress=progress)
-            if cap.stats["frames"] == 0:
-                where = "; ".join(
-                    f"record {w['record']} at byte {w['offset']}: {w['message']}"
-                    for w in cap.warnings
-                )
-                raise UserError(
-                    f"{path}: no packets could be read" + (f" ({where})" if where else "")
-                )
-            return cap
-        if kind == "iperf3":
-            from satcc.analyze.iperf3 import read_iperf3
-
-            return read_iperf3(path)
-        from satcc.analyze.ping import read_ping
-
-        return read_ping(path)
-    except ValueError as e:
-        raise UserError(str(e)) from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
 def _rtt_from(f: dict) -> str:
@@ -201,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     # the writer and the table printer load while the (GIL-free) analysis runs
     prefetch(("satcc.analyze.result", *RESULT_MODULES))
 
-    bin_s = _bin_s(args.bin)
+    bin_s = bin_seconds(args.bin)
     if args.out is not None:
         from satcc.limits import check_out_dir
 

@@ -36,8 +36,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from satcc.analyze.capture import CaptureAnalysis
-
 # One half at most this share of the other: the capture sits at that half's end host (a host's
 # turnaround is tens of microseconds; the other half is the path's milliseconds).
 NEAR_HOST_SHARE = 0.25
@@ -92,20 +90,23 @@ def _p95(sorted_ms: list[float]) -> float:
     return sorted_ms[lo] + (sorted_ms[hi] - sorted_ms[lo]) * (pos - lo)
 
 
-def path_rtt(cap: CaptureAnalysis) -> dict[int, dict[str, Any]]:
+def path_rtt(
+    raw_flows: Sequence[dict[str, Any]], raw_rtt: dict[str, Any] | None, bin_s: float
+) -> dict[int, dict[str, Any]]:
     """Per TCP flow direction that carried data: {"capture_point", "rtt_source"} and, when
     the estimator changes (receiver side or between), the RTT figures recomputed from paired
     halves: rtt_mean_ms, rtt_p95_ms, rtt_min_ms, rtt_samples, bin_rtt_mean_ms (aligned with
-    the flow's bins). Needs the capture read with rtt=True."""
-    if cap._raw_rtt is None:
+    the flow's bins). `raw_flows`, `raw_rtt` and `bin_s` are a CaptureAnalysis's (read with
+    rtt=True: the per-sample table)."""
+    if raw_rtt is None:
         raise ValueError("path_rtt needs read_capture(..., rtt=True)")
-    by_conn = {(f["proto"], f["conn"], f["dir"]): f for f in cap.raw_flows}
+    by_conn = {(f["proto"], f["conn"], f["dir"]): f for f in raw_flows}
     # Settled from the analyzer's per-direction means without touching the samples: a
     # sender-side capture (the common case, and a capture's whole cost otherwise) or no
     # timestamps. Only the other directions are classified and paired sample by sample.
     settled: dict[int, str] = {}
     wanted: set[int] = set()
-    for f in cap.raw_flows:
+    for f in raw_flows:
         if f["proto"] != "tcp" or not f["sent_packets"]:
             continue
         rev = by_conn.get(("tcp", f["conn"], 1 - f["dir"]))
@@ -118,15 +119,15 @@ def path_rtt(cap: CaptureAnalysis) -> dict[int, dict[str, Any]]:
             wanted.update((f["id"], rev["id"]))
     ts: dict[int, list[tuple[int, int]]] = {}
     if wanted:
-        cols = {k: _array(dt, buf) for k, (dt, buf) in cap._raw_rtt.items()}
+        cols = {k: _array(dt, buf) for k, (dt, buf) in raw_rtt.items()}
         for fid, t, rtt, kind in zip(
             cols["flow_id"], cols["t_ns"], cols["rtt_ns"], cols["kind"], strict=True
         ):
             if kind == KIND_TSVAL and fid in wanted:
                 ts.setdefault(fid, []).append((t, rtt))
-    bin_ns = round(cap.bin_s * 1e9)
+    bin_ns = round(bin_s * 1e9)
     out: dict[int, dict[str, Any]] = {}
-    for f in cap.raw_flows:
+    for f in raw_flows:
         if f["proto"] != "tcp" or not f["sent_packets"]:
             continue
         if f["id"] in settled:

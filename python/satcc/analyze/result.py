@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from satcc import __version__
+from satcc import _native
 from satcc.analyze.capture import CaptureAnalysis
 from satcc.results import (
     FLOW_SERIES_SCHEMA,
@@ -273,7 +273,7 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
     )
     meta = {
         "engine": "analyze",
-        "satcc_version": __version__,
+        "satcc_version": _native.version(),
         "scenario": None,
         "scenario_hash": None,
         "seed": None,

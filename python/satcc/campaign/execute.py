@@ -37,7 +37,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Self, TextIO
 
-from satcc import __version__
+from satcc import _native
 from satcc.campaign import layout
 from satcc.campaign.spec import ANALYZE, Campaign, RunSpec, columns, expand
 from satcc.campaign.worker import Outcome, execute, init_pool_worker
@@ -80,7 +80,7 @@ def plan_doc(c: Campaign, specs: list[RunSpec]) -> dict[str, Any]:
     """The campaign index (campaign.json): deterministic, no timestamps."""
     return {
         "index_schema_version": layout.INDEX_SCHEMA_VERSION,
-        "satcc_version": __version__,
+        "satcc_version": _native.version(),
         "name": c.name,
         "description": c.description,
         "source": c.source,

@@ -118,7 +118,7 @@ def _analyze(spec: RunSpec) -> tuple[Any, dict[str, Table]]:
     import numpy as np
 
     from satcc.analyze.capture import CaptureAnalysis, read_capture, seq_ack_graph
-    from satcc.analyze.cli import detect_kind, load_input
+    from satcc.analyze.inputs import detect_kind, load_input
     from satcc.analyze.ping import PingResult
     from satcc.analyze.result import build
     from satcc.errors import SatccError

@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 
 from satcc.campaign.spec import SOFT_MAX_RUNS
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 from satcc.limits import check_out_dir, printable
 
-HELP = "run a campaign (a scenario x a matrix of keys x seeds), resumably; or its status"
+HELP = COMMAND_HELP["campaign"]
 DESCRIPTION = """\
 Run every scenario of a campaign file: a base scenario, a [matrix] over any scenario key
 (flow[0].cca, flow.*.mss, link[1].delay, scenario.engine, link[0].model.plan, ...), repetitions

@@ -6,10 +6,11 @@ import argparse
 import json
 
 from satcc import _native
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 from satcc.textgrid import grid
 
-HELP = "list congestion control algorithms or show one's parameters"
+HELP = COMMAND_HELP["cc"]
 
 
 def register(subparsers) -> None:

@@ -10,11 +10,12 @@ from typing import Any
 
 from satcc import scenario as sc
 from satcc.api import load_scenario, parse_set
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 from satcc.limits import printable
 from satcc.units import format_duration, format_queue, format_rate, format_size
 
-HELP = "validate a scenario file"
+HELP = COMMAND_HELP["check"]
 DESCRIPTION = """\
 Validate a scenario file: TOML syntax, every key and unit, that the nodes a flow names exist and
 are connected, that each cca is known and its [flow.cc] parameters valid. Prints a short

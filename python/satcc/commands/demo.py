@@ -14,12 +14,13 @@ from pathlib import Path
 
 from satcc import resources
 from satcc import scenario as sc
+from satcc.cli import COMMAND_HELP
 from satcc.commands.output import safe_name
 from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
 
-HELP = "run the default comparison: CUBIC vs BBR vs Reno over Starlink and GEO"
+HELP = COMMAND_HELP["demo"]
 DESCRIPTION = """\
 Run the ready demo scenarios (scenarios/demo-starlink-uplink.toml: 20 Mbit/s uplink, 50 ms
 RTT, 0.3 % loss; scenarios/demo-geo.toml: 20 Mbit/s, 600 ms RTT). Each gives CUBIC, BBR and

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 
-HELP = "run packetdrill scripts against the simulator's TCP and the kernel's"
+HELP = COMMAND_HELP["drill"]
 DESCRIPTION = """\
 Run scripts in packetdrill's language (google/packetdrill syntax.md): each one is parsed once
 and run on the chosen engines. `--engine kernel` (root) drives this machine's TCP in a

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 from satcc.api import load_scenario, parse_set
+from satcc.cli import COMMAND_HELP
 from satcc.commands.output import run_and_write
 
-HELP = "run a scenario on the real Linux TCP stack (namespaces + satcc-linkd), as root"
+HELP = COMMAND_HELP["emu"]
 DESCRIPTION = """\
 Run a scenario with real iperf3 over the kernel's TCP in network namespaces, its links
 emulated in real time by satcc-linkd (rate, delay, loss, drop-tail queue, ECN marking and the

@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from satcc.cli import COMMAND_HELP
+
 TEXT_WIDTH = 130  # the table's width when stdout is not a terminal
-HELP = "run a grid of scenarios through the simulator and the real kernel and compare (root)"
+HELP = COMMAND_HELP["fidelity"]
 DESCRIPTION = """\
 Run every scenario of the fidelity grid (scenarios/fidelity/grid.toml) through the simulator
 (one run per seed) and the real kernel in the emulator (one run per seed, one at a time), then
@@ -82,17 +84,16 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
 
+    from satcc.engines import registry
     from satcc.errors import UserError
-    from satcc.fidelity import grid as G
-    from satcc.fidelity import suite, table
+    from satcc.fidelity import grid, suite, table
     from satcc.store import open_store
     from satcc.units import UnitError, parse_duration
 
-    g = G.load(args.grid)
-    engines = {"both": suite.ENGINES, "sim": ("sim",), "emu": ("emu",)}[args.engine]
-    if "emu" in engines and os.geteuid() != 0:
+    g = grid.load(args.grid)
+    engines = suite.ENGINES if args.engine == "both" else (args.engine,)
+    if not all(registry.get(name).runnable_here() for name in engines):
         raise UserError(
             "fidelity: the kernel side needs root (network namespaces, AF_PACKET); "
             "run it with sudo, or pass --engine sim for the simulator side only"

@@ -7,9 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 
-HELP = "measure your own path: CCAs in rotation against your iperf3 server, into a store"
+HELP = COMMAND_HELP["field"]
 DESCRIPTION = """\
 Run every congestion control x direction x repetition against an `iperf3 -s` you run (a VPS,
 a host behind a dish), round after round, with an idle ping before and a ping during each

@@ -116,7 +116,8 @@ def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> int:
                 f"R = {m['path']['rtt_s'] * 1e3:.1f} ms, W_m = {m['path']['wmax_pkts']:.1f} "
                 f"segments ({m['path']['wmax_limited_by']})" + (f"; {notes}" if notes else "")
             )
-    for w in result.meta.get("emu", {}).get("warnings", []):
+    own = result.meta.get(result.meta.get("engine"))  # an engine's own metadata (emu: "emu")
+    for w in own.get("warnings", []) if isinstance(own, dict) else []:
         print(f"satcc: warning: {printable(w)}", file=sys.stderr)
     if why is not None:
         print(

@@ -6,7 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-HELP = "draw goodput, cwnd and srtt over time from a result directory"
+from satcc.cli import COMMAND_HELP
+
+HELP = COMMAND_HELP["plot"]
 DESCRIPTION = """\
 Draw a result directory (any engine, or `satcc analyze --out`) as one figure with stacked
 panels sharing the time axis: goodput per bin (Mbit/s; the received rate dashed), cwnd (packets,

@@ -8,7 +8,9 @@ import math
 import sys
 from pathlib import Path
 
-HELP = "SQL over a campaign directory's results (views runs, flows, flow_series, link_series)"
+from satcc.cli import COMMAND_HELP
+
+HELP = COMMAND_HELP["query"]
 DESCRIPTION = """\
 Run one SQL query (DuckDB dialect) over a campaign directory. Views: runs (one row per planned
 run, with the matrix parameters as columns), flows, flow_series, link_series, pings, seqack

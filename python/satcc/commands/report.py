@@ -6,7 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-HELP = "HTML report and figure files (PNG/PDF/SVG) for a campaign or one result directory"
+from satcc.cli import COMMAND_HELP
+
+HELP = COMMAND_HELP["report"]
 DESCRIPTION = """\
 Draw the studies' figures from a campaign directory, each only when the campaign has the data
 for it (the report says which were skipped and why), and write a self-contained HTML report:

@@ -11,9 +11,10 @@ import os
 import sys
 from pathlib import Path
 
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 
-HELP = "run one of the five studies and put satcc's numbers beside the paper's (claims table)"
+HELP = COMMAND_HELP["reproduce"]
 DESCRIPTION = """\
 Run what a study ran (its campaigns under campaigns/, or study 002's validation design), then
 print a claims table: each claim the paper makes, the paper's value and citation, satcc's
@@ -70,20 +71,22 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from satcc.studies import reproduce as R
+    from satcc.engines import registry
+    from satcc.studies import reproduce
 
-    studies = list(R.STUDIES) if args.study == "all" else [args.study]
-    if not set(studies) <= set(R.STUDIES):
+    studies = list(reproduce.STUDIES) if args.study == "all" else [args.study]
+    if not set(studies) <= set(reproduce.STUDIES):
         raise UserError(
-            f"STUDY: expected one of {', '.join(R.STUDIES)} or all, found {args.study!r}"
+            f"STUDY: expected one of {', '.join(reproduce.STUDIES)} or all, found {args.study!r}"
         )
     if args.seeds is not None and args.seeds < 1:
         raise UserError(f"--seeds: expected an integer >= 1, found {args.seeds}")
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs: expected an integer >= 1, found {args.jobs}")
-    engines = ["sim", "emu"] if args.engine == "both" else [args.engine]
-    if "emu" in engines and os.geteuid() != 0:
-        raise UserError("--engine emu: the emulator needs root (network namespaces)")
+    engines = list(reproduce.ENGINES) if args.engine == "both" else [args.engine]
+    for name in engines:
+        if not registry.get(name).runnable_here():
+            raise UserError(f"--engine {name}: the {name} engine needs root (network namespaces)")
     out = args.out or (DEFAULT_OUT_QUICK if args.quick else DEFAULT_OUT)
 
     def log(message: str) -> None:
@@ -91,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
     docs, results = [], []
     for study in studies:
-        result = R.reproduce(
+        result = reproduce.reproduce(
             study,
             engines,
             args.quick,
@@ -104,11 +107,11 @@ def run(args: argparse.Namespace) -> int:
         docs.append(result.doc())
         results.append(result)
         if not args.json:
-            print("\n".join(R.text_lines(result)))
+            print("\n".join(reproduce.text_lines(result)))
             print()
         log(f"wrote {result.out}/: claims.json, claims.txt, report.html")
     if len(results) > 1 and not args.json:
-        print("\n".join(R.summary_lines(results)))
+        print("\n".join(reproduce.summary_lines(results)))
     if args.json:
         print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
     return 0

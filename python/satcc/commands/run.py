@@ -14,10 +14,11 @@ import argparse
 from pathlib import Path
 
 from satcc.api import load_scenario, parse_set
+from satcc.cli import COMMAND_HELP
 from satcc.commands.output import run_and_write
 from satcc.engines import registry
 
-HELP = "run a scenario with the engine it names (sim, model or emu)"
+HELP = COMMAND_HELP["run"]
 DESCRIPTION = """\
 Run a scenario with the engine named by its `[scenario] engine` key (or --engine): `sim` is the
 packet simulator (as `satcc sim`), `model` the analytical models (as `satcc model FILE`;

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from satcc import resources
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 from satcc.textgrid import grid
 
-HELP = "list the ready scenarios shipped with satcc, or copy one out to edit"
+HELP = COMMAND_HELP["scenarios"]
 DESCRIPTION = """\
 List the ready scenarios shipped with satcc (name and description). Every command that takes a
 scenario FILE also takes one of these names (`satcc sim demo-geo`), from any directory.

@@ -6,9 +6,10 @@ import argparse
 from pathlib import Path
 
 from satcc.api import load_scenario, parse_set
+from satcc.cli import COMMAND_HELP
 from satcc.commands.output import run_and_write
 
-HELP = "run a scenario in the packet simulator"
+HELP = COMMAND_HELP["sim"]
 DESCRIPTION = """\
 Run a scenario through satcc's deterministic packet-level simulator (Linux-like TCP: SACK,
 PRR, RTO, delayed ACKs, pacing; CCAs from `satcc cc list`). Writes a result directory

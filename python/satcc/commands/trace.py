@@ -20,11 +20,12 @@ from pathlib import Path
 
 from satcc import _native
 from satcc import scenario as sc
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 from satcc.linkmodels import MAHIMAHI_BYTES
 from satcc.units import UnitError, parse_duration
 
-HELP = "export link models as Mahimahi traces and delay/loss CSVs"
+HELP = COMMAND_HELP["trace"]
 DESCRIPTION = __doc__.split("\n\n", 1)[1]
 MS = 1_000_000
 BITS_PER_OPPORTUNITY = MAHIMAHI_BYTES * 8

@@ -15,10 +15,11 @@ import re
 import sys
 from pathlib import Path
 
+from satcc.cli import COMMAND_HELP
 from satcc.engines import registry
 from satcc.errors import UserError
 
-HELP = "run a quick scenario built from flags (rate, RTT, loss, CCAs), as with iperf3"
+HELP = COMMAND_HELP["try"]
 DESCRIPTION = """\
 Build a one-link scenario from flags and run it: `satcc try --rate 20Mbit/s --rtt 50ms
 --loss 0.3% --cca cubic,bbr` runs one bulk flow per congestion control over a shared 20 Mbit/s
@@ -81,7 +82,12 @@ def register(subparsers) -> None:
     p.add_argument(
         "--queue", default="1 BDP", help="bottleneck queue: pkt, B/KB/MB or BDP (default: 1 BDP)"
     )
-    p.add_argument("--engine", choices=registry.NAMES, default="sim", help="engine (default: sim)")
+    p.add_argument(
+        "--engine",
+        choices=registry.NAMES,
+        default=registry.DEFAULT,
+        help=f"engine (default: {registry.DEFAULT})",
+    )
     p.add_argument("--seed", type=int, default=1, help="seed (default: 1)")
     p.add_argument(
         "--set",

@@ -13,10 +13,11 @@ import os
 import sys
 from pathlib import Path
 
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
 
-HELP = "validate a study's model against the simulator (hybla: study 002)"
+HELP = COMMAND_HELP["validate"]
 DEFAULT_OUT = Path("out/validate-hybla")
 DEFAULT_OUT_QUICK = Path("out/validate-hybla-quick")
 

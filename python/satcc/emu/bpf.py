@@ -313,6 +313,20 @@ def _param_names(name: str) -> tuple[str, ...]:
     return tuple(p["name"] for p in _native.cc_info(name)["params"])
 
 
+def _default(name: str, key: str) -> Any:
+    """The default of parameter `key` as the Rust twin declares it (satcc-cc's ParamInfo, as
+    `satcc cc info` prints it): true/false, a number or a word."""
+    from satcc import _native
+
+    text = next(p["default"] for p in _native.cc_info(name)["params"] if p["name"] == key)
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def _known(params: Mapping[str, Any], keys: tuple[str, ...]) -> None:
     unknown = sorted(set(params) - set(keys))
     if unknown:
@@ -320,43 +334,48 @@ def _known(params: Mapping[str, Any], keys: tuple[str, ...]) -> None:
 
 
 def _defines_hybla(p: Mapping[str, Any]) -> dict[str, str]:
-    _known(p, ("rtt0",))
-    rtt0_ms = _num(p, "rtt0", 25.0, 0.001, 100_000.0)  # hybla.rs RTT0_MS_DEFAULT
+    _known(p, _param_names("hybla"))
+    rtt0_ms = _num(p, "rtt0", _default("hybla", "rtt0"), 0.001, 100_000.0)
     return {"HYBLA_RTT0_US": str(max(1, round(rtt0_ms * 1000.0)))}
 
 
 def _defines_vegas(p: Mapping[str, Any]) -> dict[str, str]:
-    _known(p, ("alpha", "beta", "gamma"))
-    alpha = _uint(p, "alpha", 2, 0, 1_000_000)
-    beta = _uint(p, "beta", 4, 0, 1_000_000)
-    gamma = _uint(p, "gamma", 1, 0, 1_000_000)
+    _known(p, _param_names("vegas"))
+    alpha = _uint(p, "alpha", _default("vegas", "alpha"), 0, 1_000_000)
+    beta = _uint(p, "beta", _default("vegas", "beta"), 0, 1_000_000)
+    gamma = _uint(p, "gamma", _default("vegas", "gamma"), 0, 1_000_000)
     if alpha > beta:
         raise BpfError(f"cc.alpha: expected <= beta ({beta}), found {alpha}")
     return {"VEGAS_ALPHA": str(alpha), "VEGAS_BETA": str(beta), "VEGAS_GAMMA": str(gamma)}
 
 
-_YEAH = (
-    ("alpha", 80, 0, 1_000_000),
-    ("gamma", 1, 1, 1_000_000),
-    ("delta", 3, 0, 31),
-    ("epsilon", 1, 0, 31),
-    ("phy", 8, 1, 1_000_000),
-    ("rho", 16, 0, 1_000_000),
-    ("zeta", 50, 0, 1_000_000),
-    ("scalable_ai_cnt", 100, 1, 1_000_000),
-)
+_YEAH_RANGES = {  # what the BPF program's integer (and shift) fields hold
+    "alpha": (0, 1_000_000),
+    "gamma": (1, 1_000_000),
+    "delta": (0, 31),
+    "epsilon": (0, 31),
+    "phy": (1, 1_000_000),
+    "rho": (0, 1_000_000),
+    "zeta": (0, 1_000_000),
+    "scalable_ai_cnt": (1, 1_000_000),
+}
 
 
 def _defines_yeah(p: Mapping[str, Any]) -> dict[str, str]:
-    _known(p, tuple(k for k, *_ in _YEAH))
-    return {f"YEAH_{k.upper()}": str(_uint(p, k, d, lo, hi)) for k, d, lo, hi in _YEAH}
+    keys = _param_names("yeah")
+    _known(p, keys)
+    return {
+        f"YEAH_{k.upper()}": str(_uint(p, k, _default("yeah", k), *_YEAH_RANGES[k])) for k in keys
+    }
 
 
 def _defines_dctcp(p: Mapping[str, Any]) -> dict[str, str]:
-    _known(p, ("shift_g", "alpha_on_init"))
+    _known(p, _param_names("dctcp"))
     return {
-        "DCTCP_SHIFT_G": str(_uint(p, "shift_g", 4, 0, 10)),
-        "DCTCP_ALPHA_ON_INIT": str(_uint(p, "alpha_on_init", 1024, 0, 1024)),
+        "DCTCP_SHIFT_G": str(_uint(p, "shift_g", _default("dctcp", "shift_g"), 0, 10)),
+        "DCTCP_ALPHA_ON_INIT": str(
+            _uint(p, "alpha_on_init", _default("dctcp", "alpha_on_init"), 0, 1024)
+        ),
     }
 
 
@@ -395,22 +414,32 @@ def _defines_cubic(p: Mapping[str, Any]) -> dict[str, str]:
             "(CONFIG_IKCONFIG_PROC=y or /boot/config-<release>) or run as root so "
             "/proc/timer_list can be read"
         )
-    beta = _num(p, "beta", 0.7, 0.01, 0.99)  # cubic.rs BETA_DEFAULT
-    c = _num(p, "c", 0.4, 0.005, 1000.0)  # cubic.rs C_DEFAULT
-    hz = _num(p, "hz", float(host_hz), 1.0, 1_000_000.0)
-    mode = _choice(p, "k_mode", "stock", K_MODES)
-    rtt_unit_ms = _num(p, "rtt_unit", 100.0, 1e-3, 1e6)
-    a = _num(p, "a", 1.0, 0.0, 1e3)
+    beta = _num(p, "beta", _default("cubic", "beta"), 0.01, 0.99)
+    c = _num(p, "c", _default("cubic", "c"), 0.005, 1000.0)
+    hz = _num(p, "hz", float(host_hz), 1.0, 1_000_000.0)  # this kernel's, not cubic.rs's 1000
+    mode = _choice(p, "k_mode", _default("cubic", "k_mode"), K_MODES)
+    rtt_unit_ms = _num(p, "rtt_unit", _default("cubic", "rtt_unit"), 1e-3, 1e6)
+    a = _num(p, "a", _default("cubic", "a"), 0.0, 1e3)
     d = {
         "CUBIC_BETA": str(round(beta * 1024)),  # BICTCP_BETA_SCALE
         "CUBIC_BIC_SCALE": str(max(1, round(c * 102.4))),  # C = bic_scale * 10 / 1024
-        "CUBIC_FAST_CONVERGENCE": str(_bool(p, "fast_convergence", True)),
-        "CUBIC_TCP_FRIENDLINESS": str(_bool(p, "tcp_friendliness", True)),
-        "CUBIC_HYSTART": str(_bool(p, "hystart", True)),
-        "CUBIC_HYSTART_DETECT": str(
-            HYSTART_DETECT_BITS[_choice(p, "hystart_detect", "both", HYSTART_DETECT_BITS)]
+        "CUBIC_FAST_CONVERGENCE": str(
+            _bool(p, "fast_convergence", _default("cubic", "fast_convergence"))
         ),
-        "CUBIC_HYSTART_LOW_WINDOW": str(int(_num(p, "hystart_low_window", 16, 0, 1e9))),
+        "CUBIC_TCP_FRIENDLINESS": str(
+            _bool(p, "tcp_friendliness", _default("cubic", "tcp_friendliness"))
+        ),
+        "CUBIC_HYSTART": str(_bool(p, "hystart", _default("cubic", "hystart"))),
+        "CUBIC_HYSTART_DETECT": str(
+            HYSTART_DETECT_BITS[
+                _choice(
+                    p, "hystart_detect", _default("cubic", "hystart_detect"), HYSTART_DETECT_BITS
+                )
+            ]
+        ),
+        "CUBIC_HYSTART_LOW_WINDOW": str(
+            int(_num(p, "hystart_low_window", _default("cubic", "hystart_low_window"), 0, 1e9))
+        ),
         "CUBIC_HZ": str(round(hz)),
         "CUBIC_KERNEL_HZ": str(host_hz),
         "CUBIC_K_MODE": str(K_MODES[mode]),

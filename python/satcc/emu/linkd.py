@@ -23,7 +23,6 @@ from satcc import resources
 from satcc.emu.host import EmuError
 from satcc.emu.topology import Plan
 
-CHECKOUT = Path(__file__).resolve().parents[3]  # only a development checkout has crates/ here
 CRATE_SOURCES = ("crates/satcc-emu", "crates/satcc-core")
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
@@ -34,18 +33,18 @@ REINSTALL = (
 )
 
 
-def _newest_source_mtime() -> float:
+def _newest_source_mtime(root: Path) -> float:
     newest = 0.0
     for d in CRATE_SOURCES:
-        for p in (CHECKOUT / d).rglob("*"):
+        for p in (root / d).rglob("*"):
             if p.suffix in (".rs", ".toml") and p.is_file():
                 newest = max(newest, p.stat().st_mtime)
     return newest
 
 
 def in_checkout() -> bool:
-    """Whether this package runs from a development checkout (python/satcc/ beside crates/)."""
-    return (CHECKOUT / CRATE_SOURCES[0] / "Cargo.toml").is_file()
+    """Whether this package runs from a development checkout (satcc.resources.checkout)."""
+    return resources.checkout() is not None
 
 
 def locate() -> tuple[Path, str]:
@@ -53,8 +52,9 @@ def locate() -> tuple[Path, str]:
     env = os.environ.get("SATCC_LINKD")
     if env:
         return Path(env), "SATCC_LINKD"
-    if in_checkout():
-        return CHECKOUT / "target" / "release" / "satcc-linkd", "the development checkout"
+    root = resources.checkout()
+    if in_checkout() and root is not None:
+        return root / "target" / "release" / "satcc-linkd", "the development checkout"
     return resources.linkd_binary(), "the installed package"
 
 
@@ -72,8 +72,10 @@ def binary() -> Path:
         if not packaged.is_file():
             raise EmuError(f"{packaged}: no such file; {REINSTALL}")
         return packaged
-    path = CHECKOUT / "target" / "release" / "satcc-linkd"
-    if path.is_file() and path.stat().st_mtime >= _newest_source_mtime():
+    root = resources.checkout()
+    assert root is not None  # in_checkout()
+    path = root / "target" / "release" / "satcc-linkd"
+    if path.is_file() and path.stat().st_mtime >= _newest_source_mtime(root):
         return path
     cargo = shutil.which("cargo")
     if cargo is None:
@@ -81,11 +83,11 @@ def binary() -> Path:
             return path
         raise EmuError(
             "satcc-linkd is not built and cargo is not available; build it with "
-            f"`cargo build -p satcc-emu --release` in {CHECKOUT}"
+            f"`cargo build -p satcc-emu --release` in {root}"
         )
     p = subprocess.run(
         [cargo, "build", "-q", "-p", "satcc-emu", "--release"],
-        cwd=CHECKOUT,
+        cwd=root,
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT_S,

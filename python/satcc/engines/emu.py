@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from satcc import __version__
+from satcc import _native
 from satcc.emu.runner import Run
 from satcc.results import SCHEMA_VERSION, RunResult
 from satcc.scenario import Scenario, expand_flows, resolve, scenario_hash
@@ -57,7 +57,7 @@ def run(
         raw = r.execute(progress)
         meta = {
             "schema_version": SCHEMA_VERSION,
-            "satcc_version": __version__,
+            "satcc_version": _native.version(),
             "engine": ENGINE,
             "scenario": config["name"],
             "scenario_hash": scenario_hash(config),

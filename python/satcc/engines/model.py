@@ -76,7 +76,7 @@ from typing import Any
 
 import numpy as np
 
-from satcc import __version__, _native
+from satcc import _native
 from satcc.errors import UserError
 from satcc.models import cardwell, cubic, hybla, pftk
 from satcc.models.common import BITS_PER_BYTE, ModelInputError, ModelResult, jsonable
@@ -379,6 +379,14 @@ def predict_flow(flow: dict[str, Any], path: PathInputs) -> FlowPrediction:
 # -- the engine ----------------------------------------------------------------------------
 
 
+def check_budget(scenario: Scenario, seed: int | None = None, force: bool = False) -> None:
+    """The registry's budget check (budget "memory"): the series are as large as the
+    simulator's, no packets are simulated (satcc.engines.sim.check_budget)."""
+    from satcc.engines import sim
+
+    sim.check_budget(scenario, seed=seed, force=force, simulate=False)
+
+
 def run(
     scenario: Scenario, seed: int | None = None, progress: Callable[[float], None] | None = None
 ) -> RunResult:
@@ -438,7 +446,7 @@ def run(
     }
     meta = {
         "schema_version": SCHEMA_VERSION,
-        "satcc_version": __version__,
+        "satcc_version": _native.version(),
         "native_version": _native.version(),
         "engine": ENGINE,
         "scenario": config["name"],

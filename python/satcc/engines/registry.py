@@ -3,9 +3,12 @@
     get("sim") ──► Engine(name, capabilities) ──.run(scenario, RunOptions) ──► RunResult
 
 Every command, the notebook API (`satcc.run`), the campaign worker, `satcc fidelity` and the
-studies find an engine here by name; nothing else lists the engines or dispatches on their
-names. The engine's module is imported on the first `run`, not when the registry is read, so
-`satcc --help` and `satcc check` do not pay for NumPy, the emulator or the native simulator.
+studies find an engine here by name and decide by its capabilities, not by its name
+(tests/test_engines_registry.py fails on a comparison with an engine's name outside engines/,
+or a root check outside the registry and the emulator). The engine's module is imported on the
+first `run` (or budget check), not when the registry is read, so `satcc --help` and `satcc
+check` do not pay for NumPy, the emulator or the native simulator. The registry sits below the
+scenario (docs/architecture.md): it names engine modules by their dotted path, a plugin table.
 
 Capabilities are what callers used to hard-code per name:
 | field          | meaning                                                                  |
@@ -13,7 +16,9 @@ Capabilities are what callers used to hard-code per name:
 | needs_root     | runs only as root (namespaces, real kernel)                              |
 | exclusive      | uses this host's kernel and clock: a campaign runs it alone, here        |
 | deterministic  | same scenario and seed give the same bytes                               |
-| budget         | what `check_budget` counts: "packets" (time and memory), "memory", None  |
+| real_time      | runs at wall-clock speed: link rates are bounded by this machine         |
+| kernel_tcp     | its TCP is this host's Linux kernel (BPF CCAs, sysctls)                  |
+| budget         | what the engine module's `check_budget` counts: "packets", "memory", None |
 | out_suffix     | the default result directory is out/<scenario name><out_suffix>           |
 | keeps_raw      | writes raw material (captures, reports) into RunOptions.raw_dir           |
 
@@ -24,6 +29,7 @@ Capabilities are what callers used to hard-code per name:
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +75,8 @@ class EngineSpec:
     needs_root: bool = False
     deterministic: bool = True
     exclusive: bool = False
+    real_time: bool = False
+    kernel_tcp: bool = False
     budget: Budget = None
     out_suffix: str = ""
     keeps_raw: bool = False
@@ -95,12 +103,15 @@ class EngineSpec:
         return mod.run(scenario, **kwargs)
 
     def check_budget(self, scenario: Scenario, seed: int | None, force: bool) -> None:
-        """Refuse a run above a soft limit (satcc.engines.sim.check_budget) unless `force`."""
+        """Refuse a run above a soft limit unless `force`: the engine module's `check_budget`
+        (satcc.engines.sim.check_budget counts `budget`)."""
         if self.budget is None:
             return
-        from satcc.engines.sim import check_budget
+        self.load().check_budget(scenario, seed=seed, force=force)
 
-        check_budget(scenario, seed=seed, force=force, simulate=self.budget == "packets")
+    def runnable_here(self) -> bool:
+        """Whether this host can run the engine as this user (root for `needs_root`)."""
+        return not self.needs_root or os.geteuid() == 0
 
     def check_host(self) -> None:
         """Raise before anything is touched when this host cannot run the engine (root)."""
@@ -132,6 +143,8 @@ ENGINES: dict[str, EngineSpec] = {
             needs_root=True,
             deterministic=False,
             exclusive=True,
+            real_time=True,
+            kernel_tcp=True,
             out_suffix="-emu",
             keeps_raw=True,
             preflight="satcc.emu.host:require_root",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from satcc import __version__, _native, limits
+from satcc import _native, limits
 from satcc.errors import SatccError, UserError
 from satcc.scenario import Scenario, expand_flows, resolve, scenario_hash
 
@@ -180,7 +180,7 @@ def run(
 
     meta = {
         "schema_version": SCHEMA_VERSION,
-        "satcc_version": __version__,
+        "satcc_version": _native.version(),
         "native_version": _native.version(),
         "engine": ENGINE,
         "scenario": config["name"],

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from satcc import __version__
+from satcc import _native
 from satcc import scenario as sc
 from satcc.campaign import layout
 from satcc.campaign.spec import run_id
+from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.fidelity import metrics
 from satcc.fidelity.grid import Entry, Grid
@@ -40,6 +41,7 @@ from satcc.fidelity.grid import Entry, Grid
 ENGINES = (metrics.SIM, metrics.KERNEL)
 JSON_FILE = "fidelity.json"
 TEXT_FILE = "fidelity.txt"
+FIGURE_DPI = 150  # as the HTML report's figures (satcc.report.build.PNG_DPI)
 FIGURE_FILE = "fidelity.png"
 PARAM = "fidelity_scenario"
 FIDELITY_SCHEMA_VERSION = 1
@@ -129,7 +131,7 @@ def index_doc(grid: Grid, opts: Options, planned: list[Planned]) -> dict[str, An
     names = list(dict.fromkeys(p.entry.name for p in planned))
     return {
         "index_schema_version": layout.INDEX_SCHEMA_VERSION,
-        "satcc_version": __version__,
+        "satcc_version": _native.version(),
         "name": suite_name(grid, opts),
         "description": grid.description,
         "source": str(grid.path),
@@ -181,8 +183,6 @@ def prepare(out_dir: Path, doc: dict[str, Any]) -> None:
 
 def _execute(p: Planned, raw: Path, capture: bool) -> Any:
     s = sc.from_dict(_copy(p.doc), source=str(p.entry.path), default_name=p.entry.path.stem)
-    from satcc.engines import registry
-
     opts = registry.RunOptions(seed=p.seed, raw_dir=raw, capture=capture, vpn_server=p.entry.vpn)
     return registry.run(p.engine, s, opts)
 
@@ -205,10 +205,8 @@ def run_suite(
     started = time.monotonic()  # wall time for the log only; never written to a result
     planned = plan(grid, opts)
     doc = index_doc(grid, opts, planned)
-    if metrics.KERNEL in opts.engines:
-        from satcc.emu import host
-
-        host.require_root()
+    for name in opts.engines:
+        registry.get(name).check_host()
     prepare(out_dir, doc)
     done = layout.scan(out_dir).done
     run = SuiteRun(out_dir, doc["name"], planned)
@@ -291,7 +289,7 @@ def evaluate_store(store: Any) -> dict[str, Any]:
     )
     return {
         "schema_version": FIDELITY_SCHEMA_VERSION,
-        "satcc_version": __version__,
+        "satcc_version": _native.version(),
         "name": store.index.get("name"),
         "fidelity": fid,
         "runs": counts,
@@ -312,7 +310,7 @@ def write_outputs(out_dir: Path, doc: dict[str, Any], text: str) -> list[Path]:
     paths = [out_dir / JSON_FILE, out_dir / TEXT_FILE]
     drawn = figure.draw(doc)
     if drawn is not None:
-        from satcc.report.figures import save_figure
+        from satcc.plot import save_figure
 
-        paths.append(save_figure(drawn, out_dir / FIGURE_FILE, "png"))
+        paths.append(save_figure(drawn, out_dir / FIGURE_FILE, "png", FIGURE_DPI))
     return paths

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from satcc.fidelity.metrics import FAIL, PASS, TARGETS
+from satcc.fidelity.metrics import FAIL, KERNEL, PASS, TARGETS
 
 MARK = {PASS: "✓", FAIL: "✗", None: ""}
 COLUMNS = [  # metric, header, scale, format, unit
@@ -106,7 +106,7 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     missing = [
         r["scenario"]
         for r in doc.get("runs", [])
-        if r["emu"]["done"] == 0 and "emu" in doc["fidelity"].get("engines", ["emu"])
+        if r[KERNEL]["done"] == 0 and KERNEL in doc["fidelity"].get("engines", [KERNEL])
     ]
     if missing:
         lines.append(

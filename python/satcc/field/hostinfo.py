@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from satcc import __version__
+from satcc import _native
 
 SYSCTLS = (
     "net.ipv4.tcp_rmem",
@@ -88,7 +88,7 @@ def collect(server_ip: str | None) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "kernel": platform.release(),
         "hostname": platform.node(),
-        "satcc_version": __version__,
+        "satcc_version": _native.version(),
         "tcp_available_congestion_control": available_ccas(),
         "sysctls": {},
         "route": {},

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from satcc import __version__
+from satcc import _native
 from satcc.campaign import layout
 from satcc.errors import SatccError, UserError
 from satcc.field import clock
@@ -55,7 +55,7 @@ class LoopResult:
 def index_doc(p: FieldPlan, items: list[RunItem]) -> dict[str, Any]:
     return {
         "index_schema_version": layout.INDEX_SCHEMA_VERSION,
-        "satcc_version": __version__,
+        "satcc_version": _native.version(),
         "name": p.name,
         "description": p.description or f"satcc field plan {p.name}",
         "source": "field",

@@ -405,8 +405,8 @@ def iperf3_retx_rate(
 
 def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[str, Any]]:
     """RunResult (engine "field") and the extra tables (pings) from a measured run."""
-    from satcc import __version__
-    from satcc.analyze.cli import load_input
+    from satcc import _native
+    from satcc.analyze.inputs import load_input
     from satcc.analyze.result import build
     from satcc.results import FLOW_SERIES_SCHEMA, FLOWS_SCHEMA, SCHEMA_VERSION, RunResult
     from satcc.store.schema import PINGS_FILE, PINGS_SCHEMA
@@ -501,7 +501,7 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     meta = dict(built.result.meta)
     meta.update(
         schema_version=SCHEMA_VERSION,
-        satcc_version=__version__,
+        satcc_version=_native.version(),
         engine=ENGINE,
         scenario=p.name,
         scenario_hash=None,

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from satcc import units
+from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 from satcc.models import cardwell, cubic, hybla, mathis, pftk, window
 from satcc.models.common import ModelResult
@@ -109,7 +110,7 @@ def register(subparsers: Any) -> None:
     """Add `model` and its subcommands to satcc's main argparse subparsers."""
     parser = subparsers.add_parser(
         "model",
-        help="analytical models: hybla, pftk, cardwell, mathis, window, cubic; or a scenario",
+        help=COMMAND_HELP["model"],
         description="Predict throughput / transfer time with an analytical model "
         f"({', '.join(MODEL_NAMES)}), or answer a scenario file with the model engine "
         "(`satcc model FILE [--out DIR] [--json] [--seed N] [--plot]`).",

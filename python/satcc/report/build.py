@@ -27,10 +27,10 @@ from typing import Any
 import pandas as pd
 from matplotlib import rc_context
 
-from satcc import __version__
+from satcc import _native
 from satcc.campaign import layout
-from satcc.plot import starlink_boundaries
-from satcc.report import figures as F
+from satcc.plot import save_figure, starlink_boundaries
+from satcc.report import figures
 from satcc.store import open_store
 
 HTML_FILE = "report.html"
@@ -105,13 +105,13 @@ def build_report(
         open_store(d) as store,
         rc_context({"svg.hashsalt": SVG_HASH_SALT, "text.parse_math": False}),
     ):
-        data = F.Data(store, store.index.get("axes", []))
+        data = figures.Data(store, store.index.get("axes", []))
         figs: list[Figure] = []
-        for i, (fid, title, fn) in enumerate(F.FIGURES):
-            tick(0.6 * i / len(F.FIGURES))
+        for i, (fid, title, fn) in enumerate(figures.FIGURES):
+            tick(0.6 * i / len(figures.FIGURES))
             try:
                 drawn = fn(data)
-            except F.Skip as e:
+            except figures.Skip as e:
                 figs.append(Figure(fid, title, skipped=str(e)))
                 continue
             items = drawn if isinstance(drawn, list) else [drawn]
@@ -123,9 +123,7 @@ def build_report(
                 item.fig.canvas.draw()
                 item.fig.set_layout_engine("none")
                 for fmt in file_formats:
-                    fig.files.append(
-                        F.save_figure(item.fig, out / f"fig_{name}.{fmt}", fmt, PNG_DPI)
-                    )
+                    fig.files.append(save_figure(item.fig, out / f"fig_{name}.{fmt}", fmt, PNG_DPI))
                 if "html" in formats:
                     buf = io.BytesIO()
                     item.fig.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
@@ -166,7 +164,7 @@ def build_result_report(directory: str | Path, out: str | Path, formats: list[st
         title = describe(result.meta).replace("\\$", "$")
         fig = Figure("result", title, "goodput, cwnd (log), srtt and queue per flow (satcc plot)")
         for fmt in (f for f in formats if f != "html"):
-            fig.files.append(F.save_figure(fig_obj, out / f"fig_result.{fmt}", fmt, PNG_DPI))
+            fig.files.append(save_figure(fig_obj, out / f"fig_result.{fmt}", fmt, PNG_DPI))
         report = Report(d, out, formats, [fig])
         if "html" in formats:
             buf = io.BytesIO()
@@ -180,7 +178,7 @@ def build_result_report(directory: str | Path, out: str | Path, formats: list[st
                     table=result.table(),
                     png=img,
                     caption=fig.caption,
-                    version=__version__,
+                    version=_native.version(),
                     directory=str(d),
                 )
             )
@@ -503,7 +501,7 @@ def _interactive_html(ctx: RenderContext) -> str | None:
             "names": [label.get(int(c), str(c)) for c in wide.columns],
             "data": data,
         }
-        marks = starlink_boundaries(F.run_summary(ctx.store.directory, run_id))
+        marks = starlink_boundaries(figures.run_summary(ctx.store.directory, run_id))
         if marks:
             chart["boundaries"] = marks
         charts.append(chart)
@@ -577,7 +575,7 @@ def render_html(store: Any, report: Report) -> str:
         .render(
             name=idx.get("name"),
             description=idx.get("description"),
-            version=__version__,
+            version=_native.version(),
             run_versions=", ".join(sorted(set(runs["satcc_version"].dropna().astype(str)))),
             n_runs=len(runs),
             counts={k: counts.get(k, 0) for k in ("done", "failed", "pending")},
@@ -598,7 +596,7 @@ def render_html(store: Any, report: Report) -> str:
 def _flow_cell(flows: pd.DataFrame) -> str:
     if flows.empty:
         return "-"
-    groups = flows.assign(g=flows["name"].map(F.flow_group)).groupby("g", sort=False)
+    groups = flows.assign(g=flows["name"].map(figures.flow_group)).groupby("g", sort=False)
     return (
         ", ".join(
             f"{g} {grp['goodput_bps'].mean() / 1e6:.2f}"

@@ -30,7 +30,6 @@ matplotlib's (median, quartiles, 1.5 IQR whiskers, outliers as dots).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1089,35 +1088,6 @@ FIGURES: list[tuple[str, str, FigureFn]] = [
         throughput_delay,
     ),
 ]
-
-
-def save_figure(fig: Figure, path: Path, fmt: str, dpi: int = 150) -> Path:
-    """Write a figure without dates or software names (same data, same bytes)."""
-    metadata: dict[str, Any] = {
-        "png": {"Software": None},
-        "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
-        "svg": {"Creator": None, "Date": None},
-    }[fmt]
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata)
-    if fmt == "svg":
-        tmp.write_text(stable_svg_ids(tmp.read_text(encoding="utf-8")), encoding="utf-8")
-    tmp.replace(path)
-    return path
-
-
-_SVG_HASH_ID = re.compile(r"\b([mp])[0-9a-f]{10}\b")  # marker and clip-path ids
-
-
-def stable_svg_ids(text: str) -> str:
-    """matplotlib names SVG markers and clip paths by hashing object addresses: renumber them
-    in order of appearance so that the same figure gives the same bytes."""
-    names: dict[str, str] = {}
-
-    def rename(m: re.Match[str]) -> str:
-        return names.setdefault(m.group(0), f"{m.group(1)}id{len(names) + 1}")
-
-    return _SVG_HASH_ID.sub(rename, text)
 
 
 def is_finite(x: Any) -> bool:

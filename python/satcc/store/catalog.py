@@ -40,7 +40,7 @@ from typing import Any, Self
 import pandas as pd
 import pyarrow as pa
 
-from satcc import __version__, results
+from satcc import _native, results
 from satcc.campaign import layout
 from satcc.errors import SatccError, UserError
 from satcc.limits import json_loads
@@ -443,7 +443,7 @@ def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
             "value": [
                 str(STORE_SCHEMA_VERSION),
                 str(results.SCHEMA_VERSION),
-                __version__,
+                _native.version(),
                 str(scan.index.get("name")),
                 str(d),
             ],

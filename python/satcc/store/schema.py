@@ -2,8 +2,9 @@
 
 A campaign run directory holds a `RunResult` (its three tables are `satcc.results`'s
 FLOWS_SCHEMA, FLOW_SERIES_SCHEMA and LINK_SERIES_SCHEMA, the one result schema every engine
-writes) and, for analyze runs, the extra tables below; the campaign worker builds the extras
-with these schemas, the writer stores them, the catalog exposes every table as a view.
+writes), the extras a RunResult may carry (`results.CC_SERIES_SCHEMA`, `results.SEQACK_SCHEMA`,
+defined there) and, for analyze runs, the extra tables below; the campaign worker builds the
+extras with these schemas, the writer stores them, the catalog exposes every table as a view.
 
 | file              | columns                                    | what                          |
 |-------------------|--------------------------------------------|-------------------------------|
@@ -15,12 +16,12 @@ with these schemas, the writer stores them, the catalog exposes every table as a
 from __future__ import annotations
 
 from satcc import results
+from satcc.results import CC_SERIES_FILE, CC_SERIES_SCHEMA, SEQACK_FILE, SEQACK_SCHEMA
 from satcc.tables import Schema
 
 STORE_SCHEMA_VERSION = 1  # numbers the catalog's layout (satcc.store.catalog)
 
 PINGS_FILE = "pings.parquet"
-SEQACK_FILE = "seqack.parquet"
 
 PINGS_SCHEMA = Schema(
     ("flow_id", "int64"),
@@ -29,23 +30,6 @@ PINGS_SCHEMA = Schema(
     ("t_epoch_s", "float64"),  # Unix time when the log has it (ping -D), else null
     ("rtt_ms", "float64"),  # null: no reply
 )
-CC_SERIES_FILE = "cc_series.parquet"
-CC_SERIES_SCHEMA = Schema(
-    ("flow_id", "int64"),
-    ("t_s", "float64"),  # bin start, as flow_series
-    ("name", "string"),  # what the algorithm reports (CUBIC: w_max, k_s, acked_reno, ...)
-    ("value", "float64"),
-)
-SEQACK_SCHEMA = Schema(
-    ("flow_id", "int64"),
-    ("kind", "string"),  # "data" or "ack"
-    ("t_s", "float64"),  # from the capture's first packet
-    ("seq_rel", "int64"),  # data: first byte, relative to the ISN
-    ("end_rel", "int64"),  # data: one past the last byte
-    ("ack_rel", "int64"),  # ack: cumulative ACK, relative
-    ("retransmission", "bool"),
-)
-
 # An analyze run's per-flow columns beyond flows.parquet: the scalar keys `satcc analyze --json`
 # adds per flow (satcc.analyze.result.build), so the store's `flows` view has the columns a
 # result directory's `satcc query` view has (satcc.commands.query).

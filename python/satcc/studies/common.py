@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from satcc import resources
+from satcc.engines import registry
 from satcc.errors import UserError
 
 EMU_MAX_RATE_BPS = 100_000_000  # what satcc-linkd carries faithfully on a 2-core machine
@@ -50,6 +51,17 @@ class Context:
     @property
     def engine_dir(self) -> Path:
         return self.out / self.engine
+
+    @property
+    def real_time(self) -> bool:
+        """The engine runs at wall-clock speed (the emulator): a study's rates are scaled to
+        what this machine carries (its EMU_CHANGES)."""
+        return registry.get(self.engine).real_time
+
+    @property
+    def kernel_tcp(self) -> bool:
+        """The engine's TCP is this host's kernel (the emulator)."""
+        return registry.get(self.engine).kernel_tcp
 
 
 @dataclass
@@ -93,7 +105,7 @@ def run(
 def load(
     name: str,
     quick: bool,
-    engine: str = "sim",
+    engine: str = registry.DEFAULT,
     seeds: int | None = None,
     engine_changes: dict[str, Any] | None = None,
 ) -> Any:
@@ -105,7 +117,7 @@ def load(
     if seeds is not None:
         first = c.seeds[0]
         c.seeds = [first + k for k in range(seeds)]
-    if engine != "sim":
+    if engine != registry.DEFAULT:
         assert c.base is not None
         c.base.setdefault("scenario", {})["engine"] = engine
         for path, value in (engine_changes or {}).items():
@@ -135,9 +147,9 @@ def frames(
 
 
 def engine_of(directory: Path) -> str:
-    """The engine of a campaign directory's runs (`sim` when it has none)."""
+    """The engine of a campaign directory's runs (the default engine when it has none)."""
     runs = frames(directory)["runs"]
-    return str(runs["engine"].iloc[0]) if len(runs) else "sim"
+    return str(runs["engine"].iloc[0]) if len(runs) else registry.DEFAULT
 
 
 def param(frame: pd.DataFrame, name: str) -> pd.Series:

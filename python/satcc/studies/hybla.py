@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from satcc.engines import registry
 from satcc.models import hybla
 
 PAYLOAD_BYTES = 1000  # Table 1 packet size, as TCP payload (mss)
@@ -235,7 +236,6 @@ def scenario_dict(spec: RunSpec) -> dict[str, Any]:
 def simulate(spec: RunSpec) -> dict[str, Any]:
     """One simulator run -> one row of runs.csv (a process-pool worker)."""
     from satcc import scenario as sc
-    from satcc.engines import registry
 
     s = sc.from_dict(scenario_dict(spec), source=f"<{spec.kind} p={spec.p:g}>")
     result = registry.run(spec.engine, s)
@@ -625,7 +625,7 @@ def validate(
 ) -> Validation:
     """Run the design, compare, write runs.csv, points.csv, validation.json and the PNGs."""
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    if design.engine != "sim":
+    if registry.get(design.engine).exclusive:
         jobs = 1  # the emulator runs in real time, one run at a time
     runs = run_all(run_specs(design), jobs=jobs, progress=progress)
     points = aggregate(runs, design)

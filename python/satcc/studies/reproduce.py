@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from satcc import __version__
+from satcc import _native
 from satcc.campaign import layout
-from satcc.studies import claims as CL
+from satcc.studies import claims
 from satcc.studies.common import Context, Figure
 
 STUDIES = ("000", "001", "002", "003", "004")
@@ -36,8 +36,8 @@ def module(study: str) -> Any:
 
 @dataclass
 class StudyResult:
-    study: CL.StudyClaims
-    rows: list[CL.Row]
+    study: claims.StudyClaims
+    rows: list[claims.Row]
     figures: dict[str, list[Figure]] = field(default_factory=dict)  # per engine
     dirs: dict[str, dict[str, Path]] = field(default_factory=dict)  # engine -> campaign -> dir
     out: Path = Path(".")
@@ -50,14 +50,14 @@ class StudyResult:
             "title": self.study.title,
             "paper": self.study.paper,
             "reference": self.study.reference,
-            "satcc_version": __version__,
+            "satcc_version": _native.version(),
             "quick": self.quick,
             "seeds": self.seeds,
             "engines": sorted(self.dirs),
             "campaigns": {e: {k: str(v) for k, v in d.items()} for e, d in self.dirs.items()},
-            "claims": [r.doc() for r in CL.ordered(self.rows)],
-            "verdicts": CL.tally(self.rows),  # findings only
-            "not_judged_in_design": sum(1 for r in self.rows if r.verdict == CL.NOT_JUDGED),
+            "claims": [r.doc() for r in claims.ordered(self.rows)],
+            "verdicts": claims.tally(self.rows),  # findings only
+            "not_judged_in_design": sum(1 for r in self.rows if r.verdict == claims.NOT_JUDGED),
             "inputs": sum(1 for r in self.rows if r.claim.kind == "input"),
             "coverage": dict(zip(("judged", "main_results"), self.study.coverage(), strict=True)),
             "not_judged": [n.model_dump() for n in self.study.not_judged],
@@ -84,7 +84,7 @@ def reproduce(
     log: Any = None,
 ) -> StudyResult:
     """Run one study on each engine, judge every claim, write claims.json and report.html."""
-    spec = CL.load(study)
+    spec = claims.load(study)
     mod = module(study)
     out = out_root / study
     result = StudyResult(spec, [], out=out, quick=quick, seeds=seeds)
@@ -96,8 +96,8 @@ def reproduce(
         measured = mod.measure(dirs)
         result.dirs[engine] = dirs
         for claim in spec.claims:
-            m = measured.get(claim.id, CL.Measured(None, "", "satcc did not measure this"))
-            result.rows.append(CL.judge(claim, engine, m))
+            m = measured.get(claim.id, claims.Measured(None, "", "satcc did not measure this"))
+            result.rows.append(claims.judge(claim, engine, m))
         result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
     out.mkdir(parents=True, exist_ok=True)
     layout.atomic_write_text(
@@ -114,28 +114,28 @@ def text_lines(result: StudyResult) -> list[str]:
         f"Study {s.id}: {s.title} ({'quick' if result.quick else 'full'} design, "
         f"engine{'s' if len(result.dirs) > 1 else ''} {', '.join(result.dirs)})"
     )
-    return [head, *CL.table_lines(result.rows, study=s)]
+    return [head, *claims.table_lines(result.rows, study=s)]
 
 
 def summary_lines(results: list[StudyResult]) -> list[str]:
     """`reproduce all`: per study and over all, the findings' tally and the coverage."""
     from satcc.textgrid import grid
 
-    body, total = [], dict.fromkeys(CL.VERDICTS, 0)
+    body, total = [], dict.fromkeys(claims.VERDICTS, 0)
     judged_all = listed_all = 0
     for r in results:
-        t = CL.tally(r.rows)
+        t = claims.tally(r.rows)
         judged, listed = r.study.coverage()
         judged_all, listed_all = judged_all + judged, listed_all + listed
-        for v in CL.VERDICTS:
+        for v in claims.VERDICTS:
             total[v] += t[v]
         n = sum(t.values())
         body.append(
             [
                 r.study.id,
-                *(str(t[v]) for v in CL.VERDICTS),
-                f"{100 * t[CL.REPRODUCED] / n:.0f} %" if n else "-",
-                str(sum(1 for x in r.rows if x.verdict == CL.NOT_JUDGED)),
+                *(str(t[v]) for v in claims.VERDICTS),
+                f"{100 * t[claims.REPRODUCED] / n:.0f} %" if n else "-",
+                str(sum(1 for x in r.rows if x.verdict == claims.NOT_JUDGED)),
                 str(sum(1 for x in r.rows if x.claim.kind == "input")),
                 f"{judged} / {listed}",
             ]
@@ -144,14 +144,14 @@ def summary_lines(results: list[StudyResult]) -> list[str]:
     body.append(
         [
             "all",
-            *(str(total[v]) for v in CL.VERDICTS),
-            f"{100 * total[CL.REPRODUCED] / n:.0f} %" if n else "-",
-            str(sum(1 for r in results for x in r.rows if x.verdict == CL.NOT_JUDGED)),
+            *(str(total[v]) for v in claims.VERDICTS),
+            f"{100 * total[claims.REPRODUCED] / n:.0f} %" if n else "-",
+            str(sum(1 for r in results for x in r.rows if x.verdict == claims.NOT_JUDGED)),
             str(sum(1 for r in results for x in r.rows if x.claim.kind == "input")),
             f"{judged_all} / {listed_all}",
         ]
     )
-    cols = ["study", *CL.VERDICTS, "share reproduced", "not judged here", "inputs", "coverage"]
+    cols = ["study", *claims.VERDICTS, "share reproduced", "not judged here", "inputs", "coverage"]
     head = (
         "Findings per study (inputs not tallied; share = reproduced / judged findings; "
         "coverage = findings / main results listed)"
@@ -205,9 +205,9 @@ def render_html(result: StudyResult) -> str:
     from satcc.report.build import CSS
 
     rows = []
-    for r in CL.ordered(result.rows):
+    for r in claims.ordered(result.rows):
         d = r.doc()
-        d["tolerance_text"] = CL.tolerance_text(r.claim)
+        d["tolerance_text"] = claims.tolerance_text(r.claim)
         rows.append(d)
     figures = [
         (
@@ -230,7 +230,7 @@ def render_html(result: StudyResult) -> str:
     return env.from_string(TEMPLATE).render(
         s=result.study,
         r=result,
-        version=__version__,
+        version=_native.version(),
         css=CSS,
         rows=rows,
         figures=figures,

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from satcc.studies import common as C
+from satcc.studies import common
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = (
@@ -43,9 +43,9 @@ SOFTETHER_BYTES = 43  # the `softether` encap preset
 PERIODS = {"morning": (8, 11), "midday": (14, 17), "evening": (20, 23)}  # §3.3, hours
 
 
-def run(ctx: C.Context) -> dict[str, Path]:
+def run(ctx: common.Context) -> dict[str, Path]:
     return {
-        name: C.run(ctx, name, EMU_CHANGES.get(name) if ctx.engine == "emu" else None)
+        name: common.run(ctx, name, EMU_CHANGES.get(name) if ctx.real_time else None)
         for name in CAMPAIGNS
     }
 
@@ -54,12 +54,12 @@ def run(ctx: C.Context) -> dict[str, Path]:
 
 
 def _baseline(d: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    f = C.frames(d, link_series=True)
+    f = common.frames(d, link_series=True)
     flows = f["flows"].assign(
-        plan=lambda x: C.param(x, "plan"), direction=lambda x: C.param(x, "direction")
+        plan=lambda x: common.param(x, "plan"), direction=lambda x: common.param(x, "direction")
     )
     ls = f["link_series"]
-    ls = ls[ls["link_id"] == 0].assign(plan=lambda x: C.param(x, "plan"))
+    ls = ls[ls["link_id"] == 0].assign(plan=lambda x: common.param(x, "plan"))
     return flows, ls
 
 
@@ -72,37 +72,37 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         for direction, link_dir in (("up", "ab"), ("down", "ba")):
             cap = ls[(ls["plan"] == plan) & (ls["dir"] == link_dir)]["capacity_bps"]
             cap_mbps = float(cap.mean() / 1e6) if len(cap) else None
-            cubic = C.finite(means.get((plan, direction, "cubic")))
-            bbr = C.finite(means.get((plan, direction, "bbr")))
-            rc = C.finite(retx.get((plan, direction, "cubic")))
+            cubic = common.finite(means.get((plan, direction, "cubic")))
+            bbr = common.finite(means.get((plan, direction, "bbr")))
+            rc = common.finite(retx.get((plan, direction, "cubic")))
             why = (
-                f"satcc's {plan} {direction}link capacity averaged {C.fmt(cap_mbps)} Mbit/s "
+                f"satcc's {plan} {direction}link capacity averaged {common.fmt(cap_mbps)} Mbit/s "
                 f"in these runs (preset range, starlink.com contract figures); BBR got "
-                f"{C.fmt(bbr)}, CUBIC {C.fmt(cubic)} Mbit/s with {C.fmt(rc)} % of its "
+                f"{common.fmt(bbr)}, CUBIC {common.fmt(cubic)} Mbit/s with {common.fmt(rc)} % of its "
                 "segments retransmitted (no random loss: the study's idle loss is the "
                 "boundary bursts', scenarios/study000-t2t-probe.toml)"
             )
             n = f"{direction}-{plan}"
             out[f"{n}-cubic"] = Measured(cubic, "mean goodput per 15 s run", why)
             out[f"{n}-bbr"] = Measured(bbr, "mean goodput per 15 s run", why)
-            out[f"{n}-ratio"] = Measured(C.ratio(bbr, cubic), "BBR mean / CUBIC mean", why)
-    C.tag(
+            out[f"{n}-ratio"] = Measured(common.ratio(bbr, cubic), "BBR mean / CUBIC mean", why)
+    common.tag(
         out,
         list(out),
         "study000-baseline: flows.goodput_bps (mean per plan, direction, cca)",
-        C.seeds_of(flows),
+        common.seeds_of(flows),
     )
     out.update(_mss(dirs["study000-mss"]))
     out.update(_rtt_day(dirs["study000-rtt-day"]))
-    up_bbr = {p: C.finite(means.get((p, "up", "bbr"))) for p in ("residential", "business")}
+    up_bbr = {p: common.finite(means.get((p, "up", "bbr"))) for p in ("residential", "business")}
     out.update(_t2t(dirs["study000-t2t"], up_bbr))
     out.update(_udp(dirs["study000-udp"]))
     return out
 
 
 def _mss(d: Path) -> dict[str, Measured]:
-    flows = C.frames(d)["flows"]
-    flows = flows.assign(mss=C.param(flows, "mss").astype(int))
+    flows = common.frames(d)["flows"]
+    flows = flows.assign(mss=common.param(flows, "mss").astype(int))
     by_mss = flows.groupby("mss")["goodput_bps"].mean() / 1e6
     if by_mss.empty:
         return {}
@@ -124,7 +124,9 @@ def _mss(d: Path) -> dict[str, Measured]:
             why,
         ),
     }
-    C.tag(out, list(out), "study000-mss: flows.goodput_bps by param mss", C.seeds_of(flows))
+    common.tag(
+        out, list(out), "study000-mss: flows.goodput_bps by param mss", common.seeds_of(flows)
+    )
     return out
 
 
@@ -145,15 +147,15 @@ def _period(hour: float) -> str | None:
 
 
 def _rtt_day(d: Path) -> dict[str, Measured]:
-    f = C.frames(d, link_series=True)
+    f = common.frames(d, link_series=True)
     ls = f["link_series"]
-    ls = ls.assign(hour_h=C.param(ls, "hour_h"))
+    ls = ls.assign(hour_h=common.param(ls, "hour_h"))
     rtt = idle_rtt(ls)
     rtt["period"] = rtt["hour"].map(_period)
     evening = rtt[rtt["period"] == "evening"]["rtt_ms"]
     out = {}
-    mean = C.finite(rtt["rtt_ms"].mean())
-    sd = C.finite(rtt["rtt_ms"].std())
+    mean = common.finite(rtt["rtt_ms"].mean())
+    sd = common.finite(rtt["rtt_ms"].std())
     floor = (
         "two Starlink hops (20-85 ms RTT each, preset quantiles) plus 120 ms of terrestrial "
         "round trip (set from the study's 230 ms mean)"
@@ -161,110 +163,113 @@ def _rtt_day(d: Path) -> dict[str, Measured]:
     out["rtt-mean"] = Measured(
         mean,
         "mean of the idle path's RTT per 1 s bin, all periods",
-        f"satcc's idle path is {floor}: mean {C.fmt(mean)} ms, range "
-        f"{C.fmt(rtt['rtt_ms'].min())}-{C.fmt(rtt['rtt_ms'].max())} ms; "
+        f"satcc's idle path is {floor}: mean {common.fmt(mean)} ms, range "
+        f"{common.fmt(rtt['rtt_ms'].min())}-{common.fmt(rtt['rtt_ms'].max())} ms; "
         "no queueing without traffic and no time-of-day load",
     )
     out["rtt-stable"] = Measured(
-        C.ratio(sd, mean),
+        common.ratio(sd, mean),
         "std / mean of the idle path's RTT per 1 s bin",
-        f"satcc's idle RTT: std {C.fmt(sd)} ms around a mean of {C.fmt(mean)} ms",
+        f"satcc's idle RTT: std {common.fmt(sd)} ms around a mean of {common.fmt(mean)} ms",
     )
     out["rtt-evening-max"] = Measured(
-        C.finite(evening.max()),
+        common.finite(evening.max()),
         "highest 1 s bin, 20-23 h",
         f"satcc's idle RTT has no queueing and no weather or load by hour: evening maximum "
-        f"{C.fmt(C.finite(evening.max()))} ms (boundary disturbances excluded: they hold "
+        f"{common.fmt(common.finite(evening.max()))} ms (boundary disturbances excluded: they hold "
         "packets, not the propagation delay)",
     )
-    flows = f["flows"].assign(hour=lambda x: C.param(x, "hour_h"))
+    flows = f["flows"].assign(hour=lambda x: common.param(x, "hour_h"))
     # nping counts a round trip lost when either way loses it: 1 - (1 - l_alpha)(1 - l_beta)
     per_run = flows.groupby("run_id").agg(
         kept=("loss_fraction", lambda x: float(np.prod(1 - x.to_numpy()))),
         hour=("hour", "first"),
     )
     per_run["rt_loss_pct"] = (1 - per_run["kept"]) * 100
-    loss = C.finite(per_run["rt_loss_pct"].mean()) if len(per_run) else None
+    loss = common.finite(per_run["rt_loss_pct"].mean()) if len(per_run) else None
     by_period = per_run.assign(period=per_run["hour"].map(_period)).groupby("period")
     periods = ", ".join(f"{k} {v:.3f} %" for k, v in by_period["rt_loss_pct"].mean().items())
     out["loss-idle"] = Measured(
         loss,
         "round-trip loss of the two UDP probe streams (20/s each way), every period",
         f"satcc's idle path has no random loss (set from this input) and loses in the boundary "
-        f"bursts only, the same at every hour: {C.fmt(loss)} % ({periods or 'no runs'})",
+        f"bursts only, the same at every hour: {common.fmt(loss)} % ({periods or 'no runs'})",
     )
     runs = f["runs"]
-    C.tag(
+    common.tag(
         out,
         ["rtt-mean", "rtt-stable", "rtt-evening-max"],
         "study000-rtt-day: link_series.delay_ms summed over the path per 1 s bin",
-        C.seeds_of(runs),
+        common.seeds_of(runs),
     )
-    C.tag(
-        out, ["loss-idle"], "study000-rtt-day: flows.loss_fraction (UDP probes)", C.seeds_of(runs)
+    common.tag(
+        out,
+        ["loss-idle"],
+        "study000-rtt-day: flows.loss_fraction (UDP probes)",
+        common.seeds_of(runs),
     )
     return out
 
 
 def _t2t(d: Path, up_bbr: dict[str, float | None]) -> dict[str, Measured]:
-    flows = C.frames(d)["flows"].assign(direction=lambda x: C.param(x, "direction"))
+    flows = common.frames(d)["flows"].assign(direction=lambda x: common.param(x, "direction"))
     m = flows.groupby(["direction", "cca"])["goodput_bps"].mean() / 1e6
-    bbr = C.finite(flows[flows["cca"] == "bbr"]["goodput_bps"].mean() / 1e6)
-    cubic = C.finite(flows[flows["cca"] == "cubic"]["goodput_bps"].mean() / 1e6)
+    bbr = common.finite(flows[flows["cca"] == "bbr"]["goodput_bps"].mean() / 1e6)
+    cubic = common.finite(flows[flows["cca"] == "cubic"]["goodput_bps"].mean() / 1e6)
     text = ", ".join(f"{k[0]} {k[1]} {v:.2f}" for k, v in m.items())
-    a, b = C.finite(m.get(("alpha", "bbr"))), C.finite(m.get(("beta", "bbr")))
+    a, b = common.finite(m.get(("alpha", "bbr"))), common.finite(m.get(("beta", "bbr")))
 
     def bbr_over_cubic(g: pd.DataFrame) -> float | None:
-        return C.ratio(
-            C.finite(g[g["cca"] == "bbr"]["goodput_bps"].mean()),
-            C.finite(g[g["cca"] == "cubic"]["goodput_bps"].mean()),
+        return common.ratio(
+            common.finite(g[g["cca"] == "bbr"]["goodput_bps"].mean()),
+            common.finite(g[g["cca"] == "cubic"]["goodput_bps"].mean()),
         )
 
     by_dir = flows.groupby("direction")["goodput_bps"].mean() / 1e6
-    alpha_all, beta_all = C.finite(by_dir.get("alpha")), C.finite(by_dir.get("beta"))
+    alpha_all, beta_all = common.finite(by_dir.get("alpha")), common.finite(by_dir.get("beta"))
     out = {
         "t2t-bbr-over-cubic": Measured(
-            C.ratio(bbr, cubic),
+            common.ratio(bbr, cubic),
             "BBR mean / CUBIC mean, α and β",
             f"satcc means (Mbit/s): {text}",
-            per_seed=C.per_seed(flows, bbr_over_cubic),
+            per_seed=common.per_seed(flows, bbr_over_cubic),
         ),
         "t2t-beta-over-alpha": Measured(
-            C.ratio(beta_all, alpha_all),
+            common.ratio(beta_all, alpha_all),
             "β mean / α mean, both CCAs",
-            f"α {C.fmt(alpha_all)}, β {C.fmt(beta_all)} Mbit/s (α crosses the business uplink, "
+            f"α {common.fmt(alpha_all)}, β {common.fmt(beta_all)} Mbit/s (α crosses the business uplink, "
             "β the residential one)",
         ),
         "t2t-alpha-vs-uplink": Measured(
-            C.ratio(a, up_bbr["business"]),
+            common.ratio(a, up_bbr["business"]),
             "t2t α BBR mean / business uplink BBR mean",
-            f"α (A→B) {C.fmt(a)} Mbit/s against the business uplink's {C.fmt(up_bbr['business'])}",
+            f"α (A→B) {common.fmt(a)} Mbit/s against the business uplink's {common.fmt(up_bbr['business'])}",
         ),
         "t2t-beta-vs-uplink": Measured(
-            C.ratio(b, up_bbr["residential"]),
+            common.ratio(b, up_bbr["residential"]),
             "t2t β BBR mean / residential uplink BBR mean",
-            f"β (B→A) {C.fmt(b)} Mbit/s against the residential uplink's "
-            f"{C.fmt(up_bbr['residential'])}",
+            f"β (B→A) {common.fmt(b)} Mbit/s against the residential uplink's "
+            f"{common.fmt(up_bbr['residential'])}",
         ),
     }
-    C.tag(
+    common.tag(
         out,
         list(out),
         "study000-t2t: flows.goodput_bps by param direction and cca (ratios to "
         "study000-baseline's uplink BBR mean)",
-        C.seeds_of(flows),
+        common.seeds_of(flows),
     )
     return out
 
 
 def _udp(d: Path) -> dict[str, Measured]:
-    flows = C.frames(d)["flows"]
+    flows = common.frames(d)["flows"]
     out = {}
     for rate in (10, 20):
         rows = flows[flows["name"].str.endswith(f"-{rate}M")]
         per = rows.groupby("name")["goodput_bps"].mean() / (rate * 1e6)
         losses = rows.groupby("name")["loss_fraction"].mean() * 100
-        worst = C.finite(per.min()) if len(per) else None
+        worst = common.finite(per.min()) if len(per) else None
         out[f"udp-{rate}"] = Measured(
             worst,
             "received / offered, the worse direction (mean over rounds)",
@@ -272,11 +277,11 @@ def _udp(d: Path) -> dict[str, Measured]:
             f"loss: {', '.join(f'{k} {v:.2f} %' for k, v in losses.items())} (the residential "
             "uplink's capacity draws 5-25 Mbit/s, below 20 Mbit/s in part of the epochs)",
         )
-    C.tag(
+    common.tag(
         out,
         list(out),
         "study000-udp: flows.goodput_bps / offered rate, per flow name",
-        C.seeds_of(flows),
+        common.seeds_of(flows),
     )
     return out
 
@@ -295,11 +300,11 @@ PAPER_BASELINE = {  # §4.1 (Mbit/s): (plan, direction, cca)
 }
 
 
-def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
+def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
     figs = []
     flows, _ = _baseline(dirs["study000-baseline"])
     for number, plan in ((4, "residential"), (5, "business")):
-        fig, ax = C.new_figure()
+        fig, ax = common.new_figure()
         ax = ax[0][0]
         labels, groups, paper = [], [], []
         for direction in ("up", "down"):
@@ -312,7 +317,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
                 groups.append(sel["goodput_bps"].to_numpy() / 1e6)
                 labels.append(f"{cca} {direction}")
                 paper.append(PAPER_BASELINE[(plan, direction, cca)])
-        C.box(ax, groups, labels)
+        common.box(ax, groups, labels)
         ax.scatter(
             range(1, len(paper) + 1),
             paper,
@@ -325,7 +330,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         ax.legend(fontsize="small")
         ax.set_title(f"Fig. {number}: {plan} dish to a server (satcc sim boxes)", fontsize="medium")
         figs.append(
-            C.save(
+            common.save(
                 fig,
                 out,
                 f"fig{number}_{plan}",
@@ -333,9 +338,9 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
                 "Mean goodput per 15 s run; red crosses: the paper's values",
             )
         )
-    mss = C.frames(dirs["study000-mss"])["flows"]
+    mss = common.frames(dirs["study000-mss"])["flows"]
     mss = mss.assign(
-        mss=C.param(mss, "mss").astype(int), direction=lambda x: C.param(x, "direction")
+        mss=common.param(mss, "mss").astype(int), direction=lambda x: common.param(x, "direction")
     )
     for number, direction, cca in (
         (6, "alpha", "cubic"),
@@ -344,10 +349,10 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         (9, "beta", "bbr"),
     ):
         sel = mss[(mss["direction"] == direction) & (mss["cca"] == cca)]
-        fig, ax = C.new_figure()
+        fig, ax = common.new_figure()
         ax = ax[0][0]
         sizes = sorted(sel["mss"].unique())
-        C.box(
+        common.box(
             ax,
             [sel[sel["mss"] == m]["goodput_bps"].to_numpy() / 1e6 for m in sizes],
             [str(m) for m in sizes],
@@ -359,7 +364,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         ax.legend(fontsize="small")
         ax.set_title(f"Fig. {number}: flow {direction}, {cca}, by MSS", fontsize="medium")
         figs.append(
-            C.save(
+            common.save(
                 fig,
                 out,
                 f"fig{number}_{direction}_{cca}",
@@ -367,9 +372,9 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
                 "Mean goodput per run by MSS through the 43 B SoftEther tunnel",
             )
         )
-    ls = C.frames(dirs["study000-rtt-day"], link_series=True)["link_series"]
-    rtt = idle_rtt(ls.assign(hour_h=C.param(ls, "hour_h")))
-    fig, axes = C.new_figure(1, 2, width=4.2)
+    ls = common.frames(dirs["study000-rtt-day"], link_series=True)["link_series"]
+    rtt = idle_rtt(ls.assign(hour_h=common.param(ls, "hour_h")))
+    fig, axes = common.new_figure(1, 2, width=4.2)
     ax1, ax2 = axes[0]
     # satcc has no time-of-day model: the runs at the study's three periods are the same run, so
     # the figure draws one run's idle RTT against its own seconds, not against an hour axis
@@ -387,7 +392,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     ax2.set_ylabel("CDF")
     ax2.set_title("Fig. 11: RTT distribution", fontsize="medium")
     figs.append(
-        C.save(
+        common.save(
             fig,
             out,
             "fig10_11_rtt",
@@ -397,13 +402,13 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             "are the same run), and the distribution over every run",
         )
     )
-    t2t = C.frames(dirs["study000-t2t"])["flows"].assign(
-        direction=lambda x: C.param(x, "direction")
+    t2t = common.frames(dirs["study000-t2t"])["flows"].assign(
+        direction=lambda x: common.param(x, "direction")
     )
-    fig, ax = C.new_figure()
+    fig, ax = common.new_figure()
     ax = ax[0][0]
     keys = [(d, c) for d in ("alpha", "beta") for c in ("cubic", "bbr")]
-    C.box(
+    common.box(
         ax,
         [
             t2t[(t2t["direction"] == d) & (t2t["cca"] == c)]["goodput_bps"].to_numpy() / 1e6
@@ -414,15 +419,15 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_title("Fig. 12: terminal to terminal, MSS 1300", fontsize="medium")
     figs.append(
-        C.save(
+        common.save(
             fig, out, "fig12_t2t", "Fig. 12", "Mean goodput per 15 s run, one direction at a time"
         )
     )
-    udp = C.frames(dirs["study000-udp"])["flows"]
-    fig, ax = C.new_figure()
+    udp = common.frames(dirs["study000-udp"])["flows"]
+    fig, ax = common.new_figure()
     ax = ax[0][0]
     names = ["alpha-10M", "beta-10M", "alpha-20M", "beta-20M"]
-    C.box(ax, [udp[udp["name"] == n]["goodput_bps"].to_numpy() / 1e6 for n in names], names)
+    common.box(ax, [udp[udp["name"] == n]["goodput_bps"].to_numpy() / 1e6 for n in names], names)
     ax.scatter(
         [1, 2, 3, 4],
         [10, 10, 20, 20],
@@ -434,5 +439,5 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     ax.set_ylabel("received (Mbit/s)")
     ax.legend(fontsize="small")
     ax.set_title("Fig. 13: UDP through the VPN", fontsize="medium")
-    figs.append(C.save(fig, out, "fig13_udp", "Fig. 13", "Received UDP throughput per run"))
+    figs.append(common.save(fig, out, "fig13_udp", "Fig. 13", "Received UDP throughput per run"))
     return figs

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from satcc.studies import common as C
+from satcc.studies import common
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("study001-cca",)
@@ -35,21 +35,21 @@ PLANS = ("residential", "business")
 START_S = 3.0  # "at flow start" (Fig. 6e): the first 3 s of a 15 s run
 
 
-def run(ctx: C.Context) -> dict[str, Path]:
+def run(ctx: common.Context) -> dict[str, Path]:
     return {
-        name: C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None) for name in CAMPAIGNS
+        name: common.run(ctx, name, EMU_CHANGES if ctx.real_time else None) for name in CAMPAIGNS
     }
 
 
 def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    f = C.frames(d, link_series=True)
+    f = common.frames(d, link_series=True)
     flows = f["flows"].assign(
-        plan=lambda x: C.param(x, "plan"), direction=lambda x: C.param(x, "direction")
+        plan=lambda x: common.param(x, "plan"), direction=lambda x: common.param(x, "direction")
     )
     ls = f["link_series"].assign(
-        plan=lambda x: C.param(x, "plan"),
-        direction=lambda x: C.param(x, "direction"),
-        cca=lambda x: C.param(x, "cca"),
+        plan=lambda x: common.param(x, "plan"),
+        direction=lambda x: common.param(x, "direction"),
+        cca=lambda x: common.param(x, "cca"),
     )
     rtt = ls.groupby(["run_id", "t_s"], as_index=False).agg(
         rtt_ms=("delay_ms", "sum"), plan=("plan", "first"), repetition=("repetition", "first")
@@ -92,17 +92,17 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out: dict[str, Measured] = {}
     r_all = rtt["rtt_ms"]
     out["rtt-mean"] = Measured(
-        C.finite(r_all.mean()),
+        common.finite(r_all.mean()),
         "mean of the idle path's RTT per 0.1 s bin, both plans",
         f"satcc's Starlink RTT draws come from one set of quantiles (20/40/50/60/85 ms) for "
-        f"both plans, plus 4 ms to the server: mean {C.fmt(C.finite(r_all.mean()))} ms",
+        f"both plans, plus 4 ms to the server: mean {common.fmt(common.finite(r_all.mean()))} ms",
     )
-    sd = {p: C.finite(rtt[rtt["plan"] == p]["rtt_ms"].std()) for p in PLANS}
+    sd = {p: common.finite(rtt[rtt["plan"] == p]["rtt_ms"].std()) for p in PLANS}
     out["rtt-spread-residential-over-business"] = Measured(
-        C.ratio(sd["residential"], sd["business"]),
+        common.ratio(sd["residential"], sd["business"]),
         "std of the idle RTT, residential / business",
         f"both presets draw the RTT from the same quantiles (no plan-specific variability is "
-        f"published): std {C.fmt(sd['residential'])} vs {C.fmt(sd['business'])} ms",
+        f"published): std {common.fmt(sd['residential'])} vs {common.fmt(sd['business'])} ms",
     )
     means = flows.groupby(["plan", "direction", "cca"])["goodput_bps"].mean() / 1e6
     for plan in PLANS:
@@ -116,9 +116,9 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         )
         cap = f"downlink capacity draws {'50-150' if plan == 'residential' else '40-220'} Mbit/s"
         out[f"bbr-down-{plan}"] = Measured(
-            C.finite(med),
+            common.finite(med),
             "median over rounds of the run mean",
-            f"satcc's {plan} {cap}; BBR median {C.fmt(med)}",
+            f"satcc's {plan} {cap}; BBR median {common.fmt(med)}",
         )
         rank = {c: i + 1 for i, c in enumerate(down.index)}
         why = f"mean downlink Mbit/s: {ranking}"
@@ -159,64 +159,66 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         + " ms",
     )
     peaks = into.groupby(["cca", "direction"])["rx_mbps"].max()
-    vegas = C.finite(into[into["cca"] == "vegas"]["rx_mbps"].max())
+    vegas = common.finite(into[into["cca"] == "vegas"]["rx_mbps"].max())
     out["vegas-max"] = Measured(
         vegas,
         "largest 0.1 s bin of received bytes, all Vegas runs",
         f"Vegas keeps 2-4 packets queued (alpha/beta), so it runs at the "
-        f"capacity draw: largest bin {C.fmt(vegas)} Mbit/s",
+        f"capacity draw: largest bin {common.fmt(vegas)} Mbit/s",
     )
-    bbr_peak = C.finite(peaks.get(("bbr", "down")))
+    bbr_peak = common.finite(peaks.get(("bbr", "down")))
     down = into[into["direction"] == "down"]
     for cca in ("dctcp", "yeah"):
-        p = C.finite(peaks.get((cca, "down")))
+        p = common.finite(peaks.get((cca, "down")))
 
         def peak_ratio(g: pd.DataFrame, cca: str = cca) -> float | None:
-            return C.ratio(
-                C.finite(g[g["cca"] == cca]["rx_mbps"].max()),
-                C.finite(g[g["cca"] == "bbr"]["rx_mbps"].max()),
+            return common.ratio(
+                common.finite(g[g["cca"] == cca]["rx_mbps"].max()),
+                common.finite(g[g["cca"] == "bbr"]["rx_mbps"].max()),
             )
 
         out[f"{cca}-peak-over-bbr"] = Measured(
-            C.ratio(p, bbr_peak),
+            common.ratio(p, bbr_peak),
             "largest downlink 0.1 s bin / BBR's",
-            f"largest downlink bins: {cca} {C.fmt(p)}, BBR {C.fmt(bbr_peak)} Mbit/s; satcc's "
+            f"largest downlink bins: {cca} {common.fmt(p)}, BBR {common.fmt(bbr_peak)} Mbit/s; satcc's "
             "link serialises at the drawn capacity, so no bin can exceed it",
-            per_seed=C.per_seed(down, peak_ratio),
+            per_seed=common.per_seed(down, peak_ratio),
         )
     bd = into[(into["plan"] == "business") & (into["direction"] == "down")]
 
     def start_ratio(g: pd.DataFrame) -> float | None:
         early = g[g["t_s"] < START_S].groupby("cca")["rx_mbps"].mean()
         rest = early.drop("yeah", errors="ignore")
-        return C.ratio(C.finite(early.get("yeah")), C.finite(rest.max()) if len(rest) else None)
+        return common.ratio(
+            common.finite(early.get("yeah")), common.finite(rest.max()) if len(rest) else None
+        )
 
     early = bd[bd["t_s"] < START_S].groupby("cca")["rx_mbps"].mean()
     out["yeah-start-peak-business"] = Measured(
         start_ratio(bd),
         f"received Mbit/s in the first {START_S:g} s, YeAH / the best other",
         "mean of the first 3 s: " + ", ".join(f"{c} {v:.1f}" for c, v in early.items()) + " Mbit/s",
-        per_seed=C.per_seed(bd, start_ratio),
+        per_seed=common.per_seed(bd, start_ratio),
     )
 
     def plan_ratio(g: pd.DataFrame) -> float | None:
         by = g.groupby("plan")["goodput_bps"].mean()
-        return C.ratio(C.finite(by.get("business")), C.finite(by.get("residential")))
+        return common.ratio(common.finite(by.get("business")), common.finite(by.get("residential")))
 
     by_plan = flows.groupby("plan")["goodput_bps"].mean() / 1e6
     out["business-over-residential"] = Measured(
         plan_ratio(flows),
         "mean of every run, business / residential",
-        f"means: business {C.fmt(C.finite(by_plan.get('business')))}, residential "
-        f"{C.fmt(C.finite(by_plan.get('residential')))} Mbit/s",
-        per_seed=C.per_seed(flows, plan_ratio),
+        f"means: business {common.fmt(common.finite(by_plan.get('business')))}, residential "
+        f"{common.fmt(common.finite(by_plan.get('residential')))} Mbit/s",
+        per_seed=common.per_seed(flows, plan_ratio),
     )
     retx = flows.assign(retx_pct=flows["retransmission_rate"] * 100)
     start_share = _retx_at_start(dirs["study001-cca"], flows)
     down_med = retx[retx["direction"] == "down"].groupby(["plan", "cca"])["retx_pct"].median()
     worst = down_med.idxmax() if len(down_med) else None
     out["retx-down-low"] = Measured(
-        C.finite(down_med.max()) if len(down_med) else None,
+        common.finite(down_med.max()) if len(down_med) else None,
         "the largest per-CCA median of retransmitted / sent data segments, downlink, per plan",
         "downlink medians (%): "
         + ", ".join(f"{p} {c} {v:.3f}" for (p, c), v in down_med.items())
@@ -244,7 +246,7 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
 
     def up_ratio(g: pd.DataFrame) -> float | None:
         up = g.groupby("plan")["retx_pct"].median()
-        return C.ratio(C.finite(up.get("residential")), C.finite(up.get("business")))
+        return common.ratio(common.finite(up.get("residential")), common.finite(up.get("business")))
 
     up_cca = up_rows.groupby(["cca", "plan"])["retx_pct"].median().unstack()
     out["retx-up-residential-over-business"] = Measured(
@@ -256,34 +258,39 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             f"{c} {r.get('residential', float('nan')):.3f}/{r.get('business', float('nan')):.3f}"
             for c, r in up_cca.iterrows()
         ),
-        per_seed=C.per_seed(up_rows, up_ratio),
+        per_seed=common.per_seed(up_rows, up_ratio),
     )
-    C.tag(
+    common.tag(
         out,
         ["rtt-mean", "rtt-spread-residential-over-business"],
         "study001-cca: link_series.delay_ms summed per 0.1 s bin",
-        C.seeds_of(flows),
+        common.seeds_of(flows),
     )
-    C.tag(
+    common.tag(
         out,
         ["vegas-max", "dctcp-peak-over-bbr", "yeah-peak-over-bbr", "yeah-start-peak-business"],
         "study001-cca: link_series.tx_bytes into the receiver per 0.1 s bin",
-        C.seeds_of(flows),
+        common.seeds_of(flows),
     )
-    C.tag(
+    common.tag(
         out,
         ["retx-down-low", "retx-similar-across-ccas", "retx-up-residential-over-business"],
         "study001-cca: flows.retransmission_rate per run",
-        C.seeds_of(flows),
+        common.seeds_of(flows),
     )
-    C.tag(out, ["bbr-lowest-delay"], "study001-cca: flows.rtt_mean_ms per run", C.seeds_of(flows))
-    C.tag(
-        out, list(out), "study001-cca: flows.goodput_bps per run (the 15 s mean)", C.seeds_of(flows)
+    common.tag(
+        out, ["bbr-lowest-delay"], "study001-cca: flows.rtt_mean_ms per run", common.seeds_of(flows)
+    )
+    common.tag(
+        out,
+        list(out),
+        "study001-cca: flows.goodput_bps per run (the 15 s mean)",
+        common.seeds_of(flows),
     )
     return out
 
 
-def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
+def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
     flows, into, rtt = _load(dirs["study001-cca"])
     figs = []
     # Fig. 4 (平均遅延時間): per plan, the mean idle RTT of each run (nping's 50 pings a minute
@@ -291,7 +298,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     per_run = rtt.groupby(["plan", "run_id"], as_index=False).agg(
         rtt_ms=("rtt_ms", "mean"), repetition=("repetition", "first")
     )
-    fig, axes = C.new_figure(1, 2, width=4.2)
+    fig, axes = common.new_figure(1, 2, width=4.2)
     ax, bx = axes[0]
     for plan in PLANS:
         sel = per_run[per_run["plan"] == plan].groupby("repetition")["rtt_ms"].mean()
@@ -301,12 +308,12 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     ax.set_ylabel("mean idle RTT of the run (ms)")
     ax.legend(fontsize="small")
     ax.set_title("Fig. 4: mean RTT per round, by plan", fontsize="medium")
-    C.box(bx, [per_run[per_run["plan"] == p]["rtt_ms"].to_numpy() for p in PLANS], list(PLANS))
+    common.box(bx, [per_run[per_run["plan"] == p]["rtt_ms"].to_numpy() for p in PLANS], list(PLANS))
     bx.axhspan(50, 60, color="red", alpha=0.15)
     bx.set_ylabel("mean idle RTT of the run (ms)")
     bx.set_title("spread by plan", fontsize="medium")
     figs.append(
-        C.save(
+        common.save(
             fig,
             out,
             "fig4_rtt",
@@ -318,7 +325,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     )
 
     for number, plan in ((5, "residential"), (6, "business")):
-        fig, axes = C.new_figure(2, 1, height=2.6)
+        fig, axes = common.new_figure(2, 1, height=2.6)
         first = into[(into["plan"] == plan) & (into["repetition"] == 0)]
         for ax, direction in zip(axes[:, 0], ("up", "down"), strict=True):
             for cca in CCAS:
@@ -332,7 +339,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             f"Fig. {number}: {plan}, received bytes per 0.1 s (first round)", fontsize="medium"
         )
         figs.append(
-            C.save(
+            common.save(
                 fig,
                 out,
                 f"fig{number}_{plan}_series",
@@ -346,21 +353,21 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         (9, "residential", "retransmission_rate", 100, "retransmission rate (%)", "retx"),
         (10, "business", "retransmission_rate", 100, "retransmission rate (%)", "retx"),
     ):
-        fig, axes = C.new_figure(1, 2, width=4.0)
+        fig, axes = common.new_figure(1, 2, width=4.0)
         for ax, direction, sub in zip(axes[0], ("up", "down"), "ab", strict=True):
             sel = flows[(flows["plan"] == plan) & (flows["direction"] == direction)]
-            C.box(
+            common.box(
                 ax,
                 [sel[sel["cca"] == c][value].dropna().to_numpy() * scale for c in CCAS],
                 list(CCAS),
             )
             if fid == "throughput" and direction == "down":
-                C.paper_line(ax, 120, "paper: BBR ≈ 120", "red")
+                common.paper_line(ax, 120, "paper: BBR ≈ 120", "red")
                 ax.legend(fontsize="small")
             ax.set_ylabel(label)
             ax.set_title(f"Fig. {number}{sub}: {plan} {direction}link", fontsize="medium")
         figs.append(
-            C.save(
+            common.save(
                 fig,
                 out,
                 f"fig{number}_{plan}_{fid}",

@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from satcc.studies import common as C
-from satcc.studies import hybla
+from satcc.engines import registry
+from satcc.studies import common, hybla
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("validate-hybla",)
@@ -44,9 +44,9 @@ WHY = {
 }
 
 
-def run(ctx: C.Context) -> dict[str, Path]:
+def run(ctx: common.Context) -> dict[str, Path]:
     out = ctx.engine_dir / "validate-hybla"
-    if ctx.engine == "emu":  # the dummynet column: the kernel's Hybla (BPF) over satcc-linkd
+    if ctx.kernel_tcp:  # the dummynet column: the kernel's Hybla (BPF) over satcc-linkd
         design = hybla.Design.emulator(ctx.quick, seeds=ctx.seeds)
     else:
         design = (
@@ -68,16 +68,17 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     doc = _doc(dirs)
     if doc is None:
         return {}
-    engine = doc["design"].get("engine", "sim")
-    out = _measure_sim(doc) if engine == "sim" else _measure_emu(doc)
+    engine = doc["design"].get("engine", registry.DEFAULT)
+    kernel = registry.get(engine).kernel_tcp
+    out = _measure_emu(doc) if kernel else _measure_sim(doc)
     from satcc.studies.claims import load
 
-    other = "the emulator's (--engine emu)" if engine == "sim" else "the simulator's"
+    other = "the simulator's" if kernel else "the emulator's (--engine emu)"
     ran = ", ".join(k for k, _ in hybla.Design(**_design_args(doc)).kinds())
     for c in load("002").claims:
         if c.id in out:
             continue
-        mine = c.id.startswith("dummynet-") == (engine == "emu")
+        mine = c.id.startswith("dummynet-") == kernel
         out[c.id] = Measured(
             None,
             skipped=(
@@ -104,12 +105,12 @@ def _measure_emu(doc: dict[str, Any]) -> dict[str, Measured]:
             if pt is not None and quantity == "throughput":
                 detail = (
                     f"at p = {at:g}: model {pt['model_throughput_bps'] / 1e6:.3f}, kernel "
-                    f"{C.fmt(C.mbps(pt['sim_throughput_mean_bps']), '.3f')} Mbit/s"
+                    f"{common.fmt(common.mbps(pt['sim_throughput_mean_bps']), '.3f')} Mbit/s"
                 )
             elif pt is not None:
                 detail = (
-                    f"at p = {at:g}: model {C.fmt(pt['model_time_s'], '.2f')} s, kernel "
-                    f"{C.fmt(pt['sim_time_mean_s'], '.2f')} s"
+                    f"at p = {at:g}: model {common.fmt(pt['model_time_s'], '.2f')} s, kernel "
+                    f"{common.fmt(pt['sim_time_mean_s'], '.2f')} s"
                 )
             by_p = ", ".join(
                 f"{p['p']:g} {p[f'{quantity}_diff_pct']:+.1f} %"
@@ -158,12 +159,12 @@ def _measure_sim(doc: dict[str, Any]) -> dict[str, Measured]:
                 if quantity == "throughput":
                     detail = (
                         f" At p = {at:g}: model {pt['model_throughput_bps'] / 1e6:.3f}, "
-                        f"sim {C.fmt(C.mbps(pt['sim_throughput_mean_bps']), '.3f')} Mbit/s."
+                        f"sim {common.fmt(common.mbps(pt['sim_throughput_mean_bps']), '.3f')} Mbit/s."
                     )
                 else:
                     detail = (
-                        f" At p = {at:g}: model {C.fmt(pt['model_time_s'], '.2f')} s, "
-                        f"sim {C.fmt(pt['sim_time_mean_s'], '.2f')} s."
+                        f" At p = {at:g}: model {common.fmt(pt['model_time_s'], '.2f')} s, "
+                        f"sim {common.fmt(pt['sim_time_mean_s'], '.2f')} s."
                     )
             out[f"{kind}-{quantity}"] = Measured(
                 None if value is None else abs(value),
@@ -207,7 +208,7 @@ def _measure_sim(doc: dict[str, Any]) -> dict[str, Measured]:
                 + ", ".join(f"{q['p']:g} {q[f'{quantity}_diff_pct']:+.1f} %" for q in pts),
             )
     seeds = int(doc["design"]["seeds"])
-    C.tag(
+    common.tag(
         out,
         list(out),
         "validate-hybla/validation.json: points (model vs the simulator's mean over seeds)",
@@ -229,7 +230,7 @@ def _design_args(doc: dict[str, Any]) -> dict[str, Any]:
     return {k: doc["design"][k] for k in keys}
 
 
-def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
+def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
     doc = _doc(dirs)
     if doc is None:
         return []
@@ -239,7 +240,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     figs = []
     for path, (number, kind, quantity) in zip(paths, hybla.FIGURES, strict=False):
         figs.append(
-            C.Figure(
+            common.Figure(
                 f"fig{number}",
                 f"Fig. {number}",
                 f"{quantity} vs loss, {kind}: the study's model (line) and satcc's "

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from satcc.studies import common as C
+from satcc.studies import common
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("study003-short", "study003-long")
@@ -56,9 +56,9 @@ RAMP_MIN_RUN_S = (
 )  # a ramp of 10-20 min needs a measured connection of 10 min at least  # scenarios/study003-long.toml's assumption; the queue axis is sensitivity
 
 
-def run(ctx: C.Context) -> dict[str, Path]:
+def run(ctx: common.Context) -> dict[str, Path]:
     return {
-        name: C.run(ctx, name, EMU_CHANGES[name] if ctx.engine == "emu" else None)
+        name: common.run(ctx, name, EMU_CHANGES[name] if ctx.real_time else None)
         for name in CAMPAIGNS
     }
 
@@ -88,10 +88,12 @@ def ramp(series: pd.DataFrame, start_s: float) -> tuple[float | None, float | No
 
 
 def _long(d: Path) -> pd.DataFrame:
-    f = C.frames(d, flow_series=True)
-    flows = f["flows"].assign(path=lambda x: C.param(x, "path"))
+    f = common.frames(d, flow_series=True)
+    flows = f["flows"].assign(path=lambda x: common.param(x, "path"))
     flows["queue"] = (
-        C.param(flows, "queue") if ("queue" in flows or "param_queue" in flows) else CLAIM_QUEUE
+        common.param(flows, "queue")
+        if ("queue" in flows or "param_queue" in flows)
+        else CLAIM_QUEUE
     )
     fs = f["flow_series"]
     rows = []
@@ -99,7 +101,7 @@ def _long(d: Path) -> pd.DataFrame:
         s = fs[(fs["run_id"] == fl["run_id"]) & (fs["flow_id"] == fl["id"])]
         top, minutes = ramp(s, float(fl["start_s"]))
         first = s[s["t_s"] >= fl["start_s"]]
-        ssthresh = C.finite(first["ssthresh_pkts"].iloc[0]) if len(first) else None
+        ssthresh = common.finite(first["ssthresh_pkts"].iloc[0]) if len(first) else None
         rows.append(
             {
                 "run_id": fl["run_id"],
@@ -117,7 +119,9 @@ def _long(d: Path) -> pd.DataFrame:
 
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out: dict[str, Measured] = {}
-    short = C.frames(dirs["study003-short"])["flows"].assign(path=lambda x: C.param(x, "path"))
+    short = common.frames(dirs["study003-short"])["flows"].assign(
+        path=lambda x: common.param(x, "path")
+    )
     for path in ("osaka", "kyushu"):
         sel = short[short["path"] == path]
         values = sel["goodput_bps"].tolist()
@@ -125,14 +129,14 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         why = (
             f"satcc's path is symmetric (one value for both directions); the hop that drops "
             f'above 300-330 Mbit/s (a policer, `hop = "study-003"`, calibrated on test 1) '
-            f"holds Reno to {C.fmt(C.mbps(mean))} Mbit/s over {len(values)} runs "
-            f"({C.fmt(None if mean is None else mean / OC12_BPS)} of the OC-12's 540 Mbit/s)"
+            f"holds Reno to {common.fmt(common.mbps(mean))} Mbit/s over {len(values)} runs "
+            f"({common.fmt(None if mean is None else mean / OC12_BPS)} of the OC-12's 540 Mbit/s)"
         )
         out[path] = Measured(
-            C.mbps(mean),
+            common.mbps(mean),
             "trimmed mean of 60 s goodputs",
             why,
-            seeds=C.seeds_of(sel),
+            seeds=common.seeds_of(sel),
             source=f"study003-short: flows.goodput_bps, path = {path}",
         )
     out["fig6-single-segment-sack"] = _fig6_claim(dirs["study003-short"])
@@ -145,21 +149,21 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         sel = long[long["path"] == path] if len(long) else long
         top = trimmed_mean(sel["top_bps"].tolist()) if len(sel) else None
         bdp = PATH_RATE_BPS[path] * PATH_RTT_S[path] / 8 / PACKET_BYTES
-        ss = C.finite(sel["ssthresh0_pkts"].mean()) if len(sel) else None
+        ss = common.finite(sel["ssthresh0_pkts"].mean()) if len(sel) else None
         if path == "starlight":
             why = (
                 f"test 4 crosses the same 273 Mbit/s PVC shaper as test 3 (§5); the study found "
                 f"no cause it could name for test 4 staying below test 3 (the Chicago equipment "
                 f"or line was suspected); satcc's path has no such limit and reaches "
-                f"{C.fmt(C.mbps(top))} Mbit/s"
+                f"{common.fmt(common.mbps(top))} Mbit/s"
             )
         else:
-            why = f"satcc's shaped loop tops out at {C.fmt(C.mbps(top))} Mbit/s of 273"
-        shortest = C.finite(sel["duration_s"].min()) if len(sel) else None
+            why = f"satcc's shaped loop tops out at {common.fmt(common.mbps(top))} Mbit/s of 273"
+        shortest = common.finite(sel["duration_s"].min()) if len(sel) else None
         short_run = shortest is None or shortest < RAMP_MIN_RUN_S
         for claim in claims:
             out[claim] = Measured(
-                C.mbps(top),
+                common.mbps(top),
                 "trimmed mean of the top 60 s averages",
                 why,
                 seeds=len(sel) if len(sel) else None,
@@ -168,22 +172,22 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
                 # the study's top rate came after 10-20 min: a shorter run's top is a lower bound
                 skipped=(
                     f"not judged in this design: the measured connection runs "
-                    f"{C.fmt(None if shortest is None else shortest / 60)} min; the study's top "
-                    f"rate came after 10-20 min (this run's top: {C.fmt(C.mbps(top))} Mbit/s)"
+                    f"{common.fmt(None if shortest is None else shortest / 60)} min; the study's top "
+                    f"rate came after 10-20 min (this run's top: {common.fmt(common.mbps(top))} Mbit/s)"
                     if short_run
                     else ""
                 ),
             )
         minutes = [m for m in sel["ramp_min"].tolist() if m is not None] if len(sel) else []
         ramp_min = trimmed_mean(minutes)
-        runs = f"{len(sel)} run(s) of {C.fmt(shortest)} s"
+        runs = f"{len(sel)} run(s) of {common.fmt(shortest)} s"
         cid = f"{'loop' if path == 'chicago-loop' else 'starlight'}-ramp-minutes"
         if shortest is None or shortest < RAMP_MIN_RUN_S:
             out[cid] = Measured(
                 ramp_min,
                 f"minutes to 95 % of the top 60 s average ({runs})",
                 skipped=f"not judged in this design: the measured connection runs "
-                f"{C.fmt(None if shortest is None else shortest / 60)} min, shorter than the "
+                f"{common.fmt(None if shortest is None else shortest / 60)} min, shorter than the "
                 "paper's 10 min lower bound (the full design runs 20 min)",
                 seeds=len(sel) if len(sel) else None,
                 source=f"study003-long: flow_series.goodput_bps of 'measured', path = {path}",
@@ -192,9 +196,9 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         out[cid] = Measured(
             ramp_min,
             f"minutes to 95 % of the top 60 s average ({runs})",
-            f"the measured connection started from the cached ssthresh of {C.fmt(ss)} packets "
-            f"({C.fmt(None if ss is None else 100 * ss / bdp)} % of the {bdp:.0f}-packet BDP) "
-            f"and needed {C.fmt(C.finite(sel['recoveries'].mean()) if len(sel) else None)} "
+            f"the measured connection started from the cached ssthresh of {common.fmt(ss)} packets "
+            f"({common.fmt(None if ss is None else 100 * ss / bdp)} % of the {bdp:.0f}-packet BDP) "
+            f"and needed {common.fmt(common.finite(sel['recoveries'].mean()) if len(sel) else None)} "
             "recoveries on average: with the assumed 1-BDP buffer the previous connection's slow "
             "start overflows only near twice the BDP, so the ssthresh it caches already fills the "
             "pipe and no slow linear climb appears" + _sensitivity(every, path),
@@ -214,10 +218,10 @@ def _sensitivity(every: pd.DataFrame, path: str) -> str:
     ):
         minutes = trimmed_mean([m for m in sel["ramp_min"].tolist() if m is not None])
         parts.append(
-            f"{queue}: cached ssthresh {C.fmt(C.finite(sel['ssthresh0_pkts'].mean()))}"
-            f" packets, {C.fmt(C.finite(sel['recoveries'].mean()))} recoveries, "
-            f"{C.fmt(minutes)} min to 95 % of a top of "
-            f"{C.fmt(C.mbps(trimmed_mean(sel['top_bps'].tolist())))} Mbit/s"
+            f"{queue}: cached ssthresh {common.fmt(common.finite(sel['ssthresh0_pkts'].mean()))}"
+            f" packets, {common.fmt(common.finite(sel['recoveries'].mean()))} recoveries, "
+            f"{common.fmt(minutes)} min to 95 % of a top of "
+            f"{common.fmt(common.mbps(trimmed_mean(sel['top_bps'].tolist())))} Mbit/s"
         )
     return (
         (
@@ -241,13 +245,13 @@ def _trace(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The Osaka runs (by repetition) and their sender-side sequence/ACK rows."""
     from satcc.store import open_store
 
-    runs = C.frames(directory)["runs"]
+    runs = common.frames(directory)["runs"]
     with open_store(directory) as st:
         sa = st.query(
             "SELECT run_id, flow_id, kind, t_s, seq_rel, end_rel, ack_rel, retransmission "
             "FROM seqack ORDER BY run_id, flow_id, t_s"
         )
-    osaka = runs[C.param(runs, "path") == "osaka"].sort_values(["repetition", "run_id"])
+    osaka = runs[common.param(runs, "path") == "osaka"].sort_values(["repetition", "run_id"])
     return osaka, sa[sa["run_id"].isin(osaka["run_id"])]
 
 
@@ -295,7 +299,7 @@ def _fig6_claim(directory: Path) -> Measured:
     )
 
 
-def _fig6(directory: Path, out: Path) -> C.Figure | None:
+def _fig6(directory: Path, out: Path) -> common.Figure | None:
     """Fig. 6 from the simulator's sequence/ACK trace of test 1 (Osaka; the scenario asks for
     the first 2 s at the sender): around the first single-segment SACK repair of the traced
     runs when one has it, else around the first run's first retransmission. None when the
@@ -334,7 +338,7 @@ def _fig6(directory: Path, out: Path) -> C.Figure | None:
     fig.axes[0].set_title(
         "Fig. 6: sequence numbers and ACKs at the sender, test 1 (Osaka)", fontsize="medium"
     )
-    return C.save(
+    return common.save(
         fig,
         out,
         "fig6_seqack",
@@ -346,12 +350,14 @@ def _fig6(directory: Path, out: Path) -> C.Figure | None:
     )
 
 
-def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
+def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
     figs = []
-    short = C.frames(dirs["study003-short"])["flows"].assign(path=lambda x: C.param(x, "path"))
+    short = common.frames(dirs["study003-short"])["flows"].assign(
+        path=lambda x: common.param(x, "path")
+    )
     long = _long(dirs["study003-long"])
     long = long[long["queue"] == CLAIM_QUEUE] if len(long) else long
-    fig, ax = C.new_figure()
+    fig, ax = common.new_figure()
     ax = ax[0][0]
     paths = list(PAPER_TABLE2)
     groups = [short[short["path"] == p]["goodput_bps"].to_numpy() / 1e6 for p in paths[:2]]
@@ -359,7 +365,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         long[long["path"] == p]["top_bps"].to_numpy() / 1e6 if len(long) else np.array([])
         for p in paths[2:]
     ]
-    C.box(ax, groups, paths)
+    common.box(ax, groups, paths)
     for i, p in enumerate(paths, start=1):
         for k, v in enumerate(PAPER_TABLE2[p]):
             if v is not None:
@@ -375,7 +381,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     ax.legend(fontsize="small")
     ax.set_title("Table 2: throughput per test (satcc boxes, paper crosses)", fontsize="medium")
     figs.append(
-        C.save(
+        common.save(
             fig,
             out,
             "table2",
@@ -386,13 +392,15 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     fig6 = _fig6(dirs["study003-short"], out)
     if fig6 is not None:
         figs.append(fig6)
-    f = C.frames(dirs["study003-long"], flow_series=True)
-    flows = f["flows"].assign(path=lambda x: C.param(x, "path"))
+    f = common.frames(dirs["study003-long"], flow_series=True)
+    flows = f["flows"].assign(path=lambda x: common.param(x, "path"))
     flows["queue"] = (
-        C.param(flows, "queue") if ("queue" in flows or "param_queue" in flows) else CLAIM_QUEUE
+        common.param(flows, "queue")
+        if ("queue" in flows or "param_queue" in flows)
+        else CLAIM_QUEUE
     )
     fs = f["flow_series"]
-    fig, ax = C.new_figure()
+    fig, ax = common.new_figure()
     ax = ax[0][0]
     first = flows[(flows["name"] == "measured") & (flows["repetition"] == 0)]
     for _, fl in first.iterrows():
@@ -420,7 +428,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     ax.legend(fontsize="small")
     ax.set_title("Fig. 7: the ramp after a previous connection", fontsize="medium")
     figs.append(
-        C.save(
+        common.save(
             fig,
             out,
             "fig7_ramp",

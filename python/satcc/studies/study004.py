@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from satcc.studies import common as C
+from satcc.engines import registry
+from satcc.studies import common
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("study004-1v1", "study004-many")
@@ -42,13 +43,13 @@ EMU_CHANGES = {
 SMALL_GAP_MS = 8.0  # "RTT 差が小さい": PC2 at 8 ms or less against PC1's 2 ms
 
 
-def run(ctx: C.Context) -> dict[str, Path]:
-    names = CAMPAIGNS + (WHY if ctx.engine == "sim" or not ctx.quick else ())
+def run(ctx: common.Context) -> dict[str, Path]:
+    names = CAMPAIGNS + (WHY if not ctx.real_time or not ctx.quick else ())
     # the emulator runs the investigation's quick designs (100 Mbit/s) even in the full study
     return {
-        name: C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None, quick_variant=True)
-        if ctx.engine == "emu" and name in WHY
-        else C.run(ctx, name, EMU_CHANGES if ctx.engine == "emu" else None)
+        name: common.run(ctx, name, EMU_CHANGES if ctx.real_time else None, quick_variant=True)
+        if ctx.real_time and name in WHY
+        else common.run(ctx, name, EMU_CHANGES if ctx.real_time else None)
         for name in names
     }
 
@@ -62,7 +63,7 @@ def jain2(a: float, b: float) -> float | None:
 def points(d: Path, by_seed: bool = False) -> pd.DataFrame:
     """One row per matrix point: PC1/PC2 RTT (ms), k, count, PC1 share, Jain, group Mbit/s
     (averaged over the seeds; with by_seed, one row per point and seed, column `repetition`)."""
-    f = C.frames(d, flow_series=True)
+    f = common.frames(d, flow_series=True)
     runs, flows, fs = f["runs"], f["flows"], f["flow_series"]
     half = runs.set_index("run_id")["duration_s"] / 2
     fs = fs[fs["t_s"] >= fs["run_id"].map(half)]
@@ -75,10 +76,11 @@ def points(d: Path, by_seed: bool = False) -> pd.DataFrame:
         {
             "short_bps": g.get("short-rtt"),
             "long_bps": g.get("long-rtt"),
-            "pc1_ms": 2 * (C.param(r, "link0_delay_ms") if "link0_delay_ms" in r else 0.5) + 1.0,
-            "pc2_ms": 2 * C.param(r, "rtt_pc2_ms") + 1.0,
-            "k": C.param(r, "k"),
-            "count": C.param(r, "count") if "count" in r else 1,
+            "pc1_ms": 2 * (common.param(r, "link0_delay_ms") if "link0_delay_ms" in r else 0.5)
+            + 1.0,
+            "pc2_ms": 2 * common.param(r, "rtt_pc2_ms") + 1.0,
+            "k": common.param(r, "k"),
+            "count": common.param(r, "count") if "count" in r else 1,
         }
     )
     if "rtt_pc1_ms" in r:
@@ -107,21 +109,23 @@ def _at(p: pd.DataFrame, **where: object) -> pd.DataFrame:
 
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out: dict[str, Measured] = {}
-    note = "" if C.engine_of(dirs["study004-1v1"]) == "sim" else "(real kernel)"
+    note = (
+        "(real kernel)" if registry.get(common.engine_of(dirs["study004-1v1"])).kernel_tcp else ""
+    )
     one = points(dirs["study004-1v1"])
     stock = one[one["k"] == "stock"]
     pc2_max = float(one["pc2_ms"].max())
     pc1_min = float(one["pc1_ms"].min())
     big = _at(stock, pc1_ms=pc1_min, pc2_ms=pc2_max)
-    share = C.finite(big["share"].mean()) if len(big) else None
+    share = common.finite(big["share"].mean()) if len(big) else None
     out["stock-short-wins"] = Measured(
         share,
         f"PC1 {pc1_min:g} ms vs PC2 {pc2_max:g} ms, stock, second half",
-        f"PC1 {C.fmt(C.finite(big['short_mbps'].mean()))}, PC2 "
-        f"{C.fmt(C.finite(big['long_mbps'].mean()))} Mbit/s {note}",
+        f"PC1 {common.fmt(common.finite(big['short_mbps'].mean()))}, PC2 "
+        f"{common.fmt(common.finite(big['long_mbps'].mean()))} Mbit/s {note}",
     )
     gap = stock[stock["pc2_ms"] > stock["pc1_ms"]]
-    frac = C.finite((gap["share"] > 0.5).mean()) if len(gap) else None
+    frac = common.finite((gap["share"] > 0.5).mean()) if len(gap) else None
     losers = ", ".join(
         f"{a:g}/{b:g} ms"
         for a, b in gap[gap["share"] <= 0.5][["pc1_ms", "pc2_ms"]].itertuples(index=False)
@@ -133,7 +137,7 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     )
     small = _at(stock, pc1_ms=pc1_min, pc2_ms=float(stock["pc2_ms"].min()))
     jf = (
-        (C.finite(big["jain"].mean()) or 0) - (C.finite(small["jain"].mean()) or 0)
+        (common.finite(big["jain"].mean()) or 0) - (common.finite(small["jain"].mean()) or 0)
         if (len(big) and len(small))
         else None
     )
@@ -149,26 +153,26 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         pr = g.pivot_table(index=["pc1_ms", "pc2_ms"], columns="k", values="jain")
         if not {"stock", "eq6"} <= set(pr.columns):
             return None
-        return C.finite((pr["eq6"] - pr["stock"]).dropna().mean())
+        return common.finite((pr["eq6"] - pr["stock"]).dropna().mean())
 
     out["stock-fairness-falls"] = Measured(
         jf,
         "Jain at the largest PC2 RTT minus Jain at the smallest, PC1 at its smallest",
-        f"Jain {C.fmt(C.finite(small['jain'].mean()))} at PC2 {stock['pc2_ms'].min():g} ms, "
-        f"{C.fmt(C.finite(big['jain'].mean()))} at {pc2_max:g} ms {note}",
-        per_seed=C.per_seed(one_seed, fairness_falls),
+        f"Jain {common.fmt(common.finite(small['jain'].mean()))} at PC2 {stock['pc2_ms'].min():g} ms, "
+        f"{common.fmt(common.finite(big['jain'].mean()))} at {pc2_max:g} ms {note}",
+        per_seed=common.per_seed(one_seed, fairness_falls),
     )
     pair = one.pivot_table(index=["pc1_ms", "pc2_ms"], columns="k", values="jain")
     if {"stock", "eq6"} <= set(pair.columns):
         diff = (pair["eq6"] - pair["stock"]).dropna()
         why = _why_text(dirs)
         out["eq6-improves-1v1"] = Measured(
-            C.finite(diff.mean()),
+            common.finite(diff.mean()),
             f"mean over {len(diff)} 1v1 points",
-            f"eq. 6 (rtt_unit 100 ms) changes Jain by {C.fmt(C.finite(diff.min()))} to "
-            f"{C.fmt(C.finite(diff.max()))} across the points {note}"
+            f"eq. 6 (rtt_unit 100 ms) changes Jain by {common.fmt(common.finite(diff.min()))} to "
+            f"{common.fmt(common.finite(diff.max()))} across the points {note}"
             + (f". Why, measured (study004-why): {why}" if why else ""),
-            per_seed=C.per_seed(one_seed, eq6_gain),
+            per_seed=common.per_seed(one_seed, eq6_gain),
         )
     many = points(dirs["study004-many"])
     many_seed = points(dirs["study004-many"], by_seed=True)
@@ -178,22 +182,22 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     eq6 = m[m["k"] == "eq6"]
     small6 = eq6[eq6["pc2_ms"] <= SMALL_GAP_MS]
     out["eq6-fair-small-gap-many"] = Measured(
-        C.finite(small6["jain"].min()) if len(small6) else None,
+        common.finite(small6["jain"].min()) if len(small6) else None,
         f"{n}v{n}, eq. 6, PC2 <= {SMALL_GAP_MS:g} ms: lowest Jain",
         f"Jain by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(small6['pc2_ms'], small6['jain'], strict=True))}",
     )
-    j6 = C.finite(_at(eq6, pc2_ms=top)["jain"].mean())
-    js = C.finite(_at(m[m["k"] == "stock"], pc2_ms=top)["jain"].mean())
+    j6 = common.finite(_at(eq6, pc2_ms=top)["jain"].mean())
+    js = common.finite(_at(m[m["k"] == "stock"], pc2_ms=top)["jain"].mean())
     out["eq6-like-stock-large-gap-many"] = Measured(
         None if j6 is None or js is None else j6 - js,
         f"{n}v{n}, PC2 {top:g} ms",
-        f"Jain eq. 6 {C.fmt(j6)}, stock {C.fmt(js)}",
+        f"Jain eq. 6 {common.fmt(j6)}, stock {common.fmt(js)}",
     )
-    s6 = C.finite(_at(eq6, pc2_ms=top)["share"].mean())
+    s6 = common.finite(_at(eq6, pc2_ms=top)["share"].mean())
     out["eq6-long-loses-large-gap-many"] = Measured(
         s6,
         f"{n}v{n}, eq. 6, PC2 {top:g} ms: PC1's share",
-        f"PC1 (short RTT) gets {C.fmt(s6)} of the throughput {note}",
+        f"PC1 (short RTT) gets {common.fmt(s6)} of the throughput {note}",
     )
     eq7 = m[m["k"].str.startswith("eq7")]
     large7 = eq7[np.isclose(eq7["pc2_ms"], top)].sort_values("jain", ascending=False)
@@ -211,11 +215,11 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             f"{n}v{n}, PC2 {top:g} ms, best of {sorted(eq7['k'].unique())}",
             f"Jain with {best['k']} {best['jain']:.3f} against eq. 6's {j6:.3f}; by a: "
             + ", ".join(f"{k} {v:.3f}" for k, v in zip(large7["k"], large7["jain"], strict=True)),
-            per_seed=C.per_seed(many_seed, eq7_gain),
+            per_seed=common.per_seed(many_seed, eq7_gain),
         )
         near = eq7[(eq7["k"] == best["k"]) & (eq7["pc2_ms"] <= SMALL_GAP_MS)]
         out["eq7-overfavours-long-small-gap"] = Measured(
-            C.finite(near["share"].min()) if len(near) else None,
+            common.finite(near["share"].min()) if len(near) else None,
             f"{best['k']}, {n}v{n}, PC2 <= {SMALL_GAP_MS:g} ms: lowest PC1 share",
             f"PC1's share by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(near['pc2_ms'], near['share'], strict=True))}",
         )
@@ -229,13 +233,13 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             return float(a.mean() - b.mean()) if len(a) and len(b) else None
 
         e6 = many[many["k"] == "eq6"]
-        j16 = C.finite(_at(e6[e6["count"] == 16], pc2_ms=top)["jain"].mean())
-        j4 = C.finite(_at(e6[e6["count"] == 4], pc2_ms=top)["jain"].mean())
+        j16 = common.finite(_at(e6[e6["count"] == 16], pc2_ms=top)["jain"].mean())
+        j4 = common.finite(_at(e6[e6["count"] == 4], pc2_ms=top)["jain"].mean())
         out["eq6-16v16-worst"] = Measured(
             worst_16(many),
             f"eq. 6, PC2 {top:g} ms: Jain 16v16 - Jain 4v4",
-            f"Jain eq. 6 at PC2 {top:g} ms: 16v16 {C.fmt(j16)}, 4v4 {C.fmt(j4)}",
-            per_seed=C.per_seed(many_seed, worst_16),
+            f"Jain eq. 6 at PC2 {top:g} ms: 16v16 {common.fmt(j16)}, 4v4 {common.fmt(j4)}",
+            per_seed=common.per_seed(many_seed, worst_16),
         )
     else:
         out["eq6-16v16-worst"] = Measured(
@@ -244,25 +248,25 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             + ", ".join(f"{c}v{c}" for c in counts)
             + " only (the full design runs 4v4 and 16v16)",
         )
-    runs1 = C.frames(dirs["study004-1v1"])["runs"]
-    runs_many = C.frames(dirs["study004-many"])["runs"]
+    runs1 = common.frames(dirs["study004-1v1"])["runs"]
+    runs_many = common.frames(dirs["study004-many"])["runs"]
     one_ids = [
         "stock-short-wins",
         "stock-short-wins-everywhere",
         "stock-fairness-falls",
         "eq6-improves-1v1",
     ]
-    C.tag(
+    common.tag(
         out,
         one_ids,
         "study004-1v1: flow_series.goodput_bps, second half of each run, summed per group",
-        C.seeds_of(runs1),
+        common.seeds_of(runs1),
     )
-    C.tag(
+    common.tag(
         out,
         [k for k in out if k not in one_ids],
         "study004-many: flow_series.goodput_bps, second half of each run, summed per group",
-        C.seeds_of(runs_many),
+        common.seeds_of(runs_many),
     )
     return out
 
@@ -299,7 +303,7 @@ def _panel(ax, p: pd.DataFrame, title: str, stock: pd.DataFrame | None = None) -
     ax.legend(h1 + h2, l1 + l2, fontsize="x-small", loc="center left")
 
 
-def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
+def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
     figs = []
     one = points(dirs["study004-1v1"])
     for base, k, what in ((5, "stock", "stock CUBIC"), (10, "eq6", "eq. 6")):
@@ -307,12 +311,12 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             p = _at(one[one["k"] == k], pc1_ms=pc1)
             if p.empty:
                 continue
-            fig, ax = C.new_figure()
+            fig, ax = common.new_figure()
             number = base + i
             ref = _at(one[one["k"] == "stock"], pc1_ms=pc1) if k != "stock" else None
             _panel(ax[0][0], p, f"Fig. {number}: {what}, 1v1, PC1-PC3 RTT {pc1:g} ms", ref)
             figs.append(
-                C.save(
+                common.save(
                     fig,
                     out,
                     f"fig{number}_{k}_pc1_{pc1:g}ms",
@@ -327,7 +331,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         m = many[many["count"] == count]
         if m.empty:
             continue
-        fig, ax = C.new_figure()
+        fig, ax = common.new_figure()
         _panel(
             ax[0][0],
             m[m["k"] == "eq6"],
@@ -335,7 +339,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             m[m["k"] == "stock"],
         )
         figs.append(
-            C.save(
+            common.save(
                 fig,
                 out,
                 f"fig{numbers[0]}_eq6_{count}v{count}",
@@ -345,7 +349,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         )
         ks = sorted(k for k in m["k"].unique() if k.startswith("eq7"))
         if ks:
-            fig, axes = C.new_figure(1, len(ks), width=4.6)
+            fig, axes = common.new_figure(1, len(ks), width=4.6)
             for ax, k in zip(axes[0], ks, strict=True):
                 _panel(
                     ax,
@@ -354,7 +358,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
                     m[m["k"] == "stock"],
                 )
             figs.append(
-                C.save(
+                common.save(
                     fig,
                     out,
                     f"fig{numbers[1]}_eq7_{count}v{count}",
@@ -366,7 +370,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     return figs
 
 
-def _why_figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
+def _why_figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
     """Eq. 6 taken apart (study004-why) and the many-vs-many phase check (study004-phase)."""
     from satcc.studies import study004_why as why
 
@@ -374,7 +378,7 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     if "study004-why" in dirs:
         s = why.summary(why.per_run(dirs["study004-why"]))
         rtts = sorted(s["pc2_ms"].unique())
-        fig, axes = C.new_figure(1, len(rtts), width=5.2)
+        fig, axes = common.new_figure(1, len(rtts), width=5.2)
         units = [k for k in s["k"].unique() if k != "stock"]
         for ax, rtt in zip(axes[0], rtts, strict=True):
             at = s[np.isclose(s["pc2_ms"], rtt) & (s["k"] != "stock")]
@@ -402,7 +406,7 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
             title_fontsize="x-small",
         )
         figs.append(
-            C.save(
+            common.save(
                 fig,
                 out,
                 "why_eq6",
@@ -414,7 +418,7 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         )
     if "study004-phase" in dirs:
         p = why.phase(dirs["study004-phase"])
-        fig, axes = C.new_figure(1, 2, width=5.2)
+        fig, axes = common.new_figure(1, 2, width=5.2)
         for ax, col, what in (
             (axes[0][0], "long_share", "PC2's (long RTT) share"),
             (axes[0][1], "long_min", "slowest PC2 flow (Mbit/s)"),
@@ -433,7 +437,7 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
         axes[0][0].axhline(0.5, color="k", lw=0.6, ls=":")
         axes[0][0].legend(fontsize="x-small", title="bottleneck service", title_fontsize="x-small")
         figs.append(
-            C.save(
+            common.save(
                 fig,
                 out,
                 "phase_tick",
@@ -445,17 +449,17 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[C.Figure]:
     return figs
 
 
-def _fig9(d: Path, out: Path) -> list[C.Figure]:
+def _fig9(d: Path, out: Path) -> list[common.Figure]:
     """Fig. 9: the two connections' congestion windows (stock, the largest RTT gap, seed 1)."""
-    f = C.frames(d, flow_series=True)
+    f = common.frames(d, flow_series=True)
     runs = f["runs"]
-    runs = runs[(C.param(runs, "k") == "stock") & (runs["repetition"] == 0)]
+    runs = runs[(common.param(runs, "k") == "stock") & (runs["repetition"] == 0)]
     if runs.empty:
         return []
     pick = (
         runs.assign(
-            gap=C.param(runs, "rtt_pc2_ms")
-            - (C.param(runs, "rtt_pc1_ms") if "rtt_pc1_ms" in runs else 0.0)
+            gap=common.param(runs, "rtt_pc2_ms")
+            - (common.param(runs, "rtt_pc1_ms") if "rtt_pc1_ms" in runs else 0.0)
         )
         .sort_values("gap")
         .iloc[-1]
@@ -463,7 +467,7 @@ def _fig9(d: Path, out: Path) -> list[C.Figure]:
     fs = f["flow_series"]
     fs = fs[fs["run_id"] == pick["run_id"]]
     flows = f["flows"][f["flows"]["run_id"] == pick["run_id"]]
-    fig, ax = C.new_figure()
+    fig, ax = common.new_figure()
     ax = ax[0][0]
     for _, fl in flows.iterrows():
         s = fs[fs["flow_id"] == fl["id"]]
@@ -473,7 +477,7 @@ def _fig9(d: Path, out: Path) -> list[C.Figure]:
     ax.legend(fontsize="small")
     ax.set_title("Fig. 9: congestion windows, stock CUBIC, largest RTT gap", fontsize="medium")
     return [
-        C.save(
+        common.save(
             fig,
             out,
             "fig9_cwnd",

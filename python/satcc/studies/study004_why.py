@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from satcc.studies import common as C
+from satcc.studies import common
 
 CAMPAIGN = "study004-why"
 
@@ -54,9 +54,9 @@ def per_run(directory: Path) -> pd.DataFrame:
         row = {
             "run_id": run_id,
             "engine": r["engine"],
-            "setup": C.param(runs, "setup")[run_id],
-            "k": C.param(runs, "k")[run_id],
-            "pc2_ms": 2 * float(C.param(runs, "rtt_pc2_ms")[run_id]) + 1.0,
+            "setup": common.param(runs, "setup")[run_id],
+            "k": common.param(runs, "k")[run_id],
+            "pc2_ms": 2 * float(common.param(runs, "rtt_pc2_ms")[run_id]) + 1.0,
             "seed": int(r["seed"]),
         }
         for fid, who in ((0, "short"), (1, "long")):
@@ -193,9 +193,9 @@ def phase(directory: Path) -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "engine": runs["engine"],
-            "count": C.param(runs, "count").astype(int),
-            "pc2_ms": 2 * C.param(runs, "rtt_pc2_ms").astype(float) + 1.0,
-            "service": C.param(runs, "service"),
+            "count": common.param(runs, "count").astype(int),
+            "pc2_ms": 2 * common.param(runs, "rtt_pc2_ms").astype(float) + 1.0,
+            "service": common.param(runs, "service"),
             "short_mbps": g[("sum", "short-rtt")] / 1e6,
             "long_mbps": g[("sum", "long-rtt")] / 1e6,
             "short_min": g[("min", "short-rtt")] / 1e6,

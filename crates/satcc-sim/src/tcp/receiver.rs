@@ -1239,7 +1239,7 @@ fn jiffies(now: SimTime) -> u64 {
 /// a 32-bit `space` in 64 bits, so the product cannot overflow there; a scenario's buffer here
 /// is 64-bit, so the product is taken in 128 bits and saturates (a regression: the config
 /// fuzzer overflowed the 64-bit product with a huge `rwnd`).
-fn win_from_space(space: i64, scaling_ratio: u64) -> i64 {
+pub fn win_from_space(space: i64, scaling_ratio: u64) -> i64 {
     // Every realistic buffer: the product fits in 64 bits, and an arithmetic shift of it is
     // the 128-bit shift below (both round towards −∞).
     if let Some(product) = i64::try_from(scaling_ratio)

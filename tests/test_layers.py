@@ -1,0 +1,233 @@
+"""python/satcc imports downward only: every module has a layer, no import runs from a lower
+layer to a higher one, and no modules import each other in a circle.
+
+The layers are LAYERS below (docs/architecture.md shows the same table and why). How imports are read:
+- every `import` and `from ... import` statement in a module, at any depth (module level,
+  inside functions, inside `try`), is an edge; relative imports are resolved;
+- `from satcc.pkg import name` is an edge to `satcc.pkg.name` when that is a module (a file or
+  `_native`), else to `satcc.pkg` (the package's `__init__`); `from satcc import _native` is
+  an edge to `satcc._native`, `from satcc import __version__` one to `satcc` (the package face);
+- importing `satcc.a.b` runs `satcc/__init__` and `satcc/a/__init__` first: that is Python's
+  doing and is not counted as an edge to them (the face of a package may sit above its modules);
+- imports under `if TYPE_CHECKING:` are not counted: they never run, they name types for the
+  checker (a layer may mention the type of what the layer above passes into it).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "python" / "satcc"
+
+# Bottom first. An entry names a module exactly, or with ".*" the package and every module in it;
+# the most specific entry wins. Within a layer imports may go either way, but not in a circle.
+LAYERS: list[tuple[str, list[str]]] = [
+    (
+        "core",
+        [
+            "satcc._native",
+            "satcc.errors",
+            "satcc.units",
+            "satcc.limits",
+            "satcc.resources",
+            "satcc.textgrid",
+            "satcc.progress",
+            "satcc.tables",
+            "satcc.physics",
+        ],
+    ),
+    (
+        "schema",  # the result columns, the scenario, the link models, the engines' declaration
+        [
+            "satcc.results",
+            "satcc.store.schema",
+            "satcc.tle",
+            "satcc.linkmodels",
+            "satcc.engines.registry",
+            "satcc.scenario",
+        ],
+    ),
+    (
+        "engines",  # the engines and what they are built from (models, emulator, analyzer, drill)
+        [
+            "satcc.engines.*",
+            "satcc.models.*",
+            "satcc.emu.*",
+            "satcc.analyze.*",
+            "satcc.drill.*",
+        ],
+    ),
+    ("analysis", ["satcc.store.*", "satcc.plot", "satcc.tracefit", "satcc.campaign.layout"]),
+    ("campaign", ["satcc.campaign.*"]),
+    ("studies", ["satcc.fidelity.*", "satcc.field.*", "satcc.studies.*", "satcc.report.*"]),
+    ("api", ["satcc.api", "satcc", "satcc.analyze"]),  # the notebook API and the packages' faces
+    ("commands", ["satcc.commands.*", "satcc.cli", "satcc.models.cli", "satcc.analyze.cli"]),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def package_modules() -> dict[str, Path]:
+    mods = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    assert "satcc.scenario" in mods, PACKAGE
+    return mods
+
+
+def known(mods: dict[str, Path]) -> set[str]:
+    return set(mods) | {"satcc._native"}
+
+
+def layer_of(mod: str) -> int:
+    best: tuple[int, int] | None = None  # (specificity, layer)
+    for rank, (_, entries) in enumerate(LAYERS):
+        for entry in entries:
+            if entry.endswith(".*"):
+                pkg = entry[:-2]
+                hit = mod == pkg or mod.startswith(pkg + ".")
+                score = 2 * len(pkg)
+            else:
+                hit = mod == entry
+                score = 2 * len(entry) + 1
+            if hit and (best is None or score > best[0]):
+                best = (score, rank)
+    assert best is not None, f"{mod}: not in LAYERS (tests/test_layers.py); give it a layer"
+    return best[1]
+
+
+def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If):
+            test = node.test
+            name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", None)
+            if name == "TYPE_CHECKING":
+                return True
+    return False
+
+
+def imports_of(mod: str, path: Path, names: set[str]) -> list[tuple[str, int]]:
+    """(imported satcc module, line) for every import statement in `path` (see the docstring)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if _type_checking_only(node, parents):
+            continue
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([base] if base else []))
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                targets.append(full if full in names else base)
+        for t in targets:
+            if t != "satcc" and not t.startswith("satcc."):
+                continue
+            while t not in names:  # `import satcc.a.b.c` where c is a name: the module a.b
+                t = t.rpartition(".")[0]
+            if t != mod:
+                found.append((t, node.lineno))
+    return found
+
+
+def graph() -> dict[str, list[tuple[str, int]]]:
+    mods = package_modules()
+    names = known(mods)
+    return {m: imports_of(m, p, names) for m, p in mods.items()}
+
+
+def test_every_module_has_a_layer():
+    for mod in package_modules():
+        layer_of(mod)
+
+
+def test_no_import_runs_from_a_lower_layer_to_a_higher_one():
+    upward = []
+    for mod, edges in graph().items():
+        for target, line in edges:
+            if layer_of(target) > layer_of(mod):
+                upward.append(
+                    f"{mod}:{line} ({LAYERS[layer_of(mod)][0]}) imports {target} "
+                    f"({LAYERS[layer_of(target)][0]})"
+                )
+    assert upward == []
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    edges = {m: {t for t, _ in e} for m, e in graph().items()}
+    assert cycles(edges) == []
+
+
+def test_the_checker_sees_what_it_must(tmp_path):
+    """The reader and the circle finder on small inputs: a function-level import counts, a
+    TYPE_CHECKING one does not, `from satcc import x` names the module x when x is one."""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    names = {"satcc", "satcc.x", "satcc.y", "satcc.pkg", "satcc.pkg.z", "satcc._native"}
+    src = (
+        "from typing import TYPE_CHECKING\n"
+        "from satcc import _native, __version__\n"
+        "if TYPE_CHECKING:\n    from satcc.y import T\n"
+        "def f():\n    from satcc.pkg import z\n    from . import y\n"
+        "import satcc.pkg.z.attr\n"
+    )
+    probe = tmp_path / "x.py"
+    probe.write_text(src, encoding="utf-8")
+    got = imports_of("satcc.x", probe, names)
+    assert sorted(got) == [
+        ("satcc", 2),
+        ("satcc._native", 2),
+        ("satcc.pkg.z", 6),
+        ("satcc.pkg.z", 8),
+        ("satcc.y", 7),
+    ]
+    assert layer_of("satcc.analyze") > layer_of("satcc.analyze.capture")
+    assert layer_of("satcc.analyze.cli") == len(LAYERS) - 1
