@@ -68,7 +68,7 @@ def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 def _retx_at_start(d: Path, flows: pd.DataFrame) -> str:
     """Where each CCA's downlink retransmissions fall: the share in the first START_S s (the
     slow start's overshoot), computed from the runs' per-bin retransmissions."""
-    fs = C.frames(d, flow_series=True).get("flow_series")
+    fs = common.frames(d, flow_series=True).get("flow_series")
     if fs is None or not len(fs):
         return ""
     keys = flows[["run_id", "id", "cca", "direction"]].rename(columns={"id": "flow_id"})
