@@ -72,7 +72,11 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
        "gateway_elevation_deg": float, "extra_delay_ns": int}
       {"kind": "lfn", "rate_bps": int, "delay_ns": int, "loss": float,
        "police": None | {"rate_bps": [lo, hi], "burst_bytes": int, "redraw_ns": int}}
-      {"kind": "trace", "opportunities_ms": [int] | None (Mahimahi timestamps),
+      {"kind": "trace", "mahimahi_path": str | None (a Mahimahi trace file, read by
+       satcc-core's reader where the model is built: models/trace_file.rs),
+       "opportunities_digest": str | None (the file's `mahimahi_info` digest: a file that
+       changed since is refused), "opportunities_lines": int | None (informative),
+       "opportunities_ms": [int] | None (timestamps given inline instead of a file),
        "bytes_per_opportunity": int, "rate_bps": int | None (when no timestamps),
        "series": [[t_ns, delay_ns, loss], ...] | None, "delay_ns": int, "loss": float}
       {"kind": "constellation", "altitude_m": float, "inclination_deg": float, "planes": int,
@@ -106,6 +110,7 @@ a few times per second of wall time. Raises ValueError naming the bad key on bad
 """
 
 from collections.abc import Callable
+from os import PathLike
 from typing import Any
 
 def run_sim(
@@ -192,3 +197,12 @@ def geo_one_way_ns(
 ) -> int:
     """One-way delay over a GEO satellite (slant ranges at both elevations, plus extra_ns): the
     delay satcc-core's GEO model uses (models/geo.rs)."""
+
+def mahimahi_info(path: str | PathLike[str]) -> dict[str, Any]:
+    """{"lines": int, "last_ms": int, "digest": str} of the Mahimahi trace at `path`, read by
+    satcc-core's one reader (mm-link's rules, 8 B a line, parsed once per process while the
+    file is unchanged). ValueError naming the line for a bad trace (the file is never quoted),
+    MemoryError when it does not fit."""
+
+def mahimahi_stamps(path: str | PathLike[str]) -> bytes:
+    """The trace's timestamps (ms) as little-endian u64s, read as `mahimahi_info` reads it."""

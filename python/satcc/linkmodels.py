@@ -34,9 +34,12 @@ Sources (shared/research/satellite-facts.md, tags as there: [V] verified, [F] re
 
 from __future__ import annotations
 
+import array
 import itertools
 import math
+import os
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -547,29 +550,26 @@ def _read_user_text(path: Path, what: str) -> str:
         raise ValueError(str(e).removeprefix(f"{path}: ")) from None
 
 
-def read_mahimahi(path: Path) -> list[int]:
-    """A Mahimahi trace with mm-link's rules (the Rust twin: models/trace.rs parse_mahimahi)."""
-    out: list[int] = []
-    for n, line in enumerate(_read_user_text(path, "a Mahimahi trace").splitlines(), 1):
-        s = line.strip()
-        if not s:
-            raise ValueError(f"line {n}: invalid empty line")
-        if not s.isascii() or not s.isdigit():  # the line is not quoted: it is not our file
-            raise ValueError(
-                f"line {n}: expected a millisecond timestamp (digits), found other text"
-            )
-        v = int(s) if len(s) <= 15 else MAX_TRACE_MS + 1
-        if v > MAX_TRACE_MS:
-            raise ValueError(
-                f"line {n}: expected a timestamp of at most {MAX_TRACE_MS} ms, found a larger one"
-            )
-        if out and v < out[-1]:
-            raise ValueError(f"line {n}: timestamps must be non-decreasing")
-        out.append(v)
-    if not out:
-        raise ValueError("a trace needs at least one timestamp")
-    if out[-1] == 0:
-        raise ValueError("the trace must last for a nonzero amount of time (last timestamp > 0)")
+def mahimahi_info(path: Path) -> dict[str, Any]:
+    """A Mahimahi trace's `{"lines", "last_ms", "digest"}`: the path is checked here
+    (satcc.limits: a regular file of at most 256 MiB), the file read by satcc-core's one parser
+    (models/trace_file.rs: mm-link's rules, 8 B a line, once per process); ValueError naming the
+    line, MemoryError when it does not fit."""
+    try:
+        limits.check_file(path, "a Mahimahi trace", limits.MAX_TRACE_BYTES)
+    except UserError as e:
+        raise ValueError(str(e).removeprefix(f"{path}: ")) from None
+    return _native.mahimahi_info(path)
+
+
+def read_mahimahi(path: Path) -> array.array:
+    """A Mahimahi trace's timestamps (ms) as an `array('Q')` (8 B a line; `numpy.asarray`
+    takes it without a copy), read as `mahimahi_info` reads it."""
+    mahimahi_info(path)
+    out = array.array("Q")
+    out.frombytes(_native.mahimahi_stamps(path))
+    if sys.byteorder != "little":
+        out.byteswap()
     return out
 
 
@@ -648,7 +648,7 @@ def _trace(
         stamps = rows = None
         if trace is not None:
             try:
-                stamps = read_mahimahi(base / trace)
+                stamps = mahimahi_info(base / trace)
             except (OSError, ValueError) as e:
                 if trace not in failed:
                     r.fail(f"mahimahi{d}", f"expected a Mahimahi trace, found {trace!r}: {e}")
@@ -667,7 +667,7 @@ def _trace(
         if r.issues:
             continue
         if stamps is not None:
-            nominal_rate = round(len(stamps) * per * 8 * 1000 / stamps[-1])
+            nominal_rate = round(stamps["lines"] * per * 8 * 1000 / stamps["last_ms"])
         else:
             nominal_rate = rate
         if rows is not None:
@@ -679,7 +679,11 @@ def _trace(
             nominal_delay, nominal_loss = delay, loss
         model = {
             "kind": "trace",
-            "opportunities_ms": stamps,
+            # the file itself, read by satcc-core where the model is built (simulator,
+            # satcc-linkd); its digest ties the run to the trace it was resolved with
+            "mahimahi_path": None if stamps is None else os.path.abspath(base / trace),
+            "opportunities_digest": None if stamps is None else stamps["digest"],
+            "opportunities_lines": None if stamps is None else stamps["lines"],
             "bytes_per_opportunity": per,
             "rate_bps": rate,
             "series": [list(x) for x in rows] if rows else None,

@@ -7,6 +7,7 @@ same bytes on disk (satcc.results). Progress, if asked for, goes to a callback; 
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,10 @@ NS_PER_PACKET = NS_PER_TCP_PACKET  # kept for callers of the single figure
 NS_PER_SATELLITE_SCAN = 200
 BYTES_PER_ROW = 420  # peak memory per series row (flow x bin or link direction x bin):
 #                      Rust vectors + Python lists + Arrow table + Parquet writer
+# A Mahimahi trace line: 8 B kept (u64), up to twice that while the vector grows; read
+# (parsed) at NS_PER_TRACE_LINE (BENCHMARKS.md "Reliability at scale").
+BYTES_PER_TRACE_LINE = 16
+NS_PER_TRACE_LINE = 20
 BASE_BYTES = 150 << 20  # the interpreter, pandas, pyarrow, the extension
 HEADER_BYTES = 52  # 20 IP + 20 TCP + 12 timestamps option
 SOFT_TIME_S = 3600.0  # a run estimated longer than this needs --force
@@ -74,14 +79,17 @@ def estimate(config: dict[str, Any]) -> Estimate:
             best = max(link["ab"]["rate_bps"], link["ba"]["rate_bps"])
             rates[node] = max(rates.get(node, 0), best)
     tcp = udp = 0
-    for f in config["flows"]:
+    shared = _shared_seconds(config)
+    for i, f in enumerate(config["flows"]):
         rate = min(rates.get(f["src"], 0), rates.get(f["dst"], 0))
         active_s = max(duration_ns - f["start_ns"], 0) / 1e9
         if f.get("proto") == "udp" and f.get("udp_rate_bps"):
             # the rate is of payload, as iperf3 -b counts it (1 B datagrams: 1 datagram a byte)
             udp += int(f["udp_rate_bps"] * active_s / (8 * f["udp_payload_bytes"]))
             continue
-        data = rate * active_s / (8 * (f["mss"] + HEADER_BYTES))
+        # bit-seconds: the fair share of every link on its path, when the routes are known
+        bits = shared[i] if shared is not None else rate * active_s
+        data = bits / (8 * (f["mss"] + HEADER_BYTES))
         if f["size_bytes"] is not None:
             data = min(data, f["size_bytes"] / f["mss"] + 1)
         tcp += int(data * 1.5)
@@ -92,14 +100,58 @@ def estimate(config: dict[str, Any]) -> Estimate:
             model = link[d].get("model") or {}
             if model.get("kind") == "constellation":
                 scans += epochs * model["planes"] * model["per_plane"]
+    # Mahimahi traces: each file is read once (satcc-core's reader), 8 B a line kept
+    traces = {
+        model["mahimahi_path"]: model.get("opportunities_lines") or 0
+        for link in config["links"]
+        for d in ("ab", "ba")
+        if (model := link[d].get("model") or {}).get("mahimahi_path")
+    }
+    trace_lines = sum(traces.values())
     rows = bins * (len(config["flows"]) + 2 * len(config["links"]))
     seconds = (
-        tcp * NS_PER_TCP_PACKET + udp * NS_PER_UDP_PACKET + scans * NS_PER_SATELLITE_SCAN
+        tcp * NS_PER_TCP_PACKET
+        + udp * NS_PER_UDP_PACKET
+        + scans * NS_PER_SATELLITE_SCAN
+        + trace_lines * NS_PER_TRACE_LINE
     ) / 1e9
-    return Estimate(tcp + udp, seconds, BASE_BYTES + rows * BYTES_PER_ROW, rows)
+    memory = BASE_BYTES + rows * BYTES_PER_ROW + trace_lines * BYTES_PER_TRACE_LINE
+    return Estimate(tcp + udp, seconds, memory, rows)
 
 
 CONSTELLATION_EPOCH_NS = 15_000_000_000  # linkmodels.STARLINK_PERIOD_NS
+
+
+def _shared_seconds(config: dict[str, Any]) -> list[float] | None:
+    """Bits each TCP flow can send over the run when TCP flows crossing a link direction
+    share it equally: between consecutive start times, a flow's rate is the least, over the
+    link directions of its path (the resolver's routes), of the direction's rate divided by
+    the TCP flows then running through it. None without per-flow paths (a flow's bound is
+    then its end nodes' fastest link, as before)."""
+    flows = config["flows"]
+    paths = (config.get("routes") or {}).get("paths") or []
+    if len(paths) != len(flows):
+        return None
+    tcp = [i for i, f in enumerate(flows) if f.get("proto") != "udp"]
+    links = config["links"]
+
+    def dir_rate(d: int) -> int:
+        return links[d // 2]["ab" if d % 2 == 0 else "ba"]["rate_bps"]
+
+    duration_ns = config["duration_ns"]
+    starts = sorted({min(flows[i]["start_ns"], duration_ns) for i in tcp} | {duration_ns})
+    bits = [0.0] * len(flows)
+    for t0, t1 in itertools.pairwise(starts):
+        running = [i for i in tcp if flows[i]["start_ns"] <= t0]
+        crossing: dict[int, int] = {}
+        for i in running:
+            for d in set(paths[i]["fwd"]):
+                crossing[d] = crossing.get(d, 0) + 1
+        for i in running:
+            fwd = paths[i]["fwd"]
+            rate = min((dir_rate(d) / crossing[d] for d in fwd), default=0.0)
+            bits[i] += rate * (t1 - t0) / 1e9
+    return bits
 
 
 def check_budget(
