@@ -859,3 +859,29 @@ def test_the_estimate_is_within_2x_of_the_simulations_cpu_time(case, tmp_path):
     _native.run_sim(config)
     measured = time.process_time() - started
     assert 0.5 <= est.seconds / measured <= 2.0, (est.seconds, measured)
+
+
+# -- beyond the issue's examples: every file a user names goes through satcc.limits ---------------
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "device", "deep TOML"])
+def test_a_field_plan_is_read_within_the_file_limits(kind, tmp_path):
+    """Before: `satcc field FIFO` blocked for good, `satcc field /dev/zero` read until memory
+    ran out, and a plan of 5,000 nested arrays was a RecursionError (internal error, exit 70)."""
+    if kind == "FIFO":
+        plan = tmp_path / "plan.toml"
+        os.mkfifo(plan)
+    elif kind == "device":
+        plan = Path("/dev/zero")
+    else:
+        plan = _write(tmp_path / "plan.toml", "x = " + "[" * 5000 + "]" * 5000 + "\n")
+    p = subprocess.run(
+        [*SATCC, "field", str(plan), "--print"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert p.returncode == 2, p.stderr
+    line = _one_error_line(p.stderr)
+    assert {"FIFO": "FIFO", "device": "character device", "deep TOML": "at most 32"}[kind] in line
