@@ -581,6 +581,40 @@ def test_a_long_trace_is_read_once_in_rust_at_a_few_bytes_a_line(tmp_path):
     assert config["links"][0]["ab"]["rate_bps"] == 120_000_000
 
 
+def test_a_long_delay_csv_is_read_once_in_rust_at_a_few_bytes_a_row(tmp_path):
+    """Before: the CSV became a Python list of tuples and went to Rust as a list inside the
+    resolved scenario (JSON text, serde values): hundreds of bytes a row. Now satcc-core reads
+    it, 24 B a row, and the model carries its path and digest."""
+    rows = 1_000_000
+    peaks = {}
+    for name, n in (("small", 10), ("big", rows)):
+        with (tmp_path / f"{name}.csv").open("w") as f:
+            f.write("t_ms,delay_ms,loss\n")
+            f.writelines(f"{k},{20 + k % 7},0.001\n" for k in range(n))
+        f = _write(
+            tmp_path / f"{name}.toml",
+            '[scenario]\nname = "c"\nduration = "2 s"\n\n[[link]]\na = "s"\nb = "d"\n'
+            f'[link.model]\nkind = "trace"\nrate = "10 Mbit/s"\ndelay_csv = "{name}.csv"\n\n'
+            '[[flow]]\nfrom = "s"\nto = "d"\ncca = "cubic"\n',
+        )
+        code = (
+            "import resource, sys\nfrom satcc.cli import main\n"
+            f"rc = main(['check', {str(f)!r}])\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+            "sys.exit(rc)\n"
+        )
+        p = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+        )
+        assert p.returncode == 0, p.stderr
+        peaks[name] = int(p.stderr.strip().splitlines()[-1]) * 1024
+    per_row = (peaks["big"] - peaks["small"]) / rows
+    assert per_row < 80, f"{per_row:.0f} B a row"
+    model = sc.resolve(sc.load(tmp_path / "big.toml"))["links"][0]["ab"]["model"]
+    assert model["series"] is None and model["series_rows"] == rows
+    assert model["delay_csv_path"] == str(tmp_path / "big.csv")
+
+
 @requires_sim
 def test_a_trace_is_replayed_from_its_file_and_its_digest_is_the_hash(tmp_path):
     """The run replays the file it was resolved with; the scenario hash follows the trace's

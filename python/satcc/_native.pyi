@@ -78,7 +78,10 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
        changed since is refused), "opportunities_lines": int | None (informative),
        "opportunities_ms": [int] | None (timestamps given inline instead of a file),
        "bytes_per_opportunity": int, "rate_bps": int | None (when no timestamps),
-       "series": [[t_ns, delay_ns, loss], ...] | None, "delay_ns": int, "loss": float}
+       "series": [[t_ns, delay_ns, loss], ...] | None (rows given inline), or
+       "delay_csv_path": str, "delay_csv_loss": float (the loss of rows without one),
+       "series_digest": str | None (as for the trace), "series_rows": int (informative),
+       "delay_ns": int, "loss": float}
       {"kind": "constellation", "altitude_m": float, "inclination_deg": float, "planes": int,
        "per_plane": int, "phasing": int, "terminal": [lat, lon], "gateway": [lat, lon],
        "min_elevation_deg": float, "period_ns": int, "phase_ns": int, "start_ns": int,
@@ -206,3 +209,15 @@ def mahimahi_info(path: str | PathLike[str]) -> dict[str, Any]:
 
 def mahimahi_stamps(path: str | PathLike[str]) -> bytes:
     """The trace's timestamps (ms) as little-endian u64s, read as `mahimahi_info` reads it."""
+
+def delay_csv_info(
+    path: str | PathLike[str], default_loss: float, duration_ns: int | None = None
+) -> dict[str, Any]:
+    """{"rows": int, "mean_delay_ns": float, "mean_loss": float, "digest": str} of the
+    delay/loss CSV at `path` (rows `t_ms,delay_ms[,loss]`, read once per process by
+    satcc-core, 24 B a row); the means are weighted by time over [0, duration_ns) as the
+    model applies the rows (over [0, the last row's time) without a duration). ValueError
+    naming the line, MemoryError when it does not fit."""
+
+def delay_csv_rows(path: str | PathLike[str], default_loss: float) -> bytes:
+    """The CSV's rows as little-endian (t_ns u64, delay_ns u64, loss f64), 24 B a row."""

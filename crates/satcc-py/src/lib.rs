@@ -135,6 +135,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::resolve, m)?)?;
     m.add_function(wrap_pyfunction!(trace::mahimahi_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace::mahimahi_stamps, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::delay_csv_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::delay_csv_rows, m)?)?;
     pcap::register(m)?;
     parquet::register(m)?;
     Ok(())

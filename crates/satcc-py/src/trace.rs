@@ -42,3 +42,50 @@ pub fn mahimahi_stamps(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyBy
         Ok(())
     })
 }
+
+fn load_csv(py: Python<'_>, path: PathBuf, default_loss: f64) -> PyResult<trace_file::Series> {
+    py.allow_threads(|| trace_file::load_delay_csv(&path, default_loss))
+        .map_err(|e| match e {
+            TraceError::Input(m) => PyValueError::new_err(m),
+            TraceError::OutOfMemory(m) => PyMemoryError::new_err(m),
+        })
+}
+
+/// `{"rows": int, "mean_delay_ns": float, "mean_loss": float, "digest": str}` of the delay/loss
+/// CSV at `path` (rows without a loss take `default_loss`), the means weighted by time over
+/// [0, duration_ns) as the model applies the rows (`trace_file::series_time_mean`).
+#[pyfunction]
+#[pyo3(signature = (path, default_loss, duration_ns=None))]
+pub fn delay_csv_info(
+    py: Python<'_>,
+    path: PathBuf,
+    default_loss: f64,
+    duration_ns: Option<u64>,
+) -> PyResult<Bound<'_, PyDict>> {
+    let s = load_csv(py, path, default_loss)?;
+    let (delay, loss) = trace_file::series_time_mean(&s.rows, duration_ns);
+    let d = PyDict::new(py);
+    d.set_item("rows", s.rows.len())?;
+    d.set_item("mean_delay_ns", delay)?;
+    d.set_item("mean_loss", loss)?;
+    d.set_item("digest", &s.digest)?;
+    Ok(d)
+}
+
+/// The CSV's rows packed as little-endian (t_ns u64, delay_ns u64, loss f64), 24 B a row.
+#[pyfunction]
+pub fn delay_csv_rows(
+    py: Python<'_>,
+    path: PathBuf,
+    default_loss: f64,
+) -> PyResult<Bound<'_, PyBytes>> {
+    let s = load_csv(py, path, default_loss)?;
+    PyBytes::new_with(py, s.rows.len() * 24, |buf| {
+        for (chunk, r) in buf.chunks_exact_mut(24).zip(s.rows.iter()) {
+            chunk[..8].copy_from_slice(&r.at.as_nanos().to_le_bytes());
+            chunk[8..16].copy_from_slice(&r.delay.as_nanos().to_le_bytes());
+            chunk[16..].copy_from_slice(&r.loss.to_le_bytes());
+        }
+        Ok(())
+    })
+}

@@ -200,6 +200,33 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
                 (None, None) => trace::Capacity::Rate(u64_(d, "rate_bps", path)?),
             };
             let mut series = Vec::new();
+            let csv = d.get("delay_csv_path").filter(|v| !v.is_null());
+            if let Some(f) = csv {
+                if d.get("series").is_some_and(|v| !v.is_null()) {
+                    return Err(format!(
+                        "{path}: expected delay_csv_path or series, found both"
+                    ));
+                }
+                let name = f
+                    .as_str()
+                    .ok_or_else(|| format!("{path}.delay_csv_path: expected a path"))?;
+                let loss = f64_(d, "delay_csv_loss", path)?;
+                let s = trace_file::load_delay_csv(std::path::Path::new(name), loss)
+                    .map_err(|e| format!("{path}.delay_csv_path: {name}: {e}"))?;
+                if let Some(want) = d.get("series_digest").and_then(Value::as_str) {
+                    if want != s.digest {
+                        return Err(format!(
+                            "{path}.delay_csv_path: {name}: the file changed since the scenario was resolved"
+                        ));
+                    }
+                }
+                return Ok(ModelSpec::Trace(trace::TraceConfig {
+                    capacity,
+                    series: s.rows,
+                    delay: ns(d, "delay_ns", path)?,
+                    loss: f64_(d, "loss", path)?,
+                }));
+            }
             if let Some(rows) = d.get("series").filter(|v| !v.is_null()) {
                 let rows = rows.as_array().ok_or_else(|| {
                     format!("{path}.series: expected an array of [t_ns, delay_ns, loss]")
@@ -220,7 +247,7 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
             }
             ModelSpec::Trace(trace::TraceConfig {
                 capacity,
-                series,
+                series: std::sync::Arc::new(series),
                 delay: ns(d, "delay_ns", path)?,
                 loss: f64_(d, "loss", path)?,
             })

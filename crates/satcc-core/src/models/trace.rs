@@ -50,7 +50,8 @@ pub const MAHIMAHI_BYTES: u64 = 1500;
 pub struct TraceConfig {
     pub capacity: Capacity,
     /// Delay/loss rows (time, one-way delay, loss), sorted by time; empty = `delay`, `loss`.
-    pub series: Vec<Row>,
+    /// (Shared: a CSV file is parsed once per process, [`super::trace_file::load_delay_csv`].)
+    pub series: Arc<Vec<Row>>,
     pub delay: SimDuration,
     pub loss: f64,
 }
@@ -278,7 +279,7 @@ mod tests {
                 stamps_ms,
                 bytes: MAHIMAHI_BYTES,
             },
-            series: vec![],
+            series: Arc::new(vec![]),
             delay: SimDuration::from_millis(20),
             loss: 0.0,
         })
@@ -362,7 +363,7 @@ mod tests {
         ];
         let mut t = Trace::new(TraceConfig {
             capacity: Capacity::Rate(10_000_000),
-            series: rows,
+            series: Arc::new(rows),
             delay: SimDuration::ZERO,
             loss: 0.0,
         })

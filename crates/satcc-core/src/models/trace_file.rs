@@ -15,7 +15,9 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::trace::Row;
 use crate::mem;
+use crate::time::{SimDuration, SimTime};
 
 /// A trace time: one year in ms (python `linkmodels.MAX_TRACE_MS`).
 pub const MAX_TRACE_MS: u64 = 366 * 86_400_000;
@@ -144,10 +146,9 @@ pub fn digest(stamps: &[u64]) -> String {
 type Key = (PathBuf, u64, u64, u64, i64, i64);
 static CACHE: Mutex<Vec<(Key, Stamps)>> = Mutex::new(Vec::new());
 
-/// The trace at `path`, parsed once per process while the file is unchanged: a regular file of
-/// at most 256 MiB (opened without blocking, so a FIFO put in its place is refused, not waited
-/// on).
-pub fn load(path: &Path) -> Result<Stamps, TraceError> {
+/// `path` opened without blocking, once it is known to be a regular file within the cap, and
+/// its cache key.
+fn open_checked(path: &Path) -> Result<(std::fs::File, Key), TraceError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -177,6 +178,14 @@ pub fn load(path: &Path) -> Result<Stamps, TraceError> {
         meta.mtime(),
         meta.mtime_nsec(),
     );
+    Ok((file, key))
+}
+
+/// The trace at `path`, parsed once per process while the file is unchanged: a regular file of
+/// at most 256 MiB (opened without blocking, so a FIFO put in its place is refused, not waited
+/// on).
+pub fn load(path: &Path) -> Result<Stamps, TraceError> {
+    let (file, key) = open_checked(path)?;
     let cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, s)) = cache.iter().find(|(k, _)| *k == key) {
         return Ok(s.clone());
@@ -194,6 +203,179 @@ pub fn load(path: &Path) -> Result<Stamps, TraceError> {
     }
     cache.push((key, stamps.clone()));
     Ok(stamps)
+}
+
+/// A delay/loss series read from a CSV (`t_ms,delay_ms[,loss]`), as the trace model's rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub rows: Arc<Vec<Row>>,
+    pub digest: String,
+}
+
+/// Parse rows `t_ms,delay_ms[,loss]` (the python `linkmodels` rules: empty lines and lines
+/// starting with `#` skipped, a first line that is not numbers taken as a header, times
+/// non-decreasing, delays and times within one year, loss in [0, 1], `default_loss` where
+/// the third cell is missing or empty). 24 B a row.
+pub fn read_delay_csv(r: impl Read, default_loss: f64) -> Result<Vec<Row>, TraceError> {
+    const MS: f64 = 1e6;
+    let max = MAX_TRACE_MS as f64;
+    let mut r = BufReader::with_capacity(1 << 16, r);
+    let mut out: Vec<Row> = Vec::new();
+    let mut line = 0u64;
+    let mut buf: Vec<u8> = Vec::with_capacity(128);
+    let other = |n: u64| {
+        input(format!(
+            "line {n}: expected t_ms,delay_ms[,loss] (numbers), found other text"
+        ))
+    };
+    loop {
+        buf.clear();
+        let n = (&mut r)
+            .take(4096)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| input(format!("cannot read it ({e})")))?;
+        if n == 0 {
+            break;
+        }
+        line += 1;
+        if buf.last() != Some(&b'\n') && n == 4096 {
+            return Err(other(line));
+        }
+        let s = buf.trim_ascii();
+        if s.is_empty() || s[0] == b'#' {
+            continue;
+        }
+        let cells: Vec<&[u8]> = s.split(|&c| c == b',').map(|c| c.trim_ascii()).collect();
+        let num = |c: &[u8]| std::str::from_utf8(c).ok()?.parse::<f64>().ok();
+        let parsed = (|| {
+            let t = num(cells.first()?)?;
+            let d = num(cells.get(1)?)?;
+            let l = match cells.get(2) {
+                Some(c) if !c.is_empty() => num(c)?,
+                _ => default_loss,
+            };
+            Some((t, d, l))
+        })();
+        let Some((t_ms, delay_ms, loss)) = parsed else {
+            if line == 1 && out.is_empty() {
+                continue; // a header
+            }
+            return Err(other(line));
+        };
+        if !(t_ms.is_finite() && delay_ms.is_finite() && loss.is_finite())
+            || t_ms < 0.0
+            || delay_ms < 0.0
+            || !(0.0..=1.0).contains(&loss)
+            || cells.len() > 3
+            || t_ms > max
+            || delay_ms > max
+        {
+            return Err(input(format!(
+                "line {line}: expected t_ms and delay_ms in 0..{} and loss in [0, 1], found a value outside",
+                python_g(max)
+            )));
+        }
+        // Python's round(): half to even
+        let at = SimTime::from_nanos((t_ms * MS).round_ties_even() as u64);
+        let delay = SimDuration::from_nanos((delay_ms * MS).round_ties_even() as u64);
+        if out.last().is_some_and(|last| at < last.at) {
+            return Err(input(format!("line {line}: times must be non-decreasing")));
+        }
+        if out.len() == out.capacity() {
+            let more = out.capacity().max(1 << 10);
+            mem::fallible(|| out.try_reserve_exact(more)).map_err(|_| {
+                TraceError::OutOfMemory(format!(
+                    "out of memory reading a delay/loss CSV: {line} lines need {:.2} GB at 24 B a row, \
+                     more than this process may allocate",
+                    (2 * out.capacity() * 24) as f64 / 1e9
+                ))
+            })?;
+        }
+        out.push(Row { at, delay, loss });
+    }
+    if out.is_empty() {
+        return Err(input("expected at least one row t_ms,delay_ms[,loss]"));
+    }
+    Ok(out)
+}
+
+/// `x` as Python's `{x:g}` writes the one-year bound (3.16224e+10).
+fn python_g(x: f64) -> String {
+    let e = x.abs().log10().floor() as i32;
+    if (-4..6).contains(&e) {
+        format!("{x}")
+    } else {
+        let m = x / 10f64.powi(e);
+        let m = format!("{m:.5}");
+        let m = m.trim_end_matches('0').trim_end_matches('.');
+        format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+    }
+}
+
+/// Time-weighted mean of the series' delay (ns) and loss over [0, duration) as the model
+/// applies it (row i from its time until row i+1's, row 0 also before its time, the last row
+/// for ever); over [0, the last row's time) when the duration is unknown or 0.
+pub fn series_time_mean(rows: &[Row], duration_ns: Option<u64>) -> (f64, f64) {
+    let Some(last) = rows.last() else {
+        return (0.0, 0.0);
+    };
+    let end = duration_ns.filter(|&d| d > 0).unwrap_or(last.at.as_nanos());
+    if end == 0 {
+        return (rows[0].delay.as_nanos() as f64, rows[0].loss);
+    }
+    let (mut delay, mut loss) = (0.0f64, 0.0f64);
+    for (i, row) in rows.iter().enumerate() {
+        let lo = if i == 0 {
+            0
+        } else {
+            row.at.as_nanos().min(end)
+        };
+        let hi = rows
+            .get(i + 1)
+            .map_or(end, |next| next.at.as_nanos().min(end));
+        let span = hi.saturating_sub(lo) as f64;
+        delay += span * row.delay.as_nanos() as f64;
+        loss += span * row.loss;
+    }
+    (delay / end as f64, loss / end as f64)
+}
+
+fn series_digest(rows: &[Row]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for r in rows {
+        for v in [r.at.as_nanos(), r.delay.as_nanos(), r.loss.to_bits()] {
+            for b in v.to_le_bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    format!("fnv1a64:{h:016x}")
+}
+
+type SeriesKey = (Key, u64);
+static SERIES_CACHE: Mutex<Vec<(SeriesKey, Series)>> = Mutex::new(Vec::new());
+
+/// The delay/loss CSV at `path` (rows without a loss take `default_loss`), parsed once per
+/// process while the file is unchanged; the same checks on the file as [`load`].
+pub fn load_delay_csv(path: &Path, default_loss: f64) -> Result<Series, TraceError> {
+    let (file, key) = open_checked(path)?;
+    let key = (key, default_loss.to_bits());
+    let cache = SERIES_CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, s)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(s.clone());
+    }
+    drop(cache);
+    let rows = read_delay_csv(file.take(MAX_TRACE_BYTES), default_loss)?;
+    let series = Series {
+        digest: series_digest(&rows),
+        rows: Arc::new(rows),
+    };
+    let mut cache = SERIES_CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if cache.len() >= CACHE_ENTRIES {
+        cache.remove(0);
+    }
+    cache.push((key, series.clone()));
+    Ok(series)
 }
 
 #[cfg(test)]
@@ -278,5 +460,50 @@ mod tests {
             .to_string()
             .contains("no such file"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn csv(text: &str, loss: f64) -> Result<Vec<(u64, u64, f64)>, String> {
+        read_delay_csv(text.as_bytes(), loss)
+            .map(|v| {
+                v.iter()
+                    .map(|r| (r.at.as_nanos(), r.delay.as_nanos(), r.loss))
+                    .collect()
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_delay_csv_is_read_with_the_scenario_layers_rules() {
+        assert_eq!(
+            csv("t_ms,delay_ms,loss\n# note\n\n0,20,0\n1000.5,40\n", 0.01).unwrap(),
+            vec![(0, 20_000_000, 0.0), (1_000_500_000, 40_000_000, 0.01)]
+        );
+        // half to even, as Python's round()
+        assert_eq!(csv("0.0000005,0.0000015\n", 0.0).unwrap()[0].0, 0);
+        assert_eq!(csv("0.0000005,0.0000015\n", 0.0).unwrap()[0].1, 2);
+        assert!(csv("0,1\nx,2\n", 0.0)
+            .unwrap_err()
+            .contains("line 2: expected t_ms,delay_ms"));
+        assert!(csv("5,1\n4,1\n", 0.0)
+            .unwrap_err()
+            .contains("line 2: times must be non-decreasing"));
+        assert_eq!(
+            csv("0,1,2\n", 0.0).unwrap_err(),
+            "line 1: expected t_ms and delay_ms in 0..3.16224e+10 and loss in [0, 1], found a value outside"
+        );
+        assert!(csv("0,1,0,7\n", 0.0)
+            .unwrap_err()
+            .contains("found a value outside"));
+        assert!(csv("t,d\n", 0.0).unwrap_err().contains("at least one row"));
+        assert!(!csv("1,2\nsecret,3\n", 0.0).unwrap_err().contains("secret"));
+    }
+
+    #[test]
+    fn the_series_mean_holds_the_first_row_before_and_the_last_after() {
+        let rows = read_delay_csv("1,0,0.2\n3,0,0.0\n".as_bytes(), 0.0).unwrap();
+        let ms = 1_000_000;
+        assert!((series_time_mean(&rows, Some(4 * ms)).1 - 0.15).abs() < 1e-12);
+        assert!((series_time_mean(&rows, None).1 - 0.2).abs() < 1e-12);
+        assert!((series_time_mean(&rows, Some(2 * ms)).1 - 0.2).abs() < 1e-12);
     }
 }
