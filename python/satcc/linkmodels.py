@@ -57,7 +57,7 @@ from satcc.units import (
 
 KINDS = ("starlink", "geo", "lfn", "trace", "constellation")
 MS = 1_000_000  # ns
-MAX_TRACE_MS = 366 * 86_400_000  # a trace time or delay: one year (satcc.units.MAX_DURATION_NS)
+MAX_TRACE_MS = 366 * 86_400_000  # a trace time or delay: one year (trace_file::MAX_TRACE_MS)
 S = 1_000_000_000  # ns
 SPEED_OF_LIGHT_M_S = 299_792_458.0
 EARTH_RADIUS_M = 6_371_000.0  # mean radius, as satellite-facts.md's derivations
@@ -540,14 +540,6 @@ def _lfn(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
         model = {"kind": "lfn", "rate_bps": rate, "delay_ns": delay, "loss": loss, "police": police}
         out.append(({"rate_bps": rate, "delay_ns": delay, "loss": loss}, model, None))
     return out
-
-
-def _read_user_text(path: Path, what: str) -> str:
-    """A trace file as text through satcc.limits (regular file, size cap); ValueError."""
-    try:
-        return limits.read_text(path, what, limits.MAX_TRACE_BYTES)
-    except UserError as e:
-        raise ValueError(str(e).removeprefix(f"{path}: ")) from None
 
 
 def mahimahi_info(path: Path) -> dict[str, Any]:
