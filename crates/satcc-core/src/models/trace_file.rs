@@ -1,10 +1,13 @@
-//! The Mahimahi trace reader: the one parser of the format (the Python side only checks the
-//! path and passes it), and the one place satcc-core reads a file. A trace can be large (a
+//! The Mahimahi trace and delay/loss CSV readers: the one parser of each format (the Python
+//! side only checks the path and passes it), and the one place satcc-core reads a file. A trace can be large (a
 //! 15-minute recording at 100 Mbit/s is 10^7 lines, 79 MB), so it is streamed from the file
 //! into a `Vec<u64>` (8 B a line; growth through `try_reserve` inside [`crate::mem::fallible`],
 //! so running out of memory is an error, never an abort) and kept, per process, in a small
 //! cache: `satcc check`, the resolver and the simulator's reader of the same file in one
 //! process parse it once.
+//!
+//! A delay/loss CSV (`t_ms,delay_ms[,loss]`, [`read_delay_csv`]) is read the same way, 24 B a
+//! row, with its time-weighted means ([`series_time_mean`]) for the nominal delay and loss.
 //!
 //! Rules, as `mm-link(1)` reads a trace (ravinet/mahimahi `link_queue.cc`): one unsigned
 //! integer per line (spaces around it allowed), no empty line, non-decreasing, at least one
