@@ -140,10 +140,13 @@ def test_a_delay_csvs_loss_is_weighted_by_time_in_the_model_engine_and_check(
     assert "loss 0.0005," in capsys.readouterr().out
 
 
-def test_the_series_mean_covers_the_whole_run_with_the_first_and_last_rows_held():
-    from satcc.linkmodels import series_time_mean
+def test_the_series_mean_covers_the_whole_run_with_the_first_and_last_rows_held(tmp_path):
+    from satcc.linkmodels import delay_csv_info
 
-    rows = [(1_000, 0, 0.2), (3_000, 0, 0.0)]  # row 0 also holds before its time
-    assert series_time_mean(rows, 2, 4_000) == pytest.approx(0.2 * 3 / 4)
-    assert series_time_mean(rows, 2, None) == pytest.approx(0.2)  # over [0, 3000)
-    assert series_time_mean(rows, 2, 2_000) == pytest.approx(0.2)
+    # rows at 1 and 3 ms; row 0 also holds before its time
+    f = tmp_path / "s.csv"
+    f.write_text("1,0,0.2\n3,0,0.0\n")
+    ms = 1_000_000
+    assert delay_csv_info(f, 0.0, 4 * ms)["mean_loss"] == pytest.approx(0.2 * 3 / 4)
+    assert delay_csv_info(f, 0.0, None)["mean_loss"] == pytest.approx(0.2)  # over [0, 3 ms)
+    assert delay_csv_info(f, 0.0, 2 * ms)["mean_loss"] == pytest.approx(0.2)

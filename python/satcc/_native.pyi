@@ -72,9 +72,16 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
        "gateway_elevation_deg": float, "extra_delay_ns": int}
       {"kind": "lfn", "rate_bps": int, "delay_ns": int, "loss": float,
        "police": None | {"rate_bps": [lo, hi], "burst_bytes": int, "redraw_ns": int}}
-      {"kind": "trace", "opportunities_ms": [int] | None (Mahimahi timestamps),
+      {"kind": "trace", "mahimahi_path": str | None (a Mahimahi trace file, read by
+       satcc-core's reader where the model is built: models/trace_file.rs),
+       "opportunities_digest": str | None (the file's `mahimahi_info` digest: a file that
+       changed since is refused), "opportunities_lines": int | None (informative),
+       "opportunities_ms": [int] | None (timestamps given inline instead of a file),
        "bytes_per_opportunity": int, "rate_bps": int | None (when no timestamps),
-       "series": [[t_ns, delay_ns, loss], ...] | None, "delay_ns": int, "loss": float}
+       "series": [[t_ns, delay_ns, loss], ...] | None (rows given inline), or
+       "delay_csv_path": str, "delay_csv_loss": float (the loss of rows without one),
+       "series_digest": str | None (as for the trace), "series_rows": int (informative),
+       "delay_ns": int, "loss": float}
       {"kind": "constellation", "altitude_m": float, "inclination_deg": float, "planes": int,
        "per_plane": int, "phasing": int, "terminal": [lat, lon], "gateway": [lat, lon],
        "min_elevation_deg": float, "period_ns": int, "phase_ns": int, "start_ns": int,
@@ -106,6 +113,7 @@ a few times per second of wall time. Raises ValueError naming the bad key on bad
 """
 
 from collections.abc import Callable
+from os import PathLike
 from typing import Any
 
 def run_sim(
@@ -207,3 +215,24 @@ def receive_window_bytes(
     rwnd: int, mss: int, timestamps: bool, autotune: bool, window_scaling: bool
 ) -> int:
     """The largest window a receiver with buffer ceiling `rwnd` offers."""
+
+def mahimahi_info(path: str | PathLike[str]) -> dict[str, Any]:
+    """{"lines": int, "last_ms": int, "digest": str} of the Mahimahi trace at `path`, read by
+    satcc-core's one reader (mm-link's rules, 8 B a line, parsed once per process while the
+    file is unchanged). ValueError naming the line for a bad trace (the file is never quoted),
+    MemoryError when it does not fit."""
+
+def mahimahi_stamps(path: str | PathLike[str]) -> bytes:
+    """The trace's timestamps (ms) as little-endian u64s, read as `mahimahi_info` reads it."""
+
+def delay_csv_info(
+    path: str | PathLike[str], default_loss: float, duration_ns: int | None = None
+) -> dict[str, Any]:
+    """{"rows": int, "mean_delay_ns": float, "mean_loss": float, "digest": str} of the
+    delay/loss CSV at `path` (rows `t_ms,delay_ms[,loss]`, read once per process by
+    satcc-core, 24 B a row); the means are weighted by time over [0, duration_ns) as the
+    model applies the rows (over [0, the last row's time) without a duration). ValueError
+    naming the line, MemoryError when it does not fit."""
+
+def delay_csv_rows(path: str | PathLike[str], default_loss: float) -> bytes:
+    """The CSV's rows as little-endian (t_ns u64, delay_ns u64, loss f64), 24 B a row."""

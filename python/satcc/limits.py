@@ -41,9 +41,40 @@ class LimitError(UserError):
 # -- files -------------------------------------------------------------------------------------
 
 
+def check_file(path: str | Path, what: str, max_bytes: int) -> None:
+    """What `read_bytes` checks before reading (a regular file of at most `max_bytes`, opened
+    without blocking), for a file another reader then reads (a Mahimahi trace: Rust)."""
+    os.close(_open_checked(Path(path), what, max_bytes))
+
+
 def read_bytes(path: str | Path, what: str, max_bytes: int) -> bytes:
     """The contents of a regular file of at most `max_bytes`, checked before it is read."""
     p = Path(path)
+    fd = _open_checked(p, what, max_bytes)
+    try:
+        chunks = []
+        left = max_bytes + 1
+        while left > 0:  # the file may grow while we read it: never past the cap
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > max_bytes:
+            raise LimitError(
+                f"{p}: expected {what} of at most {_size(max_bytes)}, found more "
+                "(the file grew while being read)"
+            )
+        return data
+    except OSError as e:
+        raise UserError(f"{p}: expected {what}, found an unreadable file ({e.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def _open_checked(p: Path, what: str, max_bytes: int) -> int:
+    """A descriptor of `p` once it is known to be a regular file of at most `max_bytes`."""
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
@@ -64,25 +95,13 @@ def read_bytes(path: str | Path, what: str, max_bytes: int) -> bytes:
             raise LimitError(
                 f"{p}: expected {what} of at most {_size(max_bytes)}, found {_size(st.st_size)}"
             )
-        chunks = []
-        left = max_bytes + 1
-        while left > 0:  # the file may grow while we read it: never past the cap
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > max_bytes:
-            raise LimitError(
-                f"{p}: expected {what} of at most {_size(max_bytes)}, found more "
-                "(the file grew while being read)"
-            )
-        return data
+        return fd
     except OSError as e:
-        raise UserError(f"{p}: expected {what}, found an unreadable file ({e.strerror})") from None
-    finally:
         os.close(fd)
+        raise UserError(f"{p}: expected {what}, found an unreadable file ({e.strerror})") from None
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_text(path: str | Path, what: str, max_bytes: int = MAX_SCENARIO_BYTES) -> str:

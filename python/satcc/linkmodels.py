@@ -34,9 +34,12 @@ Sources (shared/research/satellite-facts.md, tags as there: [V] verified, [F] re
 
 from __future__ import annotations
 
+import array
 import itertools
-import math
+import os
 import re
+import struct
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,7 +58,7 @@ from satcc.units import (
 
 KINDS = ("starlink", "geo", "lfn", "trace", "constellation")
 MS = 1_000_000  # ns
-MAX_TRACE_MS = 366 * 86_400_000  # a trace time or delay: one year (satcc.units.MAX_DURATION_NS)
+MAX_TRACE_MS = 366 * 86_400_000  # a trace time or delay: one year (trace_file::MAX_TRACE_MS)
 S = 1_000_000_000  # ns
 
 # -- Starlink presets (sources in the module docstring) ----------------------------------------
@@ -541,94 +544,48 @@ def _lfn(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
     return out
 
 
-def _read_user_text(path: Path, what: str) -> str:
-    """A trace file as text through satcc.limits (regular file, size cap); ValueError."""
+def mahimahi_info(path: Path) -> dict[str, Any]:
+    """A Mahimahi trace's `{"lines", "last_ms", "digest"}`: the path is checked here
+    (satcc.limits: a regular file of at most 256 MiB), the file read by satcc-core's one parser
+    (models/trace_file.rs: mm-link's rules, 8 B a line, once per process); ValueError naming the
+    line, MemoryError when it does not fit."""
     try:
-        return limits.read_text(path, what, limits.MAX_TRACE_BYTES)
+        limits.check_file(path, "a Mahimahi trace", limits.MAX_TRACE_BYTES)
     except UserError as e:
         raise ValueError(str(e).removeprefix(f"{path}: ")) from None
+    return _native.mahimahi_info(path)
 
 
-def read_mahimahi(path: Path) -> list[int]:
-    """A Mahimahi trace with mm-link's rules (the Rust twin: models/trace.rs parse_mahimahi)."""
-    out: list[int] = []
-    for n, line in enumerate(_read_user_text(path, "a Mahimahi trace").splitlines(), 1):
-        s = line.strip()
-        if not s:
-            raise ValueError(f"line {n}: invalid empty line")
-        if not s.isascii() or not s.isdigit():  # the line is not quoted: it is not our file
-            raise ValueError(
-                f"line {n}: expected a millisecond timestamp (digits), found other text"
-            )
-        v = int(s) if len(s) <= 15 else MAX_TRACE_MS + 1
-        if v > MAX_TRACE_MS:
-            raise ValueError(
-                f"line {n}: expected a timestamp of at most {MAX_TRACE_MS} ms, found a larger one"
-            )
-        if out and v < out[-1]:
-            raise ValueError(f"line {n}: timestamps must be non-decreasing")
-        out.append(v)
-    if not out:
-        raise ValueError("a trace needs at least one timestamp")
-    if out[-1] == 0:
-        raise ValueError("the trace must last for a nonzero amount of time (last timestamp > 0)")
+def read_mahimahi(path: Path) -> array.array:
+    """A Mahimahi trace's timestamps (ms) as an `array('Q')` (8 B a line; `numpy.asarray`
+    takes it without a copy), read as `mahimahi_info` reads it."""
+    mahimahi_info(path)
+    out = array.array("Q")
+    out.frombytes(_native.mahimahi_stamps(path))
+    if sys.byteorder != "little":
+        out.byteswap()
     return out
 
 
+def delay_csv_info(
+    path: Path, default_loss: float, duration_ns: int | None = None
+) -> dict[str, Any]:
+    """A delay/loss CSV's `{"rows", "mean_delay_ns", "mean_loss", "digest"}`: rows
+    `t_ms,delay_ms[,loss]` (a header line is skipped), read by satcc-core
+    (models/trace_file.rs: 24 B a row, once per process); the means are weighted by time over
+    [0, duration_ns) as the model applies the rows (`trace_file::series_time_mean`)."""
+    try:
+        limits.check_file(path, "a delay/loss CSV", limits.MAX_TRACE_BYTES)
+    except UserError as e:
+        raise ValueError(str(e).removeprefix(f"{path}: ")) from None
+    return _native.delay_csv_info(path, default_loss, duration_ns)
+
+
 def read_delay_csv(path: Path, default_loss: float) -> list[tuple[int, int, float]]:
-    """Rows `t_ms,delay_ms[,loss]` (a header line is skipped) → [(t_ns, delay_ns, loss)]."""
-    rows: list[tuple[int, int, float]] = []
-    for n, line in enumerate(_read_user_text(path, "a delay/loss CSV").splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        cells = [c.strip() for c in s.split(",")]
-        try:
-            t_ms, delay_ms = float(cells[0]), float(cells[1])
-            loss = float(cells[2]) if len(cells) > 2 and cells[2] else default_loss
-        except (ValueError, IndexError):
-            if n == 1 and not rows:
-                continue  # a header
-            raise ValueError(
-                f"line {n}: expected t_ms,delay_ms[,loss] (numbers), found other text"
-            ) from None
-        if (
-            not all(math.isfinite(x) for x in (t_ms, delay_ms, loss))
-            or t_ms < 0
-            or delay_ms < 0
-            or not 0 <= loss <= 1
-            or len(cells) > 3
-            or t_ms > MAX_TRACE_MS
-            or delay_ms > MAX_TRACE_MS
-        ):
-            raise ValueError(
-                f"line {n}: expected t_ms and delay_ms in 0..{MAX_TRACE_MS:g} and "
-                "loss in [0, 1], found a value outside"
-            )
-        t_ns, d_ns = round(t_ms * MS), round(delay_ms * MS)
-        if rows and t_ns < rows[-1][0]:
-            raise ValueError(f"line {n}: times must be non-decreasing")
-        rows.append((t_ns, d_ns, loss))
-    if not rows:
-        raise ValueError("expected at least one row t_ms,delay_ms[,loss]")
-    return rows
-
-
-def series_time_mean(
-    rows: list[tuple[int, int, float]], column: int, duration_ns: int | None
-) -> float:
-    """Time-weighted mean of one column of a delay/loss series over [0, duration) as the
-    simulator applies it (row i from its time until row i+1's, row 0 also before its time,
-    the last row for ever); over [0, last row's time) when the duration is unknown or 0."""
-    end = duration_ns if duration_ns else rows[-1][0]
-    if end <= 0:
-        return float(rows[0][column])
-    total = 0.0
-    for i, row in enumerate(rows):
-        lo = 0 if i == 0 else min(row[0], end)
-        hi = min(rows[i + 1][0], end) if i + 1 < len(rows) else end
-        total += max(0, hi - lo) * row[column]
-    return total / end
+    """Rows `t_ms,delay_ms[,loss]` → [(t_ns, delay_ns, loss)], read as `delay_csv_info` reads
+    them (for `satcc trace fit`)."""
+    delay_csv_info(path, default_loss)
+    return list(struct.iter_unpack("<QQd", _native.delay_csv_rows(path, default_loss)))
 
 
 def _trace(
@@ -650,7 +607,7 @@ def _trace(
         stamps = rows = None
         if trace is not None:
             try:
-                stamps = read_mahimahi(base / trace)
+                stamps = mahimahi_info(base / trace)
             except (OSError, ValueError) as e:
                 if trace not in failed:
                     r.fail(f"mahimahi{d}", f"expected a Mahimahi trace, found {trace!r}: {e}")
@@ -659,7 +616,7 @@ def _trace(
             r.fail(f"rate{d}", "expected a positive rate or a mahimahi trace, found neither")
         if csv is not None:
             try:
-                rows = read_delay_csv(base / csv, loss)
+                rows = delay_csv_info(base / csv, loss, duration_ns)
             except (OSError, ValueError) as e:
                 if csv not in failed:
                     r.fail(f"delay_csv{d}", f"expected a delay/loss CSV, found {csv!r}: {e}")
@@ -669,22 +626,31 @@ def _trace(
         if r.issues:
             continue
         if stamps is not None:
-            nominal_rate = round(len(stamps) * per * 8 * 1000 / stamps[-1])
+            nominal_rate = round(stamps["lines"] * per * 8 * 1000 / stamps["last_ms"])
         else:
             nominal_rate = rate
         if rows is not None:
             # Each row holds until the next (the first from time 0, the last for ever): the
             # nominal figures are means over the run's time, not over the rows.
-            nominal_delay = round(series_time_mean(rows, 1, duration_ns))
-            nominal_loss = series_time_mean(rows, 2, duration_ns)
+            nominal_delay = round(rows["mean_delay_ns"])
+            nominal_loss = rows["mean_loss"]
         else:
             nominal_delay, nominal_loss = delay, loss
         model = {
             "kind": "trace",
-            "opportunities_ms": stamps,
+            # the file itself, read by satcc-core where the model is built (simulator,
+            # satcc-linkd); its digest ties the run to the trace it was resolved with
+            "mahimahi_path": None if stamps is None else os.path.abspath(base / trace),
+            "opportunities_digest": None if stamps is None else stamps["digest"],
+            "opportunities_lines": None if stamps is None else stamps["lines"],
             "bytes_per_opportunity": per,
             "rate_bps": rate,
-            "series": [list(x) for x in rows] if rows else None,
+            # the CSV itself, read by satcc-core where the model is built, as the trace
+            "series": None,
+            "delay_csv_path": None if rows is None else os.path.abspath(base / csv),
+            "delay_csv_loss": None if rows is None else loss,
+            "series_digest": None if rows is None else rows["digest"],
+            "series_rows": None if rows is None else rows["rows"],
             "delay_ns": nominal_delay,
             "loss": loss,
         }

@@ -858,9 +858,26 @@ def canonical_json(obj: Any) -> str:
     )
 
 
+_PATH_KEYS = ("mahimahi_path", "delay_csv_path")  # files that count by their digests
+
+
 def scenario_hash(config: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of a resolved config, without its seed (replicates of a
     scenario share the hash; the seed is recorded beside it) and without its routes (derived
-    from the rest)."""
+    from the rest). A trace file counts by its contents (`opportunities_digest`), not by
+    where it lies (`mahimahi_path`), and so does a delay CSV (`series_digest`,
+    `delay_csv_path`)."""
     unseeded = {k: v for k, v in config.items() if k not in ("seed", "routes")}
+    if "links" in unseeded:
+        unseeded["links"] = [
+            {
+                k: (
+                    {**d, "model": {m: x for m, x in d["model"].items() if m not in _PATH_KEYS}}
+                    if isinstance(d, dict) and isinstance(d.get("model"), dict)
+                    else d
+                )
+                for k, d in link.items()
+            }
+            for link in unseeded["links"]
+        ]
     return hashlib.sha256(canonical_json(unseeded).encode("ascii")).hexdigest()

@@ -1,4 +1,5 @@
-//! satcc-core: what every engine shares and nothing that does I/O.
+//! satcc-core: what every engine shares and nothing that does I/O (one exception: the
+//! Mahimahi trace reader, `models::trace_file`, so both engines read a trace the same way).
 //!
 //! - [`time`]: `SimTime` / `SimDuration`, integer nanoseconds.
 //! - [`rng`]: the seeded random stream handed to every stochastic model.
@@ -14,11 +15,14 @@
 //! - [`routing`]: routes and "N BDP" queue sizes, computed once for every engine.
 //! - [`scenario`]: the resolved scenario (serde), and the one resolver every engine reads.
 //! - [`dirspec`]: a resolved link direction (serde) and its checks.
+//! - [`mem`]: the global allocator every satcc artifact installs (out of memory: one line,
+//!   exit 1) and `fallible` for `try_reserve`.
 
 pub mod direction;
 pub mod dirspec;
 pub mod hostnoise;
 pub mod link;
+pub mod mem;
 pub mod models;
 pub mod record;
 pub mod rng;

@@ -9,6 +9,10 @@ use satcc_emu::config::Config;
 use satcc_emu::emulator::Emulator;
 use satcc_emu::sock::enter_netns;
 
+/// Out of memory: one line and exit 1, never an abort (satcc_core::mem).
+#[global_allocator]
+static ALLOC: satcc_core::mem::ExitOnOom = satcc_core::mem::ExitOnOom;
+
 const USAGE: &str = "usage: satcc-linkd --config FILE [--parent-pid PID]";
 
 fn main() -> ExitCode {

@@ -10,6 +10,11 @@ mod calc;
 mod parquet;
 mod pcap;
 mod sim;
+mod trace;
+
+/// Out of memory in Rust code: one line and exit 1, never an abort (satcc_core::mem).
+#[global_allocator]
+static ALLOC: satcc_core::mem::ExitOnOom = satcc_core::mem::ExitOnOom;
 
 #[pyfunction]
 fn cc_names() -> Vec<&'static str> {
@@ -130,6 +135,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geo_one_way_ns, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(sim::resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::mahimahi_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::mahimahi_stamps, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::delay_csv_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::delay_csv_rows, m)?)?;
     pcap::register(m)?;
     parquet::register(m)?;
     Ok(())

@@ -307,12 +307,14 @@ fn sample_models<'py>(
         .checked_mul(2 * cfg.links.len() as u64)
         .and_then(|r| usize::try_from(r).ok());
     let reserved = rows.is_some_and(|r| {
-        link_id.try_reserve_exact(r).is_ok()
-            && dir.try_reserve_exact(r).is_ok()
-            && t_ns.try_reserve_exact(r).is_ok()
-            && rate.try_reserve_exact(r).is_ok()
-            && delay.try_reserve_exact(r).is_ok()
-            && loss.try_reserve_exact(r).is_ok()
+        satcc_core::mem::fallible(|| {
+            link_id.try_reserve_exact(r).is_ok()
+                && dir.try_reserve_exact(r).is_ok()
+                && t_ns.try_reserve_exact(r).is_ok()
+                && rate.try_reserve_exact(r).is_ok()
+                && delay.try_reserve_exact(r).is_ok()
+                && loss.try_reserve_exact(r).is_ok()
+        })
     });
     if !reserved {
         return Err(PyMemoryError::new_err(format!(

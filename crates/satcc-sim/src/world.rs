@@ -383,11 +383,12 @@ impl World {
             .checked_mul(dirs as u64)
             .and_then(|n| usize::try_from(n).ok());
         let reserved = match (flow_rows, link_rows) {
-            (Some(f), Some(l)) => self
-                .series
-                .try_reserve(f)
-                .and_then(|_| self.links.try_reserve(l))
-                .is_ok(),
+            (Some(f), Some(l)) => satcc_core::mem::fallible(|| {
+                self.series
+                    .try_reserve(f)
+                    .and_then(|_| self.links.try_reserve(l))
+                    .is_ok()
+            }),
             _ => false,
         };
         if !reserved {

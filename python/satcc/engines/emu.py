@@ -71,6 +71,10 @@ def run(
             },
         }
         return RunResult.from_engine(raw, config, expand_flows(scenario), meta)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: no half-written raw directory
+        if tmp is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+        raise
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -7,6 +7,7 @@ same bytes on disk (satcc.results). Progress, if asked for, goes to a callback; 
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,22 +22,36 @@ if TYPE_CHECKING:
 
 ENGINE = "sim"
 
-# Cost model of a run (docs/reliability.md "Estimates"), measured on the 2-core development
-# machine with /usr/bin/time (user CPU beyond a 0.5 s start-up; BENCHMARKS.md "Estimates"):
-# a 60 s 1 Gbit/s CUBIC flow, estimated at 7.4 M packets (data + one ACK per two), took 1.5 s
-# (200 ns an estimated packet); UDP at a payload rate sends rate / payload datagrams: 500 M
-# datagrams of 1 B (2 Gbit/s for 2 s, 83 % dropped at the link) took 40.9 s (82 ns each),
-# 3.75 M of 100 B (1 Gbit/s for 3 s) 0.6 s (160 ns). 3 M series rows peaked at 1.30 GB
-# (~383 B a row above a 145 MB start-up). Rounded up, so that the estimate errs high.
-NS_PER_TCP_PACKET = 250  # per estimated TCP packet (data or ACK), one core
-NS_PER_UDP_PACKET = 150  # per UDP datagram sent, one core
-NS_PER_PACKET = NS_PER_TCP_PACKET  # kept for callers of the single figure
+# Cost model of a run (docs/reliability.md "Estimates"), calibrated with
+# bench/reliability/estimates.py on the 2-core development machine (user CPU of `satcc sim`
+# minus that of `satcc check` on the same file; BENCHMARKS.md "Reliability at scale"). A
+# packet costs per link direction it crosses: a 60 s 1 Gbit/s CUBIC flow over one link (7.5 M
+# estimated packets, data + one ACK per two) took 1.81 s, 241 ns a packet-hop; two and four
+# TCP flows sharing 1 Gbit/s over three hops 200-240 ns a packet-hop; over a Mahimahi trace
+# link (opportunity search per packet, per-ms capacity) 590 ns. UDP: a datagram sent costs
+# ~100 ns even when the link drops it (75 M datagrams of 1 B at 200 Mbit/s, 83 % dropped:
+# 7.6 s), one delivered ~130 ns more a hop (3.75 M of 100 B at 1 Gbit/s: 0.87 s). Rounded up,
+# so that the estimate errs high.
+NS_PER_PACKET_HOP = 250  # per estimated TCP packet (data or ACK) and link direction crossed
+NS_PER_TRACE_HOP = 600  # the same over a Mahimahi trace direction
+NS_PER_UDP_SENT = 100  # per UDP datagram sent
+NS_PER_UDP_HOP = 150  # per UDP datagram delivered over a link direction
+UDP_HEADER_BYTES = 28  # 20 IP + 8 UDP, as the simulator puts a datagram on the wire
 # A constellation link looks for its serving satellite among the whole shell once an epoch
 # (15 s), per direction: a 120 s run over a shell of 100,000 satellites took 0.28 s more than
 # over Starlink shell 1 (1,584): 160 ns a satellite looked at.
 NS_PER_SATELLITE_SCAN = 200
 BYTES_PER_ROW = 420  # peak memory per series row (flow x bin or link direction x bin):
 #                      Rust vectors + Python lists + Arrow table + Parquet writer
+# A Mahimahi trace line: 8 B kept (u64), up to twice that reserved while the vector grows;
+# parsed once at 43 ns a line (`satcc check` over 10^7 lines: 0.43 s more user CPU, 75 MB
+# more peak RSS than over a short trace).
+BYTES_PER_TRACE_LINE = 16
+NS_PER_TRACE_LINE = 50
+# A delay/loss CSV row: 24 B kept, up to twice that reserved; parsed at 380 ns a row
+# (`satcc check` over 10^6 rows: 0.38 s more user CPU, 47 MB more peak RSS).
+BYTES_PER_CSV_ROW = 48
+NS_PER_CSV_ROW = 400
 BASE_BYTES = 150 << 20  # the interpreter, pandas, pyarrow, the extension
 HEADER_BYTES = 52  # 20 IP + 20 TCP + 12 timestamps option
 SOFT_TIME_S = 3600.0  # a run estimated longer than this needs --force
@@ -62,44 +77,132 @@ class Estimate:
 
 
 def estimate(config: dict[str, Any]) -> Estimate:
-    """Packets: each flow at the fastest rate its end nodes' links allow (bounded by its
-    size), one ACK per two data packets; a UDP flow's datagrams at its rate; time: per kind
-    of packet, plus each constellation link's search of its shell once an epoch; memory: one
-    series row per flow and link direction per bin."""
+    """Packets: each TCP flow at its fair share of the link directions on its path (or, without
+    routes, at the fastest rate its end nodes' links allow), bounded by its size, one ACK per
+    two data packets; a UDP flow's datagrams at its rate. Time: per packet and link direction
+    crossed (data on the forward path, ACKs on the reverse one; UDP datagrams cross only as
+    far as the path's slowest direction carries them), plus each constellation link's search of
+    its shell once an epoch and the trace files' parsing. Memory: one series row per flow and
+    link direction per bin, and the trace and delay CSV files."""
     duration_ns = config["duration_ns"]
     bins = -(-duration_ns // config["bin_ns"])
+    links = config["links"]
     rates: dict[int, int] = {}
-    for link in config["links"]:
+    for link in links:
         for node in (link["a"], link["b"]):
             best = max(link["ab"]["rate_bps"], link["ba"]["rate_bps"])
             rates[node] = max(rates.get(node, 0), best)
+    paths = (config.get("routes") or {}).get("paths") or []
+    if len(paths) != len(config["flows"]):
+        paths = [None] * len(config["flows"])
+
+    def direction(d: int) -> dict[str, Any]:
+        return links[d // 2]["ab" if d % 2 == 0 else "ba"]
+
+    def hop_ns(dirs: list[int] | None, trace_ns: int, plain_ns: int) -> int:
+        if dirs is None:
+            return plain_ns  # one hop
+        return sum(
+            trace_ns if (direction(d).get("model") or {}).get("kind") == "trace" else plain_ns
+            for d in dirs
+        )
+
     tcp = udp = 0
-    for f in config["flows"]:
+    ns = 0.0
+    shared = _shared_seconds(config)
+    for i, f in enumerate(config["flows"]):
         rate = min(rates.get(f["src"], 0), rates.get(f["dst"], 0))
         active_s = max(duration_ns - f["start_ns"], 0) / 1e9
+        fwd = paths[i]["fwd"] if paths[i] else None
+        rev = paths[i]["rev"] if paths[i] else None
         if f.get("proto") == "udp" and f.get("udp_rate_bps"):
             # the rate is of payload, as iperf3 -b counts it (1 B datagrams: 1 datagram a byte)
-            udp += int(f["udp_rate_bps"] * active_s / (8 * f["udp_payload_bytes"]))
+            sent = int(f["udp_rate_bps"] * active_s / (8 * f["udp_payload_bytes"]))
+            wire_bits = 8 * (f["udp_payload_bytes"] + UDP_HEADER_BYTES)
+            slowest = min((direction(d)["rate_bps"] for d in fwd), default=rate) if fwd else rate
+            delivered = min(sent, slowest * active_s / wire_bits)
+            udp += sent
+            ns += sent * NS_PER_UDP_SENT + delivered * hop_ns(fwd, NS_PER_TRACE_HOP, NS_PER_UDP_HOP)
             continue
-        data = rate * active_s / (8 * (f["mss"] + HEADER_BYTES))
+        # bit-seconds: the fair share of every link on its path, when the routes are known
+        bits = shared[i] if shared is not None else rate * active_s
+        data = bits / (8 * (f["mss"] + HEADER_BYTES))
         if f["size_bytes"] is not None:
             data = min(data, f["size_bytes"] / f["mss"] + 1)
         tcp += int(data * 1.5)
+        ns += data * hop_ns(fwd, NS_PER_TRACE_HOP, NS_PER_PACKET_HOP)
+        ns += 0.5 * data * hop_ns(rev, NS_PER_TRACE_HOP, NS_PER_PACKET_HOP)
     scans = 0  # satellites looked at by constellation links: epochs x shell size
     epochs = duration_ns // CONSTELLATION_EPOCH_NS + 1
-    for link in config["links"]:
+    for link in links:
         for d in ("ab", "ba"):
             model = link[d].get("model") or {}
             if model.get("kind") == "constellation":
                 scans += epochs * model["planes"] * model["per_plane"]
-    rows = bins * (len(config["flows"]) + 2 * len(config["links"]))
+    # Mahimahi traces: each file is read once (satcc-core's reader), 8 B a line kept
+    traces = {
+        model["mahimahi_path"]: model.get("opportunities_lines") or 0
+        for link in links
+        for d in ("ab", "ba")
+        if (model := link[d].get("model") or {}).get("mahimahi_path")
+    }
+    trace_lines = sum(traces.values())
+    csvs = {
+        model["delay_csv_path"]: model.get("series_rows") or 0
+        for link in links
+        for d in ("ab", "ba")
+        if (model := link[d].get("model") or {}).get("delay_csv_path")
+    }
+    csv_rows = sum(csvs.values())
+    rows = bins * (len(config["flows"]) + 2 * len(links))
     seconds = (
-        tcp * NS_PER_TCP_PACKET + udp * NS_PER_UDP_PACKET + scans * NS_PER_SATELLITE_SCAN
+        ns
+        + scans * NS_PER_SATELLITE_SCAN
+        + trace_lines * NS_PER_TRACE_LINE
+        + csv_rows * NS_PER_CSV_ROW
     ) / 1e9
-    return Estimate(tcp + udp, seconds, BASE_BYTES + rows * BYTES_PER_ROW, rows)
+    memory = (
+        BASE_BYTES
+        + rows * BYTES_PER_ROW
+        + trace_lines * BYTES_PER_TRACE_LINE
+        + csv_rows * BYTES_PER_CSV_ROW
+    )
+    return Estimate(tcp + udp, seconds, memory, rows)
 
 
 CONSTELLATION_EPOCH_NS = 15_000_000_000  # linkmodels.STARLINK_PERIOD_NS
+
+
+def _shared_seconds(config: dict[str, Any]) -> list[float] | None:
+    """Bits each TCP flow can send over the run when TCP flows crossing a link direction
+    share it equally: between consecutive start times, a flow's rate is the least, over the
+    link directions of its path (the resolver's routes), of the direction's rate divided by
+    the TCP flows then running through it. None without per-flow paths (a flow's bound is
+    then its end nodes' fastest link, as before)."""
+    flows = config["flows"]
+    paths = (config.get("routes") or {}).get("paths") or []
+    if len(paths) != len(flows):
+        return None
+    tcp = [i for i, f in enumerate(flows) if f.get("proto") != "udp"]
+    links = config["links"]
+
+    def dir_rate(d: int) -> int:
+        return links[d // 2]["ab" if d % 2 == 0 else "ba"]["rate_bps"]
+
+    duration_ns = config["duration_ns"]
+    starts = sorted({min(flows[i]["start_ns"], duration_ns) for i in tcp} | {duration_ns})
+    bits = [0.0] * len(flows)
+    for t0, t1 in itertools.pairwise(starts):
+        running = [i for i in tcp if flows[i]["start_ns"] <= t0]
+        crossing: dict[int, int] = {}
+        for i in running:
+            for d in set(paths[i]["fwd"]):
+                crossing[d] = crossing.get(d, 0) + 1
+        for i in running:
+            fwd = paths[i]["fwd"]
+            rate = min((dir_rate(d) / crossing[d] for d in fwd), default=0.0)
+            bits[i] += rate * (t1 - t0) / 1e9
+    return bits
 
 
 def check_budget(

@@ -234,10 +234,13 @@ def validate(p: FieldPlan, where: str) -> FieldPlan:
 
 def load(path: Path) -> tuple[FieldPlan, str]:
     """Read and check a plan file -> (plan, its text)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"{path}: cannot read the plan ({e.strerror})") from None
+    from satcc import limits
+
+    # through satcc.limits: a FIFO blocked here for good, /dev/zero was read until memory ran out
+    text = limits.read_text(path, "a field plan (TOML)")
+    why = limits.toml_depth_issue(text)
+    if why is not None:
+        raise limits.LimitError(f"{path}: {why}")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -35,6 +35,7 @@ pub mod lfn;
 pub mod spec;
 pub mod starlink;
 pub mod trace;
+pub mod trace_file;
 
 use crate::link::{ConstantLink, LinkModel, LinkState};
 use crate::rng::Rng;

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::{constellation, geo, lfn, starlink, trace, EpochClock, ModelSpec};
+use super::{constellation, geo, lfn, starlink, trace, trace_file, EpochClock, ModelSpec};
 use crate::link::LinkState;
 use crate::time::{SimDuration, SimTime};
 
@@ -103,6 +103,25 @@ fn intra(d: &Value, path: &str) -> Result<Option<starlink::Intra>, String> {
     }))
 }
 
+/// A trace's timestamps from its file (`mahimahi_path`), read once per process
+/// ([`trace_file::load`]); with `opportunities_digest`, the file must still hold the trace the
+/// scenario was resolved with.
+fn trace_stamps(d: &Value, file: &Value, path: &str) -> Result<std::sync::Arc<Vec<u64>>, String> {
+    let name = file
+        .as_str()
+        .ok_or_else(|| format!("{path}.mahimahi_path: expected a path"))?;
+    let stamps = trace_file::load(std::path::Path::new(name))
+        .map_err(|e| format!("{path}.mahimahi_path: {name}: {e}"))?;
+    if let Some(want) = d.get("opportunities_digest").and_then(Value::as_str) {
+        if want != stamps.digest {
+            return Err(format!(
+                "{path}.mahimahi_path: {name}: the file changed since the scenario was resolved"
+            ));
+        }
+    }
+    Ok(stamps.ms)
+}
+
 /// The `ModelSpec` a resolved model dictionary describes.
 pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
     let kind = field(d, "kind", path)?.as_str().unwrap_or("");
@@ -163,14 +182,51 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
             ModelSpec::Lfn(lfn::LfnConfig { state, police })
         }
         "trace" => {
-            let capacity = match d.get("opportunities_ms").filter(|v| !v.is_null()) {
-                Some(_) => trace::Capacity::Opportunities {
-                    stamps_ms: u64_array(d, "opportunities_ms", path)?,
+            let file = d.get("mahimahi_path").filter(|v| !v.is_null());
+            let capacity = match (file, d.get("opportunities_ms").filter(|v| !v.is_null())) {
+                (Some(_), Some(_)) => {
+                    return Err(format!(
+                        "{path}: expected mahimahi_path or opportunities_ms, found both"
+                    ))
+                }
+                (Some(f), None) => trace::Capacity::Opportunities {
+                    stamps_ms: trace_stamps(d, f, path)?,
                     bytes: u64_(d, "bytes_per_opportunity", path)?,
                 },
-                None => trace::Capacity::Rate(u64_(d, "rate_bps", path)?),
+                (None, Some(_)) => trace::Capacity::Opportunities {
+                    stamps_ms: std::sync::Arc::new(u64_array(d, "opportunities_ms", path)?),
+                    bytes: u64_(d, "bytes_per_opportunity", path)?,
+                },
+                (None, None) => trace::Capacity::Rate(u64_(d, "rate_bps", path)?),
             };
             let mut series = Vec::new();
+            let csv = d.get("delay_csv_path").filter(|v| !v.is_null());
+            if let Some(f) = csv {
+                if d.get("series").is_some_and(|v| !v.is_null()) {
+                    return Err(format!(
+                        "{path}: expected delay_csv_path or series, found both"
+                    ));
+                }
+                let name = f
+                    .as_str()
+                    .ok_or_else(|| format!("{path}.delay_csv_path: expected a path"))?;
+                let loss = f64_(d, "delay_csv_loss", path)?;
+                let s = trace_file::load_delay_csv(std::path::Path::new(name), loss)
+                    .map_err(|e| format!("{path}.delay_csv_path: {name}: {e}"))?;
+                if let Some(want) = d.get("series_digest").and_then(Value::as_str) {
+                    if want != s.digest {
+                        return Err(format!(
+                            "{path}.delay_csv_path: {name}: the file changed since the scenario was resolved"
+                        ));
+                    }
+                }
+                return Ok(ModelSpec::Trace(trace::TraceConfig {
+                    capacity,
+                    series: s.rows,
+                    delay: ns(d, "delay_ns", path)?,
+                    loss: f64_(d, "loss", path)?,
+                }));
+            }
             if let Some(rows) = d.get("series").filter(|v| !v.is_null()) {
                 let rows = rows.as_array().ok_or_else(|| {
                     format!("{path}.series: expected an array of [t_ns, delay_ns, loss]")
@@ -191,7 +247,7 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
             }
             ModelSpec::Trace(trace::TraceConfig {
                 capacity,
-                series,
+                series: std::sync::Arc::new(series),
                 delay: ns(d, "delay_ns", path)?,
                 loss: f64_(d, "loss", path)?,
             })
@@ -293,5 +349,30 @@ mod tests {
             from_json(&c, "m").unwrap_err(),
             "m.planes: expected an integer below 2^32"
         );
+    }
+
+    #[test]
+    fn a_trace_file_is_read_by_path_and_its_digest_checked() {
+        let f = std::env::temp_dir().join(format!("satcc-spec-{}.trace", std::process::id()));
+        std::fs::write(&f, "1\n2\n2\n").unwrap();
+        let digest = trace_file::digest(&[1, 2, 2]);
+        let t = json!({"kind": "trace", "mahimahi_path": f.to_str().unwrap(), "opportunities_digest": digest,
+                       "bytes_per_opportunity": 1500, "delay_ns": 0, "loss": 0.0});
+        match from_json(&t, "m").unwrap() {
+            ModelSpec::Trace(c) => match c.capacity {
+                trace::Capacity::Opportunities { stamps_ms, .. } => {
+                    assert_eq!(stamps_ms.as_slice(), &[1, 2, 2])
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+        std::fs::write(&f, "1\n2\n33\n").unwrap(); // another size: the cache reads it again
+        assert!(from_json(&t, "m").unwrap_err().contains("the file changed"));
+        std::fs::write(&f, "1\nx\n").unwrap();
+        assert!(from_json(&t, "m")
+            .unwrap_err()
+            .contains("m.mahimahi_path: "));
+        std::fs::remove_file(&f).unwrap();
     }
 }

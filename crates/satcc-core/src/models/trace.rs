@@ -13,6 +13,9 @@
 //! - the trace loops: after the last line, the base time advances by the last timestamp P and
 //!   playback restarts at line 1 (a line `0` thus coincides with ms P of the previous period).
 //!
+//! The file is read by [`super::trace_file`] (the one parser of the format, 8 B a line, once per
+//! process); the timestamps are shared (`Arc`) by every direction and run that replays them.
+//!
 //! One line per ms carries 1500·8 bit/ms = 12 Mbit/s. Without a trace, a constant `rate`
 //! serves packets as any other link does.
 //!
@@ -31,6 +34,8 @@
 //! accounting) instead of rejected; there is no `--once` mode (the trace always loops).
 //! Not implemented: Mahimahi's own queue disciplines (the link's queue is satcc's drop-tail).
 
+use std::sync::Arc;
+
 use crate::link::{LinkModel, LinkState};
 use crate::time::{SimDuration, SimTime};
 
@@ -45,16 +50,18 @@ pub const MAHIMAHI_BYTES: u64 = 1500;
 pub struct TraceConfig {
     pub capacity: Capacity,
     /// Delay/loss rows (time, one-way delay, loss), sorted by time; empty = `delay`, `loss`.
-    pub series: Vec<Row>,
+    /// (Shared: a CSV file is parsed once per process, [`super::trace_file::load_delay_csv`].)
+    pub series: Arc<Vec<Row>>,
     pub delay: SimDuration,
     pub loss: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Capacity {
-    /// Mahimahi timestamps (ms, non-decreasing, last > 0) and bytes per opportunity.
+    /// Mahimahi timestamps (ms, non-decreasing, last > 0; shared: a trace file is parsed once
+    /// per process, [`super::trace_file::load`]) and bytes per opportunity.
     Opportunities {
-        stamps_ms: Vec<u64>,
+        stamps_ms: Arc<Vec<u64>>,
         bytes: u64,
     },
     Rate(u64),
@@ -68,41 +75,8 @@ pub struct Row {
     pub loss: f64,
 }
 
-/// Parse a Mahimahi trace with `mm-link`'s rules: one unsigned integer per line, no empty
-/// lines, non-decreasing, at least one line, last > 0.
-pub fn parse_mahimahi(text: &str) -> Result<Vec<u64>, String> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let s = line.trim();
-        if s.is_empty() {
-            return Err(format!("line {}: invalid empty line", i + 1));
-        }
-        let v: u64 = s.parse().map_err(|_| {
-            format!(
-                "line {}: expected a millisecond timestamp, found {s:?}",
-                i + 1
-            )
-        })?;
-        if out.last().is_some_and(|&last| v < last) {
-            return Err(format!("line {}: timestamps must be non-decreasing", i + 1));
-        }
-        out.push(v);
-    }
-    check_stamps(&out)?;
-    Ok(out)
-}
-
 fn check_stamps(stamps: &[u64]) -> Result<(), String> {
-    match stamps.last() {
-        None => Err("a trace needs at least one timestamp".into()),
-        Some(0) => {
-            Err("the trace must last for a nonzero amount of time (last timestamp > 0)".into())
-        }
-        Some(_) if stamps.windows(2).any(|w| w[0] > w[1]) => {
-            Err("timestamps must be non-decreasing".into())
-        }
-        Some(_) => Ok(()),
-    }
+    super::trace_file::check(stamps).map_err(|e| e.to_string())
 }
 
 pub struct Trace {
@@ -140,7 +114,7 @@ impl Trace {
 
     fn stamps(&self) -> Option<(&[u64], u64)> {
         match &self.cfg.capacity {
-            Capacity::Opportunities { stamps_ms, bytes } => Some((stamps_ms, *bytes)),
+            Capacity::Opportunities { stamps_ms, bytes } => Some((stamps_ms.as_slice(), *bytes)),
             Capacity::Rate(_) => None,
         }
     }
@@ -299,31 +273,17 @@ mod tests {
     }
 
     fn trace(text: &str) -> Trace {
-        let stamps_ms = parse_mahimahi(text).unwrap();
+        let stamps_ms = Arc::new(super::super::trace_file::read_mahimahi(text.as_bytes()).unwrap());
         Trace::new(TraceConfig {
             capacity: Capacity::Opportunities {
                 stamps_ms,
                 bytes: MAHIMAHI_BYTES,
             },
-            series: vec![],
+            series: Arc::new(vec![]),
             delay: SimDuration::from_millis(20),
             loss: 0.0,
         })
         .unwrap()
-    }
-
-    #[test]
-    fn the_loader_enforces_mahimahis_rules() {
-        assert!(parse_mahimahi("1\n2\n3\n").is_ok());
-        assert!(parse_mahimahi("1\n\n3\n")
-            .unwrap_err()
-            .contains("empty line"));
-        assert!(parse_mahimahi("3\n2\n")
-            .unwrap_err()
-            .contains("non-decreasing"));
-        assert!(parse_mahimahi("").unwrap_err().contains("at least one"));
-        assert!(parse_mahimahi("0\n0\n").unwrap_err().contains("nonzero"));
-        assert!(parse_mahimahi("1\nx\n").unwrap_err().contains("line 2"));
     }
 
     #[test]
@@ -403,7 +363,7 @@ mod tests {
         ];
         let mut t = Trace::new(TraceConfig {
             capacity: Capacity::Rate(10_000_000),
-            series: rows,
+            series: Arc::new(rows),
             delay: SimDuration::ZERO,
             loss: 0.0,
         })
