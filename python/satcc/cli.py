@@ -199,9 +199,14 @@ def main(argv: list[str] | None = None) -> int:
             return _internal_error(e, getattr(args, "debug", False))
         print(f"satcc: error: {_what_failed(e, args)}", file=sys.stderr)
         return 1
-    except MemoryError:
+    except MemoryError as e:
+        # a reader that knows what did not fit (a trace, a delay CSV) says so; otherwise the
+        # general advice
+        what = printable(str(e)).removeprefix("out of memory: ") if str(e) else ""
         print(
-            "satcc: error: out of memory (the run needs more memory than this process may "
+            f"satcc: error: out of memory ({what})"
+            if what
+            else "satcc: error: out of memory (the run needs more memory than this process may "
             "use; shorten it, use fewer flows or longer bins)",
             file=sys.stderr,
         )
