@@ -38,9 +38,12 @@
 //!
 //! With [`Intra`] (`variation = "intra"`, the presets' default) the link also moves inside
 //! the epoch: capacity per 100 ms slot = C_k × a log-normal AR(1) factor (mean 1); delivery
-//! in scheduler frames (the link serves only during the first `frame_duty` of every `frame`,
-//! at C / duty); one-way delay per 10 ms slot = RTT_k / 2 + a Gaussian AR(1) jitter shared by
-//! both directions; Gilbert–Elliott loss bursts in 10 ms slots (everything lost in a burst).
+//! in scheduler frames (the link serves only `frame_duty` of every `frame`, at C / duty, in
+//! one window at the frame start or two, the second moving around mid-frame; each frame
+//! carries its slot's rate × a log-normal factor normalised over the slot); one-way delay per
+//! 10 ms slot = RTT_k / 2 + a Gaussian AR(1) jitter shared by both directions, clipped at the
+//! propagation floor RTT_k / 2 − `jitter_floor`; Gilbert–Elliott loss bursts in 10 ms slots
+//! (everything lost in a burst).
 //! Each process restarts from its stationary law at every boundary. Its parameters are fitted
 //! by `satcc trace fit` from the LeoCC and LEONetEM recordings (docs/starlink-fit.md has the
 //! figures and sources; `python/satcc/linkmodels.py` the preset values).
@@ -48,8 +51,8 @@
 //! Deviations from the measured link, numbered:
 //! 1. Epoch draws are independent: a step may exceed the 50 ms worst case Huston reports.
 //! 2. `variation = "epoch"`: no in-slot RTT jitter and no sub-second burst structure (within
-//!    an epoch the link is constant). `intra`: the jitter is Gaussian (the recordings' delay
-//!    spikes come from the boundary outages only), frames are aligned to the epoch start.
+//!    an epoch the link is constant). `intra`: the jitter is a clipped Gaussian (the recordings'
+//!    delay spikes come from the boundary outages only), frames are aligned to the epoch start.
 //! 3. The ≈75 ms disturbance at the end of each period (arXiv 2601.08439) is folded into the
 //!    one at the start.
 //! 4. Bufferbloat is not in this model but in the dish-side queue the preset sizes
