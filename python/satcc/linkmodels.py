@@ -70,13 +70,19 @@ STARLINK_CAPACITY_MBPS = {
     ("residential", "downlink"): (50, 150),  # same [V]
     ("business", "uplink"): (8, 30),  # Priority ES 8-25 / Local Priority DE 10-30 [V]
     ("business", "downlink"): (40, 220),  # Priority ES 40-220 [V]
+    # Roam: residential's range x the Roam / Standard ratio of mean 1 s iperf3 throughput from
+    # one dish site, Laniewski et al. OJCOMS'25 (sys-uos/Starlink-on-the-Autobahn@2eec78c,
+    # Analysis_Fig6ab.ipynb's printed output, CC BY-SA 4.0): down 245.2 / 279.6 = 0.877, up
+    # 18.25 / 22.89 = 0.797 [D]; their RTT and loss do not differ (docs/starlink-fit.md)
+    ("roam", "uplink"): (4, 20),
+    ("roam", "downlink"): (44, 132),
 }
 STARLINK_LOSS = {"uplink": (0.002, 0.005), "downlink": (0.0001, 0.0001)}  # LeoReplayer [V]
 STARLINK_DISTURBANCE_MS = (50, 150)  # facts §5 [D] from arXiv 2601.08439 (≈140 ms) [V]
 STARLINK_BURST_LOSS = (0.0, 0.5)  # "up to 50 %", Kassem et al. IMC'22 [V]
 STARLINK_OUTAGE_PROBABILITY = 0.5  # not measured (facts §1.6: "to calibrate")
 STARLINK_QUEUE_MS = {"uplink": 150, "downlink": 200}  # standing queue under load, facts §1.3/§5
-STARLINK_PLANS = ("residential", "business")
+STARLINK_PLANS = ("residential", "business", "roam")
 STARLINK_VARIATIONS = ("intra", "epoch")
 # Within-epoch variation (`variation = "intra"`, the default), fitted by `satcc trace fit`
 # (satcc/tracefit.py) from two public recordings; figures in docs/starlink-fit.md:
@@ -85,16 +91,22 @@ STARLINK_VARIATIONS = ("intra", "epoch")
 # - LEONetEM: clarkzjw/LEONetEM@780a063 latency/ping-example-isl.txt: 154 s of ping -D -i 0.01.
 STARLINK_INTRA = {
     "capacity_slot_ns": 100 * MS,  # the 100 ms bins the statistics use
-    # the next five: `satcc trace fit` on LeoCC (first guess from the statistics, then three
-    # rounds of simulated moments: tracefit.refine), so the model's own 100 ms bins (which
-    # alias the 8 ms frames) and 10 ms delays show the recording's statistics
-    "capacity_sigma": 0.109,  # LeoCC: sd/mean of 100 ms bins around the epoch mean 0.114 [D]
-    "capacity_corr": 0.695,  # LeoCC: lag-1 correlation of those bins 0.471 [D]
+    # the knobs below: `satcc trace fit` on the whole LeoCC recording (first guess from the
+    # statistics, then three rounds of simulated moments: tracefit.refine), so the model's own
+    # 100 ms bins, 1 ms deliveries and 10 ms delays (rounded to whole ms, as the recording's)
+    # show the recording's statistics; docs/starlink-fit.md has the comparison
+    "capacity_sigma": 0.112,  # LeoCC: sd/mean of 100 ms bins around the epoch mean 0.114 [D]
+    "capacity_corr": 0.561,  # LeoCC: lag-1 correlation of those bins 0.471 [D]
     "frame_ns": 8 * MS,  # LeoCC: autocorrelation peak of per-ms deliveries at 8 ms [D]
-    "frame_duty": 0.203,  # LeoCC: 29.9 % of milliseconds see a delivery [D]
+    "frame_duty": 0.106,  # LeoCC: 29.9 % of milliseconds see a delivery [D]
+    "frame_windows": 2,  # LeoCC: successive delivery spacings alternate (lag-1 corr -0.41) [D]
+    "frame_offset_sd_ns": 1_610_000,  # LeoCC: sd of the delivery spacing 1.61 ms [D]
+    "frame_offset_corr": 0.921,  # LeoCC: lag-2 correlation of the spacings 0.547 [D]
+    "frame_sigma": 0.352,  # LeoCC: 8 ms bins vary by sd/mean 0.336 around their 100 ms bin [D]
     "delay_slot_ns": 10 * MS,  # the recordings' 10 ms step
-    "jitter_ns": 1_460_000,  # LeoCC: RTT 1.4826 x MAD around the epoch median 2.97 ms [D]
-    "jitter_corr": 0.434,  # LeoCC: lag-1 (10 ms) correlation of that residual 0.439 [D]
+    "jitter_ns": 1_480_000,  # LeoCC: RTT 1.4826 x MAD around the epoch median 2.97 ms [D]
+    "jitter_floor_ns": 2 * MS,  # LeoCC: RTT p1 4 ms below its epoch median (one way: 2) [D]
+    "jitter_corr": 0.466,  # LeoCC: lag-1 (10 ms) correlation of that residual 0.439 [D]
     "burst_rate": 0.013,  # LEONetEM: 2 in-epoch loss runs of >= 2 probes in 154 s [D, weak]
     "burst_duration_ns": 82 * MS,  # LEONetEM: their mean length [D, weak]
 }
@@ -378,7 +390,16 @@ def _starlink(r: _Reader) -> list[tuple[dict, dict, dict | None]]:
         ),
         "frame_ns": r.get("frame", parse_duration, d["frame_ns"]),
         "frame_duty": r.get("frame_duty", _number(0.01, 1, "a share"), d["frame_duty"]),
+        "frame_windows": r.get(
+            "frame_windows", _integer(1, 2, "windows per frame"), d["frame_windows"]
+        ),
+        "frame_offset_sd_ns": r.get("frame_offset_sd", parse_duration, d["frame_offset_sd_ns"]),
+        "frame_offset_corr": r.get(
+            "frame_offset_corr", _number(0, 0.99, "a correlation"), d["frame_offset_corr"]
+        ),
+        "frame_sigma": r.get("frame_sigma", _number(0, 3, "a number"), d["frame_sigma"]),
         "jitter_ns": r.get("jitter", parse_duration, d["jitter_ns"]),
+        "jitter_floor_ns": r.get("jitter_floor", parse_duration, d["jitter_floor_ns"]),
         "jitter_corr": r.get("jitter_corr", _number(0, 0.99, "a correlation"), d["jitter_corr"]),
         "burst_rate": r.get("burst_rate", _number(0, 100, "bursts per second"), d["burst_rate"]),
         "burst_duration_ns": r.get("burst_duration", parse_duration, d["burst_duration_ns"]),
@@ -449,7 +470,12 @@ _INTRA_KEYS = (
     "capacity_corr",
     "frame",
     "frame_duty",
+    "frame_windows",
+    "frame_offset_sd",
+    "frame_offset_corr",
+    "frame_sigma",
     "jitter",
+    "jitter_floor",
     "jitter_corr",
     "burst_rate",
     "burst_duration",

@@ -17,10 +17,15 @@ The statistics, computed the same way from a recording and from a model's own sa
 | `cap_cv` | delivery | spread of 100 ms bins around their epoch's mean (sd / mean) |
 | `cap_corr` | delivery | lag-1 correlation of those 100 ms ratios within an epoch |
 | `frame_ms`, `busy_ms_share` | delivery at 1 ms | period of the delivery pattern (autocorrelation peak) and share of milliseconds with any delivery |
+| `cap_frame_cv` | delivery at 1 ms | sd / mean of frame-long bins around their 100 ms bin (what one frame carries) |
+| `gap_mean_ms`, `gap_p90_ms` | delivery at 1 ms | idle runs between deliveries inside an epoch (shorter than an outage): mean, p90 |
+| `spacing_mean_ms`, `spacing_sd_ms`, `spacing_corr`, `spacing_corr2` | delivery at 1 ms | spacing of the starts of delivery runs inside an epoch: mean, sd, lag-1 correlation (negative: two serving windows per frame), lag-2 correlation (how long the second window keeps its place) |
 | `rtt_epoch_p0..p100` | delay | quantiles of the epochs' median RTT (2 x one-way), ms |
 | `rtt_jump` | delay | median RTT step between consecutive epochs' medians, ms |
 | `rtt_sd` | delay | RTT spread inside an epoch (1.4826 x MAD of RTT minus its epoch median), ms |
 | `rtt_corr_10ms` | delay | lag-1 correlation of that residual at 10 ms |
+| `rtt_p01`, `rtt_p1`, `rtt_p99` | delay | the residual's tails: p0.1 and p1 (how far below its epoch median the RTT goes) and p99, ms |
+| `delay_resolution_ms` | delay | 1 if every delay is a whole ms (the model's delay is rounded so before its statistics are compared), else 0 |
 | `loss`, `loss_isolated` | probes | probe loss rate; rate of in-epoch losses in runs of one probe |
 | `bursts_per_s`, `burst_ms` | probes | in-epoch loss runs of two or more probes per second; their mean length |
 | `boundary_outage_share`, `boundary_outage_min/max_ms` | delivery at 1 ms | share of boundaries with an outage (a delivery gap of 40 ms or more within 200 ms of the boundary); shortest and longest |
@@ -381,6 +386,7 @@ def capacity_statistics(cap_ms: np.ndarray, phase_ms: int, step_ms: int = 1) -> 
                 out["boundary_outage_max_ms"] = float(max(outages))
         busy = cap_ms > 0
         out["busy_ms_share"] = float(busy.mean())
+        out |= _gap_statistics(busy, phase_ms)
         # autocorrelation of per-ms deliveries over 2 s windows (a slow drift between the
         # recorder's clock and the scheduler's leaves short windows coherent)
         acs = np.zeros(20)
@@ -396,6 +402,59 @@ def capacity_statistics(cap_ms: np.ndarray, phase_ms: int, step_ms: int = 1) -> 
             k = int(np.argmax(acs[2:])) + 2
             framed = acs[k] >= FRAME_MIN_CORR and out["busy_ms_share"] < FRAME_MAX_BUSY
             out["frame_ms"] = float(k) if framed else 0.0
+            if framed:
+                cv = _frame_cv(cap_ms, phase_ms, k)
+                if cv is not None:
+                    out["cap_frame_cv"] = cv
+    return out
+
+
+def _frame_cv(cap_ms: np.ndarray, phase_ms: int, frame_ms: int) -> float | None:
+    """sd / mean of frame-long bins around their 100 ms bin's mean, inside epochs."""
+    ratios = []
+    for a, b in _epochs(len(cap_ms), phase_ms):
+        seg = cap_ms[a + SKIP_MS : b]
+        n = len(seg) // CAP_BIN_MS * CAP_BIN_MS
+        per100 = seg[:n].reshape(-1, CAP_BIN_MS).sum(1)
+        nb = n // frame_ms
+        fb = seg[: nb * frame_ms].reshape(-1, frame_ms).sum(1)
+        base = per100[(np.arange(nb) * frame_ms) // CAP_BIN_MS] * frame_ms / CAP_BIN_MS
+        ok = base > 0
+        ratios.append(fb[ok] / base[ok])
+    r = np.concatenate(ratios) if ratios else np.zeros(0)
+    return float(r.std()) if len(r) > 10 else None
+
+
+def _gap_statistics(busy: np.ndarray, phase_ms: int) -> dict[str, float]:
+    """Idle runs between deliveries and the spacing of delivery-run starts, inside epochs
+    (past the disturbance; runs of OUTAGE_MIN_MS or more are outages, not frame gaps)."""
+    gaps, spacing, pairs, pairs2 = [], [], [], []
+    for a, b in _epochs(len(busy), phase_ms):
+        seg = busy[a + SKIP_MS : b].astype(np.int8)
+        edges = np.diff(seg)
+        starts = np.flatnonzero(edges == 1) + 1  # first busy ms of a run
+        ends = np.flatnonzero(edges == -1) + 1  # first idle ms after a run
+        idle = [int(s - e) for e in ends for s in starts[np.searchsorted(starts, e) :][:1]]
+        gaps += [g for g in idle if g < OUTAGE_MIN_MS]
+        sp = np.diff(starts)
+        ok = sp < OUTAGE_MIN_MS
+        spacing += sp[ok].tolist()
+        both = ok[:-1] & ok[1:]
+        pairs += list(zip(sp[:-1][both].tolist(), sp[1:][both].tolist(), strict=True))
+        both2 = ok[:-2] & ok[2:]
+        pairs2 += list(zip(sp[:-2][both2].tolist(), sp[2:][both2].tolist(), strict=True))
+    out: dict[str, float] = {}
+    if gaps:
+        out["gap_mean_ms"] = float(np.mean(gaps))
+        out["gap_p90_ms"] = float(np.percentile(gaps, 90))
+    if len(spacing) > 2:
+        out["spacing_mean_ms"] = float(np.mean(spacing))
+        out["spacing_sd_ms"] = float(np.std(spacing))
+    for key, pp in (("spacing_corr", pairs), ("spacing_corr2", pairs2)):
+        if len(pp) > 2:
+            x = np.asarray(pp, dtype=float)
+            if x[:, 0].std() > 0 and x[:, 1].std() > 0:
+                out[key] = float(np.corrcoef(x[:, 0], x[:, 1])[0, 1])
     return out
 
 
@@ -418,6 +477,11 @@ def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
         out["rtt_jump"] = float(np.median(np.abs(np.diff(meds))))
     r = np.concatenate(resid)
     out["rtt_sd"] = float(MAD_TO_SD * np.median(np.abs(r - np.median(r))))
+    out["rtt_p01"], out["rtt_p1"], out["rtt_p99"] = (
+        float(x) for x in np.percentile(r, [0.1, 1, 99])
+    )
+    d = rec.delay_ms
+    out["delay_resolution_ms"] = 1.0 if np.array_equal(d, np.round(d)) else 0.0
     c = _corr1(resid)
     if c is not None:
         out["rtt_corr_10ms"] = c
@@ -497,7 +561,18 @@ def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
         m["frame"] = f"{stats['frame_ms']:g} ms"
         # a serving window of L ms at a random offset touches L + 1 one-ms bins on average
         f = stats["frame_ms"]
-        m["frame_duty"] = round(min(max((stats["busy_ms_share"] * f - 1) / f, 0.5 / f), 1.0), 3)
+        # two serving windows per frame when successive spacings alternate (negative lag-1
+        # correlation) around half the frame; the second window moves by the spacing's sd
+        two = stats.get("spacing_corr", 0.0) < -0.2 and stats.get("spacing_mean_ms", f) < 0.75 * f
+        n = 2 if two else 1
+        m["frame_windows"] = n
+        if two:
+            m["frame_offset_sd"] = f"{stats['spacing_sd_ms']:.3g} ms"
+            m["frame_offset_corr"] = round(_clamp(stats.get("spacing_corr2", 0.0), 0, 0.99), 3)
+        if "cap_frame_cv" in stats:
+            m["frame_sigma"] = round(math.sqrt(math.log1p(stats["cap_frame_cv"] ** 2)), 3)
+        # a serving window of L ms at a random offset touches L + 1 one-ms bins on average
+        m["frame_duty"] = round(min(max((stats["busy_ms_share"] * f - n) / f, 0.5 / f), 1.0), 3)
     elif "frame_ms" in stats:
         m["frame"] = "0 ms"
     else:
@@ -506,6 +581,9 @@ def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
         m["rtt_quantiles"] = [f"{stats[f'rtt_epoch_p{p}']:.3g} ms" for p in (0, 25, 50, 75, 100)]
         m["jitter"] = f"{stats['rtt_sd'] / 2:.3g} ms"  # one way
         m["jitter_corr"] = round(min(max(stats.get("rtt_corr_10ms", 0.0), 0.0), 0.99), 3)
+        if "rtt_p1" in stats:
+            # the delay's floor below the epoch's base: the residual's p1, one way
+            m["jitter_floor"] = f"{max(-stats['rtt_p1'], 0) / 2:.3g} ms"
     else:
         missing.append("rtt_quantiles, jitter (no delay series)")
     src = "boundary" if "boundary_outage_share" in stats else "loss"
@@ -567,14 +645,22 @@ def model_samples(model: dict[str, Any], duration_s: int, seed: int = 1) -> dict
 
 
 def model_statistics(
-    model: dict[str, Any], duration_s: int, interval_s: float = 0.01, seed: int = 1
+    model: dict[str, Any],
+    duration_s: int,
+    interval_s: float = 0.01,
+    seed: int = 1,
+    delay_resolution_ms: float = 0.0,
 ) -> dict[str, float]:
     """The statistics of the model's own output: delivery per ms from its mean rate per ms,
-    delay from its one-way delay, probes lost with its loss probability at each probe."""
+    delay from its one-way delay (rounded to `delay_resolution_ms` when the recording it is
+    compared with was: the model's delay is continuous, a whole-ms recording is not), probes
+    lost with its loss probability at each probe."""
     s = model_samples(model, duration_s, seed)
     rec = Recording("model", cap_ms=s["rate_bps"] * 0.001 / 8)
     rec.delay_t_ms = s["t_ns"] / 1e6
     rec.delay_ms = s["delay_ns"] / 1e6
+    if delay_resolution_ms > 0:
+        rec.delay_ms = np.round(rec.delay_ms / delay_resolution_ms) * delay_resolution_ms
     probes = np.arange(0, duration_s * 1000, interval_s * 1000).astype(int)
     rng = np.random.default_rng(seed)
     at = np.minimum(probes, len(s["loss"]) - 1)
@@ -614,7 +700,8 @@ def refine(
     the first-guess knobs from `fit` do not reproduce their statistics exactly). Returns the
     refined model and its statistics."""
     m = dict(model)
-    got = model_statistics(m, duration_s, interval_s)
+    res = stats.get("delay_resolution_ms", 0.0)
+    got = model_statistics(m, duration_s, interval_s, delay_resolution_ms=res)
     for _ in range(rounds):
         if "cap_cv" in stats and got.get("cap_cv") and "capacity_sigma" in m:
             m["capacity_sigma"] = round(
@@ -637,5 +724,26 @@ def refine(
                 _clamp(m["jitter_corr"] + stats["rtt_corr_10ms"] - got["rtt_corr_10ms"], 0, 0.99),
                 3,
             )
-        got = model_statistics(m, duration_s, interval_s)
+        if stats.get("cap_frame_cv") and got.get("cap_frame_cv") and "frame_sigma" in m:
+            m["frame_sigma"] = round(
+                _clamp(m["frame_sigma"] * stats["cap_frame_cv"] / got["cap_frame_cv"], 0, 3), 3
+            )
+        if "spacing_corr2" in stats and "spacing_corr2" in got and "frame_offset_corr" in m:
+            m["frame_offset_corr"] = round(
+                _clamp(
+                    m["frame_offset_corr"] + stats["spacing_corr2"] - got["spacing_corr2"], 0, 0.99
+                ),
+                3,
+            )
+        if "rtt_p1" in stats and "rtt_p1" in got and "jitter_floor" in m:
+            f = float(m["jitter_floor"].split()[0]) + (got["rtt_p1"] - stats["rtt_p1"]) / 2
+            m["jitter_floor"] = f"{max(f, 0):.3g} ms"
+        if stats.get("spacing_sd_ms") and got.get("spacing_sd_ms") and "frame_offset_sd" in m:
+            sd = (
+                float(m["frame_offset_sd"].split()[0])
+                * stats["spacing_sd_ms"]
+                / got["spacing_sd_ms"]
+            )
+            m["frame_offset_sd"] = f"{sd:.3g} ms"
+        got = model_statistics(m, duration_s, interval_s, delay_resolution_ms=res)
     return m, got

@@ -92,8 +92,9 @@ trace. What the recording cannot give keeps the preset's value (listed on stderr
 
 The first guess from the statistics is refined by simulated moments (three rounds: the
 model's own 100 ms bins alias its frames and its 10 ms delays are a grid, so capacity_sigma,
-capacity_corr, frame_duty, jitter and jitter_corr are adjusted until the model's statistics
-meet the recording's). stderr: each statistic of the recording beside the same statistic of
+capacity_corr, frame_duty, frame_offset_sd, frame_sigma, jitter, jitter_corr and jitter_floor
+are adjusted until the model's statistics meet the recording's; a recording of whole-ms delays
+is compared with the model's delay rounded likewise). stderr: each statistic of the recording beside the same statistic of
 the fitted model's own output (the simulator's model sampled every ms, 300 s, seed 1).
 """
 

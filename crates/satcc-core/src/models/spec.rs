@@ -44,6 +44,14 @@ fn ns(d: &Value, key: &str, path: &str) -> Result<SimDuration, String> {
     u64_(d, key, path).map(SimDuration::from_nanos)
 }
 
+/// An optional duration: absent or null is `None`.
+fn opt_ns(d: &Value, key: &str, path: &str) -> Result<Option<SimDuration>, String> {
+    match d.get(key).filter(|v| !v.is_null()) {
+        None => Ok(None),
+        Some(_) => ns(d, key, path).map(Some),
+    }
+}
+
 fn pair_u64(d: &Value, key: &str, path: &str) -> Result<(u64, u64), String> {
     let v = field(d, key, path)?;
     match v.as_array().map(|a| {
@@ -95,8 +103,22 @@ fn intra(d: &Value, path: &str) -> Result<Option<starlink::Intra>, String> {
         capacity_corr: f64_(i, "capacity_corr", &p)?,
         frame: ns(i, "frame_ns", &p)?,
         frame_duty: f64_(i, "frame_duty", &p)?,
+        frame_windows: match i.get("frame_windows").filter(|v| !v.is_null()) {
+            None => 1,
+            Some(_) => u32_(i, "frame_windows", &p)?,
+        },
+        frame_offset_sd: opt_ns(i, "frame_offset_sd_ns", &p)?.unwrap_or(SimDuration::ZERO),
+        frame_offset_corr: match i.get("frame_offset_corr").filter(|v| !v.is_null()) {
+            None => 0.0,
+            Some(_) => f64_(i, "frame_offset_corr", &p)?,
+        },
+        frame_sigma: match i.get("frame_sigma").filter(|v| !v.is_null()) {
+            None => 0.0,
+            Some(_) => f64_(i, "frame_sigma", &p)?,
+        },
         delay_slot: ns(i, "delay_slot_ns", &p)?,
         jitter: ns(i, "jitter_ns", &p)?,
+        jitter_floor: opt_ns(i, "jitter_floor_ns", &p)?,
         jitter_corr: f64_(i, "jitter_corr", &p)?,
         burst_rate: f64_(i, "burst_rate", &p)?,
         burst_duration: ns(i, "burst_duration_ns", &p)?,
@@ -313,6 +335,7 @@ mod tests {
                 let i = c.intra.expect("intra");
                 assert_eq!(i.frame, SimDuration::from_millis(4));
                 assert_eq!(i.capacity_sigma, 0.2);
+                assert_eq!((i.frame_windows, i.jitter_floor), (1, None));
             }
             other => panic!("{other:?}"),
         }

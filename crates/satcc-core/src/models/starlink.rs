@@ -38,9 +38,12 @@
 //!
 //! With [`Intra`] (`variation = "intra"`, the presets' default) the link also moves inside
 //! the epoch: capacity per 100 ms slot = C_k × a log-normal AR(1) factor (mean 1); delivery
-//! in scheduler frames (the link serves only during the first `frame_duty` of every `frame`,
-//! at C / duty); one-way delay per 10 ms slot = RTT_k / 2 + a Gaussian AR(1) jitter shared by
-//! both directions; Gilbert–Elliott loss bursts in 10 ms slots (everything lost in a burst).
+//! in scheduler frames (the link serves only `frame_duty` of every `frame`, at C / duty, in
+//! one window at the frame start or two, the second moving around mid-frame; each frame
+//! carries its slot's rate × a log-normal factor normalised over the slot); one-way delay per
+//! 10 ms slot = RTT_k / 2 + a Gaussian AR(1) jitter shared by both directions, clipped at the
+//! propagation floor RTT_k / 2 − `jitter_floor`; Gilbert–Elliott loss bursts in 10 ms slots
+//! (everything lost in a burst).
 //! Each process restarts from its stationary law at every boundary. Its parameters are fitted
 //! by `satcc trace fit` from the LeoCC and LEONetEM recordings (docs/starlink-fit.md has the
 //! figures and sources; `python/satcc/linkmodels.py` the preset values).
@@ -48,8 +51,8 @@
 //! Deviations from the measured link, numbered:
 //! 1. Epoch draws are independent: a step may exceed the 50 ms worst case Huston reports.
 //! 2. `variation = "epoch"`: no in-slot RTT jitter and no sub-second burst structure (within
-//!    an epoch the link is constant). `intra`: the jitter is Gaussian (the recordings' delay
-//!    spikes come from the boundary outages only), frames are aligned to the epoch start.
+//!    an epoch the link is constant). `intra`: the jitter is a clipped Gaussian (the recordings'
+//!    delay spikes come from the boundary outages only), frames are aligned to the epoch start.
 //! 3. The ≈75 ms disturbance at the end of each period (arXiv 2601.08439) is folded into the
 //!    one at the start.
 //! 4. Bufferbloat is not in this model but in the dish-side queue the preset sizes
@@ -74,6 +77,8 @@ const DRAW_LOSS: u64 = 4;
 const DRAW_CAPACITY_PROCESS: u64 = 5;
 const DRAW_JITTER: u64 = 6;
 const DRAW_BURSTS: u64 = 7;
+const DRAW_FRAME_SPLIT: u64 = 8;
+const DRAW_FRAME_SIZE: u64 = 9;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StarlinkConfig {
@@ -110,11 +115,24 @@ pub struct Intra {
     /// capacity / duty (the mean stays the slot's capacity). Zero: no frames.
     pub frame: SimDuration,
     pub frame_duty: f64,
+    /// Serving windows per frame: 1 (at the frame start) or 2 (half the serving time each, the
+    /// first at the frame start, the second half a frame later moved by `frame_offset_sd`·z,
+    /// z a unit AR(1) over frames with lag-1 correlation `frame_offset_corr`).
+    pub frame_windows: u32,
+    pub frame_offset_sd: SimDuration,
+    pub frame_offset_corr: f64,
+    /// Spread of what each frame carries: its rate × exp(σz), z independent per frame
+    /// (σ = `frame_sigma`), normalised to mean 1 over the frames that start in each capacity
+    /// slot. Zero: every frame of a slot carries the same.
+    pub frame_sigma: f64,
     /// Step of the delay jitter and loss-burst processes.
     pub delay_slot: SimDuration,
     /// Standard deviation of the one-way delay around the epoch's base (AR(1), Gaussian,
-    /// clipped so the delay never falls below half the base). Shared by both directions.
+    /// clipped below at base − `jitter_floor`). Shared by both directions.
     pub jitter: SimDuration,
+    /// How far the one-way delay may fall below the epoch's base (the propagation floor);
+    /// `None`: half the base.
+    pub jitter_floor: Option<SimDuration>,
     /// Lag-1 correlation of successive delay slots.
     pub jitter_corr: f64,
     /// Loss bursts (Gilbert–Elliott, bad state loses everything): mean bursts per second.
@@ -146,6 +164,11 @@ pub struct Series {
     pub delay: Vec<SimDuration>,
     /// Whether each delay slot is in a loss burst.
     pub burst: Vec<bool>,
+    /// Per frame, the second serving window's offset into it, ns (empty with one window per
+    /// frame).
+    pub second_window_ns: Vec<u64>,
+    /// Per frame, the factor on its rate (empty without frames or with `frame_sigma` 0).
+    pub frame_factor: Vec<f64>,
 }
 
 pub struct Starlink {
@@ -209,13 +232,20 @@ impl Starlink {
             for (name, v) in [
                 ("capacity_corr", i.capacity_corr),
                 ("jitter_corr", i.jitter_corr),
+                ("frame_offset_corr", i.frame_offset_corr),
             ] {
                 if !(0.0..1.0).contains(&v) {
                     return Err(format!("{name}: must be in [0, 1)"));
                 }
             }
+            if !(1..=2).contains(&i.frame_windows) {
+                return Err("frame_windows: must be 1 or 2".into());
+            }
             if !(0.0..=3.0).contains(&i.capacity_sigma) {
                 return Err("capacity_sigma: must be in [0, 3]".into());
+            }
+            if !(0.0..=3.0).contains(&i.frame_sigma) {
+                return Err("frame_sigma: must be in [0, 3]".into());
             }
             if !(i.frame_duty > 0.0 && i.frame_duty <= 1.0) {
                 return Err("frame_duty: must be in (0, 1]".into());
@@ -242,6 +272,8 @@ impl Starlink {
                 capacity_bps: Vec::new(),
                 delay: Vec::new(),
                 burst: Vec::new(),
+                second_window_ns: Vec::new(),
+                frame_factor: Vec::new(),
             };
         };
         let e = self.epoch(k);
@@ -255,13 +287,17 @@ impl Starlink {
             .into_iter()
             .map(|z| (e.capacity_bps as f64 * (s * z - s * s / 2.0).exp()).round() as u64)
             .collect();
-        // delay: base + jitter, never below half the base
+        // delay: base + jitter, never below the floor (half the base without one)
         let mut r = self.seeds.link_stream(DRAW_JITTER, k);
         let base = e.rtt.as_nanos() as f64 / 2.0;
         let sd = i.jitter.as_nanos() as f64;
+        let lowest = match i.jitter_floor {
+            Some(f) => (base - f.as_nanos() as f64).max(0.0),
+            None => base / 2.0,
+        };
         let delay = ar1(&mut r, n_delay, i.jitter_corr)
             .into_iter()
-            .map(|z| SimDuration::from_nanos((base + sd * z).max(base / 2.0).round() as u64))
+            .map(|z| SimDuration::from_nanos((base + sd * z).max(lowest).round() as u64))
             .collect();
         // bursts: two-state chain per delay slot, entered at burst_rate, left after a
         // geometric number of slots with mean burst_duration
@@ -284,10 +320,37 @@ impl Starlink {
                 bad
             })
             .collect();
+        let second_window_ns = self.second_windows(k);
+        // frame sizes: log-normal factors, normalised over the frames that start in each
+        // capacity slot so the slot still carries its capacity (what one frame lacks, the
+        // others of its slot carry: the 100 ms statistics stay the slot process's)
+        let frame_factor = if frame_on_ns(&i).is_some() && i.frame_sigma > 0.0 {
+            let frame = i.frame.as_nanos();
+            let n = period.div_ceil(frame) as usize;
+            let mut r = self.seeds.dir_stream(DRAW_FRAME_SIZE, k);
+            let s = i.frame_sigma;
+            let mut f: Vec<f64> = (0..n).map(|_| (s * normal(&mut r)).exp()).collect();
+            let slot_of = |j: usize| (j as u64 * frame / i.capacity_slot.as_nanos()) as usize;
+            let mut a = 0;
+            while a < n {
+                let mut b = a;
+                while b < n && slot_of(b) == slot_of(a) {
+                    b += 1;
+                }
+                let mean = f[a..b].iter().sum::<f64>() / (b - a) as f64;
+                f[a..b].iter_mut().for_each(|x| *x /= mean);
+                a = b;
+            }
+            f
+        } else {
+            Vec::new()
+        };
         Series {
             capacity_bps,
             delay,
             burst,
+            second_window_ns,
+            frame_factor,
         }
     }
 
@@ -400,7 +463,18 @@ impl Starlink {
         let ci = ((o / i.capacity_slot.as_nanos()) as usize).min(s.capacity_bps.len() - 1);
         let di = ((o / i.delay_slot.as_nanos()) as usize).min(s.delay.len() - 1);
         let mut rate = s.capacity_bps[ci];
-        if let Some(on) = frame_on_ns(i) {
+        if let Some(f) = s.frame_factor.get((o / i.frame.as_nanos().max(1)) as usize) {
+            rate = (rate as f64 * f).round() as u64;
+        }
+        if let Some((half, frame)) = split_windows(i) {
+            let x = o % frame;
+            let b = self.second_window_at(i, e.index, o);
+            rate = if x < half || (b..b + half).contains(&x) {
+                (rate as u128 * frame as u128 / (2 * half) as u128) as u64
+            } else {
+                0
+            };
+        } else if let Some(on) = frame_on_ns(i) {
             let frame = i.frame.as_nanos();
             rate = if o % frame < on {
                 (rate as u128 * frame as u128 / on as u128) as u64
@@ -417,6 +491,50 @@ impl Starlink {
             loss: if s.burst[di] { 1.0 } else { steady.loss },
         }
     }
+}
+
+impl Starlink {
+    /// Epoch `k`'s second-window offsets, one per frame: half a frame after the first window,
+    /// moved by frame_offset_sd·z (z a unit AR(1) over frames), kept inside the frame and clear
+    /// of the first window (empty with one window per frame).
+    fn second_windows(&self, k: i64) -> Vec<u64> {
+        let (Some(i), Some((half, frame))) = (
+            self.cfg.intra,
+            self.cfg.intra.as_ref().and_then(split_windows),
+        ) else {
+            return Vec::new();
+        };
+        let n = self.cfg.clock.period.as_nanos().div_ceil(frame) as usize;
+        let mut r = self.seeds.dir_stream(DRAW_FRAME_SPLIT, k);
+        let sd = i.frame_offset_sd.as_nanos() as f64;
+        ar1(&mut r, n, i.frame_offset_corr)
+            .into_iter()
+            .map(|z| {
+                let b = frame as f64 / 2.0 + sd * z;
+                (b.round().max(half as f64) as u64).min(frame - half)
+            })
+            .collect()
+    }
+
+    /// The second window's offset in the frame that contains offset `o` (ns into epoch `k`).
+    fn second_window_at(&self, i: &Intra, k: i64, o: u64) -> u64 {
+        let f = (o / i.frame.as_nanos()) as usize;
+        let pick = |v: &[u64]| v[f.min(v.len() - 1)];
+        match &self.series {
+            Some((c, s)) if *c == k => pick(&s.second_window_ns),
+            _ => pick(&self.second_windows(k)),
+        }
+    }
+}
+
+/// With two serving windows per frame: (each window's length, the frame), ns.
+fn split_windows(i: &Intra) -> Option<(u64, u64)> {
+    let on = frame_on_ns(i)?;
+    if i.frame_windows < 2 {
+        return None;
+    }
+    let frame = i.frame.as_nanos();
+    Some(((on / 2).clamp(1, frame / 2), frame))
 }
 
 /// The serving part of a frame, ns (`None`: no frames).
@@ -455,7 +573,17 @@ impl LinkModel for Starlink {
                 let slot = slot as i128;
                 next = next.min(e.start_ns + (o / slot + 1) * slot);
             }
-            if let Some(on) = frame_on_ns(i) {
+            if let Some((half, frame)) = split_windows(i) {
+                // the window edges of this frame: 0, half, b, b + half, frame
+                let (x, frame) = (o % frame as i128, frame as i128);
+                let b = self.second_window_at(i, k, o as u64) as i128;
+                let half = half as i128;
+                let edge = [half, b, b + half, frame]
+                    .into_iter()
+                    .find(|&y| y > x)
+                    .unwrap_or(frame);
+                next = next.min(e.start_ns + o - x + edge);
+            } else if let Some(on) = frame_on_ns(i) {
                 let (frame, on) = (i.frame.as_nanos() as i128, on as i128);
                 let frame_start = e.start_ns + o - o % frame;
                 next = next.min(if o % frame < on {
@@ -665,8 +793,13 @@ mod tests {
             capacity_corr: 0.7,
             frame: ms(4),
             frame_duty: 0.25,
+            frame_windows: 1,
+            frame_offset_sd: SimDuration::ZERO,
+            frame_offset_corr: 0.0,
+            frame_sigma: 0.0,
             delay_slot: ms(10),
             jitter: ms(1),
+            jitter_floor: None,
             jitter_corr: 0.6,
             burst_rate: 0.5,
             burst_duration: ms(40),
@@ -789,5 +922,133 @@ mod tests {
         }
         let distinct: std::collections::BTreeSet<_> = delays.iter().collect();
         assert!(distinct.len() > 50, "{} distinct delays", distinct.len());
+    }
+
+    /// The presets' shape: 8 ms frames served in two windows, the second moving over frames.
+    fn split_uplink() -> StarlinkConfig {
+        StarlinkConfig {
+            intra: Some(Intra {
+                frame: ms(8),
+                frame_duty: 0.2,
+                frame_windows: 2,
+                frame_offset_sd: SimDuration::from_micros(1500),
+                frame_sigma: 0.0,
+                jitter_floor: Some(ms(2)),
+                ..intra()
+            }),
+            ..residential_uplink(0, 12)
+        }
+    }
+
+    #[test]
+    fn two_windows_per_frame_carry_the_slot_capacity_and_announce_every_edge() {
+        let mut m = model(split_uplink(), 5, 0);
+        let mut t = SimTime::ZERO + SimDuration::from_secs(13);
+        let end = t + SimDuration::from_secs(3);
+        let (mut gaps, mut idle_since) = (Vec::new(), None);
+        while t < end {
+            let next = m.next_change(t).unwrap();
+            assert!(next > t);
+            let a = m.state_at(t);
+            assert_eq!(
+                a,
+                m.state_at(SimTime::from_nanos(next.as_nanos() - 1)),
+                "at {t}"
+            );
+            match (a.rate_bps, idle_since) {
+                (0, None) => idle_since = Some(t),
+                (r, Some(s)) if r > 0 => {
+                    gaps.push((t.as_nanos() - s.as_nanos()) as f64 / 1e6);
+                    idle_since = None;
+                }
+                _ => {}
+            }
+            t = next;
+        }
+        // two idle gaps per 8 ms frame (0.8 ms windows), their sum 6.4 ms, sizes that move
+        let per_frame = gaps.len() as f64 / (3000.0 / 8.0);
+        // (a window clamped against the other merges two gaps: rare at sd 1.5 ms)
+        assert!((per_frame - 2.0).abs() < 0.1, "{per_frame} gaps per frame");
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        assert!((mean - 3.2).abs() < 0.15, "mean gap {mean} ms");
+        let distinct: std::collections::BTreeSet<u64> =
+            gaps.iter().map(|g| (g * 1e3) as u64).collect();
+        assert!(distinct.len() > 10, "{distinct:?}");
+        // the mean over a capacity slot is the slot's capacity
+        let k = 1;
+        let e = m.epoch(k);
+        let s = m.series(k);
+        let from = SimTime::from_nanos((e.start_ns + 1_000_000_000) as u64);
+        let mean = m.mean_over(from, from + ms(800)).rate_bps;
+        let want: f64 = s.capacity_bps[10..18]
+            .iter()
+            .map(|&c| c as f64)
+            .sum::<f64>()
+            / 8.0;
+        assert!((mean / want - 1.0).abs() < 0.01, "{mean} vs {want}");
+    }
+
+    #[test]
+    fn the_delay_never_falls_below_the_floor_and_sits_on_it_as_often_as_the_law_says() {
+        let m = model(split_uplink(), 17, 0);
+        let (mut at_floor, mut n) = (0usize, 0usize);
+        for k in 0..200 {
+            let base = m.epoch(k).rtt.div_u64(2);
+            let floor = base.saturating_sub(ms(2));
+            for d in m.series(k).delay {
+                assert!(d >= floor, "{d} below {floor}");
+                // (an odd RTT puts the floor half a ns above the integer one)
+                at_floor += (d <= floor + SimDuration::from_nanos(1)) as usize;
+                n += 1;
+            }
+        }
+        // P(z < -2 ms / 1 ms) = 2.28 %
+        let share = at_floor as f64 / n as f64;
+        assert!((share - 0.0228).abs() < 0.004, "{share}");
+    }
+
+    #[test]
+    fn frames_carry_different_amounts_around_the_slot_capacity() {
+        let cfg = StarlinkConfig {
+            intra: Some(Intra {
+                frame_sigma: 0.3,
+                ..split_uplink().intra.unwrap()
+            }),
+            ..split_uplink()
+        };
+        let mut m = model(cfg, 23, 0);
+        let (mut ratios, mut all) = (Vec::new(), 0.0);
+        for k in 1..4 {
+            let e = m.epoch(k);
+            let s = m.series(k);
+            for f in 100..1800u64 {
+                let from = SimTime::from_nanos((e.start_ns + (f * 8_000_000) as i128) as u64);
+                let slot = (f * 8 / 100) as usize;
+                if (f * 8) % 100 > 92 {
+                    continue; // the frame straddles two slots
+                }
+                let r = m.mean_over(from, from + ms(8)).rate_bps / s.capacity_bps[slot] as f64;
+                ratios.push(r);
+                all += r;
+            }
+        }
+        let n = ratios.len() as f64;
+        let mean = all / n;
+        let sd = (ratios.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n).sqrt();
+        assert!((mean - 1.0).abs() < 0.02, "mean {mean}");
+        // log-normal σ 0.3: sd of the factor sqrt(exp(0.09) - 1) = 0.307 (a little less after
+        // normalising over about 12 frames)
+        assert!((sd - 0.295).abs() < 0.025, "sd {sd}");
+        // and a slot carries its capacity whatever its frames do
+        let e = m.epoch(2);
+        let s = m.series(2);
+        let from = SimTime::from_nanos((e.start_ns + 1_000_000_000) as u64);
+        let got = m.mean_over(from, from + ms(800)).rate_bps;
+        let want: f64 = s.capacity_bps[10..18]
+            .iter()
+            .map(|&c| c as f64)
+            .sum::<f64>()
+            / 8.0;
+        assert!((got / want - 1.0).abs() < 0.02, "{got} vs {want}");
     }
 }
