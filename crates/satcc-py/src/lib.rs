@@ -6,6 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+mod drill;
 mod parquet;
 mod pcap;
 mod sim;
@@ -129,6 +130,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(sim::resolve, m)?)?;
     pcap::register(m)?;
+    drill::register(m)?;
     parquet::register(m)?;
     Ok(())
 }
