@@ -416,4 +416,4 @@ def run_sim(script: Script, overrides: dict | None = None) -> Result:
     return res
 
 
-__all__ = ["SimEngine", "run_sim", "Mismatch"]
+__all__ = ["Mismatch", "SimEngine", "run_sim"]

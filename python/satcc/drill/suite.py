@@ -16,6 +16,7 @@ from satcc.drill.runner import Result
 ENGINES = ("sim", "kernel")
 EMU_LOCK = "/tmp/satcc-emu.lock"
 
+
 @dataclass
 class Row:
     script: str

@@ -465,7 +465,7 @@ impl Sender {
     /// indexes them so), so a write after a partly filled segment went out cannot be
     /// represented: false then, and nothing changes.
     pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Out) -> bool {
-        if self.tcp.snd_nxt % self.mss as u64 != 0 {
+        if !self.tcp.snd_nxt.is_multiple_of(self.mss as u64) {
             return false;
         }
         self.slow_start_after_idle_check(now);
