@@ -20,7 +20,9 @@
 //! pacing, delayed ACK) in time order; every segment out carries the virtual time it was
 //! sent. Nothing reads a clock.
 //!
-//! Deviations from Linux (each shown by the scripts named in docs/drill.md):
+//! Deviations from Linux (each shown by the scripts named in docs/drill.md; satcc's suite:
+//! nagle-holds, nagle-coalesces, nagle-nodelay for 1; upstream close-on-syn-sent,
+//! close-remote-fin-then-close and ts_recent/reset_tsval for 2):
 //! 1. Segments are cut at multiples of the MSS from the start of the stream (the sender's
 //!    scoreboard indexes them so): a write after a partly filled segment went out is refused
 //!    (`write` returns `Err`), so Nagle, TCP_CORK and small-write scripts are unsupported.
