@@ -293,8 +293,9 @@ def test_cli_junit_file(tmp_path, capsys):
         )
         == 0
     )
-    assert ET.parse(junit).getroot().find(".//skipped") is not None
-    assert "sim: 0 pass, 0 fail, 1 unsupported" in capsys.readouterr().out
+    root = ET.parse(junit).getroot()
+    assert root.find(".//testcase") is not None and root.find(".//skipped") is None
+    assert "sim: 1 pass, 0 fail, 0 unsupported" in capsys.readouterr().out
 
 
 def test_the_suite_parses_and_is_large_enough():
@@ -357,8 +358,12 @@ def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tm
         "sysctl -q net.ipv4.tcp_made_up=1",
         tmp_path,
     )
-    assert r.settings == {"rwnd_bytes": 2097152, "sack": False, "cca": "reno", "initial_cwnd": 4}
+    assert r.settings == {"rwnd_bytes": 6291456, "sack": False, "cca": "reno", "initial_cwnd": 4}
     assert r.ignored == [
+        (
+            'sysctl -q net.ipv4.tcp_rmem="4096 $((2*1024*1024)) 6291456": tcp_rmem[1]=2097152: '
+            "the simulator starts at 131072"
+        ),
         "net.ipv4.tcp_frto=0: the simulator's TCP has 2 built in",
         "tc qdisc add dev tun0 root fq: no effect (the simulator's hosts have no qdisc)",
         "net.ipv4.tcp_made_up=1: no simulator setting",
@@ -402,3 +407,54 @@ def test_kernel_engine_packets_round_trip_with_valid_checksums():
     )
     got, _, _ = kernel.parse_packet(kernel.build_packet_ports(data, 1, 2), 0.0)
     assert got.length == 1000 and got.options == data.options
+
+
+# Scripts of satcc's suite the simulator's endpoint cannot run, with the deviation that
+# stops each (crates/satcc-sim/src/tcp/endpoint.rs's header, docs/drill.md).
+SIM_DEVIATIONS: dict[str, str] = {
+    "nagle-holds": "deviation 1: a write after a partly filled segment",
+    "nagle-coalesces": "deviation 1: a write after a partly filled segment",
+    "nagle-nodelay": "deviation 1: a write after a partly filled segment",
+    "nagle-cork": "TCP_CORK is not modelled",
+}
+
+
+def test_the_suite_passes_on_the_simulator():
+    """Every script of satcc's suite on the simulator's TCP (virtual time: seconds for all),
+    pass or a listed deviation; a listed deviation that passes is reported too (the list
+    must stay true)."""
+    rows = suite.run_all(suite.collect([str(SUITE)]), ["sim"])
+    assert len(rows) == len(list(SUITE.glob("*.pkt")))
+    got = {Path(r.script).stem: r for r in rows}
+    bad = {
+        name: f"{r.verdict}: line {r.line}: {r.reason}"
+        for name, r in got.items()
+        if r.verdict != "pass" and name not in SIM_DEVIATIONS
+    }
+    assert not bad, bad
+    stale = [n for n in SIM_DEVIATIONS if got[n].verdict == "pass"]
+    assert not stale, f"listed as deviations but pass: {stale}"
+    assert all(got[n].verdict == "unsupported" for n in SIM_DEVIATIONS)
+
+
+def test_the_simulator_engine_is_deterministic():
+    from satcc.drill.parser import parse_file
+    from satcc.drill.sim import SimEngine
+
+    script = parse_file(SUITE / "fast-retransmit-cubic-6-dupacks.pkt")
+    traces = []
+    for _ in range(2):
+        eng = SimEngine(script.path)
+        seen: list[tuple] = []
+        orig = eng.next_outbound
+
+        def spy(deadline, orig=orig, seen=seen):
+            w = orig(deadline)
+            if w is not None:
+                seen.append((w.t, w.flags, w.seq, w.ack, w.length))
+            return w
+
+        eng.next_outbound = spy  # type: ignore[method-assign]
+        assert Runner(script, eng).run().verdict == "pass"
+        traces.append(seen)
+    assert traces[0] == traces[1] and len(traces[0]) > 10

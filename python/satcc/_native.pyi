@@ -236,3 +236,56 @@ def delay_csv_info(
 
 def delay_csv_rows(path: str | PathLike[str], default_loss: float) -> bytes:
     """The CSV's rows as little-endian (t_ns u64, delay_ns u64, loss f64), 24 B a row."""
+
+# ---------------------------------------------------------------------------------------------
+# Drill endpoint (crates/satcc-sim tcp/endpoint.rs, bindings in crates/satcc-py/src/drill.rs):
+# the simulator's TCP as one passive-open socket in virtual time, for `satcc drill --engine
+# sim` (python/satcc/drill/sim.py). Times are integer ns of virtual time. Segments out are
+# `(t_ns, flags, seq, ack, win, len, options, ecn)`: flags the TCP header's bits, options a
+# list of `(kind, values)` with kind mss/wscale/sackOK/TS/sack/nop/eol (TS: [val, ecr]; sack:
+# [left, right, ...]), ecn "noecn" | "ect0" | "ect1" | "ce". Our ISN is 0.
+# ---------------------------------------------------------------------------------------------
+
+class DrillEndpoint:
+    def __init__(
+        self,
+        cca: str = "cubic",
+        sack: bool = True,
+        timestamps: bool = True,
+        window_scaling: bool = True,
+        rwnd_bytes: int = 33_554_432,
+        rcvbuf_autotune: bool = True,
+        ecn: int = 2,
+        initial_cwnd: int = 10,
+        sndbuf_bytes: int | None = None,
+        slow_start_after_idle: bool = False,
+    ) -> None: ...
+    def listen(self) -> None: ...
+    def connect(self) -> None: ...
+    def set_cca(self, name: str) -> None: ...
+    def cca(self) -> str: ...
+    def now_ns(self) -> int: ...
+    def advance(self, t_ns: int) -> None: ...
+    def inject(
+        self,
+        flags: int,
+        seq: int,
+        ack: int,
+        win: int,
+        len: int,
+        options: list[tuple[str, list[int]]],
+        ecn: str,
+    ) -> None: ...
+    def next_outbound(
+        self, deadline_ns: int
+    ) -> tuple[int, int, int, int, int, int, list[tuple[str, list[int]]], str] | None: ...
+    def write(self, n: int) -> int:
+        """Queue n bytes; ValueError names what the simulator cannot do."""
+    def write_shut(self) -> bool: ...
+    def read(self, n: int) -> int: ...
+    def readable(self) -> int: ...
+    def fin_received(self) -> bool: ...
+    def close_write(self) -> None: ...
+    def established(self) -> bool: ...
+    def info(self) -> dict[str, int]:
+        """`tcpi_*` fields the endpoint knows (the sender's once established)."""

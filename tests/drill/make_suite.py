@@ -475,6 +475,80 @@ def info_after_handshake() -> None:
     s.save()
 
 
+def slow_start_after_idle(cca: str, on: bool) -> None:
+    sysctl = 1 if on else 0
+    s = Script(
+        f"slow-start-after-idle-{'on' if on else 'off'}-{cca}",
+        f"Slow start after idle ({cca}, tcp_slow_start_after_idle={sysctl}): 10 segments, one\n"
+        "ACK of all (cwnd 10 -> 20), then 1 s without sending. "
+        + (
+            "The next write finds nothing in flight\nand more than an RTO (300 ms) since the "
+            "last send: tcp_cwnd_restart halves cwnd\nonce per RTO beyond the first, down to "
+            "min(initial window, cwnd) = 10."
+            if on
+            else "With the restart off, the next\nwrite goes out with the whole cwnd of 20."
+        ),
+        cca,
+        extra=f"\nsysctl -q net.ipv4.tcp_slow_start_after_idle={sysctl}",
+    )
+    s.write(10 * MSS)
+    for i in range(10):
+        s.seg(i)
+    s.ack(10, "+.1")
+    s.assert_("tcpi_snd_cwnd == 20 and tcpi_unacked == 0")
+    s.add(f"{'+1':>5} write(4, ..., {30 * MSS}) = {30 * MSS}")
+    s.write_len = 40 * MSS
+    out = 10 if on else 20
+    for i in range(10, 10 + out):
+        s.seg(i)
+    s.assert_(f"tcpi_snd_cwnd == {out} and tcpi_unacked == {out}")
+    s.save()
+
+
+ACTIVE_HEAD = """\
+--ignore_psh
+--tolerance_usecs=10000
+`./defaults.sh{extra}`
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0
+   +0 connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+   +0 > {syn} 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 8>
+  +.1 < {synack} 0:0(0) ack 1 win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
+   +0 > . 1:1(0) ack 1
+   +0 fcntl(3, F_SETFL, O_RDWR) = 0
+"""
+
+
+def active_open(ecn: bool) -> None:
+    head = ACTIVE_HEAD.replace("{syn}", "SEW" if ecn else "S").replace(
+        "{synack}", "SE." if ecn else "S."
+    )
+    s = Script(
+        f"active-open{'-ecn' if ecn else ''}-then-write",
+        "Active open (connect, non-blocking: EINPROGRESS): the SYN offers MSS 1460, SACK and\n"
+        "window scale 8 (for tcp_rmem[2] 15 MiB); the SYN-ACK's MSS 1000 sets the segment\n"
+        "size, its time the first RTT sample (100 ms); the initial window follows the write."
+        + (
+            "\nWith tcp_ecn=1 the SYN asks for ECN (SYN+ECE+CWR), the SYN-ACK agrees (SYN+ECE)\n"
+            "and data goes out ECT(0)."
+            if ecn
+            else ""
+        ),
+        head=head,
+        extra="\nsysctl -q net.ipv4.tcp_ecn=1" if ecn else "",
+    )
+    s.add(f"{'+0':>5} write(3, ..., {10 * MSS}) = {10 * MSS}")
+    s.write_len = 10 * MSS
+    for i in range(10):
+        s.seg(i, ecn="[ect0] " if ecn else "")
+    s.add(
+        "   +0 %{ assert tcpi_snd_mss == 1000 and tcpi_snd_cwnd == 10 and tcpi_state == 1"
+        f" and 99000 <= tcpi_rtt <= 110000 and (tcpi_options & 8) == {8 if ecn else 0},"
+        " tcpi_snd_mss }%"
+    )
+    s.save()
+
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     for old in OUT.glob("*.pkt"):
@@ -505,6 +579,13 @@ def main() -> None:
     info_after_handshake()
     for w in (2, 3):
         rwnd_limited(w)
+    # Slow start after idle with CUBIC left out: on this kernel (6.18) the restart sends 10
+    # segments but tcpi_snd_cwnd then reads 20 (Reno reads 10); not understood yet.
+    slow_start_after_idle("reno", True)
+    for cca in ("reno", "cubic"):
+        slow_start_after_idle(cca, False)
+    for ecn_on in (False, True):
+        active_open(ecn_on)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 mod calc;
+mod drill;
 mod parquet;
 mod pcap;
 mod sim;
@@ -140,6 +141,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace::delay_csv_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace::delay_csv_rows, m)?)?;
     pcap::register(m)?;
+    drill::register(m)?;
     parquet::register(m)?;
     Ok(())
 }

@@ -25,8 +25,8 @@ SETTINGS: dict[str, str] = {
     "net.ipv4.tcp_congestion_control": "cca",
     "net.ipv4.tcp_ecn": "ecn",
     "net.ipv4.tcp_rmem": "rwnd_bytes",
-    "net.ipv4.tcp_wmem": "sndbuf_bytes",
     "net.ipv4.tcp_moderate_rcvbuf": "rcvbuf_autotune",
+    "net.ipv4.tcp_slow_start_after_idle": "slow_start_after_idle",
 }
 # sysctls whose value the simulator's TCP has built in: fine at these values, ignored (with
 # the reason) at any other.
@@ -39,14 +39,14 @@ BUILT_IN: dict[str, str | tuple[str, ...]] = {
     "net.ipv4.tcp_fack": "0",
     "net.ipv4.tcp_pacing_ss_ratio": "200",
     "net.ipv4.tcp_pacing_ca_ratio": "120",
-    "net.ipv4.tcp_slow_start_after_idle": "0",
     "net.ipv4.tcp_syn_retries": "6",
 }
 # Not about the sender's congestion control, or about segmentation the simulator does not
 # model (no TSO/GSO): accepted without effect.
 NO_EFFECT = {
     "net.ipv4.tcp_syncookies": "SYN cookies: no SYN flood in a script",
-    "net.ipv4.tcp_synack_retries": "SYN-ACK retries: the simulator has no passive open yet",
+    "net.ipv4.tcp_synack_retries": "SYN-ACK retries: the simulator's endpoint never retransmits its SYN-ACK",
+    "net.ipv4.tcp_wmem": "the simulator's send queue takes every write (no send-buffer limit)",
     "net.ipv4.tcp_tso_win_divisor": "TSO deferral: the simulator has no TSO",
     "net.ipv4.tcp_min_tso_segs": "TSO sizing: the simulator has no TSO",
     "net.ipv4.tcp_notsent_lowat": "not-sent low-water mark: no poll() in the simulator",
@@ -122,16 +122,28 @@ def _set(line: str, key: str, value: str, out: ShellReading) -> None:
     value = value.strip().strip('"')
     if key in SETTINGS:
         name = SETTINGS[key]
-        if name in ("sack", "timestamps", "window_scaling", "rcvbuf_autotune"):
+        if name in (
+            "sack",
+            "timestamps",
+            "window_scaling",
+            "rcvbuf_autotune",
+            "slow_start_after_idle",
+        ):
             out.settings[name] = value != "0"
         elif name == "ecn":
             # 1: request and accept; 2 (the default): accept when requested. The simulator's
             # flag is "this flow negotiates ECN"; a passive side honours a request with 1 or 2.
             out.settings["ecn"] = int(value) if value.isdigit() else value
-        elif name in ("rwnd_bytes", "sndbuf_bytes"):
+        elif name == "rwnd_bytes":
+            # tcp_rmem[2]: the autotuning ceiling, and what the SYN-ACK's window scale covers
+            # (tcp_select_initial_window); tcp_rmem[1] is the simulator's built-in 131072.
             parts = value.split()
             if len(parts) == 3 and all(p.isdigit() for p in parts):
-                out.settings[name] = int(parts[1])
+                out.settings[name] = int(parts[2])
+                if parts[1] != "131072":
+                    out.ignored.append(
+                        f"{line}: tcp_rmem[1]={parts[1]}: the simulator starts at 131072"
+                    )
             else:
                 out.ignored.append(f"{line}: expected three numbers for {key}")
         else:

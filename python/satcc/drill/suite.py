@@ -16,14 +16,6 @@ from satcc.drill.runner import Result
 ENGINES = ("sim", "kernel")
 EMU_LOCK = "/tmp/satcc-emu.lock"
 
-# What `--engine sim` lacks today: the simulator's TCP endpoint has no socket-level interface
-# (passive open, application writes, FIN/close/shutdown, option negotiation on the wire), so
-# no script can drive it yet (issue 27, item 2).
-SIM_MISSING = (
-    "the simulator's TCP has no socket-level interface yet (listen/accept/connect/write/close "
-    "and on-the-wire option negotiation): issue 27 item 2 is not built"
-)
-
 
 @dataclass
 class Row:
@@ -65,11 +57,15 @@ def run_one(path: Path, engine: str) -> Row:
         return Row(name, engine, "error", _line_of(str(e)), str(e))
     except Unsupported as u:
         return Row(name, engine, "unsupported", u.line, u.reason)
+    r: Result
     if engine == "sim":
-        return Row(name, engine, "unsupported", 0, SIM_MISSING)
-    from satcc.drill.kernel import run_kernel
+        from satcc.drill.sim import run_sim
 
-    r: Result = run_kernel(script)
+        r = run_sim(script)
+    else:
+        from satcc.drill.kernel import run_kernel
+
+        r = run_kernel(script)
     return Row(name, engine, r.verdict, r.line, r.reason)
 
 

@@ -2,6 +2,7 @@
 //! `tcp_write_xmit` structure (net/ipv4/tcp_input.c, tcp_output.c, tcp_recovery.c,
 //! tcp_rate.c); the receiver is in [`receiver`].
 
+pub mod endpoint;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;

@@ -375,6 +375,21 @@ impl Receiver {
         self.sk_rcvbuf
     }
 
+    /// The window scale this end announced (`rx_opt.rcv_wscale`).
+    pub fn rcv_wscale(&self) -> u32 {
+        self.rcv_wscale
+    }
+
+    /// `icsk_ack.rcv_mss`: the peer's segment size as guessed from what arrived.
+    pub fn rcv_mss(&self) -> u64 {
+        self.rcv_mss
+    }
+
+    /// `tp->rcv_ssthresh`.
+    pub fn rcv_ssthresh(&self) -> u64 {
+        self.rcv_ssthresh
+    }
+
     /// The delayed-ACK timeout (`icsk_ack.ato`).
     pub fn ato(&self) -> SimDuration {
         self.ato

@@ -51,6 +51,11 @@ impl RttEstimator {
         self.srtt8_us >> 3
     }
 
+    /// The mean deviation in µs (`tcpi_rttvar`: `tp->mdev_us >> 2`).
+    pub fn mdev_us(&self) -> u64 {
+        self.mdev4_us >> 2
+    }
+
     /// `tcp_rtt_estimator`: feed one sample `m` (µs); `snd_una`/`snd_nxt` for the once-per-RTT decay.
     pub fn sample(&mut self, m_us: u64, snd_una: u64, snd_nxt: u64) {
         let m = m_us.max(1) as i64;

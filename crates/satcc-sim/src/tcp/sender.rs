@@ -28,11 +28,13 @@
 //! Deviations from Linux (numbered, see README "The simulator"):
 //! 1. No SACK reneging (the simulator's receiver never reneges) and no reordering detection
 //!    without SACK (`tcp_check_reno_reordering`).
-//! 2. A tail loss probe that retransmits marks its segment as a retransmission in flight
-//!    (Linux's `__tcp_retransmit_skb` leaves SACKED_RETRANS unset for the probe).
+//! 2. (Fixed 2026-11-27: a tail loss probe's retransmission is no longer counted in
+//!    `retrans_out`, as Linux's `__tcp_retransmit_skb`; the drill suite's `rto-*` and `tlp-*`
+//!    scripts showed cwnd 2 after the RTO where the kernel has 1.)
 //! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot).
 //! 4. No TSO/GSO: every segment is its own packet (as with TSO/GSO off, study 001).
-//! 5. No slow-start-after-idle restart and no cwnd moderation after application-limited
+//! 5. Slow start after idle (`tcp_cwnd_restart`) only for application writes (`app_write`,
+//!    the drill endpoint) and off by default; no cwnd moderation after application-limited
 //!    periods (`tcp_cwnd_application_limited`).
 //! 6. ACKs are never lost to receiver-side buffer limits. The receiver (autotuning, window,
 //!    delayed ACKs) is `receiver.rs`, with its own deviations.
@@ -133,6 +135,39 @@ struct Flags {
     lost_retrans: bool,
 }
 
+/// The sender's part of `struct tcp_info` (`Sender::info`), in the kernel's units.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderInfo {
+    /// `TCP_CA_*`: Open 0, Disorder 1, CWR 2, Recovery 3, Loss 4.
+    pub ca_state: u8,
+    pub retransmits: u32,
+    pub backoff: u32,
+    pub rto_us: u64,
+    pub mss: u32,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub packets_out: u32,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    pub total_retrans: u64,
+    pub srtt_us: u64,
+    /// `tcpi_rttvar`: `mdev_us >> 2`.
+    pub rttvar_us: u64,
+    pub min_rtt_us: u64,
+    pub snd_wnd: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub reordering: u32,
+    pub reord_seen: u32,
+    pub dsack_dups: u64,
+    pub delivered: u64,
+    pub delivered_ce: u64,
+    pub pacing_rate_bps: u64,
+    pub sent_packets: u64,
+    pub ecn_ok: bool,
+}
+
 /// Result counters of one flow.
 #[derive(Clone, Debug, Default)]
 pub struct SenderStats {
@@ -216,6 +251,11 @@ pub struct Sender {
     /// Whether `write_xmit` may skip a `schedule_loss_probe` that would re-arm exactly what is
     /// armed (always, but the unit tests compare it with calling it every time).
     reuse_pto: bool,
+    /// `net.ipv4.tcp_slow_start_after_idle`: a write after an idle period longer than the
+    /// RTO restarts cwnd (`app_write`). Off for scenario flows (their data is all there).
+    slow_start_after_idle: bool,
+    /// The initial window, `tcp_init_cwnd` (the restart window after idle).
+    init_cwnd: u32,
 }
 
 /// Everything the PTO deadline `tcp_schedule_loss_probe` computes depends on: the time, the
@@ -286,6 +326,8 @@ impl Sender {
             fast_ack: true,
             tlp_armed: None,
             reuse_pto: true,
+            slow_start_after_idle: false,
+            init_cwnd: cfg.initial_cwnd,
         }
     }
 
@@ -394,6 +436,125 @@ impl Sender {
         self.tcp.now = now;
         self.cc.on_init(now, &mut self.tcp);
         self.write_xmit(now, out);
+    }
+
+    /// Passive open (`tcp_rcv_state_process`, SYN_RECV → ESTABLISHED): the ACK of the
+    /// SYN-ACK sent at `synack_at` arrived at `now`. Its time is the first RTT sample
+    /// (`tcp_synack_rtt_meas`), `rwnd` (bytes, scaled) the peer's window, `ecn_ok` whether the
+    /// SYN asked for ECN and the SYN-ACK agreed. The send queue starts empty: data comes from
+    /// `app_write`.
+    pub fn accept(&mut self, now: SimTime, synack_at: SimTime, rwnd: u64, ecn_ok: bool) {
+        self.conn = Conn::Established;
+        self.size = Some(0);
+        let us = now.saturating_since(synack_at).as_micros();
+        self.rtt.sample(us, 0, 0);
+        self.rtt.update_min_rtt(now, us);
+        self.sync_rtt();
+        self.snd_wnd = rwnd;
+        self.max_window = rwnd;
+        self.tcp.ecn_ok = ecn_ok;
+        self.tcp.cwnd_stamp = now;
+        self.tcp.lsndtime = now;
+        self.tcp.now = now;
+        self.cc.on_init(now, &mut self.tcp);
+    }
+
+    /// The application wrote `bytes` more (`tcp_sendmsg` → `tcp_push` → `tcp_write_xmit`):
+    /// they join the send queue and go out as cwnd, the receive window and pacing allow.
+    /// Segments are cut at multiples of the MSS from the start of the stream (the scoreboard
+    /// indexes them so), so a write after a partly filled segment went out cannot be
+    /// represented: false then, and nothing changes.
+    pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Out) -> bool {
+        if !self.tcp.snd_nxt.is_multiple_of(self.mss as u64) {
+            return false;
+        }
+        self.slow_start_after_idle_check(now);
+        self.size = Some(self.size.unwrap_or(0) + bytes);
+        if self.conn == Conn::Closed {
+            self.conn = Conn::Established; // all earlier data was acknowledged
+        }
+        self.tcp.now = now;
+        self.write_xmit(now, out);
+        true
+    }
+
+    /// Turn `tcp_slow_start_after_idle` on or off (Linux's default is on; satcc's drill
+    /// suite and scenarios run with it off).
+    pub fn set_slow_start_after_idle(&mut self, on: bool) {
+        self.slow_start_after_idle = on;
+    }
+
+    /// `tcp_slow_start_after_idle_check` (called as a write queues data, `tcp_skb_entail`):
+    /// nothing in flight, no `cong_control` algorithm, and idle for longer than the RTO since
+    /// the last data was sent: `tcp_cwnd_restart`.
+    fn slow_start_after_idle_check(&mut self, now: SimTime) {
+        if !self.slow_start_after_idle || self.tcp.packets_out > 0 || self.has_cong_control() {
+            return;
+        }
+        let delta = now.saturating_since(self.tcp.lsndtime);
+        let rto = self.rto_backed_off();
+        if delta > rto {
+            self.cwnd_restart(now, delta, rto);
+        }
+    }
+
+    /// `tcp_cwnd_restart`: ssthresh keeps 3/4 of cwnd, and cwnd halves once per RTO of
+    /// idleness beyond the first, down to min(initial window, cwnd).
+    fn cwnd_restart(&mut self, now: SimTime, delta: SimDuration, rto: SimDuration) {
+        self.cc.on_event(now, &mut self.tcp, CaEvent::CwndRestart);
+        self.tcp.ssthresh = self.current_ssthresh();
+        let mut cwnd = self.tcp.cwnd;
+        let restart = self.init_cwnd.min(cwnd);
+        let mut left = delta.as_nanos() as i128;
+        let rto_ns = rto.as_nanos() as i128;
+        loop {
+            left -= rto_ns;
+            if left <= 0 || cwnd <= restart {
+                break;
+            }
+            cwnd >>= 1;
+        }
+        self.tcp.cwnd = cwnd.max(restart);
+        self.tcp.cwnd_stamp = now;
+    }
+
+    /// What `getsockopt(TCP_INFO)` reports of the sender (`tcp_get_info`).
+    pub fn info(&self) -> SenderInfo {
+        let t = &self.tcp;
+        SenderInfo {
+            ca_state: match t.ca_state {
+                CaState::Open => 0,
+                CaState::Disorder => 1,
+                CaState::Cwr => 2,
+                CaState::Recovery => 3,
+                CaState::Loss => 4,
+            },
+            retransmits: self.retransmits,
+            backoff: self.backoff,
+            rto_us: self.rto_backed_off().as_micros(),
+            mss: self.mss,
+            cwnd: t.cwnd,
+            ssthresh: t.ssthresh,
+            packets_out: t.packets_out,
+            sacked_out: t.sacked_out,
+            lost_out: t.lost_out,
+            retrans_out: t.retrans_out,
+            total_retrans: self.stats.retransmitted_packets,
+            srtt_us: self.rtt.srtt_us(),
+            rttvar_us: self.rtt.mdev_us(),
+            min_rtt_us: self.rtt.min_rtt_us(),
+            snd_wnd: self.snd_wnd,
+            snd_una: t.snd_una,
+            snd_nxt: t.snd_nxt,
+            reordering: self.reordering,
+            reord_seen: self.reord_seen,
+            dsack_dups: self.dsack_dups,
+            delivered: t.delivered,
+            delivered_ce: t.delivered_ce,
+            pacing_rate_bps: t.pacing_rate_bps,
+            sent_packets: self.stats.sent_packets,
+            ecn_ok: t.ecn_ok,
+        }
     }
 
     /// Whether every byte of a limited transfer has been sent.

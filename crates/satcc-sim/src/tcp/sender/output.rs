@@ -146,7 +146,7 @@ impl Sender {
 
     /// Retransmit segment `idx` (`tcp_retransmit_skb`): also the episode's undo bookkeeping.
     pub(super) fn retransmit(&mut self, now: SimTime, idx: u64, out: &mut Out) {
-        self.retransmit_skb(now, idx, out);
+        self.retransmit_skb(now, idx, true, out);
         // Save the stamp of the first retransmission; one more retransmission to undo.
         if self.undo.retrans_stamp.is_none() {
             self.undo.retrans_stamp = Some(self.ts_now(now));
@@ -154,8 +154,16 @@ impl Sender {
         self.undo.retrans = Some(self.undo.retrans.unwrap_or(0) + 1);
     }
 
-    /// `__tcp_retransmit_skb`: put segment `idx` on the wire again.
-    pub(super) fn retransmit_skb(&mut self, now: SimTime, idx: u64, out: &mut Out) {
+    /// `__tcp_retransmit_skb`: put segment `idx` on the wire again. `in_flight`: count it as
+    /// a retransmission in flight (`TCPCB_SACKED_RETRANS`, `retrans_out`), which
+    /// `tcp_retransmit_skb` does and the tail loss probe's direct call does not.
+    pub(super) fn retransmit_skb(
+        &mut self,
+        now: SimTime,
+        idx: u64,
+        in_flight: bool,
+        out: &mut Out,
+    ) {
         let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
         // In transmission order before the segment's time changes (the scoreboard may read it).
         self.sb.retransmitted(idx, now);
@@ -166,7 +174,7 @@ impl Sender {
         s.delivered = deliv;
         s.delivered_ce = deliv_ce;
         s.app_limited = app;
-        if !s.retrans {
+        if in_flight && !s.retrans {
             s.retrans = true;
             self.tcp.retrans_out += 1;
         }

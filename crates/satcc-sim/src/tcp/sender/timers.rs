@@ -242,7 +242,9 @@ impl Sender {
                 self.rearm_rto(now, out);
                 return;
             }
-            self.retransmit_skb(now, last, out);
+            // tcp_send_loss_probe calls __tcp_retransmit_skb: the probe is not counted in
+            // retrans_out (an RTO after it finds nothing in flight: cwnd 1).
+            self.retransmit_skb(now, last, false, out);
             self.tlp_retrans = true;
         }
         self.tlp_high_seq = self.tcp.snd_nxt;

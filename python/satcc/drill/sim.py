@@ -1,0 +1,419 @@
+"""`--engine sim`: the simulator's own TCP as the system under test, in virtual time.
+
+The socket is `satcc._native.DrillEndpoint` (crates/satcc-sim `tcp/endpoint.rs`): the
+simulator's sender and receiver — the code scenarios run — behind listen/accept/write/
+read/close and `TCP_INFO`, with segments in and out on the wire. Time is virtual: `advance`
+fires the endpoint's timers up to a time, `next_outbound` returns the next segment with the
+virtual time it was sent, so a script runs in milliseconds and the same script gives the
+same result every time. No wall clock is read.
+
+The script's shell blocks are read, never run (`shell.py`): their sysctls set the
+endpoint's flow settings before the SYN arrives; every line that cannot map is kept in
+`ignored` and printed with the result. What the endpoint cannot do makes the script
+`unsupported` with the reason (endpoint.rs lists the deviations).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from satcc.drill.kernel import CONSTANTS, TCP_INFO_FIELDS
+from satcc.drill.parser import Expr, Script, Syscall, TcpOption
+from satcc.drill.runner import Call, Mismatch, NotSupported, Result, Runner, Wire
+from satcc.drill.shell import read_block
+
+FLAG_BITS = {"F": 0x01, "S": 0x02, "R": 0x04, "P": 0x08, "A": 0x10, "U": 0x20, "E": 0x40, "W": 0x80}
+NS = 1_000_000_000
+# A stock kernel's settings before any shell line: tcp_rmem[2] 6.16+'s 32 MiB, tcp_ecn 2.
+DEFAULTS: dict[str, object] = {
+    "cca": "cubic",
+    "sack": True,
+    "timestamps": True,
+    "window_scaling": True,
+    "rwnd_bytes": 32 << 20,
+    "rcvbuf_autotune": True,
+    "ecn": 2,
+    "initial_cwnd": 10,
+    "slow_start_after_idle": True,
+}
+# Socket options accepted with no effect on the simulator's TCP, and why.
+NO_EFFECT_OPTS = {
+    "SO_REUSEADDR": "one socket per script",
+    "SO_REUSEPORT": "one socket per script",
+    "TCP_NODELAY": "segments are whole MSS multiples (endpoint.rs deviation 1): Nagle never holds one",
+    "SO_KEEPALIVE": "no keepalive timer within a script's span",
+    "SO_SNDBUF": "the simulator's send queue takes every write (no send-buffer limit)",
+}
+
+
+def _ns(t: float) -> int:
+    return max(0, round(t * NS))
+
+
+def _opt_in(o: TcpOption) -> tuple[str, list[int]]:
+    if o.kind in ("mss", "wscale"):
+        return o.kind, [int(o.value)]  # type: ignore[call-overload]
+    if o.kind == "TS":
+        v, e = o.value  # type: ignore[misc]
+        return "TS", [int(v), int(e)]
+    if o.kind == "sack":
+        return "sack", [int(x) for blk in o.value for x in blk]  # type: ignore[union-attr]
+    return o.kind, []
+
+
+def _opt_out(kind: str, vals: list[int]) -> TcpOption:
+    if kind in ("mss", "wscale"):
+        return TcpOption(kind, vals[0])
+    if kind == "TS":
+        return TcpOption("TS", (vals[0], vals[1]))
+    if kind == "sack":
+        return TcpOption("sack", tuple((vals[i], vals[i + 1]) for i in range(0, len(vals), 2)))
+    return TcpOption(kind)
+
+
+class SimEngine:
+    name = "sim"
+
+    def __init__(self, script_path: str):
+        self.script_path = script_path
+        self.settings: dict[str, object] = dict(DEFAULTS)
+        self.ignored: list[str] = []
+        self.ep = None  # the DrillEndpoint, made at listen()
+        self.t_ns = 0
+        self.listen_fd: int | None = None
+        self.conn_fd: int | None = None
+        self.nonblock: set[int] = set()
+        self.shut_rd = False
+        self.blocked: list[tuple[str, Call, int]] = []  # ("accept"|"read", call, arg)
+
+    # -- set-up
+    def setup(self, script: Script) -> None:
+        if script.init is not None:
+            self.shell(script.init.command, script.init_line)
+
+    def shell(self, cmd: str, line: int) -> None:
+        reading = read_block(cmd, Path(self.script_path).resolve().parent)
+        self.ignored.extend(reading.ignored)
+        if self.ep is not None and reading.settings:
+            self.ignored.append(
+                f"line {line}: settings after listen() do not reach the open socket: "
+                + ", ".join(f"{k}={v}" for k, v in reading.settings.items())
+            )
+            return
+        self.settings.update(reading.settings)
+
+    def close(self) -> None:
+        self.ep = None
+
+    # -- time and packets
+    def now(self) -> float:
+        return (self.ep.now_ns() if self.ep is not None else self.t_ns) / NS
+
+    def advance(self, t: float) -> None:
+        if self.ep is None:
+            self.t_ns = max(self.t_ns, _ns(t))
+        else:
+            self.ep.advance(_ns(t))
+        self._wake()
+
+    def inject(self, w: Wire) -> None:
+        if self.ep is None:
+            return  # nothing listens: Linux would answer with a RST
+        flags = sum(FLAG_BITS[c] for c in set(w.flags))
+        try:
+            self.ep.inject(
+                flags,
+                w.seq,
+                w.ack,
+                w.win,
+                w.length,
+                [_opt_in(o) for o in w.options],
+                w.ecn,
+            )
+        except ValueError as e:
+            raise NotSupported(str(e)) from None
+        self._wake()
+
+    def next_outbound(self, deadline: float) -> Wire | None:
+        if self.ep is None:
+            self.t_ns = max(self.t_ns, _ns(deadline))
+            return None
+        got = self.ep.next_outbound(_ns(deadline))
+        self._wake()
+        if got is None:
+            return None
+        t_ns, flags, seq, ack, win, length, opts, ecn = got
+        letters = "".join(c for c, b in FLAG_BITS.items() if flags & b)
+        return Wire(
+            letters, seq, ack, win, length, [_opt_out(k, v) for k, v in opts], ecn, t_ns / NS
+        )
+
+    # -- blocking calls
+    def _wake(self) -> None:
+        """Complete blocked calls whose condition now holds."""
+        if self.ep is None:
+            return
+        still = []
+        for kind, call, arg in self.blocked:
+            if kind == "connect" and self.ep.established():
+                call.ret = 0
+                call.done = True
+            elif kind == "accept" and self.ep.established():
+                call.ret = arg
+                call.extra["fd"] = arg
+                self.conn_fd = arg
+                call.done = True
+            elif kind == "read" and (self.ep.readable() or self.ep.fin_received()):
+                call.ret = self.ep.read(arg)
+                call.done = True
+            else:
+                still.append((kind, call, arg))
+        self.blocked = still
+
+    def wait_call(self, c: Call, deadline: float) -> None:
+        if not c.done:
+            self.advance(deadline)
+
+    # -- system calls
+    def call(self, sc: Syscall, line: int) -> Call:
+        fn = getattr(self, f"sys_{sc.name}", None)
+        if fn is None:
+            raise NotSupported(
+                f"the system call {sc.name}() is not supported by the simulator's endpoint", line
+            )
+        c = Call()
+        try:
+            r = fn(sc, c)
+        except NotSupported as u:
+            raise NotSupported(u.reason, line) from None
+        if c.done:
+            c.ret = r
+        return c
+
+    def val(self, e: Expr):
+        if e.kind == "int":
+            return e.value
+        if e.kind == "word":
+            if e.value in CONSTANTS:
+                return CONSTANTS[e.value]
+            raise NotSupported(f"the constant {e.value} is not supported")
+        if e.kind == "or":
+            a, b = e.value  # type: ignore[misc]
+            return self.val(a) | self.val(b)
+        if e.kind == "list" and len(e.value) == 1:  # type: ignore[arg-type]
+            return self.val(e.value[0])  # type: ignore[index]
+        if e.kind == "str":
+            return e.value
+        raise NotSupported(f"the argument kind {e.kind} is not supported")
+
+    def expected_fd(self, sc: Syscall) -> int:
+        if sc.result.kind != "int":
+            raise NotSupported(f"{sc.name}() needs a literal fd as its expected result")
+        return int(sc.result.value)  # type: ignore[arg-type]
+
+    def fd(self, sc: Syscall) -> int:
+        fd = int(self.val(sc.args[0]))
+        if fd not in (self.listen_fd, self.conn_fd):
+            raise NotSupported(f"{sc.name}() on fd {fd}: not a socket of this script")
+        return fd
+
+    def conn(self, sc: Syscall):
+        fd = self.fd(sc)
+        if fd != self.conn_fd or self.ep is None:
+            raise NotSupported(f"{sc.name}() on a socket that is not connected")
+        return self.ep
+
+    def sys_socket(self, sc: Syscall, c: Call):
+        if self.listen_fd is not None:
+            raise NotSupported("a second socket: the simulator's engine drives one connection")
+        fd = self.expected_fd(sc)
+        self.listen_fd = fd
+        c.extra["fd"] = fd
+        return fd
+
+    def sys_bind(self, sc, c):
+        self.fd(sc)
+        return 0
+
+    def _endpoint(self):
+        """The socket's endpoint, made with the settings the shell lines gave so far."""
+        from satcc._native import DrillEndpoint
+
+        s = self.settings
+        try:
+            self.ep = DrillEndpoint(
+                cca=str(s["cca"]),
+                sack=bool(s["sack"]),
+                timestamps=bool(s["timestamps"]),
+                window_scaling=bool(s["window_scaling"]),
+                rwnd_bytes=int(s["rwnd_bytes"]),  # type: ignore[call-overload]
+                rcvbuf_autotune=bool(s["rcvbuf_autotune"]),
+                ecn=int(s["ecn"]),  # type: ignore[call-overload]
+                initial_cwnd=int(s["initial_cwnd"]),  # type: ignore[call-overload]
+                slow_start_after_idle=bool(s["slow_start_after_idle"]),
+            )
+        except ValueError as e:
+            raise NotSupported(f"the simulator cannot take these settings: {e}") from None
+        self.ep.advance(self.t_ns)
+        return self.ep
+
+    def sys_listen(self, sc, c):
+        self.fd(sc)
+        self._endpoint().listen()
+        return 0
+
+    def sys_connect(self, sc, c):
+        fd = self.fd(sc)
+        if self.ep is not None:
+            raise NotSupported("connect() on a listening socket")
+        self._endpoint().connect()
+        self.conn_fd = fd
+        c.extra["fd"] = fd
+        if fd in self.nonblock:
+            c.errno = "EINPROGRESS"
+            return -1
+        c.done = False
+        self.blocked.append(("connect", c, fd))
+        return None
+
+    def sys_accept(self, sc, c):
+        self.fd(sc)
+        fd = self.expected_fd(sc)
+        if self.ep is not None and self.ep.established():
+            self.conn_fd = fd
+            c.extra["fd"] = fd
+            return fd
+        c.done = False
+        self.blocked.append(("accept", c, fd))
+        return None
+
+    sys_accept4 = sys_accept
+
+    def sys_setsockopt(self, sc, c):
+        self.fd(sc)
+        opt = sc.args[2]
+        name = opt.value if opt.kind == "word" else str(opt.value)
+        if name == "TCP_CONGESTION":
+            cca = str(self.val(sc.args[3]))
+            if self.ep is None:
+                self.settings["cca"] = cca
+                from satcc._native import cc_names
+
+                if cca not in cc_names():
+                    raise NotSupported(f"TCP_CONGESTION {cca!r}: not a simulator algorithm")
+            else:
+                try:
+                    self.ep.set_cca(cca)
+                except ValueError as e:
+                    raise NotSupported(f"TCP_CONGESTION: {e}") from None
+            return 0
+        if name in NO_EFFECT_OPTS:
+            return 0
+        raise NotSupported(f"setsockopt {name}: not modelled by the simulator's endpoint")
+
+    def sys_getsockopt(self, sc, c):
+        self.fd(sc)
+        opt = sc.args[2]
+        name = opt.value if opt.kind == "word" else str(opt.value)
+        want = sc.args[3]
+        if name == "TCP_CONGESTION":
+            got = self.ep.cca() if self.ep is not None else str(self.settings["cca"])
+            if want.kind == "str" and got != want.value:
+                c.extra["mismatch"] = f"getsockopt() value {got!r}, expected {want.value!r}"
+            return 0
+        if name == "SO_ERROR":
+            return 0
+        raise NotSupported(f"getsockopt {name}: not modelled by the simulator's endpoint")
+
+    def sys_fcntl(self, sc, c):
+        fd = self.fd(sc)
+        cmd = self.val(sc.args[1])
+        if cmd == CONSTANTS["F_GETFL"]:
+            return CONSTANTS["O_RDWR"] | (CONSTANTS["O_NONBLOCK"] if fd in self.nonblock else 0)
+        if cmd == CONSTANTS["F_SETFL"]:
+            if self.val(sc.args[2]) & CONSTANTS["O_NONBLOCK"]:
+                self.nonblock.add(fd)
+            else:
+                self.nonblock.discard(fd)
+            return 0
+        raise NotSupported(f"fcntl command {cmd}: not supported")
+
+    def _write(self, sc, n: int, c: Call):
+        ep = self.conn(sc)
+        if ep.write_shut():
+            c.errno = "EPIPE"
+            return -1
+        try:
+            return ep.write(n)
+        except ValueError as e:
+            raise NotSupported(f"{sc.name}(): {e}") from None
+
+    def sys_write(self, sc, c):
+        return self._write(sc, int(self.val(sc.args[2])), c)
+
+    def sys_send(self, sc, c):
+        return self._write(sc, int(self.val(sc.args[2])), c)
+
+    sys_sendto = sys_send
+
+    def sys_writev(self, sc, c):
+        total = sum(int(x.value[-1].value) for x in sc.args[1].value)  # type: ignore[union-attr]
+        return self._write(sc, total, c)
+
+    def sys_read(self, sc, c):
+        ep = self.conn(sc)
+        n = int(self.val(sc.args[2]))
+        if self.shut_rd:
+            return 0
+        if ep.readable() or ep.fin_received():
+            return ep.read(n)
+        if self.conn_fd in self.nonblock:
+            c.errno = "EAGAIN"
+            return -1
+        c.done = False
+        self.blocked.append(("read", c, n))
+        return None
+
+    sys_recv = sys_read
+    sys_recvfrom = sys_read
+
+    def sys_close(self, sc, c):
+        fd = self.fd(sc)
+        if fd == self.conn_fd and self.ep is not None:
+            self.ep.close_write()
+            self.conn_fd = None
+        elif fd == self.listen_fd:
+            self.listen_fd = None
+        return 0
+
+    def sys_shutdown(self, sc, c):
+        ep = self.conn(sc)
+        how = self.val(sc.args[1])
+        if how in (CONSTANTS["SHUT_WR"], CONSTANTS["SHUT_RDWR"]):
+            ep.close_write()
+        if how in (CONSTANTS["SHUT_RD"], CONSTANTS["SHUT_RDWR"]):
+            self.shut_rd = True
+        return 0
+
+    def tcp_info(self, fd: int) -> dict:
+        info = {"tcpi_" + n: 0 for n, _ in TCP_INFO_FIELDS}
+        info["tcpi_snd_wscale"] = info["tcpi_rcv_wscale"] = 0
+        if self.ep is None:
+            info["tcpi_state"] = 7  # TCP_CLOSE
+            return info
+        info.update(self.ep.info())
+        if fd == self.listen_fd and fd != self.conn_fd:
+            info["tcpi_state"] = 10  # TCP_LISTEN
+        return info
+
+
+def run_sim(script: Script, overrides: dict | None = None) -> Result:
+    """Run one script against the simulator's endpoint; shell lines it could not map are
+    added to `printed` as `shell: ignored ...`."""
+    eng = SimEngine(script.path)
+    res = Runner(script, eng, overrides).run()
+    res.printed.extend(f"shell: ignored {x}" for x in eng.ignored)
+    return res
+
+
+__all__ = ["Mismatch", "SimEngine", "run_sim"]
