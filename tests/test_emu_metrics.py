@@ -21,10 +21,10 @@ needs_root = pytest.mark.skipif(
     reason="needs root with iproute2, iperf3, ethtool and tcpdump",
 )
 SECOND_START_S = 4.0  # the first 2 MB take about 2.4 s through the 10-packet queue
-# the second transfer's socket is sampled from its SYN on (satcc.emu.xfer has no control
-# connection before it, as iperf3 had), and the cache is applied once it is established:
-# read its state after the handshake (50 ms RTT) and a bin
-HANDSHAKE_MARGIN_S = 0.2
+# The second transfer's socket is sampled from its SYN on (satcc.emu.xfer has no control
+# connection before it, as iperf3 had), and the cache is applied once it is established: its
+# state is read from the first sample that shows an RTT (the connection is established), which
+# comes before its first loss (slow start needs several RTTs to fill the 10-packet queue).
 
 
 def two_transfers(metrics_save: bool) -> dict:
@@ -81,8 +81,10 @@ def _run(save: bool, tmp_path):
     fs = raw["flow_series"]
     second = [
         s
-        for fid, t, s in zip(fs["flow_id"], fs["t_s"], fs["ssthresh_pkts"], strict=True)
-        if fid == 1 and t >= SECOND_START_S + HANDSHAKE_MARGIN_S
+        for fid, t, s, rtt in zip(
+            fs["flow_id"], fs["t_s"], fs["ssthresh_pkts"], fs["srtt_ms"], strict=True
+        )
+        if fid == 1 and t >= SECOND_START_S and rtt is not None
     ]
     return run.cache_before_second, second, raw
 
