@@ -244,6 +244,25 @@ def parse_packet(data: bytes, t: float) -> tuple[Wire, int, int] | None:
     return w, sport, dport
 
 
+def value_of(e: Expr):
+    """A system call's argument as a value (ints, named constants, `A|B`, a one-item list,
+    strings); both engines read arguments through it."""
+    if e.kind == "int":
+        return e.value
+    if e.kind == "word":
+        if e.value in CONSTANTS:
+            return CONSTANTS[e.value]
+        raise NotSupported(f"the constant {e.value} is not supported")
+    if e.kind == "or":
+        a, b = e.value  # type: ignore[misc]
+        return value_of(a) | value_of(b)
+    if e.kind == "list" and len(e.value) == 1:  # type: ignore[arg-type]
+        return value_of(e.value[0])  # type: ignore[index]
+    if e.kind == "str":
+        return e.value
+    raise NotSupported(f"the argument kind {e.kind} is not supported")
+
+
 class KernelEngine:
     name = "kernel"
 
@@ -397,20 +416,7 @@ class KernelEngine:
             self.pump(min(deadline, self.now() + 0.001))
 
     def val(self, e: Expr):
-        if e.kind == "int":
-            return e.value
-        if e.kind == "word":
-            if e.value in CONSTANTS:
-                return CONSTANTS[e.value]
-            raise NotSupported(f"the constant {e.value} is not supported")
-        if e.kind == "or":
-            a, b = e.value  # type: ignore[misc]
-            return self.val(a) | self.val(b)
-        if e.kind == "list" and len(e.value) == 1:  # type: ignore[arg-type]
-            return self.val(e.value[0])  # type: ignore[index]
-        if e.kind == "str":
-            return e.value
-        raise NotSupported(f"the argument kind {e.kind} is not supported")
+        return value_of(e)
 
     def sock(self, e: Expr) -> socket.socket:
         fd = self.val(e)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from satcc.drill.kernel import CONSTANTS, TCP_INFO_FIELDS
+from satcc.drill.kernel import CONSTANTS, TCP_INFO_FIELDS, value_of
 from satcc.drill.parser import Expr, Script, Syscall, TcpOption
 from satcc.drill.runner import Call, Mismatch, NotSupported, Result, Runner, Wire
 from satcc.drill.shell import read_block
@@ -191,20 +191,7 @@ class SimEngine:
         return c
 
     def val(self, e: Expr):
-        if e.kind == "int":
-            return e.value
-        if e.kind == "word":
-            if e.value in CONSTANTS:
-                return CONSTANTS[e.value]
-            raise NotSupported(f"the constant {e.value} is not supported")
-        if e.kind == "or":
-            a, b = e.value  # type: ignore[misc]
-            return self.val(a) | self.val(b)
-        if e.kind == "list" and len(e.value) == 1:  # type: ignore[arg-type]
-            return self.val(e.value[0])  # type: ignore[index]
-        if e.kind == "str":
-            return e.value
-        raise NotSupported(f"the argument kind {e.kind} is not supported")
+        return value_of(e)
 
     def expected_fd(self, sc: Syscall) -> int:
         if sc.result.kind != "int":
