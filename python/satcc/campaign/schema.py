@@ -106,11 +106,14 @@ def _key_path(value: Any) -> str:
     return value
 
 
-def _one_or_many(what: str):
-    """A string or a non-empty array (of strings, checked item by item after this)."""
+def _one_or_many(what: str, check=None):
+    """A string or a non-empty array (of strings, checked item by item after this); `check`
+    checks a lone string here, so its message names the key itself, not `key[0]`."""
 
     def wrap(value: Any) -> Any:
         if isinstance(value, str):
+            if check is not None:
+                check(value)
             return [value]
         if isinstance(value, list) and value:
             return value
@@ -147,7 +150,10 @@ def _values(values: list[Any]) -> list[Any]:
         raise ValueError("expected a non-empty array of values, found an empty one")
     seen: set[str] = set()
     for v in values:
-        text = sc.canonical_json(v)
+        try:
+            text = sc.canonical_json(v)
+        except ValueError:  # NaN or infinity, which no scenario key takes
+            raise ValueError(f"expected finite numbers, found {describe(v)}") from None
         if text in seen:
             raise ValueError(f"expected distinct values, found {describe(v)} twice")
         seen.add(text)
@@ -215,16 +221,18 @@ class CampaignSection(sc._Table):
             )
         if not seeds:
             raise ValueError("expected a non-empty array of seeds, found an empty one")
-        for i, s in enumerate(seeds):
-            if s in seeds[:i]:
+        seen: set[int] = set()
+        for s in seeds:
+            if s in seen:
                 raise ValueError(f"expected distinct seeds, found {s} twice")
+            seen.add(s)
         return seeds
 
 
 class AxisTable(sc._Table):
     """A [matrix] entry written as a table: `key` and `values`, or `cases`."""
 
-    key: Annotated[list[KeyPath], _one_or_many("a key path")] | None = None
+    key: Annotated[list[KeyPath], _one_or_many("a key path", parse_key_path)] | None = None
     values: Annotated[list[Any], AfterValidator(_values)] | None = None
     # label = { key.path = value, ... }: a label may set several keys
     cases: Annotated[dict[str, dict[KeyPath, Any]], AfterValidator(_non_empty_cases)] | None = None
@@ -315,6 +323,11 @@ def _failed_key(loc: tuple[Any, ...], data: dict[str, Any]) -> tuple[str, ...]:
     return (loc[0],)
 
 
+def entry_name(key: str) -> str:
+    """A [matrix] entry's key as messages show it: `rtt`, `'flow.*.cca'` (quoted, cut if long)."""
+    return key if re.match(r"^\w+$", key) else describe(key)
+
+
 def issue(err: dict[str, Any]) -> tuple[str, str]:
     """One pydantic error as (key path, message), worded as the scenario's errors."""
     loc = list(err["loc"])
@@ -322,8 +335,8 @@ def issue(err: dict[str, Any]) -> tuple[str, str]:
         del loc[2]  # the entry's form tag (deviation 1)
     if loc[-1:] == ["[key]"]:
         del loc[-2:]  # a bad key inside a table: name the table; the message quotes the key
-    if loc[:1] == ["matrix"] and len(loc) >= 2 and not re.match(r"^\w+$", loc[1]):
-        loc[1] = repr(loc[1])  # matrix.'flow.*.cca'
+    if loc[:1] == ["matrix"] and len(loc) >= 2:
+        loc[1] = entry_name(loc[1])
     path = sc.key_path(tuple(loc))
     kind = err["type"]
     found = err.get("input")

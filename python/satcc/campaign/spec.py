@@ -396,7 +396,7 @@ def _axes(
     roles, labels and the overrides per label."""
     axes: list[Axis] = []
     for key, entry in matrix.items():
-        where = f"matrix.{key!r}" if not re.match(r"^\w+$", key) else f"matrix.{key}"
+        where = f"matrix.{schema.entry_name(key)}"
         if isinstance(entry, schema.AxisTable) and entry.cases is not None:
             labels = list(entry.cases)
             overrides = [dict(entry.cases[label]) for label in labels]
@@ -439,17 +439,14 @@ def _axes(
         if seen[a.name] > 1 and len(a.keys) == 1 and a.keys[0] in matrix:
             a.name = _identifier(a.keys[0].replace("[", "").replace("]", "").replace("*", "all"))
     names = [a.name for a in axes]
-    for a in axes:
-        if names.count(a.name) > 1:
-            issues.append(
-                (
-                    "matrix",
-                    (
-                        f"expected distinct column names, found {a.name!r} twice "
-                        "(give one axis a `name`)"
-                    ),
-                )
+    for name in dict.fromkeys(n for n in names if names.count(n) > 1):  # once per name
+        issues.append(
+            (
+                "matrix",
+                f"expected distinct column names, found {name!r} twice (give one axis a `name`)",
             )
+        )
+    for a in axes:
         if a.name in RESERVED_COLUMNS and not (
             a.name == "engine" and a.keys == ["scenario.engine"]
         ):
