@@ -79,6 +79,16 @@ BAD = {
         "campaign.seeds[1]",
         "expected an integer in 0..2^64-1, found -1",
     ),
+    "seeds not an array": (
+        HEAD + 'seeds = "1"\n',
+        "campaign.seeds",
+        "expected a non-empty array of integers in 0..2^64-1, found '1'",
+    ),
+    "values not an array": (
+        HEAD + '[matrix]\nrtt = { key = "link[0].delay", values = "1 ms" }\n',
+        "matrix.rtt.values",
+        "expected a non-empty array of values, found '1 ms'",
+    ),
     "seeds and repetitions": (
         HEAD + "seeds = [1]\nrepetitions = 2\n",
         "campaign.seeds",

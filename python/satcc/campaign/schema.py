@@ -63,6 +63,10 @@ _TABLE_HINTS = {
     "cases": "a table of label = { key.path = value, ... }",
     "params": "a table of name = string, number or true/false",
 }
+_ARRAY_HINTS = {  # the same for an array
+    "seeds": "a non-empty array of integers in 0..2^64-1",
+    "values": "a non-empty array of values",
+}
 
 # -- key paths -----------------------------------------------------------------------------
 
@@ -356,6 +360,8 @@ def issue(err: dict[str, Any]) -> tuple[str, str]:
         return path, f"expected {_TABLE_HINTS[loc[-1]]}, found {describe(found)}"
     if kind == "dict_type" and loc[-2:-1] == ["cases"]:
         return path, f"expected a table of key.path = value, found {describe(found)}"
+    if kind == "list_type" and loc[-1:] and loc[-1] in _ARRAY_HINTS:
+        return path, f"expected {_ARRAY_HINTS[loc[-1]]}, found {describe(found)}"
     if loc == ["analyze"] and kind == "list_type":
         return path, f"expected an array of tables written [[analyze]], found {describe(found)}"
     return sc._pydantic_issue({**err, "loc": tuple(loc)})
