@@ -1,7 +1,8 @@
 """Campaigns: a base scenario x a matrix over any scenario key x seeds, run resumably on a local
 process pool or a Dask cluster, every run kept as a result directory.
 
-Map: `spec` (campaign file schema, key paths, matrix expansion, run ids), `worker` (one run on
+Map: `schema` (the campaign file's pydantic models, key paths, the wording of its errors),
+`spec` (base scenario, axes and columns, matrix expansion, run ids), `worker` (one run on
 any engine, where a worker is), `layout` (the campaign directory, atomic writes, the scan that
 finds corrupt and foreign files), `execute` (plan, skip done runs, pool / Dask / serial emu,
 progress), `summary` (the end-of-campaign table and `satcc campaign status`).

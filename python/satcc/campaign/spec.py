@@ -1,9 +1,11 @@
 """Campaign files: a base scenario, a matrix over any scenario key, repetitions and seeds.
 
-    campaign.toml ──tomllib──► Campaign (checked) ──expand()──► [RunSpec] (one per run, named
-                                                                 by a stable hash, validated)
+    campaign.toml ──tomllib──► dict ──schema.validate()──► CampaignFile ──from_dict()──► Campaign
+                                      (pydantic: types, key      (base scenario read,
+                                       paths, unknown keys)       globs matched, columns named)
+                  Campaign ──expand()──► [RunSpec] (one per run, named by a stable hash, validated)
 
-A campaign file (docs/campaigns.md is the user-facing copy):
+A campaign file (docs/campaigns.md is the user-facing copy; satcc.campaign.schema its models):
 
     [campaign]
     name = "study001-quick"            # default: the file stem; also the default --out name
@@ -61,28 +63,13 @@ from typing import Any
 
 from satcc import limits
 from satcc import scenario as sc
+from satcc.campaign import schema
+from satcc.campaign.schema import parse_key_path
 from satcc.errors import UserError
-from satcc.units import UnitError, describe, parse_duration, parse_rate, parse_size
+from satcc.units import UnitError, parse_duration, parse_rate, parse_size
 
 RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
 ANALYZE = "analyze"
-DEFAULT_ANALYZE_BIN = "100 ms"  # satcc analyze's default
-CAMPAIGN_KEYS = ("name", "description", "scenario", "repetitions", "seed", "seeds")
-AXIS_KEYS = ("key", "values", "cases", "role", "name")
-ANALYZE_KEYS = ("files", "each", "bin", "params")
-ROLES = (
-    "cca",
-    "mss",
-    "loss",
-    "rtt",
-    "time_of_day",
-    "engine",
-    "size",
-    "direction",
-    "plan",
-    "count",
-    "other",
-)
 RESERVED_COLUMNS = {
     "run_id",
     "engine",
@@ -99,8 +86,6 @@ SOFT_MAX_RUNS = (
 )
 PLAN_PROGRESS_RUNS = 2_000  # planning this many runs or more shows a progress bar
 
-_SEGMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?:\[(?P<index>\d+|\*)\])?$|^\*$")
-
 
 class CampaignError(UserError):
     """A campaign file that cannot be used; one line per problem, like ScenarioError."""
@@ -114,34 +99,6 @@ class CampaignError(UserError):
 
 
 # -- key paths -----------------------------------------------------------------------------
-
-
-def parse_key_path(path: str) -> list[tuple[str | None, int | str | None]]:
-    """'flow[0].cc.beta' -> [('flow', 0), ('cc', None), ('beta', None)];
-    'flow.*.mss' -> [('flow', '*'), ('mss', None)]. Raises ValueError."""
-    if not isinstance(path, str) or not path:
-        raise ValueError(f"expected a key path like 'flow[0].cca', found {describe(path)}")
-    why = limits.key_path_issue(path)
-    if why is not None:
-        raise ValueError(why)
-    out: list[tuple[str | None, int | str | None]] = []
-    for part in path.split("."):
-        m = _SEGMENT.match(part)
-        if m is None:
-            raise ValueError(
-                f"expected a key path like 'flow[0].cca' or 'flow.*.mss', "
-                f"found {describe(path)} (bad part {describe(part)})"
-            )
-        if part == "*":
-            if not out or out[-1][1] is not None:
-                raise ValueError(f"expected '*' right after an array key, found {path!r}")
-            out[-1] = (out[-1][0], "*")
-            continue
-        index = m.group("index")
-        out.append(
-            (m.group("name"), None if index is None else ("*" if index == "*" else int(index)))
-        )
-    return out
 
 
 def set_key(doc: dict[str, Any], path: str, value: Any) -> None:
@@ -363,47 +320,22 @@ def from_dict(
     default_name: str = "campaign",
     base_dir: Path = Path("."),
 ) -> Campaign:
-    issues: list[tuple[str, str]] = []
+    """Check a parsed campaign file (satcc.campaign.schema), read its base scenario and its
+    [[analyze]] files, and name its columns; every problem is reported at once."""
     why = limits.value_depth_issue(data)
     if why is not None:  # a dict from the Python API is not checked as TOML text is
         raise CampaignError(source, [("", why)])
-    for key in data:
-        if key not in ("campaign", "matrix", "analyze"):
-            issues.append(
-                (
-                    key,
-                    (
-                        f"expected one of the tables [campaign], [matrix], [[analyze]]; "
-                        f"found an unknown key {key!r}"
-                    ),
-                )
-            )
-    head = data.get("campaign", {})
-    if not isinstance(head, dict):
-        raise CampaignError(source, [("campaign", "expected a [campaign] table")])
-    for key in head:
-        if key not in CAMPAIGN_KEYS:
-            issues.append(
-                (
-                    f"campaign.{key}",
-                    (
-                        f"expected one of the keys {', '.join(CAMPAIGN_KEYS)};"
-                        f" found an unknown key {key!r}"
-                    ),
-                )
-            )
-    name = head.get("name", default_name)
-    if not isinstance(name, str) or not name:
-        issues.append(("campaign.name", f"expected a non-empty string, found {describe(name)}"))
-    elif limits.check_name(name) is not None:
-        issues.append(("campaign.name", limits.check_name(name)))
-    description = head.get("description")
+    f, issues, dropped = schema.validate(data)
+    head = f.campaign
+    name = head.name if head.name is not None else default_name
+    if head.name is None and limits.check_name(default_name) is not None:
+        issues.append(("campaign.name", limits.check_name(default_name)))
 
     scenario_path = None
     base = None
     seeds_default = sc.DEFAULT_SEED
-    if "scenario" in head:
-        scenario_path = base_dir / str(head["scenario"])
+    if head.scenario is not None:
+        scenario_path = base_dir / head.scenario
         try:
             base = limits.toml_loads(
                 limits.read_text(scenario_path, "a scenario file").removeprefix("\ufeff"),
@@ -418,54 +350,31 @@ def from_dict(
             issues.extend(("campaign.scenario", line) for line in str(e).splitlines())
         except UserError as e:
             issues.append(("campaign.scenario", str(e)))
-    elif "matrix" in data:
+    elif "matrix" in f.model_fields_set and not dropped & {("campaign",), ("campaign", "scenario")}:
         issues.append(
-            ("campaign.scenario", ("expected a base scenario file for the [matrix], found none"))
+            ("campaign.scenario", "expected a base scenario file for the [matrix], found none")
         )
 
-    seeds: list[int] = []
-    if "seeds" in head:
-        if "repetitions" in head:
-            issues.append(
-                ("campaign.seeds", "expected either `seeds` or `repetitions`, found both")
-            )
-        raw = head["seeds"]
-        if (
-            not isinstance(raw, list)
-            or not raw
-            or not all(
-                isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= sc.MAX_SEED
-                for x in raw
-            )
-        ):
+    if head.seeds is not None:
+        seeds = list(head.seeds)
+    else:
+        reps = head.repetitions if head.repetitions is not None else 1
+        first = head.seed if head.seed is not None else seeds_default
+        if first > sc.MAX_SEED - (reps - 1):  # the scenario's seed: [campaign] seed is checked
             issues.append(
                 (
-                    "campaign.seeds",
-                    (f"expected a non-empty array of integers in 0..2^64-1, found {raw!r}"),
+                    "campaign.repetitions",
+                    (
+                        f"expected at most {sc.MAX_SEED - first + 1} repetitions counting up "
+                        f"from the scenario's seed {first}, found {reps}"
+                    ),
                 )
             )
-        elif len(set(raw)) != len(raw):
-            issues.append(("campaign.seeds", f"expected distinct seeds, found {raw!r}"))
-        else:
-            seeds = list(raw)
-    else:
-        reps = head.get("repetitions", 1)
-        first = head.get("seed", seeds_default)
-        if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
-            issues.append(("campaign.repetitions", f"expected an integer >= 1, found {reps!r}"))
-            reps = 1
-        if (
-            not isinstance(first, int)
-            or isinstance(first, bool)
-            or not 0 <= first <= sc.MAX_SEED - reps
-        ):
-            issues.append(("campaign.seed", f"expected an integer seed, found {first!r}"))
-            first = 1
         seeds = [first + k for k in range(reps)]
 
-    axes = _axes(data.get("matrix", {}), issues)
-    entries = _analyze_entries(data.get("analyze", []), base_dir, issues)
-    if base is None and not entries and "scenario" not in head:
+    axes = _axes(f.matrix, issues)
+    entries = _analyze_entries(f.analyze, base_dir, issues)
+    if head.scenario is None and not f.analyze and not dropped:
         issues.append(
             (
                 "",
@@ -477,101 +386,36 @@ def from_dict(
         )
     if issues:
         raise CampaignError(source, issues)
-    return Campaign(source, text, name, description, scenario_path, base, axes, seeds, entries)
+    return Campaign(source, text, name, head.description, scenario_path, base, axes, seeds, entries)
 
 
-def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
-    if not isinstance(matrix, dict):
-        issues.append(("matrix", "expected a [matrix] table"))
-        return []
+def _axes(
+    matrix: dict[str, list[Any] | schema.AxisTable], issues: list[tuple[str, str]]
+) -> list[Axis]:
+    """The matrix's axes from its validated entries: column names (unique, not reserved),
+    roles, labels and the overrides per label."""
     axes: list[Axis] = []
-    for key, spec in matrix.items():
-        where = f"matrix.{key!r}" if not re.match(r"^\w+$", key) else f"matrix.{key}"
-        explicit_name = None
-        role = None
-        if isinstance(spec, list):
-            paths, values, cases = [key], spec, None
-        elif isinstance(spec, dict):
-            for k in spec:
-                if k not in AXIS_KEYS:
-                    issues.append(
-                        (
-                            f"{where}.{k}",
-                            (
-                                f"expected one of the keys "
-                                f"{', '.join(AXIS_KEYS)}; found an unknown key {k!r}"
-                            ),
-                        )
-                    )
-            explicit_name = spec.get("name", key)
-            role = spec.get("role")
-            cases = spec.get("cases")
-            values = spec.get("values")
-            raw_paths = spec.get("key")
-            paths = [raw_paths] if isinstance(raw_paths, str) else raw_paths
-            if cases is not None and (values is not None or paths is not None):
-                issues.append((where, "expected either `cases` or `key` and `values`, found both"))
-                continue
-            if cases is None and (paths is None or values is None):
-                issues.append(
-                    (
-                        where,
-                        (
-                            "expected `key` and `values` (or `cases`), found "
-                            f"{', '.join(sorted(spec)) or 'an empty table'}"
-                        ),
-                    )
-                )
-                continue
-        else:
-            issues.append((where, f"expected an array of values or a table, found {spec!r}"))
-            continue
-        if role is not None and role not in ROLES:
-            issues.append((f"{where}.role", f"expected one of {', '.join(ROLES)}, found {role!r}"))
-            role = None
-        if cases is not None:
-            if (
-                not isinstance(cases, dict)
-                or not cases
-                or not all(isinstance(v, dict) for v in cases.values())
-            ):
-                issues.append(
-                    (f"{where}.cases", ("expected a table of label = { key.path = value, ... }"))
-                )
-                continue
-            labels = list(cases)
-            overrides = [dict(cases[label]) for label in labels]
+    for key, entry in matrix.items():
+        where = f"matrix.{schema.entry_name(key)}"
+        if isinstance(entry, schema.AxisTable) and entry.cases is not None:
+            labels = list(entry.cases)
+            overrides = [dict(entry.cases[label]) for label in labels]
             keys = sorted({k for o in overrides for k in o})
-            bad = False
-            for k in keys:
-                try:
-                    parse_key_path(k)
-                except ValueError as e:
-                    issues.append((f"{where}.cases", str(e)))
-                    bad = True
-            if bad:
+            name = _identifier(entry.name or key)
+            role = entry.role or ("direction" if name == "direction" else "other")
+            axes.append(Axis(name, role, labels, overrides, keys))
+            continue
+        if isinstance(entry, schema.AxisTable):
+            assert entry.key is not None and entry.values is not None  # AxisTable._one_form
+            paths, values, role = entry.key, entry.values, entry.role
+            explicit_name = entry.name if entry.name is not None else key
+        else:  # "KEY.PATH" = [values]
+            try:
+                parse_key_path(key)
+            except ValueError as e:
+                issues.append((where, str(e)))
                 continue
-            name = _identifier(explicit_name or key)
-            axis_role = role or ("direction" if name == "direction" else "other")
-            axes.append(Axis(name, axis_role, labels, overrides, keys))
-            continue
-        if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-            issues.append(
-                (f"{where}.key", f"expected a key path or an array of them, found {paths!r}")
-            )
-            continue
-        try:
-            for p in paths:
-                parse_key_path(p)
-        except ValueError as e:
-            issues.append((where, str(e)))
-            continue
-        if not isinstance(values, list) or not values:
-            issues.append((where, f"expected a non-empty array of values, found {values!r}"))
-            continue
-        if len({sc.canonical_json(v) for v in values}) != len(values):
-            issues.append((where, f"expected distinct values, found {values!r}"))
-            continue
+            paths, values, role, explicit_name = [key], entry, None, None
         name = _identifier(explicit_name) if explicit_name else default_column(paths[0])
         overrides = [{p: v for p in paths} for v in values]
         labels = [
@@ -595,17 +439,14 @@ def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
         if seen[a.name] > 1 and len(a.keys) == 1 and a.keys[0] in matrix:
             a.name = _identifier(a.keys[0].replace("[", "").replace("]", "").replace("*", "all"))
     names = [a.name for a in axes]
-    for a in axes:
-        if names.count(a.name) > 1:
-            issues.append(
-                (
-                    "matrix",
-                    (
-                        f"expected distinct column names, found {a.name!r} twice "
-                        "(give one axis a `name`)"
-                    ),
-                )
+    for name in dict.fromkeys(n for n in names if names.count(n) > 1):  # once per name
+        issues.append(
+            (
+                "matrix",
+                f"expected distinct column names, found {name!r} twice (give one axis a `name`)",
             )
+        )
+    for a in axes:
         if a.name in RESERVED_COLUMNS and not (
             a.name == "engine" and a.keys == ["scenario.engine"]
         ):
@@ -621,35 +462,16 @@ def _axes(matrix: Any, issues: list[tuple[str, str]]) -> list[Axis]:
     return axes
 
 
-def _analyze_entries(raw: Any, base_dir: Path, issues: list[tuple[str, str]]) -> list[AnalyzeEntry]:
-    if not isinstance(raw, list):
-        issues.append(("analyze", "expected an array of tables written [[analyze]]"))
-        return []
+def _analyze_entries(
+    raw: list[schema.AnalyzeTable], base_dir: Path, issues: list[tuple[str, str]]
+) -> list[AnalyzeEntry]:
+    """The [[analyze]] runs: each entry's globs matched (regular files only), one run per file
+    or one for all."""
     out = []
     for i, entry in enumerate(raw):
         where = f"analyze[{i}]"
-        if not isinstance(entry, dict):
-            issues.append((where, "expected a table"))
-            continue
-        for k in entry:
-            if k not in ANALYZE_KEYS:
-                issues.append(
-                    (
-                        f"{where}.{k}",
-                        (
-                            f"expected one of the keys {', '.join(ANALYZE_KEYS)};"
-                            f" found an unknown key {k!r}"
-                        ),
-                    )
-                )
-        patterns = entry.get("files")
-        if isinstance(patterns, str):
-            patterns = [patterns]
-        if not isinstance(patterns, list) or not patterns:
-            issues.append((f"{where}.files", f"expected file names or globs, found {patterns!r}"))
-            continue
         files: list[Path] = []
-        for pat in patterns:
+        for pat in entry.files:
             matched = sorted(glob.glob(str(base_dir / pat)))
             if not matched:
                 issues.append((f"{where}.files", f"expected files matching {pat!r}, found none"))
@@ -670,26 +492,12 @@ def _analyze_entries(raw: Any, base_dir: Path, issues: list[tuple[str, str]]) ->
                     )
                     continue
                 files.append(Path(m))
-        bin_text = entry.get("bin", DEFAULT_ANALYZE_BIN)
-        try:
-            if parse_duration(bin_text) <= 0:
-                raise UnitError("a positive duration", bin_text)
-        except (UnitError, ValueError) as e:
-            issues.append((f"{where}.bin", str(e)))
-            continue
-        params = entry.get("params", {})
-        if not isinstance(params, dict) or not all(
-            isinstance(v, (str, int, float, bool)) for v in params.values()
-        ):
-            issues.append((f"{where}.params", "expected a table of scalar values"))
-            continue
-        each = entry.get("each", True)
-        groups = [[f] for f in files] if each else [files]
+        groups = [[f] for f in files] if entry.each else [files]
         for g in groups:
-            p = dict(params)
-            if each:
+            p = dict(entry.params)
+            if entry.each:
                 p.setdefault("file", g[0].name)
-            out.append(AnalyzeEntry(g, bin_text, p))
+            out.append(AnalyzeEntry(g, entry.bin, p))
     return out
 
 
