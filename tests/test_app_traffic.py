@@ -24,6 +24,7 @@ a = "s"
 b = "d"
 rate = "20 Mbit/s"
 delay = "50 ms"
+queue = "1 BDP"
 
 [[flow]]
 from = "s"
@@ -94,7 +95,7 @@ def _series(flow: str, duration: str = "4 s"):
         ('size = "1 MB"\n' + ONOFF, "flow[0].size: expected no size (the application decides"),
         (
             "metrics_save = true\n" + ONOFF,
-            "flow[0].metrics_save: expected false with app kind 'onoff'",
+            "flow[0].metrics_save: expected false (the cache",
         ),
         ('proto = "udp"\nrate = "1 Mbit/s"\n' + ONOFF, "flow[0].proto: expected a TCP flow"),
         ('slow_start_after_idle = "yes"', "flow[0].slow_start_after_idle: expected true or false"),
@@ -130,13 +131,15 @@ def test_on_off_leaves_idle_gaps_and_restarts_cwnd_after_idle():
     assert len(idle) == 17 and (idle == 0).all(), idle
     grown = on.loc[2.5, "cwnd_pkts"]
     assert grown > 40  # slow start for 1 s on a 172-segment BDP
-    # tcp_cwnd_restart: 2 s idle is several RTOs, so cwnd falls back to the initial window
-    assert on.loc[2.9:3.0, "cwnd_pkts"].min() <= 10
+    # tcp_cwnd_restart at the write (3 s): cwnd halves once per RTO idle beyond the first
+    # (~1.8 s idle, RTO ~0.4 s here: four halvings), never below the initial window
+    restarted = on.loc[2.9, "cwnd_pkts"]
+    assert 10 <= restarted <= grown // 8, (grown, restarted)
 
     off = _series(ONOFF + "\nslow_start_after_idle = false")
     assert (off.loc[1.3:2.9, "delivered_bytes"] == 0).all()
     assert off.loc[2.5, "cwnd_pkts"] == grown  # the same first "on" period
-    assert off.loc[2.9:3.0, "cwnd_pkts"].min() >= grown  # no restart
+    assert off.loc[2.9, "cwnd_pkts"] == grown  # no restart
     # the kept window gets the second burst through faster
     assert off.loc[3.0:3.9, "delivered_bytes"].sum() > on.loc[3.0:3.9, "delivered_bytes"].sum()
 
@@ -147,7 +150,7 @@ def test_requests_deliver_exactly_what_was_written_at_the_given_times():
     assert int(r.flows.delivered_bytes[0]) == 2 * size
     fs = r.flow_series.set_index(r.flow_series.t_s.round(1))
     assert fs.loc[0.0:0.9, "delivered_bytes"].sum() == size
-    assert (fs.loc[1.0:1.5, "delivered_bytes"] == 0).all()
+    assert (fs.loc[1.0:1.4, "delivered_bytes"] == 0).all()  # bins before the write at 1.5 s
     assert fs.loc[1.5:, "delivered_bytes"].sum() == size
 
 

@@ -579,7 +579,9 @@ mod tests {
         v["flows"][0]["app"] = json!({"kind": "onoff", "on_ns": 1, "off_ns": 0});
         assert!(resolve_json(&v).unwrap_err().starts_with("flow[0].app"));
         v["flows"][0]["app"] = json!({"kind": "onoff", "on_ns": 1, "off": 2});
-        assert!(resolve_json(&v).unwrap_err().contains("unknown field `off`"));
+        assert!(resolve_json(&v)
+            .unwrap_err()
+            .contains("unknown field `off`"));
         let mut v = dumbbell();
         v["flows"][0]["colour"] = json!("red");
         assert!(resolve_json(&v)

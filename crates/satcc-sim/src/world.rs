@@ -620,7 +620,10 @@ impl World {
             }
             Ev::App(f) => {
                 let flow = &mut self.flows[f as usize];
-                let app = flow.app.as_mut().expect("App events come from an application");
+                let app = flow
+                    .app
+                    .as_mut()
+                    .expect("App events come from an application");
                 let next = app.fire(now, &mut flow.sender, out);
                 self.emit(f, true, out);
                 if let Some(at) = next.filter(|&at| at <= self.end) {

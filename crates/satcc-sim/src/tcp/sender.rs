@@ -733,7 +733,11 @@ mod tests {
         assert!(before >= 20, "cwnd grew in slow start: {before}");
         let mut out = Out::default();
         s.app_unlimited(ms(5_300), &mut out);
-        assert_eq!(sent(&out).first(), Some(&(30, false)), "resumes where it stopped");
+        assert_eq!(
+            sent(&out).first(),
+            Some(&(30, false)),
+            "resumes where it stopped"
+        );
         (s.tcp.cwnd, sent(&out).len())
     }
 
@@ -745,6 +749,9 @@ mod tests {
     #[test]
     fn without_slow_start_after_idle_the_window_survives_idleness() {
         let (cwnd, sent) = on_off_restart(false);
-        assert!(cwnd >= 20 && sent == cwnd as usize, "cwnd {cwnd}, sent {sent}");
+        assert!(
+            cwnd >= 20 && sent == cwnd as usize,
+            "cwnd {cwnd}, sent {sent}"
+        );
     }
 }

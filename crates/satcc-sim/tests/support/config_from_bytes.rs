@@ -7,7 +7,9 @@ use satcc_cc::params::ParamValue;
 use satcc_cc::Params;
 use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::SimDuration;
-use satcc_sim::{AppConfig, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
+use satcc_sim::{
+    AppConfig, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig,
+};
 
 pub struct Bytes<'a>(pub &'a [u8]);
 
