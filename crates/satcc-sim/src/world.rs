@@ -136,7 +136,7 @@ impl AppRun {
         match &self.cfg {
             AppConfig::Bulk => None,
             AppConfig::OnOff { on, off } => {
-                if step % 2 == 0 {
+                if step.is_multiple_of(2) {
                     sender.app_stop();
                     Some(now + *off)
                 } else {
