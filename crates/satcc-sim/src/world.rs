@@ -618,18 +618,7 @@ impl World {
                 self.flows[f as usize].receiver.on_timer_event(now, out);
                 self.emit(f, false, out);
             }
-            Ev::App(f) => {
-                let flow = &mut self.flows[f as usize];
-                let app = flow
-                    .app
-                    .as_mut()
-                    .expect("App events come from an application");
-                let next = app.fire(now, &mut flow.sender, out);
-                self.emit(f, true, out);
-                if let Some(at) = next.filter(|&at| at <= self.end) {
-                    self.schedule(at, Ev::App(f));
-                }
-            }
+            Ev::App(f) => self.app_event(f, out),
             Ev::Sample => {
                 for d in 0..self.net.dirs.len() as u32 {
                     self.serve(d, Due::Before);
@@ -641,6 +630,23 @@ impl World {
                     self.schedule(at, Ev::Sample);
                 }
             }
+        }
+    }
+
+    /// A flow's application writes or switches (rare: kept out of the event loop's body).
+    #[cold]
+    #[inline(never)]
+    fn app_event(&mut self, f: u32, out: &mut Out) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let app = flow
+            .app
+            .as_mut()
+            .expect("App events come from an application");
+        let next = app.fire(now, &mut flow.sender, out);
+        self.emit(f, true, out);
+        if let Some(at) = next.filter(|&at| at <= self.end) {
+            self.schedule(at, Ev::App(f));
         }
     }
 
