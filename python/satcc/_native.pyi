@@ -40,6 +40,11 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
           "udp_rate_bps": int (payload bit rate, iperf3 -b), "udp_payload_bytes": int (-l),
           "encap_bytes": int (default 0: tunnel bytes added to every packet, both ways),
           "mtu": int (default 1500: path MTU; longer packets travel as IP fragments),
+          "app": {"kind": "bulk"} | {"kind": "onoff", "on_ns": int, "off_ns": int}
+                 | {"kind": "requests", "bytes": int, "every_ns": int}
+                 | {"kind": "requests", "bytes": int, "at_ns": [int, ...]}
+                 (default bulk; TCP only, without size_bytes; bytes a multiple of mss),
+          "slow_start_after_idle": bool (default true: tcp_slow_start_after_idle),
       }],
       # optional: every host's turnarounds (satcc-core hostnoise.rs), quantile points of each
       # inverse CDF from probability 0 to 1, drawn for packets towards a flow's sender (ACKs)

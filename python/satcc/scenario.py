@@ -49,6 +49,8 @@ them in step):
 | flow.metrics_save         | false        | bool                 | false = tcp_no_metrics_save = 1; true = Linux's default cache of ssthresh per destination (study 003) |
 | flow.proto, rate, packet_size | tcp, -, 1460 B | udp: CBR rate, payload | iperf3 -u -b -l (satcc.linkmodels) |
 | flow.encap, flow.mtu      | 0 B, 1500 B  | VPN name or "N B"; size | satcc.linkmodels (study 000)   |
+| flow.app                  | bulk         | `{ kind = ... }`     | bulk, onoff (on, off), requests (size, every or at) |
+| flow.slow_start_after_idle | true        | bool                 | net.ipv4.tcp_slow_start_after_idle = 1 |
 
 Deviations from what a user might assume:
 1. With `window_scaling = false` the receive window is capped at 65535 B whatever `rwnd` says
@@ -251,6 +253,9 @@ class Flow(_Table):
     packet_size: Size | None = None
     encap: Annotated[int, PlainValidator(linkmodels.parse_encap)] = 0
     mtu: Size = linkmodels.DEFAULT_MTU
+    # application traffic (`_app`): bulk, on/off or requests; checked in _semantic_issues
+    app: dict[str, Any] | None = None
+    slow_start_after_idle: StrictBool = True  # net.ipv4.tcp_slow_start_after_idle
 
 
 class Scenario(_Table):
@@ -586,10 +591,124 @@ def _semantic_issues(s: Scenario) -> list[tuple[str, str]]:
         if flow.min_rto <= 0:
             issues.append((f"{p}.min_rto", "expected a positive duration, found 0"))
         issues.extend(linkmodels.flow_issues(p, flow))
+        issues.extend(_app_issues(p, flow))
     if total > MAX_FLOWS:
         issues.append(("flow", f"expected at most {MAX_FLOWS} flows after count, found {total}"))
     issues.extend(_seqack_issues(s, total))
     return issues
+
+
+APP_KINDS = ("bulk", "onoff", "requests")
+_APP_KEYS = {
+    "bulk": ("kind",),
+    "onoff": ("kind", "on", "off"),
+    "requests": ("kind", "size", "every", "at"),
+}
+
+
+def _app(flow: Flow) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
+    """A flow's `app` table as the resolver takes it (None: bulk, today's default) and the
+    problems found, as (key under `app`, message)."""
+    t = flow.app
+    if t is None:
+        return None, []
+    kind = t.get("kind")
+    if kind not in APP_KINDS:
+        found = "nothing" if kind is None else describe(kind)
+        return None, [("kind", f"expected one of {', '.join(map(repr, APP_KINDS))}, found {found}")]
+    issues = [
+        (
+            k,
+            f"expected one of the keys {', '.join(_APP_KEYS[kind])} for kind {kind!r}; found an unknown key {k!r}",
+        )
+        for k in t
+        if k not in _APP_KEYS[kind]
+    ]
+
+    def get(key: str, parse, positive: bool = True):
+        if key not in t:
+            return None
+        try:
+            v = parse(t[key])
+        except UnitError as e:
+            issues.append((key, str(e)))
+            return None
+        if positive and v <= 0:
+            issues.append((key, f"expected a positive value, found {describe(t[key])}"))
+            return None
+        return v
+
+    if kind == "bulk":
+        return None, issues
+    if kind == "onoff":
+        on, off = get("on", parse_duration), get("off", parse_duration)
+        for key, v in (("on", on), ("off", off)):
+            if key not in t:
+                issues.append((key, 'expected a duration (e.g. "1 s"), found nothing'))
+        if issues:
+            return None, issues
+        return {"kind": "onoff", "on_ns": on, "off_ns": off}, []
+    size = get("size", parse_size)
+    if "size" not in t:
+        issues.append(("size", 'expected a size (e.g. "100 kB"), found nothing'))
+    elif size is not None and MIN_MSS <= flow.mss and size % flow.mss:
+        below = size // flow.mss * flow.mss
+        issues.append(
+            (
+                "size",
+                (
+                    f"expected a multiple of the flow's mss ({flow.mss} B: the simulator cuts "
+                    f"segments at multiples of the MSS from the start of the stream), found "
+                    f"{size} B (nearest: {max(below, flow.mss)} B or {below + flow.mss} B)"
+                ),
+            )
+        )
+    out: dict[str, Any] = {"kind": "requests", "bytes": size}
+    if ("every" in t) == ("at" in t):
+        issues.append(
+            (
+                "every",
+                "expected exactly one of every and at, found "
+                + ("both" if "every" in t else "neither"),
+            )
+        )
+    elif "every" in t:
+        out["every_ns"] = get("every", parse_duration)
+    else:
+        at = t["at"]
+        if not isinstance(at, list) or not at:
+            issues.append(("at", f"expected a non-empty array of durations, found {describe(at)}"))
+        else:
+            times = []
+            for k, v in enumerate(at):
+                try:
+                    times.append(parse_duration(v))
+                except UnitError as e:
+                    issues.append((f"at[{k}]", str(e)))
+            if len(times) == len(at) and times != sorted(times):
+                issues.append(("at", "expected ascending times, found them out of order"))
+            out["at_ns"] = times
+    return (None, issues) if issues else (out, [])
+
+
+def _app_issues(p: str, flow: Flow) -> list[tuple[str, str]]:
+    """Problems of a flow's `app` and how it combines with its other keys."""
+    app, issues = _app(flow)
+    out = [(f"{p}.app.{k}", m) for k, m in issues]
+    if app is not None:
+        kind = app["kind"]
+        for key, bad, what in (
+            ("proto", flow.proto != "tcp", "a TCP flow"),
+            ("size", flow.size is not None, "no size (the application decides what is written)"),
+            (
+                "metrics_save",
+                flow.metrics_save,
+                "false (the cache is written when a transfer closes)",
+            ),
+        ):
+            if bad:
+                out.append((f"{p}.{key}", f"expected {what} with app kind {kind!r}"))
+    return out
 
 
 def _reachable(adjacency: dict[str, set[str]], start: str) -> set[str]:
@@ -799,6 +918,11 @@ def spec(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
                 **linkmodels.flow_extras(f),
             }
         )
+        app, _ = _app(f)
+        if app is not None:  # absent = bulk, so existing scenarios keep their hash
+            flows[-1]["app"] = app
+        if not f.slow_start_after_idle:  # absent = on, Linux's default
+            flows[-1]["slow_start_after_idle"] = False
     config = {
         "name": s.name,
         "seed": seed,

@@ -83,6 +83,10 @@ fn yes() -> bool {
     true
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 /// Ethernet's MTU, the default path MTU.
 pub const DEFAULT_MTU: u32 = 1500;
 
@@ -130,6 +134,69 @@ pub struct Flow {
     pub encap_bytes: u32,
     #[serde(default = "default_mtu", skip_serializing_if = "is_default_mtu")]
     pub mtu: u32,
+    /// What the application writes (absent: bulk, all data there from the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<App>,
+    /// `net.ipv4.tcp_slow_start_after_idle` (absent: on, Linux's default). It acts on
+    /// application writes after idle, so only flows with an `app` other than bulk see it.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub slow_start_after_idle: bool,
+}
+
+/// A flow's application traffic (`[[flow]] app`); times are offsets from the flow's start.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum App {
+    /// All data there from the start (`size` bytes, or until the end): iperf3, BulkSend.
+    Bulk,
+    /// Writes as fast as the connection takes them for `on_ns`, then nothing for `off_ns`,
+    /// repeated from the start (ns-3's OnOffApplication with constant times, over TCP).
+    Onoff { on_ns: u64, off_ns: u64 },
+    /// Writes of `bytes` each: every `every_ns` from the start, or at each of `at_ns`
+    /// (ascending offsets from the start).
+    Requests {
+        bytes: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        every_ns: Option<u64>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        at_ns: Vec<u64>,
+    },
+}
+
+impl App {
+    /// Why this application cannot run, naming the key under `flow[i].app`.
+    fn check(&self, i: usize, mss: u32) -> Result<(), String> {
+        let key = format!("flow[{i}].app");
+        match self {
+            App::Bulk => Ok(()),
+            App::Onoff { on_ns, off_ns } => {
+                if *on_ns == 0 || *off_ns == 0 {
+                    return Err(format!("{key}: expected on_ns and off_ns > 0"));
+                }
+                Ok(())
+            }
+            App::Requests {
+                bytes,
+                every_ns,
+                at_ns,
+            } => {
+                // The simulator's sender cuts segments at multiples of the MSS from the start
+                // of the stream (satcc-sim tcp/sender.rs `app_write`).
+                if *bytes == 0 || bytes % mss as u64 != 0 {
+                    return Err(format!(
+                        "{key}.bytes: expected a positive multiple of the mss ({mss} B)"
+                    ));
+                }
+                match (every_ns, at_ns.is_empty()) {
+                    (Some(0), _) => Err(format!("{key}.every_ns: expected > 0")),
+                    (Some(_), true) => Ok(()),
+                    (None, false) if at_ns.windows(2).all(|w| w[0] <= w[1]) => Ok(()),
+                    (None, false) => Err(format!("{key}.at_ns: expected ascending times")),
+                    _ => Err(format!("{key}: expected exactly one of every_ns and at_ns")),
+                }
+            }
+        }
+    }
 }
 
 impl Flow {
@@ -298,6 +365,22 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
                 "flow[{i}]: expected udp_rate_bps and udp_payload_bytes for a UDP flow"
             ));
         }
+        if let Some(app) = &f.app {
+            if f.is_udp() && *app != App::Bulk {
+                return Err(format!("flow[{i}].app: expected a TCP flow"));
+            }
+            if f.size_bytes.is_some() && *app != App::Bulk {
+                return Err(format!(
+                    "flow[{i}].size_bytes: expected none with an application other than bulk"
+                ));
+            }
+            if f.metrics_save && *app != App::Bulk {
+                return Err(format!(
+                    "flow[{i}].metrics_save: expected false with an application other than bulk"
+                ));
+            }
+            app.check(i, f.mss)?;
+        }
     }
     if let Some(h) = &s.host_noise_quantiles_ns {
         h.build()?;
@@ -437,6 +520,26 @@ mod tests {
     }
 
     #[test]
+    fn application_traffic_round_trips_and_defaults_stay_off_the_wire() {
+        let mut v = dumbbell();
+        v["flows"][0]["app"] = json!({"kind": "onoff", "on_ns": 1_000, "off_ns": 2_000});
+        v["flows"][0]["slow_start_after_idle"] = json!(false);
+        v["flows"][1]["app"] = json!({"kind": "requests", "bytes": 2896, "at_ns": [0, 5]});
+        let r = resolve_json(&v).unwrap();
+        assert_eq!(
+            r.scenario.flows[0].app,
+            Some(App::Onoff {
+                on_ns: 1_000,
+                off_ns: 2_000
+            })
+        );
+        assert!(!r.scenario.flows[0].slow_start_after_idle);
+        assert!(r.scenario.flows[1].slow_start_after_idle);
+        let s: Scenario = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&s).unwrap(), v);
+    }
+
+    #[test]
     fn bad_input_names_the_key() {
         let cases: [(&str, Value, &str); 5] = [
             (
@@ -463,6 +566,22 @@ mod tests {
             let e = resolve_json(&v).unwrap_err();
             assert!(e.starts_with(want), "{at}: {e}");
         }
+        let mut v = dumbbell();
+        v["flows"][0]["app"] = json!({"kind": "requests", "bytes": 1000, "every_ns": 5});
+        assert_eq!(
+            resolve_json(&v).unwrap_err(),
+            "flow[0].app.bytes: expected a positive multiple of the mss (1448 B)"
+        );
+        v["flows"][0]["app"] = json!({"kind": "requests", "bytes": 2896});
+        assert!(resolve_json(&v)
+            .unwrap_err()
+            .contains("exactly one of every_ns and at_ns"));
+        v["flows"][0]["app"] = json!({"kind": "onoff", "on_ns": 1, "off_ns": 0});
+        assert!(resolve_json(&v).unwrap_err().starts_with("flow[0].app"));
+        v["flows"][0]["app"] = json!({"kind": "onoff", "on_ns": 1, "off": 2});
+        assert!(resolve_json(&v)
+            .unwrap_err()
+            .contains("unknown field `off`"));
         let mut v = dumbbell();
         v["flows"][0]["colour"] = json!("red");
         assert!(resolve_json(&v)

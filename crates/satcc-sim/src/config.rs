@@ -5,7 +5,7 @@
 use satcc_cc::Params;
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::models::ModelSpec;
-use satcc_core::scenario::{Pacing, Proto as ScenarioProto, QueueLimit, Resolved};
+use satcc_core::scenario::{App, Pacing, Proto as ScenarioProto, QueueLimit, Resolved};
 use satcc_core::SimDuration;
 
 #[derive(Clone, Debug)]
@@ -112,6 +112,24 @@ pub struct FlowConfig {
     /// stores its ssthresh when fully acknowledged, and a later flow between the same two
     /// nodes starts with it (`world.rs`, `tcp_update_metrics` / `tcp_init_metrics`).
     pub metrics_save: bool,
+    /// What the application writes (TCP only; `world.rs` drives the writes).
+    pub app: AppConfig,
+    /// `net.ipv4.tcp_slow_start_after_idle`: a write after more than an RTO without sending
+    /// restarts cwnd (`tcp_cwnd_restart`). Only writes check it, so bulk flows never do.
+    pub slow_start_after_idle: bool,
+}
+
+/// A TCP flow's application (`satcc_core::scenario::App`); times are offsets from the start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppConfig {
+    /// All data (`size_bytes`, or unlimited) there from the start.
+    Bulk,
+    /// Writes as fast as the connection takes them for `on`, nothing for `off`, repeated.
+    OnOff { on: SimDuration, off: SimDuration },
+    /// Writes of `bytes` every `every` from the start.
+    Periodic { bytes: u64, every: SimDuration },
+    /// Writes of `bytes` at each offset (ascending).
+    At { bytes: u64, at: Vec<SimDuration> },
 }
 
 /// What a flow sends.
@@ -155,6 +173,8 @@ impl FlowConfig {
             encap_bytes: 0,
             mtu: DEFAULT_MTU,
             metrics_save: false,
+            app: AppConfig::Bulk,
+            slow_start_after_idle: true,
         }
     }
 }
@@ -276,6 +296,26 @@ impl SimConfig {
                 encap_bytes: f.encap_bytes,
                 mtu: f.mtu,
                 metrics_save: f.metrics_save,
+                app: match &f.app {
+                    None | Some(App::Bulk) => AppConfig::Bulk,
+                    Some(App::Onoff { on_ns, off_ns }) => AppConfig::OnOff {
+                        on: SimDuration::from_nanos(*on_ns),
+                        off: SimDuration::from_nanos(*off_ns),
+                    },
+                    Some(App::Requests {
+                        bytes,
+                        every_ns: Some(every),
+                        ..
+                    }) => AppConfig::Periodic {
+                        bytes: *bytes,
+                        every: SimDuration::from_nanos(*every),
+                    },
+                    Some(App::Requests { bytes, at_ns, .. }) => AppConfig::At {
+                        bytes: *bytes,
+                        at: at_ns.iter().map(|&t| SimDuration::from_nanos(t)).collect(),
+                    },
+                },
+                slow_start_after_idle: f.slow_start_after_idle,
             });
         }
         Ok(SimConfig {

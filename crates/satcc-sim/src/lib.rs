@@ -19,6 +19,7 @@ pub mod udp;
 pub mod world;
 
 pub use config::{
-    ConfigError, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig,
+    AppConfig, ConfigError, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig,
+    SimConfig,
 };
 pub use world::{run, SimOutput};

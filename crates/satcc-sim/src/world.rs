@@ -36,6 +36,14 @@
 //!    reset-free teardown of any connection; satcc's flows have no teardown.
 //! 3. RTT, RTT variance, cwnd and reordering are not cached (Linux seeds the first RTO
 //!    from the cached RTT; satcc's first RTO is always 1 s).
+//!
+//! Application traffic (`FlowConfig::app`): a bulk flow has all its data from the start. An
+//! on/off flow starts "on" (writing whatever the connection takes, as bulk) and an `App`
+//! event at each switch stops the writes (`Sender::app_stop`) or resumes them
+//! (`Sender::app_unlimited`); a request flow's `App` events each write `bytes`
+//! (`Sender::app_write`). Writes after idle go through `tcp_slow_start_after_idle_check`
+//! when the flow's `slow_start_after_idle` is on. Bulk flows schedule no `App` event, so
+//! their runs are unchanged.
 
 use std::collections::HashMap;
 
@@ -43,7 +51,7 @@ use satcc_core::record::{CcSeries, FlowSeries, FlowSummary, LinkSeries, LinkSeri
 use satcc_core::routing::Routing;
 use satcc_core::{SimDuration, SimTime};
 
-use crate::config::{ConfigError, Proto, SimConfig};
+use crate::config::{AppConfig, ConfigError, Proto, SimConfig};
 use crate::events::{self, EventQueue};
 use crate::net::Network;
 use crate::packet::{Frag, Hop, Kind, Packet, PacketStore, IP_HEADER};
@@ -69,6 +77,8 @@ enum Ev {
     ReceiverTimer(u32),
     /// A UDP flow's next datagram is due.
     UdpSend(u32),
+    /// A TCP flow's application writes or switches on/off (`AppRun`).
+    App(u32),
     /// End of a statistics bin.
     Sample,
 }
@@ -97,6 +107,55 @@ struct Flow {
     metrics_save: bool,
     /// The close-time update of the metrics cache has been done.
     metrics_written: bool,
+    /// The application of a flow that is not bulk (boxed: bulk flows, the hot path, keep
+    /// their `Flow` small).
+    app: Option<Box<AppRun>>,
+}
+
+/// A non-bulk application and how many of its events have run.
+struct AppRun {
+    cfg: AppConfig,
+    step: usize,
+}
+
+impl AppRun {
+    /// The first event's offset from the flow's start.
+    fn first(&self) -> Option<SimDuration> {
+        match &self.cfg {
+            AppConfig::Bulk => None,
+            AppConfig::OnOff { on, .. } => Some(*on),
+            AppConfig::Periodic { .. } => Some(SimDuration::ZERO),
+            AppConfig::At { at, .. } => at.first().copied(),
+        }
+    }
+
+    /// Run event `step` at `now` on `sender`; the time of the next one.
+    fn fire(&mut self, now: SimTime, sender: &mut Sender, out: &mut Out) -> Option<SimTime> {
+        let step = self.step;
+        self.step += 1;
+        match &self.cfg {
+            AppConfig::Bulk => None,
+            AppConfig::OnOff { on, off } => {
+                if step.is_multiple_of(2) {
+                    sender.app_stop();
+                    Some(now + *off)
+                } else {
+                    sender.app_unlimited(now, out);
+                    Some(now + *on)
+                }
+            }
+            AppConfig::Periodic { bytes, every } => {
+                let ok = sender.app_write(now, *bytes, out);
+                debug_assert!(ok, "writes are whole segments (checked in build)");
+                Some(now + *every)
+            }
+            AppConfig::At { bytes, at } => {
+                let ok = sender.app_write(now, *bytes, out);
+                debug_assert!(ok, "writes are whole segments (checked in build)");
+                at.get(step + 1).map(|&d| sender.start + d)
+            }
+        }
+    }
 }
 
 /// Everything a run produces.
@@ -256,6 +315,56 @@ impl World {
                 f.ecn = true;
             }
             let f = &f;
+            let app = match (&f.app, f.proto) {
+                (AppConfig::Bulk, _) | (_, Proto::Udp { .. }) => None,
+                (app, Proto::Tcp) => {
+                    let bad = |message: String| ConfigError {
+                        key: key("app"),
+                        message,
+                    };
+                    match app {
+                        AppConfig::OnOff { on, off } if on.is_zero() || off.is_zero() => {
+                            return Err(bad("on and off must be > 0".into()));
+                        }
+                        AppConfig::Periodic { every, .. } if every.is_zero() => {
+                            return Err(bad("every must be > 0".into()));
+                        }
+                        AppConfig::Periodic { bytes, .. } | AppConfig::At { bytes, .. }
+                            if *bytes == 0 || bytes % f.mss as u64 != 0 =>
+                        {
+                            return Err(bad(format!(
+                                "writes must be a positive multiple of the mss ({} B)",
+                                f.mss
+                            )));
+                        }
+                        AppConfig::At { at, .. } if at.windows(2).any(|w| w[0] > w[1]) => {
+                            return Err(bad("write times must be ascending".into()));
+                        }
+                        _ => {}
+                    }
+                    Some(Box::new(AppRun {
+                        cfg: app.clone(),
+                        step: 0,
+                    }))
+                }
+            };
+            // A request flow's sender starts with nothing to send (the receiver still counts
+            // towards no size: the flow never completes).
+            let sender_cfg;
+            let scfg = match &f.app {
+                AppConfig::Periodic { .. } | AppConfig::At { .. } if app.is_some() => {
+                    sender_cfg = crate::config::FlowConfig {
+                        size_bytes: Some(0),
+                        ..f.clone()
+                    };
+                    &sender_cfg
+                }
+                _ => f,
+            };
+            let mut sender = Sender::new(scfg, f.dst as u32, cc);
+            if app.is_some() {
+                sender.set_slow_start_after_idle(f.slow_start_after_idle);
+            }
             let ecn = f.ecn.then(|| {
                 if f.cca == "dctcp" {
                     EcnEcho::Dctcp
@@ -266,7 +375,7 @@ impl World {
             flows.push(Flow {
                 src: f.src as u32,
                 dst: f.dst as u32,
-                sender: Sender::new(f, f.dst as u32, cc),
+                sender,
                 receiver: Receiver::new(
                     f.id,
                     f.src as u32,
@@ -305,6 +414,7 @@ impl World {
                 mtu: f.mtu,
                 metrics_save: f.metrics_save && f.proto == Proto::Tcp,
                 metrics_written: false,
+                app,
             });
         }
         let mut w = World {
@@ -334,6 +444,12 @@ impl World {
             w.schedule(at, Ev::FlowStart(i as u32));
         }
         w.schedule(SimTime::ZERO + cfg.bin, Ev::Sample);
+        for i in 0..w.flows.len() {
+            let first = w.flows[i].app.as_ref().and_then(|a| a.first());
+            if let Some(at) = first.map(|d| w.flows[i].sender.start + d) {
+                w.schedule(at, Ev::App(i as u32));
+            }
+        }
         Ok(w)
     }
 
@@ -502,6 +618,7 @@ impl World {
                 self.flows[f as usize].receiver.on_timer_event(now, out);
                 self.emit(f, false, out);
             }
+            Ev::App(f) => self.app_event(f, out),
             Ev::Sample => {
                 for d in 0..self.net.dirs.len() as u32 {
                     self.serve(d, Due::Before);
@@ -513,6 +630,23 @@ impl World {
                     self.schedule(at, Ev::Sample);
                 }
             }
+        }
+    }
+
+    /// A flow's application writes or switches (rare: kept out of the event loop's body).
+    #[cold]
+    #[inline(never)]
+    fn app_event(&mut self, f: u32, out: &mut Out) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let app = flow
+            .app
+            .as_mut()
+            .expect("App events come from an application");
+        let next = app.fire(now, &mut flow.sender, out);
+        self.emit(f, true, out);
+        if let Some(at) = next.filter(|&at| at <= self.end) {
+            self.schedule(at, Ev::App(f));
         }
     }
 

@@ -109,6 +109,19 @@ def resolve_ccas(config: dict[str, Any], registered: list[str]) -> dict[int, str
     return out
 
 
+def check_apps(config: dict[str, Any]) -> None:
+    """Refuse application traffic (`[[flow]] app` other than bulk): the emulator's senders
+    are iperf3 and satcc.emu.xfer, which write everything from the start."""
+    for f in config["flows"]:
+        app = f.get("app") or {"kind": "bulk"}
+        if app["kind"] != "bulk":
+            raise EmuError(
+                f"flow[{f['id']}].app: the emulator runs bulk and limited transfers only "
+                f"(iperf3, satcc.emu.xfer), found kind {app['kind']!r}; run it with "
+                "`satcc sim`"
+            )
+
+
 def check_tools(capture: bool) -> None:
     missing = [
         t for t in REQUIRED_TOOLS + (("tcpdump",) if capture else ()) if shutil.which(t) is None
@@ -162,6 +175,7 @@ class Run:
     # -- lifecycle -----------------------------------------------------------------------
 
     def execute(self, progress: Callable[[float], None] | None = None) -> dict[str, Any]:
+        check_apps(self.config)
         host.require_root()
         check_tools(self.capture)
         host.cleanup()  # stale runs of crashed runners (live runs are left alone)

@@ -402,6 +402,12 @@ def run(
 
     summaries, models, per_bin = [], [], []
     for f, origin, path in zip(config["flows"], origins, paths, strict=True):
+        if (f.get("app") or {"kind": "bulk"})["kind"] != "bulk":
+            raise UserError(
+                f"{scenario.source}: flow {origin.name!r} (id {f['id']}): app: the model "
+                f"engine predicts bulk and limited transfers only, found kind "
+                f"{f['app']['kind']!r}; run it with `satcc sim`"
+            )
         try:
             pred = predict_flow(f, path)
         except ModelInputError as e:

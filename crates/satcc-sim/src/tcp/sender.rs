@@ -33,8 +33,9 @@
 //!    scripts showed cwnd 2 after the RTO where the kernel has 1.)
 //! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot).
 //! 4. No TSO/GSO: every segment is its own packet (as with TSO/GSO off, study 001).
-//! 5. Slow start after idle (`tcp_cwnd_restart`) only for application writes (`app_write`,
-//!    the drill endpoint) and off by default; no cwnd moderation after application-limited
+//! 5. Slow start after idle (`tcp_cwnd_restart`) is checked on application writes
+//!    (`app_write`, `app_unlimited`: the drill endpoint and scenario flows with an `app`),
+//!    off until `set_slow_start_after_idle`; no cwnd moderation after application-limited
 //!    periods (`tcp_cwnd_application_limited`).
 //! 6. ACKs are never lost to receiver-side buffer limits. The receiver (autotuning, window,
 //!    delayed ACKs) is `receiver.rs`, with its own deviations.
@@ -433,6 +434,8 @@ impl Sender {
             self.tcp.ssthresh = v.min(self.tcp.cwnd_clamp);
         }
         self.tcp.cwnd_stamp = now;
+        // tcp_finish_connect: "Prevent spurious tcp_cwnd_restart() on first data packet".
+        self.tcp.lsndtime = now;
         self.tcp.now = now;
         self.cc.on_init(now, &mut self.tcp);
         self.write_xmit(now, out);
@@ -476,6 +479,26 @@ impl Sender {
         self.tcp.now = now;
         self.write_xmit(now, out);
         true
+    }
+
+    /// The application stops writing (an on/off source going off): what has been sent is all
+    /// there is until the next write, so the connection goes idle once it is acknowledged.
+    /// Sending stops at the last full segment sent (nothing unsent was queued: an "on"
+    /// source writes only what the connection takes).
+    pub fn app_stop(&mut self) {
+        self.size = Some(self.tcp.snd_nxt);
+    }
+
+    /// The application writes without limit from `now` (an on/off source going on), as a
+    /// bulk flow: `tcp_slow_start_after_idle_check`, then new data as cwnd allows.
+    pub fn app_unlimited(&mut self, now: SimTime, out: &mut Out) {
+        self.slow_start_after_idle_check(now);
+        self.size = None;
+        if self.conn == Conn::Closed {
+            self.conn = Conn::Established; // all earlier data was acknowledged
+        }
+        self.tcp.now = now;
+        self.write_xmit(now, out);
     }
 
     /// Turn `tcp_slow_start_after_idle` on or off (Linux's default is on; satcc's drill
@@ -694,5 +717,41 @@ mod tests {
         let (s, out, _) = established();
         assert_eq!(out.pkts.iter().filter(|p| p.kind == Kind::Data).count(), 10);
         assert_eq!(s.srtt_us(), 100_000);
+    }
+
+    /// An on/off source: 30 segments, then silence until all is acknowledged and 5 s pass,
+    /// then writes again: what goes out, and cwnd, with and without slow start after idle.
+    fn on_off_restart(slow_start_after_idle: bool) -> (u32, usize) {
+        let (mut s, _, _) = established();
+        s.set_slow_start_after_idle(slow_start_after_idle);
+        deliver(&mut s, ms(200), &ack(10 * MSS, &[])); // slow start: 20 more go out
+        s.app_stop();
+        let quiet = deliver(&mut s, ms(300), &ack(30 * MSS, &[]));
+        assert!(sent(&quiet).is_empty(), "nothing is written while off");
+        assert_eq!(s.tcp.packets_out, 0);
+        let before = s.tcp.cwnd;
+        assert!(before >= 20, "cwnd grew in slow start: {before}");
+        let mut out = Out::default();
+        s.app_unlimited(ms(5_300), &mut out);
+        assert_eq!(
+            sent(&out).first(),
+            Some(&(30, false)),
+            "resumes where it stopped"
+        );
+        (s.tcp.cwnd, sent(&out).len())
+    }
+
+    #[test]
+    fn writes_after_idle_restart_cwnd_at_the_initial_window() {
+        assert_eq!(on_off_restart(true), (10, 10));
+    }
+
+    #[test]
+    fn without_slow_start_after_idle_the_window_survives_idleness() {
+        let (cwnd, sent) = on_off_restart(false);
+        assert!(
+            cwnd >= 20 && sent == cwnd as usize,
+            "cwnd {cwnd}, sent {sent}"
+        );
     }
 }

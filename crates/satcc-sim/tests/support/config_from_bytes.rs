@@ -7,7 +7,9 @@ use satcc_cc::params::ParamValue;
 use satcc_cc::Params;
 use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::SimDuration;
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig};
+use satcc_sim::{
+    AppConfig, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig,
+};
 
 pub struct Bytes<'a>(pub &'a [u8]);
 
@@ -149,6 +151,8 @@ pub fn config(data: &[u8]) -> SimConfig {
                 mtu: b.pick(2_000, u32::MAX as u64) as u32,
                 metrics_save: b.bool(),
                 rcvbuf_autotune: b.bool(),
+                app: AppConfig::Bulk,
+                slow_start_after_idle: true,
             }
         })
         .collect();

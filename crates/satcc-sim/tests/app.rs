@@ -1,0 +1,81 @@
+//! Application traffic (`FlowConfig::app`, world.rs): on/off sources and request writes run
+//! through the sender's application writes; bulk flows are untouched.
+
+mod common;
+
+use common::{dumbbell, ms, run};
+use satcc_sim::{AppConfig, FlowConfig, QueueConfig, SimOutput};
+
+const RATE_BPS: u64 = 20_000_000;
+const ONE_WAY_MS: u64 = 25;
+/// One BDP: what is queued when the source goes off drains within an RTT or two.
+const QUEUE: QueueConfig = QueueConfig::Bdp(1.0);
+const MSS: u64 = 1448;
+
+fn one_flow(app: AppConfig, secs: u64) -> SimOutput {
+    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    f.app = app;
+    run(&dumbbell(RATE_BPS, ONE_WAY_MS, 0.0, QUEUE, secs, vec![f]))
+}
+
+/// Bytes delivered in the bins starting in [from_s, to_s).
+fn delivered(out: &SimOutput, from_s: f64, to_s: f64) -> u64 {
+    let s = &out.flow_series;
+    (0..s.t_s.len())
+        .filter(|&i| s.t_s[i] >= from_s - 1e-9 && s.t_s[i] < to_s - 1e-9)
+        .map(|i| s.delivered_bytes[i])
+        .sum()
+}
+
+#[test]
+fn an_on_off_source_is_silent_while_off() {
+    let out = one_flow(
+        AppConfig::OnOff {
+            on: ms(500),
+            off: ms(1000),
+        },
+        3,
+    );
+    assert!(delivered(&out, 0.0, 0.5) > 0);
+    assert_eq!(delivered(&out, 0.8, 1.5), 0, "off from 0.5 s to 1.5 s");
+    assert!(delivered(&out, 1.5, 2.0) > 0, "on again at 1.5 s");
+    assert_eq!(delivered(&out, 2.3, 3.0), 0, "off again at 2 s");
+}
+
+#[test]
+fn requests_deliver_exactly_the_bytes_written() {
+    let bytes = 50 * MSS;
+    let out = one_flow(
+        AppConfig::At {
+            bytes,
+            at: vec![ms(0), ms(700), ms(1400)],
+        },
+        3,
+    );
+    assert_eq!(out.flows[0].delivered_bytes, 3 * bytes);
+    assert_eq!(delivered(&out, 0.0, 0.7), bytes);
+    let periodic = one_flow(
+        AppConfig::Periodic {
+            bytes,
+            every: ms(1000),
+        },
+        3,
+    );
+    assert_eq!(
+        periodic.flows[0].delivered_bytes,
+        3 * bytes,
+        "writes at 0, 1, 2 s"
+    );
+}
+
+#[test]
+fn writes_that_are_not_whole_segments_are_refused() {
+    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    f.app = AppConfig::Periodic {
+        bytes: 1000,
+        every: ms(100),
+    };
+    let cfg = dumbbell(RATE_BPS, ONE_WAY_MS, 0.0, QUEUE, 1, vec![f]);
+    let e = satcc_sim::run(&cfg, &mut |_| true).unwrap_err();
+    assert_eq!(e.key, "flow[0].app");
+}
