@@ -133,6 +133,7 @@ def main() -> int:
     p.add_argument("delay", type=Path)
     p.add_argument("--split", type=int, default=60, help="seconds in the first part")
     p.add_argument("--seeds", type=int, default=3, help="seeds 1..N, replay and fitted model")
+    p.add_argument("--replay-seeds", type=int, help="seeds 1..N for the replay (default: --seeds)")
     p.add_argument("--fit", choices=("first", "last"), default="first", help="the part fitted")
     p.add_argument(
         "--replay", choices=("first", "last"), help="the part replayed (default: the other)"
@@ -160,15 +161,17 @@ def main() -> int:
         replay = replay_model(rep_bw, rep_csv)
         print("fitted:", json.dumps(fitted), file=sys.stderr)
         seeds = range(1, a.seeds + 1)
+        rseeds = range(1, (a.replay_seeds or a.seeds) + 1)
         rows = []
         for cca in a.ccas.split(","):
-            reps = [measure(scenario(replay, {}, cca, replay_dur, s), a.engine) for s in seeds]
+            reps = [measure(scenario(replay, {}, cca, replay_dur, s), a.engine) for s in rseeds]
             fits = [measure(scenario(fitted, {}, cca, replay_dur, s), a.engine) for s in seeds]
             rows.append((cca, [r[0] for r in reps], [f[0] for f in fits],
                          [r[1] for r in reps], [f[1] for f in fits]))  # fmt: skip
         print(
             f"engine {a.engine}: fit on the {fit_name} part, replay of the {rep_name} part "
-            f"(split at {a.split} s, {replay_dur} s), seeds 1-{a.seeds}: mean (range)"
+            f"(split at {a.split} s, {replay_dur} s), seeds 1-{a.seeds} "
+            f"(replay 1-{len(rseeds)}): mean (range)"
         )
         print(
             "| CCA | goodput replay | goodput fitted | diff | mean RTT replay | mean RTT fitted | diff |"
