@@ -140,6 +140,8 @@ def main() -> int:
     )
     p.add_argument("--reverse", action="store_true", help="fit the last part, replay the first")
     p.add_argument("--halves", action="store_true", help="print each part's statistics and knobs")
+    p.add_argument("--replay-from", type=int, default=1, help="first replay seed (default 1)")
+    p.add_argument("--replay-only", action="store_true", help="run the replay only")
     p.add_argument(
         "--engine",
         choices=("sim", "emu"),
@@ -155,23 +157,29 @@ def main() -> int:
         if a.halves:
             halves(ps)
             return 0
-        fitted, _stats = fit_part(ps[fit_name][0], ps[fit_name][1])
+        fitted = {} if a.replay_only else fit_part(ps[fit_name][0], ps[fit_name][1])[0]
         rep_bw, _, rep_csv = ps[rep_name]
         replay_dur = int(np.loadtxt(rep_bw, dtype=np.int64)[-1] // 1000)
         replay = replay_model(rep_bw, rep_csv)
         print("fitted:", json.dumps(fitted), file=sys.stderr)
         seeds = range(1, a.seeds + 1)
-        rseeds = range(1, (a.replay_seeds or a.seeds) + 1)
+        rseeds = range(a.replay_from, a.replay_from + (a.replay_seeds or a.seeds))
         rows = []
         for cca in a.ccas.split(","):
             reps = [measure(scenario(replay, {}, cca, replay_dur, s), a.engine) for s in rseeds]
+            if a.replay_only:
+                for s, (g, r) in zip(rseeds, reps, strict=True):
+                    print(f"replay {cca} seed {s}: {g:.2f} Mbit/s, {r:.2f} ms", flush=True)
+                continue
             fits = [measure(scenario(fitted, {}, cca, replay_dur, s), a.engine) for s in seeds]
             rows.append((cca, [r[0] for r in reps], [f[0] for f in fits],
                          [r[1] for r in reps], [f[1] for f in fits]))  # fmt: skip
+        if a.replay_only:
+            return 0
         print(
             f"engine {a.engine}: fit on the {fit_name} part, replay of the {rep_name} part "
             f"(split at {a.split} s, {replay_dur} s), seeds 1-{a.seeds} "
-            f"(replay 1-{len(rseeds)}): mean (range)"
+            f"(replay {rseeds.start}-{rseeds.stop - 1}): mean (range)"
         )
         print(
             "| CCA | goodput replay | goodput fitted | diff | mean RTT replay | mean RTT fitted | diff |"
