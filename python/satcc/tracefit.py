@@ -20,8 +20,8 @@ The statistics, computed the same way from a recording and from a model's own sa
 | `cap_frame_cv` | delivery at 1 ms | sd / mean of frame-long bins around their 100 ms bin (what one frame carries) |
 | `gap_mean_ms`, `gap_p90_ms` | delivery at 1 ms | idle runs between deliveries inside an epoch (shorter than an outage): mean, p90 |
 | `spacing_mean_ms`, `spacing_sd_ms`, `spacing_corr`, `spacing_corr2` | delivery at 1 ms | spacing of the starts of delivery runs inside an epoch: mean, sd, lag-1 correlation (negative: two serving windows per frame), lag-2 correlation (how long the second window keeps its place) |
-| `rtt_epoch_p0..p100` | delay | quantiles of the epochs' median RTT (2 x one-way), ms |
-| `rtt_jump` | delay | median RTT step between consecutive epochs' medians, ms |
+| `rtt_epoch_p0..p100` | delay | quantiles of the epochs' RTT level (2 x the one-way delay's mean past the disturbance, its lowest and highest 10 % left out), ms |
+| `rtt_jump` | delay | median RTT step between consecutive epochs' levels, ms |
 | `rtt_sd` | delay | RTT spread inside an epoch (1.4826 x MAD of RTT minus its epoch median), ms |
 | `rtt_corr_10ms` | delay | lag-1 correlation of that residual at 10 ms |
 | `rtt_p01`, `rtt_p1`, `rtt_p99` | delay | the residual's tails: p0.1 and p1 (how far below its epoch median the RTT goes) and p99, ms |
@@ -55,6 +55,10 @@ SKIP_MS = 300  # disturbance left out of within-epoch statistics
 CAP_BIN_MS = 100
 DELAY_STEP_MS = 10
 MAD_TO_SD = 1.4826
+# An epoch's RTT level is a trimmed mean, not a median: a recording's delays on a whole-ms grid
+# give medians on that grid (LeoCC's epochs: 20 or 22 ms RTT, steps 0 or 2 ms), while the mean
+# of ~1500 samples with ~1.5 ms of jitter is not held to it.
+LEVEL_TRIM = 0.1
 FRAME_MIN_CORR = 0.2  # a delivery period must show at least this autocorrelation
 FRAME_MAX_BUSY = 0.9  # ... and idle milliseconds between its deliveries
 CAPACITY_SLOT = "100 ms"  # the model's capacity slot (satcc-core starlink::Intra)
@@ -458,23 +462,30 @@ def _gap_statistics(busy: np.ndarray, phase_ms: int) -> dict[str, float]:
     return out
 
 
+def _level(seg: np.ndarray) -> float:
+    """The delay's level in an epoch: its mean without the lowest and highest LEVEL_TRIM."""
+    x = np.sort(seg)
+    k = int(len(x) * LEVEL_TRIM)
+    return float(x[k : len(x) - k].mean())
+
+
 def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
     out: dict[str, float] = {}
     g = _delay_grid(rec)
-    meds, resid = [], []
+    levels, resid = [], []
     for a, b in _epochs(len(g) * DELAY_STEP_MS, phase_ms):
         seg = g[(a + SKIP_MS) // DELAY_STEP_MS : b // DELAY_STEP_MS]
         if len(seg) < 10:
             continue
-        m = float(np.median(g[a // DELAY_STEP_MS : b // DELAY_STEP_MS]))
-        meds.append(2 * m)
+        levels.append(2 * _level(seg))
         resid.append(2 * (seg - np.median(seg)))
-    if not meds:
+    if not levels:
         return out
-    for p, q in zip((0, 25, 50, 75, 100), np.percentile(meds, [0, 25, 50, 75, 100]), strict=True):
+    qs = np.percentile(levels, [0, 25, 50, 75, 100])
+    for p, q in zip((0, 25, 50, 75, 100), qs, strict=True):
         out[f"rtt_epoch_p{p}"] = float(q)
-    if len(meds) > 1:
-        out["rtt_jump"] = float(np.median(np.abs(np.diff(meds))))
+    if len(levels) > 1:
+        out["rtt_jump"] = float(np.median(np.abs(np.diff(levels))))
     r = np.concatenate(resid)
     out["rtt_sd"] = float(MAD_TO_SD * np.median(np.abs(r - np.median(r))))
     out["rtt_p01"], out["rtt_p1"], out["rtt_p99"] = (
