@@ -57,6 +57,10 @@ from satcc.errors import Terminated
 from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 
 START_MARGIN_NS = 200_000_000  # between `start` and t0: lets every process see the origin
+# with application senders (satcc.emu.xfer `app`, started at `start`, connecting at t0 + their
+# flow's start): Python's start-up inside `ip netns exec` took 130-230 ms on a loaded 2-core
+# machine, so they would have connected late
+START_MARGIN_APP_NS = 1_000_000_000
 READY_TIMEOUT_S = 5.0
 CLIENT_STOP_GRACE_S = 1.0
 AVAILABLE_CCAS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -373,7 +377,9 @@ class Run:
         assert self.plan is not None and self.linkd is not None
         cfg = self.config
         duration_ns, bin_ns = cfg["duration_ns"], cfg["bin_ns"]
-        t0 = time.monotonic_ns() + START_MARGIN_NS
+        apps_here = any(traffic.app_flow(f) for f in cfg["flows"])
+        # an application sender is a Python program that must be up before its flow's start
+        t0 = time.monotonic_ns() + (START_MARGIN_APP_NS if apps_here else START_MARGIN_NS)
         self.t0 = t0
         self.linkd.start(t0)
         by_id = {f["id"]: f for f in cfg["flows"]}
