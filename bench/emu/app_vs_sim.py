@@ -61,7 +61,8 @@ def _median(xs: list[float]) -> float | None:
 
 def figures(rec: dict) -> dict[str, float | None]:
     """One run's figures from its record (satcc.emu.apps)."""
-    after = [e.get("cwnd_after") for e in rec["events"][1:]]
+    writes = [e for e in rec["events"] if e["kind"] != "off"]  # "on" switches and requests
+    after = [e.get("cwnd_after") for e in writes[1:]]
     out: dict[str, float | None] = {"cwnd_after_idle": _median(after)}
     if rec["kind"] == "onoff":
         g = [p["goodput_bps"] / 1e6 for p in rec["periods"]]

@@ -87,6 +87,8 @@ def kernel_record(
         got = [0] * len(windows)
         for first, _last, n in server.get("bursts") or []:
             t = (first - origin_ns) / NS
+            if t >= until_ns / NS:
+                continue  # after the run's end (the runner stops the flow then)
             k = max((i for i, (a, _) in enumerate(windows) if a <= t), default=0)
             if windows:
                 got[k] += n
