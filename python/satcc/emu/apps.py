@@ -11,7 +11,8 @@ seconds from the flow's start:
   on) and `goodput_bps` = bytes × 8 / the on duration (what was still in flight when the
   source went off arrives during the off period and counts for its own period).
 - requests: per write at `t_s`: `done_s`, when the receiver had the request's last byte (the
-  stream's byte (k+1) × size), and `completion_s` = done_s − t_s (null if it never arrived).
+  stream's byte (k+1) × size), and `completion_s` = done_s − t_s (null if it never arrived);
+  the kernel's also `from_write_s`, from the write as it actually happened.
 - events: per application event at `t_s` (an "on" switch or a write): `cwnd_after` (segments),
   the window the write started with — after `tcp_slow_start_after_idle_check` in both engines.
 
@@ -111,6 +112,9 @@ def kernel_record(
                     "t_s": e["t_s"],
                     "done_s": d,
                     "completion_s": None if d is None else d - e["t_s"],
+                    # from the write as it happened (the writer's lateness taken out; for the
+                    # first request that also takes out the handshake, done before it)
+                    "from_write_s": None if d is None else d - e["t_s"] - e["late_s"],
                 }
             )
     return doc
