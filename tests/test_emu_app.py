@@ -324,3 +324,64 @@ def test_request_completion_times_match_the_simulator_within_10_percent(tmp_path
     sc_ = [e["cwnd_after"] for e in simrec["events"][1:]]
     assert all(e["cwnd_after"] < e["cwnd_before"] for e in kern["events"][1:]), kern["events"]
     assert max(kc) <= 1.5 * min(sc_) and min(kc) >= min(sc_) / 1.5, (kc, sc_)
+
+
+def _start_long_app_run(tmp_path: Path):
+    """A 30 s on/off run under way: its namespaces exist and the app writer runs in one."""
+    from satcc.emu import host
+    from tests.test_emu import _procs_in, _run_keys, _satcc, _wait_for
+
+    path = tmp_path / "long.toml"
+    path.write_text(_scenario(ONOFF, duration="30 s"))
+    before = set(host.list_namespaces())
+    err = tmp_path / "stderr.txt"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    with open(err, "w") as fh:
+        p = subprocess.Popen(
+            _satcc("emu", str(path), "--out", str(tmp_path / "out")),
+            stdout=subprocess.DEVNULL,
+            stderr=fh,
+            env=env,
+        )
+    found: dict[str, object] = {}
+
+    def running() -> bool:
+        mine, keys = _run_keys(before)
+        if len(mine) < 3:
+            return False
+        cmds = []
+        for pid in _procs_in(keys):
+            try:
+                cmds.append(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"))
+            except OSError:
+                continue
+        found.update(mine=mine, keys=keys)
+        return any(b"satcc.emu.xfer" in c and b"app" in c for c in cmds) and any(
+            b"serve" in c for c in cmds
+        )
+
+    assert _wait_for(running, 30), err.read_text() if p.poll() is not None else "timeout"
+    time.sleep(2.0)  # into the first "on" period
+    return p, found["mine"], found["keys"]
+
+
+@needs_root
+@pytest.mark.parametrize("how", ["sigterm", "sigkill-then-cleanup"])
+def test_an_interrupted_app_run_leaves_no_process_or_namespace(tmp_path, how):
+    from satcc.emu import host
+    from tests.test_emu import _procs_in, _satcc, _wait_for
+
+    p, mine, keys = _start_long_app_run(tmp_path)
+    if how == "sigterm":
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+        assert p.returncode != 0
+    else:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        c = subprocess.run(
+            _satcc("emu", "--cleanup"), capture_output=True, text=True, timeout=60, check=False
+        )
+        assert c.returncode == 0, c.stderr
+    assert not any((host.NETNS_DIR / ns).exists() for ns in mine)
+    assert _wait_for(lambda: not _procs_in(keys), 5), _procs_in(keys)
