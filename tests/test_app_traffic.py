@@ -169,13 +169,16 @@ def test_the_same_seed_gives_the_same_series():
     assert a.equals(b)
 
 
-# -- the other engines refuse, with one line -------------------------------------------------------
+# -- the emulator carries it (tests/test_emu_app.py); the model engine refuses, with one line ------
 
 
-def test_the_emulator_refuses_application_traffic_before_touching_anything():
-    with pytest.raises(EmuError, match=r"^flow\[0\]\.app: the emulator runs bulk"):
-        check_apps(sc.resolve(_load(ONOFF)))
+def test_the_emulator_accepts_application_traffic():
+    check_apps(sc.resolve(_load(ONOFF)))
     check_apps(sc.resolve(_load("")))  # bulk passes
+    cfg = sc.resolve(_load(ONOFF))
+    cfg["flows"][0]["app"]["kind"] = "poisson"  # a kind it does not know is refused
+    with pytest.raises(EmuError, match=r"^flow\[0\]\.app\.kind: expected one of"):
+        check_apps(cfg)
 
 
 def test_the_model_engine_refuses_application_traffic():

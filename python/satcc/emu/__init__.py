@@ -7,6 +7,8 @@ emulated by satcc-linkd (crates/satcc-emu), its flows as real iperf3 over the ke
 | topology    | the plan (names, addresses, routes, queues, sysctls) and building it      |
 | linkd       | satcc-linkd's binary, configuration and process                           |
 | traffic     | iperf3 servers/clients, `ss -tin` parsing, tcpdump                        |
+| xfer        | satcc's own sender/receiver: limited transfers, on/off and request apps   |
+| apps        | per-period, per-request and cwnd-after-idle records of both engines       |
 | runner      | one run start to finish, teardown on every exit path                      |
 | doctor      | what this host supports, with the fix for each gap                        |
 | vpn         | study 000's VPN: OpenVPN server and clients in the namespaces (`--vpn`)     |

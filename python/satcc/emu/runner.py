@@ -30,6 +30,11 @@ Deviations from the simulator's figures:
    ms, more on a loaded machine); cwnd, srtt and the other state are as sampled.
 5. Limited TCP transfers (`size`) use satcc.emu.xfer, which ends when the receiver has read the
    last byte (iperf3 -n ends when the sender has *written* it and drops the rest: xfer.py).
+6. Flows with an `app` (on/off, requests) use satcc.emu.xfer `app`: as in the simulator they
+   have no fct_s and their goodput is over the rest of the run; DIR/emu/app<id>.json holds
+   per on-period and per request what was written and received, and cwnd around each write
+   (satcc.emu.apps). An "on" period's writer keeps up to 32 KiB unsent in the socket
+   (xfer.ONOFF_LOWAT), which is still sent after it goes off; the simulator keeps none.
 """
 
 from __future__ import annotations
@@ -52,6 +57,10 @@ from satcc.errors import Terminated
 from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 
 START_MARGIN_NS = 200_000_000  # between `start` and t0: lets every process see the origin
+# with application senders (satcc.emu.xfer `app`, started at `start`, connecting at t0 + their
+# flow's start): Python's start-up inside `ip netns exec` took 130-230 ms on a loaded 2-core
+# machine, so they would have connected late
+START_MARGIN_APP_NS = 1_000_000_000
 READY_TIMEOUT_S = 5.0
 CLIENT_STOP_GRACE_S = 1.0
 AVAILABLE_CCAS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -109,16 +118,18 @@ def resolve_ccas(config: dict[str, Any], registered: list[str]) -> dict[int, str
     return out
 
 
+APP_KINDS = ("bulk", "onoff", "requests")
+
+
 def check_apps(config: dict[str, Any]) -> None:
-    """Refuse application traffic (`[[flow]] app` other than bulk): the emulator's senders
-    are iperf3 and satcc.emu.xfer, which write everything from the start."""
+    """Application traffic the emulator can carry: bulk (iperf3, satcc.emu.xfer `send`), on/off
+    and requests (satcc.emu.xfer `app`); any other kind is refused before anything starts."""
     for f in config["flows"]:
         app = f.get("app") or {"kind": "bulk"}
-        if app["kind"] != "bulk":
+        if app["kind"] not in APP_KINDS:
             raise EmuError(
-                f"flow[{f['id']}].app: the emulator runs bulk and limited transfers only "
-                f"(iperf3, satcc.emu.xfer), found kind {app['kind']!r}; run it with "
-                "`satcc sim`"
+                f"flow[{f['id']}].app.kind: expected one of {', '.join(map(repr, APP_KINDS))} "
+                f"in the emulator, found {app['kind']!r}; run it with `satcc sim`"
             )
 
 
@@ -366,11 +377,18 @@ class Run:
         assert self.plan is not None and self.linkd is not None
         cfg = self.config
         duration_ns, bin_ns = cfg["duration_ns"], cfg["bin_ns"]
-        t0 = time.monotonic_ns() + START_MARGIN_NS
+        apps_here = any(traffic.app_flow(f) for f in cfg["flows"])
+        # an application sender is a Python program that must be up before its flow's start
+        t0 = time.monotonic_ns() + (START_MARGIN_APP_NS if apps_here else START_MARGIN_NS)
         self.t0 = t0
         self.linkd.start(t0)
-        starts = sorted((f["start_ns"], f["id"]) for f in cfg["flows"])
         by_id = {f["id"]: f for f in cfg["flows"]}
+        # application senders start now and connect at their flow's start on their own
+        # (Python's start-up would otherwise delay the connection and every write after it)
+        for f in cfg["flows"]:
+            if traffic.app_flow(f):
+                self._start_app_client(f, ccas.get(f["id"], ""))
+        starts = sorted((f["start_ns"], f["id"]) for f in cfg["flows"] if not traffic.app_flow(f))
         n_bins = math.ceil(duration_ns / bin_ns)
         sample_ns = [min((k + 1) * bin_ns, duration_ns) for k in range(n_bins)]
         spaces = sorted({f["src"] for f in cfg["flows"]} | {f["dst"] for f in cfg["flows"]})
@@ -404,6 +422,15 @@ class Run:
         ns = self.plan.namespaces[f["src"]]
         remaining_s = math.ceil((self.config["duration_ns"] - f["start_ns"]) / 1e9) + 1
         cmd = traffic.client_cmd(ns, f, self._dst_addr(f), cca, remaining_s)
+        with open(self.workdir / f"client{f['id']}.json", "w") as out:
+            self.clients[f["id"]] = traffic.spawn(cmd, stdout=out)
+
+    def _start_app_client(self, f: dict[str, Any], cca: str) -> None:
+        assert self.plan is not None
+        ns = self.plan.namespaces[f["src"]]
+        origin = self.t0 + f["start_ns"]
+        until = self.config["duration_ns"] - f["start_ns"]
+        cmd = traffic.app_client_cmd(ns, f, self._dst_addr(f), cca, origin, until)
         with open(self.workdir / f"client{f['id']}.json", "w") as out:
             self.clients[f["id"]] = traffic.spawn(cmd, stdout=out)
 
@@ -525,6 +552,12 @@ class Run:
                 if delivered >= size and isinstance(last_ns, int):
                     fct = (last_ns - self.t0) / 1e9 - f["start_ns"] / 1e9
                 client_retx = _dig(client, "total_retrans")
+            elif traffic.app_flow(f):
+                # satcc.emu.xfer `app`: exact bytes; no fct (the simulator's app flows never
+                # complete), goodput over the rest of the run as the simulator's
+                delivered = max(delivered, int(_dig(server, "bytes") or 0))
+                client_retx = _dig(client, "total_retrans")
+                self._write_app_record(f, client, server)
             elif size and fct is None and delivered >= size:
                 secs = _dig(server, "end", "sum_received", "seconds")
                 if secs is not None:
@@ -564,6 +597,17 @@ class Run:
         ls: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in ENGINE_LINK_SERIES_COLUMNS}
         self._kernel_counts(flows)
         return {"flows": flows, "flow_series": fs, "link_series": ls, "stats": self._stats(stats)}
+
+    def _write_app_record(
+        self, f: dict[str, Any], client: dict[str, Any], server: dict[str, Any]
+    ) -> None:
+        """DIR/emu/app<id>.json: the flow's application events and what the receiver saw, in
+        seconds from the flow's start (apps.kernel_record)."""
+        from satcc.emu import apps
+
+        until = self.config["duration_ns"] - f["start_ns"]
+        doc = apps.kernel_record(f, client, server, self.t0 + f["start_ns"], until)
+        (self.workdir / f"app{f['id']}.json").write_text(json.dumps(doc, indent=1) + "\n")
 
     def _kernel_counts(self, flows: list[dict[str, Any]]) -> None:
         """rto_count / recovery_count from the netstat files, for a node's only TCP flow."""

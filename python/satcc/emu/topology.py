@@ -15,7 +15,8 @@ the commands that build it.
   a packet follows the simulator's path whichever address it targets.
 - Per-flow kernel options go where Linux keeps them: `initcwnd` and `rto_min` on the sender's
   route to the receiver, `quickack` (no delayed ACK) on the receiver's route back; SACK,
-  timestamps, window scaling and ECN are per-namespace sysctls of the sender; the receive
+  timestamps, window scaling, ECN and (for flows with an `app`) `tcp_slow_start_after_idle`
+  are per-namespace sysctls of the sender; the receive
   buffer ceiling (`tcp_rmem[2]` = the flow's `rwnd`) is the receiver's. Flows from one node
   that disagree on a per-namespace option are rejected with the conflicting keys.
 - MTU 1500; GSO, GRO, TSO and TX checksum offload are off on every veth end (as study 001
@@ -246,6 +247,9 @@ def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
             "net.ipv4.tcp_window_scaling": "1" if f["window_scaling"] else "0",
             "net.ipv4.tcp_ecn": "1" if f["ecn"] else "2",  # 2 = Linux default: accept if asked
         }
+        if (f.get("app") or {"kind": "bulk"})["kind"] != "bulk":
+            # only writes after idle check it, so bulk flows (never idle) leave it alone
+            wanted[SLOW_START_AFTER_IDLE] = "1" if f.get("slow_start_after_idle", True) else "0"
         for key, value in wanted.items():
             have = out[s].get(key)
             if have is not None and have != value:
@@ -284,6 +288,7 @@ def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
 # reno: a namespace may only pick an algorithm of the host's allowed list as its default, and
 # reno is always allowed; it does not pace (what matters before iperf3 switches to `-C`).
 NETNS_DEFAULT_CCA = "reno"
+SLOW_START_AFTER_IDLE = "net.ipv4.tcp_slow_start_after_idle"
 NO_IPV6 = ("net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
 OFFLOADS_OFF = ("tso", "off", "gso", "off", "gro", "off", "tx", "off")
 
@@ -320,6 +325,18 @@ def steer_rx(p: Plan, cpus: list[int]) -> list[str]:
 
 def _sysctl(ns: str, *assignments: str) -> None:
     run_cmd(*ns_cmd(ns, "sysctl", "-qw", *assignments))
+
+
+def _require_netns_sysctl(ns: str, key: str, flow_key: str) -> None:
+    """A sysctl satcc sets per node must be one of the namespace's own (Linux keeps
+    tcp_slow_start_after_idle per network namespace since 4.15); otherwise refuse rather than
+    set the host's."""
+    path = "/proc/sys/" + key.replace(".", "/")
+    if run_cmd(*ns_cmd(ns, "test", "-w", path), check=False).returncode != 0:
+        raise EmuError(
+            f"{flow_key}: expected a kernel whose {key} is per network namespace "
+            f"(Linux >= 4.15), found no {path} inside a namespace; run it with `satcc sim`"
+        )
 
 
 def build(p: Plan) -> None:
@@ -359,6 +376,10 @@ def build(p: Plan) -> None:
             run_cmd("ip", "-n", p.emu_ns, "link", "set", peer, "up")
             run_cmd("ip", "-n", ns, "link", "set", lp.node_if, "up")
     for node, values in p.sysctls.items():
+        if SLOW_START_AFTER_IDLE in values:
+            _require_netns_sysctl(
+                p.namespaces[node], SLOW_START_AFTER_IDLE, "flow.slow_start_after_idle"
+            )
         _sysctl(p.namespaces[node], *(f"{k}={v}" for k, v in values.items()))
         # module doc, deviation 3: no run inherits another's cached metrics
         run_cmd("ip", "-n", p.namespaces[node], "tcp_metrics", "flush")

@@ -9,6 +9,10 @@
 - A limited TCP flow (`size`) is satcc.emu.xfer's sender and receiver instead, on the same
   ports: iperf3 -n ends the test when the sender has written the bytes and drops what is still
   buffered or in flight (xfer.py says why); xfer ends when the receiver has read the last byte.
+- A flow with application traffic (`app` onoff or requests) is satcc.emu.xfer's `app` sender
+  (started before the run's origin, connecting at the flow's start and writing on the
+  scenario's clock) and its receiver, which times each request's last byte and groups reads
+  into bursts (xfer.py).
 - `ss -tinHO` in every namespace with a flow end, once per bin: cwnd, ssthresh, srtt,
   pacing rate, unacked, total retransmissions, data segments out, bytes acked/received.
 - tcpdump (snaplen 128) on each receiver namespace's interfaces into the result directory.
@@ -20,6 +24,7 @@ runner takes its children with it; `host.cleanup` catches whatever still escapes
 from __future__ import annotations
 
 import ctypes
+import json
 import re
 import signal
 import subprocess
@@ -77,15 +82,42 @@ def limited_tcp(flow: dict[str, Any]) -> bool:
     return bool(flow.get("size_bytes")) and flow.get("proto", "tcp") == "tcp"
 
 
+def app_flow(flow: dict[str, Any]) -> bool:
+    """A TCP flow whose application is not bulk (on/off, requests): satcc.emu.xfer's `app`."""
+    return (flow.get("app") or {"kind": "bulk"})["kind"] != "bulk"
+
+
 def _xfer(*args: str) -> list[str]:
     return [sys.executable, "-m", "satcc.emu.xfer", *args]
 
 
 def server_cmd(ns: str, flow: dict[str, Any]) -> list[str]:
     port = str(SERVER_PORT_BASE + flow["id"])
+    if app_flow(flow):
+        app, args = flow["app"], ["serve", port]
+        if app["kind"] == "requests":
+            args += ["--request-bytes", str(int(app["bytes"]))]
+        else:  # onoff: an idle gap of half the off period separates two on-periods' data
+            args += ["--gap-ns", str(int(app["off_ns"]) // 2)]
+        return ns_cmd(ns, *_xfer(*args))
     if limited_tcp(flow):
         return ns_cmd(ns, *_xfer("serve", port))
     return ns_cmd(ns, "iperf3", "-s", "-1", "-J", "-p", port)
+
+
+def app_client_cmd(
+    ns: str, flow: dict[str, Any], dst_addr: str, cca: str, origin_ns: int, until_ns: int
+) -> list[str]:
+    """The application sender of an `app` flow: connects at CLOCK_MONOTONIC `origin_ns` (the
+    flow's start) and follows the app's schedule up to `until_ns` after it."""
+    port, cport = SERVER_PORT_BASE + flow["id"], CLIENT_PORT_BASE + flow["id"]
+    args = ["app", dst_addr, str(port), json.dumps(flow["app"], sort_keys=True)]
+    args += ["--origin-ns", str(origin_ns), "--until-ns", str(until_ns)]
+    args += ["--cport", str(cport), "--cc", cca]
+    mss = mss_option(flow)
+    if mss:
+        args += ["--mss", mss[1]]
+    return ns_cmd(ns, *_xfer(*args))
 
 
 def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: int) -> list[str]:
