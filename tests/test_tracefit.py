@@ -45,8 +45,11 @@ PRESET_TOLERANCES = {
     "gap_mean_ms": (LEOCC["gap_mean_ms"], 0.15, "rel"),
     "spacing_sd_ms": (LEOCC["spacing_sd_ms"], 0.3, "rel"),
     "cap_frame_cv": (LEOCC["cap_frame_cv"], 0.2, "rel"),
-    # not asserted: spacing_corr (model about -0.1, recording -0.41; docs/starlink-fit.md says
-    # why). rtt_jump is the recording's dish's, not the plans': asserted for a fit of the recording
+    # the alternation of the two windows' spacings (lag 1) and how long the second keeps its
+    # place (lag 2); the recording's halves: -0.25 / -0.47 and 0.61 / 0.52
+    "spacing_corr": (LEOCC["spacing_corr"], 0.15, "abs"),
+    "spacing_corr2": (LEOCC["spacing_corr2"], 0.15, "abs"),
+    # rtt_jump is the recording's dish's, not the plans': asserted for a fit of the recording
 }
 # the model's delay is continuous; the LeoCC recording's is whole ms: compare at its resolution
 RESOLUTION = LEOCC["delay_resolution_ms"]

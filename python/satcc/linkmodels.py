@@ -92,21 +92,21 @@ STARLINK_VARIATIONS = ("intra", "epoch")
 STARLINK_INTRA = {
     "capacity_slot_ns": 100 * MS,  # the 100 ms bins the statistics use
     # the knobs below: `satcc trace fit` on the whole LeoCC recording (first guess from the
-    # statistics, then three rounds of simulated moments: tracefit.refine), so the model's own
+    # statistics, then five rounds of simulated moments: tracefit.refine), so the model's own
     # 100 ms bins, 1 ms deliveries and 10 ms delays (rounded to whole ms, as the recording's)
     # show the recording's statistics; docs/starlink-fit.md has the comparison
     "capacity_sigma": 0.112,  # LeoCC: sd/mean of 100 ms bins around the epoch mean 0.114 [D]
-    "capacity_corr": 0.561,  # LeoCC: lag-1 correlation of those bins 0.471 [D]
+    "capacity_corr": 0.556,  # LeoCC: lag-1 correlation of those bins 0.471 [D]
     "frame_ns": 8 * MS,  # LeoCC: autocorrelation peak of per-ms deliveries at 8 ms [D]
-    "frame_duty": 0.106,  # LeoCC: 29.9 % of milliseconds see a delivery [D]
+    "frame_duty": 0.103,  # LeoCC: 29.9 % of milliseconds see a delivery [D]
     "frame_windows": 2,  # LeoCC: successive delivery spacings alternate (lag-1 corr -0.41) [D]
-    "frame_offset_sd_ns": 1_610_000,  # LeoCC: sd of the delivery spacing 1.61 ms [D]
-    "frame_offset_corr": 0.921,  # LeoCC: lag-2 correlation of the spacings 0.547 [D]
-    "frame_sigma": 0.352,  # LeoCC: 8 ms bins vary by sd/mean 0.336 around their 100 ms bin [D]
+    "frame_offset_sd_ns": 1_260_000,  # LeoCC: lag-1 corr of the delivery spacings -0.41 (sd 1.61 ms) [D]
+    "frame_offset_corr": 0.856,  # LeoCC: lag-2 correlation of the spacings 0.547 [D]
+    "frame_sigma": 0.337,  # LeoCC: 8 ms bins vary by sd/mean 0.336 around their 100 ms bin [D]
     "delay_slot_ns": 10 * MS,  # the recordings' 10 ms step
     "jitter_ns": 1_480_000,  # LeoCC: RTT 1.4826 x MAD around the epoch median 2.97 ms [D]
     "jitter_floor_ns": 2 * MS,  # LeoCC: RTT p1 4 ms below its epoch median (one way: 2) [D]
-    "jitter_corr": 0.466,  # LeoCC: lag-1 (10 ms) correlation of that residual 0.439 [D]
+    "jitter_corr": 0.462,  # LeoCC: lag-1 (10 ms) correlation of that residual 0.439 [D]
     "burst_rate": 0.013,  # LEONetEM: 2 in-epoch loss runs of >= 2 probes in 154 s [D, weak]
     "burst_duration_ns": 82 * MS,  # LEONetEM: their mean length [D, weak]
 }
