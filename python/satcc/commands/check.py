@@ -25,13 +25,7 @@ description of the scenario, or every problem as `FILE: KEY.PATH: expected ..., 
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "check",
-        help=HELP,
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    p = options.scenario_command(subparsers, "check", HELP, DESCRIPTION)
     options.add_set(p)
     p.add_argument(
         "--resolved",

@@ -5,6 +5,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
+
+
+def scenario_command(subparsers: Any, name: str, help: str, description: str) -> Any:
+    """The parser of a command whose first argument is a scenario FILE."""
+    p = subparsers.add_parser(
+        name,
+        help=help,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    return p
+
 
 SET_HELP = (
     "override a scenario key (campaign key paths: flow[0].cca=bbr, "

@@ -29,13 +29,7 @@ same result directory either way and prints a per-flow table, or with --json the
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "run",
-        help=HELP,
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    p = options.scenario_command(subparsers, "run", HELP, DESCRIPTION)
     options.add_set(p)
     p.add_argument(
         "--engine",

@@ -19,13 +19,7 @@ byte-identical results. A progress bar appears on a terminal when a run takes ov
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "sim",
-        help=HELP,
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("file", metavar="FILE", help="scenario TOML file")
+    p = options.scenario_command(subparsers, "sim", HELP, DESCRIPTION)
     options.add_out(p, "out/<scenario name>", "; replaced atomically")
     options.add_json(p)
     options.add_seed(p)
