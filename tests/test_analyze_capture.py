@@ -25,7 +25,7 @@ def flags_of(cap, frame: int) -> set[str]:
 
 
 def compare_with_tshark(path, cap=None) -> int:
-    """Per-packet equality with tshark: tcp.len, tcp.stream and the seven flags. Returns rows."""
+    """Per-packet equality with tshark: tcp.len, tcp.stream and every analysis flag. Returns rows."""
     cap = cap or read_capture(path, packets=True)
     ours = cap.packets[cap.packets["proto"] == "tcp"].set_index("frame")
     theirs = ts.tshark_fields(path).set_index("frame")

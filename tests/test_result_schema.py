@@ -143,3 +143,148 @@ def test_arrow_columns_built_from_buffers_equal_pyarrows_own(values, typ):
     built.validate(full=True)
     arrow_type = tables.Schema(("x", typ)).arrow().field("x").type
     assert built.equals(pa.array(values, type=arrow_type, from_pandas=True))
+
+
+# -- one declaration, every producer ----------------------------------------------------------
+
+SIM_RS = REPO / "crates" / "satcc-py" / "src" / "sim.rs"
+EMULATOR_RS = REPO / "crates" / "satcc-emu" / "src" / "emulator.rs"
+PACKAGE = REPO / "python" / "satcc"
+DECLARED = {
+    "flows": results.FLOWS_COLUMNS,
+    "flow_series": results.FLOW_SERIES_COLUMNS,
+    "link_series": results.LINK_SERIES_COLUMNS,
+}
+
+
+def test_the_schemas_are_the_declarations():
+    for table, table_schema in (
+        ("flows", results.FLOWS_SCHEMA),
+        ("flow_series", results.FLOW_SERIES_SCHEMA),
+        ("link_series", results.LINK_SERIES_SCHEMA),
+    ):
+        assert table_schema.fields == tuple((c.name, c.type) for c in DECLARED[table])
+        for c in DECLARED[table]:
+            assert c.source in results.SOURCES, (table, c)
+            assert c.unit and c.doc, (table, c)
+
+
+def _rust_fn_keys(text: str, fn: str) -> list[str]:
+    m = re.search(rf"fn {fn}<'py>\(.*?\n\}}\n", text, re.DOTALL)
+    assert m, f"sim.rs: no fn {fn}"
+    return re.findall(r'd\.set_item\("(\w+)"', m.group(0))
+
+
+def test_the_bindings_write_exactly_the_declared_engine_columns():
+    text = SIM_RS.read_text(encoding="utf-8")
+    summary = _rust_fn_keys(text, "summary_to_py")
+    assert sorted(summary) == sorted(results.ENGINE_FLOW_COLUMNS)
+    udp = re.findall(r'd\.set_item\("(\w+)", udp\.map', text)
+    assert sorted(udp) == sorted(results.UDP_FLOW_COLUMNS)
+    flow_series = _rust_fn_keys(text, "flow_series_to_py")
+    assert set(flow_series) - set(results.ENGINE_FLOW_SERIES_COLUMNS) <= set(
+        results.OPTIONAL_ENGINE_SERIES_COLUMNS
+    )
+    assert set(results.ENGINE_FLOW_SERIES_COLUMNS) <= set(flow_series)
+    link = _rust_fn_keys(text, "link_series_to_py")
+    assert sorted(link) == sorted(results.ENGINE_LINK_SERIES_COLUMNS)
+
+
+def test_the_emulators_series_rows_are_the_declared_link_columns():
+    # satcc-linkd writes satcc-core's LinkSeriesRow (serde, flattened) beside its frame counts
+    assert "row: LinkSeriesRow" in EMULATOR_RS.read_text(encoding="utf-8")
+    assert list(rust_struct(RECORD_RS, "LinkSeriesRow")) == list(results.ENGINE_LINK_SERIES_COLUMNS)
+
+
+def _dict_keys_appended(path: Path, target: str) -> list[set[str]]:
+    """The literal keys of every dict passed to `<target>.append({...})` in a module."""
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "append"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == target
+            and node.args
+            and isinstance(node.args[0], ast.Dict)
+        ):
+            keys = {k.value for k in node.args[0].keys if isinstance(k, ast.Constant)}
+            out.append(keys)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("module", "target"),
+    [("engines/model.py", "summaries"), ("emu/runner.py", "flows")],
+)
+def test_the_python_engines_write_the_declared_flow_columns(module, target):
+    found = _dict_keys_appended(PACKAGE / module, target)
+    assert found, f"{module}: no {target}.append({{...}})"
+    for keys in found:
+        assert keys == set(results.ENGINE_FLOW_COLUMNS), (module, keys)
+
+
+def test_a_producer_column_outside_the_declaration_is_refused(write_toml):
+    from satcc.errors import SatccError
+    from tests.helpers import engine_output
+
+    s = sc.load(write_toml(MINIMAL))
+    config = sc.resolve(s)
+    raw = engine_output(config)
+    results.check_engine_columns(raw, "fake")  # the helper's output is well formed
+    bad = {**raw, "flows": [{**f, "proto": "tcp"} for f in raw["flows"]]}
+    with pytest.raises(SatccError, match="fake: flows: column 'proto' not in"):
+        results.RunResult.from_engine(bad, config, sc.expand_flows(s), {"engine": "fake"})
+    short = {**raw, "link_series": {k: v for k, v in raw["link_series"].items() if k != "tx_bytes"}}
+    with pytest.raises(SatccError, match="link_series: declared column 'tx_bytes' not written"):
+        results.check_engine_columns(short, "fake")
+
+
+@requires_sim
+def test_the_simulator_and_the_model_engine_pass_the_check_and_fill_non_nullable_columns(
+    write_toml,
+):
+    from satcc.engines import registry
+
+    s = sc.load(write_toml(MINIMAL))
+    for engine in ("sim", "model"):
+        r = registry.get(engine).run(s)  # from_engine ran check_engine_columns
+        for data, columns in (
+            (r.flows_data, results.FLOWS_COLUMNS),
+            (r.flow_series_data, results.FLOW_SERIES_COLUMNS),
+            (r.link_series_data, results.LINK_SERIES_COLUMNS),
+        ):
+            for c in columns:
+                if not c.nullable:
+                    values = data.column(c.name)
+                    assert values and None not in values, (engine, c.name)
+
+
+def _doc_tables() -> dict[str, list[tuple[str, str, str]]]:
+    """(name, type, unit) rows of docs/results.md's `### \\`X.parquet\\`` tables, a row naming
+    two columns (`from`, `to`) split into both."""
+    text = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for m in re.finditer(
+        r"^### `(\w+)\.parquet`\n(.*?)(?=^### |\Z)", text, re.DOTALL | re.MULTILINE
+    ):
+        rows = []
+        for line in m.group(2).splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) != 4 or cells[0] in ("column", "") or set(cells[0]) <= {"-"}:
+                continue
+            names = re.findall(r"`(\w+)`", cells[0])
+            units = [u.strip() for u in cells[2].split(",")]
+            for i, name in enumerate(names):
+                rows.append((name, cells[1], units[i] if len(units) == len(names) else cells[2]))
+        out[m.group(1)] = rows
+    return out
+
+
+def test_the_results_reference_tables_are_the_declarations():
+    docs = _doc_tables()
+    for table, columns in DECLARED.items():
+        assert docs[table] == [(c.name, c.type, c.unit) for c in columns], table

@@ -81,18 +81,18 @@ def apply_overrides(
 def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None):
     """A validated Scenario from a path, TOML text or a dict, with key-path overrides."""
     from satcc import limits
-    from satcc import scenario as sc
+    from satcc.scenario import ScenarioError, from_dict, load
 
     overrides = dict(overrides or {})
     if isinstance(src, Mapping):
-        return sc.from_dict(apply_overrides(dict(src), overrides, "<dict>"), source="<dict>")
+        return from_dict(apply_overrides(dict(src), overrides, "<dict>"), source="<dict>")
     text = str(src)
     is_text = not isinstance(src, Path) and ("\n" in text or "[" in text.split("/")[-1][:1])
     if is_text:
         source, name = "<string>", "scenario"
     else:
         if not overrides:
-            return sc.load(src)
+            return load(src)
         from satcc import resources
 
         found = resources.scenario_path(text)
@@ -102,12 +102,12 @@ def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, A
         try:
             text = limits.read_text(Path(src), "a scenario file")
         except UserError as e:
-            raise sc.ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
+            raise ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
     try:
         doc = limits.toml_loads(text.removeprefix("\ufeff"), source)
     except UserError as e:
-        raise sc.ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
-    return sc.from_dict(apply_overrides(doc, overrides, source), source=source, default_name=name)
+        raise ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
+    return from_dict(apply_overrides(doc, overrides, source), source=source, default_name=name)
 
 
 def _is_number_or_none(v: Any) -> bool:

@@ -25,7 +25,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from satcc.errors import SatccError, UserError
 from satcc.limits import json_loads
@@ -44,66 +44,106 @@ LINK_SERIES_FILE = "link_series.parquet"
 TABLE_FILES = (FLOWS_FILE, FLOW_SERIES_FILE, LINK_SERIES_FILE)
 
 
-FLOWS_SCHEMA = Schema(
-    ("id", "int64"),  # resolved flow id, 0..n-1
-    ("name", "string"),  # [[flow]] name, ".k" for count copies
-    ("scenario_flow", "int64"),  # index of the [[flow]] table in the scenario
-    ("from", "string"),  # sender node
-    ("to", "string"),  # receiver node
-    ("cca", "string"),  # "udp" for UDP flows
-    ("proto", "string"),  # "tcp" or "udp"
-    ("start_s", "float64"),
-    ("size_bytes", "int64"),  # null for bulk flows
-    ("goodput_bps", "float64"),  # app bytes x 8 over the flow's active time
-    ("delivered_bytes", "int64"),
-    ("sent_packets", "int64"),  # data segments incl. retransmissions
-    ("retransmitted_packets", "int64"),
-    ("retransmission_rate", "float64"),  # retransmitted / sent; null if nothing sent
-    ("rtt_mean_ms", "float64"),
-    ("rtt_p95_ms", "float64"),
-    ("rtt_min_ms", "float64"),
-    ("fct_s", "float64"),  # null for bulk or unfinished transfers
-    ("rto_count", "int64"),
-    ("recovery_count", "int64"),
-    ("received_packets", "int64"),  # UDP only (null for TCP)
-    ("lost_packets", "int64"),  # UDP only
-    ("loss_fraction", "float64"),  # UDP only: lost / sent
-    ("jitter_ms", "float64"),  # UDP only: RFC 3550 interarrival jitter
+class Column(NamedTuple):
+    """One result column, declared once: the Parquet schema, docs/results.md's tables (a test
+    checks name, type and unit row by row) and what each producer may write derive from it."""
+
+    name: str
+    type: str  # satcc.tables type: int64, float64, string, bool
+    unit: str  # as docs/results.md writes it; "-" for none
+    nullable: bool  # may be null in some row (a test checks the others never are)
+    source: str  # who writes it, below (SOURCES)
+    doc: str
+
+
+# Who writes a column: an engine's raw output (`ENGINE`: the simulator's rows are satcc-core's
+# record.rs structs, the model engine and the emulator write the same keys; `UDP`: UDP flows'
+# extra keys, `UdpSummary` in the simulator), `RunResult.from_engine` from the resolved
+# scenario (`SCENARIO`) or from other columns (`DERIVED`).
+ENGINE, UDP, SCENARIO, DERIVED = "engine", "udp", "scenario", "derived"
+SOURCES = (ENGINE, UDP, SCENARIO, DERIVED)
+
+FLOWS_COLUMNS = (
+    Column("id", "int64", "-", False, ENGINE, "resolved flow id, 0..n-1"),
+    Column("name", "string", "-", False, SCENARIO, "[[flow]] name, .k for count copies"),
+    Column("scenario_flow", "int64", "-", False, SCENARIO, "index of the [[flow]] table"),
+    Column("from", "string", "-", False, SCENARIO, "sender node"),
+    Column("to", "string", "-", False, SCENARIO, "receiver node"),
+    Column("cca", "string", "-", False, SCENARIO, '"udp" for UDP flows'),
+    Column("proto", "string", "-", False, SCENARIO, '"tcp" or "udp"'),
+    Column("start_s", "float64", "s", False, SCENARIO, "start time"),
+    Column("size_bytes", "int64", "B", True, SCENARIO, "null for bulk flows"),
+    Column("goodput_bps", "float64", "bit/s", False, ENGINE, "app bytes x 8 over active time"),
+    Column("delivered_bytes", "int64", "B", False, ENGINE, "app bytes delivered in order"),
+    Column("sent_packets", "int64", "packets", False, ENGINE, "incl. retransmissions"),
+    Column("retransmitted_packets", "int64", "packets", False, ENGINE, "retransmitted segments"),
+    Column("retransmission_rate", "float64", "-", True, DERIVED, "retransmitted / sent"),
+    Column("rtt_mean_ms", "float64", "ms", True, ENGINE, "over the flow's RTT samples"),
+    Column("rtt_p95_ms", "float64", "ms", True, ENGINE, "over the flow's RTT samples"),
+    Column("rtt_min_ms", "float64", "ms", True, ENGINE, "over the flow's RTT samples"),
+    Column("fct_s", "float64", "s", True, ENGINE, "null for bulk or unfinished transfers"),
+    Column("rto_count", "int64", "-", True, ENGINE, "retransmission timeouts"),
+    Column("recovery_count", "int64", "-", True, ENGINE, "fast-recovery episodes"),
+    Column("received_packets", "int64", "packets", True, UDP, "UDP only (null for TCP)"),
+    Column("lost_packets", "int64", "packets", True, UDP, "UDP only"),
+    Column("loss_fraction", "float64", "-", True, UDP, "UDP only: lost / sent"),
+    Column("jitter_ms", "float64", "ms", True, UDP, "UDP only: RFC 3550 interarrival jitter"),
 )
 
-FLOW_SERIES_SCHEMA = Schema(
-    ("flow_id", "int64"),
-    ("t_s", "float64"),  # bin start
-    ("delivered_bytes", "int64"),  # in the bin, in order (a repair releases a burst)
-    ("goodput_bps", "float64"),  # delivered_bytes x 8 / bin width
-    ("received_bytes", "int64"),  # payload that reached the receiver in the bin,
-    # in order or not (null: not measured)
-    ("received_bps", "float64"),  # received_bytes x 8 / bin width
-    ("cwnd_bytes", "int64"),  # congestion window in bytes where that is what
-    # was measured (iperf3's snd_cwnd); else null
-    ("cwnd_pkts", "int64"),  # at the end of the bin
-    ("ssthresh_pkts", "int64"),
-    ("srtt_ms", "float64"),
-    ("inflight_pkts", "int64"),
-    ("pacing_rate_bps", "float64"),
-    ("retransmits", "int64"),  # segments retransmitted in the bin
+FLOW_SERIES_COLUMNS = (
+    Column("flow_id", "int64", "-", False, ENGINE, "flows.id"),
+    Column("t_s", "float64", "s", False, ENGINE, "bin start"),
+    Column("delivered_bytes", "int64", "B", True, ENGINE, "in the bin, in order"),
+    Column("goodput_bps", "float64", "bit/s", True, DERIVED, "delivered_bytes x 8 / bin width"),
+    Column("received_bytes", "int64", "B", True, ENGINE, "reached the receiver (null: unmeasured)"),
+    Column("received_bps", "float64", "bit/s", True, DERIVED, "received_bytes x 8 / bin width"),
+    Column("cwnd_bytes", "int64", "B", True, ENGINE, "where measured in bytes (iperf3), else null"),
+    Column("cwnd_pkts", "int64", "packets", True, ENGINE, "at the end of the bin"),
+    Column("ssthresh_pkts", "int64", "packets", True, ENGINE, "at the end of the bin"),
+    Column("srtt_ms", "float64", "ms", True, ENGINE, "at the end of the bin"),
+    Column("inflight_pkts", "int64", "packets", True, ENGINE, "at the end of the bin"),
+    Column("pacing_rate_bps", "float64", "bit/s", True, ENGINE, "at the end of the bin"),
+    Column("retransmits", "int64", "packets", True, ENGINE, "retransmitted in the bin"),
 )
 
-LINK_SERIES_SCHEMA = Schema(
-    ("link_id", "int64"),
-    ("dir", "string"),  # "ab" or "ba"
-    ("from", "string"),  # node the direction leaves
-    ("to", "string"),
-    ("t_s", "float64"),
-    ("queue_pkts", "int64"),  # at the end of the bin
-    ("queue_bytes", "int64"),
-    ("drops_queue", "int64"),  # in the bin
-    ("drops_random", "int64"),
-    ("ecn_marks", "int64"),
-    ("tx_bytes", "int64"),
-    ("capacity_bps", "int64"),
-    ("delay_ms", "float64"),
+# the queue and drop counters are null where an engine does not count them (the model engine)
+LINK_SERIES_COLUMNS = (
+    Column("link_id", "int64", "-", False, ENGINE, "[[link]] index"),
+    Column("dir", "string", "-", False, ENGINE, '"ab" or "ba"'),
+    Column("from", "string", "-", False, SCENARIO, "node the direction leaves"),
+    Column("to", "string", "-", False, SCENARIO, "node it enters"),
+    Column("t_s", "float64", "s", False, ENGINE, "bin start"),
+    Column("queue_pkts", "int64", "packets", True, ENGINE, "at the end of the bin"),
+    Column("queue_bytes", "int64", "B", True, ENGINE, "at the end of the bin"),
+    Column("drops_queue", "int64", "packets", True, ENGINE, "in the bin"),
+    Column("drops_random", "int64", "packets", True, ENGINE, "in the bin"),
+    Column("ecn_marks", "int64", "packets", True, ENGINE, "in the bin"),
+    Column("tx_bytes", "int64", "B", True, ENGINE, "in the bin"),
+    Column("capacity_bps", "int64", "bit/s", False, ENGINE, "in the bin"),
+    Column("delay_ms", "float64", "ms", False, ENGINE, "in the bin"),
 )
+
+# Columns an engine may leave out of its raw series (from_engine fills them with nulls).
+OPTIONAL_ENGINE_SERIES_COLUMNS = ("received_bytes", "cwnd_bytes")
+
+
+def schema_of(columns: tuple[Column, ...]) -> Schema:
+    return Schema(*((c.name, c.type) for c in columns))
+
+
+def written_by(columns: tuple[Column, ...], *sources: str) -> tuple[str, ...]:
+    return tuple(c.name for c in columns if c.source in sources)
+
+
+FLOWS_SCHEMA = schema_of(FLOWS_COLUMNS)
+FLOW_SERIES_SCHEMA = schema_of(FLOW_SERIES_COLUMNS)
+LINK_SERIES_SCHEMA = schema_of(LINK_SERIES_COLUMNS)
+
+# What each engine's raw output holds (`_native.run_sim`'s shape; checked by from_engine): a flow
+# summary has the ENGINE keys and may have the UDP ones; the series have the ENGINE columns
+# (received_bytes and cwnd_bytes optional).
+ENGINE_FLOW_COLUMNS = written_by(FLOWS_COLUMNS, ENGINE)
+UDP_FLOW_COLUMNS = written_by(FLOWS_COLUMNS, UDP)
 
 # Tables a RunResult may carry beside the three (RunResult.extras; the store's views of the same
 # name, satcc.store.schema): the algorithm's own state per bin (simulator), study 003's
@@ -131,11 +171,9 @@ SEQACK_SCHEMA = Schema(
 # goodput_bps and received_bps from the bytes, from/to from the link ends, and fills
 # received_bytes and cwnd_bytes with nulls when an engine has none.
 ENGINE_FLOW_SERIES_COLUMNS = tuple(
-    n
-    for n in FLOW_SERIES_SCHEMA.names
-    if n not in ("goodput_bps", "received_bps", "received_bytes", "cwnd_bytes")
+    n for n in written_by(FLOW_SERIES_COLUMNS, ENGINE) if n not in OPTIONAL_ENGINE_SERIES_COLUMNS
 )
-ENGINE_LINK_SERIES_COLUMNS = tuple(n for n in LINK_SERIES_SCHEMA.names if n not in ("from", "to"))
+ENGINE_LINK_SERIES_COLUMNS = written_by(LINK_SERIES_COLUMNS, ENGINE)
 
 # Integer columns that may be null; pandas gets them as nullable Int64 instead of float64.
 NULLABLE_INT_COLUMNS = {"size_bytes", "received_packets", "lost_packets"}
@@ -175,6 +213,37 @@ SUMMARY_FLOW_KEYS = (
     "loss_fraction",
     "jitter_ms",
 )
+
+
+def check_engine_columns(raw: dict[str, Any], engine: str) -> None:
+    """An engine's raw output holds exactly the columns the declaration gives engines (above):
+    a key it lacks or one the schema does not know is a bug in that engine (SatccError)."""
+    problems = []
+    allowed = set(ENGINE_FLOW_COLUMNS) | set(UDP_FLOW_COLUMNS)
+    for summary in raw["flows"]:
+        keys = set(summary)
+        if keys - allowed or set(ENGINE_FLOW_COLUMNS) - keys:
+            problems.append(("flows", keys - allowed, set(ENGINE_FLOW_COLUMNS) - keys))
+            break
+    for table, required, optional in (
+        ("flow_series", ENGINE_FLOW_SERIES_COLUMNS, OPTIONAL_ENGINE_SERIES_COLUMNS),
+        ("link_series", ENGINE_LINK_SERIES_COLUMNS, ()),
+    ):
+        keys = set(raw[table])
+        extra, missing = keys - set(required) - set(optional), set(required) - keys
+        if extra or missing:
+            problems.append((table, extra, missing))
+    if problems:
+        raise SatccError(
+            "; ".join(
+                f"{engine}: {table}: "
+                + ", ".join(
+                    [f"column {k!r} not in satcc.results' declaration" for k in sorted(extra)]
+                    + [f"declared column {k!r} not written" for k in sorted(missing)]
+                )
+                for table, extra, missing in problems
+            )
+        )
 
 
 class ResultError(UserError):
@@ -268,6 +337,7 @@ class RunResult:
     ) -> RunResult:
         """Build from an engine's raw output (the `_native.run_sim` return shape), the resolved
         config it ran, the flows' origins (`scenario.expand_flows`) and run metadata."""
+        check_engine_columns(raw, meta.get("engine", "engine"))
         nodes = config["nodes"]
         by_id = {f["id"]: f for f in config["flows"]}
         origin_by_id = {o.id: o for o in origins}

@@ -2,7 +2,7 @@
 cross-checks (tests) and the speed comparison (bench/analyze).
 
 `tshark_fields(path)` runs `tshark -n -r FILE -T fields` with frame number, epoch time,
-tcp.stream, the ports and addresses, tcp.len and the seven tcp.analysis flags used here; returns
+tcp.stream, the ports and addresses, tcp.len and every tcp.analysis flag satcc-pcap computes; returns
 a DataFrame with one row per TCP packet, flags as booleans, time as integer ns.
 """
 
@@ -14,15 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 
-FLAGS = (
-    "retransmission",
-    "fast_retransmission",
-    "spurious_retransmission",
-    "out_of_order",
-    "lost_segment",
-    "duplicate_ack",
-    "window_full",
-)
+from satcc import _native
+
+# The tcp.analysis flags compared with tshark: every one satcc-pcap computes, by its names
+# (crates/satcc-pcap/src/tshark.rs `flags::NAMES`, tshark's field names without the prefix).
+FLAGS = tuple(_native.pcap_flag_names())
 FIELDS = (
     "frame.number",
     "frame.time_epoch",

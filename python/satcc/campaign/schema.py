@@ -40,7 +40,7 @@ from pydantic import (
 )
 
 from satcc import limits
-from satcc import scenario as sc
+from satcc.scenario import MAX_SEED, _pydantic_issue, _Table, canonical_json, key_path, table_keys
 from satcc.units import UnitError, describe, parse_duration
 
 DEFAULT_ANALYZE_BIN = "100 ms"  # satcc analyze's default
@@ -137,7 +137,7 @@ def _name(value: Any) -> str:
 
 
 def _seed(value: int) -> int:
-    if not 0 <= value <= sc.MAX_SEED:
+    if not 0 <= value <= MAX_SEED:
         raise UnitError("an integer in 0..2^64-1", value)
     return value
 
@@ -155,7 +155,7 @@ def _values(values: list[Any]) -> list[Any]:
     seen: set[str] = set()
     for v in values:
         try:
-            text = sc.canonical_json(v)
+            text = canonical_json(v)
         except ValueError:  # NaN or infinity, which no scenario key takes
             raise ValueError(f"expected finite numbers, found {describe(v)}") from None
         if text in seen:
@@ -193,7 +193,7 @@ Seed = Annotated[StrictInt, AfterValidator(_seed)]
 # -- the tables ----------------------------------------------------------------------------
 
 
-class CampaignSection(sc._Table):
+class CampaignSection(_Table):
     """[campaign]. Field order is the order unknown-key messages list the keys in."""
 
     name: Name | None = None  # default: the file stem
@@ -207,7 +207,7 @@ class CampaignSection(sc._Table):
     @classmethod
     def _room_for_repetitions(cls, seed: int, info: ValidationInfo) -> int:
         reps = info.data.get("repetitions") or 1
-        if seed > sc.MAX_SEED - (reps - 1):
+        if seed > MAX_SEED - (reps - 1):
             raise ValueError(
                 f"expected a first seed of at most 2^64-{reps} ({reps} repetitions count up "
                 f"from it within 0..2^64-1), found {seed}"
@@ -233,7 +233,7 @@ class CampaignSection(sc._Table):
         return seeds
 
 
-class AxisTable(sc._Table):
+class AxisTable(_Table):
     """A [matrix] entry written as a table: `key` and `values`, or `cases`."""
 
     key: Annotated[list[KeyPath], _one_or_many("a key path", parse_key_path)] | None = None
@@ -273,7 +273,7 @@ AxisEntry = Annotated[
 ]
 
 
-class AnalyzeTable(sc._Table):
+class AnalyzeTable(_Table):
     """An [[analyze]] entry: field measurements read by `satcc analyze`."""
 
     files: Annotated[list[str], _one_or_many("a file name or glob")]  # relative to the file
@@ -282,7 +282,7 @@ class AnalyzeTable(sc._Table):
     params: dict[str, Annotated[Any, PlainValidator(_scalar)]] = Field(default_factory=dict)
 
 
-class CampaignFile(sc._Table):
+class CampaignFile(_Table):
     """A campaign file as written (before the base scenario and the globs are read)."""
 
     campaign: CampaignSection = CampaignSection()
@@ -341,7 +341,7 @@ def issue(err: dict[str, Any]) -> tuple[str, str]:
         del loc[-2:]  # a bad key inside a table: name the table; the message quotes the key
     if loc[:1] == ["matrix"] and len(loc) >= 2:
         loc[1] = entry_name(loc[1])
-    path = sc.key_path(tuple(loc))
+    path = key_path(tuple(loc))
     kind = err["type"]
     found = err.get("input")
     error = (err.get("ctx") or {}).get("error")
@@ -352,7 +352,7 @@ def issue(err: dict[str, Any]) -> tuple[str, str]:
             return path, (
                 f"expected one of the tables {', '.join(TABLES)}; found an unknown key {loc[0]!r}"
             )
-        keys = ", ".join(sc.table_keys(_TABLE_OF[loc[0]]))
+        keys = ", ".join(table_keys(_TABLE_OF[loc[0]]))
         return path, f"expected one of the keys {keys}; found an unknown key {loc[-1]!r}"
     if len(loc) == 1 and kind in ("model_type", "model_attributes_type", "dict_type"):
         return path, f"expected a [{loc[0]}] table, found {describe(found)}"
@@ -364,4 +364,4 @@ def issue(err: dict[str, Any]) -> tuple[str, str]:
         return path, f"expected {_ARRAY_HINTS[loc[-1]]}, found {describe(found)}"
     if loc == ["analyze"] and kind == "list_type":
         return path, f"expected an array of tables written [[analyze]], found {describe(found)}"
-    return sc._pydantic_issue({**err, "loc": tuple(loc)})
+    return _pydantic_issue({**err, "loc": tuple(loc)})

@@ -62,10 +62,18 @@ from pathlib import Path
 from typing import Any
 
 from satcc import limits
-from satcc import scenario as sc
 from satcc.campaign import schema
 from satcc.campaign.schema import parse_key_path
 from satcc.errors import UserError
+from satcc.scenario import (
+    DEFAULT_SEED,
+    MAX_SEED,
+    ScenarioError,
+    canonical_json,
+    resolve,
+    scenario_hash,
+)
+from satcc.scenario import from_dict as scenario_from_dict
 from satcc.units import UnitError, parse_duration, parse_rate, parse_size
 
 RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
@@ -333,7 +341,7 @@ def from_dict(
 
     scenario_path = None
     base = None
-    seeds_default = sc.DEFAULT_SEED
+    seeds_default = DEFAULT_SEED
     if head.scenario is not None:
         scenario_path = base_dir / head.scenario
         try:
@@ -341,12 +349,12 @@ def from_dict(
                 limits.read_text(scenario_path, "a scenario file").removeprefix("\ufeff"),
                 str(scenario_path),
             )
-            s = sc.from_dict(
+            s = scenario_from_dict(
                 copy.deepcopy(base), source=str(scenario_path), default_name=scenario_path.stem
             )
             seeds_default = s.scenario.seed
             base.setdefault("scenario", {}).setdefault("name", s.name)
-        except sc.ScenarioError as e:
+        except ScenarioError as e:
             issues.extend(("campaign.scenario", line) for line in str(e).splitlines())
         except UserError as e:
             issues.append(("campaign.scenario", str(e)))
@@ -360,12 +368,12 @@ def from_dict(
     else:
         reps = head.repetitions if head.repetitions is not None else 1
         first = head.seed if head.seed is not None else seeds_default
-        if first > sc.MAX_SEED - (reps - 1):  # the scenario's seed: [campaign] seed is checked
+        if first > MAX_SEED - (reps - 1):  # the scenario's seed: [campaign] seed is checked
             issues.append(
                 (
                     "campaign.repetitions",
                     (
-                        f"expected at most {sc.MAX_SEED - first + 1} repetitions counting up "
+                        f"expected at most {MAX_SEED - first + 1} repetitions counting up "
                         f"from the scenario's seed {first}, found {reps}"
                     ),
                 )
@@ -419,7 +427,7 @@ def _axes(
         name = _identifier(explicit_name) if explicit_name else default_column(paths[0])
         overrides = [{p: v for p in paths} for v in values]
         labels = [
-            v if isinstance(v, (str, int, float, bool)) else sc.canonical_json(v) for v in values
+            v if isinstance(v, (str, int, float, bool)) else canonical_json(v) for v in values
         ]
         axes.append(
             Axis(
@@ -505,7 +513,7 @@ def _analyze_entries(
 
 
 def run_id(doc: dict[str, Any]) -> str:
-    return hashlib.sha256(sc.canonical_json(doc).encode("ascii")).hexdigest()[:RUN_ID_HEX]
+    return hashlib.sha256(canonical_json(doc).encode("ascii")).hexdigest()[:RUN_ID_HEX]
 
 
 def _file_sha256(path: Path) -> str:
@@ -569,21 +577,21 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
                 for a, k in zip(c.axes, combo, strict=True):
                     for path, value in a.overrides[k].items():
                         set_key(doc, path, value)
-                s = sc.from_dict(
+                s = scenario_from_dict(
                     copy.deepcopy(doc),
                     source=str(c.scenario_path),
                     default_name=str(doc.get("scenario", {}).get("name", "scenario")),
                 )
-                config = sc.resolve(s)
+                config = resolve(s)
             except ValueError as e:
                 issues.append((f"point {point} ({label})", str(e)))
                 continue
-            except sc.ScenarioError as e:
+            except ScenarioError as e:
                 for path, msg in e.issues:
                     issues.append((f"point {point} ({label})", f"{path}: {msg}" if path else msg))
                 continue
             engine = s.scenario.engine
-            h = sc.scenario_hash(config)
+            h = scenario_hash(config)
             cost = config["duration_ns"] / 1e9 * max(len(config["flows"]), 1)
             for rep, seed in enumerate(c.seeds):
                 rid = run_id({"engine": engine, "scenario_hash": h, "seed": seed})

@@ -87,9 +87,9 @@ def _describe(e: BaseException) -> str:
 def _run(spec: RunSpec, out_dir: str | None) -> tuple[Any, dict[str, Table]]:
     if spec.engine == ANALYZE:
         return _analyze(spec)
-    from satcc import scenario as sc
+    from satcc.scenario import from_dict
 
-    s = sc.from_dict(
+    s = from_dict(
         _copy(spec.scenario),
         source=spec.source,
         default_name=str(spec.scenario.get("scenario", {}).get("name", "scenario")),

@@ -8,11 +8,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from satcc import scenario as sc
 from satcc.api import load_scenario, parse_set
 from satcc.cli import COMMAND_HELP
+from satcc.commands import options
 from satcc.errors import UserError
 from satcc.limits import printable
+from satcc.scenario import Scenario, ScenarioError, expand_flows, from_dict, resolve
 from satcc.units import format_duration, format_queue, format_rate, format_size
 
 HELP = COMMAND_HELP["check"]
@@ -24,21 +25,8 @@ description of the scenario, or every problem as `FILE: KEY.PATH: expected ..., 
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "check",
-        help=HELP,
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("file", metavar="FILE", help="scenario TOML file")
-    p.add_argument(
-        "--set",
-        metavar="KEY.PATH=VALUE",
-        action="append",
-        default=[],
-        help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
-        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable",
-    )
+    p = options.scenario_command(subparsers, "check", HELP, DESCRIPTION)
+    options.add_set(p)
     p.add_argument(
         "--resolved",
         action="store_true",
@@ -52,11 +40,11 @@ def run(args: argparse.Namespace) -> int:
     overrides = parse_set(args.set)
     try:
         s = load_scenario(args.file, overrides)
-    except sc.ScenarioError as e:
+    except ScenarioError as e:
         found = list(e.issues)
         found += [i for i in later_issues(args.file, overrides, e.issues) if i not in found]
-        raise sc.ScenarioError(e.source, found) from None
-    config = sc.resolve(s)
+        raise ScenarioError(e.source, found) from None
+    config = resolve(s)
     if args.resolved:
         print(json.dumps(config, indent=2))
         return 0
@@ -143,13 +131,13 @@ def _later_issues(file, overrides, issues, tomllib, apply_overrides) -> list[tup
             return out
         dropped.update(removed)
         try:
-            sc.from_dict(doc, source=file)
-        except sc.ScenarioError as e:
+            from_dict(doc, source=file)
+        except ScenarioError as e:
             # a required key set aside gets a stand-in, so that validation goes on past it
             if [p for p, _ in e.issues if p in dropped and _stand_in(doc, p)]:
                 try:
-                    sc.from_dict(doc, source=file)
-                except sc.ScenarioError as e2:
+                    from_dict(doc, source=file)
+                except ScenarioError as e2:
                     e = e2
                 else:
                     return out
@@ -168,7 +156,7 @@ def _later_issues(file, overrides, issues, tomllib, apply_overrides) -> list[tup
     return out
 
 
-def describe(s: sc.Scenario, config: dict) -> str:
+def describe(s: Scenario, config: dict) -> str:
     sec = s.scenario
     nflows = len(config["flows"])
     lines = [
@@ -188,7 +176,7 @@ def describe(s: sc.Scenario, config: dict) -> str:
                 f"queue {format_queue(p['queue'])}"
                 + (f", served on a {1e9 / p['tick_ns']:g} Hz tick" if "tick_ns" in p else "")
             )
-    for origin, f in zip(sc.expand_flows(s), config["flows"], strict=True):
+    for origin, f in zip(expand_flows(s), config["flows"], strict=True):
         size = format_size(f["size_bytes"]) if f["size_bytes"] is not None else "bulk"
         lines.append(
             f"  flow {f['id']} ({origin.name}) {config['nodes'][f['src']]}→"

@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 from satcc import resources
-from satcc import scenario as sc
 from satcc.cli import COMMAND_HELP
 from satcc.commands.output import safe_name
 from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
+from satcc.scenario import load
 
 HELP = COMMAND_HELP["demo"]
 DESCRIPTION = """\
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             f"expected the demo scenarios, found none at {', '.join(missing)} "
             "(the satcc install is incomplete: reinstall it, or pass --scenarios DIR)"
         )
-    scenarios = [sc.load(p) for p in paths]  # validate all before running any
+    scenarios = [load(p) for p in paths]  # validate all before running any
     for n, s in enumerate(scenarios):
         out = args.out / safe_name(s.name)
         with ProgressBar(label=s.name) as bar:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from satcc.api import load_scenario, parse_set
 from satcc.cli import COMMAND_HELP
+from satcc.commands import options
 from satcc.commands.output import run_and_write
 
 HELP = COMMAND_HELP["emu"]
@@ -32,31 +32,15 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("file", metavar="FILE", nargs="?", help="scenario TOML file, or `doctor`")
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        type=Path,
-        help="result directory (default: out/<scenario name>-emu)",
-    )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="print the JSON summary (or the doctor's checks) on stdout",
-    )
+    options.add_out(p, "out/<scenario name>-emu")
+    options.add_json(p, "print the JSON summary (or the doctor's checks) on stdout")
     p.add_argument(
         "--seed",
         metavar="N",
         type=int,
         help="seed for the links' random loss and models (default: the scenario's)",
     )
-    p.add_argument(
-        "--set",
-        metavar="KEY.PATH=VALUE",
-        action="append",
-        default=[],
-        help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
-        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable",
-    )
+    options.add_set(p)
     p.add_argument("--no-capture", action="store_true", help="do not run tcpdump")
     p.add_argument(
         "--vpn",
@@ -72,7 +56,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--force", action="store_true", help="with --cleanup: also remove runs that are still going"
     )
-    p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
+    options.add_plot(p)
     p.set_defaults(func=run)
 
 

@@ -85,8 +85,8 @@ def register(subparsers) -> None:
 
 def build_plan(args: argparse.Namespace):
     """(plan, text) from PLAN and the flags (flags override the file's keys)."""
-    from satcc.field import plan as fp
     from satcc.field import shipped_plans
+    from satcc.field.plan import FieldPlan, load, to_toml, validate
 
     doc: dict = {}
     where = "flags"
@@ -95,7 +95,7 @@ def build_plan(args: argparse.Namespace):
         shipped = shipped_plans()
         if not path.exists() and args.plan in shipped:
             path = shipped[args.plan]
-        p, _ = fp.load(path)
+        p, _ = load(path)
         doc = p.doc()
         where = str(path)
     lists = {"cca": "ccas", "direction": "directions", "udp": "udp", "mss": "mss"}
@@ -118,10 +118,10 @@ def build_plan(args: argparse.Namespace):
     if not args.plan and not args.server:
         raise UserError("field: expected PLAN or --server HOST[:PORT]")
     try:
-        p = fp.validate(fp.FieldPlan(**doc), where)
+        p = validate(FieldPlan(**doc), where)
     except TypeError as e:
         raise UserError(f"{where}: {e}") from None
-    return p, fp.to_toml(p)
+    return p, to_toml(p)
 
 
 def run(args: argparse.Namespace) -> int:

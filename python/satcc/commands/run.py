@@ -11,10 +11,10 @@ stderr) is the same for every engine.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from satcc.api import load_scenario, parse_set
 from satcc.cli import COMMAND_HELP
+from satcc.commands import options
 from satcc.commands.output import run_and_write
 from satcc.engines import registry
 
@@ -29,46 +29,19 @@ same result directory either way and prints a per-flow table, or with --json the
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "run",
-        help=HELP,
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("file", metavar="FILE", help="scenario TOML file")
-    p.add_argument(
-        "--set",
-        metavar="KEY.PATH=VALUE",
-        action="append",
-        default=[],
-        help="override a scenario key (campaign key paths: flow[0].cca=bbr, "
-        "link[0].rate='\"20 Mbit/s\"', flow.*.mss=1200); repeatable",
-    )
+    p = options.scenario_command(subparsers, "run", HELP, DESCRIPTION)
+    options.add_set(p)
     p.add_argument(
         "--engine",
         choices=registry.NAMES,
         help="override the scenario's `engine`: "
         + "; ".join(f"{e.name}, {e.summary}" for e in registry.ENGINES.values()),
     )
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        type=Path,
-        help="result directory (default: out/<name> for sim, out/<name>-model for "
-        "model, out/<name>-emu for emu)",
-    )
-    p.add_argument(
-        "--json", action="store_true", help="print the JSON summary on stdout instead of the table"
-    )
-    p.add_argument(
-        "--seed", metavar="N", type=int, help="random seed (default: the scenario's `seed`)"
-    )
-    p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="run even when the estimate is above a soft limit (memory, run time)",
-    )
+    options.add_out(p, "out/<name> for sim, out/<name>-model for model, out/<name>-emu for emu")
+    options.add_json(p)
+    options.add_seed(p)
+    options.add_plot(p)
+    options.add_force(p)
     p.set_defaults(func=run)
 
 

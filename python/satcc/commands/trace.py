@@ -19,10 +19,10 @@ import argparse
 from pathlib import Path
 
 from satcc import _native
-from satcc import scenario as sc
 from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 from satcc.linkmodels import MAHIMAHI_BYTES
+from satcc.scenario import Scenario, load, resolve
 from satcc.units import UnitError, parse_duration
 
 HELP = COMMAND_HELP["trace"]
@@ -102,20 +102,20 @@ the fitted model's own output (the simulator's model sampled every ms, 300 s, se
 def run_fit(args: argparse.Namespace) -> int:
     import sys
 
-    from satcc import tracefit as tf
+    from satcc import tracefit
 
     try:
-        rec = tf.read_recording(Path(args.recording), args.delay)
-    except tf.FitError as e:
+        rec = tracefit.read_recording(Path(args.recording), args.delay)
+    except tracefit.FitError as e:
         raise UserError(str(e)) from None
-    phase = tf.find_phase(rec)
-    stats = tf.statistics(rec, phase)
+    phase = tracefit.find_phase(rec)
+    stats = tracefit.statistics(rec, phase)
     if not stats:
         raise UserError(f"{args.recording}: too short to fit (needs at least one whole 15 s epoch)")
-    model, missing = tf.fit(stats)
+    model, missing = tracefit.fit(stats)
     how = "wall clock" if rec.phase_ms is not None else "fitted"
     comment = f"fitted by satcc trace fit from {Path(args.recording).name}"
-    text = tf.toml_table(model, comment)
+    text = tracefit.toml_table(model, comment)
     err = sys.stderr
     print(f"epoch boundaries: first at {phase / 1000:g} s into the recording ({how})", file=err)
     for note in rec.notes:
@@ -123,8 +123,8 @@ def run_fit(args: argparse.Namespace) -> int:
     for m in missing:
         print(f"not fitted (preset value kept): {m}", file=err)
     if not args.no_check:
-        model, got = tf.refine(model, stats, interval_s=rec.probe_interval_s or 0.01)
-        text = tf.toml_table(model, comment)
+        model, got = tracefit.refine(model, stats, interval_s=rec.probe_interval_s or 0.01)
+        text = tracefit.toml_table(model, comment)
         print(f"{'statistic':<24}{'recording':>12}{'model':>12}", file=err)
         for k, v in stats.items():
             if k == "epochs":
@@ -169,7 +169,7 @@ def _ms(ns: int) -> str:
 
 
 def export(
-    scenario: sc.Scenario,
+    scenario: Scenario,
     out: Path,
     duration_ns: int | None = None,
     link: int | None = None,
@@ -177,7 +177,7 @@ def export(
     seed: int | None = None,
 ) -> list[Path]:
     """Write the files; returns their paths."""
-    config = sc.resolve(scenario, seed_override=seed)
+    config = resolve(scenario, seed_override=seed)
     if duration_ns is not None:
         config["duration_ns"] = duration_ns
     if link is not None and not 0 <= link < len(config["links"]):
@@ -216,7 +216,7 @@ def export(
 def run(args: argparse.Namespace) -> int:
     from satcc.limits import check_out_dir
 
-    s = sc.load(args.file)
+    s = load(args.file)
     check_out_dir(args.out)
     duration = None
     if args.duration is not None:

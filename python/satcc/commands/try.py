@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
+from satcc.commands import options
 from satcc.engines import registry
 from satcc.errors import UserError
 
@@ -89,19 +90,13 @@ def register(subparsers) -> None:
         help=f"engine (default: {registry.DEFAULT})",
     )
     p.add_argument("--seed", type=int, default=1, help="seed (default: 1)")
-    p.add_argument(
-        "--set",
-        metavar="KEY.PATH=VALUE",
-        action="append",
-        default=[],
-        help="override a key of the built scenario (as on `satcc run`)",
-    )
+    options.add_set(p, "override a key of the built scenario (as on `satcc run`)")
     p.add_argument("--print", action="store_true", help="print the scenario TOML and exit")
-    p.add_argument("--out", metavar="DIR", type=Path, help="result directory (default: out/try)")
+    options.add_out(p, "out/try")
     p.add_argument(
         "--json", action="store_true", help="print the JSON summary instead of the table"
     )
-    p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
+    options.add_plot(p)
     p.set_defaults(func=run)
 
 

@@ -652,7 +652,7 @@ def _udp_columns(flow: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]
     `packets` sent per the sequence numbers seen, `lost_packets`, `jitter_ms`)."""
     if flow.get("proto", "tcp") != "udp":
         return {}
-    out: dict[str, Any] = {"proto": "udp"}
+    out: dict[str, Any] = {}  # proto comes from the resolved flow (RunResult.from_engine)
     total, lost = _dig(server, "end", "sum", "packets"), _dig(server, "end", "sum", "lost_packets")
     if isinstance(total, int) and isinstance(lost, int) and total >= lost >= 0:
         out.update(

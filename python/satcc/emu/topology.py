@@ -51,8 +51,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from satcc import scenario as sc
 from satcc.emu.host import EmuError, ns_cmd, run_cmd
+from satcc.scenario import fixed_rcvbuf_bytes
 
 MTU = 1500
 MAX_LINKS = 256  # one /24 per link inside 10.X.0.0/16
@@ -269,7 +269,7 @@ def _sysctls(config: dict[str, Any], n: int) -> dict[int, dict[str, str]]:
                 "different rcvbuf_autotune; in the emulator it is one setting per node"
             )
         rwnd = int(f["rwnd_bytes"])
-        buf = rwnd if autotune else sc.fixed_rcvbuf_bytes(rwnd, f["mss"], f["timestamps"])
+        buf = rwnd if autotune else fixed_rcvbuf_bytes(rwnd, f["mss"], f["timestamps"])
         r1, r2 = rmem.get(d, (0, 0))
         rmem[d] = (max(r1, min(LINUX_RMEM_DEFAULT, buf) if autotune else buf), max(r2, buf))
         wmem[s] = max(wmem.get(s, 0), 2 * buf)

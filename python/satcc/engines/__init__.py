@@ -1,4 +1,8 @@
 """Engines: each turns a validated `Scenario` into a `RunResult` (satcc.results).
 
-- `sim`: the deterministic packet simulator (Rust, `satcc._native.run_sim`).
+- `registry`: the engines' names and capabilities, and the one dispatch (`registry.run`);
+- `sim`: the deterministic packet simulator (Rust, `satcc._native.run_sim`);
+- `model`: the model engine, the analytical models (`satcc.models`) per flow;
+- `emu`: the real Linux TCP stack in network namespaces (`satcc.emu`), as root;
+- `meta`: the run metadata every engine writes.
 """

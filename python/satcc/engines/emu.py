@@ -14,10 +14,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from satcc import _native
 from satcc.emu.runner import Run
-from satcc.results import SCHEMA_VERSION, RunResult
-from satcc.scenario import Scenario, expand_flows, resolve, scenario_hash
+from satcc.engines.meta import run_meta
+from satcc.results import RunResult
+from satcc.scenario import Scenario, expand_flows, resolve
 
 ENGINE = "emu"
 RAW_DIR = "emu"
@@ -55,21 +55,18 @@ def run(
             vpn_server=vpn_server,
         )
         raw = r.execute(progress)
-        meta = {
-            "schema_version": SCHEMA_VERSION,
-            "satcc_version": _native.version(),
-            "engine": ENGINE,
-            "scenario": config["name"],
-            "scenario_hash": scenario_hash(config),
-            "seed": config["seed"],
-            "emu": {
+        meta = run_meta(
+            ENGINE,
+            config,
+            native_version=False,
+            emu={
                 "run_id": r.run_id,
                 "raw_dir": RAW_DIR if tmp is None else None,
                 "vpn_server": vpn_server,
                 "warnings": r.warnings,
                 "linkd": r.linkd_stats,
             },
-        }
+        )
         return RunResult.from_engine(raw, config, expand_flows(scenario), meta)
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: no half-written raw directory
         if tmp is None:

@@ -76,17 +76,16 @@ from typing import Any
 
 import numpy as np
 
-from satcc import _native
+from satcc.engines.meta import run_meta
 from satcc.errors import UserError
 from satcc.models import cardwell, cubic, hybla, pftk
 from satcc.models.common import BITS_PER_BYTE, ModelInputError, ModelResult, jsonable
 from satcc.results import (
     ENGINE_FLOW_SERIES_COLUMNS,
     ENGINE_LINK_SERIES_COLUMNS,
-    SCHEMA_VERSION,
     RunResult,
 )
-from satcc.scenario import Scenario, expand_flows, receive_window_bytes, resolve, scenario_hash
+from satcc.scenario import Scenario, expand_flows, receive_window_bytes, resolve
 
 ENGINE = "model"
 
@@ -450,16 +449,7 @@ def run(
         "link_series": _link_series(config, starts),
         "stats": {"flows_modelled": len(paths)},
     }
-    meta = {
-        "schema_version": SCHEMA_VERSION,
-        "satcc_version": _native.version(),
-        "native_version": _native.version(),
-        "engine": ENGINE,
-        "scenario": config["name"],
-        "scenario_hash": scenario_hash(config),
-        "seed": config["seed"],
-        "models": models,
-    }
+    meta = run_meta(ENGINE, config, models=models)
     if progress is not None:
         progress(1.0)
     return RunResult.from_engine(raw, config, origins, meta)

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from satcc import _native, limits
+from satcc.engines.meta import run_meta
 from satcc.errors import SatccError, UserError
-from satcc.scenario import Scenario, expand_flows, resolve, scenario_hash
+from satcc.scenario import Scenario, expand_flows, resolve
 
 if TYPE_CHECKING:
     from satcc.results import RunResult
@@ -279,15 +280,7 @@ def run(
         raise UserError(f"{scenario.source}: the simulator rejected the scenario: {e}") from None
     # imported only now: the CLI imports it in a thread while the simulation runs
     # (satcc.commands.output.prefetch)
-    from satcc.results import SCHEMA_VERSION, RunResult
+    from satcc.results import RunResult
 
-    meta = {
-        "schema_version": SCHEMA_VERSION,
-        "satcc_version": _native.version(),
-        "native_version": _native.version(),
-        "engine": ENGINE,
-        "scenario": config["name"],
-        "scenario_hash": scenario_hash(config),
-        "seed": config["seed"],
-    }
+    meta = run_meta(ENGINE, config)
     return RunResult.from_engine(raw, config, expand_flows(scenario), meta)

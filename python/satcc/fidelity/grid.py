@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from satcc import resources
-from satcc import scenario as sc
 from satcc.errors import UserError
+from satcc.scenario import Scenario, ScenarioError, from_dict
+from satcc.scenario import load as load_scenario
 from satcc.units import UnitError, parse_duration
 
 DEFAULT_GRID = resources.fidelity_grid()
@@ -55,8 +56,8 @@ class Entry:
             doc.setdefault("scenario", {})["duration"] = duration
         return doc
 
-    def scenario(self, duration: str | None) -> sc.Scenario:
-        return sc.from_dict(
+    def scenario(self, duration: str | None) -> Scenario:
+        return from_dict(
             self.scenario_doc(duration), source=str(self.path), default_name=self.path.stem
         )
 
@@ -159,9 +160,9 @@ def load(path: str | Path | None = None) -> Grid:
             vpn = None
         fpath = (p.parent / file).resolve()
         try:
-            scenario = sc.load(fpath)
+            scenario = load_scenario(fpath)
             doc = tomllib.loads(fpath.read_text(encoding="utf-8"))
-        except sc.ScenarioError as e:
+        except ScenarioError as e:
             issues.extend(f"{where}.file: {line}" for line in str(e).splitlines())
             continue
         if vpn is not None and vpn not in scenario.nodes:

@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from satcc import _native
-from satcc import scenario as sc
 from satcc.campaign import layout
 from satcc.campaign.spec import run_id
 from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.fidelity import metrics
 from satcc.fidelity.grid import Entry, Grid
+from satcc.scenario import from_dict, resolve, scenario_hash
 
 ENGINES = (metrics.SIM, metrics.KERNEL)
 JSON_FILE = "fidelity.json"
@@ -112,8 +112,8 @@ def plan(grid: Grid, opts: Options) -> list[Planned]:
     for point, e in enumerate(entries):
         doc = e.scenario_doc(duration)
         s = e.scenario(duration)
-        config = sc.resolve(s)
-        h = sc.scenario_hash(config)
+        config = resolve(s)
+        h = scenario_hash(config)
         base_seed = config["seed"]
         for engine in opts.engines:
             for k in range(runs):
@@ -182,7 +182,7 @@ def prepare(out_dir: Path, doc: dict[str, Any]) -> None:
 
 
 def _execute(p: Planned, raw: Path, capture: bool) -> Any:
-    s = sc.from_dict(_copy(p.doc), source=str(p.entry.path), default_name=p.entry.path.stem)
+    s = from_dict(_copy(p.doc), source=str(p.entry.path), default_name=p.entry.path.stem)
     opts = registry.RunOptions(seed=p.seed, raw_dir=raw, capture=capture, vpn_server=p.entry.vpn)
     return registry.run(p.engine, s, opts)
 

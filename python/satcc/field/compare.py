@@ -109,8 +109,8 @@ def _scenario_doc(path: Path) -> dict[str, Any]:
 def _simulate(
     doc: dict[str, Any], cca: str, direction: str, duration_s: float, seed: int, source: str
 ):
-    from satcc import scenario as sc
     from satcc.engines import registry
+    from satcc.scenario import from_dict
 
     d = copy.deepcopy(doc)
     f = d["flow"][0]
@@ -120,7 +120,7 @@ def _simulate(
         f["from"], f["to"] = f["to"], f["from"]
     d.setdefault("scenario", {})["duration"] = f"{duration_s:g} s"
     d["scenario"]["seed"] = seed
-    s = sc.from_dict(d, source=source)
+    s = from_dict(d, source=source)
     r = registry.run("sim", s, registry.RunOptions(seed=seed))
     return float(r.flows.goodput_bps.iloc[0])
 

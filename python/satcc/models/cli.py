@@ -26,6 +26,7 @@ import numpy as np
 
 from satcc import units
 from satcc.cli import COMMAND_HELP
+from satcc.commands import options
 from satcc.errors import UserError
 from satcc.models import cardwell, cubic, hybla, mathis, pftk, window
 from satcc.models.common import ModelResult
@@ -207,22 +208,11 @@ def _packet(p: argparse.ArgumentParser) -> None:
 
 def add_scenario_output_arguments(p: argparse.ArgumentParser) -> None:
     """--out, --json, --seed, --plot: as `satcc sim`."""
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        type=Path,
-        help="result directory (default: out/<scenario name>-model)",
-    )
-    p.add_argument(
-        "--json", action="store_true", help="print the JSON summary on stdout instead of the table"
-    )
-    p.add_argument("--seed", metavar="N", type=int, help="recorded seed (models are exact)")
-    p.add_argument("--plot", action="store_true", help="also draw DIR/plot.png")
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="run even when the result's estimated memory is above the soft limit",
-    )
+    options.add_out(p, "out/<scenario name>-model")
+    options.add_json(p)
+    options.add_seed(p, "recorded seed (models are exact)")
+    options.add_plot(p)
+    options.add_force(p, "run even when the result's estimated memory is above the soft limit")
 
 
 # -- runners -----------------------------------------------------------------------------
@@ -230,10 +220,10 @@ def add_scenario_output_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_scenario(args: argparse.Namespace) -> int:
     """`satcc model FILE`: the model engine on a scenario, written like `satcc sim`."""
-    from satcc import scenario as sc
     from satcc.commands.output import run_and_write
+    from satcc.scenario import load
 
-    s = sc.load(args.file)
+    s = load(args.file)
     return run_and_write(
         "model", s, args.out, seed=args.seed, force=args.force, as_json=args.json, plot=args.plot
     )

@@ -2,8 +2,9 @@
 fields, the defaults and limits (the table of keys is the package's docstring, `satcc.scenario`),
 and the resolved flows a `count` expands to."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would evaluate every field's annotation
+# from its string (one `compile` each) when it builds the schema; `satcc check` pays that.
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -11,11 +12,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    PlainValidator,
     PrivateAttr,
     StrictBool,
     StrictInt,
 )
+from pydantic_core import core_schema
 
 from satcc import linkmodels
 from satcc.engines import registry
@@ -44,9 +45,25 @@ MAX_BINS = 10_000_000  # duration / bin: beyond this the series would not fit in
 MAX_FLOWS = 100_000  # after `count` expansion
 
 
-def _unit(parse):
+class _Parsed:
+    """`Annotated[T, _Parsed(parse)]`: the field's value is `parse(value)`, the parser's
+    UnitError (a ValueError) reported as pydantic's value_error with the parser's message.
+    pydantic's PlainValidator does the same, and also inspects the parser's signature and
+    builds a serializer schema for T, per field: `satcc check` paid that (docs: BENCHMARKS.md
+    start-up)."""
+
+    __slots__ = ("parse",)
+
+    def __init__(self, parse: Callable[[Any], Any]):
+        self.parse = parse
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(self.parse)
+
+
+def _unit(parse: Callable[[Any], Any]) -> _Parsed:
     """A pydantic field type backed by one of the unit parsers (errors keep expected/found)."""
-    return PlainValidator(parse)
+    return _Parsed(parse)
 
 
 Duration = Annotated[int, _unit(parse_duration)]  # ns
@@ -68,7 +85,7 @@ def _parse_pacing(value: Any) -> str:
     raise UnitError("'auto', 'on' or 'off' (or true/false)", value)
 
 
-Pacing = Annotated[str, PlainValidator(_parse_pacing)]
+Pacing = Annotated[str, _unit(_parse_pacing)]
 
 HOST_NOISE_HINT = "'kernel', 'off' or a duration (uniform turnaround in [0, d))"
 
@@ -86,7 +103,7 @@ def _parse_host_noise(value: Any) -> str | int:
     raise UnitError(HOST_NOISE_HINT, value)
 
 
-HostNoise = Annotated[str | int, PlainValidator(_parse_host_noise)]
+HostNoise = Annotated[str | int, _unit(_parse_host_noise)]
 
 
 class _Table(BaseModel):
@@ -170,7 +187,7 @@ class Flow(_Table):
     proto: Literal["tcp", "udp"] = "tcp"
     rate: Rate | None = None
     packet_size: Size | None = None
-    encap: Annotated[int, PlainValidator(linkmodels.parse_encap)] = 0
+    encap: Annotated[int, _unit(linkmodels.parse_encap)] = 0
     mtu: Size = linkmodels.DEFAULT_MTU
     # application traffic (`_app`): bulk, on/off or requests; checked in _semantic_issues
     app: dict[str, Any] | None = None

@@ -235,9 +235,9 @@ def scenario_dict(spec: RunSpec) -> dict[str, Any]:
 
 def simulate(spec: RunSpec) -> dict[str, Any]:
     """One simulator run -> one row of runs.csv (a process-pool worker)."""
-    from satcc import scenario as sc
+    from satcc.scenario import from_dict
 
-    s = sc.from_dict(scenario_dict(spec), source=f"<{spec.kind} p={spec.p:g}>")
+    s = from_dict(scenario_dict(spec), source=f"<{spec.kind} p={spec.p:g}>")
     result = registry.run(spec.engine, s)
     f = result.flows_table.to_pylist()[0]
     finished = spec.size_bytes is None or f["fct_s"] is not None
