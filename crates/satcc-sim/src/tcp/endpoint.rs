@@ -1,36 +1,66 @@
 //! A socket-like TCP endpoint in virtual time, for `satcc drill --engine sim`: the
 //! simulator's own sender and receiver (the code scenarios run) behind the calls a
-//! packetdrill script makes — listen, accept, write, read, close/shutdown, `TCP_INFO` — and
-//! segments on the wire in and out with live sequence numbers, flags and TCP options.
+//! packetdrill script makes — listen, accept, connect, write, read, close/shutdown,
+//! `TCP_MAXSEG`, `TCP_INFO` — and segments on the wire in and out with live sequence numbers,
+//! flags and TCP options.
 //!
 //! ```text
 //!  Listen ── SYN in / SYN-ACK out ──► SynRcvd ── ACK of the SYN-ACK ──► Established
+//!  Closed ── connect: SYN out ──► SynSent ── SYN-ACK in / ACK out ──► Established
 //!  Established ── close/shutdown(WR): FIN out ──► FinWait1 ── its ACK ──► FinWait2 ── FIN in ──► TimeWait
 //!  Established ── FIN in ──► CloseWait ── close: FIN out ──► LastAck ── its ACK ──► Closed
 //!  FinWait1 ── FIN in ──► Closing ── ACK of our FIN ──► TimeWait
+//!  any ── RST in at rcv_nxt / close with unread data (RST out) / SYN timeout ──► Closed
 //! ```
 //!
 //! The passive open negotiates as Linux's `tcp_openreq_init` / `tcp_synack_options`: MSS
-//! (ours 1460, the segment size `min(peer's, ours)` less 12 with timestamps), SACK-permitted,
-//! timestamps (TSval the endpoint's millisecond clock) and window scaling each only when both
-//! sides offer it; ECN when the SYN carries ECE+CWR and `tcp_ecn` is 1 or 2. The SYN-ACK's
-//! option layout is Linux's (`tcp_options_write`). Our ISN is 0.
+//! (ours 1460 or `TCP_MAXSEG`'s, the segment size `min(peer's, ours)` less 12 with
+//! timestamps), SACK-permitted, timestamps (TSval the endpoint's millisecond clock) and window
+//! scaling each only when both sides offer it; ECN when the SYN carries ECE+CWR and `tcp_ecn`
+//! is 1 or 2. The SYN-ACK's option layout is Linux's (`tcp_options_write`). Our ISN is 0.
+//! The SYN-ACK is retransmitted after 1, 2, 4 ... s (`tcp_synack_retries` 5), the SYN after
+//! 1 s five times, then 2, 4 s (`tcp_syn_linear_timeouts` 4, `tcp_syn_retries` 6).
 //!
-//! Time is virtual: `advance` fires the sender's and receiver's timers (RTO, TLP, RACK,
-//! pacing, delayed ACK) in time order; every segment out carries the virtual time it was
-//! sent. Nothing reads a clock.
+//! Closing: the FIN joins the last data segment when that is still unsent (`tcp_send_fin`),
+//! else goes alone; a FIN alone in flight is retransmitted after the RTO twice (the tail loss
+//! probe, then the RTO), then with the RTO doubled (measured on this kernel). `close` with
+//! received data never read aborts with `R.` (`tcp_close`, RFC 2525 §2.17); a segment for a
+//! closed socket, or an ACK for a listener, is answered by a RST (`tcp_v4_send_reset`); a RST
+//! at `rcv_nxt` resets the connection (the next call fails with ECONNRESET, EPIPE in
+//! CLOSE-WAIT, ECONNREFUSED in SYN-SENT), elsewhere in the window it gets a challenge ACK
+//! (RFC 5961 §3.2), as an ACK above `snd_nxt` does (6.18 `tcp_ack`; the segment is dropped,
+//! at most one challenge ACK per 500 ms). New data after `close` in FIN-WAIT-1/2 aborts.
+//! After `shutdown(SHUT_RD)` data is still acknowledged and a read returns it (0 when none).
+//!
+//! A data segment is an ACK too: the receiver builds the ACK it would send (window, SACK and
+//! DSACK blocks, ECE) and the data segment carries its fields, which ends a pending delayed
+//! ACK as `tcp_event_ack_sent` does.
+//!
+//! `TCP_INFO` adds `tcpi_last_data_sent/recv`, `tcpi_last_ack_recv` (ms since `lsndtime`,
+//! `lrcvtime`, `rcv_tstamp`) and the chronographs (`tcp_chrono_start/stop`): `tcpi_busy_time`
+//! while data or the FIN is queued or unacknowledged, `tcpi_rwnd_limited` while unsent data
+//! waits for the peer's window only (cwnd has room).
+//!
+//! Time is virtual: `advance` fires the sender's, receiver's and the endpoint's own timers
+//! (RTO, TLP, RACK, pacing, delayed ACK; SYN, SYN-ACK, lone FIN) in time order; every
+//! segment out carries the virtual time it was sent. Nothing reads a clock.
 //!
 //! Deviations from Linux (each shown by the scripts named in docs/drill.md; satcc's suite:
-//! nagle-holds, nagle-coalesces, nagle-nodelay for 1; upstream close-on-syn-sent,
-//! close-remote-fin-then-close and ts_recent/reset_tsval for 2):
+//! nagle-holds, nagle-coalesces, nagle-nodelay for 1):
 //! 1. Segments are cut at multiples of the MSS from the start of the stream (the sender's
 //!    scoreboard indexes them so): a write after a partly filled segment went out is refused
 //!    (`write` returns `Err`), so Nagle, TCP_CORK and small-write scripts are unsupported.
-//! 2. The FIN goes out alone once every written byte has been sent (never on the last data
-//!    segment) and is not retransmitted; no RST is ever sent, no SYN-ACK retransmitted.
-//! 3. Data segments carry no SACK blocks, and sending data does not cancel a pending
-//!    delayed ACK (Linux's `tcp_event_ack_sent`).
-//! 4. The SYN is not retransmitted, and `close` in SYN-SENT sends nothing (Linux: RST).
+//! 2. The FIN is not in the sender's sequence space: while data is unacknowledged, the
+//!    sender's tail loss probe resends the last data segment where Linux resends the FIN
+//!    (upstream shutdown-rdwr-write-queue-close), and the FIN's own retransmissions do not
+//!    count in `tcpi_retrans`, `tcpi_total_retrans` or `tcpi_backoff`.
+//! 3. After a retransmitted SYN or SYN-ACK the handshake's RTT sample is still taken, from
+//!    the last transmission, and cwnd starts at the initial window; this kernel, after two
+//!    (no timestamps), has no RTT sample (Karn), `tcpi_rto` 3 s (`TCP_TIMEOUT_FALLBACK`),
+//!    cwnd 1 and `tcpi_total_retrans` 2. The connection gives up one backed-off timeout
+//!    after the last SYN retransmission.
+//! 4. No SO_LINGER, no TIME-WAIT timer (TIME_WAIT lasts), no FIN-WAIT-2 timeout, no RST for
+//!    the embryonic connection when its listener closes.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -938,7 +968,8 @@ impl Endpoint {
         self.ecn_ok = self.ecn_sysctl == 1 && seg.flags & (ECE | CWR) == ECE;
         self.cfg.ecn = self.ecn_ok;
         let syn = Packet::new(0, Kind::Syn, 0);
-        let (r, _) = self.make_receiver(&syn);
+        let (mut r, _) = self.make_receiver(&syn);
+        r.replace_ts_recent(0, self.ts_recent as u64);
         self.receiver = Some(r);
         // The SYN-ACK's window is never scaled (RFC 7323 §2.2).
         let cc = satcc_cc::lookup(&self.cfg.cca, &self.cfg.params).map_err(|e| e.to_string())?;
@@ -1077,6 +1108,9 @@ impl Endpoint {
             self.to_closed();
             self.reset_reply(seg);
             return;
+        }
+        if let (0, Some((v, _)), Some(r)) = (seg.len, ts, self.receiver.as_mut()) {
+            r.replace_ts_recent(seq, v as u64);
         }
         if seg.len > 0 {
             if let Some(r) = self.receiver.as_mut() {

@@ -1144,6 +1144,15 @@ impl Receiver {
         now.as_nanos() / 1_000_000 + 1
     }
 
+    /// `tcp_replace_ts_recent` for a segment without data (a SYN-ACK, a pure ACK, a FIN):
+    /// its TSval is echoed from now on when it is at or before the last ACK point (the
+    /// drill endpoint's; a scenario's receiver gets data only).
+    pub fn replace_ts_recent(&mut self, seq: u64, tsval: u64) {
+        if self.timestamps && seq <= self.rcv_wup {
+            self.ts_recent = tsval;
+        }
+    }
+
     /// Build and send an ACK for everything received so far (`tcp_send_ack`, then
     /// `tcp_event_ack_sent`: one quick ACK used, the delayed-ACK timer cleared).
     #[inline(never)]
