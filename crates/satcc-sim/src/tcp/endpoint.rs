@@ -469,7 +469,7 @@ impl Endpoint {
                 self.fin_queued = true;
                 self.flush();
             }
-            State::Listen | State::SynSent => self.to_closed(),
+            State::Listen | State::SynSent => self.tcp_done(),
             _ => {}
         }
     }
@@ -493,14 +493,14 @@ impl Endpoint {
         );
         if established && self.readable() > 0 {
             self.send_active_reset();
-            self.to_closed();
+            self.tcp_done();
             return;
         }
         self.close_write();
     }
 
     /// `tcp_done`: CLOSED, every timer of the connection stopped.
-    fn to_closed(&mut self) {
+    fn tcp_done(&mut self) {
         self.state = State::Closed;
         self.fin_timer = None;
         self.syn_timer = None;
@@ -612,7 +612,7 @@ impl Endpoint {
             }
             State::SynSent if rst && ack => {
                 self.err = Some(SockErr::ConnRefused);
-                self.to_closed();
+                self.tcp_done();
             }
             State::SynSent if syn && ack => {
                 self.syn_timer = None;
@@ -637,7 +637,7 @@ impl Endpoint {
                 State::CloseWait => SockErr::Pipe,
                 _ => SockErr::ConnReset,
             });
-            self.to_closed();
+            self.tcp_done();
         } else if off > 0 && (off as u64) < self.receiver.as_ref().map_or(0, |r| r.rcv_wnd()) {
             self.challenge_ack();
         }
@@ -755,7 +755,7 @@ impl Endpoint {
             State::SynSent => {
                 if self.syn_retx >= SYN_RETRIES {
                     self.err = Some(SockErr::TimedOut);
-                    self.to_closed();
+                    self.tcp_done();
                     return;
                 }
                 self.syn_retx += 1;
@@ -1105,7 +1105,7 @@ impl Endpoint {
             self.scratch = o;
             self.flush();
             self.err = Some(SockErr::ConnReset);
-            self.to_closed();
+            self.tcp_done();
             self.reset_reply(seg);
             return;
         }
@@ -1201,16 +1201,18 @@ impl Endpoint {
         }
         self.scratch.timers.clear();
         let info = self.sender.as_ref().map(Sender::info);
-        if self.fin_queued && !self.fin_sent && self.state != State::Closed {
-            if info.is_some_and(|i| i.snd_nxt >= self.written) {
-                self.fin_sent = true;
-                self.state = match self.state {
-                    State::CloseWait => State::LastAck,
-                    _ => State::FinWait1,
-                };
-                let seg = self.fin_segment();
-                self.out.push_back(seg);
-            }
+        if self.fin_queued
+            && !self.fin_sent
+            && self.state != State::Closed
+            && info.is_some_and(|i| i.snd_nxt >= self.written)
+        {
+            self.fin_sent = true;
+            self.state = match self.state {
+                State::CloseWait => State::LastAck,
+                _ => State::FinWait1,
+            };
+            let seg = self.fin_segment();
+            self.out.push_back(seg);
         }
         // The FIN left alone in flight (all data acknowledged) is retransmitted on its
         // own timer; the sender's timers cover it while data is outstanding.
