@@ -458,3 +458,105 @@ def test_the_simulator_engine_is_deterministic():
         assert Runner(script, eng).run().verdict == "pass"
         traces.append(seen)
     assert traces[0] == traces[1] and len(traces[0]) > 10
+
+
+# Close, RST and retransmission of the handshake and the FIN: each script passed on this
+# machine's kernel (6.18.44, `satcc drill --engine kernel`, 2026-11-27) before it was put
+# here, and runs on the simulator's endpoint (crates/satcc-sim/src/tcp/endpoint.rs).
+_ACCEPTED = """\
+--tolerance_usecs=10000
+`./defaults.sh`
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, [1], 4) = 0
+   +0 bind(3, ..., ...) = 0
+   +0 listen(3, 1) = 0
+   +0 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>
+   +0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>
+  +.1 < . 1:1(0) ack 1 win 257
+   +0 accept(3, ..., ...) = 4
+"""
+ENDPOINT_SCRIPTS = {
+    "rst-received": _ACCEPTED
+    + """\
+  +.1 < R. 1:1(0) ack 1 win 257
+   +0 read(4, ..., 1000) = -1 ECONNRESET (Connection reset by peer)
+   +0 read(4, ..., 1000) = 0
+   +0 write(4, ..., 1000) = -1 EPIPE (Broken pipe)
+   +0 < . 1:1(0) ack 1 win 257
+   +0 > R 1:1(0)
+""",
+    "ack-above-snd-nxt": _ACCEPTED
+    + """\
+  +.1 < . 1:1001(1000) ack 9999 win 257
+   +0 > . 1:1(0) ack 1
+  +.1 < . 1:1001(1000) ack 9999 win 257
+  +.5 < . 1:1001(1000) ack 9999 win 257
+   +0 > . 1:1(0) ack 1
+""",
+    "fin-retransmitted-after-data": _ACCEPTED
+    + """\
+  +.1 write(4, ..., 2000) = 2000
+   +0 > . 1:1001(1000) ack 1
+   +0 > P. 1001:2001(1000) ack 1
+  +.1 < . 1:1(0) ack 2001 win 257
+   +0 close(4) = 0
+   +0 > F. 2001:2001(0) ack 1
+  +.3 > F. 2001:2001(0) ack 1
+  +.3 > F. 2001:2001(0) ack 1
+  +.6 > F. 2001:2001(0) ack 1
+""",
+    "fin-alone-retransmitted": _ACCEPTED
+    + """\
+  +.1 close(4) = 0
+   +0 > F. 1:1(0) ack 1
+  +.3 > F. 1:1(0) ack 1
+  +.3 > F. 1:1(0) ack 1
+  +.6 > F. 1:1(0) ack 1
+ +1.2 > F. 1:1(0) ack 1
+""",
+    "synack-retransmitted": """\
+--tolerance_usecs=10000
+`./defaults.sh`
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, [1], 4) = 0
+   +0 bind(3, ..., ...) = 0
+   +0 listen(3, 1) = 0
+   +0 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>
+   +0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>
+   +1 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>
+   +2 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>
+  +.1 < . 1:1(0) ack 1 win 257
+   +0 accept(3, ..., ...) = 4
+""",
+    "syn-retransmitted": """\
+--tolerance_usecs=10000
+`./defaults.sh`
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0
+   +0 connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+   +0 > S 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 8>
+   +1 > S 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 8>
+   +1 > S 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 8>
+  +.1 < S. 0:0(0) ack 1 win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>
+   +0 > . 1:1(0) ack 1
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENDPOINT_SCRIPTS))
+def test_close_rst_and_retransmitted_handshake_on_the_simulator(name, tmp_path):
+    shutil.copy(SUITE / "defaults.sh", tmp_path / "defaults.sh")
+    f = tmp_path / f"{name}.pkt"
+    f.write_text(ENDPOINT_SCRIPTS[name])
+    rows = suite.run_all(suite.collect([str(f)]), ["sim"])
+    assert [(r.verdict, r.line, r.reason) for r in rows] == [("pass", 0, "")]
+
+
+def test_a_changed_expectation_fails_on_the_simulator(tmp_path):
+    """The scripts above can fail: the lone FIN's first retransmission expected 100 ms
+    early is reported late."""
+    shutil.copy(SUITE / "defaults.sh", tmp_path / "defaults.sh")
+    f = tmp_path / "early.pkt"
+    f.write_text(ENDPOINT_SCRIPTS["fin-alone-retransmitted"].replace("+.3 > F.", "+.2 > F.", 1))
+    (row,) = suite.run_all(suite.collect([str(f)]), ["sim"])
+    assert row.verdict == "fail" and "F. 1:1(0) ack 1" in row.reason

@@ -216,6 +216,36 @@ impl DrillEndpoint {
         self.e.close_write();
     }
 
+    /// `close()`: a FIN after the data, or a RST when received data was never read.
+    fn close(&mut self) {
+        self.e.close();
+    }
+
+    /// `shutdown(SHUT_RD)`.
+    fn shutdown_read(&mut self) {
+        self.e.shutdown_read();
+    }
+
+    /// Whether a blocking read returns now (data, FIN, SHUT_RD, or the connection closed).
+    fn read_ready(&self) -> bool {
+        self.e.read_ready()
+    }
+
+    /// The pending socket error's errno name ("ECONNRESET", ...), reported once.
+    fn take_error(&mut self) -> Option<&'static str> {
+        self.e.take_error().map(|e| e.name())
+    }
+
+    /// `getsockopt(TCP_MAXSEG)`.
+    fn maxseg(&self) -> u32 {
+        self.e.maxseg()
+    }
+
+    /// `setsockopt(TCP_MAXSEG)`; ValueError is EINVAL.
+    fn set_maxseg(&mut self, mss: u32) -> PyResult<()> {
+        self.e.set_maxseg(mss).map_err(PyValueError::new_err)
+    }
+
     fn established(&self) -> bool {
         self.e.established()
     }
@@ -237,6 +267,11 @@ impl DrillEndpoint {
         d.set_item("tcpi_bytes_received", i.bytes_received)?;
         d.set_item("tcpi_notsent_bytes", i.notsent_bytes)?;
         d.set_item("tcpi_pmtu", 1500)?;
+        d.set_item("tcpi_last_data_sent", i.last_data_sent_ms)?;
+        d.set_item("tcpi_last_data_recv", i.last_data_recv_ms)?;
+        d.set_item("tcpi_last_ack_recv", i.last_ack_recv_ms)?;
+        d.set_item("tcpi_busy_time", i.busy_time_us)?;
+        d.set_item("tcpi_rwnd_limited", i.rwnd_limited_us)?;
         if let Some(s) = i.sender {
             d.set_item("tcpi_ca_state", s.ca_state)?;
             d.set_item("tcpi_retransmits", s.retransmits)?;

@@ -83,7 +83,7 @@ class SimEngine:
         self.listen_fd: int | None = None
         self.conn_fd: int | None = None
         self.nonblock: set[int] = set()
-        self.shut_rd = False
+        self.user_mss: int | None = None  # TCP_MAXSEG set before the endpoint exists
         self.blocked: list[tuple[str, Call, int]] = []  # ("accept"|"read", call, arg)
 
     # -- set-up
@@ -155,7 +155,13 @@ class SimEngine:
             return
         still = []
         for kind, call, arg in self.blocked:
-            if kind == "connect" and self.ep.established():
+            waits = kind == "connect" or (kind == "read" and not self.ep.readable())
+            err = self.ep.take_error() if waits else None
+            if err is not None:
+                call.ret = -1
+                call.errno = err
+                call.done = True
+            elif kind == "connect" and self.ep.established():
                 call.ret = 0
                 call.done = True
             elif kind == "accept" and self.ep.established():
@@ -163,7 +169,7 @@ class SimEngine:
                 call.extra["fd"] = arg
                 self.conn_fd = arg
                 call.done = True
-            elif kind == "read" and (self.ep.readable() or self.ep.fin_received()):
+            elif kind == "read" and self.ep.read_ready():
                 call.ret = self.ep.read(arg)
                 call.done = True
             else:
@@ -241,6 +247,8 @@ class SimEngine:
             )
         except ValueError as e:
             raise NotSupported(f"the simulator cannot take these settings: {e}") from None
+        if self.user_mss is not None:
+            self.ep.set_maxseg(self.user_mss)
         self.ep.advance(self.t_ns)
         return self.ep
 
@@ -294,6 +302,19 @@ class SimEngine:
                 except ValueError as e:
                     raise NotSupported(f"TCP_CONGESTION: {e}") from None
             return 0
+        if name == "TCP_MAXSEG":
+            mss = int(self.val(sc.args[3]))
+            try:
+                if self.ep is not None:
+                    self.ep.set_maxseg(mss)
+                elif mss and not 88 <= mss <= 32767:  # TCP_MIN_MSS, MAX_TCP_WINDOW
+                    raise ValueError(mss)
+            except ValueError:
+                c.errno = "EINVAL"
+                return -1
+            if self.ep is None:
+                self.user_mss = mss or None
+            return 0
         if name in NO_EFFECT_OPTS:
             return 0
         raise NotSupported(f"setsockopt {name}: not modelled by the simulator's endpoint")
@@ -309,6 +330,14 @@ class SimEngine:
                 c.extra["mismatch"] = f"getsockopt() value {got!r}, expected {want.value!r}"
             return 0
         if name == "SO_ERROR":
+            return 0
+        if name == "TCP_MAXSEG":
+            if self.ep is not None:
+                got = self.ep.maxseg()
+            else:
+                got = self.user_mss or 536  # TCP_MSS_DEFAULT
+            if want.kind != "ellipsis" and got != self.val(want):
+                c.extra["mismatch"] = f"getsockopt() value {got}, expected {self.val(want)}"
             return 0
         raise NotSupported(f"getsockopt {name}: not modelled by the simulator's endpoint")
 
@@ -327,6 +356,10 @@ class SimEngine:
 
     def _write(self, sc, n: int, c: Call):
         ep = self.conn(sc)
+        err = ep.take_error()
+        if err is not None:
+            c.errno = err
+            return -1
         if ep.write_shut():
             c.errno = "EPIPE"
             return -1
@@ -350,9 +383,12 @@ class SimEngine:
     def sys_read(self, sc, c):
         ep = self.conn(sc)
         n = int(self.val(sc.args[2]))
-        if self.shut_rd:
-            return 0
-        if ep.readable() or ep.fin_received():
+        if not ep.readable():
+            err = ep.take_error()
+            if err is not None:
+                c.errno = err
+                return -1
+        if ep.read_ready():
             return ep.read(n)
         if self.conn_fd in self.nonblock:
             c.errno = "EAGAIN"
@@ -367,10 +403,12 @@ class SimEngine:
     def sys_close(self, sc, c):
         fd = self.fd(sc)
         if fd == self.conn_fd and self.ep is not None:
-            self.ep.close_write()
+            self.ep.close()
             self.conn_fd = None
         elif fd == self.listen_fd:
             self.listen_fd = None
+            if self.ep is not None and not self.ep.established():
+                self.ep.close()  # the listener goes: later segments are answered by a RST
         return 0
 
     def sys_shutdown(self, sc, c):
@@ -379,7 +417,7 @@ class SimEngine:
         if how in (CONSTANTS["SHUT_WR"], CONSTANTS["SHUT_RDWR"]):
             ep.close_write()
         if how in (CONSTANTS["SHUT_RD"], CONSTANTS["SHUT_RDWR"]):
-            self.shut_rd = True
+            ep.shutdown_read()
         return 0
 
     def tcp_info(self, fd: int) -> dict:
