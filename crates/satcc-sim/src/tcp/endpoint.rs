@@ -150,6 +150,11 @@ pub struct Endpoint {
     sender: Option<Sender>,
     receiver: Option<Receiver>,
     written: u64,
+    /// Where writes without `MSG_MORE` ended (`tcp_mark_push`), above snd_una: the data
+    /// segment holding one carries PSH.
+    push_marks: VecDeque<u64>,
+    /// `TCP_CORK` set before the connection was established.
+    cork: bool,
     read: u64,
     fin_queued: bool,
     fin_sent: bool,
@@ -198,6 +203,8 @@ impl Endpoint {
             sender: None,
             receiver: None,
             written: 0,
+            push_marks: VecDeque::new(),
+            cork: false,
             read: 0,
             fin_queued: false,
             fin_sent: false,
@@ -266,8 +273,14 @@ impl Endpoint {
         k
     }
 
-    /// `write`: queue `n` bytes; `Err` names what the simulator cannot do (deviation 1).
+    /// `write`: queue `n` bytes.
     pub fn write(&mut self, n: u64) -> Result<u64, String> {
+        self.send(n, false)
+    }
+
+    /// `send` with `MSG_MORE` when `more`: queue `n` bytes; a short last segment waits for
+    /// more (`tcp_push` with `TCP_NAGLE_CORK`), and the write sets no PSH.
+    pub fn send(&mut self, n: u64, more: bool) -> Result<u64, String> {
         let Some(s) = self.sender.as_mut() else {
             return Err("write() before the connection is established".into());
         };
@@ -275,18 +288,50 @@ impl Endpoint {
             return Err("write() after shutdown(SHUT_WR)".into());
         }
         let mut o = std::mem::take(&mut self.scratch);
-        if !s.app_write(self.now, n, &mut o) {
-            self.scratch = o;
-            return Err(
-                "a write after a partly filled segment was sent: the simulator's \
-                        segments are cut at multiples of the MSS (endpoint.rs deviation 1)"
-                    .into(),
-            );
-        }
         self.written += n;
+        if n > 0 && !more {
+            self.push_marks.push_back(self.written);
+        }
+        s.app_send(self.now, n, more, &mut o);
         self.scratch = o;
         self.flush();
         Ok(n)
+    }
+
+    /// `setsockopt(TCP_NODELAY)`: on, what is queued goes out now (Nagle off); before the
+    /// handshake it is kept for the connection.
+    pub fn set_nodelay(&mut self, on: bool) {
+        match self.sender.as_mut() {
+            Some(s) => {
+                let mut o = std::mem::take(&mut self.scratch);
+                s.set_nodelay(self.now, on, &mut o);
+                self.scratch = o;
+                self.flush();
+            }
+            None => self.cfg.nodelay = on,
+        }
+    }
+
+    /// `setsockopt(TCP_CORK)`: on, short segments wait; off, what is queued goes out.
+    pub fn set_cork(&mut self, on: bool) {
+        match self.sender.as_mut() {
+            Some(s) => {
+                let mut o = std::mem::take(&mut self.scratch);
+                s.set_cork(self.now, on, &mut o);
+                self.scratch = o;
+                self.flush();
+            }
+            None => self.cork = on,
+        }
+    }
+
+    /// A new connection's sender: the socket options set before it existed.
+    fn start_sender(&mut self, mut s: Sender) {
+        if self.cork {
+            let mut o = Out::default();
+            s.set_cork(self.now, true, &mut o);
+        }
+        self.sender = Some(s);
     }
 
     /// `shutdown(SHUT_WR)` or `close()`: send a FIN once the data is out.
@@ -297,6 +342,11 @@ impl Endpoint {
         match self.state {
             State::Established | State::CloseWait | State::SynRcvd => {
                 self.fin_queued = true;
+                if let Some(s) = self.sender.as_mut() {
+                    let mut o = std::mem::take(&mut self.scratch);
+                    s.queue_fin(self.now, &mut o);
+                    self.scratch = o;
+                }
                 self.flush();
             }
             State::Listen => self.state = State::Closed,
@@ -534,7 +584,7 @@ impl Endpoint {
         let mut s = Sender::new(&self.cfg, 1, cc);
         s.accept(self.now, self.synack_at, seg.win as u64, self.ecn_ok);
         s.set_slow_start_after_idle(self.slow_start_after_idle);
-        self.sender = Some(s);
+        self.start_sender(s);
         self.state = State::Established;
         let mut o = std::mem::take(&mut self.scratch);
         if let Some(r) = self.receiver.as_mut() {
@@ -582,7 +632,7 @@ impl Endpoint {
         let rwnd = (seg.win as u64) << self.snd_wscale;
         s.accept(self.now, self.synack_at, rwnd, self.ecn_ok);
         s.set_slow_start_after_idle(self.slow_start_after_idle);
-        self.sender = Some(s);
+        self.start_sender(s);
         self.state = State::Established;
         Ok(())
     }
@@ -692,6 +742,12 @@ impl Endpoint {
                 .push(Reverse((at, self.timer_seq, timer_code(kind))));
         }
         self.scratch.timers.clear();
+        if let Some(s) = self.sender.as_ref() {
+            let una = s.info().snd_una;
+            while self.push_marks.front().is_some_and(|&m| m <= una) {
+                self.push_marks.pop_front();
+            }
+        }
         if self.fin_queued && !self.fin_sent {
             let all_out = self
                 .sender
@@ -777,7 +833,9 @@ impl Endpoint {
             Kind::Data => {
                 let end = p.seq + p.len as u64;
                 let mut flags = ACK;
-                if end == self.written {
+                // tcp_mark_push: the buffer holding a write's last byte carries PSH.
+                let k = self.push_marks.partition_point(|&m| m <= p.seq);
+                if self.push_marks.get(k).is_some_and(|&m| m <= end) {
                     flags |= PSH;
                 }
                 if p.cwr {

@@ -79,6 +79,11 @@ const PACING_CA_RATIO: u64 = 120;
 const PERCENT_OF_US_PER_S: u64 = 1_000_000 / 100;
 /// SYN retransmissions before giving up (`sysctl_tcp_syn_retries`).
 const SYN_RETRIES: u32 = 6;
+/// `tp->nonagle` bits (include/net/tcp.h): TCP_NODELAY set, TCP_CORK set, and push what is
+/// queued regardless of Nagle (set with TCP_NODELAY, cleared when a write starts a new buffer).
+const NAGLE_OFF: u8 = 1;
+const NAGLE_CORK: u8 = 2;
+const NAGLE_PUSH: u8 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Conn {
@@ -257,6 +262,16 @@ pub struct Sender {
     slow_start_after_idle: bool,
     /// The initial window, `tcp_init_cwnd` (the restart window after idle).
     init_cwnd: u32,
+    /// `tp->nonagle` (`NAGLE_*` bits).
+    nonagle: u8,
+    /// The `nonagle` that `write_xmit`'s Nagle test uses: `nonagle`, except while a write
+    /// with `MSG_MORE` pushes (`tcp_push` passes `TCP_NAGLE_CORK` then).
+    xmit_nonagle: u8,
+    /// `tp->snd_sml`: the end of the last segment sent shorter than the MSS (Minshall).
+    snd_sml: u64,
+    /// A FIN waits behind the unsent data: the last segment goes out whatever Nagle says
+    /// (`tcp_nagle_test` passes a buffer carrying the FIN).
+    fin_queued: bool,
 }
 
 /// Everything the PTO deadline `tcp_schedule_loss_probe` computes depends on: the time, the
@@ -329,6 +344,10 @@ impl Sender {
             reuse_pto: true,
             slow_start_after_idle: false,
             init_cwnd: cfg.initial_cwnd,
+            nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
+            xmit_nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
+            snd_sml: 0,
+            fin_queued: false,
         }
     }
 
@@ -463,28 +482,105 @@ impl Sender {
     }
 
     /// The application wrote `bytes` more (`tcp_sendmsg` → `tcp_push` → `tcp_write_xmit`):
-    /// they join the send queue and go out as cwnd, the receive window and pacing allow.
-    /// Segments are cut at multiples of the MSS from the start of the stream (the scoreboard
-    /// indexes them so), so a write after a partly filled segment went out cannot be
-    /// represented: false then, and nothing changes.
-    pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Out) -> bool {
-        if !self.tcp.snd_nxt.is_multiple_of(self.mss as u64) {
-            return false;
+    /// they join the send queue and go out as cwnd, the receive window, pacing and Nagle
+    /// allow. The unsent bytes are cut into MSS-sized segments from `snd_nxt` (Linux fills
+    /// the last unsent buffer before starting another), so a short one is only ever the last.
+    pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Out) {
+        self.app_send(now, bytes, false, out);
+    }
+
+    /// `app_write` with `MSG_MORE` when `more`: this push holds a short last segment as
+    /// TCP_CORK does (`tcp_push` with `TCP_NAGLE_CORK`).
+    pub fn app_send(&mut self, now: SimTime, bytes: u64, more: bool, out: &mut Out) {
+        let queued = self.size.unwrap_or(self.tcp.snd_nxt);
+        if bytes > 0 && (queued - self.tcp.snd_nxt).is_multiple_of(self.mss as u64) {
+            // `tcp_skb_entail` of a new buffer: TCP_NAGLE_PUSH is spent.
+            self.nonagle &= !NAGLE_PUSH;
         }
         self.slow_start_after_idle_check(now);
-        self.size = Some(self.size.unwrap_or(0) + bytes);
+        self.size = Some(queued + bytes);
         if self.conn == Conn::Closed {
             self.conn = Conn::Established; // all earlier data was acknowledged
         }
         self.tcp.now = now;
+        self.xmit_nonagle = if more { NAGLE_CORK } else { self.nonagle };
         self.write_xmit(now, out);
-        true
+        self.xmit_nonagle = self.nonagle;
+    }
+
+    /// `setsockopt(TCP_NODELAY)` (`__tcp_sock_set_nodelay`): on, Nagle is off and what is
+    /// queued is pushed now; off, Nagle applies again.
+    pub fn set_nodelay(&mut self, now: SimTime, on: bool, out: &mut Out) {
+        if on {
+            self.nonagle |= NAGLE_OFF | NAGLE_PUSH;
+        } else {
+            self.nonagle &= !NAGLE_OFF;
+        }
+        self.xmit_nonagle = self.nonagle;
+        if on {
+            self.push_pending(now, out);
+        }
+    }
+
+    /// `setsockopt(TCP_CORK)` (`__tcp_sock_set_cork`): on, a short last segment waits; off,
+    /// what is queued is pushed (with TCP_NODELAY set, whatever Nagle says).
+    pub fn set_cork(&mut self, now: SimTime, on: bool, out: &mut Out) {
+        if on {
+            self.nonagle |= NAGLE_CORK;
+        } else {
+            self.nonagle &= !NAGLE_CORK;
+            if self.nonagle & NAGLE_OFF != 0 {
+                self.nonagle |= NAGLE_PUSH;
+            }
+        }
+        self.xmit_nonagle = self.nonagle;
+        if !on {
+            self.push_pending(now, out);
+        }
+    }
+
+    /// A FIN is queued behind the data (`close`/`shutdown`): the data goes out as the window
+    /// allows, the short last segment too (the FIN's buffer passes the Nagle test).
+    pub fn queue_fin(&mut self, now: SimTime, out: &mut Out) {
+        self.fin_queued = true;
+        self.push_pending(now, out);
+    }
+
+    /// `tcp_push_pending_frames`: send what the windows and Nagle allow now.
+    fn push_pending(&mut self, now: SimTime, out: &mut Out) {
+        if self.is_established() && !self.all_sent() {
+            self.tcp.now = now;
+            self.write_xmit(now, out);
+        }
+    }
+
+    /// `tcp_nagle_test` for the next segment, `len` bytes, the last queued: whether it waits.
+    /// A short segment waits under TCP_CORK, or with Nagle on while an earlier short segment
+    /// is unacknowledged (`tcp_nagle_check`, `tcp_minshall_check`); TCP_NAGLE_PUSH and a
+    /// queued FIN let it go.
+    fn nagle_holds(&self, len: u32) -> bool {
+        let nonagle = self.xmit_nonagle;
+        if len >= self.mss || nonagle & NAGLE_PUSH != 0 || self.fin_queued {
+            return false;
+        }
+        let t = &self.tcp;
+        let minshall = self.snd_sml > t.snd_una && self.snd_sml <= t.snd_nxt;
+        nonagle & NAGLE_CORK != 0 || (nonagle == 0 && t.packets_out > 0 && minshall)
+    }
+
+    /// Length of the next new segment: an MSS, or what is left to send if less.
+    #[inline(always)]
+    fn next_len(&self) -> u32 {
+        match self.size {
+            Some(s) => (s - self.tcp.snd_nxt).min(self.mss as u64) as u32,
+            None => self.mss,
+        }
     }
 
     /// The application stops writing (an on/off source going off): what has been sent is all
     /// there is until the next write, so the connection goes idle once it is acknowledged.
-    /// Sending stops at the last full segment sent (nothing unsent was queued: an "on"
-    /// source writes only what the connection takes).
+    /// Sending stops at the last segment sent (nothing unsent was queued: an "on" source
+    /// writes only what the connection takes).
     pub fn app_stop(&mut self) {
         self.size = Some(self.tcp.snd_nxt);
     }

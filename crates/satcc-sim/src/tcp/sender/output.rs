@@ -53,22 +53,18 @@ impl Sender {
         self.tcp.wstamp = self.tcp.wstamp.max(now) + SimDuration::from_nanos(len_ns);
     }
 
-    /// Queue segment `idx` in `out` (built where it is queued, not on the stack and then
-    /// copied); the packet. Inlined into its two callers (one per segment sent).
+    /// Queue the segment of `len` bytes from `seq` in `out` (built where it is queued, not on
+    /// the stack and then copied); the packet. Inlined into its two callers (one per segment
+    /// sent).
     #[inline(always)]
     pub(super) fn queue_data<'o>(
         &mut self,
         now: SimTime,
-        idx: u64,
+        seq: u64,
+        len: u32,
         retrans: bool,
         out: &'o mut Out,
     ) -> &'o Packet {
-        let seq = idx * self.mss as u64;
-        let end = match self.size {
-            Some(s) => (seq + self.mss as u64).min(s),
-            None => seq + self.mss as u64,
-        };
-        let len = (end - seq) as u32;
         let blank = Packet::new(self.flow, Kind::Data, self.peer);
         // RFC 3168 §6.1.5: retransmissions may be ECT in Linux too.
         let (ecn, cwr) = if self.tcp.ecn_ok {
@@ -118,21 +114,28 @@ impl Sender {
             pacing = self.pacing_enabled();
         }
         let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
-        let idx = self.sb.push(Seg {
-            xmit: now,
-            first_tx,
-            delivered_mstamp: Some(dmst),
-            delivered: deliv,
-            delivered_ce: deliv_ce,
-            app_limited: app,
-            sacked: false,
-            lost: false,
-            retrans: false,
-            ever_retrans: false,
-        });
-        let p = self.queue_data(now, idx, false, out);
-        let (len, wire_bytes) = (p.len, p.wire_bytes);
+        let seq = self.tcp.snd_nxt;
+        let len = self.next_len();
+        self.sb.push(
+            Seg {
+                xmit: now,
+                first_tx,
+                delivered_mstamp: Some(dmst),
+                delivered: deliv,
+                delivered_ce: deliv_ce,
+                app_limited: app,
+                sacked: false,
+                lost: false,
+                retrans: false,
+                ever_retrans: false,
+            },
+            len,
+        );
+        let wire_bytes = self.queue_data(now, seq, len, false, out).wire_bytes;
         self.tcp.snd_nxt += len as u64;
+        if len < self.mss {
+            self.snd_sml = self.tcp.snd_nxt; // tcp_minshall_update
+        }
         self.tcp.packets_out += 1;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
@@ -179,7 +182,9 @@ impl Sender {
             self.tcp.retrans_out += 1;
         }
         s.ever_retrans = true;
-        let wire_bytes = self.queue_data(now, idx, true, out).wire_bytes;
+        let seq = self.sb.start(idx);
+        let len = (self.sb.end(idx) - seq) as u32;
+        let wire_bytes = self.queue_data(now, seq, len, true, out).wire_bytes;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
         self.stats.retransmitted_packets += 1;
@@ -234,15 +239,19 @@ impl Sender {
                 cwnd_limited = true;
                 break;
             }
-            let end = self.tcp.snd_nxt + self.mss as u64;
+            let len = self.next_len();
+            let end = self.tcp.snd_nxt + len as u64;
             if end > self.tcp.snd_una + self.snd_wnd {
-                break; // receive-window limited
+                break; // receive-window limited (`tcp_snd_wnd_test`)
             }
             if self
                 .sndbuf
                 .is_some_and(|b| end > self.tcp.snd_una.saturating_add(b))
             {
                 break; // send-buffer limited (`sk_stream_memory_free`)
+            }
+            if len < self.mss && self.nagle_holds(len) {
+                break;
             }
             if self.paced_out_with(pacing, now, out) {
                 break;
