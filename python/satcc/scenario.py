@@ -51,6 +51,7 @@ them in step):
 | flow.encap, flow.mtu      | 0 B, 1500 B  | VPN name or "N B"; size | satcc.linkmodels (study 000)   |
 | flow.app                  | bulk         | `{ kind = ... }`     | bulk, onoff (on, off), requests (size, every or at) |
 | flow.slow_start_after_idle | true        | bool                 | net.ipv4.tcp_slow_start_after_idle = 1 |
+| flow.nodelay              | false        | bool                 | TCP_NODELAY off: Nagle on, Linux's default |
 
 Deviations from what a user might assume:
 1. With `window_scaling = false` the receive window is capped at 65535 B whatever `rwnd` says
@@ -256,6 +257,7 @@ class Flow(_Table):
     # application traffic (`_app`): bulk, on/off or requests; checked in _semantic_issues
     app: dict[str, Any] | None = None
     slow_start_after_idle: StrictBool = True  # net.ipv4.tcp_slow_start_after_idle
+    nodelay: StrictBool = False  # TCP_NODELAY on the sending socket (Nagle off)
 
 
 class Scenario(_Table):
@@ -651,18 +653,6 @@ def _app(flow: Flow) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
     size = get("size", parse_size)
     if "size" not in t:
         issues.append(("size", 'expected a size (e.g. "100 kB"), found nothing'))
-    elif size is not None and MIN_MSS <= flow.mss and size % flow.mss:
-        below = size // flow.mss * flow.mss
-        issues.append(
-            (
-                "size",
-                (
-                    f"expected a multiple of the flow's mss ({flow.mss} B: the simulator cuts "
-                    f"segments at multiples of the MSS from the start of the stream), found "
-                    f"{size} B (nearest: {max(below, flow.mss)} B or {below + flow.mss} B)"
-                ),
-            )
-        )
     out: dict[str, Any] = {"kind": "requests", "bytes": size}
     if ("every" in t) == ("at" in t):
         issues.append(
@@ -923,6 +913,8 @@ def spec(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
             flows[-1]["app"] = app
         if not f.slow_start_after_idle:  # absent = on, Linux's default
             flows[-1]["slow_start_after_idle"] = False
+        if f.nodelay:  # absent = Nagle on, Linux's default
+            flows[-1]["nodelay"] = True
     config = {
         "name": s.name,
         "seed": seed,

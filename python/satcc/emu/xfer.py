@@ -70,7 +70,14 @@ def serve(port: int, out=sys.stdout, addr: str = "0.0.0.0") -> int:
 
 
 def send(
-    addr: str, port: int, size: int, cport: int, cc: str | None, mss: int | None, out=sys.stdout
+    addr: str,
+    port: int,
+    size: int,
+    cport: int,
+    cc: str | None,
+    mss: int | None,
+    out=sys.stdout,
+    nodelay: bool = False,
 ) -> int:
     sent, retrans = 0, None
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -80,6 +87,8 @@ def send(
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
         if mss:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
+        if nodelay:  # the scenario's `nodelay`: Nagle off
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind(("0.0.0.0", cport))
         try:
             sock.connect((addr, port))
@@ -113,12 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--cport", type=int, required=True)
     c.add_argument("--cc")
     c.add_argument("--mss", type=int)
+    c.add_argument("--nodelay", action="store_true", help="set TCP_NODELAY")
     a = p.parse_args(argv)
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
     if a.cmd == "serve":
         return serve(a.port)
-    return send(a.addr, a.port, a.bytes, a.cport, a.cc, a.mss)
+    return send(a.addr, a.port, a.bytes, a.cport, a.cc, a.mss, nodelay=a.nodelay)
 
 
 if __name__ == "__main__":

@@ -20,17 +20,33 @@
 //! pacing, delayed ACK) in time order; every segment out carries the virtual time it was
 //! sent. Nothing reads a clock.
 //!
-//! Deviations from Linux (each shown by the scripts named in docs/drill.md; satcc's suite:
-//! nagle-holds, nagle-coalesces, nagle-nodelay for 1; upstream close-on-syn-sent,
-//! close-remote-fin-then-close and ts_recent/reset_tsval for 2):
-//! 1. Segments are cut at multiples of the MSS from the start of the stream (the sender's
-//!    scoreboard indexes them so): a write after a partly filled segment went out is refused
-//!    (`write` returns `Err`), so Nagle, TCP_CORK and small-write scripts are unsupported.
+//! Writes of any size are cut as Linux cuts them (the sender's `app_send`: segments of up
+//! to the MSS from `snd_nxt`, a short one only last; Nagle with Minshall's check,
+//! `TCP_NODELAY`, `TCP_CORK` and `MSG_MORE` as `tcp_nagle_test`); a write without `MSG_MORE`
+//! marks PSH on the segment holding its last byte (`tcp_mark_push`).
+//!
+//! Deviations from Linux (each shown by the scripts named in docs/drill.md; upstream
+//! close-on-syn-sent, close-remote-fin-then-close and ts_recent/reset_tsval for 2;
+//! nagle/sendmsg_msg_more for 6):
+//! 1. (Fixed 2026-11-27: segments were cut at multiples of the MSS from the start of the
+//!    stream, so a write after a partly filled segment was refused; satcc's nagle-* scripts
+//!    and upstream nagle/https_client and nagle/sockopt_cork_nodelay now pass.)
 //! 2. The FIN goes out alone once every written byte has been sent (never on the last data
 //!    segment) and is not retransmitted; no RST is ever sent, no SYN-ACK retransmitted.
 //! 3. Data segments carry no SACK blocks, and sending data does not cancel a pending
 //!    delayed ACK (Linux's `tcp_event_ack_sent`).
 //! 4. The SYN is not retransmitted, and `close` in SYN-SENT sends nothing (Linux: RST).
+//! 5. PSH beyond `tcp_mark_push`: the kernel here hands a PSH-marked buffer to the device in
+//!    pieces of two segments (`tcp_tso_autosize`'s minimum, `tcp_min_tso_segs`) counted from
+//!    the first segment sent together, and the last segment of each piece carries PSH too
+//!    (measured with `satcc drill --engine kernel`: a 2002-, 4000- and 11500-byte write with
+//!    TCP_NODELAY, cwnd- and window-limited bursts). The endpoint marks every second new
+//!    segment of a burst so; at pacing rates where `tcp_tso_autosize` makes larger pieces
+//!    (above about two segments per millisecond) the kernel's marks are sparser.
+//! 6. No zero-window probe timer (`tcp_check_probe_timer`): data held by `TCP_CORK` or
+//!    `MSG_MORE` with nothing in flight waits for the next push (Linux sends it when the
+//!    timer fires, 200 ms on); no autocorking (`tcp_should_autocork`: packets leave the
+//!    host at once here); a FIN is not merged into the held last segment (deviation 2).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -730,8 +746,14 @@ impl Endpoint {
     fn flush(&mut self) {
         let now = self.now;
         let pkts = std::mem::take(&mut self.scratch.pkts);
+        // New data segments sent together, counted in pairs (see `wire`'s PSH).
+        let mut burst = 0u32;
         for p in &pkts {
-            let seg = self.wire(now, p);
+            let pair_end = p.kind == Kind::Data && !p.retrans && {
+                burst += 1;
+                burst.is_multiple_of(2)
+            };
+            let seg = self.wire(now, p, pair_end);
             self.out.push_back(seg);
         }
         self.scratch.pkts = pkts;
@@ -804,7 +826,9 @@ impl Endpoint {
         ]
     }
 
-    fn wire(&self, now: SimTime, p: &Packet) -> WireSeg {
+    /// The segment on the wire for `p`; `pair_end`: a new data segment sent second of a pair
+    /// in a burst (PSH below).
+    fn wire(&self, now: SimTime, p: &Packet, pair_end: bool) -> WireSeg {
         let snd_base = ISS.wrapping_add(1);
         let rcv_base = self.irs.wrapping_add(1);
         match p.kind {
@@ -833,9 +857,17 @@ impl Endpoint {
             Kind::Data => {
                 let end = p.seq + p.len as u64;
                 let mut flags = ACK;
-                // tcp_mark_push: the buffer holding a write's last byte carries PSH.
+                // tcp_mark_push: the buffer holding a write's last byte carries PSH. That buffer
+                // leaves in device-segmented pieces of two segments (`tcp_tso_autosize`'s
+                // minimum at drill rates) counted from the first segment sent together, and
+                // the kernel here puts PSH on the last segment of each piece too (measured:
+                // deviation 5).
                 let k = self.push_marks.partition_point(|&m| m <= p.seq);
-                if self.push_marks.get(k).is_some_and(|&m| m <= end) {
+                if self
+                    .push_marks
+                    .get(k)
+                    .is_some_and(|&m| m <= end || pair_end)
+                {
                     flags |= PSH;
                 }
                 if p.cwr {
@@ -1031,5 +1063,75 @@ mod tests {
         let rto = e.next_outbound(at_ms(2000)).unwrap();
         assert_eq!((rto.seq, rto.t), (1, at_ms(800)));
         assert_eq!(e.info().sender.unwrap().ca_state, 4);
+    }
+
+    /// (seq, len, PSH) of the data segments queued on the wire, taken.
+    fn data_out(e: &mut Endpoint) -> Vec<(u32, u32, bool)> {
+        std::iter::from_fn(|| e.out.pop_front())
+            .filter(|s| s.len > 0)
+            .map(|s| (s.seq, s.len, s.flags & PSH != 0))
+            .collect()
+    }
+
+    #[test]
+    fn small_writes_wait_for_nagle_and_leave_together_with_psh() {
+        let mut e = accepted();
+        e.next_outbound(at_ms(200));
+        e.write(100).unwrap();
+        assert_eq!(data_out(&mut e), vec![(1, 100, true)]);
+        e.write(100).unwrap();
+        e.write(100).unwrap();
+        assert_eq!(data_out(&mut e), vec![]);
+        assert_eq!(e.info().notsent_bytes, 200);
+        e.advance(at_ms(300));
+        e.inject(&seg(ACK, 1001, 101, 2000, 0, vec![])).unwrap();
+        assert_eq!(data_out(&mut e), vec![(101, 200, true)]);
+    }
+
+    #[test]
+    fn msg_more_sets_no_psh_and_tcp_nodelay_before_the_handshake_holds() {
+        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        cfg.timestamps = false;
+        let mut e = Endpoint::new(cfg, 2);
+        e.set_nodelay(true);
+        e.listen();
+        e.inject(&seg(SYN, 1000, 0, 65535, 0, vec![WireOpt::Mss(1000)]))
+            .unwrap();
+        e.advance(at_ms(100));
+        e.inject(&seg(ACK, 1001, 1, 65535, 0, vec![])).unwrap();
+        e.next_outbound(at_ms(100));
+        e.write(100).unwrap();
+        e.write(100).unwrap();
+        assert_eq!(data_out(&mut e), vec![(1, 100, true), (101, 100, true)]);
+        e.send(40, true).unwrap();
+        assert_eq!(data_out(&mut e), vec![]);
+        e.set_cork(true);
+        e.set_nodelay(true);
+        assert_eq!(data_out(&mut e), vec![(201, 40, false)]);
+    }
+
+    #[test]
+    fn close_sends_what_nagle_held_then_the_fin() {
+        let mut e = accepted();
+        e.next_outbound(at_ms(200));
+        e.write(100).unwrap();
+        e.write(100).unwrap();
+        data_out(&mut e);
+        e.close_write();
+        let segs: Vec<_> = std::iter::from_fn(|| e.out.pop_front()).collect();
+        assert_eq!(segs.len(), 2);
+        assert_eq!((segs[0].seq, segs[0].len), (101, 100));
+        assert_eq!((segs[1].flags, segs[1].seq), (FIN | ACK, 201));
+    }
+
+    #[test]
+    fn a_write_sent_in_one_burst_has_psh_on_every_second_segment_and_its_last() {
+        // Deviation 5, as the kernel here marks a 4000-byte write with TCP_NODELAY.
+        let mut e = accepted();
+        e.next_outbound(at_ms(200));
+        e.set_nodelay(true);
+        e.write(4500).unwrap();
+        let psh: Vec<bool> = data_out(&mut e).iter().map(|s| s.2).collect();
+        assert_eq!(psh, vec![false, true, false, true, true]);
     }
 }

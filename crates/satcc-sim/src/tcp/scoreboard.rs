@@ -96,13 +96,12 @@ pub struct Scoreboard {
     /// One past the highest index ever retransmitted: no segment from here on is
     /// EVER_RETRANS, so segments at or above it were each sent once, in index order.
     pub retrans_end: u64,
-    /// The numbering: segment `base.0` starts at sequence `base.1`, each following one an MSS
-    /// further, up to the first cut; after each cut `(idx, seq)` (ascending) the same from
-    /// there. Cuts at or below the head are folded into `base`.
-    base: (u64, u64),
+    /// The numbering: up to the first cut, segment `i` starts at `i·mss + off` (wrapping: a
+    /// segment index past short segments is ahead of the bytes); after each cut `(idx, seq)`
+    /// (ascending), segment `idx` starts at `seq` and each following one an MSS further. Cuts
+    /// at or below the head are folded into `off`.
+    off: u64,
     cuts: VecDeque<(u64, u64)>,
-    /// One past the last byte sent (the end of the tail segment).
-    nxt: u64,
 }
 
 impl Scoreboard {
@@ -121,35 +120,32 @@ impl Scoreboard {
             tsorted_shadow: VecDeque::new(),
             retransmit_hint: 0,
             retrans_end: 0,
-            base: (0, 0),
+            off: 0,
             cuts: VecDeque::new(),
-            nxt: 0,
         }
     }
 
-    /// The section (first index, its start) of the numbering that holds segment `idx`.
-    #[inline(always)]
+    /// The section (first index, its start) of the numbering that holds segment `idx`, when
+    /// there are cuts.
+    #[cold]
+    #[inline(never)]
     fn section_of_idx(&self, idx: u64) -> (u64, u64) {
-        if self.cuts.is_empty() {
-            return self.base;
-        }
         let k = self.cuts.partition_point(|&(i, _)| i <= idx);
         if k == 0 {
-            self.base
+            (0, self.off)
         } else {
             self.cuts[k - 1]
         }
     }
 
-    /// The section of the numbering whose first segment starts at or below `seq`.
-    #[inline(always)]
+    /// The section of the numbering whose first segment starts at or below `seq`, when
+    /// there are cuts.
+    #[cold]
+    #[inline(never)]
     fn section_of_seq(&self, seq: u64) -> (u64, u64) {
-        if self.cuts.is_empty() {
-            return self.base;
-        }
         let k = self.cuts.partition_point(|&(_, s)| s <= seq);
         if k == 0 {
-            self.base
+            (0, self.off)
         } else {
             self.cuts[k - 1]
         }
@@ -158,33 +154,46 @@ impl Scoreboard {
     /// First sequence number of segment `idx` (held, or the next to be sent: the tail).
     #[inline(always)]
     pub fn start(&self, idx: u64) -> u64 {
-        let (i0, s0) = self.section_of_idx(idx);
-        s0 + (idx - i0) * self.mss
+        let (i0, s0) = if self.cuts.is_empty() {
+            (0, self.off)
+        } else {
+            self.section_of_idx(idx)
+        };
+        ((idx - i0) * self.mss).wrapping_add(s0)
     }
 
-    /// One past the last sequence number of the held segment `idx`.
+    /// One past the last sequence number of the held segment `idx`: where the next one
+    /// starts (a short segment is followed by a cut, so this holds for the tail too).
     #[inline(always)]
     pub fn end(&self, idx: u64) -> u64 {
-        if idx + 1 >= self.tail {
-            self.nxt
-        } else {
-            self.start(idx + 1)
-        }
+        self.start(idx + 1)
+    }
+
+    /// The end of the newest segment shorter than the MSS, if it is still held (Linux's
+    /// `snd_sml` while it is above `snd_una`).
+    pub fn last_short_end(&self) -> Option<u64> {
+        self.cuts.back().map(|&(_, s)| s)
     }
 
     /// The segment holding sequence number `seq` (`seq` below the end of what was sent), or
     /// the tail for `seq` at the end: the number of segments that end at or below `seq`.
     #[inline(always)]
     pub fn idx_floor(&self, seq: u64) -> u64 {
+        if self.cuts.is_empty() {
+            return seq.wrapping_sub(self.off) / self.mss;
+        }
         let (i0, s0) = self.section_of_seq(seq);
-        i0 + seq.saturating_sub(s0) / self.mss
+        i0 + seq.wrapping_sub(s0) / self.mss
     }
 
     /// The first segment starting at or above `seq` (the tail if none is held).
     #[inline(always)]
     pub fn idx_ceil(&self, seq: u64) -> u64 {
+        if self.cuts.is_empty() {
+            return (seq.wrapping_sub(self.off).div_ceil(self.mss)).min(self.tail);
+        }
         let (i0, s0) = self.section_of_seq(seq);
-        (i0 + seq.saturating_sub(s0).div_ceil(self.mss)).min(self.tail)
+        (i0 + seq.wrapping_sub(s0).div_ceil(self.mss)).min(self.tail)
     }
 
     /// Number of segments sent and not cumulatively acknowledged.
@@ -261,6 +270,7 @@ impl Scoreboard {
     }
 
     /// Append a segment of `len` bytes (at most the MSS) sent after every other; its index.
+    #[inline(always)]
     pub fn push(&mut self, seg: Seg, len: u32) -> u64 {
         let idx = self.tail;
         if self.len() as usize == self.segs.len() {
@@ -269,9 +279,8 @@ impl Scoreboard {
         self.segs[idx as usize & self.mask] = seg;
         self.tail = idx + 1;
         debug_assert!(len as u64 <= self.mss && len > 0);
-        self.nxt += len as u64;
         if (len as u64) < self.mss {
-            self.cuts.push_back((idx + 1, self.nxt));
+            self.cut(idx, len);
         }
         // Appended to the implicit range, which ends at the tail when not empty.
         if self.ts_lo == self.ts_hi {
@@ -282,6 +291,14 @@ impl Scoreboard {
         #[cfg(debug_assertions)]
         self.tsorted_shadow.push_back((idx, seg.xmit));
         idx
+    }
+
+    /// Segment `idx` is `len` bytes, short of the MSS: the numbering restarts after it.
+    #[cold]
+    #[inline(never)]
+    fn cut(&mut self, idx: u64, len: u32) {
+        let end = self.start(idx) + len as u64;
+        self.cuts.push_back((idx + 1, end));
     }
 
     /// Record a retransmission of `idx` at `now` in transmission order; called before the
@@ -376,7 +393,8 @@ impl Scoreboard {
     #[inline(always)]
     fn trim_below_head(&mut self) {
         while self.cuts.front().is_some_and(|&(i, _)| i <= self.head) {
-            self.base = self.cuts.pop_front().expect("a cut");
+            let (i, s) = self.cuts.pop_front().expect("a cut");
+            self.off = s.wrapping_sub(i * self.mss);
         }
         // Trim SACK ranges below the new head.
         while let Some((&s, &e)) = self.sacked.iter().next() {

@@ -267,8 +267,6 @@ pub struct Sender {
     /// The `nonagle` that `write_xmit`'s Nagle test uses: `nonagle`, except while a write
     /// with `MSG_MORE` pushes (`tcp_push` passes `TCP_NAGLE_CORK` then).
     xmit_nonagle: u8,
-    /// `tp->snd_sml`: the end of the last segment sent shorter than the MSS (Minshall).
-    snd_sml: u64,
     /// A FIN waits behind the unsent data: the last segment goes out whatever Nagle says
     /// (`tcp_nagle_test` passes a buffer carrying the FIN).
     fin_queued: bool,
@@ -346,7 +344,6 @@ impl Sender {
             init_cwnd: cfg.initial_cwnd,
             nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
             xmit_nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
-            snd_sml: 0,
             fin_queued: false,
         }
     }
@@ -558,13 +555,20 @@ impl Sender {
     /// A short segment waits under TCP_CORK, or with Nagle on while an earlier short segment
     /// is unacknowledged (`tcp_nagle_check`, `tcp_minshall_check`); TCP_NAGLE_PUSH and a
     /// queued FIN let it go.
+    #[cold]
+    #[inline(never)]
     fn nagle_holds(&self, len: u32) -> bool {
         let nonagle = self.xmit_nonagle;
         if len >= self.mss || nonagle & NAGLE_PUSH != 0 || self.fin_queued {
             return false;
         }
         let t = &self.tcp;
-        let minshall = self.snd_sml > t.snd_una && self.snd_sml <= t.snd_nxt;
+        // `tcp_minshall_check`: `snd_sml`, the end of the last short segment sent, is
+        // unacknowledged.
+        let minshall = self
+            .sb
+            .last_short_end()
+            .is_some_and(|sml| sml > t.snd_una && sml <= t.snd_nxt);
         nonagle & NAGLE_CORK != 0 || (nonagle == 0 && t.packets_out > 0 && minshall)
     }
 
@@ -751,6 +755,38 @@ pub(super) mod testkit {
         out.clear();
         s.on_packet(t, &synack, &mut out);
         (s, out, t)
+    }
+
+    /// A Reno sender as `established`, with nothing to send until the application writes
+    /// (`app_write`), TCP_NODELAY as `nodelay`.
+    pub fn app_established(nodelay: bool) -> Sender {
+        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        cfg.size_bytes = Some(0);
+        cfg.nodelay = nodelay;
+        let cc = satcc_cc::lookup("reno", &cfg.params).unwrap();
+        let mut s = Sender::new(&cfg, 1, cc);
+        let mut out = Out::default();
+        s.connect(SimTime::ZERO, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 0);
+        synack.rwnd = 1 << 20;
+        s.on_packet(ms(100), &synack, &mut out);
+        s
+    }
+
+    /// Data segments in `out` as (sequence number, length).
+    pub fn ranges(out: &Out) -> Vec<(u64, u32)> {
+        out.pkts
+            .iter()
+            .filter(|p| p.kind == Kind::Data)
+            .map(|p| (p.seq, p.len))
+            .collect()
+    }
+
+    /// `app_write` at `at`: what went out.
+    pub fn write(s: &mut Sender, at: SimTime, bytes: u64) -> Vec<(u64, u32)> {
+        let mut out = Out::default();
+        s.app_write(at, bytes, &mut out);
+        ranges(&out)
     }
 
     pub fn ms(n: u64) -> SimTime {

@@ -272,6 +272,7 @@ impl Sender {
     }
 
     /// `tcp_highest_sack_seq`: end of the highest SACKed segment (snd_una without SACKs).
+    #[inline]
     pub(super) fn highest_sack_seq(&self) -> u64 {
         if self.tcp.sacked_out == 0 {
             return self.tcp.snd_una;
