@@ -21,6 +21,11 @@
 //! (RFC 6582) with Linux's emulated SACK counting. Recovery uses PRR (RFC 6937) as
 //! `tcp_cwnd_reduction`. RTO per RFC 6298 with Linux's 200 ms floor and backoff.
 //!
+//! Application writes (`app_send`) queue bytes that leave in segments of up to the MSS from
+//! `snd_nxt`, a short one only last; `write_xmit` holds a short last segment as
+//! `tcp_nagle_test` does (TCP_CORK or `MSG_MORE`; with Nagle on, while an earlier short
+//! segment is unacknowledged: `tcp_minshall_check`), and TCP_NODELAY / uncorking push it.
+//!
 //! Spurious reductions are undone as Linux does (DSACK, Eifel timestamps, F-RTO; see
 //! `undo.rs`), and reordering is detected from SACKs and timestamps (`tp->reordering`,
 //! `reord_seen`), growing RACK's window in min_rtt/4 steps after DSACKs.
