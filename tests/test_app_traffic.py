@@ -1,6 +1,7 @@
 """Application traffic in `[[flow]]` (issue 27 item 2, docs/scenario.md): `app` = bulk, on/off
-or requests, run by the simulator through the sender's application writes, and
-`slow_start_after_idle` (Linux's net.ipv4.tcp_slow_start_after_idle)."""
+or requests (of any byte count), run by the simulator through the sender's application writes,
+`slow_start_after_idle` (Linux's net.ipv4.tcp_slow_start_after_idle) and `nodelay`
+(TCP_NODELAY: Nagle off)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from satcc import scenario as sc
 from satcc.emu.host import EmuError
 from satcc.emu.runner import check_apps
+from satcc.emu.traffic import client_cmd
 from satcc.engines import model, sim
 from satcc.errors import UserError
 
@@ -73,8 +75,8 @@ def _series(flow: str, duration: str = "4 s"):
         ),
         ('app = { kind = "onoff", on = "1 s", off = "1 s", every = "1 s" }', "unknown key 'every'"),
         (
-            'app = { kind = "requests", size = "100 kB", every = "500 ms" }',
-            "flow[0].app.size: expected a multiple of the flow's mss (1448 B",
+            'app = { kind = "requests", size = "0 B", every = "500 ms" }',
+            "flow[0].app.size: expected a positive value",
         ),
         (
             'app = { kind = "requests", size = "2896 B" }',
@@ -99,8 +101,7 @@ def _series(flow: str, duration: str = "4 s"):
         ),
         ('proto = "udp"\nrate = "1 Mbit/s"\n' + ONOFF, "flow[0].proto: expected a TCP flow"),
         ('slow_start_after_idle = "yes"', "flow[0].slow_start_after_idle: expected true or false"),
-        # The simulator has no Nagle: a key that would do nothing is refused, not accepted.
-        ("nodelay = true", "flow[0].nodelay: expected one of the keys"),
+        ('nodelay = "on"', "flow[0].nodelay: expected true or false"),
     ],
 )
 def test_a_bad_app_key_is_one_line_naming_file_key_and_expectation(flow, want):
@@ -118,6 +119,8 @@ def test_the_resolved_flow_carries_the_app_only_when_it_is_not_the_default():
     assert f["slow_start_after_idle"] is False
     f = sc.spec(_load('app = { kind = "requests", size = "2896 B", at = ["0 s", "1.5 s"] }'))
     assert f["flows"][0]["app"] == {"kind": "requests", "bytes": 2896, "at_ns": [0, 1_500_000_000]}
+    assert "nodelay" not in bulk and sc.spec(_load("nodelay = false"))["flows"][0] == bulk
+    assert sc.spec(_load("nodelay = true"))["flows"][0]["nodelay"] is True
 
 
 # -- the simulator ------------------------------------------------------------------------------
@@ -161,6 +164,44 @@ def test_periodic_requests_never_deliver_more_than_was_written():
     )
     delivered = int(r.flows.delivered_bytes[0])
     assert delivered == 5 * size  # writes at 0, 0.5, 1, 1.5, 2 s; each takes < 200 ms
+
+
+def test_requests_of_any_byte_count_are_delivered_exactly():
+    # 1000 B and 2000 B are not multiples of the 1448 B MSS: the sender cuts a short segment.
+    for size in (1000, 2000):
+        r = sim.run(_load(f'app = {{ kind = "requests", size = "{size} B", at = ["0 s", "1 s"] }}'))
+        assert int(r.flows.delivered_bytes[0]) == 2 * size
+
+
+SMALL = 'app = { kind = "requests", size = "100 B", every = "10 ms" }'
+
+
+def test_nagle_coalesces_small_requests_and_nodelay_sends_each_at_once():
+    # 100 B every 10 ms over a 100 ms RTT, 2 s: 200 writes. With Nagle (Linux's default,
+    # Minshall's variant) at most one short segment is unacknowledged, so about one segment
+    # per RTT carries the writes made meanwhile; with TCP_NODELAY each write goes at once
+    # (coalescing only when cwnd, 10 segments, is full).
+    nagle = sim.run(_load(SMALL, "2 s")).flows.iloc[0]
+    nodelay = sim.run(_load("nodelay = true\n" + SMALL, "2 s")).flows.iloc[0]
+    assert nagle.delivered_bytes == nodelay.delivered_bytes > 190 * 100
+    assert nagle.sent_packets <= 2.0 / 0.1 + 1, nagle.sent_packets
+    assert nodelay.sent_packets >= 150, nodelay.sent_packets
+    assert nagle.sent_packets * 5 < nodelay.sent_packets
+
+
+def test_the_emulator_sets_tcp_nodelay_when_asked():
+    bulk = sc.resolve(_load("nodelay = true"))["flows"][0]
+    assert "-N" in client_cmd("ns", bulk, "10.0.0.2", "reno", 5)
+    limited = sc.resolve(_load('nodelay = true\nsize = "1 MB"'))["flows"][0]
+    assert "--nodelay" in client_cmd("ns", limited, "10.0.0.2", "reno", 5)
+    plain = sc.resolve(_load(""))["flows"][0]
+    cmd = client_cmd("ns", plain, "10.0.0.2", "reno", 5)
+    assert "-N" not in cmd and "--nodelay" not in cmd
+
+
+def test_the_model_engine_refuses_nodelay():
+    with pytest.raises(UserError, match=r"flow 'flow0' \(id 0\): nodelay: the model engine"):
+        model.run(_load("nodelay = true"))
 
 
 def test_the_same_seed_gives_the_same_series():

@@ -43,8 +43,9 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
           "app": {"kind": "bulk"} | {"kind": "onoff", "on_ns": int, "off_ns": int}
                  | {"kind": "requests", "bytes": int, "every_ns": int}
                  | {"kind": "requests", "bytes": int, "at_ns": [int, ...]}
-                 (default bulk; TCP only, without size_bytes; bytes a multiple of mss),
+                 (default bulk; TCP only, without size_bytes; bytes > 0, any count),
           "slow_start_after_idle": bool (default true: tcp_slow_start_after_idle),
+          "nodelay": bool (default false: TCP_NODELAY off, Nagle on),
       }],
       # optional: every host's turnarounds (satcc-core hostnoise.rs), quantile points of each
       # inverse CDF from probability 0 to 1, drawn for packets towards a flow's sender (ACKs)
@@ -285,7 +286,11 @@ class DrillEndpoint:
         self, deadline_ns: int
     ) -> tuple[int, int, int, int, int, int, list[tuple[str, list[int]]], str] | None: ...
     def write(self, n: int) -> int:
-        """Queue n bytes; ValueError names what the simulator cannot do."""
+        """Queue n bytes; ValueError before the handshake or after shutdown(SHUT_WR)."""
+    def send(self, n: int, more: bool = False) -> int:
+        """`write` with MSG_MORE when `more` (a short last segment waits, no PSH)."""
+    def set_nodelay(self, on: bool) -> None: ...
+    def set_cork(self, on: bool) -> None: ...
     def write_shut(self) -> bool: ...
     def read(self, n: int) -> int: ...
     def readable(self) -> int: ...

@@ -309,10 +309,18 @@ def nagle(kind: str) -> None:
         "segment of their sum on the ACK.",
         "nodelay": "TCP_NODELAY: each small write is sent at once.",
         "cork": "TCP_CORK: small writes are held until the cork is removed, then sent as one.",
+        "msg-more": "MSG_MORE: a small send is held (as by TCP_CORK, for that send) even with\n"
+        "nothing in flight; the next write without it sends both as one segment.",
     }
     s = Script(f"nagle-{kind}", docs[kind])
     if kind == "nodelay":
         s.add("   +0 setsockopt(4, IPPROTO_TCP, TCP_NODELAY, [1], 4) = 0")
+    if kind == "msg-more":
+        s.add("   +0 send(4, ..., 100, MSG_MORE) = 100")
+        s.add("  +.1 write(4, ..., 100) = 100")
+        s.add("   +0 > P. 1:201(200) ack 1")
+        s.save()
+        return
     if kind == "cork":
         s.add("   +0 setsockopt(4, IPPROTO_TCP, TCP_CORK, [1], 4) = 0")
         s.add("   +0 write(4, ..., 100) = 100")
@@ -568,7 +576,7 @@ def main() -> None:
         undo_dsack(cca)
     for iw in (2, 4, 8, 16):
         initial_window(iw)
-    for kind in ("holds", "coalesces", "nodelay", "cork"):
+    for kind in ("holds", "coalesces", "nodelay", "cork", "msg-more"):
         nagle(kind)
     for kind in ("local-first", "shutdown-wr", "remote-first"):
         close(kind)

@@ -83,6 +83,10 @@ fn yes() -> bool {
     true
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 fn is_true(b: &bool) -> bool {
     *b
 }
@@ -141,6 +145,9 @@ pub struct Flow {
     /// application writes after idle, so only flows with an `app` other than bulk see it.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub slow_start_after_idle: bool,
+    /// `TCP_NODELAY` on the sending socket (absent: off, Nagle on as Linux's default).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub nodelay: bool,
 }
 
 /// A flow's application traffic (`[[flow]] app`); times are offsets from the flow's start.
@@ -165,7 +172,7 @@ pub enum App {
 
 impl App {
     /// Why this application cannot run, naming the key under `flow[i].app`.
-    fn check(&self, i: usize, mss: u32) -> Result<(), String> {
+    fn check(&self, i: usize) -> Result<(), String> {
         let key = format!("flow[{i}].app");
         match self {
             App::Bulk => Ok(()),
@@ -180,12 +187,8 @@ impl App {
                 every_ns,
                 at_ns,
             } => {
-                // The simulator's sender cuts segments at multiples of the MSS from the start
-                // of the stream (satcc-sim tcp/sender.rs `app_write`).
-                if *bytes == 0 || bytes % mss as u64 != 0 {
-                    return Err(format!(
-                        "{key}.bytes: expected a positive multiple of the mss ({mss} B)"
-                    ));
+                if *bytes == 0 {
+                    return Err(format!("{key}.bytes: expected > 0"));
                 }
                 match (every_ns, at_ns.is_empty()) {
                     (Some(0), _) => Err(format!("{key}.every_ns: expected > 0")),
@@ -379,7 +382,7 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
                     "flow[{i}].metrics_save: expected false with an application other than bulk"
                 ));
             }
-            app.check(i, f.mss)?;
+            app.check(i)?;
         }
     }
     if let Some(h) = &s.host_noise_quantiles_ns {
@@ -524,7 +527,8 @@ mod tests {
         let mut v = dumbbell();
         v["flows"][0]["app"] = json!({"kind": "onoff", "on_ns": 1_000, "off_ns": 2_000});
         v["flows"][0]["slow_start_after_idle"] = json!(false);
-        v["flows"][1]["app"] = json!({"kind": "requests", "bytes": 2896, "at_ns": [0, 5]});
+        v["flows"][1]["app"] = json!({"kind": "requests", "bytes": 2897, "at_ns": [0, 5]});
+        v["flows"][1]["nodelay"] = json!(true);
         let r = resolve_json(&v).unwrap();
         assert_eq!(
             r.scenario.flows[0].app,
@@ -535,6 +539,7 @@ mod tests {
         );
         assert!(!r.scenario.flows[0].slow_start_after_idle);
         assert!(r.scenario.flows[1].slow_start_after_idle);
+        assert!(!r.scenario.flows[0].nodelay && r.scenario.flows[1].nodelay);
         let s: Scenario = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(serde_json::to_value(&s).unwrap(), v);
     }
@@ -567,10 +572,10 @@ mod tests {
             assert!(e.starts_with(want), "{at}: {e}");
         }
         let mut v = dumbbell();
-        v["flows"][0]["app"] = json!({"kind": "requests", "bytes": 1000, "every_ns": 5});
+        v["flows"][0]["app"] = json!({"kind": "requests", "bytes": 0, "every_ns": 5});
         assert_eq!(
             resolve_json(&v).unwrap_err(),
-            "flow[0].app.bytes: expected a positive multiple of the mss (1448 B)"
+            "flow[0].app.bytes: expected > 0"
         );
         v["flows"][0]["app"] = json!({"kind": "requests", "bytes": 2896});
         assert!(resolve_json(&v)

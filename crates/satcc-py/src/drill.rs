@@ -196,6 +196,22 @@ impl DrillEndpoint {
         self.e.write(n).map_err(PyValueError::new_err)
     }
 
+    /// `send` with `MSG_MORE` when `more`.
+    #[pyo3(signature = (n, more=false))]
+    fn send(&mut self, n: u64, more: bool) -> PyResult<u64> {
+        self.e.send(n, more).map_err(PyValueError::new_err)
+    }
+
+    /// `setsockopt(TCP_NODELAY)`.
+    fn set_nodelay(&mut self, on: bool) {
+        self.e.set_nodelay(on);
+    }
+
+    /// `setsockopt(TCP_CORK)`.
+    fn set_cork(&mut self, on: bool) {
+        self.e.set_cork(on);
+    }
+
     fn write_shut(&self) -> bool {
         self.e.write_shut()
     }

@@ -117,6 +117,8 @@ pub struct FlowConfig {
     /// `net.ipv4.tcp_slow_start_after_idle`: a write after more than an RTO without sending
     /// restarts cwnd (`tcp_cwnd_restart`). Only writes check it, so bulk flows never do.
     pub slow_start_after_idle: bool,
+    /// `TCP_NODELAY` on the sender: Nagle off (Linux's default: on).
+    pub nodelay: bool,
 }
 
 /// A TCP flow's application (`satcc_core::scenario::App`); times are offsets from the start.
@@ -175,6 +177,7 @@ impl FlowConfig {
             metrics_save: false,
             app: AppConfig::Bulk,
             slow_start_after_idle: true,
+            nodelay: false,
         }
     }
 }
@@ -316,6 +319,7 @@ impl SimConfig {
                     },
                 },
                 slow_start_after_idle: f.slow_start_after_idle,
+                nodelay: f.nodelay,
             });
         }
         Ok(SimConfig {

@@ -40,7 +40,6 @@ DEFAULTS: dict[str, object] = {
 NO_EFFECT_OPTS = {
     "SO_REUSEADDR": "one socket per script",
     "SO_REUSEPORT": "one socket per script",
-    "TCP_NODELAY": "segments are whole MSS multiples (endpoint.rs deviation 1): Nagle never holds one",
     "SO_KEEPALIVE": "no keepalive timer within a script's span",
     "SO_SNDBUF": "the simulator's send queue takes every write (no send-buffer limit)",
 }
@@ -250,6 +249,10 @@ class SimEngine:
         if self.user_mss is not None:
             self.ep.set_maxseg(self.user_mss)
         self.ep.advance(self.t_ns)
+        if s.get("TCP_NODELAY"):
+            self.ep.set_nodelay(True)
+        if s.get("TCP_CORK"):
+            self.ep.set_cork(True)
         return self.ep
 
     def sys_listen(self, sc, c):
@@ -315,6 +318,15 @@ class SimEngine:
             if self.ep is None:
                 self.user_mss = mss or None
             return 0
+        if name in ("TCP_NODELAY", "TCP_CORK"):
+            on = bool(self.val(sc.args[3]))
+            if self.ep is None:  # before listen/connect: kept for the endpoint
+                self.settings[name] = on
+            elif name == "TCP_NODELAY":
+                self.ep.set_nodelay(on)
+            else:
+                self.ep.set_cork(on)
+            return 0
         if name in NO_EFFECT_OPTS:
             return 0
         raise NotSupported(f"setsockopt {name}: not modelled by the simulator's endpoint")
@@ -354,7 +366,7 @@ class SimEngine:
             return 0
         raise NotSupported(f"fcntl command {cmd}: not supported")
 
-    def _write(self, sc, n: int, c: Call):
+    def _write(self, sc, n: int, c: Call, flags: int = 0):
         ep = self.conn(sc)
         err = ep.take_error()
         if err is not None:
@@ -363,8 +375,11 @@ class SimEngine:
         if ep.write_shut():
             c.errno = "EPIPE"
             return -1
+        more = bool(flags & CONSTANTS["MSG_MORE"])
+        if flags & ~CONSTANTS["MSG_MORE"]:
+            raise NotSupported(f"{sc.name}() flags {flags:#x}: only MSG_MORE is modelled")
         try:
-            return ep.write(n)
+            return ep.send(n, more)
         except ValueError as e:
             raise NotSupported(f"{sc.name}(): {e}") from None
 
@@ -372,13 +387,24 @@ class SimEngine:
         return self._write(sc, int(self.val(sc.args[2])), c)
 
     def sys_send(self, sc, c):
-        return self._write(sc, int(self.val(sc.args[2])), c)
+        flags = int(self.val(sc.args[3])) if len(sc.args) > 3 else 0
+        return self._write(sc, int(self.val(sc.args[2])), c, flags)
 
     sys_sendto = sys_send
 
+    @staticmethod
+    def _iov_total(iov: Expr) -> int:
+        return sum(int(x.value[-1].value) for x in iov.value)  # type: ignore[union-attr]
+
     def sys_writev(self, sc, c):
-        total = sum(int(x.value[-1].value) for x in sc.args[1].value)  # type: ignore[union-attr]
-        return self._write(sc, total, c)
+        return self._write(sc, self._iov_total(sc.args[1]), c)
+
+    def sys_sendmsg(self, sc, c):
+        fields = {x.value[0]: x.value[1] for x in sc.args[1].value if x.kind == "assign"}  # type: ignore[union-attr]
+        if "msg_iov" not in fields:
+            raise NotSupported("sendmsg() without msg_iov is not supported")
+        flags = int(self.val(sc.args[2])) if len(sc.args) > 2 else 0
+        return self._write(sc, self._iov_total(fields["msg_iov"]), c, flags)
 
     def sys_read(self, sc, c):
         ep = self.conn(sc)

@@ -117,6 +117,8 @@ def app_client_cmd(
     mss = mss_option(flow)
     if mss:
         args += ["--mss", mss[1]]
+    if flow.get("nodelay"):
+        args += ["--nodelay"]
     return ns_cmd(ns, *_xfer(*args))
 
 
@@ -128,6 +130,8 @@ def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: 
         mss = mss_option(flow)
         if mss:
             args += ["--mss", mss[1]]
+        if flow.get("nodelay"):
+            args += ["--nodelay"]
         return ns_cmd(ns, *_xfer(*args))
     cmd = [
         "iperf3",
@@ -145,6 +149,8 @@ def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: 
         cmd += ["-u", "-b", str(int(flow["udp_rate_bps"])), "-l", str(size)]
     else:
         cmd += ["-C", cca, *mss_option(flow)]
+        if flow.get("nodelay"):
+            cmd += ["-N"]  # iperf3 --no-delay: TCP_NODELAY
     if flow.get("size_bytes"):
         cmd += ["-n", str(int(flow["size_bytes"]))]
     else:

@@ -120,13 +120,15 @@ def serve(
     return 0
 
 
-def _socket(cport: int, cc: str | None, mss: int | None) -> socket.socket:
+def _socket(cport: int, cc: str | None, mss: int | None, nodelay: bool = False) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if cc:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
     if mss:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
+    if nodelay:  # the scenario's `nodelay`: Nagle off
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("0.0.0.0", cport))
     return sock
 
@@ -152,10 +154,17 @@ def _window(sock: socket.socket) -> tuple[int | None, int | None]:
 
 
 def send(
-    addr: str, port: int, size: int, cport: int, cc: str | None, mss: int | None, out=sys.stdout
+    addr: str,
+    port: int,
+    size: int,
+    cport: int,
+    cc: str | None,
+    mss: int | None,
+    out=sys.stdout,
+    nodelay: bool = False,
 ) -> int:
     sent, retrans = 0, None
-    sock = _socket(cport, cc, mss)
+    sock = _socket(cport, cc, mss, nodelay)
     try:
         try:
             sock.connect((addr, port))
@@ -221,6 +230,7 @@ def run_app(
     cc: str | None,
     mss: int | None,
     out=sys.stdout,
+    nodelay: bool = False,
 ) -> int:
     """Connect at `origin_ns` and write as `app` says (module doc) until SIGINT/SIGTERM."""
     # an event at the run's very end has no time to act (the runner stops the flow then)
@@ -228,7 +238,7 @@ def run_app(
     written, retrans = 0, None
     events: list[dict] = []
     block = memoryview(bytes(CHUNK))
-    sock = _socket(cport, cc, mss)
+    sock = _socket(cport, cc, mss, nodelay)
     try:
         if app["kind"] == "onoff":
             sock.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT, ONOFF_LOWAT)
@@ -320,14 +330,17 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--cport", type=int, required=True)
         q.add_argument("--cc")
         q.add_argument("--mss", type=int)
+        q.add_argument("--nodelay", action="store_true", help="set TCP_NODELAY")
     a = p.parse_args(argv)
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
     if a.cmd == "serve":
         return serve(a.port, request_bytes=a.request_bytes, gap_ns=a.gap_ns)
     if a.cmd == "app":
-        return run_app(a.addr, a.port, a.app, a.origin_ns, a.until_ns, a.cport, a.cc, a.mss)
-    return send(a.addr, a.port, a.bytes, a.cport, a.cc, a.mss)
+        return run_app(
+            a.addr, a.port, a.app, a.origin_ns, a.until_ns, a.cport, a.cc, a.mss, nodelay=a.nodelay
+        )
+    return send(a.addr, a.port, a.bytes, a.cport, a.cc, a.mss, nodelay=a.nodelay)
 
 
 if __name__ == "__main__":

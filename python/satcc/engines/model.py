@@ -407,6 +407,11 @@ def run(
                 f"engine predicts bulk and limited transfers only, found kind "
                 f"{f['app']['kind']!r}; run it with `satcc sim`"
             )
+        if f.get("nodelay"):
+            raise UserError(
+                f"{scenario.source}: flow {origin.name!r} (id {f['id']}): nodelay: the model "
+                "engine has no Nagle algorithm to turn off, found true; run it with `satcc sim`"
+            )
         try:
             pred = predict_flow(f, path)
         except ModelInputError as e:

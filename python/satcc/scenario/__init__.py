@@ -51,6 +51,7 @@ them in step):
 | flow.encap, flow.mtu      | 0 B, 1500 B  | VPN name or "N B"; size | satcc.linkmodels (study 000)   |
 | flow.app                  | bulk         | `{ kind = ... }`     | bulk, onoff (on, off), requests (size, every or at) |
 | flow.slow_start_after_idle | true        | bool                 | net.ipv4.tcp_slow_start_after_idle = 1 |
+| flow.nodelay              | false        | bool                 | TCP_NODELAY off: Nagle on, Linux's default |
 
 Deviations from what a user might assume:
 1. With `window_scaling = false` the receive window is capped at 65535 B whatever `rwnd` says

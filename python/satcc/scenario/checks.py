@@ -248,18 +248,6 @@ def _app(flow: Flow) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
     size = get("size", parse_size)
     if "size" not in t:
         issues.append(("size", 'expected a size (e.g. "100 kB"), found nothing'))
-    elif size is not None and MIN_MSS <= flow.mss and size % flow.mss:
-        below = size // flow.mss * flow.mss
-        issues.append(
-            (
-                "size",
-                (
-                    f"expected a multiple of the flow's mss ({flow.mss} B: the simulator cuts "
-                    f"segments at multiples of the MSS from the start of the stream), found "
-                    f"{size} B (nearest: {max(below, flow.mss)} B or {below + flow.mss} B)"
-                ),
-            )
-        )
     out: dict[str, Any] = {"kind": "requests", "bytes": size}
     if ("every" in t) == ("at" in t):
         issues.append(

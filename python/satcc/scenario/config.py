@@ -117,6 +117,8 @@ def spec(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
             flows[-1]["app"] = app
         if not f.slow_start_after_idle:  # absent = on, Linux's default
             flows[-1]["slow_start_after_idle"] = False
+        if f.nodelay:  # absent = Nagle on, Linux's default
+            flows[-1]["nodelay"] = True
     config = {
         "name": s.name,
         "seed": seed,

@@ -192,6 +192,7 @@ class Flow(_Table):
     # application traffic (`_app`): bulk, on/off or requests; checked in _semantic_issues
     app: dict[str, Any] | None = None
     slow_start_after_idle: StrictBool = True  # net.ipv4.tcp_slow_start_after_idle
+    nodelay: StrictBool = False  # TCP_NODELAY on the sending socket (Nagle off)
 
 
 class Scenario(_Table):

@@ -1,8 +1,12 @@
 //! The sender's retransmission queue and SACK scoreboard.
 //!
-//! Segments are numbered: segment `i` carries bytes `[i·mss, min((i+1)·mss, size))`, so a
-//! sequence number maps to its segment in O(1), and the queue is a ring indexed by segment
-//! number: segment `i` sits in slot `i mod capacity` (a power of two), so reaching it is one
+//! Segments are numbered in the order they were first sent. A bulk sender's segment `i`
+//! carries bytes `[i·mss, min((i+1)·mss, size))`, so a sequence number maps to its segment in
+//! O(1). Segments shorter than the MSS (a write that did not fill one, sent as Linux's
+//! `tcp_push` allows) are each followed by a cut: the numbering restarts there, each segment
+//! after it one MSS long again, so the map is piecewise linear and a lookup is a binary search
+//! over the cuts still held (none for bulk data, whose short segment is only the last). The
+//! queue is a ring indexed by segment number: segment `i` sits in slot `i mod capacity` (a power of two), so reaching it is one
 //! mask (not the offset from the oldest segment and the wrap of a `VecDeque`), and a
 //! cumulative ACK moves the head without touching the segments it frees. SACKed segments are
 //! also kept as a set of disjoint index ranges, so an ACK that repeats known SACK blocks costs
@@ -92,6 +96,12 @@ pub struct Scoreboard {
     /// One past the highest index ever retransmitted: no segment from here on is
     /// EVER_RETRANS, so segments at or above it were each sent once, in index order.
     pub retrans_end: u64,
+    /// The numbering: up to the first cut, segment `i` starts at `i·mss + off` (wrapping: a
+    /// segment index past short segments is ahead of the bytes); after each cut `(idx, seq)`
+    /// (ascending), segment `idx` starts at `seq` and each following one an MSS further. Cuts
+    /// at or below the head are folded into `off`.
+    off: u64,
+    cuts: VecDeque<(u64, u64)>,
 }
 
 impl Scoreboard {
@@ -110,7 +120,80 @@ impl Scoreboard {
             tsorted_shadow: VecDeque::new(),
             retransmit_hint: 0,
             retrans_end: 0,
+            off: 0,
+            cuts: VecDeque::new(),
         }
+    }
+
+    /// The section (first index, its start) of the numbering that holds segment `idx`, when
+    /// there are cuts.
+    #[cold]
+    #[inline(never)]
+    fn section_of_idx(&self, idx: u64) -> (u64, u64) {
+        let k = self.cuts.partition_point(|&(i, _)| i <= idx);
+        if k == 0 {
+            (0, self.off)
+        } else {
+            self.cuts[k - 1]
+        }
+    }
+
+    /// The section of the numbering whose first segment starts at or below `seq`, when
+    /// there are cuts.
+    #[cold]
+    #[inline(never)]
+    fn section_of_seq(&self, seq: u64) -> (u64, u64) {
+        let k = self.cuts.partition_point(|&(_, s)| s <= seq);
+        if k == 0 {
+            (0, self.off)
+        } else {
+            self.cuts[k - 1]
+        }
+    }
+
+    /// First sequence number of segment `idx` (held, or the next to be sent: the tail).
+    #[inline(always)]
+    pub fn start(&self, idx: u64) -> u64 {
+        let (i0, s0) = if self.cuts.is_empty() {
+            (0, self.off)
+        } else {
+            self.section_of_idx(idx)
+        };
+        ((idx - i0) * self.mss).wrapping_add(s0)
+    }
+
+    /// One past the last sequence number of the held segment `idx`: where the next one
+    /// starts (a short segment is followed by a cut, so this holds for the tail too).
+    #[inline(always)]
+    pub fn end(&self, idx: u64) -> u64 {
+        self.start(idx + 1)
+    }
+
+    /// The end of the newest segment shorter than the MSS, if it is still held (Linux's
+    /// `snd_sml` while it is above `snd_una`).
+    pub fn last_short_end(&self) -> Option<u64> {
+        self.cuts.back().map(|&(_, s)| s)
+    }
+
+    /// The segment holding sequence number `seq` (`seq` below the end of what was sent), or
+    /// the tail for `seq` at the end: the number of segments that end at or below `seq`.
+    #[inline(always)]
+    pub fn idx_floor(&self, seq: u64) -> u64 {
+        if self.cuts.is_empty() {
+            return seq.wrapping_sub(self.off) / self.mss;
+        }
+        let (i0, s0) = self.section_of_seq(seq);
+        i0 + seq.wrapping_sub(s0) / self.mss
+    }
+
+    /// The first segment starting at or above `seq` (the tail if none is held).
+    #[inline(always)]
+    pub fn idx_ceil(&self, seq: u64) -> u64 {
+        if self.cuts.is_empty() {
+            return (seq.wrapping_sub(self.off).div_ceil(self.mss)).min(self.tail);
+        }
+        let (i0, s0) = self.section_of_seq(seq);
+        (i0 + seq.wrapping_sub(s0).div_ceil(self.mss)).min(self.tail)
     }
 
     /// Number of segments sent and not cumulatively acknowledged.
@@ -186,13 +269,19 @@ impl Scoreboard {
         self.mask = cap - 1;
     }
 
-    pub fn push(&mut self, seg: Seg) -> u64 {
+    /// Append a segment of `len` bytes (at most the MSS) sent after every other; its index.
+    #[inline(always)]
+    pub fn push(&mut self, seg: Seg, len: u32) -> u64 {
         let idx = self.tail;
         if self.len() as usize == self.segs.len() {
             self.grow();
         }
         self.segs[idx as usize & self.mask] = seg;
         self.tail = idx + 1;
+        debug_assert!(len as u64 <= self.mss && len > 0);
+        if (len as u64) < self.mss {
+            self.cut(idx, len);
+        }
         // Appended to the implicit range, which ends at the tail when not empty.
         if self.ts_lo == self.ts_hi {
             self.ts_lo = idx;
@@ -202,6 +291,14 @@ impl Scoreboard {
         #[cfg(debug_assertions)]
         self.tsorted_shadow.push_back((idx, seg.xmit));
         idx
+    }
+
+    /// Segment `idx` is `len` bytes, short of the MSS: the numbering restarts after it.
+    #[cold]
+    #[inline(never)]
+    fn cut(&mut self, idx: u64, len: u32) {
+        let end = self.start(idx) + len as u64;
+        self.cuts.push_back((idx + 1, end));
     }
 
     /// Record a retransmission of `idx` at `now` in transmission order; called before the
@@ -264,11 +361,13 @@ impl Scoreboard {
     }
 
     /// Drop segments below `new_head` (cumulatively acknowledged), returning them in order.
-    pub fn pop_acked(&mut self, new_head: u64, mut each: impl FnMut(u64, Seg)) {
+    /// `each` gets a segment's index, its sequence range and the segment.
+    pub fn pop_acked(&mut self, new_head: u64, mut each: impl FnMut(u64, (u64, u64), Seg)) {
         assert!(new_head <= self.tail, "ack beyond what was sent");
         while self.head < new_head {
             let seg = *self.get(self.head);
-            each(self.head, seg);
+            let range = (self.start(self.head), self.end(self.head));
+            each(self.head, range, seg);
             self.head += 1;
         }
         self.trim_below_head();
@@ -289,10 +388,14 @@ impl Scoreboard {
         (first, &self.segs[last_slot])
     }
 
-    /// After the head advanced: SACK ranges, the retransmission hint and the
-    /// transmission-order list forget what lies below it.
+    /// After the head advanced: SACK ranges, the retransmission hint, the numbering's cuts and
+    /// the transmission-order list forget what lies below it.
     #[inline(always)]
     fn trim_below_head(&mut self) {
+        while self.cuts.front().is_some_and(|&(i, _)| i <= self.head) {
+            let (i, s) = self.cuts.pop_front().expect("a cut");
+            self.off = s.wrapping_sub(i * self.mss);
+        }
         // Trim SACK ranges below the new head.
         while let Some((&s, &e)) = self.sacked.iter().next() {
             if s >= self.head {
@@ -323,8 +426,9 @@ impl Scoreboard {
         }
     }
 
-    /// Mark segments `[a, b)` SACKed; calls `each` for every segment newly covered.
-    pub fn sack(&mut self, a: u64, b: u64, mut each: impl FnMut(u64, &mut Seg)) {
+    /// Mark segments `[a, b)` SACKed; calls `each` for every segment newly covered (its
+    /// index, sequence range and state).
+    pub fn sack(&mut self, a: u64, b: u64, mut each: impl FnMut(u64, (u64, u64), &mut Seg)) {
         let a = a.max(self.head);
         let b = b.min(self.tail());
         if a >= b {
@@ -340,7 +444,8 @@ impl Scoreboard {
                 if b > from {
                     *e = b;
                     for idx in from..b {
-                        each(idx, &mut self.segs[idx as usize & self.mask]);
+                        let range = (self.start(idx), self.end(idx));
+                        each(idx, range, &mut self.segs[idx as usize & self.mask]);
                     }
                 }
                 return;
@@ -363,14 +468,16 @@ impl Scoreboard {
             hi = hi.max(e);
             let gap_end = s.min(b);
             for idx in cursor..gap_end.max(cursor) {
-                each(idx, &mut self.segs[idx as usize & self.mask]);
+                let range = (self.start(idx), self.end(idx));
+                each(idx, range, &mut self.segs[idx as usize & self.mask]);
             }
             cursor = cursor.max(e);
             self.sacked.remove(&s);
             next = self.first_sacked_in(a, b);
         }
         for idx in cursor..b.max(cursor) {
-            each(idx, &mut self.segs[idx as usize & self.mask]);
+            let range = (self.start(idx), self.end(idx));
+            each(idx, range, &mut self.segs[idx as usize & self.mask]);
         }
         self.sacked.insert(lo, hi);
     }
@@ -397,14 +504,14 @@ mod tests {
     fn board(n: u64) -> Scoreboard {
         let mut sb = Scoreboard::new(1000);
         for _ in 0..n {
-            sb.push(seg());
+            sb.push(seg(), 1000);
         }
         sb
     }
 
     fn sack(sb: &mut Scoreboard, a: u64, b: u64) -> Vec<u64> {
         let mut v = Vec::new();
-        sb.sack(a, b, |i, s| {
+        sb.sack(a, b, |i, _, s| {
             s.sacked = true;
             v.push(i)
         });
@@ -433,7 +540,7 @@ mod tests {
     fn cumulative_ack_trims_sack_ranges() {
         let mut sb = board(20);
         sack(&mut sb, 3, 6);
-        sb.pop_acked(4, |_, _| {});
+        sb.pop_acked(4, |_, _, _| {});
         assert_eq!(sb.head, 4);
         assert_eq!(sack(&mut sb, 4, 7), vec![6]);
     }
@@ -441,7 +548,7 @@ mod tests {
     #[test]
     fn cumulative_ack_prunes_the_transmission_order_list() {
         let mut sb = board(10);
-        sb.pop_acked(6, |_, _| {});
+        sb.pop_acked(6, |_, _, _| {});
         assert_eq!(sb.tsorted_entries().len(), 4);
         assert_eq!(sb.tsorted_front().map(|e| e.0), Some(6));
     }
@@ -463,7 +570,7 @@ mod tests {
                 0..=49 => {
                     let mut s = seg();
                     s.xmit = t;
-                    let idx = sb.push(s);
+                    let idx = sb.push(s, 1000);
                     reference.push_back((idx, t));
                 }
                 50..=54 if !sb.is_empty() => {
@@ -475,7 +582,7 @@ mod tests {
                 55..=74 if !sb.is_empty() => {
                     let h = sb.head + 1 + (x >> 24) % sb.len().min(4);
                     if (x >> 40).is_multiple_of(2) || sb.head < sb.retrans_end {
-                        sb.pop_acked(h, |_, _| {});
+                        sb.pop_acked(h, |_, _, _| {});
                     } else {
                         sb.pop_acked_run(h);
                     }
@@ -527,7 +634,7 @@ mod tests {
             }
             if k % 97 == 0 && sb.head + 20 < sb.tail() {
                 let h = sb.head + 3 + (x >> 50) % 8;
-                sb.pop_acked(h, |_, _| {});
+                sb.pop_acked(h, |_, _, _| {});
             }
             // The ranges are the maximal runs of SACKed segments at or above the head.
             let mut runs = Vec::new();
@@ -569,7 +676,7 @@ mod tests {
                     let mut s = seg();
                     s.xmit = SimTime::from_nanos(step);
                     s.delivered = x >> 40;
-                    assert_eq!(sb.push(s), sb.tail() - 1);
+                    assert_eq!(sb.push(s, 1000), sb.tail() - 1);
                     reference.push_back(s);
                 }
                 0..=7 if !sb.is_empty() => {
@@ -577,7 +684,7 @@ mod tests {
                     let n = (h - sb.head) as usize;
                     if (x >> 40).is_multiple_of(2) {
                         let mut popped = Vec::new();
-                        sb.pop_acked(h, |i, s| popped.push((i, s)));
+                        sb.pop_acked(h, |i, _, s| popped.push((i, s)));
                         let first = h - n as u64;
                         for (k, (i, s)) in popped.into_iter().enumerate() {
                             assert_eq!((i, s), (first + k as u64, reference[k]), "step {step}");
@@ -607,6 +714,38 @@ mod tests {
                 assert_eq!(sb.get(sb.head + k as u64), r, "step {step}");
             }
         }
+    }
+
+    #[test]
+    fn short_segments_cut_the_numbering_and_lookups_follow_it() {
+        // Segments of 1000, 100, 1000, 1000, 40, 1000 bytes (MSS 1000): starts 0, 1000, 1100,
+        // 2100, 3100, 3140; end 4140.
+        let lens = [1000u32, 100, 1000, 1000, 40, 1000];
+        let mut sb = Scoreboard::new(1000);
+        for &l in &lens {
+            sb.push(seg(), l);
+        }
+        let starts: Vec<u64> = (0..6).map(|i| sb.start(i)).collect();
+        assert_eq!(starts, vec![0, 1000, 1100, 2100, 3100, 3140]);
+        let ends: Vec<u64> = (0..6).map(|i| sb.end(i)).collect();
+        assert_eq!(ends, vec![1000, 1100, 2100, 3100, 3140, 4140]);
+        // Against a linear search over the segments, for every sequence number.
+        for seq in 0..=4140u64 {
+            let floor = (0..6u64).find(|&i| sb.end(i) > seq).unwrap_or(6);
+            let ceil = (0..6u64).find(|&i| sb.start(i) >= seq).unwrap_or(6);
+            assert_eq!(sb.idx_floor(seq), floor, "floor {seq}");
+            assert_eq!(sb.idx_ceil(seq), ceil, "ceil {seq}");
+        }
+        // The head passing a cut folds it: lookups above the head stay the same.
+        sb.pop_acked(3, |_, _, _| {});
+        assert_eq!((sb.start(3), sb.start(4), sb.start(5)), (2100, 3100, 3140));
+        assert_eq!((sb.idx_floor(3139), sb.idx_floor(3140)), (4, 5));
+        sb.pop_acked(5, |_, _, _| {});
+        assert!(sb.cuts.is_empty());
+        assert_eq!(
+            (sb.start(5), sb.end(5), sb.idx_floor(4140)),
+            (3140, 4140, 6)
+        );
     }
 
     #[test]

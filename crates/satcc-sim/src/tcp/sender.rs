@@ -21,6 +21,11 @@
 //! (RFC 6582) with Linux's emulated SACK counting. Recovery uses PRR (RFC 6937) as
 //! `tcp_cwnd_reduction`. RTO per RFC 6298 with Linux's 200 ms floor and backoff.
 //!
+//! Application writes (`app_send`) queue bytes that leave in segments of up to the MSS from
+//! `snd_nxt`, a short one only last; `write_xmit` holds a short last segment as
+//! `tcp_nagle_test` does (TCP_CORK or `MSG_MORE`; with Nagle on, while an earlier short
+//! segment is unacknowledged: `tcp_minshall_check`), and TCP_NODELAY / uncorking push it.
+//!
 //! Spurious reductions are undone as Linux does (DSACK, Eifel timestamps, F-RTO; see
 //! `undo.rs`), and reordering is detected from SACKs and timestamps (`tp->reordering`,
 //! `reord_seen`), growing RACK's window in min_rtt/4 steps after DSACKs.
@@ -79,6 +84,11 @@ const PACING_CA_RATIO: u64 = 120;
 const PERCENT_OF_US_PER_S: u64 = 1_000_000 / 100;
 /// SYN retransmissions before giving up (`sysctl_tcp_syn_retries`).
 const SYN_RETRIES: u32 = 6;
+/// `tp->nonagle` bits (include/net/tcp.h): TCP_NODELAY set, TCP_CORK set, and push what is
+/// queued regardless of Nagle (set with TCP_NODELAY, cleared when a write starts a new buffer).
+const NAGLE_OFF: u8 = 1;
+const NAGLE_CORK: u8 = 2;
+const NAGLE_PUSH: u8 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Conn {
@@ -257,6 +267,14 @@ pub struct Sender {
     slow_start_after_idle: bool,
     /// The initial window, `tcp_init_cwnd` (the restart window after idle).
     init_cwnd: u32,
+    /// `tp->nonagle` (`NAGLE_*` bits).
+    nonagle: u8,
+    /// The `nonagle` that `write_xmit`'s Nagle test uses: `nonagle`, except while a write
+    /// with `MSG_MORE` pushes (`tcp_push` passes `TCP_NAGLE_CORK` then).
+    xmit_nonagle: u8,
+    /// A FIN waits behind the unsent data: the last segment goes out whatever Nagle says
+    /// (`tcp_nagle_test` passes a buffer carrying the FIN).
+    fin_queued: bool,
 }
 
 /// Everything the PTO deadline `tcp_schedule_loss_probe` computes depends on: the time, the
@@ -329,6 +347,9 @@ impl Sender {
             reuse_pto: true,
             slow_start_after_idle: false,
             init_cwnd: cfg.initial_cwnd,
+            nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
+            xmit_nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
+            fin_queued: false,
         }
     }
 
@@ -463,28 +484,112 @@ impl Sender {
     }
 
     /// The application wrote `bytes` more (`tcp_sendmsg` → `tcp_push` → `tcp_write_xmit`):
-    /// they join the send queue and go out as cwnd, the receive window and pacing allow.
-    /// Segments are cut at multiples of the MSS from the start of the stream (the scoreboard
-    /// indexes them so), so a write after a partly filled segment went out cannot be
-    /// represented: false then, and nothing changes.
-    pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Out) -> bool {
-        if !self.tcp.snd_nxt.is_multiple_of(self.mss as u64) {
-            return false;
+    /// they join the send queue and go out as cwnd, the receive window, pacing and Nagle
+    /// allow. The unsent bytes are cut into MSS-sized segments from `snd_nxt` (Linux fills
+    /// the last unsent buffer before starting another), so a short one is only ever the last.
+    pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut Out) {
+        self.app_send(now, bytes, false, out);
+    }
+
+    /// `app_write` with `MSG_MORE` when `more`: this push holds a short last segment as
+    /// TCP_CORK does (`tcp_push` with `TCP_NAGLE_CORK`).
+    pub fn app_send(&mut self, now: SimTime, bytes: u64, more: bool, out: &mut Out) {
+        let queued = self.size.unwrap_or(self.tcp.snd_nxt);
+        if bytes > 0 && (queued - self.tcp.snd_nxt).is_multiple_of(self.mss as u64) {
+            // `tcp_skb_entail` of a new buffer: TCP_NAGLE_PUSH is spent.
+            self.nonagle &= !NAGLE_PUSH;
         }
         self.slow_start_after_idle_check(now);
-        self.size = Some(self.size.unwrap_or(0) + bytes);
+        self.size = Some(queued + bytes);
         if self.conn == Conn::Closed {
             self.conn = Conn::Established; // all earlier data was acknowledged
         }
         self.tcp.now = now;
+        self.xmit_nonagle = if more { NAGLE_CORK } else { self.nonagle };
         self.write_xmit(now, out);
-        true
+        self.xmit_nonagle = self.nonagle;
+    }
+
+    /// `setsockopt(TCP_NODELAY)` (`__tcp_sock_set_nodelay`): on, Nagle is off and what is
+    /// queued is pushed now; off, Nagle applies again.
+    pub fn set_nodelay(&mut self, now: SimTime, on: bool, out: &mut Out) {
+        if on {
+            self.nonagle |= NAGLE_OFF | NAGLE_PUSH;
+        } else {
+            self.nonagle &= !NAGLE_OFF;
+        }
+        self.xmit_nonagle = self.nonagle;
+        if on {
+            self.push_pending(now, out);
+        }
+    }
+
+    /// `setsockopt(TCP_CORK)` (`__tcp_sock_set_cork`): on, a short last segment waits; off,
+    /// what is queued is pushed (with TCP_NODELAY set, whatever Nagle says).
+    pub fn set_cork(&mut self, now: SimTime, on: bool, out: &mut Out) {
+        if on {
+            self.nonagle |= NAGLE_CORK;
+        } else {
+            self.nonagle &= !NAGLE_CORK;
+            if self.nonagle & NAGLE_OFF != 0 {
+                self.nonagle |= NAGLE_PUSH;
+            }
+        }
+        self.xmit_nonagle = self.nonagle;
+        if !on {
+            self.push_pending(now, out);
+        }
+    }
+
+    /// A FIN is queued behind the data (`close`/`shutdown`): the data goes out as the window
+    /// allows, the short last segment too (the FIN's buffer passes the Nagle test).
+    pub fn queue_fin(&mut self, now: SimTime, out: &mut Out) {
+        self.fin_queued = true;
+        self.push_pending(now, out);
+    }
+
+    /// `tcp_push_pending_frames`: send what the windows and Nagle allow now.
+    fn push_pending(&mut self, now: SimTime, out: &mut Out) {
+        if self.is_established() && !self.all_sent() {
+            self.tcp.now = now;
+            self.write_xmit(now, out);
+        }
+    }
+
+    /// `tcp_nagle_test` for the next segment, `len` bytes, the last queued: whether it waits.
+    /// A short segment waits under TCP_CORK, or with Nagle on while an earlier short segment
+    /// is unacknowledged (`tcp_nagle_check`, `tcp_minshall_check`); TCP_NAGLE_PUSH and a
+    /// queued FIN let it go.
+    #[cold]
+    #[inline(never)]
+    fn nagle_holds(&self, len: u32) -> bool {
+        let nonagle = self.xmit_nonagle;
+        if len >= self.mss || nonagle & NAGLE_PUSH != 0 || self.fin_queued {
+            return false;
+        }
+        let t = &self.tcp;
+        // `tcp_minshall_check`: `snd_sml`, the end of the last short segment sent, is
+        // unacknowledged.
+        let minshall = self
+            .sb
+            .last_short_end()
+            .is_some_and(|sml| sml > t.snd_una && sml <= t.snd_nxt);
+        nonagle & NAGLE_CORK != 0 || (nonagle == 0 && t.packets_out > 0 && minshall)
+    }
+
+    /// Length of the next new segment: an MSS, or what is left to send if less.
+    #[inline(always)]
+    fn next_len(&self) -> u32 {
+        match self.size {
+            Some(s) => (s - self.tcp.snd_nxt).min(self.mss as u64) as u32,
+            None => self.mss,
+        }
     }
 
     /// The application stops writing (an on/off source going off): what has been sent is all
     /// there is until the next write, so the connection goes idle once it is acknowledged.
-    /// Sending stops at the last full segment sent (nothing unsent was queued: an "on"
-    /// source writes only what the connection takes).
+    /// Sending stops at the last segment sent (nothing unsent was queued: an "on" source
+    /// writes only what the connection takes).
     pub fn app_stop(&mut self) {
         self.size = Some(self.tcp.snd_nxt);
     }
@@ -655,6 +760,38 @@ pub(super) mod testkit {
         out.clear();
         s.on_packet(t, &synack, &mut out);
         (s, out, t)
+    }
+
+    /// A Reno sender as `established`, with nothing to send until the application writes
+    /// (`app_write`), TCP_NODELAY as `nodelay`.
+    pub fn app_established(nodelay: bool) -> Sender {
+        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        cfg.size_bytes = Some(0);
+        cfg.nodelay = nodelay;
+        let cc = satcc_cc::lookup("reno", &cfg.params).unwrap();
+        let mut s = Sender::new(&cfg, 1, cc);
+        let mut out = Out::default();
+        s.connect(SimTime::ZERO, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 0);
+        synack.rwnd = 1 << 20;
+        s.on_packet(ms(100), &synack, &mut out);
+        s
+    }
+
+    /// Data segments in `out` as (sequence number, length).
+    pub fn ranges(out: &Out) -> Vec<(u64, u32)> {
+        out.pkts
+            .iter()
+            .filter(|p| p.kind == Kind::Data)
+            .map(|p| (p.seq, p.len))
+            .collect()
+    }
+
+    /// `app_write` at `at`: what went out.
+    pub fn write(s: &mut Sender, at: SimTime, bytes: u64) -> Vec<(u64, u32)> {
+        let mut out = Out::default();
+        s.app_write(at, bytes, &mut out);
+        ranges(&out)
     }
 
     pub fn ms(n: u64) -> SimTime {

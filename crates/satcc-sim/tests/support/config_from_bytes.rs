@@ -153,6 +153,7 @@ pub fn config(data: &[u8]) -> SimConfig {
                 rcvbuf_autotune: b.bool(),
                 app: AppConfig::Bulk,
                 slow_start_after_idle: true,
+                nodelay: false,
             }
         })
         .collect();

@@ -62,11 +62,10 @@ impl Sender {
         let mut acked_rtt: Option<(u64, u64)> = None;
         if ack > prior_snd_una {
             flag.data_acked = true;
-            let mss = self.mss as u64;
             let new_head = if self.size.is_some_and(|s| ack >= s) {
                 self.sb.tail()
             } else {
-                ack / mss
+                self.sb.idx_floor(ack)
             };
             let tcp = &mut self.tcp;
             let rack = &mut self.rack;
@@ -89,15 +88,15 @@ impl Sender {
                 // `tcp_rack_advance` keep the most recently sent segment, which here is the
                 // last one; `FLAG_ORIG_SACK_ACKED` holds if it holds for the first one.
                 let n = new_head - head;
+                acked_reord = self.sb.start(head);
+                if self.sb.end(head).min(snd_nxt) <= high_seq {
+                    flag.orig_sack_acked = true;
+                }
                 let (first_xmit, last) = self.sb.pop_acked_run(new_head);
                 pkts_acked = n as u32;
                 // The last segment's RTT is also RACK's (`tcp_rack_advance`): taken once.
                 let last_us = now.saturating_since(last.xmit).as_micros();
                 acked_rtt = Some((now.saturating_since(first_xmit).as_micros(), last_us));
-                acked_reord = head * mss;
-                if ((head + 1) * mss).min(snd_nxt) <= high_seq {
-                    flag.orig_sack_acked = true;
-                }
                 if sack {
                     tcp.delivered += n;
                     if flag.ece {
@@ -252,7 +251,6 @@ impl Sender {
         flag: &mut Flags,
         rs: &mut RateSample,
     ) -> (u32, Option<(u64, u64)>, u64) {
-        let mss = self.mss as u64;
         let tcp = &mut self.tcp;
         let rack = &mut self.rack;
         let first_tx_mstamp = &mut self.first_tx_mstamp;
@@ -266,7 +264,7 @@ impl Sender {
         let mut acked_reord = snd_nxt;
         let mut first_ackt: Option<SimTime> = None;
         let mut last_ackt: Option<SimTime> = None;
-        self.sb.pop_acked(new_head, |idx, seg| {
+        self.sb.pop_acked(new_head, |idx, (start, end), seg| {
             pkts_acked += 1;
             if seg.ever_retrans {
                 if seg.retrans {
@@ -276,8 +274,8 @@ impl Sender {
             } else if !seg.sacked {
                 last_ackt = Some(seg.xmit);
                 first_ackt.get_or_insert(seg.xmit);
-                acked_reord = acked_reord.min(idx * mss);
-                if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                acked_reord = acked_reord.min(start);
+                if end.min(snd_nxt) <= high_seq {
                     flag.orig_sack_acked = true;
                 }
             }
@@ -334,14 +332,14 @@ impl Sender {
         let blocks = pkt.sack_blocks();
         // RFC 2883: a first block below the cumulative ACK, or inside the second, is a DSACK.
         let dsack = self.check_dsack(blocks, ack, prior_snd_una, flag);
-        let mss = self.mss as u64;
         for (bi, &(s, e)) in blocks.iter().enumerate() {
             if bi == 0 && dsack {
                 // DSACKed segments still queued (`tcp_sacktag_one` with dup_sack): below
                 // the new snd_una only within the episode (`tcp_is_sackblock_valid`).
                 let valid = s >= ack || self.undo.marker.is_some_and(|m| e > m);
                 if valid && e > prior_snd_una {
-                    if let Some(r) = self.dsack_tag(s.max(prior_snd_una) / mss, e.div_ceil(mss)) {
+                    let (a, b) = (self.sb.idx_floor(s.max(prior_snd_una)), self.sb.idx_ceil(e));
+                    if let Some(r) = self.dsack_tag(a, b) {
                         reord = reord.min(r);
                     }
                 }
@@ -349,25 +347,25 @@ impl Sender {
             if e <= ack || s >= self.tcp.snd_nxt {
                 continue;
             }
-            let a = s.max(ack) / mss;
-            let b = e.div_ceil(mss);
+            let a = self.sb.idx_floor(s.max(ack));
+            let b = self.sb.idx_ceil(e);
             let tcp = &mut self.tcp;
             let rack = &mut self.rack;
             let first_tx_mstamp = &mut self.first_tx_mstamp;
             let min_rtt = self.rtt.min_rtt_us();
             let high_seq = self.high_seq;
             let snd_nxt = tcp.snd_nxt;
-            self.sb.sack(a, b, |idx, seg| {
+            self.sb.sack(a, b, |idx, (start, end), seg| {
                 flag.data_sacked = true;
                 if seg.retrans {
                     seg.retrans = false;
                     tcp.retrans_out -= 1;
                 } else if !seg.ever_retrans {
                     // A never-retransmitted segment in a hole below the highest SACK: reordering.
-                    if idx * mss < prior_fack {
-                        reord = reord.min(idx * mss);
+                    if start < prior_fack {
+                        reord = reord.min(start);
                     }
-                    if ((idx + 1) * mss).min(snd_nxt) <= high_seq {
+                    if end.min(snd_nxt) <= high_seq {
                         flag.orig_sack_acked = true;
                     }
                     first_sackt.get_or_insert(seg.xmit);

@@ -53,22 +53,18 @@ impl Sender {
         self.tcp.wstamp = self.tcp.wstamp.max(now) + SimDuration::from_nanos(len_ns);
     }
 
-    /// Queue segment `idx` in `out` (built where it is queued, not on the stack and then
-    /// copied); the packet. Inlined into its two callers (one per segment sent).
+    /// Queue the segment of `len` bytes from `seq` in `out` (built where it is queued, not on
+    /// the stack and then copied); the packet. Inlined into its two callers (one per segment
+    /// sent).
     #[inline(always)]
     pub(super) fn queue_data<'o>(
         &mut self,
         now: SimTime,
-        idx: u64,
+        seq: u64,
+        len: u32,
         retrans: bool,
         out: &'o mut Out,
     ) -> &'o Packet {
-        let seq = idx * self.mss as u64;
-        let end = match self.size {
-            Some(s) => (seq + self.mss as u64).min(s),
-            None => seq + self.mss as u64,
-        };
-        let len = (end - seq) as u32;
         let blank = Packet::new(self.flow, Kind::Data, self.peer);
         // RFC 3168 §6.1.5: retransmissions may be ECT in Linux too.
         let (ecn, cwr) = if self.tcp.ecn_ok {
@@ -104,13 +100,21 @@ impl Sender {
     /// Send one new segment (`tcp_transmit_skb` + `tcp_event_new_data_sent`).
     pub(super) fn send_new(&mut self, now: SimTime, out: &mut Out) {
         let in_flight = self.tcp.in_flight();
-        self.send_new_with(in_flight, self.pacing_enabled(), now, out);
+        let len = self.next_len();
+        self.send_new_with(in_flight, len, self.pacing_enabled(), now, out);
     }
 
-    /// `send_new` given `in_flight()` and `pacing_enabled()` as they are now; returns the
-    /// latter after the segment (the TX_START hook may have changed it).
+    /// `send_new` given `in_flight()`, the segment's length and `pacing_enabled()` as they
+    /// are now; returns the latter after the segment (the TX_START hook may have changed it).
     #[inline(always)]
-    fn send_new_with(&mut self, in_flight: u32, pacing: bool, now: SimTime, out: &mut Out) -> bool {
+    fn send_new_with(
+        &mut self,
+        in_flight: u32,
+        len: u32,
+        pacing: bool,
+        now: SimTime,
+        out: &mut Out,
+    ) -> bool {
         debug_assert_eq!(in_flight, self.tcp.in_flight(), "stale in_flight");
         let mut pacing = pacing;
         if in_flight == 0 {
@@ -118,20 +122,25 @@ impl Sender {
             pacing = self.pacing_enabled();
         }
         let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
-        let idx = self.sb.push(Seg {
-            xmit: now,
-            first_tx,
-            delivered_mstamp: Some(dmst),
-            delivered: deliv,
-            delivered_ce: deliv_ce,
-            app_limited: app,
-            sacked: false,
-            lost: false,
-            retrans: false,
-            ever_retrans: false,
-        });
-        let p = self.queue_data(now, idx, false, out);
-        let (len, wire_bytes) = (p.len, p.wire_bytes);
+        debug_assert_eq!(len, self.next_len());
+        let seq = self.tcp.snd_nxt;
+        self.sb.push(
+            Seg {
+                xmit: now,
+                first_tx,
+                delivered_mstamp: Some(dmst),
+                delivered: deliv,
+                delivered_ce: deliv_ce,
+                app_limited: app,
+                sacked: false,
+                lost: false,
+                retrans: false,
+                ever_retrans: false,
+            },
+            len,
+        );
+        let wire_bytes = self.queue_data(now, seq, len, false, out).wire_bytes;
+        // (`tcp_minshall_update`: the scoreboard keeps where the last short segment ends.)
         self.tcp.snd_nxt += len as u64;
         self.tcp.packets_out += 1;
         self.tcp.lsndtime = now;
@@ -179,7 +188,9 @@ impl Sender {
             self.tcp.retrans_out += 1;
         }
         s.ever_retrans = true;
-        let wire_bytes = self.queue_data(now, idx, true, out).wire_bytes;
+        let seq = self.sb.start(idx);
+        let len = (self.sb.end(idx) - seq) as u32;
+        let wire_bytes = self.queue_data(now, seq, len, true, out).wire_bytes;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
         self.stats.retransmitted_packets += 1;
@@ -234,9 +245,10 @@ impl Sender {
                 cwnd_limited = true;
                 break;
             }
-            let end = self.tcp.snd_nxt + self.mss as u64;
+            let len = self.next_len();
+            let end = self.tcp.snd_nxt + len as u64;
             if end > self.tcp.snd_una + self.snd_wnd {
-                break; // receive-window limited
+                break; // receive-window limited (`tcp_snd_wnd_test`)
             }
             if self
                 .sndbuf
@@ -244,10 +256,13 @@ impl Sender {
             {
                 break; // send-buffer limited (`sk_stream_memory_free`)
             }
+            if len < self.mss && self.nagle_holds(len) {
+                break;
+            }
             if self.paced_out_with(pacing, now, out) {
                 break;
             }
-            pacing = self.send_new_with(in_flight, pacing, now, out);
+            pacing = self.send_new_with(in_flight, len, pacing, now, out);
             in_flight += 1;
             sent += 1;
         }
@@ -304,5 +319,99 @@ mod tests {
             vec![(10, false), (11, false), (12, false), (13, false)]
         );
         assert_eq!(s.tcp.cwnd, 12);
+    }
+
+    /// An ACK of everything below `ack` (bytes), no SACK.
+    fn ack_bytes(ack: u64) -> Packet {
+        let mut p = Packet::new(0, Kind::Ack, 0);
+        p.ack = ack;
+        p.rwnd = 1 << 20;
+        p
+    }
+
+    #[test]
+    fn nagle_holds_a_second_small_segment_until_the_first_is_acked() {
+        // tcp_nagle_check with tcp_minshall_check: the first small write goes at once, the
+        // next waits while it is unacknowledged, and leaves on its ACK.
+        let mut s = app_established(false);
+        assert_eq!(write(&mut s, ms(100), 100), vec![(0, 100)]);
+        assert_eq!(write(&mut s, ms(110), 100), vec![]);
+        let out = deliver(&mut s, ms(200), &ack_bytes(100));
+        assert_eq!(ranges(&out), vec![(100, 100)]);
+    }
+
+    #[test]
+    fn writes_held_by_nagle_coalesce_and_full_segments_are_never_held() {
+        let mut s = app_established(false);
+        write(&mut s, ms(100), 100);
+        for _ in 0..3 {
+            assert_eq!(write(&mut s, ms(110), 100), vec![]);
+        }
+        // 300 held + 2000: one full segment goes, the short rest (852) waits.
+        assert_eq!(write(&mut s, ms(120), 2000), vec![(100, 1448)]);
+        let out = deliver(&mut s, ms(200), &ack_bytes(100));
+        assert_eq!(ranges(&out), vec![(1548, 852)]);
+        assert_eq!(s.tcp.snd_nxt, 2400);
+    }
+
+    #[test]
+    fn with_tcp_nodelay_every_write_goes_at_once() {
+        let mut s = app_established(true);
+        assert_eq!(write(&mut s, ms(100), 100), vec![(0, 100)]);
+        assert_eq!(write(&mut s, ms(100), 100), vec![(100, 100)]);
+        assert_eq!(write(&mut s, ms(100), 1500), vec![(200, 1448), (1648, 52)]);
+    }
+
+    #[test]
+    fn tcp_cork_holds_short_segments_until_uncorked_even_with_nothing_in_flight() {
+        let mut s = app_established(true);
+        let mut out = Out::default();
+        s.set_cork(ms(100), true, &mut out);
+        assert_eq!(write(&mut s, ms(100), 40), vec![]);
+        assert_eq!(write(&mut s, ms(150), 40), vec![]);
+        // Full segments are not corked.
+        assert_eq!(write(&mut s, ms(160), 1448), vec![(0, 1448)]);
+        let mut out = Out::default();
+        s.set_cork(ms(170), false, &mut out);
+        assert_eq!(ranges(&out), vec![(1448, 80)]);
+    }
+
+    #[test]
+    fn msg_more_holds_a_short_segment_and_tcp_nodelay_pushes_it() {
+        // sockopt_cork_nodelay.pkt's last step: MSG_MORE overrides TCP_NODELAY for the push
+        // of that write; setting TCP_NODELAY again pushes what is queued.
+        let mut s = app_established(true);
+        let mut out = Out::default();
+        s.app_send(ms(100), 40, true, &mut out);
+        s.app_send(ms(150), 40, true, &mut out);
+        assert_eq!(ranges(&out), vec![]);
+        s.set_nodelay(ms(160), true, &mut out);
+        assert_eq!(ranges(&out), vec![(0, 80)]);
+    }
+
+    #[test]
+    fn short_segments_keep_their_bounds_through_sack_and_retransmission() {
+        // Segments [0,100) [100,1548) [1548,1598) [1598,3046): the tail loss probe resends
+        // the last one as it was cut, and a SACK of [1548,3046) marks exactly two segments.
+        let mut s = app_established(true);
+        let mut all = Out::default();
+        for n in [100, 1448, 50, 1448] {
+            s.app_write(ms(100), n, &mut all);
+        }
+        assert_eq!(
+            ranges(&all),
+            vec![(0, 100), (100, 1448), (1548, 50), (1598, 1448)]
+        );
+        s.on_packet(ms(200), &ack_bytes(100), &mut all);
+        let (_, probe) = run_timers_until_retransmission(&mut s, &all);
+        assert_eq!(ranges(&probe), vec![(1598, 1448)]);
+        let mut sack = ack_bytes(100);
+        sack.sack[0] = (1548, 3046);
+        sack.nsack = 1;
+        deliver(&mut s, ms(600), &sack);
+        assert_eq!((s.tcp.packets_out, s.tcp.sacked_out), (3, 2));
+        let out = deliver(&mut s, ms(700), &ack_bytes(3046));
+        assert!(ranges(&out).is_empty());
+        assert_eq!((s.tcp.packets_out, s.tcp.snd_una), (0, 3046));
     }
 }

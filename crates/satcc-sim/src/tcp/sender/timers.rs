@@ -232,7 +232,7 @@ impl Sender {
             return;
         }
         let can_send_new = !self.all_sent()
-            && self.tcp.snd_nxt + self.mss as u64 <= self.tcp.snd_una + self.snd_wnd;
+            && self.tcp.snd_nxt + self.next_len() as u64 <= self.tcp.snd_una + self.snd_wnd;
         if can_send_new {
             self.send_new(now, out); // a probe may exceed cwnd (`push_one == 2`)
             self.tlp_retrans = false;

@@ -272,12 +272,13 @@ impl Sender {
     }
 
     /// `tcp_highest_sack_seq`: end of the highest SACKed segment (snd_una without SACKs).
+    #[inline]
     pub(super) fn highest_sack_seq(&self) -> u64 {
         if self.tcp.sacked_out == 0 {
             return self.tcp.snd_una;
         }
         match self.sb.highest_sacked() {
-            Some(end) => (end * self.mss as u64).min(self.tcp.snd_nxt),
+            Some(end) => self.sb.end(end - 1).min(self.tcp.snd_nxt),
             None => self.tcp.snd_nxt,
         }
     }
@@ -367,11 +368,11 @@ impl Sender {
     /// was already SACKed has no retransmission in flight any more. Returns the lowest
     /// already-SACKed retransmitted start (reordering evidence, `state->reord`).
     pub(super) fn dsack_tag(&mut self, a: u64, b: u64) -> Option<u64> {
-        let mss = self.mss as u64;
         let (a, b) = (a.max(self.sb.head), b.min(self.sb.tail()));
         let mut reord = None;
         for idx in a..b {
-            let end = ((idx + 1) * mss).min(self.tcp.snd_nxt);
+            let start = self.sb.start(idx);
+            let end = self.sb.end(idx).min(self.tcp.snd_nxt);
             let s = self.sb.get_mut(idx);
             if !s.ever_retrans {
                 continue;
@@ -382,7 +383,7 @@ impl Sender {
                 }
             }
             if s.sacked {
-                reord.get_or_insert(idx * mss);
+                reord.get_or_insert(start);
                 if s.retrans {
                     s.retrans = false;
                     self.tcp.retrans_out -= 1;
