@@ -68,6 +68,7 @@ impl Sender {
             } else {
                 ack / mss
             };
+            let fast_ack = self.fast_ack();
             let tcp = &mut self.tcp;
             let rack = &mut self.rack;
             let first_tx_mstamp = &mut self.first_tx_mstamp;
@@ -81,7 +82,7 @@ impl Sender {
             if new_head > head
                 && head >= self.sb.retrans_end
                 && (tcp.sacked_out | tcp.lost_out) == 0
-                && self.fast_ack
+                && fast_ack
             {
                 // `tcp_clean_rtx_queue` over a run of segments each sent once, in index order,
                 // none SACKed or lost (no counter to undo, Karn never applies): what its loop
