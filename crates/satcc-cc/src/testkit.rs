@@ -1,4 +1,6 @@
-//! Test kit: a scripted fake sender for algorithm unit tests and the property harness.
+//! Test kit: a scripted fake sender for the path-level unit tests of cubic, vegas, yeah, nv,
+//! bbr and bbr3 (the property tests of every algorithm run on the simulator's own sender:
+//! crates/satcc-sim/tests/cc_properties.rs).
 //!
 //! [`Driver`] plays the part of Linux's `tcp_output.c`/`tcp_input.c`/`tcp_rate.c` around one
 //! algorithm: it keeps a [`TcpState`] and a scoreboard of outstanding segments, and calls

@@ -288,7 +288,7 @@ impl DctcpEcho {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
 
     fn dctcp(tcp: &mut TcpState) -> Dctcp {
         let mut d = Dctcp::new(SHIFT_G, MAX_ALPHA);

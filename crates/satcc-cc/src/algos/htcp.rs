@@ -330,7 +330,7 @@ impl CongestionControl for Htcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
     use satcc_core::SimDuration;
 
     fn state(cwnd: u32) -> TcpState {

@@ -96,7 +96,7 @@ impl CongestionControl for Scalable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
 
     fn state(cwnd: u32) -> TcpState {
         let mut t = TcpState::new(MSS, cwnd);
