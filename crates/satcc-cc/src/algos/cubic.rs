@@ -725,7 +725,7 @@ mod tests {
     use satcc_core::SimDuration;
 
     use super::*;
-    use crate::testkit::{Driver, Path, PathSim};
+    use crate::testkit::Driver;
     use crate::INFINITE_SSTHRESH;
 
     fn cubic(p: Params) -> Cubic {
@@ -1183,39 +1183,6 @@ mod tests {
             "1 ms spacing: a train longer than 20 ms"
         );
         assert_eq!(train(3), INFINITE_SSTHRESH, "3 ms spacing breaks the train");
-    }
-
-    #[test]
-    fn hystart_exits_slow_start_before_any_loss_on_a_deep_buffer() {
-        let path = Path {
-            rate_pps: 1000.0,
-            base_rtt: ms(100),
-            buffer_pkts: 2000,
-            policer: None,
-            pace: false,
-        };
-        let run = |p: Params| {
-            let mut d = Driver::with(Box::new(cubic(p)), 1448, 10, Some(ms(100)));
-            let mut sim = PathSim::new(path);
-            let mut exit_cwnd = None;
-            sim.run_until(&mut d, SimTime::from_nanos(5_000_000_000), |d, _| {
-                if exit_cwnd.is_none() && d.tcp.ssthresh < INFINITE_SSTHRESH {
-                    exit_cwnd = Some(d.tcp.cwnd);
-                }
-            });
-            (exit_cwnd, sim.drops)
-        };
-        let (exit, drops) =
-            run(Params::new().with("hystart_detect", ParamValue::Str("delay".into())));
-        let exit = exit.expect("HyStart exited slow start");
-        // BDP is 100 packets; the delay signal fires ~12.5 ms of queue past it.
-        assert!((80..=250).contains(&exit), "exit cwnd {exit}");
-        assert_eq!(drops, 0);
-        let (_, drops) = run(Params::new().with("hystart", ParamValue::Bool(false)));
-        assert!(
-            drops > 0,
-            "without HyStart slow start runs into the 2000-packet buffer"
-        );
     }
 
     #[test]
