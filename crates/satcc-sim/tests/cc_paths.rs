@@ -83,3 +83,85 @@ fn bbr3_finds_the_rate_of_a_fixed_bottleneck_and_keeps_the_queue_small() {
         s.srtt_ms[last]
     );
 }
+
+/// The bottleneck's forward queue (link 1, "ab") sampled at the end of each bin from `from_s`.
+fn bottleneck_queue(o: &satcc_sim::SimOutput, from_s: f64) -> Vec<f64> {
+    let l = &o.link_series;
+    (0..l.t_s.len())
+        .filter(|&k| l.link_id[k] == 1 && l.dir[k] == "ab" && l.t_s[k] >= from_s)
+        .map(|k| l.queue_pkts[k] as f64)
+        .collect()
+}
+
+/// Segments a second delivered to flow 0 in bins from `from_s` on.
+fn goodput_pps(o: &satcc_sim::SimOutput, from_s: f64) -> f64 {
+    let s = &o.flow_series;
+    let bins: Vec<usize> = (0..s.t_s.len()).filter(|&k| s.t_s[k] >= from_s).collect();
+    let bytes: u64 = bins.iter().map(|&k| s.delivered_bytes[k]).sum();
+    bytes as f64 / 1448.0 / (bins.len() as f64 * 0.1)
+}
+
+#[test]
+fn vegas_queues_a_few_packets_without_loss_on_a_deep_buffer() {
+    // 1000 pkt/s, 100 ms: BDP 100 packets; a buffer far larger than alpha..beta. Slow start
+    // overshoots (its exit uses the previous round's minimum RTT) and avoidance drains one
+    // packet per RTT: steady state after ~60 s.
+    let cfg = dumbbell(
+        rate_bps(1000),
+        50,
+        0.0,
+        QueueConfig::Packets(500),
+        110,
+        vec![flow("vegas", &[])],
+    );
+    let o = run(&cfg);
+    let drops: u64 = o.link_series.drops_queue.iter().sum();
+    assert_eq!(drops, 0);
+    let rate = goodput_pps(&o, 90.0);
+    assert!(rate > 990.0, "delivery rate {rate}");
+    let q = bottleneck_queue(&o, 90.0);
+    let mean = q.iter().sum::<f64>() / q.len() as f64;
+    let max = q.iter().copied().fold(0.0, f64::max);
+    let (alpha, beta) = (2.0, 4.0); // tcp_vegas.c's defaults
+    assert!(mean >= alpha - 1.0 && mean <= beta + 2.0, "queue {mean}");
+    assert!(max < 20.0, "max queue {max}");
+}
+
+#[test]
+fn yeah_with_a_large_bdp_stays_fast_and_keeps_the_queue_near_alpha() {
+    // BDP 1000 packets: the delay threshold baseRTT/phy is 125 packets of queue, above
+    // alpha (80), so decongestion (not the delay test) governs.
+    let cfg = dumbbell(
+        rate_bps(10_000),
+        50,
+        0.0,
+        QueueConfig::Packets(3000),
+        60,
+        vec![flow("yeah", &[])],
+    );
+    let mut w = satcc_sim::world::World::new(&cfg).expect("valid config");
+    w.record_cc_state();
+    let o = w.run(&mut |_| true);
+    let rate = goodput_pps(&o, 20.0);
+    assert!(rate > 9900.0, "rate {rate}");
+    let l = &o.link_series;
+    let late_drops: u64 = (0..l.t_s.len())
+        .filter(|&k| l.t_s[k] >= 20.0)
+        .map(|k| l.drops_queue[k])
+        .sum();
+    assert_eq!(late_drops, 0, "no loss in steady state");
+    let max = bottleneck_queue(&o, 20.0).into_iter().fold(0.0, f64::max);
+    assert!(max < 2.0 * 80.0, "max queue {max}");
+    // The mode once per bin (one RTT): fast (Scalable) in more than 80 % of them.
+    let cc = o.cc_series.as_ref().expect("cc state recorded");
+    let modes: Vec<f64> = (0..cc.t_s.len())
+        .filter(|&k| cc.t_s[k] >= 20.0 && cc.name[k] == "doing_reno_now")
+        .map(|k| cc.value[k])
+        .collect();
+    let fast = modes.iter().filter(|&&v| v == 0.0).count();
+    assert!(
+        fast * 10 > modes.len() * 8,
+        "fast in {fast} of {} rounds",
+        modes.len()
+    );
+}
