@@ -1,6 +1,7 @@
-//! Test kit: a scripted fake sender for the path-level unit tests of cubic, vegas, yeah, nv,
-//! bbr and bbr3 (the property tests of every algorithm run on the simulator's own sender:
-//! crates/satcc-sim/tests/cc_properties.rs).
+//! Test kit: a scripted fake sender, left for ten unit tests of cubic, nv, bbr and bbr3 that
+//! script losses and RTOs or change the path mid-run (the property tests of every algorithm
+//! and the other path-level tests run on the simulator's own sender:
+//! crates/satcc-sim/tests/cc_properties.rs, cc_paths.rs).
 //!
 //! [`Driver`] plays the part of Linux's `tcp_output.c`/`tcp_input.c`/`tcp_rate.c` around one
 //! algorithm: it keeps a [`TcpState`] and a scoreboard of outstanding segments, and calls
