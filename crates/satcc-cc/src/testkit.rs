@@ -1,4 +1,4 @@
-//! Test kit: a scripted fake sender, left for ten unit tests of cubic, nv, bbr and bbr3 that
+//! Test kit: a scripted fake sender, left for nine unit tests of cubic, nv, bbr and bbr3 that
 //! script losses and RTOs or change the path mid-run (the property tests of every algorithm
 //! and the other path-level tests run on the simulator's own sender:
 //! crates/satcc-sim/tests/cc_properties.rs, cc_paths.rs).

@@ -3,11 +3,15 @@
 //! test kit's fake sender. Each bound is the one those tests had, derived from the path.
 
 mod common;
+#[path = "support/scripted_peer.rs"]
+mod scripted_peer;
 
 use common::*;
 use satcc_cc::params::ParamValue;
 use satcc_cc::INFINITE_SSTHRESH;
+use satcc_core::SimDuration;
 use satcc_sim::{FlowConfig, QueueConfig};
+use scripted_peer::{Ev, Peer};
 
 /// Bottleneck rate carrying `pps` full 1448-byte segments a second (1500 bytes on the wire:
 /// 1448 + 20 IP + 32 TCP with timestamps).
@@ -164,4 +168,31 @@ fn yeah_with_a_large_bdp_stays_fast_and_keeps_the_queue_near_alpha() {
         "fast in {fast} of {} rounds",
         modes.len()
     );
+}
+
+#[test]
+fn cubic_hystart_ack_train_exits_when_a_closely_spaced_train_outlasts_half_the_min_rtt() {
+    // 64 segments sent at once on a 40 ms path; the first ACK starts the round, then 40 ACKs
+    // `spacing_ms` apart: a train of ACKs at most 2 ms apart lasting delay_min / 2 = 20 ms
+    // ends slow start (tcp_cubic.c `hystart_update`, HYSTART_ACK_TRAIN).
+    let train = |spacing_ms: u32| {
+        let p = satcc_cc::Params::new().with("hystart_detect", ParamValue::Str("ack_train".into()));
+        let mut peer = Peer::connect("cubic", &p, 1448, 64, SimDuration::from_millis(40), false);
+        peer.play(Ev::Deliver {
+            n: 1,
+            gap_us: 40_000,
+        });
+        for _ in 0..40 {
+            peer.play(Ev::Deliver {
+                n: 1,
+                gap_us: spacing_ms * 1000,
+            });
+        }
+        peer.trace.last().expect("steps").ssthresh
+    };
+    assert!(
+        train(1) < INFINITE_SSTHRESH,
+        "1 ms spacing: a train longer than 20 ms"
+    );
+    assert_eq!(train(3), INFINITE_SSTHRESH, "3 ms spacing breaks the train");
 }

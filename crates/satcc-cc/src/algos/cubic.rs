@@ -1166,26 +1166,6 @@ mod tests {
     }
 
     #[test]
-    fn hystart_ack_train_exits_when_a_closely_spaced_train_outlasts_half_the_min_rtt() {
-        let train = |spacing_ms: u64| {
-            let p = Params::new().with("hystart_detect", ParamValue::Str("ack_train".into()));
-            let mut d = Driver::with(Box::new(cubic(p)), 1448, 64, Some(ms(40)));
-            d.send_window();
-            d.ack(1, ms(40)); // starts the round
-            for _ in 0..40 {
-                d.advance(ms(spacing_ms));
-                d.ack(1, SimDuration::ZERO);
-            }
-            d.tcp.ssthresh
-        };
-        assert!(
-            train(1) < INFINITE_SSTHRESH,
-            "1 ms spacing: a train longer than 20 ms"
-        );
-        assert_eq!(train(3), INFINITE_SSTHRESH, "3 ms spacing breaks the train");
-    }
-
-    #[test]
     fn undo_restores_the_window_before_the_reduction() {
         let mut cc = cubic(Params::new());
         let mut t = in_avoidance(&mut cc, 100, ms(50));

@@ -10,6 +10,9 @@
 //! [`Step`] of its state is recorded, so properties can look at each transition (a loss entering Recovery, an ACK in
 //! slow start) one ACK at a time.
 
+// Shared by several test binaries, each using part of it.
+#![allow(dead_code)]
+
 use std::collections::VecDeque;
 
 use satcc_cc::Params;
