@@ -149,10 +149,19 @@ def resolve(scenario: dict[str, Any]) -> dict[str, Any]:
 
 def cc_names() -> list[str]: ...
 def cc_info(name: str) -> dict[str, Any]:
-    """{"name", "summary", "source", "params": [{"name", "default", "unit", "doc"}], "deviations": [str]}"""
+    """{"name", "summary", "source", "params": [PARAM], "deviations": [str]}: each PARAM as
+    satcc-cc declares it (`ParamSpec`): {"name", "kind" ("number" | "integer" | "bool" |
+    "choice" | "pairs"), "default" (typed; None for pairs), "range" ((lo, hi) for numbers,
+    [word, ...] for choices, else None), "unit", "scale" ((factor, min): the kernel keeps
+    max(min, round(value * factor)); or None), "kernel" (Linux module parameter or None),
+    "bpf" (the BPF twin's -D define or None), "doc"}."""
 
 def cc_check(name: str, params: dict[str, Any]) -> None:
     """Raises ValueError if `name` is unknown or `params` are invalid for it."""
+
+def cc_kernel_values(name: str, params: dict[str, Any] | None) -> list[tuple[str, int]]:
+    """[(bpf define, integer), ...] for every parameter declaring a BPF define, after the
+    algorithm's own checks (ValueError as cc_check)."""
 
 def version() -> str: ...
 def host_noise_kernel() -> dict[str, list[tuple[float, int]]]:

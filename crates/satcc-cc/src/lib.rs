@@ -31,8 +31,8 @@ pub mod registry;
 #[cfg(test)]
 pub mod testkit;
 
-pub use params::{ParamError, Params};
-pub use registry::{lookup, names, AlgoInfo, ParamInfo};
+pub use params::{ParamError, ParamSpec, Params};
+pub use registry::{lookup, names, AlgoInfo};
 
 /// Linux `TCP_INFINITE_SSTHRESH`: ssthresh before the first loss.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;

@@ -3,16 +3,8 @@
 //! The registry name is the scenario's `cca` value, the CLI word, and (prefixed `satcc_`)
 //! the `.name` of the BPF twin. `satcc cc list` / `satcc cc show NAME` print [`AlgoInfo`].
 
+use crate::params::ParamSpec;
 use crate::{algos, CongestionControl, ParamError, Params};
-
-/// One documented parameter of an algorithm.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamInfo {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub unit: &'static str,
-    pub doc: &'static str,
-}
 
 /// What the registry knows of one algorithm.
 pub struct AlgoInfo {
@@ -20,7 +12,8 @@ pub struct AlgoInfo {
     pub summary: &'static str,
     /// Paper/RFC and the Linux file it follows.
     pub source: &'static str,
-    pub params: &'static [ParamInfo],
+    /// The `[flow.cc]` parameters, declared once in the algorithm's file.
+    pub params: &'static [ParamSpec],
     pub deviations: &'static [&'static str],
     /// Build an instance from the scenario's parameters.
     pub build: fn(&Params) -> Result<Box<dyn CongestionControl>, ParamError>,
@@ -49,4 +42,54 @@ pub fn lookup(name: &str, params: &Params) -> Result<Box<dyn CongestionControl>,
             found: format!("{name:?}"),
         }),
     }
+}
+
+/// docs/cc-parameters.md: every algorithm's parameters as declared (a test in
+/// tests/params_doc.rs fails when the file and the declarations differ).
+pub fn params_markdown() -> String {
+    let cell = |s: &str| {
+        if s.is_empty() {
+            "—".to_string()
+        } else {
+            s.replace('|', "\\|")
+        }
+    };
+    let mut out = String::from(
+        "# Congestion-control parameters\n\n\
+         Generated from the declarations in `crates/satcc-cc/src/algos/` (`ParamSpec`); do not\n\
+         edit by hand: `SATCC_BLESS=1 cargo test -p satcc-cc --test params_doc` rewrites it, and\n\
+         the same test fails when it and the declarations differ. Set a parameter per flow in\n\
+         `[flow.cc]` (docs/scenario.md); `satcc cc show NAME` prints the same table.\n\
+         *kernel*: the Linux module parameter or `#define` it stands for; *BPF*: the define of\n\
+         the BPF twin (docs/emulator.md), which takes `max(min, round(value × scale))` when a\n\
+         scale is given.\n",
+    );
+    for a in all() {
+        out.push_str(&format!("\n## `{}`\n\n", a.name));
+        if a.params.is_empty() {
+            out.push_str("No parameters.\n");
+            continue;
+        }
+        out.push_str("| parameter | default | unit | values | kernel | BPF | scale | meaning |\n");
+        out.push_str("|---|---|---|---|---|---|---|---|\n");
+        for p in a.params {
+            let scale = p
+                .scale
+                .map(|s| format!("× {} (≥ {})", s.factor, s.min))
+                .unwrap_or_default();
+            let row = [
+                format!("`{}`", p.name),
+                p.default_text(),
+                p.unit.to_string(),
+                p.range_text(),
+                p.kernel.to_string(),
+                p.bpf.to_string(),
+                scale,
+                p.doc.to_string(),
+            ];
+            let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+    }
+    out
 }

@@ -1,4 +1,7 @@
-//! Test kit: a scripted fake sender for algorithm unit tests and the property harness.
+//! Test kit: a scripted fake sender, left for twelve unit tests of cubic (2), nv (2), bbr (5)
+//! and bbr3 (3) that script losses and RTOs or change the path mid-run (the property tests
+//! of every algorithm and the other path-level tests run on the simulator's own sender:
+//! crates/satcc-sim/tests/cc_properties.rs, cc_paths.rs).
 //!
 //! [`Driver`] plays the part of Linux's `tcp_output.c`/`tcp_input.c`/`tcp_rate.c` around one
 //! algorithm: it keeps a [`TcpState`] and a scoreboard of outstanding segments, and calls

@@ -24,12 +24,8 @@ fn cc_names() -> Vec<&'static str> {
 
 #[pyfunction]
 fn cc_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
-    let info = satcc_cc::registry::info(name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown congestion control {name:?}; known: {:?}",
-            satcc_cc::names()
-        ))
-    })?;
+    use satcc_cc::params::Kind;
+    let info = cc_registered(name)?;
     let d = PyDict::new(py);
     d.set_item("name", info.name)?;
     d.set_item("summary", info.summary)?;
@@ -37,9 +33,40 @@ fn cc_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
     let params = PyList::empty(py);
     for p in info.params {
         let pd = PyDict::new(py);
+        let none = py.None();
+        let text = |s: &'static str| if s.is_empty() { None } else { Some(s) };
         pd.set_item("name", p.name)?;
-        pd.set_item("default", p.default)?;
+        match p.kind {
+            Kind::Num { default, lo, hi } => {
+                pd.set_item("kind", "number")?;
+                pd.set_item("default", default)?;
+                pd.set_item("range", (lo, hi))?;
+            }
+            Kind::Int { default, lo, hi } => {
+                pd.set_item("kind", "integer")?;
+                pd.set_item("default", default)?;
+                pd.set_item("range", (lo, hi))?;
+            }
+            Kind::Bool { default } => {
+                pd.set_item("kind", "bool")?;
+                pd.set_item("default", default)?;
+                pd.set_item("range", &none)?;
+            }
+            Kind::Choice { default, words } => {
+                pd.set_item("kind", "choice")?;
+                pd.set_item("default", default)?;
+                pd.set_item("range", words.iter().map(|w| w.0).collect::<Vec<_>>())?;
+            }
+            Kind::Points => {
+                pd.set_item("kind", "pairs")?;
+                pd.set_item("default", &none)?;
+                pd.set_item("range", &none)?;
+            }
+        }
         pd.set_item("unit", p.unit)?;
+        pd.set_item("scale", p.scale.map(|s| (s.factor, s.min)))?;
+        pd.set_item("kernel", text(p.kernel))?;
+        pd.set_item("bpf", text(p.bpf))?;
         pd.set_item("doc", p.doc)?;
         params.append(pd)?;
     }
@@ -48,20 +75,48 @@ fn cc_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
+fn cc_registered(name: &str) -> PyResult<&'static satcc_cc::AlgoInfo> {
+    satcc_cc::registry::info(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown congestion control {name:?}; known: {:?}",
+            satcc_cc::names()
+        ))
+    })
+}
+
+fn cc_params(params: &Bound<'_, PyAny>) -> PyResult<satcc_cc::Params> {
+    if params.is_none() {
+        return Ok(satcc_cc::Params::new());
+    }
+    let table = sim::to_json(params, "cc")?;
+    let table = table
+        .as_object()
+        .ok_or_else(|| PyValueError::new_err("cc: expected a table"))?;
+    satcc_cc::Params::from_json(table).map_err(PyValueError::new_err)
+}
+
 #[pyfunction]
 fn cc_check(name: &str, params: &Bound<'_, PyAny>) -> PyResult<()> {
-    let p = if params.is_none() {
-        satcc_cc::Params::new()
-    } else {
-        let table = sim::to_json(params, "cc")?;
-        let table = table
-            .as_object()
-            .ok_or_else(|| PyValueError::new_err("cc: expected a table"))?;
-        satcc_cc::Params::from_json(table).map_err(PyValueError::new_err)?
-    };
-    satcc_cc::lookup(name, &p)
+    satcc_cc::lookup(name, &cc_params(params)?)
         .map(|_| ())
         .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The integers a BPF twin is compiled with: {define: value} for every parameter that
+/// declares one (`ParamSpec::kernel_value`), after the algorithm's own checks.
+#[pyfunction]
+fn cc_kernel_values(name: &str, params: &Bound<'_, PyAny>) -> PyResult<Vec<(&'static str, u64)>> {
+    let info = cc_registered(name)?;
+    let p = cc_params(params)?;
+    let err = |e: satcc_cc::ParamError| PyValueError::new_err(e.to_string());
+    (info.build)(&p).map_err(err)?;
+    let mut out = Vec::new();
+    for spec in info.params.iter().filter(|s| !s.bpf.is_empty()) {
+        if let Some(v) = spec.kernel_value(&p).map_err(err)? {
+            out.push((spec.bpf, v));
+        }
+    }
+    Ok(out)
 }
 
 /// The one-way delay (ns) over a GEO satellite at `altitude_m`, seen at the two elevations,
@@ -131,6 +186,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(cc_info, m)?)?;
     m.add_function(wrap_pyfunction!(cc_check, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_kernel_values, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(host_noise_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(geo_one_way_ns, m)?)?;

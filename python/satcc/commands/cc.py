@@ -27,7 +27,8 @@ def register(subparsers) -> None:
         "show",
         help="show an algorithm's source, parameters and deviations from Linux",
         description="Show an algorithm's summary, source, the parameters a scenario's "
-        "[flow.cc] table may set (default, unit) and its deviations from Linux.",
+        "[flow.cc] table may set (default, unit, accepted values, the Linux parameter it "
+        "stands for; as declared in satcc-cc) and its deviations from Linux.",
     )
     show.add_argument("name", metavar="NAME", help="registry name, e.g. cubic")
     show.add_argument("--json", action="store_true", help="print JSON")
@@ -57,9 +58,12 @@ def run_show(args: argparse.Namespace) -> int:
     params = info["params"]
     if params:
         lines.append("parameters ([flow.cc] keys):")
-        rows = [[p["name"], str(p["default"]), p["unit"] or "", p["doc"]] for p in params]
-        cols = ["name", "default", "unit", "meaning"]
-        lines.extend("  " + line for line in grid(cols, rows, left={0, 1, 2, 3}))
+        rows = [
+            [p["name"], _text(p["default"]), p["unit"], _values(p), p["kernel"] or "", p["doc"]]
+            for p in params
+        ]
+        cols = ["name", "default", "unit", "values", "kernel", "meaning"]
+        lines.extend("  " + line for line in grid(cols, rows, left={0, 1, 2, 3, 4, 5}))
     else:
         lines.append("parameters: none")
     lines.append("")
@@ -70,3 +74,23 @@ def run_show(args: argparse.Namespace) -> int:
         lines.append("deviations from Linux: none listed")
     print("\n".join(lines))
     return 0
+
+
+def _text(value) -> str:
+    """A declared value as the scenario spells it (TOML): true/false, 0.7, words."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _values(p: dict) -> str:
+    """What a parameter accepts, from its declaration's kind and range."""
+    kind, rng = p["kind"], p["range"]
+    if kind in ("number", "integer"):
+        lo, hi = (_text(v) for v in rng)
+        return f"{'integer ' if kind == 'integer' else ''}{lo}..{hi}"
+    if kind == "choice":
+        return ", ".join(rng)
+    return "true, false" if kind == "bool" else "[[x, y], ...]"

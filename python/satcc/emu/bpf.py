@@ -74,8 +74,6 @@ _TOOL_TIMEOUT_S = 120
 K_TABLE_MAX = 16
 K_FACTOR_SHIFT = 20
 K_NUM_SHIFT = 43
-HYSTART_DETECT_BITS = {"ack_train": 1, "delay": 2, "both": 3}
-K_MODES = {"stock": 0, "table": 1, "cbrt_rtt": 2, "scaled": 2}
 
 
 class BpfError(SatccError):
@@ -276,107 +274,30 @@ def available() -> dict[str, Any]:
 # -- parameters -> defines ---------------------------------------------------------------------
 
 
-def _num(params: Mapping[str, Any], key: str, default: float, lo: float, hi: float) -> float:
-    value = params.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise BpfError(f"cc.{key}: expected a number, found {value!r}")
-    if not lo <= value <= hi:
-        raise BpfError(f"cc.{key}: expected a number in [{lo:g}, {hi:g}], found {value!r}")
-    return float(value)
-
-
-def _uint(params: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -> int:
-    x = _num(params, key, default, lo, hi)
-    if x != int(x):
-        raise BpfError(f"cc.{key}: expected an integer, found {x!r}")
-    return int(x)
-
-
-def _bool(params: Mapping[str, Any], key: str, default: bool) -> int:
-    value = params.get(key, default)
-    if not isinstance(value, bool):
-        raise BpfError(f"cc.{key}: expected true or false, found {value!r}")
-    return int(value)
-
-
-def _choice(params: Mapping[str, Any], key: str, default: str, options: Mapping[str, int]) -> str:
-    value = params.get(key, default)
-    if value not in options:
-        raise BpfError(f"cc.{key}: expected one of {', '.join(options)}, found {value!r}")
-    return str(value)
-
-
-def _param_names(name: str) -> tuple[str, ...]:
-    """The parameters the Rust twin of `name` takes (`satcc cc info`): one list of them."""
+def _kernel_values(name: str, params: Mapping[str, Any]) -> dict[str, str]:
+    """The Rust twin's checks, then the integer each parameter declaring a BPF define is
+    compiled with (satcc-cc's `ParamSpec`: its define, scale and kernel codes)."""
     from satcc import _native
 
-    return tuple(p["name"] for p in _native.cc_info(name)["params"])
-
-
-def _default(name: str, key: str) -> Any:
-    """The default of parameter `key` as the Rust twin declares it (satcc-cc's ParamInfo, as
-    `satcc cc info` prints it): true/false, a number or a word."""
-    from satcc import _native
-
-    text = next(p["default"] for p in _native.cc_info(name)["params"] if p["name"] == key)
-    if text in ("true", "false"):
-        return text == "true"
+    # The binding reads [x, y] pairs only as tuples; TOML and JSON give lists.
+    as_tuples = {
+        k: [tuple(pt) if isinstance(pt, list) else pt for pt in v] if isinstance(v, list) else v
+        for k, v in params.items()
+    }
     try:
-        return float(text)
-    except ValueError:
-        return text
+        values = _native.cc_kernel_values(name, as_tuples)
+    except ValueError as e:
+        raise BpfError(f"{name}: {e}") from None
+    return {define: str(v) for define, v in values}
 
 
-def _known(params: Mapping[str, Any], keys: tuple[str, ...]) -> None:
-    unknown = sorted(set(params) - set(keys))
-    if unknown:
-        raise BpfError(f"cc: unknown parameter(s) {', '.join(unknown)}; expected {', '.join(keys)}")
+def _value(name: str, params: Mapping[str, Any], key: str) -> Any:
+    """`params[key]`, else the default the Rust twin declares for it."""
+    from satcc import _native
 
-
-def _defines_hybla(p: Mapping[str, Any]) -> dict[str, str]:
-    _known(p, _param_names("hybla"))
-    rtt0_ms = _num(p, "rtt0", _default("hybla", "rtt0"), 0.001, 100_000.0)
-    return {"HYBLA_RTT0_US": str(max(1, round(rtt0_ms * 1000.0)))}
-
-
-def _defines_vegas(p: Mapping[str, Any]) -> dict[str, str]:
-    _known(p, _param_names("vegas"))
-    alpha = _uint(p, "alpha", _default("vegas", "alpha"), 0, 1_000_000)
-    beta = _uint(p, "beta", _default("vegas", "beta"), 0, 1_000_000)
-    gamma = _uint(p, "gamma", _default("vegas", "gamma"), 0, 1_000_000)
-    if alpha > beta:
-        raise BpfError(f"cc.alpha: expected <= beta ({beta}), found {alpha}")
-    return {"VEGAS_ALPHA": str(alpha), "VEGAS_BETA": str(beta), "VEGAS_GAMMA": str(gamma)}
-
-
-_YEAH_RANGES = {  # what the BPF program's integer (and shift) fields hold
-    "alpha": (0, 1_000_000),
-    "gamma": (1, 1_000_000),
-    "delta": (0, 31),
-    "epsilon": (0, 31),
-    "phy": (1, 1_000_000),
-    "rho": (0, 1_000_000),
-    "zeta": (0, 1_000_000),
-    "scalable_ai_cnt": (1, 1_000_000),
-}
-
-
-def _defines_yeah(p: Mapping[str, Any]) -> dict[str, str]:
-    keys = _param_names("yeah")
-    _known(p, keys)
-    return {
-        f"YEAH_{k.upper()}": str(_uint(p, k, _default("yeah", k), *_YEAH_RANGES[k])) for k in keys
-    }
-
-
-def _defines_dctcp(p: Mapping[str, Any]) -> dict[str, str]:
-    _known(p, _param_names("dctcp"))
-    return {
-        "DCTCP_SHIFT_G": str(_uint(p, "shift_g", _default("dctcp", "shift_g"), 0, 10)),
-        "DCTCP_ALPHA_ON_INIT": str(
-            _uint(p, "alpha_on_init", _default("dctcp", "alpha_on_init"), 0, 1024)
-        ),
-    }
+    if key in params:
+        return params[key]
+    return next(p["default"] for p in _native.cc_info(name)["params"] if p["name"] == key)
 
 
 def _k_table(p: Mapping[str, Any]) -> tuple[list[int], list[int]]:
@@ -406,7 +327,7 @@ def _k_table(p: Mapping[str, Any]) -> tuple[list[int], list[int]]:
 
 
 def _defines_cubic(p: Mapping[str, Any]) -> dict[str, str]:
-    _known(p, _param_names("cubic"))
+    d = _kernel_values("cubic", p)
     host_hz = kernel_hz()
     if host_hz is None:
         raise BpfError(
@@ -414,85 +335,35 @@ def _defines_cubic(p: Mapping[str, Any]) -> dict[str, str]:
             "(CONFIG_IKCONFIG_PROC=y or /boot/config-<release>) or run as root so "
             "/proc/timer_list can be read"
         )
-    beta = _num(p, "beta", _default("cubic", "beta"), 0.01, 0.99)
-    c = _num(p, "c", _default("cubic", "c"), 0.005, 1000.0)
-    hz = _num(p, "hz", float(host_hz), 1.0, 1_000_000.0)  # this kernel's, not cubic.rs's 1000
-    mode = _choice(p, "k_mode", _default("cubic", "k_mode"), K_MODES)
-    rtt_unit_ms = _num(p, "rtt_unit", _default("cubic", "rtt_unit"), 1e-3, 1e6)
-    a = _num(p, "a", _default("cubic", "a"), 0.0, 1e3)
-    d = {
-        "CUBIC_BETA": str(round(beta * 1024)),  # BICTCP_BETA_SCALE
-        "CUBIC_BIC_SCALE": str(max(1, round(c * 102.4))),  # C = bic_scale * 10 / 1024
-        "CUBIC_FAST_CONVERGENCE": str(
-            _bool(p, "fast_convergence", _default("cubic", "fast_convergence"))
-        ),
-        "CUBIC_TCP_FRIENDLINESS": str(
-            _bool(p, "tcp_friendliness", _default("cubic", "tcp_friendliness"))
-        ),
-        "CUBIC_HYSTART": str(_bool(p, "hystart", _default("cubic", "hystart"))),
-        "CUBIC_HYSTART_DETECT": str(
-            HYSTART_DETECT_BITS[
-                _choice(
-                    p, "hystart_detect", _default("cubic", "hystart_detect"), HYSTART_DETECT_BITS
-                )
-            ]
-        ),
-        "CUBIC_HYSTART_LOW_WINDOW": str(
-            int(_num(p, "hystart_low_window", _default("cubic", "hystart_low_window"), 0, 1e9))
-        ),
-        "CUBIC_HZ": str(round(hz)),
-        "CUBIC_KERNEL_HZ": str(host_hz),
-        "CUBIC_K_MODE": str(K_MODES[mode]),
-    }
+    if "hz" not in p:
+        d["CUBIC_HZ"] = str(host_hz)  # this kernel's, not cubic.rs's 1000
+    d["CUBIC_KERNEL_HZ"] = str(host_hz)
+    mode = _value("cubic", p, "k_mode")
     if mode == "table":
         rtts, factors = _k_table(p)
         d["CUBIC_K_TABLE_N"] = str(len(rtts))
         d["CUBIC_K_TABLE_RTT_US"] = "{" + ",".join(f"{r}U" for r in rtts) + "}"
         d["CUBIC_K_TABLE_F_Q20"] = "{" + ",".join(f"{f}ULL" for f in factors) + "}"
     elif "k_table" in p:
-        _k_table(p)  # validated as the Rust twin does, unused outside "table"
+        _k_table(p)  # what the BPF program can hold, checked even when unused
     if mode in ("cbrt_rtt", "scaled"):
-        scale = a if mode == "scaled" else 1.0
+        scale = float(_value("cubic", p, "a")) if mode == "scaled" else 1.0
+        rtt_unit_ms = float(_value("cubic", p, "rtt_unit"))
         num = round(scale * (rtt_unit_ms * 1000.0) ** (1 / 3) * (1 << K_NUM_SHIFT))
         d["CUBIC_K_NUM_Q43"] = f"{num}ULL"
     return d
 
 
-_DEFINES = {
-    "hybla": _defines_hybla,
-    "vegas": _defines_vegas,
-    "yeah": _defines_yeah,
-    "dctcp": _defines_dctcp,
-    "cubic": _defines_cubic,
-}
-
-
 def defines(name: str, params: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The -D defines a parameter set compiles to (without the kernel name)."""
-    if name not in _DEFINES:
+    if name not in ALGORITHMS:
         raise BpfError(
             f"no BPF program for {name!r}; BPF congestion controls: {', '.join(ALGORITHMS)}"
         )
     params = dict(params or {})
-    _rust_check(name, params)
-    return _DEFINES[name](params)
-
-
-def _rust_check(name: str, params: dict[str, Any]) -> None:
-    """Validate with the Rust twin's own rules when the native module is built."""
-    try:
-        from satcc import _native
-    except ImportError:
-        return
-    # The binding reads [x, y] pairs only as tuples; TOML and JSON give lists.
-    as_tuples = {
-        k: [tuple(pt) if isinstance(pt, list) else pt for pt in v] if isinstance(v, list) else v
-        for k, v in params.items()
-    }
-    try:
-        _native.cc_check(name, as_tuples)
-    except ValueError as e:
-        raise BpfError(f"{name}: {e}") from None
+    if name == "cubic":
+        return _defines_cubic(params)
+    return _kernel_values(name, params)
 
 
 def kernel_name(name: str, params: Mapping[str, Any] | None = None) -> str:

@@ -12,14 +12,8 @@
 //! Distance Networks", IEEE INFOCOM 2004, §3; Linux `tcp_bic.c` (`bictcp_update`,
 //! `bictcp_cong_avoid`, `bictcp_recalc_ssthresh`, `bictcp_acked`).
 //!
-//! | parameter          | default | unit     | source |
-//! |--------------------|---------|----------|--------|
-//! | `fast_convergence` | true    | bool     | module parameter `fast_convergence` |
-//! | `max_increment`    | 16      | packets  | module parameter `max_increment` (per RTT) |
-//! | `low_window`       | 14      | packets  | module parameter `low_window` (Reno below) |
-//! | `beta`             | 819     | 1/1024   | module parameter `beta` (0.8) |
-//! | `initial_ssthresh` | 0       | packets  | module parameter `initial_ssthresh` (0 = unset) |
-//! | `smooth_part`      | 20      | RTTs     | module parameter `smooth_part` |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! Deviations from Linux:
 //! 1. The 1/32 s rate limit of `bictcp_update` is counted in jiffies of a `HZ = 1000`
@@ -29,53 +23,32 @@
 
 use satcc_core::SimTime;
 
-use super::kparams::{self, jiffies, HZ};
+use super::kparams::{jiffies, HZ};
 use super::reno::reno_ssthresh;
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
+
+declare_params! {
+    FAST_CONVERGENCE = ParamSpec::flag("fast_convergence", true).unit("bool")
+        .kernel("fast_convergence").doc("lower W_max when it falls between losses");
+    MAX_INCREMENT = ParamSpec::int("max_increment", 16, 1, 1_000_000).unit("packets")
+        .kernel("max_increment").doc("largest increase per RTT in binary search");
+    LOW_WINDOW = ParamSpec::int("low_window", 14, 0, 1_000_000).unit("packets")
+        .kernel("low_window").doc("Reno behaviour at or below this window");
+    BETA = ParamSpec::int("beta", 819, 1, 1024).unit("1/1024").kernel("beta")
+        .doc("multiplicative decrease factor (819/1024 = 0.8)");
+    INITIAL_SSTHRESH = ParamSpec::int("initial_ssthresh", 0, 0, 1 << 30).unit("packets")
+        .kernel("initial_ssthresh").doc("ssthresh at start (0 = infinite)");
+    SMOOTH_PART = ParamSpec::int("smooth_part", 20, 1, 1_000_000).unit("RTTs")
+        .kernel("smooth_part").doc("RTTs to go from W_max - B to W_max");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "bic",
     summary: "BIC: binary search towards the last loss window, beta 0.8",
     source: "Xu, Harfoush, Rhee, IEEE INFOCOM 2004, §3; Linux net/ipv4/tcp_bic.c",
-    params: &[
-        ParamInfo {
-            name: "fast_convergence",
-            default: "true",
-            unit: "bool",
-            doc: "lower W_max when it falls between losses",
-        },
-        ParamInfo {
-            name: "max_increment",
-            default: "16",
-            unit: "packets",
-            doc: "largest increase per RTT in binary search",
-        },
-        ParamInfo {
-            name: "low_window",
-            default: "14",
-            unit: "packets",
-            doc: "Reno behaviour at or below this window",
-        },
-        ParamInfo {
-            name: "beta",
-            default: "819",
-            unit: "1/1024",
-            doc: "multiplicative decrease factor (819/1024 = 0.8)",
-        },
-        ParamInfo {
-            name: "initial_ssthresh",
-            default: "0",
-            unit: "packets",
-            doc: "ssthresh at start (0 = infinite)",
-        },
-        ParamInfo {
-            name: "smooth_part",
-            default: "20",
-            unit: "RTTs",
-            doc: "RTTs to go from W_max - B to W_max",
-        },
-    ],
+    params: PARAMS,
     deviations: &["1/32 s update limit counted in HZ=1000 jiffies"],
     build,
 };
@@ -102,42 +75,26 @@ pub struct BicConfig {
 
 impl Default for BicConfig {
     fn default() -> Self {
-        BicConfig {
-            fast_convergence: true,
-            max_increment: 16,
-            low_window: 14,
-            beta: 819,
-            initial_ssthresh: 0,
-            smooth_part: 20,
-        }
+        BicConfig::from_params(&Params::new()).expect("the declared defaults are valid")
+    }
+}
+
+impl BicConfig {
+    pub fn from_params(params: &Params) -> Result<Self, ParamError> {
+        params.check(PARAMS)?;
+        Ok(BicConfig {
+            fast_convergence: param::FAST_CONVERGENCE.bool(params)?,
+            max_increment: param::MAX_INCREMENT.u32(params)?,
+            low_window: param::LOW_WINDOW.u32(params)?,
+            beta: param::BETA.u32(params)?,
+            initial_ssthresh: param::INITIAL_SSTHRESH.u32(params)?,
+            smooth_part: param::SMOOTH_PART.u32(params)?,
+        })
     }
 }
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    params.check_known(&[
-        "fast_convergence",
-        "max_increment",
-        "low_window",
-        "beta",
-        "initial_ssthresh",
-        "smooth_part",
-    ])?;
-    let d = BicConfig::default();
-    let cfg = BicConfig {
-        fast_convergence: params.bool("fast_convergence", d.fast_convergence)?,
-        max_increment: kparams::uint(params, "max_increment", d.max_increment, 1, 1_000_000)?,
-        low_window: kparams::uint(params, "low_window", d.low_window, 0, 1_000_000)?,
-        beta: kparams::uint(params, "beta", d.beta, 1, BETA_SCALE)?,
-        initial_ssthresh: kparams::uint(
-            params,
-            "initial_ssthresh",
-            d.initial_ssthresh,
-            0,
-            1 << 30,
-        )?,
-        smooth_part: kparams::uint(params, "smooth_part", d.smooth_part, 1, 1_000_000)?,
-    };
-    Ok(Box::new(Bic::new(cfg)))
+    Ok(Box::new(Bic::new(BicConfig::from_params(params)?)))
 }
 
 /// BIC's per-connection state (`struct bictcp`).
@@ -312,7 +269,7 @@ impl CongestionControl for Bic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
 
     fn state(cwnd: u32) -> TcpState {
         let mut t = TcpState::new(MSS, cwnd);

@@ -23,16 +23,8 @@
 //! `tcp_cdg_backoff`, `tcp_cdg_cong_avoid`, `tcp_cdg_acked`, `tcp_cdg_ssthresh`,
 //! `tcp_cdg_hystart_update`, `nexp_u32`).
 //!
-//! | parameter        | default | unit      | source |
-//! |------------------|---------|-----------|--------|
-//! | `window`         | 8       | RTTs      | module parameter `window` (power of two ≤ 256) |
-//! | `backoff_beta`   | 724     | 1/1024    | module parameter `backoff_beta` (0.7071·1024) |
-//! | `backoff_factor` | 42      | 1/µs ·10⁶ | module parameter `backoff_factor` |
-//! | `hystart_detect` | 3       | bits      | module parameter `hystart_detect` (1 ACK train, 2 delay) |
-//! | `use_ineff`      | 5       | backoffs  | module parameter `use_ineff` (0 = off) |
-//! | `use_shadow`     | true    | bool      | module parameter `use_shadow` |
-//! | `use_tolerance`  | false   | bool      | module parameter `use_tolerance` |
-//! | `seed`           | 1       | —         | satcc: seed of the backoff draws (Linux: `get_random_u32`) |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! Deviations from Linux:
 //! 1. The backoff draws come from a deterministic xoshiro256** stream seeded by `seed`
@@ -50,25 +42,35 @@
 
 use satcc_core::{Rng, SimTime};
 
-use super::kparams;
 use super::reno::reno_cong_avoid;
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
+
+declare_params! {
+    WINDOW = ParamSpec::int("window", 8, 1, 256).unit("RTTs").kernel("window")
+        .doc("gradient moving window (power of two, at most 256)");
+    BACKOFF_BETA = ParamSpec::int("backoff_beta", 724, 0, 1024).unit("1/1024")
+        .kernel("backoff_beta").doc("backoff multiplier (0.7071)");
+    BACKOFF_FACTOR = ParamSpec::int("backoff_factor", 42, 0, u32::MAX as u64).unit("1e6/us")
+        .kernel("backoff_factor").doc("backoff probability scale: 1 - exp(-grad*factor/1e6)");
+    HYSTART_DETECT = ParamSpec::int("hystart_detect", 3, 0, 3).unit("bits")
+        .kernel("hystart_detect").doc("HyStart: 1 ACK train, 2 delay, 3 both, 0 off");
+    USE_INEFF = ParamSpec::int("use_ineff", 5, 0, u16::MAX as u64).unit("backoffs")
+        .kernel("use_ineff").doc("stop backing off after this many ineffectual backoffs (0 = off)");
+    USE_SHADOW = ParamSpec::flag("use_shadow", true).unit("bool").kernel("use_shadow")
+        .doc("shadow window: losses after delay backoffs do not halve twice");
+    USE_TOLERANCE = ParamSpec::flag("use_tolerance", false).unit("bool")
+        .kernel("use_tolerance").doc("ignore losses when the queue was not full");
+    SEED = ParamSpec::int("seed", 1, 0, 9_000_000_000_000_000)
+        .doc("seed of the backoff random draws (deterministic; pass the scenario seed)");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "cdg",
     summary: "CDG: probabilistic backoff on positive RTT gradients; shadow window and ineffectual-backoff heuristics",
     source: "Hayes & Armitage, IFIP Networking 2011, §3; Linux net/ipv4/tcp_cdg.c",
-    params: &[
-        ParamInfo { name: "window", default: "8", unit: "RTTs", doc: "gradient moving window (power of two, at most 256)" },
-        ParamInfo { name: "backoff_beta", default: "724", unit: "1/1024", doc: "backoff multiplier (0.7071)" },
-        ParamInfo { name: "backoff_factor", default: "42", unit: "1e6/us", doc: "backoff probability scale: 1 - exp(-grad*factor/1e6)" },
-        ParamInfo { name: "hystart_detect", default: "3", unit: "bits", doc: "HyStart: 1 ACK train, 2 delay, 3 both, 0 off" },
-        ParamInfo { name: "use_ineff", default: "5", unit: "backoffs", doc: "stop backing off after this many ineffectual backoffs (0 = off)" },
-        ParamInfo { name: "use_shadow", default: "true", unit: "bool", doc: "shadow window: losses after delay backoffs do not halve twice" },
-        ParamInfo { name: "use_tolerance", default: "false", unit: "bool", doc: "ignore losses when the queue was not full" },
-        ParamInfo { name: "seed", default: "1", unit: "-", doc: "seed of the backoff random draws (deterministic; pass the scenario seed)" },
-    ],
+    params: PARAMS,
     deviations: &[
         "backoff draws from a seeded deterministic stream (Linux: kernel RNG)",
         "a backoff sets cwnd to ssthresh at once instead of the sender's CWR/PRR; growth held for that round",
@@ -107,50 +109,36 @@ pub struct CdgConfig {
 
 impl Default for CdgConfig {
     fn default() -> Self {
-        CdgConfig {
-            window: 8,
-            backoff_beta: 724,
-            backoff_factor: 42,
-            hystart_detect: 3,
-            use_ineff: 5,
-            use_shadow: true,
-            use_tolerance: false,
-            seed: 1,
+        CdgConfig::from_params(&Params::new()).expect("the declared defaults are valid")
+    }
+}
+
+impl CdgConfig {
+    pub fn from_params(params: &Params) -> Result<Self, ParamError> {
+        params.check(PARAMS)?;
+        let window = param::WINDOW.u32(params)?;
+        if !window.is_power_of_two() {
+            return Err(ParamError {
+                key: "window".into(),
+                expected: "a power of two".into(),
+                found: format!("{window}"),
+            });
         }
+        Ok(CdgConfig {
+            window,
+            backoff_beta: param::BACKOFF_BETA.u32(params)?,
+            backoff_factor: param::BACKOFF_FACTOR.u32(params)?,
+            hystart_detect: param::HYSTART_DETECT.u32(params)?,
+            use_ineff: param::USE_INEFF.u32(params)?,
+            use_shadow: param::USE_SHADOW.bool(params)?,
+            use_tolerance: param::USE_TOLERANCE.bool(params)?,
+            seed: param::SEED.u64(params)?,
+        })
     }
 }
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    params.check_known(&[
-        "window",
-        "backoff_beta",
-        "backoff_factor",
-        "hystart_detect",
-        "use_ineff",
-        "use_shadow",
-        "use_tolerance",
-        "seed",
-    ])?;
-    let d = CdgConfig::default();
-    let window = kparams::uint(params, "window", d.window, 1, 256)?;
-    if !window.is_power_of_two() {
-        return Err(ParamError {
-            key: "window".into(),
-            expected: "a power of two".into(),
-            found: format!("{window}"),
-        });
-    }
-    let cfg = CdgConfig {
-        window,
-        backoff_beta: kparams::uint(params, "backoff_beta", d.backoff_beta, 0, 1024)?,
-        backoff_factor: kparams::uint(params, "backoff_factor", d.backoff_factor, 0, u32::MAX)?,
-        hystart_detect: kparams::uint(params, "hystart_detect", d.hystart_detect, 0, 3)?,
-        use_ineff: kparams::uint(params, "use_ineff", d.use_ineff, 0, u32::from(u16::MAX))?,
-        use_shadow: params.bool("use_shadow", d.use_shadow)?,
-        use_tolerance: params.bool("use_tolerance", d.use_tolerance)?,
-        seed: params.num_in("seed", d.seed as f64, 0.0, 9.0e15)? as u64,
-    };
-    Ok(Box::new(Cdg::new(cfg)))
+    Ok(Box::new(Cdg::new(CdgConfig::from_params(params)?)))
 }
 
 /// `nexp_u32`: e^(−ux·10⁻⁶) · U32_MAX, as the kernel approximates it.
@@ -517,7 +505,7 @@ impl CongestionControl for Cdg {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
     use satcc_core::SimDuration;
 
     fn state(cwnd: u32) -> TcpState {

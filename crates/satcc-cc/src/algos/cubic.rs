@@ -15,20 +15,8 @@
 //! Kozu, Akiyama, Yamaguchi, "Improving RTT Fairness on CUBIC TCP of Multiple Connections"
 //! (study 004, eqs. 5–7) for `k_mode`.
 //!
-//! | parameter            | default   | unit   | source |
-//! |----------------------|-----------|--------|--------|
-//! | `beta`               | 0.7       | –      | `beta = 717` /1024 (`BICTCP_BETA_SCALE`); quantised to round(β·1024) |
-//! | `c`                  | 0.4       | 1/s³   | `bic_scale = 41` (C = 41·10/1024 = 0.4004); quantised to round(C·102.4) |
-//! | `fast_convergence`   | true      | –      | module parameter `fast_convergence` |
-//! | `tcp_friendliness`   | true      | –      | module parameter `tcp_friendliness` |
-//! | `hystart`            | true      | –      | module parameter `hystart` |
-//! | `hystart_detect`     | "both"    | –      | `HYSTART_ACK_TRAIN \| HYSTART_DELAY`; or "ack_train", "delay" |
-//! | `hystart_low_window` | 16        | packets| module parameter `hystart_low_window` |
-//! | `hz`                 | 1000      | 1/s    | kernel `CONFIG_HZ` (jiffies clock of the epoch and the cnt update) |
-//! | `k_mode`             | "stock"   | –      | study 004: "stock" (eq. 2), "table" (eq. 5), "cbrt_rtt" (eq. 6), "scaled" (eq. 7) |
-//! | `k_table`            | (none)    | [ms, –]| eq. 5's x(RTT) as [[rtt_ms, factor], …]; required by "table" |
-//! | `rtt_unit`           | 100       | ms     | RTT unit of eqs. 6–7 (see below) |
-//! | `a`                  | 1.0       | –      | eq. 7's tuning factor |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! K modes (study 004). Every mode scales the kernel's integer K by a factor f ≥ 0 before
 //! the epoch uses it: "stock" f = 1; "table" f = x(RTT), linear between the `k_table`
@@ -71,28 +59,53 @@
 
 use satcc_core::SimTime;
 
+use crate::params::declare_params;
 use crate::params::ParamValue;
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::registry::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
+
+declare_params! {
+    BETA = ParamSpec::number("beta", 0.7, 0.01, 0.99).kernel("beta").bpf("CUBIC_BETA")
+        .scale(1024.0, 0)
+        .doc("window kept on loss; the kernel keeps round(beta*1024)/1024 (Linux 717/1024)");
+    C = ParamSpec::number("c", 0.4, 0.005, 1000.0).unit("1/s^3").kernel("bic_scale")
+        .bpf("CUBIC_BIC_SCALE").scale(102.4, 1)
+        .doc("cubic scaling C; the kernel keeps bic_scale = round(c*102.4) (Linux 41 -> C = 0.4004)");
+    FAST_CONVERGENCE = ParamSpec::flag("fast_convergence", true).kernel("fast_convergence")
+        .bpf("CUBIC_FAST_CONVERGENCE")
+        .doc("lower W_max to cwnd*(1+beta)/2 when a loss comes below the previous W_max");
+    TCP_FRIENDLINESS = ParamSpec::flag("tcp_friendliness", true).kernel("tcp_friendliness")
+        .bpf("CUBIC_TCP_FRIENDLINESS")
+        .doc("Reno emulation: grow at least as fast as Reno with alpha = 3(1-beta)/(1+beta)");
+    HYSTART = ParamSpec::flag("hystart", true).kernel("hystart").bpf("CUBIC_HYSTART")
+        .doc("hybrid slow start (leave slow start on ACK-train or delay increase)");
+    HYSTART_DETECT = ParamSpec::choice("hystart_detect", "both",
+            &[("both", 3), ("ack_train", 1), ("delay", 2)])
+        .kernel("hystart_detect").bpf("CUBIC_HYSTART_DETECT")
+        .doc("HyStart signals (kernel bits: ack_train 1, delay 2, both 3)");
+    HYSTART_LOW_WINDOW = ParamSpec::int("hystart_low_window", 16, 0, 1_000_000_000)
+        .unit("packets").kernel("hystart_low_window").bpf("CUBIC_HYSTART_LOW_WINDOW")
+        .doc("HyStart acts only from this cwnd up");
+    HZ = ParamSpec::number("hz", 1000.0, 1.0, 1_000_000.0).unit("1/s").kernel("CONFIG_HZ")
+        .bpf("CUBIC_HZ")
+        .doc("kernel jiffies rate: resolution of the epoch clock (rounded; BPF default: the host's)");
+    K_MODE = ParamSpec::choice("k_mode", "stock",
+            &[("stock", 0), ("table", 1), ("cbrt_rtt", 2), ("scaled", 2)])
+        .bpf("CUBIC_K_MODE")
+        .doc("study 004: stock (eq. 2), table (eq. 5), cbrt_rtt (eq. 6), scaled (eq. 7)");
+    K_TABLE = ParamSpec::pairs("k_table").unit("[ms, -]")
+        .doc("eq. 5 x(RTT) as [[rtt_ms, factor], ...], linear, clamped at the ends; k_mode = table only");
+    RTT_UNIT = ParamSpec::number("rtt_unit", 100.0, 1e-3, 1e6).unit("ms")
+        .doc("eqs. 6-7: K / cbrt(min_rtt / rtt_unit); K unchanged at min_rtt = rtt_unit (Linux's 100 ms calibration)");
+    A = ParamSpec::number("a", 1.0, 0.0, 1e3)
+        .doc("eq. 7 factor: K * a / cbrt(min_rtt / rtt_unit); k_mode = scaled only");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "cubic",
     summary: "Linux CUBIC: cubic window growth around W_max, beta 0.7, Reno-friendly region, HyStart; study-004 K modes",
     source: "Ha, Rhee & Xu, ACM SIGOPS OSR 2008; RFC 9438; Linux net/ipv4/tcp_cubic.c; study 004 eqs. 5-7 (k_mode)",
-    params: &[
-        ParamInfo { name: "beta", default: "0.7", unit: "-", doc: "window kept on loss; quantised to round(beta*1024)/1024 (Linux 717/1024)" },
-        ParamInfo { name: "c", default: "0.4", unit: "1/s^3", doc: "cubic scaling C; quantised to bic_scale = round(c*102.4) (Linux 41 -> C = 0.4004)" },
-        ParamInfo { name: "fast_convergence", default: "true", unit: "-", doc: "lower W_max to cwnd*(1+beta)/2 when a loss comes below the previous W_max" },
-        ParamInfo { name: "tcp_friendliness", default: "true", unit: "-", doc: "Reno emulation: grow at least as fast as Reno with alpha = 3(1-beta)/(1+beta)" },
-        ParamInfo { name: "hystart", default: "true", unit: "-", doc: "hybrid slow start (leave slow start on ACK-train or delay increase)" },
-        ParamInfo { name: "hystart_detect", default: "both", unit: "-", doc: "HyStart signals: both, ack_train or delay" },
-        ParamInfo { name: "hystart_low_window", default: "16", unit: "packets", doc: "HyStart acts only from this cwnd up" },
-        ParamInfo { name: "hz", default: "1000", unit: "1/s", doc: "kernel jiffies rate (CONFIG_HZ): resolution of the epoch clock" },
-        ParamInfo { name: "k_mode", default: "stock", unit: "-", doc: "study 004: stock (eq. 2), table (eq. 5), cbrt_rtt (eq. 6), scaled (eq. 7)" },
-        ParamInfo { name: "k_table", default: "(none)", unit: "[ms, -]", doc: "eq. 5 x(RTT) as [[rtt_ms, factor], ...], linear, clamped at the ends; k_mode = table only" },
-        ParamInfo { name: "rtt_unit", default: "100", unit: "ms", doc: "eqs. 6-7: K / cbrt(min_rtt / rtt_unit); K unchanged at min_rtt = rtt_unit (Linux's 100 ms calibration)" },
-        ParamInfo { name: "a", default: "1.0", unit: "-", doc: "eq. 7 factor: K * a / cbrt(min_rtt / rtt_unit); k_mode = scaled only" },
-    ],
+    params: PARAMS,
     deviations: &[
         "jiffies derived from the ns clock at `hz`",
         "HyStart ACK-train cushion uses sk_gso_max_size = 65536 B",
@@ -107,11 +120,12 @@ const BETA_SCALE: u32 = 1024;
 /// `BICTCP_HZ`: t and K are in 1/2^10 s.
 const BICTCP_HZ: u32 = 10;
 /// Default `beta`: 717/1024 ≈ 0.7 (`tcp_cubic.c`: multiplicative decrease).
-pub const BETA_DEFAULT: f64 = 0.7;
+pub const BETA_DEFAULT: f64 = param::BETA.default_f64();
 /// Default C: `bic_scale = 41` → C = 41·10/1024 ≈ 0.4 (RFC 9438 §5.1).
-pub const C_DEFAULT: f64 = 0.4;
-/// `bic_scale` per unit of C: C = bic_scale·10/1024, so bic_scale = C·102.4.
-const BIC_SCALE_PER_C: f64 = 102.4;
+pub const C_DEFAULT: f64 = param::C.default_f64();
+/// `HYSTART_ACK_TRAIN`, `HYSTART_DELAY`: the `hystart_detect` bits.
+const HYSTART_ACK_TRAIN: u32 = 1;
+const HYSTART_DELAY: u32 = 2;
 /// `HYSTART_MIN_SAMPLES`: RTT samples per round before the delay test.
 const HYSTART_MIN_SAMPLES: u8 = 8;
 /// `HYSTART_DELAY_MIN`/`_MAX`: the delay threshold delay_min/8 is clamped to [4, 16] ms.
@@ -120,7 +134,7 @@ const HYSTART_DELAY_MAX_US: u32 = 16_000;
 /// `hystart_ack_delta_us`: ACKs closer than this belong to one train.
 const HYSTART_ACK_DELTA_US: u64 = 2_000;
 /// `hystart_low_window` default.
-pub const HYSTART_LOW_WINDOW_DEFAULT: u32 = 16;
+pub const HYSTART_LOW_WINDOW_DEFAULT: u32 = param::HYSTART_LOW_WINDOW.default_u32();
 /// `GSO_LEGACY_MAX_SIZE` standing for `sk_gso_max_size` (deviation 2).
 const GSO_MAX_SIZE_BYTES: u64 = 65_536;
 /// `hystart_ack_delay`: the cushion is capped at 1 ms (`USEC_PER_MSEC`).
@@ -130,9 +144,9 @@ const CNT_BEFORE_FIRST_LOSS: u32 = 20;
 /// `bictcp_update`: cnt ≥ 2, i.e. at most +1 packet per 2 acked (×1.5 per RTT).
 const CNT_MIN: u32 = 2;
 /// Default jiffies rate (`CONFIG_HZ=1000`).
-pub const HZ_DEFAULT: u64 = 1000;
+pub const HZ_DEFAULT: u64 = param::HZ.default_f64() as u64;
 /// Default `rtt_unit` of eqs. 6–7 (see the header).
-pub const RTT_UNIT_MS_DEFAULT: f64 = 100.0;
+pub const RTT_UNIT_MS_DEFAULT: f64 = param::RTT_UNIT.default_f64();
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
     Ok(Box::new(Cubic::new(CubicConfig::from_params(params)?)))
@@ -207,47 +221,16 @@ impl Default for CubicConfig {
 
 impl CubicConfig {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        p.check_known(&[
-            "beta",
-            "c",
-            "fast_convergence",
-            "tcp_friendliness",
-            "hystart",
-            "hystart_detect",
-            "hystart_low_window",
-            "hz",
-            "k_mode",
-            "k_table",
-            "rtt_unit",
-            "a",
-        ])?;
-        let beta = p.num_in("beta", BETA_DEFAULT, 0.01, 0.99)?;
-        let c = p.num_in("c", C_DEFAULT, 0.005, 1000.0)?;
-        let detect = match p
-            .choice("hystart_detect", "both", &["both", "ack_train", "delay"])?
-            .as_str()
-        {
-            "ack_train" => HystartDetect {
-                ack_train: true,
-                delay: false,
-            },
-            "delay" => HystartDetect {
-                ack_train: false,
-                delay: true,
-            },
-            _ => HystartDetect {
-                ack_train: true,
-                delay: true,
-            },
+        p.check(PARAMS)?;
+        let (_, detect_bits) = param::HYSTART_DETECT.word(p)?;
+        let detect = HystartDetect {
+            ack_train: detect_bits & HYSTART_ACK_TRAIN != 0,
+            delay: detect_bits & HYSTART_DELAY != 0,
         };
-        let hz = p.num_in("hz", HZ_DEFAULT as f64, 1.0, 1_000_000.0)?;
-        let rtt_unit_ms = p.num_in("rtt_unit", RTT_UNIT_MS_DEFAULT, 1e-3, 1e6)?;
-        let a = p.num_in("a", 1.0, 0.0, 1e3)?;
-        let table = p.points("k_table")?;
-        let k_mode = match p
-            .choice("k_mode", "stock", &["stock", "table", "cbrt_rtt", "scaled"])?
-            .as_str()
-        {
+        let rtt_unit_ms = param::RTT_UNIT.num(p)?;
+        let a = param::A.num(p)?;
+        let table = param::K_TABLE.points(p)?;
+        let k_mode = match param::K_MODE.word(p)?.0 {
             "table" => KMode::Table(check_table(table)?),
             "cbrt_rtt" => KMode::CbrtRtt {
                 a: 1.0,
@@ -260,19 +243,14 @@ impl CubicConfig {
             _ => KMode::Stock,
         };
         Ok(CubicConfig {
-            beta: (beta * f64::from(BETA_SCALE)).round() as u32,
-            bic_scale: (c * BIC_SCALE_PER_C).round().max(1.0) as u32,
-            fast_convergence: p.bool("fast_convergence", true)?,
-            tcp_friendliness: p.bool("tcp_friendliness", true)?,
-            hystart: p.bool("hystart", true)?,
+            beta: param::BETA.quantise(param::BETA.num(p)?) as u32,
+            bic_scale: param::C.quantise(param::C.num(p)?) as u32,
+            fast_convergence: param::FAST_CONVERGENCE.bool(p)?,
+            tcp_friendliness: param::TCP_FRIENDLINESS.bool(p)?,
+            hystart: param::HYSTART.bool(p)?,
             hystart_detect: detect,
-            hystart_low_window: p.num_in(
-                "hystart_low_window",
-                f64::from(HYSTART_LOW_WINDOW_DEFAULT),
-                0.0,
-                1e9,
-            )? as u32,
-            hz: hz.round() as u64,
+            hystart_low_window: param::HYSTART_LOW_WINDOW.u32(p)?,
+            hz: param::HZ.quantise(param::HZ.num(p)?),
             k_mode,
         })
     }
@@ -747,7 +725,7 @@ mod tests {
     use satcc_core::SimDuration;
 
     use super::*;
-    use crate::testkit::{Driver, Path, PathSim};
+    use crate::testkit::Driver;
     use crate::INFINITE_SSTHRESH;
 
     fn cubic(p: Params) -> Cubic {
@@ -1185,59 +1163,6 @@ mod tests {
     fn hystart_ignores_windows_below_the_low_window() {
         let d = hystart_rounds(delay_only().with("hystart_low_window", num(64.0)), 113);
         assert_eq!(d.tcp.ssthresh, INFINITE_SSTHRESH);
-    }
-
-    #[test]
-    fn hystart_ack_train_exits_when_a_closely_spaced_train_outlasts_half_the_min_rtt() {
-        let train = |spacing_ms: u64| {
-            let p = Params::new().with("hystart_detect", ParamValue::Str("ack_train".into()));
-            let mut d = Driver::with(Box::new(cubic(p)), 1448, 64, Some(ms(40)));
-            d.send_window();
-            d.ack(1, ms(40)); // starts the round
-            for _ in 0..40 {
-                d.advance(ms(spacing_ms));
-                d.ack(1, SimDuration::ZERO);
-            }
-            d.tcp.ssthresh
-        };
-        assert!(
-            train(1) < INFINITE_SSTHRESH,
-            "1 ms spacing: a train longer than 20 ms"
-        );
-        assert_eq!(train(3), INFINITE_SSTHRESH, "3 ms spacing breaks the train");
-    }
-
-    #[test]
-    fn hystart_exits_slow_start_before_any_loss_on_a_deep_buffer() {
-        let path = Path {
-            rate_pps: 1000.0,
-            base_rtt: ms(100),
-            buffer_pkts: 2000,
-            policer: None,
-            pace: false,
-        };
-        let run = |p: Params| {
-            let mut d = Driver::with(Box::new(cubic(p)), 1448, 10, Some(ms(100)));
-            let mut sim = PathSim::new(path);
-            let mut exit_cwnd = None;
-            sim.run_until(&mut d, SimTime::from_nanos(5_000_000_000), |d, _| {
-                if exit_cwnd.is_none() && d.tcp.ssthresh < INFINITE_SSTHRESH {
-                    exit_cwnd = Some(d.tcp.cwnd);
-                }
-            });
-            (exit_cwnd, sim.drops)
-        };
-        let (exit, drops) =
-            run(Params::new().with("hystart_detect", ParamValue::Str("delay".into())));
-        let exit = exit.expect("HyStart exited slow start");
-        // BDP is 100 packets; the delay signal fires ~12.5 ms of queue past it.
-        assert!((80..=250).contains(&exit), "exit cwnd {exit}");
-        assert_eq!(drops, 0);
-        let (_, drops) = run(Params::new().with("hystart", ParamValue::Bool(false)));
-        assert!(
-            drops > 0,
-            "without HyStart slow start runs into the 2000-packet buffer"
-        );
     }
 
     #[test]

@@ -12,10 +12,8 @@
 //! `dctcp_state`, `dctcp_cwnd_event`, `dctcp_cwnd_undo`) and `tcp_dctcp.h`
 //! (`dctcp_ece_ack_update`).
 //!
-//! | parameter       | default | unit        | source |
-//! |-----------------|---------|-------------|--------|
-//! | `shift_g`       | 4       | log2 (g = 2^−shift_g) | module parameter `dctcp_shift_g` (0..10) |
-//! | `alpha_on_init` | 1024    | 1/1024      | module parameter `dctcp_alpha_on_init` (α₀ = 1) |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! α is kept as Linux keeps it: an integer in 0..=1024 (`DCTCP_MAX_ALPHA`); the reduction
 //! is `cwnd − (cwnd·α >> 11)` = cwnd·(1 − α̂/2) with α̂ = α/1024.
@@ -46,21 +44,26 @@
 
 use satcc_core::SimTime;
 
-use super::kparams;
 use super::reno::{reno_cong_avoid, reno_ssthresh};
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{
     AckEventFlags, AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState,
 };
+
+declare_params! {
+    SHIFT_G = ParamSpec::int("shift_g", 4, 0, 10).unit("log2").kernel("dctcp_shift_g")
+        .bpf("DCTCP_SHIFT_G").doc("EWMA gain g = 1/2^shift_g");
+    ALPHA_ON_INIT = ParamSpec::int("alpha_on_init", 1024, 0, 1024).unit("1/1024")
+        .kernel("dctcp_alpha_on_init").bpf("DCTCP_ALPHA_ON_INIT")
+        .doc("initial alpha (1024 = 1.0)");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "dctcp",
     summary: "DCTCP: ECN-fraction estimate alpha, cwnd*(1-alpha/2) per marked window; needs ecn = true",
     source: "Alizadeh et al., SIGCOMM 2010, §3.1; RFC 8257; Linux net/ipv4/tcp_dctcp.c, tcp_dctcp.h",
-    params: &[
-        ParamInfo { name: "shift_g", default: "4", unit: "log2", doc: "EWMA gain g = 1/2^shift_g (dctcp_shift_g, 0..10)" },
-        ParamInfo { name: "alpha_on_init", default: "1024", unit: "1/1024", doc: "initial alpha (dctcp_alpha_on_init; 1024 = 1.0)" },
-    ],
+    params: PARAMS,
     deviations: &[
         "delivered_ce << (10 - g) in 64 bits",
         "receiver echo state machine is provided as DctcpEcho for the receiver, not run by the sender",
@@ -72,7 +75,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
 /// `DCTCP_MAX_ALPHA`: α = 1.0 in the kernel's 1/1024 fixed point.
 pub const MAX_ALPHA: u32 = 1024;
 /// `dctcp_shift_g` default: g = 1/16.
-pub const SHIFT_G: u32 = 4;
+pub const SHIFT_G: u32 = param::SHIFT_G.default_u32();
 /// `dctcp_shift_g` upper bound (`param_set_uint_minmax(…, 0, 10)`).
 const SHIFT_G_MAX: u32 = 10;
 /// log2 of `MAX_ALPHA`.
@@ -83,9 +86,9 @@ const HALF_ALPHA_SHIFT: u32 = ALPHA_SHIFT + 1;
 const MIN_CWND: u32 = 2;
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    params.check_known(&["shift_g", "alpha_on_init"])?;
-    let shift_g = kparams::uint(params, "shift_g", SHIFT_G, 0, SHIFT_G_MAX)?;
-    let alpha_on_init = kparams::uint(params, "alpha_on_init", MAX_ALPHA, 0, MAX_ALPHA)?;
+    params.check(PARAMS)?;
+    let shift_g = param::SHIFT_G.u32(params)?;
+    let alpha_on_init = param::ALPHA_ON_INIT.u32(params)?;
     Ok(Box::new(Dctcp::new(shift_g, alpha_on_init)))
 }
 
@@ -285,7 +288,7 @@ impl DctcpEcho {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
 
     fn dctcp(tcp: &mut TcpState) -> Dctcp {
         let mut d = Dctcp::new(SHIFT_G, MAX_ALPHA);

@@ -184,7 +184,7 @@ impl CongestionControl for HighSpeed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
 
     fn state(cwnd: u32) -> TcpState {
         let mut t = TcpState::new(MSS, cwnd);

@@ -11,10 +11,8 @@
 //! PFLDnet 2004, §3–4; Linux `tcp_htcp.c` (`htcp_alpha_update`, `htcp_beta_update`,
 //! `measure_achieved_throughput`, `htcp_cong_avoid`).
 //!
-//! | parameter              | default | unit | source |
-//! |------------------------|---------|------|--------|
-//! | `use_rtt_scaling`      | true    | bool | module parameter `use_rtt_scaling` |
-//! | `use_bandwidth_switch` | true    | bool | module parameter `use_bandwidth_switch` |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! Deviations from Linux:
 //! 1. Times (Δ, RTTmin, RTTmax, throughput intervals) are in jiffies of a `HZ = 1000`
@@ -25,27 +23,22 @@
 use satcc_core::SimTime;
 
 use super::kparams::{jiffies, msecs_to_jiffies, usecs_to_jiffies, HZ};
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
+
+declare_params! {
+    USE_RTT_SCALING = ParamSpec::flag("use_rtt_scaling", true).unit("bool")
+        .kernel("use_rtt_scaling").doc("scale alpha by RTT");
+    USE_BANDWIDTH_SWITCH = ParamSpec::flag("use_bandwidth_switch", true).unit("bool")
+        .kernel("use_bandwidth_switch").doc("beta = 0.5 when throughput changed >20%");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "htcp",
     summary: "H-TCP: increase grows with time since the last backoff; beta = RTTmin/RTTmax",
     source: "Leith & Shorten, PFLDnet 2004, §3-4; Linux net/ipv4/tcp_htcp.c",
-    params: &[
-        ParamInfo {
-            name: "use_rtt_scaling",
-            default: "true",
-            unit: "bool",
-            doc: "scale alpha by RTT (use_rtt_scaling)",
-        },
-        ParamInfo {
-            name: "use_bandwidth_switch",
-            default: "true",
-            unit: "bool",
-            doc: "beta = 0.5 when throughput changed >20% (use_bandwidth_switch)",
-        },
-    ],
+    params: PARAMS,
     deviations: &["times counted in HZ=1000 jiffies"],
     build,
 };
@@ -60,9 +53,9 @@ const BETA_MAX: u32 = 102;
 const SHIFT: u32 = 7;
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    params.check_known(&["use_rtt_scaling", "use_bandwidth_switch"])?;
-    let rtt_scaling = params.bool("use_rtt_scaling", true)?;
-    let bw_switch = params.bool("use_bandwidth_switch", true)?;
+    params.check(PARAMS)?;
+    let rtt_scaling = param::USE_RTT_SCALING.bool(params)?;
+    let bw_switch = param::USE_BANDWIDTH_SWITCH.bool(params)?;
     Ok(Box::new(Htcp::new(rtt_scaling, bw_switch)))
 }
 
@@ -337,7 +330,7 @@ impl CongestionControl for Htcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
     use satcc_core::SimDuration;
 
     fn state(cwnd: u32) -> TcpState {

@@ -10,9 +10,8 @@
 //! networks", Int. J. Satell. Commun. Netw. 22(5), 2004, §3 (eqs. 5–6); Linux
 //! `tcp_hybla.c` (`hybla_recalc_param`, `hybla_cong_avoid`, `hybla_init`, `hybla_fraction`).
 //!
-//! | parameter | default | unit | source |
-//! |-----------|---------|------|--------|
-//! | `rtt0`    | 25      | ms   | `tcp_hybla.c` module parameter `rtt0` (ns-3's `RRTT` is 50 ms) |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! Fixed-point layout, as in the kernel: `rho_3ls` = ρ·8 (3 fractional bits), `rho2_7ls` =
 //! ρ²·128 (7 fractional bits), `cwnd_cents` = fractional packets ·128.
@@ -37,8 +36,15 @@
 use satcc_core::SimTime;
 
 use super::reno::{reno_cong_avoid, reno_ssthresh};
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
+
+declare_params! {
+    RTT0 = ParamSpec::number("rtt0", 25.0, 0.001, 100_000.0).unit("ms").kernel("rtt0")
+        .bpf("HYBLA_RTT0_US").scale(1000.0, 1)
+        .doc("reference RTT; rho = max(srtt/rtt0, 1); kept in whole µs (ns-3 uses 50 ms)");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "hybla",
@@ -46,13 +52,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "Hybla: Reno scaled by rho = RTT/RTT0 (slow start 2^rho-1, avoidance rho^2/cwnd per ACK)",
     source:
         "Caini & Firrincieli, Int. J. Satell. Commun. Netw. 2004, §3; Linux net/ipv4/tcp_hybla.c",
-    params: &[ParamInfo {
-        name: "rtt0",
-        default: "25",
-        unit: "ms",
-        doc:
-            "reference RTT; rho = max(srtt/rtt0, 1) (Linux module parameter rtt0; ns-3 uses 50 ms)",
-    }],
+    params: PARAMS,
     deviations: &[
         "init before any RTT sample leaves the minimum unset (Linux would pin rho = 1 forever)",
         "rho*8 from unshifted srtt: sub-microsecond rounding differs",
@@ -63,7 +63,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
 };
 
 /// `rtt0` default: 25 ms (`tcp_hybla.c`: "default= 1/40 sec = 25 ms").
-pub const RTT0_MS_DEFAULT: f64 = 25.0;
+pub const RTT0_MS_DEFAULT: f64 = param::RTT0.default_f64();
 /// One packet in the 1/128-packet fixed point of `snd_cwnd_cents` and the increments.
 const ONE: u32 = 1 << 7;
 /// `hybla_fraction`: floor(128 · 2^(k/8)) for k = 0..7, the fractional part of 2^ρ.
@@ -76,8 +76,8 @@ pub const HYBLA_CWND_CLAMP: u32 = 65535;
 const RHO_3LS_MIN: u64 = 8;
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    params.check_known(&["rtt0"])?;
-    let rtt0_ms = params.num_in("rtt0", RTT0_MS_DEFAULT, 0.001, 100_000.0)?;
+    params.check(PARAMS)?;
+    let rtt0_ms = param::RTT0.num(params)?;
     Ok(Box::new(Hybla::new(rtt0_ms)))
 }
 
@@ -103,7 +103,7 @@ pub struct Hybla {
 impl Hybla {
     pub fn new(rtt0_ms: f64) -> Self {
         Hybla {
-            rtt0_us: ((rtt0_ms * 1000.0).round() as u64).max(1),
+            rtt0_us: param::RTT0.quantise(rtt0_ms),
             enabled: true,
             cwnd_cents: 0,
             rho: 0,

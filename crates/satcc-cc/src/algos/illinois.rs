@@ -11,10 +11,8 @@
 //! control algorithm for high-speed networks", Perform. Eval. 65(6–7), 2008, §3 (eqs. 1–4);
 //! Linux `tcp_illinois.c` (`alpha`, `beta`, `update_params`, `tcp_illinois_cong_avoid`).
 //!
-//! | parameter    | default | unit    | source |
-//! |--------------|---------|---------|--------|
-//! | `win_thresh` | 15      | packets | module parameter `win_thresh` (Reno below) |
-//! | `theta`      | 5       | RTTs    | module parameter `theta` (low-delay RTTs before α max) |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! α is kept in 1/128 (`ALPHA_SHIFT` 7) and β in 1/64 (`BETA_SHIFT` 6), as in Linux.
 //!
@@ -23,28 +21,22 @@
 
 use satcc_core::SimTime;
 
-use super::kparams;
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
+
+declare_params! {
+    WIN_THRESH = ParamSpec::int("win_thresh", 15, 0, 1 << 30).unit("packets")
+        .kernel("win_thresh").doc("Reno (alpha 1, beta 1/2) below this window");
+    THETA = ParamSpec::int("theta", 5, 0, 255).unit("RTTs").kernel("theta")
+        .doc("low-delay RTTs before alpha returns to its maximum");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "illinois",
     summary: "Illinois: AIMD with alpha 10..0.3 and beta 1/8..1/2 set by queueing delay",
     source: "Liu, Basar, Srikant, Perform. Eval. 65(6-7) 2008, §3; Linux net/ipv4/tcp_illinois.c",
-    params: &[
-        ParamInfo {
-            name: "win_thresh",
-            default: "15",
-            unit: "packets",
-            doc: "Reno (alpha 1, beta 1/2) below this window",
-        },
-        ParamInfo {
-            name: "theta",
-            default: "5",
-            unit: "RTTs",
-            doc: "low-delay RTTs before alpha returns to its maximum",
-        },
-    ],
+    params: PARAMS,
     deviations: &[],
     build,
 };
@@ -69,9 +61,9 @@ const BETA_MAX: u32 = BETA_SCALE / 2;
 const BETA_BASE: u32 = BETA_MAX;
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    params.check_known(&["win_thresh", "theta"])?;
-    let win_thresh = kparams::uint(params, "win_thresh", 15, 0, 1 << 30)?;
-    let theta = kparams::uint(params, "theta", 5, 0, 255)?;
+    params.check(PARAMS)?;
+    let win_thresh = param::WIN_THRESH.u32(params)?;
+    let theta = param::THETA.u32(params)?;
     Ok(Box::new(Illinois::new(win_thresh, theta)))
 }
 
@@ -245,7 +237,7 @@ impl CongestionControl for Illinois {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
 
     fn state(cwnd: u32) -> TcpState {
         let mut t = TcpState::new(MSS, cwnd);

@@ -1,10 +1,7 @@
-//! Kernel-flavoured helpers shared by the algorithm files: integer module parameters and
-//! the jiffies clock some algorithms count in.
+//! Kernel-flavoured helpers shared by the algorithm files: the jiffies clock some
+//! algorithms count in.
 
 use satcc_core::SimTime;
-
-use crate::params::ParamError;
-use crate::Params;
 
 /// Linux `HZ` assumed wherever an algorithm counts in jiffies (BIC, H-TCP, Westwood+).
 /// The kernel's value is a build option (100, 250, 300 or 1000); 1000 (one jiffy = 1 ms)
@@ -28,30 +25,9 @@ pub(crate) fn msecs_to_jiffies(ms: u64) -> u64 {
     (ms * HZ).div_ceil(1000)
 }
 
-/// An integer parameter in [lo, hi]; a fractional value is an error (the kernel's module
-/// parameter is an integer, and silently truncating a scenario value would hide a typo).
-pub(crate) fn uint(
-    params: &Params,
-    key: &str,
-    default: u32,
-    lo: u32,
-    hi: u32,
-) -> Result<u32, ParamError> {
-    let x = params.num_in(key, f64::from(default), f64::from(lo), f64::from(hi))?;
-    if x.fract() != 0.0 {
-        return Err(ParamError {
-            key: key.into(),
-            expected: "an integer".into(),
-            found: format!("{x}"),
-        });
-    }
-    Ok(x as u32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::ParamValue;
 
     #[test]
     fn jiffies_are_milliseconds_and_usecs_round_up() {
@@ -60,14 +36,5 @@ mod tests {
         assert_eq!(usecs_to_jiffies(1000), 1);
         assert_eq!(usecs_to_jiffies(1001), 2);
         assert_eq!(msecs_to_jiffies(20), 20);
-    }
-
-    #[test]
-    fn fractional_integer_parameter_is_rejected() {
-        let p = Params::new().with("alpha", ParamValue::Num(2.5));
-        assert!(uint(&p, "alpha", 2, 0, 100).is_err());
-        let p = Params::new().with("alpha", ParamValue::Num(3.0));
-        assert_eq!(uint(&p, "alpha", 2, 0, 100).unwrap(), 3);
-        assert_eq!(uint(&Params::new(), "alpha", 2, 0, 100).unwrap(), 2);
     }
 }

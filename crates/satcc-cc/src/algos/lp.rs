@@ -284,7 +284,7 @@ impl CongestionControl for Lp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
     use satcc_core::SimDuration;
 
     fn state(cwnd: u32) -> TcpState {

@@ -146,7 +146,7 @@ impl CongestionControl for NewReno {
 mod tests {
     use super::*;
     use crate::algos::reno::Reno;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
     use crate::INFINITE_SSTHRESH;
 
     fn conn(cwnd: u32, ssthresh: u32) -> (NewReno, TcpState) {

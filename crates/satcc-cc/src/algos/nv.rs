@@ -21,12 +21,8 @@
 //! `tcp_nv.c` header); Linux `tcp_nv.c` (`tcpnv_acked`, `tcpnv_cong_avoid`,
 //! `tcpnv_recalc_ssthresh`, `tcpnv_state`).
 //!
-//! | parameter      | default | unit    | source |
-//! |----------------|---------|---------|--------|
-//! | `pad`          | 10      | packets | module parameter `nv_pad` (queue allowed in the network) |
-//! | `reset_period` | 5       | s       | module parameter `nv_reset_period` (min-RTT refresh) |
-//! | `min_cwnd`     | 2       | packets | module parameter `nv_min_cwnd` (NV never cuts below) |
-//! | `base_rtt`     | 0       | µs      | `BPF_SOCK_OPS_BASE_RTT` (0 = none): caps/floors the RTT used for the minimum |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! The other constants of `tcp_nv.c` (pad buffer 2, 30 % decrease, ssthresh factor 8/8,
 //! RTT averaging 1/2, loss decrease 819/1024, growth-rate steps 8/0, evaluation minima
@@ -47,42 +43,29 @@
 
 use satcc_core::{SimDuration, SimTime};
 
-use super::kparams;
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{
     AckSample, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };
+
+declare_params! {
+    PAD = ParamSpec::int("pad", 10, 0, 1 << 20).unit("packets").kernel("nv_pad")
+        .doc("packets allowed queued in the network");
+    RESET_PERIOD = ParamSpec::int("reset_period", 5, 1, 1 << 20).unit("s")
+        .kernel("nv_reset_period").doc("how often the min RTT is refreshed");
+    MIN_CWND = ParamSpec::int("min_cwnd", 2, 1, 1 << 20).unit("packets").kernel("nv_min_cwnd")
+        .doc("NV does not cut below this without losses");
+    BASE_RTT = ParamSpec::int("base_rtt", 0, 0, u32::MAX as u64).unit("us")
+        .kernel("BPF_SOCK_OPS_BASE_RTT")
+        .doc("known base RTT bounding the min RTT (0 = none)");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "nv",
     summary: "TCP-NV: keeps cwnd at rate x min RTT + pad packets; cuts 30% of the excess",
     source: "Brakmo, TCP-NV (Netdev 1.2, 2016); Linux net/ipv4/tcp_nv.c",
-    params: &[
-        ParamInfo {
-            name: "pad",
-            default: "10",
-            unit: "packets",
-            doc: "packets allowed queued in the network (nv_pad)",
-        },
-        ParamInfo {
-            name: "reset_period",
-            default: "5",
-            unit: "s",
-            doc: "how often the min RTT is refreshed (nv_reset_period)",
-        },
-        ParamInfo {
-            name: "min_cwnd",
-            default: "2",
-            unit: "packets",
-            doc: "NV does not cut below this without losses (nv_min_cwnd)",
-        },
-        ParamInfo {
-            name: "base_rtt",
-            default: "0",
-            unit: "us",
-            doc: "known base RTT bounding the min RTT (BPF_SOCK_OPS_BASE_RTT; 0 = none)",
-        },
-    ],
+    params: PARAMS,
     deviations: &["min-RTT reset period fixed at its mean (Linux: random in [3/4, 5/4) of it)"],
     build,
 };
@@ -119,12 +102,12 @@ const RATE_SCALE: u64 = 80_000;
 const FIRST_RESET: SimDuration = SimDuration::from_secs(2);
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    params.check_known(&["pad", "reset_period", "min_cwnd", "base_rtt"])?;
+    params.check(PARAMS)?;
     let cfg = NvConfig {
-        pad: kparams::uint(params, "pad", 10, 0, 1 << 20)?,
-        reset_period_s: kparams::uint(params, "reset_period", 5, 1, 1 << 20)?,
-        min_cwnd: kparams::uint(params, "min_cwnd", 2, 1, 1 << 20)?,
-        base_rtt_us: kparams::uint(params, "base_rtt", 0, 0, u32::MAX)?,
+        pad: param::PAD.u32(params)?,
+        reset_period_s: param::RESET_PERIOD.u32(params)?,
+        min_cwnd: param::MIN_CWND.u32(params)?,
+        base_rtt_us: param::BASE_RTT.u32(params)?,
     };
     Ok(Box::new(Nv::new(cfg)))
 }

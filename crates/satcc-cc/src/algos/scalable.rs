@@ -8,10 +8,8 @@
 //! ACM CCR 33(2), 2003, §2 (a = 0.01, b = 0.125); Linux `tcp_scalable.c`
 //! (`tcp_scalable_cong_avoid`, `tcp_scalable_ssthresh`).
 //!
-//! | parameter  | default | unit    | source |
-//! |------------|---------|---------|--------|
-//! | `ai_cnt`   | 100     | packets | `TCP_SCALABLE_AI_CNT` (= 1/a) |
-//! | `md_shift` | 3       | log2    | `TCP_SCALABLE_MD_SCALE` (b = 2^−3) |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! Both are compile-time `#define`s in Linux; satcc exposes them.
 //!
@@ -20,41 +18,35 @@
 
 use satcc_core::SimTime;
 
-use super::kparams;
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{AckSample, CongestionControl, ParamError, Params, TcpState};
+
+declare_params! {
+    AI_CNT = ParamSpec::int("ai_cnt", 100, 1, 1_000_000).unit("packets")
+        .kernel("TCP_SCALABLE_AI_CNT").doc("one packet per min(cwnd, ai_cnt) acked");
+    MD_SHIFT = ParamSpec::int("md_shift", 3, 1, 31).unit("log2").kernel("TCP_SCALABLE_MD_SCALE")
+        .doc("a loss removes cwnd >> md_shift");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "scalable",
     summary: "Scalable TCP: +1 packet per min(cwnd,100) acked, -1/8 on loss",
     source: "Kelly, ACM CCR 33(2) 2003, §2; Linux net/ipv4/tcp_scalable.c",
-    params: &[
-        ParamInfo {
-            name: "ai_cnt",
-            default: "100",
-            unit: "packets",
-            doc: "one packet per min(cwnd, ai_cnt) acked (TCP_SCALABLE_AI_CNT)",
-        },
-        ParamInfo {
-            name: "md_shift",
-            default: "3",
-            unit: "log2",
-            doc: "a loss removes cwnd >> md_shift (TCP_SCALABLE_MD_SCALE)",
-        },
-    ],
+    params: PARAMS,
     deviations: &[],
     build,
 };
 
 /// `TCP_SCALABLE_AI_CNT`: a = 1/100 per ACK.
-pub const AI_CNT: u32 = 100;
+pub const AI_CNT: u32 = param::AI_CNT.default_u32();
 /// `TCP_SCALABLE_MD_SCALE`: b = 1/8.
-pub const MD_SHIFT: u32 = 3;
+pub const MD_SHIFT: u32 = param::MD_SHIFT.default_u32();
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    params.check_known(&["ai_cnt", "md_shift"])?;
-    let ai_cnt = kparams::uint(params, "ai_cnt", AI_CNT, 1, 1_000_000)?;
-    let md_shift = kparams::uint(params, "md_shift", MD_SHIFT, 1, 31)?;
+    params.check(PARAMS)?;
+    let ai_cnt = param::AI_CNT.u32(params)?;
+    let md_shift = param::MD_SHIFT.u32(params)?;
     Ok(Box::new(Scalable { ai_cnt, md_shift }))
 }
 
@@ -104,7 +96,7 @@ impl CongestionControl for Scalable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
 
     fn state(cwnd: u32) -> TcpState {
         let mut t = TcpState::new(MSS, cwnd);

@@ -10,9 +10,8 @@
 //! access networks", IEEE JSAC 21(2), 2003, §II; Linux `tcp_veno.c` (`tcp_veno_cong_avoid`,
 //! `tcp_veno_ssthresh`, `tcp_veno_pkts_acked`).
 //!
-//! | parameter | default | unit    | source |
-//! |-----------|---------|---------|--------|
-//! | `beta`    | 3       | packets | `tcp_veno.c` `beta = 3 << V_PARAM_SHIFT` (a constant there; exposed) |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! As in Linux, the "RTT" is the minimum sample since the previous ACK — Linux resets it
 //! after every `cong_avoid` call, so an ACK without an RTT sample sees the 0x7fffffff
@@ -23,21 +22,21 @@
 
 use satcc_core::SimTime;
 
-use super::kparams;
 use super::reno::reno_cong_avoid;
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
+
+declare_params! {
+    BETA = ParamSpec::int("beta", 3, 0, 1 << 20).unit("packets").kernel("beta")
+        .doc("backlog above which the path is congestive (a constant in tcp_veno.c; exposed)");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "veno",
     summary: "Veno: Reno with a Vegas backlog estimate; random losses cut 1/5, congestive 1/2",
     source: "Fu & Liew, IEEE JSAC 21(2) 2003, §II; Linux net/ipv4/tcp_veno.c",
-    params: &[ParamInfo {
-        name: "beta",
-        default: "3",
-        unit: "packets",
-        doc: "backlog above which the path is congestive",
-    }],
+    params: PARAMS,
     deviations: &[],
     build,
 };
@@ -45,13 +44,13 @@ pub static INFO: AlgoInfo = AlgoInfo {
 /// `V_PARAM_SHIFT`: the backlog is kept in 1/2 packets.
 const V_PARAM_SHIFT: u32 = 1;
 /// `beta` default: 3 packets.
-pub const BETA: u32 = 3;
+pub const BETA: u32 = param::BETA.default_u32();
 /// Linux's "no sample" value of `minrtt`/`basertt`, used in the arithmetic as Linux does.
 const NO_RTT: u64 = 0x7fff_ffff;
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    params.check_known(&["beta"])?;
-    let beta = kparams::uint(params, "beta", BETA, 0, 1 << 20)?;
+    params.check(PARAMS)?;
+    let beta = param::BETA.u32(params)?;
     Ok(Box::new(Veno::new(beta)))
 }
 
@@ -203,7 +202,7 @@ impl CongestionControl for Veno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
 
     fn state(cwnd: u32) -> TcpState {
         let mut t = TcpState::new(MSS, cwnd);

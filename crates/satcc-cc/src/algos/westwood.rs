@@ -242,7 +242,7 @@ impl CongestionControl for Westwood {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::MSS;
+    const MSS: u32 = 1448;
     use satcc_core::SimDuration;
 
     fn state() -> TcpState {

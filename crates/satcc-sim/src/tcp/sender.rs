@@ -255,12 +255,15 @@ pub struct Sender {
     /// (`tcp_init_metrics`); set by the world before `connect`.
     cached_ssthresh: Option<u32>,
     /// Whether a cumulative ACK of segments each sent once may take `on_ack`'s batched path
-    /// (always, but the unit tests compare it with the per-segment one).
+    /// (always, but the unit tests compare it with the per-segment one; see `fast_ack()`).
+    #[cfg(test)]
     fast_ack: bool,
     /// The inputs of the last PTO `schedule_loss_probe` armed, and the deadline it armed.
     tlp_armed: Option<(PtoInputs, SimTime)>,
     /// Whether `write_xmit` may skip a `schedule_loss_probe` that would re-arm exactly what is
-    /// armed (always, but the unit tests compare it with calling it every time).
+    /// armed (always, but the unit tests compare it with calling it every time; see
+    /// `reuse_pto()`).
+    #[cfg(test)]
     reuse_pto: bool,
     /// `net.ipv4.tcp_slow_start_after_idle`: a write after an idle period longer than the
     /// RTO restarts cwnd (`app_write`). Off for scenario flows (their data is all there).
@@ -342,8 +345,10 @@ impl Sender {
             stats: SenderStats::default(),
             acked_all_at: None,
             cached_ssthresh: None,
+            #[cfg(test)]
             fast_ack: true,
             tlp_armed: None,
+            #[cfg(test)]
             reuse_pto: true,
             slow_start_after_idle: false,
             init_cwnd: cfg.initial_cwnd,
@@ -732,6 +737,31 @@ impl Sender {
     }
 
     // ---------------------------------------------------------------- sending
+}
+
+/// The test-only switches: compiled in only for the unit tests, constant `true` otherwise.
+impl Sender {
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn fast_ack(&self) -> bool {
+        true
+    }
+
+    #[cfg(test)]
+    fn fast_ack(&self) -> bool {
+        self.fast_ack
+    }
+
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn reuse_pto(&self) -> bool {
+        true
+    }
+
+    #[cfg(test)]
+    fn reuse_pto(&self) -> bool {
+        self.reuse_pto
+    }
 }
 
 /// A sender driven by hand in the unit tests of every part (send, ACK, SACK, fire timers).

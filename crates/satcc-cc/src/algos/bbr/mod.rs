@@ -28,11 +28,8 @@
 //! gain cycling, `probe_rtt.rs` min-RTT filter and PROBE_RTT, `lt_bw.rs` policer detection,
 //! `cwnd.rs` cwnd, recovery and ACK aggregation, `rate.rs` fixed point, `filter.rs` minmax).
 //!
-//! | parameter       | default  | unit | source |
-//! |-----------------|----------|------|--------|
-//! | `seed`          | 0        | –    | seeds the PROBE_BW start phase (`prandom_u32_max(bbr_cycle_rand)`); the sender passes the flow's seed |
-//! | `hz`            | 1000     | 1/s  | kernel `CONFIG_HZ`: min-RTT and PROBE_RTT stamps are jiffies |
-//! | `tso_segs_goal` | "kernel" | –    | "kernel": `bbr_tso_segs_goal` from the pacing rate; "one": 1 segment |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! Kernel constants (all `static const` in `tcp_bbr.c`, not parameters): high gain
 //! 2885/1000 + 1/256 (739/256), drain gain 1000/2885 (88/256), cwnd gain 2, gain cycle
@@ -76,20 +73,26 @@ use satcc_core::{Rng, SimTime};
 
 use self::filter::MaxFilter;
 use self::rate::{bw_to_pacing_rate, BBR_UNIT, BW_UNIT};
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{
     AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };
+
+declare_params! {
+    SEED = ParamSpec::int("seed", 0, 0, (1 << 53) - 1)
+        .doc("seed of the PROBE_BW random start phase; the sender passes the flow's seed");
+    HZ = ParamSpec::number("hz", 1000.0, 1.0, 1_000_000.0).unit("1/s").kernel("CONFIG_HZ")
+        .doc("kernel jiffies rate of the min-RTT and PROBE_RTT stamps (rounded)");
+    TSO_SEGS_GOAL = ParamSpec::choice("tso_segs_goal", "kernel", &[("kernel", 0), ("one", 1)])
+        .doc("kernel: cwnd budgets 3 TSO bursts sized from the pacing rate as Linux; one: 1 segment");
+}
 
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "bbr",
     summary: "Linux BBR v1: model-based pacing at max-filtered delivery rate, cwnd 2 BDP, PROBE_BW gain cycle, PROBE_RTT",
     source: "Cardwell et al., ACM Queue 14(5) 2016; Linux net/ipv4/tcp_bbr.c, lib/win_minmax.c",
-    params: &[
-        ParamInfo { name: "seed", default: "0", unit: "-", doc: "seed of the PROBE_BW random start phase; the sender passes the flow's seed" },
-        ParamInfo { name: "hz", default: "1000", unit: "1/s", doc: "kernel jiffies rate (CONFIG_HZ) of the min-RTT and PROBE_RTT stamps" },
-        ParamInfo { name: "tso_segs_goal", default: "kernel", unit: "-", doc: "kernel: cwnd budgets 3 TSO bursts sized from the pacing rate as Linux; one: 1 segment" },
-    ],
+    params: PARAMS,
     deviations: &[
         "jiffies derived from the ns clock at `hz`",
         "MAX_TCP_HEADER = 320 B, sk_pacing_shift = 10, GSO_LEGACY_MAX_SIZE = 65536",
@@ -131,7 +134,7 @@ const TCP_INIT_CWND: u32 = 10;
 /// `USEC_PER_MSEC`: nominal RTT before the first sample (`bbr_init_pacing_rate_from_rtt`).
 const NOMINAL_RTT_US: u64 = 1_000;
 /// Default jiffies rate (`CONFIG_HZ=1000`).
-pub const HZ_DEFAULT: u64 = 1000;
+pub const HZ_DEFAULT: u64 = param::HZ.default_f64() as u64;
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
     Ok(Box::new(Bbr::new(BbrConfig::from_params(params)?)))
@@ -166,25 +169,14 @@ impl Default for BbrConfig {
 
 impl BbrConfig {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        p.check_known(&["seed", "hz", "tso_segs_goal"])?;
-        let seed = p.num_in("seed", 0.0, 0.0, 9_007_199_254_740_992.0)?; // exact integers in f64
-        if seed.fract() != 0.0 {
-            return Err(ParamError {
-                key: "seed".into(),
-                expected: "a whole number".into(),
-                found: seed.to_string(),
-            });
-        }
-        let tso = match p
-            .choice("tso_segs_goal", "kernel", &["kernel", "one"])?
-            .as_str()
-        {
+        p.check(PARAMS)?;
+        let tso = match param::TSO_SEGS_GOAL.word(p)?.0 {
             "one" => TsoGoal::One,
             _ => TsoGoal::Kernel,
         };
         Ok(BbrConfig {
-            seed: seed as u64,
-            hz: p.num_in("hz", HZ_DEFAULT as f64, 1.0, 1_000_000.0)?.round() as u64,
+            seed: param::SEED.u64(p)?,
+            hz: param::HZ.quantise(param::HZ.num(p)?),
             tso,
         })
     }

@@ -32,16 +32,8 @@
 //! filters and PROBE_RTT; `cwnd.rs` BDP, TSO budget, ACK aggregation, cwnd and its bounds.
 //! Fixed-point units and helpers come from BBRv1 (`super::bbr::rate`).
 //!
-//! | parameter       | default  | unit | source |
-//! |-----------------|----------|------|--------|
-//! | `seed`          | 0        | –    | seeds the randomized probe waits (`get_random_u32_below`); the sender passes the flow's seed |
-//! | `hz`            | 1000     | 1/s  | kernel `CONFIG_HZ`: min-RTT and PROBE_RTT stamps are jiffies |
-//! | `tso_segs_goal` | "kernel" | –    | "kernel": v3's `bbr_tso_segs_goal` (pacing rate + min-RTT allowance); "one": 1 segment |
-//! | `beta`          | 0.7      | –    | multiplier on bw_lo/inflight_lo per lossy round, and on the target inflight for inflight_hi (`bbr_beta` = 0.3 cut, `BBR_UNIT·30/100`) |
-//! | `loss_thresh`   | 0.02     | –    | loss rate of a flight that means "too high" (`bbr_loss_thresh` = `BBR_UNIT·2/100`) |
-//! | `ecn_thresh`    | 0.5      | –    | CE fraction of a sample that means "too high" (`bbr_ecn_thresh`) |
-//! | `headroom`      | 0.15     | –    | fraction of inflight_hi left free in CRUISE and PROBE_RTT (`bbr_inflight_headroom`) |
-//! | `ecn_max_rtt`   | 5        | ms   | ECN is used only if min RTT ≤ this (`bbr_ecn_max_rtt_us` = 5000); 0 = at any RTT |
+//! Parameters: `PARAMS` below, one declaration each (`satcc cc show NAME`,
+//! docs/cc-parameters.md).
 //!
 //! Fractions are converted to the kernel's 1/256 fixed point by truncation, so the defaults
 //! are exactly the kernel's (β cut 76/256, loss 5/256, ECN 128/256, headroom 38/256).
@@ -99,27 +91,39 @@ use satcc_core::{Rng, SimTime};
 
 use super::bbr::rate::{self, BBR_UNIT, BW_UNIT};
 use super::bbr::{TsoGoal, HZ_DEFAULT};
-use crate::registry::{AlgoInfo, ParamInfo};
+use crate::params::declare_params;
+use crate::registry::AlgoInfo;
 use crate::{
     AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };
 
 pub use self::model::TxHistory;
 
+declare_params! {
+    SEED = ParamSpec::int("seed", 0, 0, (1 << 53) - 1)
+        .doc("seed of the randomized PROBE_BW probe waits; the sender passes the flow's seed");
+    HZ = ParamSpec::number("hz", 1000.0, 1.0, 1_000_000.0).unit("1/s").kernel("CONFIG_HZ")
+        .doc("kernel jiffies rate of the min-RTT and PROBE_RTT stamps (rounded)");
+    TSO_SEGS_GOAL = ParamSpec::choice("tso_segs_goal", "kernel", &[("kernel", 0), ("one", 1)])
+        .doc("kernel: cwnd budgets 3 TSO bursts sized as v3 does (pacing rate + min-RTT allowance); one: 1 segment");
+    BETA = ParamSpec::number("beta", 0.7, 0.0, 1.0).kernel("bbr_beta")
+        .doc("multiplicative decrease of bw_lo/inflight_lo per lossy round (kernel bbr_beta = 0.3 cut)");
+    LOSS_THRESH = ParamSpec::number("loss_thresh", 0.02, 0.0, 0.99).kernel("bbr_loss_thresh")
+        .doc("loss rate of a flight that means inflight is too high");
+    ECN_THRESH = ParamSpec::number("ecn_thresh", 0.5, 0.0, 1.0).kernel("bbr_ecn_thresh")
+        .doc("CE fraction of a sample that means inflight is too high");
+    HEADROOM = ParamSpec::number("headroom", 0.15, 0.0, 1.0).kernel("bbr_inflight_headroom")
+        .doc("fraction of inflight_hi left free in CRUISE and PROBE_RTT");
+    ECN_MAX_RTT = ParamSpec::number("ecn_max_rtt", 5.0, 0.0, 1e6).unit("ms")
+        .kernel("bbr_ecn_max_rtt_us").scale(1000.0, 0)
+        .doc("ECN is used only if min RTT <= this (whole µs); 0 = at any RTT");
+}
+
 pub static INFO: AlgoInfo = AlgoInfo {
     name: "bbr3",
     summary: "BBRv3 (draft-ietf-ccwg-bbr, Google v3): BBR with loss/ECN bounds inflight_hi/lo, bw_hi/lo, DOWN/CRUISE/REFILL/UP probing, PROBE_RTT at ½ BDP every 5 s",
     source: "draft-ietf-ccwg-bbr; Google github.com/google/bbr branch v3 net/ipv4/tcp_bbr.c",
-    params: &[
-        ParamInfo { name: "seed", default: "0", unit: "-", doc: "seed of the randomized PROBE_BW probe waits; the sender passes the flow's seed" },
-        ParamInfo { name: "hz", default: "1000", unit: "1/s", doc: "kernel jiffies rate (CONFIG_HZ) of the min-RTT and PROBE_RTT stamps" },
-        ParamInfo { name: "tso_segs_goal", default: "kernel", unit: "-", doc: "kernel: cwnd budgets 3 TSO bursts sized as v3 does (pacing rate + min-RTT allowance); one: 1 segment" },
-        ParamInfo { name: "beta", default: "0.7", unit: "-", doc: "multiplicative decrease of bw_lo/inflight_lo per lossy round (kernel bbr_beta = 0.3 cut)" },
-        ParamInfo { name: "loss_thresh", default: "0.02", unit: "-", doc: "loss rate of a flight that means inflight is too high" },
-        ParamInfo { name: "ecn_thresh", default: "0.5", unit: "-", doc: "CE-marked fraction that means inflight is too high" },
-        ParamInfo { name: "headroom", default: "0.15", unit: "-", doc: "fraction of inflight_hi left unused in CRUISE and PROBE_RTT" },
-        ParamInfo { name: "ecn_max_rtt", default: "5", unit: "ms", doc: "use ECN only when min RTT <= this (kernel 5 ms: satellite paths ignore ECN); 0 = any RTT" },
-    ],
+    params: PARAMS,
     deviations: &[
         "rate_sample.tx_in_flight/lost rebuilt from per-ACK (delivered, lost) records and the next ACK's prior_in_flight",
         "no skb_marked_lost hook: losses noted per ACK; no per-lost-segment inflight_hi refinement (bbr_inflight_hi_from_lost_skb)",
@@ -201,46 +205,26 @@ impl Default for Bbr3Config {
 
 impl Bbr3Config {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        p.check_known(&[
-            "seed",
-            "hz",
-            "tso_segs_goal",
-            "beta",
-            "loss_thresh",
-            "ecn_thresh",
-            "headroom",
-            "ecn_max_rtt",
-        ])?;
-        let seed = p.num_in("seed", 0.0, 0.0, 9_007_199_254_740_992.0)?; // exact integers in f64
-        if seed.fract() != 0.0 {
-            return Err(ParamError {
-                key: "seed".into(),
-                expected: "a whole number".into(),
-                found: seed.to_string(),
-            });
-        }
-        let tso = match p
-            .choice("tso_segs_goal", "kernel", &["kernel", "one"])?
-            .as_str()
-        {
+        p.check(PARAMS)?;
+        let tso = match param::TSO_SEGS_GOAL.word(p)?.0 {
             "one" => TsoGoal::One,
             _ => TsoGoal::Kernel,
         };
         let d = Bbr3Config::default();
         Ok(Bbr3Config {
-            seed: seed as u64,
-            hz: p.num_in("hz", HZ_DEFAULT as f64, 1.0, 1_000_000.0)?.round() as u64,
+            seed: param::SEED.u64(p)?,
+            hz: param::HZ.quantise(param::HZ.num(p)?),
             tso,
             beta_cut: if p.contains("beta") {
-                fixed(1.0 - p.num_in("beta", 0.7, 0.0, 1.0)?)
+                fixed(1.0 - param::BETA.num(p)?)
             } else {
                 d.beta_cut
             },
             // loss_thresh < 1: the lost-prefix formula divides by (1 − loss_thresh).
-            loss_thresh: fixed(p.num_in("loss_thresh", 0.02, 0.0, 0.99)?),
-            ecn_thresh: fixed(p.num_in("ecn_thresh", 0.5, 0.0, 1.0)?),
-            headroom: fixed(p.num_in("headroom", 0.15, 0.0, 1.0)?),
-            ecn_max_rtt_us: (p.num_in("ecn_max_rtt", 5.0, 0.0, 1e6)? * 1000.0).round() as u32,
+            loss_thresh: fixed(param::LOSS_THRESH.num(p)?),
+            ecn_thresh: fixed(param::ECN_THRESH.num(p)?),
+            headroom: fixed(param::HEADROOM.num(p)?),
+            ecn_max_rtt_us: param::ECN_MAX_RTT.quantise(param::ECN_MAX_RTT.num(p)?) as u32,
         })
     }
 }
@@ -1262,39 +1246,6 @@ mod tests {
         assert_eq!(ecn_run(Bbr3Config::default(), true, 0.6).0, None);
         // 40 % marks are below ecn_thresh: inflight_hi stays unset.
         assert_eq!(ecn_run(any_rtt, true, 0.4).1, None);
-    }
-
-    #[test]
-    fn on_a_fixed_bottleneck_bbr3_finds_the_rate_and_keeps_the_queue_small() {
-        let mut d = Driver::with(
-            Box::new(Bbr3::new(Bbr3Config::default())),
-            1448,
-            10,
-            Some(ms(50)),
-        );
-        let mut sim = PathSim::new(path(1000.0, 50, 1000));
-        let mut modes = Vec::new();
-        sim.run_until(&mut d, secs(4), |d, _| {
-            let m = mode_of(d.cc.as_ref());
-            if modes.last() != Some(&m) {
-                modes.push(m);
-            }
-        });
-        let from = d.tcp.delivered;
-        sim.run_until(&mut d, secs(12), |_, _| {});
-        let rate = (d.tcp.delivered - from) as f64 / 8.0;
-        assert_eq!(
-            &modes[..3],
-            &[0, 1, 2],
-            "STARTUP → DRAIN → PROBE_BW: {modes:?}"
-        );
-        assert!(rate > 900.0, "goodput {rate} pkt/s of 1000");
-        assert!(
-            d.tcp.srtt_us < 80_000,
-            "srtt {} µs on a 50 ms path",
-            d.tcp.srtt_us
-        );
-        d.check_scoreboard().unwrap();
     }
 
     #[test]

@@ -67,6 +67,7 @@ impl Sender {
             } else {
                 self.sb.idx_floor(ack)
             };
+            let fast_ack = self.fast_ack();
             let tcp = &mut self.tcp;
             let rack = &mut self.rack;
             let first_tx_mstamp = &mut self.first_tx_mstamp;
@@ -80,7 +81,7 @@ impl Sender {
             if new_head > head
                 && head >= self.sb.retrans_end
                 && (tcp.sacked_out | tcp.lost_out) == 0
-                && self.fast_ack
+                && fast_ack
             {
                 // `tcp_clean_rtx_queue` over a run of segments each sent once, in index order,
                 // none SACKed or lost (no counter to undo, Karn never applies): what its loop

@@ -74,7 +74,7 @@ impl Sender {
     /// would arm that same deadline (no earlier event to queue) and clear the cleared RTO;
     /// if it would not (not Open/CWR, a probe out), it would do nothing.
     pub(super) fn schedule_loss_probe_after_send(&mut self, now: SimTime, out: &mut Out) {
-        if self.reuse_pto {
+        if self.reuse_pto() {
             if let Some((inputs, at)) = self.tlp_armed {
                 if self.tlp_timer.deadline() == Some(at)
                     && !self.rto_timer.is_armed()
