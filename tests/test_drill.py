@@ -420,9 +420,6 @@ SIM_DEVIATIONS: dict[str, str] = {
 # Scripts the simulator runs and fails, each a listed deviation (the file named).
 SIM_FAILS: dict[str, str] = {
     "hystart-delay-20ms-exits": "cubic.rs: HyStart's round starts only once cwnd >= 16",
-    "pacing-rate-after-recovery-reno": "sender/input.rs: an RTT sample from an ACK that "
-    "also acknowledges retransmitted data (Linux: none, tcp_clean_rtx_queue)",
-    "pacing-rate-after-recovery-cubic": "as pacing-rate-after-recovery-reno",
 }
 
 
