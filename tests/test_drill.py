@@ -418,9 +418,7 @@ SIM_DEVIATIONS: dict[str, str] = {
     "nagle-cork": "TCP_CORK is not modelled",
 }
 # Scripts the simulator runs and fails, each a listed deviation (the file named).
-SIM_FAILS: dict[str, str] = {
-    "hystart-delay-20ms-exits": "cubic.rs: HyStart's round starts only once cwnd >= 16",
-}
+SIM_FAILS: dict[str, str] = {}
 
 
 def test_the_suite_passes_on_the_simulator():

@@ -588,6 +588,11 @@ impl Cubic {
         if tcp.snd_una > round.end_seq {
             self.hystart_reset(now, tcp);
         }
+        // HyStart triggers when cwnd is larger than some threshold (rounds still start
+        // below it: a round begun at cwnd 10 ends when its flight is acknowledged).
+        if tcp.cwnd < self.cfg.hystart_low_window {
+            return;
+        }
         let delay_min = self.delay_min.unwrap_or(delay);
         let detect = self.cfg.hystart_detect;
         let Hystart::Searching(round) = &mut self.hystart else {
@@ -705,11 +710,9 @@ impl CongestionControl for Cubic {
         if !matches!(self.delay_min, Some(d) if d <= delay) {
             self.delay_min = Some(delay);
         }
-        if self.cfg.hystart
-            && self.hystart != Hystart::Found
-            && tcp.in_slow_start()
-            && tcp.cwnd >= self.cfg.hystart_low_window
-        {
+        // The round is tracked from the first ACK on; the low-window test is inside
+        // hystart_update, after the round reset, as Linux orders them.
+        if self.cfg.hystart && self.hystart != Hystart::Found && tcp.in_slow_start() {
             self.hystart_update(now, tcp, delay);
         }
     }
@@ -1230,8 +1233,13 @@ mod tests {
         let (exit, drops) =
             run(Params::new().with("hystart_detect", ParamValue::Str("delay".into())));
         let exit = exit.expect("HyStart exited slow start");
-        // BDP is 100 packets; the delay signal fires ~12.5 ms of queue past it.
-        assert!((80..=250).contains(&exit), "exit cwnd {exit}");
+        // BDP is 100 packets. Rounds start at cwnd 10, 20, 40, 80, 160, 320 (a round ends
+        // when its flight is acknowledged, counted from the first ACK as Linux does). The
+        // 160-packet round is sent at 2 per ms into 1 per ms, but its first 8 packets leave
+        // before a queue builds; the 320-packet round starts while ~60 of the previous
+        // round still queue, so its first samples are ~60 ms over delay_min (threshold
+        // 12.5 ms) and slow start ends on its 9th ACK: cwnd 320 + 8.
+        assert_eq!(exit, 328, "exit cwnd");
         assert_eq!(drops, 0);
         let (_, drops) = run(Params::new().with("hystart", ParamValue::Bool(false)));
         assert!(
