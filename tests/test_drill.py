@@ -300,7 +300,7 @@ def test_cli_junit_file(tmp_path, capsys):
 
 def test_the_suite_parses_and_is_large_enough():
     scripts = sorted(SUITE.glob("*.pkt"))
-    assert len(scripts) >= 56
+    assert len(scripts) >= 75
     for p in scripts:
         suite.parse_file(p)
 
@@ -414,6 +414,13 @@ def test_kernel_engine_packets_round_trip_with_valid_checksums():
 # nagle family (small writes, TCP_NODELAY, TCP_CORK) runs since the sender cuts segments of
 # any length.
 SIM_DEVIATIONS: dict[str, str] = {}
+# Scripts the simulator runs and fails, each a listed deviation (the file named).
+SIM_FAILS: dict[str, str] = {
+    "hystart-delay-20ms-exits": (
+        "cubic.rs: HyStart's round starts only once cwnd >= 16 (Linux resets the round "
+        "first: hystart_update); the fix is held back, docs/drill.md says why"
+    ),
+}
 
 # Small writes with MSG_MORE, TCP_CORK and TCP_NODELAY on the simulator's endpoint, PSH
 # compared (`tcp_push`: a write without MSG_MORE marks PSH on the buffer holding its last
@@ -462,12 +469,13 @@ def test_the_suite_passes_on_the_simulator():
     bad = {
         name: f"{r.verdict}: line {r.line}: {r.reason}"
         for name, r in got.items()
-        if r.verdict != "pass" and name not in SIM_DEVIATIONS
+        if r.verdict != "pass" and name not in SIM_DEVIATIONS and name not in SIM_FAILS
     }
     assert not bad, bad
-    stale = [n for n in SIM_DEVIATIONS if got[n].verdict == "pass"]
+    stale = [n for n in [*SIM_DEVIATIONS, *SIM_FAILS] if got[n].verdict == "pass"]
     assert not stale, f"listed as deviations but pass: {stale}"
     assert all(got[n].verdict == "unsupported" for n in SIM_DEVIATIONS)
+    assert all(got[n].verdict == "fail" for n in SIM_FAILS)
 
 
 def test_the_simulator_engine_is_deterministic():
@@ -593,3 +601,24 @@ def test_a_changed_expectation_fails_on_the_simulator(tmp_path):
     f.write_text(ENDPOINT_SCRIPTS["fin-alone-retransmitted"].replace("+.3 > F.", "+.2 > F.", 1))
     (row,) = suite.run_all(suite.collect([str(f)]), ["sim"])
     assert row.verdict == "fail" and "F. 1:1(0) ack 1" in row.reason
+
+
+def test_kernel_engine_sysctl_shim_records_the_congestion_control(tmp_path):
+    """The shell block's `sysctl` (kernel.py): net.ipv4.tcp_congestion_control=X is taken
+    out and recorded (a namespace may not be allowed to set it), the rest goes through."""
+    from satcc.drill import kernel
+
+    real = tmp_path / "real"
+    real.write_text('#!/bin/bash\necho "$@" >> "$OUT"\n')
+    real.chmod(0o755)
+    shim = tmp_path / "sysctl"
+    shim.write_text(kernel.SYSCTL_SHIM.replace("@REAL@", str(real)))
+    shim.chmod(0o755)
+    env = dict(os.environ, SATCC_DRILL_CC=str(tmp_path / "cc"), OUT=str(tmp_path / "out"))
+    for args in (
+        ["-q", "net.ipv4.tcp_congestion_control=cubic"],
+        ["-q", "net.ipv4.tcp_sack=1", "net.ipv4.tcp_congestion_control=reno"],
+    ):
+        subprocess.run([str(shim), *args], check=True, env=env)
+    assert (tmp_path / "cc").read_text().split() == ["cubic", "reno"]
+    assert (tmp_path / "out").read_text().splitlines() == ["-q net.ipv4.tcp_sack=1"]

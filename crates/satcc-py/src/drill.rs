@@ -312,7 +312,7 @@ impl DrillEndpoint {
             d.set_item("tcpi_bytes_sent", s.snd_nxt)?;
             d.set_item("tcpi_delivered", s.delivered)?;
             d.set_item("tcpi_delivered_ce", s.delivered_ce)?;
-            d.set_item("tcpi_pacing_rate", s.pacing_rate_bps / 8)?;
+            d.set_item("tcpi_pacing_rate", s.pacing_rate_bps)?; // bytes/s, as the sender keeps it
             d.set_item("tcpi_data_segs_out", s.sent_packets)?;
             d.set_item("tcpi_segs_out", s.sent_packets)?;
         }

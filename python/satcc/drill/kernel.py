@@ -9,6 +9,16 @@ shell block with bash in the script's directory (its sysctls then apply to the n
 only), and drives real sockets: system calls run on a worker thread, so a blocking call
 lets the script go on; a reader thread timestamps every packet the kernel writes to tun0.
 Root is required (the caller holds /tmp/satcc-emu.lock).
+
+The namespace's default congestion control: outside the initial namespace Linux lets a
+`sysctl net.ipv4.tcp_congestion_control=X` through only for a congestion control listed in
+the host's `tcp_allowed_congestion_control` (`tcp_set_default_congestion_control`: EPERM
+otherwise). On a host whose allowed list lacks CUBIC (measured here: default bbr, allowed
+"reno bbr") the line of a script's shell block fails, bash goes on, and the script silently
+runs with the host's default. So the shell block runs with a `sysctl` on PATH that takes
+that setting out of the command line and records it, and the engine gives every socket the
+script creates that congestion control with setsockopt(TCP_CONGESTION) (root may set any
+loaded one); a child of a listener keeps its listener's.
 """
 
 from __future__ import annotations
@@ -21,10 +31,12 @@ import json
 import os
 import queue
 import select
+import shutil
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -274,6 +286,9 @@ class KernelEngine:
         self.remote_port = REMOTE_PORT
         self.local_port = PORT
         self.worker_q: queue.Queue = queue.Queue()
+        self.shim_dir: str | None = None
+        # The congestion control the script's shell block made the default (see above).
+        self.default_cc: str | None = None
 
     # -- set-up
     def setup(self, script: Script) -> None:
@@ -316,9 +331,17 @@ class KernelEngine:
     def shell(self, cmd: str, line: int) -> None:
         cwd = os.path.dirname(os.path.abspath(self.script_path))
         env = dict(os.environ, PACKETDRILL_PID=str(os.getpid()))
+        shim = self.sysctl_shim()
+        env["PATH"] = f"{shim}:{env.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}"
+        env["SATCC_DRILL_CC"] = os.path.join(shim, "cc")
         r = subprocess.run(
             ["bash", "-c", cmd], check=False, cwd=cwd, env=env, capture_output=True, text=True
         )
+        try:
+            with open(env["SATCC_DRILL_CC"]) as f:
+                self.default_cc = f.read().split()[-1]
+        except (OSError, IndexError):
+            pass
         if r.returncode != 0:
             err = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
             if "qdisc" in cmd and ("fq" in err or "Unknown qdisc" in err or "No such file" in err):
@@ -349,7 +372,21 @@ class KernelEngine:
                 return
             fn()
 
+    def sysctl_shim(self) -> str:
+        """A directory holding a `sysctl` that records `net.ipv4.tcp_congestion_control=X`
+        (in $SATCC_DRILL_CC) and passes every other argument to the real sysctl."""
+        if self.shim_dir is None:
+            self.shim_dir = tempfile.mkdtemp(prefix="satcc-drill-")
+            real = shutil.which("sysctl") or "/usr/sbin/sysctl"
+            path = os.path.join(self.shim_dir, "sysctl")
+            with open(path, "w") as f:
+                f.write(SYSCTL_SHIM.replace("@REAL@", real))
+            os.chmod(path, 0o755)
+        return self.shim_dir
+
     def close(self) -> None:
+        if self.shim_dir is not None:
+            shutil.rmtree(self.shim_dir, ignore_errors=True)
         self.worker_q.put(None)
         for s in self.socks.values():
             try:
@@ -433,6 +470,8 @@ class KernelEngine:
         fam = socket.AF_INET
         typ = self.val(sc.args[1])
         s = socket.socket(fam, typ, socket.IPPROTO_TCP)
+        if self.default_cc is not None:
+            s.setsockopt(socket.IPPROTO_TCP, CONSTANTS["TCP_CONGESTION"], self.default_cc.encode())
         fd = self.expected_fd(sc)
         self.socks[fd] = s
         c.extra["fd"] = fd
@@ -577,6 +616,26 @@ class KernelEngine:
         info["tcpi_snd_wscale"] = info["tcpi_wscale"] & 0xF
         info["tcpi_rcv_wscale"] = info["tcpi_wscale"] >> 4
         return info
+
+
+# The shell block's `sysctl` (KernelEngine.sysctl_shim): the default congestion control is
+# recorded and left out (the engine sets it per socket); the rest goes to the real sysctl.
+SYSCTL_SHIM = """#!/bin/bash
+args=()
+for a in "$@"; do
+  case "$a" in
+    net.ipv4.tcp_congestion_control=*|net/ipv4/tcp_congestion_control=*)
+      echo "${a#*=}" >> "$SATCC_DRILL_CC" ;;
+    *) args+=("$a") ;;
+  esac
+done
+only_flags=1
+for a in "${args[@]}"; do
+  case "$a" in -*) ;; *) only_flags=0 ;; esac
+done
+if [ "$only_flags" = 1 ] && [ "$#" -gt "${#args[@]}" ]; then exit 0; fi
+exec @REAL@ "${args[@]}"
+"""
 
 
 def build_packet_ports(w: Wire, sport: int, dport: int) -> bytes:

@@ -351,6 +351,14 @@ impl Scoreboard {
         self.ts_lo = self.ts_hi;
     }
 
+    /// The transmission-order list, front first, without copying it.
+    pub fn tsorted_iter(&self) -> impl Iterator<Item = (u64, SimTime)> + '_ {
+        self.tsorted
+            .iter()
+            .copied()
+            .chain((self.ts_lo..self.ts_hi).map(|idx| (idx, self.get(idx).xmit)))
+    }
+
     /// The whole transmission-order list, front first.
     pub fn tsorted_entries(&self) -> Vec<(u64, SimTime)> {
         let mut v: Vec<(u64, SimTime)> = self.tsorted.iter().copied().collect();

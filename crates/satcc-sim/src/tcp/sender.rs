@@ -44,6 +44,16 @@
 //!    periods (`tcp_cwnd_application_limited`).
 //! 6. ACKs are never lost to receiver-side buffer limits. The receiver (autotuning, window,
 //!    delayed ACKs) is `receiver.rs`, with its own deviations.
+//! 7. (Fixed 2026-11-27: the RACK reordering timer was armed for the reference segment's
+//!    wait, where `tcp_rack_detect_loss` takes the largest remaining wait over the segments
+//!    sent before it, that of the newest still waiting; the drill suite's
+//!    `rack-reo-timer-*-gap-80ms` and `rack-reo-timer-*-3-segments` show it on the kernel.)
+//! 8. `TCP_TIMEOUT_MIN` (the slack on RACK and TLP timers) is 2 ms, Linux's 2 jiffies at
+//!    HZ=1000; a HZ=250 kernel has 8 ms (the drill suite's RACK scripts accept both).
+//! 9. (Fixed 2026-11-27: an ACK that also acknowledges retransmitted data gave an RTT sample
+//!    from the original segments it covers; Linux's `tcp_clean_rtx_queue` takes none
+//!    (`FLAG_RETRANS_DATA_ACKED`). The drill suite's `pacing-rate-after-recovery-*` show it
+//!    on the kernel: srtt stays 100 ms, the simulator had 112.5 ms.)
 
 use satcc_cc::{
     AckEventFlags, AckSample, CaEvent, CaState, CongestionControl, TcpState, INFINITE_SSTHRESH,

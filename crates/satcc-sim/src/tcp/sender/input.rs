@@ -303,7 +303,10 @@ impl Sender {
             }
             tcp.packets_out -= 1;
         });
-        if let (Some(f), Some(l)) = (first_ackt, last_ackt) {
+        // Karn per ACK (`tcp_clean_rtx_queue`): an ACK that also acknowledges retransmitted
+        // data gives no sample from the cumulative ACK, not even from the original segments
+        // it covers (the drill suite's `pacing-rate-after-recovery-*`: srtt stays 100 ms).
+        if let (Some(f), Some(l), false) = (first_ackt, last_ackt, flag.retrans_data_acked) {
             acked_rtt = Some((
                 now.saturating_since(f).as_micros(),
                 now.saturating_since(l).as_micros(),

@@ -317,10 +317,12 @@ impl Sender {
                 self.mark_lost(idx);
                 self.sb.tsorted_pop();
             } else {
-                // The newest segment sent before the reference waits longest: Linux arms
-                // the timer for that one; equivalently for the reference's send time.
+                // Linux arms the timer for the largest remaining wait over the segments
+                // sent before the reference (`*reo_timeout = max(...)`): that of the newest
+                // of them still waiting, which may have been sent well before the reference.
+                let newest = self.rack_newest_waiting(rack_xmit);
                 let wait = (self.rack.rtt_us + reo_wnd)
-                    .saturating_sub(now.saturating_since(rack_xmit).as_micros());
+                    .saturating_sub(now.saturating_since(newest).as_micros());
                 timeout = Some(wait.max(1));
                 break;
             }
@@ -329,6 +331,28 @@ impl Sender {
             let at = now + SimDuration::from_micros(us) + TIMEOUT_MIN;
             self.arm(TimerKind::Reo, at, out);
         }
+    }
+
+    /// The send time of the newest segment sent before the RACK reference that is still
+    /// waiting (neither acknowledged, SACKed, sent again, nor lost awaiting retransmission).
+    /// Called once the front of the transmission-order list is such a segment, so one
+    /// exists.
+    fn rack_newest_waiting(&self, rack_xmit: SimTime) -> SimTime {
+        let mut newest = SimTime::ZERO;
+        for (idx, xmit) in self.sb.tsorted_iter() {
+            if !(xmit < rack_xmit || (xmit == rack_xmit && idx < self.rack.end_idx)) {
+                break;
+            }
+            if idx < self.sb.head {
+                continue;
+            }
+            let s = self.sb.get(idx);
+            if s.sacked || s.xmit != xmit || (s.lost && !s.retrans) {
+                continue;
+            }
+            newest = xmit;
+        }
+        newest
     }
 
     /// `tcp_mark_skb_lost`.
