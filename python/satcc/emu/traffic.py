@@ -113,26 +113,25 @@ def app_client_cmd(
     port, cport = SERVER_PORT_BASE + flow["id"], CLIENT_PORT_BASE + flow["id"]
     args = ["app", dst_addr, str(port), json.dumps(flow["app"], sort_keys=True)]
     args += ["--origin-ns", str(origin_ns), "--until-ns", str(until_ns)]
-    args += ["--cport", str(cport), "--cc", cca]
+    return ns_cmd(ns, *_xfer(*args, *_socket_args(flow, cport, cca)))
+
+
+def _socket_args(flow: dict[str, Any], cport: int, cca: str) -> list[str]:
+    """`xfer`'s options for the sending socket: its port, algorithm, MSS and TCP_NODELAY."""
+    args = ["--cport", str(cport), "--cc", cca]
     mss = mss_option(flow)
     if mss:
         args += ["--mss", mss[1]]
     if flow.get("nodelay"):
         args += ["--nodelay"]
-    return ns_cmd(ns, *_xfer(*args))
+    return args
 
 
 def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: int) -> list[str]:
     if limited_tcp(flow):
         port, cport = SERVER_PORT_BASE + flow["id"], CLIENT_PORT_BASE + flow["id"]
-        args = ["send", dst_addr, str(port), str(int(flow["size_bytes"])), "--cport", str(cport)]
-        args += ["--cc", cca]
-        mss = mss_option(flow)
-        if mss:
-            args += ["--mss", mss[1]]
-        if flow.get("nodelay"):
-            args += ["--nodelay"]
-        return ns_cmd(ns, *_xfer(*args))
+        args = ["send", dst_addr, str(port), str(int(flow["size_bytes"]))]
+        return ns_cmd(ns, *_xfer(*args, *_socket_args(flow, cport, cca)))
     cmd = [
         "iperf3",
         "-c",
