@@ -12,8 +12,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::dirspec::{self, Direction, QueueSpec};
+use crate::dirspec::{self, Direction};
 use crate::hostnoise::{HostNoise, Turnaround};
+use crate::link::QueueLimit;
 use crate::routing::{bdp_queue_bytes, LinkEnds, Routing};
 use crate::time::SimDuration;
 
@@ -235,14 +236,6 @@ pub struct SeqAckSpec {
     pub max_rows: usize,
 }
 
-/// A direction's queue limit once resolved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum QueueLimit {
-    Packets(u64),
-    Bytes(u64),
-}
-
 /// A flow's route: link directions (`2i` = link i a→b, `2i + 1` its b→a) from its source to its
 /// destination (`fwd`) and back (`rev`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -398,11 +391,10 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
     for l in &s.links {
         for d in [&l.ab, &l.ba] {
             let k = queues.len();
-            queues.push(match d.queue {
-                QueueSpec::Packets(p) => QueueLimit::Packets(p),
-                QueueSpec::Bytes(b) => QueueLimit::Bytes(b),
-                QueueSpec::Bdp(x) => QueueLimit::Bytes(bdp_queue_bytes(d.rate_bps, max_rtt[k], x)),
-            });
+            queues.push(
+                d.queue
+                    .limit(|x| bdp_queue_bytes(d.rate_bps, max_rtt[k], x)),
+            );
         }
     }
     let table_n = if all_pairs { n } else { 0 };

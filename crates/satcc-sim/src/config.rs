@@ -3,9 +3,10 @@
 //! it (see `python/satcc/_native.pyi` for the dictionary form).
 
 use satcc_cc::Params;
+use satcc_core::dirspec::QueueSpec;
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::models::ModelSpec;
-use satcc_core::scenario::{App, Pacing, Proto as ScenarioProto, QueueLimit, Resolved};
+use satcc_core::scenario::{App, Pacing, Proto as ScenarioProto, Resolved};
 use satcc_core::SimDuration;
 
 #[derive(Clone, Debug)]
@@ -38,7 +39,9 @@ pub struct DirConfig {
     pub rate_bps: u64,
     pub delay: SimDuration,
     pub loss: f64,
-    pub queue: QueueConfig,
+    /// As written (a hand-built config's "N BDP" is sized by `World::new` along the routes);
+    /// from a resolved scenario, the limit the resolver sized.
+    pub queue: QueueSpec,
     /// Mark CE (instead of queueing unmarked) at or above this many queued packets.
     pub ecn_threshold_pkts: Option<u64>,
     /// Ordinals (1-based, ascending) of packets this direction drops on the wire, counting
@@ -53,15 +56,6 @@ pub struct DirConfig {
     /// constant. With a model, those three are its nominal values: routing and "N BDP" queues
     /// use them, the serialiser, loss and wire follow the model.
     pub model: Option<ModelSpec>,
-}
-
-/// A queue limit as written in the scenario; `Bdp` is resolved against the routes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum QueueConfig {
-    Packets(u64),
-    Bytes(u64),
-    /// Multiples of this direction's rate × the largest base RTT of the flows crossing it.
-    Bdp(f64),
 }
 
 /// Whether the sender paces (Linux internal pacing, `tcp_internal_pacing`).
@@ -180,7 +174,7 @@ impl FlowConfig {
 }
 
 impl DirConfig {
-    pub fn new(rate_bps: u64, delay: SimDuration, loss: f64, queue: QueueConfig) -> Self {
+    pub fn new(rate_bps: u64, delay: SimDuration, loss: f64, queue: QueueSpec) -> Self {
         DirConfig {
             rate_bps,
             delay,
@@ -226,10 +220,7 @@ impl SimConfig {
                     rate_bps: spec.state.rate_bps,
                     delay: spec.state.delay,
                     loss: spec.state.loss,
-                    queue: match r.queue(k) {
-                        QueueLimit::Packets(n) => QueueConfig::Packets(n),
-                        QueueLimit::Bytes(n) => QueueConfig::Bytes(n),
-                    },
+                    queue: r.queue(k).into(),
                     ecn_threshold_pkts: spec.ecn_threshold_pkts,
                     drop_packets: spec.drop_packets,
                     jitter: spec.jitter,

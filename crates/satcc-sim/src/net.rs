@@ -20,13 +20,14 @@
 //! before the FIFO clamp, so packets into a host keep their order.
 
 use satcc_core::direction::{Direction, DirectionConfig, LinkPacket, Offered};
+use satcc_core::dirspec::QueueSpec;
 use satcc_core::hostnoise::HostNoise;
-use satcc_core::link::{LinkState, QueueLimit};
+use satcc_core::link::LinkState;
 use satcc_core::models::{self, LinkBehaviour, Seeds};
 use satcc_core::routing::{bdp_queue_bytes, LinkEnds, Routing};
 use satcc_core::{Rng, SimDuration, SimTime};
 
-use crate::config::{ConfigError, DirConfig, QueueConfig, SimConfig};
+use crate::config::{ConfigError, DirConfig, SimConfig};
 use crate::packet::{Hop, PacketStore};
 
 /// Stream label base of the host-noise draws of packets arriving by a direction: turning the
@@ -191,9 +192,11 @@ impl Network {
         let max_rtt = self.routing.max_rtt_per_direction(&flows);
         for (i, l) in cfg.links.iter().enumerate() {
             for (k, d) in [(2 * i, &l.ab), (2 * i + 1, &l.ba)] {
-                if let QueueConfig::Bdp(x) = d.queue {
-                    let bytes = bdp_queue_bytes(d.rate_bps, max_rtt[k], x);
-                    self.dirs[k].core.set_limit(QueueLimit::Bytes(bytes));
+                if let QueueSpec::Bdp(_) = d.queue {
+                    let limit = d
+                        .queue
+                        .limit(|x| bdp_queue_bytes(d.rate_bps, max_rtt[k], x));
+                    self.dirs[k].core.set_limit(limit);
                 }
             }
         }
@@ -243,11 +246,8 @@ fn new_dir(
     seed: u64,
     label: u64,
 ) -> LinkDir {
-    let limit = match d.queue {
-        QueueConfig::Packets(n) => QueueLimit::Packets(n),
-        QueueConfig::Bytes(b) => QueueLimit::Bytes(b),
-        QueueConfig::Bdp(_) => QueueLimit::Packets(u64::MAX), // resolved after routing
-    };
+    // "N BDP" is sized after routing (`resolve_bdp_queues`)
+    let limit = d.queue.limit(|_| u64::MAX);
     let cfg = DirectionConfig {
         limit,
         ecn_threshold_pkts: d.ecn_threshold_pkts,
