@@ -104,9 +104,9 @@ pub struct FlowConfig {
     pub mtu: u32,
     /// Linux's per-destination metrics cache (`tcp_no_metrics_save = 0`): a limited transfer
     /// stores its ssthresh when fully acknowledged, and a later flow between the same two
-    /// nodes starts with it (`world.rs`, `tcp_update_metrics` / `tcp_init_metrics`).
+    /// nodes starts with it (`world/metrics.rs`, `tcp_update_metrics` / `tcp_init_metrics`).
     pub metrics_save: bool,
-    /// What the application writes (TCP only; `world.rs` drives the writes).
+    /// What the application writes (TCP only; `world/app.rs` drives the writes).
     pub app: AppConfig,
     /// `net.ipv4.tcp_slow_start_after_idle`: a write after more than an RTO without sending
     /// restarts cwnd (`tcp_cwnd_restart`). Only writes check it, so bulk flows never do.

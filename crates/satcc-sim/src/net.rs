@@ -45,13 +45,13 @@ pub struct LinkDir {
     /// The far node's turnaround and its own stream, for packets addressed to that node.
     host_noise: Option<(HostNoise, Rng)>,
     /// Whether the arrival of the packet at the head of the wire is in the event heap
-    /// (world.rs). The wire is FIFO, so only the head's arrival is: the number of pending
+    /// (world/mod.rs). The wire is FIFO, so only the head's arrival is: the number of pending
     /// events stays independent of the bandwidth-delay product. Each packet's event key is
     /// its arrival instant and the sequence number stamped on its hop when it left the
     /// serialiser, as a per-packet event would have had, so events pop in exactly the order
     /// they did when every packet had its own.
     pub(crate) arrival_scheduled: bool,
-    /// When this direction's wake-up event (world.rs `Ev::TxDone`) is due, if one is pending:
+    /// When this direction's wake-up event (world/mod.rs `Ev::TxDone`) is due, if one is pending:
     /// it has one only while its wire is empty and a packet is in service.
     pub(crate) wake_at: Option<SimTime>,
 }

@@ -1,4 +1,4 @@
-//! Application traffic (`FlowConfig::app`, world.rs): on/off sources and request writes run
+//! Application traffic (`FlowConfig::app`, world/app.rs): on/off sources and request writes run
 //! through the sender's application writes; bulk flows are untouched.
 
 mod common;
