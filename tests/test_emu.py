@@ -23,7 +23,7 @@ from satcc.emu.host import EmuError
 
 CAPACITY_BPS = 20_000_000
 RTT_MS = 50.0
-# Payload per 1500-byte IP packet with timestamps: 1448 B (scenario.py DEFAULT_MSS).
+# Payload per 1500-byte IP packet with timestamps: 1448 B (satcc.scenario DEFAULT_MSS).
 PAYLOAD_FRACTION = 1448 / 1500
 STARTUP_S = 1.5  # slow start and the first loss recovery are over by then at 50 ms RTT
 

@@ -19,7 +19,7 @@ from satcc.engines import registry
 from satcc.errors import UserError
 from tests.helpers import MINIMAL
 
-PACKAGE = Path(sc.__file__).resolve().parent
+PACKAGE = Path(sc.__file__).resolve().parents[1]  # python/satcc (satcc.scenario is a package)
 
 
 class Dispatched(UserError):

@@ -45,7 +45,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "satcc.tle",
             "satcc.linkmodels",
             "satcc.engines.registry",
-            "satcc.scenario",
+            "satcc.scenario.*",
         ],
     ),
     (

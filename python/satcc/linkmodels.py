@@ -890,7 +890,7 @@ def resolve_model(
 
 
 def link_issues(i: int, link: Any, base: Path) -> list[tuple[str, str]]:
-    """Problems of link `i`'s model keys (scenario.py's semantic checks call this)."""
+    """Problems of link `i`'s model keys (satcc.scenario.checks calls this)."""
     issues: list[tuple[str, str]] = []
     if link.model is None:
         for key in ("rate", "delay"):

@@ -30,7 +30,7 @@ the commands that build it.
 
 Deviations from the simulator's network:
 1. `rwnd` sets the receiver's buffer ceiling (`tcp_rmem[2]`, and `tcp_rmem[1]` = min(131072,
-   rwnd)), as the simulator models it (scenario.py deviation 2). `rcvbuf_autotune = false`
+   rwnd)), as the simulator models it (satcc.scenario deviation 2). `rcvbuf_autotune = false`
    sets `tcp_moderate_rcvbuf = 0` and `tcp_rmem[1]` = `tcp_rmem[2]` = the buffer that offers a
    window of `rwnd` (`scenario.fixed_rcvbuf_bytes`); flows into one node must agree on it.
 2. The sender's `tcp_wmem[2]` is max(4 MiB, 2 x rwnd) so the send buffer is not the limit.

@@ -1,0 +1,226 @@
+"""The scenario's schema: the pydantic models of a scenario file's tables, their unit-typed
+fields, the defaults and limits (the table of keys is the package's docstring, `satcc.scenario`),
+and the resolved flows a `count` expands to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    PrivateAttr,
+    StrictBool,
+    StrictInt,
+)
+
+from satcc import linkmodels
+from satcc.engines import registry
+from satcc.units import (
+    UnitError,
+    parse_duration,
+    parse_packets,
+    parse_probability,
+    parse_queue,
+    parse_rate,
+    parse_size,
+)
+
+DEFAULT_BIN = "100 ms"  # DESIGN.md: time series in 0.1 s bins
+DEFAULT_SEED = 1
+DEFAULT_QUEUE = "1000 pkt"  # Linux default txqueuelen of an Ethernet device
+DEFAULT_CCA = "cubic"  # Linux's default congestion control since 2.6.19
+DEFAULT_MSS = 1448  # 1500 B MTU - 20 IP - 20 TCP - 12 timestamp option
+DEFAULT_RWND = "6 MiB"  # net.ipv4.tcp_rmem[2] = 6291456, the default receive-buffer ceiling
+DEFAULT_INITIAL_CWND = 10  # RFC 6928; Linux TCP_INIT_CWND
+DEFAULT_MIN_RTO = "200 ms"  # Linux TCP_RTO_MIN (HZ / 5)
+MIN_MSS = 88  # Linux TCP_MIN_MSS
+MAX_MSS = 65495  # 65535 max IPv4 datagram - 20 IP - 20 TCP
+MAX_SEED = 2**64 - 1  # the simulator's RNG seed is a u64
+MAX_BINS = 10_000_000  # duration / bin: beyond this the series would not fit in memory
+MAX_FLOWS = 100_000  # after `count` expansion
+
+
+def _unit(parse):
+    """A pydantic field type backed by one of the unit parsers (errors keep expected/found)."""
+    return PlainValidator(parse)
+
+
+Duration = Annotated[int, _unit(parse_duration)]  # ns
+Rate = Annotated[int, _unit(parse_rate)]  # bit/s
+Size = Annotated[int, _unit(parse_size)]  # bytes
+Probability = Annotated[float, _unit(parse_probability)]
+Queue = Annotated[dict, _unit(parse_queue)]  # {"packets"|"bytes"|"bdp": n}
+Packets = Annotated[int, _unit(parse_packets)]
+
+
+def _parse_pacing(value: Any) -> str:
+    """ "auto" | "on" | "off"; TOML booleans are accepted as on/off."""
+    if value is True:
+        return "on"
+    if value is False:
+        return "off"
+    if value in ("auto", "on", "off"):
+        return value
+    raise UnitError("'auto', 'on' or 'off' (or true/false)", value)
+
+
+Pacing = Annotated[str, PlainValidator(_parse_pacing)]
+
+HOST_NOISE_HINT = "'kernel', 'off' or a duration (uniform turnaround in [0, d))"
+
+
+def _parse_host_noise(value: Any) -> str | int:
+    """ "kernel" (the measured Linux turnaround, the default) | "off" (hosts answer at once) |
+    a duration (ns: each turnaround uniform in [0, d))."""
+    if value in ("kernel", "off"):
+        return value
+    if isinstance(value, str) and value.strip()[:1].isdigit():
+        try:
+            return parse_duration(value)
+        except UnitError:
+            pass
+    raise UnitError(HOST_NOISE_HINT, value)
+
+
+HostNoise = Annotated[str | int, PlainValidator(_parse_host_noise)]
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Most rows a sequence/ACK trace keeps (about 50 MB of columns); the rest are counted.
+MAX_SEQACK_ROWS = 2_000_000
+
+
+class SeqAck(_Table):
+    """`[scenario.seqack]`: the simulator records one TCP flow's sequence/ACK trace at its
+    sender (seqack.parquet; study 003 Fig. 6)."""
+
+    flow: StrictInt = 0  # resolved flow id (after `count`)
+    from_: Duration = Field(default=0, alias="from")
+    to: Duration | None = None  # default: the end of the run
+    max_rows: StrictInt = 200_000
+
+
+class ScenarioSection(_Table):
+    name: str | None = None
+    description: str | None = None
+    duration: Duration
+    seed: StrictInt = DEFAULT_SEED
+    bin: Duration = parse_duration(DEFAULT_BIN)
+    engine: Literal[registry.NAMES] = registry.DEFAULT  # satcc.engines.registry
+    host_noise: HostNoise = "kernel"  # docs/simulator.md "Host timing noise"
+    # node hosting a VPN server (study 000): the emulator runs real OpenVPN through it; the
+    # simulator models the tunnel by the flows' `encap` (docs/scenario.md)
+    vpn: str | None = None
+    seqack: SeqAck | None = None  # docs/scenario.md; the simulator only
+    cc_state: StrictBool = False  # cc_series.parquet: each flow's CC state per bin (sim only)
+
+
+class Link(_Table):
+    a: str
+    b: str
+    rate: Rate | None = None  # required unless `model` is given (linkmodels.link_issues)
+    delay: Duration | None = None
+    loss: Probability = 0.0
+    queue: Queue = parse_queue(DEFAULT_QUEUE)
+    ecn_threshold: Packets | None = None
+    rate_ba: Rate | None = None
+    delay_ba: Duration | None = None
+    loss_ba: Probability | None = None
+    queue_ba: Queue | None = None
+    ecn_threshold_ba: Packets | None = None
+    jitter: Duration = 0
+    jitter_ba: Duration | None = None
+    # "tick": dummynet-like release on a kernel tick of 1/hz (satcc_core::direction)
+    service: Literal["exact", "tick"] = "exact"
+    hz: StrictInt = 1000
+    model: dict[str, Any] | None = None  # [link.model]: satcc.linkmodels
+
+
+class Flow(_Table):
+    from_: str = Field(alias="from")
+    to: str
+    name: str | None = None
+    cca: str = DEFAULT_CCA
+    cc: dict[str, Any] = Field(default_factory=dict)
+    start: Duration = 0
+    size: Size | None = None
+    count: StrictInt = 1
+    stagger: Duration = 0
+    mss: StrictInt = DEFAULT_MSS
+    sack: StrictBool = True
+    timestamps: StrictBool = True
+    window_scaling: StrictBool = True
+    rwnd: Size = parse_size(DEFAULT_RWND)
+    rcvbuf_autotune: StrictBool = True  # tcp_moderate_rcvbuf (deviation 2)
+    ecn: StrictBool = False
+    initial_cwnd: StrictInt = DEFAULT_INITIAL_CWND
+    pacing: Pacing = "auto"
+    delayed_ack: StrictBool = True
+    min_rto: Duration = parse_duration(DEFAULT_MIN_RTO)
+    sndbuf: Size | None = None
+    metrics_save: StrictBool = False  # study 003: Linux's per-destination ssthresh cache
+    # UDP constant bit rate, tunnels and path MTU: satcc.linkmodels (docs/scenario.md "Path models")
+    proto: Literal["tcp", "udp"] = "tcp"
+    rate: Rate | None = None
+    packet_size: Size | None = None
+    encap: Annotated[int, PlainValidator(linkmodels.parse_encap)] = 0
+    mtu: Size = linkmodels.DEFAULT_MTU
+    # application traffic (`_app`): bulk, on/off or requests; checked in _semantic_issues
+    app: dict[str, Any] | None = None
+    slow_start_after_idle: StrictBool = True  # net.ipv4.tcp_slow_start_after_idle
+
+
+class Scenario(_Table):
+    """A validated scenario. Build it with `load`, `loads` or `from_dict`, not directly."""
+
+    scenario: ScenarioSection
+    links: list[Link] = Field(alias="link", min_length=1)
+    flows: list[Flow] = Field(alias="flow", min_length=1)
+    _source: str = PrivateAttr(default="<scenario>")
+
+    @property
+    def source(self) -> str:
+        """The file this scenario came from (for messages)."""
+        return self._source
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name or "scenario"
+
+    @property
+    def nodes(self) -> list[str]:
+        """Node names in order of first appearance in the links (their index in the config)."""
+        seen: dict[str, None] = {}
+        for link in self.links:
+            seen.setdefault(link.a)
+            seen.setdefault(link.b)
+        return list(seen)
+
+
+@dataclass(frozen=True)
+class FlowOrigin:
+    """Where a resolved flow came from: its id, the [[flow]] index, and its name."""
+
+    id: int
+    scenario_flow: int
+    copy: int
+    name: str
+
+
+def expand_flows(s: Scenario) -> list[FlowOrigin]:
+    """One entry per resolved flow, ids consecutive in file order (copies of a `count` flow
+    are adjacent). A flow's name is its `name` key or "flow<i>"; copies get ".<k>"."""
+    out: list[FlowOrigin] = []
+    for i, flow in enumerate(s.flows):
+        base = flow.name or f"flow{i}"
+        for k in range(flow.count):
+            name = base if flow.count == 1 else f"{base}.{k}"
+            out.append(FlowOrigin(id=len(out), scenario_flow=i, copy=k, name=name))
+    return out
