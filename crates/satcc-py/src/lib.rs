@@ -50,18 +50,33 @@ fn cc_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
 
 #[pyfunction]
 fn cc_check(name: &str, params: &Bound<'_, PyAny>) -> PyResult<()> {
-    let p = if params.is_none() {
-        satcc_cc::Params::new()
+    let table = if params.is_none() {
+        None
     } else {
-        let table = sim::to_json(params, "cc")?;
-        let table = table
-            .as_object()
-            .ok_or_else(|| PyValueError::new_err("cc: expected a table"))?;
-        satcc_cc::Params::from_json(table).map_err(PyValueError::new_err)?
+        Some(sim::to_json(params, "cc")?)
+    };
+    let table = match &table {
+        None => None,
+        Some(t) => Some(
+            t.as_object()
+                .ok_or_else(|| PyValueError::new_err("cc: expected a table"))?,
+        ),
+    };
+    check_cc(name, table).map_err(PyValueError::new_err)
+}
+
+/// Whether the algorithm `name` takes the parameters `table` (its registry's check).
+pub(crate) fn check_cc(
+    name: &str,
+    table: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Result<(), String> {
+    let p = match table {
+        None => satcc_cc::Params::new(),
+        Some(t) => satcc_cc::Params::from_json(t)?,
     };
     satcc_cc::lookup(name, &p)
         .map(|_| ())
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+        .map_err(|e| e.to_string())
 }
 
 /// The one-way delay (ns) over a GEO satellite at `altitude_m`, seen at the two elevations,
@@ -136,6 +151,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geo_one_way_ns, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(sim::resolve, m)?)?;
+    m.add_class::<sim::ResolvedScenario>()?;
     m.add_function(wrap_pyfunction!(trace::mahimahi_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace::mahimahi_stamps, m)?)?;
     m.add_function(wrap_pyfunction!(trace::delay_csv_info, m)?)?;

@@ -24,7 +24,7 @@ use satcc_core::dirspec::QueueSpec;
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::link::LinkState;
 use satcc_core::models::{self, LinkBehaviour, Seeds};
-use satcc_core::routing::{bdp_queue_bytes, LinkEnds, Routing};
+use satcc_core::routing::{bdp_queue_bytes, Routing};
 use satcc_core::{Rng, SimDuration, SimTime};
 
 use crate::config::{ConfigError, DirConfig, SimConfig};
@@ -108,38 +108,15 @@ pub struct Network {
 }
 
 impl Network {
-    pub fn build(cfg: &SimConfig, routing: Option<Routing>) -> Result<Network, ConfigError> {
-        let n = cfg.nodes.len();
+    /// The directions of a checked configuration (`SimConfig::check` or the resolver) and
+    /// its routes; "N BDP" queues of a hand-built configuration sized along them.
+    pub fn build(cfg: &SimConfig, routing: Routing) -> Result<Network, ConfigError> {
         let mut dirs = Vec::with_capacity(cfg.links.len() * 2);
         for (i, l) in cfg.links.iter().enumerate() {
             for (name, to, d) in [("ab", l.b, &l.ab), ("ba", l.a, &l.ba)] {
-                if l.a >= n || l.b >= n {
-                    return Err(ConfigError {
-                        key: format!("link[{i}]"),
-                        message: "node index out of range".into(),
-                    });
-                }
-                if d.rate_bps == 0 {
-                    return Err(ConfigError {
-                        key: format!("link[{i}].rate"),
-                        message: "must be > 0".into(),
-                    });
-                }
-                if !(0.0..=1.0).contains(&d.loss) {
-                    return Err(ConfigError {
-                        key: format!("link[{i}].loss"),
-                        message: "must be in [0, 1]".into(),
-                    });
-                }
-                if let Some(t) = d.tick {
-                    if t.is_zero() || d.model.is_some() {
-                        return Err(ConfigError {
-                            key: format!("link[{i}].tick"),
-                            message: "tick service needs a period > 0 and a link without a model"
-                                .into(),
-                        });
-                    }
-                }
+                // checked: a rate of 0 would be an outage for good, a loss outside [0, 1] a
+                // certainty
+                debug_assert!(d.rate_bps > 0 && (0.0..=1.0).contains(&d.loss));
                 let label = dirs.len() as u64;
                 let model = match &d.model {
                     None => models::constant(LinkState {
@@ -168,26 +145,18 @@ impl Network {
                 dirs.push(dir);
             }
         }
-        let ends: Vec<LinkEnds> = cfg
-            .links
-            .iter()
-            .map(|l| LinkEnds {
-                a: l.a,
-                b: l.b,
-                ab_delay: l.ab.delay,
-                ba_delay: l.ba.delay,
-            })
-            .collect();
-        let mut net = Network {
-            dirs,
-            routing: routing.unwrap_or_else(|| Routing::compute(n, &ends)),
-        };
+        let mut net = Network { dirs, routing };
         net.resolve_bdp_queues(cfg);
         Ok(net)
     }
 
-    /// Resolve "N BDP" queue limits (satcc-core `routing`).
+    /// Size the "N BDP" queue limits of a hand-built configuration (satcc-core `routing`; a
+    /// resolved scenario's come sized).
     fn resolve_bdp_queues(&mut self, cfg: &SimConfig) {
+        let bdp = |d: &DirConfig| matches!(d.queue, QueueSpec::Bdp(_));
+        if !cfg.links.iter().any(|l| bdp(&l.ab) || bdp(&l.ba)) {
+            return;
+        }
         let flows: Vec<(usize, usize)> = cfg.flows.iter().map(|f| (f.src, f.dst)).collect();
         let max_rtt = self.routing.max_rtt_per_direction(&flows);
         for (i, l) in cfg.links.iter().enumerate() {

@@ -6,85 +6,30 @@ use satcc_core::routing::Routing;
 use satcc_core::SimTime;
 
 use super::app::AppRun;
-use super::frag::{Reassembly, FRAGMENT_UNIT};
+use super::frag::Reassembly;
 use super::metrics::MetricsCache;
-use super::{Ev, Flow, World, MAX_ENCAP_BYTES};
+use super::{Ev, Flow, World};
 use crate::config::{AppConfig, ConfigError, Proto, SimConfig};
 use crate::events::EventQueue;
 use crate::net::Network;
-use crate::packet::{PacketStore, IP_HEADER};
+use crate::packet::PacketStore;
 use crate::tcp::receiver::{EcnEcho, RcvBuf, Receiver};
 use crate::tcp::sender::Sender;
 use crate::trace::{SeqAckRecorder, SeqAckSpec};
 use crate::udp::UdpFlow;
 
 impl World {
-    pub(super) fn build(cfg: &SimConfig, routing: Option<Routing>) -> Result<World, ConfigError> {
-        if cfg.bin.is_zero() {
-            return Err(ConfigError {
-                key: "scenario.bin".into(),
-                message: "must be > 0".into(),
-            });
-        }
-        // Network::build resolves BDP queues along the flows' routes: their nodes must exist.
-        for (i, f) in cfg.flows.iter().enumerate() {
-            if f.src >= cfg.nodes.len() || f.dst >= cfg.nodes.len() {
-                return Err(ConfigError {
-                    key: format!("flow[{i}].from"),
-                    message: "node index out of range".into(),
-                });
-            }
-            // Packets carry the flow id and the loop indexes flows by it (found by the fuzzer).
-            if f.id as usize != i {
-                return Err(ConfigError {
-                    key: format!("flow[{i}].id"),
-                    message: format!("must be {i} (flows are numbered in order)"),
-                });
-            }
-        }
+    /// The world of a checked configuration (`SimConfig::check`, or the resolver's checks
+    /// for one from a resolved scenario) and its routes. What can still fail is building: an
+    /// algorithm from its parameters, a link's model.
+    pub(super) fn build(cfg: &SimConfig, routing: Routing) -> Result<World, ConfigError> {
+        debug_assert!(!cfg.bin.is_zero(), "checked: bins of a positive width");
         let net = Network::build(cfg, routing)?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
+            // Packets carry the flow id and the loop indexes flows by it.
+            debug_assert_eq!(f.id as usize, i, "checked: flows numbered in order");
             let key = |k: &str| format!("flow[{i}].{k}");
-            if f.src >= cfg.nodes.len() || f.dst >= cfg.nodes.len() {
-                return Err(ConfigError {
-                    key: key("from"),
-                    message: "node index out of range".into(),
-                });
-            }
-            if f.src == f.dst {
-                return Err(ConfigError {
-                    key: key("to"),
-                    message: "a flow needs two different nodes".into(),
-                });
-            }
-            if !net.connected(f.src, f.dst) || !net.connected(f.dst, f.src) {
-                return Err(ConfigError {
-                    key: key("to"),
-                    message: format!(
-                        "no route between {} and {}",
-                        cfg.nodes[f.src], cfg.nodes[f.dst]
-                    ),
-                });
-            }
-            if f.mtu < IP_HEADER + 2 * FRAGMENT_UNIT {
-                return Err(ConfigError {
-                    key: key("mtu"),
-                    message: "must be at least 36 bytes".into(),
-                });
-            }
-            if f.encap_bytes > MAX_ENCAP_BYTES {
-                return Err(ConfigError {
-                    key: key("encap"),
-                    message: format!("must be at most {MAX_ENCAP_BYTES} bytes"),
-                });
-            }
-            if f.mss == 0 || f.mss > 65_000 {
-                return Err(ConfigError {
-                    key: key("mss"),
-                    message: "must be in 1..65000 bytes".into(),
-                });
-            }
             // Algorithms with randomness (BBR's gain-cycle phase) draw from the scenario's
             // seed and the flow's id unless the scenario pins `cc.seed`.
             let mut params = f.params.clone();
@@ -114,36 +59,10 @@ impl World {
             let f = &f;
             let app = match (&f.app, f.proto) {
                 (AppConfig::Bulk, _) | (_, Proto::Udp { .. }) => None,
-                (app, Proto::Tcp) => {
-                    let bad = |message: String| ConfigError {
-                        key: key("app"),
-                        message,
-                    };
-                    match app {
-                        AppConfig::OnOff { on, off } if on.is_zero() || off.is_zero() => {
-                            return Err(bad("on and off must be > 0".into()));
-                        }
-                        AppConfig::Periodic { every, .. } if every.is_zero() => {
-                            return Err(bad("every must be > 0".into()));
-                        }
-                        AppConfig::Periodic { bytes, .. } | AppConfig::At { bytes, .. }
-                            if *bytes == 0 || bytes % f.mss as u64 != 0 =>
-                        {
-                            return Err(bad(format!(
-                                "writes must be a positive multiple of the mss ({} B)",
-                                f.mss
-                            )));
-                        }
-                        AppConfig::At { at, .. } if at.windows(2).any(|w| w[0] > w[1]) => {
-                            return Err(bad("write times must be ascending".into()));
-                        }
-                        _ => {}
-                    }
-                    Some(Box::new(AppRun {
-                        cfg: app.clone(),
-                        step: 0,
-                    }))
-                }
+                (app, Proto::Tcp) => Some(Box::new(AppRun {
+                    cfg: app.clone(),
+                    step: 0,
+                })),
             };
             // A request flow's sender starts with nothing to send (the receiver still counts
             // towards no size: the flow never completes).
@@ -189,23 +108,14 @@ impl World {
                     Proto::Udp {
                         rate_bps,
                         payload_bytes,
-                    } => {
-                        if rate_bps == 0 || payload_bytes == 0 || payload_bytes > 65_507 {
-                            return Err(ConfigError {
-                                key: key("rate"),
-                                message: "a UDP flow needs rate > 0 and 1..65507 payload bytes"
-                                    .into(),
-                            });
-                        }
-                        Some(UdpFlow::new(
-                            f.id,
-                            f.dst as u32,
-                            rate_bps,
-                            payload_bytes,
-                            SimTime::ZERO + f.start,
-                            f.size_bytes,
-                        ))
-                    }
+                    } => Some(UdpFlow::new(
+                        f.id,
+                        f.dst as u32,
+                        rate_bps,
+                        payload_bytes,
+                        SimTime::ZERO + f.start,
+                        f.size_bytes,
+                    )),
                 },
                 encap_bytes: f.encap_bytes,
                 mtu: f.mtu,

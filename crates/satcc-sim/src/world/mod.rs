@@ -110,9 +110,7 @@ pub struct SimOutput {
     pub cc_series: Option<CcSeries>,
 }
 
-/// Largest tunnel overhead a flow may add per packet (an IPv4 datagram's size; real tunnels
-/// add tens of bytes). Keeps `wire_bytes + encap` far from u32 overflow.
-pub const MAX_ENCAP_BYTES: u32 = 65_535;
+pub use satcc_core::scenario::MAX_ENCAP_BYTES;
 
 pub struct World {
     now: SimTime,
@@ -140,14 +138,18 @@ pub struct World {
 }
 
 impl World {
+    /// The world of a configuration built by hand (tests, benchmarks, the fuzzer): checked
+    /// as the resolver checks a scenario (`SimConfig::check`), routed.
     pub fn new(cfg: &SimConfig) -> Result<World, ConfigError> {
-        World::build(cfg, None)
+        let routing = cfg.check()?;
+        World::build(cfg, routing)
     }
 
-    /// A world that walks `routing`, the routes of the resolved scenario `cfg` came from
-    /// (`SimConfig::from_resolved`): the resolver's tables, not a second computation.
+    /// The world of a resolved scenario (`SimConfig::from_resolved`), walking its routes (the
+    /// resolver's tables, not a second computation); the resolver checked it, so nothing is
+    /// checked again.
     pub fn with_routing(cfg: &SimConfig, routing: Routing) -> Result<World, ConfigError> {
-        World::build(cfg, Some(routing))
+        World::build(cfg, routing)
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
