@@ -1,6 +1,6 @@
 //! Per-bin sampling of every flow and link direction, and the run's summaries.
 
-use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries, LinkSeriesRow};
+use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
 
 use super::{SimOutput, World};
 use crate::config::ConfigError;
@@ -100,22 +100,10 @@ impl World {
         }
         for d in self.net.dirs.iter_mut() {
             let c = d.core.take_counters();
-            let (queue_pkts, queue_bytes) = d.core.queue_len();
+            let queue = d.core.queue_len();
             // Time-weighted over the bin, from the link's model.
             let m = d.core.model_mut().mean_over(self.bin_start, self.now);
-            self.links.push(LinkSeriesRow {
-                link_id: d.link,
-                dir: d.dir,
-                t_s,
-                queue_pkts,
-                queue_bytes,
-                drops_queue: c.drops_queue,
-                drops_random: c.drops_random,
-                ecn_marks: c.ecn_marks,
-                tx_bytes: c.tx_bytes,
-                capacity_bps: m.rate_bps.round() as u64,
-                delay_ms: m.delay.as_nanos() as f64 / 1e6,
-            });
+            self.links.push(c.bin_row(d.link, d.dir, t_s, queue, &m));
         }
         self.bin_start = self.now;
         self.expire_fragments();
