@@ -73,7 +73,7 @@ def test_an_unreachable_destination_has_an_empty_path(write_toml):
     cfg = sc.resolve(sc.load(write_toml(MINIMAL)))
     spec = {k: v for k, v in cfg.items() if k != "routes"}
     spec["nodes"] = [*cfg["nodes"], "island"]
-    r = _native.resolve(spec)["routes"]
+    r = _native.resolve(spec).config["routes"]
     assert r["next_hop"][0][len(spec["nodes"]) - 1] is None
     assert r["paths"] == cfg["routes"]["paths"]
 

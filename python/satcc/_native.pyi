@@ -6,12 +6,13 @@ The scenario layer builds a SCENARIO (below): every unit already parsed to integ
 bit/s, bytes), every default filled, `count` expanded into separate flows, node names mapped
 to indices. `resolve(SCENARIO)` (satcc-core `scenario::resolve`, the one resolve step, serde
 types in crates/satcc-core/src/scenario.rs) checks it as the simulator would and returns
-RESOLVED = SCENARIO's keys plus
+a `Resolved`: kept in Rust for `run_sim` (which runs it as it is: one resolve per run), its
+`config` the dictionary RESOLVED = SCENARIO's keys plus
     "routes": {"next_hop": [[dir | None]] (node x dst), "base_delay_ns": [[int]] (both
                empty above 1,024 nodes: scenario::ROUTE_TABLE_MAX_NODES),
                "queues": [{"packets"|"bytes": int}] per direction (2i = link i a->b, "N BDP"
                sized), "paths": [{"fwd": [dir], "rev": [dir]}] per flow}
-which every engine reads: `run_sim(RESOLVED)`, the emulator's topology and satcc-linkd, the
+which every engine reads: `run_sim(Resolved or RESOLVED)`, the emulator's topology and satcc-linkd, the
 model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARIO keys:
 
     SCENARIO = {
@@ -49,8 +50,10 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
       }],
       # optional: every host's turnarounds (satcc-core hostnoise.rs), quantile points of each
       # inverse CDF from probability 0 to 1, drawn for packets towards a flow's sender (ACKs)
-      # and towards its receiver (data); absent or None = hosts answer instantly
-      "host_noise_quantiles_ns": {"sender": [[float, int], ...], "receiver": [...]} | None,
+      # and towards its receiver (data); absent or None = hosts answer instantly; "kernel" =
+      # the measured ones (host_noise_kernel()), which RESOLVED carries as their points
+      "host_noise_quantiles_ns": {"sender": [[float, int], ...], "receiver": [...]}
+                                 | "kernel" | None,
       # optional: record one TCP flow's sequence/ACK trace at its sender (satcc-sim trace.rs);
       # the result then has "seqack": {"flow_id", "kind" ("data" | "ack" | "sack"), "t_s",
       # "seq_rel", "end_rel", "ack_rel", "retransmission": lists, "dropped_rows": int} (else None)
@@ -122,12 +125,21 @@ from collections.abc import Callable
 from os import PathLike
 from typing import Any
 
+class Resolved:
+    """`resolve`'s result: the resolved scenario as satcc-core holds it."""
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """RESOLVED (the same dictionary every time: for reading; `run_sim` runs the scenario
+        as resolved, whatever is changed in it)."""
+
 def run_sim(
-    config: dict[str, Any],
+    config: Resolved | dict[str, Any],
     progress: Callable[[float], None] | None = None,
     sample_models_ns: int | None = None,
 ) -> dict[str, Any]:
-    """`config` is a RESOLVED. Raises ValueError for a config the simulator refuses,
+    """`config` is `resolve`'s result (run as it is) or a RESOLVED dictionary (read, and its
+    routes checked by resolving it again). Raises ValueError for a config the simulator refuses,
     MemoryError when the run's time series do not fit in memory (checked before the run
     starts) or Python runs out of memory while the result is converted."""
 
@@ -143,9 +155,10 @@ def write_parquet(
     wrong type; ValueError for columns of different lengths; OSError when `path` cannot be
     written."""
 
-def resolve(scenario: dict[str, Any]) -> dict[str, Any]:
-    """SCENARIO in, RESOLVED out; ValueError naming the key ("link[0].ab.loss: ...") for a
-    scenario the simulator refuses."""
+def resolve(scenario: dict[str, Any]) -> Resolved:
+    """SCENARIO in, the resolved scenario out (every flow's algorithm and parameters checked
+    too); ValueError naming the key ("link[0].ab.loss: ...") for a scenario the simulator
+    refuses."""
 
 def cc_names() -> list[str]: ...
 def cc_info(name: str) -> dict[str, Any]:

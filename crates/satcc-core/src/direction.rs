@@ -41,7 +41,8 @@
 use std::collections::VecDeque;
 
 use crate::link::{ConstantLink, LinkModel, LinkState, QueueLimit};
-use crate::models::LinkBehaviour;
+use crate::models::{LinkBehaviour, MeanState};
+use crate::record::LinkSeriesRow;
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
 
@@ -101,6 +102,31 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// A bin's row of the link series (both engines write it): the queue at the bin's end, these
+    /// counters (the bin's), and the model's mean state over the bin.
+    pub fn bin_row(
+        &self,
+        link_id: u32,
+        dir: &'static str,
+        t_s: f64,
+        (queue_pkts, queue_bytes): (u64, u64),
+        mean: &MeanState,
+    ) -> LinkSeriesRow {
+        LinkSeriesRow {
+            link_id,
+            dir,
+            t_s,
+            queue_pkts,
+            queue_bytes,
+            drops_queue: self.drops_queue,
+            drops_random: self.drops_random,
+            ecn_marks: self.ecn_marks,
+            tx_bytes: self.tx_bytes,
+            capacity_bps: mean.rate_bps.round() as u64,
+            delay_ms: mean.delay.as_nanos() as f64 / 1e6,
+        }
+    }
+
     pub fn add(&mut self, o: &Counters) {
         self.offered += o.offered;
         self.delivered += o.delivered;

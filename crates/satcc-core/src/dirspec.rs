@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::link::LinkState;
+use crate::link::{LinkState, QueueLimit};
 use crate::time::SimDuration;
 
 /// A direction's queue limit as written: BDP multiples still to be resolved against routes
@@ -29,6 +29,27 @@ pub enum QueueSpec {
     Packets(u64),
     Bytes(u64),
     Bdp(f64),
+}
+
+impl From<QueueLimit> for QueueSpec {
+    /// A resolved limit written back as a spec (nothing left to size).
+    fn from(limit: QueueLimit) -> QueueSpec {
+        match limit {
+            QueueLimit::Packets(n) => QueueSpec::Packets(n),
+            QueueLimit::Bytes(n) => QueueSpec::Bytes(n),
+        }
+    }
+}
+
+impl QueueSpec {
+    /// The limit, `bdp_bytes(x)` sizing "x BDP" (`scenario::resolve` along the routes).
+    pub fn limit(self, bdp_bytes: impl FnOnce(f64) -> u64) -> QueueLimit {
+        match self {
+            QueueSpec::Packets(n) => QueueLimit::Packets(n),
+            QueueSpec::Bytes(n) => QueueLimit::Bytes(n),
+            QueueSpec::Bdp(x) => QueueLimit::Bytes(bdp_bytes(x)),
+        }
+    }
 }
 
 /// One link direction as the resolved scenario writes it (the DIR dictionary): the serde form,

@@ -7,6 +7,8 @@
 //! the change points the model announces, and the real-time emulator does the same with a
 //! real clock, so both engines apply one model.
 
+use serde::{Deserialize, Serialize};
+
 use crate::time::{SimDuration, SimTime};
 
 /// The state of one link direction over an interval of time.
@@ -41,8 +43,11 @@ impl LinkModel for ConstantLink {
     }
 }
 
-/// How much a drop-tail queue holds before it drops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How much a drop-tail queue holds before it drops: the resolved limit of a direction (the
+/// resolver sizes "N BDP" into bytes, `scenario::Routes::queues`), the one queue-limit type
+/// of the simulator's and the emulator's links. On the wire `{"packets": n}` or `{"bytes": n}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum QueueLimit {
     Packets(u64),
     Bytes(u64),
@@ -56,15 +61,6 @@ impl QueueLimit {
             QueueLimit::Bytes(n) => bytes + size <= n,
         }
     }
-}
-
-/// Queue configuration of one link direction.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct QueueSpec {
-    pub limit: QueueLimit,
-    /// Mark CE instead of dropping when the queue holds at least this many packets
-    /// (DCTCP-style step marking); `None` for a plain drop-tail queue.
-    pub ecn_threshold_pkts: Option<u64>,
 }
 
 #[cfg(test)]

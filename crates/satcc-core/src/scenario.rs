@@ -12,8 +12,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::dirspec::{self, Direction, QueueSpec};
-use crate::hostnoise::{HostNoise, Turnaround};
+use crate::dirspec::{self, Direction};
+use crate::hostnoise::{
+    HostNoise, Turnaround, KERNEL_RECEIVER_QUANTILES_NS, KERNEL_SENDER_QUANTILES_NS,
+};
+use crate::link::QueueLimit;
 use crate::routing::{bdp_queue_bytes, LinkEnds, Routing};
 use crate::time::SimDuration;
 
@@ -28,8 +31,14 @@ pub struct Scenario {
     pub nodes: Vec<String>,
     pub links: Vec<Link>,
     pub flows: Vec<Flow>,
-    /// Quantile points of every host's turnaround (absent: hosts answer instantly).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Quantile points of every host's turnaround (absent: hosts answer instantly). On input
+    /// also the word `"kernel"`: the measured Linux turnarounds (`hostnoise::KERNEL_*`), read
+    /// as their points, so the resolved scenario (and its hash) carries the numbers.
+    #[serde(
+        default,
+        deserialize_with = "host_noise_points",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub host_noise_quantiles_ns: Option<HostNoiseSpec>,
     /// One flow's sequence/ACK trace (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,6 +102,15 @@ fn is_true(b: &bool) -> bool {
 
 /// Ethernet's MTU, the default path MTU.
 pub const DEFAULT_MTU: u32 = 1500;
+/// Smallest path MTU: an IPv4 header and two 8-byte fragment units (RFC 791).
+pub const MIN_MTU: u32 = 36;
+/// Largest tunnel overhead a flow may add per packet (an IPv4 datagram's size; real tunnels
+/// add tens of bytes). Keeps `wire_bytes + encap` far from u32 overflow.
+pub const MAX_ENCAP_BYTES: u32 = 65_535;
+/// Largest segment payload a flow may carry.
+pub const MAX_MSS: u32 = 65_000;
+/// Largest UDP payload in an IPv4 datagram.
+pub const MAX_UDP_PAYLOAD_BYTES: u32 = 65_507;
 
 /// One flow (after `count` expansion).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -208,6 +226,37 @@ impl Flow {
     }
 }
 
+/// Why flow `i`'s sizes cannot run: its MSS, path MTU, tunnel overhead and, for a UDP flow,
+/// its rate and payload (`Some((rate_bps, payload_bytes))`). The resolver's check, which the
+/// simulator's hand-built configurations (`satcc-sim` `SimConfig::check`) share.
+pub fn check_flow_sizes(
+    i: usize,
+    mss: u32,
+    mtu: u32,
+    encap_bytes: u32,
+    udp: Option<(u64, u32)>,
+) -> Result<(), String> {
+    if mtu < MIN_MTU {
+        return Err(format!("flow[{i}].mtu: must be at least {MIN_MTU} bytes"));
+    }
+    if encap_bytes > MAX_ENCAP_BYTES {
+        return Err(format!(
+            "flow[{i}].encap: must be at most {MAX_ENCAP_BYTES} bytes"
+        ));
+    }
+    if mss == 0 || mss > MAX_MSS {
+        return Err(format!("flow[{i}].mss: must be in 1..{MAX_MSS} bytes"));
+    }
+    if let Some((rate_bps, payload_bytes)) = udp {
+        if rate_bps == 0 || payload_bytes == 0 || payload_bytes > MAX_UDP_PAYLOAD_BYTES {
+            return Err(format!(
+                "flow[{i}].rate: a UDP flow needs rate > 0 and 1..{MAX_UDP_PAYLOAD_BYTES} payload bytes"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `{"sender": [[probability, ns], ...], "receiver": [...]}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -216,7 +265,30 @@ pub struct HostNoiseSpec {
     pub receiver: Vec<(f64, u64)>,
 }
 
+/// `host_noise_quantiles_ns` as written: `null`, `"kernel"` or the points.
+fn host_noise_points<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<HostNoiseSpec>, D::Error> {
+    use serde::de::Error;
+    match Value::deserialize(d)? {
+        Value::Null => Ok(None),
+        Value::String(w) if w == "kernel" => Ok(Some(HostNoiseSpec::kernel())),
+        Value::String(w) => Err(D::Error::custom(format!(
+            "expected \"kernel\" or {{\"sender\": [[probability, ns], ...], \"receiver\": [...]}}, found {w:?}"
+        ))),
+        v => HostNoiseSpec::deserialize(v).map(Some).map_err(D::Error::custom),
+    }
+}
+
 impl HostNoiseSpec {
+    /// The measured Linux turnarounds (`host_noise = "kernel"`).
+    pub fn kernel() -> HostNoiseSpec {
+        HostNoiseSpec {
+            sender: KERNEL_SENDER_QUANTILES_NS.to_vec(),
+            receiver: KERNEL_RECEIVER_QUANTILES_NS.to_vec(),
+        }
+    }
+
     pub fn build(&self) -> Result<HostNoise, String> {
         let side = |key: &str, pts: &[(f64, u64)]| {
             Turnaround::new(pts.to_vec()).map_err(|e| format!("host_noise_quantiles_ns.{key}: {e}"))
@@ -236,14 +308,6 @@ pub struct SeqAckSpec {
     pub from_ns: u64,
     pub to_ns: u64,
     pub max_rows: usize,
-}
-
-/// A direction's queue limit once resolved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum QueueLimit {
-    Packets(u64),
-    Bytes(u64),
 }
 
 /// A flow's route: link directions (`2i` = link i a→b, `2i + 1` its b→a) from its source to its
@@ -349,7 +413,15 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
                 return Err(format!("{path}.rate_bps: expected a rate > 0"));
             }
             if let Some(m) = &spec.model {
-                crate::models::spec::from_json(m, &format!("{path}.model"))?;
+                // built as the engines build it (its constructor's checks), then dropped
+                let seeds = crate::models::Seeds {
+                    seed: s.seed,
+                    link: i as u64,
+                    dir: (2 * i + usize::from(name == "ba")) as u64,
+                };
+                crate::models::spec::from_json(m, &format!("{path}.model"))?
+                    .build(seeds)
+                    .map_err(|e| format!("link[{i}].model.{name}: {e}"))?;
             }
         }
         ends.push(LinkEnds {
@@ -363,11 +435,25 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
         if f.src >= n || f.dst >= n {
             return Err(format!("flow[{i}]: node index out of range"));
         }
-        if f.is_udp() && (f.udp_rate_bps.is_none() || f.udp_payload_bytes.is_none()) {
+        // Packets carry the flow id and the simulator indexes flows by it.
+        if f.id as usize != i {
             return Err(format!(
-                "flow[{i}]: expected udp_rate_bps and udp_payload_bytes for a UDP flow"
+                "flow[{i}].id: must be {i} (flows are numbered in order)"
             ));
         }
+        if f.src == f.dst {
+            return Err(format!("flow[{i}].to: a flow needs two different nodes"));
+        }
+        let udp = match (f.is_udp(), f.udp_rate_bps, f.udp_payload_bytes) {
+            (false, ..) => None,
+            (true, Some(rate), Some(payload)) => Some((rate, payload)),
+            (true, ..) => {
+                return Err(format!(
+                    "flow[{i}]: expected udp_rate_bps and udp_payload_bytes for a UDP flow"
+                ))
+            }
+        };
+        check_flow_sizes(i, f.mss, f.mtu, f.encap_bytes, udp)?;
         if let Some(app) = &f.app {
             if f.is_udp() && *app != App::Bulk {
                 return Err(format!("flow[{i}].app: expected a TCP flow"));
@@ -388,6 +474,24 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
     if let Some(h) = &s.host_noise_quantiles_ns {
         h.build()?;
     }
+    if let Some(sa) = &s.seqack {
+        match s.flows.get(sa.flow as usize) {
+            None => {
+                return Err(format!(
+                    "seqack.flow: expected a flow id below {}, found {}",
+                    s.flows.len(),
+                    sa.flow
+                ))
+            }
+            Some(f) if f.is_udp() => {
+                return Err(format!(
+                    "seqack.flow: expected a TCP flow, flow {} is UDP",
+                    sa.flow
+                ))
+            }
+            Some(_) => {}
+        }
+    }
     let pairs: Vec<(usize, usize)> = s.flows.iter().map(|f| (f.src, f.dst)).collect();
     let all_pairs = n <= ROUTE_TABLE_MAX_NODES;
     let routing = if all_pairs {
@@ -396,16 +500,23 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
         let ends_of_flows: Vec<usize> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
         Routing::compute_for(n, &ends, &ends_of_flows)
     };
+    for (i, &(a, b)) in pairs.iter().enumerate() {
+        if !routing.connected(a, b) || !routing.connected(b, a) {
+            return Err(format!(
+                "flow[{i}].to: no route between {} and {}",
+                s.nodes[a], s.nodes[b]
+            ));
+        }
+    }
     let max_rtt = routing.max_rtt_per_direction(&pairs);
     let mut queues = Vec::with_capacity(2 * s.links.len());
     for l in &s.links {
         for d in [&l.ab, &l.ba] {
             let k = queues.len();
-            queues.push(match d.queue {
-                QueueSpec::Packets(p) => QueueLimit::Packets(p),
-                QueueSpec::Bytes(b) => QueueLimit::Bytes(b),
-                QueueSpec::Bdp(x) => QueueLimit::Bytes(bdp_queue_bytes(d.rate_bps, max_rtt[k], x)),
-            });
+            queues.push(
+                d.queue
+                    .limit(|x| bdp_queue_bytes(d.rate_bps, max_rtt[k], x)),
+            );
         }
     }
     let table_n = if all_pairs { n } else { 0 };
@@ -592,5 +703,103 @@ mod tests {
         assert!(resolve_json(&v)
             .unwrap_err()
             .contains("unknown field `colour`"));
+    }
+
+    #[test]
+    fn what_the_simulator_could_not_run_is_refused_by_the_resolver() {
+        let cases: [(&str, &str, Value, &str); 6] = [
+            (
+                "dst",
+                "",
+                json!(0),
+                "flow[0].to: a flow needs two different nodes",
+            ),
+            (
+                "id",
+                "",
+                json!(7),
+                "flow[0].id: must be 0 (flows are numbered in order)",
+            ),
+            (
+                "mss",
+                "",
+                json!(0),
+                "flow[0].mss: must be in 1..65000 bytes",
+            ),
+            (
+                "mtu",
+                "",
+                json!(35),
+                "flow[0].mtu: must be at least 36 bytes",
+            ),
+            (
+                "encap_bytes",
+                "",
+                json!(65_536),
+                "flow[0].encap: must be at most 65535 bytes",
+            ),
+            (
+                "udp_payload_bytes",
+                "udp",
+                json!(65_508),
+                "flow[0].rate: a UDP flow needs rate > 0 and 1..65507 payload bytes",
+            ),
+        ];
+        for (key, proto, value, want) in cases {
+            let mut v = dumbbell();
+            if proto == "udp" {
+                v["flows"][0]["proto"] = json!("udp");
+                v["flows"][0]["udp_rate_bps"] = json!(1_000_000);
+            }
+            v["flows"][0][key] = value;
+            assert_eq!(resolve_json(&v).unwrap_err(), want, "{key}");
+        }
+        // a node no link reaches
+        let mut v = dumbbell();
+        v["nodes"].as_array_mut().unwrap().push(json!("x"));
+        v["flows"][1]["dst"] = json!(4);
+        assert_eq!(
+            resolve_json(&v).unwrap_err(),
+            "flow[1].to: no route between s2 and x"
+        );
+        // a trace of a flow that does not exist, or of a UDP flow
+        let mut v = dumbbell();
+        v["seqack"] = json!({"flow": 2, "from_ns": 0, "to_ns": 1, "max_rows": 10});
+        assert_eq!(
+            resolve_json(&v).unwrap_err(),
+            "seqack.flow: expected a flow id below 2, found 2"
+        );
+        v["seqack"]["flow"] = json!(1);
+        v["flows"][1]["proto"] = json!("udp");
+        v["flows"][1]["udp_rate_bps"] = json!(1_000_000);
+        v["flows"][1]["udp_payload_bytes"] = json!(1000);
+        assert_eq!(
+            resolve_json(&v).unwrap_err(),
+            "seqack.flow: expected a TCP flow, flow 1 is UDP"
+        );
+    }
+
+    #[test]
+    fn kernel_host_noise_is_read_as_the_measured_points_and_written_as_them() {
+        let mut v = dumbbell();
+        v["host_noise_quantiles_ns"] = json!("kernel");
+        let r = resolve_json(&v).unwrap();
+        assert_eq!(
+            r.scenario.host_noise_quantiles_ns,
+            Some(HostNoiseSpec::kernel())
+        );
+        let wire = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            wire["host_noise_quantiles_ns"]["sender"][1],
+            json!([
+                KERNEL_SENDER_QUANTILES_NS[1].0,
+                KERNEL_SENDER_QUANTILES_NS[1].1
+            ])
+        );
+        assert_eq!(Resolved::from_json(&wire).unwrap(), r);
+        v["host_noise_quantiles_ns"] = json!("loud");
+        assert!(resolve_json(&v)
+            .unwrap_err()
+            .starts_with("config.host_noise_quantiles_ns: expected \"kernel\""));
     }
 }

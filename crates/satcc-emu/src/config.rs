@@ -15,7 +15,7 @@
 use satcc_core::dirspec::Direction;
 use satcc_core::link::{LinkState, QueueLimit};
 use satcc_core::models::{self as core_models, LinkBehaviour};
-use satcc_core::scenario::{self, Resolved};
+use satcc_core::scenario::Resolved;
 use serde_json::Value;
 
 use crate::direction::DirectionConfig;
@@ -164,15 +164,12 @@ impl Config {
 
 /// A direction of the resolved scenario, checked by satcc-core's one reader (the simulator's
 /// too), with the queue limit the resolver sized.
-fn dir(d: &Direction, limit: scenario::QueueLimit, p: &str) -> Result<DirConfig, ConfigError> {
+fn dir(d: &Direction, limit: QueueLimit, p: &str) -> Result<DirConfig, ConfigError> {
     let spec = d.spec(p).map_err(ConfigError)?;
     Ok(DirConfig {
         state: spec.state,
         queue: DirectionConfig {
-            limit: match limit {
-                scenario::QueueLimit::Packets(n) => QueueLimit::Packets(n),
-                scenario::QueueLimit::Bytes(n) => QueueLimit::Bytes(n),
-            },
+            limit,
             ecn_threshold_pkts: spec.ecn_threshold_pkts,
             jitter: spec.jitter,
             drop_packets: spec.drop_packets,

@@ -325,19 +325,13 @@ impl Emulator {
                 if let Some(w) = self.series.as_mut() {
                     let line = BinLine {
                         kind: "bin",
-                        row: LinkSeriesRow {
-                            link_id: link.id,
-                            dir: if d % 2 == 0 { "ab" } else { "ba" },
-                            t_s: start_ns as f64 / 1e9,
-                            queue_pkts: qp,
-                            queue_bytes: qb,
-                            drops_queue: c.drops_queue,
-                            drops_random: c.drops_random,
-                            ecn_marks: c.ecn_marks,
-                            tx_bytes: c.tx_bytes,
-                            capacity_bps: state.rate_bps.round() as u64,
-                            delay_ms: state.delay.as_nanos() as f64 / 1e6,
-                        },
+                        row: c.bin_row(
+                            link.id,
+                            if d % 2 == 0 { "ab" } else { "ba" },
+                            start_ns as f64 / 1e9,
+                            (qp, qb),
+                            &state,
+                        ),
                         rx_frames: c.offered,
                         tx_frames: c.delivered,
                     };

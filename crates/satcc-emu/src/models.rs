@@ -36,11 +36,12 @@ mod tests {
     use satcc_core::SimTime;
     use serde_json::json;
 
+    /// satcc-core's Starlink MODEL dictionary (its spec.rs tests read it too).
     fn starlink() -> Value {
-        json!({"kind": "starlink", "period_ns": 15_000_000_000u64, "phase_ns": 12_000_000_000u64, "start_ns": 0,
-               "rtt_quantiles_ns": [20_000_000, 40_000_000, 50_000_000, 60_000_000, 85_000_000],
-               "capacity_bps": [5_000_000, 25_000_000], "loss": [0.002, 0.005],
-               "disturbance_ns": [50_000_000, 150_000_000], "outage_probability": 0.5, "burst_loss": [0.0, 0.5]})
+        serde_json::from_str(include_str!(
+            "../../satcc-core/src/models/testdata/starlink.json"
+        ))
+        .unwrap()
     }
 
     #[test]

@@ -97,9 +97,24 @@ fn cc_params(params: &Bound<'_, PyAny>) -> PyResult<satcc_cc::Params> {
 
 #[pyfunction]
 fn cc_check(name: &str, params: &Bound<'_, PyAny>) -> PyResult<()> {
-    satcc_cc::lookup(name, &cc_params(params)?)
+    let p = cc_params(params)?;
+    satcc_cc::lookup(name, &p)
         .map(|_| ())
         .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Whether the algorithm `name` takes the parameters `table` (its registry's check).
+pub(crate) fn check_cc(
+    name: &str,
+    table: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Result<(), String> {
+    let p = match table {
+        None => satcc_cc::Params::new(),
+        Some(t) => satcc_cc::Params::from_json(t)?,
+    };
+    satcc_cc::lookup(name, &p)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// The integers a BPF twin is compiled with: {define: value} for every parameter that
@@ -192,6 +207,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geo_one_way_ns, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(sim::resolve, m)?)?;
+    m.add_class::<sim::ResolvedScenario>()?;
     m.add_function(wrap_pyfunction!(trace::mahimahi_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace::mahimahi_stamps, m)?)?;
     m.add_function(wrap_pyfunction!(trace::delay_csv_info, m)?)?;

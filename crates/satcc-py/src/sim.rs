@@ -32,41 +32,62 @@ fn from_json<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<
     py.import("json")?.call_method1("loads", (text,))
 }
 
-/// The simulator's form of a resolved scenario dictionary (`resolve`'s output), with the
-/// resolver's routes.
+/// The simulator's form of a resolved scenario, with the resolver's routes, the
+/// sequence/ACK trace asked for and whether the run records the congestion-control state
+/// series.
 type WorldInput = (SimConfig, Routing, Option<SeqAckSpec>, bool);
 
-/// ... and whether the run records the congestion-control state series.
-fn world_input(config: &Bound<'_, PyDict>) -> PyResult<WorldInput> {
-    let r =
-        Resolved::from_json(&to_json(config.as_any(), "config")?).map_err(PyValueError::new_err)?;
-    let cfg = SimConfig::from_resolved(&r).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let cc_state = r.scenario.cc_state;
+fn world_input(r: &Resolved) -> PyResult<WorldInput> {
+    let cfg = SimConfig::from_resolved(r).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((
         cfg,
-        r.routing,
+        r.routing.clone(),
         r.scenario.seqack.map(SeqAckSpec::from),
-        cc_state,
+        r.scenario.cc_state,
     ))
+}
+
+/// A resolved scenario: what [`resolve`] returns. `run_sim` takes it as it is (no second
+/// resolve, no JSON); Python reads its dictionary form, `config` (RESOLVED), made once.
+#[pyclass(name = "Resolved", module = "satcc._native", frozen)]
+pub struct ResolvedScenario {
+    resolved: Resolved,
+    config: Py<PyAny>,
+}
+
+#[pymethods]
+impl ResolvedScenario {
+    /// The RESOLVED dictionary (the same object every time: a copy for reading; `run_sim`
+    /// runs the scenario as resolved, whatever is changed in it).
+    #[getter]
+    fn config(&self, py: Python<'_>) -> Py<PyAny> {
+        self.config.clone_ref(py)
+    }
 }
 
 /// The one resolve step: the scenario layer's dictionary (units parsed, defaults filled) in,
 /// the resolved scenario out (satcc-core `scenario::resolve`: checked, with routes, paths and
-/// every direction's queue limit), after every check the simulator makes, so `satcc check` and
-/// every engine accept and refuse the same files.
+/// every direction's queue limit), every flow's algorithm and parameters checked by its
+/// registry, so `satcc check` and every engine accept and refuse the same files.
 #[pyfunction]
-pub fn resolve<'py>(py: Python<'py>, scenario: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+pub fn resolve<'py>(
+    py: Python<'py>,
+    scenario: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, ResolvedScenario>> {
     let r = satcc_core::scenario::resolve_json(&to_json(scenario.as_any(), "config")?)
         .map_err(PyValueError::new_err)?;
-    let cfg = SimConfig::from_resolved(&r).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let mut world = satcc_sim::world::World::with_routing(&cfg, r.routing.clone())
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    if let Some(sa) = r.scenario.seqack {
-        world
-            .trace_seqack(sa.into())
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    for (i, f) in r.scenario.flows.iter().enumerate() {
+        crate::check_cc(&f.cca, f.cc.as_ref())
+            .map_err(|e| PyValueError::new_err(format!("flow[{i}].cc: {e}")))?;
     }
-    from_json(py, &r)
+    let config = from_json(py, &r)?.unbind();
+    Bound::new(
+        py,
+        ResolvedScenario {
+            resolved: r,
+            config,
+        },
+    )
 }
 
 fn summary_to_py<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>> {
@@ -178,16 +199,23 @@ fn link_series_to_py<'py>(py: Python<'py>, s: &LinkSeries) -> PyResult<Bound<'py
     Ok(d)
 }
 
-/// Run the simulator on a resolved config (see `_native.pyi`).
+/// Run the simulator on a resolved scenario: `resolve`'s result, or a RESOLVED dictionary
+/// (see `_native.pyi`).
 #[pyfunction]
 #[pyo3(signature = (config, progress=None, sample_models_ns=None))]
 pub fn run_sim<'py>(
     py: Python<'py>,
-    config: &Bound<'py, PyDict>,
+    config: &Bound<'py, PyAny>,
     progress: Option<PyObject>,
     sample_models_ns: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (cfg, routing, seqack, cc_state) = world_input(config)?;
+    let (cfg, routing, seqack, cc_state) = match config.downcast::<ResolvedScenario>() {
+        Ok(handle) => world_input(&handle.get().resolved)?,
+        // a RESOLVED dictionary: read, and its routes checked against the scenario's
+        Err(_) => world_input(
+            &Resolved::from_json(&to_json(config, "config")?).map_err(PyValueError::new_err)?,
+        )?,
+    };
     if let Some(step) = sample_models_ns {
         return sample_models(py, &cfg, step);
     }

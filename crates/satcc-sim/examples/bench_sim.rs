@@ -35,7 +35,7 @@ use std::time::Instant;
 use satcc_cc::params::ParamValue;
 use satcc_cc::Params;
 use satcc_core::SimDuration;
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueConfig, SimConfig};
+use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueSpec, SimConfig};
 
 /// Access links are fast enough never to be the bottleneck (as in the ns-3 scenario).
 const ACCESS_RATE_BPS: u64 = 10_000_000_000;
@@ -48,7 +48,7 @@ struct Args {
     cca: String,
     rate_bps: u64,
     groups: Vec<(f64, u32)>,
-    queue: QueueConfig,
+    queue: QueueSpec,
     loss: f64,
     mss: u32,
     secs: f64,
@@ -83,7 +83,7 @@ fn parse_args() -> Args {
         cca: "cubic".into(),
         rate_bps: 0,
         groups: Vec::new(),
-        queue: QueueConfig::Packets(1000),
+        queue: QueueSpec::Packets(1000),
         loss: 0.0,
         mss: 1448,
         secs: 60.0,
@@ -105,8 +105,8 @@ fn parse_args() -> Args {
                 a.groups
                     .push((parse(&flag, Some(rtt.into())), parse(&flag, Some(n.into()))));
             }
-            "--queue-bytes" => a.queue = QueueConfig::Bytes(parse::<f64>(&flag, it.next()) as u64),
-            "--queue-pkts" => a.queue = QueueConfig::Packets(parse(&flag, it.next())),
+            "--queue-bytes" => a.queue = QueueSpec::Bytes(parse::<f64>(&flag, it.next()) as u64),
+            "--queue-pkts" => a.queue = QueueSpec::Packets(parse(&flag, it.next())),
             "--loss" => a.loss = parse(&flag, it.next()),
             "--mss" => a.mss = parse(&flag, it.next()),
             "--secs" => a.secs = parse(&flag, it.next()),
@@ -172,7 +172,7 @@ fn build(a: &Args) -> SimConfig {
             ACCESS_RATE_BPS,
             SimDuration::from_micros(half_rtt_us - a.bneck_delay_us),
             0.0,
-            QueueConfig::Packets(ACCESS_QUEUE_PKTS),
+            QueueSpec::Packets(ACCESS_QUEUE_PKTS),
         );
         links.push(LinkConfig {
             a: i,

@@ -3,9 +3,11 @@
 //! it (see `python/satcc/_native.pyi` for the dictionary form).
 
 use satcc_cc::Params;
+use satcc_core::dirspec::QueueSpec;
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::models::ModelSpec;
-use satcc_core::scenario::{App, Pacing, Proto as ScenarioProto, QueueLimit, Resolved};
+use satcc_core::routing::{LinkEnds, Routing};
+use satcc_core::scenario::{check_flow_sizes, App, Pacing, Proto as ScenarioProto, Resolved};
 use satcc_core::SimDuration;
 
 #[derive(Clone, Debug)]
@@ -38,7 +40,9 @@ pub struct DirConfig {
     pub rate_bps: u64,
     pub delay: SimDuration,
     pub loss: f64,
-    pub queue: QueueConfig,
+    /// As written (a hand-built config's "N BDP" is sized by `World::new` along the routes);
+    /// from a resolved scenario, the limit the resolver sized.
+    pub queue: QueueSpec,
     /// Mark CE (instead of queueing unmarked) at or above this many queued packets.
     pub ecn_threshold_pkts: Option<u64>,
     /// Ordinals (1-based, ascending) of packets this direction drops on the wire, counting
@@ -53,15 +57,6 @@ pub struct DirConfig {
     /// constant. With a model, those three are its nominal values: routing and "N BDP" queues
     /// use them, the serialiser, loss and wire follow the model.
     pub model: Option<ModelSpec>,
-}
-
-/// A queue limit as written in the scenario; `Bdp` is resolved against the routes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum QueueConfig {
-    Packets(u64),
-    Bytes(u64),
-    /// Multiples of this direction's rate × the largest base RTT of the flows crossing it.
-    Bdp(f64),
 }
 
 /// Whether the sender paces (Linux internal pacing, `tcp_internal_pacing`).
@@ -110,9 +105,9 @@ pub struct FlowConfig {
     pub mtu: u32,
     /// Linux's per-destination metrics cache (`tcp_no_metrics_save = 0`): a limited transfer
     /// stores its ssthresh when fully acknowledged, and a later flow between the same two
-    /// nodes starts with it (`world.rs`, `tcp_update_metrics` / `tcp_init_metrics`).
+    /// nodes starts with it (`world/metrics.rs`, `tcp_update_metrics` / `tcp_init_metrics`).
     pub metrics_save: bool,
-    /// What the application writes (TCP only; `world.rs` drives the writes).
+    /// What the application writes (TCP only; `world/app.rs` drives the writes).
     pub app: AppConfig,
     /// `net.ipv4.tcp_slow_start_after_idle`: a write after more than an RTO without sending
     /// restarts cwnd (`tcp_cwnd_restart`). Only writes check it, so bulk flows never do.
@@ -132,6 +127,26 @@ pub enum AppConfig {
     Periodic { bytes: u64, every: SimDuration },
     /// Writes of `bytes` at each offset (ascending).
     At { bytes: u64, at: Vec<SimDuration> },
+}
+
+impl AppConfig {
+    /// Why this application cannot run (the resolver's `App::check`).
+    fn check(&self) -> Result<(), String> {
+        match self {
+            AppConfig::Bulk => Ok(()),
+            AppConfig::OnOff { on, off } if on.is_zero() || off.is_zero() => {
+                Err("on and off must be > 0".into())
+            }
+            AppConfig::Periodic { every, .. } if every.is_zero() => Err("every must be > 0".into()),
+            AppConfig::Periodic { bytes, .. } | AppConfig::At { bytes, .. } if *bytes == 0 => {
+                Err("writes must be > 0 bytes".into())
+            }
+            AppConfig::At { at, .. } if at.windows(2).any(|w| w[0] > w[1]) => {
+                Err("write times must be ascending".into())
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// What a flow sends.
@@ -183,7 +198,7 @@ impl FlowConfig {
 }
 
 impl DirConfig {
-    pub fn new(rate_bps: u64, delay: SimDuration, loss: f64, queue: QueueConfig) -> Self {
+    pub fn new(rate_bps: u64, delay: SimDuration, loss: f64, queue: QueueSpec) -> Self {
         DirConfig {
             rate_bps,
             delay,
@@ -213,7 +228,109 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// A resolver's error, `key: message`, as a `ConfigError`.
+fn resolver_error(e: String) -> ConfigError {
+    match e.split_once(": ") {
+        Some((key, message)) => ConfigError {
+            key: key.into(),
+            message: message.into(),
+        },
+        None => ConfigError {
+            key: String::new(),
+            message: e,
+        },
+    }
+}
+
 impl SimConfig {
+    /// Check a configuration built by hand (tests, benchmarks, the fuzzer) as the resolver
+    /// checks a scenario (satcc-core `scenario::resolve`, whose size checks it shares), and
+    /// compute its routes. A resolved scenario (`from_resolved`) has passed the resolver's
+    /// checks; `World::with_routing` does not repeat them.
+    pub fn check(&self) -> Result<Routing, ConfigError> {
+        let bad = |key: String, message: &str| ConfigError {
+            key,
+            message: message.into(),
+        };
+        if self.bin.is_zero() {
+            return Err(bad("scenario.bin".into(), "must be > 0"));
+        }
+        let n = self.nodes.len();
+        for (i, l) in self.links.iter().enumerate() {
+            if l.a >= n || l.b >= n {
+                return Err(bad(format!("link[{i}]"), "node index out of range"));
+            }
+            for d in [&l.ab, &l.ba] {
+                if d.rate_bps == 0 {
+                    return Err(bad(format!("link[{i}].rate"), "must be > 0"));
+                }
+                if !(0.0..=1.0).contains(&d.loss) {
+                    return Err(bad(format!("link[{i}].loss"), "must be in [0, 1]"));
+                }
+                if d.tick.is_some_and(|t| t.is_zero() || d.model.is_some()) {
+                    return Err(bad(
+                        format!("link[{i}].tick"),
+                        "tick service needs a period > 0 and a link without a model",
+                    ));
+                }
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.src >= n || f.dst >= n {
+                return Err(bad(format!("flow[{i}].from"), "node index out of range"));
+            }
+            if f.id as usize != i {
+                return Err(ConfigError {
+                    key: format!("flow[{i}].id"),
+                    message: format!("must be {i} (flows are numbered in order)"),
+                });
+            }
+            if f.src == f.dst {
+                return Err(bad(
+                    format!("flow[{i}].to"),
+                    "a flow needs two different nodes",
+                ));
+            }
+            let udp = match f.proto {
+                Proto::Tcp => None,
+                Proto::Udp {
+                    rate_bps,
+                    payload_bytes,
+                } => Some((rate_bps, payload_bytes)),
+            };
+            check_flow_sizes(i, f.mss, f.mtu, f.encap_bytes, udp).map_err(resolver_error)?;
+            if udp.is_none() {
+                f.app.check().map_err(|message| ConfigError {
+                    key: format!("flow[{i}].app"),
+                    message,
+                })?;
+            }
+        }
+        let ends: Vec<LinkEnds> = self
+            .links
+            .iter()
+            .map(|l| LinkEnds {
+                a: l.a,
+                b: l.b,
+                ab_delay: l.ab.delay,
+                ba_delay: l.ba.delay,
+            })
+            .collect();
+        let routing = Routing::compute(n, &ends);
+        for (i, f) in self.flows.iter().enumerate() {
+            if !routing.connected(f.src, f.dst) || !routing.connected(f.dst, f.src) {
+                return Err(ConfigError {
+                    key: format!("flow[{i}].to"),
+                    message: format!(
+                        "no route between {} and {}",
+                        self.nodes[f.src], self.nodes[f.dst]
+                    ),
+                });
+            }
+        }
+        Ok(routing)
+    }
+
     /// The simulator's form of a resolved scenario (`satcc_core::scenario`): queue limits
     /// as the resolver sized them, models and algorithm parameters read and checked. Pass
     /// `resolved.routing` to `World::with_routing` to walk the resolver's routes.
@@ -229,10 +346,7 @@ impl SimConfig {
                     rate_bps: spec.state.rate_bps,
                     delay: spec.state.delay,
                     loss: spec.state.loss,
-                    queue: match r.queue(k) {
-                        QueueLimit::Packets(n) => QueueConfig::Packets(n),
-                        QueueLimit::Bytes(n) => QueueConfig::Bytes(n),
-                    },
+                    queue: r.queue(k).into(),
                     ecn_threshold_pkts: spec.ecn_threshold_pkts,
                     drop_packets: spec.drop_packets,
                     jitter: spec.jitter,

@@ -19,7 +19,8 @@ pub mod udp;
 pub mod world;
 
 pub use config::{
-    AppConfig, ConfigError, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig,
-    SimConfig,
+    AppConfig, ConfigError, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, SimConfig,
 };
+/// A direction's queue as written (satcc-core's `dirspec`; "N BDP" sized along the routes).
+pub use satcc_core::dirspec::QueueSpec;
 pub use world::{run, SimOutput};

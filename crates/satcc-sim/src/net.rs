@@ -20,13 +20,14 @@
 //! before the FIFO clamp, so packets into a host keep their order.
 
 use satcc_core::direction::{Direction, DirectionConfig, LinkPacket, Offered};
+use satcc_core::dirspec::QueueSpec;
 use satcc_core::hostnoise::HostNoise;
-use satcc_core::link::{LinkState, QueueLimit};
+use satcc_core::link::LinkState;
 use satcc_core::models::{self, LinkBehaviour, Seeds};
-use satcc_core::routing::{bdp_queue_bytes, LinkEnds, Routing};
+use satcc_core::routing::{bdp_queue_bytes, Routing};
 use satcc_core::{Rng, SimDuration, SimTime};
 
-use crate::config::{ConfigError, DirConfig, QueueConfig, SimConfig};
+use crate::config::{ConfigError, DirConfig, SimConfig};
 use crate::packet::{Hop, PacketStore};
 
 /// Stream label base of the host-noise draws of packets arriving by a direction: turning the
@@ -44,13 +45,13 @@ pub struct LinkDir {
     /// The far node's turnaround and its own stream, for packets addressed to that node.
     host_noise: Option<(HostNoise, Rng)>,
     /// Whether the arrival of the packet at the head of the wire is in the event heap
-    /// (world.rs). The wire is FIFO, so only the head's arrival is: the number of pending
+    /// (world/mod.rs). The wire is FIFO, so only the head's arrival is: the number of pending
     /// events stays independent of the bandwidth-delay product. Each packet's event key is
     /// its arrival instant and the sequence number stamped on its hop when it left the
     /// serialiser, as a per-packet event would have had, so events pop in exactly the order
     /// they did when every packet had its own.
     pub(crate) arrival_scheduled: bool,
-    /// When this direction's wake-up event (world.rs `Ev::TxDone`) is due, if one is pending:
+    /// When this direction's wake-up event (world/mod.rs `Ev::TxDone`) is due, if one is pending:
     /// it has one only while its wire is empty and a packet is in service.
     pub(crate) wake_at: Option<SimTime>,
 }
@@ -107,38 +108,15 @@ pub struct Network {
 }
 
 impl Network {
-    pub fn build(cfg: &SimConfig, routing: Option<Routing>) -> Result<Network, ConfigError> {
-        let n = cfg.nodes.len();
+    /// The directions of a checked configuration (`SimConfig::check` or the resolver) and
+    /// its routes; "N BDP" queues of a hand-built configuration sized along them.
+    pub fn build(cfg: &SimConfig, routing: Routing) -> Result<Network, ConfigError> {
         let mut dirs = Vec::with_capacity(cfg.links.len() * 2);
         for (i, l) in cfg.links.iter().enumerate() {
             for (name, to, d) in [("ab", l.b, &l.ab), ("ba", l.a, &l.ba)] {
-                if l.a >= n || l.b >= n {
-                    return Err(ConfigError {
-                        key: format!("link[{i}]"),
-                        message: "node index out of range".into(),
-                    });
-                }
-                if d.rate_bps == 0 {
-                    return Err(ConfigError {
-                        key: format!("link[{i}].rate"),
-                        message: "must be > 0".into(),
-                    });
-                }
-                if !(0.0..=1.0).contains(&d.loss) {
-                    return Err(ConfigError {
-                        key: format!("link[{i}].loss"),
-                        message: "must be in [0, 1]".into(),
-                    });
-                }
-                if let Some(t) = d.tick {
-                    if t.is_zero() || d.model.is_some() {
-                        return Err(ConfigError {
-                            key: format!("link[{i}].tick"),
-                            message: "tick service needs a period > 0 and a link without a model"
-                                .into(),
-                        });
-                    }
-                }
+                // checked: a rate of 0 would be an outage for good, a loss outside [0, 1] a
+                // certainty
+                debug_assert!(d.rate_bps > 0 && (0.0..=1.0).contains(&d.loss));
                 let label = dirs.len() as u64;
                 let model = match &d.model {
                     None => models::constant(LinkState {
@@ -167,33 +145,27 @@ impl Network {
                 dirs.push(dir);
             }
         }
-        let ends: Vec<LinkEnds> = cfg
-            .links
-            .iter()
-            .map(|l| LinkEnds {
-                a: l.a,
-                b: l.b,
-                ab_delay: l.ab.delay,
-                ba_delay: l.ba.delay,
-            })
-            .collect();
-        let mut net = Network {
-            dirs,
-            routing: routing.unwrap_or_else(|| Routing::compute(n, &ends)),
-        };
+        let mut net = Network { dirs, routing };
         net.resolve_bdp_queues(cfg);
         Ok(net)
     }
 
-    /// Resolve "N BDP" queue limits (satcc-core `routing`).
+    /// Size the "N BDP" queue limits of a hand-built configuration (satcc-core `routing`; a
+    /// resolved scenario's come sized).
     fn resolve_bdp_queues(&mut self, cfg: &SimConfig) {
+        let bdp = |d: &DirConfig| matches!(d.queue, QueueSpec::Bdp(_));
+        if !cfg.links.iter().any(|l| bdp(&l.ab) || bdp(&l.ba)) {
+            return;
+        }
         let flows: Vec<(usize, usize)> = cfg.flows.iter().map(|f| (f.src, f.dst)).collect();
         let max_rtt = self.routing.max_rtt_per_direction(&flows);
         for (i, l) in cfg.links.iter().enumerate() {
             for (k, d) in [(2 * i, &l.ab), (2 * i + 1, &l.ba)] {
-                if let QueueConfig::Bdp(x) = d.queue {
-                    let bytes = bdp_queue_bytes(d.rate_bps, max_rtt[k], x);
-                    self.dirs[k].core.set_limit(QueueLimit::Bytes(bytes));
+                if let QueueSpec::Bdp(_) = d.queue {
+                    let limit = d
+                        .queue
+                        .limit(|x| bdp_queue_bytes(d.rate_bps, max_rtt[k], x));
+                    self.dirs[k].core.set_limit(limit);
                 }
             }
         }
@@ -243,11 +215,8 @@ fn new_dir(
     seed: u64,
     label: u64,
 ) -> LinkDir {
-    let limit = match d.queue {
-        QueueConfig::Packets(n) => QueueLimit::Packets(n),
-        QueueConfig::Bytes(b) => QueueLimit::Bytes(b),
-        QueueConfig::Bdp(_) => QueueLimit::Packets(u64::MAX), // resolved after routing
-    };
+    // "N BDP" is sized after routing (`resolve_bdp_queues`)
+    let limit = d.queue.limit(|_| u64::MAX);
     let cfg = DirectionConfig {
         limit,
         ecn_threshold_pkts: d.ecn_threshold_pkts,

@@ -78,7 +78,7 @@ pub struct Packet {
     pub rwnd: u64,
     /// A retransmission (for link statistics only).
     pub retrans: bool,
-    /// Set on each fragment of a fragmented packet (world.rs `send`).
+    /// Set on each fragment of a fragmented packet (world/frag.rs `send`).
     pub frag: Option<Frag>,
 }
 
@@ -120,7 +120,7 @@ pub struct Hop {
     pub wire_bytes: u32,
     pub dst_node: u32,
     flags: u8,
-    /// Sequence number of its arrival event (world.rs), stamped when it leaves a serialiser:
+    /// Sequence number of its arrival event (world/mod.rs), stamped when it leaves a serialiser:
     /// with the arrival instant the wire keeps, the event's key.
     pub seq: u64,
 }

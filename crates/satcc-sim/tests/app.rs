@@ -1,15 +1,15 @@
-//! Application traffic (`FlowConfig::app`, world.rs): on/off sources and request writes run
+//! Application traffic (`FlowConfig::app`, world/app.rs): on/off sources and request writes run
 //! through the sender's application writes; bulk flows are untouched.
 
 mod common;
 
 use common::{dumbbell, ms, run};
-use satcc_sim::{AppConfig, FlowConfig, QueueConfig, SimOutput};
+use satcc_sim::{AppConfig, FlowConfig, QueueSpec, SimOutput};
 
 const RATE_BPS: u64 = 20_000_000;
 const ONE_WAY_MS: u64 = 25;
 /// One BDP: what is queued when the source goes off drains within an RTT or two.
-const QUEUE: QueueConfig = QueueConfig::Bdp(1.0);
+const QUEUE: QueueSpec = QueueSpec::Bdp(1.0);
 const MSS: u64 = 1448;
 
 fn one_flow(app: AppConfig, secs: u64) -> SimOutput {

@@ -10,7 +10,7 @@ use common::*;
 use satcc_cc::params::ParamValue;
 use satcc_cc::INFINITE_SSTHRESH;
 use satcc_core::SimDuration;
-use satcc_sim::{FlowConfig, QueueConfig};
+use satcc_sim::{FlowConfig, QueueSpec};
 use scripted_peer::{Ev, Peer};
 
 /// Bottleneck rate carrying `pps` full 1448-byte segments a second (1500 bytes on the wire:
@@ -34,7 +34,7 @@ fn hystart_run(params: &[(&str, ParamValue)]) -> (Option<u32>, u64) {
         rate_bps(1000),
         50,
         0.0,
-        QueueConfig::Packets(2000),
+        QueueSpec::Packets(2000),
         5,
         vec![flow("cubic", params)],
     );
@@ -70,7 +70,7 @@ fn bbr3_finds_the_rate_of_a_fixed_bottleneck_and_keeps_the_queue_small() {
         rate_bps(1000),
         25,
         0.0,
-        QueueConfig::Packets(1000),
+        QueueSpec::Packets(1000),
         12,
         vec![flow("bbr3", &[])],
     );
@@ -114,7 +114,7 @@ fn vegas_queues_a_few_packets_without_loss_on_a_deep_buffer() {
         rate_bps(1000),
         50,
         0.0,
-        QueueConfig::Packets(500),
+        QueueSpec::Packets(500),
         110,
         vec![flow("vegas", &[])],
     );
@@ -139,7 +139,7 @@ fn yeah_with_a_large_bdp_stays_fast_and_keeps_the_queue_near_alpha() {
         rate_bps(10_000),
         50,
         0.0,
-        QueueConfig::Packets(3000),
+        QueueSpec::Packets(3000),
         60,
         vec![flow("yeah", &[])],
     );

@@ -18,7 +18,7 @@ use common::*;
 use satcc_cc::params::ParamValue;
 use satcc_core::record::LinkSeries;
 use satcc_core::SimDuration;
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueConfig, SimConfig, SimOutput};
+use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueSpec, SimConfig, SimOutput};
 
 /// Bytes of a full data packet on the wire (1448 B payload + 52 B IP/TCP/timestamps).
 const PACKET_BYTES: f64 = 1500.0;
@@ -133,7 +133,7 @@ fn hybla_gets_at_least_twice_renos_goodput_on_a_lossy_550_ms_path() {
                 RATE_BPS,
                 ONE_WAY_MS,
                 LOSS,
-                QueueConfig::Packets(1000),
+                QueueSpec::Packets(1000),
                 SECS,
                 vec![FlowConfig::bulk(0, 0, 2, cca)],
             );
@@ -203,7 +203,7 @@ fn fast_bdp_pkts() -> f64 {
     FAST_RATE_BPS as f64 / 8.0 * fast_base_rtt_ms() / 1000.0 / PACKET_BYTES
 }
 
-fn fast_path(queue: QueueConfig, secs: u64, flows: Vec<FlowConfig>) -> SimConfig {
+fn fast_path(queue: QueueSpec, secs: u64, flows: Vec<FlowConfig>) -> SimConfig {
     let mut cfg = dumbbell(FAST_RATE_BPS, FAST_ONE_WAY_MS, 0.0, queue, secs, flows);
     cfg.bin = SimDuration::from_millis(10);
     cfg
@@ -231,7 +231,7 @@ fn vegas_keeps_a_few_packets_queued_while_cubic_fills_a_ten_bdp_buffer() {
 
     let measure = |cca: &str| {
         let o = run(&fast_path(
-            QueueConfig::Bdp(10.0),
+            QueueSpec::Bdp(10.0),
             SECS,
             vec![FlowConfig::bulk(0, 0, 2, cca)],
         ));
@@ -323,7 +323,7 @@ fn dctcp_path(cca: &str, marking: bool) -> SimConfig {
             f
         })
         .collect();
-    let mut cfg = fast_path(QueueConfig::Packets(DCTCP_BUFFER_PKTS), DCTCP_SECS, flows);
+    let mut cfg = fast_path(QueueSpec::Packets(DCTCP_BUFFER_PKTS), DCTCP_SECS, flows);
     if marking {
         cfg.links[1].ab.ecn_threshold_pkts = Some(DCTCP_K);
     }
@@ -473,7 +473,7 @@ fn two_rtt_dumbbell(
     rate_bps: u64,
     access_bps: u64,
     rtt_ms: [f64; 2],
-    queue: QueueConfig,
+    queue: QueueSpec,
     secs: u64,
     flows: Vec<FlowConfig>,
 ) -> SimConfig {
@@ -482,7 +482,7 @@ fn two_rtt_dumbbell(
             access_bps,
             SimDuration::from_nanos(one_way_ns.round() as u64),
             0.0,
-            QueueConfig::Packets(100_000),
+            QueueSpec::Packets(100_000),
         )
     };
     let half_ns = |rtt: f64| rtt * 1e6 / 2.0;
@@ -568,7 +568,7 @@ impl Fairness {
 fn cubic_pair(
     rate_bps: u64,
     access_bps: u64,
-    queue: QueueConfig,
+    queue: QueueSpec,
     secs: u64,
     mode: &KMode,
     phases: &[f64],
@@ -636,7 +636,7 @@ fn stock_cubic_favours_the_short_rtt_flow_and_cbrt_rtt_k_raises_the_long_flows_s
     // The long flow's share must grow by more than the scatter of a two-phase mean (single
     // phases differ by up to ~0.1 in share under cbrt_rtt, i.e. ±0.05 around their mean).
     const MIN_SHARE_GAIN: f64 = 0.05;
-    let queue = QueueConfig::Bdp(1.0);
+    let queue = QueueSpec::Bdp(1.0);
     let stock = cubic_pair(RATE_BPS, ACCESS_BPS, queue, SECS, &KMode::stock(), &PHASES);
     eprintln!("{}", describe("stock", &stock));
     let cbrt = cubic_pair(
@@ -699,11 +699,11 @@ fn cubic_rtt_fairness_sweep_over_buffers_rates_and_k_modes() {
     ] {
         let capacity = rate_bps as f64 * PAYLOAD_SHARE;
         for queue in [
-            QueueConfig::Packets(50),
-            QueueConfig::Packets(100),
-            QueueConfig::Packets(1000),
-            QueueConfig::Packets(2000),
-            QueueConfig::Bdp(1.0),
+            QueueSpec::Packets(50),
+            QueueSpec::Packets(100),
+            QueueSpec::Packets(1000),
+            QueueSpec::Packets(2000),
+            QueueSpec::Bdp(1.0),
         ] {
             let mut results: Vec<(String, Fairness)> = Vec::new();
             for mode in &modes {
@@ -749,7 +749,7 @@ fn equal_rate_access_links_phase_lock_cubic_fairness() {
     let f = cubic_pair(
         1_000_000_000,
         1_000_000_000,
-        QueueConfig::Packets(1000),
+        QueueSpec::Packets(1000),
         60,
         &KMode::stock(),
         &phases,
@@ -783,7 +783,7 @@ fn cubic_rtt_fairness_over_ten_minutes() {
                 rate_bps,
                 ACCESS_BPS,
                 [SHORT_RTT_MS, LONG_RTT_MS],
-                QueueConfig::Bdp(1.0),
+                QueueSpec::Bdp(1.0),
                 SECS,
                 flows,
             ));

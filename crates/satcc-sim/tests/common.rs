@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use satcc_core::SimDuration;
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueConfig, SimConfig, SimOutput};
+use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueSpec, SimConfig, SimOutput};
 
 pub fn ms(x: u64) -> SimDuration {
     SimDuration::from_millis(x)
@@ -13,7 +13,7 @@ pub fn dumbbell(
     rate_bps: u64,
     one_way_ms: u64,
     loss: f64,
-    queue: QueueConfig,
+    queue: QueueSpec,
     secs: u64,
     flows: Vec<FlowConfig>,
 ) -> SimConfig {
@@ -21,7 +21,7 @@ pub fn dumbbell(
         10_000_000_000,
         SimDuration::from_micros(100),
         0.0,
-        QueueConfig::Packets(100_000),
+        QueueSpec::Packets(100_000),
     );
     let mut fwd = DirConfig::new(rate_bps, ms(one_way_ms), loss, queue);
     fwd.loss = loss;

@@ -6,7 +6,7 @@ mod common;
 
 use common::{dumbbell, run};
 use satcc_core::SimDuration;
-use satcc_sim::{FlowConfig, QueueConfig};
+use satcc_sim::{FlowConfig, QueueSpec};
 
 fn data_segments(out: &satcc_sim::SimOutput) -> u64 {
     out.flows.iter().map(|f| f.sent_packets).sum()
@@ -20,7 +20,7 @@ fn reference_case(secs: u64) -> satcc_sim::SimConfig {
         100_000_000,
         0,
         0.0,
-        QueueConfig::Bytes(625_000),
+        QueueSpec::Bytes(625_000),
         secs,
         vec![FlowConfig::bulk(0, 0, 2, "reno")],
     );
@@ -54,7 +54,7 @@ fn a_wire_that_empties_between_packets_adds_one_wake_up_per_packet() {
         100_000_000,
         25,
         0.0,
-        QueueConfig::Bytes(625_000),
+        QueueSpec::Bytes(625_000),
         10,
         vec![FlowConfig::bulk(0, 0, 2, "reno")],
     );
@@ -76,7 +76,7 @@ fn pending_events_do_not_grow_with_the_bandwidth_delay_product() {
             rate_bps,
             one_way_ms,
             0.0,
-            QueueConfig::Bdp(1.0),
+            QueueSpec::Bdp(1.0),
             20,
             vec![FlowConfig::bulk(0, 0, 2, "cubic")],
         );

@@ -81,7 +81,7 @@ fn dir() -> satcc_sim::DirConfig {
         rate_bps: 1_000_000,
         delay: SimDuration::from_nanos(1_000_000),
         loss: 0.0,
-        queue: satcc_sim::QueueConfig::Packets(100),
+        queue: satcc_sim::QueueSpec::Packets(100),
         ecn_threshold_pkts: None,
         drop_packets: vec![],
         jitter: SimDuration::ZERO,

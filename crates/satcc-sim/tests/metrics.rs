@@ -4,12 +4,12 @@
 mod common;
 
 use common::{dumbbell, run};
-use satcc_sim::{FlowConfig, QueueConfig, SimOutput};
+use satcc_sim::{FlowConfig, QueueSpec, SimOutput};
 
 const RATE_BPS: u64 = 10_000_000;
 const ONE_WAY_MS: u64 = 20;
 /// Well under the 34-packet BDP: the first transfer's slow start overflows it.
-const SHALLOW_QUEUE: QueueConfig = QueueConfig::Packets(15);
+const SHALLOW_QUEUE: QueueSpec = QueueSpec::Packets(15);
 const SIZE: u64 = 2_000_000;
 const SECOND_START_S: u64 = 5;
 /// What the series reports for TCP_INFINITE_SSTHRESH.

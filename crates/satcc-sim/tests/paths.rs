@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use satcc_core::models::{starlink::StarlinkConfig, EpochClock, ModelSpec};
 use satcc_core::SimDuration;
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueConfig, SimConfig, SimOutput};
+use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueSpec, SimConfig, SimOutput};
 
 const BIN_S: f64 = 0.1;
 
@@ -44,7 +44,7 @@ fn residential_downlink() -> StarlinkConfig {
     }
 }
 
-fn model_dir(spec: StarlinkConfig, nominal_bps: u64, queue: QueueConfig) -> DirConfig {
+fn model_dir(spec: StarlinkConfig, nominal_bps: u64, queue: QueueSpec) -> DirConfig {
     let mut d = DirConfig::new(nominal_bps, ms(25), 0.0, queue);
     d.model = Some(ModelSpec::Starlink(spec));
     d
@@ -86,8 +86,8 @@ fn an_outage_holds_packets_and_the_link_series_shows_it() {
         intra: None,
         clock: starlink_clock(),
     };
-    let ab = model_dir(spec.clone(), 10_000_000, QueueConfig::Packets(10_000));
-    let ba = model_dir(spec, 10_000_000, QueueConfig::Packets(10_000));
+    let ab = model_dir(spec.clone(), 10_000_000, QueueSpec::Packets(10_000));
+    let ba = model_dir(spec, 10_000_000, QueueSpec::Packets(10_000));
     let o = run(&one_link(
         ab,
         ba,
@@ -130,11 +130,11 @@ fn rate_steps_at_epoch_boundaries_are_seen_by_the_serialiser() {
         intra: None,
         ..residential_uplink()
     };
-    let ab = model_dir(spec.clone(), 15_000_000, QueueConfig::Bytes(300_000));
+    let ab = model_dir(spec.clone(), 15_000_000, QueueSpec::Bytes(300_000));
     let ba = model_dir(
         residential_downlink(),
         100_000_000,
-        QueueConfig::Packets(1000),
+        QueueSpec::Packets(1000),
     );
     let o = run(&one_link(
         ab,
@@ -167,15 +167,11 @@ fn rate_steps_at_epoch_boundaries_are_seen_by_the_serialiser() {
 
 #[test]
 fn a_starlink_uplink_shows_15_s_periodic_throughput_dips() {
-    let ab = model_dir(
-        residential_uplink(),
-        15_000_000,
-        QueueConfig::Bytes(281_250),
-    );
+    let ab = model_dir(residential_uplink(), 15_000_000, QueueSpec::Bytes(281_250));
     let ba = model_dir(
         residential_downlink(),
         100_000_000,
-        QueueConfig::Bytes(2_500_000),
+        QueueSpec::Bytes(2_500_000),
     );
     let secs_run = 192; // 12 boundaries (12 s … 177 s)
     let o = run(&one_link(
@@ -235,15 +231,11 @@ fn a_starlink_uplink_shows_15_s_periodic_throughput_dips() {
 #[test]
 fn a_starlink_run_is_deterministic_and_depends_on_the_seed() {
     let mk = |seed| {
-        let ab = model_dir(
-            residential_uplink(),
-            15_000_000,
-            QueueConfig::Bytes(281_250),
-        );
+        let ab = model_dir(residential_uplink(), 15_000_000, QueueSpec::Bytes(281_250));
         let ba = model_dir(
             residential_downlink(),
             100_000_000,
-            QueueConfig::Bytes(2_500_000),
+            QueueSpec::Bytes(2_500_000),
         );
         let mut cfg = one_link(ab, ba, 40, vec![FlowConfig::bulk(0, 0, 1, "cubic")]);
         cfg.seed = seed;
@@ -278,7 +270,7 @@ fn with_60_bytes_of_encapsulation_mss_1460_fragments_and_mss_1300_does_not() {
             10_000_000,
             10,
             0.0,
-            QueueConfig::Bdp(1.0),
+            QueueSpec::Bdp(1.0),
             20,
             vec![tunnel_flow(mss, 60)],
         );
@@ -312,7 +304,7 @@ fn losing_either_fragment_loses_the_packet_so_mss_1300_beats_1460_under_loss() {
                     20_000_000,
                     25,
                     0.005,
-                    QueueConfig::Bdp(1.0),
+                    QueueSpec::Bdp(1.0),
                     60,
                     vec![tunnel_flow(mss, 60)],
                 );
@@ -335,7 +327,7 @@ fn a_lost_fragment_is_never_delivered_and_the_flow_recovers_by_retransmission() 
         10_000_000,
         10,
         0.0,
-        QueueConfig::Bdp(1.0),
+        QueueSpec::Bdp(1.0),
         10,
         vec![tunnel_flow(1460, 60)],
     );
@@ -366,7 +358,7 @@ fn a_udp_flow_below_capacity_arrives_whole_without_jitter() {
         20_000_000,
         20,
         0.0,
-        QueueConfig::Packets(100),
+        QueueSpec::Packets(100),
         10,
         vec![udp_flow(10_000_000, 1460)],
     );
@@ -386,7 +378,7 @@ fn a_udp_flow_above_capacity_loses_the_excess_at_the_queue() {
         10_000_000,
         20,
         0.0,
-        QueueConfig::Packets(100),
+        QueueSpec::Packets(100),
         10,
         vec![udp_flow(20_000_000, 1460)],
     );
@@ -407,15 +399,11 @@ fn a_udp_flow_above_capacity_loses_the_excess_at_the_queue() {
 
 #[test]
 fn a_udp_flow_over_starlink_sees_jitter_and_boundary_loss() {
-    let ab = model_dir(
-        residential_uplink(),
-        15_000_000,
-        QueueConfig::Bytes(281_250),
-    );
+    let ab = model_dir(residential_uplink(), 15_000_000, QueueSpec::Bytes(281_250));
     let ba = model_dir(
         residential_downlink(),
         100_000_000,
-        QueueConfig::Bytes(2_500_000),
+        QueueSpec::Bytes(2_500_000),
     );
     let mut f = udp_flow(4_000_000, 1460);
     f.dst = 1;
@@ -458,8 +446,8 @@ fn a_spurious_rto_during_an_outage_is_undone_with_or_without_timestamps() {
         let mut f = FlowConfig::bulk(0, 0, 1, "cubic");
         f.timestamps = timestamps;
         f.rwnd_bytes = 100_000; // 69 packets, below the 10 000-packet queue: no loss at all
-        let ab = model_dir(spec.clone(), 10_000_000, QueueConfig::Packets(10_000));
-        let ba = model_dir(spec.clone(), 10_000_000, QueueConfig::Packets(10_000));
+        let ab = model_dir(spec.clone(), 10_000_000, QueueSpec::Packets(10_000));
+        let ba = model_dir(spec.clone(), 10_000_000, QueueSpec::Packets(10_000));
         let o = run(&one_link(ab, ba, 20, vec![f]));
         let fl = &o.flows[0];
         assert!(

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use satcc_core::SimDuration;
-use satcc_sim::{FlowConfig, QueueConfig, SimOutput};
+use satcc_sim::{FlowConfig, QueueSpec, SimOutput};
 
 /// Payload share of a full data packet: 1448 B of 1500 B (IP + TCP + timestamps).
 const PAYLOAD_SHARE: f64 = 1448.0 / 1500.0;
@@ -28,14 +28,7 @@ fn window_limited_flow_gets_window_over_rtt() {
     // 100 Mbit/s link is far from full, so throughput = window / RTT (study 003 eq. 1).
     let mut f = FlowConfig::bulk(0, 0, 2, "reno");
     f.window_scaling = false;
-    let cfg = dumbbell(
-        100_000_000,
-        50,
-        0.0,
-        QueueConfig::Packets(1000),
-        30,
-        vec![f],
-    );
+    let cfg = dumbbell(100_000_000, 50, 0.0, QueueSpec::Packets(1000), 30, vec![f]);
     let o = run(&cfg);
     let window_bytes = (65_535 / 1448) as f64 * 1448.0;
     let rtt = o.flows[0].rtt_min_ms.unwrap() / 1000.0;
@@ -70,7 +63,7 @@ fn lossless_bulk_flow_fills_the_bottleneck() {
             50_000_000,
             10,
             0.0,
-            QueueConfig::Bdp(1.0),
+            QueueSpec::Bdp(1.0),
             30,
             vec![FlowConfig::bulk(0, 0, 2, cca)],
         );
@@ -92,7 +85,7 @@ fn lossless_bulk_flow_fills_the_bottleneck() {
 fn no_retransmission_on_a_lossless_path_with_room_to_queue() {
     let mut f = FlowConfig::bulk(0, 0, 2, "reno");
     f.rwnd_bytes = 1_000_000; // at most ~690 packets in flight; the queue holds 5000
-    let cfg = dumbbell(20_000_000, 25, 0.0, QueueConfig::Packets(5000), 20, vec![f]);
+    let cfg = dumbbell(20_000_000, 25, 0.0, QueueSpec::Packets(5000), 20, vec![f]);
     let o = run(&cfg);
     assert_eq!(o.flows[0].retransmitted_packets, 0);
     assert_eq!(o.flows[0].rto_count, 0);
@@ -105,7 +98,7 @@ fn limited_transfer_delivers_every_byte_exactly_once_despite_loss() {
         let mut f = FlowConfig::bulk(0, 0, 2, cca);
         f.size_bytes = Some(3_000_001); // not a multiple of the MSS: a short last segment
         f.sack = sack;
-        let mut cfg = dumbbell(20_000_000, 20, 0.02, QueueConfig::Packets(50), 120, vec![f]);
+        let mut cfg = dumbbell(20_000_000, 20, 0.02, QueueSpec::Packets(50), 120, vec![f]);
         cfg.links[1].ba.loss = 0.02; // ACKs are lost too
         let o = run(&cfg);
         let fl = &o.flows[0];
@@ -130,14 +123,7 @@ fn sack_recovery_repairs_a_burst_in_one_episode_without_timeout() {
     // The receive window (1 MB ≈ 690 packets) keeps the 2000-packet queue from overflowing.
     let mut f = FlowConfig::bulk(0, 0, 2, "reno");
     f.rwnd_bytes = 1_000_000;
-    let mut cfg = dumbbell(
-        100_000_000,
-        20,
-        0.0,
-        QueueConfig::Packets(2000),
-        10,
-        vec![f],
-    );
+    let mut cfg = dumbbell(100_000_000, 20, 0.0, QueueSpec::Packets(2000), 10, vec![f]);
     cfg.links[1].ab.drop_packets = (3001..=3010).collect();
     let o = run(&cfg);
     let f = &o.flows[0];
@@ -158,7 +144,7 @@ fn dropping_one_packet_costs_one_retransmission() {
     // Study 003 Fig. 6: a SACK-driven single retransmission.
     let mut f = FlowConfig::bulk(0, 0, 2, "reno");
     f.rwnd_bytes = 1_000_000;
-    let mut cfg = dumbbell(100_000_000, 20, 0.0, QueueConfig::Packets(2000), 5, vec![f]);
+    let mut cfg = dumbbell(100_000_000, 20, 0.0, QueueSpec::Packets(2000), 5, vec![f]);
     cfg.links[1].ab.drop_packets = vec![500];
     let o = run(&cfg);
     assert_eq!(o.flows[0].retransmitted_packets, 1);
@@ -173,7 +159,7 @@ fn reno_under_random_loss_follows_mathis() {
             1_000_000_000,
             50,
             p,
-            QueueConfig::Bdp(1.0),
+            QueueSpec::Bdp(1.0),
             300,
             vec![FlowConfig::bulk(0, 0, 2, "reno")],
         );
@@ -197,7 +183,7 @@ fn same_scenario_and_seed_give_identical_output() {
             20_000_000,
             25,
             0.003,
-            QueueConfig::Bdp(1.0),
+            QueueSpec::Bdp(1.0),
             20,
             vec![
                 FlowConfig::bulk(0, 0, 2, "reno"),
@@ -227,7 +213,7 @@ fn queue_drops_and_link_series_are_recorded() {
         10_000_000,
         10,
         0.0,
-        QueueConfig::Packets(10),
+        QueueSpec::Packets(10),
         10,
         vec![FlowConfig::bulk(0, 0, 2, "reno")],
     );
@@ -248,7 +234,7 @@ fn a_send_buffer_caps_the_bytes_in_flight() {
     // sndbuf / RTT = 20 Mbit/s, like a window.
     let mut f = FlowConfig::bulk(0, 0, 2, "cubic");
     f.sndbuf_bytes = Some(250_000);
-    let cfg = dumbbell(100_000_000, 50, 0.0, QueueConfig::Bdp(1.0), 20, vec![f]);
+    let cfg = dumbbell(100_000_000, 50, 0.0, QueueSpec::Bdp(1.0), 20, vec![f]);
     let o = run(&cfg);
     let allowed =
         (250_000 / 1448) as f64 * 1448.0 * 8.0 / (o.flows[0].rtt_min_ms.unwrap() / 1000.0);
@@ -270,14 +256,7 @@ fn dctcp_negotiates_ecn_even_when_the_flow_does_not_ask() {
     // short and nothing is dropped from a 1000-packet buffer.
     let f = FlowConfig::bulk(0, 0, 2, "dctcp");
     assert!(!f.ecn);
-    let mut cfg = dumbbell(
-        100_000_000,
-        10,
-        0.0,
-        QueueConfig::Packets(1000),
-        10,
-        vec![f],
-    );
+    let mut cfg = dumbbell(100_000_000, 10, 0.0, QueueSpec::Packets(1000), 10, vec![f]);
     cfg.links[1].ab.ecn_threshold_pkts = Some(20);
     let o = run(&cfg);
     let l = &o.link_series;
@@ -297,7 +276,7 @@ fn jitter_varies_delay_without_reordering_and_zero_jitter_changes_nothing() {
         vec![f]
     };
     let mk = |jitter_us: u64| {
-        let mut cfg = dumbbell(20_000_000, 25, 0.0, QueueConfig::Packets(1000), 10, flow());
+        let mut cfg = dumbbell(20_000_000, 25, 0.0, QueueSpec::Packets(1000), 10, flow());
         cfg.links[1].ab.jitter = SimDuration::from_micros(jitter_us);
         cfg
     };
@@ -306,7 +285,7 @@ fn jitter_varies_delay_without_reordering_and_zero_jitter_changes_nothing() {
         20_000_000,
         25,
         0.0,
-        QueueConfig::Packets(1000),
+        QueueSpec::Packets(1000),
         10,
         flow(),
     ));
@@ -341,7 +320,7 @@ fn geo(f: FlowConfig, secs: u64) -> SimOutput {
         20_000_000,
         300,
         0.0,
-        QueueConfig::Bdp(1.0),
+        QueueSpec::Bdp(1.0),
         secs,
         vec![f],
     ))

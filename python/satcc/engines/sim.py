@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from satcc import _native, limits
 from satcc.engines.meta import run_meta
 from satcc.errors import SatccError, UserError
-from satcc.scenario import Scenario, expand_flows, resolve
+from satcc.scenario import Scenario, expand_flows, resolved
 
 if TYPE_CHECKING:
     from satcc.results import RunResult
@@ -216,7 +216,10 @@ def check_budget(
     """Refuse (UserError) a run above a soft limit unless `force`; print the estimate of a
     long run on `stream` (stderr). With `simulate=False` (the model engine) only memory
     counts: the series are as large, the packets are not simulated."""
-    est = estimate(resolve(scenario, seed_override=seed))
+    handle = resolved(scenario, seed_override=seed)
+    if simulate:  # the run that follows takes it (`_resolved_once`)
+        _checked[:] = [(scenario, seed, handle)]
+    est = estimate(handle.config)
     if not simulate:
         est = Estimate(0, 0.0, est.memory_bytes, est.rows)
     stream = stream if stream is not None else sys.stderr
@@ -252,6 +255,20 @@ def format_seconds(s: float) -> str:
     return f"{s / 86400:,.0f} days"
 
 
+# The scenario, seed and resolved scenario of the last `check_budget`: the run of that
+# scenario that follows takes it, so a `satcc sim` resolves once.
+_checked: list[tuple[Scenario, int | None, _native.Resolved]] = []
+
+
+def _resolved_once(scenario: Scenario, seed: int | None) -> _native.Resolved:
+    """The resolved scenario `check_budget` made for this very scenario object and seed (taken,
+    so it serves one run), else a new one."""
+    last = _checked.pop() if _checked else None
+    if last is not None and last[0] is scenario and last[1] == seed:
+        return last[2]
+    return resolved(scenario, seed_override=seed)
+
+
 def available() -> bool:
     """Whether this build of the native module carries the simulator."""
     return hasattr(_native, "run_sim")
@@ -263,14 +280,15 @@ def run(
     progress: Callable[[float], None] | None = None,
 ) -> RunResult:
     """Simulate `scenario` (with `seed` instead of its own, if given) and return the result."""
-    config = resolve(scenario, seed_override=seed)
+    handle = _resolved_once(scenario, seed)
+    config = handle.config
     if not available():
         raise SatccError(
             "this build of satcc has no simulator (satcc._native.run_sim is "
             "missing); rebuild it with `make build`"
         )
     try:
-        raw = _native.run_sim(config, progress)
+        raw = _native.run_sim(handle, progress)
     except MemoryError as e:
         raise SatccError(
             f"{scenario.source}: {str(e) or 'out of memory'} (satcc's estimate: "

@@ -49,6 +49,12 @@ def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     """The resolved scenario every engine takes (`_native.pyi` RESOLVED): satcc-core's one
     resolver (`_native.resolve`) checks `spec(s)` as the simulator would and adds `routes`
     (paths, queue limits with "N BDP" sized)."""
+    return resolved(s, seed_override).config
+
+
+def resolved(s: Scenario, seed_override: int | None = None) -> _native.Resolved:
+    """`resolve`'s result as the native module keeps it: `run_sim` runs it as it is (no second
+    resolve), `.config` is the RESOLVED dictionary."""
     return _native_resolve(s, spec(s, seed_override))
 
 
@@ -143,19 +149,19 @@ def spec(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     return config
 
 
-def host_noise_quantiles(value: str | int) -> dict[str, list[list[float | int]]] | None:
-    """The resolved form of `host_noise`: {"sender": [[probability, ns], ...], "receiver":
-    [...]} (quantile points of each turnaround) or None."""
+def host_noise_quantiles(value: str | int) -> dict[str, list[list[float | int]]] | str | None:
+    """`host_noise` as the resolver takes it: {"sender": [[probability, ns], ...], "receiver":
+    [...]} (quantile points of each turnaround), "kernel" (the measured turnarounds: the
+    resolver writes their points, satcc-core `hostnoise`) or None."""
     if value == "off" or value == 0:
         return None
     if value == "kernel":
-        k = _native.host_noise_kernel()
-        return {side: [[float(p), int(ns)] for p, ns in k[side]] for side in ("sender", "receiver")}
+        return "kernel"
     uniform = [[0.0, 0], [1.0, int(value)]]
     return {"sender": uniform, "receiver": uniform}
 
 
-def _native_resolve(s: Scenario, config: dict[str, Any]) -> dict[str, Any]:
+def _native_resolve(s: Scenario, config: dict[str, Any]) -> _native.Resolved:
     """satcc-core's resolver on the scenario layer's dictionary; its refusals become scenario
     errors naming the key (`satcc check` and every engine accept exactly what `satcc sim`
     runs: one validation)."""

@@ -8,7 +8,7 @@ use satcc_cc::Params;
 use satcc_core::hostnoise::{HostNoise, Turnaround};
 use satcc_core::SimDuration;
 use satcc_sim::{
-    AppConfig, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueConfig, SimConfig,
+    AppConfig, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueSpec, SimConfig,
 };
 
 pub struct Bytes<'a>(pub &'a [u8]);
@@ -60,9 +60,9 @@ impl Bytes<'_> {
             delay: SimDuration::from_nanos(self.pick(100_000_000, u64::MAX)),
             loss: self.f64(),
             queue: match self.byte() % 3 {
-                0 => QueueConfig::Packets(self.pick(2_000, u64::MAX)),
-                1 => QueueConfig::Bytes(self.pick(3_000_000, u64::MAX)),
-                _ => QueueConfig::Bdp(self.f64() * 4.0),
+                0 => QueueSpec::Packets(self.pick(2_000, u64::MAX)),
+                1 => QueueSpec::Bytes(self.pick(3_000_000, u64::MAX)),
+                _ => QueueSpec::Bdp(self.f64() * 4.0),
             },
             ecn_threshold_pkts: if self.bool() {
                 Some(self.pick(100, u64::MAX))
