@@ -385,3 +385,37 @@ def test_an_interrupted_app_run_leaves_no_process_or_namespace(tmp_path, how):
         assert c.returncode == 0, c.stderr
     assert not any((host.NETNS_DIR / ns).exists() for ns in mine)
     assert _wait_for(lambda: not _procs_in(keys), 5), _procs_in(keys)
+
+
+def test_a_stop_at_any_moment_leaves_the_two_sides_counts_equal():
+    """SIGINT lands at a random moment of a loopback transfer that writes as fast as it can; the
+    receiver then reads to EOF on its own. Both counts must agree to the byte every time (the
+    stop once fell between a write returning and its bytes being counted: CI, session 36)."""
+    import random
+
+    rng = random.Random(7)
+    for mode in ("send", "app"):
+        for _ in range(8):
+            port, cport = _free_port(), _free_port()
+            server = _xfer("serve", str(port))
+            try:
+                time.sleep(0.3)
+                if mode == "send":
+                    client = _xfer(
+                        "send", "127.0.0.1", str(port), str(1 << 40), "--cport", str(cport)
+                    )
+                else:
+                    app = json.dumps({"kind": "onoff", "on_ns": 10 * S, "off_ns": S})
+                    client = _xfer(
+                        "app", "127.0.0.1", str(port), app, "--origin-ns", str(time.monotonic_ns()),
+                        "--until-ns", str(20 * S), "--cport", str(cport),
+                    )  # fmt: skip
+                time.sleep(0.25 + rng.random() * 0.1)
+                sent = _stop(client)
+                out, _ = server.communicate(timeout=10)  # EOF ends it: no signal
+                got = json.loads(out)
+            finally:
+                for p in (server, client):
+                    if p.poll() is None:
+                        p.kill()
+            assert got["bytes"] == sent["bytes"] > 0, (mode, got, sent)

@@ -15,7 +15,9 @@ receiver to close; `serve` reads until that FIN, closes, and prints one JSON obj
 last byte read (the clock is the machine's, the same in every network namespace, so the runner
 subtracts its own start). `send` prints `{"bytes": N, "total_retrans": R}`, R being the
 socket's `tcpi_total_retrans` read just before it closes. SIGINT/SIGTERM end either side with
-what it has, still printing its JSON (the run's end came first).
+what it has, still printing its JSON (the run's end came first). The counts are exact: the
+signals are held while a read or write returns and is counted (`_counted`), so a stop can land
+on either side of a system call but never between the bytes moving and their being counted.
 
 Application traffic (a scenario's `[[flow]] app`, docs/scenario.md) runs through the same pair:
 
@@ -72,6 +74,24 @@ def _stop(_sig, _frame):
     raise _Stop
 
 
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+class _counted:
+    """Hold SIGINT/SIGTERM over a system call that cannot block (a POLLIN/POLLOUT socket, or a
+    non-blocking one) and the counting of its bytes. `_stop` raises between bytecodes, so a stop
+    arriving after `send`/`recv_into` returned but before `+= n` ran would drop bytes that moved
+    (the receiver's count would then exceed the sender's). A held signal is delivered when the
+    mask is lifted, after the count: the blocking waits (poll, accept, connect) stay interruptible."""
+
+    def __enter__(self):
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+
+    def __exit__(self, *exc):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+        return False
+
+
 def serve(
     port: int,
     out=sys.stdout,
@@ -89,25 +109,33 @@ def serve(
         try:
             conn, _ = lsock.accept()
             with conn:
+                conn.setblocking(False)
+                poller = select.poll()
+                poller.register(conn, select.POLLIN)
                 buf = bytearray(CHUNK)
                 while True:
-                    n = conn.recv_into(buf)
-                    if n == 0:
-                        break
-                    now = time.monotonic_ns()
-                    if first is None:
-                        first = now
-                    if gap_ns is not None:
-                        if bursts and now - bursts[-1][1] <= gap_ns:
-                            bursts[-1][1] = now
-                            bursts[-1][2] += n
-                        else:
-                            bursts.append([now, now, n])
-                    last = now
-                    got += n
-                    if request_bytes:
-                        # every request this read completed ends at this read
-                        requests.extend([now] * (got // request_bytes - len(requests)))
+                    poller.poll()  # the wait, interruptible
+                    with _counted():
+                        try:
+                            n = conn.recv_into(buf)
+                        except BlockingIOError:
+                            continue
+                        if n == 0:
+                            break
+                        now = time.monotonic_ns()
+                        if first is None:
+                            first = now
+                        if gap_ns is not None:
+                            if bursts and now - bursts[-1][1] <= gap_ns:
+                                bursts[-1][1] = now
+                                bursts[-1][2] += n
+                            else:
+                                bursts.append([now, now, n])
+                        last = now
+                        got += n
+                        if request_bytes:
+                            # every request this read completed ends at this read
+                            requests.extend([now] * (got // request_bytes - len(requests)))
         except _Stop:
             pass
     doc: dict = {"bytes": got, "first_ns": first, "last_ns": last}
@@ -168,9 +196,18 @@ def send(
     try:
         try:
             sock.connect((addr, port))
+            sock.setblocking(False)
+            poller = select.poll()
+            poller.register(sock, select.POLLOUT)
             block = memoryview(bytes(CHUNK))
             while sent < size:
-                sent += sock.send(block[: min(CHUNK, size - sent)])
+                poller.poll()  # the wait, interruptible
+                with _counted():
+                    try:
+                        sent += sock.send(block[: min(CHUNK, size - sent)])
+                    except BlockingIOError:
+                        pass
+            sock.setblocking(True)
             sock.shutdown(socket.SHUT_WR)
             while sock.recv(4096):  # the receiver closes once it has read everything
                 pass
@@ -269,25 +306,26 @@ def run_app(
             while True:
                 now = time.monotonic_ns() - origin_ns
                 while i < len(sched) and sched[i][0] <= now:
-                    t, kind, n = sched[i]
-                    i += 1
-                    cwnd, ssthresh = _window(sock)
-                    if kind == "write":
-                        pending += n
-                    else:
-                        unlimited, pending = kind == "on", 0
-                    events.append(
-                        {
-                            "t_ns": t,
-                            "late_ns": now - t,
-                            "kind": kind,
-                            "written": 0,
-                            "cwnd_before": cwnd,
-                            "ssthresh_before": ssthresh,
-                        }
-                    )
-                    write()  # the kernel's restart-after-idle check runs as this write queues
-                    events[-1]["cwnd_after"], events[-1]["ssthresh_after"] = _window(sock)
+                    with _counted():  # an event is recorded whole or not at all
+                        t, kind, n = sched[i]
+                        i += 1
+                        cwnd, ssthresh = _window(sock)
+                        if kind == "write":
+                            pending += n
+                        else:
+                            unlimited, pending = kind == "on", 0
+                        events.append(
+                            {
+                                "t_ns": t,
+                                "late_ns": now - t,
+                                "kind": kind,
+                                "written": 0,
+                                "cwnd_before": cwnd,
+                                "ssthresh_before": ssthresh,
+                            }
+                        )
+                        write()  # the kernel's restart-after-idle check runs as this queues
+                        events[-1]["cwnd_after"], events[-1]["ssthresh_after"] = _window(sock)
                 want = unlimited or pending > 0
                 poller.modify(sock, select.POLLOUT if want else 0)
                 if i < len(sched):
@@ -298,7 +336,8 @@ def run_app(
                 if any(ev & (select.POLLHUP | select.POLLERR) for _, ev in ready):
                     break  # the receiver went away: nothing more can be written
                 if want and ready:
-                    write()
+                    with _counted():
+                        write()
         except _Stop:
             pass
         retrans = _total_retrans(sock)
