@@ -1,6 +1,7 @@
 //! Path-level checks of single algorithms on the simulator's own sender (a one-flow
-//! dumbbell, tests/common.rs), moved here from satcc-cc's unit tests, which ran them on the
-//! test kit's fake sender. Each bound is the one those tests had, derived from the path.
+//! dumbbell, tests/common.rs; the scripted peer; or `PathPeer`, the sender on one bottleneck
+//! seen after every ACK), moved here from satcc-cc's unit tests, which ran them on a fake
+//! sender (testkit.rs, deleted). Each bound is the one those tests had, derived from the path.
 
 mod common;
 #[path = "support/scripted_peer.rs"]
@@ -445,23 +446,40 @@ fn bbr_detects_a_policer_and_uses_its_rate() {
 }
 
 #[test]
-fn bbr_after_an_rto_cuts_cwnd_to_one_and_slow_starts_back_to_the_saved_window() {
+fn bbr_after_an_rto_cuts_cwnd_to_one_and_restores_the_saved_window() {
     let mut p = path_peer("bbr", &[], bottleneck(1000, 50, 1000));
     p.run_until(secs(3), |_| {});
     let before = p.peer.trace.last().expect("a step").cwnd;
-    // An outage: every segment sent from now on is lost, until the first RTO fires.
-    p.blackout = true;
+    // The return path goes down until the RTO fires: the data arrives, no ACK does (the
+    // test kit marked everything lost while the path still delivered it).
+    p.acks_lost = true;
     loop {
         let h = p.step(secs(5)).expect("an RTO before 5 s");
         let s = *p.peer.trace.last().expect("a step");
         if h == scripted_peer::Happened::Timer && s.ca_state == 4 {
-            // tcp_enter_loss: everything lost, cwnd = in flight + 1.
+            // tcp_enter_loss: everything marked lost, cwnd = in flight + 1.
             assert_eq!(s.cwnd, 1, "cwnd after the RTO");
             break;
         }
     }
-    p.blackout = false;
-    p.run_until(secs(5), |_| {});
+    p.acks_lost = false;
+    // The first ACK after the outage covers what arrived: the sender finds the RTO spurious
+    // (timestamps, tcp_try_undo_loss) and is Open again; BBR's undo keeps cwnd at 1 and its
+    // next update gives back the saved window (tcp_bbr.c bbr_set_cwnd_to_recover_or_restore:
+    // cwnd = max(cwnd, prior_cwnd)); its slow-start step (cwnd + acked, the whole flight
+    // acked at once) would too, so the test fails only if both fail.
+    let mut at_open = None;
+    p.run_until(secs(5), |p| {
+        let s = p.peer.trace.last().expect("a step");
+        if s.ca_state == 0 && at_open.is_none() {
+            at_open = Some(s.cwnd);
+        }
+    });
+    let at_open = at_open.expect("the Loss episode ends");
+    assert!(
+        at_open + 10 >= before,
+        "cwnd {at_open} when Loss ended, {before} before"
+    );
     let s = *p.peer.trace.last().expect("a step");
     assert_eq!(s.ca_state, 0, "back in Open");
     assert!(s.cwnd + 10 >= before, "cwnd {} back near {before}", s.cwnd);

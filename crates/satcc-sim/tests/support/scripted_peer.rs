@@ -336,7 +336,9 @@ const TIMER_KINDS: [TimerKind; 5] = [
 /// answers each arriving segment with one ACK, and the ACK reaches the sender after the
 /// return propagation. Events run in time order; the caller sees the sender after each ACK.
 /// Unlike the world (tests/common.rs `dumbbell`), the path can change mid-run (a longer
-/// return route, an outage) and every ACK can be observed.
+/// return route, a return-path outage) and every ACK can be observed. The handshake takes
+/// exactly one base RTT (a SYN is not serialised), so the sender's first RTT sample is a
+/// little below every data segment's.
 pub struct PathPeer {
     pub peer: Peer,
     link: Direction<OnPath>,
@@ -348,13 +350,11 @@ pub struct PathPeer {
     back: SimDuration,
     /// Added to the return propagation of every later ACK (a route change; FIFO kept).
     pub extra_return: SimDuration,
-    /// While set, every segment the sender sends is lost before the bottleneck (an outage).
-    pub blackout: bool,
+    /// While set, every ACK the receiver sends is lost (an outage of the return path only).
+    pub acks_lost: bool,
     /// Time from sending the segment the last ACK answered to that ACK's arrival: the
     /// sender's RTT sample for a segment sent once.
     pub last_rtt: Option<SimDuration>,
-    /// Segments lost to the blackout.
-    pub blacked_out: u64,
 }
 
 impl PathPeer {
@@ -404,9 +404,8 @@ impl PathPeer {
             timer_seq: 0,
             back: path.rtt - there,
             extra_return: SimDuration::ZERO,
-            blackout: false,
+            acks_lost: false,
             last_rtt: None,
-            blacked_out: 0,
         };
         p.collect();
         p
@@ -426,11 +425,7 @@ impl PathPeer {
     fn collect(&mut self) {
         let now = self.peer.now;
         for pkt in std::mem::take(&mut self.peer.pipe) {
-            if self.blackout {
-                self.blacked_out += 1;
-            } else {
-                self.link.offer(OnPath { pkt, sent: now }, now);
-            }
+            self.link.offer(OnPath { pkt, sent: now }, now);
         }
         for (kind, at) in std::mem::take(&mut self.peer.timers) {
             let k = TIMER_KINDS.iter().position(|&t| t == kind).expect("a kind");
@@ -469,6 +464,9 @@ impl PathPeer {
             let seg = self.link.arrive();
             let ce = seg.pkt.ecn == Ecn::Ce;
             let ack = self.peer.receive(seg.pkt, ce);
+            if self.acks_lost {
+                return Some(Happened::Link);
+            }
             let mut at = now + self.back + self.extra_return;
             if let Some(&(last, ..)) = self.acks.back() {
                 at = at.max(last);
