@@ -369,25 +369,26 @@ fn bbr_on_a_fixed_bottleneck_finds_its_rate_and_cycles_the_gains_in_order() {
 
 #[test]
 fn bbr_probe_rtt_starts_10_s_after_the_last_min_rtt_and_lasts_200_ms_plus_a_round() {
-    let mut p = path_peer("bbr", &[], bottleneck(1000, 50, 1000));
+    // bbr_init takes the handshake's RTT as the first minimum (tcp_min_rtt) and stamps it.
+    // The handshake sees 70 ms; at 1 s the return route shortens by 20 ms, so data segments
+    // see 51 ms (1 ms of serialisation) and refresh the minimum; at 3 s it lengthens again
+    // (71 ms) and the old minimum is never seen again.
+    let mut p = path_peer("bbr", &[], bottleneck(1000, 70, 1000));
+    p.run_until(secs(1), |_| {});
+    p.back -= ms(20);
     // An ACK whose RTT equals the min RTT refreshes the 10 s window (tcp_bbr.c
     // bbr_update_min_rtt: rtt_us <= min_rtt_us).
     let refreshes = |p: &PathPeer| {
         p.last_rtt
             .is_some_and(|r| r.as_micros() as f64 <= cc(p, "min_rtt_ms") * 1000.0 + 0.5)
     };
-    // bbr_init stamps the handshake's RTT (tcp_min_rtt: 50 ms, a SYN is not serialised
-    // here). Data segments see 51 ms (1 ms of serialisation), so on this path no later
-    // sample matches it and the window runs from init, as in Linux (the test kit's sender
-    // had no handshake sample; its minimum came from data).
-    let mut last_refresh = p.peer.now;
+    let mut last_refresh = None;
     p.run_until(secs(3), |p| {
         if refreshes(p) {
-            last_refresh = p.peer.now;
+            last_refresh = Some(p.peer.now);
         }
     });
-    // Route change: the RTT rises to 70 ms and the old minimum is never seen again.
-    p.extra_return = ms(20);
+    p.back += ms(20);
     let (mut entered, mut left) = (None, None);
     let mut max_cwnd_in_probe_rtt = 0;
     p.run_until(secs(16), |p| {
@@ -400,12 +401,16 @@ fn bbr_probe_rtt_starts_10_s_after_the_last_min_rtt_and_lasts_200_ms_plus_a_roun
             left = Some(now);
         }
         if entered.is_none() && refreshes(p) {
-            last_refresh = now;
+            last_refresh = Some(now);
         }
     });
     let entered = entered.expect("PROBE_RTT entered");
     let left = left.expect("PROBE_RTT left").as_secs_f64();
-    assert!(last_refresh < secs(3), "no refresh after the route change");
+    let last_refresh = last_refresh.expect("data samples refreshed the minimum");
+    assert!(
+        last_refresh > secs(1) && last_refresh < secs(3),
+        "refreshed at {last_refresh:?}: only between the route changes"
+    );
     // after(jiffies, stamp + 10 s): the first ACK more than one jiffy past 10 s.
     let wait = entered.saturating_since(last_refresh).as_secs_f64();
     assert!(

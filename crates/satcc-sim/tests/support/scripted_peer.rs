@@ -347,9 +347,9 @@ pub struct PathPeer {
     /// Timers pending: (when, order set, kind index); stale ones fire and are ignored.
     timers: BinaryHeap<Reverse<(SimTime, u64, usize)>>,
     timer_seq: u64,
-    back: SimDuration,
-    /// Added to the return propagation of every later ACK (a route change; FIFO kept).
-    pub extra_return: SimDuration,
+    /// Return propagation of every later ACK: set it to change the route (the ACKs stay in
+    /// order: one never overtakes an earlier one).
+    pub back: SimDuration,
     /// While set, every ACK the receiver sends is lost (an outage of the return path only).
     pub acks_lost: bool,
     /// Time from sending the segment the last ACK answered to that ACK's arrival: the
@@ -403,7 +403,6 @@ impl PathPeer {
             timers: BinaryHeap::new(),
             timer_seq: 0,
             back: path.rtt - there,
-            extra_return: SimDuration::ZERO,
             acks_lost: false,
             last_rtt: None,
         };
@@ -467,7 +466,7 @@ impl PathPeer {
             if self.acks_lost {
                 return Some(Happened::Link);
             }
-            let mut at = now + self.back + self.extra_return;
+            let mut at = now + self.back;
             if let Some(&(last, ..)) = self.acks.back() {
                 at = at.max(last);
             }
