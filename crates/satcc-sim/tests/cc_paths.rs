@@ -307,14 +307,12 @@ fn mean_queue(o: &satcc_sim::SimOutput, from_s: f64, to_s: f64) -> f64 {
     q.iter().sum::<f64>() / q.len() as f64
 }
 
-// Both NV tests fail on the simulator's sender as it is: its `pkts_acked` sample lacks the
-// rate sample's `prior_delivered` (tcp/sender/input.rs builds it before `rate_gen`; Linux's
-// tcp_clean_rtx_queue passes `in_flight = mss · (delivered − rs->prior_delivered)`, filled
-// by tcp_rate_skb_delivered first), so NV's rate is the whole transfer over one RTT and its
-// window never stops growing (mean queue 77 packets in 4–10 s, 233 in 24–30 s). With the
-// field set they pass (10 and 28). Ignored until the sender is fixed (issue 28 report).
+// Both NV tests failed on the simulator's sender before its `pkts_acked` sample carried the
+// rate sample's `prior_delivered` (Linux's tcp_clean_rtx_queue passes `in_flight = mss ·
+// (delivered − rs->prior_delivered)`, filled by tcp_rate_skb_delivered first): NV's rate was
+// then the whole transfer over one RTT and its window never stopped growing (mean queue 77
+// packets in 4–10 s, 233 in 24–30 s); with the field, 10 and 28.
 #[test]
-#[ignore = "sender bug: pkts_acked's sample lacks prior_delivered (tcp/sender/input.rs)"]
 fn nv_on_a_deep_buffer_holds_about_pad_packets_queued_at_full_rate() {
     let o = nv_deep_buffer(11);
     let q = mean_queue(&o, 4.0, 10.0);
@@ -325,7 +323,6 @@ fn nv_on_a_deep_buffer_holds_about_pad_packets_queued_at_full_rate() {
 }
 
 #[test]
-#[ignore = "sender bug: pkts_acked's sample lacks prior_delivered (tcp/sender/input.rs)"]
 fn nv_a_standing_queue_ratchets_up_by_pad_at_each_min_rtt_refresh() {
     // Kernel behaviour: with no RTT noise the queue never drains, so each 5 s refresh of the
     // min RTT takes in the standing queue and max_win grows by pad.
