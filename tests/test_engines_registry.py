@@ -1,4 +1,4 @@
-"""satcc.engines.registry: one list of engines, one dispatch, engines imported when used."""
+"""satcc.registry: one list of engines, one dispatch, engines imported when used."""
 
 import ast
 import os
@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from satcc import api, cli
+from satcc import api, cli, registry
 from satcc import scenario as sc
 from satcc.campaign import execute as campaign_execute
 from satcc.campaign.spec import ANALYZE, RunSpec
 from satcc.campaign.worker import execute as worker_execute
-from satcc.engines import registry
 from satcc.errors import UserError
 from tests.helpers import MINIMAL
 
@@ -162,17 +161,17 @@ def test_no_module_outside_the_registry_dispatches_on_engine_modules():
 def test_the_command_line_imports_no_engine_until_one_runs():
     code = (
         "import sys; from satcc import cli; cli.build_parser(); "
-        "print(sorted(m for m in sys.modules if m.startswith(('satcc.engines.', 'satcc.emu'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('satcc.engines', 'satcc.emu', 'satcc.registry'))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
-    assert done.stdout.strip() == "['satcc.engines.registry']"
+    assert done.stdout.strip() == "['satcc.registry']"
 
 
 # Where a root check may stand outside the registry: the emulator's own modules, packetdrill's
 # kernel side and field measurements (neither is a registry engine), the analyzer's test bed.
-GETEUID_OK = ("engines/registry.py", "emu/", "drill/", "field/measure.py", "analyze/testbed.py")
+GETEUID_OK = ("registry.py", "emu/", "drill/", "field/measure.py", "analyze/testbed.py")
 
 
 def test_engine_decisions_go_through_the_registrys_capabilities():

@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "satcc.store.schema",
             "satcc.tle",
             "satcc.linkmodels",
-            "satcc.engines.registry",
+            "satcc.registry",
             "satcc.scenario.*",
         ],
     ),

@@ -37,11 +37,10 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Self, TextIO
 
-from satcc import _native
+from satcc import _native, registry
 from satcc.campaign import layout
 from satcc.campaign.spec import ANALYZE, Campaign, RunSpec, columns, expand
 from satcc.campaign.worker import Outcome, execute, init_pool_worker
-from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.limits import check_out_dir, printable
 

@@ -85,7 +85,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
 
-    from satcc.engines import registry
+    from satcc import registry
     from satcc.errors import UserError
     from satcc.fidelity import grid, suite, table
     from satcc.store import open_store

@@ -71,7 +71,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from satcc.engines import registry
+    from satcc import registry
     from satcc.studies import reproduce
 
     studies = list(reproduce.STUDIES) if args.study == "all" else [args.study]

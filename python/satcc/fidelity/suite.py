@@ -29,10 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from satcc import _native
+from satcc import _native, registry
 from satcc.campaign import layout
 from satcc.campaign.spec import run_id
-from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.fidelity import metrics
 from satcc.fidelity.grid import Entry, Grid
