@@ -58,7 +58,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "satcc.drill.*",
         ],
     ),
-    ("analysis", ["satcc.store.*", "satcc.plot", "satcc.tracefit", "satcc.campaign.layout"]),
+    ("analysis", ["satcc.store.*", "satcc.plot", "satcc.tracefit"]),
     ("campaign", ["satcc.campaign.*"]),
     ("studies", ["satcc.fidelity.*", "satcc.field.*", "satcc.studies.*", "satcc.report.*"]),
     ("api", ["satcc.api", "satcc", "satcc.analyze"]),  # the notebook API and the packages' faces

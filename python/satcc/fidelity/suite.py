@@ -2,7 +2,7 @@
 
     grid.toml ──select (--quick, --only)──► plan: scenario x engine x seed ──► campaign.json
         sim runs (one per seed)  ─┐
-        emu runs (one per seed,  ─┼──► runs/<id>/ (satcc.campaign.layout.write_run: the same run
+        emu runs (one per seed,  ─┼──► runs/<id>/ (satcc.store.layout.write_run: the same run
           one at a time, root)   ─┘    directories as `satcc campaign`; emu/ keeps the raw files)
     store (satcc.store, every hash checked) ──► metrics.evaluate ──► fidelity.json,
                                                                     fidelity.txt, fidelity.png
@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from satcc import _native, registry
-from satcc.campaign import layout
 from satcc.campaign.spec import run_id
 from satcc.errors import UserError
 from satcc.fidelity import metrics
 from satcc.fidelity.grid import Entry, Grid
 from satcc.scenario import from_dict, resolve, scenario_hash
+from satcc.store import layout
 
 ENGINES = (metrics.SIM, metrics.KERNEL)
 JSON_FILE = "fidelity.json"

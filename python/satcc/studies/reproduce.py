@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from satcc import _native
-from satcc.campaign import layout
+from satcc.store import layout
 from satcc.studies import claims
 from satcc.studies.common import Context, Figure
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from satcc.campaign import layout
 from satcc.report.figures.common import (
     Data,
     Drawn,
     Skip,
 )
+from satcc.store import layout
 
 MAX_TRACES = 4
 
