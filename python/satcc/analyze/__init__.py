@@ -6,8 +6,8 @@
 
 Map: `capture` (pcap/pcapng via the Rust analyzer in crates/satcc-pcap), `iperf3`, `ping`,
 `inputs` (a file's kind, read as one of the three), `result` (all three into one RunResult and
-the `--json` summary), `cli` (`satcc analyze`),
-`testbed` (namespaces + tbf + iperf3 + tcpdump, for tests and the benchmark).
+the `--json` summary), `testbed` (namespaces + tbf + iperf3 + tcpdump, for tests and the
+benchmark). The `satcc analyze` command is `satcc.commands.analyze`.
 """
 
 import importlib
