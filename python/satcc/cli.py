@@ -21,7 +21,7 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-from satcc import __version__, _native
+from satcc import _native
 from satcc.errors import SatccError, Terminated
 from satcc.limits import PrintableStream, printable
 
@@ -130,7 +130,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--version",
         action="version",
-        version=f"satcc {__version__} (native {_native.version()})",
+        version=f"satcc {_native.version()} (native {_native.version()})",  # = satcc.__version__
     )
     parser.add_argument(
         "--debug", action="store_true", help="on an internal error, print the Python traceback"
