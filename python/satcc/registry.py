@@ -39,9 +39,14 @@ from satcc.errors import UserError
 
 if TYPE_CHECKING:
     from satcc.results import RunResult
-    from satcc.scenario import Scenario
 
 Budget = Literal["packets", "memory"] | None
+
+
+class ScenarioLike(Protocol):
+    """What the registry hands an engine: a validated `satcc.scenario.Scenario`. The scenario
+    sits above the registry (it checks its `engine` key against `NAMES`), and the registry reads
+    nothing of it, so it names the type by this protocol instead of importing it."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,7 @@ class Engine(Protocol):
     needs_root: bool
     deterministic: bool
 
-    def run(self, scenario: Scenario, opts: RunOptions | None = None) -> RunResult: ...
+    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult: ...
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ class EngineSpec:
     def load(self) -> Any:
         return importlib.import_module(self.module)
 
-    def run(self, scenario: Scenario, opts: RunOptions | None = None) -> RunResult:
+    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult:
         """Run `scenario`; errors are the engine's (UserError for bad input), or this host's
         (`check_host`) before anything is touched."""
         opts = opts if opts is not None else RunOptions()
@@ -102,7 +107,7 @@ class EngineSpec:
             }
         return mod.run(scenario, **kwargs)
 
-    def check_budget(self, scenario: Scenario, seed: int | None, force: bool) -> None:
+    def check_budget(self, scenario: ScenarioLike, seed: int | None, force: bool) -> None:
         """Refuse a run above a soft limit unless `force`: the engine module's `check_budget`
         (satcc.engines.sim.check_budget counts `budget`)."""
         if self.budget is None:
@@ -168,6 +173,6 @@ def get(name: str, where: str = "engine") -> EngineSpec:
         raise UserError(f"{where}: expected one of {', '.join(NAMES)}, found {name!r}") from None
 
 
-def run(name: str, scenario: Scenario, opts: RunOptions | None = None) -> RunResult:
+def run(name: str, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult:
     """`get(name).run(scenario, opts)`: the one dispatch."""
     return get(name).run(scenario, opts)
