@@ -93,7 +93,7 @@ def test_an_engine_checks_its_host_before_it_runs(monkeypatch, write_toml):
 def test_capabilities_are_where_callers_read_them():
     assert registry.get("emu").needs_root and registry.get("emu").exclusive
     assert not registry.get("emu").deterministic
-    assert registry.names(root_ok=False) == ("sim", "model")
+    assert registry.names(needs_root=False) == ("sim", "model")
     sim_spec = RunSpec("a", "sim", 1, 0, 0, {}, {}, "x")
     emu_spec = RunSpec("b", "emu", 1, 0, 0, {}, {}, "x")
     ana_spec = RunSpec("c", ANALYZE, None, 0, 0, {}, None, "x")
@@ -175,8 +175,9 @@ GETEUID_OK = ("registry.py", "emu/", "drill/", "field/measure.py", "analyze/test
 
 
 def test_engine_decisions_go_through_the_registrys_capabilities():
-    """No module outside engines/ compares an engine variable with an engine's name or asks
-    for root itself: it asks the registry (`get(name).real_time`, `.runnable_here()`, ...)."""
+    """No module outside engines/ compares an engine variable with an engine's name, lists
+    engines by name (`("sim", "emu")`, `choices=`, `.isin([...])`) or asks for root itself: it
+    asks the registry (`get(name).real_time`, `names(packets=True)`, `.runnable_here()`, ...)."""
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
@@ -189,6 +190,14 @@ def test_engine_decisions_go_through_the_registrys_capabilities():
                     isinstance(c, ast.Constant) and c.value in registry.NAMES for c in sides
                 )
                 if named and "engine" in ast.unparse(node):
+                    offenders.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+            if isinstance(node, ast.Tuple | ast.List | ast.Set):
+                named = [
+                    e.value
+                    for e in node.elts
+                    if isinstance(e, ast.Constant) and e.value in registry.NAMES
+                ]
+                if len(named) >= 2:
                     offenders.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
             if (
                 isinstance(node, ast.Attribute)
@@ -205,3 +214,19 @@ def test_capabilities_answer_what_callers_used_to_ask_by_name():
     assert not any(e.real_time or e.kernel_tcp or e.needs_root for e in (sim, model))
     assert sim.runnable_here() and model.runnable_here()
     assert emu.runnable_here() == (os.geteuid() == 0)
+    assert sim.packets and emu.packets and not model.packets
+
+
+def test_engines_are_picked_by_capability():
+    """The lists callers used to spell out, and where they now come from."""
+    from satcc.fidelity import metrics, suite
+    from satcc.studies import reproduce
+
+    assert registry.names() == registry.NAMES == ("sim", "model", "emu")
+    assert registry.names(packets=True) == ("sim", "emu")
+    assert registry.names(packets=True, kernel_tcp=False) == ("sim",)
+    assert registry.names(budget="memory") == ("model",)
+    assert (metrics.SIM, metrics.KERNEL) == suite.ENGINES == ("sim", "emu")
+    assert reproduce.ENGINES == ("sim", "emu")
+    with pytest.raises(TypeError, match="no capability root_ok"):
+        registry.names(root_ok=False)

@@ -4,8 +4,10 @@
 
 Every command, the notebook API (`satcc.run`), the campaign worker, `satcc fidelity` and the
 studies find an engine here by name and decide by its capabilities, not by its name
-(tests/test_engines_registry.py fails on a comparison with an engine's name outside engines/,
-or a root check outside the registry and the emulator). The engine's module is imported on the
+(`get(name).real_time`, `names(packets=True)`): tests/test_engines_registry.py fails on a
+comparison with an engine's name or a list of engine names outside engines/, and on a root
+check outside the registry, the emulator and the tools that are no engine (packetdrill's kernel
+side, field captures, the analyzer's test bed). The engine's module is imported on the
 first `run` (or budget check), not when the registry is read, so `satcc --help` and `satcc
 check` do not pay for NumPy, the emulator or the native simulator. The registry sits below the
 scenario (docs/architecture.md): it names engine modules by their dotted path, a plugin table.
@@ -18,6 +20,8 @@ Capabilities are what callers used to hard-code per name:
 | deterministic  | same scenario and seed give the same bytes                               |
 | real_time      | runs at wall-clock speed: link rates are bounded by this machine         |
 | kernel_tcp     | its TCP is this host's Linux kernel (BPF CCAs, sysctls)                  |
+| packets        | moves every packet over the links: cwnd, RTT and queue over time, what   |
+|                | the studies and `satcc fidelity` measure (the model engine: closed forms) |
 | budget         | what the engine module's `check_budget` counts: "packets", "memory", None |
 | out_suffix     | the default result directory is out/<scenario name><out_suffix>           |
 | keeps_raw      | writes raw material (captures, reports) into RunOptions.raw_dir           |
@@ -31,7 +35,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -82,6 +86,7 @@ class EngineSpec:
     exclusive: bool = False
     real_time: bool = False
     kernel_tcp: bool = False
+    packets: bool = False
     budget: Budget = None
     out_suffix: str = ""
     keeps_raw: bool = False
@@ -132,6 +137,7 @@ ENGINES: dict[str, EngineSpec] = {
             "sim",
             "the deterministic packet simulator",
             "satcc.engines.sim",
+            packets=True,
             budget="packets",
         ),
         EngineSpec(
@@ -150,6 +156,7 @@ ENGINES: dict[str, EngineSpec] = {
             exclusive=True,
             real_time=True,
             kernel_tcp=True,
+            packets=True,
             out_suffix="-emu",
             keeps_raw=True,
             preflight="satcc.emu.host:require_root",
@@ -160,9 +167,25 @@ NAMES: tuple[str, ...] = tuple(ENGINES)
 DEFAULT = "sim"
 
 
-def names(*, root_ok: bool = True) -> tuple[str, ...]:
-    """The engines' names, in registry order (without `root_ok`: those that need no root)."""
-    return tuple(n for n, e in ENGINES.items() if root_ok or not e.needs_root)
+CAPABILITIES = frozenset(f.name for f in fields(EngineSpec)) - {
+    "name",
+    "summary",
+    "module",
+    "preflight",
+}
+
+
+def names(**capabilities: object) -> tuple[str, ...]:
+    """The engines' names in registry order; with capabilities, those that have these values:
+    `names(needs_root=False)`, `names(packets=True, kernel_tcp=False)`."""
+    unknown = sorted(set(capabilities) - CAPABILITIES)
+    if unknown:
+        raise TypeError(f"names(): no capability {', '.join(unknown)}")
+    return tuple(
+        n
+        for n, e in ENGINES.items()
+        if all(getattr(e, key) == value for key, value in capabilities.items())
+    )
 
 
 def get(name: str, where: str = "engine") -> EngineSpec:

@@ -118,7 +118,7 @@ def plan(grid: Grid, opts: Options) -> list[Planned]:
             for k in range(runs):
                 seed = base_seed + k
                 ident = {"engine": engine, "scenario_hash": h, "seed": seed}
-                if engine == metrics.KERNEL and e.vpn:
+                if registry.get(engine).kernel_tcp and e.vpn:
                     ident["vpn"] = e.vpn
                 out.append(Planned(e, engine, seed, k, point, doc, run_id(ident)))
     return out
