@@ -8,6 +8,12 @@ its own work). The commands take turns, run by run, so a noisy neighbour slows t
 first round is discarded (it warms the page cache and writes Python's bytecode cache, as a
 user's first run does once). Last, the two goals of issue 28: `satcc --help` at most 0.15 s, and
 `satcc check` within 30 ms of the pydantic floor (the difference of the medians).
+
+`--instructions` counts instead of timing (valgrind's cachegrind, `--cache-sim=no`, every
+thread of the whole process, Python's bytecode cache written by one run beforehand): the two
+floors, `satcc check` and `satcc sim` on the end-to-end case of bench/sim (case a,
+bench/cli/cubic-100m-50ms-60s.toml), each run as the `satcc` script runs it
+(`satcc.cli.entry`) by this Python. Counts do not move with the machine's load as times do.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,10 +71,79 @@ def time_rounds(cmds: dict[str, list[str]], runs: int) -> dict[str, list[float]]
     return out
 
 
+SIM_CASE = "bench/cli/cubic-100m-50ms-60s.toml"  # bench/sim case a as a scenario file
+ENTRY = "from satcc.cli import entry; entry()"  # what the `satcc` script runs
+
+
+def instruction_commands(out_dir: Path) -> dict[str, list[str]]:
+    py = sys.executable
+    return {
+        "floor: python -c pass": [py, "-c", "pass"],
+        FLOOR: [py, "-c", PYDANTIC_FLOOR],
+        CHECK: [py, "-c", ENTRY, "check", str(ROOT / "scenarios/dumbbell.toml")],
+        f"satcc sim {SIM_CASE}": [
+            py, "-c", ENTRY, "sim", str(ROOT / SIM_CASE), "--out", str(out_dir), "--force"
+        ],
+    }  # fmt: skip
+
+
+def instructions(cmd: list[str], env: dict[str, str]) -> int:
+    """Instructions executed by `cmd` (all threads), under cachegrind."""
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+    vg = subprocess.run(
+        [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            *cmd,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+        check=True,
+    )
+    refs = [line for line in vg.stderr.splitlines() if "I   refs:" in line or "I refs:" in line]
+    if not refs:
+        raise SystemExit(f"startup.py: no instruction count in valgrind's output for {cmd}")
+    return int(refs[-1].rsplit(":", 1)[1].replace(",", ""))
+
+
+def count_instructions() -> int:
+    if shutil.which("valgrind") is None:
+        print(
+            "startup.py: --instructions needs valgrind (apt-get install valgrind)", file=sys.stderr
+        )
+        return 1
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryDirectory(prefix="satcc-startup-") as tmp:
+        counts = {
+            name: instructions(cmd, env)
+            for name, cmd in instruction_commands(Path(tmp) / "sim").items()
+        }
+    print(f"{'command':52} {'instructions':>14}")
+    for name, n in counts.items():
+        print(f"{name:52} {n / 1e6:12.1f} M")
+    over = counts[CHECK] - counts[FLOOR]
+    print(
+        f"satcc check - pydantic floor: {over / 1e6:+.1f} M instructions "
+        f"({100 * over / counts[FLOOR]:+.1f} % of the floor)"
+    )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under valgrind instead of timing (see the module doc)",
+    )
     args = ap.parse_args()
+    if args.instructions:
+        return count_instructions()
     present = {
         name: cmd
         for name, cmd in COMMANDS.items()
