@@ -61,7 +61,7 @@ def run_phases(argv: list[str], stop: int, marks: list[tuple[float, float]]) -> 
 
     scenario = load_scenario(args.file, parse_set(args.set))
     done(3)
-    from satcc.engines import registry
+    from satcc import registry
     from satcc.limits import check_out_dir, printable
     from satcc.progress import ProgressBar
 
