@@ -63,6 +63,7 @@ def test_python_reads_the_rust_declaration_and_the_files_keep_their_columns():
 def test_the_names_the_python_engines_write_are_the_declared_ones():
     assert results.FLOW.goodput_bps == "goodput_bps"
     assert results.LINK_SERIES.delay_ms == "delay_ms"
+    assert results.FLOW.from_ == "from"  # a Python keyword: a trailing underscore
     with pytest.raises(AttributeError, match="flow_series declares no column 'goodput'"):
         _ = results.FLOW_SERIES.goodput
 

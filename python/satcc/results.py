@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import keyword
 import math
 import os
 import shutil
@@ -88,12 +89,13 @@ SEQACK_COLUMNS = DECLARED["seqack"]
 
 class Names:
     """A table's column names as attributes (`FLOW.goodput_bps == "goodput_bps"`): how the
-    Python engines name a column without spelling it; a name the table does not declare is an
-    AttributeError."""
+    Python engines and from_engine name a column without spelling it; a name the table does not
+    declare is an AttributeError."""
 
     def __init__(self, table: str, columns: tuple[Column, ...]) -> None:
         self._table = table
-        self.__dict__.update({c.name: c.name for c in columns})
+        # a name that is a Python keyword gets a trailing underscore (`from` -> `from_`)
+        self.__dict__.update({c.name + "_" * keyword.iskeyword(c.name): c.name for c in columns})
 
     def __getattr__(self, name: str) -> str:  # only for names not declared
         raise AttributeError(f"{self._table} declares no column {name!r}")
@@ -307,23 +309,23 @@ class RunResult:
         by_id = {f["id"]: f for f in config["flows"]}
         origin_by_id = {o.id: o for o in origins}
         rows: dict[str, list[Any]] = {name: [] for name in FLOWS_SCHEMA.names}
-        for summary in sorted(raw["flows"], key=lambda f: f["id"]):
-            fid = summary["id"]
+        for summary in sorted(raw["flows"], key=lambda f: f[FLOW.id]):
+            fid = summary[FLOW.id]
             cfg = by_id[fid]
             origin = origin_by_id[fid]
-            sent = summary["sent_packets"]
-            retx = summary["retransmitted_packets"]
+            sent = summary[FLOW.sent_packets]
+            retx = summary[FLOW.retransmitted_packets]
             values = {
-                "id": fid,
-                "name": origin.name,
-                "scenario_flow": origin.scenario_flow,
-                "from": nodes[cfg["src"]],
-                "to": nodes[cfg["dst"]],
-                "cca": "udp" if cfg.get("proto") == "udp" else cfg["cca"],
-                "proto": cfg.get("proto") or "tcp",
-                "start_s": cfg["start_ns"] / 1e9,
-                "size_bytes": cfg["size_bytes"],
-                "retransmission_rate": retx / sent if sent else None,
+                FLOW.id: fid,
+                FLOW.name: origin.name,
+                FLOW.scenario_flow: origin.scenario_flow,
+                FLOW.from_: nodes[cfg["src"]],
+                FLOW.to: nodes[cfg["dst"]],
+                FLOW.cca: "udp" if cfg.get("proto") == "udp" else cfg["cca"],
+                FLOW.proto: cfg.get("proto") or "tcp",
+                FLOW.start_s: cfg["start_ns"] / 1e9,
+                FLOW.size_bytes: cfg["size_bytes"],
+                FLOW.retransmission_rate: retx / sent if sent else None,
             }
             for name, column in rows.items():
                 column.append(_clean(values[name] if name in values else summary.get(name)))
@@ -332,30 +334,34 @@ class RunResult:
         bin_s = config["bin_ns"] / 1e9
         duration_s = config["duration_ns"] / 1e9
         fs = _null_outside_flows(dict(raw["flow_series"]), flows, bin_s)
-        t = fs.get("t_s", [])
+        t = fs.get(FLOW_SERIES.t_s, [])
         # the last bin may be shorter than `bin` when duration is not a multiple of it
         width = [min(bin_s, duration_s - ts) for ts in t]
-        fs["goodput_bps"] = [
+        fs[FLOW_SERIES.goodput_bps] = [
             d * 8 / w if d is not None and w > 0 else None
-            for d, w in zip(fs.get("delivered_bytes", []), width, strict=True)
+            for d, w in zip(fs.get(FLOW_SERIES.delivered_bytes, []), width, strict=True)
         ]
-        fs.setdefault("received_bytes", [None] * len(t))
-        fs["received_bps"] = [
+        fs.setdefault(FLOW_SERIES.received_bytes, [None] * len(t))
+        fs[FLOW_SERIES.received_bps] = [
             d * 8 / w if d is not None and w > 0 else None
-            for d, w in zip(fs["received_bytes"], width, strict=True)
+            for d, w in zip(fs[FLOW_SERIES.received_bytes], width, strict=True)
         ]
-        fs.setdefault("cwnd_bytes", [None] * len(t))
+        fs.setdefault(FLOW_SERIES.cwnd_bytes, [None] * len(t))
         flow_series = Table.from_columns(FLOW_SERIES_SCHEMA, fs, "flow_series")
 
         ls = dict(raw["link_series"])
         ends = {i: (nodes[link["a"]], nodes[link["b"]]) for i, link in enumerate(config["links"])}
-        ls["from"] = [
+        ls[LINK_SERIES.from_] = [
             ends[i][0] if d == "ab" else ends[i][1]
-            for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)
+            for i, d in zip(
+                ls.get(LINK_SERIES.link_id, []), ls.get(LINK_SERIES.dir, []), strict=True
+            )
         ]
-        ls["to"] = [
+        ls[LINK_SERIES.to] = [
             ends[i][1] if d == "ab" else ends[i][0]
-            for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)
+            for i, d in zip(
+                ls.get(LINK_SERIES.link_id, []), ls.get(LINK_SERIES.dir, []), strict=True
+            )
         ]
         link_series = Table.from_columns(LINK_SERIES_SCHEMA, ls, "link_series")
 
