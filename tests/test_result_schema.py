@@ -80,7 +80,7 @@ def test_the_udp_columns_are_the_simulators_udp_summary():
 
 @requires_sim
 def test_the_simulators_output_has_exactly_the_declared_engine_columns(write_toml):
-    toml = MINIMAL.replace("[scenario]", "[scenario]\ncc_state = true", 1)
+    toml = MINIMAL.replace("[scenario]", "[scenario]\ncc_state = true\nseqack = { flow = 0 }", 1)
     raw = _native.run_sim(sc.resolve(sc.load(write_toml(toml))))
     for f in raw["flows"]:
         assert list(f) == [*results.ENGINE_FLOW_COLUMNS, *results.UDP_FLOW_COLUMNS]
@@ -91,6 +91,7 @@ def test_the_simulators_output_has_exactly_the_declared_engine_columns(write_tom
     ]
     assert list(raw["link_series"]) == list(results.ENGINE_LINK_SERIES_COLUMNS)
     assert list(raw["cc_series"]) == list(results.CC_SERIES_SCHEMA.names)
+    assert list(raw["seqack"]) == [*results.SEQACK_SCHEMA.names, "dropped_rows"]
 
 
 def test_the_store_owns_the_extra_tables_and_the_worker_uses_them():
@@ -157,7 +158,13 @@ def _declared_names() -> set[str]:
 def test_the_bindings_write_the_records_without_naming_a_column():
     # summary_to_py and the series conversions iterate the records' declared columns
     text = SIM_RS.read_text(encoding="utf-8")
-    for fn in ("summary_to_py", "flow_series_to_py", "link_series_to_py", "cc_series_to_py"):
+    for fn in (
+        "summary_to_py",
+        "flow_series_to_py",
+        "link_series_to_py",
+        "cc_series_to_py",
+        "seqack_to_py",
+    ):
         body = _rust_fn(text, fn)
         assert "set_cells" in body, fn
         literals = set(re.findall(r'"(\w+)"', body))

@@ -231,6 +231,8 @@ pub enum Cell<'a> {
     U64s(&'a [u64]),
     F64s(&'a [f64]),
     Strs(&'a [&'static str]),
+    OptU64s(&'a [Option<u64>]),
+    OptBools(&'a [Option<bool>]),
 }
 
 macro_rules! column_value {
@@ -257,6 +259,8 @@ column_value! {
     Vec<u64> => Int64, false, |x| Cell::U64s(x);
     Vec<f64> => Float64, false, |x| Cell::F64s(x);
     Vec<&'static str> => String, false, |x| Cell::Strs(x);
+    Vec<Option<u64>> => Int64, true, |x| Cell::OptU64s(x);
+    Vec<Option<bool>> => Bool, true, |x| Cell::OptBools(x);
 }
 
 /// A record's field as [`record!`](crate::record) describes it to the checks below.

@@ -214,6 +214,23 @@ record! {
 }
 
 record! {
+    /// One TCP flow's sequence/ACK trace at its sender (`[scenario.seqack]`, the simulator; the
+    /// bindings fill it from satcc-sim's `SeqAckTrace`). Byte numbers count from the flow's
+    /// first data byte; None where a row kind has no such value.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct SeqAckSeries in SEQACK (Engine) columns {
+        pub flow_id: u32,
+        /// "data", "ack" or "sack".
+        pub kind: &'static str,
+        pub t_s: f64,
+        pub seq_rel: Option<u64>,
+        pub end_rel: Option<u64>,
+        pub ack_rel: Option<u64>,
+        pub retransmission: Option<bool>,
+    }
+}
+
+record! {
     /// Per-link-direction time series in fixed bins (columnar).
     #[derive(Clone, Debug, Default, PartialEq)]
     pub struct LinkSeries in LINK_SERIES (Engine) columns,

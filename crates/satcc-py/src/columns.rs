@@ -62,6 +62,8 @@ fn cell_to_py<'py>(py: Python<'py>, cell: Cell<'_>) -> PyResult<Bound<'py, PyAny
         Cell::U64s(xs) => ints(py, xs)?,
         Cell::F64s(xs) => floats(py, xs)?,
         Cell::Strs(xs) => strings(py, xs)?,
+        Cell::OptU64s(xs) => PyList::new(py, xs.iter().copied())?.into_any(),
+        Cell::OptBools(xs) => PyList::new(py, xs.iter().copied())?.into_any(),
     })
 }
 

@@ -8,11 +8,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use satcc_core::link::LinkState;
-use satcc_core::record::{CcSeries, FlowSeries, FlowSummary, LinkSeries, UdpColumns};
+use satcc_core::record::{CcSeries, FlowSeries, FlowSummary, LinkSeries, SeqAckSeries, UdpColumns};
 use satcc_core::routing::Routing;
 use satcc_core::scenario::Resolved;
 use satcc_core::{SimDuration, SimTime};
-use satcc_sim::trace::SeqAckSpec;
+use satcc_sim::trace::{SeqAckSpec, SeqAckTrace};
 use satcc_sim::udp::UdpSummary;
 use satcc_sim::SimConfig;
 
@@ -202,6 +202,24 @@ fn cc_series_to_py<'py>(py: Python<'py>, s: &CcSeries) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
+/// The sequence/ACK trace's columns, and `dropped_rows` beside them (the summary's count of
+/// rows past `max_rows`, not a column).
+fn seqack_to_py<'py>(py: Python<'py>, t: &SeqAckTrace) -> PyResult<Bound<'py, PyDict>> {
+    let s = SeqAckSeries {
+        flow_id: vec![t.flow; t.t_ns.len()],
+        kind: t.kind.iter().map(|k| k.name()).collect(),
+        t_s: t.t_ns.iter().map(|&n| n as f64 / 1e9).collect(),
+        seq_rel: t.seq.clone(),
+        end_rel: t.end.clone(),
+        ack_rel: t.ack.clone(),
+        retransmission: t.retransmission.clone(),
+    };
+    let d = PyDict::new(py);
+    crate::columns::set_cells(&d, s.cells())?;
+    d.set_item("dropped_rows", t.dropped_rows)?;
+    Ok(d)
+}
+
 /// Run the simulator on a resolved scenario: `resolve`'s result, or a RESOLVED dictionary
 /// (see `_native.pyi`).
 #[pyfunction]
@@ -280,21 +298,7 @@ pub fn run_sim<'py>(
     stats.set_item("sim_time_s", cfg.duration.as_secs_f64())?;
     d.set_item("stats", stats)?;
     match &out.seqack {
-        Some(t) => {
-            let sa = PyDict::new(py);
-            sa.set_item("flow_id", vec![t.flow; t.t_ns.len()])?;
-            sa.set_item("kind", t.kind.iter().map(|k| k.name()).collect::<Vec<_>>())?;
-            sa.set_item(
-                "t_s",
-                t.t_ns.iter().map(|&n| n as f64 / 1e9).collect::<Vec<_>>(),
-            )?;
-            sa.set_item("seq_rel", t.seq.clone())?;
-            sa.set_item("end_rel", t.end.clone())?;
-            sa.set_item("ack_rel", t.ack.clone())?;
-            sa.set_item("retransmission", t.retransmission.clone())?;
-            sa.set_item("dropped_rows", t.dropped_rows)?;
-            d.set_item("seqack", sa)?;
-        }
+        Some(t) => d.set_item("seqack", seqack_to_py(py, t)?)?,
         None => d.set_item("seqack", py.None())?,
     }
     match &out.cc_series {
