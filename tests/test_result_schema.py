@@ -299,3 +299,16 @@ def test_the_results_reference_tables_are_the_declarations():
     docs = _doc_tables()
     for table, columns in DECLARED.items():
         assert docs[table] == [(c.name, c.type, c.unit) for c in columns], table
+
+
+def test_the_python_lists_of_columns_name_declared_columns():
+    # what satcc.results says about some columns (pandas dtypes, UDP nulls, the --json keys,
+    # columns added within schema version 1) names columns of the declaration, never new ones
+    flows = {c.name: c for c in results.FLOWS_COLUMNS}
+    series = {c.name: c for c in results.FLOW_SERIES_COLUMNS}
+    assert set(results.SUMMARY_FLOW_KEYS) <= set(flows)
+    for name in results.NULLABLE_INT_COLUMNS:
+        assert flows[name].type == "int64" and flows[name].nullable, name
+    for name in results.TCP_STATE_COLUMNS:
+        assert series[name].source == results.ENGINE and series[name].nullable, name
+    assert results.ADDED_COLUMNS <= set(series)
