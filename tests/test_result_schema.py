@@ -1,9 +1,10 @@
-"""The result schema is defined once per language and the two agree, column by column.
+"""The result columns are declared once, in satcc-core (crates/satcc-core/src/columns.rs), and
+every producer writes from that declaration.
 
-Rust: satcc-core's record.rs (FlowSummary, FlowSeries, LinkSeries) and satcc-sim's UdpSummary.
-Python: satcc.results (FLOWS_SCHEMA, FLOW_SERIES_SCHEMA, LINK_SERIES_SCHEMA). Every Rust field
-is a Python column of the matching Arrow type; every Python column that is not a Rust field is
-listed below with the reason it exists only on the Python side. The store's own tables are in
+Rust: the records (record.rs) are checked against it at compile time (`record!`); the bindings
+(satcc-py columns.rs) iterate them and hand the declaration to Python
+(`_native.result_columns()`). Python: satcc.results builds its Columns, Parquet schemas and the
+names the Python engines write (`results.FLOW`, ...) from it. The store's own tables are in
 satcc.store.schema, and the campaign worker writes those very schemas.
 """
 
@@ -21,101 +22,76 @@ from satcc.tables import arrow_column
 from tests.helpers import MINIMAL, requires_sim
 
 REPO = Path(__file__).resolve().parents[1]
-RECORD_RS = REPO / "crates" / "satcc-core" / "src" / "record.rs"
 UDP_RS = REPO / "crates" / "satcc-sim" / "src" / "udp.rs"
 
-RUST_TO_SATCC = {
-    "u32": "int64",
-    "u64": "int64",
-    "i64": "int64",
-    "usize": "int64",
-    "f64": "float64",
-    "&'static str": "string",
-    "String": "string",
-    "bool": "bool",
-}
-
-# Columns only the Python side has, and why.
-PYTHON_ONLY = {
-    "flows": {
-        # from the resolved scenario (RunResult.from_engine), the same for every engine
-        "name",
-        "scenario_flow",
-        "from",
-        "to",
-        "cca",
-        "proto",
-        "start_s",
-        "size_bytes",
-        # derived: retransmitted / sent
-        "retransmission_rate",
-        # UDP flows: UdpSummary's fields (checked against udp.rs below)
-        "received_packets",
-        "lost_packets",
-        "loss_fraction",
-        "jitter_ms",
-    },
-    # derived from delivered/received bytes and the bin width; cwnd in bytes is what iperf3
-    # measures (emu, analyze), the simulator counts packets
-    "flow_series": {"goodput_bps", "received_bps", "cwnd_bytes"},
-    # node names of the direction's ends, from the resolved scenario
-    "link_series": {"from", "to"},
+# The files as schema version 1 wrote them: a column that moves or changes type changes every
+# result file (and needs a new schema version), so the order and types are pinned here.
+SCHEMA_V1 = {
+    "flows": "id:int64 name:string scenario_flow:int64 from:string to:string cca:string "
+    "proto:string start_s:float64 size_bytes:int64 goodput_bps:float64 delivered_bytes:int64 "
+    "sent_packets:int64 retransmitted_packets:int64 retransmission_rate:float64 "
+    "rtt_mean_ms:float64 rtt_p95_ms:float64 rtt_min_ms:float64 fct_s:float64 rto_count:int64 "
+    "recovery_count:int64 received_packets:int64 lost_packets:int64 loss_fraction:float64 "
+    "jitter_ms:float64",
+    "flow_series": "flow_id:int64 t_s:float64 delivered_bytes:int64 goodput_bps:float64 "
+    "received_bytes:int64 received_bps:float64 cwnd_bytes:int64 cwnd_pkts:int64 "
+    "ssthresh_pkts:int64 srtt_ms:float64 inflight_pkts:int64 pacing_rate_bps:float64 "
+    "retransmits:int64",
+    "link_series": "link_id:int64 dir:string from:string to:string t_s:float64 queue_pkts:int64 "
+    "queue_bytes:int64 drops_queue:int64 drops_random:int64 ecn_marks:int64 tx_bytes:int64 "
+    "capacity_bps:int64 delay_ms:float64",
+    "cc_series": "flow_id:int64 t_s:float64 name:string value:float64",
+    "seqack": "flow_id:int64 kind:string t_s:float64 seq_rel:int64 end_rel:int64 ack_rel:int64 "
+    "retransmission:bool",
 }
 
 
-def rust_struct(path: Path, name: str) -> dict[str, str]:
-    """`pub field: Type` of `pub struct name { ... }`, in order (Vec<T> and Option<T> unwrapped)."""
-    text = path.read_text(encoding="utf-8")
-    m = re.search(rf"pub struct {name} \{{(.*?)\n\}}", text, re.DOTALL)
-    assert m, f"{path}: no `pub struct {name}`"
-    fields = {}
-    for fm in re.finditer(r"^\s*pub (\w+): (.+?),\s*$", m.group(1), re.MULTILINE):
-        ty = fm.group(2)
-        for wrapper in ("Vec", "Option"):
-            if ty.startswith(f"{wrapper}<") and ty.endswith(">"):
-                ty = ty[len(wrapper) + 1 : -1]
-        fields[fm.group(1)] = ty
-    assert fields, f"{path}: `{name}` has no public fields"
-    return fields
+def test_python_reads_the_rust_declaration_and_the_files_keep_their_columns():
+    native = _native.result_columns()
+    assert list(native) == list(SCHEMA_V1)
+    for table, columns in native.items():
+        assert results.DECLARED[table] == tuple(results.Column(*c) for c in columns)
+        have = " ".join(f"{c.name}:{c.type}" for c in results.DECLARED[table])
+        assert have == SCHEMA_V1[table], table
+    for table, table_schema in (
+        ("cc_series", results.CC_SERIES_SCHEMA),
+        ("seqack", results.SEQACK_SCHEMA),
+    ):
+        assert table_schema.fields == tuple((c.name, c.type) for c in results.DECLARED[table])
 
 
-@pytest.mark.parametrize(
-    ("struct", "table", "schema"),
-    [
-        ("FlowSummary", "flows", results.FLOWS_SCHEMA),
-        ("FlowSeries", "flow_series", results.FLOW_SERIES_SCHEMA),
-        ("LinkSeries", "link_series", results.LINK_SERIES_SCHEMA),
-    ],
-)
-def test_rust_records_and_python_schemas_agree_column_by_column(struct, table, schema):
-    rust = rust_struct(RECORD_RS, struct)
-    for name, ty in rust.items():
-        assert name in schema.names, f"record.rs {struct}.{name} has no column in {table}"
-        assert ty in RUST_TO_SATCC, f"record.rs {struct}.{name}: no satcc type known for {ty}"
-        assert schema.type_of(name) == RUST_TO_SATCC[ty], (
-            f"{table}.{name}: Rust {ty} is {RUST_TO_SATCC[ty]}, Python says {schema.type_of(name)}"
-        )
-    extra = set(schema.names) - set(rust)
-    assert extra == PYTHON_ONLY[table], f"{table}: Python-only columns changed: {sorted(extra)}"
+def test_the_names_the_python_engines_write_are_the_declared_ones():
+    assert results.FLOW.goodput_bps == "goodput_bps"
+    assert results.LINK_SERIES.delay_ms == "delay_ms"
+    assert results.FLOW.from_ == "from"  # a Python keyword: a trailing underscore
+    with pytest.raises(AttributeError, match="flow_series declares no column 'goodput'"):
+        _ = results.FLOW_SERIES.goodput
 
 
 def test_the_udp_columns_are_the_simulators_udp_summary():
-    rust = rust_struct(UDP_RS, "UdpSummary")
-    udp = {"received_packets", "lost_packets", "loss_fraction", "jitter_ms"}
-    assert udp | {"sent_packets"} == set(rust)
-    for name in udp:
-        assert results.FLOWS_SCHEMA.type_of(name) == RUST_TO_SATCC[rust[name]]
+    # the bindings copy UdpSummary's fields into satcc-core's UdpColumns field by field (checked
+    # by the compiler); here: the simulator counts what the declaration's UDP columns hold
+    text = UDP_RS.read_text(encoding="utf-8")
+    m = re.search(r"pub struct UdpSummary \{(.*?)\n\}", text, re.DOTALL)
+    assert m, f"{UDP_RS}: no `pub struct UdpSummary`"
+    fields = set(re.findall(r"^\s*pub (\w+):", m.group(1), re.MULTILINE))
+    assert fields == set(results.UDP_FLOW_COLUMNS) | {"sent_packets"}
 
 
 @requires_sim
-def test_the_simulators_output_has_exactly_the_rust_record_columns(write_toml):
-    raw = _native.run_sim(sc.resolve(sc.load(write_toml(MINIMAL))))
-    flow_keys = set(raw["flows"][0])
-    rust_flow = set(rust_struct(RECORD_RS, "FlowSummary"))
-    udp = set(rust_struct(UDP_RS, "UdpSummary")) - {"sent_packets"}
-    assert flow_keys == rust_flow | udp
-    assert set(raw["flow_series"]) == set(rust_struct(RECORD_RS, "FlowSeries"))
-    assert set(raw["link_series"]) == set(rust_struct(RECORD_RS, "LinkSeries"))
+def test_the_simulators_output_has_exactly_the_declared_engine_columns(write_toml):
+    toml = MINIMAL.replace("[scenario]", "[scenario]\ncc_state = true\nseqack = { flow = 0 }", 1)
+    raw = _native.run_sim(sc.resolve(sc.load(write_toml(toml))))
+    for f in raw["flows"]:
+        assert list(f) == [*results.ENGINE_FLOW_COLUMNS, *results.UDP_FLOW_COLUMNS]
+    assert list(raw["flow_series"]) == [
+        c.name
+        for c in results.FLOW_SERIES_COLUMNS
+        if c.source == results.ENGINE or c.name == "received_bytes"  # the simulator measures it
+    ]
+    assert list(raw["link_series"]) == list(results.ENGINE_LINK_SERIES_COLUMNS)
+    assert list(raw["cc_series"]) == list(results.CC_SERIES_SCHEMA.names)
+    assert list(raw["seqack"]) == [*results.SEQACK_SCHEMA.names, "dropped_rows"]
 
 
 def test_the_store_owns_the_extra_tables_and_the_worker_uses_them():
@@ -169,39 +145,76 @@ def test_the_schemas_are_the_declarations():
             assert c.unit and c.doc, (table, c)
 
 
-def _rust_fn_keys(text: str, fn: str) -> list[str]:
+def _rust_fn(text: str, fn: str) -> str:
     m = re.search(rf"fn {fn}<'py>\(.*?\n\}}\n", text, re.DOTALL)
     assert m, f"sim.rs: no fn {fn}"
-    return re.findall(r'd\.set_item\("(\w+)"', m.group(0))
+    return m.group(0)
 
 
-def test_the_bindings_write_exactly_the_declared_engine_columns():
+def _declared_names() -> set[str]:
+    return {c.name for columns in results.DECLARED.values() for c in columns}
+
+
+def test_the_bindings_write_the_records_without_naming_a_column():
+    # summary_to_py, the series conversions and run_sim (UDP columns, cc_series, seqack)
+    # iterate the records' declared columns
     text = SIM_RS.read_text(encoding="utf-8")
-    summary = _rust_fn_keys(text, "summary_to_py")
-    assert sorted(summary) == sorted(results.ENGINE_FLOW_COLUMNS)
-    udp = re.findall(r'd\.set_item\("(\w+)", udp\.map', text)
-    assert sorted(udp) == sorted(results.UDP_FLOW_COLUMNS)
-    flow_series = _rust_fn_keys(text, "flow_series_to_py")
-    assert set(flow_series) - set(results.ENGINE_FLOW_SERIES_COLUMNS) <= set(
-        results.OPTIONAL_ENGINE_SERIES_COLUMNS
-    )
-    assert set(results.ENGINE_FLOW_SERIES_COLUMNS) <= set(flow_series)
-    link = _rust_fn_keys(text, "link_series_to_py")
-    assert sorted(link) == sorted(results.ENGINE_LINK_SERIES_COLUMNS)
+    for fn in ("summary_to_py", "flow_series_to_py", "link_series_to_py", "run_sim"):
+        body = _rust_fn(text, fn)
+        assert "set_cells" in body, fn
+        literals = set(re.findall(r'"(\w+)"', body))
+        assert not literals & _declared_names(), (fn, literals & _declared_names())
 
 
 def test_the_emulators_series_rows_are_the_declared_link_columns():
-    # satcc-linkd writes satcc-core's LinkSeriesRow (serde, flattened) beside its frame counts
+    # satcc-linkd writes satcc-core's LinkSeriesRow (serde, flattened) beside its frame counts;
+    # LinkSeriesRow is the LINK_SERIES record (record.rs), checked against the declaration
+    # when it compiles
     assert "row: LinkSeriesRow" in EMULATOR_RS.read_text(encoding="utf-8")
-    assert list(rust_struct(RECORD_RS, "LinkSeriesRow")) == list(results.ENGINE_LINK_SERIES_COLUMNS)
+    assert "rows LinkSeriesRow" in (REPO / "crates/satcc-core/src/record.rs").read_text()
 
 
-def _dict_keys_appended(path: Path, target: str) -> list[set[str]]:
-    """The literal keys of every dict passed to `<target>.append({...})` in a module."""
+def _column_names_used(path: Path) -> dict[str, set[str]]:
+    """`results.FLOW.x`-style names a module uses, per alias (FLOW, FS, LS), and the string
+    literals of declared result columns used as keys of the dictionaries it appends."""
     import ast
 
-    out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "satcc.results":
+            for a in node.names:
+                if a.name in ("FLOW", "FLOW_SERIES", "LINK_SERIES"):
+                    aliases[a.asname or a.name] = a.name
+    used: dict[str, set[str]] = {name: set() for name in aliases.values()}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+        ):
+            used[aliases[node.value.id]].add(node.attr)
+    return used
+
+
+@pytest.mark.parametrize(
+    ("module", "target"),
+    [("engines/model.py", "summaries"), ("emu/runner.py", "flows")],
+)
+def test_the_python_engines_write_the_declared_flow_columns(module, target):
+    import ast
+
+    used = _column_names_used(PACKAGE / module)
+    for alias, table in (
+        ("FLOW", "flows"),
+        ("FLOW_SERIES", "flow_series"),
+        ("LINK_SERIES", "link_series"),
+    ):
+        declared = {c.name for c in DECLARED[table]}
+        assert used.get(alias, set()) <= declared, (module, alias, used[alias] - declared)
+    # the flow summaries: exactly the columns every engine writes, each named through FLOW
+    found = []
+    for node in ast.walk(ast.parse((PACKAGE / module).read_text(encoding="utf-8"))):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -211,17 +224,15 @@ def _dict_keys_appended(path: Path, target: str) -> list[set[str]]:
             and node.args
             and isinstance(node.args[0], ast.Dict)
         ):
-            keys = {k.value for k in node.args[0].keys if isinstance(k, ast.Constant)}
-            out.append(keys)
-    return out
-
-
-@pytest.mark.parametrize(
-    ("module", "target"),
-    [("engines/model.py", "summaries"), ("emu/runner.py", "flows")],
-)
-def test_the_python_engines_write_the_declared_flow_columns(module, target):
-    found = _dict_keys_appended(PACKAGE / module, target)
+            keys = node.args[0].keys
+            assert all(
+                isinstance(k, ast.Attribute)
+                and isinstance(k.value, ast.Name)
+                and k.value.id == "FLOW"
+                for k in keys
+                if k is not None  # ** of the UDP columns
+            ), module
+            found.append({k.attr for k in keys if isinstance(k, ast.Attribute)})
     assert found, f"{module}: no {target}.append({{...}})"
     for keys in found:
         assert keys == set(results.ENGINE_FLOW_COLUMNS), (module, keys)
@@ -288,3 +299,16 @@ def test_the_results_reference_tables_are_the_declarations():
     docs = _doc_tables()
     for table, columns in DECLARED.items():
         assert docs[table] == [(c.name, c.type, c.unit) for c in columns], table
+
+
+def test_the_python_lists_of_columns_name_declared_columns():
+    # what satcc.results says about some columns (pandas dtypes, UDP nulls, the --json keys,
+    # columns added within schema version 1) names columns of the declaration, never new ones
+    flows = {c.name: c for c in results.FLOWS_COLUMNS}
+    series = {c.name: c for c in results.FLOW_SERIES_COLUMNS}
+    assert set(results.SUMMARY_FLOW_KEYS) <= set(flows)
+    for name in results.NULLABLE_INT_COLUMNS:
+        assert flows[name].type == "int64" and flows[name].nullable, name
+    for name in results.TCP_STATE_COLUMNS:
+        assert series[name].source == results.ENGINE and series[name].nullable, name
+    assert results.ADDED_COLUMNS <= set(series)

@@ -143,6 +143,15 @@ def run_sim(
     MemoryError when the run's time series do not fit in memory (checked before the run
     starts) or Python runs out of memory while the result is converted."""
 
+def result_columns() -> dict[str, list[tuple[str, str, str, bool, str, str]]]:
+    """Every result table's columns in file order, as satcc-core declares them
+    (crates/satcc-core/src/columns.rs, the one declaration; docs/results.md):
+    {"flows" | "flow_series" | "link_series" | "cc_series" | "seqack": [(name, type, unit,
+    nullable, source, doc), ...]}; type is int64, float64, string or bool; source who writes
+    it: "engine", "engine-optional", "udp", "scenario" or "derived". `run_sim`'s "flows",
+    "flow_series", "link_series" and "cc_series" hold these tables' engine columns, written by
+    iterating satcc-core's records (record.rs), which the compiler checks against it."""
+
 def write_parquet(
     path: str,
     fields: list[tuple[str, str]],

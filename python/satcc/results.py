@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import keyword
 import math
 import os
 import shutil
@@ -45,8 +46,9 @@ TABLE_FILES = (FLOWS_FILE, FLOW_SERIES_FILE, LINK_SERIES_FILE)
 
 
 class Column(NamedTuple):
-    """One result column, declared once: the Parquet schema, docs/results.md's tables (a test
-    checks name, type and unit row by row) and what each producer may write derive from it."""
+    """One result column as satcc-core declares it (crates/satcc-core/src/columns.rs, the one
+    declaration: `_native.result_columns()`): the Parquet schemas below, docs/results.md's
+    tables, the Rust records and what each producer may write derive from it."""
 
     name: str
     type: str  # satcc.tables type: int64, float64, string, bool
@@ -56,75 +58,52 @@ class Column(NamedTuple):
     doc: str
 
 
-# Who writes a column: an engine's raw output (`ENGINE`: the simulator's rows are satcc-core's
-# record.rs structs, the model engine and the emulator write the same keys; `UDP`: UDP flows'
-# extra keys, `UdpSummary` in the simulator), `RunResult.from_engine` from the resolved
-# scenario (`SCENARIO`) or from other columns (`DERIVED`).
-ENGINE, UDP, SCENARIO, DERIVED = "engine", "udp", "scenario", "derived"
-SOURCES = (ENGINE, UDP, SCENARIO, DERIVED)
-
-FLOWS_COLUMNS = (
-    Column("id", "int64", "-", False, ENGINE, "resolved flow id, 0..n-1"),
-    Column("name", "string", "-", False, SCENARIO, "[[flow]] name, .k for count copies"),
-    Column("scenario_flow", "int64", "-", False, SCENARIO, "index of the [[flow]] table"),
-    Column("from", "string", "-", False, SCENARIO, "sender node"),
-    Column("to", "string", "-", False, SCENARIO, "receiver node"),
-    Column("cca", "string", "-", False, SCENARIO, '"udp" for UDP flows'),
-    Column("proto", "string", "-", False, SCENARIO, '"tcp" or "udp"'),
-    Column("start_s", "float64", "s", False, SCENARIO, "start time"),
-    Column("size_bytes", "int64", "B", True, SCENARIO, "null for bulk flows"),
-    Column("goodput_bps", "float64", "bit/s", False, ENGINE, "app bytes x 8 over active time"),
-    Column("delivered_bytes", "int64", "B", False, ENGINE, "app bytes delivered in order"),
-    Column("sent_packets", "int64", "packets", False, ENGINE, "incl. retransmissions"),
-    Column("retransmitted_packets", "int64", "packets", False, ENGINE, "retransmitted segments"),
-    Column("retransmission_rate", "float64", "-", True, DERIVED, "retransmitted / sent"),
-    Column("rtt_mean_ms", "float64", "ms", True, ENGINE, "over the flow's RTT samples"),
-    Column("rtt_p95_ms", "float64", "ms", True, ENGINE, "over the flow's RTT samples"),
-    Column("rtt_min_ms", "float64", "ms", True, ENGINE, "over the flow's RTT samples"),
-    Column("fct_s", "float64", "s", True, ENGINE, "null for bulk or unfinished transfers"),
-    Column("rto_count", "int64", "-", True, ENGINE, "retransmission timeouts"),
-    Column("recovery_count", "int64", "-", True, ENGINE, "fast-recovery episodes"),
-    Column("received_packets", "int64", "packets", True, UDP, "UDP only (null for TCP)"),
-    Column("lost_packets", "int64", "packets", True, UDP, "UDP only"),
-    Column("loss_fraction", "float64", "-", True, UDP, "UDP only: lost / sent"),
-    Column("jitter_ms", "float64", "ms", True, UDP, "UDP only: RFC 3550 interarrival jitter"),
+# Who writes a column: every engine's raw output (`ENGINE`: the simulator's rows are satcc-core's
+# record.rs structs, the model engine and the emulator write the same keys), an engine that
+# measures it (`ENGINE_OPTIONAL`: from_engine fills nulls where an engine leaves it out), UDP
+# flows' extra keys (`UDP`: `UdpColumns`), `RunResult.from_engine` from the resolved scenario
+# (`SCENARIO`) or from other columns (`DERIVED`).
+ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED = (
+    "engine",
+    "engine-optional",
+    "udp",
+    "scenario",
+    "derived",
 )
+SOURCES = (ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED)
 
-FLOW_SERIES_COLUMNS = (
-    Column("flow_id", "int64", "-", False, ENGINE, "flows.id"),
-    Column("t_s", "float64", "s", False, ENGINE, "bin start"),
-    Column("delivered_bytes", "int64", "B", True, ENGINE, "in the bin, in order"),
-    Column("goodput_bps", "float64", "bit/s", True, DERIVED, "delivered_bytes x 8 / bin width"),
-    Column("received_bytes", "int64", "B", True, ENGINE, "reached the receiver (null: unmeasured)"),
-    Column("received_bps", "float64", "bit/s", True, DERIVED, "received_bytes x 8 / bin width"),
-    Column("cwnd_bytes", "int64", "B", True, ENGINE, "where measured in bytes (iperf3), else null"),
-    Column("cwnd_pkts", "int64", "packets", True, ENGINE, "at the end of the bin"),
-    Column("ssthresh_pkts", "int64", "packets", True, ENGINE, "at the end of the bin"),
-    Column("srtt_ms", "float64", "ms", True, ENGINE, "at the end of the bin"),
-    Column("inflight_pkts", "int64", "packets", True, ENGINE, "at the end of the bin"),
-    Column("pacing_rate_bps", "float64", "bit/s", True, ENGINE, "at the end of the bin"),
-    Column("retransmits", "int64", "packets", True, ENGINE, "retransmitted in the bin"),
-)
 
-# the queue and drop counters are null where an engine does not count them (the model engine)
-LINK_SERIES_COLUMNS = (
-    Column("link_id", "int64", "-", False, ENGINE, "[[link]] index"),
-    Column("dir", "string", "-", False, ENGINE, '"ab" or "ba"'),
-    Column("from", "string", "-", False, SCENARIO, "node the direction leaves"),
-    Column("to", "string", "-", False, SCENARIO, "node it enters"),
-    Column("t_s", "float64", "s", False, ENGINE, "bin start"),
-    Column("queue_pkts", "int64", "packets", True, ENGINE, "at the end of the bin"),
-    Column("queue_bytes", "int64", "B", True, ENGINE, "at the end of the bin"),
-    Column("drops_queue", "int64", "packets", True, ENGINE, "in the bin"),
-    Column("drops_random", "int64", "packets", True, ENGINE, "in the bin"),
-    Column("ecn_marks", "int64", "packets", True, ENGINE, "in the bin"),
-    Column("tx_bytes", "int64", "B", True, ENGINE, "in the bin"),
-    Column("capacity_bps", "int64", "bit/s", False, ENGINE, "in the bin"),
-    Column("delay_ms", "float64", "ms", False, ENGINE, "in the bin"),
-)
+def _declared() -> dict[str, tuple[Column, ...]]:
+    from satcc import _native
 
-# Columns an engine may leave out of its raw series (from_engine fills them with nulls).
-OPTIONAL_ENGINE_SERIES_COLUMNS = ("received_bytes", "cwnd_bytes")
+    return {t: tuple(Column(*c) for c in cs) for t, cs in _native.result_columns().items()}
+
+
+DECLARED = _declared()
+FLOWS_COLUMNS = DECLARED["flows"]
+FLOW_SERIES_COLUMNS = DECLARED["flow_series"]
+LINK_SERIES_COLUMNS = DECLARED["link_series"]
+CC_SERIES_COLUMNS = DECLARED["cc_series"]
+SEQACK_COLUMNS = DECLARED["seqack"]
+
+
+class Names:
+    """A table's column names as attributes (`FLOW.goodput_bps == "goodput_bps"`): how the
+    Python engines and from_engine name a column without spelling it; a name the table does not
+    declare is an AttributeError."""
+
+    def __init__(self, table: str, columns: tuple[Column, ...]) -> None:
+        self._table = table
+        # a name that is a Python keyword gets a trailing underscore (`from` -> `from_`)
+        self.__dict__.update({c.name + "_" * keyword.iskeyword(c.name): c.name for c in columns})
+
+    def __getattr__(self, name: str) -> str:  # only for names not declared
+        raise AttributeError(f"{self._table} declares no column {name!r}")
+
+
+FLOW = Names("flows", FLOWS_COLUMNS)
+FLOW_SERIES = Names("flow_series", FLOW_SERIES_COLUMNS)
+LINK_SERIES = Names("link_series", LINK_SERIES_COLUMNS)
 
 
 def schema_of(columns: tuple[Column, ...]) -> Schema:
@@ -134,6 +113,9 @@ def schema_of(columns: tuple[Column, ...]) -> Schema:
 def written_by(columns: tuple[Column, ...], *sources: str) -> tuple[str, ...]:
     return tuple(c.name for c in columns if c.source in sources)
 
+
+# Columns an engine may leave out of its raw series (from_engine fills them with nulls).
+OPTIONAL_ENGINE_SERIES_COLUMNS = written_by(FLOW_SERIES_COLUMNS, ENGINE_OPTIONAL)
 
 FLOWS_SCHEMA = schema_of(FLOWS_COLUMNS)
 FLOW_SERIES_SCHEMA = schema_of(FLOW_SERIES_COLUMNS)
@@ -149,30 +131,15 @@ UDP_FLOW_COLUMNS = written_by(FLOWS_COLUMNS, UDP)
 # name, satcc.store.schema): the algorithm's own state per bin (simulator), study 003's
 # sequence/ACK trace (simulator; analyze runs of captures, satcc.campaign.worker).
 CC_SERIES_FILE = "cc_series.parquet"
-CC_SERIES_SCHEMA = Schema(
-    ("flow_id", "int64"),
-    ("t_s", "float64"),  # bin start, as flow_series
-    ("name", "string"),  # what the algorithm reports (CUBIC: w_max, k_s, acked_reno, ...)
-    ("value", "float64"),
-)
+CC_SERIES_SCHEMA = schema_of(CC_SERIES_COLUMNS)
 SEQACK_FILE = "seqack.parquet"
-SEQACK_SCHEMA = Schema(
-    ("flow_id", "int64"),
-    ("kind", "string"),  # "data" or "ack"
-    ("t_s", "float64"),  # from the capture's first packet
-    ("seq_rel", "int64"),  # data: first byte, relative to the ISN
-    ("end_rel", "int64"),  # data: one past the last byte
-    ("ack_rel", "int64"),  # ack: cumulative ACK, relative
-    ("retransmission", "bool"),
-)
+SEQACK_SCHEMA = schema_of(SEQACK_COLUMNS)
 
 # The series columns an engine hands `RunResult.from_engine` (the `_native.run_sim` shape; the
 # simulator's rows are satcc-core's FlowSeries/LinkSeriesRow); from_engine derives the rest:
 # goodput_bps and received_bps from the bytes, from/to from the link ends, and fills
 # received_bytes and cwnd_bytes with nulls when an engine has none.
-ENGINE_FLOW_SERIES_COLUMNS = tuple(
-    n for n in written_by(FLOW_SERIES_COLUMNS, ENGINE) if n not in OPTIONAL_ENGINE_SERIES_COLUMNS
-)
+ENGINE_FLOW_SERIES_COLUMNS = written_by(FLOW_SERIES_COLUMNS, ENGINE)
 ENGINE_LINK_SERIES_COLUMNS = written_by(LINK_SERIES_COLUMNS, ENGINE)
 
 # Integer columns that may be null; pandas gets them as nullable Int64 instead of float64.
@@ -342,23 +309,23 @@ class RunResult:
         by_id = {f["id"]: f for f in config["flows"]}
         origin_by_id = {o.id: o for o in origins}
         rows: dict[str, list[Any]] = {name: [] for name in FLOWS_SCHEMA.names}
-        for summary in sorted(raw["flows"], key=lambda f: f["id"]):
-            fid = summary["id"]
+        for summary in sorted(raw["flows"], key=lambda f: f[FLOW.id]):
+            fid = summary[FLOW.id]
             cfg = by_id[fid]
             origin = origin_by_id[fid]
-            sent = summary["sent_packets"]
-            retx = summary["retransmitted_packets"]
+            sent = summary[FLOW.sent_packets]
+            retx = summary[FLOW.retransmitted_packets]
             values = {
-                "id": fid,
-                "name": origin.name,
-                "scenario_flow": origin.scenario_flow,
-                "from": nodes[cfg["src"]],
-                "to": nodes[cfg["dst"]],
-                "cca": "udp" if cfg.get("proto") == "udp" else cfg["cca"],
-                "proto": cfg.get("proto") or "tcp",
-                "start_s": cfg["start_ns"] / 1e9,
-                "size_bytes": cfg["size_bytes"],
-                "retransmission_rate": retx / sent if sent else None,
+                FLOW.id: fid,
+                FLOW.name: origin.name,
+                FLOW.scenario_flow: origin.scenario_flow,
+                FLOW.from_: nodes[cfg["src"]],
+                FLOW.to: nodes[cfg["dst"]],
+                FLOW.cca: "udp" if cfg.get("proto") == "udp" else cfg["cca"],
+                FLOW.proto: cfg.get("proto") or "tcp",
+                FLOW.start_s: cfg["start_ns"] / 1e9,
+                FLOW.size_bytes: cfg["size_bytes"],
+                FLOW.retransmission_rate: retx / sent if sent else None,
             }
             for name, column in rows.items():
                 column.append(_clean(values[name] if name in values else summary.get(name)))
@@ -367,30 +334,34 @@ class RunResult:
         bin_s = config["bin_ns"] / 1e9
         duration_s = config["duration_ns"] / 1e9
         fs = _null_outside_flows(dict(raw["flow_series"]), flows, bin_s)
-        t = fs.get("t_s", [])
+        t = fs.get(FLOW_SERIES.t_s, [])
         # the last bin may be shorter than `bin` when duration is not a multiple of it
         width = [min(bin_s, duration_s - ts) for ts in t]
-        fs["goodput_bps"] = [
+        fs[FLOW_SERIES.goodput_bps] = [
             d * 8 / w if d is not None and w > 0 else None
-            for d, w in zip(fs.get("delivered_bytes", []), width, strict=True)
+            for d, w in zip(fs.get(FLOW_SERIES.delivered_bytes, []), width, strict=True)
         ]
-        fs.setdefault("received_bytes", [None] * len(t))
-        fs["received_bps"] = [
+        fs.setdefault(FLOW_SERIES.received_bytes, [None] * len(t))
+        fs[FLOW_SERIES.received_bps] = [
             d * 8 / w if d is not None and w > 0 else None
-            for d, w in zip(fs["received_bytes"], width, strict=True)
+            for d, w in zip(fs[FLOW_SERIES.received_bytes], width, strict=True)
         ]
-        fs.setdefault("cwnd_bytes", [None] * len(t))
+        fs.setdefault(FLOW_SERIES.cwnd_bytes, [None] * len(t))
         flow_series = Table.from_columns(FLOW_SERIES_SCHEMA, fs, "flow_series")
 
         ls = dict(raw["link_series"])
         ends = {i: (nodes[link["a"]], nodes[link["b"]]) for i, link in enumerate(config["links"])}
-        ls["from"] = [
+        ls[LINK_SERIES.from_] = [
             ends[i][0] if d == "ab" else ends[i][1]
-            for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)
+            for i, d in zip(
+                ls.get(LINK_SERIES.link_id, []), ls.get(LINK_SERIES.dir, []), strict=True
+            )
         ]
-        ls["to"] = [
+        ls[LINK_SERIES.to] = [
             ends[i][1] if d == "ab" else ends[i][0]
-            for i, d in zip(ls.get("link_id", []), ls.get("dir", []), strict=True)
+            for i, d in zip(
+                ls.get(LINK_SERIES.link_id, []), ls.get(LINK_SERIES.dir, []), strict=True
+            )
         ]
         link_series = Table.from_columns(LINK_SERIES_SCHEMA, ls, "link_series")
 

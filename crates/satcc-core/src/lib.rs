@@ -11,13 +11,15 @@
 //!   by the simulator's event loop and by satcc-linkd's real clock alike.
 //! - [`hostnoise`]: how long a real host takes to answer a packet (the simulator's default
 //!   timing noise, measured on the kernel).
-//! - [`record`]: result records every engine produces.
+//! - [`columns`]: every result column declared once (name, type, unit, null, writer, meaning).
+//! - [`record`]: result records every engine produces, checked against [`columns`].
 //! - [`routing`]: routes and "N BDP" queue sizes, computed once for every engine.
 //! - [`scenario`]: the resolved scenario (serde), and the one resolver every engine reads.
 //! - [`dirspec`]: a resolved link direction (serde) and its checks.
 //! - [`mem`]: the global allocator every satcc artifact installs (out of memory: one line,
 //!   exit 1) and `fallible` for `try_reserve`.
 
+pub mod columns;
 pub mod direction;
 pub mod dirspec;
 pub mod hostnoise;

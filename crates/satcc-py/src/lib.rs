@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 mod calc;
+mod columns;
 mod drill;
 mod parquet;
 mod pcap;
@@ -215,5 +216,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pcap::register(m)?;
     drill::register(m)?;
     parquet::register(m)?;
+    columns::register(m)?;
     Ok(())
 }

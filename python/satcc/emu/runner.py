@@ -54,7 +54,8 @@ from typing import Any
 from satcc.emu import host, linkd, topology, traffic
 from satcc.emu.host import EmuError
 from satcc.errors import Terminated
-from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
+from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS, FLOW
+from satcc.results import FLOW_SERIES as FS
 
 START_MARGIN_NS = 200_000_000  # between `start` and t0: lets every process see the origin
 # with application senders (satcc.emu.xfer `app`, started at `start`, connecting at t0 + their
@@ -516,16 +517,16 @@ class Run:
                 # delivered in the bin: the receiver's in-order byte count interpolated at the
                 # bin's edges from the actual instants of the samples
                 edge = _at(received, min((k + 1) * bin_s, duration_s))
-                fs["flow_id"].append(fid)
-                fs["t_s"].append(k * bin_s)
-                fs["delivered_bytes"].append(int(max(0.0, edge - prev_edge)))
+                fs[FS.flow_id].append(fid)
+                fs[FS.t_s].append(k * bin_s)
+                fs[FS.delivered_bytes].append(int(max(0.0, edge - prev_edge)))
                 prev_edge = max(prev_edge, edge)
-                fs["cwnd_pkts"].append(_int(tx.get("cwnd")))
-                fs["ssthresh_pkts"].append(_int(tx.get("ssthresh")))
-                fs["srtt_ms"].append(tx.get("rtt"))
-                fs["inflight_pkts"].append(_int(tx.get("unacked")))
-                fs["pacing_rate_bps"].append(tx.get("pacing_rate"))
-                fs["retransmits"].append(int(max(0.0, retx - last_retx)))
+                fs[FS.cwnd_pkts].append(_int(tx.get("cwnd")))
+                fs[FS.ssthresh_pkts].append(_int(tx.get("ssthresh")))
+                fs[FS.srtt_ms].append(tx.get("rtt"))
+                fs[FS.inflight_pkts].append(_int(tx.get("unacked")))
+                fs[FS.pacing_rate_bps].append(tx.get("pacing_rate"))
+                fs[FS.retransmits].append(int(max(0.0, retx - last_retx)))
                 if "rtt" in tx:
                     srtts.append(tx["rtt"])
                 if "minrtt" in tx:
@@ -579,17 +580,17 @@ class Run:
                 active = float(udp_secs)
             flows.append(
                 {
-                    "id": fid,
-                    "delivered_bytes": delivered,
-                    "goodput_bps": delivered * 8 / active if active > 0 else 0.0,
-                    "sent_packets": int(sent),
-                    "retransmitted_packets": int(retx_total),
-                    "rtt_mean_ms": sum(srtts) / len(srtts) if srtts else None,
-                    "rtt_p95_ms": _quantile(srtts, 0.95),
-                    "rtt_min_ms": minrtt,
-                    "fct_s": fct,
-                    "rto_count": None,
-                    "recovery_count": None,
+                    FLOW.id: fid,
+                    FLOW.delivered_bytes: delivered,
+                    FLOW.goodput_bps: delivered * 8 / active if active > 0 else 0.0,
+                    FLOW.sent_packets: int(sent),
+                    FLOW.retransmitted_packets: int(retx_total),
+                    FLOW.rtt_mean_ms: sum(srtts) / len(srtts) if srtts else None,
+                    FLOW.rtt_p95_ms: _quantile(srtts, 0.95),
+                    FLOW.rtt_min_ms: minrtt,
+                    FLOW.fct_s: fct,
+                    FLOW.rto_count: None,
+                    FLOW.recovery_count: None,
                     **_udp_columns(f, server),
                 }
             )
@@ -619,8 +620,8 @@ class Run:
             path = self.workdir / f"netstat-{f['src']}-{_safe(self.plan.nodes[f['src']])}.json"
             ext = _read_json(path).get("TcpExt") if path.exists() else None
             if ext:
-                out["rto_count"] = ext.get("TCPTimeouts")
-                out["recovery_count"] = ext.get("TCPSackRecovery", 0) + ext.get(
+                out[FLOW.rto_count] = ext.get("TCPTimeouts")
+                out[FLOW.recovery_count] = ext.get("TCPSackRecovery", 0) + ext.get(
                     "TCPRenoRecovery", 0
                 )
 
@@ -655,14 +656,12 @@ def _udp_columns(flow: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]
     out: dict[str, Any] = {}  # proto comes from the resolved flow (RunResult.from_engine)
     total, lost = _dig(server, "end", "sum", "packets"), _dig(server, "end", "sum", "lost_packets")
     if isinstance(total, int) and isinstance(lost, int) and total >= lost >= 0:
-        out.update(
-            received_packets=total - lost,
-            lost_packets=lost,
-            loss_fraction=lost / total if total else None,
-        )
-    jitter = _dig(server, "end", "sum", "jitter_ms")
+        out[FLOW.received_packets] = total - lost
+        out[FLOW.lost_packets] = lost
+        out[FLOW.loss_fraction] = lost / total if total else None
+    jitter = _dig(server, "end", "sum", "jitter_ms")  # iperf3's key
     if isinstance(jitter, (int, float)):
-        out["jitter_ms"] = float(jitter)
+        out[FLOW.jitter_ms] = float(jitter)
     return out
 
 

@@ -83,8 +83,11 @@ from satcc.models.common import BITS_PER_BYTE, ModelInputError, ModelResult, jso
 from satcc.results import (
     ENGINE_FLOW_SERIES_COLUMNS,
     ENGINE_LINK_SERIES_COLUMNS,
+    FLOW,
     RunResult,
 )
+from satcc.results import FLOW_SERIES as FS
+from satcc.results import LINK_SERIES as LS
 from satcc.scenario import Scenario, expand_flows, receive_window_bytes, resolve
 
 ENGINE = "model"
@@ -432,17 +435,17 @@ def run(
         sent = round(segments / (1.0 - path.p))  # each lost transmission resent once
         summaries.append(
             {
-                "id": f["id"],
-                "delivered_bytes": delivered,
-                "goodput_bps": pred.throughput_bps if active > 0 else 0.0,
-                "sent_packets": sent,
-                "retransmitted_packets": sent - segments,
-                "rtt_mean_ms": path.rtt_s * 1e3,
-                "rtt_p95_ms": None,
-                "rtt_min_ms": path.base_rtt_s * 1e3,
-                "fct_s": fct,
-                "rto_count": None,
-                "recovery_count": None,
+                FLOW.id: f["id"],
+                FLOW.delivered_bytes: delivered,
+                FLOW.goodput_bps: pred.throughput_bps if active > 0 else 0.0,
+                FLOW.sent_packets: sent,
+                FLOW.retransmitted_packets: sent - segments,
+                FLOW.rtt_mean_ms: path.rtt_s * 1e3,
+                FLOW.rtt_p95_ms: None,
+                FLOW.rtt_min_ms: path.base_rtt_s * 1e3,
+                FLOW.fct_s: fct,
+                FLOW.rto_count: None,
+                FLOW.recovery_count: None,
             }
         )
         per_bin.append(_spread(delivered, start_s, end_s, starts, bin_s, duration_s))
@@ -488,11 +491,9 @@ def _flow_series(
     cols: dict[str, list[Any]] = {k: [] for k in ENGINE_FLOW_SERIES_COLUMNS}
     for k, t in enumerate(starts):
         for f, bins in zip(config["flows"], per_bin, strict=True):
-            cols["flow_id"].append(f["id"])
-            cols["t_s"].append(t)
-            cols["delivered_bytes"].append(bins[k])
-            for key in cols.keys() - {"flow_id", "t_s", "delivered_bytes"}:
-                cols[key].append(None)  # the model knows only the bytes per bin
+            row = {FS.flow_id: f["id"], FS.t_s: t, FS.delivered_bytes: bins[k]}
+            for key, values in cols.items():
+                values.append(row.get(key))  # the model knows only the bytes per bin
     return cols
 
 
@@ -502,20 +503,15 @@ def _link_series(config: dict[str, Any], starts: list[float]) -> dict[str, list[
     for t in starts:
         for i, link in enumerate(config["links"]):
             for d in ("ab", "ba"):
-                cols["link_id"].append(i)
-                cols["dir"].append(d)
-                cols["t_s"].append(t)
-                for key in (
-                    "queue_pkts",
-                    "queue_bytes",
-                    "drops_queue",
-                    "drops_random",
-                    "ecn_marks",
-                    "tx_bytes",
-                ):
-                    cols[key].append(None)
-                cols["capacity_bps"].append(link[d]["rate_bps"])
-                cols["delay_ms"].append(link[d]["delay_ns"] / 1e6)
+                row = {
+                    LS.link_id: i,
+                    LS.dir: d,
+                    LS.t_s: t,
+                    LS.capacity_bps: link[d]["rate_bps"],
+                    LS.delay_ms: link[d]["delay_ns"] / 1e6,
+                }
+                for key, values in cols.items():
+                    values.append(row.get(key))  # no queue, no drops: null
     return cols
 
 
