@@ -1,7 +1,7 @@
 //! A sequence/ACK trace of one TCP flow seen at its sender's host, as tcpdump there would record
 //! it and tcptrace would plot it (study 003 Fig. 6): each data segment leaving (its byte range,
 //! whether it is a retransmission), each ACK arriving (the cumulative ACK) and each SACK block
-//! it carries, within a time window. Off unless a run asks for it (`World::trace_seqack`);
+//! it carries, within a time window. Off unless a run asks for it (the scenario's `seqack`);
 //! a trace never changes the run.
 
 use satcc_core::SimTime;
