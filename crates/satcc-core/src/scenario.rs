@@ -2,9 +2,11 @@
 //! validating the TOML ([`Scenario`]: every unit parsed to ns, bit/s and bytes, every default
 //! filled, `count` expanded, nodes as indices), and what [`resolve`] returns for every engine
 //! ([`Resolved`]: the same, checked, plus the routes, each flow's path and every direction's
-//! queue limit with "N BDP" sized). The simulator (`satcc-sim` `SimConfig::from_resolved`),
+//! queue limit with "N BDP" sized). The simulator (`satcc-sim` `World::new(&Resolved)`),
 //! satcc-linkd (its JSON input carries the resolved scenario) and the model engine (through
-//! the bindings) all read this one form; `python/satcc/_native.pyi` documents the dictionary.
+//! the bindings) all read this one form, each link direction through [`Resolved::direction`];
+//! `python/satcc/_native.pyi` documents the dictionary. Scenarios built in code (tests,
+//! benchmarks, the fuzzer) use the constructors of `build` (the scenario's defaults).
 //!
 //! On the wire (JSON and the Python dictionary) a `Resolved` is the scenario's keys plus one
 //! more, `routes`.
@@ -236,9 +238,8 @@ impl Flow {
 }
 
 /// Why flow `i`'s sizes cannot run: its MSS, path MTU, tunnel overhead and, for a UDP flow,
-/// its rate and payload (`Some((rate_bps, payload_bytes))`). The resolver's check, which the
-/// simulator's hand-built configurations (`satcc-sim` `SimConfig::check`) share.
-pub fn check_flow_sizes(
+/// its rate and payload (`Some((rate_bps, payload_bytes))`).
+fn check_flow_sizes(
     i: usize,
     mss: u32,
     mtu: u32,
