@@ -13,11 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from satcc.campaign import layout, spec
+from satcc.campaign import spec
 from satcc.campaign import worker as worker_module
 from satcc.campaign.execute import ProgressLine, run_campaign
 from satcc.campaign.summary import end_of_run, status
 from satcc.cli import main
+from satcc.store import layout
 from tests.campaign_helpers import (
     SMALL_CAMPAIGN,
     store_frames,

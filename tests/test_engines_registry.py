@@ -1,4 +1,4 @@
-"""satcc.engines.registry: one list of engines, one dispatch, engines imported when used."""
+"""satcc.registry: one list of engines, one dispatch, engines imported when used."""
 
 import ast
 import os
@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from satcc import api, cli
+from satcc import api, cli, registry
 from satcc import scenario as sc
 from satcc.campaign import execute as campaign_execute
 from satcc.campaign.spec import ANALYZE, RunSpec
 from satcc.campaign.worker import execute as worker_execute
-from satcc.engines import registry
 from satcc.errors import UserError
 from tests.helpers import MINIMAL
 
@@ -94,7 +93,7 @@ def test_an_engine_checks_its_host_before_it_runs(monkeypatch, write_toml):
 def test_capabilities_are_where_callers_read_them():
     assert registry.get("emu").needs_root and registry.get("emu").exclusive
     assert not registry.get("emu").deterministic
-    assert registry.names(root_ok=False) == ("sim", "model")
+    assert registry.names(needs_root=False) == ("sim", "model")
     sim_spec = RunSpec("a", "sim", 1, 0, 0, {}, {}, "x")
     emu_spec = RunSpec("b", "emu", 1, 0, 0, {}, {}, "x")
     ana_spec = RunSpec("c", ANALYZE, None, 0, 0, {}, None, "x")
@@ -162,22 +161,23 @@ def test_no_module_outside_the_registry_dispatches_on_engine_modules():
 def test_the_command_line_imports_no_engine_until_one_runs():
     code = (
         "import sys; from satcc import cli; cli.build_parser(); "
-        "print(sorted(m for m in sys.modules if m.startswith(('satcc.engines.', 'satcc.emu'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('satcc.engines', 'satcc.emu', 'satcc.registry'))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
-    assert done.stdout.strip() == "['satcc.engines.registry']"
+    assert done.stdout.strip() == "['satcc.registry']"
 
 
 # Where a root check may stand outside the registry: the emulator's own modules, packetdrill's
 # kernel side and field measurements (neither is a registry engine), the analyzer's test bed.
-GETEUID_OK = ("engines/registry.py", "emu/", "drill/", "field/measure.py", "analyze/testbed.py")
+GETEUID_OK = ("registry.py", "emu/", "drill/", "field/measure.py", "analyze/testbed.py")
 
 
 def test_engine_decisions_go_through_the_registrys_capabilities():
-    """No module outside engines/ compares an engine variable with an engine's name or asks
-    for root itself: it asks the registry (`get(name).real_time`, `.runnable_here()`, ...)."""
+    """No module outside engines/ compares an engine variable with an engine's name, lists
+    engines by name (`("sim", "emu")`, `choices=`, `.isin([...])`) or asks for root itself: it
+    asks the registry (`get(name).real_time`, `names(packets=True)`, `.runnable_here()`, ...)."""
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
@@ -190,6 +190,14 @@ def test_engine_decisions_go_through_the_registrys_capabilities():
                     isinstance(c, ast.Constant) and c.value in registry.NAMES for c in sides
                 )
                 if named and "engine" in ast.unparse(node):
+                    offenders.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+            if isinstance(node, ast.Tuple | ast.List | ast.Set):
+                named = [
+                    e.value
+                    for e in node.elts
+                    if isinstance(e, ast.Constant) and e.value in registry.NAMES
+                ]
+                if len(named) >= 2:
                     offenders.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
             if (
                 isinstance(node, ast.Attribute)
@@ -206,3 +214,19 @@ def test_capabilities_answer_what_callers_used_to_ask_by_name():
     assert not any(e.real_time or e.kernel_tcp or e.needs_root for e in (sim, model))
     assert sim.runnable_here() and model.runnable_here()
     assert emu.runnable_here() == (os.geteuid() == 0)
+    assert sim.packets and emu.packets and not model.packets
+
+
+def test_engines_are_picked_by_capability():
+    """The lists callers used to spell out, and where they now come from."""
+    from satcc.fidelity import metrics, suite
+    from satcc.studies import reproduce
+
+    assert registry.names() == registry.NAMES == ("sim", "model", "emu")
+    assert registry.names(packets=True) == ("sim", "emu")
+    assert registry.names(packets=True, kernel_tcp=False) == ("sim",)
+    assert registry.names(budget="memory") == ("model",)
+    assert (metrics.SIM, metrics.KERNEL) == suite.ENGINES == ("sim", "emu")
+    assert reproduce.ENGINES == ("sim", "emu")
+    with pytest.raises(TypeError, match="no capability root_ok"):
+        registry.names(root_ok=False)

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from satcc import scenario as sc
-from satcc.campaign import layout
 from satcc.errors import UserError
 from satcc.fidelity import grid as G
 from satcc.fidelity import metrics as M
 from satcc.fidelity import suite, table
 from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS, RunResult
+from satcc.store import layout
 from tests.helpers import requires_sim
 
 REPO = Path(__file__).resolve().parents[1]

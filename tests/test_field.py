@@ -178,8 +178,8 @@ def test_iperf3_errors_become_reasons(message, reason):
 
 
 def test_the_store_index_is_a_campaign_index_and_reruns_keep_it(tmp_path):
-    from satcc.campaign import layout
     from satcc.field import loop
+    from satcc.store import layout
 
     p = fp.validate(fp.FieldPlan(name="idx", ccas=["cubic", "bbr"], rounds=2), "t")
     items = loop.prepare(p, fp.to_toml(p), tmp_path / "s")

@@ -15,8 +15,8 @@ import pytest
 
 from satcc import cli, limits, results
 from satcc import scenario as sc
-from satcc.campaign import layout
 from satcc.commands.output import SAFE_NAME_CHARS, safe_name
+from satcc.store import layout
 from tests.helpers import MINIMAL, requires_sim
 
 SATCC = [sys.executable, "-m", "satcc.cli"]
@@ -162,7 +162,7 @@ def test_a_second_campaign_on_the_same_directory_is_refused_with_the_first_ones_
             sys.executable,
             "-c",
             (
-                "import sys, time\nfrom pathlib import Path\nfrom satcc.campaign import layout\n"
+                "import sys, time\nfrom pathlib import Path\nfrom satcc.store import layout\n"
                 f"with layout.locked(Path({str(out)!r})):\n    print('held', flush=True)\n"
                 "    time.sleep(60)\n"
             ),

@@ -1,5 +1,6 @@
 """python/satcc imports downward only: every module has a layer, no import runs from a lower
-layer to a higher one, and no modules import each other in a circle.
+layer to a higher one, no modules import each other in a circle, and no packages do either
+(a package, `satcc.scenario` or `satcc.report` with `report.figures`, taken as one node).
 
 The layers are LAYERS below (docs/architecture.md shows the same table and why). How imports are read:
 - every `import` and `from ... import` statement in a module, at any depth (module level,
@@ -9,8 +10,9 @@ The layers are LAYERS below (docs/architecture.md shows the same table and why).
   an edge to `satcc._native`, `from satcc import __version__` one to `satcc` (the package face);
 - importing `satcc.a.b` runs `satcc/__init__` and `satcc/a/__init__` first: that is Python's
   doing and is not counted as an edge to them (the face of a package may sit above its modules);
-- imports under `if TYPE_CHECKING:` are not counted: they never run, they name types for the
-  checker (a layer may mention the type of what the layer above passes into it).
+- imports under `if TYPE_CHECKING:` count like any other: a type named from a layer above is
+  a dependency on it all the same (a layer that passes along what the layer above made names
+  it by a Protocol, as `satcc.registry.ScenarioLike` does).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "satcc.store.schema",
             "satcc.tle",
             "satcc.linkmodels",
-            "satcc.engines.registry",
+            "satcc.registry",
             "satcc.scenario.*",
         ],
     ),
@@ -58,11 +60,11 @@ LAYERS: list[tuple[str, list[str]]] = [
             "satcc.drill.*",
         ],
     ),
-    ("analysis", ["satcc.store.*", "satcc.plot", "satcc.tracefit", "satcc.campaign.layout"]),
+    ("analysis", ["satcc.store.*", "satcc.plot", "satcc.tracefit"]),
     ("campaign", ["satcc.campaign.*"]),
     ("studies", ["satcc.fidelity.*", "satcc.field.*", "satcc.studies.*", "satcc.report.*"]),
-    ("api", ["satcc.api", "satcc", "satcc.analyze"]),  # the notebook API and the packages' faces
-    ("commands", ["satcc.commands.*", "satcc.cli", "satcc.models.cli", "satcc.analyze.cli"]),
+    ("api", ["satcc.api", "satcc", "satcc._face"]),  # the notebook API and the package's face
+    ("commands", ["satcc.commands.*", "satcc.cli"]),
 ]
 
 
@@ -100,27 +102,13 @@ def layer_of(mod: str) -> int:
     return best[1]
 
 
-def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
-    while node in parents:
-        node = parents[node]
-        if isinstance(node, ast.If):
-            test = node.test
-            name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", None)
-            if name == "TYPE_CHECKING":
-                return True
-    return False
-
-
 def imports_of(mod: str, path: Path, names: set[str]) -> list[tuple[str, int]]:
     """(imported satcc module, line) for every import statement in `path` (see the docstring)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Import | ast.ImportFrom):
-            continue
-        if _type_checking_only(node, parents):
             continue
         targets = []
         if isinstance(node, ast.Import):
@@ -206,9 +194,50 @@ def test_no_modules_import_each_other_in_a_circle():
     assert cycles(edges) == []
 
 
+def package_of(mod: str) -> str:
+    """The node a module is in the package graph: `satcc.a` for every module under the package
+    satcc/a/, else the module itself (`satcc.units`, `satcc` the face)."""
+    parts = mod.split(".")
+    if len(parts) > 1 and (PACKAGE / parts[1]).is_dir():
+        return ".".join(parts[:2])
+    return mod
+
+
+def package_graph(
+    modules: dict[str, list[tuple[str, int]]],
+) -> tuple[dict[str, set[str]], dict[tuple[str, str], list[str]]]:
+    """Edges between packages (and top-level modules), with the imports behind each edge."""
+    edges: dict[str, set[str]] = {}
+    why: dict[tuple[str, str], list[str]] = {}
+    for mod, imports in modules.items():
+        for target, line in imports:
+            a, b = package_of(mod), package_of(target)
+            if a != b:
+                edges.setdefault(a, set()).add(b)
+                why.setdefault((a, b), []).append(f"{mod}:{line} imports {target}")
+    return edges, why
+
+
+def test_no_packages_import_each_other_in_a_circle():
+    """Modules may keep to their layers while their packages loop (scenario.schema -> registry
+    in engines/, engines.sim -> scenario): a package is one node here, and no circle may pass
+    through two of them."""
+    edges, why = package_graph(graph())
+    circles = cycles(edges)
+    ties = [
+        f"{a} -> {b}: {why[(a, b)][0]}"
+        for circle in circles
+        for a in circle
+        for b in sorted(edges.get(a, ()))
+        if b in circle
+    ]
+    assert circles == [], ties
+
+
 def test_the_checker_sees_what_it_must(tmp_path):
-    """The reader and the circle finder on small inputs: a function-level import counts, a
-    TYPE_CHECKING one does not, `from satcc import x` names the module x when x is one."""
+    """The reader and the circle finders on small inputs: a function-level import counts, so
+    does a TYPE_CHECKING one, `from satcc import x` names the module x when x is one, and a
+    loop between two packages is a circle though no two modules form one."""
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
     names = {"satcc", "satcc.x", "satcc.y", "satcc.pkg", "satcc.pkg.z", "satcc._native"}
@@ -227,7 +256,19 @@ def test_the_checker_sees_what_it_must(tmp_path):
         ("satcc._native", 2),
         ("satcc.pkg.z", 6),
         ("satcc.pkg.z", 8),
+        ("satcc.y", 4),
         ("satcc.y", 7),
     ]
-    assert layer_of("satcc.analyze") > layer_of("satcc.analyze.capture")
-    assert layer_of("satcc.analyze.cli") == len(LAYERS) - 1
+    # schema -> engines.registry and engines.sim -> config -> schema: no circle of modules
+    looping = {
+        "satcc.scenario.schema": [("satcc.engines.registry", 1)],
+        "satcc.engines.registry": [],
+        "satcc.engines.sim": [("satcc.scenario.config", 2)],
+        "satcc.scenario.config": [("satcc.scenario.schema", 3)],
+    }
+    assert cycles({m: {t for t, _ in e} for m, e in looping.items()}) == []
+    edges, why = package_graph(looping)
+    assert cycles(edges) == [["satcc.engines", "satcc.scenario"]]
+    assert why[("satcc.scenario", "satcc.engines")] == [
+        "satcc.scenario.schema:1 imports satcc.engines.registry"
+    ]

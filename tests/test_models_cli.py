@@ -1,4 +1,4 @@
-"""`satcc model ...` via satcc.models.cli.main (the same parser satcc.cli registers)."""
+"""`satcc model ...` via satcc.commands.model.main (the same parser satcc.cli registers)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from satcc.commands import model as model_cli
 from satcc.models import cardwell, cubic, hybla, mathis, pftk, window
-from satcc.models import cli as model_cli
 
 
 def run(capsys, *argv):

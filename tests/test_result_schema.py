@@ -247,7 +247,7 @@ def test_a_producer_column_outside_the_declaration_is_refused(write_toml):
 def test_the_simulator_and_the_model_engine_pass_the_check_and_fill_non_nullable_columns(
     write_toml,
 ):
-    from satcc.engines import registry
+    from satcc import registry
 
     s = sc.load(write_toml(MINIMAL))
     for engine in ("sim", "model"):

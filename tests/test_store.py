@@ -9,11 +9,11 @@ import duckdb
 import pandas as pd
 import pytest
 
-from satcc.campaign import layout, spec
+from satcc.campaign import spec
 from satcc.campaign.execute import run_campaign
 from satcc.campaign.summary import status
 from satcc.cli import main
-from satcc.store import STORE_SCHEMA_VERSION, StoreError, open_store, query
+from satcc.store import STORE_SCHEMA_VERSION, StoreError, layout, open_store, query
 from tests.campaign_helpers import write_campaign
 from tests.helpers import requires_sim
 

@@ -92,7 +92,8 @@ def breakdown(path: Path, repeat: int) -> list[tuple[str, float]]:
     """Median seconds of each step of one run, in this (warm) process."""
     from satcc import _native, results
     from satcc import scenario as sc
-    from satcc.campaign import layout, spec
+    from satcc.campaign import spec
+    from satcc.store import layout
 
     c = spec.load(path)
     run_spec = spec.expand(c)[0]

@@ -214,7 +214,7 @@ def run(
     brackets go through a dict: `satcc.run("a.toml", **{"flow[0].cca": "bbr"})`."""
     paths = {(k if ("." in k or "[" in k) else f"scenario.{k}"): v for k, v in overrides.items()}
     s = load_scenario(scenario, paths)
-    from satcc.engines import registry
+    from satcc import registry
 
     name = engine or s.scenario.engine or registry.DEFAULT
     return Result(registry.run(name, s, registry.RunOptions(seed=seed)))

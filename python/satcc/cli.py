@@ -3,9 +3,8 @@
 Each command lives in a module exposing `register(subparsers)`, which adds its parser(s) and
 sets `func=handler` with `handler(args) -> int | None` (the exit status; None means 0). Handlers
 raise `satcc.errors.SatccError`/`UserError` for problems the user should read; `main` prints
-`satcc: error: ...` and exits 1 or 2 without a traceback. The command groups that live beside
-their code (`satcc.models.cli`, `satcc.analyze.cli`) register themselves the same way; a command
-module that fails to import is a bug, and says so like any other.
+`satcc: error: ...` and exits 1 or 2 without a traceback. A command module that fails to import
+is a bug, and says so like any other.
 Anything else that escapes a handler is a bug in satcc: one line says so (exit 70, EX_SOFTWARE),
 and the traceback is printed only under `satcc --debug` (docs/reliability.md).
 """
@@ -22,7 +21,7 @@ import sys
 import threading
 from typing import Any, NoReturn
 
-from satcc import __version__, _native
+from satcc import _native
 from satcc.errors import SatccError, Terminated
 from satcc.limits import PrintableStream, printable
 
@@ -88,11 +87,11 @@ COMMANDS = {
         "list the ready scenarios shipped with satcc, or copy one out to edit",
     ),
     "model": (
-        "satcc.models.cli",
+        "satcc.commands.model",
         "analytical models: hybla, pftk, cardwell, mathis, window, cubic; or a scenario",
     ),
     "analyze": (
-        "satcc.analyze.cli",
+        "satcc.commands.analyze",
         "analyze field measurements: pcap/pcapng captures, iperf3 JSON, ping/nping logs",
     ),
 }
@@ -131,7 +130,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--version",
         action="version",
-        version=f"satcc {__version__} (native {_native.version()})",
+        version=f"satcc {_native.version()} (native {_native.version()})",  # = satcc.__version__
     )
     parser.add_argument(
         "--debug", action="store_true", help="on an internal error, print the Python traceback"

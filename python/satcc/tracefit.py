@@ -634,7 +634,7 @@ def toml_table(model: dict[str, Any], comment: str = "") -> str:
 def model_samples(model: dict[str, Any], duration_s: int, seed: int = 1) -> dict[str, Any]:
     """The model's a→b direction sampled every ms by the simulator's own code."""
     from satcc import _native
-    from satcc import scenario as sc
+    from satcc.scenario import from_dict, resolve
 
     doc = {
         "scenario": {"name": "fit-check", "duration": f"{duration_s} s", "seed": seed},
@@ -643,7 +643,7 @@ def model_samples(model: dict[str, Any], duration_s: int, seed: int = 1) -> dict
             {"name": "f", "from": "a", "to": "b", "cca": "cubic", "start": f"{duration_s - 1} s"}
         ],
     }
-    config = sc.resolve(sc.from_dict(doc))
+    config = resolve(from_dict(doc))
     s = _native.run_sim(config, sample_models_ns=1_000_000)["model_samples"]
     keep = [
         i

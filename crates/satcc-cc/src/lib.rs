@@ -28,8 +28,6 @@ use satcc_core::{SimDuration, SimTime};
 pub mod algos;
 pub mod params;
 pub mod registry;
-#[cfg(test)]
-pub mod testkit;
 
 pub use params::{ParamError, ParamSpec, Params};
 pub use registry::{lookup, names, AlgoInfo};

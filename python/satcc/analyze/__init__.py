@@ -6,13 +6,11 @@
 
 Map: `capture` (pcap/pcapng via the Rust analyzer in crates/satcc-pcap), `iperf3`, `ping`,
 `inputs` (a file's kind, read as one of the three), `result` (all three into one RunResult and
-the `--json` summary), `cli` (`satcc analyze`),
-`testbed` (namespaces + tbf + iperf3 + tcpdump, for tests and the benchmark).
+the `--json` summary), `testbed` (namespaces + tbf + iperf3 + tcpdump, for tests and the
+benchmark). The `satcc analyze` command is `satcc.commands.analyze`.
 """
 
 import importlib
-import sys
-import types
 from typing import Any
 
 # Names and the submodule that defines them, imported when first used: the capture path of
@@ -48,16 +46,3 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
     globals()[name] = value
     return value
-
-
-class _CallableModule(types.ModuleType):
-    """`satcc.analyze(...)` is the API function (satcc.api.analyze) even after this package was
-    imported (importing `satcc.analyze` binds the package to that name on `satcc`)."""
-
-    def __call__(self, *files, **options):
-        from satcc.api import analyze
-
-        return analyze(*files, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule

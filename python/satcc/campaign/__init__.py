@@ -3,9 +3,9 @@ process pool or a Dask cluster, every run kept as a result directory.
 
 Map: `schema` (the campaign file's pydantic models, key paths, the wording of its errors),
 `spec` (base scenario, axes and columns, matrix expansion, run ids), `worker` (one run on
-any engine, where a worker is), `layout` (the campaign directory, atomic writes, the scan that
-finds corrupt and foreign files), `execute` (plan, skip done runs, pool / Dask / serial emu,
-progress), `summary` (the end-of-campaign table and `satcc campaign status`).
+any engine, where a worker is), `execute` (plan, skip done runs, pool / Dask / serial emu,
+progress), `summary` (the end-of-campaign table and `satcc campaign status`). The directory a
+campaign writes is `satcc.store.layout`'s.
 """
 
 from satcc.campaign.spec import Campaign, CampaignError, RunSpec, expand, load

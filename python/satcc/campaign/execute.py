@@ -12,7 +12,7 @@ Workers only compute and return the result; this process writes every run direct
 campaign directory has a single writer. A run that fails is recorded in failed/<id>.json with
 its error and does not stop the others; a rerun retries it. Interrupting (Ctrl-C, kill -9,
 power loss) loses at most the runs in flight: a run directory appears complete or not at all
-(satcc.campaign.layout), and the next run of the same command picks up where this one stopped.
+(satcc.store.layout), and the next run of the same command picks up where this one stopped.
 
 Deviations from what a user might assume:
 1. Emulation runs are never sent to a Dask cluster and never run beside other runs: they use
@@ -37,13 +37,12 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Self, TextIO
 
-from satcc import _native
-from satcc.campaign import layout
+from satcc import _native, registry
 from satcc.campaign.spec import ANALYZE, Campaign, RunSpec, columns, expand
 from satcc.campaign.worker import Outcome, execute, init_pool_worker
-from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.limits import check_out_dir, printable
+from satcc.store import layout
 
 DEFAULT_OUT_ROOT = Path("out") / "campaigns"
 DASK_CONNECT_TIMEOUT_S = 10

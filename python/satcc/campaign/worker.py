@@ -2,7 +2,7 @@
 campaign process itself (emu runs). Returns an `Outcome`; never raises for a run that fails
 (the error travels back as text, so one bad run cannot stop the campaign).
 
-    RunSpec ──► engines.registry (sim | model | emu) or analyze ──► Outcome(result, extras)
+    RunSpec ──► registry (sim | model | emu) or analyze ──► Outcome(result, extras)
             ──► writer
 
 `execute` is a module-level function so that pool and Dask workers import it by name: they
@@ -94,7 +94,7 @@ def _run(spec: RunSpec, out_dir: str | None) -> tuple[Any, dict[str, Table]]:
         source=spec.source,
         default_name=str(spec.scenario.get("scenario", {}).get("name", "scenario")),
     )
-    from satcc.engines import registry
+    from satcc import registry
 
     opts = registry.RunOptions(seed=spec.seed, raw_dir=out_dir)
     return registry.run(spec.engine, s, opts), {}

@@ -12,10 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from satcc import resources
+from satcc import registry, resources
 from satcc.cli import COMMAND_HELP
 from satcc.commands.output import safe_name
-from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
 from satcc.scenario import load

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from satcc import registry
 from satcc.cli import COMMAND_HELP
 
 TEXT_WIDTH = 130  # the table's width when stdout is not a terminal
@@ -58,7 +59,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--engine",
-        choices=("both", "sim", "emu"),
+        choices=("both", *registry.names(packets=True)),  # the simulator and the kernel side
         default="both",
         help="run only one side (default: both)",
     )
@@ -85,7 +86,6 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
 
-    from satcc.engines import registry
     from satcc.errors import UserError
     from satcc.fidelity import grid, suite, table
     from satcc.store import open_store

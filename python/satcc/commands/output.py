@@ -32,7 +32,7 @@ def safe_name(name: str) -> str:
 def default_out(engine: str, scenario_name: str) -> Path:
     """out/<scenario name> for the simulator, out/<name>-model, out/<name>-emu (the engine's
     `out_suffix`): engines write beside, not over, each other."""
-    from satcc.engines import registry
+    from satcc import registry
 
     return DEFAULT_OUT_ROOT / f"{safe_name(scenario_name)}{registry.get(engine).out_suffix}"
 
@@ -74,7 +74,7 @@ def run_and_write(
     """Run `scenario` (a validated Scenario) with the engine named `engine` into `out` (its
     default when None) and print it; the exit status. Checks come before any work: the result
     directory, the host (root for emu), the run's estimated cost (unless `force`)."""
-    from satcc.engines import registry
+    from satcc import registry
     from satcc.limits import check_out_dir
     from satcc.progress import ProgressBar
 

@@ -71,10 +71,10 @@ def parse_formats(values: list[str] | str | None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from satcc.campaign.layout import read_index
     from satcc.limits import check_out_dir, printable
     from satcc.progress import ProgressBar
     from satcc.report import build_report
+    from satcc.store.layout import read_index
 
     formats = parse_formats(args.format)
     comparison = None

@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from satcc import registry
 from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 
@@ -44,8 +45,8 @@ def register(subparsers) -> None:
     p.add_argument("--quick", action="store_true", help="the reduced designs (minutes, not hours)")
     p.add_argument(
         "--engine",
-        choices=("sim", "emu", "both"),
-        default="sim",
+        choices=(*registry.names(packets=True), "both"),
+        default=registry.DEFAULT,
         help="sim (default), emu (the real kernel, root) or both",
     )
     p.add_argument(
@@ -71,7 +72,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from satcc.engines import registry
     from satcc.studies import reproduce
 
     studies = list(reproduce.STUDIES) if args.study == "all" else [args.study]

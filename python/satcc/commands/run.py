@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 
+from satcc import registry
 from satcc.api import load_scenario, parse_set
 from satcc.cli import COMMAND_HELP
 from satcc.commands import options
 from satcc.commands.output import run_and_write
-from satcc.engines import registry
 
 HELP = COMMAND_HELP["run"]
 DESCRIPTION = """\

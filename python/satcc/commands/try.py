@@ -15,9 +15,9 @@ import re
 import sys
 from pathlib import Path
 
+from satcc import registry
 from satcc.cli import COMMAND_HELP
 from satcc.commands import options
-from satcc.engines import registry
 from satcc.errors import UserError
 
 HELP = COMMAND_HELP["try"]

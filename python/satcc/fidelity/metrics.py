@@ -6,8 +6,8 @@
                           the cwnd distance, and a verdict per target (docs/fidelity.md)
 
 A flow group is a [[flow]] table of the scenario (its `name`; `count` copies `name.k` belong to
-it). Engines: "sim" (the simulator, one run per seed) and "emu" (the real kernel, one run per
-repetition); the kernel is the reference.
+it). Engines: SIM, the simulator ("sim", one run per seed), and KERNEL, the real kernel ("emu",
+one run per repetition); the kernel is the reference.
 
 Metrics per run and group
 | metric       | definition                                                                   |
@@ -54,8 +54,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-SIM = "sim"
-KERNEL = "emu"
+from satcc import registry
+
+# The two sides, by their capabilities (satcc.registry): the simulator moves packets in its own
+# TCP; the kernel side's TCP is this host's. Exactly one engine plays each.
+(SIM,) = registry.names(packets=True, kernel_tcp=False)
+(KERNEL,) = registry.names(kernel_tcp=True)
 ALL = "all"
 PASS = "pass"
 FAIL = "fail"

@@ -2,7 +2,7 @@
 
     grid.toml ──select (--quick, --only)──► plan: scenario x engine x seed ──► campaign.json
         sim runs (one per seed)  ─┐
-        emu runs (one per seed,  ─┼──► runs/<id>/ (satcc.campaign.layout.write_run: the same run
+        emu runs (one per seed,  ─┼──► runs/<id>/ (satcc.store.layout.write_run: the same run
           one at a time, root)   ─┘    directories as `satcc campaign`; emu/ keeps the raw files)
     store (satcc.store, every hash checked) ──► metrics.evaluate ──► fidelity.json,
                                                                     fidelity.txt, fidelity.png
@@ -29,14 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from satcc import _native
-from satcc.campaign import layout
+from satcc import _native, registry
 from satcc.campaign.spec import run_id
-from satcc.engines import registry
 from satcc.errors import UserError
 from satcc.fidelity import metrics
 from satcc.fidelity.grid import Entry, Grid
 from satcc.scenario import from_dict, resolve, scenario_hash
+from satcc.store import layout
 
 ENGINES = (metrics.SIM, metrics.KERNEL)
 JSON_FILE = "fidelity.json"
@@ -119,7 +118,7 @@ def plan(grid: Grid, opts: Options) -> list[Planned]:
             for k in range(runs):
                 seed = base_seed + k
                 ident = {"engine": engine, "scenario_hash": h, "seed": seed}
-                if engine == metrics.KERNEL and e.vpn:
+                if registry.get(engine).kernel_tcp and e.vpn:
                     ident["vpn"] = e.vpn
                 out.append(Planned(e, engine, seed, k, point, doc, run_id(ident)))
     return out

@@ -109,7 +109,7 @@ def _scenario_doc(path: Path) -> dict[str, Any]:
 def _simulate(
     doc: dict[str, Any], cca: str, direction: str, duration_s: float, seed: int, source: str
 ):
-    from satcc.engines import registry
+    from satcc import registry
     from satcc.scenario import from_dict
 
     d = copy.deepcopy(doc)

@@ -1,4 +1,4 @@
-"""The measurement loop over a plan, into a campaign store (satcc.campaign.layout):
+"""The measurement loop over a plan, into a campaign store (satcc.store.layout):
 
     plan ─► campaign.json (every run, in order) + campaign.toml (the plan) ─► per round:
       runs not done, in plan order ─► measure ─► runs/<id>/ (atomic) or failed/<id>.json
@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from satcc import _native
-from satcc.campaign import layout
 from satcc.errors import SatccError, UserError
 from satcc.field import clock
 from satcc.field.measure import RAW_DIR, build_result, measure, summary_line
 from satcc.field.plan import PARAM_COLUMNS, FieldPlan, RunItem, expand
 from satcc.limits import printable
+from satcc.store import layout
 
 
 class Terminated(KeyboardInterrupt):

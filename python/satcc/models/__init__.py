@@ -10,7 +10,7 @@
 | cubic       | CUBIC response function and K (RFC 9438 §4-5)                       |
 
 All take numbers or numpy arrays and return `common.ModelResult`; invalid inputs raise
-`common.ModelInputError`. `satcc.models.cli.register` adds `satcc model ...`.
+`common.ModelInputError`. `satcc model ...` is `satcc.commands.model`.
 """
 
 from satcc.models.common import ModelInputError, ModelResult

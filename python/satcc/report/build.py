@@ -28,10 +28,9 @@ import pandas as pd
 from matplotlib import rc_context
 
 from satcc import _native
-from satcc.campaign import layout
 from satcc.plot import save_figure, starlink_boundaries
 from satcc.report import figures
-from satcc.store import open_store
+from satcc.store import layout, open_store
 
 HTML_FILE = "report.html"
 PNG_DPI = 150

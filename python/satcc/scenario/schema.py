@@ -18,8 +18,7 @@ from pydantic import (
 )
 from pydantic_core import core_schema
 
-from satcc import linkmodels
-from satcc.engines import registry
+from satcc import linkmodels, registry
 from satcc.units import (
     UnitError,
     parse_duration,
@@ -130,7 +129,7 @@ class ScenarioSection(_Table):
     duration: Duration
     seed: StrictInt = DEFAULT_SEED
     bin: Duration = parse_duration(DEFAULT_BIN)
-    engine: Literal[registry.NAMES] = registry.DEFAULT  # satcc.engines.registry
+    engine: Literal[registry.NAMES] = registry.DEFAULT  # satcc.registry
     host_noise: HostNoise = "kernel"  # docs/simulator.md "Host timing noise"
     # node hosting a VPN server (study 000): the emulator runs real OpenVPN through it; the
     # simulator models the tunnel by the flows' `encap` (docs/scenario.md)

@@ -1,4 +1,5 @@
-"""The results store: a DuckDB catalog over a campaign directory (see `catalog`).
+"""The results store: a campaign directory (`layout`: what lives where, atomic writes, the scan
+that finds corrupt and foreign files) and a DuckDB catalog over it (`catalog`).
 
 from satcc import store
 with store.open_store("out/campaigns/study001-quick") as s:

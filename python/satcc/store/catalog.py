@@ -41,9 +41,9 @@ import pandas as pd
 import pyarrow as pa
 
 from satcc import _native, results
-from satcc.campaign import layout
 from satcc.errors import SatccError, UserError
 from satcc.limits import json_loads
+from satcc.store import layout
 from satcc.store.schema import (
     ANALYZE_FLOWS_FILE,
     ANALYZE_FLOWS_SCHEMA,
@@ -76,7 +76,7 @@ def _duckdb():
 
 class Store:
     """An open catalog. `query(sql)` returns a pandas DataFrame; `problems` lists what was
-    left out and why (satcc.campaign.layout.Problem)."""
+    left out and why (satcc.store.layout.Problem)."""
 
     def __init__(self, directory: Path, con: Any, scan: layout.Scan, param_columns: list[str]):
         self.directory = directory

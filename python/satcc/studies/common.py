@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from satcc import resources
-from satcc.engines import registry
+from satcc import registry, resources
 from satcc.errors import UserError
 
 EMU_MAX_RATE_BPS = 100_000_000  # what satcc-linkd carries faithfully on a 2-core machine

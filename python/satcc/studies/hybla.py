@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from satcc.engines import registry
+from satcc import registry
 from satcc.models import hybla
 
 PAYLOAD_BYTES = 1000  # Table 1 packet size, as TCP payload (mss)

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from satcc import _native
-from satcc.campaign import layout
+from satcc import _native, registry
+from satcc.store import layout
 from satcc.studies import claims
 from satcc.studies.common import Context, Figure
 
 STUDIES = ("000", "001", "002", "003", "004")
-ENGINES = ("sim", "emu")
+ENGINES = registry.names(packets=True)  # `--engine both`: the papers measure packets over time
 
 
 def module(study: str) -> Any:

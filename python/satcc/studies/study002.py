@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from satcc.engines import registry
+from satcc import registry
 from satcc.studies import common, hybla
 from satcc.studies.claims import Measured
 

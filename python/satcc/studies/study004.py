@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from satcc.engines import registry
+from satcc import registry
 from satcc.studies import common
 from satcc.studies.claims import Measured
 

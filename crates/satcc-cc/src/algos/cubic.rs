@@ -732,8 +732,6 @@ mod tests {
     use satcc_core::SimDuration;
 
     use super::*;
-    use crate::testkit::Driver;
-    use crate::INFINITE_SSTHRESH;
 
     fn cubic(p: Params) -> Cubic {
         Cubic::new(CubicConfig::from_params(&p).unwrap())
@@ -1131,45 +1129,6 @@ mod tests {
             t.cwnd,
             t2.cwnd
         );
-    }
-
-    /// Two slow-start rounds from cwnd 16: the first at a 100 ms RTT, the second at
-    /// `second_ms` (each ACK sends what slow start allows, so round 2 is full).
-    fn hystart_rounds(p: Params, second_ms: u64) -> Driver {
-        let mut d = Driver::with(Box::new(cubic(p)), 1448, 16, Some(ms(100)));
-        d.send_window();
-        for rtt in [100, second_ms] {
-            for _ in 0..16 {
-                d.ack(1, ms(rtt));
-                d.send_window();
-            }
-        }
-        d
-    }
-
-    fn delay_only() -> Params {
-        Params::new().with("hystart_detect", ParamValue::Str("delay".into()))
-    }
-
-    #[test]
-    fn hystart_leaves_slow_start_when_a_rounds_min_rtt_exceeds_delay_min_by_an_eighth() {
-        // The threshold is clamp(100 ms / 8, 4 ms, 16 ms) = 12.5 ms over delay_min.
-        let d = hystart_rounds(delay_only(), 112);
-        assert_eq!(d.tcp.ssthresh, INFINITE_SSTHRESH, "12 ms is not enough");
-        let d = hystart_rounds(delay_only(), 113);
-        assert!(
-            (32..=48).contains(&d.tcp.ssthresh),
-            "13 ms exits slow start: ssthresh {}",
-            d.tcp.ssthresh
-        );
-        let d = hystart_rounds(Params::new().with("hystart", ParamValue::Bool(false)), 113);
-        assert_eq!(d.tcp.ssthresh, INFINITE_SSTHRESH, "disabled");
-    }
-
-    #[test]
-    fn hystart_ignores_windows_below_the_low_window() {
-        let d = hystart_rounds(delay_only().with("hystart_low_window", num(64.0)), 113);
-        assert_eq!(d.tcp.ssthresh, INFINITE_SSTHRESH);
     }
 
     #[test]

@@ -13,9 +13,14 @@
 // Shared by several test binaries, each using part of it.
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use satcc_cc::Params;
+use satcc_core::direction::{self, Direction, DirectionConfig, LinkPacket};
+use satcc_core::link::{ConstantLink, LinkState, QueueLimit};
+use satcc_core::models::lfn::{Lfn, LfnConfig, Police};
+use satcc_core::models::{LinkBehaviour, Seeds};
 use satcc_core::scenario::Flow;
 use satcc_core::{SimDuration, SimTime};
 use satcc_sim::packet::{Ecn, Kind, Packet};
@@ -179,6 +184,12 @@ impl Peer {
 
     /// The receiver takes `seg` and answers with one ACK.
     fn arrive(&mut self, seg: Packet, ce: bool) {
+        let ack = self.receive(seg, ce);
+        self.deliver_ack(ack);
+    }
+
+    /// The receiver takes `seg`: the ACK it answers with.
+    fn receive(&mut self, seg: Packet, ce: bool) -> Packet {
         let (start, end) = (seg.seq, seg.seq + u64::from(seg.len));
         let mut dsack = None;
         if end <= self.rcv_nxt || self.ooo.iter().any(|&(a, b)| a <= start && end <= b) {
@@ -226,7 +237,7 @@ impl Peer {
             ack.sack[k] = b;
         }
         ack.nsack = blocks.len() as u8;
-        self.deliver_ack(ack);
+        ack
     }
 
     fn deliver_ack(&mut self, ack: Packet) {
@@ -275,4 +286,226 @@ impl Peer {
             }
         }
     }
+}
+
+/// The one bottleneck of a [`PathPeer`].
+#[derive(Clone, Copy, Debug)]
+pub struct Bottleneck {
+    /// Serialisation rate of the data direction, bit/s.
+    pub rate_bps: u64,
+    /// Base RTT: propagation there (half) and back (the rest); ACKs queue nowhere.
+    pub rtt: SimDuration,
+    /// Drop-tail queue, packets waiting (the one in service not counted).
+    pub queue_pkts: u64,
+    /// A token-bucket policer on the bottleneck's output (satcc-core's LFN model, study 003's
+    /// hop): (rate bit/s, burst bytes); a segment the tokens do not cover is dropped.
+    pub police: Option<(u64, u64)>,
+}
+
+/// A segment on the path and when the sender sent it.
+struct OnPath {
+    pkt: Packet,
+    sent: SimTime,
+}
+
+impl LinkPacket for OnPath {
+    fn size_bytes(&self) -> u64 {
+        u64::from(self.pkt.wire_bytes)
+    }
+    fn mark_ce(&mut self) -> bool {
+        let ect = self.pkt.ecn == Ecn::Ect;
+        if ect {
+            self.pkt.ecn = Ecn::Ce;
+        }
+        ect
+    }
+}
+
+/// Timer kinds by index, for the timer heap.
+const TIMER_KINDS: [TimerKind; 5] = [
+    TimerKind::Rto,
+    TimerKind::Reo,
+    TimerKind::Tlp,
+    TimerKind::Pace,
+    TimerKind::DelAck,
+];
+
+/// The simulator's sender ([`Peer`]'s) on a path with one bottleneck: its segments go through
+/// satcc-core's link direction (`Direction`: drop-tail queue, serialiser, optional policer,
+/// propagation; the code the simulator's links and satcc-linkd run), the peer's receiver
+/// answers each arriving segment with one ACK, and the ACK reaches the sender after the
+/// return propagation. Events run in time order; the caller sees the sender after each ACK.
+/// Unlike the world (tests/common.rs `dumbbell`), the path can change mid-run (a longer
+/// return route, a return-path outage) and every ACK can be observed. The handshake takes
+/// exactly one base RTT (a SYN is not serialised), so the sender's first RTT sample is a
+/// little below every data segment's.
+pub struct PathPeer {
+    pub peer: Peer,
+    link: Direction<OnPath>,
+    /// ACKs on their way back: arrival, the ACK, when the segment it answers was sent.
+    acks: VecDeque<(SimTime, Packet, SimTime)>,
+    /// Timers pending: (when, order set, kind index); stale ones fire and are ignored.
+    timers: BinaryHeap<Reverse<(SimTime, u64, usize)>>,
+    timer_seq: u64,
+    /// Return propagation of every later ACK: set it to change the route (the ACKs stay in
+    /// order: one never overtakes an earlier one).
+    pub back: SimDuration,
+    /// While set, every ACK the receiver sends is lost (an outage of the return path only).
+    pub acks_lost: bool,
+    /// Time from sending the segment the last ACK answered to that ACK's arrival: the
+    /// sender's RTT sample for a segment sent once.
+    pub last_rtt: Option<SimDuration>,
+}
+
+impl PathPeer {
+    /// A bulk flow of `cca` (MSS `mss`, initial window `iw`) on `path`, after a handshake of
+    /// one base RTT (the sender's first RTT sample).
+    pub fn connect(cca: &str, params: &Params, mss: u32, iw: u32, path: Bottleneck) -> PathPeer {
+        let peer = Peer::connect(cca, params, mss, iw, path.rtt, false);
+        let there = path.rtt.div_u64(2);
+        let state = LinkState {
+            rate_bps: path.rate_bps,
+            delay: there,
+            loss: 0.0,
+        };
+        let model: Box<dyn LinkBehaviour> = match path.police {
+            None => Box::new(ConstantLink(state)),
+            Some((rate, burst)) => Box::new(
+                Lfn::new(
+                    LfnConfig {
+                        state,
+                        police: Some(Police {
+                            rate_bps: (rate, rate),
+                            burst_bytes: burst,
+                            redraw: SimDuration::from_secs(1),
+                        }),
+                    },
+                    Seeds {
+                        seed: 1,
+                        link: 0,
+                        dir: 0,
+                    },
+                )
+                .expect("a valid policer"),
+            ),
+        };
+        let cfg = DirectionConfig {
+            limit: QueueLimit::Packets(path.queue_pkts),
+            ecn_threshold_pkts: None,
+            jitter: SimDuration::ZERO,
+            drop_packets: Vec::new(),
+            tick: None,
+        };
+        let mut p = PathPeer {
+            peer,
+            link: Direction::new(model, cfg, state, direction::stream(1, 0)),
+            acks: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            timer_seq: 0,
+            back: path.rtt - there,
+            acks_lost: false,
+            last_rtt: None,
+        };
+        p.collect();
+        p
+    }
+
+    /// Counters of the bottleneck (queue drops, policer drops as `drops_random`).
+    pub fn link_counters(&self) -> direction::Counters {
+        self.link.counters()
+    }
+
+    /// Segments waiting in the bottleneck's queue.
+    pub fn queue_pkts(&self) -> u64 {
+        self.link.queue_len().0
+    }
+
+    /// Take what the sender just emitted: segments into the bottleneck, timers into the heap.
+    fn collect(&mut self) {
+        let now = self.peer.now;
+        for pkt in std::mem::take(&mut self.peer.pipe) {
+            self.link.offer(OnPath { pkt, sent: now }, now);
+        }
+        for (kind, at) in std::mem::take(&mut self.peer.timers) {
+            let k = TIMER_KINDS.iter().position(|&t| t == kind).expect("a kind");
+            self.timer_seq += 1;
+            self.timers.push(Reverse((at, self.timer_seq, k)));
+        }
+        // Only the newest step is kept (runs here are long).
+        if self.peer.trace.len() > 1 {
+            self.peer.trace.drain(..self.peer.trace.len() - 1);
+        }
+    }
+
+    /// Handle the next event due by `end`: a transmission ending, a segment reaching the
+    /// receiver, an ACK reaching the sender, a timer. Returns what happened, or `None` (the
+    /// clock then moves to `end`).
+    pub fn step(&mut self, end: SimTime) -> Option<Happened> {
+        let service = self.link.service_done();
+        let arrival = self.link.next_arrival();
+        let ack = self.acks.front().map(|a| a.0);
+        let timer = self.timers.peek().map(|t| t.0 .0);
+        let Some(t) = [service, arrival, ack, timer]
+            .into_iter()
+            .flatten()
+            .min()
+            .filter(|&t| t <= end)
+        else {
+            self.peer.now = self.peer.now.max(end);
+            return None;
+        };
+        self.peer.now = self.peer.now.max(t);
+        let now = self.peer.now;
+        if service == Some(t) {
+            self.link.finish(t, |_| SimDuration::ZERO);
+            Some(Happened::Link)
+        } else if arrival == Some(t) {
+            let seg = self.link.arrive();
+            let ce = seg.pkt.ecn == Ecn::Ce;
+            let ack = self.peer.receive(seg.pkt, ce);
+            if self.acks_lost {
+                return Some(Happened::Link);
+            }
+            let mut at = now + self.back;
+            if let Some(&(last, ..)) = self.acks.back() {
+                at = at.max(last);
+            }
+            self.acks.push_back((at, ack, seg.sent));
+            Some(Happened::Link)
+        } else if ack == Some(t) {
+            let (_, ack, sent) = self.acks.pop_front().expect("an ACK due");
+            self.last_rtt = Some(now.saturating_since(sent));
+            self.peer.deliver_ack(ack);
+            self.collect();
+            Some(Happened::Ack)
+        } else {
+            let Reverse((_, _, k)) = self.timers.pop().expect("a timer due");
+            let mut out = Out::default();
+            self.peer.s.on_timer(now, TIMER_KINDS[k], &mut out);
+            self.peer.take(out);
+            self.peer.record(true, false);
+            self.collect();
+            Some(Happened::Timer)
+        }
+    }
+
+    /// Run until `end`, calling `observe` after every ACK the sender handles.
+    pub fn run_until(&mut self, end: SimTime, mut observe: impl FnMut(&PathPeer)) {
+        while let Some(h) = self.step(end) {
+            if h == Happened::Ack {
+                observe(self);
+            }
+        }
+    }
+}
+
+/// What one [`PathPeer::step`] handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Happened {
+    /// The bottleneck moved a segment (serialised it, or it reached the receiver).
+    Link,
+    /// An ACK reached the sender.
+    Ack,
+    /// One of the sender's timers fired.
+    Timer,
 }

@@ -153,9 +153,15 @@ def rtt_fairness(data: Data) -> Drawn:
     )
 
 
-def engines_loss(data: Data) -> Drawn:
-    from satcc.studies.hybla import kind_label
+STEADY = "steady"  # the panel of flows without a size (study 002's rows are named alike)
 
+
+def _kind(size_bytes: float) -> str:
+    """A flow's transfer-size panel: "steady" (no size) or "10MB" (MB = 10^6 B)."""
+    return STEADY if pd.isna(size_bytes) else f"{int(size_bytes) / 1e6:g}MB"
+
+
+def engines_loss(data: Data) -> Drawn:
     ax_ = data.axis("loss")
     if ax_ is None or len(ax_["values"]) < 2:
         raise Skip('no loss axis with two or more values (e.g. "link[0].loss" = [1e-5, 1e-4])')
@@ -168,9 +174,9 @@ def engines_loss(data: Data) -> Drawn:
             f"runs of one engine only ({', '.join(engines) or 'none'}): add "
             '"scenario.engine" = ["model", "sim"] (and "emu") to the matrix'
         )
-    flows["_kind"] = flows["size_bytes"].map(lambda s: kind_label(None if pd.isna(s) else int(s)))
+    flows["_kind"] = flows["size_bytes"].map(_kind)
     kinds = list(dict.fromkeys(flows["_kind"]))
-    sized = [k for k in kinds if k != "steady"]
+    sized = [k for k in kinds if k != STEADY]
     # a panel (column of goodput and transfer time) per transfer size and condition: the
     # other matrix axes (MSS, RTT, ...) are never averaged together, nor are the engines and
     # CCAs, which are the lines
@@ -204,11 +210,11 @@ def engines_loss(data: Data) -> Drawn:
                 style = styles.get(e, "-") if len(ccas) > 1 else "-"
                 pts = _point_means(em, x, [], "goodput_bps")
                 _errorbars(axs[0], pts, x, 1e-6, label, color, line, style)
-                if sized and kind != "steady":
+                if sized and kind != STEADY:
                     tp = _point_means(em[em["fct_s"].notna()], x, [], "fct_s")
                     if not tp.empty:
                         _errorbars(axs[1], tp, x, 1.0, label, color, line, style)
-        what = "steady state" if kind == "steady" else kind.replace("MB", " MB")
+        what = "steady state" if kind == STEADY else kind.replace("MB", " MB")
         axs[0].set_title(what + (f" · {title}" if title else ""), fontsize="small")
         axs[0].set_ylabel("throughput (Mbit/s)")
         for r, a in enumerate(axs):

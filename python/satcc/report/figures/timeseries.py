@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from satcc.campaign import layout
 from satcc.plot import starlink_lines
 from satcc.report.figures.common import (
     MODEL,
@@ -17,6 +16,7 @@ from satcc.report.figures.common import (
     _left_out,
     new_figure,
 )
+from satcc.store import layout
 
 
 def run_summary(directory: Path, run_id: str) -> dict[str, Any]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from satcc.campaign import layout
+from satcc import registry
 from satcc.report.figures.common import (
     Data,
     Drawn,
     Skip,
 )
+from satcc.store import layout
 
 MAX_TRACES = 4
 
@@ -16,7 +17,7 @@ def traces(data: Data) -> list[Drawn]:
     from satcc.plot import draw
     from satcc.results import load
 
-    runs = data.runs[data.runs["engine"].isin(["sim", "emu"])]
+    runs = data.runs[data.runs["engine"].isin(registry.names(packets=True))]
     if runs.empty:
         raise Skip("no sim or emu run (model and analyze runs carry no cwnd)")
     flows = data.flows

@@ -165,6 +165,9 @@ impl Sender {
             rtt_us: ca_rtt,
             prior_in_flight,
             ece: flag.ece,
+            // tcp_clean_rtx_queue fills the rate sample before `pkts_acked`: NV's
+            // `in_flight` is `mss * (delivered - prior_delivered)`
+            prior_delivered: rs.prior_delivered,
             ..AckSample::default()
         };
         if pkts_acked > 0 || flag.data_sacked {

@@ -4,8 +4,10 @@
 
 Every command, the notebook API (`satcc.run`), the campaign worker, `satcc fidelity` and the
 studies find an engine here by name and decide by its capabilities, not by its name
-(tests/test_engines_registry.py fails on a comparison with an engine's name outside engines/,
-or a root check outside the registry and the emulator). The engine's module is imported on the
+(`get(name).real_time`, `names(packets=True)`): tests/test_engines_registry.py fails on a
+comparison with an engine's name or a list of engine names outside engines/, and on a root
+check outside the registry, the emulator and the tools that are no engine (packetdrill's kernel
+side, field captures, the analyzer's test bed). The engine's module is imported on the
 first `run` (or budget check), not when the registry is read, so `satcc --help` and `satcc
 check` do not pay for NumPy, the emulator or the native simulator. The registry sits below the
 scenario (docs/architecture.md): it names engine modules by their dotted path, a plugin table.
@@ -18,6 +20,8 @@ Capabilities are what callers used to hard-code per name:
 | deterministic  | same scenario and seed give the same bytes                               |
 | real_time      | runs at wall-clock speed: link rates are bounded by this machine         |
 | kernel_tcp     | its TCP is this host's Linux kernel (BPF CCAs, sysctls)                  |
+| packets        | moves every packet over the links: cwnd, RTT and queue over time, what   |
+|                | the studies and `satcc fidelity` measure (the model engine: closed forms) |
 | budget         | what the engine module's `check_budget` counts: "packets", "memory", None |
 | out_suffix     | the default result directory is out/<scenario name><out_suffix>           |
 | keeps_raw      | writes raw material (captures, reports) into RunOptions.raw_dir           |
@@ -31,7 +35,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -39,9 +43,14 @@ from satcc.errors import UserError
 
 if TYPE_CHECKING:
     from satcc.results import RunResult
-    from satcc.scenario import Scenario
 
 Budget = Literal["packets", "memory"] | None
+
+
+class ScenarioLike(Protocol):
+    """What the registry hands an engine: a validated `satcc.scenario.Scenario`. The scenario
+    sits above the registry (it checks its `engine` key against `NAMES`), and the registry reads
+    nothing of it, so it names the type by this protocol instead of importing it."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +73,7 @@ class Engine(Protocol):
     needs_root: bool
     deterministic: bool
 
-    def run(self, scenario: Scenario, opts: RunOptions | None = None) -> RunResult: ...
+    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult: ...
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,7 @@ class EngineSpec:
     exclusive: bool = False
     real_time: bool = False
     kernel_tcp: bool = False
+    packets: bool = False
     budget: Budget = None
     out_suffix: str = ""
     keeps_raw: bool = False
@@ -85,7 +95,7 @@ class EngineSpec:
     def load(self) -> Any:
         return importlib.import_module(self.module)
 
-    def run(self, scenario: Scenario, opts: RunOptions | None = None) -> RunResult:
+    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult:
         """Run `scenario`; errors are the engine's (UserError for bad input), or this host's
         (`check_host`) before anything is touched."""
         opts = opts if opts is not None else RunOptions()
@@ -102,7 +112,7 @@ class EngineSpec:
             }
         return mod.run(scenario, **kwargs)
 
-    def check_budget(self, scenario: Scenario, seed: int | None, force: bool) -> None:
+    def check_budget(self, scenario: ScenarioLike, seed: int | None, force: bool) -> None:
         """Refuse a run above a soft limit unless `force`: the engine module's `check_budget`
         (satcc.engines.sim.check_budget counts `budget`)."""
         if self.budget is None:
@@ -127,6 +137,7 @@ ENGINES: dict[str, EngineSpec] = {
             "sim",
             "the deterministic packet simulator",
             "satcc.engines.sim",
+            packets=True,
             budget="packets",
         ),
         EngineSpec(
@@ -145,6 +156,7 @@ ENGINES: dict[str, EngineSpec] = {
             exclusive=True,
             real_time=True,
             kernel_tcp=True,
+            packets=True,
             out_suffix="-emu",
             keeps_raw=True,
             preflight="satcc.emu.host:require_root",
@@ -155,9 +167,25 @@ NAMES: tuple[str, ...] = tuple(ENGINES)
 DEFAULT = "sim"
 
 
-def names(*, root_ok: bool = True) -> tuple[str, ...]:
-    """The engines' names, in registry order (without `root_ok`: those that need no root)."""
-    return tuple(n for n, e in ENGINES.items() if root_ok or not e.needs_root)
+CAPABILITIES = frozenset(f.name for f in fields(EngineSpec)) - {
+    "name",
+    "summary",
+    "module",
+    "preflight",
+}
+
+
+def names(**capabilities: object) -> tuple[str, ...]:
+    """The engines' names in registry order; with capabilities, those that have these values:
+    `names(needs_root=False)`, `names(packets=True, kernel_tcp=False)`."""
+    unknown = sorted(set(capabilities) - CAPABILITIES)
+    if unknown:
+        raise TypeError(f"names(): no capability {', '.join(unknown)}")
+    return tuple(
+        n
+        for n, e in ENGINES.items()
+        if all(getattr(e, key) == value for key, value in capabilities.items())
+    )
 
 
 def get(name: str, where: str = "engine") -> EngineSpec:
@@ -168,6 +196,6 @@ def get(name: str, where: str = "engine") -> EngineSpec:
         raise UserError(f"{where}: expected one of {', '.join(NAMES)}, found {name!r}") from None
 
 
-def run(name: str, scenario: Scenario, opts: RunOptions | None = None) -> RunResult:
+def run(name: str, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult:
     """`get(name).run(scenario, opts)`: the one dispatch."""
     return get(name).run(scenario, opts)

@@ -349,7 +349,7 @@ def _fmt(value: Any) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Standalone entry (`python -m satcc.models.cli hybla ...`), for tests and debugging."""
+    """Standalone entry (`python -m satcc.commands.model hybla ...`), for tests and debugging."""
     parser = argparse.ArgumentParser(prog="satcc")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["model", *(sys.argv[1:] if argv is None else argv)])
