@@ -150,4 +150,44 @@ mod tests {
         assert_eq!(wire["flows"][0]["cc"]["beta"], 0.7);
         assert_eq!(Resolved::from_json(&wire).unwrap(), r);
     }
+
+    #[test]
+    fn the_defaults_are_the_toml_schemas() {
+        // python/satcc/scenario/schema.py fills a scenario file's defaults; a scenario built
+        // here must get the same (issue 28: two rwnd defaults had drifted apart).
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../python/satcc/scenario/schema.py"
+        );
+        let text = std::fs::read_to_string(path).expect("the scenario schema in the checkout");
+        let QueueSpec::Packets(queue) = DEFAULT_QUEUE else {
+            panic!("a packet queue")
+        };
+        let want = [
+            ("DEFAULT_MSS", DEFAULT_MSS.to_string()),
+            (
+                "DEFAULT_RWND",
+                format!("\"{} MiB\"", DEFAULT_RWND_BYTES >> 20),
+            ),
+            ("DEFAULT_INITIAL_CWND", DEFAULT_INITIAL_CWND.to_string()),
+            (
+                "DEFAULT_MIN_RTO",
+                format!("\"{} ms\"", DEFAULT_MIN_RTO_NS / 1_000_000),
+            ),
+            (
+                "DEFAULT_BIN",
+                format!("\"{} ms\"", DEFAULT_BIN_NS / 1_000_000),
+            ),
+            ("DEFAULT_SEED", DEFAULT_SEED.to_string()),
+            ("DEFAULT_QUEUE", format!("\"{queue} pkt\"")),
+        ];
+        for (name, value) in want {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&format!("{name} = ")))
+                .unwrap_or_else(|| panic!("{name} in schema.py"));
+            let written = line[name.len() + 3..].split('#').next().unwrap().trim();
+            assert_eq!(written, value, "{name}");
+        }
+    }
 }
