@@ -17,7 +17,7 @@ use crate::net::Network;
 use crate::packet::PacketStore;
 use crate::tcp::receiver::{EcnEcho, RcvBuf, Receiver};
 use crate::tcp::sender::Sender;
-use crate::trace::{SeqAckRecorder, SeqAckSpec};
+use crate::trace::SeqAckRecorder;
 use crate::udp::UdpFlow;
 
 impl World {
@@ -163,7 +163,7 @@ impl World {
             }
         }
         if let Some(spec) = s.seqack {
-            w.seqack = Some(SeqAckRecorder::new(SeqAckSpec::from(spec)));
+            w.seqack = Some(SeqAckRecorder::new(spec));
         }
         if s.cc_state {
             w.record_cc_state();
