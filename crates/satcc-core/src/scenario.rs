@@ -2,21 +2,32 @@
 //! validating the TOML ([`Scenario`]: every unit parsed to ns, bit/s and bytes, every default
 //! filled, `count` expanded, nodes as indices), and what [`resolve`] returns for every engine
 //! ([`Resolved`]: the same, checked, plus the routes, each flow's path and every direction's
-//! queue limit with "N BDP" sized). The simulator (`satcc-sim` `SimConfig::from_resolved`),
+//! queue limit with "N BDP" sized). The simulator (`satcc-sim` `World::new(&Resolved)`),
 //! satcc-linkd (its JSON input carries the resolved scenario) and the model engine (through
-//! the bindings) all read this one form; `python/satcc/_native.pyi` documents the dictionary.
+//! the bindings) all read this one form, each link direction through [`Resolved::direction`];
+//! `python/satcc/_native.pyi` documents the dictionary. Scenarios built in code (tests,
+//! benchmarks, the fuzzer) use the constructors of `build` (the scenario's defaults).
 //!
 //! On the wire (JSON and the Python dictionary) a `Resolved` is the scenario's keys plus one
 //! more, `routes`.
 
+mod build;
+
+pub use build::{
+    DEFAULT_BIN_NS, DEFAULT_INITIAL_CWND, DEFAULT_MIN_RTO_NS, DEFAULT_MSS, DEFAULT_QUEUE,
+    DEFAULT_RWND_BYTES, DEFAULT_SEED,
+};
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::direction::DirectionConfig;
 use crate::dirspec::{self, Direction};
 use crate::hostnoise::{
     HostNoise, Turnaround, KERNEL_RECEIVER_QUANTILES_NS, KERNEL_SENDER_QUANTILES_NS,
 };
-use crate::link::QueueLimit;
+use crate::link::{LinkState, QueueLimit};
+use crate::models::{LinkBehaviour, ModelSpec, Seeds};
 use crate::routing::{bdp_queue_bytes, LinkEnds, Routing};
 use crate::time::SimDuration;
 
@@ -227,9 +238,8 @@ impl Flow {
 }
 
 /// Why flow `i`'s sizes cannot run: its MSS, path MTU, tunnel overhead and, for a UDP flow,
-/// its rate and payload (`Some((rate_bps, payload_bytes))`). The resolver's check, which the
-/// simulator's hand-built configurations (`satcc-sim` `SimConfig::check`) share.
-pub fn check_flow_sizes(
+/// its rate and payload (`Some((rate_bps, payload_bytes))`).
+fn check_flow_sizes(
     i: usize,
     mss: u32,
     mtu: u32,
@@ -390,6 +400,63 @@ impl Resolved {
     /// Direction `k`'s resolved queue limit.
     pub fn queue(&self, k: usize) -> QueueLimit {
         self.routes.queues[k]
+    }
+
+    /// Direction `k` (`2i` = link i a→b, `2i + 1` its b→a) as every engine builds it.
+    pub fn direction(&self, k: usize) -> Result<DirView, String> {
+        let (i, ba) = (k / 2, k % 2 == 1);
+        let l = &self.scenario.links[i];
+        let (name, d) = if ba { ("ba", &l.ba) } else { ("ab", &l.ab) };
+        let path = format!("link[{i}].{name}");
+        let spec = d.spec(&path)?;
+        let model = match &spec.model {
+            Some(m) => Some(crate::models::spec::from_json(m, &format!("{path}.model"))?),
+            None => None,
+        };
+        Ok(DirView {
+            nominal: spec.state,
+            config: DirectionConfig {
+                limit: self.queue(k),
+                ecn_threshold_pkts: spec.ecn_threshold_pkts,
+                jitter: spec.jitter,
+                drop_packets: spec.drop_packets,
+                tick: spec.tick,
+            },
+            model,
+            link: i,
+            dir: k,
+        })
+    }
+}
+
+/// One direction of a resolved scenario as the simulator (`satcc-sim` net.rs) and satcc-linkd
+/// build it: read from the scenario when an engine builds its links ([`Resolved::direction`]),
+/// not kept beside it.
+pub struct DirView {
+    /// Rate, delay and loss as written (a model's nominal values when it has one).
+    pub nominal: LinkState,
+    /// Queue (the resolver's limit), ECN marking, jitter, scripted drops, tick service.
+    pub config: DirectionConfig,
+    model: Option<ModelSpec>,
+    link: usize,
+    dir: usize,
+}
+
+impl DirView {
+    /// The direction's behaviour over time: its model seeded from `seed`, the link and the
+    /// direction (so both engines draw the same channel), or the constant nominal link.
+    pub fn behaviour(&self, seed: u64) -> Result<Box<dyn LinkBehaviour>, String> {
+        let Some(m) = &self.model else {
+            return Ok(crate::models::constant(self.nominal));
+        };
+        let seeds = Seeds {
+            seed,
+            link: self.link as u64,
+            dir: self.dir as u64,
+        };
+        let name = if self.dir % 2 == 1 { "ba" } else { "ab" };
+        m.build(seeds)
+            .map_err(|e| format!("link[{}].model.{name}: {e}", self.link))
     }
 }
 
@@ -777,6 +844,44 @@ mod tests {
             resolve_json(&v).unwrap_err(),
             "seqack.flow: expected a TCP flow, flow 1 is UDP"
         );
+    }
+
+    #[test]
+    fn every_model_kind_builds_through_the_engines_view_of_a_direction() {
+        // (from satcc-emu's models.rs: both engines now build through `Resolved::direction`)
+        let starlink: Value =
+            serde_json::from_str(include_str!("models/testdata/starlink.json")).unwrap();
+        let docs = [
+            starlink,
+            json!({"kind": "geo", "rate_bps": 42_000_000, "loss": 0.0074, "delay_ns": 400_000_000}),
+            json!({"kind": "lfn", "rate_bps": 1_000_000_000u64, "delay_ns": 50_000_000, "loss": 0.0,
+                   "police": {"rate_bps": [300_000_000, 330_000_000], "burst_bytes": 100_000, "redraw_ns": 1_000_000_000}}),
+            json!({"kind": "trace", "opportunities_ms": [0, 1, 2, 3], "bytes_per_opportunity": 1500,
+                   "series": [[0, 10_000_000, 0.0]], "delay_ns": 10_000_000, "loss": 0.0}),
+            json!({"kind": "constellation", "altitude_m": 550000.0, "inclination_deg": 53.0, "planes": 72,
+                   "per_plane": 22, "phasing": 1, "terminal": [48.0, 11.0], "gateway": [48.5, 11.5],
+                   "min_elevation_deg": 25.0, "period_ns": 15_000_000_000u64, "phase_ns": 12_000_000_000u64,
+                   "start_ns": 0, "extra_delay_ns": 10_000_000, "rate_bps": 100_000_000, "loss": 0.0}),
+        ];
+        for m in docs {
+            let mut v = dumbbell();
+            v["links"][2]["ab"]["model"] = m.clone();
+            let r = resolve_json(&v).unwrap_or_else(|e| panic!("{m}: {e}"));
+            let view = r.direction(4).unwrap();
+            let mut a = view.behaviour(1).unwrap();
+            let mut b = view.behaviour(1).unwrap();
+            for k in 0..50u64 {
+                let t = crate::SimTime::from_nanos(k * 250_000_000);
+                assert_eq!(a.state_at(t), b.state_at(t), "{m}");
+            }
+            assert!(a.state_at(crate::SimTime::ZERO).rate_bps > 0 || m["kind"] == "starlink");
+        }
+        // without a model: the constant nominal link
+        let r = resolve_json(&dumbbell()).unwrap();
+        let view = r.direction(5).unwrap();
+        assert_eq!(view.config.limit, QueueLimit::Bytes(50_000));
+        let st = view.behaviour(1).unwrap().state_at(crate::SimTime::ZERO);
+        assert_eq!((st.rate_bps, st.delay.as_nanos()), (10_000_000, 10_000_000));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The emulator's configuration: one JSON document written by the Python runner
 //! (`python/satcc/emu/linkd.py`) around the resolved scenario (`satcc_core::scenario`, the
-//! simulator's input too): each link's directions and resolved queue limits come from it.
+//! simulator's input too), plus the options of this run. Every link direction is built from
+//! the resolved scenario as the simulator builds it ([`Config::direction`],
+//! `Resolved::direction`): nothing of the scenario is copied here.
 //!
 //! ```json
 //! {"netns": "satcc-3f2a1c-emu", "seed": 1, "bin_ns": 100000000, "duration_ns": 5000000000,
@@ -10,15 +12,13 @@
 //! ```
 //! `id` is the scenario's link index; `a_if` is the emulator-side end of the veth whose other
 //! end is in node a; frames read there go through direction `ab` and leave by `b_if`. `seed`,
-//! `bin_ns` and `duration_ns` default to the scenario's.
+//! `bin_ns` and `duration_ns` are options of the run (a benchmark keeps satcc-linkd running
+//! for an hour); absent, the scenario's.
 
-use satcc_core::dirspec::Direction;
-use satcc_core::link::{LinkState, QueueLimit};
-use satcc_core::models::{self as core_models, LinkBehaviour};
+use satcc_core::direction::DirectionConfig;
+use satcc_core::models::LinkBehaviour;
 use satcc_core::scenario::Resolved;
 use serde_json::Value;
-
-use crate::direction::DirectionConfig;
 
 /// Default spin window before a deadline (see README "Timing").
 pub const DEFAULT_SPIN_NS: u64 = 200_000;
@@ -29,10 +29,13 @@ pub const DEFAULT_RT_PRIORITY: u32 = 10;
 
 #[derive(Debug)]
 pub struct Config {
+    /// The resolved scenario (its routes checked to be its own).
+    pub scenario: Resolved,
     pub netns: Option<String>,
-    pub seed: u64,
-    pub bin_ns: u64,
-    pub duration_ns: u64,
+    /// The run's seed, bin width and duration when they are not the scenario's.
+    seed: Option<u64>,
+    bin_ns: Option<u64>,
+    duration_ns: Option<u64>,
     pub series_path: Option<String>,
     pub spin_ns: u64,
     /// SCHED_FIFO priority for the emulator thread (0: stay in the normal class).
@@ -46,24 +49,16 @@ pub struct Config {
     /// node namespaces' receive processing (RPS) to the other CPUs, so that a frame we send
     /// does not run the receiving TCP on our core (README "Timing").
     pub cpu: Option<usize>,
-    pub links: Vec<LinkConfig>,
+    pub links: Vec<Port>,
 }
 
+/// The emulator's two ends of one scenario link.
 #[derive(Debug)]
-pub struct LinkConfig {
+pub struct Port {
+    /// The scenario's link index.
     pub id: u32,
     pub a_if: String,
     pub b_if: String,
-    pub ab: DirConfig,
-    pub ba: DirConfig,
-}
-
-#[derive(Debug, Clone)]
-pub struct DirConfig {
-    pub state: LinkState,
-    pub queue: DirectionConfig,
-    /// The time-varying model's description, if any (passed through from the scenario).
-    pub model: Option<Value>,
 }
 
 /// A configuration problem: the JSON path and what was wrong.
@@ -97,7 +92,7 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
         let v: Value =
             serde_json::from_str(text).map_err(|e| ConfigError(format!("invalid JSON: {e}")))?;
-        let r = Resolved::from_json(
+        let scenario = Resolved::from_json(
             v.get("scenario")
                 .ok_or_else(|| err("scenario", "missing"))?,
         )
@@ -109,33 +104,29 @@ impl Config {
         let mut links = Vec::new();
         for (i, l) in links_v.iter().enumerate() {
             let p = format!("links[{i}]");
-            let id = u64_at(l, "id", &p)? as usize;
-            let link = r
-                .scenario
-                .links
-                .get(id)
-                .ok_or_else(|| err(&format!("{p}.id"), "no such link in the scenario"))?;
-            links.push(LinkConfig {
+            let id = u64_at(l, "id", &p)?;
+            if id as usize >= scenario.scenario.links.len() {
+                return Err(err(&format!("{p}.id"), "no such link in the scenario"));
+            }
+            links.push(Port {
                 id: id as u32,
                 a_if: str_at(l, "a_if", &p)?,
                 b_if: str_at(l, "b_if", &p)?,
-                ab: dir(&link.ab, r.queue(2 * id), &format!("link[{id}].ab"))?,
-                ba: dir(&link.ba, r.queue(2 * id + 1), &format!("link[{id}].ba"))?,
             });
         }
-        let or_scenario = |key: &str, value: u64| match v.get(key) {
-            None => Ok(value),
-            Some(_) => u64_at(&v, key, ""),
+        let option = |key: &str| match v.get(key) {
+            None => Ok(None),
+            Some(_) => u64_at(&v, key, "").map(Some),
         };
-        let bin_ns = or_scenario("bin_ns", r.scenario.bin_ns)?;
-        if bin_ns == 0 {
+        let bin_ns = option("bin_ns")?;
+        if bin_ns == Some(0) {
             return Err(err("bin_ns", "must be > 0"));
         }
         Ok(Config {
             netns: v.get("netns").and_then(Value::as_str).map(str::to_string),
-            seed: or_scenario("seed", r.scenario.seed)?,
+            seed: option("seed")?,
             bin_ns,
-            duration_ns: or_scenario("duration_ns", r.scenario.duration_ns)?,
+            duration_ns: option("duration_ns")?,
             series_path: v
                 .get("series_path")
                 .and_then(Value::as_str)
@@ -158,48 +149,45 @@ impl Config {
                 Some(_) => Some(u64_at(&v, "cpu", "")? as usize),
             },
             links,
+            scenario,
         })
     }
-}
 
-/// A direction of the resolved scenario, checked by satcc-core's one reader (the simulator's
-/// too), with the queue limit the resolver sized.
-fn dir(d: &Direction, limit: QueueLimit, p: &str) -> Result<DirConfig, ConfigError> {
-    let spec = d.spec(p).map_err(ConfigError)?;
-    Ok(DirConfig {
-        state: spec.state,
-        queue: DirectionConfig {
-            limit,
-            ecn_threshold_pkts: spec.ecn_threshold_pkts,
-            jitter: spec.jitter,
-            drop_packets: spec.drop_packets,
-            tick: spec.tick,
-        },
-        model: spec.model,
-    })
-}
+    /// The run's seed: the scenario's unless the document gives one.
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or(self.scenario.scenario.seed)
+    }
 
-impl DirConfig {
-    /// The link model for this direction. Without a `model`, the constant link of the
-    /// direction's rate, delay and loss; with one, the satcc-core model it names.
-    /// `link` and `dir` are the simulator's link index and direction index (2·link + ba).
-    pub fn build_model(
+    /// The series' bin width, ns.
+    pub fn bin_ns(&self) -> u64 {
+        self.bin_ns.unwrap_or(self.scenario.scenario.bin_ns)
+    }
+
+    /// How long the series runs, ns.
+    pub fn duration_ns(&self) -> u64 {
+        self.duration_ns
+            .unwrap_or(self.scenario.scenario.duration_ns)
+    }
+
+    /// Direction `ba` (false: a→b) of `port`'s link as the simulator builds it
+    /// (`Resolved::direction`: the resolver's queue limit, the model seeded alike).
+    pub fn direction(
         &self,
-        seed: u64,
-        link: u64,
-        dir: u64,
-        path: &str,
-    ) -> Result<Box<dyn LinkBehaviour>, ConfigError> {
-        match &self.model {
-            None => Ok(core_models::constant(self.state)),
-            Some(m) => crate::models::build(m, seed, link, dir, path),
-        }
+        port: &Port,
+        ba: bool,
+    ) -> Result<(DirectionConfig, Box<dyn LinkBehaviour>), ConfigError> {
+        let view = self
+            .scenario
+            .direction(dir_index(port.id, ba) as usize)
+            .map_err(ConfigError)?;
+        let model = view.behaviour(self.seed()).map_err(ConfigError)?;
+        Ok((view.config, model))
     }
 }
 
 /// Link `id`'s direction index (`ab` = 2·id, `ba` = 2·id + 1), numbered as the simulator
-/// numbers them (`satcc-sim` net.rs `new_dir`), so a direction's loss stream is derived from
-/// the seed alike.
+/// numbers them (`satcc-sim` net.rs), so a direction's loss stream is derived from the seed
+/// alike.
 pub fn dir_index(link_id: u32, ba: bool) -> u64 {
     2 * link_id as u64 + u64::from(ba)
 }
@@ -207,7 +195,8 @@ pub fn dir_index(link_id: u32, ba: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use satcc_core::SimDuration;
+    use satcc_core::link::QueueLimit;
+    use satcc_core::{SimDuration, SimTime};
 
     /// A one-link scenario resolved by satcc-core, wrapped as the runner wraps it.
     fn doc(ab: Value, ba: Value) -> String {
@@ -240,19 +229,67 @@ mod tests {
     #[test]
     fn a_full_document_parses_with_units_in_place() {
         let c = Config::parse(&full()).unwrap();
-        assert_eq!(c.seed, 7);
-        assert_eq!(c.bin_ns, 100_000_000);
+        assert_eq!(c.seed(), 7);
+        assert_eq!(c.bin_ns(), 100_000_000);
         assert_eq!(c.spin_ns, DEFAULT_SPIN_NS);
         assert_eq!(c.cpu, None);
         let l = &c.links[0];
-        assert_eq!(l.ab.state.rate_bps, 20_000_000);
-        assert_eq!(l.ab.state.delay, SimDuration::from_millis(25));
-        assert_eq!(l.ab.queue.limit, QueueLimit::Packets(100));
-        assert_eq!(l.ab.queue.ecn_threshold_pkts, Some(20));
+        let (ab, mut ab_model) = c.direction(l, false).unwrap();
+        let st = ab_model.state_at(SimTime::ZERO);
+        assert_eq!(st.rate_bps, 20_000_000);
+        assert_eq!(st.delay, SimDuration::from_millis(25));
+        assert_eq!(ab.limit, QueueLimit::Packets(100));
+        assert_eq!(ab.ecn_threshold_pkts, Some(20));
         // 1 BDP of 10 Mbit/s x the 50 ms RTT, as the resolver sized it
-        assert_eq!(l.ba.queue.limit, QueueLimit::Bytes(62_500));
-        assert_eq!(l.ba.state.loss, 0.0);
-        assert!(l.ba.model.is_none());
+        let (ba, mut ba_model) = c.direction(l, true).unwrap();
+        assert_eq!(ba.limit, QueueLimit::Bytes(62_500));
+        assert_eq!(ba_model.state_at(SimTime::ZERO).loss, 0.0);
+    }
+
+    #[test]
+    fn the_runs_options_override_the_scenarios_seed_bins_and_duration() {
+        let mut v: Value = serde_json::from_str(&full()).unwrap();
+        v["seed"] = serde_json::json!(3);
+        v["duration_ns"] = serde_json::json!(3_600_000_000_000u64);
+        let c = Config::parse(&v.to_string()).unwrap();
+        assert_eq!((c.seed(), c.bin_ns()), (3, 100_000_000));
+        assert_eq!(c.duration_ns(), 3_600_000_000_000);
+        v["bin_ns"] = serde_json::json!(0);
+        assert_eq!(
+            Config::parse(&v.to_string()).unwrap_err().0,
+            "bin_ns: must be > 0"
+        );
+        v["bin_ns"] = serde_json::json!(1);
+        v["links"][0]["id"] = serde_json::json!(1);
+        assert_eq!(
+            Config::parse(&v.to_string()).unwrap_err().0,
+            "links[0].id: no such link in the scenario"
+        );
+    }
+
+    #[test]
+    fn a_models_direction_is_the_simulators_state_for_state() {
+        // satcc-core's Starlink MODEL dictionary (its spec.rs tests read it too)
+        let m: Value = serde_json::from_str(include_str!(
+            "../../satcc-core/src/models/testdata/starlink.json"
+        ))
+        .unwrap();
+        let mut ba = serde_json::json!({"rate_bps": 100000000, "delay_ns": 25000000,
+            "queue": {"packets": 1000}});
+        ba["model"] = m;
+        let c = Config::parse(&doc(
+            serde_json::json!({"rate_bps": 20000000, "delay_ns": 25000000,
+                "queue": {"packets": 100}}),
+            ba,
+        ))
+        .unwrap();
+        let (_, mut emu) = c.direction(&c.links[0], true).unwrap();
+        // the simulator's build: direction 1 of the resolved scenario, its seed
+        let mut sim = c.scenario.direction(1).unwrap().behaviour(7).unwrap();
+        for k in 0..200u64 {
+            let t = SimTime::from_nanos(k * 250_000_000);
+            assert_eq!(emu.state_at(t), sim.state_at(t));
+        }
     }
 
     #[test]

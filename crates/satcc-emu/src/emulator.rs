@@ -117,16 +117,14 @@ impl Emulator {
         for l in &cfg.links {
             ports.push(PacketSocket::open(&l.a_if, cfg.qdisc_bypass, slots)?);
             ports.push(PacketSocket::open(&l.b_if, cfg.qdisc_bypass, slots)?);
-            for (ba, d) in [(false, &l.ab), (true, &l.ba)] {
-                let k = dir_index(l.id, ba);
-                let path = format!("links[{}].{}.model", l.id, if ba { "ba" } else { "ab" });
-                let model = d
-                    .build_model(cfg.seed, l.id as u64, k, &path)
+            for ba in [false, true] {
+                let (queue, model) = cfg
+                    .direction(l, ba)
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.0))?;
                 dirs.push(Direction::new(
                     model,
-                    d.queue.clone(),
-                    satcc_core::direction::stream(cfg.seed, k),
+                    queue,
+                    satcc_core::direction::stream(cfg.seed(), dir_index(l.id, ba)),
                 ));
             }
         }
@@ -300,13 +298,13 @@ impl Emulator {
         let Some(origin) = self.origin else {
             return Ok(());
         };
-        let bin = self.cfg.bin_ns;
+        let bin = self.cfg.bin_ns();
         loop {
             let start_ns = self.next_bin * bin;
-            if start_ns >= self.cfg.duration_ns {
+            if start_ns >= self.cfg.duration_ns() {
                 return Ok(());
             }
-            let end_ns = (start_ns + bin).min(self.cfg.duration_ns);
+            let end_ns = (start_ns + bin).min(self.cfg.duration_ns());
             let end = origin + SimDuration::from_nanos(end_ns);
             if now < end {
                 return Ok(());
@@ -361,10 +359,10 @@ impl Emulator {
             .filter_map(|(dir, x)| x.out.next_wake(dir))
             .min();
         if let Some(origin) = self.origin {
-            let b = self.next_bin * self.cfg.bin_ns;
-            if b < self.cfg.duration_ns {
+            let b = self.next_bin * self.cfg.bin_ns();
+            if b < self.cfg.duration_ns() {
                 let end = origin
-                    + SimDuration::from_nanos((b + self.cfg.bin_ns).min(self.cfg.duration_ns));
+                    + SimDuration::from_nanos((b + self.cfg.bin_ns()).min(self.cfg.duration_ns()));
                 next = Some(next.map_or(end, |n| n.min(end)));
             }
         }

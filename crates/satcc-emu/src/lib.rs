@@ -4,7 +4,7 @@
 //! - [`direction`]: one link direction (queue, serialiser, loss, wire) as a pure function of
 //!   the times handed in; the simulator's link direction with frames.
 //! - [`ecn`]: CE marking of IPv4 frames with an incremental checksum update.
-//! - [`config`], [`models`]: the JSON configuration and the link models it names.
+//! - [`config`]: the JSON configuration (the resolved scenario and the run's options).
 //! - [`sock`]: AF_PACKET sockets on veth ends; [`emulator`]: the epoll loop; [`hist`]: timing.
 //! - [`ring`]: the mapped receive ring (`TPACKET_V2`) the sockets read frames from.
 //! - [`outbox`]: due frames the kernel refused (back-pressure), retried in order.
@@ -15,7 +15,6 @@ pub mod direction;
 pub mod ecn;
 pub mod emulator;
 pub mod hist;
-pub mod models;
 pub mod outbox;
 pub mod ring;
 pub mod sock;

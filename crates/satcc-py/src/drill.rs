@@ -9,9 +9,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use satcc_core::scenario::Flow;
 use satcc_core::{SimDuration, SimTime};
 use satcc_sim::tcp::endpoint::{Endpoint, WireEcn, WireOpt, WireSeg};
-use satcc_sim::FlowConfig;
 
 type SegTuple = (u64, u8, u32, u32, u32, u32, Vec<(String, Vec<u64>)>, String);
 
@@ -98,7 +98,7 @@ impl DrillEndpoint {
         sndbuf_bytes: Option<u64>,
         slow_start_after_idle: bool,
     ) -> PyResult<Self> {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, cca);
+        let mut cfg = Flow::bulk(0, 0, 1, cca);
         cfg.sack = sack;
         cfg.timestamps = timestamps;
         cfg.window_scaling = window_scaling;
@@ -106,7 +106,7 @@ impl DrillEndpoint {
         cfg.rcvbuf_autotune = rcvbuf_autotune;
         cfg.initial_cwnd = initial_cwnd.max(1);
         cfg.sndbuf_bytes = sndbuf_bytes;
-        satcc_cc::lookup(cca, &cfg.params)
+        satcc_cc::lookup(cca, &satcc_cc::Params::new())
             .map_err(|e| PyValueError::new_err(format!("cca: {e}")))?;
         let mut e = Endpoint::new(cfg, ecn);
         e.set_slow_start_after_idle(slow_start_after_idle);

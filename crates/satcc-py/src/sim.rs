@@ -7,13 +7,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use satcc_core::link::LinkState;
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries, SeqAckSeries, UdpColumns};
-use satcc_core::routing::Routing;
 use satcc_core::scenario::Resolved;
 use satcc_core::{SimDuration, SimTime};
-use satcc_sim::trace::SeqAckSpec;
-use satcc_sim::SimConfig;
 
 /// A Python dictionary as JSON (how the resolved scenario reaches satcc-core's reader).
 pub(crate) fn to_json(d: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::Value> {
@@ -30,21 +26,6 @@ pub(crate) fn to_json(d: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::
 fn from_json<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
     let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
     py.import("json")?.call_method1("loads", (text,))
-}
-
-/// The simulator's form of a resolved scenario, with the resolver's routes, the
-/// sequence/ACK trace asked for and whether the run records the congestion-control state
-/// series.
-type WorldInput = (SimConfig, Routing, Option<SeqAckSpec>, bool);
-
-fn world_input(r: &Resolved) -> PyResult<WorldInput> {
-    let cfg = SimConfig::from_resolved(r).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((
-        cfg,
-        r.routing.clone(),
-        r.scenario.seqack.map(SeqAckSpec::from),
-        r.scenario.cc_state,
-    ))
 }
 
 /// A resolved scenario: what [`resolve`] returns. `run_sim` takes it as it is (no second
@@ -183,29 +164,24 @@ pub fn run_sim<'py>(
     progress: Option<PyObject>,
     sample_models_ns: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (cfg, routing, seqack, cc_state) = match config.downcast::<ResolvedScenario>() {
-        Ok(handle) => world_input(&handle.get().resolved)?,
-        // a RESOLVED dictionary: read, and its routes checked against the scenario's
-        Err(_) => world_input(
-            &Resolved::from_json(&to_json(config, "config")?).map_err(PyValueError::new_err)?,
-        )?,
+    // a RESOLVED dictionary: read, and its routes checked against the scenario's
+    let read;
+    let r = match config.downcast::<ResolvedScenario>() {
+        Ok(handle) => &handle.get().resolved,
+        Err(_) => {
+            read =
+                Resolved::from_json(&to_json(config, "config")?).map_err(PyValueError::new_err)?;
+            &read
+        }
     };
     if let Some(step) = sample_models_ns {
-        return sample_models(py, &cfg, step);
+        return sample_models(py, r, step);
     }
-    let mut world = satcc_sim::world::World::with_routing(&cfg, routing)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut world =
+        satcc_sim::world::World::new(r).map_err(|e| PyValueError::new_err(e.to_string()))?;
     world
         .reserve_series()
         .map_err(|e| PyMemoryError::new_err(e.to_string()))?;
-    if let Some(spec) = seqack {
-        world
-            .trace_seqack(spec)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    }
-    if cc_state {
-        world.record_cc_state();
-    }
     let mut last = Instant::now();
     let mut err: Option<PyErr> = None;
     // The simulation runs without the GIL (other Python threads go on: the CLI imports its
@@ -270,7 +246,10 @@ pub fn run_sim<'py>(
     stats.set_item("events", out.events)?;
     stats.set_item("packets", out.packets)?;
     stats.set_item("fragmented_packets", out.fragmented_packets)?;
-    stats.set_item("sim_time_s", cfg.duration.as_secs_f64())?;
+    stats.set_item(
+        "sim_time_s",
+        SimDuration::from_nanos(r.scenario.duration_ns).as_secs_f64(),
+    )?;
     d.set_item("stats", stats)?;
     match &out.seqack {
         Some(t) => {
@@ -305,22 +284,18 @@ pub fn run_sim<'py>(
 /// Probe mode (`sample_models_ns`): every link direction's model sampled on a grid of `step_ns`
 /// over the run, without simulating: per step, the mean capacity over [t, t + step) and the
 /// delay and loss in force at t (what `satcc trace export` writes).
-fn sample_models<'py>(
-    py: Python<'py>,
-    cfg: &SimConfig,
-    step_ns: u64,
-) -> PyResult<Bound<'py, PyDict>> {
+fn sample_models<'py>(py: Python<'py>, r: &Resolved, step_ns: u64) -> PyResult<Bound<'py, PyDict>> {
     if step_ns == 0 {
         return Err(PyValueError::new_err(
             "config.sample_models_ns: must be > 0",
         ));
     }
     let step = SimDuration::from_nanos(step_ns);
-    let n = cfg.duration.as_nanos().div_ceil(step_ns);
+    let n = r.scenario.duration_ns.div_ceil(step_ns);
     let (mut link_id, mut dir, mut t_ns, mut rate, mut delay, mut loss) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     let rows = n
-        .checked_mul(2 * cfg.links.len() as u64)
+        .checked_mul(2 * r.scenario.links.len() as u64)
         .and_then(|r| usize::try_from(r).ok());
     let reserved = rows.is_some_and(|r| {
         satcc_core::mem::fallible(|| {
@@ -337,23 +312,14 @@ fn sample_models<'py>(
             "out of memory: {n} samples per link direction do not fit; use a longer step"
         )));
     }
-    for (i, l) in cfg.links.iter().enumerate() {
-        for (k, (name, d)) in [("ab", &l.ab), ("ba", &l.ba)].into_iter().enumerate() {
-            let label = (2 * i + k) as u64; // as Network::build labels directions
-            let mut model = match &d.model {
-                None => satcc_core::models::constant(LinkState {
-                    rate_bps: d.rate_bps,
-                    delay: d.delay,
-                    loss: d.loss,
-                }),
-                Some(spec) => spec
-                    .build(satcc_core::models::Seeds {
-                        seed: cfg.seed,
-                        link: i as u64,
-                        dir: label,
-                    })
-                    .map_err(|e| PyValueError::new_err(format!("link[{i}].model.{name}: {e}")))?,
-            };
+    for k in 0..2 * r.scenario.links.len() {
+        {
+            let (i, name) = (k / 2, if k % 2 == 0 { "ab" } else { "ba" });
+            // built as the simulator builds it (`satcc-sim` net.rs): the same view and seeds
+            let mut model = r
+                .direction(k)
+                .and_then(|v| v.behaviour(r.scenario.seed))
+                .map_err(PyValueError::new_err)?;
             for j in 0..n {
                 let t = SimTime::ZERO + step.mul_u64(j);
                 let m = model.mean_over(t, t + step);

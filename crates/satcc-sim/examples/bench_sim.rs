@@ -13,9 +13,10 @@
 //! group's RTT sits on its access link, so each group's base RTT is exactly RTT_MS.
 //! Random loss (`--loss`) applies to the bottleneck's forward direction only; the
 //! bottleneck queue (`--queue-bytes` or `--queue-pkts`) is drop-tail in both directions.
-//! Flows are bulk, all start at 0 s, and use satcc's defaults (`FlowConfig::bulk`: SACK,
-//! timestamps, window scaling, IW 10, delayed ACK, 16 MB receive window, min RTO 200 ms,
-//! pacing only if the algorithm asks).
+//! Flows are bulk, all start at 0 s, and use the scenario's defaults (`Flow::bulk`: SACK,
+//! timestamps, window scaling, IW 10, delayed ACK, min RTO 200 ms, pacing only if the
+//! algorithm asks) but for the receive buffer: 32 MiB ([`RWND_BYTES`]), the case measured
+//! since the benchmark began. The scenario is built in code and resolved like any other.
 //!
 //! `--direct` (one group): no access link and no router, the sender wired to the receiver by
 //! the bottleneck alone, its one-way delay half the RTT — htsim's shape for `bench/sim/htsim.sh`.
@@ -32,10 +33,10 @@
 use std::process::exit;
 use std::time::Instant;
 
-use satcc_cc::params::ParamValue;
-use satcc_cc::Params;
-use satcc_core::SimDuration;
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueSpec, SimConfig};
+use satcc_core::dirspec::Direction;
+use satcc_core::scenario::{Flow, Link, Scenario};
+use satcc_sim::QueueSpec;
+use serde_json::{Map, Value};
 
 /// Access links are fast enough never to be the bottleneck (as in the ns-3 scenario).
 const ACCESS_RATE_BPS: u64 = 10_000_000_000;
@@ -43,6 +44,9 @@ const ACCESS_RATE_BPS: u64 = 10_000_000_000;
 const ACCESS_QUEUE_PKTS: u64 = 100_000;
 /// Default one-way delay of the bottleneck, µs.
 const DEFAULT_BNECK_DELAY_US: u64 = 500;
+/// Every flow's receive buffer ceiling (`tcp_rmem[2]`): Linux 6.16+'s 32 MiB, not the
+/// scenario's 6 MiB default, so that the window does not limit the benchmark's paths.
+const RWND_BYTES: u64 = 32 << 20;
 
 struct Args {
     cca: String,
@@ -55,7 +59,7 @@ struct Args {
     seed: u64,
     bneck_delay_us: u64,
     /// `--cc-param KEY=VALUE` (satcc only, for diagnosis): the algorithm's `[flow.cc]` table.
-    params: Params,
+    params: Map<String, Value>,
     /// `--direct`: one group, its sender wired straight to the receiver by the bottleneck
     /// (no access link, no router), whose one-way delay is then half the RTT: htsim's shape
     /// (bench/sim/htsim_dumbbell.cc: one queue and one pipe forward, one pipe back).
@@ -89,7 +93,7 @@ fn parse_args() -> Args {
         secs: 60.0,
         seed: 1,
         bneck_delay_us: DEFAULT_BNECK_DELAY_US,
-        params: Params::new(),
+        params: Map::new(),
         direct: false,
     };
     let mut it = std::env::args().skip(1);
@@ -118,14 +122,14 @@ fn parse_args() -> Args {
                     .split_once('=')
                     .unwrap_or_else(|| usage("--cc-param wants KEY=VALUE"));
                 let value = match x {
-                    "true" => ParamValue::Bool(true),
-                    "false" => ParamValue::Bool(false),
+                    "true" => Value::Bool(true),
+                    "false" => Value::Bool(false),
                     _ => match x.parse::<f64>() {
-                        Ok(n) => ParamValue::Num(n),
-                        Err(_) => ParamValue::Str(x.to_string()),
+                        Ok(n) => Value::from(n),
+                        Err(_) => Value::from(x),
                     },
                 };
-                a.params.insert(k, value);
+                a.params.insert(k.to_string(), value);
             }
             "--direct" => a.direct = true,
             "--list-ccas" => {
@@ -148,17 +152,33 @@ fn parse_args() -> Args {
     a
 }
 
-/// The dumbbell as a `SimConfig`; nodes are s0..s{G-1}, r, d (`--direct`: s0, d).
-fn build(a: &Args) -> SimConfig {
+/// One bulk flow of the benchmark's algorithm and settings.
+fn flow(a: &Args, id: u32, src: usize, dst: usize) -> Flow {
+    let mut f = Flow::bulk(id, src, dst, &a.cca);
+    f.mss = a.mss;
+    f.rwnd_bytes = RWND_BYTES;
+    f.cc = Some(a.params.clone());
+    f
+}
+
+fn scenario(a: &Args, nodes: &[&str], links: Vec<Link>, flows: Vec<Flow>) -> Scenario {
+    let mut s = Scenario::new("bench_sim", nodes, links, flows, 0);
+    s.seed = a.seed;
+    s.duration_ns = (a.secs * 1e9).round() as u64;
+    s
+}
+
+/// The dumbbell; nodes are s0..s{G-1}, r, d (`--direct`: s0, d).
+fn build(a: &Args) -> Scenario {
     if a.direct {
         return build_direct(a);
     }
     let g = a.groups.len();
     let (r, d) = (g, g + 1);
-    let bneck_delay = SimDuration::from_micros(a.bneck_delay_us);
-    let mut nodes: Vec<String> = (0..g).map(|i| format!("s{i}")).collect();
-    nodes.push("r".into());
-    nodes.push("d".into());
+    let bneck_delay_ns = a.bneck_delay_us * 1000;
+    let mut names: Vec<String> = (0..g).map(|i| format!("s{i}")).collect();
+    names.push("r".into());
+    names.push("d".into());
     let mut links = Vec::new();
     let mut flows = Vec::new();
     for (i, &(rtt_ms, count)) in a.groups.iter().enumerate() {
@@ -168,72 +188,41 @@ fn build(a: &Args) -> SimConfig {
                 "RTT {rtt_ms} ms is below twice the bottleneck delay"
             ));
         }
-        let access = DirConfig::new(
+        let access = Direction::new(
             ACCESS_RATE_BPS,
-            SimDuration::from_micros(half_rtt_us - a.bneck_delay_us),
+            (half_rtt_us - a.bneck_delay_us) * 1000,
             0.0,
             QueueSpec::Packets(ACCESS_QUEUE_PKTS),
         );
-        links.push(LinkConfig {
-            a: i,
-            b: r,
-            ab: access.clone(),
-            ba: access,
-        });
+        links.push(Link::symmetric(i, r, access));
         for _ in 0..count {
-            let mut f = FlowConfig::bulk(flows.len() as u32, i, d, &a.cca);
-            f.mss = a.mss;
-            f.params = a.params.clone();
-            flows.push(f);
+            flows.push(flow(a, flows.len() as u32, i, d));
         }
     }
-    let fwd = DirConfig::new(a.rate_bps, bneck_delay, a.loss, a.queue);
-    let rev = DirConfig::new(a.rate_bps, bneck_delay, 0.0, a.queue);
-    links.push(LinkConfig {
+    let fwd = Direction::new(a.rate_bps, bneck_delay_ns, a.loss, a.queue);
+    let rev = Direction::new(a.rate_bps, bneck_delay_ns, 0.0, a.queue);
+    links.push(Link {
         a: r,
         b: d,
         ab: fwd,
         ba: rev,
     });
-    SimConfig {
-        name: "bench_sim".into(),
-        seed: a.seed,
-        duration: SimDuration::from_nanos((a.secs * 1e9).round() as u64),
-        bin: SimDuration::from_millis(100),
-        nodes,
-        links,
-        flows,
-        host_noise: None,
-    }
+    let nodes: Vec<&str> = names.iter().map(String::as_str).collect();
+    scenario(a, &nodes, links, flows)
 }
 
 /// `--direct`: s0 ─bottleneck(rate, RTT/2 each way, queue, loss →)─ d.
-fn build_direct(a: &Args) -> SimConfig {
+fn build_direct(a: &Args) -> Scenario {
     let (rtt_ms, count) = a.groups[0];
-    let half_rtt = SimDuration::from_micros((rtt_ms * 1000.0 / 2.0).round() as u64);
-    let flows = (0..count)
-        .map(|i| {
-            let mut f = FlowConfig::bulk(i, 0, 1, &a.cca);
-            f.mss = a.mss;
-            f.params = a.params.clone();
-            f
-        })
-        .collect();
-    SimConfig {
-        name: "bench_sim".into(),
-        seed: a.seed,
-        duration: SimDuration::from_nanos((a.secs * 1e9).round() as u64),
-        bin: SimDuration::from_millis(100),
-        nodes: vec!["s0".into(), "d".into()],
-        links: vec![LinkConfig {
-            a: 0,
-            b: 1,
-            ab: DirConfig::new(a.rate_bps, half_rtt, a.loss, a.queue),
-            ba: DirConfig::new(a.rate_bps, half_rtt, 0.0, a.queue),
-        }],
-        flows,
-        host_noise: None,
-    }
+    let half_rtt_ns = (rtt_ms * 1000.0 / 2.0).round() as u64 * 1000;
+    let flows = (0..count).map(|i| flow(a, i, 0, 1)).collect();
+    let link = Link {
+        a: 0,
+        b: 1,
+        ab: Direction::new(a.rate_bps, half_rtt_ns, a.loss, a.queue),
+        ba: Direction::new(a.rate_bps, half_rtt_ns, 0.0, a.queue),
+    };
+    scenario(a, &["s0", "d"], vec![link], flows)
 }
 
 /// CPU time this thread has run, seconds (Linux `/proc/thread-self/schedstat`, first field,
@@ -246,10 +235,13 @@ fn cpu_seconds() -> Option<f64> {
 
 fn main() {
     let a = parse_args();
-    let cfg = build(&a);
+    let resolved = build(&a).resolve().unwrap_or_else(|e| {
+        eprintln!("bench_sim: invalid scenario: {e}");
+        exit(1)
+    });
     let t0 = Instant::now();
     let cpu0 = cpu_seconds();
-    let out = satcc_sim::run(&cfg, &mut |_| true).unwrap_or_else(|e| {
+    let out = satcc_sim::run(&resolved, &mut |_| true).unwrap_or_else(|e| {
         eprintln!("bench_sim: invalid configuration: {e}");
         exit(1)
     });

@@ -15,19 +15,17 @@
 //! (boundary loss bursts are the model's `loss`, not the serialiser's business). Loss and
 //! delay are those in force when the packet leaves the serialiser.
 //!
-//! Host timing noise (`SimConfig::host_noise`, `satcc_core::hostnoise`): a packet whose
+//! Host timing noise (the scenario's `host_noise_quantiles_ns`, `satcc_core::hostnoise`): a packet whose
 //! destination is the direction's far node arrives later by a draw of that host's turnaround,
 //! before the FIFO clamp, so packets into a host keep their order.
 
-use satcc_core::direction::{Direction, DirectionConfig, LinkPacket, Offered};
-use satcc_core::dirspec::QueueSpec;
+use satcc_core::direction::{Direction, LinkPacket, Offered};
 use satcc_core::hostnoise::HostNoise;
-use satcc_core::link::LinkState;
-use satcc_core::models::{self, LinkBehaviour, Seeds};
-use satcc_core::routing::{bdp_queue_bytes, Routing};
+use satcc_core::routing::Routing;
+use satcc_core::scenario::Resolved;
 use satcc_core::{Rng, SimDuration, SimTime};
 
-use crate::config::{ConfigError, DirConfig, SimConfig};
+use crate::error::ConfigError;
 use crate::packet::{Hop, PacketStore};
 
 /// Stream label base of the host-noise draws of packets arriving by a direction: turning the
@@ -108,67 +106,45 @@ pub struct Network {
 }
 
 impl Network {
-    /// The directions of a checked configuration (`SimConfig::check` or the resolver) and
-    /// its routes; "N BDP" queues of a hand-built configuration sized along them.
-    pub fn build(cfg: &SimConfig, routing: Routing) -> Result<Network, ConfigError> {
-        let mut dirs = Vec::with_capacity(cfg.links.len() * 2);
-        for (i, l) in cfg.links.iter().enumerate() {
-            for (name, to, d) in [("ab", l.b, &l.ab), ("ba", l.a, &l.ba)] {
-                // checked: a rate of 0 would be an outage for good, a loss outside [0, 1] a
-                // certainty
-                debug_assert!(d.rate_bps > 0 && (0.0..=1.0).contains(&d.loss));
+    /// The directions of a resolved scenario (each as `Resolved::direction` gives it, the
+    /// resolver's queue limits in place), every host's turnaround `host_noise`, and the
+    /// resolver's routes.
+    pub fn build(
+        r: &Resolved,
+        host_noise: Option<&HostNoise>,
+        routing: Routing,
+    ) -> Result<Network, ConfigError> {
+        let seed = r.scenario.seed;
+        let mut dirs = Vec::with_capacity(r.scenario.links.len() * 2);
+        for (i, l) in r.scenario.links.iter().enumerate() {
+            for (name, to) in [("ab", l.b), ("ba", l.a)] {
                 let label = dirs.len() as u64;
-                let model = match &d.model {
-                    None => models::constant(LinkState {
-                        rate_bps: d.rate_bps,
-                        delay: d.delay,
-                        loss: d.loss,
-                    }),
-                    Some(spec) => spec
-                        .build(Seeds {
-                            seed: cfg.seed,
-                            link: i as u64,
-                            dir: label,
-                        })
-                        .map_err(|e| ConfigError {
-                            key: format!("link[{i}].model.{name}"),
-                            message: e,
-                        })?,
-                };
-                let mut dir = new_dir(i as u32, name, to as u32, d, model, cfg.seed, label);
-                dir.host_noise = cfg.host_noise.as_ref().filter(|n| !n.is_zero()).map(|n| {
-                    (
-                        n.clone(),
-                        Rng::derive(cfg.seed, HOST_NOISE_RNG_BASE + label),
-                    )
+                let view = r.direction(dirs.len())?;
+                // resolved: a rate of 0 would be an outage for good, a loss outside [0, 1] a
+                // certainty
+                debug_assert!(
+                    view.nominal.rate_bps > 0 && (0.0..=1.0).contains(&view.nominal.loss)
+                );
+                let model = view.behaviour(seed)?;
+                dirs.push(LinkDir {
+                    link: i as u32,
+                    dir: name,
+                    to_node: to as u32,
+                    core: Direction::new(
+                        model,
+                        view.config,
+                        view.nominal,
+                        satcc_core::direction::stream(seed, label),
+                    ),
+                    host_noise: host_noise
+                        .filter(|n| !n.is_zero())
+                        .map(|n| (n.clone(), Rng::derive(seed, HOST_NOISE_RNG_BASE + label))),
+                    arrival_scheduled: false,
+                    wake_at: None,
                 });
-                dirs.push(dir);
             }
         }
-        let mut net = Network { dirs, routing };
-        net.resolve_bdp_queues(cfg);
-        Ok(net)
-    }
-
-    /// Size the "N BDP" queue limits of a hand-built configuration (satcc-core `routing`; a
-    /// resolved scenario's come sized).
-    fn resolve_bdp_queues(&mut self, cfg: &SimConfig) {
-        let bdp = |d: &DirConfig| matches!(d.queue, QueueSpec::Bdp(_));
-        if !cfg.links.iter().any(|l| bdp(&l.ab) || bdp(&l.ba)) {
-            return;
-        }
-        let flows: Vec<(usize, usize)> = cfg.flows.iter().map(|f| (f.src, f.dst)).collect();
-        let max_rtt = self.routing.max_rtt_per_direction(&flows);
-        for (i, l) in cfg.links.iter().enumerate() {
-            for (k, d) in [(2 * i, &l.ab), (2 * i + 1, &l.ba)] {
-                if let QueueSpec::Bdp(_) = d.queue {
-                    let limit = d
-                        .queue
-                        .limit(|x| bdp_queue_bytes(d.rate_bps, max_rtt[k], x));
-                    self.dirs[k].core.set_limit(limit);
-                }
-            }
-        }
+        Ok(Network { dirs, routing })
     }
 
     /// Index of the link direction to take from `node` towards `dst`.
@@ -203,44 +179,5 @@ impl Network {
             })
             .min()
             .unwrap_or(0)
-    }
-}
-
-fn new_dir(
-    link: u32,
-    dir: &'static str,
-    to: u32,
-    d: &DirConfig,
-    model: Box<dyn LinkBehaviour>,
-    seed: u64,
-    label: u64,
-) -> LinkDir {
-    // "N BDP" is sized after routing (`resolve_bdp_queues`)
-    let limit = d.queue.limit(|_| u64::MAX);
-    let cfg = DirectionConfig {
-        limit,
-        ecn_threshold_pkts: d.ecn_threshold_pkts,
-        jitter: d.jitter,
-        drop_packets: d.drop_packets.clone(),
-        tick: d.tick,
-    };
-    let nominal = LinkState {
-        rate_bps: d.rate_bps,
-        delay: d.delay,
-        loss: d.loss,
-    };
-    LinkDir {
-        link,
-        dir,
-        to_node: to,
-        core: Direction::new(
-            model,
-            cfg,
-            nominal,
-            satcc_core::direction::stream(seed, label),
-        ),
-        host_noise: None,
-        arrival_scheduled: false,
-        wake_at: None,
     }
 }

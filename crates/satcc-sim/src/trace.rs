@@ -1,34 +1,17 @@
 //! A sequence/ACK trace of one TCP flow seen at its sender's host, as tcpdump there would record
 //! it and tcptrace would plot it (study 003 Fig. 6): each data segment leaving (its byte range,
 //! whether it is a retransmission), each ACK arriving (the cumulative ACK) and each SACK block
-//! it carries, within a time window. Off unless a run asks for it (`World::trace_seqack`);
+//! it carries, within a time window. Off unless a run asks for it (the scenario's `seqack`);
 //! a trace never changes the run.
 
 use satcc_core::SimTime;
 
 use crate::packet::{Kind, Packet};
 
-/// What to record: flow `flow`'s packets at its sender from `from` (inclusive) to `to`
-/// (exclusive), at most `max_rows` rows (the rest are counted in `SeqAckTrace::dropped_rows`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SeqAckSpec {
-    pub flow: u32,
-    pub from: SimTime,
-    pub to: SimTime,
-    pub max_rows: usize,
-}
-
-impl From<satcc_core::scenario::SeqAckSpec> for SeqAckSpec {
-    /// The resolved scenario's `seqack` table.
-    fn from(s: satcc_core::scenario::SeqAckSpec) -> Self {
-        SeqAckSpec {
-            flow: s.flow,
-            from: SimTime::from_nanos(s.from_ns),
-            to: SimTime::from_nanos(s.to_ns),
-            max_rows: s.max_rows,
-        }
-    }
-}
+/// What to record: the scenario's `seqack` table (`satcc_core::scenario::SeqAckSpec`): flow
+/// `flow`'s packets at its sender from `from_ns` (inclusive) to `to_ns` (exclusive), at most
+/// `max_rows` rows (the rest are counted in `SeqAckTrace::dropped_rows`).
+pub use satcc_core::scenario::SeqAckSpec;
 
 /// A row's kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +71,9 @@ impl SeqAckRecorder {
     }
 
     fn wants(&self, now: SimTime, pkt: &Packet) -> bool {
-        pkt.flow == self.spec.flow && now >= self.spec.from && now < self.spec.to
+        pkt.flow == self.spec.flow
+            && now.as_nanos() >= self.spec.from_ns
+            && now.as_nanos() < self.spec.to_ns
     }
 
     fn push(
@@ -150,8 +135,8 @@ mod tests {
     fn spec(max_rows: usize) -> SeqAckSpec {
         SeqAckSpec {
             flow: 1,
-            from: SimTime::ZERO + SimDuration::from_millis(10),
-            to: SimTime::ZERO + SimDuration::from_millis(20),
+            from_ns: 10_000_000,
+            to_ns: 20_000_000,
             max_rows,
         }
     }

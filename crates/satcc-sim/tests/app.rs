@@ -1,10 +1,16 @@
-//! Application traffic (`FlowConfig::app`, world/app.rs): on/off sources and request writes run
+//! Application traffic (the scenario's `flow.app`, world/app.rs): on/off sources and request writes run
 //! through the sender's application writes; bulk flows are untouched.
 
 mod common;
 
-use common::{dumbbell, ms, run};
-use satcc_sim::{AppConfig, FlowConfig, QueueSpec, SimOutput};
+use common::{dumbbell, run, Flow};
+use satcc_core::scenario::App;
+use satcc_sim::{QueueSpec, SimOutput};
+
+/// `x` ms in ns.
+fn ms(x: u64) -> u64 {
+    x * 1_000_000
+}
 
 const RATE_BPS: u64 = 20_000_000;
 const ONE_WAY_MS: u64 = 25;
@@ -12,9 +18,9 @@ const ONE_WAY_MS: u64 = 25;
 const QUEUE: QueueSpec = QueueSpec::Bdp(1.0);
 const MSS: u64 = 1448;
 
-fn one_flow(app: AppConfig, secs: u64) -> SimOutput {
-    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
-    f.app = app;
+fn one_flow(app: App, secs: u64) -> SimOutput {
+    let mut f = Flow::bulk(0, 0, 2, "reno");
+    f.app = Some(app);
     run(&dumbbell(RATE_BPS, ONE_WAY_MS, 0.0, QUEUE, secs, vec![f]))
 }
 
@@ -30,9 +36,9 @@ fn delivered(out: &SimOutput, from_s: f64, to_s: f64) -> u64 {
 #[test]
 fn an_on_off_source_is_silent_while_off() {
     let out = one_flow(
-        AppConfig::OnOff {
-            on: ms(500),
-            off: ms(1000),
+        App::Onoff {
+            on_ns: ms(500),
+            off_ns: ms(1000),
         },
         3,
     );
@@ -46,18 +52,20 @@ fn an_on_off_source_is_silent_while_off() {
 fn requests_deliver_exactly_the_bytes_written() {
     let bytes = 50 * MSS;
     let out = one_flow(
-        AppConfig::At {
+        App::Requests {
             bytes,
-            at: vec![ms(0), ms(700), ms(1400)],
+            every_ns: None,
+            at_ns: vec![ms(0), ms(700), ms(1400)],
         },
         3,
     );
     assert_eq!(out.flows[0].delivered_bytes, 3 * bytes);
     assert_eq!(delivered(&out, 0.0, 0.7), bytes);
     let periodic = one_flow(
-        AppConfig::Periodic {
+        App::Requests {
             bytes,
-            every: ms(1000),
+            every_ns: Some(ms(1000)),
+            at_ns: vec![],
         },
         3,
     );
@@ -73,21 +81,25 @@ fn writes_of_any_size_are_delivered_and_empty_ones_refused() {
     // 1000 B every 100 ms: short segments, each sent alone (Nagle holds a write only while
     // an earlier short segment is unacknowledged; the RTT is 50 ms).
     let out = one_flow(
-        AppConfig::Periodic {
+        App::Requests {
             bytes: 1000,
-            every: ms(100),
+            every_ns: Some(ms(100)),
+            at_ns: vec![],
         },
         1,
     );
     assert_eq!(out.flows[0].delivered_bytes, 10 * 1000);
-    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
-    f.app = AppConfig::Periodic {
+    let mut f = Flow::bulk(0, 0, 2, "reno");
+    f.app = Some(App::Requests {
         bytes: 0,
-        every: ms(100),
-    };
+        every_ns: Some(ms(100)),
+        at_ns: vec![],
+    });
     let cfg = dumbbell(RATE_BPS, ONE_WAY_MS, 0.0, QUEUE, 1, vec![f]);
-    let e = satcc_sim::run(&cfg, &mut |_| true).unwrap_err();
-    assert_eq!(e.key, "flow[0].app");
+    assert_eq!(
+        cfg.resolve().unwrap_err(),
+        "flow[0].app.bytes: expected > 0"
+    );
 }
 
 #[test]
@@ -95,12 +107,13 @@ fn nagle_coalesces_writes_that_tcp_nodelay_sends_apart() {
     // 100 B every 5 ms over a 50 ms RTT for 1 s (200 writes): with Nagle about one short
     // segment per RTT, with TCP_NODELAY one per write while cwnd allows.
     let run_with = |nodelay: bool| {
-        let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+        let mut f = Flow::bulk(0, 0, 2, "reno");
         f.nodelay = nodelay;
-        f.app = AppConfig::Periodic {
+        f.app = Some(App::Requests {
             bytes: 100,
-            every: ms(5),
-        };
+            every_ns: Some(ms(5)),
+            at_ns: vec![],
+        });
         run(&dumbbell(RATE_BPS, ONE_WAY_MS, 0.0, QUEUE, 1, vec![f]))
     };
     let (nagle, nodelay) = (run_with(false), run_with(true));

@@ -16,9 +16,10 @@ mod common;
 
 use common::*;
 use satcc_cc::params::ParamValue;
+use satcc_core::dirspec::Direction;
 use satcc_core::record::LinkSeries;
-use satcc_core::SimDuration;
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueSpec, SimConfig, SimOutput};
+use satcc_core::scenario::{Link, Scenario};
+use satcc_sim::{QueueSpec, SimOutput};
 
 /// Bytes of a full data packet on the wire (1448 B payload + 52 B IP/TCP/timestamps).
 const PACKET_BYTES: f64 = 1500.0;
@@ -95,9 +96,16 @@ fn jain(x: &[f64]) -> f64 {
     s * s / (x.len() as f64 * s2)
 }
 
-fn with_params(mut f: FlowConfig, params: &[(&str, ParamValue)]) -> FlowConfig {
+/// A 32 MiB receive buffer (Linux 6.16+'s tcp_rmem[2], not the scenario's 6 MiB): study
+/// 004's long path on GbE has a 16 MB BDP.
+fn gbe_window(mut f: Flow) -> Flow {
+    f.rwnd_bytes = 32 << 20;
+    f
+}
+
+fn with_params(mut f: Flow, params: &[(&str, ParamValue)]) -> Flow {
     for (k, v) in params {
-        f.params.insert(k, v.clone());
+        set_param(&mut f, k, v);
     }
     f
 }
@@ -135,7 +143,7 @@ fn hybla_gets_at_least_twice_renos_goodput_on_a_lossy_550_ms_path() {
                 LOSS,
                 QueueSpec::Packets(1000),
                 SECS,
-                vec![FlowConfig::bulk(0, 0, 2, cca)],
+                vec![Flow::bulk(0, 0, 2, cca)],
             );
             cfg.seed = seed;
             let o = run(&cfg);
@@ -203,9 +211,9 @@ fn fast_bdp_pkts() -> f64 {
     FAST_RATE_BPS as f64 / 8.0 * fast_base_rtt_ms() / 1000.0 / PACKET_BYTES
 }
 
-fn fast_path(queue: QueueSpec, secs: u64, flows: Vec<FlowConfig>) -> SimConfig {
+fn fast_path(queue: QueueSpec, secs: u64, flows: Vec<Flow>) -> Scenario {
     let mut cfg = dumbbell(FAST_RATE_BPS, FAST_ONE_WAY_MS, 0.0, queue, secs, flows);
-    cfg.bin = SimDuration::from_millis(10);
+    cfg.bin_ns = 10_000_000;
     cfg
 }
 
@@ -233,7 +241,7 @@ fn vegas_keeps_a_few_packets_queued_while_cubic_fills_a_ten_bdp_buffer() {
         let o = run(&fast_path(
             QueueSpec::Bdp(10.0),
             SECS,
-            vec![FlowConfig::bulk(0, 0, 2, cca)],
+            vec![Flow::bulk(0, 0, 2, cca)],
         ));
         let q = queue_pkts(&o, 1, STEADY_FROM_S);
         let s = srtt_ms(&o, 0, STEADY_FROM_S);
@@ -315,10 +323,10 @@ const DCTCP_SECS: u64 = 60;
 /// Slow start and the first α convergence are over well within this.
 const DCTCP_STEADY_FROM_S: f64 = 5.0;
 
-fn dctcp_path(cca: &str, marking: bool) -> SimConfig {
+fn dctcp_path(cca: &str, marking: bool) -> Scenario {
     let flows = (0..DCTCP_FLOWS)
         .map(|i| {
-            let mut f = FlowConfig::bulk(i, 0, 2, cca);
+            let mut f = Flow::bulk(i, 0, 2, cca);
             f.ecn = true;
             f
         })
@@ -475,47 +483,26 @@ fn two_rtt_dumbbell(
     rtt_ms: [f64; 2],
     queue: QueueSpec,
     secs: u64,
-    flows: Vec<FlowConfig>,
-) -> SimConfig {
+    flows: Vec<Flow>,
+) -> Scenario {
     let access = |one_way_ns: f64| {
-        DirConfig::new(
+        Direction::new(
             access_bps,
-            SimDuration::from_nanos(one_way_ns.round() as u64),
+            one_way_ns.round() as u64,
             0.0,
             QueueSpec::Packets(100_000),
         )
     };
     let half_ns = |rtt: f64| rtt * 1e6 / 2.0;
-    let bottleneck = DirConfig::new(rate_bps, SimDuration::ZERO, 0.0, queue);
-    SimConfig {
-        name: "cubic-rtt-fairness".into(),
-        seed: 1,
-        duration: SimDuration::from_secs(secs),
-        bin: SimDuration::from_millis(100),
-        nodes: vec!["pc1".into(), "pc2".into(), "dummynet".into(), "pc3".into()],
-        links: vec![
-            LinkConfig {
-                a: 0,
-                b: 2,
-                ab: access(half_ns(rtt_ms[0])),
-                ba: access(half_ns(rtt_ms[0])),
-            },
-            LinkConfig {
-                a: 1,
-                b: 2,
-                ab: access(half_ns(rtt_ms[1])),
-                ba: access(half_ns(rtt_ms[1])),
-            },
-            LinkConfig {
-                a: 2,
-                b: 3,
-                ab: bottleneck.clone(),
-                ba: bottleneck,
-            },
-        ],
-        flows,
-        host_noise: None,
-    }
+    let bottleneck = Direction::new(rate_bps, 0, 0.0, queue);
+    let links = vec![
+        Link::symmetric(0, 2, access(half_ns(rtt_ms[0]))),
+        Link::symmetric(1, 2, access(half_ns(rtt_ms[1]))),
+        Link::symmetric(2, 3, bottleneck),
+    ];
+    let duration = secs * 1_000_000_000;
+    let nodes = ["pc1", "pc2", "dummynet", "pc3"];
+    Scenario::new("cubic-rtt-fairness", &nodes, links, flows, duration)
 }
 
 /// One CUBIC configuration on both flows.
@@ -579,8 +566,8 @@ fn cubic_pair(
         // The long path's RTT grows by `frac` packet times (half on each direction).
         let long_rtt = LONG_RTT_MS + frac * pkt_ns / 1e6;
         let flows = vec![
-            with_params(FlowConfig::bulk(0, 0, 3, "cubic"), &mode.params),
-            with_params(FlowConfig::bulk(1, 1, 3, "cubic"), &mode.params),
+            gbe_window(with_params(Flow::bulk(0, 0, 3, "cubic"), &mode.params)),
+            gbe_window(with_params(Flow::bulk(1, 1, 3, "cubic"), &mode.params)),
         ];
         let o = run(&two_rtt_dumbbell(
             rate_bps,
@@ -776,8 +763,8 @@ fn cubic_rtt_fairness_over_ten_minutes() {
     for rate_bps in [100_000_000u64, 1_000_000_000] {
         for mode in [KMode::stock(), KMode::cbrt_rtt()] {
             let flows = vec![
-                with_params(FlowConfig::bulk(0, 0, 3, "cubic"), &mode.params),
-                with_params(FlowConfig::bulk(1, 1, 3, "cubic"), &mode.params),
+                gbe_window(with_params(Flow::bulk(0, 0, 3, "cubic"), &mode.params)),
+                gbe_window(with_params(Flow::bulk(1, 1, 3, "cubic"), &mode.params)),
             ];
             let o = run(&two_rtt_dumbbell(
                 rate_bps,

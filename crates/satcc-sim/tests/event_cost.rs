@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{dumbbell, run};
-use satcc_core::SimDuration;
-use satcc_sim::{FlowConfig, QueueSpec};
+use common::{dumbbell, run, Flow};
+use satcc_core::scenario::Scenario;
+use satcc_sim::QueueSpec;
 
 fn data_segments(out: &satcc_sim::SimOutput) -> u64 {
     out.flows.iter().map(|f| f.sent_packets).sum()
@@ -15,18 +15,18 @@ fn data_segments(out: &satcc_sim::SimOutput) -> u64 {
 /// bench/sim's reference case (`bench_sim --cca reno --rate-bps 100000000 --group 50:1
 /// --queue-bytes 625000`): a 10 Gbit/s access link carrying all but 0.5 ms of the 25 ms
 /// one-way delay, the bottleneck 0.5 ms.
-fn reference_case(secs: u64) -> satcc_sim::SimConfig {
+fn reference_case(secs: u64) -> Scenario {
     let mut cfg = dumbbell(
         100_000_000,
         0,
         0.0,
         QueueSpec::Bytes(625_000),
         secs,
-        vec![FlowConfig::bulk(0, 0, 2, "reno")],
+        vec![Flow::bulk(0, 0, 2, "reno")],
     );
     for (link, us) in cfg.links.iter_mut().zip([24_500, 500]) {
-        link.ab.delay = SimDuration::from_micros(us);
-        link.ba.delay = SimDuration::from_micros(us);
+        link.ab.delay_ns = us * 1000;
+        link.ba.delay_ns = us * 1000;
     }
     cfg
 }
@@ -56,7 +56,7 @@ fn a_wire_that_empties_between_packets_adds_one_wake_up_per_packet() {
         0.0,
         QueueSpec::Bytes(625_000),
         10,
-        vec![FlowConfig::bulk(0, 0, 2, "reno")],
+        vec![Flow::bulk(0, 0, 2, "reno")],
     );
     let out = run(&cfg);
     let per_segment = out.events as f64 / data_segments(&out) as f64;
@@ -72,14 +72,11 @@ fn pending_events_do_not_grow_with_the_bandwidth_delay_product() {
     // wire keeps one event for its head, so the heap holds per-direction, per-flow and timer
     // events only.
     for (rate_bps, one_way_ms) in [(20_000_000, 10), (1_000_000_000, 300)] {
-        let cfg = dumbbell(
-            rate_bps,
-            one_way_ms,
-            0.0,
-            QueueSpec::Bdp(1.0),
-            20,
-            vec![FlowConfig::bulk(0, 0, 2, "cubic")],
-        );
+        let mut f = Flow::bulk(0, 0, 2, "cubic");
+        // a 32 MiB receive buffer (Linux 6.16+'s tcp_rmem[2], not the scenario's 6 MiB):
+        // ~22,000 packets in flight at 1 Gbit/s
+        f.rwnd_bytes = 32 << 20;
+        let cfg = dumbbell(rate_bps, one_way_ms, 0.0, QueueSpec::Bdp(1.0), 20, vec![f]);
         let out = run(&cfg);
         // thousands of packets in flight on average at 1 Gbit/s (goodput x RTT / 1500 B)
         let in_flight = out.flows[0].goodput_bps * 2.0 * one_way_ms as f64 / 1e3 / 8.0 / 1500.0;

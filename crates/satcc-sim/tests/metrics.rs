@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{dumbbell, run};
-use satcc_sim::{FlowConfig, QueueSpec, SimOutput};
+use common::{dumbbell, run, Flow};
+use satcc_sim::{QueueSpec, SimOutput};
 
 const RATE_BPS: u64 = 10_000_000;
 const ONE_WAY_MS: u64 = 20;
@@ -15,9 +15,9 @@ const SECOND_START_S: u64 = 5;
 /// What the series reports for TCP_INFINITE_SSTHRESH.
 const INFINITE_IN_SERIES: u32 = i32::MAX as u32;
 
-fn transfer(id: u32, start_s: u64, size: Option<u64>, metrics_save: bool) -> FlowConfig {
-    let mut f = FlowConfig::bulk(id, 0, 2, "cubic");
-    f.start = common::ms(start_s * 1000);
+fn transfer(id: u32, start_s: u64, size: Option<u64>, metrics_save: bool) -> Flow {
+    let mut f = Flow::bulk(id, 0, 2, "cubic");
+    f.start_ns = start_s * 1_000_000_000;
     f.size_bytes = size;
     f.metrics_save = metrics_save;
     f

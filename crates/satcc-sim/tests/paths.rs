@@ -4,9 +4,11 @@
 mod common;
 
 use common::*;
+use satcc_core::dirspec::Direction;
 use satcc_core::models::{starlink::StarlinkConfig, EpochClock, ModelSpec};
+use satcc_core::scenario::{Link, Proto, Scenario};
 use satcc_core::SimDuration;
-use satcc_sim::{DirConfig, FlowConfig, LinkConfig, QueueSpec, SimConfig, SimOutput};
+use satcc_sim::{QueueSpec, SimOutput};
 
 const BIN_S: f64 = 0.1;
 
@@ -44,24 +46,35 @@ fn residential_downlink() -> StarlinkConfig {
     }
 }
 
-fn model_dir(spec: StarlinkConfig, nominal_bps: u64, queue: QueueSpec) -> DirConfig {
-    let mut d = DirConfig::new(nominal_bps, ms(25), 0.0, queue);
-    d.model = Some(ModelSpec::Starlink(spec));
+/// The resolved MODEL dictionary of a Starlink model without `intra` (satcc-core
+/// `models::spec`, the one reader; checked below to read back as `spec`).
+fn model_dir(spec: StarlinkConfig, nominal_bps: u64, queue: QueueSpec) -> Direction {
+    assert!(spec.intra.is_none());
+    let ns = |d: SimDuration| d.as_nanos();
+    let m = serde_json::json!({
+        "kind": "starlink",
+        "period_ns": ns(spec.clock.period),
+        "phase_ns": ns(spec.clock.phase),
+        "start_ns": ns(spec.clock.start),
+        "rtt_quantiles_ns": spec.rtt_quantiles.map(ns),
+        "capacity_bps": [spec.capacity_bps.0, spec.capacity_bps.1],
+        "loss": [spec.loss.0, spec.loss.1],
+        "disturbance_ns": [ns(spec.disturbance.0), ns(spec.disturbance.1)],
+        "outage_probability": spec.outage_probability,
+        "burst_loss": [spec.burst_loss.0, spec.burst_loss.1],
+    });
+    let read = satcc_core::models::spec::from_json(&m, "model").unwrap();
+    assert_eq!(read, ModelSpec::Starlink(spec));
+    let mut d = Direction::new(nominal_bps, ms(25).as_nanos(), 0.0, queue);
+    d.model = Some(m);
     d
 }
 
 /// dish —(model a→b, b→a)— pop.
-fn one_link(ab: DirConfig, ba: DirConfig, secs_run: u64, flows: Vec<FlowConfig>) -> SimConfig {
-    SimConfig {
-        name: "paths".into(),
-        seed: 1,
-        duration: secs(secs_run),
-        bin: ms(100),
-        nodes: vec!["dish".into(), "pop".into()],
-        links: vec![LinkConfig { a: 0, b: 1, ab, ba }],
-        flows,
-        host_noise: None,
-    }
+fn one_link(ab: Direction, ba: Direction, secs_run: u64, flows: Vec<Flow>) -> Scenario {
+    let links = vec![Link { a: 0, b: 1, ab, ba }];
+    let duration = secs(secs_run).as_nanos();
+    Scenario::new("paths", &["dish", "pop"], links, flows, duration)
 }
 
 /// Delivered bytes per bin of flow `f`.
@@ -88,12 +101,7 @@ fn an_outage_holds_packets_and_the_link_series_shows_it() {
     };
     let ab = model_dir(spec.clone(), 10_000_000, QueueSpec::Packets(10_000));
     let ba = model_dir(spec, 10_000_000, QueueSpec::Packets(10_000));
-    let o = run(&one_link(
-        ab,
-        ba,
-        20,
-        vec![FlowConfig::bulk(0, 0, 1, "cubic")],
-    ));
+    let o = run(&one_link(ab, ba, 20, vec![Flow::bulk(0, 0, 1, "cubic")]));
     let d = delivered(&o, 0);
     // Nothing arrives from 12.02 s (last packets in flight) to 13 s.
     assert!(d[121..130].iter().all(|&b| b == 0), "{:?}", &d[115..135]);
@@ -136,12 +144,7 @@ fn rate_steps_at_epoch_boundaries_are_seen_by_the_serialiser() {
         100_000_000,
         QueueSpec::Packets(1000),
     );
-    let o = run(&one_link(
-        ab,
-        ba,
-        72,
-        vec![FlowConfig::bulk(0, 0, 1, "bbr")],
-    ));
+    let o = run(&one_link(ab, ba, 72, vec![Flow::bulk(0, 0, 1, "bbr")]));
     let d = delivered(&o, 0);
     let ls = &o.link_series;
     let cap: Vec<u64> = (0..ls.t_s.len())
@@ -178,7 +181,7 @@ fn a_starlink_uplink_shows_15_s_periodic_throughput_dips() {
         ab,
         ba,
         secs_run,
-        vec![FlowConfig::bulk(0, 0, 1, "cubic")],
+        vec![Flow::bulk(0, 0, 1, "cubic")],
     ));
     let d = delivered(&o, 0);
     // Fold the series on the 15 s period, aligned on the boundaries (:12 → bin 120).
@@ -237,7 +240,7 @@ fn a_starlink_run_is_deterministic_and_depends_on_the_seed() {
             100_000_000,
             QueueSpec::Bytes(2_500_000),
         );
-        let mut cfg = one_link(ab, ba, 40, vec![FlowConfig::bulk(0, 0, 1, "cubic")]);
+        let mut cfg = one_link(ab, ba, 40, vec![Flow::bulk(0, 0, 1, "cubic")]);
         cfg.seed = seed;
         run(&cfg)
     };
@@ -249,8 +252,8 @@ fn a_starlink_run_is_deterministic_and_depends_on_the_seed() {
 
 // -- VPN encapsulation and fragmentation (study 000's MSS sweep) ---------------------------------
 
-fn tunnel_flow(mss: u32, encap: u32) -> FlowConfig {
-    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+fn tunnel_flow(mss: u32, encap: u32) -> Flow {
+    let mut f = Flow::bulk(0, 0, 2, "reno");
     f.mss = mss;
     f.encap_bytes = encap;
     f
@@ -335,7 +338,7 @@ fn a_lost_fragment_is_never_delivered_and_the_flow_recovers_by_retransmission() 
     f.size_bytes = Some(1_460_000);
     cfg.flows = vec![f];
     // The bottleneck drops its 101st packet: the second fragment of a data segment.
-    cfg.links[1].ab.drop_packets = vec![101];
+    cfg.links[1].ab.drop_packets = Some(vec![101]);
     let o = run(&cfg);
     assert_eq!(o.flows[0].delivered_bytes, 1_460_000);
     assert!(o.flows[0].retransmitted_packets >= 1);
@@ -343,12 +346,11 @@ fn a_lost_fragment_is_never_delivered_and_the_flow_recovers_by_retransmission() 
 
 // -- UDP constant bit rate (study 000 Fig. 13) ----------------------------------------------------
 
-fn udp_flow(rate_bps: u64, payload: u32) -> FlowConfig {
-    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
-    f.proto = satcc_sim::Proto::Udp {
-        rate_bps,
-        payload_bytes: payload,
-    };
+fn udp_flow(rate_bps: u64, payload: u32) -> Flow {
+    let mut f = Flow::bulk(0, 0, 2, "reno");
+    f.proto = Some(Proto::Udp);
+    f.udp_rate_bps = Some(rate_bps);
+    f.udp_payload_bytes = Some(payload);
     f
 }
 
@@ -443,7 +445,7 @@ fn a_spurious_rto_during_an_outage_is_undone_with_or_without_timestamps() {
         clock: starlink_clock(),
     };
     for timestamps in [true, false] {
-        let mut f = FlowConfig::bulk(0, 0, 1, "cubic");
+        let mut f = Flow::bulk(0, 0, 1, "cubic");
         f.timestamps = timestamps;
         f.rwnd_bytes = 100_000; // 69 packets, below the 10 000-packet queue: no loss at all
         let ab = model_dir(spec.clone(), 10_000_000, QueueSpec::Packets(10_000));

@@ -4,8 +4,7 @@
 mod common;
 
 use common::*;
-use satcc_core::SimDuration;
-use satcc_sim::{FlowConfig, QueueSpec, SimOutput};
+use satcc_sim::{QueueSpec, SimOutput};
 
 /// Payload share of a full data packet: 1448 B of 1500 B (IP + TCP + timestamps).
 const PAYLOAD_SHARE: f64 = 1448.0 / 1500.0;
@@ -26,7 +25,7 @@ fn goodput_after(o: &SimOutput, flow: u32, from_s: f64) -> f64 {
 fn window_limited_flow_gets_window_over_rtt() {
     // No window scaling: the window is 65,535 B = 45 full segments; RTT 100 ms; the
     // 100 Mbit/s link is far from full, so throughput = window / RTT (study 003 eq. 1).
-    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    let mut f = Flow::bulk(0, 0, 2, "reno");
     f.window_scaling = false;
     let cfg = dumbbell(100_000_000, 50, 0.0, QueueSpec::Packets(1000), 30, vec![f]);
     let o = run(&cfg);
@@ -65,7 +64,7 @@ fn lossless_bulk_flow_fills_the_bottleneck() {
             0.0,
             QueueSpec::Bdp(1.0),
             30,
-            vec![FlowConfig::bulk(0, 0, 2, cca)],
+            vec![Flow::bulk(0, 0, 2, cca)],
         );
         let o = run(&cfg);
         let capacity = 50e6 * PAYLOAD_SHARE;
@@ -83,7 +82,7 @@ fn lossless_bulk_flow_fills_the_bottleneck() {
 
 #[test]
 fn no_retransmission_on_a_lossless_path_with_room_to_queue() {
-    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    let mut f = Flow::bulk(0, 0, 2, "reno");
     f.rwnd_bytes = 1_000_000; // at most ~690 packets in flight; the queue holds 5000
     let cfg = dumbbell(20_000_000, 25, 0.0, QueueSpec::Packets(5000), 20, vec![f]);
     let o = run(&cfg);
@@ -95,7 +94,7 @@ fn no_retransmission_on_a_lossless_path_with_room_to_queue() {
 #[test]
 fn limited_transfer_delivers_every_byte_exactly_once_despite_loss() {
     for (cca, sack) in [("reno", true), ("reno", false)] {
-        let mut f = FlowConfig::bulk(0, 0, 2, cca);
+        let mut f = Flow::bulk(0, 0, 2, cca);
         f.size_bytes = Some(3_000_001); // not a multiple of the MSS: a short last segment
         f.sack = sack;
         let mut cfg = dumbbell(20_000_000, 20, 0.02, QueueSpec::Packets(50), 120, vec![f]);
@@ -121,10 +120,10 @@ fn sack_recovery_repairs_a_burst_in_one_episode_without_timeout() {
     // Drop 10 consecutive data packets once cwnd is large; SACK + RACK must resend
     // exactly those 10, in one recovery, without an RTO.
     // The receive window (1 MB ≈ 690 packets) keeps the 2000-packet queue from overflowing.
-    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    let mut f = Flow::bulk(0, 0, 2, "reno");
     f.rwnd_bytes = 1_000_000;
     let mut cfg = dumbbell(100_000_000, 20, 0.0, QueueSpec::Packets(2000), 10, vec![f]);
-    cfg.links[1].ab.drop_packets = (3001..=3010).collect();
+    cfg.links[1].ab.drop_packets = Some((3001..=3010).collect());
     let o = run(&cfg);
     let f = &o.flows[0];
     assert_eq!(f.rto_count, 0);
@@ -142,10 +141,10 @@ fn sack_recovery_repairs_a_burst_in_one_episode_without_timeout() {
 #[test]
 fn dropping_one_packet_costs_one_retransmission() {
     // Study 003 Fig. 6: a SACK-driven single retransmission.
-    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    let mut f = Flow::bulk(0, 0, 2, "reno");
     f.rwnd_bytes = 1_000_000;
     let mut cfg = dumbbell(100_000_000, 20, 0.0, QueueSpec::Packets(2000), 5, vec![f]);
-    cfg.links[1].ab.drop_packets = vec![500];
+    cfg.links[1].ab.drop_packets = Some(vec![500]);
     let o = run(&cfg);
     assert_eq!(o.flows[0].retransmitted_packets, 1);
     assert_eq!(o.flows[0].recovery_count, 1);
@@ -161,7 +160,7 @@ fn reno_under_random_loss_follows_mathis() {
             p,
             QueueSpec::Bdp(1.0),
             300,
-            vec![FlowConfig::bulk(0, 0, 2, "reno")],
+            vec![Flow::bulk(0, 0, 2, "reno")],
         );
         cfg.seed = 7;
         let o = run(&cfg);
@@ -185,12 +184,9 @@ fn same_scenario_and_seed_give_identical_output() {
             0.003,
             QueueSpec::Bdp(1.0),
             20,
-            vec![
-                FlowConfig::bulk(0, 0, 2, "reno"),
-                FlowConfig::bulk(1, 0, 2, "reno"),
-            ],
+            vec![Flow::bulk(0, 0, 2, "reno"), Flow::bulk(1, 0, 2, "reno")],
         );
-        cfg.flows[1].start = SimDuration::from_millis(1234);
+        cfg.flows[1].start_ns = 1_234_000_000;
         cfg
     };
     let a = run(&mk());
@@ -215,7 +211,7 @@ fn queue_drops_and_link_series_are_recorded() {
         0.0,
         QueueSpec::Packets(10),
         10,
-        vec![FlowConfig::bulk(0, 0, 2, "reno")],
+        vec![Flow::bulk(0, 0, 2, "reno")],
     );
     let o = run(&cfg);
     let l = &o.link_series;
@@ -232,7 +228,7 @@ fn queue_drops_and_link_series_are_recorded() {
 fn a_send_buffer_caps_the_bytes_in_flight() {
     // 100 Mbit/s, 100 ms RTT: the BDP is 1.25 MB. A 250 kB send buffer limits the flow to
     // sndbuf / RTT = 20 Mbit/s, like a window.
-    let mut f = FlowConfig::bulk(0, 0, 2, "cubic");
+    let mut f = Flow::bulk(0, 0, 2, "cubic");
     f.sndbuf_bytes = Some(250_000);
     let cfg = dumbbell(100_000_000, 50, 0.0, QueueSpec::Bdp(1.0), 20, vec![f]);
     let o = run(&cfg);
@@ -254,7 +250,7 @@ fn a_send_buffer_caps_the_bytes_in_flight() {
 fn dctcp_negotiates_ecn_even_when_the_flow_does_not_ask() {
     // Linux negotiates ECN for algorithms that need it; with marking at K = 20 the queue stays
     // short and nothing is dropped from a 1000-packet buffer.
-    let f = FlowConfig::bulk(0, 0, 2, "dctcp");
+    let f = Flow::bulk(0, 0, 2, "dctcp");
     assert!(!f.ecn);
     let mut cfg = dumbbell(100_000_000, 10, 0.0, QueueSpec::Packets(1000), 10, vec![f]);
     cfg.links[1].ab.ecn_threshold_pkts = Some(20);
@@ -271,13 +267,16 @@ fn jitter_varies_delay_without_reordering_and_zero_jitter_changes_nothing() {
     // The receive window (500 kB) keeps the 1000-packet queue from overflowing: the path loses
     // nothing, so any retransmission would be spurious, i.e. caused by reordering.
     let flow = || {
-        let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+        let mut f = Flow::bulk(0, 0, 2, "reno");
         f.rwnd_bytes = 500_000;
         vec![f]
     };
     let mk = |jitter_us: u64| {
         let mut cfg = dumbbell(20_000_000, 25, 0.0, QueueSpec::Packets(1000), 10, flow());
-        cfg.links[1].ab.jitter = SimDuration::from_micros(jitter_us);
+        if jitter_us > 0 {
+            // absent when zero, as the scenario layer writes it
+            cfg.links[1].ab.jitter_ns = Some(jitter_us * 1000);
+        }
         cfg
     };
     let base = run(&mk(0));
@@ -315,7 +314,7 @@ fn delivered_by(o: &SimOutput, flow: u32, until_s: f64) -> u64 {
 }
 
 /// GEO: 20 Mbit/s, 600 ms RTT, a 1 BDP queue (as study 002's GEO paths).
-fn geo(f: FlowConfig, secs: u64) -> SimOutput {
+fn geo(f: Flow, secs: u64) -> SimOutput {
     run(&dumbbell(
         20_000_000,
         300,
@@ -332,7 +331,7 @@ fn geo_flow_with_a_1_mib_receive_buffer_is_held_to_the_buffers_window_share() {
     // links): a 1 MiB tcp_rmem[2] opens at most 655,360 B, 452 segments, so a GEO flow gets
     // 655,360 B per RTT ≈ 8.7 Mbit/s of the 19.3 available; a fixed 1 MiB window (an
     // application's SO_RCVBUF, `rcvbuf_autotune = false`) gets 1 MiB per RTT.
-    let mut f = FlowConfig::bulk(0, 0, 2, "cubic");
+    let mut f = Flow::bulk(0, 0, 2, "cubic");
     f.rwnd_bytes = 1 << 20;
     let o = geo(f.clone(), 25);
     let rtt_s = o.flows[0].rtt_min_ms.unwrap() / 1000.0;
@@ -374,8 +373,10 @@ fn autotuned_receive_window_keeps_ahead_of_slow_start_on_a_geo_path() {
     // 2 + 4 x (growth) per RTT: a slow-starting sender is not held back. Measured on the
     // emulator's kernel (README "The simulator"): CUBIC delivered 3.7 MB in the first 5 s of
     // a 600 ms, 20 Mbit/s path, as Reno does here (no HyStart exit) with either window.
-    let autotuned = geo(FlowConfig::bulk(0, 0, 2, "reno"), 8);
-    let mut f = FlowConfig::bulk(0, 0, 2, "reno");
+    // Both with a 32 MiB buffer (Linux 6.16+'s tcp_rmem[2], not the scenario's 6 MiB).
+    let mut f = Flow::bulk(0, 0, 2, "reno");
+    f.rwnd_bytes = 32 << 20;
+    let autotuned = geo(f.clone(), 8);
     f.rcvbuf_autotune = false; // a fixed 32 MiB window: never the limit
     let fixed = geo(f, 8);
     let (a, b) = (

@@ -1,6 +1,7 @@
-//! Any config is refused by `World::new` with an error or runs to its end: never a panic
-//! (a panic in the bindings is an internal error for the user). The bytes become a SimConfig through the generator the stable randomized
-//! test uses (tests/support/config_from_bytes.rs).
+//! Any scenario is refused by the resolver or `World::new` with an error or runs to its end:
+//! never a panic (a panic in the bindings is an internal error for the user). The bytes become
+//! a scenario through the generator the stable randomized test uses
+//! (tests/support/config_from_bytes.rs), resolved as every scenario is.
 #![no_main]
 
 #[path = "../../tests/support/config_from_bytes.rs"]
@@ -19,7 +20,8 @@ const BUDGET: Duration = Duration::from_secs(2);
 
 fuzz_target!(|data: &[u8]| {
     let cfg = config_from_bytes::config(data);
-    if let Ok(mut world) = World::new(&cfg) {
+    let Ok(r) = cfg.resolve() else { return };
+    if let Ok(mut world) = World::new(&r) {
         if world.reserve_series().is_ok() {
             let start = Instant::now();
             let out = world.run(&mut |_| start.elapsed() < BUDGET);

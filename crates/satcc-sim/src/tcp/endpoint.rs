@@ -87,8 +87,8 @@ use satcc_core::{SimDuration, SimTime};
 use super::receiver::{EcnEcho, RcvBuf, Receiver};
 use super::sender::{Sender, SenderInfo};
 use super::{Out, TimerKind};
-use crate::config::FlowConfig;
 use crate::packet::{Ecn, Kind, Packet, MAX_SACK_BLOCKS};
+use satcc_core::scenario::Flow;
 
 /// TCP header flag bits, as on the wire.
 pub const FIN: u8 = 0x01;
@@ -233,7 +233,7 @@ pub struct EndpointInfo {
 
 /// A passive-open TCP endpoint over the simulator's sender and receiver.
 pub struct Endpoint {
-    cfg: FlowConfig,
+    cfg: Flow,
     /// `net.ipv4.tcp_ecn`: 1 and 2 accept an ECN-setup SYN.
     ecn_sysctl: u8,
     /// `net.ipv4.tcp_slow_start_after_idle`.
@@ -313,7 +313,7 @@ fn timer_kind(c: u8) -> TimerKind {
 impl Endpoint {
     /// A closed socket with the flow settings `cfg` (its `mss` is ignored: ours is
     /// [`ADVMSS`]) and `tcp_ecn` = `ecn_sysctl`.
-    pub fn new(cfg: FlowConfig, ecn_sysctl: u8) -> Self {
+    pub fn new(cfg: Flow, ecn_sysctl: u8) -> Self {
         Endpoint {
             cfg,
             ecn_sysctl,
@@ -373,13 +373,21 @@ impl Endpoint {
         if self.sender.is_some() {
             return Err("TCP_CONGESTION after the handshake is not supported".into());
         }
-        satcc_cc::lookup(name, &self.cfg.params).map_err(|e| e.to_string())?;
+        satcc_cc::lookup(name, &self.params()?).map_err(|e| e.to_string())?;
         self.cfg.cca = name.to_string();
         Ok(())
     }
 
     pub fn cca(&self) -> &str {
         &self.cfg.cca
+    }
+
+    /// The algorithm's parameters (the flow's `cc` table).
+    fn params(&self) -> Result<satcc_cc::Params, String> {
+        match &self.cfg.cc {
+            Some(t) => satcc_cc::Params::from_json(t),
+            None => Ok(satcc_cc::Params::new()),
+        }
     }
 
     pub fn listen(&mut self) {
@@ -1039,7 +1047,7 @@ impl Endpoint {
         r.replace_ts_recent(0, self.ts_recent as u64);
         self.receiver = Some(r);
         // The SYN-ACK's window is never scaled (RFC 7323 §2.2).
-        let cc = satcc_cc::lookup(&self.cfg.cca, &self.cfg.params).map_err(|e| e.to_string())?;
+        let cc = satcc_cc::lookup(&self.cfg.cca, &self.params()?).map_err(|e| e.to_string())?;
         let mut s = Sender::new(&self.cfg, 1, cc);
         s.accept(self.now, self.synack_at, seg.win as u64, self.ecn_ok);
         s.set_slow_start_after_idle(self.slow_start_after_idle);
@@ -1087,7 +1095,7 @@ impl Endpoint {
     }
 
     fn on_established(&mut self, seg: &WireSeg) -> Result<(), String> {
-        let cc = satcc_cc::lookup(&self.cfg.cca, &self.cfg.params).map_err(|e| e.to_string())?;
+        let cc = satcc_cc::lookup(&self.cfg.cca, &self.params()?).map_err(|e| e.to_string())?;
         let mut s = Sender::new(&self.cfg, 1, cc);
         let rwnd = (seg.win as u64) << self.snd_wscale;
         s.accept(self.now, self.synack_at, rwnd, self.ecn_ok);
@@ -1573,7 +1581,7 @@ mod tests {
 
     /// A listener that got a SYN at 100 ms and the handshake's ACK at 200 ms.
     fn accepted() -> Endpoint {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = false;
         cfg.rwnd_bytes = 15_728_640;
         let mut e = Endpoint::new(cfg, 2);
@@ -1661,7 +1669,7 @@ mod tests {
 
     /// An endpoint after `connect` at 0 (timestamps off) and the peer's SYN-ACK at 10 ms.
     fn connected(win: u32) -> Endpoint {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = false;
         let mut e = Endpoint::new(cfg, 0);
         e.connect();
@@ -1714,7 +1722,7 @@ mod tests {
     #[test]
     fn close_in_syn_sent_sends_nothing_and_the_syn_ack_is_reset() {
         // close/close-on-syn-sent.
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = false;
         let mut e = Endpoint::new(cfg, 0);
         e.connect();
@@ -1773,7 +1781,7 @@ mod tests {
 
     #[test]
     fn a_rst_in_syn_sent_refuses_the_connection() {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = false;
         let mut e = Endpoint::new(cfg, 0);
         e.connect();
@@ -1784,7 +1792,7 @@ mod tests {
 
     #[test]
     fn an_ack_on_a_listener_is_reset() {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = false;
         let mut e = Endpoint::new(cfg, 0);
         e.listen();
@@ -1841,7 +1849,7 @@ mod tests {
 
     #[test]
     fn the_syn_is_retransmitted_every_second_five_times_then_backed_off() {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = false;
         let mut e = Endpoint::new(cfg, 0);
         e.connect();
@@ -1859,7 +1867,7 @@ mod tests {
 
     #[test]
     fn the_syn_ack_is_retransmitted_with_exponential_backoff() {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = false;
         let mut e = Endpoint::new(cfg, 0);
         e.listen();
@@ -1877,7 +1885,7 @@ mod tests {
     #[test]
     fn tcp_maxseg_before_and_after_the_handshake() {
         // mss/mss-getsockopt-tcp_maxseg-server and mss-setsockopt-tcp_maxseg-server.
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = false;
         let mut e = Endpoint::new(cfg.clone(), 0);
         e.listen();
@@ -1984,7 +1992,7 @@ mod tests {
 
     #[test]
     fn msg_more_sets_no_psh_and_tcp_nodelay_before_the_handshake_holds() {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = false;
         let mut e = Endpoint::new(cfg, 2);
         e.set_nodelay(true);

@@ -65,8 +65,8 @@ use super::scoreboard::{Scoreboard, Seg};
 use super::stats::RttHistogram;
 use super::timer::{Fire, Timer};
 use super::{Out, TimerKind};
-use crate::config::{FlowConfig, PacingMode};
 use crate::packet::{self, Ecn, Kind, Packet};
+use satcc_core::scenario::{Flow, Pacing};
 
 mod input;
 mod output;
@@ -211,7 +211,7 @@ pub struct Sender {
     sack: bool,
     timestamps: bool,
     ecn_wanted: bool,
-    pacing_mode: PacingMode,
+    pacing_mode: Pacing,
     /// Cap on bytes sent and not yet acknowledged (the send buffer), if any.
     sndbuf: Option<u64>,
     conn: Conn,
@@ -302,13 +302,14 @@ struct PtoInputs {
 }
 
 impl Sender {
-    pub fn new(cfg: &FlowConfig, peer: u32, cc: Box<dyn CongestionControl>) -> Self {
-        let start = SimTime::ZERO + cfg.start;
+    /// The sending half of flow `cfg` (a resolved scenario's flow) towards node `peer`.
+    pub fn new(cfg: &Flow, peer: u32, cc: Box<dyn CongestionControl>) -> Self {
+        let start = SimTime::from_nanos(cfg.start_ns);
         let mut tcp = TcpState::new(cfg.mss, cfg.initial_cwnd);
         tcp.now = start;
         // With pacing forced on (as under fq), the socket counts as paced for every
         // algorithm (`sk_pacing_status != SK_PACING_NONE`), e.g. for HyStart's ACK-train test.
-        tcp.pacing_needed = cfg.pacing == PacingMode::On;
+        tcp.pacing_needed = cfg.pacing == Pacing::On;
         Sender {
             flow: cfg.id,
             peer,
@@ -336,7 +337,7 @@ impl Sender {
             dsack_dups: 0,
             max_window: 0,
             rcv_tsecr: None,
-            rtt: RttEstimator::new(cfg.min_rto),
+            rtt: RttEstimator::new(SimDuration::from_nanos(cfg.min_rto_ns)),
             backoff: 0,
             retransmits: 0,
             rto_timer: Timer::default(),
@@ -789,8 +790,8 @@ pub(super) mod testkit {
 
     /// The same with the receiver advertising `rwnd` bytes.
     pub fn established_with(rwnd: u64) -> (Sender, Out, SimTime) {
-        let cfg = FlowConfig::bulk(0, 0, 1, "reno");
-        let cc = satcc_cc::lookup("reno", &cfg.params).unwrap();
+        let cfg = Flow::bulk(0, 0, 1, "reno");
+        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
         let mut s = Sender::new(&cfg, 1, cc);
         let mut out = Out::default();
         s.connect(SimTime::ZERO, &mut out);
@@ -805,10 +806,10 @@ pub(super) mod testkit {
     /// A Reno sender as `established`, with nothing to send until the application writes
     /// (`app_write`), TCP_NODELAY as `nodelay`.
     pub fn app_established(nodelay: bool) -> Sender {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.size_bytes = Some(0);
         cfg.nodelay = nodelay;
-        let cc = satcc_cc::lookup("reno", &cfg.params).unwrap();
+        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
         let mut s = Sender::new(&cfg, 1, cc);
         let mut out = Out::default();
         s.connect(SimTime::ZERO, &mut out);

@@ -1,4 +1,4 @@
-//! Application traffic (`FlowConfig::app`): a bulk flow has all its data from the start. An
+//! Application traffic (the resolved flow's `app`, `satcc_core::scenario::App`): a bulk flow has all its data from the start. An
 //! on/off flow starts "on" (writing whatever the connection takes, as bulk) and an `App`
 //! event at each switch stops the writes (`Sender::app_stop`) or resumes them
 //! (`Sender::app_unlimited`); a request flow's `App` events each write `bytes`
@@ -9,24 +9,26 @@
 use satcc_core::{SimDuration, SimTime};
 
 use super::{Ev, World};
-use crate::config::AppConfig;
 use crate::tcp::sender::Sender;
 use crate::tcp::Out;
+use satcc_core::scenario::App;
 
 /// A non-bulk application and how many of its events have run.
 pub(super) struct AppRun {
-    pub(super) cfg: AppConfig,
+    pub(super) app: App,
     pub(super) step: usize,
 }
 
 impl AppRun {
     /// The first event's offset from the flow's start.
     pub(super) fn first(&self) -> Option<SimDuration> {
-        match &self.cfg {
-            AppConfig::Bulk => None,
-            AppConfig::OnOff { on, .. } => Some(*on),
-            AppConfig::Periodic { .. } => Some(SimDuration::ZERO),
-            AppConfig::At { at, .. } => at.first().copied(),
+        match &self.app {
+            App::Bulk => None,
+            App::Onoff { on_ns, .. } => Some(SimDuration::from_nanos(*on_ns)),
+            App::Requests {
+                every_ns: Some(_), ..
+            } => Some(SimDuration::ZERO),
+            App::Requests { at_ns, .. } => at_ns.first().map(|&t| SimDuration::from_nanos(t)),
         }
     }
 
@@ -34,24 +36,30 @@ impl AppRun {
     fn fire(&mut self, now: SimTime, sender: &mut Sender, out: &mut Out) -> Option<SimTime> {
         let step = self.step;
         self.step += 1;
-        match &self.cfg {
-            AppConfig::Bulk => None,
-            AppConfig::OnOff { on, off } => {
+        match &self.app {
+            App::Bulk => None,
+            App::Onoff { on_ns, off_ns } => {
                 if step.is_multiple_of(2) {
                     sender.app_stop();
-                    Some(now + *off)
+                    Some(now + SimDuration::from_nanos(*off_ns))
                 } else {
                     sender.app_unlimited(now, out);
-                    Some(now + *on)
+                    Some(now + SimDuration::from_nanos(*on_ns))
                 }
             }
-            AppConfig::Periodic { bytes, every } => {
+            App::Requests {
+                bytes,
+                every_ns: Some(every),
+                ..
+            } => {
                 sender.app_write(now, *bytes, out);
-                Some(now + *every)
+                Some(now + SimDuration::from_nanos(*every))
             }
-            AppConfig::At { bytes, at } => {
+            App::Requests { bytes, at_ns, .. } => {
                 sender.app_write(now, *bytes, out);
-                at.get(step + 1).map(|&d| sender.start + d)
+                at_ns
+                    .get(step + 1)
+                    .map(|&d| sender.start + SimDuration::from_nanos(d))
             }
         }
     }

@@ -15,7 +15,7 @@
 //! finds the queue as it was, as it did when each transmission's end was an event scheduled
 //! after the arrival's.
 //!
-//! The rest by concern: `build` (a configuration into a world), `frag` (tunnels and IP
+//! The rest by concern: `build` (a resolved scenario into a world), `frag` (tunnels and IP
 //! fragmentation), `metrics` (the per-destination metrics cache), `app` (application
 //! traffic), `series` (per-bin sampling and the run's summaries).
 
@@ -26,10 +26,10 @@ mod metrics;
 mod series;
 
 use satcc_core::record::{CcSeries, FlowSeries, FlowSummary, LinkSeries};
-use satcc_core::routing::Routing;
+use satcc_core::scenario::Resolved;
 use satcc_core::{SimDuration, SimTime};
 
-use crate::config::{ConfigError, SimConfig};
+use crate::error::ConfigError;
 use crate::events::{self, EventQueue};
 use crate::net::Network;
 use crate::packet::{Hop, Kind, PacketStore};
@@ -104,9 +104,10 @@ pub struct SimOutput {
     pub udp: Vec<Option<UdpSummary>>,
     /// Packets that left their source as IP fragments (tunnel encapsulation over the MTU).
     pub fragmented_packets: u64,
-    /// The sequence/ACK trace `World::trace_seqack` asked for.
+    /// The sequence/ACK trace the scenario's `seqack` asked for.
     pub seqack: Option<SeqAckTrace>,
-    /// The congestion-control state series `World::record_cc_state` asked for.
+    /// The congestion-control state series the scenario's `cc_state` (or
+    /// `World::record_cc_state`) asked for.
     pub cc_series: Option<CcSeries>,
 }
 
@@ -138,18 +139,12 @@ pub struct World {
 }
 
 impl World {
-    /// The world of a configuration built by hand (tests, benchmarks, the fuzzer): checked
-    /// as the resolver checks a scenario (`SimConfig::check`), routed.
-    pub fn new(cfg: &SimConfig) -> Result<World, ConfigError> {
-        let routing = cfg.check()?;
-        World::build(cfg, routing)
-    }
-
-    /// The world of a resolved scenario (`SimConfig::from_resolved`), walking its routes (the
-    /// resolver's tables, not a second computation); the resolver checked it, so nothing is
-    /// checked again.
-    pub fn with_routing(cfg: &SimConfig, routing: Routing) -> Result<World, ConfigError> {
-        World::build(cfg, routing)
+    /// The world of a resolved scenario (`satcc_core::scenario::resolve`, the one checker),
+    /// walking the resolver's routes; with the sequence/ACK trace and the congestion-control
+    /// series the scenario asks for. What can still fail is building: an algorithm from its
+    /// parameters, a link's model.
+    pub fn new(r: &Resolved) -> Result<World, ConfigError> {
+        World::build(r)
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
@@ -379,12 +374,9 @@ impl World {
     }
 }
 
-/// Run a configuration to the end.
-pub fn run(
-    cfg: &SimConfig,
-    progress: &mut dyn FnMut(f64) -> bool,
-) -> Result<SimOutput, ConfigError> {
-    let mut world = World::new(cfg)?;
+/// Run a resolved scenario to the end.
+pub fn run(r: &Resolved, progress: &mut dyn FnMut(f64) -> bool) -> Result<SimOutput, ConfigError> {
+    let mut world = World::new(r)?;
     world.reserve_series()?;
     Ok(world.run(progress))
 }

@@ -3,7 +3,7 @@
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
 
 use super::{SimOutput, World};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::trace::SeqAckRecorder;
 use crate::udp::UdpFlow;
 

@@ -1,15 +1,11 @@
-//! A `SimConfig` from arbitrary bytes, biased towards the values that break code: zero, one,
-//! the type's maximum, NaN, negative and out-of-range indices. Shared by the stable randomized
-//! test (`tests/hostile_config.rs`) and the cargo-fuzz target (`fuzz/fuzz_targets/config.rs`).
-//! Durations stay short and bins coarse, so a run that the simulator accepts also finishes.
+//! A scenario (`satcc_core::scenario::Scenario`, what the resolver takes) from arbitrary bytes,
+//! biased towards the values that break code: zero, one, the type's maximum, NaN, negative and
+//! out-of-range indices. Shared by the stable randomized test (`tests/hostile_config.rs`) and
+//! the cargo-fuzz target (`fuzz/fuzz_targets/config.rs`). Durations stay short and bins
+//! coarse, so a run that the resolver and the simulator accept also finishes.
 
-use satcc_cc::params::ParamValue;
-use satcc_cc::Params;
-use satcc_core::hostnoise::{HostNoise, Turnaround};
-use satcc_core::SimDuration;
-use satcc_sim::{
-    AppConfig, DirConfig, FlowConfig, LinkConfig, PacingMode, Proto, QueueSpec, SimConfig,
-};
+use satcc_core::dirspec::{Direction, QueueSpec};
+use satcc_core::scenario::{Flow, HostNoiseSpec, Link, Pacing, Proto, Scenario};
 
 pub struct Bytes<'a>(pub &'a [u8]);
 
@@ -54,10 +50,10 @@ impl Bytes<'_> {
         self.byte() & 1 == 1
     }
 
-    fn dir(&mut self) -> DirConfig {
-        DirConfig {
+    fn dir(&mut self) -> Direction {
+        Direction {
             rate_bps: self.pick(1_000_000_000, u64::MAX),
-            delay: SimDuration::from_nanos(self.pick(100_000_000, u64::MAX)),
+            delay_ns: self.pick(100_000_000, u64::MAX),
             loss: self.f64(),
             queue: match self.byte() % 3 {
                 0 => QueueSpec::Packets(self.pick(2_000, u64::MAX)),
@@ -69,11 +65,13 @@ impl Bytes<'_> {
             } else {
                 None
             },
-            drop_packets: (0..self.byte() % 3)
-                .map(|_| self.pick(100, u64::MAX))
-                .collect(),
-            jitter: SimDuration::from_nanos(self.pick(10_000_000, u64::MAX)),
-            tick: None,
+            drop_packets: Some(
+                (0..self.byte() % 3)
+                    .map(|_| self.pick(100, u64::MAX))
+                    .collect(),
+            ),
+            jitter_ns: Some(self.pick(10_000_000, u64::MAX)),
+            tick_ns: None,
             model: None,
         }
     }
@@ -83,7 +81,7 @@ const CCAS: &[&str] = &[
     "reno", "cubic", "bbr", "bbr3", "hybla", "vegas", "dctcp", "newreno", "nope", "",
 ];
 
-pub fn config(data: &[u8]) -> SimConfig {
+pub fn config(data: &[u8]) -> Scenario {
     let mut b = Bytes(data);
     let nodes = 1 + (b.byte() % 4) as usize;
     let wild = |b: &mut Bytes, n: usize| {
@@ -94,7 +92,7 @@ pub fn config(data: &[u8]) -> SimConfig {
         }
     };
     let links = (0..b.byte() % 4)
-        .map(|_| LinkConfig {
+        .map(|_| Link {
             a: wild(&mut b, nodes),
             b: wild(&mut b, nodes),
             ab: b.dir(),
@@ -103,78 +101,68 @@ pub fn config(data: &[u8]) -> SimConfig {
         .collect();
     let flows = (0..b.byte() % 4)
         .map(|i| {
-            let mut params = Params::new();
-            if b.bool() {
-                params.insert("beta", ParamValue::Num(b.f64()));
+            let beta = b.bool().then(|| b.f64());
+            let mut f = Flow::bulk(0, 0, 0, "");
+            f.id = if b.byte().is_multiple_of(8) {
+                b.u64() as u32
+            } else {
+                i as u32
+            };
+            f.src = wild(&mut b, nodes);
+            f.dst = wild(&mut b, nodes);
+            f.cca = CCAS[(b.byte() as usize) % CCAS.len()].to_string();
+            if let Some(beta) = beta {
+                // a NaN or infinity is JSON's null: refused by the algorithm's registry
+                f.set_cc("beta", beta);
             }
-            FlowConfig {
-                id: if b.byte().is_multiple_of(8) {
-                    b.u64() as u32
-                } else {
-                    i as u32
-                },
-                src: wild(&mut b, nodes),
-                dst: wild(&mut b, nodes),
-                cca: CCAS[(b.byte() as usize) % CCAS.len()].to_string(),
-                params,
-                start: SimDuration::from_nanos(b.pick(1_000_000_000, u64::MAX)),
-                size_bytes: if b.bool() {
-                    Some(b.pick(1_000_000, u64::MAX))
-                } else {
-                    None
-                },
-                mss: b.pick(2_000, u32::MAX as u64) as u32,
-                sack: b.bool(),
-                timestamps: b.bool(),
-                window_scaling: b.bool(),
-                rwnd_bytes: b.pick(10_000_000, u64::MAX),
-                ecn: b.bool(),
-                initial_cwnd: b.pick(20, u32::MAX as u64) as u32,
-                pacing: [PacingMode::Auto, PacingMode::On, PacingMode::Off]
-                    [(b.byte() % 3) as usize],
-                delayed_ack: b.bool(),
-                min_rto: SimDuration::from_nanos(b.pick(1_000_000_000, u64::MAX)),
-                sndbuf_bytes: if b.bool() {
-                    Some(b.pick(1_000_000, u64::MAX))
-                } else {
-                    None
-                },
-                proto: if b.byte().is_multiple_of(4) {
-                    Proto::Udp {
-                        rate_bps: b.pick(10_000_000, u64::MAX),
-                        payload_bytes: b.pick(2_000, u32::MAX as u64) as u32,
-                    }
-                } else {
-                    Proto::Tcp
-                },
-                encap_bytes: b.pick(100, u32::MAX as u64) as u32,
-                mtu: b.pick(2_000, u32::MAX as u64) as u32,
-                metrics_save: b.bool(),
-                rcvbuf_autotune: b.bool(),
-                app: AppConfig::Bulk,
-                slow_start_after_idle: true,
-                nodelay: false,
+            f.start_ns = b.pick(1_000_000_000, u64::MAX);
+            f.size_bytes = if b.bool() {
+                Some(b.pick(1_000_000, u64::MAX))
+            } else {
+                None
+            };
+            f.mss = b.pick(2_000, u32::MAX as u64) as u32;
+            f.sack = b.bool();
+            f.timestamps = b.bool();
+            f.window_scaling = b.bool();
+            f.rwnd_bytes = b.pick(10_000_000, u64::MAX);
+            f.ecn = b.bool();
+            f.initial_cwnd = b.pick(20, u32::MAX as u64) as u32;
+            f.pacing = [Pacing::Auto, Pacing::On, Pacing::Off][(b.byte() % 3) as usize];
+            f.delayed_ack = b.bool();
+            f.min_rto_ns = b.pick(1_000_000_000, u64::MAX);
+            f.sndbuf_bytes = if b.bool() {
+                Some(b.pick(1_000_000, u64::MAX))
+            } else {
+                None
+            };
+            if b.byte().is_multiple_of(4) {
+                f.proto = Some(Proto::Udp);
+                f.udp_rate_bps = Some(b.pick(10_000_000, u64::MAX));
+                f.udp_payload_bytes = Some(b.pick(2_000, u32::MAX as u64) as u32);
             }
+            f.encap_bytes = b.pick(100, u32::MAX as u64) as u32;
+            f.mtu = b.pick(2_000, u32::MAX as u64) as u32;
+            f.metrics_save = b.bool();
+            f.rcvbuf_autotune = b.bool();
+            f
         })
         .collect();
-    SimConfig {
-        name: "hostile".into(),
-        seed: b.u64(),
-        duration: SimDuration::from_nanos(1 + b.u64() % 300_000_000), // up to 0.3 s
-        bin: SimDuration::from_nanos(10_000_000 * (1 + b.u64() % 10)), // 10..100 ms
-        nodes: (0..nodes).map(|i| format!("n{i}")).collect(),
-        links,
-        flows,
-        host_noise: match b.byte() % 3 {
-            0 => None,
-            1 => Some(HostNoise::kernel()),
-            _ => {
-                let t = Turnaround::uniform(SimDuration::from_nanos(b.pick(1_000_000, u64::MAX)));
-                Some(HostNoise {
-                    sender: t.clone(),
-                    receiver: t,
-                })
-            }
-        },
-    }
+    let mut s = Scenario::new("hostile", &[], links, flows, 0);
+    s.seed = b.u64();
+    s.duration_ns = 1 + b.u64() % 300_000_000; // up to 0.3 s
+    s.bin_ns = 10_000_000 * (1 + b.u64() % 10); // 10..100 ms
+    s.nodes = (0..nodes).map(|i| format!("n{i}")).collect();
+    s.host_noise_quantiles_ns = match b.byte() % 3 {
+        0 => None,
+        1 => Some(HostNoiseSpec::kernel()),
+        _ => {
+            let t = vec![(0.0, 0), (1.0, b.pick(1_000_000, u64::MAX))];
+            Some(HostNoiseSpec {
+                sender: t.clone(),
+                receiver: t,
+            })
+        }
+    };
+    s
 }

@@ -21,8 +21,8 @@ use satcc_core::direction::{self, Direction, DirectionConfig, LinkPacket};
 use satcc_core::link::{ConstantLink, LinkState, QueueLimit};
 use satcc_core::models::lfn::{Lfn, LfnConfig, Police};
 use satcc_core::models::{LinkBehaviour, Seeds};
+use satcc_core::scenario::Flow;
 use satcc_core::{SimDuration, SimTime};
-use satcc_sim::config::FlowConfig;
 use satcc_sim::packet::{Ecn, Kind, Packet};
 use satcc_sim::tcp::sender::Sender;
 use satcc_sim::tcp::{Out, TimerKind};
@@ -98,8 +98,8 @@ impl Peer {
         rtt: SimDuration,
         ecn: bool,
     ) -> Peer {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, cca);
-        cfg.params = params.clone();
+        // the sender's settings (its algorithm, built from `params`, is handed over)
+        let mut cfg = Flow::bulk(0, 0, 1, cca);
         cfg.mss = mss;
         cfg.initial_cwnd = iw;
         cfg.ecn = ecn;

@@ -7,9 +7,9 @@ use super::*;
 impl Sender {
     pub(super) fn pacing_enabled(&self) -> bool {
         match self.pacing_mode {
-            PacingMode::On => true,
-            PacingMode::Off => false,
-            PacingMode::Auto => self.tcp.pacing_needed,
+            Pacing::On => true,
+            Pacing::Off => false,
+            Pacing::Auto => self.tcp.pacing_needed,
         }
     }
 

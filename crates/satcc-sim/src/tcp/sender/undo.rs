@@ -442,17 +442,17 @@ mod tests {
     use satcc_core::{SimDuration, SimTime};
 
     use super::super::Sender;
-    use crate::config::FlowConfig;
     use crate::packet::{Kind, Packet};
     use crate::tcp::Out;
+    use satcc_core::scenario::Flow;
 
     const MSS: u64 = 1448;
 
     /// A Reno sender with 10 segments in flight after a 100 ms handshake.
     fn established(timestamps: bool) -> (Sender, SimTime) {
-        let mut cfg = FlowConfig::bulk(0, 0, 1, "reno");
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.timestamps = timestamps;
-        let cc = satcc_cc::lookup("reno", &cfg.params).unwrap();
+        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
         let mut s = Sender::new(&cfg, 1, cc);
         let mut out = Out::default();
         s.connect(SimTime::ZERO, &mut out);
