@@ -3,8 +3,8 @@
 The kernel engine runs a block with bash inside its namespace. The simulator cannot, so the
 block is read instead: `sysctl` lines (and the files they come from: a line naming an
 executable file beside the script, such as `../common/defaults.sh` or `./defaults.sh`, is
-read in its place) become settings of the simulator's flow (`FlowConfig` in
-crates/satcc-sim/src/config.rs); `ip route ... initcwnd N` sets the initial window; every
+read in its place) become settings of the simulator's flow (the resolved scenario's `Flow`,
+crates/satcc-core/src/scenario.rs); `ip route ... initcwnd N` sets the initial window; every
 other line, and every sysctl the simulator has no setting for, is listed as ignored with
 its reason. Nothing is executed.
 """
@@ -16,7 +16,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# sysctl -> (FlowConfig field, how the value maps). A value the simulator cannot honour is
+# sysctl -> (the scenario Flow's field, how the value maps). A value the simulator cannot honour is
 # reported as ignored with the reason.
 SETTINGS: dict[str, str] = {
     "net.ipv4.tcp_sack": "sack",
