@@ -110,33 +110,14 @@ def child() -> None:
         print(" ".join(f"{w:.6f},{c:.6f}" for w, c in steps), file=sys.stderr)
 
 
-def instructions(cmd: list[str], env: dict[str, str]) -> int:
-    import subprocess
-
-    vg = subprocess.run(
-        [
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            *cmd,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-        text=True,
-        check=True,
-    )
-    refs = [line for line in vg.stderr.splitlines() if "I   refs:" in line]
-    return int(refs[-1].rsplit(":", 1)[1].replace(",", ""))
-
-
 def main() -> int:
     import argparse
     import itertools
     import statistics
     import subprocess
     import tempfile
+
+    from startup import instructions  # bench/cli/startup.py, beside this script
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file", nargs="?", default=os.path.join(ROOT, CASE))
