@@ -473,3 +473,35 @@ def test_the_vpn_node_must_be_a_node_and_reaches_the_emulator(write_toml, monkey
         with pytest.raises(Stop):
             emu.run(good, vpn_server=given)
         assert seen["vpn_server"] == expected
+
+
+def test_a_scenario_files_defaults_are_the_native_ones():
+    """The defaults are declared once, in satcc-core (issue 28: Python's rwnd of 6 MiB and the
+    simulator's 32 MiB had drifted apart): a scenario that sets nothing resolves to them."""
+    from satcc import _native
+    from satcc import scenario as scen
+
+    d = _native.scenario_defaults()
+    text = """
+        [scenario]
+        name = "defaults"
+        duration = "1 s"
+        [[link]]
+        a = "a"
+        b = "b"
+        rate = "10 Mbit/s"
+        delay = "5 ms"
+        [[flow]]
+        from = "a"
+        to = "b"
+    """
+    r = scen.resolve(scen.loads(text))
+    f = r["flows"][0]
+    assert (f["mss"], f["rwnd_bytes"], f["initial_cwnd"], f["min_rto_ns"]) == (
+        d["mss"],
+        d["rwnd_bytes"],
+        d["initial_cwnd"],
+        d["min_rto_ns"],
+    )
+    assert (r["bin_ns"], r["seed"]) == (d["bin_ns"], d["seed"])
+    assert r["links"][0]["ab"]["queue"] == {"packets": d["queue_pkts"]}

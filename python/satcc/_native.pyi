@@ -186,6 +186,11 @@ def cc_kernel_values(name: str, params: dict[str, Any] | None) -> list[tuple[str
     algorithm's own checks (ValueError as cc_check)."""
 
 def version() -> str: ...
+def scenario_defaults() -> dict[str, int]:
+    """The scenario's defaults, declared once in satcc-core (`scenario::build`): {"mss",
+    "rwnd_bytes", "initial_cwnd", "min_rto_ns", "bin_ns", "seed", "queue_pkts"}; the TOML schema
+    fills a scenario file's missing keys with them."""
+
 def host_noise_kernel() -> dict[str, list[tuple[float, int]]]:
     """The measured kernel turnarounds (docs/simulator.md "Host timing noise"):
     {"sender": [(probability, ns), ...], "receiver": [...]}."""

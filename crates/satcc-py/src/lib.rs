@@ -166,6 +166,26 @@ fn host_noise_kernel<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
+/// The scenario's defaults, declared once (satcc-core `scenario::build`): the TOML schema
+/// (python/satcc/scenario/schema.py) fills a scenario file's missing keys with these.
+#[pyfunction]
+fn scenario_defaults<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    use satcc_core::dirspec::QueueSpec;
+    use satcc_core::scenario as b;
+    let QueueSpec::Packets(queue_pkts) = b::DEFAULT_QUEUE else {
+        unreachable!("the default queue is a packet count")
+    };
+    let d = PyDict::new(py);
+    d.set_item("mss", b::DEFAULT_MSS)?;
+    d.set_item("rwnd_bytes", b::DEFAULT_RWND_BYTES)?;
+    d.set_item("initial_cwnd", b::DEFAULT_INITIAL_CWND)?;
+    d.set_item("min_rto_ns", b::DEFAULT_MIN_RTO_NS)?;
+    d.set_item("bin_ns", b::DEFAULT_BIN_NS)?;
+    d.set_item("seed", b::DEFAULT_SEED)?;
+    d.set_item("queue_pkts", queue_pkts)?;
+    Ok(d)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -204,6 +224,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_check, m)?)?;
     m.add_function(wrap_pyfunction!(cc_kernel_values, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(host_noise_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(geo_one_way_ns, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;

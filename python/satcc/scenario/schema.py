@@ -18,7 +18,7 @@ from pydantic import (
 )
 from pydantic_core import core_schema
 
-from satcc import linkmodels, registry
+from satcc import _native, linkmodels, registry
 from satcc.units import (
     UnitError,
     parse_duration,
@@ -29,14 +29,18 @@ from satcc.units import (
     parse_size,
 )
 
-DEFAULT_BIN = "100 ms"  # DESIGN.md: time series in 0.1 s bins
-DEFAULT_SEED = 1
-DEFAULT_QUEUE = "1000 pkt"  # Linux default txqueuelen of an Ethernet device
+# The defaults are declared once, in satcc-core (`scenario::build`, where each says where it
+# comes from: Linux's tcp_rmem[2], TCP_INIT_CWND, TCP_RTO_MIN, txqueuelen ...); here they are
+# written as a scenario file would write them.
+_NATIVE_DEFAULTS = _native.scenario_defaults()
+DEFAULT_BIN = f"{_NATIVE_DEFAULTS['bin_ns'] // 1_000_000} ms"
+DEFAULT_SEED = _NATIVE_DEFAULTS["seed"]
+DEFAULT_QUEUE = f"{_NATIVE_DEFAULTS['queue_pkts']} pkt"
 DEFAULT_CCA = "cubic"  # Linux's default congestion control since 2.6.19
-DEFAULT_MSS = 1448  # 1500 B MTU - 20 IP - 20 TCP - 12 timestamp option
-DEFAULT_RWND = "6 MiB"  # net.ipv4.tcp_rmem[2] = 6291456, the default receive-buffer ceiling
-DEFAULT_INITIAL_CWND = 10  # RFC 6928; Linux TCP_INIT_CWND
-DEFAULT_MIN_RTO = "200 ms"  # Linux TCP_RTO_MIN (HZ / 5)
+DEFAULT_MSS = _NATIVE_DEFAULTS["mss"]
+DEFAULT_RWND = f"{_NATIVE_DEFAULTS['rwnd_bytes'] >> 20} MiB"
+DEFAULT_INITIAL_CWND = _NATIVE_DEFAULTS["initial_cwnd"]
+DEFAULT_MIN_RTO = f"{_NATIVE_DEFAULTS['min_rto_ns'] // 1_000_000} ms"
 MIN_MSS = 88  # Linux TCP_MIN_MSS
 MAX_MSS = 65495  # 65535 max IPv4 datagram - 20 IP - 20 TCP
 MAX_SEED = 2**64 - 1  # the simulator's RNG seed is a u64
