@@ -299,8 +299,12 @@ def test_an_on_off_flow_arrives_whole_period_by_period(tmp_path, restart):
     # on the scenario's clock (a loaded 2-core machine delayed events by up to 36 ms)
     assert all(e["late_s"] < 0.1 for e in rec["events"][1:]), rec["events"]
     on = [e for e in rec["events"] if e["kind"] == "on"][1]
-    if restart:  # tcp_cwnd_restart: ~2 s idle, RTO ~0.3 s: down to the initial window
-        assert on["cwnd_before"] > 40 and on["cwnd_after"] == 10, on
+    if restart:
+        # tcp_cwnd_restart halves cwnd once per RTO of the ~1.9 s idle past the first, down to
+        # the initial window: 6 halvings at an RTO of 0.3 s (to 10), 4 at 0.45 s (a host whose
+        # timing noise widens rttvar); at least two unless the RTO exceeded 0.63 s
+        assert on["cwnd_before"] > 40, on
+        assert 10 <= on["cwnd_after"] <= on["cwnd_before"] // 4, on
     else:  # kept (and no tcp_cwnd_application_limited either: it too needs the sysctl)
         assert on["cwnd_after"] == on["cwnd_before"] > 40, on
 

@@ -37,12 +37,24 @@ needs_root = pytest.mark.skipif(
 )
 
 
-def _jitter_ms(engine, jitter, tmp_path):
+# satcc-linkd's own lateness (frames sent after their due time), p99, above which the host's
+# timing noise is as large as what the test measures: iperf3's jitter then reads the host, not
+# the link (a VM measured here at 0.8-2.7 ms p99 with the same binary that gave 66 us on a
+# quiet one, the jitter without link jitter 0.1-1.2 ms run to run).
+NOISY_HOST_P99_US = 300
+
+
+def _emu_run(jitter, tmp_path):
     s = sc.loads(SCENARIO.format(jitter=jitter))
-    if engine is emu:
-        r = emu.run(s, out_dir=tmp_path / f"emu-{jitter}".replace(" ", ""), capture=False)
-    else:
-        r = sim.run(s)
+    return emu.run(s, out_dir=tmp_path / f"emu-{jitter}".replace(" ", ""), capture=False)
+
+
+def _jitter_ms(engine, jitter, tmp_path):
+    r = (
+        _emu_run(jitter, tmp_path)
+        if engine is emu
+        else sim.run(sc.loads(SCENARIO.format(jitter=jitter)))
+    )
     return float(r.flows.iloc[0].jitter_ms)
 
 
@@ -58,8 +70,11 @@ def test_the_simulator_reports_a_third_of_the_link_jitter_for_spaced_datagrams()
 
 @needs_root
 def test_linkd_applies_link_jitter_as_the_simulator_does(tmp_path):
-    with_jitter = _jitter_ms(emu, "4 ms", tmp_path)
-    without = _jitter_ms(emu, "0 ms", tmp_path)
+    runs = [_emu_run(j, tmp_path) for j in ("4 ms", "0 ms")]
+    late = max(r.meta["stats"].get("linkd_lateness_p99_us") or 0 for r in runs)
+    if late > NOISY_HOST_P99_US:
+        pytest.skip(f"host timing too noisy to judge 0.3 ms: satcc-linkd's lateness p99 {late} us")
+    with_jitter, without = (float(r.flows.iloc[0].jitter_ms) for r in runs)
     # the kernel and iperf3 add their own few tens of microseconds
     assert without < 0.3, without
     assert LOW_MS <= with_jitter <= HIGH_MS, with_jitter
