@@ -51,14 +51,17 @@ impl SimDuration {
     pub const fn from_nanos(ns: u64) -> Self {
         SimDuration(ns)
     }
+    /// Saturating at [`SimDuration::MAX`] (585 years: "never"): a timer computed from an
+    /// absurd but accepted input (a minimum RTO or a delay near u64::MAX ns, the config
+    /// fuzzer's) must not overflow.
     pub const fn from_micros(us: u64) -> Self {
-        SimDuration(us * NS_PER_US)
+        SimDuration(us.saturating_mul(NS_PER_US))
     }
     pub const fn from_millis(ms: u64) -> Self {
-        SimDuration(ms * NS_PER_MS)
+        SimDuration(ms.saturating_mul(NS_PER_MS))
     }
     pub const fn from_secs(s: u64) -> Self {
-        SimDuration(s * NS_PER_S)
+        SimDuration(s.saturating_mul(NS_PER_S))
     }
     /// From float seconds, rounded to the nearest nanosecond (negative clamps to zero).
     pub fn from_secs_f64(s: f64) -> Self {
@@ -170,6 +173,23 @@ impl fmt::Display for SimDuration {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_from_whole_units_saturate_instead_of_overflowing() {
+        assert_eq!(
+            super::SimDuration::from_micros(u64::MAX),
+            super::SimDuration::MAX
+        );
+        assert_eq!(
+            super::SimDuration::from_millis(u64::MAX / 2),
+            super::SimDuration::MAX
+        );
+        assert_eq!(
+            super::SimDuration::from_secs(u64::MAX),
+            super::SimDuration::MAX
+        );
+        assert_eq!(super::SimDuration::from_micros(7).as_nanos(), 7_000);
+    }
+
     use super::*;
 
     #[test]
