@@ -8,15 +8,15 @@ use std::process::Command;
 
 use etherparse::PacketBuilder;
 
+mod common;
+use common::{pcap_header, push_record};
+
 const CONNECTIONS: u32 = 100_000;
 const LIMIT: u64 = 128 << 20;
 
 /// A pcap (raw IP link type) of `CONNECTIONS` connections, one 10-byte segment each.
 fn capture() -> Vec<u8> {
-    let mut v = Vec::new();
-    for x in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 101] {
-        v.extend_from_slice(&x.to_le_bytes());
-    }
+    let mut v = pcap_header(101);
     for i in 0..CONNECTIONS {
         let mut ip = Vec::new();
         PacketBuilder::ipv4(
@@ -28,15 +28,13 @@ fn capture() -> Vec<u8> {
         .ack(1)
         .write(&mut ip, &[0u8; 10])
         .unwrap();
-        for x in [
+        push_record(
+            &mut v,
             1_700_000_000 + i / 10_000,
             (i % 10_000) * 100,
-            ip.len() as u32,
-            ip.len() as u32,
-        ] {
-            v.extend_from_slice(&x.to_le_bytes());
-        }
-        v.extend_from_slice(&ip);
+            &ip,
+            ip.len(),
+        );
     }
     v
 }
