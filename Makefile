@@ -62,14 +62,16 @@ $(DIST_TOOLS): Makefile | $(DEPS_STAMP)
 	$(BIN)/pip install -q "ziglang>=0.13,<0.18" "cargo-zigbuild>=0.19,<0.25"
 	@touch $@
 
-# Its own target directory: zig links the build scripts and proc macros too (the host is
-# x86_64-unknown-linux-gnu as well), which in target/release would make `make build` and `make
-# dist` recompile everything each after the other.
-DIST_TARGET := target/dist
+# Target directories of their own: zig links the build scripts and proc macros too (the host
+# is x86_64-unknown-linux-gnu as well), and cargo-zigbuild's and maturin's zig wrappers differ,
+# so sharing one directory (with `make build`, or the two with each other) made each build
+# recompile what the other had built.
+DIST_TARGET  := target/dist
+LINKD_TARGET := target/dist-linkd
 # $(call wheel,ARCH): satcc-linkd and the wheel for ARCH-unknown-linux-gnu, glibc $(WHEEL_GLIBC)
 define wheel
-	CARGO_TARGET_DIR=$(DIST_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC)
-	install -D -m 0755 $(DIST_TARGET)/$(1)-unknown-linux-gnu/release/satcc-linkd python/satcc/bin/satcc-linkd
+	CARGO_TARGET_DIR=$(LINKD_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC)
+	install -D -m 0755 $(LINKD_TARGET)/$(1)-unknown-linux-gnu/release/satcc-linkd python/satcc/bin/satcc-linkd
 	CARGO_TARGET_DIR=$(DIST_TARGET) $(BIN)/maturin build --release -q --zig --target $(1)-unknown-linux-gnu \
 	  --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC)) -i $(abspath $(BIN))/python --out $(DIST_DIR)
 endef
