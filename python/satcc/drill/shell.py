@@ -97,7 +97,9 @@ def _read(command: str, script_dir: Path, out: ShellReading, depth: int) -> None
                     _set(line, m.group(1).replace("/", "."), m.group(2), out)
         elif prog.endswith(".sh") and (script_dir / prog).is_file() and depth < 4:
             path = script_dir / prog
-            _read(path.read_text(), path.parent, out, depth + 1)
+            _read(path.read_text(), path.resolve().parent, out, depth + 1)
+        elif prog.endswith((".sh", ".py")) and not (script_dir / prog).is_file():
+            out.ignored.append(f"{line}: no such file ({script_dir / prog})")
         elif prog == "ethtool":
             out.ignored.append(f"{line}: no effect (the simulator has no TSO/GSO)")
         elif prog == "tc":

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from satcc.drill.kernel import CONSTANTS, TCP_INFO_FIELDS, value_of
+from satcc.drill.kernel import CONSTANTS, tcp_info_names, value_of
 from satcc.drill.parser import Expr, Script, Syscall, TcpOption
 from satcc.drill.runner import Call, Mismatch, NotSupported, Result, Runner, Wire
 from satcc.drill.shell import read_block
@@ -86,20 +86,27 @@ class SimEngine:
         self.blocked: list[tuple[str, Call, int]] = []  # ("accept"|"read", call, arg)
 
     # -- set-up
-    def setup(self, script: Script) -> None:
+    def setup(self, script: Script) -> list[str]:
+        if script.options.get("ip_version", "ipv4") != "ipv4":
+            raise NotSupported(f"--ip_version={script.options['ip_version']}: IPv4 only")
         if script.init is not None:
-            self.shell(script.init.command, script.init_line)
+            return self.shell(script.init.command, script.init_line)
+        return []
 
-    def shell(self, cmd: str, line: int) -> None:
+    def shell(self, cmd: str, line: int) -> list[str]:
+        """Read a backtick block (never run): its settings apply, and the lines that
+        cannot come back as `shell: ignored ...` for the result."""
         reading = read_block(cmd, Path(self.script_path).resolve().parent)
-        self.ignored.extend(reading.ignored)
+        ignored = list(reading.ignored)
         if self.ep is not None and reading.settings:
-            self.ignored.append(
+            ignored.append(
                 f"line {line}: settings after listen() do not reach the open socket: "
                 + ", ".join(f"{k}={v}" for k, v in reading.settings.items())
             )
-            return
-        self.settings.update(reading.settings)
+        else:
+            self.settings.update(reading.settings)
+        self.ignored.extend(ignored)
+        return [f"shell: ignored {x}" for x in ignored]
 
     def close(self) -> None:
         self.ep = None
@@ -447,8 +454,7 @@ class SimEngine:
         return 0
 
     def tcp_info(self, fd: int) -> dict:
-        info = {"tcpi_" + n: 0 for n, _ in TCP_INFO_FIELDS}
-        info["tcpi_snd_wscale"] = info["tcpi_rcv_wscale"] = 0
+        info = dict.fromkeys(tcp_info_names(), 0)
         if self.ep is None:
             info["tcpi_state"] = 7  # TCP_CLOSE
             return info
@@ -460,11 +466,8 @@ class SimEngine:
 
 def run_sim(script: Script, overrides: dict | None = None) -> Result:
     """Run one script against the simulator's endpoint; shell lines it could not map are
-    added to `printed` as `shell: ignored ...`."""
-    eng = SimEngine(script.path)
-    res = Runner(script, eng, overrides).run()
-    res.printed.extend(f"shell: ignored {x}" for x in eng.ignored)
-    return res
+    in `printed` as `shell: ignored ...`, where the block was read."""
+    return Runner(script, SimEngine(script.path), overrides).run()
 
 
 __all__ = ["Mismatch", "SimEngine", "run_sim"]
