@@ -42,6 +42,7 @@ NO_EFFECT_OPTS = {
     "SO_REUSEPORT": "one socket per script",
     "SO_KEEPALIVE": "no keepalive timer within a script's span",
     "SO_SNDBUF": "the simulator's send queue takes every write (no send-buffer limit)",
+    "IP_MTU_DISCOVER": "no path MTU discovery: the connection keeps its MSS",
 }
 
 
@@ -336,6 +337,8 @@ class SimEngine:
             return 0
         if name in NO_EFFECT_OPTS:
             return 0
+        if name == "IP_TOS" and not int(self.val(sc.args[3])) & 3:
+            return 0  # the DSCP bits only: the ECN field (the low two bits) is untouched
         raise NotSupported(f"setsockopt {name}: not modelled by the simulator's endpoint")
 
     def sys_getsockopt(self, sc, c):
