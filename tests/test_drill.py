@@ -852,3 +852,37 @@ def test_kernel_engine_reads_and_writes_the_virtio_net_header():
     for n in ("tcpi_total_rto", "tcpi_delivery_rate_app_limited", "tcpi_snd_wscale"):
         assert n in names
     assert "tcpi_wscale" not in names
+
+
+# The simulator's burst seen as this kernel's GSO packets (sim.py `gso_view`): with
+# tcp_min_tso_segs=10 and cwnd 10 the kernel sends the initial window as two 5-segment GSO
+# packets, each with PSH (`tcp_cwnd_test`'s half-cwnd cap); the simulator's ten segments
+# compare as those. With the default minimum (2) the pieces are 2 segments, and a 5-segment
+# expectation ends inside one (its 5th segment has no PSH). On this kernel (6.18.44,
+# `satcc drill --engine kernel`, 2026-11-29) the first passes and the second fails too (there
+# at the same line: three 2-segment packets, 6000 bytes, for the script's 5000).
+GSO_SCRIPT = """\
+`sysctl -q net.ipv4.tcp_timestamps=0
+sysctl -q net.ipv4.tcp_congestion_control=cubic
+sysctl -q net.ipv4.tcp_min_tso_segs={segs}`
+    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+   +0 bind(3, ..., ...) = 0
+   +0 listen(3, 1) = 0
+  +.1 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>
+   +0 > S. 0:0(0) ack 1 <...>
+  +.1 < . 1:1(0) ack 1 win 257
+   +0 accept(3, ..., ...) = 4
+   +0 write(4, ..., 20000) = 20000
+   +0 > P. 1:5001(5000) ack 1
+   +0 > P. 5001:10001(5000) ack 1
+"""
+
+
+@pytest.mark.parametrize(("segs", "verdict"), [(10, "pass"), (2, "fail")])
+def test_the_simulators_burst_is_seen_as_the_kernels_gso_packets(tmp_path, capsys, segs, verdict):
+    f = _write(tmp_path, "gso.pkt", GSO_SCRIPT.format(segs=segs))
+    main(["drill", str(f), "--engine", "sim", "--json"])
+    row = _json_rows(capsys)["gso.pkt"]
+    assert row["verdict"] == verdict, row
+    if verdict == "fail":
+        assert row["line"] == 12 and row["reason"].startswith("flags differ"), row
