@@ -20,7 +20,7 @@ complete later), `tcp_info(fd)` (dict of tcpi_* values), `close()`.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from satcc.drill.code import NAMES as CODE_NAMES
 from satcc.drill.code import AssertFailed, CodeError, UndefinedName, run_code
@@ -373,7 +373,6 @@ class Runner:
 
     def shown_text(self, w: Wire) -> str:
         """A live packet in the script's terms (relative sequence numbers, SACK blocks)."""
-        li = self.local_isn or 0
         shown = [
             TcpOption(
                 "sack",
@@ -383,15 +382,7 @@ class Runner:
             else o
             for o in w.options
         ]
-        return describe(
-            w.flags,
-            (w.seq - li) % MOD32,
-            w.length,
-            (w.ack - REMOTE_ISN) % MOD32 if "A" in w.flags else None,
-            w.win,
-            shown,
-            w.ecn,
-        )
+        return replace(w, options=shown).describe(self.local_isn or 0, REMOTE_ISN)
 
     def expected_text(self, p: PacketSpec) -> str:
         opts = "<...>" if p.options_any else None
