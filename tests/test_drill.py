@@ -744,9 +744,11 @@ def test_printed_lines_and_ignored_shell_lines_are_in_the_table_and_json(tmp_pat
         "shell: ignored net.ipv4.tcp_made_up=1: no simulator setting",
         "cwnd 0",
     ]
-    assert main(["drill", str(f), "--engine", "sim"]) == 0
+    junit = tmp_path / "r.xml"
+    assert main(["drill", str(f), "--engine", "sim", "--junit", str(junit)]) == 0
     table = capsys.readouterr().out.splitlines()
     assert [x.strip() for x in table[2:5]] == [f"| {x}" for x in printed]
+    assert ET.parse(junit).getroot().find(".//system-out").text.splitlines() == printed
 
 
 def test_a_mistyped_tcp_info_field_is_an_error(tmp_path, capsys):

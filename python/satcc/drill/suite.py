@@ -16,7 +16,7 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import escape, quoteattr
 
 from satcc.drill.parser import DrillSyntaxError, Unsupported, parse_file
 from satcc.drill.runner import Result
@@ -257,6 +257,8 @@ def junit(rows: list[Row]) -> str:
                 out.append(f"      <error message={msg}/>")
             elif r.verdict == "unsupported":
                 out.append(f"      <skipped message={msg}/>")
+            if r.printed:
+                out.append(f"      <system-out>{escape(chr(10).join(r.printed))}</system-out>")
             out.append("    </testcase>")
         out.append("  </testsuite>")
     out.append("</testsuites>")
