@@ -415,14 +415,19 @@ def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tm
         "sysctl -q net.ipv4.tcp_made_up=1",
         tmp_path,
     )
-    assert r.settings == {"rwnd_bytes": 6291456, "sack": False, "cca": "reno", "initial_cwnd": 4}
+    assert r.settings == {
+        "rwnd_bytes": 6291456,
+        "sack": False,
+        "cca": "reno",
+        "initial_cwnd": 4,
+        "pacing": "on",  # fq paces every socket
+    }
     assert r.ignored == [
         (
             'sysctl -q net.ipv4.tcp_rmem="4096 $((2*1024*1024)) 6291456": tcp_rmem[1]=2097152: '
             "the simulator starts at 131072"
         ),
         "net.ipv4.tcp_frto=0: the simulator's TCP has 2 built in",
-        "tc qdisc add dev tun0 root fq: no effect (the simulator's hosts have no qdisc)",
         "net.ipv4.tcp_made_up=1: no simulator setting",
     ]
 

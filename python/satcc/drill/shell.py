@@ -104,10 +104,28 @@ def _read(command: str, script_dir: Path, out: ShellReading, depth: int) -> None
             out.ignored.append(f"{line}: no such file ({script_dir / prog})")
         elif prog == "ethtool":
             out.ignored.append(f"{line}: no effect (the simulator has no TSO/GSO)")
+        elif prog == "tc" and _root_qdisc(words):
+            # The sender's host qdisc: fq paces every socket (the Flow's `pacing = "on"`),
+            # any other leaves pacing to the algorithm ("auto", Linux's internal pacing).
+            qdisc = _root_qdisc(words)
+            out.settings["pacing"] = "on" if qdisc == "fq" else "auto"
+            if qdisc not in ("fq", "pfifo", "pfifo_fast") or words.index(qdisc) != len(words) - 1:
+                out.ignored.append(
+                    f"{line}: only whether {qdisc} paces is taken (the simulator's sender "
+                    "host has no queue of its own)"
+                )
         elif prog == "tc":
             out.ignored.append(f"{line}: no effect (the simulator's hosts have no qdisc)")
         else:
             out.ignored.append(f"{line}: not a sysctl (the simulator has no such setting)")
+
+
+def _root_qdisc(words: list[str]) -> str | None:
+    """The qdisc a `tc qdisc add|replace|change dev tun0 root KIND ...` line installs."""
+    if len(words) > 5 and words[1] == "qdisc" and words[2] in ("add", "replace", "change"):
+        if "root" in words and words.index("root") + 1 < len(words):
+            return words[words.index("root") + 1]
+    return None
 
 
 def _sysctl(line: str, args: list[str], out: ShellReading) -> None:

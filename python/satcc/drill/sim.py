@@ -39,6 +39,7 @@ DEFAULTS: dict[str, object] = {
     "initial_cwnd": 10,
     "slow_start_after_idle": True,
     "min_tso_segs": 2,  # tcp_min_tso_segs: read by the GSO view, not the simulator's TCP
+    "pacing": "auto",  # no fq qdisc: only an algorithm that asks paces (BBR)
 }
 # Socket options accepted with no effect on the simulator's TCP, and why.
 NO_EFFECT_OPTS = {
@@ -333,6 +334,7 @@ class SimEngine:
                 ecn=int(s["ecn"]),  # type: ignore[call-overload]
                 initial_cwnd=int(s["initial_cwnd"]),  # type: ignore[call-overload]
                 slow_start_after_idle=bool(s["slow_start_after_idle"]),
+                pacing=str(s["pacing"]),
             )
         except ValueError as e:
             raise NotSupported(f"the simulator cannot take these settings: {e}") from None
