@@ -367,6 +367,7 @@ class KernelEngine:
         # The shell block asked for fq, which this kernel lacks: TCP paces by itself.
         self.own_pacing = False
         self.inject_mss = 0  # the script's --mss: injected packets go as GSO of that size
+        self.worker_tid = 0
 
     # -- set-up
     def setup(self, script: Script) -> list[str]:
@@ -468,6 +469,7 @@ class KernelEngine:
                 return got
 
     def worker(self) -> None:
+        self.worker_tid = threading.get_native_id()
         while True:
             fn = self.worker_q.get()
             if fn is None:
@@ -534,6 +536,7 @@ class KernelEngine:
             raise NotSupported(f"the system call {sc.name}() is not supported", line)
 
         def run():
+            c.extra["started"] = True
             try:
                 c.ret = fn(sc, c)
             except OSError as e:
@@ -551,11 +554,27 @@ class KernelEngine:
             c.done = True
 
         self.worker_q.put(run)
-        # A call that has not returned within 20 ms is blocked: the script goes on.
+        # A call that has not returned within 20 ms is blocked: the script goes on. One the
+        # script says blocks (`...T`) goes on as soon as the worker sleeps in the kernel, as
+        # packetdrill does: waiting the 20 ms would move every later event by them.
         end = self.now() + 0.02
         while not c.done and self.now() < end:
             self.pump(min(end, self.now() + 0.0005))
+            if sc.end_time is not None and c.extra.get("started") and self.worker_blocked():
+                break
         return c
+
+    def worker_blocked(self) -> bool:
+        """The worker thread sleeps in a system call (not waiting for Python's GIL)."""
+        task = f"/proc/self/task/{self.worker_tid}"
+        try:
+            with open(f"{task}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open(f"{task}/wchan") as f:
+                wchan = f.read()
+        except (OSError, IndexError, AttributeError):
+            return False
+        return state in ("S", "D") and "futex" not in wchan
 
     def wait_call(self, c: Call, deadline: float) -> None:
         while not c.done and self.now() < deadline:

@@ -122,9 +122,14 @@ def _read(command: str, script_dir: Path, out: ShellReading, depth: int) -> None
 
 def _root_qdisc(words: list[str]) -> str | None:
     """The qdisc a `tc qdisc add|replace|change dev tun0 root KIND ...` line installs."""
-    if len(words) > 5 and words[1] == "qdisc" and words[2] in ("add", "replace", "change"):
-        if "root" in words and words.index("root") + 1 < len(words):
-            return words[words.index("root") + 1]
+    if (
+        len(words) > 5
+        and words[1] == "qdisc"
+        and words[2] in ("add", "replace", "change")
+        and "root" in words
+        and words.index("root") + 1 < len(words)
+    ):
+        return words[words.index("root") + 1]
     return None
 
 
