@@ -1,15 +1,19 @@
 """`--engine kernel`: the machine's own TCP as the system under test, as packetdrill runs it.
 
-Each script runs in a forked child that enters a new network namespace (unshare
-CLONE_NEWNET: nothing on the host is touched and everything disappears with the child),
-creates `tun0` with the offloads packetdrill sets (IFF_VNET_HDR; TUN_F_CSUM, TSO4, TSO6,
-TSO_ECN, so the kernel hands over TSO/GSO super-segments as it does to packetdrill),
+Each script runs in a forked child that enters a new network namespace and a mount
+namespace (unshare CLONE_NEWNET | CLONE_NEWNS: nothing on the host is touched, /proc/sys is
+read-only there but for /proc/sys/net, and everything disappears with the child), creates
+`tun0` with the offloads packetdrill sets (IFF_VNET_HDR; TUN_F_CSUM, TSO4, TSO6, TSO_ECN, so
+the kernel hands over TSO/GSO packets as it does to packetdrill; each read starts with a
+virtio_net_hdr giving the GSO segment size, each injected packet is written behind one),
 addresses it (local 192.168.0.1/16, remote 192.0.2.1/32 routed through tun0 as upstream's
-run_all.py sets packetdrill up), runs the script's
-shell block with bash in the script's directory (its sysctls then apply to the namespace
-only), and drives real sockets: system calls run on a worker thread, so a blocking call
-lets the script go on; a reader thread timestamps every packet the kernel writes to tun0.
-Root is required (the caller holds /tmp/satcc-emu.lock).
+run_all.py sets packetdrill up), runs the script's shell block with bash in the script's
+directory (its sysctls then apply to the namespace only; a `tc` shim puts pfifo where this
+kernel has no fq, and the sockets then pace themselves), and drives real sockets: system
+calls run on a worker thread, so a blocking call lets the script go on (at once when the
+script marks it blocking and the worker sleeps in the kernel); packets the kernel writes to
+tun0 are timestamped as they are read. Root is required (the caller holds
+/tmp/satcc-emu.lock).
 
 The namespace's default congestion control: outside the initial namespace Linux lets a
 `sysctl net.ipv4.tcp_congestion_control=X` through only for a congestion control listed in
