@@ -1,7 +1,7 @@
 //! `TCP_INFO`: what the endpoint reports, and the chronographs behind `tcpi_busy_time` and
 //! `tcpi_rwnd_limited` (`tcp_get_info`, `tcp_chrono_start/stop`).
 
-use satcc_core::SimTime;
+use satcc_core::{Hz, SimTime};
 
 use super::{Endpoint, State, TS_ALIGNED};
 use crate::tcp::sender::{Sender, SenderInfo};
@@ -61,7 +61,7 @@ impl Endpoint {
             }
         };
         if new != self.chrono_type {
-            let now_ms = jiffies(self.now);
+            let now_ms = Hz::KERNEL.jiffies(self.now);
             if self.chrono_type != CHRONO_UNSPEC {
                 self.chrono_stat_ms[self.chrono_type as usize - 1] += now_ms - self.chrono_start_ms;
             }
@@ -74,7 +74,8 @@ impl Endpoint {
     pub(super) fn chrono_stats_us(&self) -> (u64, u64) {
         let mut stat = self.chrono_stat_ms;
         if self.chrono_type != CHRONO_UNSPEC {
-            stat[self.chrono_type as usize - 1] += jiffies(self.now) - self.chrono_start_ms;
+            stat[self.chrono_type as usize - 1] +=
+                Hz::KERNEL.jiffies(self.now) - self.chrono_start_ms;
         }
         ((stat[0] + stat[1]) * 1000, stat[1] * 1000)
     }
@@ -117,10 +118,6 @@ impl Endpoint {
 
 /// `jiffies_to_msecs(now - then)`.
 fn ms_since(now: SimTime, then: SimTime) -> u64 {
-    jiffies(now).saturating_sub(jiffies(then))
-}
-
-/// `tcp_jiffies32` at HZ = 1000 (receiver.rs deviation 2): milliseconds.
-fn jiffies(t: SimTime) -> u64 {
-    t.as_nanos() / 1_000_000
+    let hz = Hz::KERNEL;
+    hz.jiffies_to_msecs(hz.jiffies(now).saturating_sub(hz.jiffies(then)))
 }

@@ -52,9 +52,9 @@
 //!
 //! Deviations from Linux (each shown by the scripts named in docs/drill.md; upstream
 //! nagle/sendmsg_msg_more for 6):
-//! 1. (Fixed 2026-11-27: segments were cut at multiples of the MSS from the start of the
-//!    stream, so a write after a partly filled segment was refused; satcc's nagle-* scripts
-//!    and upstream nagle/https_client and nagle/sockopt_cork_nodelay now pass.)
+//! 1. None now (segments are cut from `snd_nxt`, as above; satcc's nagle-* scripts and
+//!    upstream nagle/https_client and nagle/sockopt_cork_nodelay check it); the number is
+//!    kept so that the others stay put.
 //! 2. The FIN is not in the sender's sequence space: while data is unacknowledged, the
 //!    sender's tail loss probe resends the last data segment where Linux resends the FIN
 //!    (upstream shutdown-rdwr-write-queue-close), and the FIN's own retransmissions do not
