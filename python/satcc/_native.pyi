@@ -243,7 +243,7 @@ def geo_one_way_ns(
     """One-way delay over a GEO satellite (slant ranges at both elevations, plus extra_ns): the
     delay satcc-core's GEO model uses (models/geo.rs)."""
 
-# The simulator's receive-buffer accounting (crates/satcc-py/src/calc.rs -> satcc-sim receiver.rs)
+# The simulator's receive-buffer accounting (crates/satcc-py/src/calc.rs -> satcc-sim tcp/receiver/)
 def rx_truesize(payload: int, timestamps: bool = True) -> int:
     """Bytes of receive buffer one packet with `payload` bytes costs (`skb->truesize`)."""
 

@@ -497,10 +497,10 @@ class RunResult:
                 (LINK_SERIES_FILE, self.link_series_data),
             ):
                 table.write_parquet(tmp / name, {"satcc": meta_json})
-                digests[name] = _sha256(tmp / name)
+                digests[name] = file_sha256(tmp / name)
             for name, table in sorted(self.extras.items()):
                 table.write_parquet(tmp / name)
-                digests[name] = _sha256(tmp / name)
+                digests[name] = file_sha256(tmp / name)
             files = (*TABLE_FILES, *sorted(self.extras))
             doc = self.summary()
             doc["files"] = {name: {"sha256": digests[name]} for name in files}
@@ -642,12 +642,10 @@ def _umask() -> int:
     return mask
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, hex (the one digest every store and campaign file records)."""
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def write_text_fsync(path: Path, text: str) -> None:
@@ -787,7 +785,7 @@ def load(result_dir: str | Path) -> RunResult:
         if not path.is_file():
             raise ResultError(f"{d}: expected {name}, found none")
         want = doc.get("files", {}).get(name, {}).get("sha256")
-        if want != _sha256(path):
+        if want != file_sha256(path):
             raise ResultError(
                 f"{path}: does not match the sha256 recorded in {SUMMARY_FILE}; "
                 "the result was modified or mixed with another run"
@@ -804,7 +802,7 @@ def load(result_dir: str | Path) -> RunResult:
     for name in sorted(set(doc.get("files", {})) - set(TABLE_FILES)):
         path = d / name
         want = doc["files"][name].get("sha256") if isinstance(doc["files"][name], dict) else None
-        if not path.is_file() or want != _sha256(path):
+        if not path.is_file() or want != file_sha256(path):
             raise ResultError(
                 f"{path}: missing or not matching the sha256 recorded in {SUMMARY_FILE}"
             )

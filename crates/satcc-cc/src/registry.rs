@@ -3,21 +3,8 @@
 //! The registry name is the scenario's `cca` value, the CLI word, and (prefixed `satcc_`)
 //! the `.name` of the BPF twin. `satcc cc list` / `satcc cc show NAME` print [`AlgoInfo`].
 
-use crate::params::ParamSpec;
+pub use crate::info::AlgoInfo;
 use crate::{algos, CongestionControl, ParamError, Params};
-
-/// What the registry knows of one algorithm.
-pub struct AlgoInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// Paper/RFC and the Linux file it follows.
-    pub source: &'static str,
-    /// The `[flow.cc]` parameters, declared once in the algorithm's file.
-    pub params: &'static [ParamSpec],
-    pub deviations: &'static [&'static str],
-    /// Build an instance from the scenario's parameters.
-    pub build: fn(&Params) -> Result<Box<dyn CongestionControl>, ParamError>,
-}
 
 /// Every algorithm, in the order `satcc cc list` prints them.
 pub fn all() -> &'static [&'static AlgoInfo] {

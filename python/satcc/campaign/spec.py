@@ -65,6 +65,7 @@ from satcc import limits
 from satcc.campaign import schema
 from satcc.campaign.schema import parse_key_path
 from satcc.errors import UserError
+from satcc.results import file_sha256
 from satcc.scenario import (
     DEFAULT_SEED,
     MAX_SEED,
@@ -516,14 +517,6 @@ def run_id(doc: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(doc).encode("ascii")).hexdigest()[:RUN_ID_HEX]
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def planned_runs(c: Campaign) -> int:
     """How many runs the matrix and seeds make (before expanding anything)."""
     return math.prod(len(a.labels) for a in c.axes) * len(c.seeds) if c.base is not None else 0
@@ -616,7 +609,7 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
         if bar is not None:
             bar.close()
     for i, entry in enumerate(c.analyze):
-        inputs = tuple((str(f), _file_sha256(f)) for f in entry.files)
+        inputs = tuple((str(f), file_sha256(f)) for f in entry.files)
         rid = run_id(
             {
                 "engine": ANALYZE,
