@@ -96,7 +96,7 @@ def run_campaign(
     check_out_dir(out_dir)
     specs = expand(c, force=force, progress=progress)  # every point checked before any write
     started = time.monotonic()  # for the summary (runs/s, ETA) only
-    with runloop.open_store(
+    with runloop.writing(
         out_dir, plan_doc(c, specs), "campaign", lambda old: old.get("name") == c.name, c.text
     ) as store:
         backend = f"dask {cluster}" if cluster else f"local, {_jobs(jobs)} job(s)"

@@ -182,7 +182,7 @@ def run_suite(
     def label(p: Planned) -> str:
         return f"[{number[p.run_id]}/{len(planned)}] {p.entry.name} {p.engine} seed {p.seed}"
 
-    with runloop.open_store(
+    with runloop.writing(
         out_dir,
         doc,
         "suite",

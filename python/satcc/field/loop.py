@@ -69,11 +69,11 @@ def index_doc(p: FieldPlan, items: list[RunItem]) -> dict[str, Any]:
 
 
 @contextmanager
-def open_store(p: FieldPlan, text: str, out: Path) -> Iterator[tuple[runloop.Store, list[RunItem]]]:
-    """The store held for plan `p` (runloop.open_store: locked, its index and plan written),
+def writing(p: FieldPlan, text: str, out: Path) -> Iterator[tuple[runloop.Writer, list[RunItem]]]:
+    """The store held for plan `p` (runloop.writing: locked, its index and plan written),
     and the plan's runs."""
     items = expand(p)
-    with runloop.open_store(
+    with runloop.writing(
         out,
         index_doc(p, items),
         "field plan",
@@ -85,7 +85,7 @@ def open_store(p: FieldPlan, text: str, out: Path) -> Iterator[tuple[runloop.Sto
 
 def prepare(p: FieldPlan, text: str, out: Path) -> list[RunItem]:
     """Write the store's index and plan, as a run does first; the plan's runs."""
-    with open_store(p, text, out) as (_store, items):
+    with writing(p, text, out) as (_store, items):
         return items
 
 
@@ -140,7 +140,7 @@ class Loop:
                 )
         old = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
-            with open_store(self.p, self.text, self.out) as (store, items):
+            with writing(self.p, self.text, self.out) as (store, items):
                 self._run(store, items)
         except KeyboardInterrupt:
             self.result.interrupted = True
@@ -148,7 +148,7 @@ class Loop:
             signal.signal(signal.SIGTERM, old)
         return self.result
 
-    def _run(self, store: runloop.Store, items: list[RunItem]) -> None:
+    def _run(self, store: runloop.Writer, items: list[RunItem]) -> None:
         self.result.skipped = len(store.done)
         if store.done:
             self.say(
@@ -180,7 +180,7 @@ class Loop:
         loop.run(store, items, lambda todo: self._rounds(store, todo), on_report=reported)
 
     def _rounds(
-        self, store: runloop.Store, todo: list[RunItem]
+        self, store: runloop.Writer, todo: list[RunItem]
     ) -> Generator[runloop.Outcome, None, None]:
         """The runs not done, round by round at their start times; a run that fails is
         measured once more at the end of its round."""
@@ -214,7 +214,7 @@ class Loop:
                     retry.append(it)
                     self._queue.append(it)  # once more, at the end of the round
 
-    def _measure(self, store: runloop.Store, it: RunItem) -> runloop.Outcome:
+    def _measure(self, store: runloop.Writer, it: RunItem) -> runloop.Outcome:
         raw = store.scratch(it.run_id)
         try:
             m = measure(self.p, it, raw / RAW_DIR, force=self.force)

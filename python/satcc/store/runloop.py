@@ -43,7 +43,7 @@ class Outcome:
     error: str | None = None
     wall_s: float = 0.0
     doc: dict[str, Any] = field(default_factory=dict)  # added to run.json beside the plan's
-    raw_dir: Path | None = None  # a scratch directory (`Store.scratch`); removed once recorded
+    raw_dir: Path | None = None  # a scratch directory (`Writer.scratch`); removed once recorded
     raw_name: str = layout.EMU_RAW_DIR  # its entry kept in the run directory
 
 
@@ -58,8 +58,8 @@ class Report:
 
 
 @dataclass
-class Store:
-    """A store held for writing (`open_store`)."""
+class Writer:
+    """A store held for writing (`writing`)."""
 
     out_dir: Path
     done: set[str]
@@ -67,7 +67,7 @@ class Store:
 
     def scratch(self, run_id: str) -> Path:
         """A new directory for a run's raw files, inside the store (removed by the next
-        `open_store` if this process dies before the run is recorded)."""
+        `writing` if this process dies before the run is recorded)."""
         return Path(tempfile.mkdtemp(prefix=f".{run_id}.raw-", dir=self.out_dir / layout.RUNS_DIR))
 
     def record(self, spec_doc: dict[str, Any], run_doc: dict[str, Any], o: Outcome) -> Report:
@@ -97,13 +97,13 @@ class Store:
 
 
 @contextmanager
-def open_store(
+def writing(
     out_dir: Path,
     index: dict[str, Any],
     kind: str,
     holds: Callable[[dict[str, Any]], bool],
     copy_text: str | None = None,
-) -> Iterator[Store]:
+) -> Iterator[Writer]:
     """Hold `out_dir` for writing the plan `index` (campaign.json) of a `kind` ("campaign",
     "suite", "field plan"): lock it (a second writer is refused), check that it is new, empty
     or holds this plan (`holds(old index)`), write the index and `copy_text` (campaign.toml),
@@ -137,7 +137,7 @@ def open_store(
             layout.atomic_write_text(out_dir / layout.CAMPAIGN_COPY, copy_text)
         layout.atomic_write_text(index_path, layout.dumps(index))
         removed = layout.remove_leftovers(out_dir)
-        yield Store(out_dir, set(layout.scan(out_dir).done), removed)
+        yield Writer(out_dir, set(layout.scan(out_dir).done), removed)
 
 
 @dataclass
@@ -151,7 +151,7 @@ class Loop(Generic[T]):
 
     def run(
         self,
-        store: Store,
+        store: Writer,
         plan: Sequence[T],
         execute: Callable[[list[T]], Generator[Outcome, None, None]],
         on_skip: Callable[[T], None] | None = None,
