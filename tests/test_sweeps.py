@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from satcc.store import layout
+from tests.campaign_helpers import holding_lock
 from tests.helpers import requires_sim
 
 pytestmark = requires_sim
@@ -237,21 +238,7 @@ def test_a_fidelity_suite_on_a_store_another_writer_holds_is_refused(tmp_path):
     first = _run(cmd, timeout=300)
     assert first.returncode == 0, first.stderr
     before = store_files(out)
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            (
-                "import sys, time; from pathlib import Path; from satcc.store import layout\n"
-                f"with layout.locked(Path({str(out)!r})):\n    print('held', flush=True)\n"
-                "    time.sleep(120)\n"
-            ),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with holding_lock(out) as holder:
         second = _run(cmd, timeout=300)
         assert second.returncode == 2, second.stderr
         assert second.stderr.strip() == (
@@ -259,6 +246,3 @@ def test_a_fidelity_suite_on_a_store_another_writer_holds_is_refused(tmp_path):
             "directory; wait for it to finish or choose another --out"
         )
         assert store_files(out) == before
-    finally:
-        holder.kill()
-        holder.communicate()

@@ -30,8 +30,8 @@ pub mod info;
 pub mod params;
 pub mod registry;
 
-pub use params::{ParamError, ParamSpec, Params};
 pub use info::AlgoInfo;
+pub use params::{ParamError, ParamSpec, Params};
 pub use registry::{lookup, names};
 
 /// Linux `TCP_INFINITE_SSTHRESH`: ssthresh before the first loss.

@@ -89,7 +89,11 @@ mod tests {
     fn only_dctcp_needs_ecn_as_in_linux() {
         // In Linux, TCP_CONG_NEEDS_ECN is set by tcp_dctcp.c alone among the algorithms
         // satcc has.
-        let needing: Vec<&str> = all().iter().filter(|a| a.needs_ecn).map(|a| a.name).collect();
+        let needing: Vec<&str> = all()
+            .iter()
+            .filter(|a| a.needs_ecn)
+            .map(|a| a.name)
+            .collect();
         assert_eq!(needing, ["dctcp"]);
     }
 }

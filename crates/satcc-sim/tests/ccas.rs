@@ -427,7 +427,10 @@ fn dctcp_negotiates_ecn_when_the_flow_does_not_ask_for_it() {
     }
     let st = queue_stats("dctcp, ecn = false", &run(&cfg));
     assert!(st.marks > 0, "no CE marks: ECN was not negotiated");
-    assert_eq!(st.drops, 0, "DCTCP with ECN keeps the 1000-packet buffer from overflowing");
+    assert_eq!(
+        st.drops, 0,
+        "DCTCP with ECN keeps the 1000-packet buffer from overflowing"
+    );
 }
 
 #[test]

@@ -25,8 +25,8 @@ use satcc_core::SimTime;
 
 use super::kparams::{jiffies, HZ};
 use super::reno::reno_ssthresh;
-use crate::params::declare_params;
 use crate::info::AlgoInfo;
+use crate::params::declare_params;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {

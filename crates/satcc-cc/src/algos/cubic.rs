@@ -65,9 +65,9 @@
 
 use satcc_core::SimTime;
 
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
 use crate::params::ParamValue;
-use crate::info::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {

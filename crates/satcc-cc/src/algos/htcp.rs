@@ -23,8 +23,8 @@
 use satcc_core::SimTime;
 
 use super::kparams::{jiffies, msecs_to_jiffies, usecs_to_jiffies, HZ};
-use crate::params::declare_params;
 use crate::info::AlgoInfo;
+use crate::params::declare_params;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {

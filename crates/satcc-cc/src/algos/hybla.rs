@@ -36,8 +36,8 @@
 use satcc_core::SimTime;
 
 use super::reno::{reno_cong_avoid, reno_ssthresh};
-use crate::params::declare_params;
 use crate::info::AlgoInfo;
+use crate::params::declare_params;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {

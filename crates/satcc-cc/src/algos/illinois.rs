@@ -21,8 +21,8 @@
 
 use satcc_core::SimTime;
 
-use crate::params::declare_params;
 use crate::info::AlgoInfo;
+use crate::params::declare_params;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {

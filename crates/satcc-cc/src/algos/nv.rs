@@ -43,8 +43,8 @@
 
 use satcc_core::{SimDuration, SimTime};
 
-use crate::params::declare_params;
 use crate::info::AlgoInfo;
+use crate::params::declare_params;
 use crate::{
     AckSample, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };

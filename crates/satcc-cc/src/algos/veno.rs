@@ -23,8 +23,8 @@
 use satcc_core::SimTime;
 
 use super::reno::reno_cong_avoid;
-use crate::params::declare_params;
 use crate::info::AlgoInfo;
+use crate::params::declare_params;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {

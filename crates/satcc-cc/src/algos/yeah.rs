@@ -44,8 +44,8 @@
 use satcc_core::SimTime;
 
 use super::vegas::VegasCore;
-use crate::params::declare_params;
 use crate::info::AlgoInfo;
+use crate::params::declare_params;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {

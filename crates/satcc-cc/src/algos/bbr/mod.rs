@@ -73,8 +73,8 @@ use satcc_core::{Rng, SimTime};
 
 use self::filter::MaxFilter;
 use self::rate::{bw_to_pacing_rate, BBR_UNIT, BW_UNIT};
-use crate::params::declare_params;
 use crate::info::AlgoInfo;
+use crate::params::declare_params;
 use crate::{
     AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };

@@ -91,8 +91,8 @@ use satcc_core::{Rng, SimTime};
 
 use super::bbr::rate::{self, BBR_UNIT, BW_UNIT};
 use super::bbr::{TsoGoal, HZ_DEFAULT};
-use crate::params::declare_params;
 use crate::info::AlgoInfo;
+use crate::params::declare_params;
 use crate::{
     AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };
