@@ -410,7 +410,7 @@ def test_kernel_engine_packets_round_trip_with_valid_checksums():
 
 
 # Scripts of satcc's suite the simulator's endpoint cannot run, with the deviation that
-# stops each (crates/satcc-sim/src/tcp/endpoint.rs's header, docs/drill.md). None now: the
+# stops each (crates/satcc-sim/src/tcp/endpoint/mod.rs's header, docs/drill.md). None now: the
 # nagle family (small writes, TCP_NODELAY, TCP_CORK) runs since the sender cuts segments of
 # any length.
 SIM_DEVIATIONS: dict[str, str] = {}
@@ -503,7 +503,7 @@ def test_the_simulator_engine_is_deterministic():
 
 # Close, RST and retransmission of the handshake and the FIN: each script passed on this
 # machine's kernel (6.18.44, `satcc drill --engine kernel`) before it was put
-# here, and runs on the simulator's endpoint (crates/satcc-sim/src/tcp/endpoint.rs).
+# here, and runs on the simulator's endpoint (crates/satcc-sim/src/tcp/endpoint/).
 _ACCEPTED = """\
 --tolerance_usecs=10000
 `./defaults.sh`

@@ -1,6 +1,6 @@
 """`--engine sim`: the simulator's own TCP as the system under test, in virtual time.
 
-The socket is `satcc._native.DrillEndpoint` (crates/satcc-sim `tcp/endpoint.rs`): the
+The socket is `satcc._native.DrillEndpoint` (crates/satcc-sim `tcp/endpoint/`): the
 simulator's sender and receiver — the code scenarios run — behind listen/accept/write/
 read/close and `TCP_INFO`, with segments in and out on the wire. Time is virtual: `advance`
 fires the endpoint's timers up to a time, `next_outbound` returns the next segment with the
@@ -10,7 +10,7 @@ same result every time. No wall clock is read.
 The script's shell blocks are read, never run (`shell.py`): their sysctls set the
 endpoint's flow settings before the SYN arrives; every line that cannot map is kept in
 `ignored` and printed with the result. What the endpoint cannot do makes the script
-`unsupported` with the reason (endpoint.rs lists the deviations).
+`unsupported` with the reason (the endpoint module's header lists the deviations).
 """
 
 from __future__ import annotations
