@@ -290,7 +290,7 @@ def delay_csv_rows(path: str | PathLike[str], default_loss: float) -> bytes:
     """The CSV's rows as little-endian (t_ns u64, delay_ns u64, loss f64), 24 B a row."""
 
 # ---------------------------------------------------------------------------------------------
-# Drill endpoint (crates/satcc-sim tcp/endpoint.rs, bindings in crates/satcc-py/src/drill.rs):
+# Drill endpoint (crates/satcc-sim tcp/endpoint/, bindings in crates/satcc-py/src/drill.rs):
 # the simulator's TCP as one passive-open socket in virtual time, for `satcc drill --engine
 # sim` (python/satcc/drill/sim.py). Times are integer ns of virtual time. Segments out are
 # `(t_ns, flags, seq, ack, win, len, options, ecn)`: flags the TCP header's bits, options a
