@@ -575,7 +575,7 @@ def test_the_simulator_engine_is_deterministic():
 
 
 # Close, RST and retransmission of the handshake and the FIN: each script passed on this
-# machine's kernel (6.18.44, `satcc drill --engine kernel`, 2026-11-27) before it was put
+# machine's kernel (6.18.44, `satcc drill --engine kernel`) before it was put
 # here, and runs on the simulator's endpoint (crates/satcc-sim/src/tcp/endpoint/).
 _ACCEPTED = """\
 --tolerance_usecs=10000

@@ -30,6 +30,20 @@ A campaign file (docs/campaigns.md is the user-facing copy; satcc.campaign.schem
     bin = "100 ms"
     params = { site = "roof" }         # extra columns for these runs
 
+    [quick]                            # what `--quick` changes (the reduced design)
+    campaign = { repetitions = 1 }     # [campaign] keys replaced; name: "NAME-quick"
+    [quick.matrix]
+    "scenario.duration" = ["30 s"]     # an axis replaced, or added
+    [quick.matrix.direction]
+    cases = { up = { "flow[0].from" = "dish", "flow[0].to" = "server" } }  # a named axis's keys
+
+The quick variant (`load(path, quick=True)`, `satcc campaign FILE --quick`, or the name
+`NAME-quick.toml` beside NAME.toml) is the file with [quick] laid over it: `[quick.campaign]`
+keys replace those of [campaign] (the name becomes NAME-quick unless given); in
+`[quick.matrix]` an axis that [matrix] has is replaced (a named axis key by key: its `values`
+or `cases` whole), a new one is added, and the axes stand as TOML writes them (plain `"KEY" =
+[...]` axes first, then the named tables), each in the file's order, the added ones after.
+
 Key paths: `scenario.engine`, `flow[0].cca`, `flow.*.mss` or `flow[*].mss` (every [[flow]]),
 `link[1].loss`, `link[0].model.plan`, `flow[1].cc.beta`; a missing table on the way is created,
 an index past the end is an error. Each matrix point is validated like a scenario file
@@ -65,6 +79,7 @@ from satcc import limits
 from satcc.campaign import schema
 from satcc.campaign.schema import parse_key_path
 from satcc.errors import UserError
+from satcc.results import file_sha256
 from satcc.scenario import (
     DEFAULT_SEED,
     MAX_SEED,
@@ -310,15 +325,64 @@ class RunSpec:
         return d
 
 
-def load(path: str | Path) -> Campaign:
+QUICK = "quick"
+QUICK_SUFFIX = "-quick"
+
+
+def load(path: str | Path, quick: bool = False) -> Campaign:
+    """The campaign file at `path`, or its quick variant (module doc). A `NAME-quick.toml`
+    that does not exist, beside a NAME.toml that does, is NAME.toml's quick variant."""
     p = Path(path)
-    source = str(path)
+    twin = p.with_name(p.name.removesuffix(f"{QUICK_SUFFIX}.toml") + ".toml")
+    if p.name.endswith(f"{QUICK_SUFFIX}.toml") and not p.exists() and twin.is_file():
+        p, quick = twin, True
+    source = str(p)
     try:
         text = limits.read_text(p, "a campaign file")
         data = limits.toml_loads(text.removeprefix("\ufeff"), source)
     except UserError as e:
         raise CampaignError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
-    return from_dict(data, source=source, text=text, default_name=p.stem, base_dir=p.parent)
+    return from_dict(
+        data, source=source, text=text, default_name=p.stem, base_dir=p.parent, quick=quick
+    )
+
+
+def quick_variant(data: dict[str, Any], source: str, default_name: str) -> dict[str, Any]:
+    """The document with its [quick] table laid over it (module doc)."""
+    quick = data.get(QUICK)
+    if not isinstance(quick, dict):
+        raise CampaignError(
+            source, [(QUICK, "expected a [quick] table (what --quick changes), found none")]
+        )
+    issues = [
+        (f"{QUICK}.{k}", "expected only [quick.campaign] and [quick.matrix] here")
+        for k in quick
+        if k not in ("campaign", "matrix")
+    ]
+    issues += [
+        (f"{QUICK}.{k}", f"expected a table, found {type(quick[k]).__name__}")
+        for k in ("campaign", "matrix")
+        if not isinstance(quick.get(k, {}), dict)
+    ]
+    if issues:
+        raise CampaignError(source, issues)
+    out = copy.deepcopy({k: v for k, v in data.items() if k != QUICK})
+    head = out.get("campaign")
+    if not isinstance(head, dict):
+        return out  # the schema reports it
+    name = head.get("name", default_name)
+    head.update(copy.deepcopy(quick.get("campaign", {})))
+    if "name" not in quick.get("campaign", {}) and isinstance(name, str):
+        head["name"] = f"{name}{QUICK_SUFFIX}"
+    base, changes = out.get("matrix", {}), quick.get("matrix", {})
+    if changes and isinstance(base, dict):
+        merged = {}
+        for k, v in [*base.items(), *((k, v) for k, v in changes.items() if k not in base)]:
+            w = copy.deepcopy(changes.get(k, v))
+            merged[k] = {**v, **w} if isinstance(v, dict) and isinstance(w, dict) else w
+        # as TOML writes a table: plain keys first, then the sub-tables
+        out["matrix"] = dict(sorted(merged.items(), key=lambda kv: isinstance(kv[1], dict)))
+    return out
 
 
 def from_dict(
@@ -327,12 +391,21 @@ def from_dict(
     text: str = "",
     default_name: str = "campaign",
     base_dir: Path = Path("."),
+    quick: bool = False,
 ) -> Campaign:
     """Check a parsed campaign file (satcc.campaign.schema), read its base scenario and its
-    [[analyze]] files, and name its columns; every problem is reported at once."""
+    [[analyze]] files, and name its columns; every problem is reported at once. `quick`: its
+    quick variant (the [quick] table laid over it); otherwise [quick] is left aside."""
     why = limits.value_depth_issue(data)
     if why is not None:  # a dict from the Python API is not checked as TOML text is
         raise CampaignError(source, [("", why)])
+    if quick:
+        data = quick_variant(data, source, default_name)
+        source = f"{source} [{QUICK}]"
+    else:
+        if QUICK in data:
+            quick_variant(data, source, default_name)  # its shape checked, as the rest
+        data = {k: v for k, v in data.items() if k != QUICK}
     f, issues, dropped = schema.validate(data)
     head = f.campaign
     name = head.name if head.name is not None else default_name
@@ -516,14 +589,6 @@ def run_id(doc: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(doc).encode("ascii")).hexdigest()[:RUN_ID_HEX]
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def planned_runs(c: Campaign) -> int:
     """How many runs the matrix and seeds make (before expanding anything)."""
     return math.prod(len(a.labels) for a in c.axes) * len(c.seeds) if c.base is not None else 0
@@ -616,7 +681,7 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
         if bar is not None:
             bar.close()
     for i, entry in enumerate(c.analyze):
-        inputs = tuple((str(f), _file_sha256(f)) for f in entry.files)
+        inputs = tuple((str(f), file_sha256(f)) for f in entry.files)
         rid = run_id(
             {
                 "engine": ANALYZE,

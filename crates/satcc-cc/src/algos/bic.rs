@@ -25,8 +25,8 @@ use satcc_core::SimTime;
 
 use super::kparams::{CLOCK, HZ};
 use super::reno::reno_ssthresh;
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -50,6 +50,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Xu, Harfoush, Rhee, IEEE INFOCOM 2004, §3; Linux net/ipv4/tcp_bic.c",
     params: PARAMS,
     deviations: &["1/32 s update limit counted in HZ=1000 jiffies"],
+    needs_ecn: false,
     build,
 };
 

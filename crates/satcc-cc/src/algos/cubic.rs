@@ -65,9 +65,9 @@
 
 use satcc_core::{Hz, SimTime};
 
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
 use crate::params::ParamValue;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -119,6 +119,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "cubic term and cube_factor*dW saturate instead of wrapping; target clamped at 0; Reno-emulation loop as a division",
         "HyStart's round starts only once cwnd >= hystart_low_window (Linux resets it first; drill hystart-delay-20ms-exits)",
     ],
+    needs_ecn: false,
     build,
 };
 

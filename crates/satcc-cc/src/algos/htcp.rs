@@ -23,8 +23,8 @@
 use satcc_core::SimTime;
 
 use super::kparams::{CLOCK, HZ};
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -40,6 +40,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Leith & Shorten, PFLDnet 2004, §3-4; Linux net/ipv4/tcp_htcp.c",
     params: PARAMS,
     deviations: &["times counted in HZ=1000 jiffies"],
+    needs_ecn: false,
     build,
 };
 

@@ -33,7 +33,7 @@ use satcc_core::SimTime;
 
 use super::kparams::{CLOCK, HZ};
 use super::reno::{reno_cong_avoid, reno_ssthresh};
-use crate::registry::AlgoInfo;
+use crate::info::AlgoInfo;
 use crate::{AckEventFlags, AckSample, CaEvent, CongestionControl, ParamError, Params, TcpState};
 
 pub static INFO: AlgoInfo = AlgoInfo {
@@ -42,6 +42,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Mascolo et al., ACM MobiCom 2001; Grieco & Mascolo, ACM CCR 34(2) 2004; Linux net/ipv4/tcp_westwood.c",
     params: &[],
     deviations: &["times and bandwidth in HZ=1000 jiffies"],
+    needs_ecn: false,
     build,
 };
 

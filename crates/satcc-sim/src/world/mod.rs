@@ -311,7 +311,7 @@ impl World {
     /// order; each surviving packet goes onto the wire with the next event key, and only the
     /// wire's head is in the heap.
     // Inlined into its callers (an arrival, an offer, a wake-up, a sample): 2-5 % less CPU on
-    // bench_sim's cases than the call LLVM chose (2026-11-26).
+    // bench_sim's cases than the call LLVM chose.
     #[inline(always)]
     fn serve(&mut self, d: u32, due: Due) {
         let now = self.now;

@@ -73,8 +73,8 @@ use satcc_core::{Hz, Rng, SimTime};
 
 use self::filter::MaxFilter;
 use self::rate::{bw_to_pacing_rate, BBR_UNIT, BW_UNIT};
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{
     AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };
@@ -100,6 +100,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "PROBE_BW start phase from satcc's seeded RNG instead of prandom_u32",
         "delivered counters are u64 without wrap",
     ],
+    needs_ecn: false,
     build,
 };
 

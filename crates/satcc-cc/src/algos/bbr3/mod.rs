@@ -91,8 +91,8 @@ use satcc_core::{Hz, Rng, SimTime};
 
 use super::bbr::rate::{self, BBR_UNIT, BW_UNIT};
 use super::bbr::{TsoGoal, HZ_DEFAULT};
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{
     AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };
@@ -133,6 +133,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "jiffies derived from the ns clock at `hz`; 128-bit saturating arithmetic; u64 delivered counters; seeded RNG for probe waits",
         "undo_cwnd never returns 0",
     ],
+    needs_ecn: false,
     build,
 };
 
