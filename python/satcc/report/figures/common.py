@@ -154,7 +154,11 @@ def _condition_columns(
         cols.append(("engine", frame["engine"].astype(str)))
     has_direction = any(a["role"] == "direction" for a in data.axes)
     if split_paths and not has_direction and {"from", "to"} <= set(frame.columns):
-        path = frame["from"].astype(str) + "→" + frame["to"].astype(str)
+        # host to host: a measured flow's ephemeral port is not a condition (iperf3 -P)
+        def host(col: str) -> pd.Series:
+            return frame[col].astype(str).str.replace(r":\d+$", "", regex=True)
+
+        path = host("from") + "→" + host("to")
         if path.nunique() > 1:
             cols.append(("", path))
     return cols
