@@ -66,8 +66,10 @@ def test_a_problem_of_a_combination_lists_the_points_it_affects(tmp_path):
     assert issues == [
         (
             "1 of 4 points: point 1 (duration='1 s', start='5 s')",
-            "flow[0].start: expected flows to start before the end of the run (1 s), "
-            "found a start at 5 s",
+            (
+                "flow[0].start: expected flows to start before the end of the run (1 s), "
+                "found a start at 5 s"
+            ),
         )
     ]
 

@@ -7,8 +7,6 @@ No network is used: the preflight's host is replaced where a test needs a server
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,17 +15,9 @@ from satcc.errors import UserError
 from satcc.field import plan as fp
 from satcc.field import preflight, shipped_plans
 from satcc.field.measure import Measured, build_result, iperf3_cmd
+from tests.test_field import _cli
 
 DATA = Path(__file__).parent / "data" / "iperf3"
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(  # noqa: PLW1510 - the tests read the return code
-        [sys.executable, "-c", "from satcc.cli import main; raise SystemExit(main())", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_print_gives_every_command_the_time_and_the_data(tmp_path):
