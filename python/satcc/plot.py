@@ -60,7 +60,7 @@ YLABELS = {
     "goodput": "goodput (Mbit/s)",
     "cwnd": "cwnd (packets)",
     "srtt": "srtt (ms)",
-    "queue": "queue (ms at median rate)",
+    "queue": "queueing delay (ms at median rate)",
     "ping": "ping RTT (ms)",
 }
 
