@@ -69,6 +69,12 @@ def test_sweep_returns_one_tidy_frame_with_the_parameter_columns():
     assert row["goodput_bps"].tolist() == one.summary["goodput_bps"].tolist()
 
 
+def test_analyzes_bin_keyword_is_named_as_a_keyword():
+    with pytest.raises(UserError) as e:
+        satcc.analyze("x.pcap", bin="fast")
+    assert str(e.value).startswith("satcc.analyze: keyword 'bin': expected a duration")
+
+
 def test_sweep_refuses_a_value_that_is_not_a_list():
     with pytest.raises(UserError, match="satcc.sweep: keyword 'scenario.duration': expected a"):
         satcc.sweep(MINIMAL, duration="1 s")

@@ -331,7 +331,7 @@ def analyze(*files: str | Path, bin: str = "100ms", all_flows: bool = False) -> 
     from satcc.analyze.inputs import bin_seconds, load_input
     from satcc.analyze.result import build
 
-    bin_s = bin_seconds(bin)
+    bin_s = bin_seconds(bin, "satcc.analyze: keyword 'bin'")
     inputs, warnings = [], []
     for f in files:
         inp = load_input(Path(f), bin_s)
