@@ -139,6 +139,24 @@ def test_the_preflight_finds_an_unreachable_server_and_ccas_missing_here_or_ther
     assert probes[0] == preflight.iperf3_probe_cmd("h", 5300, "cubic")
 
 
+def test_an_unsynchronised_clock_stops_an_aligned_plan_unless_forced(monkeypatch):
+    monkeypatch.setattr(
+        preflight.clock,
+        "check",
+        lambda: preflight.clock.ClockStatus("adjtimex", False, 0.0, 16.0, "state 5"),
+    )
+    p = fp.validate(fp.FieldPlan(server="h", align="starlink"), "t")
+
+    def clock_check(force):
+        checks = preflight.run_checks(
+            p, run=lambda cmd: (0, "{}"), connect=lambda h, port: None, is_root=True, force=force
+        )
+        return next(c for c in checks if c.what == "clock")
+
+    assert clock_check(False).line() == "FAIL clock: adjtimex: state 5"
+    assert clock_check(True).line() == "warn clock: adjtimex: state 5"
+
+
 def test_a_plan_does_not_start_when_the_preflight_fails(tmp_path):
     out = tmp_path / "store"
     r = _cli("field", "--server", "127.0.0.1:9", "--ping-count", "0", "--out", str(out))

@@ -236,11 +236,11 @@ def shlex_join(cmd: list[str]) -> str:
     return shlex.join(cmd)
 
 
-def preflight(p) -> int:
+def preflight(p, force: bool = False) -> int:
     """Run the checks, print them (stderr); 0 when none that the plan needs failed."""
     from satcc.field.preflight import failed, run_checks
 
-    checks = run_checks(p)
+    checks = run_checks(p, force=force)
     for c in checks:
         print(f"field: check {c.line()}", file=sys.stderr)
     bad = failed(checks)
@@ -264,8 +264,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     p.host_port()  # a server is named
     if args.check:
-        return preflight(p)
-    if not args.no_check and preflight(p) != 0:
+        return preflight(p, args.force)
+    if not args.no_check and preflight(p, args.force) != 0:
         print("field: not started (fix the above, or --no-check)", file=sys.stderr)
         return 1
     out = check_out_dir(args.out if args.out is not None else Path("out") / "field" / p.name)
