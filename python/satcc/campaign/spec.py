@@ -89,7 +89,7 @@ from satcc.scenario import (
     scenario_hash,
 )
 from satcc.scenario import from_dict as scenario_from_dict
-from satcc.units import UnitError, parse_duration, parse_rate, parse_size
+from satcc.units import UnitError, parse_duration, parse_probability, parse_rate, parse_size
 
 RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
 ANALYZE = "analyze"
@@ -206,20 +206,24 @@ def role_of(path: str) -> str:
     return "other"
 
 
-def numeric_companion(values: list[Any]) -> tuple[str, list[float]] | None:
+def numeric_companion(values: list[Any], role: str = "other") -> tuple[str, list[float]] | None:
     """If every value is a unit string of one quantity: (suffix, numbers), e.g.
-    ('ms', [1.0, 8.0]) for ['1 ms', '8 ms']; ('bps', ...) for rates, ('bytes', ...) for sizes;
-    clock times 'HH:MM[:SS]' give ('h', hours of the day)."""
+    ('ms', [1.0, 8.0]) for ['1 ms', '8 ms']; ('bps', ...) for rates, ('bytes', ...) for sizes,
+    ('frac', ...) for a loss axis's probabilities ('0.1 %' -> 0.001); clock times
+    'HH:MM[:SS]' give ('h', hours of the day)."""
     if not values or not all(isinstance(v, str) for v in values):
         return None
     clock = [_clock_hours(v) for v in values]
     if all(c is not None for c in clock):
         return "h", [float(c) for c in clock]  # type: ignore[arg-type]
-    for suffix, parse, scale in (
+    parsers = [
         ("ms", parse_duration, 1e-6),
         ("bps", parse_rate, 1.0),
         ("bytes", parse_size, 1.0),
-    ):
+    ]
+    if role == "loss":  # a loss is a probability ("0" is not 0 ms)
+        parsers = [("frac", parse_probability, 1.0)]
+    for suffix, parse, scale in parsers:
         try:
             return suffix, [parse(v) * scale for v in values]
         except (UnitError, ValueError):
@@ -502,15 +506,9 @@ def _axes(
         labels = [
             v if isinstance(v, (str, int, float, bool)) else canonical_json(v) for v in values
         ]
+        role = role or role_of(paths[0])
         axes.append(
-            Axis(
-                name,
-                role or role_of(paths[0]),
-                labels,
-                overrides,
-                list(paths),
-                numeric_companion(values),
-            )
+            Axis(name, role, labels, overrides, list(paths), numeric_companion(values, role))
         )
     # column names: unique and not reserved; a clash gets the full path as its name
     seen: dict[str, int] = {}
@@ -599,6 +597,7 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
     entries last). Validates every point; raises CampaignError listing every problem. Above
     SOFT_MAX_RUNS runs it refuses unless `force`; a big plan shows a progress bar."""
     issues: list[tuple[str, str]] = []
+    failed: dict[str, list[tuple[int, str]]] = {}  # a point's problem -> [(point, its label)]
     specs: list[RunSpec] = []
     owners: dict[str, str] = {}
     total = planned_runs(c)
@@ -638,22 +637,13 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
                 f"{a.name}={a.labels[k]!r}" for a, k in zip(c.axes, combo, strict=True)
             )
             doc = copy.deepcopy(c.base)
-            try:
-                for a, k in zip(c.axes, combo, strict=True):
-                    for path, value in a.overrides[k].items():
-                        set_key(doc, path, value)
-                s = scenario_from_dict(
-                    copy.deepcopy(doc),
-                    source=str(c.scenario_path),
-                    default_name=str(doc.get("scenario", {}).get("name", "scenario")),
-                )
-                config = resolve(s)
-            except ValueError as e:
-                issues.append((f"point {point} ({label})", str(e)))
-                continue
-            except ScenarioError as e:
-                for path, msg in e.issues:
-                    issues.append((f"point {point} ({label})", f"{path}: {msg}" if path else msg))
+            for a, k in zip(c.axes, combo, strict=True):
+                for path, value in a.overrides[k].items():
+                    set_key(doc, path, value)
+            s, config, problems = _check_point(c, doc)
+            for problem in problems:
+                failed.setdefault(problem, []).append((point, label))
+            if s is None:
                 continue
             engine = s.scenario.engine
             h = scenario_hash(config)
@@ -680,6 +670,8 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
                 )
         if bar is not None:
             bar.close()
+    if failed:
+        issues[:0] = _point_issues(c, failed, points)
     for i, entry in enumerate(c.analyze):
         inputs = tuple((str(f), file_sha256(f)) for f in entry.files)
         rid = run_id(
@@ -713,6 +705,74 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
     if issues:
         raise CampaignError(c.source, issues)
     return specs
+
+
+def _check_point(c: Campaign, doc: dict[str, Any]) -> tuple[Any, Any, list[str]]:
+    """A point's scenario document validated and resolved: (scenario, resolved, []) or
+    (None, None, its problems as "key.path: message" lines)."""
+    try:
+        s = scenario_from_dict(
+            copy.deepcopy(doc),
+            source=str(c.scenario_path),
+            default_name=str(doc.get("scenario", {}).get("name", "scenario")),
+        )
+        return s, resolve(s), []
+    except ScenarioError as e:
+        return None, None, [f"{path}: {msg}" if path else msg for path, msg in e.issues]
+    except ValueError as e:
+        return None, None, [str(e)]
+
+
+MAX_POINTS_NAMED = 8  # a problem lists this many of its points, then "and N more"
+
+
+def _point_issues(
+    c: Campaign, failed: dict[str, list[tuple[int, str]]], points: int
+) -> list[tuple[str, str]]:
+    """Each distinct problem of the matrix once: with the axis value that causes it (each
+    value checked on its own against the base scenario, so that one bad key does not hide
+    another value's problem, `bbrr` behind an unknown key) or with the points it affects."""
+    by_value: dict[str, list[tuple[int, int]]] = {}  # problem -> [(axis index, value index)]
+    for i, a in enumerate(c.axes):
+        for k in range(len(a.labels)):
+            doc = copy.deepcopy(c.base)
+            try:
+                for path, value in a.overrides[k].items():
+                    set_key(doc, path, value)
+            except ValueError as e:
+                by_value.setdefault(str(e), []).append((i, k))
+                continue
+            for problem in _check_point(c, doc)[2]:
+                by_value.setdefault(problem, []).append((i, k))
+    combos = list(product(*[range(len(a.labels)) for a in c.axes]))
+    failed_points = {p for pts in failed.values() for p, _ in pts}
+
+    def every_point_failed(i: int, k: int) -> bool:
+        return all(p in failed_points for p, combo in enumerate(combos) if combo[i] == k)
+
+    out: list[tuple[str, str]] = []
+    for problem, values in by_value.items():
+        # a value's own problem when every point with the value failed (there it may hide
+        # behind another problem); else the points that show it are listed below
+        if not all(every_point_failed(i, k) for i, k in values):
+            by_value[problem] = []
+            continue
+        where = []
+        for i in dict.fromkeys(i for i, _ in values):
+            a = c.axes[i]
+            ks = [k for j, k in values if j == i]
+            if len(ks) == len(a.labels) > 1:
+                where.append(f"matrix {a.name} (every value)")
+            else:
+                where.append(f"matrix {a.name} = " + ", ".join(repr(a.labels[k]) for k in ks))
+        out.append(("; ".join(where), problem))
+    for problem, pts in failed.items():
+        if by_value.get(problem):
+            continue
+        named = ", ".join(f"point {p} ({label})" for p, label in pts[:MAX_POINTS_NAMED])
+        more = f" and {len(pts) - MAX_POINTS_NAMED} more" if len(pts) > MAX_POINTS_NAMED else ""
+        out.append((f"{len(pts)} of {points} points: {named}{more}", problem))
+    return out
 
 
 def columns(c: Campaign, specs: list[RunSpec]) -> list[str]:
