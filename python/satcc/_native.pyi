@@ -268,23 +268,28 @@ def receive_window_bytes(
 ) -> int:
     """The largest window a receiver with buffer ceiling `rwnd` offers."""
 
-def mahimahi_info(path: str | PathLike[str]) -> dict[str, Any]:
+def mahimahi_info(path: str | PathLike[str], budget_bytes: int | None = None) -> dict[str, Any]:
     """{"lines": int, "last_ms": int, "digest": str} of the Mahimahi trace at `path`, read by
     satcc-core's one reader (mm-link's rules, 8 B a line, parsed once per process while the
-    file is unchanged). ValueError naming the line for a bad trace (the file is never quoted),
-    MemoryError when it does not fit."""
+    file is unchanged). ValueError naming the line for a bad trace (the file is never quoted)
+    or, before parsing, for one whose lines need more than `budget_bytes`; MemoryError when
+    it does not fit."""
 
 def mahimahi_stamps(path: str | PathLike[str]) -> bytes:
     """The trace's timestamps (ms) as little-endian u64s, read as `mahimahi_info` reads it."""
 
 def delay_csv_info(
-    path: str | PathLike[str], default_loss: float, duration_ns: int | None = None
+    path: str | PathLike[str],
+    default_loss: float,
+    duration_ns: int | None = None,
+    budget_bytes: int | None = None,
 ) -> dict[str, Any]:
     """{"rows": int, "mean_delay_ns": float, "mean_loss": float, "digest": str} of the
     delay/loss CSV at `path` (rows `t_ms,delay_ms[,loss]`, read once per process by
     satcc-core, 24 B a row); the means are weighted by time over [0, duration_ns) as the
     model applies the rows (over [0, the last row's time) without a duration). ValueError
-    naming the line, MemoryError when it does not fit."""
+    naming the line or, before parsing, for rows needing more than `budget_bytes`;
+    MemoryError when it does not fit."""
 
 def delay_csv_rows(path: str | PathLike[str], default_loss: float) -> bytes:
     """The CSV's rows as little-endian (t_ns u64, delay_ns u64, loss f64), 24 B a row."""

@@ -162,7 +162,7 @@ def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> int:
     """Write a RunResult and print it (table or JSON on stdout; notes, warnings and
     "results: DIR" on stderr). A result that cannot be written to `out` is written elsewhere
     and said so (exit 1): a computed result is never lost (satcc.results.write_or_rescue)."""
-    from satcc.limits import printable
+    from satcc.limits import json_printable, printable
     from satcc.results import write_or_rescue
 
     target = out
@@ -175,7 +175,7 @@ def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> int:
 
         save(result, out / DEFAULT_PNG)
     if as_json:
-        sys.stdout.write(result.to_json())
+        sys.stdout.write(json_printable(result.to_json()))
     else:
         print(printable(result.table()))
         for m in result.meta.get("models", []):

@@ -32,7 +32,7 @@ from typing import Any, TextIO
 from satcc import _native
 from satcc.errors import SatccError, UserError
 from satcc.field import clock
-from satcc.field.measure import RAW_DIR, build_result, measure, summary_line
+from satcc.field.measure import RAW_DIR, build_result, measure, summary_parts
 from satcc.field.plan import PARAM_COLUMNS, FieldPlan, RunItem, expand
 from satcc.limits import printable
 from satcc.store import layout, runloop
@@ -236,14 +236,7 @@ class Loop:
         )
 
     def _summary(self, o: runloop.Outcome) -> str:
-        s = summary_line(o.result)
-        parts = []
-        if s["goodput_bps"] is not None:
-            parts.append(f"{s['goodput_bps'] / 1e6:.2f} Mbit/s")
-        if s["retransmission_rate"] is not None:
-            parts.append(f"retx {100 * s['retransmission_rate']:.2f} %")
-        if s["rtt_mean_ms"] is not None:
-            parts.append(f"rtt {s['rtt_mean_ms']:.1f} ms")
+        parts = summary_parts(o.result, o.doc["field"])
         b = o.doc["field"].get("starlink")
         if b:
             parts.append(

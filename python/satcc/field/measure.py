@@ -371,6 +371,13 @@ def measure(
 # -- into a RunResult ------------------------------------------------------------------------
 
 RTT_KEYS = ("rtt_mean_ms", "rtt_p95_ms", "rtt_min_ms")
+# Where flow 0's RTT comes from (run.json `field.rtt_source`, summary.json `stats.rtt_source`)
+RTT_IPERF3 = "iperf3 tcp_info"  # the sender's kernel RTT of the connection (mean_rtt)
+RTT_PING = "ping during the run"
+# The capture's RTT and a whole-path one further apart than this factor: reported, and the
+# whole-path one used (a capture sees packets after this host's qdiscs: a shaper there, CAKE on
+# a router-host, is invisible to it, as are waits in the sender's own stack).
+RTT_DISAGREE = 2.0
 _SENDER_KEYS = (
     "sent_packets",
     "retransmitted_packets",
@@ -406,6 +413,37 @@ def iperf3_retx_rate(
     return sent, int(retransmits) / sent
 
 
+def _apart(a: float, b: float) -> float:
+    """How many times the larger of two RTTs is the smaller (inf when one is 0)."""
+    lo, hi = sorted((a, b))
+    return 1.0 if hi == 0 else (math.inf if lo <= 0 else hi / lo)
+
+
+def whole_path_rtt(
+    capture_ms: float, whole: list[tuple[str, float]], at: str
+) -> tuple[str | None, list[str]]:
+    """Check the capture's mean RTT against the whole-path ones (`[(source, mean ms)]`, the
+    preferred first: the sender's tcp_info, then the ping that ran alongside). Returns the
+    source to use instead of the capture (the preferred whole-path one, when it is more than
+    RTT_DISAGREE times apart from the capture; else None) and a warning for each source that
+    is. `at` is where the capture was taken ("sender" or "receiver")."""
+    warnings = []
+    for name, ms in whole:
+        if _apart(capture_ms, ms) > RTT_DISAGREE:
+            why = (
+                "it sees packets after this host's queueing disciplines, so a bottleneck on "
+                "this host (a shaper, CAKE on a router-host) is invisible to it"
+                if at == "sender" and ms > capture_ms
+                else "one of them does not see the path the transfer took"
+            )
+            warnings.append(
+                f"RTT: the capture (at the {at}) read {capture_ms:.1f} ms, {name} {ms:.1f} ms, "
+                f"more than {RTT_DISAGREE:g}x apart: {why}"
+            )
+    use = whole[0][0] if whole and _apart(capture_ms, whole[0][1]) > RTT_DISAGREE else None
+    return use, warnings
+
+
 def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[str, Any]]:
     """RunResult (engine "field") and the extra tables (pings) from a measured run."""
     from satcc import _native
@@ -439,7 +477,8 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
         return want if way(f) == way(flow) else other
 
     download = item.direction == "down" and item.kind == "tcp"
-    rtt_source = "iperf3" if flow.get("rtt_mean_ms") is not None else None
+    iperf3_rtt = {k: flow.get(k) for k in RTT_KEYS}
+    rtt_source = RTT_IPERF3 if flow.get("rtt_mean_ms") is not None else None
     retx_source = "iperf3" if flow.get("retransmitted_packets") is not None else None
     capture_doc: dict[str, Any] | None = None
     if "capture" in m.files and item.kind == "tcp":
@@ -480,6 +519,36 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
                         f"{c.get('capture_point')!r}, rtt_source {c.get('rtt_source')!r}: "
                         "TCP timestamps off?)"
                     )
+    ping_rtt = next(
+        (
+            {k: f.get(k) for k in RTT_KEYS}
+            for f in built.flows
+            if f["kind"] == "ping" and Path(f["file"]).name == PING_RUN_FILE
+        ),
+        {},
+    )
+    # every whole-path RTT there is, the preferred first, beside the capture's
+    whole = [
+        (name, r["rtt_mean_ms"])
+        for name, r in ((RTT_IPERF3, iperf3_rtt), (RTT_PING, ping_rtt))
+        if r.get("rtt_mean_ms") is not None
+    ]
+    m.field_doc["rtt_candidates_ms"] = {
+        **(
+            {"capture": flow["rtt_mean_ms"]}
+            if rtt_source and rtt_source.startswith("capture")
+            else {}
+        ),
+        **dict(whole),
+    }
+    if rtt_source and rtt_source.startswith("capture") and flow.get("rtt_mean_ms") is not None:
+        at = "sender" if item.direction == "up" else "receiver"
+        use, warnings = whole_path_rtt(flow["rtt_mean_ms"], whole, at)
+        m.field_doc["warnings"].extend(warnings)
+        if use is not None:
+            for k, v in (iperf3_rtt if use == RTT_IPERF3 else ping_rtt).items():
+                flow[k] = v
+            rtt_source = use
     if item.kind == "tcp" and retx_source == "iperf3":
         # iperf3 counts the sender's retransmissions (a download's: the server's, carried in
         # the -R client's report); the rate's denominator is estimated (iperf3_retx_rate)
@@ -580,10 +649,24 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     return result, extras
 
 
-def summary_line(result: Any) -> dict[str, Any]:
+def summary_parts(result: Any, field_doc: dict[str, Any]) -> list[str]:
+    """The figures of a finished run as the loop prints them: goodput, retransmissions and the
+    RTT with its source, and the other sources' RTTs that are more than RTT_DISAGREE apart
+    from it (run.json's warnings say why)."""
     row = result.flows_data.to_pylist()[0]
-    return {
-        "goodput_bps": row.get("goodput_bps"),
-        "retransmission_rate": row.get("retransmission_rate"),
-        "rtt_mean_ms": row.get("rtt_mean_ms"),
-    }
+    parts = []
+    if row.get("goodput_bps") is not None:
+        parts.append(f"{row['goodput_bps'] / 1e6:.2f} Mbit/s")
+    if row.get("retransmission_rate") is not None:
+        parts.append(f"retx {100 * row['retransmission_rate']:.2f} %")
+    rtt = row.get("rtt_mean_ms")
+    if rtt is not None:
+        source = field_doc.get("rtt_source")
+        apart = [
+            f"{name} {ms:.1f} ms"
+            for name, ms in field_doc.get("rtt_candidates_ms", {}).items()
+            if not (source or "").startswith(name) and _apart(rtt, ms) > RTT_DISAGREE
+        ]
+        note = f"; {', '.join(apart)}: more than {RTT_DISAGREE:g}x apart" if apart else ""
+        parts.append(f"rtt {rtt:.1f} ms ({source}{note})")
+    return parts
