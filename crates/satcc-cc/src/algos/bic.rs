@@ -23,7 +23,7 @@
 
 use satcc_core::SimTime;
 
-use super::kparams::{jiffies, HZ};
+use super::kparams::{CLOCK, HZ};
 use super::reno::reno_ssthresh;
 use crate::params::declare_params;
 use crate::registry::AlgoInfo;
@@ -141,7 +141,7 @@ impl Bic {
 
     /// `bictcp_update`: the ACK count per one-packet increase.
     fn update(&mut self, cwnd: u32, now: SimTime) {
-        let j = jiffies(now);
+        let j = CLOCK.jiffies(now);
         // Recompute at most every 1/32 s while cwnd is unchanged.
         if self.last_cwnd == cwnd
             && self
