@@ -137,11 +137,15 @@ def run_sim(
     config: Resolved | dict[str, Any],
     progress: Callable[[float], None] | None = None,
     sample_models_ns: int | None = None,
+    capture: tuple[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """`config` is `resolve`'s result (run as it is) or a RESOLVED dictionary (read, and its
     routes checked by resolving it again). Raises ValueError for a config the simulator refuses,
     MemoryError when the run's time series do not fit in memory (checked before the run
-    starts) or Python runs out of memory while the result is converted."""
+    starts) or Python runs out of memory while the result is converted. `capture` = (DIR,
+    POINTS): a pcapng file per point ("NODE" or "FROM:TO"; satcc-sim capture.rs) written into
+    DIR as the run goes, their names in the result's "captures" (a point the scenario does not
+    have: ValueError; a file that cannot be written: OSError naming it)."""
 
 def result_columns() -> dict[str, list[tuple[str, str, str, bool, str, str, bool, bool]]]:
     """Every result table's columns in file order, as satcc-core declares them

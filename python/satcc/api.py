@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,17 +221,25 @@ def run(
     scenario: str | Path | Mapping[str, Any],
     engine: str | None = None,
     seed: int | None = None,
+    *,
+    capture: str | Sequence[str] = (),
+    out: str | Path | None = None,
     **overrides: Any,
 ) -> Result:
     """Run a scenario (path, TOML text or dict) with `engine` ("sim", "model" or "emu"; default:
     the scenario's `engine` key, "sim" when absent). Keyword overrides are key paths:
     `satcc.run("a.toml", duration="10 s")` sets `scenario.duration`; paths with dots or
-    brackets go through a dict: `satcc.run("a.toml", **{"flow[0].cca": "bbr"})`."""
+    brackets go through a dict: `satcc.run("a.toml", **{"flow[0].cca": "bbr"})`.
+    `capture` (the simulator: "d", "r1:r2" or a list of them, as `satcc sim --capture`) writes
+    pcapng captures into `out`/sim/; `result.write(out)` puts the tables beside them."""
     s = load_scenario(scenario, _key_paths(overrides), KEYWORD)
     from satcc import registry
 
+    points = tuple(p.strip() for p in ([capture] if isinstance(capture, str) else capture))
+    points = tuple(q for p in points for q in p.split(",") if q)
     name = engine or s.scenario.engine or registry.DEFAULT
-    return Result(registry.run(name, s, registry.RunOptions(seed=seed)))
+    opts = registry.RunOptions(seed=seed, raw_dir=out, capture_points=points)
+    return Result(registry.run(name, s, opts))
 
 
 def _key_paths(keywords: Mapping[str, Any]) -> dict[str, Any]:

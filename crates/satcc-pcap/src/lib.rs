@@ -22,6 +22,7 @@ pub mod capture;
 pub mod decode;
 pub mod flow;
 pub mod tshark;
+pub mod write;
 
 use std::io::Read;
 use std::path::Path;

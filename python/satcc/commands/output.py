@@ -132,6 +132,7 @@ def run_and_write(
     label: str | None = None,
     capture: bool = True,
     vpn_server: str | None = None,
+    capture_points: tuple[str, ...] = (),
 ) -> int:
     """Run `scenario` (a validated Scenario) with the engine named `engine` into `out` (its
     default when None) and print it; the exit status. Checks come before any work: the result
@@ -152,7 +153,12 @@ def run_and_write(
     prefetch(WRITER_MODULES if as_json else RESULT_MODULES)
     with ProgressBar(label=label) as bar:
         opts = registry.RunOptions(
-            seed=seed, progress=bar, raw_dir=out, capture=capture, vpn_server=vpn_server
+            seed=seed,
+            progress=bar,
+            raw_dir=out,
+            capture=capture,
+            vpn_server=vpn_server,
+            capture_points=capture_points,
         )
         result = eng.run(scenario, opts)
     return write_and_print(result, out, as_json=as_json, plot=plot)

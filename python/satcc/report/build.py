@@ -147,10 +147,14 @@ def build_report(
     return report
 
 
-def build_result_report(directory: str | Path, out: str | Path, formats: list[str]) -> Report:
+def build_result_report(
+    directory: str | Path, out: str | Path, formats: list[str], kernel: str | Path | None = None
+) -> Report:
     """The report of one result directory (`satcc sim/run/emu/analyze --out`): the `satcc
     plot` figure as files (fig_result.png/.pdf/.svg) and, with html, a self-contained page
-    with the figure and the per-flow table."""
+    with the figure and the per-flow table. `kernel`: an emulator result directory of the
+    same scenario, whose captures are set beside this one's simulator captures, one
+    sequence/ACK figure per flow (satcc.report.captures)."""
     from satcc.plot import describe, figure, path_text
     from satcc.results import load
 
@@ -172,6 +176,20 @@ def build_result_report(directory: str | Path, out: str | Path, formats: list[st
         for fmt in (f for f in formats if f != "html"):
             fig.files.append(save_figure(fig_obj, out / f"fig_result.{fmt}", fmt, PNG_DPI))
         report = Report(d, out, formats, [fig])
+        extra = []
+        if kernel is not None:
+            from satcc.report.captures import draw
+
+            for fid, ftitle, caption, item in draw(d, kernel):
+                item.canvas.draw()
+                item.set_layout_engine("none")
+                f = Figure(fid, ftitle, caption)
+                for fmt in (x for x in formats if x != "html"):
+                    f.files.append(save_figure(item, out / f"fig_{fid}.{fmt}", fmt, PNG_DPI))
+                buf = io.BytesIO()
+                item.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
+                report.figures.append(f)
+                extra.append((f, base64.b64encode(buf.getvalue()).decode("ascii")))
         if "html" in formats:
             buf = io.BytesIO()
             fig_obj.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
@@ -187,6 +205,7 @@ def build_result_report(directory: str | Path, out: str | Path, formats: list[st
                     caption=fig.caption,
                     version=_native.version(),
                     directory=str(d),
+                    extra=extra,
                 )
             )
             path = out / HTML_FILE

@@ -11,6 +11,7 @@ use super::app::AppRun;
 use super::frag::Reassembly;
 use super::metrics::MetricsCache;
 use super::{Ev, Flow, World};
+use crate::capture::Tap;
 use crate::error::ConfigError;
 use crate::events::EventQueue;
 use crate::net::Network;
@@ -20,11 +21,11 @@ use crate::tcp::sender::Sender;
 use crate::trace::SeqAckRecorder;
 use crate::udp::UdpFlow;
 
-impl World {
+impl<T: Tap> World<T> {
     /// The world of a resolved scenario (the resolver checked it; nothing is checked again),
     /// walking the resolver's routes. What can still fail is building: an algorithm from
     /// its parameters, a link's model.
-    pub(super) fn build(r: &Resolved) -> Result<World, ConfigError> {
+    pub(super) fn build(r: &Resolved, tap: T) -> Result<World<T>, ConfigError> {
         let s = &r.scenario;
         debug_assert!(s.bin_ns > 0, "resolved: bins of a positive width");
         let host_noise = match &s.host_noise_quantiles_ns {
@@ -149,6 +150,7 @@ impl World {
             seqack: None,
             cc_series: None,
             store: PacketStore::default(),
+            tap,
         };
         for i in 0..w.flows.len() {
             let at = w.flows[i].sender.start;
