@@ -219,25 +219,34 @@ def test_fit_reads_a_ping_log_on_the_wall_clock(tmp_path, capsys):
     write_ping(p)
     assert main(["trace", "fit", str(p), "--no-check"]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith("# fitted by satcc trace fit from ping.txt\n[link.model]\n")
+    assert out.startswith(
+        "# fitted by satcc trace fit from ping.txt: delay and loss only (no delivery series)\n"
+        "[link.model]\n"
+    )
     assert "first at 12 s into the recording (wall clock)" in err
     assert "outage_probability = 1.0" in out and 'disturbance = ["200 ms", "200 ms"]' in out
     assert "not fitted (preset value kept): capacity" in err
 
 
-def test_fit_reads_an_iperf3_document_at_its_resolution(tmp_path, capsys):
-    doc = json.loads((DATA / "iperf3" / "udp_client.json").read_text())
-    n = 60
+def iperf3_doc(seconds: int = 60, side: str = "udp_server", reverse: bool = False) -> dict:
+    """A synthesised iperf3 -J document of `seconds` 1 s intervals from a real one's layout
+    (tests/data/iperf3/): 20 Mbit/s in the epochs from 12 s + 30 k s, 40 Mbit/s in the others."""
+    doc = json.loads((DATA / "iperf3" / f"{side}.json").read_text())
+    doc["start"]["test_start"]["reverse"] = int(reverse)
     iv = doc["intervals"][0]
     doc["intervals"] = []
-    for k in range(n):
+    for k in range(seconds):
         s = json.loads(json.dumps(iv))
         for st in [*s["streams"], s["sum"]]:
             st["start"], st["end"], st["seconds"] = k, k + 1, 1
             st["bytes"] = 2_500_000 if (k - 12) // 15 % 2 == 0 else 5_000_000
         doc["intervals"].append(s)
+    return doc
+
+
+def test_fit_reads_an_iperf3_document_at_its_resolution(tmp_path, capsys):
     p = tmp_path / "run.json"
-    p.write_text(json.dumps(doc))
+    p.write_text(json.dumps(iperf3_doc()))
     assert main(["trace", "fit", str(p), "--no-check"]) == 0
     out, err = capsys.readouterr()
     assert 'capacity = ["20 Mbit/s", "40 Mbit/s"]' in out
@@ -278,8 +287,8 @@ def test_fit_round_trips_an_exported_model_with_its_quality_on_stderr(tmp_path, 
     [
         (b"", "found none of these"),
         (b"\x00\x01binary\xff\xfe", "found binary data"),
-        (b"{not json", "expected iperf3 JSON (-J), found invalid JSON"),
-        (b'{"a": 1}', "expected an iperf3 -J document"),
+        (b"{not json", "expected iperf3 JSON (-J or --json-stream), found invalid JSON"),
+        (b'{"a": 1}', "expected an iperf3 -J or --json-stream document"),
         (b"hello world\n", "found none of these"),
         (b"5\n3\n", "timestamps must be non-decreasing"),
         (b"1\n2\n3\n", "too short to fit"),
@@ -343,3 +352,245 @@ def test_fit_reads_a_capture_of_a_saturating_flow(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert 'frame = "8 ms"' in out and "outage_probability = 1.0" in out, out + err
     assert "first at 12 s into the recording (fitted)" in err
+
+
+# -- input handling (issue 41): each case a new user met ----------------------------------------
+
+
+def fit_cli(tmp_path, capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["trace", "fit", *args, "--no-check"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_recordings_shorter_than_an_epoch_are_refused(tmp_path, capsys):
+    """A 5 s Mahimahi trace, a 2 s iperf3 run and a 0.24 s ping log: one line each, exit 2."""
+    mm = tmp_path / "short.mahimahi"
+    mm.write_text("\n".join(str(k) for k in range(1, 5000, 3)) + "\n")
+    run = tmp_path / "short.json"
+    run.write_text(json.dumps(iperf3_doc(seconds=2)))
+    ping = tmp_path / "short-ping.txt"
+    ping.write_text(
+        "\n".join(
+            f"[{1_700_000_040 + k * 0.02:.6f}] 64 bytes from 1.1.1.1: icmp_seq={k + 1} ttl=57 "
+            "time=30.1 ms"
+            for k in range(12)
+        )
+        + "\n"
+    )
+    for path, seconds in ((mm, "5"), (run, "2"), (ping, "0.22")):
+        code, out, err = fit_cli(tmp_path, capsys, str(path))
+        line = one_line(err)
+        assert code == 2 and out == ""
+        assert f"{path.name}: too short to fit: {seconds} s of" in line, line
+        assert "needs at least one whole 15 s epoch" in line
+
+
+def test_a_recording_holding_no_whole_epoch_is_refused(tmp_path, capsys):
+    """20 s of pings starting at :00 past the minute: the boundary at :12 leaves no whole epoch."""
+    p = tmp_path / "ping.txt"
+    write_ping(p, seconds=20, lost_at=())
+    code, _, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 2 and "holds no whole 15 s epoch (first boundary at 12 s)" in one_line(err)
+
+
+def json_stream(doc: dict) -> str:
+    """The same run as iperf3 --json-stream writes it: one event a line."""
+    events = [{"event": "start", "data": doc["start"]}]
+    events += [{"event": "interval", "data": iv} for iv in doc["intervals"]]
+    events.append({"event": "end", "data": doc["end"]})
+    return "\n".join(json.dumps(e) for e in events) + "\n"
+
+
+def test_an_iperf3_json_stream_is_read_as_its_json(tmp_path, capsys):
+    doc = iperf3_doc()
+    (tmp_path / "run.json").write_text(json.dumps(doc))
+    (tmp_path / "stream.json").write_text(json_stream(doc))
+    code, out_j, _ = fit_cli(tmp_path, capsys, str(tmp_path / "run.json"))
+    code_s, out_s, err_s = fit_cli(tmp_path, capsys, str(tmp_path / "stream.json"))
+    assert code == code_s == 0, err_s
+    assert out_s.split("\n", 1)[1] == out_j.split("\n", 1)[1]
+    assert "read as: iperf3 UDP server JSON" in err_s
+
+
+def test_a_leoreplayer_delay_file_is_read_as_delays(tmp_path, capsys):
+    """LeoReplayer's delay file (one whole-ms one-way delay per 10 ms, synthesised: 40 s around
+    10-12 ms, a level per epoch) is a delay series, not a Mahimahi trace."""
+    rng = np.random.default_rng(4)
+    t = np.arange(4000) * 10
+    level = np.where(((t - 12_000) // 15_000) % 2 == 0, 10, 12)
+    vals = level + rng.integers(-1, 2, len(t))
+    p = tmp_path / "delay_example.txt"
+    p.write_text("\n".join(str(v) for v in vals) + "\n")
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 0, err
+    assert "read as: LeoReplayer delay file" in err
+    assert "rtt_quantiles" in out and "frame" not in out
+    assert "capacity (no delivery series" in err
+
+
+def test_a_udp_senders_json_is_refused_as_offered_load(tmp_path, capsys):
+    p = tmp_path / "sender.json"
+    p.write_text(json.dumps(iperf3_doc(side="udp_client")))
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    line = one_line(err)
+    assert code == 2 and "sender.json: expected the receiving side of a UDP run" in line
+    assert "offered load, not the path's capacity" in line
+    # the same client with -R receives: its intervals are the downlink's delivery
+    doc = iperf3_doc(side="udp_client", reverse=True)
+    p.write_text(json.dumps(doc))
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 0 and 'capacity_ba = ["20 Mbit/s", "40 Mbit/s"]' in out, err
+
+
+def test_the_table_names_its_direction_and_the_other_keeps_its_plan(tmp_path, capsys):
+    import tomllib
+
+    from satcc.linkmodels import STARLINK_CAPACITY_MBPS, STARLINK_LOSS
+
+    p = tmp_path / "run.json"
+    p.write_text(json.dumps(iperf3_doc(side="udp_client", reverse=True)))  # a -R client: down
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 0
+    assert out.startswith("# fitted by satcc trace fit from run.json: downlink (capacity_ba)\n")
+    m = tomllib.loads(out)["link"]["model"]
+    up_lo, up_hi = STARLINK_CAPACITY_MBPS[("residential", "uplink")]
+    assert m["dish"] == "a" and m["capacity_ba"] == ["20 Mbit/s", "40 Mbit/s"]
+    assert m["capacity"] == [f"{up_lo:.3g} Mbit/s", f"{up_hi:.3g} Mbit/s"]
+    # no probes: each direction's loss is its preset, written out (loss_ba defaults to loss)
+    assert m["loss"] == list(STARLINK_LOSS["uplink"])
+    assert m["loss_ba"] == list(STARLINK_LOSS["downlink"])
+    assert "fitted direction: downlink; the other keeps the residential preset" in err
+    # --dir up puts it on a→b
+    code, out, err = fit_cli(tmp_path, capsys, str(p), "--dir", "up")
+    m = tomllib.loads(out)["link"]["model"]
+    assert m["capacity"] == ["20 Mbit/s", "40 Mbit/s"] and m["capacity_ba"] != m["capacity"]
+    assert "--dir up overrides the iperf3 UDP client JSON's own direction (down)" in err
+    # a trace that does not say: the downlink, said so
+    mm = tmp_path / "t.mahimahi"
+    mm.write_text("\n".join(str(k) for k in range(1, 40_000, 2)) + "\n")
+    code, out, err = fit_cli(tmp_path, capsys, str(mm))
+    assert "does not say its direction: taken as the downlink (--dir up)" in err
+    assert "capacity_ba" in out
+
+
+def test_a_pings_round_trip_loss_is_split_over_both_directions(tmp_path, capsys):
+    import tomllib
+
+    p = tmp_path / "ping.txt"
+    write_ping(p, seconds=60, lost_at=())
+    lines = p.read_text().splitlines()
+    kept = [ln for k, ln in enumerate(lines) if k == 0 or k % 100 != 50]  # 1 % isolated losses
+    p.write_text("\n".join(kept) + "\n")
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 0, err
+    m = tomllib.loads(out)["link"]["model"]
+    rt = 12 / 1200
+    q = 1 - math.sqrt(1 - rt)
+    assert m["loss"] == m["loss_ba"] == [pytest.approx(q, abs=1e-6)] * 2
+    assert "in-epoch probe loss: round trip 0.01 split over both directions" in err
+    assert "capacity" not in m and out.startswith(
+        "# fitted by satcc trace fit from ping.txt: delay and loss only"
+    )
+
+
+def test_a_csv_header_says_rtt_or_one_way(tmp_path, capsys):
+    """t_ms,rtt_ms is a round trip: its RTT level is the rows' value, not twice it."""
+    t = np.arange(0, 45_000, 10)
+    rows = [f"{x},{40 + (x // 1000) % 2}" for x in t]
+    for header, level in (("t_ms,rtt_ms", 40.5), ("t_ms,delay_ms", 81.0)):
+        p = tmp_path / "d.csv"
+        p.write_text(header + "\n" + "\n".join(rows) + "\n")
+        code, out, err = fit_cli(tmp_path, capsys, str(p))
+        assert code == 0, err
+        med = float(out.split("rtt_quantiles = ")[1].split('"')[5].split()[0])
+        assert abs(med - level) < 1.0, (header, med)
+    p.write_text("t_ms,latency\n0,20\n10,21\n")
+    code, _, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 2
+    assert "d.csv: line 1: expected a header t_ms,delay_ms (one-way) or t_ms,rtt_ms" in err
+
+
+def test_jitter_corr_is_not_fitted_from_sparse_pings(tmp_path, capsys):
+    """Pings 50 ms apart fill the 10 ms grid by holding each RTT: no jitter_corr from them."""
+    p = tmp_path / "ping.txt"
+    write_ping(p)
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 0 and "jitter_corr" not in out
+    assert "jitter_corr (delay samples 50 ms apart; needs <= 10 ms)" in err
+    rec = tf.read_recording(p)
+    assert "rtt_corr_10ms" not in tf.statistics(rec, tf.find_phase(rec))
+    # pings 10 ms apart (their stamps a little off the grid) measure it
+    t = np.arange(6000) * 10.02
+    dense = tf.Recording("dense", delay_t_ms=t, delay_ms=20 + np.random.default_rng(1).random(6000))
+    assert "rtt_corr_10ms" in tf.delay_statistics(dense, 12_000)
+
+
+def test_a_ping_log_is_a_delay_series_beside_an_iperf3_run(tmp_path, capsys):
+    """--delay ping.log with an iperf3 JSON: capacity from the run, delay and loss from the
+    pings, placed by their wall clocks."""
+    import tomllib
+
+    doc = iperf3_doc(seconds=60, side="udp_client", reverse=True)
+    doc["start"]["timestamp"]["timesecs"] = 1_700_000_040
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(doc))
+    ping = tmp_path / "ping.log"
+    write_ping(ping, seconds=60)
+    code, out, err = fit_cli(tmp_path, capsys, str(run), "--delay", str(ping))
+    assert code == 0, err
+    m = tomllib.loads(out)["link"]["model"]
+    assert m["capacity_ba"] == ["20 Mbit/s", "40 Mbit/s"]
+    assert "rtt_quantiles" in m and "loss_ba" in m and m["outage_probability"] > 0
+    assert "first at 12 s into the recording (wall clock)" in err
+    assert "placed on the recording's clock by their wall clocks" in err
+
+
+def test_a_delay_file_without_delays_is_refused(tmp_path, capsys):
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(iperf3_doc()))
+    code, _, err = fit_cli(tmp_path, capsys, str(run), "--delay", str(run))
+    assert code == 2
+    assert "run.json: expected a delay series (--delay" in one_line(err)
+
+
+def test_stderr_marks_each_statistic_the_fit_misses(tmp_path, capsys, monkeypatch):
+    assert tf.misses({"rtt_jump": 28.3, "cap_cv": 0.2}, {"rtt_jump": 12.1, "cap_cv": 0.21}) == [
+        "rtt_jump 28.3 vs 12.1"
+    ]
+    # a rate of counted events: two Poisson sd of its count (0 vs 0.8 bursts in 60 s is none)
+    probes = {"probes": 6000.0, "probe_interval_s": 0.01}
+    assert tf.misses(probes | {"bursts_per_s": 0.0}, {"bursts_per_s": 0.0133}) == []
+    assert tf.misses(probes | {"loss": 0.0}, {"loss": 0.01}) == ["loss 0 vs 0.01"]
+    p = tmp_path / "ping.txt"
+    write_ping(p, seconds=60)
+
+    def fake_refine(model, stats, **_kw):
+        return model, dict(stats, rtt_jump=stats["rtt_jump"] + 5)
+
+    monkeypatch.setattr(tf, "refine", fake_refine)
+    assert main(["trace", "fit", str(p)]) == 0
+    err = capsys.readouterr().err
+    jump = next(ln for ln in err.splitlines() if ln.startswith("rtt_jump"))
+    assert jump.endswith("  miss")
+    assert "the fit misses 1: rtt_jump" in err
+    assert not any(ln.endswith("miss") for ln in err.splitlines() if ln.startswith("rtt_sd"))
+
+
+def test_help_states_the_rounds_refine_runs(capsys):
+    import inspect
+    import re
+
+    with pytest.raises(SystemExit):
+        main(["trace", "fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    words = {"three": 3, "four": 4, "five": 5, "six": 6}
+    said = re.search(r"\((\w+) rounds", text)
+    assert said, text
+    assert words[said.group(1)] == inspect.signature(tf.refine).parameters["rounds"].default

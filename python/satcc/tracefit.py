@@ -65,6 +65,11 @@ CAPACITY_SLOT = "100 ms"  # the model's capacity slot (satcc-core starlink::Intr
 DELAY_SLOT = "10 ms"
 BOUNDARY_WINDOW_MS = 200  # a delivery gap or loss run this close to a boundary is its outage
 OUTAGE_MIN_MS = 40  # a delivery gap this long is an outage (in-epoch gaps stay below ~25 ms)
+# rtt_corr_10ms is measured on the 10 ms delay grid; delay samples further apart than the grid
+# fill it by holding each sample (pings 20 ms apart give every value twice: a lag-1
+# correlation of ~0.5 from the sampling alone), so it is left out above this spacing
+JITTER_CORR_MAX_SPACING_MS = DELAY_STEP_MS
+JITTER_CORR_SLACK = 1.1  # ... with 10 % for a recorder's clock (ping -i 0.01 stamps ~10.0x ms)
 
 
 @dataclass
@@ -80,7 +85,23 @@ class Recording:
     probe_interval_s: float | None = None
     probe_t_ms: np.ndarray | None = None  # each probe's time (ms from start)
     phase_ms: int | None = None  # first boundary (ms from start), known from wall clock
+    wall0_s: float | None = None  # wall clock (Unix s) at the recording's 0, when stamped
+    kind: str = "recording"  # what it was read as, named on stderr
+    # the link direction of the delivery series: "up", "down", or None (not known: --dir)
+    direction: str | None = None
+    delay_round_trip: bool = False  # the delay series is half a round trip (ping, rtt_ms)
     notes: list[str] = field(default_factory=list)
+
+    def span_ms(self) -> float:
+        """How long the recording is (its longest series), ms."""
+        spans = [0.0]
+        if self.cap_ms is not None:
+            spans.append(float(len(self.cap_ms)))
+        if self.delay_t_ms is not None and len(self.delay_t_ms):
+            spans.append(float(self.delay_t_ms[-1] - self.delay_t_ms[0]))
+        if self.probe_t_ms is not None and len(self.probe_t_ms):
+            spans.append(float(self.probe_t_ms[-1] - self.probe_t_ms[0]))
+        return max(spans)
 
 
 class FitError(ValueError):
@@ -95,10 +116,30 @@ def _looks_like_numbers(text: str) -> bool:
     return bool(lines) and all(x.replace(".", "", 1).isdigit() for x in lines)
 
 
+# A file of one number a line is a Mahimahi trace (non-decreasing ms stamps from near 0 to
+# the recording's length) or a LeoReplayer delay file (one one-way delay in ms per 10 ms,
+# going up and down inside a narrow band). A delay file that never decreases (a constant
+# delay) is told apart by its band: its largest value is at most this many times its least.
+DELAY_FILE_BAND = 2.0
+DELAY_FILE_MIN_LINES = 100
+DELAY_FILE_DOWN_SHARE = 0.01  # ... and a delay file's values step down at least this often
+
+
+def _is_delay_file(text: str) -> bool:
+    vals = np.asarray([float(x) for x in text.split()], dtype=float)
+    if len(vals) < DELAY_FILE_MIN_LINES:
+        return False  # too short either way: read as a trace, which says so
+    steps = np.diff(vals)
+    # a delay goes down about as often as up; a trace with a stamp out of order does so once
+    if np.mean(steps < 0) >= DELAY_FILE_DOWN_SHARE or np.any(vals != np.round(vals)):
+        return True
+    return bool(vals[-1] <= DELAY_FILE_BAND * max(vals[0], 1))
+
+
 def read_recording(path: Path, delay: Path | None = None) -> Recording:
     """Detect the recording's kind and read it (and the `--delay` file if given)."""
     from satcc import limits
-    from satcc.analyze.iperf3 import Iperf3Error, looks_like_iperf3, read_iperf3
+    from satcc.analyze.iperf3 import Iperf3Error, load_document, looks_like_iperf3, read_iperf3
     from satcc.analyze.ping import looks_like_ping, read_ping
     from satcc.linkmodels import read_mahimahi
 
@@ -125,42 +166,87 @@ def read_recording(path: Path, delay: Path | None = None) -> Recording:
             ) from None
         stripped = text.lstrip()
         if stripped.startswith("{"):
+            # iperf3 -J or --json-stream: read as `satcc analyze` reads them
             try:
-                doc = json.loads(text)
-            except ValueError:
-                raise FitError(f"{path}: expected iperf3 JSON (-J), found invalid JSON") from None
-            if not looks_like_iperf3(doc):
-                raise FitError(f"{path}: expected an iperf3 -J document (start, intervals, end)")
-            try:
+                doc = load_document(path)
+                if not looks_like_iperf3(doc):
+                    raise FitError(
+                        f"{path}: expected an iperf3 -J or --json-stream document "
+                        "(start, intervals, end)"
+                    )
                 rec = _from_iperf3(str(path), read_iperf3(doc))
             except Iperf3Error as e:
-                raise FitError(f"{path}: {e}") from None
+                msg = str(e).removeprefix(f"{path}: ").removeprefix("<dict>: ")
+                msg = msg.replace(
+                    "not JSON (", "expected iperf3 JSON (-J or --json-stream), found invalid JSON ("
+                )
+                raise FitError(f"{path}: {msg}") from None
         elif stripped[:4].lower() in ("t_ms", "t_ms,") or "," in stripped.split("\n", 1)[0]:
-            t, d = _read_delay(path)
-            rec = Recording(str(path), delay_t_ms=t, delay_ms=d)
+            t, d, what = _read_delay(path)
+            rec = Recording(str(path), delay_t_ms=t, delay_ms=d, kind=what)
         elif looks_like_ping(text) or any(looks_like_ping(x) for x in text.splitlines()[:20]):
             rec = _from_ping(str(path), read_ping(path, text))
         elif _looks_like_numbers(text):
-            try:
-                stamps = np.asarray(read_mahimahi(path), dtype=np.int64)
-            except ValueError as e:
-                raise FitError(f"{path}: {e}") from None
-            rec = Recording(str(path), cap_ms=np.bincount(stamps) * 1500.0)
+            if _is_delay_file(text):
+                t, d, what = _read_delay(path)
+                rec = Recording(str(path), delay_t_ms=t, delay_ms=d, kind=what)
+            else:
+                try:
+                    stamps = np.asarray(read_mahimahi(path), dtype=np.int64)
+                except ValueError as e:
+                    raise FitError(f"{path}: {e}") from None
+                rec = Recording(
+                    str(path), cap_ms=np.bincount(stamps) * 1500.0, kind="Mahimahi trace"
+                )
         else:
             raise FitError(
                 f"{path}: expected a Mahimahi/LeoReplayer trace, delay CSV (t_ms,delay_ms), "
                 "ping log, iperf3 JSON or pcap capture; found none of these"
             )
     if delay is not None:
-        if not delay.is_file():
-            raise FitError(f"{delay}: expected a delay file (--delay), found no regular file")
-        t, d = _read_delay(delay)
-        rec.delay_t_ms, rec.delay_ms = t, d
+        _add_delay(rec, delay)
     return rec
 
 
-def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """`t_ms,delay_ms[,loss]` rows (header skipped), or LeoReplayer's one value per 10 ms."""
+def _add_delay(rec: Recording, delay: Path) -> None:
+    """`--delay`: a delay CSV, a LeoReplayer delay file or a ping log beside the recording.
+    With wall clocks on both (ping -D, iperf3's start time) the delay series is placed on the
+    recording's clock; otherwise both are taken to start together (said on stderr)."""
+    if not delay.is_file():
+        raise FitError(f"{delay}: expected a delay file (--delay), found no regular file")
+    d = read_recording(delay)
+    if d.delay_ms is None:
+        raise FitError(
+            f"{delay}: expected a delay series (--delay: a t_ms,delay_ms CSV, a LeoReplayer "
+            f"delay file or a ping -D log), found a {d.kind}"
+        )
+    shift = 0.0
+    if rec.wall0_s is not None and d.wall0_s is not None:
+        shift = (d.wall0_s - rec.wall0_s) * 1000
+        rec.notes.append(
+            f"--delay {delay.name} placed on the recording's clock by their wall clocks "
+            f"({shift / 1000:+.3g} s)"
+        )
+    else:
+        rec.notes.append(f"--delay {delay.name} taken to start with the recording")
+    rec.delay_t_ms, rec.delay_ms = d.delay_t_ms + shift, d.delay_ms
+    rec.delay_round_trip = d.delay_round_trip
+    if d.lost is not None:
+        rec.lost, rec.probe_interval_s = d.lost, d.probe_interval_s
+        rec.probe_t_ms = d.probe_t_ms + shift
+        if rec.phase_ms is None and d.phase_ms is not None:
+            rec.phase_ms = round((d.phase_ms + shift) % PERIOD_MS)
+    rec.kind = f"{rec.kind} + {d.kind}"
+
+
+_ONE_WAY_HEADERS = ("delay_ms", "owd_ms", "one_way_ms", "one_way_delay_ms")
+_RTT_HEADERS = ("rtt_ms", "rtt", "round_trip_ms")
+
+
+def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray, str]:
+    """`t_ms,delay_ms[,loss]` rows (a header names the second column: `delay_ms` one-way,
+    `rtt_ms` round trip, halved), or LeoReplayer's one value per 10 ms; the series and what
+    the file was read as."""
     from satcc import limits
     from satcc.linkmodels import read_delay_csv
 
@@ -174,7 +260,17 @@ def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray]:
             except ValueError:
                 raise FitError(f"{path}: line {n}: expected a delay in ms") from None
         d = np.asarray(vals)
-        return np.arange(len(d), dtype=float) * DELAY_STEP_MS, d
+        return np.arange(len(d), dtype=float) * DELAY_STEP_MS, d, "LeoReplayer delay file"
+    half, what = 1.0, "delay CSV (t_ms, one-way delay)"
+    cols = [c.strip().lower() for c in first.split(",")]
+    if not cols[0].replace(".", "", 1).isdigit():  # a header
+        if len(cols) < 2 or cols[0] != "t_ms" or cols[1] not in _ONE_WAY_HEADERS + _RTT_HEADERS:
+            raise FitError(
+                f"{path}: line 1: expected a header t_ms,delay_ms (one-way) or t_ms,rtt_ms "
+                f"(round trip), found {first[:60]!r}"
+            )
+        if cols[1] in _RTT_HEADERS:
+            half, what = 0.5, "delay CSV (t_ms, RTT halved)"
     try:
         rows = read_delay_csv(path, 0.0)
     except ValueError as e:
@@ -182,8 +278,8 @@ def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if len(rows) < 2:
         raise FitError(f"{path}: expected at least two t_ms,delay_ms rows")
     t = np.asarray([r[0] for r in rows], dtype=float) / 1e6
-    d = np.asarray([r[1] for r in rows], dtype=float) / 1e6
-    return t, d
+    d = np.asarray([r[1] for r in rows], dtype=float) / 1e6 * half
+    return t, d, what
 
 
 def _from_ping(path: str, r: Any) -> Recording:
@@ -217,6 +313,9 @@ def _from_ping(path: str, r: Any) -> Recording:
         probe_t_ms=rel_ms,
         probe_interval_s=interval,
         phase_ms=phase,
+        wall0_s=wall0,
+        kind="ping log",
+        delay_round_trip=True,
     )
 
 
@@ -224,6 +323,11 @@ def _from_iperf3(path: str, r: Any) -> Recording:
     iv = r.intervals
     if len(iv) == 0:
         raise FitError(f"{path}: the iperf3 run has no intervals")
+    if r.meta["protocol"] == "UDP" and r.meta["local_sends"]:
+        raise FitError(
+            f"{path}: expected the receiving side of a UDP run (a client with -R, or the "
+            "server's JSON); a sender's intervals are its offered load, not the path's capacity"
+        )
     iv = iv[~iv["omitted"].fillna(False).astype(bool)]
     per = iv.groupby("start_s", sort=True).agg(end_s=("end_s", "max"), bytes=("bytes", "sum"))
     step = float(np.median(per["end_s"] - per.index))
@@ -234,7 +338,17 @@ def _from_iperf3(path: str, r: Any) -> Recording:
         a, b = round(start * 1000), round(row["end_s"] * 1000)
         if b > a:
             cap[a:b] = row["bytes"] / (b - a)
-    return Recording(path, cap_ms=cap, cap_step_ms=step_ms)
+    # the client at the dish: its sending is the uplink (a server's JSON: the other way)
+    client_sends = r.meta["local_sends"] == (r.meta["role"] == "client")
+    secs = r.meta.get("timesecs")
+    return Recording(
+        path,
+        cap_ms=cap,
+        cap_step_ms=step_ms,
+        kind=f"iperf3 {r.meta['protocol']} {r.meta['role']} JSON",
+        direction="up" if client_sends else "down",
+        wall0_s=float(secs) if isinstance(secs, (int, float)) else None,
+    )
 
 
 def _read_capture(path: Path) -> Recording:
@@ -251,7 +365,7 @@ def _read_capture(path: Path) -> Recording:
     f = series[series["flow_id"] == busiest]
     c = np.zeros(int(f["bin"].max()) + 1)
     c[f["bin"].to_numpy()] = f["payload_bytes"].to_numpy(dtype=float)
-    rec = Recording(str(path), cap_ms=c)
+    rec = Recording(str(path), cap_ms=c, kind="capture")
     rtt = cap.rtt
     if rtt is not None and len(rtt):
         mine = rtt[rtt["flow_id"] == busiest] if (rtt["flow_id"] == busiest).any() else rtt
@@ -493,8 +607,10 @@ def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
     )
     d = rec.delay_ms
     out["delay_resolution_ms"] = 1.0 if np.array_equal(d, np.round(d)) else 0.0
+    spacing = float(np.median(np.diff(rec.delay_t_ms)))
+    out["delay_spacing_ms"] = spacing
     c = _corr1(resid)
-    if c is not None:
+    if c is not None and spacing <= JITTER_CORR_MAX_SPACING_MS * JITTER_CORR_SLACK:
         out["rtt_corr_10ms"] = c
     return out
 
@@ -523,6 +639,8 @@ def loss_statistics(
     inner = [n for k, (_, n) in enumerate(runs) if k not in at]
     duration = len(lost) * interval_s
     out = {
+        "probes": float(len(lost)),
+        "probe_interval_s": interval_s,
         "loss": float(lost.mean()),
         "loss_isolated": float(sum(1 for n in inner if n == 1) / len(lost)),
         "bursts_per_s": float(sum(1 for n in inner if n >= 2) / duration),
@@ -552,17 +670,92 @@ def statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
     return out
 
 
+def check_length(rec: Recording, phase_ms: int) -> None:
+    """Refuse a recording holding no whole 15 s epoch (every within-epoch statistic and the
+    epoch capacities need one)."""
+    span = rec.span_ms()
+    if span < PERIOD_MS:
+        raise FitError(
+            f"{rec.source}: too short to fit: {span / 1000:.3g} s of {rec.kind}, needs at least "
+            f"one whole {PERIOD_MS // 1000} s epoch"
+        )
+    if not _epochs(int(span), phase_ms):
+        raise FitError(
+            f"{rec.source}: too short to fit: {span / 1000:.3g} s of {rec.kind} holds no whole "
+            f"{PERIOD_MS // 1000} s epoch (first boundary at {phase_ms / 1000:g} s); "
+            f"record {2 * PERIOD_MS // 1000} s or more"
+        )
+
+
+# Statistics not fitted (bookkeeping, or the recording's own sampling)
+NOT_COMPARED = ("epochs", "probes", "probe_interval_s", "delay_spacing_ms", "delay_resolution_ms")
+
+
+def tolerance(key: str, want: float, stats: dict[str, float]) -> float:
+    """How far the model's statistic may be from the recording's before stderr marks it a
+    miss: correlations 0.15, shares 0.1, probe loss rates and burst rates a half or two
+    standard deviations of their count (a Poisson count n: 2 sqrt(n), at least 2 events, over
+    the recording's probes), everything else 25 % (delays at least 2 ms, a whole-ms
+    recording's RTT step)."""
+    if "corr" in key:
+        return 0.15
+    if key.endswith("_share"):
+        return 0.1
+    if key in ("loss", "loss_isolated", "bursts_per_s") and stats.get("probes"):
+        # the rate's denominator: probes, or seconds of probing for the burst rate
+        n = stats["probes"] * (stats["probe_interval_s"] if key == "bursts_per_s" else 1)
+        return max(0.5 * abs(want), 2 * math.sqrt(max(abs(want) * n, 1)) / n)
+    if key.endswith("_ms") or key.startswith("rtt_"):
+        return max(0.25 * abs(want), 2.0)
+    return 0.25 * abs(want)
+
+
+def misses(stats: dict[str, float], got: dict[str, float]) -> list[str]:
+    """The statistics the model misses, as `key recording vs model`."""
+    out = []
+    for k, v in stats.items():
+        if k in NOT_COMPARED or k not in got:
+            continue
+        if abs(got[k] - v) > tolerance(k, v, stats):
+            out.append(f"{k} {v:.4g} vs {got[k]:.4g}")
+    return out
+
+
 # -- the fit ------------------------------------------------------------------------------------
 
 
-def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
-    """`[link.model]` keys from the statistics, and what could not be fitted."""
-    m: dict[str, Any] = {"kind": "starlink", "variation": "intra"}
+# The table's link has the dish on side a (`dish = "a"`): a→b is the uplink (`capacity`,
+# `loss`), b→a the downlink (`capacity_ba`, `loss_ba`).
+SIDE = {"up": "ab", "down": "ba"}
+ROLE = {"up": "uplink", "down": "downlink"}
+
+
+def split_round_trip_loss(p: float) -> float:
+    """Each direction's loss when a round trip loses a probe with probability `p` and the two
+    directions are taken to lose alike and independently: 1 - (1 - q)^2 = p."""
+    return 1 - math.sqrt(1 - p)
+
+
+def fit(
+    stats: dict[str, float], direction: str = "down", plan: str = "residential"
+) -> tuple[dict[str, Any], list[str]]:
+    """`[link.model]` keys from the statistics, and what could not be fitted. The capacity
+    lands on `direction` only (the other keeps the plan's preset, written out so that the
+    `_ba` default does not copy it); probe loss is a round trip's, split over both."""
+    from satcc.linkmodels import STARLINK_CAPACITY_MBPS, STARLINK_LOSS
+
+    m: dict[str, Any] = {"kind": "starlink", "variation": "intra", "dish": "a"}
     missing = []
+    other = "up" if direction == "down" else "down"
     if "cap_epoch_min" in stats:
-        m["capacity"] = [_mbit(stats["cap_epoch_min"]), _mbit(stats["cap_epoch_max"])]
+        fitted = [_mbit(stats["cap_epoch_min"]), _mbit(stats["cap_epoch_max"])]
+        lo, hi = STARLINK_CAPACITY_MBPS[(plan, ROLE[other])]
+        preset = [_mbit(lo), _mbit(hi)]
+        m["capacity"], m["capacity_ba"] = (
+            (fitted, preset) if direction == "up" else (preset, fitted)
+        )
     else:
-        missing.append("capacity (no delivery series)")
+        missing.append(f"capacity (no delivery series: the {plan} plan's preset)")
     if "cap_cv" in stats:
         m["capacity_sigma"] = round(math.sqrt(math.log1p(stats["cap_cv"] ** 2)), 3)
         m["capacity_corr"] = round(min(max(stats.get("cap_corr", 0.0), 0.0), 0.99), 3)
@@ -591,7 +784,13 @@ def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
     if "rtt_epoch_p50" in stats:
         m["rtt_quantiles"] = [f"{stats[f'rtt_epoch_p{p}']:.3g} ms" for p in (0, 25, 50, 75, 100)]
         m["jitter"] = f"{stats['rtt_sd'] / 2:.3g} ms"  # one way
-        m["jitter_corr"] = round(min(max(stats.get("rtt_corr_10ms", 0.0), 0.0), 0.99), 3)
+        if "rtt_corr_10ms" in stats:
+            m["jitter_corr"] = round(min(max(stats["rtt_corr_10ms"], 0.0), 0.99), 3)
+        else:
+            missing.append(
+                f"jitter_corr (delay samples {stats.get('delay_spacing_ms', 0):.3g} ms apart; "
+                f"needs <= {JITTER_CORR_MAX_SPACING_MS} ms)"
+            )
         if "rtt_p1" in stats:
             # the delay's floor below the epoch's base: the residual's p1, one way
             m["jitter_floor"] = f"{max(-stats['rtt_p1'], 0) / 2:.3g} ms"
@@ -606,11 +805,18 @@ def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
                 f"{stats[f'{src}_outage_max_ms']:.3g} ms",
             ]
     if "loss" in stats:
-        p = stats["loss_isolated"]
-        m["loss"] = [round(p, 6), round(p, 6)]
-        m["burst_rate"] = round(stats["bursts_per_s"], 4)
+        # round-trip probes: each direction loses 1 - sqrt(1 - p), and runs its own bursts
+        # (a round trip meets both directions' bursts: half the rate each)
+        q = round(split_round_trip_loss(stats["loss_isolated"]), 6)
+        m["loss"] = [q, q]
+        m["loss_ba"] = [q, q]
+        m["burst_rate"] = round(stats["bursts_per_s"] / 2, 4)
         if "burst_ms" in stats:
             m["burst_duration"] = f"{stats['burst_ms']:.3g} ms"
+    elif "capacity" in m:
+        # the preset's loss for both, written out (`loss_ba` defaults to `loss`)
+        m["loss"], m["loss_ba"] = (list(STARLINK_LOSS[ROLE[d]]) for d in ("up", "down"))
+        missing.append("loss, burst_rate, burst_duration (no ping probes: the preset's)")
     else:
         missing.append("loss, burst_rate, burst_duration (no ping probes)")
     return m, missing
@@ -631,8 +837,18 @@ def toml_table(model: dict[str, Any], comment: str = "") -> str:
 # -- the model's own statistics -----------------------------------------------------------------
 
 
-def model_samples(model: dict[str, Any], duration_s: int, seed: int = 1) -> dict[str, Any]:
-    """The model's a→b direction sampled every ms by the simulator's own code."""
+def model_samples(
+    model: dict[str, Any], duration_s: int, seed: int = 1, side: str = "ab"
+) -> dict[str, Any]:
+    """One direction of the model (`side`: "ab" or "ba") sampled every ms by the simulator's
+    own code."""
+    return model_samples_both(model, duration_s, seed)[side]
+
+
+def model_samples_both(
+    model: dict[str, Any], duration_s: int, seed: int = 1
+) -> dict[str, dict[str, Any]]:
+    """Both directions of the model ("ab", "ba") sampled every ms in one run."""
     from satcc import _native
     from satcc.scenario import from_dict, resolve
 
@@ -645,14 +861,17 @@ def model_samples(model: dict[str, Any], duration_s: int, seed: int = 1) -> dict
     }
     config = resolve(from_dict(doc))
     s = _native.run_sim(config, sample_models_ns=1_000_000)["model_samples"]
-    keep = [
-        i
-        for i, (li, d) in enumerate(zip(s["link_id"], s["dir"], strict=True))
-        if li == 0 and d == "ab"
-    ]
-    return {
-        k: np.asarray([s[k][i] for i in keep]) for k in ("t_ns", "rate_bps", "delay_ns", "loss")
-    }
+    out = {}
+    for side in ("ab", "ba"):
+        keep = [
+            i
+            for i, (li, d) in enumerate(zip(s["link_id"], s["dir"], strict=True))
+            if li == 0 and d == side
+        ]
+        out[side] = {
+            k: np.asarray([s[k][i] for i in keep]) for k in ("t_ns", "rate_bps", "delay_ns", "loss")
+        }
+    return out
 
 
 def model_statistics(
@@ -661,15 +880,23 @@ def model_statistics(
     interval_s: float = 0.01,
     seed: int = 1,
     delay_resolution_ms: float = 0.0,
+    side: str = "ab",
+    round_trip: bool = False,
 ) -> dict[str, float]:
-    """The statistics of the model's own output: delivery per ms from its mean rate per ms,
-    delay from its one-way delay (rounded to `delay_resolution_ms` when the recording it is
-    compared with was: the model's delay is continuous, a whole-ms recording is not), probes
-    lost with its loss probability at each probe."""
-    s = model_samples(model, duration_s, seed)
+    """The statistics of the model's own output: delivery per ms from the `side` direction's
+    mean rate per ms, delay from its one-way delay (with `round_trip`, half the sum of both
+    directions' delays, as a ping sees it; rounded to `delay_resolution_ms` when the
+    recording it is compared with was: the model's delay is continuous, a whole-ms recording
+    is not), probes lost with its loss probability at each probe (with `round_trip`, on the
+    way out or back)."""
+    both = model_samples_both(model, duration_s, seed)
+    s = both[side]
+    back = both["ba" if side == "ab" else "ab"] if round_trip else None
     rec = Recording("model", cap_ms=s["rate_bps"] * 0.001 / 8)
     rec.delay_t_ms = s["t_ns"] / 1e6
     rec.delay_ms = s["delay_ns"] / 1e6
+    if back is not None:
+        rec.delay_ms = (s["delay_ns"] + back["delay_ns"]) / 2e6
     if delay_resolution_ms > 0:
         rec.delay_ms = np.round(rec.delay_ms / delay_resolution_ms) * delay_resolution_ms
     probes = np.arange(0, duration_s * 1000, interval_s * 1000).astype(int)
@@ -678,6 +905,8 @@ def model_statistics(
     # a probe is lost with the loss probability in force, or in an outage (the link idle for
     # OUTAGE_MIN_MS or more; a frame's idle part holds a probe for a few ms, it does not lose it)
     idle = s["rate_bps"] <= 0
+    if back is not None:
+        idle = idle | (back["rate_bps"] <= 0)
     outage = np.zeros(len(idle), bool)
     k = 0
     while k < len(idle):
@@ -690,6 +919,8 @@ def model_statistics(
         else:
             k += 1
     rec.lost = (rng.random(len(probes)) < s["loss"][at]) | outage[at]
+    if back is not None:
+        rec.lost |= rng.random(len(probes)) < back["loss"][at]
     rec.probe_t_ms = probes.astype(float)
     rec.probe_interval_s = interval_s
     return statistics(rec, PHASE_WALL_MS)
@@ -705,6 +936,8 @@ def refine(
     duration_s: int = 300,
     rounds: int = 5,
     interval_s: float = 0.01,
+    side: str = "ab",
+    round_trip: bool = False,
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """Simulated moments: adjust the within-epoch knobs until the model's own statistics meet
     the recording's (the 100 ms bins alias the frames, the 10 ms grid quantises the delay, so
@@ -712,7 +945,9 @@ def refine(
     refined model and its statistics."""
     m = dict(model)
     res = stats.get("delay_resolution_ms", 0.0)
-    got = model_statistics(m, duration_s, interval_s, delay_resolution_ms=res)
+    got = model_statistics(
+        m, duration_s, interval_s, delay_resolution_ms=res, side=side, round_trip=round_trip
+    )
     prev: tuple[float, float] | None = None  # (frame_offset_sd ms, its spacing_corr)
     for _ in range(rounds):
         if "cap_cv" in stats and got.get("cap_cv") and "capacity_sigma" in m:
@@ -768,5 +1003,7 @@ def refine(
                 new = sd * (1.1 if miss > 0 else 0.9)
             prev = (sd, got["spacing_corr"])
             m["frame_offset_sd"] = f"{_clamp(new, sd / 2, sd * 2):.3g} ms"
-        got = model_statistics(m, duration_s, interval_s, delay_resolution_ms=res)
+        got = model_statistics(
+            m, duration_s, interval_s, delay_resolution_ms=res, side=side, round_trip=round_trip
+        )
     return m, got

@@ -21,7 +21,7 @@ from pathlib import Path
 from satcc import _native
 from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
-from satcc.linkmodels import MAHIMAHI_BYTES
+from satcc.linkmodels import MAHIMAHI_BYTES, STARLINK_CAPACITY_MBPS
 from satcc.scenario import Scenario, load, resolve
 from satcc.units import UnitError, parse_duration
 
@@ -61,13 +61,27 @@ def register(subparsers) -> None:
     f.add_argument(
         "recording",
         metavar="RECORDING",
-        help="Mahimahi/LeoReplayer trace, t_ms,delay_ms CSV, ping -D log, iperf3 JSON or pcap",
+        help="Mahimahi trace, LeoReplayer delay file, t_ms,delay_ms or t_ms,rtt_ms CSV, "
+        "ping -D log, iperf3 JSON (-J or --json-stream) or pcap",
     )
     f.add_argument(
         "--delay",
-        metavar="DELAY_CSV",
+        metavar="FILE",
         type=Path,
-        help="delay series beside a delivery trace (t_ms,delay_ms CSV or one value per 10 ms)",
+        help="delay series beside a delivery trace: a t_ms,delay_ms CSV, a LeoReplayer delay "
+        "file (one value per 10 ms) or a ping -D log (its probe loss too)",
+    )
+    f.add_argument(
+        "--dir",
+        choices=("up", "down"),
+        help="the direction the delivery series was recorded in (default: an iperf3 JSON's "
+        "own, the client taken to be at the dish; otherwise down)",
+    )
+    f.add_argument(
+        "--plan",
+        choices=sorted({plan for plan, _ in STARLINK_CAPACITY_MBPS}),
+        default="residential",
+        help="the plan whose preset capacity the direction not fitted keeps (default residential)",
     )
     f.add_argument(
         "--out", metavar="FILE", type=Path, help="write the table here (default: stdout)"
@@ -85,17 +99,27 @@ FIT_DESCRIPTION = """Fit the Starlink model's within-epoch variation to a record
 [link.model] table to paste under a [[link]] (docs/starlink-fit.md).
 
 Inputs: a Mahimahi or LeoReplayer delivery trace (one ms timestamp per 1500-byte delivery of a
-saturating transfer), a delay CSV (t_ms,delay_ms, one-way), a LeoReplayer delay file (one
-one-way delay per 10 ms), a ping log with -D stamps, an iperf3 -J document of a saturating UDP
-or TCP run, or a pcap capture (its busiest flow). --delay adds a delay series to a delivery
-trace. What the recording cannot give keeps the preset's value (listed on stderr).
+saturating transfer), a delay CSV (t_ms,delay_ms one-way, or t_ms,rtt_ms round trip, as its
+header says), a LeoReplayer delay file (one one-way delay per 10 ms), a ping log with -D
+stamps, an iperf3 -J or --json-stream document of a saturating TCP run or of a UDP run's
+receiving side, or a pcap capture (its busiest flow). --delay adds a delay series (and a ping
+log's probe loss) to a delivery trace or an iperf3 run. A recording must hold one whole 15 s
+epoch. What the recording cannot give keeps the preset's value (listed on stderr).
 
-The first guess from the statistics is refined by simulated moments (three rounds: the
+The table's link has the dish on side a: the fitted capacity lands on the direction recorded
+(--dir; capacity for the uplink, capacity_ba for the downlink), the other keeps the --plan
+preset. A ping's round-trip loss p is split over both directions, 1 - sqrt(1 - p) each, and
+its in-epoch bursts halved between them. jitter_corr needs delay samples at most 10 ms apart.
+
+The first guess from the statistics is refined by simulated moments (five rounds: the
 model's own 100 ms bins alias its frames and its 10 ms delays are a grid, so capacity_sigma,
 capacity_corr, frame_duty, frame_offset_sd, frame_sigma, jitter, jitter_corr and jitter_floor
 are adjusted until the model's statistics meet the recording's; a recording of whole-ms delays
-is compared with the model's delay rounded likewise). stderr: each statistic of the recording beside the same statistic of
-the fitted model's own output (the simulator's model sampled every ms, 300 s, seed 1).
+is compared with the model's delay rounded likewise). stderr: each statistic of the recording
+beside the same statistic of the fitted model's own output (the simulator's model sampled
+every ms, 300 s, seed 1; a round-trip recording is compared with both directions' sum),
+marked "miss" outside its tolerance (correlations 0.15, shares 0.1, loss rates a half, the
+rest 25 %, delays at least 2 ms).
 """
 
 
@@ -106,32 +130,66 @@ def run_fit(args: argparse.Namespace) -> int:
 
     try:
         rec = tracefit.read_recording(Path(args.recording), args.delay)
+        phase = tracefit.find_phase(rec)
+        tracefit.check_length(rec, phase)
     except tracefit.FitError as e:
         raise UserError(str(e)) from None
-    phase = tracefit.find_phase(rec)
-    stats = tracefit.statistics(rec, phase)
-    if not stats:
-        raise UserError(f"{args.recording}: too short to fit (needs at least one whole 15 s epoch)")
-    model, missing = tracefit.fit(stats)
-    how = "wall clock" if rec.phase_ms is not None else "fitted"
-    comment = f"fitted by satcc trace fit from {Path(args.recording).name}"
-    text = tracefit.toml_table(model, comment)
     err = sys.stderr
+    notes = list(rec.notes)
+    direction = args.dir or rec.direction or "down"
+    if args.dir is None and rec.direction is None and rec.cap_ms is not None:
+        notes.append(f"a {rec.kind} does not say its direction: taken as the downlink (--dir up)")
+    elif args.dir is not None and rec.direction not in (None, args.dir):
+        notes.append(f"--dir {args.dir} overrides the {rec.kind}'s own direction ({rec.direction})")
+    stats = tracefit.statistics(rec, phase)
+    model, missing = tracefit.fit(stats, direction, args.plan)
+    how = "wall clock" if rec.phase_ms is not None else "fitted"
+    if rec.cap_ms is not None:
+        what = f"{tracefit.ROLE[direction]} ({'capacity' if direction == 'up' else 'capacity_ba'})"
+    else:
+        what = "delay and loss only (no delivery series)"
+    comment = f"fitted by satcc trace fit from {Path(args.recording).name}: {what}"
+    text = tracefit.toml_table(model, comment)
+    print(f"read as: {rec.kind}", file=err)
     print(f"epoch boundaries: first at {phase / 1000:g} s into the recording ({how})", file=err)
-    for note in rec.notes:
+    if rec.cap_ms is not None:
+        print(
+            f"fitted direction: {tracefit.ROLE[direction]}; the other keeps the {args.plan} "
+            "preset (dish on side a)",
+            file=err,
+        )
+    if "loss" in stats:
+        p = stats["loss_isolated"]
+        print(
+            f"in-epoch probe loss: round trip {p:.4g} split over both directions, 1 - sqrt(1 - p) = "
+            f"{tracefit.split_round_trip_loss(p):.4g} each",
+            file=err,
+        )
+    for note in notes:
         print(f"note: {note}", file=err)
     for m in missing:
         print(f"not fitted (preset value kept): {m}", file=err)
     if not args.no_check:
-        model, got = tracefit.refine(model, stats, interval_s=rec.probe_interval_s or 0.01)
+        model, got = tracefit.refine(
+            model,
+            stats,
+            interval_s=rec.probe_interval_s or 0.01,
+            side=tracefit.SIDE[direction],
+            round_trip=rec.delay_round_trip,
+        )
         text = tracefit.toml_table(model, comment)
         print(f"{'statistic':<24}{'recording':>12}{'model':>12}", file=err)
+        missed = tracefit.misses(stats, got)
+        missed_keys = {m.split()[0] for m in missed}
         for k, v in stats.items():
-            if k == "epochs":
+            if k in tracefit.NOT_COMPARED:
                 continue
             g = got.get(k)
             shown = "-" if g is None else f"{g:.4g}"
-            print(f"{k:<24}{v:>12.4g}{shown:>12}", file=err)
+            mark = "  miss" if k in missed_keys else ""
+            print(f"{k:<24}{v:>12.4g}{shown:>12}{mark}", file=err)
+        if missed:
+            print(f"the fit misses {len(missed)}: " + "; ".join(missed), file=err)
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
         print(args.out)
