@@ -594,3 +594,74 @@ def test_help_states_the_rounds_refine_runs(capsys):
     said = re.search(r"\((\w+) rounds", text)
     assert said, text
     assert words[said.group(1)] == inspect.signature(tf.refine).parameters["rounds"].default
+
+
+def write_irtt(path: Path, seconds: int = 60, lost: dict | None = None) -> None:
+    """A synthesised `irtt client -i 10ms -o` JSON in IRTT 0.9's layout (round_trips with
+    seqno, lost, client/server timestamps, delay, ipdv), started at a minute's :00: RTT 40 ms
+    stepping to 48 ms in alternate epochs; `lost` maps seqno to IRTT's lost value."""
+    lost = lost or {}
+    t0 = 1_700_000_040 * 10**9
+    rts = []
+    for k in range(seconds * 100):
+        send = t0 + k * 10**7
+        rtt = int((40 + 8 * (((k / 100 - 12) // 15) % 2) + (k % 3) * 0.5) * 1e6)
+        state = lost.get(k, "false")
+        client = {"send": {"wall": send, "monotonic": k * 10**7}}
+        if state == "false":
+            client["receive"] = {"wall": send + rtt, "monotonic": k * 10**7 + rtt}
+        rts.append(
+            {
+                "seqno": k,
+                "lost": state,
+                "timestamps": {"client": client, "server": {}, "Ecn": 0},
+                "delay": {"rtt": rtt} if state == "false" else {},
+                "ipdv": {},
+            }
+        )
+    doc = {"version": {"irtt": "0.9.0"}, "config": {}, "stats": {}, "round_trips": rts}
+    path.write_text(json.dumps(doc))
+
+
+def test_fit_reads_an_irtt_json_and_splits_its_loss_by_way(tmp_path, capsys):
+    import gzip
+    import tomllib
+
+    # 30 in-epoch single losses: 20 upstream, 5 downstream, 5 of unknown way
+    lost = {200 * j + 1350: "true_up" for j in range(20)}
+    lost |= {200 * j + 1450: "true_down" for j in range(5)}
+    lost |= {200 * j + 2450: "true" for j in range(5)}
+    p = tmp_path / "irtt.json"
+    write_irtt(p, lost=lost)
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 0, err
+    assert "read as: IRTT JSON" in err and "(wall clock)" in err
+    m = tomllib.loads(out)["link"]["model"]
+    p_rt, up = 30 / 6000, (20 + 2.5) / 30
+    assert m["loss"][0] == pytest.approx(1 - (1 - p_rt) ** up, abs=1e-6)
+    assert m["loss_ba"][0] == pytest.approx(1 - (1 - p_rt) ** (1 - up), abs=1e-6)
+    assert m["loss"][0] > 2 * m["loss_ba"][0]
+    assert "jitter_corr" in m  # probes 10 ms apart
+    med = float(m["rtt_quantiles"][2].split()[0])
+    assert 40 <= med <= 49
+    # irtt's default output is gzipped (.json.gz): read the same
+    gz = tmp_path / "irtt.json.gz"
+    gz.write_bytes(gzip.compress(p.read_bytes()))
+    code, out_gz, _ = fit_cli(tmp_path, capsys, str(gz))
+    assert code == 0 and out_gz.split("\n", 1)[1] == out.split("\n", 1)[1]
+
+
+def test_a_malformed_irtt_json_is_named_by_its_key(tmp_path, capsys):
+    p = tmp_path / "irtt.json"
+    write_irtt(p, seconds=1)
+    doc = json.loads(p.read_text())
+    doc["round_trips"][3]["lost"] = "maybe"
+    p.write_text(json.dumps(doc))
+    code, _, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 2
+    assert "irtt.json: round_trips[3].lost: expected false, true, true_up or true_down" in one_line(
+        err
+    )
+    write_irtt(p, seconds=5)
+    code, _, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 2 and "too short to fit: 4.99 s of IRTT JSON" in one_line(err)

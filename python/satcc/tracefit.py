@@ -90,6 +90,8 @@ class Recording:
     # the link direction of the delivery series: "up", "down", or None (not known: --dir)
     direction: str | None = None
     delay_round_trip: bool = False  # the delay series is half a round trip (ping, rtt_ms)
+    # per lost probe, where it was lost when the recorder knows (IRTT): "up", "down" or ""
+    lost_where: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
 
     def span_ms(self) -> float:
@@ -157,6 +159,8 @@ def read_recording(path: Path, delay: Path | None = None) -> Recording:
         rec = _read_capture(path)
     else:
         data = limits.read_bytes(path, "a recording", limits.MAX_TRACE_BYTES)
+        if data[:2] == b"\x1f\x8b":  # gzip: IRTT's -o default (.json.gz)
+            data = _gunzip(path, data, limits.MAX_TRACE_BYTES)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -165,7 +169,9 @@ def read_recording(path: Path, delay: Path | None = None) -> Recording:
                 "JSON or pcap capture; found binary data"
             ) from None
         stripped = text.lstrip()
-        if stripped.startswith("{"):
+        if stripped.startswith("{") and '"round_trips"' in text and '"event"' not in text[:200]:
+            rec = _from_irtt(str(path), text)
+        elif stripped.startswith("{"):
             # iperf3 -J or --json-stream: read as `satcc analyze` reads them
             try:
                 doc = load_document(path)
@@ -316,6 +322,75 @@ def _from_ping(path: str, r: Any) -> Recording:
         wall0_s=wall0,
         kind="ping log",
         delay_round_trip=True,
+    )
+
+
+def _gunzip(path: Path, data: bytes, limit: int) -> bytes:
+    import gzip
+    import io
+    import zlib
+
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            out = fh.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as e:
+        raise FitError(f"{path}: expected a gzip file (IRTT .json.gz), found a broken one ({e})")
+    if len(out) > limit:
+        raise FitError(f"{path}: expected at most {limit} bytes uncompressed, found more")
+    return out
+
+
+IRTT_LOST = {"false": None, "true": "", "true_up": "up", "true_down": "down"}
+
+
+def _from_irtt(path: str, text: str) -> Recording:
+    """An IRTT client's JSON (`irtt client -o`): each round trip's client send time (wall
+    clock, ns), its RTT (`delay.rtt`, ns) and its loss (`lost`: false, true, or true_up /
+    true_down when the server's window says which way)."""
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise FitError(f"{path}: expected IRTT JSON, found invalid JSON ({e})") from None
+    rts = doc.get("round_trips") if isinstance(doc, dict) else None
+    if not isinstance(rts, list):
+        raise FitError(f"{path}: round_trips: expected a list of IRTT round trips")
+    if len(rts) < 10:
+        raise FitError(f"{path}: expected at least 10 IRTT round trips, found {len(rts)}")
+    send, rtt, where = [], [], []
+    for k, r in enumerate(rts):
+        at = f"{path}: round_trips[{k}]"
+        if not isinstance(r, dict) or r.get("lost") not in IRTT_LOST:
+            raise FitError(f"{at}.lost: expected false, true, true_up or true_down")
+        wall = (((r.get("timestamps") or {}).get("client") or {}).get("send") or {}).get("wall")
+        if isinstance(wall, bool) or not isinstance(wall, (int, float)) or wall <= 0:
+            raise FitError(f"{at}.timestamps.client.send.wall: expected a wall clock in ns")
+        lost = IRTT_LOST[r["lost"]]
+        d = (r.get("delay") or {}).get("rtt") if lost is None else None
+        if lost is None and (isinstance(d, bool) or not isinstance(d, (int, float)) or d < 0):
+            raise FitError(f"{at}.delay.rtt: expected a round-trip time in ns >= 0")
+        send.append(float(wall))
+        rtt.append(math.nan if lost is not None else d / 1e6)
+        where.append(lost if lost is not None else "-")
+    t_ns = np.asarray(send)
+    if np.any(np.diff(t_ns) < 0):
+        raise FitError(f"{path}: round_trips: expected send times in sequence order")
+    rtt_ms = np.asarray(rtt)
+    lost = np.isnan(rtt_ms)
+    rel_ms = (t_ns - t_ns[0]) / 1e6
+    wall0 = t_ns[0] / 1e9
+    where_a = np.asarray(where)
+    return Recording(
+        path,
+        delay_t_ms=rel_ms[~lost],
+        delay_ms=rtt_ms[~lost] / 2,
+        lost=lost,
+        probe_t_ms=rel_ms,
+        probe_interval_s=float(np.median(np.diff(t_ns))) / 1e9,
+        phase_ms=round((PHASE_WALL_MS - (wall0 % 60) * 1000) % PERIOD_MS),
+        wall0_s=wall0,
+        kind="IRTT JSON",
+        delay_round_trip=True,
+        lost_where=where_a[lost],
     )
 
 
@@ -667,6 +742,10 @@ def statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
         if t is None:
             t = np.arange(len(rec.lost)) * rec.probe_interval_s * 1000
         out |= loss_statistics(rec.lost, t, rec.probe_interval_s, phase_ms)
+        w = rec.lost_where
+        if w is not None and np.isin(w, ("up", "down")).any():
+            # the uplink's share of the lost probes, those of unknown way split evenly
+            out["loss_up_share"] = float(((w == "up").sum() + (w == "").sum() / 2) / len(w))
     return out
 
 
@@ -688,7 +767,14 @@ def check_length(rec: Recording, phase_ms: int) -> None:
 
 
 # Statistics not fitted (bookkeeping, or the recording's own sampling)
-NOT_COMPARED = ("epochs", "probes", "probe_interval_s", "delay_spacing_ms", "delay_resolution_ms")
+NOT_COMPARED = (
+    "epochs",
+    "probes",
+    "probe_interval_s",
+    "loss_up_share",
+    "delay_spacing_ms",
+    "delay_resolution_ms",
+)
 
 
 def tolerance(key: str, want: float, stats: dict[str, float]) -> float:
@@ -730,10 +816,11 @@ SIDE = {"up": "ab", "down": "ba"}
 ROLE = {"up": "uplink", "down": "downlink"}
 
 
-def split_round_trip_loss(p: float) -> float:
-    """Each direction's loss when a round trip loses a probe with probability `p` and the two
-    directions are taken to lose alike and independently: 1 - (1 - q)^2 = p."""
-    return 1 - math.sqrt(1 - p)
+def split_round_trip_loss(p: float, share: float = 0.5) -> float:
+    """One direction's loss when a round trip loses a probe with probability `p`, the
+    directions lose independently, (1 - q_up)(1 - q_down) = 1 - p, and this direction takes
+    `share` of it on the log scale: 1 - (1 - p)^share (alike, share 0.5: 1 - sqrt(1 - p))."""
+    return 1 - (1 - p) ** share
 
 
 def fit(
@@ -807,9 +894,11 @@ def fit(
     if "loss" in stats:
         # round-trip probes: each direction loses 1 - sqrt(1 - p), and runs its own bursts
         # (a round trip meets both directions' bursts: half the rate each)
-        q = round(split_round_trip_loss(stats["loss_isolated"]), 6)
-        m["loss"] = [q, q]
-        m["loss_ba"] = [q, q]
+        up = stats.get("loss_up_share", 0.5)
+        q_up = round(split_round_trip_loss(stats["loss_isolated"], up), 6)
+        q_down = round(split_round_trip_loss(stats["loss_isolated"], 1 - up), 6)
+        m["loss"] = [q_up, q_up]
+        m["loss_ba"] = [q_down, q_down]
         m["burst_rate"] = round(stats["bursts_per_s"] / 2, 4)
         if "burst_ms" in stats:
             m["burst_duration"] = f"{stats['burst_ms']:.3g} ms"

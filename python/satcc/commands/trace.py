@@ -160,11 +160,21 @@ def run_fit(args: argparse.Namespace) -> int:
         )
     if "loss" in stats:
         p = stats["loss_isolated"]
-        print(
-            f"in-epoch probe loss: round trip {p:.4g} split over both directions, 1 - sqrt(1 - p) = "
-            f"{tracefit.split_round_trip_loss(p):.4g} each",
-            file=err,
-        )
+        if "loss_up_share" in stats:
+            up = stats["loss_up_share"]
+            print(
+                f"in-epoch probe loss: round trip {p:.4g}; {up:.3g} of the lost probes lost on "
+                f"the way up (IRTT's true_up/true_down, unknown ones halved): uplink "
+                f"{tracefit.split_round_trip_loss(p, up):.4g}, downlink "
+                f"{tracefit.split_round_trip_loss(p, 1 - up):.4g}",
+                file=err,
+            )
+        else:
+            print(
+                f"in-epoch probe loss: round trip {p:.4g} split over both directions, "
+                f"1 - sqrt(1 - p) = {tracefit.split_round_trip_loss(p):.4g} each",
+                file=err,
+            )
     for note in notes:
         print(f"note: {note}", file=err)
     for m in missing:
