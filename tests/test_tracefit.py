@@ -665,3 +665,106 @@ def test_a_malformed_irtt_json_is_named_by_its_key(tmp_path, capsys):
     write_irtt(p, seconds=5)
     code, _, err = fit_cli(tmp_path, capsys, str(p))
     assert code == 2 and "too short to fit: 4.99 s of IRTT JSON" in one_line(err)
+
+
+def write_grpc_history(path: Path, seconds: int = 90, drop_at_boundary: float = 0.1) -> None:
+    """A synthesised `dish_grpc_text.py bulk_history` CSV (starlink-grpc-tools' columns), one
+    row a second from a minute's :00: latency 30 ms in even epochs, 38 ms in odd ones (a mean
+    a second), ping drop `drop_at_boundary` in the second after each boundary (:12, :27 ...),
+    0.5 % in every 10th other second, none otherwise; an idle dish's usage as throughput."""
+    from datetime import UTC, datetime
+
+    head = (
+        "datetimestamp_utc,pop_ping_drop_rate,pop_ping_latency_ms,downlink_throughput_bps,"
+        "uplink_throughput_bps,snr,scheduled,obstructed"
+    )
+    rows = [head]
+    t0 = 1_700_000_040  # a minute's :00
+    for k in range(seconds):
+        stamp = datetime.fromtimestamp(t0 + k + 1, UTC).replace(tzinfo=None).isoformat()
+        drop = drop_at_boundary if (k - 12) % 15 == 0 else (0.005 if k % 10 == 5 else 0.0)
+        lat = 30.0 + 8 * (((k - 12) // 15) % 2) + (k % 2) * 0.4
+        rows.append(f"{stamp},{drop},{lat},{13000 + k},{2400 + k},,True,False")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_fit_reads_the_dishs_grpc_history(tmp_path, capsys):
+    import tomllib
+
+    p = tmp_path / "history.csv"
+    write_grpc_history(p)
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 0, err
+    assert "read as: starlink-grpc-tools history CSV" in err and "(wall clock)" in err
+    assert "throughput columns are its usage, not its capacity" in err
+    m = tomllib.loads(out)["link"]["model"]
+    assert "capacity" not in m and "jitter" not in m
+    assert "jitter, jitter_corr, jitter_floor (delay samples are 1000 ms means)" in err
+    assert m["rtt_quantiles"][0].startswith("30") and m["rtt_quantiles"][-1].startswith("38")
+    # every boundary second lost a tenth of its pings: a 100 ms outage at each
+    assert m["outage_probability"] == 1.0 and m["disturbance"] == ["100 ms", "100 ms"]
+    # the floor: 9 seconds of 0.5 % among the 84 holding no boundary, split over both ways
+    q = 1 - math.sqrt(1 - 9 * 0.005 / 84)
+    assert m["loss"][0] == pytest.approx(q, abs=1e-6) and m["loss_ba"] == m["loss"]
+
+
+def test_a_grpc_history_without_its_columns_is_refused(tmp_path, capsys):
+    p = tmp_path / "history.csv"
+    p.write_text("datetimestamp_utc,snr\n2023-11-14T22:14:01,9.5\n")
+    code, _, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 2
+    assert "history.csv: line 1: expected starlink-grpc-tools bulk_history columns" in one_line(err)
+
+
+def iperf3_run(side: str, reverse: bool, start: int, seconds: int, mbit) -> dict:
+    """A synthesised iperf3 -J run (a real document's layout) started at wall clock `start`
+    (whole s), 1 s intervals carrying `mbit(t)` Mbit/s at the interval's middle t (wall s)."""
+    doc = iperf3_doc(seconds, side=side, reverse=reverse)
+    doc["start"]["timestamp"]["timesecs"] = start
+    for k, iv in enumerate(doc["intervals"]):
+        for st in [*iv["streams"], iv["sum"]]:
+            st["bytes"] = round(mbit(start + k + 0.5) * 1e6 / 8)
+    return doc
+
+
+def epoch_rate(lo: float, hi: float):
+    """lo Mbit/s in the epochs starting at :12 and :42, hi in those at :27 and :57."""
+    return lambda t: lo if ((t % 60 - 12) // 15) % 2 == 0 else hi
+
+
+def test_several_15s_iperf3_runs_fit_each_direction(tmp_path, capsys):
+    """WetLinks-style: 15 s runs at various times, downlink (-R) and uplink runs; each run is
+    cut at the boundaries its wall clock places, each direction fitted on its own."""
+    import tomllib
+
+    t0 = 1_700_000_040  # a minute's :00
+    paths = []
+    for k, off in enumerate((0, 20, 33, 47, 5, 51)):
+        for side, reverse, rate in (
+            ("udp_client", True, epoch_rate(20, 40)),  # a -R client receives: down
+            ("udp_server", False, epoch_rate(5, 10)),  # the server receives: up
+        ):
+            p = tmp_path / f"run-{k}-{side}.json"
+            p.write_text(json.dumps(iperf3_run(side, reverse, t0 + 300 * k + off, 15, rate)))
+            paths.append(str(p))
+    code, out, err = fit_cli(tmp_path, capsys, *paths)
+    assert code == 0, err
+    m = tomllib.loads(out)["link"]["model"]
+    assert m["capacity_ba"] == ["20 Mbit/s", "40 Mbit/s"]
+    assert m["capacity"] == ["5 Mbit/s", "10 Mbit/s"]
+    assert out.startswith("# fitted by satcc trace fit from 12 iperf3 runs: downlink (capacity_ba")
+    assert "read as: 12 iperf3 runs, placed by their wall clocks" in err
+
+
+def test_several_runs_must_be_placed_iperf3_runs(tmp_path, capsys):
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(iperf3_run("udp_server", False, 1_700_000_040, 15, lambda t: 9)))
+    ping = tmp_path / "ping.txt"
+    write_ping(ping)
+    code, _, err = fit_cli(tmp_path, capsys, str(run), str(ping))
+    assert code == 2 and "ping.txt: expected an iperf3 JSON run" in one_line(err)
+    doc = json.loads(run.read_text())
+    del doc["start"]["timestamp"]
+    run.write_text(json.dumps(doc))
+    code, _, err = fit_cli(tmp_path, capsys, str(run), str(run))
+    assert code == 2 and "run.json: start.timestamp.timesecs: expected" in one_line(err)

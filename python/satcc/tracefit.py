@@ -40,6 +40,7 @@ the within-epoch statistics.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import stat
@@ -92,6 +93,10 @@ class Recording:
     delay_round_trip: bool = False  # the delay series is half a round trip (ping, rtt_ms)
     # per lost probe, where it was lost when the recorder knows (IRTT): "up", "down" or ""
     lost_where: np.ndarray | None = None
+    delay_mean_ms: float = 0.0  # each delay sample is a mean over this long (the dish's 1 s)
+    # the dish's history: each second's start (ms from start) and its ping drop rate
+    drop_t_ms: np.ndarray | None = None
+    drop_rate: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
 
     def span_ms(self) -> float:
@@ -187,6 +192,8 @@ def read_recording(path: Path, delay: Path | None = None) -> Recording:
                     "not JSON (", "expected iperf3 JSON (-J or --json-stream), found invalid JSON ("
                 )
                 raise FitError(f"{path}: {msg}") from None
+        elif stripped.startswith(GRPC_FIRST_COLUMN):
+            rec = _from_grpc_history(path, text)
         elif stripped[:4].lower() in ("t_ms", "t_ms,") or "," in stripped.split("\n", 1)[0]:
             t, d, what = _read_delay(path)
             rec = Recording(str(path), delay_t_ms=t, delay_ms=d, kind=what)
@@ -337,6 +344,109 @@ def _gunzip(path: Path, data: bytes, limit: int) -> bytes:
         raise FitError(f"{path}: expected a gzip file (IRTT .json.gz), found a broken one ({e})")
     if len(out) > limit:
         raise FitError(f"{path}: expected at most {limit} bytes uncompressed, found more")
+    return out
+
+
+GRPC_FIRST_COLUMN = "datetimestamp_utc"
+GRPC_COLUMNS = ("pop_ping_drop_rate", "pop_ping_latency_ms")
+
+
+def _from_grpc_history(path: Path, text: str) -> Recording:
+    """The dish's own history as starlink-grpc-tools writes it (`dish_grpc_text.py
+    bulk_history`: a CSV of one row a second, `datetimestamp_utc` in UTC, then
+    `pop_ping_drop_rate`, `pop_ping_latency_ms` (empty when every ping of the second was
+    dropped), `downlink/uplink_throughput_bps` (the dish's usage, not its capacity), snr,
+    scheduled, obstructed). Each second's latency is a mean: the epoch levels and their steps
+    come from it, the jitter does not."""
+    import csv
+    from datetime import UTC, datetime
+
+    rows = list(csv.reader(text.splitlines()))
+    head = [c.strip() for c in rows[0]]
+    for col in GRPC_COLUMNS:
+        if col not in head:
+            raise FitError(
+                f"{path}: line 1: expected starlink-grpc-tools bulk_history columns "
+                f"({', '.join(GRPC_COLUMNS)}), found no {col}"
+            )
+    it = head.index(GRPC_FIRST_COLUMN)
+    idr, il = (head.index(c) for c in GRPC_COLUMNS)
+    t, lat, drop = [], [], []
+    for n, row in enumerate(rows[1:], 2):
+        if not row:
+            continue
+        if len(row) != len(head):
+            raise FitError(f"{path}: line {n}: expected {len(head)} columns, found {len(row)}")
+        try:
+            when = datetime.fromisoformat(row[it]).replace(tzinfo=UTC).timestamp()
+        except ValueError:
+            raise FitError(
+                f"{path}: line {n}: {GRPC_FIRST_COLUMN}: expected an ISO time, found {row[it]!r}"
+            ) from None
+        try:
+            d = float(row[idr])
+            x = float(row[il]) if row[il].strip() else math.nan
+        except ValueError:
+            raise FitError(
+                f"{path}: line {n}: expected numbers in pop_ping_drop_rate and pop_ping_latency_ms"
+            ) from None
+        if not 0 <= d <= 1 or not (math.isnan(x) or x >= 0):
+            raise FitError(
+                f"{path}: line {n}: expected a drop rate in [0, 1] and a latency >= 0 ms"
+            )
+        t.append(when)
+        lat.append(x)
+        drop.append(d)
+    if len(t) < 2:
+        raise FitError(f"{path}: expected at least two rows of dish history")
+    ts = np.asarray(t)
+    if np.any(np.diff(ts) <= 0):
+        raise FitError(f"{path}: {GRPC_FIRST_COLUMN}: expected rising times, one row a second")
+    # the row stamped T covers the second ending at T (the tool counts the samples up to it)
+    wall0 = ts[0] - 1
+    rel = (ts - 1 - wall0) * 1000
+    lat_a = np.asarray(lat)
+    ok = ~np.isnan(lat_a)
+    rec = Recording(
+        str(path),
+        delay_t_ms=rel[ok],
+        delay_ms=lat_a[ok] / 2,
+        phase_ms=round((PHASE_WALL_MS - (wall0 % 60) * 1000) % PERIOD_MS),
+        wall0_s=wall0,
+        kind="starlink-grpc-tools history CSV",
+        delay_round_trip=True,
+        delay_mean_ms=1000.0,
+        drop_t_ms=rel,
+        drop_rate=np.asarray(drop),
+    )
+    rec.notes.append(
+        "the dish's history: its throughput columns are its usage, not its capacity (capacity "
+        "from an iperf3 run or the --plan preset); its latency is a mean a second (no jitter)"
+    )
+    return rec
+
+
+def history_loss_statistics(t_ms: np.ndarray, drop: np.ndarray, phase_ms: int) -> dict:
+    """The dish's per-second ping drop: the floor (mean drop of the seconds holding no
+    boundary) and, for the seconds holding one, the share with at least an outage's worth of
+    drop (OUTAGE_MIN_MS of the second) and that drop's length (drop rate x 1 s: the dish
+    pings evenly through the second)."""
+    end = float(t_ms[-1]) + 1000
+    bounds = np.arange(phase_ms % PERIOD_MS, end, PERIOD_MS)
+    k = np.searchsorted(t_ms, bounds, side="right") - 1
+    k = k[(k >= 0) & (bounds < t_ms[np.clip(k, 0, None)] + 1000)]
+    at = np.zeros(len(drop), bool)
+    at[k] = True
+    out: dict[str, float] = {}
+    if (~at).any():
+        out["hist_loss_floor"] = float(drop[~at].mean())
+    if at.any():
+        lost_ms = drop[at] * 1000
+        outages = lost_ms[lost_ms >= OUTAGE_MIN_MS]
+        out["hist_outage_share"] = float(len(outages) / at.sum())
+        if len(outages):
+            out["hist_outage_min_ms"] = float(outages.min())
+            out["hist_outage_max_ms"] = float(outages.max())
     return out
 
 
@@ -675,6 +785,9 @@ def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
         out[f"rtt_epoch_p{p}"] = float(q)
     if len(levels) > 1:
         out["rtt_jump"] = float(np.median(np.abs(np.diff(levels))))
+    if rec.delay_mean_ms > DELAY_STEP_MS:
+        out["delay_mean_ms"] = rec.delay_mean_ms  # means: the levels hold, the jitter does not
+        return out
     r = np.concatenate(resid)
     out["rtt_sd"] = float(MAD_TO_SD * np.median(np.abs(r - np.median(r))))
     out["rtt_p01"], out["rtt_p1"], out["rtt_p99"] = (
@@ -746,6 +859,8 @@ def statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
         if w is not None and np.isin(w, ("up", "down")).any():
             # the uplink's share of the lost probes, those of unknown way split evenly
             out["loss_up_share"] = float(((w == "up").sum() + (w == "").sum() / 2) / len(w))
+    if rec.drop_rate is not None:
+        out |= history_loss_statistics(rec.drop_t_ms, rec.drop_rate, phase_ms)
     return out
 
 
@@ -753,16 +868,19 @@ def check_length(rec: Recording, phase_ms: int) -> None:
     """Refuse a recording holding no whole 15 s epoch (every within-epoch statistic and the
     epoch capacities need one)."""
     span = rec.span_ms()
+    hint = (
+        "; several runs fit together: satcc trace fit RUN1 RUN2 ..." if "iperf3" in rec.kind else ""
+    )
     if span < PERIOD_MS:
         raise FitError(
             f"{rec.source}: too short to fit: {span / 1000:.3g} s of {rec.kind}, needs at least "
-            f"one whole {PERIOD_MS // 1000} s epoch"
+            f"one whole {PERIOD_MS // 1000} s epoch{hint}"
         )
     if not _epochs(int(span), phase_ms):
         raise FitError(
             f"{rec.source}: too short to fit: {span / 1000:.3g} s of {rec.kind} holds no whole "
             f"{PERIOD_MS // 1000} s epoch (first boundary at {phase_ms / 1000:g} s); "
-            f"record {2 * PERIOD_MS // 1000} s or more"
+            f"record {2 * PERIOD_MS // 1000} s or more{hint}"
         )
 
 
@@ -770,6 +888,7 @@ def check_length(rec: Recording, phase_ms: int) -> None:
 NOT_COMPARED = (
     "epochs",
     "probes",
+    "delay_mean_ms",
     "probe_interval_s",
     "loss_up_share",
     "delay_spacing_ms",
@@ -835,9 +954,9 @@ def fit(
     missing = []
     other = "up" if direction == "down" else "down"
     if "cap_epoch_min" in stats:
-        fitted = [_mbit(stats["cap_epoch_min"]), _mbit(stats["cap_epoch_max"])]
+        fitted = [mbit(stats["cap_epoch_min"]), mbit(stats["cap_epoch_max"])]
         lo, hi = STARLINK_CAPACITY_MBPS[(plan, ROLE[other])]
-        preset = [_mbit(lo), _mbit(hi)]
+        preset = [mbit(lo), mbit(hi)]
         m["capacity"], m["capacity_ba"] = (
             (fitted, preset) if direction == "up" else (preset, fitted)
         )
@@ -870,10 +989,16 @@ def fit(
         missing.append("frame (needs delivery at 1 ms)")
     if "rtt_epoch_p50" in stats:
         m["rtt_quantiles"] = [f"{stats[f'rtt_epoch_p{p}']:.3g} ms" for p in (0, 25, 50, 75, 100)]
-        m["jitter"] = f"{stats['rtt_sd'] / 2:.3g} ms"  # one way
+        if "rtt_sd" in stats:
+            m["jitter"] = f"{stats['rtt_sd'] / 2:.3g} ms"  # one way
+        else:
+            missing.append(
+                f"jitter, jitter_corr, jitter_floor (delay samples are "
+                f"{stats.get('delay_mean_ms', 0):.4g} ms means)"
+            )
         if "rtt_corr_10ms" in stats:
             m["jitter_corr"] = round(min(max(stats["rtt_corr_10ms"], 0.0), 0.99), 3)
-        else:
+        elif "rtt_sd" in stats:
             missing.append(
                 f"jitter_corr (delay samples {stats.get('delay_spacing_ms', 0):.3g} ms apart; "
                 f"needs <= {JITTER_CORR_MAX_SPACING_MS} ms)"
@@ -884,6 +1009,8 @@ def fit(
     else:
         missing.append("rtt_quantiles, jitter (no delay series)")
     src = "boundary" if "boundary_outage_share" in stats else "loss"
+    if src == "loss" and "loss_outage_share" not in stats and "hist_outage_share" in stats:
+        src = "hist"
     if f"{src}_outage_share" in stats:
         m["outage_probability"] = round(stats[f"{src}_outage_share"], 3)
         if f"{src}_outage_min_ms" in stats:
@@ -902,6 +1029,11 @@ def fit(
         m["burst_rate"] = round(stats["bursts_per_s"] / 2, 4)
         if "burst_ms" in stats:
             m["burst_duration"] = f"{stats['burst_ms']:.3g} ms"
+    elif "hist_loss_floor" in stats:
+        # the dish's pings to its PoP are round trips too: the floor split evenly
+        q = round(split_round_trip_loss(stats["hist_loss_floor"]), 6)
+        m["loss"], m["loss_ba"] = [q, q], [q, q]
+        missing.append("burst_rate, burst_duration (the dish's history has a drop rate a second)")
     elif "capacity" in m:
         # the preset's loss for both, written out (`loss_ba` defaults to `loss`)
         m["loss"], m["loss_ba"] = (list(STARLINK_LOSS[ROLE[d]]) for d in ("up", "down"))
@@ -911,7 +1043,7 @@ def fit(
     return m, missing
 
 
-def _mbit(x: float) -> str:
+def mbit(x: float) -> str:
     return f"{x:.3g} Mbit/s"
 
 
@@ -1096,3 +1228,59 @@ def refine(
             m, duration_s, interval_s, delay_resolution_ms=res, side=side, round_trip=round_trip
         )
     return m, got
+
+
+# -- several iperf3 runs (WetLinks-style 15 s runs, one per direction, ...) --------------------
+
+RUN_PIECE_MIN_S = 3  # a run's piece between two boundaries counts with this many whole seconds
+RUN_CLOCK_MS = 1000  # resolution of iperf3's start.timestamp.timesecs
+
+
+@dataclass
+class Runs:
+    """Epoch capacities from several iperf3 runs, per direction: each run is placed on the
+    15 s boundaries by its wall clock (`start.timestamp.timesecs`) and cut there; each piece
+    of at least RUN_PIECE_MIN_S whole intervals past a boundary is one epoch's mean capacity."""
+
+    pieces: dict[str, list[float]]  # direction -> piece means, Mbit/s
+    runs: dict[str, int]  # direction -> runs read
+    notes: list[str] = field(default_factory=list)
+
+    def statistics(self, direction: str) -> dict[str, float]:
+        p = self.pieces.get(direction, [])
+        if not p:
+            return {}
+        return {"cap_epoch_min": min(p), "cap_epoch_max": max(p), "epochs": float(len(p))}
+
+
+def read_runs(paths: list[Path], direction: str | None = None) -> Runs:
+    """Read several iperf3 runs (any length; `direction` overrides each run's own)."""
+    pieces: dict[str, list[float]] = {}
+    runs: dict[str, int] = {}
+    for path in paths:
+        rec = read_recording(path)
+        if rec.cap_ms is None or not rec.kind.startswith("iperf3"):
+            raise FitError(
+                f"{path}: expected an iperf3 JSON run (several recordings are iperf3 runs, "
+                f"placed by their wall clocks), found a {rec.kind}"
+            )
+        if rec.wall0_s is None:
+            raise FitError(
+                f"{path}: start.timestamp.timesecs: expected the run's wall clock (it places "
+                "the run on the 15 s boundaries)"
+            )
+        d = direction or rec.direction or "down"
+        runs[d] = runs.get(d, 0) + 1
+        step = rec.cap_step_ms
+        cap = rec.cap_ms
+        phase = round((PHASE_WALL_MS - (rec.wall0_s % 60) * 1000) % PERIOD_MS)
+        cuts = [0, *range(phase, len(cap), PERIOD_MS), len(cap)]
+        for a, b in itertools.pairwise(cuts):
+            # whole intervals from the first one starting SKIP_MS or more past the boundary;
+            # timesecs is whole seconds (the run started up to 1 s after it, so a cut is up
+            # to 1 s late): the second before each cut is left out too
+            lo = -(-(a + (SKIP_MS if a else 0)) // step) * step
+            hi = (b - (RUN_CLOCK_MS if b < len(cap) else 0)) // step * step
+            if hi - lo >= RUN_PIECE_MIN_S * 1000:
+                pieces.setdefault(d, []).append(float(cap[lo:hi].mean()) * 8 / 1e3)
+    return Runs(pieces, runs)

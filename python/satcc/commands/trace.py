@@ -61,8 +61,9 @@ def register(subparsers) -> None:
     f.add_argument(
         "recording",
         metavar="RECORDING",
+        nargs="+",
         help="Mahimahi trace, LeoReplayer delay file, t_ms,delay_ms or t_ms,rtt_ms CSV, "
-        "ping -D log, iperf3 JSON (-J or --json-stream) or pcap",
+        "ping -D log, IRTT JSON, dish history CSV, iperf3 JSON (-J or --json-stream) or pcap",
     )
     f.add_argument(
         "--delay",
@@ -101,10 +102,16 @@ FIT_DESCRIPTION = """Fit the Starlink model's within-epoch variation to a record
 Inputs: a Mahimahi or LeoReplayer delivery trace (one ms timestamp per 1500-byte delivery of a
 saturating transfer), a delay CSV (t_ms,delay_ms one-way, or t_ms,rtt_ms round trip, as its
 header says), a LeoReplayer delay file (one one-way delay per 10 ms), a ping log with -D
-stamps, an iperf3 -J or --json-stream document of a saturating TCP run or of a UDP run's
+stamps, an IRTT client JSON (.json or .json.gz), the dish's history CSV (starlink-grpc-tools
+bulk_history: delay levels and loss, no capacity), an iperf3 -J or --json-stream document of a saturating TCP run or of a UDP run's
 receiving side, or a pcap capture (its busiest flow). --delay adds a delay series (and a ping
 log's probe loss) to a delivery trace or an iperf3 run. A recording must hold one whole 15 s
 epoch. What the recording cannot give keeps the preset's value (listed on stderr).
+
+Several RECORDINGs are iperf3 runs of any length (15 s runs included), each placed on the
+15 s boundaries by its wall clock (start.timestamp.timesecs) and cut there: each piece of 3
+whole seconds or more past a boundary is one epoch's mean capacity; each direction (the runs'
+own, or --dir for all) gets the lowest and highest of its pieces. --delay then gives the rest.
 
 The table's link has the dish on side a: the fitted capacity lands on the direction recorded
 (--dir; capacity for the uplink, capacity_ba for the downlink), the other keeps the --plan
@@ -128,6 +135,9 @@ def run_fit(args: argparse.Namespace) -> int:
 
     from satcc import tracefit
 
+    if len(args.recording) > 1:
+        return run_fit_runs(args)
+    args.recording = args.recording[0]
     try:
         rec = tracefit.read_recording(Path(args.recording), args.delay)
         phase = tracefit.find_phase(rec)
@@ -188,24 +198,101 @@ def run_fit(args: argparse.Namespace) -> int:
             round_trip=rec.delay_round_trip,
         )
         text = tracefit.toml_table(model, comment)
-        print(f"{'statistic':<24}{'recording':>12}{'model':>12}", file=err)
-        missed = tracefit.misses(stats, got)
-        missed_keys = {m.split()[0] for m in missed}
-        for k, v in stats.items():
-            if k in tracefit.NOT_COMPARED:
-                continue
-            g = got.get(k)
-            shown = "-" if g is None else f"{g:.4g}"
-            mark = "  miss" if k in missed_keys else ""
-            print(f"{k:<24}{v:>12.4g}{shown:>12}{mark}", file=err)
-        if missed:
-            print(f"the fit misses {len(missed)}: " + "; ".join(missed), file=err)
+        _compare(stats, got)
+    return _write(args, text)
+
+
+def _compare(stats: dict, got: dict) -> None:
+    """stderr: each statistic of the recording beside the model's, misses marked."""
+    import sys
+
+    from satcc import tracefit
+
+    err = sys.stderr
+    print(f"{'statistic':<24}{'recording':>12}{'model':>12}", file=err)
+    missed = tracefit.misses(stats, got)
+    missed_keys = {m.split()[0] for m in missed}
+    for k, v in stats.items():
+        if k in tracefit.NOT_COMPARED:
+            continue
+        g = got.get(k)
+        shown = "-" if g is None else f"{g:.4g}"
+        mark = "  miss" if k in missed_keys else ""
+        print(f"{k:<24}{v:>12.4g}{shown:>12}{mark}", file=err)
+    if missed:
+        print(f"the fit misses {len(missed)}: " + "; ".join(missed), file=err)
+
+
+def _write(args: argparse.Namespace, text: str) -> int:
+    import sys
+
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
         print(args.out)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def run_fit_runs(args: argparse.Namespace) -> int:
+    """Several iperf3 runs: the epoch capacities of each direction from their pieces between
+    boundaries (tracefit.read_runs); delay and loss from --delay if given."""
+    import sys
+
+    from satcc import tracefit
+
+    err = sys.stderr
+    paths = [Path(x) for x in args.recording]
+    try:
+        runs = tracefit.read_runs(paths, args.dir)
+        stats: dict[str, float] = {}
+        rec = None
+        if args.delay is not None:
+            rec = tracefit.read_recording(args.delay)
+            phase = tracefit.find_phase(rec)
+            tracefit.check_length(rec, phase)
+            stats = tracefit.statistics(rec, phase)
+    except tracefit.FitError as e:
+        raise UserError(str(e)) from None
+    if not runs.pieces:
+        raise UserError(
+            f"{paths[0]}: too short to fit: no run holds {tracefit.RUN_PIECE_MIN_S} whole "
+            "seconds between two 15 s boundaries"
+        )
+    main = "down" if "down" in runs.pieces else "up"
+    model, missing = tracefit.fit(stats | runs.statistics(main), main, args.plan)
+    fitted = [main]
+    other = "up" if main == "down" else "down"
+    if other in runs.pieces:
+        o = runs.statistics(other)
+        key = "capacity" if other == "up" else "capacity_ba"
+        model[key] = [tracefit.mbit(o["cap_epoch_min"]), tracefit.mbit(o["cap_epoch_max"])]
+        fitted.append(other)
+    what = ", ".join(
+        f"{tracefit.ROLE[d]} ({'capacity' if d == 'up' else 'capacity_ba'}, "
+        f"{runs.runs[d]} runs, {len(runs.pieces[d])} epoch pieces)"
+        for d in fitted
+    )
+    comment = f"fitted by satcc trace fit from {len(paths)} iperf3 runs: {what}"
+    print(f"read as: {len(paths)} iperf3 runs, placed by their wall clocks", file=err)
+    print(f"fitted: {what}", file=err)
+    if len(fitted) == 1:
+        print(f"the {tracefit.ROLE[other]} keeps the {args.plan} preset", file=err)
+    for m in missing:
+        if not m.startswith("capacity ("):
+            print(f"not fitted (preset value kept): {m}", file=err)
+    text = tracefit.toml_table(model, comment)
+    if rec is not None and not args.no_check:
+        model, got = tracefit.refine(
+            model,
+            stats,
+            interval_s=rec.probe_interval_s or 0.01,
+            side=tracefit.SIDE[main],
+            round_trip=rec.delay_round_trip,
+        )
+        text = tracefit.toml_table(model, comment)
+        _compare(stats, got)
+    return _write(args, text)
 
 
 def mahimahi_lines(rates_bps: list[float], step_ms: int = 1) -> list[int]:
