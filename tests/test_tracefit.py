@@ -768,3 +768,36 @@ def test_several_runs_must_be_placed_iperf3_runs(tmp_path, capsys):
     run.write_text(json.dumps(doc))
     code, _, err = fit_cli(tmp_path, capsys, str(run), str(run))
     assert code == 2 and "run.json: start.timestamp.timesecs: expected" in one_line(err)
+
+
+@requires_sim
+def test_validate_prints_both_splits_fitted_against_replay(tmp_path, capsys):
+    """--validate on 64 s exported from a model: each half fitted (first guess here, to keep
+    the test short), the other half replayed; a row per split and CCA with runs' figures."""
+    scen = tmp_path / "s.toml"
+    scen.write_text(
+        '[scenario]\nduration = "64 s"\nseed = 5\n[[link]]\na = "a"\nb = "b"\n'
+        '[link.model]\nkind = "starlink"\ncapacity = ["30 Mbit/s", "50 Mbit/s"]\n'
+        '[[flow]]\nfrom = "a"\nto = "b"\ncca = "cubic"\nstart = "63 s"\n'
+    )
+    assert main(["trace", "export", str(scen), "--out", str(tmp_path), "--dir", "ab"]) == 0
+    capsys.readouterr()
+    mm, csv = str(tmp_path / "link0-ab.mahimahi"), str(tmp_path / "link0-ab.csv")
+    args = ["trace", "fit", mm, "--delay", csv, "--validate", "--no-check", "--seeds", "1"]
+    assert main([*args, "--cca", "cubic"]) == 0
+    out = capsys.readouterr().out
+    rows = [ln for ln in out.splitlines() if ln.startswith(("| first", "| second"))]
+    assert [r.split("|")[1].strip() for r in rows] == ["first → second", "second → first"]
+    for r in rows:
+        cells = [c.strip() for c in r.split("|")[3:-1]]
+        fitted, replay = (float(x.split()[0]) for x in cells[0].split(" / "))
+        assert fitted > 1 and replay > 1  # Mbit/s from both runs
+        assert all(c.endswith("%") for c in cells[1::2])
+
+
+def test_validate_refuses_a_recording_it_cannot_replay(tmp_path, capsys):
+    p = tmp_path / "ping.txt"
+    write_ping(p, seconds=70)
+    assert main(["trace", "fit", str(p), "--validate"]) == 2
+    err = capsys.readouterr().err
+    assert "ping.txt: --validate needs a delivery series at 1 ms and a delay series" in err

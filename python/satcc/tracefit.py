@@ -1284,3 +1284,165 @@ def read_runs(paths: list[Path], direction: str | None = None) -> Runs:
             if hi - lo >= RUN_PIECE_MIN_S * 1000:
                 pieces.setdefault(d, []).append(float(cap[lo:hi].mean()) * 8 / 1e3)
     return Runs(pieces, runs)
+
+
+# -- validation by prediction: fit one half in time, replay the other (`--validate`) ----------
+
+VALIDATE_CCAS = ("cubic", "bbr", "vegas")
+VALIDATE_QUEUE = "500 pkt"  # LeoReplayer's example run.sh
+
+
+@dataclass
+class Half:
+    """One half of a recording in time: its Recording and its replay files."""
+
+    name: str
+    rec: Recording
+    trace: Path
+    delay_csv: Path
+    seconds: int
+
+
+def halves(rec: Recording, out: Path) -> list[Half]:
+    """Cut a recording with a 1 ms delivery series and a delay series at its middle, each half
+    written as a Mahimahi trace (its 1500-byte opportunities) and a t_ms,delay_ms CSV."""
+    if rec.cap_ms is None or rec.cap_step_ms != 1 or rec.delay_ms is None:
+        raise FitError(
+            f"{rec.source}: --validate needs a delivery series at 1 ms and a delay series (a "
+            "Mahimahi/LeoReplayer trace with --delay, or a capture); found a "
+            f"{rec.kind} without one"
+        )
+    n = len(rec.cap_ms)
+    mid = n // 2
+    out_h = []
+    for name, a, b in (("first", 0, mid), ("second", mid, n)):
+        if b - a < 2 * PERIOD_MS:
+            raise FitError(
+                f"{rec.source}: --validate needs {4 * PERIOD_MS // 1000} s or more (two whole "
+                f"epochs in each half), found {n / 1000:.3g} s"
+            )
+        cap = rec.cap_ms[a:b]
+        keep = (rec.delay_t_ms >= a) & (rec.delay_t_ms < b)
+        h = Recording(
+            f"{rec.source} ({name} half)",
+            cap_ms=cap,
+            delay_t_ms=rec.delay_t_ms[keep] - a,
+            delay_ms=rec.delay_ms[keep],
+            kind=rec.kind,
+            delay_round_trip=rec.delay_round_trip,
+        )
+        if rec.phase_ms is not None:
+            h.phase_ms = round((rec.phase_ms - a) % PERIOD_MS)
+        # whole 1500-byte opportunities, the fraction carried on (Mahimahi's own law)
+        acc = np.floor(np.cumsum(cap) / 1500 + 1e-9).astype(np.int64)
+        stamps = np.repeat(np.arange(1, len(cap) + 1), np.diff(np.concatenate(([0], acc))))
+        trace = out / f"{name}.mahimahi"
+        trace.write_text("\n".join(map(str, stamps.tolist())) + "\n", encoding="utf-8")
+        csv = out / f"{name}.csv"
+        rows = ["t_ms,delay_ms"] + [
+            f"{t:.3f},{d:.3f}" for t, d in zip(h.delay_t_ms, h.delay_ms, strict=True)
+        ]
+        csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        out_h.append(Half(name, h, trace, csv, (b - a) // 1000))
+    return out_h
+
+
+def fit_half(h: Half, plan: str = "residential", refined: bool = True) -> dict[str, Any]:
+    """The half's model as `satcc trace fit --dir up` gives it (the flows run a→b), the same
+    path both ways as a replay has it."""
+    phase = find_phase(h.rec)
+    stats = statistics(h.rec, phase)
+    model, _ = fit(stats, "up", plan)
+    if refined:
+        model, _ = refine(model, stats, side="ab", round_trip=h.rec.delay_round_trip)
+    model["capacity_ba"] = model["capacity"]
+    return model
+
+
+def _flow_run(model: dict[str, Any], cca: str, seconds: int, seed: int) -> tuple[float, ...]:
+    """(goodput Mbit/s, RTT median ms, RTT p95 ms) of one flow a→b over `model`: the median of
+    its smoothed RTT sampled every 100 ms, the p95 of its RTT samples (the run's summary)."""
+    from satcc.engines import sim
+    from satcc.scenario import from_dict
+
+    doc = {
+        "scenario": {"name": f"validate-{cca}", "duration": f"{seconds} s", "seed": seed},
+        "link": [{"a": "a", "b": "b", "model": model, "queue": VALIDATE_QUEUE}],
+        "flow": [{"name": cca, "from": "a", "to": "b", "cca": cca}],
+    }
+    r = sim.run(from_dict(doc))
+    row = r.flows.iloc[0]
+    srtt = r.flow_series["srtt_ms"].dropna()
+    return (
+        float(row["goodput_bps"]) / 1e6,
+        float(srtt.median()) if len(srtt) else math.nan,
+        float(row["rtt_p95_ms"]),
+    )
+
+
+def validate(
+    rec: Recording,
+    out: Path,
+    seeds: int = 3,
+    ccas: tuple[str, ...] = VALIDATE_CCAS,
+    plan: str = "residential",
+    progress: Any = None,
+    refined: bool = True,
+) -> list[dict[str, Any]]:
+    """Both splits (fit the first half, replay the second; and the other way round), each CCA
+    over the fitted model and over the replay with seeds 1..`seeds`: one row per split and
+    CCA with the seed means. The replay and the model get the same random loss (the fitted
+    a→b loss's mean) and queue, so only the path's variation differs."""
+    hs = halves(rec, out)
+    fitted = {h.name: fit_half(h, plan, refined) for h in hs}
+    rows = []
+    for fit_h, rep_h in ((hs[0], hs[1]), (hs[1], hs[0])):
+        model = fitted[fit_h.name]
+        loss = float(np.mean(model["loss"]))
+        replay = {
+            "kind": "trace",
+            "mahimahi": str(rep_h.trace),
+            "delay_csv": str(rep_h.delay_csv),
+            "loss": loss,
+            "loss_ba": 0.0,
+        }
+        model = model | {"loss": [loss, loss], "loss_ba": [0.0, 0.0], "burst_rate": 0.0}
+        for cca in ccas:
+            got = {"fitted": [], "replay": []}
+            for seed in range(1, seeds + 1):
+                for kind, m in (("fitted", model), ("replay", replay)):
+                    got[kind].append(_flow_run(m, cca, rep_h.seconds, seed))
+                    if progress:
+                        progress(f"{fit_h.name}->{rep_h.name} {cca} seed {seed} {kind}")
+            row: dict[str, Any] = {"fit_half": fit_h.name, "replay_half": rep_h.name, "cca": cca}
+            for kind, v in got.items():
+                a = np.asarray(v)
+                row[kind] = {
+                    "goodput_mbps": float(a[:, 0].mean()),
+                    "rtt_p50_ms": float(a[:, 1].mean()),
+                    "rtt_p95_ms": float(a[:, 2].mean()),
+                }
+            rows.append(row)
+    return rows
+
+
+def validate_table(rows: list[dict[str, Any]], seeds: int) -> str:
+    """Markdown: per split and CCA, fitted vs replay and the difference."""
+    out = [
+        f"seed means over seeds 1-{seeds}; difference = fitted / replay - 1",
+        "",
+        (
+            "| fit → replay | CCA | goodput fitted / replay | diff | RTT median fitted / replay "
+            "| diff | RTT p95 fitted / replay | diff |"
+        ),
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        f, p = r["fitted"], r["replay"]
+        cells = []
+        for k, unit in (("goodput_mbps", "Mbit/s"), ("rtt_p50_ms", "ms"), ("rtt_p95_ms", "ms")):
+            d = 100 * (f[k] / p[k] - 1) if p[k] else math.nan
+            cells.append(f"{f[k]:.2f} / {p[k]:.2f} {unit} | {d:+.1f} %")
+        split = f"{r['fit_half']} → {r['replay_half']}"
+        out.append(f"| {split} | {r['cca']} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"

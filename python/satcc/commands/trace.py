@@ -92,6 +92,21 @@ def register(subparsers) -> None:
         action="store_true",
         help="first guess only: no simulated-moments refinement, no fit-quality report",
     )
+    f.add_argument(
+        "--validate",
+        action="store_true",
+        help="fit each half of the recording in time and replay the other: CUBIC, BBR and "
+        "Vegas over the fitted model vs over the replay (goodput, RTT median and p95)",
+    )
+    f.add_argument(
+        "--seeds", metavar="N", type=int, default=3, help="--validate: seeds 1..N (default 3)"
+    )
+    f.add_argument(
+        "--cca",
+        metavar="LIST",
+        default="cubic,bbr,vegas",
+        help="--validate: comma-separated CCAs (default cubic,bbr,vegas)",
+    )
     f.set_defaults(func=run_fit)
     p.set_defaults(func=lambda _args: p.print_help() or 2)
 
@@ -136,8 +151,12 @@ def run_fit(args: argparse.Namespace) -> int:
     from satcc import tracefit
 
     if len(args.recording) > 1:
+        if args.validate:
+            raise UserError("--validate: expected one recording (a trace with --delay)")
         return run_fit_runs(args)
     args.recording = args.recording[0]
+    if args.validate:
+        return run_validate(args)
     try:
         rec = tracefit.read_recording(Path(args.recording), args.delay)
         phase = tracefit.find_phase(rec)
@@ -200,6 +219,37 @@ def run_fit(args: argparse.Namespace) -> int:
         text = tracefit.toml_table(model, comment)
         _compare(stats, got)
     return _write(args, text)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    import sys
+    import tempfile
+
+    from satcc import tracefit
+
+    if args.seeds < 1:
+        raise UserError(f"--seeds: expected 1 or more, found {args.seeds}")
+    ccas = tuple(c.strip() for c in args.cca.split(",") if c.strip())
+    try:
+        rec = tracefit.read_recording(Path(args.recording), args.delay)
+        with tempfile.TemporaryDirectory(prefix="satcc-validate-") as tmp:
+            rows = tracefit.validate(
+                rec,
+                Path(tmp),
+                seeds=args.seeds,
+                ccas=ccas,
+                plan=args.plan,
+                refined=not args.no_check,
+                progress=lambda m: print(f"validate: {m}", file=sys.stderr, flush=True),
+            )
+    except tracefit.FitError as e:
+        raise UserError(str(e)) from None
+    head = (
+        f"# satcc trace fit --validate {Path(args.recording).name}: each half fitted "
+        f"({'first guess' if args.no_check else 'refined'}), the other replayed, "
+        f"queue {tracefit.VALIDATE_QUEUE}\n"
+    )
+    return _write(args, head + tracefit.validate_table(rows, args.seeds))
 
 
 def _compare(stats: dict, got: dict) -> None:
