@@ -178,7 +178,6 @@ def run_fit(args: argparse.Namespace) -> int:
     else:
         what = "delay and loss only (no delivery series)"
     comment = f"fitted by satcc trace fit from {Path(args.recording).name}: {what}"
-    text = tracefit.toml_table(model, comment)
     print(f"read as: {rec.kind}", file=err)
     print(f"epoch boundaries: first at {phase / 1000:g} s into the recording ({how})", file=err)
     if rec.cap_ms is not None:
@@ -208,17 +207,7 @@ def run_fit(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=err)
     for m in missing:
         print(f"not fitted (preset value kept): {m}", file=err)
-    if not args.no_check:
-        model, got = tracefit.refine(
-            model,
-            stats,
-            interval_s=rec.probe_interval_s or 0.01,
-            side=tracefit.SIDE[direction],
-            round_trip=rec.delay_round_trip,
-        )
-        text = tracefit.toml_table(model, comment)
-        _compare(stats, got)
-    return _write(args, text)
+    return _finish(args, model, stats, rec, direction, comment)
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -250,6 +239,23 @@ def run_validate(args: argparse.Namespace) -> int:
         f"queue {tracefit.VALIDATE_QUEUE}\n"
     )
     return _write(args, head + tracefit.validate_table(rows, args.seeds))
+
+
+def _finish(args, model: dict, stats: dict, rec, direction: str, comment: str) -> int:
+    """Refine the model against the recording's statistics (unless --no-check, or nothing
+    within an epoch to refine: no recording beside the runs), report, and write the table."""
+    from satcc import tracefit
+
+    if rec is not None and not args.no_check:
+        model, got = tracefit.refine(
+            model,
+            stats,
+            interval_s=rec.probe_interval_s or 0.01,
+            side=tracefit.SIDE[direction],
+            round_trip=rec.delay_round_trip,
+        )
+        _compare(stats, got)
+    return _write(args, tracefit.toml_table(model, comment))
 
 
 def _compare(stats: dict, got: dict) -> None:
@@ -331,18 +337,7 @@ def run_fit_runs(args: argparse.Namespace) -> int:
     for m in missing:
         if not m.startswith("capacity ("):
             print(f"not fitted (preset value kept): {m}", file=err)
-    text = tracefit.toml_table(model, comment)
-    if rec is not None and not args.no_check:
-        model, got = tracefit.refine(
-            model,
-            stats,
-            interval_s=rec.probe_interval_s or 0.01,
-            side=tracefit.SIDE[main],
-            round_trip=rec.delay_round_trip,
-        )
-        text = tracefit.toml_table(model, comment)
-        _compare(stats, got)
-    return _write(args, text)
+    return _finish(args, model, stats, rec, main, comment)
 
 
 def mahimahi_lines(rates_bps: list[float], step_ms: int = 1) -> list[int]:
