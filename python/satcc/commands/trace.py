@@ -118,8 +118,8 @@ Inputs: a Mahimahi or LeoReplayer delivery trace (one ms timestamp per 1500-byte
 saturating transfer), a delay CSV (t_ms,delay_ms one-way, or t_ms,rtt_ms round trip, as its
 header says), a LeoReplayer delay file (one one-way delay per 10 ms), a ping log with -D
 stamps, an IRTT client JSON (.json or .json.gz), the dish's history CSV (starlink-grpc-tools
-bulk_history: delay levels and loss, no capacity), an iperf3 -J or --json-stream document of a saturating TCP run or of a UDP run's
-receiving side, or a pcap capture (its busiest flow). --delay adds a delay series (and a ping
+bulk_history: delay levels and loss, no capacity), an iperf3 -J or --json-stream document of
+a saturating TCP run or of a UDP run's receiving side, or a pcap capture (its busiest flow). --delay adds a delay series (and a ping
 log's probe loss) to a delivery trace or an iperf3 run. A recording must hold one whole 15 s
 epoch. What the recording cannot give keeps the preset's value (listed on stderr).
 
@@ -130,8 +130,8 @@ own, or --dir for all) gets the lowest and highest of its pieces. --delay then g
 
 The table's link has the dish on side a: the fitted capacity lands on the direction recorded
 (--dir; capacity for the uplink, capacity_ba for the downlink), the other keeps the --plan
-preset. A ping's round-trip loss p is split over both directions, 1 - sqrt(1 - p) each, and
-its in-epoch bursts halved between them. jitter_corr needs delay samples at most 10 ms apart.
+preset. A ping's round-trip loss p is split over both directions, 1 - sqrt(1 - p) each (an
+IRTT log's by the way its probes were lost), and its in-epoch bursts halved between them. jitter_corr needs delay samples at most 10 ms apart.
 
 The first guess from the statistics is refined by simulated moments (five rounds: the
 model's own 100 ms bins alias its frames and its 10 ms delays are a grid, so capacity_sigma,
@@ -140,8 +140,12 @@ are adjusted until the model's statistics meet the recording's; a recording of w
 is compared with the model's delay rounded likewise). stderr: each statistic of the recording
 beside the same statistic of the fitted model's own output (the simulator's model sampled
 every ms, 300 s, seed 1; a round-trip recording is compared with both directions' sum),
-marked "miss" outside its tolerance (correlations 0.15, shares 0.1, loss rates a half, the
-rest 25 %, delays at least 2 ms).
+marked "miss" outside its tolerance (correlations 0.15, shares 0.1, loss and burst rates a
+half or two Poisson sd of their count, the rest 25 %, delays at least 2 ms).
+
+--validate cuts a trace with --delay at its middle, fits each half and runs each CCA over
+the fitted model and over the other half's replay (seeds 1..N, both splits; same loss and a
+500-packet queue on both): fitted vs replay goodput, RTT median and p95 on stdout.
 """
 
 
