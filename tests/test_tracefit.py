@@ -801,3 +801,44 @@ def test_validate_refuses_a_recording_it_cannot_replay(tmp_path, capsys):
     assert main(["trace", "fit", str(p), "--validate"]) == 2
     err = capsys.readouterr().err
     assert "ping.txt: --validate needs a delivery series at 1 ms and a delay series" in err
+
+
+def bidir_doc(seconds: int = 60, start: int = 1_700_000_040) -> dict:
+    """A synthesised iperf3 --bidir TCP client run (the layout of tests/data/iperf3's -P 2
+    run): socket 6 sends (up, 5/10 Mbit/s by epoch), socket 8 receives (down, 20/40)."""
+    doc = json.loads((DATA / "iperf3" / "rp2_client.json").read_text())
+    doc["start"]["test_start"] |= {"reverse": 0, "bidir": 1}
+    doc["start"]["timestamp"]["timesecs"] = start
+    iv = doc["intervals"][0]
+    up, down = epoch_rate(5, 10), epoch_rate(20, 40)
+    doc["intervals"] = []
+    for k in range(seconds):
+        s = json.loads(json.dumps(iv))
+        for st, sender, rate in zip(s["streams"], (True, False), (up, down), strict=True):
+            st["start"], st["end"], st["seconds"] = k, k + 1, 1
+            st["sender"] = sender
+            st["bytes"] = round(rate(start + k + 0.5) * 1e6 / 8)
+        doc["intervals"].append(s)
+    return doc
+
+
+def test_a_bidir_run_fits_each_direction_from_its_own_streams(tmp_path, capsys):
+    import tomllib
+
+    p = tmp_path / "bidir.json"
+    p.write_text(json.dumps(bidir_doc()))
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    assert code == 0, err
+    assert tomllib.loads(out)["link"]["model"]["capacity_ba"] == ["20 Mbit/s", "40 Mbit/s"]
+    assert "a --bidir run: its downlink streams fitted (--dir for the other)" in err
+    code, out, err = fit_cli(tmp_path, capsys, str(p), "--dir", "up")
+    assert tomllib.loads(out)["link"]["model"]["capacity"] == ["5 Mbit/s", "10 Mbit/s"]
+    # as one of several runs: both directions at once
+    q = tmp_path / "bidir2.json"
+    q.write_text(json.dumps(bidir_doc(seconds=15, start=1_700_000_040 + 617)))
+    code, out, err = fit_cli(tmp_path, capsys, str(p), str(q))
+    m = tomllib.loads(out)["link"]["model"]
+    assert m["capacity_ba"] == ["20 Mbit/s", "40 Mbit/s"] and m["capacity"] == [
+        "5 Mbit/s",
+        "10 Mbit/s",
+    ]

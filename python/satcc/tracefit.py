@@ -91,6 +91,7 @@ class Recording:
     # the link direction of the delivery series: "up", "down", or None (not known: --dir)
     direction: str | None = None
     delay_round_trip: bool = False  # the delay series is half a round trip (ping, rtt_ms)
+    bidir: bool = False  # an iperf3 --bidir run: the other direction is in the file too
     # per lost probe, where it was lost when the recorder knows (IRTT): "up", "down" or ""
     lost_where: np.ndarray | None = None
     delay_mean_ms: float = 0.0  # each delay sample is a mean over this long (the dish's 1 s)
@@ -143,8 +144,11 @@ def _is_delay_file(text: str) -> bool:
     return bool(vals[-1] <= DELAY_FILE_BAND * max(vals[0], 1))
 
 
-def read_recording(path: Path, delay: Path | None = None) -> Recording:
-    """Detect the recording's kind and read it (and the `--delay` file if given)."""
+def read_recording(
+    path: Path, delay: Path | None = None, direction: str | None = None
+) -> Recording:
+    """Detect the recording's kind and read it (and the `--delay` file if given); of an
+    iperf3 --bidir run, the streams of `direction` (default down)."""
     from satcc import limits
     from satcc.analyze.iperf3 import Iperf3Error, load_document, looks_like_iperf3, read_iperf3
     from satcc.analyze.ping import looks_like_ping, read_ping
@@ -185,7 +189,7 @@ def read_recording(path: Path, delay: Path | None = None) -> Recording:
                         f"{path}: expected an iperf3 -J or --json-stream document "
                         "(start, intervals, end)"
                     )
-                rec = _from_iperf3(str(path), read_iperf3(doc))
+                rec = _from_iperf3(str(path), read_iperf3(doc), direction)
             except Iperf3Error as e:
                 msg = str(e).removeprefix(f"{path}: ").removeprefix("<dict>: ")
                 msg = msg.replace(
@@ -504,11 +508,26 @@ def _from_irtt(path: str, text: str) -> Recording:
     )
 
 
-def _from_iperf3(path: str, r: Any) -> Recording:
+def _from_iperf3(path: str, r: Any, direction: str | None = None) -> Recording:
     iv = r.intervals
     if len(iv) == 0:
         raise FitError(f"{path}: the iperf3 run has no intervals")
-    if r.meta["protocol"] == "UDP" and r.meta["local_sends"]:
+    # the client at the dish: what it sends is the uplink (a server's JSON: the other way);
+    # a --bidir run has streams both ways, each interval row saying whether this side sent
+    is_client = r.meta["role"] == "client"
+    sent = iv["this_side_sent"].astype(bool)
+    row_up = sent == is_client
+    bidir = bool(row_up.any() and (~row_up).any())
+    notes = []
+    if bidir:
+        want = direction or "down"
+        iv, sent = iv[row_up == (want == "up")], sent[row_up == (want == "up")]
+        notes.append(f"a --bidir run: its {want}link streams fitted (--dir for the other)")
+        this_sends = bool(sent.all())
+    else:
+        this_sends = bool(r.meta["local_sends"])
+        want = "up" if this_sends == is_client else "down"
+    if r.meta["protocol"] == "UDP" and this_sends:
         raise FitError(
             f"{path}: expected the receiving side of a UDP run (a client with -R, or the "
             "server's JSON); a sender's intervals are its offered load, not the path's capacity"
@@ -523,16 +542,16 @@ def _from_iperf3(path: str, r: Any) -> Recording:
         a, b = round(start * 1000), round(row["end_s"] * 1000)
         if b > a:
             cap[a:b] = row["bytes"] / (b - a)
-    # the client at the dish: its sending is the uplink (a server's JSON: the other way)
-    client_sends = r.meta["local_sends"] == (r.meta["role"] == "client")
     secs = r.meta.get("timesecs")
     return Recording(
         path,
         cap_ms=cap,
         cap_step_ms=step_ms,
         kind=f"iperf3 {r.meta['protocol']} {r.meta['role']} JSON",
-        direction="up" if client_sends else "down",
+        direction=want,
         wall0_s=float(secs) if isinstance(secs, (int, float)) else None,
+        notes=notes,
+        bidir=bidir,
     )
 
 
@@ -1257,8 +1276,12 @@ def read_runs(paths: list[Path], direction: str | None = None) -> Runs:
     """Read several iperf3 runs (any length; `direction` overrides each run's own)."""
     pieces: dict[str, list[float]] = {}
     runs: dict[str, int] = {}
-    for path in paths:
-        rec = read_recording(path)
+    todo = [(path, None) for path in paths]
+    while todo:
+        path, want = todo.pop(0)
+        rec = read_recording(path, direction=want or direction)
+        if rec.bidir and want is None and direction is None:
+            todo.insert(0, (path, "up"))  # its uplink streams next
         if rec.cap_ms is None or not rec.kind.startswith("iperf3"):
             raise FitError(
                 f"{path}: expected an iperf3 JSON run (several recordings are iperf3 runs, "
@@ -1269,7 +1292,7 @@ def read_runs(paths: list[Path], direction: str | None = None) -> Runs:
                 f"{path}: start.timestamp.timesecs: expected the run's wall clock (it places "
                 "the run on the 15 s boundaries)"
             )
-        d = direction or rec.direction or "down"
+        d = (direction if not rec.bidir else None) or rec.direction or "down"
         runs[d] = runs.get(d, 0) + 1
         step = rec.cap_step_ms
         cap = rec.cap_ms

@@ -162,7 +162,7 @@ def run_fit(args: argparse.Namespace) -> int:
     if args.validate:
         return run_validate(args)
     try:
-        rec = tracefit.read_recording(Path(args.recording), args.delay)
+        rec = tracefit.read_recording(Path(args.recording), args.delay, args.dir)
         phase = tracefit.find_phase(rec)
         tracefit.check_length(rec, phase)
     except tracefit.FitError as e:
