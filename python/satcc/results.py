@@ -64,15 +64,17 @@ class Column(NamedTuple):
 # record.rs structs, the model engine and the emulator write the same keys), an engine that
 # measures it (`ENGINE_OPTIONAL`: from_engine fills nulls where an engine leaves it out), UDP
 # flows' extra keys (`UDP`: `UdpColumns`), `RunResult.from_engine` from the resolved scenario
-# (`SCENARIO`) or from other columns (`DERIVED`).
-ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED = (
+# (`SCENARIO`) or from other columns (`DERIVED`), the field analyzer's own tables (`ANALYZER`:
+# analyze_flows, pings).
+ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED, ANALYZER = (
     "engine",
     "engine-optional",
     "udp",
     "scenario",
     "derived",
+    "analyzer",
 )
-SOURCES = (ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED)
+SOURCES = (ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED, ANALYZER)
 
 
 def _declared() -> dict[str, tuple[Column, ...]]:
@@ -87,6 +89,8 @@ FLOW_SERIES_COLUMNS = DECLARED["flow_series"]
 LINK_SERIES_COLUMNS = DECLARED["link_series"]
 CC_SERIES_COLUMNS = DECLARED["cc_series"]
 SEQACK_COLUMNS = DECLARED["seqack"]
+ANALYZE_FLOWS_COLUMNS = DECLARED["analyze_flows"]
+PINGS_COLUMNS = DECLARED["pings"]
 
 
 class Names:
@@ -106,6 +110,7 @@ class Names:
 FLOW = Names("flows", FLOWS_COLUMNS)
 FLOW_SERIES = Names("flow_series", FLOW_SERIES_COLUMNS)
 LINK_SERIES = Names("link_series", LINK_SERIES_COLUMNS)
+ANALYZE_FLOW = Names("analyze_flows", ANALYZE_FLOWS_COLUMNS)
 
 
 def schema_of(columns: tuple[Column, ...]) -> Schema:

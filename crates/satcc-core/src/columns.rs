@@ -47,6 +47,9 @@ pub enum Source {
     Scenario,
     /// `RunResult.from_engine`, from other columns.
     Derived,
+    /// The field analyzer (`satcc analyze`; a campaign's `[[analyze]]` runs): what it adds
+    /// per input beside the result's tables.
+    Analyzer,
 }
 
 impl Source {
@@ -57,6 +60,7 @@ impl Source {
             Source::Udp => "udp",
             Source::Scenario => "scenario",
             Source::Derived => "derived",
+            Source::Analyzer => "analyzer",
         }
     }
 }
@@ -125,7 +129,7 @@ const fn col(
     }
 }
 
-use Source::{Derived, Engine, EngineOptional, Scenario, Udp};
+use Source::{Analyzer, Derived, Engine, EngineOptional, Scenario, Udp};
 use Type::{Bool, Float64, Int64, String};
 
 /// `flows.parquet`: one row per flow (after `count` expansion).
@@ -232,8 +236,55 @@ pub const SEQACK: Table = Table {
     ],
 };
 
+/// `analyze_flows.parquet` (an analyze run of a campaign): what `satcc analyze` adds per flow
+/// beside `flows` (the `--json` summary's extra keys); the store joins it into its `flows` view.
+#[rustfmt::skip]
+pub const ANALYZE_FLOWS: Table = Table {
+    name: "analyze_flows",
+    columns: &[
+        col("flow_id", Int64, "-", false, Analyzer, "`flows.id`"),
+        col("file", String, "-", false, Analyzer, "the input file"),
+        col("kind", String, "-", false, Analyzer, "`capture`, `iperf3` or `ping`"),
+        col("src", String, "-", true, Analyzer, "the sender's address (null for a ping log)"),
+        col("dst", String, "-", true, Analyzer, "the receiver's address (null for a ping log)"),
+        col("sport", Int64, "-", true, Analyzer, "the sender's port"),
+        col("dport", Int64, "-", true, Analyzer, "the receiver's port"),
+        col("conn", Int64, "-", true, Analyzer, "capture: the connection's index in the capture (tshark's `tcp.stream`)"),
+        col("packets", Int64, "packets", true, Analyzer, "capture: packets of this direction"),
+        col("payload_bytes", Int64, "B", true, Analyzer, "capture: payload bytes, retransmissions included"),
+        col("rtt_source", String, "-", true, Analyzer, "capture: the RTT estimator the `rtt_*` columns come from (docs/analyze.md)"),
+        col("capture_point", String, "-", true, Analyzer, "capture: `sender`, `receiver`, `between` or `unknown`"),
+        col("udp_lost", Int64, "packets", true, Analyzer, "iperf3 UDP (its report, or a capture of its datagrams): datagrams lost"),
+        col("udp_loss_rate", Float64, "-", true, Analyzer, "iperf3 UDP: `udp_lost` / datagrams sent"),
+        col("udp_jitter_ms", Float64, "ms", true, Analyzer, "iperf3 UDP: RFC 3550 interarrival jitter"),
+        col("loss_rate", Float64, "-", true, Analyzer, "ping log: probes lost / sent"),
+        col("bin_s", Float64, "s", true, Analyzer, "the width of the flow's bins (the capture's bin, the iperf3 interval)"),
+    ],
+};
+
+/// `pings.parquet` (an analyze run of a ping or nping log): every probe.
+#[rustfmt::skip]
+pub const PINGS: Table = Table {
+    name: "pings",
+    columns: &[
+        col("flow_id", Int64, "-", false, Analyzer, "`flows.id` of the log"),
+        col("seq", Int64, "-", false, Analyzer, "the probe's sequence number"),
+        col("t_s", Float64, "s", true, Analyzer, "when it was sent, from the log's first probe"),
+        col("t_epoch_s", Float64, "s", true, Analyzer, "Unix time, when the log has it (`ping -D`)"),
+        col("rtt_ms", Float64, "ms", true, Analyzer, "its round-trip time; null: no reply"),
+    ],
+};
+
 /// Every table, in the order docs/results.md describes them.
-pub const TABLES: &[Table] = &[FLOWS, FLOW_SERIES, LINK_SERIES, CC_SERIES, SEQACK];
+pub const TABLES: &[Table] = &[
+    FLOWS,
+    FLOW_SERIES,
+    LINK_SERIES,
+    CC_SERIES,
+    SEQACK,
+    ANALYZE_FLOWS,
+    PINGS,
+];
 
 /// The keys of each flow in the `--json` summary (and summary.json), in their order: columns
 /// of [`FLOWS`] (checked at compile time). A contract scripts rely on: add keys, never rename
