@@ -300,7 +300,12 @@ def test_the_sdist_builds_and_installs_satcc_linkd(tmp_path_factory, tmp_path):
     a rerun is incremental); maturin comes from the running venv (--no-build-isolation)."""
     sdists = sorted(Path(WHEEL_DIR).glob("satcc-*.tar.gz"))
     assert len(sdists) == 1, sdists
-    env = {**os.environ, "CARGO_TARGET_DIR": str(REPO / "target" / "sdist-test")}
+    env = {
+        **os.environ,
+        "CARGO_TARGET_DIR": str(REPO / "target" / "sdist-test"),
+        # the build backend runs maturin's program, beside the running interpreter
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+    }
     env_dir = _fresh_venv(
         tmp_path_factory.mktemp("sdist-venv"), sdists[0], "--no-build-isolation", env=env
     )
