@@ -406,9 +406,8 @@ def from_dict(
     if quick:
         data = quick_variant(data, source, default_name)
         source = f"{source} [{QUICK}]"
-    else:
-        if QUICK in data:
-            quick_variant(data, source, default_name)  # its shape checked, as the rest
+    elif isinstance(data, dict) and QUICK in data:  # not a table: the schema says so
+        quick_variant(data, source, default_name)  # its shape checked, as the rest
         data = {k: v for k, v in data.items() if k != QUICK}
     f, issues, dropped = schema.validate(data)
     head = f.campaign
