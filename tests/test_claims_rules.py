@@ -217,3 +217,24 @@ def test_a_bad_not_judged_entry_names_the_file_and_table(tmp_path):
     bad.write_text(bad.read_text().replace("[[not_judged]]", "[[not_judge]]"))
     with pytest.raises(UserError, match="bad.toml: expected tables"):
         CL.load("9", bad)
+
+
+def test_the_doc_is_generated_from_dated_runs(tmp_path):
+    """docs/reproduce.md comes from claims.json files: a run's date, load and tally are printed
+    beside its table; a study without a run says so (no stale table)."""
+    from satcc.studies import doc as D
+
+    spec = CL.load("001")
+    m = {c.id: CL.Measured(1.3, per_seed=(1.3,) * 5) for c in spec.claims}
+    result = R.StudyResult(spec, CL.judge_all(spec, "sim", m), quick=True)
+    result.dirs["sim"] = {}
+    result.run = {"started_utc": "2026-11-29 08:00", "wall_s": 12, "load_1min": [3.0, 4.0]}
+    (tmp_path / "001").mkdir()
+    (tmp_path / "001" / "claims.json").write_text(__import__("json").dumps(result.doc()))
+    (tmp_path / "001" / "claims.txt").write_text("\n".join(R.text_lines(result)))
+    page = D.render({"quick": tmp_path}, "python -m satcc.studies.doc --quick X")
+    assert "run 2026-11-29 08:00 UTC, 12 s wall, load 3.0-4.0" in page
+    assert f"**quick**: no run in `{tmp_path}/000`" in page
+    rep, judged = result.doc()["verdicts"]["reproduced"], sum(result.doc()["verdicts"].values())
+    assert f"| 001 | quick | {rep} / {judged} |" in page
+    assert "| Uplink capacity |" in page  # 000's path table with its sources

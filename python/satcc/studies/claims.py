@@ -214,6 +214,15 @@ class Anomaly(BaseModel):
     note: str
 
 
+class PathItem(BaseModel):
+    """One property of the study's path as satcc sets it, and the paper's words it comes from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    what: str
+    satcc: str  # the value in satcc's scenario or campaign
+    source: str  # the paper's section and what it says (or why satcc assumes it)
+
+
 class StudyClaims(BaseModel):
     """A study's data file: what the paper is, every claim, what is not judged, its anomalies."""
 
@@ -225,6 +234,7 @@ class StudyClaims(BaseModel):
     claims: list[Claim] = Field(min_length=1)
     not_judged: list[NotJudged] = Field(default_factory=list)
     anomalies: list[Anomaly] = Field(default_factory=list)
+    path: list[PathItem] = Field(default_factory=list)  # the path and its sources
 
     def coverage(self, rows: list[Row]) -> tuple[int, int]:
         """(findings judged in `rows`, main results listed: every finding + not judged). A
@@ -493,10 +503,12 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
     body["claims"] = doc.get("claim", [])
     body["not_judged"] = doc.get("not_judged", [])
     body["anomalies"] = doc.get("anomaly", [])
-    extra = sorted(set(doc) - {"study", "claim", "not_judged", "anomaly"})
+    body["path"] = doc.get("path", [])
+    extra = sorted(set(doc) - {"study", "claim", "not_judged", "anomaly", "path"})
     if extra:
         raise UserError(
-            f"{path}: expected tables study, claim, not_judged, anomaly; found {', '.join(extra)}"
+            f"{path}: expected tables study, claim, not_judged, anomaly, path; found "
+            f"{', '.join(extra)}"
         )
     try:
         out = StudyClaims.model_validate(body)
@@ -505,7 +517,12 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
         for err in e.errors():
             loc = ".".join(str(x) for x in err["loc"])
             parts = [str(x) for x in err["loc"]]
-            tables = {"claims": "claim", "not_judged": "not_judged", "anomalies": "anomaly"}
+            tables = {
+                "claims": "claim",
+                "not_judged": "not_judged",
+                "anomalies": "anomaly",
+                "path": "path",
+            }
             if len(parts) >= 2 and parts[0] in tables:
                 loc = f"{tables[parts[0]]}[{parts[1]}]" + "".join(f".{x}" for x in parts[2:])
             lines.append(f"{path}: {loc}: {err['msg']}")

@@ -44,6 +44,7 @@ class StudyResult:
     quick: bool = False
     seeds: int | None = None
     sensitivity: dict[str, list[str]] = field(default_factory=dict)  # per engine: printed sweeps
+    run: dict[str, Any] = field(default_factory=dict)  # when, how long, the machine's load
 
     def doc(self) -> dict[str, Any]:
         return {
@@ -53,6 +54,7 @@ class StudyResult:
             "reference": self.study.reference,
             "satcc_version": _native.version(),
             "quick": self.quick,
+            "run": self.run,
             "seeds": self.seeds,
             "engines": sorted(self.dirs),
             "campaigns": {e: {k: str(v) for k, v in d.items()} for e, d in self.dirs.items()},
@@ -65,6 +67,7 @@ class StudyResult:
             ),
             "not_judged": [n.model_dump() for n in self.study.not_judged],
             "anomalies": [a.model_dump() for a in self.study.anomalies],
+            "path": [p.model_dump() for p in self.study.path],
             "sensitivity": self.sensitivity,
             "figures": {
                 e: [
@@ -88,10 +91,16 @@ def reproduce(
     log: Any = None,
 ) -> StudyResult:
     """Run one study on each engine, judge every claim, write claims.json and report.html."""
+    import datetime
+    import os
+    import time
+
     spec = claims.load(study)
     mod = module(study)
     out = out_root / study
     result = StudyResult(spec, [], out=out, quick=quick, seeds=seeds)
+    started, t0 = datetime.datetime.now(datetime.UTC), time.monotonic()
+    load_start = os.getloadavg()[0]
     for engine in engines:
         ctx = Context(
             engine, quick, seeds, out, jobs=jobs, progress=progress, log=log or (lambda _m: None)
@@ -103,6 +112,13 @@ def reproduce(
         if hasattr(mod, "sensitivity"):  # the unknowns the paper does not give, swept
             result.sensitivity[engine] = mod.sensitivity(dirs)
         result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
+    result.run = {  # a dated run: the doc generator prints these beside the tables
+        "started_utc": started.strftime("%Y-%m-%d %H:%M"),
+        "wall_s": round(time.monotonic() - t0),
+        "load_1min": [round(load_start, 1), round(os.getloadavg()[0], 1)],
+        "cpus": os.cpu_count(),
+        "jobs": jobs,
+    }
     out.mkdir(parents=True, exist_ok=True)
     layout.atomic_write_text(
         out / "claims.json", json.dumps(result.doc(), indent=2, ensure_ascii=False) + "\n"

@@ -339,7 +339,8 @@ def sensitivity(dirs: dict[str, Path]) -> list[str]:
         pts = points(d, extra=("queue",))
         seeds = points(d, by_seed=True, extra=("queue",))
         body = []
-        for (queue, k), g in pts.groupby(["queue", "k"], sort=False):
+        pts = pts.assign(_q=pts["queue"].astype(str).str.split().str[0].astype(float))
+        for (_q, queue, k), g in pts.groupby(["_q", "queue", "k"], sort=True):
             row = [str(queue), str(k), f"{g['share'].mean():.3f}", f"{g['jain'].mean():.3f}"]
             if k == "stock":
                 row.append("-")
