@@ -140,6 +140,7 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             source=f"study003-short: flows.goodput_bps, path = {path}",
         )
     out["fig6-single-segment-sack"] = _fig6_claim(dirs["study003-short"])
+    out["sack-repaired-all"] = _sack_repaired(dirs)
     every = _long(dirs["study003-long"])
     queues = sorted(every["queue"].unique()) if len(every) else [CLAIM_QUEUE]
     for path in ("chicago-loop", "starlight"):
@@ -190,6 +191,45 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             too_short if short_run else "",
         )
     return out
+
+
+def _sack_repaired(dirs: dict[str, Path]) -> Measured:
+    """Per test (path), whether every run's measured connection lost data and repaired it by
+    fast recovery (SACK on in every scenario) with no RTO."""
+    short = common.frames(dirs["study003-short"])["flows"].assign(
+        path=lambda x: common.param(x, "path")
+    )
+    long = common.frames(dirs["study003-long"])["flows"].assign(
+        path=lambda x: common.param(x, "path")
+    )
+    rows = pd.concat([short, long[long["name"] == "measured"]])
+    parts, count = [], 0
+    for path, g in rows.groupby("path"):
+        ok = bool(((g["recovery_count"] > 0) & (g["rto_count"] == 0)).all())
+        count += ok
+        parts.append(
+            f"{path}: recoveries {int(g['recovery_count'].min())}-{int(g['recovery_count'].max())}, "
+            f"RTOs {int(g['rto_count'].max())} at most, {len(g)} run(s)"
+        )
+    runs = common.frames(dirs["study003-long"])["runs"].set_index("run_id")["duration_s"]
+    lived = long[long["name"] == "measured"]
+    span = (
+        common.finite((lived["run_id"].map(runs) - lived["start_s"]).min()) if len(lived) else None
+    )
+    return Measured(
+        float(count),
+        "tests whose every run has a fast recovery and no RTO (flows.recovery_count, rto_count)",
+        "; ".join(parts),
+        skipped=(
+            f"not judged in this design: the long tests' measured connections run "
+            f"{common.fmt(None if span is None else span / 60)} min; the study's ran 10-20 min "
+            f"before their top rate ({'; '.join(parts)})"
+            if span is None or span < RAMP_MIN_RUN_S
+            else ""
+        ),
+        seeds=common.seeds_of(rows),
+        source="study003-short and study003-long ('measured'): flows.recovery_count, rto_count",
+    )
 
 
 def _over_buffers(
