@@ -82,6 +82,30 @@ the lock by hand (`flock /tmp/satcc-emu.lock satcc reproduce 004 --quick --engin
   eq. 6's RTT unit and eq. 7's a).
 - The papers' own **anomalies** (a conclusion its own measurement does not support, two numbers
   that contradict each other) are listed under each table and not judged.
+
+Seeds: `--quick` runs 5 seeds (rounds) wherever a paired claim is judged (000's baseline, MSS
+sweep and terminal-to-terminal runs, 001, 004's 1v1, many-vs-many and sensitivity runs), 3
+for 000's UDP runs and 003's short paths, 1 for 000's idle probes, 003's long paths and 002
+(no paired claim); the full designs run each study's own repetitions (5 at least where a
+paired claim is judged). The seeds column of each table says how many seeds a value pools.
+"""
+
+LIMITS = """## Not done, and where satcc's path still differs from the study's
+
+- **002, W_m on the sender**: the study capped the sender's window (ns-2's window_, a rebuilt
+  kernel); satcc applies W_m as a fixed receive window in both columns, because no scenario key
+  caps the sender's cwnd after Linux Hybla's own `hybla_init` sets `snd_cwnd_clamp = 65535`. A
+  flow key for a sender cwnd clamp applied after the congestion control's init would close
+  this (the simulator and the scenario schema are not this page's to change).
+- **003, the shared ATM line**: §5 puts test 3's frequent losses on the ATM line shared by about
+  ten PVCs; the paper gives neither their rate nor their burst size, so satcc does not model
+  them, and the long paths lose only to their own overflow.
+- **000, the idle loss**: the dishes carry the presets' random loss (as study 001's) and the
+  presets' boundary disturbances, neither set from study 000's own idle loss (0.24-0.32 % of
+  nping's round trips); where the input loss-idle misses it on the run (its row under study
+  000's table), the terminal-to-terminal findings print "path mismatch" instead of a verdict.
+- **The kernel column** (`--engine emu`) is listed only when a dated emulator run is given to
+  this page's command.
 """
 
 
@@ -145,6 +169,7 @@ def render(roots: dict[str, Path], command: str) -> str:
             )
             out.append(_run_line(label, root, doc) + "\n")
             out.append("```\n" + text.rstrip("\n") + "\n```\n")
+    out.append(LIMITS)
     out.append("## Tally\n")
     out.append(
         "Reproduced / judged findings, and findings judged / every finding and result listed "
