@@ -102,28 +102,27 @@ def test_coverage_counts_judged_findings_only():
     assert spec.coverage(rows) == (1, 3)
 
 
-def test_no_result_is_both_judged_and_not_judged(tmp_path):
+def data_file(tmp_path, claim_id: str, tail: str):
+    """A one-claim data file with `tail` appended (TOML lines)."""
     bad = tmp_path / "bad.toml"
     bad.write_text(
         '[study]\nid = "9"\ntitle = "t"\npaper = "p"\nreference = "r"\n'
-        '[[claim]]\nid = "starlight"\nwhat = "w"\ncite = "c"\npaper = 1\ntolerance = 0\n'
-        '[[not_judged]]\nwhat = "w"\ncite = "c"\nreason = "starlight\'s row shows it"\n'
+        f'[[claim]]\nid = "{claim_id}"\nwhat = "w"\ncite = "c"\npaper = 1\ntolerance = 0\n' + tail
     )
+    return bad
+
+
+def test_no_result_is_both_judged_and_not_judged(tmp_path):
+    tail = '[[not_judged]]\nwhat = "w"\ncite = "c"\nreason = "starlight\'s row shows it"\n'
     with pytest.raises(UserError, match="names claim starlight"):
-        CL.load("9", bad)
+        CL.load("9", data_file(tmp_path, "starlight", tail))
     for study in R.STUDIES:
         CL.load(study)  # every shipped file passes the check
 
 
 def test_an_input_named_by_a_finding_must_exist(tmp_path):
-    bad = tmp_path / "bad.toml"
-    bad.write_text(
-        '[study]\nid = "9"\ntitle = "t"\npaper = "p"\nreference = "r"\n'
-        '[[claim]]\nid = "a"\nwhat = "w"\ncite = "c"\npaper = 1\ntolerance = 0\n'
-        'inputs = ["udp-20"]\n'
-    )
     with pytest.raises(UserError, match="claim a: inputs: expected ids of input claims"):
-        CL.load("9", bad)
+        CL.load("9", data_file(tmp_path, "a", 'inputs = ["udp-20"]\n'))
 
 
 @pytest.mark.parametrize("study", R.STUDIES)
