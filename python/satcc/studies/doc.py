@@ -143,6 +143,7 @@ def _tally(doc: dict[str, Any]) -> tuple[int, int, int, int]:
 def render(roots: dict[str, Path], command: str) -> str:
     out = [INTRO.format(command=command)]
     totals: dict[str, list[int]] = {label: [0, 0, 0, 0] for label in roots}
+    ran: dict[str, list[str]] = {label: [] for label in roots}  # the studies each design ran
     rows: list[str] = []
     for study in STUDIES:
         spec = claims.load(study)
@@ -161,6 +162,7 @@ def render(roots: dict[str, Path], command: str) -> str:
                 continue
             doc, text = got
             rep, judged, cov, listed = _tally(doc)
+            ran[label].append(study)
             for k, v in enumerate((rep, judged, cov, listed)):
                 totals[label][k] += v
             rows.append(
@@ -181,7 +183,8 @@ def render(roots: dict[str, Path], command: str) -> str:
     for label, (rep, judged, cov, listed) in totals.items():
         share = f" ({100 * rep / judged:.0f} %)" if judged else ""
         cshare = f" ({100 * cov / listed:.0f} %)" if listed else ""
-        out.append(f"| all | {label} | {rep} / {judged}{share} | {cov} / {listed}{cshare} | |")
+        which = "all" if len(ran[label]) == len(STUDIES) else " + ".join(ran[label]) or "none"
+        out.append(f"| {which} | {label} | {rep} / {judged}{share} | {cov} / {listed}{cshare} | |")
     out.append("")
     return "\n".join(out)
 
