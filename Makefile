@@ -18,7 +18,7 @@ APT_PACKAGES := iproute2 tshark tcpdump iperf3 ethtool iputils-ping nmap clang l
 DEPS_STAMP   := $(VENV)/.deps-installed
 APT_STAMP    := $(VENV)/.apt-installed
 
-.PHONY: setup build dist package-data demo test test-rust test-python test-fuzz test-slow bench lint clean
+.PHONY: setup build dist dist-aarch64 package-data demo test test-rust test-python test-fuzz test-slow bench lint clean
 
 setup: build
 
@@ -48,16 +48,42 @@ build: $(DEPS_STAMP)
 demo: build
 	$(BIN)/satcc demo
 
-# One wheel with everything (docs/packaging.md): the abi3 native module from the build above (same
-# profile and features, so cargo compiles nothing new), satcc-linkd copied into the package, the
-# package data (python/satcc/data: links to scenarios/, campaigns/ and bpf/'s sources), and an
-# sdist, all stamped with SOURCE_DATE_EPOCH (above).
-DIST_DIR ?= dist
-dist: build
-	install -D -m 0755 target/release/satcc-linkd python/satcc/bin/satcc-linkd
+# One wheel with everything (docs/packaging.md) for the machines users have: manylinux_2_28
+# (glibc 2.28 and later: RHEL/Rocky 8+, Ubuntu 20.04+, Debian 11+), whatever glibc builds it.
+# zig (PyPI's ziglang) links the abi3 native module and satcc-linkd against glibc 2.28's
+# symbols (maturin --zig, cargo-zigbuild), into target/<arch>-unknown-linux-gnu/ beside the
+# development build; the wheel holds satcc-linkd and the package data (python/satcc/data:
+# links to scenarios/, campaigns/ and bpf/'s sources). The sdist builds satcc-linkd itself
+# (build_backend/). All stamped with SOURCE_DATE_EPOCH (above).
+DIST_DIR    ?= dist
+WHEEL_GLIBC ?= 2.28
+DIST_TOOLS  := $(VENV)/.dist-tools-installed
+$(DIST_TOOLS): Makefile | $(DEPS_STAMP)
+	$(BIN)/pip install -q "ziglang>=0.13,<0.18" "cargo-zigbuild>=0.19,<0.25"
+	@touch $@
+
+# $(call wheel,ARCH): satcc-linkd and the wheel for ARCH-unknown-linux-gnu, glibc $(WHEEL_GLIBC)
+define wheel
+	cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC)
+	install -D -m 0755 target/$(1)-unknown-linux-gnu/release/satcc-linkd python/satcc/bin/satcc-linkd
+	$(BIN)/maturin build --release -q --zig --target $(1)-unknown-linux-gnu \
+	  --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC)) -i $(abspath $(BIN))/python --out $(DIST_DIR)
+endef
+
+dist: build $(DIST_TOOLS)
 	rm -rf $(DIST_DIR)
-	$(BIN)/maturin build --release -q -i $(abspath $(BIN))/python --out $(DIST_DIR)
+	$(call wheel,x86_64)
 	$(BIN)/maturin sdist -o $(DIST_DIR) >/dev/null
+	@ls -l $(DIST_DIR)
+
+# The aarch64 wheel (not part of `make test`: a second full compile), beside dist/'s others.
+# Needs Rust's aarch64-unknown-linux-gnu standard library (rustup), which zig links as it does
+# x86-64's.
+dist-aarch64: build $(DIST_TOOLS)
+	@rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu \
+	  || rustup target add aarch64-unknown-linux-gnu \
+	  || { echo "dist-aarch64: rustup could not install Rust's aarch64-unknown-linux-gnu standard library (above); no aarch64 wheel"; exit 1; }
+	$(call wheel,aarch64)
 	@ls -l $(DIST_DIR)
 
 # python/satcc/data/: one relative link per file of scenarios/, campaigns/ and bpf/'s sources
@@ -105,8 +131,8 @@ bench: build
 lint: build
 	cargo fmt --all --check
 	cargo clippy --workspace --release -q --tests -- -D warnings
-	$(BIN)/ruff check python tests bench
-	$(BIN)/ruff format --check python tests bench
+	$(BIN)/ruff check python tests bench build_backend
+	$(BIN)/ruff format --check python tests bench build_backend
 
 clean:
 	rm -rf $(VENV) target $(DIST_DIR) python/satcc/bin

@@ -132,6 +132,33 @@ def test_a_fifo_as_a_trace_is_refused(work, capsys, monkeypatch):
     assert "FIFO" in refuse(["sim", "fifo.toml", "--out", "out"], work, capsys, monkeypatch)
 
 
+BUDGET_BYTES = 100_000_000  # what the process may still use, in these tests
+
+
+@pytest.mark.parametrize("command", ["check", "sim"])
+@pytest.mark.parametrize("kind", ["mahimahi", "delay_csv"])
+def test_a_trace_too_big_for_memory_is_refused_before_it_is_parsed(
+    kind, command, work, capsys, monkeypatch
+):
+    """2-byte trace lines cost 8 B each once parsed and 4-byte CSV rows 24 B (256 MiB of them:
+    1.07 and 1.6 GB). The lines are counted first and refused against what the process may
+    still use before one is kept: the bad last line is never reached (before, the file was
+    parsed up to it, and a good one whole, before any budget was looked at)."""
+    from satcc import limits
+
+    monkeypatch.setattr(limits, "available_memory_bytes", lambda: BUDGET_BYTES)
+    if kind == "mahimahi":
+        line, each, base = b"1\n", 8, "trace-secret.toml"
+    else:
+        line, each, base = b"0,1\n", 24, "delay-csv-secret.toml"
+    (work / "big.txt").write_bytes(line * (BUDGET_BYTES // each + 1) + b"x\n")
+    (work / "big.toml").write_text((CORPUS / base).read_text().replace("secret.txt", "big.txt"))
+    argv = ["check", "big.toml"] if command == "check" else ["sim", "big.toml", "--out", "out"]
+    line_out = refuse(argv, work, capsys, monkeypatch)
+    assert f"{kind}: " in line_out and "fits in memory" in line_out, line_out
+    assert "line " not in line_out, line_out
+
+
 def _campaign(work: Path, scenario: str) -> str:
     (work / "c.toml").write_text(
         f'[campaign]\nname = "c"\nscenario = "{scenario}"\n[matrix]\n"flow[0].cca" = ["reno"]\n'
@@ -346,6 +373,48 @@ def test_a_hostile_iperf3_report_is_refused_in_one_line(name, work, capsys, monk
     (work / f"{name}.json").write_text(_iperf3_case(name))
     line = refuse(["analyze", f"{name}.json", "--out", "out"], work, capsys, monkeypatch)
     assert f"{name}.json" in line
+
+
+# What a terminal would obey (OSC title, clear screen, CSI as one C1 byte, bidi override, CR):
+# text from an input file must reach a pipe or a log escaped, as it reaches a terminal.
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\r")
+
+
+@pytest.mark.parametrize("flags", [[], ["--out", "out"], ["--json"]])
+def test_terminal_escapes_in_iperf3_host_fields_reach_a_pipe_escaped(
+    flags, work, capsys, monkeypatch
+):
+    """tests/hostile/iperf3-escapes.json: host fields holding an OSC title, a clear-screen, a C1
+    CSI and a bidi override. Output that is not a terminal (capsys) carries none of them raw."""
+    monkeypatch.chdir(work)
+    with deadline(TIMEOUT_S):
+        code = cli.main(["analyze", "iperf3-escapes.json", *flags])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    printed = out.out + out.err
+    assert not [c for c in RAW_CONTROLS if c in printed], printed
+    if not flags:  # the table shows the host, escaped
+        assert "\\x1b]0;owned" in out.out and "\\u202e10.0.0.2" in out.out
+
+
+def test_terminal_escapes_from_a_stored_iperf3_report_reach_a_pipe_escaped(
+    work, capsys, monkeypatch
+):
+    """The store keeps the text as read (nothing lost); every way `query` prints it escapes it."""
+    monkeypatch.chdir(work)
+    assert cli.main(["analyze", "iperf3-escapes.json", "--out", "out"]) == 0
+    capsys.readouterr()
+    for flags in ([], ["--json"], ["--csv"]):
+        with deadline(TIMEOUT_S):
+            code = cli.main(["query", "out", "SELECT src, dst FROM flows", *flags])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        assert not [c for c in RAW_CONTROLS if c in out.out + out.err], (flags, out.out)
+    # JSON escapes them as JSON does: a reader gets the text back whole
+    assert cli.main(["query", "out", "SELECT src, dst FROM flows", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    hosts = {rows[0]["src"], rows[0]["dst"]}
+    assert hosts == {"\x1b]0;owned\x07\x1b[2J10.0.0.1", "\u202e10.0.0.2\x9b31m\r"}, rows
 
 
 def test_a_ping_log_with_one_huge_line_is_answered_at_once(work, capsys, monkeypatch):

@@ -87,28 +87,28 @@ def test_every_study_has_a_claims_file_with_citations(tmp_path):
 
 
 SHORTER = {  # per quick campaign: (pattern, replacement) so all five run in about two minutes
-    "study003-long-quick": [(r'"240 s"', '"120 s"')],
-    "study004-1v1-quick": [(r'"30 s"', '"10 s"')],
-    "study004-many-quick": [(r'"30 s"', '"10 s"')],
-    "study004-why-quick": [(r'"30 s"', '"6 s"')],
-    "study004-phase-quick": [(r'"30 s"', '"6 s"')],
-    "study004-sens-quick": [(r'"30 s"', '"6 s"'), (r', "250 pkt", "1000 pkt"', "")],
-    "study000-mss-quick": [
+    "study003-long": [(r'"240 s"', '"120 s"')],
+    "study004-1v1": [(r'"30 s"', '"10 s"')],
+    "study004-many": [(r'"30 s"', '"10 s"')],
+    "study004-why": [(r'"30 s"', '"6 s"')],
+    "study004-phase": [(r'"30 s"', '"6 s"')],
+    "study004-sens": [(r'"30 s"', '"6 s"'), (r', "250 pkt", "1000 pkt"', "")],
+    "study000-mss": [
         (r"\[1200, 1300, 1400, 1460\]", "[1300, 1400, 1460]"),
         (r"repetitions = 5", "repetitions = 1"),
     ],
-    "study000-t2t-quick": [(r"repetitions = 5", "repetitions = 2")],
-    "study000-baseline-quick": [(r"repetitions = 5", "repetitions = 2")],
+    "study000-t2t": [(r"repetitions = 5", "repetitions = 2")],
+    "study000-baseline": [(r"repetitions = 5", "repetitions = 2")],
 }
 
 
 @pytest.fixture()
 def short_campaigns(tmp_path, monkeypatch):
-    """campaigns/*-quick.toml with shorter runs, beside the real scenarios."""
+    """campaigns/*.toml with shorter quick variants, beside the real scenarios."""
     d = tmp_path / "repo"
     (d / "campaigns").mkdir(parents=True)
     (d / "scenarios").symlink_to(REPO / "scenarios")
-    for f in (REPO / "campaigns").glob("*-quick.toml"):
+    for f in (REPO / "campaigns").glob("*.toml"):
         text = f.read_text(encoding="utf-8")
         for pattern, repl in SHORTER.get(f.stem, []):
             text, n = re.subn(pattern, repl, text)
@@ -118,8 +118,8 @@ def short_campaigns(tmp_path, monkeypatch):
     scen = (REPO / "scenarios" / "study003-long.toml").read_text(encoding="utf-8")
     (d / "scen").mkdir()
     (d / "scen" / "study003-long.toml").write_text(scen.replace('"1 GB"', '"300 MB"'))
-    text = (d / "campaigns" / "study003-long-quick.toml").read_text()
-    (d / "campaigns" / "study003-long-quick.toml").write_text(
+    text = (d / "campaigns" / "study003-long.toml").read_text()
+    (d / "campaigns" / "study003-long.toml").write_text(
         text.replace("../scenarios/study003-long.toml", "../scen/study003-long.toml")
     )
     monkeypatch.setattr(common, "campaigns_dir", lambda: d / "campaigns")

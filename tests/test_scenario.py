@@ -189,7 +189,7 @@ def test_window_scaling_off_caps_the_receive_window_at_65535(write_toml):
 
 
 def test_rx_truesize_and_fixed_buffer_match_the_simulators_receiver():
-    # crates/satcc-sim/src/tcp/receiver.rs: 2304 B per full segment, ratio 160.
+    # crates/satcc-sim/src/tcp/receiver/mod.rs: 2304 B per full segment, ratio 160.
     assert sc.rx_truesize(1448) == 2304
     assert sc.scaling_ratio(1448) == 160
     assert sc.fixed_rcvbuf_bytes(1_000_000, 1448) * 160 // 256 >= 1_000_000

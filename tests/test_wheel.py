@@ -54,6 +54,50 @@ def _wheel() -> Path:
     return wheels[0]
 
 
+# The oldest glibc the wheel may need (docs/packaging.md): RHEL/Rocky 8, Ubuntu 20.04 has 2.31
+MAX_GLIBC = (2, 28)
+
+
+def _glibc_needed(elf: bytes) -> tuple[int, int]:
+    """The newest GLIBC_x.y symbol version an ELF file needs (its version-needs section)."""
+    import io
+
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.gnuversions import GNUVerNeedSection
+
+    versions = [(2, 0)]
+    for sec in ELFFile(io.BytesIO(elf)).iter_sections():
+        if isinstance(sec, GNUVerNeedSection):
+            for _, auxes in sec.iter_versions():
+                for aux in auxes:
+                    if aux.name.startswith("GLIBC_2."):
+                        versions.append(tuple(int(x) for x in aux.name[6:].split(".")[:2]))
+    return max(versions)
+
+
+@needs_wheel
+def test_wheel_installs_on_glibc_2_28():
+    """The platform tag is manylinux_2_28 or older, auditwheel agrees (it reads the symbol
+    versions the native module needs), and neither it nor satcc-linkd needs a GLIBC symbol
+    newer than 2.28."""
+    wheel = _wheel()
+    tag = wheel.name.removesuffix(".whl").split("-")[-1]
+    assert tag.startswith("manylinux_"), wheel.name
+    major, minor, _arch = tag.removeprefix("manylinux_").split("_", 2)
+    assert (int(major), int(minor)) <= MAX_GLIBC, wheel.name
+    shown = subprocess.run(
+        [sys.executable, "-m", "auditwheel", "show", str(wheel)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    policy = " ".join(shown.split())
+    assert f'is consistent with the following platform tag: "{tag}"' in policy, shown
+    with zipfile.ZipFile(wheel) as z:
+        for name in ("satcc/_native.abi3.so", "satcc/bin/satcc-linkd"):
+            assert _glibc_needed(z.read(name)) <= MAX_GLIBC, name
+
+
 @needs_wheel
 def test_wheel_holds_everything():
     wheel = _wheel()
@@ -77,11 +121,9 @@ def test_wheel_holds_everything():
         assert not [n for n in names if n.startswith(("scenarios/", "campaigns/", "bpf/"))]
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Path:
-    if not WHEEL_DIR:
-        pytest.skip("SATCC_TEST_WHEEL unset (make dist)")
-    root = tmp_path_factory.mktemp("wheel-venv")
+def _fresh_venv(root: Path, archive: Path, *pip_flags: str, env=None) -> Path:
+    """A venv under `root` with `archive` (wheel or sdist) installed and satcc's dependencies
+    reached through a .pth naming the running venv's site-packages (offline)."""
     assert not root.resolve().is_relative_to(REPO.resolve())
     env_dir = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
@@ -92,25 +134,23 @@ def venv(tmp_path_factory) -> Path:
         text=True,
         check=True,
     ).stdout.strip()
-    # pip from the running interpreter installs into the fresh venv (--python, pip >= 22.3)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(py),
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-index",
-            str(_wheel()),
-        ],
-        check=True,
-    )
     deps = sysconfig.get_paths()["purelib"]
     Path(purelib, "satcc-test-deps.pth").write_text(deps + "\n")
+    # pip from the running interpreter installs into the fresh venv (--python, pip >= 22.3)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps"]
+        + ["--no-index", *pip_flags, str(archive)],
+        check=True,
+        env=env,
+    )
     return env_dir
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    if not WHEEL_DIR:
+        pytest.skip("SATCC_TEST_WHEEL unset (make dist)")
+    return _fresh_venv(tmp_path_factory.mktemp("wheel-venv"), _wheel())
 
 
 def _run(venv: Path, cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -249,3 +289,32 @@ def test_wheel_emu(venv, empty):
     )
     flows = json.loads((empty / "out" / "emu" / "summary.json").read_text())["flows"]
     assert [f["cca"] for f in flows] == ["hybla"] and flows[0]["goodput_bps"] > 1e6, flows
+
+
+@pytest.mark.slow
+@needs_wheel
+def test_the_sdist_builds_and_installs_satcc_linkd(tmp_path_factory, tmp_path):
+    """`pip install satcc-VERSION.tar.gz` compiles the extension and, through the build
+    backend (build_backend/satcc_build.py), satcc-linkd into the package. Slow: a release
+    compile of both from the sdist's sources (cargo's target directory target/sdist-test, so
+    a rerun is incremental); maturin comes from the running venv (--no-build-isolation)."""
+    sdists = sorted(Path(WHEEL_DIR).glob("satcc-*.tar.gz"))
+    assert len(sdists) == 1, sdists
+    env = {**os.environ, "CARGO_TARGET_DIR": str(REPO / "target" / "sdist-test")}
+    env_dir = _fresh_venv(
+        tmp_path_factory.mktemp("sdist-venv"), sdists[0], "--no-build-isolation", env=env
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = _run(
+        env_dir,
+        empty,
+        str(env_dir / "bin" / "python"),
+        "-c",
+        "import satcc, satcc.resources as r; print(satcc.__file__); print(r.linkd_binary())",
+    )
+    here, linkd = p.stdout.split()
+    assert Path(here).is_relative_to(env_dir) and Path(linkd).is_relative_to(env_dir), p.stdout
+    usage = _run(env_dir, empty, linkd, "--help")
+    assert "usage: satcc-linkd" in usage.stdout + usage.stderr
+    _run(env_dir, empty, str(env_dir / "bin" / "satcc"), "check", "demo-geo")

@@ -10,6 +10,7 @@ Every input a user names goes through here first:
                               no path component longer than the filesystem allows
     check_name(name)          a name (scenario, flow, campaign) of at most MAX_NAME_CHARS
     printable(text)           control characters (ANSI escapes) shown as \\x1b, never sent raw
+    json_printable(text)      JSON text with the ones JSON leaves raw (C1, bidi) as \\uNNNN
 
 Hard limits (above them satcc refuses) guard the interpreter and the simulator's integer
 arithmetic; soft limits (`--force` goes past them) guard the machine: memory and run time.
@@ -324,6 +325,14 @@ def printable(text: str) -> str:
         ),
         text,
     )
+
+
+def json_printable(text: str) -> str:
+    """JSON text (`json.dumps(..., ensure_ascii=False)`) safe for a terminal, a log or a pager:
+    the control characters JSON leaves raw (DEL, C1 such as the one-byte CSI, bidi overrides,
+    line separators) written as JSON's `\\uNNNN` escapes, so a reader gets the text back whole.
+    They can only stand inside strings: JSON's own syntax is ASCII."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class PrintableStream:

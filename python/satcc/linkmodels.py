@@ -574,12 +574,13 @@ def mahimahi_info(path: Path) -> dict[str, Any]:
     """A Mahimahi trace's `{"lines", "last_ms", "digest"}`: the path is checked here
     (satcc.limits: a regular file of at most 256 MiB), the file read by satcc-core's one parser
     (models/trace_file.rs: mm-link's rules, 8 B a line, once per process); ValueError naming the
-    line, MemoryError when it does not fit."""
+    line, or before parsing when its lines need more memory than this process may still use,
+    MemoryError when it does not fit."""
     try:
         limits.check_file(path, "a Mahimahi trace", limits.MAX_TRACE_BYTES)
     except UserError as e:
         raise ValueError(str(e).removeprefix(f"{path}: ")) from None
-    return _native.mahimahi_info(path)
+    return _native.mahimahi_info(path, limits.available_memory_bytes())
 
 
 def read_mahimahi(path: Path) -> array.array:
@@ -604,7 +605,7 @@ def delay_csv_info(
         limits.check_file(path, "a delay/loss CSV", limits.MAX_TRACE_BYTES)
     except UserError as e:
         raise ValueError(str(e).removeprefix(f"{path}: ")) from None
-    return _native.delay_csv_info(path, default_loss, duration_ns)
+    return _native.delay_csv_info(path, default_loss, duration_ns, limits.available_memory_bytes())
 
 
 def read_delay_csv(path: Path, default_loss: float) -> list[tuple[int, int, float]]:

@@ -72,6 +72,29 @@ pub struct Column {
     pub nullable: bool,
     pub source: Source,
     pub doc: &'static str,
+    /// The sender's TCP state (null for UDP flows: `RunResult.from_engine` clears it).
+    pub tcp_state: bool,
+    /// Added to schema version 1 after results were first written with it: a result from
+    /// before it existed loads with it null (it never measured it).
+    pub added: bool,
+}
+
+impl Column {
+    /// This column with [`Column::tcp_state`] set.
+    const fn tcp_state(self) -> Column {
+        Column {
+            tcp_state: true,
+            ..self
+        }
+    }
+
+    /// This column with [`Column::added`] set.
+    const fn added(self) -> Column {
+        Column {
+            added: true,
+            ..self
+        }
+    }
 }
 
 /// One result table: its name (the Python dictionary key, the campaign store's view) and
@@ -97,6 +120,8 @@ const fn col(
         nullable,
         source,
         doc,
+        tcp_state: false,
+        added: false,
     }
 }
 
@@ -144,15 +169,15 @@ pub const FLOW_SERIES: Table = Table {
         col("t_s", Float64, "s", false, Engine, "start of the bin"),
         col("delivered_bytes", Int64, "B", true, Engine, "application bytes delivered in order in the bin (after a repair, what waited is released at once)"),
         col("goodput_bps", Float64, "bit/s", true, Derived, "`delivered_bytes × 8 / bin width` (the last bin may be shorter; analyze: the iperf3 interval)"),
-        col("received_bytes", Int64, "B", true, EngineOptional, "payload that reached the receiver in the bin, in order or not, duplicates included (sim; analyze: capture payload; null for the emulator, the model and iperf3)"),
-        col("received_bps", Float64, "bit/s", true, Derived, "`received_bytes × 8 / bin width`: bounded by the link, unlike `goodput_bps`"),
-        col("cwnd_bytes", Int64, "B", true, EngineOptional, "congestion window where it is measured in bytes: iperf3's `snd_cwnd` (analyze); else null"),
-        col("cwnd_pkts", Int64, "packets", true, Engine, "congestion window at the end of the bin"),
-        col("ssthresh_pkts", Int64, "packets", true, Engine, "slow-start threshold at the end of the bin (2147483647 = not yet set, as Linux)"),
-        col("srtt_ms", Float64, "ms", true, Engine, "smoothed RTT at the end of the bin (analyze: mean of the capture's RTT samples in the bin, iperf3's `rtt`)"),
-        col("inflight_pkts", Int64, "packets", true, Engine, "packets in flight at the end of the bin"),
-        col("pacing_rate_bps", Float64, "bit/s", true, Engine, "pacing rate at the end of the bin"),
-        col("retransmits", Int64, "packets", true, Engine, "segments retransmitted in the bin"),
+        col("received_bytes", Int64, "B", true, EngineOptional, "payload that reached the receiver in the bin, in order or not, duplicates included (sim; analyze: capture payload; null for the emulator, the model and iperf3)").added(),
+        col("received_bps", Float64, "bit/s", true, Derived, "`received_bytes × 8 / bin width`: bounded by the link, unlike `goodput_bps`").added(),
+        col("cwnd_bytes", Int64, "B", true, EngineOptional, "congestion window where it is measured in bytes: iperf3's `snd_cwnd` (analyze); else null").added(),
+        col("cwnd_pkts", Int64, "packets", true, Engine, "congestion window at the end of the bin").tcp_state(),
+        col("ssthresh_pkts", Int64, "packets", true, Engine, "slow-start threshold at the end of the bin (2147483647 = not yet set, as Linux)").tcp_state(),
+        col("srtt_ms", Float64, "ms", true, Engine, "smoothed RTT at the end of the bin (analyze: mean of the capture's RTT samples in the bin, iperf3's `rtt`)").tcp_state(),
+        col("inflight_pkts", Int64, "packets", true, Engine, "packets in flight at the end of the bin").tcp_state(),
+        col("pacing_rate_bps", Float64, "bit/s", true, Engine, "pacing rate at the end of the bin").tcp_state(),
+        col("retransmits", Int64, "packets", true, Engine, "segments retransmitted in the bin").tcp_state(),
     ],
 };
 
@@ -209,6 +234,50 @@ pub const SEQACK: Table = Table {
 
 /// Every table, in the order docs/results.md describes them.
 pub const TABLES: &[Table] = &[FLOWS, FLOW_SERIES, LINK_SERIES, CC_SERIES, SEQACK];
+
+/// The keys of each flow in the `--json` summary (and summary.json), in their order: columns
+/// of [`FLOWS`] (checked at compile time). A contract scripts rely on: add keys, never rename
+/// or reorder them (the order is not the file's column order).
+pub const SUMMARY_FLOW_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "from",
+    "to",
+    "cca",
+    "goodput_bps",
+    "delivered_bytes",
+    "sent_packets",
+    "retransmitted_packets",
+    "retransmission_rate",
+    "rtt_mean_ms",
+    "rtt_p95_ms",
+    "rtt_min_ms",
+    "fct_s",
+    "rto_count",
+    "recovery_count",
+    "proto",
+    "received_packets",
+    "lost_packets",
+    "loss_fraction",
+    "jitter_ms",
+];
+
+const _: () = {
+    let mut i = 0;
+    while i < SUMMARY_FLOW_KEYS.len() {
+        let mut found = false;
+        let mut j = 0;
+        while j < FLOWS.columns.len() {
+            found = found || same(FLOWS.columns[j].name, SUMMARY_FLOW_KEYS[i]);
+            j += 1;
+        }
+        assert!(
+            found,
+            "SUMMARY_FLOW_KEYS: a key that is not a column of FLOWS"
+        );
+        i += 1;
+    }
+};
 
 /// A record field's column type: what a Rust field of this type writes (a `Vec` is a column of
 /// its items; an `Option` may be null).

@@ -33,4 +33,4 @@ pub mod scenario;
 pub mod time;
 
 pub use rng::Rng;
-pub use time::{SimDuration, SimTime};
+pub use time::{Hz, SimDuration, SimTime};

@@ -2,9 +2,8 @@
 //!
 //! Rust's default answer to a failed allocation is to print "memory allocation of N bytes
 //! failed" and abort (SIGABRT, exit 134, a core dump where enabled); on stable Rust that
-//! handler cannot be replaced. So the Python extension and satcc-linkd install [`ExitOnOom`]
-//! as their global allocator (satcc-pcap's stand-alone binary does not depend on this crate
-//! and keeps Rust's default): it is the system
+//! handler cannot be replaced. So the Python extension, satcc-linkd and satcc-pcap's
+//! stand-alone binary install [`ExitOnOom`] as their global allocator: it is the system
 //! allocator, except that a failed allocation writes one line to stderr and ends the process
 //! with `_exit(1)` (no destructors, no atexit handlers: nothing that could allocate again or
 //! wait for a lock the failing thread holds).

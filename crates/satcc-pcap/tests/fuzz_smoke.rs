@@ -6,6 +6,9 @@
 use etherparse::{PacketBuilder, TcpOptionElement};
 use satcc_pcap::{analyze_bytes, CaptureError, Options};
 
+mod common;
+use common::{pcap_header, push_record};
+
 /// xorshift64*: a tiny deterministic generator (test-only; no OS randomness).
 struct Rng(u64);
 impl Rng {
@@ -65,25 +68,20 @@ fn link(ip: &[u8], lt: u32) -> Vec<u8> {
 }
 
 fn pcap(lt: u32, n: u32, snap: usize) -> Vec<u8> {
-    let mut v = Vec::new();
-    for x in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, lt] {
-        v.extend_from_slice(&x.to_le_bytes());
-    }
+    let mut v = pcap_header(lt);
     for i in 0..n {
         let f = link(
             &ip_tcp(i, i % 3 != 2, if i % 3 == 2 { 0 } else { 1448 }, i % 2 == 0),
             lt,
         );
         let cap = &f[..f.len().min(snap)];
-        for x in [
+        push_record(
+            &mut v,
             1_700_000_000 + i / 10,
             (i % 10) * 100_000,
-            cap.len() as u32,
-            f.len() as u32,
-        ] {
-            v.extend_from_slice(&x.to_le_bytes());
-        }
-        v.extend_from_slice(cap);
+            cap,
+            f.len(),
+        );
     }
     v
 }
@@ -146,7 +144,7 @@ fn check(data: &[u8]) {
             let per_flow: u64 = a.flows.iter().map(|f| f.packets).sum();
             assert_eq!(per_flow, a.stats.tcp_packets + a.stats.udp_packets);
             for f in &a.flows {
-                assert!(f.retransmitted_packets <= f.sent_packets);
+                assert!(f.columns.retransmitted_packets <= f.columns.sent_packets);
                 let binned: u64 = f.bins.payload_bytes.iter().sum();
                 assert!(binned <= f.payload_bytes);
                 if a.stats.unbinned_packets == 0 {

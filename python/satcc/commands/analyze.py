@@ -18,6 +18,7 @@ from pathlib import Path
 from satcc.analyze.inputs import bin_seconds, load_input
 from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
+from satcc.limits import printable
 
 HELP = COMMAND_HELP["analyze"]
 DESCRIPTION = """\
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                     path, bin_s, progress=lambda done, total: bar(done / total if total else 0)
                 )
         except UserError as e:
-            print(f"satcc: error: {e}", file=sys.stderr)
+            print(f"satcc: error: {printable(str(e))}", file=sys.stderr)
             failed.append(path)
             continue
         for w in getattr(inp, "warnings", []):
@@ -163,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                 if isinstance(w, dict)
                 else w
             )
-            print(f"satcc: warning: {path}: {where}", file=sys.stderr)
+            print(printable(f"satcc: warning: {path}: {where}"), file=sys.stderr)
         inputs.append(inp)
     if not inputs:
         return UserError.exit_code
@@ -173,9 +174,9 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         res.result.write(args.out)
         (args.out / "analyze.json").write_text(json.dumps(res.summary(), indent=2) + "\n")
-        print(f"results: {args.out}", file=sys.stderr)
+        print(printable(f"results: {args.out}"), file=sys.stderr)
     if args.json:
         sys.stdout.write(json.dumps(res.summary(), indent=2, allow_nan=False) + "\n")
     else:
-        print(_table(res))
+        print(printable(_table(res)))
     return UserError.exit_code if failed else 0

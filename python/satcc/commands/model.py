@@ -212,7 +212,11 @@ def add_scenario_output_arguments(p: argparse.ArgumentParser) -> None:
     options.add_json(p)
     options.add_seed(p, "recorded seed (models are exact)")
     options.add_plot(p)
-    options.add_force(p, "run even when the result's estimated memory is above the soft limit")
+    options.add_force(
+        p,
+        "run even when the result's estimated memory is above the soft limit, and replace a "
+        "different run's result in --out",
+    )
 
 
 # -- runners -----------------------------------------------------------------------------

@@ -214,11 +214,12 @@ def _with_analyze_columns(directory: Path, flows):
 
 
 def _print(frame, args: argparse.Namespace) -> int:
-    from satcc.limits import printable
+    from satcc.limits import json_printable, printable
 
     if args.json:
         rows = [{k: _json_value(v) for k, v in row.items()} for row in frame.to_dict("records")]
-        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        text = json.dumps(rows, indent=2, ensure_ascii=False, allow_nan=False)
+        sys.stdout.write(json_printable(text) + "\n")
     elif args.csv:
         frame.map(lambda v: printable(v) if isinstance(v, str) else v).to_csv(
             sys.stdout, index=False, lineterminator="\n"
@@ -264,7 +265,7 @@ def table(frame) -> str:
         text = printable(text.replace("\n", " "))
         return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
-    cols = [str(c) for c in frame.columns]
+    cols = [printable(str(c)) for c in frame.columns]
     rows = [[cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
     numeric = {
         i

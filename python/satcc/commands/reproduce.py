@@ -113,5 +113,8 @@ def run(args: argparse.Namespace) -> int:
     if len(results) > 1 and not args.json:
         print("\n".join(reproduce.summary_lines(results)))
     if args.json:
-        print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
+        from satcc.limits import json_printable
+
+        text = json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False)
+        print(json_printable(text))
     return 0

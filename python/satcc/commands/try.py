@@ -13,7 +13,6 @@ import argparse
 import json
 import re
 import sys
-from pathlib import Path
 
 from satcc import registry
 from satcc.cli import COMMAND_HELP
@@ -92,7 +91,8 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed (default: 1)")
     options.add_set(p, "override a key of the built scenario (as on `satcc run`)")
     p.add_argument("--print", action="store_true", help="print the scenario TOML and exit")
-    options.add_out(p, "out/try")
+    options.add_out(p, "out/try-<ccas>, e.g. out/try-cubic-bbr")
+    options.add_force(p, "replace a different result in --out")
     p.add_argument(
         "--json", action="store_true", help="print the JSON summary instead of the table"
     )
@@ -309,11 +309,12 @@ def _load(text: str, overrides: dict):
 def run(args: argparse.Namespace) -> int:
     from satcc import api
 
+    ccas = flag_ccas(args.cca)
     text = scenario_toml(
         args.rate,
         args.rtt,
         args.loss,
-        flag_ccas(args.cca),
+        ccas,
         args.duration,
         args.queue,
         args.seed,
@@ -340,11 +341,13 @@ def run(args: argparse.Namespace) -> int:
             _load(text, {})
             sys.stdout.write(text)
         return 0
-    from satcc.commands.output import run_and_write
+    from satcc.commands.output import run_and_write, try_out
 
     s = _load(text, overrides)
-    out = args.out if args.out is not None else Path("out") / "try"
-    return run_and_write(args.engine, s, out, as_json=args.json, plot=args.plot, label="try")
+    out = args.out if args.out is not None else try_out(ccas)
+    return run_and_write(
+        args.engine, s, out, force=args.force, as_json=args.json, plot=args.plot, label="try"
+    )
 
 
 def _dump(doc: dict) -> str:

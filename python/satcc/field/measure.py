@@ -71,10 +71,9 @@ class Measured:
 
 def _module_exists(cca: str) -> bool:
     """Whether the kernel could load tcp_<cca> on demand (root's setsockopt autoloads it)."""
-    import platform
+    from satcc.field.preflight import loadable_ccas
 
-    base = Path("/lib/modules") / platform.release() / "kernel" / "net" / "ipv4"
-    return any(base.glob(f"tcp_{cca}.ko*"))
+    return cca in loadable_ccas()
 
 
 def resolve(host: str, port: int) -> str:
@@ -148,7 +147,7 @@ def iperf3_cmd(p: FieldPlan, item: RunItem, ip: str, port: int) -> list[str]:
             cmd += ["-M", str(item.mss)]
     if item.direction == "down":
         cmd.append("-R")
-    return cmd
+    return cmd + p.iperf3_options(item.kind)
 
 
 def ping_cmd(ip: str, interval_s: float, count: int | None = None, deadline_s: float | None = None):
@@ -178,8 +177,8 @@ def capture_wanted(p: FieldPlan) -> tuple[bool, str | None]:
     return True, None
 
 
-def _start_tcpdump(dev: str, ip: str, port: int, path: Path) -> subprocess.Popen:
-    cmd = [
+def tcpdump_cmd(dev: str, ip: str, port: int, path: Path) -> list[str]:
+    return [
         "tcpdump",
         "-i",
         dev,
@@ -192,6 +191,10 @@ def _start_tcpdump(dev: str, ip: str, port: int, path: Path) -> subprocess.Popen
         str(path),
         f"host {ip} and port {port}",
     ]
+
+
+def _start_tcpdump(dev: str, ip: str, port: int, path: Path) -> subprocess.Popen:
+    cmd = tcpdump_cmd(dev, ip, port, path)
     proc = _popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     deadline = time.monotonic() + TCPDUMP_READY_S
@@ -368,6 +371,13 @@ def measure(
 # -- into a RunResult ------------------------------------------------------------------------
 
 RTT_KEYS = ("rtt_mean_ms", "rtt_p95_ms", "rtt_min_ms")
+# Where flow 0's RTT comes from (run.json `field.rtt_source`, summary.json `stats.rtt_source`)
+RTT_IPERF3 = "iperf3 tcp_info"  # the sender's kernel RTT of the connection (mean_rtt)
+RTT_PING = "ping during the run"
+# The capture's RTT and a whole-path one further apart than this factor: reported, and the
+# whole-path one used (a capture sees packets after this host's qdiscs: a shaper there, CAKE on
+# a router-host, is invisible to it, as are waits in the sender's own stack).
+RTT_DISAGREE = 2.0
 _SENDER_KEYS = (
     "sent_packets",
     "retransmitted_packets",
@@ -403,6 +413,37 @@ def iperf3_retx_rate(
     return sent, int(retransmits) / sent
 
 
+def _apart(a: float, b: float) -> float:
+    """How many times the larger of two RTTs is the smaller (inf when one is 0)."""
+    lo, hi = sorted((a, b))
+    return 1.0 if hi == 0 else (math.inf if lo <= 0 else hi / lo)
+
+
+def whole_path_rtt(
+    capture_ms: float, whole: list[tuple[str, float]], at: str
+) -> tuple[str | None, list[str]]:
+    """Check the capture's mean RTT against the whole-path ones (`[(source, mean ms)]`, the
+    preferred first: the sender's tcp_info, then the ping that ran alongside). Returns the
+    source to use instead of the capture (the preferred whole-path one, when it is more than
+    RTT_DISAGREE times apart from the capture; else None) and a warning for each source that
+    is. `at` is where the capture was taken ("sender" or "receiver")."""
+    warnings = []
+    for name, ms in whole:
+        if _apart(capture_ms, ms) > RTT_DISAGREE:
+            why = (
+                "it sees packets after this host's queueing disciplines, so a bottleneck on "
+                "this host (a shaper, CAKE on a router-host) is invisible to it"
+                if at == "sender" and ms > capture_ms
+                else "one of them does not see the path the transfer took"
+            )
+            warnings.append(
+                f"RTT: the capture (at the {at}) read {capture_ms:.1f} ms, {name} {ms:.1f} ms, "
+                f"more than {RTT_DISAGREE:g}x apart: {why}"
+            )
+    use = whole[0][0] if whole and _apart(capture_ms, whole[0][1]) > RTT_DISAGREE else None
+    return use, warnings
+
+
 def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[str, Any]]:
     """RunResult (engine "field") and the extra tables (pings) from a measured run."""
     from satcc import _native
@@ -419,11 +460,25 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     data = [f for f in built.flows if f["kind"] == "iperf3" and f.get("delivered_bytes")]
     if not data:
         raise RunFailed("iperf3 reported no data stream")
-    flow = dict(max(data, key=lambda f: f["delivered_bytes"]))
+    server_port = p.host_port()[1]
+
+    def way(f: dict[str, Any]) -> str:  # a stream to the server's port is an upload
+        return "upload" if f.get("dport") == server_port else "download"
+
+    want = "upload" if item.direction == "up" else "download"
+    flow = dict(
+        max([f for f in data if way(f) == want] or data, key=lambda f: f["delivered_bytes"])
+    )
     flow["cca"] = item.cca
-    flow["name"] = "upload" if item.direction == "up" else "download"
+    flow["name"] = want
+    other = "download" if want == "upload" else "upload"
+
+    def name(f: dict[str, Any]) -> str:  # flow 0's way is the run's direction
+        return want if way(f) == way(flow) else other
+
     download = item.direction == "down" and item.kind == "tcp"
-    rtt_source = "iperf3" if flow.get("rtt_mean_ms") is not None else None
+    iperf3_rtt = {k: flow.get(k) for k in RTT_KEYS}
+    rtt_source = RTT_IPERF3 if flow.get("rtt_mean_ms") is not None else None
     retx_source = "iperf3" if flow.get("retransmitted_packets") is not None else None
     capture_doc: dict[str, Any] | None = None
     if "capture" in m.files and item.kind == "tcp":
@@ -464,6 +519,36 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
                         f"{c.get('capture_point')!r}, rtt_source {c.get('rtt_source')!r}: "
                         "TCP timestamps off?)"
                     )
+    ping_rtt = next(
+        (
+            {k: f.get(k) for k in RTT_KEYS}
+            for f in built.flows
+            if f["kind"] == "ping" and Path(f["file"]).name == PING_RUN_FILE
+        ),
+        {},
+    )
+    # every whole-path RTT there is, the preferred first, beside the capture's
+    whole = [
+        (name, r["rtt_mean_ms"])
+        for name, r in ((RTT_IPERF3, iperf3_rtt), (RTT_PING, ping_rtt))
+        if r.get("rtt_mean_ms") is not None
+    ]
+    m.field_doc["rtt_candidates_ms"] = {
+        **(
+            {"capture": flow["rtt_mean_ms"]}
+            if rtt_source and rtt_source.startswith("capture")
+            else {}
+        ),
+        **dict(whole),
+    }
+    if rtt_source and rtt_source.startswith("capture") and flow.get("rtt_mean_ms") is not None:
+        at = "sender" if item.direction == "up" else "receiver"
+        use, warnings = whole_path_rtt(flow["rtt_mean_ms"], whole, at)
+        m.field_doc["warnings"].extend(warnings)
+        if use is not None:
+            for k, v in (iperf3_rtt if use == RTT_IPERF3 else ping_rtt).items():
+                flow[k] = v
+            rtt_source = use
     if item.kind == "tcp" and retx_source == "iperf3":
         # iperf3 counts the sender's retransmissions (a download's: the server's, carried in
         # the -R client's report); the rate's denominator is estimated (iperf3_retx_rate)
@@ -478,6 +563,24 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     m.field_doc["retx_source"] = retx_source
     m.field_doc["capture_flow"] = capture_doc
     kept = [flow]
+    new_ids = {flow["id"]: 0}
+    named = {want: 1}
+    for f in data:  # -P / --bidir: every other stream, named by its direction
+        if f["id"] in new_ids:
+            continue
+        k = named.get(name(f), 0)
+        named[name(f)] = k + 1
+        extra = {**f, "id": len(kept), "cca": item.cca, "name": name(f) + (f".{k}" if k else "")}
+        if item.kind == "tcp":
+            rate = iperf3_retx_rate(
+                extra.get("retransmitted_packets"),
+                extra.get("delivered_bytes"),
+                _iperf3_mss(m, item),
+            )
+            if rate is not None:
+                extra["sent_packets"], extra["retransmission_rate"] = rate
+        new_ids[f["id"]] = len(kept)
+        kept.append(extra)
     ping_map = {}
     for f in built.flows:
         if f["kind"] == "ping":
@@ -485,7 +588,6 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
             ping_map[f["id"]] = new_id
             which = "idle" if Path(f["file"]).name == PING_IDLE_FILE else "during"
             kept.append({**f, "id": new_id, "name": f"ping {which}", "cca": None})
-    old_data_id = flow["id"]
     flow["id"] = 0
     rows = {n: [f.get(n) for f in kept] for n in FLOWS_SCHEMA.names}
     rows["scenario_flow"] = [None] * len(kept)
@@ -494,9 +596,9 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     series = built.result.flow_series_data.to_pylist()
     srows = {n: [] for n in FLOW_SERIES_SCHEMA.names}
     for r in series:
-        if r["flow_id"] == old_data_id:
+        if r["flow_id"] in new_ids:
             for n in FLOW_SERIES_SCHEMA.names:
-                srows[n].append(0 if n == "flow_id" else r.get(n))
+                srows[n].append(new_ids[r["flow_id"]] if n == "flow_id" else r.get(n))
     series_table = Table.from_columns(FLOW_SERIES_SCHEMA, srows, "flow_series")
     meta = dict(built.result.meta)
     meta.update(
@@ -547,10 +649,24 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     return result, extras
 
 
-def summary_line(result: Any) -> dict[str, Any]:
+def summary_parts(result: Any, field_doc: dict[str, Any]) -> list[str]:
+    """The figures of a finished run as the loop prints them: goodput, retransmissions and the
+    RTT with its source, and the other sources' RTTs that are more than RTT_DISAGREE apart
+    from it (run.json's warnings say why)."""
     row = result.flows_data.to_pylist()[0]
-    return {
-        "goodput_bps": row.get("goodput_bps"),
-        "retransmission_rate": row.get("retransmission_rate"),
-        "rtt_mean_ms": row.get("rtt_mean_ms"),
-    }
+    parts = []
+    if row.get("goodput_bps") is not None:
+        parts.append(f"{row['goodput_bps'] / 1e6:.2f} Mbit/s")
+    if row.get("retransmission_rate") is not None:
+        parts.append(f"retx {100 * row['retransmission_rate']:.2f} %")
+    rtt = row.get("rtt_mean_ms")
+    if rtt is not None:
+        source = field_doc.get("rtt_source")
+        apart = [
+            f"{name} {ms:.1f} ms"
+            for name, ms in field_doc.get("rtt_candidates_ms", {}).items()
+            if not (source or "").startswith(name) and _apart(rtt, ms) > RTT_DISAGREE
+        ]
+        note = f"; {', '.join(apart)}: more than {RTT_DISAGREE:g}x apart" if apart else ""
+        parts.append(f"rtt {rtt:.1f} ms ({source}{note})")
+    return parts

@@ -32,8 +32,8 @@ satcc reproduce STUDY [--quick] [--engine sim|emu|both] [--seeds N] [--out DIR] 
 ```
 
 STUDY is `000`, `001`, `002`, `003`, `004` or `all`. For each study the command runs what the
-study ran (its campaigns under `campaigns/study00X-*.toml`, or the `-quick` variants; study 002
-runs `satcc validate hybla`'s design) into `OUT/<study>/<engine>/<campaign>/` (ordinary campaign
+study ran (its campaigns `campaigns/study00X-*.toml`, with `--quick` their `[quick]` tables;
+study 002 runs `satcc validate hybla`'s design) into `OUT/<study>/<engine>/<campaign>/` (ordinary campaign
 directories: `satcc query`, `satcc report` and `satcc campaign status` work on them, and a rerun
 resumes them), measures satcc's value for every claim of the paper
 (`python/satcc/studies/study00X.py`), judges it against the paper's value, citation and

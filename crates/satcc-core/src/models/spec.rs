@@ -132,7 +132,7 @@ fn trace_stamps(d: &Value, file: &Value, path: &str) -> Result<std::sync::Arc<Ve
     let name = file
         .as_str()
         .ok_or_else(|| format!("{path}.mahimahi_path: expected a path"))?;
-    let stamps = trace_file::load(std::path::Path::new(name))
+    let stamps = trace_file::load(std::path::Path::new(name), None)
         .map_err(|e| format!("{path}.mahimahi_path: {name}: {e}"))?;
     if let Some(want) = d.get("opportunities_digest").and_then(Value::as_str) {
         if want != stamps.digest {
@@ -233,7 +233,7 @@ pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
                     .as_str()
                     .ok_or_else(|| format!("{path}.delay_csv_path: expected a path"))?;
                 let loss = f64_(d, "delay_csv_loss", path)?;
-                let s = trace_file::load_delay_csv(std::path::Path::new(name), loss)
+                let s = trace_file::load_delay_csv(std::path::Path::new(name), loss, None)
                     .map_err(|e| format!("{path}.delay_csv_path: {name}: {e}"))?;
                 if let Some(want) = d.get("series_digest").and_then(Value::as_str) {
                     if want != s.digest {

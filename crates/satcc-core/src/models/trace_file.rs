@@ -6,6 +6,11 @@
 //! cache: `satcc check`, the resolver and the simulator's reader of the same file in one
 //! process parse it once.
 //!
+//! Before a file is parsed its lines are counted (a pass that keeps nothing, ~0.1 s for 256
+//! MiB): what it will hold is known up front, checked against the caller's memory budget
+//! ([`TraceError::TooLarge`], before a byte is kept: 256 MiB of 2-byte lines would be 1.07 GB)
+//! and reserved once, so a trace costs its 8 B a line and no more while it is read.
+//!
 //! A delay/loss CSV (`t_ms,delay_ms[,loss]`, [`read_delay_csv`]) is read the same way, 24 B a
 //! row, with its time-weighted means ([`series_time_mean`]) for the nominal delay and loss.
 //!
@@ -13,7 +18,7 @@
 //! integer per line (spaces around it allowed), no empty line, non-decreasing, at least one
 //! line, the last one > 0. Errors name the line and what was expected, never quote the file.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -36,12 +41,16 @@ pub enum TraceError {
     Input(String),
     /// The trace does not fit in memory.
     OutOfMemory(String),
+    /// The trace would need more memory than the caller's budget (known before parsing).
+    TooLarge(String),
 }
 
 impl std::fmt::Display for TraceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TraceError::Input(m) | TraceError::OutOfMemory(m) => f.write_str(m),
+            TraceError::Input(m) | TraceError::OutOfMemory(m) | TraceError::TooLarge(m) => {
+                f.write_str(m)
+            }
         }
     }
 }
@@ -60,8 +69,12 @@ fn input(m: impl Into<String>) -> TraceError {
 
 /// Parse a trace from a byte stream with mm-link's rules.
 pub fn read_mahimahi(r: impl Read) -> Result<Vec<u64>, TraceError> {
+    read_mahimahi_into(r, Vec::new())
+}
+
+/// [`read_mahimahi`] into `out` (empty, perhaps already reserved).
+fn read_mahimahi_into(r: impl Read, mut out: Vec<u64>) -> Result<Vec<u64>, TraceError> {
     let mut r = BufReader::with_capacity(1 << 16, r);
-    let mut out: Vec<u64> = Vec::new();
     let mut line = 0u64;
     let mut buf: Vec<u8> = Vec::with_capacity(64);
     loop {
@@ -149,6 +162,60 @@ pub fn digest(stamps: &[u64]) -> String {
 type Key = (PathBuf, u64, u64, u64, i64, i64);
 static CACHE: Mutex<Vec<(Key, Stamps)>> = Mutex::new(Vec::new());
 
+/// The lines of `file` within the size cap (a last line without a newline counts), read
+/// through a fixed buffer that keeps nothing; the file is left at its start. An upper bound of
+/// the entries a parse keeps (empty, comment and header lines are counted too).
+fn count_lines(file: &mut std::fs::File) -> Result<u64, TraceError> {
+    let mut buf = [0u8; 1 << 16];
+    let (mut lines, mut last) = (0u64, b'\n');
+    let mut r = (&mut *file).take(MAX_TRACE_BYTES);
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(input(format!("cannot read it ({e})"))),
+        };
+        lines += buf[..n].iter().filter(|&&c| c == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    if last != b'\n' {
+        lines += 1;
+    }
+    file.rewind()
+        .map_err(|e| input(format!("cannot read it ({e})")))?;
+    Ok(lines)
+}
+
+/// An empty vector with room for `lines` entries of `what`, once they are known to fit in
+/// `budget_bytes` (what the caller may still allocate; `None`: no budget).
+fn reserve_within<T>(
+    lines: u64,
+    budget_bytes: Option<u64>,
+    what: &str,
+    unit: &str,
+) -> Result<Vec<T>, TraceError> {
+    let each = std::mem::size_of::<T>() as u64;
+    let need = lines.saturating_mul(each);
+    if let Some(budget) = budget_bytes.filter(|&b| need > b) {
+        return Err(TraceError::TooLarge(format!(
+            "expected {what} that fits in memory, found {lines} {unit}s needing {:.2} GB at \
+             {each} B a {unit}, more than the {:.2} GB this process may still use",
+            need as f64 / 1e9,
+            budget as f64 / 1e9
+        )));
+    }
+    let mut out = Vec::new();
+    mem::fallible(|| out.try_reserve_exact(lines as usize)).map_err(|_| {
+        TraceError::OutOfMemory(format!(
+            "out of memory reading {what}: {lines} {unit}s need {:.2} GB at {each} B a {unit}, \
+             more than this process may allocate",
+            need as f64 / 1e9
+        ))
+    })?;
+    Ok(out)
+}
+
 /// `path` opened without blocking, once it is known to be a regular file within the cap, and
 /// its cache key.
 fn open_checked(path: &Path) -> Result<(std::fs::File, Key), TraceError> {
@@ -186,16 +253,19 @@ fn open_checked(path: &Path) -> Result<(std::fs::File, Key), TraceError> {
 
 /// The trace at `path`, parsed once per process while the file is unchanged: a regular file of
 /// at most 256 MiB (opened without blocking, so a FIFO put in its place is refused, not waited
-/// on).
-pub fn load(path: &Path) -> Result<Stamps, TraceError> {
-    let (file, key) = open_checked(path)?;
+/// on) whose lines, counted first, fit in `budget_bytes` at 8 B a line ([`TraceError::TooLarge`]
+/// before any is parsed).
+pub fn load(path: &Path, budget_bytes: Option<u64>) -> Result<Stamps, TraceError> {
+    let (mut file, key) = open_checked(path)?;
     let cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, s)) = cache.iter().find(|(k, _)| *k == key) {
         return Ok(s.clone());
     }
     drop(cache);
+    let lines = count_lines(&mut file)?;
+    let out = reserve_within(lines, budget_bytes, "a Mahimahi trace", "line")?;
     // never past the cap, even if the file grows while it is read
-    let ms = read_mahimahi(file.take(MAX_TRACE_BYTES))?;
+    let ms = read_mahimahi_into(file.take(MAX_TRACE_BYTES), out)?;
     let stamps = Stamps {
         digest: digest(&ms),
         ms: Arc::new(ms),
@@ -220,10 +290,18 @@ pub struct Series {
 /// non-decreasing, delays and times within one year, loss in [0, 1], `default_loss` where
 /// the third cell is missing or empty). 24 B a row.
 pub fn read_delay_csv(r: impl Read, default_loss: f64) -> Result<Vec<Row>, TraceError> {
+    read_delay_csv_into(r, default_loss, Vec::new())
+}
+
+/// [`read_delay_csv`] into `out` (empty, perhaps already reserved).
+fn read_delay_csv_into(
+    r: impl Read,
+    default_loss: f64,
+    mut out: Vec<Row>,
+) -> Result<Vec<Row>, TraceError> {
     const MS: f64 = 1e6;
     let max = MAX_TRACE_MS as f64;
     let mut r = BufReader::with_capacity(1 << 16, r);
-    let mut out: Vec<Row> = Vec::new();
     let mut line = 0u64;
     let mut buf: Vec<u8> = Vec::with_capacity(128);
     let other = |n: u64| {
@@ -359,16 +437,23 @@ type SeriesKey = (Key, u64);
 static SERIES_CACHE: Mutex<Vec<(SeriesKey, Series)>> = Mutex::new(Vec::new());
 
 /// The delay/loss CSV at `path` (rows without a loss take `default_loss`), parsed once per
-/// process while the file is unchanged; the same checks on the file as [`load`].
-pub fn load_delay_csv(path: &Path, default_loss: f64) -> Result<Series, TraceError> {
-    let (file, key) = open_checked(path)?;
+/// process while the file is unchanged; the same checks on the file and the budget as
+/// [`load`], at 24 B a row.
+pub fn load_delay_csv(
+    path: &Path,
+    default_loss: f64,
+    budget_bytes: Option<u64>,
+) -> Result<Series, TraceError> {
+    let (mut file, key) = open_checked(path)?;
     let key = (key, default_loss.to_bits());
     let cache = SERIES_CACHE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, s)) = cache.iter().find(|(k, _)| *k == key) {
         return Ok(s.clone());
     }
     drop(cache);
-    let rows = read_delay_csv(file.take(MAX_TRACE_BYTES), default_loss)?;
+    let lines = count_lines(&mut file)?;
+    let out = reserve_within(lines, budget_bytes, "a delay/loss CSV", "row")?;
+    let rows = read_delay_csv_into(file.take(MAX_TRACE_BYTES), default_loss, out)?;
     let series = Series {
         digest: series_digest(&rows),
         rows: Arc::new(rows),
@@ -444,24 +529,52 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("t.trace");
         std::fs::write(&f, "1\n2\n").unwrap();
-        let a = load(&f).unwrap();
-        let b = load(&f).unwrap();
+        let a = load(&f, None).unwrap();
+        let b = load(&f, None).unwrap();
         assert!(Arc::ptr_eq(&a.ms, &b.ms));
         std::fs::write(&f, "1\n2\n3\n").unwrap();
         // a rewrite changes the size (and mtime): read again
-        assert_eq!(load(&f).unwrap().ms.as_slice(), &[1, 2, 3]);
+        assert_eq!(load(&f, None).unwrap().ms.as_slice(), &[1, 2, 3]);
         let fifo = dir.join("fifo");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(load(&fifo)
+        assert!(load(&fifo, None)
             .unwrap_err()
             .to_string()
             .contains("regular file"));
-        assert!(load(&dir.join("none"))
+        assert!(load(&dir.join("none"), None)
             .unwrap_err()
             .to_string()
             .contains("no such file"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_trace_above_the_budget_is_refused_before_it_is_parsed_and_one_within_is_reserved_once() {
+        let dir = std::env::temp_dir().join(format!("satcc-budget-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("t.trace");
+        // 1,000 lines and a bad last one (no newline): 1,001 counted, 8,008 B needed
+        std::fs::write(&f, format!("{}x", "1\n".repeat(1000))).unwrap();
+        match load(&f, Some(8_000)) {
+            Err(TraceError::TooLarge(m)) => assert!(m.contains("1001 lines needing"), "{m}"),
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+        // within the budget the parse runs (and reaches the bad line)
+        assert!(
+            matches!(load(&f, Some(8_008)), Err(TraceError::Input(m)) if m.contains("line 1001"))
+        );
+        std::fs::write(&f, "1\n".repeat(1000)).unwrap();
+        let ms = load(&f, Some(8_000)).unwrap().ms;
+        assert_eq!((ms.len(), ms.capacity()), (1000, 1000));
+        let c = dir.join("d.csv");
+        std::fs::write(&c, "t_ms,delay_ms\n0,1\n5,2\n").unwrap();
+        assert!(matches!(
+            load_delay_csv(&c, 0.0, Some(3 * 24 - 1)),
+            Err(TraceError::TooLarge(_))
+        ));
+        assert_eq!(load_delay_csv(&c, 0.0, Some(3 * 24)).unwrap().rows.len(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -2,13 +2,21 @@
 //! and quick looks. Prints one line per flow direction (tab-separated) and the elapsed time
 //! on stderr. `--packets` also builds the per-packet table (as the Python API does) and prints
 //! its analysis-flag totals, so the benchmark can time the same work tshark does.
+//!
+//! Out of memory (a capture with millions of connections, `--packets` on a long one, under
+//! `ulimit -v` or a cgroup) is one line and exit 1, as in the Python extension and satcc-linkd:
+//! the global allocator is `satcc_core::mem::ExitOnOom`, not Rust's abort (exit 134).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use satcc_core::mem::ExitOnOom;
 use satcc_pcap::tshark::aflag::NAMES;
 use satcc_pcap::{analyze_path, Options};
+
+#[global_allocator]
+static ALLOC: ExitOnOom = ExitOnOom;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -57,8 +65,8 @@ fn main() -> ExitCode {
             f.dport,
             f.packets,
             f.payload_bytes,
-            f.sent_packets,
-            f.retransmitted_packets,
+            f.columns.sent_packets,
+            f.columns.retransmitted_packets,
             counts.join("\t")
         );
     }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use satcc_core::{SimDuration, SimTime};
 
 use super::World;
+use crate::capture::Tap;
 use crate::packet::{Frag, Packet, IP_HEADER};
 
 /// Linux `net.ipv4.ipfrag_time`: how long an incomplete packet's fragments are kept.
@@ -29,7 +30,7 @@ pub(super) struct Reassembly {
     pub(super) fragmented: u64,
 }
 
-impl World {
+impl<T: Tap> World<T> {
     /// A fragment arrived at its destination: whether its packet is now complete.
     pub(super) fn reassemble(&mut self, frag: Frag) -> bool {
         let e = self.frags.pending.entry(frag.id).or_insert((0, self.now));
