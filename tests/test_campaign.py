@@ -359,4 +359,6 @@ def test_every_ready_campaign_file_expands_into_valid_runs():
         runs = spec.expand(spec.load(f))
         assert runs, f
         quick = spec.expand(spec.load(f, quick=True))  # every study campaign has a quick design
-        assert 0 < len(quick) <= 40 and len(quick) < len(runs), f
+        # small, yet 5 seeds where a paired claim is judged (the sign test's least, claims.py):
+        # study000-mss's quick design is 4 MSS x 2 CCAs x 2 directions x 5 = 80 runs
+        assert 0 < len(quick) <= 100 and len(quick) < len(runs), f

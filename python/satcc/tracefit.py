@@ -1385,7 +1385,7 @@ def fit_half(h: Half, plan: str = "residential", refined: bool = True) -> dict[s
 def _flow_run(model: dict[str, Any], cca: str, seconds: int, seed: int) -> tuple[float, ...]:
     """(goodput Mbit/s, RTT median ms, RTT p95 ms) of one flow a→b over `model`: the median of
     its smoothed RTT sampled every 100 ms, the p95 of its RTT samples (the run's summary)."""
-    from satcc.engines import sim
+    from satcc import registry
     from satcc.scenario import from_dict
 
     doc = {
@@ -1393,7 +1393,7 @@ def _flow_run(model: dict[str, Any], cca: str, seconds: int, seed: int) -> tuple
         "link": [{"a": "a", "b": "b", "model": model, "queue": VALIDATE_QUEUE}],
         "flow": [{"name": cca, "from": "a", "to": "b", "cca": cca}],
     }
-    r = sim.run(from_dict(doc))
+    r = registry.run("sim", from_dict(doc))
     row = r.flows.iloc[0]
     srtt = r.flow_series["srtt_ms"].dropna()
     return (
