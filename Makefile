@@ -62,11 +62,15 @@ $(DIST_TOOLS): Makefile | $(DEPS_STAMP)
 	$(BIN)/pip install -q "ziglang>=0.13,<0.18" "cargo-zigbuild>=0.19,<0.25"
 	@touch $@
 
+# Its own target directory: zig links the build scripts and proc macros too (the host is
+# x86_64-unknown-linux-gnu as well), which in target/release would make `make build` and `make
+# dist` recompile everything each after the other.
+DIST_TARGET := target/dist
 # $(call wheel,ARCH): satcc-linkd and the wheel for ARCH-unknown-linux-gnu, glibc $(WHEEL_GLIBC)
 define wheel
-	cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC)
-	install -D -m 0755 target/$(1)-unknown-linux-gnu/release/satcc-linkd python/satcc/bin/satcc-linkd
-	$(BIN)/maturin build --release -q --zig --target $(1)-unknown-linux-gnu \
+	CARGO_TARGET_DIR=$(DIST_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC)
+	install -D -m 0755 $(DIST_TARGET)/$(1)-unknown-linux-gnu/release/satcc-linkd python/satcc/bin/satcc-linkd
+	CARGO_TARGET_DIR=$(DIST_TARGET) $(BIN)/maturin build --release -q --zig --target $(1)-unknown-linux-gnu \
 	  --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC)) -i $(abspath $(BIN))/python --out $(DIST_DIR)
 endef
 
