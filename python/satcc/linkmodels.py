@@ -144,7 +144,9 @@ TLE_OUTAGE_LOSS = 1.0  # tle.py deviation 3
 
 # -- flows: tunnels (VPN encapsulation), path MTU, UDP constant bit rate ----------------------------
 DEFAULT_MTU = 1500  # Ethernet
-MIN_MTU = 68  # RFC 791: every IPv4 module must forward 68-byte datagrams
+# Linux IPV4_MIN_MTU (RFC 791) .. the largest IPv4 datagram, declared in satcc-core scenario.rs
+MIN_MTU = _native.scenario_defaults()["min_mtu"]
+MAX_MTU = _native.scenario_defaults()["max_mtu"]
 ENCAP_BYTES = {
     "wireguard": 60,  # IPv4 outer: 20 IP + 8 UDP + 4 type + 4 index + 8 nonce + 16 tag (Donenfeld, WireGuard list, 2017-12-11)
     "openvpn": 43,  # 41-45 B (study 000 §4.2), midpoint
@@ -192,8 +194,8 @@ def flow_issues(prefix: str, flow: Any) -> list[tuple[str, str]]:
                         f"expected {key} only with proto = 'udp', found it on a TCP flow",
                     )
                 )
-    if not MIN_MTU <= flow.mtu <= 65_535:
-        issues.append((f"{prefix}.mtu", f"expected {MIN_MTU}..65535 bytes, found {flow.mtu} B"))
+    if not MIN_MTU <= flow.mtu <= MAX_MTU:
+        issues.append((f"{prefix}.mtu", f"expected {MIN_MTU}..{MAX_MTU} bytes, found {flow.mtu} B"))
     elif flow.encap >= flow.mtu - 40:
         issues.append(
             (f"{prefix}.encap", f"expected fewer bytes than the MTU less 40, found {flow.encap} B")
