@@ -12,6 +12,7 @@
 //! more, `routes`.
 
 mod build;
+pub mod file;
 
 pub use build::{
     DEFAULT_BIN_NS, DEFAULT_INITIAL_CWND, DEFAULT_MIN_RTO_NS, DEFAULT_MSS, DEFAULT_QUEUE,

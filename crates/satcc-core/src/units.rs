@@ -328,7 +328,7 @@ impl Decimal {
         } else {
             let k = (-self.exp) as u32;
             match 10u128.checked_pow(k) {
-                Some(p) if m % p == 0 && !self.inexact => Some(m / p),
+                Some(p) if m.is_multiple_of(p) && !self.inexact => Some(m / p),
                 Some(_) => None,
                 None => (m == 0 && !self.inexact).then_some(0),
             }
@@ -351,7 +351,9 @@ impl Decimal {
             }
         } else {
             match 10u128.checked_pow((-self.exp) as u32) {
-                Some(p) => m / p > limit as u128 || (m / p == limit as u128 && m % p != 0),
+                Some(p) => {
+                    m / p > limit as u128 || (m / p == limit as u128 && !m.is_multiple_of(p))
+                }
                 None => false,
             }
         }

@@ -11,6 +11,7 @@ mod columns;
 mod drill;
 mod parquet;
 mod pcap;
+mod scenario;
 mod sim;
 mod trace;
 mod units;
@@ -226,6 +227,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     std::panic::set_hook(Box::new(quiet_panic_hook));
     calc::register(m)?;
     units::register(m)?;
+    scenario::register(m)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(cc_info, m)?)?;
     m.add_function(wrap_pyfunction!(cc_check, m)?)?;
