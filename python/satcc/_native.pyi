@@ -179,6 +179,39 @@ def resolve(scenario: dict[str, Any]) -> Resolved:
     too); ValueError naming the key ("link[0].ab.loss: ...") for a scenario the simulator
     refuses."""
 
+class ScenarioFile:
+    """A scenario file read and checked by satcc-core (`scenario::file`)."""
+
+    def view(self) -> dict[str, Any]:
+        """{"scenario", "links", "flows": the tables in base units, defaults filled; "name",
+        "nodes", "seed"}."""
+    def spec(self, seed: int | None = None) -> dict[str, Any]:
+        """The resolver's input (SCENARIO above)."""
+    def resolve(self, seed: int | None = None) -> Resolved: ...
+    def origins(self) -> list[tuple[int, int, str]]:
+        """Per resolved flow: ([[flow]] index, copy, name)."""
+
+def read_scenario(
+    doc: dict[str, Any], default_name: str, engines: list[str], models: list[Any]
+) -> ScenarioFile:
+    """A scenario document (the TOML tables) read: types, units, defaults and every check in
+    satcc-core; `models[i]` is link i's resolved [link.model] ([a->b, b->a] of {"rate_bps",
+    "delay_ns", "loss", "model", "queue"}) or None. Raises ValueError([(key path, message)])."""
+
+def scenario_keys() -> dict[str, list[str]]:
+    """The keys of [scenario], [[link]] and [[flow]]."""
+
+def parse_unit(kind: str, value: Any) -> Any:
+    """`value` read by the unit grammar (satcc-core units.rs): kind "duration" (ns), "rate"
+    (bit/s), "size" (bytes), "probability", "packets" or "queue". Raises
+    ValueError(expected, why)."""
+
+def describe(value: Any) -> str:
+    """A found value as messages show it."""
+
+def unit_constants() -> dict[str, Any]:
+    """The grammar's hints and bounds."""
+
 def cc_names() -> list[str]: ...
 def cc_info(name: str) -> dict[str, Any]:
     """{"name", "summary", "source", "params": [PARAM], "deviations": [str]}: each PARAM as

@@ -26,7 +26,10 @@ pub(crate) fn to_json(d: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::
 }
 
 /// A JSON value as the Python object `json.loads` makes of it.
-fn from_json<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn from_json<'py>(
+    py: Python<'py>,
+    v: &impl serde::Serialize,
+) -> PyResult<Bound<'py, PyAny>> {
     let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
     py.import("json")?.call_method1("loads", (text,))
 }
@@ -60,6 +63,12 @@ pub fn resolve<'py>(
 ) -> PyResult<Bound<'py, ResolvedScenario>> {
     let r = satcc_core::scenario::resolve_json(&to_json(scenario.as_any(), "config")?)
         .map_err(PyValueError::new_err)?;
+    handle(py, r)
+}
+
+/// A resolved scenario as Python holds it: each flow's algorithm checked through satcc-cc, the
+/// dictionary form made once.
+pub(crate) fn handle(py: Python<'_>, r: Resolved) -> PyResult<Bound<'_, ResolvedScenario>> {
     for (i, f) in r.scenario.flows.iter().enumerate() {
         crate::check_cc(&f.cca, f.cc.as_ref())
             .map_err(|e| PyValueError::new_err(format!("flow[{i}].cc: {e}")))?;

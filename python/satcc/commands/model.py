@@ -10,7 +10,7 @@ several loss rates); transfer_time_s is null for steady-state predictions.
 Invalid model inputs raise `ModelInputError` (a `satcc.errors.UserError`): satcc.cli prints the
 message and exits 2; malformed unit strings are argparse errors (also exit 2).
 
-    satcc model hybla --rtt 550ms --loss 1e-4 --wmax 550 --packet 1000B [--size 10MB] [--json]
+    satcc model hybla --rtt 550ms --loss 0.01% --wmax 550 --packet 1000B [--size 10MB] [--json]
 """
 
 from __future__ import annotations
@@ -198,7 +198,11 @@ def _add(sub: Any, name: str, text: str) -> argparse.ArgumentParser:
 def _rtt_loss(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rtt", type=seconds, required=True, help="mean RTT, e.g. 550ms")
     p.add_argument(
-        "--loss", type=probability, nargs="+", required=True, help="loss rate(s), e.g. 1e-4"
+        "--loss",
+        type=probability,
+        nargs="+",
+        required=True,
+        help="loss rate(s) in %%, e.g. 0.01%% (a bare number is refused: fraction or percentage?)",
     )
 
 

@@ -225,8 +225,8 @@ def validate(p: FieldPlan, where: str) -> FieldPlan:
         v = getattr(p, key)
         try:
             s = parse_duration(v) / 1e9
-        except (UnitError, ValueError):
-            raise _fail(where, key, KEYS[key], v) from None
+        except UnitError as e:  # the grammar's words (one rule for bare numbers)
+            raise UserError(f"{where}: {key}: {e}") from None
         if s < minimum_s or (maximum_s is not None and s >= maximum_s):
             raise _fail(where, key, KEYS[key], v)
 

@@ -17,8 +17,8 @@ use crate::packet::{Frag, Packet, IP_HEADER};
 const REASSEMBLY_TIMEOUT: SimDuration = SimDuration::from_secs(30);
 /// IPv4 fragment offsets count 8-byte units (RFC 791).
 const FRAGMENT_UNIT: u32 = 8;
-// The resolver's smallest MTU carries a header and two fragment units.
-const _: () = assert!(IP_HEADER + 2 * FRAGMENT_UNIT == satcc_core::scenario::MIN_MTU);
+// The resolver's smallest MTU carries at least a header and two fragment units.
+const _: () = assert!(IP_HEADER + 2 * FRAGMENT_UNIT <= satcc_core::scenario::MIN_MTU);
 
 /// Fragments seen so far per fragmented packet, and the fragment ids handed out.
 #[derive(Default)]
