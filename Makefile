@@ -18,7 +18,7 @@ APT_PACKAGES := iproute2 tshark tcpdump iperf3 ethtool iputils-ping nmap clang l
 DEPS_STAMP   := $(VENV)/.deps-installed
 APT_STAMP    := $(VENV)/.apt-installed
 
-.PHONY: setup build dist dist-aarch64 package-data demo test test-rust test-python test-fuzz test-slow bench lint clean
+.PHONY: setup build dist dist-aarch64 package-data demo test test-rust test-python test-fuzz test-slow bench lint clean schema
 
 setup: build
 
@@ -142,3 +142,8 @@ lint: build
 
 clean:
 	rm -rf $(VENV) target $(DIST_DIR) python/satcc/bin
+
+# The scenario file's JSON Schema for editors, generated from satcc-core's serde types
+# (crates/satcc-core/src/scenario/file.rs); tests/test_scenario_once.py keeps it current.
+schema: build
+	$(BIN)/python -c "from satcc import _native; open('docs/scenario.schema.json', 'w').write(_native.scenario_json_schema())"

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 # Two flows of two [[flow]] groups over a shared bottleneck; short so each run is ~0.1 s.
@@ -92,3 +96,28 @@ def store_frames(d: Path) -> list:
 
     with open_store(d) as s:
         return [s.query(q) for q in STORE_QUERIES]
+
+
+@contextmanager
+def holding_lock(out: Path, seconds: int = 120) -> Iterator[subprocess.Popen]:
+    """Another process holding DIR/campaign.lock (satcc.store.layout.locked) while the block
+    runs; it is killed at the end, which releases the lock."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time\nfrom pathlib import Path\nfrom satcc.store import layout\n"
+                f"with layout.locked(Path({str(out)!r})):\n    print('held', flush=True)\n"
+                f"    time.sleep({seconds})\n"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.communicate()

@@ -1,6 +1,7 @@
 """The claim rules a referee would ask for (satcc/studies/claims.py): inputs apart from findings
 and never tallied, no partly on the wrong side of an above/below claim, a difference between
-groups reproduced only when every seed agrees, the printed table and the JSON saying the same,
+groups reproduced only when the sign test across seeds shows it (never on a tie, a floor or a
+lockout, nor on a path whose inputs fail), the printed table and the JSON saying the same,
 and every study's data file listing its main results (claims or 'not judged') and anomalies."""
 
 from __future__ import annotations
@@ -20,19 +21,119 @@ def claim(**kw) -> CL.Claim:
     return CL.Claim.model_validate(base)
 
 
-def test_a_noise_level_difference_is_not_reproduced():
-    c = claim(relation="above", across_seeds=True)
-    # the pooled ratio is on the claim's side but the seeds disagree: not shown
-    assert CL.verdict(c, 1.05, [1.2, 0.9])[1] == CL.PARTLY
-    assert CL.verdict(c, 1.05, [1.2, float("nan")])[1] == CL.PARTLY
-    assert CL.verdict(c, 1.05, [1.05])[1] == CL.PARTLY  # one seed shows no difference
-    assert CL.verdict(c, 1.05, None)[1] == CL.PARTLY
-    # every seed agrees: shown
-    assert CL.verdict(c, 1.05, [1.1, 1.01, 1.04])[1] == CL.REPRODUCED
+def test_a_difference_is_shown_by_the_sign_test_across_seeds():
+    c = claim(paper=1.1, relation="above", paired="ratio")
+    # every seed agrees but 3 seeds cannot reach 5 % (1/8): not shown
+    assert CL.verdict(c, 1.3, [1.2, 1.3, 1.4])[1] == CL.PARTLY
+    # 7 of 8 on the claimed side: p = 9/256 < 5 %, shown
+    assert CL.verdict(c, 1.3, [1.2, 1.3, 1.4, 1.5, 1.3, 1.2, 1.25, 0.9])[1] == CL.REPRODUCED
+    # 6 of 8: p = 37/256 > 5 %, not shown, whatever the pooled value says
+    assert CL.verdict(c, 1.3, [1.2, 1.3, 1.4, 1.5, 1.3, 1.2, 0.95, 0.9])[1] == CL.PARTLY
     # the pooled value on the wrong side is not, whatever the seeds say
-    assert CL.verdict(c, 0.99, [1.1, 1.01])[1] == CL.NOT
-    with pytest.raises(ValueError, match="across_seeds"):
-        claim(relation="near", tolerance="10 %", across_seeds=True)
+    assert CL.verdict(c, 1.08, [1.2] * 8)[1] == CL.NOT
+    t = CL.sign_test(c, [1.2, 1.3, 1.4, 1.5, 1.3, 1.2, 1.25, 0.9])
+    assert (t.n, t.k, t.shown) == (8, 7, True) and t.p == pytest.approx(9 / 256)
+    assert t.bound == pytest.approx(1.2)  # the 95 % bound on the median: > the 2nd smallest
+    # a claim below "no difference": the side flips
+    d = claim(paper=0.0, relation="below", paired="difference")
+    assert CL.verdict(d, -0.2, [-0.1, -0.2, -0.3, -0.1, -0.2])[1] == CL.REPRODUCED
+    assert CL.verdict(d, -0.2, [-0.1, -0.2, -0.3, -0.1, 0.0])[1] == CL.PARTLY  # 0 counts against
+
+
+def test_a_tie_is_never_reproduced():
+    c = claim(paper=1.0, relation="above", paired="ratio")
+    row = CL.judge(c, "sim", CL.Measured(1.04, per_seed=(1.04,) * 10))
+    assert row.verdict == CL.NOT and row.flag.startswith("tie")
+    assert CL.verdict_text(row).startswith("not (tie")
+    assert CL.judge(c, "sim", CL.Measured(1.06, per_seed=(1.06,) * 10)).verdict == CL.REPRODUCED
+
+
+def test_a_ratio_band_holding_one_is_refused():
+    with pytest.raises(ValueError, match="holds 1"):
+        claim(paper=1.3, tolerance="30 %", paired="ratio")  # 000's down-business-ratio once
+    with pytest.raises(ValueError, match="holds 1"):
+        claim(paper=1.3, tolerance="15 %", paired="ratio")  # partly (2 x) reaches 0.91
+    claim(paper=1.3, tolerance="10 %", partly="20 %", paired="ratio")  # [1.04, 1.56]
+    with pytest.raises(ValueError, match="holds 0"):
+        claim(paper=0.0, tolerance=0.05, paired="difference")
+    with pytest.raises(ValueError, match="holds 1"):  # "below 1.0" with 1.0 itself is fine,
+        claim(paper=1.01, relation="below", paired="ratio")  # "below 1.01" holds 1.0
+
+
+def test_a_floor_or_a_lockout_is_reported_not_passed():
+    c = claim(paper=0.5, relation="above")
+    m = CL.Measured(1.0, degenerate="lockout: PC1's share 1.0 in every seed (PC2 starved)")
+    row = CL.judge(c, "sim", m)
+    assert row.verdict == CL.NOT and "lockout" in CL.verdict_text(row)
+    assert CL.tally([row])[CL.REPRODUCED] == 0
+    assert any("lockout" in x for x in CL.table_lines([row]))
+
+
+def spec_with(*claims_: CL.Claim, not_judged=()) -> CL.StudyClaims:
+    return CL.StudyClaims(
+        id="9", title="t", paper="p", reference="r", claims=list(claims_), not_judged=not_judged
+    )
+
+
+def test_a_finding_on_a_path_whose_input_fails_is_a_path_mismatch():
+    udp = claim(id="udp-20", paper=1.0, tolerance="5 %", kind="input")
+    f = claim(id="t2t", paper=2.0, relation="above", inputs=["udp-20"])
+    spec = spec_with(udp, f)
+    ok = CL.judge_all(spec, "sim", {"udp-20": CL.Measured(0.97), "t2t": CL.Measured(3.0)})
+    assert ok[1].verdict == CL.REPRODUCED and not ok[1].flag
+    bad = CL.judge_all(spec, "sim", {"udp-20": CL.Measured(0.67), "t2t": CL.Measured(3.0)})
+    assert bad[1].verdict == CL.NOT and bad[1].flag == "path mismatch: udp-20"
+    assert "path mismatch: udp-20" in CL.verdict_text(bad[1])
+    assert CL.tally(bad)[CL.REPRODUCED] == 0
+
+
+def test_a_claim_the_module_does_not_measure_is_an_error():
+    spec = spec_with(claim(id="a"), claim(id="b"))
+    with pytest.raises(UserError, match="names b, which satcc.studies.study9.measure"):
+        CL.judge_all(spec, "sim", {"a": CL.Measured(1.0)})
+
+
+def test_coverage_counts_judged_findings_only():
+    a, b = claim(id="a"), claim(id="b")
+    spec = spec_with(a, b, not_judged=[CL.NotJudged(what="w", cite="c", reason="r")])
+    rows = CL.judge_all(
+        spec, "sim", {"a": CL.Measured(1.0), "b": CL.Measured(None, skipped="runs too short")}
+    )
+    assert spec.coverage(rows) == (1, 3)
+
+
+def data_file(tmp_path, claim_id: str, tail: str):
+    """A one-claim data file with `tail` appended (TOML lines)."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[study]\nid = "9"\ntitle = "t"\npaper = "p"\nreference = "r"\n'
+        f'[[claim]]\nid = "{claim_id}"\nwhat = "w"\ncite = "c"\npaper = 1\ntolerance = 0\n' + tail
+    )
+    return bad
+
+
+def test_no_result_is_both_judged_and_not_judged(tmp_path):
+    tail = '[[not_judged]]\nwhat = "w"\ncite = "c"\nreason = "starlight\'s row shows it"\n'
+    with pytest.raises(UserError, match="names claim starlight"):
+        CL.load("9", data_file(tmp_path, "starlight", tail))
+    for study in R.STUDIES:
+        CL.load(study)  # every shipped file passes the check
+
+
+def test_an_input_named_by_a_finding_must_exist(tmp_path):
+    with pytest.raises(UserError, match="claim a: inputs: expected ids of input claims"):
+        CL.load("9", data_file(tmp_path, "a", 'inputs = ["udp-20"]\n'))
+
+
+@pytest.mark.parametrize("study", R.STUDIES)
+def test_every_claimed_ratio_between_groups_is_paired(study):
+    """A finding whose unit is "x" (a ratio) and whose band excludes 1 claims a difference
+    between two groups: it is judged per seed (paired = "ratio")."""
+    for c in CL.load(study).claims:
+        if c.kind == "finding" and c.unit == "x":
+            lo, hi = c.band()
+            if not lo <= 1.0 <= hi:
+                assert c.paired == "ratio", c.id
 
 
 def test_a_wrong_side_value_is_not_and_strict_claims_take_no_tolerance():
@@ -75,7 +176,7 @@ def test_the_json_and_the_printed_table_agree():
         c.id: CL.Measured(1.3, "h", "w", seeds=2, source="s", per_seed=(1.2, 1.4))
         for c in spec.claims
     }
-    result = R.StudyResult(spec, [CL.judge(c, "sim", m[c.id]) for c in spec.claims])
+    result = R.StudyResult(spec, CL.judge_all(spec, "sim", m))
     result.dirs["sim"] = {}
     doc = result.doc()
     lines = R.text_lines(result)
@@ -87,7 +188,7 @@ def test_the_json_and_the_printed_table_agree():
     assert any(
         x.startswith(f"findings: {t['reproduced']} reproduced, {t['partly']} partly") for x in lines
     )
-    judged, total = spec.coverage()
+    judged, total = spec.coverage(result.rows)
     assert doc["coverage"] == {"judged": judged, "main_results": total}
     assert any(x.startswith(f"coverage: {judged} of the paper's {total}") for x in lines)
 
@@ -115,3 +216,24 @@ def test_a_bad_not_judged_entry_names_the_file_and_table(tmp_path):
     bad.write_text(bad.read_text().replace("[[not_judged]]", "[[not_judge]]"))
     with pytest.raises(UserError, match="bad.toml: expected tables"):
         CL.load("9", bad)
+
+
+def test_the_doc_is_generated_from_dated_runs(tmp_path):
+    """docs/reproduce.md comes from claims.json files: a run's date, load and tally are printed
+    beside its table; a study without a run says so (no stale table)."""
+    from satcc.studies import doc as D
+
+    spec = CL.load("001")
+    m = {c.id: CL.Measured(1.3, per_seed=(1.3,) * 5) for c in spec.claims}
+    result = R.StudyResult(spec, CL.judge_all(spec, "sim", m), quick=True)
+    result.dirs["sim"] = {}
+    result.run = {"started_utc": "2026-11-29 08:00", "wall_s": 12, "load_1min": [3.0, 4.0]}
+    (tmp_path / "001").mkdir()
+    (tmp_path / "001" / "claims.json").write_text(__import__("json").dumps(result.doc()))
+    (tmp_path / "001" / "claims.txt").write_text("\n".join(R.text_lines(result)))
+    page = D.render({"quick": tmp_path}, "python -m satcc.studies.doc --quick X")
+    assert "run 2026-11-29 08:00 UTC, 12 s wall, load 3.0-4.0" in page
+    assert f"**quick**: no run in `{tmp_path}/000`" in page
+    rep, judged = result.doc()["verdicts"]["reproduced"], sum(result.doc()["verdicts"].values())
+    assert f"| 001 | quick | {rep} / {judged} |" in page
+    assert "| Uplink capacity |" in page  # 000's path table with its sources

@@ -274,7 +274,7 @@ def test_the_loop_retries_a_failure_once_at_the_end_of_its_round_and_the_store_r
     assert set(flows.engine) == {"field"}
     data = flows[flows.name == "upload"]
     assert sorted(data.cca) == ["bbr", "reno"] and (data.goodput_bps > 0).all()
-    assert set(flows.name) == {"upload", "ping idle"}
+    assert set(flows.name) == {"upload", "upload.1", "ping idle"}  # iperf3 -P 2: both streams
     runs = store.query(out, "SELECT run_id, status, error FROM runs ORDER BY run_id")
     assert list(runs.status) == ["done", "done", "failed"]
     assert runs.error.iloc[2] == "server busy: iperf3: the server is busy (cubic)"

@@ -17,6 +17,7 @@ from satcc import cli, limits, results
 from satcc import scenario as sc
 from satcc.commands.output import SAFE_NAME_CHARS, safe_name
 from satcc.store import layout
+from tests.campaign_helpers import holding_lock
 from tests.helpers import MINIMAL, requires_sim
 
 SATCC = [sys.executable, "-m", "satcc.cli"]
@@ -157,21 +158,7 @@ def _campaign(tmp_path: Path) -> Path:
 def test_a_second_campaign_on_the_same_directory_is_refused_with_the_first_ones_pid(tmp_path):
     out = tmp_path / "camp"
     out.mkdir()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            (
-                "import sys, time\nfrom pathlib import Path\nfrom satcc.store import layout\n"
-                f"with layout.locked(Path({str(out)!r})):\n    print('held', flush=True)\n"
-                "    time.sleep(60)\n"
-            ),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with holding_lock(out, seconds=60) as holder:
         p = subprocess.run(
             [*SATCC, "campaign", str(_campaign(tmp_path)), "--out", str(out), "--no-progress"],
             capture_output=True,
@@ -186,10 +173,6 @@ def test_a_second_campaign_on_the_same_directory_is_refused_with_the_first_ones_
             "to finish or choose another --out"
         )
         assert layout.is_locked(out)
-    finally:
-        holder.kill()
-        holder.wait()
-        holder.stdout.close()
     assert not layout.is_locked(out)  # the kernel released it with the process
 
 

@@ -45,8 +45,9 @@ def config(write_toml, flow, duration="10 s", loss=0, seed=1, name="s.toml"):
         (0, 0),
     ],
 )
-def test_encap_names_and_sizes(value, expected):
-    assert linkmodels.parse_encap(value) == expected
+def test_encap_names_and_sizes(write_toml, value, expected):
+    encap = f"encap = {value!r}" if isinstance(value, str) else f"encap = {value}"
+    assert config(write_toml, encap)["flows"][0].get("encap_bytes", 0) == expected
 
 
 def test_flow_extras_appear_only_when_used(write_toml):

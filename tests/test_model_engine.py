@@ -345,7 +345,7 @@ def test_satcc_model_file_writes_a_model_result(write_toml, tmp_path, capsys):
 
 def test_satcc_model_still_runs_named_models_and_refuses_a_typo(capsys):
     status, out, _ = _main(
-        ["model", "hybla", "--rtt", "550ms", "--loss", "1e-4", "--wmax", "550", "--json"], capsys
+        ["model", "hybla", "--rtt", "550ms", "--loss", "0.01%", "--wmax", "550", "--json"], capsys
     )
     assert status == 0 and json.loads(out)["model"] == "hybla"
     status, _, err = _main(["model", "hybal", "--rtt", "550ms"], capsys)

@@ -19,7 +19,7 @@ def run(capsys, *argv):
 
 def test_hybla_json_steady_state_matches_the_library(capsys):
     code, out, _ = run(
-        capsys, "hybla", "--rtt", "550ms", "--loss", "1e-4", "--wmax", "550", "--json"
+        capsys, "hybla", "--rtt", "550ms", "--loss", "0.01%", "--wmax", "550", "--json"
     )
     assert code == 0
     data = json.loads(out)
@@ -36,7 +36,7 @@ def test_hybla_json_steady_state_matches_the_library(capsys):
 def test_hybla_transfer_with_units_and_several_losses(capsys):
     code, out, _ = run(
         capsys,
-        "hybla", "--rtt", "550 ms", "--loss", "1e-6", "0.1 %", "--wmax", "550 pkt",
+        "hybla", "--rtt", "550 ms", "--loss", "0.0001%", "0.1 %", "--wmax", "550 pkt",
         "--packet", "1000B", "--size", "10MB", "--t0", "1s", "--json",
     )  # fmt: skip
     assert code == 0
@@ -49,7 +49,7 @@ def test_hybla_transfer_with_units_and_several_losses(capsys):
 
 
 def test_human_output_names_the_prediction(capsys):
-    code, out, _ = run(capsys, "hybla", "--rtt", "550ms", "--loss", "1e-4", "--wmax", "550",
+    code, out, _ = run(capsys, "hybla", "--rtt", "550ms", "--loss", "0.01%", "--wmax", "550",
                        "--size", "10MB")  # fmt: skip
     assert code == 0
     assert "hybla" in out and "Mbit/s" in out and "10.00 MB in" in out and "regime" in out
@@ -58,15 +58,15 @@ def test_human_output_names_the_prediction(capsys):
 @pytest.mark.parametrize(
     "argv,model,direct",
     [
-        (["pftk", "--rtt", "200ms", "--loss", "0.01", "--b", "2", "--wmax", "20"], "pftk",
+        (["pftk", "--rtt", "200ms", "--loss", "1%", "--b", "2", "--wmax", "20"], "pftk",
          lambda: pftk.send_rate(0.01, 0.2, b=2, wmax_pkts=20)),
-        (["pftk", "--rtt", "200ms", "--loss", "0.01", "--approx"], "pftk-approx",
+        (["pftk", "--rtt", "200ms", "--loss", "1%", "--approx"], "pftk-approx",
          lambda: pftk.approximate(0.01, 0.2)),
-        (["cardwell", "--rtt", "100ms", "--loss", "0.01", "--size", "100kB"], "cardwell",
+        (["cardwell", "--rtt", "100ms", "--loss", "1%", "--size", "100kB"], "cardwell",
          lambda: cardwell.transfer(0.01, 0.1, 100_000)),
-        (["mathis", "--rtt", "100ms", "--loss", "1e-4", "--packet", "1460B"], "mathis",
+        (["mathis", "--rtt", "100ms", "--loss", "0.01%", "--packet", "1460B"], "mathis",
          lambda: mathis.model(1e-4, 0.1, packet_bytes=1460)),
-        (["cubic", "--rtt", "100ms", "--loss", "1e-6", "--packet", "1500B"], "cubic",
+        (["cubic", "--rtt", "100ms", "--loss", "0.0001%", "--packet", "1500B"], "cubic",
          lambda: cubic.model(1e-6, 0.1, packet_bytes=1500)),
         (["window", "--rtt", "189ms", "--wscale", "14", "--target-rate", "193Mbit/s",
           "--delayed-ack"], "window",
@@ -85,16 +85,16 @@ def test_every_model_subcommand_prints_json(capsys, argv, model, direct):
 
 
 def test_invalid_model_inputs_exit_2_with_the_message(capsys):
-    code, out, err = run(capsys, "hybla", "--rtt", "550ms", "--loss", "0.6", "--wmax", "550")
+    code, out, err = run(capsys, "hybla", "--rtt", "550ms", "--loss", "60%", "--wmax", "550")
     assert code == 2 and out == ""
     assert "loss probability p must be in (0, 0.5)" in err
-    code, _, err = run(capsys, "pftk", "--rtt", "550ms", "--loss", "1e-3", "--wmax", "3")
+    code, _, err = run(capsys, "pftk", "--rtt", "550ms", "--loss", "0.1%", "--wmax", "3")
     assert code == 2 and "wmax_pkts (W_max) must be >= 4" in err
 
 
 def test_malformed_units_are_argparse_errors(capsys):
     with pytest.raises(SystemExit) as exc:
-        model_cli.main(["hybla", "--rtt", "550", "--loss", "1e-4", "--wmax", "550"])
+        model_cli.main(["hybla", "--rtt", "550", "--loss", "0.01%", "--wmax", "550"])
     assert exc.value.code == 2
     assert "a bare number needs a unit" in capsys.readouterr().err
 
@@ -102,5 +102,5 @@ def test_malformed_units_are_argparse_errors(capsys):
 def test_register_adds_the_model_command_to_a_parent_parser():
     parser = argparse.ArgumentParser(prog="satcc")
     model_cli.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["model", "mathis", "--rtt", "10ms", "--loss", "1e-3"])
+    args = parser.parse_args(["model", "mathis", "--rtt", "10ms", "--loss", "0.1%"])
     assert args.func is model_cli.run_mathis and args.rtt == pytest.approx(0.01)

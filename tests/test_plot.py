@@ -62,7 +62,10 @@ def test_panels_and_flows_can_be_chosen_and_the_queue_panel_shows_queueing_delay
     r = _result(write_toml, text)
     fig = plot.draw(r, flows=["late"], panels=["goodput", "queue"])
     axes = fig.get_axes()
-    assert [ax.get_ylabel() for ax in axes] == ["goodput (Mbit/s)", "queueing delay (ms)"]
+    assert [ax.get_ylabel() for ax in axes] == [
+        "goodput (Mbit/s)",
+        "queueing delay (ms at median rate)",
+    ]
     assert [t.get_text() for t in axes[0].get_legend().get_texts()] == ["late (reno)"]
     with pytest.raises(ValueError, match="panels"):
         plot.draw(r, panels=["nope"])

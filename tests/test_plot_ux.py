@@ -27,7 +27,7 @@ rtt min/avg/max/mdev = 20.100/21.167/22.400/0.950 ms
 def runs(tmp_path_factory):
     d = tmp_path_factory.mktemp("runs")
     for name, cca in (("a", "cubic,bbr"), ("b", "reno")):
-        argv = ["try", "-b", "10M", "--rtt", "40ms", "--loss", "0.5%", "-C", cca, "-t", "3"]
+        argv = ["try", "-b", "10M", "--rtt", "40ms", "--loss", "0.5%", "-C", cca, "-t", "3s"]
         assert main([*argv, "--out", str(d / name)]) == 0
     return d
 

@@ -52,7 +52,7 @@ def test_run_takes_a_path_text_or_dict_and_gives_dataframes(tmp_path):
 def test_overrides_are_campaign_key_paths_and_bad_ones_are_one_line_errors():
     r = satcc.run(MINIMAL, duration="1 s", **{"link[0].rate": "2 Mbit/s"})
     assert r.meta["duration_s"] == 1.0 and r.summary["goodput_bps"][0] < 2e6
-    with pytest.raises(UserError, match=r"--set flow\[3\].cca: expected an index below 1"):
+    with pytest.raises(UserError, match=r"keyword 'flow\[3\].cca': expected an index below 1"):
         satcc.run(MINIMAL, **{"flow[3].cca": "bbr"})
 
 

@@ -160,7 +160,7 @@ def test_rtt_fairness_draws_a_pair_of_panels_per_condition_engines_apart(tmp_pat
     fig = drawn(out, F.rtt_fairness)
     panels = _panels(fig)
     assert len(panels) == 8  # (engine x rate) x (goodput, Jain)
-    tops = [a for a in panels if a.get_ylabel() == "throughput (Mbit/s)"]
+    tops = [a for a in panels if a.get_ylabel() == "goodput (Mbit/s)"]
     titles = [a.get_title() for a in tops]
     for engine in ("model", "sim"):
         assert sum(engine in t.split(" · ") for t in titles) == 2, titles

@@ -140,7 +140,7 @@ def test_interactive_charts_are_titled_by_cca_and_parameters(updown, tmp_path):
 
 def test_report_on_one_result_writes_its_figure_and_page(tmp_path, capsys):
     out = tmp_path / "run"
-    argv = ["try", "-b", "10M", "--rtt", "30ms", "-C", "cubic,bbr", "-t", "2", "--out", str(out)]
+    argv = ["try", "-b", "10M", "--rtt", "30ms", "-C", "cubic,bbr", "-t", "2s", "--out", str(out)]
     assert main(argv) == 0
     assert main(["report", str(out), "--format", "html,svg"]) == 0
     capsys.readouterr()

@@ -1,6 +1,7 @@
 """One resolve per run (issue 28): `satcc sim FILE` hands the scenario to satcc-core's resolver
 once and the simulator runs that resolved scenario as it is (`_native.Resolved`), with no
-second resolve and no JSON round trip; `host_noise = "kernel"` is read in Rust."""
+second resolve and no JSON round trip; the file is read once (satcc-core's reader) and
+`host_noise = "kernel"` is read in Rust."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ to = "d"
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """Calls into the native module's resolver, simulator and kernel host-noise table."""
+    """Calls into the native module's reader and resolvers (a read file's `resolve` too),
+    simulator and kernel host-noise table."""
     counts: Counter[str] = Counter()
     for name in ("resolve", "run_sim", "host_noise_kernel"):
         real = getattr(_native, name)
@@ -43,18 +45,37 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
             return _real(*args, **kwargs)
 
         monkeypatch.setattr(_native, name, counted)
+
+    class CountedFile:
+        def __init__(self, file):
+            self._file = file
+
+        def resolve(self, *args):
+            counts["resolve"] += 1
+            return self._file.resolve(*args)
+
+        def __getattr__(self, name):
+            return getattr(self._file, name)
+
+    real_read = _native.read_scenario
+
+    def read(*args):
+        counts["read"] += 1
+        return CountedFile(real_read(*args))
+
+    monkeypatch.setattr(_native, "read_scenario", read)
     return counts
 
 
 def test_satcc_sim_resolves_the_scenario_once(write_toml, tmp_path, calls, capsys):
     path = write_toml(SCENARIO.format(noise=""))
     assert main(["sim", str(path), "--out", str(tmp_path / "out")]) == 0
-    assert calls == Counter({"resolve": 1, "run_sim": 1}), calls
+    assert calls == Counter({"read": 1, "resolve": 1, "run_sim": 1}), calls
 
 
 def test_satcc_check_resolves_once(write_toml, calls, capsys):
     assert main(["check", str(write_toml(SCENARIO.format(noise="")))]) == 0
-    assert calls == Counter({"resolve": 1}), calls
+    assert calls == Counter({"read": 1, "resolve": 1}), calls
 
 
 def test_the_simulator_runs_the_handle_and_its_dictionary_alike():
@@ -76,8 +97,11 @@ def test_a_dictionary_with_forged_routes_is_refused_the_handle_cannot_carry_them
 
 def test_kernel_host_noise_is_read_by_the_resolver_as_the_measured_points():
     s = sc.loads(SCENARIO.format(noise='host_noise = "kernel"'))
-    assert sc.spec(s)["host_noise_quantiles_ns"] == "kernel"
     kernel = _native.host_noise_kernel()
+    points = {
+        side: [[float(p), int(ns)] for p, ns in kernel[side]] for side in ("sender", "receiver")
+    }
+    assert sc.spec(s)["host_noise_quantiles_ns"] == points  # read at the edge, in Rust
     assert sc.resolve(s)["host_noise_quantiles_ns"] == {
         side: [[float(p), int(ns)] for p, ns in kernel[side]] for side in ("sender", "receiver")
     }

@@ -43,6 +43,11 @@ SCHEMA_V1 = {
     "cc_series": "flow_id:int64 t_s:float64 name:string value:float64",
     "seqack": "flow_id:int64 kind:string t_s:float64 seq_rel:int64 end_rel:int64 ack_rel:int64 "
     "retransmission:bool",
+    "analyze_flows": "flow_id:int64 file:string kind:string src:string dst:string sport:int64 "
+    "dport:int64 conn:int64 packets:int64 payload_bytes:int64 rtt_source:string "
+    "capture_point:string udp_lost:int64 udp_loss_rate:float64 udp_jitter_ms:float64 "
+    "loss_rate:float64 bin_s:float64",
+    "pings": "flow_id:int64 seq:int64 t_s:float64 t_epoch_s:float64 rtt_ms:float64",
 }
 
 
@@ -152,7 +157,14 @@ def _rust_fn(text: str, fn: str) -> str:
 
 
 def _declared_names() -> set[str]:
-    return {c.name for columns in results.DECLARED.values() for c in columns}
+    """The columns engines' results hold (the analyzer's own tables aside: the simulator writes
+    none of them, and their `packets` is not the `packets` of the simulator's statistics)."""
+    return {
+        c.name
+        for columns in results.DECLARED.values()
+        for c in columns
+        if c.source != results.ANALYZER
+    }
 
 
 def test_the_bindings_write_the_records_without_naming_a_column():
@@ -299,6 +311,36 @@ def test_the_results_reference_tables_are_the_declarations():
     docs = _doc_tables()
     for table, columns in DECLARED.items():
         assert docs[table] == [(c.name, c.type, c.unit) for c in columns], table
+
+
+def test_the_python_lists_of_columns_are_derived_from_the_declaration():
+    # the lists satcc.results keeps are the declaration's flags, not lists of their own
+    flows = results.FLOWS_COLUMNS
+    series = results.FLOW_SERIES_COLUMNS
+    assert results.NULLABLE_INT_COLUMNS == {
+        c.name for c in flows if c.type == "int64" and c.nullable
+    }
+    assert results.TCP_STATE_COLUMNS == tuple(c.name for c in series if c.tcp_state)
+    assert results.ADDED_COLUMNS == {c.name for c in series if c.added}
+    assert results.SUMMARY_FLOW_KEYS == tuple(_native.summary_flow_keys())
+    assert len(results.TCP_STATE_COLUMNS) == 6 and "srtt_ms" in results.TCP_STATE_COLUMNS
+    assert results.ADDED_COLUMNS == {"received_bytes", "received_bps", "cwnd_bytes"}
+
+
+def test_the_capture_analyzers_flow_columns_are_declared_and_written_by_those_names():
+    declared = {c.name: c for c in results.FLOWS_COLUMNS}
+    names = _native.pcap_flow_columns()
+    assert names[:3] == ["goodput_bps", "delivered_bytes", "sent_packets"]
+    assert set(names) <= set(declared)
+    from satcc.analyze.synth import Conversation, pcap_bytes
+
+    c = Conversation()  # a capture made up in memory: handshake, two segments
+    packets = [c.syn(1.0), c.synack(1.01), c.ack(1.02)]
+    packets += [c.data(1.03, 1, 100), c.data(1.04, 101, 100)]
+    flows = _native.pcap_analyze_bytes(pcap_bytes(packets))["flows"]
+    sender = next(f for f in flows if f["payload_bytes"])
+    assert [k for k in sender if k in names] == names  # by the declared names, in order
+    assert sender["delivered_bytes"] == 200 and sender["sent_packets"] == 2
 
 
 def test_the_python_lists_of_columns_name_declared_columns():

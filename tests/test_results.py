@@ -262,7 +262,7 @@ def test_a_result_written_before_the_received_columns_existed_still_loads(write_
     old = table.drop_columns([c for c in rs.ADDED_COLUMNS if c in table.column_names])
     pq.write_table(old, path)
     summary = json.loads((out / rs.SUMMARY_FILE).read_text())
-    summary["files"][rs.FLOW_SERIES_FILE]["sha256"] = rs._sha256(path)
+    summary["files"][rs.FLOW_SERIES_FILE]["sha256"] = rs.file_sha256(path)
     (out / rs.SUMMARY_FILE).write_text(json.dumps(summary))
     loaded = rs.load(out)
     assert loaded.flow_series["received_bytes"].isna().all()

@@ -31,7 +31,14 @@ def refused(capsys, *flags: str) -> str:
         (("--rate", "20"), "--rate/-b: expected a rate with a unit"),
         (("-b", "20"), "--rate/-b: expected a rate with a unit"),
         (("--queue", "100"), "--queue: expected a queue with a unit"),
-        (("--loss", "0.3"), "--loss: expected a percentage such as 0.3%"),
+        (
+            ("--loss", "0.3"),
+            "--loss: expected a probability in [0, 1] like 1e-4 or '0.3 %', found '0.3' (a bare number in text is ambiguous",
+        ),
+        (
+            ("-t", "10"),
+            "--duration/-t: expected a duration like '600 ms' or '1.5 s' (units: ns, us, ms, s, min, h), found '10' (a bare number needs a unit)",
+        ),
         (("--rtt", "50"), "--rtt: "),
         (("--rate", "-5M"), "--rate/-b: expected a rate > 0"),
         (("--rtt", "-50ms"), "--rtt: "),
@@ -40,7 +47,7 @@ def refused(capsys, *flags: str) -> str:
         (("-t", "0"), "--duration/-t: expected a duration > 0"),
         (("-P", "0"), "--parallel/-P: expected an integer >= 1"),
         (("--loss", "30%%"), "--loss: "),
-        (("-t", "10", "-i", "30"), "--interval/-i: expected at most the duration"),
+        (("-t", "10s", "-i", "30s"), "--interval/-i: expected at most the duration"),
         (("--cca", "cubc"), "--cca/-C: unknown congestion control 'cubc'; did you mean cubic?"),
     ],
 )
@@ -55,18 +62,18 @@ def test_iperf3_flags_build_the_same_kind_of_scenario(capsys):
         "-b",
         "20M",
         "-t",
-        "10",
+        "10s",
         "-P",
         "2",
         "-R",
         "-C",
         "CUBIC,bbr",
         "-i",
-        "0.5",
+        "0.5s",
         "--loss",
         "1%",
     )
-    assert doc["scenario"]["duration"] == "10 s" and doc["scenario"]["bin"] == "0.5 s"
+    assert doc["scenario"]["duration"] == "10s" and doc["scenario"]["bin"] == "0.5s"
     (link,) = doc["link"]
     assert link["rate"] == "20 Mbit/s"
     # -R: the server sends, so the loss is on the server->client (ba) direction
@@ -89,7 +96,7 @@ def test_a_set_override_error_names_the_set_flag(capsys):
 
 def test_try_with_iperf3_flags_runs_parallel_reverse_flows(tmp_path, capsys):
     out = tmp_path / "t"
-    assert main(["try", "-b", "10M", "-t", "2", "-P", "2", "-R", "--json", "--out", str(out)]) == 0
+    assert main(["try", "-b", "10M", "-t", "2s", "-P", "2", "-R", "--json", "--out", str(out)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [(f["from"], f["to"]) for f in doc["flows"]] == [("server", "client")] * 2
     assert 5e6 < sum(f["goodput_bps"] for f in doc["flows"]) < 10e6

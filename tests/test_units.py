@@ -127,7 +127,7 @@ def test_bad_sizes_are_errors(bad):
 @pytest.mark.parametrize(
     "text,p",
     [
-        ("1e-4", 1e-4),
+        (1e-4, 1e-4),
         (0.003, 0.003),
         ("0.3 %", 0.003),
         ("0.3%", 0.003),

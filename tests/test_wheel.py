@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -323,3 +324,17 @@ def test_the_sdist_builds_and_installs_satcc_linkd(tmp_path_factory, tmp_path):
     usage = _run(env_dir, empty, linkd, "--help")
     assert "usage: satcc-linkd" in usage.stdout + usage.stderr
     _run(env_dir, empty, str(env_dir / "bin" / "satcc"), "check", "demo-geo")
+
+
+@needs_wheel
+def test_the_docs_python_examples_run_from_the_wheel(venv, empty):
+    """Every Python example of docs/python-api.md (one notebook, in order) and docs/analyze.md
+    runs against the installed wheel in an empty directory: nothing read from the checkout."""
+    for name, expect in (("python-api.md", "geo-try.png"), ("analyze.md", None)):
+        blocks = re.findall(r"```python\n(.*?)```", (REPO / "docs" / name).read_text(), re.DOTALL)
+        assert blocks, name
+        script = empty / f"{name}.py"
+        script.write_text("\n\n".join(blocks))
+        _run(venv, empty, str(venv / "bin" / "python"), str(script), timeout=900)
+        if expect:
+            assert (empty / expect).is_file(), name

@@ -27,7 +27,7 @@ PHASES = (
     "interpreter start-up",
     "import satcc.cli (argparse, the native module)",
     "the sim command's parser and modules (api, output, options)",
-    "scenario loaded: tomllib, pydantic and the schema, validation",
+    "scenario loaded: tomllib, satcc-core's reader (types, units, checks)",
     "engine module, resolve (native), budget check",
     "simulation (native, without the GIL)",
     "result modules imported (satcc.results, rich; a thread in satcc sim)",

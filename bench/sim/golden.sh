@@ -27,8 +27,9 @@ for f in scenarios/*.toml scenarios/fidelity/*.toml; do
   fi
 done
 rm -f "$OUT/model-err.txt"
-for c in study004-1v1-quick study001-cca-quick; do
-  "$SATCC" campaign "campaigns/$c.toml" --out "$OUT/campaign/$c" --jobs 2 --no-progress >/dev/null
+for c in study004-1v1 study001-cca; do
+  "$SATCC" campaign "campaigns/$c.toml" --quick --out "$OUT/campaign/$c-quick" --jobs 2 \
+    --no-progress >/dev/null
 done
 # A campaign's lock and DuckDB catalog record when runs were made: hash the result files only.
 (cd "$OUT" && find sim model campaign -type f \

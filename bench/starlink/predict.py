@@ -72,8 +72,9 @@ def fit_part(bw: Path, delay: Path) -> tuple[dict, dict]:
     data direction and the same trace both ways) and the part's statistics."""
     rec = tf.read_recording(bw, delay)
     stats = tf.statistics(rec, tf.find_phase(rec))
-    fitted, _missing = tf.fit(stats)
-    fitted, _ = tf.refine(fitted, stats)  # as `satcc trace fit` does
+    # fitted as `satcc trace fit --dir up` does: the flow runs a→b, the dish's side
+    fitted, _missing = tf.fit(stats, "up")
+    fitted, _ = tf.refine(fitted, stats, side="ab")
     fitted |= {"loss": [LOSS, LOSS], "loss_ba": [0.0, 0.0], "burst_rate": 0.0}
     fitted["capacity_ba"] = fitted["capacity"]
     return fitted, stats

@@ -94,12 +94,7 @@ def main() -> int:
         if a.model:
             fitted = json.loads(a.model)
         else:
-            rec = tf.read_recording(fit_bw, fit_delay)
-            stats = tf.statistics(rec, tf.find_phase(rec))
-            fitted, _ = tf.fit(stats)
-            fitted, _ = tf.refine(fitted, stats)
-            fitted |= {"loss": [predict.LOSS, predict.LOSS], "loss_ba": [0.0, 0.0]}
-            fitted |= {"burst_rate": 0.0, "capacity_ba": fitted["capacity"]}
+            fitted, _ = predict.fit_part(fit_bw, fit_delay)
         print("fitted:", json.dumps(fitted), file=sys.stderr)
         dur = int(np.loadtxt(rep_bw, dtype=np.int64)[-1] // 1000)
         replay = {

@@ -1,5 +1,6 @@
-"""What `satcc` itself does as a module: the notebook API loads when first used, and the name
-`satcc.analyze` stays callable once Python binds it to the package of that name.
+"""What `satcc` itself does as a module: the notebook API loads when first used, and the names
+`satcc.analyze` and `satcc.campaign` stay callable once Python binds them to the packages of
+those names.
 
 `satcc/__init__.py` (the package's face) hands its module this class and imports nothing else:
 every import of a satcc module runs the face first (`from satcc import _native` included), so
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import types
 
-API = ("Result", "analyze", "run")  # satcc.api's names on `satcc`
+API = ("Result", "analyze", "campaign", "open_store", "run", "sweep")  # satcc.api's on `satcc`
 
 
 class Package(types.ModuleType):
@@ -33,17 +34,22 @@ class Package(types.ModuleType):
         return sorted(set(self.__dict__) | {"__version__", *API})
 
     def __setattr__(self, name: str, value: object) -> None:
-        # Importing the package satcc.analyze binds it to `satcc.analyze`, over the API function
-        # of that name: the package then answers a call as the function does.
-        if name == "analyze" and isinstance(value, types.ModuleType):
-            value.__class__ = AnalyzePackage
+        # Importing the package satcc.analyze (satcc.campaign) binds it to `satcc.analyze`,
+        # over the API function of that name: the package then answers a call as the
+        # function does.
+        if name in CALLABLE_PACKAGES and isinstance(value, types.ModuleType):
+            value.__class__ = CallablePackage
         super().__setattr__(name, value)
 
 
-class AnalyzePackage(types.ModuleType):
-    """The package `satcc.analyze`, which is also `satcc.analyze(*files, **options)`."""
+CALLABLE_PACKAGES = ("analyze", "campaign")  # packages named as an API function
 
-    def __call__(self, *files: object, **options: object) -> object:
-        from satcc.api import analyze
 
-        return analyze(*files, **options)
+class CallablePackage(types.ModuleType):
+    """The package `satcc.analyze` (`satcc.campaign`), which is also the API function
+    `satcc.analyze(*files, **options)` (`satcc.campaign(file, ...)`)."""
+
+    def __call__(self, *args: object, **options: object) -> object:
+        from satcc import api
+
+        return getattr(api, self.__name__.rsplit(".", 1)[-1])(*args, **options)

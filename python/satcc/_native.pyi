@@ -137,20 +137,30 @@ def run_sim(
     config: Resolved | dict[str, Any],
     progress: Callable[[float], None] | None = None,
     sample_models_ns: int | None = None,
+    capture: tuple[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """`config` is `resolve`'s result (run as it is) or a RESOLVED dictionary (read, and its
     routes checked by resolving it again). Raises ValueError for a config the simulator refuses,
     MemoryError when the run's time series do not fit in memory (checked before the run
-    starts) or Python runs out of memory while the result is converted."""
+    starts) or Python runs out of memory while the result is converted. `capture` = (DIR,
+    POINTS): a pcapng file per point ("NODE" or "FROM:TO"; satcc-sim capture.rs) written into
+    DIR as the run goes, their names in the result's "captures" (a point the scenario does not
+    have: ValueError; a file that cannot be written: OSError naming it)."""
 
-def result_columns() -> dict[str, list[tuple[str, str, str, bool, str, str]]]:
+def result_columns() -> dict[str, list[tuple[str, str, str, bool, str, str, bool, bool]]]:
     """Every result table's columns in file order, as satcc-core declares them
     (crates/satcc-core/src/columns.rs, the one declaration; docs/results.md):
     {"flows" | "flow_series" | "link_series" | "cc_series" | "seqack": [(name, type, unit,
-    nullable, source, doc), ...]}; type is int64, float64, string or bool; source who writes
-    it: "engine", "engine-optional", "udp", "scenario" or "derived". `run_sim`'s "flows",
+    nullable, source, doc, tcp_state, added), ...]}; type is int64, float64, string or bool;
+    source who writes it: "engine", "engine-optional", "udp", "scenario" or "derived";
+    tcp_state: the sender's TCP state (null for UDP flows); added: added to schema version 1
+    after its first results (loads as null from those). `run_sim`'s "flows",
     "flow_series", "link_series" and "cc_series" hold these tables' engine columns, written by
     iterating satcc-core's records (record.rs), which the compiler checks against it."""
+
+def summary_flow_keys() -> list[str]:
+    """The keys of each flow in the `--json` summary and summary.json, in order (columns of
+    "flows"; columns.rs `SUMMARY_FLOW_KEYS`: add keys, never rename or reorder them)."""
 
 def write_parquet(
     path: str,
@@ -168,6 +178,39 @@ def resolve(scenario: dict[str, Any]) -> Resolved:
     """SCENARIO in, the resolved scenario out (every flow's algorithm and parameters checked
     too); ValueError naming the key ("link[0].ab.loss: ...") for a scenario the simulator
     refuses."""
+
+class ScenarioFile:
+    """A scenario file read and checked by satcc-core (`scenario::file`)."""
+
+    def view(self) -> dict[str, Any]:
+        """{"scenario", "links", "flows": the tables in base units, defaults filled; "name",
+        "nodes", "seed"}."""
+    def spec(self, seed: int | None = None) -> dict[str, Any]:
+        """The resolver's input (SCENARIO above)."""
+    def resolve(self, seed: int | None = None) -> Resolved: ...
+    def origins(self) -> list[tuple[int, int, str]]:
+        """Per resolved flow: ([[flow]] index, copy, name)."""
+
+def read_scenario(
+    doc: dict[str, Any], default_name: str, engines: list[str], models: list[Any]
+) -> ScenarioFile:
+    """A scenario document (the TOML tables) read: types, units, defaults and every check in
+    satcc-core; `models[i]` is link i's resolved [link.model] ([a->b, b->a] of {"rate_bps",
+    "delay_ns", "loss", "model", "queue"}) or None. Raises ValueError([(key path, message)])."""
+
+def scenario_keys() -> dict[str, list[str]]:
+    """The keys of [scenario], [[link]] and [[flow]]."""
+
+def parse_unit(kind: str, value: Any) -> Any:
+    """`value` read by the unit grammar (satcc-core units.rs): kind "duration" (ns), "rate"
+    (bit/s), "size" (bytes), "probability", "packets" or "queue". Raises
+    ValueError(expected, why)."""
+
+def describe(value: Any) -> str:
+    """A found value as messages show it."""
+
+def unit_constants() -> dict[str, Any]:
+    """The grammar's hints and bounds."""
 
 def cc_names() -> list[str]: ...
 def cc_info(name: str) -> dict[str, Any]:
@@ -207,11 +250,11 @@ def host_noise_kernel() -> dict[str, list[tuple[float, int]]]:
 #                "truncated_transport", "unbinned_packets": int},
 #      "warnings": [{"record": int, "offset": int, "message": str}],
 #      "flows": [{"id", "conn", "proto": "tcp" | "udp", "dir", "src", "dst", "sport", "dport",
-#                 "ip_version", "start_s", "end_s", "packets", "payload_bytes", "sent_packets",
-#                 "delivered_bytes", "goodput_bps", "retransmitted_packets",
-#                 "retransmission_rate", "flag_counts": {name: int}, "rtt_mean_ms",
-#                 "rtt_p95_ms", "rtt_min_ms", "rtt_samples", "rtt_source", "ts_rtt_mean_ms",
-#                 "ts_rtt_samples", "fct_s", "syn", "fin", "rst",
+#                 "ip_version", "start_s", "end_s", "packets", "payload_bytes",
+#                 *pcap_flow_columns() (goodput_bps, delivered_bytes, sent_packets, ... fct_s:
+#                 the "flows" result columns a capture measures), "flag_counts": {name: int},
+#                 "rtt_samples", "rtt_source", "ts_rtt_mean_ms", "ts_rtt_samples", "syn",
+#                 "fin", "rst",
 #                 "iperf_udp": {"packets", "lost", "expected", "out_of_order", "jitter_ms",
 #                               "counter64"} | None,
 #                 "bins": {"first": int, "payload_bytes": [int], "new_bytes": [int],
@@ -237,13 +280,17 @@ def pcap_analyze_bytes(
     data: bytes, bin_ns: int = 100_000_000, packets: bool = False, rtt_samples: bool = False
 ) -> dict[str, Any]: ...
 def pcap_flag_names() -> list[str]: ...
+def pcap_flow_columns() -> list[str]:
+    """The "flows" result columns each of `pcap_analyze`'s flows holds (satcc-pcap's
+    `FlowColumns`, checked against columns.rs), in order."""
+
 def geo_one_way_ns(
     altitude_m: float, terminal_elevation_deg: float, gateway_elevation_deg: float, extra_ns: int
 ) -> int:
     """One-way delay over a GEO satellite (slant ranges at both elevations, plus extra_ns): the
     delay satcc-core's GEO model uses (models/geo.rs)."""
 
-# The simulator's receive-buffer accounting (crates/satcc-py/src/calc.rs -> satcc-sim receiver.rs)
+# The simulator's receive-buffer accounting (crates/satcc-py/src/calc.rs -> satcc-sim tcp/receiver/)
 def rx_truesize(payload: int, timestamps: bool = True) -> int:
     """Bytes of receive buffer one packet with `payload` bytes costs (`skb->truesize`)."""
 
@@ -285,7 +332,7 @@ def delay_csv_rows(path: str | PathLike[str], default_loss: float) -> bytes:
     """The CSV's rows as little-endian (t_ns u64, delay_ns u64, loss f64), 24 B a row."""
 
 # ---------------------------------------------------------------------------------------------
-# Drill endpoint (crates/satcc-sim tcp/endpoint.rs, bindings in crates/satcc-py/src/drill.rs):
+# Drill endpoint (crates/satcc-sim tcp/endpoint/, bindings in crates/satcc-py/src/drill.rs):
 # the simulator's TCP as one passive-open socket in virtual time, for `satcc drill --engine
 # sim` (python/satcc/drill/sim.py). Times are integer ns of virtual time. Segments out are
 # `(t_ns, flags, seq, ack, win, len, options, ecn)`: flags the TCP header's bits, options a

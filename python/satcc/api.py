@@ -1,10 +1,15 @@
-"""The Python API for notebooks: `satcc.run(...)` and `satcc.analyze(...)` (docs/python-api.md).
+"""The Python API for notebooks: `satcc.run(...)`, `satcc.analyze(...)`, `satcc.sweep(...)`,
+`satcc.campaign(...)` and `satcc.open_store(...)` (docs/python-api.md).
 
     import satcc
     r = satcc.run("scenarios/geo.toml", seed=2, **{"flow[0].cca": "bbr"})
     r.summary        one row per flow (the `--json` summary's flows) as a DataFrame
     r.flows, r.flow_series, r.link_series   the result's tables as DataFrames
     r.plot()         the `satcc plot` figure (a matplotlib Figure)
+    satcc.sweep("geo.toml", **{"flow.*.cca": ["cubic", "bbr"]})   one row per flow per run,
+                     the parameter columns first (named as a campaign's)
+    satcc.campaign("c.toml", out="out/c")   a campaign file run (resumably) into a store: its
+                     flows table; satcc.open_store("out/c").runs() ... the store as DataFrames
 
 A scenario is a path, TOML text or a dict (the parsed TOML). Overrides are campaign key paths
 (`flow[0].cca`, `link[0].rate`, `flow.*.mss`, `scenario.duration`), the same paths and the same
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,10 +58,15 @@ def parse_set(items: Iterable[str] | None) -> dict[str, Any]:
     return out
 
 
+SET_FLAG = "--set {path}"  # how an override is named in an error: the command line's flag
+KEYWORD = "keyword {path!r}"  # ... or the API's keyword argument
+
+
 def apply_overrides(
-    doc: dict[str, Any], overrides: Mapping[str, Any], source: str
+    doc: dict[str, Any], overrides: Mapping[str, Any], source: str, via: str = SET_FLAG
 ) -> dict[str, Any]:
-    """A copy of a scenario document with each key path set (campaign key-path semantics)."""
+    """A copy of a scenario document with each key path set (campaign key-path semantics);
+    errors name an override as `via` does (`--set flow[3].cca`, `keyword 'flow[3].cca'`)."""
     from satcc import limits
     from satcc.campaign.spec import set_key
     from satcc.units import describe
@@ -70,22 +80,27 @@ def apply_overrides(
             limits.key_path_issue(path) if isinstance(path, str) else None
         ) or limits.value_depth_issue(value)
         if why is not None:
-            raise limits.LimitError(f"{source}: --set {describe(path)}: {why}")
+            raise limits.LimitError(f"{source}: {via.format(path=describe(path))}: {why}")
         try:
             set_key(out, path, value)
         except ValueError as e:
-            raise UserError(f"{source}: --set {path}: {e}") from None
+            raise UserError(f"{source}: {via.format(path=path)}: {e}") from None
     return out
 
 
-def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None):
-    """A validated Scenario from a path, TOML text or a dict, with key-path overrides."""
+def load_scenario(
+    src: str | Path | Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
+    via: str = SET_FLAG,
+):
+    """A validated Scenario from a path, TOML text or a dict, with key-path overrides (named
+    in errors as `via` says)."""
     from satcc import limits
     from satcc.scenario import ScenarioError, from_dict, load
 
     overrides = dict(overrides or {})
     if isinstance(src, Mapping):
-        return from_dict(apply_overrides(dict(src), overrides, "<dict>"), source="<dict>")
+        return from_dict(apply_overrides(dict(src), overrides, "<dict>", via), source="<dict>")
     text = str(src)
     is_text = not isinstance(src, Path) and ("\n" in text or "[" in text.split("/")[-1][:1])
     if is_text:
@@ -107,7 +122,7 @@ def load_scenario(src: str | Path | Mapping[str, Any], overrides: Mapping[str, A
         doc = limits.toml_loads(text.removeprefix("\ufeff"), source)
     except UserError as e:
         raise ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
-    return from_dict(apply_overrides(doc, overrides, source), source=source, default_name=name)
+    return from_dict(apply_overrides(doc, overrides, source, via), source=source, default_name=name)
 
 
 def _is_number_or_none(v: Any) -> bool:
@@ -206,18 +221,115 @@ def run(
     scenario: str | Path | Mapping[str, Any],
     engine: str | None = None,
     seed: int | None = None,
+    *,
+    capture: str | Sequence[str] = (),
+    out: str | Path | None = None,
     **overrides: Any,
 ) -> Result:
     """Run a scenario (path, TOML text or dict) with `engine` ("sim", "model" or "emu"; default:
     the scenario's `engine` key, "sim" when absent). Keyword overrides are key paths:
     `satcc.run("a.toml", duration="10 s")` sets `scenario.duration`; paths with dots or
-    brackets go through a dict: `satcc.run("a.toml", **{"flow[0].cca": "bbr"})`."""
-    paths = {(k if ("." in k or "[" in k) else f"scenario.{k}"): v for k, v in overrides.items()}
-    s = load_scenario(scenario, paths)
+    brackets go through a dict: `satcc.run("a.toml", **{"flow[0].cca": "bbr"})`.
+    `capture` (the simulator: "d", "r1:r2" or a list of them, as `satcc sim --capture`) writes
+    pcapng captures into `out`/sim/; `result.write(out)` puts the tables beside them."""
+    s = load_scenario(scenario, _key_paths(overrides), KEYWORD)
     from satcc import registry
 
+    points = tuple(p.strip() for p in ([capture] if isinstance(capture, str) else capture))
+    points = tuple(q for p in points for q in p.split(",") if q)
     name = engine or s.scenario.engine or registry.DEFAULT
-    return Result(registry.run(name, s, registry.RunOptions(seed=seed)))
+    opts = registry.RunOptions(seed=seed, raw_dir=out, capture_points=points)
+    return Result(registry.run(name, s, opts))
+
+
+def _key_paths(keywords: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments as key paths: a bare name is a `[scenario]` key."""
+    return {(k if ("." in k or "[" in k) else f"scenario.{k}"): v for k, v in keywords.items()}
+
+
+def sweep(
+    scenario: str | Path | Mapping[str, Any],
+    engine: str | None = None,
+    seeds: Iterable[int] | None = None,
+    **axes: Iterable[Any],
+):
+    """Run `scenario` at every combination of the axes' values (each a key path, as `run`'s
+    keywords, with a list of values) and each seed (default: the scenario's); returns a tidy
+    DataFrame: one row per flow per run, the parameter columns first, named as a campaign's
+    (`flow.*.cca` -> `cca`, `link[0].rate` -> `link0_rate`, plus numeric twins of unit
+    strings: `link0_rate_bps`, `link0_loss_frac`, ...; `param_<name>` where a flow column has
+    the name, as `cca` has), then `seed`, then `run.summary`'s columns. Runs one after another in this process; `satcc.campaign` runs in parallel,
+    resumably, into a store."""
+    import itertools
+
+    import pandas as pd
+
+    from satcc.campaign.spec import default_column, numeric_companion, role_of
+
+    columns: list[tuple[str, str, list[Any], tuple[str, list[float]] | None]] = []
+    for path, given in _key_paths(axes).items():
+        values = list(given) if isinstance(given, (list, tuple, range)) else []
+        if not values:
+            raise UserError(
+                f"satcc.sweep: keyword {path!r}: expected a non-empty list of values, "
+                f"found {given!r}"
+            )
+        twin = numeric_companion(values, role_of(path))
+        columns.append((path, default_column(path), values, twin))
+    names = [name for _, name, _, _ in columns]
+    if len(set(names)) != len(names):  # two axes, one column name: use the paths
+        columns = [(p, p, v, t) for p, _, v, t in columns]
+    frames = []
+    for combo in itertools.product(*[range(len(v)) for _, _, v, _ in columns]):
+        overrides = {p: v[k] for (p, _, v, _), k in zip(columns, combo, strict=True)}
+        s = load_scenario(scenario, overrides, KEYWORD)
+        for seed in list(seeds) if seeds is not None else [s.scenario.seed]:
+            frame = run(scenario, engine=engine, seed=seed, **overrides).summary
+            params: dict[str, Any] = {}
+            for (_, name, values, twin), k in zip(columns, combo, strict=True):
+                params[name] = values[k]
+                if twin is not None:
+                    params[f"{name}_{twin[0]}"] = twin[1][k]
+            params["seed"] = seed
+            for i, (col, value) in enumerate(params.items()):
+                # a parameter named as a flow column (cca) is param_cca, as in a store's flows
+                name = f"param_{col}" if col in frame.columns and col != "seed" else col
+                frame.insert(i, name, [value] * len(frame))
+            frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def campaign(
+    file: str | Path,
+    out: str | Path | None = None,
+    jobs: int | None = None,
+    force: bool = False,
+):
+    """Run (or resume) a campaign file into the store `out` (default: a new temporary
+    directory) as `satcc campaign` does, in parallel; returns its flows table as a tidy
+    DataFrame: one row per flow per run with the run's columns (run_id, engine, seed,
+    repetition, point) and the parameter columns. The store stays readable with
+    `satcc.open_store(out)`; the DataFrame's `.attrs["store"]` is its directory."""
+    import tempfile
+
+    from satcc.campaign import spec
+    from satcc.campaign.execute import run_campaign
+
+    c = spec.load(file)
+    where = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="satcc-campaign-"))
+    run_campaign(c, where, jobs=jobs, progress=False, force=force)
+    with open_store(where) as store:
+        flows = store.flows()
+    flows.attrs["store"] = str(where)
+    return flows
+
+
+def open_store(directory: str | Path):
+    """A campaign directory's store: `.runs()`, `.flows()`, `.flow_series(where)`,
+    `.link_series(where)` as DataFrames, `.query(sql)`, `.problems`; use it in a `with`."""
+    from satcc.store.catalog import open_store as open_catalog
+
+    return open_catalog(directory)
 
 
 def analyze(*files: str | Path, bin: str = "100ms", all_flows: bool = False) -> Result:
@@ -227,7 +339,7 @@ def analyze(*files: str | Path, bin: str = "100ms", all_flows: bool = False) -> 
     from satcc.analyze.inputs import bin_seconds, load_input
     from satcc.analyze.result import build
 
-    bin_s = bin_seconds(bin)
+    bin_s = bin_seconds(bin, "satcc.analyze: keyword 'bin'")
     inputs, warnings = [], []
     for f in files:
         inp = load_input(Path(f), bin_s)

@@ -3,9 +3,11 @@
 A `[[link]]` may carry a `[link.model]` table with `kind = "starlink" | "geo" | "lfn" | "trace" |
 "constellation"`. The behaviour itself lives in Rust (`crates/satcc-core/src/models/`, one file
 per kind, shared by the simulator and the emulator); this module holds the presets (every number
-cited), checks the keys, and resolves them into one dictionary per direction (the "MODEL" of
-`_native.pyi`) plus the direction's *nominal* rate, delay and loss, which routing, "N BDP" queues
-and the analytical engine use.
+cited), checks the model table's keys, and resolves them into one dictionary per direction (the
+"MODEL" of `_native.pyi`) plus the direction's *nominal* rate, delay and loss, which routing,
+"N BDP" queues and the analytical engine use. The scenario loader calls `resolve_model` once per
+link and hands the result to satcc-core's reader (`scenario/file.rs`), which checks the rest of
+the link (no `rate`/`delay`/`loss` beside a model; `queue` and `ecn_threshold` still apply).
 
 Every direction-specific key `X` has an `X_ba` twin for the b→a direction, defaulting to `X`
 (asymmetric links on every kind). With a model, the link's own `rate`, `delay` and `loss` keys
@@ -142,79 +144,11 @@ WALKER_KEYS = ("altitude_km", "inclination", "planes", "per_plane", "phasing")
 TLE_DEFAULT_SPAN = "1 h"  # long enough for every ready scenario (the longest runs 20 min)
 TLE_OUTAGE_LOSS = 1.0  # tle.py deviation 3
 
-# -- flows: tunnels (VPN encapsulation), path MTU, UDP constant bit rate ----------------------------
+# -- flows: tunnels and path MTU (the keys are read by satcc-core scenario/file.rs) ---------------
 DEFAULT_MTU = 1500  # Ethernet
-MIN_MTU = 68  # RFC 791: every IPv4 module must forward 68-byte datagrams
-ENCAP_BYTES = {
-    "wireguard": 60,  # IPv4 outer: 20 IP + 8 UDP + 4 type + 4 index + 8 nonce + 16 tag (Donenfeld, WireGuard list, 2017-12-11)
-    "openvpn": 43,  # 41-45 B (study 000 §4.2), midpoint
-    "ipsec": 60,  # 50-70 B (study 000 §4.2), midpoint
-    "softether": 43,  # unpublished; "similar to or less than" the others (study 000 §4.2): OpenVPN's
-}
-DEFAULT_UDP_PAYLOAD = 1460  # iperf3 DEFAULT_UDP_BLKSIZE (esnet/iperf src/iperf.h)
 IP_TCP_TS_HEADERS = 52  # 20 IP + 20 TCP + 12 timestamp option
 
 _REQUIRED = object()
-
-
-def parse_encap(v: Any) -> int:
-    """A tunnel's per-packet bytes: a name (`wireguard`, `openvpn`, `ipsec`, `softether`) or "N B"."""
-    if isinstance(v, str) and v.strip().lower() in ENCAP_BYTES:
-        return ENCAP_BYTES[v.strip().lower()]
-    try:
-        return parse_size(v)
-    except UnitError:
-        raise UnitError(
-            "a tunnel (" + ", ".join(ENCAP_BYTES) + ") or a size like '60 B'", v
-        ) from None
-
-
-def flow_issues(prefix: str, flow: Any) -> list[tuple[str, str]]:
-    """Problems of a flow's proto/rate/packet_size/encap/mtu keys."""
-    issues: list[tuple[str, str]] = []
-    if flow.proto == "udp":
-        if flow.rate is None or flow.rate <= 0:
-            found = "nothing" if flow.rate is None else "0 bit/s"
-            issues.append(
-                (f"{prefix}.rate", f"expected a positive rate for a UDP flow, found {found}")
-            )
-        size = DEFAULT_UDP_PAYLOAD if flow.packet_size is None else flow.packet_size
-        if not 1 <= size <= 65_507:
-            issues.append(
-                (f"{prefix}.packet_size", f"expected 1..65507 bytes of UDP payload, found {size} B")
-            )
-    else:
-        for key in ("rate", "packet_size"):
-            if getattr(flow, key) is not None:
-                issues.append(
-                    (
-                        f"{prefix}.{key}",
-                        f"expected {key} only with proto = 'udp', found it on a TCP flow",
-                    )
-                )
-    if not MIN_MTU <= flow.mtu <= 65_535:
-        issues.append((f"{prefix}.mtu", f"expected {MIN_MTU}..65535 bytes, found {flow.mtu} B"))
-    elif flow.encap >= flow.mtu - 40:
-        issues.append(
-            (f"{prefix}.encap", f"expected fewer bytes than the MTU less 40, found {flow.encap} B")
-        )
-    return issues
-
-
-def flow_extras(flow: Any) -> dict[str, Any]:
-    """The optional resolved-flow keys (`_native.pyi`), present only when not the default."""
-    out: dict[str, Any] = {}
-    if flow.proto == "udp":
-        out.update(
-            proto="udp",
-            udp_rate_bps=flow.rate,
-            udp_payload_bytes=DEFAULT_UDP_PAYLOAD if flow.packet_size is None else flow.packet_size,
-        )
-    if flow.encap:
-        out["encap_bytes"] = flow.encap
-    if flow.mtu != DEFAULT_MTU:
-        out["mtu"] = flow.mtu
-    return out
 
 
 def fragments(mss: int, encap: int, mtu: int = DEFAULT_MTU, timestamps: bool = True) -> bool:
@@ -888,59 +822,3 @@ def resolve_model(
     if r.issues:
         raise ModelIssues(r.issues)
     return out
-
-
-def link_issues(i: int, link: Any, base: Path) -> list[tuple[str, str]]:
-    """Problems of link `i`'s model keys (satcc.scenario.checks calls this)."""
-    issues: list[tuple[str, str]] = []
-    if link.model is None:
-        for key in ("rate", "delay"):
-            if getattr(link, key) is None:
-                issues.append(
-                    (
-                        f"link[{i}].{key}",
-                        (
-                            f"expected the required key {key!r} (or a [link.model] table), found nothing"
-                        ),
-                    )
-                )
-        return issues
-    for key in ("rate", "delay", "loss", "rate_ba", "delay_ba", "loss_ba"):
-        if key in link.model_fields_set:
-            issues.append(
-                (
-                    f"link[{i}].{key}",
-                    (
-                        f"expected no {key} beside [link.model] (the model sets it), found {key} = ..."
-                    ),
-                )
-            )
-    try:
-        resolve_model(link.model, f"link[{i}].model", base)
-    except ModelIssues as e:
-        issues.extend(e.issues)
-    return issues
-
-
-def resolve_link(
-    link: Any, base: Path, default_queue: dict, duration_ns: int | None = None
-) -> tuple[dict, dict]:
-    """The two resolved directions (DIR of `_native.pyi`) of a link with a model; a trace's
-    nominal delay and loss are time means over `duration_ns` (the run)."""
-    dirs = resolve_model(link.model, "link.model", base, duration_ns)
-    out = []
-    for (nominal, model, queue), key in zip(dirs, ("queue", "queue_ba"), strict=True):
-        if key in link.model_fields_set or (key == "queue_ba" and "queue" in link.model_fields_set):
-            explicit = (
-                link.queue_ba if key == "queue_ba" and link.queue_ba is not None else link.queue
-            )
-            queue = dict(explicit)
-        elif queue is None:
-            queue = dict(default_queue)
-        ecn = (
-            link.ecn_threshold
-            if key == "queue" or link.ecn_threshold_ba is None
-            else link.ecn_threshold_ba
-        )
-        out.append({**nominal, "queue": queue, "ecn_threshold_pkts": ecn, "model": model})
-    return out[0], out[1]

@@ -4,13 +4,18 @@ figure (PNG, SVG or PDF by the file's suffix); several directories are overlaid 
 Stacked panels sharing the time axis (choose with `panels`, default the first three, plus
 "queue" when the result has link series):
 - "goodput": per bin, Mbit/s (delivered in-order bytes x 8 / bin width), steps over each bin;
-  the received rate (`received_bps`, bounded by the link) dashed beside it where measured;
+  the received rate (`received_bps`, bounded by the link) beside it where measured, a thin
+  pale line in the run's own line style (line styles tell overlaid directories apart only);
 - "cwnd": packets at the end of each bin (iperf3 results: snd_cwnd in kB), on a log axis (a
-  65k-packet spike does not flatten the rest), with the bottleneck's BDP (capacity x the
-  smallest rtt_min_ms, in 1448-byte packets) dashed where link series exist;
+  65k-packet spike does not flatten the rest; 1-2-5 ticks when it spans few decades), with
+  the BDP of each bottleneck the drawn flows cross (the slowest direction on each flow's
+  path, found from the link series' from/to; its capacity x the smallest rtt_min_ms of the
+  flows crossing it, in 1448-byte packets) dotted where link series exist;
 - "srtt": ms at the end of each bin (analyze: the capture's RTT samples, iperf3's rtt);
-- "queue": queueing delay per link direction that ever held a queue, ms
-  (queue_bytes x 8 / capacity at the end of each bin);
+- "queue": the queue of each link direction that ever held one, in ms at the direction's
+  nominal rate (queue_bytes x 8 / the median of its capacity over the run, labelled so): a
+  bin whose capacity dips (a Starlink boundary, an outage) would otherwise turn a few
+  packets into seconds. The results carry no per-packet sojourn times;
 - "ping": an analyze result's ping/nping probes, RTT (ms) per probe (added by default when
   the result has some; ping flows are not drawn in the other panels).
 A field run aligned to Starlink's schedule (`stats.starlink_boundaries_s` in summary.json)
@@ -19,7 +24,9 @@ Each flow's bins are its own: a row's width is the distance to the flow's next r
 1 s intervals beside a capture's 100 ms bins), the last one `bin_s` or the interval. Bins
 outside a flow's life are null and not drawn. Legend: the flow's name, with "(cca)" when the
 name does not already say it; overlaid directories prefix their own name. The title names the
-scenario, engine and seed, or an analysis's input files. `flows` selects flows by id or name. Names are drawn as plain text (a `$` is not mathtext). Uses matplotlib's
+scenario, engine and seed, or an analysis's input files; a single result's second title line
+states its path (`path_text`: rate, one-way delay and random loss of each direction the flows
+cross). `flows` selects flows by id or name. Names are drawn as plain text (a `$` is not mathtext). Uses matplotlib's
 object API with the Agg canvas; the PNG carries no software or date metadata.
 """
 
@@ -46,12 +53,14 @@ FORMATS = ("png", "svg", "pdf")
 # Linux's MSS on a 1500-byte MTU with timestamps: the packet size of the BDP line
 BDP_PACKET_BYTES = 1448
 LINESTYLES = ("-", "--", ":", "-.")
+RECEIVED_ALPHA = 0.45
+FEW_DECADES = 3  # a cwnd axis below 10^3 packets gets 1-2-5 ticks
 DEFAULT_PANELS = ("goodput", "cwnd", "srtt")
 YLABELS = {
     "goodput": "goodput (Mbit/s)",
     "cwnd": "cwnd (packets)",
     "srtt": "srtt (ms)",
-    "queue": "queueing delay (ms)",
+    "queue": "queueing delay (ms at median rate)",
     "ping": "ping RTT (ms)",
 }
 
@@ -187,6 +196,7 @@ def _draw(
     colors = _colors(sum(len(r.flows) for _, r in runs))
     duration_s = max(float(r.meta.get("duration_s") or 0.0) for _, r in runs)
     cwnd_in_kb = False
+    received_drawn = False
     color_base = 0
     for k, (run_label, result, chosen) in enumerate(chosen_all):
         meta = result.meta
@@ -230,8 +240,15 @@ def _draw(
                 if "received_bps" in s and s["received_bps"].notna().any():
                     received = s["received_bps"].to_numpy(dtype=float) / 1e6
                     ax["goodput"].stairs(
-                        received, edges, color=color, linestyle="--", linewidth=0.8, baseline=None
+                        received,
+                        edges,
+                        color=color,
+                        linestyle=style,
+                        linewidth=0.6,
+                        alpha=RECEIVED_ALPHA,
+                        baseline=None,
                     )
+                    received_drawn = True
             if "cwnd" in ax:
                 cwnd = (
                     s["cwnd_bytes"].to_numpy(dtype=float) / 1e3
@@ -270,6 +287,12 @@ def _draw(
             a.set_yscale("log")
             plain_log_axis(a.yaxis)
             a.set_ylim(bottom=1)
+            top_value = max(np.nanmax(np.r_[ln.get_ydata(), 1]) for ln in a.lines)
+            if top_value < 10**FEW_DECADES:
+                # 1, 2, 5, 10, 20, 50 ...: a 1-10-100 axis leaves most values unread
+                from matplotlib.ticker import LogLocator
+
+                a.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         else:
             a.set_ylim(bottom=0)
         if duration_s:
@@ -289,6 +312,17 @@ def _draw(
                 fontsize="small",
                 color="0.4",
             )
+    if received_drawn:
+        ax["goodput"].text(
+            1.01,
+            0.0,
+            "thin pale lines:\nreceived rate",
+            ha="left",
+            va="bottom",
+            transform=ax["goodput"].transAxes,
+            fontsize="x-small",
+            color="0.35",
+        )
     # after the panels' checks above, which read their lines' data (a boundary is a line)
     for k, (run_label, result, _) in enumerate(chosen_all):
         starlink_lines(axes, result.meta, LINESTYLES[k % len(LINESTYLES)], run_label)
@@ -309,7 +343,8 @@ def _draw(
     else:
         top.set_title(f"{n_lines} flows", fontsize="small", loc="right")
     if len(runs) == 1:
-        fig.suptitle(describe(runs[0][1].meta))
+        path = path_text(runs[0][1])
+        fig.suptitle(describe(runs[0][1].meta) + (f"\n{plain(path)}" if path else ""))
     else:
         fig.suptitle("overlay: " + " | ".join(plain(label) for label, _ in runs), fontsize="medium")
     return fig
@@ -348,34 +383,111 @@ def starlink_lines(axes: Iterable, meta: dict, style: str = ":", run_label: str 
     return len(times)
 
 
+def _path_edges(ls) -> dict[str, list[tuple[str, int, str]]]:
+    """The link directions as a graph: node -> [(next node, link id, dir)], from the link
+    series' own from/to columns."""
+    edges: dict[str, list[tuple[str, int, str]]] = {}
+    for (link_id, d, a, b), _ in ls.groupby(["link_id", "dir", "from", "to"], sort=True):
+        edges.setdefault(str(a), []).append((str(b), int(link_id), str(d)))
+    return edges
+
+
+def flow_path(ls, src: object, dst: object) -> list[tuple[int, str]]:
+    """The (link id, dir) hops from `src` to `dst` over the result's link directions (the
+    fewest hops, as the resolver routes); [] when there is no such path or no link series."""
+    if ls is None or ls.empty or "from" not in ls:
+        return []
+    edges = _path_edges(ls)
+    src, dst = str(src), str(dst)
+    prev: dict[str, tuple[str, int, str]] = {}
+    frontier, seen = [src], {src}
+    while frontier and dst not in seen:
+        nxt = []
+        for node in frontier:
+            for b, link_id, d in edges.get(node, []):
+                if b not in seen:
+                    seen.add(b)
+                    prev[b] = (node, link_id, d)
+                    nxt.append(b)
+        frontier = nxt
+    if dst not in prev:
+        return []
+    hops, node = [], dst
+    while node != src:
+        a, link_id, d = prev[node]
+        hops.append((link_id, d))
+        node = a
+    return hops[::-1]
+
+
+def _median_rates(ls) -> dict[tuple[int, str], float]:
+    """Each link direction's nominal rate: the median of its capacity over the run (its
+    configured rate when constant; the typical epoch's when a model varies it)."""
+    return {
+        (int(k[0]), str(k[1])): float(v)
+        for k, v in ls.groupby(["link_id", "dir"])["capacity_bps"].median().items()
+    }
+
+
+def bottlenecks(result: RunResult, chosen) -> dict[tuple[int, str], list[int]]:
+    """Each drawn flow's bottleneck, the direction of least median capacity on its path:
+    {(link id, dir): [flow ids crossing it as their bottleneck]}."""
+    ls = result.link_series
+    if ls is None or ls.empty:
+        return {}
+    rates = _median_rates(ls)
+    out: dict[tuple[int, str], list[int]] = {}
+    for flow in chosen.to_dict("records"):
+        hops = flow_path(ls, flow.get("from"), flow.get("to"))
+        if hops:
+            out.setdefault(min(hops, key=lambda h: rates.get(h, math.inf)), []).append(
+                int(flow["id"])
+            )
+    return out
+
+
+def _direction_name(ls, link_id: int, d: str) -> str:
+    g = ls[(ls["link_id"] == link_id) & (ls["dir"] == d)]
+    if g.empty or "from" not in g:
+        return f"link[{link_id}] {d}"
+    return f"link[{link_id}] {g['from'].iloc[0]}→{g['to'].iloc[0]}"
+
+
 def _bdp_line(a, result: RunResult, chosen, run_label: str) -> None:
-    """The bottleneck's bandwidth-delay product in packets over time: the capacity of the link
-    direction with the smallest median capacity that carried traffic, times the smallest
-    rtt_min_ms of the drawn flows, over 1448-byte packets."""
+    """The bandwidth-delay product in packets over time of each bottleneck the drawn flows
+    cross: its capacity per bin times the smallest rtt_min_ms of the flows whose bottleneck it
+    is, over 1448-byte packets."""
     ls = result.link_series
     if ls is None or ls.empty or "rtt_min_ms" not in chosen:
         return
-    rtt = chosen["rtt_min_ms"].astype(float)
-    rtt = rtt[rtt > 0]
-    if rtt.empty:
-        return
-    busy = ls[ls["tx_bytes"].fillna(0) > 0]
-    if busy.empty:
-        return
-    medians = busy.groupby(["link_id", "dir"])["capacity_bps"].median()
-    link_id, d = medians.idxmin()
-    g = ls[(ls["link_id"] == link_id) & (ls["dir"] == d)].sort_values("t_s")
-    bdp = g["capacity_bps"].to_numpy(dtype=float) * float(rtt.min()) / 1e3 / (8 * BDP_PACKET_BYTES)
-    end = g["t_s"].to_numpy(dtype=float) + float(result.meta.get("bin_s") or 0.1)
-    label = f"BDP link[{link_id}] {d} ({rtt.min():.0f} ms)"
-    a.plot(
-        end,
-        np.where(bdp > 0, bdp, np.nan),
-        color="0.3",
-        linestyle=":",
-        linewidth=1.0,
-        label=plain(f"{run_label}: {label}" if run_label else label),
-    )
+    for (link_id, d), ids in bottlenecks(result, chosen).items():
+        rtt = chosen[chosen["id"].isin(ids)]["rtt_min_ms"].astype(float)
+        rtt = rtt[rtt > 0]
+        if rtt.empty:
+            continue
+        g = ls[(ls["link_id"] == link_id) & (ls["dir"] == d)].sort_values("t_s")
+        bdp = (
+            g["capacity_bps"].to_numpy(dtype=float)
+            * float(rtt.min())
+            / 1e3
+            / (8 * BDP_PACKET_BYTES)
+        )
+        end = g["t_s"].to_numpy(dtype=float) + float(result.meta.get("bin_s") or 0.1)
+        label = f"BDP {_direction_name(ls, link_id, d)} ({rtt.min():.0f} ms)"
+        a.plot(
+            end,
+            np.where(bdp > 0, bdp, np.nan),
+            color="0.3",
+            linestyle=":",
+            linewidth=1.0,
+            label=plain(f"{run_label}: {label}" if run_label else label),
+        )
+
+
+def queue_delay_ms(g, rate_bps: float) -> np.ndarray:
+    """A direction's queue in ms at `rate_bps` (its nominal rate): queue_bytes x 8 / rate."""
+    q = g["queue_bytes"].to_numpy(dtype=float)
+    return q * 8 / rate_bps * 1e3 if rate_bps > 0 else np.full(len(q), np.nan)
 
 
 def _queue_panel(a, result: RunResult, ls) -> None:
@@ -390,25 +502,76 @@ def _queue_panel(a, result: RunResult, ls) -> None:
             fontsize="small",
         )
         return
+    rates = _median_rates(ls)
     for (link_id, d), g in ls.groupby(["link_id", "dir"], sort=True):
         if not (g["queue_bytes"].fillna(0) > 0).any():
             continue
         g = g.sort_values("t_s")
-        cap = g["capacity_bps"].to_numpy(dtype=float)
-        qdelay = np.where(
-            cap > 0,
-            g["queue_bytes"].to_numpy(dtype=float) * 8 / np.where(cap > 0, cap, 1) * 1e3,
-            np.nan,
-        )
+        rate = rates[(int(link_id), str(d))]
         end = g["t_s"].to_numpy(dtype=float) + float(result.meta.get("bin_s") or 0.1)
         a.plot(
             end,
-            qdelay,
+            queue_delay_ms(g, rate),
             linewidth=1.0,
-            label=plain(f"link[{link_id}] {g['from'].iloc[0]}→{g['to'].iloc[0]}"),
+            label=plain(
+                f"link[{link_id}] {g['from'].iloc[0]}→{g['to'].iloc[0]} "
+                f"(÷ {format_rate(rate)} median)"
+            ),
         )
     if a.get_legend_handles_labels()[0]:
         a.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+
+
+def format_rate(bps: float) -> str:
+    for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bps >= scale:
+            return f"{bps / scale:.3g} {unit}"
+    return f"{bps:.3g} bit/s"
+
+
+def path_text(result: RunResult) -> str:
+    """The path a result measured, a line per sender→receiver pair of its flows: the
+    bottleneck's median rate, the propagation RTT (one-way delays there and back) and the
+    random loss on the way (drops ÷ the pair's data packets; where other flows' ACKs cross
+    the same direction the drops are only counted, as the packets they came from are not
+    known), or the flows' least RTT where the result has no link series (a capture,
+    iperf3). "" when neither is known."""
+    ls = result.link_series
+    flows = result.flows
+    if "proto" in flows:
+        flows = flows[flows["proto"].astype(str) != "icmp"]
+    if ls is None or ls.empty:
+        if "rtt_min_ms" in flows and flows["rtt_min_ms"].notna().any():
+            return f"path: measured, least RTT {float(flows['rtt_min_ms'].min()):.1f} ms"
+        return ""
+    rates = _median_rates(ls)
+    delays = {
+        (int(k[0]), str(k[1])): float(v)
+        for k, v in ls.groupby(["link_id", "dir"])["delay_ms"].median().items()
+    }
+    drops = {
+        (int(k[0]), str(k[1])): float(v)
+        for k, v in ls.groupby(["link_id", "dir"])["drops_random"].sum().items()
+    }
+    pairs = list(dict.fromkeys(zip(flows["from"].astype(str), flows["to"].astype(str))))
+    hops = {pair: flow_path(ls, *pair) for pair in pairs}
+    acked = {h for (a, b) in pairs for h in flow_path(ls, b, a)}  # directions ACKs cross
+    lines = []
+    for (a, b), fwd in hops.items():
+        if not fwd:
+            continue
+        back = flow_path(ls, b, a)
+        rtt = sum(delays[h] for h in fwd) + sum(delays[h] for h in back)
+        text = f"{a}→{b}: {format_rate(min(rates[h] for h in fwd))}, RTT {rtt:.3g} ms"
+        mine = flows[(flows["from"].astype(str) == a) & (flows["to"].astype(str) == b)]
+        sent = float(mine["sent_packets"].fillna(0).sum()) if "sent_packets" in mine else 0.0
+        dropped = sum(drops.get(h, 0.0) for h in fwd)
+        if any(h in acked for h in fwd) or sent <= 0:
+            text += f", {dropped:.0f} random drops (data and ACKs)"
+        else:
+            text += f", random loss {100 * dropped / sent:.2g} %"
+        lines.append(text)
+    return "\n".join(f"path {line}" for line in lines)
 
 
 def figure(

@@ -25,6 +25,7 @@ Capabilities are what callers used to hard-code per name:
 | budget         | what the engine module's `check_budget` counts: "packets", "memory", None |
 | out_suffix     | the default result directory is out/<scenario name><out_suffix>           |
 | keeps_raw      | writes raw material (captures, reports) into RunOptions.raw_dir           |
+| captures       | writes packet captures at RunOptions.capture_points into raw_dir/<name>/  |
 
 `satcc analyze` (captures, iperf3 JSON, ping logs) answers files, not scenarios; it is not an
 `Engine` here, and campaigns name it with `campaign.spec.ANALYZE`.
@@ -61,6 +62,8 @@ class RunOptions:
     progress: Callable[[float], None] | None = None  # called with the fraction done
     raw_dir: str | Path | None = None  # keeps_raw engines: the result directory (raw in DIR/emu)
     capture: bool = True  # emu: run tcpdump
+    # `captures` engines: the points to capture at ("NODE" or "FROM:TO"), into raw_dir/<engine>
+    capture_points: tuple[str, ...] = ()
     vpn_server: str | None = None  # emu: carry every flow through OpenVPN via this node
     spin_ns: int | None = None  # emu: satcc-linkd's busy-wait before a deadline
     rt_priority: int | None = None  # emu: satcc-linkd's SCHED_FIFO priority
@@ -90,6 +93,7 @@ class EngineSpec:
     budget: Budget = None
     out_suffix: str = ""
     keeps_raw: bool = False
+    captures: bool = False
     preflight: str | None = None  # "module:function" called before a run (root checks)
 
     def load(self) -> Any:
@@ -110,6 +114,13 @@ class EngineSpec:
                 "spin_ns": opts.spin_ns,
                 "rt_priority": opts.rt_priority,
             }
+        if self.captures and opts.capture_points:
+            kwargs |= {"out_dir": opts.raw_dir, "capture_points": opts.capture_points}
+        elif opts.capture_points:
+            raise UserError(
+                f"capture: the {self.name} engine writes no packet captures (engines that do: "
+                f"{', '.join(names(captures=True))})"
+            )
         return mod.run(scenario, **kwargs)
 
     def check_budget(self, scenario: ScenarioLike, seed: int | None, force: bool) -> None:
@@ -139,6 +150,7 @@ ENGINES: dict[str, EngineSpec] = {
             "satcc.engines.sim",
             packets=True,
             budget="packets",
+            captures=True,
         ),
         EngineSpec(
             "model",

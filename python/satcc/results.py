@@ -56,21 +56,25 @@ class Column(NamedTuple):
     nullable: bool  # may be null in some row (a test checks the others never are)
     source: str  # who writes it, below (SOURCES)
     doc: str
+    tcp_state: bool  # the sender's TCP state: null for UDP flows (from_engine clears it)
+    added: bool  # added within schema version 1: a result from before loads it as null
 
 
 # Who writes a column: every engine's raw output (`ENGINE`: the simulator's rows are satcc-core's
 # record.rs structs, the model engine and the emulator write the same keys), an engine that
 # measures it (`ENGINE_OPTIONAL`: from_engine fills nulls where an engine leaves it out), UDP
 # flows' extra keys (`UDP`: `UdpColumns`), `RunResult.from_engine` from the resolved scenario
-# (`SCENARIO`) or from other columns (`DERIVED`).
-ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED = (
+# (`SCENARIO`) or from other columns (`DERIVED`), the field analyzer's own tables (`ANALYZER`:
+# analyze_flows, pings).
+ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED, ANALYZER = (
     "engine",
     "engine-optional",
     "udp",
     "scenario",
     "derived",
+    "analyzer",
 )
-SOURCES = (ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED)
+SOURCES = (ENGINE, ENGINE_OPTIONAL, UDP, SCENARIO, DERIVED, ANALYZER)
 
 
 def _declared() -> dict[str, tuple[Column, ...]]:
@@ -85,6 +89,8 @@ FLOW_SERIES_COLUMNS = DECLARED["flow_series"]
 LINK_SERIES_COLUMNS = DECLARED["link_series"]
 CC_SERIES_COLUMNS = DECLARED["cc_series"]
 SEQACK_COLUMNS = DECLARED["seqack"]
+ANALYZE_FLOWS_COLUMNS = DECLARED["analyze_flows"]
+PINGS_COLUMNS = DECLARED["pings"]
 
 
 class Names:
@@ -104,6 +110,7 @@ class Names:
 FLOW = Names("flows", FLOWS_COLUMNS)
 FLOW_SERIES = Names("flow_series", FLOW_SERIES_COLUMNS)
 LINK_SERIES = Names("link_series", LINK_SERIES_COLUMNS)
+ANALYZE_FLOW = Names("analyze_flows", ANALYZE_FLOWS_COLUMNS)
 
 
 def schema_of(columns: tuple[Column, ...]) -> Schema:
@@ -142,44 +149,23 @@ SEQACK_SCHEMA = schema_of(SEQACK_COLUMNS)
 ENGINE_FLOW_SERIES_COLUMNS = written_by(FLOW_SERIES_COLUMNS, ENGINE)
 ENGINE_LINK_SERIES_COLUMNS = written_by(LINK_SERIES_COLUMNS, ENGINE)
 
-# Integer columns that may be null; pandas gets them as nullable Int64 instead of float64.
-NULLABLE_INT_COLUMNS = {"size_bytes", "received_packets", "lost_packets"}
+# Integer flow columns that may be null; pandas gets them as nullable Int64, not float64.
+NULLABLE_INT_COLUMNS = frozenset(c.name for c in FLOWS_COLUMNS if c.type == "int64" and c.nullable)
 
 # Flow-series columns that describe the sender's TCP state (null for UDP flows, and null where
 # no value exists yet: srtt before the first RTT sample).
-TCP_STATE_COLUMNS = (
-    "cwnd_pkts",
-    "ssthresh_pkts",
-    "srtt_ms",
-    "inflight_pkts",
-    "pacing_rate_bps",
-    "retransmits",
-)
+TCP_STATE_COLUMNS = tuple(c.name for c in FLOW_SERIES_COLUMNS if c.tcp_state)
 
-# Keys of the --json summary's flows[] (a contract scripts rely on; add keys, never rename).
-SUMMARY_FLOW_KEYS = (
-    "id",
-    "name",
-    "from",
-    "to",
-    "cca",
-    "goodput_bps",
-    "delivered_bytes",
-    "sent_packets",
-    "retransmitted_packets",
-    "retransmission_rate",
-    "rtt_mean_ms",
-    "rtt_p95_ms",
-    "rtt_min_ms",
-    "fct_s",
-    "rto_count",
-    "recovery_count",
-    "proto",
-    "received_packets",
-    "lost_packets",
-    "loss_fraction",
-    "jitter_ms",
-)
+
+# Keys of the --json summary's flows[], in order (a contract scripts rely on: add keys, never
+# rename; columns.rs `SUMMARY_FLOW_KEYS`).
+def _summary_keys() -> tuple[str, ...]:
+    from satcc import _native
+
+    return tuple(_native.summary_flow_keys())
+
+
+SUMMARY_FLOW_KEYS = _summary_keys()
 
 
 def check_engine_columns(raw: dict[str, Any], engine: str) -> None:
@@ -497,10 +483,10 @@ class RunResult:
                 (LINK_SERIES_FILE, self.link_series_data),
             ):
                 table.write_parquet(tmp / name, {"satcc": meta_json})
-                digests[name] = _sha256(tmp / name)
+                digests[name] = file_sha256(tmp / name)
             for name, table in sorted(self.extras.items()):
                 table.write_parquet(tmp / name)
-                digests[name] = _sha256(tmp / name)
+                digests[name] = file_sha256(tmp / name)
             files = (*TABLE_FILES, *sorted(self.extras))
             doc = self.summary()
             doc["files"] = {name: {"sha256": digests[name]} for name in files}
@@ -642,12 +628,10 @@ def _umask() -> int:
     return mask
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, hex (the one digest every store and campaign file records)."""
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def write_text_fsync(path: Path, text: str) -> None:
@@ -787,7 +771,7 @@ def load(result_dir: str | Path) -> RunResult:
         if not path.is_file():
             raise ResultError(f"{d}: expected {name}, found none")
         want = doc.get("files", {}).get(name, {}).get("sha256")
-        if want != _sha256(path):
+        if want != file_sha256(path):
             raise ResultError(
                 f"{path}: does not match the sha256 recorded in {SUMMARY_FILE}; "
                 "the result was modified or mixed with another run"
@@ -804,7 +788,7 @@ def load(result_dir: str | Path) -> RunResult:
     for name in sorted(set(doc.get("files", {})) - set(TABLE_FILES)):
         path = d / name
         want = doc["files"][name].get("sha256") if isinstance(doc["files"][name], dict) else None
-        if not path.is_file() or want != _sha256(path):
+        if not path.is_file() or want != file_sha256(path):
             raise ResultError(
                 f"{path}: missing or not matching the sha256 recorded in {SUMMARY_FILE}"
             )
@@ -821,7 +805,7 @@ def load(result_dir: str | Path) -> RunResult:
 
 # Columns added to schema version 1 after results were first written with it: a result from
 # before they existed loads with them null (it never measured them).
-ADDED_COLUMNS = frozenset({"received_bytes", "received_bps", "cwnd_bytes"})
+ADDED_COLUMNS = frozenset(c.name for c in FLOW_SERIES_COLUMNS if c.added)
 
 
 def _conform(table: pa.Table, schema: Schema, source: Path | None = None) -> Table:

@@ -40,6 +40,7 @@ the within-epoch statistics.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import stat
@@ -65,6 +66,11 @@ CAPACITY_SLOT = "100 ms"  # the model's capacity slot (satcc-core starlink::Intr
 DELAY_SLOT = "10 ms"
 BOUNDARY_WINDOW_MS = 200  # a delivery gap or loss run this close to a boundary is its outage
 OUTAGE_MIN_MS = 40  # a delivery gap this long is an outage (in-epoch gaps stay below ~25 ms)
+# rtt_corr_10ms is measured on the 10 ms delay grid; delay samples further apart than the grid
+# fill it by holding each sample (pings 20 ms apart give every value twice: a lag-1
+# correlation of ~0.5 from the sampling alone), so it is left out above this spacing
+JITTER_CORR_MAX_SPACING_MS = DELAY_STEP_MS
+JITTER_CORR_SLACK = 1.1  # ... with 10 % for a recorder's clock (ping -i 0.01 stamps ~10.0x ms)
 
 
 @dataclass
@@ -80,7 +86,30 @@ class Recording:
     probe_interval_s: float | None = None
     probe_t_ms: np.ndarray | None = None  # each probe's time (ms from start)
     phase_ms: int | None = None  # first boundary (ms from start), known from wall clock
+    wall0_s: float | None = None  # wall clock (Unix s) at the recording's 0, when stamped
+    kind: str = "recording"  # what it was read as, named on stderr
+    # the link direction of the delivery series: "up", "down", or None (not known: --dir)
+    direction: str | None = None
+    delay_round_trip: bool = False  # the delay series is half a round trip (ping, rtt_ms)
+    bidir: bool = False  # an iperf3 --bidir run: the other direction is in the file too
+    # per lost probe, where it was lost when the recorder knows (IRTT): "up", "down" or ""
+    lost_where: np.ndarray | None = None
+    delay_mean_ms: float = 0.0  # each delay sample is a mean over this long (the dish's 1 s)
+    # the dish's history: each second's start (ms from start) and its ping drop rate
+    drop_t_ms: np.ndarray | None = None
+    drop_rate: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
+
+    def span_ms(self) -> float:
+        """How long the recording is (its longest series), ms."""
+        spans = [0.0]
+        if self.cap_ms is not None:
+            spans.append(float(len(self.cap_ms)))
+        if self.delay_t_ms is not None and len(self.delay_t_ms):
+            spans.append(float(self.delay_t_ms[-1] - self.delay_t_ms[0]))
+        if self.probe_t_ms is not None and len(self.probe_t_ms):
+            spans.append(float(self.probe_t_ms[-1] - self.probe_t_ms[0]))
+        return max(spans)
 
 
 class FitError(ValueError):
@@ -95,10 +124,33 @@ def _looks_like_numbers(text: str) -> bool:
     return bool(lines) and all(x.replace(".", "", 1).isdigit() for x in lines)
 
 
-def read_recording(path: Path, delay: Path | None = None) -> Recording:
-    """Detect the recording's kind and read it (and the `--delay` file if given)."""
+# A file of one number a line is a Mahimahi trace (non-decreasing ms stamps from near 0 to
+# the recording's length) or a LeoReplayer delay file (one one-way delay in ms per 10 ms,
+# going up and down inside a narrow band). A delay file that never decreases (a constant
+# delay) is told apart by its band: its largest value is at most this many times its least.
+DELAY_FILE_BAND = 2.0
+DELAY_FILE_MIN_LINES = 100
+DELAY_FILE_DOWN_SHARE = 0.01  # ... and a delay file's values step down at least this often
+
+
+def _is_delay_file(text: str) -> bool:
+    vals = np.asarray([float(x) for x in text.split()], dtype=float)
+    if len(vals) < DELAY_FILE_MIN_LINES:
+        return False  # too short either way: read as a trace, which says so
+    steps = np.diff(vals)
+    # a delay goes down about as often as up; a trace with a stamp out of order does so once
+    if np.mean(steps < 0) >= DELAY_FILE_DOWN_SHARE or np.any(vals != np.round(vals)):
+        return True
+    return bool(vals[-1] <= DELAY_FILE_BAND * max(vals[0], 1))
+
+
+def read_recording(
+    path: Path, delay: Path | None = None, direction: str | None = None
+) -> Recording:
+    """Detect the recording's kind and read it (and the `--delay` file if given); of an
+    iperf3 --bidir run, the streams of `direction` (default down)."""
     from satcc import limits
-    from satcc.analyze.iperf3 import Iperf3Error, looks_like_iperf3, read_iperf3
+    from satcc.analyze.iperf3 import Iperf3Error, load_document, looks_like_iperf3, read_iperf3
     from satcc.analyze.ping import looks_like_ping, read_ping
     from satcc.linkmodels import read_mahimahi
 
@@ -116,6 +168,8 @@ def read_recording(path: Path, delay: Path | None = None) -> Recording:
         rec = _read_capture(path)
     else:
         data = limits.read_bytes(path, "a recording", limits.MAX_TRACE_BYTES)
+        if data[:2] == b"\x1f\x8b":  # gzip: IRTT's -o default (.json.gz)
+            data = _gunzip(path, data, limits.MAX_TRACE_BYTES)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -124,43 +178,92 @@ def read_recording(path: Path, delay: Path | None = None) -> Recording:
                 "JSON or pcap capture; found binary data"
             ) from None
         stripped = text.lstrip()
-        if stripped.startswith("{"):
+        if stripped.startswith("{") and '"round_trips"' in text and '"event"' not in text[:200]:
+            rec = _from_irtt(str(path), text)
+        elif stripped.startswith("{"):
+            # iperf3 -J or --json-stream: read as `satcc analyze` reads them
             try:
-                doc = json.loads(text)
-            except ValueError:
-                raise FitError(f"{path}: expected iperf3 JSON (-J), found invalid JSON") from None
-            if not looks_like_iperf3(doc):
-                raise FitError(f"{path}: expected an iperf3 -J document (start, intervals, end)")
-            try:
-                rec = _from_iperf3(str(path), read_iperf3(doc))
+                doc = load_document(path)
+                if not looks_like_iperf3(doc):
+                    raise FitError(
+                        f"{path}: expected an iperf3 -J or --json-stream document "
+                        "(start, intervals, end)"
+                    )
+                rec = _from_iperf3(str(path), read_iperf3(doc), direction)
             except Iperf3Error as e:
-                raise FitError(f"{path}: {e}") from None
+                msg = str(e).removeprefix(f"{path}: ").removeprefix("<dict>: ")
+                msg = msg.replace(
+                    "not JSON (", "expected iperf3 JSON (-J or --json-stream), found invalid JSON ("
+                )
+                raise FitError(f"{path}: {msg}") from None
+        elif stripped.startswith(GRPC_FIRST_COLUMN):
+            rec = _from_grpc_history(path, text)
         elif stripped[:4].lower() in ("t_ms", "t_ms,") or "," in stripped.split("\n", 1)[0]:
-            t, d = _read_delay(path)
-            rec = Recording(str(path), delay_t_ms=t, delay_ms=d)
+            t, d, what = _read_delay(path)
+            rec = Recording(str(path), delay_t_ms=t, delay_ms=d, kind=what)
         elif looks_like_ping(text) or any(looks_like_ping(x) for x in text.splitlines()[:20]):
             rec = _from_ping(str(path), read_ping(path, text))
         elif _looks_like_numbers(text):
-            try:
-                stamps = np.asarray(read_mahimahi(path), dtype=np.int64)
-            except ValueError as e:
-                raise FitError(f"{path}: {e}") from None
-            rec = Recording(str(path), cap_ms=np.bincount(stamps) * 1500.0)
+            if _is_delay_file(text):
+                t, d, what = _read_delay(path)
+                rec = Recording(str(path), delay_t_ms=t, delay_ms=d, kind=what)
+            else:
+                try:
+                    stamps = np.asarray(read_mahimahi(path), dtype=np.int64)
+                except ValueError as e:
+                    raise FitError(f"{path}: {e}") from None
+                rec = Recording(
+                    str(path), cap_ms=np.bincount(stamps) * 1500.0, kind="Mahimahi trace"
+                )
         else:
             raise FitError(
                 f"{path}: expected a Mahimahi/LeoReplayer trace, delay CSV (t_ms,delay_ms), "
                 "ping log, iperf3 JSON or pcap capture; found none of these"
             )
     if delay is not None:
-        if not delay.is_file():
-            raise FitError(f"{delay}: expected a delay file (--delay), found no regular file")
-        t, d = _read_delay(delay)
-        rec.delay_t_ms, rec.delay_ms = t, d
+        _add_delay(rec, delay)
     return rec
 
 
-def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """`t_ms,delay_ms[,loss]` rows (header skipped), or LeoReplayer's one value per 10 ms."""
+def _add_delay(rec: Recording, delay: Path) -> None:
+    """`--delay`: a delay CSV, a LeoReplayer delay file or a ping log beside the recording.
+    With wall clocks on both (ping -D, iperf3's start time) the delay series is placed on the
+    recording's clock; otherwise both are taken to start together (said on stderr)."""
+    if not delay.is_file():
+        raise FitError(f"{delay}: expected a delay file (--delay), found no regular file")
+    d = read_recording(delay)
+    if d.delay_ms is None:
+        raise FitError(
+            f"{delay}: expected a delay series (--delay: a t_ms,delay_ms CSV, a LeoReplayer "
+            f"delay file or a ping -D log), found a {d.kind}"
+        )
+    shift = 0.0
+    if rec.wall0_s is not None and d.wall0_s is not None:
+        shift = (d.wall0_s - rec.wall0_s) * 1000
+        rec.notes.append(
+            f"--delay {delay.name} placed on the recording's clock by their wall clocks "
+            f"({shift / 1000:+.3g} s)"
+        )
+    else:
+        rec.notes.append(f"--delay {delay.name} taken to start with the recording")
+    rec.delay_t_ms, rec.delay_ms = d.delay_t_ms + shift, d.delay_ms
+    rec.delay_round_trip = d.delay_round_trip
+    if d.lost is not None:
+        rec.lost, rec.probe_interval_s = d.lost, d.probe_interval_s
+        rec.probe_t_ms = d.probe_t_ms + shift
+        if rec.phase_ms is None and d.phase_ms is not None:
+            rec.phase_ms = round((d.phase_ms + shift) % PERIOD_MS)
+    rec.kind = f"{rec.kind} + {d.kind}"
+
+
+_ONE_WAY_HEADERS = ("delay_ms", "owd_ms", "one_way_ms", "one_way_delay_ms")
+_RTT_HEADERS = ("rtt_ms", "rtt", "round_trip_ms")
+
+
+def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray, str]:
+    """`t_ms,delay_ms[,loss]` rows (a header names the second column: `delay_ms` one-way,
+    `rtt_ms` round trip, halved), or LeoReplayer's one value per 10 ms; the series and what
+    the file was read as."""
     from satcc import limits
     from satcc.linkmodels import read_delay_csv
 
@@ -174,7 +277,17 @@ def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray]:
             except ValueError:
                 raise FitError(f"{path}: line {n}: expected a delay in ms") from None
         d = np.asarray(vals)
-        return np.arange(len(d), dtype=float) * DELAY_STEP_MS, d
+        return np.arange(len(d), dtype=float) * DELAY_STEP_MS, d, "LeoReplayer delay file"
+    half, what = 1.0, "delay CSV (t_ms, one-way delay)"
+    cols = [c.strip().lower() for c in first.split(",")]
+    if not cols[0].replace(".", "", 1).isdigit():  # a header
+        if len(cols) < 2 or cols[0] != "t_ms" or cols[1] not in _ONE_WAY_HEADERS + _RTT_HEADERS:
+            raise FitError(
+                f"{path}: line 1: expected a header t_ms,delay_ms (one-way) or t_ms,rtt_ms "
+                f"(round trip), found {first[:60]!r}"
+            )
+        if cols[1] in _RTT_HEADERS:
+            half, what = 0.5, "delay CSV (t_ms, RTT halved)"
     try:
         rows = read_delay_csv(path, 0.0)
     except ValueError as e:
@@ -182,8 +295,8 @@ def _read_delay(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if len(rows) < 2:
         raise FitError(f"{path}: expected at least two t_ms,delay_ms rows")
     t = np.asarray([r[0] for r in rows], dtype=float) / 1e6
-    d = np.asarray([r[1] for r in rows], dtype=float) / 1e6
-    return t, d
+    d = np.asarray([r[1] for r in rows], dtype=float) / 1e6 * half
+    return t, d, what
 
 
 def _from_ping(path: str, r: Any) -> Recording:
@@ -217,13 +330,208 @@ def _from_ping(path: str, r: Any) -> Recording:
         probe_t_ms=rel_ms,
         probe_interval_s=interval,
         phase_ms=phase,
+        wall0_s=wall0,
+        kind="ping log",
+        delay_round_trip=True,
     )
 
 
-def _from_iperf3(path: str, r: Any) -> Recording:
+def _gunzip(path: Path, data: bytes, limit: int) -> bytes:
+    import gzip
+    import io
+    import zlib
+
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            out = fh.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as e:
+        raise FitError(f"{path}: expected a gzip file (IRTT .json.gz), found a broken one ({e})")
+    if len(out) > limit:
+        raise FitError(f"{path}: expected at most {limit} bytes uncompressed, found more")
+    return out
+
+
+GRPC_FIRST_COLUMN = "datetimestamp_utc"
+GRPC_COLUMNS = ("pop_ping_drop_rate", "pop_ping_latency_ms")
+
+
+def _from_grpc_history(path: Path, text: str) -> Recording:
+    """The dish's own history as starlink-grpc-tools writes it (`dish_grpc_text.py
+    bulk_history`: a CSV of one row a second, `datetimestamp_utc` in UTC, then
+    `pop_ping_drop_rate`, `pop_ping_latency_ms` (empty when every ping of the second was
+    dropped), `downlink/uplink_throughput_bps` (the dish's usage, not its capacity), snr,
+    scheduled, obstructed). Each second's latency is a mean: the epoch levels and their steps
+    come from it, the jitter does not."""
+    import csv
+    from datetime import UTC, datetime
+
+    rows = list(csv.reader(text.splitlines()))
+    head = [c.strip() for c in rows[0]]
+    for col in GRPC_COLUMNS:
+        if col not in head:
+            raise FitError(
+                f"{path}: line 1: expected starlink-grpc-tools bulk_history columns "
+                f"({', '.join(GRPC_COLUMNS)}), found no {col}"
+            )
+    it = head.index(GRPC_FIRST_COLUMN)
+    idr, il = (head.index(c) for c in GRPC_COLUMNS)
+    t, lat, drop = [], [], []
+    for n, row in enumerate(rows[1:], 2):
+        if not row:
+            continue
+        if len(row) != len(head):
+            raise FitError(f"{path}: line {n}: expected {len(head)} columns, found {len(row)}")
+        try:
+            when = datetime.fromisoformat(row[it]).replace(tzinfo=UTC).timestamp()
+        except ValueError:
+            raise FitError(
+                f"{path}: line {n}: {GRPC_FIRST_COLUMN}: expected an ISO time, found {row[it]!r}"
+            ) from None
+        try:
+            d = float(row[idr])
+            x = float(row[il]) if row[il].strip() else math.nan
+        except ValueError:
+            raise FitError(
+                f"{path}: line {n}: expected numbers in pop_ping_drop_rate and pop_ping_latency_ms"
+            ) from None
+        if not 0 <= d <= 1 or not (math.isnan(x) or x >= 0):
+            raise FitError(
+                f"{path}: line {n}: expected a drop rate in [0, 1] and a latency >= 0 ms"
+            )
+        t.append(when)
+        lat.append(x)
+        drop.append(d)
+    if len(t) < 2:
+        raise FitError(f"{path}: expected at least two rows of dish history")
+    ts = np.asarray(t)
+    if np.any(np.diff(ts) <= 0):
+        raise FitError(f"{path}: {GRPC_FIRST_COLUMN}: expected rising times, one row a second")
+    # the row stamped T covers the second ending at T (the tool counts the samples up to it)
+    wall0 = ts[0] - 1
+    rel = (ts - 1 - wall0) * 1000
+    lat_a = np.asarray(lat)
+    ok = ~np.isnan(lat_a)
+    rec = Recording(
+        str(path),
+        delay_t_ms=rel[ok],
+        delay_ms=lat_a[ok] / 2,
+        phase_ms=round((PHASE_WALL_MS - (wall0 % 60) * 1000) % PERIOD_MS),
+        wall0_s=wall0,
+        kind="starlink-grpc-tools history CSV",
+        delay_round_trip=True,
+        delay_mean_ms=1000.0,
+        drop_t_ms=rel,
+        drop_rate=np.asarray(drop),
+    )
+    rec.notes.append(
+        "the dish's history: its throughput columns are its usage, not its capacity (capacity "
+        "from an iperf3 run or the --plan preset); its latency is a mean a second (no jitter)"
+    )
+    return rec
+
+
+def history_loss_statistics(t_ms: np.ndarray, drop: np.ndarray, phase_ms: int) -> dict:
+    """The dish's per-second ping drop: the floor (mean drop of the seconds holding no
+    boundary) and, for the seconds holding one, the share with at least an outage's worth of
+    drop (OUTAGE_MIN_MS of the second) and that drop's length (drop rate x 1 s: the dish
+    pings evenly through the second)."""
+    end = float(t_ms[-1]) + 1000
+    bounds = np.arange(phase_ms % PERIOD_MS, end, PERIOD_MS)
+    k = np.searchsorted(t_ms, bounds, side="right") - 1
+    k = k[(k >= 0) & (bounds < t_ms[np.clip(k, 0, None)] + 1000)]
+    at = np.zeros(len(drop), bool)
+    at[k] = True
+    out: dict[str, float] = {}
+    if (~at).any():
+        out["hist_loss_floor"] = float(drop[~at].mean())
+    if at.any():
+        lost_ms = drop[at] * 1000
+        outages = lost_ms[lost_ms >= OUTAGE_MIN_MS]
+        out["hist_outage_share"] = float(len(outages) / at.sum())
+        if len(outages):
+            out["hist_outage_min_ms"] = float(outages.min())
+            out["hist_outage_max_ms"] = float(outages.max())
+    return out
+
+
+IRTT_LOST = {"false": None, "true": "", "true_up": "up", "true_down": "down"}
+
+
+def _from_irtt(path: str, text: str) -> Recording:
+    """An IRTT client's JSON (`irtt client -o`): each round trip's client send time (wall
+    clock, ns), its RTT (`delay.rtt`, ns) and its loss (`lost`: false, true, or true_up /
+    true_down when the server's window says which way)."""
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise FitError(f"{path}: expected IRTT JSON, found invalid JSON ({e})") from None
+    rts = doc.get("round_trips") if isinstance(doc, dict) else None
+    if not isinstance(rts, list):
+        raise FitError(f"{path}: round_trips: expected a list of IRTT round trips")
+    if len(rts) < 10:
+        raise FitError(f"{path}: expected at least 10 IRTT round trips, found {len(rts)}")
+    send, rtt, where = [], [], []
+    for k, r in enumerate(rts):
+        at = f"{path}: round_trips[{k}]"
+        if not isinstance(r, dict) or r.get("lost") not in IRTT_LOST:
+            raise FitError(f"{at}.lost: expected false, true, true_up or true_down")
+        wall = (((r.get("timestamps") or {}).get("client") or {}).get("send") or {}).get("wall")
+        if isinstance(wall, bool) or not isinstance(wall, (int, float)) or wall <= 0:
+            raise FitError(f"{at}.timestamps.client.send.wall: expected a wall clock in ns")
+        lost = IRTT_LOST[r["lost"]]
+        d = (r.get("delay") or {}).get("rtt") if lost is None else None
+        if lost is None and (isinstance(d, bool) or not isinstance(d, (int, float)) or d < 0):
+            raise FitError(f"{at}.delay.rtt: expected a round-trip time in ns >= 0")
+        send.append(float(wall))
+        rtt.append(math.nan if lost is not None else d / 1e6)
+        where.append(lost if lost is not None else "-")
+    t_ns = np.asarray(send)
+    if np.any(np.diff(t_ns) < 0):
+        raise FitError(f"{path}: round_trips: expected send times in sequence order")
+    rtt_ms = np.asarray(rtt)
+    lost = np.isnan(rtt_ms)
+    rel_ms = (t_ns - t_ns[0]) / 1e6
+    wall0 = t_ns[0] / 1e9
+    where_a = np.asarray(where)
+    return Recording(
+        path,
+        delay_t_ms=rel_ms[~lost],
+        delay_ms=rtt_ms[~lost] / 2,
+        lost=lost,
+        probe_t_ms=rel_ms,
+        probe_interval_s=float(np.median(np.diff(t_ns))) / 1e9,
+        phase_ms=round((PHASE_WALL_MS - (wall0 % 60) * 1000) % PERIOD_MS),
+        wall0_s=wall0,
+        kind="IRTT JSON",
+        delay_round_trip=True,
+        lost_where=where_a[lost],
+    )
+
+
+def _from_iperf3(path: str, r: Any, direction: str | None = None) -> Recording:
     iv = r.intervals
     if len(iv) == 0:
         raise FitError(f"{path}: the iperf3 run has no intervals")
+    # the client at the dish: what it sends is the uplink (a server's JSON: the other way);
+    # a --bidir run has streams both ways, each interval row saying whether this side sent
+    is_client = r.meta["role"] == "client"
+    sent = iv["this_side_sent"].astype(bool)
+    row_up = sent == is_client
+    bidir = bool(row_up.any() and (~row_up).any())
+    notes = []
+    if bidir:
+        want = direction or "down"
+        iv, sent = iv[row_up == (want == "up")], sent[row_up == (want == "up")]
+        notes.append(f"a --bidir run: its {want}link streams fitted (--dir for the other)")
+        this_sends = bool(sent.all())
+    else:
+        this_sends = bool(r.meta["local_sends"])
+        want = "up" if this_sends == is_client else "down"
+    if r.meta["protocol"] == "UDP" and this_sends:
+        raise FitError(
+            f"{path}: expected the receiving side of a UDP run (a client with -R, or the "
+            "server's JSON); a sender's intervals are its offered load, not the path's capacity"
+        )
     iv = iv[~iv["omitted"].fillna(False).astype(bool)]
     per = iv.groupby("start_s", sort=True).agg(end_s=("end_s", "max"), bytes=("bytes", "sum"))
     step = float(np.median(per["end_s"] - per.index))
@@ -234,7 +542,17 @@ def _from_iperf3(path: str, r: Any) -> Recording:
         a, b = round(start * 1000), round(row["end_s"] * 1000)
         if b > a:
             cap[a:b] = row["bytes"] / (b - a)
-    return Recording(path, cap_ms=cap, cap_step_ms=step_ms)
+    secs = r.meta.get("timesecs")
+    return Recording(
+        path,
+        cap_ms=cap,
+        cap_step_ms=step_ms,
+        kind=f"iperf3 {r.meta['protocol']} {r.meta['role']} JSON",
+        direction=want,
+        wall0_s=float(secs) if isinstance(secs, (int, float)) else None,
+        notes=notes,
+        bidir=bidir,
+    )
 
 
 def _read_capture(path: Path) -> Recording:
@@ -251,7 +569,7 @@ def _read_capture(path: Path) -> Recording:
     f = series[series["flow_id"] == busiest]
     c = np.zeros(int(f["bin"].max()) + 1)
     c[f["bin"].to_numpy()] = f["payload_bytes"].to_numpy(dtype=float)
-    rec = Recording(str(path), cap_ms=c)
+    rec = Recording(str(path), cap_ms=c, kind="capture")
     rtt = cap.rtt
     if rtt is not None and len(rtt):
         mine = rtt[rtt["flow_id"] == busiest] if (rtt["flow_id"] == busiest).any() else rtt
@@ -486,6 +804,9 @@ def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
         out[f"rtt_epoch_p{p}"] = float(q)
     if len(levels) > 1:
         out["rtt_jump"] = float(np.median(np.abs(np.diff(levels))))
+    if rec.delay_mean_ms > DELAY_STEP_MS:
+        out["delay_mean_ms"] = rec.delay_mean_ms  # means: the levels hold, the jitter does not
+        return out
     r = np.concatenate(resid)
     out["rtt_sd"] = float(MAD_TO_SD * np.median(np.abs(r - np.median(r))))
     out["rtt_p01"], out["rtt_p1"], out["rtt_p99"] = (
@@ -493,8 +814,10 @@ def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
     )
     d = rec.delay_ms
     out["delay_resolution_ms"] = 1.0 if np.array_equal(d, np.round(d)) else 0.0
+    spacing = float(np.median(np.diff(rec.delay_t_ms)))
+    out["delay_spacing_ms"] = spacing
     c = _corr1(resid)
-    if c is not None:
+    if c is not None and spacing <= JITTER_CORR_MAX_SPACING_MS * JITTER_CORR_SLACK:
         out["rtt_corr_10ms"] = c
     return out
 
@@ -523,6 +846,8 @@ def loss_statistics(
     inner = [n for k, (_, n) in enumerate(runs) if k not in at]
     duration = len(lost) * interval_s
     out = {
+        "probes": float(len(lost)),
+        "probe_interval_s": interval_s,
         "loss": float(lost.mean()),
         "loss_isolated": float(sum(1 for n in inner if n == 1) / len(lost)),
         "bursts_per_s": float(sum(1 for n in inner if n >= 2) / duration),
@@ -549,20 +874,113 @@ def statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
         if t is None:
             t = np.arange(len(rec.lost)) * rec.probe_interval_s * 1000
         out |= loss_statistics(rec.lost, t, rec.probe_interval_s, phase_ms)
+        w = rec.lost_where
+        if w is not None and np.isin(w, ("up", "down")).any():
+            # the uplink's share of the lost probes, those of unknown way split evenly
+            out["loss_up_share"] = float(((w == "up").sum() + (w == "").sum() / 2) / len(w))
+    if rec.drop_rate is not None:
+        out |= history_loss_statistics(rec.drop_t_ms, rec.drop_rate, phase_ms)
+    return out
+
+
+def check_length(rec: Recording, phase_ms: int) -> None:
+    """Refuse a recording holding no whole 15 s epoch (every within-epoch statistic and the
+    epoch capacities need one)."""
+    span = rec.span_ms()
+    hint = (
+        "; several runs fit together: satcc trace fit RUN1 RUN2 ..." if "iperf3" in rec.kind else ""
+    )
+    if span < PERIOD_MS:
+        raise FitError(
+            f"{rec.source}: too short to fit: {span / 1000:.3g} s of {rec.kind}, needs at least "
+            f"one whole {PERIOD_MS // 1000} s epoch{hint}"
+        )
+    if not _epochs(int(span), phase_ms):
+        raise FitError(
+            f"{rec.source}: too short to fit: {span / 1000:.3g} s of {rec.kind} holds no whole "
+            f"{PERIOD_MS // 1000} s epoch (first boundary at {phase_ms / 1000:g} s); "
+            f"record {2 * PERIOD_MS // 1000} s or more{hint}"
+        )
+
+
+# Statistics not fitted (bookkeeping, or the recording's own sampling)
+NOT_COMPARED = (
+    "epochs",
+    "probes",
+    "delay_mean_ms",
+    "probe_interval_s",
+    "loss_up_share",
+    "delay_spacing_ms",
+    "delay_resolution_ms",
+)
+
+
+def tolerance(key: str, want: float, stats: dict[str, float]) -> float:
+    """How far the model's statistic may be from the recording's before stderr marks it a
+    miss: correlations 0.15, shares 0.1, probe loss rates and burst rates a half or two
+    standard deviations of their count (a Poisson count n: 2 sqrt(n), at least 2 events, over
+    the recording's probes), everything else 25 % (delays at least 2 ms, a whole-ms
+    recording's RTT step)."""
+    if "corr" in key:
+        return 0.15
+    if key.endswith("_share"):
+        return 0.1
+    if key in ("loss", "loss_isolated", "bursts_per_s") and stats.get("probes"):
+        # the rate's denominator: probes, or seconds of probing for the burst rate
+        n = stats["probes"] * (stats["probe_interval_s"] if key == "bursts_per_s" else 1)
+        return max(0.5 * abs(want), 2 * math.sqrt(max(abs(want) * n, 1)) / n)
+    if key.endswith("_ms") or key.startswith("rtt_"):
+        return max(0.25 * abs(want), 2.0)
+    return 0.25 * abs(want)
+
+
+def misses(stats: dict[str, float], got: dict[str, float]) -> list[str]:
+    """The statistics the model misses, as `key recording vs model`."""
+    out = []
+    for k, v in stats.items():
+        if k in NOT_COMPARED or k not in got:
+            continue
+        if abs(got[k] - v) > tolerance(k, v, stats):
+            out.append(f"{k} {v:.4g} vs {got[k]:.4g}")
     return out
 
 
 # -- the fit ------------------------------------------------------------------------------------
 
 
-def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
-    """`[link.model]` keys from the statistics, and what could not be fitted."""
-    m: dict[str, Any] = {"kind": "starlink", "variation": "intra"}
+# The table's link has the dish on side a (`dish = "a"`): a→b is the uplink (`capacity`,
+# `loss`), b→a the downlink (`capacity_ba`, `loss_ba`).
+SIDE = {"up": "ab", "down": "ba"}
+ROLE = {"up": "uplink", "down": "downlink"}
+
+
+def split_round_trip_loss(p: float, share: float = 0.5) -> float:
+    """One direction's loss when a round trip loses a probe with probability `p`, the
+    directions lose independently, (1 - q_up)(1 - q_down) = 1 - p, and this direction takes
+    `share` of it on the log scale: 1 - (1 - p)^share (alike, share 0.5: 1 - sqrt(1 - p))."""
+    return 1 - (1 - p) ** share
+
+
+def fit(
+    stats: dict[str, float], direction: str = "down", plan: str = "residential"
+) -> tuple[dict[str, Any], list[str]]:
+    """`[link.model]` keys from the statistics, and what could not be fitted. The capacity
+    lands on `direction` only (the other keeps the plan's preset, written out so that the
+    `_ba` default does not copy it); probe loss is a round trip's, split over both."""
+    from satcc.linkmodels import STARLINK_CAPACITY_MBPS, STARLINK_LOSS
+
+    m: dict[str, Any] = {"kind": "starlink", "variation": "intra", "dish": "a"}
     missing = []
+    other = "up" if direction == "down" else "down"
     if "cap_epoch_min" in stats:
-        m["capacity"] = [_mbit(stats["cap_epoch_min"]), _mbit(stats["cap_epoch_max"])]
+        fitted = [mbit(stats["cap_epoch_min"]), mbit(stats["cap_epoch_max"])]
+        lo, hi = STARLINK_CAPACITY_MBPS[(plan, ROLE[other])]
+        preset = [mbit(lo), mbit(hi)]
+        m["capacity"], m["capacity_ba"] = (
+            (fitted, preset) if direction == "up" else (preset, fitted)
+        )
     else:
-        missing.append("capacity (no delivery series)")
+        missing.append(f"capacity (no delivery series: the {plan} plan's preset)")
     if "cap_cv" in stats:
         m["capacity_sigma"] = round(math.sqrt(math.log1p(stats["cap_cv"] ** 2)), 3)
         m["capacity_corr"] = round(min(max(stats.get("cap_corr", 0.0), 0.0), 0.99), 3)
@@ -590,14 +1008,28 @@ def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
         missing.append("frame (needs delivery at 1 ms)")
     if "rtt_epoch_p50" in stats:
         m["rtt_quantiles"] = [f"{stats[f'rtt_epoch_p{p}']:.3g} ms" for p in (0, 25, 50, 75, 100)]
-        m["jitter"] = f"{stats['rtt_sd'] / 2:.3g} ms"  # one way
-        m["jitter_corr"] = round(min(max(stats.get("rtt_corr_10ms", 0.0), 0.0), 0.99), 3)
+        if "rtt_sd" in stats:
+            m["jitter"] = f"{stats['rtt_sd'] / 2:.3g} ms"  # one way
+        else:
+            missing.append(
+                f"jitter, jitter_corr, jitter_floor (delay samples are "
+                f"{stats.get('delay_mean_ms', 0):.4g} ms means)"
+            )
+        if "rtt_corr_10ms" in stats:
+            m["jitter_corr"] = round(min(max(stats["rtt_corr_10ms"], 0.0), 0.99), 3)
+        elif "rtt_sd" in stats:
+            missing.append(
+                f"jitter_corr (delay samples {stats.get('delay_spacing_ms', 0):.3g} ms apart; "
+                f"needs <= {JITTER_CORR_MAX_SPACING_MS} ms)"
+            )
         if "rtt_p1" in stats:
             # the delay's floor below the epoch's base: the residual's p1, one way
             m["jitter_floor"] = f"{max(-stats['rtt_p1'], 0) / 2:.3g} ms"
     else:
         missing.append("rtt_quantiles, jitter (no delay series)")
     src = "boundary" if "boundary_outage_share" in stats else "loss"
+    if src == "loss" and "loss_outage_share" not in stats and "hist_outage_share" in stats:
+        src = "hist"
     if f"{src}_outage_share" in stats:
         m["outage_probability"] = round(stats[f"{src}_outage_share"], 3)
         if f"{src}_outage_min_ms" in stats:
@@ -606,17 +1038,31 @@ def fit(stats: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
                 f"{stats[f'{src}_outage_max_ms']:.3g} ms",
             ]
     if "loss" in stats:
-        p = stats["loss_isolated"]
-        m["loss"] = [round(p, 6), round(p, 6)]
-        m["burst_rate"] = round(stats["bursts_per_s"], 4)
+        # round-trip probes: each direction loses 1 - sqrt(1 - p), and runs its own bursts
+        # (a round trip meets both directions' bursts: half the rate each)
+        up = stats.get("loss_up_share", 0.5)
+        q_up = round(split_round_trip_loss(stats["loss_isolated"], up), 6)
+        q_down = round(split_round_trip_loss(stats["loss_isolated"], 1 - up), 6)
+        m["loss"] = [q_up, q_up]
+        m["loss_ba"] = [q_down, q_down]
+        m["burst_rate"] = round(stats["bursts_per_s"] / 2, 4)
         if "burst_ms" in stats:
             m["burst_duration"] = f"{stats['burst_ms']:.3g} ms"
+    elif "hist_loss_floor" in stats:
+        # the dish's pings to its PoP are round trips too: the floor split evenly
+        q = round(split_round_trip_loss(stats["hist_loss_floor"]), 6)
+        m["loss"], m["loss_ba"] = [q, q], [q, q]
+        missing.append("burst_rate, burst_duration (the dish's history has a drop rate a second)")
+    elif "capacity" in m:
+        # the preset's loss for both, written out (`loss_ba` defaults to `loss`)
+        m["loss"], m["loss_ba"] = (list(STARLINK_LOSS[ROLE[d]]) for d in ("up", "down"))
+        missing.append("loss, burst_rate, burst_duration (no ping probes: the preset's)")
     else:
         missing.append("loss, burst_rate, burst_duration (no ping probes)")
     return m, missing
 
 
-def _mbit(x: float) -> str:
+def mbit(x: float) -> str:
     return f"{x:.3g} Mbit/s"
 
 
@@ -631,8 +1077,18 @@ def toml_table(model: dict[str, Any], comment: str = "") -> str:
 # -- the model's own statistics -----------------------------------------------------------------
 
 
-def model_samples(model: dict[str, Any], duration_s: int, seed: int = 1) -> dict[str, Any]:
-    """The model's a→b direction sampled every ms by the simulator's own code."""
+def model_samples(
+    model: dict[str, Any], duration_s: int, seed: int = 1, side: str = "ab"
+) -> dict[str, Any]:
+    """One direction of the model (`side`: "ab" or "ba") sampled every ms by the simulator's
+    own code."""
+    return model_samples_both(model, duration_s, seed)[side]
+
+
+def model_samples_both(
+    model: dict[str, Any], duration_s: int, seed: int = 1
+) -> dict[str, dict[str, Any]]:
+    """Both directions of the model ("ab", "ba") sampled every ms in one run."""
     from satcc import _native
     from satcc.scenario import from_dict, resolve
 
@@ -645,14 +1101,17 @@ def model_samples(model: dict[str, Any], duration_s: int, seed: int = 1) -> dict
     }
     config = resolve(from_dict(doc))
     s = _native.run_sim(config, sample_models_ns=1_000_000)["model_samples"]
-    keep = [
-        i
-        for i, (li, d) in enumerate(zip(s["link_id"], s["dir"], strict=True))
-        if li == 0 and d == "ab"
-    ]
-    return {
-        k: np.asarray([s[k][i] for i in keep]) for k in ("t_ns", "rate_bps", "delay_ns", "loss")
-    }
+    out = {}
+    for side in ("ab", "ba"):
+        keep = [
+            i
+            for i, (li, d) in enumerate(zip(s["link_id"], s["dir"], strict=True))
+            if li == 0 and d == side
+        ]
+        out[side] = {
+            k: np.asarray([s[k][i] for i in keep]) for k in ("t_ns", "rate_bps", "delay_ns", "loss")
+        }
+    return out
 
 
 def model_statistics(
@@ -661,15 +1120,23 @@ def model_statistics(
     interval_s: float = 0.01,
     seed: int = 1,
     delay_resolution_ms: float = 0.0,
+    side: str = "ab",
+    round_trip: bool = False,
 ) -> dict[str, float]:
-    """The statistics of the model's own output: delivery per ms from its mean rate per ms,
-    delay from its one-way delay (rounded to `delay_resolution_ms` when the recording it is
-    compared with was: the model's delay is continuous, a whole-ms recording is not), probes
-    lost with its loss probability at each probe."""
-    s = model_samples(model, duration_s, seed)
+    """The statistics of the model's own output: delivery per ms from the `side` direction's
+    mean rate per ms, delay from its one-way delay (with `round_trip`, half the sum of both
+    directions' delays, as a ping sees it; rounded to `delay_resolution_ms` when the
+    recording it is compared with was: the model's delay is continuous, a whole-ms recording
+    is not), probes lost with its loss probability at each probe (with `round_trip`, on the
+    way out or back)."""
+    both = model_samples_both(model, duration_s, seed)
+    s = both[side]
+    back = both["ba" if side == "ab" else "ab"] if round_trip else None
     rec = Recording("model", cap_ms=s["rate_bps"] * 0.001 / 8)
     rec.delay_t_ms = s["t_ns"] / 1e6
     rec.delay_ms = s["delay_ns"] / 1e6
+    if back is not None:
+        rec.delay_ms = (s["delay_ns"] + back["delay_ns"]) / 2e6
     if delay_resolution_ms > 0:
         rec.delay_ms = np.round(rec.delay_ms / delay_resolution_ms) * delay_resolution_ms
     probes = np.arange(0, duration_s * 1000, interval_s * 1000).astype(int)
@@ -678,6 +1145,8 @@ def model_statistics(
     # a probe is lost with the loss probability in force, or in an outage (the link idle for
     # OUTAGE_MIN_MS or more; a frame's idle part holds a probe for a few ms, it does not lose it)
     idle = s["rate_bps"] <= 0
+    if back is not None:
+        idle = idle | (back["rate_bps"] <= 0)
     outage = np.zeros(len(idle), bool)
     k = 0
     while k < len(idle):
@@ -690,6 +1159,8 @@ def model_statistics(
         else:
             k += 1
     rec.lost = (rng.random(len(probes)) < s["loss"][at]) | outage[at]
+    if back is not None:
+        rec.lost |= rng.random(len(probes)) < back["loss"][at]
     rec.probe_t_ms = probes.astype(float)
     rec.probe_interval_s = interval_s
     return statistics(rec, PHASE_WALL_MS)
@@ -705,6 +1176,8 @@ def refine(
     duration_s: int = 300,
     rounds: int = 5,
     interval_s: float = 0.01,
+    side: str = "ab",
+    round_trip: bool = False,
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """Simulated moments: adjust the within-epoch knobs until the model's own statistics meet
     the recording's (the 100 ms bins alias the frames, the 10 ms grid quantises the delay, so
@@ -712,7 +1185,9 @@ def refine(
     refined model and its statistics."""
     m = dict(model)
     res = stats.get("delay_resolution_ms", 0.0)
-    got = model_statistics(m, duration_s, interval_s, delay_resolution_ms=res)
+    got = model_statistics(
+        m, duration_s, interval_s, delay_resolution_ms=res, side=side, round_trip=round_trip
+    )
     prev: tuple[float, float] | None = None  # (frame_offset_sd ms, its spacing_corr)
     for _ in range(rounds):
         if "cap_cv" in stats and got.get("cap_cv") and "capacity_sigma" in m:
@@ -768,5 +1243,229 @@ def refine(
                 new = sd * (1.1 if miss > 0 else 0.9)
             prev = (sd, got["spacing_corr"])
             m["frame_offset_sd"] = f"{_clamp(new, sd / 2, sd * 2):.3g} ms"
-        got = model_statistics(m, duration_s, interval_s, delay_resolution_ms=res)
+        got = model_statistics(
+            m, duration_s, interval_s, delay_resolution_ms=res, side=side, round_trip=round_trip
+        )
     return m, got
+
+
+# -- several iperf3 runs (WetLinks-style 15 s runs, one per direction, ...) --------------------
+
+RUN_PIECE_MIN_S = 3  # a run's piece between two boundaries counts with this many whole seconds
+RUN_CLOCK_MS = 1000  # resolution of iperf3's start.timestamp.timesecs
+
+
+@dataclass
+class Runs:
+    """Epoch capacities from several iperf3 runs, per direction: each run is placed on the
+    15 s boundaries by its wall clock (`start.timestamp.timesecs`) and cut there; each piece
+    of at least RUN_PIECE_MIN_S whole intervals past a boundary is one epoch's mean capacity."""
+
+    pieces: dict[str, list[float]]  # direction -> piece means, Mbit/s
+    runs: dict[str, int]  # direction -> runs read
+    notes: list[str] = field(default_factory=list)
+
+    def statistics(self, direction: str) -> dict[str, float]:
+        p = self.pieces.get(direction, [])
+        if not p:
+            return {}
+        return {"cap_epoch_min": min(p), "cap_epoch_max": max(p), "epochs": float(len(p))}
+
+
+def read_runs(paths: list[Path], direction: str | None = None) -> Runs:
+    """Read several iperf3 runs (any length; `direction` overrides each run's own)."""
+    pieces: dict[str, list[float]] = {}
+    runs: dict[str, int] = {}
+    todo = [(path, None) for path in paths]
+    while todo:
+        path, want = todo.pop(0)
+        rec = read_recording(path, direction=want or direction)
+        if rec.bidir and want is None and direction is None:
+            todo.insert(0, (path, "up"))  # its uplink streams next
+        if rec.cap_ms is None or not rec.kind.startswith("iperf3"):
+            raise FitError(
+                f"{path}: expected an iperf3 JSON run (several recordings are iperf3 runs, "
+                f"placed by their wall clocks), found a {rec.kind}"
+            )
+        if rec.wall0_s is None:
+            raise FitError(
+                f"{path}: start.timestamp.timesecs: expected the run's wall clock (it places "
+                "the run on the 15 s boundaries)"
+            )
+        d = (direction if not rec.bidir else None) or rec.direction or "down"
+        runs[d] = runs.get(d, 0) + 1
+        step = rec.cap_step_ms
+        cap = rec.cap_ms
+        phase = round((PHASE_WALL_MS - (rec.wall0_s % 60) * 1000) % PERIOD_MS)
+        cuts = [0, *range(phase, len(cap), PERIOD_MS), len(cap)]
+        for a, b in itertools.pairwise(cuts):
+            # whole intervals from the first one starting SKIP_MS or more past the boundary;
+            # timesecs is whole seconds (the run started up to 1 s after it, so a cut is up
+            # to 1 s late): the second before each cut is left out too
+            lo = -(-(a + (SKIP_MS if a else 0)) // step) * step
+            hi = (b - (RUN_CLOCK_MS if b < len(cap) else 0)) // step * step
+            if hi - lo >= RUN_PIECE_MIN_S * 1000:
+                pieces.setdefault(d, []).append(float(cap[lo:hi].mean()) * 8 / 1e3)
+    return Runs(pieces, runs)
+
+
+# -- validation by prediction: fit one half in time, replay the other (`--validate`) ----------
+
+VALIDATE_CCAS = ("cubic", "bbr", "vegas")
+VALIDATE_QUEUE = "500 pkt"  # LeoReplayer's example run.sh
+
+
+@dataclass
+class Half:
+    """One half of a recording in time: its Recording and its replay files."""
+
+    name: str
+    rec: Recording
+    trace: Path
+    delay_csv: Path
+    seconds: int
+
+
+def halves(rec: Recording, out: Path) -> list[Half]:
+    """Cut a recording with a 1 ms delivery series and a delay series at its middle, each half
+    written as a Mahimahi trace (its 1500-byte opportunities) and a t_ms,delay_ms CSV."""
+    if rec.cap_ms is None or rec.cap_step_ms != 1 or rec.delay_ms is None:
+        raise FitError(
+            f"{rec.source}: --validate needs a delivery series at 1 ms and a delay series (a "
+            "Mahimahi/LeoReplayer trace with --delay, or a capture); found a "
+            f"{rec.kind} without one"
+        )
+    n = len(rec.cap_ms)
+    mid = n // 2
+    out_h = []
+    for name, a, b in (("first", 0, mid), ("second", mid, n)):
+        if b - a < 2 * PERIOD_MS:
+            raise FitError(
+                f"{rec.source}: --validate needs {4 * PERIOD_MS // 1000} s or more (two whole "
+                f"epochs in each half), found {n / 1000:.3g} s"
+            )
+        cap = rec.cap_ms[a:b]
+        keep = (rec.delay_t_ms >= a) & (rec.delay_t_ms < b)
+        h = Recording(
+            f"{rec.source} ({name} half)",
+            cap_ms=cap,
+            delay_t_ms=rec.delay_t_ms[keep] - a,
+            delay_ms=rec.delay_ms[keep],
+            kind=rec.kind,
+            delay_round_trip=rec.delay_round_trip,
+        )
+        if rec.phase_ms is not None:
+            h.phase_ms = round((rec.phase_ms - a) % PERIOD_MS)
+        # whole 1500-byte opportunities, the fraction carried on (Mahimahi's own law)
+        acc = np.floor(np.cumsum(cap) / 1500 + 1e-9).astype(np.int64)
+        stamps = np.repeat(np.arange(1, len(cap) + 1), np.diff(np.concatenate(([0], acc))))
+        trace = out / f"{name}.mahimahi"
+        trace.write_text("\n".join(map(str, stamps.tolist())) + "\n", encoding="utf-8")
+        csv = out / f"{name}.csv"
+        rows = ["t_ms,delay_ms"] + [
+            f"{t:.3f},{d:.3f}" for t, d in zip(h.delay_t_ms, h.delay_ms, strict=True)
+        ]
+        csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        out_h.append(Half(name, h, trace, csv, (b - a) // 1000))
+    return out_h
+
+
+def fit_half(h: Half, plan: str = "residential", refined: bool = True) -> dict[str, Any]:
+    """The half's model as `satcc trace fit --dir up` gives it (the flows run a→b), the same
+    path both ways as a replay has it."""
+    phase = find_phase(h.rec)
+    stats = statistics(h.rec, phase)
+    model, _ = fit(stats, "up", plan)
+    if refined:
+        model, _ = refine(model, stats, side="ab", round_trip=h.rec.delay_round_trip)
+    model["capacity_ba"] = model["capacity"]
+    return model
+
+
+def _flow_run(model: dict[str, Any], cca: str, seconds: int, seed: int) -> tuple[float, ...]:
+    """(goodput Mbit/s, RTT median ms, RTT p95 ms) of one flow a→b over `model`: the median of
+    its smoothed RTT sampled every 100 ms, the p95 of its RTT samples (the run's summary)."""
+    from satcc import registry
+    from satcc.scenario import from_dict
+
+    doc = {
+        "scenario": {"name": f"validate-{cca}", "duration": f"{seconds} s", "seed": seed},
+        "link": [{"a": "a", "b": "b", "model": model, "queue": VALIDATE_QUEUE}],
+        "flow": [{"name": cca, "from": "a", "to": "b", "cca": cca}],
+    }
+    r = registry.run("sim", from_dict(doc))
+    row = r.flows.iloc[0]
+    srtt = r.flow_series["srtt_ms"].dropna()
+    return (
+        float(row["goodput_bps"]) / 1e6,
+        float(srtt.median()) if len(srtt) else math.nan,
+        float(row["rtt_p95_ms"]),
+    )
+
+
+def validate(
+    rec: Recording,
+    out: Path,
+    seeds: int = 3,
+    ccas: tuple[str, ...] = VALIDATE_CCAS,
+    plan: str = "residential",
+    progress: Any = None,
+    refined: bool = True,
+) -> list[dict[str, Any]]:
+    """Both splits (fit the first half, replay the second; and the other way round), each CCA
+    over the fitted model and over the replay with seeds 1..`seeds`: one row per split and
+    CCA with the seed means. The replay and the model get the same random loss (the fitted
+    a→b loss's mean) and queue, so only the path's variation differs."""
+    hs = halves(rec, out)
+    fitted = {h.name: fit_half(h, plan, refined) for h in hs}
+    rows = []
+    for fit_h, rep_h in ((hs[0], hs[1]), (hs[1], hs[0])):
+        model = fitted[fit_h.name]
+        loss = float(np.mean(model["loss"]))
+        replay = {
+            "kind": "trace",
+            "mahimahi": str(rep_h.trace),
+            "delay_csv": str(rep_h.delay_csv),
+            "loss": loss,
+            "loss_ba": 0.0,
+        }
+        model = model | {"loss": [loss, loss], "loss_ba": [0.0, 0.0], "burst_rate": 0.0}
+        for cca in ccas:
+            got = {"fitted": [], "replay": []}
+            for seed in range(1, seeds + 1):
+                for kind, m in (("fitted", model), ("replay", replay)):
+                    got[kind].append(_flow_run(m, cca, rep_h.seconds, seed))
+                    if progress:
+                        progress(f"{fit_h.name}->{rep_h.name} {cca} seed {seed} {kind}")
+            row: dict[str, Any] = {"fit_half": fit_h.name, "replay_half": rep_h.name, "cca": cca}
+            for kind, v in got.items():
+                a = np.asarray(v)
+                row[kind] = {
+                    "goodput_mbps": float(a[:, 0].mean()),
+                    "rtt_p50_ms": float(a[:, 1].mean()),
+                    "rtt_p95_ms": float(a[:, 2].mean()),
+                }
+            rows.append(row)
+    return rows
+
+
+def validate_table(rows: list[dict[str, Any]], seeds: int) -> str:
+    """Markdown: per split and CCA, fitted vs replay and the difference."""
+    out = [
+        f"seed means over seeds 1-{seeds}; difference = fitted / replay - 1",
+        "",
+        (
+            "| fit → replay | CCA | goodput fitted / replay | diff | RTT median fitted / replay "
+            "| diff | RTT p95 fitted / replay | diff |"
+        ),
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        f, p = r["fitted"], r["replay"]
+        cells = []
+        for k, unit in (("goodput_mbps", "Mbit/s"), ("rtt_p50_ms", "ms"), ("rtt_p95_ms", "ms")):
+            d = 100 * (f[k] / p[k] - 1) if p[k] else math.nan
+            cells.append(f"{f[k]:.2f} / {p[k]:.2f} {unit} | {d:+.1f} %")
+        split = f"{r['fit_half']} → {r['replay_half']}"
+        out.append(f"| {split} | {r['cca']} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"

@@ -134,7 +134,7 @@ def initial_window(iw: int) -> None:
         f"initial-window-{iw}",
         f"The route's initcwnd {iw} is the first flight; one round trip of ACKs (every 2\n"
         f"segments) doubles it to {2 * iw}.",
-        extra=f"\nip route change 192.0.2.0/24 dev tun0 initcwnd {iw}",
+        extra=f"\nip route change 192.0.2.1 dev tun0 initcwnd {iw}",
     )
     s.write(3 * iw * MSS)
     for i in range(iw):

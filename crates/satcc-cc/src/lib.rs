@@ -26,11 +26,13 @@
 use satcc_core::{SimDuration, SimTime};
 
 pub mod algos;
+pub mod info;
 pub mod params;
 pub mod registry;
 
+pub use info::AlgoInfo;
 pub use params::{ParamError, ParamSpec, Params};
-pub use registry::{lookup, names, AlgoInfo};
+pub use registry::{lookup, names};
 
 /// Linux `TCP_INFINITE_SSTHRESH`: ssthresh before the first loss.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;

@@ -3,21 +3,8 @@
 //! The registry name is the scenario's `cca` value, the CLI word, and (prefixed `satcc_`)
 //! the `.name` of the BPF twin. `satcc cc list` / `satcc cc show NAME` print [`AlgoInfo`].
 
-use crate::params::ParamSpec;
+pub use crate::info::AlgoInfo;
 use crate::{algos, CongestionControl, ParamError, Params};
-
-/// What the registry knows of one algorithm.
-pub struct AlgoInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// Paper/RFC and the Linux file it follows.
-    pub source: &'static str,
-    /// The `[flow.cc]` parameters, declared once in the algorithm's file.
-    pub params: &'static [ParamSpec],
-    pub deviations: &'static [&'static str],
-    /// Build an instance from the scenario's parameters.
-    pub build: fn(&Params) -> Result<Box<dyn CongestionControl>, ParamError>,
-}
 
 /// Every algorithm, in the order `satcc cc list` prints them.
 pub fn all() -> &'static [&'static AlgoInfo] {
@@ -92,4 +79,21 @@ pub fn params_markdown() -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_dctcp_needs_ecn_as_in_linux() {
+        // In Linux, TCP_CONG_NEEDS_ECN is set by tcp_dctcp.c alone among the algorithms
+        // satcc has.
+        let needing: Vec<&str> = all()
+            .iter()
+            .filter(|a| a.needs_ecn)
+            .map(|a| a.name)
+            .collect();
+        assert_eq!(needing, ["dctcp"]);
+    }
 }

@@ -47,6 +47,9 @@ pub enum Source {
     Scenario,
     /// `RunResult.from_engine`, from other columns.
     Derived,
+    /// The field analyzer (`satcc analyze`; a campaign's `[[analyze]]` runs): what it adds
+    /// per input beside the result's tables.
+    Analyzer,
 }
 
 impl Source {
@@ -57,6 +60,7 @@ impl Source {
             Source::Udp => "udp",
             Source::Scenario => "scenario",
             Source::Derived => "derived",
+            Source::Analyzer => "analyzer",
         }
     }
 }
@@ -72,6 +76,29 @@ pub struct Column {
     pub nullable: bool,
     pub source: Source,
     pub doc: &'static str,
+    /// The sender's TCP state (null for UDP flows: `RunResult.from_engine` clears it).
+    pub tcp_state: bool,
+    /// Added to schema version 1 after results were first written with it: a result from
+    /// before it existed loads with it null (it never measured it).
+    pub added: bool,
+}
+
+impl Column {
+    /// This column with [`Column::tcp_state`] set.
+    const fn tcp_state(self) -> Column {
+        Column {
+            tcp_state: true,
+            ..self
+        }
+    }
+
+    /// This column with [`Column::added`] set.
+    const fn added(self) -> Column {
+        Column {
+            added: true,
+            ..self
+        }
+    }
 }
 
 /// One result table: its name (the Python dictionary key, the campaign store's view) and
@@ -97,10 +124,12 @@ const fn col(
         nullable,
         source,
         doc,
+        tcp_state: false,
+        added: false,
     }
 }
 
-use Source::{Derived, Engine, EngineOptional, Scenario, Udp};
+use Source::{Analyzer, Derived, Engine, EngineOptional, Scenario, Udp};
 use Type::{Bool, Float64, Int64, String};
 
 /// `flows.parquet`: one row per flow (after `count` expansion).
@@ -144,15 +173,15 @@ pub const FLOW_SERIES: Table = Table {
         col("t_s", Float64, "s", false, Engine, "start of the bin"),
         col("delivered_bytes", Int64, "B", true, Engine, "application bytes delivered in order in the bin (after a repair, what waited is released at once)"),
         col("goodput_bps", Float64, "bit/s", true, Derived, "`delivered_bytes × 8 / bin width` (the last bin may be shorter; analyze: the iperf3 interval)"),
-        col("received_bytes", Int64, "B", true, EngineOptional, "payload that reached the receiver in the bin, in order or not, duplicates included (sim; analyze: capture payload; null for the emulator, the model and iperf3)"),
-        col("received_bps", Float64, "bit/s", true, Derived, "`received_bytes × 8 / bin width`: bounded by the link, unlike `goodput_bps`"),
-        col("cwnd_bytes", Int64, "B", true, EngineOptional, "congestion window where it is measured in bytes: iperf3's `snd_cwnd` (analyze); else null"),
-        col("cwnd_pkts", Int64, "packets", true, Engine, "congestion window at the end of the bin"),
-        col("ssthresh_pkts", Int64, "packets", true, Engine, "slow-start threshold at the end of the bin (2147483647 = not yet set, as Linux)"),
-        col("srtt_ms", Float64, "ms", true, Engine, "smoothed RTT at the end of the bin (analyze: mean of the capture's RTT samples in the bin, iperf3's `rtt`)"),
-        col("inflight_pkts", Int64, "packets", true, Engine, "packets in flight at the end of the bin"),
-        col("pacing_rate_bps", Float64, "bit/s", true, Engine, "pacing rate at the end of the bin"),
-        col("retransmits", Int64, "packets", true, Engine, "segments retransmitted in the bin"),
+        col("received_bytes", Int64, "B", true, EngineOptional, "payload that reached the receiver in the bin, in order or not, duplicates included (sim; analyze: capture payload; null for the emulator, the model and iperf3)").added(),
+        col("received_bps", Float64, "bit/s", true, Derived, "`received_bytes × 8 / bin width`: bounded by the link, unlike `goodput_bps`").added(),
+        col("cwnd_bytes", Int64, "B", true, EngineOptional, "congestion window where it is measured in bytes: iperf3's `snd_cwnd` (analyze); else null").added(),
+        col("cwnd_pkts", Int64, "packets", true, Engine, "congestion window at the end of the bin").tcp_state(),
+        col("ssthresh_pkts", Int64, "packets", true, Engine, "slow-start threshold at the end of the bin (2147483647 = not yet set, as Linux)").tcp_state(),
+        col("srtt_ms", Float64, "ms", true, Engine, "smoothed RTT at the end of the bin (analyze: mean of the capture's RTT samples in the bin, iperf3's `rtt`)").tcp_state(),
+        col("inflight_pkts", Int64, "packets", true, Engine, "packets in flight at the end of the bin").tcp_state(),
+        col("pacing_rate_bps", Float64, "bit/s", true, Engine, "pacing rate at the end of the bin").tcp_state(),
+        col("retransmits", Int64, "packets", true, Engine, "segments retransmitted in the bin").tcp_state(),
     ],
 };
 
@@ -207,8 +236,99 @@ pub const SEQACK: Table = Table {
     ],
 };
 
+/// `analyze_flows.parquet` (an analyze run of a campaign): what `satcc analyze` adds per flow
+/// beside `flows` (the `--json` summary's extra keys); the store joins it into its `flows` view.
+#[rustfmt::skip]
+pub const ANALYZE_FLOWS: Table = Table {
+    name: "analyze_flows",
+    columns: &[
+        col("flow_id", Int64, "-", false, Analyzer, "`flows.id`"),
+        col("file", String, "-", false, Analyzer, "the input file"),
+        col("kind", String, "-", false, Analyzer, "`capture`, `iperf3` or `ping`"),
+        col("src", String, "-", true, Analyzer, "the sender's address (null for a ping log)"),
+        col("dst", String, "-", true, Analyzer, "the receiver's address (null for a ping log)"),
+        col("sport", Int64, "-", true, Analyzer, "the sender's port"),
+        col("dport", Int64, "-", true, Analyzer, "the receiver's port"),
+        col("conn", Int64, "-", true, Analyzer, "capture: the connection's index in the capture (tshark's `tcp.stream`)"),
+        col("packets", Int64, "packets", true, Analyzer, "capture: packets of this direction"),
+        col("payload_bytes", Int64, "B", true, Analyzer, "capture: payload bytes, retransmissions included"),
+        col("rtt_source", String, "-", true, Analyzer, "capture: the RTT estimator the `rtt_*` columns come from (docs/analyze.md)"),
+        col("capture_point", String, "-", true, Analyzer, "capture: `sender`, `receiver`, `between` or `unknown`"),
+        col("udp_lost", Int64, "packets", true, Analyzer, "iperf3 UDP (its report, or a capture of its datagrams): datagrams lost"),
+        col("udp_loss_rate", Float64, "-", true, Analyzer, "iperf3 UDP: `udp_lost` / datagrams sent"),
+        col("udp_jitter_ms", Float64, "ms", true, Analyzer, "iperf3 UDP: RFC 3550 interarrival jitter"),
+        col("loss_rate", Float64, "-", true, Analyzer, "ping log: probes lost / sent"),
+        col("bin_s", Float64, "s", true, Analyzer, "the width of the flow's bins (the capture's bin, the iperf3 interval)"),
+    ],
+};
+
+/// `pings.parquet` (an analyze run of a ping or nping log): every probe.
+#[rustfmt::skip]
+pub const PINGS: Table = Table {
+    name: "pings",
+    columns: &[
+        col("flow_id", Int64, "-", false, Analyzer, "`flows.id` of the log"),
+        col("seq", Int64, "-", false, Analyzer, "the probe's sequence number"),
+        col("t_s", Float64, "s", true, Analyzer, "when it was sent, from the log's first probe"),
+        col("t_epoch_s", Float64, "s", true, Analyzer, "Unix time, when the log has it (`ping -D`)"),
+        col("rtt_ms", Float64, "ms", true, Analyzer, "its round-trip time; null: no reply"),
+    ],
+};
+
 /// Every table, in the order docs/results.md describes them.
-pub const TABLES: &[Table] = &[FLOWS, FLOW_SERIES, LINK_SERIES, CC_SERIES, SEQACK];
+pub const TABLES: &[Table] = &[
+    FLOWS,
+    FLOW_SERIES,
+    LINK_SERIES,
+    CC_SERIES,
+    SEQACK,
+    ANALYZE_FLOWS,
+    PINGS,
+];
+
+/// The keys of each flow in the `--json` summary (and summary.json), in their order: columns
+/// of [`FLOWS`] (checked at compile time). A contract scripts rely on: add keys, never rename
+/// or reorder them (the order is not the file's column order).
+pub const SUMMARY_FLOW_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "from",
+    "to",
+    "cca",
+    "goodput_bps",
+    "delivered_bytes",
+    "sent_packets",
+    "retransmitted_packets",
+    "retransmission_rate",
+    "rtt_mean_ms",
+    "rtt_p95_ms",
+    "rtt_min_ms",
+    "fct_s",
+    "rto_count",
+    "recovery_count",
+    "proto",
+    "received_packets",
+    "lost_packets",
+    "loss_fraction",
+    "jitter_ms",
+];
+
+const _: () = {
+    let mut i = 0;
+    while i < SUMMARY_FLOW_KEYS.len() {
+        let mut found = false;
+        let mut j = 0;
+        while j < FLOWS.columns.len() {
+            found = found || same(FLOWS.columns[j].name, SUMMARY_FLOW_KEYS[i]);
+            j += 1;
+        }
+        assert!(
+            found,
+            "SUMMARY_FLOW_KEYS: a key that is not a column of FLOWS"
+        );
+        i += 1;
+    }
+};
 
 /// A record field's column type: what a Rust field of this type writes (a `Vec` is a column of
 /// its items; an `Option` may be null).

@@ -31,6 +31,7 @@ pub mod rng;
 pub mod routing;
 pub mod scenario;
 pub mod time;
+pub mod units;
 
 pub use rng::Rng;
-pub use time::{SimDuration, SimTime};
+pub use time::{Hz, SimDuration, SimTime};

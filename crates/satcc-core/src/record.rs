@@ -15,7 +15,9 @@ use crate::columns;
 ///
 /// `row` records hold one value per field; `columns` records one `Vec` per field (the field's
 /// type given as its item's), with `try_reserve` and `ROW_BYTES`, and optionally a row type
-/// (`rows Name`) that `push` appends.
+/// (`rows Name`) that `push` appends. Exported: satcc-pcap declares the flow columns a capture
+/// measures with it.
+#[macro_export]
 macro_rules! record {
     (@checks $name:ident, $table:ident, $req:ident, [$($field:ident)*]) => {
         $(
@@ -73,7 +75,7 @@ macro_rules! record {
                 [$((stringify!($field), $crate::columns::ColumnValue::cell(&self.$field))),*]
             }
         }
-        record!(@checks $name, $table, $req, [$($field)*]);
+        $crate::record!(@checks $name, $table, $req, [$($field)*]);
     };
     (
         $(#[$m:meta])*
@@ -85,7 +87,7 @@ macro_rules! record {
         pub struct $name {
             $( $(#[$fm])* pub $field: $ty, )*
         }
-        record!(@fields $name, $table, $req, [$($opt)*], [$($field: $ty),*]);
+        $crate::record!(@fields $name, $table, $req, [$($opt)*], [$($field: $ty),*]);
     };
     (
         $(#[$m:meta])*
@@ -97,7 +99,7 @@ macro_rules! record {
         pub struct $name {
             $( $(#[$fm])* pub $field: Vec<$ty>, )*
         }
-        record!(@fields $name, $table, $req, [$($opt)*], [$($field: Vec<$ty>),*]);
+        $crate::record!(@fields $name, $table, $req, [$($opt)*], [$($field: Vec<$ty>),*]);
         impl $name {
             /// Reserve room for `rows` more rows in every column, or fail without aborting:
             /// the series of a long run with short bins can exceed the memory a process may
@@ -122,13 +124,13 @@ macro_rules! record {
             $( $(#[$fm:meta])* pub $field:ident: $ty:ty, )*
         }
     ) => {
-        record! {
+        $crate::record! {
             $(#[$m])*
             pub struct $name in $table ($req $(, $opt)*) columns {
                 $( $(#[$fm])* pub $field: $ty, )*
             }
         }
-        record! {
+        $crate::record! {
             $(#[$rm])*
             pub struct $row in $table ($req $(, $opt)*) row {
                 $( $(#[$fm])* pub $field: $ty, )*

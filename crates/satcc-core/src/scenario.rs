@@ -12,6 +12,7 @@
 //! more, `routes`.
 
 mod build;
+pub mod file;
 
 pub use build::{
     DEFAULT_BIN_NS, DEFAULT_INITIAL_CWND, DEFAULT_MIN_RTO_NS, DEFAULT_MSS, DEFAULT_QUEUE,
@@ -113,13 +114,19 @@ fn is_true(b: &bool) -> bool {
 
 /// Ethernet's MTU, the default path MTU.
 pub const DEFAULT_MTU: u32 = 1500;
-/// Smallest path MTU: an IPv4 header and two 8-byte fragment units (RFC 791).
-pub const MIN_MTU: u32 = 36;
+/// Smallest path MTU: Linux's `IPV4_MIN_MTU`, the 68-byte datagram every IPv4 module must
+/// forward unfragmented (RFC 791). (The fragmenter itself needs only a header and two 8-byte
+/// fragment units, 36 B.)
+pub const MIN_MTU: u32 = 68;
+/// Largest path MTU: the largest IPv4 datagram.
+pub const MAX_MTU: u32 = 65_535;
 /// Largest tunnel overhead a flow may add per packet (an IPv4 datagram's size; real tunnels
 /// add tens of bytes). Keeps `wire_bytes + encap` far from u32 overflow.
 pub const MAX_ENCAP_BYTES: u32 = 65_535;
-/// Largest segment payload a flow may carry.
-pub const MAX_MSS: u32 = 65_000;
+/// Smallest segment payload: Linux `TCP_MIN_MSS`.
+pub const MIN_MSS: u32 = 88;
+/// Largest segment payload: the largest IPv4 datagram less 20 B of IP and 20 B of TCP header.
+pub const MAX_MSS: u32 = 65_495;
 /// Largest UDP payload in an IPv4 datagram.
 pub const MAX_UDP_PAYLOAD_BYTES: u32 = 65_507;
 
@@ -246,16 +253,20 @@ fn check_flow_sizes(
     encap_bytes: u32,
     udp: Option<(u64, u32)>,
 ) -> Result<(), String> {
-    if mtu < MIN_MTU {
-        return Err(format!("flow[{i}].mtu: must be at least {MIN_MTU} bytes"));
+    if !(MIN_MTU..=MAX_MTU).contains(&mtu) {
+        return Err(format!(
+            "flow[{i}].mtu: expected {MIN_MTU}..{MAX_MTU} bytes, found {mtu} B"
+        ));
     }
     if encap_bytes > MAX_ENCAP_BYTES {
         return Err(format!(
             "flow[{i}].encap: must be at most {MAX_ENCAP_BYTES} bytes"
         ));
     }
-    if mss == 0 || mss > MAX_MSS {
-        return Err(format!("flow[{i}].mss: must be in 1..{MAX_MSS} bytes"));
+    if !(MIN_MSS..=MAX_MSS).contains(&mss) {
+        return Err(format!(
+            "flow[{i}].mss: expected an integer in {MIN_MSS}..{MAX_MSS} bytes, found {mss}"
+        ));
     }
     if let Some((rate_bps, payload_bytes)) = udp {
         if rate_bps == 0 || payload_bytes == 0 || payload_bytes > MAX_UDP_PAYLOAD_BYTES {
@@ -791,13 +802,13 @@ mod tests {
                 "mss",
                 "",
                 json!(0),
-                "flow[0].mss: must be in 1..65000 bytes",
+                "flow[0].mss: expected an integer in 88..65495 bytes, found 0",
             ),
             (
                 "mtu",
                 "",
-                json!(35),
-                "flow[0].mtu: must be at least 36 bytes",
+                json!(67),
+                "flow[0].mtu: expected 68..65535 bytes, found 67 B",
             ),
             (
                 "encap_bytes",

@@ -171,6 +171,85 @@ impl fmt::Display for SimDuration {
     }
 }
 
+/// A kernel jiffies clock: `CONFIG_HZ` ticks per second, counted from the start of the run
+/// (Linux starts near −5 min; that matters only for the 32-bit wrap, and satcc's jiffies are
+/// 64-bit and never wrap). The one place jiffies are converted: every conversion is exact
+/// while its product fits in 64 bits and taken in 128 bits beyond, saturating at `u64::MAX`,
+/// so no input overflows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hz {
+    hz: u64,
+    /// Nanoseconds per jiffy when `hz` divides 10⁹ (then ⌊ns·hz/10⁹⌋ = ⌊ns/that⌋), else 0.
+    ns_per_jiffy: u64,
+}
+
+impl Hz {
+    /// `CONFIG_HZ=1000` (one jiffy = 1 ms): the common server build and the finest.
+    pub const KERNEL: Hz = Hz::new(1000);
+
+    /// A clock at `hz` ticks per second (at least 1: 0 is taken as 1).
+    pub const fn new(hz: u64) -> Self {
+        let hz = if hz == 0 { 1 } else { hz };
+        let ns_per_jiffy = if NS_PER_S.is_multiple_of(hz) {
+            NS_PER_S / hz
+        } else {
+            0
+        };
+        Hz { hz, ns_per_jiffy }
+    }
+
+    /// Ticks per second.
+    pub const fn get(self) -> u64 {
+        self.hz
+    }
+
+    /// `jiffies` at `t`: ⌊ns·hz / 10⁹⌋.
+    #[inline]
+    pub fn jiffies(self, t: SimTime) -> u64 {
+        let ns = t.as_nanos();
+        if let Some(j) = ns.checked_div(self.ns_per_jiffy) {
+            return j;
+        }
+        match ns.checked_mul(self.hz) {
+            Some(p) => p / NS_PER_S,
+            None => saturate(u128::from(ns) * u128::from(self.hz) / u128::from(NS_PER_S)),
+        }
+    }
+
+    /// `usecs_to_jiffies`: ⌈us·hz / 10⁶⌉ (the kernel rounds up).
+    #[inline]
+    pub fn usecs_to_jiffies(self, us: u64) -> u64 {
+        match us.checked_mul(self.hz) {
+            Some(p) => p.div_ceil(NS_PER_MS),
+            None => {
+                saturate((u128::from(us) * u128::from(self.hz)).div_ceil(u128::from(NS_PER_MS)))
+            }
+        }
+    }
+
+    /// `msecs_to_jiffies`: ⌈ms·hz / 1000⌉.
+    #[inline]
+    pub fn msecs_to_jiffies(self, ms: u64) -> u64 {
+        match ms.checked_mul(self.hz) {
+            Some(p) => p.div_ceil(1000),
+            None => saturate((u128::from(ms) * u128::from(self.hz)).div_ceil(1000)),
+        }
+    }
+
+    /// `jiffies_to_msecs`: ⌊j·1000 / hz⌋.
+    #[inline]
+    pub fn jiffies_to_msecs(self, j: u64) -> u64 {
+        match j.checked_mul(1000) {
+            Some(p) => p / self.hz,
+            None => saturate(u128::from(j) * 1000 / u128::from(self.hz)),
+        }
+    }
+}
+
+fn saturate(v: u128) -> u64 {
+    u64::try_from(v).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -213,5 +292,55 @@ mod tests {
             SimDuration::ZERO - SimDuration::from_secs(1),
             SimDuration::ZERO
         );
+    }
+
+    #[test]
+    fn jiffies_match_the_128_bit_formula_at_every_hz_and_saturate_at_the_edges() {
+        let exact = |ns: u64, hz: u64| (u128::from(ns) * u128::from(hz) / 1_000_000_000) as u64;
+        for hz in [1u64, 100, 250, 300, 1000, 1024, 1_000_000] {
+            let c = Hz::new(hz);
+            let edge = u64::MAX / hz;
+            for v in [
+                0,
+                1,
+                999_999,
+                1_000_000,
+                2_999_999,
+                edge - 1,
+                edge,
+                edge.saturating_add(1),
+                u64::MAX,
+            ] {
+                assert_eq!(
+                    c.jiffies(SimTime::from_nanos(v)),
+                    exact(v, hz),
+                    "ns {v} hz {hz}"
+                );
+                let us = (u128::from(v) * u128::from(hz)).div_ceil(1_000_000);
+                assert_eq!(
+                    c.usecs_to_jiffies(v) as u128,
+                    us.min(u64::MAX as u128),
+                    "us {v}"
+                );
+                let ms = (u128::from(v) * u128::from(hz)).div_ceil(1000);
+                assert_eq!(
+                    c.msecs_to_jiffies(v) as u128,
+                    ms.min(u64::MAX as u128),
+                    "ms {v}"
+                );
+                let back = u128::from(v) * 1000 / u128::from(hz);
+                assert_eq!(
+                    c.jiffies_to_msecs(v) as u128,
+                    back.min(u64::MAX as u128),
+                    "j {v}"
+                );
+            }
+        }
+        let k = Hz::KERNEL;
+        assert_eq!(k.jiffies(SimTime::from_nanos(2_999_999)), 2);
+        assert_eq!(k.usecs_to_jiffies(1), 1);
+        assert_eq!(k.usecs_to_jiffies(1001), 2);
+        assert_eq!(k.msecs_to_jiffies(20), 20);
+        assert_eq!(Hz::new(0).get(), 1);
     }
 }

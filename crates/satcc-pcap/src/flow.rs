@@ -333,6 +333,7 @@ pub struct PacketTable {
     /// ns since the capture's first packet.
     pub t_ns: Vec<i64>,
     pub flow_id: Vec<u32>,
+    /// Per-protocol connection index, as the flows' `conn` (tshark's `tcp.stream` / `udp.stream`).
     pub conn: Vec<u32>,
     pub proto: Vec<u8>,
     pub dir: Vec<u8>,
@@ -691,7 +692,7 @@ impl Analyzer {
             p.frame.push(f.number);
             p.t_ns.push(now - first);
             p.flow_id.push(fid);
-            p.conn.push(ci);
+            p.conn.push(self.conns[ci as usize].index);
             p.proto.push(PROTO_TCP);
             p.dir.push(d as u8);
             p.len.push(t.seglen);
@@ -744,7 +745,7 @@ impl Analyzer {
             p.frame.push(f.number);
             p.t_ns.push(now - first);
             p.flow_id.push(fid);
-            p.conn.push(ci);
+            p.conn.push(self.conns[ci as usize].index);
             p.proto.push(PROTO_UDP);
             p.dir.push(d as u8);
             p.len.push(u.len);

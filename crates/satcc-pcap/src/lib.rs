@@ -22,6 +22,7 @@ pub mod capture;
 pub mod decode;
 pub mod flow;
 pub mod tshark;
+pub mod write;
 
 use std::io::Read;
 use std::path::Path;
@@ -43,6 +44,32 @@ pub struct IperfUdpReport {
     pub counter64: bool,
 }
 
+satcc_core::record! {
+    /// The columns of the result's `flows` table a capture measures for one flow direction,
+    /// named and typed as satcc-core's columns.rs declares them (the compiler checks it); the
+    /// bindings hand them to Python under those names (`cells()`).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct FlowColumns in FLOWS (Derived, Engine) row {
+        /// `delivered_bytes` over the time from the connection's first packet to the last
+        /// packet that carried new data.
+        pub goodput_bps: f64,
+        /// New bytes: advance of the highest sequence number (TCP), payload (UDP).
+        pub delivered_bytes: u64,
+        /// Packets with payload (TCP) or datagrams with payload (UDP).
+        pub sent_packets: u64,
+        /// Data packets tshark's `tcp.analysis.retransmission` matches (incl. fast and
+        /// spurious).
+        pub retransmitted_packets: u64,
+        /// `retransmitted_packets / sent_packets` (study 001's metric; 0 when none was sent).
+        pub retransmission_rate: f64,
+        pub rtt_mean_ms: Option<f64>,
+        pub rtt_p95_ms: Option<f64>,
+        pub rtt_min_ms: Option<f64>,
+        /// Connection start to the last new data, when this direction sent a FIN.
+        pub fct_s: Option<f64>,
+    }
+}
+
 /// Summary of one flow direction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowReport {
@@ -62,29 +89,15 @@ pub struct FlowReport {
     pub end_s: f64,
     pub packets: u64,
     pub payload_bytes: u64,
-    /// Packets with payload (TCP) or datagrams with payload (UDP).
-    pub sent_packets: u64,
-    /// New bytes: advance of the highest sequence number (TCP), payload (UDP).
-    pub delivered_bytes: u64,
-    /// `delivered_bytes` over the time from the connection's first packet to the last packet
-    /// that carried new data.
-    pub goodput_bps: f64,
-    /// Data packets tshark's `tcp.analysis.retransmission` matches (incl. fast and spurious).
-    pub retransmitted_packets: u64,
-    /// `retransmitted_packets / sent_packets` (study 001's metric).
-    pub retransmission_rate: f64,
+    /// What the direction measured of the result's `flows` columns.
+    pub columns: FlowColumns,
     /// Packets carrying each analysis flag, all packets (incl. SYN/FIN), in `tshark::aflag::NAMES` order.
     pub flag_counts: [u64; 15],
-    pub rtt_mean_ms: Option<f64>,
-    pub rtt_p95_ms: Option<f64>,
-    pub rtt_min_ms: Option<f64>,
     pub rtt_samples: u64,
     /// "data-ack", "tsval" or "none": which estimator `rtt_*` come from.
     pub rtt_source: &'static str,
     pub ts_rtt_mean_ms: Option<f64>,
     pub ts_rtt_samples: u64,
-    /// Connection start to the last new data, when this direction sent a FIN.
-    pub fct_s: Option<f64>,
     pub syn: u32,
     pub fin: u32,
     pub rst: u32,
@@ -151,26 +164,28 @@ fn report(a: &Analyzer) -> Vec<FlowReport> {
                 end_s: rel(s.last_ts),
                 packets: s.packets,
                 payload_bytes: s.payload_bytes,
-                sent_packets: sent,
-                delivered_bytes: s.new_bytes,
-                goodput_bps,
-                retransmitted_packets: retx,
-                retransmission_rate: if sent > 0 {
-                    retx as f64 / sent as f64
-                } else {
-                    0.0
+                columns: FlowColumns {
+                    goodput_bps,
+                    delivered_bytes: s.new_bytes,
+                    sent_packets: sent,
+                    retransmitted_packets: retx,
+                    retransmission_rate: if sent > 0 {
+                        retx as f64 / sent as f64
+                    } else {
+                        0.0
+                    },
+                    rtt_mean_ms: rtt.mean_ms(),
+                    rtt_p95_ms: rtt.quantile_ms(0.95),
+                    rtt_min_ms: rtt.min_ms(),
+                    fct_s: (tcp && s.fin > 0)
+                        .then(|| s.last_new_data_ts.map(|t| (t - c.start_ts) as f64 / NS))
+                        .flatten(),
                 },
                 flag_counts: s.flag_counts,
-                rtt_mean_ms: rtt.mean_ms(),
-                rtt_p95_ms: rtt.quantile_ms(0.95),
-                rtt_min_ms: rtt.min_ms(),
                 rtt_samples: rtt.count,
                 rtt_source,
                 ts_rtt_mean_ms: s.rtt_ts.mean_ms(),
                 ts_rtt_samples: s.rtt_ts.count,
-                fct_s: (tcp && s.fin > 0)
-                    .then(|| s.last_new_data_ts.map(|t| (t - c.start_ts) as f64 / NS))
-                    .flatten(),
                 syn: s.syn,
                 fin: s.fin,
                 rst: s.rst,

@@ -144,7 +144,7 @@ fn check(data: &[u8]) {
             let per_flow: u64 = a.flows.iter().map(|f| f.packets).sum();
             assert_eq!(per_flow, a.stats.tcp_packets + a.stats.udp_packets);
             for f in &a.flows {
-                assert!(f.retransmitted_packets <= f.sent_packets);
+                assert!(f.columns.retransmitted_packets <= f.columns.sent_packets);
                 let binned: u64 = f.bins.payload_bytes.iter().sum();
                 assert!(binned <= f.payload_bytes);
                 if a.stats.unbinned_packets == 0 {

@@ -5,12 +5,12 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use satcc_core::columns::{Cell, TABLES};
+use satcc_core::columns::{Cell, SUMMARY_FLOW_KEYS, TABLES};
 
 use crate::sim::{floats, ints, list_of};
 
 /// Every result table's columns in file order: `{table: [(name, type, unit, nullable,
-/// source, doc), ...]}` (see `_native.pyi`).
+/// source, doc, tcp_state, added), ...]}` (see `_native.pyi`).
 #[pyfunction]
 fn result_columns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
@@ -28,6 +28,10 @@ fn result_columns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
                         .into_any(),
                     c.source.name().into_pyobject(py)?.into_any(),
                     c.doc.into_pyobject(py)?.into_any(),
+                    pyo3::types::PyBool::new(py, c.tcp_state)
+                        .to_owned()
+                        .into_any(),
+                    pyo3::types::PyBool::new(py, c.added).to_owned().into_any(),
                 ],
             )?)?;
         }
@@ -36,8 +40,15 @@ fn result_columns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// The keys of each flow in the `--json` summary, in order (`columns::SUMMARY_FLOW_KEYS`).
+#[pyfunction]
+fn summary_flow_keys() -> Vec<&'static str> {
+    SUMMARY_FLOW_KEYS.to_vec()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(result_columns, m)?)
+    m.add_function(wrap_pyfunction!(result_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_flow_keys, m)?)
 }
 
 /// A record's columns (`cells()`) into `d`, each under its declared name.

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use satcc_core::scenario::Flow;
+use satcc_core::scenario::{Flow, Pacing};
 use satcc_core::{SimDuration, SimTime};
 use satcc_sim::tcp::endpoint::{Endpoint, WireEcn, WireOpt, WireSeg};
 
@@ -84,7 +84,8 @@ pub struct DrillEndpoint {
 impl DrillEndpoint {
     #[new]
     #[pyo3(signature = (cca="cubic", sack=true, timestamps=true, window_scaling=true,
-        rwnd_bytes=33_554_432, rcvbuf_autotune=true, ecn=2, initial_cwnd=10, sndbuf_bytes=None, slow_start_after_idle=false))]
+        rwnd_bytes=33_554_432, rcvbuf_autotune=true, ecn=2, initial_cwnd=10, sndbuf_bytes=None, slow_start_after_idle=false,
+        pacing="auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         cca: &str,
@@ -97,8 +98,21 @@ impl DrillEndpoint {
         initial_cwnd: u32,
         sndbuf_bytes: Option<u64>,
         slow_start_after_idle: bool,
+        pacing: &str,
     ) -> PyResult<Self> {
         let mut cfg = Flow::bulk(0, 0, 1, cca);
+        // "on": every socket paced, as under the fq qdisc; "auto": only when the
+        // algorithm asks (BBR), as under pfifo.
+        cfg.pacing = match pacing {
+            "auto" => Pacing::Auto,
+            "on" => Pacing::On,
+            "off" => Pacing::Off,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "pacing: expected auto, on or off, found {other:?}"
+                )))
+            }
+        };
         cfg.sack = sack;
         cfg.timestamps = timestamps;
         cfg.window_scaling = window_scaling;

@@ -11,8 +11,10 @@ mod columns;
 mod drill;
 mod parquet;
 mod pcap;
+mod scenario;
 mod sim;
 mod trace;
+mod units;
 
 /// Out of memory in Rust code: one line and exit 1, never an abort (satcc_core::mem).
 #[global_allocator]
@@ -183,6 +185,11 @@ fn scenario_defaults<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("bin_ns", b::DEFAULT_BIN_NS)?;
     d.set_item("seed", b::DEFAULT_SEED)?;
     d.set_item("queue_pkts", queue_pkts)?;
+    // the limits, declared once beside the checks that use them (scenario.rs)
+    d.set_item("min_mss", b::MIN_MSS)?;
+    d.set_item("max_mss", b::MAX_MSS)?;
+    d.set_item("min_mtu", b::MIN_MTU)?;
+    d.set_item("max_mtu", b::MAX_MTU)?;
     Ok(d)
 }
 
@@ -219,6 +226,8 @@ fn quiet_panic_hook(info: &std::panic::PanicHookInfo<'_>) {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     std::panic::set_hook(Box::new(quiet_panic_hook));
     calc::register(m)?;
+    units::register(m)?;
+    scenario::register(m)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     m.add_function(wrap_pyfunction!(cc_info, m)?)?;
     m.add_function(wrap_pyfunction!(cc_check, m)?)?;

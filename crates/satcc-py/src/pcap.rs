@@ -1,5 +1,5 @@
 //! Bindings to the capture analyzer (crates/satcc-pcap): `pcap_analyze`, `pcap_analyze_bytes`,
-//! `pcap_flag_names`. Contract in `python/satcc/_native.pyi` (section "capture analyzer").
+//! `pcap_flag_names`, `pcap_flow_columns`. Contract in `python/satcc/_native.pyi` (section "capture analyzer").
 //! Column tables come back as `(dtype, bytes)` pairs for `numpy.frombuffer`, so a
 //! million-packet table costs one copy, not a million Python objects.
 
@@ -11,7 +11,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use satcc_pcap::tshark::aflag::NAMES;
-use satcc_pcap::{analyze_bytes, analyze_path, Analysis, CaptureError, Format, Options};
+use satcc_pcap::{
+    analyze_bytes, analyze_path, Analysis, CaptureError, FlowColumns, Format, Options,
+};
+
+use crate::columns::set_cells;
 
 /// How often the progress callback is called at most.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
@@ -113,24 +117,16 @@ fn to_py<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDict>> {
         fd.set_item("end_s", f.end_s)?;
         fd.set_item("packets", f.packets)?;
         fd.set_item("payload_bytes", f.payload_bytes)?;
-        fd.set_item("sent_packets", f.sent_packets)?;
-        fd.set_item("delivered_bytes", f.delivered_bytes)?;
-        fd.set_item("goodput_bps", f.goodput_bps)?;
-        fd.set_item("retransmitted_packets", f.retransmitted_packets)?;
-        fd.set_item("retransmission_rate", f.retransmission_rate)?;
+        set_cells(&fd, f.columns.cells())?; // the flows columns, under their declared names
         let fc = PyDict::new(py);
         for (name, n) in NAMES.iter().zip(f.flag_counts.iter()) {
             fc.set_item(*name, *n)?;
         }
         fd.set_item("flag_counts", fc)?;
-        fd.set_item("rtt_mean_ms", f.rtt_mean_ms)?;
-        fd.set_item("rtt_p95_ms", f.rtt_p95_ms)?;
-        fd.set_item("rtt_min_ms", f.rtt_min_ms)?;
         fd.set_item("rtt_samples", f.rtt_samples)?;
         fd.set_item("rtt_source", f.rtt_source)?;
         fd.set_item("ts_rtt_mean_ms", f.ts_rtt_mean_ms)?;
         fd.set_item("ts_rtt_samples", f.ts_rtt_samples)?;
-        fd.set_item("fct_s", f.fct_s)?;
         fd.set_item("syn", f.syn)?;
         fd.set_item("fin", f.fin)?;
         fd.set_item("rst", f.rst)?;
@@ -244,6 +240,12 @@ fn pcap_analyze_bytes<'py>(
     to_py(py, &a)
 }
 
+/// The `flows` columns each capture flow direction holds (`FlowColumns`), in order.
+#[pyfunction]
+fn pcap_flow_columns() -> Vec<&'static str> {
+    FlowColumns::FIELDS.iter().map(|f| f.name).collect()
+}
+
 /// Names of the analysis flag bits, bit 0 first (tshark field names without `tcp.analysis.`).
 #[pyfunction]
 fn pcap_flag_names() -> Vec<&'static str> {
@@ -255,5 +257,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pcap_analyze, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_analyze_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_flag_names, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_flow_columns, m)?)?;
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! `run_sim`: dict config in, dict of summaries and columnar series out.
 
+use std::fs::File;
+use std::io::BufWriter;
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyMemoryError, PyValueError};
@@ -10,6 +12,7 @@ use pyo3::types::{PyDict, PyList};
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries, SeqAckSeries, UdpColumns};
 use satcc_core::scenario::Resolved;
 use satcc_core::{SimDuration, SimTime};
+use satcc_sim::capture::{parse_point, Capture, Tap};
 
 /// A Python dictionary as JSON (how the resolved scenario reaches satcc-core's reader).
 pub(crate) fn to_json(d: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::Value> {
@@ -23,7 +26,10 @@ pub(crate) fn to_json(d: &Bound<'_, PyAny>, path: &str) -> PyResult<serde_json::
 }
 
 /// A JSON value as the Python object `json.loads` makes of it.
-fn from_json<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn from_json<'py>(
+    py: Python<'py>,
+    v: &impl serde::Serialize,
+) -> PyResult<Bound<'py, PyAny>> {
     let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
     py.import("json")?.call_method1("loads", (text,))
 }
@@ -57,6 +63,12 @@ pub fn resolve<'py>(
 ) -> PyResult<Bound<'py, ResolvedScenario>> {
     let r = satcc_core::scenario::resolve_json(&to_json(scenario.as_any(), "config")?)
         .map_err(PyValueError::new_err)?;
+    handle(py, r)
+}
+
+/// A resolved scenario as Python holds it: each flow's algorithm checked through satcc-cc, the
+/// dictionary form made once.
+pub(crate) fn handle(py: Python<'_>, r: Resolved) -> PyResult<Bound<'_, ResolvedScenario>> {
     for (i, f) in r.scenario.flows.iter().enumerate() {
         crate::check_cc(&f.cca, f.cc.as_ref())
             .map_err(|e| PyValueError::new_err(format!("flow[{i}].cc: {e}")))?;
@@ -157,12 +169,13 @@ fn link_series_to_py<'py>(py: Python<'py>, s: &LinkSeries) -> PyResult<Bound<'py
 /// Run the simulator on a resolved scenario: `resolve`'s result, or a RESOLVED dictionary
 /// (see `_native.pyi`).
 #[pyfunction]
-#[pyo3(signature = (config, progress=None, sample_models_ns=None))]
+#[pyo3(signature = (config, progress=None, sample_models_ns=None, capture=None))]
 pub fn run_sim<'py>(
     py: Python<'py>,
     config: &Bound<'py, PyAny>,
     progress: Option<PyObject>,
     sample_models_ns: Option<u64>,
+    capture: Option<(std::path::PathBuf, Vec<String>)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     // a RESOLVED dictionary: read, and its routes checked against the scenario's
     let read;
@@ -177,41 +190,21 @@ pub fn run_sim<'py>(
     if let Some(step) = sample_models_ns {
         return sample_models(py, r, step);
     }
-    let mut world =
-        satcc_sim::world::World::new(r).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    world
-        .reserve_series()
-        .map_err(|e| PyMemoryError::new_err(e.to_string()))?;
-    let mut last = Instant::now();
-    let mut err: Option<PyErr> = None;
-    // The simulation runs without the GIL (other Python threads go on: the CLI imports its
-    // result writer meanwhile); the progress callback takes it a few times a second.
-    let out = py.allow_threads(|| {
-        let mut cb = |frac: f64| -> bool {
-            // Throttle to a few calls a second of wall time; honour Ctrl-C.
-            if frac < 1.0 && last.elapsed() < Duration::from_millis(200) {
-                return true;
-            }
-            last = Instant::now();
-            Python::with_gil(|py| {
-                if let Err(e) = py.check_signals() {
-                    err = Some(e);
-                    return false;
-                }
-                if let Some(p) = &progress {
-                    if let Err(e) = p.call1(py, (frac,)) {
-                        err = Some(e);
-                        return false;
-                    }
-                }
-                true
-            })
-        };
-        world.run(&mut cb)
-    });
-    if let Some(e) = err {
-        return Err(e);
-    }
+    let (out, captures) = match capture {
+        None => {
+            let world = satcc_sim::world::World::new(r)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            (run_world(py, world, progress)?, Vec::new())
+        }
+        Some((dir, points)) => {
+            let (mut cap, names) = open_captures(r, &dir, &points)?;
+            let world = satcc_sim::world::World::with_tap(r, &mut cap)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let out = run_world(py, world, progress)?;
+            cap.finish().map_err(pyo3::exceptions::PyOSError::new_err)?;
+            (out, names)
+        }
+    };
     // The conversions below write the records by iterating their declared columns
     // (`set_cells`). The UDP, seqack and cc blocks stay in this body: moved into functions of
     // their own, LLVM stopped inlining `World::run` here and `satcc sim
@@ -251,6 +244,7 @@ pub fn run_sim<'py>(
         SimDuration::from_nanos(r.scenario.duration_ns).as_secs_f64(),
     )?;
     d.set_item("stats", stats)?;
+    d.set_item("captures", captures)?;
     match &out.seqack {
         Some(t) => {
             let s = SeqAckSeries {
@@ -279,6 +273,79 @@ pub fn run_sim<'py>(
         None => d.set_item("cc_series", py.None())?,
     }
     Ok(d)
+}
+
+/// Capture files (`satcc_sim::capture`) for `points` in `dir`, each through a buffered file;
+/// with their names. A point the scenario has no place for is a ValueError, a file that
+/// cannot be created an OSError naming it.
+fn open_captures(
+    r: &Resolved,
+    dir: &std::path::Path,
+    points: &[String],
+) -> PyResult<(Capture<BufWriter<File>>, Vec<String>)> {
+    let points = points
+        .iter()
+        .map(|p| parse_point(r, p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(PyValueError::new_err)?;
+    let mut names = Vec::new();
+    let cap = Capture::new(r, &points, |name| {
+        names.push(name.to_string());
+        Ok(BufWriter::with_capacity(
+            CAPTURE_BUFFER_BYTES,
+            File::create(dir.join(name))?,
+        ))
+    })
+    .map_err(pyo3::exceptions::PyOSError::new_err)?;
+    Ok((cap, names))
+}
+
+/// Each capture file's write buffer: a few hundred 160-byte blocks per `write`.
+const CAPTURE_BUFFER_BYTES: usize = 1 << 16;
+
+/// Run `world` without the GIL (other Python threads go on: the CLI imports its result writer
+/// meanwhile); the progress callback takes it a few times a second.
+// Inlined, so `World::run` stays inlined into `run_sim` as it was (see below).
+#[inline(always)]
+fn run_world<T: Tap + Send>(
+    py: Python<'_>,
+    mut world: satcc_sim::world::World<T>,
+    progress: Option<PyObject>,
+) -> PyResult<satcc_sim::SimOutput> {
+    world
+        .reserve_series()
+        .map_err(|e| PyMemoryError::new_err(e.to_string()))?;
+    let mut last = Instant::now();
+    let mut err: Option<PyErr> = None;
+    // The simulation runs without the GIL (other Python threads go on: the CLI imports its
+    // result writer meanwhile); the progress callback takes it a few times a second.
+    let out = py.allow_threads(|| {
+        let mut cb = |frac: f64| -> bool {
+            // Throttle to a few calls a second of wall time; honour Ctrl-C.
+            if frac < 1.0 && last.elapsed() < Duration::from_millis(200) {
+                return true;
+            }
+            last = Instant::now();
+            Python::with_gil(|py| {
+                if let Err(e) = py.check_signals() {
+                    err = Some(e);
+                    return false;
+                }
+                if let Some(p) = &progress {
+                    if let Err(e) = p.call1(py, (frac,)) {
+                        err = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })
+        };
+        world.run(&mut cb)
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    Ok(out)
 }
 
 /// Probe mode (`sample_models_ns`): every link direction's model sampled on a grid of `step_ns`

@@ -20,6 +20,10 @@
 //!
 //! `--direct` (one group): no access link and no router, the sender wired to the receiver by
 //! the bottleneck alone, its one-way delay half the RTT — htsim's shape for `bench/sim/htsim.sh`.
+//! `--chain N` (one group): the same path cut into N links in series, each with 1/N of the
+//! delay: the first is the bottleneck (rate, queue, loss), the others access-class links
+//! (10 Gbit/s, never full) — the link count's cost for `bench/sim/scale.sh`; `--chain 1` is
+//! `--direct`.
 //!
 //! Output fields: `topology` (`dumbbell` or `direct`), `wall_s` and `cpu_s` (the event loop only, not set-up), `events` (heap pops),
 //! `peak_pending_events` (most events in the heap at once),
@@ -64,6 +68,8 @@ struct Args {
     /// (no access link, no router), whose one-way delay is then half the RTT: htsim's shape
     /// (bench/sim/htsim_dumbbell.cc: one queue and one pipe forward, one pipe back).
     direct: bool,
+    /// `--chain N`: the direct path as N links in series.
+    chain: u32,
 }
 
 fn usage(msg: &str) -> ! {
@@ -71,7 +77,7 @@ fn usage(msg: &str) -> ! {
     eprintln!(
         "usage: bench_sim --cca NAME --rate-bps N --group RTT_MS:COUNT [--group ...] \
          (--queue-bytes N | --queue-pkts N) [--loss P] [--mss BYTES] [--secs S] [--seed N] \
-         [--bneck-delay-us US] [--cc-param KEY=VALUE ...] | --list-ccas"
+         [--bneck-delay-us US] [--direct | --chain N] [--cc-param KEY=VALUE ...] | --list-ccas"
     );
     exit(2)
 }
@@ -95,6 +101,7 @@ fn parse_args() -> Args {
         bneck_delay_us: DEFAULT_BNECK_DELAY_US,
         params: Map::new(),
         direct: false,
+        chain: 1,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -132,6 +139,10 @@ fn parse_args() -> Args {
                 a.params.insert(k.to_string(), value);
             }
             "--direct" => a.direct = true,
+            "--chain" => {
+                a.chain = parse(&flag, it.next());
+                a.direct = true;
+            }
             "--list-ccas" => {
                 // The registry's names, one a line (bench/sim/run.sh picks CUBIC if present).
                 for n in satcc_cc::names() {
@@ -147,7 +158,10 @@ fn parse_args() -> Args {
         usage("--rate-bps and at least one --group are required");
     }
     if a.direct && a.groups.len() != 1 {
-        usage("--direct takes exactly one --group (its RTT sets the link's delay)");
+        usage("--direct and --chain take exactly one --group (its RTT sets the link's delay)");
+    }
+    if a.chain == 0 {
+        usage("--chain wants at least 1 link");
     }
     a
 }
@@ -211,18 +225,33 @@ fn build(a: &Args) -> Scenario {
     scenario(a, &nodes, links, flows)
 }
 
-/// `--direct`: s0 ─bottleneck(rate, RTT/2 each way, queue, loss →)─ d.
+/// `--direct`: s0 ─bottleneck(rate, RTT/2 each way, queue, loss →)─ d; `--chain N`: s0 ─ h1 ─
+/// … ─ h{N-1} ─ d, each link with 1/N of the delay, the first the bottleneck, the others
+/// access links.
 fn build_direct(a: &Args) -> Scenario {
     let (rtt_ms, count) = a.groups[0];
     let half_rtt_ns = (rtt_ms * 1000.0 / 2.0).round() as u64 * 1000;
-    let flows = (0..count).map(|i| flow(a, i, 0, 1)).collect();
-    let link = Link {
+    let n = a.chain as usize;
+    let delay_ns = half_rtt_ns / n as u64;
+    let mut names = vec!["s0".to_string()];
+    names.extend((1..n).map(|i| format!("h{i}")));
+    names.push("d".into());
+    let flows = (0..count).map(|i| flow(a, i, 0, n)).collect();
+    let access = Direction::new(
+        ACCESS_RATE_BPS,
+        delay_ns,
+        0.0,
+        QueueSpec::Packets(ACCESS_QUEUE_PKTS),
+    );
+    let mut links = vec![Link {
         a: 0,
         b: 1,
-        ab: Direction::new(a.rate_bps, half_rtt_ns, a.loss, a.queue),
-        ba: Direction::new(a.rate_bps, half_rtt_ns, 0.0, a.queue),
-    };
-    scenario(a, &["s0", "d"], vec![link], flows)
+        ab: Direction::new(a.rate_bps, delay_ns, a.loss, a.queue),
+        ba: Direction::new(a.rate_bps, delay_ns, 0.0, a.queue),
+    }];
+    links.extend((1..n).map(|i| Link::symmetric(i, i + 1, access.clone())));
+    let nodes: Vec<&str> = names.iter().map(String::as_str).collect();
+    scenario(a, &nodes, links, flows)
 }
 
 /// CPU time this thread has run, seconds (Linux `/proc/thread-self/schedstat`, first field,
@@ -263,7 +292,11 @@ fn main() {
         "{{\"tool\":\"satcc\",\"topology\":\"{}\",\"cca\":\"{}\",\"rate_bps\":{},\"groups\":[{}],\"secs\":{},\"wall_s\":{:.4},\"cpu_s\":{},\
          \"events\":{},\"peak_pending_events\":{},\"packets\":{},\"data_segments\":{},\"retransmissions\":{},\"events_per_s\":{:.0},\
          \"packets_per_s\":{:.0},\"segments_per_s\":{:.0},\"goodput_total_bps\":{:.0},\"goodput_bps\":[{}]}}",
-        if a.direct { "direct" } else { "dumbbell" },
+        match (a.direct, a.chain) {
+            (false, _) => "dumbbell".to_string(),
+            (true, 1) => "direct".to_string(),
+            (true, n) => format!("chain{n}"),
+        },
         a.cca,
         a.rate_bps,
         groups.join(","),

@@ -12,6 +12,7 @@
 //! - [`events`]: the event queue (a min-heap keyed by time and sequence).
 //! - [`world`]: the event loop and result collection.
 
+pub mod capture;
 pub mod error;
 pub mod events;
 pub mod net;

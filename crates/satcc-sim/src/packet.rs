@@ -135,6 +135,11 @@ impl Hop {
         self.flags & Self::TO_RECEIVER != 0
     }
 
+    /// Whether a queue marked the packet Congestion Experienced (or it was sent so).
+    pub fn is_ce(&self) -> bool {
+        self.flags & Self::CE != 0
+    }
+
     /// Mark Congestion Experienced if the packet is ECN-capable; whether it was marked.
     pub fn mark_ce(&mut self) -> bool {
         let ect = self.flags & Self::ECT != 0;

@@ -1,7 +1,7 @@
 //! Path-level checks of single algorithms on the simulator's own sender (a one-flow
 //! dumbbell, tests/common.rs; the scripted peer; or `PathPeer`, the sender on one bottleneck
-//! seen after every ACK), moved here from satcc-cc's unit tests, which ran them on a fake
-//! sender (testkit.rs, deleted). Each bound is the one those tests had, derived from the path.
+//! seen after every ACK): an algorithm's behaviour on a path is checked on the real sender,
+//! not a stand-in. Each bound is derived from the path.
 
 mod common;
 #[path = "support/scripted_peer.rs"]

@@ -418,6 +418,22 @@ fn dctcp_holds_the_queue_near_k_at_full_utilisation_without_drops() {
 }
 
 #[test]
+fn dctcp_negotiates_ecn_when_the_flow_does_not_ask_for_it() {
+    // Linux negotiates ECN for an algorithm flagged TCP_CONG_NEEDS_ECN whatever the sysctl
+    // says (`tcp_ca_needs_ecn`): DCTCP with `ecn = false` is marked, not dropped.
+    let mut cfg = dctcp_path("dctcp", true);
+    for f in &mut cfg.flows {
+        f.ecn = false;
+    }
+    let st = queue_stats("dctcp, ecn = false", &run(&cfg));
+    assert!(st.marks > 0, "no CE marks: ECN was not negotiated");
+    assert_eq!(
+        st.drops, 0,
+        "DCTCP with ECN keeps the 1000-packet buffer from overflowing"
+    );
+}
+
+#[test]
 fn dctcp_without_ecn_marking_fills_the_buffer_like_reno() {
     // No CE marks: DCTCP grows as Reno and halves on loss (dctcp_react_to_loss), so both
     // fill the drop-tail buffer. After a synchronised halving the aggregate window is

@@ -156,7 +156,7 @@ fn hand_built_bad_scenarios_are_refused_by_the_resolver_naming_the_key() {
         (|s| s.flows[0].src = 9, "flow[0]: node index out of range"),
         (
             |s| s.flows[0].mss = 0,
-            "flow[0].mss: must be in 1..65000 bytes",
+            "flow[0].mss: expected an integer in 88..65495 bytes, found 0",
         ),
         (
             |s| {

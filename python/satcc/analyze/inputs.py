@@ -23,14 +23,14 @@ def detect_kind(path: Path) -> str:
     return "ping"
 
 
-def bin_seconds(text: str) -> float:
-    """`--bin` (a duration) in seconds."""
+def bin_seconds(text: str, name: str = "--bin") -> float:
+    """`--bin` (a duration) in seconds; errors name it as `name` (the API: its keyword)."""
     try:
         ns = parse_duration(text)
     except ValueError as e:
-        raise UserError(f"--bin: {e}") from None
+        raise UserError(f"{name}: {e}") from None
     if ns <= 0:
-        raise UserError(f"--bin: expected a duration > 0, found {text!r}")
+        raise UserError(f"{name}: expected a duration > 0, found {text!r}")
     return ns / 1e9
 
 

@@ -243,8 +243,15 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
     protocol = protocol.upper()
     role = _role(start)
     reverse = bool(ts.get("reverse", 0))
-    # Who sends data: the client unless -R.
+    # Who sends data: the client unless -R; with --bidir each stream says (its `sender`;
+    # iperf3 3.12 writes no `bidir` key: the streams' mixed `sender` flags tell)
     local_sends = (role == "client") != reverse
+    senders = {
+        bool((s.get("udp") or s.get("sender") or {}).get("sender"))
+        for s in (end.get("streams") or [])
+        if isinstance(s, dict)
+    }
+    bidir = bool(ts.get("bidir", 0)) or len(senders) > 1
     connected = rd.lst(start.get("connected"), "start.connected")
     if not connected:
         warnings.append("start.connected is empty or null: stream endpoints unknown")
@@ -265,7 +272,7 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
         c = rd.obj(c, f"start.connected[{i}]", optional=False)
         conns[c.get("socket")] = c
 
-    def endpoints(sock: Any) -> dict[str, Any]:
+    def endpoints(sock: Any, this_side_sent: Any = None) -> dict[str, Any]:
         c = conns.get(sock, {})
         lh, lp, rh, rp = (
             c.get("local_host"),
@@ -273,7 +280,7 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
             c.get("remote_host"),
             c.get("remote_port"),
         )
-        if local_sends:
+        if bool(this_side_sent) if bidir else local_sends:
             return {"src": lh, "sport": lp, "dst": rh, "dport": rp}
         return {"src": rh, "sport": rp, "dst": lh, "dport": lp}
 
@@ -352,7 +359,7 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
                 {
                     "stream": i,
                     "socket": u.get("socket"),
-                    **endpoints(u.get("socket")),
+                    **endpoints(u.get("socket"), u.get("sender")),
                     "protocol": "udp",
                     "seconds": rd.num(u, "seconds", w),
                     "bytes": nbytes,
@@ -383,7 +390,7 @@ def read_iperf3(src: str | Path | dict[str, Any]) -> Iperf3Result:
             {
                 "stream": i,
                 "socket": sock,
-                **endpoints(sock),
+                **endpoints(sock, snd.get("sender")),
                 "protocol": "tcp",
                 "seconds": rd.num(rcv, "seconds", wr) or rd.num(snd, "seconds", ws),
                 "sent_bytes": rd.count(snd, "bytes", ws),

@@ -18,12 +18,15 @@ from typing import TYPE_CHECKING, Any
 from satcc import _native
 from satcc.analyze.capture import CaptureAnalysis
 from satcc.results import (
+    ANALYZE_FLOW,
+    FLOW,
     FLOW_SERIES_SCHEMA,
     FLOWS_SCHEMA,
     LINK_SERIES_SCHEMA,
     SUMMARY_FLOW_KEYS,
     RunResult,
 )
+from satcc.results import FLOW_SERIES as FS
 from satcc.tables import Table
 
 if TYPE_CHECKING:  # the iperf3 and ping readers (and pandas) load only for such inputs
@@ -31,6 +34,10 @@ if TYPE_CHECKING:  # the iperf3 and ping readers (and pandas) load only for such
     from satcc.analyze.ping import PingResult
 
     Input = CaptureAnalysis | Iperf3Result | PingResult
+
+
+# The flows columns satcc-pcap measures per flow direction (its `FlowColumns` record).
+CAPTURE_FLOW_COLUMNS = tuple(_native.pcap_flow_columns())
 
 
 def _kind(x: Input) -> str:
@@ -91,44 +98,38 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                 u = f["iperf_udp"]
                 flows.append(
                     {
-                        "id": fid,
-                        "name": f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
-                        "from": _endpoint(f["src"], f["sport"]),
-                        "to": _endpoint(f["dst"], f["dport"]),
-                        "cca": None,
-                        "goodput_bps": f["goodput_bps"],
-                        "delivered_bytes": f["delivered_bytes"],
-                        "sent_packets": f["sent_packets"],
-                        "retransmitted_packets": f["retransmitted_packets"],
-                        "retransmission_rate": f["retransmission_rate"]
-                        if f["sent_packets"]
+                        FLOW.id: fid,
+                        FLOW.name: f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
+                        FLOW.from_: _endpoint(f["src"], f["sport"]),
+                        FLOW.to: _endpoint(f["dst"], f["dport"]),
+                        FLOW.cca: None,
+                        # the flows columns the capture measured, under their declared names
+                        **{k: f[k] for k in CAPTURE_FLOW_COLUMNS},
+                        FLOW.retransmission_rate: f[FLOW.retransmission_rate]
+                        if f[FLOW.sent_packets]
                         else None,
-                        "rtt_mean_ms": f["rtt_mean_ms"],
-                        "rtt_p95_ms": f["rtt_p95_ms"],
-                        "rtt_min_ms": f["rtt_min_ms"],
-                        "fct_s": f["fct_s"],
-                        "rto_count": None,
-                        "recovery_count": None,
-                        "file": inp.path,
-                        "kind": kind,
-                        "proto": f["proto"],
-                        "src": f["src"],
-                        "dst": f["dst"],
-                        "sport": f["sport"],
-                        "dport": f["dport"],
-                        "conn": f["conn"],
-                        "start_s": f["start_s"],
-                        "packets": f["packets"],
-                        "payload_bytes": f["payload_bytes"],
-                        "rtt_source": f["rtt_source"],
-                        "capture_point": f.get("capture_point"),
+                        FLOW.rto_count: None,
+                        FLOW.recovery_count: None,
+                        ANALYZE_FLOW.file: inp.path,
+                        ANALYZE_FLOW.kind: kind,
+                        FLOW.proto: f["proto"],
+                        ANALYZE_FLOW.src: f["src"],
+                        ANALYZE_FLOW.dst: f["dst"],
+                        ANALYZE_FLOW.sport: f["sport"],
+                        ANALYZE_FLOW.dport: f["dport"],
+                        ANALYZE_FLOW.conn: f["conn"],
+                        FLOW.start_s: f["start_s"],
+                        ANALYZE_FLOW.packets: f["packets"],
+                        ANALYZE_FLOW.payload_bytes: f["payload_bytes"],
+                        ANALYZE_FLOW.rtt_source: f["rtt_source"],
+                        ANALYZE_FLOW.capture_point: f.get("capture_point"),
                         "flag_counts": f["flag_counts"],
-                        "udp_lost": u["lost"] if u else None,
-                        "udp_loss_rate": (u["lost"] / u["expected"])
+                        ANALYZE_FLOW.udp_lost: u["lost"] if u else None,
+                        ANALYZE_FLOW.udp_loss_rate: (u["lost"] / u["expected"])
                         if u and u["expected"]
                         else None,
-                        "udp_jitter_ms": u["jitter_ms"] if u else None,
-                        "bin_s": inp.bin_s,
+                        ANALYZE_FLOW.udp_jitter_ms: u["jitter_ms"] if u else None,
+                        ANALYZE_FLOW.bin_s: inp.bin_s,
                         "bins": bins,
                     }
                 )
@@ -164,25 +165,25 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                 flows.append(
                     {
                         **{k: _clean(f.get(k)) for k in SUMMARY_FLOW_KEYS if k in f},
-                        "id": fid,
-                        "name": f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
-                        "from": _endpoint(f["src"], f["sport"]),
-                        "to": _endpoint(f["dst"], f["dport"]),
-                        "cca": inp.meta.get("cca"),
-                        "rto_count": None,
-                        "recovery_count": None,
-                        "file": inp.path,
-                        "kind": kind,
-                        "proto": f["proto"],
-                        "src": f["src"],
-                        "dst": f["dst"],
-                        "sport": _clean(f["sport"]),
-                        "dport": _clean(f["dport"]),
-                        "start_s": 0.0,
-                        "udp_lost": _clean(f.get("udp_lost")),
-                        "udp_loss_rate": _clean(f.get("udp_loss_rate")),
-                        "udp_jitter_ms": _clean(f.get("udp_jitter_ms")),
-                        "bin_s": float(widths[0]) if widths else None,
+                        FLOW.id: fid,
+                        FLOW.name: f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
+                        FLOW.from_: _endpoint(f["src"], f["sport"]),
+                        FLOW.to: _endpoint(f["dst"], f["dport"]),
+                        FLOW.cca: inp.meta.get("cca"),
+                        FLOW.rto_count: None,
+                        FLOW.recovery_count: None,
+                        ANALYZE_FLOW.file: inp.path,
+                        ANALYZE_FLOW.kind: kind,
+                        FLOW.proto: f["proto"],
+                        ANALYZE_FLOW.src: f["src"],
+                        ANALYZE_FLOW.dst: f["dst"],
+                        ANALYZE_FLOW.sport: _clean(f["sport"]),
+                        ANALYZE_FLOW.dport: _clean(f["dport"]),
+                        FLOW.start_s: 0.0,
+                        ANALYZE_FLOW.udp_lost: _clean(f.get("udp_lost")),
+                        ANALYZE_FLOW.udp_loss_rate: _clean(f.get("udp_loss_rate")),
+                        ANALYZE_FLOW.udp_jitter_ms: _clean(f.get("udp_jitter_ms")),
+                        ANALYZE_FLOW.bin_s: float(widths[0]) if widths else None,
                         "bins": [int(x) for x in ivs["bytes"].tolist()],
                     }
                 )
@@ -216,56 +217,53 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                     srtt=rtt_ms,
                     retx=None,
                 )
+            # a ping log: its probes as sent packets, their RTTs; what it cannot measure null
+            ping = {
+                FLOW.id: len(flows),
+                FLOW.name: f"{inp.tool} {Path(inp.path).name}",
+                FLOW.sent_packets: sm["transmitted"],
+                **{k: sm[k] for k in (FLOW.rtt_mean_ms, FLOW.rtt_p95_ms, FLOW.rtt_min_ms)},
+            }
             flows.append(
                 {
-                    "id": len(flows),
-                    "name": f"{inp.tool} {Path(inp.path).name}",
-                    "from": None,
-                    "to": None,
-                    "cca": None,
-                    "goodput_bps": None,
-                    "delivered_bytes": None,
-                    "sent_packets": sm["transmitted"],
-                    "retransmitted_packets": None,
-                    "retransmission_rate": None,
-                    "rtt_mean_ms": sm["rtt_mean_ms"],
-                    "rtt_p95_ms": sm["rtt_p95_ms"],
-                    "rtt_min_ms": sm["rtt_min_ms"],
-                    "fct_s": None,
-                    "rto_count": None,
-                    "recovery_count": None,
-                    "file": inp.path,
-                    "kind": kind,
-                    "proto": "icmp",
-                    "src": None,
-                    "dst": None,
-                    "sport": None,
-                    "dport": None,
-                    "start_s": 0.0,
-                    "loss_rate": sm["loss_rate"],
-                    "bin_s": None,
+                    **{
+                        k: ping.get(k)
+                        for k in SUMMARY_FLOW_KEYS[: SUMMARY_FLOW_KEYS.index(FLOW.proto)]
+                    },
+                    ANALYZE_FLOW.file: inp.path,
+                    ANALYZE_FLOW.kind: kind,
+                    FLOW.proto: "icmp",
+                    ANALYZE_FLOW.src: None,
+                    ANALYZE_FLOW.dst: None,
+                    ANALYZE_FLOW.sport: None,
+                    ANALYZE_FLOW.dport: None,
+                    FLOW.start_s: 0.0,
+                    ANALYZE_FLOW.loss_rate: sm["loss_rate"],
+                    ANALYZE_FLOW.bin_s: None,
                     "bins": None,
                 }
             )
         described.append(desc)
     for f in flows:
         # The shared flows columns for UDP (as the simulator writes them); null for TCP/ICMP.
-        udp = f.get("proto") == "udp"
+        udp = f.get(FLOW.proto) == "udp"
         lost = f.get("udp_lost") if udp else None
         rate = f.get("udp_loss_rate") if udp else None
-        f.setdefault("lost_packets", lost)
-        f.setdefault("loss_fraction", rate)
-        f.setdefault("jitter_ms", f.get("udp_jitter_ms") if udp else None)
+        f.setdefault(FLOW.lost_packets, lost)
+        f.setdefault(FLOW.loss_fraction, rate)
+        f.setdefault(FLOW.jitter_ms, f.get("udp_jitter_ms") if udp else None)
         f.setdefault(
-            "received_packets", f.get("packets") if udp and f.get("packets") is not None else None
+            FLOW.received_packets,
+            f.get("packets") if udp and f.get("packets") is not None else None,
         )
     flows = [
         {k: _clean(v) if not isinstance(v, (list, dict)) else v for k, v in f.items()}
         for f in flows
     ]
+    # the scenario's columns (scenario_flow, size_bytes) are null: field data has no scenario
     rows = {n: [f.get(n) for f in flows] for n in FLOWS_SCHEMA.names}
-    rows["scenario_flow"] = [None] * len(flows)
-    rows["size_bytes"] = [None] * len(flows)
+    rows[FLOW.scenario_flow] = [None] * len(flows)
+    rows[FLOW.size_bytes] = [None] * len(flows)
     flows_table = Table.from_columns(FLOWS_SCHEMA, rows, "flows")
     series_table = Table.from_columns(FLOW_SERIES_SCHEMA, series, "flow_series")
     link_table = Table.from_columns(
@@ -278,7 +276,7 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
         "scenario_hash": None,
         "seed": None,
         "duration_s": duration,
-        "bin_s": bin_s,
+        ANALYZE_FLOW.bin_s: bin_s,
         "nodes": [],
         "links": [],
         "stats": {"inputs": len(inputs)},
@@ -329,15 +327,19 @@ def _series_row(
 ) -> None:
     """One flow-series row; the bin's width is the capture's bin or the iperf3 interval."""
     width = _clean(width_s)
-    series["flow_id"].append(fid)
-    series["t_s"].append(float(t))
-    series["delivered_bytes"].append(_clean(delivered))
-    series["received_bytes"].append(_clean(received))
-    for rate, n in (("goodput_bps", delivered), ("received_bps", received)):
-        n = _clean(n)
-        series[rate].append(n * 8 / width if n is not None and width else None)
-    series["srtt_ms"].append(_clean(srtt))
-    series["retransmits"].append(_clean(retx))
-    series["cwnd_bytes"].append(_clean(cwnd_bytes))
-    for name in ("cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "pacing_rate_bps"):
-        series[name].append(None)
+    row = {
+        FS.flow_id: fid,
+        FS.t_s: float(t),
+        FS.delivered_bytes: _clean(delivered),
+        FS.received_bytes: _clean(received),
+        FS.srtt_ms: _clean(srtt),
+        FS.retransmits: _clean(retx),
+        FS.cwnd_bytes: _clean(cwnd_bytes),
+    }
+    for rate, n in (
+        (FS.goodput_bps, row[FS.delivered_bytes]),
+        (FS.received_bps, row[FS.received_bytes]),
+    ):
+        row[rate] = n * 8 / width if n is not None and width else None
+    for name, values in series.items():  # what field data cannot know (cwnd in packets, ...): null
+        values.append(row.get(name))

@@ -8,11 +8,14 @@
                            └─► Dask distributed (--cluster tcp://...)  ─┼──► writer (this process:
      emu ──────────────────► one at a time, here, after the rest      ─┘    runs/<id> atomically)
 
-Workers only compute and return the result; this process writes every run directory, so the
-campaign directory has a single writer. A run that fails is recorded in failed/<id>.json with
-its error and does not stop the others; a rerun retries it. Interrupting (Ctrl-C, kill -9,
-power loss) loses at most the runs in flight: a run directory appears complete or not at all
-(satcc.store.layout), and the next run of the same command picks up where this one stopped.
+Workers only compute and return the result; this process writes every run directory through
+satcc.store.runloop (the loop `fidelity` and `field` share), so the campaign directory has a
+single writer (a second `satcc campaign` on it is refused). A run that fails is recorded in
+failed/<id>.json with its error and does not stop the others; a rerun retries it. Interrupting
+(Ctrl-C, kill -9, power loss) loses at most the runs in flight: a run directory appears complete
+or not at all (satcc.store.layout), and the next run of the same command picks up where this
+one stopped. A Dask worker that dies with a run in flight is the scheduler's to handle: it
+runs the task again on another worker (up to `distributed.scheduler.allowed-failures` times).
 
 Deviations from what a user might assume:
 1. Emulation runs are never sent to a Dask cluster and never run beside other runs: they use
@@ -24,11 +27,9 @@ Deviations from what a user might assume:
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing
@@ -39,23 +40,16 @@ from typing import Any, Self, TextIO
 
 from satcc import _native, registry
 from satcc.campaign.spec import ANALYZE, Campaign, RunSpec, columns, expand
-from satcc.campaign.worker import Outcome, execute, init_pool_worker
+from satcc.campaign.worker import execute, init_pool_worker
 from satcc.errors import UserError
 from satcc.limits import check_out_dir, printable
-from satcc.store import layout
+from satcc.store import layout, runloop
+from satcc.store.runloop import Outcome
 
 DEFAULT_OUT_ROOT = Path("out") / "campaigns"
 DASK_CONNECT_TIMEOUT_S = 10
 REDRAW_S = 0.2
 SUMMARY_MAX_ROWS = 40  # points in the end-of-campaign table; the rest: satcc query
-
-
-@dataclass
-class RunReport:
-    run_id: str
-    status: str  # done | skipped | failed
-    wall_s: float = 0.0
-    error: str | None = None
 
 
 @dataclass
@@ -66,7 +60,7 @@ class CampaignRun:
     name: str
     backend: str
     planned: int
-    reports: list[RunReport] = field(default_factory=list)
+    reports: list[runloop.Report] = field(default_factory=list)
     removed_leftovers: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     interrupted: bool = False
@@ -89,33 +83,6 @@ def plan_doc(c: Campaign, specs: list[RunSpec]) -> dict[str, Any]:
     }
 
 
-def prepare(
-    c: Campaign, out_dir: Path, specs: list[RunSpec] | None = None
-) -> tuple[list[RunSpec], list[str]]:
-    """Expand (unless `specs` are given), check the directory, write the index, remove
-    interrupted writes. Call it holding the directory's lock (`layout.locked`)."""
-    specs = expand(c) if specs is None else specs
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: expected a directory for the campaign, found a file")
-    index_path = out_dir / layout.INDEX_FILE
-    if index_path.exists():
-        old = layout.read_index(out_dir)
-        if old.get("name") != c.name:
-            raise UserError(
-                f"{out_dir}: holds campaign {old.get('name')!r}, not {c.name!r}; "
-                "choose another --out"
-            )
-    elif out_dir.is_dir() and any(e.name != layout.LOCK_FILE for e in out_dir.iterdir()):
-        raise UserError(
-            f"{out_dir}: expected an empty or new directory for the campaign, found other files"
-        )
-    (out_dir / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
-    doc = plan_doc(c, specs)
-    layout.atomic_write_text(out_dir / layout.CAMPAIGN_COPY, c.text)
-    layout.atomic_write_text(index_path, layout.dumps(doc))
-    return specs, layout.remove_leftovers(out_dir)
-
-
 def run_campaign(
     c: Campaign,
     out_dir: Path,
@@ -128,86 +95,48 @@ def run_campaign(
     """Run (or resume) a campaign into `out_dir`, holding its lock; returns what happened."""
     check_out_dir(out_dir)
     specs = expand(c, force=force, progress=progress)  # every point checked before any write
-    if (
-        out_dir.is_dir()
-        and not (out_dir / layout.INDEX_FILE).exists()
-        and any(e.name != layout.LOCK_FILE for e in out_dir.iterdir())
-    ):
-        raise UserError(
-            f"{out_dir}: expected an empty or new directory for the campaign, found other files"
-        )
-    with layout.locked(out_dir):
-        return _run_locked(c, out_dir, specs, jobs, cluster, stream, progress)
-
-
-def _run_locked(
-    c: Campaign,
-    out_dir: Path,
-    specs: list[RunSpec],
-    jobs: int | None,
-    cluster: str | None,
-    stream: TextIO | None,
-    progress: bool | None,
-) -> CampaignRun:
     started = time.monotonic()  # for the summary (runs/s, ETA) only
-    specs, removed = prepare(c, out_dir, specs)
-    scan = layout.scan(out_dir)
-    todo = [s for s in specs if s.run_id not in scan.done]
-    backend = f"dask {cluster}" if cluster else f"local, {_jobs(jobs)} job(s)"
-    run = CampaignRun(out_dir, c.name, backend, len(specs), removed_leftovers=removed)
-    run.reports.extend(RunReport(s.run_id, "skipped") for s in specs if s.run_id in scan.done)
-    by_id = {s.run_id: s for s in specs}
-    bar = ProgressLine(
-        c.name, len(specs), already=len(specs) - len(todo), stream=stream, enabled=progress
-    )
-    serial = [s for s in todo if _exclusive(s)]
-    parallel = [s for s in todo if not _exclusive(s)]
-    parallel.sort(key=lambda s: -s.cost)  # longest first: the pool ends together
+    with runloop.writing(
+        out_dir, plan_doc(c, specs), "campaign", lambda old: old.get("name") == c.name, c.text
+    ) as store:
+        backend = f"dask {cluster}" if cluster else f"local, {_jobs(jobs)} job(s)"
+        run = CampaignRun(out_dir, c.name, backend, len(specs), removed_leftovers=store.removed)
+        done = sum(1 for s in specs if s.run_id in store.done)
+        bar = ProgressLine(c.name, len(specs), already=done, stream=stream, enabled=progress)
 
-    def record(outcome: Outcome, raw: Path | None = None) -> None:
-        spec = by_id[outcome.run_id]
-        if outcome.ok:
-            try:
-                layout.write_run(
-                    out_dir,
-                    spec.index_doc() | {"scenario": spec.scenario, "campaign": c.name},
-                    outcome.result,
-                    outcome.extras,
-                    raw,
-                )
-                run.reports.append(RunReport(spec.run_id, "done", outcome.wall_s))
-            except OSError as e:  # disk full, permissions: reported like a failed run
-                outcome = Outcome(spec.run_id, False, error=f"writing the result failed: {e}")
-            finally:
-                if raw is not None:
-                    shutil.rmtree(raw, ignore_errors=True)
-        if not outcome.ok:
-            layout.write_failure(out_dir, spec.index_doc(), outcome.error or "?")
-            run.reports.append(RunReport(spec.run_id, "failed", outcome.wall_s, outcome.error))
-        if raw is not None:
-            shutil.rmtree(raw, ignore_errors=True)
-        bar.advance(ok=outcome.ok, run_id=spec.run_id)
-
-    try:
-        with bar:
+        def execute_all(todo: list[RunSpec]) -> Generator[Outcome, None, None]:
+            serial = [s for s in todo if _exclusive(s)]
+            parallel = [s for s in todo if not _exclusive(s)]
+            parallel.sort(key=lambda s: -s.cost)  # longest first: the pool ends together
             if parallel:
                 source = _dask(parallel, cluster) if cluster else _local(parallel, _jobs(jobs))
-                # closing: an interrupt raised here (in `record`) stops the workers now, not
-                # when the generator is collected
                 with closing(source):
-                    for outcome in source:
-                        record(outcome)
+                    yield from source
             for spec in serial:
-                raw = Path(
-                    tempfile.mkdtemp(prefix=f".{spec.run_id}.emu-", dir=out_dir / layout.RUNS_DIR)
+                raw = store.scratch(spec.run_id)
+                o = execute(spec, out_dir=str(raw))
+                o.raw_dir = raw
+                yield o
+
+        loop = runloop.Loop[RunSpec](
+            run_id=lambda s: s.run_id,
+            spec_doc=lambda s: s.index_doc(),
+            run_doc=lambda s: {"scenario": s.scenario, "campaign": c.name},
+        )
+        try:
+            with bar:
+                run.reports = loop.run(
+                    store,
+                    specs,
+                    execute_all,
+                    on_report=lambda s, r, _o: bar.advance(ok=r.status == "done", run_id=s.run_id),
                 )
-                record(execute(spec, out_dir=str(raw)), raw)
-    except KeyboardInterrupt:
-        run.interrupted = True
-        raise
-    finally:
-        run.wall_s = time.monotonic() - started
-    return run
+        except KeyboardInterrupt:
+            run.interrupted = True
+            raise
+        finally:
+            run.wall_s = time.monotonic() - started
+        return run
 
 
 def _exclusive(spec: RunSpec) -> bool:

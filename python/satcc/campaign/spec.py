@@ -30,6 +30,20 @@ A campaign file (docs/campaigns.md is the user-facing copy; satcc.campaign.schem
     bin = "100 ms"
     params = { site = "roof" }         # extra columns for these runs
 
+    [quick]                            # what `--quick` changes (the reduced design)
+    campaign = { repetitions = 1 }     # [campaign] keys replaced; name: "NAME-quick"
+    [quick.matrix]
+    "scenario.duration" = ["30 s"]     # an axis replaced, or added
+    [quick.matrix.direction]
+    cases = { up = { "flow[0].from" = "dish", "flow[0].to" = "server" } }  # a named axis's keys
+
+The quick variant (`load(path, quick=True)`, `satcc campaign FILE --quick`, or the name
+`NAME-quick.toml` beside NAME.toml) is the file with [quick] laid over it: `[quick.campaign]`
+keys replace those of [campaign] (the name becomes NAME-quick unless given); in
+`[quick.matrix]` an axis that [matrix] has is replaced (a named axis key by key: its `values`
+or `cases` whole), a new one is added, and the axes stand as TOML writes them (plain `"KEY" =
+[...]` axes first, then the named tables), each in the file's order, the added ones after.
+
 Key paths: `scenario.engine`, `flow[0].cca`, `flow.*.mss` or `flow[*].mss` (every [[flow]]),
 `link[1].loss`, `link[0].model.plan`, `flow[1].cc.beta`; a missing table on the way is created,
 an index past the end is an error. Each matrix point is validated like a scenario file
@@ -65,6 +79,7 @@ from satcc import limits
 from satcc.campaign import schema
 from satcc.campaign.schema import parse_key_path
 from satcc.errors import UserError
+from satcc.results import file_sha256
 from satcc.scenario import (
     DEFAULT_SEED,
     MAX_SEED,
@@ -74,7 +89,7 @@ from satcc.scenario import (
     scenario_hash,
 )
 from satcc.scenario import from_dict as scenario_from_dict
-from satcc.units import UnitError, parse_duration, parse_rate, parse_size
+from satcc.units import UnitError, parse_duration, parse_probability, parse_rate, parse_size
 
 RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
 ANALYZE = "analyze"
@@ -191,20 +206,24 @@ def role_of(path: str) -> str:
     return "other"
 
 
-def numeric_companion(values: list[Any]) -> tuple[str, list[float]] | None:
+def numeric_companion(values: list[Any], role: str = "other") -> tuple[str, list[float]] | None:
     """If every value is a unit string of one quantity: (suffix, numbers), e.g.
-    ('ms', [1.0, 8.0]) for ['1 ms', '8 ms']; ('bps', ...) for rates, ('bytes', ...) for sizes;
-    clock times 'HH:MM[:SS]' give ('h', hours of the day)."""
+    ('ms', [1.0, 8.0]) for ['1 ms', '8 ms']; ('bps', ...) for rates, ('bytes', ...) for sizes,
+    ('frac', ...) for a loss axis's probabilities ('0.1 %' -> 0.001); clock times
+    'HH:MM[:SS]' give ('h', hours of the day)."""
     if not values or not all(isinstance(v, str) for v in values):
         return None
     clock = [_clock_hours(v) for v in values]
     if all(c is not None for c in clock):
         return "h", [float(c) for c in clock]  # type: ignore[arg-type]
-    for suffix, parse, scale in (
+    parsers = [
         ("ms", parse_duration, 1e-6),
         ("bps", parse_rate, 1.0),
         ("bytes", parse_size, 1.0),
-    ):
+    ]
+    if role == "loss":  # a loss is a probability ("0" is not 0 ms)
+        parsers = [("frac", parse_probability, 1.0)]
+    for suffix, parse, scale in parsers:
         try:
             return suffix, [parse(v) * scale for v in values]
         except (UnitError, ValueError):
@@ -310,15 +329,64 @@ class RunSpec:
         return d
 
 
-def load(path: str | Path) -> Campaign:
+QUICK = "quick"
+QUICK_SUFFIX = "-quick"
+
+
+def load(path: str | Path, quick: bool = False) -> Campaign:
+    """The campaign file at `path`, or its quick variant (module doc). A `NAME-quick.toml`
+    that does not exist, beside a NAME.toml that does, is NAME.toml's quick variant."""
     p = Path(path)
-    source = str(path)
+    twin = p.with_name(p.name.removesuffix(f"{QUICK_SUFFIX}.toml") + ".toml")
+    if p.name.endswith(f"{QUICK_SUFFIX}.toml") and not p.exists() and twin.is_file():
+        p, quick = twin, True
+    source = str(p)
     try:
         text = limits.read_text(p, "a campaign file")
         data = limits.toml_loads(text.removeprefix("\ufeff"), source)
     except UserError as e:
         raise CampaignError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
-    return from_dict(data, source=source, text=text, default_name=p.stem, base_dir=p.parent)
+    return from_dict(
+        data, source=source, text=text, default_name=p.stem, base_dir=p.parent, quick=quick
+    )
+
+
+def quick_variant(data: dict[str, Any], source: str, default_name: str) -> dict[str, Any]:
+    """The document with its [quick] table laid over it (module doc)."""
+    quick = data.get(QUICK)
+    if not isinstance(quick, dict):
+        raise CampaignError(
+            source, [(QUICK, "expected a [quick] table (what --quick changes), found none")]
+        )
+    issues = [
+        (f"{QUICK}.{k}", "expected only [quick.campaign] and [quick.matrix] here")
+        for k in quick
+        if k not in ("campaign", "matrix")
+    ]
+    issues += [
+        (f"{QUICK}.{k}", f"expected a table, found {type(quick[k]).__name__}")
+        for k in ("campaign", "matrix")
+        if not isinstance(quick.get(k, {}), dict)
+    ]
+    if issues:
+        raise CampaignError(source, issues)
+    out = copy.deepcopy({k: v for k, v in data.items() if k != QUICK})
+    head = out.get("campaign")
+    if not isinstance(head, dict):
+        return out  # the schema reports it
+    name = head.get("name", default_name)
+    head.update(copy.deepcopy(quick.get("campaign", {})))
+    if "name" not in quick.get("campaign", {}) and isinstance(name, str):
+        head["name"] = f"{name}{QUICK_SUFFIX}"
+    base, changes = out.get("matrix", {}), quick.get("matrix", {})
+    if changes and isinstance(base, dict):
+        merged = {}
+        for k, v in [*base.items(), *((k, v) for k, v in changes.items() if k not in base)]:
+            w = copy.deepcopy(changes.get(k, v))
+            merged[k] = {**v, **w} if isinstance(v, dict) and isinstance(w, dict) else w
+        # as TOML writes a table: plain keys first, then the sub-tables
+        out["matrix"] = dict(sorted(merged.items(), key=lambda kv: isinstance(kv[1], dict)))
+    return out
 
 
 def from_dict(
@@ -327,12 +395,20 @@ def from_dict(
     text: str = "",
     default_name: str = "campaign",
     base_dir: Path = Path("."),
+    quick: bool = False,
 ) -> Campaign:
     """Check a parsed campaign file (satcc.campaign.schema), read its base scenario and its
-    [[analyze]] files, and name its columns; every problem is reported at once."""
+    [[analyze]] files, and name its columns; every problem is reported at once. `quick`: its
+    quick variant (the [quick] table laid over it); otherwise [quick] is left aside."""
     why = limits.value_depth_issue(data)
     if why is not None:  # a dict from the Python API is not checked as TOML text is
         raise CampaignError(source, [("", why)])
+    if quick:
+        data = quick_variant(data, source, default_name)
+        source = f"{source} [{QUICK}]"
+    elif isinstance(data, dict) and QUICK in data:  # not a table: the schema says so
+        quick_variant(data, source, default_name)  # its shape checked, as the rest
+        data = {k: v for k, v in data.items() if k != QUICK}
     f, issues, dropped = schema.validate(data)
     head = f.campaign
     name = head.name if head.name is not None else default_name
@@ -429,15 +505,9 @@ def _axes(
         labels = [
             v if isinstance(v, (str, int, float, bool)) else canonical_json(v) for v in values
         ]
+        role = role or role_of(paths[0])
         axes.append(
-            Axis(
-                name,
-                role or role_of(paths[0]),
-                labels,
-                overrides,
-                list(paths),
-                numeric_companion(values),
-            )
+            Axis(name, role, labels, overrides, list(paths), numeric_companion(values, role))
         )
     # column names: unique and not reserved; a clash gets the full path as its name
     seen: dict[str, int] = {}
@@ -516,14 +586,6 @@ def run_id(doc: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(doc).encode("ascii")).hexdigest()[:RUN_ID_HEX]
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def planned_runs(c: Campaign) -> int:
     """How many runs the matrix and seeds make (before expanding anything)."""
     return math.prod(len(a.labels) for a in c.axes) * len(c.seeds) if c.base is not None else 0
@@ -534,6 +596,7 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
     entries last). Validates every point; raises CampaignError listing every problem. Above
     SOFT_MAX_RUNS runs it refuses unless `force`; a big plan shows a progress bar."""
     issues: list[tuple[str, str]] = []
+    failed: dict[str, list[tuple[int, str]]] = {}  # a point's problem -> [(point, its label)]
     specs: list[RunSpec] = []
     owners: dict[str, str] = {}
     total = planned_runs(c)
@@ -573,22 +636,13 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
                 f"{a.name}={a.labels[k]!r}" for a, k in zip(c.axes, combo, strict=True)
             )
             doc = copy.deepcopy(c.base)
-            try:
-                for a, k in zip(c.axes, combo, strict=True):
-                    for path, value in a.overrides[k].items():
-                        set_key(doc, path, value)
-                s = scenario_from_dict(
-                    copy.deepcopy(doc),
-                    source=str(c.scenario_path),
-                    default_name=str(doc.get("scenario", {}).get("name", "scenario")),
-                )
-                config = resolve(s)
-            except ValueError as e:
-                issues.append((f"point {point} ({label})", str(e)))
-                continue
-            except ScenarioError as e:
-                for path, msg in e.issues:
-                    issues.append((f"point {point} ({label})", f"{path}: {msg}" if path else msg))
+            for a, k in zip(c.axes, combo, strict=True):
+                for path, value in a.overrides[k].items():
+                    set_key(doc, path, value)
+            s, config, problems = _check_point(c, doc)
+            for problem in problems:
+                failed.setdefault(problem, []).append((point, label))
+            if s is None:
                 continue
             engine = s.scenario.engine
             h = scenario_hash(config)
@@ -615,8 +669,10 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
                 )
         if bar is not None:
             bar.close()
+    if failed:
+        issues[:0] = _point_issues(c, failed, points)
     for i, entry in enumerate(c.analyze):
-        inputs = tuple((str(f), _file_sha256(f)) for f in entry.files)
+        inputs = tuple((str(f), file_sha256(f)) for f in entry.files)
         rid = run_id(
             {
                 "engine": ANALYZE,
@@ -648,6 +704,74 @@ def expand(c: Campaign, force: bool = False, progress: bool | None = None) -> li
     if issues:
         raise CampaignError(c.source, issues)
     return specs
+
+
+def _check_point(c: Campaign, doc: dict[str, Any]) -> tuple[Any, Any, list[str]]:
+    """A point's scenario document validated and resolved: (scenario, resolved, []) or
+    (None, None, its problems as "key.path: message" lines)."""
+    try:
+        s = scenario_from_dict(
+            copy.deepcopy(doc),
+            source=str(c.scenario_path),
+            default_name=str(doc.get("scenario", {}).get("name", "scenario")),
+        )
+        return s, resolve(s), []
+    except ScenarioError as e:
+        return None, None, [f"{path}: {msg}" if path else msg for path, msg in e.issues]
+    except ValueError as e:
+        return None, None, [str(e)]
+
+
+MAX_POINTS_NAMED = 8  # a problem lists this many of its points, then "and N more"
+
+
+def _point_issues(
+    c: Campaign, failed: dict[str, list[tuple[int, str]]], points: int
+) -> list[tuple[str, str]]:
+    """Each distinct problem of the matrix once: with the axis value that causes it (each
+    value checked on its own against the base scenario, so that one bad key does not hide
+    another value's problem, `bbrr` behind an unknown key) or with the points it affects."""
+    by_value: dict[str, list[tuple[int, int]]] = {}  # problem -> [(axis index, value index)]
+    for i, a in enumerate(c.axes):
+        for k in range(len(a.labels)):
+            doc = copy.deepcopy(c.base)
+            try:
+                for path, value in a.overrides[k].items():
+                    set_key(doc, path, value)
+            except ValueError as e:
+                by_value.setdefault(str(e), []).append((i, k))
+                continue
+            for problem in _check_point(c, doc)[2]:
+                by_value.setdefault(problem, []).append((i, k))
+    combos = list(product(*[range(len(a.labels)) for a in c.axes]))
+    failed_points = {p for pts in failed.values() for p, _ in pts}
+
+    def every_point_failed(i: int, k: int) -> bool:
+        return all(p in failed_points for p, combo in enumerate(combos) if combo[i] == k)
+
+    out: list[tuple[str, str]] = []
+    for problem, values in by_value.items():
+        # a value's own problem when every point with the value failed (there it may hide
+        # behind another problem); else the points that show it are listed below
+        if not all(every_point_failed(i, k) for i, k in values):
+            by_value[problem] = []
+            continue
+        where = []
+        for i in dict.fromkeys(i for i, _ in values):
+            a = c.axes[i]
+            ks = [k for j, k in values if j == i]
+            if len(ks) == len(a.labels) > 1:
+                where.append(f"matrix {a.name} (every value)")
+            else:
+                where.append(f"matrix {a.name} = " + ", ".join(repr(a.labels[k]) for k in ks))
+        out.append(("; ".join(where), problem))
+    for problem, pts in failed.items():
+        if by_value.get(problem):
+            continue
+        named = ", ".join(f"point {p} ({label})" for p, label in pts[:MAX_POINTS_NAMED])
+        more = f" and {len(pts) - MAX_POINTS_NAMED} more" if len(pts) > MAX_POINTS_NAMED else ""
+        out.append((f"{len(pts)} of {points} points: {named}{more}", problem))
+    return out
 
 
 def columns(c: Campaign, specs: list[RunSpec]) -> list[str]:

@@ -43,7 +43,7 @@ def point_table(store, max_rows: int = SUMMARY_MAX_ROWS) -> list[str]:
     params = [
         c
         for c in store.param_columns
-        if not c.endswith(("_ms", "_bps", "_bytes", "_h"))
+        if not c.endswith(("_ms", "_bps", "_bytes", "_h", "_frac"))
         or c.rsplit("_", 1)[0] not in store.param_columns
     ]
     if "engine" in runs.columns and not any(p.rsplit(".", 1)[-1] == "engine" for p in params):

@@ -14,14 +14,14 @@ satcc.store.schema (PINGS_SCHEMA, SEQACK_SCHEMA, ANALYZE_FLOWS_SCHEMA), which th
 
 from __future__ import annotations
 
-import hashlib
 import time
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from satcc.campaign.spec import ANALYZE, RunSpec
+from satcc.results import file_sha256
+from satcc.store.runloop import Outcome
 from satcc.store.schema import (
     ANALYZE_FLOWS_FILE,
     ANALYZE_FLOWS_SCHEMA,
@@ -34,16 +34,6 @@ from satcc.tables import Table
 
 SEQACK_MAX_CAPTURE_BYTES = 512 * 1024 * 1024  # beyond this, no per-packet table (memory)
 TRACEBACK_LINES = 6
-
-
-@dataclass
-class Outcome:
-    run_id: str
-    ok: bool
-    result: Any = None  # satcc.results.RunResult
-    extras: dict[str, Table] = field(default_factory=dict)
-    error: str | None = None
-    wall_s: float = 0.0
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -106,14 +96,6 @@ def _copy(doc: Any) -> Any:
     return copy.deepcopy(doc)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _analyze(spec: RunSpec) -> tuple[Any, dict[str, Table]]:
     import numpy as np
 
@@ -133,7 +115,7 @@ def _analyze(spec: RunSpec) -> tuple[Any, dict[str, Table]]:
                 f"{path}: no such file on this worker (analyze inputs must be "
                 "visible to the worker at the same path)"
             )
-        if _sha256(path) != want:
+        if file_sha256(path) != want:
             raise SatccError(
                 f"{path}: the file changed since the campaign was planned "
                 "(sha256 differs); rerun `satcc campaign` to plan it anew"

@@ -20,7 +20,7 @@ skips finished runs and redoes interrupted ones. Runs go to a local process pool
 per core by default) or, with --cluster, to a Dask distributed scheduler; emulation runs always
 run here, one at a time. Failures are listed at the end and do not stop the campaign.
 
-  satcc campaign FILE [--out DIR] [--jobs N] [--cluster tcp://HOST:8786]
+  satcc campaign FILE [--quick] [--out DIR] [--jobs N] [--cluster tcp://HOST:8786]
   satcc campaign status DIR          runs done / failed / pending, corrupt or foreign files
   satcc campaign FILE --dry-run      the plan only: axes and number of runs"""
 
@@ -60,6 +60,11 @@ def register(subparsers) -> None:
         metavar="tcp://HOST:8786",
         help="run sim/model/analyze runs on this Dask distributed scheduler",
     )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="the file's [quick] variant (named NAME-quick; also FILE given as NAME-quick.toml)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
@@ -87,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from satcc.campaign.summary import end_of_run
     from satcc.commands.output import safe_name
 
-    c = spec.load(target[0])
+    c = spec.load(target[0], quick=args.quick)
     out = check_out_dir(args.out if args.out is not None else DEFAULT_OUT_ROOT / safe_name(c.name))
     if args.dry_run:
         specs = spec.expand(c, force=args.force, progress=False if args.no_progress else None)

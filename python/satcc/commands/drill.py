@@ -12,11 +12,14 @@ HELP = COMMAND_HELP["drill"]
 DESCRIPTION = """\
 Run scripts in packetdrill's language (google/packetdrill syntax.md): each one is parsed once
 and run on the chosen engines. `--engine kernel` (root) drives this machine's TCP in a
-throwaway network namespace through a TUN device, as packetdrill does, holding
-/tmp/satcc-emu.lock. Each script ends pass, fail (the first mismatch: line, expected, got),
-unsupported (the reason) or error (a malformed script: file, line, what was expected).
-Directories are searched for *.pkt. Exit status: 0 when nothing failed, 1 on a failure,
-2 on a malformed script or bad argument. See docs/drill.md."""
+throwaway network namespace through a TUN device with TSO/GSO offloads, as packetdrill does,
+holding /tmp/satcc-emu.lock (and saying who has it while it waits). Outbound packets are
+gathered into the one the script names as packetdrill does (off: --strict_segments). Each
+script ends pass, fail (the first mismatch: line, expected, got), known (a failure listed in
+the directory's known.toml), unsupported (the reason) or error (a malformed script: file,
+line, what was expected); what it printed (print(), shell messages) follows it. Directories
+are searched for *.pkt. Exit status: 0 when nothing failed but known deviations, 1 on a new
+failure, 2 on a malformed script or bad argument. See docs/drill.md."""
 
 
 def register(subparsers) -> None:

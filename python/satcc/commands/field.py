@@ -22,7 +22,14 @@ study003); without PLAN the flags build one:
   satcc field --server vps.example --cca cubic,bbr --direction up,down --duration 15s \\
       --rounds 4 --interval 1h --out out/field
   satcc field study001 --server vps.example --out out/s001
-  satcc field plan.toml --align starlink     runs start 1 s after :12/:27/:42/:57"""
+  satcc field plan.toml --align starlink     runs start 1 s after :12/:27/:42/:57
+  satcc field study001 --server vps.example --print   every command, the time and the data
+  satcc field study001 --server vps.example --check   the preflight alone
+
+Before a plan starts, the preflight checks the server (reachable), the CCAs (here for
+uploads; at the server for downloads, by a 1 s iperf3 run each), the clock, ping and tcpdump
+(--no-check skips it). iperf3's -P, --bidir and -b (TCP) work as in iperf3; --iperf3-args
+passes further arguments ('-w 4M --zerocopy')."""
 
 FLAG_KEYS = (
     "server",
@@ -41,6 +48,10 @@ FLAG_KEYS = (
     "name",
     "ping_count",
     "ping_interval",
+    "parallel",
+    "bidir",
+    "bitrate",
+    "iperf3_args",
 )
 
 
@@ -62,7 +73,27 @@ def register(subparsers) -> None:
     p.add_argument("--order", choices=("fixed", "shuffled"), help="run order (default: fixed)")
     p.add_argument("--align", choices=("none", "starlink"), help="Starlink-aligned starts")
     p.add_argument("--align-offset", dest="align_offset", help="after the boundary (default: 1 s)")
-    p.add_argument("--udp", help="UDP runs at these rates, comma-separated ('10Mbit/s,50Mbit/s')")
+    p.add_argument(
+        "--udp", help="UDP runs at these rates, comma-separated ('10Mbit/s,50M', iperf3's K/M/G)"
+    )
+    p.add_argument(
+        "-P", "--parallel", type=int, help="iperf3 -P: parallel streams per run (default: 1)"
+    )
+    p.add_argument(
+        "--bidir",
+        action="store_const",
+        const=True,
+        help="iperf3 --bidir: both directions at once (with --direction up)",
+    )
+    p.add_argument(
+        "-b", "--bitrate", help="iperf3 -b for TCP runs: 50M or '50 Mbit/s' (default: unlimited)"
+    )
+    p.add_argument(
+        "--iperf3-args",
+        dest="iperf3_args",
+        metavar="ARGS",
+        help="further iperf3 arguments, as one string ('-w 4M --zerocopy')",
+    )
     p.add_argument("--mss", help="MSS values for TCP runs, comma-separated")
     p.add_argument("--gap", help="pause between runs (default: 2 s)")
     p.add_argument(
@@ -78,7 +109,17 @@ def register(subparsers) -> None:
     p.add_argument(
         "--force", action="store_true", help="align even when the clock is not synchronised"
     )
-    p.add_argument("--print", action="store_true", help="print the plan TOML and the run order")
+    p.add_argument(
+        "--print",
+        action="store_true",
+        help="print the plan TOML, every command in run order, the time and the data",
+    )
+    p.add_argument(
+        "--check", action="store_true", help="run the preflight checks only (module doc above)"
+    )
+    p.add_argument(
+        "--no-check", dest="no_check", action="store_true", help="start without the preflight"
+    )
     p.add_argument("--out", metavar="DIR", type=Path, help="the store (default: out/field/NAME)")
     p.set_defaults(func=run)
 
@@ -111,6 +152,17 @@ def build_plan(args: argparse.Namespace):
                     v = [int(x) for x in v]
                 except ValueError:
                     raise UserError(f"--mss: expected integers, found {args.mss!r}") from None
+            if key == "udp":
+                v = [flag_rate(x, "--udp") for x in v]
+        elif key == "bitrate":
+            v = flag_rate(v, "--bitrate/-b")
+        elif key == "iperf3_args":
+            import shlex
+
+            try:
+                v = shlex.split(v)
+            except ValueError as e:
+                raise UserError(f"--iperf3-args: {e}, found {args.iperf3_args!r}") from None
         doc[target] = v
         where = f"{where} + flags" if args.plan else "flags"
     if args.no_capture:
@@ -121,7 +173,84 @@ def build_plan(args: argparse.Namespace):
         p = validate(FieldPlan(**doc), where)
     except TypeError as e:
         raise UserError(f"{where}: {e}") from None
+    from satcc.field.preflight import check_cca_names
+
+    check_cca_names(p.ccas, where)
     return p, to_toml(p)
+
+
+def flag_rate(text: str, flag: str) -> str:
+    """A rate flag as `satcc try` reads one (units.py's units, or iperf3's 10M)."""
+    import importlib
+
+    return importlib.import_module("satcc.commands.try").flag_rate(text, flag)
+
+
+def print_plan(p, text: str) -> None:
+    """The plan file, then each run's id and the commands it runs (as comments: the output
+    is a plan file still), then what the plan costs."""
+    from satcc.field.measure import (
+        CAPTURE_FILE,
+        RAW_DIR,
+        SNAPLEN,
+        iperf3_cmd,
+        ping_cmd,
+        tcpdump_cmd,
+    )
+    from satcc.field.plan import estimate
+    from satcc.store.layout import RUNS_DIR
+
+    host, port = p.host_port() if p.server else ("SERVER", p.port)
+    capture = p.capture is not False
+    sys.stdout.write(text)
+    for it in expand_plan(p):
+        print(f"# {it.run_id}")
+        lines = []
+        if p.ping_count > 0:
+            lines.append(ping_cmd(host, p.ping_interval_s, count=p.ping_count))
+        if capture:
+            path = Path(RUNS_DIR) / it.run_id / RAW_DIR / CAPTURE_FILE
+            lines.append(tcpdump_cmd("DEV", host, port, path))
+        lines.append(iperf3_cmd(p, it, host, port))
+        lines.append(ping_cmd(host, p.ping_interval_s, deadline_s=p.duration_s + 1))
+        for cmd in lines:
+            note = ""
+            if cmd[0] == "tcpdump":
+                note = "   (as root; DEV: the route's device)"
+            elif cmd[0] == "ping" and "-w" in cmd:
+                note = "   (alongside iperf3)"
+            print(f"#   $ {shlex_join(cmd)}{note}")
+    for line in estimate(p).lines(SNAPLEN if capture else None):
+        print(f"# {line}")
+
+
+def expand_plan(p):
+    from satcc.field.plan import expand
+
+    return expand(p)
+
+
+def shlex_join(cmd: list[str]) -> str:
+    import shlex
+
+    return shlex.join(cmd)
+
+
+def preflight(p, force: bool = False) -> int:
+    """Run the checks, print them (stderr); 0 when none that the plan needs failed."""
+    from satcc.field.preflight import failed, run_checks
+
+    checks = run_checks(p, force=force)
+    for c in checks:
+        print(f"field: check {c.line()}", file=sys.stderr)
+    bad = failed(checks)
+    if bad:
+        print(
+            f"field: {len(bad)} check(s) failed: {', '.join(c.what for c in bad)}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -131,11 +260,14 @@ def run(args: argparse.Namespace) -> int:
 
     p, text = build_plan(args)
     if args.print:
-        sys.stdout.write(text)
-        for it in expand(p):
-            print(f"# {it.run_id}")
+        print_plan(p, text)
         return 0
     p.host_port()  # a server is named
+    if args.check:
+        return preflight(p, args.force)
+    if not args.no_check and preflight(p, args.force) != 0:
+        print("field: not started (fix the above, or --no-check)", file=sys.stderr)
+        return 1
     out = check_out_dir(args.out if args.out is not None else Path("out") / "field" / p.name)
     order = "shuffled per round" if p.order == "shuffled" else "fixed (as listed)"
     print(

@@ -10,7 +10,7 @@ several loss rates); transfer_time_s is null for steady-state predictions.
 Invalid model inputs raise `ModelInputError` (a `satcc.errors.UserError`): satcc.cli prints the
 message and exits 2; malformed unit strings are argparse errors (also exit 2).
 
-    satcc model hybla --rtt 550ms --loss 1e-4 --wmax 550 --packet 1000B [--size 10MB] [--json]
+    satcc model hybla --rtt 550ms --loss 0.01% --wmax 550 --packet 1000B [--size 10MB] [--json]
 """
 
 from __future__ import annotations
@@ -198,7 +198,11 @@ def _add(sub: Any, name: str, text: str) -> argparse.ArgumentParser:
 def _rtt_loss(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rtt", type=seconds, required=True, help="mean RTT, e.g. 550ms")
     p.add_argument(
-        "--loss", type=probability, nargs="+", required=True, help="loss rate(s), e.g. 1e-4"
+        "--loss",
+        type=probability,
+        nargs="+",
+        required=True,
+        help="loss rate(s) in %%, e.g. 0.01%% (a bare number is refused: fraction or percentage?)",
     )
 
 
@@ -212,7 +216,11 @@ def add_scenario_output_arguments(p: argparse.ArgumentParser) -> None:
     options.add_json(p)
     options.add_seed(p, "recorded seed (models are exact)")
     options.add_plot(p)
-    options.add_force(p, "run even when the result's estimated memory is above the soft limit")
+    options.add_force(
+        p,
+        "run even when the result's estimated memory is above the soft limit, and replace a "
+        "different run's result in --out",
+    )
 
 
 # -- runners -----------------------------------------------------------------------------

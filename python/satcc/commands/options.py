@@ -55,6 +55,9 @@ def add_plot(p: argparse.ArgumentParser) -> None:
 
 def add_force(
     p: argparse.ArgumentParser,
-    help: str = "run even when the estimate is above a soft limit (memory, run time)",
+    help: str = (
+        "run even when the estimate is above a soft limit (memory, run time), and replace "
+        "a different run's result in --out"
+    ),
 ) -> None:
     p.add_argument("--force", action="store_true", help=help)

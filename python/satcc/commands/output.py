@@ -29,12 +29,72 @@ def safe_name(name: str) -> str:
     return out
 
 
+TRY_OUT_PREFIX = "try-"  # `satcc try`'s default: out/try-<ccas>, never a scenario's out/<name>
+
+
+def try_out(ccas: list[str]) -> Path:
+    """`satcc try`'s default result directory: out/try-cubic-bbr (apart from `satcc sim`'s
+    out/<scenario name>, even for a scenario named "try")."""
+    return DEFAULT_OUT_ROOT / safe_name(TRY_OUT_PREFIX + "-".join(ccas))
+
+
 def default_out(engine: str, scenario_name: str) -> Path:
     """out/<scenario name> for the simulator, out/<name>-model, out/<name>-emu (the engine's
     `out_suffix`): engines write beside, not over, each other."""
     from satcc import registry
 
     return DEFAULT_OUT_ROOT / f"{safe_name(scenario_name)}{registry.get(engine).out_suffix}"
+
+
+def _held(out: Path) -> dict[str, Any] | None:
+    """What a result directory holds: its summary's scenario, engine and flow names; None
+    when `out` is missing or empty; {} when it holds files but no readable result."""
+    import json
+
+    from satcc.results import SUMMARY_FILE
+
+    if not out.is_dir() or not any(out.iterdir()):
+        return None
+    try:
+        doc = json.loads((out / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    flows = doc.get("flows") if isinstance(doc.get("flows"), list) else []
+    return {
+        "scenario": doc.get("scenario"),
+        "engine": doc.get("engine"),
+        "flows": [f.get("name") for f in flows if isinstance(f, dict)],
+    }
+
+
+def check_replace(out: Path, engine: str, scenario: Any, force: bool = False) -> None:
+    """Refuse (UserError, before any work) to replace what `out` holds unless it is a result
+    of the same scenario (its name and its flows' names) by the same engine, or `force`: a
+    different run's result, or files that are not a result, are never replaced silently."""
+    from satcc.errors import UserError
+    from satcc.scenario.schema import expand_flows
+
+    held = _held(out)
+    if held is None or force:
+        return
+    mine = {
+        "scenario": scenario.name,
+        "engine": engine,
+        "flows": [f.name for f in expand_flows(scenario)],
+    }
+    if held == mine:
+        return
+
+    def say(r: dict[str, Any]) -> str:
+        return f"scenario {r['scenario']!r}, engine {r['engine']}, flows {', '.join(map(str, r['flows']))}"
+
+    what = f"a result of another run ({say(held)})" if held else "files that are not a satcc result"
+    raise UserError(
+        f"--out {out}: holds {what}, not this run's ({say(mine)}); "
+        "choose another --out, or --force to replace it"
+    )
 
 
 # What the end of a run needs: the result writer (satcc.results; no pyarrow since the Parquet
@@ -72,16 +132,20 @@ def run_and_write(
     label: str | None = None,
     capture: bool = True,
     vpn_server: str | None = None,
+    capture_points: tuple[str, ...] = (),
 ) -> int:
     """Run `scenario` (a validated Scenario) with the engine named `engine` into `out` (its
     default when None) and print it; the exit status. Checks come before any work: the result
-    directory, the host (root for emu), the run's estimated cost (unless `force`)."""
+    directory (what it holds is replaced only if it is a result of the same scenario by the
+    same engine, or with `force`), the host (root for emu), the run's estimated cost (unless
+    `force`)."""
     from satcc import registry
     from satcc.limits import check_out_dir
     from satcc.progress import ProgressBar
 
     eng = registry.get(engine)
     out = check_out_dir(out if out is not None else default_out(engine, scenario.name))
+    check_replace(out, engine, scenario, force)
     eng.check_host()
     eng.check_budget(scenario, seed=seed, force=force)
     if label is None:
@@ -89,7 +153,12 @@ def run_and_write(
     prefetch(WRITER_MODULES if as_json else RESULT_MODULES)
     with ProgressBar(label=label) as bar:
         opts = registry.RunOptions(
-            seed=seed, progress=bar, raw_dir=out, capture=capture, vpn_server=vpn_server
+            seed=seed,
+            progress=bar,
+            raw_dir=out,
+            capture=capture,
+            vpn_server=vpn_server,
+            capture_points=capture_points,
         )
         result = eng.run(scenario, opts)
     return write_and_print(result, out, as_json=as_json, plot=plot)
@@ -102,7 +171,11 @@ def write_and_print(result: Any, out: Path, as_json: bool, plot: bool) -> int:
     from satcc.limits import json_printable, printable
     from satcc.results import write_or_rescue
 
+    target = out
     out, why = write_or_rescue(result, out)
+    if out == target and not plot:
+        # an earlier run's figure (satcc.plot.DEFAULT_PNG, not imported: numpy), not this one's
+        (out / "plot.png").unlink(missing_ok=True)
     if plot:
         from satcc.plot import DEFAULT_PNG, save
 

@@ -49,6 +49,13 @@ def register(subparsers) -> None:
     p.add_argument(
         "--seeds", type=int, default=3, help="simulator seeds for --scenario (default: 3)"
     )
+    p.add_argument(
+        "--kernel",
+        metavar="EMU_DIR",
+        type=Path,
+        help="DIR is a `satcc sim --capture` result: set the emulator result EMU_DIR's "
+        "captures of the same scenario beside its own, a sequence/ACK graph per flow",
+    )
     p.set_defaults(func=run)
 
 
@@ -86,8 +93,14 @@ def run(args: argparse.Namespace) -> int:
             from satcc.errors import UserError
 
             raise UserError(f"--scenario: {args.dir} is one result; expected a `satcc field` store")
-        report = build_result_report(args.dir, out, formats)
+        report = build_result_report(args.dir, out, formats, kernel=getattr(args, "kernel", None))
     else:
+        if getattr(args, "kernel", None) is not None:
+            from satcc.errors import UserError
+
+            raise UserError(
+                f"--kernel: expected DIR to be one result, found a campaign: {args.dir}"
+            )
         read_index(args.dir)  # a campaign directory, readable, before anything is written
         out = check_out_dir(args.out if args.out is not None else args.dir / "report")
         if getattr(args, "scenario", None) is not None:

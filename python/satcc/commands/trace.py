@@ -21,7 +21,7 @@ from pathlib import Path
 from satcc import _native
 from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
-from satcc.linkmodels import MAHIMAHI_BYTES
+from satcc.linkmodels import MAHIMAHI_BYTES, STARLINK_CAPACITY_MBPS
 from satcc.scenario import Scenario, load, resolve
 from satcc.units import UnitError, parse_duration
 
@@ -61,13 +61,28 @@ def register(subparsers) -> None:
     f.add_argument(
         "recording",
         metavar="RECORDING",
-        help="Mahimahi/LeoReplayer trace, t_ms,delay_ms CSV, ping -D log, iperf3 JSON or pcap",
+        nargs="+",
+        help="Mahimahi trace, LeoReplayer delay file, t_ms,delay_ms or t_ms,rtt_ms CSV, "
+        "ping -D log, IRTT JSON, dish history CSV, iperf3 JSON (-J or --json-stream) or pcap",
     )
     f.add_argument(
         "--delay",
-        metavar="DELAY_CSV",
+        metavar="FILE",
         type=Path,
-        help="delay series beside a delivery trace (t_ms,delay_ms CSV or one value per 10 ms)",
+        help="delay series beside a delivery trace: a t_ms,delay_ms CSV, a LeoReplayer delay "
+        "file (one value per 10 ms) or a ping -D log (its probe loss too)",
+    )
+    f.add_argument(
+        "--dir",
+        choices=("up", "down"),
+        help="the direction the delivery series was recorded in (default: an iperf3 JSON's "
+        "own, the client taken to be at the dish; otherwise down)",
+    )
+    f.add_argument(
+        "--plan",
+        choices=sorted({plan for plan, _ in STARLINK_CAPACITY_MBPS}),
+        default="residential",
+        help="the plan whose preset capacity the direction not fitted keeps (default residential)",
     )
     f.add_argument(
         "--out", metavar="FILE", type=Path, help="write the table here (default: stdout)"
@@ -77,6 +92,21 @@ def register(subparsers) -> None:
         action="store_true",
         help="first guess only: no simulated-moments refinement, no fit-quality report",
     )
+    f.add_argument(
+        "--validate",
+        action="store_true",
+        help="fit each half of the recording in time and replay the other: CUBIC, BBR and "
+        "Vegas over the fitted model vs over the replay (goodput, RTT median and p95)",
+    )
+    f.add_argument(
+        "--seeds", metavar="N", type=int, default=3, help="--validate: seeds 1..N (default 3)"
+    )
+    f.add_argument(
+        "--cca",
+        metavar="LIST",
+        default="cubic,bbr,vegas",
+        help="--validate: comma-separated CCAs (default cubic,bbr,vegas)",
+    )
     f.set_defaults(func=run_fit)
     p.set_defaults(func=lambda _args: p.print_help() or 2)
 
@@ -85,17 +115,37 @@ FIT_DESCRIPTION = """Fit the Starlink model's within-epoch variation to a record
 [link.model] table to paste under a [[link]] (docs/starlink-fit.md).
 
 Inputs: a Mahimahi or LeoReplayer delivery trace (one ms timestamp per 1500-byte delivery of a
-saturating transfer), a delay CSV (t_ms,delay_ms, one-way), a LeoReplayer delay file (one
-one-way delay per 10 ms), a ping log with -D stamps, an iperf3 -J document of a saturating UDP
-or TCP run, or a pcap capture (its busiest flow). --delay adds a delay series to a delivery
-trace. What the recording cannot give keeps the preset's value (listed on stderr).
+saturating transfer), a delay CSV (t_ms,delay_ms one-way, or t_ms,rtt_ms round trip, as its
+header says), a LeoReplayer delay file (one one-way delay per 10 ms), a ping log with -D
+stamps, an IRTT client JSON (.json or .json.gz), the dish's history CSV (starlink-grpc-tools
+bulk_history: delay levels and loss, no capacity), an iperf3 -J or --json-stream document of
+a saturating TCP run or of a UDP run's receiving side, or a pcap capture (its busiest flow). --delay adds a delay series (and a ping
+log's probe loss) to a delivery trace or an iperf3 run. A recording must hold one whole 15 s
+epoch. What the recording cannot give keeps the preset's value (listed on stderr).
 
-The first guess from the statistics is refined by simulated moments (three rounds: the
+Several RECORDINGs are iperf3 runs of any length (15 s runs included), each placed on the
+15 s boundaries by its wall clock (start.timestamp.timesecs) and cut there: each piece of 3
+whole seconds or more past a boundary is one epoch's mean capacity; each direction (the runs'
+own, or --dir for all) gets the lowest and highest of its pieces. --delay then gives the rest.
+
+The table's link has the dish on side a: the fitted capacity lands on the direction recorded
+(--dir; capacity for the uplink, capacity_ba for the downlink), the other keeps the --plan
+preset. A ping's round-trip loss p is split over both directions, 1 - sqrt(1 - p) each (an
+IRTT log's by the way its probes were lost), and its in-epoch bursts halved between them. jitter_corr needs delay samples at most 10 ms apart.
+
+The first guess from the statistics is refined by simulated moments (five rounds: the
 model's own 100 ms bins alias its frames and its 10 ms delays are a grid, so capacity_sigma,
 capacity_corr, frame_duty, frame_offset_sd, frame_sigma, jitter, jitter_corr and jitter_floor
 are adjusted until the model's statistics meet the recording's; a recording of whole-ms delays
-is compared with the model's delay rounded likewise). stderr: each statistic of the recording beside the same statistic of
-the fitted model's own output (the simulator's model sampled every ms, 300 s, seed 1).
+is compared with the model's delay rounded likewise). stderr: each statistic of the recording
+beside the same statistic of the fitted model's own output (the simulator's model sampled
+every ms, 300 s, seed 1; a round-trip recording is compared with both directions' sum),
+marked "miss" outside its tolerance (correlations 0.15, shares 0.1, loss and burst rates a
+half or two Poisson sd of their count, the rest 25 %, delays at least 2 ms).
+
+--validate cuts a trace with --delay at its middle, fits each half and runs each CCA over
+the fitted model and over the other half's replay (seeds 1..N, both splits; same loss and a
+500-packet queue on both): fitted vs replay goodput, RTT median and p95 on stdout.
 """
 
 
@@ -104,40 +154,194 @@ def run_fit(args: argparse.Namespace) -> int:
 
     from satcc import tracefit
 
+    if len(args.recording) > 1:
+        if args.validate:
+            raise UserError("--validate: expected one recording (a trace with --delay)")
+        return run_fit_runs(args)
+    args.recording = args.recording[0]
+    if args.validate:
+        return run_validate(args)
     try:
-        rec = tracefit.read_recording(Path(args.recording), args.delay)
+        rec = tracefit.read_recording(Path(args.recording), args.delay, args.dir)
+        phase = tracefit.find_phase(rec)
+        tracefit.check_length(rec, phase)
     except tracefit.FitError as e:
         raise UserError(str(e)) from None
-    phase = tracefit.find_phase(rec)
-    stats = tracefit.statistics(rec, phase)
-    if not stats:
-        raise UserError(f"{args.recording}: too short to fit (needs at least one whole 15 s epoch)")
-    model, missing = tracefit.fit(stats)
-    how = "wall clock" if rec.phase_ms is not None else "fitted"
-    comment = f"fitted by satcc trace fit from {Path(args.recording).name}"
-    text = tracefit.toml_table(model, comment)
     err = sys.stderr
+    notes = list(rec.notes)
+    direction = args.dir or rec.direction or "down"
+    if args.dir is None and rec.direction is None and rec.cap_ms is not None:
+        notes.append(f"a {rec.kind} does not say its direction: taken as the downlink (--dir up)")
+    elif args.dir is not None and rec.direction not in (None, args.dir):
+        notes.append(f"--dir {args.dir} overrides the {rec.kind}'s own direction ({rec.direction})")
+    stats = tracefit.statistics(rec, phase)
+    model, missing = tracefit.fit(stats, direction, args.plan)
+    how = "wall clock" if rec.phase_ms is not None else "fitted"
+    if rec.cap_ms is not None:
+        what = f"{tracefit.ROLE[direction]} ({'capacity' if direction == 'up' else 'capacity_ba'})"
+    else:
+        what = "delay and loss only (no delivery series)"
+    comment = f"fitted by satcc trace fit from {Path(args.recording).name}: {what}"
+    print(f"read as: {rec.kind}", file=err)
     print(f"epoch boundaries: first at {phase / 1000:g} s into the recording ({how})", file=err)
-    for note in rec.notes:
+    if rec.cap_ms is not None:
+        print(
+            f"fitted direction: {tracefit.ROLE[direction]}; the other keeps the {args.plan} "
+            "preset (dish on side a)",
+            file=err,
+        )
+    if "loss" in stats:
+        p = stats["loss_isolated"]
+        if "loss_up_share" in stats:
+            up = stats["loss_up_share"]
+            print(
+                f"in-epoch probe loss: round trip {p:.4g}; {up:.3g} of the lost probes lost on "
+                f"the way up (IRTT's true_up/true_down, unknown ones halved): uplink "
+                f"{tracefit.split_round_trip_loss(p, up):.4g}, downlink "
+                f"{tracefit.split_round_trip_loss(p, 1 - up):.4g}",
+                file=err,
+            )
+        else:
+            print(
+                f"in-epoch probe loss: round trip {p:.4g} split over both directions, "
+                f"1 - sqrt(1 - p) = {tracefit.split_round_trip_loss(p):.4g} each",
+                file=err,
+            )
+    for note in notes:
         print(f"note: {note}", file=err)
     for m in missing:
         print(f"not fitted (preset value kept): {m}", file=err)
-    if not args.no_check:
-        model, got = tracefit.refine(model, stats, interval_s=rec.probe_interval_s or 0.01)
-        text = tracefit.toml_table(model, comment)
-        print(f"{'statistic':<24}{'recording':>12}{'model':>12}", file=err)
-        for k, v in stats.items():
-            if k == "epochs":
-                continue
-            g = got.get(k)
-            shown = "-" if g is None else f"{g:.4g}"
-            print(f"{k:<24}{v:>12.4g}{shown:>12}", file=err)
+    return _finish(args, model, stats, rec, direction, comment)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    import sys
+    import tempfile
+
+    from satcc import tracefit
+
+    if args.seeds < 1:
+        raise UserError(f"--seeds: expected 1 or more, found {args.seeds}")
+    ccas = tuple(c.strip() for c in args.cca.split(",") if c.strip())
+    try:
+        rec = tracefit.read_recording(Path(args.recording), args.delay)
+        with tempfile.TemporaryDirectory(prefix="satcc-validate-") as tmp:
+            rows = tracefit.validate(
+                rec,
+                Path(tmp),
+                seeds=args.seeds,
+                ccas=ccas,
+                plan=args.plan,
+                refined=not args.no_check,
+                progress=lambda m: print(f"validate: {m}", file=sys.stderr, flush=True),
+            )
+    except tracefit.FitError as e:
+        raise UserError(str(e)) from None
+    head = (
+        f"# satcc trace fit --validate {Path(args.recording).name}: each half fitted "
+        f"({'first guess' if args.no_check else 'refined'}), the other replayed, "
+        f"queue {tracefit.VALIDATE_QUEUE}\n"
+    )
+    return _write(args, head + tracefit.validate_table(rows, args.seeds))
+
+
+def _finish(args, model: dict, stats: dict, rec, direction: str, comment: str) -> int:
+    """Refine the model against the recording's statistics (unless --no-check, or nothing
+    within an epoch to refine: no recording beside the runs), report, and write the table."""
+    from satcc import tracefit
+
+    if rec is not None and not args.no_check:
+        model, got = tracefit.refine(
+            model,
+            stats,
+            interval_s=rec.probe_interval_s or 0.01,
+            side=tracefit.SIDE[direction],
+            round_trip=rec.delay_round_trip,
+        )
+        _compare(stats, got)
+    return _write(args, tracefit.toml_table(model, comment))
+
+
+def _compare(stats: dict, got: dict) -> None:
+    """stderr: each statistic of the recording beside the model's, misses marked."""
+    import sys
+
+    from satcc import tracefit
+
+    err = sys.stderr
+    print(f"{'statistic':<24}{'recording':>12}{'model':>12}", file=err)
+    missed = tracefit.misses(stats, got)
+    missed_keys = {m.split()[0] for m in missed}
+    for k, v in stats.items():
+        if k in tracefit.NOT_COMPARED:
+            continue
+        g = got.get(k)
+        shown = "-" if g is None else f"{g:.4g}"
+        mark = "  miss" if k in missed_keys else ""
+        print(f"{k:<24}{v:>12.4g}{shown:>12}{mark}", file=err)
+    if missed:
+        print(f"the fit misses {len(missed)}: " + "; ".join(missed), file=err)
+
+
+def _write(args: argparse.Namespace, text: str) -> int:
+    import sys
+
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
         print(args.out)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def run_fit_runs(args: argparse.Namespace) -> int:
+    """Several iperf3 runs: the epoch capacities of each direction from their pieces between
+    boundaries (tracefit.read_runs); delay and loss from --delay if given."""
+    import sys
+
+    from satcc import tracefit
+
+    err = sys.stderr
+    paths = [Path(x) for x in args.recording]
+    try:
+        runs = tracefit.read_runs(paths, args.dir)
+        stats: dict[str, float] = {}
+        rec = None
+        if args.delay is not None:
+            rec = tracefit.read_recording(args.delay)
+            phase = tracefit.find_phase(rec)
+            tracefit.check_length(rec, phase)
+            stats = tracefit.statistics(rec, phase)
+    except tracefit.FitError as e:
+        raise UserError(str(e)) from None
+    if not runs.pieces:
+        raise UserError(
+            f"{paths[0]}: too short to fit: no run holds {tracefit.RUN_PIECE_MIN_S} whole "
+            "seconds between two 15 s boundaries"
+        )
+    main = "down" if "down" in runs.pieces else "up"
+    model, missing = tracefit.fit(stats | runs.statistics(main), main, args.plan)
+    fitted = [main]
+    other = "up" if main == "down" else "down"
+    if other in runs.pieces:
+        o = runs.statistics(other)
+        key = "capacity" if other == "up" else "capacity_ba"
+        model[key] = [tracefit.mbit(o["cap_epoch_min"]), tracefit.mbit(o["cap_epoch_max"])]
+        fitted.append(other)
+    what = ", ".join(
+        f"{tracefit.ROLE[d]} ({'capacity' if d == 'up' else 'capacity_ba'}, "
+        f"{runs.runs[d]} runs, {len(runs.pieces[d])} epoch pieces)"
+        for d in fitted
+    )
+    comment = f"fitted by satcc trace fit from {len(paths)} iperf3 runs: {what}"
+    print(f"read as: {len(paths)} iperf3 runs, placed by their wall clocks", file=err)
+    print(f"fitted: {what}", file=err)
+    if len(fitted) == 1:
+        print(f"the {tracefit.ROLE[other]} keeps the {args.plan} preset", file=err)
+    for m in missing:
+        if not m.startswith("capacity ("):
+            print(f"not fitted (preset value kept): {m}", file=err)
+    return _finish(args, model, stats, rec, main, comment)
 
 
 def mahimahi_lines(rates_bps: list[float], step_ms: int = 1) -> list[int]:

@@ -13,7 +13,6 @@ import argparse
 import json
 import re
 import sys
-from pathlib import Path
 
 from satcc import registry
 from satcc.cli import COMMAND_HELP
@@ -25,10 +24,11 @@ DESCRIPTION = """\
 Build a one-link scenario from flags and run it: `satcc try --rate 20Mbit/s --rtt 50ms
 --loss 0.3% --cca cubic,bbr` runs one bulk flow per congestion control over a shared 20 Mbit/s
 link with 50 ms round-trip propagation delay and 0.3 % random loss on the data direction.
-iperf3's flags work where they make sense: -t 10 (seconds), -b 20M (K/M/G: kbit/s, Mbit/s,
-Gbit/s), -P 2 (flows per congestion control), -R (the server sends), -C bbr, -i 0.5 (the
-series' bin, seconds). Every other value needs its unit: a bare `--rate 20`, `--queue 100` or
-`--loss 0.3` is refused, never read as 20 bit/s, 100 bytes or 30 %.
+iperf3's flags work where they make sense: -t 10s, -b 20M (K/M/G: kbit/s, Mbit/s, Gbit/s),
+-P 2 (flows per congestion control), -R (the server sends), -C bbr, -i 500ms (the series'
+bin). Every value needs its unit, as in a scenario file (satcc.units: one rule for bare
+numbers): a bare `--rate 20`, `-t 10`, `--queue 100` or `--loss 0.3` is refused, never read
+as 20 bit/s, 10 s or 10 ms, 100 bytes, 30 % or 0.3 %.
 --print shows the scenario TOML instead (a starting point for a file)."""
 
 # iperf3's -b suffixes (iperf_api.c: unit_atof_rate, powers of 1000 for rates)
@@ -72,13 +72,16 @@ def register(subparsers) -> None:
         help="the server sends to the client (loss then applies to that direction)",
     )
     p.add_argument(
-        "-t", "--duration", default="20 s", help="run length: 10s, or 10 = seconds (default: 20 s)"
+        "-t",
+        "--duration",
+        default="20 s",
+        help="run length with its unit: 10s, 2min (default: 20 s)",
     )
     p.add_argument(
         "-i",
         "--interval",
         metavar="DURATION",
-        help="series bin: 500ms, or 0.5 = seconds (default: the scenario's 100 ms)",
+        help="series bin with its unit: 500ms (default: the scenario's 100 ms)",
     )
     p.add_argument(
         "--queue", default="1 BDP", help="bottleneck queue: pkt, B/KB/MB or BDP (default: 1 BDP)"
@@ -92,7 +95,8 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed (default: 1)")
     options.add_set(p, "override a key of the built scenario (as on `satcc run`)")
     p.add_argument("--print", action="store_true", help="print the scenario TOML and exit")
-    options.add_out(p, "out/try")
+    options.add_out(p, "out/try-<ccas>, e.g. out/try-cubic-bbr")
+    options.add_force(p, "replace a different result in --out")
     p.add_argument(
         "--json", action="store_true", help="print the JSON summary instead of the table"
     )
@@ -132,14 +136,12 @@ def flag_rate(text: str, flag: str = "--rate/-b") -> str:
     return t
 
 
-def flag_duration(text: str, flag: str, bare_seconds: bool, positive: bool = True) -> str:
-    """A duration as scenario text; with `bare_seconds` a bare number is seconds (iperf3's -t
-    and -i)."""
+def flag_duration(text: str, flag: str, positive: bool = True) -> str:
+    """A duration as scenario text, read by the scenario's grammar (a bare number is refused,
+    as in a scenario file and on every other command)."""
     from satcc.units import UnitError, parse_duration
 
     t = text.strip()
-    if bare_seconds and _is_number(t):
-        t = f"{t} s"
     try:
         ns = parse_duration(t)
     except UnitError as e:
@@ -150,16 +152,11 @@ def flag_duration(text: str, flag: str, bare_seconds: bool, positive: bool = Tru
 
 
 def flag_loss(text: str) -> str:
-    """A loss percentage as scenario text; a bare number other than 0 is refused (is 0.3 a
-    fraction or a percentage?)."""
+    """A loss as scenario text, read by the scenario's grammar: text needs "%" (is 0.3 a
+    fraction or a percentage?), except 0."""
     from satcc.units import UnitError, parse_probability
 
     t = text.strip()
-    if _is_number(t) and float(t) != 0:
-        raise UserError(
-            f"--loss: expected a percentage such as 0.3%, found {text!r} "
-            "(a bare number is ambiguous: a fraction or a percentage?)"
-        )
     try:
         parse_probability(t)
     except UnitError as e:
@@ -227,9 +224,9 @@ def scenario_toml(
     from satcc.units import format_duration, parse_duration
 
     rate = flag_rate(rate)
-    rtt_ns = parse_duration(flag_duration(rtt, "--rtt", bare_seconds=False, positive=False))
+    rtt_ns = parse_duration(flag_duration(rtt, "--rtt", positive=False))
     loss = flag_loss(loss)
-    duration = flag_duration(duration, "--duration/-t", bare_seconds=True)
+    duration = flag_duration(duration, "--duration/-t")
     queue = flag_queue(queue)
     if parallel < 1:
         raise UserError(f"--parallel/-P: expected an integer >= 1, found {parallel}")
@@ -243,7 +240,7 @@ def scenario_toml(
         f"seed = {seed}",
     ]
     if interval is not None:
-        lines.append(f"bin = {_toml_str(flag_duration(interval, '--interval/-i', True))}")
+        lines.append(f"bin = {_toml_str(flag_duration(interval, '--interval/-i'))}")
     # loss on the data direction: client->server (ab), or server->client with -R
     data_loss, ack_loss = ("0", loss) if reverse else (loss, "0")
     lines += [
@@ -309,11 +306,12 @@ def _load(text: str, overrides: dict):
 def run(args: argparse.Namespace) -> int:
     from satcc import api
 
+    ccas = flag_ccas(args.cca)
     text = scenario_toml(
         args.rate,
         args.rtt,
         args.loss,
-        flag_ccas(args.cca),
+        ccas,
         args.duration,
         args.queue,
         args.seed,
@@ -340,11 +338,13 @@ def run(args: argparse.Namespace) -> int:
             _load(text, {})
             sys.stdout.write(text)
         return 0
-    from satcc.commands.output import run_and_write
+    from satcc.commands.output import run_and_write, try_out
 
     s = _load(text, overrides)
-    out = args.out if args.out is not None else Path("out") / "try"
-    return run_and_write(args.engine, s, out, as_json=args.json, plot=args.plot, label="try")
+    out = args.out if args.out is not None else try_out(ccas)
+    return run_and_write(
+        args.engine, s, out, force=args.force, as_json=args.json, plot=args.plot, label="try"
+    )
 
 
 def _dump(doc: dict) -> str:

@@ -3,7 +3,7 @@
 packetdrill hands these blocks to a Python interpreter with the socket's `tcp_info` fields
 (`tcpi_*`) as variables. satcc evaluates them itself, over Python's own syntax tree but
 only these node kinds: `assert test[, message]`, `print(...)`, assignments to names,
-`if`/`else`, comparisons (chained), `and`/`or`/`not`, + - * / // % **, unary minus,
+augmented assignments (`+=` ...), `if`/`else`, comparisons (chained), `and`/`or`/`not`, + - * / // % **, unary minus,
 numbers, strings, tuples, names, and the calls int, float, abs, min, max, round, len.
 Anything else is `CodeError` naming the construct.
 """
@@ -17,6 +17,14 @@ import textwrap
 
 class CodeError(Exception):
     """A construct the evaluator does not take, or a name that is not defined."""
+
+
+class UndefinedName(CodeError):
+    """A name neither `tcp_info` nor an earlier assignment defines (Python's NameError)."""
+
+    def __init__(self, name: str):
+        super().__init__(f"`{name}` is not defined (no such tcp_info field here)")
+        self.name = name
 
 
 class AssertFailed(Exception):
@@ -55,6 +63,36 @@ _FUNCS = {
 }
 
 
+# The names packetdrill defines for every block besides the tcp_info fields (its code.c),
+# with Linux's values: the TCP states, the congestion-avoidance states, tcpi_options bits.
+NAMES: dict[str, int] = {
+    "TCP_ESTABLISHED": 1,
+    "TCP_SYN_SENT": 2,
+    "TCP_SYN_RECV": 3,
+    "TCP_FIN_WAIT1": 4,
+    "TCP_FIN_WAIT2": 5,
+    "TCP_TIME_WAIT": 6,
+    "TCP_CLOSE": 7,
+    "TCP_CLOSE_WAIT": 8,
+    "TCP_LAST_ACK": 9,
+    "TCP_LISTEN": 10,
+    "TCP_CLOSING": 11,
+    "TCP_CA_Open": 0,
+    "TCP_CA_Disorder": 1,
+    "TCP_CA_CWR": 2,
+    "TCP_CA_Recovery": 3,
+    "TCP_CA_Loss": 4,
+    "TCPI_OPT_TIMESTAMPS": 1,
+    "TCPI_OPT_SACK": 2,
+    "TCPI_OPT_WSCALE": 4,
+    "TCPI_OPT_ECN": 8,
+    "TCPI_OPT_ECN_SEEN": 16,
+    "TCPI_OPT_SYN_DATA": 32,
+    "TCPI_OPT_USEC_TS": 64,
+    "TCPI_OPT_TFO_CHILD": 128,
+}
+
+
 def run_code(text: str, env: dict[str, object], printed: list[str]) -> None:
     """Execute a block against `env` (modified by assignments). Raises AssertFailed,
     CodeError."""
@@ -83,6 +121,10 @@ def _stmt(node: ast.stmt, env: dict, printed: list[str], src: str) -> None:
             if not isinstance(target, ast.Name):
                 raise CodeError("expected a plain name on the left of `=`")
             env[target.id] = value
+    elif isinstance(node, ast.AugAssign) and type(node.op) in _BIN:
+        if not isinstance(node.target, ast.Name):
+            raise CodeError("expected a plain name on the left of an augmented assignment")
+        env[node.target.id] = _BIN[type(node.op)](_eval(node.target, env), _eval(node.value, env))
     elif isinstance(node, ast.If):
         for s in node.body if _eval(node.test, env) else node.orelse:
             _stmt(s, env, printed, src)
@@ -100,7 +142,7 @@ def _eval(node: ast.expr, env: dict, printed: list[str] | None = None) -> object
             return env[node.id]
         if node.id in ("True", "False"):
             return node.id == "True"
-        raise CodeError(f"`{node.id}` is not defined (no such tcp_info field here)")
+        raise UndefinedName(node.id)
     if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
         return _BIN[type(node.op)](_eval(node.left, env), _eval(node.right, env))
     if isinstance(node, ast.UnaryOp):

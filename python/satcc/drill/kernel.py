@@ -1,14 +1,19 @@
 """`--engine kernel`: the machine's own TCP as the system under test, as packetdrill runs it.
 
-Each script runs in a forked child that enters a new network namespace (unshare
-CLONE_NEWNET: nothing on the host is touched and everything disappears with the child),
-creates `tun0` with the offloads packetdrill sets (IFF_VNET_HDR; TUN_F_CSUM, TSO4, TSO6,
-TSO_ECN, so the kernel hands over TSO/GSO super-segments as it does to packetdrill),
-addresses it (local 192.168.0.2/16, remote 192.0.2.1 routed through tun0), runs the script's
-shell block with bash in the script's directory (its sysctls then apply to the namespace
-only), and drives real sockets: system calls run on a worker thread, so a blocking call
-lets the script go on; a reader thread timestamps every packet the kernel writes to tun0.
-Root is required (the caller holds /tmp/satcc-emu.lock).
+Each script runs in a forked child that enters a new network namespace and a mount
+namespace (unshare CLONE_NEWNET | CLONE_NEWNS: nothing on the host is touched, /proc/sys is
+read-only there but for /proc/sys/net, and everything disappears with the child), creates
+`tun0` with the offloads packetdrill sets (IFF_VNET_HDR; TUN_F_CSUM, TSO4, TSO6, TSO_ECN, so
+the kernel hands over TSO/GSO packets as it does to packetdrill; each read starts with a
+virtio_net_hdr giving the GSO segment size, each injected packet is written behind one),
+addresses it (local 192.168.0.1/16, remote 192.0.2.1/32 routed through tun0 as upstream's
+run_all.py sets packetdrill up), runs the script's shell block with bash in the script's
+directory (its sysctls then apply to the namespace only; a `tc` shim puts pfifo where this
+kernel has no fq, and the sockets then pace themselves), and drives real sockets: system
+calls run on a worker thread, so a blocking call lets the script go on (at once when the
+script marks it blocking and the worker sleeps in the kernel); packets the kernel writes to
+tun0 are timestamped as they are read. Root is required (the caller holds
+/tmp/satcc-emu.lock).
 
 The namespace's default congestion control: outside the initial namespace Linux lets a
 `sysctl net.ipv4.tcp_congestion_control=X` through only for a congestion control listed in
@@ -44,13 +49,25 @@ import traceback
 from satcc.drill.parser import Expr, Script, Syscall, TcpOption
 from satcc.drill.runner import Call, Mismatch, NotSupported, Result, Runner, Wire
 
-CLONE_NEWNET = 0x40000000
+CLONE_NEWNET, CLONE_NEWNS = 0x40000000, 0x00020000
 TUNSETIFF = 0x400454CA
 TUNSETOFFLOAD = 0x400454D0
 IFF_TUN, IFF_NO_PI, IFF_VNET_HDR = 0x0001, 0x1000, 0x4000
 TUN_F_CSUM, TUN_F_TSO4, TUN_F_TSO6, TUN_F_TSO_ECN = 1, 2, 4, 8
-VNET_HDR = 10
-LOCAL_IP, REMOTE_IP, PORT, REMOTE_PORT = "192.168.0.2", "192.0.2.1", 8080, 45000
+# struct virtio_net_hdr (include/uapi/linux/virtio_net.h), in the host's byte order on a
+# tun device: flags, gso_type, hdr_len, gso_size, csum_start, csum_offset.
+VNET_HDR_FMT = "=BBHHHH"
+VNET_HDR = struct.calcsize(VNET_HDR_FMT)
+GSO_NONE, GSO_TCPV4, GSO_TCPV6, GSO_ECN = 0, 1, 4, 0x80
+# The addresses upstream's run_all.py gives packetdrill for IPv4: local and gateway
+# 192.168.0.1 (netmask 255.255.0.0), remote 192.0.2.1, and packetdrill's route for the
+# remote (netdev.c: `ip route add 192.0.2.1/32 dev tun0 via 192.168.0.1`), which scripts
+# change with `ip route change 192.0.2.1 ...` (mtu_probe: advmss, mtu, initcwnd).
+LOCAL_IP, GATEWAY_IP, REMOTE_IP = "192.168.0.1", "192.168.0.1", "192.0.2.1"
+PORT, REMOTE_PORT = 8080, 45000
+# SO_MAX_PACING_RATE below ~0 turns on TCP's own pacing (sk_pacing_status NEEDED), the
+# stand-in for fq on a kernel without it.
+NO_PACING_LIMIT = (1 << 64) - 2
 ECN_NAMES = {0: "noecn", 1: "ect1", 2: "ect0", 3: "ce"}
 ECN_BITS = {"noecn": 0, "ect1": 1, "ect0": 2, "ce": 3, "ect01": 2}
 
@@ -160,7 +177,42 @@ TCP_INFO_FIELDS = (
         (n, "I")
         for n in ["dsack_dups", "reord_seen", "rcv_ooopack", "snd_wnd", "rcv_wnd", "rehash"]
     ]
+    + [("total_rto", "H"), ("total_rto_recoveries", "H"), ("total_rto_time", "I")]
+    + [
+        (n, "I")
+        for n in [
+            "received_ce",
+            "delivered_e1_bytes",
+            "delivered_e0_bytes",
+            "delivered_ce_bytes",
+            "received_e1_bytes",
+            "received_e0_bytes",
+            "received_ce_bytes",
+            "ecn_bits",
+        ]
+    ]
 )
+# Bit fields (name, the byte or word holding them, shift, width).
+TCP_INFO_BITS = (
+    ("snd_wscale", "wscale", 0, 4),
+    ("rcv_wscale", "wscale", 4, 4),
+    ("delivery_rate_app_limited", "flags8", 0, 1),
+    ("fastopen_client_fail", "flags8", 1, 2),
+    ("ecn_mode", "ecn_bits", 0, 2),
+    ("accecn_opt_seen", "ecn_bits", 2, 2),
+    ("accecn_fail_mode", "ecn_bits", 4, 4),
+    ("options2", "ecn_bits", 8, 24),
+)
+
+
+def tcp_info_names() -> list[str]:
+    """Every `tcpi_*` name a `%{ }%` block may read."""
+    words = {"wscale", "flags8", "ecn_bits"}
+    return [f"tcpi_{n}" for n, _ in TCP_INFO_FIELDS if n not in words] + [
+        f"tcpi_{n}" for n, *_ in TCP_INFO_BITS
+    ]
+
+
 TCP_INFO_FMT = "=" + "".join(f for _, f in TCP_INFO_FIELDS)
 
 
@@ -240,7 +292,10 @@ def decode_options(b: bytes) -> list[TcpOption]:
 FLAG_BITS = {"F": 0x01, "S": 0x02, "R": 0x04, "P": 0x08, "A": 0x10, "U": 0x20, "E": 0x40, "W": 0x80}
 
 
-def parse_packet(data: bytes, t: float) -> tuple[Wire, int, int] | None:
+def parse_packet(data: bytes, t: float, gso_size: int = 0) -> tuple[Wire, int, int] | None:
+    """An IPv4/TCP packet as read from the tun device (after the virtio_net_hdr). A TSO/GSO
+    packet is one packet here, as packetdrill sees it: its payload is all the bytes after
+    the headers (the IP total length of a GSO packet may be a placeholder)."""
     if len(data) < 40 or data[0] >> 4 != 4 or data[9] != 6:
         return None
     ihl = (data[0] & 0xF) * 4
@@ -249,11 +304,35 @@ def parse_packet(data: bytes, t: float) -> tuple[Wire, int, int] | None:
     sport, dport, seq, ack, off, flags, win = struct.unpack("!HHIIBBH", tcp[:16])
     doff = (off >> 4) * 4
     letters = "".join(c for c, b in FLAG_BITS.items() if flags & b)
-    payload = max(0, tot - ihl - doff)
+    end = len(data) if gso_size else min(len(data), tot)
+    payload = max(0, end - ihl - doff)
     w = Wire(
-        letters, seq, ack, win, payload, decode_options(tcp[20:doff]), ECN_NAMES[data[1] & 3], t
+        letters,
+        seq,
+        ack,
+        win,
+        payload,
+        decode_options(tcp[20:doff]),
+        ECN_NAMES[data[1] & 3],
+        t,
+        gso_size,
     )
     return w, sport, dport
+
+
+def vnet_header(gso_size: int = 0) -> bytes:
+    """The virtio_net_hdr written before an injected packet: GSO TCPv4 with the script's
+    `--mss` as the segment size when it names one (packetdrill's linux_tun_write), else
+    none."""
+    if gso_size:
+        return struct.pack(VNET_HDR_FMT, 0, GSO_TCPV4, 0, gso_size, 0, 0)
+    return struct.pack(VNET_HDR_FMT, 0, GSO_NONE, 0, 0, 0, 0)
+
+
+def read_vnet_header(data: bytes) -> int:
+    """The GSO segment size of a packet the kernel wrote (0: not a GSO packet)."""
+    _flags, gso_type, _hdr_len, gso_size, _cs, _co = struct.unpack_from(VNET_HDR_FMT, data)
+    return gso_size if gso_type & ~GSO_ECN in (GSO_TCPV4, GSO_TCPV6) else 0
 
 
 def value_of(e: Expr):
@@ -289,9 +368,16 @@ class KernelEngine:
         self.shim_dir: str | None = None
         # The congestion control the script's shell block made the default (see above).
         self.default_cc: str | None = None
+        # The shell block asked for fq, which this kernel lacks: TCP paces by itself.
+        self.own_pacing = False
+        self.inject_mss = 0  # the script's --mss: injected packets go as GSO of that size
+        self.worker_tid = 0
 
     # -- set-up
-    def setup(self, script: Script) -> None:
+    def setup(self, script: Script) -> list[str]:
+        if script.options.get("ip_version", "ipv4") != "ipv4":
+            raise NotSupported(f"--ip_version={script.options['ip_version']}: IPv4 only")
+        self.inject_mss = int(script.options.get("mss", 0))
         sys.setswitchinterval(0.0002)
         # Timing: scripts allow 4 ms, and a loaded machine delays a normal process's wake-ups
         # by more. The child sleeps in select() between events, so a real-time priority
@@ -301,10 +387,11 @@ class KernelEngine:
         except OSError:
             os.nice(-10)
         libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(CLONE_NEWNET) != 0:
+        if libc.unshare(CLONE_NEWNET | CLONE_NEWNS) != 0:
             raise NotSupported(
                 f"cannot create a network namespace ({os.strerror(ctypes.get_errno())}); run as root"
             )
+        guard_proc_sys(libc)
         self.tun = os.open("/dev/net/tun", os.O_RDWR)
         ifr = struct.pack("16sH", b"tun0", IFF_TUN | IFF_NO_PI | IFF_VNET_HDR)
         fcntl.ioctl(self.tun, TUNSETIFF, ifr)
@@ -314,26 +401,32 @@ class KernelEngine:
             "ip link set lo up",
             "ip link set tun0 up",
             f"ip addr add {LOCAL_IP}/16 dev tun0",
-            "ip route add 192.0.2.0/24 dev tun0",
+            f"ip route add {REMOTE_IP}/32 dev tun0 via {GATEWAY_IP}",
         ):
             r = subprocess.run(cmd.split(), check=False, capture_output=True, text=True)
             if r.returncode != 0:
                 raise NotSupported(f"`{cmd}` failed: {r.stderr.strip()}")
+        notes = []
         if script.init is not None:
-            self.shell(script.init.command, script.init_line)
+            notes = self.shell(script.init.command, script.init_line)
         threading.Thread(target=self.worker, daemon=True).start()
         # Drain anything the interface sent on coming up, then start the clock.
         self.t0 = time.monotonic()
         self.pump(0.01)
         self.out.clear()
         self.t0 = time.monotonic()
+        return notes
 
-    def shell(self, cmd: str, line: int) -> None:
+    def shell(self, cmd: str, line: int) -> list[str]:
+        """Run a backtick block with bash in the script's directory (packetdrill's
+        PACKETDRILL_PID set); what it writes to stderr, and what the shims changed, come
+        back as `shell: ...` lines for the result."""
         cwd = os.path.dirname(os.path.abspath(self.script_path))
         env = dict(os.environ, PACKETDRILL_PID=str(os.getpid()))
-        shim = self.sysctl_shim()
+        shim = self.shims()
         env["PATH"] = f"{shim}:{env.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')}"
         env["SATCC_DRILL_CC"] = os.path.join(shim, "cc")
+        env["SATCC_DRILL_FQ"] = os.path.join(shim, "fq")
         r = subprocess.run(
             ["bash", "-c", cmd], check=False, cwd=cwd, env=env, capture_output=True, text=True
         )
@@ -342,11 +435,25 @@ class KernelEngine:
                 self.default_cc = f.read().split()[-1]
         except (OSError, IndexError):
             pass
+        notes = [f"shell: line {line}: {x}" for x in r.stderr.strip().splitlines() if x.strip()]
+        if os.path.exists(env["SATCC_DRILL_FQ"]) and not self.own_pacing:
+            self.own_pacing = True
+            notes.append(
+                f"shell: line {line}: this kernel has no fq qdisc (CONFIG_NET_SCH_FQ unset): "
+                "pfifo instead, and TCP paces each socket itself (SO_MAX_PACING_RATE set, "
+                "as fq's pacing would)"
+            )
+            for s in self.socks.values():
+                self.pace(s)
         if r.returncode != 0:
             err = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
-            if "qdisc" in cmd and ("fq" in err or "Unknown qdisc" in err or "No such file" in err):
-                raise NotSupported(f"this kernel lacks a qdisc the script needs: {err}", line)
             raise NotSupported(f"shell command failed on this machine: {err}", line)
+        return notes
+
+    def pace(self, s: socket.socket) -> None:
+        s.setsockopt(
+            socket.SOL_SOCKET, CONSTANTS["SO_MAX_PACING_RATE"], struct.pack("=Q", NO_PACING_LIMIT)
+        )
 
     def pump(self, until: float) -> bool:
         """Read what the kernel writes to tun0 until `until` (seconds since the start), or
@@ -359,34 +466,42 @@ class KernelEngine:
                 return got
             data = os.read(self.tun, 70000)
             t = self.now()
-            p = parse_packet(data[VNET_HDR:], t)
+            p = parse_packet(data[VNET_HDR:], t, read_vnet_header(data))
             if p is not None:
                 self.out.append(p)
                 got = True
                 return got
 
     def worker(self) -> None:
+        self.worker_tid = threading.get_native_id()
         while True:
             fn = self.worker_q.get()
             if fn is None:
                 return
             fn()
 
-    def sysctl_shim(self) -> str:
+    def shims(self) -> str:
         """A directory holding a `sysctl` that records `net.ipv4.tcp_congestion_control=X`
-        (in $SATCC_DRILL_CC) and passes every other argument to the real sysctl."""
+        (in $SATCC_DRILL_CC) and passes every other argument to the real sysctl, and a `tc`
+        that puts pfifo where this kernel refuses fq (recorded in $SATCC_DRILL_FQ)."""
         if self.shim_dir is None:
             self.shim_dir = tempfile.mkdtemp(prefix="satcc-drill-")
-            real = shutil.which("sysctl") or "/usr/sbin/sysctl"
-            path = os.path.join(self.shim_dir, "sysctl")
-            with open(path, "w") as f:
-                f.write(SYSCTL_SHIM.replace("@REAL@", real))
-            os.chmod(path, 0o755)
+            for name, text in (("sysctl", SYSCTL_SHIM), ("tc", TC_SHIM)):
+                real = shutil.which(name) or f"/usr/sbin/{name}"
+                path = os.path.join(self.shim_dir, name)
+                with open(path, "w") as f:
+                    f.write(text.replace("@REAL@", real))
+                os.chmod(path, 0o755)
         return self.shim_dir
 
     def close(self) -> None:
         if self.shim_dir is not None:
             shutil.rmtree(self.shim_dir, ignore_errors=True)
+        # upstream's set_sysctls.py leaves a restore script for this PID; the namespace it
+        # would restore goes with this process.
+        restore = f"/tmp/sysctl_restore_{os.getpid()}.sh"
+        if os.path.exists(restore):
+            os.unlink(restore)
         self.worker_q.put(None)
         for s in self.socks.values():
             try:
@@ -404,7 +519,7 @@ class KernelEngine:
 
     def inject(self, w: Wire) -> None:
         pkt = build_packet_ports(w, self.remote_port, self.local_port)
-        os.write(self.tun, b"\0" * VNET_HDR + pkt)
+        os.write(self.tun, vnet_header(self.inject_mss) + pkt)
 
     def next_outbound(self, deadline: float) -> Wire | None:
         while True:
@@ -425,6 +540,7 @@ class KernelEngine:
             raise NotSupported(f"the system call {sc.name}() is not supported", line)
 
         def run():
+            c.extra["started"] = True
             try:
                 c.ret = fn(sc, c)
             except OSError as e:
@@ -442,11 +558,27 @@ class KernelEngine:
             c.done = True
 
         self.worker_q.put(run)
-        # A call that has not returned within 20 ms is blocked: the script goes on.
+        # A call that has not returned within 20 ms is blocked: the script goes on. One the
+        # script says blocks (`...T`) goes on as soon as the worker sleeps in the kernel, as
+        # packetdrill does: waiting the 20 ms would move every later event by them.
         end = self.now() + 0.02
         while not c.done and self.now() < end:
             self.pump(min(end, self.now() + 0.0005))
+            if sc.end_time is not None and c.extra.get("started") and self.worker_blocked():
+                break
         return c
+
+    def worker_blocked(self) -> bool:
+        """The worker thread sleeps in a system call (not waiting for Python's GIL)."""
+        task = f"/proc/self/task/{self.worker_tid}"
+        try:
+            with open(f"{task}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open(f"{task}/wchan") as f:
+                wchan = f.read()
+        except (OSError, IndexError, AttributeError):
+            return False
+        return state in ("S", "D") and "futex" not in wchan
 
     def wait_call(self, c: Call, deadline: float) -> None:
         while not c.done and self.now() < deadline:
@@ -472,6 +604,8 @@ class KernelEngine:
         s = socket.socket(fam, typ, socket.IPPROTO_TCP)
         if self.default_cc is not None:
             s.setsockopt(socket.IPPROTO_TCP, CONSTANTS["TCP_CONGESTION"], self.default_cc.encode())
+        if self.own_pacing:
+            self.pace(s)
         fd = self.expected_fd(sc)
         self.socks[fd] = s
         c.extra["fd"] = fd
@@ -612,9 +746,10 @@ class KernelEngine:
         raw = s.getsockopt(socket.IPPROTO_TCP, 11, size)
         raw = raw + b"\0" * (size - len(raw))
         vals = struct.unpack(TCP_INFO_FMT, raw)
-        info = {"tcpi_" + n: v for (n, _), v in zip(TCP_INFO_FIELDS, vals, strict=True)}
-        info["tcpi_snd_wscale"] = info["tcpi_wscale"] & 0xF
-        info["tcpi_rcv_wscale"] = info["tcpi_wscale"] >> 4
+        raw_info = {n: v for (n, _), v in zip(TCP_INFO_FIELDS, vals, strict=True)}
+        info = {name: raw_info[name[5:]] for name in tcp_info_names() if name[5:] in raw_info}
+        for n, word, shift, width in TCP_INFO_BITS:
+            info["tcpi_" + n] = (raw_info[word] >> shift) & ((1 << width) - 1)
         return info
 
 
@@ -636,6 +771,46 @@ done
 if [ "$only_flags" = 1 ] && [ "$#" -gt "${#args[@]}" ]; then exit 0; fi
 exec @REAL@ "${args[@]}"
 """
+
+
+# The shell block's `tc` (KernelEngine.shims): a qdisc command this kernel refuses for want of
+# fq is run again with pfifo in fq's place (fq's own parameters dropped), and recorded.
+TC_SHIM = """#!/bin/bash
+err=$(@REAL@ "$@" 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -ne 0 ] && [ "$1" = qdisc ]; then
+  args=(); fq=0
+  for a in "$@"; do
+    if [ "$fq" = 1 ]; then continue; fi
+    if [ "$a" = fq ]; then fq=1; args+=(pfifo); else args+=("$a"); fi
+  done
+  if [ "$fq" = 1 ] && [[ "$err" == *"qdisc kind is unknown"* || "$err" == *"Unknown qdisc"* ]]; then
+    echo fq >> "$SATCC_DRILL_FQ"
+    exec @REAL@ "${args[@]}"
+  fi
+fi
+[ -n "$err" ] && echo "$err" >&2
+exit "$rc"
+"""
+
+
+def guard_proc_sys(libc) -> None:
+    """In this process's own mount namespace, /proc/sys read-only but for /proc/sys/net
+    (the network namespace's own settings): a script's shell block may set what
+    packetdrill's scripts set, and nothing of the host's."""
+    ms_rdonly, ms_remount, ms_bind, ms_rec, ms_private = 1, 32, 4096, 16384, 1 << 18
+    steps = (
+        (None, b"/", ms_rec | ms_private),
+        (b"/proc/sys", b"/proc/sys", ms_bind),
+        (b"/proc/sys/net", b"/proc/sys/net", ms_bind),
+        (None, b"/proc/sys", ms_remount | ms_bind | ms_rdonly),
+    )
+    for src, target, flags in steps:
+        if libc.mount(src, target, None, flags, None) != 0:
+            raise NotSupported(
+                f"cannot make /proc/sys read-only outside /proc/sys/net "
+                f"({os.strerror(ctypes.get_errno())}); nothing was run"
+            )
 
 
 def build_packet_ports(w: Wire, sport: int, dport: int) -> bytes:

@@ -203,6 +203,23 @@ def tokenize(text: str, path: str) -> list[Tok]:
 
 # ---------------------------------------------------------------- the parser
 
+# Header options that take a number (google/packetdrill config.c reads them with atoi/atof),
+# and the unit each is in.
+NUMERIC_OPTIONS = {
+    "tolerance_usecs": "int",
+    "tolerance_percent": "float",
+    "tcp_ts_tick_usecs": "int",
+    "mss": "int",
+    "mtu": "int",
+}
+NUMERIC_UNITS = {
+    "tolerance_usecs": "microseconds",
+    "tolerance_percent": "percent of the gap to the previous event",
+    "tcp_ts_tick_usecs": "microseconds per TS val tick",
+    "mss": "bytes",
+    "mtu": "bytes",
+}
+
 _FLAG_LETTERS = set("FSRPUEWA")
 _ECN = {"noecn", "ect0", "ect1", "ect01", "ce"}
 
@@ -257,6 +274,7 @@ class _Parser:
         while self.tok.kind == "opt":
             t = self.take()
             name, _, value = t.text[2:].partition("=")
+            self.check_option(name, value, t.line)
             s.options[name] = value
         if self.tok.kind == "shell":
             s.init_line = self.tok.line
@@ -268,7 +286,27 @@ class _Parser:
                 s.events.append(Event(t.line, Time("rel", 0.0), Shell(t.text)))
                 continue
             s.events.append(self.event())
+        if not s.events:
+            # Nothing to run is nothing tested: not a pass.
+            raise DrillSyntaxError(
+                f"{self.path}: expected at least one event (a packet, a system call or a "
+                "%{ }% block), found none"
+            )
         return s
+
+    def check_option(self, name: str, value: str, line: int) -> None:
+        """The header options the runner reads take plain numbers; anything else there is a
+        malformed script (packetdrill's atol would read `5ms` as 5 microseconds silently)."""
+        kind = NUMERIC_OPTIONS.get(name)
+        if kind is None:
+            return
+        ok = re.fullmatch(r"\d+" if kind == "int" else r"\d+(\.\d*)?|\.\d+", value)
+        if not ok:
+            what = "a whole number" if kind == "int" else "a number"
+            raise DrillSyntaxError(
+                f"{self.path}:{line}: expected {what} for --{name} "
+                f"({NUMERIC_UNITS[name]}), found `{value or '(nothing)'}`"
+            )
 
     def number(self, what: str) -> float:
         t = self.tok

@@ -10,17 +10,20 @@ ecr of injected packets mapped to the live TS val the script named), the compari
 each outbound packet with the script's, the system calls' results and errno, and the
 `%{ }%` assertions over `tcp_info`.
 
-An engine provides: `setup(script)`, `now()` (seconds since the script's start),
+An engine provides: `setup(script)` and `shell(cmd, line)` (each returns lines for the
+result's `printed`, such as the shell's messages), `now()` (seconds since the script's start),
 `advance(t)` (let time pass to t), `inject(Wire)`, `next_outbound(deadline)` (the next
 packet the system sent, or None by the deadline), `call(Syscall, args)` (a `Call` that may
-complete later), `tcp_info(fd)` (dict of tcpi_* values), `shell(cmd, line)`, `close()`.
+complete later), `tcp_info(fd)` (dict of tcpi_* values), `close()`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import difflib
+from dataclasses import dataclass, field, replace
 
-from satcc.drill.code import AssertFailed, CodeError, run_code
+from satcc.drill.code import NAMES as CODE_NAMES
+from satcc.drill.code import AssertFailed, CodeError, UndefinedName, run_code
 from satcc.drill.parser import Code, Event, PacketSpec, Script, Shell, Syscall, TcpOption
 
 REMOTE_ISN = 1_000_000  # the injected side's initial sequence number (packetdrill: random)
@@ -30,6 +33,16 @@ LATE_GRACE = 1.0  # seconds: how long after its window an expected packet is wai
 
 class Mismatch(Exception):
     """The system did not do what the script says: (line, expected, got)."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(reason)
+        self.line = line
+        self.reason = reason
+
+
+class ScriptError(Exception):
+    """The script itself is wrong in a way only running it shows (a `tcp_info` field that
+    does not exist): `FILE:LINE: expected ..., found ...`, verdict error."""
 
     def __init__(self, line: int, reason: str):
         super().__init__(reason)
@@ -58,6 +71,8 @@ class Wire:
     options: list[TcpOption] = field(default_factory=list)
     ecn: str = "noecn"
     t: float = 0.0  # seconds since the script's start
+    gso_size: int = 0  # the kernel's TSO/GSO packet: its segment size (virtio_net_hdr)
+    parts: int = 1  # packets gathered into this one (packetdrill's aggregation)
 
     def describe(self, local_isn: int = 0, remote_isn: int = 0) -> str:
         return describe(
@@ -69,6 +84,15 @@ class Wire:
             self.options,
             self.ecn,
         )
+
+    def how_sent(self) -> str:
+        """How the packet left: one GSO packet of N segments, or gathered from N packets."""
+        if self.parts > 1:
+            return f" (gathered from {self.parts} packets)"
+        if self.gso_size and self.length > self.gso_size:
+            n = -(-self.length // self.gso_size)
+            return f" (one GSO packet: {n} segments of up to {self.gso_size})"
+        return ""
 
 
 def describe(flags, seq, length, ack, win, options, ecn=None) -> str:
@@ -111,6 +135,27 @@ class Call:
         self.extra: dict = {}
 
 
+def option_bytes(opts: list[TcpOption]) -> int:
+    """The TCP header's option space the options take (padded to 4 bytes)."""
+    n = 0
+    for o in opts:
+        if o.kind in ("nop", "eol"):
+            n += 1
+        elif o.kind == "mss":
+            n += 4
+        elif o.kind == "wscale":
+            n += 3
+        elif o.kind == "sackOK":
+            n += 2
+        elif o.kind == "sack":
+            n += 2 + 8 * len(o.value)  # type: ignore[arg-type]
+        elif o.kind == "TS":
+            n += 10
+        else:
+            n += 2 + len(o.value or b"")  # type: ignore[arg-type]
+    return -(-n // 4) * 4
+
+
 def option_value(opts: list[TcpOption], kind: str):
     for o in opts:
         if o.kind == kind:
@@ -124,13 +169,14 @@ class Runner:
         self.engine = engine
         opts = dict(script.options)
         opts.update(option_overrides or {})
-        try:
-            self.tol_us = int(opts.get("tolerance_usecs", 4000))
-            self.tol_pct = float(opts.get("tolerance_percent", 12.5))
-        except ValueError:
-            raise Mismatch(
-                0, "expected a number in --tolerance_usecs/--tolerance_percent"
-            ) from None
+        # The parser has checked these are numbers (parser.NUMERIC_OPTIONS).
+        self.tol_us = int(opts.get("tolerance_usecs", 4000))
+        self.tol_pct = float(opts.get("tolerance_percent", 12.5))
+        # packetdrill gathers consecutive outbound packets until they add up to the
+        # script's payload (run_packet.c, do_outbound_script_packet), unless
+        # --strict_segments: a TSO/GSO packet the kernel cut smaller, or the simulator's
+        # MSS-sized segments of one burst, compare as the one packet the script names.
+        self.aggregate = "strict_segments" not in opts
         # satcc's extension (packetdrill has no such option): `--ignore_psh` leaves PSH out
         # of the comparison; Linux sets it per send-queue buffer, which depends on how a
         # write was split while earlier data was being sent (timing), not on the CC.
@@ -140,7 +186,7 @@ class Runner:
         self.ts_first: tuple[int, int] | None = None
         self.last_t = 0.0
         self.pending: tuple[Event, Call] | None = None
-        self.env: dict[str, object] = {}
+        self.env: dict[str, object] = dict(CODE_NAMES)
         self.printed: list[str] = []
         self.current_fd: int | None = None
 
@@ -161,7 +207,7 @@ class Runner:
     def run(self) -> Result:
         eng = self.engine
         try:
-            eng.setup(self.script)
+            self.printed.extend(eng.setup(self.script) or [])
             for ev in self.script.events:
                 self.event(ev)
             if self.pending is not None:
@@ -169,6 +215,8 @@ class Runner:
             return Result("pass", printed=self.printed)
         except Mismatch as m:
             return Result("fail", m.line, m.reason, self.printed)
+        except ScriptError as e:
+            return Result("error", e.line, e.reason, self.printed)
         except NotSupported as u:
             return Result("unsupported", u.line, u.reason, self.printed)
         finally:
@@ -193,7 +241,7 @@ class Runner:
         elif isinstance(a, Syscall):
             self.syscall(ev, a)
         elif isinstance(a, Shell):
-            self.engine.shell(a.command, ev.line)
+            self.printed.extend(self.engine.shell(a.command, ev.line) or [])
         elif isinstance(a, Code):
             self.code(ev, a)
 
@@ -248,6 +296,8 @@ class Runner:
             if "S" not in got.flags:
                 raise Mismatch(ev.line, f"expected a SYN first, got `{got.describe()}`")
             self.local_isn = got.seq
+        if self.aggregate and got.length < p.length:
+            got = self.gather(ev, p, got, deadline)
         self.compare(ev, p, got)
         if start is not None:
             tol = self.tolerance(start)
@@ -262,6 +312,77 @@ class Runner:
         if self.pending is not None and self.pending[1].done:
             self.check_call(self.pending[0], self.pending[1])
             self.pending = None
+
+    def gather(self, ev: Event, p: PacketSpec, first: Wire, deadline: float) -> Wire:
+        """packetdrill's aggregation: the packets after `first` are taken while their
+        payload adds up to less than the script's. Each must follow the previous one in
+        sequence with the same SYN/RST/ACK/URG/ECE flags, ack, window and header length,
+        and each but the last be as long as the one before. The result has the first
+        packet's sequence number and CWR, the last one's other header fields and time."""
+        parts = [first]
+        total = first.length
+        while total < p.length:
+            nxt = self.engine.next_outbound(deadline)
+            prev = parts[-1]
+            if nxt is None:
+                got = (
+                    f"`{self.shown_text(prev)}`"
+                    if len(parts) == 1
+                    else f"{len(parts)} packets, the last `{self.shown_text(prev)}`"
+                )
+                raise Mismatch(
+                    ev.line,
+                    f"expected `{self.expected_text(p)}`, got {got} ({total} of its "
+                    f"{p.length} bytes) and no more by t={deadline:.6f}s",
+                )
+            why = []
+            if set(nxt.flags) - set("FPW") != set(prev.flags) - set("FPW"):
+                why.append("flags")
+            if nxt.seq != (prev.seq + prev.length) % MOD32:
+                why.append("sequence (not the next byte)")
+            if nxt.ack != prev.ack or nxt.win != prev.win:
+                why.append("ack/window")
+            if option_bytes(nxt.options) != option_bytes(prev.options):
+                why.append("header length")
+            if total + nxt.length < p.length and nxt.length != prev.length:
+                why.append(f"payload {nxt.length} after {prev.length}")
+            if why:
+                raise Mismatch(
+                    ev.line,
+                    f"expected `{self.expected_text(p)}`, got `{self.shown_text(prev)}` then "
+                    f"`{self.shown_text(nxt)}`, which cannot be gathered into it "
+                    f"({', '.join(why)} differ)",
+                )
+            parts.append(nxt)
+            total += nxt.length
+        last = parts[-1]
+        cwr = "W" in first.flags
+        flags = "".join(c for c in last.flags if c != "W") + ("W" if cwr else "")
+        return Wire(
+            flags,
+            first.seq,
+            last.ack,
+            last.win,
+            total,
+            last.options,
+            last.ecn,
+            last.t,
+            last.gso_size,
+            len(parts),
+        )
+
+    def shown_text(self, w: Wire) -> str:
+        """A live packet in the script's terms (relative sequence numbers, SACK blocks)."""
+        shown = [
+            TcpOption(
+                "sack",
+                tuple(((a - REMOTE_ISN) % MOD32, (b - REMOTE_ISN) % MOD32) for a, b in o.value),  # type: ignore[union-attr]
+            )
+            if o.kind == "sack"
+            else o
+            for o in w.options
+        ]
+        return replace(w, options=shown).describe(self.local_isn or 0, REMOTE_ISN)
 
     def expected_text(self, p: PacketSpec) -> str:
         opts = "<...>" if p.options_any else None
@@ -292,7 +413,6 @@ class Runner:
             problems.append("ECN mark")
         if p.ecn == "ect01" and got.ecn not in ("ect0", "ect1"):
             problems.append("ECN mark")
-        shown = list(got.options)
         if not p.options_any:
             want = p.options or []
             if len(want) != len(got.options):
@@ -318,34 +438,11 @@ class Runner:
                             problems.append("SACK blocks")
                     elif w.value != g.value:
                         problems.append(f"{w.kind} option")
-        # Show the live packet in the script's terms (TS val as the live one).
-        shown = []
-        for o in got.options:
-            if o.kind == "sack":
-                shown.append(
-                    TcpOption(
-                        "sack",
-                        tuple(
-                            ((a - REMOTE_ISN) % MOD32, (b - REMOTE_ISN) % MOD32) for a, b in o.value
-                        ),
-                    )
-                )  # type: ignore[union-attr]
-            else:
-                shown.append(o)
         if problems:
-            got_text = describe(
-                got.flags,
-                g_seq,
-                got.length,
-                g_ack if "A" in got.flags else None,
-                got.win,
-                shown,
-                got.ecn,
-            )
             raise Mismatch(
                 ev.line,
                 f"{', '.join(dict.fromkeys(problems))} differ: expected `{self.expected_text(p)}`, "
-                f"got `{got_text}`",
+                f"got `{self.shown_text(got)}`{got.how_sent()}",
             )
 
     # -- system calls
@@ -394,5 +491,15 @@ class Runner:
             run_code(c.text, self.env, self.printed)
         except AssertFailed as e:
             raise Mismatch(ev.line, f"{e}") from None
+        except UndefinedName as e:
+            # packetdrill's Python would stop with a NameError: the script is wrong.
+            near = difflib.get_close_matches(
+                e.name, [k for k in self.env if k.startswith("tcpi_")], 1
+            )
+            raise ScriptError(
+                ev.line,
+                f"{self.script.path}:{ev.line}: expected a tcp_info field or a name set "
+                f"earlier, found `{e.name}`" + (f" (did you mean `{near[0]}`?)" if near else ""),
+            ) from None
         except CodeError as e:
             raise NotSupported(f"%{{ }}% block: {e}", ev.line) from None

@@ -27,6 +27,9 @@ SETTINGS: dict[str, str] = {
     "net.ipv4.tcp_rmem": "rwnd_bytes",
     "net.ipv4.tcp_moderate_rcvbuf": "rcvbuf_autotune",
     "net.ipv4.tcp_slow_start_after_idle": "slow_start_after_idle",
+    # Not a Flow field: the sizes drill's comparison cuts the simulator's bursts into (the
+    # GSO view, sim.py); the simulator's TCP sends MSS-sized segments either way.
+    "net.ipv4.tcp_min_tso_segs": "min_tso_segs",
 }
 # sysctls whose value the simulator's TCP has built in: fine at these values, ignored (with
 # the reason) at any other.
@@ -48,7 +51,6 @@ NO_EFFECT = {
     "net.ipv4.tcp_synack_retries": "SYN-ACK retries: the simulator's endpoint never retransmits its SYN-ACK",
     "net.ipv4.tcp_wmem": "the simulator's send queue takes every write (no send-buffer limit)",
     "net.ipv4.tcp_tso_win_divisor": "TSO deferral: the simulator has no TSO",
-    "net.ipv4.tcp_min_tso_segs": "TSO sizing: the simulator has no TSO",
     "net.ipv4.tcp_notsent_lowat": "not-sent low-water mark: no poll() in the simulator",
     "net.ipv4.tcp_fastopen": "TCP Fast Open is not modelled",
     "net.ipv4.tcp_fastopen_key": "TCP Fast Open is not modelled",
@@ -97,13 +99,38 @@ def _read(command: str, script_dir: Path, out: ShellReading, depth: int) -> None
                     _set(line, m.group(1).replace("/", "."), m.group(2), out)
         elif prog.endswith(".sh") and (script_dir / prog).is_file() and depth < 4:
             path = script_dir / prog
-            _read(path.read_text(), path.parent, out, depth + 1)
+            _read(path.read_text(), path.resolve().parent, out, depth + 1)
+        elif prog.endswith((".sh", ".py")) and not (script_dir / prog).is_file():
+            out.ignored.append(f"{line}: no such file ({script_dir / prog})")
         elif prog == "ethtool":
             out.ignored.append(f"{line}: no effect (the simulator has no TSO/GSO)")
+        elif prog == "tc" and _root_qdisc(words):
+            # The sender's host qdisc: fq paces every socket (the Flow's `pacing = "on"`),
+            # any other leaves pacing to the algorithm ("auto", Linux's internal pacing).
+            qdisc = _root_qdisc(words)
+            out.settings["pacing"] = "on" if qdisc == "fq" else "auto"
+            if qdisc not in ("fq", "pfifo", "pfifo_fast") or words.index(qdisc) != len(words) - 1:
+                out.ignored.append(
+                    f"{line}: only whether {qdisc} paces is taken (the simulator's sender "
+                    "host has no queue of its own)"
+                )
         elif prog == "tc":
             out.ignored.append(f"{line}: no effect (the simulator's hosts have no qdisc)")
         else:
             out.ignored.append(f"{line}: not a sysctl (the simulator has no such setting)")
+
+
+def _root_qdisc(words: list[str]) -> str | None:
+    """The qdisc a `tc qdisc add|replace|change dev tun0 root KIND ...` line installs."""
+    if (
+        len(words) > 5
+        and words[1] == "qdisc"
+        and words[2] in ("add", "replace", "change")
+        and "root" in words
+        and words.index("root") + 1 < len(words)
+    ):
+        return words[words.index("root") + 1]
+    return None
 
 
 def _sysctl(line: str, args: list[str], out: ShellReading) -> None:
@@ -130,6 +157,11 @@ def _set(line: str, key: str, value: str, out: ShellReading) -> None:
             "slow_start_after_idle",
         ):
             out.settings[name] = value != "0"
+        elif name == "min_tso_segs":
+            if value.isdigit() and int(value) >= 1:
+                out.settings[name] = int(value)
+            else:
+                out.ignored.append(f"{line}: expected a whole number for {key}")
         elif name == "ecn":
             # 1: request and accept; 2 (the default): accept when requested. The simulator's
             # flag is "this flow negotiates ECN"; a passive side honours a request with 1 or 2.

@@ -1,6 +1,6 @@
 """`--engine sim`: the simulator's own TCP as the system under test, in virtual time.
 
-The socket is `satcc._native.DrillEndpoint` (crates/satcc-sim `tcp/endpoint.rs`): the
+The socket is `satcc._native.DrillEndpoint` (crates/satcc-sim `tcp/endpoint/`): the
 simulator's sender and receiver — the code scenarios run — behind listen/accept/write/
 read/close and `TCP_INFO`, with segments in and out on the wire. Time is virtual: `advance`
 fires the endpoint's timers up to a time, `next_outbound` returns the next segment with the
@@ -10,20 +10,23 @@ same result every time. No wall clock is read.
 The script's shell blocks are read, never run (`shell.py`): their sysctls set the
 endpoint's flow settings before the SYN arrives; every line that cannot map is kept in
 `ignored` and printed with the result. What the endpoint cannot do makes the script
-`unsupported` with the reason (endpoint.rs lists the deviations).
+`unsupported` with the reason (the endpoint module's header lists the deviations).
 """
 
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 
-from satcc.drill.kernel import CONSTANTS, TCP_INFO_FIELDS, value_of
+from satcc.drill.kernel import CONSTANTS, tcp_info_names, value_of
 from satcc.drill.parser import Expr, Script, Syscall, TcpOption
 from satcc.drill.runner import Call, Mismatch, NotSupported, Result, Runner, Wire
 from satcc.drill.shell import read_block
 
 FLAG_BITS = {"F": 0x01, "S": 0x02, "R": 0x04, "P": 0x08, "A": 0x10, "U": 0x20, "E": 0x40, "W": 0x80}
 NS = 1_000_000_000
+MOD32 = 1 << 32
+GSO_MAX_SIZE = 65536  # the tun device's gso_max_size (`ip -d link`)
 # A stock kernel's settings before any shell line: tcp_rmem[2] 6.16+'s 32 MiB, tcp_ecn 2.
 DEFAULTS: dict[str, object] = {
     "cca": "cubic",
@@ -35,6 +38,8 @@ DEFAULTS: dict[str, object] = {
     "ecn": 2,
     "initial_cwnd": 10,
     "slow_start_after_idle": True,
+    "min_tso_segs": 2,  # tcp_min_tso_segs: read by the GSO view, not the simulator's TCP
+    "pacing": "auto",  # no fq qdisc: only an algorithm that asks paces (BBR)
 }
 # Socket options accepted with no effect on the simulator's TCP, and why.
 NO_EFFECT_OPTS = {
@@ -42,6 +47,7 @@ NO_EFFECT_OPTS = {
     "SO_REUSEPORT": "one socket per script",
     "SO_KEEPALIVE": "no keepalive timer within a script's span",
     "SO_SNDBUF": "the simulator's send queue takes every write (no send-buffer limit)",
+    "IP_MTU_DISCOVER": "no path MTU discovery: the connection keeps its MSS",
 }
 
 
@@ -84,22 +90,36 @@ class SimEngine:
         self.nonblock: set[int] = set()
         self.user_mss: int | None = None  # TCP_MAXSEG set before the endpoint exists
         self.blocked: list[tuple[str, Call, int]] = []  # ("accept"|"read", call, arg)
+        # The GSO view of the simulator's bursts (`gso_view`): segments fetched ahead,
+        # the stream's first byte, where writes end, the highest byte sent so far.
+        self.ahead: collections.deque[Wire] = collections.deque()
+        self.data_start: int | None = None
+        self.written = 0
+        self.write_ends: set[int] = set()
+        self.sent_end = 0
 
     # -- set-up
-    def setup(self, script: Script) -> None:
+    def setup(self, script: Script) -> list[str]:
+        if script.options.get("ip_version", "ipv4") != "ipv4":
+            raise NotSupported(f"--ip_version={script.options['ip_version']}: IPv4 only")
         if script.init is not None:
-            self.shell(script.init.command, script.init_line)
+            return self.shell(script.init.command, script.init_line)
+        return []
 
-    def shell(self, cmd: str, line: int) -> None:
+    def shell(self, cmd: str, line: int) -> list[str]:
+        """Read a backtick block (never run): its settings apply, and the lines that
+        cannot come back as `shell: ignored ...` for the result."""
         reading = read_block(cmd, Path(self.script_path).resolve().parent)
-        self.ignored.extend(reading.ignored)
+        ignored = list(reading.ignored)
         if self.ep is not None and reading.settings:
-            self.ignored.append(
+            ignored.append(
                 f"line {line}: settings after listen() do not reach the open socket: "
                 + ", ".join(f"{k}={v}" for k, v in reading.settings.items())
             )
-            return
-        self.settings.update(reading.settings)
+        else:
+            self.settings.update(reading.settings)
+        self.ignored.extend(ignored)
+        return [f"shell: ignored {x}" for x in ignored]
 
     def close(self) -> None:
         self.ep = None
@@ -134,18 +154,89 @@ class SimEngine:
         self._wake()
 
     def next_outbound(self, deadline: float) -> Wire | None:
+        if self.ahead:
+            return self.ahead.popleft()
         if self.ep is None:
             self.t_ns = max(self.t_ns, _ns(deadline))
             return None
-        got = self.ep.next_outbound(_ns(deadline))
+        first = self._fetch(_ns(deadline))
+        if first is None:
+            return None
+        burst = [first]
+        # Everything else the same send decision put on the wire (same instant).
+        while (more := self._fetch(_ns(first.t))) is not None:
+            burst.append(more)
+        self.gso_view(burst)
+        self.ahead.extend(burst[1:])
+        return first
+
+    def _fetch(self, deadline_ns: int) -> Wire | None:
+        got = self.ep.next_outbound(deadline_ns)
         self._wake()
         if got is None:
             return None
         t_ns, flags, seq, ack, win, length, opts, ecn = got
         letters = "".join(c for c, b in FLAG_BITS.items() if flags & b)
+        if "S" in letters:
+            self.data_start = (seq + 1) % MOD32
         return Wire(
             letters, seq, ack, win, length, [_opt_out(k, v) for k, v in opts], ecn, t_ns / NS
         )
+
+    def gso_view(self, burst: list[Wire]) -> None:
+        """The new data one send decision put on the wire, cut as this kernel would cut it
+        into TSO/GSO packets, with PSH where the kernel's packets have it.
+
+        The simulator sends MSS-sized segments; Linux sends the same bytes as GSO packets of
+        `tcp_tso_autosize` segments (the pacing rate >> 10, plus gso_max_size >>
+        (min_rtt_us >> tcp_tso_rtt_log 9), in MSS, at least `tcp_min_tso_segs`), each at
+        most half of cwnd and what cwnd leaves (`tcp_cwnd_test`). Measured on this kernel
+        (6.18, upstream's scripts): every GSO packet of more than one segment carries PSH, a
+        single segment only where a write without MSG_MORE ends (`tcp_push`). The runner
+        then gathers the segments as it does the kernel's packets; only PSH moves here.
+        Retransmissions keep the simulator's flags (which PSH the kernel's retransmitted
+        pieces carry was not worked out: resending a segment's first PSH state made four
+        upstream scripts fail that pass without it)."""
+        if self.data_start is None or self.ep is None:
+            return
+        run = []
+        for w in burst:
+            if w.length == 0 or set(w.flags) & set("SRF"):
+                continue
+            start = (w.seq - self.data_start) % MOD32
+            if start + w.length > self.sent_end:
+                run.append(w)
+        for w in burst:
+            if w.length > 0:
+                self.sent_end = max(self.sent_end, (w.seq - self.data_start) % MOD32 + w.length)
+        if not run:
+            return
+        info = self.ep.info()
+        mss = max(1, int(info.get("tcpi_snd_mss", 0)) or 1)
+        cwnd = int(info.get("tcpi_snd_cwnd", 0))
+        in_flight = (
+            int(info.get("tcpi_unacked", 0))
+            - int(info.get("tcpi_sacked", 0))
+            - int(info.get("tcpi_lost", 0))
+            + int(info.get("tcpi_retrans", 0))
+            - len(run)
+        )
+        size = int(info.get("tcpi_pacing_rate", 0)) >> 10
+        r = int(info.get("tcpi_min_rtt", 0)) >> 9
+        if r < 32:
+            size += GSO_MAX_SIZE >> r
+        segs = max(min(size, GSO_MAX_SIZE) // mss, int(self.settings["min_tso_segs"]))
+        i = 0
+        while i < len(run):
+            quota = min(max(cwnd >> 1, 1), max(cwnd - in_flight, 1))
+            piece = run[i : i + max(1, min(segs, quota))]
+            for w in piece:
+                w.flags = w.flags.replace("P", "")
+            end = (piece[-1].seq - self.data_start) % MOD32 + piece[-1].length
+            if len(piece) > 1 or end in self.write_ends:
+                piece[-1].flags = "P" + piece[-1].flags
+            in_flight += len(piece)
+            i += len(piece)
 
     # -- blocking calls
     def _wake(self) -> None:
@@ -243,6 +334,7 @@ class SimEngine:
                 ecn=int(s["ecn"]),  # type: ignore[call-overload]
                 initial_cwnd=int(s["initial_cwnd"]),  # type: ignore[call-overload]
                 slow_start_after_idle=bool(s["slow_start_after_idle"]),
+                pacing=str(s["pacing"]),
             )
         except ValueError as e:
             raise NotSupported(f"the simulator cannot take these settings: {e}") from None
@@ -329,6 +421,8 @@ class SimEngine:
             return 0
         if name in NO_EFFECT_OPTS:
             return 0
+        if name == "IP_TOS" and not int(self.val(sc.args[3])) & 3:
+            return 0  # the DSCP bits only: the ECN field (the low two bits) is untouched
         raise NotSupported(f"setsockopt {name}: not modelled by the simulator's endpoint")
 
     def sys_getsockopt(self, sc, c):
@@ -379,9 +473,13 @@ class SimEngine:
         if flags & ~CONSTANTS["MSG_MORE"]:
             raise NotSupported(f"{sc.name}() flags {flags:#x}: only MSG_MORE is modelled")
         try:
-            return ep.send(n, more)
+            sent = ep.send(n, more)
         except ValueError as e:
             raise NotSupported(f"{sc.name}(): {e}") from None
+        self.written += sent
+        if not more:
+            self.write_ends.add(self.written)
+        return sent
 
     def sys_write(self, sc, c):
         return self._write(sc, int(self.val(sc.args[2])), c)
@@ -447,8 +545,7 @@ class SimEngine:
         return 0
 
     def tcp_info(self, fd: int) -> dict:
-        info = {"tcpi_" + n: 0 for n, _ in TCP_INFO_FIELDS}
-        info["tcpi_snd_wscale"] = info["tcpi_rcv_wscale"] = 0
+        info = dict.fromkeys(tcp_info_names(), 0)
         if self.ep is None:
             info["tcpi_state"] = 7  # TCP_CLOSE
             return info
@@ -460,11 +557,8 @@ class SimEngine:
 
 def run_sim(script: Script, overrides: dict | None = None) -> Result:
     """Run one script against the simulator's endpoint; shell lines it could not map are
-    added to `printed` as `shell: ignored ...`."""
-    eng = SimEngine(script.path)
-    res = Runner(script, eng, overrides).run()
-    res.printed.extend(f"shell: ignored {x}" for x in eng.ignored)
-    return res
+    in `printed` as `shell: ignored ...`, where the block was read."""
+    return Runner(script, SimEngine(script.path), overrides).run()
 
 
 __all__ = ["Mismatch", "SimEngine", "run_sim"]

@@ -27,7 +27,7 @@ Application traffic (a scenario's `[[flow]] app`, docs/scenario.md) runs through
 `app` sleeps until CLOCK_MONOTONIC `T` (the flow's start on the run's clock), connects and
 follows the resolved app (`{"kind": "onoff", "on_ns", "off_ns"}` or `{"kind": "requests",
 "bytes", "every_ns" | "at_ns"}`) as `schedule` lays it out: the simulator's `App` events
-(crates/satcc-sim/src/world.rs `AppRun`), offsets from T, none after U. A request adds its bytes
+(crates/satcc-sim/src/world/app.rs `AppRun`), offsets from T, none after U. A request adds its bytes
 to what the application still has to write (a write while earlier data is queued joins the
 queue); an "on" period writes whatever the connection takes: TCP_NOTSENT_LOWAT keeps at most
 `ONOFF_LOWAT` bytes unsent in the socket, so going "off" leaves about what is in flight (the

@@ -8,9 +8,11 @@ same bytes on disk (satcc.results). Progress, if asked for, goes to a callback; 
 from __future__ import annotations
 
 import itertools
+import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from satcc import _native, limits
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from satcc.results import RunResult
 
 ENGINE = "sim"
+RAW_DIR = "sim"  # packet captures go to DIR/sim/, as the emulator's go to DIR/emu/
 
 # Cost model of a run (docs/reliability.md "Estimates"), calibrated with
 # bench/reliability/estimates.py on the 2-core development machine (user CPU of `satcc sim`
@@ -278,8 +281,12 @@ def run(
     scenario: Scenario,
     seed: int | None = None,
     progress: Callable[[float], None] | None = None,
+    out_dir: str | Path | None = None,
+    capture_points: Sequence[str] = (),
 ) -> RunResult:
-    """Simulate `scenario` (with `seed` instead of its own, if given) and return the result."""
+    """Simulate `scenario` (with `seed` instead of its own, if given) and return the result.
+    With `capture_points` ("NODE" or "FROM:TO", satcc-sim capture.rs), pcapng captures of
+    them are written to `out_dir`/sim (docs/simulator.md "Packet captures")."""
     handle = _resolved_once(scenario, seed)
     config = handle.config
     if not available():
@@ -287,8 +294,19 @@ def run(
             "this build of satcc has no simulator (satcc._native.run_sim is "
             "missing); rebuild it with `make build`"
         )
+    capture = None
+    if capture_points:
+        if out_dir is None:
+            raise UserError("capture: expected a result directory to write the captures into")
+        raw_dir = Path(out_dir) / RAW_DIR
+        if raw_dir.exists():
+            shutil.rmtree(raw_dir)
+        raw_dir.mkdir(parents=True)
+        capture = (str(raw_dir), list(capture_points))
     try:
-        raw = _native.run_sim(handle, progress)
+        raw = _native.run_sim(handle, progress, None, capture)
+    except OSError as e:
+        raise SatccError(f"{scenario.source}: {e}") from None
     except MemoryError as e:
         raise SatccError(
             f"{scenario.source}: {str(e) or 'out of memory'} (satcc's estimate: "
@@ -300,5 +318,6 @@ def run(
     # (satcc.commands.output.prefetch)
     from satcc.results import RunResult
 
-    meta = run_meta(ENGINE, config)
+    extra = {"sim": {"raw_dir": RAW_DIR, "captures": raw["captures"]}} if capture else {}
+    meta = run_meta(ENGINE, config, **extra)
     return RunResult.from_engine(raw, config, expand_flows(scenario), meta)

@@ -22,9 +22,8 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,7 +34,7 @@ from satcc.errors import UserError
 from satcc.fidelity import metrics
 from satcc.fidelity.grid import Entry, Grid
 from satcc.scenario import from_dict, resolve, scenario_hash
-from satcc.store import layout
+from satcc.store import layout, runloop
 
 ENGINES = (metrics.SIM, metrics.KERNEL)
 JSON_FILE = "fidelity.json"
@@ -80,19 +79,11 @@ class Options:
 
 
 @dataclass
-class Outcome:
-    planned: Planned
-    status: str  # done | skipped | failed
-    wall_s: float = 0.0
-    error: str | None = None
-
-
-@dataclass
 class SuiteRun:
     out_dir: Path
     name: str
     plan: list[Planned]
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[runloop.Report] = field(default_factory=list)
     wall_s: float = 0.0
 
 
@@ -160,26 +151,6 @@ def index_doc(grid: Grid, opts: Options, planned: list[Planned]) -> dict[str, An
     }
 
 
-def prepare(out_dir: Path, doc: dict[str, Any]) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: expected a directory for the suite, found a file")
-    index_path = out_dir / layout.INDEX_FILE
-    if index_path.exists():
-        old = layout.read_index(out_dir)
-        if old.get("name") != doc["name"] or "fidelity" not in old:
-            raise UserError(
-                f"{out_dir}: holds {old.get('name')!r}, not the suite "
-                f"{doc['name']!r}; choose another --out"
-            )
-    elif out_dir.is_dir() and any(out_dir.iterdir()):
-        raise UserError(
-            f"{out_dir}: expected an empty or new directory for the suite, found other files"
-        )
-    (out_dir / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
-    layout.atomic_write_text(index_path, layout.dumps(doc))
-    layout.remove_leftovers(out_dir)
-
-
 def _execute(p: Planned, raw: Path, capture: bool) -> Any:
     s = from_dict(_copy(p.doc), source=str(p.entry.path), default_name=p.entry.path.stem)
     opts = registry.RunOptions(seed=p.seed, raw_dir=raw, capture=capture, vpn_server=p.entry.vpn)
@@ -197,7 +168,7 @@ def run_suite(
     opts: Options,
     out_dir: Path,
     log: TextIO | None = None,
-    on_done: Callable[[Outcome], None] | None = None,
+    on_done: Callable[[runloop.Report], None] | None = None,
 ) -> SuiteRun:
     """Plan, run what is not done yet, and return what happened (results stay in out_dir)."""
     log = log if log is not None else sys.stderr
@@ -206,41 +177,55 @@ def run_suite(
     doc = index_doc(grid, opts, planned)
     for name in opts.engines:
         registry.get(name).check_host()
-    prepare(out_dir, doc)
-    done = layout.scan(out_dir).done
-    run = SuiteRun(out_dir, doc["name"], planned)
-    total = len(planned)
-    for i, p in enumerate(planned, 1):
-        label = f"[{i}/{total}] {p.entry.name} {p.engine} seed {p.seed}"
-        if p.run_id in done:
-            run.outcomes.append(Outcome(p, "skipped"))
-            print(f"{label}: already in {out_dir}", file=log, flush=True)
-            continue
-        t0 = time.monotonic()
-        raw = Path(tempfile.mkdtemp(prefix=f".{p.run_id}.emu-", dir=out_dir / layout.RUNS_DIR))
-        spec_doc = p.index_doc()
-        try:
-            result = _execute(p, raw, opts.capture)
-            layout.write_run(
-                out_dir, spec_doc | {"scenario": p.doc, "campaign": doc["name"]}, result, {}, raw
+    number = {p.run_id: i for i, p in enumerate(planned, 1)}
+
+    def label(p: Planned) -> str:
+        return f"[{number[p.run_id]}/{len(planned)}] {p.entry.name} {p.engine} seed {p.seed}"
+
+    with runloop.writing(
+        out_dir,
+        doc,
+        "suite",
+        lambda old: old.get("name") == doc["name"] and "fidelity" in old,
+    ) as store:
+
+        def execute(todo: list[Planned]) -> Generator[runloop.Outcome, None, None]:
+            for p in todo:  # one at a time: a kernel run has the host to itself
+                t0 = time.monotonic()
+                raw = store.scratch(p.run_id)
+                try:
+                    result = _execute(p, raw, opts.capture)
+                    yield runloop.Outcome(
+                        p.run_id, True, result, wall_s=time.monotonic() - t0, raw_dir=raw
+                    )
+                except KeyboardInterrupt:
+                    shutil.rmtree(raw, ignore_errors=True)
+                    raise
+                except Exception as e:  # noqa: BLE001 - one failed run must not stop the suite
+                    yield runloop.Outcome(
+                        p.run_id, False, error=str(e), wall_s=time.monotonic() - t0, raw_dir=raw
+                    )
+
+        def skipped(p: Planned) -> None:
+            print(f"{label(p)}: already in {out_dir}", file=log, flush=True)
+
+        def reported(p: Planned, r: runloop.Report, _o: runloop.Outcome) -> None:
+            tail = (
+                f"{r.wall_s:.1f} s"
+                if r.status == "done"
+                else f"FAILED: {(r.error or '?').splitlines()[0]}"
             )
-            outcome = Outcome(p, "done", time.monotonic() - t0)
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # noqa: BLE001 - one failed run must not stop the suite
-            layout.write_failure(out_dir, spec_doc, str(e))
-            outcome = Outcome(p, "failed", time.monotonic() - t0, str(e))
-        finally:
-            shutil.rmtree(raw, ignore_errors=True)
-        run.outcomes.append(outcome)
-        tail = (
-            f"{outcome.wall_s:.1f} s"
-            if outcome.status == "done"
-            else f"FAILED: {(outcome.error or '?').splitlines()[0]}"
+            print(f"{label(p)}: {tail}", file=log, flush=True)
+            if on_done is not None:
+                on_done(r)
+
+        loop = runloop.Loop[Planned](
+            run_id=lambda p: p.run_id,
+            spec_doc=lambda p: p.index_doc(),
+            run_doc=lambda p: {"scenario": p.doc, "campaign": doc["name"]},
         )
-        print(f"{label}: {tail}", file=log, flush=True)
-        if on_done is not None:
-            on_done(outcome)
+        reports = loop.run(store, planned, execute, on_skip=skipped, on_report=reported)
+    run = SuiteRun(out_dir, doc["name"], planned, reports)
     run.wall_s = time.monotonic() - started
     return run
 

@@ -1,4 +1,5 @@
-"""The measurement loop over a plan, into a campaign store (satcc.store.layout):
+"""The measurement loop over a plan, into a campaign store (the loop of satcc.store.runloop,
+which `campaign` and `fidelity` share; this module decides only when each run is measured):
 
     plan ─► campaign.json (every run, in order) + campaign.toml (the plan) ─► per round:
       runs not done, in plan order ─► measure ─► runs/<id>/ (atomic) or failed/<id>.json
@@ -21,8 +22,9 @@ import datetime as dt
 import shutil
 import signal
 import sys
-import tempfile
 import time
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,7 +35,7 @@ from satcc.field import clock
 from satcc.field.measure import RAW_DIR, build_result, measure, summary_parts
 from satcc.field.plan import PARAM_COLUMNS, FieldPlan, RunItem, expand
 from satcc.limits import printable
-from satcc.store import layout
+from satcc.store import layout, runloop
 
 
 class Terminated(KeyboardInterrupt):
@@ -66,24 +68,25 @@ def index_doc(p: FieldPlan, items: list[RunItem]) -> dict[str, Any]:
     }
 
 
-def prepare(p: FieldPlan, text: str, out: Path) -> list[RunItem]:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: expected a directory for the store, found a file")
-    if (out / layout.INDEX_FILE).exists():
-        old = layout.read_index(out)
-        if old.get("name") != p.name or old.get("source") != "field":
-            raise UserError(
-                f"{out}: holds campaign {old.get('name')!r}, not field plan {p.name!r}; "
-                "choose another --out"
-            )
-    elif out.is_dir() and any(e.name != layout.LOCK_FILE for e in out.iterdir()):
-        raise UserError(f"{out}: expected an empty or new directory for the store, found files")
+@contextmanager
+def writing(p: FieldPlan, text: str, out: Path) -> Iterator[tuple[runloop.Writer, list[RunItem]]]:
+    """The store held for plan `p` (runloop.writing: locked, its index and plan written),
+    and the plan's runs."""
     items = expand(p)
-    (out / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
-    layout.atomic_write_text(out / layout.CAMPAIGN_COPY, text)
-    layout.atomic_write_text(out / layout.INDEX_FILE, layout.dumps(index_doc(p, items)))
-    layout.remove_leftovers(out)
-    return items
+    with runloop.writing(
+        out,
+        index_doc(p, items),
+        "field plan",
+        lambda old: old.get("name") == p.name and old.get("source") == "field",
+        text,
+    ) as store:
+        yield store, items
+
+
+def prepare(p: FieldPlan, text: str, out: Path) -> list[RunItem]:
+    """Write the store's index and plan, as a run does first; the plan's runs."""
+    with writing(p, text, out) as (_store, items):
+        return items
 
 
 def _hms(t: float) -> str:
@@ -137,30 +140,55 @@ class Loop:
                 )
         old = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
-            with layout.locked(self.out):
-                items = prepare(self.p, self.text, self.out)
-                self._rounds(items)
+            with writing(self.p, self.text, self.out) as (store, items):
+                self._run(store, items)
         except KeyboardInterrupt:
             self.result.interrupted = True
         finally:
             signal.signal(signal.SIGTERM, old)
         return self.result
 
-    def _rounds(self, items: list[RunItem]) -> None:
-        scan = layout.scan(self.out)
-        done = set(scan.done)
-        total = len(items)
-        self.result.skipped = len(done)
-        if done:
-            self.say(f"field: {len(done)} of {total} runs already done in {self.out}; resuming")
+    def _run(self, store: runloop.Writer, items: list[RunItem]) -> None:
+        self.result.skipped = len(store.done)
+        if store.done:
+            self.say(
+                f"field: {len(store.done)} of {len(items)} runs already done in {self.out}; "
+                "resuming"
+            )
+        number = {it.run_id: n for n, it in enumerate(items, 1)}
+        self._queue: list[RunItem] = []
+        self._retry_pass = False
+
+        def reported(it: RunItem, rep: runloop.Report, o: runloop.Outcome) -> None:
+            label = f"[{number[it.run_id]}/{len(items)}] round {it.round} {it.label()}" + (
+                " (retry)" if self._retry_pass else ""
+            )
+            self.result.failed = [f for f in self.result.failed if f[0] != it.run_id]
+            if rep.status != "done":
+                reason = rep.error or "?"
+                self.result.failed.append((it.run_id, reason))
+                later = " (retried at the end of the round)" if not self._retry_pass else ""
+                self.say(f"{label}: failed: {reason}{later}{self._next(self._queue)}")
+                return
+            self.result.done += 1
+            self.say(f"{label}: {self._summary(o)}{self._next(self._queue)}")
+
+        loop = runloop.Loop[RunItem](
+            run_id=lambda it: it.run_id,
+            spec_doc=lambda it: {**it.index_doc(), "field_plan": self.p.name},
+        )
+        loop.run(store, items, lambda todo: self._rounds(store, todo), on_report=reported)
+
+    def _rounds(
+        self, store: runloop.Writer, todo: list[RunItem]
+    ) -> Generator[runloop.Outcome, None, None]:
+        """The runs not done, round by round at their start times; a run that fails is
+        measured once more at the end of its round."""
         rounds: dict[int, list[RunItem]] = {}
-        for it in items:
+        for it in todo:
             rounds.setdefault(it.round, []).append(it)
         round_start: float | None = None
         for r in sorted(rounds):
-            todo = [it for it in rounds[r] if it.run_id not in done]
-            if not todo:
-                continue
             if self.p.at:  # every round, the first too, at the next of the listed times
                 round_start = _next_at(self.now(), self.p.at)
             elif round_start is None:
@@ -172,59 +200,49 @@ class Loop:
             while self.now() < round_start:
                 time.sleep(min(1.0, round_start - self.now()))
             retry: list[RunItem] = []
-            queue = list(todo)
+            self._queue = list(rounds[r])
             first = True
-            while queue:
-                it = queue.pop(0)
+            while self._queue:
+                it = self._queue.pop(0)
                 if not first and self.p.gap_s > 0:
                     time.sleep(self.p.gap_s)
                 first = False
-                ok = self._one(it, items, done, queue, retry_pass=it in retry)
-                if not ok and it not in retry:
+                self._retry_pass = it in retry
+                o = self._measure(store, it)
+                yield o  # recorded (and reported) before the next run starts
+                if not o.ok and it not in retry:
                     retry.append(it)
-                    queue.append(it)  # once more, at the end of the round
+                    self._queue.append(it)  # once more, at the end of the round
 
-    def _one(
-        self,
-        it: RunItem,
-        items: list[RunItem],
-        done: set[str],
-        queue: list[RunItem],
-        retry_pass: bool,
-    ) -> bool:
-        n = items.index(it) + 1
-        spec = {**it.index_doc(), "field_plan": self.p.name}
-        tmp = Path(tempfile.mkdtemp(prefix=".field.tmp-", dir=self.out))
-        label = f"[{n}/{len(items)}] round {it.round} {it.label()}" + (
-            " (retry)" if retry_pass else ""
-        )
+    def _measure(self, store: runloop.Writer, it: RunItem) -> runloop.Outcome:
+        raw = store.scratch(it.run_id)
         try:
-            try:
-                m = measure(self.p, it, tmp / RAW_DIR, force=self.force)
-                result, extras = build_result(self.p, it, m)
-            except SatccError as e:  # RunFailed, or an analyzer's complaint about a file
-                reason = str(e)
-                layout.write_failure(self.out, spec, reason)
-                self.result.failed = [f for f in self.result.failed if f[0] != it.run_id]
-                self.result.failed.append((it.run_id, reason))
-                later = " (retried at the end of the round)" if not retry_pass else ""
-                self.say(f"{label}: failed: {reason}{later}{self._next(queue)}")
-                return False
-            spec_doc = {**spec, "field": m.field_doc}
-            layout.write_run(self.out, spec_doc, result, extras, raw_dir=tmp, raw_name=RAW_DIR)
-            done.add(it.run_id)
-            self.result.done += 1
-            self.result.failed = [f for f in self.result.failed if f[0] != it.run_id]
-            parts = summary_parts(result, m.field_doc)
-            b = m.field_doc.get("starlink")
-            if b:
-                parts.append(
-                    f"+{b['offset_s']:g} s after the {_hms(b['aligned_boundary_unix_s'])} boundary"
-                )
-            self.say(f"{label}: {', '.join(parts)}{self._next(queue)}")
-            return True
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            m = measure(self.p, it, raw / RAW_DIR, force=self.force)
+            result, extras = build_result(self.p, it, m)
+        except SatccError as e:  # RunFailed, or an analyzer's complaint about a file
+            shutil.rmtree(raw, ignore_errors=True)
+            return runloop.Outcome(it.run_id, False, error=str(e))
+        except BaseException:
+            shutil.rmtree(raw, ignore_errors=True)
+            raise
+        return runloop.Outcome(
+            it.run_id,
+            True,
+            result,
+            extras,
+            doc={"field": m.field_doc},
+            raw_dir=raw,
+            raw_name=RAW_DIR,
+        )
+
+    def _summary(self, o: runloop.Outcome) -> str:
+        parts = summary_parts(o.result, o.doc["field"])
+        b = o.doc["field"].get("starlink")
+        if b:
+            parts.append(
+                f"+{b['offset_s']:g} s after the {_hms(b['aligned_boundary_unix_s'])} boundary"
+            )
+        return ", ".join(parts)
 
     def _next(self, queue: list[RunItem]) -> str:
         if not queue:

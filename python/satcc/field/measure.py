@@ -71,10 +71,9 @@ class Measured:
 
 def _module_exists(cca: str) -> bool:
     """Whether the kernel could load tcp_<cca> on demand (root's setsockopt autoloads it)."""
-    import platform
+    from satcc.field.preflight import loadable_ccas
 
-    base = Path("/lib/modules") / platform.release() / "kernel" / "net" / "ipv4"
-    return any(base.glob(f"tcp_{cca}.ko*"))
+    return cca in loadable_ccas()
 
 
 def resolve(host: str, port: int) -> str:
@@ -148,7 +147,7 @@ def iperf3_cmd(p: FieldPlan, item: RunItem, ip: str, port: int) -> list[str]:
             cmd += ["-M", str(item.mss)]
     if item.direction == "down":
         cmd.append("-R")
-    return cmd
+    return cmd + p.iperf3_options(item.kind)
 
 
 def ping_cmd(ip: str, interval_s: float, count: int | None = None, deadline_s: float | None = None):
@@ -178,8 +177,8 @@ def capture_wanted(p: FieldPlan) -> tuple[bool, str | None]:
     return True, None
 
 
-def _start_tcpdump(dev: str, ip: str, port: int, path: Path) -> subprocess.Popen:
-    cmd = [
+def tcpdump_cmd(dev: str, ip: str, port: int, path: Path) -> list[str]:
+    return [
         "tcpdump",
         "-i",
         dev,
@@ -192,6 +191,10 @@ def _start_tcpdump(dev: str, ip: str, port: int, path: Path) -> subprocess.Popen
         str(path),
         f"host {ip} and port {port}",
     ]
+
+
+def _start_tcpdump(dev: str, ip: str, port: int, path: Path) -> subprocess.Popen:
+    cmd = tcpdump_cmd(dev, ip, port, path)
     proc = _popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     deadline = time.monotonic() + TCPDUMP_READY_S
@@ -457,9 +460,22 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     data = [f for f in built.flows if f["kind"] == "iperf3" and f.get("delivered_bytes")]
     if not data:
         raise RunFailed("iperf3 reported no data stream")
-    flow = dict(max(data, key=lambda f: f["delivered_bytes"]))
+    server_port = p.host_port()[1]
+
+    def way(f: dict[str, Any]) -> str:  # a stream to the server's port is an upload
+        return "upload" if f.get("dport") == server_port else "download"
+
+    want = "upload" if item.direction == "up" else "download"
+    flow = dict(
+        max([f for f in data if way(f) == want] or data, key=lambda f: f["delivered_bytes"])
+    )
     flow["cca"] = item.cca
-    flow["name"] = "upload" if item.direction == "up" else "download"
+    flow["name"] = want
+    other = "download" if want == "upload" else "upload"
+
+    def name(f: dict[str, Any]) -> str:  # flow 0's way is the run's direction
+        return want if way(f) == way(flow) else other
+
     download = item.direction == "down" and item.kind == "tcp"
     iperf3_rtt = {k: flow.get(k) for k in RTT_KEYS}
     rtt_source = RTT_IPERF3 if flow.get("rtt_mean_ms") is not None else None
@@ -547,6 +563,24 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     m.field_doc["retx_source"] = retx_source
     m.field_doc["capture_flow"] = capture_doc
     kept = [flow]
+    new_ids = {flow["id"]: 0}
+    named = {want: 1}
+    for f in data:  # -P / --bidir: every other stream, named by its direction
+        if f["id"] in new_ids:
+            continue
+        k = named.get(name(f), 0)
+        named[name(f)] = k + 1
+        extra = {**f, "id": len(kept), "cca": item.cca, "name": name(f) + (f".{k}" if k else "")}
+        if item.kind == "tcp":
+            rate = iperf3_retx_rate(
+                extra.get("retransmitted_packets"),
+                extra.get("delivered_bytes"),
+                _iperf3_mss(m, item),
+            )
+            if rate is not None:
+                extra["sent_packets"], extra["retransmission_rate"] = rate
+        new_ids[f["id"]] = len(kept)
+        kept.append(extra)
     ping_map = {}
     for f in built.flows:
         if f["kind"] == "ping":
@@ -554,7 +588,6 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
             ping_map[f["id"]] = new_id
             which = "idle" if Path(f["file"]).name == PING_IDLE_FILE else "during"
             kept.append({**f, "id": new_id, "name": f"ping {which}", "cca": None})
-    old_data_id = flow["id"]
     flow["id"] = 0
     rows = {n: [f.get(n) for f in kept] for n in FLOWS_SCHEMA.names}
     rows["scenario_flow"] = [None] * len(kept)
@@ -563,9 +596,9 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     series = built.result.flow_series_data.to_pylist()
     srows = {n: [] for n in FLOW_SERIES_SCHEMA.names}
     for r in series:
-        if r["flow_id"] == old_data_id:
+        if r["flow_id"] in new_ids:
             for n in FLOW_SERIES_SCHEMA.names:
-                srows[n].append(0 if n == "flow_id" else r.get(n))
+                srows[n].append(new_ids[r["flow_id"]] if n == "flow_id" else r.get(n))
     series_table = Table.from_columns(FLOW_SERIES_SCHEMA, srows, "flow_series")
     meta = dict(built.result.meta)
     meta.update(

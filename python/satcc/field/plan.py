@@ -21,11 +21,18 @@
     align_offset = "1 s"
     capture = "auto"             tcpdump when root ("auto"), always (true) or never (false)
     ping_count = 10              idle ping before each run
-    ping_interval = "0.2 s"      (also the interval of the ping during the run)
+    ping_interval = "0.2 s"      (also the interval of the ping during the run; down to
+                                 "10 ms" as root: iputils' floor without root is 0.2 s)
     port = 5201                  the server's port when `server` names none
+    parallel = 1                 iperf3 -P: streams per run
+    bidir = false                iperf3 --bidir: both directions at once
+    bitrate = ""                 iperf3 -b for TCP runs ('50 Mbit/s'; "": unlimited)
+    iperf3_args = []             further iperf3 arguments, passed as given ("-w", "4M")
 
 Every run gets a run id that names its round, position, CCA and direction; the expanded plan
-(the order included) is the campaign index, so a resumed plan keeps its order.
+(the order included) is the campaign index, so a resumed plan keeps its order. `estimate(p)`
+gives what a plan costs before it runs: its time (idle pings, runs, gaps, rounds) and the data
+it moves (`satcc field --print`).
 """
 
 from __future__ import annotations
@@ -67,10 +74,54 @@ KEYS = {
     "align_offset": "a duration below 15 s",
     "capture": '"auto", true or false',
     "ping_count": "an integer >= 0",
-    "ping_interval": "a duration >= 0.2 s (ping's floor without root is 0.2 s)",
+    "ping_interval": "a duration >= 10 ms (below 0.2 s ping needs root)",
     "port": "a port number",
+    "parallel": "an integer in 1..128 (iperf3 -P)",
+    "bidir": "true or false (iperf3 --bidir)",
+    "bitrate": "a rate like '50 Mbit/s' for TCP runs (iperf3 -b), or \"\" for none",
+    "iperf3_args": "a list of further iperf3 arguments (strings)",
     "description": "text",
 }
+MAX_PARALLEL = 128  # iperf3's MAX_STREAMS
+PING_FLOOR_S = 0.01  # the plan's floor; iputils' own without root (checked before a run)
+PING_USER_FLOOR_S = 0.2
+# iperf3 arguments satcc sets itself (iperf3_cmd): a pass-through may not repeat them
+IPERF3_OWN_ARGS = frozenset(
+    [
+        "-c",
+        "--client",
+        "-s",
+        "--server",
+        "-p",
+        "--port",
+        "-t",
+        "--time",
+        "-i",
+        "--interval",
+        "-J",
+        "--json",
+        "-u",
+        "--udp",
+        "-b",
+        "--bitrate",
+        "--bandwidth",
+        "-C",
+        "--congestion",
+        "-M",
+        "--set-mss",
+        "-R",
+        "--reverse",
+        "-P",
+        "--parallel",
+        "--bidir",
+        "--connect-timeout",
+        "--logfile",
+        "-n",
+        "--bytes",
+        "-k",
+        "--blockcount",
+    ]
+)
 
 
 @dataclass
@@ -95,6 +146,10 @@ class FieldPlan:
     ping_count: int = 10
     ping_interval: str = "0.2 s"
     port: int = DEFAULT_PORT
+    parallel: int = 1
+    bidir: bool = False
+    bitrate: str = ""
+    iperf3_args: list[str] = field(default_factory=list)
     description: str = ""
 
     # -- derived -----------------------------------------------------------------------
@@ -127,6 +182,18 @@ class FieldPlan:
     def doc(self) -> dict[str, Any]:
         return asdict(self)
 
+    def iperf3_options(self, kind: str) -> list[str]:
+        """The iperf3 arguments the plan adds to a run of `kind` ("tcp" or "udp"): -P,
+        --bidir, a TCP run's -b, then the pass-through arguments."""
+        out: list[str] = []
+        if self.parallel > 1:
+            out += ["-P", str(self.parallel)]
+        if self.bidir:
+            out.append("--bidir")
+        if kind == "tcp" and self.bitrate:
+            out += ["-b", str(parse_rate(self.bitrate))]
+        return out + list(self.iperf3_args)
+
 
 def split_server(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
     """ "host", "host:port", "[v6]:port" or a bare IPv6 address -> (host, port)."""
@@ -158,8 +225,8 @@ def validate(p: FieldPlan, where: str) -> FieldPlan:
         v = getattr(p, key)
         try:
             s = parse_duration(v) / 1e9
-        except (UnitError, ValueError):
-            raise _fail(where, key, KEYS[key], v) from None
+        except UnitError as e:  # the grammar's words (one rule for bare numbers)
+            raise UserError(f"{where}: {key}: {e}") from None
         if s < minimum_s or (maximum_s is not None and s >= maximum_s):
             raise _fail(where, key, KEYS[key], v)
 
@@ -200,7 +267,7 @@ def validate(p: FieldPlan, where: str) -> FieldPlan:
     dur("duration", 1.0)
     dur("interval")
     dur("gap")
-    dur("ping_interval", 0.2)
+    dur("ping_interval", PING_FLOOR_S)
     dur("align_offset", 0.0, 15.0)
     if p.order not in ORDERS:
         raise _fail(where, "order", KEYS["order"], p.order)
@@ -224,6 +291,38 @@ def validate(p: FieldPlan, where: str) -> FieldPlan:
                 raise ValueError
         except (UnitError, ValueError):
             raise _fail(where, "udp", KEYS["udp"], r) from None
+    if (
+        not isinstance(p.parallel, int)
+        or isinstance(p.parallel, bool)
+        or not 1 <= p.parallel <= MAX_PARALLEL
+    ):
+        raise _fail(where, "parallel", KEYS["parallel"], p.parallel)
+    if not isinstance(p.bidir, bool):
+        raise _fail(where, "bidir", KEYS["bidir"], p.bidir)
+    if p.bidir and p.directions != ["up"]:
+        raise UserError(
+            f'{where}: bidir: expected directions = ["up"] with bidir (iperf3 --bidir runs '
+            f"both directions at once and refuses -R), found {p.directions!r}"
+        )
+    if not isinstance(p.bitrate, str):
+        raise _fail(where, "bitrate", KEYS["bitrate"], p.bitrate)
+    if p.bitrate:
+        try:
+            if parse_rate(p.bitrate) <= 0:
+                raise ValueError
+        except (UnitError, ValueError):
+            raise _fail(where, "bitrate", KEYS["bitrate"], p.bitrate) from None
+    if not isinstance(p.iperf3_args, list) or not all(isinstance(a, str) for a in p.iperf3_args):
+        raise _fail(where, "iperf3_args", KEYS["iperf3_args"], p.iperf3_args)
+    own = [a for a in p.iperf3_args if a.split("=", 1)[0] in IPERF3_OWN_ARGS]
+    if own:
+        raise _fail(
+            where,
+            "iperf3_args",
+            "arguments satcc does not set itself (use the plan's keys: duration, udp, "
+            "bitrate, parallel, bidir, mss, directions, ccas)",
+            own[0],
+        )
     if not isinstance(p.description, str):
         raise _fail(where, "description", KEYS["description"], p.description)
     n = len(expand(p))
@@ -369,3 +468,107 @@ def expand(p: FieldPlan) -> list[RunItem]:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "", text)
+
+
+# -- what a plan costs -------------------------------------------------------------------------
+
+DAY_S = 86400.0
+STARLINK_EPOCH_S = 15.0  # an aligned start waits up to one reconfiguration interval
+TCP_REFERENCE_BPS = (20e6, 100e6)  # TCP moves what the path allows: the data at these rates
+CAPTURE_RECORD_BYTES = 16  # a pcap record header, before the snapped packet
+PACKET_BYTES = 1500  # the capture's packets: a full MTU for the estimate
+
+
+@dataclass(frozen=True)
+class Estimate:
+    runs: int
+    run_s: float  # one round's length at most (idle pings, alignment waits, runs, gaps)
+    total_s: float  # the plan from the first run's start to the last run's end
+    udp_bytes: float  # the UDP runs' data (their rates x durations)
+    tcp_run_s: float  # seconds of TCP sending (runs x duration x directions at once)
+    tcp_bitrate_bytes: float | None  # with a TCP `bitrate`: the data it allows, else None
+
+    def tcp_bytes_at(self, bps: float) -> float:
+        return bps / 8 * self.tcp_run_s
+
+    def lines(self, snaplen: int | None = None) -> list[str]:
+        """The estimate for people (comments of `satcc field --print`)."""
+        out = [
+            (
+                f"{self.runs} runs; each round at most {format_span(self.run_s)}; "
+                f"the plan takes about {format_span(self.total_s)}"
+            ),
+        ]
+        data = []
+        if self.tcp_run_s:
+            if self.tcp_bitrate_bytes is not None:
+                data.append(f"TCP {format_bytes(self.tcp_bitrate_bytes)} (at the bitrate)")
+            else:
+                at = ", ".join(
+                    f"{format_bytes(self.tcp_bytes_at(b))} at {b / 1e6:g} Mbit/s"
+                    for b in TCP_REFERENCE_BPS
+                )
+                data.append(f"TCP {self.tcp_run_s:,.0f} s of sending: {at}")
+        if self.udp_bytes:
+            data.append(f"UDP {format_bytes(self.udp_bytes)}")
+        if data:
+            out.append("data: " + "; ".join(data))
+        if snaplen and self.tcp_run_s:
+            frac = (snaplen + CAPTURE_RECORD_BYTES) / PACKET_BYTES
+            ref = (
+                self.tcp_bitrate_bytes
+                if self.tcp_bitrate_bytes is not None
+                else self.tcp_bytes_at(TCP_REFERENCE_BPS[-1])
+            )
+            out.append(
+                f"captures (root, {snaplen}-byte snaplen): about "
+                f"{format_bytes((ref + self.udp_bytes) * frac)}"
+                + ("" if self.tcp_bitrate_bytes is not None else " at 100 Mbit/s")
+            )
+        return out
+
+
+def estimate(p: FieldPlan) -> Estimate:
+    """What the plan costs, computed from its keys: per run the idle ping (ping_count x
+    ping_interval), the wait for a Starlink boundary (up to 15 s when aligned), the run and
+    the gap before the next; rounds start `interval` apart (or at the `at` times, spread over
+    the day) unless a round runs longer; the data: UDP rates x durations, TCP at its bitrate
+    or per reference rate (the path decides)."""
+    items = expand(p)
+    per_round = len(items) // max(p.rounds, 1)
+    ping_s = p.ping_count * p.ping_interval_s
+    align_s = STARLINK_EPOCH_S if p.align == "starlink" else 0.0
+    one = ping_s + align_s + p.duration_s
+    round_s = per_round * one + max(per_round - 1, 0) * p.gap_s
+    if p.at:
+        spacing = DAY_S / len(p.at)
+    else:
+        spacing = p.interval_s
+    total = (p.rounds - 1) * max(spacing, round_s) + round_s
+    ways = 2 if p.bidir else 1
+    udp = sum(
+        parse_rate(i.udp_rate) / 8 * p.duration_s * ways * p.parallel for i in items if i.udp_rate
+    )
+    tcp_s = sum(p.duration_s * ways for i in items if i.kind == "tcp")
+    tcp_bytes = parse_rate(p.bitrate) / 8 * p.parallel * tcp_s if p.bitrate else None
+    return Estimate(len(items), round_s, total, udp, tcp_s, tcp_bytes)
+
+
+def format_span(seconds: float) -> str:
+    """1 h 5 min, 2 d 12 h, 45 s."""
+    s = round(seconds)
+    d, rest = divmod(s, 86400)
+    h, rest = divmod(rest, 3600)
+    m, sec = divmod(rest, 60)
+    parts = [f"{d} d"] * bool(d) + [f"{h} h"] * bool(h) + [f"{m} min"] * bool(m)
+    if not d and not h:
+        parts += [f"{sec} s"] * bool(sec)
+    text = " ".join(parts[:2]) or "0 s"
+    return text + (f" ({seconds / 3600:.1f} h)" if seconds >= 2 * 3600 else "")
+
+
+def format_bytes(n: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"

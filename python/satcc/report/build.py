@@ -116,7 +116,8 @@ def build_report(
             items = drawn if isinstance(drawn, list) else [drawn]
             for k, item in enumerate(items):
                 name = fid if len(items) == 1 else f"{fid}_{k + 1}"
-                fig = Figure(name, title if len(items) == 1 else f"{title} ({k + 1})", item.caption)
+                shown = item.title or title
+                fig = Figure(name, shown if len(items) == 1 else f"{shown} ({k + 1})", item.caption)
                 # lay out once and freeze: every file then shows the same layout, whatever
                 # the order of formats (constrained layout moves things on each draw)
                 item.fig.canvas.draw()
@@ -146,11 +147,15 @@ def build_report(
     return report
 
 
-def build_result_report(directory: str | Path, out: str | Path, formats: list[str]) -> Report:
+def build_result_report(
+    directory: str | Path, out: str | Path, formats: list[str], kernel: str | Path | None = None
+) -> Report:
     """The report of one result directory (`satcc sim/run/emu/analyze --out`): the `satcc
     plot` figure as files (fig_result.png/.pdf/.svg) and, with html, a self-contained page
-    with the figure and the per-flow table."""
-    from satcc.plot import describe, figure
+    with the figure and the per-flow table. `kernel`: an emulator result directory of the
+    same scenario, whose captures are set beside this one's simulator captures, one
+    sequence/ACK figure per flow (satcc.report.captures)."""
+    from satcc.plot import describe, figure, path_text
     from satcc.results import load
 
     d, out = Path(directory), Path(out)
@@ -161,10 +166,30 @@ def build_result_report(directory: str | Path, out: str | Path, formats: list[st
         fig_obj.canvas.draw()
         fig_obj.set_layout_engine("none")
         title = describe(result.meta).replace("\\$", "$")
-        fig = Figure("result", title, "goodput, cwnd (log), srtt and queue per flow (satcc plot)")
+        path = path_text(result)
+        fig = Figure(
+            "result",
+            title,
+            "goodput, cwnd (log), srtt and queue per flow (satcc plot)"
+            + (f"; {path.replace(chr(10), '; ')}" if path else ""),
+        )
         for fmt in (f for f in formats if f != "html"):
             fig.files.append(save_figure(fig_obj, out / f"fig_result.{fmt}", fmt, PNG_DPI))
         report = Report(d, out, formats, [fig])
+        extra = []
+        if kernel is not None:
+            from satcc.report.captures import draw
+
+            for fid, ftitle, caption, item in draw(d, kernel):
+                item.canvas.draw()
+                item.set_layout_engine("none")
+                f = Figure(fid, ftitle, caption)
+                for fmt in (x for x in formats if x != "html"):
+                    f.files.append(save_figure(item, out / f"fig_{fid}.{fmt}", fmt, PNG_DPI))
+                buf = io.BytesIO()
+                item.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
+                report.figures.append(f)
+                extra.append((f, base64.b64encode(buf.getvalue()).decode("ascii")))
         if "html" in formats:
             buf = io.BytesIO()
             fig_obj.savefig(buf, format="png", dpi=EMBED_DPI, metadata={"Software": None})
@@ -174,11 +199,13 @@ def build_result_report(directory: str | Path, out: str | Path, formats: list[st
                 .get_template("result.html.j2")
                 .render(
                     title=title,
+                    path=path.splitlines(),
                     table=result.table(),
                     png=img,
                     caption=fig.caption,
                     version=_native.version(),
                     directory=str(d),
+                    extra=extra,
                 )
             )
             path = out / HTML_FILE
@@ -275,11 +302,7 @@ def _html(macro: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def _fmt(v: Any) -> str:
-    if v is None or v is pd.NA or (isinstance(v, float) and pd.isna(v)):
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
+    return figures.value_text(v)
 
 
 def to_toml(doc: dict[str, Any]) -> str:
@@ -455,19 +478,9 @@ INTERACTIVE_SCRIPT = """
 
 
 def chart_title(ctx: RenderContext, run_id: str, flows: pd.DataFrame) -> str:
-    """A run as a reader names it: its CCAs, then each matrix parameter (direction, plan,
-    loss ...) and the engine, then the repetition; the run id last, for the tables."""
-    row = ctx.runs[ctx.runs["run_id"] == run_id].iloc[0]
-    ccas = ", ".join(dict.fromkeys(str(c) for c in flows["cca"].dropna())) or "-"
-    parts = [ccas]
-    for p in ctx.params:
-        if p in row and not pd.isna(row[p]) and (p != "cca" or str(row[p]) != ccas):
-            parts.append(f"{str(p).rsplit('.', 1)[-1]}={_fmt(row[p])}")
-    if "engine" in row and not any(str(p).endswith("engine") for p in ctx.params):
-        parts.append(str(row["engine"]))
-    if "repetition" in row and not pd.isna(row["repetition"]):
-        parts.append(f"rep {int(row['repetition'])}")
-    return " · ".join(parts) + f"  ({str(run_id)[:8]})"
+    """A run as a reader names it (figures.run_label); the run id last, for the tables."""
+    ccas = [str(c) for c in flows["cca"].dropna()]
+    return figures.run_label(ctx.runs, ctx.params, run_id, ccas) + f"  ({str(run_id)[:8]})"
 
 
 def _interactive_html(ctx: RenderContext) -> str | None:

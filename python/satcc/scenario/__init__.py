@@ -1,9 +1,9 @@
-"""Scenario files: TOML in, a validated `Scenario` out, then the resolved config the engines run.
+"""Scenario files: TOML in, a checked `Scenario` out, then the resolved config the engines run.
 
-    path.toml ──tomllib──► dict ──pydantic──► Scenario ──semantic checks──► resolve() ──► dict
-                                   (types, units,             (nodes exist and are        (the exact
-                                    unknown keys)              connected, cca known,       `run_sim`
-                                                               cc params valid)            config)
+    path.toml ──tomllib──► dict ──satcc-core scenario::file──► Scenario ──resolve()──► Resolved
+      (--set, campaign      (serde: types, units, defaults;      (read-only     (routes, BDP queues;
+       matrices and API      every check once; [link.model]        view)         once per run: sim,
+       keywords edit it)     resolved first by satcc.linkmodels)                 linkd, model engine)
 
 Every problem becomes one line `FILE: KEY.PATH: expected WHAT, found WHAT` in a
 `ScenarioError` (a `UserError`, so the CLI exits 2 without a traceback); all problems in a file
@@ -65,18 +65,13 @@ Deviations from what a user might assume:
    recorded next to it in every result.
 """
 
-# The package's modules, by concern: `schema` (the pydantic models), `messages` (ScenarioError
-# and pydantic's errors reworded), `checks` (the post-pass), `config` (the engines' config dict),
-# `loading` (file/text/dict -> Scenario). The names below are the public API (docs/python-api.md).
-# `_Table` and `_pydantic_issue` are the campaign file's base table and message form.
-from satcc.scenario.checks import (
-    APP_KINDS,
-    normalize_cc,
-)
+# The package's modules, by concern: `schema` (the defaults and the read-only view),
+# `messages` (ScenarioError), `config` (resolve, the hash), `loading` (file/text/dict ->
+# Scenario through satcc-core's reader). The names below are the public API
+# (docs/python-api.md).
 from satcc.scenario.config import (
     canonical_json,
     fixed_rcvbuf_bytes,
-    host_noise_quantiles,
     receive_window_bytes,
     resolve,
     resolved,
@@ -90,89 +85,47 @@ from satcc.scenario.loading import (
     load,
     loads,
 )
-from satcc.scenario.messages import (
-    ScenarioError,
-    _pydantic_issue,
-    key_path,
-    table_keys,
-)
+from satcc.scenario.messages import ScenarioError
 from satcc.scenario.schema import (
     DEFAULT_BIN,
-    DEFAULT_CCA,
     DEFAULT_INITIAL_CWND,
     DEFAULT_MIN_RTO,
     DEFAULT_MSS,
     DEFAULT_QUEUE,
     DEFAULT_RWND,
     DEFAULT_SEED,
-    HOST_NOISE_HINT,
-    MAX_BINS,
-    MAX_FLOWS,
     MAX_MSS,
     MAX_SEED,
-    MAX_SEQACK_ROWS,
     MIN_MSS,
-    Duration,
-    Flow,
+    TABLE_KEYS,
     FlowOrigin,
-    HostNoise,
-    Link,
-    Pacing,
-    Packets,
-    Probability,
-    Queue,
-    Rate,
     Scenario,
-    ScenarioSection,
-    SeqAck,
-    Size,
-    _Table,
+    Table,
     expand_flows,
 )
 
 __all__ = [
-    "APP_KINDS",
     "DEFAULT_BIN",
-    "DEFAULT_CCA",
     "DEFAULT_INITIAL_CWND",
     "DEFAULT_MIN_RTO",
     "DEFAULT_MSS",
     "DEFAULT_QUEUE",
     "DEFAULT_RWND",
     "DEFAULT_SEED",
-    "HOST_NOISE_HINT",
-    "MAX_BINS",
-    "MAX_FLOWS",
     "MAX_MSS",
     "MAX_SEED",
-    "MAX_SEQACK_ROWS",
     "MIN_MSS",
-    "Duration",
-    "Flow",
+    "TABLE_KEYS",
     "FlowOrigin",
-    "HostNoise",
-    "Link",
-    "Pacing",
-    "Packets",
-    "Probability",
-    "Queue",
-    "Rate",
     "Scenario",
     "ScenarioError",
-    "ScenarioSection",
-    "SeqAck",
-    "Size",
-    "_Table",
-    "_pydantic_issue",
+    "Table",
     "canonical_json",
     "expand_flows",
     "fixed_rcvbuf_bytes",
     "from_dict",
-    "host_noise_quantiles",
-    "key_path",
     "load",
     "loads",
-    "normalize_cc",
     "receive_window_bytes",
     "resolve",
     "resolved",
@@ -180,5 +133,4 @@ __all__ = [
     "scaling_ratio",
     "scenario_hash",
     "spec",
-    "table_keys",
 ]

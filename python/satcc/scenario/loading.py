@@ -1,22 +1,22 @@
-"""Loading a scenario: a file, TOML text or a parsed document through pydantic and the post-pass
-to a validated `Scenario`, or a `ScenarioError` listing every problem."""
+"""Loading a scenario: a file, TOML text or a parsed document to a checked `Scenario`, or a
+`ScenarioError` listing every problem. satcc-core reads the tables (`_native.read_scenario`:
+types, units, defaults, every check); the `[link.model]` tables are resolved here first, once,
+by satcc.linkmodels (their cited presets)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from satcc import limits, resources
+from satcc import _native, limits, linkmodels, registry, resources
 from satcc.errors import UserError
-from satcc.scenario.checks import _semantic_issues
-from satcc.scenario.messages import ScenarioError, _pydantic_issue
+from satcc.scenario.messages import ScenarioError
 from satcc.scenario.schema import Scenario
+from satcc.units import UnitError, parse_duration
 
 
 def load(path: str | Path) -> Scenario:
-    """Read, parse and validate a scenario file. Raises ScenarioError (or a UserError for a
+    """Read, parse and check a scenario file. Raises ScenarioError (or a UserError for a
     file that is not a readable regular file within satcc.limits)."""
     p = resources.scenario_path(path)
     source = str(path) if p == Path(path) else str(p)
@@ -28,7 +28,7 @@ def load(path: str | Path) -> Scenario:
 
 
 def loads(text: str, source: str = "<string>", default_name: str = "scenario") -> Scenario:
-    """Parse and validate scenario TOML text; `source` names it in error messages."""
+    """Parse and check scenario TOML text; `source` names it in error messages."""
     try:
         data = limits.toml_loads(text.removeprefix("\ufeff"), source)
     except UserError as e:
@@ -39,19 +39,46 @@ def loads(text: str, source: str = "<string>", default_name: str = "scenario") -
 def from_dict(
     data: dict[str, Any], source: str = "<dict>", default_name: str = "scenario"
 ) -> Scenario:
-    """Validate an already-parsed TOML document."""
+    """Check an already-parsed TOML document (a campaign's point, the API's dict)."""
     why = limits.value_depth_issue(data)
     if why is not None:  # a dict from the Python API is not checked as TOML text is
         raise ScenarioError(source, [("", why)])
+    issues: list[tuple[str, str]] = []
+    models = _models(data, Path(source).parent, issues)
     try:
-        scenario = Scenario.model_validate(data)
-    except ValidationError as e:
-        raise ScenarioError(source, [_pydantic_issue(err) for err in e.errors()]) from None
-    if scenario.scenario.name is None:
-        section = scenario.scenario.model_copy(update={"name": default_name})
-        scenario = scenario.model_copy(update={"scenario": section})
-    scenario._source = source
-    issues = _semantic_issues(scenario)
+        file = _native.read_scenario(data, default_name, list(registry.NAMES), models)
+    except ValueError as e:
+        problems = e.args[0]
+        if not isinstance(problems, list):
+            raise ScenarioError(source, [("", str(e))]) from None
+        raise ScenarioError(source, [*problems, *issues]) from None
     if issues:
         raise ScenarioError(source, issues)
-    return scenario
+    return Scenario(file, source)
+
+
+def _models(data: Any, base: Path, issues: list[tuple[str, str]]) -> list[Any]:
+    """Each link's `[link.model]` resolved (None: no model, or one with problems, which go to
+    `issues`): per direction its nominal rate, delay and loss, MODEL dictionary and queue."""
+    links = data.get("link") if isinstance(data, dict) else None
+    if not isinstance(links, list):
+        return []
+    section = data.get("scenario")
+    try:
+        duration = parse_duration(section.get("duration")) if isinstance(section, dict) else None
+    except UnitError:
+        duration = None
+    out: list[Any] = []
+    for i, link in enumerate(links):
+        table = link.get("model") if isinstance(link, dict) else None
+        if not isinstance(table, dict):
+            out.append(None)
+            continue
+        try:
+            dirs = linkmodels.resolve_model(table, f"link[{i}].model", base, duration)
+        except linkmodels.ModelIssues as e:
+            issues.extend(e.issues)
+            out.append(None)
+            continue
+        out.append([{**nominal, "model": m, "queue": q} for nominal, m, q in dirs])
+    return out

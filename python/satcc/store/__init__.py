@@ -1,5 +1,6 @@
 """The results store: a campaign directory (`layout`: what lives where, atomic writes, the scan
-that finds corrupt and foreign files) and a DuckDB catalog over it (`catalog`).
+that finds corrupt and foreign files), the loop that writes one (`runloop`: campaign, fidelity
+and field runs into it) and a DuckDB catalog over it (`catalog`).
 
 from satcc import store
 with store.open_store("out/campaigns/study001-quick") as s:

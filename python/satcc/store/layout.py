@@ -24,7 +24,6 @@ removes the `.NAME.tmp-*` files a killed writer leaves at the top level.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -151,14 +150,6 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def read_index(d: Path) -> dict[str, Any]:
     path = d / INDEX_FILE
     if not path.is_file():
@@ -214,7 +205,7 @@ def write_run(
         path = staging / name
         table.write_parquet(path)
         results.fsync_file(path)
-        hashes[name] = sha256(path)
+        hashes[name] = results.file_sha256(path)
     if raw_dir is not None and (raw_dir / raw_name).is_dir():
         os.replace(raw_dir / raw_name, staging / raw_name)
     doc = {"run_schema_version": RUN_SCHEMA_VERSION, **spec_doc, "files": hashes}
@@ -334,7 +325,7 @@ def verify_run(run_dir: Path, expected_id: str | None) -> tuple[dict[str, Any] |
         path = run_dir / name
         if not path.is_file():
             return None, f"expected {name}, found none"
-        if digest is None or sha256(path) != digest:
+        if digest is None or results.file_sha256(path) != digest:
             return (
                 None,
                 f"{name} does not match its recorded sha256 (modified or mixed with another run)",

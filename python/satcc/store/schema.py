@@ -10,7 +10,7 @@ extras with these schemas, the writer stores them, the catalog exposes every tab
 |-------------------|--------------------------------------------|-------------------------------|
 | pings.parquet     | flow_id, seq, t_s, t_epoch_s, rtt_ms       | every probe of a ping/nping log (rtt null if lost) |
 | seqack.parquet    | flow_id, kind, t_s, seq_rel, end_rel, ack_rel, retransmission | study 003 Fig. 6: the data segments and ACKs of each capture's largest flow |
-| analyze_flows.parquet | flow_id, then ANALYZE_FLOW_COLUMNS     | what `satcc analyze` adds per flow (file, kind, endpoints, rtt_source, ...); the catalog joins it into `flows` |
+| analyze_flows.parquet | flow_id, file, kind, src, dst, ...    | what `satcc analyze` adds per flow (file, kind, endpoints, rtt_source, ...); the catalog joins it into `flows` |
 """
 
 from __future__ import annotations
@@ -23,36 +23,14 @@ STORE_SCHEMA_VERSION = 1  # numbers the catalog's layout (satcc.store.catalog)
 
 PINGS_FILE = "pings.parquet"
 
-PINGS_SCHEMA = Schema(
-    ("flow_id", "int64"),
-    ("seq", "int64"),
-    ("t_s", "float64"),  # from the log's first probe
-    ("t_epoch_s", "float64"),  # Unix time when the log has it (ping -D), else null
-    ("rtt_ms", "float64"),  # null: no reply
-)
-# An analyze run's per-flow columns beyond flows.parquet: the scalar keys `satcc analyze --json`
-# adds per flow (satcc.analyze.result.build), so the store's `flows` view has the columns a
-# result directory's `satcc query` view has (satcc.commands.query).
+# The analyzer's tables are declared with every other result column (crates/satcc-core/src/
+# columns.rs: `PINGS`, `ANALYZE_FLOWS`; docs/results.md). analyze_flows holds an analyze run's
+# per-flow columns beyond flows.parquet: the scalar keys `satcc analyze --json` adds per flow
+# (satcc.analyze.result.build), so the store's `flows` view has the columns a result
+# directory's `satcc query` view has (satcc.commands.query).
+PINGS_SCHEMA = results.schema_of(results.PINGS_COLUMNS)
 ANALYZE_FLOWS_FILE = "analyze_flows.parquet"
-ANALYZE_FLOW_COLUMNS = (
-    ("file", "string"),  # the input file
-    ("kind", "string"),  # capture | iperf3 | ping
-    ("src", "string"),  # addresses (null for a ping log)
-    ("dst", "string"),
-    ("sport", "int64"),
-    ("dport", "int64"),
-    ("conn", "int64"),  # capture: the connection's index in the capture
-    ("packets", "int64"),  # capture: packets of this direction
-    ("payload_bytes", "int64"),  # capture: payload bytes, retransmissions included
-    ("rtt_source", "string"),  # capture: the RTT estimator (docs/analyze.md)
-    ("capture_point", "string"),  # capture: sender | receiver | between | unknown
-    ("udp_lost", "int64"),  # iperf3 UDP / capture of iperf3 UDP
-    ("udp_loss_rate", "float64"),
-    ("udp_jitter_ms", "float64"),
-    ("loss_rate", "float64"),  # ping log: lost / sent
-    ("bin_s", "float64"),  # width of the flow's bins (capture bin, iperf3 interval)
-)
-ANALYZE_FLOWS_SCHEMA = Schema(("flow_id", "int64"), *ANALYZE_FLOW_COLUMNS)
+ANALYZE_FLOWS_SCHEMA = results.schema_of(results.ANALYZE_FLOWS_COLUMNS)
 
 # The catalog's `runs` table: one row per planned run, then the parameter columns.
 RUN_COLUMNS = [

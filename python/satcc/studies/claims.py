@@ -13,7 +13,8 @@ Two kinds of claim: a `finding` is what the study found about TCP (judged and ta
 UDP capacity...): it is printed as "input (from §...)" with satcc's value beside the paper's,
 and never tallied. A data file also lists the paper's main results satcc does not judge
 (`[[not_judged]]`, with the reason) and the paper's own anomalies (`[[anomaly]]`); coverage is
-judged findings / (judged findings + not judged).
+the findings judged on this run / (every finding + not judged): a finding this design cannot
+judge (`Measured.skipped`) is not covered.
 
 Verdict of a finding, from the distance d between satcc's value and the set the paper's claim
 describes (d = 0 when the claim holds exactly):
@@ -29,17 +30,26 @@ number is in the claim's unit. `above` / `below` are strict and take no toleranc
 the wrong side (or equal to the threshold) is `not`, never `partly`; a vague word ("greatly
 exceeds") is a stated threshold in `paper`, with its reasoning in `note`.
 
-A difference between two groups (`across_seeds = true`, above/below only) is shown only when it
-holds in every seed: the study module gives one value per seed (`Measured.per_seed`, each the
-same statistic computed from that seed's runs alone); the pooled value on the claim's side with
-every seed agreeing is `reproduced`; the pooled value on the claim's side with some seed
-disagreeing (or a single seed) is `partly` ("not shown across seeds"); otherwise `not`.
-No value (satcc cannot measure it, or the run was too short): not.
+A difference or ratio between two groups (`paired = "difference"` or `"ratio"`) is judged on
+per-run values paired by seed (`Measured.per_seed`: the same statistic from each seed's runs
+alone, e.g. BBR's run / CUBIC's run of the same round). The statistic is the one-sided sign
+test at 5 %, written as an interval: the distribution-free 95 % bound on the median of the
+per-seed values (an order statistic) must exclude "no difference" (1 for a ratio, 0 for a
+difference) on the side the paper claims; it needs at least 5 seeds (2^-5 = 3.1 % < 5 %), and
+with fewer, or with the bound on "no difference", the difference is not shown: `partly` when
+the pooled value meets the claim, `not` otherwise. A ratio claim's band (tolerance and partly)
+may never hold 1.0 (nor a difference's 0): the data file is refused. A ratio within 5 % of 1
+is a tie and never reproduced; a study module reports a floor or a lockout (`Measured.degenerate`:
+a share of 1.0, Jain at its floor on both sides) and it is never reproduced either; both print
+as such. A finding names the inputs that describe its runs (`inputs`); when one of them misses
+its tolerance on this run, the finding prints "path mismatch: INPUT" and does not count as
+reproduced. No value (satcc cannot measure it, or the run was too short): not.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,9 +65,14 @@ VERDICTS = (REPRODUCED, PARTLY, NOT)
 INPUT = "input"  # the verdict column of an input: not judged, not tallied
 NOT_JUDGED = "not judged"  # a finding this design cannot judge (Measured.skipped says why)
 PARTLY_FACTOR = 2.0  # partly = 2 x tolerance unless the claim says otherwise
+SIGN_ALPHA = 0.05  # the one-sided sign test's level (a paired claim's 95 % bound)
+MIN_PAIRED_SEEDS = 5  # the fewest seeds at which the sign test can reach 5 % (2^-5)
+TIE = 0.05  # a ratio within 5 % of 1 is a tie
+NULL = {"ratio": 1.0, "difference": 0.0}  # "no difference" per kind of paired claim
 
 Relation = Literal["near", "above", "below", "within"]
 Kind = Literal["input", "finding"]
+PairedKind = Literal["ratio", "difference"]
 
 
 class Tolerance(BaseModel):
@@ -108,7 +123,8 @@ class Claim(BaseModel):
     partly: Tolerance | None = None
     note: str | None = None  # how satcc reads the claim (e.g. an unstated threshold)
     kind: Kind = "finding"
-    across_seeds: bool = False  # a difference between groups: shown only when every seed agrees
+    paired: PairedKind | None = None  # a ratio or difference between groups, judged per seed
+    inputs: tuple[str, ...] = ()  # the input claims that describe this finding's runs
 
     @field_validator("tolerance", "partly", mode="before")
     @classmethod
@@ -127,14 +143,43 @@ class Claim(BaseModel):
     def model_post_init(self, _context: Any) -> None:
         if (self.relation == "within") != isinstance(self.paper, tuple):
             raise ValueError("relation 'within' takes paper = [low, high]; the others a number")
-        if self.relation in ("above", "below"):
-            if self.tolerance.amount != 0 or (self.partly is not None and self.partly.amount != 0):
+        if self.relation in ("above", "below") and (
+            self.tolerance.amount != 0 or (self.partly is not None and self.partly.amount != 0)
+        ):
+            raise ValueError(
+                f"relation {self.relation!r} is strict: expected tolerance = 0 and no partly "
+                "(write a vague word as its threshold in paper)"
+            )
+        if self.paired is not None:
+            if self.kind == "input":
+                raise ValueError("paired applies to findings only")
+            null = NULL[self.paired]
+            lo, hi = self.band()
+            if lo <= null <= hi:
                 raise ValueError(
-                    f"relation {self.relation!r} is strict: expected tolerance = 0 and no partly "
-                    "(write a vague word as its threshold in paper)"
+                    f"a {self.paired} claim's band [{lo:g}, {hi:g}] holds {null:g} "
+                    "(no difference): narrow the tolerance or the threshold"
                 )
-        elif self.across_seeds:
-            raise ValueError("across_seeds applies to relation 'above' or 'below' only")
+        if self.inputs and self.kind == "input":
+            raise ValueError("inputs applies to findings only")
+
+    def band(self) -> tuple[float, float]:
+        """The values the claim accepts at its partly tolerance (strict sides open-ended)."""
+        if self.relation == "above":
+            return float(self.paper) + 1e-12, math.inf  # type: ignore[arg-type]
+        if self.relation == "below":
+            return -math.inf, float(self.paper) - 1e-12  # type: ignore[arg-type]
+        lo, hi = self.paper if isinstance(self.paper, tuple) else (self.paper, self.paper)
+        return (
+            lo - self.partly_tolerance().absolute(lo),
+            hi + self.partly_tolerance().absolute(hi),
+        )
+
+    def claimed_side(self) -> int:
+        """+1 when the paper claims more than "no difference", -1 less (paired claims)."""
+        assert self.paired is not None
+        lo, _hi = self.band()
+        return 1 if lo > NULL[self.paired] else -1
 
     def cite_section(self) -> str:
         """The citation as printed beside an input: 'input (from §4.2)'."""
@@ -169,6 +214,15 @@ class Anomaly(BaseModel):
     note: str
 
 
+class PathItem(BaseModel):
+    """One property of the study's path as satcc sets it, and the paper's words it comes from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    what: str
+    satcc: str  # the value in satcc's scenario or campaign
+    source: str  # the paper's section and what it says (or why satcc assumes it)
+
+
 class StudyClaims(BaseModel):
     """A study's data file: what the paper is, every claim, what is not judged, its anomalies."""
 
@@ -180,11 +234,14 @@ class StudyClaims(BaseModel):
     claims: list[Claim] = Field(min_length=1)
     not_judged: list[NotJudged] = Field(default_factory=list)
     anomalies: list[Anomaly] = Field(default_factory=list)
+    path: list[PathItem] = Field(default_factory=list)  # the path and its sources
 
-    def coverage(self) -> tuple[int, int]:
-        """(main results judged as findings, main results listed: findings + not judged)."""
+    def coverage(self, rows: list[Row]) -> tuple[int, int]:
+        """(findings judged in `rows`, main results listed: every finding + not judged). A
+        finding counts as judged when some engine's row gives it a verdict."""
+        judged = {r.claim.id for r in rows if r.claim.kind == "finding" and r.verdict in VERDICTS}
         n = sum(1 for c in self.claims if c.kind == "finding")
-        return n, n + len(self.not_judged)
+        return len(judged), n + len(self.not_judged)
 
 
 @dataclass(frozen=True)
@@ -197,8 +254,63 @@ class Measured:
     why: str = ""
     seeds: int | None = None  # how many seeds (independent runs per point) the value pools
     source: str = ""  # which campaign, runs and columns the number comes from
-    per_seed: tuple[float, ...] | None = None  # the same statistic per seed (across_seeds)
+    per_seed: tuple[float, ...] | None = None  # the same statistic per seed (paired claims)
     skipped: str = ""  # why this design cannot judge the claim (e.g. --quick runs too short)
+    degenerate: str = ""  # a floor or a lockout the value sits on (never a pass), with numbers
+
+
+@dataclass(frozen=True)
+class Paired:
+    """The sign test of a paired claim: n seeds, k on the claimed side, the one-sided p and
+    the 95 % distribution-free bound on the median (None below MIN_PAIRED_SEEDS seeds)."""
+
+    n: int
+    k: int
+    p: float
+    bound: float | None
+    side: int
+
+    @property
+    def shown(self) -> bool:
+        return self.n >= MIN_PAIRED_SEEDS and self.p <= SIGN_ALPHA
+
+    def text(self) -> str:
+        if self.n < MIN_PAIRED_SEEDS:
+            return (
+                f"{self.k} of {self.n} seeds on the claimed side: too few seeds for the sign "
+                f"test (at least {MIN_PAIRED_SEEDS})"
+            )
+        rel = ">" if self.side > 0 else "<"
+        bound = "-" if self.bound is None else _num(self.bound)
+        return (
+            f"{self.k} of {self.n} seeds on the claimed side, sign test p = {self.p:.3g}; "
+            f"95 % bound on the median: {rel} {bound}"
+        )
+
+
+def sign_test(claim: Claim, per_seed: tuple[float, ...] | list[float] | None) -> Paired:
+    """One-sided sign test of the per-seed values against "no difference" on the claim's side;
+    a value on "no difference" (or not finite) counts against the claim."""
+    assert claim.paired is not None
+    return paired_test(per_seed or (), NULL[claim.paired], claim.claimed_side())
+
+
+def paired_test(per_seed: tuple[float, ...] | list[float], null: float, side: int) -> Paired:
+    """The sign test of per-seed values against `null` on `side` (+1 above, -1 below)."""
+    values = [float(x) for x in per_seed if x is not None]
+    n = len(values)
+    k = sum(1 for x in values if math.isfinite(x) and (x - null) * side > 0)
+    p = sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n if n else 1.0
+    # the bound: the j-th value from the claimed side's far end with P(Bin(n, 1/2) <= j-1) <= a
+    finite = sorted((x for x in values if math.isfinite(x)), key=lambda x: x * side)
+    bound, cum = None, 0.0
+    for j in range(1, n + 1):
+        cum += math.comb(n, j - 1) / 2**n
+        if cum > SIGN_ALPHA:
+            break
+        if j <= len(finite):
+            bound = finite[j - 1]
+    return Paired(n, k, p, bound, side)
 
 
 @dataclass(frozen=True)
@@ -208,6 +320,8 @@ class Row:
     measured: Measured
     distance: float | None
     verdict: str
+    flag: str = ""  # tie, floor/lockout, path mismatch: why a finding cannot be reproduced
+    paired: Paired | None = None
 
     def doc(self) -> dict[str, Any]:
         c = self.claim
@@ -229,7 +343,18 @@ class Row:
             "distance": self.distance,
             "verdict": self.verdict,
             "verdict_text": verdict_text(self),
-            "across_seeds": c.across_seeds,
+            "flag": self.flag or None,
+            "paired": c.paired,
+            "sign_test": None
+            if self.paired is None
+            else {
+                "n": self.paired.n,
+                "k": self.paired.k,
+                "p": self.paired.p,
+                "bound": _finite_or_none(self.paired.bound),
+                "shown": self.paired.shown,
+            },
+            "inputs": list(c.inputs),
             "per_seed": None if m.per_seed is None else [_finite_or_none(x) for x in m.per_seed],
             "seeds": m.seeds,
             "source": m.source,
@@ -267,38 +392,54 @@ def verdict(
     claim: Claim, value: float | None, per_seed: tuple[float, ...] | list[float] | None = None
 ) -> tuple[float | None, str]:
     """(distance, verdict) of satcc's value against the claim; no value is `not`. An input's
-    verdict is `input`; its distance is still given (how far the scenario is from the study)."""
+    verdict is `input`; its distance is still given (how far the scenario is from the study).
+    A paired claim also needs its sign test and is never reproduced on a tie."""
+    d, v, _flag, _p = _judge_value(claim, value, per_seed)
+    return d, v
+
+
+def _judge_value(
+    claim: Claim, value: float | None, per_seed: tuple[float, ...] | list[float] | None
+) -> tuple[float | None, str, str, Paired | None]:
     if value is None or not math.isfinite(value):
-        return None, INPUT if claim.kind == "input" else NOT
+        return None, INPUT if claim.kind == "input" else NOT, "", None
     d = distance(claim, value)
     if claim.kind == "input":
-        return d, INPUT
+        return d, INPUT, "", None
     holds = holds_exactly(claim, value)
     if claim.relation in ("above", "below"):
-        if not holds:
-            return d, NOT  # the wrong side (or the threshold itself): never partly
-        if claim.across_seeds and not shown_across_seeds(claim, per_seed):
-            return d, PARTLY
-        return d, REPRODUCED
-    ref = _reference(claim, value)
+        v = REPRODUCED if holds else NOT  # the wrong side (or the threshold): never partly
+    else:
+        ref = _reference(claim, value)
 
-    def within(limit: float) -> bool:
-        # "more than x" is not met by x itself: a zero tolerance needs the strict relation
-        return holds or (limit > 0 and d <= limit + 1e-12)
+        def within(limit: float) -> bool:
+            # "more than x" is not met by x itself: a zero tolerance needs the strict relation
+            return holds or (limit > 0 and d <= limit + 1e-12)
 
-    if within(claim.tolerance.absolute(ref)):
-        return d, REPRODUCED
-    if within(claim.partly_tolerance().absolute(ref)):
-        return d, PARTLY
-    return d, NOT
+        if within(claim.tolerance.absolute(ref)):
+            v = REPRODUCED
+        elif within(claim.partly_tolerance().absolute(ref)):
+            v = PARTLY
+        else:
+            v = NOT
+    if claim.paired is None:
+        return d, v, "", None
+    test = sign_test(claim, per_seed)
+    if claim.paired == "ratio" and abs(value - 1.0) <= TIE:
+        return d, NOT, f"tie: {_num(value)} is within {TIE * 100:g} % of 1", test
+    if v != NOT and not test.shown:
+        return d, PARTLY, "", test  # on the claim's side but not shown across seeds
+    return d, v, "", test
 
 
-def shown_across_seeds(claim: Claim, per_seed: tuple[float, ...] | list[float] | None) -> bool:
-    """A difference is shown when at least two seeds give a value and every one holds."""
-    values = [x for x in (per_seed or ()) if x is not None]
-    if len(values) < 2:
+def input_holds(row: Row) -> bool:
+    """An input's value is within its tolerance of the study's (strict for above/below)."""
+    c, v = row.claim, row.measured.value
+    if v is None or not math.isfinite(v):
         return False
-    return all(math.isfinite(x) and holds_exactly(claim, x) for x in values)
+    if c.relation in ("above", "below"):
+        return holds_exactly(c, v)
+    return distance(c, v) <= c.tolerance.absolute(_reference(c, v)) + 1e-12
 
 
 def holds_exactly(claim: Claim, value: float) -> bool:
@@ -311,11 +452,42 @@ def holds_exactly(claim: Claim, value: float) -> bool:
     return distance(claim, value) == 0.0
 
 
-def judge(claim: Claim, engine: str, measured: Measured) -> Row:
+def judge(
+    claim: Claim, engine: str, measured: Measured, failed_inputs: tuple[str, ...] = ()
+) -> Row:
+    """One claim's row: the verdict from the value, then what keeps a finding from counting
+    (a floor or lockout, a path whose inputs fail on this run)."""
     if measured.skipped and claim.kind == "finding":
         return Row(claim, engine, measured, None, NOT_JUDGED)
-    d, v = verdict(claim, measured.value, measured.per_seed)
-    return Row(claim, engine, measured, d, v)
+    d, v, flag, test = _judge_value(claim, measured.value, measured.per_seed)
+    if claim.kind == "finding":
+        if measured.degenerate:
+            flag = measured.degenerate
+        mismatch = [i for i in claim.inputs if i in failed_inputs]
+        if mismatch:
+            flag = "path mismatch: " + ", ".join(mismatch)
+        if flag:
+            v = NOT
+    return Row(claim, engine, measured, d, v, flag, test)
+
+
+def judge_all(spec: StudyClaims, engine: str, measured: dict[str, Measured]) -> list[Row]:
+    """Every claim of a study on one engine: inputs first, then the findings, each finding
+    flagged when an input it names fails on this run. A claim id the study module did not
+    measure is an error (a claims file and its module out of step), never a verdict."""
+    missing = [c.id for c in spec.claims if c.id not in measured]
+    if missing:
+        raise UserError(
+            f"study {spec.id}: the claims file names {', '.join(missing)}, which "
+            f"satcc.studies.study{spec.id}.measure() does not produce"
+        )
+    inputs = [judge(c, engine, measured[c.id]) for c in spec.claims if c.kind == "input"]
+    failed = tuple(r.claim.id for r in inputs if not input_holds(r))
+    rows = {r.claim.id: r for r in inputs}
+    for c in spec.claims:
+        if c.kind == "finding":
+            rows[c.id] = judge(c, engine, measured[c.id], failed)
+    return [rows[c.id] for c in spec.claims]
 
 
 def load(study: str, path: Path | None = None) -> StudyClaims:
@@ -331,10 +503,12 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
     body["claims"] = doc.get("claim", [])
     body["not_judged"] = doc.get("not_judged", [])
     body["anomalies"] = doc.get("anomaly", [])
-    extra = sorted(set(doc) - {"study", "claim", "not_judged", "anomaly"})
+    body["path"] = doc.get("path", [])
+    extra = sorted(set(doc) - {"study", "claim", "not_judged", "anomaly", "path"})
     if extra:
         raise UserError(
-            f"{path}: expected tables study, claim, not_judged, anomaly; found {', '.join(extra)}"
+            f"{path}: expected tables study, claim, not_judged, anomaly, path; found "
+            f"{', '.join(extra)}"
         )
     try:
         out = StudyClaims.model_validate(body)
@@ -343,7 +517,12 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
         for err in e.errors():
             loc = ".".join(str(x) for x in err["loc"])
             parts = [str(x) for x in err["loc"]]
-            tables = {"claims": "claim", "not_judged": "not_judged", "anomalies": "anomaly"}
+            tables = {
+                "claims": "claim",
+                "not_judged": "not_judged",
+                "anomalies": "anomaly",
+                "path": "path",
+            }
             if len(parts) >= 2 and parts[0] in tables:
                 loc = f"{tables[parts[0]]}[{parts[1]}]" + "".join(f".{x}" for x in parts[2:])
             lines.append(f"{path}: {loc}: {err['msg']}")
@@ -352,6 +531,26 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
         raise UserError(f"{path}: claim.id: expected distinct ids, found {', '.join(dupes)} twice")
+    inputs = {c.id for c in out.claims if c.kind == "input"}
+    for c in out.claims:
+        unknown = [i for i in c.inputs if i not in inputs]
+        if unknown:
+            raise UserError(
+                f"{path}: claim {c.id}: inputs: expected ids of input claims, found "
+                f"{', '.join(unknown)}"
+            )
+    for k, n in enumerate(out.not_judged):
+        text = f"{n.what} {n.reason}"
+        named = [
+            c.id
+            for c in out.claims
+            if c.kind == "finding" and re.search(rf"(?<![\w-]){re.escape(c.id)}(?![\w-])", text)
+        ]
+        if named:
+            raise UserError(
+                f"{path}: not_judged[{k}]: names claim {', '.join(named)}: a result is either "
+                "judged (a claim) or not judged, never both"
+            )
     return out
 
 
@@ -378,13 +577,16 @@ def value_text(row: Row) -> str:
 
 
 def verdict_text(row: Row) -> str:
-    """The verdict column: an input says where the study measured it."""
-    return f"input (from {row.claim.cite})" if row.claim.kind == "input" else row.verdict
+    """The verdict column: an input says where the study measured it; a flagged finding
+    (tie, floor, lockout, path mismatch) says why it does not count."""
+    if row.claim.kind == "input":
+        return f"input (from {row.claim.cite})"
+    return f"{row.verdict} ({row.flag})" if row.flag else row.verdict
 
 
 def tolerance_text(claim: Claim) -> str:
     if claim.relation in ("above", "below"):
-        return "strict, every seed" if claim.across_seeds else "strict"
+        return "strict, sign test" if claim.paired else "strict"
     return f"{claim.tolerance.text()} / {claim.partly_tolerance().text()}"
 
 
@@ -438,7 +640,9 @@ def table_lines(rows: list[Row], width: int = 100, study: StudyClaims | None = N
         lines.append("where satcc differs, and why (inputs: satcc's path beside the study's):")
         for r in reasons:
             text = r.measured.skipped or r.measured.why or r.measured.how
-            if r.claim.across_seeds and r.measured.per_seed is not None:
+            if r.paired is not None:
+                text += "; " + r.paired.text()
+            if r.measured.per_seed is not None:
                 text += "; per seed: " + ", ".join(_num(x) for x in r.measured.per_seed)
             lines.extend(_wrap(f"- {r.claim.id} ({r.engine}, {verdict_text(r)}): {text}", width))
     counts = tally(rows)
@@ -450,10 +654,16 @@ def table_lines(rows: list[Row], width: int = 100, study: StudyClaims | None = N
         + ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
         + (f", {skipped} not judged in this design" if skipped else "")
         + f"; {n_inputs} input(s), not tallied"
-        + " (near/within: tolerance / partly; above/below: strict)"
+        + " (near/within: tolerance / partly; above/below: strict; paired: sign test)"
     )
+    flagged = [r for r in rows if r.flag]
+    if flagged:
+        lines.append(
+            "not counted as reproduced: "
+            + "; ".join(f"{r.claim.id} ({r.engine}): {r.flag}" for r in flagged)
+        )
     if study is not None:
-        judged, total = study.coverage()
+        judged, total = study.coverage(rows)
         share = f" ({100 * judged / total:.0f} %)" if total else ""
         lines.append(
             f"coverage: {judged} of the paper's {total} main results judged as findings{share}"

@@ -1,7 +1,7 @@
 """What every study module shares: the run context, running a ready campaign, figures.
 
-A study runs the campaign files shipped with satcc (satcc.resources: `study00X-NAME.toml`, or
-`study00X-NAME-quick.toml` with --quick) through `satcc.campaign.execute.run_campaign`, into
+A study runs the campaign files shipped with satcc (satcc.resources: `study00X-NAME.toml`, with
+--quick its [quick] variant, named `study00X-NAME-quick`) through `satcc.campaign.execute.run_campaign`, into
 `OUT/<engine>/<campaign name>/` (a normal campaign directory: `satcc query`, `satcc report` and
 `satcc campaign status` work on it, and a rerun resumes it). `--seeds N` replaces the campaign's
 repetitions by N seeds from its first seed; `--engine emu` sets `scenario.engine = "emu"` on the
@@ -73,8 +73,8 @@ class Figure:
     path: Path
 
 
-def campaign_file(name: str, quick: bool) -> Path:
-    path = campaigns_dir() / (f"{name}-quick.toml" if quick else f"{name}.toml")
+def campaign_file(name: str) -> Path:
+    path = campaigns_dir() / f"{name}.toml"
     if not path.exists():
         raise UserError(f"{path}: expected the study's campaign file, found no such file")
     return path
@@ -86,8 +86,8 @@ def run(
     emu_changes: dict[str, Any] | None = None,
     quick_variant: bool = False,
 ) -> Path:
-    """Run (or resume) campaigns/<name>[-quick].toml for ctx.engine (the -quick file also in
-    the full design with `quick_variant`); returns its directory."""
+    """Run (or resume) campaigns/<name>.toml (its [quick] variant with --quick, and also in the
+    full design with `quick_variant`) for ctx.engine; returns its directory."""
     from satcc.campaign import spec
     from satcc.campaign.execute import run_campaign
 
@@ -112,7 +112,7 @@ def load(
     `scenario.engine` set and the engine's changes applied (also where an axis sets the key)."""
     from satcc.campaign import spec
 
-    c = spec.load(campaign_file(name, quick))
+    c = spec.load(campaign_file(name), quick=quick)
     if seeds is not None:
         first = c.seeds[0]
         c.seeds = [first + k for k in range(seeds)]

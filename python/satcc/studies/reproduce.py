@@ -43,6 +43,8 @@ class StudyResult:
     out: Path = Path(".")
     quick: bool = False
     seeds: int | None = None
+    sensitivity: dict[str, list[str]] = field(default_factory=dict)  # per engine: printed sweeps
+    run: dict[str, Any] = field(default_factory=dict)  # when, how long, the machine's load
 
     def doc(self) -> dict[str, Any]:
         return {
@@ -52,6 +54,7 @@ class StudyResult:
             "reference": self.study.reference,
             "satcc_version": _native.version(),
             "quick": self.quick,
+            "run": self.run,
             "seeds": self.seeds,
             "engines": sorted(self.dirs),
             "campaigns": {e: {k: str(v) for k, v in d.items()} for e, d in self.dirs.items()},
@@ -59,9 +62,13 @@ class StudyResult:
             "verdicts": claims.tally(self.rows),  # findings only
             "not_judged_in_design": sum(1 for r in self.rows if r.verdict == claims.NOT_JUDGED),
             "inputs": sum(1 for r in self.rows if r.claim.kind == "input"),
-            "coverage": dict(zip(("judged", "main_results"), self.study.coverage(), strict=True)),
+            "coverage": dict(
+                zip(("judged", "main_results"), self.study.coverage(self.rows), strict=True)
+            ),
             "not_judged": [n.model_dump() for n in self.study.not_judged],
             "anomalies": [a.model_dump() for a in self.study.anomalies],
+            "path": [p.model_dump() for p in self.study.path],
+            "sensitivity": self.sensitivity,
             "figures": {
                 e: [
                     {"id": f.id, "title": f.title, "caption": f.caption, "path": str(f.path)}
@@ -84,10 +91,16 @@ def reproduce(
     log: Any = None,
 ) -> StudyResult:
     """Run one study on each engine, judge every claim, write claims.json and report.html."""
+    import datetime
+    import os
+    import time
+
     spec = claims.load(study)
     mod = module(study)
     out = out_root / study
     result = StudyResult(spec, [], out=out, quick=quick, seeds=seeds)
+    started, t0 = datetime.datetime.now(datetime.UTC), time.monotonic()
+    load_start = os.getloadavg()[0]
     for engine in engines:
         ctx = Context(
             engine, quick, seeds, out, jobs=jobs, progress=progress, log=log or (lambda _m: None)
@@ -95,10 +108,17 @@ def reproduce(
         dirs = mod.run(ctx)
         measured = mod.measure(dirs)
         result.dirs[engine] = dirs
-        for claim in spec.claims:
-            m = measured.get(claim.id, claims.Measured(None, "", "satcc did not measure this"))
-            result.rows.append(claims.judge(claim, engine, m))
+        result.rows.extend(claims.judge_all(spec, engine, measured))
+        if hasattr(mod, "sensitivity"):  # the unknowns the paper does not give, swept
+            result.sensitivity[engine] = mod.sensitivity(dirs)
         result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
+    result.run = {  # a dated run: the doc generator prints these beside the tables
+        "started_utc": started.strftime("%Y-%m-%d %H:%M"),
+        "wall_s": round(time.monotonic() - t0),
+        "load_1min": [round(load_start, 1), round(os.getloadavg()[0], 1)],
+        "cpus": os.cpu_count(),
+        "jobs": jobs,
+    }
     out.mkdir(parents=True, exist_ok=True)
     layout.atomic_write_text(
         out / "claims.json", json.dumps(result.doc(), indent=2, ensure_ascii=False) + "\n"
@@ -114,7 +134,15 @@ def text_lines(result: StudyResult) -> list[str]:
         f"Study {s.id}: {s.title} ({'quick' if result.quick else 'full'} design, "
         f"engine{'s' if len(result.dirs) > 1 else ''} {', '.join(result.dirs)})"
     )
-    return [head, *claims.table_lines(result.rows, study=s)]
+    lines = [head, *claims.table_lines(result.rows, study=s)]
+    for engine, sens in result.sensitivity.items():
+        if sens:
+            lines += [
+                "",
+                f"sensitivities ({engine}): the unknowns the paper does not give, swept",
+                *sens,
+            ]
+    return lines
 
 
 def summary_lines(results: list[StudyResult]) -> list[str]:
@@ -125,7 +153,7 @@ def summary_lines(results: list[StudyResult]) -> list[str]:
     judged_all = listed_all = 0
     for r in results:
         t = claims.tally(r.rows)
-        judged, listed = r.study.coverage()
+        judged, listed = r.study.coverage(r.rows)
         judged_all, listed_all = judged_all + judged, listed_all + listed
         for v in claims.VERDICTS:
             total[v] += t[v]
@@ -175,15 +203,18 @@ engine(s) {{ engines }}. Findings: {{ counts }}; {{ n_inputs }} input(s), not ta
 Coverage: {{ coverage[0] }} of the paper's {{ coverage[1] }} main results judged as findings.</p>
 <h2>Claims</h2>
 <p>Findings are judged from the numbers: near/within against the claim's tolerance (reproduced)
-and partly tolerance; above/below strictly (the wrong side is "not"); a difference between groups
-is reproduced only when every seed agrees. Inputs are the study's path, which satcc's scenario is
-set from: shown beside satcc's path, not tallied. Rule in satcc/studies/claims.py.</p>
+and partly tolerance; above/below strictly (the wrong side is "not"); a ratio or difference between
+groups is reproduced only when the one-sided sign test over the per-seed values (at least 5 seeds)
+excludes "no difference" at 5 %, never on a tie (a ratio within 5 % of 1), a floor or a lockout; a
+finding whose run's inputs miss the study's path is "path mismatch" and does not count. Inputs are
+the study's path, which satcc's scenario is set from: shown beside satcc's path, not tallied. Rule
+in satcc/studies/claims.py.</p>
 <table><tr><th class="l">claim</th><th class="l">cite</th><th>engine</th><th>paper</th>
 <th>satcc</th><th>seeds</th><th>tolerance</th><th>verdict</th><th class="l">source; how satcc measured; why it differs</th></tr>
 {% for row in rows %}<tr class="{{ row.verdict }}"><td class="l" title="{{ row.quote or '' }}">
 <b>{{ row.id }}</b><br>{{ row.what }}</td><td class="l">{{ row.cite }}</td><td>{{ row.engine }}</td>
 <td>{{ row.paper_text }}</td><td>{{ row.satcc_text }}</td><td>{{ row.seeds if row.seeds is not none else '-' }}</td><td>{{ row.tolerance_text }}</td>
-<td class="v">{{ row.verdict_text }}</td><td class="why">{{ row.source }}{% if row.source %}<br>{% endif %}{{ row.how }}{% if row.skipped %}<br><i>{{ row.skipped }}</i>{% elif row.verdict != 'reproduced' and row.why %}<br><i>{{ row.why }}</i>{% endif %}{% if row.per_seed is not none %}<br>per seed: {{ row.per_seed|join(', ') }}{% endif %}{% if row.note %}<br>({{ row.note }}){% endif %}</td></tr>
+<td class="v">{{ row.verdict_text }}</td><td class="why">{{ row.source }}{% if row.source %}<br>{% endif %}{{ row.how }}{% if row.skipped %}<br><i>{{ row.skipped }}</i>{% elif row.verdict != 'reproduced' and row.why %}<br><i>{{ row.why }}</i>{% endif %}{% if row.flag %}<br><b>{{ row.flag }}</b>{% endif %}{% if row.sign_test %}<br>sign test: {{ row.sign_test.k }} of {{ row.sign_test.n }} seeds on the claimed side, p = {{ '%.3g'|format(row.sign_test.p) }}{% endif %}{% if row.per_seed is not none %}<br>per seed: {{ row.per_seed|join(', ') }}{% endif %}{% if row.note %}<br>({{ row.note }}){% endif %}</td></tr>
 {% endfor %}</table>
 {% if s.not_judged %}<h2>Main results not judged</h2><ul>{% for n in s.not_judged %}
 <li>{{ n.what }} ({{ n.cite }}): {{ n.reason }}</li>{% endfor %}</ul>{% endif %}
@@ -236,7 +267,7 @@ def render_html(result: StudyResult) -> str:
         figures=figures,
         counts=counts,
         n_inputs=result.doc()["inputs"],
-        coverage=result.study.coverage(),
+        coverage=result.study.coverage(result.rows),
         engines=", ".join(result.dirs),
         campaigns=campaigns,
     )

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from satcc.studies import common
-from satcc.studies.claims import Measured
+from satcc.studies.claims import Measured, paired_test
 
 CAMPAIGNS = (
     "study000-baseline",
@@ -63,6 +63,19 @@ def _baseline(d: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return flows, ls
 
 
+def _cell_ratio(flows: pd.DataFrame, num: dict[str, str], den: dict[str, str]) -> tuple[float, ...]:
+    """Per seed (round), the mean goodput of the rows matching `num` over those matching `den`
+    (each a {column: value} selection): the paired values of a ratio claim."""
+
+    def pick(g: pd.DataFrame, sel: dict[str, str]) -> float | None:
+        m = np.ones(len(g), dtype=bool)
+        for k, v in sel.items():
+            m &= (g[k] == v).to_numpy()
+        return common.finite(g[m]["goodput_bps"].mean())
+
+    return common.per_seed(flows, lambda g: common.ratio(pick(g, num), pick(g, den)))
+
+
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out: dict[str, Measured] = {}
     flows, ls = _baseline(dirs["study000-baseline"])
@@ -77,19 +90,42 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             rc = common.finite(retx.get((plan, direction, "cubic")))
             why = (
                 f"satcc's {plan} {direction}link capacity averaged {common.fmt(cap_mbps)} Mbit/s "
-                f"in these runs (preset range, starlink.com contract figures); BBR got "
-                f"{common.fmt(bbr)}, CUBIC {common.fmt(cubic)} Mbit/s with {common.fmt(rc)} % of its "
-                "segments retransmitted (no random loss: the study's idle loss is the "
-                "boundary bursts', scenarios/study000-t2t-probe.toml)"
+                f"in these runs; BBR got {common.fmt(bbr)}, CUBIC {common.fmt(cubic)} Mbit/s with "
+                f"{common.fmt(rc)} % of its segments retransmitted (the presets' random loss, "
+                "0.2-0.5 % up, and the boundary disturbances)"
             )
             n = f"{direction}-{plan}"
             out[f"{n}-cubic"] = Measured(cubic, "mean goodput per 15 s run", why)
             out[f"{n}-bbr"] = Measured(bbr, "mean goodput per 15 s run", why)
-            out[f"{n}-ratio"] = Measured(common.ratio(bbr, cubic), "BBR mean / CUBIC mean", why)
+            cell = {"plan": plan, "direction": direction}
+            out[f"{n}-ratio"] = Measured(
+                common.ratio(bbr, cubic),
+                "BBR mean / CUBIC mean; per round: that round's BBR run / CUBIC run",
+                why,
+                per_seed=_cell_ratio(flows, {**cell, "cca": "bbr"}, {**cell, "cca": "cubic"}),
+            )
+    out["bbr-over-cubic-cells"] = _cells(
+        flows,
+        [
+            ({"plan": p, "direction": d, "cca": "bbr"}, {"plan": p, "direction": d, "cca": "cubic"})
+            for p in ("residential", "business")
+            for d in ("up", "down")
+        ],
+        "BBR / CUBIC",
+    )
+    out["down-over-up-cells"] = _cells(
+        flows,
+        [
+            ({"plan": p, "direction": "down", "cca": c}, {"plan": p, "direction": "up", "cca": c})
+            for p in ("residential", "business")
+            for c in ("cubic", "bbr")
+        ],
+        "down / up",
+    )
     common.tag(
         out,
         list(out),
-        "study000-baseline: flows.goodput_bps (mean per plan, direction, cca)",
+        "study000-baseline: flows.goodput_bps (mean per plan, direction, cca; per round)",
         common.seeds_of(flows),
     )
     out.update(_mss(dirs["study000-mss"]))
@@ -98,6 +134,23 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out.update(_t2t(dirs["study000-t2t"], up_bbr))
     out.update(_udp(dirs["study000-udp"]))
     return out
+
+
+def _cells(
+    flows: pd.DataFrame, cells: list[tuple[dict[str, str], dict[str, str]]], label: str
+) -> Measured:
+    """How many cells show their ratio above 1 by the sign test over rounds (claims.py)."""
+    parts, shown = [], 0
+    for num, den in cells:
+        t = paired_test(_cell_ratio(flows, num, den), 1.0, 1)
+        shown += t.shown
+        name = " ".join(v for key, v in num.items() if den.get(key) == v)
+        parts.append(f"{name}: {t.text()}")
+    return Measured(
+        float(shown),
+        f"cells whose {label} per round is above 1 by the sign test at 5 %",
+        "; ".join(parts),
+    )
 
 
 def _mss(d: Path) -> dict[str, Measured]:
@@ -120,8 +173,15 @@ def _mss(d: Path) -> dict[str, Measured]:
         "mss-best": Measured(float(best), "MSS of the highest mean goodput, all flows", why),
         "mss-largest-falls": Measured(
             float(by_mss[largest] / by_mss[best]),
-            f"mean at MSS {largest} / mean at MSS {best}",
+            f"mean at MSS {largest} / mean at MSS {best}; per round: that round's runs alone",
             why,
+            per_seed=common.per_seed(
+                flows,
+                lambda g: common.ratio(
+                    common.finite(g[g["mss"] == largest]["goodput_bps"].mean()),
+                    common.finite(g[g["mss"] == best]["goodput_bps"].mean()),
+                ),
+            ),
         ),
     }
     common.tag(
@@ -192,8 +252,9 @@ def _rtt_day(d: Path) -> dict[str, Measured]:
     out["loss-idle"] = Measured(
         loss,
         "round-trip loss of the two UDP probe streams (20/s each way), every period",
-        f"satcc's idle path has no random loss (set from this input) and loses in the boundary "
-        f"bursts only, the same at every hour: {common.fmt(loss)} % ({periods or 'no runs'})",
+        f"satcc's idle path loses at random on the dishes (the presets' 0.2-0.5 % per uplink, "
+        f"as study 001's) and in the boundary disturbances, the same at every hour: "
+        f"{common.fmt(loss)} % ({periods or 'no runs'})",
     )
     runs = f["runs"]
     common.tag(
@@ -236,9 +297,16 @@ def _t2t(d: Path, up_bbr: dict[str, float | None]) -> dict[str, Measured]:
         ),
         "t2t-beta-over-alpha": Measured(
             common.ratio(beta_all, alpha_all),
-            "β mean / α mean, both CCAs",
+            "β mean / α mean, both CCAs; per round: that round's runs alone",
             f"α {common.fmt(alpha_all)}, β {common.fmt(beta_all)} Mbit/s (α crosses the business uplink, "
             "β the residential one)",
+            per_seed=common.per_seed(
+                flows,
+                lambda g: common.ratio(
+                    common.finite(g[g["direction"] == "beta"]["goodput_bps"].mean()),
+                    common.finite(g[g["direction"] == "alpha"]["goodput_bps"].mean()),
+                ),
+            ),
         ),
         "t2t-alpha-vs-uplink": Measured(
             common.ratio(a, up_bbr["business"]),
@@ -274,8 +342,9 @@ def _udp(d: Path) -> dict[str, Measured]:
             worst,
             "received / offered, the worse direction (mean over rounds)",
             f"received/offered by flow: {', '.join(f'{k} {v:.3f}' for k, v in per.items())}; "
-            f"loss: {', '.join(f'{k} {v:.2f} %' for k, v in losses.items())} (the residential "
-            "uplink's capacity draws 5-25 Mbit/s, below 20 Mbit/s in part of the epochs)",
+            f"loss: {', '.join(f'{k} {v:.2f} %' for k, v in losses.items())} (both uplinks draw "
+            "from 20 Mbit/s up, plus the tunnel's 43 B per packet, the presets' random loss and "
+            "the boundary disturbances)",
         )
     common.tag(
         out,

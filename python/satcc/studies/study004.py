@@ -34,13 +34,44 @@ from satcc.studies import common
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("study004-1v1", "study004-many")
-WHY = ("study004-why", "study004-phase")  # the investigation (satcc.studies.study004_why)
+# the investigation (satcc.studies.study004_why) and the sensitivities (study004-sens): the
+# emulator runs them only in the full study (real time: 60 more runs of 30 s in --quick)
+WHY = ("study004-why", "study004-phase", "study004-sens")
 EMU_CHANGES = {
     "link[0].rate": "100 Mbit/s",
     "link[1].rate": "100 Mbit/s",
     "link[2].rate": "100 Mbit/s",
 }  # what this machine's emulator carries
 SMALL_GAP_MS = 8.0  # "RTT 差が小さい": PC2 at 8 ms or less against PC1's 2 ms
+LOCKOUT_SHARE = 0.99  # one group with more than 99 % of the throughput: the other is locked out
+JAIN_FLOOR = 0.5  # Jain's index over two groups when one gets nothing
+FLOOR_MARGIN = 0.01
+A_TIE = (
+    0.01  # eq. 7's a values within 0.01 Jain of the best at the largest gap: a is not determined
+)
+
+
+def lockout(shares: pd.Series | list[float]) -> str:
+    """A lockout when PC1's share (per seed) is above LOCKOUT_SHARE, or below 1 - it, in every
+    seed: one group starves the other, which is not a fairness result."""
+    v = [float(x) for x in shares if x is not None and np.isfinite(x)]
+    if v and min(v) > LOCKOUT_SHARE:
+        return f"lockout: PC1's share above {LOCKOUT_SHARE:g} in every seed ({min(v):.3f}-{max(v):.3f}: PC2 starved)"
+    if v and max(v) < 1 - LOCKOUT_SHARE:
+        return f"lockout: PC1's share below {1 - LOCKOUT_SHARE:g} in every seed (PC1 starved)"
+    return ""
+
+
+def floor(*jains: float | None) -> str:
+    """Jain at its floor (one group starved) on every side compared."""
+    v = [j for j in jains if j is not None]
+    if v and all(j <= JAIN_FLOOR + FLOOR_MARGIN for j in v):
+        return (
+            "floor: Jain at its floor of 0.5 on both sides ("
+            + ", ".join(f"{j:.3f}" for j in v)
+            + ")"
+        )
+    return ""
 
 
 def run(ctx: common.Context) -> dict[str, Path]:
@@ -60,7 +91,7 @@ def jain2(a: float, b: float) -> float | None:
     return None if den == 0 else (a + b) ** 2 / den
 
 
-def points(d: Path, by_seed: bool = False) -> pd.DataFrame:
+def points(d: Path, by_seed: bool = False, extra: tuple[str, ...] = ()) -> pd.DataFrame:
     """One row per matrix point: PC1/PC2 RTT (ms), k, count, PC1 share, Jain, group Mbit/s
     (averaged over the seeds; with by_seed, one row per point and seed, column `repetition`)."""
     f = common.frames(d, flow_series=True)
@@ -90,7 +121,9 @@ def points(d: Path, by_seed: bool = False) -> pd.DataFrame:
     out["share"] = out["short_bps"] / (out["short_bps"] + out["long_bps"])
     out["jain"] = [jain2(a, b) for a, b in zip(out["short_bps"], out["long_bps"], strict=True)]
     out["repetition"] = r["repetition"]
-    keys = ["k", "count", "pc1_ms", "pc2_ms"] + (["repetition"] if by_seed else [])
+    for name in extra:  # other campaign parameters to keep apart (e.g. the queue)
+        out[name] = common.param(r, name)
+    keys = ["k", "count", "pc1_ms", "pc2_ms", *extra] + (["repetition"] if by_seed else [])
     return out.groupby(keys, as_index=False).agg(
         share=("share", "mean"),
         jain=("jain", "mean"),
@@ -118,11 +151,14 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     pc1_min = float(one["pc1_ms"].min())
     big = _at(stock, pc1_ms=pc1_min, pc2_ms=pc2_max)
     share = common.finite(big["share"].mean()) if len(big) else None
+    one_seed = points(dirs["study004-1v1"], by_seed=True)
+    big_seeds = _at(one_seed[one_seed["k"] == "stock"], pc1_ms=pc1_min, pc2_ms=pc2_max)["share"]
     out["stock-short-wins"] = Measured(
         share,
         f"PC1 {pc1_min:g} ms vs PC2 {pc2_max:g} ms, stock, second half",
         f"PC1 {common.fmt(common.finite(big['short_mbps'].mean()))}, PC2 "
         f"{common.fmt(common.finite(big['long_mbps'].mean()))} Mbit/s {note}",
+        degenerate=lockout(big_seeds),
     )
     gap = stock[stock["pc2_ms"] > stock["pc1_ms"]]
     frac = common.finite((gap["share"] > 0.5).mean()) if len(gap) else None
@@ -141,7 +177,6 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         if (len(big) and len(small))
         else None
     )
-    one_seed = points(dirs["study004-1v1"], by_seed=True)
 
     def fairness_falls(g: pd.DataFrame) -> float | None:
         st = g[g["k"] == "stock"]
@@ -192,13 +227,20 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         None if j6 is None or js is None else j6 - js,
         f"{n}v{n}, PC2 {top:g} ms",
         f"Jain eq. 6 {common.fmt(j6)}, stock {common.fmt(js)}",
+        degenerate=floor(j6, js),
     )
-    s6 = common.finite(_at(eq6, pc2_ms=top)["share"].mean())
-    out["eq6-long-loses-large-gap-many"] = Measured(
-        s6,
-        f"{n}v{n}, eq. 6, PC2 {top:g} ms: PC1's share",
-        f"PC1 (short RTT) gets {common.fmt(s6)} of the throughput {note}",
-    )
+    ms = many_seed[many_seed["count"] == n]
+    for cid, k, label in (
+        ("eq6-long-loses-large-gap-many", "eq6", "eq. 6"),
+        ("stock-many-short-wins", "stock", "stock"),
+    ):
+        sh = common.finite(_at(m[m["k"] == k], pc2_ms=top)["share"].mean())
+        out[cid] = Measured(
+            sh,
+            f"{n}v{n}, {label}, PC2 {top:g} ms: PC1's share",
+            f"PC1 (short RTT) gets {common.fmt(sh)} of the throughput {note}",
+            degenerate=lockout(_at(ms[ms["k"] == k], pc2_ms=top)["share"]),
+        )
     eq7 = m[m["k"].str.startswith("eq7")]
     large7 = eq7[np.isclose(eq7["pc2_ms"], top)].sort_values("jain", ascending=False)
     if len(large7) and j6 is not None:
@@ -218,10 +260,20 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             per_seed=common.per_seed(many_seed, eq7_gain),
         )
         near = eq7[(eq7["k"] == best["k"]) & (eq7["pc2_ms"] <= SMALL_GAP_MS)]
+        tied = [
+            str(k)
+            for k, j in zip(large7["k"], large7["jain"], strict=True)
+            if j >= best["jain"] - A_TIE
+        ]
         out["eq7-overfavours-long-small-gap"] = Measured(
             common.finite(near["share"].min()) if len(near) else None,
             f"{best['k']}, {n}v{n}, PC2 <= {SMALL_GAP_MS:g} ms: lowest PC1 share",
             f"PC1's share by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(near['pc2_ms'], near['share'], strict=True))}",
+            degenerate=(
+                f"a not determined: {', '.join(tied)} tie within {A_TIE:g} Jain at PC2 {top:g} ms"
+                if len(tied) > 1
+                else ""
+            ),
         )
     counts = sorted(int(c) for c in many["count"].unique())
     if 4 in counts and 16 in counts:
@@ -269,6 +321,68 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         common.seeds_of(runs_many),
     )
     return out
+
+
+def sensitivity(dirs: dict[str, Path]) -> list[str]:
+    """The unknowns the paper does not give, swept (never picked by the result): the output
+    queue and eq. 6's RTT unit at 1v1, PC2 128 ms (study004-sens), and eq. 7's a at many vs
+    many (study004-many). Per point: PC1's share, Jain, and eq. 6 - stock in Jain with its
+    sign test across seeds."""
+    from satcc.studies.claims import paired_test
+    from satcc.textgrid import grid
+
+    lines: list[str] = []
+    d = dirs.get("study004-sens")
+    if d is not None:
+        pts = points(d, extra=("queue",))
+        seeds = points(d, by_seed=True, extra=("queue",))
+        body = []
+        pts = pts.assign(_q=pts["queue"].astype(str).str.split().str[0].astype(float))
+        for (_q, queue, k), g in pts.groupby(["_q", "queue", "k"], sort=True):
+            row = [str(queue), str(k), f"{g['share'].mean():.3f}", f"{g['jain'].mean():.3f}"]
+            if k == "stock":
+                row.append("-")
+            else:
+                sq = seeds[seeds["queue"] == queue]
+                pv = sq.pivot_table(index="repetition", columns="k", values="jain")
+                if {"stock", k} <= set(pv.columns):
+                    diff = (pv[k] - pv["stock"]).dropna()
+                    t = paired_test(tuple(diff), 0.0, 1)
+                    row.append(
+                        f"{diff.mean():+.3f} ({t.k} of {t.n} seeds up, "
+                        f"{'shown' if t.shown else 'not shown'})"
+                    )
+                else:
+                    row.append("-")
+            body.append(row)
+        lines.append(
+            "1v1, PC1 2 ms vs PC2 128 ms: the emulator's output queue and eq. 6's RTT unit "
+            "(study004-sens; the headline uses 1000 packets and 100 ms)"
+        )
+        lines.extend(
+            grid(["queue", "k", "PC1 share", "Jain", "Jain - stock (sign test)"], body, left={0, 1})
+        )
+    many = points(dirs["study004-many"])
+    n = int(many["count"].max()) if len(many) else 0
+    top = float(many["pc2_ms"].max()) if len(many) else 0.0
+    m = many[(many["count"] == n) & np.isclose(many["pc2_ms"], top)]
+    if len(m):
+        lines.append("")
+        lines.append(
+            f"{n}v{n}, PC2 {top:g} ms: eq. 7's a (and eq. 6's RTT unit) against stock "
+            "(study004-many)"
+        )
+        lines.extend(
+            grid(
+                ["k", "PC1 share", "Jain"],
+                [
+                    [str(k), f"{sh:.3f}", f"{j:.3f}"]
+                    for k, sh, j in zip(m["k"], m["share"], m["jain"], strict=True)
+                ],
+                left={0},
+            )
+        )
+    return lines
 
 
 def _why_text(dirs: dict[str, Path]) -> str:

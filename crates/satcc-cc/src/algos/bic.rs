@@ -23,10 +23,10 @@
 
 use satcc_core::SimTime;
 
-use super::kparams::{jiffies, HZ};
+use super::kparams::{CLOCK, HZ};
 use super::reno::reno_ssthresh;
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -50,6 +50,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Xu, Harfoush, Rhee, IEEE INFOCOM 2004, §3; Linux net/ipv4/tcp_bic.c",
     params: PARAMS,
     deviations: &["1/32 s update limit counted in HZ=1000 jiffies"],
+    needs_ecn: false,
     build,
 };
 
@@ -141,7 +142,7 @@ impl Bic {
 
     /// `bictcp_update`: the ACK count per one-packet increase.
     fn update(&mut self, cwnd: u32, now: SimTime) {
-        let j = jiffies(now);
+        let j = CLOCK.jiffies(now);
         // Recompute at most every 1/32 s while cwnd is unchanged.
         if self.last_cwnd == cwnd
             && self

@@ -43,8 +43,8 @@
 use satcc_core::{Rng, SimTime};
 
 use super::reno::reno_cong_avoid;
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -76,6 +76,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "a backoff sets cwnd to ssthresh at once instead of the sender's CWR/PRR; growth held for that round",
         "HyStart's ssthresh = cwnd is at least 2 (Linux: 1 possible after an RTO)",
     ],
+    needs_ecn: false,
     build,
 };
 

@@ -63,11 +63,11 @@
 //! plumbing. The ECN (`CaEvent::EcnIsCe`) path is the sender's (`tcp_enter_cwr` calls
 //! `ssthresh`), as in Linux.
 
-use satcc_core::SimTime;
+use satcc_core::{Hz, SimTime};
 
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
 use crate::params::ParamValue;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -119,6 +119,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "cubic term and cube_factor*dW saturate instead of wrapping; target clamped at 0; Reno-emulation loop as a division",
         "HyStart's round starts only once cwnd >= hystart_low_window (Linux resets it first; drill hystart-delay-20ms-exits)",
     ],
+    needs_ecn: false,
     build,
 };
 
@@ -216,7 +217,7 @@ pub struct CubicConfig {
     pub hystart: bool,
     pub hystart_detect: HystartDetect,
     pub hystart_low_window: u32,
-    pub hz: u64,
+    pub hz: Hz,
     pub k_mode: KMode,
 }
 
@@ -257,7 +258,7 @@ impl CubicConfig {
             hystart: param::HYSTART.bool(p)?,
             hystart_detect: detect,
             hystart_low_window: param::HYSTART_LOW_WINDOW.u32(p)?,
-            hz: param::HZ.quantise(param::HZ.num(p)?),
+            hz: Hz::new(param::HZ.quantise(param::HZ.num(p)?)),
             k_mode,
         })
     }
@@ -319,33 +320,6 @@ pub fn cubic_root(a: u64) -> u32 {
     let x = u64::from(((u32::from(SEED[(a >> (b * 3)) as usize]) + 10) << b) >> 6);
     let x = 2 * x + a / (x * (x - 1)); // x_{k+1} = (2x + a/x²)/3, with x(x−1) for rounding
     ((x * 341) >> 10) as u32 // ÷3 as ×341/1024
-}
-
-/// Jiffies at `hz` (`tcp_jiffies32`, without the 32-bit wrap): ⌊ns·hz / 10⁹⌋, in 64 bits
-/// while ns·hz fits (208 days at 1000 Hz), else in 128 as the formula reads.
-fn jiffies(t: SimTime, hz: u64) -> u64 {
-    match t.as_nanos().checked_mul(hz) {
-        Some(p) => p / 1_000_000_000,
-        None => jiffies_u128(t, hz),
-    }
-}
-
-/// [`jiffies`] in 128 bits throughout.
-fn jiffies_u128(t: SimTime, hz: u64) -> u64 {
-    (u128::from(t.as_nanos()) * u128::from(hz) / 1_000_000_000) as u64
-}
-
-/// `usecs_to_jiffies`: rounds up (in 64 bits while us·hz fits, as [`jiffies`]).
-fn usecs_to_jiffies(us: u64, hz: u64) -> u64 {
-    match us.checked_mul(hz) {
-        Some(p) => p.div_ceil(1_000_000),
-        None => usecs_to_jiffies_u128(us, hz),
-    }
-}
-
-/// [`usecs_to_jiffies`] in 128 bits throughout.
-fn usecs_to_jiffies_u128(us: u64, hz: u64) -> u64 {
-    (u128::from(us) * u128::from(hz)).div_ceil(1_000_000) as u64
 }
 
 /// The current cubic epoch (from the first ACK after a reduction to the next reduction).
@@ -483,12 +457,12 @@ impl Cubic {
     /// `bictcp_update`: recompute `cnt` for cwnd after `acked` more packets.
     fn update(&mut self, now: SimTime, cwnd: u32, acked: u32) {
         let hz = self.cfg.hz;
-        let now_j = jiffies(now, hz);
+        let now_j = hz.jiffies(now);
         if let Some(e) = self.epoch.as_mut() {
             e.ack_cnt = e.ack_cnt.saturating_add(acked);
         }
         if let Some((last_cwnd, last_time)) = self.last {
-            if last_cwnd == cwnd && now_j.saturating_sub(last_time) <= hz / 32 {
+            if last_cwnd == cwnd && now_j.saturating_sub(last_time) <= hz.get() / 32 {
                 return;
             }
         }
@@ -512,9 +486,8 @@ impl Cubic {
             }
             let e = self.epoch.as_ref().expect("epoch just set");
             // t = now − epoch_start + delay_min, in 1/1024 s: the target is one RTT ahead.
-            let t_j =
-                now_j - e.start + usecs_to_jiffies(u64::from(self.delay_min.unwrap_or(0)), hz);
-            let t = (t_j << BICTCP_HZ) / hz;
+            let t_j = now_j - e.start + hz.usecs_to_jiffies(u64::from(self.delay_min.unwrap_or(0)));
+            let t = (t_j << BICTCP_HZ) / hz.get();
             let k = u64::from(e.k);
             let offs = u128::from(t.abs_diff(k));
             // Eq. 1: C·(t − K)³, C = cube_rtt_scale/1024, (t−K) in 1/1024 s.
@@ -667,8 +640,8 @@ impl CongestionControl for Cubic {
             return;
         }
         let hz = self.cfg.hz;
-        let now_j = jiffies(now, hz);
-        let idle = now_j.saturating_sub(jiffies(tcp.lsndtime, hz));
+        let now_j = hz.jiffies(now);
+        let idle = now_j.saturating_sub(hz.jiffies(tcp.lsndtime));
         if let Some(e) = self.epoch.as_mut() {
             if idle > 0 {
                 e.start = (e.start + idle).min(now_j);
@@ -681,7 +654,7 @@ impl CongestionControl for Cubic {
         let Some(rtt_us) = ack.rtt_us else { return };
         // Discard delay samples right after a reduction (the first second of an epoch).
         if let Some(e) = &self.epoch {
-            if jiffies(now, self.cfg.hz).saturating_sub(e.start) < self.cfg.hz {
+            if self.cfg.hz.jiffies(now).saturating_sub(e.start) < self.cfg.hz.get() {
                 return;
             }
         }
@@ -785,32 +758,6 @@ mod tests {
             now += rtt.div_u64(u64::from(t.cwnd));
         }
         now
-    }
-
-    #[test]
-    fn jiffies_in_64_bits_are_the_128_bit_ones() {
-        // The 64-bit path against the 128-bit formula, on both sides of where ns·hz and
-        // us·hz stop fitting in 64 bits, at several hz.
-        let mut rng = satcc_core::Rng::new(5);
-        for hz in [100u64, 250, 300, 1000, 1024, 1_000_000] {
-            let edge = u64::MAX / hz;
-            for k in 0..20_000u64 {
-                let x = rng.next_u64();
-                let v = match k % 4 {
-                    0 => x >> (x % 64),
-                    1 => edge.wrapping_add(x % 2_000).wrapping_sub(1_000),
-                    2 => x % 100_000_000_000,
-                    _ => x,
-                };
-                let t = SimTime::from_nanos(v);
-                assert_eq!(jiffies(t, hz), jiffies_u128(t, hz), "ns {v} hz {hz}");
-                assert_eq!(
-                    usecs_to_jiffies(v, hz),
-                    usecs_to_jiffies_u128(v, hz),
-                    "us {v} hz {hz}"
-                );
-            }
-        }
     }
 
     #[test]
@@ -1115,7 +1062,10 @@ mod tests {
         let resume = now + SimDuration::from_secs(5);
         cc.on_event(resume, &mut t, CaEvent::TxStart);
         let shifted = cc.epoch.as_ref().unwrap().start;
-        assert_eq!(shifted - start, jiffies(resume, 1000) - jiffies(now, 1000));
+        assert_eq!(
+            shifted - start,
+            Hz::KERNEL.jiffies(resume) - Hz::KERNEL.jiffies(now)
+        );
         // Without TX_START the same silence would have moved t past K.
         let mut idle_cc = cc.clone();
         idle_cc.epoch.as_mut().unwrap().start = start;

@@ -45,8 +45,8 @@
 use satcc_core::SimTime;
 
 use super::reno::{reno_cong_avoid, reno_ssthresh};
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{
     AckEventFlags, AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState,
 };
@@ -69,6 +69,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "receiver echo state machine is provided as DctcpEcho for the receiver, not run by the sender",
         "PLB (flow-label rehash) not implemented",
     ],
+    needs_ecn: true,
     build,
 };
 

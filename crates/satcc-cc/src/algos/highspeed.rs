@@ -19,7 +19,7 @@
 
 use satcc_core::SimTime;
 
-use crate::registry::AlgoInfo;
+use crate::info::AlgoInfo;
 use crate::{AckSample, CongestionControl, ParamError, Params, TcpState};
 
 pub static INFO: AlgoInfo = AlgoInfo {
@@ -28,6 +28,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "RFC 3649 §5 and Appendix B; Linux net/ipv4/tcp_highspeed.c",
     params: &[],
     deviations: &[],
+    needs_ecn: false,
     build,
 };
 

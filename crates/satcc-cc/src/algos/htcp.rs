@@ -22,9 +22,9 @@
 
 use satcc_core::SimTime;
 
-use super::kparams::{jiffies, msecs_to_jiffies, usecs_to_jiffies, HZ};
+use super::kparams::{CLOCK, HZ};
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -40,6 +40,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Leith & Shorten, PFLDnet 2004, §3-4; Linux net/ipv4/tcp_htcp.c",
     params: PARAMS,
     deviations: &["times counted in HZ=1000 jiffies"],
+    needs_ecn: false,
     build,
 };
 
@@ -127,7 +128,7 @@ impl Htcp {
 
     /// `htcp_cong_time`: jiffies since the last congestion event.
     fn cong_time(&self, now: SimTime) -> u64 {
-        jiffies(now).saturating_sub(self.last_cong)
+        CLOCK.jiffies(now).saturating_sub(self.last_cong)
     }
 
     /// `htcp_reset`: a congestion event starts now; keep undo copies.
@@ -135,7 +136,7 @@ impl Htcp {
         self.undo_last_cong = Some(self.last_cong);
         self.undo_max_rtt = self.max_rtt;
         self.undo_old_max_b = self.old_max_b;
-        self.last_cong = jiffies(now);
+        self.last_cong = CLOCK.jiffies(now);
     }
 
     /// `measure_rtt`: min and (bounded-growth) max RTT, in jiffies.
@@ -148,7 +149,7 @@ impl Htcp {
                 self.max_rtt = self.min_rtt;
             }
             // Ignore jumps of more than 20 ms (spikes, route changes).
-            if self.max_rtt < rtt && rtt <= self.max_rtt + msecs_to_jiffies(20) {
+            if self.max_rtt < rtt && rtt <= self.max_rtt + CLOCK.msecs_to_jiffies(20) {
                 self.max_rtt = rtt;
             }
         }
@@ -172,7 +173,7 @@ impl Htcp {
                 return;
             }
         }
-        if self.modeswitch && self.min_rtt > msecs_to_jiffies(10) && self.max_rtt > 0 {
+        if self.modeswitch && self.min_rtt > CLOCK.msecs_to_jiffies(10) && self.max_rtt > 0 {
             self.beta = (((self.min_rtt << SHIFT) / self.max_rtt) as u32).clamp(BETA_MIN, BETA_MAX);
         } else {
             self.beta = BETA_MIN;
@@ -221,7 +222,7 @@ impl CongestionControl for Htcp {
     /// `htcp_init`.
     fn on_init(&mut self, now: SimTime, _tcp: &mut TcpState) {
         *self = Htcp::new(self.use_rtt_scaling, self.use_bandwidth_switch);
-        self.last_cong = jiffies(now);
+        self.last_cong = CLOCK.jiffies(now);
     }
 
     /// `htcp_recalc_ssthresh`.
@@ -256,7 +257,7 @@ impl CongestionControl for Htcp {
         match new {
             CaState::Open => {
                 if self.undo_last_cong.take().is_some() {
-                    self.last_cong = jiffies(now);
+                    self.last_cong = CLOCK.jiffies(now);
                 }
             }
             CaState::Cwr | CaState::Recovery | CaState::Loss => self.reset(now),
@@ -276,12 +277,12 @@ impl CongestionControl for Htcp {
 
     /// `measure_achieved_throughput`.
     fn on_pkts_acked(&mut self, now: SimTime, tcp: &mut TcpState, ack: &AckSample) {
-        let j = jiffies(now);
+        let j = CLOCK.jiffies(now);
         if tcp.ca_state == CaState::Open {
             self.pkts_acked = ack.pkts_acked;
         }
         if let Some(rtt) = ack.rtt_us.filter(|&r| r > 0) {
-            self.measure_rtt(usecs_to_jiffies(rtt), tcp.ca_state);
+            self.measure_rtt(CLOCK.usecs_to_jiffies(rtt), tcp.ca_state);
         }
         if !self.use_bandwidth_switch {
             return;

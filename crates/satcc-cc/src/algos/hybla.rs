@@ -36,8 +36,8 @@
 use satcc_core::SimTime;
 
 use super::reno::{reno_cong_avoid, reno_ssthresh};
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -59,6 +59,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "rho^2*128 in 64 bits (Linux's u32 wraps above ~145 s srtt)",
         "rtt0 may be fractional (whole µs)",
     ],
+    needs_ecn: false,
     build,
 };
 

@@ -21,8 +21,8 @@
 
 use satcc_core::SimTime;
 
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -38,6 +38,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Liu, Basar, Srikant, Perform. Eval. 65(6-7) 2008, §3; Linux net/ipv4/tcp_illinois.c",
     params: PARAMS,
     deviations: &[],
+    needs_ecn: false,
     build,
 };
 

@@ -44,7 +44,7 @@
 use satcc_core::SimTime;
 
 use super::reno::{reno_cong_avoid, reno_ssthresh};
-use crate::registry::AlgoInfo;
+use crate::info::AlgoInfo;
 use crate::{AckSample, CongestionControl, ParamError, Params, TcpState};
 
 pub static INFO: AlgoInfo = AlgoInfo {
@@ -55,6 +55,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     deviations: &[
         "without TCP timestamps the RTT sample stands in for the one-way delay (Linux: plain Reno)",
     ],
+    needs_ecn: false,
     build,
 };
 

@@ -21,7 +21,7 @@ pub mod veno;
 pub mod westwood;
 pub mod yeah;
 
-use crate::registry::AlgoInfo;
+use crate::info::AlgoInfo;
 
 pub static ALL: &[&AlgoInfo] = &[
     &reno::INFO,

@@ -33,7 +33,7 @@
 
 use satcc_core::SimTime;
 
-use crate::registry::AlgoInfo;
+use crate::info::AlgoInfo;
 use crate::{AckSample, CaEvent, CongestionControl, ParamError, Params, TcpState};
 
 pub static INFO: AlgoInfo = AlgoInfo {
@@ -46,6 +46,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "RTO ssthresh from packets_out - sacked_out + retrans_out (ns-3: bytes in flight before marking lost)",
         "no cwnd-limited check, as ns-3's TcpNewReno",
     ],
+    needs_ecn: false,
     build,
 };
 

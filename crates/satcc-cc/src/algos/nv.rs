@@ -43,8 +43,8 @@
 
 use satcc_core::{SimDuration, SimTime};
 
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{
     AckSample, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };
@@ -67,6 +67,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Brakmo, TCP-NV (Netdev 1.2, 2016); Linux net/ipv4/tcp_nv.c",
     params: PARAMS,
     deviations: &["min-RTT reset period fixed at its mean (Linux: random in [3/4, 5/4) of it)"],
+    needs_ecn: false,
     build,
 };
 

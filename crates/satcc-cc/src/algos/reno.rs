@@ -14,7 +14,7 @@
 
 use satcc_core::SimTime;
 
-use crate::registry::AlgoInfo;
+use crate::info::AlgoInfo;
 use crate::{AckSample, CongestionControl, ParamError, Params, TcpState};
 
 pub static INFO: AlgoInfo = AlgoInfo {
@@ -23,6 +23,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "RFC 5681 §3.1; Linux net/ipv4/tcp_cong.c (tcp_reno_cong_avoid, tcp_reno_ssthresh)",
     params: &[],
     deviations: &[],
+    needs_ecn: false,
     build,
 };
 

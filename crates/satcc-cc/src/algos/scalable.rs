@@ -18,8 +18,8 @@
 
 use satcc_core::SimTime;
 
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -35,6 +35,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Kelly, ACM CCR 33(2) 2003, §2; Linux net/ipv4/tcp_scalable.c",
     params: PARAMS,
     deviations: &[],
+    needs_ecn: false,
     build,
 };
 

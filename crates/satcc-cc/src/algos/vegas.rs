@@ -36,8 +36,8 @@
 use satcc_core::SimTime;
 
 use super::reno::{reno_cong_avoid, reno_ssthresh};
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -55,6 +55,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Brakmo & Peterson, IEEE JSAC 13(8) 1995, §3.2; Linux net/ipv4/tcp_vegas.c",
     params: PARAMS,
     deviations: &["cwnd*(rtt-baseRTT) in 64 bits (Linux's u32 wraps above 2^32 packet-µs)"],
+    needs_ecn: false,
     build,
 };
 

@@ -23,8 +23,8 @@
 use satcc_core::SimTime;
 
 use super::reno::reno_cong_avoid;
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -38,6 +38,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Fu & Liew, IEEE JSAC 21(2) 2003, §II; Linux net/ipv4/tcp_veno.c",
     params: PARAMS,
     deviations: &[],
+    needs_ecn: false,
     build,
 };
 

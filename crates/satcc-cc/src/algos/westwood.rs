@@ -31,9 +31,9 @@
 
 use satcc_core::SimTime;
 
-use super::kparams::{jiffies, usecs_to_jiffies, HZ};
+use super::kparams::{CLOCK, HZ};
 use super::reno::{reno_cong_avoid, reno_ssthresh};
-use crate::registry::AlgoInfo;
+use crate::info::AlgoInfo;
 use crate::{AckEventFlags, AckSample, CaEvent, CongestionControl, ParamError, Params, TcpState};
 
 pub static INFO: AlgoInfo = AlgoInfo {
@@ -42,6 +42,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Mascolo et al., ACM MobiCom 2001; Grieco & Mascolo, ACM CCR 34(2) 2004; Linux net/ipv4/tcp_westwood.c",
     params: &[],
     deviations: &["times and bandwidth in HZ=1000 jiffies"],
+    needs_ecn: false,
     build,
 };
 
@@ -122,7 +123,7 @@ impl Westwood {
 
     /// `westwood_update_window`: close the sampling window after max(RTT, 50 ms).
     fn update_window(&mut self, tcp: &TcpState, now: SimTime) {
-        let j = jiffies(now);
+        let j = CLOCK.jiffies(now);
         let delta = j.saturating_sub(self.rtt_win_sx);
         if self.first_ack {
             self.snd_una = tcp.snd_una;
@@ -183,7 +184,7 @@ impl CongestionControl for Westwood {
     /// `tcp_westwood_init`.
     fn on_init(&mut self, now: SimTime, tcp: &mut TcpState) {
         *self = Westwood::default();
-        self.rtt_win_sx = jiffies(now);
+        self.rtt_win_sx = CLOCK.jiffies(now);
         self.snd_una = tcp.snd_una;
     }
 
@@ -198,7 +199,7 @@ impl CongestionControl for Westwood {
     /// `tcp_westwood_pkts_acked`: the latest RTT sample.
     fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, ack: &AckSample) {
         if let Some(r) = ack.rtt_us.filter(|&r| r > 0) {
-            self.rtt = usecs_to_jiffies(r);
+            self.rtt = CLOCK.usecs_to_jiffies(r);
         }
     }
 

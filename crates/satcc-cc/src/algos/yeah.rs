@@ -44,8 +44,8 @@
 use satcc_core::SimTime;
 
 use super::vegas::VegasCore;
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState};
 
 declare_params! {
@@ -74,6 +74,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
     source: "Baiocchi, Castellani, Vacirca, PFLDnet 2007, §3; Linux net/ipv4/tcp_yeah.c",
     params: PARAMS,
     deviations: &[],
+    needs_ecn: false,
     build,
 };
 

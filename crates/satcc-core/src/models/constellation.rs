@@ -141,6 +141,10 @@ pub struct Constellation {
     cfg: ConstellationConfig,
     /// (epoch, serving satellite) of the last epoch asked about.
     cached: Option<(i64, Option<u32>)>,
+    /// The state of the last geometry step asked for, keyed by (epoch, step start): every
+    /// instant of a step has that step's state, so the packets of a step (hundreds at a few
+    /// Mbit/s) compute the geometry once.
+    step_state: Option<(i64, i128, LinkState)>,
 }
 
 impl Constellation {
@@ -165,7 +169,11 @@ impl Constellation {
         if cfg.clock.period.is_zero() {
             return Err("period: must be > 0".into());
         }
-        Ok(Constellation { cfg, cached: None })
+        Ok(Constellation {
+            cfg,
+            cached: None,
+            step_state: None,
+        })
     }
 
     fn secs(ns: i128) -> f64 {
@@ -217,18 +225,8 @@ impl Constellation {
         }
     }
 
-    /// Start of the geometry step containing `t` (steps restart at each epoch boundary).
-    fn step_start(&self, t: SimTime) -> (i64, i128) {
-        let k = self.cfg.clock.epoch_of(t);
-        let e = self.cfg.clock.epoch_start_ns(k);
-        let step = GEOMETRY_STEP.as_nanos() as i128;
-        (k, e + (t.as_nanos() as i128 - e).div_euclid(step) * step)
-    }
-}
-
-impl LinkModel for Constellation {
-    fn state_at(&mut self, now: SimTime) -> LinkState {
-        let (k, at) = self.step_start(now);
+    /// The state of geometry step `at` of epoch `k` (what [`LinkModel::state_at`] caches).
+    fn step_state_uncached(&mut self, k: i64, at: i128) -> LinkState {
         match self.serving_cached(k) {
             Some(idx) => LinkState {
                 rate_bps: self.cfg.rate_bps,
@@ -241,6 +239,28 @@ impl LinkModel for Constellation {
                 loss: self.cfg.loss,
             },
         }
+    }
+
+    /// Start of the geometry step containing `t` (steps restart at each epoch boundary).
+    fn step_start(&self, t: SimTime) -> (i64, i128) {
+        let k = self.cfg.clock.epoch_of(t);
+        let e = self.cfg.clock.epoch_start_ns(k);
+        let step = GEOMETRY_STEP.as_nanos() as i128;
+        (k, e + (t.as_nanos() as i128 - e).div_euclid(step) * step)
+    }
+}
+
+impl LinkModel for Constellation {
+    fn state_at(&mut self, now: SimTime) -> LinkState {
+        let (k, at) = self.step_start(now);
+        if let Some((ck, cat, state)) = self.step_state {
+            if (ck, cat) == (k, at) {
+                return state;
+            }
+        }
+        let state = self.step_state_uncached(k, at);
+        self.step_state = Some((k, at, state));
+        state
     }
 
     fn next_change(&self, now: SimTime) -> Option<SimTime> {
@@ -412,5 +432,26 @@ mod tests {
         // Terminal and gateway on opposite sides of the Earth.
         let mut c = Constellation::new(cfg(shell1(), (10.0, 0.0), (-10.0, 180.0), 0)).unwrap();
         assert_eq!(c.state_at(SimTime::ZERO).rate_bps, 0);
+    }
+
+    #[test]
+    fn the_state_kept_per_geometry_step_is_the_state_computed_afresh() {
+        // Instants in and across steps and epochs, in and out of order: the kept state of a
+        // step must be what a model without it computes at that instant.
+        let mut kept = Constellation::new(cfg(shell1(), (50.1, 8.7), (50.9, 9.3), 10)).unwrap();
+        let mut rng = crate::Rng::new(7);
+        let mut t = 0u64;
+        for i in 0..3_000u64 {
+            t = match i % 3 {
+                0 => t + rng.next_u64() % 20_000_000,
+                1 => t.saturating_sub(rng.next_u64() % 150_000_000),
+                _ => t + rng.next_u64() % 2_000_000_000,
+            };
+            let at = SimTime::from_nanos(t);
+            let fresh = Constellation::new(cfg(shell1(), (50.1, 8.7), (50.9, 9.3), 10))
+                .unwrap()
+                .state_at(at);
+            assert_eq!(kept.state_at(at), fresh, "t = {t} ns");
+        }
     }
 }

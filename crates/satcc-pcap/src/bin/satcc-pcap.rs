@@ -65,8 +65,8 @@ fn main() -> ExitCode {
             f.dport,
             f.packets,
             f.payload_bytes,
-            f.sent_packets,
-            f.retransmitted_packets,
+            f.columns.sent_packets,
+            f.columns.retransmitted_packets,
             counts.join("\t")
         );
     }

@@ -27,15 +27,14 @@
 //! segment is unacknowledged: `tcp_minshall_check`), and TCP_NODELAY / uncorking push it.
 //!
 //! Spurious reductions are undone as Linux does (DSACK, Eifel timestamps, F-RTO; see
-//! `undo.rs`), and reordering is detected from SACKs and timestamps (`tp->reordering`,
+//! `sender/undo.rs`), and reordering is detected from SACKs and timestamps (`tp->reordering`,
 //! `reord_seen`), growing RACK's window in min_rtt/4 steps after DSACKs.
 //!
 //! Deviations from Linux (numbered, see README "The simulator"):
 //! 1. No SACK reneging (the simulator's receiver never reneges) and no reordering detection
 //!    without SACK (`tcp_check_reno_reordering`).
-//! 2. (Fixed 2026-11-27: a tail loss probe's retransmission is no longer counted in
-//!    `retrans_out`, as Linux's `__tcp_retransmit_skb`; the drill suite's `rto-*` and `tlp-*`
-//!    scripts showed cwnd 2 after the RTO where the kernel has 1.)
+//! 2. None now (a tail loss probe's retransmission is not counted in `retrans_out`, as
+//!    Linux's `__tcp_retransmit_skb`); the number is kept so that the others stay put.
 //! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot).
 //! 4. No TSO/GSO: every segment is its own packet (as with TSO/GSO off, study 001).
 //! 5. Slow start after idle (`tcp_cwnd_restart`) is checked on application writes
@@ -43,17 +42,15 @@
 //!    off until `set_slow_start_after_idle`; no cwnd moderation after application-limited
 //!    periods (`tcp_cwnd_application_limited`).
 //! 6. ACKs are never lost to receiver-side buffer limits. The receiver (autotuning, window,
-//!    delayed ACKs) is `receiver.rs`, with its own deviations.
-//! 7. (Fixed 2026-11-27: the RACK reordering timer was armed for the reference segment's
-//!    wait, where `tcp_rack_detect_loss` takes the largest remaining wait over the segments
-//!    sent before it, that of the newest still waiting; the drill suite's
-//!    `rack-reo-timer-*-gap-80ms` and `rack-reo-timer-*-3-segments` show it on the kernel.)
+//!    delayed ACKs) is `receiver/`, with its own deviations.
+//! 7. None now (the RACK reordering timer waits as `tcp_rack_detect_loss`: the largest
+//!    remaining wait over the segments sent before the reference, that of the newest still
+//!    waiting; the drill suite's `rack-reo-timer-*` scripts check it on the kernel).
 //! 8. `TCP_TIMEOUT_MIN` (the slack on RACK and TLP timers) is 2 ms, Linux's 2 jiffies at
 //!    HZ=1000; a HZ=250 kernel has 8 ms (the drill suite's RACK scripts accept both).
-//! 9. (Fixed 2026-11-27: an ACK that also acknowledges retransmitted data gave an RTT sample
-//!    from the original segments it covers; Linux's `tcp_clean_rtx_queue` takes none
-//!    (`FLAG_RETRANS_DATA_ACKED`). The drill suite's `pacing-rate-after-recovery-*` show it
-//!    on the kernel: srtt stays 100 ms, the simulator had 112.5 ms.)
+//! 9. None now (an ACK that also acknowledges retransmitted data gives no RTT sample, as
+//!    `tcp_clean_rtx_queue` with `FLAG_RETRANS_DATA_ACKED`; the drill suite's
+//!    `pacing-rate-after-recovery-*` scripts check it on the kernel).
 
 use satcc_cc::{
     AckEventFlags, AckSample, CaEvent, CaState, CongestionControl, TcpState, INFINITE_SSTHRESH,
@@ -369,8 +366,9 @@ impl Sender {
         }
     }
 
-    /// Hand the sender the metrics cache's ssthresh for its destination (world.rs); it is
-    /// applied when the handshake completes, as `tcp_init_metrics` does.
+    /// Hand the sender the metrics cache's ssthresh for its destination
+    /// (`world/metrics.rs`); it is applied when the handshake completes, as
+    /// `tcp_init_metrics` does.
     pub fn set_cached_ssthresh(&mut self, ssthresh: Option<u32>) {
         self.cached_ssthresh = ssthresh;
     }

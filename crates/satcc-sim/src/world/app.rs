@@ -9,6 +9,7 @@
 use satcc_core::{SimDuration, SimTime};
 
 use super::{Ev, World};
+use crate::capture::Tap;
 use crate::tcp::sender::Sender;
 use crate::tcp::Out;
 use satcc_core::scenario::App;
@@ -65,7 +66,7 @@ impl AppRun {
     }
 }
 
-impl World {
+impl<T: Tap> World<T> {
     /// A flow's application writes or switches (rare: kept out of the event loop's body).
     #[cold]
     #[inline(never)]

@@ -11,6 +11,7 @@ use super::app::AppRun;
 use super::frag::Reassembly;
 use super::metrics::MetricsCache;
 use super::{Ev, Flow, World};
+use crate::capture::Tap;
 use crate::error::ConfigError;
 use crate::events::EventQueue;
 use crate::net::Network;
@@ -20,11 +21,11 @@ use crate::tcp::sender::Sender;
 use crate::trace::SeqAckRecorder;
 use crate::udp::UdpFlow;
 
-impl World {
+impl<T: Tap> World<T> {
     /// The world of a resolved scenario (the resolver checked it; nothing is checked again),
     /// walking the resolver's routes. What can still fail is building: an algorithm from
     /// its parameters, a link's model.
-    pub(super) fn build(r: &Resolved) -> Result<World, ConfigError> {
+    pub(super) fn build(r: &Resolved, tap: T) -> Result<World<T>, ConfigError> {
         let s = &r.scenario;
         debug_assert!(s.bin_ns > 0, "resolved: bins of a positive width");
         let host_noise = match &s.host_noise_quantiles_ns {
@@ -47,8 +48,9 @@ impl World {
             };
             // Algorithms with randomness (BBR's gain-cycle phase) draw from the scenario's
             // seed and the flow's id unless the scenario pins `cc.seed`.
-            let takes_seed = satcc_cc::registry::info(&f.cca)
-                .is_some_and(|a| a.params.iter().any(|p| p.name == "seed"));
+            let info = satcc_cc::registry::info(&f.cca);
+            let takes_seed = info.is_some_and(|a| a.params.iter().any(|p| p.name == "seed"));
+            let needs_ecn = info.is_some_and(|a| a.needs_ecn);
             if takes_seed && !params.contains("seed") {
                 let seed =
                     satcc_core::Rng::derive(s.seed, 0xCC_0000 + f.id as u64).next_u64() >> 11;
@@ -70,14 +72,12 @@ impl World {
                     step: 0,
                 })),
             };
-            // The sender's view of the flow: DCTCP requires ECN (Linux negotiates it whenever
-            // the algorithm needs it, `tcp_ca_needs_ecn`, whatever `ecn` says); a request
+            // The sender's view of the flow: an algorithm that needs ECN gets it (Linux
+            // negotiates it whenever `tcp_ca_needs_ecn`, whatever `ecn` says); a request
             // flow's sender starts with nothing to send (the receiver still counts towards no
             // size: the flow never completes).
             let mut sf = f.clone();
-            if f.cca == "dctcp" {
-                sf.ecn = true;
-            }
+            sf.ecn |= needs_ecn;
             if matches!(f.app, Some(App::Requests { .. })) && app.is_some() {
                 sf.size_bytes = Some(0);
             }
@@ -85,12 +85,12 @@ impl World {
             if app.is_some() {
                 sender.set_slow_start_after_idle(f.slow_start_after_idle);
             }
-            let ecn = sf.ecn.then(|| {
-                if f.cca == "dctcp" {
-                    EcnEcho::Dctcp
-                } else {
-                    EcnEcho::Classic
-                }
+            // The receiving end runs the same algorithm; one that needs ECN is told of every
+            // CE mark (`__tcp_ecn_check_ce`) and echoes them itself, as DCTCP does.
+            let ecn = sf.ecn.then_some(if needs_ecn {
+                EcnEcho::Dctcp
+            } else {
+                EcnEcho::Classic
             });
             flows.push(Flow {
                 src: f.src as u32,
@@ -150,6 +150,7 @@ impl World {
             seqack: None,
             cc_series: None,
             store: PacketStore::default(),
+            tap,
         };
         for i in 0..w.flows.len() {
             let at = w.flows[i].sender.start;

@@ -10,14 +10,15 @@ use std::collections::HashMap;
 use satcc_core::{SimDuration, SimTime};
 
 use super::World;
+use crate::capture::Tap;
 use crate::packet::{Frag, Packet, IP_HEADER};
 
 /// Linux `net.ipv4.ipfrag_time`: how long an incomplete packet's fragments are kept.
 const REASSEMBLY_TIMEOUT: SimDuration = SimDuration::from_secs(30);
 /// IPv4 fragment offsets count 8-byte units (RFC 791).
 const FRAGMENT_UNIT: u32 = 8;
-// The resolver's smallest MTU carries a header and two fragment units.
-const _: () = assert!(IP_HEADER + 2 * FRAGMENT_UNIT == satcc_core::scenario::MIN_MTU);
+// The resolver's smallest MTU carries at least a header and two fragment units.
+const _: () = assert!(IP_HEADER + 2 * FRAGMENT_UNIT <= satcc_core::scenario::MIN_MTU);
 
 /// Fragments seen so far per fragmented packet, and the fragment ids handed out.
 #[derive(Default)]
@@ -29,7 +30,7 @@ pub(super) struct Reassembly {
     pub(super) fragmented: u64,
 }
 
-impl World {
+impl<T: Tap> World<T> {
     /// A fragment arrived at its destination: whether its packet is now complete.
     pub(super) fn reassemble(&mut self, frag: Frag) -> bool {
         let e = self.frags.pending.entry(frag.id).or_insert((0, self.now));

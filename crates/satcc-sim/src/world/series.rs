@@ -3,11 +3,12 @@
 use satcc_core::record::{FlowSeries, FlowSummary, LinkSeries};
 
 use super::{SimOutput, World};
+use crate::capture::Tap;
 use crate::error::ConfigError;
 use crate::trace::SeqAckRecorder;
 use crate::udp::UdpFlow;
 
-impl World {
+impl<T: Tap> World<T> {
     /// Reserve the time series for the whole run (one row per flow and link direction per
     /// bin), so that a run too long for memory fails here with an error instead of aborting
     /// the process (or deadlocking its panic handler) hours into the run. `run` works without

@@ -34,7 +34,16 @@ ca_ramp), `traces` (traces, fidelity), `distributions` (cdfs, throughput_delay).
 from __future__ import annotations
 
 from satcc.report.figures.boxes import box_retx, box_throughput
-from satcc.report.figures.common import Data, Drawn, FigureFn, Skip, flow_group, new_figure
+from satcc.report.figures.common import (
+    Data,
+    Drawn,
+    FigureFn,
+    Skip,
+    flow_group,
+    new_figure,
+    run_label,
+    value_text,
+)
 from satcc.report.figures.distributions import _ellipse, cdfs, throughput_delay
 from satcc.report.figures.rtt_day import rtt_day
 from satcc.report.figures.seqack import SEQACK_WINDOW_SEGMENTS, ca_ramp, draw_seqack, seqack
@@ -45,33 +54,30 @@ from satcc.report.figures.traces import fidelity, traces
 FIGURES: list[tuple[str, str, FigureFn]] = [
     (
         "timeseries_cca",
-        "Throughput over time per congestion control (study 001 Fig. 5-6)",
+        "Goodput over time per congestion control (study 001 Fig. 5-6)",
         timeseries_cca,
     ),
     (
         "box_throughput",
-        ("Mean throughput per congestion control and direction (study 001 Fig. 7-8)"),
+        "Mean goodput per congestion control and condition (study 001 Fig. 7-8)",
         box_throughput,
     ),
     (
         "box_retx",
-        ("Retransmission rate per congestion control and direction (study 001 Fig. 9-10)"),
+        "Retransmission rate per congestion control and condition (study 001 Fig. 9-10)",
         box_retx,
     ),
     ("rtt_day", "RTT over the day and its distribution (study 000 Fig. 10-11)", rtt_day),
-    ("mss", "Throughput against the MSS (study 000 Fig. 6-9)", mss),
+    ("mss", "Goodput against the MSS (study 000 Fig. 6-9)", mss),
     (
         "rtt_fairness",
-        (
-            "Throughput and Jain's index against the RTT of the second flow group "
-            "(study 004 Fig. 5-17)"
-        ),
+        ("Goodput and Jain's index against the RTT of the second flow group (study 004 Fig. 5-17)"),
         rtt_fairness,
     ),
     (
         "engines_loss",
         (
-            "Model vs simulation vs emulation: throughput and transfer time against "
+            "Model vs simulation vs emulation: goodput and transfer time against "
             "loss (study 002 Fig. 3-9)"
         ),
         engines_loss,
@@ -83,7 +89,7 @@ FIGURES: list[tuple[str, str, FigureFn]] = [
     ("cdfs", "Distributions of goodput and RTT per congestion control", cdfs),
     (
         "throughput_delay",
-        "Throughput against delay per congestion control (Pantheon-style)",
+        "Goodput against delay per congestion control (Pantheon-style)",
         throughput_delay,
     ),
 ]
@@ -108,9 +114,11 @@ __all__ = [
     "new_figure",
     "rtt_day",
     "rtt_fairness",
+    "run_label",
     "run_summary",
     "seqack",
     "throughput_delay",
     "timeseries_cca",
     "traces",
+    "value_text",
 ]

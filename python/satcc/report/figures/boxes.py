@@ -1,5 +1,5 @@
-"""Study 001 Fig. 7-10: mean throughput and retransmission rate per run, boxes per congestion
-control and direction."""
+"""Study 001 Fig. 7-10: mean goodput and retransmission rate per run, boxes per congestion
+control and condition."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from satcc.report.figures.common import (
     _conditions,
     _grid,
     _left_out,
+    condition_words,
 )
 
 
-def _boxes(data: Data, value: str, scale: float, ylabel: str, what: str) -> Drawn:
+def _boxes(data: Data, value: str, scale: float, ylabel: str, what: str, figures: str) -> Drawn:
     flows = data.flows[data.flows["cca"].notna() & data.flows[value].notna()].copy()
     if flows.empty:
         raise Skip(f"no flow with a congestion control and a {what}")
@@ -44,19 +45,30 @@ def _boxes(data: Data, value: str, scale: float, ylabel: str, what: str) -> Draw
         ax.tick_params(axis="x", labelrotation=30)
         ax.set_ylabel(ylabel)
     n = int(pd.concat(sizes).median())
+    split = condition_words(data, flows)
     return Drawn(
         fig,
         f"{what.capitalize()} per run: one panel per condition (every matrix axis but the "
         f"congestion control), each with its own y axis; a box per congestion control "
         f"({n} runs per box, median), triangles are means.{_left_out(len(conds), total)}",
+        title=f"{what.capitalize()} per congestion control"
+        + (f" and {split}" if split else "")
+        + f" ({figures})",
     )
 
 
 def box_throughput(data: Data) -> Drawn:
-    return _boxes(data, "goodput_bps", 1e-6, "mean throughput (Mbit/s)", "mean goodput")
+    return _boxes(
+        data, "goodput_bps", 1e-6, "mean goodput (Mbit/s)", "mean goodput", "study 001 Fig. 7-8"
+    )
 
 
 def box_retx(data: Data) -> Drawn:
     return _boxes(
-        data, "retransmission_rate", 100.0, "retransmission rate (%)", "retransmission rate"
+        data,
+        "retransmission_rate",
+        100.0,
+        "retransmission rate (%)",
+        "retransmission rate",
+        "study 001 Fig. 9-10",
     )

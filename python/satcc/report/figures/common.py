@@ -25,6 +25,7 @@ class Skip(Exception):
 class Drawn:
     fig: Figure
     caption: str
+    title: str | None = None  # the figure's title when it depends on the data (else FIGURES')
 
 
 @dataclass
@@ -68,6 +69,31 @@ class Data:
         return f"param_{name}" if f"param_{name}" in frame.columns else name
 
 
+def value_text(v: Any) -> str:
+    if v is None or v is pd.NA or (isinstance(v, float) and pd.isna(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def run_label(runs: pd.DataFrame, params: list[str], run_id: str, ccas: list[str]) -> str:
+    """A run as a reader names it: its CCAs, then each matrix parameter (direction, plan,
+    loss ...) and the engine, then the repetition (the report's chart titles, the trace
+    figures' titles)."""
+    row = runs[runs["run_id"] == run_id].iloc[0]
+    shown = ", ".join(dict.fromkeys(ccas)) or "-"
+    parts = [shown]
+    for p in params:
+        if p in row and not pd.isna(row[p]) and (p != "cca" or str(row[p]) != shown):
+            parts.append(f"{str(p).rsplit('.', 1)[-1]}={value_text(row[p])}")
+    if "engine" in row and not any(str(p).endswith("engine") for p in params):
+        parts.append(str(row["engine"]))
+    if "repetition" in row and not pd.isna(row["repetition"]):
+        parts.append(f"rep {int(row['repetition'])}")
+    return " · ".join(parts)
+
+
 def new_figure(rows: int = 1, cols: int = 1, height: float = 3.6, **kw: Any):
     fig = Figure(
         figsize=(WIDTH_IN if cols <= 2 else 3.2 * cols, height * rows), layout="constrained"
@@ -102,18 +128,14 @@ def _short(name: str) -> str:
     return str(name).rsplit(".", 1)[-1]
 
 
-def _conditions(
+def _condition_columns(
     data: Data,
     frame: pd.DataFrame,
     exclude_roles: set[str] = frozenset(),
     split_paths: bool = True,
-) -> tuple[list[tuple[str, pd.Series]], int]:
-    """The campaign's conditions present in `frame`, one panel each (as flent and Pantheon
-    plot each condition apart): every matrix axis but the CCA's (each CCA is a line or box
-    within the panel), the roles in `exclude_roles` and rounds; the engine when more than one
-    ran; the path (from→to) when flows go more than one way and no axis says the direction
-    (unless not `split_paths`: flows from two senders to one receiver compared in a panel).
-    Returns ([(title, row mask)], number of conditions in all)."""
+) -> list[tuple[str, pd.Series]]:
+    """What tells `_conditions` apart: [(short name, values per row)]; the path (from→to)
+    is named "" (its values say what it is)."""
     cols: list[tuple[str, pd.Series]] = []
     names: list[str] = []
     for a in data.axes:
@@ -132,9 +154,40 @@ def _conditions(
         cols.append(("engine", frame["engine"].astype(str)))
     has_direction = any(a["role"] == "direction" for a in data.axes)
     if split_paths and not has_direction and {"from", "to"} <= set(frame.columns):
-        path = frame["from"].astype(str) + "→" + frame["to"].astype(str)
+        # host to host: a measured flow's ephemeral port is not a condition (iperf3 -P)
+        def host(col: str) -> pd.Series:
+            return frame[col].astype(str).str.replace(r":\d+$", "", regex=True)
+
+        path = host("from") + "→" + host("to")
         if path.nunique() > 1:
             cols.append(("", path))
+    return cols
+
+
+def condition_words(
+    data: Data,
+    frame: pd.DataFrame,
+    exclude_roles: set[str] = frozenset(),
+    split_paths: bool = True,
+) -> str:
+    """What a figure's panels differ by, for its title: "direction and loss", "path", ""."""
+    words = [n or "path" for n, _ in _condition_columns(data, frame, exclude_roles, split_paths)]
+    return " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+
+def _conditions(
+    data: Data,
+    frame: pd.DataFrame,
+    exclude_roles: set[str] = frozenset(),
+    split_paths: bool = True,
+) -> tuple[list[tuple[str, pd.Series]], int]:
+    """The campaign's conditions present in `frame`, one panel each (as flent and Pantheon
+    plot each condition apart): every matrix axis but the CCA's (each CCA is a line or box
+    within the panel), the roles in `exclude_roles` and rounds; the engine when more than one
+    ran; the path (from→to) when flows go more than one way and no axis says the direction
+    (unless not `split_paths`: flows from two senders to one receiver compared in a panel).
+    Returns ([(title, row mask)], number of conditions in all)."""
+    cols = _condition_columns(data, frame, exclude_roles, split_paths)
     if not cols:
         return [("", pd.Series(True, index=frame.index))], 1
     key = pd.Series(list(zip(*(c for _, c in cols), strict=True)), index=frame.index)

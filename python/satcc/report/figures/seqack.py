@@ -142,7 +142,7 @@ def ca_ramp(data: Data) -> Drawn:
     fig, axs = new_figure(2, 1, height=2.6, sharex=True)
     top, bottom = axs[0][0], axs[1][0]
     top.plot(s["t_s"], s["goodput_bps"] / 1e6, lw=0.8, color="tab:blue")
-    top.set_ylabel("throughput (Mbit/s)")
+    top.set_ylabel("goodput (Mbit/s)")
     top.set_ylim(bottom=0)
     bottom.plot(s["t_s"], s["cwnd_pkts"], lw=0.8, color="tab:blue", label="cwnd")
     i, j = stretch

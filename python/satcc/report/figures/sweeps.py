@@ -79,7 +79,7 @@ def mss(data: Data) -> Drawn:
             _errorbars(ax, grp, x, 1e-6, str(cca), colors[ccas.index(cca)])
         ax.set_title(title, fontsize="small")
         ax.set_xlabel("MSS (bytes)")
-        ax.set_ylabel("throughput (Mbit/s)")
+        ax.set_ylabel("goodput (Mbit/s)")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="x-small")
         ax.set_ylim(bottom=0)
@@ -131,7 +131,7 @@ def rtt_fairness(data: Data) -> Drawn:
         if not pts.empty:
             _errorbars(bottom, pts, "_x", 1.0, "Jain index", "k")
         top.set_title(title, fontsize="small")
-        top.set_ylabel("throughput (Mbit/s)")
+        top.set_ylabel("goodput (Mbit/s)")
         bottom.set_ylabel("Jain's index")
         bottom.set_ylim(0, 1.05)
         bottom.set_xlabel(f"RTT of {groups[1]} (ms)")
@@ -216,7 +216,7 @@ def engines_loss(data: Data) -> Drawn:
                         _errorbars(axs[1], tp, x, 1.0, label, color, line, style)
         what = "steady state" if kind == STEADY else kind.replace("MB", " MB")
         axs[0].set_title(what + (f" · {title}" if title else ""), fontsize="small")
-        axs[0].set_ylabel("throughput (Mbit/s)")
+        axs[0].set_ylabel("goodput (Mbit/s)")
         for r, a in enumerate(axs):
             a.set_xscale("log")
             plain_log_axis(a.xaxis)

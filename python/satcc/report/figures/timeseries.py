@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from satcc.plot import starlink_lines
+from satcc.plot import flow_label, starlink_lines
 from satcc.report.figures.common import (
     MODEL,
     Data,
@@ -69,14 +69,19 @@ def timeseries_cca(data: Data) -> Drawn:
             for k, f in enumerate(run_flows.itertuples()):
                 s = series[(series["run_id"] == pick[2]) & (series["flow_id"] == f.id)]
                 ax.plot(
-                    s["t_s"], s["goodput_bps"] / 1e6, lw=0.9, color=colors[k], label=str(f.name)
+                    s["t_s"],
+                    s["goodput_bps"] / 1e6,
+                    lw=0.9,
+                    color=colors[k],
+                    label=flow_label({"name": f.name, "cca": f.cca}),
                 )
             marked = starlink_lines([ax], run_summary(data.store.directory, pick[2]))
             with_boundaries = with_boundaries or marked > 0
-            if r == 0 and c == len(ccas) - 1:
+            if r == 0 or len(run_flows) > 1:
+                # each panel's own flows: a CCA's panel names that CCA's flows
                 ax.legend(fontsize="x-small", loc="upper right")
             if c == 0:
-                ax.set_ylabel("throughput (Mbit/s)")
+                ax.set_ylabel("goodput (Mbit/s)")
             if r == len(conds) - 1:
                 ax.set_xlabel("time (s)")
     for row in axs:

@@ -7,6 +7,7 @@ from satcc.report.figures.common import (
     Data,
     Drawn,
     Skip,
+    run_label,
 )
 from satcc.store import layout
 
@@ -14,7 +15,7 @@ MAX_TRACES = 4
 
 
 def traces(data: Data) -> list[Drawn]:
-    from satcc.plot import draw
+    from satcc.plot import draw, path_text, plain
     from satcc.results import load
 
     runs = data.runs[data.runs["engine"].isin(registry.names(packets=True))]
@@ -34,9 +35,16 @@ def traces(data: Data) -> list[Drawn]:
     for rid in picked:
         result = load(data.store.directory / layout.RUNS_DIR / rid)
         fig = draw(result)
+        ccas = [str(c) for c in flows[flows["run_id"] == rid]["cca"].dropna()]
+        label = run_label(data.runs, list(data.store.param_columns), rid, ccas)
+        path = path_text(result)
+        fig.suptitle(plain(label) + (f"\n{plain(path)}" if path else ""))
         out.append(
             Drawn(
-                fig, f"Goodput, cwnd and smoothed RTT over time of run {rid} (satcc plot's panels)."
+                fig,
+                f"Goodput, cwnd and smoothed RTT over time of the run {label} (run {rid}; "
+                "satcc plot's panels).",
+                title=f"cwnd and RTT traces: {label}",
             )
         )
     return out

@@ -69,12 +69,12 @@ mod probe_rtt;
 pub mod rate;
 mod startup;
 
-use satcc_core::{Rng, SimTime};
+use satcc_core::{Hz, Rng, SimTime};
 
 use self::filter::MaxFilter;
 use self::rate::{bw_to_pacing_rate, BBR_UNIT, BW_UNIT};
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{
     AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };
@@ -100,6 +100,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "PROBE_BW start phase from satcc's seeded RNG instead of prandom_u32",
         "delivered counters are u64 without wrap",
     ],
+    needs_ecn: false,
     build,
 };
 
@@ -153,7 +154,7 @@ pub enum TsoGoal {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BbrConfig {
     pub seed: u64,
-    pub hz: u64,
+    pub hz: Hz,
     pub tso: TsoGoal,
 }
 
@@ -161,7 +162,7 @@ impl Default for BbrConfig {
     fn default() -> Self {
         BbrConfig {
             seed: 0,
-            hz: HZ_DEFAULT,
+            hz: Hz::new(HZ_DEFAULT),
             tso: TsoGoal::Kernel,
         }
     }
@@ -176,7 +177,7 @@ impl BbrConfig {
         };
         Ok(BbrConfig {
             seed: param::SEED.u64(p)?,
-            hz: param::HZ.quantise(param::HZ.num(p)?),
+            hz: Hz::new(param::HZ.quantise(param::HZ.num(p)?)),
             tso,
         })
     }
@@ -339,10 +340,6 @@ impl Bbr {
         }
     }
 
-    fn jiffies(&self, t: SimTime) -> u64 {
-        (u128::from(t.as_nanos()) * u128::from(self.cfg.hz) / 1_000_000_000) as u64
-    }
-
     /// `bbr_init_pacing_rate_from_rtt`: high_gain × cwnd / srtt (1 ms before a sample).
     fn init_pacing_rate_from_rtt(&mut self, tcp: &mut TcpState) {
         let rtt_us = if tcp.srtt_us > 0 {
@@ -451,7 +448,7 @@ impl CongestionControl for Bbr {
             us: tcp
                 .min_rtt()
                 .map(|d| d.as_micros().min(u64::from(u32::MAX)) as u32),
-            stamp_jiffies: self.jiffies(now),
+            stamp_jiffies: self.cfg.hz.jiffies(now),
         };
         self.bw.reset(0, 0);
         self.init_pacing_rate_from_rtt(tcp);

@@ -19,9 +19,9 @@ pub(super) const PROBE_RTT_MODE_MS: u64 = 200;
 impl Bbr {
     /// `bbr_update_min_rtt`.
     pub(super) fn update_min_rtt(&mut self, now: SimTime, tcp: &mut TcpState, rs: &AckSample) {
-        let now_j = self.jiffies(now);
+        let now_j = self.cfg.hz.jiffies(now);
         let hz = self.cfg.hz;
-        let filter_expired = now_j > self.min_rtt.stamp_jiffies + MIN_RTT_WIN_SEC * hz;
+        let filter_expired = now_j > self.min_rtt.stamp_jiffies + MIN_RTT_WIN_SEC * hz.get();
         if let Some(rtt_us) = rs.rtt_us {
             let rtt_us = rtt_us.min(u64::from(u32::MAX)) as u32;
             let lower = !matches!(self.min_rtt.us, Some(m) if rtt_us > m); // rtt_us <= min_rtt_us
@@ -42,7 +42,7 @@ impl Bbr {
             match done {
                 None if tcp.in_flight() <= CWND_MIN_TARGET => {
                     // At the floor: hold max(200 ms, 1 round) from now.
-                    let hold = (PROBE_RTT_MODE_MS * hz).div_ceil(1000); // msecs_to_jiffies
+                    let hold = hz.msecs_to_jiffies(PROBE_RTT_MODE_MS);
                     self.mode = Mode::ProbeRtt {
                         done: Some(ProbeRttDone {
                             stamp_jiffies: now_j + hold,
@@ -74,7 +74,7 @@ impl Bbr {
         let Mode::ProbeRtt { done: Some(d) } = self.mode else {
             return;
         };
-        let now_j = self.jiffies(now);
+        let now_j = self.cfg.hz.jiffies(now);
         if now_j <= d.stamp_jiffies {
             return;
         }

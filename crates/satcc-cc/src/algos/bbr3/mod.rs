@@ -87,12 +87,12 @@ mod probe_bw;
 mod probe_rtt;
 mod startup;
 
-use satcc_core::{Rng, SimTime};
+use satcc_core::{Hz, Rng, SimTime};
 
 use super::bbr::rate::{self, BBR_UNIT, BW_UNIT};
 use super::bbr::{TsoGoal, HZ_DEFAULT};
+use crate::info::AlgoInfo;
 use crate::params::declare_params;
-use crate::registry::AlgoInfo;
 use crate::{
     AckSample, CaEvent, CaState, CongestionControl, ParamError, Params, TcpState, INFINITE_SSTHRESH,
 };
@@ -133,6 +133,7 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "jiffies derived from the ns clock at `hz`; 128-bit saturating arithmetic; u64 delivered counters; seeded RNG for probe waits",
         "undo_cwnd never returns 0",
     ],
+    needs_ecn: false,
     build,
 };
 
@@ -174,7 +175,7 @@ fn fixed(x: f64) -> u32 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bbr3Config {
     pub seed: u64,
-    pub hz: u64,
+    pub hz: Hz,
     pub tso: TsoGoal,
     /// `bbr_beta`: the cut (1 − β), 1/256.
     pub beta_cut: u32,
@@ -192,7 +193,7 @@ impl Default for Bbr3Config {
     fn default() -> Self {
         Bbr3Config {
             seed: 0,
-            hz: HZ_DEFAULT,
+            hz: Hz::new(HZ_DEFAULT),
             tso: TsoGoal::Kernel,
             beta_cut: BBR_UNIT * 30 / 100,
             loss_thresh: BBR_UNIT * 2 / 100,
@@ -213,7 +214,7 @@ impl Bbr3Config {
         let d = Bbr3Config::default();
         Ok(Bbr3Config {
             seed: param::SEED.u64(p)?,
-            hz: param::HZ.quantise(param::HZ.num(p)?),
+            hz: Hz::new(param::HZ.quantise(param::HZ.num(p)?)),
             tso,
             beta_cut: if p.contains("beta") {
                 fixed(1.0 - param::BETA.num(p)?)
@@ -494,15 +495,6 @@ impl Bbr3 {
         self.model.bw()
     }
 
-    fn jiffies(&self, t: SimTime) -> u64 {
-        (u128::from(t.as_nanos()) * u128::from(self.cfg.hz) / 1_000_000_000) as u64
-    }
-
-    /// `msecs_to_jiffies` (rounding up).
-    fn ms_to_jiffies(&self, ms: u64) -> u64 {
-        (ms * self.cfg.hz).div_ceil(1000)
-    }
-
     /// `get_random_u32_below(n)`: a u32 mapped to [0, n) by multiply-shift.
     fn random_below(&mut self, n: u64) -> u64 {
         ((self.rng.next_u64() >> 32) * n) >> 32
@@ -610,7 +602,7 @@ impl CongestionControl for Bbr3 {
         let rtt = tcp
             .min_rtt()
             .map(|d| d.as_micros().min(u64::from(u32::MAX)) as u32);
-        let now_j = self.jiffies(now);
+        let now_j = self.cfg.hz.jiffies(now);
         self.probe_rtt_min = MinRtt {
             us: rtt,
             stamp_jiffies: now_j,

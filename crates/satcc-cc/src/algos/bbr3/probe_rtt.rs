@@ -29,9 +29,9 @@ impl Bbr3 {
 
     /// `bbr_update_min_rtt`.
     pub(super) fn update_min_rtt(&mut self, now: SimTime, tcp: &mut TcpState, rs: &AckSample) {
-        let now_j = self.jiffies(now);
-        let probe_rtt_expired =
-            now_j > self.probe_rtt_min.stamp_jiffies + self.ms_to_jiffies(PROBE_RTT_WIN_MS);
+        let now_j = self.cfg.hz.jiffies(now);
+        let probe_rtt_expired = now_j
+            > self.probe_rtt_min.stamp_jiffies + self.cfg.hz.msecs_to_jiffies(PROBE_RTT_WIN_MS);
         if let Some(rtt_us) = rs.rtt_us {
             let rtt_us = rtt_us.min(u64::from(u32::MAX)) as u32;
             if rtt_us < self.probe_rtt_min.us_or_max() || (probe_rtt_expired && !rs.is_ack_delayed)
@@ -42,7 +42,8 @@ impl Bbr3 {
                 };
             }
         }
-        let min_rtt_expired = now_j > self.min_rtt.stamp_jiffies + MIN_RTT_WIN_SEC * self.cfg.hz;
+        let min_rtt_expired =
+            now_j > self.min_rtt.stamp_jiffies + MIN_RTT_WIN_SEC * self.cfg.hz.get();
         if self.probe_rtt_min.us_or_max() <= self.min_rtt.us_or_max() || min_rtt_expired {
             self.min_rtt = self.probe_rtt_min;
         }
@@ -60,7 +61,7 @@ impl Bbr3 {
             match done {
                 None if tcp.in_flight() <= self.probe_rtt_cwnd() => {
                     // At the PROBE_RTT cwnd: hold max(200 ms, 1 round) from now.
-                    let stamp_jiffies = now_j + self.ms_to_jiffies(PROBE_RTT_MODE_MS);
+                    let stamp_jiffies = now_j + self.cfg.hz.msecs_to_jiffies(PROBE_RTT_MODE_MS);
                     self.mode = Mode::ProbeRtt {
                         done: Some(ProbeRttDone {
                             stamp_jiffies,
@@ -92,7 +93,7 @@ impl Bbr3 {
         let Mode::ProbeRtt { done: Some(d) } = self.mode else {
             return;
         };
-        let now_j = self.jiffies(now);
+        let now_j = self.cfg.hz.jiffies(now);
         if now_j <= d.stamp_jiffies {
             return;
         }

@@ -46,7 +46,7 @@
 
 use std::collections::BTreeMap;
 
-use satcc_core::{SimDuration, SimTime};
+use satcc_core::{Hz, SimDuration, SimTime};
 
 use super::timer::{Fire, Timer};
 use super::{Out, TimerKind};
@@ -488,7 +488,7 @@ impl Receiver {
         self.ack_scheduled = true; // inet_csk_schedule_ack
         self.tcp_measure_rcv_mss(len);
         self.tcp_rcv_rtt_measure(now);
-        let now_ms = jiffies(now);
+        let now_ms = Hz::KERNEL.jiffies(now); // HZ = 1000 (deviation 2)
         if self.ato.is_zero() {
             // The first data segment: start the delayed-ACK engine in quick-ACK mode.
             self.tcp_incr_quickack(MAX_QUICKACKS);
@@ -543,11 +543,6 @@ impl Receiver {
             }
         }
     }
-}
-
-/// Linux's `jiffies` at HZ = 1000 (deviation 2).
-fn jiffies(now: SimTime) -> u64 {
-    now.as_nanos() / 1_000_000
 }
 
 /// `__tcp_win_from_space` (include/net/tcp.h): `space * scaling_ratio / 256`. Linux multiplies

@@ -2,7 +2,7 @@
 //! `tcp_sacktag_write_queue`, the cumulative ACK `tcp_clean_rtx_queue` with Karn's RTT samples,
 //! `tcp_rack_advance`), the debug-build counter check (`tcp_verify_left_out`), and the cwnd
 //! update after an ACK (`tcp_cong_control`, `tcp_may_raise_cwnd`, `tcp_update_pacing_rate`).
-//! The loss state machine it calls is `recovery.rs`.
+//! The loss state machine it calls is `sender/recovery.rs`.
 
 use super::rate::rate_skb_delivered;
 use super::*;
