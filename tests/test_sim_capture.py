@@ -292,6 +292,26 @@ def test_a_point_the_scenario_lacks_is_one_clear_error(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
+def test_the_scenario_key_captures_as_the_flag_does(tmp_path, one):
+    """`[scenario] capture` is the flag's list in the file: the same files, the same bytes."""
+    keyed = ONE.replace("seed = 3\n", 'seed = 3\ncapture = ["s", "d"]\n')
+    src = tmp_path / "keyed.toml"
+    src.write_text(keyed)
+    out = tmp_path / "keyed"
+    assert main(["sim", str(src), "--out", str(out)]) == 0
+    for name in ("capture-0-s.pcapng", "capture-1-d.pcapng"):
+        assert sha(out / "sim" / name) == sha(one / "sim" / name)
+    assert load(out).meta["sim"]["captures"] == ["capture-0-s.pcapng", "capture-1-d.pcapng"]
+
+
+def test_a_bad_point_in_the_scenario_key_is_refused_by_check(tmp_path, capsys):
+    src = tmp_path / "bad.toml"
+    src.write_text(ONE.replace("seed = 3\n", 'seed = 3\ncapture = ["s:z"]\n'))
+    assert main(["check", str(src)]) == 2
+    err = capsys.readouterr().err
+    assert "scenario.capture: expected a node (s, d) or FROM:TO" in err and str(src) in err
+
+
 def test_the_api_writes_the_captures_into_its_out_directory(tmp_path):
     r = satcc.run(ONE, capture="d", out=tmp_path / "api")
     assert (tmp_path / "api" / "sim" / "capture-1-d.pcapng").stat().st_size > 10_000

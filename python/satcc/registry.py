@@ -114,7 +114,7 @@ class EngineSpec:
                 "spin_ns": opts.spin_ns,
                 "rt_priority": opts.rt_priority,
             }
-        if self.captures and opts.capture_points:
+        if self.captures:  # the points given, else the scenario's own `capture` key
             kwargs |= {"out_dir": opts.raw_dir, "capture_points": opts.capture_points}
         elif opts.capture_points:
             raise UserError(

@@ -58,6 +58,9 @@ pub struct Scenario {
     /// Record every TCP flow's congestion-control state per bin (`record::CcSeries`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cc_state: bool,
+    /// The simulator's packet-capture points (`NODE` or `FROM:TO`, [`capture_point`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capture: Vec<String>,
 }
 
 /// A full-duplex link between nodes `a` and `b` (indices into `nodes`).
@@ -471,6 +474,48 @@ impl DirView {
     }
 }
 
+/// A packet-capture point of the simulator (`capture`, `satcc sim --capture`): a node's
+/// interfaces, or one link direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapturePoint {
+    Node(usize),
+    /// A link direction (index: link * 2 + 0 for `ab`, + 1 for `ba`).
+    Direction(usize),
+}
+
+/// Read a capture point (`NODE` or `FROM:TO`) against the scenario's nodes and links.
+pub fn capture_point(s: &Scenario, text: &str) -> Result<CapturePoint, String> {
+    let node = |name: &str| {
+        s.nodes.iter().position(|n| n == name).ok_or_else(|| {
+            format!(
+                "capture: expected a node ({}) or FROM:TO, found {name:?}",
+                s.nodes.join(", ")
+            )
+        })
+    };
+    match text.split_once(':') {
+        None => node(text).map(CapturePoint::Node),
+        Some((from, to)) => {
+            let (a, b) = (node(from)?, node(to)?);
+            s.links
+                .iter()
+                .enumerate()
+                .find_map(|(i, l)| {
+                    if (l.a, l.b) == (a, b) {
+                        Some(CapturePoint::Direction(2 * i))
+                    } else if (l.b, l.a) == (a, b) {
+                        Some(CapturePoint::Direction(2 * i + 1))
+                    } else {
+                        None
+                    }
+                })
+                .ok_or_else(|| {
+                    format!("capture: expected a link between {from} and {to}, found none")
+                })
+        }
+    }
+}
+
 /// Check a scenario and compute what every engine needs of it: routes by propagation delay,
 /// each flow's path, each direction's queue limit ("N BDP": N × rate × the largest base RTT of
 /// the flows crossing it). Errors name the key: `link[i].ab.loss: ...`.
@@ -478,6 +523,9 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
     let n = s.nodes.len();
     if s.bin_ns == 0 {
         return Err("config.bin_ns: expected a positive bin width".into());
+    }
+    for p in &s.capture {
+        capture_point(&s, p).map_err(|e| format!("scenario.{e}"))?;
     }
     let mut ends = Vec::with_capacity(s.links.len());
     for (i, l) in s.links.iter().enumerate() {

@@ -125,46 +125,13 @@ pub struct Capture<W: Write> {
     error: Option<io::Error>,
 }
 
-/// A capture point as given.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Point {
-    Node(usize),
-    /// A link direction (index: link * 2 + 0 for `ab`, + 1 for `ba`).
-    Direction(usize),
-}
+/// A capture point as given (the scenario's `capture` key and `satcc sim --capture`), read by
+/// satcc-core, whose resolver checks the scenario's own points.
+pub use satcc_core::scenario::CapturePoint as Point;
 
 /// Read a capture point (`NODE` or `FROM:TO`) against the scenario's nodes and links.
 pub fn parse_point(r: &Resolved, text: &str) -> Result<Point, String> {
-    let s = &r.scenario;
-    let node = |name: &str| {
-        s.nodes.iter().position(|n| n == name).ok_or_else(|| {
-            format!(
-                "capture: expected a node ({}) or FROM:TO, found {name:?}",
-                s.nodes.join(", ")
-            )
-        })
-    };
-    match text.split_once(':') {
-        None => node(text).map(Point::Node),
-        Some((from, to)) => {
-            let (a, b) = (node(from)?, node(to)?);
-            s.links
-                .iter()
-                .enumerate()
-                .find_map(|(i, l)| {
-                    if (l.a, l.b) == (a, b) {
-                        Some(Point::Direction(2 * i))
-                    } else if (l.b, l.a) == (a, b) {
-                        Some(Point::Direction(2 * i + 1))
-                    } else {
-                        None
-                    }
-                })
-                .ok_or_else(|| {
-                    format!("capture: expected a link between {from} and {to}, found none")
-                })
-        }
-    }
+    satcc_core::scenario::capture_point(&r.scenario, text)
 }
 
 /// The file a point is written to (its name as the emulator's, `capture-…`; module doc).

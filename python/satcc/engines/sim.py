@@ -285,8 +285,9 @@ def run(
     capture_points: Sequence[str] = (),
 ) -> RunResult:
     """Simulate `scenario` (with `seed` instead of its own, if given) and return the result.
-    With `capture_points` ("NODE" or "FROM:TO", satcc-sim capture.rs), pcapng captures of
-    them are written to `out_dir`/sim (docs/simulator.md "Packet captures")."""
+    With `capture_points` ("NODE" or "FROM:TO", satcc-sim capture.rs; default: the scenario's
+    `capture` key), pcapng captures of them are written to `out_dir`/sim (docs/simulator.md
+    "Packet captures")."""
     handle = _resolved_once(scenario, seed)
     config = handle.config
     if not available():
@@ -295,6 +296,7 @@ def run(
             "missing); rebuild it with `make build`"
         )
     capture = None
+    capture_points = tuple(capture_points) or tuple(config.get("capture", ()))
     if capture_points:
         if out_dir is None:
             raise UserError("capture: expected a result directory to write the captures into")

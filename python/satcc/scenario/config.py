@@ -46,9 +46,12 @@ def resolved(s: Scenario, seed_override: int | None = None) -> _native.Resolved:
     try:
         return s._file.resolve(seed_override)
     except (ValueError, OverflowError, KeyError) as e:
-        key, sep, why = str(e).strip("'\"").partition(": ")
+        text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+        key, sep, why = text.partition(": ")
+        if not why.startswith("expected "):
+            why = f"expected a value the simulator accepts, found one it refuses: {why}"
         issue = (
-            (key, f"expected a value the simulator accepts, found one it refuses: {why}")
+            (key, why)
             if sep and " " not in key
             else ("", f"the simulator refuses the scenario: {e}")
         )

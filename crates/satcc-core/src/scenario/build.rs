@@ -124,6 +124,7 @@ impl Scenario {
             host_noise_quantiles_ns: None,
             seqack: None,
             cc_state: false,
+            capture: Vec::new(),
         }
     }
 

@@ -306,6 +306,10 @@ pub struct Section {
     pub seqack: Option<SeqAckT>,
     #[serde(default)]
     pub cc_state: bool,
+    /// The simulator's packet-capture points: a node (`"d"`) or a link direction
+    /// (`"r:d"`), as `satcc sim --capture` (checked by the resolver).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capture: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
@@ -1606,6 +1610,7 @@ impl File {
                 max_rows: sa.max_rows as usize,
             }),
             cc_state: s.cc_state,
+            capture: s.capture.clone(),
         }
     }
 }
