@@ -140,7 +140,10 @@ def test_every_unit_parser_refuses_a_huge_exponent_in_one_line(parser, value):
 
 
 def test_a_huge_exponent_in_a_scenario_is_exit_2(tmp_path, capsys):
-    f = _write(tmp_path / "s.toml", MINIMAL.replace('delay = "10 ms"', 'delay = "10 ms"\nloss = "1e999999999 %"'))
+    f = _write(
+        tmp_path / "s.toml",
+        MINIMAL.replace('delay = "10 ms"', 'delay = "10 ms"\nloss = "1e999999999 %"'),
+    )
     assert cli.main(["check", str(f)]) == 2
     assert "link[0].loss" in _one_error_line(capsys.readouterr().err)
 
