@@ -31,7 +31,7 @@ to = "server"
 cca = "cubic"
 """
 
-TRY = ["try", "-b", "10M", "--rtt", "40ms", "-C", "cubic,bbr", "-t", "1"]
+TRY = ["try", "-b", "10M", "--rtt", "40ms", "-C", "cubic,bbr", "-t", "1s"]
 
 
 def flows(d):
@@ -59,8 +59,8 @@ def test_the_same_scenario_and_engine_replace_their_result(tmp_path):
     assert main(["sim", str(tmp_path / "base.toml"), "--out", str(out)]) == 0
     (tmp_path / "base.toml").write_text(ONE_FLOW.replace("10 Mbit/s", "20 Mbit/s"))
     assert main(["sim", str(tmp_path / "base.toml"), "--out", str(out)]) == 0
-    assert main([*TRY[:-2], "-t", "1", "-C", "cubic", "--out", str(out)]) == 0
-    assert main([*TRY[:-2], "-t", "1", "-C", "cubic", "--engine", "model", "--out", str(out)]) == 2
+    assert main([*TRY[:-2], "-t", "1s", "-C", "cubic", "--out", str(out)]) == 0
+    assert main([*TRY[:-2], "-t", "1s", "-C", "cubic", "--engine", "model", "--out", str(out)]) == 2
 
 
 def test_files_that_are_not_a_result_are_not_replaced(tmp_path, capsys):
