@@ -69,6 +69,25 @@ class AnalyzeResult:
         return doc
 
 
+def _named(fid: int, f: dict[str, Any], cca: Any) -> dict[str, Any]:
+    """A flow direction's id, name and ends (`src:port>dst:port`) and its algorithm."""
+    src, dst = _endpoint(f["src"], f["sport"]), _endpoint(f["dst"], f["dport"])
+    return {FLOW.id: fid, FLOW.name: f"{src}>{dst}", FLOW.from_: src, FLOW.to: dst, FLOW.cca: cca}
+
+
+def _where(path: str, kind: str, f: dict[str, Any]) -> dict[str, Any]:
+    """Which input a flow direction came from, and its protocol and addresses."""
+    return {
+        ANALYZE_FLOW.file: path,
+        ANALYZE_FLOW.kind: kind,
+        FLOW.proto: f["proto"],
+        ANALYZE_FLOW.src: f["src"],
+        ANALYZE_FLOW.dst: f["dst"],
+        ANALYZE_FLOW.sport: _clean(f["sport"]),
+        ANALYZE_FLOW.dport: _clean(f["dport"]),
+    }
+
+
 def _endpoint(host: Any, port: Any) -> str:
     if host is None:
         return "?"
@@ -98,11 +117,7 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                 u = f["iperf_udp"]
                 flows.append(
                     {
-                        FLOW.id: fid,
-                        FLOW.name: f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
-                        FLOW.from_: _endpoint(f["src"], f["sport"]),
-                        FLOW.to: _endpoint(f["dst"], f["dport"]),
-                        FLOW.cca: None,
+                        **_named(fid, f, None),
                         # the flows columns the capture measured, under their declared names
                         **{k: f[k] for k in CAPTURE_FLOW_COLUMNS},
                         FLOW.retransmission_rate: f[FLOW.retransmission_rate]
@@ -110,13 +125,7 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                         else None,
                         FLOW.rto_count: None,
                         FLOW.recovery_count: None,
-                        ANALYZE_FLOW.file: inp.path,
-                        ANALYZE_FLOW.kind: kind,
-                        FLOW.proto: f["proto"],
-                        ANALYZE_FLOW.src: f["src"],
-                        ANALYZE_FLOW.dst: f["dst"],
-                        ANALYZE_FLOW.sport: f["sport"],
-                        ANALYZE_FLOW.dport: f["dport"],
+                        **_where(inp.path, kind, f),
                         ANALYZE_FLOW.conn: f["conn"],
                         FLOW.start_s: f["start_s"],
                         ANALYZE_FLOW.packets: f["packets"],
@@ -165,20 +174,10 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                 flows.append(
                     {
                         **{k: _clean(f.get(k)) for k in SUMMARY_FLOW_KEYS if k in f},
-                        FLOW.id: fid,
-                        FLOW.name: f"{_endpoint(f['src'], f['sport'])}>{_endpoint(f['dst'], f['dport'])}",
-                        FLOW.from_: _endpoint(f["src"], f["sport"]),
-                        FLOW.to: _endpoint(f["dst"], f["dport"]),
-                        FLOW.cca: inp.meta.get("cca"),
+                        **_named(fid, f, inp.meta.get("cca")),
                         FLOW.rto_count: None,
                         FLOW.recovery_count: None,
-                        ANALYZE_FLOW.file: inp.path,
-                        ANALYZE_FLOW.kind: kind,
-                        FLOW.proto: f["proto"],
-                        ANALYZE_FLOW.src: f["src"],
-                        ANALYZE_FLOW.dst: f["dst"],
-                        ANALYZE_FLOW.sport: _clean(f["sport"]),
-                        ANALYZE_FLOW.dport: _clean(f["dport"]),
+                        **_where(inp.path, kind, f),
                         FLOW.start_s: 0.0,
                         ANALYZE_FLOW.udp_lost: _clean(f.get("udp_lost")),
                         ANALYZE_FLOW.udp_loss_rate: _clean(f.get("udp_loss_rate")),
