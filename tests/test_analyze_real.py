@@ -99,11 +99,21 @@ def test_real_tcp_capture_matches_tshark_and_iperf3(cca, tmp_path):
     assert s["retransmits"] > 0
     slack = max(2, 0.02 * s["retransmits"]) + (runs["tcpdump_dropped"] or 0)
     assert abs(f["retransmitted_packets"] - s["retransmits"]) <= slack
-    # The path has no propagation delay: RTTs are well under a millisecond, where the capture's
-    # data->ACK samples and the kernel's srtt differ by ACK timing alone (seen on a fresh CI
-    # machine with BBR: 0.94 vs 0.165 ms); so a ratio, or an absolute 1 ms at such RTTs.
-    rtt_cap, rtt_kernel = f["rtt_mean_ms"], s["mean_rtt_ms"]
-    assert 0.3 < rtt_cap / rtt_kernel < 3 or abs(rtt_cap - rtt_kernel) < 1.0, (rtt_cap, rtt_kernel)
+    # The path has no propagation delay: RTTs are well under a millisecond and swing with the
+    # router's 6,000-byte queue (0-2.4 ms at 20 Mbit/s). iperf3's mean_rtt averages the kernel's
+    # smoothed RTT read at its 1 s reports, two or three readings of an average of RTT samples, so
+    # its mean and the capture's mean over every ACK need not agree (seen on a CI machine with
+    # BBR: 1.13 ms captured vs 0.12 ms in two readings). What must hold is that each reading lies
+    # within the RTT samples the capture saw on the same path: an average of samples cannot leave
+    # their range. The capture's samples are taken between the sender's interface and the same
+    # ACK's arrival there, the kernel's from the segment's transmission to the ACK's processing:
+    # the few microseconds between those and the kernel's microsecond units are the slack.
+    r = cap.rtt
+    samples = r[(r["flow_id"] == f["id"]) & (r["kind"] == "data-ack")]["rtt_ms"]
+    assert len(samples) > 100
+    slack = 0.05
+    lo, hi = float(samples.min()), float(samples.max())
+    assert lo - slack <= s["min_rtt_ms"] <= s["max_rtt_ms"] <= hi + slack, (lo, s, hi)
 
 
 def test_real_receive_window_limited_capture_flags_window_full_as_tshark(tmp_path):
@@ -136,7 +146,11 @@ def test_real_reverse_parallel_ipv6_capture_matches_tshark_and_iperf3(tmp_path):
     assert client.meta["reverse"] and server.meta["role"] == "server"
     assert len(server.streams) == 2
     for s in server.streams.to_dict("records"):  # the server sent; its sockets hold the counts
-        (f,) = data_flow(cap, sport=s["sport"], dport=s["dport"]).to_dict("records")
+        found = data_flow(cap, sport=s["sport"], dport=s["dport"]).to_dict("records")
+        tcp = cap.flows[cap.flows["proto"] == "tcp"]
+        seen = tcp[["conn", "src", "sport", "dst", "dport", "sent_packets", "payload_bytes"]]
+        assert len(found) == 1, (s, runs["tcpdump_dropped"], seen.to_string())
+        (f,) = found
         got = client.streams.set_index("dport").loc[s["dport"], "bytes"]  # read by the client
         assert got <= f["delivered_bytes"] <= s["sent_bytes"]
         assert f["ip_version"] == 6
