@@ -7,7 +7,6 @@ import shutil
 import pytest
 
 from satcc import scenario as sc
-from satcc.analyze import read_capture
 from satcc.engines import emu, sim
 
 # 1 Mbit/s of 1470-byte datagrams: 12 ms apart, far more than the jitter, so the FIFO wire
@@ -45,20 +44,12 @@ needs_root = pytest.mark.skipif(
 NOISY_HOST_P99_US = 300
 
 
-def _emu_run(jitter, tmp_path, capture=False):
+def _emu_run(jitter, tmp_path):
+    # captured: the emulator's jitter is then RFC 3550's on the wire (the receiver's capture
+    # against iperf3's send stamps); iperf3's own figure adds its server's scheduling (seen here
+    # under load: 2.2 ms with no link jitter, 0.004 ms on the wire)
     s = sc.loads(SCENARIO.format(jitter=jitter))
-    return emu.run(s, out_dir=tmp_path / f"emu-{jitter}".replace(" ", ""), capture=capture)
-
-
-def _wire_jitter_ms(run_dir) -> float:
-    """RFC 3550's jitter of the datagrams as captured at the receiver: the kernel's arrival
-    stamps against the send times iperf3 writes into each datagram. iperf3's own figure stamps
-    arrivals when its server gets to read them, so it adds the host's scheduling of that process
-    (seen here under load: 1.23 ms from iperf3 with no link jitter, 0.006 ms on the wire)."""
-    (pcap,) = (run_dir / "emu").glob("capture-*.pcap")
-    cap = read_capture(pcap)
-    (f,) = cap.flows[(cap.flows["proto"] == "udp") & cap.flows["udp_iperf"]].to_dict("records")
-    return float(f["udp_jitter_ms"])
+    return emu.run(s, out_dir=tmp_path / f"emu-{jitter}".replace(" ", ""), capture=True)
 
 
 def _jitter_ms(engine, jitter, tmp_path):
@@ -82,13 +73,11 @@ def test_the_simulator_reports_a_third_of_the_link_jitter_for_spaced_datagrams()
 
 @needs_root
 def test_linkd_applies_link_jitter_as_the_simulator_does(tmp_path):
-    runs = [_emu_run(j, tmp_path, capture=True) for j in ("4 ms", "0 ms")]
+    runs = [_emu_run(j, tmp_path) for j in ("4 ms", "0 ms")]
     late = max(r.meta["stats"].get("linkd_lateness_p99_us") or 0 for r in runs)
     if late > NOISY_HOST_P99_US:
         pytest.skip(f"host timing too noisy to judge 0.3 ms: satcc-linkd's lateness p99 {late} us")
-    with_jitter, without = (
-        _wire_jitter_ms(tmp_path / f"emu-{j}".replace(" ", "")) for j in ("4 ms", "0 ms")
-    )
+    with_jitter, without = (float(r.flows.iloc[0].jitter_ms) for r in runs)
     # what remains without link jitter: the sender's path from iperf3's stamp to the wire and
     # satcc-linkd's own lateness, tens of microseconds
     assert without < 0.3, without
