@@ -168,6 +168,25 @@ def test_ss_lines_parse_into_kernel_fields():
     assert got[(5201, 40000)]["bytes_received"] == 123
 
 
+def test_ss_lines_give_bbr_state_under_the_simulators_names():
+    from satcc.emu.runner import _bbr_state
+
+    line = (
+        "0 0 10.77.0.1:40000 10.77.0.2:5201 bbr wscale:7,7 rto:244 rtt:43.1/1.2 mss:1448 "
+        "cwnd:310 bytes_acked:1000 bbr:(bw:46.3Mbps,mrtt:40.12,pacing_gain:1.25,cwnd_gain:2) "
+        "pacing_rate 57.3Mbps minrtt:40.1"
+    )
+    f = traffic.parse_ss(line)[(40000, 5201)]
+    assert f["pacing_rate"] == 57.3e6 and f["minrtt"] == 40.1 and f["mss"] == 1448
+    assert dict(_bbr_state(f)) == {
+        "bw_pps": 46.3e6 / 8 / 1448,
+        "min_rtt_ms": 40.12,
+        "pacing_gain": 1.25,
+        "cwnd_gain": 2.0,
+    }
+    assert _bbr_state(traffic.parse_ss(line.replace("bbr:(", "x:("))[(40000, 5201)]) == []
+
+
 def test_the_mss_clamp_adds_back_the_timestamps_option():
     assert traffic.mss_option({"mss": 1448, "timestamps": True}) == []
     assert traffic.mss_option({"mss": 1300, "timestamps": True}) == ["-M", "1312"]

@@ -3,6 +3,7 @@ simulator-only suite end to end, and (as root) a short real-kernel suite."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -456,6 +457,55 @@ def test_a_simulator_only_suite_writes_a_campaign_directory_the_report_draws(tmp
     assert "fidelity" in [f.id for f in report.drawn]
     assert 'id="fidelity"' in (out / "report" / "report.html").read_text()
     assert not report.problems
+
+
+def _late_suite(tmp_path, monkeypatch, p99s: list[float]):
+    """A one-run simulator suite whose attempts report satcc-linkd p99 lateness `p99s` (µs),
+    one per attempt, as a kernel run's summary does."""
+    (tmp_path / "s.toml").write_text(
+        textwrap.dedent(TWO_GROUPS).replace("[scenario]", "# Fidelity grid: test\n[scenario]")
+    )
+    gfile = tmp_path / "grid.toml"
+    gfile.write_text('[grid]\nname = "t"\nruns = 1\n[[scenario]]\nfile = "s.toml"\n')
+    real = suite._execute
+    left = list(p99s)
+
+    def late(p, raw, capture):
+        result = real(p, raw, capture)
+        result.meta.setdefault("stats", {})["linkd_lateness_p99_us"] = left.pop(0)
+        return result
+
+    monkeypatch.setattr(suite, "_execute", late)
+    log = io.StringIO()
+    opts = suite.Options(engines=("sim",), max_lateness_p99_us=1000.0)
+    run = suite.run_suite(G.load(gfile), opts, tmp_path / "out", log=log)
+    return run, log.getvalue(), left
+
+
+@requires_sim
+def test_a_run_with_satcc_linkd_late_beyond_the_bound_is_not_counted_and_is_rerun(
+    tmp_path, monkeypatch
+):
+    run, log, left = _late_suite(tmp_path, monkeypatch, [4200.0, 800.0, 9999.0])
+    assert left == [9999.0]  # two attempts: the second was in time
+    assert "p99 lateness 4.20 ms is above the bound 1.00 ms: not counted" in log
+    assert "rerunning (attempt 2 of 3)" in log
+    assert [o.status for o in run.outcomes] == ["done"]
+    (rundir,) = (tmp_path / "out" / layout.RUNS_DIR).iterdir()
+    assert json.loads((rundir / "run.json").read_text())["lateness_refused_p99_us"] == [4200.0]
+    fid = json.loads((tmp_path / "out" / "campaign.json").read_text())["fidelity"]
+    assert fid["max_lateness_p99_us"] == 1000.0
+
+
+@requires_sim
+def test_a_run_late_in_every_attempt_is_recorded_as_failed_with_the_figures(tmp_path, monkeypatch):
+    run, log, left = _late_suite(tmp_path, monkeypatch, [2000.0, 3000.0, 1500.0])
+    assert left == []
+    assert log.count("not counted") == 3 and "attempt 3 of 3" in log
+    assert [o.status for o in run.outcomes] == ["failed"]
+    assert "above the bound 1.00 ms in all 3 attempts (2.00, 3.00, 1.50 ms)" in (
+        run.outcomes[0].error or ""
+    )
 
 
 def test_without_root_the_kernel_side_is_refused_with_exit_2(monkeypatch, capsys):

@@ -207,8 +207,8 @@ pub const LINK_SERIES: Table = Table {
     ],
 };
 
-/// `cc_series.parquet` (`[scenario] cc_state = true`, the simulator): each TCP flow's
-/// congestion-control state per bin, one row per flow, bin and quantity.
+/// `cc_series.parquet` (`[scenario] cc_state = true`; the emulator: the kernel's BBR only):
+/// each TCP flow's congestion-control state per bin, one row per flow, bin and quantity.
 #[rustfmt::skip]
 pub const CC_SERIES: Table = Table {
     name: "cc_series",

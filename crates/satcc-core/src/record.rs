@@ -205,7 +205,8 @@ record! {
 record! {
     /// Each TCP flow's congestion-control state at the end of every bin (long form: one row per
     /// flow, bin and quantity the algorithm reports, e.g. CUBIC's `w_max`, `k_s`, `acked_reno`).
-    /// Recorded when a scenario asks for it (`[scenario] cc_state = true`; the simulator only).
+    /// Recorded when a scenario asks for it (`[scenario] cc_state = true`; the emulator
+    /// records the kernel's BBR only).
     #[derive(Clone, Debug, Default, PartialEq)]
     pub struct CcSeries in CC_SERIES (Engine) columns {
         pub flow_id: u32,

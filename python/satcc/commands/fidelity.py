@@ -72,6 +72,12 @@ def register(subparsers) -> None:
         action="store_true",
         help="keep tcpdump captures of the kernel runs (off: they cost CPU)",
     )
+    p.add_argument(
+        "--max-lateness",
+        metavar="D",
+        help="count a kernel run only if satcc-linkd's p99 lateness is at most D ('2 ms'); "
+        "rerun it otherwise, 3 attempts in all (default: 1 ms, docs/fidelity.md)",
+    )
     p.add_argument("--json", action="store_true", help="print fidelity.json on stdout")
     p.add_argument(
         "--markdown",
@@ -103,6 +109,12 @@ def run(args: argparse.Namespace) -> int:
             parse_duration(args.duration)
         except UnitError as e:
             raise UserError(f"--duration: {e}") from None
+    max_lateness_us = suite.DEFAULT_MAX_LATENESS_P99_US
+    if args.max_lateness is not None:
+        try:
+            max_lateness_us = parse_duration(args.max_lateness) / 1000
+        except UnitError as e:
+            raise UserError(f"--max-lateness: {e}") from None
     opts = suite.Options(
         quick=args.quick,
         only=args.only,
@@ -110,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         engines=engines,
         duration=args.duration,
         capture=args.capture,
+        max_lateness_p99_us=max_lateness_us,
     )
     out = args.out if args.out is not None else Path("out") / suite.suite_name(g, opts)
     res = suite.run_suite(g, opts, out)

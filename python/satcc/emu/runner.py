@@ -495,6 +495,9 @@ class Run:
         bin_s = cfg["bin_ns"] / 1e9
         duration_s = cfg["duration_ns"] / 1e9
         fs: dict[str, list[Any]] = {k: [] for k in ENGINE_FLOW_SERIES_COLUMNS}
+        cc: dict[str, list[Any]] | None = (
+            {"flow_id": [], "t_s": [], "name": [], "value": []} if cfg.get("cc_state") else None
+        )
         flows = []
         wire_jitter = self._wire_jitter()
         for f in cfg["flows"]:
@@ -528,6 +531,12 @@ class Run:
                 fs[FS.inflight_pkts].append(_int(tx.get("unacked")))
                 fs[FS.pacing_rate_bps].append(tx.get("pacing_rate"))
                 fs[FS.retransmits].append(int(max(0.0, retx - last_retx)))
+                if cc is not None:
+                    for name, value in _bbr_state(tx):
+                        cc["flow_id"].append(fid)
+                        cc["t_s"].append(k * bin_s)
+                        cc["name"].append(name)
+                        cc["value"].append(value)
                 if "rtt" in tx:
                     srtts.append(tx["rtt"])
                 if "minrtt" in tx:
@@ -598,7 +607,10 @@ class Run:
         rows, stats = linkd.read_series(self.workdir / "link_series.jsonl")
         ls: dict[str, list[Any]] = {k: [r[k] for r in rows] for k in ENGINE_LINK_SERIES_COLUMNS}
         self._kernel_counts(flows)
-        return {"flows": flows, "flow_series": fs, "link_series": ls, "stats": self._stats(stats)}
+        raw = {"flows": flows, "flow_series": fs, "link_series": ls, "stats": self._stats(stats)}
+        if cc is not None:
+            raw["cc_series"] = cc
+        return raw
 
     def _write_app_record(
         self, f: dict[str, Any], client: dict[str, Any], server: dict[str, Any]
@@ -672,6 +684,24 @@ class Run:
                 }
             )
         return out
+
+
+def _bbr_state(tx: dict[str, Any]) -> list[tuple[str, float]]:
+    """The kernel BBR's state in one `ss` sample (`traffic.parse_ss`), under the names the
+    simulator's BBR reports in `cc_series` (`debug_state`): `bw_pps` (the bandwidth estimate
+    `ss` prints in bit/s, over 8 × mss), `min_rtt_ms`, `pacing_gain`, `cwnd_gain`. Other
+    algorithms: nothing (`tcp_info` has no state of theirs)."""
+    out = []
+    if "bbr_bw" in tx and tx.get("mss"):
+        out.append(("bw_pps", tx["bbr_bw"] / 8 / tx["mss"]))
+    for key, name in (
+        ("bbr_mrtt", "min_rtt_ms"),
+        ("bbr_pacing_gain", "pacing_gain"),
+        ("bbr_cwnd_gain", "cwnd_gain"),
+    ):
+        if key in tx:
+            out.append((name, tx[key]))
+    return out
 
 
 def _udp_columns(

@@ -183,6 +183,17 @@ _FIELDS = {
     "bytes_acked": re.compile(r"\bbytes_acked:(\d+)"),
     "bytes_received": re.compile(r"\bbytes_received:(\d+)"),
     "delivered": re.compile(r"\bdelivered:(\d+)"),
+    "mss": re.compile(r"\bmss:(\d+)"),
+}
+# BBR's own state as `ss` prints it from `tcp_bbr_info` (`bbr:(bw:…bps,mrtt:…,pacing_gain:…,
+# cwnd_gain:…)`): the bandwidth estimate (`bbr_bw` × mss, in bit/s), the min RTT (ms) and the
+# two gains, which name the mode (2.89 STARTUP, 0.35 DRAIN, 1.25 / 0.75 / 1 PROBE_BW).
+_BBR = re.compile(r"\bbbr:\(([^)]*)\)")
+_BBR_FIELDS = {
+    "bbr_bw": re.compile(r"\bbw:" + _NUM + r"([KMG]?)bps"),
+    "bbr_mrtt": re.compile(r"\bmrtt:" + _NUM),
+    "bbr_pacing_gain": re.compile(r"\bpacing_gain:" + _NUM),
+    "bbr_cwnd_gain": re.compile(r"\bcwnd_gain:" + _NUM),
 }
 _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 
@@ -204,6 +215,12 @@ def parse_ss(text: str) -> dict[tuple[int, int], dict[str, float]]:
                 fields[key] = float(f.group(1)) * _SCALE[f.group(2)]
             else:
                 fields[key] = float(f.group(1))
+        bbr = _BBR.search(rest)
+        for key, rx in _BBR_FIELDS.items() if bbr else ():
+            f = rx.search(bbr.group(1))
+            if f:
+                scale = _SCALE[f.group(2)] if key == "bbr_bw" else 1.0
+                fields[key] = float(f.group(1)) * scale
         out[(lport, pport)] = fields
     return out
 
