@@ -12,8 +12,6 @@ Vegas, its per-round minimum and base RTT (p50) and mean cwnd.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -43,21 +41,14 @@ def line(name: str, seed: int, cc, fs) -> str:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("bw", type=Path)
-    p.add_argument("delay", type=Path)
-    p.add_argument("--split", type=int, default=60)
-    p.add_argument("--reverse", action="store_true")
-    p.add_argument("--model", help="the fitted [link.model] as JSON (default: fit it)")
+    p = vegas_probe.split_parser(__doc__)
     p.add_argument("--cca", default="vegas")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--shift-ms", type=float, default=0.0, help="added to the whole-ms delay")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        fit_bw, fit_delay, rep_bw, rep_csv = predict.split(a.bw, a.delay, a.split, tmp, a.reverse)
-        fitted = json.loads(a.model) if a.model else predict.fit_part(fit_bw, fit_delay)[0]
-        dur = int(np.loadtxt(rep_bw, dtype=np.int64)[-1] // 1000)
+        fitted, rep_bw, rep_csv, dur = vegas_probe.split_and_fit(a, tmp)
         for seed in range(1, a.seeds + 1):
             doc = predict.scenario(fitted, {}, "cubic", dur, seed)
             out = tmp / f"export{seed}"

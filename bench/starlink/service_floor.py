@@ -22,8 +22,6 @@ p10/p50/p90 (ms), mean cwnd and goodput.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -36,13 +34,8 @@ import vegas_probe
 
 
 def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("bw", type=Path)
-    p.add_argument("delay", type=Path)
-    p.add_argument("--split", type=int, default=60)
-    p.add_argument("--reverse", action="store_true")
+    p = vegas_probe.split_parser(__doc__)
     p.add_argument("--delay-ms", type=int, default=10, help="one-way delay of every path")
-    p.add_argument("--model", help="the fitted [link.model] as JSON (default: fit it)")
     p.add_argument("--per-ms", type=int, default=4, help="opportunities a ms of the flat trace")
     p.add_argument("--series", action="store_true", help="each path's own delay")
     p.add_argument("--seeds", type=int, default=1)
@@ -50,9 +43,7 @@ def main() -> int:
     d = a.delay_ms
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        fit_bw, fit_delay, rep_bw, rep_csv = predict.split(a.bw, a.delay, a.split, tmp, a.reverse)
-        fitted = json.loads(a.model) if a.model else predict.fit_part(fit_bw, fit_delay)[0]
-        dur = int(np.loadtxt(rep_bw, dtype=np.int64)[-1] // 1000)
+        fitted, rep_bw, rep_csv, dur = vegas_probe.split_and_fit(a, tmp)
         flat = tmp / "flat.txt"
         np.savetxt(flat, np.repeat(np.arange(1, dur * 1000 + 1), a.per_ms), fmt="%d")
         rate = f"{a.per_ms * 12} Mbit/s"
