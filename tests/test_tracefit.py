@@ -114,6 +114,19 @@ def test_the_floor_bounds_the_delay_and_the_frames_serve_twice():
 
 
 @requires_sim
+def test_a_presets_round_trip_meets_the_recordings_burst_rate_once():
+    """LEONetEM's in-epoch bursts (0.013/s) are a ping's: a round trip meets both directions'
+    bursts, and each direction draws its own, so the preset's round trip must show the
+    recording's rate, not twice it (the preset once carried 0.013/s per direction: 0.021-0.023/s
+    over a round trip, seeds 1-3, 1200 s). Within two Poisson standard deviations of the count
+    the recording's rate gives in 1200 s (15.6 bursts: 7.7-23.5)."""
+    seconds = 1200
+    got = tf.model_statistics(starlink_model("residential", "uplink"), seconds, round_trip=True)
+    want = LEONETEM["bursts_per_s"] * seconds
+    assert abs(got["bursts_per_s"] * seconds - want) <= 2 * want**0.5, got["bursts_per_s"]
+
+
+@requires_sim
 def test_the_steady_variation_has_none_of_it():
     got = tf.model_statistics(
         {**starlink_model("residential", "uplink"), "variation": "epoch"}, 120

@@ -1,7 +1,8 @@
 """How often a path's delay sits at its floor (issue 41): per 10 ms slot, the one-way delay's
 residual below its epoch median (past the 300 ms disturbance), its lowest value and the share
 of slots there; the RTT as two successive slots (out, then back) likewise, and the share within
-2 ms of its floor. For the recording's halves (a LeoReplayer delay file, 10 ms a value) and for
+2 ms of its floor, and the RTT's lowest value in each second (what a delay-based CCA that re-learns
+its base RTT about once a second can read: p10 / p50 / p90 over the seconds). For the recording's halves (a LeoReplayer delay file, 10 ms a value) and for
 a fitted model (`--model`, a `[link.model]` as JSON, e.g. vegas_probe.py's `fitted:` line),
 its delay continuous and rounded to whole ms as the recording's is.
 
@@ -23,12 +24,14 @@ from satcc import tracefit as tf
 def shares(t_ms: np.ndarray, d: np.ndarray, phase_ms: int) -> dict[str, float]:
     grid = np.arange(0, t_ms[-1], tf.DELAY_STEP_MS)
     g = d[np.clip(np.searchsorted(t_ms, grid, side="right") - 1, 0, None)]
-    ow, rtt = [], []
+    ow, rtt, lows = [], [], []
     for a, b in tf._epochs(len(g) * tf.DELAY_STEP_MS, phase_ms):
         seg = g[(a + tf.SKIP_MS) // tf.DELAY_STEP_MS : b // tf.DELAY_STEP_MS]
         med = np.median(seg)
         ow.append(seg - med)
         rtt.append(seg[:-1] + seg[1:] - 2 * med)
+        per_s = 1000 // tf.DELAY_STEP_MS
+        lows += [rtt[-1][i : i + per_s].min() for i in range(0, len(rtt[-1]) - per_s + 1, per_s)]
     r, q = np.concatenate(ow), np.concatenate(rtt)
     return {
         "ow_floor_ms": float(r.min()),
@@ -36,6 +39,7 @@ def shares(t_ms: np.ndarray, d: np.ndarray, phase_ms: int) -> dict[str, float]:
         "rtt_floor_ms": float(q.min()),
         "rtt_at_floor": float((q <= q.min() + 1e-6).mean()),
         "rtt_within_2ms": float((q <= q.min() + 2 + 1e-6).mean()),
+        "rtt_low_1s_p10_p50_p90": [round(float(x), 2) for x in np.percentile(lows, [10, 50, 90])],
     }
 
 

@@ -78,25 +78,35 @@ def per_epoch(cc, fs, ls, bounds_s, floor_rtt, med_rtt) -> list[dict]:
     return rows
 
 
-def main() -> int:
-    p = argparse.ArgumentParser()
+def split_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments every split probe takes: the recording, where to cut it, which part to
+    fit, and a fitted model instead of fitting one."""
+    p = argparse.ArgumentParser(description=doc)
     p.add_argument("bw", type=Path)
     p.add_argument("delay", type=Path)
     p.add_argument("--split", type=int, default=60)
     p.add_argument("--reverse", action="store_true")
     p.add_argument("--model", help="the fitted [link.model] as JSON (default: fit it)")
+    return p
+
+
+def split_and_fit(a: argparse.Namespace, tmp: Path) -> tuple[dict, Path, Path, int]:
+    """(fitted model, replay trace, replay CSV, replay seconds) for `split_parser`'s arguments;
+    the fitted model on stderr."""
+    fit_bw, fit_delay, rep_bw, rep_csv = predict.split(a.bw, a.delay, a.split, tmp, a.reverse)
+    fitted = json.loads(a.model) if a.model else predict.fit_part(fit_bw, fit_delay)[0]
+    print("fitted:", json.dumps(fitted), file=sys.stderr)
+    return fitted, rep_bw, rep_csv, int(np.loadtxt(rep_bw, dtype=np.int64)[-1] // 1000)
+
+
+def main() -> int:
+    p = split_parser(__doc__)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cca", default="vegas")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        fit_bw, fit_delay, rep_bw, rep_csv = predict.split(a.bw, a.delay, a.split, tmp, a.reverse)
-        if a.model:
-            fitted = json.loads(a.model)
-        else:
-            fitted, _ = predict.fit_part(fit_bw, fit_delay)
-        print("fitted:", json.dumps(fitted), file=sys.stderr)
-        dur = int(np.loadtxt(rep_bw, dtype=np.int64)[-1] // 1000)
+        fitted, rep_bw, rep_csv, dur = split_and_fit(a, tmp)
         replay = {
             "kind": "trace",
             "mahimahi": str(rep_bw),

@@ -109,7 +109,10 @@ STARLINK_INTRA = {
     "jitter_ns": 1_480_000,  # LeoCC: RTT 1.4826 x MAD around the epoch median 2.97 ms [D]
     "jitter_floor_ns": 2 * MS,  # LeoCC: RTT p1 4 ms below its epoch median (one way: 2) [D]
     "jitter_corr": 0.462,  # LeoCC: lag-1 (10 ms) correlation of that residual 0.439 [D]
-    "burst_rate": 0.013,  # LEONetEM: 2 in-epoch loss runs of >= 2 probes in 154 s [D, weak]
+    # LEONetEM: 2 in-epoch loss runs of >= 2 probes in 154 s of pings, 0.013/s [D, weak]; a
+    # ping's round trip meets both directions' bursts, each direction draws its own: half each
+    # (as `satcc trace fit` splits a ping's bursts)
+    "burst_rate": 0.0065,
     "burst_duration_ns": 82 * MS,  # LEONetEM: their mean length [D, weak]
 }
 # LeoCC: every one of 8 boundaries has a delivery gap of 58-134 ms (the ISL recording of
