@@ -354,7 +354,7 @@ def _across_queues(m: Measured, sens: Path) -> Measured:
     return dataclasses.replace(
         m,
         why=f"{m.why}. At 1v1, PC2 128 ms over the plausible output queue ({lo}-{hi} packets, "
-        f"study004-sens): {sweep}",
+        f"study004-sens): {sweep}. The headline: 1000 packets, every 1v1 point",
         skipped=m.skipped or depends,
     )
 
