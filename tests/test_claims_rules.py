@@ -237,3 +237,14 @@ def test_the_doc_is_generated_from_dated_runs(tmp_path):
     rep, judged = result.doc()["verdicts"]["reproduced"], sum(result.doc()["verdicts"].values())
     assert f"| 001 | quick | {rep} / {judged} |" in page
     assert "| Uplink capacity |" in page  # 000's path table with its sources
+
+
+def test_a_finding_over_an_unknown_buffer_is_judged_only_when_every_plausible_size_agrees():
+    d = claim(paper=0.1, relation="above", paired="difference", unit="")
+    agree = {"1000 pkt": (0.15, (0.15,) * 5), "2000 pkt": (0.2, (0.2,) * 5)}
+    sweep, skipped = CL.across(d, agree, "the output queue")
+    assert not skipped and sweep.count(CL.REPRODUCED) == 2
+    differ = {"1000 pkt": (0.05, (0.05,) * 5), "2000 pkt": (0.2, (0.2,) * 5)}
+    sweep, skipped = CL.across(d, differ, "the output queue")
+    assert skipped.startswith("not judged: the verdict depends on the output queue")
+    assert "1000 pkt: 0.05" in sweep and "2000 pkt: 0.2" in sweep

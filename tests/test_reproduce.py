@@ -196,3 +196,21 @@ def test_the_emulator_version_caps_rates_even_where_an_axis_sets_them():
     sim = common.load("study003-long", True)
     # §5: tests 3 and 4 crossed the same ATM PVC with its 273 Mbit/s shaper
     assert {r.scenario["link"][1]["model"]["rate"] for r in spec.expand(sim)} == {"273 Mbit/s"}
+
+
+def test_study002s_simulator_column_caps_the_senders_window_and_acks_every_segment(
+    tmp_path, monkeypatch
+):
+    """ns-2's window_ caps the sender (W_m = 550 packets), its sink ACKs every segment."""
+    from satcc.studies import hybla, study002
+
+    seen: list[hybla.Design] = []
+    monkeypatch.setattr(hybla, "validate", lambda design, *a, **k: seen.append(design))
+    ctx = common.Context("sim", True, None, tmp_path)
+    study002.run(ctx)
+    (design,) = seen
+    assert design.sender_clamp and not design.delayed_ack
+    spec = hybla.run_specs(design)[0]
+    flow = hybla.scenario_dict(spec)["flow"][0]
+    assert flow["cwnd_clamp"] == hybla.WMAX_PKTS and flow["delayed_ack"] is False
+    assert flow["rwnd"] == hybla.SENDER_CLAMP_RWND  # the receive window out of the way

@@ -86,3 +86,10 @@ def test_a_resolved_scenario_with_routes_not_its_own_is_refused(write_toml):
     bare = {k: v for k, v in cfg.items() if k != "routes"}
     with pytest.raises(ValueError, match="not yet resolved"):
         _native.run_sim(bare)
+
+
+def test_the_emulator_refuses_a_sender_cwnd_clamp_it_cannot_apply(write_toml):
+    cfg = sc.resolve(sc.load(write_toml(MINIMAL + "cwnd_clamp = 550\n")))
+    assert cfg["flows"][0]["cwnd_clamp"] == 550
+    with pytest.raises(topology.EmuError, match=r"flow\[0\]\.cwnd_clamp: expected no sender"):
+        topology.plan(cfg, "t", subnet_octet=70)

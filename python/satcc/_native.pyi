@@ -47,6 +47,8 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
                  (default bulk; TCP only, without size_bytes; bytes > 0, any count),
           "slow_start_after_idle": bool (default true: tcp_slow_start_after_idle),
           "nodelay": bool (default false: TCP_NODELAY off, Nagle on),
+          "cwnd_clamp": int (default none: the sender's cap on cwnd in packets, snd_cwnd_clamp
+                        after the algorithm's init),
       }],
       # optional: every host's turnarounds (satcc-core hostnoise.rs), quantile points of each
       # inverse CDF from probability 0 to 1, drawn for packets towards a flow's sender (ACKs)

@@ -157,6 +157,10 @@ pub struct Flow {
     pub rcvbuf_autotune: bool,
     pub ecn: bool,
     pub initial_cwnd: u32,
+    /// The sender's cap on cwnd, packets (`tp->snd_cwnd_clamp` after the algorithm's init;
+    /// absent: the algorithm's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd_clamp: Option<u32>,
     pub pacing: Pacing,
     pub delayed_ack: bool,
     pub min_rto_ns: u64,

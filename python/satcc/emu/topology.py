@@ -168,6 +168,12 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
 
     for f in config["flows"]:
         s, d, fid = f["src"], f["dst"], f["id"]
+        if f.get("cwnd_clamp") is not None:
+            raise EmuError(
+                f"flow[{fid}].cwnd_clamp: expected no sender cwnd cap in the emulator (a "
+                "locked route `cwnd` reaches snd_cwnd_clamp only through the metrics cache, "
+                "and hybla_init overwrites it); use rwnd with rcvbuf_autotune = false"
+            )
         if f.get("initial_cwnd", DEFAULT_INITCWND) != DEFAULT_INITCWND:
             put(s, primary[d], "initcwnd", str(f["initial_cwnd"]), fid)
         if f.get("min_rto_ns", DEFAULT_MIN_RTO_NS) != DEFAULT_MIN_RTO_NS:

@@ -398,6 +398,27 @@ def verdict(
     return d, v
 
 
+def across(
+    claim: Claim,
+    points: dict[str, tuple[float | None, tuple[float, ...] | None]],
+    unknown: str,
+) -> tuple[str, str]:
+    """A finding across a swept unknown the paper does not give (a buffer): judged only when
+    every plausible point gives the same verdict. Returns the sweep as text (value and verdict
+    per point) and, when the points' verdicts differ, why the finding is not judged."""
+    verdicts = {q: verdict(claim, v, s)[1] for q, (v, s) in points.items()}
+    sweep = "; ".join(
+        f"{q}: {'-' if v is None else f'{v:.3g}'} {claim.unit} ({verdicts[q]})".replace("  ", " ")
+        for q, (v, _s) in points.items()
+    )
+    if len(set(verdicts.values())) > 1:
+        return sweep, (
+            f"not judged: the verdict depends on {unknown}, which the paper does not give "
+            f"(sweep: {sweep})"
+        )
+    return sweep, ""
+
+
 def _judge_value(
     claim: Claim, value: float | None, per_seed: tuple[float, ...] | list[float] | None
 ) -> tuple[float | None, str, str, Paired | None]:

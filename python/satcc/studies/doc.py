@@ -79,7 +79,10 @@ the lock by hand (`flock /tmp/satcc-emu.lock satcc reproduce 004 --quick --engin
   file is refused). A claim id the study module does not measure is an error, not a verdict.
 - The unknowns a paper does not give are **swept and printed as sensitivities** under the
   study's table, never picked by which value reproduces (003's PVC buffer; 004's output queue,
-  eq. 6's RTT unit and eq. 7's a).
+  eq. 6's RTT unit and eq. 7's a). A finding that depends on such a buffer is judged across
+  its plausible range (`claims.across`: 003's swept PVC buffers; 004's eq. 6 gain also at
+  each swept output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the
+  sizes' verdicts differ it is **not judged**, the sweep printed.
 - The papers' own **anomalies** (a conclusion its own measurement does not support, two numbers
   that contradict each other) are listed under each table and not judged.
 

@@ -15,7 +15,7 @@ Design (Table 1 and §4; `Design`)
 | item          | value                      | source / reading                                        |
 |---------------|----------------------------|---------------------------------------------------------|
 | packet        | mss = 1000 B of payload    | Table 1 "Packet Size 1,000 bytes", read as ns-2's packetSize_ (TCP payload; ns-2 adds 40 B of headers). In satcc the IP packet is 1000 + 40 + 12 (timestamps) = 1052 B; the model counts 1000-byte segments and the simulator's goodput counts payload, so both sides use 1000 B |
-| W_m           | rwnd = 550 x 1000 B, rcvbuf_autotune = false | Table 1 "W_m 550 packets", as a fixed receive window (ns-2's window_) |
+| W_m           | rwnd = 550 x 1000 B, rcvbuf_autotune = false; `sender_clamp`: cwnd_clamp = 550 and an 8 MiB fixed rwnd | Table 1 "W_m 550 packets". The study capped the sender's window (ns-2's window_, a rebuilt kernel, §4): `satcc reproduce 002` sets `sender_clamp`; `satcc validate hybla` keeps the receive window |
 | buffer        | 1000 packets, both ways    | Table 1                                                 |
 | RTT           | 275 ms one way, each way   | §4 RTT = 550 ms (plus 0.9 ms of serialisation in satcc) |
 | rate          | 10 Mbit/s both ways        | not in the text (Fig. 1 is an image): chosen so that W_m/R = 8.0 Mbit/s of payload (8.4 on the wire) is not limited by the link |
@@ -62,6 +62,8 @@ from satcc.models import hybla
 
 PAYLOAD_BYTES = 1000  # Table 1 packet size, as TCP payload (mss)
 WMAX_PKTS = 550  # Table 1 W_m
+# With W_m as the sender's cap, the receive window stays out of the way (ns-2's sink has none)
+SENDER_CLAMP_RWND = "8 MiB"
 BUFFER_PKTS = 1000  # Table 1 buffer size
 RTT_S = 0.550  # §4: RTT = 550 ms
 ONE_WAY_DELAY = "275 ms"  # RTT_S / 2 each way
@@ -120,6 +122,7 @@ class Design:
     rate_bps: int = RATE_BPS
     delayed_ack: bool = True
     steady: bool = True
+    sender_clamp: bool = False  # W_m as a sender cwnd cap (cwnd_clamp), not a receive window
     engine: str = "sim"  # "emu": the real kernel's Hybla (BPF) over satcc-linkd, real time
     transfer_factor: float = TRANSFER_TIME_FACTOR
     transfer_slack_s: float = TRANSFER_SLACK_S
@@ -194,6 +197,7 @@ class RunSpec:
     rate_bps: int
     delayed_ack: bool
     engine: str = "sim"
+    sender_clamp: bool = False
 
 
 def scenario_dict(spec: RunSpec) -> dict[str, Any]:
@@ -203,11 +207,13 @@ def scenario_dict(spec: RunSpec) -> dict[str, Any]:
         "to": "receiver",
         "cca": "hybla",
         "mss": PAYLOAD_BYTES,
-        "rwnd": f"{WMAX_PKTS * PAYLOAD_BYTES} B",
+        "rwnd": SENDER_CLAMP_RWND if spec.sender_clamp else f"{WMAX_PKTS * PAYLOAD_BYTES} B",
         "rcvbuf_autotune": False,
         "delayed_ack": spec.delayed_ack,
         "cc": {"rtt0": RTT0_S * 1e3},
     }
+    if spec.sender_clamp:
+        flow["cwnd_clamp"] = WMAX_PKTS
     if spec.size_bytes is not None:
         flow["size"] = f"{spec.size_bytes} B"
     return {
@@ -278,6 +284,7 @@ def run_specs(design: Design) -> list[RunSpec]:
                         design.rate_bps,
                         design.delayed_ack,
                         design.engine,
+                        design.sender_clamp,
                     )
                 )
     return specs
@@ -404,6 +411,7 @@ def format_table(rows: list[dict[str, Any]], design: Design) -> str:
         f"Study 002 Table 3: max |model - sim| / model (%) for p <= 1e-4 "
         f"(satcc: {design.seeds} seed{'s' if design.seeds > 1 else ''} per point, "
         f"{'delayed ACKs' if design.delayed_ack else 'an ACK per segment'}, "
+        f"W_m as {'a sender cwnd cap' if design.sender_clamp else 'a receive window'}, "
         f"{design.rate_bps / 1e6:g} Mbit/s)"
     )
     cols = [

@@ -244,24 +244,17 @@ def _over_buffers(
     """A finding over the swept PVC buffer (the paper gives none): judged when every buffer
     gives the same verdict (the value shown is the sweep's farthest from the paper), not judged
     when they differ; the sweep is printed either way."""
-    from satcc.studies.claims import distance, load, verdict
+    from satcc.studies.claims import across, distance, load
 
     claim = next(c for c in load("003").claims if c.id == cid)
-    verdicts = {q: verdict(claim, v)[1] for q, v in by_queue.items()}
-    sweep = "; ".join(
-        f"{q}: {common.fmt(v)} {claim.unit} ({verdicts[q]})" for q, v in by_queue.items()
-    )
+    sweep, depends = across(claim, {q: (v, None) for q, v in by_queue.items()}, "the PVC's buffer")
     values = {q: v for q, v in by_queue.items() if v is not None}
     worst = (
         max(values, key=lambda q: distance(claim, values[q]))
         if len(values) == len(by_queue)
         else None
     )
-    if not skipped and len(set(verdicts.values())) > 1:
-        skipped = (
-            "not judged: the verdict depends on the PVC's buffer, which the paper does not give "
-            f"(sweep: {sweep})"
-        )
+    skipped = skipped or depends
     return Measured(
         None if worst is None else values[worst],
         how + " (the swept buffer farthest from the paper)",

@@ -61,6 +61,7 @@ impl Flow {
             app: None,
             slow_start_after_idle: true,
             nodelay: false,
+            cwnd_clamp: None,
         }
     }
 

@@ -523,6 +523,9 @@ pub struct FlowT {
     pub ecn: bool,
     #[serde(default = "default_iw")]
     pub initial_cwnd: i64,
+    /// Packets; absent: no cap beyond the algorithm's own.
+    #[serde(default)]
+    pub cwnd_clamp: Option<i64>,
     #[serde(default = "auto")]
     pub pacing: PacingT,
     #[serde(default = "yes")]
@@ -1206,6 +1209,19 @@ fn check(f: &mut File, known: &Known) -> Vec<Issue> {
                 format!("expected an integer >= 1, found {}", fl.initial_cwnd),
             );
         }
+        if fl
+            .cwnd_clamp
+            .is_some_and(|c| !(1..=i64::from(u32::MAX / 2)).contains(&c))
+        {
+            bad!(
+                format!("{p}.cwnd_clamp"),
+                format!(
+                    "expected an integer of packets in 1..{}, found {}",
+                    u32::MAX / 2,
+                    fl.cwnd_clamp.unwrap_or(0)
+                ),
+            );
+        }
         if fl.min_rto.0 == 0 {
             bad!(
                 format!("{p}.min_rto"),
@@ -1565,6 +1581,7 @@ impl File {
                     rcvbuf_autotune: fl.rcvbuf_autotune,
                     ecn: fl.ecn,
                     initial_cwnd: fl.initial_cwnd as u32,
+                    cwnd_clamp: fl.cwnd_clamp.map(|c| c as u32),
                     pacing: fl.pacing.0,
                     delayed_ack: fl.delayed_ack,
                     min_rto_ns: fl.min_rto.0,
@@ -1799,6 +1816,26 @@ mod tests {
         assert_eq!(
             issues(&d)[0].1,
             "expected an array of tables written [[link]], found a table"
+        );
+    }
+
+    #[test]
+    fn a_sender_cwnd_clamp_reaches_the_flow_and_a_zero_one_is_refused() {
+        let mut d = minimal();
+        d["flow"][0]["cwnd_clamp"] = json!(550);
+        let f = read(&d, "x", vec![], &known()).unwrap();
+        let r = f.scenario(None).resolve().unwrap();
+        assert_eq!(r.scenario.flows[0].cwnd_clamp, Some(550));
+        d["flow"][0]["cwnd_clamp"] = json!(0);
+        assert_eq!(
+            issues(&d),
+            vec![(
+                "flow[0].cwnd_clamp".into(),
+                format!(
+                    "expected an integer of packets in 1..{}, found 0",
+                    u32::MAX / 2
+                )
+            )]
         );
     }
 }

@@ -211,6 +211,8 @@ pub struct Sender {
     pacing_mode: Pacing,
     /// Cap on bytes sent and not yet acknowledged (the send buffer), if any.
     sndbuf: Option<u64>,
+    /// The flow's `cwnd_clamp`, packets (applied after the algorithm's init).
+    cwnd_cap: Option<u32>,
     conn: Conn,
     pub tcp: TcpState,
     cc: Box<dyn CongestionControl>,
@@ -318,6 +320,7 @@ impl Sender {
             ecn_wanted: cfg.ecn,
             pacing_mode: cfg.pacing,
             sndbuf: cfg.sndbuf_bytes,
+            cwnd_cap: cfg.cwnd_clamp,
             conn: Conn::Idle,
             tcp,
             has_cong_control: cc.has_cong_control(),
@@ -472,7 +475,7 @@ impl Sender {
         // tcp_finish_connect: "Prevent spurious tcp_cwnd_restart() on first data packet".
         self.tcp.lsndtime = now;
         self.tcp.now = now;
-        self.cc.on_init(now, &mut self.tcp);
+        self.init_cc(now);
         self.write_xmit(now, out);
     }
 
@@ -494,7 +497,18 @@ impl Sender {
         self.tcp.cwnd_stamp = now;
         self.tcp.lsndtime = now;
         self.tcp.now = now;
+        self.init_cc(now);
+    }
+
+    /// `tcp_init_congestion_control`, then the flow's `cwnd_clamp` (the study's sender-side
+    /// cap, e.g. study 002's W_m): applied after the algorithm's init so that an algorithm
+    /// setting its own clamp (Hybla: 65535) cannot raise it; the lower of the two holds.
+    fn init_cc(&mut self, now: SimTime) {
         self.cc.on_init(now, &mut self.tcp);
+        if let Some(cap) = self.cwnd_cap {
+            self.tcp.cwnd_clamp = self.tcp.cwnd_clamp.min(cap);
+            self.tcp.cwnd = self.tcp.cwnd.min(self.tcp.cwnd_clamp);
+        }
     }
 
     /// The application wrote `bytes` more (`tcp_sendmsg` → `tcp_push` → `tcp_write_xmit`):
