@@ -96,7 +96,8 @@ def register(subparsers) -> None:
         "--validate",
         action="store_true",
         help="fit each half of the recording in time and replay the other: CUBIC, BBR and "
-        "Vegas over the fitted model vs over the replay (goodput, RTT median and p95)",
+        "Vegas over the fitted model (on the recording's grid: the verdict; and native) vs "
+        "over the replay (goodput, RTT median, p95 and least)",
     )
     f.add_argument(
         "--seeds", metavar="N", type=int, default=3, help="--validate: seeds 1..N (default 3)"
@@ -144,8 +145,12 @@ marked "miss" outside its tolerance (correlations 0.15, shares 0.1, loss and bur
 half or two Poisson sd of their count, the rest 25 %, delays at least 2 ms).
 
 --validate cuts a trace with --delay at its middle, fits each half and runs each CCA over
-the fitted model and over the other half's replay (seeds 1..N, both splits; same loss and a
-500-packet queue on both): fitted vs replay goodput, RTT median and p95 on stdout.
+the other half's replay and over the fitted model twice (seeds 1..N, both splits; same loss
+and a 500-packet queue on all): "on grid", the model (each seed) rendered as a trace at the
+recording's resolution (whole-ms opportunities, delay at the fitted half's step, whole ms if
+its delays are) and replayed exactly as the held-out half is, the verdict; and "native", the
+model as the simulator runs it. Goodput, RTT median, p95 and least RTT on stdout, model vs
+replay, and how many rows meet 15 % goodput, 5 % RTT median and 10 % RTT p95.
 """
 
 
