@@ -804,17 +804,22 @@ pub(super) mod testkit {
 
     /// The same with the receiver advertising `rwnd` bytes.
     pub fn established_with(rwnd: u64) -> (Sender, Out, SimTime) {
-        let cfg = Flow::bulk(0, 0, 1, "reno");
+        let (s, out) = handshake(&Flow::bulk(0, 0, 1, "reno"), rwnd);
+        (s, out, ms(100))
+    }
+
+    /// A Reno sender of `cfg` whose handshake completed at 100 ms, the receiver advertising
+    /// `rwnd` bytes; `out` holds what it sent then.
+    pub fn handshake(cfg: &Flow, rwnd: u64) -> (Sender, Out) {
         let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
-        let mut s = Sender::new(&cfg, 1, cc);
+        let mut s = Sender::new(cfg, 1, cc);
         let mut out = Out::default();
         s.connect(SimTime::ZERO, &mut out);
         let mut synack = Packet::new(0, Kind::SynAck, 0);
         synack.rwnd = rwnd;
-        let t = ms(100);
         out.clear();
-        s.on_packet(t, &synack, &mut out);
-        (s, out, t)
+        s.on_packet(ms(100), &synack, &mut out);
+        (s, out)
     }
 
     /// A Reno sender as `established`, with nothing to send until the application writes
@@ -823,14 +828,7 @@ pub(super) mod testkit {
         let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.size_bytes = Some(0);
         cfg.nodelay = nodelay;
-        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
-        let mut s = Sender::new(&cfg, 1, cc);
-        let mut out = Out::default();
-        s.connect(SimTime::ZERO, &mut out);
-        let mut synack = Packet::new(0, Kind::SynAck, 0);
-        synack.rwnd = 1 << 20;
-        s.on_packet(ms(100), &synack, &mut out);
-        s
+        handshake(&cfg, 1 << 20).0
     }
 
     /// Data segments in `out` as (sequence number, length).

@@ -387,14 +387,7 @@ mod tests {
     fn paced_after_the_initial_window() -> (Sender, Out) {
         let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.pacing = Pacing::On;
-        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
-        let mut s = Sender::new(&cfg, 1, cc);
-        let mut out = Out::default();
-        s.connect(SimTime::ZERO, &mut out);
-        let mut synack = Packet::new(0, Kind::SynAck, 0);
-        synack.rwnd = 1 << 20;
-        out.clear();
-        s.on_packet(ms(100), &synack, &mut out);
+        let (mut s, out) = handshake(&cfg, 1 << 20);
         assert_eq!(sent(&out).len(), 10, "the initial window leaves unpaced");
         let out = deliver(&mut s, ms(200), &ack(10 * MSS, &[]));
         (s, out)
