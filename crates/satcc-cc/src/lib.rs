@@ -315,6 +315,12 @@ pub trait CongestionControl: Send {
     /// `set_state`: `tcp.ca_state` is about to become `new`.
     fn on_state(&mut self, _now: SimTime, _tcp: &mut TcpState, _new: CaState) {}
 
+    /// `min_tso_segs`: the fewest segments per GSO packet (`tcp_tso_segs`); `None` for the
+    /// sysctl's (`tcp_min_tso_segs`, 2).
+    fn min_tso_segs(&self, _tcp: &TcpState) -> Option<u32> {
+        None
+    }
+
     /// `cwnd_event`.
     fn on_event(&mut self, _now: SimTime, _tcp: &mut TcpState, _ev: CaEvent) {}
 

@@ -371,9 +371,10 @@ fn bbr_on_a_fixed_bottleneck_finds_its_rate_and_cycles_the_gains_in_order() {
 fn bbr_probe_rtt_starts_10_s_after_the_last_min_rtt_and_lasts_200_ms_plus_a_round() {
     // bbr_init takes the handshake's RTT as the first minimum (tcp_min_rtt) and stamps it.
     // The handshake sees 70 ms; at 1 s the return route shortens by 20 ms, so data segments
-    // see 51 ms (1 ms of serialisation) and refresh the minimum; at 3 s it lengthens again
-    // (71 ms) and the old minimum is never seen again.
-    let mut p = path_peer("bbr", &[], bottleneck(1000, 70, 1000));
+    // see 51 ms (1 ms of serialisation) to 61 ms (a 10-packet buffer: BBR paces 1 % below
+    // its estimate in PROBE_BW, too slowly to drain a deep queue STARTUP left) and refresh
+    // the minimum; at 3 s it lengthens again (71 ms) and the old minimum is never seen again.
+    let mut p = path_peer("bbr", &[], bottleneck(1000, 70, 10));
     p.run_until(secs(1), |_| {});
     p.back -= ms(20);
     // An ACK whose RTT equals the min RTT refreshes the 10 s window (tcp_bbr.c
@@ -408,7 +409,8 @@ fn bbr_probe_rtt_starts_10_s_after_the_last_min_rtt_and_lasts_200_ms_plus_a_roun
     let left = left.expect("PROBE_RTT left").as_secs_f64();
     let last_refresh = last_refresh.expect("data samples refreshed the minimum");
     assert!(
-        last_refresh > secs(1) && last_refresh < secs(3),
+        // (ACKs already on the shortened 15 ms return route at 3 s arrive after it)
+        last_refresh > secs(1) && last_refresh < secs(3) + ms(15),
         "refreshed at {last_refresh:?}: only between the route changes"
     );
     // after(jiffies, stamp + 10 s): the first ACK more than one jiffy past 10 s.

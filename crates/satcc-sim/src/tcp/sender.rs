@@ -36,7 +36,10 @@
 //! 2. None now (a tail loss probe's retransmission is not counted in `retrans_out`, as
 //!    Linux's `__tcp_retransmit_skb`); the number is kept so that the others stay put.
 //! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot).
-//! 4. No TSO/GSO: every segment is its own packet (as with TSO/GSO off, study 001).
+//! 4. GSO as Linux's TCP always uses it (`tcp_tso_autosize`), for paced flows only: a GSO
+//!    packet's segments leave back to back and are paced as one; no `tcp_tso_should_defer`
+//!    (an unpaced flow's segments leave as soon as cwnd allows), and every packet on the
+//!    wire is MSS-sized (as the emulator's veths with offloads off, study 001).
 //! 5. Slow start after idle (`tcp_cwnd_restart`) is checked on application writes
 //!    (`app_write`, `app_unlimited`: the drill endpoint and scenario flows with an `app`),
 //!    off until `set_slow_start_after_idle`; no cwnd moderation after application-limited
@@ -89,6 +92,19 @@ const PACING_SS_RATIO: u64 = 200;
 const PACING_CA_RATIO: u64 = 120;
 /// A percentage of a per-µs figure as a per-second one: 1,000,000 µs/s ÷ 100 %.
 const PERCENT_OF_US_PER_S: u64 = 1_000_000 / 100;
+/// Data segments sent before pacing starts (`tcp_update_skb_after_send`: "Original sch_fq
+/// does not pace first 10 MSS").
+const UNPACED_SEGS: u64 = 10;
+/// `sk_pacing_shift` default: a GSO packet holds about 2^-10 s of the pacing rate.
+const PACING_SHIFT: u32 = 10;
+/// `sysctl_tcp_tso_rtt_log` default: the min-RTT allowance halves per 2^9 µs.
+const TSO_RTT_LOG: u32 = 9;
+/// `sk_gso_max_size`: `GSO_LEGACY_MAX_SIZE` (65,536, a veth's) − `MAX_TCP_HEADER` (320) − 1.
+const GSO_MAX_BYTES: u64 = 65_536 - 320 - 1;
+/// `BITS_PER_TYPE(sk->sk_gso_max_size)`: shifts of the allowance beyond this give nothing.
+const GSO_SIZE_BITS: u64 = 32;
+/// `sysctl_tcp_min_tso_segs` default.
+const MIN_TSO_SEGS: u32 = 2;
 /// SYN retransmissions before giving up (`sysctl_tcp_syn_retries`).
 const SYN_RETRIES: u32 = 6;
 /// `tp->nonagle` bits (include/net/tcp.h): TCP_NODELAY set, TCP_CORK set, and push what is
@@ -802,17 +818,22 @@ pub(super) mod testkit {
 
     /// The same with the receiver advertising `rwnd` bytes.
     pub fn established_with(rwnd: u64) -> (Sender, Out, SimTime) {
-        let cfg = Flow::bulk(0, 0, 1, "reno");
+        let (s, out) = handshake(&Flow::bulk(0, 0, 1, "reno"), rwnd);
+        (s, out, ms(100))
+    }
+
+    /// A Reno sender of `cfg` whose handshake completed at 100 ms, the receiver advertising
+    /// `rwnd` bytes; `out` holds what it sent then.
+    pub fn handshake(cfg: &Flow, rwnd: u64) -> (Sender, Out) {
         let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
-        let mut s = Sender::new(&cfg, 1, cc);
+        let mut s = Sender::new(cfg, 1, cc);
         let mut out = Out::default();
         s.connect(SimTime::ZERO, &mut out);
         let mut synack = Packet::new(0, Kind::SynAck, 0);
         synack.rwnd = rwnd;
-        let t = ms(100);
         out.clear();
-        s.on_packet(t, &synack, &mut out);
-        (s, out, t)
+        s.on_packet(ms(100), &synack, &mut out);
+        (s, out)
     }
 
     /// A Reno sender as `established`, with nothing to send until the application writes
@@ -821,14 +842,7 @@ pub(super) mod testkit {
         let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.size_bytes = Some(0);
         cfg.nodelay = nodelay;
-        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
-        let mut s = Sender::new(&cfg, 1, cc);
-        let mut out = Out::default();
-        s.connect(SimTime::ZERO, &mut out);
-        let mut synack = Packet::new(0, Kind::SynAck, 0);
-        synack.rwnd = 1 << 20;
-        s.on_packet(ms(100), &synack, &mut out);
-        s
+        handshake(&cfg, 1 << 20).0
     }
 
     /// Data segments in `out` as (sequence number, length).

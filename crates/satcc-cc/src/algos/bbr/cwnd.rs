@@ -17,6 +17,16 @@ use crate::{AckSample, CaState, TcpState};
 
 /// `bbr_min_tso_rate`: below 1.2 Mbit/s (in bytes/s) the TSO goal may be 1 segment.
 const MIN_TSO_RATE_BYTES_PER_SEC: u64 = 1_200_000 >> 3;
+/// `bbr_min_tso_segs`: 1 segment per GSO packet below 1.2 Mbit/s, else 2 (also the
+/// sender's floor, `CongestionControl::min_tso_segs`).
+pub(crate) fn min_tso_segs(tcp: &TcpState) -> u32 {
+    if tcp.pacing_rate_bps < MIN_TSO_RATE_BYTES_PER_SEC {
+        1
+    } else {
+        2
+    }
+}
+
 /// `sk_pacing_shift` default: a TSO burst holds ~1 ms (2^-10 s) of the pacing rate.
 const PACING_SHIFT: u32 = 10;
 /// `GSO_LEGACY_MAX_SIZE − 1 − MAX_TCP_HEADER` (deviation 2: MAX_TCP_HEADER = 320).
@@ -143,13 +153,8 @@ impl Bbr {
         match self.cfg.tso {
             TsoGoal::One => 1,
             TsoGoal::Kernel => {
-                let min_segs = if tcp.pacing_rate_bps < MIN_TSO_RATE_BYTES_PER_SEC {
-                    1
-                } else {
-                    2
-                }; // bbr_min_tso_segs
                 let bytes = (tcp.pacing_rate_bps >> PACING_SHIFT).min(TSO_MAX_BYTES);
-                let segs = ((bytes / u64::from(tcp.mss.max(1))) as u32).max(min_segs);
+                let segs = ((bytes / u64::from(tcp.mss.max(1))) as u32).max(min_tso_segs(tcp));
                 segs.min(TSO_SEGS_MAX)
             }
         }

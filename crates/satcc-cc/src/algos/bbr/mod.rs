@@ -39,7 +39,8 @@
 //! consistent bw within 1/8 or 4 kbit/s, policed bw used for 48 rounds; ACK aggregation:
 //! gain 1, 5-round window halves, 100 ms cap, epoch reset at 2^20 packets.
 //!
-//! TSO: satcc sends single segments. With `tso_segs_goal = "kernel"` (default) BBR still
+//! TSO: the simulator's sender builds paced GSO packets as Linux (`tcp_tso_autosize`, with
+//! this algorithm's `min_tso_segs`). With `tso_segs_goal = "kernel"` (default) BBR
 //! budgets 3 × `bbr_tso_segs_goal` packets of cwnd as Linux does (min(pacing_rate >> 10,
 //! 65 536 − 1 − 320 bytes) / mss, at least 1 below 1.2 Mbit/s and 2 above, at most 127):
 //! the cwnd then equals the real kernel's at the same rate, which is what the emulator
@@ -59,7 +60,7 @@
 //! 5. Delivered counters are u64 without wrap (`before()`/`after()` become comparisons).
 //!
 //! Not implemented: BBRv2/v3 (`tcp_bbr2.c`, not in mainline), `get_info`/`sndbuf_expand`
-//! (no socket layer), `min_tso_segs` as an op (it only feeds the TSO goal here).
+//! (no socket layer). `min_tso_segs` is the op (the sender's GSO packets) and feeds the goal.
 
 pub(crate) mod cwnd;
 pub mod filter;
@@ -490,6 +491,10 @@ impl CongestionControl for Bbr {
     }
 
     /// `bbr_cwnd_event`: restarting from idle while app-limited.
+    fn min_tso_segs(&self, tcp: &TcpState) -> Option<u32> {
+        Some(cwnd::min_tso_segs(tcp))
+    }
+
     fn on_event(&mut self, now: SimTime, tcp: &mut TcpState, ev: CaEvent) {
         if ev != CaEvent::TxStart || tcp.app_limited == 0 {
             return;

@@ -31,16 +31,24 @@ impl Sender {
         false
     }
 
-    /// `tcp_update_skb_after_send`: advance the pacing clock by this packet's airtime.
-    pub(super) fn pace_after_send(&mut self, now: SimTime, wire_bytes: u32) {
-        self.pace_after_send_with(self.pacing_enabled(), now, wire_bytes);
+    /// `tcp_update_skb_after_send` for one packet sent alone (a retransmission, a probe).
+    pub(super) fn pace_after_send(&mut self, now: SimTime, payload: u32) {
+        self.pace_after_skb(self.pacing_enabled(), now, payload as u64);
     }
 
-    /// `pace_after_send` given `pacing_enabled()` (as `paced_out_with`).
+    /// `__tcp_transmit_skb`'s departure time (`tcp_wstamp_ns` = max(it, now)) and
+    /// `tcp_update_skb_after_send`: advance the pacing clock by the airtime of the GSO packet
+    /// (skb) just sent, `payload` bytes (Linux divides the headerless skb's length, not the
+    /// wire's, by the pacing rate). Not before 10 data segments have left (sch_fq's habit,
+    /// kept by internal pacing); the time the clock had fallen behind `now` (`credit`) takes
+    /// up to half the airtime off ("OS jitter").
     #[inline(always)]
-    fn pace_after_send_with(&mut self, pacing: bool, now: SimTime, wire_bytes: u32) {
+    fn pace_after_skb(&mut self, pacing: bool, now: SimTime, payload: u64) {
         debug_assert_eq!(pacing, self.pacing_enabled(), "stale pacing_enabled");
-        if !pacing || self.tcp.pacing_rate_bps == 0 {
+        let prior = self.tcp.wstamp;
+        let start = prior.max(now);
+        self.tcp.wstamp = start;
+        if !pacing || self.tcp.pacing_rate_bps == 0 || self.stats.sent_packets < UNPACED_SEGS {
             return;
         }
         let rate = self
@@ -48,9 +56,26 @@ impl Sender {
             .pacing_rate_bps
             .min(self.tcp.max_pacing_rate_bps)
             .max(1);
-        // u32 bytes · 1e9 fits in 64 bits
-        let len_ns = wire_bytes as u64 * 1_000_000_000 / rate;
-        self.tcp.wstamp = self.tcp.wstamp.max(now) + SimDuration::from_nanos(len_ns);
+        // at most 64 KiB · 1e9: fits in 64 bits
+        let len_ns = payload * 1_000_000_000 / rate;
+        let credit = start.as_nanos() - prior.as_nanos();
+        self.tcp.wstamp = start + SimDuration::from_nanos(len_ns - credit.min(len_ns / 2));
+    }
+
+    /// `tcp_tso_segs` (`tcp_tso_autosize`): the segments of one GSO packet at the pacing
+    /// rate: about 1 ms of it (`sk_pacing_shift` 10), plus 64 KB halved per 512 µs of min RTT
+    /// (`tcp_tso_rtt_log` 9; nothing from 16 ms up), at most a GSO frame, at least the
+    /// algorithm's `min_tso_segs` (else `tcp_min_tso_segs`, 2).
+    pub(super) fn tso_segs(&self) -> u32 {
+        let t = &self.tcp;
+        let mut bytes = t.pacing_rate_bps.min(t.max_pacing_rate_bps) >> PACING_SHIFT;
+        let r = t.min_rtt_us >> TSO_RTT_LOG;
+        if r < GSO_SIZE_BITS {
+            bytes += GSO_MAX_BYTES >> r;
+        }
+        let segs = bytes.min(GSO_MAX_BYTES) / u64::from(self.mss.max(1));
+        let min = self.cc.min_tso_segs(t).unwrap_or(MIN_TSO_SEGS);
+        (segs as u32).max(min)
     }
 
     /// Queue the segment of `len` bytes from `seq` in `out` (built where it is queued, not on
@@ -97,15 +122,18 @@ impl Sender {
         out.pkts.last().expect("the segment just queued")
     }
 
-    /// Send one new segment (`tcp_transmit_skb` + `tcp_event_new_data_sent`).
+    /// Send one new segment as a packet of its own (`tcp_transmit_skb` +
+    /// `tcp_event_new_data_sent`), paced.
     pub(super) fn send_new(&mut self, now: SimTime, out: &mut Out) {
         let in_flight = self.tcp.in_flight();
         let len = self.next_len();
-        self.send_new_with(in_flight, len, self.pacing_enabled(), now, out);
+        let pacing = self.send_new_with(in_flight, len, self.pacing_enabled(), now, out);
+        self.pace_after_skb(pacing, now, len as u64);
     }
 
     /// `send_new` given `in_flight()`, the segment's length and `pacing_enabled()` as they
-    /// are now; returns the latter after the segment (the TX_START hook may have changed it).
+    /// are now, without pacing (the caller paces the GSO packet it is part of); returns
+    /// `pacing_enabled()` after the segment (the TX_START hook may have changed it).
     #[inline(always)]
     fn send_new_with(
         &mut self,
@@ -139,7 +167,7 @@ impl Sender {
             },
             len,
         );
-        let wire_bytes = self.queue_data(now, seq, len, false, out).wire_bytes;
+        self.queue_data(now, seq, len, false, out);
         // (`tcp_minshall_update`: the scoreboard keeps where the last short segment ends.)
         self.tcp.snd_nxt += len as u64;
         self.tcp.packets_out += 1;
@@ -149,7 +177,6 @@ impl Sender {
             let at = now + self.rto_backed_off();
             self.arm(TimerKind::Rto, at, out);
         }
-        self.pace_after_send_with(pacing, now, wire_bytes);
         pacing
     }
 
@@ -190,7 +217,7 @@ impl Sender {
         s.ever_retrans = true;
         let seq = self.sb.start(idx);
         let len = (self.sb.end(idx) - seq) as u32;
-        let wire_bytes = self.queue_data(now, seq, len, true, out).wire_bytes;
+        self.queue_data(now, seq, len, true, out);
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
         self.stats.retransmitted_packets += 1;
@@ -198,7 +225,7 @@ impl Sender {
         if self.in_cwnd_reduction() {
             self.prr_out += 1;
         }
-        self.pace_after_send(now, wire_bytes);
+        self.pace_after_send(now, len);
     }
 
     /// `tcp_xmit_retransmit_queue`: retransmit lost segments in order while cwnd allows.
@@ -223,7 +250,12 @@ impl Sender {
         }
     }
 
-    /// `tcp_write_xmit`: send new data while cwnd, the receive window and pacing allow.
+    /// `tcp_write_xmit`: send new data while cwnd, the receive window and pacing allow. A
+    /// paced flow sends GSO packets as Linux builds them: `min(tcp_tso_segs, cwnd quota)`
+    /// segments back to back (`tcp_mss_split_point`; the quota is `tcp_cwnd_test`'s, at most
+    /// half the cwnd), each packet checked against and then charged to the pacing clock
+    /// whole; on the wire (here) they are MSS-sized packets. Unpaced flows send back to back
+    /// anyway, so their packets' sizes change nothing (no `tcp_tso_should_defer`).
     pub(super) fn write_xmit(&mut self, now: SimTime, out: &mut Out) {
         if !self.is_established() {
             return;
@@ -231,6 +263,9 @@ impl Sender {
         let mut sent = 0;
         let mut cwnd_limited = false;
         let mut pacing = self.pacing_enabled();
+        // segments left in the current GSO packet, and its payload so far
+        let mut skb_left = 0u32;
+        let mut skb_bytes = 0u64;
         // Each new segment adds one to packets_out and nothing else to in_flight(), which is
         // packets_out + retrans_out − (sacked_out + lost_out) (never saturated: left_out ≤
         // packets_out, checked after every ACK in debug builds): counted up, not recomputed.
@@ -259,12 +294,29 @@ impl Sender {
             if len < self.mss && self.nagle_holds(len) {
                 break;
             }
-            if self.paced_out_with(pacing, now, out) {
-                break;
+            if skb_left == 0 {
+                if skb_bytes > 0 {
+                    self.pace_after_skb(pacing, now, skb_bytes);
+                    skb_bytes = 0;
+                }
+                if self.paced_out_with(pacing, now, out) {
+                    break;
+                }
+                skb_left = if pacing {
+                    let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
+                    self.tso_segs().min(quota)
+                } else {
+                    u32::MAX
+                };
             }
             pacing = self.send_new_with(in_flight, len, pacing, now, out);
+            skb_left -= 1;
+            skb_bytes += len as u64;
             in_flight += 1;
             sent += 1;
+        }
+        if skb_bytes > 0 {
+            self.pace_after_skb(pacing, now, skb_bytes);
         }
         if sent > 0 && self.in_cwnd_reduction() {
             self.prr_out += sent;
@@ -327,6 +379,57 @@ mod tests {
         p.ack = ack;
         p.rwnd = 1 << 20;
         p
+    }
+
+    /// A Reno sender paced at 200 % of cwnd/srtt (`pacing = "on"`), its initial window
+    /// (unpaced: the first 10 segments) sent at 100 ms, acknowledged at 200 ms: what that
+    /// ACK sends and the pacing timer it arms.
+    fn paced_after_the_initial_window() -> (Sender, Out) {
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
+        cfg.pacing = Pacing::On;
+        let (mut s, out) = handshake(&cfg, 1 << 20);
+        assert_eq!(sent(&out).len(), 10, "the initial window leaves unpaced");
+        let out = deliver(&mut s, ms(200), &ack(10 * MSS, &[]));
+        (s, out)
+    }
+
+    fn pace_timer(out: &Out) -> Option<SimTime> {
+        out.timers
+            .iter()
+            .filter(|(k, _)| *k == TimerKind::Pace)
+            .map(|&(_, at)| at)
+            .next_back()
+    }
+
+    #[test]
+    fn a_paced_flow_sends_gso_packets_of_tso_segs_charged_by_their_payload() {
+        // cwnd 20, srtt 100 ms: 2 · 20 · 1448 B / 0.1 s = 579,200 B/s; 1 ms of it is 565 B,
+        // below one segment, so a GSO packet is tcp_min_tso_segs = 2 segments. The first
+        // packet's airtime (5 ms of payload) is halved by the 100 ms the clock fell behind
+        // while idle; the next ones are charged in full: 2 · 1448 B / 579,200 B/s = 5 ms.
+        let (mut s, out) = paced_after_the_initial_window();
+        assert_eq!(s.tcp.pacing_rate_bps, 579_200);
+        assert_eq!(sent(&out), vec![(10, false), (11, false)]);
+        let at = pace_timer(&out).expect("the pacing timer is armed");
+        assert_eq!(at, ms(200) + SimDuration::from_micros(2_500));
+        let mut next = Out::default();
+        s.on_timer(at, TimerKind::Pace, &mut next);
+        assert_eq!(sent(&next), vec![(12, false), (13, false)]);
+        assert_eq!(pace_timer(&next), Some(at + SimDuration::from_millis(5)));
+    }
+
+    #[test]
+    fn a_gso_packet_grows_with_the_pacing_rate_and_the_min_rtt_allowance() {
+        // tcp_tso_autosize: 1 ms of the pacing rate, plus 64 KB >> (min_rtt_us >> 9) below
+        // 16 ms of min RTT, at most sk_gso_max_size (65,215 B), in whole segments.
+        let (mut s, _) = paced_after_the_initial_window();
+        assert_eq!(s.tso_segs(), 2); // 579,200 B/s: 565 B per ms, the floor
+        s.tcp.pacing_rate_bps = 10_000_000; // 9,765 B per 1/1024 s: 6 segments
+        assert_eq!(s.tso_segs(), 6);
+        s.tcp.min_rtt_us = 2_000; // 2000 >> 9 = 3: + 65,536 >> 3 = 8,192 B
+        assert_eq!(s.tso_segs(), (9_765 + 8_192) / 1448);
+        s.tcp.pacing_rate_bps = 1_000_000_000;
+        assert_eq!(s.tso_segs(), 65_215 / 1448);
     }
 
     #[test]
