@@ -165,7 +165,9 @@ impl<T: Tap> World<T> {
     fn tap_packet(&mut self, d: u32, exit: bool, hop: Hop) {
         let pkt = self.store.peek(hop);
         let ws = self.flows[pkt.flow as usize].receiver.rcv_wscale();
-        self.tap.packet(d, exit, self.now, pkt, hop.is_ce(), ws);
+        let frag = self.store.frag(hop);
+        self.tap
+            .packet(d, exit, self.now, pkt, frag, hop.is_ce(), ws);
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
@@ -283,7 +285,7 @@ impl<T: Tap> World<T> {
     /// A packet reached `node`: hand it to its endpoint or forward it.
     fn at_node(&mut self, node: u32, hop: Hop, out: &mut Out) {
         if hop.dst_node == node {
-            if let Some(frag) = self.store.peek(hop).frag {
+            if let Some(frag) = self.store.frag(hop) {
                 if !self.reassemble(frag) {
                     self.store.drop(hop);
                     return;
