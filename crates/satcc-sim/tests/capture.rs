@@ -30,6 +30,17 @@ fn analyze(bytes: &[u8]) -> satcc_pcap::Analysis {
     satcc_pcap::analyze_bytes(bytes, &satcc_pcap::Options::default()).expect("a readable capture")
 }
 
+/// The one TCP direction of a capture that carries payload.
+fn data_direction(an: &satcc_pcap::Analysis) -> &satcc_pcap::FlowReport {
+    let data: Vec<_> = an
+        .flows
+        .iter()
+        .filter(|f| f.proto == "tcp" && f.payload_bytes > 0)
+        .collect();
+    assert_eq!(data.len(), 1, "one data direction");
+    data[0]
+}
+
 #[test]
 fn a_capture_point_names_a_node_or_a_link_direction_and_nothing_else() {
     let s = dumbbell(
@@ -88,13 +99,7 @@ fn the_analyzer_reads_the_receivers_capture_as_the_simulator_counted_it() {
     let (out, files) = run_captured(&s, &["d"]);
     assert_eq!(files[0].0, "capture-2-d.pcapng");
     let an = analyze(&files[0].1);
-    let data: Vec<_> = an
-        .flows
-        .iter()
-        .filter(|f| f.proto == "tcp" && f.payload_bytes > 0)
-        .collect();
-    assert_eq!(data.len(), 1, "one data direction");
-    let (c, sim) = (data[0], &out.flows[0]);
+    let (c, sim) = (data_direction(&an), &out.flows[0]);
     assert_eq!((c.sport, c.dport), (40000, 5201));
     assert_eq!((c.src.as_str(), c.dst.as_str()), ("10.64.0.1", "10.64.1.2"));
     eprintln!("capture {c:?}\nsim {sim:?}");
@@ -116,13 +121,10 @@ fn a_fragmented_packet_is_written_once_whole_at_its_destination() {
     assert!(out.fragmented_packets > 1000, "{}", out.fragmented_packets);
     let an = analyze(&files[0].1);
     assert_eq!(an.stats.fragments, 0, "written whole");
-    let data: Vec<_> = an
-        .flows
-        .iter()
-        .filter(|f| f.proto == "tcp" && f.payload_bytes > 0)
-        .collect();
-    assert_eq!(data.len(), 1, "one data direction");
-    let (written, delivered) = (data[0].payload_bytes, out.flows[0].delivered_bytes);
+    let (written, delivered) = (
+        data_direction(&an).payload_bytes,
+        out.flows[0].delivered_bytes,
+    );
     assert!(
         written == delivered || written == delivered + 1460,
         "written {written} B, delivered {delivered} B: once per packet"

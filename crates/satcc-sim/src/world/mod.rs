@@ -29,7 +29,7 @@ use satcc_core::record::{CcSeries, FlowSeries, FlowSummary, LinkSeries};
 use satcc_core::scenario::Resolved;
 use satcc_core::{SimDuration, SimTime};
 
-use crate::capture::{NoTap, Tap};
+use crate::capture::{NoTap, Seen, Tap};
 use crate::error::ConfigError;
 use crate::events::{self, EventQueue};
 use crate::net::Network;
@@ -165,9 +165,12 @@ impl<T: Tap> World<T> {
     fn tap_packet(&mut self, d: u32, exit: bool, hop: Hop) {
         let pkt = self.store.peek(hop);
         let ws = self.flows[pkt.flow as usize].receiver.rcv_wscale();
-        let frag = self.store.frag(hop);
-        self.tap
-            .packet(d, exit, self.now, pkt, frag, hop.is_ce(), ws);
+        let seen = Seen {
+            pkt,
+            frag: self.store.frag(hop),
+            ce: hop.is_ce(),
+        };
+        self.tap.packet(d, exit, self.now, seen, ws);
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
