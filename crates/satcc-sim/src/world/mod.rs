@@ -321,7 +321,7 @@ impl<T: Tap> World<T> {
                 true
             };
             self.store.drop(hop);
-            self.emit(f, from_sender_side, out);
+            self.emit_now(f, from_sender_side, out);
         } else {
             self.forward(node, hop);
         }
@@ -381,8 +381,16 @@ impl<T: Tap> World<T> {
         }
     }
 
-    /// Send what an endpoint produced and queue its timers.
+    /// Send what an endpoint produced and queue its timers (out of line: timers and
+    /// application events; a packet's arrival inlines `emit_now`).
+    #[inline(never)]
     fn emit(&mut self, f: u32, sender_side: bool, out: &mut Out) {
+        self.emit_now(f, sender_side, out);
+    }
+
+    /// [`emit`](Self::emit), inlined into the one caller that runs once per packet.
+    #[inline(always)]
+    fn emit_now(&mut self, f: u32, sender_side: bool, out: &mut Out) {
         let node = if sender_side {
             self.flows[f as usize].src
         } else {
