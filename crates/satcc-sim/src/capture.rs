@@ -44,16 +44,25 @@ use satcc_pcap::write::{
     self as pcapng, Datagram, Ends, Flags, PcapngWriter, Segment, TcpOptionElement,
 };
 
-use crate::packet::{Ecn, Kind, Packet};
+use crate::packet::{Ecn, Frag, Kind, Packet};
+
+/// A packet as a link direction sees it: the packet as sent, the IP fragment of it this is
+/// (if one) and whether a queue marked it Congestion Experienced.
+#[derive(Clone, Copy)]
+pub struct Seen<'a> {
+    pub pkt: &'a Packet,
+    pub frag: Option<Frag>,
+    pub ce: bool,
+}
 
 /// A hook on the packets a link direction takes in and lets out.
 pub trait Tap {
     /// Whether the world calls [`Tap::packet`] at all (a constant: `false` compiles it out).
     const ON: bool;
-    /// Packet `pkt` enters link direction `d` (`exit == false`: offered to its queue by the
+    /// Packet `seen` enters link direction `d` (`exit == false`: offered to its queue by the
     /// near node) or leaves it (`exit == true`: arrives at the far node, `ce` if a queue
     /// marked it) at `at`; `rcv_wscale` is the window scale of the flow's receiver.
-    fn packet(&mut self, d: u32, exit: bool, at: SimTime, pkt: &Packet, ce: bool, rcv_wscale: u32);
+    fn packet(&mut self, d: u32, exit: bool, at: SimTime, seen: Seen, rcv_wscale: u32);
 }
 
 /// No captures: the world's default.
@@ -62,15 +71,15 @@ pub struct NoTap;
 impl Tap for NoTap {
     const ON: bool = false;
     #[inline(always)]
-    fn packet(&mut self, _: u32, _: bool, _: SimTime, _: &Packet, _: bool, _: u32) {}
+    fn packet(&mut self, _: u32, _: bool, _: SimTime, _: Seen, _: u32) {}
 }
 
 /// A borrowed tap (the world's `T` = `&mut Capture`, so the caller finishes the captures).
 impl<X: Tap> Tap for &mut X {
     const ON: bool = X::ON;
     #[inline(always)]
-    fn packet(&mut self, d: u32, exit: bool, at: SimTime, pkt: &Packet, ce: bool, rcv_wscale: u32) {
-        (**self).packet(d, exit, at, pkt, ce, rcv_wscale)
+    fn packet(&mut self, d: u32, exit: bool, at: SimTime, seen: Seen, rcv_wscale: u32) {
+        (**self).packet(d, exit, at, seen, rcv_wscale)
     }
 }
 
@@ -300,7 +309,8 @@ impl<W: Write> Capture<W> {
 
     /// Write `pkt` into every file that sees it entering (`exit == false`) or leaving
     /// direction `d`.
-    fn write(&mut self, exit: bool, d: u32, at: SimTime, pkt: &Packet, ce: bool, ws: u32) {
+    fn write(&mut self, exit: bool, d: u32, at: SimTime, seen: Seen, ws: u32) {
+        let Seen { pkt, frag, ce } = seen;
         let link = d as usize / 2;
         let ab = d.is_multiple_of(2); // the frame goes from the link's `a` end to its `b` end
         let (wire_src, wire_dst) = (link_mac(link, ab), link_mac(link, !ab));
@@ -349,7 +359,7 @@ impl<W: Write> Capture<W> {
             let targets = if exit { &self.exit } else { &self.enter };
             let (file, iface) = targets[d as usize][k];
             let f = &mut self.files[file as usize];
-            if let Some(frag) = pkt.frag {
+            if let Some(frag) = frag {
                 let last = &mut f.last_frag[iface as usize];
                 if *last == Some(frag.id) {
                     continue; // deviation 3: once per packet
@@ -486,10 +496,10 @@ fn segment(
 
 impl<W: Write> Tap for Capture<W> {
     const ON: bool = true;
-    fn packet(&mut self, d: u32, exit: bool, at: SimTime, pkt: &Packet, ce: bool, rcv_wscale: u32) {
-        let seen = if exit { &self.exit } else { &self.enter };
-        if !seen[d as usize].is_empty() {
-            self.write(exit, d, at, pkt, ce, rcv_wscale);
+    fn packet(&mut self, d: u32, exit: bool, at: SimTime, seen: Seen, rcv_wscale: u32) {
+        let targets = if exit { &self.exit } else { &self.enter };
+        if !targets[d as usize].is_empty() {
+            self.write(exit, d, at, seen, rcv_wscale);
         }
     }
 }

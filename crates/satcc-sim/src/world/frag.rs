@@ -69,14 +69,14 @@ impl<T: Tap> World<T> {
         let id = self.frags.next_id;
         self.frags.next_id += 1;
         self.frags.fragmented += 1;
+        let frag = Frag {
+            id,
+            count: count.min(u16::MAX as u32) as u16,
+        };
         for k in 0..count {
-            let mut frag = *pkt;
-            frag.wire_bytes = IP_HEADER + per.min(payload - k * per);
-            frag.frag = Some(Frag {
-                id,
-                count: count.min(u16::MAX as u32) as u16,
-            });
-            let hop = self.store.put(&frag, 0);
+            let hop = self
+                .store
+                .put_fragment(pkt, IP_HEADER + per.min(payload - k * per), frag);
             self.forward(node, hop);
         }
     }

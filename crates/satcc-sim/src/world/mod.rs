@@ -29,7 +29,7 @@ use satcc_core::record::{CcSeries, FlowSeries, FlowSummary, LinkSeries};
 use satcc_core::scenario::Resolved;
 use satcc_core::{SimDuration, SimTime};
 
-use crate::capture::{NoTap, Tap};
+use crate::capture::{NoTap, Seen, Tap};
 use crate::error::ConfigError;
 use crate::events::{self, EventQueue};
 use crate::net::Network;
@@ -165,7 +165,12 @@ impl<T: Tap> World<T> {
     fn tap_packet(&mut self, d: u32, exit: bool, hop: Hop) {
         let pkt = self.store.peek(hop);
         let ws = self.flows[pkt.flow as usize].receiver.rcv_wscale();
-        self.tap.packet(d, exit, self.now, pkt, hop.is_ce(), ws);
+        let seen = Seen {
+            pkt,
+            frag: self.store.frag(hop),
+            ce: hop.is_ce(),
+        };
+        self.tap.packet(d, exit, self.now, seen, ws);
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
@@ -283,7 +288,7 @@ impl<T: Tap> World<T> {
     /// A packet reached `node`: hand it to its endpoint or forward it.
     fn at_node(&mut self, node: u32, hop: Hop, out: &mut Out) {
         if hop.dst_node == node {
-            if let Some(frag) = self.store.peek(hop).frag {
+            if let Some(frag) = self.store.frag(hop) {
                 if !self.reassemble(frag) {
                     self.store.drop(hop);
                     return;
@@ -316,7 +321,7 @@ impl<T: Tap> World<T> {
                 true
             };
             self.store.drop(hop);
-            self.emit(f, from_sender_side, out);
+            self.emit_now(f, from_sender_side, out);
         } else {
             self.forward(node, hop);
         }
@@ -376,8 +381,16 @@ impl<T: Tap> World<T> {
         }
     }
 
-    /// Send what an endpoint produced and queue its timers.
+    /// Send what an endpoint produced and queue its timers (out of line: timers and
+    /// application events; a packet's arrival inlines `emit_now`).
+    #[inline(never)]
     fn emit(&mut self, f: u32, sender_side: bool, out: &mut Out) {
+        self.emit_now(f, sender_side, out);
+    }
+
+    /// [`emit`](Self::emit), inlined into the one caller that runs once per packet.
+    #[inline(always)]
+    fn emit_now(&mut self, f: u32, sender_side: bool, out: &mut Out) {
         let node = if sender_side {
             self.flows[f as usize].src
         } else {
