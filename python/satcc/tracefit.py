@@ -13,7 +13,8 @@ The statistics, computed the same way from a recording and from a model's own sa
 | statistic | from | meaning |
 |---|---|---|
 | `cap100_p10/p50/p90` | delivery | capacity in 100 ms bins, Mbit/s |
-| `cap_epoch_min/max` | delivery | lowest/highest epoch mean capacity, Mbit/s |
+| `cap_epoch_min/max` | delivery | lowest/highest epoch mean capacity, Mbit/s (the partial epochs at the recording's ends count from 3 s) |
+| `cap_epoch_mean` | delivery | the epochs' mean capacity, each weighted by its length: the fitted range is centred on it (the model's mean delivery is its range's middle) |
 | `cap_cv` | delivery | spread of 100 ms bins around their epoch's mean (sd / mean) |
 | `cap_corr` | delivery | lag-1 correlation of those 100 ms ratios within an epoch |
 | `frame_ms`, `busy_ms_share` | delivery at 1 ms | period of the delivery pattern (autocorrelation peak) and share of milliseconds with any delivery |
@@ -21,6 +22,7 @@ The statistics, computed the same way from a recording and from a model's own sa
 | `gap_mean_ms`, `gap_p90_ms` | delivery at 1 ms | idle runs between deliveries inside an epoch (shorter than an outage): mean, p90 |
 | `spacing_mean_ms`, `spacing_sd_ms`, `spacing_corr`, `spacing_corr2` | delivery at 1 ms | spacing of the starts of delivery runs inside an epoch: mean, sd, lag-1 correlation (negative: two serving windows per frame), lag-2 correlation (how long the second window keeps its place) |
 | `rtt_epoch_p0..p100` | delay | quantiles of the epochs' RTT level (2 x the one-way delay's mean past the disturbance, its lowest and highest 10 % left out), ms |
+| `rtt_epoch_mean` | delay | the epochs' mean RTT (2 x the one-way delay's mean past the disturbance, each epoch weighted by its length): the fitted quantiles move together until the model's RTT law has this mean |
 | `rtt_jump` | delay | median RTT step between consecutive epochs' levels, ms |
 | `rtt_sd` | delay | RTT spread inside an epoch (1.4826 x MAD of RTT minus its epoch median), ms |
 | `rtt_corr_10ms` | delay | lag-1 correlation of that residual at 10 ms |
@@ -53,6 +55,7 @@ import numpy as np
 PERIOD_MS = 15_000
 PHASE_WALL_MS = 12_000  # boundaries at :12, :27, :42, :57 past the minute
 SKIP_MS = 300  # disturbance left out of within-epoch statistics
+PIECE_MIN_MS = 3000  # a partial epoch at a recording's end counts as an epoch from this length
 CAP_BIN_MS = 100
 DELAY_STEP_MS = 10
 MAD_TO_SD = 1.4826
@@ -609,6 +612,23 @@ def _epochs(n_ms: int, phase_ms: int) -> list[tuple[int, int]]:
     return out
 
 
+def _pieces(n_ms: int, phase_ms: int) -> list[tuple[int, int, int]]:
+    """The recording cut at its boundaries: (start, end, skip) for each whole epoch and for
+    the partial ones at either end of at least PIECE_MIN_MS, `skip` the ms past `start` that
+    the disturbance takes (none for the piece before the first boundary). Every piece is one
+    epoch's draw of capacity and RTT: leaving the partial ones out drops up to a quarter of a
+    60 s recording from the epoch levels, and the model then misses the mean it was fitted on."""
+    whole = _epochs(n_ms, phase_ms)
+    out = [(a, b, SKIP_MS) for a, b in whole]
+    first = whole[0][0] if whole else phase_ms % PERIOD_MS
+    last = whole[-1][1] if whole else first
+    if first >= PIECE_MIN_MS:
+        out.insert(0, (0, first, 0))
+    if n_ms - last >= PIECE_MIN_MS + SKIP_MS and last > 0:
+        out.append((last, n_ms, SKIP_MS))
+    return out
+
+
 def _delay_grid(rec: Recording, n_ms: int | None = None) -> np.ndarray:
     """One-way delay on a 10 ms grid (the last sample at or before each point)."""
     t, d = rec.delay_t_ms, rec.delay_ms
@@ -677,16 +697,20 @@ def capacity_statistics(cap_ms: np.ndarray, phase_ms: int, step_ms: int = 1) -> 
         out["cap100_p10"], out["cap100_p50"], out["cap100_p90"] = (
             float(x) for x in np.percentile(bins, [10, 50, 90])
         )
-    means, ratios = [], []
-    for a, b in _epochs(n * bin_ms, phase_ms):
-        lo = -(-(a + SKIP_MS) // bin_ms)
+    means, weights, ratios = [], [], []
+    for a, b, skip in _pieces(n * bin_ms, phase_ms):
+        lo = -(-(a + skip) // bin_ms)
         seg = bins[lo : b // bin_ms]
         if len(seg) < 3 or seg.mean() <= 0:
             continue
-        means.append(float(bins[a // bin_ms : b // bin_ms].mean()))
-        ratios.append(seg / seg.mean())
+        whole = bins[a // bin_ms : b // bin_ms]
+        means.append(float(whole.mean()))
+        weights.append(len(whole))
+        if b - a == PERIOD_MS:
+            ratios.append(seg / seg.mean())
     if means:
         out["cap_epoch_min"], out["cap_epoch_max"] = min(means), max(means)
+        out["cap_epoch_mean"] = float(np.average(means, weights=weights))
         out["epochs"] = float(len(means))
     if ratios and bin_ms == CAP_BIN_MS:
         out["cap_cv"] = float(np.std(np.concatenate(ratios)))
@@ -790,22 +814,30 @@ def _level(seg: np.ndarray) -> float:
 def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
     out: dict[str, float] = {}
     g = _delay_grid(rec)
-    levels, resid = [], []
-    for a, b in _epochs(len(g) * DELAY_STEP_MS, phase_ms):
-        seg = g[(a + SKIP_MS) // DELAY_STEP_MS : b // DELAY_STEP_MS]
+    levels, resid, means, weights = [], [], [], []
+    for a, b, skip in _pieces(len(g) * DELAY_STEP_MS, phase_ms):
+        seg = g[(a + skip) // DELAY_STEP_MS : b // DELAY_STEP_MS]
         if len(seg) < 10:
             continue
         levels.append(2 * _level(seg))
-        resid.append(2 * (seg - np.median(seg)))
+        means.append(2 * float(seg.mean()))
+        weights.append(b - a)
+        if b - a == PERIOD_MS:
+            resid.append(2 * (seg - np.median(seg)))
     if not levels:
         return out
     qs = np.percentile(levels, [0, 25, 50, 75, 100])
     for p, q in zip((0, 25, 50, 75, 100), qs, strict=True):
         out[f"rtt_epoch_p{p}"] = float(q)
+    # what the model's epoch RTTs must average to: the pieces' mean delay, each weighted by
+    # its length (a trimmed level drops a skewed delay's upper tail, which the model keeps)
+    out["rtt_epoch_mean"] = float(np.average(means, weights=weights))
     if len(levels) > 1:
         out["rtt_jump"] = float(np.median(np.abs(np.diff(levels))))
     if rec.delay_mean_ms > DELAY_STEP_MS:
         out["delay_mean_ms"] = rec.delay_mean_ms  # means: the levels hold, the jitter does not
+        return out
+    if not resid:
         return out
     r = np.concatenate(resid)
     out["rtt_sd"] = float(MAD_TO_SD * np.median(np.abs(r - np.median(r))))
@@ -908,6 +940,8 @@ NOT_COMPARED = (
     "epochs",
     "probes",
     "delay_mean_ms",
+    "cap_epoch_mean",
+    "rtt_epoch_mean",
     "probe_interval_s",
     "loss_up_share",
     "delay_spacing_ms",
@@ -973,7 +1007,13 @@ def fit(
     missing = []
     other = "up" if direction == "down" else "down"
     if "cap_epoch_min" in stats:
-        fitted = [mbit(stats["cap_epoch_min"]), mbit(stats["cap_epoch_max"])]
+        # the model draws each epoch's capacity uniform in the range, so its mean delivery is
+        # the range's middle: centred on the recording's epoch mean (what it delivered), as
+        # wide as its epochs spread (the midrange of a few skewed epochs misses the mean)
+        lo, hi = stats["cap_epoch_min"], stats["cap_epoch_max"]
+        mid = stats.get("cap_epoch_mean", (lo + hi) / 2)
+        half = (hi - lo) / 2
+        fitted = [mbit(max(mid - half, 0.05 * mid)), mbit(mid + half)]
         lo, hi = STARLINK_CAPACITY_MBPS[(plan, ROLE[other])]
         preset = [mbit(lo), mbit(hi)]
         m["capacity"], m["capacity_ba"] = (
@@ -1007,7 +1047,14 @@ def fit(
     else:
         missing.append("frame (needs delivery at 1 ms)")
     if "rtt_epoch_p50" in stats:
-        m["rtt_quantiles"] = [f"{stats[f'rtt_epoch_p{p}']:.3g} ms" for p in (0, 25, 50, 75, 100)]
+        qs = [stats[f"rtt_epoch_p{p}"] for p in (0, 25, 50, 75, 100)]
+        if "rtt_epoch_mean" in stats:
+            # the model draws an epoch's RTT piecewise-linearly between the quantiles, a law
+            # whose mean is (q0 + 2 q25 + 2 q50 + 2 q75 + q100) / 8: not the levels' mean when
+            # a few levels are skewed; the quantiles move together until it is
+            shift = stats["rtt_epoch_mean"] - (qs[0] + 2 * sum(qs[1:4]) + qs[4]) / 8
+            qs = [max(q + shift, 0.0) for q in qs]
+        m["rtt_quantiles"] = [f"{q:.3g} ms" for q in qs]
         if "rtt_sd" in stats:
             m["jitter"] = f"{stats['rtt_sd'] / 2:.3g} ms"  # one way
         else:
@@ -1269,7 +1316,12 @@ class Runs:
         p = self.pieces.get(direction, [])
         if not p:
             return {}
-        return {"cap_epoch_min": min(p), "cap_epoch_max": max(p), "epochs": float(len(p))}
+        return {
+            "cap_epoch_min": min(p),
+            "cap_epoch_max": max(p),
+            "cap_epoch_mean": float(np.mean(p)),
+            "epochs": float(len(p)),
+        }
 
 
 def read_runs(paths: list[Path], direction: str | None = None) -> Runs:
