@@ -231,42 +231,23 @@ pub trait ModelFiles {
     fn tle(&self, ask: &TleAsk) -> Result<Vec<(u64, Option<u64>)>, Issue>;
 }
 
-/// Files read by satcc-core alone (no memory budget, no SGP4): for callers without the Python
-/// layer (tests, tools).
-pub struct HostFiles;
+/// No files: a model that names one is refused (satcc-core alone, without the Python layer
+/// that reads files on the host; the presets and tests need none).
+pub struct NoFiles;
 
-impl ModelFiles for HostFiles {
-    fn mahimahi(&self, path: &Path) -> Result<TraceInfo, String> {
-        let s = super::trace_file::load(path, None).map_err(|e| e.to_string())?;
-        Ok(TraceInfo {
-            lines: s.ms.len() as u64,
-            last_ms: s.ms.last().copied().unwrap_or(0),
-            digest: s.digest,
-        })
+impl ModelFiles for NoFiles {
+    fn mahimahi(&self, _: &Path) -> Result<TraceInfo, String> {
+        Err(NO_READER.into())
     }
-    fn delay_csv(
-        &self,
-        path: &Path,
-        default_loss: f64,
-        duration_ns: Option<u64>,
-    ) -> Result<CsvInfo, String> {
-        let s = super::trace_file::load_delay_csv(path, default_loss, None)
-            .map_err(|e| e.to_string())?;
-        let (mean_delay_ns, mean_loss) = super::trace_file::series_time_mean(&s.rows, duration_ns);
-        Ok(CsvInfo {
-            rows: s.rows.len() as u64,
-            mean_delay_ns,
-            mean_loss,
-            digest: s.digest,
-        })
+    fn delay_csv(&self, _: &Path, _: f64, _: Option<u64>) -> Result<CsvInfo, String> {
+        Err(NO_READER.into())
     }
     fn tle(&self, _: &TleAsk) -> Result<Vec<(u64, Option<u64>)>, Issue> {
-        Err((
-            "tle".into(),
-            "expected a TLE set read through the Python layer (SGP4), found no reader here".into(),
-        ))
+        Err(("tle".into(), NO_READER.into()))
     }
 }
+
+const NO_READER: &str = "expected a file reader (the Python layer), found none";
 
 /// The keys a `[link.model]` of this kind accepts besides `kind` (docs/scenario.md lists them).
 pub fn keys(kind: &str) -> Vec<String> {
@@ -337,7 +318,7 @@ pub fn presets() -> Value {
     let cx = Context {
         base: Path::new("."),
         duration_ns: None,
-        files: &HostFiles,
+        files: &NoFiles,
     };
     let [up, _] = resolve(&json!({"kind": "starlink"}), "preset", &cx)
         .expect("the default Starlink table resolves");
@@ -1425,19 +1406,6 @@ fn constellation_tle(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct NoFiles;
-    impl ModelFiles for NoFiles {
-        fn mahimahi(&self, _: &Path) -> Result<TraceInfo, String> {
-            Err("found no such file".into())
-        }
-        fn delay_csv(&self, _: &Path, _: f64, _: Option<u64>) -> Result<CsvInfo, String> {
-            Err("found no such file".into())
-        }
-        fn tle(&self, _: &TleAsk) -> Result<Vec<(u64, Option<u64>)>, Issue> {
-            Err(("tle".into(), "no SGP4 here".into()))
-        }
-    }
 
     fn read(v: Value) -> Result<[ModelDir; 2], Vec<Issue>> {
         let cx = Context {

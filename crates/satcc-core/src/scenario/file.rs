@@ -1767,7 +1767,7 @@ mod tests {
             engines: &["sim", "model", "emu"],
             check_cc: &|_, _| Ok(()),
             base: std::path::Path::new("."),
-            files: &table::HostFiles,
+            files: &table::NoFiles,
         }
     }
 
