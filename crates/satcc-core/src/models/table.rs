@@ -798,13 +798,7 @@ fn starlink(r: &mut Reader) -> Option<[ModelDir; 2]> {
             "expected either rtt or rtt_quantiles, found both",
         );
     }
-    if phase >= STARLINK_PERIOD_NS {
-        let f = r.found("phase");
-        r.fail(
-            "phase",
-            format!("expected a duration below 15 s, found {f}"),
-        );
-    }
+    check_phase(r, phase);
     if disturbance.1 >= STARLINK_PERIOD_NS {
         r.fail("disturbance", "expected durations below the 15 s period");
     }
@@ -1159,17 +1153,61 @@ fn trace(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
     pair(out)
 }
 
-/// The keys a Walker shell and a TLE set share.
+/// The keys a Walker shell and a TLE set share: the two ground points, the visibility mask,
+/// the reconfiguration phase, and per direction the extra delay, rate and loss.
 struct Ends {
     terminal: Option<(f64, f64)>,
     gateway: Option<(f64, f64)>,
+    min_el: Option<f64>,
+    phase: Option<u64>,
+    extras: (Option<u64>, Option<u64>),
+    rates: (Option<u64>, Option<u64>),
+    losses: (Option<f64>, Option<f64>),
+}
+
+impl Ends {
+    /// (rate, loss, extra delay) for a→b and b→a.
+    fn directions(&self) -> Option<[(u64, f64, u64); 2]> {
+        Some([
+            (self.rates.0?, self.losses.0?, self.extras.0?),
+            (self.rates.1?, self.losses.1?, self.extras.1?),
+        ])
+    }
+}
+
+fn ends(r: &mut Reader) -> Ends {
+    Ends {
+        terminal: r.get("terminal", &latlon(), None),
+        gateway: r.get("gateway", &latlon(), None),
+        min_el: r.get(
+            "min_elevation",
+            &number(0.0, 90.0, "degrees"),
+            Some(MIN_ELEVATION_DEG),
+        ),
+        phase: r.get("phase", &duration(), Some(STARLINK_PHASE_NS)),
+        extras: r.both(
+            "extra_delay",
+            &duration(),
+            Some(CONSTELLATION_EXTRA_DELAY_NS),
+        ),
+        rates: r.both("rate", &rate(), None),
+        losses: r.both("loss", &probability(), Some(0.0)),
+    }
+}
+
+/// The reconfiguration phase must fall inside the 15 s period.
+fn check_phase(r: &mut Reader, phase: u64) {
+    if phase >= STARLINK_PERIOD_NS {
+        let f = r.found("phase");
+        r.fail(
+            "phase",
+            format!("expected a duration below 15 s, found {f}"),
+        );
+    }
 }
 
 fn constellation(r: &mut Reader) -> Option<[ModelDir; 2]> {
-    let ends = Ends {
-        terminal: r.get("terminal", &latlon(), None),
-        gateway: r.get("gateway", &latlon(), None),
-    };
+    let e = ends(r);
     let altitude_km = r.get(
         "altitude_km",
         &number(100.0, 50_000.0, "km"),
@@ -1191,24 +1229,11 @@ fn constellation(r: &mut Reader) -> Option<[ModelDir; 2]> {
         &integer(0, 9_999, "phasing F"),
         Some(SHELL1_PHASING),
     );
-    let min_el = r.get(
-        "min_elevation",
-        &number(0.0, 90.0, "degrees"),
-        Some(MIN_ELEVATION_DEG),
-    );
-    let phase = r.get("phase", &duration(), Some(STARLINK_PHASE_NS));
     let start = r.get("start", &start(), Some(0));
-    let extras = r.both(
-        "extra_delay",
-        &duration(),
-        Some(CONSTELLATION_EXTRA_DELAY_NS),
-    );
-    let rates = r.both("rate", &rate(), None);
-    let losses = r.both("loss", &probability(), Some(0.0));
     if !r.issues.is_empty() {
         return None;
     }
-    let (planes, per_plane, phasing, phase) = (planes?, per_plane?, phasing?, phase?);
+    let (planes, per_plane, phasing, phase) = (planes?, per_plane?, phasing?, e.phase?);
     let altitude_km = altitude_km?;
     if phasing >= planes {
         r.fail(
@@ -1229,20 +1254,10 @@ fn constellation(r: &mut Reader) -> Option<[ModelDir; 2]> {
             ),
         );
     }
-    if phase >= STARLINK_PERIOD_NS {
-        let f = r.found("phase");
-        r.fail(
-            "phase",
-            format!("expected a duration below 15 s, found {f}"),
-        );
-    }
-    let (terminal, gateway) = (ends.terminal?, ends.gateway?);
+    check_phase(r, phase);
+    let (terminal, gateway) = (e.terminal?, e.gateway?);
     let mut out = Vec::new();
-    for ((rate, loss), extra) in [rates.0?, rates.1?]
-        .into_iter()
-        .zip([losses.0?, losses.1?])
-        .zip([extras.0?, extras.1?])
-    {
+    for (rate, loss, extra) in e.directions()? {
         if rate == 0 {
             r.fail("rate", "expected a positive rate, found 0 bit/s");
             continue;
@@ -1256,7 +1271,7 @@ fn constellation(r: &mut Reader) -> Option<[ModelDir; 2]> {
             "phasing": phasing,
             "terminal": [terminal.0, terminal.1],
             "gateway": [gateway.0, gateway.1],
-            "min_elevation_deg": min_el?,
+            "min_elevation_deg": e.min_el?,
             "period_ns": STARLINK_PERIOD_NS,
             "phase_ns": phase,
             "start_ns": start?,
@@ -1290,23 +1305,7 @@ fn constellation_tle(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
     let name = r.get("tle", &file_path(), None);
     let epoch = r.t.get("epoch").cloned();
     let span = r.get("span", &duration(), Some(TLE_DEFAULT_SPAN_NS));
-    let ends = Ends {
-        terminal: r.get("terminal", &latlon(), None),
-        gateway: r.get("gateway", &latlon(), None),
-    };
-    let min_el = r.get(
-        "min_elevation",
-        &number(0.0, 90.0, "degrees"),
-        Some(MIN_ELEVATION_DEG),
-    );
-    let phase = r.get("phase", &duration(), Some(STARLINK_PHASE_NS));
-    let extras = r.both(
-        "extra_delay",
-        &duration(),
-        Some(CONSTELLATION_EXTRA_DELAY_NS),
-    );
-    let rates = r.both("rate", &rate(), None);
-    let losses = r.both("loss", &probability(), Some(0.0));
+    let e = ends(r);
     for key in WALKER_KEYS.iter().chain(&["start"]) {
         if r.has(key) {
             r.fail(
@@ -1320,17 +1319,11 @@ fn constellation_tle(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
     if !r.issues.is_empty() {
         return None;
     }
-    let (name, span, phase) = (name?, span?, phase?);
+    let (name, span, phase) = (name?, span?, e.phase?);
     if span == 0 {
         r.fail("span", "expected a positive duration, found 0 s");
     }
-    if phase >= STARLINK_PERIOD_NS {
-        let f = r.found("phase");
-        r.fail(
-            "phase",
-            format!("expected a duration below 15 s, found {f}"),
-        );
-    }
+    check_phase(r, phase);
     if !r.issues.is_empty() {
         return None;
     }
@@ -1339,9 +1332,9 @@ fn constellation_tle(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
         path: &path,
         name: &name,
         epoch: epoch.as_ref(),
-        terminal: ends.terminal?,
-        gateway: ends.gateway?,
-        min_elevation_deg: min_el?,
+        terminal: e.terminal?,
+        gateway: e.gateway?,
+        min_elevation_deg: e.min_el?,
         phase_ns: phase,
         period_ns: STARLINK_PERIOD_NS,
         span_ns: span,
@@ -1365,11 +1358,7 @@ fn constellation_tle(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
         return None;
     }
     let mut out = Vec::new();
-    for ((rate, loss), extra) in [rates.0?, rates.1?]
-        .into_iter()
-        .zip([losses.0?, losses.1?])
-        .zip([extras.0?, extras.1?])
-    {
+    for (rate, loss, extra) in e.directions()? {
         if rate == 0 {
             r.fail("rate", "expected a positive rate, found 0 bit/s");
             continue;
