@@ -49,6 +49,28 @@ def test_no_scenario_key_is_read_in_python():
     assert not (package / "checks.py").exists()
 
 
+def test_a_link_model_is_read_in_rust_alone():
+    """A `[link.model]` kind, key or preset is spelled in satcc-core (models/table.rs) only:
+    linkmodels.py spelled every key again and resolved the tables, then handed the result to
+    Rust. Python keeps the files a model names and the presets it shows, read from Rust.
+    (Commands that write a model table, as `satcc trace fit` does, spell the keys they write.)"""
+    import ast
+
+    from satcc import _native
+
+    presets = _native.link_model_presets()
+    keys = {k for ks in presets["keys"].values() for k in ks}
+    keys |= {"starlink_intra", "rtt_quantiles_ns", "capacity_bps", "opportunities_digest"}
+    keys |= set(presets["kinds"])
+    spelled: dict[str, list[str]] = {}
+    package = REPO / "python/satcc"
+    for path in [package / "linkmodels.py", *(package / "scenario").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in keys:
+                spelled.setdefault(node.value, []).append(path.relative_to(REPO).as_posix())
+    assert spelled == {"starlink_intra": ["python/satcc/linkmodels.py"]}, spelled
+
+
 def test_the_editor_schema_is_generated_from_the_rust_types_and_current():
     """docs/scenario.schema.json is `make schema`'s output: every table's keys, no others."""
     import json

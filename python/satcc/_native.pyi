@@ -73,7 +73,7 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
                       not with a model),
            "model": MODEL | None (optional: a time-varying behaviour; rate_bps, delay_ns and
                     loss are then its nominal values, used for routing and "bdp" queues)}
-    MODEL (crates/satcc-core/src/models/, presets resolved by satcc.linkmodels) is one of
+    MODEL (crates/satcc-core/src/models/, resolved by models/table.rs) is one of
       {"kind": "starlink", "period_ns": int, "phase_ns": int, "start_ns": int,
        "rtt_quantiles_ns": [int x 5] (link RTT at p 0, .25, .5, .75, 1; one-way = RTT/2),
        "capacity_bps": [lo, hi], "loss": [lo, hi], "disturbance_ns": [lo, hi],
@@ -125,6 +125,7 @@ a few times per second of wall time. Raises ValueError naming the bad key on bad
 
 from collections.abc import Callable
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 class Resolved:
@@ -194,11 +195,17 @@ class ScenarioFile:
         """Per resolved flow: ([[flow]] index, copy, name)."""
 
 def read_scenario(
-    doc: dict[str, Any], default_name: str, engines: list[str], models: list[Any]
+    doc: dict[str, Any], default_name: str, engines: list[str], base: Path, files: Any
 ) -> ScenarioFile:
-    """A scenario document (the TOML tables) read: types, units, defaults and every check in
-    satcc-core; `models[i]` is link i's resolved [link.model] ([a->b, b->a] of {"rate_bps",
-    "delay_ns", "loss", "model", "queue"}) or None. Raises ValueError([(key path, message)])."""
+    """A scenario document (the TOML tables) read: types, units, defaults, the [link.model]
+    tables with their presets and every check in satcc-core; a link model's files are named
+    from `base` and read through `files` (satcc.linkmodels: mahimahi_info, delay_csv_info,
+    tle_geometry). Raises ValueError([(key path, message)])."""
+
+def link_model_presets() -> dict[str, Any]:
+    """The link models' kinds, keys and the presets other commands show (satcc-core
+    models/table.rs): {"kinds", "keys", "starlink_capacity_mbps", "starlink_loss",
+    "starlink_intra", "starlink_period_ns", "mahimahi_bytes"}."""
 
 def scenario_keys() -> dict[str, list[str]]:
     """The keys of [scenario], [[link]] and [[flow]]."""
@@ -285,12 +292,6 @@ def pcap_flag_names() -> list[str]: ...
 def pcap_flow_columns() -> list[str]:
     """The "flows" result columns each of `pcap_analyze`'s flows holds (satcc-pcap's
     `FlowColumns`, checked against columns.rs), in order."""
-
-def geo_one_way_ns(
-    altitude_m: float, terminal_elevation_deg: float, gateway_elevation_deg: float, extra_ns: int
-) -> int:
-    """One-way delay over a GEO satellite (slant ranges at both elevations, plus extra_ns): the
-    delay satcc-core's GEO model uses (models/geo.rs)."""
 
 # The simulator's receive-buffer accounting (crates/satcc-py/src/calc.rs -> satcc-sim tcp/receiver/)
 def rx_truesize(payload: int, timestamps: bool = True) -> int:

@@ -4,13 +4,13 @@ With `tle = "FILE"` a constellation link takes its satellites from a TLE file (s
 sets, optionally preceded by a name line: 3-line sets), propagates them with SGP4 (the PyPI
 `sgp4` package, imported only here and only when a TLE is used), rotates the TEME positions to
 Earth-fixed coordinates by Greenwich mean sidereal time, and applies the Walker model's rule
-(linkmodels.py / crates/satcc-core/src/models/constellation.rs): at every reconfiguration
+(crates/satcc-core/src/models/constellation.rs): at every reconfiguration
 boundary (15 s, `phase` past each UTC minute) the terminal takes, among the satellites at or
 above `min_elevation` seen from the terminal *and* from the gateway, the one highest in the
 terminal's sky, and keeps it until the next boundary; none means an outage. One-way delay =
 (|terminal - sat| + |sat - gateway|) / c + `extra_delay`, evaluated every `GEOMETRY_STEP` within
-the slot (the satellite moves). linkmodels.py reads the keys (`_constellation_tle`) and calls
-`geometry` here. The result is handed to Rust as a `kind = "trace"` delay series
+the slot (the satellite moves). satcc-core reads the keys (models/table.rs) and asks
+`read_geometry` here (through satcc.linkmodels.tle_geometry). The result is handed to Rust as a `kind = "trace"` delay series
 (`_native.pyi`), so the simulator and the emulator need nothing new.
 
 | parameter | default | unit | source |
@@ -18,7 +18,7 @@ the slot (the satellite moves). linkmodels.py reads the keys (`_constellation_tl
 | tle | required | path, relative to the scenario file | NORAD two-line element format (CelesTrak "NORAD Two-Line Element Set Format") |
 | epoch | the latest epoch in the file | UTC instant, ISO 8601 (`2026-11-22T10:00:00Z`) | the run's start |
 | span | 1 h | duration | how long the series lasts; after it the last row holds (trace.rs) |
-| terminal, gateway, min_elevation, phase, extra_delay, rate, loss | as the Walker model | | linkmodels.py |
+| terminal, gateway, min_elevation, phase, extra_delay, rate, loss | as the Walker model | | models/table.rs |
 | GEOMETRY_STEP | 100 ms | | constellation.rs GEOMETRY_STEP |
 
 Deviations, numbered:
@@ -226,3 +226,45 @@ def geometry(
         for t, m, bad in zip(steps, metres, e2, strict=True):
             rows.append((max(t, 0), None if bad else round(m / SPEED_OF_LIGHT_M_S * NS_PER_S)))
     return tuple(rows)
+
+
+def read_geometry(
+    path: str,
+    name: str,
+    epoch: Any,
+    terminal: tuple[float, float],
+    gateway: tuple[float, float],
+    min_el: float,
+    phase_ns: int,
+    period_ns: int,
+    span_ns: int,
+) -> tuple[tuple[int, int | None], ...]:
+    """`geometry` for a constellation's TLE file as satcc-core's `[link.model]` reader asks for
+    it (models/table.rs `ModelFiles::tle`: the keys already read and checked there; `name` is
+    the file as the table writes it). A problem raises ValueError((key, message))."""
+    from pathlib import Path
+
+    from satcc import limits
+    from satcc.errors import UserError
+
+    p = Path(path)
+    try:
+        when = None if epoch is None else parse_epoch(epoch)
+    except UnitError as e:
+        raise ValueError(("epoch", str(e))) from None
+    found = f"expected a TLE file of 2- or 3-line sets, found {name!r}"
+    try:
+        text = limits.read_text(p, "a TLE file", limits.MAX_TRACE_BYTES)
+        parse_tle(text)
+    except UserError as e:
+        raise ValueError(("tle", f"{found}: {str(e).removeprefix(f'{p}: ')}")) from None
+    except TleError as e:
+        raise ValueError(("tle", f"{found}: {e}")) from None
+    try:
+        return geometry(
+            text, tuple(terminal), tuple(gateway), min_el, phase_ns, period_ns, when, span_ns
+        )
+    except ImportError:
+        raise ValueError(
+            ("tle", "expected the sgp4 package (pip install sgp4), found it missing")
+        ) from None

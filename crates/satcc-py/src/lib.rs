@@ -137,25 +137,6 @@ fn cc_kernel_values(name: &str, params: &Bound<'_, PyAny>) -> PyResult<Vec<(&'st
     Ok(out)
 }
 
-/// The one-way delay (ns) over a GEO satellite at `altitude_m`, seen at the two elevations,
-/// plus `extra_ns`: satcc-core's `GeoDelay::one_way`, the delay the simulator's GEO links use.
-#[pyfunction]
-fn geo_one_way_ns(
-    altitude_m: f64,
-    terminal_elevation_deg: f64,
-    gateway_elevation_deg: f64,
-    extra_ns: u64,
-) -> u64 {
-    satcc_core::models::geo::GeoDelay::Geometry {
-        altitude_m,
-        terminal_elevation_deg,
-        gateway_elevation_deg,
-        extra: satcc_core::SimDuration::from_nanos(extra_ns),
-    }
-    .one_way()
-    .as_nanos()
-}
-
 /// The measured kernel turnarounds' quantile points, `{"sender": [(probability, ns), ...],
 /// "receiver": [...]}` (`satcc_core::hostnoise`): the scenario layer puts them in the resolved
 /// config, so a run's hash changes when the preset does.
@@ -235,7 +216,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(host_noise_kernel, m)?)?;
-    m.add_function(wrap_pyfunction!(geo_one_way_ns, m)?)?;
     m.add_function(wrap_pyfunction!(sim::run_sim, m)?)?;
     m.add_function(wrap_pyfunction!(sim::resolve, m)?)?;
     m.add_class::<sim::ResolvedScenario>()?;

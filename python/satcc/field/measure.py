@@ -27,6 +27,7 @@ from typing import Any
 from satcc.errors import SatccError
 from satcc.field import clock, hostinfo
 from satcc.field.plan import FieldPlan, RunItem
+from satcc.results import FLOW
 
 ENGINE = "field"
 RAW_DIR = "field"
@@ -370,7 +371,7 @@ def measure(
 
 # -- into a RunResult ------------------------------------------------------------------------
 
-RTT_KEYS = ("rtt_mean_ms", "rtt_p95_ms", "rtt_min_ms")
+RTT_KEYS = (FLOW.rtt_mean_ms, FLOW.rtt_p95_ms, FLOW.rtt_min_ms)
 # Where flow 0's RTT comes from (run.json `field.rtt_source`, summary.json `stats.rtt_source`)
 RTT_IPERF3 = "iperf3 tcp_info"  # the sender's kernel RTT of the connection (mean_rtt)
 RTT_PING = "ping during the run"
@@ -378,14 +379,7 @@ RTT_PING = "ping during the run"
 # whole-path one used (a capture sees packets after this host's qdiscs: a shaper there, CAKE on
 # a router-host, is invisible to it, as are waits in the sender's own stack).
 RTT_DISAGREE = 2.0
-_SENDER_KEYS = (
-    "sent_packets",
-    "retransmitted_packets",
-    "retransmission_rate",
-    "rtt_mean_ms",
-    "rtt_p95_ms",
-    "rtt_min_ms",
-)
+_SENDER_KEYS = (FLOW.sent_packets, FLOW.retransmitted_packets, FLOW.retransmission_rate, *RTT_KEYS)
 
 
 def _iperf3_mss(m: Measured, item: RunItem) -> int | None:
@@ -498,7 +492,7 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
                 c = max(match, key=lambda f: f.get("payload_bytes") or 0)
                 capture_doc = {
                     k: c.get(k)
-                    for k in (*_SENDER_KEYS, "rtt_source", "capture_point", "goodput_bps")
+                    for k in (*_SENDER_KEYS, "rtt_source", "capture_point", FLOW.goodput_bps)
                 }
                 capture_doc["at"] = "sender" if item.direction == "up" else "receiver"
                 if item.direction == "up":

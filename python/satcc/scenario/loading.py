@@ -1,7 +1,7 @@
 """Loading a scenario: a file, TOML text or a parsed document to a checked `Scenario`, or a
 `ScenarioError` listing every problem. satcc-core reads the tables (`_native.read_scenario`:
-types, units, defaults, every check); the `[link.model]` tables are resolved here first, once,
-by satcc.linkmodels (their cited presets)."""
+types, units, defaults, every check, the `[link.model]` tables with their presets); the files
+a link model names are read through satcc.linkmodels (the host's limits, SGP4)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from satcc import _native, limits, linkmodels, registry, resources
 from satcc.errors import UserError
 from satcc.scenario.messages import ScenarioError
 from satcc.scenario.schema import Scenario
-from satcc.units import UnitError, parse_duration
 
 
 def load(path: str | Path) -> Scenario:
@@ -43,42 +42,13 @@ def from_dict(
     why = limits.value_depth_issue(data)
     if why is not None:  # a dict from the Python API is not checked as TOML text is
         raise ScenarioError(source, [("", why)])
-    issues: list[tuple[str, str]] = []
-    models = _models(data, Path(source).parent, issues)
     try:
-        file = _native.read_scenario(data, default_name, list(registry.NAMES), models)
+        file = _native.read_scenario(
+            data, default_name, list(registry.NAMES), Path(source).parent, linkmodels
+        )
     except ValueError as e:
         problems = e.args[0]
         if not isinstance(problems, list):
             raise ScenarioError(source, [("", str(e))]) from None
-        raise ScenarioError(source, [*problems, *issues]) from None
-    if issues:
-        raise ScenarioError(source, issues)
+        raise ScenarioError(source, problems) from None
     return Scenario(file, source)
-
-
-def _models(data: Any, base: Path, issues: list[tuple[str, str]]) -> list[Any]:
-    """Each link's `[link.model]` resolved (None: no model, or one with problems, which go to
-    `issues`): per direction its nominal rate, delay and loss, MODEL dictionary and queue."""
-    links = data.get("link") if isinstance(data, dict) else None
-    if not isinstance(links, list):
-        return []
-    section = data.get("scenario")
-    try:
-        duration = parse_duration(section.get("duration")) if isinstance(section, dict) else None
-    except UnitError:
-        duration = None
-    out: list[Any] = []
-    for i, link in enumerate(links):
-        table = link.get("model") if isinstance(link, dict) else None
-        if not isinstance(table, dict):
-            out.append(None)
-            continue
-        try:
-            dirs = linkmodels.resolve_model(table, f"link[{i}].model", base, duration)
-        except linkmodels.ModelIssues as e:
-            issues.extend(e.issues)
-            out.append(None)
-            continue
-        out.append([{**nominal, "model": m, "queue": q} for nominal, m, q in dirs])
-    return out

@@ -23,8 +23,8 @@
 //! | `trace` | [`trace`] | Mahimahi delivery opportunities; delay/loss from a CSV series |
 //! | `constellation` | [`constellation`] | serving satellite every 15 s; delay from geometry |
 //!
-//! Every parameter arrives resolved (units parsed, presets applied) from the Python scenario
-//! layer (`python/satcc/linkmodels.py` holds the cited presets), so these files take numbers.
+//! Every parameter arrives resolved (units parsed, presets applied) by [`table`] (the
+//! `[link.model]` table's keys, cited presets and checks), so these files take numbers.
 //!
 //! Not implemented: reordering links (the simulator's wire is FIFO), correlated (Gilbert–
 //! Elliott) loss outside the Starlink model.
@@ -34,6 +34,7 @@ pub mod geo;
 pub mod lfn;
 pub mod spec;
 pub mod starlink;
+pub mod table;
 pub mod trace;
 pub mod trace_file;
 

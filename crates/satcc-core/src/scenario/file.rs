@@ -8,8 +8,8 @@
 //! error stops serde at the first one; every check after it is collected, so a file's
 //! problems are reported together.
 //!
-//! `[link.model]` tables are resolved by the caller (python/satcc/linkmodels.py: the cited
-//! presets) and handed in as [`ModelDir`]s, once per run.
+//! `[link.model]` tables are resolved here too, once per read, by `models::table` (their keys,
+//! cited presets and checks); files on the host are read through [`Known::files`].
 //!
 //! To add a scenario key: a field in one of the tables below (its serde default is its
 //! default), its check in [`read`] if its type does not say it all, and docs/scenario.md.
@@ -28,6 +28,7 @@ use super::{
     MAX_MTU, MAX_UDP_PAYLOAD_BYTES, MIN_MSS, MIN_MTU,
 };
 use crate::dirspec::{Direction, QueueSpec};
+use crate::models::table::{self, ModelFiles};
 use crate::units::{self, describe, py_str, Raw};
 
 /// One problem: (key path, message).
@@ -353,7 +354,8 @@ pub struct LinkT {
     pub service: Service,
     #[serde(default = "default_hz")]
     pub hz: i64,
-    /// `[link.model]`: resolved by the caller ([`ModelDir`]).
+    /// `[link.model]`: a time-varying path, `kind = ...` and its keys (docs/scenario.md "Path
+    /// models"), read by `models::table`.
     #[serde(default)]
     pub model: Option<Map<String, Value>>,
 }
@@ -593,11 +595,15 @@ pub struct ModelDir {
 pub type CheckCc<'a> = &'a dyn Fn(&str, &Map<String, Value>) -> Result<(), String>;
 
 /// What the caller knows that satcc-core does not: the congestion controls (satcc-cc, above
-/// this crate) and the engines (Python's registry).
+/// this crate), the engines (Python's registry), where the scenario file lies and how files
+/// on the host are read (a link model's trace, CSV or TLE set).
 pub struct Known<'a> {
     pub ccas: &'a [&'a str],
     pub engines: &'a [&'a str],
     pub check_cc: CheckCc<'a>,
+    /// The scenario file's folder: a model's file names are relative to it.
+    pub base: &'a std::path::Path,
+    pub files: &'a dyn ModelFiles,
 }
 
 /// A read, checked scenario file.
@@ -774,10 +780,51 @@ fn set_aside_key(doc: &mut Value, path: &serde_path_to_error::Path, msg: &str) -
     at.as_object_mut().and_then(|m| m.remove(&last)).is_some()
 }
 
-/// Read a scenario document: its tables, units and defaults through serde, then every check.
-/// `models[i]` is link i's resolved `[link.model]` (None: no model, or one that failed; its
-/// problems are the caller's).
-pub fn read(
+/// Read a scenario document: its `[link.model]` tables resolved ([`table::resolve`]), its
+/// tables, units and defaults through serde, then every check; the models' problems follow
+/// the others.
+pub fn read(doc: &Value, default_name: &str, known: &Known) -> Result<File, Vec<Issue>> {
+    let (models, model_issues) = resolve_models(doc, known);
+    match read_tables(doc, default_name, models, known) {
+        Ok(f) if model_issues.is_empty() => Ok(f),
+        Ok(_) => Err(model_issues),
+        Err(mut issues) => {
+            issues.extend(model_issues);
+            Err(issues)
+        }
+    }
+}
+
+/// Each link's `[link.model]` resolved (None: no model, or one with problems, which are
+/// returned beside), read from the document as it is, before serde.
+fn resolve_models(doc: &Value, known: &Known) -> (Vec<Option<[ModelDir; 2]>>, Vec<Issue>) {
+    let Some(links) = doc.get("link").and_then(Value::as_array) else {
+        return (Vec::new(), Vec::new());
+    };
+    let duration_ns = doc
+        .get("scenario")
+        .and_then(|s| s.get("duration"))
+        .and_then(|d| units::duration_ns(&Raw::from_json(d)).ok());
+    let cx = table::Context {
+        base: known.base,
+        duration_ns,
+        files: known.files,
+    };
+    let mut issues = Vec::new();
+    let models = links
+        .iter()
+        .enumerate()
+        .map(|(i, link)| {
+            let t = link.get("model").filter(|t| t.is_object())?;
+            table::resolve(t, &format!("link[{i}].model"), &cx)
+                .map_err(|e| issues.extend(e))
+                .ok()
+        })
+        .collect();
+    (models, issues)
+}
+
+fn read_tables(
     doc: &Value,
     default_name: &str,
     models: Vec<Option<[ModelDir; 2]>>,
@@ -1736,6 +1783,8 @@ mod tests {
             ccas: &["cubic", "reno"],
             engines: &["sim", "model", "emu"],
             check_cc: &|_, _| Ok(()),
+            base: std::path::Path::new("."),
+            files: &table::NoFiles,
         }
     }
 
@@ -1746,7 +1795,7 @@ mod tests {
     }
 
     fn issues(doc: &Value) -> Vec<Issue> {
-        read(doc, "x", vec![], &known()).unwrap_err()
+        read(doc, "x", &known()).unwrap_err()
     }
 
     #[test]
@@ -1768,7 +1817,7 @@ mod tests {
 
     #[test]
     fn a_minimal_file_resolves_with_the_defaults() {
-        let f = read(&minimal(), "x", vec![], &known()).unwrap();
+        let f = read(&minimal(), "x", &known()).unwrap();
         let r = f.scenario(None).resolve().unwrap();
         let fl = &r.scenario.flows[0];
         assert_eq!(
