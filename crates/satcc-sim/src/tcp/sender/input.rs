@@ -354,8 +354,11 @@ impl Sender {
             if e <= ack || s >= self.tcp.snd_nxt {
                 continue;
             }
-            let a = self.sb.idx_floor(s.max(ack));
-            let b = self.sb.idx_ceil(e);
+            // `tcp_match_skb_to_sack`: a segment (one MSS, `tcp_skb_pcount` 1) is SACKed
+            // only when the block covers it whole; a block ending or starting inside one
+            // (`sack 4000:4001` of `3001:4001`) marks nothing there.
+            let a = self.sb.idx_ceil(s.max(ack));
+            let b = self.sb.idx_floor(e.min(self.tcp.snd_nxt));
             let tcp = &mut self.tcp;
             let rack = &mut self.rack;
             let first_tx_mstamp = &mut self.first_tx_mstamp;
@@ -587,6 +590,24 @@ mod tests {
         assert_eq!(fast.stats.recovery_count, 1);
         assert_eq!(fast.stats.retransmitted_packets, 1);
         assert_eq!(fast.tcp.snd_una, 46 * MSS);
+    }
+
+    #[test]
+    fn a_sack_block_marks_only_the_segments_it_covers_whole() {
+        // `tcp_match_skb_to_sack` (upstream fast_retransmit/fr-4pkt-fack-last-byte): a block
+        // of the last byte of segment 3 marks nothing; one of segment 5 whole and one byte
+        // of each neighbour marks segment 5 only.
+        let (mut s, _, _) = established();
+        let mut p = ack(0, &[]);
+        p.sack[0] = (4 * MSS - 1, 4 * MSS);
+        p.nsack = 1;
+        deliver(&mut s, ms(150), &p);
+        assert_eq!(s.tcp.sacked_out, 0);
+        assert_eq!(s.sb.highest_sacked(), None);
+        p.sack[0] = (5 * MSS - 1, 6 * MSS + 1);
+        deliver(&mut s, ms(151), &p);
+        assert_eq!(s.tcp.sacked_out, 1);
+        assert_eq!(s.sb.highest_sacked(), Some(6));
     }
 
     #[test]
