@@ -26,6 +26,7 @@ impl Sender {
             return; // ahead of what was sent, or older than snd_una
         }
         let prior_snd_una = self.tcp.snd_una;
+        let prior_packets = self.tcp.packets_out;
         let prior_in_flight = self.tcp.in_flight();
         let prior_delivered = self.tcp.delivered;
         let prior_lost = self.tcp.lost;
@@ -41,6 +42,7 @@ impl Sender {
         if ack > prior_snd_una {
             self.retransmits = 0; // icsk_retransmits
         }
+        self.probes_out = 0; // `tcp_ack`: the peer answered
         let prior_fack = self.highest_sack_seq();
         // `tp->rx_opt.rcv_tsval/rcv_tsecr` are not passed on yet: TCP-LP's remote-clock
         // estimator collapses the flow when fed them (0.3 of 48 Mbit/s alone on a link), so
@@ -213,12 +215,16 @@ impl Sender {
         sample.is_retrans = rs.is_retrans;
         self.cong_control(now, &sample, &flag);
 
+        if prior_packets == 0 {
+            self.ack_probe(now, out); // `tcp_ack`'s no_queue
+        }
+
         // --- transmit (tcp_xmit_recovery, tcp_data_snd_check)
         self.xmit_recovery(now, rexmit, out);
         self.write_xmit(now, out);
         #[cfg(debug_assertions)]
         self.verify_left_out(); // after every ACK: one pass over the scoreboard
-        if self.tcp.packets_out == 0 {
+        if self.tcp.packets_out == 0 && !self.probe_pending {
             self.rto_timer.clear();
             self.tlp_timer.clear();
             if self.all_sent() {

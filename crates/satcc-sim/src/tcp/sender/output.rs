@@ -107,7 +107,7 @@ impl Sender {
     /// `send_new` given `in_flight()`, the segment's length and `pacing_enabled()` as they
     /// are now; returns the latter after the segment (the TX_START hook may have changed it).
     #[inline(always)]
-    fn send_new_with(
+    pub(super) fn send_new_with(
         &mut self,
         in_flight: u32,
         len: u32,
@@ -145,6 +145,8 @@ impl Sender {
         self.tcp.packets_out += 1;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
+        // The RTO takes the zero-window probe's slot (Linux has one for both).
+        self.clear_probe0();
         if !self.rto_timer.is_armed() && !self.tlp_timer.is_armed() {
             let at = now + self.rto_backed_off();
             self.arm(TimerKind::Rto, at, out);
@@ -274,6 +276,10 @@ impl Sender {
         }
         if sent > 0 {
             self.schedule_loss_probe_after_send(now, out);
+        } else if self.tcp.packets_out == 0 && !self.all_sent() {
+            // `__tcp_push_pending_frames`: `tcp_write_xmit` left data unsent with nothing
+            // in flight (a closed window, the cork).
+            self.check_probe_timer(now, out);
         }
     }
 
