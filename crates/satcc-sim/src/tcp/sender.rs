@@ -29,8 +29,9 @@
 //! With unsent data and nothing in flight (a closed receive window, TCP_CORK or `MSG_MORE`)
 //! the zero-window probe timer runs (`tcp_check_probe_timer`, `tcp_probe_timer`): it sends
 //! what the window takes, or an ACK at `snd_una − 1` (`tcp_xmit_probe_skb`), backing off
-//! from max(RTO, 200 ms); a window that reopens ends it (`tcp_ack_probe`). Unlike Linux
-//! it never gives up after `tcp_retries2` probes.
+//! from max(RTO, 200 ms); a window that reopens ends it (`tcp_ack_probe`) and, with slow
+//! start after idle, restarts an idle cwnd (`tcp_ack_update_window`). Unlike Linux it never
+//! gives up after `tcp_retries2` probes.
 //!
 //! Spurious reductions are undone as Linux does (DSACK, Eifel timestamps, F-RTO; see
 //! `sender/undo.rs`), and reordering is detected from SACKs and timestamps (`tp->reordering`,

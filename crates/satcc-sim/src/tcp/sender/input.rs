@@ -34,6 +34,12 @@ impl Sender {
             win_update: pkt.rwnd != self.snd_wnd,
             ..Flags::default()
         };
+        if flag.win_update && !self.all_sent() {
+            // `tcp_ack_update_window`: a new window with data queued checks for idleness
+            // (a window reopening after zero-window probes restarts cwnd).
+            self.snd_wnd = pkt.rwnd;
+            self.slow_start_after_idle_check(now);
+        }
         self.snd_wnd = pkt.rwnd;
         self.max_window = self.max_window.max(pkt.rwnd);
         flag.ece = self.tcp.ecn_ok && pkt.ece;

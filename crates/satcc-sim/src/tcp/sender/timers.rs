@@ -583,8 +583,11 @@ mod tests {
             assert_eq!((s.backoff, s.tcp.cwnd), (k as u32, cwnd));
             at = next;
         }
-        // The window reopens: the probing ends and the data goes.
+        // The window reopens long after the last data: the probing ends, cwnd restarts
+        // (`tcp_ack_update_window` → `tcp_cwnd_restart`, with the RTO the probes did not
+        // back off), and the data goes.
         let out = deliver(&mut s, ms(3_000), &window_ack(20 * MSS, 1 << 20));
+        assert_eq!(s.tcp.cwnd, 10);
         assert_eq!(ranges(&out).first(), Some(&(20 * MSS, MSS as u32)));
         assert_eq!(ranges(&out).len(), 10);
         assert_eq!(s.backoff, 0);
