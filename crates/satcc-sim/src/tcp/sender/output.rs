@@ -219,6 +219,16 @@ impl Sender {
                     break;
                 }
                 self.retransmit(now, idx, out);
+                if idx == self.sb.head {
+                    // The head resent: the RTO is re-armed (unless the RACK timer is
+                    // pending) in the one slot Linux keeps for the RTO, RACK's timer and the
+                    // tail loss probe, so a pending probe goes either way.
+                    self.tlp_timer.clear();
+                    if !self.reo_timer.is_armed() {
+                        let at = now + self.rto_backed_off();
+                        self.arm(TimerKind::Rto, at, out);
+                    }
+                }
             }
             idx += 1;
             self.sb.retransmit_hint = idx;
@@ -312,6 +322,21 @@ mod tests {
             sent(&out),
             vec![(0, false), (1, false), (2, false), (3, false)]
         );
+    }
+
+    #[test]
+    fn resending_the_head_in_recovery_takes_the_tail_loss_probes_slot() {
+        // `tcp_xmit_retransmit_queue` re-arms the RTO after resending the head, in the one
+        // timer slot Linux keeps for it and the probe (upstream prr-ss-10pkt-lost-1: the
+        // probe armed after the initial window must not fire in Recovery). Recovery here
+        // starts on SACKs alone, so no cumulative ACK re-arms the timers first.
+        let (mut s, out, _) = established();
+        assert!(out.timers.iter().any(|(k, _)| *k == TimerKind::Tlp));
+        let o = deliver(&mut s, ms(150), &ack(0, &[(1, 4)]));
+        assert_eq!(sent(&o).first(), Some(&(0, true)));
+        assert_eq!(s.tcp.ca_state, CaState::Recovery);
+        assert!(!s.tlp_timer.is_armed(), "the probe is gone");
+        assert!(s.rto_timer.is_armed() || s.reo_timer.is_armed());
     }
 
     #[test]
