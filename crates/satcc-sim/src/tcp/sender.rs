@@ -42,7 +42,9 @@
 //!    without SACK (`tcp_check_reno_reordering`).
 //! 2. None now (a tail loss probe's retransmission is not counted in `retrans_out`, as
 //!    Linux's `__tcp_retransmit_skb`); the number is kept so that the others stay put.
-//! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot).
+//! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot); where
+//!    Linux's re-arming of the slot cancels a pending probe (the head resent in
+//!    `tcp_xmit_retransmit_queue`) the probe is cleared.
 //! 4. No TSO/GSO: every segment is its own packet (as with TSO/GSO off, study 001).
 //! 5. Slow start after idle (`tcp_cwnd_restart`) is checked on application writes
 //!    (`app_write`, `app_unlimited`: the drill endpoint and scenario flows with an `app`),
