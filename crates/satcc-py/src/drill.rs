@@ -281,6 +281,11 @@ impl DrillEndpoint {
     }
 
     /// `struct tcp_info` fields the endpoint knows, as `tcpi_*` names.
+    /// Where the data segments a zero-window probe sent end (stream offsets): PSH there.
+    fn probe_push_ends(&self) -> Vec<u64> {
+        self.e.probe_push_ends().to_vec()
+    }
+
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let i = self.e.info();
         let d = PyDict::new(py);
@@ -306,6 +311,7 @@ impl DrillEndpoint {
             d.set_item("tcpi_ca_state", s.ca_state)?;
             d.set_item("tcpi_retransmits", s.retransmits)?;
             d.set_item("tcpi_backoff", s.backoff)?;
+            d.set_item("tcpi_probes", s.probes)?;
             d.set_item("tcpi_rto", s.rto_us)?;
             d.set_item("tcpi_snd_mss", s.mss)?;
             d.set_item("tcpi_unacked", s.packets_out)?;

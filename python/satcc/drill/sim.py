@@ -192,7 +192,8 @@ class SimEngine:
         (min_rtt_us >> tcp_tso_rtt_log 9), in MSS, at least `tcp_min_tso_segs`), each at
         most half of cwnd and what cwnd leaves (`tcp_cwnd_test`). Measured on this kernel
         (6.18, upstream's scripts): every GSO packet of more than one segment carries PSH, a
-        single segment only where a write without MSG_MORE ends (`tcp_push`). The runner
+        single segment only where a write without MSG_MORE ends (`tcp_push`) or a
+        zero-window probe sent it (`tcp_write_wakeup`). The runner
         then gathers the segments as it does the kernel's packets; only PSH moves here.
         Retransmissions keep the simulator's flags (which PSH the kernel's retransmitted
         pieces carry was not worked out: resending a segment's first PSH state made four
@@ -226,6 +227,8 @@ class SimEngine:
         if r < 32:
             size += GSO_MAX_SIZE >> r
         segs = max(min(size, GSO_MAX_SIZE) // mss, int(self.settings["min_tso_segs"]))
+        # `tcp_write_wakeup` marks the data a zero-window probe sends PSH.
+        probe_ends = set(self.ep.probe_push_ends())
         i = 0
         while i < len(run):
             quota = min(max(cwnd >> 1, 1), max(cwnd - in_flight, 1))
@@ -233,7 +236,7 @@ class SimEngine:
             for w in piece:
                 w.flags = w.flags.replace("P", "")
             end = (piece[-1].seq - self.data_start) % MOD32 + piece[-1].length
-            if len(piece) > 1 or end in self.write_ends:
+            if len(piece) > 1 or end in self.write_ends or end in probe_ends:
                 piece[-1].flags = "P" + piece[-1].flags
             in_flight += len(piece)
             i += len(piece)

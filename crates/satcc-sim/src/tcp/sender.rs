@@ -26,6 +26,13 @@
 //! `tcp_nagle_test` does (TCP_CORK or `MSG_MORE`; with Nagle on, while an earlier short
 //! segment is unacknowledged: `tcp_minshall_check`), and TCP_NODELAY / uncorking push it.
 //!
+//! With unsent data and nothing in flight (a closed receive window, TCP_CORK or `MSG_MORE`)
+//! the zero-window probe timer runs (`tcp_check_probe_timer`, `tcp_probe_timer`): it sends
+//! what the window takes, or an ACK at `snd_una − 1` (`tcp_xmit_probe_skb`), backing off
+//! from max(RTO, 200 ms); a window that reopens ends it (`tcp_ack_probe`) and, with slow
+//! start after idle, restarts an idle cwnd (`tcp_ack_update_window`). Unlike Linux it never
+//! gives up after `tcp_retries2` probes.
+//!
 //! Spurious reductions are undone as Linux does (DSACK, Eifel timestamps, F-RTO; see
 //! `sender/undo.rs`), and reordering is detected from SACKs and timestamps (`tp->reordering`,
 //! `reord_seen`), growing RACK's window in min_rtt/4 steps after DSACKs.
@@ -35,7 +42,9 @@
 //!    without SACK (`tcp_check_reno_reordering`).
 //! 2. None now (a tail loss probe's retransmission is not counted in `retrans_out`, as
 //!    Linux's `__tcp_retransmit_skb`); the number is kept so that the others stay put.
-//! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot).
+//! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot); where
+//!    Linux's re-arming of the slot cancels a pending probe (the head resent in
+//!    `tcp_xmit_retransmit_queue`) the probe is cleared.
 //! 4. GSO as Linux's TCP always uses it (`tcp_tso_autosize`), for paced flows only: a GSO
 //!    packet's segments leave back to back and are paced as one; no `tcp_tso_should_defer`
 //!    (an unpaced flow's segments leave as soon as cwnd allows), and every packet on the
@@ -105,6 +114,10 @@ const GSO_MAX_BYTES: u64 = 65_536 - 320 - 1;
 const GSO_SIZE_BITS: u64 = 32;
 /// `sysctl_tcp_min_tso_segs` default.
 const MIN_TSO_SEGS: u32 = 2;
+/// `TCP_RTO_MIN`: the zero-window probe's interval is at least this (`tcp_probe0_base`).
+const PROBE0_MIN: SimDuration = SimDuration::from_millis(200);
+/// `sysctl_tcp_retries2`: the probe interval's backoff stops growing here.
+const RETRIES2: u32 = 15;
 /// SYN retransmissions before giving up (`sysctl_tcp_syn_retries`).
 const SYN_RETRIES: u32 = 6;
 /// `tp->nonagle` bits (include/net/tcp.h): TCP_NODELAY set, TCP_CORK set, and push what is
@@ -176,6 +189,8 @@ pub struct SenderInfo {
     pub ca_state: u8,
     pub retransmits: u32,
     pub backoff: u32,
+    /// `tcpi_probes`: zero-window probes unanswered (`icsk_probes_out`).
+    pub probes: u32,
     pub rto_us: u64,
     pub mss: u32,
     pub cwnd: u32,
@@ -263,6 +278,15 @@ pub struct Sender {
     reo_timer: Timer,
     tlp_timer: Timer,
     pace_timer: Timer,
+    /// The RTO timer's deadline is the zero-window probe's (`ICSK_TIME_PROBE0`: Linux keeps
+    /// both in one slot), and `icsk_probes_out`: probes unanswered (the interval backs off
+    /// with `backoff`, as Linux's shares `icsk_backoff`); whether the last timer event was
+    /// a probe (the drill endpoint marks the data it sends PSH).
+    probe_pending: bool,
+    probes_out: u32,
+    probe_fired: bool,
+    /// `backoff` is the zero-window probes' (not timeouts'): the RTO is not backed off.
+    probing: bool,
     /// `tp->tlp_high_seq` (0 = no probe outstanding) and whether it was a retransmission.
     tlp_high_seq: u64,
     tlp_retrans: bool,
@@ -360,6 +384,10 @@ impl Sender {
             reo_timer: Timer::default(),
             tlp_timer: Timer::default(),
             pace_timer: Timer::default(),
+            probe_pending: false,
+            probes_out: 0,
+            probe_fired: false,
+            probing: false,
             tlp_high_seq: 0,
             tlp_retrans: false,
             rack: Rack {
@@ -664,7 +692,7 @@ impl Sender {
             return;
         }
         let delta = now.saturating_since(self.tcp.lsndtime);
-        let rto = self.rto_backed_off();
+        let rto = self.icsk_rto();
         if delta > rto {
             self.cwnd_restart(now, delta, rto);
         }
@@ -703,7 +731,8 @@ impl Sender {
             },
             retransmits: self.retransmits,
             backoff: self.backoff,
-            rto_us: self.rto_backed_off().as_micros(),
+            probes: self.probes_out,
+            rto_us: self.icsk_rto().as_micros(),
             mss: self.mss,
             cwnd: t.cwnd,
             ssthresh: t.ssthresh,

@@ -50,8 +50,7 @@
 //! `TCP_NODELAY`, `TCP_CORK` and `MSG_MORE` as `tcp_nagle_test`); a write without `MSG_MORE`
 //! marks PSH on the segment holding its last byte (`tcp_mark_push`).
 //!
-//! Deviations from Linux (each shown by the scripts named in docs/drill.md; upstream
-//! nagle/sendmsg_msg_more for 6):
+//! Deviations from Linux (each shown by the scripts named in docs/drill.md):
 //! 1. None now (segments are cut from `snd_nxt`, as above; satcc's nagle-* scripts and
 //!    upstream nagle/https_client and nagle/sockopt_cork_nodelay check it); the number is
 //!    kept so that the others stay put.
@@ -73,11 +72,10 @@
 //!    TCP_NODELAY, cwnd- and window-limited bursts). The endpoint marks every second new
 //!    segment of a burst so; at pacing rates where `tcp_tso_autosize` makes larger pieces
 //!    (above about two segments per millisecond) the kernel's marks are sparser.
-//! 6. No zero-window probe timer (`tcp_check_probe_timer`): data held by `TCP_CORK` or
-//!    `MSG_MORE` with nothing in flight waits for the next push (Linux sends it when the
-//!    timer fires, 200 ms on); no autocorking (`tcp_should_autocork`: packets leave the
-//!    host at once here); the FIN rides on the last data segment only when that segment
-//!    is still unsent at close.
+//! 6. No autocorking (`tcp_should_autocork`: packets leave the host at once here); the FIN
+//!    rides on the last data segment only when that segment is still unsent at close. (The
+//!    zero-window probe timer is the sender's, `tcp_probe_timer`: upstream
+//!    nagle/sendmsg_msg_more and slow-start-after-win-update check it; its data carries PSH.)
 
 mod close;
 mod handshake;
@@ -228,6 +226,10 @@ pub struct Endpoint {
     chrono_start_ms: u64,
     chrono_stat_ms: [u64; 2],
     out: VecDeque<WireSeg>,
+    /// The packets being flushed come from the zero-window probe timer (PSH on its data),
+    /// and where the data such probes sent ends (stream offsets, for drill's GSO view).
+    probe_push: bool,
+    probe_push_ends: Vec<u64>,
     timers: BinaryHeap<Reverse<(SimTime, u64, u8)>>,
     timer_seq: u64,
     scratch: Out,
@@ -295,6 +297,8 @@ impl Endpoint {
             chrono_start_ms: 0,
             chrono_stat_ms: [0; 2],
             out: VecDeque::new(),
+            probe_push: false,
+            probe_push_ends: Vec::new(),
             timers: BinaryHeap::new(),
             timer_seq: 0,
             scratch: Out::default(),
@@ -471,6 +475,12 @@ impl Endpoint {
         self.sender = Some(s);
     }
 
+    /// Where the data segments a zero-window probe sent end (`tcp_write_wakeup` marks them
+    /// PSH), as offsets in the stream.
+    pub fn probe_push_ends(&self) -> &[u64] {
+        &self.probe_push_ends
+    }
+
     /// Let virtual time pass to `t`, firing every timer due by then.
     pub fn advance(&mut self, t: SimTime) {
         while self.fire_next(t) {}
@@ -521,6 +531,7 @@ impl Endpoint {
             _ => {}
         }
         let mut o = std::mem::take(&mut self.scratch);
+        let mut probe = false;
         match timer_kind(code) {
             TimerKind::DelAck => {
                 if let Some(r) = self.receiver.as_mut() {
@@ -530,11 +541,14 @@ impl Endpoint {
             k => {
                 if let Some(s) = self.sender.as_mut() {
                     s.on_timer(now, k, &mut o);
+                    probe = s.probe_fired();
                 }
             }
         }
         self.scratch = o;
+        self.probe_push = probe;
         self.flush();
+        self.probe_push = false;
         true
     }
 

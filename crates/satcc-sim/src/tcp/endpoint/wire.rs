@@ -56,7 +56,7 @@ impl Endpoint {
         let mut burst = 0u32;
         for p in &pkts {
             let mut ack = None;
-            if p.kind == Kind::Data {
+            if p.kind == Kind::Data && p.len > 0 {
                 self.last_data_sent = now; // tcp_event_data_sent: lsndtime
                 if self.fin_queued && !self.fin_sent && p.seq + p.len as u64 == self.written {
                     // tcp_send_fin: the FIN joins the unsent last segment.
@@ -77,10 +77,13 @@ impl Endpoint {
                     ack = o.pkts.pop();
                 }
             }
-            let pair_end = p.kind == Kind::Data && !p.retrans && {
+            let pair_end = p.kind == Kind::Data && p.len > 0 && !p.retrans && {
                 burst += 1;
                 burst.is_multiple_of(2)
             };
+            if self.probe_push && p.kind == Kind::Data && p.len > 0 {
+                self.probe_push_ends.push(p.seq + p.len as u64);
+            }
             let seg = self.wire(now, p, ack.as_ref(), pair_end);
             self.out.push_back(seg);
         }
@@ -198,10 +201,12 @@ impl Endpoint {
                 // the kernel here puts PSH on the last segment of each piece too (measured:
                 // deviation 5).
                 let k = self.push_marks.partition_point(|&m| m <= p.seq);
-                if self
-                    .push_marks
-                    .get(k)
-                    .is_some_and(|&m| m <= end || pair_end)
+                // `tcp_write_wakeup` marks the new data a zero-window probe sends PSH.
+                if (self.probe_push && p.len > 0)
+                    || self
+                        .push_marks
+                        .get(k)
+                        .is_some_and(|&m| m <= end || pair_end)
                 {
                     flags |= PSH;
                 }

@@ -26,6 +26,7 @@ impl Sender {
             return; // ahead of what was sent, or older than snd_una
         }
         let prior_snd_una = self.tcp.snd_una;
+        let prior_packets = self.tcp.packets_out;
         let prior_in_flight = self.tcp.in_flight();
         let prior_delivered = self.tcp.delivered;
         let prior_lost = self.tcp.lost;
@@ -33,6 +34,12 @@ impl Sender {
             win_update: pkt.rwnd != self.snd_wnd,
             ..Flags::default()
         };
+        if flag.win_update && !self.all_sent() {
+            // `tcp_ack_update_window`: a new window with data queued checks for idleness
+            // (a window reopening after zero-window probes restarts cwnd).
+            self.snd_wnd = pkt.rwnd;
+            self.slow_start_after_idle_check(now);
+        }
         self.snd_wnd = pkt.rwnd;
         self.max_window = self.max_window.max(pkt.rwnd);
         flag.ece = self.tcp.ecn_ok && pkt.ece;
@@ -41,6 +48,7 @@ impl Sender {
         if ack > prior_snd_una {
             self.retransmits = 0; // icsk_retransmits
         }
+        self.probes_out = 0; // `tcp_ack`: the peer answered
         let prior_fack = self.highest_sack_seq();
         // `tp->rx_opt.rcv_tsval/rcv_tsecr` are not passed on yet: TCP-LP's remote-clock
         // estimator collapses the flow when fed them (0.3 of 48 Mbit/s alone on a link), so
@@ -213,12 +221,16 @@ impl Sender {
         sample.is_retrans = rs.is_retrans;
         self.cong_control(now, &sample, &flag);
 
+        if prior_packets == 0 {
+            self.ack_probe(now, out); // `tcp_ack`'s no_queue
+        }
+
         // --- transmit (tcp_xmit_recovery, tcp_data_snd_check)
         self.xmit_recovery(now, rexmit, out);
         self.write_xmit(now, out);
         #[cfg(debug_assertions)]
         self.verify_left_out(); // after every ACK: one pass over the scoreboard
-        if self.tcp.packets_out == 0 {
+        if self.tcp.packets_out == 0 && !self.probe_pending {
             self.rto_timer.clear();
             self.tlp_timer.clear();
             if self.all_sent() {
@@ -354,8 +366,11 @@ impl Sender {
             if e <= ack || s >= self.tcp.snd_nxt {
                 continue;
             }
-            let a = self.sb.idx_floor(s.max(ack));
-            let b = self.sb.idx_ceil(e);
+            // `tcp_match_skb_to_sack`: a segment (one MSS, `tcp_skb_pcount` 1) is SACKed
+            // only when the block covers it whole; a block ending or starting inside one
+            // (`sack 4000:4001` of `3001:4001`) marks nothing there.
+            let a = self.sb.idx_ceil(s.max(ack));
+            let b = self.sb.idx_floor(e.min(self.tcp.snd_nxt));
             let tcp = &mut self.tcp;
             let rack = &mut self.rack;
             let first_tx_mstamp = &mut self.first_tx_mstamp;
@@ -587,6 +602,24 @@ mod tests {
         assert_eq!(fast.stats.recovery_count, 1);
         assert_eq!(fast.stats.retransmitted_packets, 1);
         assert_eq!(fast.tcp.snd_una, 46 * MSS);
+    }
+
+    #[test]
+    fn a_sack_block_marks_only_the_segments_it_covers_whole() {
+        // `tcp_match_skb_to_sack` (upstream fast_retransmit/fr-4pkt-fack-last-byte): a block
+        // of the last byte of segment 3 marks nothing; one of segment 5 whole and one byte
+        // of each neighbour marks segment 5 only.
+        let (mut s, _, _) = established();
+        let mut p = ack(0, &[]);
+        p.sack[0] = (4 * MSS - 1, 4 * MSS);
+        p.nsack = 1;
+        deliver(&mut s, ms(150), &p);
+        assert_eq!(s.tcp.sacked_out, 0);
+        assert_eq!(s.sb.highest_sacked(), None);
+        p.sack[0] = (5 * MSS - 1, 6 * MSS + 1);
+        deliver(&mut s, ms(151), &p);
+        assert_eq!(s.tcp.sacked_out, 1);
+        assert_eq!(s.sb.highest_sacked(), Some(6));
     }
 
     #[test]

@@ -135,7 +135,7 @@ impl Sender {
     /// are now, without pacing (the caller paces the GSO packet it is part of); returns
     /// `pacing_enabled()` after the segment (the TX_START hook may have changed it).
     #[inline(always)]
-    fn send_new_with(
+    pub(super) fn send_new_with(
         &mut self,
         in_flight: u32,
         len: u32,
@@ -173,6 +173,8 @@ impl Sender {
         self.tcp.packets_out += 1;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
+        // The RTO takes the zero-window probe's slot (Linux has one for both).
+        self.clear_probe0();
         if !self.rto_timer.is_armed() && !self.tlp_timer.is_armed() {
             let at = now + self.rto_backed_off();
             self.arm(TimerKind::Rto, at, out);
@@ -244,6 +246,16 @@ impl Sender {
                     break;
                 }
                 self.retransmit(now, idx, out);
+                if idx == self.sb.head {
+                    // The head resent: the RTO is re-armed (unless the RACK timer is
+                    // pending) in the one slot Linux keeps for the RTO, RACK's timer and the
+                    // tail loss probe, so a pending probe goes either way.
+                    self.tlp_timer.clear();
+                    if !self.reo_timer.is_armed() {
+                        let at = now + self.rto_backed_off();
+                        self.arm(TimerKind::Rto, at, out);
+                    }
+                }
             }
             idx += 1;
             self.sb.retransmit_hint = idx;
@@ -326,6 +338,10 @@ impl Sender {
         }
         if sent > 0 {
             self.schedule_loss_probe_after_send(now, out);
+        } else if self.tcp.packets_out == 0 && !self.all_sent() {
+            // `__tcp_push_pending_frames`: `tcp_write_xmit` left data unsent with nothing
+            // in flight (a closed window, the cork).
+            self.check_probe_timer(now, out);
         }
     }
 
@@ -358,6 +374,21 @@ mod tests {
             sent(&out),
             vec![(0, false), (1, false), (2, false), (3, false)]
         );
+    }
+
+    #[test]
+    fn resending_the_head_in_recovery_takes_the_tail_loss_probes_slot() {
+        // `tcp_xmit_retransmit_queue` re-arms the RTO after resending the head, in the one
+        // timer slot Linux keeps for it and the probe (upstream prr-ss-10pkt-lost-1: the
+        // probe armed after the initial window must not fire in Recovery). Recovery here
+        // starts on SACKs alone, so no cumulative ACK re-arms the timers first.
+        let (mut s, out, _) = established();
+        assert!(out.timers.iter().any(|(k, _)| *k == TimerKind::Tlp));
+        let o = deliver(&mut s, ms(150), &ack(0, &[(1, 4)]));
+        assert_eq!(sent(&o).first(), Some(&(0, true)));
+        assert_eq!(s.tcp.ca_state, CaState::Recovery);
+        assert!(!s.tlp_timer.is_armed(), "the probe is gone");
+        assert!(s.rto_timer.is_armed() || s.reo_timer.is_armed());
     }
 
     #[test]

@@ -13,10 +13,21 @@ impl Sender {
             .min(RTO_MAX)
     }
 
+    /// `icsk_rto`: the RTO as backed off by timeouts; zero-window probes back off their own
+    /// interval (`icsk_backoff`) and leave it as the RTT estimate makes it.
+    pub(super) fn icsk_rto(&self) -> SimDuration {
+        if self.probing {
+            self.rtt.rto()
+        } else {
+            self.rto_backed_off()
+        }
+    }
+
     /// `tcp_rearm_rto`.
     pub(super) fn rearm_rto(&mut self, now: SimTime, out: &mut Out) {
         if self.tcp.packets_out == 0 {
-            self.rto_timer.clear();
+            self.rto_timer.clear(); // a zero-window probe's too (one slot)
+            self.probe_pending = false;
             return;
         }
         let at = now + self.rto_backed_off();
@@ -125,7 +136,13 @@ impl Sender {
             Fire::Now => {}
         }
         self.tcp.now = now;
+        self.probe_fired = false;
         match kind {
+            TimerKind::Rto if self.probe_pending => {
+                self.probe_pending = false;
+                self.probe_fired = true;
+                self.on_probe_timer(now, out);
+            }
             TimerKind::Rto => self.on_rto(now, out),
             TimerKind::Reo => self.on_reo_timeout(now, out),
             TimerKind::Tlp => self.on_loss_probe(now, out),
@@ -250,6 +267,115 @@ impl Sender {
         self.tlp_high_seq = self.tcp.snd_nxt;
         self.tlp_timer.clear();
         self.rearm_rto(now, out);
+    }
+
+    /// `tcp_probe0_base` shifted by the backoff, at most `TCP_RTO_MAX` (`tcp_probe0_when`).
+    fn probe0_when(&self) -> SimDuration {
+        self.rtt
+            .rto()
+            .max(PROBE0_MIN)
+            .mul_u64(1u64 << self.backoff.min(16))
+            .min(RTO_MAX)
+    }
+
+    /// `tcp_check_probe_timer`: unsent data and nothing in flight, no timer pending: arm the
+    /// zero-window probe at `tcp_probe0_base`.
+    pub(super) fn check_probe_timer(&mut self, now: SimTime, out: &mut Out) {
+        if self.tcp.packets_out > 0
+            || self.rto_timer.is_armed()
+            || self.tlp_timer.is_armed()
+            || self.reo_timer.is_armed()
+        {
+            return;
+        }
+        let at = now + self.rtt.rto().max(PROBE0_MIN);
+        self.arm_probe0(at, out);
+    }
+
+    /// The zero-window probe at `at`, in the RTO's slot.
+    fn arm_probe0(&mut self, at: SimTime, out: &mut Out) {
+        self.probe_pending = true;
+        self.arm(TimerKind::Rto, at, out);
+    }
+
+    /// The RTO's slot freed of a pending zero-window probe (new data sent, or the window
+    /// reopened).
+    pub(super) fn clear_probe0(&mut self) {
+        if self.probe_pending {
+            self.probe_pending = false;
+            self.rto_timer.clear();
+        }
+    }
+
+    /// Whether the last timer event sent a zero-window probe.
+    pub fn probe_fired(&self) -> bool {
+        self.probe_fired
+    }
+
+    /// `tcp_ack_probe`, for an ACK that found nothing in flight: if the unsent head now fits
+    /// the peer's window the probing ends (the send that follows takes it), else the probe
+    /// is re-armed at the backed-off interval.
+    pub(super) fn ack_probe(&mut self, now: SimTime, out: &mut Out) {
+        if !self.is_established() || self.all_sent() {
+            return;
+        }
+        if self.tcp.snd_nxt + self.next_len() as u64 <= self.tcp.snd_una + self.snd_wnd {
+            self.backoff = 0;
+            self.probes_out = 0;
+            self.probing = false;
+            self.clear_probe0();
+        } else {
+            let at = now + self.probe0_when();
+            self.arm_probe0(at, out);
+        }
+    }
+
+    /// `tcp_probe_timer` → `tcp_send_probe0` → `tcp_write_wakeup`: with room in the peer's
+    /// window, the unsent head (at most what the window takes) goes as new data; with none,
+    /// a zero-window probe: an ACK with the sequence number `snd_una − 1` and no data
+    /// (`tcp_xmit_probe_skb`), answered by the peer's ACK with its window. Then, while
+    /// nothing is in flight, the next probe after the interval doubled (`icsk_backoff`).
+    /// Linux aborts after `tcp_retries2` probes without an answer; this sender keeps
+    /// probing at `TCP_RTO_MAX`.
+    fn on_probe_timer(&mut self, now: SimTime, out: &mut Out) {
+        if self.tcp.packets_out > 0 || self.all_sent() || !self.is_established() {
+            self.probes_out = 0;
+            return;
+        }
+        let wnd_end = self.tcp.snd_una + self.snd_wnd;
+        if self.tcp.snd_nxt < wnd_end {
+            let len = self.next_len().min((wnd_end - self.tcp.snd_nxt) as u32);
+            let (in_flight, pacing) = (self.tcp.in_flight(), self.pacing_enabled());
+            self.send_new_with(in_flight, len, pacing, now, out);
+        } else {
+            let blank = Packet::new(self.flow, Kind::Data, self.peer);
+            out.pkts.push(Packet {
+                seq: self.tcp.snd_una.wrapping_sub(1),
+                len: 0,
+                wire_bytes: blank.wire_bytes
+                    + if self.timestamps {
+                        packet::TS_OPTION
+                    } else {
+                        0
+                    },
+                tsval: self.ts_now(now),
+                tsecr: if self.timestamps { self.ts_recent } else { 0 },
+                ..blank
+            });
+        }
+        if self.tcp.packets_out > 0 {
+            self.probes_out = 0;
+            self.backoff = 0;
+            self.probing = false;
+            return;
+        }
+        self.probes_out += 1;
+        self.probing = true;
+        if self.backoff < RETRIES2 {
+            self.backoff += 1;
+        }
+        let at = now + self.probe0_when();
+        self.arm_probe0(at, out);
     }
 
     /// `tcp_rack_reo_timeout`.
@@ -406,6 +532,83 @@ mod tests {
             .map(|&(_, at)| at)
             .collect();
         assert_eq!(tlp.last().copied(), Some(t + SimDuration::from_millis(202)));
+    }
+
+    /// The zero-window probe's deadline (the RTO's slot), if armed.
+    fn probe0_at(s: &Sender) -> Option<SimTime> {
+        s.rto_timer.deadline().filter(|_| s.probe_pending)
+    }
+
+    /// An ACK of everything below `ack` (bytes) advertising `rwnd` bytes.
+    fn window_ack(ack: u64, rwnd: u64) -> Packet {
+        let mut p = Packet::new(0, Kind::Ack, 0);
+        p.ack = ack;
+        p.rwnd = rwnd;
+        p
+    }
+
+    #[test]
+    fn a_closed_window_is_probed_at_the_rto_doubling_until_it_reopens() {
+        // `tcp_check_probe_timer`, `tcp_probe_timer` → `tcp_xmit_probe_skb`, `tcp_ack_probe`
+        // (upstream slow-start-after-win-update).
+        let mut s = app_established(true);
+        s.set_slow_start_after_idle(true);
+        write(&mut s, ms(100), 20 * MSS);
+        deliver(&mut s, ms(200), &window_ack(10 * MSS, 1 << 20));
+        deliver(&mut s, ms(300), &window_ack(20 * MSS, 0));
+        let cwnd = s.tcp.cwnd;
+        assert_eq!(cwnd, 20);
+        let mut out = Out::default();
+        s.app_write(ms(300), 10 * MSS, &mut out);
+        assert!(ranges(&out).is_empty(), "the window is closed");
+        let rto = s.rtt.rto().max(SimDuration::from_millis(200));
+        let mut at = probe0_at(&s).expect("the probe timer is armed");
+        assert_eq!(at, ms(300) + rto);
+        for k in 1..=3u64 {
+            let mut o = Out::default();
+            s.on_timer(at, TimerKind::Rto, &mut o);
+            assert!(s.probe_fired());
+            let probe: Vec<(u64, u32)> = o.pkts.iter().map(|p| (p.seq, p.len)).collect();
+            assert_eq!(
+                probe,
+                vec![(20 * MSS - 1, 0)],
+                "probe {k}: snd_una - 1, no data"
+            );
+            let next = probe0_at(&s).expect("the next probe");
+            assert_eq!(
+                next - at,
+                rto.mul_u64(1 << k),
+                "probe {k}: the interval doubles"
+            );
+            assert_eq!((s.backoff, s.tcp.cwnd), (k as u32, cwnd));
+            at = next;
+        }
+        // The window reopens long after the last data: the probing ends, cwnd restarts
+        // (`tcp_ack_update_window` → `tcp_cwnd_restart`, with the RTO the probes did not
+        // back off), and the data goes.
+        let out = deliver(&mut s, ms(3_000), &window_ack(20 * MSS, 1 << 20));
+        assert_eq!(s.tcp.cwnd, 10);
+        assert_eq!(ranges(&out).first(), Some(&(20 * MSS, MSS as u32)));
+        assert_eq!(ranges(&out).len(), 10);
+        assert_eq!(s.backoff, 0);
+    }
+
+    #[test]
+    fn data_held_by_msg_more_with_nothing_in_flight_leaves_on_the_probe_timer() {
+        // upstream nagle/sendmsg_msg_more: 40 bytes with MSG_MORE, TCP_NODELAY on; the
+        // window is open, so `tcp_write_wakeup` sends them after `tcp_probe0_base`.
+        let mut s = app_established(true);
+        let mut out = Out::default();
+        s.app_send(ms(100), 40, true, &mut out);
+        assert!(ranges(&out).is_empty());
+        let at = probe0_at(&s).expect("the probe timer is armed");
+        assert_eq!(at, ms(100) + s.rtt.rto().max(SimDuration::from_millis(200)));
+        let mut o = Out::default();
+        s.on_timer(at, TimerKind::Rto, &mut o);
+        assert!(s.probe_fired());
+        assert_eq!(ranges(&o), vec![(0, 40)]);
+        assert!(!s.probe_pending, "data in flight: no more probes");
+        assert_eq!(s.backoff, 0);
     }
 
     #[test]
