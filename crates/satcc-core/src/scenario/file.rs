@@ -1872,7 +1872,7 @@ mod tests {
     fn a_sender_cwnd_clamp_reaches_the_flow_and_a_zero_one_is_refused() {
         let mut d = minimal();
         d["flow"][0]["cwnd_clamp"] = json!(550);
-        let f = read(&d, "x", vec![], &known()).unwrap();
+        let f = read(&d, "x", &known()).unwrap();
         let r = f.scenario(None).resolve().unwrap();
         assert_eq!(r.scenario.flows[0].cwnd_clamp, Some(550));
         d["flow"][0]["cwnd_clamp"] = json!(0);
