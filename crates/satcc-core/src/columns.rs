@@ -160,7 +160,7 @@ pub const FLOWS: Table = Table {
         col("received_packets", Int64, "packets", true, Udp, "UDP: datagrams received (null for TCP)"),
         col("lost_packets", Int64, "packets", true, Udp, "UDP: datagrams sent and never received"),
         col("loss_fraction", Float64, "-", true, Udp, "UDP: `lost_packets` / datagrams sent"),
-        col("jitter_ms", Float64, "ms", true, Udp, "UDP: RFC 3550 interarrival jitter at the end of the run"),
+        col("jitter_ms", Float64, "ms", true, Udp, "UDP: RFC 3550 interarrival jitter at the end of the run (emulator: from the receiver's capture against the send stamps iperf3 writes into each datagram when the run captured, else iperf3's own figure, which adds its server's scheduling: 2.2 ms with no link jitter on a loaded machine, 0.004 ms on the wire)"),
     ],
 };
 
