@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from satcc import scenario as sc
+from satcc.analyze import read_capture
 from satcc.engines import emu, sim
 
 # 1 Mbit/s of 1470-byte datagrams: 12 ms apart, far more than the jitter, so the FIFO wire
@@ -74,6 +75,14 @@ def test_the_simulator_reports_a_third_of_the_link_jitter_for_spaced_datagrams()
 @needs_root
 def test_linkd_applies_link_jitter_as_the_simulator_does(tmp_path):
     runs = [_emu_run(j, tmp_path) for j in ("4 ms", "0 ms")]
+    # the figure reported is the receiver's capture's (RFC 3550 on the wire), not iperf3's own
+    # (which adds its server's scheduling): read the kept capture back and compare
+    for j, r in zip(("4 ms", "0 ms"), runs):
+        raw = tmp_path / f"emu-{j}".replace(" ", "") / emu.RAW_DIR
+        (cap,) = raw.glob("capture-*-d.pcap")  # the destination's
+        fl = read_capture(cap).flows
+        (wire,) = fl[(fl["proto"] == "udp") & fl["udp_iperf"]]["udp_jitter_ms"]
+        assert float(r.flows.iloc[0].jitter_ms) == pytest.approx(wire, abs=1e-9), (j, wire)
     late = max(r.meta["stats"].get("linkd_lateness_p99_us") or 0 for r in runs)
     if late > NOISY_HOST_P99_US:
         pytest.skip(f"host timing too noisy to judge 0.3 ms: satcc-linkd's lateness p99 {late} us")
