@@ -17,6 +17,9 @@ by 1 ms (toward the second's). The rows moved are drawn once (seed 7).
 
 `--model HALF --floor F,...`: Vegas over that half's fitted model rendered on the grid
 (tracefit.on_grid, seeds 1-3) with its `jitter_floor` set to F ms, the rest as fitted.
+
+`--whole`: the whole recording's fit (in sample: not a held-out test), rendered on the grid for
+60 s (seeds 1-3), against each half's replay, per CCA: what one model between the halves gives.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def main() -> int:
     p.add_argument("--move", default="0,0.5,1")
     p.add_argument("--model", choices=("first", "second"))
     p.add_argument("--floor", default="1.4,2,2.6")
+    p.add_argument("--whole", action="store_true")
     a = p.parse_args()
     rec = tf.read_recording(a.bw, a.delay)
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,7 +121,30 @@ def main() -> int:
                 what = f"level - lowest 20 % {np.mean(dep):.3f} ms"
                 mean = f"{np.mean(g):.2f} Mbit/s"
                 print(f"{h.name} model, jitter_floor {f} ms: {what}; Vegas [{seeds}] {mean}")
+        if a.whole:
+            whole(rec, list(hs.values()), tmp)
     return 0
+
+
+def whole(rec: tf.Recording, hs: list[tf.Half], tmp: Path) -> None:
+    """The whole recording's fit on the grid against each half's replay, per CCA."""
+    w = tf.Half("whole", rec, tmp / "unused", tmp / "unused", len(rec.cap_ms) // 1000)
+    m = tf.fit_half(w)
+    loss = float(np.mean(m["loss"]))
+    m |= {"loss": [loss, loss], "loss_ba": [0.0, 0.0], "burst_rate": 0.0}
+    print(f"whole fit: jitter {m['jitter']}, jitter_floor {m['jitter_floor']}")
+    secs = hs[0].seconds
+    for cca in ("vegas", "cubic", "bbr"):
+        grid = [tf._trace_model(tf.on_grid(m, w, secs, s, tmp), loss) for s in SEEDS]
+        g = np.mean([tf._flow_run(x, cca, secs, s) for x, s in zip(grid, SEEDS)], axis=0)
+        for h in hs:
+            rep = tf._trace_model(h.trace, loss)
+            r = np.mean([tf._flow_run(rep, cca, secs, s) for s in SEEDS], axis=0)
+            print(
+                f"whole-recording model vs {h.name} half, {cca}: goodput {g[0]:.2f} / "
+                f"{r[0]:.2f} ({100 * (g[0] / r[0] - 1):+.1f} %), RTT median {g[1]:.2f} / "
+                f"{r[1]:.2f} ({100 * (g[1] / r[1] - 1):+.1f} %)"
+            )
 
 
 if __name__ == "__main__":
