@@ -27,6 +27,7 @@ The statistics, computed the same way from a recording and from a model's own sa
 | `rtt_sd` | delay | RTT spread inside an epoch (1.4826 x MAD of RTT minus its epoch median), ms |
 | `rtt_corr_10ms` | delay | lag-1 correlation of that residual at 10 ms |
 | `rtt_p01`, `rtt_p1`, `rtt_p99` | delay | the residual's tails: p0.1 and p1 (how far below its epoch median the RTT goes) and p99, ms |
+| `rtt_low20` | delay | how deep the delay's low part reaches: 2 x (an epoch's level minus the mean of its lowest 20 % of delays), whole epochs' mean, ms (what a delay-based CCA's base RTT reads; the jitter's floor is fitted to it) |
 | `delay_resolution_ms` | delay | 1 if every delay is a whole ms (the model's delay is rounded so before its statistics are compared), else 0 |
 | `loss`, `loss_isolated` | probes | probe loss rate; rate of in-epoch losses in runs of one probe |
 | `bursts_per_s`, `burst_ms` | probes | in-epoch loss runs of two or more probes per second; their mean length |
@@ -63,6 +64,11 @@ MAD_TO_SD = 1.4826
 # give medians on that grid (LeoCC's epochs: 20 or 22 ms RTT, steps 0 or 2 ms), while the mean
 # of ~1500 samples with ~1.5 ms of jitter is not held to it.
 LEVEL_TRIM = 0.1
+# rtt_low20: the share of an epoch's delays whose mean, below the level, says how deep and how
+# often the delay reaches its floor. Not the residual's p1: on a whole-ms recording p1 is a
+# whole ms whatever the floor's occupancy (LeoCC's halves: -4 ms both, with 4 % and 14 % of
+# their delays 1.5 ms or more below the level), so a floor fitted to p1 never followed it.
+LOW_SHARE = 0.2
 FRAME_MIN_CORR = 0.2  # a delivery period must show at least this autocorrelation
 FRAME_MAX_BUSY = 0.9  # ... and idle milliseconds between its deliveries
 CAPACITY_SLOT = "100 ms"  # the model's capacity slot (satcc-core starlink::Intra)
@@ -814,7 +820,7 @@ def _level(seg: np.ndarray) -> float:
 def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
     out: dict[str, float] = {}
     g = _delay_grid(rec)
-    levels, resid, means, weights = [], [], [], []
+    levels, resid, means, weights, lows = [], [], [], [], []
     for a, b, skip in _pieces(len(g) * DELAY_STEP_MS, phase_ms):
         seg = g[(a + skip) // DELAY_STEP_MS : b // DELAY_STEP_MS]
         if len(seg) < 10:
@@ -824,6 +830,8 @@ def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
         weights.append(b - a)
         if b - a == PERIOD_MS:
             resid.append(2 * (seg - np.median(seg)))
+            low = np.sort(seg)[: max(int(len(seg) * LOW_SHARE), 1)]
+            lows.append(2 * (_level(seg) - float(low.mean())))
     if not levels:
         return out
     qs = np.percentile(levels, [0, 25, 50, 75, 100])
@@ -844,6 +852,7 @@ def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
     out["rtt_p01"], out["rtt_p1"], out["rtt_p99"] = (
         float(x) for x in np.percentile(r, [0.1, 1, 99])
     )
+    out["rtt_low20"] = float(np.mean(lows))
     d = rec.delay_ms
     out["delay_resolution_ms"] = 1.0 if _whole_ms(d) else 0.0
     spacing = float(np.median(np.diff(rec.delay_t_ms)))
@@ -1269,7 +1278,12 @@ def refine(
                 ),
                 3,
             )
-        if "rtt_p1" in stats and "rtt_p1" in got and "jitter_floor" in m:
+        if stats.get("rtt_low20") and got.get("rtt_low20") and "jitter_floor" in m:
+            # the floor to the low part's depth, which grows with it (and, unlike p1, is not
+            # held to a whole-ms recording's grid)
+            f = float(m["jitter_floor"].split()[0]) * stats["rtt_low20"] / got["rtt_low20"]
+            m["jitter_floor"] = f"{_clamp(f, 0.05, 10 * float(m['jitter'].split()[0])):.3g} ms"
+        elif "rtt_p1" in stats and "rtt_p1" in got and "jitter_floor" in m:
             f = float(m["jitter_floor"].split()[0]) + (got["rtt_p1"] - stats["rtt_p1"]) / 2
             m["jitter_floor"] = f"{max(f, 0):.3g} ms"
         if "spacing_corr" in stats and "spacing_corr" in got and "frame_offset_sd" in m:
