@@ -423,6 +423,7 @@ def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tm
         "cca": "reno",
         "initial_cwnd": 4,
         "pacing": "on",  # fq paces every socket
+        "local_drop": False,  # a qdisc that holds packets (`pfifo limit 0` would not)
     }
     assert r.ignored == [
         (
