@@ -423,6 +423,7 @@ def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tm
         "cca": "reno",
         "initial_cwnd": 4,
         "pacing": "on",  # fq paces every socket
+        "local_drop": False,  # a qdisc that holds packets (`pfifo limit 0` would not)
     }
     assert r.ignored == [
         (
@@ -895,6 +896,28 @@ def test_the_simulators_burst_is_seen_as_the_kernels_gso_packets(tmp_path, capsy
     assert row["verdict"] == verdict, row
     if verdict == "fail":
         assert row["line"] == 12 and row["reason"].startswith("flags differ"), row
+
+
+# A qdisc that holds nothing (`tc qdisc replace dev tun0 root pfifo limit 0`, as upstream's
+# cubic-rack-reo-timeout-retrans-failed-incoming-data uses it): RACK's reordering timer marks
+# the segments below the SACKed one lost and enters Recovery, but the retransmission fails at
+# the qdisc, so it is not counted (`__tcp_retransmit_skb`'s error) and nothing leaves.
+LOCAL_DROP = _ACCEPTED + (
+    "   +0 write(4, ..., 4000) = 4000\n"
+    "   +0 > P. 1:4001(4000) ack 1\n"
+    " +.1 < . 1:1(0) ack 1 win 257 <sack 3001:4001,nop,nop>\n"
+    "   +0 `tc qdisc replace dev tun0 root pfifo limit 0`\n"
+    " +.1 %{ assert tcpi_ca_state == TCP_CA_Recovery, tcpi_ca_state }%\n"
+    "   +0 %{ assert tcpi_lost == 3, tcpi_lost }%\n"
+    "   +0 %{ assert tcpi_retrans == 0, tcpi_retrans }%\n"
+)
+
+
+def test_a_retransmission_dropped_by_the_local_qdisc_is_not_counted(tmp_path, capsys):
+    f = _write(tmp_path, "drop.pkt", LOCAL_DROP)
+    main(["drill", str(f), "--engine", "sim", "--json"])
+    row = _json_rows(capsys)["drop.pkt"]
+    assert row["verdict"] == "pass", row
 
 
 # A call the script says blocks (`+.1...0.21 read`) lets the script go on as soon as it sleeps

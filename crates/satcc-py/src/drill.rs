@@ -226,6 +226,11 @@ impl DrillEndpoint {
         self.e.set_cork(on);
     }
 
+    /// The host's qdisc drops every packet (`tc qdisc ... pfifo limit 0`), or no longer.
+    fn set_local_drop(&mut self, on: bool) {
+        self.e.set_local_drop(on);
+    }
+
     fn write_shut(&self) -> bool {
         self.e.write_shut()
     }

@@ -109,7 +109,12 @@ def _read(command: str, script_dir: Path, out: ShellReading, depth: int) -> None
             # any other leaves pacing to the algorithm ("auto", Linux's internal pacing).
             qdisc = _root_qdisc(words)
             out.settings["pacing"] = "on" if qdisc == "fq" else "auto"
-            if qdisc not in ("fq", "pfifo", "pfifo_fast") or words.index(qdisc) != len(words) - 1:
+            # `pfifo limit 0` holds no packet: every one the host sends is dropped there.
+            rest = words[words.index(qdisc) + 1 :]
+            out.settings["local_drop"] = qdisc in ("pfifo", "bfifo") and rest == ["limit", "0"]
+            if out.settings["local_drop"]:
+                pass
+            elif qdisc not in ("fq", "pfifo", "pfifo_fast") or rest:
                 out.ignored.append(
                     f"{line}: only whether {qdisc} paces is taken (the simulator's sender "
                     "host has no queue of its own)"

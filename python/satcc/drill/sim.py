@@ -111,6 +111,9 @@ class SimEngine:
         cannot come back as `shell: ignored ...` for the result."""
         reading = read_block(cmd, Path(self.script_path).resolve().parent)
         ignored = list(reading.ignored)
+        if self.ep is not None and "local_drop" in reading.settings:
+            # The host's qdisc changes under the open socket (`tc qdisc replace ...`).
+            self.ep.set_local_drop(bool(reading.settings.pop("local_drop")))
         if self.ep is not None and reading.settings:
             ignored.append(
                 f"line {line}: settings after listen() do not reach the open socket: "
@@ -348,6 +351,8 @@ class SimEngine:
             self.ep.set_nodelay(True)
         if s.get("TCP_CORK"):
             self.ep.set_cork(True)
+        if s.get("local_drop"):
+            self.ep.set_local_drop(True)
         return self.ep
 
     def sys_listen(self, sc, c):

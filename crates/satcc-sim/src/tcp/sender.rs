@@ -283,6 +283,11 @@ pub struct Sender {
     /// with `backoff`, as Linux's shares `icsk_backoff`); whether the last timer event was
     /// a probe (the drill endpoint marks the data it sends PSH).
     probe_pending: bool,
+    /// The sending host's qdisc drops every packet (the drill's `tc qdisc ... pfifo limit
+    /// 0`): `tcp_transmit_skb` fails, so `tcp_write_xmit` sends nothing and a retransmission
+    /// from `tcp_xmit_retransmit_queue` fails uncounted (`__tcp_retransmit_skb`'s error:
+    /// no `TCPCB_SACKED_RETRANS`, no `retrans_out`). Scenarios never set it.
+    local_drop: bool,
     probes_out: u32,
     probe_fired: bool,
     /// `backoff` is the zero-window probes' (not timeouts'): the RTO is not backed off.
@@ -385,6 +390,7 @@ impl Sender {
             tlp_timer: Timer::default(),
             pace_timer: Timer::default(),
             probe_pending: false,
+            local_drop: false,
             probes_out: 0,
             probe_fired: false,
             probing: false,
@@ -594,6 +600,11 @@ impl Sender {
         if on {
             self.push_pending(now, out);
         }
+    }
+
+    /// The host's qdisc drops every packet from now on (`on`), or no longer.
+    pub fn set_local_drop(&mut self, on: bool) {
+        self.local_drop = on;
     }
 
     /// `setsockopt(TCP_CORK)` (`__tcp_sock_set_cork`): on, a short last segment waits; off,

@@ -195,6 +195,8 @@ pub struct Endpoint {
     push_marks: VecDeque<u64>,
     /// `TCP_CORK` set before the connection was established.
     cork: bool,
+    /// `tc qdisc ... pfifo limit 0` in the script: every segment is dropped before the wire.
+    local_drop: bool,
     read: u64,
     fin_queued: bool,
     fin_sent: bool,
@@ -275,6 +277,7 @@ impl Endpoint {
             written: 0,
             push_marks: VecDeque::new(),
             cork: false,
+            local_drop: false,
             read: 0,
             fin_queued: false,
             fin_sent: false,
@@ -466,8 +469,19 @@ impl Endpoint {
         }
     }
 
+    /// The host's qdisc drops every packet (`tc qdisc replace dev tun0 root pfifo limit 0`),
+    /// or no longer: the sender's transmissions fail (`Sender::set_local_drop`) and nothing
+    /// this endpoint sends reaches the wire.
+    pub fn set_local_drop(&mut self, on: bool) {
+        self.local_drop = on;
+        if let Some(s) = self.sender.as_mut() {
+            s.set_local_drop(on);
+        }
+    }
+
     /// A new connection's sender: the socket options set before it existed.
     fn start_sender(&mut self, mut s: Sender) {
+        s.set_local_drop(self.local_drop);
         if self.cork {
             let mut o = Out::default();
             s.set_cork(self.now, true, &mut o);

@@ -85,7 +85,9 @@ impl Endpoint {
                 self.probe_push_ends.push(p.seq + p.len as u64);
             }
             let seg = self.wire(now, p, ack.as_ref(), pair_end);
-            self.out.push_back(seg);
+            if !self.local_drop {
+                self.out.push_back(seg);
+            }
         }
         self.scratch.pkts = pkts;
         self.scratch.pkts.clear();
@@ -113,7 +115,9 @@ impl Endpoint {
                 _ => State::FinWait1,
             };
             let seg = self.fin_segment();
-            self.out.push_back(seg);
+            if !self.local_drop {
+                self.out.push_back(seg);
+            }
         }
         // The FIN left alone in flight (all data acknowledged) is retransmitted on its
         // own timer; the sender's timers cover it while data is outstanding.

@@ -22,8 +22,19 @@ impl Sender {
     pub(super) fn on_ack(&mut self, now: SimTime, pkt: &Packet, out: &mut Out) {
         self.tcp.now = now;
         let ack = pkt.ack;
-        if ack > self.tcp.snd_nxt || ack < self.tcp.snd_una {
-            return; // ahead of what was sent, or older than snd_una
+        if ack > self.tcp.snd_nxt {
+            return; // ahead of what was sent
+        }
+        if ack < self.tcp.snd_una {
+            // `tcp_ack`'s old_ack: an ACK below snd_una (reordered) but within
+            // min(max_window, bytes_acked) of it still carries SACK information; one further
+            // back is dropped (RFC 5961 §5.2). Sequence numbers start at 0 here, so
+            // bytes_acked is snd_una.
+            let reach = self.max_window.min(self.tcp.snd_una);
+            if self.sack && pkt.nsack > 0 && ack + reach >= self.tcp.snd_una {
+                self.old_ack(now, pkt, out);
+            }
+            return;
         }
         let prior_snd_una = self.tcp.snd_una;
         let prior_packets = self.tcp.packets_out;
@@ -330,6 +341,25 @@ impl Sender {
         (pkts_acked, acked_rtt, acked_reord)
     }
 
+    /// `tcp_ack`'s old_ack path: an ACK below snd_una with SACK blocks is tagged
+    /// (`tcp_sacktag_write_queue`) and run through the loss state machine
+    /// (`tcp_fastretrans_alert`, no duplicate counted), then what it frees is sent
+    /// (`tcp_xmit_recovery`, and new data by `tcp_data_snd_check` after `tcp_ack`). No
+    /// window update, RTT sample or cwnd change (`tcp_cong_control` is not reached).
+    fn old_ack(&mut self, now: SimTime, pkt: &Packet, out: &mut Out) {
+        let prior_snd_una = self.tcp.snd_una;
+        let prior_fack = self.highest_sack_seq();
+        let mut flag = Flags::default();
+        let mut rs = RateSample::default();
+        self.sacktag_write_queue(now, pkt, prior_snd_una, prior_fack, &mut flag, &mut rs);
+        let mut rexmit = Rexmit::None;
+        self.fastretrans_alert(now, prior_snd_una, 0, &mut flag, &mut rexmit, out);
+        self.xmit_recovery(now, rexmit, out);
+        self.write_xmit(now, out);
+        #[cfg(debug_assertions)]
+        self.verify_left_out();
+    }
+
     /// `tcp_sacktag_write_queue` for an ACK carrying SACK blocks (kept out of `on_ack`, whose
     /// usual ACK has none): tags the newly SACKed segments, returns the transmission times
     /// of the first and the last never-retransmitted one, if any.
@@ -602,6 +632,20 @@ mod tests {
         assert_eq!(fast.stats.recovery_count, 1);
         assert_eq!(fast.stats.retransmitted_packets, 1);
         assert_eq!(fast.tcp.snd_una, 46 * MSS);
+    }
+
+    #[test]
+    fn an_ack_below_snd_una_still_tags_its_sack_blocks() {
+        // `tcp_ack`'s old_ack (upstream fast_recovery/prr-ss-ack-below-snd_una-cubic): a
+        // reordered ACK of 2 segments arriving after the ACK of 4 still SACKs segment 6,
+        // and the segment it takes out of flight lets one new one go (`tcp_data_snd_check`).
+        let (mut s, _, _) = established();
+        deliver(&mut s, ms(150), &ack(4 * MSS, &[]));
+        let next = s.tcp.snd_nxt / MSS;
+        let out = deliver(&mut s, ms(151), &ack(2 * MSS, &[(6, 7)]));
+        assert_eq!(s.tcp.snd_una, 4 * MSS);
+        assert_eq!(s.tcp.sacked_out, 1);
+        assert_eq!(sent(&out), vec![(next, false)]);
     }
 
     #[test]

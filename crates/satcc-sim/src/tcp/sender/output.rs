@@ -234,6 +234,9 @@ impl Sender {
     /// Every segment below the hint is known not to await retransmission, so each ACK
     /// scans only from the first candidate (and stops once all lost ones are resent).
     pub(super) fn xmit_retransmit_queue(&mut self, now: SimTime, out: &mut Out) {
+        if self.local_drop {
+            return; // the first retransmission fails at the qdisc: the walk stops there
+        }
         let mut idx = self.sb.retransmit_hint.max(self.sb.head);
         let tail = self.sb.tail();
         while idx < tail {
@@ -269,7 +272,7 @@ impl Sender {
     /// whole; on the wire (here) they are MSS-sized packets. Unpaced flows send back to back
     /// anyway, so their packets' sizes change nothing (no `tcp_tso_should_defer`).
     pub(super) fn write_xmit(&mut self, now: SimTime, out: &mut Out) {
-        if !self.is_established() {
+        if !self.is_established() || self.local_drop {
             return;
         }
         let mut sent = 0;
