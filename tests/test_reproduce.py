@@ -274,8 +274,8 @@ def test_a_run_another_study_has_done_is_copied_not_simulated(short_campaigns, t
     first = common.run(common.Context("sim", True, 1, root / "900"), "study004-1v1")
     logged: list[str] = []
     ctx = common.Context("sim", True, 1, root / "901", log=logged.append)
-    assert common.siblings(ctx, ctx.engine_dir / "study004-1v1-quick") == [first]
     second = common.run(ctx, "study004-1v1")
     n = len(spec.expand(common.load("study004-1v1", True, seeds=1)))
     assert any(f"{n} run(s) done in another campaign, copied" in m for m in logged), logged
     assert tree_hashes(first) and tree_hashes(second) == tree_hashes(first)  # byte for byte
+    assert common.siblings(ctx, second) == [first]

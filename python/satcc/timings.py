@@ -62,7 +62,8 @@ class Timings:
     _section: str = ""
     _stack: list[str] = field(default_factory=list)
     _mark: tuple[float, float, float] = field(default_factory=_now)
-    _credit_s: float = 0.0  # children's CPU charged by `runs` before their processes are reaped
+    # a shared pool's runs' CPU, charged by `runs` before its processes are reaped (WORKERS)
+    _credit_s: float = 0.0
 
     def _key(self) -> tuple[str, str]:
         return self._section, self._stack[-1] if self._stack else OTHER
@@ -73,9 +74,11 @@ class Timings:
         c.wall_s += now[0] - self._mark[0]
         c.cpu_s += now[1] - self._mark[1]
         reaped = now[2] - self._mark[2]
-        paid = min(reaped, self._credit_s)  # charged already, where the runs were reported
-        self._credit_s -= paid
-        c.child_cpu_s += reaped - paid
+        if self._key()[1] == WORKERS:  # the shared pool reaped: its runs were charged already
+            paid = min(reaped, self._credit_s)
+            self._credit_s -= paid
+            reaped -= paid
+        c.child_cpu_s += reaped
         self._mark = now
 
     def rows(self) -> list[tuple[str, str, Cost]]:
@@ -136,7 +139,8 @@ def runs(n: int, cpu_s: float, in_child: bool = False) -> None:
     """Count `n` runs that took `cpu_s` of CPU where they ran (see the module doc). Runs of a
     child process (a pool's worker) charge their CPU to the open phase now, not when the
     process is reaped (a pool shared by several sections is reaped after them all); the
-    reaped remainder (start-up, imports) goes where the reaping happens."""
+    reaped remainder (start-up, imports) goes to the WORKERS phase, where the pool is shut
+    down (`satcc.campaign.execute.sharing_workers`)."""
     t = _ACTIVE
     if t is None:
         return

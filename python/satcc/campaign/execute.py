@@ -141,9 +141,10 @@ def run_campaign(
         )
 
         def on_report(s: RunSpec, r: runloop.Report, o: Outcome) -> None:
-            # a run in a local pool's worker: its CPU is the simulation's, whenever the pool's
-            # processes are reaped (a shared pool: at the end)
-            timings.runs(1, o.cpu_s, in_child=cluster is None and o.pid != os.getpid())
+            # a run in the shared pool's worker: its CPU is charged now (the pool is reaped
+            # after every campaign; a campaign's own pool is reaped inside its simulation)
+            shared = _SHARED is not None and cluster is None and o.pid != os.getpid()
+            timings.runs(1, o.cpu_s, in_child=shared)
             bar.advance(ok=r.status == "done", run_id=s.run_id)
 
         try:
@@ -252,7 +253,8 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
         if not finished or shared is None or getattr(pool, "_broken", False):
             if shared is not None and shared.get(jobs) is pool:
                 del shared[jobs]  # the next campaign starts a pool of its own
-            pool.shutdown(wait=finished, cancel_futures=True)
+            with timings.phase(timings.WORKERS if shared is not None else timings.SIMULATION):
+                pool.shutdown(wait=finished, cancel_futures=True)
 
 
 WORKER_STOP_S = 5.0  # a worker asked to stop (SIGTERM) gets this long before SIGKILL
