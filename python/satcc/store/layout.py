@@ -18,7 +18,8 @@
 A run appears in runs/ all at once: it is written to runs/.<id>.staging (results.write is
 itself atomic), completed there, fsynced, and renamed into place. Anything dot-named under
 runs/ is an interrupted write: the next `satcc campaign` removes it and redoes the run, as it
-removes the `.NAME.tmp-*` files a killed writer leaves at the top level.
+removes the `.NAME.tmp-*` files a killed writer leaves at the top level. A run another store
+has done (the same run id) is put in place the same way from its files (`copy_run`).
 """
 
 from __future__ import annotations
