@@ -362,3 +362,34 @@ def test_every_ready_campaign_file_expands_into_valid_runs():
         # small, yet 5 seeds where a paired claim is judged (the sign test's least, claims.py):
         # study000-mss's quick design is 4 MSS x 2 CCAs x 2 directions x 5 = 80 runs
         assert 0 < len(quick) <= 100 and len(quick) < len(runs), f
+
+
+def test_a_run_done_in_another_campaign_directory_is_copied_not_simulated(tmp_path, monkeypatch):
+    # two campaigns sharing half their runs (cca reno at both delays): the second, given the
+    # first's directory to reuse, simulates only its own runs and its copies are byte-identical
+    first = spec.load(write_campaign(tmp_path))
+    other = SMALL_CAMPAIGN.replace('name = "small"', 'name = "other"').replace(
+        '["reno", "cubic"]', '["reno", "bbr"]'
+    )
+    second = spec.load(write_campaign(tmp_path, other, name="other.toml"))
+    a, b, ref = tmp_path / "a", tmp_path / "b", tmp_path / "ref"
+    run_campaign(first, a, jobs=1, progress=False)
+    run_campaign(second, ref, jobs=1, progress=False)  # alone: every run simulated
+    shared = {s.run_id for s in spec.expand(first)} & {s.run_id for s in spec.expand(second)}
+    assert len(shared) == 4
+    simulated = []
+    real = worker_module._run
+
+    def counting(s, out_dir):
+        simulated.append(s.run_id)
+        return real(s, out_dir)
+
+    monkeypatch.setattr(worker_module, "_run", counting)
+    r = run_campaign(second, b, jobs=1, progress=False, reuse=[a])
+    assert r.count("done") == 8 and r.copied == 4
+    assert sorted(simulated) == sorted({s.run_id for s in spec.expand(second)} - shared)
+    # the same files, byte for byte, as the campaign run alone; run.json is this campaign's
+    assert tree_hashes(b) == tree_hashes(ref)
+    for rid in shared:
+        assert json.loads((b / "runs" / rid / "run.json").read_text())["campaign"] == "other"
+    assert all(f.equals(g) for f, g in zip(store_frames(b), store_frames(ref), strict=True))

@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "satcc.resources",
             "satcc.textgrid",
             "satcc.progress",
+            "satcc.timings",
             "satcc.tables",
             "satcc.physics",
         ],

@@ -214,3 +214,68 @@ def test_study002s_simulator_column_caps_the_senders_window_and_acks_every_segme
     flow = hybla.scenario_dict(spec)["flow"][0]
     assert flow["cwnd_clamp"] == hybla.WMAX_PKTS and flow["delayed_ack"] is False
     assert flow["rwnd"] == hybla.SENDER_CLAMP_RWND  # the receive window out of the way
+
+
+def test_timings_prints_wall_and_cpu_per_study_and_phase(short_campaigns, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["reproduce", "004", "--quick", "--seeds", "1", "--out", str(out), "--timings"]
+    assert main([*argv, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["study"] == "004"  # stdout stays the JSON alone
+    lines = captured.err.splitlines()
+    head = next(i for i, x in enumerate(lines) if x.startswith("Where the time went"))
+    cols = lines[head + 1].split()
+    assert cols[:3] == ["study", "phase", "wall"]
+    rows = {tuple(x.split()[:2]): x.split() for x in lines[head + 2 :] if x[:4] in ("004 ", "all ")}
+    from satcc import timings
+
+    for phase in (timings.RESOLVE, timings.SIMULATION, timings.WRITING, timings.STORE):
+        assert ("004", phase) in rows and ("all", phase) in rows, phase
+    assert ("004", "figures/docs") in rows and ("004", "claims") in rows
+    wall = {k: float(v[2]) for k, v in rows.items() if k[0] == "004"}
+    assert wall["004", timings.SIMULATION] > 0 and all(w >= 0 for w in wall.values())
+    assert any(x.startswith("outside the simulation: ") for x in lines)
+    # a rerun resumes: nothing simulated, the pool's workers took no CPU
+    assert main(argv) == 0
+    text = capsys.readouterr().out.splitlines()
+    sim = next(x.split() for x in text if x.startswith("004") and " simulation " in x)
+    assert float(sim[6]) == 0.0  # CPU s workers (the shares print as "12.3 %")
+
+
+def test_a_study_opens_each_campaign_store_once(short_campaigns, tmp_path, monkeypatch):
+    from satcc.store import catalog
+
+    out = tmp_path / "out"
+    assert main(["reproduce", "000", "--quick", "--seeds", "1", "--out", str(out)]) == 0
+    opened = []
+    real = catalog.open_store
+
+    def counting(directory, *a, **kw):
+        opened.append(Path(directory).resolve())
+        return real(directory, *a, **kw)
+
+    monkeypatch.setattr(catalog, "open_store", counting)
+    before = json.loads((out / "000" / "claims.json").read_text())
+    assert main(["reproduce", "000", "--quick", "--seeds", "1", "--out", str(out)]) == 0
+    after = json.loads((out / "000" / "claims.json").read_text())
+    campaigns = {Path(p).resolve() for p in before["campaigns"]["sim"].values()}
+    assert sorted(set(opened)) == sorted(campaigns)
+    # each store once while the study judges and draws (the campaign runs open none)
+    assert len(opened) == len(campaigns), sorted(opened)
+    assert before["claims"] == after["claims"] and before["figures"] == after["figures"]
+
+
+def test_a_run_another_study_has_done_is_copied_not_simulated(short_campaigns, tmp_path):
+    # two studies of one output root running the same campaign: the second copies every run
+    from satcc.campaign import spec
+    from tests.campaign_helpers import tree_hashes
+
+    root = tmp_path / "out"
+    first = common.run(common.Context("sim", True, 1, root / "900"), "study004-1v1")
+    logged: list[str] = []
+    ctx = common.Context("sim", True, 1, root / "901", log=logged.append)
+    second = common.run(ctx, "study004-1v1")
+    n = len(spec.expand(common.load("study004-1v1", True, seeds=1)))
+    assert any(f"{n} run(s) done in another campaign, copied" in m for m in logged), logged
+    assert tree_hashes(first) and tree_hashes(second) == tree_hashes(first)  # byte for byte
+    assert common.siblings(ctx, second) == [first]

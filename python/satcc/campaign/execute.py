@@ -29,16 +29,16 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import closing
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Self, TextIO
 
-from satcc import _native, registry
+from satcc import _native, registry, timings
 from satcc.campaign.spec import ANALYZE, Campaign, RunSpec, columns, expand
 from satcc.campaign.worker import execute, init_pool_worker
 from satcc.errors import UserError
@@ -64,6 +64,7 @@ class CampaignRun:
     removed_leftovers: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     interrupted: bool = False
+    copied: int = 0  # done runs copied from another campaign directory (`reuse`)
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.reports if r.status == status)
@@ -91,20 +92,35 @@ def run_campaign(
     stream: TextIO | None = None,
     progress: bool | None = None,
     force: bool = False,
+    reuse: Sequence[Path] = (),
 ) -> CampaignRun:
-    """Run (or resume) a campaign into `out_dir`, holding its lock; returns what happened."""
+    """Run (or resume) a campaign into `out_dir`, holding its lock; returns what happened.
+    A run already done in one of the `reuse` campaign directories (the same run id: engine,
+    resolved scenario and seed) is copied from there instead of run again."""
     check_out_dir(out_dir)
-    specs = expand(c, force=force, progress=progress)  # every point checked before any write
+    with timings.phase(timings.RESOLVE):
+        specs = expand(c, force=force, progress=progress)  # every point checked before any write
+        index = plan_doc(c, specs)
     started = time.monotonic()  # for the summary (runs/s, ETA) only
-    with runloop.writing(
-        out_dir, plan_doc(c, specs), "campaign", lambda old: old.get("name") == c.name, c.text
-    ) as store:
+    with ExitStack() as held:
+        with timings.phase(timings.STORE):  # locked, checked, what is done scanned
+            store = held.enter_context(
+                runloop.writing(
+                    out_dir, index, "campaign", lambda old: old.get("name") == c.name, c.text
+                )
+            )
         backend = f"dask {cluster}" if cluster else f"local, {_jobs(jobs)} job(s)"
         run = CampaignRun(out_dir, c.name, backend, len(specs), removed_leftovers=store.removed)
         done = sum(1 for s in specs if s.run_id in store.done)
         bar = ProgressLine(c.name, len(specs), already=done, stream=stream, enabled=progress)
 
         def execute_all(todo: list[RunSpec]) -> Generator[Outcome, None, None]:
+            done_elsewhere = _done_in(reuse, [s.run_id for s in todo])
+            for s in todo:
+                if s.run_id in done_elsewhere:
+                    run.copied += 1
+                    yield Outcome(s.run_id, True, copy_of=done_elsewhere[s.run_id])
+            todo = [s for s in todo if s.run_id not in done_elsewhere]
             serial = [s for s in todo if _exclusive(s)]
             parallel = [s for s in todo if not _exclusive(s)]
             parallel.sort(key=lambda s: -s.cost)  # longest first: the pool ends together
@@ -123,20 +139,39 @@ def run_campaign(
             spec_doc=lambda s: s.index_doc(),
             run_doc=lambda s: {"scenario": s.scenario, "campaign": c.name},
         )
+
+        def on_report(s: RunSpec, r: runloop.Report, o: Outcome) -> None:
+            # a run in the shared pool's worker: its CPU is charged now (the pool is reaped
+            # after every campaign; a campaign's own pool is reaped inside its simulation)
+            shared = _SHARED is not None and cluster is None and o.pid != os.getpid()
+            timings.runs(1, o.cpu_s, in_child=shared)
+            bar.advance(ok=r.status == "done", run_id=s.run_id)
+
         try:
-            with bar:
-                run.reports = loop.run(
-                    store,
-                    specs,
-                    execute_all,
-                    on_report=lambda s, r, _o: bar.advance(ok=r.status == "done", run_id=s.run_id),
-                )
+            with bar, timings.phase(timings.SIMULATION):
+                run.reports = loop.run(store, specs, execute_all, on_report=on_report)
         except KeyboardInterrupt:
             run.interrupted = True
             raise
         finally:
             run.wall_s = time.monotonic() - started
         return run
+
+
+def _done_in(stores: Sequence[Path], run_ids: list[str]) -> dict[str, Path]:
+    """run id -> its finished run directory in the first of `stores` (made by this satcc
+    version) that has it: a directory with run.json (`layout.copy_run` checks its files)."""
+    found: dict[str, Path] = {}
+    for d in stores:
+        try:  # another satcc's results are not this one's
+            if layout.read_index(d).get("satcc_version") != _native.version():
+                continue
+        except UserError:
+            continue
+        for rid in run_ids:
+            if rid not in found and (d / layout.RUNS_DIR / rid / layout.RUN_FILE).is_file():
+                found[rid] = d / layout.RUNS_DIR / rid
+    return found
 
 
 def _exclusive(spec: RunSpec) -> bool:
@@ -156,18 +191,45 @@ def _jobs(jobs: int | None) -> int:
     return jobs
 
 
+# jobs -> a pool the campaigns run inside `sharing_workers()` use in turn; None: each its own
+_SHARED: dict[int, ProcessPoolExecutor] | None = None
+
+
+@contextmanager
+def sharing_workers() -> Iterator[None]:
+    """Inside the block, the campaigns run with the same number of jobs share one pool of
+    worker processes, spawned once and shut down at the end, instead of a pool per campaign
+    (each worker's start imports satcc: ~0.3 CPU s, paid per campaign otherwise)."""
+    global _SHARED
+    outer, _SHARED = _SHARED, {} if _SHARED is None else _SHARED
+    mine = _SHARED if outer is None else None
+    try:
+        yield
+    finally:
+        _SHARED = outer
+        with timings.phase(timings.WORKERS):  # what the workers took beyond their runs
+            for pool in (mine or {}).values():
+                pool.shutdown(wait=True)
+
+
 def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
-    """Outcomes as they finish, from a pool of `jobs` spawned processes (in-process for 1)."""
+    """Outcomes as they finish, from a pool of `jobs` spawned processes (in-process for 1;
+    the shared pool inside `sharing_workers`)."""
     if jobs <= 1 or len(specs) == 1:
         for spec in specs:
             yield execute(spec)
         return
-    # spawn: never fork a process that may hold threads (DuckDB, Arrow, Dask)
-    pool = ProcessPoolExecutor(
-        max_workers=min(jobs, len(specs)),
-        mp_context=get_context("spawn"),
-        initializer=init_pool_worker,
-    )
+    shared = _SHARED
+    pool = shared.get(jobs) if shared is not None else None
+    if pool is None:
+        # spawn: never fork a process that may hold threads (DuckDB, Arrow, Dask)
+        pool = ProcessPoolExecutor(
+            max_workers=jobs if shared is not None else min(jobs, len(specs)),
+            mp_context=get_context("spawn"),
+            initializer=init_pool_worker,
+        )
+        if shared is not None:
+            shared[jobs] = pool
     finished = False
     try:
         pending = {pool.submit(execute, s): s for s in specs}
@@ -188,7 +250,11 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
     finally:
         if not finished:  # Ctrl-C, SIGTERM, an error: the runs in flight are abandoned
             _stop_workers(pool)
-        pool.shutdown(wait=finished, cancel_futures=True)
+        if not finished or shared is None or getattr(pool, "_broken", False):
+            if shared is not None and shared.get(jobs) is pool:
+                del shared[jobs]  # the next campaign starts a pool of its own
+            with timings.phase(timings.WORKERS if shared is not None else timings.SIMULATION):
+                pool.shutdown(wait=finished, cancel_futures=True)
 
 
 WORKER_STOP_S = 5.0  # a worker asked to stop (SIGTERM) gets this long before SIGKILL

@@ -14,6 +14,7 @@ satcc.store.schema (PINGS_SCHEMA, SEQACK_SCHEMA, ANALYZE_FLOWS_SCHEMA), which th
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from pathlib import Path
@@ -56,12 +57,15 @@ def init_pool_worker() -> None:
 
 def execute(spec: RunSpec, out_dir: str | None = None) -> Outcome:
     """Run one spec; `out_dir` is where an emu run leaves its raw files."""
-    started = time.monotonic()  # wall time for the summary only; never written to a result
+    # wall and CPU time for the summary and `--timings` only; never written to a result
+    started, cpu = time.monotonic(), time.process_time()
     try:
         result, extras = _run(spec, out_dir)
-        return Outcome(spec.run_id, True, result, extras, wall_s=time.monotonic() - started)
+        o = Outcome(spec.run_id, True, result, extras)
     except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the campaign
-        return Outcome(spec.run_id, False, error=_describe(e), wall_s=time.monotonic() - started)
+        o = Outcome(spec.run_id, False, error=_describe(e))
+    o.wall_s, o.cpu_s, o.pid = time.monotonic() - started, time.process_time() - cpu, os.getpid()
+    return o
 
 
 def _describe(e: BaseException) -> str:

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from satcc import registry
+from satcc import registry, timings
 from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
 
@@ -68,6 +68,11 @@ def register(subparsers) -> None:
         help=f"simulator processes (default: the CPU count, {os.cpu_count()})",
     )
     p.add_argument("--json", action="store_true", help="print the claims documents as JSON")
+    p.add_argument(
+        "--timings",
+        action="store_true",
+        help="print where the time went: wall and CPU per study and phase (on stderr with --json)",
+    )
     p.set_defaults(func=run)
 
 
@@ -92,18 +97,35 @@ def run(args: argparse.Namespace) -> int:
     def log(message: str) -> None:
         print(f"satcc reproduce: {message}", file=sys.stderr)
 
+    from satcc.campaign.execute import sharing_workers
+
+    if not args.timings:
+        with sharing_workers():  # one pool for every campaign of every study
+            _run_studies(args, studies, engines, out, log)
+        return 0
+    with timings.recording() as recorded, sharing_workers():
+        _run_studies(args, studies, engines, out, log)
+    lines = reproduce.timing_lines(recorded)
+    print("\n".join(lines), file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> None:
+    from satcc.studies import reproduce
+
     docs, results = [], []
     for study in studies:
-        result = reproduce.reproduce(
-            study,
-            engines,
-            args.quick,
-            args.seeds,
-            out,
-            jobs=args.jobs,
-            progress=False if args.json else None,
-            log=log,
-        )
+        with timings.section(study):
+            result = reproduce.reproduce(
+                study,
+                engines,
+                args.quick,
+                args.seeds,
+                out,
+                jobs=args.jobs,
+                progress=False if args.json else None,
+                log=log,
+            )
         docs.append(result.doc())
         results.append(result)
         if not args.json:
@@ -117,4 +139,3 @@ def run(args: argparse.Namespace) -> int:
 
         text = json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False)
         print(json_printable(text))
-    return 0

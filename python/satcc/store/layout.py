@@ -18,7 +18,8 @@
 A run appears in runs/ all at once: it is written to runs/.<id>.staging (results.write is
 itself atomic), completed there, fsynced, and renamed into place. Anything dot-named under
 runs/ is an interrupted write: the next `satcc campaign` removes it and redoes the run, as it
-removes the `.NAME.tmp-*` files a killed writer leaves at the top level.
+removes the `.NAME.tmp-*` files a killed writer leaves at the top level. A run another store
+has done (the same run id) is put in place the same way from its files (`copy_run`).
 """
 
 from __future__ import annotations
@@ -192,13 +193,7 @@ def write_run(
 ) -> Path:
     """Put one finished run in place atomically (module doc). `raw_dir/<raw_name>` (emu/ or
     field/), if given, moves in."""
-    runs = d / RUNS_DIR
-    runs.mkdir(parents=True, exist_ok=True)
-    rid = spec_doc["run_id"]
-    final = runs / rid
-    staging = runs / f".{rid}{STAGING_SUFFIX}"
-    if staging.exists():
-        shutil.rmtree(staging)
+    staging = _staging(d, spec_doc["run_id"])
     result.write(staging)
     hashes = {}
     for name, table in sorted(extras.items()):
@@ -208,6 +203,44 @@ def write_run(
         hashes[name] = results.file_sha256(path)
     if raw_dir is not None and (raw_dir / raw_name).is_dir():
         os.replace(raw_dir / raw_name, staging / raw_name)
+    return _put_in_place(d, spec_doc, staging, hashes)
+
+
+def copy_run(d: Path, spec_doc: dict[str, Any], source: Path) -> Path:
+    """Put in place, atomically, the run `spec_doc` names from `source`, a finished run
+    directory of the same run id in another store (the same engine, resolved scenario and
+    seed: the same result bytes): its result files are copied, run.json is this store's
+    (`spec_doc` and the source's file hashes). `source` is checked first (`verify_run`)."""
+    old, why = verify_run(source, spec_doc["run_id"])
+    if old is None:
+        raise OSError(f"{source}: cannot reuse it: {why}")
+    staging = _staging(d, spec_doc["run_id"])
+    staging.mkdir()
+    for entry in sorted(source.iterdir()):
+        if entry.name == RUN_FILE:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, staging / entry.name)
+        else:
+            shutil.copyfile(entry, staging / entry.name)
+            results.fsync_file(staging / entry.name)
+    return _put_in_place(d, spec_doc, staging, old.get("files") or {})
+
+
+def _staging(d: Path, rid: str) -> Path:
+    """runs/.<id>.staging, emptied (what an interrupted write left is removed)."""
+    runs = d / RUNS_DIR
+    runs.mkdir(parents=True, exist_ok=True)
+    staging = runs / f".{rid}{STAGING_SUFFIX}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    return staging
+
+
+def _put_in_place(d: Path, spec_doc: dict[str, Any], staging: Path, hashes: dict) -> Path:
+    """Write run.json into a complete staging directory and rename it to runs/<id>."""
+    runs, rid = d / RUNS_DIR, spec_doc["run_id"]
+    final = runs / rid
     doc = {"run_schema_version": RUN_SCHEMA_VERSION, **spec_doc, "files": hashes}
     results.write_text_fsync(staging / RUN_FILE, dumps(doc))
     fsync_dir(staging)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from satcc import timings
 from satcc.errors import UserError
 from satcc.store import layout
 
@@ -42,9 +43,12 @@ class Outcome:
     extras: dict[str, Any] = field(default_factory=dict)  # name -> satcc.tables.Table
     error: str | None = None
     wall_s: float = 0.0
+    cpu_s: float = 0.0  # CPU time of the process that ran it (timings only; never written)
+    pid: int = 0  # that process
     doc: dict[str, Any] = field(default_factory=dict)  # added to run.json beside the plan's
     raw_dir: Path | None = None  # a scratch directory (`Writer.scratch`); removed once recorded
     raw_name: str = layout.EMU_RAW_DIR  # its entry kept in the run directory
+    copy_of: Path | None = None  # the same run, done in another store: copied, not rerun
 
 
 @dataclass
@@ -77,14 +81,17 @@ class Writer:
         try:
             if o.ok:
                 try:
-                    layout.write_run(
-                        self.out_dir,
-                        spec_doc | run_doc | o.doc,
-                        o.result,
-                        o.extras,
-                        o.raw_dir,
-                        o.raw_name,
-                    )
+                    if o.copy_of is not None:
+                        layout.copy_run(self.out_dir, spec_doc | run_doc | o.doc, o.copy_of)
+                    else:
+                        layout.write_run(
+                            self.out_dir,
+                            spec_doc | run_doc | o.doc,
+                            o.result,
+                            o.extras,
+                            o.raw_dir,
+                            o.raw_name,
+                        )
                     self.done.add(o.run_id)
                     return Report(o.run_id, "done", o.wall_s)
                 except OSError as e:
@@ -176,7 +183,8 @@ class Loop(Generic[T]):
             with closing(execute(todo)) as outcomes:
                 for o in outcomes:
                     p = by_id[o.run_id]
-                    rep = store.record(self.spec_doc(p), self.run_doc(p), o)
+                    with timings.phase(timings.WRITING):
+                        rep = store.record(self.spec_doc(p), self.run_doc(p), o)
                     reports[rep.run_id] = rep
                     if on_report is not None:
                         on_report(p, rep, o)

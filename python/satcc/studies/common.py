@@ -11,7 +11,8 @@ base scenario and applies the study's emulator changes (rates this machine carri
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from satcc import registry, resources
+from satcc import registry, resources, timings
 from satcc.errors import UserError
 
 EMU_MAX_RATE_BPS = 100_000_000  # what satcc-linkd carries faithfully on a 2-core machine
@@ -94,11 +95,25 @@ def run(
     c = load(name, ctx.quick or quick_variant, ctx.engine, ctx.seeds, emu_changes)
     out = ctx.engine_dir / c.name
     ctx.log(f"campaign {c.name}: {len(spec.expand(c))} runs -> {out}")
-    done = run_campaign(c, out, jobs=ctx.jobs, progress=ctx.progress)
+    done = run_campaign(c, out, jobs=ctx.jobs, progress=ctx.progress, reuse=siblings(ctx, out))
+    if done.copied:
+        ctx.log(f"campaign {c.name}: {done.copied} run(s) done in another campaign, copied")
     failed = done.count("failed")
     if failed:
         ctx.log(f"campaign {c.name}: {failed} run(s) failed (satcc campaign status {out})")
     return out
+
+
+def siblings(ctx: Context, out: Path) -> list[Path]:
+    """The other campaign directories of this output root and engine (every study's): a run
+    one of them has done is copied, not simulated again (`run_campaign`'s `reuse`)."""
+    from satcc.store import layout
+
+    return [
+        d
+        for d in sorted(ctx.out.parent.glob(f"*/{ctx.engine}/*"))
+        if d != out and (d / layout.INDEX_FILE).is_file()
+    ]
 
 
 def load(
@@ -129,20 +144,41 @@ def load(
     return c
 
 
+# (campaign directory, table) -> DataFrame, while `reading()` is on; None when it is off
+_READ: dict[tuple[Path, str], pd.DataFrame] | None = None
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """Inside the block, `frames` reads each campaign directory's tables once: a study's
+    measures and figures call it a dozen times per directory, and each call opened the store
+    anew (every run's files hashed, the DuckDB catalog built twice, catalog.duckdb written).
+    For reading only: the campaigns must be done when the block starts."""
+    global _READ
+    outer, _READ = _READ, {} if _READ is None else _READ
+    try:
+        yield
+    finally:
+        _READ = outer
+
+
 def frames(
     directory: Path, flow_series: bool = False, link_series: bool = False
 ) -> dict[str, pd.DataFrame]:
     """The store's runs and flows (and series when asked) as DataFrames, done runs only."""
     from satcc.store import open_store
 
-    with open_store(directory) as s:
-        out = {"runs": s.runs(), "flows": s.flows()}
-        if flow_series:
-            out["flow_series"] = s.flow_series()
-        if link_series:
-            out["link_series"] = s.link_series()
-    out["runs"] = out["runs"][out["runs"]["status"] == "done"]
-    return out
+    names = ["runs", "flows"] + ["flow_series"] * flow_series + ["link_series"] * link_series
+    key = Path(directory).resolve()
+    cache = _READ if _READ is not None else {}
+    missing = [n for n in names if (key, n) not in cache]
+    if missing:
+        with timings.phase(timings.STORE), open_store(directory) as s:
+            for n in missing:
+                frame = getattr(s, n)()
+                cache[key, n] = frame[frame["status"] == "done"] if n == "runs" else frame
+    # a shallow copy (copy-on-write): a caller that changes its frame changes only its own
+    return {n: cache[key, n].copy(deep=False) for n in names}
 
 
 def engine_of(directory: Path) -> str:

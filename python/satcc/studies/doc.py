@@ -29,6 +29,7 @@ under each table. Do not edit it by hand; rerun the studies and the command.
 
 ```
 satcc reproduce STUDY [--quick] [--engine sim|emu|both] [--seeds N] [--out DIR] [--jobs N] [--json]
+                [--timings]
 ```
 
 STUDY is `000`, `001`, `002`, `003`, `004` or `all`. For each study the command runs what the
@@ -44,6 +45,13 @@ tolerance (`python/satcc/studies/data/study00X.toml`, rules in
 `--engine emu` (root) runs the same campaigns through the real kernel with the study's
 emulator changes (rates capped at 100 Mbit/s, what a 2-core machine's emulator carries); take
 the lock by hand (`flock /tmp/satcc-emu.lock satcc reproduce 004 --quick --engine emu`).
+A run that another study's campaign (same output root and engine) has already done (the same
+run id: engine, resolved scenario and seed) is copied from there, not simulated again.
+`--timings` prints, after the tables (on stderr with `--json`), where the time went: wall and
+CPU seconds per study and phase (resolve: campaign files expanded, scenarios resolved;
+simulation; writing: run directories; store: stores opened, hashes checked, catalogs built;
+claims; figures/docs; workers: the shared pool's start-up beyond its runs), CPU counted in
+this process and in its pool's workers, and the share outside the simulation.
 
 ## Verdicts
 

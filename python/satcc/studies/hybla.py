@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from satcc import registry
+from satcc import registry, timings
 from satcc.models import hybla
 
 PAYLOAD_BYTES = 1000  # Table 1 packet size, as TCP payload (mss)
@@ -635,9 +635,26 @@ def validate(
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     if registry.get(design.engine).exclusive:
         jobs = 1  # the emulator runs in real time, one run at a time
-    runs = run_all(run_specs(design), jobs=jobs, progress=progress)
-    points = aggregate(runs, design)
-    rows = table3(points, design)
+    with timings.phase(timings.RESOLVE):
+        specs = run_specs(design)
+    with timings.phase(timings.SIMULATION):
+        runs = run_all(specs, jobs=jobs, progress=progress)
+    with timings.phase(timings.CLAIMS):
+        points = aggregate(runs, design)
+        rows = table3(points, design)
+    with timings.phase(timings.WRITING):
+        _write_out(out_dir, design, runs, points, rows)
+    figures = plot_figures(points, design, out_dir) if plots else []
+    return Validation(design, runs, points, rows, figures, out_dir)
+
+
+def _write_out(
+    out_dir: Path,
+    design: Design,
+    runs: list[dict[str, Any]],
+    points: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     _write_csv(out_dir / "runs.csv", runs)
     _write_csv(out_dir / "points.csv", points)
@@ -652,8 +669,6 @@ def validate(
         out_dir / "validation.json",
         json.dumps(_clean(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
     )
-    figures = plot_figures(points, design, out_dir) if plots else []
-    return Validation(design, runs, points, rows, figures, out_dir)
 
 
 def _design_doc(design: Design) -> dict[str, Any]:

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from satcc import _native, registry
+from satcc import _native, registry, timings
 from satcc.store import layout
-from satcc.studies import claims
+from satcc.studies import claims, common
 from satcc.studies.common import Context, Figure
 
 STUDIES = ("000", "001", "002", "003", "004")
@@ -106,12 +106,14 @@ def reproduce(
             engine, quick, seeds, out, jobs=jobs, progress=progress, log=log or (lambda _m: None)
         )
         dirs = mod.run(ctx)
-        measured = mod.measure(dirs)
-        result.dirs[engine] = dirs
-        result.rows.extend(claims.judge_all(spec, engine, measured))
-        if hasattr(mod, "sensitivity"):  # the unknowns the paper does not give, swept
-            result.sensitivity[engine] = mod.sensitivity(dirs)
-        result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
+        with common.reading(), timings.phase(timings.CLAIMS):  # each store opened once
+            measured = mod.measure(dirs)
+            result.dirs[engine] = dirs
+            result.rows.extend(claims.judge_all(spec, engine, measured))
+            if hasattr(mod, "sensitivity"):  # the unknowns the paper does not give, swept
+                result.sensitivity[engine] = mod.sensitivity(dirs)
+            with timings.phase(timings.FIGURES):
+                result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
     result.run = {  # a dated run: the doc generator prints these beside the tables
         "started_utc": started.strftime("%Y-%m-%d %H:%M"),
         "wall_s": round(time.monotonic() - t0),
@@ -119,12 +121,13 @@ def reproduce(
         "cpus": os.cpu_count(),
         "jobs": jobs,
     }
-    out.mkdir(parents=True, exist_ok=True)
-    layout.atomic_write_text(
-        out / "claims.json", json.dumps(result.doc(), indent=2, ensure_ascii=False) + "\n"
-    )
-    layout.atomic_write_text(out / "claims.txt", "\n".join(text_lines(result)) + "\n")
-    layout.atomic_write_text(out / "report.html", render_html(result))
+    with timings.phase(timings.FIGURES):
+        out.mkdir(parents=True, exist_ok=True)
+        layout.atomic_write_text(
+            out / "claims.json", json.dumps(result.doc(), indent=2, ensure_ascii=False) + "\n"
+        )
+        layout.atomic_write_text(out / "claims.txt", "\n".join(text_lines(result)) + "\n")
+        layout.atomic_write_text(out / "report.html", render_html(result))
     return result
 
 
@@ -185,6 +188,64 @@ def summary_lines(results: list[StudyResult]) -> list[str]:
         "coverage = findings / main results listed)"
     )
     return [head, *grid(cols, body, left={0})]
+
+
+def timing_lines(t: timings.Timings) -> list[str]:
+    """`--timings`: wall and CPU per study and phase, the share of each outside the simulation,
+    and what the runs themselves took (their CPU in the process that ran them)."""
+    from satcc.textgrid import grid
+
+    rows = t.rows()
+    cpu_all = sum(c.total_cpu_s for _s, _p, c in rows) or 1.0
+    wall_all = sum(c.wall_s for _s, _p, c in rows) or 1.0
+    order = {p: i for i, p in enumerate(timings.PHASES)}
+    body = []
+
+    def line(study: str, phase: str, wall: float, cpu: float, child: float) -> list[str]:
+        return [
+            study,
+            phase,
+            f"{wall:.1f}",
+            f"{100 * wall / wall_all:.1f} %",
+            f"{cpu:.1f}",
+            f"{child:.1f}",
+            f"{100 * (cpu + child) / cpu_all:.1f} %",
+        ]
+
+    for study in dict.fromkeys(s for s, _p, _c in rows):
+        mine = sorted((r for r in rows if r[0] == study), key=lambda r: order.get(r[1], 99))
+        for _s, p, c in mine:
+            body.append(line(study or "-", p, c.wall_s, c.cpu_s, c.child_cpu_s))
+    for p in sorted({p for _s, p, _c in rows}, key=lambda p: order.get(p, 99)):
+        mine = [c for _s, q, c in rows if q == p]
+        body.append(
+            line(
+                "all",
+                p,
+                sum(c.wall_s for c in mine),
+                sum(c.cpu_s for c in mine),
+                sum(c.child_cpu_s for c in mine),
+            )
+        )
+    sim = [c for _s, p, c in rows if p == timings.SIMULATION]
+    sim_wall, sim_cpu = sum(c.wall_s for c in sim), sum(c.total_cpu_s for c in sim)
+    runs, run_cpu = sum(t.run_count.values()), sum(t.run_cpu_s.values())
+    cols = ["study", "phase", "wall s", "wall", "CPU s here", "CPU s workers", "CPU"]
+    head = f"Where the time went: {wall_all:.1f} s wall, {cpu_all:.1f} CPU s"
+    outside = (
+        f"outside the simulation: {100 * (1 - sim_wall / wall_all):.1f} % of the wall time, "
+        f"{100 * (1 - sim_cpu / cpu_all):.1f} % of the CPU time"
+    )
+    ran = (
+        f"campaign runs: {runs}, {run_cpu:.1f} CPU s in the processes that ran them (the "
+        "simulation phase beyond them: study 002's design and its pool's start-up)"
+    )
+    return [
+        f"{head} (this process and its pool workers)",
+        *grid(cols, body, left={0, 1}),
+        outside,
+        ran,
+    ]
 
 
 # -- HTML --------------------------------------------------------------------------------------
