@@ -1,8 +1,8 @@
 """One emulated run, start to finish, on the main thread:
 
     root? ─► clean stale runs ─► record the run ─► build the topology ─► satcc-linkd ready
-      ─► iperf3 servers listening, ARP warmed, tcpdump capturing ─► `start` at t0
-      ─► clients at t0 + start, `ss` every bin ─► t0 + duration: stop everything
+      ─► receivers listening, ARP warmed, tcpdump capturing, TCP senders waiting ─► `start`
+      at t0 ─► TCP senders connect at t0 + start, UDP clients start then, `ss` every bin ─► t0 + duration: stop everything
       ─► tear down (always: normal end, exception, Ctrl-C, SIGTERM) ─► the engine's raw output
 
 Children are started from this thread only: their PR_SET_PDEATHSIG fires when the thread that
@@ -12,7 +12,7 @@ Raw output has the shape of `_native.run_sim`'s (flows, flow_series, link_series
 `RunResult.from_engine` maps both engines the same way. Figures come from the kernel: the
 per-bin series from `ss` (sender: cwnd, ssthresh, srtt, unacked, pacing rate, retransmissions;
 receiver: bytes received), link series from satcc-linkd; totals from the last samples and the
-iperf3 JSON reports (kept in DIR/emu/).
+receivers' and senders' JSON reports (satcc.emu.xfer for TCP, iperf3 for UDP; kept in DIR/emu/).
 
 Deviations from the simulator's figures:
 1. rtt_mean_ms / rtt_p95_ms are over the per-bin `ss` srtt samples, not over every RTT sample;
@@ -22,14 +22,16 @@ Deviations from the simulator's figures:
    the whole size received (bin resolution), or the iperf3 server's receive time.
 3. rto_count and recovery_count come from the sender namespace's kernel counters (TcpExt
    TCPTimeouts; TCPSackRecovery + TCPRenoRecovery), so only for a flow that is the only TCP flow
-   leaving its node (null otherwise: the counters are per namespace). They include iperf3's
-   control connection, which carries a few hundred bytes and normally neither times out nor
-   recovers. iproute2 6.1's ss does not print per-socket counts.
+   leaving its node (null otherwise: the counters are per namespace). iproute2 6.1's ss does
+   not print per-socket counts.
 4. delivered_bytes per bin is the receiver's in-order byte count (`bytes_received`) interpolated
    at the bin edges from the instants the samples were actually taken (an `ss` call takes a few
    ms, more on a loaded machine); cwnd, srtt and the other state are as sampled.
-5. Limited TCP transfers (`size`) use satcc.emu.xfer, which ends when the receiver has read the
-   last byte (iperf3 -n ends when the sender has *written* it and drops the rest: xfer.py).
+5. Every TCP flow is satcc.emu.xfer's sender, started before t0 and connecting (SYN) at the
+   flow's start as the simulator's does; until 2026-11-29 a bulk flow was iperf3, whose data
+   connection opened after its control connection's three round trips (2.2 s late over GEO,
+   xfer.py). A limited transfer (`size`) ends when the receiver has read the last byte (iperf3
+   -n ends when the sender has *written* it and drops the rest: xfer.py).
 6. Flows with an `app` (on/off, requests) use satcc.emu.xfer `app`: as in the simulator they
    have no fct_s and their goodput is over the rest of the run; DIR/emu/app<id>.json holds
    per on-period and per request what was written and received, and cwnd around each write
@@ -58,8 +60,8 @@ from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 from satcc.results import FLOW_SERIES as FS
 
 START_MARGIN_NS = 200_000_000  # between `start` and t0: lets every process see the origin
-# with application senders (satcc.emu.xfer `app`, started at `start`, connecting at t0 + their
-# flow's start): Python's start-up inside `ip netns exec` took 130-230 ms on a loaded 2-core
+# with TCP senders (satcc.emu.xfer, started at `start`, connecting at t0 + their flow's
+# start): Python's start-up inside `ip netns exec` took 130-230 ms on a loaded 2-core
 # machine, so they would have connected late
 START_MARGIN_APP_NS = 1_000_000_000
 READY_TIMEOUT_S = 5.0
@@ -378,18 +380,18 @@ class Run:
         assert self.plan is not None and self.linkd is not None
         cfg = self.config
         duration_ns, bin_ns = cfg["duration_ns"], cfg["bin_ns"]
-        apps_here = any(traffic.app_flow(f) for f in cfg["flows"])
-        # an application sender is a Python program that must be up before its flow's start
-        t0 = time.monotonic_ns() + (START_MARGIN_APP_NS if apps_here else START_MARGIN_NS)
+        tcp_here = any(traffic.tcp_flow(f) for f in cfg["flows"])
+        # a TCP sender (satcc.emu.xfer) is a Python program that must be up before its flow's start
+        t0 = time.monotonic_ns() + (START_MARGIN_APP_NS if tcp_here else START_MARGIN_NS)
         self.t0 = t0
         self.linkd.start(t0)
         by_id = {f["id"]: f for f in cfg["flows"]}
-        # application senders start now and connect at their flow's start on their own
-        # (Python's start-up would otherwise delay the connection and every write after it)
+        # TCP senders start now and connect at their flow's start on their own (Python's
+        # start-up would otherwise delay the SYN and every write after it); UDP's iperf3 at start
         for f in cfg["flows"]:
-            if traffic.app_flow(f):
-                self._start_app_client(f, ccas.get(f["id"], ""))
-        starts = sorted((f["start_ns"], f["id"]) for f in cfg["flows"] if not traffic.app_flow(f))
+            if traffic.tcp_flow(f):
+                self._start_tcp_client(f, ccas.get(f["id"], ""))
+        starts = sorted((f["start_ns"], f["id"]) for f in cfg["flows"] if not traffic.tcp_flow(f))
         n_bins = math.ceil(duration_ns / bin_ns)
         sample_ns = [min((k + 1) * bin_ns, duration_ns) for k in range(n_bins)]
         spaces = sorted({f["src"] for f in cfg["flows"]} | {f["dst"] for f in cfg["flows"]})
@@ -422,16 +424,16 @@ class Run:
         assert self.plan is not None
         ns = self.plan.namespaces[f["src"]]
         remaining_s = math.ceil((self.config["duration_ns"] - f["start_ns"]) / 1e9) + 1
-        cmd = traffic.client_cmd(ns, f, self._dst_addr(f), cca, remaining_s)
+        cmd = traffic.client_cmd(ns, f, self._dst_addr(f), remaining_s)
         with open(self.workdir / f"client{f['id']}.json", "w") as out:
             self.clients[f["id"]] = traffic.spawn(cmd, stdout=out)
 
-    def _start_app_client(self, f: dict[str, Any], cca: str) -> None:
+    def _start_tcp_client(self, f: dict[str, Any], cca: str) -> None:
         assert self.plan is not None
         ns = self.plan.namespaces[f["src"]]
         origin = self.t0 + f["start_ns"]
         until = self.config["duration_ns"] - f["start_ns"]
-        cmd = traffic.app_client_cmd(ns, f, self._dst_addr(f), cca, origin, until)
+        cmd = traffic.tcp_client_cmd(ns, f, self._dst_addr(f), cca, origin, until)
         with open(self.workdir / f"client{f['id']}.json", "w") as out:
             self.clients[f["id"]] = traffic.spawn(cmd, stdout=out)
 
@@ -569,6 +571,9 @@ class Run:
                 delivered = max(delivered, int(_dig(server, "bytes") or 0))
                 client_retx = _dig(client, "total_retrans")
                 self._write_app_record(f, client, server)
+            elif traffic.tcp_flow(f):
+                # satcc.emu.xfer, bulk: delivered as sampled at the run's end (above)
+                client_retx = _dig(client, "total_retrans")
             elif size and fct is None and delivered >= size:
                 secs = _dig(server, "end", "sum_received", "seconds")
                 if secs is not None:

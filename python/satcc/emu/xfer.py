@@ -1,15 +1,22 @@
-"""A limited TCP transfer that ends when the receiver has every byte (the emulator's `size` flows).
+"""The emulator's TCP traffic: a sender that opens its connection at the flow's start, and a
+receiver that counts what it reads (every TCP flow; iperf3 carries UDP flows only).
 
-iperf3 cannot do this: with `-n SIZE` it ends the test when the sender has *written* SIZE
+Why not iperf3 for TCP: (1) with `-n SIZE` it ends the test when the sender has *written* SIZE
 bytes into its socket, and the server then closes the data connection with the rest still in
 the send buffer and in flight (esnet/iperf#382, open; the `--wait-all-received` pull request
-#1071 was never merged). On a long fat path that cuts a 10 MB transfer at about 7 MB. So a
-limited TCP flow is this pair instead, started in the namespaces as iperf3 is:
+#1071 was never merged): on a long fat path that cuts a 10 MB transfer at about 7 MB. (2) Its
+data connection opens after a control connection's exchange (handshake, cookie, parameters,
+CREATE_STREAMS: three round trips) and starts sending after the server's TEST_START one more
+half round trip later: over a 550 ms GEO path the data left 2.2 s after the flow's `start`,
+where the simulator's SYN leaves at `start` (fid-geo-hybla: 7.4 against 8.6 Mbit/s over 30 s,
+BENCHMARKS.md 2026-11-29). So a TCP flow is this pair, started in the namespaces as iperf3 was:
 
     python -m satcc.emu.xfer serve PORT              # receiver: one connection, read to EOF
-    python -m satcc.emu.xfer send ADDR PORT BYTES --cport P [--cc NAME] [--mss N]
+    python -m satcc.emu.xfer send ADDR PORT [BYTES] --cport P [--origin-ns T] [--cc NAME] [--mss N]
 
-`send` writes exactly BYTES, shuts its side down (FIN after the last byte) and waits for the
+`send` sleeps until CLOCK_MONOTONIC `T` (the flow's start on the run's clock; the runner starts
+it before the run's origin), connects, writes exactly BYTES (without BYTES: until stopped, a
+bulk flow), shuts its side down (FIN after the last byte) and waits for the
 receiver to close; `serve` reads until that FIN, closes, and prints one JSON object:
 `{"bytes": N, "first_ns": T, "last_ns": T}` — CLOCK_MONOTONIC nanoseconds of the first and the
 last byte read (the clock is the machine's, the same in every network namespace, so the runner
@@ -184,27 +191,33 @@ def _window(sock: socket.socket) -> tuple[int | None, int | None]:
 def send(
     addr: str,
     port: int,
-    size: int,
+    size: int | None,
     cport: int,
     cc: str | None,
     mss: int | None,
     out=sys.stdout,
     nodelay: bool = False,
+    origin_ns: int | None = None,
 ) -> int:
+    """Connect at CLOCK_MONOTONIC `origin_ns` (now if None) and write `size` bytes, or without
+    end when `size` is None (a bulk flow: until SIGINT/SIGTERM)."""
     sent, retrans = 0, None
     sock = _socket(cport, cc, mss, nodelay)
     try:
         try:
+            if origin_ns is not None:
+                _sleep_until(origin_ns)
             sock.connect((addr, port))
             sock.setblocking(False)
             poller = select.poll()
             poller.register(sock, select.POLLOUT)
             block = memoryview(bytes(CHUNK))
-            while sent < size:
+            while size is None or sent < size:
                 poller.poll()  # the wait, interruptible
+                want = CHUNK if size is None else min(CHUNK, size - sent)
                 with _counted():
                     try:
-                        sent += sock.send(block[: min(CHUNK, size - sent)])
+                        sent += sock.send(block[:want])
                     except BlockingIOError:
                         pass
             sock.setblocking(True)
@@ -358,7 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("send")
     c.add_argument("addr")
     c.add_argument("port", type=int)
-    c.add_argument("bytes", type=int)
+    c.add_argument("bytes", type=int, nargs="?", help="omitted: write until stopped (bulk)")
+    c.add_argument("--origin-ns", type=int, help="connect at this CLOCK_MONOTONIC instant")
     a_ = sub.add_parser("app")
     a_.add_argument("addr")
     a_.add_argument("port", type=int)
@@ -379,7 +393,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_app(
             a.addr, a.port, a.app, a.origin_ns, a.until_ns, a.cport, a.cc, a.mss, nodelay=a.nodelay
         )
-    return send(a.addr, a.port, a.bytes, a.cport, a.cc, a.mss, nodelay=a.nodelay)
+    return send(
+        a.addr, a.port, a.bytes, a.cport, a.cc, a.mss, nodelay=a.nodelay, origin_ns=a.origin_ns
+    )
 
 
 if __name__ == "__main__":
