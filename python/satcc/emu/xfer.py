@@ -20,8 +20,9 @@ bulk flow), shuts its side down (FIN after the last byte) and waits for the
 receiver to close; `serve` reads until that FIN, closes, and prints one JSON object:
 `{"bytes": N, "first_ns": T, "last_ns": T}` — CLOCK_MONOTONIC nanoseconds of the first and the
 last byte read (the clock is the machine's, the same in every network namespace, so the runner
-subtracts its own start). `send` prints `{"bytes": N, "total_retrans": R}`, R being the
-socket's `tcpi_total_retrans` read just before it closes. SIGINT/SIGTERM end either side with
+subtracts its own start). `send` prints `{"bytes": N, "total_retrans": R, "connect_late_ns":
+L}`, R being the socket's `tcpi_total_retrans` read just before it closes and L how late after
+`T` its connect() began (with `--origin-ns`: a sender that started too slowly shows here). SIGINT/SIGTERM end either side with
 what it has, still printing its JSON (the run's end came first). The counts are exact: the
 signals are held while a read or write returns and is counted (`_counted`), so a stop can land
 on either side of a system call but never between the bytes moving and their being counted.
@@ -201,12 +202,13 @@ def send(
 ) -> int:
     """Connect at CLOCK_MONOTONIC `origin_ns` (now if None) and write `size` bytes, or without
     end when `size` is None (a bulk flow: until SIGINT/SIGTERM)."""
-    sent, retrans = 0, None
+    sent, retrans, late = 0, None, None
     sock = _socket(cport, cc, mss, nodelay)
     try:
         try:
             if origin_ns is not None:
                 _sleep_until(origin_ns)
+                late = time.monotonic_ns() - origin_ns
             sock.connect((addr, port))
             sock.setblocking(False)
             poller = select.poll()
@@ -229,7 +231,10 @@ def send(
         retrans = _total_retrans(sock)
     finally:
         sock.close()
-    out.write(json.dumps({"bytes": sent, "total_retrans": retrans}) + "\n")
+    doc = {"bytes": sent, "total_retrans": retrans}
+    if late is not None:
+        doc["connect_late_ns"] = late
+    out.write(json.dumps(doc) + "\n")
     out.flush()
     return 0
 
