@@ -45,6 +45,7 @@ import itertools
 import json
 import math
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -60,10 +61,10 @@ from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 from satcc.results import FLOW_SERIES as FS
 
 START_MARGIN_NS = 200_000_000  # between `start` and t0: lets every process see the origin
-# with TCP senders (satcc.emu.xfer, started at `start`, connecting at t0 + their flow's
-# start): Python's start-up inside `ip netns exec` took 130-230 ms on a loaded 2-core
-# machine, so they would have connected late
-START_MARGIN_APP_NS = 1_000_000_000
+# TCP senders (satcc.emu.xfer) are waited for before the origin is fixed: Python's start-up
+# inside `ip netns exec` took 130-230 ms on a loaded 2-core machine, 1.4-2.0 s for 8 at once at
+# load average 20
+SENDER_READY_TIMEOUT_S = 60.0
 READY_TIMEOUT_S = 5.0
 CLIENT_STOP_GRACE_S = 1.0
 AVAILABLE_CCAS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -380,17 +381,22 @@ class Run:
         assert self.plan is not None and self.linkd is not None
         cfg = self.config
         duration_ns, bin_ns = cfg["duration_ns"], cfg["bin_ns"]
-        tcp_here = any(traffic.tcp_flow(f) for f in cfg["flows"])
-        # a TCP sender (satcc.emu.xfer) is a Python program that must be up before its flow's start
-        t0 = time.monotonic_ns() + (START_MARGIN_APP_NS if tcp_here else START_MARGIN_NS)
+        # TCP senders (satcc.emu.xfer, Python) start first and say when they are up; the origin
+        # is fixed after the last, and each connects at its flow's start on its own (Python's
+        # start-up, up to 2 s for 8 senders at load 20, would otherwise delay the SYN)
+        tcp = [f for f in cfg["flows"] if traffic.tcp_flow(f)]
+        for f in tcp:
+            self._start_tcp_client(f, ccas.get(f["id"], ""))
+        self._await_ready(tcp)
+        t0 = time.monotonic_ns() + START_MARGIN_NS
         self.t0 = t0
         self.linkd.start(t0)
+        for f in tcp:
+            stdin = self.clients[f["id"]].stdin
+            assert stdin is not None
+            stdin.write(f"{t0 + f['start_ns']}\n".encode())
+            stdin.close()
         by_id = {f["id"]: f for f in cfg["flows"]}
-        # TCP senders start now and connect at their flow's start on their own (Python's
-        # start-up would otherwise delay the SYN and every write after it); UDP's iperf3 at start
-        for f in cfg["flows"]:
-            if traffic.tcp_flow(f):
-                self._start_tcp_client(f, ccas.get(f["id"], ""))
         starts = sorted((f["start_ns"], f["id"]) for f in cfg["flows"] if not traffic.tcp_flow(f))
         n_bins = math.ceil(duration_ns / bin_ns)
         sample_ns = [min((k + 1) * bin_ns, duration_ns) for k in range(n_bins)]
@@ -429,13 +435,36 @@ class Run:
             self.clients[f["id"]] = traffic.spawn(cmd, stdout=out)
 
     def _start_tcp_client(self, f: dict[str, Any], cca: str) -> None:
+        """The flow's sender, waiting for its origin on stdin (`_timeline`)."""
         assert self.plan is not None
         ns = self.plan.namespaces[f["src"]]
-        origin = self.t0 + f["start_ns"]
         until = self.config["duration_ns"] - f["start_ns"]
-        cmd = traffic.tcp_client_cmd(ns, f, self._dst_addr(f), cca, origin, until)
+        cmd = traffic.tcp_client_cmd(ns, f, self._dst_addr(f), cca, "stdin", until)
         with open(self.workdir / f"client{f['id']}.json", "w") as out:
-            self.clients[f["id"]] = traffic.spawn(cmd, stdout=out)
+            self.clients[f["id"]] = traffic.spawn(
+                cmd, stdout=out, stderr=subprocess.PIPE, stdin=subprocess.PIPE
+            )
+
+    def _await_ready(self, flows: list[dict[str, Any]]) -> None:
+        """Until every TCP sender has said "ready" on stderr (xfer `--origin-ns stdin`)."""
+        waiting = {self.clients[f["id"]].stderr: f["id"] for f in flows}
+        deadline = time.monotonic() + SENDER_READY_TIMEOUT_S
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise EmuError(
+                    f"the TCP senders of flows {sorted(waiting.values())} did not start within "
+                    f"{SENDER_READY_TIMEOUT_S:.0f} s"
+                )
+            ready, _, _ = select.select(list(waiting), [], [], left)
+            for pipe in ready:
+                fid = waiting.pop(pipe)
+                line = pipe.readline()
+                if line.strip() != b"ready":
+                    rest = (line + pipe.read()).decode(errors="replace").strip()
+                    pipe.close()
+                    raise EmuError(f"the TCP sender of flow {fid} failed: {rest}")
+                pipe.close()  # nothing more is read (its stderr was /dev/null before)
 
     def _sample(self, k: int, spaces: list[int]) -> None:
         assert self.plan is not None

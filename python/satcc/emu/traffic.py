@@ -50,12 +50,15 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 
 
 def spawn(
-    cmd: list[str], stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL
+    cmd: list[str],
+    stdout: Any = subprocess.DEVNULL,
+    stderr: Any = subprocess.DEVNULL,
+    stdin: Any = subprocess.DEVNULL,
 ) -> subprocess.Popen:
     # spawned from the main thread only (runner.py), so preexec_fn is safe here
     return subprocess.Popen(
         cmd,
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=stdout,
         stderr=stderr,
         preexec_fn=_die_with_parent,  # noqa: PLW1509
@@ -112,10 +115,11 @@ def server_cmd(ns: str, flow: dict[str, Any]) -> list[str]:
 
 
 def tcp_client_cmd(
-    ns: str, flow: dict[str, Any], dst_addr: str, cca: str, origin_ns: int, until_ns: int
+    ns: str, flow: dict[str, Any], dst_addr: str, cca: str, origin_ns: int | str, until_ns: int
 ) -> list[str]:
-    """The sender of a TCP flow: connects at CLOCK_MONOTONIC `origin_ns` (the flow's start);
-    writes its `size`, without end (bulk), or as its `app` says up to `until_ns` after it."""
+    """The sender of a TCP flow: connects at CLOCK_MONOTONIC `origin_ns` (the flow's start;
+    `"stdin"`: read once it is up, xfer.py); writes its `size`, without end (bulk), or as its
+    `app` says up to `until_ns` after it."""
     port, cport = SERVER_PORT_BASE + flow["id"], CLIENT_PORT_BASE + flow["id"]
     if app_flow(flow):
         args = ["app", dst_addr, str(port), json.dumps(flow["app"], sort_keys=True)]

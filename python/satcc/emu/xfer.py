@@ -15,14 +15,16 @@ BENCHMARKS.md 2026-11-29). So a TCP flow is this pair, started in the namespaces
     python -m satcc.emu.xfer send ADDR PORT [BYTES] --cport P [--origin-ns T] [--cc NAME] [--mss N]
 
 `send` sleeps until CLOCK_MONOTONIC `T` (the flow's start on the run's clock; the runner starts
-it before the run's origin), connects, writes exactly BYTES (without BYTES: until stopped, a
+every sender first, waits for each to say "ready", then fixes the run's origin and passes each
+its `T` on stdin: `--origin-ns stdin`), connects, writes exactly BYTES (without BYTES: until stopped, a
 bulk flow), shuts its side down (FIN after the last byte) and waits for the
 receiver to close; `serve` reads until that FIN, closes, and prints one JSON object:
 `{"bytes": N, "first_ns": T, "last_ns": T}` — CLOCK_MONOTONIC nanoseconds of the first and the
 last byte read (the clock is the machine's, the same in every network namespace, so the runner
-subtracts its own start). `send` prints `{"bytes": N, "total_retrans": R, "connect_late_ns":
-L}`, R being the socket's `tcpi_total_retrans` read just before it closes and L how late after
-`T` its connect() began (with `--origin-ns`: a sender that started too slowly shows here). SIGINT/SIGTERM end either side with
+subtracts its own start). `send` prints `{"bytes": N, "total_retrans": R, "peer": A, "cc": C,
+"connect_late_ns": L}`, R being the socket's `tcpi_total_retrans` read just before it closes,
+A the address it connected to, C the congestion control the kernel ran (TCP_CONGESTION) and L
+how late after `T` its connect() began (with `--origin-ns`: a sender that started too slowly). SIGINT/SIGTERM end either side with
 what it has, still printing its JSON (the run's end came first). The counts are exact: the
 signals are held while a read or write returns and is counted (`_counted`), so a stop can land
 on either side of a system call but never between the bytes moving and their being counted.
@@ -173,6 +175,12 @@ def _tcp_info(sock: socket.socket) -> bytes:
     return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
 
 
+def _congestion(sock: socket.socket) -> str:
+    """The congestion control the kernel runs on the socket (TCP_CONGESTION)."""
+    name = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+    return name.split(b"\0", 1)[0].decode()
+
+
 def _total_retrans(sock: socket.socket) -> int | None:
     info = _tcp_info(sock)
     if len(info) < TCP_INFO_LEN:
@@ -202,7 +210,7 @@ def send(
 ) -> int:
     """Connect at CLOCK_MONOTONIC `origin_ns` (now if None) and write `size` bytes, or without
     end when `size` is None (a bulk flow: until SIGINT/SIGTERM)."""
-    sent, retrans, late = 0, None, None
+    sent, retrans, late, facts = 0, None, None, {}
     sock = _socket(cport, cc, mss, nodelay)
     try:
         try:
@@ -210,6 +218,7 @@ def send(
                 _sleep_until(origin_ns)
                 late = time.monotonic_ns() - origin_ns
             sock.connect((addr, port))
+            facts = {"peer": sock.getpeername()[0], "cc": _congestion(sock)}
             sock.setblocking(False)
             poller = select.poll()
             poller.register(sock, select.POLLOUT)
@@ -231,7 +240,7 @@ def send(
         retrans = _total_retrans(sock)
     finally:
         sock.close()
-    doc = {"bytes": sent, "total_retrans": retrans}
+    doc = {"bytes": sent, "total_retrans": retrans, **facts}
     if late is not None:
         doc["connect_late_ns"] = late
     out.write(json.dumps(doc) + "\n")
@@ -377,12 +386,12 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("addr")
     c.add_argument("port", type=int)
     c.add_argument("bytes", type=int, nargs="?", help="omitted: write until stopped (bulk)")
-    c.add_argument("--origin-ns", type=int, help="connect at this CLOCK_MONOTONIC instant")
+    c.add_argument("--origin-ns", help="connect at this CLOCK_MONOTONIC instant, or `stdin`")
     a_ = sub.add_parser("app")
     a_.add_argument("addr")
     a_.add_argument("port", type=int)
     a_.add_argument("app", type=json.loads)
-    a_.add_argument("--origin-ns", type=int, required=True)
+    a_.add_argument("--origin-ns", required=True)
     a_.add_argument("--until-ns", type=int, required=True)
     for q in (c, a_):
         q.add_argument("--cport", type=int, required=True)
@@ -394,13 +403,26 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop)
     if a.cmd == "serve":
         return serve(a.port, request_bytes=a.request_bytes, gap_ns=a.gap_ns)
+    origin = _origin(a.origin_ns)
     if a.cmd == "app":
+        assert origin is not None
         return run_app(
-            a.addr, a.port, a.app, a.origin_ns, a.until_ns, a.cport, a.cc, a.mss, nodelay=a.nodelay
+            a.addr, a.port, a.app, origin, a.until_ns, a.cport, a.cc, a.mss, nodelay=a.nodelay
         )
-    return send(
-        a.addr, a.port, a.bytes, a.cport, a.cc, a.mss, nodelay=a.nodelay, origin_ns=a.origin_ns
-    )
+    return send(a.addr, a.port, a.bytes, a.cport, a.cc, a.mss, nodelay=a.nodelay, origin_ns=origin)
+
+
+def _origin(value: str | None) -> int | None:
+    """`--origin-ns`: a CLOCK_MONOTONIC instant, or `stdin`: say "ready" on stderr once
+    started (Python's start-up is the slow part: 130 ms to 2 s on a loaded machine) and read
+    the instant from stdin, so the runner can fix its origin after every sender is up."""
+    if value is None:
+        return None
+    if value != "stdin":
+        return int(value)
+    sys.stderr.write("ready\n")
+    sys.stderr.flush()
+    return int(sys.stdin.readline())
 
 
 if __name__ == "__main__":
