@@ -211,7 +211,7 @@ class Run:
             self._warm_arp()
             if self.vpn_server is not None:
                 self._start_vpn()
-            self._start_servers()
+            self._start_servers(ccas)
             if self.capture:
                 self._start_captures()
             self._timeline(ccas, progress)
@@ -305,12 +305,13 @@ class Run:
             return vpn.client_addr(f["dst"])
         return self.plan.primary_addr[f["dst"]]
 
-    def _start_servers(self) -> None:
+    def _start_servers(self, ccas: dict[int, str]) -> None:
         assert self.plan is not None
         for f in self.config["flows"]:
             ns = self.plan.namespaces[f["dst"]]
+            cmd = traffic.server_cmd(ns, f, ccas.get(f["id"], ""))
             with open(self.workdir / f"server{f['id']}.json", "w") as out:
-                self.servers[f["id"]] = traffic.spawn(traffic.server_cmd(ns, f), stdout=out)
+                self.servers[f["id"]] = traffic.spawn(cmd, stdout=out)
         deadline = time.monotonic() + READY_TIMEOUT_S
         waiting = {f["id"]: f for f in self.config["flows"]}
         while waiting and time.monotonic() < deadline:

@@ -100,17 +100,21 @@ def _xfer(*args: str) -> list[str]:
     return [sys.executable, "-m", "satcc.emu.xfer", *args]
 
 
-def server_cmd(ns: str, flow: dict[str, Any]) -> list[str]:
+def server_cmd(ns: str, flow: dict[str, Any], cca: str = "") -> list[str]:
+    """The flow's receiver. A TCP receiver runs the flow's congestion control, as iperf3's
+    server did (`-C` reaches it in the test's parameters): DCTCP's ECN echo is the receiver's
+    (`dctcp_cwnd_event`), and a listener that needs ECN accepts it in the SYN-ACK."""
     port = str(SERVER_PORT_BASE + flow["id"])
+    cc = ["--cc", cca] if cca else []
     if app_flow(flow):
-        app, args = flow["app"], ["serve", port]
+        app, args = flow["app"], ["serve", port, *cc]
         if app["kind"] == "requests":
             args += ["--request-bytes", str(int(app["bytes"]))]
         else:  # onoff: an idle gap of half the off period separates two on-periods' data
             args += ["--gap-ns", str(int(app["off_ns"]) // 2)]
         return ns_cmd(ns, *_xfer(*args))
     if tcp_flow(flow):
-        return ns_cmd(ns, *_xfer("serve", port))
+        return ns_cmd(ns, *_xfer("serve", port, *cc))
     return ns_cmd(ns, "iperf3", "-s", "-1", "-J", "-p", port)
 
 

@@ -108,12 +108,15 @@ def serve(
     addr: str = "0.0.0.0",
     request_bytes: int | None = None,
     gap_ns: int | None = None,
+    cc: str | None = None,
 ) -> int:
     got, first, last = 0, None, None
     requests: list[int] = []
     bursts: list[list[int]] = []
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as lsock:
         lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if cc:  # accepted sockets inherit it
+            lsock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
         lsock.bind((addr, port))
         lsock.listen(1)
         try:
@@ -382,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("port", type=int)
     s.add_argument("--request-bytes", type=int)
     s.add_argument("--gap-ns", type=int)
+    s.add_argument("--cc", help="the listening socket's congestion control")
     c = sub.add_parser("send")
     c.add_argument("addr")
     c.add_argument("port", type=int)
@@ -402,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
     if a.cmd == "serve":
-        return serve(a.port, request_bytes=a.request_bytes, gap_ns=a.gap_ns)
+        return serve(a.port, request_bytes=a.request_bytes, gap_ns=a.gap_ns, cc=a.cc)
     origin = _origin(a.origin_ns)
     if a.cmd == "app":
         assert origin is not None
