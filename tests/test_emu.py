@@ -707,3 +707,13 @@ def test_a_bulk_flow_opens_its_connection_at_its_start_as_the_simulator_does(tmp
     assert simulated == pytest.approx(0.4)
     # one bin of sampling slack (an `ss` call under load)
     assert kernel <= simulated + 0.15, (kernel, simulated)
+
+
+def test_a_tcp_receiver_runs_the_flows_congestion_control():
+    # iperf3's server set the client's -C on its socket; DCTCP's ECN echo and the SYN-ACK's
+    # ECN acceptance are the receiver's, so xfer's receiver must set it too (without it
+    # fid-dctcp-ecn ran without ECN: RTT 98 ms instead of 12)
+    f = config_of(scenario_text(cca="dctcp"))["flows"][0]
+    cmd = traffic.server_cmd("ns", f, "dctcp")
+    assert "satcc.emu.xfer" in cmd and cmd[cmd.index("--cc") + 1] == "dctcp"
+    assert "--cc" not in traffic.server_cmd("ns", f)
