@@ -10,7 +10,7 @@ import pytest
 from satcc import scenario as sc
 from satcc.emu.host import EmuError
 from satcc.emu.runner import check_apps
-from satcc.emu.traffic import client_cmd
+from satcc.emu.traffic import tcp_client_cmd
 from satcc.engines import model, sim
 from satcc.errors import UserError
 
@@ -191,12 +191,12 @@ def test_nagle_coalesces_small_requests_and_nodelay_sends_each_at_once():
 
 def test_the_emulator_sets_tcp_nodelay_when_asked():
     bulk = sc.resolve(_load("nodelay = true"))["flows"][0]
-    assert "-N" in client_cmd("ns", bulk, "10.0.0.2", "reno", 5)
+    assert "--nodelay" in tcp_client_cmd("ns", bulk, "10.0.0.2", "reno", 1, 5)
     limited = sc.resolve(_load('nodelay = true\nsize = "1 MB"'))["flows"][0]
-    assert "--nodelay" in client_cmd("ns", limited, "10.0.0.2", "reno", 5)
+    assert "--nodelay" in tcp_client_cmd("ns", limited, "10.0.0.2", "reno", 1, 5)
     plain = sc.resolve(_load(""))["flows"][0]
-    cmd = client_cmd("ns", plain, "10.0.0.2", "reno", 5)
-    assert "-N" not in cmd and "--nodelay" not in cmd
+    cmd = tcp_client_cmd("ns", plain, "10.0.0.2", "reno", 1, 5)
+    assert "--nodelay" not in cmd
 
 
 def test_the_model_engine_refuses_nodelay():

@@ -371,21 +371,25 @@ def _start_long_run(tmp_path: Path) -> tuple[subprocess.Popen, list[str], set[tu
             stdout=subprocess.DEVNULL,
             stderr=fh,
         )
-    # wait until the run is under way: its namespaces exist and iperf3's client runs in one
+    # wait until the run is under way: its namespaces exist, satcc-linkd and the flow's sender
+    # (satcc.emu.xfer send) run in them
     found: dict[str, object] = {}
+
+    def cmdline(pid: int) -> bytes:
+        try:
+            return Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            return b""
 
     def running() -> bool:
         mine, keys = _run_keys(before)
         if len(mine) < 3:
             return False
-        pids = _procs_in(keys)
-        names = {
-            Path(f"/proc/{pid}/comm").read_text().strip()
-            for pid in pids
-            if Path(f"/proc/{pid}/comm").exists()
-        }
+        lines = [cmdline(pid) for pid in _procs_in(keys)]
         found.update(mine=mine, keys=keys)
-        return {"iperf3", "satcc-linkd"} <= names
+        return any(b"satcc-linkd" in c for c in lines) and any(
+            b"satcc.emu.xfer\0send" in c for c in lines
+        )
 
     assert _wait_for(running, 30), err.read_text() if p.poll() is not None else "timeout"
     time.sleep(1.0)
@@ -499,7 +503,7 @@ def test_a_bpf_cca_registers_carries_a_flow_and_is_unregistered(tmp_path):
     r = _emu(scenario_text(duration="3 s", cca="hybla"), tmp_path, capture=False)
     assert r.flows.iloc[0].goodput_bps > 0.5 * CAPACITY_BPS
     client = json.loads((tmp_path / "out" / "emu" / "client0.json").read_text())
-    assert client["end"]["sender_tcp_congestion"] == name  # the kernel ran the BPF program
+    assert client["cc"] == name  # the kernel ran the BPF program
     # the kernel frees the struct_ops once the deleted namespaces' sockets are gone
     assert _wait_for(lambda: name not in bpf.registered(), 10), bpf.registered()
 
@@ -542,7 +546,7 @@ def test_flows_cross_a_real_openvpn_tunnel_with_its_overhead(tmp_path):
     # halfway between the plain and the tunnelled per-segment cost: the tunnel is really there
     assert on_wire > (PLAIN_BYTES_PER_PAYLOAD + TUNNEL_BYTES_PER_PAYLOAD) / 2, on_wire
     client = json.loads((tmp_path / "out" / "emu" / "client0.json").read_text())
-    assert client["start"]["connected"][0]["remote_host"].startswith("10.250.0.")
+    assert client["peer"].startswith("10.250.0.")
 
 
 @needs_root
@@ -666,3 +670,50 @@ def test_a_limited_tcp_flow_delivers_every_byte_and_ends_at_the_last(tmp_path):
     # 4 MB at 20 Mbit/s is 1.6 s of payload plus slow start over a 100 ms RTT
     assert 1.6 < f.fct_s < 8.0
     assert abs(f.fct_s - s.fct_s) / s.fct_s < 0.25, (f.fct_s, s.fct_s)
+
+
+LONG_RTT_BULK = """
+[scenario]
+duration = "2 s"
+[[link]]
+a = "s"
+b = "r"
+rate = "20 Mbit/s"
+delay = "200 ms"
+queue = "1 bdp"
+[[flow]]
+from = "s"
+to = "r"
+cca = "cubic"
+"""
+
+
+@needs_root
+def test_a_bulk_flow_opens_its_connection_at_its_start_as_the_simulator_does(tmp_path):
+    # iperf3's data connection opened after its control connection's three round trips and
+    # sent after one more half (over 400 ms: established at about 1.6 s, data from 1.8 s; over
+    # GEO 2.2 s of a 30 s run lost: fid-geo-hybla 7.4 vs 8.6 Mbit/s). xfer's SYN leaves at the
+    # flow's start, so the connection is established one RTT in, as in the simulator.
+    from satcc.engines import sim
+
+    def established(result) -> float:
+        fs = result.flow_series
+        return float(fs[(fs.flow_id == 0) & fs.cwnd_pkts.notna()].t_s.min())
+
+    kernel = established(_emu(LONG_RTT_BULK, tmp_path, capture=False))
+    s = sim.run(sc.loads(LONG_RTT_BULK))
+    fs = s.flow_series
+    simulated = float(fs[(fs.flow_id == 0) & (fs.inflight_pkts > 0)].t_s.min())
+    assert simulated == pytest.approx(0.4)
+    # one bin of sampling slack (an `ss` call under load)
+    assert kernel <= simulated + 0.15, (kernel, simulated)
+
+
+def test_a_tcp_receiver_runs_the_flows_congestion_control():
+    # iperf3's server set the client's -C on its socket; DCTCP's ECN echo and the SYN-ACK's
+    # ECN acceptance are the receiver's, so xfer's receiver must set it too (without it
+    # fid-dctcp-ecn ran without ECN: RTT 98 ms instead of 12)
+    f = config_of(scenario_text(cca="dctcp"))["flows"][0]
+    cmd = traffic.server_cmd("ns", f, "dctcp")
+    assert "satcc.emu.xfer" in cmd and cmd[cmd.index("--cc") + 1] == "dctcp"
+    assert "--cc" not in traffic.server_cmd("ns", f)

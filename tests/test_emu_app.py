@@ -108,7 +108,7 @@ def test_the_emulator_carries_on_off_and_requests_and_refuses_other_kinds():
 
 def test_the_app_sender_connects_at_the_origin_with_the_flow_options():
     f = _config(_scenario(REQUESTS))["flows"][0]
-    cmd = traffic.app_client_cmd("ns", f, "10.0.0.2", "cubic", 123, 456)
+    cmd = traffic.tcp_client_cmd("ns", f, "10.0.0.2", "cubic", 123, 456)
     i = cmd.index("app")
     assert cmd[i + 1 : i + 3] == ["10.0.0.2", str(traffic.SERVER_PORT_BASE)]
     assert json.loads(cmd[i + 3]) == f["app"]

@@ -740,13 +740,13 @@ def _sigterm_kernel_run(argv: list[str], tmp_path: Path) -> subprocess.Popen:
         seen[:] = sorted(set(seen) | set(_descendants(p.pid)))
         import psutil
 
-        names = []
+        senders = []  # a TCP flow's sender: satcc.emu.xfer (iperf3 carries UDP only)
         for pid in _alive(seen):
             try:
-                names.append(psutil.Process(pid).name())
+                senders += ["satcc.emu.xfer" in psutil.Process(pid).cmdline()]
             except psutil.NoSuchProcess:
                 pass
-        return set(host.list_namespaces()) - before != set() and "iperf3" in names
+        return set(host.list_namespaces()) - before != set() and any(senders)
 
     _terminate_when(p, running, timeout=120)
     _, err = p.communicate(timeout=60)

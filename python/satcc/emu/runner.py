@@ -1,8 +1,8 @@
 """One emulated run, start to finish, on the main thread:
 
     root? ─► clean stale runs ─► record the run ─► build the topology ─► satcc-linkd ready
-      ─► iperf3 servers listening, ARP warmed, tcpdump capturing ─► `start` at t0
-      ─► clients at t0 + start, `ss` every bin ─► t0 + duration: stop everything
+      ─► receivers listening, ARP warmed, tcpdump capturing, TCP senders waiting ─► `start`
+      at t0 ─► TCP senders connect at t0 + start, UDP clients start then, `ss` every bin ─► t0 + duration: stop everything
       ─► tear down (always: normal end, exception, Ctrl-C, SIGTERM) ─► the engine's raw output
 
 Children are started from this thread only: their PR_SET_PDEATHSIG fires when the thread that
@@ -12,7 +12,7 @@ Raw output has the shape of `_native.run_sim`'s (flows, flow_series, link_series
 `RunResult.from_engine` maps both engines the same way. Figures come from the kernel: the
 per-bin series from `ss` (sender: cwnd, ssthresh, srtt, unacked, pacing rate, retransmissions;
 receiver: bytes received), link series from satcc-linkd; totals from the last samples and the
-iperf3 JSON reports (kept in DIR/emu/).
+receivers' and senders' JSON reports (satcc.emu.xfer for TCP, iperf3 for UDP; kept in DIR/emu/).
 
 Deviations from the simulator's figures:
 1. rtt_mean_ms / rtt_p95_ms are over the per-bin `ss` srtt samples, not over every RTT sample;
@@ -22,14 +22,16 @@ Deviations from the simulator's figures:
    the whole size received (bin resolution), or the iperf3 server's receive time.
 3. rto_count and recovery_count come from the sender namespace's kernel counters (TcpExt
    TCPTimeouts; TCPSackRecovery + TCPRenoRecovery), so only for a flow that is the only TCP flow
-   leaving its node (null otherwise: the counters are per namespace). They include iperf3's
-   control connection, which carries a few hundred bytes and normally neither times out nor
-   recovers. iproute2 6.1's ss does not print per-socket counts.
+   leaving its node (null otherwise: the counters are per namespace). iproute2 6.1's ss does
+   not print per-socket counts.
 4. delivered_bytes per bin is the receiver's in-order byte count (`bytes_received`) interpolated
    at the bin edges from the instants the samples were actually taken (an `ss` call takes a few
    ms, more on a loaded machine); cwnd, srtt and the other state are as sampled.
-5. Limited TCP transfers (`size`) use satcc.emu.xfer, which ends when the receiver has read the
-   last byte (iperf3 -n ends when the sender has *written* it and drops the rest: xfer.py).
+5. Every TCP flow is satcc.emu.xfer's sender, started before t0 and connecting (SYN) at the
+   flow's start as the simulator's does; until 2026-11-29 a bulk flow was iperf3, whose data
+   connection opened after its control connection's three round trips (2.2 s late over GEO,
+   xfer.py). A limited transfer (`size`) ends when the receiver has read the last byte (iperf3
+   -n ends when the sender has *written* it and drops the rest: xfer.py).
 6. Flows with an `app` (on/off, requests) use satcc.emu.xfer `app`: as in the simulator they
    have no fct_s and their goodput is over the rest of the run; DIR/emu/app<id>.json holds
    per on-period and per request what was written and received, and cwnd around each write
@@ -43,6 +45,7 @@ import itertools
 import json
 import math
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -58,10 +61,10 @@ from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 from satcc.results import FLOW_SERIES as FS
 
 START_MARGIN_NS = 200_000_000  # between `start` and t0: lets every process see the origin
-# with application senders (satcc.emu.xfer `app`, started at `start`, connecting at t0 + their
-# flow's start): Python's start-up inside `ip netns exec` took 130-230 ms on a loaded 2-core
-# machine, so they would have connected late
-START_MARGIN_APP_NS = 1_000_000_000
+# TCP senders (satcc.emu.xfer) are waited for before the origin is fixed: Python's start-up
+# inside `ip netns exec` took 130-230 ms on a loaded 2-core machine, 1.4-2.0 s for 8 at once at
+# load average 20
+SENDER_READY_TIMEOUT_S = 60.0
 READY_TIMEOUT_S = 5.0
 CLIENT_STOP_GRACE_S = 1.0
 AVAILABLE_CCAS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -208,7 +211,7 @@ class Run:
             self._warm_arp()
             if self.vpn_server is not None:
                 self._start_vpn()
-            self._start_servers()
+            self._start_servers(ccas)
             if self.capture:
                 self._start_captures()
             self._timeline(ccas, progress)
@@ -302,12 +305,13 @@ class Run:
             return vpn.client_addr(f["dst"])
         return self.plan.primary_addr[f["dst"]]
 
-    def _start_servers(self) -> None:
+    def _start_servers(self, ccas: dict[int, str]) -> None:
         assert self.plan is not None
         for f in self.config["flows"]:
             ns = self.plan.namespaces[f["dst"]]
+            cmd = traffic.server_cmd(ns, f, ccas.get(f["id"], ""))
             with open(self.workdir / f"server{f['id']}.json", "w") as out:
-                self.servers[f["id"]] = traffic.spawn(traffic.server_cmd(ns, f), stdout=out)
+                self.servers[f["id"]] = traffic.spawn(cmd, stdout=out)
         deadline = time.monotonic() + READY_TIMEOUT_S
         waiting = {f["id"]: f for f in self.config["flows"]}
         while waiting and time.monotonic() < deadline:
@@ -378,18 +382,23 @@ class Run:
         assert self.plan is not None and self.linkd is not None
         cfg = self.config
         duration_ns, bin_ns = cfg["duration_ns"], cfg["bin_ns"]
-        apps_here = any(traffic.app_flow(f) for f in cfg["flows"])
-        # an application sender is a Python program that must be up before its flow's start
-        t0 = time.monotonic_ns() + (START_MARGIN_APP_NS if apps_here else START_MARGIN_NS)
+        # TCP senders (satcc.emu.xfer, Python) start first and say when they are up; the origin
+        # is fixed after the last, and each connects at its flow's start on its own (Python's
+        # start-up, up to 2 s for 8 senders at load 20, would otherwise delay the SYN)
+        tcp = [f for f in cfg["flows"] if traffic.tcp_flow(f)]
+        for f in tcp:
+            self._start_tcp_client(f, ccas.get(f["id"], ""))
+        self._await_ready(tcp)
+        t0 = time.monotonic_ns() + START_MARGIN_NS
         self.t0 = t0
         self.linkd.start(t0)
+        for f in tcp:
+            stdin = self.clients[f["id"]].stdin
+            assert stdin is not None
+            stdin.write(f"{t0 + f['start_ns']}\n".encode())
+            stdin.close()
         by_id = {f["id"]: f for f in cfg["flows"]}
-        # application senders start now and connect at their flow's start on their own
-        # (Python's start-up would otherwise delay the connection and every write after it)
-        for f in cfg["flows"]:
-            if traffic.app_flow(f):
-                self._start_app_client(f, ccas.get(f["id"], ""))
-        starts = sorted((f["start_ns"], f["id"]) for f in cfg["flows"] if not traffic.app_flow(f))
+        starts = sorted((f["start_ns"], f["id"]) for f in cfg["flows"] if not traffic.tcp_flow(f))
         n_bins = math.ceil(duration_ns / bin_ns)
         sample_ns = [min((k + 1) * bin_ns, duration_ns) for k in range(n_bins)]
         spaces = sorted({f["src"] for f in cfg["flows"]} | {f["dst"] for f in cfg["flows"]})
@@ -422,18 +431,41 @@ class Run:
         assert self.plan is not None
         ns = self.plan.namespaces[f["src"]]
         remaining_s = math.ceil((self.config["duration_ns"] - f["start_ns"]) / 1e9) + 1
-        cmd = traffic.client_cmd(ns, f, self._dst_addr(f), cca, remaining_s)
+        cmd = traffic.client_cmd(ns, f, self._dst_addr(f), remaining_s)
         with open(self.workdir / f"client{f['id']}.json", "w") as out:
             self.clients[f["id"]] = traffic.spawn(cmd, stdout=out)
 
-    def _start_app_client(self, f: dict[str, Any], cca: str) -> None:
+    def _start_tcp_client(self, f: dict[str, Any], cca: str) -> None:
+        """The flow's sender, waiting for its origin on stdin (`_timeline`)."""
         assert self.plan is not None
         ns = self.plan.namespaces[f["src"]]
-        origin = self.t0 + f["start_ns"]
         until = self.config["duration_ns"] - f["start_ns"]
-        cmd = traffic.app_client_cmd(ns, f, self._dst_addr(f), cca, origin, until)
+        cmd = traffic.tcp_client_cmd(ns, f, self._dst_addr(f), cca, "stdin", until)
         with open(self.workdir / f"client{f['id']}.json", "w") as out:
-            self.clients[f["id"]] = traffic.spawn(cmd, stdout=out)
+            self.clients[f["id"]] = traffic.spawn(
+                cmd, stdout=out, stderr=subprocess.PIPE, stdin=subprocess.PIPE
+            )
+
+    def _await_ready(self, flows: list[dict[str, Any]]) -> None:
+        """Until every TCP sender has said "ready" on stderr (xfer `--origin-ns stdin`)."""
+        waiting = {self.clients[f["id"]].stderr: f["id"] for f in flows}
+        deadline = time.monotonic() + SENDER_READY_TIMEOUT_S
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise EmuError(
+                    f"the TCP senders of flows {sorted(waiting.values())} did not start within "
+                    f"{SENDER_READY_TIMEOUT_S:.0f} s"
+                )
+            ready, _, _ = select.select(list(waiting), [], [], left)
+            for pipe in ready:
+                fid = waiting.pop(pipe)
+                line = pipe.readline()
+                if line.strip() != b"ready":
+                    rest = (line + pipe.read()).decode(errors="replace").strip()
+                    pipe.close()
+                    raise EmuError(f"the TCP sender of flow {fid} failed: {rest}")
+                pipe.close()  # nothing more is read (its stderr was /dev/null before)
 
     def _sample(self, k: int, spaces: list[int]) -> None:
         assert self.plan is not None
@@ -569,6 +601,9 @@ class Run:
                 delivered = max(delivered, int(_dig(server, "bytes") or 0))
                 client_retx = _dig(client, "total_retrans")
                 self._write_app_record(f, client, server)
+            elif traffic.tcp_flow(f):
+                # satcc.emu.xfer, bulk: delivered as sampled at the run's end (above)
+                client_retx = _dig(client, "total_retrans")
             elif size and fct is None and delivered >= size:
                 secs = _dig(server, "end", "sum_received", "seconds")
                 if secs is not None:

@@ -50,12 +50,15 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 
 
 def spawn(
-    cmd: list[str], stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL
+    cmd: list[str],
+    stdout: Any = subprocess.DEVNULL,
+    stderr: Any = subprocess.DEVNULL,
+    stdin: Any = subprocess.DEVNULL,
 ) -> subprocess.Popen:
     # spawned from the main thread only (runner.py), so preexec_fn is safe here
     return subprocess.Popen(
         cmd,
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=stdout,
         stderr=stderr,
         preexec_fn=_die_with_parent,  # noqa: PLW1509
@@ -77,9 +80,15 @@ def mss_option(flow: dict[str, Any]) -> list[str]:
     return ["-M", str(clamp)]
 
 
+def tcp_flow(flow: dict[str, Any]) -> bool:
+    """A TCP flow: carried by satcc.emu.xfer (its sender started before the run's origin,
+    connecting at the flow's start), not iperf3 (xfer.py says why)."""
+    return flow.get("proto", "tcp") == "tcp"
+
+
 def limited_tcp(flow: dict[str, Any]) -> bool:
-    """A TCP flow of a given size: carried by satcc.emu.xfer, not iperf3."""
-    return bool(flow.get("size_bytes")) and flow.get("proto", "tcp") == "tcp"
+    """A TCP flow of a given size: its receiver's last byte ends it."""
+    return bool(flow.get("size_bytes")) and tcp_flow(flow)
 
 
 def app_flow(flow: dict[str, Any]) -> bool:
@@ -91,28 +100,39 @@ def _xfer(*args: str) -> list[str]:
     return [sys.executable, "-m", "satcc.emu.xfer", *args]
 
 
-def server_cmd(ns: str, flow: dict[str, Any]) -> list[str]:
+def server_cmd(ns: str, flow: dict[str, Any], cca: str = "") -> list[str]:
+    """The flow's receiver. A TCP receiver runs the flow's congestion control, as iperf3's
+    server did (`-C` reaches it in the test's parameters): DCTCP's ECN echo is the receiver's
+    (`dctcp_cwnd_event`), and a listener that needs ECN accepts it in the SYN-ACK."""
     port = str(SERVER_PORT_BASE + flow["id"])
+    cc = ["--cc", cca] if cca else []
     if app_flow(flow):
-        app, args = flow["app"], ["serve", port]
+        app, args = flow["app"], ["serve", port, *cc]
         if app["kind"] == "requests":
             args += ["--request-bytes", str(int(app["bytes"]))]
         else:  # onoff: an idle gap of half the off period separates two on-periods' data
             args += ["--gap-ns", str(int(app["off_ns"]) // 2)]
         return ns_cmd(ns, *_xfer(*args))
-    if limited_tcp(flow):
-        return ns_cmd(ns, *_xfer("serve", port))
+    if tcp_flow(flow):
+        return ns_cmd(ns, *_xfer("serve", port, *cc))
     return ns_cmd(ns, "iperf3", "-s", "-1", "-J", "-p", port)
 
 
-def app_client_cmd(
-    ns: str, flow: dict[str, Any], dst_addr: str, cca: str, origin_ns: int, until_ns: int
+def tcp_client_cmd(
+    ns: str, flow: dict[str, Any], dst_addr: str, cca: str, origin_ns: int | str, until_ns: int
 ) -> list[str]:
-    """The application sender of an `app` flow: connects at CLOCK_MONOTONIC `origin_ns` (the
-    flow's start) and follows the app's schedule up to `until_ns` after it."""
+    """The sender of a TCP flow: connects at CLOCK_MONOTONIC `origin_ns` (the flow's start;
+    `"stdin"`: read once it is up, xfer.py); writes its `size`, without end (bulk), or as its
+    `app` says up to `until_ns` after it."""
     port, cport = SERVER_PORT_BASE + flow["id"], CLIENT_PORT_BASE + flow["id"]
-    args = ["app", dst_addr, str(port), json.dumps(flow["app"], sort_keys=True)]
-    args += ["--origin-ns", str(origin_ns), "--until-ns", str(until_ns)]
+    if app_flow(flow):
+        args = ["app", dst_addr, str(port), json.dumps(flow["app"], sort_keys=True)]
+        args += ["--until-ns", str(until_ns)]
+    else:
+        args = ["send", dst_addr, str(port)]
+        if limited_tcp(flow):
+            args.append(str(int(flow["size_bytes"])))
+    args += ["--origin-ns", str(origin_ns)]
     return ns_cmd(ns, *_xfer(*args, *_socket_args(flow, cport, cca)))
 
 
@@ -127,11 +147,8 @@ def _socket_args(flow: dict[str, Any], cport: int, cca: str) -> list[str]:
     return args
 
 
-def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: int) -> list[str]:
-    if limited_tcp(flow):
-        port, cport = SERVER_PORT_BASE + flow["id"], CLIENT_PORT_BASE + flow["id"]
-        args = ["send", dst_addr, str(port), str(int(flow["size_bytes"]))]
-        return ns_cmd(ns, *_xfer(*args, *_socket_args(flow, cport, cca)))
+def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, seconds: int) -> list[str]:
+    """The iperf3 client of a UDP flow (TCP flows: `tcp_client_cmd`)."""
     cmd = [
         "iperf3",
         "-c",
@@ -142,14 +159,9 @@ def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, cca: str, seconds: 
         "--cport",
         str(CLIENT_PORT_BASE + flow["id"]),
     ]
-    if flow.get("proto", "tcp") == "udp":
-        # the resolved keys of `_native.pyi` (payload bit rate and size, as iperf3 -b / -l)
-        size = min(int(flow.get("udp_payload_bytes") or UDP_PAYLOAD_MAX), UDP_PAYLOAD_MAX)
-        cmd += ["-u", "-b", str(int(flow["udp_rate_bps"])), "-l", str(size)]
-    else:
-        cmd += ["-C", cca, *mss_option(flow)]
-        if flow.get("nodelay"):
-            cmd += ["-N"]  # iperf3 --no-delay: TCP_NODELAY
+    # the resolved keys of `_native.pyi` (payload bit rate and size, as iperf3 -b / -l)
+    size = min(int(flow.get("udp_payload_bytes") or UDP_PAYLOAD_MAX), UDP_PAYLOAD_MAX)
+    cmd += ["-u", "-b", str(int(flow["udp_rate_bps"])), "-l", str(size)]
     if flow.get("size_bytes"):
         cmd += ["-n", str(int(flow["size_bytes"]))]
     else:

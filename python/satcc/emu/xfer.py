@@ -1,20 +1,30 @@
-"""A limited TCP transfer that ends when the receiver has every byte (the emulator's `size` flows).
+"""The emulator's TCP traffic: a sender that opens its connection at the flow's start, and a
+receiver that counts what it reads (every TCP flow; iperf3 carries UDP flows only).
 
-iperf3 cannot do this: with `-n SIZE` it ends the test when the sender has *written* SIZE
+Why not iperf3 for TCP: (1) with `-n SIZE` it ends the test when the sender has *written* SIZE
 bytes into its socket, and the server then closes the data connection with the rest still in
 the send buffer and in flight (esnet/iperf#382, open; the `--wait-all-received` pull request
-#1071 was never merged). On a long fat path that cuts a 10 MB transfer at about 7 MB. So a
-limited TCP flow is this pair instead, started in the namespaces as iperf3 is:
+#1071 was never merged): on a long fat path that cuts a 10 MB transfer at about 7 MB. (2) Its
+data connection opens after a control connection's exchange (handshake, cookie, parameters,
+CREATE_STREAMS: three round trips) and starts sending after the server's TEST_START one more
+half round trip later: over a 550 ms GEO path the data left 2.2 s after the flow's `start`,
+where the simulator's SYN leaves at `start` (fid-geo-hybla: 7.4 against 8.6 Mbit/s over 30 s,
+BENCHMARKS.md 2026-11-29). So a TCP flow is this pair, started in the namespaces as iperf3 was:
 
     python -m satcc.emu.xfer serve PORT              # receiver: one connection, read to EOF
-    python -m satcc.emu.xfer send ADDR PORT BYTES --cport P [--cc NAME] [--mss N]
+    python -m satcc.emu.xfer send ADDR PORT [BYTES] --cport P [--origin-ns T] [--cc NAME] [--mss N]
 
-`send` writes exactly BYTES, shuts its side down (FIN after the last byte) and waits for the
+`send` sleeps until CLOCK_MONOTONIC `T` (the flow's start on the run's clock; the runner starts
+every sender first, waits for each to say "ready", then fixes the run's origin and passes each
+its `T` on stdin: `--origin-ns stdin`), connects, writes exactly BYTES (without BYTES: until stopped, a
+bulk flow), shuts its side down (FIN after the last byte) and waits for the
 receiver to close; `serve` reads until that FIN, closes, and prints one JSON object:
 `{"bytes": N, "first_ns": T, "last_ns": T}` — CLOCK_MONOTONIC nanoseconds of the first and the
 last byte read (the clock is the machine's, the same in every network namespace, so the runner
-subtracts its own start). `send` prints `{"bytes": N, "total_retrans": R}`, R being the
-socket's `tcpi_total_retrans` read just before it closes. SIGINT/SIGTERM end either side with
+subtracts its own start). `send` prints `{"bytes": N, "total_retrans": R, "peer": A, "cc": C,
+"connect_late_ns": L}`, R being the socket's `tcpi_total_retrans` read just before it closes,
+A the address it connected to, C the congestion control the kernel ran (TCP_CONGESTION) and L
+how late after `T` its connect() began (with `--origin-ns`: a sender that started too slowly). SIGINT/SIGTERM end either side with
 what it has, still printing its JSON (the run's end came first). The counts are exact: the
 signals are held while a read or write returns and is counted (`_counted`), so a stop can land
 on either side of a system call but never between the bytes moving and their being counted.
@@ -98,12 +108,15 @@ def serve(
     addr: str = "0.0.0.0",
     request_bytes: int | None = None,
     gap_ns: int | None = None,
+    cc: str | None = None,
 ) -> int:
     got, first, last = 0, None, None
     requests: list[int] = []
     bursts: list[list[int]] = []
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as lsock:
         lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if cc:  # accepted sockets inherit it
+            lsock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
         lsock.bind((addr, port))
         lsock.listen(1)
         try:
@@ -165,6 +178,12 @@ def _tcp_info(sock: socket.socket) -> bytes:
     return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
 
 
+def _congestion(sock: socket.socket) -> str:
+    """The congestion control the kernel runs on the socket (TCP_CONGESTION)."""
+    name = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+    return name.split(b"\0", 1)[0].decode()
+
+
 def _total_retrans(sock: socket.socket) -> int | None:
     info = _tcp_info(sock)
     if len(info) < TCP_INFO_LEN:
@@ -184,27 +203,35 @@ def _window(sock: socket.socket) -> tuple[int | None, int | None]:
 def send(
     addr: str,
     port: int,
-    size: int,
+    size: int | None,
     cport: int,
     cc: str | None,
     mss: int | None,
     out=sys.stdout,
     nodelay: bool = False,
+    origin_ns: int | None = None,
 ) -> int:
-    sent, retrans = 0, None
+    """Connect at CLOCK_MONOTONIC `origin_ns` (now if None) and write `size` bytes, or without
+    end when `size` is None (a bulk flow: until SIGINT/SIGTERM)."""
+    sent, retrans, late, facts = 0, None, None, {}
     sock = _socket(cport, cc, mss, nodelay)
     try:
         try:
+            if origin_ns is not None:
+                _sleep_until(origin_ns)
+                late = time.monotonic_ns() - origin_ns
             sock.connect((addr, port))
+            facts = {"peer": sock.getpeername()[0], "cc": _congestion(sock)}
             sock.setblocking(False)
             poller = select.poll()
             poller.register(sock, select.POLLOUT)
             block = memoryview(bytes(CHUNK))
-            while sent < size:
+            while size is None or sent < size:
                 poller.poll()  # the wait, interruptible
+                want = CHUNK if size is None else min(CHUNK, size - sent)
                 with _counted():
                     try:
-                        sent += sock.send(block[: min(CHUNK, size - sent)])
+                        sent += sock.send(block[:want])
                     except BlockingIOError:
                         pass
             sock.setblocking(True)
@@ -216,7 +243,10 @@ def send(
         retrans = _total_retrans(sock)
     finally:
         sock.close()
-    out.write(json.dumps({"bytes": sent, "total_retrans": retrans}) + "\n")
+    doc = {"bytes": sent, "total_retrans": retrans, **facts}
+    if late is not None:
+        doc["connect_late_ns"] = late
+    out.write(json.dumps(doc) + "\n")
     out.flush()
     return 0
 
@@ -355,15 +385,17 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("port", type=int)
     s.add_argument("--request-bytes", type=int)
     s.add_argument("--gap-ns", type=int)
+    s.add_argument("--cc", help="the listening socket's congestion control")
     c = sub.add_parser("send")
     c.add_argument("addr")
     c.add_argument("port", type=int)
-    c.add_argument("bytes", type=int)
+    c.add_argument("bytes", type=int, nargs="?", help="omitted: write until stopped (bulk)")
+    c.add_argument("--origin-ns", help="connect at this CLOCK_MONOTONIC instant, or `stdin`")
     a_ = sub.add_parser("app")
     a_.add_argument("addr")
     a_.add_argument("port", type=int)
     a_.add_argument("app", type=json.loads)
-    a_.add_argument("--origin-ns", type=int, required=True)
+    a_.add_argument("--origin-ns", required=True)
     a_.add_argument("--until-ns", type=int, required=True)
     for q in (c, a_):
         q.add_argument("--cport", type=int, required=True)
@@ -374,12 +406,27 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
     if a.cmd == "serve":
-        return serve(a.port, request_bytes=a.request_bytes, gap_ns=a.gap_ns)
+        return serve(a.port, request_bytes=a.request_bytes, gap_ns=a.gap_ns, cc=a.cc)
+    origin = _origin(a.origin_ns)
     if a.cmd == "app":
+        assert origin is not None
         return run_app(
-            a.addr, a.port, a.app, a.origin_ns, a.until_ns, a.cport, a.cc, a.mss, nodelay=a.nodelay
+            a.addr, a.port, a.app, origin, a.until_ns, a.cport, a.cc, a.mss, nodelay=a.nodelay
         )
-    return send(a.addr, a.port, a.bytes, a.cport, a.cc, a.mss, nodelay=a.nodelay)
+    return send(a.addr, a.port, a.bytes, a.cport, a.cc, a.mss, nodelay=a.nodelay, origin_ns=origin)
+
+
+def _origin(value: str | None) -> int | None:
+    """`--origin-ns`: a CLOCK_MONOTONIC instant, or `stdin`: say "ready" on stderr once
+    started (Python's start-up is the slow part: 130 ms to 2 s on a loaded machine) and read
+    the instant from stdin, so the runner can fix its origin after every sender is up."""
+    if value is None:
+        return None
+    if value != "stdin":
+        return int(value)
+    sys.stderr.write("ready\n")
+    sys.stderr.flush()
+    return int(sys.stdin.readline())
 
 
 if __name__ == "__main__":
