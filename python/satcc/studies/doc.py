@@ -78,11 +78,13 @@ the lock by hand (`flock /tmp/satcc-emu.lock satcc reproduce 004 --quick --engin
   (`[[not_judged]]`, each with its reason); no result is both a claim and not judged (the data
   file is refused). A claim id the study module does not measure is an error, not a verdict.
 - The unknowns a paper does not give are **swept and printed as sensitivities** under the
-  study's table, never picked by which value reproduces (003's PVC buffer; 004's output queue,
-  eq. 6's RTT unit and eq. 7's a). A finding that depends on such a buffer is judged across
-  its plausible range (`claims.across`: 003's swept PVC buffers; 004's eq. 6 gain also at
-  each swept output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the
-  sizes' verdicts differ it is **not judged**, the sweep printed.
+  study's table, never picked by which value reproduces (000's uplink capacity above its
+  measured 20 Mbit/s bound; 003's PVC buffer; 004's output queue, eq. 6's RTT unit and eq.
+  7's a). A finding that depends on such an unknown is judged across its plausible range
+  (`claims.across`: every 000 finding over uplink draws up to 25, 30 and 40 Mbit/s, Starlink's
+  published uplink figures; 003's swept PVC buffers; 004's eq. 6 gain also at each swept
+  output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the points' verdicts
+  differ it is **not judged**, the sweep printed.
 - The papers' own **anomalies** (a conclusion its own measurement does not support, two numbers
   that contradict each other) are listed under each table and not judged.
 
