@@ -248,3 +248,25 @@ def test_a_finding_over_an_unknown_buffer_is_judged_only_when_every_plausible_si
     sweep, skipped = CL.across(d, differ, "the output queue")
     assert skipped.startswith("not judged: the verdict depends on the output queue")
     assert "1000 pkt: 0.05" in sweep and "2000 pkt: 0.2" in sweep
+
+
+def test_study000_judges_every_finding_across_the_swept_uplink_capacity():
+    """000's uplink capacity has only a measured lower bound (20 Mbit/s of UDP, §4.4): its
+    campaigns sweep the upper end and a finding whose verdict differs between the points is not
+    judged; one that agrees shows the point farthest from the paper, with the sweep."""
+    from satcc.studies import common, study000
+
+    for name in ("baseline", "t2t", "mss", "udp"):
+        text = (common.campaigns_dir() / f"study000-{name}.toml").read_text(encoding="utf-8")
+        assert "[matrix.uplink.cases]" in text and '"20-40"' in text, name
+    m = CL.Measured
+    per_point = {
+        # up-residential-bbr, paper 32 +- 30 %: 19 is partly, 23.2 reproduced -> not judged
+        "20-25": {"up-residential-bbr": m(19.0, "mean", "a"), "up-business-cubic": m(3.0)},
+        "20-40": {"up-residential-bbr": m(23.2, "mean", "b"), "up-business-cubic": m(3.3)},
+    }
+    out = study000._over_uplinks(per_point)
+    assert out["up-residential-bbr"].skipped.startswith("not judged: the verdict depends on")
+    # both points are "not" for CUBIC (paper 12): judged, the farther point (3.0) shown
+    assert not out["up-business-cubic"].skipped
+    assert out["up-business-cubic"].value == 3.0 and "20-40: 3.3" in out["up-business-cubic"].why

@@ -86,11 +86,13 @@ this process and in its pool's workers, and the share outside the simulation.
   (`[[not_judged]]`, each with its reason); no result is both a claim and not judged (the data
   file is refused). A claim id the study module does not measure is an error, not a verdict.
 - The unknowns a paper does not give are **swept and printed as sensitivities** under the
-  study's table, never picked by which value reproduces (003's PVC buffer; 004's output queue,
-  eq. 6's RTT unit and eq. 7's a). A finding that depends on such a buffer is judged across
-  its plausible range (`claims.across`: 003's swept PVC buffers; 004's eq. 6 gain also at
-  each swept output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the
-  sizes' verdicts differ it is **not judged**, the sweep printed.
+  study's table, never picked by which value reproduces (000's uplink capacity above its
+  measured 20 Mbit/s bound; 003's PVC buffer; 004's output queue, eq. 6's RTT unit and eq.
+  7's a). A finding that depends on such an unknown is judged across its plausible range
+  (`claims.across`: every 000 finding over uplink draws up to 25, 30 and 40 Mbit/s, Starlink's
+  published uplink figures; 003's swept PVC buffers; 004's eq. 6 gain also at each swept
+  output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the points' verdicts
+  differ it is **not judged**, the sweep printed.
 - The papers' own **anomalies** (a conclusion its own measurement does not support, two numbers
   that contradict each other) are listed under each table and not judged.
 
@@ -104,10 +106,10 @@ paired claim is judged). The seeds column of each table says how many seeds a va
 LIMITS = """## Not done, and where satcc's path still differs from the study's
 
 - **002, W_m on the sender**: the study capped the sender's window (ns-2's window_, a rebuilt
-  kernel); satcc applies W_m as a fixed receive window in both columns, because no scenario key
-  caps the sender's cwnd after Linux Hybla's own `hybla_init` sets `snd_cwnd_clamp = 65535`. A
-  flow key for a sender cwnd clamp applied after the congestion control's init would close
-  this (the simulator and the scenario schema are not this page's to change).
+  kernel). The simulation column does too (`sender_clamp`: cwnd_clamp = 550, one ACK per
+  segment as ns-2's sink); the dummynet column through the kernel still applies W_m as a fixed
+  receive window, because Linux Hybla's own `hybla_init` sets `snd_cwnd_clamp = 65535` and no
+  scenario key caps the kernel sender's cwnd after it (the emulator is not this page's to change).
 - **003, the shared ATM line**: §5 puts test 3's frequent losses on the ATM line shared by about
   ten PVCs; the paper gives neither their rate nor their burst size, so satcc does not model
   them, and the long paths lose only to their own overflow.
@@ -115,6 +117,17 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   presets' boundary disturbances, neither set from study 000's own idle loss (0.24-0.32 % of
   nping's round trips); where the input loss-idle misses it on the run (its row under study
   000's table), the terminal-to-terminal findings print "path mismatch" instead of a verdict.
+- **000, the uplinks' capacity**: the study measured only a lower bound (20 Mbit/s of UDP
+  carried, §4.4); satcc sweeps the upper end over Starlink's published uplink figures (25, 30,
+  40 Mbit/s) and judges every finding across them, so a finding whose verdict moves with it
+  is not judged. The downlinks keep the presets' ranges (DE Residential 50-150, Priority
+  40-220 Mbit/s): the study measured no downlink capacity, and the plan table with early
+  2024's plan names (ES: Standard 25-100) gives a lower residential range; not swept.
+- **001, the same dishes' uplinks**: 001 keeps the presets' uplink ranges (residential 5-25,
+  business 8-30 Mbit/s), although study 000's UDP test (same dishes, same week) shows both
+  carried 20 Mbit/s; 001 measured no capacity of its own. Judging 001 across 000's uplink
+  sweep is not done: 001's uplink findings (retransmissions, plans' throughput ratio) are
+  judged on the presets' ranges.
 - **The kernel column** (`--engine emu`) is listed only when a dated emulator run is given to
   this page's command.
 """
