@@ -73,7 +73,8 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
                       not with a model),
            "model": MODEL | None (optional: a time-varying behaviour; rate_bps, delay_ns and
                     loss are then its nominal values, used for routing and "bdp" queues)}
-    MODEL (crates/satcc-core/src/models/, resolved by models/table.rs) is one of
+    MODEL (the serde form of satcc-core's `models::spec::ModelSpec`, made by models/table.rs;
+    keys written sorted) is one of
       {"kind": "starlink", "period_ns": int, "phase_ns": int, "start_ns": int,
        "rtt_quantiles_ns": [int x 5] (link RTT at p 0, .25, .5, .75, 1; one-way = RTT/2),
        "capacity_bps": [lo, hi], "loss": [lo, hi], "disturbance_ns": [lo, hi],

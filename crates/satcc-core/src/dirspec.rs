@@ -13,12 +13,13 @@
 //! | `jitter_ns`          | no (0)   | ns             | uniform extra delay per packet           |
 //! | `drop_packets`       | no       | ordinals ≥ 1   | scripted losses                          |
 //! | `tick_ns`            | no       | ns             | dummynet-like tick service (no `model`)  |
-//! | `model`              | no       | MODEL          | time-varying behaviour (`models::spec`)  |
+//! | `model`              | no       | MODEL          | time-varying behaviour (`models::spec::ModelSpec`) |
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::link::{LinkState, QueueLimit};
+use crate::models::ModelSpec;
 use crate::time::SimDuration;
 
 /// A direction's queue limit as written: BDP multiples still to be resolved against routes
@@ -71,19 +72,13 @@ pub struct Direction {
     /// Tick service: the kernel tick's period (`direction` module header).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tick_ns: Option<u64>,
-    /// The MODEL dictionary, read by `models::spec::from_json` where it is built. Absent and
-    /// `null` are both "no model", and each is written back as it was read.
+    /// The model (`models::spec`); absent or `null`: none (written back absent).
     #[serde(
         default,
-        deserialize_with = "present",
+        serialize_with = "crate::models::spec::sorted",
         skip_serializing_if = "Option::is_none"
     )]
-    pub model: Option<Value>,
-}
-
-/// A key that is present, `null` included (`Some(Value::Null)`); absent is `None`.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+    pub model: Option<ModelSpec>,
 }
 
 /// One resolved link direction, checked.
@@ -97,8 +92,8 @@ pub struct DirSpec {
     pub drop_packets: Vec<u64>,
     /// Tick service's period; `None`: exact serialisation.
     pub tick: Option<SimDuration>,
-    /// The MODEL dictionary, read by `models::spec::from_json` where it is built.
-    pub model: Option<Value>,
+    /// The model, typed; its behaviour is built where an engine builds the link.
+    pub model: Option<ModelSpec>,
 }
 
 fn err(path: &str, key: &str, what: &str) -> String {
@@ -125,7 +120,7 @@ impl Direction {
                 "expected an array of packet ordinals (integers >= 1)",
             ));
         }
-        let model = self.model.clone().filter(|m| !m.is_null());
+        let model = self.model.clone();
         if let Some(t) = self.tick_ns {
             if t == 0 {
                 return Err(err(path, "tick_ns", "expected a tick period > 0 ns"));

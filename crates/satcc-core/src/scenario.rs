@@ -28,7 +28,7 @@ use crate::hostnoise::{
     HostNoise, Turnaround, KERNEL_RECEIVER_QUANTILES_NS, KERNEL_SENDER_QUANTILES_NS,
 };
 use crate::link::{LinkState, QueueLimit};
-use crate::models::{LinkBehaviour, ModelSpec, Seeds};
+use crate::models::{LinkBehaviour, ModelConfig, Seeds};
 use crate::routing::{bdp_queue_bytes, LinkEnds, Routing};
 use crate::time::SimDuration;
 
@@ -428,7 +428,7 @@ impl Resolved {
         let path = format!("link[{i}].{name}");
         let spec = d.spec(&path)?;
         let model = match &spec.model {
-            Some(m) => Some(crate::models::spec::from_json(m, &format!("{path}.model"))?),
+            Some(m) => Some(m.config(&format!("{path}.model"))?),
             None => None,
         };
         Ok(DirView {
@@ -455,7 +455,7 @@ pub struct DirView {
     pub nominal: LinkState,
     /// Queue (the resolver's limit), ECN marking, jitter, scripted drops, tick service.
     pub config: DirectionConfig,
-    model: Option<ModelSpec>,
+    model: Option<ModelConfig>,
     link: usize,
     dir: usize,
 }
@@ -549,7 +549,7 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
                     link: i as u64,
                     dir: (2 * i + usize::from(name == "ba")) as u64,
                 };
-                crate::models::spec::from_json(m, &format!("{path}.model"))?
+                m.config(&format!("{path}.model"))?
                     .build(seeds)
                     .map_err(|e| format!("link[{i}].model.{name}: {e}"))?;
             }
@@ -690,7 +690,7 @@ mod tests {
     fn dumbbell() -> Value {
         let dir = |rate: u64, delay_ms: u64, queue: Value| {
             json!({"rate_bps": rate, "delay_ns": delay_ms * 1_000_000, "loss": 0.0,
-                   "queue": queue, "ecn_threshold_pkts": null, "model": null})
+                   "queue": queue, "ecn_threshold_pkts": null})
         };
         let flow = |id: u32, src: usize, dst: usize| {
             json!({"id": id, "src": src, "dst": dst, "cca": "cubic", "cc": {}, "start_ns": 0,

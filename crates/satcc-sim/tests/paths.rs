@@ -5,7 +5,8 @@ mod common;
 
 use common::*;
 use satcc_core::dirspec::Direction;
-use satcc_core::models::{starlink::StarlinkConfig, EpochClock, ModelSpec};
+use satcc_core::models::spec::StarlinkSpec;
+use satcc_core::models::{starlink::StarlinkConfig, EpochClock, ModelConfig, ModelSpec};
 use satcc_core::scenario::{Link, Proto, Scenario};
 use satcc_core::SimDuration;
 use satcc_sim::{QueueSpec, SimOutput};
@@ -46,25 +47,24 @@ fn residential_downlink() -> StarlinkConfig {
     }
 }
 
-/// The resolved MODEL dictionary of a Starlink model without `intra` (satcc-core
-/// `models::spec`, the one reader; checked below to read back as `spec`).
+/// The resolved model of a Starlink model without `intra` (satcc-core `models::spec`; checked
+/// below to give `spec` back as its configuration).
 fn model_dir(spec: StarlinkConfig, nominal_bps: u64, queue: QueueSpec) -> Direction {
     assert!(spec.intra.is_none());
     let ns = |d: SimDuration| d.as_nanos();
-    let m = serde_json::json!({
-        "kind": "starlink",
-        "period_ns": ns(spec.clock.period),
-        "phase_ns": ns(spec.clock.phase),
-        "start_ns": ns(spec.clock.start),
-        "rtt_quantiles_ns": spec.rtt_quantiles.map(ns),
-        "capacity_bps": [spec.capacity_bps.0, spec.capacity_bps.1],
-        "loss": [spec.loss.0, spec.loss.1],
-        "disturbance_ns": [ns(spec.disturbance.0), ns(spec.disturbance.1)],
-        "outage_probability": spec.outage_probability,
-        "burst_loss": [spec.burst_loss.0, spec.burst_loss.1],
+    let m = ModelSpec::Starlink(StarlinkSpec {
+        period_ns: ns(spec.clock.period),
+        phase_ns: ns(spec.clock.phase),
+        start_ns: ns(spec.clock.start),
+        rtt_quantiles_ns: spec.rtt_quantiles.map(ns),
+        capacity_bps: spec.capacity_bps,
+        loss: spec.loss,
+        disturbance_ns: (ns(spec.disturbance.0), ns(spec.disturbance.1)),
+        outage_probability: spec.outage_probability,
+        burst_loss: spec.burst_loss,
+        intra: None,
     });
-    let read = satcc_core::models::spec::from_json(&m, "model").unwrap();
-    assert_eq!(read, ModelSpec::Starlink(spec));
+    assert_eq!(m.config("model").unwrap(), ModelConfig::Starlink(spec));
     let mut d = Direction::new(nominal_bps, ms(25).as_nanos(), 0.0, queue);
     d.model = Some(m);
     d

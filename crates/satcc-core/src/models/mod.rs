@@ -155,9 +155,12 @@ pub fn constant(state: LinkState) -> Box<dyn LinkBehaviour> {
     Box::new(ConstantLink(state))
 }
 
-/// A behaviour as the scenario resolves it, per link direction; `build` makes the model.
+pub use spec::ModelSpec;
+
+/// A behaviour's configuration, per link direction (units in types, files read): what
+/// [`ModelSpec::config`] makes of the resolved model; `build` makes the model.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ModelSpec {
+pub enum ModelConfig {
     Starlink(starlink::StarlinkConfig),
     Geo(geo::GeoConfig),
     Lfn(lfn::LfnConfig),
@@ -198,15 +201,17 @@ const DIR_LABEL: u64 = 0x4D4F_4444_0000_0000;
 /// Odd multiplier spreading small indices over the label space.
 const PRIME: u64 = 0x9E37_79B9_7F4A_7C15;
 
-impl ModelSpec {
+impl ModelConfig {
     /// Build the model; an error names what is inconsistent.
     pub fn build(&self, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
         Ok(match self {
-            ModelSpec::Starlink(c) => Box::new(starlink::Starlink::new(c.clone(), seeds)?),
-            ModelSpec::Geo(c) => Box::new(geo::Geo::new(c)?),
-            ModelSpec::Lfn(c) => Box::new(lfn::Lfn::new(c.clone(), seeds)?),
-            ModelSpec::Trace(c) => Box::new(trace::Trace::new(c.clone())?),
-            ModelSpec::Constellation(c) => Box::new(constellation::Constellation::new(c.clone())?),
+            ModelConfig::Starlink(c) => Box::new(starlink::Starlink::new(c.clone(), seeds)?),
+            ModelConfig::Geo(c) => Box::new(geo::Geo::new(c)?),
+            ModelConfig::Lfn(c) => Box::new(lfn::Lfn::new(c.clone(), seeds)?),
+            ModelConfig::Trace(c) => Box::new(trace::Trace::new(c.clone())?),
+            ModelConfig::Constellation(c) => {
+                Box::new(constellation::Constellation::new(c.clone())?)
+            }
         })
     }
 }

@@ -1,335 +1,426 @@
-//! The resolved `[link.model]` dictionary (the "MODEL" form of `python/satcc/_native.pyi`, as
-//! JSON) to a [`ModelSpec`]: the one reader both engines use — the simulator's bindings hand it
-//! the dictionary as JSON, satcc-linkd its configuration's. Strict: every value must have the
-//! type the model takes (no entry is skipped, no integer truncated), and an error names the key
-//! path and what was expected.
+//! The resolved link model, typed: [`ModelSpec`], the `model` of a resolved link direction
+//! (`python/satcc/_native.pyi` MODEL), tagged by `kind`. [`super::table`] makes it from the
+//! `[link.model]` table (presets applied, units parsed, files named by absolute path with
+//! their digests); serde reads it back from the resolved scenario's JSON (satcc-linkd's input,
+//! a dictionary handed to the bindings) and writes it; [`ModelSpec::config`] turns it into
+//! the behaviour's configuration where an engine builds the link (reading a trace or a delay
+//! CSV there, once per process, and checking it is still the file the scenario was resolved
+//! with).
+//!
+//! On the wire the keys are written in sorted order, as JSON objects of `serde_json` are (the
+//! scenario hash and every result written from the dictionary keep their bytes).
 
-use serde_json::Value;
+use std::path::Path;
+use std::sync::Arc;
 
-use super::{constellation, geo, lfn, starlink, trace, trace_file, EpochClock, ModelSpec};
+use serde::{Deserialize, Serialize};
+
+use super::{constellation, geo, lfn, starlink, trace, trace_file, EpochClock, ModelConfig};
 use crate::link::LinkState;
 use crate::time::{SimDuration, SimTime};
 
-fn field<'a>(d: &'a Value, key: &str, path: &str) -> Result<&'a Value, String> {
-    d.get(key)
-        .filter(|v| !v.is_null())
-        .ok_or_else(|| format!("{path}.{key}: missing"))
+/// A link direction's model as the scenario resolves it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ModelSpec {
+    Starlink(StarlinkSpec),
+    Geo(GeoSpec),
+    Lfn(LfnSpec),
+    Trace(TraceSpec),
+    Constellation(ConstellationSpec),
 }
 
-fn u64_(d: &Value, key: &str, path: &str) -> Result<u64, String> {
-    field(d, key, path)?
-        .as_u64()
-        .ok_or_else(|| format!("{path}.{key}: expected a non-negative integer"))
-}
-
-fn f64_(d: &Value, key: &str, path: &str) -> Result<f64, String> {
-    field(d, key, path)?
-        .as_f64()
-        .ok_or_else(|| format!("{path}.{key}: expected a number"))
-}
-
-fn u32_(d: &Value, key: &str, path: &str) -> Result<u32, String> {
-    u32::try_from(u64_(d, key, path)?)
-        .map_err(|_| format!("{path}.{key}: expected an integer below 2^32"))
-}
-
-fn u64_array(d: &Value, key: &str, path: &str) -> Result<Vec<u64>, String> {
-    field(d, key, path)?
-        .as_array()
-        .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
-        .ok_or_else(|| format!("{path}.{key}: expected an array of non-negative integers"))
-}
-
-fn ns(d: &Value, key: &str, path: &str) -> Result<SimDuration, String> {
-    u64_(d, key, path).map(SimDuration::from_nanos)
-}
-
-/// An optional duration: absent or null is `None`.
-fn opt_ns(d: &Value, key: &str, path: &str) -> Result<Option<SimDuration>, String> {
-    match d.get(key).filter(|v| !v.is_null()) {
-        None => Ok(None),
-        Some(_) => ns(d, key, path).map(Some),
+/// The Starlink reconfiguration clock's keys (`EpochClock`), in ns.
+fn clock(period_ns: u64, phase_ns: u64, start_ns: u64) -> EpochClock {
+    EpochClock {
+        period: SimDuration::from_nanos(period_ns),
+        phase: SimDuration::from_nanos(phase_ns),
+        start: SimDuration::from_nanos(start_ns),
     }
 }
 
-fn pair_u64(d: &Value, key: &str, path: &str) -> Result<(u64, u64), String> {
-    let v = field(d, key, path)?;
-    match v.as_array().map(|a| {
-        (
-            a.len(),
-            a.first().and_then(Value::as_u64),
-            a.get(1).and_then(Value::as_u64),
-        )
-    }) {
-        Some((2, Some(a), Some(b))) => Ok((a, b)),
-        _ => Err(format!("{path}.{key}: expected [integer, integer]")),
-    }
+fn ns(x: u64) -> SimDuration {
+    SimDuration::from_nanos(x)
 }
 
-fn pair_f64(d: &Value, key: &str, path: &str) -> Result<(f64, f64), String> {
-    let v = field(d, key, path)?;
-    match v.as_array().map(|a| {
-        (
-            a.len(),
-            a.first().and_then(Value::as_f64),
-            a.get(1).and_then(Value::as_f64),
-        )
-    }) {
-        Some((2, Some(a), Some(b))) => Ok((a, b)),
-        _ => Err(format!("{path}.{key}: expected [number, number]")),
-    }
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StarlinkSpec {
+    pub period_ns: u64,
+    pub phase_ns: u64,
+    pub start_ns: u64,
+    pub rtt_quantiles_ns: [u64; starlink::RTT_QUANTILES],
+    pub capacity_bps: (u64, u64),
+    pub loss: (f64, f64),
+    pub disturbance_ns: (u64, u64),
+    pub outage_probability: f64,
+    pub burst_loss: (f64, f64),
+    /// Within-epoch variation (`variation = "intra"`); absent: steady epochs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intra: Option<IntraSpec>,
 }
 
-fn clock(d: &Value, path: &str) -> Result<EpochClock, String> {
-    Ok(EpochClock {
-        period: ns(d, "period_ns", path)?,
-        phase: ns(d, "phase_ns", path)?,
-        start: ns(d, "start_ns", path)?,
-    })
+fn one() -> u32 {
+    1
 }
 
-/// A Starlink model's `intra` table (`variation = "intra"`); absent or null: steady epochs.
-fn intra(d: &Value, path: &str) -> Result<Option<starlink::Intra>, String> {
-    let Some(i) = d.get("intra").filter(|v| !v.is_null()) else {
-        return Ok(None);
-    };
-    let p = format!("{path}.intra");
-    if !i.is_object() {
-        return Err(format!("{p}: expected a table"));
-    }
-    Ok(Some(starlink::Intra {
-        capacity_slot: ns(i, "capacity_slot_ns", &p)?,
-        capacity_sigma: f64_(i, "capacity_sigma", &p)?,
-        capacity_corr: f64_(i, "capacity_corr", &p)?,
-        frame: ns(i, "frame_ns", &p)?,
-        frame_duty: f64_(i, "frame_duty", &p)?,
-        frame_windows: match i.get("frame_windows").filter(|v| !v.is_null()) {
-            None => 1,
-            Some(_) => u32_(i, "frame_windows", &p)?,
-        },
-        frame_offset_sd: opt_ns(i, "frame_offset_sd_ns", &p)?.unwrap_or(SimDuration::ZERO),
-        frame_offset_corr: match i.get("frame_offset_corr").filter(|v| !v.is_null()) {
-            None => 0.0,
-            Some(_) => f64_(i, "frame_offset_corr", &p)?,
-        },
-        frame_sigma: match i.get("frame_sigma").filter(|v| !v.is_null()) {
-            None => 0.0,
-            Some(_) => f64_(i, "frame_sigma", &p)?,
-        },
-        delay_slot: ns(i, "delay_slot_ns", &p)?,
-        jitter: ns(i, "jitter_ns", &p)?,
-        jitter_floor: opt_ns(i, "jitter_floor_ns", &p)?,
-        jitter_corr: f64_(i, "jitter_corr", &p)?,
-        burst_rate: f64_(i, "burst_rate", &p)?,
-        burst_duration: ns(i, "burst_duration_ns", &p)?,
-    }))
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntraSpec {
+    pub capacity_slot_ns: u64,
+    pub capacity_sigma: f64,
+    pub capacity_corr: f64,
+    pub frame_ns: u64,
+    pub frame_duty: f64,
+    #[serde(default = "one")]
+    pub frame_windows: u32,
+    #[serde(default)]
+    pub frame_offset_sd_ns: u64,
+    #[serde(default)]
+    pub frame_offset_corr: f64,
+    #[serde(default)]
+    pub frame_sigma: f64,
+    pub delay_slot_ns: u64,
+    pub jitter_ns: u64,
+    #[serde(default)]
+    pub jitter_floor_ns: Option<u64>,
+    pub jitter_corr: f64,
+    pub burst_rate: f64,
+    pub burst_duration_ns: u64,
 }
 
-/// A trace's timestamps from its file (`mahimahi_path`), read once per process
-/// ([`trace_file::load`]); with `opportunities_digest`, the file must still hold the trace the
-/// scenario was resolved with.
-fn trace_stamps(d: &Value, file: &Value, path: &str) -> Result<std::sync::Arc<Vec<u64>>, String> {
-    let name = file
-        .as_str()
-        .ok_or_else(|| format!("{path}.mahimahi_path: expected a path"))?;
-    let stamps = trace_file::load(std::path::Path::new(name), None)
-        .map_err(|e| format!("{path}.mahimahi_path: {name}: {e}"))?;
-    if let Some(want) = d.get("opportunities_digest").and_then(Value::as_str) {
-        if want != stamps.digest {
-            return Err(format!(
-                "{path}.mahimahi_path: {name}: the file changed since the scenario was resolved"
-            ));
+/// A GEO hop: a fixed one-way delay (`delay_ns`, the PCC preset), or (`delay_ns` null) the
+/// slant-range geometry of the other keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeoSpec {
+    pub rate_bps: u64,
+    pub loss: f64,
+    pub delay_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub altitude_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_elevation_deg: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_elevation_deg: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_delay_ns: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LfnSpec {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub loss: f64,
+    /// The policing hop (study 003); null: none.
+    #[serde(default)]
+    pub police: Option<PoliceSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoliceSpec {
+    pub rate_bps: (u64, u64),
+    pub burst_bytes: u64,
+    pub redraw_ns: u64,
+}
+
+/// Trace replay in one of two forms: the files a `kind = "trace"` table names (read where the
+/// model is built, their digests tying the run to them), or the opportunities and rows
+/// written inline (a TLE constellation's delay series; scenarios built in code). A document
+/// with `opportunities_ms` is the inline form.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum TraceSpec {
+    Files(TraceFiles),
+    Inline(TraceInline),
+}
+
+impl<'de> Deserialize<'de> for TraceSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let v = serde_json::Value::deserialize(d)?;
+        if v.get("opportunities_ms").is_some() {
+            TraceInline::deserialize(v).map(TraceSpec::Inline)
+        } else {
+            TraceFiles::deserialize(v).map(TraceSpec::Files)
         }
+        .map_err(D::Error::custom)
     }
-    Ok(stamps.ms)
 }
 
-/// The `ModelSpec` a resolved model dictionary describes.
-pub fn from_json(d: &Value, path: &str) -> Result<ModelSpec, String> {
-    let kind = field(d, "kind", path)?.as_str().unwrap_or("");
-    Ok(match kind {
-        "starlink" => {
-            let q = u64_array(d, "rtt_quantiles_ns", path)?;
-            let q: [u64; starlink::RTT_QUANTILES] = q.try_into().map_err(|_| {
-                format!(
-                    "{path}.rtt_quantiles_ns: expected {} integers",
-                    starlink::RTT_QUANTILES
-                )
-            })?;
-            let (d0, d1) = pair_u64(d, "disturbance_ns", path)?;
-            ModelSpec::Starlink(starlink::StarlinkConfig {
-                clock: clock(d, path)?,
-                rtt_quantiles: q.map(SimDuration::from_nanos),
-                capacity_bps: pair_u64(d, "capacity_bps", path)?,
-                loss: pair_f64(d, "loss", path)?,
-                disturbance: (SimDuration::from_nanos(d0), SimDuration::from_nanos(d1)),
-                outage_probability: f64_(d, "outage_probability", path)?,
-                burst_loss: pair_f64(d, "burst_loss", path)?,
-                intra: intra(d, path)?,
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceFiles {
+    /// A Mahimahi trace (absolute path); null: the constant `rate_bps`.
+    pub mahimahi_path: Option<String>,
+    pub opportunities_digest: Option<String>,
+    /// The trace's line count (the run-time estimate, `satcc.engines.sim`).
+    pub opportunities_lines: Option<u64>,
+    pub bytes_per_opportunity: u64,
+    pub rate_bps: Option<u64>,
+    #[serde(default)]
+    pub series: Option<Vec<(u64, u64, f64)>>,
+    /// A delay/loss CSV (absolute path) and the loss of its rows without one; null: `delay_ns`
+    /// and `loss` for ever.
+    pub delay_csv_path: Option<String>,
+    pub delay_csv_loss: Option<f64>,
+    pub series_digest: Option<String>,
+    pub series_rows: Option<u64>,
+    pub delay_ns: u64,
+    pub loss: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceInline {
+    /// Delivery opportunities (ms); null: the constant `rate_bps`.
+    pub opportunities_ms: Option<Vec<u64>>,
+    pub bytes_per_opportunity: u64,
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
+    /// Rows `[t_ns, delay_ns, loss]`, sorted by time.
+    #[serde(default)]
+    pub series: Option<Vec<(u64, u64, f64)>>,
+    pub delay_ns: u64,
+    pub loss: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstellationSpec {
+    pub altitude_m: f64,
+    pub inclination_deg: f64,
+    pub planes: u32,
+    pub per_plane: u32,
+    pub phasing: u32,
+    pub terminal: (f64, f64),
+    pub gateway: (f64, f64),
+    pub min_elevation_deg: f64,
+    pub period_ns: u64,
+    pub phase_ns: u64,
+    pub start_ns: u64,
+    pub extra_delay_ns: u64,
+    pub rate_bps: u64,
+    pub loss: f64,
+}
+
+/// A model in the wire form: its keys sorted, as the JSON object it is written as (the
+/// `serialize_with` of a direction's `model`).
+pub fn sorted<S: serde::Serializer>(m: &Option<ModelSpec>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::Error;
+    serde_json::to_value(m)
+        .map_err(S::Error::custom)?
+        .serialize(s)
+}
+
+fn rows(series: &Option<Vec<(u64, u64, f64)>>) -> Arc<Vec<trace::Row>> {
+    Arc::new(
+        series
+            .iter()
+            .flatten()
+            .map(|&(t, delay, loss)| trace::Row {
+                at: SimTime::from_nanos(t),
+                delay: ns(delay),
+                loss,
             })
-        }
-        "geo" => {
-            let delay = match d.get("delay_ns").filter(|v| !v.is_null()) {
-                Some(_) => geo::GeoDelay::Fixed(ns(d, "delay_ns", path)?),
-                None => geo::GeoDelay::Geometry {
-                    altitude_m: f64_(d, "altitude_m", path)?,
-                    terminal_elevation_deg: f64_(d, "terminal_elevation_deg", path)?,
-                    gateway_elevation_deg: f64_(d, "gateway_elevation_deg", path)?,
-                    extra: ns(d, "extra_delay_ns", path)?,
+            .collect(),
+    )
+}
+
+fn missing(path: &str, key: &str) -> String {
+    format!("{path}.{key}: missing")
+}
+
+impl ModelSpec {
+    /// The behaviour's configuration; a trace or delay CSV is read here (once per process)
+    /// and must still be the file the scenario was resolved with. Errors name `path.KEY`.
+    pub fn config(&self, path: &str) -> Result<ModelConfig, String> {
+        Ok(match self {
+            ModelSpec::Starlink(s) => ModelConfig::Starlink(starlink::StarlinkConfig {
+                clock: clock(s.period_ns, s.phase_ns, s.start_ns),
+                rtt_quantiles: s.rtt_quantiles_ns.map(ns),
+                capacity_bps: s.capacity_bps,
+                loss: s.loss,
+                disturbance: (ns(s.disturbance_ns.0), ns(s.disturbance_ns.1)),
+                outage_probability: s.outage_probability,
+                burst_loss: s.burst_loss,
+                intra: s.intra.as_ref().map(|i| starlink::Intra {
+                    capacity_slot: ns(i.capacity_slot_ns),
+                    capacity_sigma: i.capacity_sigma,
+                    capacity_corr: i.capacity_corr,
+                    frame: ns(i.frame_ns),
+                    frame_duty: i.frame_duty,
+                    frame_windows: i.frame_windows,
+                    frame_offset_sd: ns(i.frame_offset_sd_ns),
+                    frame_offset_corr: i.frame_offset_corr,
+                    frame_sigma: i.frame_sigma,
+                    delay_slot: ns(i.delay_slot_ns),
+                    jitter: ns(i.jitter_ns),
+                    jitter_floor: i.jitter_floor_ns.map(ns),
+                    jitter_corr: i.jitter_corr,
+                    burst_rate: i.burst_rate,
+                    burst_duration: ns(i.burst_duration_ns),
+                }),
+            }),
+            ModelSpec::Geo(g) => {
+                let delay = match g.delay_ns {
+                    Some(d) => geo::GeoDelay::Fixed(ns(d)),
+                    None => geo::GeoDelay::Geometry {
+                        altitude_m: g.altitude_m.ok_or_else(|| missing(path, "altitude_m"))?,
+                        terminal_elevation_deg: g
+                            .terminal_elevation_deg
+                            .ok_or_else(|| missing(path, "terminal_elevation_deg"))?,
+                        gateway_elevation_deg: g
+                            .gateway_elevation_deg
+                            .ok_or_else(|| missing(path, "gateway_elevation_deg"))?,
+                        extra: ns(g
+                            .extra_delay_ns
+                            .ok_or_else(|| missing(path, "extra_delay_ns"))?),
+                    },
+                };
+                ModelConfig::Geo(geo::GeoConfig {
+                    rate_bps: g.rate_bps,
+                    delay,
+                    loss: g.loss,
+                })
+            }
+            ModelSpec::Lfn(l) => ModelConfig::Lfn(lfn::LfnConfig {
+                state: LinkState {
+                    rate_bps: l.rate_bps,
+                    delay: ns(l.delay_ns),
+                    loss: l.loss,
                 },
-            };
-            ModelSpec::Geo(geo::GeoConfig {
-                rate_bps: u64_(d, "rate_bps", path)?,
-                delay,
-                loss: f64_(d, "loss", path)?,
-            })
-        }
-        "lfn" => {
-            let police = match d.get("police").filter(|p| !p.is_null()) {
-                Some(p) => {
-                    let pp = format!("{path}.police");
-                    Some(lfn::Police {
-                        rate_bps: pair_u64(p, "rate_bps", &pp)?,
-                        burst_bytes: u64_(p, "burst_bytes", &pp)?,
-                        redraw: ns(p, "redraw_ns", &pp)?,
-                    })
-                }
-                None => None,
-            };
-            let state = LinkState {
-                rate_bps: u64_(d, "rate_bps", path)?,
-                delay: ns(d, "delay_ns", path)?,
-                loss: f64_(d, "loss", path)?,
-            };
-            ModelSpec::Lfn(lfn::LfnConfig { state, police })
-        }
-        "trace" => {
-            let file = d.get("mahimahi_path").filter(|v| !v.is_null());
-            let capacity = match (file, d.get("opportunities_ms").filter(|v| !v.is_null())) {
-                (Some(_), Some(_)) => {
-                    return Err(format!(
-                        "{path}: expected mahimahi_path or opportunities_ms, found both"
-                    ))
-                }
-                (Some(f), None) => trace::Capacity::Opportunities {
-                    stamps_ms: trace_stamps(d, f, path)?,
-                    bytes: u64_(d, "bytes_per_opportunity", path)?,
-                },
-                (None, Some(_)) => trace::Capacity::Opportunities {
-                    stamps_ms: std::sync::Arc::new(u64_array(d, "opportunities_ms", path)?),
-                    bytes: u64_(d, "bytes_per_opportunity", path)?,
-                },
-                (None, None) => trace::Capacity::Rate(u64_(d, "rate_bps", path)?),
-            };
-            let mut series = Vec::new();
-            let csv = d.get("delay_csv_path").filter(|v| !v.is_null());
-            if let Some(f) = csv {
-                if d.get("series").is_some_and(|v| !v.is_null()) {
-                    return Err(format!(
-                        "{path}: expected delay_csv_path or series, found both"
-                    ));
-                }
-                let name = f
-                    .as_str()
-                    .ok_or_else(|| format!("{path}.delay_csv_path: expected a path"))?;
-                let loss = f64_(d, "delay_csv_loss", path)?;
-                let s = trace_file::load_delay_csv(std::path::Path::new(name), loss, None)
-                    .map_err(|e| format!("{path}.delay_csv_path: {name}: {e}"))?;
-                if let Some(want) = d.get("series_digest").and_then(Value::as_str) {
-                    if want != s.digest {
-                        return Err(format!(
-                            "{path}.delay_csv_path: {name}: the file changed since the scenario was resolved"
-                        ));
+                police: l.police.as_ref().map(|p| lfn::Police {
+                    rate_bps: p.rate_bps,
+                    burst_bytes: p.burst_bytes,
+                    redraw: ns(p.redraw_ns),
+                }),
+            }),
+            ModelSpec::Trace(TraceSpec::Files(t)) => ModelConfig::Trace(files(t, path)?),
+            ModelSpec::Trace(TraceSpec::Inline(t)) => {
+                let capacity = match &t.opportunities_ms {
+                    Some(stamps) => trace::Capacity::Opportunities {
+                        stamps_ms: Arc::new(stamps.clone()),
+                        bytes: t.bytes_per_opportunity,
+                    },
+                    None => {
+                        trace::Capacity::Rate(t.rate_bps.ok_or_else(|| missing(path, "rate_bps"))?)
                     }
-                }
-                return Ok(ModelSpec::Trace(trace::TraceConfig {
+                };
+                ModelConfig::Trace(trace::TraceConfig {
                     capacity,
-                    series: s.rows,
-                    delay: ns(d, "delay_ns", path)?,
-                    loss: f64_(d, "loss", path)?,
-                }));
+                    series: rows(&t.series),
+                    delay: ns(t.delay_ns),
+                    loss: t.loss,
+                })
             }
-            if let Some(rows) = d.get("series").filter(|v| !v.is_null()) {
-                let rows = rows.as_array().ok_or_else(|| {
-                    format!("{path}.series: expected an array of [t_ns, delay_ns, loss]")
-                })?;
-                for (i, r) in rows.iter().enumerate() {
-                    let row = r.as_array().filter(|a| a.len() == 3);
-                    let parsed =
-                        row.and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?, a[2].as_f64()?)));
-                    let (t, delay, loss) = parsed.ok_or_else(|| {
-                        format!("{path}.series[{i}]: expected [t_ns, delay_ns, loss]")
-                    })?;
-                    series.push(trace::Row {
-                        at: SimTime::from_nanos(t),
-                        delay: SimDuration::from_nanos(delay),
-                        loss,
-                    });
-                }
+            ModelSpec::Constellation(c) => {
+                ModelConfig::Constellation(constellation::ConstellationConfig {
+                    shell: constellation::Shell {
+                        altitude_m: c.altitude_m,
+                        inclination_deg: c.inclination_deg,
+                        planes: c.planes,
+                        per_plane: c.per_plane,
+                        phasing: c.phasing,
+                    },
+                    terminal: c.terminal,
+                    gateway: c.gateway,
+                    min_elevation_deg: c.min_elevation_deg,
+                    clock: clock(c.period_ns, c.phase_ns, c.start_ns),
+                    extra_delay: ns(c.extra_delay_ns),
+                    rate_bps: c.rate_bps,
+                    loss: c.loss,
+                })
             }
-            ModelSpec::Trace(trace::TraceConfig {
-                capacity,
-                series: std::sync::Arc::new(series),
-                delay: ns(d, "delay_ns", path)?,
-                loss: f64_(d, "loss", path)?,
-            })
+        })
+    }
+}
+
+/// "the file changed" unless `found` is the digest the scenario was resolved with.
+fn same_file(key: &str, name: &str, want: &Option<String>, found: &str) -> Result<(), String> {
+    match want {
+        Some(w) if w != found => Err(format!(
+            "{key}: {name}: the file changed since the scenario was resolved"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A trace of files: the Mahimahi trace and the delay CSV read by path.
+fn files(t: &TraceFiles, path: &str) -> Result<trace::TraceConfig, String> {
+    let capacity = match &t.mahimahi_path {
+        Some(name) => {
+            let key = format!("{path}.mahimahi_path");
+            let stamps = trace_file::load(Path::new(name), None)
+                .map_err(|e| format!("{key}: {name}: {e}"))?;
+            same_file(&key, name, &t.opportunities_digest, &stamps.digest)?;
+            trace::Capacity::Opportunities {
+                stamps_ms: stamps.ms,
+                bytes: t.bytes_per_opportunity,
+            }
         }
-        "constellation" => {
-            let terminal = pair_f64(d, "terminal", path)?;
-            let gateway = pair_f64(d, "gateway", path)?;
-            ModelSpec::Constellation(constellation::ConstellationConfig {
-                shell: constellation::Shell {
-                    altitude_m: f64_(d, "altitude_m", path)?,
-                    inclination_deg: f64_(d, "inclination_deg", path)?,
-                    planes: u32_(d, "planes", path)?,
-                    per_plane: u32_(d, "per_plane", path)?,
-                    phasing: u32_(d, "phasing", path)?,
-                },
-                terminal,
-                gateway,
-                min_elevation_deg: f64_(d, "min_elevation_deg", path)?,
-                clock: clock(d, path)?,
-                extra_delay: ns(d, "extra_delay_ns", path)?,
-                rate_bps: u64_(d, "rate_bps", path)?,
-                loss: f64_(d, "loss", path)?,
-            })
+        None => trace::Capacity::Rate(t.rate_bps.ok_or_else(|| missing(path, "rate_bps"))?),
+    };
+    let series = match &t.delay_csv_path {
+        Some(name) => {
+            if t.series.is_some() {
+                return Err(format!(
+                    "{path}: expected delay_csv_path or series, found both"
+                ));
+            }
+            let key = format!("{path}.delay_csv_path");
+            let loss = t
+                .delay_csv_loss
+                .ok_or_else(|| missing(path, "delay_csv_loss"))?;
+            let s = trace_file::load_delay_csv(Path::new(name), loss, None)
+                .map_err(|e| format!("{key}: {name}: {e}"))?;
+            same_file(&key, name, &t.series_digest, &s.digest)?;
+            s.rows
         }
-        other => {
-            return Err(format!(
-                "{path}.kind: expected starlink, geo, lfn, trace or constellation, found {other:?}"
-            ))
-        }
+        None => rows(&t.series),
+    };
+    Ok(trace::TraceConfig {
+        capacity,
+        series,
+        delay: ns(t.delay_ns),
+        loss: t.loss,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     /// A full Starlink MODEL dictionary (shared with satcc-emu's tests).
     fn starlink() -> Value {
         serde_json::from_str(include_str!("testdata/starlink.json")).unwrap()
     }
 
-    #[test]
-    fn a_missing_key_is_named_with_its_path() {
-        let mut d = starlink();
-        d.as_object_mut().unwrap().remove("loss");
-        assert_eq!(
-            from_json(&d, "links[0].ab.model").unwrap_err(),
-            "links[0].ab.model.loss: missing"
-        );
+    fn read(v: &Value) -> Result<ModelConfig, String> {
+        crate::dirspec::read::<ModelSpec>(v, "m")?.config("m")
     }
 
     #[test]
-    fn an_intra_table_is_read_and_a_missing_intra_key_is_named() {
+    fn a_missing_key_is_named() {
+        let mut d = starlink();
+        d.as_object_mut().unwrap().remove("loss");
+        assert_eq!(read(&d).unwrap_err(), "m: missing field `loss`");
+        let g =
+            json!({"kind": "geo", "rate_bps": 1, "loss": 0.0, "delay_ns": null, "altitude_m": 1.0});
+        assert_eq!(read(&g).unwrap_err(), "m.terminal_elevation_deg: missing");
+    }
+
+    #[test]
+    fn an_intra_table_is_read_with_its_defaults() {
         let mut d = starlink();
         d["intra"] = json!({"capacity_slot_ns": 100_000_000, "capacity_sigma": 0.2, "capacity_corr": 0.6,
             "frame_ns": 4_000_000, "frame_duty": 0.25, "delay_slot_ns": 10_000_000, "jitter_ns": 1_000_000,
             "jitter_corr": 0.5, "burst_rate": 0.1, "burst_duration_ns": 50_000_000});
-        match from_json(&d, "m").unwrap() {
-            ModelSpec::Starlink(c) => {
+        match read(&d).unwrap() {
+            ModelConfig::Starlink(c) => {
                 let i = c.intra.expect("intra");
                 assert_eq!(i.frame, SimDuration::from_millis(4));
                 assert_eq!(i.capacity_sigma, 0.2);
@@ -338,26 +429,22 @@ mod tests {
             other => panic!("{other:?}"),
         }
         d["intra"].as_object_mut().unwrap().remove("jitter_ns");
-        assert_eq!(
-            from_json(&d, "m").unwrap_err(),
-            "m.intra.jitter_ns: missing"
-        );
+        assert!(read(&d).unwrap_err().contains("missing field `jitter_ns`"));
     }
 
     #[test]
-    fn a_non_integer_entry_is_refused_not_skipped() {
-        // regression: the emulator's old reader dropped it and then failed on the count, or
-        // (for trace opportunities) silently ran a shorter trace
+    fn a_wrong_type_an_unknown_key_and_an_unknown_kind_are_refused() {
         let mut d = starlink();
         d["rtt_quantiles_ns"] =
             json!([20_000_000, 40_000_000.5, 50_000_000, 60_000_000, 85_000_000]);
-        assert!(from_json(&d, "m")
-            .unwrap_err()
-            .contains("m.rtt_quantiles_ns: expected an array of non-negative integers"));
+        assert!(read(&d).unwrap_err().contains("expected u64"));
         let t = json!({"kind": "trace", "opportunities_ms": [0, 1, "2"], "bytes_per_opportunity": 1500, "delay_ns": 0, "loss": 0.0});
-        assert!(from_json(&t, "m")
-            .unwrap_err()
-            .contains("m.opportunities_ms"));
+        assert!(read(&t).unwrap_err().contains("expected u64"));
+        let mut d = starlink();
+        d["colour"] = json!(1);
+        assert!(read(&d).unwrap_err().contains("unknown field `colour`"));
+        d["kind"] = json!("boat");
+        assert!(read(&d).unwrap_err().contains("unknown variant `boat`"));
     }
 
     #[test]
@@ -366,10 +453,18 @@ mod tests {
                        "per_plane": 22, "phasing": 1, "terminal": [48.0, 11.0], "gateway": [48.5, 11.5],
                        "min_elevation_deg": 25.0, "period_ns": 15_000_000_000u64, "phase_ns": 0, "start_ns": 0,
                        "extra_delay_ns": 0, "rate_bps": 100_000_000, "loss": 0.0});
-        assert_eq!(
-            from_json(&c, "m").unwrap_err(),
-            "m.planes: expected an integer below 2^32"
-        );
+        assert!(read(&c)
+            .unwrap_err()
+            .contains("integer `4294967368`, expected u32"));
+    }
+
+    #[test]
+    fn the_wire_form_is_written_back_with_its_keys_sorted() {
+        let d = starlink();
+        let spec: ModelSpec = serde_json::from_value(d.clone()).unwrap();
+        let mut text = Vec::new();
+        sorted(&Some(spec), &mut serde_json::Serializer::new(&mut text)).unwrap();
+        assert_eq!(String::from_utf8(text).unwrap(), d.to_string());
     }
 
     #[test]
@@ -378,9 +473,11 @@ mod tests {
         std::fs::write(&f, "1\n2\n2\n").unwrap();
         let digest = trace_file::digest(&[1, 2, 2]);
         let t = json!({"kind": "trace", "mahimahi_path": f.to_str().unwrap(), "opportunities_digest": digest,
-                       "bytes_per_opportunity": 1500, "delay_ns": 0, "loss": 0.0});
-        match from_json(&t, "m").unwrap() {
-            ModelSpec::Trace(c) => match c.capacity {
+                       "opportunities_lines": 3, "bytes_per_opportunity": 1500, "rate_bps": null, "series": null,
+                       "delay_csv_path": null, "delay_csv_loss": null, "series_digest": null, "series_rows": null,
+                       "delay_ns": 0, "loss": 0.0});
+        match read(&t).unwrap() {
+            ModelConfig::Trace(c) => match c.capacity {
                 trace::Capacity::Opportunities { stamps_ms, .. } => {
                     assert_eq!(stamps_ms.as_slice(), &[1, 2, 2])
                 }
@@ -389,11 +486,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         std::fs::write(&f, "1\n2\n33\n").unwrap(); // another size: the cache reads it again
-        assert!(from_json(&t, "m").unwrap_err().contains("the file changed"));
+        assert!(read(&t).unwrap_err().contains("the file changed"));
         std::fs::write(&f, "1\nx\n").unwrap();
-        assert!(from_json(&t, "m")
-            .unwrap_err()
-            .contains("m.mahimahi_path: "));
+        assert!(read(&t).unwrap_err().contains("m.mahimahi_path: "));
         std::fs::remove_file(&f).unwrap();
     }
 }

@@ -36,6 +36,10 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::geo::{GeoDelay, GEO_ALTITUDE_M, SPEED_OF_LIGHT_M_S};
+use super::spec::{
+    ConstellationSpec, GeoSpec, IntraSpec, LfnSpec, ModelSpec, PoliceSpec, StarlinkSpec,
+    TraceFiles, TraceInline, TraceSpec,
+};
 use crate::dirspec::QueueSpec;
 use crate::scenario::file::{Issue, ModelDir};
 use crate::time::SimDuration;
@@ -339,7 +343,10 @@ pub fn presets() -> Value {
             .iter()
             .map(|(r, (lo, hi))| (r.to_string(), json!([lo, hi])))
             .collect::<Map<String, Value>>(),
-        "starlink_intra": up.model["intra"],
+        "starlink_intra": match up.model {
+            ModelSpec::Starlink(s) => json!(s.intra),
+            _ => unreachable!("a Starlink table resolves to a Starlink model"),
+        },
         "starlink_period_ns": STARLINK_PERIOD_NS,
         "mahimahi_bytes": MAHIMAHI_BYTES,
     })
@@ -649,7 +656,7 @@ fn dir(
     rate_bps: u64,
     delay_ns: u64,
     loss: f64,
-    model: Value,
+    model: ModelSpec,
     queue: Option<QueueSpec>,
 ) -> ModelDir {
     ModelDir {
@@ -850,37 +857,39 @@ fn starlink(r: &mut Reader) -> Option<[ModelDir; 2]> {
                 .expect("both roles")
                 .1
         });
-        let mut model = json!({
-            "kind": "starlink",
-            "period_ns": STARLINK_PERIOD_NS,
-            "phase_ns": phase,
-            "start_ns": start,
-            "rtt_quantiles_ns": quantiles,
-            "capacity_bps": [cap.0, cap.1],
-            "loss": [loss.0, loss.1],
-            "disturbance_ns": [disturbance.0, disturbance.1],
-            "outage_probability": outage,
-            "burst_loss": [burst.0, burst.1],
+        let intra = if intra {
+            Some(IntraSpec {
+                capacity_slot_ns: INTRA_CAPACITY_SLOT_NS,
+                delay_slot_ns: INTRA_DELAY_SLOT_NS,
+                capacity_sigma: sigma?,
+                capacity_corr: capacity_corr?,
+                frame_ns: frame?,
+                frame_duty: duty?,
+                frame_windows: windows? as u32, // 1..2
+                frame_offset_sd_ns: offset_sd?,
+                frame_offset_corr: offset_corr?,
+                frame_sigma: frame_sigma?,
+                jitter_ns: jitter?,
+                jitter_floor_ns: jitter_floor,
+                jitter_corr: jitter_corr?,
+                burst_rate: burst_rate?,
+                burst_duration_ns: burst_duration?,
+            })
+        } else {
+            None
+        };
+        let model = ModelSpec::Starlink(StarlinkSpec {
+            period_ns: STARLINK_PERIOD_NS,
+            phase_ns: phase,
+            start_ns: start,
+            rtt_quantiles_ns: quantiles.clone().try_into().expect("five quantiles"),
+            capacity_bps: cap,
+            loss,
+            disturbance_ns: disturbance,
+            outage_probability: outage,
+            burst_loss: burst,
+            intra,
         });
-        if intra {
-            model["intra"] = json!({
-                "capacity_slot_ns": INTRA_CAPACITY_SLOT_NS,
-                "delay_slot_ns": INTRA_DELAY_SLOT_NS,
-                "capacity_sigma": sigma,
-                "capacity_corr": capacity_corr,
-                "frame_ns": frame,
-                "frame_duty": duty,
-                "frame_windows": windows,
-                "frame_offset_sd_ns": offset_sd,
-                "frame_offset_corr": offset_corr,
-                "frame_sigma": frame_sigma,
-                "jitter_ns": jitter,
-                "jitter_floor_ns": jitter_floor,
-                "jitter_corr": jitter_corr,
-                "burst_rate": burst_rate,
-                "burst_duration_ns": burst_duration,
-            });
-        }
         let mean_bps = round_f((cap.0 + cap.1) as f64 / 2.0);
         let queue_ms = STARLINK_QUEUE_MS
             .iter()
@@ -944,8 +953,15 @@ fn geo(r: &mut Reader) -> Option<[ModelDir; 2]> {
             continue;
         }
         if pcc {
-            let model =
-                json!({"kind": "geo", "rate_bps": rate, "loss": loss, "delay_ns": PCC_DELAY_NS});
+            let model = ModelSpec::Geo(GeoSpec {
+                rate_bps: rate,
+                loss,
+                delay_ns: Some(PCC_DELAY_NS),
+                altitude_m: None,
+                terminal_elevation_deg: None,
+                gateway_elevation_deg: None,
+                extra_delay_ns: None,
+            });
             out.push(dir(
                 rate,
                 PCC_DELAY_NS,
@@ -963,15 +979,14 @@ fn geo(r: &mut Reader) -> Option<[ModelDir; 2]> {
             }
             .one_way()
             .as_nanos();
-            let model = json!({
-                "kind": "geo",
-                "rate_bps": rate,
-                "loss": loss,
-                "delay_ns": null,
-                "altitude_m": GEO_ALTITUDE_M,
-                "terminal_elevation_deg": elev,
-                "gateway_elevation_deg": gw,
-                "extra_delay_ns": extra,
+            let model = ModelSpec::Geo(GeoSpec {
+                rate_bps: rate,
+                loss,
+                delay_ns: None,
+                altitude_m: Some(GEO_ALTITUDE_M),
+                terminal_elevation_deg: Some(elev),
+                gateway_elevation_deg: Some(gw),
+                extra_delay_ns: Some(extra),
             });
             out.push(dir(rate, delay, loss, model, None));
         }
@@ -1014,10 +1029,17 @@ fn lfn(r: &mut Reader) -> Option<[ModelDir; 2]> {
             r.fail("rate", "expected positive rates and a positive drop_burst");
             continue;
         }
-        let police = drop.map(|(lo, hi)| {
-            json!({"rate_bps": [lo, hi], "burst_bytes": burst, "redraw_ns": DROP_REDRAW_NS})
+        let police = drop.map(|rate_bps| PoliceSpec {
+            rate_bps,
+            burst_bytes: burst,
+            redraw_ns: DROP_REDRAW_NS,
         });
-        let model = json!({"kind": "lfn", "rate_bps": rate, "delay_ns": delay, "loss": loss, "police": police});
+        let model = ModelSpec::Lfn(LfnSpec {
+            rate_bps: rate,
+            delay_ns: delay,
+            loss,
+            police,
+        });
         out.push(dir(rate, delay, loss, model, None));
     }
     pair(out)
@@ -1126,24 +1148,27 @@ fn trace(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
             Some(c) => (round_f(c.mean_delay_ns), c.mean_loss),
             None => (delay.unwrap_or(0), loss),
         };
-        let model = json!({
-            "kind": "trace",
+        let model = ModelSpec::Trace(TraceSpec::Files(TraceFiles {
             // the file itself, read where the model is built (simulator, satcc-linkd); its
             // digest ties the run to the trace it was resolved with
-            "mahimahi_path": stamps.as_ref().map(|_| abspath(cx.base, trace.as_deref().unwrap_or(""))),
-            "opportunities_digest": stamps.as_ref().map(|s| s.digest.clone()),
-            "opportunities_lines": stamps.as_ref().map(|s| s.lines),
-            "bytes_per_opportunity": per,
-            "rate_bps": rate,
+            mahimahi_path: stamps
+                .as_ref()
+                .map(|_| abspath(cx.base, trace.as_deref().unwrap_or(""))),
+            opportunities_digest: stamps.as_ref().map(|s| s.digest.clone()),
+            opportunities_lines: stamps.as_ref().map(|s| s.lines),
+            bytes_per_opportunity: per,
+            rate_bps: rate,
             // the CSV itself, read where the model is built, as the trace
-            "series": null,
-            "delay_csv_path": rows.as_ref().map(|_| abspath(cx.base, csv.as_deref().unwrap_or(""))),
-            "delay_csv_loss": rows.as_ref().map(|_| loss),
-            "series_digest": rows.as_ref().map(|c| c.digest.clone()),
-            "series_rows": rows.as_ref().map(|c| c.rows),
-            "delay_ns": nominal_delay,
-            "loss": loss,
-        });
+            series: None,
+            delay_csv_path: rows
+                .as_ref()
+                .map(|_| abspath(cx.base, csv.as_deref().unwrap_or(""))),
+            delay_csv_loss: rows.as_ref().map(|_| loss),
+            series_digest: rows.as_ref().map(|c| c.digest.clone()),
+            series_rows: rows.as_ref().map(|c| c.rows),
+            delay_ns: nominal_delay,
+            loss,
+        }));
         out.push(dir(
             nominal_rate.max(1),
             nominal_delay,
@@ -1264,22 +1289,22 @@ fn constellation(r: &mut Reader) -> Option<[ModelDir; 2]> {
             r.fail("rate", "expected a positive rate, found 0 bit/s");
             continue;
         }
-        let model = json!({
-            "kind": "constellation",
-            "altitude_m": altitude_km * 1000.0,
-            "inclination_deg": inclination?,
-            "planes": planes,
-            "per_plane": per_plane,
-            "phasing": phasing,
-            "terminal": [terminal.0, terminal.1],
-            "gateway": [gateway.0, gateway.1],
-            "min_elevation_deg": e.min_el?,
-            "period_ns": STARLINK_PERIOD_NS,
-            "phase_ns": phase,
-            "start_ns": start?,
-            "extra_delay_ns": extra,
-            "rate_bps": rate,
-            "loss": loss,
+        let model = ModelSpec::Constellation(ConstellationSpec {
+            altitude_m: altitude_km * 1000.0,
+            inclination_deg: inclination?,
+            // each at most 10,000 (checked above)
+            planes: planes as u32,
+            per_plane: per_plane as u32,
+            phasing: phasing as u32,
+            terminal,
+            gateway,
+            min_elevation_deg: e.min_el?,
+            period_ns: STARLINK_PERIOD_NS,
+            phase_ns: phase,
+            start_ns: start?,
+            extra_delay_ns: extra,
+            rate_bps: rate,
+            loss,
         });
         // Nominal delay (routing, BDP queues): the zenith bent pipe, 2h/c, plus the extra part.
         let zenith = round_f(2.0 * altitude_km * 1000.0 / SPEED_OF_LIGHT_M_S * S as f64);
@@ -1379,16 +1404,14 @@ fn constellation_tle(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
         let sum: u128 = up.iter().map(|&d| u128::from(d)).sum();
         // a mean while a satellite serves; Python's round(sum / len)
         let nominal_delay = round_f(sum as f64 / up.len() as f64) + extra;
-        let series: Vec<Value> = series.iter().map(|(t, d, l)| json!([t, d, l])).collect();
-        let model = json!({
-            "kind": "trace",
-            "opportunities_ms": null,
-            "bytes_per_opportunity": MAHIMAHI_BYTES,
-            "rate_bps": rate,
-            "series": series,
-            "delay_ns": nominal_delay,
-            "loss": loss,
-        });
+        let model = ModelSpec::Trace(TraceSpec::Inline(TraceInline {
+            opportunities_ms: None,
+            bytes_per_opportunity: MAHIMAHI_BYTES,
+            rate_bps: Some(rate),
+            series: Some(series),
+            delay_ns: nominal_delay,
+            loss,
+        }));
         out.push(dir(rate, nominal_delay, loss, model, None));
     }
     pair(out)
@@ -1413,8 +1436,13 @@ mod tests {
         assert_eq!((ab.rate_bps, ba.rate_bps), (15_000_000, 100_000_000));
         assert_eq!(ab.delay_ns, 25_000_000);
         assert_eq!(ab.queue, Some(QueueSpec::Bytes(281_250)));
-        assert_eq!(ab.model["capacity_bps"], json!([5_000_000, 25_000_000]));
-        assert!(ab.model["intra"].is_object());
+        match ab.model {
+            ModelSpec::Starlink(s) => {
+                assert_eq!(s.capacity_bps, (5_000_000, 25_000_000));
+                assert!(s.intra.is_some());
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

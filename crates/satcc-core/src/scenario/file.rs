@@ -578,15 +578,15 @@ pub struct Doc {
 }
 
 /// One direction of a `[link.model]`, as the model's resolver gives it: the nominal rate,
-/// delay and loss (routes, BDP queues, the model engine), the MODEL dictionary the engines
-/// build, and the model's default queue (a Starlink dish's deep buffer) if it has one.
+/// delay and loss (routes, BDP queues, the model engine), the model the engines build, and
+/// the model's default queue (a Starlink dish's deep buffer) if it has one.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelDir {
     pub rate_bps: u64,
     pub delay_ns: u64,
     pub loss: f64,
-    pub model: Value,
+    pub model: crate::models::ModelSpec,
     #[serde(default)]
     pub queue: Option<QueueSpec>,
 }
