@@ -164,6 +164,15 @@ impl TransmissionMemo {
                 return *d;
             }
         }
+        self.miss(bytes, rate_bps)
+    }
+
+    /// A size or rate not among the entries: computed (a division, 128-bit for a huge packet)
+    /// and remembered. Out of line, so the callers' hot paths (`Direction::offer`,
+    /// `Direction::complete`) hold fewer registers.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, bytes: u64, rate_bps: u64) -> SimDuration {
         let d = SimDuration::transmission(bytes, rate_bps);
         self.entries = [Some((bytes, rate_bps, d)), self.entries[0]];
         d
