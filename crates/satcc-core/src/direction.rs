@@ -38,11 +38,10 @@
 //! serialiser: the loss draw (none when loss is 0), then the jitter draw (none when jitter is
 //! 0 or the packet was lost). Scripted drops and `extra_drop` draw nothing from it.
 
-use std::collections::VecDeque;
-
 use crate::link::{ConstantLink, LinkModel, LinkState, QueueLimit};
 use crate::models::{LinkBehaviour, MeanState};
 use crate::record::LinkSeriesRow;
+use crate::ring::Ring;
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
 
@@ -165,6 +164,15 @@ impl TransmissionMemo {
                 return *d;
             }
         }
+        self.miss(bytes, rate_bps)
+    }
+
+    /// A size or rate not among the entries: computed (a division, 128-bit for a huge packet)
+    /// and remembered. Out of line, so the callers' hot paths (`Direction::offer`,
+    /// `Direction::complete`) hold fewer registers.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, bytes: u64, rate_bps: u64) -> SimDuration {
         let d = SimDuration::transmission(bytes, rate_bps);
         self.entries = [Some((bytes, rate_bps, d)), self.entries[0]];
         d
@@ -181,12 +189,12 @@ pub struct Direction<P> {
     cfg: DirectionConfig,
     /// The state in force when the last packet left the serialiser.
     state: LinkState,
-    queue: VecDeque<P>,
+    queue: Ring<P>,
     queue_bytes: u64,
     /// The packet being serialised and when it is done (`None`: never).
     in_service: Option<(P, Option<SimTime>)>,
     /// Packets propagating, with their arrival instants (FIFO, non-decreasing).
-    wire: VecDeque<(SimTime, P)>,
+    wire: Ring<(SimTime, P)>,
     rng: Rng,
     counters: Counters,
     /// Packets serialised so far, and the scripted drops still to come (descending).
@@ -225,10 +233,10 @@ impl<P: LinkPacket> Direction<P> {
             model,
             cfg,
             state: nominal,
-            queue: VecDeque::new(),
+            queue: Ring::new(),
             queue_bytes: 0,
             in_service: None,
-            wire: VecDeque::new(),
+            wire: Ring::new(),
             rng,
             counters: Counters::default(),
             serialised: 0,

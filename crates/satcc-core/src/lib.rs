@@ -9,6 +9,7 @@
 //!   geometry) behind [`models::LinkBehaviour`].
 //! - [`direction`]: one link direction (queue, serialiser, loss, jitter, ECN, FIFO wire), driven
 //!   by the simulator's event loop and by satcc-linkd's real clock alike.
+//! - [`ring`]: the power-of-two FIFO ring of a direction's queue and wire.
 //! - [`hostnoise`]: how long a real host takes to answer a packet (the simulator's default
 //!   timing noise, measured on the kernel).
 //! - [`columns`]: every result column declared once (name, type, unit, null, writer, meaning).
@@ -27,6 +28,7 @@ pub mod link;
 pub mod mem;
 pub mod models;
 pub mod record;
+pub mod ring;
 pub mod rng;
 pub mod routing;
 pub mod scenario;
