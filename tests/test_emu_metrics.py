@@ -63,16 +63,18 @@ def test_metrics_save_sets_the_senders_cache_sysctls_only():
 
 
 class _SnapshotRun(Run):
-    """Records the sender's `ip tcp_metrics show` just before the second transfer starts."""
+    """Records the sender's `ip tcp_metrics show` at the last sample before the second transfer
+    starts (its sender is up from the run's start and connects at its `start` on its own)."""
 
     cache_before_second: str | None = None
 
-    def _start_client(self, f, cca):
-        if f["id"] == 1:
+    def _sample(self, k, spaces):
+        super()._sample(k, spaces)
+        t_s = (k + 1) * self.config["bin_ns"] / 1e9
+        if SECOND_START_S - 1.0 <= t_s < SECOND_START_S:  # the first transfer is long done
             assert self.plan is not None
             p = host.run_cmd("ip", "-n", self.plan.namespaces[0], "tcp_metrics", "show")
             self.cache_before_second = p.stdout
-        super()._start_client(f, cca)
 
 
 def _run(save: bool, tmp_path):
