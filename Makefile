@@ -108,8 +108,13 @@ test-rust:
 	cargo test --workspace --profile checked -q
 
 # tests/test_wheel.py installs the wheel of `make dist` into a fresh venv (SATCC_TEST_WHEEL).
+# Two phases (tests/conftest.py): everything but the real-kernel modules on PYTEST_WORKERS
+# workers (pytest-xdist), then the `kernel` modules alone, so satcc-linkd's timing is judged
+# on a machine nothing else loads.
+PYTEST_WORKERS ?= 2
 test-python: dist
-	SATCC_TEST_WHEEL=$(abspath $(DIST_DIR)) $(BIN)/python -m pytest -q
+	SATCC_TEST_WHEEL=$(abspath $(DIST_DIR)) $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m 'not slow and not kernel'
+	SATCC_TEST_WHEEL=$(abspath $(DIST_DIR)) $(BIN)/python -m pytest -q -m 'not slow and kernel'
 
 # The cargo-fuzz targets, briefly: the capture parser (crates/satcc-pcap, `analyze`) and the
 # simulator's config checks and event loop (crates/satcc-sim, `config`). cargo fuzz needs a

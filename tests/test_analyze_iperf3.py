@@ -16,6 +16,9 @@ from satcc.analyze import read_iperf3, testbed
 from satcc.analyze.iperf3 import Iperf3Error
 from satcc.cli import main
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 DATA = Path(__file__).parent / "data" / "iperf3"
 
 

@@ -19,7 +19,8 @@ from satcc.analyze import tshark as ts
 from tests.test_analyze_capture import compare_with_tshark
 
 reason = testbed.available() or (None if ts.available() else "tshark not installed")
-pytestmark = pytest.mark.skipif(reason is not None, reason=str(reason))
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = [pytest.mark.kernel, pytest.mark.skipif(reason is not None, reason=str(reason))]
 
 BIN_NS = 100_000_000
 

@@ -24,6 +24,9 @@ import pytest
 
 from satcc.emu import bpf
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 FLOW_S = 1.0
 RATE = "100mbit"  # tbf: forces queueing and losses, so recovery hooks run too
 NS_A = f"satcc-bpftest-{os.getpid()}-a"

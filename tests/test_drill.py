@@ -32,6 +32,9 @@ from satcc.drill.parser import (
 )
 from satcc.drill.runner import REMOTE_ISN, Call, Runner, Wire
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 SUITE = Path(__file__).parent / "drill" / "suite"
 
 SAMPLE = """\

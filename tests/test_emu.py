@@ -21,6 +21,9 @@ from satcc import scenario as sc
 from satcc.emu import host, topology, traffic
 from satcc.emu.host import EmuError
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 CAPACITY_BPS = 20_000_000
 RTT_MS = 50.0
 # Payload per 1500-byte IP packet with timestamps: 1448 B (satcc.scenario DEFAULT_MSS).

@@ -25,6 +25,9 @@ from satcc.emu import apps, topology, traffic, xfer
 from satcc.emu.host import EmuError
 from satcc.emu.runner import check_apps
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 S = 1_000_000_000
 ROOT = Path(__file__).resolve().parents[1]
 

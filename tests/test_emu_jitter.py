@@ -10,6 +10,9 @@ from satcc import scenario as sc
 from satcc.analyze import read_capture
 from satcc.engines import emu, sim
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 # 1 Mbit/s of 1470-byte datagrams: 12 ms apart, far more than the jitter, so the FIFO wire
 # rarely bunches them and RFC 3550's estimator sees |D| of two independent U[0, J) draws,
 # whose mean is J/3 (J = 4 ms -> 1.33 ms).

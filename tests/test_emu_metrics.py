@@ -15,6 +15,9 @@ from satcc import scenario as sc
 from satcc.emu import host, topology
 from satcc.emu.runner import Run
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0
     or any(shutil.which(t) is None for t in ("ip", "iperf3", "ethtool", "tcpdump")),

@@ -18,6 +18,9 @@ from satcc.campaign.worker import execute as worker_execute
 from satcc.errors import UserError
 from tests.helpers import MINIMAL
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 PACKAGE = Path(sc.__file__).resolve().parents[1]  # python/satcc (satcc.scenario is a package)
 
 

@@ -24,6 +24,9 @@ from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 from satcc.store import layout
 from tests.helpers import requires_sim
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 REPO = Path(__file__).resolve().parents[1]
 GRID = REPO / "scenarios" / "fidelity" / "grid.toml"
 

@@ -24,6 +24,9 @@ import pytest
 
 from satcc import scenario as sc
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 LOCK = Path("/tmp/satcc-emu.lock")
 ROOT = Path(__file__).resolve().parents[1]
 RATE, RTT = "20 Mbit/s", "40 ms"

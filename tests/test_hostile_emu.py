@@ -18,6 +18,9 @@ import pytest
 from satcc.emu import bpf, host
 from tests.test_bpf import REASON
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 NS_A = f"satcc-hostile-{os.getpid()}-a"
 NS_B = f"satcc-hostile-{os.getpid()}-b"
 ADDR_A, ADDR_B = "10.251.0.1", "10.251.0.2"

@@ -19,6 +19,9 @@ from satcc.campaign import spec
 from satcc.errors import UserError
 from tests.helpers import MINIMAL, requires_sim
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 ROOT = Path(__file__).resolve().parent.parent
 SATCC = [sys.executable, "-c", "import sys; from satcc.cli import main; sys.exit(main())"]
 

@@ -24,6 +24,9 @@ from pathlib import Path
 
 import pytest
 
+# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
+pytestmark = pytest.mark.kernel
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "python" / "satcc" / "data"
 WHEEL_DIR = os.environ.get("SATCC_TEST_WHEEL")
