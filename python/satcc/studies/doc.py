@@ -113,10 +113,11 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
 - **003, the shared ATM line**: §5 puts test 3's frequent losses on the ATM line shared by about
   ten PVCs; the paper gives neither their rate nor their burst size, so satcc does not model
   them, and the long paths lose only to their own overflow.
-- **000, the idle loss**: the dishes carry the presets' random loss (as study 001's) and the
-  presets' boundary disturbances, neither set from study 000's own idle loss (0.24-0.32 % of
-  nping's round trips); where the input loss-idle misses it on the run (its row under study
-  000's table), the terminal-to-terminal findings print "path mismatch" instead of a verdict.
+- **000 and 001, the dishes' loss**: one setting for both studies (the same two dishes in the
+  same week), from study 000's idle loss (§4.2, 0.24-0.32 % of round trips): satcc's boundary
+  outages and in-epoch bursts (the presets', fitted to other dishes' recordings) take 0.24 % of
+  it, so the random loss is small (uplink 0-0.03 %, downlink 0.01 %); the split between the two
+  is satcc's model, not a measurement of these dishes.
 - **000, the uplinks' capacity**: the study measured only a lower bound (20 Mbit/s of UDP
   carried, §4.4); satcc sweeps the upper end over Starlink's published uplink figures (25, 30,
   40 Mbit/s) and judges every finding across them, so a finding whose verdict moves with it

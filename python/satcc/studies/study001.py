@@ -281,7 +281,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     out["retx-up-residential-over-business"] = Measured(
         up_ratio(up_rows),
         "median uplink retransmission rate, residential / business",
-        "both presets draw the uplink loss from 0.2-0.5 %; per CCA residential / business "
+        "both dishes draw the uplink's random loss from 0-0.03 % (study 000 §4.2's idle loss); "
+        "per CCA residential / business "
         "medians (%): "
         + ", ".join(
             f"{c} {r.get('residential', float('nan')):.3f}/{r.get('business', float('nan')):.3f}"
