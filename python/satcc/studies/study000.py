@@ -460,7 +460,7 @@ def _udp(flows: pd.DataFrame) -> dict[str, Measured]:
             "received / offered, the worse direction (mean over rounds)",
             f"received/offered by flow: {', '.join(f'{k} {v:.3f}' for k, v in per.items())}; "
             f"loss: {', '.join(f'{k} {v:.2f} %' for k, v in losses.items())} (both uplinks draw "
-            "from 20 Mbit/s up, plus the tunnel's 43 B per packet, the presets' random loss and "
+            "from 20 Mbit/s up, plus the tunnel's 43 B per packet, the dishes' random loss and "
             "the boundary disturbances)",
         )
     common.tag(
