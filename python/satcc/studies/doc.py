@@ -86,10 +86,10 @@ this process and in its pool's workers, and the share outside the simulation.
   (`[[not_judged]]`, each with its reason); no result is both a claim and not judged (the data
   file is refused). A claim id the study module does not measure is an error, not a verdict.
 - The unknowns a paper does not give are **swept and printed as sensitivities** under the
-  study's table, never picked by which value reproduces (000's uplink capacity above its
-  measured 20 Mbit/s bound; 003's PVC buffer; 004's output queue, eq. 6's RTT unit and eq.
+  study's table, never picked by which value reproduces (000's and 001's uplink capacity
+  above 000's measured 20 Mbit/s bound; 003's PVC buffer; 004's output queue, eq. 6's RTT unit and eq.
   7's a). A finding that depends on such an unknown is judged across its plausible range
-  (`claims.across`: every 000 finding over uplink draws up to 25, 30 and 40 Mbit/s, Starlink's
+  (`claims.across`: every 000 and 001 finding over uplink draws up to 25, 30 and 40 Mbit/s, Starlink's
   published uplink figures; 003's swept PVC buffers; 004's eq. 6 gain also at each swept
   output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the points' verdicts
   differ it is **not judged**, the sweep printed.
@@ -124,11 +124,10 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   is not judged. The downlinks keep the presets' ranges (DE Residential 50-150, Priority
   40-220 Mbit/s): the study measured no downlink capacity, and the plan table with early
   2024's plan names (ES: Standard 25-100) gives a lower residential range; not swept.
-- **001, the same dishes' uplinks**: 001 keeps the presets' uplink ranges (residential 5-25,
-  business 8-30 Mbit/s), although study 000's UDP test (same dishes, same week) shows both
-  carried 20 Mbit/s; 001 measured no capacity of its own. Judging 001 across 000's uplink
-  sweep is not done: 001's uplink findings (retransmissions, plans' throughput ratio) are
-  judged on the presets' ranges.
+- **001, the same dishes' uplinks**: 001 measured no capacity; its uplinks take study 000's
+  UDP bound (20 Mbit/s, same dishes, same week) and the same swept upper end (25, 30, 40
+  Mbit/s), every finding judged across the three points. The downlinks keep the presets' ranges
+  in both studies: neither study bounds them apart from TCP, so there is nothing to sweep from.
 - **The kernel column** (`--engine emu`) is listed only when a dated emulator run is given to
   this page's command.
 """

@@ -19,7 +19,6 @@ the epoch draws are numbered from the run's start), as the claims' reasons say.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -92,10 +91,7 @@ UPLINK = "the uplinks' capacity above the study's 20 Mbit/s UDP bound"
 
 def _points(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The frame's rows per swept uplink point (one point, "-", for runs without the axis)."""
-    if "uplink" not in frame.columns and "param_uplink" not in frame.columns:
-        return {"-": frame}
-    col = common.param(frame, "uplink").astype(str)
-    return {pt: frame[col == pt] for pt in sorted(col.unique())}
+    return common.points(frame, "uplink")
 
 
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
@@ -132,37 +128,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
 
 
 def _over_uplinks(per_point: dict[str, dict[str, Measured]]) -> dict[str, Measured]:
-    """Each finding across the swept uplink points: the value shown is the point farthest from
-    the paper; judged only when every point gives the same verdict (claims.across), the sweep
-    printed either way."""
-    from satcc.studies.claims import across, distance, load
-
-    claims = {c.id: c for c in load("000").claims}
-    if len(per_point) == 1:
-        return next(iter(per_point.values()))
-    out: dict[str, Measured] = {}
-    ids = {cid for found in per_point.values() for cid in found}
-    for cid in sorted(ids):
-        ms = {pt: found[cid] for pt, found in per_point.items() if cid in found}
-        claim = claims.get(cid)
-        if claim is None:
-            out[cid] = next(iter(ms.values()))
-            continue
-        sweep, depends = across(claim, {pt: (m.value, m.per_seed) for pt, m in ms.items()}, UPLINK)
-        measured = {pt: m for pt, m in ms.items() if m.value is not None}
-        pt = (
-            max(measured, key=lambda q: distance(claim, measured[q].value))
-            if measured
-            else next(iter(ms))
-        )
-        m = ms[pt]
-        out[cid] = dataclasses.replace(
-            m,
-            how=f"{m.how} (uplink {pt} Mbit/s: of the swept points, the farthest from the paper)",
-            why=f"at uplink {pt} Mbit/s: {m.why}. Every uplink point ({UPLINK}): {sweep}",
-            skipped=m.skipped or depends,
-        )
-    return out
+    """Each finding across the swept uplink points (common.over_points)."""
+    return common.over_points("000", per_point, UPLINK, "uplink {} Mbit/s")
 
 
 def _base_findings(flows: pd.DataFrame, ls: pd.DataFrame) -> dict[str, Measured]:
