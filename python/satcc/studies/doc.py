@@ -126,7 +126,8 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   2024's plan names (ES: Standard 25-100) gives a lower residential range; not swept.
 - **001, the same dishes' uplinks**: 001 measured no capacity; its uplinks take study 000's
   UDP bound (20 Mbit/s, same dishes, same week) and the same swept upper end (25, 30, 40
-  Mbit/s), every finding judged across the three points. The downlinks keep the presets' ranges
+  Mbit/s), every finding judged across the three points in the full design; `--quick` runs the
+  middle point (20-30 Mbit/s) only, to stay at 100 runs. The downlinks keep the presets' ranges
   in both studies: neither study bounds them apart from TCP, so there is nothing to sweep from.
 - **The kernel column** (`--engine emu`) is listed only when a dated emulator run is given to
   this page's command.
