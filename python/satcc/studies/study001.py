@@ -304,7 +304,10 @@ def _measure(
     out["retx-up-residential-over-business"] = Measured(
         up_ratio(up_rows),
         "median uplink retransmission rate, residential / business",
-        "both dishes draw the uplink's random loss from 0-0.03 % (study 000 §4.2's idle loss); "
+        "both dishes' uplinks draw the same capacity (from study 000's 20 Mbit/s UDP bound, "
+        "both dishes alike, as 000 measured them) and the same random loss (0-0.03 %, from 000 "
+        "§4.2's idle loss), and the presets share the RTT quantiles: with nothing measured that "
+        "tells the two uplinks apart, the same round's uploads are the same run on either plan; "
         "per CCA residential / business "
         "medians (%): "
         + ", ".join(
