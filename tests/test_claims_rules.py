@@ -270,3 +270,22 @@ def test_study000_judges_every_finding_across_the_swept_uplink_capacity():
     # both points are "not" for CUBIC (paper 12): judged, the farther point (3.0) shown
     assert not out["up-business-cubic"].skipped
     assert out["up-business-cubic"].value == 3.0 and "20-40: 3.3" in out["up-business-cubic"].why
+
+
+def test_study001_takes_000s_uplink_bound_and_judges_across_the_sweep():
+    """001 measured no capacity; study 000's UDP test (same dishes, same week) bounds the uplink
+    from below at 20 Mbit/s: 001's campaign draws from 20 up to the same swept upper ends, with
+    the same dish loss, and a finding whose verdict differs between the points is not judged."""
+    from satcc.studies import common, study001
+
+    text = (common.campaigns_dir() / "study001-cca.toml").read_text(encoding="utf-8")
+    assert "[matrix.uplink.cases]" in text and '"20-40"' in text
+    assert text.count('"link[0].model.loss" = [0.0, 0.0003]') == 2
+    m = CL.Measured
+    per_point = {  # vegas-max, paper < 70: both below -> judged; bbr-down-business 120 +- 25 %
+        "20-25": {"vegas-max": m(20.0), "bbr-down-business": m(80.0)},
+        "20-40": {"vegas-max": m(30.0), "bbr-down-business": m(100.0)},
+    }
+    out = common.over_points("001", per_point, study001.UPLINK, "uplink {} Mbit/s")
+    assert not out["vegas-max"].skipped and "20-40: 30" in out["vegas-max"].why
+    assert out["bbr-down-business"].skipped.startswith("not judged: the verdict depends on")

@@ -275,3 +275,50 @@ def per_seed(
         v = stat(g)
         out.append(float("nan") if v is None else float(v))
     return tuple(out)
+
+
+def points(frame: pd.DataFrame, axis: str) -> dict[str, pd.DataFrame]:
+    """The frame's rows per point of a swept unknown's axis (one point, "-", without the axis)."""
+    if axis not in frame.columns and f"param_{axis}" not in frame.columns:
+        return {"-": frame}
+    col = param(frame, axis).astype(str)
+    return {pt: frame[col == pt] for pt in sorted(col.unique())}
+
+
+def over_points(
+    study: str, per_point: dict[str, dict[str, Any]], unknown: str, label: str
+) -> dict[str, Any]:
+    """Each finding across the points of a swept unknown the paper bounds only on one side: the
+    value shown is the point farthest from the paper; judged only when every point gives the
+    same verdict (claims.across), the sweep printed either way. `label` formats a point ("uplink
+    {} Mbit/s")."""
+    from dataclasses import replace
+
+    from satcc.studies.claims import across, distance, load
+
+    claims = {c.id: c for c in load(study).claims}
+    if len(per_point) == 1:
+        return next(iter(per_point.values()))
+    out: dict[str, Any] = {}
+    for cid in sorted({cid for found in per_point.values() for cid in found}):
+        ms = {pt: found[cid] for pt, found in per_point.items() if cid in found}
+        claim = claims.get(cid)
+        if claim is None:
+            out[cid] = next(iter(ms.values()))
+            continue
+        sweep, depends = across(claim, {pt: (m.value, m.per_seed) for pt, m in ms.items()}, unknown)
+        measured = {pt: m for pt, m in ms.items() if m.value is not None}
+        pt = (
+            max(measured, key=lambda q: distance(claim, measured[q].value))
+            if measured
+            else next(iter(ms))
+        )
+        m = ms[pt]
+        where = label.format(pt)
+        out[cid] = replace(
+            m,
+            how=f"{m.how} ({where}: of the swept points, the farthest from the paper)",
+            why=f"at {where}: {m.why}. Every point ({unknown}): {sweep}",
+            skipped=m.skipped or depends,
+        )
+    return out

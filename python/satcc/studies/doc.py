@@ -86,10 +86,10 @@ this process and in its pool's workers, and the share outside the simulation.
   (`[[not_judged]]`, each with its reason); no result is both a claim and not judged (the data
   file is refused). A claim id the study module does not measure is an error, not a verdict.
 - The unknowns a paper does not give are **swept and printed as sensitivities** under the
-  study's table, never picked by which value reproduces (000's uplink capacity above its
-  measured 20 Mbit/s bound; 003's PVC buffer; 004's output queue, eq. 6's RTT unit and eq.
+  study's table, never picked by which value reproduces (000's and 001's uplink capacity
+  above 000's measured 20 Mbit/s bound; 003's PVC buffer; 004's output queue, eq. 6's RTT unit and eq.
   7's a). A finding that depends on such an unknown is judged across its plausible range
-  (`claims.across`: every 000 finding over uplink draws up to 25, 30 and 40 Mbit/s, Starlink's
+  (`claims.across`: every 000 and 001 finding over uplink draws up to 25, 30 and 40 Mbit/s, Starlink's
   published uplink figures; 003's swept PVC buffers; 004's eq. 6 gain also at each swept
   output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the points' verdicts
   differ it is **not judged**, the sweep printed.
@@ -113,21 +113,22 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
 - **003, the shared ATM line**: §5 puts test 3's frequent losses on the ATM line shared by about
   ten PVCs; the paper gives neither their rate nor their burst size, so satcc does not model
   them, and the long paths lose only to their own overflow.
-- **000, the idle loss**: the dishes carry the presets' random loss (as study 001's) and the
-  presets' boundary disturbances, neither set from study 000's own idle loss (0.24-0.32 % of
-  nping's round trips); where the input loss-idle misses it on the run (its row under study
-  000's table), the terminal-to-terminal findings print "path mismatch" instead of a verdict.
+- **000 and 001, the dishes' loss**: one setting for both studies (the same two dishes in the
+  same week), from study 000's idle loss (§4.2, 0.24-0.32 % of round trips): satcc's boundary
+  outages and in-epoch bursts (the presets', fitted to other dishes' recordings) take 0.24 % of
+  it, so the random loss is small (uplink 0-0.03 %, downlink 0.01 %); the split between the two
+  is satcc's model, not a measurement of these dishes.
 - **000, the uplinks' capacity**: the study measured only a lower bound (20 Mbit/s of UDP
   carried, §4.4); satcc sweeps the upper end over Starlink's published uplink figures (25, 30,
   40 Mbit/s) and judges every finding across them, so a finding whose verdict moves with it
   is not judged. The downlinks keep the presets' ranges (DE Residential 50-150, Priority
   40-220 Mbit/s): the study measured no downlink capacity, and the plan table with early
   2024's plan names (ES: Standard 25-100) gives a lower residential range; not swept.
-- **001, the same dishes' uplinks**: 001 keeps the presets' uplink ranges (residential 5-25,
-  business 8-30 Mbit/s), although study 000's UDP test (same dishes, same week) shows both
-  carried 20 Mbit/s; 001 measured no capacity of its own. Judging 001 across 000's uplink
-  sweep is not done: 001's uplink findings (retransmissions, plans' throughput ratio) are
-  judged on the presets' ranges.
+- **001, the same dishes' uplinks**: 001 measured no capacity; its uplinks take study 000's
+  UDP bound (20 Mbit/s, same dishes, same week) and the same swept upper end (25, 30, 40
+  Mbit/s), every finding judged across the three points in the full design; `--quick` runs the
+  middle point (20-30 Mbit/s) only, to stay at 100 runs. The downlinks keep the presets' ranges
+  in both studies: neither study bounds them apart from TCP, so there is nothing to sweep from.
 - **The kernel column** (`--engine emu`) is listed only when a dated emulator run is given to
   this page's command.
 """

@@ -587,8 +587,9 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
                 "why_eq6",
                 "Eq. 6 taken apart",
                 "Change of Jain's index from stock CUBIC by eq. 6's RTT unit, per setup (the "
-                "testbed as satcc models it; no Reno emulation; 500/5000-slot queues; 10 Gbit/s "
-                "access; a 1000/10000 Hz tick); hatched: the seeds disagree on the sign",
+                "testbed: a 1000-packet queue on a 1000 Hz tick; no Reno emulation; 50/5000-slot "
+                "queues; 10 Gbit/s access; exact service; exact service on 50 slots); hatched: "
+                "the seeds disagree on the sign",
             )
         )
     if "study004-phase" in dirs:
@@ -617,8 +618,9 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
                 out,
                 "phase_tick",
                 "Phase starvation and the tick service",
-                "Many vs many at small RTT gaps (PC1 2 ms): PC2's share and its slowest flow, with "
-                "the bottleneck serving exactly or on a dummynet-like tick",
+                "Many vs many at small RTT gaps (PC1 2 ms, the study's 1000-packet queue): PC2's "
+                "share and its slowest flow, with the bottleneck serving exactly or on a "
+                "dummynet-like tick",
             )
         )
     return figs

@@ -1,8 +1,9 @@
 """Why study 004's K fix (eq. 6) does or does not move 1v1 fairness: the numbers.
 
 `campaigns/study004-why.toml` runs PC1 (2 ms) against PC2 (16 and 128 ms), 1 vs 1, stock CUBIC
-and eq. 6 with the RTT in units of 1 ms ... 1 s, around the testbed scenario one factor at a
-time (no Reno emulation, deeper queues, 10 Gbit/s access, a dummynet-like tick service), with
+and eq. 6 with the RTT in units of 1/8 ms ... 1 s, around the study's own setup (a 1000-packet
+queue on a 1000 Hz tick) one factor at a time (no Reno emulation, 50- and 5000-slot queues,
+10 Gbit/s access, exact service, exact service on 50 slots), with
 each flow's CUBIC state recorded per bin (`[scenario] cc_state = true`, cc_series.parquet).
 Read over the second half of each run, per flow:
 
