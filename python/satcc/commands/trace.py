@@ -177,6 +177,11 @@ def run_fit(args: argparse.Namespace) -> int:
     direction = args.dir or rec.direction or "down"
     if args.dir is None and rec.direction is None and rec.cap_ms is not None:
         notes.append(f"a {rec.kind} does not say its direction: taken as the downlink (--dir up)")
+    elif args.dir is not None and rec.cap_ms is None:
+        notes.append(
+            f"--dir {args.dir} changes nothing: a {rec.kind} has no delivery series, and its "
+            "delay and loss are fitted for both directions"
+        )
     elif args.dir is not None and rec.direction not in (None, args.dir):
         notes.append(f"--dir {args.dir} overrides the {rec.kind}'s own direction ({rec.direction})")
     stats = tracefit.statistics(rec, phase)
