@@ -1015,6 +1015,10 @@ def test_validate_refuses_a_recording_it_cannot_replay(tmp_path, capsys):
     assert main(["trace", "fit", str(p), "--validate"]) == 2
     err = capsys.readouterr().err
     assert "ping.txt: --validate needs a delivery series at 1 ms and a delay series" in err
+    # --dir has no say in --validate (the replay is the same path both ways): said, not ignored
+    assert main(["trace", "fit", str(p), "--validate", "--dir", "down"]) == 2
+    err = capsys.readouterr().err
+    assert "note: --dir down changes nothing for --validate" in err
 
 
 def bidir_doc(seconds: int = 60, start: int = 1_700_000_040) -> dict:

@@ -233,6 +233,12 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise UserError(f"--seeds: expected 1 or more, found {args.seeds}")
     ccas = tuple(c.strip() for c in args.cca.split(",") if c.strip())
+    if args.dir is not None:
+        print(
+            f"note: --dir {args.dir} changes nothing for --validate: each half's model and its "
+            "replay carry the recording both ways",
+            file=sys.stderr,
+        )
     try:
         rec = tracefit.read_recording(Path(args.recording), args.delay)
         with tempfile.TemporaryDirectory(prefix="satcc-validate-") as tmp:
