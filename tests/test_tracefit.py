@@ -735,6 +735,149 @@ def test_a_grpc_history_without_its_columns_is_refused(tmp_path, capsys):
     assert "history.csv: line 1: expected starlink-grpc-tools bulk_history columns" in one_line(err)
 
 
+def _ping_lines(tmp_path: Path) -> list[str]:
+    p = tmp_path / "ping.txt"
+    write_ping(p, seconds=60)
+    return p.read_text().splitlines()
+
+
+def _irtt_text(tmp_path: Path) -> str:
+    p = tmp_path / "irtt.json"
+    write_irtt(p)
+    return p.read_text()
+
+
+def _irtt_without_clock(tmp_path: Path) -> str:
+    doc = json.loads(_irtt_text(tmp_path))
+    del doc["round_trips"][5]["timestamps"]
+    return json.dumps(doc)
+
+
+def _iperf3_bad_bytes() -> str:
+    doc = iperf3_doc()
+    doc["intervals"][3]["streams"][0]["bytes"] = "x"
+    return json.dumps(doc)
+
+
+def _history_lines(tmp_path: Path) -> list[str]:
+    p = tmp_path / "history.csv"
+    write_grpc_history(p)
+    return p.read_text().splitlines()
+
+
+def _stream_lines() -> list[str]:
+    return json_stream(iperf3_doc()).splitlines()
+
+
+# Each reader of what dish owners have, given a malformed, a too short and (where a file says
+# its direction) a wrong-direction file: (file name, its text, what the one line must say)
+BAD_INPUTS = {
+    "ping without -D stamps": (
+        "ping.txt",
+        lambda tp: "\n".join(ln.split("] ", 1)[-1] for ln in _ping_lines(tp)),
+        "ping.txt: expected ping -D timestamps ([epoch] before each reply)",
+    ),
+    "ping of 4 probes": (
+        "ping.txt",
+        lambda tp: "\n".join(_ping_lines(tp)[:5]),
+        "ping.txt: expected a ping log with at least 10 probes, found 4",
+    ),
+    "IRTT JSON cut short": (
+        "irtt.json",
+        lambda tp: _irtt_text(tp)[:5000],
+        "irtt.json: expected IRTT JSON, found invalid JSON (",
+    ),
+    "IRTT round trip without a clock": (
+        "irtt.json",
+        _irtt_without_clock,
+        "irtt.json: round_trips[5].timestamps.client.send.wall: expected a wall clock in ns",
+    ),
+    "iperf3 JSON with bytes not a number": (
+        "run.json",
+        lambda tp: _iperf3_bad_bytes(),
+        "run.json: intervals[3].streams[0].bytes: expected a number >= 0, found a string",
+    ),
+    "json-stream cut mid-line": (
+        "stream.json",
+        lambda tp: "\n".join([*_stream_lines()[:20], _stream_lines()[20][:50]]),
+        "stream.json: line 21: expected iperf3 JSON (-J or --json-stream), found invalid JSON",
+    ),
+    "json-stream without its end event": (
+        "stream.json",
+        lambda tp: "\n".join(_stream_lines()[:-1]),
+        "stream.json: expected an iperf3 -J or --json-stream document (start, intervals, end)",
+    ),
+    "json-stream of 2 s": (
+        "stream.json",
+        lambda tp: json_stream(iperf3_doc(seconds=2)),
+        "stream.json: too short to fit: 2 s of iperf3 UDP server JSON, needs at least one whole",
+    ),
+    "json-stream of a UDP sender": (
+        "stream.json",
+        lambda tp: json_stream(iperf3_doc(side="udp_client")),
+        "stream.json: expected the receiving side of a UDP run (a client with -R",
+    ),
+    "history with a bad time": (
+        "history.csv",
+        lambda tp: "\n".join(
+            ln if n != 10 else "nottime" + ln[19:] for n, ln in enumerate(_history_lines(tp))
+        ),
+        "history.csv: line 11: datetimestamp_utc: expected an ISO time, found 'nottime'",
+    ),
+    "history with a drop rate not a number": (
+        "history.csv",
+        lambda tp: "\n".join(
+            ln if n != 10 else ln.replace(",0.0,", ",abc,", 1)
+            for n, ln in enumerate(_history_lines(tp))
+        ),
+        "history.csv: line 11: expected numbers in pop_ping_drop_rate and pop_ping_latency_ms",
+    ),
+    "history with a short row": (
+        "history.csv",
+        lambda tp: "\n".join(
+            ln if n != 10 else ln.rsplit(",", 1)[0] for n, ln in enumerate(_history_lines(tp))
+        ),
+        "history.csv: line 11: expected 8 columns, found 7",
+    ),
+    "history with a second twice": (
+        "history.csv",
+        lambda tp: "\n".join([*_history_lines(tp)[:11], *_history_lines(tp)[10:]]),
+        "history.csv: datetimestamp_utc: expected rising times, one row a second",
+    ),
+    "history of 4 s": (
+        "history.csv",
+        lambda tp: "\n".join(_history_lines(tp)[:6]),
+        "history.csv: too short to fit: 4 s of starlink-grpc-tools history CSV, needs at least",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_each_readers_bad_files_get_one_line_naming_file_and_key(tmp_path, capsys, case):
+    name, text, expected = BAD_INPUTS[case]
+    p = tmp_path / "in" / name
+    p.parent.mkdir()
+    p.write_text(text(tmp_path) + "\n")
+    code, out, err = fit_cli(tmp_path, capsys, str(p))
+    line = one_line(err)
+    assert code == 2 and out == "" and f"error: {tmp_path}/in/{expected}" in line, line
+
+
+def test_what_a_reader_skips_and_a_dir_that_changes_nothing_are_said(tmp_path, capsys):
+    """The ping reader skips lines over 1024 characters: stderr says so (it was dropped); --dir
+    on a recording without delivery changes nothing: stderr says so (it was silent)."""
+    p = tmp_path / "ping.txt"
+    p.write_text("\n".join([*_ping_lines(tmp_path), "x" * 2000]) + "\n")
+    code, _, err = fit_cli(tmp_path, capsys, str(p), "--dir", "up")
+    assert code == 0, err
+    assert "note: ping.txt: 1 line(s) longer than 1024 characters skipped" in err
+    assert "note: --dir up changes nothing: a ping log has no delivery series" in err
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(iperf3_doc(seconds=60, side="udp_client", reverse=True)))
+    code, _, err = fit_cli(tmp_path, capsys, str(run), "--delay", str(p))
+    assert code == 0 and "note: ping.txt: 1 line(s) longer than 1024" in err, err
+
+
 def iperf3_run(side: str, reverse: bool, start: int, seconds: int, mbit) -> dict:
     """A synthesised iperf3 -J run (a real document's layout) started at wall clock `start`
     (whole s), 1 s intervals carrying `mbit(t)` Mbit/s at the interval's middle t (wall s)."""
@@ -872,6 +1015,10 @@ def test_validate_refuses_a_recording_it_cannot_replay(tmp_path, capsys):
     assert main(["trace", "fit", str(p), "--validate"]) == 2
     err = capsys.readouterr().err
     assert "ping.txt: --validate needs a delivery series at 1 ms and a delay series" in err
+    # --dir has no say in --validate (the replay is the same path both ways): said, not ignored
+    assert main(["trace", "fit", str(p), "--validate", "--dir", "down"]) == 2
+    err = capsys.readouterr().err
+    assert "note: --dir down changes nothing for --validate" in err
 
 
 def bidir_doc(seconds: int = 60, start: int = 1_700_000_040) -> dict:

@@ -8,8 +8,8 @@ against the replay of the half it was fitted on (in sample: no difference betwee
 halves, so what is left is the model's form and its epoch draws) and against the replay of
 the other half (out of sample: --validate's verdict row). The gap between the two is the
 halves' difference, which a fit of one half cannot know; the seeds' spread is the draws.
-Per seed and CCA: goodput, smoothed-RTT median, least RTT; then the seed means and
-model / replay - 1. First, each half's one-way delay (p1, its level: the 10 % trimmed mean, whole and per epoch).
+Per seed and CCA: goodput, smoothed-RTT median, least RTT; then the seed means (and the
+RTT p95) and model / replay - 1. First, each half's one-way delay (p1, its level: the 10 % trimmed mean, whole and per epoch).
 
 Nothing here is shifted or tuned toward a half: the figures are measurements of the models
 --validate fits.
@@ -92,7 +92,8 @@ def main() -> int:
                         f"== fit {fit_h.name} -> {rep_h.name} ({what}) {cca}: goodput "
                         f"{g[0]:.2f} / {r[0]:.2f} ({100 * (g[0] / r[0] - 1):+.1f} %; on-grid "
                         f"seeds {gs.min():.2f}-{gs.max():.2f}), RTT median {g[1]:.2f} / "
-                        f"{r[1]:.2f} ({100 * (g[1] / r[1] - 1):+.1f} %), least {g[3]:.2f} / "
+                        f"{r[1]:.2f} ({100 * (g[1] / r[1] - 1):+.1f} %), RTT p95 {g[2]:.2f} / "
+                        f"{r[2]:.2f} ({100 * (g[2] / r[2] - 1):+.1f} %), least {g[3]:.2f} / "
                         f"{r[3]:.2f} ms",
                         flush=True,
                     )

@@ -255,6 +255,7 @@ def _add_delay(rec: Recording, delay: Path) -> None:
         )
     else:
         rec.notes.append(f"--delay {delay.name} taken to start with the recording")
+    rec.notes += d.notes
     rec.delay_t_ms, rec.delay_ms = d.delay_t_ms + shift, d.delay_ms
     rec.delay_round_trip = d.delay_round_trip
     if d.lost is not None:
@@ -342,6 +343,7 @@ def _from_ping(path: str, r: Any) -> Recording:
         wall0_s=wall0,
         kind="ping log",
         delay_round_trip=True,
+        notes=[f"{Path(path).name}: {w}" for w in r.warnings],
     )
 
 

@@ -177,6 +177,11 @@ def run_fit(args: argparse.Namespace) -> int:
     direction = args.dir or rec.direction or "down"
     if args.dir is None and rec.direction is None and rec.cap_ms is not None:
         notes.append(f"a {rec.kind} does not say its direction: taken as the downlink (--dir up)")
+    elif args.dir is not None and rec.cap_ms is None:
+        notes.append(
+            f"--dir {args.dir} changes nothing: a {rec.kind} has no delivery series, and its "
+            "delay and loss are fitted for both directions"
+        )
     elif args.dir is not None and rec.direction not in (None, args.dir):
         notes.append(f"--dir {args.dir} overrides the {rec.kind}'s own direction ({rec.direction})")
     stats = tracefit.statistics(rec, phase)
@@ -228,6 +233,12 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise UserError(f"--seeds: expected 1 or more, found {args.seeds}")
     ccas = tuple(c.strip() for c in args.cca.split(",") if c.strip())
+    if args.dir is not None:
+        print(
+            f"note: --dir {args.dir} changes nothing for --validate: each half's model and its "
+            "replay carry the recording both ways",
+            file=sys.stderr,
+        )
     try:
         rec = tracefit.read_recording(Path(args.recording), args.delay)
         with tempfile.TemporaryDirectory(prefix="satcc-validate-") as tmp:
