@@ -11,7 +11,7 @@ user's first run does once). Last, the two goals of issue 28: `satcc --help` at 
 
 `--instructions` counts instead of timing (valgrind's cachegrind, `--cache-sim=no`, every
 thread of the whole process, Python's bytecode cache written by one run beforehand): the two
-floors, `satcc check` and `satcc sim` on the end-to-end case of bench/sim (case a,
+floors, `satcc --help`, `satcc check` and `satcc sim` on the end-to-end case of bench/sim (case a,
 bench/cli/cubic-100m-50ms-60s.toml), each run as the `satcc` script runs it
 (`satcc.cli.entry`) by this Python. Counts do not move with the machine's load as times do.
 """
@@ -80,6 +80,7 @@ def instruction_commands(out_dir: Path) -> dict[str, list[str]]:
     return {
         "floor: python -c pass": [py, "-c", "pass"],
         FLOOR: [py, "-c", PYDANTIC_FLOOR],
+        HELP: [py, "-c", ENTRY, "--help"],
         CHECK: [py, "-c", ENTRY, "check", str(ROOT / "scenarios/dumbbell.toml")],
         f"satcc sim {SIM_CASE}": [
             py, "-c", ENTRY, "sim", str(ROOT / SIM_CASE), "--out", str(out_dir), "--force"

@@ -20,19 +20,21 @@ code as `--set KEY.PATH=VALUE` on the command line and a campaign's matrix
 
 from __future__ import annotations
 
-import copy
-import tomllib
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from satcc.errors import UserError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 
 def parse_set(items: Iterable[str] | None) -> dict[str, Any]:
     """`KEY.PATH=VALUE` strings (from `--set`) → {path: value}. VALUE is read as a TOML value
     (`0.01`, `true`, `"20 Mbit/s"`, `[1, 2]`); anything else is the string itself."""
+    import tomllib
+
     from satcc import limits
     from satcc.units import describe
 
@@ -67,6 +69,8 @@ def apply_overrides(
 ) -> dict[str, Any]:
     """A copy of a scenario document with each key path set (campaign key-path semantics);
     errors name an override as `via` does (`--set flow[3].cca`, `keyword 'flow[3].cca'`)."""
+    import copy
+
     from satcc import limits
     from satcc.campaign.spec import set_key
     from satcc.units import describe
@@ -129,12 +133,14 @@ def _is_number_or_none(v: Any) -> bool:
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
-@dataclass
 class Result:
     """A run or an analysis, for notebooks. `result` is the underlying `RunResult`."""
 
-    result: Any
-    extra: dict[str, Any] = field(default_factory=dict)
+    # a plain class, not a dataclass: `satcc check` and `satcc sim` import this module, and
+    # dataclasses costs them inspect, ast, dis and tokenize (tests/test_cli_imports.py)
+    def __init__(self, result: Any, extra: dict[str, Any] | None = None):
+        self.result = result
+        self.extra = {} if extra is None else extra
 
     @property
     def summary(self):

@@ -19,11 +19,15 @@ import re
 import signal
 import sys
 import threading
-from typing import Any, NoReturn
 
 from satcc import _native
 from satcc.errors import SatccError, Terminated
-from satcc.limits import PrintableStream, printable
+
+# `satcc --help` and `--version` import neither typing nor satcc.limits (pathlib): ~30 M
+# instructions of a start-up of ~100 M (tests/test_cli_imports.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 # Command word -> (the module that registers it, its one-line help). Only the module of the
 # command being run is imported (the CLI starts in the time Python does); `satcc --help` lists
@@ -135,14 +139,27 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="on an internal error, print the Python traceback"
     )
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     modules = _modules_for(argv)
+    listed = argv is not None and not modules  # `satcc --help`: the words only
+    sub = parser.add_subparsers(
+        title="commands", metavar="COMMAND", **({"parser_class": _Listed} if listed else {})
+    )
     for name in modules:
         importlib.import_module(name).register(sub)
-    if argv is not None and not modules:
+    if listed:
         for word, (_, text) in COMMANDS.items():
             sub.add_parser(word, help=text)
     return parser
+
+
+class _Listed:
+    """A command as `satcc --help` lists it (its word and help line, which argparse keeps
+    beside the parser): no parser is built for it, since none is run (a named command's
+    module is imported and builds its own). 21 ArgumentParsers cost `--help` ~30 M
+    instructions."""
+
+    def __init__(self, **kwargs: object) -> None:
+        pass
 
 
 def _modules_for(argv: list[str] | None) -> tuple[str, ...]:
@@ -168,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     if func is None:
         parser.print_help(sys.stderr)
         return 2
+    from satcc.limits import PrintableStream, printable
+
     previous = _catch_termination()
     stdout = sys.stdout
     if stdout.isatty():  # every command's output to a terminal through limits.printable
@@ -241,6 +260,8 @@ WRITE_ERRNOS = frozenset(
 def _what_failed(e: OSError, args: argparse.Namespace) -> str:
     """'PATH: cannot write (No space left on device)', naming the file when the error does,
     else the command's --out, else standard output (where `query`, `analyze` ... print)."""
+    from satcc.limits import printable
+
     why = e.strerror or os.strerror(e.errno or 0)
     if e.filename is not None:
         where = os.fsdecode(e.filename)
@@ -290,6 +311,8 @@ def entry() -> NoReturn:
 
 
 def _internal_error(e: BaseException, debug: bool) -> int:
+    from satcc.limits import printable
+
     if debug:
         import traceback
 

@@ -31,14 +31,13 @@ Capabilities are what callers used to hard-code per name:
 `Engine` here, and campaigns name it with `campaign.spec.ANALYZE`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing.NamedTuple compiles each field's
+# annotation written as a string (~1 M instructions a field, paid by every command).
 import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from satcc.errors import UserError
 
@@ -54,8 +53,9 @@ class ScenarioLike(Protocol):
     nothing of it, so it names the type by this protocol instead of importing it."""
 
 
-@dataclass(frozen=True)
-class RunOptions:
+# RunOptions and EngineSpec are NamedTuples (read-only as frozen dataclasses were): the scenario
+# reader imports this module, and dataclasses would cost `satcc check` inspect, ast and dis.
+class RunOptions(NamedTuple):
     """How to run: what every engine accepts (an engine ignores what it has no use for)."""
 
     seed: int | None = None  # instead of the scenario's own
@@ -76,11 +76,10 @@ class Engine(Protocol):
     needs_root: bool
     deterministic: bool
 
-    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult: ...
+    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> "RunResult": ...
 
 
-@dataclass(frozen=True)
-class EngineSpec:
+class EngineSpec(NamedTuple):
     name: str
     summary: str
     module: str  # imported on first use
@@ -99,7 +98,7 @@ class EngineSpec:
     def load(self) -> Any:
         return importlib.import_module(self.module)
 
-    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult:
+    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> "RunResult":
         """Run `scenario`; errors are the engine's (UserError for bad input), or this host's
         (`check_host`) before anything is touched."""
         opts = opts if opts is not None else RunOptions()
@@ -179,7 +178,7 @@ NAMES: tuple[str, ...] = tuple(ENGINES)
 DEFAULT = "sim"
 
 
-CAPABILITIES = frozenset(f.name for f in fields(EngineSpec)) - {
+CAPABILITIES = frozenset(EngineSpec._fields) - {
     "name",
     "summary",
     "module",
@@ -208,6 +207,6 @@ def get(name: str, where: str = "engine") -> EngineSpec:
         raise UserError(f"{where}: expected one of {', '.join(NAMES)}, found {name!r}") from None
 
 
-def run(name: str, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult:
+def run(name: str, scenario: ScenarioLike, opts: RunOptions | None = None) -> "RunResult":
     """`get(name).run(scenario, opts)`: the one dispatch."""
     return get(name).run(scenario, opts)

@@ -1,4 +1,4 @@
-"""The files satcc ships inside its package, found through importlib.resources.
+"""The files satcc ships inside its package, found beside this module.
 
 Every command that reads a file satcc provides (a ready scenario, a study's campaign file, the
 fidelity grid, the BPF sources, the example capture, satcc-linkd) asks this module, so the same
@@ -16,25 +16,21 @@ The study reference data and the report templates live in their own subpackages
 (satcc/studies/data, satcc/report/templates) and are read there the same way.
 """
 
-from __future__ import annotations
-
-import tomllib
-from dataclasses import dataclass
-from importlib import resources
+# No `from __future__ import annotations`: typing.NamedTuple would compile Shipped's field
+# annotations, written as strings, on every command (~1 M instructions a field).
 from pathlib import Path
-
-from satcc.errors import UserError
+from typing import NamedTuple
 
 LINKD_NAME = "satcc-linkd"
+# The package's directory. What importlib.resources.files("satcc") answers for a package
+# installed unpacked (a wheel, an editable install), without the ~20 M instructions of
+# importing it on every command; satcc's native module cannot be imported from a zip anyway.
+PACKAGE_DIR = Path(__file__).parent
 
 
 def _package_path(*parts: str) -> Path:
-    """A directory or file of the installed package as a real path (wheels install unpacked;
-    satcc does not run from a zip)."""
-    t = resources.files("satcc").joinpath(*parts)
-    if not isinstance(t, Path):
-        raise UserError(f"satcc is installed as {type(t).__name__}; install it unpacked (pip)")
-    return t
+    """A directory or file of the installed package as a real path."""
+    return PACKAGE_DIR.joinpath(*parts)
 
 
 def data_dir() -> Path:
@@ -73,8 +69,7 @@ def linkd_binary() -> Path:
     return _package_path("bin", LINKD_NAME)
 
 
-@dataclass(frozen=True)
-class Shipped:
+class Shipped(NamedTuple):
     """One ready scenario: its name (the file name without .toml), description and file."""
 
     name: str
@@ -84,6 +79,8 @@ class Shipped:
 
 def _description(path: Path) -> str:
     """`scenario.description`, else the file's first comment line."""
+    import tomllib
+
     try:
         text = path.read_text()
         doc = tomllib.loads(text)

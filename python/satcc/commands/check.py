@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         raise ScenarioError(e.source, found) from None
     config = resolve(s)
     if args.resolved:
+        import json
+
         print(json.dumps(config, indent=2))
         return 0
     print(printable(describe(s, config)))

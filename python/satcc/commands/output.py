@@ -7,7 +7,6 @@ from the registry, and writing and printing the result.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import re
 import sys
@@ -24,6 +23,8 @@ def safe_name(name: str) -> str:
     SAFE_NAME_CHARS characters: a longer name is cut and ends in 8 hex digits of its hash)."""
     out = re.sub(r"[^\w.-]+", "_", name, flags=re.ASCII).lstrip(".") or "scenario"
     if len(out) > SAFE_NAME_CHARS:
+        import hashlib
+
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         out = f"{out[: SAFE_NAME_CHARS - 9]}-{digest}"
     return out

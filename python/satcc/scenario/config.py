@@ -4,7 +4,6 @@ simulator's accounting, and the scenario hash."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -86,6 +85,8 @@ def scenario_hash(config: dict[str, Any]) -> str:
     from the rest). A trace file counts by its contents (`opportunities_digest`), not by
     where it lies (`mahimahi_path`), and so does a delay CSV (`series_digest`,
     `delay_csv_path`)."""
+    import hashlib  # here: OpenSSL's loading is ~12 M instructions `satcc check` has no use for
+
     unseeded = {k: v for k, v in config.items() if k not in ("seed", "routes")}
     if "links" in unseeded:
         unseeded["links"] = [
