@@ -265,6 +265,32 @@ def test_a_study_opens_each_campaign_store_once(short_campaigns, tmp_path, monke
     assert before["claims"] == after["claims"] and before["figures"] == after["figures"]
 
 
+def test_reading_opens_a_store_once_for_its_tables_and_queries(tmp_path, monkeypatch):
+    # a study asks for runs and flows, later the series, and queries (study 003's trace,
+    # study 004's cc_series): one open of the store (each open hashes every file and builds
+    # the catalog), each table and query read once
+    from satcc.campaign import spec
+    from satcc.campaign.execute import run_campaign
+    from satcc.store import catalog
+    from tests.campaign_helpers import write_campaign
+
+    d = tmp_path / "out"
+    run_campaign(spec.load(write_campaign(tmp_path)), d, jobs=1, progress=False)
+    opened = []
+    real = catalog.open_store
+    monkeypatch.setattr(catalog, "open_store", lambda *a, **k: opened.append(1) or real(*a, **k))
+    sql = "SELECT count(*) AS n FROM flow_series"
+    with common.reading():
+        assert len(common.frames(d)["flows"]) == 16
+        assert len(common.frames(d, flow_series=True)["flow_series"]) == 8 * 2 * 20
+        assert common.query(d, sql)["n"][0] == 8 * 2 * 20
+        assert common.query(d, sql)["n"][0] == 8 * 2 * 20
+        assert len(common.frames(d, link_series=True)["link_series"]) == 8 * 3 * 2 * 20
+    assert len(opened) == 1
+    assert common.query(d, sql)["n"][0] == 8 * 2 * 20  # outside `reading`: opened for the call
+    assert len(opened) == 2
+
+
 def test_a_run_another_study_has_done_is_copied_not_simulated(short_campaigns, tmp_path):
     # two studies of one output root running the same campaign: the second copies every run
     from satcc.campaign import spec
