@@ -129,10 +129,7 @@ def run_campaign(
                 with closing(source):
                     yield from source
             for spec in serial:
-                raw = store.scratch(spec.run_id)
-                o = execute(spec, out_dir=str(raw))
-                o.raw_dir = raw
-                yield o
+                yield store.attempt(spec.run_id, lambda raw, s=spec: execute(s, out_dir=str(raw)))
 
         loop = runloop.Loop[RunSpec](
             run_id=lambda s: s.run_id,
