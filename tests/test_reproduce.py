@@ -305,3 +305,22 @@ def test_a_run_another_study_has_done_is_copied_not_simulated(short_campaigns, t
     assert any(f"{n} run(s) done in another campaign, copied" in m for m in logged), logged
     assert tree_hashes(first) and tree_hashes(second) == tree_hashes(first)  # byte for byte
     assert common.siblings(ctx, second) == [first]
+
+
+def test_study002s_design_runs_in_the_reproduce_pool_not_a_pool_of_its_own(monkeypatch):
+    # inside `satcc reproduce` (sharing_workers) the hybla design's runs go to the campaigns'
+    # pool (a pool of its own: 2 spawned workers importing satcc again), their CPU charged
+    from satcc import timings
+    from satcc.campaign import execute as E
+    from satcc.studies import hybla
+
+    made = []
+    real = E._new_pool
+    monkeypatch.setattr(E, "_new_pool", lambda jobs: made.append(jobs) or real(jobs))
+    specs = hybla.run_specs(hybla.Design.quick(seeds=1))[:3]
+    with timings.recording() as t, E.sharing_workers():
+        first = hybla.run_all(specs, jobs=2)
+        again = hybla.run_all(specs, jobs=2)
+    assert made == [2]  # one pool, for both
+    assert first == again == [hybla.simulate(s) for s in specs]
+    assert t.run_count == {"": 6} and t.run_cpu_s[""] > 0
