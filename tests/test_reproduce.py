@@ -324,3 +324,22 @@ def test_study002s_design_runs_in_the_reproduce_pool_not_a_pool_of_its_own(monke
     assert made == [2]  # one pool, for both
     assert first == again == [hybla.simulate(s) for s in specs]
     assert t.run_count == {"": 6} and t.run_cpu_s[""] > 0
+
+
+def test_a_table_derived_from_a_store_is_computed_once_inside_reading(tmp_path):
+    # study 004's investigation table feeds both a claim's text and its figures
+    import pandas as pd
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return pd.DataFrame({"x": [1.0, 2.0]})
+
+    with common.reading():
+        first = common.derived(tmp_path, "t", compute)
+        first["y"] = 0.0  # a caller's change stays its own
+        again = common.derived(tmp_path, "t", compute)
+    assert len(calls) == 1 and list(again.columns) == ["x"]
+    common.derived(tmp_path, "t", compute)
+    assert len(calls) == 2  # outside `reading`: computed at every call

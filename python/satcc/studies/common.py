@@ -213,6 +213,17 @@ def query(directory: Path, sql: str) -> pd.DataFrame:
     return cache[key].copy(deep=False)
 
 
+def derived(directory: Path, what: str, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """A table computed from a directory's store (`compute()`), computed once inside
+    `reading()` (a study's measures and figures both use it) and at every call outside."""
+    key = (Path(directory).resolve(), f"derived:{what}")
+    if _READ is None:
+        return compute()
+    if key not in _READ:
+        _READ[key] = compute()
+    return _READ[key].copy(deep=False)
+
+
 def engine_of(directory: Path) -> str:
     """The engine of a campaign directory's runs (the default engine when it has none)."""
     runs = frames(directory)["runs"]

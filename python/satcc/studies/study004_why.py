@@ -35,7 +35,11 @@ CAMPAIGN = "study004-why"
 
 def per_run(directory: Path) -> pd.DataFrame:
     """One row per run: setup, k, PC2 RTT, seed, each flow's goodput, retransmissions, Reno-region
-    share, and PC2's K and W_max over the second half."""
+    share, and PC2's K and W_max over the second half (computed once per `common.reading`)."""
+    return common.derived(directory, "study004_why.per_run", lambda: _per_run(directory))
+
+
+def _per_run(directory: Path) -> pd.DataFrame:
     read = common.frames(directory, flow_series=True)  # done runs only
     runs, flows, fs = read["runs"], read["flows"], read["flow_series"]
     cc = common.query(directory, "SELECT run_id, flow_id, t_s, name, value FROM cc_series")
@@ -172,7 +176,12 @@ def explain(s: pd.DataFrame) -> str:
 
 def phase(directory: Path) -> pd.DataFrame:
     """`study004-phase`: per engine, flow count, PC2 RTT and service, means over seeds of each
-    group's goodput, PC2's share and the slowest flow of each group (second half, Mbit/s)."""
+    group's goodput, PC2's share and the slowest flow of each group (second half, Mbit/s;
+    computed once per `common.reading`)."""
+    return common.derived(directory, "study004_why.phase", lambda: _phase(directory))
+
+
+def _phase(directory: Path) -> pd.DataFrame:
     read = common.frames(directory, flow_series=True)  # done runs only
     runs, flows, fs = read["runs"], read["flows"], read["flow_series"]
     runs = runs.set_index("run_id")
