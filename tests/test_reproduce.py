@@ -265,6 +265,32 @@ def test_a_study_opens_each_campaign_store_once(short_campaigns, tmp_path, monke
     assert before["claims"] == after["claims"] and before["figures"] == after["figures"]
 
 
+def test_reading_opens_a_store_once_for_its_tables_and_queries(tmp_path, monkeypatch):
+    # a study asks for runs and flows, later the series, and queries (study 003's trace,
+    # study 004's cc_series): one open of the store (each open hashes every file and builds
+    # the catalog), each table and query read once
+    from satcc.campaign import spec
+    from satcc.campaign.execute import run_campaign
+    from satcc.store import catalog
+    from tests.campaign_helpers import write_campaign
+
+    d = tmp_path / "out"
+    run_campaign(spec.load(write_campaign(tmp_path)), d, jobs=1, progress=False)
+    opened = []
+    real = catalog.open_store
+    monkeypatch.setattr(catalog, "open_store", lambda *a, **k: opened.append(1) or real(*a, **k))
+    sql = "SELECT count(*) AS n FROM flow_series"
+    with common.reading():
+        assert len(common.frames(d)["flows"]) == 16
+        assert len(common.frames(d, flow_series=True)["flow_series"]) == 8 * 2 * 20
+        assert common.query(d, sql)["n"][0] == 8 * 2 * 20
+        assert common.query(d, sql)["n"][0] == 8 * 2 * 20
+        assert len(common.frames(d, link_series=True)["link_series"]) == 8 * 3 * 2 * 20
+    assert len(opened) == 1
+    assert common.query(d, sql)["n"][0] == 8 * 2 * 20  # outside `reading`: opened for the call
+    assert len(opened) == 2
+
+
 def test_a_run_another_study_has_done_is_copied_not_simulated(short_campaigns, tmp_path):
     # two studies of one output root running the same campaign: the second copies every run
     from satcc.campaign import spec
@@ -279,3 +305,41 @@ def test_a_run_another_study_has_done_is_copied_not_simulated(short_campaigns, t
     assert any(f"{n} run(s) done in another campaign, copied" in m for m in logged), logged
     assert tree_hashes(first) and tree_hashes(second) == tree_hashes(first)  # byte for byte
     assert common.siblings(ctx, second) == [first]
+
+
+def test_study002s_design_runs_in_the_reproduce_pool_not_a_pool_of_its_own(monkeypatch):
+    # inside `satcc reproduce` (sharing_workers) the hybla design's runs go to the campaigns'
+    # pool (a pool of its own: 2 spawned workers importing satcc again), their CPU charged
+    from satcc import timings
+    from satcc.campaign import execute as E
+    from satcc.studies import hybla
+
+    made = []
+    real = E._new_pool
+    monkeypatch.setattr(E, "_new_pool", lambda jobs: made.append(jobs) or real(jobs))
+    specs = hybla.run_specs(hybla.Design.quick(seeds=1))[:3]
+    with timings.recording() as t, E.sharing_workers():
+        first = hybla.run_all(specs, jobs=2)
+        again = hybla.run_all(specs, jobs=2)
+    assert made == [2]  # one pool, for both
+    assert first == again == [hybla.simulate(s) for s in specs]
+    assert t.run_count == {"": 6} and t.run_cpu_s[""] > 0
+
+
+def test_a_table_derived_from_a_store_is_computed_once_inside_reading(tmp_path):
+    # study 004's investigation table feeds both a claim's text and its figures
+    import pandas as pd
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return pd.DataFrame({"x": [1.0, 2.0]})
+
+    with common.reading():
+        first = common.derived(tmp_path, "t", compute)
+        first["y"] = 0.0  # a caller's change stays its own
+        again = common.derived(tmp_path, "t", compute)
+    assert len(calls) == 1 and list(again.columns) == ["x"]
+    common.derived(tmp_path, "t", compute)
+    assert len(calls) == 2  # outside `reading`: computed at every call

@@ -71,6 +71,29 @@ def test_python_api_query_and_saved_catalog_for_other_tools(done):
     assert n == 16 and int(version) == STORE_SCHEMA_VERSION
 
 
+def test_the_catalog_is_built_once_and_copied_to_the_saved_file(done, tmp_path, monkeypatch):
+    # building reads every Parquet file's footer: the saved catalog.duckdb is a copy of the
+    # one built in memory, not a second build
+    from satcc.store import catalog
+
+    d = _copy(done, tmp_path / "once")
+    built = []
+    real = catalog._build
+    monkeypatch.setattr(catalog, "_build", lambda *a: built.append(1) or real(*a))
+    with open_store(d) as s:
+        flows = s.query("SELECT run_id, id, goodput_bps FROM flows ORDER BY run_id, id")
+    assert len(built) == 1
+    con = duckdb.connect(str(d / layout.CATALOG_FILE), read_only=True)
+    try:
+        saved = con.execute("SELECT run_id, id, goodput_bps FROM flows ORDER BY run_id, id").df()
+        n = con.execute("SELECT count(*) FROM flow_series").fetchone()[0]
+    finally:
+        con.close()
+    pd.testing.assert_frame_equal(saved, flows)
+    assert n == 8 * 2 * 20
+    assert not [p.name for p in d.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
 def test_corrupt_and_foreign_files_are_reported_and_left_out(done, tmp_path):
     d = _copy(done, tmp_path / "c")
     runs = sorted(p for p in (d / "runs").iterdir())

@@ -129,10 +129,7 @@ def run_campaign(
                 with closing(source):
                     yield from source
             for spec in serial:
-                raw = store.scratch(spec.run_id)
-                o = execute(spec, out_dir=str(raw))
-                o.raw_dir = raw
-                yield o
+                yield store.attempt(spec.run_id, lambda raw, s=spec: execute(s, out_dir=str(raw)))
 
         loop = runloop.Loop[RunSpec](
             run_id=lambda s: s.run_id,
@@ -212,6 +209,36 @@ def sharing_workers() -> Iterator[None]:
                 pool.shutdown(wait=True)
 
 
+def _new_pool(jobs: int) -> ProcessPoolExecutor:
+    # spawn: never fork a process that may hold threads (DuckDB, Arrow, Dask)
+    return ProcessPoolExecutor(
+        max_workers=jobs, mp_context=get_context("spawn"), initializer=init_pool_worker
+    )
+
+
+@contextmanager
+def worker_pool(jobs: int) -> Iterator[tuple[ProcessPoolExecutor, bool]]:
+    """A pool of `jobs` worker processes for work that is not a campaign's runs (study 002's
+    design) and whether it is shared: the shared one inside `sharing_workers` (left running),
+    else one of its own, shut down at the end of the block. Submit `timed` calls to a shared
+    pool and charge their CPU with `timings.runs(..., in_child=True)`."""
+    shared = _SHARED
+    if shared is None:
+        with _new_pool(jobs) as pool:
+            yield pool, False
+        return
+    if jobs not in shared:
+        shared[jobs] = _new_pool(jobs)
+    yield shared[jobs], True
+
+
+def timed(fn: Callable[[Any], Any], arg: Any) -> tuple[Any, float]:
+    """`fn(arg)` and the CPU seconds it took in this process (a pool worker)."""
+    started = time.process_time()
+    out = fn(arg)
+    return out, time.process_time() - started
+
+
 def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
     """Outcomes as they finish, from a pool of `jobs` spawned processes (in-process for 1;
     the shared pool inside `sharing_workers`)."""
@@ -222,12 +249,7 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
     shared = _SHARED
     pool = shared.get(jobs) if shared is not None else None
     if pool is None:
-        # spawn: never fork a process that may hold threads (DuckDB, Arrow, Dask)
-        pool = ProcessPoolExecutor(
-            max_workers=jobs if shared is not None else min(jobs, len(specs)),
-            mp_context=get_context("spawn"),
-            initializer=init_pool_worker,
-        )
+        pool = _new_pool(jobs if shared is not None else min(jobs, len(specs)))
         if shared is not None:
             shared[jobs] = pool
     finished = False

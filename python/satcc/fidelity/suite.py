@@ -207,21 +207,11 @@ def run_suite(
         lambda old: old.get("name") == doc["name"] and "fidelity" in old,
     ) as store:
 
-        def attempt(p: Planned) -> runloop.Outcome:
-            t0 = time.monotonic()
-            raw = store.scratch(p.run_id)
-            try:
-                result = _execute(p, raw, opts.capture)
-                return runloop.Outcome(
-                    p.run_id, True, result, wall_s=time.monotonic() - t0, raw_dir=raw
-                )
-            except KeyboardInterrupt:
-                shutil.rmtree(raw, ignore_errors=True)
-                raise
-            except Exception as e:  # noqa: BLE001 - one failed run must not stop the suite
-                return runloop.Outcome(
-                    p.run_id, False, error=str(e), wall_s=time.monotonic() - t0, raw_dir=raw
-                )
+        def attempt(p: Planned) -> runloop.Outcome:  # a failed run does not stop the suite
+            return store.attempt(
+                p.run_id,
+                lambda raw: runloop.Outcome(p.run_id, True, _execute(p, raw, opts.capture)),
+            )
 
         def execute(todo: list[Planned]) -> Generator[runloop.Outcome, None, None]:
             bound = opts.max_lateness_p99_us

@@ -19,7 +19,6 @@ which `campaign` and `fidelity` share; this module decides only when each run is
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 import signal
 import sys
 import time
@@ -215,25 +214,15 @@ class Loop:
                     self._queue.append(it)  # once more, at the end of the round
 
     def _measure(self, store: runloop.Writer, it: RunItem) -> runloop.Outcome:
-        raw = store.scratch(it.run_id)
-        try:
+        def body(raw: Path) -> runloop.Outcome:
             m = measure(self.p, it, raw / RAW_DIR, force=self.force)
             result, extras = build_result(self.p, it, m)
-        except SatccError as e:  # RunFailed, or an analyzer's complaint about a file
-            shutil.rmtree(raw, ignore_errors=True)
-            return runloop.Outcome(it.run_id, False, error=str(e))
-        except BaseException:
-            shutil.rmtree(raw, ignore_errors=True)
-            raise
-        return runloop.Outcome(
-            it.run_id,
-            True,
-            result,
-            extras,
-            doc={"field": m.field_doc},
-            raw_dir=raw,
-            raw_name=RAW_DIR,
-        )
+            return runloop.Outcome(
+                it.run_id, True, result, extras, doc={"field": m.field_doc}, raw_name=RAW_DIR
+            )
+
+        # a failure: RunFailed, or an analyzer's complaint about a file
+        return store.attempt(it.run_id, body, failures=(SatccError,))
 
     def _summary(self, o: runloop.Outcome) -> str:
         parts = summary_parts(o.result, o.doc["field"])

@@ -7,7 +7,7 @@
 
 The Parquet files stay the truth; the catalog is derived and rebuilt on every open (a scan
 hashes every file, so a file changed since is caught, never mixed in). It is also saved as
-DIR/catalog.duckdb (built aside, renamed in) for other tools: `duckdb DIR/catalog.duckdb`.
+DIR/catalog.duckdb (a copy of the one built, written aside and renamed in) for other tools: `duckdb DIR/catalog.duckdb`.
 
 Tables and views (docs/campaigns.md documents every column):
 | name          | one row per                      | columns                                      |
@@ -159,9 +159,9 @@ def open_store(directory: str | Path, save: bool = True) -> Store:
     duckdb = _duckdb()
     con = duckdb.connect(":memory:")
     params = _build(con, d, scan)
-    _lock_down(con, d)
     if save and os.access(d, os.W_OK) and not layout.is_locked(d):  # a campaign is writing
-        _save(d, scan)
+        _save(con, d)
+    _lock_down(con, d)
     return Store(d, con, scan, params)
 
 
@@ -313,22 +313,30 @@ def _check_saved_version(d: Path) -> None:
         )
 
 
-def _save(d: Path, scan: layout.Scan) -> None:
+def _save(con: Any, d: Path) -> None:
+    """Copy the catalog just built in `con` (tables and views; the views read the Parquet
+    files by their absolute paths) into DIR/catalog.duckdb: written aside, renamed in. A copy,
+    not a second build: building reads every Parquet file's footer again."""
     duckdb = _duckdb()
     fd, tmp = tempfile.mkstemp(prefix=f".{layout.CATALOG_FILE}.tmp-", dir=d)
     os.close(fd)
     os.unlink(tmp)  # duckdb creates the file itself
+    attached = False
     try:
-        con = duckdb.connect(tmp)
-        try:
-            _build(con, d, scan)
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
+        con.execute(f"ATTACH {_sql_string(tmp)} AS _saved")
+        attached = True
+        con.execute("COPY FROM DATABASE memory TO _saved")
+        con.execute("DETACH _saved")
+        attached = False
         os.replace(tmp, d / layout.CATALOG_FILE)
     except (OSError, duckdb.Error):
         pass  # the saved copy is a convenience; the in-memory catalog is what we use
     finally:
+        if attached:
+            try:
+                con.execute("DETACH _saved")
+            except duckdb.Error:
+                pass
         for leftover in (tmp, tmp + ".wal"):
             Path(leftover).unlink(missing_ok=True)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -73,6 +74,30 @@ class Writer:
         """A new directory for a run's raw files, inside the store (removed by the next
         `writing` if this process dies before the run is recorded)."""
         return Path(tempfile.mkdtemp(prefix=f".{run_id}.raw-", dir=self.out_dir / layout.RUNS_DIR))
+
+    def attempt(
+        self,
+        run_id: str,
+        body: Callable[[Path], Outcome],
+        failures: tuple[type[Exception], ...] = (Exception,),
+    ) -> Outcome:
+        """Run one run here: `body(raw)` with a new scratch directory for its raw files,
+        which becomes the outcome's raw_dir (moved into the run directory when recorded). An
+        exception among `failures` is the run's failure (its message the reason); any other
+        (Ctrl-C) propagates. Either way the scratch directory is removed."""
+        started = time.monotonic()
+        raw = self.scratch(run_id)
+        try:
+            o = body(raw)
+        except failures as e:
+            shutil.rmtree(raw, ignore_errors=True)
+            return Outcome(run_id, False, error=str(e), wall_s=time.monotonic() - started)
+        except BaseException:
+            shutil.rmtree(raw, ignore_errors=True)
+            raise
+        o.raw_dir = raw
+        o.wall_s = o.wall_s or time.monotonic() - started
+        return o
 
     def record(self, spec_doc: dict[str, Any], run_doc: dict[str, Any], o: Outcome) -> Report:
         """Write the outcome: the run directory (run.json = spec_doc | run_doc | o.doc) or

@@ -144,41 +144,84 @@ def load(
     return c
 
 
-# (campaign directory, table) -> DataFrame, while `reading()` is on; None when it is off
+# while `reading()` is on: each campaign directory's open store, and what was read from it
+# ((directory, table or query) -> DataFrame); None when it is off
 _READ: dict[tuple[Path, str], pd.DataFrame] | None = None
+_STORES: dict[Path, Any] | None = None
 
 
 @contextmanager
 def reading() -> Iterator[None]:
-    """Inside the block, `frames` reads each campaign directory's tables once: a study's
-    measures and figures call it a dozen times per directory, and each call opened the store
-    anew (every run's files hashed, the DuckDB catalog built twice, catalog.duckdb written).
+    """Inside the block, each campaign directory's store is opened once (every run's files
+    hashed, the DuckDB catalog built, catalog.duckdb saved) and each of its tables and queries
+    read once: a study's measures and figures ask for them a dozen times per directory.
     For reading only: the campaigns must be done when the block starts."""
-    global _READ
-    outer, _READ = _READ, {} if _READ is None else _READ
+    global _READ, _STORES
+    outer = _READ, _STORES
+    mine = _STORES is None
+    if mine:
+        _READ, _STORES = {}, {}
     try:
         yield
     finally:
-        _READ = outer
+        if mine:
+            for st in (_STORES or {}).values():
+                st.close()
+        _READ, _STORES = outer
+
+
+@contextmanager
+def _opened(directory: Path) -> Iterator[Any]:
+    """The directory's store: the one `reading()` holds, else opened for this call."""
+    from satcc.store import open_store
+
+    key = Path(directory).resolve()
+    if _STORES is None:
+        with timings.phase(timings.STORE), open_store(directory) as s:
+            yield s
+        return
+    if key not in _STORES:
+        with timings.phase(timings.STORE):
+            _STORES[key] = open_store(directory)
+    yield _STORES[key]
 
 
 def frames(
     directory: Path, flow_series: bool = False, link_series: bool = False
 ) -> dict[str, pd.DataFrame]:
     """The store's runs and flows (and series when asked) as DataFrames, done runs only."""
-    from satcc.store import open_store
-
     names = ["runs", "flows"] + ["flow_series"] * flow_series + ["link_series"] * link_series
     key = Path(directory).resolve()
     cache = _READ if _READ is not None else {}
     missing = [n for n in names if (key, n) not in cache]
     if missing:
-        with timings.phase(timings.STORE), open_store(directory) as s:
+        with _opened(directory) as s, timings.phase(timings.STORE):
             for n in missing:
                 frame = getattr(s, n)()
                 cache[key, n] = frame[frame["status"] == "done"] if n == "runs" else frame
     # a shallow copy (copy-on-write): a caller that changes its frame changes only its own
     return {n: cache[key, n].copy(deep=False) for n in names}
+
+
+def query(directory: Path, sql: str) -> pd.DataFrame:
+    """One query on the directory's store (`Store.query`), read once inside `reading()`."""
+    key = (Path(directory).resolve(), sql)
+    cache = _READ if _READ is not None else {}
+    if key not in cache:
+        with _opened(directory) as s, timings.phase(timings.STORE):
+            cache[key] = s.query(sql)
+    return cache[key].copy(deep=False)
+
+
+def derived(directory: Path, what: str, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """A table computed from a directory's store (`compute()`), computed once inside
+    `reading()` (a study's measures and figures both use it) and at every call outside."""
+    key = (Path(directory).resolve(), f"derived:{what}")
+    if _READ is None:
+        return compute()
+    if key not in _READ:
+        _READ[key] = compute()
+    return _READ[key].copy(deep=False)
 
 
 def engine_of(directory: Path) -> str:

@@ -47,6 +47,8 @@ emulator changes (rates capped at 100 Mbit/s, what a 2-core machine's emulator c
 the lock by hand (`flock /tmp/satcc-emu.lock satcc reproduce 004 --quick --engine emu`).
 A run that another study's campaign (same output root and engine) has already done (the same
 run id: engine, resolved scenario and seed) is copied from there, not simulated again.
+Every campaign of one `reproduce` and study 002's design run in one pool of `--jobs` worker
+processes, and a study opens each campaign's store once for all its measures and figures.
 `--timings` prints, after the tables (on stderr with `--json`), where the time went: wall and
 CPU seconds per study and phase (resolve: campaign files expanded, scenarios resolved;
 simulation; writing: run directories; store: stores opened, hashes checked, catalogs built;

@@ -49,9 +49,8 @@ import json
 import math
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -301,13 +300,17 @@ def run_all(
             if progress:
                 progress((i + 1) / len(specs))
     else:
-        # longest first (steady runs, low loss) so the pool ends together; spawn: no fork of
-        # a process that may hold threads
+        from satcc.campaign.execute import timed, worker_pool
+
+        # longest first (steady runs, low loss) so the pool ends together; inside `satcc
+        # reproduce` the campaigns' shared pool (no start-up of a pool of its own)
         order = sorted(range(len(specs)), key=lambda i: -specs[i].duration_s)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-            futures = {pool.submit(simulate, specs[i]): i for i in order}
+        with worker_pool(jobs) as (pool, shared):
+            futures = {pool.submit(timed, simulate, specs[i]): i for i in order}
             for done, future in enumerate(as_completed(futures), start=1):
-                rows[futures[future]] = future.result()
+                rows[futures[future]], cpu_s = future.result()
+                if shared:  # its CPU charged now (an own pool's when it is reaped)
+                    timings.runs(1, cpu_s, in_child=True)
                 if progress:
                     progress(done / len(specs))
     return [r for r in rows if r is not None]

@@ -237,8 +237,9 @@ def timing_lines(t: timings.Timings) -> list[str]:
         f"{100 * (1 - sim_cpu / cpu_all):.1f} % of the CPU time"
     )
     ran = (
-        f"campaign runs: {runs}, {run_cpu:.1f} CPU s in the processes that ran them (the "
-        "simulation phase beyond them: study 002's design and its pool's start-up)"
+        f"runs: {runs}, {run_cpu:.1f} CPU s in the processes that ran them (the campaigns' and, "
+        "in the shared pool, study 002's design's; the simulation phase beyond them: a pool's "
+        "start-up outside the shared one, results returned)"
     )
     return [
         f"{head} (this process and its pool workers)",

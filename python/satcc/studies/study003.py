@@ -314,14 +314,12 @@ PAPER_TABLE2 = {
 
 def _trace(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The Osaka runs (by repetition) and their sender-side sequence/ACK rows."""
-    from satcc.store import open_store
-
     runs = common.frames(directory)["runs"]
-    with open_store(directory) as st:
-        sa = st.query(
-            "SELECT run_id, flow_id, kind, t_s, seq_rel, end_rel, ack_rel, retransmission "
-            "FROM seqack ORDER BY run_id, flow_id, t_s"
-        )
+    sa = common.query(
+        directory,
+        "SELECT run_id, flow_id, kind, t_s, seq_rel, end_rel, ack_rel, retransmission "
+        "FROM seqack ORDER BY run_id, flow_id, t_s",
+    )
     osaka = runs[common.param(runs, "path") == "osaka"].sort_values(["repetition", "run_id"])
     return osaka, sa[sa["run_id"].isin(osaka["run_id"])]
 

@@ -36,15 +36,15 @@ CAMPAIGN = "study004-why"
 
 def per_run(directory: Path) -> pd.DataFrame:
     """One row per run: setup, k, PC2 RTT, seed, each flow's goodput, retransmissions, Reno-region
-    share, and PC2's K and W_max over the second half."""
-    from satcc.store import open_store
+    share, and PC2's K and W_max over the second half (computed once per `common.reading`)."""
+    return common.derived(directory, "study004_why.per_run", lambda: _per_run(directory))
 
-    with open_store(directory) as s:
-        runs = s.runs()
-        flows = s.flows()
-        fs = s.flow_series()
-        cc = s.query("SELECT run_id, flow_id, t_s, name, value FROM cc_series")
-    runs = runs[runs["status"] == "done"].set_index("run_id")
+
+def _per_run(directory: Path) -> pd.DataFrame:
+    read = common.frames(directory, flow_series=True)  # done runs only
+    runs, flows, fs = read["runs"], read["flows"], read["flow_series"]
+    cc = common.query(directory, "SELECT run_id, flow_id, t_s, name, value FROM cc_series")
+    runs = runs.set_index("run_id")
     half = runs["duration_s"] / 2
     fs = fs[fs["t_s"] >= fs["run_id"].map(half)]
     late = fs.groupby(["run_id", "flow_id"])["goodput_bps"].mean()
@@ -177,14 +177,15 @@ def explain(s: pd.DataFrame) -> str:
 
 def phase(directory: Path) -> pd.DataFrame:
     """`study004-phase`: per engine, flow count, PC2 RTT and service, means over seeds of each
-    group's goodput, PC2's share and the slowest flow of each group (second half, Mbit/s)."""
-    from satcc.store import open_store
+    group's goodput, PC2's share and the slowest flow of each group (second half, Mbit/s;
+    computed once per `common.reading`)."""
+    return common.derived(directory, "study004_why.phase", lambda: _phase(directory))
 
-    with open_store(directory) as s:
-        runs = s.runs()
-        flows = s.flows()
-        fs = s.flow_series()
-    runs = runs[runs["status"] == "done"].set_index("run_id")
+
+def _phase(directory: Path) -> pd.DataFrame:
+    read = common.frames(directory, flow_series=True)  # done runs only
+    runs, flows, fs = read["runs"], read["flows"], read["flow_series"]
+    runs = runs.set_index("run_id")
     half = runs["duration_s"] / 2
     fs = fs[fs["t_s"] >= fs["run_id"].map(half)]
     late = fs.groupby(["run_id", "flow_id"])["goodput_bps"].mean().rename("late")
