@@ -783,7 +783,7 @@ mod tests {
         let mut fast = mk(Box::new(ConstantLink(state)));
         let mut general = mk(Box::new(Opaque(ConstantLink(state))));
         assert!(fast.plain.is_some() && general.plain.is_none());
-        let mut trace = |d: &mut Direction<Pkt>| {
+        let trace = |d: &mut Direction<Pkt>| {
             let mut log = Vec::new();
             let mut now = SimTime::ZERO;
             for i in 0..400u64 {
@@ -795,7 +795,7 @@ mod tests {
                     });
                     log.push(format!("{at:?} {next:?} {:?}", d.last_state()));
                 }
-                now = now + SimDuration::from_micros(400 + (i % 7) * 150);
+                now += SimDuration::from_micros(400 + (i % 7) * 150);
             }
             (log, d.counters())
         };
