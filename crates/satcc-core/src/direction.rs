@@ -428,8 +428,10 @@ impl<P: LinkPacket> Direction<P> {
     }
 
     /// [`complete`](Self::complete) on a plain link (`plain`: a constant `state`, exact
-    /// service, no jitter, no scripted drop), the same steps without the cases that cannot
-    /// arise: the loss draw, the extra delay, the FIFO clamp.
+    /// service, no jitter, no scripted drop): the loss draw, the caller's extra delay, the
+    /// wire and the next start, without the cases that cannot arise (a scripted drop, the
+    /// model's state and extra drop, jitter). Its tail repeats `complete`'s on purpose: the
+    /// short way stays one straight block.
     #[inline(always)]
     fn complete_plain(
         &mut self,
