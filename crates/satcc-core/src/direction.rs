@@ -186,6 +186,10 @@ pub struct Direction<P> {
     constant: Option<ConstantLink>,
     /// Recent transmission times of the constant link.
     memo: TransmissionMemo,
+    /// A constant link with exact service (no tick), no jitter and no scripted drops: the
+    /// state in force never changes, and a packet leaving the serialiser takes the short
+    /// way (`complete_plain`).
+    plain: Option<LinkState>,
     cfg: DirectionConfig,
     /// The state in force when the last packet left the serialiser.
     state: LinkState,
@@ -227,8 +231,14 @@ impl<P: LinkPacket> Direction<P> {
     ) -> Self {
         let mut drop_list = cfg.drop_packets.clone();
         drop_list.sort_unstable_by(|a, b| b.cmp(a));
+        let constant = model.as_constant();
+        let plain = constant
+            .as_ref()
+            .filter(|_| cfg.tick.is_none() && cfg.jitter.is_zero() && drop_list.is_empty())
+            .map(|c| c.0);
         Direction {
-            constant: model.as_constant(),
+            constant,
+            plain,
             memo: TransmissionMemo::default(),
             model,
             cfg,
@@ -272,6 +282,12 @@ impl<P: LinkPacket> Direction<P> {
     /// end of its transmission (`None`: never).
     fn start(&mut self, pkt: P, now: SimTime, backlogged: bool) -> Option<SimTime> {
         let bytes = pkt.size_bytes();
+        if let Some(state) = self.plain {
+            let done =
+                (state.rate_bps > 0).then(|| now + self.memo.transmission(bytes, state.rate_bps));
+            self.in_service = Some((pkt, done));
+            return done;
+        }
         if let Some(period) = self.cfg.tick {
             let done = self.tick_release(now, bytes, backlogged, period);
             self.in_service = Some((pkt, done));
@@ -366,6 +382,9 @@ impl<P: LinkPacket> Direction<P> {
             .in_service
             .take()
             .expect("finish without a packet in service");
+        if let Some(state) = self.plain {
+            return self.complete_plain(state, pkt, now, extra, lost);
+        }
         let bytes = pkt.size_bytes();
         self.counters.tx_bytes += bytes;
         self.serialised += 1;
@@ -397,6 +416,42 @@ impl<P: LinkPacket> Direction<P> {
             at += extra(&mut pkt);
             if let Some(&(last, _)) = self.wire.back() {
                 at = at.max(last); // FIFO: a shrinking delay or a draw never reorders
+            }
+            self.wire.push_back((at, pkt));
+            Some(at)
+        };
+        if let Some(p) = self.queue.pop_front() {
+            self.queue_bytes -= p.size_bytes();
+            self.start(p, now, true);
+        }
+        arrival
+    }
+
+    /// [`complete`](Self::complete) on a plain link (`plain`: a constant `state`, exact
+    /// service, no jitter, no scripted drop): the loss draw, the caller's extra delay, the
+    /// wire and the next start, without the cases that cannot arise (a scripted drop, the
+    /// model's state and extra drop, jitter). Its tail repeats `complete`'s on purpose: the
+    /// short way stays one straight block.
+    #[inline(always)]
+    fn complete_plain(
+        &mut self,
+        state: LinkState,
+        mut pkt: P,
+        now: SimTime,
+        extra: impl FnOnce(&mut P) -> SimDuration,
+        lost: impl FnOnce(P),
+    ) -> Option<SimTime> {
+        let bytes = pkt.size_bytes();
+        self.counters.tx_bytes += bytes;
+        self.serialised += 1;
+        let arrival = if self.rng.chance(state.loss) {
+            self.counters.drops_random += 1;
+            lost(pkt);
+            None
+        } else {
+            let mut at = now + state.delay + extra(&mut pkt);
+            if let Some(&(last, _)) = self.wire.back() {
+                at = at.max(last); // FIFO: a draw of the caller's never reorders
             }
             self.wire.push_back((at, pkt));
             Some(at)
@@ -444,7 +499,11 @@ impl<P: LinkPacket> Direction<P> {
 
     /// The state in force when the last packet left the serialiser.
     pub fn last_state(&self) -> LinkState {
-        self.state
+        match self.plain {
+            // (a plain link does not write `state` per packet: it is the constant's)
+            Some(state) if self.serialised > 0 => state,
+            _ => self.state,
+        }
     }
 
     pub fn limit(&self) -> QueueLimit {
@@ -695,5 +754,53 @@ mod tests {
             a1, a2,
             "the second packet may not overtake the delayed first"
         );
+    }
+
+    /// The same constant link seen only through the model trait (`as_constant` is `None`),
+    /// so its direction takes the general path of `complete` and `start`.
+    struct Opaque(ConstantLink);
+
+    impl crate::link::LinkModel for Opaque {
+        fn state_at(&mut self, now: SimTime) -> LinkState {
+            self.0.state_at(now)
+        }
+        fn next_change(&self, now: SimTime) -> Option<SimTime> {
+            self.0.next_change(now)
+        }
+    }
+
+    impl LinkBehaviour for Opaque {}
+
+    #[test]
+    fn a_plain_constant_link_serves_as_the_general_path_does() {
+        // loss draws, the caller's extra delay with its FIFO clamp, queue drops, mixed sizes
+        let state = LinkState {
+            rate_bps: 10_000_000,
+            delay: SimDuration::from_millis(7),
+            loss: 0.2,
+        };
+        let mk = |model: Box<dyn LinkBehaviour>| {
+            Direction::new(model, cfg(QueueLimit::Packets(8)), state, Rng::new(3))
+        };
+        let mut fast = mk(Box::new(ConstantLink(state)));
+        let mut general = mk(Box::new(Opaque(ConstantLink(state))));
+        assert!(fast.plain.is_some() && general.plain.is_none());
+        let trace = |d: &mut Direction<Pkt>| {
+            let mut log = Vec::new();
+            let mut now = SimTime::ZERO;
+            for i in 0..400u64 {
+                let offered = d.offer(pkt(if i % 3 == 0 { 60 } else { 1500 }), now);
+                log.push(format!("{offered:?}"));
+                while let Some(done) = d.service_done().filter(|&t| t <= now) {
+                    let (at, next) = d.finish(done, |p| {
+                        SimDuration::from_micros(if p.size > 100 { 900 } else { 0 })
+                    });
+                    log.push(format!("{at:?} {next:?} {:?}", d.last_state()));
+                }
+                now += SimDuration::from_micros(400 + (i % 7) * 150);
+            }
+            (log, d.counters())
+        };
+        assert_eq!(trace(&mut fast), trace(&mut general));
     }
 }

@@ -57,12 +57,27 @@ impl<T: Tap> World<T> {
             self.flows[f as usize].encap_bytes,
             self.flows[f as usize].mtu,
         );
-        let wire_bytes = pkt.wire_bytes + encap;
-        if wire_bytes <= mtu {
+        self.send_via(node, pkt, encap, mtu);
+    }
+
+    /// [`send`](Self::send) given the flow's encapsulation and path MTU (a caller sending
+    /// several packets of one flow reads them once). Inlined: a packet that fits is stored
+    /// and forwarded in place; fragmenting is out of line.
+    #[inline(always)]
+    pub(super) fn send_via(&mut self, node: u32, pkt: &Packet, encap: u32, mtu: u32) {
+        if pkt.wire_bytes + encap <= mtu {
             let hop = self.store.put(pkt, encap);
             self.forward(node, hop);
-            return;
+        } else {
+            self.send_fragments(node, pkt, encap, mtu);
         }
+    }
+
+    /// `pkt` with its encapsulation exceeds the path MTU: it leaves as IP fragments.
+    #[cold]
+    #[inline(never)]
+    fn send_fragments(&mut self, node: u32, pkt: &Packet, encap: u32, mtu: u32) {
+        let wire_bytes = pkt.wire_bytes + encap;
         let per = (mtu - IP_HEADER) / FRAGMENT_UNIT * FRAGMENT_UNIT; // payload per fragment
         let payload = wire_bytes - IP_HEADER;
         let count = payload.div_ceil(per);

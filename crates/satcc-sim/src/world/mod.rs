@@ -391,18 +391,16 @@ impl<T: Tap> World<T> {
     /// [`emit`](Self::emit), inlined into the one caller that runs once per packet.
     #[inline(always)]
     fn emit_now(&mut self, f: u32, sender_side: bool, out: &mut Out) {
-        let node = if sender_side {
-            self.flows[f as usize].src
-        } else {
-            self.flows[f as usize].dst
-        };
+        let flow = &self.flows[f as usize];
+        let node = if sender_side { flow.src } else { flow.dst };
+        let (encap, mtu) = (flow.encap_bytes, flow.mtu);
         for pkt in &out.pkts {
             if sender_side {
                 if let Some(r) = self.seqack.as_mut() {
                     r.sent(self.now, pkt);
                 }
             }
-            self.send(f, node, pkt);
+            self.send_via(node, pkt, encap, mtu);
         }
         for i in 0..out.timers.len() {
             let (kind, at) = out.timers[i];
