@@ -414,24 +414,37 @@ impl<P: LinkPacket> Direction<P> {
                 );
             }
             at += extra(&mut pkt);
-            if let Some(&(last, _)) = self.wire.back() {
-                at = at.max(last); // FIFO: a shrinking delay or a draw never reorders
-            }
-            self.wire.push_back((at, pkt));
-            Some(at)
+            Some(self.onto_wire(at, pkt))
         };
+        self.serve_next(now);
+        arrival
+    }
+
+    /// Put `pkt` on the wire to arrive at `at`, or behind the packet ahead of it: FIFO, a
+    /// shrinking delay or a draw never reorders. Returns the arrival instant.
+    #[inline(always)]
+    fn onto_wire(&mut self, mut at: SimTime, pkt: P) -> SimTime {
+        if let Some(&(last, _)) = self.wire.back() {
+            at = at.max(last);
+        }
+        self.wire.push_back((at, pkt));
+        at
+    }
+
+    /// The serialiser is free at `now`: start the queue's head, if any.
+    #[inline(always)]
+    fn serve_next(&mut self, now: SimTime) {
         if let Some(p) = self.queue.pop_front() {
             self.queue_bytes -= p.size_bytes();
             self.start(p, now, true);
         }
-        arrival
     }
 
     /// [`complete`](Self::complete) on a plain link (`plain`: a constant `state`, exact
     /// service, no jitter, no scripted drop): the loss draw, the caller's extra delay, the
     /// wire and the next start, without the cases that cannot arise (a scripted drop, the
-    /// model's state and extra drop, jitter). Its tail repeats `complete`'s on purpose: the
-    /// short way stays one straight block.
+    /// model's state and extra drop, jitter); the wire and the next start are `complete`'s
+    /// own (`onto_wire`, `serve_next`).
     #[inline(always)]
     fn complete_plain(
         &mut self,
@@ -449,17 +462,10 @@ impl<P: LinkPacket> Direction<P> {
             lost(pkt);
             None
         } else {
-            let mut at = now + state.delay + extra(&mut pkt);
-            if let Some(&(last, _)) = self.wire.back() {
-                at = at.max(last); // FIFO: a draw of the caller's never reorders
-            }
-            self.wire.push_back((at, pkt));
-            Some(at)
+            let at = now + state.delay + extra(&mut pkt);
+            Some(self.onto_wire(at, pkt))
         };
-        if let Some(p) = self.queue.pop_front() {
-            self.queue_bytes -= p.size_bytes();
-            self.start(p, now, true);
-        }
+        self.serve_next(now);
         arrival
     }
 
