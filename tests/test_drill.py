@@ -546,13 +546,15 @@ def test_the_suite_passes_on_the_simulator():
     assert all(got[n].verdict == "known" and got[n].known == SIM_FAILS[n] for n in SIM_FAILS)
 
 
-def test_the_suite_exits_0_with_its_known_deviations(capsys):
-    """`satcc drill --engine sim tests/drill/suite`: the listed deviation is marked known,
-    the exit status 0."""
+def test_the_suite_exits_0_with_nothing_known_left(capsys):
+    """`satcc drill --engine sim tests/drill/suite` exits 0 with no listed deviation: the
+    last one, HyStart's round order (`hystart-delay-20ms-exits`, the kernel leaves slow
+    start at cwnd 28), is fixed in cubic.rs."""
+    assert SIM_FAILS == {}
     assert main(["drill", str(SUITE), "--engine", "sim"]) == 0
     out = capsys.readouterr().out
-    assert f"{len(SIM_FAILS)} known" in out.splitlines()[-1]
-    assert "known deviation: cubic.rs: HyStart's round" in out
+    assert "known" not in out.splitlines()[-1]
+    assert "known deviation" not in out
 
 
 def test_the_simulator_engine_is_deterministic():

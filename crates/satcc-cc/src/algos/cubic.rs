@@ -52,12 +52,13 @@
 //!    would spin forever with a tiny `beta` at cwnd 1).
 //! 5. `cube_factor · ΔW` is computed in 128 bits and saturated to u64 (Linux wraps only for
 //!    c < 0.4 and ΔW above ~10⁸ packets).
-//! 6. HyStart starts its rounds only once cwnd reaches `hystart_low_window`; Linux's
-//!    `hystart_update` resets the round first, so here the round begun at the first ACK runs
-//!    on into the next flight (drill script `hystart-delay-20ms-exits`: the kernel leaves slow
-//!    start at cwnd 28, this at 40). The Linux order (branch `drillsuite`, 466fd67) passes the
-//!    script but moves the fidelity grid from 87 to 80 passing checks, so it is held back until
-//!    that is understood (docs/drill.md).
+//!
+//! HyStart's rounds follow `hystart_update` as Linux orders them since the 2024 patch that
+//! carries "Fixes: 4e1fddc98d25" (backported to the stable kernels; this host's 6.18 has it):
+//! the round resets from the first ACK on and the `hystart_low_window` test comes after the
+//! reset, so a round begun at cwnd 10 ends when its flight is acknowledged. Until 2026-11-29
+//! the low-window test came first, as in older kernels (docs/drill.md, "HyStart's round
+//! order", has the evidence from both engines).
 //!
 //! Not implemented: `initial_ssthresh` (kernel default 0 = unused); the kernel's BPF/kfunc
 //! plumbing. The ECN (`CaEvent::EcnIsCe`) path is the sender's (`tcp_enter_cwr` calls
@@ -117,7 +118,6 @@ pub static INFO: AlgoInfo = AlgoInfo {
         "HyStart ACK-train cushion uses sk_gso_max_size = 65536 B",
         "HyStart's paced-socket test reads TcpState::pacing_needed",
         "cubic term and cube_factor*dW saturate instead of wrapping; target clamped at 0; Reno-emulation loop as a division",
-        "HyStart's round starts only once cwnd >= hystart_low_window (Linux resets it first; drill hystart-delay-20ms-exits)",
     ],
     needs_ecn: false,
     build,
@@ -546,6 +546,11 @@ impl Cubic {
         if tcp.snd_una > round.end_seq {
             self.hystart_reset(now, tcp);
         }
+        // HyStart triggers when cwnd is larger than some threshold (rounds still start
+        // below it: a round begun at cwnd 10 ends when its flight is acknowledged).
+        if tcp.cwnd < self.cfg.hystart_low_window {
+            return;
+        }
         let delay_min = self.delay_min.unwrap_or(delay);
         let detect = self.cfg.hystart_detect;
         let Hystart::Searching(round) = &mut self.hystart else {
@@ -663,11 +668,9 @@ impl CongestionControl for Cubic {
         if !matches!(self.delay_min, Some(d) if d <= delay) {
             self.delay_min = Some(delay);
         }
-        if self.cfg.hystart
-            && self.hystart != Hystart::Found
-            && tcp.in_slow_start()
-            && tcp.cwnd >= self.cfg.hystart_low_window
-        {
+        // The round is tracked from the first ACK on; the low-window test is inside
+        // hystart_update, after the round reset, as Linux orders them.
+        if self.cfg.hystart && self.hystart != Hystart::Found && tcp.in_slow_start() {
             self.hystart_update(now, tcp, delay);
         }
     }
@@ -703,6 +706,8 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use satcc_core::SimDuration;
+
+    use crate::INFINITE_SSTHRESH;
 
     use super::*;
 
@@ -1079,6 +1084,49 @@ mod tests {
             t.cwnd,
             t2.cwnd
         );
+    }
+
+    /// Slow start from cwnd 10, one ACK per segment, each ACK answered by what cwnd allows:
+    /// the first flight's RTT is 20 ms, every later one 30 ms (the delay threshold is
+    /// clamp(20 ms / 8, 4, 16) = 4 ms). Returns ssthresh once HyStart has left slow start.
+    fn hystart_exit_with_a_queue_from_the_second_flight(p: Params) -> u32 {
+        let mss = 1448u64;
+        let mut cc = cubic(p);
+        let mut t = TcpState::new(1448, 10);
+        t.is_cwnd_limited = true;
+        cc.on_init(SimTime::ZERO, &mut t);
+        t.snd_nxt = 10 * mss;
+        for seg in 1..=200u64 {
+            let now = SimTime::from_nanos(seg * 100_000);
+            t.snd_una = seg * mss;
+            let rtt = if seg <= 10 { ms(20) } else { ms(30) };
+            let ack = AckSample {
+                acked_sacked: 1,
+                pkts_acked: 1,
+                rtt_us: Some(rtt.as_micros()),
+                ..Default::default()
+            };
+            cc.on_pkts_acked(now, &mut t, &ack);
+            cc.on_cong_avoid(now, &mut t, &ack);
+            if !t.in_slow_start() {
+                return t.ssthresh;
+            }
+            t.snd_nxt = t.snd_una + u64::from(t.cwnd) * mss;
+        }
+        INFINITE_SSTHRESH
+    }
+
+    #[test]
+    fn hystart_rounds_start_at_the_first_ack_below_the_low_window() {
+        // Linux `hystart_update`: the round begun at the first ACK (cwnd 10) ends when the
+        // first flight is acknowledged; the next starts at cwnd 20 with the second flight's
+        // ACKs, all 30 ms, and its 9th sample leaves slow start at cwnd 20 + 8. A round begun
+        // only at cwnd 16 would mix 20 ms samples of the first flight into the second's and
+        // find the rise one round later, at 40 (drill: hystart-delay-20ms-exits, kernel 28).
+        let delay = Params::new().with("hystart_detect", ParamValue::Str("delay".into()));
+        assert_eq!(hystart_exit_with_a_queue_from_the_second_flight(delay), 28);
+        let both = Params::new();
+        assert_eq!(hystart_exit_with_a_queue_from_the_second_flight(both), 28);
     }
 
     #[test]
