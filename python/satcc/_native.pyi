@@ -10,10 +10,13 @@ a `Resolved`: kept in Rust for `run_sim` (which runs it as it is: one resolve pe
 `config` the dictionary RESOLVED = SCENARIO's keys plus
     "routes": {"next_hop": [[dir | None]] (node x dst), "base_delay_ns": [[int]] (both
                empty above 1,024 nodes: scenario::ROUTE_TABLE_MAX_NODES),
-               "queues": [{"packets"|"bytes": int}] per direction (2i = link i a->b, "N BDP"
-               sized), "paths": [{"fwd": [dir], "rev": [dir]}] per flow}
-which every engine reads: `run_sim(Resolved or RESOLVED)`, the emulator's topology and satcc-linkd, the
-model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARIO keys:
+               "max_rtt_ns": [int] per direction (2i = link i a->b: the largest base RTT
+               of the flows crossing it, what sizes an "N BDP" queue),
+               "paths": [{"fwd": [dir], "rev": [dir]}] per flow}
+which every engine reads: `run_sim(Resolved or RESOLVED)`, the emulator's topology and satcc-linkd
+(which reads its links and routes as they are, without resolving again), the model engine.
+A direction's queue is held once, in its DIR as written; `sized_queue` sizes it as the links
+are built. `run_sim` refuses a RESOLVED whose routes are not its scenario's. SCENARIO keys:
 
     SCENARIO = {
       "name": str, "seed": int, "duration_ns": int, "bin_ns": int,
@@ -207,6 +210,11 @@ def link_model_presets() -> dict[str, Any]:
     """The link models' kinds, keys and the presets other commands show (satcc-core
     models/table.rs): {"kinds", "keys", "starlink_capacity_mbps", "starlink_loss",
     "starlink_intra", "starlink_period_ns", "mahimahi_bytes"}."""
+
+def sized_queue(queue: dict[str, Any], rate_bps: int, max_rtt_ns: int) -> dict[str, int]:
+    """A direction's queue as its link holds it: {"bdp": x} as {"bytes": x * rate * RTT / 8}
+    (at least the smallest BDP queue), {"packets"|"bytes": n} as it is (satcc-core
+    `QueueSpec::sized`, what the simulator and satcc-linkd build)."""
 
 def scenario_keys() -> dict[str, list[str]]:
     """The keys of [scenario], [[link]] and [[flow]]."""
