@@ -2,9 +2,10 @@
 //! validating the TOML ([`Scenario`]: every unit parsed to ns, bit/s and bytes, every default
 //! filled, `count` expanded, nodes as indices), and what [`resolve`] returns for every engine
 //! ([`Resolved`]: the same, checked, plus the routes, each flow's path and every direction's
-//! queue limit with "N BDP" sized). The simulator (`satcc-sim` `World::new(&Resolved)`),
-//! satcc-linkd (its JSON input carries the resolved scenario) and the model engine (through
-//! the bindings) all read this one form, each link direction through [`Resolved::direction`];
+//! largest crossing RTT, what sizes an "N BDP" queue). The simulator (`satcc-sim`
+//! `World::new(&Resolved)`), satcc-linkd (its JSON input carries the resolved scenario, read
+//! back as it is by [`ResolvedLinks`], not resolved again) and the model engine (through the
+//! bindings) all read this one form, each link direction through [`Resolved::direction`];
 //! `python/satcc/_native.pyi` documents the dictionary. Scenarios built in code (tests,
 //! benchmarks, the fuzzer) use the constructors of `build` (the scenario's defaults).
 //!
@@ -579,8 +580,9 @@ pub fn capture_point(s: &Scenario, text: &str) -> Result<CapturePoint, String> {
 }
 
 /// Check a scenario and compute what every engine needs of it: routes by propagation delay,
-/// each flow's path, each direction's queue limit ("N BDP": N × rate × the largest base RTT of
-/// the flows crossing it). Errors name the key: `link[i].ab.loss: ...`.
+/// each flow's path, each direction's largest base RTT of the flows crossing it (an "N BDP"
+/// queue holds N × rate × that RTT: [`QueueSpec::sized`]). Errors name the key:
+/// `link[i].ab.loss: ...`.
 pub fn resolve(s: Scenario) -> Result<Resolved, String> {
     let n = s.nodes.len();
     if s.bin_ns == 0 {
