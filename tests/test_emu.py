@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from satcc import _native
 from satcc import scenario as sc
 from satcc.emu import host, topology, traffic
 from satcc.emu.host import EmuError
@@ -100,9 +101,13 @@ def test_bdp_queues_resolve_to_rate_times_the_largest_crossing_rtt():
     p = topology.plan(config_of(TRIANGLE), "e000001", subnet_octet=70)
     # link 2 (z-y), 2 BDP at 10 Mbit/s x 40 ms RTT = 100 kB, in the resolved scenario that
     # satcc-linkd reads
-    queues = p.config["routes"]["queues"]
-    assert queues[4] == {"bytes": 100_000}
-    assert queues[0] == {"packets": 1000}  # the default stays in packets
+    links, max_rtt = p.config["links"], p.config["routes"]["max_rtt_ns"]
+    sized = [
+        _native.sized_queue(links[k // 2][d]["queue"], links[k // 2][d]["rate_bps"], max_rtt[k])
+        for k, d in ((4, "ab"), (0, "ab"))
+    ]
+    assert sized[0] == {"bytes": 100_000}
+    assert sized[1] == {"packets": 1000}  # the default stays in packets
 
 
 def test_names_fit_interface_limits_and_carry_the_run_prefix():

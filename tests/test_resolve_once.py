@@ -90,7 +90,7 @@ def test_the_simulator_runs_the_handle_and_its_dictionary_alike():
 
 def test_a_dictionary_with_forged_routes_is_refused_the_handle_cannot_carry_them():
     config = sc.resolve(sc.loads(SCENARIO.format(noise="")))
-    config["routes"]["queues"][0] = {"bytes": 1}
+    config["routes"]["max_rtt_ns"][0] = 1
     with pytest.raises(ValueError, match="not the routes of this scenario"):
         _native.run_sim(config)
 

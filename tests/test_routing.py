@@ -51,8 +51,14 @@ def test_bdp_queues_use_the_longest_rtt_crossing_them(write_toml):
     r = cfg["routes"]
     assert r["paths"][0] == {"fwd": [0, 4], "rev": [5, 1]}
     assert r["paths"][1] == {"fwd": [2, 4], "rev": [5, 3]}
-    # 100 Mbit/s x the 140 ms RTT of the s1 flow
-    assert r["queues"][4] == {"bytes": 1_750_000}
+    # 100 Mbit/s x the 140 ms RTT of the s1 flow: the queue is held once, as written ("1 BDP"),
+    # and sized against the routes' largest RTT through the direction as the links are built
+    assert r["max_rtt_ns"][4] == 140_000_000
+    assert cfg["links"][2]["ab"]["queue"] == {"bdp": 1.0}
+    assert _native.sized_queue({"bdp": 1.0}, 100_000_000, r["max_rtt_ns"][4]) == {
+        "bytes": 1_750_000
+    }
+    assert _native.sized_queue({"packets": 9}, 1, 1) == {"packets": 9}
     assert cfg["nodes"] == ["s0", "r", "s1", "d"]
     assert r["base_delay_ns"][2][3] == 70_000_000
 
@@ -80,7 +86,7 @@ def test_an_unreachable_destination_has_an_empty_path(write_toml):
 
 def test_a_resolved_scenario_with_routes_not_its_own_is_refused(write_toml):
     cfg = sc.resolve(sc.load(write_toml(DUMBBELL)))
-    forged = {**cfg, "routes": {**cfg["routes"], "queues": [{"bytes": 1}] * 6}}
+    forged = {**cfg, "routes": {**cfg["routes"], "max_rtt_ns": [1] * 6}}
     with pytest.raises(ValueError, match="not the routes of this scenario"):
         _native.run_sim(forged)
     bare = {k: v for k, v in cfg.items() if k != "routes"}

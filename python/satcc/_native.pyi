@@ -10,10 +10,13 @@ a `Resolved`: kept in Rust for `run_sim` (which runs it as it is: one resolve pe
 `config` the dictionary RESOLVED = SCENARIO's keys plus
     "routes": {"next_hop": [[dir | None]] (node x dst), "base_delay_ns": [[int]] (both
                empty above 1,024 nodes: scenario::ROUTE_TABLE_MAX_NODES),
-               "queues": [{"packets"|"bytes": int}] per direction (2i = link i a->b, "N BDP"
-               sized), "paths": [{"fwd": [dir], "rev": [dir]}] per flow}
-which every engine reads: `run_sim(Resolved or RESOLVED)`, the emulator's topology and satcc-linkd, the
-model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARIO keys:
+               "max_rtt_ns": [int] per direction (2i = link i a->b: the largest base RTT
+               of the flows crossing it, what sizes an "N BDP" queue),
+               "paths": [{"fwd": [dir], "rev": [dir]}] per flow}
+which every engine reads: `run_sim(Resolved or RESOLVED)`, the emulator's topology and satcc-linkd
+(which reads its links and routes as they are, without resolving again), the model engine.
+A direction's queue is held once, in its DIR as written; `sized_queue` sizes it as the links
+are built. `run_sim` refuses a RESOLVED whose routes are not its scenario's. SCENARIO keys:
 
     SCENARIO = {
       "name": str, "seed": int, "duration_ns": int, "bin_ns": int,
@@ -73,31 +76,10 @@ model engine. A RESOLVED whose routes are not its scenario's is refused. SCENARI
                       not with a model),
            "model": MODEL | None (optional: a time-varying behaviour; rate_bps, delay_ns and
                     loss are then its nominal values, used for routing and "bdp" queues)}
-    MODEL (the serde form of satcc-core's `models::spec::ModelSpec`, made by models/table.rs;
-    keys written sorted) is one of
-      {"kind": "starlink", "period_ns": int, "phase_ns": int, "start_ns": int,
-       "rtt_quantiles_ns": [int x 5] (link RTT at p 0, .25, .5, .75, 1; one-way = RTT/2),
-       "capacity_bps": [lo, hi], "loss": [lo, hi], "disturbance_ns": [lo, hi],
-       "outage_probability": float, "burst_loss": [lo, hi]}
-      {"kind": "geo", "rate_bps": int, "loss": float, "delay_ns": int | None (fixed one-way),
-       and when delay_ns is None: "altitude_m": float, "terminal_elevation_deg": float,
-       "gateway_elevation_deg": float, "extra_delay_ns": int}
-      {"kind": "lfn", "rate_bps": int, "delay_ns": int, "loss": float,
-       "police": None | {"rate_bps": [lo, hi], "burst_bytes": int, "redraw_ns": int}}
-      {"kind": "trace", "mahimahi_path": str | None (a Mahimahi trace file, read by
-       satcc-core's reader where the model is built: models/trace_file.rs),
-       "opportunities_digest": str | None (the file's `mahimahi_info` digest: a file that
-       changed since is refused), "opportunities_lines": int | None (informative),
-       "opportunities_ms": [int] | None (timestamps given inline instead of a file),
-       "bytes_per_opportunity": int, "rate_bps": int | None (when no timestamps),
-       "series": [[t_ns, delay_ns, loss], ...] | None (rows given inline), or
-       "delay_csv_path": str, "delay_csv_loss": float (the loss of rows without one),
-       "series_digest": str | None (as for the trace), "series_rows": int (informative),
-       "delay_ns": int, "loss": float}
-      {"kind": "constellation", "altitude_m": float, "inclination_deg": float, "planes": int,
-       "per_plane": int, "phasing": int, "terminal": [lat, lon], "gateway": [lat, lon],
-       "min_elevation_deg": float, "period_ns": int, "phase_ns": int, "start_ns": int,
-       "extra_delay_ns": int, "rate_bps": int, "loss": float}
+    MODEL is the serde form of satcc-core's `models::spec::ModelSpec`, declared there alone:
+    one struct per kind, tagged by "kind" (`_native.link_model_presets()["kinds"]`), units in
+    the key names (`_ns`, `_bps`, `_m`, `_deg`), keys written sorted; made by models/table.rs
+    from the `[link.model]` table (docs/scenario.md "Path models" lists what a user writes).
 
 It returns
     {"flows": [{"id", "delivered_bytes", "goodput_bps", "sent_packets",
@@ -207,6 +189,11 @@ def link_model_presets() -> dict[str, Any]:
     """The link models' kinds, keys and the presets other commands show (satcc-core
     models/table.rs): {"kinds", "keys", "starlink_capacity_mbps", "starlink_loss",
     "starlink_intra", "starlink_period_ns", "mahimahi_bytes"}."""
+
+def sized_queue(queue: dict[str, Any], rate_bps: int, max_rtt_ns: int) -> dict[str, int]:
+    """A direction's queue as its link holds it: {"bdp": x} as {"bytes": x * rate * RTT / 8}
+    (at least the smallest BDP queue), {"packets"|"bytes": n} as it is (satcc-core
+    `QueueSpec::sized`, what the simulator and satcc-linkd build)."""
 
 def scenario_keys() -> dict[str, list[str]]:
     """The keys of [scenario], [[link]] and [[flow]]."""

@@ -16,7 +16,7 @@
 //! | parameter          | default  | unit    | source                                    |
 //! |--------------------|----------|---------|-------------------------------------------|
 //! | rate, delay, loss  | model    | bit/s, ns, probability | `LinkModel::state_at`      |
-//! | queue limit        | scenario | packets or bytes | `QueueLimit` (BDP resolved before) |
+//! | queue limit        | scenario | packets or bytes | `QueueSpec` (BDP sized before)    |
 //! | ecn_threshold_pkts | none     | packets | step marking, RFC 8257 §3.1 (DCTCP's K)    |
 //! | jitter             | 0        | ns      | uniform extra delay per packet; 0 draws nothing |
 //! | drop_packets       | none     | ordinals | scripted losses (1-based, counting every packet serialised), a test aid like ns-3's ReceiveListErrorModel |
@@ -38,7 +38,8 @@
 //! serialiser: the loss draw (none when loss is 0), then the jitter draw (none when jitter is
 //! 0 or the packet was lost). Scripted drops and `extra_drop` draw nothing from it.
 
-use crate::link::{ConstantLink, LinkModel, LinkState, QueueLimit};
+use crate::dirspec::QueueSpec;
+use crate::link::{ConstantLink, LinkModel, LinkState};
 use crate::models::{LinkBehaviour, MeanState};
 use crate::record::LinkSeriesRow;
 use crate::ring::Ring;
@@ -64,7 +65,7 @@ pub trait LinkPacket {
 /// The static part of a direction's configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DirectionConfig {
-    pub limit: QueueLimit,
+    pub limit: QueueSpec,
     pub ecn_threshold_pkts: Option<u64>,
     pub jitter: SimDuration,
     /// Ordinals of packets to drop on the wire (any order).
@@ -512,12 +513,12 @@ impl<P: LinkPacket> Direction<P> {
         }
     }
 
-    pub fn limit(&self) -> QueueLimit {
+    pub fn limit(&self) -> QueueSpec {
         self.cfg.limit
     }
 
     /// Set the queue limit (a "BDP" limit is known only once routes are).
-    pub fn set_limit(&mut self, limit: QueueLimit) {
+    pub fn set_limit(&mut self, limit: QueueSpec) {
         self.cfg.limit = limit;
     }
 
@@ -584,7 +585,7 @@ mod tests {
         Direction::new(Box::new(ConstantLink(state)), cfg, state, Rng::new(1))
     }
 
-    fn cfg(limit: QueueLimit) -> DirectionConfig {
+    fn cfg(limit: QueueSpec) -> DirectionConfig {
         DirectionConfig {
             limit,
             ecn_threshold_pkts: None,
@@ -597,7 +598,7 @@ mod tests {
     #[test]
     fn back_to_back_packets_leave_one_serialisation_time_apart() {
         // 1500 B at 12 Mbit/s = 1 ms each.
-        let mut d = dir(12_000_000, 10, cfg(QueueLimit::Packets(10)));
+        let mut d = dir(12_000_000, 10, cfg(QueueSpec::Packets(10)));
         assert_eq!(
             d.offer(pkt(1500), SimTime::ZERO),
             Offered::Started(Some(ms(1)))
@@ -627,7 +628,7 @@ mod tests {
     #[test]
     fn a_constant_link_serialises_each_packet_for_its_own_size() {
         // 1500 B at 12 Mbit/s = 1 ms, 60 B = 40 µs, alternating through the memo.
-        let mut d = dir(12_000_000, 0, cfg(QueueLimit::Packets(10)));
+        let mut d = dir(12_000_000, 0, cfg(QueueSpec::Packets(10)));
         let mut t = SimTime::ZERO;
         for size in [1500, 60, 1500, 60, 60, 1500] {
             let Offered::Started(Some(done)) = d.offer(pkt(size), t) else {
@@ -641,7 +642,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_hands_the_packet_back() {
-        let mut d = dir(12_000_000, 0, cfg(QueueLimit::Packets(1)));
+        let mut d = dir(12_000_000, 0, cfg(QueueSpec::Packets(1)));
         d.offer(pkt(1500), SimTime::ZERO);
         assert_eq!(d.offer(pkt(1500), SimTime::ZERO), Offered::Queued);
         assert_eq!(d.offer(pkt(700), SimTime::ZERO), Offered::Dropped(pkt(700)));
@@ -650,7 +651,7 @@ mod tests {
 
     #[test]
     fn packets_queued_behind_k_others_are_marked() {
-        let mut c = cfg(QueueLimit::Packets(10));
+        let mut c = cfg(QueueSpec::Packets(10));
         c.ecn_threshold_pkts = Some(1);
         let mut d = dir(12_000_000, 0, c);
         for _ in 0..3 {
@@ -662,7 +663,7 @@ mod tests {
 
     #[test]
     fn scripted_drops_lose_exactly_those_packets() {
-        let mut c = cfg(QueueLimit::Packets(10));
+        let mut c = cfg(QueueSpec::Packets(10));
         c.drop_packets = vec![3, 1];
         let mut d = dir(12_000_000, 0, c);
         for _ in 0..3 {
@@ -679,7 +680,7 @@ mod tests {
     }
 
     fn tick_dir(rate_bps: u64) -> Direction<Pkt> {
-        let mut c = cfg(QueueLimit::Packets(100));
+        let mut c = cfg(QueueSpec::Packets(100));
         c.tick = Some(SimDuration::from_millis(1));
         dir(rate_bps, 0, c)
     }
@@ -732,7 +733,7 @@ mod tests {
     fn a_tick_served_pipe_carries_the_rate_over_a_long_backlog() {
         // 1 Gbit/s, 1 ms ticks: 1000 full packets take 12 ms of credit; the last one leaves
         // at the tick after its virtual end, and the bursts hold 83 or 84 packets.
-        let mut c = cfg(QueueLimit::Packets(2000));
+        let mut c = cfg(QueueSpec::Packets(2000));
         c.tick = Some(SimDuration::from_millis(1));
         let mut d = dir(1_000_000_000, 0, c);
         for _ in 0..1000 {
@@ -750,7 +751,7 @@ mod tests {
 
     #[test]
     fn extra_delay_is_clamped_behind_the_packet_before() {
-        let mut d = dir(1_200_000_000, 1, cfg(QueueLimit::Packets(10)));
+        let mut d = dir(1_200_000_000, 1, cfg(QueueSpec::Packets(10)));
         d.offer(pkt(1500), SimTime::ZERO);
         d.offer(pkt(1500), SimTime::ZERO);
         let done = d.service_done().unwrap();

@@ -18,12 +18,16 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::link::{LinkState, QueueLimit};
+use crate::link::LinkState;
 use crate::models::ModelSpec;
+use crate::routing::bdp_queue_bytes;
 use crate::time::SimDuration;
 
-/// A direction's queue limit as written: BDP multiples still to be resolved against routes
-/// (`scenario::resolve` does it; its routes carry every direction's limit in packets or bytes).
+/// A direction's drop-tail queue, the one queue type of satcc: as written (`{"packets": n}`,
+/// `{"bytes": n}` or `{"bdp": x}`, the scenario's and the resolved scenario's form) and as the
+/// engines' links hold it ([`crate::direction::DirectionConfig::limit`], packets or bytes:
+/// [`Resolved::direction`](crate::scenario::Resolved::direction) sizes "x BDP" with
+/// [`QueueSpec::sized`] against the routes' largest RTT through the direction).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum QueueSpec {
@@ -32,23 +36,25 @@ pub enum QueueSpec {
     Bdp(f64),
 }
 
-impl From<QueueLimit> for QueueSpec {
-    /// A resolved limit written back as a spec (nothing left to size).
-    fn from(limit: QueueLimit) -> QueueSpec {
-        match limit {
-            QueueLimit::Packets(n) => QueueSpec::Packets(n),
-            QueueLimit::Bytes(n) => QueueSpec::Bytes(n),
+impl QueueSpec {
+    /// The limit a link holds: "x BDP" as bytes of `rate_bps` over `max_rtt` (the largest base
+    /// RTT of the flows crossing the direction, `scenario::Routes::max_rtt_ns`), others as they
+    /// are.
+    pub fn sized(self, rate_bps: u64, max_rtt: SimDuration) -> QueueSpec {
+        match self {
+            QueueSpec::Bdp(x) => QueueSpec::Bytes(bdp_queue_bytes(rate_bps, max_rtt, x)),
+            q => q,
         }
     }
-}
 
-impl QueueSpec {
-    /// The limit, `bdp_bytes(x)` sizing "x BDP" (`scenario::resolve` along the routes).
-    pub fn limit(self, bdp_bytes: impl FnOnce(f64) -> u64) -> QueueLimit {
+    /// Whether a packet of `size` bytes still fits behind `pkts`/`bytes` already queued.
+    pub fn admits(self, pkts: u64, bytes: u64, size: u64) -> bool {
         match self {
-            QueueSpec::Packets(n) => QueueLimit::Packets(n),
-            QueueSpec::Bytes(n) => QueueLimit::Bytes(n),
-            QueueSpec::Bdp(x) => QueueLimit::Bytes(bdp_bytes(x)),
+            QueueSpec::Packets(n) => pkts < n,
+            QueueSpec::Bytes(n) => bytes + size <= n,
+            QueueSpec::Bdp(_) => {
+                unreachable!("an x-BDP queue is sized before a link is built (QueueSpec::sized)")
+            }
         }
     }
 }
@@ -171,6 +177,33 @@ pub fn from_json(v: &Value, path: &str) -> Result<DirSpec, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn packet_limit_admits_until_full() {
+        let q = QueueSpec::Packets(2);
+        assert!(q.admits(1, 3000, 1500));
+        assert!(!q.admits(2, 3000, 1500));
+    }
+
+    #[test]
+    fn byte_limit_counts_the_arriving_packet() {
+        let q = QueueSpec::Bytes(3000);
+        assert!(q.admits(1, 1500, 1500));
+        assert!(!q.admits(1, 1501, 1500));
+    }
+
+    #[test]
+    fn only_a_bdp_queue_is_sized() {
+        let rtt = SimDuration::from_millis(68);
+        assert_eq!(
+            QueueSpec::Bdp(1.0).sized(10_000_000, rtt),
+            QueueSpec::Bytes(85_000)
+        );
+        assert_eq!(
+            QueueSpec::Packets(7).sized(10_000_000, rtt),
+            QueueSpec::Packets(7)
+        );
+    }
 
     #[test]
     fn a_full_direction_reads_with_units_in_place() {

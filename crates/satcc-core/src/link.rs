@@ -7,8 +7,6 @@
 //! the change points the model announces, and the real-time emulator does the same with a
 //! real clock, so both engines apply one model.
 
-use serde::{Deserialize, Serialize};
-
 use crate::time::{SimDuration, SimTime};
 
 /// The state of one link direction over an interval of time.
@@ -40,44 +38,5 @@ impl LinkModel for ConstantLink {
     }
     fn next_change(&self, _now: SimTime) -> Option<SimTime> {
         None
-    }
-}
-
-/// How much a drop-tail queue holds before it drops: the resolved limit of a direction (the
-/// resolver sizes "N BDP" into bytes, `scenario::Routes::queues`), the one queue-limit type
-/// of the simulator's and the emulator's links. On the wire `{"packets": n}` or `{"bytes": n}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum QueueLimit {
-    Packets(u64),
-    Bytes(u64),
-}
-
-impl QueueLimit {
-    /// Whether a packet of `size` bytes still fits behind `pkts`/`bytes` already queued.
-    pub fn admits(self, pkts: u64, bytes: u64, size: u64) -> bool {
-        match self {
-            QueueLimit::Packets(n) => pkts < n,
-            QueueLimit::Bytes(n) => bytes + size <= n,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn packet_limit_admits_until_full() {
-        let q = QueueLimit::Packets(2);
-        assert!(q.admits(1, 3000, 1500));
-        assert!(!q.admits(2, 3000, 1500));
-    }
-
-    #[test]
-    fn byte_limit_counts_the_arriving_packet() {
-        let q = QueueLimit::Bytes(3000);
-        assert!(q.admits(1, 1500, 1500));
-        assert!(!q.admits(1, 1501, 1500));
     }
 }

@@ -2,9 +2,10 @@
 //! validating the TOML ([`Scenario`]: every unit parsed to ns, bit/s and bytes, every default
 //! filled, `count` expanded, nodes as indices), and what [`resolve`] returns for every engine
 //! ([`Resolved`]: the same, checked, plus the routes, each flow's path and every direction's
-//! queue limit with "N BDP" sized). The simulator (`satcc-sim` `World::new(&Resolved)`),
-//! satcc-linkd (its JSON input carries the resolved scenario) and the model engine (through
-//! the bindings) all read this one form, each link direction through [`Resolved::direction`];
+//! largest crossing RTT, what sizes an "N BDP" queue). The simulator (`satcc-sim`
+//! `World::new(&Resolved)`), satcc-linkd (its JSON input carries the resolved scenario, read
+//! back as it is by [`ResolvedLinks`], not resolved again) and the model engine (through the
+//! bindings) all read this one form, each link direction through [`Resolved::direction`];
 //! `python/satcc/_native.pyi` documents the dictionary. Scenarios built in code (tests,
 //! benchmarks, the fuzzer) use the constructors of `build` (the scenario's defaults).
 //!
@@ -23,13 +24,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::direction::DirectionConfig;
-use crate::dirspec::{self, Direction};
+use crate::dirspec::{self, Direction, QueueSpec};
 use crate::hostnoise::{
     HostNoise, Turnaround, KERNEL_RECEIVER_QUANTILES_NS, KERNEL_SENDER_QUANTILES_NS,
 };
-use crate::link::{LinkState, QueueLimit};
+use crate::link::LinkState;
 use crate::models::{LinkBehaviour, ModelConfig, Seeds};
-use crate::routing::{bdp_queue_bytes, LinkEnds, Routing};
+use crate::routing::{LinkEnds, Routing};
 use crate::time::SimDuration;
 
 /// A scenario with units, defaults and names resolved (the input of [`resolve`]).
@@ -354,8 +355,10 @@ pub struct FlowPath {
 /// memory (issue 31).
 pub const ROUTE_TABLE_MAX_NODES: usize = 1024;
 
-/// What [`resolve`] computes: routes (satcc-core `routing`), every direction's queue limit and
-/// every flow's path.
+/// What [`resolve`] computes: routes (satcc-core `routing`), every direction's largest RTT
+/// (what sizes an "x BDP" queue) and every flow's path. A direction's queue is held once, in
+/// the scenario's link as written; an engine sizes it when it builds the link
+/// ([`Resolved::direction`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Routes {
@@ -365,8 +368,9 @@ pub struct Routes {
     /// `base_delay_ns[a][b]`: the one-way propagation delay along the route (empty above
     /// [`ROUTE_TABLE_MAX_NODES`] nodes).
     pub base_delay_ns: Vec<Vec<u64>>,
-    /// Per direction (`2i` = link i a→b): the drop-tail limit, "N BDP" sized.
-    pub queues: Vec<QueueLimit>,
+    /// Per direction (`2i` = link i a→b): the largest base RTT of the flows crossing it, ns
+    /// (0: no flow crosses it).
+    pub max_rtt_ns: Vec<u64>,
     /// Per flow.
     pub paths: Vec<FlowPath>,
 }
@@ -399,51 +403,106 @@ impl Serialize for Resolved {
 impl Resolved {
     /// Read a resolved scenario (the scenario's keys plus `routes`) and check that its routes
     /// are the ones [`resolve`] gives: a resolved scenario cannot carry routes of its own.
+    /// (The simulator's bindings, for a RESOLVED dictionary; satcc-linkd reads the links alone
+    /// without resolving again: [`ResolvedLinks::from_json`].)
     pub fn from_json(v: &Value) -> Result<Resolved, String> {
-        let Value::Object(map) = v else {
-            return Err("config: expected a table".into());
-        };
-        let mut map = map.clone();
-        let routes = map
-            .remove("routes")
-            .ok_or("config.routes: missing (a scenario not yet resolved)")?;
-        let routes: Routes = dirspec::read(&routes, "config.routes")?;
-        let resolved = resolve(dirspec::read(&Value::Object(map), "config")?)?;
+        let (scenario, routes) = split_wire(v)?;
+        let resolved = resolve(scenario)?;
         if resolved.routes != routes {
             return Err("config.routes: not the routes of this scenario".into());
         }
         Ok(resolved)
     }
 
-    /// Direction `k`'s resolved queue limit.
-    pub fn queue(&self, k: usize) -> QueueLimit {
-        self.routes.queues[k]
+    /// Direction `k`'s queue as its link holds it ("x BDP" sized).
+    pub fn queue(&self, k: usize) -> QueueSpec {
+        queue_of(&self.scenario, &self.routes, k)
     }
 
     /// Direction `k` (`2i` = link i a→b, `2i + 1` its b→a) as every engine builds it.
     pub fn direction(&self, k: usize) -> Result<DirView, String> {
-        let (i, ba) = (k / 2, k % 2 == 1);
-        let l = &self.scenario.links[i];
-        let (name, d) = if ba { ("ba", &l.ba) } else { ("ab", &l.ab) };
-        let path = format!("link[{i}].{name}");
-        let spec = d.spec(&path)?;
-        let model = match &spec.model {
-            Some(m) => Some(m.config(&format!("{path}.model"))?),
-            None => None,
-        };
-        Ok(DirView {
-            nominal: spec.state,
-            config: DirectionConfig {
-                limit: self.queue(k),
-                ecn_threshold_pkts: spec.ecn_threshold_pkts,
-                jitter: spec.jitter,
-                drop_packets: spec.drop_packets,
-                tick: spec.tick,
-            },
-            model,
-            link: i,
-            dir: k,
-        })
+        direction_of(&self.scenario, &self.routes, k)
+    }
+}
+
+/// The wire form's scenario and routes, read as they are.
+fn split_wire(v: &Value) -> Result<(Scenario, Routes), String> {
+    let Value::Object(map) = v else {
+        return Err("config: expected a table".into());
+    };
+    let mut map = map.clone();
+    let routes = map
+        .remove("routes")
+        .ok_or("config.routes: missing (a scenario not yet resolved)")?;
+    let scenario: Scenario = dirspec::read(&Value::Object(map), "config")?;
+    let routes: Routes = dirspec::read(&routes, "config.routes")?;
+    Ok((scenario, routes))
+}
+
+/// The one view of a link direction of a resolved scenario (`scenario`'s link, sized by
+/// `routes`), for the simulator and satcc-linkd alike.
+fn queue_of(s: &Scenario, routes: &Routes, k: usize) -> QueueSpec {
+    let l = &s.links[k / 2];
+    let d = if k % 2 == 1 { &l.ba } else { &l.ab };
+    d.queue
+        .sized(d.rate_bps, SimDuration::from_nanos(routes.max_rtt_ns[k]))
+}
+
+fn direction_of(s: &Scenario, routes: &Routes, k: usize) -> Result<DirView, String> {
+    let (i, ba) = (k / 2, k % 2 == 1);
+    let l = &s.links[i];
+    let (name, d) = if ba { ("ba", &l.ba) } else { ("ab", &l.ab) };
+    let path = format!("link[{i}].{name}");
+    let spec = d.spec(&path)?;
+    let model = match &spec.model {
+        Some(m) => Some(m.config(&format!("{path}.model"))?),
+        None => None,
+    };
+    Ok(DirView {
+        nominal: spec.state,
+        config: DirectionConfig {
+            limit: queue_of(s, routes, k),
+            ecn_threshold_pkts: spec.ecn_threshold_pkts,
+            jitter: spec.jitter,
+            drop_packets: spec.drop_packets,
+            tick: spec.tick,
+        },
+        model,
+        link: i,
+        dir: k,
+    })
+}
+
+/// A resolved scenario's links read back from its wire form (satcc-linkd's input, the
+/// RESOLVED dictionary the run resolved once), not resolved again: each direction is checked
+/// as it is read ([`Direction::spec`]) and built as the simulator builds it
+/// ([`ResolvedLinks::direction`] and [`Resolved::direction`] are one function).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedLinks {
+    pub scenario: Scenario,
+    pub routes: Routes,
+}
+
+impl ResolvedLinks {
+    pub fn from_json(v: &Value) -> Result<ResolvedLinks, String> {
+        let (scenario, routes) = split_wire(v)?;
+        let n = scenario.links.len();
+        for (i, l) in scenario.links.iter().enumerate() {
+            if l.a >= scenario.nodes.len() || l.b >= scenario.nodes.len() {
+                return Err(format!("link[{i}]: node index out of range"));
+            }
+            l.ab.spec(&format!("link[{i}].ab"))?;
+            l.ba.spec(&format!("link[{i}].ba"))?;
+        }
+        if routes.max_rtt_ns.len() != 2 * n {
+            return Err("config.routes: not the routes of this scenario".into());
+        }
+        Ok(ResolvedLinks { scenario, routes })
+    }
+
+    /// Direction `k` as the simulator builds it.
+    pub fn direction(&self, k: usize) -> Result<DirView, String> {
+        direction_of(&self.scenario, &self.routes, k)
     }
 }
 
@@ -521,8 +580,9 @@ pub fn capture_point(s: &Scenario, text: &str) -> Result<CapturePoint, String> {
 }
 
 /// Check a scenario and compute what every engine needs of it: routes by propagation delay,
-/// each flow's path, each direction's queue limit ("N BDP": N × rate × the largest base RTT of
-/// the flows crossing it). Errors name the key: `link[i].ab.loss: ...`.
+/// each flow's path, each direction's largest base RTT of the flows crossing it (an "N BDP"
+/// queue holds N × rate × that RTT: [`QueueSpec::sized`]). Errors name the key:
+/// `link[i].ab.loss: ...`.
 pub fn resolve(s: Scenario) -> Result<Resolved, String> {
     let n = s.nodes.len();
     if s.bin_ns == 0 {
@@ -638,17 +698,11 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
             ));
         }
     }
-    let max_rtt = routing.max_rtt_per_direction(&pairs);
-    let mut queues = Vec::with_capacity(2 * s.links.len());
-    for l in &s.links {
-        for d in [&l.ab, &l.ba] {
-            let k = queues.len();
-            queues.push(
-                d.queue
-                    .limit(|x| bdp_queue_bytes(d.rate_bps, max_rtt[k], x)),
-            );
-        }
-    }
+    let max_rtt_ns = routing
+        .max_rtt_per_direction(&pairs)
+        .iter()
+        .map(|d| d.as_nanos())
+        .collect();
     let table_n = if all_pairs { n } else { 0 };
     let routes = Routes {
         next_hop: (0..table_n)
@@ -661,7 +715,7 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
                     .collect()
             })
             .collect(),
-        queues,
+        max_rtt_ns,
         paths: pairs
             .iter()
             .map(|&(a, b)| FlowPath {
@@ -732,9 +786,9 @@ mod tests {
         assert_eq!(r.routes.base_delay_ns[1][3], 34_000_000);
         assert_eq!(r.routes.next_hop[3][0], Some(5));
         // the bottleneck holds 1 × 10 Mbit/s × the largest RTT crossing it (68 ms) = 85,000 B
-        assert_eq!(r.queue(4), QueueLimit::Bytes(85_000));
-        assert_eq!(r.queue(5), QueueLimit::Bytes(50_000));
-        assert_eq!(r.queue(0), QueueLimit::Packets(1000));
+        assert_eq!(r.queue(4), QueueSpec::Bytes(85_000));
+        assert_eq!(r.queue(5), QueueSpec::Bytes(50_000));
+        assert_eq!(r.queue(0), QueueSpec::Packets(1000));
     }
 
     #[test]
@@ -744,7 +798,7 @@ mod tests {
         assert!(v.get("routes").is_some() && v.get("flows").is_some());
         assert_eq!(Resolved::from_json(&v).unwrap(), r);
         let mut forged = v.clone();
-        forged["routes"]["queues"][4] = json!({"bytes": 1});
+        forged["routes"]["max_rtt_ns"][4] = json!(1);
         assert_eq!(
             Resolved::from_json(&forged).unwrap_err(),
             "config.routes: not the routes of this scenario"
@@ -942,7 +996,7 @@ mod tests {
         // without a model: the constant nominal link
         let r = resolve_json(&dumbbell()).unwrap();
         let view = r.direction(5).unwrap();
-        assert_eq!(view.config.limit, QueueLimit::Bytes(50_000));
+        assert_eq!(view.config.limit, QueueSpec::Bytes(50_000));
         let st = view.behaviour(1).unwrap().state_at(crate::SimTime::ZERO);
         assert_eq!((st.rate_bps, st.delay.as_nanos()), (10_000_000, 10_000_000));
     }

@@ -1,8 +1,10 @@
 //! The emulator's configuration: one JSON document written by the Python runner
-//! (`python/satcc/emu/linkd.py`) around the resolved scenario (`satcc_core::scenario`, the
-//! simulator's input too), plus the options of this run. Every link direction is built from
-//! the resolved scenario as the simulator builds it ([`Config::direction`],
-//! `Resolved::direction`): nothing of the scenario is copied here.
+//! (`python/satcc/emu/linkd.py`) around the resolved scenario (RESOLVED: the value the run
+//! resolved once, `satcc_core::scenario::Resolved`, the simulator's input too), plus the
+//! options of this run. satcc-linkd does not resolve the scenario again: it reads its links
+//! and routes as they are (`ResolvedLinks::from_json`, each direction checked as it is read)
+//! and builds every link direction as the simulator builds it ([`Config::direction`], the
+//! one `direction_of` of satcc-core's scenario module): nothing of the scenario is copied here.
 //!
 //! ```json
 //! {"netns": "satcc-3f2a1c-emu", "seed": 1, "bin_ns": 100000000, "duration_ns": 5000000000,
@@ -17,7 +19,7 @@
 
 use satcc_core::direction::DirectionConfig;
 use satcc_core::models::LinkBehaviour;
-use satcc_core::scenario::Resolved;
+use satcc_core::scenario::ResolvedLinks;
 use serde_json::Value;
 
 /// Default spin window before a deadline (see README "Timing").
@@ -29,8 +31,8 @@ pub const DEFAULT_RT_PRIORITY: u32 = 10;
 
 #[derive(Debug)]
 pub struct Config {
-    /// The resolved scenario (its routes checked to be its own).
-    pub scenario: Resolved,
+    /// The resolved scenario's links and routes, as resolved by the run.
+    pub scenario: ResolvedLinks,
     pub netns: Option<String>,
     /// The run's seed, bin width and duration when they are not the scenario's.
     seed: Option<u64>,
@@ -92,7 +94,7 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
         let v: Value =
             serde_json::from_str(text).map_err(|e| ConfigError(format!("invalid JSON: {e}")))?;
-        let scenario = Resolved::from_json(
+        let scenario = ResolvedLinks::from_json(
             v.get("scenario")
                 .ok_or_else(|| err("scenario", "missing"))?,
         )
@@ -170,7 +172,8 @@ impl Config {
     }
 
     /// Direction `ba` (false: a→b) of `port`'s link as the simulator builds it
-    /// (`Resolved::direction`: the resolver's queue limit, the model seeded alike).
+    /// (`ResolvedLinks::direction`, `Resolved::direction`'s: the queue sized alike, the model
+    /// seeded alike).
     pub fn direction(
         &self,
         port: &Port,
@@ -195,7 +198,7 @@ pub fn dir_index(link_id: u32, ba: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use satcc_core::link::QueueLimit;
+    use satcc_core::dirspec::QueueSpec;
     use satcc_core::{SimDuration, SimTime};
 
     /// A one-link scenario resolved by satcc-core, wrapped as the runner wraps it.
@@ -238,11 +241,11 @@ mod tests {
         let st = ab_model.state_at(SimTime::ZERO);
         assert_eq!(st.rate_bps, 20_000_000);
         assert_eq!(st.delay, SimDuration::from_millis(25));
-        assert_eq!(ab.limit, QueueLimit::Packets(100));
+        assert_eq!(ab.limit, QueueSpec::Packets(100));
         assert_eq!(ab.ecn_threshold_pkts, Some(20));
         // 1 BDP of 10 Mbit/s x the 50 ms RTT, as the resolver sized it
         let (ba, mut ba_model) = c.direction(l, true).unwrap();
-        assert_eq!(ba.limit, QueueLimit::Bytes(62_500));
+        assert_eq!(ba.limit, QueueSpec::Bytes(62_500));
         assert_eq!(ba_model.state_at(SimTime::ZERO).loss, 0.0);
     }
 
@@ -277,15 +280,17 @@ mod tests {
         let mut ba = serde_json::json!({"rate_bps": 100000000, "delay_ns": 25000000,
             "queue": {"packets": 1000}});
         ba["model"] = m;
-        let c = Config::parse(&doc(
+        let text = doc(
             serde_json::json!({"rate_bps": 20000000, "delay_ns": 25000000,
                 "queue": {"packets": 100}}),
             ba,
-        ))
-        .unwrap();
+        );
+        let c = Config::parse(&text).unwrap();
         let (_, mut emu) = c.direction(&c.links[0], true).unwrap();
         // the simulator's build: direction 1 of the resolved scenario, its seed
-        let mut sim = c.scenario.direction(1).unwrap().behaviour(7).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let resolved = satcc_core::scenario::Resolved::from_json(&v["scenario"]).unwrap();
+        let mut sim = resolved.direction(1).unwrap().behaviour(7).unwrap();
         for k in 0..200u64 {
             let t = SimTime::from_nanos(k * 250_000_000);
             assert_eq!(emu.state_at(t), sim.state_at(t));
@@ -293,9 +298,23 @@ mod tests {
     }
 
     #[test]
+    fn the_routes_the_run_resolved_are_read_not_computed_again() {
+        // the direction's "1 BDP" queue is sized with the largest RTT the document's routes
+        // give (here 100 ms instead of the scenario's 50 ms): satcc-linkd resolves nothing
+        let mut v: Value = serde_json::from_str(&full()).unwrap();
+        v["scenario"]["routes"]["max_rtt_ns"][1] = serde_json::json!(100_000_000u64);
+        let c = Config::parse(&v.to_string()).unwrap();
+        let (ba, _) = c.direction(&c.links[0], true).unwrap();
+        assert_eq!(ba.limit, QueueSpec::Bytes(125_000));
+    }
+
+    #[test]
     fn a_scenario_not_resolved_or_with_foreign_routes_is_rejected() {
         let mut v: Value = serde_json::from_str(&full()).unwrap();
-        v["scenario"]["routes"]["queues"][1] = serde_json::json!({"bytes": 1});
+        v["scenario"]["routes"]["max_rtt_ns"]
+            .as_array_mut()
+            .unwrap()
+            .pop();
         let e = Config::parse(&v.to_string()).unwrap_err();
         assert!(e.0.contains("not the routes of this scenario"), "{e}");
         v["scenario"].as_object_mut().unwrap().remove("routes");

@@ -209,12 +209,13 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use satcc_core::link::{ConstantLink, QueueLimit};
+    use satcc_core::dirspec::QueueSpec;
+    use satcc_core::link::ConstantLink;
     use satcc_core::SimDuration;
 
     const MS: u64 = 1_000_000;
 
-    fn cfg(limit: QueueLimit, ecn: Option<u64>, jitter: SimDuration) -> DirectionConfig {
+    fn cfg(limit: QueueSpec, ecn: Option<u64>, jitter: SimDuration) -> DirectionConfig {
         DirectionConfig {
             limit,
             ecn_threshold_pkts: ecn,
@@ -239,7 +240,7 @@ mod tests {
         rate_bps: u64,
         delay_ms: u64,
         loss: f64,
-        limit: QueueLimit,
+        limit: QueueSpec,
         ecn: Option<u64>,
     ) -> Direction {
         let state = LinkState {
@@ -265,7 +266,7 @@ mod tests {
     #[test]
     fn a_lone_frame_arrives_after_serialisation_plus_delay() {
         // 1500 B at 12 Mbit/s = 1 ms, then 10 ms of propagation.
-        let mut d = dir(12_000_000, 10, 0.0, QueueLimit::Packets(10), None);
+        let mut d = dir(12_000_000, 10, 0.0, QueueSpec::Packets(10), None);
         d.offer(SimTime::ZERO, frame(1500));
         assert_eq!(d.next_due(), Some(SimTime::from_nanos(MS)));
         assert!(drain(&mut d, SimTime::from_nanos(10 * MS)).is_empty());
@@ -285,7 +286,7 @@ mod tests {
             delay: SimDuration::ZERO,
             loss: 0.0,
         };
-        let mut c = cfg(QueueLimit::Packets(10), None, SimDuration::ZERO);
+        let mut c = cfg(QueueSpec::Packets(10), None, SimDuration::ZERO);
         c.tick = Some(SimDuration::from_millis(1));
         let mut d = Direction::new(Box::new(ConstantLink(state)), c, Rng::new(1));
         d.set_origin(SimTime::from_nanos(MS / 2));
@@ -301,7 +302,7 @@ mod tests {
 
     #[test]
     fn back_to_back_frames_are_spaced_by_their_serialisation_time() {
-        let mut d = dir(12_000_000, 0, 0.0, QueueLimit::Packets(10), None);
+        let mut d = dir(12_000_000, 0, 0.0, QueueSpec::Packets(10), None);
         for _ in 0..3 {
             d.offer(SimTime::ZERO, frame(1500));
         }
@@ -318,7 +319,7 @@ mod tests {
     #[test]
     fn a_full_queue_drops_the_arriving_frame() {
         // one in service + two queued; the fourth is dropped
-        let mut d = dir(12_000_000, 0, 0.0, QueueLimit::Packets(2), None);
+        let mut d = dir(12_000_000, 0, 0.0, QueueSpec::Packets(2), None);
         for _ in 0..3 {
             assert!(matches!(
                 d.offer(SimTime::ZERO, frame(1500)),
@@ -335,7 +336,7 @@ mod tests {
 
     #[test]
     fn ce_is_marked_at_or_above_the_threshold_only() {
-        let mut d = dir(12_000_000, 0, 0.0, QueueLimit::Packets(100), Some(2));
+        let mut d = dir(12_000_000, 0, 0.0, QueueSpec::Packets(100), Some(2));
         for _ in 0..5 {
             d.offer(SimTime::ZERO, frame(100));
         }
@@ -345,7 +346,7 @@ mod tests {
 
     #[test]
     fn random_loss_drops_close_to_the_configured_fraction() {
-        let mut d = dir(1_000_000_000, 0, 0.1, QueueLimit::Packets(100_000), None);
+        let mut d = dir(1_000_000_000, 0, 0.1, QueueSpec::Packets(100_000), None);
         let n = 20_000;
         for _ in 0..n {
             d.offer(SimTime::ZERO, frame(100));
@@ -358,7 +359,7 @@ mod tests {
 
     #[test]
     fn arrivals_before_the_serialiser_floor_are_treated_as_now() {
-        let mut d = dir(12_000_000, 0, 0.0, QueueLimit::Packets(10), None);
+        let mut d = dir(12_000_000, 0, 0.0, QueueSpec::Packets(10), None);
         d.take_due(SimTime::from_nanos(5 * MS), &mut Vec::new());
         d.offer(SimTime::from_nanos(MS), frame(1500));
         assert_eq!(d.next_due(), Some(SimTime::from_nanos(6 * MS)));
@@ -397,7 +398,7 @@ mod tests {
     fn an_outage_holds_the_frame_in_service_until_the_model_restores_the_rate() {
         let mut d = Direction::new(
             Box::new(Outage),
-            cfg(QueueLimit::Packets(10), None, SimDuration::ZERO),
+            cfg(QueueSpec::Packets(10), None, SimDuration::ZERO),
             Rng::new(1),
         );
         d.set_origin(SimTime::from_nanos(100 * MS)); // run time 0 = link time 100 ms
@@ -430,7 +431,7 @@ mod tests {
         impl LinkBehaviour for Shrinking {}
         let mut d = Direction::new(
             Box::new(Shrinking),
-            cfg(QueueLimit::Packets(10), None, SimDuration::ZERO),
+            cfg(QueueSpec::Packets(10), None, SimDuration::ZERO),
             Rng::new(1),
         );
         d.set_origin(SimTime::ZERO);
@@ -452,7 +453,7 @@ mod tests {
         let jitter = SimDuration::from_micros(50);
         let mut d = Direction::new(
             Box::new(ConstantLink(state)),
-            cfg(QueueLimit::Packets(100), None, jitter),
+            cfg(QueueSpec::Packets(100), None, jitter),
             Rng::new(7),
         );
         d.set_origin(SimTime::ZERO);

@@ -6,7 +6,8 @@
 //! nanosecond.
 
 use satcc_core::direction::{Direction as CoreDirection, DirectionConfig, Offered};
-use satcc_core::link::{LinkModel, LinkState, QueueLimit};
+use satcc_core::dirspec::QueueSpec;
+use satcc_core::link::{LinkModel, LinkState};
 use satcc_core::models::LinkBehaviour;
 use satcc_core::{Rng, SimDuration, SimTime};
 use satcc_emu::direction::{Direction, Frame, ETH_HEADER};
@@ -44,7 +45,7 @@ impl LinkBehaviour for Steps {}
 
 fn config() -> DirectionConfig {
     DirectionConfig {
-        limit: QueueLimit::Packets(20),
+        limit: QueueSpec::Packets(20),
         ecn_threshold_pkts: None,
         jitter: SimDuration::from_micros(300),
         drop_packets: vec![],

@@ -8,8 +8,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
+use satcc_core::dirspec::QueueSpec;
 use satcc_core::models::table::{CsvInfo, ModelFiles, TleAsk, TraceInfo};
 use satcc_core::scenario::file::{self, File, Issue, Known};
+use satcc_core::time::SimDuration;
 
 use crate::sim::{from_json, handle, to_json, ResolvedScenario};
 
@@ -186,6 +188,21 @@ fn read_scenario(
         .map_err(|issues| PyValueError::new_err((issues,)))
 }
 
+/// A direction's queue as its link holds it (`dirspec::QueueSpec::sized`, as the simulator and
+/// satcc-linkd build the link): "x BDP" as bytes of `rate_bps` over `max_rtt_ns` (the routes'
+/// `max_rtt_ns` of the direction), packets and bytes as they are.
+#[pyfunction]
+fn sized_queue<'py>(
+    py: Python<'py>,
+    queue: &Bound<'py, PyAny>,
+    rate_bps: u64,
+    max_rtt_ns: u64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let q: QueueSpec = satcc_core::dirspec::read(&to_json(queue, "queue")?, "queue")
+        .map_err(PyValueError::new_err)?;
+    from_json(py, &q.sized(rate_bps, SimDuration::from_nanos(max_rtt_ns)))
+}
+
 /// The keys each table of a scenario file accepts: {"scenario": [...], "link": [...],
 /// "flow": [...]}.
 #[pyfunction]
@@ -215,5 +232,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ScenarioFile>()?;
     m.add_function(wrap_pyfunction!(read_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(sized_queue, m)?)?;
     Ok(())
 }

@@ -54,7 +54,7 @@ impl ResolvedScenario {
 
 /// The one resolve step: the scenario layer's dictionary (units parsed, defaults filled) in,
 /// the resolved scenario out (satcc-core `scenario::resolve`: checked, with routes, paths and
-/// every direction's queue limit), every flow's algorithm and parameters checked by its
+/// every direction's largest crossing RTT), every flow's algorithm and parameters checked by its
 /// registry, so `satcc check` and every engine accept and refuse the same files.
 #[pyfunction]
 pub fn resolve<'py>(

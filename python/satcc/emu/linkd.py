@@ -114,8 +114,8 @@ def config(
         "bin_ns": bin_ns,
         "duration_ns": duration_ns,
         "series_path": str(series_path),
-        # the resolved scenario: satcc-linkd takes each link's directions and queue limits
-        # from it (the simulator's input, checked by the same resolver)
+        # the resolved scenario the run resolved once: satcc-linkd reads each link's
+        # directions and routes from it as they are (the simulator's input; not resolved again)
         "scenario": p.config,
         "links": [{"id": lp.id, "a_if": lp.a_if, "b_if": lp.b_if} for lp in p.links],
     }

@@ -76,6 +76,7 @@ from typing import Any
 
 import numpy as np
 
+from satcc import _native
 from satcc.engines.meta import run_meta
 from satcc.errors import UserError
 from satcc.models import cardwell, cubic, hybla, pftk
@@ -148,8 +149,8 @@ def _combined_loss(losses: list[float]) -> float:
 
 
 def _queue_bytes(queue: dict[str, Any], packet: int) -> float:
-    """A resolved drop-tail limit in bytes: packets x data packet, or bytes ("N BDP" queues
-    come resolved to bytes in the resolved scenario's routes, as the simulator sizes them)."""
+    """A sized drop-tail limit in bytes: packets x data packet, or bytes ("N BDP" queues
+    sized by `_native.sized_queue` against the routes' largest RTT, as the simulator's links)."""
     if "packets" in queue:
         return float(queue["packets"] * packet)
     return float(queue["bytes"])
@@ -157,7 +158,7 @@ def _queue_bytes(queue: dict[str, Any], packet: int) -> float:
 
 def path_inputs(config: dict[str, Any]) -> list[PathInputs]:
     """PathInputs of every resolved flow, in id order."""
-    resolved = config["routes"]  # satcc-core's routes and queues, as the simulator's
+    resolved = config["routes"]  # satcc-core's routes, as the simulator's
     links = config["links"]
     flows = config["flows"]
 
@@ -189,7 +190,10 @@ def path_inputs(config: dict[str, Any]) -> list[PathInputs]:
         hop = min(forward, key=lambda h: (links[h[0]][h[1]]["rate_bps"] / users[h], h))
         direction = links[hop[0]][hop[1]]
         share = direction["rate_bps"] / users[hop]
-        queue = resolved["queues"][2 * hop[0] + (hop[1] == "ba")]
+        k = 2 * hop[0] + (hop[1] == "ba")
+        queue = _native.sized_queue(
+            direction["queue"], direction["rate_bps"], resolved["max_rtt_ns"][k]
+        )
         buffer = _queue_bytes(queue, data)
         bdp = share * base / BITS_PER_BYTE
         by_rwnd = receive_window_bytes(f) / f["mss"]

@@ -33,8 +33,8 @@ def receive_window_bytes(flow: dict[str, Any]) -> int:
 
 def resolve(s: Scenario, seed_override: int | None = None) -> dict[str, Any]:
     """The resolved scenario every engine takes (`_native.pyi` RESOLVED): satcc-core's one
-    resolver checks the scenario as the simulator would and adds `routes` (paths, queue limits
-    with "N BDP" sized)."""
+    resolver checks the scenario as the simulator would and adds `routes` (paths, each
+    direction's largest crossing RTT, what sizes an "N BDP" queue)."""
     return resolved(s, seed_override).config
 
 

@@ -234,6 +234,57 @@ fn missing(path: &str, key: &str) -> String {
 }
 
 impl ModelSpec {
+    /// The direction's nominal rate, delay and loss: what routes, "N BDP" queues, the model
+    /// engine and `satcc check` take for a link with this model (the scenario reader writes
+    /// them into the direction, `scenario::file`). From the typed form alone: a Starlink
+    /// direction's mean capacity, half its median idle RTT and its mean loss; a GEO link's
+    /// rate, one-way delay (fixed, or the slant geometry as `geo.rs` computes it) and loss; an
+    /// LFN's figures; a constellation's rate, zenith bent pipe (2h/c) plus its extra delay, and
+    /// loss; a trace given inline with a constant rate (a TLE set's geometry) its rate, mean
+    /// delay and loss. `None` for a trace of files or of opportunities: its figures are means
+    /// over the files' contents (opportunities per ms, a delay CSV's rows over the run), which
+    /// the reader takes from the files as it reads them (`table::trace`).
+    pub fn nominal(&self) -> Option<LinkState> {
+        let state = |rate_bps: u64, delay_ns: u64, loss: f64| {
+            Some(LinkState {
+                rate_bps,
+                delay: ns(delay_ns),
+                loss,
+            })
+        };
+        match self {
+            ModelSpec::Starlink(s) => state(
+                ((s.capacity_bps.0 + s.capacity_bps.1) as f64 / 2.0).round_ties_even() as u64,
+                s.rtt_quantiles_ns[2] / 2,
+                (s.loss.0 + s.loss.1) / 2.0,
+            ),
+            ModelSpec::Geo(g) => {
+                let delay_ns = match g.delay_ns {
+                    Some(d) => d,
+                    None => geo::GeoDelay::Geometry {
+                        altitude_m: g.altitude_m?,
+                        terminal_elevation_deg: g.terminal_elevation_deg?,
+                        gateway_elevation_deg: g.gateway_elevation_deg?,
+                        extra: ns(g.extra_delay_ns?),
+                    }
+                    .one_way()
+                    .as_nanos(),
+                };
+                state(g.rate_bps, delay_ns, g.loss)
+            }
+            ModelSpec::Lfn(l) => state(l.rate_bps, l.delay_ns, l.loss),
+            ModelSpec::Constellation(c) => {
+                let zenith_s = 2.0 * c.altitude_m / geo::SPEED_OF_LIGHT_M_S;
+                let zenith_ns = (zenith_s * 1e9).round_ties_even() as u64;
+                state(c.rate_bps, zenith_ns + c.extra_delay_ns, c.loss)
+            }
+            ModelSpec::Trace(TraceSpec::Inline(t)) if t.opportunities_ms.is_none() => {
+                state(t.rate_bps?, t.delay_ns, t.loss)
+            }
+            ModelSpec::Trace(_) => None,
+        }
+    }
+
     /// The behaviour's configuration; a trace or delay CSV is read here (once per process)
     /// and must still be the file the scenario was resolved with. Errors name `path.KEY`.
     pub fn config(&self, path: &str) -> Result<ModelConfig, String> {
@@ -401,6 +452,46 @@ mod tests {
 
     fn read(v: &Value) -> Result<ModelConfig, String> {
         crate::dirspec::read::<ModelSpec>(v, "m")?.config("m")
+    }
+
+    fn nominal(v: Value) -> Option<(u64, u64, f64)> {
+        let m: ModelSpec = crate::dirspec::read(&v, "m").unwrap();
+        m.nominal()
+            .map(|s| (s.rate_bps, s.delay.as_nanos(), s.loss))
+    }
+
+    #[test]
+    fn each_model_gives_its_nominal_figures() {
+        let mut s = starlink();
+        s["capacity_bps"] = json!([5_000_000, 25_000_001]);
+        s["loss"] = json!([0.002, 0.004]);
+        s["rtt_quantiles_ns"] = json!([20, 40, 50_000_001, 60, 85]);
+        // the mean capacity rounded half to even, half the median RTT, the mean loss
+        assert_eq!(nominal(s), Some((15_000_000, 25_000_000, 0.003)));
+        let geo = json!({"kind": "geo", "rate_bps": 42, "loss": 0.01, "delay_ns": 400});
+        assert_eq!(nominal(geo), Some((42, 400, 0.01)));
+        // a 35,786 km GEO seen at 90 degrees from both ends: twice the altitude over c
+        let geo = json!({"kind": "geo", "rate_bps": 1, "loss": 0.0, "delay_ns": null,
+            "altitude_m": 35_786_000.0, "terminal_elevation_deg": 90.0,
+            "gateway_elevation_deg": 90.0, "extra_delay_ns": 5});
+        let (_, d, _) = nominal(geo).unwrap();
+        assert!((d as i64 - 238_740_000).abs() < 10_000, "{d}");
+        let lfn = json!({"kind": "lfn", "rate_bps": 7, "delay_ns": 8, "loss": 0.5});
+        assert_eq!(nominal(lfn), Some((7, 8, 0.5)));
+        let shell = json!({"kind": "constellation", "altitude_m": 550000.0,
+            "inclination_deg": 53.0, "planes": 72, "per_plane": 22, "phasing": 1,
+            "terminal": [48.0, 11.0], "gateway": [48.5, 11.5], "min_elevation_deg": 25.0,
+            "period_ns": 15_000_000_000u64, "phase_ns": 12_000_000_000u64, "start_ns": 0,
+            "extra_delay_ns": 10_000_000, "rate_bps": 100, "loss": 0.0});
+        // 2 x 550 km / c = 3,669,205 ns, plus the extra 10 ms
+        assert_eq!(nominal(shell), Some((100, 13_669_205, 0.0)));
+        let tle = json!({"kind": "trace", "opportunities_ms": null, "bytes_per_opportunity": 1500,
+            "rate_bps": 9, "series": [[0, 10, 0.0]], "delay_ns": 12, "loss": 0.25});
+        assert_eq!(nominal(tle), Some((9, 12, 0.25)));
+        // a trace of opportunities: its figures come from the opportunities, read by the table
+        let trace = json!({"kind": "trace", "opportunities_ms": [0, 1], "bytes_per_opportunity": 1500,
+            "series": [[0, 10, 0.0]], "delay_ns": 10, "loss": 0.0});
+        assert_eq!(nominal(trace), None);
     }
 
     #[test]

@@ -35,14 +35,13 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::geo::{GeoDelay, GEO_ALTITUDE_M, SPEED_OF_LIGHT_M_S};
+use super::geo::GEO_ALTITUDE_M;
 use super::spec::{
     ConstellationSpec, GeoSpec, IntraSpec, LfnSpec, ModelSpec, PoliceSpec, StarlinkSpec,
     TraceFiles, TraceInline, TraceSpec,
 };
 use crate::dirspec::QueueSpec;
 use crate::scenario::file::{Issue, ModelDir};
-use crate::time::SimDuration;
 use crate::units::{self, describe, py_str, Raw, UnitError};
 
 /// The model kinds, in the order messages list them.
@@ -668,6 +667,14 @@ fn dir(
     }
 }
 
+/// A direction whose nominal figures its model gives ([`ModelSpec::nominal`]).
+fn nominal_dir(model: ModelSpec, queue: Option<QueueSpec>) -> ModelDir {
+    let st = model
+        .nominal()
+        .expect("a model read from its table alone has nominal figures");
+    dir(st.rate_bps, st.delay.as_nanos(), st.loss, model, queue)
+}
+
 /// Where the model's files are looked for and how long the run is.
 pub struct Context<'a> {
     /// The scenario file's folder.
@@ -890,20 +897,14 @@ fn starlink(r: &mut Reader) -> Option<[ModelDir; 2]> {
             burst_loss: burst,
             intra,
         });
-        let mean_bps = round_f((cap.0 + cap.1) as f64 / 2.0);
+        let mean_bps = model.nominal().expect("starlink").rate_bps;
         let queue_ms = STARLINK_QUEUE_MS
             .iter()
             .find(|(ro, _)| *ro == role)
             .expect("both roles")
             .1;
         let queue = QueueSpec::Bytes(round_f(mean_bps as f64 / 8.0 * queue_ms as f64 / 1000.0));
-        out.push(dir(
-            mean_bps,
-            quantiles[2] / 2,
-            (loss.0 + loss.1) / 2.0,
-            model,
-            Some(queue),
-        ));
+        out.push(nominal_dir(model, Some(queue)));
     }
     pair(out)
 }
@@ -962,23 +963,8 @@ fn geo(r: &mut Reader) -> Option<[ModelDir; 2]> {
                 gateway_elevation_deg: None,
                 extra_delay_ns: None,
             });
-            out.push(dir(
-                rate,
-                PCC_DELAY_NS,
-                loss,
-                model,
-                Some(QueueSpec::Packets(PCC_QUEUE_PKTS)),
-            ));
+            out.push(nominal_dir(model, Some(QueueSpec::Packets(PCC_QUEUE_PKTS))));
         } else {
-            // the model's own delay (geo.rs), as nominal for routes and queues
-            let delay = GeoDelay::Geometry {
-                altitude_m: GEO_ALTITUDE_M,
-                terminal_elevation_deg: elev,
-                gateway_elevation_deg: gw,
-                extra: SimDuration::from_nanos(extra),
-            }
-            .one_way()
-            .as_nanos();
             let model = ModelSpec::Geo(GeoSpec {
                 rate_bps: rate,
                 loss,
@@ -988,7 +974,7 @@ fn geo(r: &mut Reader) -> Option<[ModelDir; 2]> {
                 gateway_elevation_deg: Some(gw),
                 extra_delay_ns: Some(extra),
             });
-            out.push(dir(rate, delay, loss, model, None));
+            out.push(nominal_dir(model, None));
         }
     }
     pair(out)
@@ -1040,7 +1026,7 @@ fn lfn(r: &mut Reader) -> Option<[ModelDir; 2]> {
             loss,
             police,
         });
-        out.push(dir(rate, delay, loss, model, None));
+        out.push(nominal_dir(model, None));
     }
     pair(out)
 }
@@ -1306,9 +1292,8 @@ fn constellation(r: &mut Reader) -> Option<[ModelDir; 2]> {
             rate_bps: rate,
             loss,
         });
-        // Nominal delay (routing, BDP queues): the zenith bent pipe, 2h/c, plus the extra part.
-        let zenith = round_f(2.0 * altitude_km * 1000.0 / SPEED_OF_LIGHT_M_S * S as f64);
-        out.push(dir(rate, zenith + extra, loss, model, None));
+        // nominal delay (routing, BDP queues): the zenith bent pipe, 2h/c, plus the extra part
+        out.push(nominal_dir(model, None));
     }
     pair(out)
 }
@@ -1412,7 +1397,7 @@ fn constellation_tle(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
             delay_ns: nominal_delay,
             loss,
         }));
-        out.push(dir(rate, nominal_delay, loss, model, None));
+        out.push(nominal_dir(model, None));
     }
     pair(out)
 }

@@ -147,7 +147,7 @@ mod tests {
         let s = Scenario::new("t", &["a", "b"], vec![Link::symmetric(0, 1, d)], vec![f], 1);
         let r = s.resolve().unwrap();
         // 1 BDP: 10 Mbit/s x 10 ms
-        assert_eq!(r.queue(0), crate::link::QueueLimit::Bytes(12_500));
+        assert_eq!(r.queue(0), crate::dirspec::QueueSpec::Bytes(12_500));
         let wire = serde_json::to_value(&r).unwrap();
         assert_eq!(wire["flows"][0]["rwnd_bytes"], 6_291_456);
         assert_eq!(wire["flows"][0]["cc"]["beta"], 0.7);

@@ -18,7 +18,8 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use satcc_cc::Params;
 use satcc_core::direction::{self, Direction, DirectionConfig, LinkPacket};
-use satcc_core::link::{ConstantLink, LinkState, QueueLimit};
+use satcc_core::dirspec::QueueSpec;
+use satcc_core::link::{ConstantLink, LinkState};
 use satcc_core::models::lfn::{Lfn, LfnConfig, Police};
 use satcc_core::models::{LinkBehaviour, Seeds};
 use satcc_core::scenario::Flow;
@@ -390,7 +391,7 @@ impl PathPeer {
             ),
         };
         let cfg = DirectionConfig {
-            limit: QueueLimit::Packets(path.queue_pkts),
+            limit: QueueSpec::Packets(path.queue_pkts),
             ecn_threshold_pkts: None,
             jitter: SimDuration::ZERO,
             drop_packets: Vec::new(),
