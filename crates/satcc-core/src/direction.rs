@@ -787,7 +787,7 @@ mod tests {
             loss: 0.2,
         };
         let mk = |model: Box<dyn LinkBehaviour>| {
-            Direction::new(model, cfg(QueueLimit::Packets(8)), state, Rng::new(3))
+            Direction::new(model, cfg(QueueSpec::Packets(8)), state, Rng::new(3))
         };
         let mut fast = mk(Box::new(ConstantLink(state)));
         let mut general = mk(Box::new(Opaque(ConstantLink(state))));
