@@ -289,3 +289,83 @@ def test_study001_takes_000s_uplink_bound_and_judges_across_the_sweep():
     out = common.over_points("001", per_point, study001.UPLINK, "uplink {} Mbit/s")
     assert not out["vegas-max"].skipped and "20-40: 30" in out["vegas-max"].why
     assert out["bbr-down-business"].skipped.startswith("not judged: the verdict depends on")
+
+
+def _study001_frames(outlier: float | None, cca_hit: str = "vegas"):
+    """Synthetic study 001 runs: 2 plans x 2 directions x 5 CCAs x 5 rounds, each run 30 bins
+    of 0.1 s whose largest bin is known (10 + the round, 20 + the round for BBR); `outlier`
+    puts one bin of one `cca_hit` run (round 1, residential downlink) at that rate."""
+    import pandas as pd
+
+    flows, into, rtt, ls = [], [], [], []
+    k = 0
+    for plan in ("business", "residential"):
+        for direction in ("down", "up"):
+            for cca in ("bbr", "cubic", "dctcp", "vegas", "yeah"):
+                for rep in range(1, 6):
+                    k += 1
+                    run = f"r{k}"
+                    peak = (20.0 if cca == "bbr" else 10.0) + rep
+                    hit = outlier is not None and (cca, plan, direction, rep) == (
+                        cca_hit,
+                        "residential",
+                        "down",
+                        1,
+                    )
+                    flows.append(
+                        {
+                            "run_id": run,
+                            "id": "f",
+                            "plan": plan,
+                            "direction": direction,
+                            "cca": cca,
+                            "repetition": rep,
+                            "goodput_bps": 1e6 * (peak - 1),
+                            "retransmission_rate": 0.001,
+                        }
+                    )
+                    for b in range(30):
+                        rx = peak if b == 20 else peak / 2
+                        into.append(
+                            {
+                                "run_id": run,
+                                "cca": cca,
+                                "plan": plan,
+                                "direction": direction,
+                                "repetition": rep,
+                                "t_s": b * 0.1,
+                                "rx_mbps": outlier if hit and b == 5 else rx,
+                                "capacity_bps": 100e6,
+                            }
+                        )
+                        rtt.append({"run_id": run, "plan": plan, "rtt_ms": 50.0, "repetition": rep})
+                        ls.append(
+                            {
+                                "run_id": run,
+                                "plan": plan,
+                                "direction": direction,
+                                "link_id": 0,
+                                "dir": "ba",
+                                "capacity_bps": 100e6,
+                            }
+                        )
+    return tuple(pd.DataFrame(x) for x in (flows, into, rtt, ls))
+
+
+def test_a_peak_claim_takes_each_runs_largest_bin_never_the_campaigns(tmp_path, monkeypatch):
+    """Per-run statistics only: one run's single outlying bin moves the median of the Vegas
+    runs' peaks not at all, and a paired peak ratio only in that run's own round; a maximum over
+    all runs of the campaign (study 001's code before issue 38) returns the outlier itself."""
+    from satcc.studies import study001
+
+    monkeypatch.setattr(study001, "_retx_at_start", lambda d, flows: "")
+    base = study001._measure(tmp_path, *_study001_frames(None))
+    # the Vegas runs' peaks are 11..15 (4 panels x 5 rounds): their median is 13
+    assert base["vegas-max"].value == 13.0
+    assert study001._measure(tmp_path, *_study001_frames(1000.0))["vegas-max"].value == 13.0
+    # the downlink peak ratio per round: (10 + r) / (20 + r) for DCTCP from that round's runs
+    want = [(10.0 + r) / (20.0 + r) for r in range(1, 6)]
+    assert list(base["dctcp-peak-over-bbr"].per_seed) == pytest.approx(want)
+    hit = study001._measure(tmp_path, *_study001_frames(1000.0, "dctcp"))
+    seeds = list(hit["dctcp-peak-over-bbr"].per_seed)
+    assert seeds[1:] == pytest.approx(want[1:]) and seeds[0] > want[0]  # round 1 alone moves

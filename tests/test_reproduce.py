@@ -201,16 +201,20 @@ def test_the_emulator_version_caps_rates_even_where_an_axis_sets_them():
 def test_study002s_simulator_column_caps_the_senders_window_and_acks_every_segment(
     tmp_path, monkeypatch
 ):
-    """ns-2's window_ caps the sender (W_m = 550 packets), its sink ACKs every segment."""
+    """ns-2's window_ caps the sender (W_m = 550 packets), its sink ACKs every segment, and its
+    steady runs last Table 1's 1000 s in --quick too; the dummynet column runs on its own
+    testbed's path: Table 2's 100 s, the stock receiver's delayed ACKs, the sender capped."""
     from satcc.studies import hybla, study002
 
     seen: list[hybla.Design] = []
     monkeypatch.setattr(hybla, "validate", lambda design, *a, **k: seen.append(design))
     ctx = common.Context("sim", True, None, tmp_path)
-    study002.run(ctx)
-    (design,) = seen
-    assert design.sender_clamp and not design.delayed_ack
-    spec = hybla.run_specs(design)[0]
+    assert set(study002.run(ctx)) == {"validate-hybla", study002.DUMMYNET}
+    ns2, dummynet = seen
+    assert ns2.sender_clamp and not ns2.delayed_ack and ns2.steady_duration_s == 1000.0
+    assert dummynet.sender_clamp and dummynet.delayed_ack and dummynet.steady_duration_s == 100.0
+    assert ns2.seeds >= 3 and dummynet.seeds >= 3  # Table 3's figures are means over runs
+    spec = hybla.run_specs(ns2)[0]
     flow = hybla.scenario_dict(spec)["flow"][0]
     assert flow["cwnd_clamp"] == hybla.WMAX_PKTS and flow["delayed_ack"] is False
     assert flow["rwnd"] == hybla.SENDER_CLAMP_RWND  # the receive window out of the way
