@@ -28,6 +28,7 @@ The statistics, computed the same way from a recording and from a model's own sa
 | `rtt_corr_10ms` | delay | lag-1 correlation of that residual at 10 ms |
 | `rtt_p01`, `rtt_p1`, `rtt_p99` | delay | the residual's tails: p0.1 and p1 (how far below its epoch median the RTT goes) and p99, ms |
 | `rtt_low20` | delay | how deep the delay's low part reaches: 2 x (an epoch's level minus the mean of its lowest 20 % of delays), whole epochs' mean, ms (what a delay-based CCA's base RTT reads; the jitter's floor is fitted to it) |
+| `rtt_high20` | delay | how far the delay's high part reaches: 2 x (the mean of an epoch's highest 20 % of delays minus its level), whole epochs' mean, ms (the jitter's sd is fitted to it: the upper side is not clipped by the floor, and unlike `rtt_sd`, a MAD, it is not held to a whole-ms recording's grid) |
 | `delay_resolution_ms` | delay | 1 if every delay is a whole ms (the model's delay is rounded so before its statistics are compared), else 0 |
 | `loss`, `loss_isolated` | probes | probe loss rate; rate of in-epoch losses in runs of one probe |
 | `bursts_per_s`, `burst_ms` | probes | in-epoch loss runs of two or more probes per second; their mean length |
@@ -69,6 +70,12 @@ LEVEL_TRIM = 0.1
 # whole ms whatever the floor's occupancy (LeoCC's halves: -4 ms both, with 4 % and 14 % of
 # their delays 1.5 ms or more below the level), so a floor fitted to p1 never followed it.
 LOW_SHARE = 0.2
+# rtt_high20: the same share above the level, what the jitter's sd is fitted to. Not rtt_sd
+# (1.4826 x MAD): on a whole-ms recording the MAD is a whole ms for a wide range of spreads
+# (LeoCC: exactly 1 ms in both halves and the whole, so rtt_sd 2.97 ms of RTT, while the
+# plain sd of the one-way residual is 1.15 / 1.43 ms), and a model fitted to it kept the first
+# guess (1.48 ms one way) and an upper tail 2 ms of RTT above the recording's (rtt_p99 8 / 6 ms).
+HIGH_SHARE = 0.2
 FRAME_MIN_CORR = 0.2  # a delivery period must show at least this autocorrelation
 FRAME_MAX_BUSY = 0.9  # ... and idle milliseconds between its deliveries
 CAPACITY_SLOT = "100 ms"  # the model's capacity slot (satcc-core starlink::Intra)
@@ -822,7 +829,7 @@ def _level(seg: np.ndarray) -> float:
 def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
     out: dict[str, float] = {}
     g = _delay_grid(rec)
-    levels, resid, means, weights, lows = [], [], [], [], []
+    levels, resid, means, weights, lows, highs = [], [], [], [], [], []
     for a, b, skip in _pieces(len(g) * DELAY_STEP_MS, phase_ms):
         seg = g[(a + skip) // DELAY_STEP_MS : b // DELAY_STEP_MS]
         if len(seg) < 10:
@@ -834,6 +841,8 @@ def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
             resid.append(2 * (seg - np.median(seg)))
             low = np.sort(seg)[: max(int(len(seg) * LOW_SHARE), 1)]
             lows.append(2 * (_level(seg) - float(low.mean())))
+            high = np.sort(seg)[len(seg) - max(int(len(seg) * HIGH_SHARE), 1) :]
+            highs.append(2 * (float(high.mean()) - _level(seg)))
     if not levels:
         return out
     qs = np.percentile(levels, [0, 25, 50, 75, 100])
@@ -855,6 +864,7 @@ def delay_statistics(rec: Recording, phase_ms: int) -> dict[str, float]:
         float(x) for x in np.percentile(r, [0.1, 1, 99])
     )
     out["rtt_low20"] = float(np.mean(lows))
+    out["rtt_high20"] = float(np.mean(highs))
     d = rec.delay_ms
     out["delay_resolution_ms"] = 1.0 if _whole_ms(d) else 0.0
     spacing = float(np.median(np.diff(rec.delay_t_ms)))
@@ -1261,8 +1271,15 @@ def refine(
                 _clamp(m["frame_duty"] + stats["busy_ms_share"] - got["busy_ms_share"], 0.01, 1),
                 3,
             )
-        if stats.get("rtt_sd") and got.get("rtt_sd") and "jitter" in m:
-            j = float(m["jitter"].split()[0]) * stats["rtt_sd"] / got["rtt_sd"]
+        # the jitter's sd: on a whole-ms recording to the delay's high part (rtt_high20: not
+        # clipped by the floor, not held to the grid as the MAD is), else to rtt_sd (a MAD,
+        # robust to a heavy upper tail: LEONetEM's ping, fitted to rtt_high20, gave its first
+        # half's model an RTT p95 of 171.5 against 162 ms; to rtt_sd 159.3)
+        spread = "rtt_sd"
+        if stats.get("delay_resolution_ms") and stats.get("rtt_high20") and got.get("rtt_high20"):
+            spread = "rtt_high20"
+        if stats.get(spread) and got.get(spread) and "jitter" in m:
+            j = float(m["jitter"].split()[0]) * stats[spread] / got[spread]
             m["jitter"] = f"{j:.3g} ms"
         if "rtt_corr_10ms" in stats and "rtt_corr_10ms" in got and "jitter_corr" in m:
             m["jitter_corr"] = round(
