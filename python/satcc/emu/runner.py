@@ -38,8 +38,9 @@ Deviations from the simulator's figures:
    (satcc.emu.apps). An "on" period's writer keeps up to 32 KiB unsent in the socket
    (xfer.ONOFF_LOWAT), which is still sent after it goes off; the simulator keeps none.
 7. A sender connects when its process wakes after t0 + start, so its SYN leaves a little late
-   (0.3-5 ms on this VM) and flows "starting together" never do. satcc-linkd records each
-   connection's first SYN and first data segment on the wire (crates/satcc-emu firsts.rs);
+   (0.2-64 ms after t0 on this VM at load 18-26, 2026-11-29) and flows "starting together"
+   never do. satcc-linkd records each connection's first SYN and first data segment on the
+   wire (crates/satcc-emu firsts.rs);
    the summary's `stats.first_syn_ns` / `first_data_ns` give them per flow (ns from t0,
    `first_on_wire`), and `satcc fidelity` starts each simulator twin's flows at those SYNs.
 """
