@@ -684,3 +684,19 @@ def test_a_short_real_kernel_suite_runs_each_scenario_three_times_in_the_kernel(
         if json.loads((d / layout.RUN_FILE).read_text())["engine"] == "emu"
     ]
     assert len(emu_runs) == 6 and all((d / "emu").is_dir() for d in emu_runs)
+    # satcc-linkd saw each flow's SYN and first data on the wire, after t0 and in that order,
+    # and each simulator twin started its flows at its kernel run's SYNs
+    syns = {}
+    for d in emu_runs:
+        st = json.loads((d / "summary.json").read_text())["stats"]
+        assert len(st["first_syn_ns"]) == 2 and all(0 < x for x in st["first_syn_ns"]), st
+        assert all(s < t for s, t in zip(st["first_syn_ns"], st["first_data_ns"])), st
+        syns[d.name] = st["first_syn_ns"]
+    twins = [
+        json.loads((d / layout.RUN_FILE).read_text())
+        for d in (out / layout.RUNS_DIR).iterdir()
+        if d.name not in syns
+    ]
+    assert len(twins) == 6
+    for t in twins:
+        assert t["starts_from"]["first_syn_ns"] == syns[t["starts_from"]["run_id"]]
