@@ -197,6 +197,25 @@ def test_a_late_flow_counts_over_the_groups_active_time_and_the_total_over_the_r
     assert per.loc["long", "share"] == pytest.approx(0.2)
 
 
+def test_the_bin_a_flow_starts_in_counts_as_a_paired_twin_starts_ms_into_it():
+    r = synthetic(
+        "sim",
+        1,
+        goodputs=[1e6] * 3,
+        sent=[1] * 3,
+        retx=[0] * 3,
+        srtt=[flat(10.0), flat(10.0), [20.0, 30.0, 40.0, 50.0]],
+        cwnd=[flat(10), flat(10), [10, 20, 40, 60]],
+    )
+    flows, series = M.frames_from_results([("a", r)])
+    flows.loc[flows["name"] == "long", "start_s"] = 0.004  # the kernel run's SYN, 4 ms in
+    per = M.run_groups(flows, series).set_index("group")
+    assert per.loc["long", "rtt_mean_ms"] == pytest.approx(35.0)
+    flows.loc[flows["name"] == "long", "start_s"] = 0.1  # a start on a bin edge: from that bin
+    per = M.run_groups(flows, series).set_index("group")
+    assert per.loc["long", "rtt_mean_ms"] == pytest.approx(40.0)
+
+
 def test_bins_before_a_flow_starts_count_neither_for_rtt_nor_for_cwnd():
     # the simulator writes srtt 0 and the initial window before a flow starts
     r = synthetic(

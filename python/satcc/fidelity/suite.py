@@ -361,7 +361,7 @@ def load_frames(store: Any) -> tuple:
     flows = store.query(
         "SELECT f.run_id, f.scenario, f.engine, f.seed, f.id, f.name, f.start_s, "
         "f.delivered_bytes, f.goodput_bps, f.sent_packets, f.retransmitted_packets, "
-        f"f.{PARAM}, r.duration_s FROM flows AS f JOIN runs AS r ON f.run_id = r.run_id "
+        f"f.{PARAM}, r.duration_s, r.bin_s FROM flows AS f JOIN runs AS r ON f.run_id = r.run_id "
         "ORDER BY f.point, f.engine, f.seed, f.run_id, f.id"
     )
     series = store.query(
