@@ -197,17 +197,22 @@ def test_a_late_flow_counts_over_the_groups_active_time_and_the_total_over_the_r
     assert per.loc["long", "share"] == pytest.approx(0.2)
 
 
-def test_the_bin_a_flow_starts_in_counts_as_a_paired_twin_starts_ms_into_it():
+def long_flow_frames(srtt: list[float], cwnd: list[int]):
+    """(flows, series) of one simulator run of TWO_GROUPS whose long flow has these bins."""
     r = synthetic(
         "sim",
         1,
         goodputs=[1e6] * 3,
         sent=[1] * 3,
         retx=[0] * 3,
-        srtt=[flat(10.0), flat(10.0), [20.0, 30.0, 40.0, 50.0]],
-        cwnd=[flat(10), flat(10), [10, 20, 40, 60]],
+        srtt=[flat(10.0), flat(10.0), srtt],
+        cwnd=[flat(10), flat(10), cwnd],
     )
-    flows, series = M.frames_from_results([("a", r)])
+    return M.frames_from_results([("a", r)])
+
+
+def test_the_bin_a_flow_starts_in_counts_as_a_paired_twin_starts_ms_into_it():
+    flows, series = long_flow_frames([20.0, 30.0, 40.0, 50.0], [10, 20, 40, 60])
     flows.loc[flows["name"] == "long", "start_s"] = 0.004  # the kernel run's SYN, 4 ms in
     per = M.run_groups(flows, series).set_index("group")
     assert per.loc["long", "rtt_mean_ms"] == pytest.approx(35.0)
@@ -218,16 +223,7 @@ def test_the_bin_a_flow_starts_in_counts_as_a_paired_twin_starts_ms_into_it():
 
 def test_bins_before_a_flow_starts_count_neither_for_rtt_nor_for_cwnd():
     # the simulator writes srtt 0 and the initial window before a flow starts
-    r = synthetic(
-        "sim",
-        1,
-        goodputs=[1e6] * 3,
-        sent=[1] * 3,
-        retx=[0] * 3,
-        srtt=[flat(10.0), flat(10.0), [0.0, 0.0, 30.0, 50.0]],
-        cwnd=[flat(10), flat(10), [10, 10, 40, 60]],
-    )
-    flows, series = M.frames_from_results([("a", r)])
+    flows, series = long_flow_frames([0.0, 0.0, 30.0, 50.0], [10, 10, 40, 60])
     flows.loc[flows["name"] == "long", "start_s"] = 0.2
     per = M.run_groups(flows, series).set_index("group")
     assert per.loc["long", "rtt_mean_ms"] == pytest.approx(40.0)
