@@ -100,3 +100,23 @@ def test_a_nodes_only_flow_gets_rto_and_recovery_counts_from_its_namespace(tmp_p
     assert flows[0] == {"rto_count": 4, "recovery_count": 78}
     # Two flows leave node b: its counters cannot be split between them.
     assert flows[1] == flows[2] == {"rto_count": None, "recovery_count": None}
+
+
+def test_each_flows_first_syn_and_data_come_from_satcc_linkd_by_its_ports():
+    from satcc.emu.runner import first_on_wire
+
+    flows = [{"id": 0}, {"id": 1, "proto": "udp"}, {"id": 2}]
+    firsts = [
+        {"sport": 40000, "dport": 5201, "syn_ns": 350_000, "data_ns": 40_400_000},
+        {"sport": 40002, "dport": 5203, "syn_ns": 410_000, "data_ns": None},
+        {"sport": 5201, "dport": 40000, "syn_ns": None, "data_ns": 20_000_000},  # the reverse
+        {"sport": 40001, "dport": 5202, "syn_ns": 1, "data_ns": 2},  # not a TCP flow's ports
+    ]
+    assert first_on_wire(flows, firsts) == {
+        "first_syn_ns": [350_000, None, 410_000],
+        "first_data_ns": [40_400_000, None, None],
+    }
+    assert first_on_wire(flows, []) == {
+        "first_syn_ns": [None, None, None],
+        "first_data_ns": [None, None, None],
+    }

@@ -197,18 +197,33 @@ def test_a_late_flow_counts_over_the_groups_active_time_and_the_total_over_the_r
     assert per.loc["long", "share"] == pytest.approx(0.2)
 
 
-def test_bins_before_a_flow_starts_count_neither_for_rtt_nor_for_cwnd():
-    # the simulator writes srtt 0 and the initial window before a flow starts
+def long_flow_frames(srtt: list[float], cwnd: list[int]):
+    """(flows, series) of one simulator run of TWO_GROUPS whose long flow has these bins."""
     r = synthetic(
         "sim",
         1,
         goodputs=[1e6] * 3,
         sent=[1] * 3,
         retx=[0] * 3,
-        srtt=[flat(10.0), flat(10.0), [0.0, 0.0, 30.0, 50.0]],
-        cwnd=[flat(10), flat(10), [10, 10, 40, 60]],
+        srtt=[flat(10.0), flat(10.0), srtt],
+        cwnd=[flat(10), flat(10), cwnd],
     )
-    flows, series = M.frames_from_results([("a", r)])
+    return M.frames_from_results([("a", r)])
+
+
+def test_the_bin_a_flow_starts_in_counts_as_a_paired_twin_starts_ms_into_it():
+    flows, series = long_flow_frames([20.0, 30.0, 40.0, 50.0], [10, 20, 40, 60])
+    flows.loc[flows["name"] == "long", "start_s"] = 0.004  # the kernel run's SYN, 4 ms in
+    per = M.run_groups(flows, series).set_index("group")
+    assert per.loc["long", "rtt_mean_ms"] == pytest.approx(35.0)
+    flows.loc[flows["name"] == "long", "start_s"] = 0.1  # a start on a bin edge: from that bin
+    per = M.run_groups(flows, series).set_index("group")
+    assert per.loc["long", "rtt_mean_ms"] == pytest.approx(40.0)
+
+
+def test_bins_before_a_flow_starts_count_neither_for_rtt_nor_for_cwnd():
+    # the simulator writes srtt 0 and the initial window before a flow starts
+    flows, series = long_flow_frames([0.0, 0.0, 30.0, 50.0], [10, 10, 40, 60])
     flows.loc[flows["name"] == "long", "start_s"] = 0.2
     per = M.run_groups(flows, series).set_index("group")
     assert per.loc["long", "rtt_mean_ms"] == pytest.approx(40.0)
@@ -420,6 +435,85 @@ def test_kernel_and_simulator_runs_of_a_seed_are_twins_on_the_same_seed():
     assert len({p.run_id for p in planned}) == len(planned)
 
 
+def test_paired_simulator_runs_come_after_their_kernel_twin_and_name_it():
+    g = G.load(GRID)
+    planned = suite.plan(g, suite.Options(only="cubic-rtt-1v1-equal", runs=2))
+    assert [(p.engine, p.seed) for p in planned] == [("emu", 1), ("emu", 2), ("sim", 1), ("sim", 2)]
+    kernel = {p.seed: p.run_id for p in planned if p.engine == "emu"}
+    assert all(p.twin == kernel[p.seed] for p in planned if p.engine == "sim")
+    nominal = suite.plan(g, suite.Options(only="cubic-rtt-1v1-equal", runs=2, paired=False))
+    assert all(p.twin is None for p in nominal)
+    assert {p.run_id for p in nominal if p.engine == "sim"}.isdisjoint(
+        p.run_id for p in planned if p.engine == "sim"
+    )
+    alone = suite.plan(g, suite.Options(only="cubic-rtt-1v1-equal", runs=2, engines=("sim",)))
+    assert [p.run_id for p in alone] == [p.run_id for p in nominal if p.engine == "sim"]
+
+
+def test_the_two_flow_rows_run_at_least_their_min_runs(tmp_path):
+    g = G.load(GRID)
+    planned = suite.plan(g, suite.Options(only="reno-vs-cubic", runs=3))
+    assert sorted(p.seed for p in planned if p.engine == "emu") == list(range(1, 9))
+    (tmp_path / "a.toml").write_text(textwrap.dedent(TWO_GROUPS))
+    bad = tmp_path / "grid.toml"
+    bad.write_text('[[scenario]]\nfile = "a.toml"\nmin_runs = 0\n')
+    with pytest.raises(
+        UserError, match=r"scenario\[0\]\.min_runs: expected an integer >= 1, found 0"
+    ):
+        G.load(bad)
+
+
+def test_kernel_syn_instants_become_each_flows_start_with_count_copies_written_out():
+    doc = {
+        "scenario": {"name": "x"},
+        "flow": [
+            {"name": "short", "from": "s", "to": "d", "count": 3, "start": "1 s", "stagger": "2 s"},
+            {"from": "s", "to": "d"},
+        ],
+    }
+    got = suite.with_starts(doc, [5_000, None, 7_000, 9_000])
+    assert [(f["name"], f.get("start")) for f in got["flow"]] == [
+        ("short.0", "5000 ns"),
+        ("short.1", "3000000000 ns"),  # not seen by the kernel side: its own start
+        ("short.2", "7000 ns"),
+        ("flow1", "9000 ns"),
+    ]
+    assert all("count" not in f and "stagger" not in f for f in got["flow"])
+    assert doc["flow"][0]["count"] == 3  # the plan's document is left alone
+
+
+@requires_sim
+def test_a_paired_simulator_run_starts_its_flows_when_the_kernel_runs_syns_left(tmp_path):
+    (tmp_path / "s.toml").write_text(
+        textwrap.dedent(TWO_GROUPS).replace("[scenario]", "# Fidelity grid: test\n[scenario]")
+    )
+    gfile = tmp_path / "grid.toml"
+    gfile.write_text('[grid]\nname = "t"\nruns = 1\n[[scenario]]\nfile = "s.toml"\n')
+    kern, twin = suite.plan(G.load(gfile), suite.Options())
+    assert (kern.engine, twin.twin) == ("emu", kern.run_id)
+    out = tmp_path / "out"
+    with pytest.raises(UserError, match=f"expected the result of kernel run {kern.run_id}"):
+        suite._execute(twin, tmp_path / "raw", False, out)
+    summary = out / layout.RUNS_DIR / kern.run_id / "summary.json"
+    summary.parent.mkdir(parents=True)
+    summary.write_text(json.dumps({"stats": {"first_syn_ns": [1_234_567, 345_678, 2_000_000]}}))
+    o = suite._execute(twin, tmp_path / "raw", False, out)
+    assert [round(x, 9) for x in o.result.flows["start_s"]] == [
+        0.001234567,
+        0.000345678,
+        0.002,
+    ]
+    assert o.doc["starts_from"] == {
+        "run_id": kern.run_id,
+        "first_syn_ns": [1_234_567, 345_678, 2_000_000],
+    }
+    assert [f["start"] for f in o.doc["scenario"]["flow"]] == [
+        "1234567 ns",
+        "345678 ns",
+        "2000000 ns",
+    ]
+
+
 def test_the_suite_outputs_are_known_to_the_campaign_layout():
     assert {suite.JSON_FILE, suite.TEXT_FILE, suite.FIGURE_FILE} == layout.FIDELITY_FILES
 
@@ -473,10 +567,10 @@ def _late_suite(tmp_path, monkeypatch, p99s: list[float]):
     real = suite._execute
     left = list(p99s)
 
-    def late(p, raw, capture):
-        result = real(p, raw, capture)
-        result.meta.setdefault("stats", {})["linkd_lateness_p99_us"] = left.pop(0)
-        return result
+    def late(p, raw, capture, out_dir):
+        o = real(p, raw, capture, out_dir)
+        o.result.meta.setdefault("stats", {})["linkd_lateness_p99_us"] = left.pop(0)
+        return o
 
     monkeypatch.setattr(suite, "_execute", late)
     log = io.StringIO()
@@ -605,3 +699,19 @@ def test_a_short_real_kernel_suite_runs_each_scenario_three_times_in_the_kernel(
         if json.loads((d / layout.RUN_FILE).read_text())["engine"] == "emu"
     ]
     assert len(emu_runs) == 6 and all((d / "emu").is_dir() for d in emu_runs)
+    # satcc-linkd saw each flow's SYN and first data on the wire, after t0 and in that order,
+    # and each simulator twin started its flows at its kernel run's SYNs
+    syns = {}
+    for d in emu_runs:
+        st = json.loads((d / "summary.json").read_text())["stats"]
+        assert len(st["first_syn_ns"]) == 2 and all(0 < x for x in st["first_syn_ns"]), st
+        assert all(s < t for s, t in zip(st["first_syn_ns"], st["first_data_ns"])), st
+        syns[d.name] = st["first_syn_ns"]
+    twins = [
+        json.loads((d / layout.RUN_FILE).read_text())
+        for d in (out / layout.RUNS_DIR).iterdir()
+        if d.name not in syns
+    ]
+    assert len(twins) == 6
+    for t in twins:
+        assert t["starts_from"]["first_syn_ns"] == syns[t["starts_from"]["run_id"]]

@@ -26,6 +26,7 @@ use satcc_core::{SimDuration, SimTime};
 use crate::clock::{realtime_offset_ns, Clock, MonotonicClock};
 use crate::config::{dir_index, Config};
 use crate::direction::{Direction, Frame, Offered};
+use crate::firsts::Firsts;
 use crate::hist::Hist;
 use crate::outbox::Outbox;
 use crate::sock::{rx_ring_slots, PacketSocket, RxMeta, FRAME_BUF};
@@ -66,6 +67,8 @@ pub struct Emulator {
     extra: Vec<DirExtra>,
     /// Delay between the kernel's receive stamp and our reading the frame.
     rx_latency: Hist,
+    /// Each TCP connection's first SYN and first data segment on any link.
+    firsts: Firsts,
     pool: Vec<Vec<u8>>,
     /// Link-clock instant of the run's t = 0, once `start` came.
     origin: Option<SimTime>,
@@ -156,6 +159,7 @@ impl Emulator {
             dirs,
             extra,
             rx_latency: Hist::default(),
+            firsts: Firsts::default(),
             pool: Vec::new(),
             origin: None,
             next_bin: 0,
@@ -255,6 +259,7 @@ impl Emulator {
                     }
                     None => now,
                 };
+                self.firsts.observe(&bufs[i][..m.len], t);
                 let fresh = self.buffer();
                 let buf = std::mem::replace(&mut bufs[i], fresh);
                 if let Offered::Dropped(f) = self.dirs[p].offer(t, Frame { buf, len: m.len }) {
@@ -501,6 +506,7 @@ impl Emulator {
             "spun_ms": (self.spin_total_ns as f64 / 1e3).round() / 1e3,
             "lateness": all.to_json(),
             "rx_latency": self.rx_latency.to_json(),
+            "tcp_firsts": self.firsts.to_json(self.origin),
             "dirs": dirs,
         });
         if let Some(w) = self.series.as_mut() {

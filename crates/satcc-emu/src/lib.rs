@@ -4,6 +4,7 @@
 //! - [`direction`]: one link direction (queue, serialiser, loss, wire) as a pure function of
 //!   the times handed in; the simulator's link direction with frames.
 //! - [`ecn`]: CE marking of IPv4 frames with an incremental checksum update.
+//! - [`firsts`]: each TCP connection's first SYN and first data segment on the wire.
 //! - [`config`]: the JSON configuration (the resolved scenario and the run's options).
 //! - [`sock`]: AF_PACKET sockets on veth ends; [`emulator`]: the epoll loop; [`hist`]: timing.
 //! - [`ring`]: the mapped receive ring (`TPACKET_V2`) the sockets read frames from.
@@ -14,6 +15,7 @@ pub mod config;
 pub mod direction;
 pub mod ecn;
 pub mod emulator;
+pub mod firsts;
 pub mod hist;
 pub mod outbox;
 pub mod ring;

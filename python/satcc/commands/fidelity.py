@@ -78,6 +78,12 @@ def register(subparsers) -> None:
         help="count a kernel run only if satcc-linkd's p99 lateness is at most D ('2 ms'); "
         "rerun it otherwise, 3 attempts in all (default: 1 ms, docs/fidelity.md)",
     )
+    p.add_argument(
+        "--nominal-starts",
+        action="store_true",
+        help="start the simulator's flows at the scenario's own `start`, not when the paired "
+        "kernel run's SYNs left (docs/fidelity.md, Start instants)",
+    )
     p.add_argument("--json", action="store_true", help="print fidelity.json on stdout")
     p.add_argument(
         "--markdown",
@@ -123,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         duration=args.duration,
         capture=args.capture,
         max_lateness_p99_us=max_lateness_us,
+        paired=not args.nominal_starts,
     )
     out = args.out if args.out is not None else Path("out") / suite.suite_name(g, opts)
     res = suite.run_suite(g, opts, out)

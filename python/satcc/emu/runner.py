@@ -37,6 +37,12 @@ Deviations from the simulator's figures:
    per on-period and per request what was written and received, and cwnd around each write
    (satcc.emu.apps). An "on" period's writer keeps up to 32 KiB unsent in the socket
    (xfer.ONOFF_LOWAT), which is still sent after it goes off; the simulator keeps none.
+7. A sender connects when its process wakes after t0 + start, so its SYN leaves a little late
+   (0.2-64 ms after t0 on this VM at load 18-26, 2026-11-29) and flows "starting together"
+   never do. satcc-linkd records each connection's first SYN and first data segment on the
+   wire (crates/satcc-emu firsts.rs);
+   the summary's `stats.first_syn_ns` / `first_data_ns` give them per flow (ns from t0,
+   `first_on_wire`), and `satcc fidelity` starts each simulator twin's flows at those SYNs.
 """
 
 from __future__ import annotations
@@ -718,7 +724,27 @@ class Run:
                     "linkd_oversize": sum(d["oversize"] for d in dirs),
                 }
             )
+            out.update(first_on_wire(self.config["flows"], s.get("tcp_firsts", [])))
         return out
+
+
+def first_on_wire(flows: list[dict[str, Any]], firsts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each flow's first SYN and first data segment as satcc-linkd saw them (its
+    `tcp_firsts`: ns from t0, the earliest arrival on any link, so on the sender's own link), as
+    `first_syn_ns` / `first_data_ns` lists indexed by flow id; null for a flow it did not see
+    (UDP, a tunnelled flow: the tunnel's ports hide the connection). The simulator's SYN leaves
+    at the flow's `start`; `satcc fidelity` starts its twin at these instants."""
+    by_ports = {(c["sport"], c["dport"]): c for c in firsts}
+    syn: list[int | None] = []
+    data: list[int | None] = []
+    for f in sorted(flows, key=lambda f: f["id"]):
+        c = {}
+        if f.get("proto", "tcp") == "tcp":
+            ports = (traffic.CLIENT_PORT_BASE + f["id"], traffic.SERVER_PORT_BASE + f["id"])
+            c = by_ports.get(ports, {})
+        syn.append(c.get("syn_ns"))
+        data.append(c.get("data_ns"))
+    return {"first_syn_ns": syn, "first_data_ns": data}
 
 
 def _bbr_state(tx: dict[str, Any]) -> list[tuple[str, float]]:

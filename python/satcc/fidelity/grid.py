@@ -10,6 +10,7 @@
     file = "cubic-rtt-1v1-equal.toml"   # a scenario file, relative to the grid file
     quick = true                        # part of --quick (default false)
     vpn = "vpn"                         # emulator: carry the flows through OpenVPN via this node
+    min_runs = 8                        # at least this many runs per engine (over --runs)
 
 Every scenario is an ordinary scenario file (`satcc check` accepts it); its flow groups are its
 [[flow]] tables. Scenario names must be unique within a grid.
@@ -31,7 +32,7 @@ from satcc.units import UnitError, parse_duration
 
 DEFAULT_GRID = resources.fidelity_grid()
 GRID_KEYS = ("name", "description", "runs", "quick_duration")
-ENTRY_KEYS = ("file", "quick", "vpn")
+ENTRY_KEYS = ("file", "quick", "vpn", "min_runs")
 DEFAULT_RUNS = 3
 DEFAULT_QUICK_DURATION = "10 s"
 GLOB_CHARS = set("*?[")
@@ -46,6 +47,7 @@ class Entry:
     name: str
     quick: bool
     vpn: str | None
+    min_runs: int = 1
 
     def scenario_doc(self, duration: str | None) -> dict[str, Any]:
         """The TOML document to run, with `duration` (if given) instead of its own."""
@@ -158,6 +160,10 @@ def load(path: str | Path | None = None) -> Grid:
         if vpn is not None and not isinstance(vpn, str):
             issues.append(f"{where}.vpn: expected a node name, found {vpn!r}")
             vpn = None
+        min_runs = item.get("min_runs", 1)
+        if not isinstance(min_runs, int) or isinstance(min_runs, bool) or min_runs < 1:
+            issues.append(f"{where}.min_runs: expected an integer >= 1, found {min_runs!r}")
+            min_runs = 1
         fpath = (p.parent / file).resolve()
         try:
             scenario = load_scenario(fpath)
@@ -176,7 +182,7 @@ def load(path: str | Path | None = None) -> Grid:
                 f"scenario[{seen[scenario.name]}]'s; names must be unique"
             )
         seen[scenario.name] = i
-        entries.append(Entry(fpath, doc, scenario.name, bool(quick), vpn))
+        entries.append(Entry(fpath, doc, scenario.name, bool(quick), vpn, min_runs))
     if issues:
         raise UserError("\n".join(f"{p}: {line}" for line in issues))
     return Grid(

@@ -19,7 +19,7 @@ Metrics per run and group
 |              | group was active (a plain sum of goodput_bps would exceed the link)           |
 | retx_rate    | sum of retransmitted_packets / sum of sent_packets (null when nothing was sent) |
 | rtt_mean_ms  | mean of the per-bin srtt samples of the group's flows (flow_series.srtt_ms > 0, |
-|              | bins from the flow's start on)                                               |
+|              | bins from the one the flow starts in)                                          |
 | rtt_p95_ms   | their 95th percentile (linear interpolation)                                  |
 RTT comes from the per-bin series in both engines because the kernel side can only sample srtt
 once per bin (`ss`); the simulator's flows.rtt_mean_ms is over every ACK and is not used.
@@ -159,12 +159,21 @@ def run_groups(flows: pd.DataFrame, series: pd.DataFrame) -> pd.DataFrame:
 
 
 def active_bins(series: pd.DataFrame, flows: pd.DataFrame) -> pd.DataFrame:
-    """The series rows of bins that start at or after their flow's start, with the flow's
-    group, scenario and engine (the simulator fills bins before a flow starts with srtt 0
-    and the initial cwnd; the kernel leaves them empty)."""
+    """The series rows of bins that end after their flow's start, with the flow's group,
+    scenario and engine (the simulator fills bins before a flow starts with srtt 0 and the
+    initial cwnd; the kernel leaves them empty). A bin the flow starts in counts: a paired
+    simulator twin starts a few ms into its first bin (suite, "Start instants"), its kernel
+    run's flows at their nominal `start`. Without `bin_s` in `flows`: bins that start at or
+    after the flow's start."""
     cols = ["run_id", "id", "group", "scenario", "engine", "start_s"]
-    s = series.merge(flows[cols].rename(columns={"id": "flow_id"}), on=["run_id", "flow_id"])
-    return s[s["t_s"] >= s["start_s"] - BIN_EPSILON_S].drop(columns="start_s")
+    width = "bin_s" in flows.columns
+    s = series.merge(
+        flows[cols + (["bin_s"] if width else [])].rename(columns={"id": "flow_id"}),
+        on=["run_id", "flow_id"],
+    )
+    end = s["t_s"] + (s["bin_s"].astype(float) if width else 0.0)
+    keep = end > s["start_s"] + BIN_EPSILON_S if width else end >= s["start_s"] - BIN_EPSILON_S
+    return s[keep].drop(columns=["start_s"] + (["bin_s"] if width else []))
 
 
 def cwnd_curves(flows: pd.DataFrame, series: pd.DataFrame) -> pd.DataFrame:
@@ -364,6 +373,7 @@ def frames_from_results(results: list[tuple[str, Any]]) -> tuple[pd.DataFrame, p
             seed=r.meta.get("seed"),
             scenario=r.meta["scenario"],
             duration_s=r.meta["duration_s"],
+            bin_s=r.meta["bin_s"],
         )
         flows.append(f)
         series.append(r.flow_series.assign(run_id=rid))

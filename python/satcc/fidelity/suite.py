@@ -15,6 +15,18 @@ without root first and the kernel side later into the same directory.
 Seeds: run k of a scenario (k = 0..runs-1) uses seed = the scenario's seed + k in both engines,
 so each kernel run has a simulator twin on the same channel (random loss and link-model draws
 are the same in satcc-linkd); the simulator's spread comes from those seeds.
+
+Start instants (paired runs): a kernel sender connects when its process wakes, so its SYN
+leaves a fraction of a millisecond after the flow's `start`, and two flows "starting at 0"
+never start together; in the simulator they do, to the nanosecond, and which of two CUBIC/Reno
+flows leaves slow start first (HyStart's round order) follows from that order
+(docs/fidelity.md). When both engines run, each scenario's kernel runs come first and
+simulator run k starts every flow at the instant kernel run k's first SYN reached satcc-linkd
+(summary `stats.first_syn_ns`, satcc.emu.runner.first_on_wire): the simulator twin's run id
+names its kernel run (`starts_from`), its run.json holds the scenario as run (each flow's
+`start`, `count` copies written out), and a twin whose kernel run failed fails too. A flow the
+kernel side did not see (UDP, through a VPN) keeps its own `start`. `--engine sim` alone (or
+`paired = False`) runs the scenarios' own starts.
 """
 
 from __future__ import annotations
@@ -28,13 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from satcc import _native, registry
+from satcc import _native, registry, results
 from satcc.campaign.spec import run_id
 from satcc.errors import UserError
 from satcc.fidelity import metrics
 from satcc.fidelity.grid import Entry, Grid
 from satcc.scenario import from_dict, resolve, scenario_hash
 from satcc.store import layout, runloop
+from satcc.units import parse_duration
 
 ENGINES = (metrics.SIM, metrics.KERNEL)
 JSON_FILE = "fidelity.json"
@@ -61,8 +74,9 @@ class Planned:
     seed: int
     repetition: int
     point: int
-    doc: dict[str, Any]  # the scenario TOML document as run
+    doc: dict[str, Any]  # the scenario TOML document as run (a paired twin: before its starts)
     run_id: str
+    twin: str | None = None  # a paired simulator run: the kernel run whose starts it takes
 
     def index_doc(self) -> dict[str, Any]:
         return {
@@ -84,6 +98,7 @@ class Options:
     duration: str | None = None  # overrides every scenario's (and quick_duration)
     capture: bool = False
     max_lateness_p99_us: float = DEFAULT_MAX_LATENESS_P99_US  # kernel runs above: rerun
+    paired: bool = True  # with both engines: simulator run k starts flows as kernel run k did
     lateness_attempts: int = LATENESS_ATTEMPTS
 
 
@@ -107,6 +122,9 @@ def plan(grid: Grid, opts: Options) -> list[Planned]:
     if runs < 1:
         raise UserError(f"--runs: expected an integer >= 1, found {runs}")
     duration = opts.duration or (grid.quick_duration if opts.quick else None)
+    paired = opts.paired and metrics.SIM in opts.engines and metrics.KERNEL in opts.engines
+    # paired: the kernel's runs first, their simulator twins after
+    engines = (metrics.KERNEL, metrics.SIM) if paired else opts.engines
     out = []
     for point, e in enumerate(entries):
         doc = e.scenario_doc(duration)
@@ -114,13 +132,62 @@ def plan(grid: Grid, opts: Options) -> list[Planned]:
         config = resolve(s)
         h = scenario_hash(config)
         base_seed = config["seed"]
-        for engine in opts.engines:
-            for k in range(runs):
+        kernel_ids: dict[int, str] = {}
+        for engine in engines:
+            for k in range(max(runs, e.min_runs)):
                 seed = base_seed + k
                 ident = {"engine": engine, "scenario_hash": h, "seed": seed}
                 if registry.get(engine).kernel_tcp and e.vpn:
                     ident["vpn"] = e.vpn
-                out.append(Planned(e, engine, seed, k, point, doc, run_id(ident)))
+                twin = kernel_ids.get(k) if paired and engine == metrics.SIM else None
+                if twin is not None:
+                    ident["starts_from"] = twin
+                rid = run_id(ident)
+                if engine == metrics.KERNEL:
+                    kernel_ids[k] = rid
+                out.append(Planned(e, engine, seed, k, point, doc, rid, twin))
+    return out
+
+
+def kernel_starts(out_dir: Path, twin: str) -> list[int | None]:
+    """When each flow's first SYN reached satcc-linkd in kernel run `twin` of `out_dir` (ns
+    from t0, by flow id; None: not seen). UserError when that run has no such record."""
+    path = out_dir / layout.RUNS_DIR / twin / results.SUMMARY_FILE
+    if not path.is_file():
+        raise UserError(
+            f"{path}: expected the result of kernel run {twin} (this simulator run starts its "
+            "flows when that run's SYNs left), found none: the kernel run failed or did not run"
+        )
+    syn = (json.loads(path.read_text(encoding="utf-8")).get("stats") or {}).get("first_syn_ns")
+    if not isinstance(syn, list):
+        raise UserError(
+            f"{path}: stats.first_syn_ns: expected each flow's first SYN instant (a kernel run "
+            "of this satcc version), found none"
+        )
+    return syn
+
+
+def with_starts(doc: dict[str, Any], starts: list[int | None]) -> dict[str, Any]:
+    """The scenario document with flow id i starting at starts[i] ns (None: its own start):
+    `count` copies become one [[flow]] table each, under the names they had (`name.k`)."""
+    out = _copy(doc)
+    tables = []
+    fid = 0
+    for i, t in enumerate(doc.get("flow", [])):
+        n = t.get("count", 1)
+        base = t.get("name", f"flow{i}")
+        for k in range(n):
+            c = {x: v for x, v in t.items() if x not in ("count", "stagger")}
+            c["name"] = base if n == 1 else f"{base}.{k}"
+            at = starts[fid] if fid < len(starts) else None
+            if at is not None:
+                c["start"] = f"{int(at)} ns"
+            elif k and "stagger" in t:  # the copy's own start, as `count` spelled it
+                own = parse_duration(t.get("start", "0 s")) + k * parse_duration(t["stagger"])
+                c["start"] = f"{own} ns"
+            tables.append(c)
+            fid += 1
+    out["flow"] = tables
     return out
 
 
@@ -169,10 +236,18 @@ def linkd_p99_us(result: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) else None
 
 
-def _execute(p: Planned, raw: Path, capture: bool) -> Any:
-    s = from_dict(_copy(p.doc), source=str(p.entry.path), default_name=p.entry.path.stem)
+def _execute(p: Planned, raw: Path, capture: bool, out_dir: Path) -> runloop.Outcome:
+    doc = p.doc
+    extra: dict[str, Any] = {}
+    if p.twin is not None:
+        starts = kernel_starts(out_dir, p.twin)
+        doc = with_starts(p.doc, starts)
+        extra = {"scenario": doc, "starts_from": {"run_id": p.twin, "first_syn_ns": starts}}
+    s = from_dict(_copy(doc), source=str(p.entry.path), default_name=p.entry.path.stem)
     opts = registry.RunOptions(seed=p.seed, raw_dir=raw, capture=capture, vpn_server=p.entry.vpn)
-    return registry.run(p.engine, s, opts)
+    o = runloop.Outcome(p.run_id, True, registry.run(p.engine, s, opts))
+    o.doc.update(extra)
+    return o
 
 
 def _copy(doc: Any) -> Any:
@@ -210,7 +285,7 @@ def run_suite(
         def attempt(p: Planned) -> runloop.Outcome:  # a failed run does not stop the suite
             return store.attempt(
                 p.run_id,
-                lambda raw: runloop.Outcome(p.run_id, True, _execute(p, raw, opts.capture)),
+                lambda raw: _execute(p, raw, opts.capture, out_dir),
             )
 
         def execute(todo: list[Planned]) -> Generator[runloop.Outcome, None, None]:
@@ -286,7 +361,7 @@ def load_frames(store: Any) -> tuple:
     flows = store.query(
         "SELECT f.run_id, f.scenario, f.engine, f.seed, f.id, f.name, f.start_s, "
         "f.delivered_bytes, f.goodput_bps, f.sent_packets, f.retransmitted_packets, "
-        f"f.{PARAM}, r.duration_s FROM flows AS f JOIN runs AS r ON f.run_id = r.run_id "
+        f"f.{PARAM}, r.duration_s, r.bin_s FROM flows AS f JOIN runs AS r ON f.run_id = r.run_id "
         "ORDER BY f.point, f.engine, f.seed, f.run_id, f.id"
     )
     series = store.query(
