@@ -119,17 +119,14 @@ def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> 
             print()
         log(f"wrote {result.out}/: claims.json, claims.txt, report.html")
 
-    results = reproduce.reproduce_many(
-        studies,
-        engines,
-        args.quick,
-        args.seeds,
-        out,
-        jobs=args.jobs,
-        progress=False if args.json else None,
-        log=log,
-        done=done,
-    )
+    def run_one(study: str) -> reproduce.Ran:
+        progress = False if args.json else None
+        return reproduce.run_study(
+            study, engines, args.quick, args.seeds, out, args.jobs, progress, log
+        )
+
+    alone = any(registry.get(e).exclusive for e in engines)  # the emulator: nothing beside it
+    results = reproduce.reproduce_many(studies, run_one, alone=alone, done=done)
     if len(results) > 1 and not args.json:
         print("\n".join(reproduce.summary_lines(results)))
     if args.json:

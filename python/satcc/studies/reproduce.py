@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import importlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,20 +79,6 @@ class StudyResult:
             },
             "report": str(self.out / "report.html"),
         }
-
-
-def reproduce(
-    study: str,
-    engines: list[str],
-    quick: bool,
-    seeds: int | None,
-    out_root: Path,
-    jobs: int | None = None,
-    progress: bool | None = None,
-    log: Any = None,
-) -> StudyResult:
-    """Run one study on each engine, judge every claim, write claims.json and report.html."""
-    return judge(run_study(study, engines, quick, seeds, out_root, jobs, progress, log))
 
 
 @dataclass
@@ -191,32 +178,26 @@ RUN_ORDER = ("004", "000", "003", "001", "002")
 
 def reproduce_many(
     studies: list[str],
-    engines: list[str],
-    quick: bool,
-    seeds: int | None,
-    out_root: Path,
-    jobs: int | None = None,
-    progress: bool | None = None,
-    log: Any = None,
-    done: Any = None,
+    run: Callable[[str], Ran],
+    alone: bool = False,
+    done: Callable[[StudyResult], None] = lambda _r: None,
 ) -> list[StudyResult]:
-    """`reproduce` of several studies, each judged (claims, figures: one core, for seconds)
-    in a process of its own while this one runs the next study's campaigns, instead of the
-    simulator's pool waiting for it. `done(result)` is called as each study is judged; the
-    results are returned in `studies`' order. An engine that must run alone (the emulator)
-    turns the overlap off: nothing may run beside it."""
+    """Run each study (`run(study)`: `run_study` with the invocation's options) and judge it
+    (`judge`: claims, figures; one core, for seconds) in a process of its own while this one
+    runs the next study's campaigns, instead of the simulator's pool waiting for it.
+    `done(result)` is called as each study is judged; the results are returned in `studies`'
+    order. `alone`: an engine must run alone (the emulator), nothing beside it: each study
+    is judged here, before the next runs."""
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
     from multiprocessing import get_context
 
     from satcc.campaign.worker import init_pool_worker
 
-    done = done or (lambda _r: None)
-    alone = any(registry.get(e).exclusive for e in engines)
     if len(studies) < 2 or alone:
         out = []
         for study in studies:
             with timings.section(study):
-                out.append(reproduce(study, engines, quick, seeds, out_root, jobs, progress, log))
+                out.append(judge(run(study)))
             done(out[-1])
         return out
     order = sorted(studies, key=lambda s: RUN_ORDER.index(s) if s in RUN_ORDER else -1)
@@ -241,7 +222,7 @@ def reproduce_many(
     try:
         for study in order:
             with timings.section(study):
-                ran = run_study(study, engines, quick, seeds, out_root, jobs, progress, log)
+                ran = run(study)
             pending[pool.submit(_judge_recorded, ran, record)] = study
             collect(block=False)
         with timings.phase(timings.TAIL):
