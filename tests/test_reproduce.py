@@ -347,3 +347,34 @@ def test_a_table_derived_from_a_store_is_computed_once_inside_reading(tmp_path):
     assert len(calls) == 1 and list(again.columns) == ["x"]
     common.derived(tmp_path, "t", compute)
     assert len(calls) == 2  # outside `reading`: computed at every call
+
+
+def test_reproduce_all_judges_each_study_in_a_process_beside_the_next_studys_runs(
+    short_campaigns, tmp_path, capsys
+):
+    # the claims and figures of a study (one core, seconds) are done in a process of their own
+    # while this one runs the next study's campaigns: the pool no longer waits for them
+    out = tmp_path / "out"
+    argv = ["reproduce", "all", "--quick", "--seeds", "1", "--out", str(out), "--json"]
+    assert main([*argv, "--timings"]) == 0
+    captured = capsys.readouterr()
+    docs = json.loads(captured.out)
+    assert [d["study"] for d in docs] == list(R.STUDIES)  # printed in the studies' order
+    rows = [x.split() for x in captured.err.splitlines()]
+    judged = {(r[0], r[1]): r for r in rows if len(r) > 6 and r[1] in ("claims", "figures/docs")}
+    for study in R.STUDIES:
+        here, elsewhere = (float(judged[study, "figures/docs"][i]) for i in (5, 6))  # "12.3 %": 2
+        assert here == 0.0 and elsewhere > 0, judged[study, "figures/docs"]
+    assert any(r[:2] == ["-", "tail"] for r in rows)
+    # judged elsewhere or here, the same claims, figures and files
+    first = {s: (out / s / "claims.txt").read_bytes() for s in R.STUDIES}
+    for study in ("002", "004"):
+        assert (
+            main(["reproduce", study, "--quick", "--seeds", "1", "--out", str(out), "--json"]) == 0
+        )
+        again = json.loads(capsys.readouterr().out)
+        doc = next(d for d in docs if d["study"] == study)
+        assert {k: v for k, v in again.items() if k != "run"} == {
+            k: v for k, v in doc.items() if k != "run"
+        }
+        assert (out / study / "claims.txt").read_bytes() == first[study]

@@ -54,3 +54,36 @@ def test_an_interrupt_or_an_exception_not_listed_propagates_and_leaves_nothing(t
     with pytest.raises(exc):
         w.attempt("r3", body, failures=(SatccError,))
     assert _left(tmp_path) == []
+
+
+def test_writing_a_run_does_not_list_the_runs_already_written(write_toml, tmp_path, monkeypatch):
+    """A campaign writes each run without listing runs/ (a listing per run is quadratic in
+    the campaign's runs); the run directory holds the same files as a result written alone."""
+    from pathlib import Path
+
+    from tests.test_results import _files, _result
+
+    r = _result(write_toml)
+    runs = tmp_path / "store" / layout.RUNS_DIR
+    runs.mkdir(parents=True)
+    for k in range(3):
+        (runs / f"earlier-{k}").mkdir()
+    listed: list[Path] = []
+    real_iterdir, real_scandir = Path.iterdir, layout.os.scandir
+
+    def iterdir(self):
+        listed.append(self)
+        return real_iterdir(self)
+
+    def scandir(path="."):
+        listed.append(Path(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(layout.os, "scandir", scandir)
+    final = layout.write_run(tmp_path / "store", {"run_id": "r1"}, r, {})
+    monkeypatch.undo()
+    assert runs not in listed
+    alone = r.write(tmp_path / "alone")
+    assert {n: b for n, b in _files(final).items() if n != layout.RUN_FILE} == _files(alone)
+    assert sorted(p.name for p in runs.iterdir()) == ["earlier-0", "earlier-1", "earlier-2", "r1"]

@@ -54,3 +54,25 @@ def test_nothing_is_recorded_outside_recording():
     with timings.recording() as t:
         pass
     assert [p for _s, p, _c in t.rows()] == [timings.OTHER]
+
+
+def test_what_another_process_recorded_is_merged_as_childrens_cpu_and_not_charged_again(
+    monkeypatch,
+):
+    # a study judged in a process of its own: its phases join this recording's rows (CPU as
+    # children's), and its CPU is deducted when that process is reaped in the WORKERS phase
+    with timings.recording() as other, timings.section("004"), timings.phase(timings.FIGURES):
+        spin(0.05)
+    children = [0.0]
+    monkeypatch.setattr(timings, "_now", lambda: (time.monotonic(), 0.0, children[0]))
+    with timings.recording() as t:
+        with timings.section("000"), timings.phase(timings.SIMULATION):
+            timings.merge(other)
+        with timings.phase(timings.WORKERS):
+            recorded = sum(c.total_cpu_s for c in other.costs.values())
+            children[0] += recorded + 0.25  # and its start-up
+    cost = {(s, p): c for s, p, c in t.rows()}
+    figures = cost["004", timings.FIGURES]
+    assert figures.cpu_s == 0.0 and figures.child_cpu_s >= 0.05 and figures.wall_s > 0
+    assert cost["", timings.WORKERS].child_cpu_s == pytest.approx(0.25)
+    assert t.elapsed_s > 0

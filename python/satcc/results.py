@@ -475,23 +475,7 @@ class RunResult:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{TMP_MARK}{os.getpid()}-", dir=out.parent))
         try:
             os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a result is an ordinary dir
-            meta_json = _dumps(self.meta, indent=None)
-            digests = {}
-            for name, table in (
-                (FLOWS_FILE, self.flows_data),
-                (FLOW_SERIES_FILE, self.flow_series_data),
-                (LINK_SERIES_FILE, self.link_series_data),
-            ):
-                table.write_parquet(tmp / name, {"satcc": meta_json})
-                digests[name] = file_sha256(tmp / name)
-            for name, table in sorted(self.extras.items()):
-                table.write_parquet(tmp / name)
-                digests[name] = file_sha256(tmp / name)
-            files = (*TABLE_FILES, *sorted(self.extras))
-            doc = self.summary()
-            doc["files"] = {name: {"sha256": digests[name]} for name in files}
-            (tmp / SUMMARY_FILE).write_text(_dumps(doc), encoding="utf-8", newline="\n")
-            fsync_files([tmp / name for name in (*files, SUMMARY_FILE)])
+            files = self.write_files(tmp)
             if not out.exists():
                 os.rename(tmp, out)  # the whole directory appears at once
                 _fsync_dir(out.parent)
@@ -506,6 +490,29 @@ class RunResult:
             return out
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def write_files(self, into: Path) -> tuple[str, ...]:
+        """Write the result's files into the directory `into` (new and empty, not yet where
+        readers look: `write`'s temporary directory, a campaign's staging directory) and
+        fsync them; returns the tables' names (the summary is written too, last)."""
+        meta_json = _dumps(self.meta, indent=None)
+        digests = {}
+        for name, table in (
+            (FLOWS_FILE, self.flows_data),
+            (FLOW_SERIES_FILE, self.flow_series_data),
+            (LINK_SERIES_FILE, self.link_series_data),
+        ):
+            table.write_parquet(into / name, {"satcc": meta_json})
+            digests[name] = file_sha256(into / name)
+        for name, table in sorted(self.extras.items()):
+            table.write_parquet(into / name)
+            digests[name] = file_sha256(into / name)
+        files = (*TABLE_FILES, *sorted(self.extras))
+        doc = self.summary()
+        doc["files"] = {name: {"sha256": digests[name]} for name in files}
+        (into / SUMMARY_FILE).write_text(_dumps(doc), encoding="utf-8", newline="\n")
+        fsync_files([into / name for name in (*files, SUMMARY_FILE)])
+        return files
 
     # -- text ---------------------------------------------------------------------------------
 

@@ -13,7 +13,10 @@ shut down, which `satcc.campaign.execute` does inside the simulation phase) and 
 passed since the previous boundary to the innermost open phase. Time outside any phase goes to
 "other". `runs(n, cpu_s)` adds what the runs themselves took (their CPU measured in the process
 that ran them), so that a pool's start-up (spawn, imports) can be told from the simulation;
-a pool worker's runs are charged when they are reported (see `runs`).
+a pool worker's runs are charged when they are reported (see `runs`). What another process
+recorded (the studies' claims and figures, judged beside the next study's runs) is added with
+`merge`: its CPU as children's, its wall as its own (overlapping this process's: the table's
+total wall is the recording's elapsed time, not the sum of the rows).
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ STORE = "store"  # the store opened: scanned, hashes checked, DuckDB catalog bui
 CLAIMS = "claims"  # measured values computed from the frames, claims judged
 FIGURES = "figures/docs"  # figures drawn, claims.json, claims.txt, report.html written
 WORKERS = "workers"  # a shared pool's workers beyond their runs: spawn, imports
+TAIL = "tail"  # waiting, after the last runs, for the studies still being judged elsewhere
 OTHER = "other"  # anything else (imports)
-PHASES = (RESOLVE, SIMULATION, WRITING, STORE, CLAIMS, FIGURES, WORKERS, OTHER)
+PHASES = (RESOLVE, SIMULATION, WRITING, STORE, CLAIMS, FIGURES, WORKERS, TAIL, OTHER)
 
 
 def _now() -> tuple[float, float, float]:
@@ -64,6 +68,8 @@ class Timings:
     _mark: tuple[float, float, float] = field(default_factory=_now)
     # a shared pool's runs' CPU, charged by `runs` before its processes are reaped (WORKERS)
     _credit_s: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+    elapsed_s: float = 0.0  # the recording's wall time (set when it ends)
 
     def _key(self) -> tuple[str, str]:
         return self._section, self._stack[-1] if self._stack else OTHER
@@ -99,7 +105,13 @@ def recording() -> Iterator[Timings]:
         yield t
     finally:
         t._charge()
+        t.elapsed_s = time.monotonic() - t.started
         _ACTIVE = None
+
+
+def recording_now() -> bool:
+    """Whether a recording is on (in this process)."""
+    return _ACTIVE is not None
 
 
 @contextmanager
@@ -149,3 +161,19 @@ def runs(n: int, cpu_s: float, in_child: bool = False) -> None:
     if in_child:
         t.costs.setdefault(t._key(), Cost()).child_cpu_s += cpu_s
         t._credit_s += cpu_s
+
+
+def merge(other: Timings) -> None:
+    """Add what another process recorded (a child of this one, reaped later inside a WORKERS
+    phase, which then deducts it): its phases' CPU as children's CPU, its wall as its own."""
+    t = _ACTIVE
+    if t is None:
+        return
+    for (section_, phase_), c in other.costs.items():
+        mine = t.costs.setdefault((section_, phase_), Cost())
+        mine.wall_s += c.wall_s
+        mine.child_cpu_s += c.total_cpu_s
+        t._credit_s += c.total_cpu_s
+    for section_, cpu in other.run_cpu_s.items():
+        t.run_cpu_s[section_] = t.run_cpu_s.get(section_, 0.0) + cpu
+        t.run_count[section_] = t.run_count.get(section_, 0) + other.run_count.get(section_, 0)

@@ -113,29 +113,25 @@ def run(args: argparse.Namespace) -> int:
 def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> None:
     from satcc.studies import reproduce
 
-    docs, results = [], []
-    for study in studies:
-        with timings.section(study):
-            result = reproduce.reproduce(
-                study,
-                engines,
-                args.quick,
-                args.seeds,
-                out,
-                jobs=args.jobs,
-                progress=False if args.json else None,
-                log=log,
-            )
-        docs.append(result.doc())
-        results.append(result)
+    def done(result: reproduce.StudyResult) -> None:
         if not args.json:
             print("\n".join(reproduce.text_lines(result)))
             print()
         log(f"wrote {result.out}/: claims.json, claims.txt, report.html")
+
+    def run_one(study: str) -> reproduce.Ran:
+        progress = False if args.json else None
+        return reproduce.run_study(
+            study, engines, args.quick, args.seeds, out, args.jobs, progress, log
+        )
+
+    alone = any(registry.get(e).exclusive for e in engines)  # the emulator: nothing beside it
+    results = reproduce.reproduce_many(studies, run_one, alone=alone, done=done)
     if len(results) > 1 and not args.json:
         print("\n".join(reproduce.summary_lines(results)))
     if args.json:
         from satcc.limits import json_printable
 
+        docs = [r.doc() for r in results]
         text = json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False)
         print(json_printable(text))

@@ -194,7 +194,12 @@ def write_run(
     """Put one finished run in place atomically (module doc). `raw_dir/<raw_name>` (emu/ or
     field/), if given, moves in."""
     staging = _staging(d, spec_doc["run_id"])
-    result.write(staging)
+    # the staging directory is the atomic unit (renamed into place below; a killed writer's
+    # is removed by `remove_leftovers`): the result's files go straight into it, without
+    # `RunResult.write`'s own temporary directory and its scan of runs/ for stale ones (a
+    # listing of every run per run: quadratic in the campaign's runs)
+    staging.mkdir()
+    result.write_files(staging)
     hashes = {}
     for name, table in sorted(extras.items()):
         path = staging / name

@@ -49,11 +49,19 @@ A run that another study's campaign (same output root and engine) has already do
 run id: engine, resolved scenario and seed) is copied from there, not simulated again.
 Every campaign of one `reproduce` and study 002's design run in one pool of `--jobs` worker
 processes, and a study opens each campaign's store once for all its measures and figures.
+`reproduce all` runs the studies with the costliest runs first (004, 000, 003, 001, 002) and
+judges each (measures, claims, figures, claims.json, report.html) in a process of its own
+while the next study's campaigns run, so the pool does not wait for a study's figures; the
+tables print as each study is judged, the JSON in the studies' order. With `--engine emu`
+nothing runs beside the emulator: the studies run and are judged one after another.
 `--timings` prints, after the tables (on stderr with `--json`), where the time went: wall and
 CPU seconds per study and phase (resolve: campaign files expanded, scenarios resolved;
 simulation; writing: run directories; store: stores opened, hashes checked, catalogs built;
-claims; figures/docs; workers: the shared pool's start-up beyond its runs), CPU counted in
-this process and in its pool's workers, and the share outside the simulation.
+claims; figures/docs; workers: the shared pool's and the judging process's start-up beyond
+what they recorded; tail: waiting for the last studies' judging after the last runs), CPU
+counted in this process, its pool's workers and the judging process, and the share outside
+the simulation. The total wall is the elapsed time: a study judged beside the runs has its
+wall overlap theirs.
 
 ## Verdicts
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import importlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,23 @@ class StudyResult:
         }
 
 
-def reproduce(
+@dataclass
+class Ran:
+    """A study whose runs are done (`run_study`), to be judged (`judge`): picklable, so that
+    another process can judge it while this one runs the next study."""
+
+    study: str
+    dirs: dict[str, dict[str, Path]]  # engine -> campaign -> dir
+    quick: bool
+    seeds: int | None
+    out: Path
+    jobs: int | None
+    started_utc: str
+    t0: float  # time.monotonic() at the start (one clock for every process of the machine)
+    load_start: float
+
+
+def run_study(
     study: str,
     engines: list[str],
     quick: bool,
@@ -89,23 +106,36 @@ def reproduce(
     jobs: int | None = None,
     progress: bool | None = None,
     log: Any = None,
-) -> StudyResult:
-    """Run one study on each engine, judge every claim, write claims.json and report.html."""
+) -> Ran:
+    """Run (or resume) the study's campaigns on each engine."""
     import datetime
     import os
     import time
 
-    spec = claims.load(study)
     mod = module(study)
     out = out_root / study
-    result = StudyResult(spec, [], out=out, quick=quick, seeds=seeds)
     started, t0 = datetime.datetime.now(datetime.UTC), time.monotonic()
-    load_start = os.getloadavg()[0]
+    ran = Ran(study, {}, quick, seeds, out, jobs, started.strftime("%Y-%m-%d %H:%M"), t0, 0.0)
+    ran.load_start = os.getloadavg()[0]
     for engine in engines:
         ctx = Context(
             engine, quick, seeds, out, jobs=jobs, progress=progress, log=log or (lambda _m: None)
         )
-        dirs = mod.run(ctx)
+        ran.dirs[engine] = mod.run(ctx)
+    return ran
+
+
+def judge(ran: Ran) -> StudyResult:
+    """Measure and judge every claim of a study whose runs are done, draw its figures, write
+    claims.json, claims.txt and report.html."""
+    import os
+    import time
+
+    spec = claims.load(ran.study)
+    mod = module(ran.study)
+    out = ran.out
+    result = StudyResult(spec, [], out=out, quick=ran.quick, seeds=ran.seeds)
+    for engine, dirs in ran.dirs.items():
         with common.reading(), timings.phase(timings.CLAIMS):  # each store opened once
             measured = mod.measure(dirs)
             result.dirs[engine] = dirs
@@ -115,11 +145,11 @@ def reproduce(
             with timings.phase(timings.FIGURES):
                 result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
     result.run = {  # a dated run: the doc generator prints these beside the tables
-        "started_utc": started.strftime("%Y-%m-%d %H:%M"),
-        "wall_s": round(time.monotonic() - t0),
-        "load_1min": [round(load_start, 1), round(os.getloadavg()[0], 1)],
+        "started_utc": ran.started_utc,
+        "wall_s": round(time.monotonic() - ran.t0),
+        "load_1min": [round(ran.load_start, 1), round(os.getloadavg()[0], 1)],
         "cpus": os.cpu_count(),
-        "jobs": jobs,
+        "jobs": ran.jobs,
     }
     with timings.phase(timings.FIGURES):
         out.mkdir(parents=True, exist_ok=True)
@@ -129,6 +159,81 @@ def reproduce(
         layout.atomic_write_text(out / "claims.txt", "\n".join(text_lines(result)) + "\n")
         layout.atomic_write_text(out / "report.html", render_html(result))
     return result
+
+
+def _judge_recorded(ran: Ran, record: bool) -> tuple[StudyResult, timings.Timings | None]:
+    """`judge` in a process of its own, with what its phases took when `record`."""
+    if not record:
+        return judge(ran), None
+    with timings.recording() as t, timings.section(ran.study):
+        result = judge(ran)
+    return result, t
+
+
+# The order `reproduce_many` runs the studies in: the costliest runs first (study 004's are
+# most of any design's CPU, study 002's the least), so that the study judged while nothing else
+# runs (the last) is a short one. Scheduling only: every result is the same in any order.
+RUN_ORDER = ("004", "000", "003", "001", "002")
+
+
+def reproduce_many(
+    studies: list[str],
+    run: Callable[[str], Ran],
+    alone: bool = False,
+    done: Callable[[StudyResult], None] = lambda _r: None,
+) -> list[StudyResult]:
+    """Run each study (`run(study)`: `run_study` with the invocation's options) and judge it
+    (`judge`: claims, figures; one core, for seconds) in a process of its own while this one
+    runs the next study's campaigns, instead of the simulator's pool waiting for it.
+    `done(result)` is called as each study is judged; the results are returned in `studies`'
+    order. `alone`: an engine must run alone (the emulator), nothing beside it: each study
+    is judged here, before the next runs."""
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from multiprocessing import get_context
+
+    from satcc.campaign.worker import init_pool_worker
+
+    if len(studies) < 2 or alone:
+        out = []
+        for study in studies:
+            with timings.section(study):
+                out.append(judge(run(study)))
+            done(out[-1])
+        return out
+    order = sorted(studies, key=lambda s: RUN_ORDER.index(s) if s in RUN_ORDER else -1)
+    record = timings.recording_now()
+    results: dict[str, StudyResult] = {}
+    pending: dict[Future, str] = {}
+
+    def collect(block: bool) -> None:
+        if not pending:
+            return
+        finished, _ = wait(list(pending), timeout=None if block else 0, return_when=FIRST_COMPLETED)
+        for fut in sorted(finished, key=lambda f: order.index(pending[f])):
+            study = pending.pop(fut)
+            result, recorded = fut.result()
+            if recorded is not None:
+                timings.merge(recorded)
+            results[study] = result
+            done(result)
+
+    # spawn: never fork a process that may hold threads (DuckDB, Arrow)
+    pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=init_pool_worker)
+    try:
+        for study in order:
+            with timings.section(study):
+                ran = run(study)
+            pending[pool.submit(_judge_recorded, ran, record)] = study
+            collect(block=False)
+        with timings.phase(timings.TAIL):
+            while pending:
+                collect(block=True)
+    except BaseException:  # Ctrl-C, an error: the judging process ends with this one
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    with timings.phase(timings.WORKERS):  # its CPU beyond what it recorded: start, imports
+        pool.shutdown(wait=True)
+    return [results[s] for s in studies]
 
 
 def text_lines(result: StudyResult) -> list[str]:
@@ -197,7 +302,8 @@ def timing_lines(t: timings.Timings) -> list[str]:
 
     rows = t.rows()
     cpu_all = sum(c.total_cpu_s for _s, _p, c in rows) or 1.0
-    wall_all = sum(c.wall_s for _s, _p, c in rows) or 1.0
+    # the elapsed time: the rows' walls overlap where studies were judged beside the runs
+    wall_all = t.elapsed_s or sum(c.wall_s for _s, _p, c in rows) or 1.0
     order = {p: i for i, p in enumerate(timings.PHASES)}
     body = []
 
@@ -241,11 +347,16 @@ def timing_lines(t: timings.Timings) -> list[str]:
         "in the shared pool, study 002's design's; the simulation phase beyond them: a pool's "
         "start-up outside the shared one, results returned)"
     )
+    overlap = (
+        "claims and figures/docs: judged in a process of their own beside the next study's "
+        "runs (their wall overlaps the other rows'); tail: waiting for the last of them"
+    )
     return [
         f"{head} (this process and its pool workers)",
         *grid(cols, body, left={0, 1}),
         outside,
         ran,
+        *[overlap] * any(p == timings.TAIL for _s, p, _c in rows),
     ]
 
 
