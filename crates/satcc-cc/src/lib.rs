@@ -324,6 +324,14 @@ pub trait CongestionControl: Send {
     /// `cwnd_event`.
     fn on_event(&mut self, _now: SimTime, _tcp: &mut TcpState, _ev: CaEvent) {}
 
+    /// Whether [`on_ack_event`](Self::on_ack_event) or [`on_pkts_acked`](Self::on_pkts_acked)
+    /// does anything: `false` is Linux's NULL `in_ack_event` and `pkts_acked` ops, whose calls
+    /// `tcp_in_ack_event` and `tcp_clean_rtx_queue` skip (the sender reads it once, at
+    /// construction). An algorithm that implements either hook must return `true`, the default.
+    fn has_ack_hooks(&self) -> bool {
+        true
+    }
+
     /// `in_ack_event`.
     fn on_ack_event(&mut self, _now: SimTime, _tcp: &mut TcpState, _flags: AckEventFlags) {}
 

@@ -96,4 +96,52 @@ mod tests {
             .collect();
         assert_eq!(needing, ["dctcp"]);
     }
+
+    #[test]
+    fn an_algorithm_without_ack_hooks_is_unchanged_by_them() {
+        // `has_ack_hooks() == false` lets the sender skip `on_ack_event` and `on_pkts_acked`
+        // (Linux's NULL ops): for every such algorithm both must be no-ops, whatever they are
+        // fed, or the skip would change its results.
+        use crate::{AckEventFlags, AckSample, TcpState};
+        use satcc_core::SimTime;
+        let mut without = Vec::new();
+        for a in all() {
+            let mut cc = lookup(a.name, &Params::new()).unwrap();
+            if cc.has_ack_hooks() {
+                continue;
+            }
+            without.push(a.name);
+            let mut tcp = TcpState::new(1448, 10);
+            cc.on_init(SimTime::ZERO, &mut tcp);
+            // (as text: a NaN field equals itself there)
+            let (state, before) = (tcp.clone(), format!("{:?}", cc.debug_state()));
+            for k in 1..50u64 {
+                let now = SimTime::from_nanos(k * 7_000_000);
+                let flags = AckEventFlags {
+                    slow_path: k % 2 == 0,
+                    window_update: k % 3 == 0,
+                    ece: k % 5 == 0,
+                };
+                cc.on_ack_event(now, &mut tcp, flags);
+                let ack = AckSample {
+                    ack_seq: k * 1448,
+                    pkts_acked: (k % 4) as u32,
+                    acked_sacked: (k % 4) as u32,
+                    rtt_us: Some(40_000 + k * 1_000),
+                    prior_in_flight: 10,
+                    ece: k % 5 == 0,
+                    ..AckSample::default()
+                };
+                cc.on_pkts_acked(now, &mut tcp, &ack);
+            }
+            assert_eq!(tcp, state, "{}: TcpState", a.name);
+            assert_eq!(
+                format!("{:?}", cc.debug_state()),
+                before,
+                "{}: debug_state",
+                a.name
+            );
+        }
+        assert!(without.contains(&"reno"), "{without:?}");
+    }
 }

@@ -143,6 +143,11 @@ impl CongestionControl for HighSpeed {
         "highspeed"
     }
 
+    /// Neither `in_ack_event` nor `pkts_acked`.
+    fn has_ack_hooks(&self) -> bool {
+        false
+    }
+
     fn on_init(&mut self, _now: SimTime, tcp: &mut TcpState) {
         self.ai = 0;
         tcp.cwnd_clamp = tcp.cwnd_clamp.min(CWND_CLAMP_MAX);

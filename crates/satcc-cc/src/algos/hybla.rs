@@ -136,6 +136,11 @@ impl CongestionControl for Hybla {
         "hybla"
     }
 
+    /// Neither `in_ack_event` nor `pkts_acked`.
+    fn has_ack_hooks(&self) -> bool {
+        false
+    }
+
     /// `hybla_init`: ρ from the handshake srtt, cwnd = ρ, clamp 65535.
     fn on_init(&mut self, _now: SimTime, tcp: &mut TcpState) {
         self.cwnd_cents = 0;

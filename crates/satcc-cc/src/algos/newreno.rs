@@ -99,6 +99,11 @@ impl CongestionControl for NewReno {
         "newreno"
     }
 
+    /// Neither `in_ack_event` nor `pkts_acked`.
+    fn has_ack_hooks(&self) -> bool {
+        false
+    }
+
     fn on_init(&mut self, _now: SimTime, tcp: &mut TcpState) {
         self.cwnd_bytes = 0;
         self.sync(tcp);

@@ -61,6 +61,11 @@ impl CongestionControl for Reno {
     fn name(&self) -> &'static str {
         "reno"
     }
+
+    /// Neither `in_ack_event` nor `pkts_acked`.
+    fn has_ack_hooks(&self) -> bool {
+        false
+    }
     fn ssthresh(&mut self, _now: SimTime, tcp: &TcpState) -> u32 {
         reno_ssthresh(tcp)
     }

@@ -72,6 +72,11 @@ impl CongestionControl for Scalable {
         "scalable"
     }
 
+    /// Neither `in_ack_event` nor `pkts_acked`.
+    fn has_ack_hooks(&self) -> bool {
+        false
+    }
+
     /// `tcp_scalable_ssthresh`: cwnd − cwnd/8.
     fn ssthresh(&mut self, _now: SimTime, tcp: &TcpState) -> u32 {
         (tcp.cwnd - (tcp.cwnd >> self.md_shift)).max(2)

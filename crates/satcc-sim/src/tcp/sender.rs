@@ -250,6 +250,9 @@ pub struct Sender {
     /// `cc.has_cong_control()`, fixed for an algorithm (as the kernel's `cong_control` op
     /// is), read once instead of through the trait object on every ACK.
     has_cong_control: bool,
+    /// `cc.has_cong_control()`'s companion for the per-ACK hooks: `cc.has_ack_hooks()`, read
+    /// once (Linux tests the `in_ack_event` and `pkts_acked` ops for NULL on every ACK).
+    has_ack_hooks: bool,
     sb: Scoreboard,
     /// Peer's advertised window, bytes.
     snd_wnd: u64,
@@ -369,6 +372,7 @@ impl Sender {
             conn: Conn::Idle,
             tcp,
             has_cong_control: cc.has_cong_control(),
+            has_ack_hooks: cc.has_ack_hooks(),
             cc,
             sb: Scoreboard::new(cfg.mss),
             snd_wnd: 65_535, // replaced by the SYN-ACK's window
@@ -983,6 +987,58 @@ mod tests {
             "resumes where it stopped"
         );
         (s.tcp.cwnd, sent(&out).len())
+    }
+
+    /// Counts its `in_ack_event` and `pkts_acked` calls; Reno's ssthresh otherwise.
+    struct CountingHooks {
+        declared: bool,
+        calls: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    }
+
+    impl CongestionControl for CountingHooks {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn ssthresh(&mut self, _now: SimTime, tcp: &TcpState) -> u32 {
+            (tcp.cwnd / 2).max(2)
+        }
+        fn has_ack_hooks(&self) -> bool {
+            self.declared
+        }
+        fn on_ack_event(&mut self, _now: SimTime, _tcp: &mut TcpState, _f: AckEventFlags) {
+            self.calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, _ack: &AckSample) {
+            self.calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Hook calls over the handshake and one cumulative ACK, the algorithm declaring
+    /// `has_ack_hooks` as `declared`.
+    fn ack_hook_calls(declared: bool) -> u32 {
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let cc = Box::new(CountingHooks {
+            declared,
+            calls: calls.clone(),
+        });
+        let mut s = Sender::new(&Flow::bulk(0, 0, 1, "reno"), 1, cc);
+        let mut out = Out::default();
+        s.connect(SimTime::ZERO, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 0);
+        synack.rwnd = 1 << 20;
+        s.on_packet(ms(100), &synack, &mut out);
+        deliver(&mut s, ms(150), &ack(2 * MSS, &[]));
+        calls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    #[test]
+    fn the_per_ack_hooks_are_called_only_for_an_algorithm_that_has_them() {
+        // Linux's `tcp_in_ack_event` and `tcp_clean_rtx_queue` skip NULL `in_ack_event` and
+        // `pkts_acked` ops; the sender skips both hooks for an algorithm declaring neither.
+        assert_eq!(ack_hook_calls(true), 2);
+        assert_eq!(ack_hook_calls(false), 0);
     }
 
     #[test]

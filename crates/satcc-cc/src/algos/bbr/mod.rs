@@ -441,6 +441,11 @@ impl CongestionControl for Bbr {
         "bbr"
     }
 
+    /// Neither `in_ack_event` nor `pkts_acked`.
+    fn has_ack_hooks(&self) -> bool {
+        false
+    }
+
     /// `bbr_init`.
     fn on_init(&mut self, now: SimTime, tcp: &mut TcpState) {
         *self = Bbr::new(self.cfg);

@@ -592,6 +592,11 @@ impl CongestionControl for Bbr3 {
         "bbr3"
     }
 
+    /// Neither `in_ack_event` nor `pkts_acked`.
+    fn has_ack_hooks(&self) -> bool {
+        false
+    }
+
     /// `bbr_init`.
     fn on_init(&mut self, now: SimTime, tcp: &mut TcpState) {
         *self = Bbr3::new(self.cfg);

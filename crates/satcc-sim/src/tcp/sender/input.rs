@@ -168,16 +168,19 @@ impl Sender {
             self.sync_rtt();
         }
 
-        // --- in_ack_event and pkts_acked
-        self.cc.on_ack_event(
-            now,
-            &mut self.tcp,
-            AckEventFlags {
-                slow_path: !flag.data_acked || flag.data_sacked,
-                window_update: flag.win_update,
-                ece: flag.ece,
-            },
-        );
+        // --- in_ack_event and pkts_acked (skipped, as Linux skips NULL ops, for an algorithm
+        // that implements neither)
+        if self.has_ack_hooks {
+            self.cc.on_ack_event(
+                now,
+                &mut self.tcp,
+                AckEventFlags {
+                    slow_path: !flag.data_acked || flag.data_sacked,
+                    window_update: flag.win_update,
+                    ece: flag.ece,
+                },
+            );
+        }
         let mut sample = AckSample {
             ack_seq: ack,
             pkts_acked,
@@ -189,7 +192,7 @@ impl Sender {
             prior_delivered: rs.prior_delivered,
             ..AckSample::default()
         };
-        if pkts_acked > 0 || flag.data_sacked {
+        if self.has_ack_hooks && (pkts_acked > 0 || flag.data_sacked) {
             self.cc.on_pkts_acked(now, &mut self.tcp, &sample);
         }
 

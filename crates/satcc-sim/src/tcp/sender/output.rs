@@ -127,19 +127,21 @@ impl Sender {
     pub(super) fn send_new(&mut self, now: SimTime, out: &mut Out) {
         let in_flight = self.tcp.in_flight();
         let len = self.next_len();
-        let pacing = self.send_new_with(in_flight, len, self.pacing_enabled(), now, out);
+        let pacing = self.send_new_with(in_flight, len, self.pacing_enabled(), true, now, out);
         self.pace_after_skb(pacing, now, len as u64);
     }
 
     /// `send_new` given `in_flight()`, the segment's length and `pacing_enabled()` as they
     /// are now, without pacing (the caller paces the GSO packet it is part of); returns
-    /// `pacing_enabled()` after the segment (the TX_START hook may have changed it).
+    /// `pacing_enabled()` after the segment (the TX_START hook may have changed it). `first`:
+    /// the first segment of this send, which sets the timers (`new_data_timers`).
     #[inline(always)]
     pub(super) fn send_new_with(
         &mut self,
         in_flight: u32,
         len: u32,
         pacing: bool,
+        first: bool,
         now: SimTime,
         out: &mut Out,
     ) -> bool {
@@ -173,13 +175,23 @@ impl Sender {
         self.tcp.packets_out += 1;
         self.tcp.lsndtime = now;
         self.stats.sent_packets += 1;
-        // The RTO takes the zero-window probe's slot (Linux has one for both).
+        if first {
+            self.new_data_timers(now, out);
+        }
+        pacing
+    }
+
+    /// The timers after new data is sent (`tcp_event_new_data_sent`): the RTO takes the
+    /// zero-window probe's slot (Linux has one for both) and is armed unless it or the tail
+    /// loss probe is. After it nothing is left for the next segment of the same send to do
+    /// (no probe pending, one of the two armed), so `write_xmit` runs it for its first.
+    #[inline(always)]
+    fn new_data_timers(&mut self, now: SimTime, out: &mut Out) {
         self.clear_probe0();
         if !self.rto_timer.is_armed() && !self.tlp_timer.is_armed() {
             let at = now + self.rto_backed_off();
             self.arm(TimerKind::Rto, at, out);
         }
-        pacing
     }
 
     /// Retransmit segment `idx` (`tcp_retransmit_skb`): also the episode's undo bookkeeping.
@@ -324,7 +336,7 @@ impl Sender {
                     u32::MAX
                 };
             }
-            pacing = self.send_new_with(in_flight, len, pacing, now, out);
+            pacing = self.send_new_with(in_flight, len, pacing, sent == 0, now, out);
             skb_left -= 1;
             skb_bytes += len as u64;
             in_flight += 1;

@@ -346,7 +346,7 @@ impl Sender {
         if self.tcp.snd_nxt < wnd_end {
             let len = self.next_len().min((wnd_end - self.tcp.snd_nxt) as u32);
             let (in_flight, pacing) = (self.tcp.in_flight(), self.pacing_enabled());
-            self.send_new_with(in_flight, len, pacing, now, out);
+            self.send_new_with(in_flight, len, pacing, true, now, out);
         } else {
             let blank = Packet::new(self.flow, Kind::Data, self.peer);
             out.pkts.push(Packet {
