@@ -76,9 +76,9 @@ are built. `run_sim` refuses a RESOLVED whose routes are not its scenario's. SCE
                       not with a model),
            "model": MODEL | None (optional: a time-varying behaviour; rate_bps, delay_ns and
                     loss are then its nominal values, used for routing and "bdp" queues)}
-    MODEL is the serde form of satcc-core's `models::spec::ModelSpec`, declared there alone:
+    MODEL is the serde form of satcc-core's `models::ModelSpec`, declared there alone:
     one struct per kind, tagged by "kind" (`_native.link_model_presets()["kinds"]`), units in
-    the key names (`_ns`, `_bps`, `_m`, `_deg`), keys written sorted; made by models/table.rs
+    the key names (`_ns`, `_bps`, `_m`, `_deg`), keys written sorted; made by each kind's models/KIND.rs
     from the `[link.model]` table (docs/scenario.md "Path models" lists what a user writes).
 
 It returns

@@ -81,7 +81,7 @@ pub struct Direction {
     /// The model (`models::spec`); absent or `null`: none (written back absent).
     #[serde(
         default,
-        serialize_with = "crate::models::spec::sorted",
+        serialize_with = "crate::models::sorted",
         skip_serializing_if = "Option::is_none"
     )]
     pub model: Option<ModelSpec>,
