@@ -229,7 +229,9 @@ def version() -> str: ...
 def scenario_defaults() -> dict[str, int]:
     """The scenario's defaults, declared once in satcc-core (`scenario::build`): {"mss",
     "rwnd_bytes", "initial_cwnd", "min_rto_ns", "bin_ns", "seed", "queue_pkts"}; the TOML schema
-    fills a scenario file's missing keys with them."""
+    fills a scenario file's missing keys with them. And the limits, declared once beside the
+    checks that use them (`scenario.rs`): {"min_mss", "max_mss", "min_mtu", "max_mtu",
+    "max_user_mss" (setsockopt TCP_MAXSEG's upper bound, Linux MAX_TCP_WINDOW)}."""
 
 def host_noise_kernel() -> dict[str, list[tuple[float, int]]]:
     """The measured kernel turnarounds (docs/simulator.md "Host timing noise"):
