@@ -76,9 +76,9 @@ are built. `run_sim` refuses a RESOLVED whose routes are not its scenario's. SCE
                       not with a model),
            "model": MODEL | None (optional: a time-varying behaviour; rate_bps, delay_ns and
                     loss are then its nominal values, used for routing and "bdp" queues)}
-    MODEL is the serde form of satcc-core's `models::spec::ModelSpec`, declared there alone:
+    MODEL is the serde form of satcc-core's `models::ModelSpec`, declared there alone:
     one struct per kind, tagged by "kind" (`_native.link_model_presets()["kinds"]`), units in
-    the key names (`_ns`, `_bps`, `_m`, `_deg`), keys written sorted; made by models/table.rs
+    the key names (`_ns`, `_bps`, `_m`, `_deg`), keys written sorted; made by each kind's models/KIND.rs
     from the `[link.model]` table (docs/scenario.md "Path models" lists what a user writes).
 
 It returns
@@ -229,7 +229,9 @@ def version() -> str: ...
 def scenario_defaults() -> dict[str, int]:
     """The scenario's defaults, declared once in satcc-core (`scenario::build`): {"mss",
     "rwnd_bytes", "initial_cwnd", "min_rto_ns", "bin_ns", "seed", "queue_pkts"}; the TOML schema
-    fills a scenario file's missing keys with them."""
+    fills a scenario file's missing keys with them. And the limits, declared once beside the
+    checks that use them (`scenario.rs`): {"min_mss", "max_mss", "min_mtu", "max_mtu",
+    "max_user_mss" (setsockopt TCP_MAXSEG's upper bound, Linux MAX_TCP_WINDOW)}."""
 
 def host_noise_kernel() -> dict[str, list[tuple[float, int]]]:
     """The measured kernel turnarounds (docs/simulator.md "Host timing noise"):

@@ -2,8 +2,8 @@
 host, and the presets other commands show.
 
 The `[link.model]` table (kinds, keys, cited presets, checks, per-direction resolution) is
-read by satcc-core (`crates/satcc-core/src/models/table.rs`); the behaviour lives beside it
-(`models/`, one file per kind, shared by the simulator and the emulator). That reader asks
+read by satcc-core: one file per kind under `crates/satcc-core/src/models/`, holding the
+kind's reader beside its behaviour (shared by the simulator and the emulator). That reader asks
 this module for the files a model names (`mahimahi_info`, `delay_csv_info`: the host's file
 limits and memory budget, then satcc-core's parser; `tle_geometry`: SGP4 in satcc.tle).
 """

@@ -9,7 +9,7 @@ boundary (15 s, `phase` past each UTC minute) the terminal takes, among the sate
 above `min_elevation` seen from the terminal *and* from the gateway, the one highest in the
 terminal's sky, and keeps it until the next boundary; none means an outage. One-way delay =
 (|terminal - sat| + |sat - gateway|) / c + `extra_delay`, evaluated every `GEOMETRY_STEP` within
-the slot (the satellite moves). satcc-core reads the keys (models/table.rs) and asks
+the slot (the satellite moves). satcc-core reads the keys (models/constellation.rs) and asks
 `read_geometry` here (through satcc.linkmodels.tle_geometry). The result is handed to Rust as a `kind = "trace"` delay series
 (`_native.pyi`), so the simulator and the emulator need nothing new.
 
@@ -18,7 +18,7 @@ the slot (the satellite moves). satcc-core reads the keys (models/table.rs) and 
 | tle | required | path, relative to the scenario file | NORAD two-line element format (CelesTrak "NORAD Two-Line Element Set Format") |
 | epoch | the latest epoch in the file | UTC instant, ISO 8601 (`2026-11-22T10:00:00Z`) | the run's start |
 | span | 1 h | duration | how long the series lasts; after it the last row holds (trace.rs) |
-| terminal, gateway, min_elevation, phase, extra_delay, rate, loss | as the Walker model | | models/table.rs |
+| terminal, gateway, min_elevation, phase, extra_delay, rate, loss | as the Walker model | | models/constellation.rs |
 | GEOMETRY_STEP | 100 ms | | constellation.rs GEOMETRY_STEP |
 
 Deviations, numbered:

@@ -13,7 +13,7 @@
 //! | `jitter_ns`          | no (0)   | ns             | uniform extra delay per packet           |
 //! | `drop_packets`       | no       | ordinals ≥ 1   | scripted losses                          |
 //! | `tick_ns`            | no       | ns             | dummynet-like tick service (no `model`)  |
-//! | `model`              | no       | MODEL          | time-varying behaviour (`models::spec::ModelSpec`) |
+//! | `model`              | no       | MODEL          | time-varying behaviour (`models::ModelSpec`) |
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -78,10 +78,10 @@ pub struct Direction {
     /// Tick service: the kernel tick's period (`direction` module header).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tick_ns: Option<u64>,
-    /// The model (`models::spec`); absent or `null`: none (written back absent).
+    /// The model (`models::ModelSpec`); absent or `null`: none (written back absent).
     #[serde(
         default,
-        serialize_with = "crate::models::spec::sorted",
+        serialize_with = "crate::models::sorted",
         skip_serializing_if = "Option::is_none"
     )]
     pub model: Option<ModelSpec>,

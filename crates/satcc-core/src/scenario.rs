@@ -131,6 +131,9 @@ pub const MAX_ENCAP_BYTES: u32 = 65_535;
 pub const MIN_MSS: u32 = 88;
 /// Largest segment payload: the largest IPv4 datagram less 20 B of IP and 20 B of TCP header.
 pub const MAX_MSS: u32 = 65_495;
+/// Largest MSS `setsockopt(TCP_MAXSEG)` accepts: Linux `MAX_TCP_WINDOW` (`do_tcp_setsockopt`
+/// refuses a value outside `TCP_MIN_MSS..=MAX_TCP_WINDOW`).
+pub const MAX_USER_MSS: u32 = 32_767;
 /// Largest UDP payload in an IPv4 datagram.
 pub const MAX_UDP_PAYLOAD_BYTES: u32 = 65_507;
 

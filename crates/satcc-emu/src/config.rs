@@ -272,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_models_direction_is_the_simulators_state_for_state() {
-        // satcc-core's Starlink MODEL dictionary (its spec.rs tests read it too)
+        // satcc-core's Starlink MODEL dictionary (its models/mod.rs tests read it too)
         let m: Value = serde_json::from_str(include_str!(
             "../../satcc-core/src/models/testdata/starlink.json"
         ))

@@ -171,6 +171,7 @@ fn scenario_defaults<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("max_mss", b::MAX_MSS)?;
     d.set_item("min_mtu", b::MIN_MTU)?;
     d.set_item("max_mtu", b::MAX_MTU)?;
+    d.set_item("max_user_mss", b::MAX_USER_MSS)?;
     Ok(d)
 }
 

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use satcc_core::dirspec::Direction;
-use satcc_core::models::spec::StarlinkSpec;
+use satcc_core::models::starlink::StarlinkSpec;
 use satcc_core::models::{starlink::StarlinkConfig, EpochClock, ModelConfig, ModelSpec};
 use satcc_core::scenario::{Link, Proto, Scenario};
 use satcc_core::SimDuration;
@@ -25,7 +25,7 @@ fn starlink_clock() -> EpochClock {
     }
 }
 
-/// The residential uplink preset of `python/satcc/linkmodels.py` (sources cited there).
+/// The residential uplink preset of satcc-core's `models::starlink` (sources cited there).
 fn residential_uplink() -> StarlinkConfig {
     StarlinkConfig {
         clock: starlink_clock(),
@@ -47,7 +47,7 @@ fn residential_downlink() -> StarlinkConfig {
     }
 }
 
-/// The resolved model of a Starlink model without `intra` (satcc-core `models::spec`; checked
+/// The resolved model of a Starlink model without `intra` (satcc-core `models::starlink`; checked
 /// below to give `spec` back as its configuration).
 fn model_dir(spec: StarlinkConfig, nominal_bps: u64, queue: QueueSpec) -> Direction {
     assert!(spec.intra.is_none());

@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
+from satcc import _native
 from satcc.drill.kernel import CONSTANTS, tcp_info_names, value_of
 from satcc.drill.parser import Expr, Script, Syscall, TcpOption
 from satcc.drill.runner import Call, Mismatch, NotSupported, Result, Runner, Wire
@@ -25,6 +26,8 @@ from satcc.drill.shell import read_block
 
 FLAG_BITS = {"F": 0x01, "S": 0x02, "R": 0x04, "P": 0x08, "A": 0x10, "U": 0x20, "E": 0x40, "W": 0x80}
 NS = 1_000_000_000
+# setsockopt(TCP_MAXSEG)'s range, TCP_MIN_MSS..MAX_TCP_WINDOW (satcc-core scenario.rs)
+_LIMITS = _native.scenario_defaults()
 MOD32 = 1 << 32
 GSO_MAX_SIZE = 65536  # the tun device's gso_max_size (`ip -d link`)
 # A stock kernel's settings before any shell line: tcp_rmem[2] 6.16+'s 32 MiB, tcp_ecn 2.
@@ -410,7 +413,7 @@ class SimEngine:
             try:
                 if self.ep is not None:
                     self.ep.set_maxseg(mss)
-                elif mss and not 88 <= mss <= 32767:  # TCP_MIN_MSS, MAX_TCP_WINDOW
+                elif mss and not _LIMITS["min_mss"] <= mss <= _LIMITS["max_user_mss"]:
                     raise ValueError(mss)
             except ValueError:
                 c.errno = "EINVAL"

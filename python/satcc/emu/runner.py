@@ -28,9 +28,8 @@ Deviations from the simulator's figures:
    at the bin edges from the instants the samples were actually taken (an `ss` call takes a few
    ms, more on a loaded machine); cwnd, srtt and the other state are as sampled.
 5. Every TCP flow is satcc.emu.xfer's sender, started before t0 and connecting (SYN) at the
-   flow's start as the simulator's does; until 2026-11-29 a bulk flow was iperf3, whose data
-   connection opened after its control connection's three round trips (2.2 s late over GEO,
-   xfer.py). A limited transfer (`size`) ends when the receiver has read the last byte (iperf3
+   flow's start as the simulator's does (not iperf3, whose data connection opens after its
+   control connection's three round trips: 2.2 s late over GEO, xfer.py). A limited transfer (`size`) ends when the receiver has read the last byte (iperf3
    -n ends when the sender has *written* it and drops the rest: xfer.py).
 6. Flows with an `app` (on/off, requests) use satcc.emu.xfer `app`: as in the simulator they
    have no fct_s and their goodput is over the rest of the run; DIR/emu/app<id>.json holds

@@ -9,7 +9,7 @@ data connection opens after a control connection's exchange (handshake, cookie, 
 CREATE_STREAMS: three round trips) and starts sending after the server's TEST_START one more
 half round trip later: over a 550 ms GEO path the data left 2.2 s after the flow's `start`,
 where the simulator's SYN leaves at `start` (fid-geo-hybla: 7.4 against 8.6 Mbit/s over 30 s,
-BENCHMARKS.md 2026-11-29). So a TCP flow is this pair, started in the namespaces as iperf3 was:
+BENCHMARKS.md, the fidelity grid). So a TCP flow is this pair, started in the namespaces as iperf3 was:
 
     python -m satcc.emu.xfer serve PORT              # receiver: one connection, read to EOF
     python -m satcc.emu.xfer send ADDR PORT [BYTES] --cport P [--origin-ns T] [--cc NAME] [--mss N]

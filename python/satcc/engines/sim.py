@@ -174,7 +174,7 @@ def estimate(config: dict[str, Any]) -> Estimate:
     return Estimate(tcp + udp, seconds, memory, rows)
 
 
-CONSTELLATION_EPOCH_NS = 15_000_000_000  # models/table.rs STARLINK_PERIOD_NS
+CONSTELLATION_EPOCH_NS = 15_000_000_000  # models/starlink.rs STARLINK_PERIOD_NS
 
 
 def _shared_seconds(config: dict[str, Any]) -> list[float] | None:

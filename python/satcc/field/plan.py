@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from satcc import _native
 from satcc.errors import UserError
 from satcc.units import UnitError, parse_duration, parse_rate
 
@@ -54,6 +55,9 @@ ALIGNS = ("none", "starlink")
 DEFAULT_PORT = 5201
 MAX_RUNS = 100_000
 _CCA_RE = re.compile(r"^[a-z][a-z0-9_]{0,15}$")  # TCP_CA_NAME_MAX = 16
+# an MSS a field plan may ask for: Linux TCP_MIN_MSS (satcc-core scenario.rs) .. a jumbo frame's
+_MIN_MSS = _native.scenario_defaults()["min_mss"]
+MAX_FIELD_MSS = 9000
 _TOD_RE = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 KEYS = {
     "name": "a name",
@@ -280,9 +284,10 @@ def validate(p: FieldPlan, where: str) -> FieldPlan:
     if p.at and parse_duration(p.interval) != 0:
         raise UserError(f"{where}: at: expected either `at` or `interval`, found both")
     if not isinstance(p.mss, list) or not all(
-        isinstance(m, int) and not isinstance(m, bool) and 88 <= m <= 9000 for m in p.mss
+        isinstance(m, int) and not isinstance(m, bool) and _MIN_MSS <= m <= MAX_FIELD_MSS
+        for m in p.mss
     ):
-        raise _fail(where, "mss", KEYS["mss"] + " (88..9000)", p.mss)
+        raise _fail(where, "mss", KEYS["mss"] + f" ({_MIN_MSS}..{MAX_FIELD_MSS})", p.mss)
     if not isinstance(p.udp, list):
         raise _fail(where, "udp", KEYS["udp"], p.udp)
     for r in p.udp:

@@ -12,7 +12,7 @@ from satcc.errors import UserError
 from satcc.scenario.messages import ScenarioError
 from satcc.scenario.schema import MAX_SEED, Scenario
 
-# The receive buffer's accounting is the simulator's (crates/satcc-sim/src/tcp/receiver.rs),
+# The receive buffer's accounting is the simulator's (crates/satcc-sim/src/tcp/receiver/),
 # asked through the native module: the packet's `skb->truesize`, the full-segment
 # `scaling_ratio`, the buffer that offers a fixed window, the largest window offered.
 rx_truesize = _native.rx_truesize

@@ -22,7 +22,7 @@
 //! (|terminal − sat| + |sat − gateway|) / c + `extra_delay`, recomputed every
 //! `GEOMETRY_STEP` (the range changes by < 1 km per 100 ms, < 4 µs of delay).
 //!
-//! | parameter | default (linkmodels.py) | unit | source |
+//! | parameter | default | unit | source |
 //! |---|---|---|---|
 //! | altitude | 550 | km | Starlink shell 1 (72 × 22, 53°) |
 //! | inclination | 53 | degrees | shell 1 |
@@ -45,8 +45,18 @@ use std::f64::consts::PI;
 use crate::link::{LinkModel, LinkState};
 use crate::time::{SimDuration, SimTime};
 
+use serde::{Deserialize, Serialize};
+
 use super::geo::{EARTH_RADIUS_M, SPEED_OF_LIGHT_M_S};
-use super::{EpochClock, LinkBehaviour};
+use super::starlink::{check_phase, STARLINK_PERIOD_NS, STARLINK_PHASE_NS};
+use super::table::{
+    directional, duration, file_path, integer, latlon, nominal_dir, number, pair, probability,
+    rate, round_f, shared, start, Context, Reader, TleAsk, MS, S,
+};
+use super::trace::{TraceInline, TraceSpec, MAHIMAHI_BYTES};
+use super::{EpochClock, Kind, LinkBehaviour, ModelSpec, Seeds};
+use crate::scenario::file::ModelDir;
+use crate::units::py_str;
 
 /// Earth's gravitational parameter μ, m³/s² (WGS 84).
 pub const EARTH_MU: f64 = 3.986_004_418e14;
@@ -272,6 +282,346 @@ impl LinkModel for Constellation {
 }
 
 impl LinkBehaviour for Constellation {}
+
+// -- the `[link.model]` table: presets, keys, reader, resolved form ----------------------------------
+// Sources (shared/research/satellite-facts.md): Starlink shell 1 = 550 km, 53°, 72 planes x
+// 22 (§1.1), min elevation 25° (§1.1 [V] Huston), extra one-way delay 10 ms [D] from the
+// dish→GS RTT of ≈35 ms near 0 km (Mohan et al. [F]) minus the 7-15 ms geometric floor.
+/// A shell's satellites are searched once an epoch per direction; Starlink's largest shell has
+/// ~4,400, the whole constellation ~10,000.
+const MAX_SHELL_SATELLITES: u64 = 100_000;
+const SHELL1_ALTITUDE_KM: f64 = 550.0;
+const SHELL1_INCLINATION: f64 = 53.0;
+const SHELL1_PLANES: u64 = 72;
+const SHELL1_PER_PLANE: u64 = 22;
+const SHELL1_PHASING: u64 = 1;
+/// facts §1.1 [V].
+const MIN_ELEVATION_DEG: f64 = 25.0;
+/// [D], see the module header.
+const CONSTELLATION_EXTRA_DELAY_NS: u64 = 10 * MS;
+const WALKER_KEYS: [&str; 5] = [
+    "altitude_km",
+    "inclination",
+    "planes",
+    "per_plane",
+    "phasing",
+];
+/// Long enough for every ready scenario (the longest runs 20 min).
+const TLE_DEFAULT_SPAN_NS: u64 = 3600 * S;
+/// python/satcc/tle.py deviation 3: an outage row loses every packet.
+const TLE_OUTAGE_LOSS: f64 = 1.0;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConstellationSpec {
+    pub altitude_m: f64,
+    pub inclination_deg: f64,
+    pub planes: u32,
+    pub per_plane: u32,
+    pub phasing: u32,
+    pub terminal: (f64, f64),
+    pub gateway: (f64, f64),
+    pub min_elevation_deg: f64,
+    pub period_ns: u64,
+    pub phase_ns: u64,
+    pub start_ns: u64,
+    pub extra_delay_ns: u64,
+    pub rate_bps: u64,
+    pub loss: f64,
+}
+
+impl Kind for ConstellationSpec {
+    type Config = ConstellationConfig;
+
+    fn keys() -> Vec<String> {
+        [
+            shared(&[
+                "terminal",
+                "gateway",
+                "altitude_km",
+                "inclination",
+                "planes",
+                "per_plane",
+                "phasing",
+                "min_elevation",
+                "phase",
+                "start",
+            ]),
+            directional(&["extra_delay", "rate", "loss"]),
+            // satellites from a TLE file (python/satcc/tle.py)
+            shared(&["tle", "epoch", "span"]),
+        ]
+        .concat()
+    }
+
+    /// A Walker shell, or (`tle`, `epoch` or `span` given) a TLE set's trace.
+    fn read(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
+        if ["tle", "epoch", "span"].iter().any(|k| r.has(k)) {
+            constellation_tle(r, cx)
+        } else {
+            constellation(r)
+        }
+    }
+
+    /// The rate, the zenith bent pipe (2h/c) plus the extra delay, and the loss.
+    fn nominal(&self) -> Option<LinkState> {
+        let zenith_s = 2.0 * self.altitude_m / SPEED_OF_LIGHT_M_S;
+        let zenith_ns = (zenith_s * 1e9).round_ties_even() as u64;
+        Some(LinkState {
+            rate_bps: self.rate_bps,
+            delay: SimDuration::from_nanos(zenith_ns + self.extra_delay_ns),
+            loss: self.loss,
+        })
+    }
+
+    fn config(&self, _: &str) -> Result<ConstellationConfig, String> {
+        Ok(ConstellationConfig {
+            shell: Shell {
+                altitude_m: self.altitude_m,
+                inclination_deg: self.inclination_deg,
+                planes: self.planes,
+                per_plane: self.per_plane,
+                phasing: self.phasing,
+            },
+            terminal: self.terminal,
+            gateway: self.gateway,
+            min_elevation_deg: self.min_elevation_deg,
+            clock: EpochClock::from_ns(self.period_ns, self.phase_ns, self.start_ns),
+            extra_delay: SimDuration::from_nanos(self.extra_delay_ns),
+            rate_bps: self.rate_bps,
+            loss: self.loss,
+        })
+    }
+
+    fn build(c: &ConstellationConfig, _: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+        Ok(Box::new(Constellation::new(c.clone())?))
+    }
+}
+
+/// The keys a Walker shell and a TLE set share: the two ground points, the visibility mask,
+/// the reconfiguration phase, and per direction the extra delay, rate and loss.
+struct Ends {
+    terminal: Option<(f64, f64)>,
+    gateway: Option<(f64, f64)>,
+    min_el: Option<f64>,
+    phase: Option<u64>,
+    extras: (Option<u64>, Option<u64>),
+    rates: (Option<u64>, Option<u64>),
+    losses: (Option<f64>, Option<f64>),
+}
+
+impl Ends {
+    /// (rate, loss, extra delay) for a→b and b→a.
+    fn directions(&self) -> Option<[(u64, f64, u64); 2]> {
+        Some([
+            (self.rates.0?, self.losses.0?, self.extras.0?),
+            (self.rates.1?, self.losses.1?, self.extras.1?),
+        ])
+    }
+}
+
+fn ends(r: &mut Reader) -> Ends {
+    Ends {
+        terminal: r.get("terminal", &latlon(), None),
+        gateway: r.get("gateway", &latlon(), None),
+        min_el: r.get(
+            "min_elevation",
+            &number(0.0, 90.0, "degrees"),
+            Some(MIN_ELEVATION_DEG),
+        ),
+        phase: r.get("phase", &duration(), Some(STARLINK_PHASE_NS)),
+        extras: r.both(
+            "extra_delay",
+            &duration(),
+            Some(CONSTELLATION_EXTRA_DELAY_NS),
+        ),
+        rates: r.both("rate", &rate(), None),
+        losses: r.both("loss", &probability(), Some(0.0)),
+    }
+}
+
+fn constellation(r: &mut Reader) -> Option<[ModelDir; 2]> {
+    let e = ends(r);
+    let altitude_km = r.get(
+        "altitude_km",
+        &number(100.0, 50_000.0, "km"),
+        Some(SHELL1_ALTITUDE_KM),
+    );
+    let inclination = r.get(
+        "inclination",
+        &number(0.0, 180.0, "degrees"),
+        Some(SHELL1_INCLINATION),
+    );
+    let planes = r.get("planes", &integer(1, 10_000, "planes"), Some(SHELL1_PLANES));
+    let per_plane = r.get(
+        "per_plane",
+        &integer(1, 10_000, "satellites per plane"),
+        Some(SHELL1_PER_PLANE),
+    );
+    let phasing = r.get(
+        "phasing",
+        &integer(0, 9_999, "phasing F"),
+        Some(SHELL1_PHASING),
+    );
+    let start = r.get("start", &start(), Some(0));
+    if !r.issues.is_empty() {
+        return None;
+    }
+    let (planes, per_plane, phasing, phase) = (planes?, per_plane?, phasing?, e.phase?);
+    let altitude_km = altitude_km?;
+    if phasing >= planes {
+        r.fail(
+            "phasing",
+            format!(
+                "expected an integer in 0..{} (below planes), found {phasing}",
+                planes - 1
+            ),
+        );
+    }
+    if planes * per_plane > MAX_SHELL_SATELLITES {
+        r.fail(
+            "per_plane",
+            format!(
+                "expected a shell of at most {} satellites (planes x per_plane), found {}",
+                thousands(MAX_SHELL_SATELLITES),
+                thousands(planes * per_plane)
+            ),
+        );
+    }
+    check_phase(r, phase);
+    let (terminal, gateway) = (e.terminal?, e.gateway?);
+    let mut out = Vec::new();
+    for (rate, loss, extra) in e.directions()? {
+        if rate == 0 {
+            r.fail("rate", "expected a positive rate, found 0 bit/s");
+            continue;
+        }
+        let model = ModelSpec::Constellation(ConstellationSpec {
+            altitude_m: altitude_km * 1000.0,
+            inclination_deg: inclination?,
+            // each at most 10,000 (checked above)
+            planes: planes as u32,
+            per_plane: per_plane as u32,
+            phasing: phasing as u32,
+            terminal,
+            gateway,
+            min_elevation_deg: e.min_el?,
+            period_ns: STARLINK_PERIOD_NS,
+            phase_ns: phase,
+            start_ns: start?,
+            extra_delay_ns: extra,
+            rate_bps: rate,
+            loss,
+        });
+        // nominal delay (routing, BDP queues): the zenith bent pipe, 2h/c, plus the extra part
+        out.push(nominal_dir(model, None));
+    }
+    pair(out)
+}
+
+/// `f"{n:,}"`.
+pub(crate) fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A constellation whose satellites come from a TLE file (the caller's SGP4,
+/// python/satcc/tle.py): a trace-kind delay series per direction.
+fn constellation_tle(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
+    let name = r.get("tle", &file_path(), None);
+    let epoch = r.t.get("epoch").cloned();
+    let span = r.get("span", &duration(), Some(TLE_DEFAULT_SPAN_NS));
+    let e = ends(r);
+    for key in WALKER_KEYS.iter().chain(&["start"]) {
+        if r.has(key) {
+            r.fail(
+                key,
+                format!(
+                    "expected no {key} beside tle (the TLE set and epoch give it), found {key} = ..."
+                ),
+            );
+        }
+    }
+    if !r.issues.is_empty() {
+        return None;
+    }
+    let (name, span, phase) = (name?, span?, e.phase?);
+    if span == 0 {
+        r.fail("span", "expected a positive duration, found 0 s");
+    }
+    check_phase(r, phase);
+    if !r.issues.is_empty() {
+        return None;
+    }
+    let path = cx.base.join(&name);
+    let ask = TleAsk {
+        path: &path,
+        name: &name,
+        epoch: epoch.as_ref(),
+        terminal: e.terminal?,
+        gateway: e.gateway?,
+        min_elevation_deg: e.min_el?,
+        phase_ns: phase,
+        period_ns: STARLINK_PERIOD_NS,
+        span_ns: span,
+    };
+    let geometry = match cx.files.tle(&ask) {
+        Ok(g) => g,
+        Err((key, message)) => {
+            r.fail(&key, message);
+            return None;
+        }
+    };
+    let up: Vec<u64> = geometry.iter().filter_map(|(_, d)| *d).collect();
+    if up.is_empty() {
+        r.fail(
+            "tle",
+            format!(
+                "expected a satellite visible from both ends within the span, found none in {}",
+                py_str(&name)
+            ),
+        );
+        return None;
+    }
+    let mut out = Vec::new();
+    for (rate, loss, extra) in e.directions()? {
+        if rate == 0 {
+            r.fail("rate", "expected a positive rate, found 0 bit/s");
+            continue;
+        }
+        let mut series: Vec<(u64, u64, f64)> = Vec::new();
+        for &(t, d) in &geometry {
+            let row = match d {
+                None => (t, extra, TLE_OUTAGE_LOSS),
+                Some(d) => (t, d + extra, loss),
+            };
+            // equal neighbours add nothing
+            if series.last().is_none_or(|l| (l.1, l.2) != (row.1, row.2)) {
+                series.push(row);
+            }
+        }
+        let sum: u128 = up.iter().map(|&d| u128::from(d)).sum();
+        // a mean while a satellite serves; Python's round(sum / len)
+        let nominal_delay = round_f(sum as f64 / up.len() as f64) + extra;
+        let model = ModelSpec::Trace(TraceSpec::Inline(TraceInline {
+            opportunities_ms: None,
+            bytes_per_opportunity: MAHIMAHI_BYTES,
+            rate_bps: Some(rate),
+            series: Some(series),
+            delay_ns: nominal_delay,
+            loss,
+        }));
+        out.push(nominal_dir(model, None));
+    }
+    pair(out)
+}
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,7 @@
 //! al. IMC'22 intro), the difference being MAC/DAMA scheduling and processing: put it in
 //! `extra_delay`.
 //!
-//! | parameter | default (linkmodels.py) | unit | source |
+//! | parameter | default | unit | source |
 //! |---|---|---|---|
 //! | altitude | 35,786 | km | geostationary altitude |
 //! | terminal / gateway elevation | 30 | degrees | [D] a mid-latitude site (≈50° N) at the satellite's longitude |
@@ -26,7 +26,15 @@
 use crate::link::{ConstantLink, LinkModel, LinkState};
 use crate::time::{SimDuration, SimTime};
 
-use super::LinkBehaviour;
+use serde::{Deserialize, Serialize};
+
+use super::table::{
+    choice, directional, duration, nominal_dir, number, pair, probability, rate, shared, Context,
+    Reader, MS,
+};
+use super::{missing, Kind, LinkBehaviour, ModelSpec, Seeds};
+use crate::dirspec::QueueSpec;
+use crate::scenario::file::ModelDir;
 
 /// Mean Earth radius, m (the radius satellite-facts.md's derivations use).
 pub const EARTH_RADIUS_M: f64 = 6_371_000.0;
@@ -127,6 +135,171 @@ impl LinkModel for Geo {
 }
 
 impl LinkBehaviour for Geo {}
+
+// -- GEO ------------------------------------------------------------------------------------
+/// [D] a site near 50° N at the satellite's longitude.
+const GEO_DEFAULT_ELEVATION_DEG: f64 = 30.0;
+/// JerryLX/pantheon test_Satellite.sh [V].
+const PCC_RATE_BPS: u64 = 42_000_000;
+/// mm-delay 400 (800 ms RTT) [V].
+const PCC_DELAY_NS: u64 = 400 * MS;
+/// mm-loss uplink 0.0074 [V].
+const PCC_LOSS: f64 = 0.0074;
+/// droptail 1500 packets [V].
+const PCC_QUEUE_PKTS: u64 = 1500;
+
+/// A GEO hop: a fixed one-way delay (`delay_ns`, the PCC preset), or (`delay_ns` null) the
+/// slant-range geometry of the other keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeoSpec {
+    pub rate_bps: u64,
+    pub loss: f64,
+    pub delay_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub altitude_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_elevation_deg: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_elevation_deg: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_delay_ns: Option<u64>,
+}
+
+impl Kind for GeoSpec {
+    type Config = GeoConfig;
+
+    fn keys() -> Vec<String> {
+        [
+            shared(&["preset"]),
+            directional(&["rate", "loss"]),
+            shared(&["elevation", "gateway_elevation", "extra_delay"]),
+        ]
+        .concat()
+    }
+
+    fn read(r: &mut Reader, _: &Context) -> Option<[ModelDir; 2]> {
+        geo(r)
+    }
+
+    /// The rate, the one-way delay (fixed, or the slant geometry) and the loss.
+    fn nominal(&self) -> Option<LinkState> {
+        let delay = match self.delay_ns {
+            Some(d) => SimDuration::from_nanos(d),
+            None => GeoDelay::Geometry {
+                altitude_m: self.altitude_m?,
+                terminal_elevation_deg: self.terminal_elevation_deg?,
+                gateway_elevation_deg: self.gateway_elevation_deg?,
+                extra: SimDuration::from_nanos(self.extra_delay_ns?),
+            }
+            .one_way(),
+        };
+        Some(LinkState {
+            rate_bps: self.rate_bps,
+            delay,
+            loss: self.loss,
+        })
+    }
+
+    fn config(&self, path: &str) -> Result<GeoConfig, String> {
+        let delay = match self.delay_ns {
+            Some(d) => GeoDelay::Fixed(SimDuration::from_nanos(d)),
+            None => GeoDelay::Geometry {
+                altitude_m: self.altitude_m.ok_or_else(|| missing(path, "altitude_m"))?,
+                terminal_elevation_deg: self
+                    .terminal_elevation_deg
+                    .ok_or_else(|| missing(path, "terminal_elevation_deg"))?,
+                gateway_elevation_deg: self
+                    .gateway_elevation_deg
+                    .ok_or_else(|| missing(path, "gateway_elevation_deg"))?,
+                extra: SimDuration::from_nanos(
+                    self.extra_delay_ns
+                        .ok_or_else(|| missing(path, "extra_delay_ns"))?,
+                ),
+            },
+        };
+        Ok(GeoConfig {
+            rate_bps: self.rate_bps,
+            delay,
+            loss: self.loss,
+        })
+    }
+
+    fn build(c: &GeoConfig, _: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+        Ok(Box::new(Geo::new(c)?))
+    }
+}
+
+fn geo(r: &mut Reader) -> Option<[ModelDir; 2]> {
+    let preset = r.opt("preset", &choice(&["pcc"]));
+    let pcc = preset == Some("pcc");
+    let rates = r.both("rate", &rate(), pcc.then_some(PCC_RATE_BPS));
+    let loss_ab = r.get(
+        "loss",
+        &probability(),
+        Some(if pcc { PCC_LOSS } else { 0.0 }),
+    );
+    let loss_ba = if r.has("loss_ba") {
+        r.get("loss_ba", &probability(), None)
+    } else if pcc {
+        Some(0.0)
+    } else {
+        loss_ab
+    };
+    let degrees = || number(0.0, 90.0, "degrees");
+    let elev = r.get("elevation", &degrees(), Some(GEO_DEFAULT_ELEVATION_DEG));
+    let gw = r.get(
+        "gateway_elevation",
+        &degrees(),
+        Some(GEO_DEFAULT_ELEVATION_DEG),
+    );
+    let extra = r.get("extra_delay", &duration(), Some(0));
+    if pcc
+        && ["elevation", "gateway_elevation", "extra_delay"]
+            .iter()
+            .any(|k| r.has(k))
+    {
+        r.fail(
+            "preset",
+            "expected either preset = 'pcc' (a fixed 400 ms) or elevations, found both",
+        );
+    }
+    if !r.issues.is_empty() {
+        return None;
+    }
+    let (elev, gw, extra) = (elev?, gw?, extra?);
+    let mut out = Vec::new();
+    for (rate, loss) in [(rates.0?, loss_ab?), (rates.1?, loss_ba?)] {
+        if rate == 0 {
+            r.fail("rate", "expected a positive rate, found 0 bit/s");
+            continue;
+        }
+        if pcc {
+            let model = ModelSpec::Geo(GeoSpec {
+                rate_bps: rate,
+                loss,
+                delay_ns: Some(PCC_DELAY_NS),
+                altitude_m: None,
+                terminal_elevation_deg: None,
+                gateway_elevation_deg: None,
+                extra_delay_ns: None,
+            });
+            out.push(nominal_dir(model, Some(QueueSpec::Packets(PCC_QUEUE_PKTS))));
+        } else {
+            let model = ModelSpec::Geo(GeoSpec {
+                rate_bps: rate,
+                loss,
+                delay_ns: None,
+                altitude_m: Some(GEO_ALTITUDE_M),
+                terminal_elevation_deg: Some(elev),
+                gateway_elevation_deg: Some(gw),
+                extra_delay_ns: Some(extra),
+            });
+            out.push(nominal_dir(model, None));
+        }
+    }
+    pair(out)
+}
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@
 //! drawn uniformly in its range for every `redraw` interval (seeded), so a range such as
 //! 300–330 Mbit/s gives a threshold that wanders inside it.
 //!
-//! | parameter | default (linkmodels.py) | unit | source |
+//! | parameter | default | unit | source |
 //! |---|---|---|---|
 //! | rate | required | bit/s | e.g. OC-12 ≈ 540 Mbit/s payload (study 003) |
 //! | rtt → delay | required | one-way = RTT / 2 | study 003: 15, 22, 187, 189 ms |
@@ -23,7 +23,14 @@
 use crate::link::{ConstantLink, LinkModel, LinkState};
 use crate::time::{SimDuration, SimTime};
 
-use super::{LinkBehaviour, Seeds};
+use serde::{Deserialize, Serialize};
+
+use super::table::{
+    choice, directional, duration, nominal_dir, pair, probability, range, rate, shared, size,
+    Context, Reader, S,
+};
+use super::{Kind, LinkBehaviour, ModelSpec, Seeds};
+use crate::scenario::file::ModelDir;
 
 /// Label of the threshold draws.
 const DRAW_THRESHOLD: u64 = 5;
@@ -117,6 +124,124 @@ impl LinkBehaviour for Lfn {
             true
         }
     }
+}
+
+// -- LFN ------------------------------------------------------------------------------------
+/// papers/README.md §003.
+const STUDY_003_DROP_ABOVE_BPS: (u64, u64) = (300_000_000, 330_000_000);
+/// Not given by study 003: calibrated so Reno/CUBIC get 235/266 Mbit/s at 15 ms (study:
+/// 244/280).
+const DEFAULT_DROP_BURST_BYTES: u64 = 256_000;
+/// The threshold wanders within its range once a second [assumed].
+const DROP_REDRAW_NS: u64 = S;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LfnSpec {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub loss: f64,
+    /// The policing hop (study 003); null: none.
+    #[serde(default)]
+    pub police: Option<PoliceSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoliceSpec {
+    pub rate_bps: (u64, u64),
+    pub burst_bytes: u64,
+    pub redraw_ns: u64,
+}
+
+impl Kind for LfnSpec {
+    type Config = LfnConfig;
+
+    fn keys() -> Vec<String> {
+        [
+            directional(&["rate", "rtt", "delay", "loss", "drop_above"]),
+            shared(&["hop", "drop_burst"]),
+        ]
+        .concat()
+    }
+
+    fn read(r: &mut Reader, _: &Context) -> Option<[ModelDir; 2]> {
+        lfn(r)
+    }
+
+    fn nominal(&self) -> Option<LinkState> {
+        Some(LinkState {
+            rate_bps: self.rate_bps,
+            delay: SimDuration::from_nanos(self.delay_ns),
+            loss: self.loss,
+        })
+    }
+
+    fn config(&self, _: &str) -> Result<LfnConfig, String> {
+        Ok(LfnConfig {
+            state: self.nominal().expect("an LFN's figures"),
+            police: self.police.as_ref().map(|p| Police {
+                rate_bps: p.rate_bps,
+                burst_bytes: p.burst_bytes,
+                redraw: SimDuration::from_nanos(p.redraw_ns),
+            }),
+        })
+    }
+
+    fn build(c: &LfnConfig, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+        Ok(Box::new(Lfn::new(c.clone(), seeds)?))
+    }
+}
+
+fn lfn(r: &mut Reader) -> Option<[ModelDir; 2]> {
+    let rates = r.both("rate", &rate(), None);
+    if r.has("rtt") && r.has("delay") {
+        r.fail("rtt", "expected rtt or delay (one way), found both");
+    }
+    let delays = if r.has("rtt") || !r.has("delay") {
+        let rtt = r.both("rtt", &duration(), None);
+        (rtt.0.map(|x| x / 2), rtt.1.map(|x| x / 2))
+    } else {
+        r.both("delay", &duration(), None)
+    };
+    let losses = r.both("loss", &probability(), Some(0.0));
+    let hop = r.opt("hop", &choice(&["study-003"]));
+    let range_rate = range(rate(), "a rate");
+    let drops = if hop.is_some() {
+        r.both("drop_above", &range_rate, Some(STUDY_003_DROP_ABOVE_BPS))
+    } else {
+        r.both_opt("drop_above", &range_rate)
+    };
+    let burst = r.get("drop_burst", &size(), Some(DEFAULT_DROP_BURST_BYTES));
+    if !r.issues.is_empty() {
+        return None;
+    }
+    let burst = burst?;
+    let mut out = Vec::new();
+    for (((rate, delay), loss), drop) in [rates.0?, rates.1?]
+        .into_iter()
+        .zip([delays.0?, delays.1?])
+        .zip([losses.0?, losses.1?])
+        .zip([drops.0, drops.1])
+    {
+        if rate == 0 || drop.is_some_and(|d| d.0 == 0) || burst == 0 {
+            r.fail("rate", "expected positive rates and a positive drop_burst");
+            continue;
+        }
+        let police = drop.map(|rate_bps| PoliceSpec {
+            rate_bps,
+            burst_bytes: burst,
+            redraw_ns: DROP_REDRAW_NS,
+        });
+        let model = ModelSpec::Lfn(LfnSpec {
+            rate_bps: rate,
+            delay_ns: delay,
+            loss,
+            police,
+        });
+        out.push(nominal_dir(model, None));
+    }
+    pair(out)
 }
 
 #[cfg(test)]

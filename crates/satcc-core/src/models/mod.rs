@@ -23,23 +23,23 @@
 //! | `trace` | [`trace`] | Mahimahi delivery opportunities; delay/loss from a CSV series |
 //! | `constellation` | [`constellation`] | serving satellite every 15 s; delay from geometry |
 //!
-//! Every parameter arrives resolved (units parsed, presets applied) by [`table`] (the
-//! `[link.model]` table's keys, cited presets and checks), so these files take numbers.
+//! Each model is one file holding both halves: the behaviour, and its [`Kind`] (the
+//! `[link.model]` table's keys, cited presets and checks, read with [`table`]'s reader; the
+//! resolved form engines read; its nominal figures; its configuration). `kinds!` below lists
+//! the kinds: to add a model, write its file and add its line there (and its keys to
+//! docs/scenario.md, which a test holds to the keys).
 //!
 //! Not implemented: reordering links (the simulator's wire is FIFO), correlated (Gilbert–
 //! Elliott) loss outside the Starlink model.
 
-pub mod constellation;
-pub mod geo;
-pub mod lfn;
-pub mod spec;
-pub mod starlink;
 pub mod table;
-pub mod trace;
 pub mod trace_file;
+
+use serde::{Deserialize, Serialize};
 
 use crate::link::{ConstantLink, LinkModel, LinkState};
 use crate::rng::Rng;
+use crate::scenario::file::ModelDir;
 use crate::time::{SimDuration, SimTime};
 
 /// Nanoseconds per second, for bit·ns arithmetic.
@@ -155,17 +155,115 @@ pub fn constant(state: LinkState) -> Box<dyn LinkBehaviour> {
     Box::new(ConstantLink(state))
 }
 
-pub use spec::ModelSpec;
+/// One link model kind: the resolved form (`Self`, serde: what the engines read, satcc-linkd
+/// as JSON), the `[link.model]` table's reader that makes it, its nominal figures and its
+/// behaviour.
+pub trait Kind: Sized {
+    /// The behaviour's configuration (units in types, files read), made once per process.
+    type Config: Clone + std::fmt::Debug + PartialEq;
+    /// The keys its table accepts besides `kind` (docs/scenario.md lists them).
+    fn keys() -> Vec<String>;
+    /// The table read into [a→b, b→a]; every problem is pushed to `r` (then `None`).
+    fn read(r: &mut table::Reader, cx: &table::Context) -> Option<[ModelDir; 2]>;
+    /// The direction's nominal rate, delay and loss: what routes, "N BDP" queues, the model
+    /// engine and `satcc check` take for a link with this model, from the typed form alone;
+    /// `None` when they are means over files' contents, which the reader takes from the files
+    /// as it reads them.
+    fn nominal(&self) -> Option<LinkState>;
+    /// The behaviour's configuration; files are read here and must still be the ones the
+    /// scenario was resolved with. Errors name `path.KEY`.
+    fn config(&self, path: &str) -> Result<Self::Config, String>;
+    /// Build the model; an error names what is inconsistent.
+    fn build(c: &Self::Config, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String>;
+}
 
-/// A behaviour's configuration, per link direction (units in types, files read): what
-/// [`ModelSpec::config`] makes of the resolved model; `build` makes the model.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ModelConfig {
-    Starlink(starlink::StarlinkConfig),
-    Geo(geo::GeoConfig),
-    Lfn(lfn::LfnConfig),
-    Trace(trace::TraceConfig),
-    Constellation(constellation::ConstellationConfig),
+/// The kinds, each `"name" => Variant(module::Spec)`, in the order messages list them: their
+/// modules, the tagged [`ModelSpec`], the [`ModelConfig`] and the dispatch by name.
+macro_rules! kinds {
+    ($($name:literal => $variant:ident($module:ident::$spec:ident)),+ $(,)?) => {
+        $(pub mod $module;)+
+
+        /// A link direction's model as the scenario resolves it, tagged by `kind`.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        pub enum ModelSpec {
+            $(#[serde(rename = $name)] $variant($module::$spec),)+
+        }
+
+        /// A behaviour's configuration, per link direction (units in types, files read): what
+        /// [`ModelSpec::config`] makes of the resolved model; `build` makes the model.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum ModelConfig {
+            $($variant(<$module::$spec as Kind>::Config),)+
+        }
+
+        /// The model kinds, in the order messages list them.
+        pub const KINDS: &[&str] = &[$($name),+];
+
+        /// The keys a `[link.model]` of this kind accepts besides `kind`.
+        pub fn keys(kind: &str) -> Vec<String> {
+            match kind {
+                $($name => <$module::$spec as Kind>::keys(),)+
+                _ => Vec::new(),
+            }
+        }
+
+        /// A table of a known kind read ([`Kind::read`]).
+        fn read(kind: &str, r: &mut table::Reader, cx: &table::Context) -> Option<[ModelDir; 2]> {
+            match kind {
+                $($name => <$module::$spec as Kind>::read(r, cx),)+
+                _ => None,
+            }
+        }
+
+        impl ModelSpec {
+            /// [`Kind::nominal`] of the model.
+            pub fn nominal(&self) -> Option<LinkState> {
+                match self {
+                    $(ModelSpec::$variant(m) => m.nominal(),)+
+                }
+            }
+
+            /// [`Kind::config`] of the model.
+            pub fn config(&self, path: &str) -> Result<ModelConfig, String> {
+                match self {
+                    $(ModelSpec::$variant(m) => m.config(path).map(ModelConfig::$variant),)+
+                }
+            }
+        }
+
+        impl ModelConfig {
+            /// [`Kind::build`] of the configuration.
+            pub fn build(&self, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+                match self {
+                    $(ModelConfig::$variant(c) => <$module::$spec as Kind>::build(c, seeds),)+
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    "starlink" => Starlink(starlink::StarlinkSpec),
+    "geo" => Geo(geo::GeoSpec),
+    "lfn" => Lfn(lfn::LfnSpec),
+    "trace" => Trace(trace::TraceSpec),
+    "constellation" => Constellation(constellation::ConstellationSpec),
+}
+
+/// A model in the wire form: its keys sorted, as the JSON object it is written as (the
+/// `serialize_with` of a direction's `model`; the scenario hash and every result written from
+/// the dictionary keep their bytes).
+pub fn sorted<S: serde::Serializer>(m: &Option<ModelSpec>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::Error;
+    serde_json::to_value(m)
+        .map_err(S::Error::custom)?
+        .serialize(s)
+}
+
+/// "path.key: missing" (a key the resolved form lacks).
+pub(crate) fn missing(path: &str, key: &str) -> String {
+    format!("{path}.{key}: missing")
 }
 
 /// Where a model's random streams come from: the scenario seed, the link index (draws both
@@ -201,21 +299,6 @@ const DIR_LABEL: u64 = 0x4D4F_4444_0000_0000;
 /// Odd multiplier spreading small indices over the label space.
 const PRIME: u64 = 0x9E37_79B9_7F4A_7C15;
 
-impl ModelConfig {
-    /// Build the model; an error names what is inconsistent.
-    pub fn build(&self, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
-        Ok(match self {
-            ModelConfig::Starlink(c) => Box::new(starlink::Starlink::new(c.clone(), seeds)?),
-            ModelConfig::Geo(c) => Box::new(geo::Geo::new(c)?),
-            ModelConfig::Lfn(c) => Box::new(lfn::Lfn::new(c.clone(), seeds)?),
-            ModelConfig::Trace(c) => Box::new(trace::Trace::new(c.clone())?),
-            ModelConfig::Constellation(c) => {
-                Box::new(constellation::Constellation::new(c.clone())?)
-            }
-        })
-    }
-}
-
 /// The Starlink reconfiguration clock: epochs of `period` whose boundaries fall at `phase`
 /// past each period of wall time (:12, :27, :42, :57 for 15 s and 12 s), for a run that starts
 /// `start` past the minute. Shared by `starlink` and `constellation`.
@@ -228,6 +311,15 @@ pub struct EpochClock {
 }
 
 impl EpochClock {
+    /// The clock of a resolved model's keys, in ns.
+    pub fn from_ns(period_ns: u64, phase_ns: u64, start_ns: u64) -> EpochClock {
+        EpochClock {
+            period: SimDuration::from_nanos(period_ns),
+            phase: SimDuration::from_nanos(phase_ns),
+            start: SimDuration::from_nanos(start_ns),
+        }
+    }
+
     /// Simulated time (ns, may be negative) at which epoch `k` begins; epoch 0 is the first
     /// boundary at or after the run's start.
     pub fn epoch_start_ns(&self, k: i64) -> i128 {
@@ -252,6 +344,145 @@ impl EpochClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
+
+    /// A full Starlink MODEL dictionary (shared with satcc-emu's tests).
+    fn starlink() -> Value {
+        serde_json::from_str(include_str!("testdata/starlink.json")).unwrap()
+    }
+
+    fn read(v: &Value) -> Result<ModelConfig, String> {
+        crate::dirspec::read::<ModelSpec>(v, "m")?.config("m")
+    }
+
+    fn nominal(v: Value) -> Option<(u64, u64, f64)> {
+        let m: ModelSpec = crate::dirspec::read(&v, "m").unwrap();
+        m.nominal()
+            .map(|s| (s.rate_bps, s.delay.as_nanos(), s.loss))
+    }
+
+    #[test]
+    fn each_model_gives_its_nominal_figures() {
+        let mut s = starlink();
+        s["capacity_bps"] = json!([5_000_000, 25_000_001]);
+        s["loss"] = json!([0.002, 0.004]);
+        s["rtt_quantiles_ns"] = json!([20, 40, 50_000_001, 60, 85]);
+        // the mean capacity rounded half to even, half the median RTT, the mean loss
+        assert_eq!(nominal(s), Some((15_000_000, 25_000_000, 0.003)));
+        let geo = json!({"kind": "geo", "rate_bps": 42, "loss": 0.01, "delay_ns": 400});
+        assert_eq!(nominal(geo), Some((42, 400, 0.01)));
+        // a 35,786 km GEO seen at 90 degrees from both ends: twice the altitude over c
+        let geo = json!({"kind": "geo", "rate_bps": 1, "loss": 0.0, "delay_ns": null,
+            "altitude_m": 35_786_000.0, "terminal_elevation_deg": 90.0,
+            "gateway_elevation_deg": 90.0, "extra_delay_ns": 5});
+        let (_, d, _) = nominal(geo).unwrap();
+        assert!((d as i64 - 238_740_000).abs() < 10_000, "{d}");
+        let lfn = json!({"kind": "lfn", "rate_bps": 7, "delay_ns": 8, "loss": 0.5});
+        assert_eq!(nominal(lfn), Some((7, 8, 0.5)));
+        let shell = json!({"kind": "constellation", "altitude_m": 550000.0,
+            "inclination_deg": 53.0, "planes": 72, "per_plane": 22, "phasing": 1,
+            "terminal": [48.0, 11.0], "gateway": [48.5, 11.5], "min_elevation_deg": 25.0,
+            "period_ns": 15_000_000_000u64, "phase_ns": 12_000_000_000u64, "start_ns": 0,
+            "extra_delay_ns": 10_000_000, "rate_bps": 100, "loss": 0.0});
+        // 2 x 550 km / c = 3,669,205 ns, plus the extra 10 ms
+        assert_eq!(nominal(shell), Some((100, 13_669_205, 0.0)));
+        let tle = json!({"kind": "trace", "opportunities_ms": null, "bytes_per_opportunity": 1500,
+            "rate_bps": 9, "series": [[0, 10, 0.0]], "delay_ns": 12, "loss": 0.25});
+        assert_eq!(nominal(tle), Some((9, 12, 0.25)));
+        // a trace of opportunities: its figures come from the opportunities, read by the table
+        let trace = json!({"kind": "trace", "opportunities_ms": [0, 1], "bytes_per_opportunity": 1500,
+            "series": [[0, 10, 0.0]], "delay_ns": 10, "loss": 0.0});
+        assert_eq!(nominal(trace), None);
+    }
+
+    #[test]
+    fn a_missing_key_is_named() {
+        let mut d = starlink();
+        d.as_object_mut().unwrap().remove("loss");
+        assert_eq!(read(&d).unwrap_err(), "m: missing field `loss`");
+        let g =
+            json!({"kind": "geo", "rate_bps": 1, "loss": 0.0, "delay_ns": null, "altitude_m": 1.0});
+        assert_eq!(read(&g).unwrap_err(), "m.terminal_elevation_deg: missing");
+    }
+
+    #[test]
+    fn an_intra_table_is_read_with_its_defaults() {
+        let mut d = starlink();
+        d["intra"] = json!({"capacity_slot_ns": 100_000_000, "capacity_sigma": 0.2, "capacity_corr": 0.6,
+            "frame_ns": 4_000_000, "frame_duty": 0.25, "delay_slot_ns": 10_000_000, "jitter_ns": 1_000_000,
+            "jitter_corr": 0.5, "burst_rate": 0.1, "burst_duration_ns": 50_000_000});
+        match read(&d).unwrap() {
+            ModelConfig::Starlink(c) => {
+                let i = c.intra.expect("intra");
+                assert_eq!(i.frame, SimDuration::from_millis(4));
+                assert_eq!(i.capacity_sigma, 0.2);
+                assert_eq!((i.frame_windows, i.jitter_floor), (1, None));
+            }
+            other => panic!("{other:?}"),
+        }
+        d["intra"].as_object_mut().unwrap().remove("jitter_ns");
+        assert!(read(&d).unwrap_err().contains("missing field `jitter_ns`"));
+    }
+
+    #[test]
+    fn a_wrong_type_an_unknown_key_and_an_unknown_kind_are_refused() {
+        let mut d = starlink();
+        d["rtt_quantiles_ns"] =
+            json!([20_000_000, 40_000_000.5, 50_000_000, 60_000_000, 85_000_000]);
+        assert!(read(&d).unwrap_err().contains("expected u64"));
+        let t = json!({"kind": "trace", "opportunities_ms": [0, 1, "2"], "bytes_per_opportunity": 1500, "delay_ns": 0, "loss": 0.0});
+        assert!(read(&t).unwrap_err().contains("expected u64"));
+        let mut d = starlink();
+        d["colour"] = json!(1);
+        assert!(read(&d).unwrap_err().contains("unknown field `colour`"));
+        d["kind"] = json!("boat");
+        assert!(read(&d).unwrap_err().contains("unknown variant `boat`"));
+    }
+
+    #[test]
+    fn an_integer_too_large_for_its_field_is_refused_not_truncated() {
+        let c = json!({"kind": "constellation", "altitude_m": 550000.0, "inclination_deg": 53.0, "planes": 4_294_967_368u64,
+                       "per_plane": 22, "phasing": 1, "terminal": [48.0, 11.0], "gateway": [48.5, 11.5],
+                       "min_elevation_deg": 25.0, "period_ns": 15_000_000_000u64, "phase_ns": 0, "start_ns": 0,
+                       "extra_delay_ns": 0, "rate_bps": 100_000_000, "loss": 0.0});
+        assert!(read(&c)
+            .unwrap_err()
+            .contains("integer `4294967368`, expected u32"));
+    }
+
+    #[test]
+    fn the_wire_form_is_written_back_with_its_keys_sorted() {
+        let d = starlink();
+        let spec: ModelSpec = serde_json::from_value(d.clone()).unwrap();
+        let mut text = Vec::new();
+        sorted(&Some(spec), &mut serde_json::Serializer::new(&mut text)).unwrap();
+        assert_eq!(String::from_utf8(text).unwrap(), d.to_string());
+    }
+
+    #[test]
+    fn a_trace_file_is_read_by_path_and_its_digest_checked() {
+        let f = std::env::temp_dir().join(format!("satcc-spec-{}.trace", std::process::id()));
+        std::fs::write(&f, "1\n2\n2\n").unwrap();
+        let digest = trace_file::digest(&[1, 2, 2]);
+        let t = json!({"kind": "trace", "mahimahi_path": f.to_str().unwrap(), "opportunities_digest": digest,
+                       "opportunities_lines": 3, "bytes_per_opportunity": 1500, "rate_bps": null, "series": null,
+                       "delay_csv_path": null, "delay_csv_loss": null, "series_digest": null, "series_rows": null,
+                       "delay_ns": 0, "loss": 0.0});
+        match read(&t).unwrap() {
+            ModelConfig::Trace(c) => match c.capacity {
+                trace::Capacity::Opportunities { stamps_ms, .. } => {
+                    assert_eq!(stamps_ms.as_slice(), &[1, 2, 2])
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+        std::fs::write(&f, "1\n2\n33\n").unwrap(); // another size: the cache reads it again
+        assert!(read(&t).unwrap_err().contains("the file changed"));
+        std::fs::write(&f, "1\nx\n").unwrap();
+        assert!(read(&t).unwrap_err().contains("m.mahimahi_path: "));
+        std::fs::remove_file(&f).unwrap();
+    }
 
     #[test]
     fn a_constant_links_shortcut_is_the_fluid_end_exactly() {

@@ -21,7 +21,7 @@
 //! - the disturbance: duration uniform in its range; an outage with `outage_probability`,
 //!   otherwise a loss burst b_k uniform in `burst_loss` (shared by both directions).
 //!
-//! Parameters (all resolved by `python/satcc/linkmodels.py`, which holds the cited presets):
+//! Parameters (the presets, cited, and the `[link.model]` reader are below the model):
 //!
 //! | parameter | preset default | unit | source |
 //! |---|---|---|---|
@@ -46,7 +46,7 @@
 //! (everything lost in a burst).
 //! Each process restarts from its stationary law at every boundary. Its parameters are fitted
 //! by `satcc trace fit` from the LeoCC and LEONetEM recordings (docs/starlink-fit.md has the
-//! figures and sources; `python/satcc/linkmodels.py` the preset values).
+//! figures and sources; the `INTRA_*` presets below the values).
 //!
 //! Deviations from the measured link, numbered:
 //! 1. Epoch draws are independent: a step may exceed the 50 ms worst case Huston reports.
@@ -56,15 +56,23 @@
 //! 3. The ≈75 ms disturbance at the end of each period (arXiv 2601.08439) is folded into the
 //!    one at the start.
 //! 4. Bufferbloat is not in this model but in the dish-side queue the preset sizes
-//!    (`python/satcc/linkmodels.py`), as on the real dish.
+//!    (`STARLINK_QUEUE_MS`), as on the real dish.
 //!
 //! Not implemented: weather, obstructions, multi-second outages, ICMP's separate queue.
 
 use crate::link::{LinkModel, LinkState};
 use crate::time::{SimDuration, SimTime};
 
-use super::{EpochClock, LinkBehaviour, Seeds};
+use serde::{Deserialize, Serialize};
+
+use super::table::{
+    choice, directional, duration, integer, nominal_dir, number, pair, probability, quantiles,
+    range, rate, round_f, shared, start, Context, Reader, MS, S,
+};
+use super::{EpochClock, Kind, LinkBehaviour, ModelSpec, Seeds};
+use crate::dirspec::QueueSpec;
 use crate::rng::Rng;
+use crate::scenario::file::ModelDir;
 
 /// Number of RTT quantiles in a preset (p = 0, 0.25, 0.5, 0.75, 1).
 pub const RTT_QUANTILES: usize = 5;
@@ -599,6 +607,426 @@ impl LinkModel for Starlink {
 
 impl LinkBehaviour for Starlink {}
 
+// -- the `[link.model]` table: presets, keys, reader, resolved form --------------------------
+// Sources (shared/research/satellite-facts.md, tags as there: [V] verified, [F] read off a
+// figure, [D] derived):
+// - Reconfiguration every 15 s at :12/:27/:42/:57 (§1.4 [V]).
+// - Idle RTT: min 20, p25 40, median 50, p75 60 ms (Michel et al. IMC'22 [V]); upper end
+//   85 ms (Mohan et al. WWW'24 whiskers ≈15-85 ms [F]).
+// - Plan capacities (starlink.com DOC-1075-86535-76 [V]): Residential 50-150 down / 5-25 up
+//   (DE); business = Priority 40-220 down / 8-25 up (ES table) widened to 30 up by Local
+//   Priority 10-30 (DE): 40-220 down / 8-30 up.
+// - Loss: uplink 0.2-0.5 %, downlink 0.01 % (LeoCC/LeoReplayer README [V]).
+// - Boundary disturbance ≈140 ms (arXiv 2601.08439 [V]) → 50-150 ms (§5 [D]); loss bursts up
+//   to 50 % (Kassem et al. IMC'22 [V]); outage vs burst share not measured (§1.6).
+// - Bufferbloat: 150-200 ms standing queue downlink, 50-150 ms uplink under load (§1.3/§5).
+/// Reconfiguration period, facts §1.4 [V].
+pub const STARLINK_PERIOD_NS: u64 = 15 * S;
+/// Boundaries at :12, :27, :42, :57, facts §1.4 [V].
+pub(super) const STARLINK_PHASE_NS: u64 = 12 * S;
+/// p0, p25, p50, p75, p100 of the idle RTT (ms): Michel [V], Mohan [F].
+const STARLINK_RTT_QUANTILES_MS: [u64; 5] = [20, 40, 50, 60, 85];
+/// (plan, role) → capacity range (Mbit/s).
+pub const STARLINK_CAPACITY_MBPS: [(&str, &str, (u64, u64)); 6] = [
+    ("residential", "uplink", (5, 25)), // DOC-1075-86535-76 DE, Residential [V]
+    ("residential", "downlink", (50, 150)), // same [V]
+    ("business", "uplink", (8, 30)),    // Priority ES 8-25 / Local Priority DE 10-30 [V]
+    ("business", "downlink", (40, 220)), // Priority ES 40-220 [V]
+    // Roam: residential's range x the Roam / Standard ratio of mean 1 s iperf3 throughput from
+    // one dish site, Laniewski et al. OJCOMS'25 (sys-uos/Starlink-on-the-Autobahn@2eec78c,
+    // Analysis_Fig6ab.ipynb's printed output, CC BY-SA 4.0): down 245.2 / 279.6 = 0.877, up
+    // 18.25 / 22.89 = 0.797 [D]; their RTT and loss do not differ (docs/starlink-fit.md)
+    ("roam", "uplink", (4, 20)),
+    ("roam", "downlink", (44, 132)),
+];
+/// role → loss range: LeoReplayer [V].
+pub const STARLINK_LOSS: [(&str, (f64, f64)); 2] =
+    [("uplink", (0.002, 0.005)), ("downlink", (0.0001, 0.0001))];
+/// facts §5 [D] from arXiv 2601.08439 (≈140 ms) [V].
+const STARLINK_DISTURBANCE_MS: (u64, u64) = (50, 150);
+/// "up to 50 %", Kassem et al. IMC'22 [V].
+const STARLINK_BURST_LOSS: (f64, f64) = (0.0, 0.5);
+/// Not measured (facts §1.6: "to calibrate").
+const STARLINK_OUTAGE_PROBABILITY: f64 = 0.5;
+/// Standing queue under load (ms), facts §1.3/§5: uplink, downlink.
+const STARLINK_QUEUE_MS: [(&str, u64); 2] = [("uplink", 150), ("downlink", 200)];
+pub const STARLINK_PLANS: [&str; 3] = ["residential", "business", "roam"];
+const STARLINK_VARIATIONS: [&str; 2] = ["intra", "epoch"];
+// Within-epoch variation (`variation = "intra"`, the default), fitted by `satcc trace fit`
+// (python/satcc/tracefit.py) from two public recordings; figures in docs/starlink-fit.md:
+// - LeoCC: SpaceNetLab/LeoCC@867e673 leoreplayer/replayer/example/Cubic/bw_example.txt and
+//   delay_example.txt (MIT): 120 s of saturating-UDP deliveries + 10 ms one-way delays.
+// - LEONetEM: clarkzjw/LEONetEM@780a063 latency/ping-example-isl.txt: 154 s of ping -D -i 0.01.
+// The knobs: `satcc trace fit` on the whole LeoCC recording (first guess from the statistics,
+// then five rounds of simulated moments: tracefit.refine), so the model's own 100 ms bins,
+// 1 ms deliveries and 10 ms delays show the recording's statistics.
+/// The 100 ms bins the statistics use.
+const INTRA_CAPACITY_SLOT_NS: u64 = 100 * MS;
+/// LeoCC: sd/mean of 100 ms bins around the epoch mean 0.114 [D].
+const INTRA_CAPACITY_SIGMA: f64 = 0.112;
+/// LeoCC: lag-1 correlation of those bins 0.471 [D].
+const INTRA_CAPACITY_CORR: f64 = 0.556;
+/// LeoCC: autocorrelation peak of per-ms deliveries at 8 ms [D].
+const INTRA_FRAME_NS: u64 = 8 * MS;
+/// LeoCC: 29.9 % of milliseconds see a delivery [D].
+const INTRA_FRAME_DUTY: f64 = 0.103;
+/// LeoCC: successive delivery spacings alternate (lag-1 corr -0.41) [D].
+const INTRA_FRAME_WINDOWS: u64 = 2;
+/// LeoCC: lag-1 corr of the delivery spacings -0.41 (sd 1.61 ms) [D].
+const INTRA_FRAME_OFFSET_SD_NS: u64 = 1_260_000;
+/// LeoCC: lag-2 correlation of the spacings 0.547 [D].
+const INTRA_FRAME_OFFSET_CORR: f64 = 0.856;
+/// LeoCC: 8 ms bins vary by sd/mean 0.336 around their 100 ms bin [D].
+const INTRA_FRAME_SIGMA: f64 = 0.337;
+/// The recordings' 10 ms step.
+const INTRA_DELAY_SLOT_NS: u64 = 10 * MS;
+/// LeoCC: RTT 1.4826 x MAD around the epoch median 2.97 ms [D].
+const INTRA_JITTER_NS: u64 = 1_480_000;
+/// LeoCC: RTT p1 4 ms below its epoch median (one way: 2) [D].
+const INTRA_JITTER_FLOOR_NS: u64 = 2 * MS;
+/// LeoCC: lag-1 (10 ms) correlation of that residual 0.439 [D].
+const INTRA_JITTER_CORR: f64 = 0.462;
+/// LEONetEM: 2 in-epoch loss runs of >= 2 probes in 154 s of pings, 0.013/s [D, weak]; a
+/// ping's round trip meets both directions' bursts, each direction draws its own: half each
+/// (as `satcc trace fit` splits a ping's bursts).
+const INTRA_BURST_RATE: f64 = 0.0065;
+/// LEONetEM: their mean length [D, weak].
+const INTRA_BURST_DURATION_NS: u64 = 82 * MS;
+/// LeoCC: every one of 8 boundaries has a delivery gap of 58-134 ms (the ISL recording of
+/// LEONetEM: 10 of 10 boundaries lose 447-506 ms of pings) [D].
+const STARLINK_INTRA_DISTURBANCE_MS: (u64, u64) = (58, 134);
+const STARLINK_INTRA_OUTAGE_PROBABILITY: f64 = 1.0;
+const INTRA_KEYS: [&str; 13] = [
+    "capacity_sigma",
+    "capacity_corr",
+    "frame",
+    "frame_duty",
+    "frame_windows",
+    "frame_offset_sd",
+    "frame_offset_corr",
+    "frame_sigma",
+    "jitter",
+    "jitter_floor",
+    "jitter_corr",
+    "burst_rate",
+    "burst_duration",
+];
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StarlinkSpec {
+    pub period_ns: u64,
+    pub phase_ns: u64,
+    pub start_ns: u64,
+    pub rtt_quantiles_ns: [u64; RTT_QUANTILES],
+    pub capacity_bps: (u64, u64),
+    pub loss: (f64, f64),
+    pub disturbance_ns: (u64, u64),
+    pub outage_probability: f64,
+    pub burst_loss: (f64, f64),
+    /// Within-epoch variation (`variation = "intra"`); absent: steady epochs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intra: Option<IntraSpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntraSpec {
+    pub capacity_slot_ns: u64,
+    pub capacity_sigma: f64,
+    pub capacity_corr: f64,
+    pub frame_ns: u64,
+    pub frame_duty: f64,
+    #[serde(default = "one")]
+    pub frame_windows: u32,
+    #[serde(default)]
+    pub frame_offset_sd_ns: u64,
+    #[serde(default)]
+    pub frame_offset_corr: f64,
+    #[serde(default)]
+    pub frame_sigma: f64,
+    pub delay_slot_ns: u64,
+    pub jitter_ns: u64,
+    #[serde(default)]
+    pub jitter_floor_ns: Option<u64>,
+    pub jitter_corr: f64,
+    pub burst_rate: f64,
+    pub burst_duration_ns: u64,
+}
+
+impl Kind for StarlinkSpec {
+    type Config = StarlinkConfig;
+
+    fn keys() -> Vec<String> {
+        [
+            directional(&["plan"]),
+            shared(&["dish", "phase", "start", "rtt"]),
+            directional(&["capacity", "loss"]),
+            shared(&[
+                "disturbance",
+                "burst_loss",
+                "outage_probability",
+                "variation",
+                "rtt_quantiles",
+            ]),
+            shared(&INTRA_KEYS),
+        ]
+        .concat()
+    }
+
+    fn read(r: &mut Reader, _: &Context) -> Option<[ModelDir; 2]> {
+        starlink(r)
+    }
+
+    /// The mean capacity, half the median idle RTT and the mean loss.
+    fn nominal(&self) -> Option<LinkState> {
+        Some(LinkState {
+            rate_bps: ((self.capacity_bps.0 + self.capacity_bps.1) as f64 / 2.0).round_ties_even()
+                as u64,
+            delay: SimDuration::from_nanos(self.rtt_quantiles_ns[2] / 2),
+            loss: (self.loss.0 + self.loss.1) / 2.0,
+        })
+    }
+
+    fn config(&self, _: &str) -> Result<StarlinkConfig, String> {
+        let ns = SimDuration::from_nanos;
+        Ok(StarlinkConfig {
+            clock: EpochClock::from_ns(self.period_ns, self.phase_ns, self.start_ns),
+            rtt_quantiles: self.rtt_quantiles_ns.map(ns),
+            capacity_bps: self.capacity_bps,
+            loss: self.loss,
+            disturbance: (ns(self.disturbance_ns.0), ns(self.disturbance_ns.1)),
+            outage_probability: self.outage_probability,
+            burst_loss: self.burst_loss,
+            intra: self.intra.as_ref().map(|i| Intra {
+                capacity_slot: ns(i.capacity_slot_ns),
+                capacity_sigma: i.capacity_sigma,
+                capacity_corr: i.capacity_corr,
+                frame: ns(i.frame_ns),
+                frame_duty: i.frame_duty,
+                frame_windows: i.frame_windows,
+                frame_offset_sd: ns(i.frame_offset_sd_ns),
+                frame_offset_corr: i.frame_offset_corr,
+                frame_sigma: i.frame_sigma,
+                delay_slot: ns(i.delay_slot_ns),
+                jitter: ns(i.jitter_ns),
+                jitter_floor: i.jitter_floor_ns.map(ns),
+                jitter_corr: i.jitter_corr,
+                burst_rate: i.burst_rate,
+                burst_duration: ns(i.burst_duration_ns),
+            }),
+        })
+    }
+
+    fn build(c: &StarlinkConfig, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+        Ok(Box::new(Starlink::new(c.clone(), seeds)?))
+    }
+}
+
+fn starlink(r: &mut Reader) -> Option<[ModelDir; 2]> {
+    let plans = r.both("plan", &choice(&STARLINK_PLANS), Some("residential"));
+    let variation = r.get("variation", &choice(&STARLINK_VARIATIONS), Some("intra"));
+    let intra = variation == Some("intra");
+    let dish = r.get("dish", &choice(&["a", "b"]), Some("a"));
+    let phase = r.get("phase", &duration(), Some(STARLINK_PHASE_NS));
+    let start = r.get("start", &start(), Some(0));
+    let rtt = r.opt("rtt", &range(duration(), "a duration"));
+    let rtt_q = r.opt("rtt_quantiles", &quantiles());
+    let caps = r.both_opt("capacity", &range(rate(), "a rate"));
+    let losses = r.both_opt("loss", &range(probability(), "a probability"));
+    let dist_ms = if intra {
+        STARLINK_INTRA_DISTURBANCE_MS
+    } else {
+        STARLINK_DISTURBANCE_MS
+    };
+    let disturbance = r.get(
+        "disturbance",
+        &range(duration(), "a duration"),
+        Some((dist_ms.0 * MS, dist_ms.1 * MS)),
+    );
+    let burst = r.get(
+        "burst_loss",
+        &range(probability(), "a probability"),
+        Some(STARLINK_BURST_LOSS),
+    );
+    let outage = r.get(
+        "outage_probability",
+        &probability(),
+        Some(if intra {
+            STARLINK_INTRA_OUTAGE_PROBABILITY
+        } else {
+            STARLINK_OUTAGE_PROBABILITY
+        }),
+    );
+    let corr = || number(0.0, 0.99, "a correlation");
+    let sigma = r.get(
+        "capacity_sigma",
+        &number(0.0, 3.0, "a number"),
+        Some(INTRA_CAPACITY_SIGMA),
+    );
+    let capacity_corr = r.get("capacity_corr", &corr(), Some(INTRA_CAPACITY_CORR));
+    let frame = r.get("frame", &duration(), Some(INTRA_FRAME_NS));
+    let duty = r.get(
+        "frame_duty",
+        &number(0.01, 1.0, "a share"),
+        Some(INTRA_FRAME_DUTY),
+    );
+    let windows = r.get(
+        "frame_windows",
+        &integer(1, 2, "windows per frame"),
+        Some(INTRA_FRAME_WINDOWS),
+    );
+    let offset_sd = r.get(
+        "frame_offset_sd",
+        &duration(),
+        Some(INTRA_FRAME_OFFSET_SD_NS),
+    );
+    let offset_corr = r.get("frame_offset_corr", &corr(), Some(INTRA_FRAME_OFFSET_CORR));
+    let frame_sigma = r.get(
+        "frame_sigma",
+        &number(0.0, 3.0, "a number"),
+        Some(INTRA_FRAME_SIGMA),
+    );
+    let jitter = r.get("jitter", &duration(), Some(INTRA_JITTER_NS));
+    let jitter_floor = r.get("jitter_floor", &duration(), Some(INTRA_JITTER_FLOOR_NS));
+    let jitter_corr = r.get("jitter_corr", &corr(), Some(INTRA_JITTER_CORR));
+    let burst_rate = r.get(
+        "burst_rate",
+        &number(0.0, 100.0, "bursts per second"),
+        Some(INTRA_BURST_RATE),
+    );
+    let burst_duration = r.get("burst_duration", &duration(), Some(INTRA_BURST_DURATION_NS));
+    if !r.issues.is_empty() {
+        return None;
+    }
+    let (phase, start, disturbance, burst, outage) =
+        (phase?, start?, disturbance?, burst?, outage?);
+    if !intra {
+        for key in std::iter::once("rtt_quantiles").chain(INTRA_KEYS) {
+            if r.has(key) {
+                r.fail(
+                    key,
+                    format!("expected no {key} with variation = 'epoch' (steady epochs)"),
+                );
+            }
+        }
+    }
+    if rtt.is_some() && rtt_q.is_some() {
+        r.fail(
+            "rtt_quantiles",
+            "expected either rtt or rtt_quantiles, found both",
+        );
+    }
+    check_phase(r, phase);
+    if disturbance.1 >= STARLINK_PERIOD_NS {
+        r.fail("disturbance", "expected durations below the 15 s period");
+    }
+    if frame? >= STARLINK_PERIOD_NS {
+        r.fail("frame", "expected a frame shorter than the 15 s period");
+    }
+    if burst_rate? > 0.0 && burst_duration? < MS {
+        r.fail(
+            "burst_duration",
+            "expected at least 1 ms when burst_rate > 0",
+        );
+    }
+    let quantiles: Vec<u64> = match (rtt, rtt_q) {
+        (Some((lo, hi)), _) => (0..5u64)
+            .map(|k| round_f(lo as f64 + ((hi - lo) * k) as f64 / 4.0))
+            .collect(),
+        (None, Some(q)) => q,
+        (None, None) => STARLINK_RTT_QUANTILES_MS.map(|q| q * MS).to_vec(),
+    };
+    let roles = if dish == Some("a") {
+        ["uplink", "downlink"]
+    } else {
+        ["downlink", "uplink"]
+    };
+    let mut out = Vec::new();
+    for (((plan, role), cap), loss) in [plans.0?, plans.1?]
+        .into_iter()
+        .zip(roles)
+        .zip([caps.0, caps.1])
+        .zip([losses.0, losses.1])
+    {
+        let cap = cap.unwrap_or_else(|| {
+            let (_, _, (lo, hi)) = STARLINK_CAPACITY_MBPS
+                .iter()
+                .find(|(p, ro, _)| *p == plan && *ro == role)
+                .expect("every plan has both roles");
+            (lo * 1_000_000, hi * 1_000_000)
+        });
+        if cap.0 == 0 {
+            r.fail("capacity", "expected positive rates, found 0 bit/s");
+            continue;
+        }
+        let loss = loss.unwrap_or_else(|| {
+            STARLINK_LOSS
+                .iter()
+                .find(|(ro, _)| *ro == role)
+                .expect("both roles")
+                .1
+        });
+        let intra = if intra {
+            Some(IntraSpec {
+                capacity_slot_ns: INTRA_CAPACITY_SLOT_NS,
+                delay_slot_ns: INTRA_DELAY_SLOT_NS,
+                capacity_sigma: sigma?,
+                capacity_corr: capacity_corr?,
+                frame_ns: frame?,
+                frame_duty: duty?,
+                frame_windows: windows? as u32, // 1..2
+                frame_offset_sd_ns: offset_sd?,
+                frame_offset_corr: offset_corr?,
+                frame_sigma: frame_sigma?,
+                jitter_ns: jitter?,
+                jitter_floor_ns: jitter_floor,
+                jitter_corr: jitter_corr?,
+                burst_rate: burst_rate?,
+                burst_duration_ns: burst_duration?,
+            })
+        } else {
+            None
+        };
+        let model = ModelSpec::Starlink(StarlinkSpec {
+            period_ns: STARLINK_PERIOD_NS,
+            phase_ns: phase,
+            start_ns: start,
+            rtt_quantiles_ns: quantiles.clone().try_into().expect("five quantiles"),
+            capacity_bps: cap,
+            loss,
+            disturbance_ns: disturbance,
+            outage_probability: outage,
+            burst_loss: burst,
+            intra,
+        });
+        let mean_bps = model.nominal().expect("starlink").rate_bps;
+        let queue_ms = STARLINK_QUEUE_MS
+            .iter()
+            .find(|(ro, _)| *ro == role)
+            .expect("both roles")
+            .1;
+        let queue = QueueSpec::Bytes(round_f(mean_bps as f64 / 8.0 * queue_ms as f64 / 1000.0));
+        out.push(nominal_dir(model, Some(queue)));
+    }
+    pair(out)
+}
+
+/// The reconfiguration phase must fall inside the 15 s period.
+pub(super) fn check_phase(r: &mut Reader, phase: u64) {
+    if phase >= STARLINK_PERIOD_NS {
+        let f = r.found("phase");
+        r.fail(
+            "phase",
+            format!("expected a duration below 15 s, found {f}"),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -607,7 +1035,7 @@ mod tests {
         SimDuration::from_millis(x)
     }
 
-    /// The residential uplink preset of `python/satcc/linkmodels.py` (cited there and above).
+    /// The residential uplink preset (cited above).
     fn residential_uplink(start_s: u64, phase_s: u64) -> StarlinkConfig {
         StarlinkConfig {
             clock: EpochClock {

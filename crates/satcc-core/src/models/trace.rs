@@ -34,12 +34,21 @@
 //! accounting) instead of rejected; there is no `--once` mode (the trace always loops).
 //! Not implemented: Mahimahi's own queue disciplines (the link's queue is satcc's drop-tail).
 
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use crate::link::{LinkModel, LinkState};
-use crate::time::{SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
 
-use super::{integrate_state, LinkBehaviour, MeanState};
+use crate::link::{LinkModel, LinkState};
+use crate::scenario::file::ModelDir;
+use crate::time::{SimDuration, SimTime};
+use crate::units::py_str;
+
+use super::table::{
+    dir, directional, duration, file_path, integer, pair, probability, rate, round_div, round_f,
+    shared, Context, Reader,
+};
+use super::{integrate_state, missing, trace_file, Kind, LinkBehaviour, MeanState, ModelSpec, Seeds};
 
 /// Nanoseconds per millisecond.
 const NS_PER_MS: u64 = 1_000_000;
@@ -262,6 +271,325 @@ impl LinkBehaviour for Trace {
         };
         m
     }
+}
+
+// -- the `[link.model]` table: keys, reader, resolved form ----------------------------------
+
+/// Trace replay in one of two forms: the files a `kind = "trace"` table names (read where the
+/// model is built, their digests tying the run to them), or the opportunities and rows
+/// written inline (a TLE constellation's delay series; scenarios built in code). A document
+/// with `opportunities_ms` is the inline form.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum TraceSpec {
+    Files(TraceFiles),
+    Inline(TraceInline),
+}
+
+impl<'de> Deserialize<'de> for TraceSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let v = serde_json::Value::deserialize(d)?;
+        if v.get("opportunities_ms").is_some() {
+            TraceInline::deserialize(v).map(TraceSpec::Inline)
+        } else {
+            TraceFiles::deserialize(v).map(TraceSpec::Files)
+        }
+        .map_err(D::Error::custom)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceFiles {
+    /// A Mahimahi trace (absolute path); null: the constant `rate_bps`.
+    pub mahimahi_path: Option<String>,
+    pub opportunities_digest: Option<String>,
+    /// The trace's line count (the run-time estimate, `satcc.engines.sim`).
+    pub opportunities_lines: Option<u64>,
+    pub bytes_per_opportunity: u64,
+    pub rate_bps: Option<u64>,
+    #[serde(default)]
+    pub series: Option<Vec<(u64, u64, f64)>>,
+    /// A delay/loss CSV (absolute path) and the loss of its rows without one; null: `delay_ns`
+    /// and `loss` for ever.
+    pub delay_csv_path: Option<String>,
+    pub delay_csv_loss: Option<f64>,
+    pub series_digest: Option<String>,
+    pub series_rows: Option<u64>,
+    pub delay_ns: u64,
+    pub loss: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceInline {
+    /// Delivery opportunities (ms); null: the constant `rate_bps`.
+    pub opportunities_ms: Option<Vec<u64>>,
+    pub bytes_per_opportunity: u64,
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
+    /// Rows `[t_ns, delay_ns, loss]`, sorted by time.
+    #[serde(default)]
+    pub series: Option<Vec<(u64, u64, f64)>>,
+    pub delay_ns: u64,
+    pub loss: f64,
+}
+
+impl Kind for TraceSpec {
+    type Config = TraceConfig;
+
+    fn keys() -> Vec<String> {
+        [
+            directional(&["mahimahi", "rate", "delay_csv", "delay", "loss"]),
+            shared(&["bytes_per_opportunity"]),
+        ]
+        .concat()
+    }
+
+    fn read(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
+        trace(r, cx)
+    }
+
+    /// Inline with a constant rate (a TLE set's geometry): its rate, mean delay and loss.
+    /// `None` for a trace of files or of opportunities: its figures are means over the files'
+    /// contents (opportunities per ms, a delay CSV's rows over the run), which [`trace`]
+    /// takes from the files as it reads them.
+    fn nominal(&self) -> Option<LinkState> {
+        match self {
+            TraceSpec::Inline(t) if t.opportunities_ms.is_none() => Some(LinkState {
+                rate_bps: t.rate_bps?,
+                delay: SimDuration::from_nanos(t.delay_ns),
+                loss: t.loss,
+            }),
+            _ => None,
+        }
+    }
+
+    fn config(&self, path: &str) -> Result<TraceConfig, String> {
+        match self {
+            TraceSpec::Files(t) => files(t, path),
+            TraceSpec::Inline(t) => {
+                let capacity = match &t.opportunities_ms {
+                    Some(stamps) => Capacity::Opportunities {
+                        stamps_ms: Arc::new(stamps.clone()),
+                        bytes: t.bytes_per_opportunity,
+                    },
+                    None => Capacity::Rate(t.rate_bps.ok_or_else(|| missing(path, "rate_bps"))?),
+                };
+                Ok(TraceConfig {
+                    capacity,
+                    series: rows(&t.series),
+                    delay: SimDuration::from_nanos(t.delay_ns),
+                    loss: t.loss,
+                })
+            }
+        }
+    }
+
+    fn build(c: &TraceConfig, _: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+        Ok(Box::new(Trace::new(c.clone())?))
+    }
+}
+
+/// `base / name` as Python's `os.path.abspath` writes it (made absolute against the working
+/// folder, `.` and `..` removed lexically).
+fn abspath(base: &Path, name: &str) -> String {
+    let joined = base.join(name);
+    let full = if joined.is_absolute() {
+        joined
+    } else {
+        std::env::current_dir().unwrap_or_default().join(joined)
+    };
+    let mut out = PathBuf::new();
+    for c in full.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out.to_string_lossy().into_owned()
+}
+
+fn trace(r: &mut Reader, cx: &Context) -> Option<[ModelDir; 2]> {
+    let traces = r.both_opt("mahimahi", &file_path());
+    let rates = r.both_opt("rate", &rate());
+    let csvs = r.both_opt("delay_csv", &file_path());
+    let delays = r.both_opt("delay", &duration());
+    let losses = r.both("loss", &probability(), Some(0.0));
+    let per = r.get(
+        "bytes_per_opportunity",
+        &integer(1, 65_535, "bytes"),
+        Some(MAHIMAHI_BYTES),
+    );
+    if !r.issues.is_empty() {
+        return None;
+    }
+    let per = per?;
+    let mut failed: Vec<String> = Vec::new(); // a file both directions share is reported once
+    let mut out = Vec::new();
+    let dirs = [
+        ("", traces.0, rates.0, csvs.0, delays.0, losses.0?),
+        ("_ba", traces.1, rates.1, csvs.1, delays.1, losses.1?),
+    ];
+    for (d, trace, rate, csv, delay, loss) in dirs {
+        let mut stamps = None;
+        let mut rows = None;
+        if let Some(name) = &trace {
+            match cx.files.mahimahi(&cx.base.join(name)) {
+                Ok(s) => stamps = Some(s),
+                Err(e) => {
+                    if !failed.contains(name) {
+                        r.fail(
+                            &format!("mahimahi{d}"),
+                            format!("expected a Mahimahi trace, found {}: {e}", py_str(name)),
+                        );
+                    }
+                    failed.push(name.clone());
+                }
+            }
+        } else if rate.unwrap_or(0) == 0 {
+            r.fail(
+                &format!("rate{d}"),
+                "expected a positive rate or a mahimahi trace, found neither",
+            );
+        }
+        if let Some(name) = &csv {
+            match cx
+                .files
+                .delay_csv(&cx.base.join(name), loss, cx.duration_ns)
+            {
+                Ok(s) => rows = Some(s),
+                Err(e) => {
+                    if !failed.contains(name) {
+                        r.fail(
+                            &format!("delay_csv{d}"),
+                            format!("expected a delay/loss CSV, found {}: {e}", py_str(name)),
+                        );
+                    }
+                    failed.push(name.clone());
+                }
+            }
+        } else if delay.is_none() {
+            r.fail(
+                &format!("delay{d}"),
+                "expected a delay or a delay_csv, found neither",
+            );
+        }
+        if !r.issues.is_empty() {
+            continue;
+        }
+        let nominal_rate = match &stamps {
+            Some(s) => round_div(
+                u128::from(s.lines) * u128::from(per) * 8 * 1000,
+                u128::from(s.last_ms.max(1)),
+            ),
+            None => rate.unwrap_or(0),
+        };
+        let (nominal_delay, nominal_loss) = match &rows {
+            // Each row holds until the next (the first from time 0, the last for ever): the
+            // nominal figures are means over the run's time, not over the rows.
+            Some(c) => (round_f(c.mean_delay_ns), c.mean_loss),
+            None => (delay.unwrap_or(0), loss),
+        };
+        let model = ModelSpec::Trace(TraceSpec::Files(TraceFiles {
+            // the file itself, read where the model is built (simulator, satcc-linkd); its
+            // digest ties the run to the trace it was resolved with
+            mahimahi_path: stamps
+                .as_ref()
+                .map(|_| abspath(cx.base, trace.as_deref().unwrap_or(""))),
+            opportunities_digest: stamps.as_ref().map(|s| s.digest.clone()),
+            opportunities_lines: stamps.as_ref().map(|s| s.lines),
+            bytes_per_opportunity: per,
+            rate_bps: rate,
+            // the CSV itself, read where the model is built, as the trace
+            series: None,
+            delay_csv_path: rows
+                .as_ref()
+                .map(|_| abspath(cx.base, csv.as_deref().unwrap_or(""))),
+            delay_csv_loss: rows.as_ref().map(|_| loss),
+            series_digest: rows.as_ref().map(|c| c.digest.clone()),
+            series_rows: rows.as_ref().map(|c| c.rows),
+            delay_ns: nominal_delay,
+            loss,
+        }));
+        out.push(dir(
+            nominal_rate.max(1),
+            nominal_delay,
+            nominal_loss,
+            model,
+            None,
+        ));
+    }
+    pair(out)
+}
+
+fn rows(series: &Option<Vec<(u64, u64, f64)>>) -> Arc<Vec<Row>> {
+    Arc::new(
+        series
+            .iter()
+            .flatten()
+            .map(|&(t, delay, loss)| Row {
+                at: SimTime::from_nanos(t),
+                delay: SimDuration::from_nanos(delay),
+                loss,
+            })
+            .collect(),
+    )
+}
+
+/// "the file changed" unless `found` is the digest the scenario was resolved with.
+fn same_file(key: &str, name: &str, want: &Option<String>, found: &str) -> Result<(), String> {
+    match want {
+        Some(w) if w != found => Err(format!(
+            "{key}: {name}: the file changed since the scenario was resolved"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A trace of files: the Mahimahi trace and the delay CSV read by path.
+fn files(t: &TraceFiles, path: &str) -> Result<TraceConfig, String> {
+    let capacity = match &t.mahimahi_path {
+        Some(name) => {
+            let key = format!("{path}.mahimahi_path");
+            let stamps = trace_file::load(Path::new(name), None)
+                .map_err(|e| format!("{key}: {name}: {e}"))?;
+            same_file(&key, name, &t.opportunities_digest, &stamps.digest)?;
+            Capacity::Opportunities {
+                stamps_ms: stamps.ms,
+                bytes: t.bytes_per_opportunity,
+            }
+        }
+        None => Capacity::Rate(t.rate_bps.ok_or_else(|| missing(path, "rate_bps"))?),
+    };
+    let series = match &t.delay_csv_path {
+        Some(name) => {
+            if t.series.is_some() {
+                return Err(format!(
+                    "{path}: expected delay_csv_path or series, found both"
+                ));
+            }
+            let key = format!("{path}.delay_csv_path");
+            let loss = t
+                .delay_csv_loss
+                .ok_or_else(|| missing(path, "delay_csv_loss"))?;
+            let s = trace_file::load_delay_csv(Path::new(name), loss, None)
+                .map_err(|e| format!("{key}: {name}: {e}"))?;
+            same_file(&key, name, &t.series_digest, &s.digest)?;
+            s.rows
+        }
+        None => rows(&t.series),
+    };
+    Ok(TraceConfig {
+        capacity,
+        series,
+        delay: SimDuration::from_nanos(t.delay_ns),
+        loss: t.loss,
+    })
 }
 
 #[cfg(test)]

@@ -130,8 +130,7 @@ const SYN_LINEAR_TIMEOUTS: u32 = 4;
 /// 500 ms (`__tcp_oow_rate_limited`).
 const INVALID_RATELIMIT: SimDuration = SimDuration::from_millis(500);
 /// `TCP_MIN_MSS` and `MAX_TCP_WINDOW`: the range `setsockopt(TCP_MAXSEG)` accepts.
-const MIN_USER_MSS: u32 = 88;
-const MAX_USER_MSS: u32 = 32_767;
+use satcc_core::scenario::{MAX_USER_MSS, MIN_MSS as MIN_USER_MSS};
 /// Timer codes of the endpoint's own timers (beside the sender's and receiver's).
 const T_FIN: u8 = 5;
 const T_SYN: u8 = 6;

@@ -88,7 +88,7 @@ const DEFAULT_SCALING_RATIO: u64 = 1 << (RMEM_TO_WIN_SCALE - 1);
 const INIT_CWND: u64 = 10;
 /// Linux `TCP_MSS_DEFAULT` and `TCP_MIN_MSS`: bounds of the initial `rcv_mss` guess.
 const MSS_DEFAULT: u64 = 536;
-const MIN_MSS: u64 = 88;
+const MIN_MSS: u64 = satcc_core::scenario::MIN_MSS as u64;
 /// `tcp_event_data_recv`: segments shorter than this do not grow the window.
 const GROW_MIN_LEN: u64 = 128;
 /// Bytes in front of the payload in a received frame: Ethernet 14 + IP 20 + TCP 20.
