@@ -5,8 +5,9 @@
 Columns are separated by two spaces, right-aligned unless listed in `left`, as wide as their
 widest cell in terminal cells (a wide character counts two); trailing blanks are dropped. The
 text is the same on a terminal, in a pipe and in a log: no colour, no markup or emoji codes
-interpreted (a `[bold]` in a flow name stays text), no wrapping. No Python table library is
-imported (rich's console and table cost a command ~100 M instructions).
+interpreted (a `[bold]` in a flow name stays text), no wrapping; a cell's own blanks are kept.
+No Python table library is imported (rich's console and table cost a command ~100 M
+instructions).
 """
 
 from __future__ import annotations
