@@ -57,13 +57,14 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
         def __getattr__(self, name):
             return getattr(self._file, name)
 
-    real_read = _native.read_scenario
+    for name in ("read_scenario", "read_scenario_text"):  # a document, a file's TOML text
+        real_read = getattr(_native, name)
 
-    def read(*args):
-        counts["read"] += 1
-        return CountedFile(real_read(*args))
+        def read(*args, _real=real_read):
+            counts["read"] += 1
+            return CountedFile(_real(*args))
 
-    monkeypatch.setattr(_native, "read_scenario", read)
+        monkeypatch.setattr(_native, name, read)
     return counts
 
 

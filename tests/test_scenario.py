@@ -372,6 +372,19 @@ def test_a_single_bracket_link_table_is_explained(write_toml):
 def test_toml_syntax_errors_name_the_file_and_line(write_toml):
     err = _error(write_toml, "[scenario]\nduration = \n")
     assert "invalid TOML" in str(err) and "line 2" in str(err)
+    err = _error(write_toml, "[scenario]\nname = 'x'\nname = 'y'\n")  # one line, placed
+    (line,) = str(err).splitlines()
+    assert re.search(r"invalid TOML: .*\(at line 3, column \d+\)$", line), line
+
+
+def test_a_float_that_is_not_finite_is_named_by_its_key_path(write_toml):
+    text = MINIMAL.replace("[scenario]", "[scenario]\nx = nan\ny = [1.0, -inf]", 1)
+    text = text.replace("[[flow]]", "[[flow]]\nz = inf", 1)
+    lines = str(_error(write_toml, text)).splitlines()  # each names the file
+    assert [line.split(": ", 1)[1] for line in lines] == [
+        f"{key}: expected a finite number, found {found}"
+        for key, found in (("scenario.x", "NaN"), ("scenario.y[1]", "-inf"), ("flow[0].z", "inf"))
+    ]
 
 
 def test_a_missing_file_is_a_scenario_error(tmp_path):

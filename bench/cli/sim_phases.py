@@ -27,10 +27,10 @@ PHASES = (
     "interpreter start-up",
     "import satcc.cli (argparse, the native module)",
     "the sim command's parser and modules (api, output, options)",
-    "scenario loaded: tomllib, satcc-core's reader (types, units, checks)",
+    "scenario loaded: satcc-core's TOML parse and reader (types, units, checks)",
     "engine module, resolve (native), budget check",
     "simulation (native, without the GIL)",
-    "result modules imported (satcc.results, rich; a thread in satcc sim)",
+    "result modules imported (satcc.results; a thread in satcc sim)",
     "RunResult built from the engine's output",
     "result directory written (Parquet, summary, fsync, rename)",
     "per-flow table printed",
@@ -77,9 +77,12 @@ def run_phases(argv: list[str], stop: int, marks: list[tuple[float, float]]) -> 
     with ProgressBar(label=scenario.name) as bar:
         raw = _native.run_sim(handle, bar)
     done(5)
-    import rich.console
-    import rich.table  # noqa: F401
+    import importlib
 
+    from satcc.commands.output import RESULT_MODULES
+
+    for name in RESULT_MODULES:  # what `satcc sim` imports in its thread
+        importlib.import_module(name)
     from satcc import results
 
     done(6)

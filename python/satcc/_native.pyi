@@ -185,6 +185,13 @@ def read_scenario(
     from `base` and read through `files` (satcc.linkmodels: mahimahi_info, delay_csv_info,
     tle_geometry). Raises ValueError([(key path, message)])."""
 
+def read_scenario_text(
+    text: str, default_name: str, engines: list[str], base: Path, files: Any
+) -> ScenarioFile:
+    """`read_scenario` of a scenario file's TOML text, parsed by satcc-core (TOML 1.0, the
+    `toml` crate): a syntax error is ("", "invalid TOML: ... (at line L, column C)"), a float
+    that is not finite is named by its key path, a date or time is read as its text."""
+
 def link_model_presets() -> dict[str, Any]:
     """The link models' kinds, keys and the presets other commands show (satcc-core
     models/table.rs): {"kinds", "keys", "starlink_capacity_mbps", "starlink_loss",
@@ -194,6 +201,11 @@ def sized_queue(queue: dict[str, Any], rate_bps: int, max_rtt_ns: int) -> dict[s
     """A direction's queue as its link holds it: {"bdp": x} as {"bytes": x * rate * RTT / 8}
     (at least the smallest BDP queue), {"packets"|"bytes": n} as it is (satcc-core
     `QueueSpec::sized`, what the simulator and satcc-linkd build)."""
+
+def text_grid(columns: list[str], rows: list[list[str]], left: list[int], gap: int) -> list[str]:
+    """A plain-text table's lines (satcc.textgrid.grid): the header, then a line per row;
+    columns `gap` spaces apart, right-aligned unless their index is in `left`, as wide as
+    their widest cell in terminal cells; no wrapping, trailing blanks dropped."""
 
 def scenario_keys() -> dict[str, list[str]]:
     """The keys of [scenario], [[link]] and [[flow]]."""

@@ -33,13 +33,15 @@ if TYPE_CHECKING:
 def parse_set(items: Iterable[str] | None) -> dict[str, Any]:
     """`KEY.PATH=VALUE` strings (from `--set`) → {path: value}. VALUE is read as a TOML value
     (`0.01`, `true`, `"20 Mbit/s"`, `[1, 2]`); anything else is the string itself."""
+    out: dict[str, Any] = {}
+    if not items:
+        return out  # no tomllib: a run without --set has its TOML parsed by satcc-core
     import tomllib
 
     from satcc import limits
     from satcc.units import describe
 
-    out: dict[str, Any] = {}
-    for n, item in enumerate(items or (), 1):
+    for n, item in enumerate(items, 1):
         where = f"--set (argument {n})"
         why = limits.not_utf8_issue(item)
         if why is not None:
@@ -100,7 +102,7 @@ def load_scenario(
     """A validated Scenario from a path, TOML text or a dict, with key-path overrides (named
     in errors as `via` says)."""
     from satcc import limits
-    from satcc.scenario import ScenarioError, from_dict, load
+    from satcc.scenario import ScenarioError, from_dict, load, loads
 
     overrides = dict(overrides or {})
     if isinstance(src, Mapping):
@@ -109,6 +111,8 @@ def load_scenario(
     is_text = not isinstance(src, Path) and ("\n" in text or "[" in text.split("/")[-1][:1])
     if is_text:
         source, name = "<string>", "scenario"
+        if not overrides:
+            return loads(text, source, name)
     else:
         if not overrides:
             return load(src)

@@ -24,7 +24,6 @@ import math
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -258,7 +257,6 @@ def _clean(value: Any) -> Any:
     return value
 
 
-@dataclass
 class RunResult:
     """One run of one engine on one scenario.
 
@@ -267,16 +265,47 @@ class RunResult:
     The tables (`flows_data`, ...) are `satcc.tables.Table`s with the schemas above: Python
     lists, written without pyarrow. `flows_table`, `flow_series_table` and `link_series_table`
     give them as pyarrow Tables, `flows`, `flow_series` and `link_series` as pandas DataFrames.
+    `extras`: optional tables written beside the three (file name -> table): the simulator's
+    sequence/ACK trace (seqack.parquet, SEQACK_SCHEMA) when asked for. A plain class, not a
+    dataclass: `satcc sim` imports this module at every run, and dataclasses (with inspect,
+    ast, dis, tokenize) costs it ~30 M instructions.
     """
 
-    meta: dict[str, Any]
-    flows_data: Table
-    flow_series_data: Table
-    link_series_data: Table
-    # optional tables written beside the three (file name -> table): the simulator's
-    # sequence/ACK trace (seqack.parquet, SEQACK_SCHEMA) when asked for
-    extras: dict[str, Table] = field(default_factory=dict)
-    _frames: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __init__(
+        self,
+        meta: dict[str, Any],
+        flows_data: Table,
+        flow_series_data: Table,
+        link_series_data: Table,
+        extras: dict[str, Table] | None = None,
+    ) -> None:
+        self.meta = meta
+        self.flows_data = flows_data
+        self.flow_series_data = flow_series_data
+        self.link_series_data = link_series_data
+        self.extras: dict[str, Table] = {} if extras is None else extras
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (
+            self.meta,
+            self.flows_data,
+            self.flow_series_data,
+            self.link_series_data,
+            self.extras,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunResult):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        names = ("meta", "flows_data", "flow_series_data", "link_series_data", "extras")
+        inner = ", ".join(f"{n}={v!r}" for n, v in zip(names, self._fields(), strict=True))
+        return f"RunResult({inner})"
 
     # -- construction -------------------------------------------------------------------------
 

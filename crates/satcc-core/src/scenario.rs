@@ -14,6 +14,7 @@
 
 mod build;
 pub mod file;
+pub mod text;
 
 pub use build::{
     DEFAULT_BIN_NS, DEFAULT_INITIAL_CWND, DEFAULT_MIN_RTO_NS, DEFAULT_MSS, DEFAULT_QUEUE,

@@ -13,6 +13,7 @@ mod parquet;
 mod pcap;
 mod scenario;
 mod sim;
+mod textgrid;
 mod trace;
 mod units;
 
@@ -228,5 +229,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     drill::register(m)?;
     parquet::register(m)?;
     columns::register(m)?;
+    textgrid::register(m)?;
     Ok(())
 }

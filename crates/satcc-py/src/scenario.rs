@@ -11,6 +11,7 @@ use pyo3::types::{PyDict, PyTuple};
 use satcc_core::dirspec::QueueSpec;
 use satcc_core::models::table::{CsvInfo, ModelFiles, TleAsk, TraceInfo};
 use satcc_core::scenario::file::{self, File, Issue, Known};
+use satcc_core::scenario::text;
 use satcc_core::time::SimDuration;
 
 use crate::sim::{from_json, handle, to_json, ResolvedScenario};
@@ -153,9 +154,9 @@ impl<'py> ModelFiles for PyFiles<'py> {
     }
 }
 
-/// Read a scenario document; `base` is the folder a link model's files are named from and
-/// `files` reads them (`satcc.linkmodels`). Problems raise `ValueError([(key path, message),
-/// ...])`.
+/// Read a scenario document (the TOML tables as Python parsed and edited them); `base` is the
+/// folder a link model's files are named from and `files` reads them (`satcc.linkmodels`).
+/// Problems raise `ValueError([(key path, message), ...])`.
 #[pyfunction]
 fn read_scenario(
     doc: &Bound<'_, PyAny>,
@@ -165,6 +166,30 @@ fn read_scenario(
     files: &Bound<'_, PyAny>,
 ) -> PyResult<ScenarioFile> {
     let v = to_json(doc, "scenario")?;
+    read_document(Ok(v), default_name, engines, base, files)
+}
+
+/// `read_scenario` of a scenario file's TOML text, parsed here (`scenario::text`): a TOML
+/// syntax error is the issue ("", "invalid TOML: ... (at line L, column C)").
+#[pyfunction]
+fn read_scenario_text(
+    text: &str,
+    default_name: &str,
+    engines: Vec<String>,
+    base: PathBuf,
+    files: &Bound<'_, PyAny>,
+) -> PyResult<ScenarioFile> {
+    read_document(text::document(text), default_name, engines, base, files)
+}
+
+fn read_document(
+    doc: Result<serde_json::Value, Vec<Issue>>,
+    default_name: &str,
+    engines: Vec<String>,
+    base: PathBuf,
+    files: &Bound<'_, PyAny>,
+) -> PyResult<ScenarioFile> {
+    let v = doc.map_err(|issues| PyValueError::new_err((issues,)))?;
     let ccas = satcc_cc::names();
     let engines: Vec<&str> = engines.iter().map(String::as_str).collect();
     let check =
@@ -231,6 +256,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(link_model_presets, m)?)?;
     m.add_class::<ScenarioFile>()?;
     m.add_function(wrap_pyfunction!(read_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(read_scenario_text, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_keys, m)?)?;
     m.add_function(wrap_pyfunction!(sized_queue, m)?)?;
     Ok(())

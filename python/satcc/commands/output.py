@@ -99,10 +99,8 @@ def check_replace(out: Path, engine: str, scenario: Any, force: bool = False) ->
 
 
 # What the end of a run needs: the result writer (satcc.results; no pyarrow since the Parquet
-# writer is satcc's own) and the table printer (rich, ~40 ms; 90 M instructions), which a run
-# printing its JSON summary (--json) does without
-WRITER_MODULES = ("satcc.results",)
-RESULT_MODULES = (*WRITER_MODULES, "rich.console", "rich.table")
+# writer is satcc's own, no table library since satcc.textgrid's tables are drawn natively)
+RESULT_MODULES = ("satcc.results",)
 
 
 def prefetch(modules: tuple[str, ...] = RESULT_MODULES) -> None:
@@ -151,7 +149,7 @@ def run_and_write(
     eng.check_budget(scenario, seed=seed, force=force)
     if label is None:
         label = scenario.name if engine == registry.DEFAULT else f"{scenario.name} ({engine})"
-    prefetch(WRITER_MODULES if as_json else RESULT_MODULES)
+    prefetch(RESULT_MODULES)
     with ProgressBar(label=label) as bar:
         opts = registry.RunOptions(
             seed=seed,

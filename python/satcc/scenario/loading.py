@@ -1,5 +1,6 @@
 """Loading a scenario: a file, TOML text or a parsed document to a checked `Scenario`, or a
-`ScenarioError` listing every problem. satcc-core reads the tables (`_native.read_scenario`:
+`ScenarioError` listing every problem. satcc-core parses a file's TOML text
+(`_native.read_scenario_text`; no tomllib on this path) and reads the tables (`_native.read_scenario`:
 types, units, defaults, every check, the `[link.model]` tables with their presets); the files
 a link model names are read through satcc.linkmodels (the host's limits, SGP4)."""
 
@@ -27,12 +28,13 @@ def load(path: str | Path) -> Scenario:
 
 
 def loads(text: str, source: str = "<string>", default_name: str = "scenario") -> Scenario:
-    """Parse and check scenario TOML text; `source` names it in error messages."""
-    try:
-        data = limits.toml_loads(text.removeprefix("\ufeff"), source)
-    except UserError as e:
-        raise ScenarioError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
-    return from_dict(data, source=source, default_name=default_name)
+    """Parse and check scenario TOML text (parsed by satcc-core, the `toml` crate); `source`
+    names it in error messages."""
+    text = text.removeprefix("\ufeff")
+    why = limits.toml_depth_issue(text)
+    if why is not None:
+        raise ScenarioError(source, [("", why)])
+    return _read(_native.read_scenario_text, text, source, default_name)
 
 
 def from_dict(
@@ -42,10 +44,13 @@ def from_dict(
     why = limits.value_depth_issue(data)
     if why is not None:  # a dict from the Python API is not checked as TOML text is
         raise ScenarioError(source, [("", why)])
+    return _read(_native.read_scenario, data, source, default_name)
+
+
+def _read(reader: Any, doc: Any, source: str, default_name: str) -> Scenario:
+    """A `_native` scenario reader's file as a Scenario; its problems as a ScenarioError."""
     try:
-        file = _native.read_scenario(
-            data, default_name, list(registry.NAMES), Path(source).parent, linkmodels
-        )
+        file = reader(doc, default_name, list(registry.NAMES), Path(source).parent, linkmodels)
     except ValueError as e:
         problems = e.args[0]
         if not isinstance(problems, list):
