@@ -108,9 +108,9 @@ test-rust:
 	cargo test --workspace --profile checked -q
 
 # tests/test_wheel.py installs the wheel of `make dist` into a fresh venv (SATCC_TEST_WHEEL).
-# Two phases (tests/conftest.py): everything but the real-kernel modules on PYTEST_WORKERS
-# workers (pytest-xdist), then the `kernel` modules alone, so satcc-linkd's timing is judged
-# on a machine nothing else loads.
+# Two phases (tests/conftest.py): every test without the `kernel` mark on PYTEST_WORKERS
+# workers (pytest-xdist), then the `kernel` tests (the real-kernel ones, marked per test) alone,
+# so satcc-linkd's timing is judged on a machine nothing else loads.
 PYTEST_WORKERS ?= 2
 test-python: dist
 	SATCC_TEST_WHEEL=$(abspath $(DIST_DIR)) $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m 'not slow and not kernel'
