@@ -108,9 +108,9 @@ test-rust:
 	cargo test --workspace --profile checked -q
 
 # tests/test_wheel.py installs the wheel of `make dist` into a fresh venv (SATCC_TEST_WHEEL).
-# Two phases (tests/conftest.py): everything but the real-kernel modules on PYTEST_WORKERS
-# workers (pytest-xdist), then the `kernel` modules alone, so satcc-linkd's timing is judged
-# on a machine nothing else loads.
+# Two phases (tests/conftest.py): every test without the `kernel` mark on PYTEST_WORKERS
+# workers (pytest-xdist), then the `kernel` tests (the real-kernel ones, marked per test) alone,
+# so satcc-linkd's timing is judged on a machine nothing else loads.
 PYTEST_WORKERS ?= 2
 test-python: dist
 	SATCC_TEST_WHEEL=$(abspath $(DIST_DIR)) $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m 'not slow and not kernel'
@@ -119,15 +119,17 @@ test-python: dist
 # The cargo-fuzz targets, briefly: the capture parser (crates/satcc-pcap, `analyze`) and the
 # simulator's config checks and event loop (crates/satcc-sim, `config`). cargo fuzz needs a
 # nightly toolchain; without one, the stable randomized tests in `cargo test` still run.
-# Longer: make test-fuzz FUZZ_SECONDS=600 (docs/reliability.md).
+# Longer: make test-fuzz FUZZ_SECONDS=600 (docs/reliability.md). Both targets build into one
+# target directory, so what they share (satcc-pcap, satcc-core and their crates) compiles once.
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := satcc-pcap:analyze satcc-sim:config
+FUZZ_TARGET  := target/fuzz
 test-fuzz:
 	@if cargo +nightly --version >/dev/null 2>&1; then \
 	  command -v cargo-fuzz >/dev/null 2>&1 || cargo install -q cargo-fuzz --locked; \
 	  for t in $(FUZZ_TARGETS); do crate=$${t%%:*}; target=$${t##*:}; \
 	    mkdir -p target/fuzz-corpus/$$target; log=$$(pwd)/target/fuzz-$$target.log; work=$$(pwd)/target/fuzz-corpus/$$target; \
-	    (cd crates/$$crate && cargo +nightly fuzz run $$target $$work fuzz/corpus/$$target -- -max_total_time=$(FUZZ_SECONDS) >$$log 2>&1) \
+	    (cd crates/$$crate && cargo +nightly fuzz run --target-dir $(abspath $(FUZZ_TARGET)) $$target $$work fuzz/corpus/$$target -- -max_total_time=$(FUZZ_SECONDS) >$$log 2>&1) \
 	      || { tail -n 40 $$log; echo "test-fuzz: $$target found a crash (see above)"; exit 1; }; \
 	    echo "test-fuzz $$target: $$(grep -E '^Done [0-9]+ runs' $$log || tail -n 1 $$log)"; \
 	  done; \

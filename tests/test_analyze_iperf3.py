@@ -16,9 +16,6 @@ from satcc.analyze import read_iperf3, testbed
 from satcc.analyze.iperf3 import Iperf3Error
 from satcc.cli import main
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 DATA = Path(__file__).parent / "data" / "iperf3"
 
 
@@ -197,6 +194,7 @@ def test_a_receiving_servers_report_has_no_retransmits_rather_than_zero():
     assert read_iperf3(doc).flows["retransmitted_packets"].isna().all()
 
 
+@pytest.mark.kernel
 @pytest.mark.skipif(testbed.available() is not None, reason=str(testbed.available()))
 def test_real_server_side_reverse_parallel_report_is_not_zero(tmp_path):
     # real kernel and namespaces: run under `flock /tmp/satcc-emu.lock` like the other real tests

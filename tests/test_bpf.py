@@ -24,9 +24,6 @@ import pytest
 
 from satcc.emu import bpf
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 FLOW_S = 1.0
 RATE = "100mbit"  # tbf: forces queueing and losses, so recovery hooks run too
 NS_A = f"satcc-bpftest-{os.getpid()}-a"
@@ -122,6 +119,7 @@ def test_bad_parameters_are_refused_before_anything_is_built():
             bpf.kernel_name(name, params)
 
 
+@pytest.mark.kernel
 def test_measured_hz_agrees_with_the_kernel_config():
     # The measurement is the fallback for kernels without an exposed config; where both exist
     # (root, CONFIG_IKCONFIG_PROC or /boot/config-*) they must agree.
@@ -256,6 +254,7 @@ def test_k_modes_scale_k_within_one_unit_of_the_rust_twins_float_factor(tmp_path
 # -- build -------------------------------------------------------------------------------------
 
 
+@pytest.mark.kernel
 @needs_host
 def test_build_compiles_once_per_kernel_source_and_parameter_set(tmp_path, monkeypatch):
     monkeypatch.setenv("SATCC_BPF_CACHE", str(tmp_path))
@@ -445,6 +444,7 @@ FLOWS = [
 ]
 
 
+@pytest.mark.kernel
 @needs_host
 @pytest.mark.parametrize(
     ("name", "params"), FLOWS, ids=[f"{n}-{p.get('k_mode', 'default')}" for n, p in FLOWS]
@@ -469,6 +469,7 @@ def test_each_program_registers_carries_a_flow_and_unregisters(netns, clean_regi
     assert not bpf.unregister(kname), "a second unregister finds nothing"
 
 
+@pytest.mark.kernel
 @needs_host
 def test_hybla_sets_cwnd_to_rho_at_init_so_its_parameter_reaches_the_kernel(netns, clean_registry):
     # hybla_init: cwnd = rho = srtt / rtt0 (at least 1). On a veth srtt is tens of us, so the
@@ -520,6 +521,7 @@ int ce_mark(struct __sk_buff *skb)
 """
 
 
+@pytest.mark.kernel
 @needs_host
 def test_dctcp_cuts_cwnd_when_every_packet_is_ce_marked(netns, clean_registry, tmp_path):
     # All packets marked: F = 1, alpha stays at 1 and every window halves cwnd, so the
@@ -591,6 +593,7 @@ def test_dctcp_cuts_cwnd_when_every_packet_is_ce_marked(netns, clean_registry, t
     assert marked["last"]["cwnd"] <= 10 < plain["last"]["cwnd"], (plain, marked)
 
 
+@pytest.mark.kernel
 @needs_host
 def test_dctcp_without_ecn_falls_back_to_the_kernels_reno(netns, clean_registry):
     kname = bpf.ensure_registered("dctcp")
@@ -613,6 +616,7 @@ def satcc_map_ids(names: set[str] | None = None) -> set[int]:
     }
 
 
+@pytest.mark.kernel
 @needs_host
 def test_unregister_all_leaves_no_satcc_struct_ops(clean_registry):
     names = [bpf.ensure_registered(n) for n in ("hybla", "vegas")]
@@ -637,6 +641,7 @@ def test_unregister_all_leaves_no_satcc_struct_ops(clean_registry):
     assert not list(bpf.RECORD_DIR.glob("satcc_*.json")), "records removed"
 
 
+@pytest.mark.kernel
 @needs_host
 def test_a_name_registered_from_another_object_is_replaced(clean_registry):
     kname = bpf.ensure_registered("vegas")
@@ -653,6 +658,7 @@ def test_a_name_registered_from_another_object_is_replaced(clean_registry):
     assert satcc_map_ids({kname}) - before == new, "and then reused"
 
 
+@pytest.mark.kernel
 @needs_host
 def test_unregister_refuses_names_that_are_not_satcc():
     with pytest.raises(bpf.BpfError):

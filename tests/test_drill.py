@@ -32,9 +32,6 @@ from satcc.drill.parser import (
 )
 from satcc.drill.runner import REMOTE_ISN, Call, Runner, Wire
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 SUITE = Path(__file__).parent / "drill" / "suite"
 
 SAMPLE = """\
@@ -394,6 +391,7 @@ def _drill_kernel(*scripts: str) -> list[dict]:
     return [json.loads(x) for x in r.stdout.splitlines()]
 
 
+@pytest.mark.kernel
 @needs_root
 def test_the_suite_passes_on_this_kernel():
     """Every script of satcc's suite on this machine's TCP (a fresh process: the kernel engine
@@ -818,6 +816,7 @@ def test_known_deviations_exit_0_and_new_failures_exit_1(tmp_path, capsys):
     assert err.endswith(f'{tmp_path}/known.toml: listed.engine: expected "sim", "kernel" or "both"')
 
 
+@pytest.mark.kernel
 def test_waiting_for_the_emulator_lock_says_who_holds_it(tmp_path):
     """The lock is flock(2)ed by another process: take_emu_lock says so, names it, and
     waits for it (here: until the holder exits a moment later)."""
@@ -954,6 +953,7 @@ def test_kernel_engine_sees_a_worker_blocked_in_a_system_call():
     b.close()
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_blocking_call_does_not_delay_the_script_on_the_kernel(tmp_path):
     f = _write(tmp_path, "block.pkt", BLOCKING_READ)

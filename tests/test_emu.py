@@ -22,9 +22,6 @@ from satcc import scenario as sc
 from satcc.emu import host, topology, traffic
 from satcc.emu.host import EmuError
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 CAPACITY_BPS = 20_000_000
 RTT_MS = 50.0
 # Payload per 1500-byte IP packet with timestamps: 1448 B (satcc.scenario DEFAULT_MSS).
@@ -261,6 +258,7 @@ def _assert_path_is_filled(result):
     )
 
 
+@pytest.mark.kernel
 @needs_root
 def test_cubic_fills_a_20_mbit_50_ms_path(tmp_path):
     r = _emu(scenario_text(cca="cubic"), tmp_path)
@@ -269,6 +267,7 @@ def test_cubic_fills_a_20_mbit_50_ms_path(tmp_path):
     assert (tmp_path / "out" / "emu" / "capture-1-server.pcap").stat().st_size > 100_000
 
 
+@pytest.mark.kernel
 @needs_root
 def test_bbr_fills_a_20_mbit_50_ms_path(tmp_path):
     if "bbr" not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split():
@@ -292,6 +291,7 @@ def test_bbr_fills_a_20_mbit_50_ms_path(tmp_path):
     assert r.flow_series.srtt_ms.dropna().median() < 80
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_lossy_path_shows_retransmissions(tmp_path):
     r = _emu(scenario_text(duration="3 s", loss=0.01), tmp_path, capture=False)
@@ -319,6 +319,7 @@ size = "3 MB"
 """
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_limited_udp_flow_that_lost_datagrams_is_timed_over_its_sending_not_the_run(tmp_path):
     # 3 MB at 8 Mbit/s take 3 s of a 6 s run; with 1 % loss not every datagram arrives, so
@@ -404,6 +405,7 @@ def _start_long_run(tmp_path: Path) -> tuple[subprocess.Popen, list[str], set[tu
     return p, found["mine"], found["keys"]  # type: ignore[return-value]
 
 
+@pytest.mark.kernel
 @needs_root
 def test_killing_a_run_then_cleaning_up_leaves_nothing_behind(tmp_path):
     p, mine, keys = _start_long_run(tmp_path)
@@ -420,6 +422,7 @@ def test_killing_a_run_then_cleaning_up_leaves_nothing_behind(tmp_path):
     assert not (host.REGISTRY_DIR / f"{run_id}.json").exists()
 
 
+@pytest.mark.kernel
 @needs_root
 def test_sigterm_mid_run_tears_everything_down_by_itself(tmp_path):
     p, mine, keys = _start_long_run(tmp_path)
@@ -476,12 +479,14 @@ def _assert_dip_at(result, boundary_s: float) -> None:
     assert dip < 0.5 * steady, (dip, steady)
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_starlink_epoch_boundary_shows_as_a_dip(tmp_path):
     r = _emu(_starlink_text("4 s"), tmp_path, capture=False)
     _assert_dip_at(r, 2.0)
 
 
+@pytest.mark.kernel
 @needs_root
 @pytest.mark.slow
 def test_starlink_epochs_give_periodic_dips_every_15_s(tmp_path):
@@ -499,6 +504,7 @@ def _bpf_ready() -> bool:
         return False
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_bpf_cca_registers_carries_a_flow_and_is_unregistered(tmp_path):
     if not _bpf_ready():
@@ -542,6 +548,7 @@ PLAIN_BYTES_PER_PAYLOAD = 1352 / 1300
 TUNNEL_BYTES_PER_PAYLOAD = 1404 / 1300
 
 
+@pytest.mark.kernel
 @needs_root
 def test_flows_cross_a_real_openvpn_tunnel_with_its_overhead(tmp_path):
     if shutil.which("openvpn") is None or shutil.which("openssl") is None:
@@ -557,6 +564,7 @@ def test_flows_cross_a_real_openvpn_tunnel_with_its_overhead(tmp_path):
     assert client["peer"].startswith("10.250.0.")
 
 
+@pytest.mark.kernel
 @needs_root
 def test_cleanup_removes_runs_whose_runner_is_gone_and_leaves_live_ones(tmp_path):
     live_id, dead_id = host.new_run_id(), host.new_run_id()
@@ -577,6 +585,7 @@ def test_cleanup_removes_runs_whose_runner_is_gone_and_leaves_live_ones(tmp_path
         dead.remove()
 
 
+@pytest.mark.kernel
 @needs_root
 def test_ecn_marking_above_the_threshold_reaches_an_ecn_flow_intact(tmp_path):
     text = scenario_text(duration="3 s", extra="ecn = true").replace(
@@ -593,6 +602,7 @@ def test_ecn_marking_above_the_threshold_reaches_an_ecn_flow_intact(tmp_path):
     assert r.link_series.drops_queue.sum() < marks
 
 
+@pytest.mark.kernel
 @needs_root
 def test_receive_steering_lands_on_the_node_ends_and_nowhere_else():
     run_id = host.new_run_id()
@@ -665,6 +675,7 @@ size = "4 MB"
 """
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_limited_tcp_flow_delivers_every_byte_and_ends_at_the_last(tmp_path):
     # iperf3 -n ended the test when the sender had written the bytes and dropped the send
@@ -696,6 +707,7 @@ cca = "cubic"
 """
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_bulk_flow_opens_its_connection_at_its_start_as_the_simulator_does(tmp_path):
     # iperf3's data connection opened after its control connection's three round trips and

@@ -25,9 +25,6 @@ from satcc.emu import apps, topology, traffic, xfer
 from satcc.emu.host import EmuError
 from satcc.emu.runner import check_apps
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 S = 1_000_000_000
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -180,6 +177,7 @@ def _stop(p: subprocess.Popen) -> dict:
     return json.loads(out)
 
 
+@pytest.mark.kernel  # judges real time: run alone (tests/conftest.py)
 def test_requests_arrive_whole_at_their_times_and_the_receiver_times_each_last_byte():
     port, cport = _free_port(), _free_port()
     size = 50 * 1448
@@ -211,6 +209,7 @@ def test_requests_arrive_whole_at_their_times_and_the_receiver_times_each_last_b
         assert t / S <= d < t / S + 0.05, (t, d)
 
 
+@pytest.mark.kernel  # judges real time: run alone (tests/conftest.py)
 def test_an_on_off_writer_stops_at_off_and_the_receiver_sees_one_burst_per_period():
     port, cport = _free_port(), _free_port()
     server = _xfer("serve", str(port), "--gap-ns", str(S // 10))
@@ -283,6 +282,7 @@ def _emu(text: str, tmp_path: Path):
     return r, json.loads((tmp_path / "out" / "emu" / "app0.json").read_text())
 
 
+@pytest.mark.kernel
 @needs_root
 @pytest.mark.parametrize("restart", [True, False])
 def test_an_on_off_flow_arrives_whole_period_by_period(tmp_path, restart):
@@ -312,6 +312,7 @@ def test_an_on_off_flow_arrives_whole_period_by_period(tmp_path, restart):
         assert on["cwnd_after"] == on["cwnd_before"] > 40, on
 
 
+@pytest.mark.kernel
 @needs_root
 def test_request_completion_times_match_the_simulator_within_10_percent(tmp_path):
     from satcc.engines import sim
@@ -372,6 +373,7 @@ def _start_long_app_run(tmp_path: Path):
     return p, found["mine"], found["keys"]
 
 
+@pytest.mark.kernel
 @needs_root
 @pytest.mark.parametrize("how", ["sigterm", "sigkill-then-cleanup"])
 def test_an_interrupted_app_run_leaves_no_process_or_namespace(tmp_path, how):
@@ -394,6 +396,7 @@ def test_an_interrupted_app_run_leaves_no_process_or_namespace(tmp_path, how):
     assert _wait_for(lambda: not _procs_in(keys), 5), _procs_in(keys)
 
 
+@pytest.mark.kernel  # judges real time: run alone (tests/conftest.py)
 def test_a_stop_at_any_moment_leaves_the_two_sides_counts_equal():
     """SIGINT lands at a random moment of a loopback transfer that writes as fast as it can; the
     receiver then reads to EOF on its own. Both counts must agree to the byte every time (the

@@ -10,9 +10,6 @@ from satcc import scenario as sc
 from satcc.analyze import read_capture
 from satcc.engines import emu, sim
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 # 1 Mbit/s of 1470-byte datagrams: 12 ms apart, far more than the jitter, so the FIFO wire
 # rarely bunches them and RFC 3550's estimator sees |D| of two independent U[0, J) draws,
 # whose mean is J/3 (J = 4 ms -> 1.33 ms).
@@ -75,6 +72,7 @@ def test_the_simulator_reports_a_third_of_the_link_jitter_for_spaced_datagrams()
     assert _jitter_ms(sim, "0 ms", None) < 0.05
 
 
+@pytest.mark.kernel
 @needs_root
 def test_linkd_applies_link_jitter_as_the_simulator_does(tmp_path):
     runs = [_emu_run(j, tmp_path) for j in ("4 ms", "0 ms")]

@@ -15,9 +15,6 @@ from satcc import scenario as sc
 from satcc.emu import host, topology
 from satcc.emu.runner import Run
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0
     or any(shutil.which(t) is None for t in ("ip", "iperf3", "ethtool", "tcpdump")),
@@ -94,6 +91,7 @@ def _run(save: bool, tmp_path):
     return run.cache_before_second, second, raw
 
 
+@pytest.mark.kernel
 @needs_root
 def test_with_metrics_save_the_second_transfer_starts_from_the_cache(tmp_path):
     cache, second, _ = _run(True, tmp_path)
@@ -109,6 +107,7 @@ def test_with_metrics_save_the_second_transfer_starts_from_the_cache(tmp_path):
     assert second[0] == (int(m.group(1)) if m else None)
 
 
+@pytest.mark.kernel
 @needs_root
 def test_without_metrics_save_nothing_is_cached_and_ssthresh_starts_infinite(tmp_path):
     cache, second, _ = _run(False, tmp_path)

@@ -18,9 +18,6 @@ from satcc.campaign.worker import execute as worker_execute
 from satcc.errors import UserError
 from tests.helpers import MINIMAL
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 PACKAGE = Path(sc.__file__).resolve().parents[1]  # python/satcc (satcc.scenario is a package)
 
 
@@ -218,6 +215,7 @@ def test_engine_decisions_go_through_the_registrys_capabilities():
     assert offenders == []
 
 
+@pytest.mark.kernel
 def test_capabilities_answer_what_callers_used_to_ask_by_name():
     emu, sim, model = registry.get("emu"), registry.get("sim"), registry.get("model")
     assert emu.real_time and emu.kernel_tcp and emu.exclusive and emu.needs_root

@@ -24,9 +24,6 @@ from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS
 from satcc.store import layout
 from tests.helpers import requires_sim
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 REPO = Path(__file__).resolve().parents[1]
 GRID = REPO / "scenarios" / "fidelity" / "grid.toml"
 
@@ -628,6 +625,7 @@ def _emulator_missing() -> str | None:
     return f"emulator not ready: {', '.join(bad)} (satcc emu doctor)" if bad else None
 
 
+@pytest.mark.kernel
 @requires_sim
 def test_a_short_real_kernel_suite_runs_each_scenario_three_times_in_the_kernel(tmp_path):
     why = _emulator_missing()

@@ -24,9 +24,6 @@ import pytest
 
 from satcc import scenario as sc
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 LOCK = Path("/tmp/satcc-emu.lock")
 ROOT = Path(__file__).resolve().parents[1]
 RATE, RTT = "20 Mbit/s", "40 ms"
@@ -170,6 +167,7 @@ def constant_path(tmp_path_factory):
         yield p
 
 
+@pytest.mark.kernel
 @needs_root
 def test_plan_runs_every_cca_and_direction_resumes_after_sigterm_and_matches_emu(
     constant_path, tmp_path
@@ -268,6 +266,7 @@ def test_plan_runs_every_cca_and_direction_resumes_after_sigterm_and_matches_emu
     assert (tmp_path / "report" / "field-vs-sim.json").is_file()
 
 
+@pytest.mark.kernel
 @needs_root
 def test_missing_cca_and_unreachable_server_fail_with_one_line_and_the_plan_goes_on(
     constant_path, tmp_path
@@ -306,6 +305,7 @@ def test_missing_cca_and_unreachable_server_fail_with_one_line_and_the_plan_goes
 STARLINK_LINK = '[link.model]\nkind = "starlink"\nplan = "residential"'
 
 
+@pytest.mark.kernel
 @needs_root
 def test_starlink_alignment_starts_runs_after_the_links_own_boundaries(tmp_path):
     out = tmp_path / "store"

@@ -18,9 +18,6 @@ import pytest
 from satcc.emu import bpf, host
 from tests.test_bpf import REASON
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 NS_A = f"satcc-hostile-{os.getpid()}-a"
 NS_B = f"satcc-hostile-{os.getpid()}-b"
 ADDR_A, ADDR_B = "10.251.0.1", "10.251.0.2"
@@ -58,6 +55,7 @@ def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, timeout=10)
 
 
+@pytest.mark.kernel
 @pytest.mark.skipif(REASON is not None, reason=REASON or "")
 def test_teardown_destroys_orphaned_sockets_so_no_bpf_congestion_control_lingers():
     kname = bpf.ensure_registered("hybla", {"rtt0": 37.0})

@@ -19,9 +19,6 @@ from satcc.campaign import spec
 from satcc.errors import UserError
 from tests.helpers import MINIMAL, requires_sim
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 ROOT = Path(__file__).resolve().parent.parent
 SATCC = [sys.executable, "-c", "import sys; from satcc.cli import main; sys.exit(main())"]
 
@@ -202,6 +199,7 @@ def _terminate_when(p: subprocess.Popen, ready, timeout: float = 60) -> None:
     p.send_signal(signal.SIGTERM)
 
 
+@pytest.mark.kernel  # judges real time: run alone (tests/conftest.py)
 @requires_sim
 def test_sigterm_stops_a_campaigns_workers_and_a_resumed_campaign_completes(tmp_path):
     """Before: SIGTERM ended the parent and left its workers (one simulating at 100 % CPU)
@@ -761,6 +759,7 @@ def _sigterm_kernel_run(argv: list[str], tmp_path: Path) -> subprocess.Popen:
     return p
 
 
+@pytest.mark.kernel
 @requires_sim
 def test_sigterm_stops_emu_and_removes_its_namespaces_and_processes(tmp_path):
     """`satcc emu` on SIGTERM: the runner's teardown (processes killed, sockets destroyed,
@@ -782,6 +781,7 @@ def test_sigterm_stops_emu_and_removes_its_namespaces_and_processes(tmp_path):
     assert not out.exists() or not any(out.iterdir())
 
 
+@pytest.mark.kernel
 @requires_sim
 def test_sigterm_stops_fidelity_and_leaves_no_namespace_or_half_written_run(tmp_path):
     why = _kernel_missing()

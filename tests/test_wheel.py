@@ -24,9 +24,6 @@ from pathlib import Path
 
 import pytest
 
-# Runs in make test's serial phase, alone on the machine (tests/conftest.py).
-pytestmark = pytest.mark.kernel
-
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "python" / "satcc" / "data"
 WHEEL_DIR = os.environ.get("SATCC_TEST_WHEEL")
@@ -261,6 +258,7 @@ def test_wheel_reproduce_004_quick(venv, empty):
     assert "004" in p.stdout
 
 
+@pytest.mark.kernel
 @needs_wheel
 @pytest.mark.skipif(
     os.geteuid() != 0 or any(shutil.which(t) is None for t in ("ip", "iperf3", "bpftool", "clang")),
