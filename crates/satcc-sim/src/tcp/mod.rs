@@ -14,6 +14,10 @@ use satcc_core::SimTime;
 
 use crate::packet::Packet;
 
+/// Linux `TCP_MSS_DEFAULT` (RFC 9293 §3.7.1): the peer's MSS when its SYN carries no MSS
+/// option, and the first guess of the receiver's `rcv_mss`.
+pub(crate) const MSS_DEFAULT: u32 = 536;
+
 /// Timers of a flow's two ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimerKind {

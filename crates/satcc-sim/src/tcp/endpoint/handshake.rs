@@ -5,13 +5,14 @@ use satcc_core::{SimDuration, SimTime};
 
 use super::wire::ts_of;
 use super::{
-    Endpoint, SockErr, State, WireEcn, WireOpt, WireSeg, CWR, ECE, ISS, MSS_DEFAULT, RTO_MAX, SYN,
+    Endpoint, SockErr, State, WireEcn, WireOpt, WireSeg, CWR, ECE, ISS, RTO_MAX, SYN,
     SYNACK_RETRIES, SYN_LINEAR_TIMEOUTS, SYN_RETRIES, TIMEOUT_INIT, TS_ALIGNED, T_SYN,
 };
 use crate::packet::{Kind, Packet};
 use crate::tcp::receiver::{EcnEcho, RcvBuf, Receiver};
 use crate::tcp::sender::Sender;
 use crate::tcp::Out;
+use crate::tcp::MSS_DEFAULT;
 
 impl Endpoint {
     /// The request (SYN-RECEIVED) is dropped: the listener waits for another SYN.

@@ -108,8 +108,6 @@ pub const CWR: u8 = 0x80;
 
 /// Our MSS option: Ethernet's 1500 less 40 bytes of IP and TCP headers.
 pub const ADVMSS: u32 = 1460;
-/// Linux `TCP_MSS_DEFAULT`: the peer's MSS when its SYN has no MSS option (RFC 9293 §3.7.1).
-const MSS_DEFAULT: u32 = 536;
 /// `TCPOLEN_TSTAMP_ALIGNED`: the timestamps option with its two NOPs.
 const TS_ALIGNED: u32 = 12;
 /// Our initial sequence number.
@@ -375,7 +373,7 @@ impl Endpoint {
         match (&self.sender, self.user_mss) {
             (Some(_), _) if self.state != State::Listen => self.cfg.mss,
             (_, Some(m)) if matches!(self.state, State::Closed | State::Listen) => m,
-            _ => MSS_DEFAULT,
+            _ => crate::tcp::MSS_DEFAULT,
         }
     }
 

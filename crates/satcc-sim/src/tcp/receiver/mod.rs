@@ -87,7 +87,7 @@ const DEFAULT_SCALING_RATIO: u64 = 1 << (RMEM_TO_WIN_SCALE - 1);
 /// Linux `TCP_INIT_CWND`: `tcp_init_buffer_space` starts DRS at ten segments.
 const INIT_CWND: u64 = 10;
 /// Linux `TCP_MSS_DEFAULT` and `TCP_MIN_MSS`: bounds of the initial `rcv_mss` guess.
-const MSS_DEFAULT: u64 = 536;
+const MSS_DEFAULT: u64 = super::MSS_DEFAULT as u64;
 const MIN_MSS: u64 = satcc_core::scenario::MIN_MSS as u64;
 /// `tcp_event_data_recv`: segments shorter than this do not grow the window.
 const GROW_MIN_LEN: u64 = 128;
