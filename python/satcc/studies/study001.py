@@ -195,28 +195,6 @@ def _measure(
         f"largest bin median {common.fmt(vegas)}, range {common.fmt(common.finite(vegas_peaks.min()))}"
         f"-{common.fmt(common.finite(vegas_peaks.max()))} Mbit/s",
     )
-    down_peak = run_peak[run_peak["direction"] == "down"]
-    peak_means = down_peak.groupby("cca")["rx_mbps"].mean()
-    bbr_peak = common.finite(peak_means.get("bbr"))
-    for cca in ("dctcp", "yeah"):
-        p = common.finite(peak_means.get(cca))
-
-        def peak_ratio(g: pd.DataFrame, cca: str = cca) -> float | None:
-            # one round: the CCA's runs' largest bins over BBR's, the plans pooled
-            return common.ratio(
-                common.finite(g[g["cca"] == cca]["rx_mbps"].mean()),
-                common.finite(g[g["cca"] == "bbr"]["rx_mbps"].mean()),
-            )
-
-        out[f"{cca}-peak-over-bbr"] = Measured(
-            common.ratio(p, bbr_peak),
-            "each downlink run's largest 0.1 s bin, mean over runs, / BBR's; per round: that "
-            "round's runs",
-            f"mean per-run largest downlink bin: {cca} {common.fmt(p)}, BBR {common.fmt(bbr_peak)} "
-            "Mbit/s; a bin cannot exceed the link's capacity draw, which the same round draws "
-            "alike for every CCA",
-            per_seed=common.per_seed(down_peak, peak_ratio),
-        )
     bd = into[(into["plan"] == "business") & (into["direction"] == "down")]
 
     def start_ratio(g: pd.DataFrame) -> float | None:
@@ -324,7 +302,7 @@ def _measure(
     )
     common.tag(
         out,
-        ["vegas-max", "dctcp-peak-over-bbr", "yeah-peak-over-bbr", "yeah-start-peak-business"],
+        ["vegas-max", "yeah-start-peak-business"],
         "study001-cca: link_series.tx_bytes into the receiver per 0.1 s bin, per run",
         common.seeds_of(flows),
     )
