@@ -363,3 +363,39 @@ def test_a_peak_claim_takes_each_runs_largest_bin_never_the_campaigns(tmp_path, 
     # the Vegas runs' peaks are 11..15 (4 panels x 5 rounds): their median is 13
     assert base["vegas-max"].value == 13.0
     assert study001._measure(tmp_path, *_study001_frames(1000.0))["vegas-max"].value == 13.0
+
+
+def test_study001_judges_no_peak_bin_between_ccas_run_one_after_another(tmp_path, monkeypatch):
+    """Study 001 ran the five CCAs one after another, 15 s each (§4.2): each one's largest 0.1 s
+    bin is capped by a different epoch's capacity, so 'DCTCP's and YeAH's peak above BBR's'
+    (Fig. 5-6) is a not-judged result with that reason, and measure() no longer produces the
+    *-peak-over-bbr ratios (judged, 0.75 in --quick, before issue 38's study 001 pass)."""
+    from satcc.studies import study001
+
+    s = CL.load("001")
+    assert not [c.id for c in s.claims if c.id.endswith("-peak-over-bbr")]
+    why = [n.reason for n in s.not_judged if n.cite == "§5.2, Fig. 5-6" and "BBR's" in n.what]
+    assert why and "one after another" in why[0] and "capacity" in why[0]
+    monkeypatch.setattr(study001, "_retx_at_start", lambda d, flows: "")
+    out = study001._measure(tmp_path, *_study001_frames(None))
+    assert "vegas-max" in out and not [k for k in out if k.endswith("-peak-over-bbr")]
+
+
+def test_study000s_loss_note_states_mathis_arithmetic_right():
+    """The dish-loss path note's figures follow from Mathis's bound W = sqrt(3/2) / sqrt(p)
+    segments at the baseline's ~110 ms idle RTT, MSS 1448 B: all of §4.2's 0.24-0.32 % of round
+    trips random on the two uplinks (0.12-0.16 % each) gives CUBIC 3.2-3.7 Mbit/s, and the study's
+    5 and 12 Mbit/s need 0.066 % and 0.012 %."""
+    import math
+
+    note = next(p.source for p in CL.load("000").path if p.what == "Dishes' random loss")
+    seg, rtt = 1448 * 8, 0.110
+
+    def mbps(p: float) -> float:
+        return seg / rtt * math.sqrt(1.5) / math.sqrt(p) / 1e6
+
+    def loss_pct(bps: float) -> float:
+        return 100 * (math.sqrt(1.5) / (bps * rtt / seg)) ** 2
+
+    assert f"{mbps(0.0016):.1f}-{mbps(0.0012):.1f} Mbit/s" in note
+    assert f"{loss_pct(5e6):.3f} % and {loss_pct(12e6):.3f} %" in note
