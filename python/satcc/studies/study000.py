@@ -151,7 +151,20 @@ def _base_findings(flows: pd.DataFrame, ls: pd.DataFrame) -> dict[str, Measured]
                 f"{_share(PAPER_BASELINE[(plan, direction, 'bbr')], cap_mbps)}), CUBIC "
                 f"{common.fmt(cubic)} Mbit/s with "
                 f"{common.fmt(rc)} % of its segments retransmitted"
-                + _cubic_window(cubic, cap_mbps, rc, rtt.get((plan, direction, "cubic")), direction)
+                + _cubic_window(
+                    cubic,
+                    cap_mbps,
+                    rc,
+                    rtt.get((plan, direction, "cubic")),
+                    direction,
+                    ls[
+                        (ls["plan"] == plan)
+                        & (ls["dir"] == link_dir)
+                        & (common.param(ls, "cca") == "cubic")
+                        & (common.param(ls, "direction") == direction)
+                    ],
+                    PAPER_BASELINE[(plan, direction, "cubic")],
+                )
             )
             n = f"{direction}-{plan}"
             out[f"{n}-cubic"] = Measured(cubic, "mean goodput per 15 s run", why)
@@ -195,22 +208,44 @@ def _share(x: float | None, of: float | None) -> str:
 
 
 def _cubic_window(
-    cubic: float | None, cap: float | None, retx_pct: float | None, rtt_ms: Any, direction: str
+    cubic: float | None,
+    cap: float | None,
+    retx_pct: float | None,
+    rtt_ms: Any,
+    direction: str,
+    drops: pd.DataFrame,
+    paper: float,
 ) -> str:
     """The mechanism of CUBIC's share, in the run's numbers: its mean window (goodput x RTT in
-    1448 B segments) against the path's (capacity x RTT), and the loss it met against the loss
-    the path's random loss alone gives (0-0.03 % up, from §4.2's idle loss; 0.01 % down)."""
+    1448 B segments) against the path's (capacity x RTT); where its data direction's drops came
+    from (the dish's queue overflowing vs the link's loss process: random loss, in-epoch bursts,
+    boundary outages); and the random loss Mathis's bound, W = sqrt(3/2) / sqrt(p) segments,
+    needs at the path's idle RTT for the study's figure (the path note's arithmetic)."""
     rtt = common.finite(rtt_ms)
     if None in (cubic, cap, retx_pct, rtt) or not rtt:
         return ""
     seg = DEFAULT_MSS_BYTES * 8 / 1e6  # Mbit per segment
     w, bdp = cubic * rtt / 1e3 / seg, cap * rtt / 1e3 / seg
     random = "0-0.03 %" if direction == "up" else "0.01 %"
+    queue, link = int(drops["drops_queue"].sum()), int(drops["drops_random"].sum())
+    # the idle RTT (no queue at the study's rate): both ways of the dish's propagation delay
+    # (link_series.delay_ms, shared by both directions) and of the PoP-server link
+    idle = 2 * (drops["delay_ms"].mean() + drops["link1_delay_ms"].mean())
+    need = 100 * 1.5 / (paper * idle / 1e3 / seg) ** 2
+    mathis = (
+        f". The study's CUBIC {paper:g} Mbit/s needs by Mathis's bound, at the path's idle RTT of "
+        f"{idle:.0f} ms (no queue at that rate), a random loss of {need:.3f} % (the dishes' loss "
+        "path note: the form of §4.2's idle loss is the unknown)"
+        if direction == "up"
+        else ""
+    )
     return (
         f"; at its mean RTT of {common.fmt(rtt)} ms CUBIC's window averaged {w:.0f} segments "
-        f"against the path's {bdp:.0f} (capacity x RTT): loss-limited, one segment in "
-        f"{100 / retx_pct:.0f} resent (the path's random loss is {random} of packets; the "
-        "boundary disturbances' bursts, one per 15 s epoch, add the rest)"
+        f"against the path's {bdp:.0f} (capacity x RTT), one segment in {100 / retx_pct:.0f} "
+        f"resent: of the {queue + link} packets its runs lost on that link, {queue} overflowed "
+        f"the dish's queue (its own overshoot, and the queue filling through the boundary "
+        f"outages) and {link} fell to the link's loss process (random {random} of packets, "
+        "in-epoch bursts)" + mathis
         if retx_pct > 0
         else ""
     )
