@@ -124,8 +124,13 @@ def _measure(
     out["rtt-spread-residential-over-business"] = Measured(
         common.ratio(sd["residential"], sd["business"]),
         "std of the idle RTT, residential / business",
-        f"both presets draw the RTT from the same quantiles (no plan-specific variability is "
-        f"published): std {common.fmt(sd['residential'])} vs {common.fmt(sd['business'])} ms",
+        f"both presets draw the RTT from the same quantiles, and a round draws the same epochs "
+        f"for either plan: std {common.fmt(sd['residential'])} vs {common.fmt(sd['business'])} "
+        "ms, equal by construction. The path cannot be set from the study: Fig. 4 shows the "
+        "residential RTT more variable but §5.1 gives no size, and the one recording with plan "
+        "labels (Laniewski et al., Standard vs Roam; docs/starlink-fit.md) shows no RTT "
+        "difference: a spread picked for residential would be invented, so the findings that "
+        "compare the plans stay a path mismatch",
     )
     means = flows.groupby(["plan", "direction", "cca"])["goodput_bps"].mean() / 1e6
     for plan in PLANS:
@@ -217,7 +222,9 @@ def _measure(
         f"{100 * best_other.max() / cap0:.0f} % of it and YeAH {100 * early['yeah'] / cap0:.0f} %: "
         "satcc's fastest starts both fill the link within the first seconds, leaving no room for "
         "the 25 % lead the paper saw (whether the kernel's BBR start is slower on this path is a "
-        "simulator-vs-kernel question)"
+        "simulator-vs-kernel question; the study ran the CCAs one after another, §4.2, so its "
+        "Fig. 6e set YeAH's start in another epoch than the others', where satcc's round gives "
+        "every CCA the same draws)"
         if cap0 and len(best_other) and "yeah" in early.index
         else ""
     )
