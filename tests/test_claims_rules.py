@@ -399,3 +399,27 @@ def test_study000s_loss_note_states_mathis_arithmetic_right():
 
     assert f"{mbps(0.0016):.1f}-{mbps(0.0012):.1f} Mbit/s" in note
     assert f"{loss_pct(5e6):.3f} % and {loss_pct(12e6):.3f} %" in note
+
+
+def test_study000_explains_cubics_uplink_by_its_drops_and_mathiss_needed_loss():
+    """The CUBIC cells' explanation splits the packets lost on the dish's link into the queue
+    overflowing and the link's loss process, and on the uplink gives the random loss Mathis's
+    bound needs for the study's figure at the path's idle RTT (propagation both ways, no queue):
+    5 Mbit/s at 110 ms with 1448 B segments needs 0.067 %."""
+    import pandas as pd
+
+    from satcc.studies import study000
+
+    drops = pd.DataFrame(
+        {
+            "drops_queue": [400, 94],
+            "drops_random": [300, 89],
+            "delay_ms": 25.0,
+            "link1_delay_ms": 30.0,
+        }
+    )
+    up = study000._cubic_window(22.2, 26.3, 0.694, 164.0, "up", drops, 5)
+    assert "of the 883 packets" in up and "494 overflowed the dish's queue" in up
+    assert "idle RTT of 110 ms" in up and "random loss of 0.067 %" in up
+    down = study000._cubic_window(50.0, 130.0, 0.684, 133.0, "down", drops, 64)
+    assert "494 overflowed" in down and "Mathis" not in down
