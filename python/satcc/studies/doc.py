@@ -90,7 +90,7 @@ wall overlap theirs.
   reproduced.
 - **Per-run statistics only**: a peak is each run's largest bin, never the largest over a
   campaign.
-- A finding this design cannot judge (a 10-20 minute ramp in 4-minute runs, the other
+- A finding this design cannot judge (a 16v16 finding in a design that runs 4v4 only, the other
   engine's column) is **not judged in this design**, with the reason. **Coverage** counts the
   findings judged on the run over every finding plus the paper's results listed as not judged
   (`[[not_judged]]`, each with its reason); no result is both a claim and not judged (the data
