@@ -87,7 +87,7 @@ def test_every_study_has_a_claims_file_with_citations(tmp_path):
 
 
 SHORTER = {  # per quick campaign: (pattern, replacement) so all five run in about two minutes
-    "study003-long": [(r'"240 s"', '"120 s"')],
+    "study003-long": [(r'"1560 s"', '"120 s"')],
     "study004-1v1": [(r'"30 s"', '"10 s"')],
     "study004-many": [(r'"30 s"', '"10 s"')],
     "study004-why": [(r'"30 s"', '"6 s"')],
@@ -378,3 +378,17 @@ def test_reproduce_all_judges_each_study_in_a_process_beside_the_next_studys_run
             k: v for k, v in doc.items() if k != "run"
         }
         assert (out / study / "claims.txt").read_bytes() == first[study]
+
+
+def test_study004_runs_eq6_rtt_unit_10ms_only_where_its_sensitivity_row_reads_it():
+    # the row "16v16, PC2 128 ms: eq6-unit10ms" (study004.sensitivity) is the only reader: the
+    # unit is a campaign of those 5 runs, not a case of study004-many's 40 (both counts, 4 RTTs)
+    from satcc.campaign import spec
+
+    many = spec.expand(common.load("study004-many", False))
+    assert not [r for r in many if r.params["k"] == "eq6-unit10ms"]
+    unit = spec.expand(common.load("study004-many-unit", False))
+    top = max(r.params["rtt_pc2_ms"] for r in many)
+    assert len(unit) == 5 and {(r.params["count"], r.params["rtt_pc2_ms"]) for r in unit} == {
+        (16, top)
+    }

@@ -90,7 +90,7 @@ wall overlap theirs.
   reproduced.
 - **Per-run statistics only**: a peak is each run's largest bin, never the largest over a
   campaign.
-- A finding this design cannot judge (a 10-20 minute ramp in 4-minute runs, the other
+- A finding this design cannot judge (a 16v16 finding in a design that runs 4v4 only, the other
   engine's column) is **not judged in this design**, with the reason. **Coverage** counts the
   findings judged on the run over every finding plus the paper's results listed as not judged
   (`[[not_judged]]`, each with its reason); no result is both a claim and not judged (the data
@@ -126,10 +126,14 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   transfers end about 2-3 RTT after eq. 39's time at p <= 1e-5 at every size (satcc's slow start
   sends whole rounds, 22 segments then 550; eq. 27-32 count fractional ones), so every Table 3
   transfer bound misses by 0.1-7 points in both columns; with one ACK per segment satcc's sender is faster
-  than the model from p = 1e-4 up (0.6 % at 1e-4, 11 % at 1e-3), where the model halves the
-  window once per lost packet (§3.1.1) and Linux's SACK recovery once per window (a hypothesis:
-  no per-loss-halving sender in satcc to test it with); with delayed ACKs (the dummynet column)
-  the halved growth offsets it and the steady state agrees within 1.7 % up to 2e-3.
+  than the model from p = 1e-4 up (0.6 % at 1e-4, 11 % at 1e-3). Measured (one 200 s run at
+  1e-3 with its sequence trace; data/study002.toml's header): not the model's halving once per
+  lost packet (eq. 4 with D = 1/2 instead moves the model by 0.04 % at 1e-4, 2.0 % at 1e-3:
+  Hybla refills W_m within one RTT), nor the recovery (satcc's last 1.00-1.82 RTT against eq.
+  9's 1 + (1 - 1/L), 1.58 segments lost each against L = 1.55): satcc's loss cycle carries 431
+  segments per RTT against the model's 398 (eq. 5 over eq. 20), outside recovery; with delayed
+  ACKs (the dummynet column) the halved growth offsets it and the steady state agrees within
+  1.7 % up to 2e-3.
 - **003, the shared ATM line**: §5 puts test 3's frequent losses on the ATM line shared by about
   ten PVCs; the paper gives neither their rate nor their burst size, so satcc does not model
   them, and the long paths lose only to their own overflow.
