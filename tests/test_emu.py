@@ -566,6 +566,24 @@ def test_flows_cross_a_real_openvpn_tunnel_with_its_overhead(tmp_path):
 
 @pytest.mark.kernel
 @needs_root
+def test_openvpn_leaves_the_flows_mss_alone_so_full_segments_fragment(tmp_path):
+    # OpenVPN 2.6 clamps a SYN's MSS option to fit 1492 B once encapsulated unless told
+    # `--mssfix 0`; the simulator's `encap` (and study 000's sweep) keep the flow's MSS
+    if shutil.which("openvpn") is None or shutil.which("openssl") is None:
+        pytest.skip("needs openvpn and openssl (apt-get install openvpn)")
+    text = VPN_SCENARIO.replace("mss = 1300", "mss = 1448").replace('"4 s"', '"3 s"')
+    r = _emu(text, tmp_path, capture=False, vpn_server="vpn")
+    f = r.flows.iloc[0]
+    lines = (tmp_path / "out" / "emu" / "link_series.jsonl").read_text().splitlines()
+    stats = next(d for d in map(json.loads, lines) if d["kind"] == "stats")
+    frames = next(d["rx_frames"] for d in stats["dirs"] if (d["link_id"], d["dir"]) == (0, "ab"))
+    # 1448 + 52 + 52 B > 1500: every full segment leaves as two IP fragments (clamped to fit
+    # 1492 B, each left as one frame: fid-vpn, 50,281 frames for 50,151 segments)
+    assert frames > 1.8 * f.sent_packets, (frames, f.sent_packets)
+
+
+@pytest.mark.kernel
+@needs_root
 def test_cleanup_removes_runs_whose_runner_is_gone_and_leaves_live_ones(tmp_path):
     live_id, dead_id = host.new_run_id(), host.new_run_id()
     live_ns, dead_ns = f"satcc-{live_id}-n0-x", f"satcc-{dead_id}-n0-x"

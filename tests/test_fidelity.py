@@ -479,19 +479,26 @@ def test_kernel_syn_instants_become_each_flows_start_with_count_copies_written_o
     assert doc["flow"][0]["count"] == 3  # the plan's document is left alone
 
 
-@requires_sim
-def test_a_paired_simulator_run_starts_its_flows_when_the_kernel_runs_syns_left(tmp_path):
+def _paired_twin(tmp_path: Path):
+    """TWO_GROUPS planned as a one-run paired suite: its kernel run, its simulator twin, and
+    where the kernel run's summary goes."""
     (tmp_path / "s.toml").write_text(
         textwrap.dedent(TWO_GROUPS).replace("[scenario]", "# Fidelity grid: test\n[scenario]")
     )
     gfile = tmp_path / "grid.toml"
     gfile.write_text('[grid]\nname = "t"\nruns = 1\n[[scenario]]\nfile = "s.toml"\n')
     kern, twin = suite.plan(G.load(gfile), suite.Options())
+    summary = tmp_path / "out" / layout.RUNS_DIR / kern.run_id / "summary.json"
+    return kern, twin, summary
+
+
+@requires_sim
+def test_a_paired_simulator_run_starts_its_flows_when_the_kernel_runs_syns_left(tmp_path):
+    kern, twin, summary = _paired_twin(tmp_path)
     assert (kern.engine, twin.twin) == ("emu", kern.run_id)
     out = tmp_path / "out"
     with pytest.raises(UserError, match=f"expected the result of kernel run {kern.run_id}"):
         suite._execute(twin, tmp_path / "raw", False, out)
-    summary = out / layout.RUNS_DIR / kern.run_id / "summary.json"
     summary.parent.mkdir(parents=True)
     summary.write_text(json.dumps({"stats": {"first_syn_ns": [1_234_567, 345_678, 2_000_000]}}))
     o = suite._execute(twin, tmp_path / "raw", False, out)
@@ -503,12 +510,32 @@ def test_a_paired_simulator_run_starts_its_flows_when_the_kernel_runs_syns_left(
     assert o.doc["starts_from"] == {
         "run_id": kern.run_id,
         "first_syn_ns": [1_234_567, 345_678, 2_000_000],
+        "first_data_ns": [None, None, None],
+        "start_ns": [1_234_567, 345_678, 2_000_000],
     }
     assert [f["start"] for f in o.doc["scenario"]["flow"]] == [
         "1234567 ns",
         "345678 ns",
         "2000000 ns",
     ]
+
+
+@requires_sim
+def test_a_paired_bulk_flow_starts_one_base_rtt_before_the_kernels_first_data(tmp_path):
+    # the kernel's sender writes after its handshake, and the second of two flows later than its
+    # SYN order says; the twin's data should leave when the kernel's did (base RTT here 20 ms)
+    _, twin, summary = _paired_twin(tmp_path)
+    summary.parent.mkdir(parents=True)
+    stats = {
+        "first_syn_ns": [1_234_567, 345_678, 2_000_000],
+        # flow 0 wrote 0.67 ms after its handshake; flow 1 unseen; flow 2's data is less than an
+        # RTT after its SYN (it cannot start before its SYN)
+        "first_data_ns": [21_900_000, None, 2_100_000],
+    }
+    summary.write_text(json.dumps({"stats": stats}))
+    o = suite._execute(twin, tmp_path / "raw", False, tmp_path / "out")
+    assert o.doc["starts_from"]["start_ns"] == [1_900_000, 345_678, 2_000_000]
+    assert [round(x, 9) for x in o.result.flows["start_s"]] == [0.0019, 0.000345678, 0.002]
 
 
 def test_the_suite_outputs_are_known_to_the_campaign_layout():

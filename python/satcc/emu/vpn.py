@@ -12,7 +12,10 @@
   server in study 000, not short-cut inside OpenVPN (`client-to-client` is off).
 - Tunnel MTU 1500 (OpenVPN's default); encapsulated packets larger than the path MTU are
   fragmented by the kernel (OpenVPN's `mtu-disc` default), which is what study 000's MSS sweep
-  measures. No `mssfix`: the flow's `mss` is what TCP uses.
+  measures. `--mssfix 0`: the flow's `mss` is what TCP uses. OpenVPN 2.6 otherwise clamps the
+  MSS option of every SYN crossing the tunnel so that an encapsulated segment fits 1492 B
+  (MSSFIX_DEFAULT 1492, `mtu` semantics): measured on fid-vpn before this option, every
+  segment left as one 1492 B frame carrying ~1388 B instead of the flow's 1448 in two fragments.
 
 Deviations from study 000: OpenVPN instead of SoftEther (different per-packet overhead: OpenVPN
 UDP + AES-256-GCM ≈ 20 IP + 8 UDP + 1 opcode/peer-id 3 + 4 packet id + 16 tag = ~52 B per packet
@@ -131,6 +134,9 @@ class Vpn:
             "--verb",
             "3",
             "--persist-key",
+            # no MSS clamping (2.6 clamps to 1492 B by default): the scenario's mss is TCP's
+            "--mssfix",
+            "0",
         ]
         self._spawn(
             server_ns,

@@ -22,7 +22,8 @@ never start together; in the simulator they do, to the nanosecond, and which of 
 flows leaves slow start first (HyStart's round order) follows from that order
 (docs/fidelity.md). When both engines run, each scenario's kernel runs come first and
 simulator run k starts every flow at the instant kernel run k's first SYN reached satcc-linkd
-(summary `stats.first_syn_ns`, satcc.emu.runner.first_on_wire): the simulator twin's run id
+(summary `stats.first_syn_ns`, satcc.emu.runner.first_on_wire), a bulk flow one base RTT before
+its first data segment did (`stats.first_data_ns`; `twin_starts`): the simulator twin's run id
 names its kernel run (`starts_from`), its run.json holds the scenario as run (each flow's
 `start`, `count` copies written out), and a twin whose kernel run failed fails too. A flow the
 kernel side did not see (UDP, through a VPN) keeps its own `start`. `--engine sim` alone (or
@@ -149,22 +150,47 @@ def plan(grid: Grid, opts: Options) -> list[Planned]:
     return out
 
 
-def kernel_starts(out_dir: Path, twin: str) -> list[int | None]:
-    """When each flow's first SYN reached satcc-linkd in kernel run `twin` of `out_dir` (ns
-    from t0, by flow id; None: not seen). UserError when that run has no such record."""
+def kernel_starts(out_dir: Path, twin: str) -> tuple[list[int | None], list[int | None]]:
+    """When each flow's first SYN and first data segment reached satcc-linkd in kernel run
+    `twin` of `out_dir` (ns from t0, by flow id; None: not seen). UserError when that run has
+    no SYN record (a run without data instants gives Nones)."""
     path = out_dir / layout.RUNS_DIR / twin / results.SUMMARY_FILE
     if not path.is_file():
         raise UserError(
             f"{path}: expected the result of kernel run {twin} (this simulator run starts its "
             "flows when that run's SYNs left), found none: the kernel run failed or did not run"
         )
-    syn = (json.loads(path.read_text(encoding="utf-8")).get("stats") or {}).get("first_syn_ns")
+    stats = json.loads(path.read_text(encoding="utf-8")).get("stats") or {}
+    syn = stats.get("first_syn_ns")
     if not isinstance(syn, list):
         raise UserError(
             f"{path}: stats.first_syn_ns: expected each flow's first SYN instant (a kernel run "
             "of this satcc version), found none"
         )
-    return syn
+    data = stats.get("first_data_ns")
+    return syn, data if isinstance(data, list) else [None] * len(syn)
+
+
+def twin_starts(
+    config: dict[str, Any], syn: list[int | None], data: list[int | None]
+) -> list[int | None]:
+    """The simulator twin's start per flow id, from its kernel run's instants: a bulk flow
+    (no `app`) starts one base RTT of its path before the kernel's first data segment, so
+    that its handshake ends and its data leaves when the kernel's did (the kernel's sender
+    writes some 0.7-1 ms after its handshake, and the second of two flows up to 0.3 ms
+    later than its SYN order says: docs/fidelity.md); a flow with an `app`, or without a data
+    instant, starts at its SYN."""
+    delay = config["routes"]["base_delay_ns"]
+    out: list[int | None] = []
+    for i, at in enumerate(syn):
+        f = config["flows"][i] if i < len(config["flows"]) else None
+        d = data[i] if i < len(data) else None
+        if f is None or at is None or d is None or f.get("app") is not None:
+            out.append(at)
+            continue
+        rtt = delay[f["src"]][f["dst"]] + delay[f["dst"]][f["src"]]
+        out.append(max(int(at), int(d) - rtt))
+    return out
 
 
 def with_starts(doc: dict[str, Any], starts: list[int | None]) -> dict[str, Any]:
@@ -240,9 +266,21 @@ def _execute(p: Planned, raw: Path, capture: bool, out_dir: Path) -> runloop.Out
     doc = p.doc
     extra: dict[str, Any] = {}
     if p.twin is not None:
-        starts = kernel_starts(out_dir, p.twin)
+        syn, data = kernel_starts(out_dir, p.twin)
+        config = resolve(
+            from_dict(_copy(p.doc), source=str(p.entry.path), default_name=p.entry.path.stem)
+        )
+        starts = twin_starts(config, syn, data)
         doc = with_starts(p.doc, starts)
-        extra = {"scenario": doc, "starts_from": {"run_id": p.twin, "first_syn_ns": starts}}
+        extra = {
+            "scenario": doc,
+            "starts_from": {
+                "run_id": p.twin,
+                "first_syn_ns": syn,
+                "first_data_ns": data,
+                "start_ns": starts,
+            },
+        }
     s = from_dict(_copy(doc), source=str(p.entry.path), default_name=p.entry.path.stem)
     opts = registry.RunOptions(seed=p.seed, raw_dir=raw, capture=capture, vpn_server=p.entry.vpn)
     o = runloop.Outcome(p.run_id, True, registry.run(p.engine, s, opts))
