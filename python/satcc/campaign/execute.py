@@ -240,9 +240,10 @@ def timed(fn: Callable[[Any], Any], arg: Any) -> tuple[Any, float]:
 
 
 # runs submitted to a local pool per worker ahead of the writer (`_local`): enough that no
-# worker waits for its next run while this process writes, few enough that the results waiting
-# to be written stay a handful, whatever the campaign's size
-IN_FLIGHT_PER_JOB = 2
+# worker waits for its next run while this process writes (nor when the scheduler of a loaded
+# machine leaves this process out for a while), few enough that the results waiting to be
+# written stay a handful, whatever the campaign's size
+IN_FLIGHT_PER_JOB = 4
 
 
 def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
