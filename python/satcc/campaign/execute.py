@@ -275,12 +275,11 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
             except BrokenProcessPool:
                 lost.append(s)
 
-    def died(spec: RunSpec) -> Outcome:
+    def died(spec: RunSpec, when: str = "while this run was in flight") -> Outcome:
         return Outcome(
             spec.run_id,
             False,
-            error="the worker process died (a crash or "
-            "the OOM killer) while this run was in flight; rerun to retry",
+            error=f"the worker process died (a crash or the OOM killer) {when}; rerun to retry",
         )
 
     try:
@@ -296,7 +295,7 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
                 top_up()  # before the writer takes this one: the workers stay busy
                 yield outcome
         for spec in lost:
-            yield died(spec)
+            yield died(spec, "before this run started")
         finished = True
     finally:
         if not finished:  # Ctrl-C, SIGTERM, an error: the runs in flight are abandoned
