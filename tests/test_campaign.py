@@ -394,3 +394,34 @@ def test_a_run_done_in_another_campaign_directory_is_copied_not_simulated(tmp_pa
     for rid in shared:
         assert json.loads((b / "runs" / rid / "run.json").read_text())["campaign"] == "other"
     assert all(f.equals(g) for f, g in zip(store_frames(b), store_frames(ref), strict=True))
+
+
+def test_a_local_pool_holds_a_window_of_runs_not_the_whole_plan(monkeypatch):
+    """A campaign's results wait in their futures until the writer takes them: submitting the
+    whole plan at once held every unwritten result (memory growing with the campaign's runs);
+    the pool is given a window of `IN_FLIGHT_PER_JOB` runs per job, topped up as each is
+    taken, and every run still comes back once."""
+    from concurrent.futures import Future
+
+    from satcc.campaign import execute as ex
+    from satcc.store.runloop import Outcome
+
+    class Pool:  # runs a submitted call at once; counts what is submitted and not yet taken
+        def __init__(self):
+            self.submitted = 0
+
+        def submit(self, fn, s):
+            self.submitted += 1
+            fut = Future()
+            fut.set_result(Outcome(s.run_id, True))
+            return fut
+
+    pool = Pool()
+    monkeypatch.setattr(ex, "_SHARED", {2: pool})
+    specs = [spec.RunSpec(f"{i:016x}", "sim", i, i, 0, {}, {}, "x.toml") for i in range(50)]
+    taken, most_ahead = [], 0
+    for o in ex._local(specs, 2):
+        taken.append(o.run_id)
+        most_ahead = max(most_ahead, pool.submitted - len(taken))
+    assert sorted(taken) == sorted(s.run_id for s in specs)
+    assert most_ahead <= 8  # 2 jobs x IN_FLIGHT_PER_JOB (4), not the plan's 50

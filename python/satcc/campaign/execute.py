@@ -239,6 +239,13 @@ def timed(fn: Callable[[Any], Any], arg: Any) -> tuple[Any, float]:
     return out, time.process_time() - started
 
 
+# runs submitted to a local pool per worker ahead of the writer (`_local`): enough that no
+# worker waits for its next run while this process writes (nor when the scheduler of a loaded
+# machine leaves this process out for a while), few enough that the results waiting to be
+# written stay a handful, whatever the campaign's size
+IN_FLIGHT_PER_JOB = 4
+
+
 def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
     """Outcomes as they finish, from a pool of `jobs` spawned processes (in-process for 1;
     the shared pool inside `sharing_workers`)."""
@@ -253,21 +260,42 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
         if shared is not None:
             shared[jobs] = pool
     finished = False
+    queue = iter(specs)
+    pending: dict[Any, RunSpec] = {}
+    lost: list[RunSpec] = []  # not submitted: the pool broke first
+
+    def top_up() -> None:
+        # a window of runs ahead of the writer, not the whole plan: a finished run's result
+        # waits in its future until this process has written the ones before it, so a plan
+        # submitted at once holds every result the writer has not reached (memory grows with
+        # the campaign's runs when the runs are faster than the writer)
+        while len(pending) < jobs * IN_FLIGHT_PER_JOB and (s := next(queue, None)) is not None:
+            try:
+                pending[pool.submit(execute, s)] = s
+            except BrokenProcessPool:
+                lost.append(s)
+
+    def died(spec: RunSpec, when: str = "while this run was in flight") -> Outcome:
+        return Outcome(
+            spec.run_id,
+            False,
+            error=f"the worker process died (a crash or the OOM killer) {when}; rerun to retry",
+        )
+
     try:
-        pending = {pool.submit(execute, s): s for s in specs}
+        top_up()
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 spec = pending.pop(fut)
                 try:
-                    yield fut.result()
+                    outcome = fut.result()
                 except BrokenProcessPool:
-                    yield Outcome(
-                        spec.run_id,
-                        False,
-                        error="the worker process died (a crash or "
-                        "the OOM killer) while this run was in flight; rerun to retry",
-                    )
+                    outcome = died(spec)
+                top_up()  # before the writer takes this one: the workers stay busy
+                yield outcome
+        for spec in lost:
+            yield died(spec, "before this run started")
         finished = True
     finally:
         if not finished:  # Ctrl-C, SIGTERM, an error: the runs in flight are abandoned
