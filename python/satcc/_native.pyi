@@ -2,84 +2,22 @@
 
 Contract between the Python scenario layer and the Rust simulator
 -----------------------------------------------------------------
-The scenario layer builds a SCENARIO (below): every unit already parsed to integers (ns,
-bit/s, bytes), every default filled, `count` expanded into separate flows, node names mapped
-to indices. `resolve(SCENARIO)` (satcc-core `scenario::resolve`, the one resolve step, serde
-types in crates/satcc-core/src/scenario.rs) checks it as the simulator would and returns
-a `Resolved`: kept in Rust for `run_sim` (which runs it as it is: one resolve per run), its
-`config` the dictionary RESOLVED = SCENARIO's keys plus
-    "routes": {"next_hop": [[dir | None]] (node x dst), "base_delay_ns": [[int]] (both
-               empty above 1,024 nodes: scenario::ROUTE_TABLE_MAX_NODES),
-               "max_rtt_ns": [int] per direction (2i = link i a->b: the largest base RTT
-               of the flows crossing it, what sizes an "N BDP" queue),
-               "paths": [{"fwd": [dir], "rev": [dir]}] per flow}
-which every engine reads: `run_sim(Resolved or RESOLVED)`, the emulator's topology and satcc-linkd
-(which reads its links and routes as they are, without resolving again), the model engine.
-A direction's queue is held once, in its DIR as written; `sized_queue` sizes it as the links
-are built. `run_sim` refuses a RESOLVED whose routes are not its scenario's. SCENARIO keys:
-
-    SCENARIO = {
-      "name": str, "seed": int, "duration_ns": int, "bin_ns": int,
-      "nodes": [str, ...],
-      "links": [{
-          "a": int, "b": int,                      # node indices
-          "ab": DIR, "ba": DIR,                    # per direction
-      }],
-      "flows": [{
-          "id": int, "src": int, "dst": int,       # node indices
-          "cca": str, "cc": {str: float|bool|str|[[x, y], ...]},
-          "start_ns": int, "size_bytes": int | None,
-          "mss": int, "sack": bool, "timestamps": bool, "window_scaling": bool,
-          "rwnd_bytes": int, "ecn": bool, "initial_cwnd": int,
-          # ("rwnd_bytes": the receiver's tcp_rmem[2]; "rcvbuf_autotune": bool, absent = true:
-          #  DRS grows the buffer up to rwnd_bytes; false = a fixed window of rwnd_bytes)
-          "pacing": "auto" | "on" | "off", "delayed_ack": bool, "min_rto_ns": int,
-          "sndbuf_bytes": int | None, "metrics_save": bool,
-          # ("metrics_save": Linux's metrics cache, tcp_no_metrics_save = 0: a limited
-          #  transfer stores its ssthresh when fully acknowledged (tcp_update_metrics) and a
-          #  later metrics_save flow between the same two nodes starts with it
-          #  (tcp_init_metrics); absent = false)
-          # optional (absent = the default):
-          "proto": "tcp" | "udp" (default "tcp"); for "udp" also
-          "udp_rate_bps": int (payload bit rate, iperf3 -b), "udp_payload_bytes": int (-l),
-          "encap_bytes": int (default 0: tunnel bytes added to every packet, both ways),
-          "mtu": int (default 1500: path MTU; longer packets travel as IP fragments),
-          "app": {"kind": "bulk"} | {"kind": "onoff", "on_ns": int, "off_ns": int}
-                 | {"kind": "requests", "bytes": int, "every_ns": int}
-                 | {"kind": "requests", "bytes": int, "at_ns": [int, ...]}
-                 (default bulk; TCP only, without size_bytes; bytes > 0, any count),
-          "slow_start_after_idle": bool (default true: tcp_slow_start_after_idle),
-          "nodelay": bool (default false: TCP_NODELAY off, Nagle on),
-          "cwnd_clamp": int (default none: the sender's cap on cwnd in packets, snd_cwnd_clamp
-                        after the algorithm's init),
-      }],
-      # optional: every host's turnarounds (satcc-core hostnoise.rs), quantile points of each
-      # inverse CDF from probability 0 to 1, drawn for packets towards a flow's sender (ACKs)
-      # and towards its receiver (data); absent or None = hosts answer instantly; "kernel" =
-      # the measured ones (host_noise_kernel()), which RESOLVED carries as their points
-      "host_noise_quantiles_ns": {"sender": [[float, int], ...], "receiver": [...]}
-                                 | "kernel" | None,
-      # optional: record one TCP flow's sequence/ACK trace at its sender (satcc-sim trace.rs);
-      # the result then has "seqack": {"flow_id", "kind" ("data" | "ack" | "sack"), "t_s",
-      # "seq_rel", "end_rel", "ack_rel", "retransmission": lists, "dropped_rows": int} (else None)
-      "seqack": {"flow": int, "from_ns": int, "to_ns": int, "max_rows": int},
-      # optional (absent = false): record every TCP flow's congestion-control state per bin;
-      # the result then has "cc_series": {"flow_id", "t_s", "name", "value": lists} (else None)
-      "cc_state": bool,
-    }
-    DIR = {"rate_bps": int, "delay_ns": int, "loss": float,
-           "queue": {"packets": int} | {"bytes": int} | {"bdp": float},
-           "ecn_threshold_pkts": int | None,
-           "drop_packets": [int] (optional: 1-based ordinals of packets this direction drops),
-           "jitter_ns": int (optional, default 0: extra per-packet delay uniform in [0, jitter)),
-           "tick_ns": int (optional: dummynet-like service, packets leave on multiples of it;
-                      not with a model),
-           "model": MODEL | None (optional: a time-varying behaviour; rate_bps, delay_ns and
-                    loss are then its nominal values, used for routing and "bdp" queues)}
-    MODEL is the serde form of satcc-core's `models::ModelSpec`, declared there alone:
-    one struct per kind, tagged by "kind" (`_native.link_model_presets()["kinds"]`), units in
-    the key names (`_ns`, `_bps`, `_m`, `_deg`), keys written sorted; made by each kind's models/KIND.rs
-    from the `[link.model]` table (docs/scenario.md "Path models" lists what a user writes).
+A SCENARIO is the serde form (JSON, or the same Python dictionary) of satcc-core's
+`scenario::Scenario` (crates/satcc-core/src/scenario.rs, each key documented at its field
+there, the true/false switches in scenario/switches.rs, a link direction in dirspec.rs, a
+MODEL in models/): every unit already parsed to integers (ns, bit/s, bytes; the unit is in
+the key's name), every default filled, `count` expanded into separate flows, node names
+mapped to indices. The scenario file's reader (`read_scenario`/`read_scenario_text`, satcc-core
+`scenario::file`) makes it; this stub spells none of its keys, so a key is declared in Rust
+alone. `resolve(SCENARIO)` (satcc-core `scenario::resolve`, the one resolve step) checks it as
+the simulator would and returns a `Resolved`: kept in Rust for `run_sim` (which runs it as it
+is: one resolve per run), its `config` the dictionary RESOLVED = SCENARIO plus "routes"
+(`scenario::Routes`: each node's next hop and base delay towards each destination, each
+direction's largest crossing RTT, what sizes an "N BDP" queue, each flow's path), which every
+engine reads: `run_sim(Resolved or RESOLVED)`, the emulator's topology and satcc-linkd (which
+reads its links and routes as they are, without resolving again), the model engine. A
+direction's queue is held once, in its direction as written; `sized_queue` sizes it as the
+links are built. `run_sim` refuses a RESOLVED whose routes are not its scenario's.
 
 It returns
     {"flows": [{"id", "delivered_bytes", "goodput_bps", "sent_packets",

@@ -1,5 +1,5 @@
-//! The one reader of a resolved link direction (the DIR dictionary of
-//! `python/satcc/_native.pyi`): the simulator's bindings hand it the scenario's directions and
+//! The one reader of a resolved link direction ([`Direction`]'s serde form, in a
+//! resolved scenario's `links`): the simulator's bindings hand it the scenario's directions and
 //! satcc-linkd its JSON input, so both engines take rate, delay, loss, queue, ECN threshold,
 //! jitter, scripted drops and the model from the same words with the same checks.
 //!

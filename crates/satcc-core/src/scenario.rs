@@ -6,12 +6,15 @@
 //! `World::new(&Resolved)`), satcc-linkd (its JSON input carries the resolved scenario, read
 //! back as it is by [`ResolvedLinks`], not resolved again) and the model engine (through the
 //! bindings) all read this one form, each link direction through [`Resolved::direction`];
-//! `python/satcc/_native.pyi` documents the dictionary. Scenarios built in code (tests,
+//! each key is documented at its field here (the switches in `switches`), and
+//! `python/satcc/_native.pyi` points here rather than spelling them. Scenarios built in code (tests,
 //! benchmarks, the fuzzer) use the constructors of `build` (the scenario's defaults).
 //!
 //! On the wire (JSON and the Python dictionary) a `Resolved` is the scenario's keys plus one
 //! more, `routes`.
 
+#[macro_use]
+mod switches;
 mod build;
 pub mod file;
 pub mod text;
@@ -34,7 +37,9 @@ use crate::models::{LinkBehaviour, ModelConfig, Seeds};
 use crate::routing::{LinkEnds, Routing};
 use crate::time::SimDuration;
 
-/// A scenario with units, defaults and names resolved (the input of [`resolve`]).
+scenario_switches!(switch_fields!(struct resolved
+/// A scenario with units, defaults and names resolved (the input of [`resolve`]); its
+/// switches (`cc_state`) are declared in `switches`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -57,13 +62,10 @@ pub struct Scenario {
     /// One flow's sequence/ACK trace (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seqack: Option<SeqAckSpec>,
-    /// Record every TCP flow's congestion-control state per bin (`record::CcSeries`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cc_state: bool,
     /// The simulator's packet-capture points (`NODE` or `FROM:TO`, [`capture_point`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capture: Vec<String>,
-}
+}));
 
 /// A full-duplex link between nodes `a` and `b` (indices into `nodes`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,18 +107,6 @@ fn is_default_mtu(n: &u32) -> bool {
     *n == DEFAULT_MTU
 }
 
-fn yes() -> bool {
-    true
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-fn is_true(b: &bool) -> bool {
-    *b
-}
-
 /// Ethernet's MTU, the default path MTU.
 pub const DEFAULT_MTU: u32 = 1500;
 /// Smallest path MTU: Linux's `IPV4_MIN_MTU`, the 68-byte datagram every IPv4 module must
@@ -138,7 +128,9 @@ pub const MAX_USER_MSS: u32 = 32_767;
 /// Largest UDP payload in an IPv4 datagram.
 pub const MAX_UDP_PAYLOAD_BYTES: u32 = 65_507;
 
-/// One flow (after `count` expansion).
+flow_switches!(switch_fields!(struct resolved
+/// One flow (after `count` expansion); its switches (`sack`, `ecn`, `metrics_save` ...) are
+/// declared in `switches`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Flow {
@@ -154,25 +146,16 @@ pub struct Flow {
     /// Bytes to transfer (`None`: bulk until the end of the run).
     pub size_bytes: Option<u64>,
     pub mss: u32,
-    pub sack: bool,
-    pub timestamps: bool,
-    pub window_scaling: bool,
     pub rwnd_bytes: u64,
-    #[serde(default = "yes")]
-    pub rcvbuf_autotune: bool,
-    pub ecn: bool,
     pub initial_cwnd: u32,
     /// The sender's cap on cwnd, packets (`tp->snd_cwnd_clamp` after the algorithm's init;
     /// absent: the algorithm's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwnd_clamp: Option<u32>,
     pub pacing: Pacing,
-    pub delayed_ack: bool,
     pub min_rto_ns: u64,
     #[serde(default)]
     pub sndbuf_bytes: Option<u64>,
-    #[serde(default)]
-    pub metrics_save: bool,
     /// Absent: TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proto: Option<Proto>,
@@ -189,14 +172,7 @@ pub struct Flow {
     /// What the application writes (absent: bulk, all data there from the start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<App>,
-    /// `net.ipv4.tcp_slow_start_after_idle` (absent: on, Linux's default). It acts on
-    /// application writes after idle, so only flows with an `app` other than bulk see it.
-    #[serde(default = "yes", skip_serializing_if = "is_true")]
-    pub slow_start_after_idle: bool,
-    /// `TCP_NODELAY` on the sending socket (absent: off, Nagle on as Linux's default).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub nodelay: bool,
-}
+}));
 
 /// A flow's application traffic (`[[flow]] app`); times are offsets from the flow's start.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

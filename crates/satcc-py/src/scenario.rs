@@ -30,7 +30,7 @@ impl ScenarioFile {
         from_json(py, &self.file)
     }
 
-    /// The resolver's input (SCENARIO of `_native.pyi`).
+    /// The resolver's input (the serde form of satcc-core's `scenario::Scenario`).
     #[pyo3(signature = (seed=None))]
     fn spec<'py>(&self, py: Python<'py>, seed: Option<u64>) -> PyResult<Bound<'py, PyAny>> {
         from_json(py, &self.file.scenario(seed))

@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import copy
 import glob
-import hashlib
 import math
 import os
 import re
@@ -89,6 +88,7 @@ from satcc.scenario import (
     scenario_hash,
 )
 from satcc.scenario import from_dict as scenario_from_dict
+from satcc.scenario.config import json_sha256
 from satcc.units import UnitError, parse_duration, parse_probability, parse_rate, parse_size
 
 RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
@@ -583,7 +583,7 @@ def _analyze_entries(
 
 
 def run_id(doc: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(doc).encode("ascii")).hexdigest()[:RUN_ID_HEX]
+    return json_sha256(doc)[:RUN_ID_HEX]
 
 
 def planned_runs(c: Campaign) -> int:

@@ -159,7 +159,7 @@ def client_cmd(ns: str, flow: dict[str, Any], dst_addr: str, seconds: int) -> li
         "--cport",
         str(CLIENT_PORT_BASE + flow["id"]),
     ]
-    # the resolved keys of `_native.pyi` (payload bit rate and size, as iperf3 -b / -l)
+    # the resolved flow's keys (satcc-core scenario::Flow: payload bit rate and size, as iperf3 -b / -l)
     size = min(int(flow.get("udp_payload_bytes") or UDP_PAYLOAD_MAX), UDP_PAYLOAD_MAX)
     cmd += ["-u", "-b", str(int(flow["udp_rate_bps"])), "-l", str(size)]
     if flow.get("size_bytes"):

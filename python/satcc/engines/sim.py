@@ -41,8 +41,9 @@ NS_PER_UDP_SENT = 100  # per UDP datagram sent
 NS_PER_UDP_HOP = 150  # per UDP datagram delivered over a link direction
 UDP_HEADER_BYTES = 28  # 20 IP + 8 UDP, as the simulator puts a datagram on the wire
 # A constellation link looks for its serving satellite among the whole shell once an epoch
-# (15 s), per direction: a 120 s run over a shell of 100,000 satellites took 0.28 s more than
-# over Starlink shell 1 (1,584): 160 ns a satellite looked at.
+# (its model's `period_ns`, Starlink's 15 s), per direction: a 120 s run over a shell of
+# 100,000 satellites took 0.28 s more than over Starlink shell 1 (1,584): 160 ns a satellite
+# looked at.
 NS_PER_SATELLITE_SCAN = 200
 BYTES_PER_ROW = 420  # peak memory per series row (flow x bin or link direction x bin):
 #                      Rust vectors + Python lists + Arrow table + Parquet writer
@@ -145,11 +146,11 @@ def estimate(config: dict[str, Any]) -> Estimate:
         ns += data * hop_ns(fwd, NS_PER_TRACE_HOP, NS_PER_PACKET_HOP)
         ns += 0.5 * data * hop_ns(rev, NS_PER_TRACE_HOP, NS_PER_PACKET_HOP)
     scans = 0  # satellites looked at by constellation links: epochs x shell size
-    epochs = duration_ns // CONSTELLATION_EPOCH_NS + 1
     for link in links:
         for d in ("ab", "ba"):
             model = link[d].get("model") or {}
             if model.get("kind") == "constellation":
+                epochs = duration_ns // model["period_ns"] + 1  # the model's own clock
                 scans += epochs * model["planes"] * model["per_plane"]
     # Mahimahi traces: each file is read once (satcc-core's reader), 8 B a line kept
     traces = {
@@ -180,9 +181,6 @@ def estimate(config: dict[str, Any]) -> Estimate:
         + csv_rows * BYTES_PER_CSV_ROW
     )
     return Estimate(tcp + udp, seconds, memory, rows)
-
-
-CONSTELLATION_EPOCH_NS = 15_000_000_000  # models/starlink.rs STARLINK_PERIOD_NS
 
 
 def _shared_seconds(config: dict[str, Any]) -> list[float] | None:

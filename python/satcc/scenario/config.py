@@ -76,6 +76,14 @@ def canonical_json(obj: Any) -> str:
     )
 
 
+def json_sha256(obj: Any) -> str:
+    """The sha256 (hex) of `obj`'s canonical JSON: a resolved scenario's hash, a campaign
+    run's id."""
+    import hashlib  # here: OpenSSL's loading is ~12 M instructions `satcc check` has no use for
+
+    return hashlib.sha256(canonical_json(obj).encode("ascii")).hexdigest()
+
+
 _PATH_KEYS = ("mahimahi_path", "delay_csv_path")  # files that count by their digests
 
 
@@ -85,8 +93,6 @@ def scenario_hash(config: dict[str, Any]) -> str:
     from the rest). A trace file counts by its contents (`opportunities_digest`), not by
     where it lies (`mahimahi_path`), and so does a delay CSV (`series_digest`,
     `delay_csv_path`)."""
-    import hashlib  # here: OpenSSL's loading is ~12 M instructions `satcc check` has no use for
-
     unseeded = {k: v for k, v in config.items() if k not in ("seed", "routes")}
     if "links" in unseeded:
         unseeded["links"] = [
@@ -100,4 +106,4 @@ def scenario_hash(config: dict[str, Any]) -> str:
             }
             for link in unseeded["links"]
         ]
-    return hashlib.sha256(canonical_json(unseeded).encode("ascii")).hexdigest()
+    return json_sha256(unseeded)

@@ -56,9 +56,9 @@
 //! HyStart's rounds follow `hystart_update` as Linux orders them since the 2024 patch that
 //! carries "Fixes: 4e1fddc98d25" (backported to the stable kernels; this host's 6.18 has it):
 //! the round resets from the first ACK on and the `hystart_low_window` test comes after the
-//! reset, so a round begun at cwnd 10 ends when its flight is acknowledged. Until 2026-11-29
-//! the low-window test came first, as in older kernels (docs/drill.md, "HyStart's round
-//! order", has the evidence from both engines).
+//! reset, so a round begun at cwnd 10 ends when its flight is acknowledged (older kernels test
+//! the low window first; docs/drill.md, "HyStart's round order", has the evidence from both
+//! engines).
 //!
 //! Not implemented: `initial_ssthresh` (kernel default 0 = unused); the kernel's BPF/kfunc
 //! plumbing. The ECN (`CaEvent::EcnIsCe`) path is the sender's (`tcp_enter_cwr` calls

@@ -32,7 +32,7 @@ impl Flow {
     /// neighbours: SACK, timestamps, window scaling, autotuning, delayed ACKs, pacing as Linux
     /// without fq), starting at 0.
     pub fn bulk(id: u32, src: usize, dst: usize, cca: &str) -> Flow {
-        Flow {
+        flow_switches!(switch_fields!(defaults Flow {
             id,
             src,
             dst,
@@ -41,28 +41,19 @@ impl Flow {
             start_ns: 0,
             size_bytes: None,
             mss: DEFAULT_MSS,
-            sack: true,
-            timestamps: true,
-            window_scaling: true,
             rwnd_bytes: DEFAULT_RWND_BYTES,
-            rcvbuf_autotune: true,
-            ecn: false,
             initial_cwnd: DEFAULT_INITIAL_CWND,
             pacing: Pacing::Auto,
-            delayed_ack: true,
             min_rto_ns: DEFAULT_MIN_RTO_NS,
             sndbuf_bytes: None,
-            metrics_save: false,
             proto: None,
             udp_rate_bps: None,
             udp_payload_bytes: None,
             encap_bytes: 0,
             mtu: DEFAULT_MTU,
             app: None,
-            slow_start_after_idle: true,
-            nodelay: false,
             cwnd_clamp: None,
-        }
+        }))
     }
 
     /// Set one entry of the flow's `cc` table (the algorithm's registry checks it when the
@@ -114,7 +105,7 @@ impl Scenario {
         flows: Vec<Flow>,
         duration_ns: u64,
     ) -> Scenario {
-        Scenario {
+        scenario_switches!(switch_fields!(defaults Scenario {
             name: name.to_string(),
             seed: DEFAULT_SEED,
             duration_ns,
@@ -124,9 +115,8 @@ impl Scenario {
             flows,
             host_noise_quantiles_ns: None,
             seqack: None,
-            cc_state: false,
             capture: Vec::new(),
-        }
+        }))
     }
 
     /// [`super::resolve`] on a copy: the checks and routes every engine runs on.

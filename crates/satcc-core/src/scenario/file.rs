@@ -269,9 +269,6 @@ fn default_min_rto() -> Nanos {
 fn default_mtu() -> Bytes {
     Bytes(DEFAULT_MTU as u64)
 }
-fn yes() -> bool {
-    true
-}
 fn exact() -> Service {
     Service::Exact
 }
@@ -279,7 +276,8 @@ fn tcp() -> ProtoT {
     ProtoT::Tcp
 }
 
-/// `[scenario]`.
+scenario_switches!(switch_fields!(struct file
+/// `[scenario]` (its switches: `super::switches`).
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Section {
@@ -305,13 +303,11 @@ pub struct Section {
     pub vpn: Option<String>,
     #[serde(default)]
     pub seqack: Option<SeqAckT>,
-    #[serde(default)]
-    pub cc_state: bool,
     /// The simulator's packet-capture points: a node (`"d"`) or a link direction
     /// (`"r:d"`), as `satcc sim --capture` (checked by the resolver).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capture: Vec<String>,
-}
+}));
 
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -489,7 +485,8 @@ fn read_app(p: &str, v: &Value) -> Result<AppT, Vec<Issue>> {
     }
 }
 
-/// `[[flow]]`.
+flow_switches!(switch_fields!(struct file
+/// `[[flow]]` (its switches: `super::switches`).
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowT {
@@ -511,18 +508,8 @@ pub struct FlowT {
     pub stagger: Nanos,
     #[serde(default = "default_mss")]
     pub mss: i64,
-    #[serde(default = "yes")]
-    pub sack: bool,
-    #[serde(default = "yes")]
-    pub timestamps: bool,
-    #[serde(default = "yes")]
-    pub window_scaling: bool,
     #[serde(default = "default_rwnd")]
     pub rwnd: Bytes,
-    #[serde(default = "yes")]
-    pub rcvbuf_autotune: bool,
-    #[serde(default)]
-    pub ecn: bool,
     #[serde(default = "default_iw")]
     pub initial_cwnd: i64,
     /// Packets; absent: no cap beyond the algorithm's own.
@@ -530,14 +517,10 @@ pub struct FlowT {
     pub cwnd_clamp: Option<i64>,
     #[serde(default = "auto")]
     pub pacing: PacingT,
-    #[serde(default = "yes")]
-    pub delayed_ack: bool,
     #[serde(default = "default_min_rto")]
     pub min_rto: Nanos,
     #[serde(default)]
     pub sndbuf: Option<Bytes>,
-    #[serde(default)]
-    pub metrics_save: bool,
     #[serde(default = "tcp")]
     pub proto: ProtoT,
     #[serde(default)]
@@ -551,11 +534,7 @@ pub struct FlowT {
     /// Read by [`read_app`].
     #[serde(default)]
     pub app: Option<Value>,
-    #[serde(default = "yes")]
-    pub slow_start_after_idle: bool,
-    #[serde(default)]
-    pub nodelay: bool,
-}
+}));
 
 fn auto() -> PacingT {
     PacingT(Pacing::Auto)
@@ -1612,7 +1591,7 @@ impl File {
             .map(|(id, (i, k, _))| {
                 let fl = &self.flows[i];
                 let udp = fl.proto == ProtoT::Udp;
-                Flow {
+                flow_switches!(switch_fields!(copy fl => Flow {
                     id: id as u32,
                     src: index[fl.from.as_str()],
                     dst: index[fl.to.as_str()],
@@ -1621,19 +1600,12 @@ impl File {
                     start_ns: fl.start.0 + k * fl.stagger.0,
                     size_bytes: fl.size.map(|s| s.0),
                     mss: fl.mss as u32,
-                    sack: fl.sack,
-                    timestamps: fl.timestamps,
-                    window_scaling: fl.window_scaling,
                     rwnd_bytes: fl.rwnd.0,
-                    rcvbuf_autotune: fl.rcvbuf_autotune,
-                    ecn: fl.ecn,
                     initial_cwnd: fl.initial_cwnd as u32,
                     cwnd_clamp: fl.cwnd_clamp.map(|c| c as u32),
                     pacing: fl.pacing.0,
-                    delayed_ack: fl.delayed_ack,
                     min_rto_ns: fl.min_rto.0,
                     sndbuf_bytes: fl.sndbuf.map(|s| s.0),
-                    metrics_save: fl.metrics_save,
                     proto: udp.then_some(Proto::Udp),
                     udp_rate_bps: if udp { fl.rate.map(|r| r.0) } else { None },
                     udp_payload_bytes: udp
@@ -1641,14 +1613,12 @@ impl File {
                     encap_bytes: fl.encap.0 as u32,
                     mtu: fl.mtu.0 as u32,
                     app: self.apps.get(i).and_then(Option::as_ref).and_then(app),
-                    slow_start_after_idle: fl.slow_start_after_idle,
-                    nodelay: fl.nodelay,
-                }
+                }))
             })
             .collect();
         let s = &self.scenario;
         let duration = s.duration.map_or(0, |d| d.0);
-        Scenario {
+        scenario_switches!(switch_fields!(copy s => Scenario {
             name: self.name.clone(),
             seed: seed.unwrap_or(self.seed),
             duration_ns: duration,
@@ -1673,9 +1643,8 @@ impl File {
                 to_ns: sa.to.map_or(duration, |t| t.0),
                 max_rows: sa.max_rows as usize,
             }),
-            cc_state: s.cc_state,
             capture: s.capture.clone(),
-        }
+        }))
     }
 }
 
