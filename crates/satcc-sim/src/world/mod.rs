@@ -394,16 +394,18 @@ impl<T: Tap> World<T> {
         let flow = &self.flows[f as usize];
         let node = if sender_side { flow.src } else { flow.dst };
         let (encap, mtu) = (flow.encap_bytes, flow.mtu);
-        for pkt in &out.pkts {
-            if sender_side {
-                if let Some(r) = self.seqack.as_mut() {
+        // (the trace records the packets before they leave: sending does not read it)
+        if sender_side {
+            if let Some(r) = self.seqack.as_mut() {
+                for pkt in &out.pkts {
                     r.sent(self.now, pkt);
                 }
             }
+        }
+        for pkt in &out.pkts {
             self.send_via(node, pkt, encap, mtu);
         }
-        for i in 0..out.timers.len() {
-            let (kind, at) = out.timers[i];
+        for &(kind, at) in &out.timers {
             let ev = if kind == TimerKind::DelAck {
                 Ev::ReceiverTimer(f)
             } else {
