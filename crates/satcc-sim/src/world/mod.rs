@@ -236,12 +236,16 @@ impl<T: Tap> World<T> {
             Ev::Arrive(d) => {
                 // (`run` has already put the wire's next arrival in the heap)
                 self.serve(d, Due::Before);
-                let hop = self.net.dirs[d as usize].arrive();
+                let dir = &mut self.net.dirs[d as usize];
+                let hop = dir.arrive();
+                let node = dir.to_node;
+                let waits = dir.waits();
                 if T::ON {
                     self.tap_packet(d, true, hop);
                 }
-                self.wake(d);
-                let node = self.net.dirs[d as usize].to_node;
+                if !waits {
+                    self.wake(d);
+                }
                 self.at_node(node, hop, out);
             }
             Ev::FlowStart(f) | Ev::UdpSend(f) if self.flows[f as usize].udp.is_some() => {
@@ -338,8 +342,11 @@ impl<T: Tap> World<T> {
             self.tap_packet(d, false, hop);
         }
         self.serve(d, Due::Before);
-        self.net.dirs[d as usize].enqueue(hop, self.now, &mut self.store);
-        self.wake(d);
+        let dir = &mut self.net.dirs[d as usize];
+        dir.enqueue(hop, self.now, &mut self.store);
+        if !dir.waits() {
+            self.wake(d);
+        }
     }
 
     /// Bring direction `d`'s serialiser up to `now`: every transmission `due` finishes, in
@@ -372,7 +379,7 @@ impl<T: Tap> World<T> {
     /// will bring it up to date before then.
     fn wake(&mut self, d: u32) {
         let dir = &mut self.net.dirs[d as usize];
-        if dir.arrival_scheduled || dir.wake_at.is_some() {
+        if dir.waits() {
             return;
         }
         if let Some(done) = dir.core.service_done() {
