@@ -313,6 +313,7 @@ impl<T: Tap> World<T> {
                 return;
             }
             let flow = &mut self.flows[f as usize];
+            let ends = (flow.src, flow.dst, flow.encap_bytes, flow.mtu);
             let from_sender_side = if pkt.kind.forward() {
                 flow.receiver.on_packet(self.now, pkt, out);
                 false
@@ -325,7 +326,9 @@ impl<T: Tap> World<T> {
                 true
             };
             self.store.drop(hop);
-            self.emit_now(f, from_sender_side, out);
+            let (src, dst, encap, mtu) = ends;
+            let node = if from_sender_side { src } else { dst };
+            self.emit_from(f, node, encap, mtu, from_sender_side, out);
         } else {
             self.forward(node, hop);
         }
@@ -389,18 +392,28 @@ impl<T: Tap> World<T> {
     }
 
     /// Send what an endpoint produced and queue its timers (out of line: timers and
-    /// application events; a packet's arrival inlines `emit_now`).
+    /// application events; a packet's arrival inlines `emit_from`).
     #[inline(never)]
     fn emit(&mut self, f: u32, sender_side: bool, out: &mut Out) {
-        self.emit_now(f, sender_side, out);
-    }
-
-    /// [`emit`](Self::emit), inlined into the one caller that runs once per packet.
-    #[inline(always)]
-    fn emit_now(&mut self, f: u32, sender_side: bool, out: &mut Out) {
         let flow = &self.flows[f as usize];
         let node = if sender_side { flow.src } else { flow.dst };
         let (encap, mtu) = (flow.encap_bytes, flow.mtu);
+        self.emit_from(f, node, encap, mtu, sender_side, out);
+    }
+
+    /// [`emit`](Self::emit) given the flow's `node` on this side, its encapsulation and MTU,
+    /// inlined into the one caller that runs once per packet, a packet's arrival, which has
+    /// read them from the flow already.
+    #[inline(always)]
+    fn emit_from(
+        &mut self,
+        f: u32,
+        node: u32,
+        encap: u32,
+        mtu: u32,
+        sender_side: bool,
+        out: &mut Out,
+    ) {
         // (the trace records the packets before they leave: sending does not read it)
         if sender_side {
             if let Some(r) = self.seqack.as_mut() {
