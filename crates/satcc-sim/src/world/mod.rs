@@ -32,7 +32,7 @@ use satcc_core::{SimDuration, SimTime};
 use crate::capture::{NoTap, Seen, Tap};
 use crate::error::ConfigError;
 use crate::events::{self, EventQueue};
-use crate::net::Network;
+use crate::net::{LinkDir, Network};
 use crate::packet::{Hop, Kind, PacketStore};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::Sender;
@@ -235,8 +235,8 @@ impl<T: Tap> World<T> {
             }
             Ev::Arrive(d) => {
                 // (`run` has already put the wire's next arrival in the heap)
-                self.serve(d, Due::Before);
-                let dir = &mut self.net.dirs[d as usize];
+                let (dir, q, store) = self.dir_parts(d);
+                serve_dir(dir, d, Due::Before, now, q, store);
                 let hop = dir.arrive();
                 let node = dir.to_node;
                 let waits = dir.waits();
@@ -344,9 +344,10 @@ impl<T: Tap> World<T> {
         if T::ON {
             self.tap_packet(d, false, hop);
         }
-        self.serve(d, Due::Before);
-        let dir = &mut self.net.dirs[d as usize];
-        dir.enqueue(hop, self.now, &mut self.store);
+        let now = self.now;
+        let (dir, q, store) = self.dir_parts(d);
+        serve_dir(dir, d, Due::Before, now, q, store);
+        dir.enqueue(hop, now, store);
         if !dir.waits() {
             self.wake(d);
         }
@@ -360,22 +361,19 @@ impl<T: Tap> World<T> {
     #[inline(always)]
     fn serve(&mut self, d: u32, due: Due) {
         let now = self.now;
-        let dir = &mut self.net.dirs[d as usize];
-        let is_due = |t: SimTime| match due {
-            Due::Before => t < now,
-            Due::AtOrBefore => t <= now,
+        let (dir, q, store) = self.dir_parts(d);
+        serve_dir(dir, d, due, now, q, store);
+    }
+
+    /// Direction `d`, the event queue and the packet store, borrowed apart (`serve_dir`).
+    #[inline(always)]
+    fn dir_parts(&mut self, d: u32) -> (&mut LinkDir, Queue<'_>, &mut PacketStore) {
+        let q = Queue {
+            heap: &mut self.heap,
+            seq: &mut self.seq,
+            peak: &mut self.peak_pending,
         };
-        while let Some(done) = dir.core.service_done().filter(|&t| is_due(t)) {
-            // A surviving packet's arrival event takes the next sequence number.
-            if let Some(at) = dir.finish(done, self.seq + 1, &mut self.store) {
-                self.seq += 1;
-                if !dir.arrival_scheduled {
-                    dir.arrival_scheduled = true;
-                    self.heap.push(events::key(at, self.seq), Ev::Arrive(d));
-                    self.peak_pending = self.peak_pending.max(self.heap.len());
-                }
-            }
-        }
+        (&mut self.net.dirs[d as usize], q, &mut self.store)
     }
 
     /// Direction `d` needs an event at the end of its transmission when nothing on its wire
@@ -434,6 +432,34 @@ impl<T: Tap> World<T> {
             self.schedule(at.max(self.now), ev);
         }
         out.clear();
+    }
+}
+
+/// The event queue's parts a direction's serialiser schedules its arrivals in (borrowed
+/// apart from the network, so a caller keeps the direction it holds).
+struct Queue<'a> {
+    heap: &'a mut EventQueue<Ev>,
+    seq: &'a mut u64,
+    peak: &'a mut usize,
+}
+
+/// [`World::serve`] on direction `d` held as `dir`.
+#[inline(always)]
+fn serve_dir(dir: &mut LinkDir, d: u32, due: Due, now: SimTime, q: Queue, store: &mut PacketStore) {
+    let is_due = |t: SimTime| match due {
+        Due::Before => t < now,
+        Due::AtOrBefore => t <= now,
+    };
+    while let Some(done) = dir.core.service_done().filter(|&t| is_due(t)) {
+        // A surviving packet's arrival event takes the next sequence number.
+        if let Some(at) = dir.finish(done, *q.seq + 1, store) {
+            *q.seq += 1;
+            if !dir.arrival_scheduled {
+                dir.arrival_scheduled = true;
+                q.heap.push(events::key(at, *q.seq), Ev::Arrive(d));
+                *q.peak = (*q.peak).max(q.heap.len());
+            }
+        }
     }
 }
 
