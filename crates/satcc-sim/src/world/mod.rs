@@ -193,33 +193,51 @@ impl<T: Tap> World<T> {
             if at > self.end {
                 break;
             }
+            assert!(at >= self.now, "time went backwards");
+            self.events += 1;
+            let stop = self.events & 0xFFFF == 0;
             // A wire's next arrival takes its head's place in the heap (one sift, not two).
-            match ev {
-                Ev::Arrive(d) => {
-                    // (the head is taken off the wire in `dispatch`)
-                    let dir = &mut self.net.dirs[d as usize];
-                    match dir.core.on_wire(1) {
-                        Some((at, next)) => {
-                            self.heap
-                                .replace_top(events::key(at, next.seq), Ev::Arrive(d));
-                        }
-                        None => {
-                            dir.arrival_scheduled = false;
-                            self.heap.pop();
-                        }
-                    }
+            let Ev::Arrive(d) = ev else {
+                self.heap.pop();
+                self.now = at;
+                if stop && !progress(at.as_nanos() as f64 / total) {
+                    break;
                 }
-                _ => {
+                self.dispatch(ev, &mut out);
+                continue;
+            };
+            // The arrival handled here, on the direction held from the heap's update on.
+            let dir = &mut self.net.dirs[d as usize];
+            match dir.core.on_wire(1) {
+                Some((next_at, next)) => {
+                    self.heap
+                        .replace_top(events::key(next_at, next.seq), Ev::Arrive(d));
+                }
+                None => {
+                    dir.arrival_scheduled = false;
                     self.heap.pop();
                 }
             }
-            assert!(at >= self.now, "time went backwards");
             self.now = at;
-            self.events += 1;
-            if self.events & 0xFFFF == 0 && !progress(self.now.as_nanos() as f64 / total) {
+            if stop && !progress(at.as_nanos() as f64 / total) {
                 break;
             }
-            self.dispatch(ev, &mut out);
+            let q = Queue {
+                heap: &mut self.heap,
+                seq: &mut self.seq,
+                peak: &mut self.peak_pending,
+            };
+            serve_dir(dir, d, Due::Before, at, q, &mut self.store);
+            let hop = dir.arrive();
+            let node = dir.to_node;
+            let waits = dir.waits();
+            if T::ON {
+                self.tap_packet(d, true, hop);
+            }
+            if !waits {
+                self.wake(d);
+            }
+            self.at_node(node, hop, &mut out);
         }
         progress(1.0);
         self.finish()
@@ -233,21 +251,7 @@ impl<T: Tap> World<T> {
                 self.serve(d, Due::AtOrBefore);
                 self.wake(d);
             }
-            Ev::Arrive(d) => {
-                // (`run` has already put the wire's next arrival in the heap)
-                let (dir, q, store) = self.dir_parts(d);
-                serve_dir(dir, d, Due::Before, now, q, store);
-                let hop = dir.arrive();
-                let node = dir.to_node;
-                let waits = dir.waits();
-                if T::ON {
-                    self.tap_packet(d, true, hop);
-                }
-                if !waits {
-                    self.wake(d);
-                }
-                self.at_node(node, hop, out);
-            }
+            Ev::Arrive(_) => unreachable!("an arrival is handled in `run`"),
             Ev::FlowStart(f) | Ev::UdpSend(f) if self.flows[f as usize].udp.is_some() => {
                 let (pkt, next) = self.flows[f as usize]
                     .udp
