@@ -93,6 +93,13 @@ impl LinkDir {
     }
 
     /// Take the packet at the head of the wire (its arrival event fired).
+    /// An event will bring this direction up to date (its wire's head arrival or its
+    /// wake-up): `World::wake` has nothing to schedule.
+    #[inline(always)]
+    pub fn waits(&self) -> bool {
+        self.arrival_scheduled || self.wake_at.is_some()
+    }
+
     pub fn arrive(&mut self) -> Hop {
         self.core.arrive()
     }

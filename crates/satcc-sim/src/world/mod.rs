@@ -32,7 +32,7 @@ use satcc_core::{SimDuration, SimTime};
 use crate::capture::{NoTap, Seen, Tap};
 use crate::error::ConfigError;
 use crate::events::{self, EventQueue};
-use crate::net::Network;
+use crate::net::{LinkDir, Network};
 use crate::packet::{Hop, Kind, PacketStore};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::Sender;
@@ -193,33 +193,51 @@ impl<T: Tap> World<T> {
             if at > self.end {
                 break;
             }
+            assert!(at >= self.now, "time went backwards");
+            self.events += 1;
+            let stop = self.events & 0xFFFF == 0;
             // A wire's next arrival takes its head's place in the heap (one sift, not two).
-            match ev {
-                Ev::Arrive(d) => {
-                    // (the head is taken off the wire in `dispatch`)
-                    let dir = &mut self.net.dirs[d as usize];
-                    match dir.core.on_wire(1) {
-                        Some((at, next)) => {
-                            self.heap
-                                .replace_top(events::key(at, next.seq), Ev::Arrive(d));
-                        }
-                        None => {
-                            dir.arrival_scheduled = false;
-                            self.heap.pop();
-                        }
-                    }
+            let Ev::Arrive(d) = ev else {
+                self.heap.pop();
+                self.now = at;
+                if stop && !progress(at.as_nanos() as f64 / total) {
+                    break;
                 }
-                _ => {
+                self.dispatch(ev, &mut out);
+                continue;
+            };
+            // The arrival handled here, on the direction held from the heap's update on.
+            let dir = &mut self.net.dirs[d as usize];
+            match dir.core.on_wire(1) {
+                Some((next_at, next)) => {
+                    self.heap
+                        .replace_top(events::key(next_at, next.seq), Ev::Arrive(d));
+                }
+                None => {
+                    dir.arrival_scheduled = false;
                     self.heap.pop();
                 }
             }
-            assert!(at >= self.now, "time went backwards");
             self.now = at;
-            self.events += 1;
-            if self.events & 0xFFFF == 0 && !progress(self.now.as_nanos() as f64 / total) {
+            if stop && !progress(at.as_nanos() as f64 / total) {
                 break;
             }
-            self.dispatch(ev, &mut out);
+            let q = Queue {
+                heap: &mut self.heap,
+                seq: &mut self.seq,
+                peak: &mut self.peak_pending,
+            };
+            serve_dir(dir, d, Due::Before, at, q, &mut self.store);
+            let hop = dir.arrive();
+            let node = dir.to_node;
+            let waits = dir.waits();
+            if T::ON {
+                self.tap_packet(d, true, hop);
+            }
+            if !waits {
+                self.wake(d);
+            }
+            self.at_node(node, hop, &mut out);
         }
         progress(1.0);
         self.finish()
@@ -233,17 +251,7 @@ impl<T: Tap> World<T> {
                 self.serve(d, Due::AtOrBefore);
                 self.wake(d);
             }
-            Ev::Arrive(d) => {
-                // (`run` has already put the wire's next arrival in the heap)
-                self.serve(d, Due::Before);
-                let hop = self.net.dirs[d as usize].arrive();
-                if T::ON {
-                    self.tap_packet(d, true, hop);
-                }
-                self.wake(d);
-                let node = self.net.dirs[d as usize].to_node;
-                self.at_node(node, hop, out);
-            }
+            Ev::Arrive(_) => unreachable!("an arrival is handled in `run`"),
             Ev::FlowStart(f) | Ev::UdpSend(f) if self.flows[f as usize].udp.is_some() => {
                 let (pkt, next) = self.flows[f as usize]
                     .udp
@@ -309,6 +317,7 @@ impl<T: Tap> World<T> {
                 return;
             }
             let flow = &mut self.flows[f as usize];
+            let ends = (flow.src, flow.dst, flow.encap_bytes, flow.mtu);
             let from_sender_side = if pkt.kind.forward() {
                 flow.receiver.on_packet(self.now, pkt, out);
                 false
@@ -321,7 +330,9 @@ impl<T: Tap> World<T> {
                 true
             };
             self.store.drop(hop);
-            self.emit_now(f, from_sender_side, out);
+            let (src, dst, encap, mtu) = ends;
+            let node = if from_sender_side { src } else { dst };
+            self.emit_from(f, node, encap, mtu, from_sender_side, out);
         } else {
             self.forward(node, hop);
         }
@@ -337,9 +348,13 @@ impl<T: Tap> World<T> {
         if T::ON {
             self.tap_packet(d, false, hop);
         }
-        self.serve(d, Due::Before);
-        self.net.dirs[d as usize].enqueue(hop, self.now, &mut self.store);
-        self.wake(d);
+        let now = self.now;
+        let (dir, q, store) = self.dir_parts(d);
+        serve_dir(dir, d, Due::Before, now, q, store);
+        dir.enqueue(hop, now, store);
+        if !dir.waits() {
+            self.wake(d);
+        }
     }
 
     /// Bring direction `d`'s serialiser up to `now`: every transmission `due` finishes, in
@@ -350,29 +365,26 @@ impl<T: Tap> World<T> {
     #[inline(always)]
     fn serve(&mut self, d: u32, due: Due) {
         let now = self.now;
-        let dir = &mut self.net.dirs[d as usize];
-        let is_due = |t: SimTime| match due {
-            Due::Before => t < now,
-            Due::AtOrBefore => t <= now,
+        let (dir, q, store) = self.dir_parts(d);
+        serve_dir(dir, d, due, now, q, store);
+    }
+
+    /// Direction `d`, the event queue and the packet store, borrowed apart (`serve_dir`).
+    #[inline(always)]
+    fn dir_parts(&mut self, d: u32) -> (&mut LinkDir, Queue<'_>, &mut PacketStore) {
+        let q = Queue {
+            heap: &mut self.heap,
+            seq: &mut self.seq,
+            peak: &mut self.peak_pending,
         };
-        while let Some(done) = dir.core.service_done().filter(|&t| is_due(t)) {
-            // A surviving packet's arrival event takes the next sequence number.
-            if let Some(at) = dir.finish(done, self.seq + 1, &mut self.store) {
-                self.seq += 1;
-                if !dir.arrival_scheduled {
-                    dir.arrival_scheduled = true;
-                    self.heap.push(events::key(at, self.seq), Ev::Arrive(d));
-                    self.peak_pending = self.peak_pending.max(self.heap.len());
-                }
-            }
-        }
+        (&mut self.net.dirs[d as usize], q, &mut self.store)
     }
 
     /// Direction `d` needs an event at the end of its transmission when nothing on its wire
     /// will bring it up to date before then.
     fn wake(&mut self, d: u32) {
         let dir = &mut self.net.dirs[d as usize];
-        if dir.arrival_scheduled || dir.wake_at.is_some() {
+        if dir.waits() {
             return;
         }
         if let Some(done) = dir.core.service_done() {
@@ -382,28 +394,40 @@ impl<T: Tap> World<T> {
     }
 
     /// Send what an endpoint produced and queue its timers (out of line: timers and
-    /// application events; a packet's arrival inlines `emit_now`).
+    /// application events; a packet's arrival inlines `emit_from`).
     #[inline(never)]
     fn emit(&mut self, f: u32, sender_side: bool, out: &mut Out) {
-        self.emit_now(f, sender_side, out);
-    }
-
-    /// [`emit`](Self::emit), inlined into the one caller that runs once per packet.
-    #[inline(always)]
-    fn emit_now(&mut self, f: u32, sender_side: bool, out: &mut Out) {
         let flow = &self.flows[f as usize];
         let node = if sender_side { flow.src } else { flow.dst };
         let (encap, mtu) = (flow.encap_bytes, flow.mtu);
-        for pkt in &out.pkts {
-            if sender_side {
-                if let Some(r) = self.seqack.as_mut() {
+        self.emit_from(f, node, encap, mtu, sender_side, out);
+    }
+
+    /// [`emit`](Self::emit) given the flow's `node` on this side, its encapsulation and MTU,
+    /// inlined into the one caller that runs once per packet, a packet's arrival, which has
+    /// read them from the flow already.
+    #[inline(always)]
+    fn emit_from(
+        &mut self,
+        f: u32,
+        node: u32,
+        encap: u32,
+        mtu: u32,
+        sender_side: bool,
+        out: &mut Out,
+    ) {
+        // (the trace records the packets before they leave: sending does not read it)
+        if sender_side {
+            if let Some(r) = self.seqack.as_mut() {
+                for pkt in &out.pkts {
                     r.sent(self.now, pkt);
                 }
             }
+        }
+        for pkt in &out.pkts {
             self.send_via(node, pkt, encap, mtu);
         }
-        for i in 0..out.timers.len() {
-            let (kind, at) = out.timers[i];
+        for &(kind, at) in &out.timers {
             let ev = if kind == TimerKind::DelAck {
                 Ev::ReceiverTimer(f)
             } else {
@@ -412,6 +436,34 @@ impl<T: Tap> World<T> {
             self.schedule(at.max(self.now), ev);
         }
         out.clear();
+    }
+}
+
+/// The event queue's parts a direction's serialiser schedules its arrivals in (borrowed
+/// apart from the network, so a caller keeps the direction it holds).
+struct Queue<'a> {
+    heap: &'a mut EventQueue<Ev>,
+    seq: &'a mut u64,
+    peak: &'a mut usize,
+}
+
+/// [`World::serve`] on direction `d` held as `dir`.
+#[inline(always)]
+fn serve_dir(dir: &mut LinkDir, d: u32, due: Due, now: SimTime, q: Queue, store: &mut PacketStore) {
+    let is_due = |t: SimTime| match due {
+        Due::Before => t < now,
+        Due::AtOrBefore => t <= now,
+    };
+    while let Some(done) = dir.core.service_done().filter(|&t| is_due(t)) {
+        // A surviving packet's arrival event takes the next sequence number.
+        if let Some(at) = dir.finish(done, *q.seq + 1, store) {
+            *q.seq += 1;
+            if !dir.arrival_scheduled {
+                dir.arrival_scheduled = true;
+                q.heap.push(events::key(at, *q.seq), Ev::Arrive(d));
+                *q.peak = (*q.peak).max(q.heap.len());
+            }
+        }
     }
 }
 
