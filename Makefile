@@ -120,7 +120,9 @@ test-python: dist
 # simulator's config checks and event loop (crates/satcc-sim, `config`). cargo fuzz needs a
 # nightly toolchain; without one, the stable randomized tests in `cargo test` still run.
 # Longer: make test-fuzz FUZZ_SECONDS=600 (docs/reliability.md). Both targets build into one
-# target directory, so what they share (satcc-pcap, satcc-core and their crates) compiles once.
+# target directory, so what they share (satcc-pcap, satcc-core and their crates) compiles once;
+# built one after the other, they then run side by side, FUZZ_SECONDS each on a core of its own
+# (a fuzzer is one process on one core), and a crash in either fails the target.
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := satcc-pcap:analyze satcc-sim:config
 FUZZ_TARGET  := target/fuzz
@@ -128,11 +130,18 @@ test-fuzz:
 	@if cargo +nightly --version >/dev/null 2>&1; then \
 	  command -v cargo-fuzz >/dev/null 2>&1 || cargo install -q cargo-fuzz --locked; \
 	  for t in $(FUZZ_TARGETS); do crate=$${t%%:*}; target=$${t##*:}; \
-	    mkdir -p target/fuzz-corpus/$$target; log=$$(pwd)/target/fuzz-$$target.log; work=$$(pwd)/target/fuzz-corpus/$$target; \
-	    (cd crates/$$crate && cargo +nightly fuzz run --target-dir $(abspath $(FUZZ_TARGET)) $$target $$work fuzz/corpus/$$target -- -max_total_time=$(FUZZ_SECONDS) >$$log 2>&1) \
-	      || { tail -n 40 $$log; echo "test-fuzz: $$target found a crash (see above)"; exit 1; }; \
-	    echo "test-fuzz $$target: $$(grep -E '^Done [0-9]+ runs' $$log || tail -n 1 $$log)"; \
+	    (cd crates/$$crate && cargo +nightly fuzz build --target-dir $(abspath $(FUZZ_TARGET)) $$target) || exit 1; \
 	  done; \
+	  pids=; for t in $(FUZZ_TARGETS); do crate=$${t%%:*}; target=$${t##*:}; \
+	    mkdir -p target/fuzz-corpus/$$target; log=$$(pwd)/target/fuzz-$$target.log; work=$$(pwd)/target/fuzz-corpus/$$target; \
+	    (cd crates/$$crate && cargo +nightly fuzz run --target-dir $(abspath $(FUZZ_TARGET)) $$target $$work fuzz/corpus/$$target -- -max_total_time=$(FUZZ_SECONDS) >$$log 2>&1) & \
+	    pids="$$pids $$!:$$target"; \
+	  done; \
+	  failed=0; for p in $$pids; do target=$${p##*:}; log=target/fuzz-$$target.log; \
+	    if wait $${p%%:*}; then echo "test-fuzz $$target: $$(grep -E '^Done [0-9]+ runs' $$log || tail -n 1 $$log)"; \
+	    else tail -n 40 $$log; echo "test-fuzz: $$target found a crash (see above)"; failed=1; fi; \
+	  done; \
+	  exit $$failed; \
 	else echo "test-fuzz: no nightly toolchain; skipped (randomized parser and config tests ran in cargo test)"; fi
 
 test-slow: build
