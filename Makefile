@@ -70,9 +70,19 @@ $(DIST_TOOLS): Makefile | $(DEPS_STAMP)
 # recompile what the other had built.
 DIST_TARGET  := target/dist
 LINKD_TARGET := target/dist-linkd
-# $(call wheel,ARCH): satcc-linkd and the wheel for ARCH-unknown-linux-gnu, glibc $(WHEEL_GLIBC)
+# $(call wheel,ARCH): satcc-linkd and the wheel for ARCH-unknown-linux-gnu, glibc $(WHEEL_GLIBC).
+# The two compiles (target directories of their own, above) run side by side: satcc-linkd's is
+# small and ends in long single-threaded steps (satcc-core in one codegen unit, fat LTO), as
+# does the extension's, so one after the other left a core idle. The wheel must hold the
+# satcc-linkd just built, so the first `maturin build` only compiles (its wheel, under
+# $(DIST_TARGET)/, is thrown away) and the second, once satcc-linkd is in place, finds the
+# extension compiled and only packs the wheel.
 define wheel
-	CARGO_TARGET_DIR=$(LINKD_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC)
+	CARGO_TARGET_DIR=$(LINKD_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC) & linkd=$$!; \
+	CARGO_TARGET_DIR=$(DIST_TARGET) $(BIN)/maturin build --release -q --zig --target $(1)-unknown-linux-gnu \
+	  --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC)) -i $(abspath $(BIN))/python --out $(DIST_TARGET)/compile-only >/dev/null; module=$$?; \
+	wait $$linkd && exit $$module
+	rm -rf $(DIST_TARGET)/compile-only
 	install -D -m 0755 $(LINKD_TARGET)/$(1)-unknown-linux-gnu/release/satcc-linkd python/satcc/bin/satcc-linkd
 	CARGO_TARGET_DIR=$(DIST_TARGET) $(BIN)/maturin build --release -q --zig --target $(1)-unknown-linux-gnu \
 	  --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC)) -i $(abspath $(BIN))/python --out $(DIST_DIR)
