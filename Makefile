@@ -33,16 +33,18 @@ $(APT_STAMP): Makefile
 	else echo "note: not root or no apt-get; skipping system packages ($(APT_PACKAGES))"; fi
 	@touch $@
 
-$(DEPS_STAMP): pyproject.toml | $(APT_STAMP)
+$(DEPS_STAMP): pyproject.toml Makefile | $(APT_STAMP)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q "maturin>=1.5,<2"
+	$(BIN)/pip install -q "maturin>=1.5,<2" uv
 	@touch $@
 
 build: $(DEPS_STAMP)
 	@# a module built before the abi3 switch is named for the interpreter and would shadow it
 	rm -f python/satcc/_native.cpython-*.so
-	$(BIN)/maturin develop --release --extras dev -q
+	@# --uv: uv installs the Python dependencies (pyarrow, pandas, ...; the same versions as pip
+	@# picks) in ~3 CPU s where pip took ~28 s of one core before the compile could start
+	$(BIN)/maturin develop --uv --release --extras dev -q
 	cargo build -q --release -p satcc-emu
 
 demo: build
@@ -59,7 +61,7 @@ DIST_DIR    ?= dist
 WHEEL_GLIBC ?= 2.28
 DIST_TOOLS  := $(VENV)/.dist-tools-installed
 $(DIST_TOOLS): Makefile | $(DEPS_STAMP)
-	$(BIN)/pip install -q "ziglang>=0.13,<0.18" "cargo-zigbuild>=0.19,<0.25"
+	$(BIN)/uv pip install -q "ziglang>=0.13,<0.18" "cargo-zigbuild>=0.19,<0.25"
 	@touch $@
 
 # Target directories of their own: zig links the build scripts and proc macros too (the host
@@ -68,9 +70,19 @@ $(DIST_TOOLS): Makefile | $(DEPS_STAMP)
 # recompile what the other had built.
 DIST_TARGET  := target/dist
 LINKD_TARGET := target/dist-linkd
-# $(call wheel,ARCH): satcc-linkd and the wheel for ARCH-unknown-linux-gnu, glibc $(WHEEL_GLIBC)
+# $(call wheel,ARCH): satcc-linkd and the wheel for ARCH-unknown-linux-gnu, glibc $(WHEEL_GLIBC).
+# The two compiles (target directories of their own, above) run side by side: satcc-linkd's is
+# small and ends in long single-threaded steps (satcc-core in one codegen unit, fat LTO), as
+# does the extension's, so one after the other left a core idle. The wheel must hold the
+# satcc-linkd just built, so the first `maturin build` only compiles (its wheel, under
+# $(DIST_TARGET)/, is thrown away) and the second, once satcc-linkd is in place, finds the
+# extension compiled and only packs the wheel.
 define wheel
-	CARGO_TARGET_DIR=$(LINKD_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC)
+	CARGO_TARGET_DIR=$(LINKD_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC) & linkd=$$!; \
+	CARGO_TARGET_DIR=$(DIST_TARGET) $(BIN)/maturin build --release -q --zig --target $(1)-unknown-linux-gnu \
+	  --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC)) -i $(abspath $(BIN))/python --out $(DIST_TARGET)/compile-only >/dev/null; module=$$?; \
+	wait $$linkd && exit $$module
+	rm -rf $(DIST_TARGET)/compile-only
 	install -D -m 0755 $(LINKD_TARGET)/$(1)-unknown-linux-gnu/release/satcc-linkd python/satcc/bin/satcc-linkd
 	CARGO_TARGET_DIR=$(DIST_TARGET) $(BIN)/maturin build --release -q --zig --target $(1)-unknown-linux-gnu \
 	  --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC)) -i $(abspath $(BIN))/python --out $(DIST_DIR)
@@ -120,7 +132,9 @@ test-python: dist
 # simulator's config checks and event loop (crates/satcc-sim, `config`). cargo fuzz needs a
 # nightly toolchain; without one, the stable randomized tests in `cargo test` still run.
 # Longer: make test-fuzz FUZZ_SECONDS=600 (docs/reliability.md). Both targets build into one
-# target directory, so what they share (satcc-pcap, satcc-core and their crates) compiles once.
+# target directory, so what they share (satcc-pcap, satcc-core and their crates) compiles once;
+# built one after the other, they then run side by side, FUZZ_SECONDS each on a core of its own
+# (a fuzzer is one process on one core), and a crash in either fails the target.
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := satcc-pcap:analyze satcc-sim:config
 FUZZ_TARGET  := target/fuzz
@@ -128,11 +142,18 @@ test-fuzz:
 	@if cargo +nightly --version >/dev/null 2>&1; then \
 	  command -v cargo-fuzz >/dev/null 2>&1 || cargo install -q cargo-fuzz --locked; \
 	  for t in $(FUZZ_TARGETS); do crate=$${t%%:*}; target=$${t##*:}; \
-	    mkdir -p target/fuzz-corpus/$$target; log=$$(pwd)/target/fuzz-$$target.log; work=$$(pwd)/target/fuzz-corpus/$$target; \
-	    (cd crates/$$crate && cargo +nightly fuzz run --target-dir $(abspath $(FUZZ_TARGET)) $$target $$work fuzz/corpus/$$target -- -max_total_time=$(FUZZ_SECONDS) >$$log 2>&1) \
-	      || { tail -n 40 $$log; echo "test-fuzz: $$target found a crash (see above)"; exit 1; }; \
-	    echo "test-fuzz $$target: $$(grep -E '^Done [0-9]+ runs' $$log || tail -n 1 $$log)"; \
+	    (cd crates/$$crate && cargo +nightly fuzz build --target-dir $(abspath $(FUZZ_TARGET)) $$target) || exit 1; \
 	  done; \
+	  pids=; for t in $(FUZZ_TARGETS); do crate=$${t%%:*}; target=$${t##*:}; \
+	    mkdir -p target/fuzz-corpus/$$target; log=$$(pwd)/target/fuzz-$$target.log; work=$$(pwd)/target/fuzz-corpus/$$target; \
+	    (cd crates/$$crate && cargo +nightly fuzz run --target-dir $(abspath $(FUZZ_TARGET)) $$target $$work fuzz/corpus/$$target -- -max_total_time=$(FUZZ_SECONDS) >$$log 2>&1) & \
+	    pids="$$pids $$!:$$target"; \
+	  done; \
+	  failed=0; for p in $$pids; do target=$${p##*:}; log=target/fuzz-$$target.log; \
+	    if wait $${p%%:*}; then echo "test-fuzz $$target: $$(grep -E '^Done [0-9]+ runs' $$log || tail -n 1 $$log)"; \
+	    else tail -n 40 $$log; echo "test-fuzz: $$target found a crash (see above)"; failed=1; fi; \
+	  done; \
+	  exit $$failed; \
 	else echo "test-fuzz: no nightly toolchain; skipped (randomized parser and config tests ran in cargo test)"; fi
 
 test-slow: build

@@ -577,8 +577,7 @@ fn cubic_pair(
     phases: &[f64],
 ) -> Fairness {
     let pkt_ns = PACKET_BYTES * 8.0 / rate_bps as f64 * 1e9;
-    let mut per_phase = Vec::new();
-    for &frac in phases {
+    let one_phase = |frac: f64| {
         // The long path's RTT grows by `frac` packet times (half on each direction).
         let long_rtt = LONG_RTT_MS + frac * pkt_ns / 1e6;
         let flows = vec![
@@ -594,8 +593,19 @@ fn cubic_pair(
             flows,
         ));
         let g = |f| goodput_between(&o, 0.1, f, FAIRNESS_FROM_S, secs as f64);
-        per_phase.push((g(0), g(1)));
-    }
+        (g(0), g(1))
+    };
+    // The phases are independent runs: one thread each, so the seconds-long runs at 1 Gbit/s
+    // use both of CI's cores (cargo test runs the test binaries one after the other); each run
+    // is deterministic, so the result is the same as one after the other.
+    let one_phase = &one_phase;
+    let per_phase: Vec<(f64, f64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = phases
+            .iter()
+            .map(|&frac| s.spawn(move || one_phase(frac)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
     let n = per_phase.len() as f64;
     Fairness {
         short_bps: per_phase.iter().map(|p| p.0).sum::<f64>() / n,
