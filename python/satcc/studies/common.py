@@ -20,10 +20,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from satcc import registry, resources, timings
+from satcc import registry, resources, timings, units
 from satcc.errors import UserError
 
 EMU_MAX_RATE_BPS = 100_000_000  # what satcc-linkd carries faithfully on a 2-core machine
+# The kernel column (`satcc reproduce all --quick --engine emu`) runs in real time: each study's
+# campaigns have a [kernel] design (their quick design cut to fit, campaign files), planned to
+# take at most KERNEL_BUDGET_S for the five studies together, counting each run's length plus
+# EMU_RUN_OVERHEAD_S (namespaces, satcc-linkd and the capture started and stopped, the run's
+# files written). Measured: study 002's 4 kernel runs (161 s of runs) took 173 s (12 s more, 3 s a run) on a
+# loaded machine (/work/runs/kcol-002, `--timings`).
+KERNEL_BUDGET_S = 75 * 60
+EMU_RUN_OVERHEAD_S = 3.0
 FIG_DPI = 110
 
 
@@ -92,7 +100,8 @@ def run(
     from satcc.campaign import spec
     from satcc.campaign.execute import run_campaign
 
-    c = load(name, ctx.quick or quick_variant, ctx.engine, ctx.seeds, emu_changes)
+    kernel = ctx.quick and ctx.real_time  # --quick on the emulator: the kernel design
+    c = load(name, ctx.quick or quick_variant, ctx.engine, ctx.seeds, emu_changes, kernel)
     out = ctx.engine_dir / c.name
     ctx.log(f"campaign {c.name}: {len(spec.expand(c))} runs -> {out}")
     done = run_campaign(c, out, jobs=ctx.jobs, progress=ctx.progress, reuse=siblings(ctx, out))
@@ -122,12 +131,14 @@ def load(
     engine: str = registry.DEFAULT,
     seeds: int | None = None,
     engine_changes: dict[str, Any] | None = None,
+    kernel: bool = False,
 ) -> Any:
     """The study campaign as this invocation runs it: seeds replaced, and for another engine
-    `scenario.engine` set and the engine's changes applied (also where an axis sets the key)."""
+    `scenario.engine` set and the engine's changes applied (also where an axis sets the key).
+    `kernel`: the file's [kernel] design (its quick design sized for the emulator's real time)."""
     from satcc.campaign import spec
 
-    c = spec.load(campaign_file(name), quick=quick)
+    c = spec.load(campaign_file(name), quick=quick, kernel=kernel)
     if seeds is not None:
         first = c.seeds[0]
         c.seeds = [first + k for k in range(seeds)]
@@ -142,6 +153,34 @@ def load(
                         overrides[path] = value
         c.name = f"{c.name}-{engine}"
     return c
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One campaign of the kernel column: its runs, their length, its seeds per point."""
+
+    name: str
+    runs: int
+    run_s: float  # the runs' scenario durations, summed
+    seeds: int
+
+    @property
+    def real_time_s(self) -> float:
+        return self.run_s + self.runs * EMU_RUN_OVERHEAD_S
+
+
+def kernel_plan(names: tuple[str, ...] | list[str]) -> list[Planned]:
+    """The kernel design of each campaign (its [kernel] table over --quick) as the emulator
+    runs it."""
+    from satcc.campaign import spec
+
+    out = []
+    for name in names:
+        c = load(name, True, "emu", kernel=True)
+        runs = spec.expand(c)
+        run_s = sum(units.parse_duration(r.scenario["scenario"]["duration"]) / 1e9 for r in runs)
+        out.append(Planned(c.name, len(runs), run_s, len(c.seeds)))
+    return out
 
 
 # while `reading()` is on: each campaign directory's open store, and what was read from it

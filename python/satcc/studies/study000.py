@@ -56,6 +56,11 @@ def run(ctx: common.Context) -> dict[str, Path]:
     }
 
 
+def kernel_plan() -> list[common.Planned]:
+    """What `--quick --engine emu` runs: each campaign's [kernel] design."""
+    return common.kernel_plan(CAMPAIGNS)
+
+
 # -- measurements ------------------------------------------------------------------------------
 
 

@@ -41,6 +41,11 @@ def run(ctx: common.Context) -> dict[str, Path]:
     }
 
 
+def kernel_plan() -> list[common.Planned]:
+    """What `--quick --engine emu` runs: each campaign's [kernel] design."""
+    return common.kernel_plan(CAMPAIGNS)
+
+
 def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     f = common.frames(d, link_series=True)
     flows = f["flows"].assign(

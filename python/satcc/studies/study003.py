@@ -65,6 +65,11 @@ def run(ctx: common.Context) -> dict[str, Path]:
     }
 
 
+def kernel_plan() -> list[common.Planned]:
+    """What `--quick --engine emu` runs: each campaign's [kernel] design."""
+    return common.kernel_plan(CAMPAIGNS)
+
+
 def trimmed_mean(values: list[float]) -> float | None:
     """The study's average: drop the largest and the smallest when there are 3 or more."""
     v = sorted(x for x in values if x is not None and np.isfinite(x))
