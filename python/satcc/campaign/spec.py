@@ -43,6 +43,9 @@ keys replace those of [campaign] (the name becomes NAME-quick unless given); in
 `[quick.matrix]` an axis that [matrix] has is replaced (a named axis key by key: its `values`
 or `cases` whole), a new one is added, and the axes stand as TOML writes them (plain `"KEY" =
 [...]` axes first, then the named tables), each in the file's order, the added ones after.
+The kernel variant (`load(path, quick=True, kernel=True)`) lays a [kernel] table of the same
+shape over the quick variant (name NAME-quick-kernel): the quick design sized for a real-time
+engine (the emulator; satcc.studies runs it with --quick --engine emu).
 
 Key paths: `scenario.engine`, `flow[0].cca`, `flow.*.mss` or `flow[*].mss` (every [[flow]]),
 `link[1].loss`, `link[0].model.plan`, `flow[1].cc.beta`; a missing table on the way is created,

@@ -1,7 +1,8 @@
 """What every study module shares: the run context, running a ready campaign, figures.
 
 A study runs the campaign files shipped with satcc (satcc.resources: `study00X-NAME.toml`, with
---quick its [quick] variant, named `study00X-NAME-quick`) through `satcc.campaign.execute.run_campaign`, into
+--quick its [quick] variant, named `study00X-NAME-quick`; --quick on the emulator its
+[kernel] design, `study00X-NAME-quick-kernel`) through `satcc.campaign.execute.run_campaign`, into
 `OUT/<engine>/<campaign name>/` (a normal campaign directory: `satcc query`, `satcc report` and
 `satcc campaign status` work on it, and a rerun resumes it). `--seeds N` replaces the campaign's
 repetitions by N seeds from its first seed; `--engine emu` sets `scenario.engine = "emu"` on the
