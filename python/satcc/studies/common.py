@@ -147,6 +147,12 @@ def load(
         assert c.base is not None
         c.base.setdefault("scenario", {})["engine"] = engine
         for path, value in (engine_changes or {}).items():
+            if callable(value):  # a change of each value the campaign's axes set
+                for axis in c.axes:
+                    for overrides in axis.overrides:
+                        if path in overrides:
+                            overrides[path] = value(overrides[path])
+                continue
             spec.set_key(c.base, path, value)
             for axis in c.axes:  # an axis setting the same key would undo the change
                 for overrides in axis.overrides:
@@ -154,6 +160,19 @@ def load(
                         overrides[path] = value
         c.name = f"{c.name}-{engine}"
     return c
+
+
+def scaled_rates(factor: float) -> Callable[[Any], Any]:
+    """An engine change (`load`'s engine_changes) multiplying a rate or a [low, high] range of
+    rates by `factor`: one factor for a whole study keeps the ratios between its cases (two
+    plans capped at the same range would be one scenario)."""
+    from satcc import units
+
+    def scale(value: Any) -> Any:
+        one = lambda v: f"{units.parse_rate(v) * factor / 1e6:.4g} Mbit/s"
+        return [one(v) for v in value] if isinstance(value, list) else one(value)
+
+    return scale
 
 
 @dataclass(frozen=True)
@@ -170,14 +189,14 @@ class Planned:
         return self.run_s + self.runs * EMU_RUN_OVERHEAD_S
 
 
-def kernel_plan(names: tuple[str, ...] | list[str]) -> list[Planned]:
+def kernel_plan(changes: dict[str, dict[str, Any] | None]) -> list[Planned]:
     """The kernel design of each campaign (its [kernel] table over --quick) as the emulator
-    runs it."""
+    runs it: campaign name -> the study's emulator changes for it."""
     from satcc.campaign import spec
 
     out = []
-    for name in names:
-        c = load(name, True, "emu", kernel=True)
+    for name, emu_changes in changes.items():
+        c = load(name, True, "emu", None, emu_changes, kernel=True)
         runs = spec.expand(c)
         run_s = sum(units.parse_duration(r.scenario["scenario"]["duration"]) / 1e9 for r in runs)
         out.append(Planned(c.name, len(runs), run_s, len(c.seeds)))

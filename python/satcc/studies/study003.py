@@ -67,7 +67,7 @@ def run(ctx: common.Context) -> dict[str, Path]:
 
 def kernel_plan() -> list[common.Planned]:
     """What `--quick --engine emu` runs: each campaign's [kernel] design."""
-    return common.kernel_plan(CAMPAIGNS)
+    return common.kernel_plan({name: EMU_CHANGES[name] for name in CAMPAIGNS})
 
 
 def trimmed_mean(values: list[float]) -> float | None:
