@@ -352,6 +352,34 @@ def test_quick_without_a_quick_table_or_with_a_wrong_one_is_one_line_naming_it(t
     )
 
 
+def test_a_kernel_table_lays_its_design_over_the_quick_one(tmp_path):
+    text = (
+        QUICK_CAMPAIGN
+        + '\n[kernel.campaign]\nrepetitions = 3\n[kernel.matrix]\n"scenario.duration" = ["2 s"]\n'
+    )
+    path = write_campaign(tmp_path, text)
+    quick, kernel = spec.load(path, quick=True), spec.load(path, quick=True, kernel=True)
+    assert kernel.name == "small-quick-kernel" and kernel.description == "reduced"
+    assert len(kernel.seeds) == 3 and len(quick.seeds) == 1
+    assert [a.name for a in kernel.axes] == [a.name for a in quick.axes]
+    assert kernel.axes[2].labels == ["2 s"] and quick.axes[2].labels == ["1 s"]
+    assert kernel.source == f"{path} [quick] [kernel]"
+    # the full and quick designs leave [kernel] aside
+    assert [r.run_id for r in spec.expand(spec.load(path))] == [
+        r.run_id
+        for r in spec.expand(spec.load(write_campaign(tmp_path, QUICK_CAMPAIGN, name="q.toml")))
+    ]
+    with pytest.raises(spec.CampaignError) as e:
+        spec.load(write_campaign(tmp_path, QUICK_CAMPAIGN, name="n.toml"), quick=True, kernel=True)
+    assert "kernel: expected a [kernel] table" in str(e.value)
+    bad = write_campaign(tmp_path, QUICK_CAMPAIGN + "\n[kernel]\nrepetitions = 3\n", name="b.toml")
+    with pytest.raises(spec.CampaignError) as e:
+        spec.load(bad)  # its shape checked whether or not it is used
+    assert str(e.value) == (
+        f"{bad}: kernel.repetitions: expected only [kernel.campaign] and [kernel.matrix] here"
+    )
+
+
 def test_every_ready_campaign_file_expands_into_valid_runs():
     files = sorted((Path(__file__).resolve().parent.parent / "campaigns").glob("*.toml"))
     assert len(files) >= 10

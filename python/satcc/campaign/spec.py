@@ -43,6 +43,9 @@ keys replace those of [campaign] (the name becomes NAME-quick unless given); in
 `[quick.matrix]` an axis that [matrix] has is replaced (a named axis key by key: its `values`
 or `cases` whole), a new one is added, and the axes stand as TOML writes them (plain `"KEY" =
 [...]` axes first, then the named tables), each in the file's order, the added ones after.
+The kernel variant (`load(path, quick=True, kernel=True)`) lays a [kernel] table of the same
+shape over the quick variant (name NAME-quick-kernel): the quick design sized for a real-time
+engine (the emulator; satcc.studies runs it with --quick --engine emu).
 
 Key paths: `scenario.engine`, `flow[0].cca`, `flow.*.mss` or `flow[*].mss` (every [[flow]]),
 `link[1].loss`, `link[0].model.plan`, `flow[1].cc.beta`; a missing table on the way is created,
@@ -331,10 +334,14 @@ class RunSpec:
 
 QUICK = "quick"
 QUICK_SUFFIX = "-quick"
+KERNEL = "kernel"  # the quick design sized for a real-time engine (the emulator)
+KERNEL_SUFFIX = "-kernel"
+VARIANTS = ((QUICK, QUICK_SUFFIX), (KERNEL, KERNEL_SUFFIX))  # laid over in this order
 
 
-def load(path: str | Path, quick: bool = False) -> Campaign:
-    """The campaign file at `path`, or its quick variant (module doc). A `NAME-quick.toml`
+def load(path: str | Path, quick: bool = False, kernel: bool = False) -> Campaign:
+    """The campaign file at `path`, or its quick variant (module doc), or with `kernel` its
+    kernel variant (the [kernel] table laid over the quick variant). A `NAME-quick.toml`
     that does not exist, beside a NAME.toml that does, is NAME.toml's quick variant."""
     p = Path(path)
     twin = p.with_name(p.name.removesuffix(f"{QUICK_SUFFIX}.toml") + ".toml")
@@ -347,37 +354,49 @@ def load(path: str | Path, quick: bool = False) -> Campaign:
     except UserError as e:
         raise CampaignError(source, [("", str(e).removeprefix(f"{source}: "))]) from None
     return from_dict(
-        data, source=source, text=text, default_name=p.stem, base_dir=p.parent, quick=quick
+        data,
+        source=source,
+        text=text,
+        default_name=p.stem,
+        base_dir=p.parent,
+        quick=quick,
+        kernel=kernel,
     )
 
 
-def quick_variant(data: dict[str, Any], source: str, default_name: str) -> dict[str, Any]:
-    """The document with its [quick] table laid over it (module doc)."""
-    quick = data.get(QUICK)
+WHAT = {QUICK: "what --quick changes", KERNEL: "the quick design for a real-time engine"}
+
+
+def quick_variant(
+    data: dict[str, Any], source: str, default_name: str, table: str = QUICK, suffix: str = ""
+) -> dict[str, Any]:
+    """The document with its [quick] table (or `table`: [kernel]) laid over it (module doc)."""
+    suffix = suffix or dict(VARIANTS)[table]
+    quick = data.get(table)
     if not isinstance(quick, dict):
         raise CampaignError(
-            source, [(QUICK, "expected a [quick] table (what --quick changes), found none")]
+            source, [(table, f"expected a [{table}] table ({WHAT[table]}), found none")]
         )
     issues = [
-        (f"{QUICK}.{k}", "expected only [quick.campaign] and [quick.matrix] here")
+        (f"{table}.{k}", f"expected only [{table}.campaign] and [{table}.matrix] here")
         for k in quick
         if k not in ("campaign", "matrix")
     ]
     issues += [
-        (f"{QUICK}.{k}", f"expected a table, found {type(quick[k]).__name__}")
+        (f"{table}.{k}", f"expected a table, found {type(quick[k]).__name__}")
         for k in ("campaign", "matrix")
         if not isinstance(quick.get(k, {}), dict)
     ]
     if issues:
         raise CampaignError(source, issues)
-    out = copy.deepcopy({k: v for k, v in data.items() if k != QUICK})
+    out = copy.deepcopy({k: v for k, v in data.items() if k != table})
     head = out.get("campaign")
     if not isinstance(head, dict):
         return out  # the schema reports it
     name = head.get("name", default_name)
     head.update(copy.deepcopy(quick.get("campaign", {})))
     if "name" not in quick.get("campaign", {}) and isinstance(name, str):
-        head["name"] = f"{name}{QUICK_SUFFIX}"
+        head["name"] = f"{name}{suffix}"
     base, changes = out.get("matrix", {}), quick.get("matrix", {})
     if changes and isinstance(base, dict):
         merged = {}
@@ -396,19 +415,24 @@ def from_dict(
     default_name: str = "campaign",
     base_dir: Path = Path("."),
     quick: bool = False,
+    kernel: bool = False,
 ) -> Campaign:
     """Check a parsed campaign file (satcc.campaign.schema), read its base scenario and its
     [[analyze]] files, and name its columns; every problem is reported at once. `quick`: its
-    quick variant (the [quick] table laid over it); otherwise [quick] is left aside."""
+    quick variant (the [quick] table laid over it); otherwise [quick] is left aside. `kernel`:
+    its [kernel] table laid over the quick variant (the quick design a real-time engine runs)."""
     why = limits.value_depth_issue(data)
     if why is not None:  # a dict from the Python API is not checked as TOML text is
         raise CampaignError(source, [("", why)])
-    if quick:
-        data = quick_variant(data, source, default_name)
-        source = f"{source} [{QUICK}]"
-    elif isinstance(data, dict) and QUICK in data:  # not a table: the schema says so
-        quick_variant(data, source, default_name)  # its shape checked, as the rest
-        data = {k: v for k, v in data.items() if k != QUICK}
+    if kernel and not quick:
+        raise CampaignError(source, [(KERNEL, "the [kernel] variant is laid over --quick's")])
+    for table, on in ((QUICK, quick), (KERNEL, kernel)):
+        if on:
+            data = quick_variant(data, source, default_name, table)
+            source = f"{source} [{table}]"
+        elif isinstance(data, dict) and table in data:  # not a table: the schema says so
+            quick_variant(data, source, default_name, table)  # its shape checked, as the rest
+            data = {k: v for k, v in data.items() if k != table}
     f, issues, dropped = schema.validate(data)
     head = f.campaign
     name = head.name if head.name is not None else default_name

@@ -235,6 +235,9 @@ class StudyClaims(BaseModel):
     not_judged: list[NotJudged] = Field(default_factory=list)
     anomalies: list[Anomaly] = Field(default_factory=list)
     path: list[PathItem] = Field(default_factory=list)  # the path and its sources
+    # the kernel column's design (`--quick --engine emu`): what it runs and what it scales down
+    # beside the quick design (the campaign files' [kernel] tables say why per campaign)
+    kernel: str = ""
 
     def coverage(self, rows: list[Row]) -> tuple[int, int]:
         """(findings judged in `rows`, main results listed: every finding + not judged). A

@@ -1,7 +1,8 @@
 """What every study module shares: the run context, running a ready campaign, figures.
 
 A study runs the campaign files shipped with satcc (satcc.resources: `study00X-NAME.toml`, with
---quick its [quick] variant, named `study00X-NAME-quick`) through `satcc.campaign.execute.run_campaign`, into
+--quick its [quick] variant, named `study00X-NAME-quick`; --quick on the emulator its
+[kernel] design, `study00X-NAME-quick-kernel`) through `satcc.campaign.execute.run_campaign`, into
 `OUT/<engine>/<campaign name>/` (a normal campaign directory: `satcc query`, `satcc report` and
 `satcc campaign status` work on it, and a rerun resumes it). `--seeds N` replaces the campaign's
 repetitions by N seeds from its first seed; `--engine emu` sets `scenario.engine = "emu"` on the
@@ -20,10 +21,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from satcc import registry, resources, timings
+from satcc import registry, resources, timings, units
 from satcc.errors import UserError
 
 EMU_MAX_RATE_BPS = 100_000_000  # what satcc-linkd carries faithfully on a 2-core machine
+# The kernel column (`satcc reproduce all --quick --engine emu`) runs in real time: each study's
+# campaigns have a [kernel] design (their quick design cut to fit, campaign files), planned to
+# take at most KERNEL_BUDGET_S for the five studies together, counting each run's length plus
+# EMU_RUN_OVERHEAD_S (namespaces, satcc-linkd and the capture started and stopped, the run's
+# files written). Measured: study 002's 4 kernel runs (161 s of runs) took 173 s (12 s more, 3 s a run) on a
+# loaded machine (/work/runs/kcol-002, `--timings`).
+KERNEL_BUDGET_S = 75 * 60
+EMU_RUN_OVERHEAD_S = 3.0
 FIG_DPI = 110
 
 
@@ -92,7 +101,8 @@ def run(
     from satcc.campaign import spec
     from satcc.campaign.execute import run_campaign
 
-    c = load(name, ctx.quick or quick_variant, ctx.engine, ctx.seeds, emu_changes)
+    kernel = ctx.quick and ctx.real_time  # --quick on the emulator: the kernel design
+    c = load(name, ctx.quick or quick_variant, ctx.engine, ctx.seeds, emu_changes, kernel)
     out = ctx.engine_dir / c.name
     ctx.log(f"campaign {c.name}: {len(spec.expand(c))} runs -> {out}")
     done = run_campaign(c, out, jobs=ctx.jobs, progress=ctx.progress, reuse=siblings(ctx, out))
@@ -122,12 +132,14 @@ def load(
     engine: str = registry.DEFAULT,
     seeds: int | None = None,
     engine_changes: dict[str, Any] | None = None,
+    kernel: bool = False,
 ) -> Any:
     """The study campaign as this invocation runs it: seeds replaced, and for another engine
-    `scenario.engine` set and the engine's changes applied (also where an axis sets the key)."""
+    `scenario.engine` set and the engine's changes applied (also where an axis sets the key).
+    `kernel`: the file's [kernel] design (its quick design sized for the emulator's real time)."""
     from satcc.campaign import spec
 
-    c = spec.load(campaign_file(name), quick=quick)
+    c = spec.load(campaign_file(name), quick=quick, kernel=kernel)
     if seeds is not None:
         first = c.seeds[0]
         c.seeds = [first + k for k in range(seeds)]
@@ -135,6 +147,12 @@ def load(
         assert c.base is not None
         c.base.setdefault("scenario", {})["engine"] = engine
         for path, value in (engine_changes or {}).items():
+            if callable(value):  # a change of each value the campaign's axes set
+                for axis in c.axes:
+                    for overrides in axis.overrides:
+                        if path in overrides:
+                            overrides[path] = value(overrides[path])
+                continue
             spec.set_key(c.base, path, value)
             for axis in c.axes:  # an axis setting the same key would undo the change
                 for overrides in axis.overrides:
@@ -142,6 +160,47 @@ def load(
                         overrides[path] = value
         c.name = f"{c.name}-{engine}"
     return c
+
+
+def scaled_rates(factor: float) -> Callable[[Any], Any]:
+    """An engine change (`load`'s engine_changes) multiplying a rate or a [low, high] range of
+    rates by `factor`: one factor for a whole study keeps the ratios between its cases (two
+    plans capped at the same range would be one scenario)."""
+    from satcc import units
+
+    def scale(value: Any) -> Any:
+        one = lambda v: f"{units.parse_rate(v) * factor / 1e6:.4g} Mbit/s"
+        return [one(v) for v in value] if isinstance(value, list) else one(value)
+
+    return scale
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One campaign of the kernel column: its runs, their length, its seeds per point."""
+
+    name: str
+    runs: int
+    run_s: float  # the runs' scenario durations, summed
+    seeds: int
+
+    @property
+    def real_time_s(self) -> float:
+        return self.run_s + self.runs * EMU_RUN_OVERHEAD_S
+
+
+def kernel_plan(changes: dict[str, dict[str, Any] | None]) -> list[Planned]:
+    """The kernel design of each campaign (its [kernel] table over --quick) as the emulator
+    runs it: campaign name -> the study's emulator changes for it."""
+    from satcc.campaign import spec
+
+    out = []
+    for name, emu_changes in changes.items():
+        c = load(name, True, "emu", None, emu_changes, kernel=True)
+        runs = spec.expand(c)
+        run_s = sum(units.parse_duration(r.scenario["scenario"]["duration"]) / 1e9 for r in runs)
+        out.append(Planned(c.name, len(runs), run_s, len(c.seeds)))
+    return out
 
 
 # while `reading()` is on: each campaign directory's open store, and what was read from it

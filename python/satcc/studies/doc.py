@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from satcc.studies import claims
-from satcc.studies.reproduce import STUDIES
+from satcc.studies.reproduce import STUDIES, kernel_plan_text
 
 INTRO = """# Reproducing the five studies: `satcc reproduce`
 
@@ -154,7 +154,12 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   middle point (20-30 Mbit/s) only, to stay at 100 runs. The downlinks keep the presets' ranges
   in both studies: neither study bounds them apart from TCP, so there is nothing to sweep from.
 - **The kernel column** (`--engine emu`) is listed only when a dated emulator run is given to
-  this page's command.
+  this page's command. The emulator runs in real time, so `--quick --engine emu` runs each
+  campaign's `[kernel]` design (its quick design cut to fit about 75 minutes for the five
+  studies, `satcc.studies.common.KERNEL_BUDGET_S`): the quick design's 5 seeds kept wherever a
+  paired claim is judged, the cuts in sweep points and run lengths, and rates above 100 Mbit/s
+  scaled down to what satcc-linkd carries on 2 cores; each study's kernel design is stated
+  under its kernel table.
 """
 
 
@@ -219,6 +224,11 @@ def render(roots: dict[str, Path], command: str) -> str:
                 f"{doc['run'].get('started_utc', '?') if doc.get('run') else '?'} |"
             )
             out.append(_run_line(label, root, doc) + "\n")
+            if label == "kernel" and spec.kernel:
+                out.append(
+                    f"Kernel design (--quick --engine emu; {kernel_plan_text(study)}): "
+                    f"{spec.kernel}\n"
+                )
             out.append("```\n" + text.rstrip("\n") + "\n```\n")
     out.append(LIMITS)
     out.append("## Tally\n")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import importlib
 import json
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,7 +243,10 @@ def text_lines(result: StudyResult) -> list[str]:
         f"Study {s.id}: {s.title} ({'quick' if result.quick else 'full'} design, "
         f"engine{'s' if len(result.dirs) > 1 else ''} {', '.join(result.dirs)})"
     )
-    lines = [head, *claims.table_lines(result.rows, study=s)]
+    lines = [head]
+    if result.quick and s.kernel and any(registry.get(e).real_time for e in result.dirs):
+        lines.append(textwrap.fill(f"kernel design ({kernel_plan_text(s.id)}): {s.kernel}", 100))
+    lines += claims.table_lines(result.rows, study=s)
     for engine, sens in result.sensitivity.items():
         if sens:
             lines += [
@@ -251,6 +255,14 @@ def text_lines(result: StudyResult) -> list[str]:
                 *sens,
             ]
     return lines
+
+
+def kernel_plan_text(study: str) -> str:
+    """The kernel design's size: its runs and the real time it plans (common.Planned)."""
+    plan = module(study).kernel_plan()
+    runs = sum(p.runs for p in plan)
+    minutes = sum(p.real_time_s for p in plan) / 60
+    return f"{runs} runs, {minutes:.0f} min of real time planned"
 
 
 def summary_lines(results: list[StudyResult]) -> list[str]:

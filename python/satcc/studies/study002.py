@@ -79,6 +79,18 @@ def run(ctx: common.Context) -> dict[str, Path]:
     return dirs
 
 
+def kernel_plan() -> list[common.Planned]:
+    """What `--quick --engine emu` runs: the dummynet column's quick design
+    (`hybla.Design.emulator`)."""
+    design = hybla.Design.emulator(True)
+    specs = hybla.run_specs(design)
+    return [
+        common.Planned(
+            "validate-hybla-emu", len(specs), sum(s.duration_s for s in specs), design.seeds
+        )
+    ]
+
+
 def designs(quick: bool, seeds: int | None = None) -> dict[str, hybla.Design]:
     """The simulator's two columns, each on its testbed's path (§4, Tables 1-2). ns-2's: its
     default sink acknowledges every segment, as the model assumes, ns-2's window_ caps the

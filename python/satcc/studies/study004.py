@@ -93,6 +93,11 @@ def run(ctx: common.Context) -> dict[str, Path]:
     }
 
 
+def kernel_plan() -> list[common.Planned]:
+    """What `--quick --engine emu` runs (the quick kernel column leaves out the investigation, WHY): each campaign's [kernel] design."""
+    return common.kernel_plan(dict.fromkeys(CAMPAIGNS, EMU_CHANGES))
+
+
 def jain2(a: float, b: float) -> float | None:
     """Jain's index over two throughputs."""
     den = 2 * (a * a + b * b)
