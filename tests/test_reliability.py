@@ -930,3 +930,44 @@ def test_a_field_plan_is_read_within_the_file_limits(kind, tmp_path):
     assert p.returncode == 2, p.stderr
     line = _one_error_line(p.stderr)
     assert {"FIFO": "FIFO", "device": "character device", "deep TOML": "at most 32"}[kind] in line
+
+
+def test_a_sigterm_that_duckdb_turns_into_an_interrupt_still_ends_as_sigterm():
+    """DuckDB runs Python's own signal handlers while it works: SIGTERM's handler can stop the
+    query (DuckDB's InterruptException) before the watcher thread has read the signal from the
+    wakeup fd. Before: `caught` was still empty and the command ended as Ctrl-C (exit 130, seen
+    once in `make test`'s parallel phase); now it waits for the watcher and ends as SIGTERM."""
+    from satcc.errors import Terminated
+    from satcc.store import catalog
+
+    duckdb = catalog._duckdb()
+
+    class Con:
+        interrupted = False
+
+        def interrupt(self):
+            self.interrupted = True
+
+        def execute(self, sql, params):
+            try:
+                signal.raise_signal(signal.SIGTERM)  # C handler: byte on the wakeup fd
+                for _ in range(1000):  # the Python handler runs at the next bytecode
+                    pass
+            except Terminated:
+                raise duckdb.InterruptException("INTERRUPT Error: Interrupted!") from None
+            raise AssertionError("the SIGTERM handler did not run")
+
+    def on_term(signum, frame):
+        raise Terminated(signum)
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        for _ in range(20):
+            try:
+                catalog.run_query(Con(), "SELECT 1", None, None)
+            except KeyboardInterrupt as e:  # Terminated is one; a bare one is Ctrl-C's 130
+                assert isinstance(e, Terminated), f"ended as {type(e).__name__}, not SIGTERM"
+            else:
+                raise AssertionError("the query did not stop")
+    finally:
+        signal.signal(signal.SIGTERM, old)

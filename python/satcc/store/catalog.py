@@ -247,6 +247,12 @@ def run_query(con: Any, sql: str, params: list[Any] | None, timeout_s: float | N
             raise SatccError(
                 f"query: stopped after --timeout {timeout_s:g} s (the query did not finish)"
             ) from None
+        if not caught and watcher is not None:
+            # DuckDB also runs Python's own handlers while it works: SIGTERM's (`Terminated`)
+            # can stop the query before the watcher has read the signal's byte, which is
+            # already on the wakeup fd (written by the C-level handler first): let it read it,
+            # or a SIGTERM would end as Ctrl-C's 130.
+            watcher.join(timeout=1.0)
         if caught and caught[0] == signal.SIGTERM:
             raise Terminated(signal.SIGTERM) from None
         if caught or isinstance(e, duckdb.InterruptException) or "interrupted" in str(e).lower():
