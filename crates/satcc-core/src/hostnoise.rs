@@ -87,7 +87,16 @@ pub struct Turnaround {
     /// (cumulative probability, delay in ns), probabilities strictly increasing from 0 to 1,
     /// delays non-decreasing.
     points: Vec<(f64, u64)>,
+    /// Per slice of [0, 1) (`SLICES` equal ones), the points a draw in it can fall between:
+    /// (the number of points at or below the slice's start, the number below its end). A
+    /// draw is one lookup and, in the few slices a point falls inside, a comparison or two,
+    /// instead of a binary search over every point (a draw per packet reaching a host).
+    slices: Vec<(u32, u32)>,
 }
+
+/// The slices of [0, 1) in [`Turnaround`]'s lookup: a power of two, so that `u * SLICES` is
+/// exact and its integer part is the slice of u.
+const SLICES: usize = 64;
 
 impl Turnaround {
     /// The distribution through `points`; an error names what is wrong.
@@ -112,14 +121,25 @@ impl Turnaround {
                 ));
             }
         }
-        Ok(Turnaround { points })
+        Ok(Turnaround::with_slices(points))
     }
 
     /// Uniform in [0, max).
     pub fn uniform(max: SimDuration) -> Turnaround {
-        Turnaround {
-            points: vec![(0.0, 0), (1.0, max.as_nanos())],
-        }
+        Turnaround::with_slices(vec![(0.0, 0), (1.0, max.as_nanos())])
+    }
+
+    fn with_slices(points: Vec<(f64, u64)>) -> Turnaround {
+        let count = |f: &dyn Fn(f64) -> bool| points.partition_point(|&(p, _)| f(p)) as u32;
+        let slices = (0..SLICES)
+            .map(|s| {
+                let (start, end) = (s as f64 / SLICES as f64, (s + 1) as f64 / SLICES as f64);
+                // a draw u in [start, end): at least the points <= start lie at or below
+                // it, at most the points < end
+                (count(&|p| p <= start), count(&|p| p < end))
+            })
+            .collect();
+        Turnaround { points, slices }
     }
 
     pub fn points(&self) -> &[(f64, u64)] {
@@ -133,16 +153,24 @@ impl Turnaround {
 
     /// One draw: u uniform in [0, 1), mapped through the inverse CDF.
     pub fn sample(&self, rng: &mut Rng) -> SimDuration {
-        let u = rng.next_f64();
-        // first point with probability > u; u < 1 so it exists and is not the first
-        let i = self
-            .points
-            .partition_point(|&(p, _)| p <= u)
-            .clamp(1, self.points.len() - 1);
+        SimDuration::from_nanos(self.at(rng.next_f64()))
+    }
+
+    /// The delay (ns) at u in [0, 1) through the inverse CDF.
+    #[inline]
+    fn at(&self, u: f64) -> u64 {
+        // first point with probability > u (the number of points at or below u); u < 1 so it
+        // exists and is not the first. u * SLICES is exact (a power of two) and below SLICES.
+        let (lo, hi) = self.slices[(u * SLICES as f64) as usize];
+        let mut i = lo as usize;
+        while i < hi as usize && self.points[i].0 <= u {
+            i += 1;
+        }
+        let i = i.clamp(1, self.points.len() - 1);
         let (p0, d0) = self.points[i - 1];
         let (p1, d1) = self.points[i];
         let f = (u - p0) / (p1 - p0);
-        SimDuration::from_nanos(d0.saturating_add(((d1 - d0) as f64 * f) as u64))
+        d0.saturating_add(((d1 - d0) as f64 * f) as u64)
     }
 
     /// The mean of the distribution (trapezoids between the points), ns.
@@ -182,6 +210,65 @@ mod tests {
             "{mean} vs {}",
             n.mean_ns()
         );
+    }
+
+    #[test]
+    fn a_draw_is_the_binary_search_draw() {
+        // the slices' lookup picks the points a binary search over all of them picks (the
+        // draw before the lookup), for every u: the same delay bit for bit, so the
+        // simulator's results do not move
+        let search = |t: &Turnaround, u: f64| {
+            let i = t
+                .points
+                .partition_point(|&(p, _)| p <= u)
+                .clamp(1, t.points.len() - 1);
+            let ((p0, d0), (p1, d1)) = (t.points[i - 1], t.points[i]);
+            d0.saturating_add(((d1 - d0) as f64 * ((u - p0) / (p1 - p0))) as u64)
+        };
+        let tables = [
+            Turnaround::new(KERNEL_SENDER_QUANTILES_NS.to_vec()).unwrap(),
+            Turnaround::new(KERNEL_RECEIVER_QUANTILES_NS.to_vec()).unwrap(),
+            Turnaround::uniform(SimDuration::from_nanos(40_000)),
+            // points on slice edges, several in one slice, a flat step, one just below 1
+            Turnaround::new(vec![
+                (0.0, 0),
+                (1.0 / 64.0, 10),
+                (0.5, 20),
+                (0.5001, 20),
+                (0.5002, 30),
+                (0.75, 40),
+                (1.0 - 1e-12, 50),
+                (1.0, 60),
+            ])
+            .unwrap(),
+        ];
+        let below = |x: f64| f64::from_bits(x.to_bits() - 1);
+        let above = |x: f64| f64::from_bits(x.to_bits() + 1);
+        let mut rng = Rng::new(11);
+        for t in &tables {
+            // every point and slice edge, and the doubles either side of it
+            let mut us = vec![0.0, below(1.0)];
+            let edges = (1..SLICES).map(|s| s as f64 / SLICES as f64);
+            for x in t.points.iter().map(|&(p, _)| p).chain(edges) {
+                us.extend([x, above(x)]);
+                if x > 0.0 {
+                    us.push(below(x));
+                }
+            }
+            for u in us.into_iter().filter(|u| (0.0..1.0).contains(u)) {
+                assert_eq!(t.at(u), search(t, u), "u = {u:e}");
+            }
+            for _ in 0..200_000 {
+                let u = rng.next_f64();
+                assert_eq!(t.at(u), search(t, u), "u = {u:e}");
+            }
+        }
+        // and a sample is the delay at the stream's next draw
+        let t = &tables[0];
+        let (mut a, mut b) = (Rng::new(5), Rng::new(5));
+        for _ in 0..1000 {
+            assert_eq!(t.sample(&mut a).as_nanos(), t.at(b.next_f64()));
+        }
     }
 
     #[test]
