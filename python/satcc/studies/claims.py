@@ -581,9 +581,7 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
     tables = ("study", "claim", "not_judged", "anomaly", "path", "kernel_cut")
     extra = sorted(set(doc) - set(tables))
     if extra:
-        raise UserError(
-            f"{path}: expected tables {', '.join(tables)}; found {', '.join(extra)}"
-        )
+        raise UserError(f"{path}: expected tables {', '.join(tables)}; found {', '.join(extra)}")
     try:
         out = StudyClaims.model_validate(body)
     except ValidationError as e:

@@ -154,12 +154,20 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   middle point (20-30 Mbit/s) only, to stay at 100 runs. The downlinks keep the presets' ranges
   in both studies: neither study bounds them apart from TCP, so there is nothing to sweep from.
 - **The kernel column** (`--engine emu`) is listed only when a dated emulator run is given to
-  this page's command. The emulator runs in real time, so `--quick --engine emu` runs each
+  this page's command (`--kernel DIR`, a `satcc reproduce all --quick --engine emu` output):
+  beside the simulator's quick column, finding by finding, with the run's date, the machine's
+  load and satcc-linkd's lateness, and every finding the two engines judge differently listed
+  under "Where the engines disagree". A run on a machine whose load exceeds its CPUs is marked
+  as not the column. The emulator runs in real time, so `--quick --engine emu` runs each
   campaign's `[kernel]` design (its quick design cut to fit about 75 minutes for the five
   studies, `satcc.studies.common.KERNEL_BUDGET_S`): the quick design's 5 seeds kept wherever a
   paired claim is judged, the cuts in sweep points and run lengths, and rates above 100 Mbit/s
-  scaled down to what satcc-linkd carries on 2 cores; each study's kernel design is stated
-  under its kernel table.
+  scaled down to what satcc-linkd carries on 2 cores. Each cut is decided claim by claim
+  (`[[kernel_cut]]` in the data files, printed above each kernel table): a finding a run of the
+  cut design cannot show (an absolute rate on a scaled path, a peak over two points, a
+  retransmission rate over a shortened run) is not judged on the kernel; one it weakens is
+  judged, with how. Study 003 has no kernel design (its data file's `no_kernel` says why): at
+  100 Mbit/s none of its claims has a value a run within the budget can show.
 """
 
 
@@ -292,10 +300,10 @@ def render(roots: dict[str, Path], command: str) -> str:
             if label == "kernel":
                 why = loaded(doc)
                 if why:
-                    out.append(f"**Not the kernel column: {why}**; its figures show the form only.\n")
-                sim = next(
-                    ((k, d) for k in ("quick", "full") if (d := docs.get((k, study)))), None
-                )
+                    out.append(
+                        f"**Not the kernel column: {why}**; its figures show the form only.\n"
+                    )
+                sim = next(((k, d) for k in ("quick", "full") if (d := docs.get((k, study)))), None)
                 if sim is not None:
                     out.append("The kernel column beside the simulator's:\n")
                     out.extend(beside(sim[0], sim[1], doc))
