@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from satcc.errors import UserError
 from satcc.studies import claims as CL
 from satcc.studies import doc as D
 from satcc.studies import reproduce as R
@@ -69,17 +68,6 @@ def test_every_cut_of_a_kernel_design_is_printed_with_the_claims_it_touches():
             assert cut.reason in text
             for cid in (*cut.not_judged, *cut.weakens):
                 assert cid in text
-
-
-def test_a_kernel_cut_naming_an_unknown_claim_is_refused(tmp_path):
-    bad = tmp_path / "bad.toml"
-    bad.write_text(
-        '[study]\nid = "9"\ntitle = "t"\npaper = "p"\nreference = "r"\n'
-        '[[claim]]\nid = "a"\nwhat = "w"\ncite = "c"\npaper = 1\ntolerance = 0\n'
-        '[[kernel_cut]]\nwhat = "8 s runs"\nnot_judged = ["b"]\nreason = "r"\n'
-    )
-    with pytest.raises(UserError, match=r"kernel_cut\[0\]: expected ids .* found b"):
-        CL.load("9", bad)
 
 
 def test_a_value_on_a_strict_threshold_but_for_rounding_does_not_hold_it():
@@ -142,3 +130,19 @@ def test_the_doc_prints_the_kernel_column_beside_the_simulators(tmp_path):
     assert "| 001 | kernel |" in page
     # a quiet run is the column: no warning
     assert D.loaded({"run": {"load_1min": [0.4, 1.1], "cpus": 2}}) == ""
+
+
+def test_a_study_without_a_kernel_design_runs_nothing_on_the_emulator(tmp_path, monkeypatch):
+    def never(_ctx):
+        raise AssertionError("study 003's campaigns ran on the emulator")
+
+    monkeypatch.setattr(R.module("003"), "run", never)
+    ran = R.run_study("003", ["emu"], True, None, tmp_path)
+    assert ran.dirs == {"emu": {}}
+    result = R.judge(ran)
+    findings = [r for r in result.rows if r.claim.kind == "finding"]
+    assert findings and all(r.verdict == CL.NOT_JUDGED for r in findings)
+    text = (tmp_path / "003" / "claims.txt").read_text()
+    assert "no kernel design: at the emulator's 100 Mbit/s" in text
+    doc = json.loads((tmp_path / "003" / "claims.json").read_text())
+    assert doc["no_kernel"] and doc["run"]["linkd_lateness"] == {"emu": None}
