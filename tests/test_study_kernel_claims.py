@@ -128,6 +128,9 @@ def test_the_doc_prints_the_kernel_column_beside_the_simulators(tmp_path):
     assert "- 001 yeah-spread-rank: sim (quick) reproduced, kernel not" in page
     assert "no kernel run for 000, 002, 003, 004 (a partial column)" in page
     assert "| 001 | kernel |" in page
+    # a study without a kernel run still states its kernel design and cuts
+    assert "no kernel design: at the emulator's 100 Mbit/s" in page  # 003
+    assert "- cut: MSS 1300 and 1460 only" in page  # 000
     # a quiet run is the column: no warning
     assert D.loaded({"run": {"load_1min": [0.4, 1.1], "cpus": 2}}) == ""
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from satcc.studies import claims
-from satcc.studies.reproduce import STUDIES
+from satcc.studies.reproduce import STUDIES, kernel_design_lines
 
 INTRO = """# Reproducing the five studies: `satcc reproduce`
 
@@ -310,6 +310,12 @@ def render(roots: dict[str, Path], command: str) -> str:
                     for cid, x, y in disagreements(sim[1], doc):
                         disagree.append(f"- {study} {cid}: sim ({sim[0]}) {x}, kernel {y}")
             out.append("```\n" + text.rstrip("\n") + "\n```\n")
+        if ("kernel", study) not in docs:  # the design and its cuts, stated without a run
+            out.append(
+                "Kernel design (`--quick --engine emu`; no kernel run given to this page), "
+                "each cut with the claims it leaves not judged or weakens:\n"
+            )
+            out.append("```\n" + "\n".join(kernel_design_lines(spec)) + "\n```\n")
     if "kernel" in roots:
         missing = [st for st in STUDIES if ("kernel", st) not in docs]
         out.append("## Where the engines disagree\n")

@@ -313,7 +313,11 @@ def kernel_design_lines(s: claims.StudyClaims, width: int = 100) -> list[str]:
     for cut in s.kernel_cuts:
         told = [
             *([f"not judged on the kernel: {', '.join(cut.not_judged)}"] if cut.not_judged else []),
-            *([f"weakened, judged: {', '.join(cut.weakens)}"] if cut.weakens else []),
+            *(
+                [f"weakened, still judged (an input: checked): {', '.join(cut.weakens)}"]
+                if cut.weakens
+                else []
+            ),
         ]
         text = f"- cut: {cut.what} ({'; '.join(told) or 'no claim'}): {cut.reason}"
         lines += textwrap.wrap(text, width, subsequent_indent="  ")
