@@ -14,7 +14,9 @@ UDP capacity...): it is printed as "input (from §...)" with satcc's value besid
 and never tallied. A data file also lists the paper's main results satcc does not judge
 (`[[not_judged]]`, with the reason) and the paper's own anomalies (`[[anomaly]]`); coverage is
 the findings judged on this run / (every finding + not judged): a finding this design cannot
-judge (`Measured.skipped`) is not covered.
+judge (`Measured.skipped`) is not covered. The kernel column's design (`--quick --engine emu`)
+states its cuts (`[[kernel_cut]]`: the findings a run of the cut design cannot show, not judged
+on the kernel, and those it weakens, judged), or why the study has none (`no_kernel`).
 
 Verdict of a finding, from the distance d between satcc's value and the set the paper's claim
 describes (d = 0 when the claim holds exactly):
