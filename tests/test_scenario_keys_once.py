@@ -28,9 +28,7 @@ def _unit_entries() -> list[tuple[str, str, str]]:
     text = (CORE / "scenario/switches.rs").read_text(encoding="utf-8")
     return [
         (k, wire or k, unit)
-        for k, wire, unit in re.findall(
-            r'^\s*(\w+)(?: as "(\w+)")?: (\w+) = ', text, re.MULTILINE
-        )
+        for k, wire, unit in re.findall(r'^\s*(\w+)(?: as "(\w+)")?: (\w+) = ', text, re.MULTILINE)
     ]
 
 
@@ -94,7 +92,8 @@ def test_a_key_with_a_unit_is_one_entry_read_from_the_file_and_written_resolved(
         spelled = [
             p.name
             for p, text in sources.items()
-            if p.name != "switches.rs" and re.search(rf"^\s*pub (?:{key}|{wire}):", text, re.M)
+            if p.name != "switches.rs"
+            and re.search(rf"^\s*pub (?:{key}|{wire}):", text, re.MULTILINE)
         ]
         assert not spelled, f"{key}: also declared as a field in {spelled}"
 

@@ -11,8 +11,11 @@
 //! `[link.model]` tables are resolved here too, once per read, by `models::table` (their keys,
 //! cited presets and checks); files on the host are read through [`Known::files`].
 //!
-//! To add a scenario key: a field in one of the tables below (its serde default is its
-//! default), its check in [`read`] if its type does not say it all, and docs/scenario.md.
+//! To add a scenario key whose file form is its resolved form (a switch or a key with a unit):
+//! an entry of `switches.rs`, its check in [`read`] if its type does not say it all, and
+//! docs/scenario.md. A key the resolver takes in another shape (`count` and `stagger` into
+//! `start_ns`, node names into indices) is a field in one of the tables below, its resolved
+//! field in `scenario.rs` and its conversion in [`File::scenario`].
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -1847,7 +1850,10 @@ mod tests {
         assert_eq!(super::super::Resolved::from_json(&wire).unwrap(), r);
         // its default, in a file and in a scenario built in code
         let r = read(&minimal(), "x", &known()).unwrap().scenario(None);
-        assert_eq!(r.flows[0].min_rto.get(), Nanos(super::super::DEFAULT_MIN_RTO_NS));
+        assert_eq!(
+            r.flows[0].min_rto.get(),
+            Nanos(super::super::DEFAULT_MIN_RTO_NS)
+        );
         let built = Flow::bulk(0, 0, 1, "cubic");
         assert_eq!(built.min_rto, r.flows[0].min_rto);
         // bad input names the file's key and what was expected

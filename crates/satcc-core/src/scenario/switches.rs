@@ -1,14 +1,21 @@
-//! The scenario's switches (true/false keys whose file form is their resolved form), each
-//! declared once, here: its name, its default and what it means. [`flow_switches!`] lists a
-//! `[[flow]]`'s, [`scenario_switches!`] the `[scenario]` table's; [`switch_fields!`] writes
-//! them into the file's table (`file::FlowT`, `file::Section`) and the resolved form
-//! ([`super::Flow`], [`super::Scenario`]), the copy from one to the other
-//! (`file::File::scenario`) and the defaults of a scenario built in code (`build`).
+//! The scenario's keys whose file form is their resolved form, each declared once, here: its
+//! name, its type, its default and what it means. They are true/false switches (`sack = true`)
+//! and keys with a unit (`min_rto: Nanos = ...`: a duration, rate, size, packet count,
+//! probability or queue limit, `file`'s unit types). [`flow_switches!`] lists a `[[flow]]`'s,
+//! [`scenario_switches!`] the `[scenario]` table's; [`switch_fields!`] writes them into the
+//! file's table (`file::FlowT`, `file::Section`) and the resolved form ([`super::Flow`],
+//! [`super::Scenario`]), the copy from one to the other (`file::File::scenario`: the same
+//! value, no conversion) and the defaults of a scenario built in code (`build`).
 //!
-//! Adding a switch is one entry here, its check in `file::check` if it has one, and its row
-//! in docs/scenario.md; `#[serde(default)]` keeps a resolved scenario written without it
-//! readable, and a new switch left at its default is left out of the resolved form (`, kept`
-//! marks the older switches, always written, so the hash of a resolved scenario is unchanged).
+//! Adding such a key is one entry here, its check in `file::check` if its type does not say
+//! it all, and its row in docs/scenario.md. A key with a unit is a [`Key`] in both forms: read
+//! in the file by its unit's grammar ("600 ms"), written and read back in the resolved form in
+//! base units (ns, bit/s, bytes: the unit type's serde form), its default carried by a marker
+//! type named after it (module `flow` or `scenario`), so serde, the editors' JSON Schema and
+//! `Flow::bulk` all take it from the entry. `#[serde(default)]` keeps a resolved scenario
+//! written without a new key readable, and a new key left at its default is left out of the
+//! resolved form (`, kept` marks the older keys, always written, so the hash of a resolved
+//! scenario is unchanged; `as "WIRE"` keeps an older key's resolved name, `min_rto_ns`).
 
 use serde::{Deserialize, Serialize};
 
@@ -217,12 +224,7 @@ pub trait Declared: 'static {
 /// `units.rs`); `Serialize` writes it in base units (ns, bit/s, bytes, a `QueueSpec`), which
 /// is how the resolved form is read back ([`Unit::from_base`]).
 pub trait Unit:
-    Copy
-    + PartialEq
-    + std::fmt::Debug
-    + Serialize
-    + for<'de> Deserialize<'de>
-    + schemars::JsonSchema
+    Copy + PartialEq + std::fmt::Debug + Serialize + for<'de> Deserialize<'de> + schemars::JsonSchema
 {
     type Base: for<'de> Deserialize<'de>;
     fn from_base(b: Self::Base) -> Self;
@@ -305,7 +307,9 @@ impl<'de, K: Declared> Deserialize<'de> for Key<K> {
 }
 
 /// The file's form: the unit's grammar (the `deserialize_with` of a file table's key).
-pub(crate) fn read<'de, D: serde::Deserializer<'de>, K: Declared>(d: D) -> Result<Key<K>, D::Error> {
+pub(crate) fn read<'de, D: serde::Deserializer<'de>, K: Declared>(
+    d: D,
+) -> Result<Key<K>, D::Error> {
     K::T::deserialize(d).map(Key)
 }
 
