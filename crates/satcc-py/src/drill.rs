@@ -120,7 +120,12 @@ impl DrillEndpoint {
         let resolved = Scenario::new("drill", &["a", "b"], vec![link], vec![cfg], 1)
             .resolve()
             .map_err(PyValueError::new_err)?;
-        let cfg = resolved.scenario.flows.into_iter().next().expect("one flow");
+        let cfg = resolved
+            .scenario
+            .flows
+            .into_iter()
+            .next()
+            .expect("one flow");
         let mut e = Endpoint::new(cfg, ecn);
         e.set_slow_start_after_idle(slow_start_after_idle);
         Ok(DrillEndpoint { e })
