@@ -187,18 +187,22 @@ impl PacketStore {
                 Ecn::Ect => Hop::ECT,
                 Ecn::Ce => Hop::CE,
             };
+        let wire_bytes = pkt.wire_bytes + extra_wire;
+        // The slot written through one reference (its wire size with it), not indexed again.
         let slot = match self.free.pop() {
             Some(s) => {
-                self.slots[s as usize].clone_from(pkt);
+                let p = &mut self.slots[s as usize];
+                p.clone_from(pkt);
+                p.wire_bytes = wire_bytes;
                 s
             }
             None => {
                 self.slots.push(*pkt);
-                (self.slots.len() - 1) as u32
+                let s = self.slots.len() - 1;
+                self.slots[s].wire_bytes = wire_bytes;
+                s as u32
             }
         };
-        let wire_bytes = pkt.wire_bytes + extra_wire;
-        self.slots[slot as usize].wire_bytes = wire_bytes;
         Hop {
             slot,
             wire_bytes,

@@ -446,7 +446,17 @@ impl Scoreboard {
         // non-adjacent: if the highest one starting at or below `b` starts at or below `a` and
         // reaches `a`, it is the only one (the usual case: a block repeated, or grown at its
         // right edge), and it grows in place.
-        if let Some((&s, e)) = self.sacked.range_mut(..=b).next_back() {
+        // (The highest range overall, when it starts at or below `b`, is that one: read from
+        // the tree's right edge, the usual case, without `range_mut`'s two-sided search.)
+        let at_or_below_b = match self.sacked.last_entry() {
+            Some(last) if *last.key() <= b => Some((*last.key(), last.into_mut())),
+            _ => self
+                .sacked
+                .range_mut(..=b)
+                .next_back()
+                .map(|(&s, e)| (s, e)),
+        };
+        if let Some((s, e)) = at_or_below_b {
             if s <= a && *e >= a {
                 let from = *e;
                 if b > from {
