@@ -10,7 +10,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 # Reproducible archives (docs/packaging.md): maturin stamps the wheel's and the sdist's files
 # with this time. A constant, for every target alike: zstd-sys's build script watches the
-# variable, so a value that changed between `maturin develop` and `maturin build` (or per
+# variable, so a value that changed between `make build` and `maturin build` (or per
 # commit) would make cargo recompile satcc-py each time.
 export SOURCE_DATE_EPOCH ?= 315532800
 
@@ -39,14 +39,6 @@ $(DEPS_STAMP): pyproject.toml Makefile | $(APT_STAMP)
 	$(BIN)/pip install -q "maturin>=1.5,<2" uv
 	@touch $@
 
-build: $(DEPS_STAMP)
-	@# a module built before the abi3 switch is named for the interpreter and would shadow it
-	rm -f python/satcc/_native.cpython-*.so
-	@# --uv: uv installs the Python dependencies (pyarrow, pandas, ...; the same versions as pip
-	@# picks) in ~3 CPU s where pip took ~28 s of one core before the compile could start
-	$(BIN)/maturin develop --uv --release --extras dev -q
-	cargo build -q --release -p satcc-emu
-
 demo: build
 	$(BIN)/satcc demo
 
@@ -66,17 +58,38 @@ $(DIST_TOOLS): Makefile | $(DEPS_STAMP)
 
 # Target directories of their own: zig links the build scripts and proc macros too (the host
 # is x86_64-unknown-linux-gnu as well), and cargo-zigbuild's and maturin's zig wrappers differ,
-# so sharing one directory (with `make build`, or the two with each other) made each build
-# recompile what the other had built.
+# so sharing one directory (with the development satcc-linkd, or the two with each other) made
+# each build recompile what the other had built.
 DIST_TARGET  := target/dist
 LINKD_TARGET := target/dist-linkd
+
+# The development install builds the native module as the wheel does (zig for glibc
+# $(WHEEL_GLIBC), this machine's <arch>-unknown-linux-gnu, $(DIST_TARGET)), so `make dist`
+# finds it compiled and only packs it: cargo's fingerprint of every crate, dependencies
+# included, holds the linker, so a module linked by the system linker shared no crate with the
+# wheel's (a second full compile, fat LTO). `maturin develop` takes no --zig; maturin's PEP 517
+# backend does (MATURIN_PEP517_ARGS), so uv installs the checkout editable through it, as
+# maturin develop did (the module in python/satcc/, the Python sources in place; --uv: the
+# dependencies, the same versions as pip picks, in a few CPU s). satcc-linkd for development
+# (target/release/, satcc.emu.linkd) compiles meanwhile: both end in long single-threaded
+# steps (fat LTO).
+HOST_TARGET := $(shell uname -m)-unknown-linux-gnu
+build: $(DEPS_STAMP) $(DIST_TOOLS)
+	@# a module built before the abi3 switch is named for the interpreter and would shadow it
+	rm -f python/satcc/_native.cpython-*.so
+	CARGO_TARGET_DIR=$(abspath $(DIST_TARGET)) \
+	  MATURIN_PEP517_ARGS="--zig --target $(HOST_TARGET) --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC))" \
+	  $(BIN)/uv pip install -q --no-build-isolation --editable '.[dev]' & module=$$!; \
+	cargo build -q --release -p satcc-emu; linkd=$$?; \
+	wait $$module && exit $$linkd
+
 # $(call wheel,ARCH): satcc-linkd and the wheel for ARCH-unknown-linux-gnu, glibc $(WHEEL_GLIBC).
 # The two compiles (target directories of their own, above) run side by side: satcc-linkd's is
 # small and ends in long single-threaded steps (satcc-core in one codegen unit, fat LTO), as
-# does the extension's, so one after the other left a core idle. The wheel must hold the
-# satcc-linkd just built, so the first `maturin build` only compiles (its wheel, under
-# $(DIST_TARGET)/, is thrown away) and the second, once satcc-linkd is in place, finds the
-# extension compiled and only packs the wheel.
+# does the extension's, so one after the other left a core idle (for this machine's arch,
+# `make build` compiled the extension already). The wheel must hold the satcc-linkd just built,
+# so the first `maturin build` only compiles (its wheel, under $(DIST_TARGET)/, is thrown away)
+# and the second, once satcc-linkd is in place, finds the extension compiled and only packs it.
 define wheel
 	CARGO_TARGET_DIR=$(LINKD_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(1)-unknown-linux-gnu.$(WHEEL_GLIBC) & linkd=$$!; \
 	CARGO_TARGET_DIR=$(DIST_TARGET) $(BIN)/maturin build --release -q --zig --target $(1)-unknown-linux-gnu \
@@ -115,9 +128,11 @@ package-data:
 test: build lint test-rust test-python test-fuzz
 
 # Rust tests with debug assertions and overflow checks on (Cargo.toml `[profile.checked]`):
-# the sender's counter check after every ACK and every arithmetic overflow fire here.
+# the sender's counter check after every ACK and every arithmetic overflow fire here. Not
+# satcc-py: the bindings have no Rust tests (the Python suite tests them through the built
+# module), and building them here compiled pyo3, parquet and zstd's C a third time.
 test-rust:
-	cargo test --workspace --profile checked -q
+	cargo test --workspace --exclude satcc-py --profile checked -q
 
 # tests/test_wheel.py installs the wheel of `make dist` into a fresh venv (SATCC_TEST_WHEEL).
 # Two phases (tests/conftest.py): every test without the `kernel` mark on PYTEST_WORKERS

@@ -8,6 +8,9 @@
 //! `ROW_GROUP_ROWS` rows, zstd level 3, dictionary encoding, chunk statistics, data pages v1.
 //! The file is built in memory and written with one `write` call, so an I/O failure (a full
 //! disk, a refused name) reaches Python as the `OSError` it is.
+//!
+//! Its tests are tests/test_tables.py's, through the module the wheel ships: values and nulls
+//! read back by pyarrow, the same table giving the same bytes, an empty table keeping its columns.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -244,98 +247,4 @@ pub fn write_parquet(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_parquet, m)?)
-}
-
-#[cfg(test)]
-mod tests {
-    use parquet::file::reader::{FileReader, SerializedFileReader};
-    use parquet::record::Field;
-
-    use super::*;
-
-    fn fields(spec: &[(&str, &str)]) -> Vec<(String, String)> {
-        spec.iter()
-            .map(|(n, k)| (n.to_string(), k.to_string()))
-            .collect()
-    }
-
-    fn read(bytes: Vec<u8>) -> SerializedFileReader<bytes::Bytes> {
-        SerializedFileReader::new(bytes::Bytes::from(bytes)).unwrap()
-    }
-
-    #[test]
-    fn nulls_and_values_come_back_in_their_rows() {
-        let cols = vec![
-            Column::Int64(vec![Some(1), None, Some(-3)]),
-            Column::Float64(vec![None, Some(2.5), Some(0.0)]),
-            Column::Text(vec![Some("a".into()), Some("".into()), None]),
-            Column::Bool(vec![Some(true), None, Some(false)]),
-        ];
-        let f = fields(&[
-            ("i", "int64"),
-            ("x", "float64"),
-            ("s", "string"),
-            ("b", "bool"),
-        ]);
-        let r = read(encode(&f, &cols, vec![("k".into(), "v".into())]).unwrap());
-        let kv = r.metadata().file_metadata().key_value_metadata().unwrap();
-        assert_eq!(
-            (kv[0].key.as_str(), kv[0].value.as_deref()),
-            ("k", Some("v"))
-        );
-        let rows: Vec<Vec<Field>> = r
-            .get_row_iter(None)
-            .unwrap()
-            .map(|row| {
-                row.unwrap()
-                    .into_columns()
-                    .into_iter()
-                    .map(|(_, v)| v)
-                    .collect()
-            })
-            .collect();
-        assert_eq!(
-            rows[0],
-            vec![
-                Field::Long(1),
-                Field::Null,
-                Field::Str("a".into()),
-                Field::Bool(true)
-            ]
-        );
-        assert_eq!(
-            rows[1],
-            vec![
-                Field::Null,
-                Field::Double(2.5),
-                Field::Str("".into()),
-                Field::Null
-            ]
-        );
-        assert_eq!(
-            rows[2],
-            vec![
-                Field::Long(-3),
-                Field::Double(0.0),
-                Field::Null,
-                Field::Bool(false)
-            ]
-        );
-    }
-
-    #[test]
-    fn the_same_table_gives_the_same_bytes() {
-        let f = fields(&[("t_s", "float64")]);
-        let a = encode(&f, &[Column::Float64(vec![Some(0.1); 1000])], vec![]).unwrap();
-        let b = encode(&f, &[Column::Float64(vec![Some(0.1); 1000])], vec![]).unwrap();
-        assert_eq!(a, b);
-    }
-
-    #[test]
-    fn an_empty_table_has_its_columns_and_no_rows() {
-        let f = fields(&[("id", "int64"), ("name", "string")]);
-        let r = read(encode(&f, &[Column::Int64(vec![]), Column::Text(vec![])], vec![]).unwrap());
-        assert_eq!(r.metadata().file_metadata().num_rows(), 0);
-        assert_eq!(r.metadata().file_metadata().schema_descr().num_columns(), 2);
-    }
 }
