@@ -18,7 +18,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use satcc_cc::Params;
 use satcc_core::direction::{self, Direction, DirectionConfig, LinkPacket};
-use satcc_core::dirspec::QueueSpec;
+use satcc_core::dirspec::{QueueDrop, QueueSpec};
 use satcc_core::link::{ConstantLink, LinkState};
 use satcc_core::models::lfn::{Lfn, LfnConfig, Police};
 use satcc_core::models::{LinkBehaviour, Seeds};
