@@ -120,6 +120,12 @@ def test_no_result_is_both_judged_and_not_judged(tmp_path):
         CL.load(study)  # every shipped file passes the check
 
 
+def test_a_kernel_cut_naming_an_unknown_claim_is_refused(tmp_path):
+    tail = '[[kernel_cut]]\nwhat = "8 s runs"\nnot_judged = ["b"]\nreason = "r"\n'
+    with pytest.raises(UserError, match=r"kernel_cut\[0\]: expected ids .* found b"):
+        CL.load("9", data_file(tmp_path, "a", tail))
+
+
 def test_an_input_named_by_a_finding_must_exist(tmp_path):
     with pytest.raises(UserError, match="claim a: inputs: expected ids of input claims"):
         CL.load("9", data_file(tmp_path, "a", 'inputs = ["udp-20"]\n'))

@@ -101,3 +101,27 @@ def test_sim_with_its_table_imports_no_table_library_nor_dataclasses(tmp_path):
     assert status == "0"
     assert found == [], f"satcc sim imported {found}"
     assert (out / "flows.parquet").is_file()
+
+
+def test_set_overrides_import_no_pydantic():
+    """`--set KEY.PATH=VALUE` edits the document with satcc.scenario.keypath; it imported the
+    campaign file's pydantic models before (set_key lived in satcc.campaign.spec)."""
+    dumbbell = str(ROOT / "scenarios" / "dumbbell.toml")
+    argv = ["check", dumbbell, "--set", 'flow[0].cca="reno"', "--set", "link[2].loss=0.001"]
+    status, *found = _imported(argv, ("pydantic", "satcc.campaign"))
+    assert status == "0"
+    assert found == [], f"satcc check --set imported {found}"
+
+
+def test_api_keyword_overrides_on_a_dict_import_no_pydantic():
+    code = (
+        "import sys, tomllib\n"
+        "from satcc.api import load_scenario\n"
+        f"doc = tomllib.loads(open({str(ROOT / 'scenarios' / 'dumbbell.toml')!r}).read())\n"
+        "s = load_scenario(doc, {'flow.*.mss': 1300, 'flow[0].cca': 'reno'})\n"
+        "assert [f.mss for f in s.flows] == [1300, 1300], s.flows\n"
+        "print(*sorted(m for m in ('pydantic', 'satcc.campaign') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [], f"keyword overrides imported {done.stdout}"

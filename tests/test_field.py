@@ -279,6 +279,15 @@ def test_the_loop_retries_a_failure_once_at_the_end_of_its_round_and_the_store_r
     assert list(runs.status) == ["done", "done", "failed"]
     assert runs.error.iloc[2] == "server busy: iperf3: the server is busy (cubic)"
     assert store.query(out, "SELECT count(*) AS n FROM pings").n.iloc[0] == 4
+    # a result names its inputs by their place in the run, not the random scratch directory
+    # they were read from (which is gone once the run is stored): same measurement, same bytes
+    import pyarrow.parquet as pq
+
+    for run_id in ("r000-000-reno-up-0", "r000-001-bbr-up-0"):
+        run = out / "runs" / run_id
+        meta = json.loads(pq.read_schema(run / "flows.parquet").metadata[b"satcc"])
+        assert meta["inputs"] == ["iperf3.json", "ping-idle.txt"], run_id
+        assert not [f.name for f in run.iterdir() if f.is_file() and b".raw-" in f.read_bytes()]
 
     # a rerun retries only what failed
     calls.clear()

@@ -87,3 +87,57 @@ def test_writing_a_run_does_not_list_the_runs_already_written(write_toml, tmp_pa
     alone = r.write(tmp_path / "alone")
     assert {n: b for n, b in _files(final).items() if n != layout.RUN_FILE} == _files(alone)
     assert sorted(p.name for p in runs.iterdir()) == ["earlier-0", "earlier-1", "earlier-2", "r1"]
+
+
+# a loop run from the API (no CLI handler): its one run writes a raw file, then waits
+SIGTERM_CHILD = """
+import sys, time
+from pathlib import Path
+from satcc.errors import Terminated
+from satcc.store import layout, runloop
+
+out = Path(sys.argv[1])
+
+def body(raw):
+    (raw / "capture.pcap").write_bytes(b"x")
+    time.sleep(60)
+
+def execute(todo):
+    for rid in todo:
+        yield store.attempt(rid, body)
+
+loop = runloop.Loop[str](run_id=lambda r: r, spec_doc=lambda r: {"run_id": r})
+try:
+    index = {"index_schema_version": layout.INDEX_SCHEMA_VERSION, "name": "t", "runs": []}
+    with runloop.writing(out, index, "campaign", lambda old: True) as store:
+        loop.run(store, ["r1"], execute)
+except Terminated as e:
+    print("terminated", e.signum)
+    sys.exit(143)
+"""
+
+
+def test_sigterm_stops_a_loop_run_from_the_api_as_ctrl_c_does(tmp_path):
+    """The loop takes SIGTERM as Ctrl-C whoever runs it: the run in flight is abandoned and
+    its scratch directory removed. Before, only the CLI (and `satcc field` for itself) caught
+    SIGTERM: a campaign or suite run from the API died at once, leaving its scratch files."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "store"
+    child = subprocess.Popen(
+        [sys.executable, "-c", SIGTERM_CHILD, str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list((out / layout.RUNS_DIR).glob("*/capture.pcap")):
+        time.sleep(0.05)
+    assert list((out / layout.RUNS_DIR).glob("*/capture.pcap")), "the run never started"
+    child.send_signal(signal.SIGTERM)
+    stdout, stderr = child.communicate(timeout=30)
+    assert (child.returncode, stdout.strip()) == (143, f"terminated {int(signal.SIGTERM)}"), stderr
+    assert _left(out) == []

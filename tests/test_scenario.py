@@ -83,13 +83,15 @@ def test_resolved_config_has_exactly_the_contract_keys(write_toml):
 
 def test_the_contract_keys_are_declared_in_satcc_core():
     # The stub points at the Rust types instead of spelling the keys (issue 40): each key is
-    # a field of scenario.rs or dirspec.rs, or an entry of the switches' list.
+    # a field of scenario.rs or dirspec.rs, or an entry of the key lists (switches.rs: a
+    # switch, or a key with a unit, `NAME [as "WIRE"]: UNIT = DEFAULT`).
     core = REPO / "crates/satcc-core/src"
     fields = "".join(
         (core / p).read_text() for p in ("scenario.rs", "dirspec.rs", "scenario/switches.rs")
     )
     for key in TOP_KEYS | LINK_KEYS | DIR_KEYS | FLOW_KEYS:
-        assert re.search(rf"^\s*(pub {key}:|{key} = (true|false))", fields, re.MULTILINE), key
+        entry = rf"{key} = (true|false)|{key}: \w+ = |\w+ as \"{key}\": \w+ = "
+        assert re.search(rf"^\s*(pub {key}:|{entry})", fields, re.MULTILINE), key
 
 
 def test_defaults_are_filled_in_base_units(write_toml):

@@ -1,7 +1,7 @@
 """A scenario key is spelled by hand once (issue 40: `metrics_save` was declared in the file's
 table, the resolved flow, the copy between them, the defaults of a scenario built in code and
-the bindings' stub). A true/false key whose file form is its resolved form is one entry of
-satcc-core's scenario/switches.rs; the bindings' stub names no scenario key."""
+the bindings' stub). A true/false key, or a key with a unit (`NAME: UNIT = DEFAULT`), is one
+entry of satcc-core's scenario/switches.rs; the bindings' stub names no scenario key."""
 
 from __future__ import annotations
 
@@ -14,6 +14,29 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "crates/satcc-core/src"
 SCENARIO_SOURCES = [CORE / "scenario.rs", *sorted((CORE / "scenario").glob("*.rs"))]
 STUB = ROOT / "python/satcc/_native.pyi"
+
+
+UNITS = ("Nanos", "Bps", "Bytes", "Pkts", "Prob", "Queue", "Encap")
+# The keys with a unit whose file field and resolved field were written apart before the key
+# lists took units, each with a conversion of its own (`count` and `stagger` into `start_ns`,
+# `size` absent for bulk, the MTU checked then held as u32, ...): no key joins them.
+COPIED_BEFORE = {"start", "size", "rwnd", "sndbuf", "encap", "mtu", "duration", "bin"}
+
+
+def _unit_entries() -> list[tuple[str, str, str]]:
+    """(key, wire name, unit) of every `NAME [as "WIRE"]: UNIT = DEFAULT` entry."""
+    text = (CORE / "scenario/switches.rs").read_text(encoding="utf-8")
+    return [
+        (k, wire or k, unit)
+        for k, wire, unit in re.findall(r'^\s*(\w+)(?: as "(\w+)")?: (\w+) = ', text, re.MULTILINE)
+    ]
+
+
+def _fields(text: str, struct: str) -> dict[str, str]:
+    """A struct's `pub NAME: TYPE` fields (`Option<T>` read as T)."""
+    body = re.search(rf"pub struct {struct} \{{(.*?)\n\}}", text, re.DOTALL)
+    assert body, struct
+    return dict(re.findall(r"pub (\w+): (?:Option<)?(\w+)", body.group(1)))
 
 
 def _keys() -> set[str]:
@@ -53,3 +76,39 @@ def test_the_bindings_stub_spells_no_scenario_key():
     spelled = sorted(k for k in switches if f'"{k}"' in text)
     assert not spelled, f"_native.pyi spells scenario keys by hand: {spelled}"
     assert not re.search(r"SCENARIO = \{|DIR = \{", text), "_native.pyi writes the dict out"
+
+
+def test_a_key_with_a_unit_is_one_entry_read_from_the_file_and_written_resolved():
+    # `min_rto` was a `Nanos` field of the file's table, a `min_rto_ns: u64` of the resolved
+    # flow, a line of the copy and one of `Flow::bulk`: now one entry, whose resolved form is
+    # the same value written under its old name.
+    entries = _unit_entries()
+    assert ("min_rto", "min_rto_ns", "Nanos") in entries
+    keys = _native.scenario_keys()
+    sources = {p: p.read_text(encoding="utf-8") for p in SCENARIO_SOURCES}
+    for key, wire, unit in entries:
+        assert unit in UNITS, f"{key}: {unit} is not a unit type"
+        assert key in keys["flow"] or key in keys["scenario"], f"{key}: not a file key"
+        spelled = [
+            p.name
+            for p, text in sources.items()
+            if p.name != "switches.rs"
+            and re.search(rf"^\s*pub (?:{key}|{wire}):", text, re.MULTILINE)
+        ]
+        assert not spelled, f"{key}: also declared as a field in {spelled}"
+
+
+def test_no_key_with_a_unit_is_copied_from_the_file_into_a_second_resolved_field():
+    # A file field with a unit beside a resolved field of the same key (`x`, `x_ns`, `x_bytes`
+    # ...) is the pair of types (and the copy between them) the key lists replace: a new key
+    # with a unit is an entry of switches.rs instead.
+    file_rs = (CORE / "scenario/file.rs").read_text(encoding="utf-8")
+    scenario_rs = (CORE / "scenario.rs").read_text(encoding="utf-8")
+    pairs = set()
+    for table, resolved in (("FlowT", "Flow"), ("Section", "Scenario")):
+        resolved_keys = set(_fields(scenario_rs, resolved))
+        for key, unit in _fields(file_rs, table).items():
+            suffixes = ("", "_ns", "_bps", "_bytes", "_pkts")
+            if unit in UNITS and any(key + s in resolved_keys for s in suffixes):
+                pairs.add(key)
+    assert pairs <= COPIED_BEFORE, f"declare these in switches.rs: {sorted(pairs - COPIED_BEFORE)}"

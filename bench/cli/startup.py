@@ -6,8 +6,10 @@ and `tshark --version`, and two floors: the venv's Python doing nothing, and the
 importing pydantic and validating a one-field model (what any pydantic-checked CLI pays before
 its own work). The commands take turns, run by run, so a noisy neighbour slows them alike. The
 first round is discarded (it warms the page cache and writes Python's bytecode cache, as a
-user's first run does once). Last, the two goals of issue 28: `satcc --help` at most 0.15 s, and
-`satcc check` within 30 ms of the pydantic floor (the difference of the medians).
+user's first run does once). Last, the goals: `satcc --help` at most 0.10 s (issue 40; 0.15 s in
+issue 28), and `satcc check` within 30 ms of the pydantic floor (issue 28; the difference of
+the medians). Wall times mean something on a quiet machine only; `--instructions` does not
+move with the load.
 
 `--instructions` counts instead of timing (valgrind's cachegrind, `--cache-sim=no`, every
 thread of the whole process, Python's bytecode cache written by one run beforehand): the two
@@ -42,7 +44,7 @@ PYDANTIC_FLOOR = (
 HELP = "satcc --help"
 CHECK = "satcc check scenarios/dumbbell.toml"
 FLOOR = "floor: python + pydantic, one model"
-HELP_GOAL_S = 0.15
+HELP_GOAL_S = 0.10
 CHECK_OVER_FLOOR_GOAL_S = 0.030
 
 COMMANDS = {

@@ -14,7 +14,7 @@
 A scenario is a path, TOML text or a dict (the parsed TOML). Overrides are campaign key paths
 (`flow[0].cca`, `link[0].rate`, `flow.*.mss`, `scenario.duration`), the same paths and the same
 code as `--set KEY.PATH=VALUE` on the command line and a campaign's matrix
-(campaign/spec.py `set_key`). Values are Python values or, from the command line, TOML values
+(satcc.scenario.keypath `set_key`). Values are Python values or, from the command line, TOML values
 (`--set link[0].rate='"20 Mbit/s"'`, or unquoted: text that is not TOML is taken as a string).
 """
 
@@ -74,7 +74,7 @@ def apply_overrides(
     import copy
 
     from satcc import limits
-    from satcc.campaign.spec import set_key
+    from satcc.scenario.keypath import set_key
     from satcc.units import describe
 
     why = limits.value_depth_issue(doc)

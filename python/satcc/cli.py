@@ -18,16 +18,15 @@ import os
 import re
 import signal
 import sys
-import threading
 
 from satcc import _native
-from satcc.errors import SatccError, Terminated
+from satcc.errors import SatccError, Terminated, catch_termination, restore_handlers
 
 # `satcc --help` and `--version` import neither typing nor satcc.limits (pathlib): ~30 M
 # instructions of a start-up of ~100 M (tests/test_cli_imports.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, NoReturn
+    from typing import NoReturn
 
 # Command word -> (the module that registers it, its one-line help). Only the module of the
 # command being run is imported (the CLI starts in the time Python does); `satcc --help` lists
@@ -187,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from satcc.limits import PrintableStream, printable
 
-    previous = _catch_termination()
+    previous = catch_termination()  # exit 143/129, after the cleanup Ctrl-C runs
     stdout = sys.stdout
     if stdout.isatty():  # every command's output to a terminal through limits.printable
         sys.stdout = PrintableStream(stdout)
@@ -235,8 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         return _internal_error(e, getattr(args, "debug", False))
     finally:
         sys.stdout = stdout
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        restore_handlers(previous)
     return 0 if status is None else int(status)
 
 
@@ -272,22 +270,6 @@ def _what_failed(e: OSError, args: argparse.Namespace) -> str:
     if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
         return printable(f"{where}: cannot write ({why})")
     return printable(f"{where}: {why}")
-
-
-TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-def _on_terminate(signum: int, frame: object) -> NoReturn:
-    raise Terminated(signum)
-
-
-def _catch_termination() -> dict[int, Any]:
-    """SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt) in the main thread, so a
-    command stops as it does on Ctrl-C: workers stopped, kernel state removed, exit 143/129.
-    Returns the handlers to restore (none when called off the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    return {s: signal.signal(s, _on_terminate) for s in TERMINATING_SIGNALS}
 
 
 # The collector's first-generation threshold while the `satcc` command runs (Python's default is

@@ -6,6 +6,13 @@ prints `satcc: error: <message>` on stderr and exits with `exit_code`.
 
 from __future__ import annotations
 
+import signal
+import threading
+
+TYPE_CHECKING = False  # typing stays unimported on `satcc --help`'s path
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
 
 class SatccError(Exception):
     """Something went wrong that the user should read about; exit status 1."""
@@ -28,3 +35,25 @@ class Terminated(KeyboardInterrupt):
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
+
+
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_terminated(signum: int, frame: object) -> NoReturn:
+    raise Terminated(signum)
+
+
+def catch_termination() -> dict[int, Any]:
+    """SIGTERM and SIGHUP raise `Terminated` (a KeyboardInterrupt) in the main thread, so what
+    runs stops as it does on Ctrl-C: workers stopped, scratch files and kernel state removed.
+    Returns the handlers to give back with `restore_handlers` (none off the main thread,
+    where Python takes no handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, _raise_terminated) for s in TERMINATING_SIGNALS}
+
+
+def restore_handlers(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)

@@ -14,7 +14,7 @@
 //! more, `routes`.
 
 #[macro_use]
-mod switches;
+pub mod switches;
 mod build;
 pub mod file;
 pub mod text;
@@ -153,7 +153,6 @@ pub struct Flow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwnd_clamp: Option<u32>,
     pub pacing: Pacing,
-    pub min_rto_ns: u64,
     #[serde(default)]
     pub sndbuf_bytes: Option<u64>,
     /// Absent: TCP.

@@ -9,7 +9,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use satcc_core::scenario::{Flow, Pacing};
+use satcc_core::dirspec::Direction;
+use satcc_core::scenario::{Flow, Link, Scenario, DEFAULT_QUEUE};
 use satcc_core::{SimDuration, SimTime};
 use satcc_sim::tcp::endpoint::{Endpoint, WireEcn, WireOpt, WireSeg};
 
@@ -102,17 +103,9 @@ impl DrillEndpoint {
     ) -> PyResult<Self> {
         let mut cfg = Flow::bulk(0, 0, 1, cca);
         // "on": every socket paced, as under the fq qdisc; "auto": only when the
-        // algorithm asks (BBR), as under pfifo.
-        cfg.pacing = match pacing {
-            "auto" => Pacing::Auto,
-            "on" => Pacing::On,
-            "off" => Pacing::Off,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "pacing: expected auto, on or off, found {other:?}"
-                )))
-            }
-        };
+        // algorithm asks (BBR), as under pfifo (read by `Pacing`'s serde, as a scenario's).
+        cfg.pacing = serde_json::from_value(pacing.into())
+            .map_err(|e| PyValueError::new_err(format!("pacing: {e}")))?;
         cfg.sack = sack;
         cfg.timestamps = timestamps;
         cfg.window_scaling = window_scaling;
@@ -122,6 +115,17 @@ impl DrillEndpoint {
         cfg.sndbuf_bytes = sndbuf_bytes;
         satcc_cc::lookup(cca, &satcc_cc::Params::new())
             .map_err(|e| PyValueError::new_err(format!("cca: {e}")))?;
+        // the flow of a two-node scenario, through the one resolver like every engine's
+        let link = Link::symmetric(0, 1, Direction::new(1, 0, 0.0, DEFAULT_QUEUE));
+        let resolved = Scenario::new("drill", &["a", "b"], vec![link], vec![cfg], 1)
+            .resolve()
+            .map_err(PyValueError::new_err)?;
+        let cfg = resolved
+            .scenario
+            .flows
+            .into_iter()
+            .next()
+            .expect("one flow");
         let mut e = Endpoint::new(cfg, ecn);
         e.set_slow_start_after_idle(slow_start_after_idle);
         Ok(DrillEndpoint { e })

@@ -63,7 +63,6 @@ class CampaignRun:
     reports: list[runloop.Report] = field(default_factory=list)
     removed_leftovers: list[str] = field(default_factory=list)
     wall_s: float = 0.0
-    interrupted: bool = False
     copied: int = 0  # done runs copied from another campaign directory (`reuse`)
 
     def count(self, status: str) -> int:
@@ -144,14 +143,9 @@ def run_campaign(
             timings.runs(1, o.cpu_s, in_child=shared)
             bar.advance(ok=r.status == "done", run_id=s.run_id)
 
-        try:
-            with bar, timings.phase(timings.SIMULATION):
-                run.reports = loop.run(store, specs, execute_all, on_report=on_report)
-        except KeyboardInterrupt:
-            run.interrupted = True
-            raise
-        finally:
-            run.wall_s = time.monotonic() - started
+        with bar, timings.phase(timings.SIMULATION):
+            run.reports = loop.run(store, specs, execute_all, on_report=on_report)
+        run.wall_s = time.monotonic() - started
         return run
 
 

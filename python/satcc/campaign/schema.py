@@ -1,5 +1,5 @@
-"""The campaign file's schema: [campaign], [matrix] and [[analyze]] as pydantic models, the
-grammar of key paths, and one `validate` that checks a parsed file against them.
+"""The campaign file's schema: [campaign], [matrix] and [[analyze]] as pydantic models (the
+key paths' grammar is satcc.scenario.keypath's), and one `validate` that checks a parsed file against them.
 
     dict ──validate()──► CampaignFile   types, ranges, key paths, the rules inside one table
                          + problems     (seeds or repetitions, cases or key and values),
@@ -43,6 +43,7 @@ from pydantic import (
 
 from satcc import limits
 from satcc.scenario import MAX_SEED, canonical_json
+from satcc.scenario.keypath import parse_key_path
 from satcc.units import UnitError, describe, parse_duration
 
 
@@ -74,39 +75,6 @@ _ARRAY_HINTS = {  # the same for an array
     "seeds": "a non-empty array of integers in 0..2^64-1",
     "values": "a non-empty array of values",
 }
-
-# -- key paths -----------------------------------------------------------------------------
-
-_SEGMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?:\[(?P<index>\d+|\*)\])?$|^\*$")
-
-
-def parse_key_path(path: str) -> list[tuple[str | None, int | str | None]]:
-    """'flow[0].cc.beta' -> [('flow', 0), ('cc', None), ('beta', None)];
-    'flow.*.mss' -> [('flow', '*'), ('mss', None)]. Raises ValueError."""
-    if not isinstance(path, str) or not path:
-        raise ValueError(f"expected a key path like 'flow[0].cca', found {describe(path)}")
-    why = limits.key_path_issue(path)
-    if why is not None:
-        raise ValueError(why)
-    out: list[tuple[str | None, int | str | None]] = []
-    for part in path.split("."):
-        m = _SEGMENT.match(part)
-        if m is None:
-            raise ValueError(
-                f"expected a key path like 'flow[0].cca' or 'flow.*.mss', "
-                f"found {describe(path)} (bad part {describe(part)})"
-            )
-        if part == "*":
-            if not out or out[-1][1] is not None:
-                raise ValueError(f"expected '*' right after an array key, found {path!r}")
-            out[-1] = (out[-1][0], "*")
-            continue
-        index = m.group("index")
-        out.append(
-            (m.group("name"), None if index is None else ("*" if index == "*" else int(index)))
-        )
-    return out
-
 
 # -- field types ---------------------------------------------------------------------------
 # Each validator raises ValueError with the whole message ("expected WHAT, found WHAT").

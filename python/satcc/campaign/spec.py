@@ -79,7 +79,6 @@ from typing import Any
 
 from satcc import limits
 from satcc.campaign import schema
-from satcc.campaign.schema import parse_key_path
 from satcc.errors import UserError
 from satcc.results import file_sha256
 from satcc.scenario import (
@@ -92,6 +91,7 @@ from satcc.scenario import (
 )
 from satcc.scenario import from_dict as scenario_from_dict
 from satcc.scenario.config import json_sha256
+from satcc.scenario.keypath import parse_key_path, set_key
 from satcc.units import UnitError, parse_duration, parse_probability, parse_rate, parse_size
 
 RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
@@ -125,47 +125,6 @@ class CampaignError(UserError):
 
 
 # -- key paths -----------------------------------------------------------------------------
-
-
-def set_key(doc: dict[str, Any], path: str, value: Any) -> None:
-    """Set `path` in a TOML document (in place). Raises ValueError naming what is missing."""
-    parts = parse_key_path(path)
-
-    def walk(node: Any, i: int, where: str) -> None:
-        name, index = parts[i]
-        last = i == len(parts) - 1
-        if not isinstance(node, dict):
-            raise ValueError(  # noqa: TRY004 - one error type for every bad key path
-                f"expected a table at {where or 'the top'}, found {type(node).__name__}"
-            )
-        here = f"{where}.{name}" if where else name
-        if index is None:
-            if last:
-                node[name] = copy.deepcopy(value)
-                return
-            if name not in node:
-                node[name] = {}
-            walk(node[name], i + 1, here)
-            return
-        items = node.get(name)
-        if not isinstance(items, list):
-            raise ValueError(  # noqa: TRY004 - one error type for every bad key path
-                f"expected an array of tables at {here}, found "
-                f"{'nothing' if items is None else type(items).__name__}"
-            )
-        targets = range(len(items)) if index == "*" else [index]
-        for k in targets:
-            if k >= len(items):
-                raise ValueError(
-                    f"expected an index below {len(items)} ({here} has "
-                    f"{len(items)} entries), found [{k}]"
-                )
-            if last:
-                items[k] = copy.deepcopy(value)
-            else:
-                walk(items[k], i + 1, f"{here}[{k}]")
-
-    walk(doc, 0, "")
 
 
 def default_column(path: str) -> str:

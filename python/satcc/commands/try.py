@@ -324,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
         if overrides:
             import tomllib
 
-            from satcc.campaign.spec import set_key
+            from satcc.scenario.keypath import set_key
 
             doc = tomllib.loads(text)
             for path, value in overrides.items():

@@ -19,7 +19,6 @@ which `campaign` and `fidelity` share; this module decides only when each run is
 from __future__ import annotations
 
 import datetime as dt
-import signal
 import sys
 import time
 from collections.abc import Generator, Iterator
@@ -35,14 +34,6 @@ from satcc.field.measure import RAW_DIR, build_result, measure, summary_parts
 from satcc.field.plan import PARAM_COLUMNS, FieldPlan, RunItem, expand
 from satcc.limits import printable
 from satcc.store import layout, runloop
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the loop is so its clean-up runs."""
-
-
-def _on_sigterm(signum, frame):  # pragma: no cover - signal path
-    raise Terminated()
 
 
 @dataclass
@@ -137,14 +128,11 @@ class Loop:
                     f"clock: Starlink alignment needs a synchronised clock ({st.source}: "
                     f"{st.detail}); start chrony or systemd-timesyncd, or pass --force"
                 )
-        old = signal.signal(signal.SIGTERM, _on_sigterm)
-        try:
+        try:  # SIGTERM too: runloop.writing raises it as Terminated, a KeyboardInterrupt
             with writing(self.p, self.text, self.out) as (store, items):
                 self._run(store, items)
         except KeyboardInterrupt:
             self.result.interrupted = True
-        finally:
-            signal.signal(signal.SIGTERM, old)
         return self.result
 
     def _run(self, store: runloop.Writer, items: list[RunItem]) -> None:

@@ -438,6 +438,16 @@ def whole_path_rtt(
     return use, warnings
 
 
+def _in_run(inp: Any, m: Measured) -> Any:
+    """An input named by its place in the run's directory (`iperf3.json`), not by the scratch
+    directory it was read from: that name is random and gone once the run is stored, and a
+    result is a function of the measurement alone. A file from elsewhere keeps its path."""
+    path = Path(inp.path)
+    if path.is_relative_to(m.raw_dir):
+        inp.path = path.relative_to(m.raw_dir).as_posix()
+    return inp
+
+
 def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[str, Any]]:
     """RunResult (engine "field") and the extra tables (pings) from a measured run."""
     from satcc import _native
@@ -449,7 +459,7 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
 
     bin_s = FINE_INTERVAL_S if p.duration_s <= FINE_MAX_S else 1.0
     order = [k for k in ("iperf3", "ping_idle", "ping_run") if k in m.files]
-    inputs = [load_input(m.files[k], bin_s) for k in order]
+    inputs = [_in_run(load_input(m.files[k], bin_s), m) for k in order]
     built = build(inputs)
     data = [f for f in built.flows if f["kind"] == "iperf3" and f.get("delivered_bytes")]
     if not data:
@@ -477,7 +487,7 @@ def build_result(p: FieldPlan, item: RunItem, m: Measured) -> tuple[Any, dict[st
     capture_doc: dict[str, Any] | None = None
     if "capture" in m.files and item.kind == "tcp":
         try:
-            cap = build([load_input(m.files["capture"], bin_s)])
+            cap = build([_in_run(load_input(m.files["capture"], bin_s), m)])
         except SatccError as e:
             m.field_doc["warnings"].append(f"capture unreadable: {e}")
             cap = None

@@ -11,8 +11,9 @@ behaves the same everywhere: one writer per store (the lock: a second command on
 directory is refused, naming the first one's pid), a run directory that appears whole or not
 at all (`layout.write_run`), a failed run recorded with its reason and retried by the next
 invocation, a result that cannot be written (disk full) recorded as a failure, never lost
-silently, and resuming after any interruption (Ctrl-C, kill -9, power loss) by running the same
-command again.
+silently, SIGTERM and SIGHUP taken as Ctrl-C (the run in flight abandoned, its scratch files
+removed) whether the CLI or the API runs the loop, and resuming after any interruption (Ctrl-C,
+kill -9, power loss) by running the same command again.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from satcc import timings
-from satcc.errors import UserError
+from satcc.errors import UserError, catch_termination, restore_handlers
 from satcc.store import layout
 
 T = TypeVar("T")
@@ -139,7 +140,10 @@ def writing(
     """Hold `out_dir` for writing the plan `index` (campaign.json) of a `kind` ("campaign",
     "suite", "field plan"): lock it (a second writer is refused), check that it is new, empty
     or holds this plan (`holds(old index)`), write the index and `copy_text` (campaign.toml),
-    and remove a killed writer's leftovers."""
+    and remove a killed writer's leftovers. While it is held, SIGTERM and SIGHUP raise
+    `Terminated` (a KeyboardInterrupt) as the CLI's own handler does, so a loop run from the
+    API stops as on Ctrl-C too: the run in flight abandoned, its scratch files removed, the
+    pool's workers stopped, the lock released."""
     index_path = out_dir / layout.INDEX_FILE
 
     def foreign() -> bool:  # files, and not a store: not ours to write into (nor lock)
@@ -149,27 +153,31 @@ def writing(
             and any(e.name != layout.LOCK_FILE for e in out_dir.iterdir())
         )
 
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: expected a directory for the {kind}, found a file")
-    empty = f"{out_dir}: expected an empty or new directory for the {kind}, found other files"
-    if foreign():
-        raise UserError(empty)
-    with layout.locked(out_dir):
-        if index_path.exists():
-            old = layout.read_index(out_dir)
-            if not holds(old):
-                raise UserError(
-                    f"{out_dir}: holds campaign {old.get('name')!r}, not {kind} "
-                    f"{index.get('name')!r}; choose another --out"
-                )
-        elif foreign():
+    previous = catch_termination()  # SIGTERM/SIGHUP while held: the cleanup of Ctrl-C
+    try:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise UserError(f"{out_dir}: expected a directory for the {kind}, found a file")
+        empty = f"{out_dir}: expected an empty or new directory for the {kind}, found other files"
+        if foreign():
             raise UserError(empty)
-        (out_dir / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
-        if copy_text is not None:
-            layout.atomic_write_text(out_dir / layout.CAMPAIGN_COPY, copy_text)
-        layout.atomic_write_text(index_path, layout.dumps(index))
-        removed = layout.remove_leftovers(out_dir)
-        yield Writer(out_dir, set(layout.scan(out_dir).done), removed)
+        with layout.locked(out_dir):
+            if index_path.exists():
+                old = layout.read_index(out_dir)
+                if not holds(old):
+                    raise UserError(
+                        f"{out_dir}: holds campaign {old.get('name')!r}, not {kind} "
+                        f"{index.get('name')!r}; choose another --out"
+                    )
+            elif foreign():
+                raise UserError(empty)
+            (out_dir / layout.RUNS_DIR).mkdir(parents=True, exist_ok=True)
+            if copy_text is not None:
+                layout.atomic_write_text(out_dir / layout.CAMPAIGN_COPY, copy_text)
+            layout.atomic_write_text(index_path, layout.dumps(index))
+            removed = layout.remove_leftovers(out_dir)
+            yield Writer(out_dir, set(layout.scan(out_dir).done), removed)
+    finally:
+        restore_handlers(previous)
 
 
 @dataclass

@@ -14,7 +14,9 @@ UDP capacity...): it is printed as "input (from §...)" with satcc's value besid
 and never tallied. A data file also lists the paper's main results satcc does not judge
 (`[[not_judged]]`, with the reason) and the paper's own anomalies (`[[anomaly]]`); coverage is
 the findings judged on this run / (every finding + not judged): a finding this design cannot
-judge (`Measured.skipped`) is not covered.
+judge (`Measured.skipped`) is not covered. The kernel column's design (`--quick --engine emu`)
+states its cuts (`[[kernel_cut]]`: the findings a run of the cut design cannot show, not judged
+on the kernel, and those it weakens, judged), or why the study has none (`no_kernel`).
 
 Verdict of a finding, from the distance d between satcc's value and the set the paper's claim
 describes (d = 0 when the claim holds exactly):
@@ -68,6 +70,7 @@ PARTLY_FACTOR = 2.0  # partly = 2 x tolerance unless the claim says otherwise
 SIGN_ALPHA = 0.05  # the one-sided sign test's level (a paired claim's 95 % bound)
 MIN_PAIRED_SEEDS = 5  # the fewest seeds at which the sign test can reach 5 % (2^-5)
 TIE = 0.05  # a ratio within 5 % of 1 is a tie
+EQUAL_REL = 1e-9  # a value within this (relative) of a strict threshold is on it
 NULL = {"ratio": 1.0, "difference": 0.0}  # "no difference" per kind of paired claim
 
 Relation = Literal["near", "above", "below", "within"]
@@ -223,6 +226,20 @@ class PathItem(BaseModel):
     source: str  # the paper's section and what it says (or why satcc assumes it)
 
 
+class KernelCut(BaseModel):
+    """One way the kernel column's design (`--quick --engine emu`: the campaigns' [kernel]
+    tables, the study's emulator changes) differs from the quick design, decided claim by claim:
+    `not_judged`, the findings a run of the cut design cannot show (not judged on the kernel,
+    the reason printed); `weakens`, the claims it weakens but a run can still show (judged,
+    with how the cut bears on them in `reason`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    what: str  # the cut, and where it is made (campaign file, key)
+    not_judged: tuple[str, ...] = ()
+    weakens: tuple[str, ...] = ()
+    reason: str
+
+
 class StudyClaims(BaseModel):
     """A study's data file: what the paper is, every claim, what is not judged, its anomalies."""
 
@@ -238,6 +255,27 @@ class StudyClaims(BaseModel):
     # the kernel column's design (`--quick --engine emu`): what it runs and what it scales down
     # beside the quick design (the campaign files' [kernel] tables say why per campaign)
     kernel: str = ""
+    kernel_cuts: list[KernelCut] = Field(default_factory=list)  # [[kernel_cut]]
+    # why the study has no kernel design (nothing a run of it at the emulator's rates can show)
+    no_kernel: str = ""
+
+    def kernel_skipped(self) -> dict[str, str]:
+        """claim id -> why the kernel design does not judge it (the cuts' `not_judged`, or every
+        finding when the study has no kernel design)."""
+        if self.no_kernel:
+            return {
+                c.id: "not judged on the kernel: the study has no kernel design (why: above "
+                "the table, the data file's study.no_kernel)"
+                for c in self.claims
+                if c.kind == "finding"
+            }
+        out: dict[str, str] = {}
+        for cut in self.kernel_cuts:
+            for cid in cut.not_judged:
+                out.setdefault(
+                    cid, f"not judged on the kernel: {cut.what} (why: the cut, above the table)"
+                )
+        return out
 
     def coverage(self, rows: list[Row]) -> tuple[int, int]:
         """(findings judged in `rows`, main results listed: every finding + not judged). A
@@ -469,10 +507,13 @@ def input_holds(row: Row) -> bool:
 def holds_exactly(claim: Claim, value: float) -> bool:
     """The claim as stated, no tolerance: strict for above/below, inclusive otherwise."""
     p = claim.paper
+    # strict, and a value on the threshold but for floating-point rounding is on it (a ratio
+    # of two equal standard deviations summed in another order reads 1.0000000000000002)
+    eps = EQUAL_REL * max(1.0, abs(float(p))) if claim.relation in ("above", "below") else 0.0
     if claim.relation == "above":
-        return value > p  # type: ignore[operator]
+        return value > p + eps  # type: ignore[operator]
     if claim.relation == "below":
-        return value < p  # type: ignore[operator]
+        return value < p - eps  # type: ignore[operator]
     return distance(claim, value) == 0.0
 
 
@@ -495,16 +536,26 @@ def judge(
     return Row(claim, engine, measured, d, v, flag, test)
 
 
-def judge_all(spec: StudyClaims, engine: str, measured: dict[str, Measured]) -> list[Row]:
+def judge_all(
+    spec: StudyClaims, engine: str, measured: dict[str, Measured], kernel: bool = False
+) -> list[Row]:
     """Every claim of a study on one engine: inputs first, then the findings, each finding
     flagged when an input it names fails on this run. A claim id the study module did not
-    measure is an error (a claims file and its module out of step), never a verdict."""
+    measure is an error (a claims file and its module out of step), never a verdict.
+    `kernel`: the runs are the kernel design's, whose cuts leave some findings not judged
+    (`StudyClaims.kernel_skipped`)."""
     missing = [c.id for c in spec.claims if c.id not in measured]
     if missing:
         raise UserError(
             f"study {spec.id}: the claims file names {', '.join(missing)}, which "
             f"satcc.studies.study{spec.id}.measure() does not produce"
         )
+    if kernel:
+        from dataclasses import replace
+
+        measured = dict(measured)
+        for cid, why in spec.kernel_skipped().items():
+            measured[cid] = replace(measured[cid], skipped=why)
     inputs = [judge(c, engine, measured[c.id]) for c in spec.claims if c.kind == "input"]
     failed = tuple(r.claim.id for r in inputs if not input_holds(r))
     rows = {r.claim.id: r for r in inputs}
@@ -528,12 +579,11 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
     body["not_judged"] = doc.get("not_judged", [])
     body["anomalies"] = doc.get("anomaly", [])
     body["path"] = doc.get("path", [])
-    extra = sorted(set(doc) - {"study", "claim", "not_judged", "anomaly", "path"})
+    body["kernel_cuts"] = doc.get("kernel_cut", [])
+    tables = ("study", "claim", "not_judged", "anomaly", "path", "kernel_cut")
+    extra = sorted(set(doc) - set(tables))
     if extra:
-        raise UserError(
-            f"{path}: expected tables study, claim, not_judged, anomaly, path; found "
-            f"{', '.join(extra)}"
-        )
+        raise UserError(f"{path}: expected tables {', '.join(tables)}; found {', '.join(extra)}")
     try:
         out = StudyClaims.model_validate(body)
     except ValidationError as e:
@@ -546,6 +596,7 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
                 "not_judged": "not_judged",
                 "anomalies": "anomaly",
                 "path": "path",
+                "kernel_cuts": "kernel_cut",
             }
             if len(parts) >= 2 and parts[0] in tables:
                 loc = f"{tables[parts[0]]}[{parts[1]}]" + "".join(f".{x}" for x in parts[2:])
@@ -563,6 +614,17 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
                 f"{path}: claim {c.id}: inputs: expected ids of input claims, found "
                 f"{', '.join(unknown)}"
             )
+    findings = {c.id for c in out.claims if c.kind == "finding"}
+    for k, cut in enumerate(out.kernel_cuts):
+        unknown = [i for i in cut.not_judged if i not in findings]
+        unknown += [i for i in cut.weakens if i not in ids]
+        if unknown:
+            raise UserError(
+                f"{path}: kernel_cut[{k}]: expected ids of this file's claims (not_judged: "
+                f"findings), found {', '.join(unknown)}"
+            )
+    if out.no_kernel and out.kernel_cuts:
+        raise UserError(f"{path}: study.no_kernel: a study without a kernel design has no cuts")
     for k, n in enumerate(out.not_judged):
         text = f"{n.what} {n.reason}"
         named = [

@@ -1,7 +1,7 @@
 """docs/reproduce.md, generated in full from dated `satcc reproduce` runs (one command).
 
     python -m satcc.studies.doc --quick out/reproduce-quick [--full out/reproduce] \
-        [--emu out/reproduce-emu] > docs/reproduce.md
+        [--kernel out/reproduce-kernel] > docs/reproduce.md
 
 Each directory is a `satcc reproduce all` output root (OUT/<study>/claims.json and claims.txt).
 The page is the fixed text below (how to run, the verdict rules, the statistics rule stated
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from satcc.studies import claims
-from satcc.studies.reproduce import STUDIES, kernel_plan_text
+from satcc.studies.reproduce import STUDIES, kernel_design_lines
 
 INTRO = """# Reproducing the five studies: `satcc reproduce`
 
@@ -154,12 +154,20 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   middle point (20-30 Mbit/s) only, to stay at 100 runs. The downlinks keep the presets' ranges
   in both studies: neither study bounds them apart from TCP, so there is nothing to sweep from.
 - **The kernel column** (`--engine emu`) is listed only when a dated emulator run is given to
-  this page's command. The emulator runs in real time, so `--quick --engine emu` runs each
+  this page's command (`--kernel DIR`, a `satcc reproduce all --quick --engine emu` output):
+  beside the simulator's quick column, finding by finding, with the run's date, the machine's
+  load and satcc-linkd's lateness, and every finding the two engines judge differently listed
+  under "Where the engines disagree". A run on a machine whose load exceeds its CPUs is marked
+  as not the column. The emulator runs in real time, so `--quick --engine emu` runs each
   campaign's `[kernel]` design (its quick design cut to fit about 75 minutes for the five
   studies, `satcc.studies.common.KERNEL_BUDGET_S`): the quick design's 5 seeds kept wherever a
   paired claim is judged, the cuts in sweep points and run lengths, and rates above 100 Mbit/s
-  scaled down to what satcc-linkd carries on 2 cores; each study's kernel design is stated
-  under its kernel table.
+  scaled down to what satcc-linkd carries on 2 cores. Each cut is decided claim by claim
+  (`[[kernel_cut]]` in the data files, printed above each kernel table): a finding a run of the
+  cut design cannot show (an absolute rate on a scaled path, a peak over two points, a
+  retransmission rate over a shortened run) is not judged on the kernel; one it weakens is
+  judged, with how. Study 003 has no kernel design (its data file's `no_kernel` says why): at
+  100 Mbit/s none of its claims has a value a run within the budget can show.
 """
 
 
@@ -176,14 +184,76 @@ def _load(root: Path | None, study: str) -> tuple[dict[str, Any], str] | None:
 def _run_line(label: str, root: Path, doc: dict[str, Any]) -> str:
     r = doc.get("run") or {}
     load = r.get("load_1min")
-    return (
+    if not load:
+        return f"**{label}** (`{root}/{doc['study']}`): undated run (older satcc)"
+    line = (
         f"**{label}** (`{root}/{doc['study']}`): run {r.get('started_utc', '?')} UTC, "
         f"{r.get('wall_s', '?')} s wall, load {load[0]}-{load[1]} on {r.get('cpus')} CPUs, "
         f"jobs {r.get('jobs') or 'all'}, satcc {doc.get('satcc_version', '?')}, engines "
         f"{', '.join(doc.get('engines', []))}"
-        if load
-        else f"**{label}** (`{root}/{doc['study']}`): undated run (older satcc)"
     )
+    for engine, late in (r.get("linkd_lateness") or {}).items():
+        line += f"; {engine}: " + _lateness_text(late)
+    return line
+
+
+def _lateness_text(late: dict[str, Any] | None) -> str:
+    if not late:
+        return "satcc-linkd's lateness not recorded by these runs"
+    return (
+        f"satcc-linkd's lateness over {late['runs']} runs: p99 median {late['p99_median_us']:g} µs, "
+        f"largest p99 {late['p99_max_us']:g} µs, largest {late['max_us']:g} µs, "
+        f"{late['late_samples']} late samples"
+    )
+
+
+def loaded(doc: dict[str, Any]) -> str:
+    """Why a kernel run's figures are not the column's: the machine's 1-minute load above its
+    CPUs at the start or the end (the emulator runs in real time; other work delays it), or an
+    undated run. Empty for a quiet run."""
+    r = doc.get("run") or {}
+    load, cpus = r.get("load_1min"), r.get("cpus") or 1
+    if not load:
+        return "undated run"
+    if max(load) > cpus:
+        return f"loaded machine (load {load[0]}-{load[1]} on {cpus} CPUs)"
+    return ""
+
+
+def _verdicts(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The findings of a claims.json by id (one engine's run)."""
+    return {c["id"]: c for c in doc["claims"] if c["verdict"] != claims.INPUT}
+
+
+def disagreements(sim: dict[str, Any], kernel: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The findings both engines judge with different verdicts: (id, sim's, kernel's)."""
+    a, b = _verdicts(sim), _verdicts(kernel)
+    return [
+        (cid, a[cid]["verdict_text"], b[cid]["verdict_text"])
+        for cid in a
+        if cid in b
+        and a[cid]["verdict"] in claims.VERDICTS
+        and b[cid]["verdict"] in claims.VERDICTS
+        and a[cid]["verdict"] != b[cid]["verdict"]
+    ]
+
+
+def beside(sim_label: str, sim: dict[str, Any], kernel: dict[str, Any]) -> list[str]:
+    """The kernel column beside the simulator's (the same --quick design): one row a finding."""
+    a, b = _verdicts(sim), _verdicts(kernel)
+    out = [
+        f"| finding | sim ({sim_label}) | verdict | kernel | verdict | engines |",
+        "|---|---|---|---|---|---|",
+    ]
+    for cid in [*a, *(c for c in b if c not in a)]:
+        x, y = a.get(cid), b.get(cid)
+        both = x and y and x["verdict"] in claims.VERDICTS and y["verdict"] in claims.VERDICTS
+        agree = ("agree" if x["verdict"] == y["verdict"] else "**disagree**") if both else "-"
+        out.append(
+            f"| {cid} | {x['satcc_text'] if x else '-'} | {x['verdict_text'] if x else '-'} | "
+            f"{y['satcc_text'] if y else '-'} | {y['verdict_text'] if y else '-'} | {agree} |"
+        )
+    return out + [""]
 
 
 def _tally(doc: dict[str, Any]) -> tuple[int, int, int, int]:
@@ -199,6 +269,8 @@ def render(roots: dict[str, Path], command: str) -> str:
     totals: dict[str, list[int]] = {label: [0, 0, 0, 0] for label in roots}
     ran: dict[str, list[str]] = {label: [] for label in roots}  # the studies each design ran
     rows: list[str] = []
+    docs: dict[tuple[str, str], dict[str, Any]] = {}
+    disagree: list[str] = []
     for study in STUDIES:
         spec = claims.load(study)
         out.append(f"## {spec.id}: {spec.title}\n")
@@ -215,6 +287,7 @@ def render(roots: dict[str, Path], command: str) -> str:
                 out.append(f"**{label}**: no run in `{root}/{study}`.\n")
                 continue
             doc, text = got
+            docs[label, study] = doc
             rep, judged, cov, listed = _tally(doc)
             ran[label].append(study)
             for k, v in enumerate((rep, judged, cov, listed)):
@@ -224,12 +297,36 @@ def render(roots: dict[str, Path], command: str) -> str:
                 f"{doc['run'].get('started_utc', '?') if doc.get('run') else '?'} |"
             )
             out.append(_run_line(label, root, doc) + "\n")
-            if label == "kernel" and spec.kernel:
-                out.append(
-                    f"Kernel design (--quick --engine emu; {kernel_plan_text(study)}): "
-                    f"{spec.kernel}\n"
-                )
+            if label == "kernel":
+                why = loaded(doc)
+                if why:
+                    out.append(
+                        f"**Not the kernel column: {why}**; its figures show the form only.\n"
+                    )
+                sim = next(((k, d) for k in ("quick", "full") if (d := docs.get((k, study)))), None)
+                if sim is not None:
+                    out.append("The kernel column beside the simulator's:\n")
+                    out.extend(beside(sim[0], sim[1], doc))
+                    for cid, x, y in disagreements(sim[1], doc):
+                        disagree.append(f"- {study} {cid}: sim ({sim[0]}) {x}, kernel {y}")
             out.append("```\n" + text.rstrip("\n") + "\n```\n")
+        if ("kernel", study) not in docs:  # the design and its cuts, stated without a run
+            out.append(
+                "Kernel design (`--quick --engine emu`; no kernel run given to this page), "
+                "each cut with the claims it leaves not judged or weakens:\n"
+            )
+            out.append("```\n" + "\n".join(kernel_design_lines(spec)) + "\n```\n")
+    if "kernel" in roots:
+        missing = [st for st in STUDIES if ("kernel", st) not in docs]
+        out.append("## Where the engines disagree\n")
+        out.append(
+            "Findings both engines judge, with different verdicts (the kernel's `--quick "
+            "--engine emu` run against the simulator's quick design, else its full one)"
+            + (f"; no kernel run for {', '.join(missing)} (a partial column)" if missing else "")
+            + ":\n"
+        )
+        out.extend(disagree or ["- none"])
+        out.append("")
     out.append(LIMITS)
     out.append("## Tally\n")
     out.append(
@@ -252,18 +349,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m satcc.studies.doc", description=__doc__)
     ap.add_argument("--quick", type=Path, help="a `satcc reproduce all --quick` output root")
     ap.add_argument("--full", type=Path, help="a `satcc reproduce all` output root")
-    ap.add_argument("--emu", type=Path, help="a `--engine emu` output root")
+    ap.add_argument(
+        "--kernel", type=Path, help="a `satcc reproduce all --quick --engine emu` output root"
+    )
     args = ap.parse_args(argv)
     roots = {
         label: root
-        for label, root in (("quick", args.quick), ("full", args.full), ("kernel", args.emu))
+        for label, root in (("quick", args.quick), ("full", args.full), ("kernel", args.kernel))
         if root is not None
     }
     if not roots:
-        ap.error("expected at least one of --quick, --full, --emu")
-    parts = ["python -m satcc.studies.doc"] + [
-        f"--{'emu' if k == 'kernel' else k} {v}" for k, v in roots.items()
-    ]
+        ap.error("expected at least one of --quick, --full, --kernel")
+    parts = ["python -m satcc.studies.doc"] + [f"--{k} {v}" for k, v in roots.items()]
     sys.stdout.write(render(roots, " ".join(parts) + " > docs/reproduce.md"))
     return 0
 

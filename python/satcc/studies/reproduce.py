@@ -70,6 +70,8 @@ class StudyResult:
             "not_judged": [n.model_dump() for n in self.study.not_judged],
             "anomalies": [a.model_dump() for a in self.study.anomalies],
             "path": [p.model_dump() for p in self.study.path],
+            "kernel_cuts": [c.model_dump() for c in self.study.kernel_cuts],
+            "no_kernel": self.study.no_kernel or None,
             "sensitivity": self.sensitivity,
             "figures": {
                 e: [
@@ -118,12 +120,48 @@ def run_study(
     started, t0 = datetime.datetime.now(datetime.UTC), time.monotonic()
     ran = Ran(study, {}, quick, seeds, out, jobs, started.strftime("%Y-%m-%d %H:%M"), t0, 0.0)
     ran.load_start = os.getloadavg()[0]
+    no_kernel = claims.load(study).no_kernel
     for engine in engines:
         ctx = Context(
             engine, quick, seeds, out, jobs=jobs, progress=progress, log=log or (lambda _m: None)
         )
+        if kernel_design(quick, engine) and no_kernel:  # nothing a kernel run could show
+            (log or (lambda _m: None))(f"study {study}: no kernel design ({no_kernel})")
+            ran.dirs[engine] = {}
+            continue
         ran.dirs[engine] = mod.run(ctx)
     return ran
+
+
+def kernel_design(quick: bool, engine: str) -> bool:
+    """`--quick` on a real-time engine runs the campaigns' [kernel] design (common.run)."""
+    return quick and registry.get(engine).real_time
+
+
+def linkd_lateness(dirs: dict[str, Path]) -> dict[str, Any] | None:
+    """satcc-linkd's lateness over a kernel design's runs (each run's summary `stats`): how
+    many runs recorded it, the median and largest of their p99 (µs), the largest single
+    lateness, and the runs' late samples; None when no run recorded it (a simulator's runs,
+    study 002's design)."""
+    p99, worst, late = [], [], 0
+    for d in dirs.values():
+        for f in sorted(Path(d).glob("runs/*/summary.json")):
+            stats = json.loads(f.read_text(encoding="utf-8")).get("stats") or {}
+            if stats.get("linkd_lateness_p99_us") is None:
+                continue
+            p99.append(float(stats["linkd_lateness_p99_us"]))
+            worst.append(float(stats.get("linkd_lateness_max_us") or 0.0))
+            late += int(stats.get("late_samples") or 0)
+    if not p99:
+        return None
+    p99.sort()
+    return {
+        "runs": len(p99),
+        "p99_median_us": p99[len(p99) // 2],
+        "p99_max_us": p99[-1],
+        "max_us": max(worst),
+        "late_samples": late,
+    }
 
 
 def judge(ran: Ran) -> StudyResult:
@@ -137,10 +175,16 @@ def judge(ran: Ran) -> StudyResult:
     out = ran.out
     result = StudyResult(spec, [], out=out, quick=ran.quick, seeds=ran.seeds)
     for engine, dirs in ran.dirs.items():
+        kernel = kernel_design(ran.quick, engine)
+        if kernel and spec.no_kernel:  # no design: every finding not judged, with the reason
+            result.dirs[engine] = dirs
+            nothing = {c.id: claims.Measured(None) for c in spec.claims}
+            result.rows.extend(claims.judge_all(spec, engine, nothing, kernel=True))
+            continue
         with common.reading(), timings.phase(timings.CLAIMS):  # each store opened once
             measured = mod.measure(dirs)
             result.dirs[engine] = dirs
-            result.rows.extend(claims.judge_all(spec, engine, measured))
+            result.rows.extend(claims.judge_all(spec, engine, measured, kernel=kernel))
             if hasattr(mod, "sensitivity"):  # the unknowns the paper does not give, swept
                 result.sensitivity[engine] = mod.sensitivity(dirs)
             with timings.phase(timings.FIGURES):
@@ -152,6 +196,9 @@ def judge(ran: Ran) -> StudyResult:
         "cpus": os.cpu_count(),
         "jobs": ran.jobs,
     }
+    lateness = {e: linkd_lateness(d) for e, d in ran.dirs.items() if registry.get(e).real_time}
+    if lateness:
+        result.run["linkd_lateness"] = lateness
     with timings.phase(timings.FIGURES):
         out.mkdir(parents=True, exist_ok=True)
         layout.atomic_write_text(
@@ -244,8 +291,8 @@ def text_lines(result: StudyResult) -> list[str]:
         f"engine{'s' if len(result.dirs) > 1 else ''} {', '.join(result.dirs)})"
     )
     lines = [head]
-    if result.quick and s.kernel and any(registry.get(e).real_time for e in result.dirs):
-        lines.append(textwrap.fill(f"kernel design ({kernel_plan_text(s.id)}): {s.kernel}", 100))
+    if any(kernel_design(result.quick, e) for e in result.dirs):
+        lines += kernel_design_lines(s)
     lines += claims.table_lines(result.rows, study=s)
     for engine, sens in result.sensitivity.items():
         if sens:
@@ -254,6 +301,26 @@ def text_lines(result: StudyResult) -> list[str]:
                 f"sensitivities ({engine}): the unknowns the paper does not give, swept",
                 *sens,
             ]
+    return lines
+
+
+def kernel_design_lines(s: claims.StudyClaims, width: int = 100) -> list[str]:
+    """The kernel design as printed above its table: what it runs, and each cut with the
+    claims it leaves not judged and those it weakens (judged), and why."""
+    if s.no_kernel:
+        return textwrap.wrap(f"no kernel design: {s.no_kernel}", width)
+    lines = textwrap.wrap(f"kernel design ({kernel_plan_text(s.id)}): {s.kernel}", width)
+    for cut in s.kernel_cuts:
+        told = [
+            *([f"not judged on the kernel: {', '.join(cut.not_judged)}"] if cut.not_judged else []),
+            *(
+                [f"weakened, still judged (an input: checked): {', '.join(cut.weakens)}"]
+                if cut.weakens
+                else []
+            ),
+        ]
+        text = f"- cut: {cut.what} ({'; '.join(told) or 'no claim'}): {cut.reason}"
+        lines += textwrap.wrap(text, width, subsequent_indent="  ")
     return lines
 
 

@@ -67,8 +67,9 @@ def run(ctx: common.Context) -> dict[str, Path]:
 
 
 def kernel_plan() -> list[common.Planned]:
-    """What `--quick --engine emu` runs: each campaign's [kernel] design."""
-    return common.kernel_plan({name: EMU_CHANGES[name] for name in CAMPAIGNS})
+    """What `--quick --engine emu` runs: nothing, the study has no kernel design (its data
+    file's `no_kernel` says why; `reproduce.run_study` runs none of its campaigns there)."""
+    return []
 
 
 def trimmed_mean(values: list[float]) -> float | None:

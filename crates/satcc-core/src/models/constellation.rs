@@ -65,19 +65,6 @@ pub const EARTH_ROTATION_RAD_S: f64 = 7.292_115_9e-5;
 /// Interval at which the delay is recomputed within an epoch.
 pub const GEOMETRY_STEP: SimDuration = SimDuration::from_millis(100);
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConstellationConfig {
-    pub shell: Shell,
-    /// Terminal and gateway (latitude, longitude), degrees.
-    pub terminal: (f64, f64),
-    pub gateway: (f64, f64),
-    pub min_elevation_deg: f64,
-    pub clock: EpochClock,
-    pub extra_delay: SimDuration,
-    pub rate_bps: u64,
-    pub loss: f64,
-}
-
 /// A Walker-delta shell.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Shell {
@@ -147,8 +134,13 @@ pub fn look(g: Vec3, sat: Vec3) -> (f64, f64) {
     (up.clamp(-1.0, 1.0).asin().to_degrees(), range)
 }
 
+/// The behaviour of a resolved [`ConstellationSpec`] (its configuration: a shell reads no
+/// file, so the resolved form is all it needs).
 pub struct Constellation {
-    cfg: ConstellationConfig,
+    spec: ConstellationSpec,
+    shell: Shell,
+    clock: EpochClock,
+    extra_delay: SimDuration,
     /// (epoch, serving satellite) of the last epoch asked about.
     cached: Option<(i64, Option<u32>)>,
     /// The state of the last geometry step asked for, keyed by (epoch, step start): every
@@ -158,29 +150,32 @@ pub struct Constellation {
 }
 
 impl Constellation {
-    pub fn new(cfg: ConstellationConfig) -> Result<Self, String> {
-        let s = &cfg.shell;
+    pub fn new(spec: ConstellationSpec) -> Result<Self, String> {
+        let s = &spec.shell();
         if s.is_empty() || s.altitude_m <= 0.0 {
             return Err("shell: planes, satellites per plane and altitude must be > 0".into());
         }
         if s.phasing >= s.planes {
             return Err("phasing: must be in 0..planes-1".into());
         }
-        for (name, (lat, lon)) in [("terminal", cfg.terminal), ("gateway", cfg.gateway)] {
+        for (name, (lat, lon)) in [("terminal", spec.terminal), ("gateway", spec.gateway)] {
             if !(-90.0..=90.0).contains(&lat) || !(-180.0..=360.0).contains(&lon) {
                 return Err(format!(
                     "{name}: expected [latitude -90..90, longitude -180..180]"
                 ));
             }
         }
-        if cfg.rate_bps == 0 {
+        if spec.rate_bps == 0 {
             return Err("rate: must be > 0".into());
         }
-        if cfg.clock.period.is_zero() {
+        if spec.period_ns == 0 {
             return Err("period: must be > 0".into());
         }
         Ok(Constellation {
-            cfg,
+            shell: spec.shell(),
+            clock: EpochClock::from_ns(spec.period_ns, spec.phase_ns, spec.start_ns),
+            extra_delay: SimDuration::from_nanos(spec.extra_delay_ns),
+            spec,
             cached: None,
             step_state: None,
         })
@@ -193,15 +188,15 @@ impl Constellation {
     /// The satellite serving epoch `k`: visible from both ends at the epoch's start, highest
     /// in the terminal's sky; `None` if there is none.
     pub fn serving(&self, k: i64) -> Option<u32> {
-        let t = Self::secs(self.cfg.clock.epoch_start_ns(k));
+        let t = Self::secs(self.clock.epoch_start_ns(k));
         let (u, g) = (
-            ground(self.cfg.terminal.0, self.cfg.terminal.1, t),
-            ground(self.cfg.gateway.0, self.cfg.gateway.1, t),
+            ground(self.spec.terminal.0, self.spec.terminal.1, t),
+            ground(self.spec.gateway.0, self.spec.gateway.1, t),
         );
-        let min = self.cfg.min_elevation_deg;
+        let min = self.spec.min_elevation_deg;
         let mut best: Option<(f64, u32)> = None;
-        for idx in 0..self.cfg.shell.len() {
-            let s = self.cfg.shell.position(idx, t);
+        for idx in 0..self.shell.len() {
+            let s = self.shell.position(idx, t);
             let (eu, _) = look(u, s);
             if eu < min || best.is_some_and(|(b, _)| eu <= b) {
                 continue;
@@ -215,13 +210,13 @@ impl Constellation {
 
     /// One-way delay through satellite `idx` at `t_s`, extra part included.
     pub fn delay_via(&self, idx: u32, t_s: f64) -> SimDuration {
-        let s = self.cfg.shell.position(idx, t_s);
+        let s = self.shell.position(idx, t_s);
         let up = norm(sub(
             s,
-            ground(self.cfg.terminal.0, self.cfg.terminal.1, t_s),
+            ground(self.spec.terminal.0, self.spec.terminal.1, t_s),
         ));
-        let down = norm(sub(s, ground(self.cfg.gateway.0, self.cfg.gateway.1, t_s)));
-        SimDuration::from_secs_f64((up + down) / SPEED_OF_LIGHT_M_S) + self.cfg.extra_delay
+        let down = norm(sub(s, ground(self.spec.gateway.0, self.spec.gateway.1, t_s)));
+        SimDuration::from_secs_f64((up + down) / SPEED_OF_LIGHT_M_S) + self.extra_delay
     }
 
     fn serving_cached(&mut self, k: i64) -> Option<u32> {
@@ -239,22 +234,22 @@ impl Constellation {
     fn step_state_uncached(&mut self, k: i64, at: i128) -> LinkState {
         match self.serving_cached(k) {
             Some(idx) => LinkState {
-                rate_bps: self.cfg.rate_bps,
+                rate_bps: self.spec.rate_bps,
                 delay: self.delay_via(idx, Self::secs(at)),
-                loss: self.cfg.loss,
+                loss: self.spec.loss,
             },
             None => LinkState {
                 rate_bps: 0,
-                delay: self.cfg.extra_delay,
-                loss: self.cfg.loss,
+                delay: self.extra_delay,
+                loss: self.spec.loss,
             },
         }
     }
 
     /// Start of the geometry step containing `t` (steps restart at each epoch boundary).
     fn step_start(&self, t: SimTime) -> (i64, i128) {
-        let k = self.cfg.clock.epoch_of(t);
-        let e = self.cfg.clock.epoch_start_ns(k);
+        let k = self.clock.epoch_of(t);
+        let e = self.clock.epoch_start_ns(k);
         let step = GEOMETRY_STEP.as_nanos() as i128;
         (k, e + (t.as_nanos() as i128 - e).div_euclid(step) * step)
     }
@@ -276,7 +271,7 @@ impl LinkModel for Constellation {
     fn next_change(&self, now: SimTime) -> Option<SimTime> {
         let (k, at) = self.step_start(now);
         let next_step = at + GEOMETRY_STEP.as_nanos() as i128;
-        let boundary = self.cfg.clock.epoch_start_ns(k + 1);
+        let boundary = self.clock.epoch_start_ns(k + 1);
         Some(SimTime::from_nanos(next_step.min(boundary).max(0) as u64))
     }
 }
@@ -330,8 +325,22 @@ pub struct ConstellationSpec {
     pub loss: f64,
 }
 
+impl ConstellationSpec {
+    /// The Walker shell of the resolved keys.
+    pub fn shell(&self) -> Shell {
+        Shell {
+            altitude_m: self.altitude_m,
+            inclination_deg: self.inclination_deg,
+            planes: self.planes,
+            per_plane: self.per_plane,
+            phasing: self.phasing,
+        }
+    }
+}
+
 impl Kind for ConstellationSpec {
-    type Config = ConstellationConfig;
+    /// The resolved form itself: a shell reads no file.
+    type Config = ConstellationSpec;
 
     fn keys() -> Vec<String> {
         [
@@ -374,26 +383,11 @@ impl Kind for ConstellationSpec {
         })
     }
 
-    fn config(&self, _: &str) -> Result<ConstellationConfig, String> {
-        Ok(ConstellationConfig {
-            shell: Shell {
-                altitude_m: self.altitude_m,
-                inclination_deg: self.inclination_deg,
-                planes: self.planes,
-                per_plane: self.per_plane,
-                phasing: self.phasing,
-            },
-            terminal: self.terminal,
-            gateway: self.gateway,
-            min_elevation_deg: self.min_elevation_deg,
-            clock: EpochClock::from_ns(self.period_ns, self.phase_ns, self.start_ns),
-            extra_delay: SimDuration::from_nanos(self.extra_delay_ns),
-            rate_bps: self.rate_bps,
-            loss: self.loss,
-        })
+    fn config(&self, _: &str) -> Result<ConstellationSpec, String> {
+        Ok(self.clone())
     }
 
-    fn build(c: &ConstellationConfig, _: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+    fn build(c: &ConstellationSpec, _: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
         Ok(Box::new(Constellation::new(c.clone())?))
     }
 }
@@ -640,27 +634,25 @@ mod tests {
         }
     }
 
-    fn clock() -> EpochClock {
-        EpochClock {
-            period: SimDuration::from_secs(15),
-            phase: SimDuration::from_secs(12),
-            start: SimDuration::ZERO,
-        }
-    }
-
     fn cfg(
         shell: Shell,
         terminal: (f64, f64),
         gateway: (f64, f64),
         extra_ms: u64,
-    ) -> ConstellationConfig {
-        ConstellationConfig {
-            shell,
+    ) -> ConstellationSpec {
+        ConstellationSpec {
+            altitude_m: shell.altitude_m,
+            inclination_deg: shell.inclination_deg,
+            planes: shell.planes,
+            per_plane: shell.per_plane,
+            phasing: shell.phasing,
             terminal,
             gateway,
             min_elevation_deg: 25.0,
-            clock: clock(),
-            extra_delay: SimDuration::from_millis(extra_ms),
+            period_ns: 15 * S,
+            phase_ns: 12 * S,
+            start_ns: 0,
+            extra_delay_ns: extra_ms * MS,
             rate_bps: 100_000_000,
             loss: 0.0,
         }
@@ -730,7 +722,7 @@ mod tests {
             let idx = c
                 .serving(k)
                 .unwrap_or_else(|| panic!("no satellite in epoch {k}"));
-            let t = Constellation::secs(c.cfg.clock.epoch_start_ns(k));
+            let t = Constellation::secs(c.clock.epoch_start_ns(k));
             let (el, _) = look(ground(50.1, 8.7, t), shell1().position(idx, t));
             assert!(el >= 25.0, "epoch {k}: elevation {el}");
         }

@@ -44,7 +44,6 @@ impl Flow {
             rwnd_bytes: DEFAULT_RWND_BYTES,
             initial_cwnd: DEFAULT_INITIAL_CWND,
             pacing: Pacing::Auto,
-            min_rto_ns: DEFAULT_MIN_RTO_NS,
             sndbuf_bytes: None,
             proto: None,
             udp_rate_bps: None,

@@ -11,8 +11,11 @@
 //! `[link.model]` tables are resolved here too, once per read, by `models::table` (their keys,
 //! cited presets and checks); files on the host are read through [`Known::files`].
 //!
-//! To add a scenario key: a field in one of the tables below (its serde default is its
-//! default), its check in [`read`] if its type does not say it all, and docs/scenario.md.
+//! To add a scenario key whose file form is its resolved form (a switch or a key with a unit):
+//! an entry of `switches.rs`, its check in [`read`] if its type does not say it all, and
+//! docs/scenario.md. A key the resolver takes in another shape (`count` and `stagger` into
+//! `start_ns`, node names into indices) is a field in one of the tables below, its resolved
+//! field in `scenario.rs` and its conversion in [`File::scenario`].
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -20,8 +23,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::build::{
-    DEFAULT_BIN_NS, DEFAULT_INITIAL_CWND, DEFAULT_MIN_RTO_NS, DEFAULT_MSS, DEFAULT_QUEUE,
-    DEFAULT_RWND_BYTES, DEFAULT_SEED,
+    DEFAULT_BIN_NS, DEFAULT_INITIAL_CWND, DEFAULT_MSS, DEFAULT_QUEUE, DEFAULT_RWND_BYTES,
+    DEFAULT_SEED,
 };
 use super::{
     App, Flow, HostNoiseSpec, Link, Pacing, Proto, Scenario, SeqAckSpec, DEFAULT_MTU, MAX_MSS,
@@ -262,9 +265,6 @@ fn default_rwnd() -> Bytes {
 }
 fn default_iw() -> i64 {
     DEFAULT_INITIAL_CWND as i64
-}
-fn default_min_rto() -> Nanos {
-    Nanos(DEFAULT_MIN_RTO_NS)
 }
 fn default_mtu() -> Bytes {
     Bytes(DEFAULT_MTU as u64)
@@ -522,8 +522,6 @@ pub struct FlowT {
     pub cwnd_clamp: Option<i64>,
     #[serde(default = "auto")]
     pub pacing: PacingT,
-    #[serde(default = "default_min_rto")]
-    pub min_rto: Nanos,
     #[serde(default)]
     pub sndbuf: Option<Bytes>,
     #[serde(default = "tcp")]
@@ -1253,7 +1251,7 @@ fn check(f: &mut File, known: &Known) -> Vec<Issue> {
                 ),
             );
         }
-        if fl.min_rto.0 == 0 {
+        if fl.min_rto.get().0 == 0 {
             bad!(
                 format!("{p}.min_rto"),
                 "expected a positive duration, found 0"
@@ -1613,7 +1611,6 @@ impl File {
                     initial_cwnd: fl.initial_cwnd as u32,
                     cwnd_clamp: fl.cwnd_clamp.map(|c| c as u32),
                     pacing: fl.pacing.0,
-                    min_rto_ns: fl.min_rto.0,
                     sndbuf_bytes: fl.sndbuf.map(|s| s.0),
                     proto: udp.then_some(Proto::Udp),
                     udp_rate_bps: if udp { fl.rate.map(|r| r.0) } else { None },
@@ -1844,6 +1841,35 @@ mod tests {
             issues(&d)[0].1,
             "expected an array of tables written [[link]], found a table"
         );
+    }
+
+    #[test]
+    fn a_key_with_a_unit_is_one_value_from_the_file_to_the_resolved_wire() {
+        // `min_rto` is one entry of switches.rs: read as the file writes it, held as the same
+        // value by the resolved flow, written in ns under its old name, read back from it.
+        let mut d = minimal();
+        d["flow"][0]["min_rto"] = json!("150 ms");
+        let f = read(&d, "x", &known()).unwrap();
+        assert_eq!(f.flows[0].min_rto.get(), Nanos(150_000_000));
+        let r = f.scenario(None).resolve().unwrap();
+        assert_eq!(r.scenario.flows[0].min_rto, f.flows[0].min_rto);
+        let wire = serde_json::to_value(&r).unwrap();
+        assert_eq!(wire["flows"][0]["min_rto_ns"], 150_000_000);
+        assert!(wire["flows"][0].get("min_rto").is_none());
+        assert_eq!(super::super::Resolved::from_json(&wire).unwrap(), r);
+        // its default, in a file and in a scenario built in code
+        let r = read(&minimal(), "x", &known()).unwrap().scenario(None);
+        assert_eq!(
+            r.flows[0].min_rto.get(),
+            Nanos(super::super::DEFAULT_MIN_RTO_NS)
+        );
+        let built = Flow::bulk(0, 0, 1, "cubic");
+        assert_eq!(built.min_rto, r.flows[0].min_rto);
+        // bad input names the file's key and what was expected
+        d["flow"][0]["min_rto"] = json!("150 furlongs");
+        let (k, m) = &issues(&d)[0];
+        assert_eq!(k, "flow[0].min_rto");
+        assert!(m.starts_with("expected a duration like"), "{m}");
     }
 
     #[test]

@@ -1,20 +1,34 @@
-//! The scenario's switches (true/false keys whose file form is their resolved form), each
-//! declared once, here: its name, its default and what it means. [`flow_switches!`] lists a
-//! `[[flow]]`'s, [`scenario_switches!`] the `[scenario]` table's; [`switch_fields!`] writes
-//! them into the file's table (`file::FlowT`, `file::Section`) and the resolved form
-//! ([`super::Flow`], [`super::Scenario`]), the copy from one to the other
-//! (`file::File::scenario`) and the defaults of a scenario built in code (`build`).
+//! The scenario's keys whose file form is their resolved form, each declared once, here: its
+//! name, its type, its default and what it means. They are true/false switches (`sack = true`)
+//! and keys with a unit (`min_rto: Nanos = ...`: a duration, rate, size, packet count,
+//! probability or queue limit, `file`'s unit types). [`flow_switches!`] lists a `[[flow]]`'s,
+//! [`scenario_switches!`] the `[scenario]` table's; [`switch_fields!`] writes them into the
+//! file's table (`file::FlowT`, `file::Section`) and the resolved form ([`super::Flow`],
+//! [`super::Scenario`]), the copy from one to the other (`file::File::scenario`: the same
+//! value, no conversion) and the defaults of a scenario built in code (`build`).
 //!
-//! Adding a switch is one entry here, its check in `file::check` if it has one, and its row
-//! in docs/scenario.md; `#[serde(default)]` keeps a resolved scenario written without it
-//! readable, and a new switch left at its default is left out of the resolved form (`, kept`
-//! marks the older switches, always written, so the hash of a resolved scenario is unchanged).
+//! Adding such a key is one entry here, its check in `file::check` if its type does not say
+//! it all, and its row in docs/scenario.md. A key with a unit is a [`Key`] in both forms: read
+//! in the file by its unit's grammar ("600 ms"), written and read back in the resolved form in
+//! base units (ns, bit/s, bytes: the unit type's serde form), its default carried by a marker
+//! type named after it (module `flow` or `scenario`), so serde, the editors' JSON Schema and
+//! `Flow::bulk` all take it from the entry. `#[serde(default)]` keeps a resolved scenario
+//! written without a new key readable, and a new key left at its default is left out of the
+//! resolved form (`, kept` marks the older keys, always written, so the hash of a resolved
+//! scenario is unchanged; `as "WIRE"` keeps an older key's resolved name, `min_rto_ns`).
 
-/// The `[[flow]]` switches, handed to `$m!` after `$args` (see the module's doc).
+use serde::{Deserialize, Serialize};
+
+use super::file::{Bps, Bytes, Nanos, Pkts, Prob, Queue};
+use super::DEFAULT_MIN_RTO_NS;
+use crate::dirspec::QueueSpec;
+
+/// The `[[flow]]` keys, handed to `$m!` after `$args` (see the module's doc).
 macro_rules! flow_switches {
     ($m:ident!($($args:tt)*)) => {
         $m! {
             $($args)*;
+            in flow;
             /// SACK (RFC 2018, `net.ipv4.tcp_sack`).
             sack = true, kept;
             /// TCP timestamps (RFC 7323, `net.ipv4.tcp_timestamps`).
@@ -28,6 +42,9 @@ macro_rules! flow_switches {
             ecn = false, kept;
             /// Delayed ACKs (RFC 1122; Linux's quick-ack mode at the start).
             delayed_ack = true, kept;
+            /// The floor of the retransmission timeout (Linux `TCP_RTO_MIN`, the `rto_min`
+            /// route attribute); written `min_rto_ns` in the resolved form.
+            min_rto as "min_rto_ns": Nanos = Nanos(DEFAULT_MIN_RTO_NS), kept;
             /// Linux's metrics cache (`tcp_no_metrics_save = 0`): a limited transfer stores its
             /// ssthresh when fully acknowledged (`tcp_update_metrics`) and a later
             /// `metrics_save` flow between the same two nodes starts with it
@@ -42,11 +59,12 @@ macro_rules! flow_switches {
     };
 }
 
-/// The `[scenario]` switches, handed to `$m!` after `$args` (see the module's doc).
+/// The `[scenario]` keys, handed to `$m!` after `$args` (see the module's doc).
 macro_rules! scenario_switches {
     ($m:ident!($($args:tt)*)) => {
         $m! {
             $($args)*;
+            in scenario;
             /// Record every TCP flow's congestion-control state per bin (`record::CcSeries`;
             /// the result's `cc_series`).
             cc_state = false;
@@ -54,42 +72,58 @@ macro_rules! scenario_switches {
     };
 }
 
-/// What the switch lists are made into:
-/// - `struct file|resolved ITEM`: the struct `ITEM` with every switch appended to its
-///   fields, as a file reads it (`file`: always written, for the read file's view) or as
-///   the resolved form carries it (`resolved`);
-/// - `copy SRC => NAME { FIELDS }`: the struct literal `NAME { FIELDS }` with every switch
-///   taken from `SRC`;
-/// - `defaults NAME { FIELDS }`: the same with every switch at its default.
+/// What the key lists are made into:
+/// - `struct file|resolved ITEM`: the struct `ITEM` with every key appended to its fields,
+///   as a file reads it (`file`: always written, for the read file's view) or as the resolved
+///   form carries it (`resolved`);
+/// - `copy SRC => NAME { FIELDS }`: the struct literal `NAME { FIELDS }` with every key taken
+///   from `SRC` (a key's file form is its resolved form: no conversion);
+/// - `defaults NAME { FIELDS }`: the same with every key at its default;
+/// - `markers`: the module (`flow`, `scenario`) of the keys' markers: per key with a unit an
+///   uninhabited type named after it that carries its type and default ([`Declared`]).
+///
+/// An entry is `NAME = true|false` (a switch) or `NAME: UNIT = DEFAULT` (a key with a unit,
+/// [`Unit`]: read as the file writes it, held as that value, written in base units);
+/// `NAME as "WIRE": ...` names it `WIRE` in the resolved form; `, kept` marks a key always
+/// written in the resolved form (the older keys: the hash of a resolved scenario is
+/// unchanged), else a key at its default is left out.
 macro_rules! switch_fields {
     (struct $mode:ident $(#[$a:meta])* $v:vis struct $n:ident { $($body:tt)* };
-     $($list:tt)*) => {
-        switch_fields!(@field $mode [$(#[$a])* $v struct $n] [$($body)*] $($list)*);
+     in $list:ident; $($entries:tt)*) => {
+        switch_fields!(@field $mode $list [$(#[$a])* $v struct $n] [$($body)*] $($entries)*);
     };
-    (@field $mode:ident [$($head:tt)*] [$($acc:tt)*]) => {
+    (@field $mode:ident $list:ident [$($head:tt)*] [$($acc:tt)*]) => {
         $($head)* { $($acc)* }
     };
-    (@field file $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = true $(, $kept:ident)?;
+    (@field file $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = true $(, $kept:ident)?;
      $($rest:tt)*) => {
-        switch_fields!(@field file $h [$($acc)*
+        switch_fields!(@field file $list $h [$($acc)*
             $(#[$d])* #[serde(default = "crate::scenario::switches::yes")] pub $k: bool,
         ] $($rest)*);
     };
-    (@field file $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = false $(, $kept:ident)?;
+    (@field file $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = false $(, $kept:ident)?;
      $($rest:tt)*) => {
-        switch_fields!(@field file $h [$($acc)*
+        switch_fields!(@field file $list $h [$($acc)*
             $(#[$d])* #[serde(default)] pub $k: bool,
         ] $($rest)*);
     };
-    (@field resolved $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = true, kept;
+    (@field file $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident $(as $wire:literal)?:
+     $t:ty = $default:expr $(, $kept:ident)?; $($rest:tt)*) => {
+        switch_fields!(@field file $list $h [$($acc)*
+            $(#[$d])*
+            #[serde(default, deserialize_with = "crate::scenario::switches::read")]
+            pub $k: crate::scenario::switches::Key<crate::scenario::switches::$list::$k>,
+        ] $($rest)*);
+    };
+    (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = true, kept;
      $($rest:tt)*) => {
-        switch_fields!(@field resolved $h [$($acc)*
+        switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])* #[serde(default = "crate::scenario::switches::yes")] pub $k: bool,
         ] $($rest)*);
     };
-    (@field resolved $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = true;
+    (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = true;
      $($rest:tt)*) => {
-        switch_fields!(@field resolved $h [$($acc)*
+        switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])*
             #[serde(
                 default = "crate::scenario::switches::yes",
@@ -98,28 +132,194 @@ macro_rules! switch_fields {
             pub $k: bool,
         ] $($rest)*);
     };
-    (@field resolved $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = false, kept;
+    (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = false, kept;
      $($rest:tt)*) => {
-        switch_fields!(@field resolved $h [$($acc)*
+        switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])* #[serde(default)] pub $k: bool,
         ] $($rest)*);
     };
-    (@field resolved $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = false;
+    (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = false;
      $($rest:tt)*) => {
-        switch_fields!(@field resolved $h [$($acc)*
+        switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])*
             #[serde(default, skip_serializing_if = "crate::scenario::switches::is_false")]
             pub $k: bool,
         ] $($rest)*);
     };
-    (copy $src:ident => $n:ident { $($body:tt)* };
-     $($(#[$d:meta])* $k:ident = $default:literal $(, $kept:ident)?;)*) => {
+    (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident $(as $wire:literal)?:
+     $t:ty = $default:expr, kept; $($rest:tt)*) => {
+        switch_fields!(@field resolved $list $h [$($acc)*
+            $(#[$d])* #[serde(default $(, rename = $wire)?)]
+            pub $k: crate::scenario::switches::Key<crate::scenario::switches::$list::$k>,
+        ] $($rest)*);
+    };
+    (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident $(as $wire:literal)?:
+     $t:ty = $default:expr; $($rest:tt)*) => {
+        switch_fields!(@field resolved $list $h [$($acc)*
+            $(#[$d])*
+            #[serde(
+                default,
+                skip_serializing_if = "crate::scenario::switches::Key::is_default"
+                $(, rename = $wire)?
+            )]
+            pub $k: crate::scenario::switches::Key<crate::scenario::switches::$list::$k>,
+        ] $($rest)*);
+    };
+    (copy $src:ident => $n:ident { $($body:tt)* }; in $list:ident;
+     $($(#[$d:meta])* $k:ident $(as $wire:literal)? $(: $t:ty)? = $default:expr
+       $(, $kept:ident)?;)*) => {
         $n { $($body)* $($k: $src.$k,)* }
     };
-    (defaults $n:ident { $($body:tt)* };
-     $($(#[$d:meta])* $k:ident = $default:literal $(, $kept:ident)?;)*) => {
-        $n { $($body)* $($k: $default,)* }
+    (defaults $n:ident { $($body:tt)* }; in $list:ident;
+     $($(#[$d:meta])* $k:ident $(as $wire:literal)? $(: $t:ty)? = $default:expr
+       $(, $kept:ident)?;)*) => {
+        $n { $($body)* $($k: switch_fields!(@default $($t)? = $default),)* }
     };
+    (@default = $default:expr) => {
+        $default
+    };
+    (@default $t:ty = $default:expr) => {
+        crate::scenario::switches::Key::default()
+    };
+    (markers; in $list:ident; $($entries:tt)*) => {
+        /// The markers of this list's keys with a unit (see [`switch_fields!`]).
+        pub mod $list {
+            #[allow(unused_imports)]
+            use super::*;
+            switch_fields!(@marker $($entries)*);
+        }
+    };
+    (@marker) => {};
+    (@marker $(#[$d:meta])* $k:ident = $default:literal $(, $kept:ident)?; $($rest:tt)*) => {
+        switch_fields!(@marker $($rest)*);
+    };
+    (@marker $(#[$d:meta])* $k:ident $(as $wire:literal)?: $t:ty = $default:expr
+     $(, $kept:ident)?; $($rest:tt)*) => {
+        $(#[$d])*
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum $k {}
+
+        impl super::Declared for $k {
+            type T = $t;
+            fn default() -> $t {
+                $default
+            }
+        }
+        switch_fields!(@marker $($rest)*);
+    };
+}
+
+flow_switches!(switch_fields!(markers));
+scenario_switches!(switch_fields!(markers));
+
+/// A key with a unit, declared in a list above: its value's type and its default (the
+/// marker types of `flow` and `scenario` implement it).
+pub trait Declared: 'static {
+    type T: Unit;
+    fn default() -> Self::T;
+}
+
+/// A value with a unit: its `Deserialize` reads the file's grammar ("600 ms", "20 Mbit/s",
+/// `units.rs`); `Serialize` writes it in base units (ns, bit/s, bytes, a `QueueSpec`), which
+/// is how the resolved form is read back ([`Unit::from_base`]).
+pub trait Unit:
+    Copy + PartialEq + std::fmt::Debug + Serialize + for<'de> Deserialize<'de> + schemars::JsonSchema
+{
+    type Base: for<'de> Deserialize<'de>;
+    fn from_base(b: Self::Base) -> Self;
+}
+
+macro_rules! units {
+    ($($t:ident($base:ty)),*) => {
+        $(impl Unit for $t {
+            type Base = $base;
+            fn from_base(b: $base) -> $t {
+                $t(b)
+            }
+        })*
+    };
+}
+units!(
+    Nanos(u64),
+    Bps(u64),
+    Bytes(u64),
+    Pkts(u64),
+    Prob(f64),
+    Queue(QueueSpec)
+);
+
+/// A key with a unit as both the file's table and the resolved scenario hold it: the same
+/// value (`K::T`), read from the file's text by [`read`] and from the resolved form's base
+/// units by its `Deserialize`; its `Default` is the key's.
+pub struct Key<K: Declared>(pub K::T);
+
+impl<K: Declared> Key<K> {
+    pub fn new(v: K::T) -> Self {
+        Key(v)
+    }
+    pub fn get(&self) -> K::T {
+        self.0
+    }
+    /// At the key's default (left out of the resolved form unless `kept`).
+    pub fn is_default(&self) -> bool {
+        self.0 == K::default()
+    }
+}
+
+impl<K: Declared> Default for Key<K> {
+    fn default() -> Self {
+        Key(K::default())
+    }
+}
+
+impl<K: Declared> Clone for Key<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K: Declared> Copy for Key<K> {}
+
+impl<K: Declared> PartialEq for Key<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<K: Declared> std::fmt::Debug for Key<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<K: Declared> Serialize for Key<K> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// The resolved form: base units.
+impl<'de, K: Declared> Deserialize<'de> for Key<K> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <K::T as Unit>::Base::deserialize(d).map(|b| Key(K::T::from_base(b)))
+    }
+}
+
+/// The file's form: the unit's grammar (the `deserialize_with` of a file table's key).
+pub(crate) fn read<'de, D: serde::Deserializer<'de>, K: Declared>(
+    d: D,
+) -> Result<Key<K>, D::Error> {
+    K::T::deserialize(d).map(Key)
+}
+
+impl<K: Declared> schemars::JsonSchema for Key<K> {
+    fn schema_name() -> String {
+        K::T::schema_name()
+    }
+    fn json_schema(g: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        K::T::json_schema(g)
+    }
 }
 
 pub(crate) fn yes() -> bool {

@@ -386,7 +386,7 @@ impl Sender {
             dsack_dups: 0,
             max_window: 0,
             rcv_tsecr: None,
-            rtt: RttEstimator::new(SimDuration::from_nanos(cfg.min_rto_ns)),
+            rtt: RttEstimator::new(SimDuration::from_nanos(cfg.min_rto.get().0)),
             backoff: 0,
             retransmits: 0,
             rto_timer: Timer::default(),

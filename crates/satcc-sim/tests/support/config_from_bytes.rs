@@ -5,6 +5,8 @@
 //! coarse, so a run that the resolver and the simulator accept also finishes.
 
 use satcc_core::dirspec::{Direction, QueueDrop, QueueSpec};
+use satcc_core::scenario::file::Nanos;
+use satcc_core::scenario::switches::Key;
 use satcc_core::scenario::{Flow, HostNoiseSpec, Link, Pacing, Proto, Scenario};
 
 pub struct Bytes<'a>(pub &'a [u8]);
@@ -140,7 +142,7 @@ pub fn config(data: &[u8]) -> Scenario {
             f.initial_cwnd = b.pick(20, u32::MAX as u64) as u32;
             f.pacing = [Pacing::Auto, Pacing::On, Pacing::Off][(b.byte() % 3) as usize];
             f.delayed_ack = b.bool();
-            f.min_rto_ns = b.pick(1_000_000_000, u64::MAX);
+            f.min_rto = Key::new(Nanos(b.pick(1_000_000_000, u64::MAX)));
             f.sndbuf_bytes = if b.bool() {
                 Some(b.pick(1_000_000, u64::MAX))
             } else {
