@@ -263,6 +263,8 @@ BAD = [
     ('delay = "10 ms"', "delay = 10", "link[0].delay", "a duration", "10"),
     ('delay = "10 ms"', 'delay = "10 ms"\nloss = 1.5', "link[0].loss", "a probability", "1.5"),
     ('delay = "10 ms"', 'delay = "10 ms"\nqueue = 100', "link[0].queue", "a queue limit", "100"),
+    ('delay = "10 ms"', 'delay = "10 ms"\ndrop = "head"', "link[0].drop", "'front'", "'head'"),
+    ('delay = "10 ms"', 'delay = "10 ms"\ndrop_ba = 1', "link[0].drop_ba", "", "1"),
     # bare numbers need a unit, as delay's do (issue 29: these were 5 bit/s and 100 bytes)
     ('rate = "10 Mbit/s"', "rate = 5", "link[0].rate", "a rate", "5 (a bare number needs a unit"),
     ('rate = "10 Mbit/s"', 'rate = "5"', "link[0].rate", "a rate", "'5' (a bare number needs"),
@@ -461,6 +463,21 @@ def test_jitter_is_resolved_only_where_set(write_toml):
     assert ab["jitter_ns"] == 2_000_000
     assert "jitter_ns" not in ba
     assert "jitter_ns" not in sc.resolve(sc.load(write_toml(MINIMAL)))["links"][0]["ab"]
+
+
+def test_a_drop_front_queue_is_resolved_only_where_set(write_toml):
+    # `drop` sets both directions, `drop_ba` the b->a one; the default ("tail") is left out of
+    # the resolved form, so scenarios written before the key keep their hash
+    text = MINIMAL.replace('delay = "10 ms"', 'delay = "10 ms"\ndrop = "front"\ndrop_ba = "tail"')
+    link = sc.resolve(sc.load(write_toml(text)))["links"][0]
+    assert link["ab"]["drop"] == "front"
+    assert "drop" not in link["ba"]
+    text = MINIMAL.replace('delay = "10 ms"', 'delay = "10 ms"\ndrop = "front"')
+    assert sc.resolve(sc.load(write_toml(text)))["links"][0]["ba"]["drop"] == "front"
+    plain = sc.load(write_toml(MINIMAL))
+    assert "drop" not in sc.resolve(plain)["links"][0]["ab"]
+    tail = sc.load(write_toml(MINIMAL.replace('delay = "10 ms"', 'delay = "10 ms"\ndrop = "tail"')))
+    assert sc.resolve(tail) == sc.resolve(plain)
 
 
 def test_the_vpn_node_must_be_a_node_and_reaches_the_emulator(write_toml, monkeypatch):

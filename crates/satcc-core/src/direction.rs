@@ -3,7 +3,7 @@
 //! sim-vs-kernel differences come from TCP, not from two channel models.
 //!
 //! ```text
-//!  offer(t) ──► [drop-tail queue, CE marking ≥ K] ──► serialiser (model rate) ──► loss? ──► wire (delay + jitter, FIFO) ──► arrive
+//!  offer(t) ──► [queue: drop tail or front, CE marking ≥ K] ──► serialiser (model rate) ──► loss? ──► wire (delay + jitter, FIFO) ──► arrive
 //! ```
 //! Everything is a function of the instants handed in (no clock, no I/O). The serialiser asks
 //! the link behaviour when a packet that starts now has left (`LinkBehaviour::transmit_end`,
@@ -17,6 +17,7 @@
 //! |--------------------|----------|---------|-------------------------------------------|
 //! | rate, delay, loss  | model    | bit/s, ns, probability | `LinkModel::state_at`      |
 //! | queue limit        | scenario | packets or bytes | `QueueSpec` (BDP sized before)    |
+//! | drop               | tail     | tail or front | `QueueDrop`: a full queue drops the arrival, or the oldest queued (Linux's `pfifo_head_drop`) |
 //! | ecn_threshold_pkts | none     | packets | step marking, RFC 8257 §3.1 (DCTCP's K)    |
 //! | jitter             | 0        | ns      | uniform extra delay per packet; 0 draws nothing |
 //! | drop_packets       | none     | ordinals | scripted losses (1-based, counting every packet serialised), a test aid like ns-3's ReceiveListErrorModel |
@@ -38,7 +39,7 @@
 //! serialiser: the loss draw (none when loss is 0), then the jitter draw (none when jitter is
 //! 0 or the packet was lost). Scripted drops and `extra_drop` draw nothing from it.
 
-use crate::dirspec::QueueSpec;
+use crate::dirspec::{QueueDrop, QueueSpec};
 use crate::link::{ConstantLink, LinkModel, LinkState};
 use crate::models::{LinkBehaviour, MeanState};
 use crate::record::LinkSeriesRow;
@@ -66,6 +67,8 @@ pub trait LinkPacket {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DirectionConfig {
     pub limit: QueueSpec,
+    /// Which packet the full queue drops.
+    pub drop: QueueDrop,
     pub ecn_threshold_pkts: Option<u64>,
     pub jitter: SimDuration,
     /// Ordinals of packets to drop on the wire (any order).
@@ -139,13 +142,14 @@ impl Counters {
 
 /// What `offer` did with a packet.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Offered<P> {
+pub enum Offered {
     /// The serialiser was idle: transmission starts now and ends at the given instant
     /// (`None`: the link never carries it; the packet is held in service).
     Started(Option<SimTime>),
+    /// Queued (under `QueueDrop::Front`, perhaps in place of older packets, handed to `lost`).
     Queued,
-    /// The queue was full; the packet is handed back.
-    Dropped(P),
+    /// The queue was full and dropped the arrival (handed to `lost`).
+    Dropped,
 }
 
 /// The transmission times of the last two packet sizes a constant link serialised (most
@@ -257,16 +261,22 @@ impl<P: LinkPacket> Direction<P> {
     }
 
     /// Offer a packet at `now`. The caller must have finished every transmission due by `now`.
-    pub fn offer(&mut self, mut pkt: P, now: SimTime) -> Offered<P> {
+    /// A packet the full queue drops goes to `lost`: the arrival (`QueueDrop::Tail`), or the
+    /// oldest queued ones until the arrival fits (`QueueDrop::Front`).
+    pub fn offer(&mut self, mut pkt: P, now: SimTime, mut lost: impl FnMut(P)) -> Offered {
         self.counters.offered += 1;
         if self.in_service.is_none() && self.queue.is_empty() {
             return Offered::Started(self.start(pkt, now, false));
         }
-        let pkts = self.queue.len() as u64;
+        let mut pkts = self.queue.len() as u64;
         let size = pkt.size_bytes();
         if !self.cfg.limit.admits(pkts, self.queue_bytes, size) {
-            self.counters.drops_queue += 1;
-            return Offered::Dropped(pkt);
+            if self.cfg.drop == QueueDrop::Tail || !self.cfg.limit.admits(0, 0, size) {
+                self.counters.drops_queue += 1;
+                lost(pkt);
+                return Offered::Dropped;
+            }
+            pkts = self.drop_front(size, &mut lost);
         }
         if let Some(k) = self.cfg.ecn_threshold_pkts {
             // Step marking on the instantaneous queue (DCTCP's K, RFC 8257 §3.1).
@@ -277,6 +287,25 @@ impl<P: LinkPacket> Direction<P> {
         self.queue_bytes += size;
         self.queue.push_back(pkt);
         Offered::Queued
+    }
+
+    /// Drop from the head of the queue (never the packet in service) until a packet of `size`
+    /// bytes fits behind the rest, as Linux's `pfifo_head_drop` (one packet per arrival for a
+    /// packet limit); the packets left queued. The caller knows it fits an empty queue.
+    #[cold]
+    #[inline(never)]
+    fn drop_front(&mut self, size: u64, lost: &mut impl FnMut(P)) -> u64 {
+        while !self
+            .cfg
+            .limit
+            .admits(self.queue.len() as u64, self.queue_bytes, size)
+        {
+            let head = self.queue.pop_front().expect("a full queue has a head");
+            self.queue_bytes -= head.size_bytes();
+            self.counters.drops_queue += 1;
+            lost(head);
+        }
+        self.queue.len() as u64
     }
 
     /// Put `pkt` in service at `now` (`backlogged`: the packet before it left just now); the
@@ -598,6 +627,7 @@ mod tests {
     fn cfg(limit: QueueSpec) -> DirectionConfig {
         DirectionConfig {
             limit,
+            drop: QueueDrop::Tail,
             ecn_threshold_pkts: None,
             jitter: SimDuration::ZERO,
             drop_packets: vec![],
@@ -610,10 +640,10 @@ mod tests {
         // 1500 B at 12 Mbit/s = 1 ms each.
         let mut d = dir(12_000_000, 10, cfg(QueueSpec::Packets(10)));
         assert_eq!(
-            d.offer(pkt(1500), SimTime::ZERO),
+            d.offer(pkt(1500), SimTime::ZERO, drop),
             Offered::Started(Some(ms(1)))
         );
-        assert_eq!(d.offer(pkt(1500), SimTime::ZERO), Offered::Queued);
+        assert_eq!(d.offer(pkt(1500), SimTime::ZERO, drop), Offered::Queued);
         let (a, next) = d.finish(ms(1), |_| SimDuration::ZERO);
         assert_eq!((a, next), (Some(ms(11)), Some(ms(2))));
         let (a, next) = d.finish(ms(2), |_| SimDuration::ZERO);
@@ -641,7 +671,7 @@ mod tests {
         let mut d = dir(12_000_000, 0, cfg(QueueSpec::Packets(10)));
         let mut t = SimTime::ZERO;
         for size in [1500, 60, 1500, 60, 60, 1500] {
-            let Offered::Started(Some(done)) = d.offer(pkt(size), t) else {
+            let Offered::Started(Some(done)) = d.offer(pkt(size), t, drop) else {
                 panic!("an idle link starts the packet")
             };
             assert_eq!(done - t, SimDuration::transmission(size, 12_000_000));
@@ -653,10 +683,64 @@ mod tests {
     #[test]
     fn a_full_queue_hands_the_packet_back() {
         let mut d = dir(12_000_000, 0, cfg(QueueSpec::Packets(1)));
-        d.offer(pkt(1500), SimTime::ZERO);
-        assert_eq!(d.offer(pkt(1500), SimTime::ZERO), Offered::Queued);
-        assert_eq!(d.offer(pkt(700), SimTime::ZERO), Offered::Dropped(pkt(700)));
+        d.offer(pkt(1500), SimTime::ZERO, drop);
+        assert_eq!(d.offer(pkt(1500), SimTime::ZERO, drop), Offered::Queued);
+        let mut lost = vec![];
+        assert_eq!(
+            d.offer(pkt(700), SimTime::ZERO, |p| lost.push(p)),
+            Offered::Dropped
+        );
+        assert_eq!(lost, vec![pkt(700)]);
         assert_eq!(d.counters().drops_queue, 1);
+    }
+
+    /// A queue of `limit` that drops from the front.
+    fn front(limit: QueueSpec) -> Direction<Pkt> {
+        let mut c = cfg(limit);
+        c.drop = QueueDrop::Front;
+        dir(12_000_000, 0, c)
+    }
+
+    #[test]
+    fn a_full_drop_front_queue_drops_its_oldest_packet_and_queues_the_arrival() {
+        // pfifo_head_drop: one in service, two queued (limit 2); each arrival beyond drops
+        // the head of the queue, never the packet in service.
+        let mut d = front(QueueSpec::Packets(2));
+        let mut lost = vec![];
+        for size in [100, 200, 300, 400, 500] {
+            d.offer(pkt(size), SimTime::ZERO, |p: Pkt| lost.push(p.size));
+        }
+        assert_eq!(lost, vec![200, 300]);
+        assert_eq!(d.counters().drops_queue, 2);
+        assert_eq!(d.queue_len(), (2, 900));
+        let sent: Vec<u64> = (0..3)
+            .map(|_| {
+                let done = d.service_done().unwrap();
+                d.finish(done, |_| SimDuration::ZERO);
+                d.arrive().size
+            })
+            .collect();
+        assert_eq!(sent, vec![100, 400, 500]);
+    }
+
+    #[test]
+    fn a_byte_limited_drop_front_queue_drops_from_the_head_until_the_arrival_fits() {
+        // 3000 B queued as 1000 + 1000 + 1000; a 1500 B arrival needs two heads gone. A packet
+        // larger than the whole limit is dropped itself, the queue untouched.
+        let mut d = front(QueueSpec::Bytes(3000));
+        let mut lost = vec![];
+        let mut offer = |d: &mut Direction<Pkt>, size| {
+            d.offer(pkt(size), SimTime::ZERO, |p: Pkt| lost.push(p.size))
+        };
+        for _ in 0..4 {
+            offer(&mut d, 1000);
+        }
+        assert_eq!(offer(&mut d, 1500), Offered::Queued);
+        assert_eq!(d.queue_len(), (2, 2500));
+        assert_eq!(offer(&mut d, 3001), Offered::Dropped);
+        assert_eq!(d.queue_len(), (2, 2500));
+        assert_eq!(lost, vec![1000, 1000, 3001]);
+        assert_eq!(d.counters().drops_queue, 3);
     }
 
     #[test]
@@ -665,7 +749,7 @@ mod tests {
         c.ecn_threshold_pkts = Some(1);
         let mut d = dir(12_000_000, 0, c);
         for _ in 0..3 {
-            d.offer(pkt(1500), SimTime::ZERO);
+            d.offer(pkt(1500), SimTime::ZERO, drop);
         }
         // in service, queued behind 0 (not marked), queued behind 1 (marked)
         assert_eq!(d.counters().ecn_marks, 1);
@@ -677,7 +761,7 @@ mod tests {
         c.drop_packets = vec![3, 1];
         let mut d = dir(12_000_000, 0, c);
         for _ in 0..3 {
-            d.offer(pkt(1500), SimTime::ZERO);
+            d.offer(pkt(1500), SimTime::ZERO, drop);
         }
         let survived: Vec<bool> = (1..=3)
             .map(|k| d.finish(ms(k), |_| SimDuration::ZERO).0.is_some())
@@ -711,7 +795,7 @@ mod tests {
         // 0.2 ms, the backlog's credit counts from the tick before (0 ms).
         let mut d = tick_dir(36_000_000);
         for _ in 0..7 {
-            d.offer(pkt(1500), us(200));
+            d.offer(pkt(1500), us(200), drop);
         }
         assert_eq!(
             releases(&mut d),
@@ -722,20 +806,23 @@ mod tests {
     #[test]
     fn a_tick_served_pipe_holds_even_a_small_packet_until_the_next_tick() {
         let mut d = tick_dir(1_000_000_000);
-        assert_eq!(d.offer(pkt(60), us(4_100)), Offered::Started(Some(ms(5))));
+        assert_eq!(
+            d.offer(pkt(60), us(4_100), drop),
+            Offered::Started(Some(ms(5)))
+        );
     }
 
     #[test]
     fn a_tick_served_pipe_keeps_its_credit_only_within_the_tick_it_went_idle() {
         // 1500 B at 6 Mbit/s = 2 ms: one packet per two ticks.
         let mut d = tick_dir(6_000_000);
-        d.offer(pkt(1500), us(100)); // credit from 0: leaves at 2 ms
+        d.offer(pkt(1500), us(100), drop); // credit from 0: leaves at 2 ms
         assert_eq!(releases(&mut d), vec![ms(2)]);
         // Idle since the 2 ms tick; a packet at 2.5 ms continues from the virtual end (2 ms).
-        d.offer(pkt(1500), us(2_500));
+        d.offer(pkt(1500), us(2_500), drop);
         assert_eq!(releases(&mut d), vec![ms(4)]);
         // Idle for more than a tick: credit starts again at the tick before the arrival.
-        d.offer(pkt(1500), us(9_300));
+        d.offer(pkt(1500), us(9_300), drop);
         assert_eq!(releases(&mut d), vec![ms(11)]);
     }
 
@@ -747,7 +834,7 @@ mod tests {
         c.tick = Some(SimDuration::from_millis(1));
         let mut d = dir(1_000_000_000, 0, c);
         for _ in 0..1000 {
-            d.offer(pkt(1500), SimTime::ZERO);
+            d.offer(pkt(1500), SimTime::ZERO, drop);
         }
         let out = releases(&mut d);
         assert_eq!(out.len(), 1000);
@@ -762,8 +849,8 @@ mod tests {
     #[test]
     fn extra_delay_is_clamped_behind_the_packet_before() {
         let mut d = dir(1_200_000_000, 1, cfg(QueueSpec::Packets(10)));
-        d.offer(pkt(1500), SimTime::ZERO);
-        d.offer(pkt(1500), SimTime::ZERO);
+        d.offer(pkt(1500), SimTime::ZERO, drop);
+        d.offer(pkt(1500), SimTime::ZERO, drop);
         let done = d.service_done().unwrap();
         let (a1, next) = d.finish(done, |_| SimDuration::from_micros(100));
         let (a2, _) = d.finish(next.unwrap(), |_| SimDuration::ZERO);
@@ -806,7 +893,7 @@ mod tests {
             let mut log = Vec::new();
             let mut now = SimTime::ZERO;
             for i in 0..400u64 {
-                let offered = d.offer(pkt(if i % 3 == 0 { 60 } else { 1500 }), now);
+                let offered = d.offer(pkt(if i % 3 == 0 { 60 } else { 1500 }), now, drop);
                 log.push(format!("{offered:?}"));
                 while let Some(done) = d.service_done().filter(|&t| t <= now) {
                     let (at, next) = d.finish(done, |p| {

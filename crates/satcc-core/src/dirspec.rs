@@ -8,7 +8,8 @@
 //! | `rate_bps`           | yes      | bit/s          | nominal rate                             |
 //! | `delay_ns`           | yes      | ns             | nominal one-way delay                    |
 //! | `loss`               | no (0)   | probability    | Bernoulli loss on the wire               |
-//! | `queue`              | yes      | `{"packets": n}`, `{"bytes": n}` or `{"bdp": x}` | drop-tail limit (BDP: resolved by the caller) |
+//! | `queue`              | yes      | `{"packets": n}`, `{"bytes": n}` or `{"bdp": x}` | the queue's limit (BDP: resolved by the caller) |
+//! | `drop`               | no (`"tail"`) | `"tail"` or `"front"` | which packet a full queue drops ([`QueueDrop`]); written only when `"front"` |
 //! | `ecn_threshold_pkts` | no       | packets        | CE marking threshold                     |
 //! | `jitter_ns`          | no (0)   | ns             | uniform extra delay per packet           |
 //! | `drop_packets`       | no       | ordinals ≥ 1   | scripted losses                          |
@@ -23,7 +24,7 @@ use crate::models::ModelSpec;
 use crate::routing::bdp_queue_bytes;
 use crate::time::SimDuration;
 
-/// A direction's drop-tail queue, the one queue type of satcc: as written (`{"packets": n}`,
+/// A direction's queue limit (the queue drops by [`QueueDrop`]): as written (`{"packets": n}`,
 /// `{"bytes": n}` or `{"bdp": x}`, the scenario's and the resolved scenario's form) and as the
 /// engines' links hold it ([`crate::direction::DirectionConfig::limit`], packets or bytes:
 /// [`Resolved::direction`](crate::scenario::Resolved::direction) sizes "x BDP" with
@@ -59,6 +60,28 @@ impl QueueSpec {
     }
 }
 
+/// Which packet a full queue drops: the arriving one (`Tail`, Linux's `pfifo`) or the oldest
+/// queued ones (`Front`, Linux's `pfifo_head_drop`: the arrival is queued and packets leave the
+/// head until it fits; the packet in service is never dropped). An arrival that would not fit
+/// an empty queue (a byte limit below its size) is dropped under either.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueDrop {
+    #[default]
+    Tail,
+    Front,
+}
+
+impl QueueDrop {
+    /// Serde's `skip_serializing_if`: the default is left out of the resolved form (so the
+    /// hash of every resolved scenario written before the key existed is unchanged).
+    pub fn is_tail(&self) -> bool {
+        *self == QueueDrop::Tail
+    }
+}
+
 /// One link direction as the resolved scenario writes it (the DIR dictionary): the serde form,
 /// read by [`from_json`] or as part of [`crate::scenario::Scenario`], checked by [`Direction::spec`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,6 +92,9 @@ pub struct Direction {
     #[serde(default)]
     pub loss: f64,
     pub queue: QueueSpec,
+    /// Which packet the full queue drops; absent: the tail (written back absent).
+    #[serde(default, skip_serializing_if = "QueueDrop::is_tail")]
+    pub drop: QueueDrop,
     #[serde(default)]
     pub ecn_threshold_pkts: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,6 +119,7 @@ pub struct DirSpec {
     /// Nominal rate, delay and loss (a model's nominal values when it has one).
     pub state: LinkState,
     pub queue: QueueSpec,
+    pub drop: QueueDrop,
     pub ecn_threshold_pkts: Option<u64>,
     pub jitter: SimDuration,
     pub drop_packets: Vec<u64>,
@@ -146,6 +173,7 @@ impl Direction {
                 loss: self.loss,
             },
             queue: self.queue,
+            drop: self.drop,
             ecn_threshold_pkts: self.ecn_threshold_pkts,
             jitter: SimDuration::from_nanos(self.jitter_ns.unwrap_or(0)),
             drop_packets,
@@ -221,6 +249,28 @@ mod tests {
         assert_eq!(d.jitter, SimDuration::from_nanos(1000));
         assert_eq!(d.drop_packets, vec![3, 7]);
         assert!(d.model.is_none());
+    }
+
+    #[test]
+    fn the_drop_reads_from_the_resolved_form_and_is_written_only_when_front() {
+        let base = json!({"rate_bps": 1, "delay_ns": 1, "queue": {"packets": 10}});
+        let tail: Direction = read(&base, "link[0]").unwrap();
+        assert_eq!(tail.spec("link[0]").unwrap().drop, QueueDrop::Tail);
+        assert_eq!(serde_json::to_value(&tail).unwrap().get("drop"), None);
+        let mut v = base.clone();
+        v["drop"] = json!("front");
+        let front: Direction = read(&v, "link[0]").unwrap();
+        assert_eq!(front.spec("link[0]").unwrap().drop, QueueDrop::Front);
+        assert_eq!(
+            serde_json::to_value(&front).unwrap()["drop"],
+            json!("front")
+        );
+        v["drop"] = json!("head");
+        let e = from_json(&v, "link[0]").unwrap_err();
+        assert!(
+            e.starts_with("link[0].drop: unknown variant `head`, expected `tail` or `front`"),
+            "{e}"
+        );
     }
 
     #[test]

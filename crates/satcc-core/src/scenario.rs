@@ -441,6 +441,7 @@ fn direction_of(s: &Scenario, routes: &Routes, k: usize) -> Result<DirView, Stri
         nominal: spec.state,
         config: DirectionConfig {
             limit: queue_of(s, routes, k),
+            drop: spec.drop,
             ecn_threshold_pkts: spec.ecn_threshold_pkts,
             jitter: spec.jitter,
             drop_packets: spec.drop_packets,

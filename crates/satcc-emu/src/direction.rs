@@ -3,7 +3,7 @@
 //! real clock's instants, and the run's time origin.
 //!
 //! ```text
-//!  offer(t) ──► [drop-tail queue, CE marking ≥ K] ──► serialiser (rate at start) ──► loss? ──► wire (delay + jitter) ──► take_due(now)
+//!  offer(t) ──► [queue: drop tail or front, CE marking ≥ K] ──► serialiser (rate at start) ──► loss? ──► wire (delay + jitter) ──► take_due(now)
 //! ```
 //! Everything is a function of the times handed in (no clock, no I/O), so the same code runs
 //! under a manual clock in the tests below and under `CLOCK_MONOTONIC` in `satcc-linkd`.
@@ -153,11 +153,11 @@ impl Direction {
         self.core.model_mut().mean_over(from, to)
     }
 
-    /// A frame arrived at `t` (link clock).
-    pub fn offer(&mut self, t: SimTime, frame: Frame) -> Offered<Frame> {
+    /// A frame arrived at `t` (link clock); a frame the full queue drops goes to `lost`.
+    pub fn offer(&mut self, t: SimTime, frame: Frame, lost: impl FnMut(Frame)) -> Offered {
         let t = t.max(self.clock_floor);
         self.run_serialiser(t);
-        self.core.offer(frame, t)
+        self.core.offer(frame, t, lost)
     }
 
     /// Bring the serialiser up to `now` and move every frame due by `now` into `out`.
@@ -209,7 +209,7 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use satcc_core::dirspec::QueueSpec;
+    use satcc_core::dirspec::{QueueDrop, QueueSpec};
     use satcc_core::link::ConstantLink;
     use satcc_core::SimDuration;
 
@@ -218,6 +218,7 @@ mod tests {
     fn cfg(limit: QueueSpec, ecn: Option<u64>, jitter: SimDuration) -> DirectionConfig {
         DirectionConfig {
             limit,
+            drop: QueueDrop::Tail,
             ecn_threshold_pkts: ecn,
             jitter,
             drop_packets: vec![],
@@ -267,7 +268,7 @@ mod tests {
     fn a_lone_frame_arrives_after_serialisation_plus_delay() {
         // 1500 B at 12 Mbit/s = 1 ms, then 10 ms of propagation.
         let mut d = dir(12_000_000, 10, 0.0, QueueSpec::Packets(10), None);
-        d.offer(SimTime::ZERO, frame(1500));
+        d.offer(SimTime::ZERO, frame(1500), drop);
         assert_eq!(d.next_due(), Some(SimTime::from_nanos(MS)));
         assert!(drain(&mut d, SimTime::from_nanos(10 * MS)).is_empty());
         assert_eq!(
@@ -291,7 +292,7 @@ mod tests {
         let mut d = Direction::new(Box::new(ConstantLink(state)), c, Rng::new(1));
         d.set_origin(SimTime::from_nanos(MS / 2));
         for _ in 0..4 {
-            d.offer(SimTime::from_nanos(MS / 2 + MS / 10), frame(1500));
+            d.offer(SimTime::from_nanos(MS / 2 + MS / 10), frame(1500), drop);
         }
         let due = drain(&mut d, SimTime::from_nanos(10 * MS));
         assert_eq!(due.len(), 4, "every frame leaves");
@@ -304,7 +305,7 @@ mod tests {
     fn back_to_back_frames_are_spaced_by_their_serialisation_time() {
         let mut d = dir(12_000_000, 0, 0.0, QueueSpec::Packets(10), None);
         for _ in 0..3 {
-            d.offer(SimTime::ZERO, frame(1500));
+            d.offer(SimTime::ZERO, frame(1500), drop);
         }
         let due = drain(&mut d, SimTime::from_nanos(100 * MS));
         assert_eq!(
@@ -322,13 +323,13 @@ mod tests {
         let mut d = dir(12_000_000, 0, 0.0, QueueSpec::Packets(2), None);
         for _ in 0..3 {
             assert!(matches!(
-                d.offer(SimTime::ZERO, frame(1500)),
+                d.offer(SimTime::ZERO, frame(1500), drop),
                 Offered::Started(_) | Offered::Queued
             ));
         }
         assert!(matches!(
-            d.offer(SimTime::ZERO, frame(1500)),
-            Offered::Dropped(_)
+            d.offer(SimTime::ZERO, frame(1500), drop),
+            Offered::Dropped
         ));
         assert_eq!(d.queue_len(), (2, 3000));
         assert_eq!(d.end_bin().drops_queue, 1);
@@ -338,7 +339,7 @@ mod tests {
     fn ce_is_marked_at_or_above_the_threshold_only() {
         let mut d = dir(12_000_000, 0, 0.0, QueueSpec::Packets(100), Some(2));
         for _ in 0..5 {
-            d.offer(SimTime::ZERO, frame(100));
+            d.offer(SimTime::ZERO, frame(100), drop);
         }
         // in service, queue 0 and 1 unmarked, queue 2 and 3 marked
         assert_eq!(d.end_bin().ecn_marks, 2);
@@ -349,7 +350,7 @@ mod tests {
         let mut d = dir(1_000_000_000, 0, 0.1, QueueSpec::Packets(100_000), None);
         let n = 20_000;
         for _ in 0..n {
-            d.offer(SimTime::ZERO, frame(100));
+            d.offer(SimTime::ZERO, frame(100), drop);
         }
         let got = drain(&mut d, SimTime::from_nanos(1000 * MS)).len() as f64;
         let lost = n as f64 - got;
@@ -361,7 +362,7 @@ mod tests {
     fn arrivals_before_the_serialiser_floor_are_treated_as_now() {
         let mut d = dir(12_000_000, 0, 0.0, QueueSpec::Packets(10), None);
         d.take_due(SimTime::from_nanos(5 * MS), &mut Vec::new());
-        d.offer(SimTime::from_nanos(MS), frame(1500));
+        d.offer(SimTime::from_nanos(MS), frame(1500), drop);
         assert_eq!(d.next_due(), Some(SimTime::from_nanos(6 * MS)));
     }
 
@@ -402,7 +403,7 @@ mod tests {
             Rng::new(1),
         );
         d.set_origin(SimTime::from_nanos(100 * MS)); // run time 0 = link time 100 ms
-        d.offer(SimTime::from_nanos(112 * MS), frame(1500));
+        d.offer(SimTime::from_nanos(112 * MS), frame(1500), drop);
         // held in service through the outage, serialised from 20 ms (run time) to 21 ms
         assert_eq!(d.next_due(), Some(SimTime::from_nanos(121 * MS)));
         assert!(drain(&mut d, SimTime::from_nanos(120 * MS)).is_empty());
@@ -435,8 +436,8 @@ mod tests {
             Rng::new(1),
         );
         d.set_origin(SimTime::ZERO);
-        d.offer(SimTime::ZERO, frame(100));
-        d.offer(SimTime::from_nanos(2 * MS), frame(100));
+        d.offer(SimTime::ZERO, frame(100), drop);
+        d.offer(SimTime::from_nanos(2 * MS), frame(100), drop);
         let due = drain(&mut d, SimTime::from_nanos(100 * MS));
         assert_eq!(due.len(), 2);
         assert!(due[0] <= due[1]);
@@ -458,7 +459,7 @@ mod tests {
         );
         d.set_origin(SimTime::ZERO);
         for _ in 0..20 {
-            d.offer(SimTime::ZERO, frame(1500));
+            d.offer(SimTime::ZERO, frame(1500), drop);
         }
         let due = drain(&mut d, SimTime::from_nanos(20 * MS));
         // The simulator's rule (net.rs `finish`): one uniform draw per surviving frame, added to

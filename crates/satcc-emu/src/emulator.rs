@@ -25,7 +25,7 @@ use satcc_core::{SimDuration, SimTime};
 
 use crate::clock::{realtime_offset_ns, Clock, MonotonicClock};
 use crate::config::{dir_index, Config};
-use crate::direction::{Direction, Frame, Offered};
+use crate::direction::{Direction, Frame};
 use crate::firsts::Firsts;
 use crate::hist::Hist;
 use crate::outbox::Outbox;
@@ -183,9 +183,10 @@ impl Emulator {
         self.pool.pop().unwrap_or_else(|| vec![0u8; FRAME_BUF])
     }
 
-    fn recycle(&mut self, b: Vec<u8>) {
-        if self.pool.len() < POOL_KEEP {
-            self.pool.push(b);
+    /// Return a buffer to `pool` (a field borrowed apart from the directions).
+    fn recycle(pool: &mut Vec<Vec<u8>>, b: Vec<u8>) {
+        if pool.len() < POOL_KEEP {
+            pool.push(b);
         }
     }
 
@@ -262,9 +263,8 @@ impl Emulator {
                 self.firsts.observe(&bufs[i][..m.len], t);
                 let fresh = self.buffer();
                 let buf = std::mem::replace(&mut bufs[i], fresh);
-                if let Offered::Dropped(f) = self.dirs[p].offer(t, Frame { buf, len: m.len }) {
-                    self.recycle(f.buf);
-                }
+                let pool = &mut self.pool;
+                self.dirs[p].offer(t, Frame { buf, len: m.len }, |f| Self::recycle(pool, f.buf));
             }
             if got < bufs.len() {
                 return Ok(());
@@ -291,9 +291,7 @@ impl Emulator {
         let sent = self.ports[d ^ 1].send_batch(frames)?;
         let pool = &mut self.pool;
         x.out.settle(sent, handed, &mut x.lateness, &mut |b| {
-            if pool.len() < POOL_KEEP {
-                pool.push(b);
-            }
+            Self::recycle(pool, b)
         });
         Ok(())
     }

@@ -2,11 +2,11 @@
 //! is how they drive it: the simulator's event loop calls `finish` exactly at each end of
 //! transmission, satcc-linkd polls on a real clock, from an origin, at whatever instants its
 //! loop wakes. This drives both ways with the same frames over a time-varying link with
-//! loss, jitter, a queue that overflows and an outage, and requires the same deliveries to the
-//! nanosecond.
+//! loss, jitter, a queue that overflows (dropping its tail, then its front) and an outage, and
+//! requires the same deliveries to the nanosecond.
 
 use satcc_core::direction::{Direction as CoreDirection, DirectionConfig, Offered};
-use satcc_core::dirspec::QueueSpec;
+use satcc_core::dirspec::{QueueDrop, QueueSpec};
 use satcc_core::link::{LinkModel, LinkState};
 use satcc_core::models::LinkBehaviour;
 use satcc_core::{Rng, SimDuration, SimTime};
@@ -43,9 +43,10 @@ impl LinkModel for Steps {
 }
 impl LinkBehaviour for Steps {}
 
-fn config() -> DirectionConfig {
+fn config(drop: QueueDrop) -> DirectionConfig {
     DirectionConfig {
         limit: QueueSpec::Packets(20),
+        drop,
         ecn_threshold_pkts: None,
         jitter: SimDuration::from_micros(300),
         drop_packets: vec![],
@@ -82,10 +83,10 @@ fn arrivals() -> Vec<(SimTime, usize)> {
 }
 
 /// The simulator's way: every end of transmission handled at its instant, in time order.
-fn event_driven() -> Vec<(u32, u64)> {
+fn event_driven(drop: QueueDrop) -> Vec<(u32, u64)> {
     let mut d: CoreDirection<Frame> = CoreDirection::new(
         Box::new(Steps),
-        config(),
+        config(drop),
         Steps.state_at(SimTime::ZERO),
         Rng::new(5),
     );
@@ -101,7 +102,7 @@ fn event_driven() -> Vec<(u32, u64)> {
             }
             (_, Some(_)) => {
                 let (i, (t, len)) = arrivals.next().unwrap();
-                if let Offered::Started(done) = d.offer(frame(len, i as u32), t) {
+                if let Offered::Started(done) = d.offer(frame(len, i as u32), t, std::mem::drop) {
                     pending = done;
                 }
             }
@@ -118,9 +119,9 @@ fn event_driven() -> Vec<(u32, u64)> {
 }
 
 /// satcc-linkd's way: link clock = model time + 1 s, polled at irregular instants.
-fn polled() -> Vec<(u32, u64)> {
+fn polled(drop: QueueDrop) -> Vec<(u32, u64)> {
     let origin = SimTime::from_nanos(1_000 * MS);
-    let mut d = Direction::new(Box::new(Steps), config(), Rng::new(5));
+    let mut d = Direction::new(Box::new(Steps), config(drop), Rng::new(5));
     d.set_origin(origin);
     let mut rng = Rng::new(7);
     let mut out = Vec::new();
@@ -131,7 +132,7 @@ fn polled() -> Vec<(u32, u64)> {
             d.take_due(now, &mut out);
             now = (now + SimDuration::from_nanos(1 + rng.next_u64() % (700 * 1000))).min(t);
         }
-        let _ = d.offer(t, frame(len, i as u32));
+        d.offer(t, frame(len, i as u32), std::mem::drop);
     }
     d.take_due(origin + SimDuration::from_secs(10), &mut out);
     let mut got: Vec<(u32, u64)> = out
@@ -144,11 +145,19 @@ fn polled() -> Vec<(u32, u64)> {
 
 #[test]
 fn polling_on_a_real_clock_delivers_what_the_event_loop_delivers_to_the_nanosecond() {
-    let (a, b) = (event_driven(), polled());
+    let (a, b) = (event_driven(QueueDrop::Tail), polled(QueueDrop::Tail));
     assert!(a.len() > 100, "{} deliveries", a.len());
     assert!(
         a.len() < arrivals().len(),
         "the queue and the loss must drop some"
     );
     assert_eq!(a, b);
+}
+
+#[test]
+fn a_drop_front_queue_delivers_the_same_both_ways_and_not_what_drop_tail_does() {
+    let (a, b) = (event_driven(QueueDrop::Front), polled(QueueDrop::Front));
+    assert!(a.len() > 100, "{} deliveries", a.len());
+    assert_eq!(a, b);
+    assert_ne!(a, event_driven(QueueDrop::Tail), "the queue must overflow");
 }

@@ -1,8 +1,8 @@
-//! Topology: nodes joined by full-duplex links; each link direction is a drop-tail queue
+//! Topology: nodes joined by full-duplex links; each link direction is a queue (drop-tail, or drop-front)
 //! feeding a serialiser at the link's rate, then a propagation delay and random loss.
 //!
 //! ```text
-//!  enqueue ──► [queue: drop-tail, optional CE marking] ──► serialiser (rate) ──► loss? ──► wire (delay) ──► next node
+//!  enqueue ──► [queue: drop tail or front, optional CE marking] ──► serialiser (rate) ──► loss? ──► wire (delay) ──► next node
 //! ```
 //! Routes are shortest paths by propagation delay (ties: fewer hops, then lower link index),
 //! computed once by satcc-core's `routing`, which the emulator and the model engine use too. The wire is FIFO: a delay that shrinks over time (time-varying models)
@@ -19,7 +19,7 @@
 //! destination is the direction's far node arrives later by a draw of that host's turnaround,
 //! before the FIFO clamp, so packets into a host keep their order.
 
-use satcc_core::direction::{Direction, LinkPacket, Offered};
+use satcc_core::direction::{Direction, LinkPacket};
 use satcc_core::hostnoise::HostNoise;
 use satcc_core::routing::Routing;
 use satcc_core::scenario::Resolved;
@@ -64,12 +64,10 @@ impl LinkPacket for Hop {
 }
 
 impl LinkDir {
-    /// Offer a packet at `now` (every transmission due by now finished first); whether it was
-    /// taken (in service or queued) rather than dropped.
+    /// Offer a packet at `now` (every transmission due by now finished first); a packet the
+    /// full queue drops (the arrival, or the oldest queued under drop-front) is freed.
     pub fn enqueue(&mut self, hop: Hop, now: SimTime, store: &mut PacketStore) {
-        if let Offered::Dropped(hop) = self.core.offer(hop, now) {
-            store.drop(hop);
-        }
+        self.core.offer(hop, now, |hop| store.drop(hop));
     }
 
     /// The serialiser finished at `now`: the arrival time if the packet survived, its hop then

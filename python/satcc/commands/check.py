@@ -175,6 +175,7 @@ def describe(s: Scenario, config: dict) -> str:
                 f"  link[{i}] {x}→{y}: {format_rate(p['rate_bps'])}, "
                 f"{format_duration(p['delay_ns'])}, loss {p['loss']:g}, "
                 f"queue {format_queue(p['queue'])}"
+                + (" drop-front" if p.get("drop") == "front" else "")
                 + (f", served on a {1e9 / p['tick_ns']:g} Hz tick" if "tick_ns" in p else "")
             )
     for origin, f in zip(expand_flows(s), config["flows"], strict=True):

@@ -14,10 +14,11 @@ from satcc.commands.output import run_and_write
 HELP = COMMAND_HELP["emu"]
 DESCRIPTION = """\
 Run a scenario with real iperf3 over the kernel's TCP in network namespaces, its links
-emulated in real time by satcc-linkd (rate, delay, loss, drop-tail queue, ECN marking and the
-time-varying link models shared with the simulator). Writes the same result directory as
-`satcc sim` (summary.json, flows/flow_series/link_series.parquet) plus DIR/emu/ with the
-iperf3 reports, tcpdump captures (snaplen 128) and satcc-linkd's timing report. Needs root.
+emulated in real time by satcc-linkd (rate, delay, loss, drop-tail or drop-front queue, ECN
+marking and the time-varying link models shared with the simulator). Writes the same result
+directory as `satcc sim` (summary.json, flows/flow_series/link_series.parquet) plus DIR/emu/
+with the iperf3 reports, tcpdump captures (snaplen 128) and satcc-linkd's timing report. Needs
+root.
 
   satcc emu FILE [--out DIR] [--json] [--vpn NODE]   run (through OpenVPN via NODE)
   satcc emu doctor                      what this host supports, with fixes

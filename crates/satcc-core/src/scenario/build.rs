@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::{Flow, Link, Pacing, Resolved, Scenario, DEFAULT_MTU};
-use crate::dirspec::{Direction, QueueSpec};
+use crate::dirspec::{Direction, QueueDrop, QueueSpec};
 
 /// Payload bytes per segment: 1500 B MTU - 20 IP - 20 TCP - 12 timestamp option.
 pub const DEFAULT_MSS: u32 = 1448;
@@ -73,6 +73,7 @@ impl Direction {
             delay_ns,
             loss,
             queue,
+            drop: QueueDrop::Tail,
             ecn_threshold_pkts: None,
             jitter_ns: None,
             drop_packets: None,

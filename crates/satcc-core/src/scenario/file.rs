@@ -30,7 +30,7 @@ use super::{
     App, Flow, HostNoiseSpec, Link, Pacing, Proto, Scenario, SeqAckSpec, DEFAULT_MTU, MAX_MSS,
     MAX_MTU, MAX_UDP_PAYLOAD_BYTES, MIN_MSS, MIN_MTU,
 };
-use crate::dirspec::{Direction, QueueSpec};
+use crate::dirspec::{Direction, QueueDrop, QueueSpec};
 use crate::models::table::{self, ModelFiles};
 use crate::units::{self, describe, py_str, Raw};
 
@@ -330,6 +330,9 @@ pub struct LinkT {
     pub loss: Option<Prob>,
     #[serde(default)]
     pub queue: Option<Queue>,
+    /// Which packet the full a→b queue drops: "tail" (absent: the default) or "front".
+    #[serde(default)]
+    pub drop: Option<QueueDrop>,
     #[serde(default)]
     pub ecn_threshold: Option<Pkts>,
     #[serde(default)]
@@ -340,6 +343,8 @@ pub struct LinkT {
     pub loss_ba: Option<Prob>,
     #[serde(default)]
     pub queue_ba: Option<Queue>,
+    #[serde(default)]
+    pub drop_ba: Option<QueueDrop>,
     #[serde(default)]
     pub ecn_threshold_ba: Option<Pkts>,
     #[serde(default)]
@@ -1568,8 +1573,12 @@ impl File {
                         (ab, ba)
                     }
                 };
-                for (d, j) in [(&mut ab, l.jitter), (&mut ba, l.jitter_ba.or(l.jitter))] {
+                for (d, j, q) in [
+                    (&mut ab, l.jitter, l.drop),
+                    (&mut ba, l.jitter_ba.or(l.jitter), l.drop_ba.or(l.drop)),
+                ] {
                     d.jitter_ns = j.map(|j| j.0).filter(|&j| j > 0);
+                    d.drop = q.unwrap_or_default();
                     if l.service == Service::Tick {
                         d.tick_ns = Some(1_000_000_000 / l.hz.max(1) as u64);
                     }

@@ -4,7 +4,7 @@
 //! the cargo-fuzz target (`fuzz/fuzz_targets/config.rs`). Durations stay short and bins
 //! coarse, so a run that the resolver and the simulator accept also finishes.
 
-use satcc_core::dirspec::{Direction, QueueSpec};
+use satcc_core::dirspec::{Direction, QueueDrop, QueueSpec};
 use satcc_core::scenario::file::Nanos;
 use satcc_core::scenario::switches::Key;
 use satcc_core::scenario::{Flow, HostNoiseSpec, Link, Pacing, Proto, Scenario};
@@ -53,14 +53,24 @@ impl Bytes<'_> {
     }
 
     fn dir(&mut self) -> Direction {
+        let rate_bps = self.pick(1_000_000_000, u64::MAX);
+        let delay_ns = self.pick(100_000_000, u64::MAX);
+        let loss = self.f64();
+        // the queue's byte also picks its drop (its high bit), so the bytes read stay as they were
+        let q = self.byte();
         Direction {
-            rate_bps: self.pick(1_000_000_000, u64::MAX),
-            delay_ns: self.pick(100_000_000, u64::MAX),
-            loss: self.f64(),
-            queue: match self.byte() % 3 {
+            rate_bps,
+            delay_ns,
+            loss,
+            queue: match q % 3 {
                 0 => QueueSpec::Packets(self.pick(2_000, u64::MAX)),
                 1 => QueueSpec::Bytes(self.pick(3_000_000, u64::MAX)),
                 _ => QueueSpec::Bdp(self.f64() * 4.0),
+            },
+            drop: if q & 0x80 != 0 {
+                QueueDrop::Front
+            } else {
+                QueueDrop::Tail
             },
             ecn_threshold_pkts: if self.bool() {
                 Some(self.pick(100, u64::MAX))

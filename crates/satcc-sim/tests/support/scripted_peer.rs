@@ -18,7 +18,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use satcc_cc::Params;
 use satcc_core::direction::{self, Direction, DirectionConfig, LinkPacket};
-use satcc_core::dirspec::QueueSpec;
+use satcc_core::dirspec::{QueueDrop, QueueSpec};
 use satcc_core::link::{ConstantLink, LinkState};
 use satcc_core::models::lfn::{Lfn, LfnConfig, Police};
 use satcc_core::models::{LinkBehaviour, Seeds};
@@ -392,6 +392,7 @@ impl PathPeer {
         };
         let cfg = DirectionConfig {
             limit: QueueSpec::Packets(path.queue_pkts),
+            drop: QueueDrop::Tail,
             ecn_threshold_pkts: None,
             jitter: SimDuration::ZERO,
             drop_packets: Vec::new(),
@@ -425,7 +426,7 @@ impl PathPeer {
     fn collect(&mut self) {
         let now = self.peer.now;
         for pkt in std::mem::take(&mut self.peer.pipe) {
-            self.link.offer(OnPath { pkt, sent: now }, now);
+            self.link.offer(OnPath { pkt, sent: now }, now, drop);
         }
         for (kind, at) in std::mem::take(&mut self.peer.timers) {
             let k = TIMER_KINDS.iter().position(|&t| t == kind).expect("a kind");
