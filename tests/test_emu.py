@@ -221,6 +221,18 @@ def test_above_1_gbit_linkd_gets_the_last_cpu_and_the_nodes_receive_on_the_other
     assert "cpu" not in linkd.config(plan, 1, 1, 1, Path("/x"))
 
 
+def test_openvpn_runs_real_time_below_satcc_linkd():
+    # the VPN hub is a forwarder of the emulated network: in the normal class its pauses on
+    # this host (p50 9 ms, max 107 ms per packet at load 18-21) built fid-vpn's standing queue
+    from satcc.emu import vpn
+
+    argv = vpn.openvpn_cmd("satcc-x-n1", ["--dev", "satcc-vpn"])
+    assert argv[:4] == ["ip", "netns", "exec", "satcc-x-n1"]
+    assert argv[4:6] == ["chrt", "--fifo"] and argv[7:] == ["openvpn", "--dev", "satcc-vpn"]
+    linkd_priority = 10  # crates/satcc-emu config.rs DEFAULT_RT_PRIORITY
+    assert 1 <= int(argv[6]) < linkd_priority
+
+
 # -- real runs (root) --------------------------------------------------------------------
 
 needs_root = pytest.mark.skipif(
