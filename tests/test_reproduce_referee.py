@@ -197,6 +197,16 @@ def test_study002s_wide_and_testbed_misses_name_their_mechanism(quantity, diff, 
     assert ("delayed ACKs" in m.why) == (delayed and expect != "faster than the model")
 
 
+def test_study002s_high_loss_misses_name_ns2s_unnamed_agent_in_the_ns2_column_only():
+    pt = {"kind": "steady", "p": 5e-3, "throughput_diff_pct": 3.3, "sim_rto_mean": 0.0,
+          "sim_recoveries_mean": 854.7, "sim_retransmission_rate_mean": 0.0099}  # fmt: skip
+    ns2 = study002._high_loss([pt], {"steady": 5e-3}, "", "sim")["steady-high-loss"]
+    testbed = study002._high_loss([pt], {"steady": 5e-3}, "dummynet-", "sim")
+    assert "does not name ns-2's TCP agent" in ns2.why and "hypothesis" in ns2.why
+    assert "ns-2" not in testbed["dummynet-steady-high-loss"].why
+    assert "the lead's" not in ns2.why
+
+
 def test_study004s_eq7_misses_name_eq7s_uniform_a_and_the_paper_lists_it():
     why = study004._eq7_uniform(2.0, 128.0)
     assert "cbrt(128 / 2) = 4.00 at every a" in why and "the paper's anomaly" in why

@@ -300,22 +300,31 @@ def _side_why(quantity: str, diff: float, delayed_ack: bool) -> str:
     )
 
 
-def _recovery(pt: dict[str, Any]) -> str:
+def _recovery(pt: dict[str, Any], ns2: bool = False) -> str:
     """How the simulator's runs recovered at a high-loss point (per run, mean over seeds):
-    timeouts are where an RTO-free model and a sender part most."""
+    timeouts are where an RTO-free model and a sender part most. `ns2`: the ns-2 column, whose
+    agent the paper does not name (the unknown its high-loss maxima hang on)."""
     rto, rec = pt.get("sim_rto_mean"), pt.get("sim_recoveries_mean")
     if rto is None or rec is None:
         return ""
     where = (
         "no timeout, so the whole gap lies in the fast recoveries and Hybla's growth between "
-        "them against the model's per-loss account (a simulator-vs-model question, the lead's)"
+        "them against the model's per-loss account"
         if rto == 0
         else "the share of the gap the timeouts take is not separated by this design"
+    )
+    agent = (
+        ". The paper does not name ns-2's TCP agent (Reno, NewReno or SACK; data/study002.toml's "
+        "header): hypothesis, an agent without SACK repairs one loss per round trip and times "
+        "out where this Linux SACK sender does not, which would put ns-2, not the model, far "
+        "from satcc: the unknown §4's high-loss maxima hang on"
+        if ns2
+        else ""
     )
     return (
         f"; there the simulator's runs took {rto:.1f} RTOs and {rec:.1f} fast recoveries "
         f"each (resent {100 * (pt.get('sim_retransmission_rate_mean') or 0):.2f} % of segments; "
-        f"the model's eq. 39 case: {pt.get('eq39_case') or '-'}): {where}"
+        f"the model's eq. 39 case: {pt.get('eq39_case') or '-'}): {where}{agent}"
     )
 
 
@@ -410,7 +419,7 @@ def _high_loss(
                 f"max |model - {who}| / model over p >= {p_min:g} ({len(pts)} loss rates)",
                 f"worst at p = {worst['p']:g}; by p: "
                 + ", ".join(f"{q['p']:g} {q[f'{quantity}_diff_pct']:+.1f} %" for q in pts)
-                + _recovery(worst),
+                + _recovery(worst, ns2=not prefix),
             )
     return out
 
