@@ -445,12 +445,14 @@ def render(roots: dict[str, Path], command: str) -> str:
             )
             out.append("```\n" + "\n".join(kernel_design_lines(spec)) + "\n```\n")
     if "kernel" in roots:
-        missing = [st for st in STUDIES if ("kernel", st) not in docs]
+        none = [st for st in STUDIES if claims.load(st).no_kernel]
+        missing = [st for st in STUDIES if ("kernel", st) not in docs and st not in none]
         out.append("## Where the engines disagree\n")
         out.append(
             "Findings both engines judge, with different verdicts (the kernel's `--quick "
             "--engine emu` run against the simulator's quick design, else its full one)"
             + (f"; no kernel run for {', '.join(missing)} (a partial column)" if missing else "")
+            + (f"; no kernel design for {', '.join(none)} (its section says why)" if none else "")
             + ":\n"
         )
         out.extend(disagree or ["- none"])
