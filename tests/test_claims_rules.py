@@ -168,7 +168,7 @@ def test_inputs_are_shown_beside_the_paper_and_not_tallied():
     assert CL.tally(rows) == {CL.REPRODUCED: 1, CL.PARTLY: 0, CL.NOT: 0}
     text = CL.table_lines(rows)
     line = next(x for x in text if x.startswith("rtt-mean "))
-    assert "≈ 230 ms" in line and "128 ms" in line and line.endswith("input (from §4.2)")
+    assert "≈ 230 ms" in line and "128 ms" in line and line.endswith("input (from §4.2; misses)")
     assert any(
         "1 reproduced, 0 partly, 0 not, 1 not judged in this design; 1 input" in x for x in text
     )

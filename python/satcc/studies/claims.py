@@ -323,10 +323,22 @@ class Paired:
             )
         rel = ">" if self.side > 0 else "<"
         bound = "-" if self.bound is None else _num(self.bound)
+        need = "" if self.shown else f" (at {self.n} seeds it needs {sign_needed(self.n)})"
         return (
-            f"{self.k} of {self.n} seeds on the claimed side, sign test p = {self.p:.3g}; "
-            f"95 % bound on the median: {rel} {bound}"
+            f"{self.k} of {self.n} seeds on the claimed side, sign test p = {self.p:.3g}"
+            f"{need}; 95 % bound on the median: {rel} {bound}"
         )
+
+
+def sign_needed(n: int) -> int:
+    """The fewest of n seeds on the claimed side that the one-sided sign test at SIGN_ALPHA
+    shows (n + 1 when none does: fewer than MIN_PAIRED_SEEDS seeds)."""
+    tail = 0.0
+    for k in range(n, -1, -1):
+        tail += math.comb(n, k) / 2**n
+        if tail > SIGN_ALPHA:
+            return k + 1
+    return n + 1  # not reached: the whole tail (k = 0) is 1
 
 
 def sign_test(claim: Claim, per_seed: tuple[float, ...] | list[float] | None) -> Paired:
@@ -384,6 +396,7 @@ class Row:
             "distance": self.distance,
             "verdict": self.verdict,
             "verdict_text": verdict_text(self),
+            "holds": input_holds(self) if c.kind == "input" else None,  # an input on this run
             "flag": self.flag or None,
             "paired": c.paired,
             "sign_test": None
@@ -666,8 +679,17 @@ def verdict_text(row: Row) -> str:
     """The verdict column: an input says where the study measured it; a flagged finding
     (tie, floor, lockout, path mismatch) says why it does not count."""
     if row.claim.kind == "input":
-        return f"input (from {row.claim.cite})"
+        return f"input (from {row.claim.cite}{input_state(row)})"
     return f"{row.verdict} ({row.flag})" if row.flag else row.verdict
+
+
+def input_state(row: Row) -> str:
+    """Whether an input holds on this run, as printed after its citation: nothing when it
+    holds, "; misses" beyond its tolerance, "; not measured" without a value."""
+    v = row.measured.value
+    if v is None or not math.isfinite(v):
+        return "; not measured"
+    return "" if input_holds(row) else "; misses"
 
 
 def tolerance_text(claim: Claim) -> str:
@@ -742,6 +764,18 @@ def table_lines(rows: list[Row], width: int = 100, study: StudyClaims | None = N
         + f"; {n_inputs} input(s), not tallied"
         + " (near/within: tolerance / partly; above/below: strict; paired: sign test)"
     )
+    missing = [r for r in rows if r.claim.kind == "input" and input_state(r)]
+    if missing:
+        parts = []
+        for r in missing:
+            named = sorted({f.claim.id for f in rows if r.claim.id in f.claim.inputs})
+            parts.append(
+                f"{r.claim.id} ({r.engine}{input_state(r)}: "
+                + (f"the path of {', '.join(named)})" if named else "no finding's path)")
+            )
+        lines.extend(
+            _wrap("inputs that miss the study's path on this run: " + "; ".join(parts), width)
+        )
     flagged = [r for r in rows if r.flag]
     if flagged:
         lines.append(

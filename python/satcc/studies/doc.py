@@ -5,10 +5,13 @@
 
 Each directory is a `satcc reproduce all` output root (OUT/<study>/claims.json and claims.txt).
 The page is the fixed text below (how to run, the verdict rules, the statistics rule stated
-once), then per study its path with the paper's sources (`[[path]]` of the data files) and, per
-design given, the run's date, wall time and machine load beside the claims table as the run
-printed it; then the tally of every design. Nothing here holds a measured number: a table comes
-from its run or is absent.
+once), how it was made (the command and every dated run it reads, each checked against
+today's claims files: `stale`), then per study its path with the paper's sources (`[[path]]`
+of the data files), the results it does not judge and its anomalies (once, from today's data
+file) and, per design given, the run's date, wall time and machine load beside the claims table
+as the run printed it (a run judged under an older claims file, or a miss printed without a
+reason, is marked); then the tally of every design, with the cap the listed results put on
+coverage. Nothing here holds a measured number: a table comes from its run or is absent.
 """
 
 from __future__ import annotations
@@ -104,7 +107,8 @@ wall overlap theirs.
   output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the points' verdicts
   differ it is **not judged**, the sweep printed.
 - The papers' own **anomalies** (a conclusion its own measurement does not support, two numbers
-  that contradict each other) are listed under each table and not judged.
+  that contradict each other) are listed once per study, above its tables, and not judged;
+  so are the paper's results satcc does not judge, each with its reason.
 
 Seeds: `--quick` runs 5 seeds (rounds) wherever a paired claim is judged (000's baseline, MSS
 sweep and terminal-to-terminal runs, 001, 004's 1v1, many-vs-many and sensitivity runs), 3
@@ -119,9 +123,12 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   kernel). The simulator does in both its columns (`sender_clamp`: cwnd_clamp = 550): the ns-2
   column with one ACK per segment as ns-2's sink and Table 1's 1000 s steady runs, the dummynet
   column on Table 2's path (100 s steady runs, the stock receiver's delayed ACKs). The dummynet
-  column through the kernel (`--engine emu`) still applies W_m as a fixed receive window,
-  because Linux Hybla's own `hybla_init` sets `snd_cwnd_clamp = 65535` and no scenario key caps
-  the kernel sender's cwnd after it (the emulator is not this page's to change).
+  column through the kernel (`--engine emu`) still applies W_m as a fixed receive window: a BPF
+  congestion control may not write `snd_cwnd_clamp`, so satcc's BPF Hybla applies Linux's
+  65535 at the end of each `hybla_cong_avoid` (bpf/hybla.bpf.c, `HYBLA_CWND_CLAMP`, a
+  compile-time constant), and the flow key `cwnd_clamp` is refused on the emulator. Not done:
+  a Hybla parameter compiled into that constant (as `satcc.emu.bpf` compiles CUBIC's) would
+  cap the kernel sender at W_m as the study's rebuilt kernel did.
 - **002, what remains between the model and satcc's sender** (measured, not fixed): the
   transfers end about 2-3 RTT after eq. 39's time at p <= 1e-5 at every size (satcc's slow start
   sends whole rounds, 22 segments then 550; eq. 27-32 count fractional ones), so every Table 3
@@ -264,12 +271,117 @@ def _tally(doc: dict[str, Any]) -> tuple[int, int, int, int]:
     return t[claims.REPRODUCED], judged, cov["judged"], cov["main_results"]
 
 
+def stale(doc: dict[str, Any], spec: claims.StudyClaims) -> list[str]:
+    """How the claims file a run was judged under differs from today's (`spec`) in what bears
+    on a verdict or the coverage: claims added or removed, a claim's threshold, tolerance,
+    pairing or inputs changed, results added to or removed from the list of those not judged
+    (that list and the anomalies are printed from today's file, their text is today's). Empty
+    when the run's table is today's rules."""
+    then = {c["id"]: c for c in doc["claims"]}
+    now = {c.id: c for c in spec.claims}
+    out = [f"{cid} added" for cid in now if cid not in then]
+    out += [f"{cid} removed" for cid in then if cid not in now]
+    for cid, c in now.items():
+        old = then.get(cid)
+        if old is None:
+            continue
+        today = {
+            "kind": c.kind,
+            "paper": list(c.paper) if isinstance(c.paper, tuple) else c.paper,
+            "relation": c.relation,
+            "tolerance": c.tolerance.text(),
+            "partly": c.partly_tolerance().text(),
+            "paired": c.paired,
+            "inputs": list(c.inputs),
+        }
+        changed = [k for k, v in today.items() if k in old and old[k] != v]
+        if changed:
+            out.append(f"{cid}: {', '.join(changed)}")
+    # the lists are printed from today's file: only which results the coverage counts matters
+    if [x.get("what") for x in doc.get("not_judged") or []] != [x.what for x in spec.not_judged]:
+        out.append("the results listed as not judged")
+    return out
+
+
+def unexplained(doc: dict[str, Any]) -> list[str]:
+    """The findings a run judged partly or not with no reason printed (neither why nor how,
+    nor a flag: a tie, a floor, a lockout, a path mismatch)."""
+    return [
+        c["id"]
+        for c in doc["claims"]
+        if c["kind"] == "finding"
+        and c["verdict"] in (claims.PARTLY, claims.NOT)
+        and not (c.get("why") or c.get("flag"))
+    ]
+
+
+def _listed_text(text: str) -> str:
+    """A run's claims.txt without its lists of the paper's results not judged and its
+    anomalies (printed once per study, from today's data file, above the tables)."""
+    out, skipping = [], False
+    for line in text.rstrip("\n").split("\n"):
+        if line in ("not judged:", "the paper's own anomalies:"):
+            skipping = True
+            continue
+        if skipping and line.startswith(("- ", "  ")):
+            continue
+        skipping = False
+        out.append(line)
+    return "\n".join(out)
+
+
+def made_lines(
+    roots: dict[str, Path], docs: dict[tuple[str, str], dict[str, Any]], command: str
+) -> list[str]:
+    """How the page was made, in one place: the command, every dated run it reads (design,
+    directory, when, how long, the machine's load, whether today's claims files judged it),
+    and where the paths' sources, the statistics rule and the anomalies are."""
+    head = (
+        f"Command: `{command}`. The runs it reads (one `satcc reproduce` output root per "
+        "design; a table comes from its run's claims.txt, judged when the run ended):\n"
+    )
+    cols = "| design | study | run directory | run (UTC) | wall | load (1 min, start-end) | "
+    out = ["## How this page was made\n", head, cols + "claims files |", "|" + "---|" * 7]
+    for label, root in roots.items():
+        for study in STUDIES:
+            doc = docs.get((label, study))
+            if doc is None:
+                out.append(f"| {label} | {study} | `{root}/{study}` | no run | | | |")
+                continue
+            r = doc.get("run") or {}
+            load = r.get("load_1min")
+            diff = stale(doc, claims.load(study))
+            out.append(
+                f"| {label} | {study} | `{root}/{study}` | {r.get('started_utc', 'undated')} | "
+                f"{r.get('wall_s', '?')} s | "
+                + (f"{load[0]}-{load[1]} on {r.get('cpus')} CPUs" if load else "-")
+                + " | "
+                + ("today's" if not diff else "**older** (" + "; ".join(diff) + ")")
+                + " |"
+            )
+    sources = (
+        "The paths' sources: each study's path table below (`[[path]]` in "
+        "python/satcc/studies/data/study00X.toml: what satcc sets, and the paper's words or the "
+        "measurement it comes from). The statistics rule (the paired sign test, written as an "
+        "interval) is stated once, under Verdicts. The papers' results satcc does not judge and "
+        "their own anomalies are listed once per study, from today's data files, above its "
+        "tables.\n"
+    )
+    return [*out, "", sources]
+
+
 def render(roots: dict[str, Path], command: str) -> str:
-    out = [INTRO.format(command=command)]
+    docs: dict[tuple[str, str], dict[str, Any]] = {}
+    texts: dict[tuple[str, str], str] = {}
+    for label, root in roots.items():
+        for study in STUDIES:
+            got = _load(root, study)
+            if got is not None:
+                docs[label, study], texts[label, study] = got
+    out = [INTRO.format(command=command), *made_lines(roots, docs, command)]
     totals: dict[str, list[int]] = {label: [0, 0, 0, 0] for label in roots}
     ran: dict[str, list[str]] = {label: [] for label in roots}  # the studies each design ran
     rows: list[str] = []
-    docs: dict[tuple[str, str], dict[str, Any]] = {}
     disagree: list[str] = []
     for study in STUDIES:
         spec = claims.load(study)
@@ -281,13 +393,19 @@ def render(roots: dict[str, Path], command: str) -> str:
             for p in spec.path:
                 out.append(f"| {p.what} | {p.satcc} | {p.source} |")
             out.append("")
+        if spec.not_judged:
+            out.append("The paper's results satcc does not judge, and why:\n")
+            out.extend(f"- {n.what} ({n.cite}): {n.reason}" for n in spec.not_judged)
+            out.append("")
+        if spec.anomalies:
+            out.append("The paper's own anomalies (listed, not judged):\n")
+            out.extend(f"- {a.what} ({a.cite}): {a.note}" for a in spec.anomalies)
+            out.append("")
         for label, root in roots.items():
-            got = _load(root, study)
-            if got is None:
+            doc = docs.get((label, study))
+            if doc is None:
                 out.append(f"**{label}**: no run in `{root}/{study}`.\n")
                 continue
-            doc, text = got
-            docs[label, study] = doc
             rep, judged, cov, listed = _tally(doc)
             ran[label].append(study)
             for k, v in enumerate((rep, judged, cov, listed)):
@@ -297,6 +415,16 @@ def render(roots: dict[str, Path], command: str) -> str:
                 f"{doc['run'].get('started_utc', '?') if doc.get('run') else '?'} |"
             )
             out.append(_run_line(label, root, doc) + "\n")
+            diff = stale(doc, spec)
+            if diff:
+                out.append(
+                    "**Judged under an older claims file** (today's differs: "
+                    + "; ".join(diff)
+                    + "): this table is not today's rules; rerun the study.\n"
+                )
+            bare = unexplained(doc)
+            if bare:
+                out.append(f"**Misses printed without a reason**: {', '.join(bare)}.\n")
             if label == "kernel":
                 why = loaded(doc)
                 if why:
@@ -309,7 +437,7 @@ def render(roots: dict[str, Path], command: str) -> str:
                     out.extend(beside(sim[0], sim[1], doc))
                     for cid, x, y in disagreements(sim[1], doc):
                         disagree.append(f"- {study} {cid}: sim ({sim[0]}) {x}, kernel {y}")
-            out.append("```\n" + text.rstrip("\n") + "\n```\n")
+            out.append("```\n" + _listed_text(texts[label, study]) + "\n```\n")
         if ("kernel", study) not in docs:  # the design and its cuts, stated without a run
             out.append(
                 "Kernel design (`--quick --engine emu`; no kernel run given to this page), "
@@ -317,21 +445,30 @@ def render(roots: dict[str, Path], command: str) -> str:
             )
             out.append("```\n" + "\n".join(kernel_design_lines(spec)) + "\n```\n")
     if "kernel" in roots:
-        missing = [st for st in STUDIES if ("kernel", st) not in docs]
+        none = [st for st in STUDIES if claims.load(st).no_kernel]
+        missing = [st for st in STUDIES if ("kernel", st) not in docs and st not in none]
         out.append("## Where the engines disagree\n")
         out.append(
             "Findings both engines judge, with different verdicts (the kernel's `--quick "
             "--engine emu` run against the simulator's quick design, else its full one)"
             + (f"; no kernel run for {', '.join(missing)} (a partial column)" if missing else "")
+            + (f"; no kernel design for {', '.join(none)} (its section says why)" if none else "")
             + ":\n"
         )
         out.extend(disagree or ["- none"])
         out.append("")
     out.append(LIMITS)
     out.append("## Tally\n")
+    specs = [claims.load(st) for st in STUDIES]
+    findings = sum(1 for sp in specs for c in sp.claims if c.kind == "finding")
+    listed_nj = sum(len(sp.not_judged) for sp in specs)
     out.append(
         "Reproduced / judged findings, and findings judged / every finding and result listed "
-        "(claims + not judged), per study and design:\n"
+        "(claims + not judged), per study and design. Coverage counts the findings a design "
+        f"judged (a verdict) only: the {listed_nj} results listed as not judged cap it at "
+        f"{findings} / {findings + listed_nj} ({100 * findings / (findings + listed_nj):.0f} %), "
+        "and a finding a design cannot judge (`not judged in this design`, a sensitivity whose "
+        "verdicts differ) lowers it further:\n"
     )
     out.append("| study | design | reproduced / judged | judged / listed | run (UTC) |")
     out.append("|---|---|---|---|---|")

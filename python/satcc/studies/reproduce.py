@@ -138,20 +138,36 @@ def kernel_design(quick: bool, engine: str) -> bool:
     return quick and registry.get(engine).real_time
 
 
+def run_stats(directory: Path) -> list[dict[str, Any]]:
+    """Each run's recorded stats in one of a study's output directories: a campaign's runs'
+    summaries (`runs/*/summary.json`, their `stats`), or the rows of study 002's design
+    (`validation.json`'s `runs`, which carry the same keys for a kernel run:
+    hybla.LATENESS_KEYS)."""
+    d = Path(directory)
+    out = [
+        json.loads(f.read_text(encoding="utf-8")).get("stats") or {}
+        for f in sorted(d.glob("runs/*/summary.json"))
+    ]
+    if (d / "validation.json").is_file():
+        out += json.loads((d / "validation.json").read_text(encoding="utf-8")).get("runs") or []
+    return out
+
+
 def linkd_lateness(dirs: dict[str, Path]) -> dict[str, Any] | None:
-    """satcc-linkd's lateness over a kernel design's runs (each run's summary `stats`): how
+    """satcc-linkd's lateness over a kernel design's runs (each run's stats: `run_stats`): how
     many runs recorded it, the median and largest of their p99 (µs), the largest single
-    lateness, and the runs' late samples; None when no run recorded it (a simulator's runs,
-    study 002's design)."""
+    lateness, and the runs' late samples; None when no run recorded it (a simulator's runs)."""
+    from satcc.studies.hybla import LATENESS_KEYS
+
+    p99_key, max_key, late_key = LATENESS_KEYS
     p99, worst, late = [], [], 0
     for d in dirs.values():
-        for f in sorted(Path(d).glob("runs/*/summary.json")):
-            stats = json.loads(f.read_text(encoding="utf-8")).get("stats") or {}
-            if stats.get("linkd_lateness_p99_us") is None:
+        for stats in run_stats(d):
+            if stats.get(p99_key) is None:
                 continue
-            p99.append(float(stats["linkd_lateness_p99_us"]))
-            worst.append(float(stats.get("linkd_lateness_max_us") or 0.0))
-            late += int(stats.get("late_samples") or 0)
+            p99.append(float(stats[p99_key]))
+            worst.append(float(stats.get(max_key) or 0.0))
+            late += int(stats.get(late_key) or 0)
     if not p99:
         return None
     p99.sort()
