@@ -346,6 +346,39 @@ def test_a_limited_udp_flow_that_lost_datagrams_is_timed_over_its_sending_not_th
     assert abs(emu_bps - sim_bps) <= 0.05 * sim_bps, (emu_bps, sim_bps)
 
 
+UDP_LATE = """
+[scenario]
+name = "udp-late"
+duration = "5 s"
+[[link]]
+a = "s"
+b = "r"
+rate = "20 Mbit/s"
+delay = "100 ms"
+[[flow]]
+from = "s"
+to = "r"
+proto = "udp"
+rate = "8 Mbit/s"
+start = "1 s"
+"""
+
+
+@pytest.mark.kernel
+@needs_root
+def test_an_unlimited_udp_flow_is_timed_over_its_sending_not_the_planned_window(tmp_path):
+    # iperf3's first datagram leaves about three round trips (here 200 ms each) after the
+    # flow's start; the run's end cuts the client. Timed over the 4 s planned window the
+    # goodput read ~15 % low (study 000's udp-20 input failed on the kernel only for this);
+    # over the time iperf3's server measured it is the simulator's.
+    from satcc.engines import sim
+
+    r = _emu(UDP_LATE, tmp_path, capture=False)
+    s = sim.run(sc.loads(UDP_LATE))
+    emu_bps, sim_bps = r.flows.iloc[0].goodput_bps, s.flows.iloc[0].goodput_bps
+    assert abs(emu_bps - sim_bps) <= 0.05 * sim_bps, (emu_bps, sim_bps)
+
+
 def _satcc(*args: str) -> list[str]:
     return [sys.executable, "-m", "satcc.cli", *args]
 
