@@ -37,3 +37,28 @@ def test_study004_sens_full_design_keeps_every_sensitivity():
         "5000 pkt",
     }
     assert {r.params["k"] for r in full} == {"stock", "eq6-1ms", "eq6-10ms", "eq6"}
+
+
+def _campaigns_run(monkeypatch, tmp_path, quick: bool, engine: str) -> list[str]:
+    """The campaigns study004.run asks common.run for (none is run)."""
+    asked: list[str] = []
+
+    def fake_run(ctx, name, emu_changes=None, quick_variant=False):
+        asked.append(name)
+        return tmp_path / name
+
+    monkeypatch.setattr(common, "run", fake_run)
+    study004.run(common.Context(engine, quick, None, tmp_path))
+    return asked
+
+
+def test_study004_quick_runs_no_campaign_that_feeds_no_verdict(monkeypatch, tmp_path):
+    # study004-why feeds the explanation printed with eq6-improves-1v1 and a figure,
+    # study004-phase a figure: no verdict of --quick reads them (measure(): `dirs.get`)
+    quick = _campaigns_run(monkeypatch, tmp_path, True, "sim")
+    assert quick == ["study004-1v1", "study004-many", "study004-sens"]
+    # the full design runs the investigation (and eq. 6's unit at 16v16) with either engine
+    full = _campaigns_run(monkeypatch, tmp_path, False, "sim")
+    assert set(full) == {*study004.CAMPAIGNS, *study004.WHY, study004.MANY_UNIT}
+    # the kernel's quick column: the paper's campaigns only (their [kernel] designs)
+    assert _campaigns_run(monkeypatch, tmp_path, True, "emu") == list(study004.CAMPAIGNS)

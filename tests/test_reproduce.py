@@ -392,3 +392,40 @@ def test_study004_runs_eq6_rtt_unit_10ms_only_where_its_sensitivity_row_reads_it
     assert len(unit) == 5 and {(r.params["count"], r.params["rtt_pc2_ms"]) for r in unit} == {
         (16, top)
     }
+
+
+def test_a_run_another_output_root_has_done_is_copied_not_simulated(short_campaigns, tmp_path):
+    # the quick designs plan most of their runs in the full ones too: a design run after the
+    # other copies them from the other's output root (`Context.reuse`, `--reuse`)
+    from tests.campaign_helpers import tree_hashes
+
+    first = common.run(
+        common.Context("sim", True, 1, tmp_path / "full" / "000"), "study000-rtt-day"
+    )
+    logged: list[str] = []
+    ctx = common.Context(
+        "sim", True, 1, tmp_path / "quick" / "000", log=logged.append, reuse=(tmp_path / "full",)
+    )
+    second = common.run(ctx, "study000-rtt-day")
+    assert common.siblings(ctx, second) == [first]
+    assert any("done in another campaign, copied" in m for m in logged), logged
+    assert tree_hashes(first) and tree_hashes(second) == tree_hashes(first)  # byte for byte
+
+
+@pytest.mark.parametrize(
+    ("argv", "reuse"),
+    [
+        (["--quick"], (Path("out/reproduce"),)),
+        ([], (Path("out/reproduce-quick"),)),
+        (["--quick", "--out", "x"], ()),
+        (["--out", "x", "--reuse", "a", "--reuse", "b"], (Path("a"), Path("b"))),
+    ],
+)
+def test_reproduce_reuses_the_other_designs_default_root(monkeypatch, argv, reuse):
+    asked = []
+    monkeypatch.setattr(R, "run_study", lambda *a, **k: asked.append(a[-1]))
+    monkeypatch.setattr(
+        R, "reproduce_many", lambda studies, run, **k: [run(s) for s in studies][:0]
+    )
+    assert main(["reproduce", "003", *argv]) == 0
+    assert asked == [reuse]

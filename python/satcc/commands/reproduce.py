@@ -62,6 +62,16 @@ def register(subparsers) -> None:
         help=f"output root (default {DEFAULT_OUT}, or {DEFAULT_OUT_QUICK})",
     )
     p.add_argument(
+        "--reuse",
+        metavar="DIR",
+        type=Path,
+        action="append",
+        help="another output root of satcc reproduce (repeatable): a run done there (the same "
+        "run id: engine, resolved scenario, seed; this satcc version) is copied, not simulated "
+        f"(default, without --out: the other design's default root, {DEFAULT_OUT} or "
+        f"{DEFAULT_OUT_QUICK})",
+    )
+    p.add_argument(
         "--jobs",
         metavar="N",
         type=int,
@@ -93,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
         if not registry.get(name).runnable_here():
             raise UserError(f"--engine {name}: the {name} engine needs root (network namespaces)")
     out = args.out or (DEFAULT_OUT_QUICK if args.quick else DEFAULT_OUT)
+    # the quick designs plan most of their runs in the full ones too (482 of 572 campaign
+    # runs: studies 000, 001, 003): without --out, each design copies what the other has done
+    other = DEFAULT_OUT if args.quick else DEFAULT_OUT_QUICK
+    args.reuse = tuple(getattr(args, "reuse", None) or (() if args.out else (other,)))
 
     def log(message: str) -> None:
         print(f"satcc reproduce: {message}", file=sys.stderr)
@@ -122,7 +136,7 @@ def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> 
     def run_one(study: str) -> reproduce.Ran:
         progress = False if args.json else None
         return reproduce.run_study(
-            study, engines, args.quick, args.seeds, out, args.jobs, progress, log
+            study, engines, args.quick, args.seeds, out, args.jobs, progress, log, args.reuse
         )
 
     alone = any(registry.get(e).exclusive for e in engines)  # the emulator: nothing beside it

@@ -56,6 +56,9 @@ class Context:
     jobs: int | None = None
     progress: bool | None = None
     log: Callable[[str], None] = field(default=lambda _m: None)
+    # other output roots (another design's, an earlier invocation's) whose done runs are
+    # copied, not simulated again (`siblings`)
+    reuse: tuple[Path, ...] = ()
 
     @property
     def engine_dir(self) -> Path:
@@ -115,15 +118,20 @@ def run(
 
 
 def siblings(ctx: Context, out: Path) -> list[Path]:
-    """The other campaign directories of this output root and engine (every study's): a run
-    one of them has done is copied, not simulated again (`run_campaign`'s `reuse`)."""
+    """The other campaign directories of this output root and engine (every study's), then
+    those of the output roots in `ctx.reuse` (another design's: the quick designs plan most of
+    their runs in the full ones too): a run one of them has done is copied, not simulated
+    again (`run_campaign`'s `reuse`; the same run id and satcc version only)."""
     from satcc.store import layout
 
-    return [
-        d
-        for d in sorted(ctx.out.parent.glob(f"*/{ctx.engine}/*"))
-        if d != out and (d / layout.INDEX_FILE).is_file()
-    ]
+    found, seen = [], {Path(out).resolve()}
+    for root in (ctx.out.parent, *ctx.reuse):
+        for d in sorted(Path(root).glob(f"*/{ctx.engine}/*")):
+            key = d.resolve()
+            if key not in seen and (d / layout.INDEX_FILE).is_file():
+                seen.add(key)
+                found.append(d)
+    return found
 
 
 def load(

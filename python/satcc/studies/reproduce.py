@@ -109,8 +109,10 @@ def run_study(
     jobs: int | None = None,
     progress: bool | None = None,
     log: Any = None,
+    reuse: tuple[Path, ...] = (),
 ) -> Ran:
-    """Run (or resume) the study's campaigns on each engine."""
+    """Run (or resume) the study's campaigns on each engine; a run done in another output
+    root of `reuse` is copied (`common.siblings`)."""
     import datetime
     import os
     import time
@@ -123,7 +125,14 @@ def run_study(
     no_kernel = claims.load(study).no_kernel
     for engine in engines:
         ctx = Context(
-            engine, quick, seeds, out, jobs=jobs, progress=progress, log=log or (lambda _m: None)
+            engine,
+            quick,
+            seeds,
+            out,
+            jobs=jobs,
+            progress=progress,
+            log=log or (lambda _m: None),
+            reuse=tuple(reuse),
         )
         if kernel_design(quick, engine) and no_kernel:  # nothing a kernel run could show
             (log or (lambda _m: None))(f"study {study}: no kernel design ({no_kernel})")
