@@ -13,9 +13,9 @@ to PC3 through a dummynet emulator (GbE, 16 MB windows); PC1-PC3 RTT 2, 4, 16, 6
 | (phase)    | many vs many at small gaps          | study004-phase: exact vs tick service   |
 
 The two investigation campaigns (`satcc.studies.study004_why`) feed no verdict: they run in the
-full design only, with the simulator and with the kernel (`--engine emu` without `--quick`:
-their quick tables at 100 Mbit/s, about 40 real-time minutes more); the simulator's `--quick`
-runs study004-sens alone of WHY (a verdict reads it).
+full design, with the simulator and with the kernel (`--engine emu` without `--quick`: their
+quick tables at 100 Mbit/s, about 40 real-time minutes more); the simulator's `--quick` runs
+study004-why (the explanation printed with eq6-improves-1v1) and study004-sens of WHY.
 
 Measured per run: each flow's goodput over the second half of the run (after start-up), summed
 per group (PC1's "short-rtt", PC2's "long-rtt"); PC1's share = short / (short + long); Jain's
@@ -39,11 +39,11 @@ CAMPAIGNS = ("study004-1v1", "study004-many")
 # the investigation (satcc.studies.study004_why) and the sensitivities (study004-sens): the
 # emulator runs them only in the full study (real time: 60 more runs of 30 s in --quick)
 WHY = ("study004-why", "study004-phase", "study004-sens")
-# of them, what a verdict of the simulator's --quick design reads: study004-sens (the output
-# queues eq6-improves-1v1 is judged across, `_across_queues`). study004-why (the explanation
-# printed with that finding, a figure) and study004-phase (a figure) feed no verdict: the full
-# design runs them (36 + 4 runs, ~3 CPU s of simulation and their stores and figures in --quick)
-QUICK_WHY = ("study004-sens",)
+# of them, what the simulator's --quick design runs: study004-sens (the output queues
+# eq6-improves-1v1 is judged across, `_across_queues`) and study004-why (the measured
+# explanation printed with that finding's miss: every miss is explained in the quick design
+# too); study004-phase feeds only a figure (4 runs): the full design runs it
+QUICK_WHY = ("study004-why", "study004-sens")
 # eq. 6's RTT unit at 16v16 (the sensitivity table's row): the full design only, the quick one
 # runs 4v4
 MANY_UNIT = "study004-many-unit"
