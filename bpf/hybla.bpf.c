@@ -16,6 +16,9 @@
  * Parameters (-D defines, set by satcc/emu/bpf.py from the scenario's `cc`):
  *   HYBLA_RTT0_US  25000  us  reference RTT (`rtt0` module parameter, ms;
  *                             satcc's `rtt0` in ms, rounded to whole us)
+ *   HYBLA_CWND_CLAMP 65535U packets, the sender's cap on cwnd (hybla_init's
+ *                             snd_cwnd_clamp; the flow's `cwnd_clamp` when
+ *                             set, as a kernel with snd_cwnd_clamp rebuilt)
  *
  * Fixed point, as in the kernel:
  *   rho_3ls      rho * 8, from 8 (rho = 1) up to 2^32 - 1 (srtt up to
@@ -28,9 +31,11 @@
  * Differences:
  * 1. Linux sets tp->snd_cwnd_clamp = 65535 in hybla_init; a BPF congestion
  *    control may not write snd_cwnd_clamp (bpf_tcp_ca_btf_struct_access), so
- *    the 65535 cap is applied at the end of every hybla_cong_avoid instead.
- *    Other paths that raise cwnd (undo after a spurious loss) are not capped
- *    by it. The Rust twin sets the clamp as Linux does.
+ *    the cap (65535, or the flow's `cwnd_clamp`) is applied at the end of
+ *    every hybla_cong_avoid, where Linux applies snd_cwnd_clamp. Other paths
+ *    that raise cwnd are not capped by it: undo after a spurious loss restores
+ *    a cwnd that was capped already, so it stays below the cap too. The Rust
+ *    twin sets the clamp as Linux does.
  * 2. As in the Rust twin (its difference 1) and unlike Linux, an init without
  *    an srtt sample leaves the minimum unset and cwnd untouched, so the first
  *    real srtt sets rho. After a handshake the kernel always has srtt, so
@@ -56,7 +61,9 @@ char _license[] SEC("license") = "GPL";
 #define HYBLA_ONE		128U	/* one packet in 1/128 units */
 #define HYBLA_RHO_3LS_MIN	8U	/* rho >= 1 */
 #define HYBLA_MAX_SS_SHIFT	16U	/* 1 << min(rho, 16) in slow start */
+#ifndef HYBLA_CWND_CLAMP
 #define HYBLA_CWND_CLAMP	65535U	/* hybla_init: snd_cwnd_clamp */
+#endif
 
 /*
  * hybla_fraction: floor(128 * 2^(k / 8)) for k = 0..7, the fractional part of

@@ -84,6 +84,65 @@ def test_parameter_sets_get_distinct_names_that_fit_tcp_ca_name_max():
         assert len(n) == bpf.TCP_CA_NAME_MAX - 1, "the digest fills the name"
 
 
+def test_a_sender_cwnd_clamp_compiles_into_hyblas_program_under_its_own_name():
+    # The flow's cwnd_clamp is the kernel's snd_cwnd_clamp, which a BPF congestion control may
+    # not write: it becomes HYBLA_CWND_CLAMP (hybla_init's 65535 when unset).
+    assert "HYBLA_CWND_CLAMP" not in bpf.defines("hybla", {"rtt0": 25.0})
+    d = bpf.defines("hybla", {"rtt0": 25.0}, cwnd_clamp=550)
+    assert d == {"HYBLA_RTT0_US": "25000", "HYBLA_CWND_CLAMP": "550U"}
+    capped = bpf.kernel_name("hybla", {"rtt0": 25.0}, cwnd_clamp=550)
+    assert capped != bpf.kernel_name("hybla", {"rtt0": 25.0}) == "satcc_hybla"
+    assert capped != bpf.kernel_name("hybla", {"rtt0": 25.0}, cwnd_clamp=551)
+    assert capped.startswith("satcc_hybla_") and len(capped) == bpf.TCP_CA_NAME_MAX - 1
+
+
+@pytest.mark.parametrize(
+    ("name", "clamp", "match"),
+    [
+        ("vegas", 550, r"cwnd_clamp: the emulator caps the sender's cwnd only in hybla"),
+        ("hybla", 0, r"cwnd_clamp: expected 1\.\.4294967295 packets, found 0"),
+        ("hybla", 1 << 32, r"cwnd_clamp: expected 1\.\.4294967295 packets"),
+        ("hybla", 550.5, r"cwnd_clamp: expected whole packets, found 550\.5"),
+        ("hybla", True, r"cwnd_clamp: expected whole packets, found True"),
+    ],
+)
+def test_a_sender_cwnd_clamp_a_program_cannot_apply_is_refused(name, clamp, match):
+    with pytest.raises(bpf.BpfError, match=match):
+        bpf.kernel_name(name, None, cwnd_clamp=clamp)
+
+
+@pytest.mark.kernel
+@needs_host
+def test_the_compiled_clamp_replaces_hybla_inits_65535_in_the_source(tmp_path, monkeypatch):
+    # Preprocess hybla.bpf.c with the defines build() passes: the cap at the end of
+    # hybla_cong_avoid must be the flow's, not a #define in the file overriding -D.
+    monkeypatch.setenv("SATCC_BPF_CACHE", str(tmp_path))
+    kdir = bpf.vmlinux_h().parent
+    d = bpf.defines("hybla", {"rtt0": 25.0}, cwnd_clamp=550)
+    out = subprocess.run(
+        [
+            "clang",
+            "-E",
+            "-P",
+            "-target",
+            "bpf",
+            "-I",
+            str(kdir),
+            "-I",
+            str(bpf.source_dir()),
+            *[f"-D{k}={v}" for k, v in sorted(d.items())],
+            str(bpf.source_dir() / "hybla.bpf.c"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    cap = out[out.index("hybla_cong_avoid") :]
+    cap = cap[: cap.index("hybla_ssthresh")]
+    assert "(550U)" in cap and "65535" not in cap
+
+
 @pytest.mark.skipif(not _hz_known(), reason="kernel CONFIG_HZ unknown on this host")
 def test_cubic_parameters_quantise_as_the_rust_twin_does():
     d = bpf.defines("cubic")

@@ -220,6 +220,40 @@ def test_study002s_simulator_column_caps_the_senders_window_and_acks_every_segme
     assert flow["rwnd"] == hybla.SENDER_CLAMP_RWND  # the receive window out of the way
 
 
+def test_study002s_kernel_column_caps_the_senders_window_not_the_receive_window(
+    tmp_path, monkeypatch
+):
+    """The dummynet column through the kernel (--engine emu) caps the sender at W_m as the
+    study's rebuilt kernel did: the flow's cwnd_clamp, which the emulator compiles into its BPF
+    Hybla (a kernel hybla built in is not used then), and no 550-packet receive window."""
+    from satcc import scenario as sc
+    from satcc.emu import bpf, runner, topology
+    from satcc.studies import hybla, study002
+
+    seen: list[hybla.Design] = []
+    monkeypatch.setattr(hybla, "validate", lambda design, *a, **k: seen.append(design))
+    ctx = common.Context("emu", True, None, tmp_path)
+    assert set(study002.run(ctx)) == {"validate-hybla"}
+    (kernel,) = seen
+    assert kernel.engine == "emu" and kernel.sender_clamp and kernel.delayed_ack
+    specs = hybla.run_specs(kernel)
+    assert {s.sender_clamp for s in specs} == {True}
+    flow = hybla.scenario_dict(specs[0])["flow"][0]
+    assert flow["cwnd_clamp"] == hybla.WMAX_PKTS == 550
+    assert flow["rwnd"] == hybla.SENDER_CLAMP_RWND  # no receive-window cap at W_m
+    cfg = sc.resolve(sc.from_dict(hybla.scenario_dict(specs[0]), source="<002 kernel>"))
+    topology.plan(cfg, "t", subnet_octet=71)  # the emulator takes the sender cap
+    loaded: list[tuple] = []
+    monkeypatch.setattr(runner, "available_ccas", lambda: ["reno", "cubic", "hybla"])
+    monkeypatch.setattr(bpf, "registered", list)
+    monkeypatch.setattr(
+        bpf, "ensure_registered", lambda *a: loaded.append(a) or bpf.kernel_name(*a)
+    )
+    names = runner.resolve_ccas(cfg, [])
+    assert loaded == [("hybla", {"rtt0": 25.0}, 550)]
+    assert names[0] == bpf.kernel_name("hybla", {"rtt0": 25.0}, 550) != "hybla"
+
+
 def test_timings_prints_wall_and_cpu_per_study_and_phase(short_campaigns, tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["reproduce", "004", "--quick", "--seeds", "1", "--out", str(out), "--timings"]

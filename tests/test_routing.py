@@ -95,7 +95,18 @@ def test_a_resolved_scenario_with_routes_not_its_own_is_refused(write_toml):
 
 
 def test_the_emulator_refuses_a_sender_cwnd_clamp_it_cannot_apply(write_toml):
+    # reno has no BPF program compiling the cap: refused before anything starts
     cfg = sc.resolve(sc.load(write_toml(MINIMAL + "cwnd_clamp = 550\n")))
     assert cfg["flows"][0]["cwnd_clamp"] == 550
-    with pytest.raises(topology.EmuError, match=r"flow\[0\]\.cwnd_clamp: expected no sender"):
+    with pytest.raises(
+        topology.EmuError, match=r"flow\[0\]\.cwnd_clamp: .*only in hybla .*not in reno"
+    ):
         topology.plan(cfg, "t", subnet_octet=70)
+
+
+def test_the_emulator_plans_hyblas_sender_cwnd_clamp(write_toml):
+    # Hybla's BPF program compiles the cap in (satcc.emu.bpf), so the plan takes it
+    toml = MINIMAL.replace('cca = "reno"', 'cca = "hybla"') + "cwnd_clamp = 550\n"
+    cfg = sc.resolve(sc.load(write_toml(toml)))
+    assert cfg["flows"][0]["cwnd_clamp"] == 550
+    topology.plan(cfg, "t", subnet_octet=70)

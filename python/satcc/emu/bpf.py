@@ -3,7 +3,8 @@
 The C programs live in `bpf/` (one per algorithm, each naming its Rust twin in
 crates/satcc-cc/src/algos/). A program is compiled once per (kernel, source, parameter set):
 parameters become `-D` defines, so every parameter set is its own object and its own kernel
-congestion control. Objects are cached under `cache_dir()/<release>-<btf hash>/`, next to a
+congestion control; so does a flow's sender cap `cwnd_clamp` (Linux's snd_cwnd_clamp) in the
+programs that apply it (`CWND_CLAMP_DEFINES`: Hybla). Objects are cached under `cache_dir()/<release>-<btf hash>/`, next to a
 `vmlinux.h` dumped from /sys/kernel/btf/vmlinux by bpftool.
 
 | function                          | what it does                                                   |
@@ -69,6 +70,15 @@ STRUCT_OPS_BTF_TYPE = b"bpf_struct_ops_tcp_congestion_ops"
 APT = "apt-get install -y"
 _B32 = "0123456789abcdefghijklmnopqrstuv"
 _TOOL_TIMEOUT_S = 120
+
+# The sender's cap on cwnd (the flow's `cwnd_clamp`, packets), compiled into the programs that
+# apply it: Linux's `snd_cwnd_clamp`, which a BPF congestion control may not write
+# (bpf_tcp_ca_btf_struct_access), so the program caps cwnd where the kernel's algorithm does
+# (hybla.bpf.c: the end of hybla_cong_avoid, as tcp_hybla.c). Not TCP_WINDOW_CLAMP (it bounds
+# the window the socket advertises, the receive side) nor a locked route `cwnd` (it reaches
+# snd_cwnd_clamp only through the metrics cache, and hybla_init overwrites it with 65535).
+CWND_CLAMP_DEFINES = {"hybla": "HYBLA_CWND_CLAMP"}
+CWND_CLAMP_MAX = (1 << 32) - 1  # tp->snd_cwnd_clamp is a u32
 
 # cubic.bpf.c's fixed point (see its header).
 K_TABLE_MAX = 16
@@ -354,21 +364,43 @@ def _defines_cubic(p: Mapping[str, Any]) -> dict[str, str]:
     return d
 
 
-def defines(name: str, params: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """The -D defines a parameter set compiles to (without the kernel name)."""
+def _cwnd_clamp_define(name: str, cwnd_clamp: Any) -> dict[str, str]:
+    define = CWND_CLAMP_DEFINES.get(name)
+    if define is None:
+        raise BpfError(
+            f"cwnd_clamp: the emulator caps the sender's cwnd only in "
+            f"{', '.join(sorted(CWND_CLAMP_DEFINES))} (compiled into its BPF program), "
+            f"not in {name}"
+        )
+    if isinstance(cwnd_clamp, bool) or not isinstance(cwnd_clamp, int):
+        raise BpfError(f"cwnd_clamp: expected whole packets, found {cwnd_clamp!r}")
+    if not 1 <= cwnd_clamp <= CWND_CLAMP_MAX:
+        raise BpfError(f"cwnd_clamp: expected 1..{CWND_CLAMP_MAX} packets, found {cwnd_clamp}")
+    return {define: f"{cwnd_clamp}U"}
+
+
+def defines(
+    name: str, params: Mapping[str, Any] | None = None, cwnd_clamp: int | None = None
+) -> dict[str, str]:
+    """The -D defines a parameter set (and the flow's sender cap `cwnd_clamp`, packets)
+    compiles to (without the kernel name)."""
     if name not in ALGORITHMS:
         raise BpfError(
             f"no BPF program for {name!r}; BPF congestion controls: {', '.join(ALGORITHMS)}"
         )
     params = dict(params or {})
-    if name == "cubic":
-        return _defines_cubic(params)
-    return _kernel_values(name, params)
+    d = _defines_cubic(params) if name == "cubic" else _kernel_values(name, params)
+    if cwnd_clamp is not None:
+        d.update(_cwnd_clamp_define(name, cwnd_clamp))
+    return d
 
 
-def kernel_name(name: str, params: Mapping[str, Any] | None = None) -> str:
-    """The kernel congestion-control name of `name` with `params` (see the module header)."""
-    d = defines(name, params)
+def kernel_name(
+    name: str, params: Mapping[str, Any] | None = None, cwnd_clamp: int | None = None
+) -> str:
+    """The kernel congestion-control name of `name` with `params` and `cwnd_clamp` (see the
+    module header)."""
+    d = defines(name, params, cwnd_clamp)
     base = f"{PREFIX}{name}"
     if d == defines(name, None):
         return base
@@ -438,11 +470,14 @@ def _clang_version() -> str:
     return _CLANG_VERSION
 
 
-def build(name: str, params: Mapping[str, Any] | None = None) -> Path:
-    """Compile `name` with `params` against the running kernel's BTF, or return the cached
-    object. The object registers as `kernel_name(name, params)`."""
-    kname = kernel_name(name, params)
-    d = defines(name, params)
+def build(
+    name: str, params: Mapping[str, Any] | None = None, cwnd_clamp: int | None = None
+) -> Path:
+    """Compile `name` with `params` (and the sender cap `cwnd_clamp`) against the running
+    kernel's BTF, or return the cached object. The object registers as
+    `kernel_name(name, params, cwnd_clamp)`."""
+    kname = kernel_name(name, params, cwnd_clamp)
+    d = defines(name, params, cwnd_clamp)
     d["SATCC_CA_NAME"] = kname
     sources = _sources(name)
     key_material = {
@@ -551,13 +586,15 @@ def available_ccas() -> list[str]:
         return []
 
 
-def ensure_registered(name: str, params: Mapping[str, Any] | None = None) -> str:
-    """Make `name` with `params` a kernel congestion control and return its kernel name
-    (usable with setsockopt(TCP_CONGESTION), `iperf3 -C`, `ss`). Builds at first use;
-    a no-op when the same object is already registered."""
+def ensure_registered(
+    name: str, params: Mapping[str, Any] | None = None, cwnd_clamp: int | None = None
+) -> str:
+    """Make `name` with `params` (and the sender cap `cwnd_clamp`) a kernel congestion control
+    and return its kernel name (usable with setsockopt(TCP_CONGESTION), `iperf3 -C`, `ss`).
+    Builds at first use; a no-op when the same object is already registered."""
     _require_root(f"registering BPF congestion control {name!r}")
-    obj = build(name, params)
-    kname = kernel_name(name, params)
+    obj = build(name, params, cwnd_clamp)
+    kname = kernel_name(name, params, cwnd_clamp)
     record = RECORD_DIR / f"{kname}.json"
     with _lock():
         present = kname in registered()
@@ -577,6 +614,7 @@ def ensure_registered(name: str, params: Mapping[str, Any] | None = None) -> str
                 {
                     "algorithm": name,
                     "params": dict(params or {}),
+                    "cwnd_clamp": cwnd_clamp,
                     "object": obj.name,
                     "path": str(obj),
                 },

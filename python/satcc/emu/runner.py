@@ -95,15 +95,17 @@ def available_ccas() -> list[str]:
 
 def resolve_ccas(config: dict[str, Any], registered: list[str]) -> dict[int, str]:
     """Kernel CCA name per TCP flow: a built-in (reno, cubic, bbr here) as it is when the flow
-    sets no `cc` parameters, anything else a BPF struct_ops program registered through
-    satcc.emu.bpf (its kernel names are appended to `registered`, for teardown)."""
+    sets no `cc` parameters and no `cwnd_clamp`, anything else a BPF struct_ops program
+    registered through satcc.emu.bpf, the sender cap compiled in (its kernel names are
+    appended to `registered`, for teardown)."""
     builtins = set(available_ccas())
     out: dict[int, str] = {}
     for f in config["flows"]:
         if f.get("proto", "tcp") != "tcp":
             continue
         name = traffic.kernel_cca(f["cca"])
-        if name in builtins and not f.get("cc"):
+        clamp = f.get("cwnd_clamp")  # the sender's cap: compiled into the BPF program
+        if name in builtins and not f.get("cc") and clamp is None:
             out[f["id"]] = name
             continue
         try:
@@ -121,7 +123,7 @@ def resolve_ccas(config: dict[str, Any], registered: list[str]) -> dict[int, str
             ) from None
         try:
             before = set(bpf.registered())
-            kname = bpf.ensure_registered(f["cca"], f.get("cc") or None)
+            kname = bpf.ensure_registered(f["cca"], f.get("cc") or None, clamp)
         except Exception as e:  # noqa: BLE001 - any loader failure is the user's to read
             raise EmuError(
                 f"flow[{f['id']}].cca: cannot load {f['cca']!r} as a BPF congestion control: {e}"

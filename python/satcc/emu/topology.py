@@ -65,6 +65,15 @@ DEFAULT_MIN_RTO_NS = 200_000_000
 IFNAMSIZ = 16  # including the NUL
 
 
+def _cwnd_clamp_ccas() -> frozenset[str]:
+    """The CCAs whose BPF program compiles the flow's `cwnd_clamp` in (satcc.emu.bpf)."""
+    try:
+        from satcc.emu.bpf import CWND_CLAMP_DEFINES
+    except ImportError:  # a build without BPF struct_ops support
+        return frozenset()
+    return frozenset(CWND_CLAMP_DEFINES)
+
+
 @dataclass
 class LinkPlan:
     id: int
@@ -168,11 +177,12 @@ def plan(config: dict[str, Any], run_id: str, subnet_octet: int | None = None) -
 
     for f in config["flows"]:
         s, d, fid = f["src"], f["dst"], f["id"]
-        if f.get("cwnd_clamp") is not None:
+        if f.get("cwnd_clamp") is not None and f["cca"] not in _cwnd_clamp_ccas():
             raise EmuError(
-                f"flow[{fid}].cwnd_clamp: expected no sender cwnd cap in the emulator (a "
-                "locked route `cwnd` reaches snd_cwnd_clamp only through the metrics cache, "
-                "and hybla_init overwrites it); use rwnd with rcvbuf_autotune = false"
+                f"flow[{fid}].cwnd_clamp: the emulator caps the sender's cwnd only in "
+                f"{', '.join(sorted(_cwnd_clamp_ccas())) or 'no'} BPF congestion control "
+                f"(compiled into the program), not in {f['cca']}; use rwnd with "
+                "rcvbuf_autotune = false for a receive window"
             )
         if f.get("initial_cwnd", DEFAULT_INITCWND) != DEFAULT_INITCWND:
             put(s, primary[d], "initcwnd", str(f["initial_cwnd"]), fid)

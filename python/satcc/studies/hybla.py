@@ -15,7 +15,7 @@ Design (Table 1 and §4; `Design`)
 | item          | value                      | source / reading                                        |
 |---------------|----------------------------|---------------------------------------------------------|
 | packet        | mss = 1000 B of payload    | Table 1 "Packet Size 1,000 bytes", read as ns-2's packetSize_ (TCP payload; ns-2 adds 40 B of headers). In satcc the IP packet is 1000 + 40 + 12 (timestamps) = 1052 B; the model counts 1000-byte segments and the simulator's goodput counts payload, so both sides use 1000 B |
-| W_m           | rwnd = 550 x 1000 B, rcvbuf_autotune = false; `sender_clamp`: cwnd_clamp = 550 and an 8 MiB fixed rwnd | Table 1 "W_m 550 packets". The study capped the sender's window (ns-2's window_, a rebuilt kernel, §4): `satcc reproduce 002` sets `sender_clamp`; `satcc validate hybla` keeps the receive window |
+| W_m           | rwnd = 550 x 1000 B, rcvbuf_autotune = false; `sender_clamp`: cwnd_clamp = 550 and an 8 MiB fixed rwnd | Table 1 "W_m 550 packets". The study capped the sender's window (ns-2's window_, a rebuilt kernel, §4): `satcc reproduce 002` sets `sender_clamp` (in the emulator too: compiled into the BPF Hybla's snd_cwnd_clamp); `satcc validate hybla` keeps the receive window |
 | buffer        | 1000 packets, both ways    | Table 1                                                 |
 | RTT           | 275 ms one way, each way   | §4 RTT = 550 ms (plus 0.9 ms of serialisation in satcc) |
 | rate          | 10 Mbit/s both ways        | not in the text (Fig. 1 is an image): chosen so that W_m/R = 8.0 Mbit/s of payload (8.4 on the wire) is not limited by the link |
@@ -270,6 +270,10 @@ def simulate(spec: RunSpec) -> dict[str, Any]:
         # simulator's row is left as it was.
         stats = result.meta.get("stats") or {}
         row.update({k: stats.get(k) for k in LATENESS_KEYS})
+        # The sender's largest cwnd (packets, as `ss` sampled it once per bin): at most W_m
+        # when W_m caps the sender (`sender_clamp`), whatever the receive window offers.
+        cwnd = result.flow_series_table.column("cwnd_pkts").to_pylist()
+        row["cwnd_max_pkts"] = max((c for c in cwnd if c is not None), default=None)
     return row
 
 

@@ -6,8 +6,9 @@ OUT/002/<engine>/validate-hybla/, and judges Table 3's ns-2 column against satcc
 `satcc validate hybla` stays as it was (same design, same files).
 
 `--engine emu` runs the dummynet column: the same design code with the kernel's Hybla (BPF
-struct_ops, bpf/hybla.bpf.c) over satcc-linkd, in real time, so a smaller design
-(`hybla.Design.emulator`: --quick about 4 minutes, full about 45); its rows judge the
+struct_ops, bpf/hybla.bpf.c, its snd_cwnd_clamp compiled as W_m: the sender's cap, as the
+study's rebuilt kernel) over satcc-linkd, in real time, so a smaller design
+(`kernel_design`: --quick about 4 minutes, full about 45); its rows judge the
 `dummynet-*` claims and mark the ns-2 column not judged.
 
 The simulator judges both columns, each on its own testbed's path (§4, Tables 1-2): the ns-2
@@ -67,7 +68,7 @@ WHY = {
 def run(ctx: common.Context) -> dict[str, Path]:
     out = ctx.engine_dir / "validate-hybla"
     if ctx.kernel_tcp:  # the dummynet column: the kernel's Hybla (BPF) over satcc-linkd
-        design = hybla.Design.emulator(ctx.quick, seeds=ctx.seeds)
+        design = kernel_design(ctx.quick, ctx.seeds)
         ctx.log(f"study 002: validate hybla ({'quick' if ctx.quick else 'full'} design) -> {out}")
         hybla.validate(design, out, jobs=ctx.jobs, plots=False)
         return {"validate-hybla": out}
@@ -79,10 +80,19 @@ def run(ctx: common.Context) -> dict[str, Path]:
     return dirs
 
 
+def kernel_design(quick: bool, seeds: int | None = None) -> hybla.Design:
+    """The dummynet column through the kernel (`hybla.Design.emulator`), the sender's window
+    capped at W_m as the study's rebuilt kernel did (§4): the flow's cwnd_clamp, compiled into
+    satcc's BPF Hybla as its snd_cwnd_clamp (satcc.emu.bpf `CWND_CLAMP_DEFINES`), with the
+    receive window out of the way. Not TCP_WINDOW_CLAMP (the receiver's advertised window),
+    nor a locked route cwnd (hybla_init overwrites snd_cwnd_clamp with 65535)."""
+    return hybla.Design.emulator(quick, seeds=seeds, sender_clamp=True)
+
+
 def kernel_plan() -> list[common.Planned]:
     """What `--quick --engine emu` runs: the dummynet column's quick design
-    (`hybla.Design.emulator`)."""
-    design = hybla.Design.emulator(True)
+    (`kernel_design`)."""
+    design = kernel_design(True)
     specs = hybla.run_specs(design)
     return [
         common.Planned(
