@@ -122,13 +122,11 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
 - **002, W_m on the sender**: the study capped the sender's window (ns-2's window_, a rebuilt
   kernel). The simulator does in both its columns (`sender_clamp`: cwnd_clamp = 550): the ns-2
   column with one ACK per segment as ns-2's sink and Table 1's 1000 s steady runs, the dummynet
-  column on Table 2's path (100 s steady runs, the stock receiver's delayed ACKs). The dummynet
-  column through the kernel (`--engine emu`) still applies W_m as a fixed receive window: a BPF
-  congestion control may not write `snd_cwnd_clamp`, so satcc's BPF Hybla applies Linux's
-  65535 at the end of each `hybla_cong_avoid` (bpf/hybla.bpf.c, `HYBLA_CWND_CLAMP`, a
-  compile-time constant), and the flow key `cwnd_clamp` is refused on the emulator. Not done:
-  a Hybla parameter compiled into that constant (as `satcc.emu.bpf` compiles CUBIC's) would
-  cap the kernel sender at W_m as the study's rebuilt kernel did.
+  column on Table 2's path (100 s steady runs, the stock receiver's delayed ACKs). The kernel's
+  dummynet column (`--engine emu`) caps the sender too: a BPF congestion control may not write
+  `snd_cwnd_clamp`, so satcc's BPF Hybla is compiled with W_m as the clamp it applies at the end
+  of each `hybla_cong_avoid` where Linux's applies `snd_cwnd_clamp` (bpf/hybla.bpf.c,
+  `HYBLA_CWND_CLAMP`; its own program name), with a receive window that stays out of the way.
 - **002, what remains between the model and satcc's sender** (measured, not fixed): the
   transfers end about 2-3 RTT after eq. 39's time at p <= 1e-5 at every size (satcc's slow start
   sends whole rounds, 22 segments then 550; eq. 27-32 count fractional ones), so every Table 3
