@@ -41,8 +41,11 @@ def fake_run(lateness_p99: float | None):
         stats = {"samples": 10, "late_samples": 2}
         if lateness_p99 is not None:
             stats |= {"linkd_lateness_p99_us": lateness_p99, "linkd_lateness_max_us": 900.0}
+        cwnd = SimpleNamespace(to_pylist=lambda: [None, 550])
         return SimpleNamespace(
-            flows_table=SimpleNamespace(to_pylist=lambda: flows), meta={"stats": stats}
+            flows_table=SimpleNamespace(to_pylist=lambda: flows),
+            flow_series_table=SimpleNamespace(column=lambda name: cwnd),
+            meta={"stats": stats},
         )
 
     return run
