@@ -51,15 +51,24 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, key: u128, ev: E) {
         let mut i = self.items.len();
         self.items.push((key, ev));
+        let items = self.items.as_mut_slice();
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.items[parent].0 <= key {
-                break;
+            // SAFETY: `i` starts at the new element's index (below `len`) and only moves to a
+            // parent, which is below `i`.
+            unsafe {
+                let p = *items.get_unchecked(parent);
+                if p.0 <= key {
+                    break;
+                }
+                *items.get_unchecked_mut(i) = p;
             }
-            self.items[i] = self.items[parent];
             i = parent;
         }
-        self.items[i] = (key, ev);
+        // SAFETY: as above.
+        unsafe {
+            *items.get_unchecked_mut(i) = (key, ev);
+        }
     }
 
     /// Take the earliest event.
