@@ -469,7 +469,10 @@ impl<P: LinkPacket> Direction<P> {
     #[inline(always)]
     fn onto_wire(&mut self, mut at: SimTime, pkt: P) -> SimTime {
         if !self.wire.is_empty() {
-            debug_assert_eq!(self.wire.back().map(|&(last, _)| last), Some(self.wire_last));
+            debug_assert_eq!(
+                self.wire.back().map(|&(last, _)| last),
+                Some(self.wire_last)
+            );
             at = at.max(self.wire_last);
         }
         self.wire_last = at;
