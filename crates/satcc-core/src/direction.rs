@@ -204,6 +204,9 @@ pub struct Direction<P> {
     in_service: Option<(P, Option<SimTime>)>,
     /// Packets propagating, with their arrival instants (FIFO, non-decreasing).
     wire: Ring<(SimTime, P)>,
+    /// The arrival instant of the packet put on the wire last (the wire's back while it holds
+    /// one): the FIFO clamp reads it here rather than through the ring.
+    wire_last: SimTime,
     rng: Rng,
     counters: Counters,
     /// Packets serialised so far, and the scripted drops still to come (descending).
@@ -252,6 +255,7 @@ impl<P: LinkPacket> Direction<P> {
             queue_bytes: 0,
             in_service: None,
             wire: Ring::new(),
+            wire_last: SimTime::ZERO,
             rng,
             counters: Counters::default(),
             serialised: 0,
@@ -464,9 +468,14 @@ impl<P: LinkPacket> Direction<P> {
     /// shrinking delay or a draw never reorders. Returns the arrival instant.
     #[inline(always)]
     fn onto_wire(&mut self, mut at: SimTime, pkt: P) -> SimTime {
-        if let Some(&(last, _)) = self.wire.back() {
-            at = at.max(last);
+        if !self.wire.is_empty() {
+            debug_assert_eq!(
+                self.wire.back().map(|&(last, _)| last),
+                Some(self.wire_last)
+            );
+            at = at.max(self.wire_last);
         }
+        self.wire_last = at;
         self.wire.push_back((at, pkt));
         at
     }

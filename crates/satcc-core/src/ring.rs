@@ -2,9 +2,10 @@
 //! ([`crate::direction`]): what `VecDeque` does there, with the slot found by a mask instead of
 //! a wrap-around comparison and no bounds check on the hot path.
 //!
-//! Invariants: `buf.len()` is 0 or a power of two; `head` and `tail` count pushes and pops
-//! (wrapping), `tail - head <= buf.len()`, and exactly the slots `head..tail` (each taken modulo
-//! the capacity) hold initialised values. Every access below goes through a position inside
+//! Invariants: `buf.len()` is 0 or a power of two, and `mask` is `buf.len() - 1` once it is not
+//! (kept: a slot costs one `and`, not a length read and a decrement); `head` and `tail` count
+//! pushes and pops (wrapping), `tail - head <= buf.len()`, and exactly the slots `head..tail`
+//! (each taken modulo the capacity) hold initialised values. Every access below goes through a position inside
 //! `head..tail` (reads) or through `tail` with `tail - head < buf.len()` (writes), so the masked
 //! index is always in bounds and initialised where it is read.
 
@@ -15,6 +16,8 @@ const MIN_CAPACITY: usize = 8;
 
 pub struct Ring<T> {
     buf: Box<[MaybeUninit<T>]>,
+    /// `buf.len() - 1` (0 while `buf` is empty): a position's slot is `pos & mask`.
+    mask: usize,
     head: usize,
     tail: usize,
 }
@@ -29,6 +32,7 @@ impl<T> Ring<T> {
     pub fn new() -> Self {
         Ring {
             buf: Box::new([]),
+            mask: 0,
             head: 0,
             tail: 0,
         }
@@ -47,7 +51,7 @@ impl<T> Ring<T> {
     /// The slot of position `pos` (a count of pushes).
     #[inline(always)]
     fn slot(&self, pos: usize) -> &MaybeUninit<T> {
-        let i = pos & self.buf.len().wrapping_sub(1);
+        let i = pos & self.mask;
         debug_assert!(i < self.buf.len());
         // SAFETY: callers pass a position with a non-empty buffer (a held element, or the tail
         // of a ring with room); the capacity is a power of two, so the mask keeps `i` below it.
@@ -56,7 +60,7 @@ impl<T> Ring<T> {
 
     #[inline(always)]
     fn slot_mut(&mut self, pos: usize) -> &mut MaybeUninit<T> {
-        let i = pos & self.buf.len().wrapping_sub(1);
+        let i = pos & self.mask;
         debug_assert!(i < self.buf.len());
         // SAFETY: as in `slot`.
         unsafe { self.buf.get_unchecked_mut(i) }
@@ -126,6 +130,7 @@ impl<T> Ring<T> {
             pos = pos.wrapping_add(1);
         }
         self.buf = buf;
+        self.mask = mask;
     }
 }
 

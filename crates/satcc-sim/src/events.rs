@@ -51,15 +51,24 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, key: u128, ev: E) {
         let mut i = self.items.len();
         self.items.push((key, ev));
+        let items = self.items.as_mut_slice();
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.items[parent].0 <= key {
-                break;
+            // SAFETY: `i` starts at the new element's index (below `len`) and only moves to a
+            // parent, which is below `i`.
+            unsafe {
+                let p = *items.get_unchecked(parent);
+                if p.0 <= key {
+                    break;
+                }
+                *items.get_unchecked_mut(i) = p;
             }
-            self.items[i] = self.items[parent];
             i = parent;
         }
-        self.items[i] = (key, ev);
+        // SAFETY: as above.
+        unsafe {
+            *items.get_unchecked_mut(i) = (key, ev);
+        }
     }
 
     /// Take the earliest event.
@@ -85,7 +94,9 @@ impl<E: Copy> EventQueue<E> {
     /// Put `item` where the top was and move it down past every smaller child.
     #[inline]
     fn sift_down_from_top(&mut self, item: (u128, E)) {
-        let n = self.items.len();
+        let items = self.items.as_mut_slice();
+        let n = items.len();
+        debug_assert!(n > 0);
         let mut i = 0;
         loop {
             let left = 2 * i + 1;
@@ -93,18 +104,29 @@ impl<E: Copy> EventQueue<E> {
                 break;
             }
             let right = left + 1;
-            let child = if right < n && self.items[right].0 < self.items[left].0 {
-                right
-            } else {
-                left
+            // SAFETY (each `get_unchecked` below): `left < n` was checked above and `right`
+            // is read only when `right < n`; `child` is one of them and `i` is 0 (`n > 0`: the
+            // callers hold an event) or an earlier `child`.
+            let (child, child_key) = unsafe {
+                let l = items.get_unchecked(left).0;
+                if right < n && items.get_unchecked(right).0 < l {
+                    (right, items.get_unchecked(right).0)
+                } else {
+                    (left, l)
+                }
             };
-            if self.items[child].0 >= item.0 {
+            if child_key >= item.0 {
                 break;
             }
-            self.items[i] = self.items[child];
+            unsafe {
+                *items.get_unchecked_mut(i) = *items.get_unchecked(child);
+            }
             i = child;
         }
-        self.items[i] = item;
+        // SAFETY: as above.
+        unsafe {
+            *items.get_unchecked_mut(i) = item;
+        }
     }
 }
 

@@ -52,7 +52,9 @@ impl Sender {
     }
 
     /// The PTO: 2·srtt, plus the delayed-ACK allowance with one segment out (else
-    /// TCP_TIMEOUT_MIN), at most the backed-off RTO; 1 s before an RTT sample.
+    /// TCP_TIMEOUT_MIN), at most the backed-off RTO; 1 s before an RTT sample. Inlined into
+    /// `schedule_loss_probe`, which runs once an ACK that advances snd_una.
+    #[inline(always)]
     fn probe_timeout(&self) -> SimDuration {
         let srtt = self.rtt.srtt_us();
         let pto = if srtt > 0 {
