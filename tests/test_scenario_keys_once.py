@@ -137,7 +137,8 @@ def test_a_link_key_is_one_entry_for_both_directions_and_the_resolved_form():
     entries = _link_entries()
     assert ("jitter", "jitter_ba", "jitter_ns") in entries
     link_keys = set(_native.scenario_keys()["link"])
-    sources = {p: p.read_text(encoding="utf-8") for p in [*SCENARIO_SOURCES, CORE / "dirspec.rs"]}
+    sources = {p: p.read_text(encoding="utf-8") for p in SCENARIO_SOURCES}
+    direction = _fields((CORE / "dirspec.rs").read_text(encoding="utf-8"), "Direction")
     for key, ba, wire in entries:
         assert ba == f"{key}_ba", f"{key}: its twin is {ba}"
         assert {key, ba} <= link_keys, f"{key}: not a [[link]] key of the file"
@@ -146,7 +147,7 @@ def test_a_link_key_is_one_entry_for_both_directions_and_the_resolved_form():
             for p, text in sources.items()
             if p.name != "switches.rs"
             and re.search(rf"^\s*pub (?:{key}|{ba}|{wire}):", text, re.MULTILINE)
-        ]
+        ] + [f"Direction.{k}" for k in (key, wire) if k in direction]
         assert not spelled, f"{key}: also declared as a field in {spelled}"
 
 

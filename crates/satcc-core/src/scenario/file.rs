@@ -318,9 +318,9 @@ pub enum Service {
     Tick,
 }
 
+// The keys of `switches::link_keys!` (each with its b→a twin) are appended from their list.
 link_keys!(link_fields!(struct file
-/// `[[link]]`: the keys of one direction each with its b→a twin (`switches::link_keys!`'s
-/// appended from their list).
+/// `[[link]]`.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkT {
