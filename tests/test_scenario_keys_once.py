@@ -112,3 +112,56 @@ def test_no_key_with_a_unit_is_copied_from_the_file_into_a_second_resolved_field
             if unit in UNITS and any(key + s in resolved_keys for s in suffixes):
                 pairs.add(key)
     assert pairs <= COPIED_BEFORE, f"declare these in switches.rs: {sorted(pairs - COPIED_BEFORE)}"
+
+
+# The `[[link]]` keys the resolver still takes in another shape: `rate`, `delay` and `loss` are
+# required (or a link model's nominal figures), `queue` falls back to a model's default queue.
+LINK_COPIED_BEFORE = {"rate", "delay", "loss", "queue"}
+
+
+def _link_entries() -> list[tuple[str, str, str]]:
+    """(key, b->a twin, wire name) of every `NAME / NAME_ba [as "WIRE"]: UNIT = DEFAULT`."""
+    text = (CORE / "scenario/switches.rs").read_text(encoding="utf-8")
+    return [
+        (k, ba, wire or k)
+        for k, ba, wire in re.findall(
+            r'^\s*(\w+) / (\w+)(?: as "(\w+)")?: [\w<>]+ = ', text, re.MULTILINE
+        )
+    ]
+
+
+def test_a_link_key_is_one_entry_for_both_directions_and_the_resolved_form():
+    # `jitter` was a `Nanos` field of the file's table, another for `jitter_ba`, a `jitter_ns`
+    # field of the resolved direction and a copy per direction: now one entry of
+    # `link_keys!`, whose twin and resolved field it generates.
+    entries = _link_entries()
+    assert ("jitter", "jitter_ba", "jitter_ns") in entries
+    link_keys = set(_native.scenario_keys()["link"])
+    sources = {p: p.read_text(encoding="utf-8") for p in SCENARIO_SOURCES}
+    direction = _fields((CORE / "dirspec.rs").read_text(encoding="utf-8"), "Direction")
+    for key, ba, wire in entries:
+        assert ba == f"{key}_ba", f"{key}: its twin is {ba}"
+        assert {key, ba} <= link_keys, f"{key}: not a [[link]] key of the file"
+        spelled = [
+            p.name
+            for p, text in sources.items()
+            if p.name != "switches.rs"
+            and re.search(rf"^\s*pub (?:{key}|{ba}|{wire}):", text, re.MULTILINE)
+        ] + [f"Direction.{k}" for k in (key, wire) if k in direction]
+        assert not spelled, f"{key}: also declared as a field in {spelled}"
+
+
+def test_no_link_key_with_a_unit_is_copied_from_the_file_into_a_second_resolved_field():
+    # A `[[link]]` field with a unit beside a resolved direction's field of the same key is the
+    # pair the link key list replaces.
+    file_rs = (CORE / "scenario/file.rs").read_text(encoding="utf-8")
+    direction = _fields((CORE / "dirspec.rs").read_text(encoding="utf-8"), "Direction")
+    pairs = {
+        key
+        for key, unit in _fields(file_rs, "LinkT").items()
+        if unit in UNITS
+        and any(key + s in direction for s in ("", "_ns", "_bps", "_bytes", "_pkts"))
+    }
+    assert pairs <= LINK_COPIED_BEFORE, (
+        f"declare these in switches.rs's link_keys!: {sorted(pairs - LINK_COPIED_BEFORE)}"
+    )

@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::link::LinkState;
 use crate::models::ModelSpec;
 use crate::routing::bdp_queue_bytes;
+use crate::scenario::switches::{link_fields, link_keys};
 use crate::time::SimDuration;
 
 /// A direction's queue limit (the queue drops by [`QueueDrop`]): as written (`{"packets": n}`,
@@ -74,16 +75,11 @@ pub enum QueueDrop {
     Front,
 }
 
-impl QueueDrop {
-    /// Serde's `skip_serializing_if`: the default is left out of the resolved form (so the
-    /// hash of every resolved scenario written before the key existed is unchanged).
-    pub fn is_tail(&self) -> bool {
-        *self == QueueDrop::Tail
-    }
-}
-
+link_keys!(link_fields!(struct resolved
 /// One link direction as the resolved scenario writes it (the DIR dictionary): the serde form,
 /// read by [`from_json`] or as part of [`crate::scenario::Scenario`], checked by [`Direction::spec`].
+/// The keys of `switches::link_keys!` (`drop`, `ecn_threshold`, `jitter`) are appended from
+/// their list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Direction {
@@ -92,13 +88,6 @@ pub struct Direction {
     #[serde(default)]
     pub loss: f64,
     pub queue: QueueSpec,
-    /// Which packet the full queue drops; absent: the tail (written back absent).
-    #[serde(default, skip_serializing_if = "QueueDrop::is_tail")]
-    pub drop: QueueDrop,
-    #[serde(default)]
-    pub ecn_threshold_pkts: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub jitter_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop_packets: Option<Vec<u64>>,
     /// Tick service: the kernel tick's period (`direction` module header).
@@ -112,6 +101,7 @@ pub struct Direction {
     )]
     pub model: Option<ModelSpec>,
 }
+));
 
 /// One resolved link direction, checked.
 #[derive(Clone, Debug, PartialEq)]
@@ -173,9 +163,9 @@ impl Direction {
                 loss: self.loss,
             },
             queue: self.queue,
-            drop: self.drop,
-            ecn_threshold_pkts: self.ecn_threshold_pkts,
-            jitter: SimDuration::from_nanos(self.jitter_ns.unwrap_or(0)),
+            drop: self.drop.get(),
+            ecn_threshold_pkts: self.ecn_threshold.get().map(|p| p.0),
+            jitter: SimDuration::from_nanos(self.jitter.get().0),
             drop_packets,
             tick: self.tick_ns.map(SimDuration::from_nanos),
             model,

@@ -18,6 +18,8 @@ use common::*;
 use satcc_cc::params::ParamValue;
 use satcc_core::dirspec::Direction;
 use satcc_core::record::LinkSeries;
+use satcc_core::scenario::file::Pkts;
+use satcc_core::scenario::switches::Key;
 use satcc_core::scenario::{Link, Scenario};
 use satcc_sim::{QueueSpec, SimOutput};
 
@@ -333,7 +335,7 @@ fn dctcp_path(cca: &str, marking: bool) -> Scenario {
         .collect();
     let mut cfg = fast_path(QueueSpec::Packets(DCTCP_BUFFER_PKTS), DCTCP_SECS, flows);
     if marking {
-        cfg.links[1].ab.ecn_threshold_pkts = Some(DCTCP_K);
+        cfg.links[1].ab.ecn_threshold = Key::new(Some(Pkts(DCTCP_K)));
     }
     cfg
 }

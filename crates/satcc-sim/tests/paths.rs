@@ -5,8 +5,7 @@ mod common;
 
 use common::*;
 use satcc_core::dirspec::Direction;
-use satcc_core::models::starlink::StarlinkSpec;
-use satcc_core::models::{starlink::StarlinkConfig, EpochClock, ModelConfig, ModelSpec};
+use satcc_core::models::{starlink::StarlinkSpec, ModelConfig, ModelSpec};
 use satcc_core::scenario::{Link, Proto, Scenario};
 use satcc_core::SimDuration;
 use satcc_sim::{QueueSpec, SimOutput};
@@ -17,18 +16,12 @@ fn secs(x: u64) -> SimDuration {
     SimDuration::from_secs(x)
 }
 
-fn starlink_clock() -> EpochClock {
-    EpochClock {
+/// The residential uplink preset of satcc-core's `models::starlink` (sources cited there).
+fn residential_uplink() -> StarlinkSpec {
+    StarlinkSpec {
         period: secs(15),
         phase: secs(12),
         start: SimDuration::ZERO,
-    }
-}
-
-/// The residential uplink preset of satcc-core's `models::starlink` (sources cited there).
-fn residential_uplink() -> StarlinkConfig {
-    StarlinkConfig {
-        clock: starlink_clock(),
         rtt_quantiles: [ms(20), ms(40), ms(50), ms(60), ms(85)],
         capacity_bps: (5_000_000, 25_000_000),
         loss: (0.002, 0.005),
@@ -39,31 +32,19 @@ fn residential_uplink() -> StarlinkConfig {
     }
 }
 
-fn residential_downlink() -> StarlinkConfig {
-    StarlinkConfig {
+fn residential_downlink() -> StarlinkSpec {
+    StarlinkSpec {
         capacity_bps: (50_000_000, 150_000_000),
         loss: (0.0001, 0.0001),
         ..residential_uplink()
     }
 }
 
-/// The resolved model of a Starlink model without `intra` (satcc-core `models::starlink`; checked
-/// below to give `spec` back as its configuration).
-fn model_dir(spec: StarlinkConfig, nominal_bps: u64, queue: QueueSpec) -> Direction {
+/// A direction of a Starlink model without `intra` (satcc-core `models::starlink`; its
+/// resolved form is its configuration).
+fn model_dir(spec: StarlinkSpec, nominal_bps: u64, queue: QueueSpec) -> Direction {
     assert!(spec.intra.is_none());
-    let ns = |d: SimDuration| d.as_nanos();
-    let m = ModelSpec::Starlink(StarlinkSpec {
-        period_ns: ns(spec.clock.period),
-        phase_ns: ns(spec.clock.phase),
-        start_ns: ns(spec.clock.start),
-        rtt_quantiles_ns: spec.rtt_quantiles.map(ns),
-        capacity_bps: spec.capacity_bps,
-        loss: spec.loss,
-        disturbance_ns: (ns(spec.disturbance.0), ns(spec.disturbance.1)),
-        outage_probability: spec.outage_probability,
-        burst_loss: spec.burst_loss,
-        intra: None,
-    });
+    let m = ModelSpec::Starlink(spec.clone());
     assert_eq!(m.config("model").unwrap(), ModelConfig::Starlink(spec));
     let mut d = Direction::new(nominal_bps, ms(25).as_nanos(), 0.0, queue);
     d.model = Some(m);
@@ -89,7 +70,7 @@ fn delivered(o: &SimOutput, f: u32) -> Vec<u64> {
 #[test]
 fn an_outage_holds_packets_and_the_link_series_shows_it() {
     // Every boundary is a 1 s outage; capacity fixed at 10 Mbit/s, RTT fixed at 40 ms.
-    let spec = StarlinkConfig {
+    let spec = StarlinkSpec {
         rtt_quantiles: [ms(40); 5],
         capacity_bps: (10_000_000, 10_000_000),
         loss: (0.0, 0.0),
@@ -97,7 +78,9 @@ fn an_outage_holds_packets_and_the_link_series_shows_it() {
         outage_probability: 1.0,
         burst_loss: (0.0, 0.0),
         intra: None,
-        clock: starlink_clock(),
+        period: secs(15),
+        phase: secs(12),
+        start: SimDuration::ZERO,
     };
     let ab = model_dir(spec.clone(), 10_000_000, QueueSpec::Packets(10_000));
     let ba = model_dir(spec, 10_000_000, QueueSpec::Packets(10_000));
@@ -131,7 +114,7 @@ fn an_outage_holds_packets_and_the_link_series_shows_it() {
 fn rate_steps_at_epoch_boundaries_are_seen_by_the_serialiser() {
     // Capacity redrawn per epoch in 5..25 Mbit/s, no disturbance, no loss: a saturating flow's
     // goodput in each epoch follows that epoch's capacity, so it differs between epochs.
-    let spec = StarlinkConfig {
+    let spec = StarlinkSpec {
         loss: (0.0, 0.0),
         disturbance: (SimDuration::ZERO, SimDuration::ZERO),
         burst_loss: (0.0, 0.0),
@@ -434,7 +417,7 @@ fn a_spurious_rto_during_an_outage_is_undone_with_or_without_timestamps() {
     // A 1 s outage holds every packet (none is lost) while the RTO (srtt + 200 ms) fires:
     // the timeout is spurious. Linux undoes it when the held originals are acknowledged, by
     // timestamps (Eifel) or, without them, by F-RTO; cwnd is back before the next epoch.
-    let spec = StarlinkConfig {
+    let spec = StarlinkSpec {
         rtt_quantiles: [ms(40); 5],
         capacity_bps: (10_000_000, 10_000_000),
         loss: (0.0, 0.0),
@@ -442,7 +425,9 @@ fn a_spurious_rto_during_an_outage_is_undone_with_or_without_timestamps() {
         outage_probability: 1.0,
         burst_loss: (0.0, 0.0),
         intra: None,
-        clock: starlink_clock(),
+        period: secs(15),
+        phase: secs(12),
+        start: SimDuration::ZERO,
     };
     for timestamps in [true, false] {
         let mut f = Flow::bulk(0, 0, 1, "cubic");

@@ -4,6 +4,8 @@
 mod common;
 
 use common::*;
+use satcc_core::scenario::file::{Nanos, Pkts};
+use satcc_core::scenario::switches::Key;
 use satcc_sim::{QueueSpec, SimOutput};
 
 /// Payload share of a full data packet: 1448 B of 1500 B (IP + TCP + timestamps).
@@ -253,7 +255,7 @@ fn dctcp_negotiates_ecn_even_when_the_flow_does_not_ask() {
     let f = Flow::bulk(0, 0, 2, "dctcp");
     assert!(!f.ecn);
     let mut cfg = dumbbell(100_000_000, 10, 0.0, QueueSpec::Packets(1000), 10, vec![f]);
-    cfg.links[1].ab.ecn_threshold_pkts = Some(20);
+    cfg.links[1].ab.ecn_threshold = Key::new(Some(Pkts(20)));
     let o = run(&cfg);
     let l = &o.link_series;
     let marks: u64 = l.ecn_marks.iter().sum();
@@ -275,7 +277,7 @@ fn jitter_varies_delay_without_reordering_and_zero_jitter_changes_nothing() {
         let mut cfg = dumbbell(20_000_000, 25, 0.0, QueueSpec::Packets(1000), 10, flow());
         if jitter_us > 0 {
             // absent when zero, as the scenario layer writes it
-            cfg.links[1].ab.jitter_ns = Some(jitter_us * 1000);
+            cfg.links[1].ab.jitter = Key::new(Nanos(jitter_us * 1000));
         }
         cfg
     };

@@ -51,6 +51,7 @@ from typing import Any
 
 from satcc import resources
 from satcc.errors import SatccError
+from satcc.results import file_sha256
 
 ALGORITHMS = ("cubic", "dctcp", "hybla", "vegas", "yeah")
 PREFIX = "satcc_"
@@ -481,7 +482,7 @@ def build(
     d["SATCC_CA_NAME"] = kname
     sources = _sources(name)
     key_material = {
-        "sources": {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sources},
+        "sources": {p.name: file_sha256(p) for p in sources},
         "defines": d,
         "clang": _clang_version(),
     }

@@ -56,70 +56,31 @@ pub fn light_time(metres: f64) -> SimDuration {
     SimDuration::from_secs_f64(metres / SPEED_OF_LIGHT_M_S)
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct GeoConfig {
-    pub rate_bps: u64,
-    pub delay: GeoDelay,
-    pub loss: f64,
-}
-
-/// Where the one-way delay comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum GeoDelay {
-    /// Slant ranges at the two elevations, plus `extra`.
-    Geometry {
-        altitude_m: f64,
-        terminal_elevation_deg: f64,
-        gateway_elevation_deg: f64,
-        extra: SimDuration,
-    },
-    /// A fixed one-way delay (the PCC/Pantheon preset's 400 ms).
-    Fixed(SimDuration),
-}
-
-impl GeoDelay {
-    pub fn one_way(&self) -> SimDuration {
-        match *self {
-            GeoDelay::Geometry {
-                altitude_m,
-                terminal_elevation_deg,
-                gateway_elevation_deg,
-                extra,
-            } => {
-                light_time(
-                    slant_range_m(altitude_m, terminal_elevation_deg)
-                        + slant_range_m(altitude_m, gateway_elevation_deg),
-                ) + extra
-            }
-            GeoDelay::Fixed(d) => d,
-        }
-    }
-}
-
 pub struct Geo(ConstantLink);
 
 impl Geo {
-    pub fn new(c: &GeoConfig) -> Result<Self, String> {
+    pub fn new(c: &GeoSpec) -> Result<Self, String> {
         if c.rate_bps == 0 {
             return Err("rate: must be > 0".into());
         }
-        if let GeoDelay::Geometry {
-            terminal_elevation_deg: t,
-            gateway_elevation_deg: g,
-            altitude_m,
-            ..
-        } = c.delay
-        {
-            if !(0.0..=90.0).contains(&t) || !(0.0..=90.0).contains(&g) {
+        if c.delay.is_none() {
+            let elevations = [c.terminal_elevation_deg, c.gateway_elevation_deg];
+            if elevations
+                .iter()
+                .any(|e| e.is_some_and(|e| !(0.0..=90.0).contains(&e)))
+            {
                 return Err("elevation: must be in 0..90 degrees".into());
             }
-            if altitude_m <= 0.0 {
+            if c.altitude_m.is_some_and(|a| a <= 0.0) {
                 return Err("altitude: must be > 0".into());
             }
         }
+        let delay = c
+            .one_way()
+            .map_err(|k| format!("{k}: missing (a fixed delay or the geometry)"))?;
         Ok(Geo(ConstantLink(LinkState {
             rate_bps: c.rate_bps,
-            delay: c.delay.one_way(),
+            delay,
             loss: c.loss,
         })))
     }
@@ -149,25 +110,50 @@ const PCC_LOSS: f64 = 0.0074;
 const PCC_QUEUE_PKTS: u64 = 1500;
 
 /// A GEO hop: a fixed one-way delay (`delay_ns`, the PCC preset), or (`delay_ns` null) the
-/// slant-range geometry of the other keys.
+/// slant-range geometry of the other keys. Its own configuration: the behaviour reads no file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeoSpec {
     pub rate_bps: u64,
     pub loss: f64,
-    pub delay_ns: Option<u64>,
+    #[serde(rename = "delay_ns")]
+    pub delay: Option<SimDuration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub altitude_m: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminal_elevation_deg: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway_elevation_deg: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra_delay_ns: Option<u64>,
+    #[serde(
+        default,
+        rename = "extra_delay_ns",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub extra_delay: Option<SimDuration>,
+}
+
+impl GeoSpec {
+    /// The one-way delay: the fixed one, else the slant ranges at the two elevations plus the
+    /// extra delay; `Err(key)`: the geometry lacks that key.
+    pub fn one_way(&self) -> Result<SimDuration, &'static str> {
+        if let Some(d) = self.delay {
+            return Ok(d);
+        }
+        let altitude = self.altitude_m.ok_or("altitude_m")?;
+        let terminal = self
+            .terminal_elevation_deg
+            .ok_or("terminal_elevation_deg")?;
+        let gateway = self.gateway_elevation_deg.ok_or("gateway_elevation_deg")?;
+        let extra = self.extra_delay.ok_or("extra_delay_ns")?;
+        Ok(light_time(
+            slant_range_m(altitude, terminal) + slant_range_m(altitude, gateway),
+        ) + extra)
+    }
 }
 
 impl Kind for GeoSpec {
-    type Config = GeoConfig;
+    /// The resolved form itself: a GEO hop reads no file.
+    type Config = GeoSpec;
 
     fn keys() -> Vec<String> {
         [
@@ -184,48 +170,19 @@ impl Kind for GeoSpec {
 
     /// The rate, the one-way delay (fixed, or the slant geometry) and the loss.
     fn nominal(&self) -> Option<LinkState> {
-        let delay = match self.delay_ns {
-            Some(d) => SimDuration::from_nanos(d),
-            None => GeoDelay::Geometry {
-                altitude_m: self.altitude_m?,
-                terminal_elevation_deg: self.terminal_elevation_deg?,
-                gateway_elevation_deg: self.gateway_elevation_deg?,
-                extra: SimDuration::from_nanos(self.extra_delay_ns?),
-            }
-            .one_way(),
-        };
         Some(LinkState {
             rate_bps: self.rate_bps,
-            delay,
+            delay: self.one_way().ok()?,
             loss: self.loss,
         })
     }
 
-    fn config(&self, path: &str) -> Result<GeoConfig, String> {
-        let delay = match self.delay_ns {
-            Some(d) => GeoDelay::Fixed(SimDuration::from_nanos(d)),
-            None => GeoDelay::Geometry {
-                altitude_m: self.altitude_m.ok_or_else(|| missing(path, "altitude_m"))?,
-                terminal_elevation_deg: self
-                    .terminal_elevation_deg
-                    .ok_or_else(|| missing(path, "terminal_elevation_deg"))?,
-                gateway_elevation_deg: self
-                    .gateway_elevation_deg
-                    .ok_or_else(|| missing(path, "gateway_elevation_deg"))?,
-                extra: SimDuration::from_nanos(
-                    self.extra_delay_ns
-                        .ok_or_else(|| missing(path, "extra_delay_ns"))?,
-                ),
-            },
-        };
-        Ok(GeoConfig {
-            rate_bps: self.rate_bps,
-            delay,
-            loss: self.loss,
-        })
+    fn config(&self, path: &str) -> Result<GeoSpec, String> {
+        self.one_way().map_err(|k| missing(path, k))?;
+        Ok(self.clone())
     }
 
-    fn build(c: &GeoConfig, _: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+    fn build(c: &GeoSpec, _: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
         Ok(Box::new(Geo::new(c)?))
     }
 }
@@ -278,22 +235,22 @@ fn geo(r: &mut Reader) -> Option<[ModelDir; 2]> {
             let model = ModelSpec::Geo(GeoSpec {
                 rate_bps: rate,
                 loss,
-                delay_ns: Some(PCC_DELAY_NS),
+                delay: Some(SimDuration::from_nanos(PCC_DELAY_NS)),
                 altitude_m: None,
                 terminal_elevation_deg: None,
                 gateway_elevation_deg: None,
-                extra_delay_ns: None,
+                extra_delay: None,
             });
             out.push(nominal_dir(model, Some(QueueSpec::Packets(PCC_QUEUE_PKTS))));
         } else {
             let model = ModelSpec::Geo(GeoSpec {
                 rate_bps: rate,
                 loss,
-                delay_ns: None,
+                delay: None,
                 altitude_m: Some(GEO_ALTITUDE_M),
                 terminal_elevation_deg: Some(elev),
                 gateway_elevation_deg: Some(gw),
-                extra_delay_ns: Some(extra),
+                extra_delay: Some(SimDuration::from_nanos(extra)),
             });
             out.push(nominal_dir(model, None));
         }
@@ -306,13 +263,16 @@ mod tests {
     use super::*;
 
     fn rtt_ms(elevation: f64) -> f64 {
-        let d = GeoDelay::Geometry {
-            altitude_m: GEO_ALTITUDE_M,
-            terminal_elevation_deg: elevation,
-            gateway_elevation_deg: elevation,
-            extra: SimDuration::ZERO,
+        let g = GeoSpec {
+            rate_bps: 1,
+            loss: 0.0,
+            delay: None,
+            altitude_m: Some(GEO_ALTITUDE_M),
+            terminal_elevation_deg: Some(elevation),
+            gateway_elevation_deg: Some(elevation),
+            extra_delay: Some(SimDuration::ZERO),
         };
-        2.0 * d.one_way().as_secs_f64() * 1e3
+        2.0 * g.one_way().unwrap().as_secs_f64() * 1e3
     }
 
     #[test]
@@ -343,10 +303,14 @@ mod tests {
 
     #[test]
     fn the_pcc_preset_keeps_its_fixed_delay() {
-        let mut g = Geo::new(&GeoConfig {
+        let mut g = Geo::new(&GeoSpec {
             rate_bps: 42_000_000,
-            delay: GeoDelay::Fixed(SimDuration::from_millis(400)),
             loss: 0.0074,
+            delay: Some(SimDuration::from_millis(400)),
+            altitude_m: None,
+            terminal_elevation_deg: None,
+            gateway_elevation_deg: None,
+            extra_delay: None,
         })
         .unwrap();
         let s = g.state_at(SimTime::ZERO);

@@ -35,18 +35,14 @@ use crate::scenario::file::ModelDir;
 /// Label of the threshold draws.
 const DRAW_THRESHOLD: u64 = 5;
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct LfnConfig {
-    pub state: LinkState,
-    pub police: Option<Police>,
-}
-
 /// A token-bucket policer.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Police {
     /// Threshold range, bit/s (uniform per `redraw` interval).
     pub rate_bps: (u64, u64),
     pub burst_bytes: u64,
+    #[serde(rename = "redraw_ns")]
     pub redraw: SimDuration,
 }
 
@@ -60,8 +56,8 @@ pub struct Lfn {
 }
 
 impl Lfn {
-    pub fn new(c: LfnConfig, seeds: Seeds) -> Result<Self, String> {
-        if c.state.rate_bps == 0 {
+    pub fn new(c: LfnSpec, seeds: Seeds) -> Result<Self, String> {
+        if c.rate_bps == 0 {
             return Err("rate: must be > 0".into());
         }
         if let Some(p) = &c.police {
@@ -74,7 +70,7 @@ impl Lfn {
         }
         let tokens = c.police.as_ref().map_or(0.0, |p| p.burst_bytes as f64);
         Ok(Lfn {
-            link: ConstantLink(c.state),
+            link: ConstantLink(c.state()),
             police: c.police,
             seeds,
             tokens,
@@ -135,27 +131,34 @@ const DEFAULT_DROP_BURST_BYTES: u64 = 256_000;
 /// The threshold wanders within its range once a second [assumed].
 const DROP_REDRAW_NS: u64 = S;
 
+/// A long fat link: its constant state and its policing hop. Its own configuration: the
+/// behaviour reads no file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LfnSpec {
     pub rate_bps: u64,
-    pub delay_ns: u64,
+    #[serde(rename = "delay_ns")]
+    pub delay: SimDuration,
     pub loss: f64,
     /// The policing hop (study 003); null: none.
     #[serde(default)]
-    pub police: Option<PoliceSpec>,
+    pub police: Option<Police>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PoliceSpec {
-    pub rate_bps: (u64, u64),
-    pub burst_bytes: u64,
-    pub redraw_ns: u64,
+impl LfnSpec {
+    /// The rate, one-way delay and loss (constant).
+    pub fn state(&self) -> LinkState {
+        LinkState {
+            rate_bps: self.rate_bps,
+            delay: self.delay,
+            loss: self.loss,
+        }
+    }
 }
 
 impl Kind for LfnSpec {
-    type Config = LfnConfig;
+    /// The resolved form itself: an LFN reads no file.
+    type Config = LfnSpec;
 
     fn keys() -> Vec<String> {
         [
@@ -170,25 +173,14 @@ impl Kind for LfnSpec {
     }
 
     fn nominal(&self) -> Option<LinkState> {
-        Some(LinkState {
-            rate_bps: self.rate_bps,
-            delay: SimDuration::from_nanos(self.delay_ns),
-            loss: self.loss,
-        })
+        Some(self.state())
     }
 
-    fn config(&self, _: &str) -> Result<LfnConfig, String> {
-        Ok(LfnConfig {
-            state: self.nominal().expect("an LFN's figures"),
-            police: self.police.as_ref().map(|p| Police {
-                rate_bps: p.rate_bps,
-                burst_bytes: p.burst_bytes,
-                redraw: SimDuration::from_nanos(p.redraw_ns),
-            }),
-        })
+    fn config(&self, _: &str) -> Result<LfnSpec, String> {
+        Ok(self.clone())
     }
 
-    fn build(c: &LfnConfig, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+    fn build(c: &LfnSpec, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
         Ok(Box::new(Lfn::new(c.clone(), seeds)?))
     }
 }
@@ -228,14 +220,14 @@ fn lfn(r: &mut Reader) -> Option<[ModelDir; 2]> {
             r.fail("rate", "expected positive rates and a positive drop_burst");
             continue;
         }
-        let police = drop.map(|rate_bps| PoliceSpec {
+        let police = drop.map(|rate_bps| Police {
             rate_bps,
             burst_bytes: burst,
-            redraw_ns: DROP_REDRAW_NS,
+            redraw: SimDuration::from_nanos(DROP_REDRAW_NS),
         });
         let model = ModelSpec::Lfn(LfnSpec {
             rate_bps: rate,
-            delay_ns: delay,
+            delay: SimDuration::from_nanos(delay),
             loss,
             police,
         });
@@ -249,13 +241,13 @@ mod tests {
     use super::*;
 
     fn lfn(police: Option<Police>) -> Lfn {
-        let state = LinkState {
-            rate_bps: 540_000_000,
-            delay: SimDuration::from_micros(7_500),
-            loss: 0.0,
-        };
         Lfn::new(
-            LfnConfig { state, police },
+            LfnSpec {
+                rate_bps: 540_000_000,
+                delay: SimDuration::from_micros(7_500),
+                loss: 0.0,
+                police,
+            },
             Seeds {
                 seed: 1,
                 link: 0,

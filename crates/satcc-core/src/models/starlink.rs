@@ -25,9 +25,9 @@
 //!
 //! | parameter | preset default | unit | source |
 //! |---|---|---|---|
-//! | clock.period | 15 | s | facts §1.4 [V] |
-//! | clock.phase | 12 | s past the minute | facts §1.4 [V] (:12, :27, :42, :57) |
-//! | clock.start | 0 | s past the minute | the run's wall-clock start (scenario) |
+//! | period | 15 | s | facts §1.4 [V] |
+//! | phase | 12 | s past the minute | facts §1.4 [V] (:12, :27, :42, :57) |
+//! | start | 0 | s past the minute | the run's wall-clock start (scenario) |
 //! | rtt_quantiles | 20, 40, 50, 60, 85 | ms at p 0, .25, .5, .75, 1 | Michel et al. IMC'22 (min, p25, median, p75) [V]; max: Mohan et al. whisker ≈85 ms [F] |
 //! | capacity (residential) | up 5–25, down 50–150 | Mbit/s | starlink.com DOC-1075-86535-76 (DE) [V] |
 //! | capacity (business) | up 8–30, down 40–220 | Mbit/s | same document, Priority (ES) / Local Priority (DE) [V] |
@@ -88,32 +88,59 @@ const DRAW_BURSTS: u64 = 7;
 const DRAW_FRAME_SPLIT: u64 = 8;
 const DRAW_FRAME_SIZE: u64 = 9;
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct StarlinkConfig {
-    pub clock: EpochClock,
+/// One direction of a Starlink link, as the scenario resolves it and the behaviour reads it
+/// (its own configuration: the behaviour reads no file). On the wire each duration is its
+/// nanoseconds, under its key's `_ns` name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StarlinkSpec {
+    /// The reconfiguration clock ([`StarlinkSpec::clock`]): the epoch, the boundaries' phase
+    /// past each period of wall time, the run's start past the minute.
+    #[serde(rename = "period_ns")]
+    pub period: SimDuration,
+    #[serde(rename = "phase_ns")]
+    pub phase: SimDuration,
+    #[serde(rename = "start_ns")]
+    pub start: SimDuration,
     /// The link's idle RTT at p = 0, 0.25, 0.5, 0.75, 1 (non-decreasing); one-way = RTT / 2.
+    #[serde(rename = "rtt_quantiles_ns")]
     pub rtt_quantiles: [SimDuration; RTT_QUANTILES],
     /// This direction's capacity range, bit/s (uniform per epoch).
     pub capacity_bps: (u64, u64),
     /// This direction's background loss range (uniform per epoch).
     pub loss: (f64, f64),
     /// Duration range of the disturbance that starts at each boundary.
+    #[serde(rename = "disturbance_ns")]
     pub disturbance: (SimDuration, SimDuration),
     /// Probability that a boundary's disturbance is an outage rather than a loss burst.
     pub outage_probability: f64,
     /// Loss probability range of a boundary loss burst.
     pub burst_loss: (f64, f64),
-    /// `None`: steady within an epoch (`variation = "epoch"`); `Some`: the within-epoch
-    /// processes of [`Intra`] (`variation = "intra"`, the presets' default).
+    /// `None` (absent): steady within an epoch (`variation = "epoch"`); `Some`: the
+    /// within-epoch processes of [`Intra`] (`variation = "intra"`, the presets' default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intra: Option<Intra>,
+}
+
+impl StarlinkSpec {
+    /// The reconfiguration clock.
+    pub fn clock(&self) -> EpochClock {
+        EpochClock {
+            period: self.period,
+            phase: self.phase,
+            start: self.start,
+        }
+    }
 }
 
 /// What moves inside an epoch (`variation = "intra"`). Every process restarts from its
 /// stationary distribution at each boundary, so an epoch's series is a pure function of
 /// (seed, link, direction, epoch index).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Intra {
     /// Step of the capacity process.
+    #[serde(rename = "capacity_slot_ns")]
     pub capacity_slot: SimDuration,
     /// Log-normal spread of a capacity slot around the epoch's drawn capacity (σ of ln).
     pub capacity_sigma: f64,
@@ -121,31 +148,40 @@ pub struct Intra {
     pub capacity_corr: f64,
     /// Scheduler frame: the link serves only during the first `frame_duty` of each frame, at
     /// capacity / duty (the mean stays the slot's capacity). Zero: no frames.
+    #[serde(rename = "frame_ns")]
     pub frame: SimDuration,
     pub frame_duty: f64,
     /// Serving windows per frame: 1 (at the frame start) or 2 (half the serving time each, the
     /// first at the frame start, the second half a frame later moved by `frame_offset_sd`·z,
     /// z a unit AR(1) over frames with lag-1 correlation `frame_offset_corr`).
+    #[serde(default = "one")]
     pub frame_windows: u32,
+    #[serde(default, rename = "frame_offset_sd_ns")]
     pub frame_offset_sd: SimDuration,
+    #[serde(default)]
     pub frame_offset_corr: f64,
     /// Spread of what each frame carries: its rate × exp(σz), z independent per frame
     /// (σ = `frame_sigma`), normalised to mean 1 over the frames that start in each capacity
     /// slot. Zero: every frame of a slot carries the same.
+    #[serde(default)]
     pub frame_sigma: f64,
     /// Step of the delay jitter and loss-burst processes.
+    #[serde(rename = "delay_slot_ns")]
     pub delay_slot: SimDuration,
     /// Standard deviation of the one-way delay around the epoch's base (AR(1), Gaussian,
     /// clipped below at base − `jitter_floor`). Shared by both directions.
+    #[serde(rename = "jitter_ns")]
     pub jitter: SimDuration,
     /// How far the one-way delay may fall below the epoch's base (the propagation floor);
     /// `None`: half the base.
+    #[serde(default, rename = "jitter_floor_ns")]
     pub jitter_floor: Option<SimDuration>,
     /// Lag-1 correlation of successive delay slots.
     pub jitter_corr: f64,
     /// Loss bursts (Gilbert–Elliott, bad state loses everything): mean bursts per second.
     pub burst_rate: f64,
     /// Mean burst length (geometric in delay slots).
+    #[serde(rename = "burst_duration_ns")]
     pub burst_duration: SimDuration,
 }
 
@@ -180,15 +216,15 @@ pub struct Series {
 }
 
 pub struct Starlink {
-    cfg: StarlinkConfig,
+    cfg: StarlinkSpec,
     seeds: Seeds,
     cached: Option<Epoch>,
     series: Option<(i64, Series)>,
 }
 
 impl Starlink {
-    pub fn new(cfg: StarlinkConfig, seeds: Seeds) -> Result<Self, String> {
-        if cfg.clock.period.is_zero() {
+    pub fn new(cfg: StarlinkSpec, seeds: Seeds) -> Result<Self, String> {
+        if cfg.period.is_zero() {
             return Err("period: must be > 0".into());
         }
         if cfg.rtt_quantiles.windows(2).any(|w| w[0] > w[1]) {
@@ -227,7 +263,7 @@ impl Starlink {
                 return Err("loss, burst_loss and outage_probability must be in [0, 1]".into());
             }
         }
-        if cfg.disturbance.1 >= cfg.clock.period {
+        if cfg.disturbance.1 >= cfg.period {
             return Err("disturbance: must be shorter than the period".into());
         }
         if let Some(i) = &cfg.intra {
@@ -285,7 +321,7 @@ impl Starlink {
             };
         };
         let e = self.epoch(k);
-        let period = self.cfg.clock.period.as_nanos();
+        let period = self.cfg.period.as_nanos();
         let n_cap = period.div_ceil(i.capacity_slot.as_nanos()) as usize;
         let n_delay = period.div_ceil(i.delay_slot.as_nanos()) as usize;
         // capacity: exp(σ·z − σ²/2) keeps the slot mean at the epoch's capacity
@@ -387,7 +423,7 @@ impl Starlink {
             .uniform(c.loss.0, c.loss.1);
         Epoch {
             index: k,
-            start_ns: c.clock.epoch_start_ns(k),
+            start_ns: c.clock().epoch_start_ns(k),
             rtt,
             capacity_bps: (capacity.round() as u64).clamp(c.capacity_bps.0, c.capacity_bps.1),
             loss,
@@ -397,7 +433,7 @@ impl Starlink {
     }
 
     fn epoch_at(&mut self, t: SimTime) -> Epoch {
-        let k = self.cfg.clock.epoch_of(t);
+        let k = self.cfg.clock().epoch_of(t);
         match self.cached {
             Some(e) if e.index == k => e,
             _ => {
@@ -512,7 +548,7 @@ impl Starlink {
         ) else {
             return Vec::new();
         };
-        let n = self.cfg.clock.period.as_nanos().div_ceil(frame) as usize;
+        let n = self.cfg.period.as_nanos().div_ceil(frame) as usize;
         let mut r = self.seeds.dir_stream(DRAW_FRAME_SPLIT, k);
         let sd = i.frame_offset_sd.as_nanos() as f64;
         ar1(&mut r, n, i.frame_offset_corr)
@@ -564,13 +600,13 @@ impl LinkModel for Starlink {
     }
 
     fn next_change(&self, now: SimTime) -> Option<SimTime> {
-        let k = self.cfg.clock.epoch_of(now);
+        let k = self.cfg.clock().epoch_of(now);
         let e = match self.cached {
             Some(e) if e.index == k => e,
             _ => self.epoch(k),
         };
         let t = now.as_nanos() as i128;
-        let mut next = self.cfg.clock.epoch_start_ns(k + 1);
+        let mut next = self.cfg.clock().epoch_start_ns(k + 1);
         let end = e.start_ns + e.disturbance.as_nanos() as i128;
         if t < end {
             next = next.min(end);
@@ -712,54 +748,13 @@ const INTRA_KEYS: [&str; 13] = [
     "burst_duration",
 ];
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StarlinkSpec {
-    pub period_ns: u64,
-    pub phase_ns: u64,
-    pub start_ns: u64,
-    pub rtt_quantiles_ns: [u64; RTT_QUANTILES],
-    pub capacity_bps: (u64, u64),
-    pub loss: (f64, f64),
-    pub disturbance_ns: (u64, u64),
-    pub outage_probability: f64,
-    pub burst_loss: (f64, f64),
-    /// Within-epoch variation (`variation = "intra"`); absent: steady epochs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intra: Option<IntraSpec>,
-}
-
 fn one() -> u32 {
     1
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IntraSpec {
-    pub capacity_slot_ns: u64,
-    pub capacity_sigma: f64,
-    pub capacity_corr: f64,
-    pub frame_ns: u64,
-    pub frame_duty: f64,
-    #[serde(default = "one")]
-    pub frame_windows: u32,
-    #[serde(default)]
-    pub frame_offset_sd_ns: u64,
-    #[serde(default)]
-    pub frame_offset_corr: f64,
-    #[serde(default)]
-    pub frame_sigma: f64,
-    pub delay_slot_ns: u64,
-    pub jitter_ns: u64,
-    #[serde(default)]
-    pub jitter_floor_ns: Option<u64>,
-    pub jitter_corr: f64,
-    pub burst_rate: f64,
-    pub burst_duration_ns: u64,
-}
-
 impl Kind for StarlinkSpec {
-    type Config = StarlinkConfig;
+    /// The resolved form itself: a Starlink link reads no file.
+    type Config = StarlinkSpec;
 
     fn keys() -> Vec<String> {
         [
@@ -787,47 +782,22 @@ impl Kind for StarlinkSpec {
         Some(LinkState {
             rate_bps: ((self.capacity_bps.0 + self.capacity_bps.1) as f64 / 2.0).round_ties_even()
                 as u64,
-            delay: SimDuration::from_nanos(self.rtt_quantiles_ns[2] / 2),
+            delay: SimDuration::from_nanos(self.rtt_quantiles[2].as_nanos() / 2),
             loss: (self.loss.0 + self.loss.1) / 2.0,
         })
     }
 
-    fn config(&self, _: &str) -> Result<StarlinkConfig, String> {
-        let ns = SimDuration::from_nanos;
-        Ok(StarlinkConfig {
-            clock: EpochClock::from_ns(self.period_ns, self.phase_ns, self.start_ns),
-            rtt_quantiles: self.rtt_quantiles_ns.map(ns),
-            capacity_bps: self.capacity_bps,
-            loss: self.loss,
-            disturbance: (ns(self.disturbance_ns.0), ns(self.disturbance_ns.1)),
-            outage_probability: self.outage_probability,
-            burst_loss: self.burst_loss,
-            intra: self.intra.as_ref().map(|i| Intra {
-                capacity_slot: ns(i.capacity_slot_ns),
-                capacity_sigma: i.capacity_sigma,
-                capacity_corr: i.capacity_corr,
-                frame: ns(i.frame_ns),
-                frame_duty: i.frame_duty,
-                frame_windows: i.frame_windows,
-                frame_offset_sd: ns(i.frame_offset_sd_ns),
-                frame_offset_corr: i.frame_offset_corr,
-                frame_sigma: i.frame_sigma,
-                delay_slot: ns(i.delay_slot_ns),
-                jitter: ns(i.jitter_ns),
-                jitter_floor: i.jitter_floor_ns.map(ns),
-                jitter_corr: i.jitter_corr,
-                burst_rate: i.burst_rate,
-                burst_duration: ns(i.burst_duration_ns),
-            }),
-        })
+    fn config(&self, _: &str) -> Result<StarlinkSpec, String> {
+        Ok(self.clone())
     }
 
-    fn build(c: &StarlinkConfig, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
+    fn build(c: &StarlinkSpec, seeds: Seeds) -> Result<Box<dyn LinkBehaviour>, String> {
         Ok(Box::new(Starlink::new(c.clone(), seeds)?))
     }
 }
 
 fn starlink(r: &mut Reader) -> Option<[ModelDir; 2]> {
+    let ns = SimDuration::from_nanos;
     let plans = r.both("plan", &choice(&STARLINK_PLANS), Some("residential"));
     let variation = r.get("variation", &choice(&STARLINK_VARIATIONS), Some("intra"));
     let intra = variation == Some("intra");
@@ -972,34 +942,40 @@ fn starlink(r: &mut Reader) -> Option<[ModelDir; 2]> {
                 .1
         });
         let intra = if intra {
-            Some(IntraSpec {
-                capacity_slot_ns: INTRA_CAPACITY_SLOT_NS,
-                delay_slot_ns: INTRA_DELAY_SLOT_NS,
+            Some(Intra {
+                capacity_slot: ns(INTRA_CAPACITY_SLOT_NS),
+                delay_slot: ns(INTRA_DELAY_SLOT_NS),
                 capacity_sigma: sigma?,
                 capacity_corr: capacity_corr?,
-                frame_ns: frame?,
+                frame: ns(frame?),
                 frame_duty: duty?,
                 frame_windows: windows? as u32, // 1..2
-                frame_offset_sd_ns: offset_sd?,
+                frame_offset_sd: ns(offset_sd?),
                 frame_offset_corr: offset_corr?,
                 frame_sigma: frame_sigma?,
-                jitter_ns: jitter?,
-                jitter_floor_ns: jitter_floor,
+                jitter: ns(jitter?),
+                jitter_floor: jitter_floor.map(ns),
                 jitter_corr: jitter_corr?,
                 burst_rate: burst_rate?,
-                burst_duration_ns: burst_duration?,
+                burst_duration: ns(burst_duration?),
             })
         } else {
             None
         };
         let model = ModelSpec::Starlink(StarlinkSpec {
-            period_ns: STARLINK_PERIOD_NS,
-            phase_ns: phase,
-            start_ns: start,
-            rtt_quantiles_ns: quantiles.clone().try_into().expect("five quantiles"),
+            period: ns(STARLINK_PERIOD_NS),
+            phase: ns(phase),
+            start: ns(start),
+            rtt_quantiles: quantiles
+                .iter()
+                .copied()
+                .map(ns)
+                .collect::<Vec<_>>()
+                .try_into()
+                .expect("five quantiles"),
             capacity_bps: cap,
             loss,
-            disturbance_ns: disturbance,
+            disturbance: (ns(disturbance.0), ns(disturbance.1)),
             outage_probability: outage,
             burst_loss: burst,
             intra,
@@ -1036,13 +1012,11 @@ mod tests {
     }
 
     /// The residential uplink preset (cited above).
-    fn residential_uplink(start_s: u64, phase_s: u64) -> StarlinkConfig {
-        StarlinkConfig {
-            clock: EpochClock {
-                period: SimDuration::from_secs(15),
-                phase: SimDuration::from_secs(phase_s),
-                start: SimDuration::from_secs(start_s),
-            },
+    fn residential_uplink(start_s: u64, phase_s: u64) -> StarlinkSpec {
+        StarlinkSpec {
+            period: SimDuration::from_secs(15),
+            phase: SimDuration::from_secs(phase_s),
+            start: SimDuration::from_secs(start_s),
             rtt_quantiles: [ms(20), ms(40), ms(50), ms(60), ms(85)],
             capacity_bps: (5_000_000, 25_000_000),
             loss: (0.002, 0.005),
@@ -1053,7 +1027,7 @@ mod tests {
         }
     }
 
-    fn model(cfg: StarlinkConfig, seed: u64, dir: u64) -> Starlink {
+    fn model(cfg: StarlinkSpec, seed: u64, dir: u64) -> Starlink {
         Starlink::new(cfg, Seeds { seed, link: 0, dir }).unwrap()
     }
 
@@ -1234,8 +1208,8 @@ mod tests {
         }
     }
 
-    fn intra_uplink() -> StarlinkConfig {
-        StarlinkConfig {
+    fn intra_uplink() -> StarlinkSpec {
+        StarlinkSpec {
             intra: Some(intra()),
             ..residential_uplink(0, 12)
         }
@@ -1353,8 +1327,8 @@ mod tests {
     }
 
     /// The presets' shape: 8 ms frames served in two windows, the second moving over frames.
-    fn split_uplink() -> StarlinkConfig {
-        StarlinkConfig {
+    fn split_uplink() -> StarlinkSpec {
+        StarlinkSpec {
             intra: Some(Intra {
                 frame: ms(8),
                 frame_duty: 0.2,
@@ -1437,7 +1411,7 @@ mod tests {
 
     #[test]
     fn frames_carry_different_amounts_around_the_slot_capacity() {
-        let cfg = StarlinkConfig {
+        let cfg = StarlinkSpec {
             intra: Some(Intra {
                 frame_sigma: 0.3,
                 ..split_uplink().intra.unwrap()

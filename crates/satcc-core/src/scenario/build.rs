@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::{Flow, Link, Pacing, Resolved, Scenario, DEFAULT_MTU};
-use crate::dirspec::{Direction, QueueDrop, QueueSpec};
+use crate::dirspec::{Direction, QueueSpec};
 
 /// Payload bytes per segment: 1500 B MTU - 20 IP - 20 TCP - 12 timestamp option.
 pub const DEFAULT_MSS: u32 = 1448;
@@ -68,18 +68,15 @@ impl Direction {
     /// A constant direction: `rate_bps`, one-way `delay_ns`, random `loss`, a drop-tail
     /// `queue`; no ECN marking, jitter, scripted drops, tick service or model.
     pub fn new(rate_bps: u64, delay_ns: u64, loss: f64, queue: QueueSpec) -> Direction {
-        Direction {
+        link_keys!(link_fields!(defaults Direction {
             rate_bps,
             delay_ns,
             loss,
             queue,
-            drop: QueueDrop::Tail,
-            ecn_threshold_pkts: None,
-            jitter_ns: None,
             drop_packets: None,
             tick_ns: None,
             model: None,
-        }
+        }))
     }
 }
 

@@ -11,11 +11,12 @@
 //! `[link.model]` tables are resolved here too, once per read, by `models::table` (their keys,
 //! cited presets and checks); files on the host are read through [`Known::files`].
 //!
-//! To add a scenario key whose file form is its resolved form (a switch or a key with a unit):
-//! an entry of `switches.rs`, its check in [`read`] if its type does not say it all, and
-//! docs/scenario.md. A key the resolver takes in another shape (`count` and `stagger` into
-//! `start_ns`, node names into indices) is a field in one of the tables below, its resolved
-//! field in `scenario.rs` and its conversion in [`File::scenario`].
+//! To add a scenario key whose file form is its resolved form (a switch or a key with a unit,
+//! a `[[link]]` key with its `_ba` twin): an entry of `switches.rs`, its check in [`read`] if
+//! its type does not say it all, and docs/scenario.md. A key the resolver takes in another
+//! shape (`count` and `stagger` into `start_ns`, node names into indices, a link's `rate`
+//! required or a model's) is a field in one of the tables below, its resolved field in
+//! `scenario.rs` or `dirspec.rs` and its conversion in [`File::scenario`].
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -26,11 +27,12 @@ use super::build::{
     DEFAULT_BIN_NS, DEFAULT_INITIAL_CWND, DEFAULT_MSS, DEFAULT_QUEUE, DEFAULT_RWND_BYTES,
     DEFAULT_SEED,
 };
+use super::switches;
 use super::{
     App, Flow, HostNoiseSpec, Link, Pacing, Proto, Scenario, SeqAckSpec, DEFAULT_MTU, MAX_MSS,
     MAX_MTU, MAX_UDP_PAYLOAD_BYTES, MIN_MSS, MIN_MTU,
 };
-use crate::dirspec::{Direction, QueueDrop, QueueSpec};
+use crate::dirspec::{Direction, QueueSpec};
 use crate::models::table::{self, ModelFiles};
 use crate::units::{self, describe, py_str, Raw};
 
@@ -316,6 +318,8 @@ pub enum Service {
     Tick,
 }
 
+// The keys of `switches::link_keys!` (each with its b→a twin) are appended from their list.
+link_keys!(link_fields!(struct file
 /// `[[link]]`.
 #[derive(Clone, Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -330,11 +334,6 @@ pub struct LinkT {
     pub loss: Option<Prob>,
     #[serde(default)]
     pub queue: Option<Queue>,
-    /// Which packet the full a→b queue drops: "tail" (absent: the default) or "front".
-    #[serde(default)]
-    pub drop: Option<QueueDrop>,
-    #[serde(default)]
-    pub ecn_threshold: Option<Pkts>,
     #[serde(default)]
     pub rate_ba: Option<Bps>,
     #[serde(default)]
@@ -343,14 +342,6 @@ pub struct LinkT {
     pub loss_ba: Option<Prob>,
     #[serde(default)]
     pub queue_ba: Option<Queue>,
-    #[serde(default)]
-    pub drop_ba: Option<QueueDrop>,
-    #[serde(default)]
-    pub ecn_threshold_ba: Option<Pkts>,
-    #[serde(default)]
-    pub jitter: Option<Nanos>,
-    #[serde(default)]
-    pub jitter_ba: Option<Nanos>,
     #[serde(default = "exact")]
     pub service: Service,
     #[serde(default = "default_hz")]
@@ -360,6 +351,8 @@ pub struct LinkT {
     #[serde(default)]
     pub model: Option<Map<String, Value>>,
 }
+));
+link_keys!(link_fields!(twins LinkT));
 
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -1097,11 +1090,8 @@ fn check(f: &mut File, known: &Known) -> Vec<Issue> {
                 );
             }
         }
-        for (k, e) in [
-            ("ecn_threshold", l.ecn_threshold),
-            ("ecn_threshold_ba", l.ecn_threshold_ba),
-        ] {
-            if e.is_some_and(|e| e.0 == 0) {
+        for (k, e) in l.twin::<switches::link::ecn_threshold>() {
+            if e.is_some_and(|e| e.get() == Some(Pkts(0))) {
                 bad!(format!("{p}.{k}"), "expected at least 1 packet, found 0");
             }
         }
@@ -1552,34 +1542,24 @@ impl File {
                     Some([ab, ba]) => (model_dir(l, ab, false), model_dir(l, ba, true)),
                     None => {
                         let q = l.queue.unwrap_or(default_queue()).0;
-                        let ab = Direction {
-                            ecn_threshold_pkts: l.ecn_threshold.map(|e| e.0),
-                            ..Direction::new(
-                                l.rate.map_or(0, |r| r.0),
-                                l.delay.map_or(0, |d| d.0),
-                                l.loss.map_or(0.0, |p| p.0),
-                                q,
-                            )
-                        };
-                        let ba = Direction {
-                            ecn_threshold_pkts: l.ecn_threshold_ba.or(l.ecn_threshold).map(|e| e.0),
-                            ..Direction::new(
-                                l.rate_ba.or(l.rate).map_or(0, |r| r.0),
-                                l.delay_ba.or(l.delay).map_or(0, |d| d.0),
-                                l.loss_ba.or(l.loss).map_or(0.0, |p| p.0),
-                                l.queue_ba.map_or(q, |q| q.0),
-                            )
-                        };
+                        let ab = Direction::new(
+                            l.rate.map_or(0, |r| r.0),
+                            l.delay.map_or(0, |d| d.0),
+                            l.loss.map_or(0.0, |p| p.0),
+                            q,
+                        );
+                        let ba = Direction::new(
+                            l.rate_ba.or(l.rate).map_or(0, |r| r.0),
+                            l.delay_ba.or(l.delay).map_or(0, |d| d.0),
+                            l.loss_ba.or(l.loss).map_or(0.0, |p| p.0),
+                            l.queue_ba.map_or(q, |q| q.0),
+                        );
                         (ab, ba)
                     }
                 };
-                for (d, j, q) in [
-                    (&mut ab, l.jitter, l.drop),
-                    (&mut ba, l.jitter_ba.or(l.jitter), l.drop_ba.or(l.drop)),
-                ] {
-                    d.jitter_ns = j.map(|j| j.0).filter(|&j| j > 0);
-                    d.drop = q.unwrap_or_default();
-                    if l.service == Service::Tick {
+                link_keys!(link_fields!(copy l => ab, ba));
+                if l.service == Service::Tick {
+                    for d in [&mut ab, &mut ba] {
                         d.tick_ns = Some(1_000_000_000 / l.hz.max(1) as u64);
                     }
                 }
@@ -1659,13 +1639,7 @@ impl File {
 fn model_dir(l: &LinkT, m: &ModelDir, ba: bool) -> Direction {
     let explicit = if ba { l.queue_ba.or(l.queue) } else { l.queue };
     let queue = explicit.map(|q| q.0).or(m.queue).unwrap_or(DEFAULT_QUEUE);
-    let ecn = if ba {
-        l.ecn_threshold_ba.or(l.ecn_threshold)
-    } else {
-        l.ecn_threshold
-    };
     Direction {
-        ecn_threshold_pkts: ecn.map(|e| e.0),
         model: Some(m.model.clone()),
         ..Direction::new(m.rate_bps, m.delay_ns, m.loss, queue)
     }
@@ -1870,6 +1844,50 @@ mod tests {
         let (k, m) = &issues(&d)[0];
         assert_eq!(k, "flow[0].min_rto");
         assert!(m.starts_with("expected a duration like"), "{m}");
+    }
+
+    #[test]
+    fn a_link_key_is_one_value_per_direction_from_the_file_to_the_resolved_wire() {
+        // `jitter` is one entry of switches.rs's link_keys!: `jitter` sets both directions,
+        // `jitter_ba` the b→a one, each direction holds the same value and writes it in ns
+        // under its old name, left out at its default.
+        let mut d = minimal();
+        d["link"][0]["jitter"] = json!("2 ms");
+        let both = read(&d, "x", &known()).unwrap().scenario(None);
+        let ns = |dir: &Direction| dir.jitter.get();
+        assert_eq!(ns(&both.links[0].ab), Nanos(2_000_000));
+        assert_eq!(ns(&both.links[0].ba), Nanos(2_000_000));
+        d["link"][0]["jitter_ba"] = json!("0 ms");
+        let r = read(&d, "x", &known())
+            .unwrap()
+            .scenario(None)
+            .resolve()
+            .unwrap();
+        let wire = serde_json::to_value(&r).unwrap();
+        assert_eq!(wire["links"][0]["ab"]["jitter_ns"], 2_000_000);
+        assert!(wire["links"][0]["ba"].get("jitter_ns").is_none());
+        assert_eq!(super::super::Resolved::from_json(&wire).unwrap(), r);
+        // its default, in a file and in a direction built in code
+        let plain = read(&minimal(), "x", &known()).unwrap().scenario(None);
+        let built = Direction::new(1, 1, 0.0, QueueSpec::Packets(1));
+        assert_eq!(plain.links[0].ab.jitter, built.jitter);
+        assert_eq!(ns(&built), Nanos(0));
+        // bad input names the file's key (the twin's own) and what was expected
+        d["link"][0]["jitter_ba"] = json!("2 furlongs");
+        let (k, m) = &issues(&d)[0];
+        assert_eq!(k, "link[0].jitter_ba");
+        assert!(m.starts_with("expected a duration like"), "{m}");
+        // a check names the direction it refuses
+        let mut d = minimal();
+        d["link"][0]["ecn_threshold_ba"] = json!(0);
+        let (k, m) = &issues(&d)[0];
+        assert_eq!(
+            (k.as_str(), m.as_str()),
+            (
+                "link[0].ecn_threshold_ba",
+                "expected at least 1 packet, found 0"
+            )
+        );
     }
 
     #[test]

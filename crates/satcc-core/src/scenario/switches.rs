@@ -6,6 +6,11 @@
 //! file's table (`file::FlowT`, `file::Section`) and the resolved form ([`super::Flow`],
 //! [`super::Scenario`]), the copy from one to the other (`file::File::scenario`: the same
 //! value, no conversion) and the defaults of a scenario built in code (`build`).
+//! [`link_keys!`] lists the `[[link]]` keys of one direction, each with its b→a twin
+//! (`jitter / jitter_ba`); [`link_fields!`] writes both into the file's `file::LinkT`, one
+//! field into the resolved direction (`dirspec::Direction`), the copy into the two directions
+//! (b→a: the twin, else the key), `Direction::new`'s defaults and the pair a check names
+//! ([`Twin`]).
 //!
 //! Adding such a key is one entry here, its check in `file::check` if its type does not say
 //! it all, and its row in docs/scenario.md. A key with a unit is a [`Key`] in both forms: read
@@ -21,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::file::{Bps, Bytes, Nanos, Pkts, Prob, Queue};
 use super::DEFAULT_MIN_RTO_NS;
-use crate::dirspec::QueueSpec;
+use crate::dirspec::{QueueDrop, QueueSpec};
 
 /// The `[[flow]]` keys, handed to `$m!` after `$args` (see the module's doc).
 macro_rules! flow_switches {
@@ -72,6 +77,105 @@ macro_rules! scenario_switches {
     };
 }
 
+/// The `[[link]]` keys of one direction, handed to `$m!` after `$args` (see [`link_fields!`]).
+/// Each entry names the key and its b→a twin (`NAME / NAME_ba`, the twin defaulting to the
+/// key): the file's table holds both, the resolved form one per direction
+/// ([`crate::dirspec::Direction`]).
+macro_rules! link_keys {
+    ($m:ident!($($args:tt)*)) => {
+        $m! {
+            $($args)*;
+            in link;
+            /// Which packet the full queue drops: "tail" (absent: the default) or "front".
+            drop / drop_ba: QueueDrop = QueueDrop::Tail;
+            /// The CE marking threshold, packets queued (a DCTCP-style step); none: no marking.
+            ecn_threshold / ecn_threshold_ba as "ecn_threshold_pkts": Option<Pkts> = None, kept;
+            /// Uniform extra one-way delay per packet, drawn in [0, jitter); 0: none.
+            jitter / jitter_ba as "jitter_ns": Nanos = Nanos(0);
+        }
+    };
+}
+pub(crate) use link_keys;
+
+/// What the `[[link]]` key list is made into (entries as [`switch_fields!`]'s keys with a
+/// unit, each with its b→a twin: `NAME / NAME_ba [as "WIRE"]: UNIT = DEFAULT [, kept]`):
+/// - `struct file ITEM`: the file's table with both keys of every entry appended, each an
+///   `Option<Key<_>>` (absent: not written);
+/// - `struct resolved ITEM`: a direction of the resolved form with every key appended, as
+///   [`switch_fields!`] writes a key with a unit;
+/// - `copy SRC => AB, BA`: statements setting each key of the directions `AB` and `BA` from the
+///   file's table `SRC` (b→a: the twin, else the key; absent: the default);
+/// - `defaults NAME { FIELDS }`: the struct literal with every key at its default;
+/// - `twins ITEM`: [`Twin`] for each key, the pair (name, value) of both directions, for checks;
+/// - `markers`: the module `link` of the keys' markers ([`Declared`]).
+macro_rules! link_fields {
+    (struct file $(#[$a:meta])* $v:vis struct $n:ident { $($body:tt)* }; in $list:ident;
+     $($(#[$d:meta])* $k:ident / $ba:ident $(as $wire:literal)?: $t:ty = $default:expr
+       $(, $kept:ident)?;)*) => {
+        $(#[$a])* $v struct $n {
+            $($body)*
+            $(
+                $(#[$d])*
+                #[serde(default, deserialize_with = "crate::scenario::switches::read_some")]
+                pub $k: Option<crate::scenario::switches::Key<crate::scenario::switches::$list::$k>>,
+                #[doc = concat!("`", stringify!($k), "` of the b→a direction (absent: a→b's).")]
+                #[serde(default, deserialize_with = "crate::scenario::switches::read_some")]
+                pub $ba: Option<crate::scenario::switches::Key<crate::scenario::switches::$list::$k>>,
+            )*
+        }
+    };
+    (struct resolved $(#[$a:meta])* $v:vis struct $n:ident { $($body:tt)* }; in $list:ident;
+     $($(#[$d:meta])* $k:ident / $ba:ident $(as $wire:literal)?: $t:ty = $default:expr
+       $(, $kept:ident)?;)*) => {
+        $crate::scenario::switches::switch_fields!(struct resolved
+            $(#[$a])* $v struct $n { $($body)* }; in $list;
+            $($(#[$d])* $k $(as $wire)?: $t = $default $(, $kept)?;)*);
+    };
+    (copy $src:ident => $ab:ident, $bad:ident; in $list:ident;
+     $($(#[$d:meta])* $k:ident / $ba:ident $(as $wire:literal)?: $t:ty = $default:expr
+       $(, $kept:ident)?;)*) => {
+        $(
+            $ab.$k = $src.$k.unwrap_or_default();
+            $bad.$k = $src.$ba.or($src.$k).unwrap_or_default();
+        )*
+    };
+    (defaults $n:ident { $($body:tt)* }; in $list:ident;
+     $($(#[$d:meta])* $k:ident / $ba:ident $(as $wire:literal)?: $t:ty = $default:expr
+       $(, $kept:ident)?;)*) => {
+        $n { $($body)* $($k: crate::scenario::switches::Key::default(),)* }
+    };
+    (twins $n:ident; in $list:ident;
+     $($(#[$d:meta])* $k:ident / $ba:ident $(as $wire:literal)?: $t:ty = $default:expr
+       $(, $kept:ident)?;)*) => {
+        $(impl crate::scenario::switches::Twin<crate::scenario::switches::$list::$k> for $n {
+            fn pair(
+                &self,
+            ) -> [(&'static str, Option<crate::scenario::switches::Key<crate::scenario::switches::$list::$k>>); 2] {
+                [(stringify!($k), self.$k), (stringify!($ba), self.$ba)]
+            }
+        })*
+
+        impl $n {
+            /// A key of the list in both directions, named: `[(NAME, a→b), (NAME_ba, b→a)]`.
+            pub fn twin<K: crate::scenario::switches::Declared>(
+                &self,
+            ) -> [(&'static str, Option<crate::scenario::switches::Key<K>>); 2]
+            where
+                Self: crate::scenario::switches::Twin<K>,
+            {
+                crate::scenario::switches::Twin::<K>::pair(self)
+            }
+        }
+    };
+    (markers; in $list:ident;
+     $($(#[$d:meta])* $k:ident / $ba:ident $(as $wire:literal)?: $t:ty = $default:expr
+       $(, $kept:ident)?;)*) => {
+        $crate::scenario::switches::switch_fields!(markers; in $list;
+            $($(#[$d])* $k $(as $wire)?: $t = $default $(, $kept)?;)*);
+    };
+}
+pub(crate) use link_fields;
+
 /// What the key lists are made into:
 /// - `struct file|resolved ITEM`: the struct `ITEM` with every key appended to its fields,
 ///   as a file reads it (`file`: always written, for the read file's view) or as the resolved
@@ -90,26 +194,26 @@ macro_rules! scenario_switches {
 macro_rules! switch_fields {
     (struct $mode:ident $(#[$a:meta])* $v:vis struct $n:ident { $($body:tt)* };
      in $list:ident; $($entries:tt)*) => {
-        switch_fields!(@field $mode $list [$(#[$a])* $v struct $n] [$($body)*] $($entries)*);
+        $crate::scenario::switches::switch_fields!(@field $mode $list [$(#[$a])* $v struct $n] [$($body)*] $($entries)*);
     };
     (@field $mode:ident $list:ident [$($head:tt)*] [$($acc:tt)*]) => {
         $($head)* { $($acc)* }
     };
     (@field file $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = true $(, $kept:ident)?;
      $($rest:tt)*) => {
-        switch_fields!(@field file $list $h [$($acc)*
+        $crate::scenario::switches::switch_fields!(@field file $list $h [$($acc)*
             $(#[$d])* #[serde(default = "crate::scenario::switches::yes")] pub $k: bool,
         ] $($rest)*);
     };
     (@field file $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = false $(, $kept:ident)?;
      $($rest:tt)*) => {
-        switch_fields!(@field file $list $h [$($acc)*
+        $crate::scenario::switches::switch_fields!(@field file $list $h [$($acc)*
             $(#[$d])* #[serde(default)] pub $k: bool,
         ] $($rest)*);
     };
     (@field file $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident $(as $wire:literal)?:
      $t:ty = $default:expr $(, $kept:ident)?; $($rest:tt)*) => {
-        switch_fields!(@field file $list $h [$($acc)*
+        $crate::scenario::switches::switch_fields!(@field file $list $h [$($acc)*
             $(#[$d])*
             #[serde(default, deserialize_with = "crate::scenario::switches::read")]
             pub $k: crate::scenario::switches::Key<crate::scenario::switches::$list::$k>,
@@ -117,13 +221,13 @@ macro_rules! switch_fields {
     };
     (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = true, kept;
      $($rest:tt)*) => {
-        switch_fields!(@field resolved $list $h [$($acc)*
+        $crate::scenario::switches::switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])* #[serde(default = "crate::scenario::switches::yes")] pub $k: bool,
         ] $($rest)*);
     };
     (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = true;
      $($rest:tt)*) => {
-        switch_fields!(@field resolved $list $h [$($acc)*
+        $crate::scenario::switches::switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])*
             #[serde(
                 default = "crate::scenario::switches::yes",
@@ -134,13 +238,13 @@ macro_rules! switch_fields {
     };
     (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = false, kept;
      $($rest:tt)*) => {
-        switch_fields!(@field resolved $list $h [$($acc)*
+        $crate::scenario::switches::switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])* #[serde(default)] pub $k: bool,
         ] $($rest)*);
     };
     (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident = false;
      $($rest:tt)*) => {
-        switch_fields!(@field resolved $list $h [$($acc)*
+        $crate::scenario::switches::switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])*
             #[serde(default, skip_serializing_if = "crate::scenario::switches::is_false")]
             pub $k: bool,
@@ -148,14 +252,14 @@ macro_rules! switch_fields {
     };
     (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident $(as $wire:literal)?:
      $t:ty = $default:expr, kept; $($rest:tt)*) => {
-        switch_fields!(@field resolved $list $h [$($acc)*
+        $crate::scenario::switches::switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])* #[serde(default $(, rename = $wire)?)]
             pub $k: crate::scenario::switches::Key<crate::scenario::switches::$list::$k>,
         ] $($rest)*);
     };
     (@field resolved $list:ident $h:tt [$($acc:tt)*] $(#[$d:meta])* $k:ident $(as $wire:literal)?:
      $t:ty = $default:expr; $($rest:tt)*) => {
-        switch_fields!(@field resolved $list $h [$($acc)*
+        $crate::scenario::switches::switch_fields!(@field resolved $list $h [$($acc)*
             $(#[$d])*
             #[serde(
                 default,
@@ -173,7 +277,7 @@ macro_rules! switch_fields {
     (defaults $n:ident { $($body:tt)* }; in $list:ident;
      $($(#[$d:meta])* $k:ident $(as $wire:literal)? $(: $t:ty)? = $default:expr
        $(, $kept:ident)?;)*) => {
-        $n { $($body)* $($k: switch_fields!(@default $($t)? = $default),)* }
+        $n { $($body)* $($k: $crate::scenario::switches::switch_fields!(@default $($t)? = $default),)* }
     };
     (@default = $default:expr) => {
         $default
@@ -186,12 +290,12 @@ macro_rules! switch_fields {
         pub mod $list {
             #[allow(unused_imports)]
             use super::*;
-            switch_fields!(@marker $($entries)*);
+            $crate::scenario::switches::switch_fields!(@marker $($entries)*);
         }
     };
     (@marker) => {};
     (@marker $(#[$d:meta])* $k:ident = $default:literal $(, $kept:ident)?; $($rest:tt)*) => {
-        switch_fields!(@marker $($rest)*);
+        $crate::scenario::switches::switch_fields!(@marker $($rest)*);
     };
     (@marker $(#[$d:meta])* $k:ident $(as $wire:literal)?: $t:ty = $default:expr
      $(, $kept:ident)?; $($rest:tt)*) => {
@@ -206,12 +310,21 @@ macro_rules! switch_fields {
                 $default
             }
         }
-        switch_fields!(@marker $($rest)*);
+        $crate::scenario::switches::switch_fields!(@marker $($rest)*);
     };
 }
 
+pub(crate) use switch_fields;
+
 flow_switches!(switch_fields!(markers));
 scenario_switches!(switch_fields!(markers));
+link_keys!(link_fields!(markers));
+
+/// A `[[link]]` key of [`link_keys!`] in both directions, as the file's table holds them:
+/// `[(NAME, a→b), (NAME_ba, b→a)]`, so a check names each key it refuses.
+pub trait Twin<K: Declared> {
+    fn pair(&self) -> [(&'static str, Option<Key<K>>); 2];
+}
 
 /// A key with a unit, declared in a list above: its value's type and its default (the
 /// marker types of `flow` and `scenario` implement it).
@@ -248,6 +361,22 @@ units!(
     Prob(f64),
     Queue(QueueSpec)
 );
+
+/// Which packet a full queue drops: the same words in both forms.
+impl Unit for QueueDrop {
+    type Base = QueueDrop;
+    fn from_base(b: QueueDrop) -> QueueDrop {
+        b
+    }
+}
+
+/// A key that may be absent (`ecn_threshold`): `null` in the resolved form.
+impl<T: Unit> Unit for Option<T> {
+    type Base = Option<T::Base>;
+    fn from_base(b: Option<T::Base>) -> Self {
+        b.map(T::from_base)
+    }
+}
 
 /// A key with a unit as both the file's table and the resolved scenario hold it: the same
 /// value (`K::T`), read from the file's text by [`read`] and from the resolved form's base
@@ -311,6 +440,14 @@ pub(crate) fn read<'de, D: serde::Deserializer<'de>, K: Declared>(
     d: D,
 ) -> Result<Key<K>, D::Error> {
     K::T::deserialize(d).map(Key)
+}
+
+/// [`read`] of a key the table may leave out (a `[[link]]` key: absent, the direction takes
+/// its twin's or the default).
+pub(crate) fn read_some<'de, D: serde::Deserializer<'de>, K: Declared>(
+    d: D,
+) -> Result<Option<Key<K>>, D::Error> {
+    read(d).map(Some)
 }
 
 impl<K: Declared> schemars::JsonSchema for Key<K> {

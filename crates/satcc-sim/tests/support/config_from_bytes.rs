@@ -5,7 +5,7 @@
 //! coarse, so a run that the resolver and the simulator accept also finishes.
 
 use satcc_core::dirspec::{Direction, QueueDrop, QueueSpec};
-use satcc_core::scenario::file::Nanos;
+use satcc_core::scenario::file::{Nanos, Pkts};
 use satcc_core::scenario::switches::Key;
 use satcc_core::scenario::{Flow, HostNoiseSpec, Link, Pacing, Proto, Scenario};
 
@@ -58,33 +58,32 @@ impl Bytes<'_> {
         let loss = self.f64();
         // the queue's byte also picks its drop (its high bit), so the bytes read stay as they were
         let q = self.byte();
+        let queue = match q % 3 {
+            0 => QueueSpec::Packets(self.pick(2_000, u64::MAX)),
+            1 => QueueSpec::Bytes(self.pick(3_000_000, u64::MAX)),
+            _ => QueueSpec::Bdp(self.f64() * 4.0),
+        };
+        let ecn = if self.bool() {
+            Some(Pkts(self.pick(100, u64::MAX)))
+        } else {
+            None
+        };
+        let drop_packets = Some(
+            (0..self.byte() % 3)
+                .map(|_| self.pick(100, u64::MAX))
+                .collect(),
+        );
+        let jitter = Nanos(self.pick(10_000_000, u64::MAX));
         Direction {
-            rate_bps,
-            delay_ns,
-            loss,
-            queue: match q % 3 {
-                0 => QueueSpec::Packets(self.pick(2_000, u64::MAX)),
-                1 => QueueSpec::Bytes(self.pick(3_000_000, u64::MAX)),
-                _ => QueueSpec::Bdp(self.f64() * 4.0),
-            },
-            drop: if q & 0x80 != 0 {
+            drop: Key::new(if q & 0x80 != 0 {
                 QueueDrop::Front
             } else {
                 QueueDrop::Tail
-            },
-            ecn_threshold_pkts: if self.bool() {
-                Some(self.pick(100, u64::MAX))
-            } else {
-                None
-            },
-            drop_packets: Some(
-                (0..self.byte() % 3)
-                    .map(|_| self.pick(100, u64::MAX))
-                    .collect(),
-            ),
-            jitter_ns: Some(self.pick(10_000_000, u64::MAX)),
-            tick_ns: None,
-            model: None,
+            }),
+            ecn_threshold: Key::new(ecn),
+            jitter: Key::new(jitter),
+            drop_packets,
+            ..Direction::new(rate_bps, delay_ns, loss, queue)
         }
     }
 }

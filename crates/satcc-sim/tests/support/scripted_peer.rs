@@ -20,7 +20,7 @@ use satcc_cc::Params;
 use satcc_core::direction::{self, Direction, DirectionConfig, LinkPacket};
 use satcc_core::dirspec::{QueueDrop, QueueSpec};
 use satcc_core::link::{ConstantLink, LinkState};
-use satcc_core::models::lfn::{Lfn, LfnConfig, Police};
+use satcc_core::models::lfn::{Lfn, LfnSpec, Police};
 use satcc_core::models::{LinkBehaviour, Seeds};
 use satcc_core::scenario::Flow;
 use satcc_core::{SimDuration, SimTime};
@@ -373,8 +373,10 @@ impl PathPeer {
             None => Box::new(ConstantLink(state)),
             Some((rate, burst)) => Box::new(
                 Lfn::new(
-                    LfnConfig {
-                        state,
+                    LfnSpec {
+                        rate_bps: state.rate_bps,
+                        delay: state.delay,
+                        loss: state.loss,
                         police: Some(Police {
                             rate_bps: (rate, rate),
                             burst_bytes: burst,
