@@ -70,9 +70,12 @@ LINKD_TARGET := target/dist-linkd
 # wheel's (a second full compile, fat LTO). `maturin develop` takes no --zig; maturin's PEP 517
 # backend does (MATURIN_PEP517_ARGS), so uv installs the checkout editable through it, as
 # maturin develop did (the module in python/satcc/, the Python sources in place; --uv: the
-# dependencies, the same versions as pip picks, in a few CPU s). satcc-linkd for development
-# (target/release/, satcc.emu.linkd) compiles meanwhile: both end in long single-threaded
-# steps (fat LTO).
+# dependencies, the same versions as pip picks, in a few CPU s). satcc-linkd compiles
+# meanwhile (both end in long single-threaded steps, fat LTO), as the wheel's is (zig, glibc
+# $(WHEEL_GLIBC), $(LINKD_TARGET)), and is copied to where the development checkout runs it
+# (target/release/, satcc.emu.linkd, which rebuilds it with cargo once a source is newer), so
+# `make dist` finds it compiled too: built by plain cargo in target/release/ it was compiled
+# twice, the second time by `make dist` (whose step took 46 s of a quiet fresh-clone make test).
 HOST_TARGET := $(shell uname -m)-unknown-linux-gnu
 build: $(DEPS_STAMP) $(DIST_TOOLS)
 	@# a module built before the abi3 switch is named for the interpreter and would shadow it
@@ -80,8 +83,9 @@ build: $(DEPS_STAMP) $(DIST_TOOLS)
 	CARGO_TARGET_DIR=$(abspath $(DIST_TARGET)) \
 	  MATURIN_PEP517_ARGS="--zig --target $(HOST_TARGET) --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC))" \
 	  $(BIN)/uv pip install -q --no-build-isolation --editable '.[dev]' & module=$$!; \
-	cargo build -q --release -p satcc-emu; linkd=$$?; \
+	CARGO_TARGET_DIR=$(LINKD_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(HOST_TARGET).$(WHEEL_GLIBC); linkd=$$?; \
 	wait $$module && exit $$linkd
+	install -D -m 0755 $(LINKD_TARGET)/$(HOST_TARGET)/release/satcc-linkd target/release/satcc-linkd
 
 # $(call wheel,ARCH): satcc-linkd and the wheel for ARCH-unknown-linux-gnu, glibc $(WHEEL_GLIBC).
 # The two compiles (target directories of their own, above) run side by side: satcc-linkd's is
