@@ -74,11 +74,14 @@ if [ "$NS3" = 1 ]; then
 fi
 
 # CUBIC if the registry has it (the figures that matter); Reno otherwise, said loudly.
-if "$BIN" --list-ccas | grep -qx cubic; then CCA=cubic; else
+# The list read whole first: `grep -q` would close the pipe at its match, and under pipefail
+# bench_sim's failed write (broken pipe) would make cubic look absent.
+CCAS="$("$BIN" --list-ccas)"
+if grep -qx cubic <<< "$CCAS"; then CCA=cubic; else
   CCA=reno; echo "NOTE: cubic is not in satcc's registry yet; cases a, b, d use reno"
 fi
 HAVE_HYBLA=0
-"$BIN" --list-ccas | grep -qx hybla && HAVE_HYBLA=1
+grep -qx hybla <<< "$CCAS" && HAVE_HYBLA=1
 
 # --- the cases -------------------------------------------------------------------------------
 # add_case NAME DESCRIPTION "FLAGS (the same for both tools)" NS3_RUNS [WHY_NS3_NOT_RUN]
