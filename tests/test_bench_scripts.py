@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,38 @@ def test_the_simulator_report_puts_the_cli_beside_ns3(tmp_path):
     )
     assert "ns-3 112x longer" in r.stdout  # 14.5 / 0.13
     assert "`satcc sim` end to end" in r.stdout and "ns-3 50.0x longer" in r.stdout
+
+
+def test_the_cli_case_a_is_the_network_ns3_and_bench_sim_simulate():
+    """bench/sim/run.sh times `satcc sim bench/cli/case-a.toml` beside ns-3 and bench_sim on case
+    a: the file must be their network (flags in run.sh, access link and bottleneck delay in bench_sim.rs),
+    with no host noise (they model none), or the ratio compares different work."""
+    from satcc import scenario
+
+    run_sh = (ROOT / "bench/sim/run.sh").read_text()
+    flags = re.search(r'add_case a "[^"]*" \\\n\s*"([^"]*)"', run_sh).group(1)
+    flags = flags.replace("$CCA", "cubic").replace("$(secs 60)", "60").split()  # CUBIC, full
+    opt = dict(zip(flags[::2], flags[1::2], strict=True))
+    rust = (ROOT / "crates/satcc-sim/examples/bench_sim.rs").read_text()
+
+    def const(name: str) -> int:
+        return int(re.search(rf"const {name}: u64 = ([0-9_]+);", rust).group(1).replace("_", ""))
+
+    assert re.search(r'satcc, "sim", "bench/cli/case-a.toml"', run_sh)
+    s = scenario.load(ROOT / "bench/cli/case-a.toml")
+    rtt_ms, count = opt["--group"].split(":")
+    bneck_ns = const("DEFAULT_BNECK_DELAY_US") * 1000
+    access, bneck = s.links
+    assert (s.scenario.host_noise, s.scenario.seed) == ("off", 1)
+    assert s.scenario.duration == int(opt["--secs"]) * 10**9
+    assert (access.rate, access.queue) == (
+        const("ACCESS_RATE_BPS"),
+        {"packets": const("ACCESS_QUEUE_PKTS")},
+    )
+    assert access.delay + bneck_ns == int(rtt_ms) * 10**6 // 2
+    assert (bneck.rate, bneck.delay) == (float(opt["--rate-bps"]), bneck_ns)
+    assert bneck.queue == {"bytes": int(opt["--queue-bytes"])}
+    assert [(f.cca, f.count) for f in s.flows] == [(opt["--cca"], int(count))]
+    mss = int(re.search(r"mss: (\d+),", rust).group(1))  # bench_sim's default --mss
+    rwnd = re.search(r"const RWND_BYTES: u64 = (\d+) << (\d+);", rust).groups()
+    assert (s.flows[0].mss, s.flows[0].rwnd) == (mss, int(rwnd[0]) << int(rwnd[1]))

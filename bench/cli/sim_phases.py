@@ -9,7 +9,7 @@ consecutive stops. The result modules, imported by a thread beside the simulatio
 command (`output.prefetch`), are imported here in a phase of their own, after it.
 
     python bench/cli/sim_phases.py [--instructions] [--runs N] [FILE]
-    (FILE: bench/sim case a, bench/cli/cubic-100m-50ms-60s.toml, unless given)
+    (FILE: bench/sim case a, bench/cli/case-a.toml, unless given)
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 # time), so that phase 1 counts what `satcc` imports; the parent's modules load in main().
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-CASE = "bench/cli/cubic-100m-50ms-60s.toml"  # bench/sim case a as a scenario file
+CASE = "bench/cli/case-a.toml"  # bench/sim case a as a scenario file
 PHASES = (
     "interpreter start-up",
     "import satcc.cli (argparse, the native module)",

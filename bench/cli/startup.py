@@ -14,7 +14,7 @@ move with the load.
 `--instructions` counts instead of timing (valgrind's cachegrind, `--cache-sim=no`, every
 thread of the whole process, Python's bytecode cache written by one run beforehand): the two
 floors, `satcc --help`, `satcc check` and `satcc sim` on the end-to-end case of bench/sim (case a,
-bench/cli/cubic-100m-50ms-60s.toml), each run as the `satcc` script runs it
+bench/cli/case-a.toml), each run as the `satcc` script runs it
 (`satcc.cli.entry`) by this Python. Counts do not move with the machine's load as times do.
 """
 
@@ -73,7 +73,7 @@ def time_rounds(cmds: dict[str, list[str]], runs: int) -> dict[str, list[float]]
     return out
 
 
-SIM_CASE = "bench/cli/cubic-100m-50ms-60s.toml"  # bench/sim case a as a scenario file
+SIM_CASE = "bench/cli/case-a.toml"  # bench/sim case a as a scenario file
 ENTRY = "from satcc.cli import entry; entry()"  # what the `satcc` script runs
 
 

@@ -143,6 +143,11 @@ def main(out_dir: str) -> None:
                 f"  `satcc sim` end to end (start-up, resolve, simulation, results written): "
                 f"{wall:.3f} s wall, median of {len(cli)}; ns-3 {ns['wall'] / wall:.1f}x longer"
             )
+            if sa and "data_segments" in cli[0]:  # bench/cli/case-a.toml: bench_sim's work
+                print(
+                    f"    its data segments {cli[0]['data_segments']:,} (bench_sim "
+                    f"{sa['segments']:,}), goodput {cli[0]['goodput_total_bps'] / 1e6:.2f} Mbit/s"
+                )
         if sa:
             # The target's "packet events": read as scheduler events (mostly per-packet: a
             # transmission end and an arrival per hop) and, stricter, as packet hops.

@@ -74,11 +74,14 @@ if [ "$NS3" = 1 ]; then
 fi
 
 # CUBIC if the registry has it (the figures that matter); Reno otherwise, said loudly.
-if "$BIN" --list-ccas | grep -qx cubic; then CCA=cubic; else
+# The list read whole first: `grep -q` would close the pipe at its match, and under pipefail
+# bench_sim's failed write (broken pipe) would make cubic look absent.
+CCAS="$("$BIN" --list-ccas)"
+if grep -qx cubic <<< "$CCAS"; then CCA=cubic; else
   CCA=reno; echo "NOTE: cubic is not in satcc's registry yet; cases a, b, d use reno"
 fi
 HAVE_HYBLA=0
-"$BIN" --list-ccas | grep -qx hybla && HAVE_HYBLA=1
+grep -qx hybla <<< "$CCAS" && HAVE_HYBLA=1
 
 # --- the cases -------------------------------------------------------------------------------
 # add_case NAME DESCRIPTION "FLAGS (the same for both tools)" NS3_RUNS [WHY_NS3_NOT_RUN]
@@ -146,6 +149,8 @@ for i in "${!NAMES[@]}"; do
   fi
   # Case a as a user runs it: `satcc sim` on its scenario file (start-up, resolve,
   # simulation, results written), wall time of the whole process, beside ns-3's case a.
+  # bench/cli/case-a.toml is the same network as the flags above (no host noise), so the
+  # CLI run delivers the very segments bench_sim does.
   if [ "$c" = a ] && [ "$QUICK" = 0 ] && [ -x "$ROOT/.venv/bin/satcc" ]; then
     for r in $(seq 1 "$REPS"); do
       python3 - "$ROOT/.venv/bin/satcc" "$OUT" "$r" <<'PY'
@@ -153,14 +158,20 @@ import json, os, subprocess, sys, time
 satcc, out, rep = sys.argv[1:4]
 t = time.perf_counter()
 c0 = os.times()
-subprocess.run([satcc, "sim", "bench/cli/cubic-100m-50ms-60s.toml", "--out", f"{out}/cli-a",
+subprocess.run([satcc, "sim", "bench/cli/case-a.toml", "--out", f"{out}/cli-a",
                 "--force"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 wall = time.perf_counter() - t
 c1 = os.times()
 cpu = (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
+with open(f"{out}/cli-a/summary.json") as f:
+    flows = json.load(f)["flows"]
+segs = sum(fl["sent_packets"] for fl in flows)
+goodput = sum(fl["goodput_bps"] for fl in flows)
 with open(f"{out}/cli.jsonl", "a") as f:
-    f.write(json.dumps({"case": "a", "rep": int(rep), "wall_s": wall, "cpu_s": cpu}) + "\n")
-print(f"   satcc sim (CLI, end to end) rep {rep}  wall {wall:8.3f} s  cpu {cpu:8.3f} s")
+    f.write(json.dumps({"case": "a", "rep": int(rep), "wall_s": wall, "cpu_s": cpu,
+                        "data_segments": segs, "goodput_total_bps": goodput}) + "\n")
+print(f"   satcc sim (CLI, end to end) rep {rep}  wall {wall:8.3f} s  cpu {cpu:8.3f} s"
+      f"  segments {segs:9d}  goodput {goodput / 1e6:7.2f} Mbit/s")
 PY
     done
   fi
