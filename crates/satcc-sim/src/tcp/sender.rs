@@ -45,10 +45,11 @@
 //! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot); where
 //!    Linux's re-arming of the slot cancels a pending probe (the head resent in
 //!    `tcp_xmit_retransmit_queue`) the probe is cleared.
-//! 4. GSO as Linux's TCP always uses it (`tcp_tso_autosize`), for paced flows only: a GSO
-//!    packet's segments leave back to back and are paced as one; no `tcp_tso_should_defer`
-//!    (an unpaced flow's segments leave as soon as cwnd allows), and every packet on the
-//!    wire is MSS-sized (as the emulator's veths with offloads off, study 001).
+//! 4. GSO as Linux's TCP always uses it (`tcp_tso_autosize`): a GSO packet's segments leave
+//!    back to back, a paced flow's paced as one; `tcp_tso_should_defer` for unpaced flows
+//!    only, without the write queue's buffer boundaries and without holding an application-
+//!    limited last buffer; every packet on the wire is MSS-sized (as the emulator's veths
+//!    with offloads off, study 001).
 //! 5. Slow start after idle (`tcp_cwnd_restart`) is checked on application writes
 //!    (`app_write`, `app_unlimited`: the drill endpoint and scenario flows with an `app`),
 //!    off until `set_slow_start_after_idle`; no cwnd moderation after application-limited
@@ -112,6 +113,13 @@ const TSO_RTT_LOG: u32 = 9;
 const GSO_MAX_BYTES: u64 = 65_536 - 320 - 1;
 /// `BITS_PER_TYPE(sk->sk_gso_max_size)`: shifts of the allowance beyond this give nothing.
 const GSO_SIZE_BITS: u64 = 32;
+/// `tcp_tso_should_defer`: defer only if the last transmission was this recent, and only
+/// while the next ACK is due within this (or half the srtt).
+const TSO_DEFER_RECENT: SimDuration = SimDuration::from_millis(1);
+/// `sysctl_tcp_tso_win_divisor` default: send once a third of the window is free.
+const TSO_WIN_DIVISOR: u64 = 3;
+/// `TCP_MSS_DEFAULT`: `tcp_bound_to_half_wnd` halves only windows larger than this.
+const TCP_MSS_DEFAULT: u32 = 536;
 /// `sysctl_tcp_min_tso_segs` default.
 const MIN_TSO_SEGS: u32 = 2;
 /// `TCP_RTO_MIN`: the zero-window probe's interval is at least this (`tcp_probe0_base`).

@@ -78,6 +78,65 @@ impl Sender {
         (segs as u32).max(min)
     }
 
+    /// `tcp_tso_should_defer` for an unpaced flow's next GSO packet, with `in_flight` below
+    /// cwnd: `Some(cwnd_limited)` to hold the room for a larger burst, `None` to send now.
+    /// Linux sends now in Recovery or Loss, when its last transmission is over 1 ms old, when
+    /// the room (the smaller of the cwnd's and the receive window's) takes a whole GSO packet
+    /// (`tcp_tso_segs`) or a third of the window (`tcp_tso_win_divisor` 3), when the write
+    /// queue's head buffer fits it and is not the last, or when the ACK of the oldest
+    /// unacknowledged segment is due in more than min(1 ms, srtt/2); it defers when the room
+    /// is no larger than that buffer. Buffers are `tcp_xmit_size_goal`'s: 64 KB
+    /// (`sk_gso_max_size`) bounded to half the largest window the peer advertised
+    /// (`tcp_bound_to_half_wnd`), counted from `snd_nxt` (the simulator keeps no buffer
+    /// boundaries). An application-limited last buffer is not held (Linux holds it too unless
+    /// it carries FIN or EOR); see deviation 4.
+    pub(super) fn tso_should_defer(&self, now: SimTime, in_flight: u32) -> Option<bool> {
+        let t = &self.tcp;
+        if t.ca_state >= CaState::Recovery
+            || now.saturating_since(t.lsndtime) > TSO_DEFER_RECENT
+        {
+            return None;
+        }
+        let mss = u64::from(self.mss.max(1));
+        let send_win = (t.snd_una + self.snd_wnd).saturating_sub(t.snd_nxt);
+        let cong_win = u64::from(t.cwnd.saturating_sub(in_flight)) * mss;
+        let limit = send_win.min(cong_win);
+        if limit >= u64::from(self.tso_segs()) * mss {
+            return None;
+        }
+        let half_wnd = if self.max_window > u64::from(TCP_MSS_DEFAULT) {
+            self.max_window >> 1
+        } else {
+            self.max_window
+        };
+        let goal = if half_wnd > 0 && GSO_MAX_BYTES > half_wnd {
+            half_wnd
+        } else {
+            GSO_MAX_BYTES
+        };
+        let size_goal = (goal / mss).max(1) * mss;
+        let unsent = self.size.map_or(u64::MAX, |s| s.saturating_sub(t.snd_nxt));
+        let skb_len = unsent.min(size_goal);
+        if unsent > size_goal && limit >= skb_len {
+            return None;
+        }
+        let chunk = self.snd_wnd.min(u64::from(t.cwnd) * mss) / TSO_WIN_DIVISOR;
+        if limit >= chunk {
+            return None;
+        }
+        let head = self.sb.iter().next()?;
+        let srtt = SimDuration::from_micros(self.rtt.srtt_us());
+        let threshold = TSO_DEFER_RECENT.min(SimDuration::from_nanos(srtt.as_nanos() / 2));
+        if head.xmit + srtt > now + threshold {
+            return None; // the next ACK is likely to come too late
+        }
+        if cong_win < send_win {
+            (cong_win <= skb_len).then_some(true)
+        } else {
+            (send_win <= skb_len).then_some(false)
+        }
+    }
+
     /// Queue the segment of `len` bytes from `seq` in `out` (built where it is queued, not on
     /// the stack and then copied); the packet. Inlined into its two callers (one per segment
     /// sent).
@@ -281,8 +340,9 @@ impl Sender {
     /// paced flow sends GSO packets as Linux builds them: `min(tcp_tso_segs, cwnd quota)`
     /// segments back to back (`tcp_mss_split_point`; the quota is `tcp_cwnd_test`'s, at most
     /// half the cwnd), each packet checked against and then charged to the pacing clock
-    /// whole; on the wire (here) they are MSS-sized packets. Unpaced flows send back to back
-    /// anyway, so their packets' sizes change nothing (no `tcp_tso_should_defer`).
+    /// whole; on the wire (here) they are MSS-sized packets. An unpaced flow's GSO packets
+    /// are sized alike and leave back to back, and before each `tcp_tso_should_defer` may
+    /// hold the room for a larger one (`tso_should_defer`).
     pub(super) fn write_xmit(&mut self, now: SimTime, out: &mut Out) {
         if !self.is_established() || self.local_drop {
             return;
@@ -329,12 +389,14 @@ impl Sender {
                 if self.paced_out_with(pacing, now, out) {
                     break;
                 }
-                skb_left = if pacing {
-                    let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
-                    self.tso_segs().min(quota)
-                } else {
-                    u32::MAX
-                };
+                if !pacing {
+                    if let Some(limited) = self.tso_should_defer(now, in_flight) {
+                        cwnd_limited |= limited;
+                        break;
+                    }
+                }
+                let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
+                skb_left = self.tso_segs().min(quota);
             }
             pacing = self.send_new_with(in_flight, len, pacing, sent == 0, now, out);
             skb_left -= 1;
@@ -404,6 +466,36 @@ mod tests {
         assert_eq!(s.tcp.ca_state, CaState::Recovery);
         assert!(!s.tlp_timer.is_armed(), "the probe is gone");
         assert!(s.rto_timer.is_armed() || s.reo_timer.is_armed());
+    }
+
+    /// `tcp_tso_should_defer`: a Reno sender in congestion avoidance (cwnd 10) whose SYN-ACK
+    /// came back in 1 ms, so a GSO packet holds 22 segments (`tcp_tso_autosize`'s min-RTT
+    /// allowance). An ACK of two segments 1 ms after the initial window frees two, less than
+    /// a GSO packet and than a third of the window, with the next ACK due (the oldest
+    /// segment left 1 ms ago, srtt 1 ms) and the last write 1 ms old: they are held. The next
+    /// ACK frees four, a third of the window: all four leave.
+    #[test]
+    fn an_unpaced_sender_holds_a_small_room_for_a_larger_burst() {
+        let us = |n: u64| SimTime::ZERO + SimDuration::from_micros(n);
+        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
+        let mut s = Sender::new(&Flow::bulk(0, 0, 1, "reno"), 1, cc);
+        let mut out = Out::default();
+        s.connect(SimTime::ZERO, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 0);
+        synack.rwnd = 1 << 20;
+        out.clear();
+        s.on_packet(us(1_000), &synack, &mut out);
+        assert_eq!(sent(&out).len(), 10);
+        s.tcp.ssthresh = 10; // congestion avoidance from here
+        assert!(s.tso_segs() > 4, "{}", s.tso_segs());
+        let held = deliver(&mut s, us(2_000), &ack(2 * MSS, &[]));
+        assert_eq!(sent(&held), vec![], "a two-segment room is held");
+        assert!(s.tcp.is_cwnd_limited, "held for the cwnd: still cwnd-limited");
+        let burst = deliver(&mut s, us(2_100), &ack(4 * MSS, &[]));
+        assert_eq!(
+            sent(&burst),
+            vec![(10, false), (11, false), (12, false), (13, false)]
+        );
     }
 
     #[test]
