@@ -441,6 +441,7 @@ def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tm
     r = read_block(
         "./d.sh\nsysctl -q net.ipv4.tcp_congestion_control=reno net.ipv4.tcp_frto=0\n"
         "ip route change 192.0.2.0/24 dev tun0 initcwnd 4\ntc qdisc add dev tun0 root fq\n"
+        "sysctl -q net.ipv4.tcp_tso_win_divisor=0 net.ipv4.tcp_min_tso_segs=1\n"
         "sysctl -q net.ipv4.tcp_made_up=1",
         tmp_path,
     )
@@ -451,6 +452,8 @@ def test_shell_block_sysctls_map_to_simulator_settings_and_the_rest_is_listed(tm
         "initial_cwnd": 4,
         "pacing": "on",  # fq paces every socket
         "local_drop": False,  # a qdisc that holds packets (`pfifo limit 0` would not)
+        "tso_win_divisor": 0,  # the sender's tcp_tso_should_defer reads both
+        "min_tso_segs": 1,
     }
     assert r.ignored == [
         (

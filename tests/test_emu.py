@@ -174,22 +174,40 @@ def test_ss_lines_parse_into_kernel_fields():
 
 
 def test_ss_lines_give_bbr_state_under_the_simulators_names():
-    from satcc.emu.runner import _bbr_state
+    from satcc.emu.runner import _cc_state
 
     line = (
         "0 0 10.77.0.1:40000 10.77.0.2:5201 bbr wscale:7,7 rto:244 rtt:43.1/1.2 mss:1448 "
         "cwnd:310 bytes_acked:1000 bbr:(bw:46.3Mbps,mrtt:40.12,pacing_gain:1.25,cwnd_gain:2) "
-        "pacing_rate 57.3Mbps minrtt:40.1"
+        "pacing_rate 57.3Mbps delivered:900 minrtt:40.1"
     )
     f = traffic.parse_ss(line)[(40000, 5201)]
     assert f["pacing_rate"] == 57.3e6 and f["minrtt"] == 40.1 and f["mss"] == 1448
-    assert dict(_bbr_state(f)) == {
+    assert dict(_cc_state(f, ecn=False)) == {
         "bw_pps": 46.3e6 / 8 / 1448,
         "min_rtt_ms": 40.12,
         "pacing_gain": 1.25,
         "cwnd_gain": 2.0,
     }
-    assert _bbr_state(traffic.parse_ss(line.replace("bbr:(", "x:("))[(40000, 5201)]) == []
+    assert _cc_state(traffic.parse_ss(line.replace("bbr:(", "x:("))[(40000, 5201)], False) == []
+
+
+def test_an_ecn_flows_ss_line_gives_its_delivered_and_ce_marked_segments():
+    # `ss` prints delivered_ce only once it is nonzero: before that the count is 0
+    line = (
+        "0 0 10.77.0.1:40000 10.77.0.2:5201 ecn ecnseen dctcp wscale:7,7 rto:204 "
+        "rtt:12.1/0.3 mss:1448 cwnd:52 delivered:5000 delivered_ce:321 minrtt:10.1"
+    )
+    f = traffic.parse_ss(line)[(40000, 5201)]
+    assert dict(_cc_state_of(f)) == {"delivered": 5000.0, "delivered_ce": 321.0}
+    g = traffic.parse_ss(line.replace(" delivered_ce:321", ""))[(40000, 5201)]
+    assert dict(_cc_state_of(g)) == {"delivered": 5000.0, "delivered_ce": 0.0}
+
+
+def _cc_state_of(f):
+    from satcc.emu.runner import _cc_state
+
+    return _cc_state(f, ecn=True)
 
 
 def test_the_mss_clamp_adds_back_the_timestamps_option():

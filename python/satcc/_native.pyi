@@ -296,6 +296,9 @@ class DrillEndpoint:
         initial_cwnd: int = 10,
         sndbuf_bytes: int | None = None,
         slow_start_after_idle: bool = False,
+        pacing: str = "auto",
+        min_tso_segs: int = 2,
+        tso_win_divisor: int = 3,
     ) -> None: ...
     def listen(self) -> None: ...
     def connect(self) -> None: ...

@@ -86,7 +86,7 @@ impl DrillEndpoint {
     #[new]
     #[pyo3(signature = (cca="cubic", sack=true, timestamps=true, window_scaling=true,
         rwnd_bytes=33_554_432, rcvbuf_autotune=true, ecn=2, initial_cwnd=10, sndbuf_bytes=None, slow_start_after_idle=false,
-        pacing="auto"))]
+        pacing="auto", min_tso_segs=2, tso_win_divisor=3))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         cca: &str,
@@ -100,6 +100,8 @@ impl DrillEndpoint {
         sndbuf_bytes: Option<u64>,
         slow_start_after_idle: bool,
         pacing: &str,
+        min_tso_segs: u32,
+        tso_win_divisor: u32,
     ) -> PyResult<Self> {
         let mut cfg = Flow::bulk(0, 0, 1, cca);
         // "on": every socket paced, as under the fq qdisc; "auto": only when the
@@ -128,6 +130,7 @@ impl DrillEndpoint {
             .expect("one flow");
         let mut e = Endpoint::new(cfg, ecn);
         e.set_slow_start_after_idle(slow_start_after_idle);
+        e.set_tso_sysctls(min_tso_segs, tso_win_divisor);
         Ok(DrillEndpoint { e })
     }
 

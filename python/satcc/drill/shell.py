@@ -27,9 +27,10 @@ SETTINGS: dict[str, str] = {
     "net.ipv4.tcp_rmem": "rwnd_bytes",
     "net.ipv4.tcp_moderate_rcvbuf": "rcvbuf_autotune",
     "net.ipv4.tcp_slow_start_after_idle": "slow_start_after_idle",
-    # Not a Flow field: the sizes drill's comparison cuts the simulator's bursts into (the
-    # GSO view, sim.py); the simulator's TCP sends MSS-sized segments either way.
+    # Not Flow fields: host sysctls the simulator's sender reads (its GSO packets and
+    # `tcp_tso_should_defer`; the GSO view, sim.py, cuts the bursts by the first too).
     "net.ipv4.tcp_min_tso_segs": "min_tso_segs",
+    "net.ipv4.tcp_tso_win_divisor": "tso_win_divisor",
 }
 # sysctls whose value the simulator's TCP has built in: fine at these values, ignored (with
 # the reason) at any other.
@@ -50,7 +51,6 @@ NO_EFFECT = {
     "net.ipv4.tcp_syncookies": "SYN cookies: no SYN flood in a script",
     "net.ipv4.tcp_synack_retries": "SYN-ACK retries: the simulator's endpoint never retransmits its SYN-ACK",
     "net.ipv4.tcp_wmem": "the simulator's send queue takes every write (no send-buffer limit)",
-    "net.ipv4.tcp_tso_win_divisor": "TSO deferral: the simulator has no TSO",
     "net.ipv4.tcp_notsent_lowat": "not-sent low-water mark: no poll() in the simulator",
     "net.ipv4.tcp_fastopen": "TCP Fast Open is not modelled",
     "net.ipv4.tcp_fastopen_key": "TCP Fast Open is not modelled",
@@ -164,6 +164,11 @@ def _set(line: str, key: str, value: str, out: ShellReading) -> None:
             out.settings[name] = value != "0"
         elif name == "min_tso_segs":
             if value.isdigit() and int(value) >= 1:
+                out.settings[name] = int(value)
+            else:
+                out.ignored.append(f"{line}: expected a whole number for {key}")
+        elif name == "tso_win_divisor":
+            if value.isdigit():
                 out.settings[name] = int(value)
             else:
                 out.ignored.append(f"{line}: expected a whole number for {key}")

@@ -41,7 +41,8 @@ DEFAULTS: dict[str, object] = {
     "ecn": 2,
     "initial_cwnd": 10,
     "slow_start_after_idle": True,
-    "min_tso_segs": 2,  # tcp_min_tso_segs: read by the GSO view, not the simulator's TCP
+    "min_tso_segs": 2,  # tcp_min_tso_segs: the sender's GSO packets and the GSO view
+    "tso_win_divisor": 3,  # tcp_tso_win_divisor: the sender's TSO deferral
     "pacing": "auto",  # no fq qdisc: only an algorithm that asks paces (BBR)
 }
 # Socket options accepted with no effect on the simulator's TCP, and why.
@@ -344,6 +345,8 @@ class SimEngine:
                 initial_cwnd=int(s["initial_cwnd"]),  # type: ignore[call-overload]
                 slow_start_after_idle=bool(s["slow_start_after_idle"]),
                 pacing=str(s["pacing"]),
+                min_tso_segs=int(s["min_tso_segs"]),  # type: ignore[call-overload]
+                tso_win_divisor=int(s["tso_win_divisor"]),  # type: ignore[call-overload]
             )
         except ValueError as e:
             raise NotSupported(f"the simulator cannot take these settings: {e}") from None

@@ -576,7 +576,7 @@ class Run:
                 fs[FS.pacing_rate_bps].append(tx.get("pacing_rate"))
                 fs[FS.retransmits].append(int(max(0.0, retx - last_retx)))
                 if cc is not None:
-                    for name, value in _bbr_state(tx):
+                    for name, value in _cc_state(tx, bool(f.get("ecn"))):
                         cc["flow_id"].append(fid)
                         cc["t_s"].append(k * bin_s)
                         cc["name"].append(name)
@@ -755,12 +755,17 @@ def first_on_wire(flows: list[dict[str, Any]], firsts: list[dict[str, Any]]) -> 
     return {"first_syn_ns": syn, "first_data_ns": data}
 
 
-def _bbr_state(tx: dict[str, Any]) -> list[tuple[str, float]]:
-    """The kernel BBR's state in one `ss` sample (`traffic.parse_ss`), under the names the
-    simulator's BBR reports in `cc_series` (`debug_state`): `bw_pps` (the bandwidth estimate
-    `ss` prints in bit/s, over 8 × mss), `min_rtt_ms`, `pacing_gain`, `cwnd_gain`. Other
-    algorithms: nothing (`tcp_info` has no state of theirs)."""
+def _cc_state(tx: dict[str, Any], ecn: bool) -> list[tuple[str, float]]:
+    """The kernel's congestion-control state in one `ss` sample (`traffic.parse_ss`), under
+    the names the simulator reports in `cc_series`: BBR's (`debug_state`) `bw_pps` (the
+    bandwidth estimate `ss` prints in bit/s, over 8 × mss), `min_rtt_ms`, `pacing_gain`,
+    `cwnd_gain`; for a flow with ECN, `delivered` and `delivered_ce` (`tcpi_delivered`,
+    `tcpi_delivered_ce`: `ss` prints the second only once nonzero). Other algorithms' own
+    state: nothing (`tcp_info` has none of theirs)."""
     out = []
+    if ecn and "delivered" in tx:
+        out.append(("delivered", tx["delivered"]))
+        out.append(("delivered_ce", tx.get("delivered_ce", 0.0)))
     if "bbr_bw" in tx and tx.get("mss"):
         out.append(("bw_pps", tx["bbr_bw"] / 8 / tx["mss"]))
     for key, name in (

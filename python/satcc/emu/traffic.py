@@ -195,6 +195,7 @@ _FIELDS = {
     "bytes_acked": re.compile(r"\bbytes_acked:(\d+)"),
     "bytes_received": re.compile(r"\bbytes_received:(\d+)"),
     "delivered": re.compile(r"\bdelivered:(\d+)"),
+    "delivered_ce": re.compile(r"\bdelivered_ce:(\d+)"),
     "mss": re.compile(r"\bmss:(\d+)"),
 }
 # BBR's own state as `ss` prints it from `tcp_bbr_info` (`bbr:(bw:…bps,mrtt:…,pacing_gain:…,

@@ -60,6 +60,10 @@ macro_rules! flow_switches {
             slow_start_after_idle = true;
             /// `TCP_NODELAY` on the sending socket (false: Nagle on, Linux's default).
             nodelay = false;
+            /// The simulator's unpaced sender holds a small cwnd room for a larger GSO packet
+            /// as Linux's `tcp_tso_should_defer` does (the kernel always does); off until the
+            /// model keeps fid-dctcp-ecn's shares (docs/fidelity.md). The emulator ignores it.
+            tso_defer = false;
         }
     };
 }

@@ -45,10 +45,13 @@
 //! 3. The RACK and TLP timers are separate from the RTO timer (Linux shares one slot); where
 //!    Linux's re-arming of the slot cancels a pending probe (the head resent in
 //!    `tcp_xmit_retransmit_queue`) the probe is cleared.
-//! 4. GSO as Linux's TCP always uses it (`tcp_tso_autosize`), for paced flows only: a GSO
-//!    packet's segments leave back to back and are paced as one; no `tcp_tso_should_defer`
-//!    (an unpaced flow's segments leave as soon as cwnd allows), and every packet on the
-//!    wire is MSS-sized (as the emulator's veths with offloads off, study 001).
+//! 4. GSO as Linux's TCP always uses it (`tcp_tso_autosize`): a GSO packet's segments leave
+//!    back to back, a paced flow's paced as one; `tcp_tso_should_defer` (with
+//!    `tcp_grow_skb`) for unpaced flows only (Linux defers a paced flow's small room too);
+//!    the write queue's buffers are cut every `tcp_xmit_size_goal` bytes from where the last
+//!    one ended (the size goal of the moment, not of the write), and no buffer carries
+//!    `MSG_EOR`; every packet on the wire is MSS-sized (as the emulator's veths with
+//!    offloads off, study 001).
 //! 5. Slow start after idle (`tcp_cwnd_restart`) is checked on application writes
 //!    (`app_write`, `app_unlimited`: the drill endpoint and scenario flows with an `app`),
 //!    off until `set_slow_start_after_idle`; no cwnd moderation after application-limited
@@ -112,8 +115,18 @@ const TSO_RTT_LOG: u32 = 9;
 const GSO_MAX_BYTES: u64 = 65_536 - 320 - 1;
 /// `BITS_PER_TYPE(sk->sk_gso_max_size)`: shifts of the allowance beyond this give nothing.
 const GSO_SIZE_BITS: u64 = 32;
+/// `tcp_tso_should_defer`: defer only if the last transmission was this recent, and only
+/// while the next ACK is due within this (or half the srtt).
+const TSO_DEFER_RECENT: SimDuration = SimDuration::from_millis(1);
+/// `tcp_max_tso_deferred_mss`: with `tcp_tso_win_divisor` 0, a room of more than this many
+/// segments is sent.
+const TSO_MAX_DEFERRED_SEGS: u64 = 3;
+/// `sysctl_tcp_tso_win_divisor` default: send once a third of the window is free.
+pub const TSO_WIN_DIVISOR: u32 = 3;
+/// `TCP_MSS_DEFAULT`: `tcp_bound_to_half_wnd` halves only windows larger than this.
+const TCP_MSS_DEFAULT: u32 = 536;
 /// `sysctl_tcp_min_tso_segs` default.
-const MIN_TSO_SEGS: u32 = 2;
+pub const MIN_TSO_SEGS: u32 = 2;
 /// `TCP_RTO_MIN`: the zero-window probe's interval is at least this (`tcp_probe0_base`).
 const PROBE0_MIN: SimDuration = SimDuration::from_millis(200);
 /// `sysctl_tcp_retries2`: the probe interval's backoff stops growing here.
@@ -327,6 +340,15 @@ pub struct Sender {
     slow_start_after_idle: bool,
     /// The initial window, `tcp_init_cwnd` (the restart window after idle).
     init_cwnd: u32,
+    /// `net.ipv4.tcp_min_tso_segs`: the fewest segments of a GSO packet (`tcp_tso_segs`).
+    min_tso_segs: u32,
+    /// `net.ipv4.tcp_tso_win_divisor`: `tcp_tso_should_defer` sends a room of this
+    /// fraction of the window (0: of more than 3 segments).
+    tso_win_divisor: u32,
+    /// End of the write queue's head buffer as `tcp_sendmsg` cut it (`head_buffer`).
+    wq_end: u64,
+    /// The flow's `tso_defer`: `tcp_tso_should_defer` for an unpaced flow.
+    tso_defer: bool,
     /// `tp->nonagle` (`NAGLE_*` bits).
     nonagle: u8,
     /// The `nonagle` that `write_xmit`'s Nagle test uses: `nonagle`, except while a write
@@ -417,6 +439,10 @@ impl Sender {
             reuse_pto: true,
             slow_start_after_idle: false,
             init_cwnd: cfg.initial_cwnd,
+            min_tso_segs: MIN_TSO_SEGS,
+            tso_win_divisor: TSO_WIN_DIVISOR,
+            wq_end: 0,
+            tso_defer: cfg.tso_defer,
             nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
             xmit_nonagle: if cfg.nodelay { NAGLE_OFF } else { 0 },
             fin_queued: false,
@@ -691,6 +717,13 @@ impl Sender {
         }
         self.tcp.now = now;
         self.write_xmit(now, out);
+    }
+
+    /// The host's `tcp_min_tso_segs` (at least 1) and `tcp_tso_win_divisor` (Linux's defaults
+    /// 2 and 3 until set; satcc's drill sets what a script's shell lines set).
+    pub fn set_tso_sysctls(&mut self, min_tso_segs: u32, tso_win_divisor: u32) {
+        self.min_tso_segs = min_tso_segs.max(1);
+        self.tso_win_divisor = tso_win_divisor;
     }
 
     /// Turn `tcp_slow_start_after_idle` on or off (Linux's default is on; satcc's drill

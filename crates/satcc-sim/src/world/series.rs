@@ -91,7 +91,15 @@ impl<T: Tap> World<T> {
             self.series.retransmits.push(s.stats.retrans_in_bin);
             f.sender.stats.retrans_in_bin = 0;
             if let Some(cc) = self.cc_series.as_mut() {
-                for (name, value) in f.sender.cc_state() {
+                // with ECN, also what tcp_info counts of it: segments delivered, and those
+                // whose ACK carried ECE (`tcpi_delivered`, `tcpi_delivered_ce`)
+                let t = &f.sender.tcp;
+                let ecn = [
+                    ("delivered", t.delivered as f64),
+                    ("delivered_ce", t.delivered_ce as f64),
+                ];
+                let ecn = if t.ecn_ok { &ecn[..] } else { &[] };
+                for (name, value) in f.sender.cc_state().into_iter().chain(ecn.iter().copied()) {
                     cc.flow_id.push(i as u32);
                     cc.t_s.push(t_s);
                     cc.name.push(name);

@@ -234,6 +234,7 @@ impl Endpoint {
         let mut s = Sender::new(&self.cfg, 1, cc);
         s.accept(self.now, self.synack_at, seg.win as u64, self.ecn_ok);
         s.set_slow_start_after_idle(self.slow_start_after_idle);
+        s.set_tso_sysctls(self.tso_sysctls.0, self.tso_sysctls.1);
         self.start_sender(s);
         self.state = State::Established;
         self.on_connected();
@@ -283,6 +284,7 @@ impl Endpoint {
         let rwnd = (seg.win as u64) << self.snd_wscale;
         s.accept(self.now, self.synack_at, rwnd, self.ecn_ok);
         s.set_slow_start_after_idle(self.slow_start_after_idle);
+        s.set_tso_sysctls(self.tso_sysctls.0, self.tso_sysctls.1);
         self.start_sender(s);
         self.state = State::Established;
         self.on_connected();

@@ -88,7 +88,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use satcc_core::{SimDuration, SimTime};
 
 use super::receiver::Receiver;
-use super::sender::Sender;
+use super::sender::{Sender, MIN_TSO_SEGS, TSO_WIN_DIVISOR};
 use super::{Out, TimerKind};
 use crate::packet::{Ecn, Kind, Packet, MAX_SACK_BLOCKS};
 pub use info::EndpointInfo;
@@ -176,6 +176,8 @@ pub struct Endpoint {
     ecn_sysctl: u8,
     /// `net.ipv4.tcp_slow_start_after_idle`.
     slow_start_after_idle: bool,
+    /// `net.ipv4.tcp_min_tso_segs` and `net.ipv4.tcp_tso_win_divisor`.
+    tso_sysctls: (u32, u32),
     pub state: State,
     now: SimTime,
     irs: u32,
@@ -262,6 +264,7 @@ impl Endpoint {
             cfg,
             ecn_sysctl,
             slow_start_after_idle: false,
+            tso_sysctls: (MIN_TSO_SEGS, TSO_WIN_DIVISOR),
             state: State::Closed,
             now: SimTime::ZERO,
             irs: 0,
@@ -308,6 +311,12 @@ impl Endpoint {
     /// `tcp_slow_start_after_idle` for the connection (set before it is established).
     pub fn set_slow_start_after_idle(&mut self, on: bool) {
         self.slow_start_after_idle = on;
+    }
+
+    /// `tcp_min_tso_segs` and `tcp_tso_win_divisor` for the connection (set before it is
+    /// established; `Sender::set_tso_sysctls`).
+    pub fn set_tso_sysctls(&mut self, min_tso_segs: u32, tso_win_divisor: u32) {
+        self.tso_sysctls = (min_tso_segs, tso_win_divisor);
     }
 
     pub fn now(&self) -> SimTime {

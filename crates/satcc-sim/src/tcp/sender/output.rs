@@ -65,7 +65,7 @@ impl Sender {
     /// `tcp_tso_segs` (`tcp_tso_autosize`): the segments of one GSO packet at the pacing
     /// rate: about 1 ms of it (`sk_pacing_shift` 10), plus 64 KB halved per 512 µs of min RTT
     /// (`tcp_tso_rtt_log` 9; nothing from 16 ms up), at most a GSO frame, at least the
-    /// algorithm's `min_tso_segs` (else `tcp_min_tso_segs`, 2).
+    /// algorithm's `min_tso_segs` (else `tcp_min_tso_segs`, 2 unless set).
     pub(super) fn tso_segs(&self) -> u32 {
         let t = &self.tcp;
         let mut bytes = t.pacing_rate_bps.min(t.max_pacing_rate_bps) >> PACING_SHIFT;
@@ -74,8 +74,129 @@ impl Sender {
             bytes += GSO_MAX_BYTES >> r;
         }
         let segs = bytes.min(GSO_MAX_BYTES) / u64::from(self.mss.max(1));
-        let min = self.cc.min_tso_segs(t).unwrap_or(MIN_TSO_SEGS);
+        let min = self.cc.min_tso_segs(t).unwrap_or(self.min_tso_segs);
         (segs as u32).max(min)
+    }
+
+    /// `tcp_xmit_size_goal`: the bytes `tcp_sendmsg` puts in one send-queue buffer, 64 KB
+    /// (`sk_gso_max_size`) bounded to half the largest window the peer advertised
+    /// (`tcp_bound_to_half_wnd`), in whole segments, at least one.
+    fn size_goal(&self) -> u64 {
+        let mss = u64::from(self.mss.max(1));
+        let half_wnd = if self.max_window > u64::from(TCP_MSS_DEFAULT) {
+            self.max_window >> 1
+        } else {
+            self.max_window
+        };
+        let goal = if half_wnd > 0 && GSO_MAX_BYTES > half_wnd {
+            half_wnd
+        } else {
+            GSO_MAX_BYTES
+        };
+        (goal / mss).max(1) * mss
+    }
+
+    /// The write queue's head buffer (`tcp_send_head`) from `snd_nxt`: its end, and whether
+    /// it is the last (`tcp_write_queue_tail`). Buffers are cut every `size_goal` bytes
+    /// (`wq_end` is the head's end; a head sent up to it gives way to the next); the last
+    /// ends where the written data does. See deviation 4.
+    fn head_buffer(&mut self) -> (u64, bool) {
+        let nxt = self.tcp.snd_nxt;
+        if self.wq_end <= nxt {
+            let goal = self.size_goal();
+            self.wq_end += ((nxt - self.wq_end) / goal + 1) * goal;
+        }
+        match self.size {
+            Some(s) if self.wq_end >= s => (s, true),
+            _ => (self.wq_end, false),
+        }
+    }
+
+    /// After a send: a last buffer sent in part (or whole) leaves a buffer that later writes
+    /// fill to `size_goal` from `snd_nxt` (`tso_fragment` splits the rest off as a buffer of
+    /// its own; `tcp_sendmsg` appends to the last one while it is short of the goal).
+    fn head_buffer_sent(&mut self) {
+        if self.size.is_some_and(|s| self.wq_end >= s) {
+            self.wq_end = self.tcp.snd_nxt + self.size_goal();
+        }
+    }
+
+    /// `tcp_tso_should_defer` for an unpaced flow's next GSO packet of up to `quota` segments
+    /// (`tcp_cwnd_test`'s quota, at most `tcp_tso_segs`), with `in_flight` below cwnd:
+    /// `Some(cwnd_limited)` to hold the room for a larger packet (until an ACK comes),
+    /// `None` to send now. The head buffer is first grown to `quota` segments from the next
+    /// (`tcp_grow_skb`); a head of one segment is Nagle's (`tcp_nagle_test`), never
+    /// deferred. Linux sends now in Recovery or Loss, when its last transmission is over
+    /// 1 ms old, when the room (the smaller of the cwnd's and the receive window's) takes a
+    /// whole GSO packet (`tcp_tso_segs`), when the head buffer is not the last and the room
+    /// takes it, when the room is a `tcp_tso_win_divisor`th of the window (more than 3
+    /// segments with the divisor 0), or when the ACK of the oldest unacknowledged segment is
+    /// due in more than min(1 ms, srtt/2). Otherwise it defers: cwnd-limited when the cwnd's
+    /// room is the smaller, else receive-window-limited, or application-limited (the room
+    /// takes all that is written) unless a FIN is queued behind it.
+    pub(super) fn tso_should_defer(
+        &mut self,
+        now: SimTime,
+        in_flight: u32,
+        quota: u32,
+    ) -> Option<bool> {
+        let mss = u64::from(self.mss.max(1));
+        let (mut end, mut last) = self.head_buffer();
+        let nxt = self.tcp.snd_nxt;
+        let want = nxt + u64::from(quota) * mss;
+        if !last && end < want {
+            // `tcp_grow_skb`: take what is missing from the next buffer
+            let goal = self.size_goal();
+            let (next_end, next_last) = match self.size {
+                Some(s) if end + goal >= s => (s, true),
+                _ => (end + goal, false),
+            };
+            if want >= next_end {
+                (end, last) = (next_end, next_last);
+            } else {
+                end = want;
+            }
+        }
+        let skb_len = end - nxt;
+        let t = &self.tcp;
+        if skb_len <= mss
+            || t.ca_state >= CaState::Recovery
+            || now.saturating_since(t.lsndtime) > TSO_DEFER_RECENT
+        {
+            return None;
+        }
+        let send_win = (t.snd_una + self.snd_wnd).saturating_sub(nxt);
+        let cong_win = u64::from(t.cwnd.saturating_sub(in_flight)) * mss;
+        let limit = send_win.min(cong_win);
+        if limit >= u64::from(self.tso_segs()) * mss || (!last && limit >= skb_len) {
+            return None;
+        }
+        if self.tso_win_divisor > 0 {
+            let chunk = self.snd_wnd.min(u64::from(t.cwnd) * mss) / u64::from(self.tso_win_divisor);
+            if limit >= chunk {
+                return None;
+            }
+        } else if limit > TSO_MAX_DEFERRED_SEGS * mss {
+            return None;
+        }
+        let head = self.sb.iter().next()?;
+        let srtt = SimDuration::from_micros(self.rtt.srtt_us());
+        let threshold = TSO_DEFER_RECENT.min(SimDuration::from_nanos(srtt.as_nanos() / 2));
+        if head.xmit + srtt > now + threshold {
+            return None; // the next ACK is likely to come too late
+        }
+        if cong_win < send_win {
+            if cong_win <= skb_len {
+                return Some(true);
+            }
+        } else if send_win <= skb_len {
+            return Some(false);
+        }
+        // application-limited: a buffer with the FIN gets no more data
+        if last && self.fin_queued {
+            return None;
+        }
+        Some(false)
     }
 
     /// Queue the segment of `len` bytes from `seq` in `out` (built where it is queued, not on
@@ -281,8 +402,9 @@ impl Sender {
     /// paced flow sends GSO packets as Linux builds them: `min(tcp_tso_segs, cwnd quota)`
     /// segments back to back (`tcp_mss_split_point`; the quota is `tcp_cwnd_test`'s, at most
     /// half the cwnd), each packet checked against and then charged to the pacing clock
-    /// whole; on the wire (here) they are MSS-sized packets. Unpaced flows send back to back
-    /// anyway, so their packets' sizes change nothing (no `tcp_tso_should_defer`).
+    /// whole; on the wire (here) they are MSS-sized packets. An unpaced flow's GSO packets
+    /// are sized alike and leave back to back, and before each `tcp_tso_should_defer` may
+    /// hold the room for a larger one (`tso_should_defer`).
     pub(super) fn write_xmit(&mut self, now: SimTime, out: &mut Out) {
         if !self.is_established() || self.local_drop {
             return;
@@ -329,12 +451,14 @@ impl Sender {
                 if self.paced_out_with(pacing, now, out) {
                     break;
                 }
-                skb_left = if pacing {
-                    let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
-                    self.tso_segs().min(quota)
-                } else {
-                    u32::MAX
-                };
+                let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
+                skb_left = self.tso_segs().min(quota);
+                if !pacing && self.tso_defer {
+                    if let Some(limited) = self.tso_should_defer(now, in_flight, skb_left) {
+                        cwnd_limited |= limited;
+                        break;
+                    }
+                }
             }
             pacing = self.send_new_with(in_flight, len, pacing, sent == 0, now, out);
             skb_left -= 1;
@@ -344,6 +468,9 @@ impl Sender {
         }
         if skb_bytes > 0 {
             self.pace_after_skb(pacing, now, skb_bytes);
+        }
+        if sent > 0 && !pacing && self.tso_defer {
+            self.head_buffer_sent();
         }
         if sent > 0 && self.in_cwnd_reduction() {
             self.prr_out += sent;
@@ -404,6 +531,131 @@ mod tests {
         assert_eq!(s.tcp.ca_state, CaState::Recovery);
         assert!(!s.tlp_timer.is_armed(), "the probe is gone");
         assert!(s.rto_timer.is_armed() || s.reo_timer.is_armed());
+    }
+
+    fn us(n: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_micros(n)
+    }
+
+    /// A bulk Reno sender in congestion avoidance (cwnd 10, ssthresh 10) whose SYN-ACK came
+    /// back in 1 ms, so a GSO packet holds over 20 segments (`tcp_tso_autosize`'s min-RTT
+    /// allowance) and the first send-queue buffer 45 (64 KB). Its initial window left at
+    /// 1 ms; at 2 ms an ACK of the first two segments came (srtt 1 ms): 8 in flight, a room
+    /// of two segments, what that ACK sent; the flow's `tso_defer` as given.
+    fn two_segments_of_room(tso_defer: bool) -> (Sender, Out) {
+        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
+        cfg.tso_defer = tso_defer;
+        let mut s = Sender::new(&cfg, 1, cc);
+        let mut out = Out::default();
+        s.connect(SimTime::ZERO, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 0);
+        synack.rwnd = 1 << 20;
+        out.clear();
+        s.on_packet(us(1_000), &synack, &mut out);
+        assert_eq!(sent(&out).len(), 10);
+        s.tcp.ssthresh = 10; // congestion avoidance from here
+        let out = deliver(&mut s, us(2_000), &ack(2 * MSS, &[]));
+        assert_eq!(s.tcp.cwnd, 10);
+        assert!(s.tso_segs() > 20, "{}", s.tso_segs());
+        (s, out)
+    }
+
+    /// `tcp_tso_should_defer` through `tcp_write_xmit`: an ACK freeing two segments 1 ms
+    /// after the initial window, less than a GSO packet and than a third of the window, with
+    /// the next ACK due (the oldest segment left 1 ms ago, srtt 1 ms) and the last send 1 ms
+    /// old, sends nothing and the flow stays cwnd-limited; the next ACK frees four, a third
+    /// of the window, and all four leave as one GSO packet.
+    #[test]
+    fn an_unpaced_sender_holds_a_small_room_for_a_larger_burst() {
+        let (_, sent_now) = two_segments_of_room(false);
+        assert_eq!(
+            sent(&sent_now),
+            vec![(10, false), (11, false)],
+            "tso_defer off"
+        );
+        let (mut s, held) = two_segments_of_room(true);
+        assert_eq!(sent(&held), vec![], "a two-segment room is held");
+        assert!(
+            s.tcp.is_cwnd_limited,
+            "held for the cwnd: still cwnd-limited"
+        );
+        let burst = deliver(&mut s, us(2_100), &ack(4 * MSS, &[]));
+        assert_eq!(
+            sent(&burst),
+            vec![(10, false), (11, false), (12, false), (13, false)]
+        );
+    }
+
+    /// Each condition of `tcp_tso_should_defer` on its own, from the held state above
+    /// (`Some(true)`: held, cwnd-limited): every change sends now (`None`) or names another
+    /// limit.
+    #[test]
+    fn each_condition_of_the_deferral_decides_alone() {
+        let at = us(2_000);
+        let defer = |s: &mut Sender, now: SimTime, room: u32| {
+            let in_flight = s.tcp.cwnd - room;
+            let quota = s.tso_segs().min(room).min(s.tcp.cwnd >> 1);
+            s.tso_should_defer(now, in_flight, quota)
+        };
+        let (mut s, _) = two_segments_of_room(true);
+        assert_eq!(defer(&mut s, at, 2), Some(true));
+        // Recovery or Loss: never
+        s.tcp.ca_state = CaState::Recovery;
+        assert_eq!(defer(&mut s, at, 2), None);
+        s.tcp.ca_state = CaState::Cwr; // CWR (an ECN echo) does not stop it
+        assert_eq!(defer(&mut s, at, 2), Some(true));
+        s.tcp.ca_state = CaState::Open;
+        // the last transmission over 1 ms old (at 1 ms)
+        assert_eq!(defer(&mut s, us(2_001), 2), None);
+        // a third of the window (10 segments: 3.3) is free
+        assert_eq!(defer(&mut s, at, 3), Some(true));
+        assert_eq!(defer(&mut s, at, 4), None);
+        // ... or a fifth, with tcp_tso_win_divisor 5; with 0, more than 3 segments
+        s.set_tso_sysctls(2, 5);
+        assert_eq!(defer(&mut s, at, 2), None);
+        s.set_tso_sysctls(2, 0);
+        assert_eq!(defer(&mut s, at, 3), Some(true));
+        assert_eq!(defer(&mut s, at, 4), None);
+        s.set_tso_sysctls(2, 3);
+        // a whole GSO packet fits: no min-RTT allowance, no pacing rate, so tcp_min_tso_segs
+        // (2, or 1 as drill's defaults.sh sets it) is the packet
+        let (rate, min_rtt) = (s.tcp.pacing_rate_bps, s.tcp.min_rtt_us);
+        (s.tcp.pacing_rate_bps, s.tcp.min_rtt_us) = (0, 100_000);
+        assert_eq!(s.tso_segs(), 2);
+        assert_eq!(defer(&mut s, at, 1), Some(true));
+        assert_eq!(defer(&mut s, at, 2), None);
+        s.set_tso_sysctls(1, 3);
+        assert_eq!(defer(&mut s, at, 1), None);
+        s.set_tso_sysctls(2, 3);
+        (s.tcp.pacing_rate_bps, s.tcp.min_rtt_us) = (rate, min_rtt);
+        // the oldest unacknowledged segment left 0.1 ms ago: its ACK is due in 0.9 ms, more
+        // than min(1 ms, srtt/2)
+        let head = s.sb.head;
+        s.sb.get_mut(head).xmit = us(1_900);
+        assert_eq!(defer(&mut s, at, 2), None);
+        s.sb.get_mut(head).xmit = us(1_000);
+        // the head buffer (not the last) is no larger than the room: it goes, grown to the
+        // room from the next buffer; one segment is larger than a one-segment head
+        s.wq_end = s.tcp.snd_nxt + 2 * MSS;
+        assert_eq!(defer(&mut s, at, 2), None);
+        s.wq_end = s.tcp.snd_nxt + MSS;
+        assert_eq!(defer(&mut s, at, 2), None);
+        s.wq_end = s.tcp.snd_nxt + 3 * MSS;
+        assert_eq!(defer(&mut s, at, 2), Some(true));
+        // the receive window is the smaller room: held for it (not cwnd-limited)
+        s.snd_wnd = s.tcp.snd_nxt - s.tcp.snd_una + MSS;
+        assert_eq!(defer(&mut s, at, 2), Some(false));
+        s.snd_wnd = 1 << 20;
+        // application-limited: the room takes all that is written (1.5 segments), held
+        // unless a FIN follows; a single segment is Nagle's to hold, never deferred
+        s.size = Some(s.tcp.snd_nxt + 3 * MSS / 2);
+        assert_eq!(defer(&mut s, at, 2), Some(false));
+        s.fin_queued = true;
+        assert_eq!(defer(&mut s, at, 2), None);
+        s.fin_queued = false;
+        s.size = Some(s.tcp.snd_nxt + MSS);
+        assert_eq!(defer(&mut s, at, 2), None);
     }
 
     #[test]
