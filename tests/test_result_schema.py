@@ -343,6 +343,54 @@ def test_the_capture_analyzers_flow_columns_are_declared_and_written_by_those_na
     assert sender["delivered_bytes"] == 200 and sender["sent_packets"] == 2
 
 
+def test_the_capture_analyzers_analyze_flows_columns_are_declared_and_written_by_those_names():
+    declared = {c.name: c for c in results.ANALYZE_FLOWS_COLUMNS}
+    names = _native.pcap_analyze_columns()
+    assert set(names) <= set(declared) and "payload_bytes" in names
+    from satcc.analyze.synth import Conversation, pcap_bytes
+
+    c = Conversation()  # a capture made up in memory: handshake, two segments
+    packets = [c.syn(1.0), c.synack(1.01), c.ack(1.02)]
+    packets += [c.data(1.03, 1, 100), c.data(1.04, 101, 100)]
+    flows = _native.pcap_analyze_bytes(pcap_bytes(packets))["flows"]
+    sender = next(f for f in flows if f["payload_bytes"])
+    assert [k for k in sender if k in names] == names  # by the declared names, in order
+    assert sender["payload_bytes"] == 200 and sender["packets"] == 4  # SYN, ACK, 2 segments
+    assert sender["udp_lost"] is None and sender["rtt_source"] == "none"  # no ACK of the data
+
+
+def _flow_keys_spelled(path: Path) -> set[str]:
+    """String literals a module uses as a flow's key: dict-display keys, and the subscripts and
+    `.get`/`.setdefault` arguments of the names `f` and `m` (a flow record)."""
+    import ast
+
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        keys = []
+        if isinstance(node, ast.Dict):
+            keys = node.keys
+        elif isinstance(node, ast.Subscript) and getattr(node.value, "id", None) in ("f", "m"):
+            keys = [node.slice]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get", "setdefault")
+            and getattr(node.func.value, "id", None) in ("f", "m")
+        ):
+            keys = node.args[:1]
+        out |= {k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return out
+
+
+def test_the_analyzer_names_the_result_columns_it_writes_by_the_declaration():
+    # satcc.analyze.result builds the analyzer's flows from the capture's records and the names
+    # satcc.results derives from columns.rs (FLOW, ANALYZE_FLOW): it spells no column itself
+    columns = {c.name for c in (*results.FLOWS_COLUMNS, *results.ANALYZE_FLOWS_COLUMNS)}
+    spelled = _flow_keys_spelled(REPO / "python" / "satcc" / "analyze" / "result.py")
+    assert spelled & columns == set()
+    assert {"bins", "flag_counts"} <= spelled  # the summary's extra keys: not columns
+
+
 def test_the_python_lists_of_columns_name_declared_columns():
     # what satcc.results says about some columns (pandas dtypes, UDP nulls, the --json keys,
     # columns added within schema version 1) names columns of the declaration, never new ones

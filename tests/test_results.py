@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -267,3 +268,17 @@ def test_a_result_written_before_the_received_columns_existed_still_loads(write_
     loaded = rs.load(out)
     assert loaded.flow_series["received_bytes"].isna().all()
     assert len(loaded.flow_series) == len(result.flow_series)
+
+
+def test_a_sha256_is_computed_by_the_two_helpers_only():
+    # a file's bytes (results.file_sha256) and an object's canonical JSON
+    # (scenario.config.json_sha256): every digest satcc records or names things by is one of
+    # them, so none is computed a second way (bpf.py's kernel names and cache keys, a long
+    # scenario name's directory)
+    package = Path(rs.__file__).parent
+    users = {
+        p.relative_to(package).as_posix()
+        for p in package.rglob("*.py")
+        if "hashlib" in p.read_text(encoding="utf-8")
+    }
+    assert users == {"results.py", "scenario/config.py"}

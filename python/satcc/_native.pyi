@@ -198,12 +198,13 @@ def host_noise_kernel() -> dict[str, list[tuple[float, int]]]:
 #                "fragments", "malformed_frames", "unsupported_link_frames",
 #                "truncated_transport", "unbinned_packets": int},
 #      "warnings": [{"record": int, "offset": int, "message": str}],
-#      "flows": [{"id", "conn", "proto": "tcp" | "udp", "dir", "src", "dst", "sport", "dport",
-#                 "ip_version", "start_s", "end_s", "packets", "payload_bytes",
+#      "flows": [{"id", "proto": "tcp" | "udp", "dir", "ip_version", "start_s", "end_s",
 #                 *pcap_flow_columns() (goodput_bps, delivered_bytes, sent_packets, ... fct_s:
-#                 the "flows" result columns a capture measures), "flag_counts": {name: int},
-#                 "rtt_samples", "rtt_source", "ts_rtt_mean_ms", "ts_rtt_samples", "syn",
-#                 "fin", "rst",
+#                 the "flows" result columns a capture measures),
+#                 *pcap_analyze_columns() (src, dst, sport, dport, conn, packets,
+#                 payload_bytes, rtt_source, udp_lost, udp_loss_rate, udp_jitter_ms: the
+#                 "analyze_flows" columns it measures), "flag_counts": {name: int},
+#                 "rtt_samples", "ts_rtt_mean_ms", "ts_rtt_samples", "syn", "fin", "rst",
 #                 "iperf_udp": {"packets", "lost", "expected", "out_of_order", "jitter_ms",
 #                               "counter64"} | None,
 #                 "bins": {"first": int, "payload_bytes": [int], "new_bytes": [int],
@@ -232,6 +233,10 @@ def pcap_flag_names() -> list[str]: ...
 def pcap_flow_columns() -> list[str]:
     """The "flows" result columns each of `pcap_analyze`'s flows holds (satcc-pcap's
     `FlowColumns`, checked against columns.rs), in order."""
+
+def pcap_analyze_columns() -> list[str]:
+    """The "analyze_flows" result columns each of `pcap_analyze`'s flows holds (satcc-pcap's
+    `CaptureColumns`, checked against columns.rs), in order."""
 
 # The simulator's receive-buffer accounting (crates/satcc-py/src/calc.rs -> satcc-sim tcp/receiver/)
 def rx_truesize(payload: int, timestamps: bool = True) -> int:

@@ -369,12 +369,14 @@ macro_rules! column_value {
 }
 
 column_value! {
+    u16 => Int64, false, |x| Cell::Int(u64::from(*x));
     u32 => Int64, false, |x| Cell::Int(u64::from(*x));
     u64 => Int64, false, |x| Cell::Int(*x);
     f64 => Float64, false, |x| Cell::Float(*x);
     Option<u64> => Int64, true, |x| Cell::OptInt(*x);
     Option<f64> => Float64, true, |x| Cell::OptFloat(*x);
     &'static str => String, false, |x| Cell::Str(x);
+    std::string::String => String, false, |x| Cell::Str(x);
     Vec<u32> => Int64, false, |x| Cell::U32s(x);
     Vec<u64> => Int64, false, |x| Cell::U64s(x);
     Vec<f64> => Float64, false, |x| Cell::F64s(x);

@@ -39,7 +39,7 @@
 //! serialiser: the loss draw (none when loss is 0), then the jitter draw (none when jitter is
 //! 0 or the packet was lost). Scripted drops and `extra_drop` draw nothing from it.
 
-use crate::dirspec::{QueueDrop, QueueSpec};
+use crate::dirspec::{self, QueueDrop, QueueSpec};
 use crate::link::{ConstantLink, LinkModel, LinkState};
 use crate::models::{LinkBehaviour, MeanState};
 use crate::record::LinkSeriesRow;
@@ -61,21 +61,6 @@ pub trait LinkPacket {
     fn size_bytes(&self) -> u64;
     /// Mark Congestion Experienced if the packet is ECN-capable; whether it was marked.
     fn mark_ce(&mut self) -> bool;
-}
-
-/// The static part of a direction's configuration.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DirectionConfig {
-    pub limit: QueueSpec,
-    /// Which packet the full queue drops.
-    pub drop: QueueDrop,
-    pub ecn_threshold_pkts: Option<u64>,
-    pub jitter: SimDuration,
-    /// Ordinals of packets to drop on the wire (any order).
-    pub drop_packets: Vec<u64>,
-    /// Tick service (dummynet-like): packets leave only at multiples of this period. `None`:
-    /// exact serialisation. Constant links only (the resolver refuses it with a model).
-    pub tick: Option<SimDuration>,
 }
 
 /// The virtual clock of a tick-served direction (see the module header): the credit run's
@@ -195,7 +180,10 @@ pub struct Direction<P> {
     /// state in force never changes, and a packet leaving the serialiser takes the short
     /// way (`complete_plain`).
     plain: Option<LinkState>,
-    cfg: DirectionConfig,
+    /// The resolved direction (its queue sized: packets or bytes), read for its queue, drop,
+    /// ECN threshold, jitter, scripted drops and tick service; its rate, delay, loss and model
+    /// come from `model`.
+    cfg: dirspec::Direction,
     /// The state in force when the last packet left the serialiser.
     state: LinkState,
     queue: Ring<P>,
@@ -230,19 +218,25 @@ fn tick_floor(t: SimTime, period: SimDuration) -> SimTime {
 }
 
 impl<P: LinkPacket> Direction<P> {
-    /// `nominal`: the state reported before any packet has left (the model's nominal values).
+    /// `cfg`: the resolved direction with its queue sized ([`QueueSpec::sized`]), as
+    /// `scenario::Resolved::direction` gives it; `model`: its behaviour; `nominal`: the state
+    /// reported before any packet has left (the model's nominal values).
     pub fn new(
         model: Box<dyn LinkBehaviour>,
-        cfg: DirectionConfig,
+        cfg: dirspec::Direction,
         nominal: LinkState,
         rng: Rng,
     ) -> Self {
-        let mut drop_list = cfg.drop_packets.clone();
+        debug_assert!(
+            !matches!(cfg.queue, QueueSpec::Bdp(_)),
+            "an x-BDP queue is sized before a link is built"
+        );
+        let mut drop_list = cfg.drop_packets().to_vec();
         drop_list.sort_unstable_by(|a, b| b.cmp(a));
         let constant = model.as_constant();
         let plain = constant
             .as_ref()
-            .filter(|_| cfg.tick.is_none() && cfg.jitter.is_zero() && drop_list.is_empty())
+            .filter(|_| cfg.tick().is_none() && cfg.jitter().is_zero() && drop_list.is_empty())
             .map(|c| c.0);
         Direction {
             constant,
@@ -274,15 +268,15 @@ impl<P: LinkPacket> Direction<P> {
         }
         let mut pkts = self.queue.len() as u64;
         let size = pkt.size_bytes();
-        if !self.cfg.limit.admits(pkts, self.queue_bytes, size) {
-            if self.cfg.drop == QueueDrop::Tail || !self.cfg.limit.admits(0, 0, size) {
+        if !self.cfg.queue.admits(pkts, self.queue_bytes, size) {
+            if self.cfg.drop.get() == QueueDrop::Tail || !self.cfg.queue.admits(0, 0, size) {
                 self.counters.drops_queue += 1;
                 lost(pkt);
                 return Offered::Dropped;
             }
             pkts = self.drop_front(size, &mut lost);
         }
-        if let Some(k) = self.cfg.ecn_threshold_pkts {
+        if let Some(k) = self.cfg.ecn_threshold_pkts() {
             // Step marking on the instantaneous queue (DCTCP's K, RFC 8257 §3.1).
             if pkts >= k && pkt.mark_ce() {
                 self.counters.ecn_marks += 1;
@@ -301,7 +295,7 @@ impl<P: LinkPacket> Direction<P> {
     fn drop_front(&mut self, size: u64, lost: &mut impl FnMut(P)) -> u64 {
         while !self
             .cfg
-            .limit
+            .queue
             .admits(self.queue.len() as u64, self.queue_bytes, size)
         {
             let head = self.queue.pop_front().expect("a full queue has a head");
@@ -332,7 +326,7 @@ impl<P: LinkPacket> Direction<P> {
     #[inline(never)]
     fn start_general(&mut self, pkt: P, now: SimTime, backlogged: bool) -> Option<SimTime> {
         let bytes = pkt.size_bytes();
-        if let Some(period) = self.cfg.tick {
+        if let Some(period) = self.cfg.tick() {
             let done = self.tick_release(now, bytes, backlogged, period);
             self.in_service = Some((pkt, done));
             return done;
@@ -452,9 +446,10 @@ impl<P: LinkPacket> Direction<P> {
             None
         } else {
             let mut at = now + self.state.delay;
-            if !self.cfg.jitter.is_zero() {
+            let jitter = self.cfg.jitter();
+            if !jitter.is_zero() {
                 at += SimDuration::from_nanos(
-                    (self.rng.next_f64() * self.cfg.jitter.as_nanos() as f64) as u64,
+                    (self.rng.next_f64() * jitter.as_nanos() as f64) as u64,
                 );
             }
             at += extra(&mut pkt);
@@ -561,15 +556,6 @@ impl<P: LinkPacket> Direction<P> {
         }
     }
 
-    pub fn limit(&self) -> QueueSpec {
-        self.cfg.limit
-    }
-
-    /// Set the queue limit (a "BDP" limit is known only once routes are).
-    pub fn set_limit(&mut self, limit: QueueSpec) {
-        self.cfg.limit = limit;
-    }
-
     /// Queue occupancy (waiting, not in service): packets and bytes.
     pub fn queue_len(&self) -> (u64, u64) {
         (self.queue.len() as u64, self.queue_bytes)
@@ -594,6 +580,8 @@ impl<P: LinkPacket> Direction<P> {
 mod tests {
     use super::*;
     use crate::link::ConstantLink;
+    use crate::scenario::file::Pkts;
+    use crate::scenario::switches::Key;
 
     #[derive(Debug, PartialEq)]
     struct Pkt {
@@ -624,7 +612,7 @@ mod tests {
         }
     }
 
-    fn dir(rate_bps: u64, delay_ms: u64, cfg: DirectionConfig) -> Direction<Pkt> {
+    fn dir(rate_bps: u64, delay_ms: u64, cfg: dirspec::Direction) -> Direction<Pkt> {
         let state = LinkState {
             rate_bps,
             delay: SimDuration::from_millis(delay_ms),
@@ -633,15 +621,10 @@ mod tests {
         Direction::new(Box::new(ConstantLink(state)), cfg, state, Rng::new(1))
     }
 
-    fn cfg(limit: QueueSpec) -> DirectionConfig {
-        DirectionConfig {
-            limit,
-            drop: QueueDrop::Tail,
-            ecn_threshold_pkts: None,
-            jitter: SimDuration::ZERO,
-            drop_packets: vec![],
-            tick: None,
-        }
+    /// A direction with queue `limit` and every other key at its default (its rate, delay
+    /// and loss are the model's, `dir`'s).
+    fn cfg(limit: QueueSpec) -> dirspec::Direction {
+        dirspec::Direction::new(0, 0, 0.0, limit)
     }
 
     #[test]
@@ -706,7 +689,7 @@ mod tests {
     /// A queue of `limit` that drops from the front.
     fn front(limit: QueueSpec) -> Direction<Pkt> {
         let mut c = cfg(limit);
-        c.drop = QueueDrop::Front;
+        c.drop = Key::new(QueueDrop::Front);
         dir(12_000_000, 0, c)
     }
 
@@ -755,7 +738,7 @@ mod tests {
     #[test]
     fn packets_queued_behind_k_others_are_marked() {
         let mut c = cfg(QueueSpec::Packets(10));
-        c.ecn_threshold_pkts = Some(1);
+        c.ecn_threshold = Key::new(Some(Pkts(1)));
         let mut d = dir(12_000_000, 0, c);
         for _ in 0..3 {
             d.offer(pkt(1500), SimTime::ZERO, drop);
@@ -767,7 +750,7 @@ mod tests {
     #[test]
     fn scripted_drops_lose_exactly_those_packets() {
         let mut c = cfg(QueueSpec::Packets(10));
-        c.drop_packets = vec![3, 1];
+        c.drop_packets = Some(vec![3, 1]);
         let mut d = dir(12_000_000, 0, c);
         for _ in 0..3 {
             d.offer(pkt(1500), SimTime::ZERO, drop);
@@ -784,7 +767,7 @@ mod tests {
 
     fn tick_dir(rate_bps: u64) -> Direction<Pkt> {
         let mut c = cfg(QueueSpec::Packets(100));
-        c.tick = Some(SimDuration::from_millis(1));
+        c.tick_ns = Some(1_000_000);
         dir(rate_bps, 0, c)
     }
 
@@ -840,7 +823,7 @@ mod tests {
         // 1 Gbit/s, 1 ms ticks: 1000 full packets take 12 ms of credit; the last one leaves
         // at the tick after its virtual end, and the bursts hold 83 or 84 packets.
         let mut c = cfg(QueueSpec::Packets(2000));
-        c.tick = Some(SimDuration::from_millis(1));
+        c.tick_ns = Some(1_000_000);
         let mut d = dir(1_000_000_000, 0, c);
         for _ in 0..1000 {
             d.offer(pkt(1500), SimTime::ZERO, drop);

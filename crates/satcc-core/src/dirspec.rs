@@ -1,7 +1,9 @@
-//! The one reader of a resolved link direction ([`Direction`]'s serde form, in a
-//! resolved scenario's `links`): the simulator's bindings hand it the scenario's directions and
-//! satcc-linkd its JSON input, so both engines take rate, delay, loss, queue, ECN threshold,
-//! jitter, scripted drops and the model from the same words with the same checks.
+//! A resolved link direction, one type ([`Direction`]): its serde form is a resolved
+//! scenario's `links[i].ab`/`.ba`, [`Direction::check`] its checks, and the same value (its
+//! queue sized, its model built: [`crate::scenario::Resolved::direction`]) is what the link
+//! direction of both engines holds (`direction::Direction::new`, in the simulator and in
+//! satcc-linkd), so both take rate, delay, loss, queue, ECN threshold, jitter, scripted drops,
+//! tick service and the model from the same words with the same checks.
 //!
 //! | key                  | required | unit           | meaning                                  |
 //! |----------------------|----------|----------------|------------------------------------------|
@@ -27,7 +29,7 @@ use crate::time::SimDuration;
 
 /// A direction's queue limit (the queue drops by [`QueueDrop`]): as written (`{"packets": n}`,
 /// `{"bytes": n}` or `{"bdp": x}`, the scenario's and the resolved scenario's form) and as the
-/// engines' links hold it ([`crate::direction::DirectionConfig::limit`], packets or bytes:
+/// engines' links hold it (the [`Direction::queue`] a link is built with, packets or bytes:
 /// [`Resolved::direction`](crate::scenario::Resolved::direction) sizes "x BDP" with
 /// [`QueueSpec::sized`] against the routes' largest RTT through the direction).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -76,10 +78,10 @@ pub enum QueueDrop {
 }
 
 link_keys!(link_fields!(struct resolved
-/// One link direction as the resolved scenario writes it (the DIR dictionary): the serde form,
-/// read by [`from_json`] or as part of [`crate::scenario::Scenario`], checked by [`Direction::spec`].
-/// The keys of `switches::link_keys!` (`drop`, `ecn_threshold`, `jitter`) are appended from
-/// their list.
+/// One link direction as the resolved scenario writes it (the DIR dictionary) and as both
+/// engines' link directions hold it: the serde form, read by [`from_json`] or as part of
+/// [`crate::scenario::Scenario`], checked by [`Direction::check`]. The keys of
+/// `switches::link_keys!` (`drop`, `ecn_threshold`, `jitter`) are appended from their list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Direction {
@@ -103,30 +105,14 @@ pub struct Direction {
 }
 ));
 
-/// One resolved link direction, checked.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DirSpec {
-    /// Nominal rate, delay and loss (a model's nominal values when it has one).
-    pub state: LinkState,
-    pub queue: QueueSpec,
-    pub drop: QueueDrop,
-    pub ecn_threshold_pkts: Option<u64>,
-    pub jitter: SimDuration,
-    pub drop_packets: Vec<u64>,
-    /// Tick service's period; `None`: exact serialisation.
-    pub tick: Option<SimDuration>,
-    /// The model, typed; its behaviour is built where an engine builds the link.
-    pub model: Option<ModelSpec>,
-}
-
 fn err(path: &str, key: &str, what: &str) -> String {
     format!("{path}.{key}: {what}")
 }
 
 impl Direction {
-    /// The direction checked: a loss probability, a finite non-negative BDP multiple, packet
-    /// ordinals from 1; errors name `path.key`.
-    pub fn spec(&self, path: &str) -> Result<DirSpec, String> {
+    /// Check the direction: a loss probability, a finite non-negative BDP multiple, packet
+    /// ordinals from 1, a tick period only without a model; errors name `path.key`.
+    pub fn check(&self, path: &str) -> Result<(), String> {
         if !(0.0..=1.0).contains(&self.loss) {
             return Err(err(path, "loss", "expected a probability in [0, 1]"));
         }
@@ -135,20 +121,18 @@ impl Direction {
                 return Err(err(path, "queue.bdp", "expected a non-negative number"));
             }
         }
-        let drop_packets = self.drop_packets.clone().unwrap_or_default();
-        if drop_packets.contains(&0) {
+        if self.drop_packets().contains(&0) {
             return Err(err(
                 path,
                 "drop_packets",
                 "expected an array of packet ordinals (integers >= 1)",
             ));
         }
-        let model = self.model.clone();
         if let Some(t) = self.tick_ns {
             if t == 0 {
                 return Err(err(path, "tick_ns", "expected a tick period > 0 ns"));
             }
-            if model.is_some() {
+            if self.model.is_some() {
                 return Err(err(
                     path,
                     "tick_ns",
@@ -156,20 +140,39 @@ impl Direction {
                 ));
             }
         }
-        Ok(DirSpec {
-            state: LinkState {
-                rate_bps: self.rate_bps,
-                delay: SimDuration::from_nanos(self.delay_ns),
-                loss: self.loss,
-            },
-            queue: self.queue,
-            drop: self.drop.get(),
-            ecn_threshold_pkts: self.ecn_threshold.get().map(|p| p.0),
-            jitter: SimDuration::from_nanos(self.jitter.get().0),
-            drop_packets,
-            tick: self.tick_ns.map(SimDuration::from_nanos),
-            model,
-        })
+        Ok(())
+    }
+
+    /// Rate, delay and loss as written (a model's nominal values when it has one).
+    pub fn nominal(&self) -> LinkState {
+        LinkState {
+            rate_bps: self.rate_bps,
+            delay: SimDuration::from_nanos(self.delay_ns),
+            loss: self.loss,
+        }
+    }
+
+    /// The CE marking threshold, packets queued.
+    #[inline]
+    pub fn ecn_threshold_pkts(&self) -> Option<u64> {
+        self.ecn_threshold.get().map(|p| p.0)
+    }
+
+    /// The bound of the uniform extra delay per packet (zero: none).
+    #[inline]
+    pub fn jitter(&self) -> SimDuration {
+        SimDuration::from_nanos(self.jitter.get().0)
+    }
+
+    /// Tick service's period; `None`: exact serialisation.
+    #[inline]
+    pub fn tick(&self) -> Option<SimDuration> {
+        self.tick_ns.map(SimDuration::from_nanos)
+    }
+
+    /// The scripted drops' packet ordinals (none: empty).
+    pub fn drop_packets(&self) -> &[u64] {
+        self.drop_packets.as_deref().unwrap_or_default()
     }
 }
 
@@ -187,8 +190,10 @@ pub fn read<T: serde::de::DeserializeOwned>(v: &Value, path: &str) -> Result<T, 
 }
 
 /// Read and check a DIR dictionary; errors name `path.key` and what was expected.
-pub fn from_json(v: &Value, path: &str) -> Result<DirSpec, String> {
-    read::<Direction>(v, path)?.spec(path)
+pub fn from_json(v: &Value, path: &str) -> Result<Direction, String> {
+    let d = read::<Direction>(v, path)?;
+    d.check(path)?;
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -232,12 +237,12 @@ mod tests {
             "link[0]",
         )
         .unwrap();
-        assert_eq!(d.state.rate_bps, 20_000_000);
-        assert_eq!(d.state.delay, SimDuration::from_millis(25));
+        assert_eq!(d.nominal().rate_bps, 20_000_000);
+        assert_eq!(d.nominal().delay, SimDuration::from_millis(25));
         assert_eq!(d.queue, QueueSpec::Bdp(1.5));
-        assert_eq!(d.ecn_threshold_pkts, Some(20));
-        assert_eq!(d.jitter, SimDuration::from_nanos(1000));
-        assert_eq!(d.drop_packets, vec![3, 7]);
+        assert_eq!(d.ecn_threshold_pkts(), Some(20));
+        assert_eq!(d.jitter(), SimDuration::from_nanos(1000));
+        assert_eq!(d.drop_packets(), [3, 7]);
         assert!(d.model.is_none());
     }
 
@@ -245,12 +250,12 @@ mod tests {
     fn the_drop_reads_from_the_resolved_form_and_is_written_only_when_front() {
         let base = json!({"rate_bps": 1, "delay_ns": 1, "queue": {"packets": 10}});
         let tail: Direction = read(&base, "link[0]").unwrap();
-        assert_eq!(tail.spec("link[0]").unwrap().drop, QueueDrop::Tail);
+        assert_eq!(tail.drop.get(), QueueDrop::Tail);
         assert_eq!(serde_json::to_value(&tail).unwrap().get("drop"), None);
         let mut v = base.clone();
         v["drop"] = json!("front");
         let front: Direction = read(&v, "link[0]").unwrap();
-        assert_eq!(front.spec("link[0]").unwrap().drop, QueueDrop::Front);
+        assert_eq!(front.drop.get(), QueueDrop::Front);
         assert_eq!(
             serde_json::to_value(&front).unwrap()["drop"],
             json!("front")

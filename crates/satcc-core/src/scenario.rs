@@ -27,7 +27,6 @@ pub use build::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::direction::DirectionConfig;
 use crate::dirspec::{self, Direction, QueueSpec};
 use crate::hostnoise::{
     HostNoise, Turnaround, KERNEL_RECEIVER_QUANTILES_NS, KERNEL_SENDER_QUANTILES_NS,
@@ -432,21 +431,17 @@ fn direction_of(s: &Scenario, routes: &Routes, k: usize) -> Result<DirView, Stri
     let l = &s.links[i];
     let (name, d) = if ba { ("ba", &l.ba) } else { ("ab", &l.ab) };
     let path = format!("link[{i}].{name}");
-    let spec = d.spec(&path)?;
-    let model = match &spec.model {
+    d.check(&path)?;
+    let mut config = d.clone();
+    config.queue = queue_of(s, routes, k);
+    // the model moves into its behaviour's configuration (the link holds the behaviour)
+    let model = match config.model.take() {
         Some(m) => Some(m.config(&format!("{path}.model"))?),
         None => None,
     };
     Ok(DirView {
-        nominal: spec.state,
-        config: DirectionConfig {
-            limit: queue_of(s, routes, k),
-            drop: spec.drop,
-            ecn_threshold_pkts: spec.ecn_threshold_pkts,
-            jitter: spec.jitter,
-            drop_packets: spec.drop_packets,
-            tick: spec.tick,
-        },
+        nominal: d.nominal(),
+        config,
         model,
         link: i,
         dir: k,
@@ -455,7 +450,7 @@ fn direction_of(s: &Scenario, routes: &Routes, k: usize) -> Result<DirView, Stri
 
 /// A resolved scenario's links read back from its wire form (satcc-linkd's input, the
 /// RESOLVED dictionary the run resolved once), not resolved again: each direction is checked
-/// as it is read ([`Direction::spec`]) and built as the simulator builds it
+/// as it is read ([`Direction::check`]) and built as the simulator builds it
 /// ([`ResolvedLinks::direction`] and [`Resolved::direction`] are one function).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResolvedLinks {
@@ -471,8 +466,8 @@ impl ResolvedLinks {
             if l.a >= scenario.nodes.len() || l.b >= scenario.nodes.len() {
                 return Err(format!("link[{i}]: node index out of range"));
             }
-            l.ab.spec(&format!("link[{i}].ab"))?;
-            l.ba.spec(&format!("link[{i}].ba"))?;
+            l.ab.check(&format!("link[{i}].ab"))?;
+            l.ba.check(&format!("link[{i}].ba"))?;
         }
         if routes.max_rtt_ns.len() != 2 * n {
             return Err("config.routes: not the routes of this scenario".into());
@@ -492,8 +487,10 @@ impl ResolvedLinks {
 pub struct DirView {
     /// Rate, delay and loss as written (a model's nominal values when it has one).
     pub nominal: LinkState,
-    /// Queue (the resolver's limit), ECN marking, jitter, scripted drops, tick service.
-    pub config: DirectionConfig,
+    /// The resolved direction as its link holds it: the queue sized ("x BDP" as bytes), the
+    /// model taken into `model` (queue, drop, ECN marking, jitter, scripted drops, tick
+    /// service are read from it as written).
+    pub config: Direction,
     model: Option<ModelConfig>,
     link: usize,
     dir: usize,
@@ -578,11 +575,11 @@ pub fn resolve(s: Scenario) -> Result<Resolved, String> {
         }
         for (name, d) in [("ab", &l.ab), ("ba", &l.ba)] {
             let path = format!("link[{i}].{name}");
-            let spec = d.spec(&path)?;
-            if spec.state.rate_bps == 0 {
+            d.check(&path)?;
+            if d.rate_bps == 0 {
                 return Err(format!("{path}.rate_bps: expected a rate > 0"));
             }
-            if let Some(m) = &spec.model {
+            if let Some(m) = &d.model {
                 // built as the engines build it (its constructor's checks), then dropped
                 let seeds = crate::models::Seeds {
                     seed: s.seed,
@@ -744,6 +741,30 @@ mod tests {
                    {"a": 2, "b": 3, "ab": dir(10_000_000, 10, json!({"bdp": 1.0})),
                     "ba": dir(10_000_000, 10, json!({"bytes": 50000}))}],
                "flows": [flow(0, 0, 3), flow(1, 1, 3)]})
+    }
+
+    #[test]
+    fn an_engines_link_is_built_with_the_resolved_direction_its_queue_sized() {
+        // one type from the scenario to both engines' links: the direction handed to
+        // `direction::Direction::new` is the resolved one, field for field, but for its
+        // queue (sized against the routes) and its model (moved into the behaviour)
+        let mut v = dumbbell();
+        v["links"][2]["ab"]["ecn_threshold_pkts"] = json!(20);
+        v["links"][2]["ab"]["jitter_ns"] = json!(300_000);
+        v["links"][2]["ab"]["drop"] = json!("front");
+        v["links"][2]["ab"]["drop_packets"] = json!([4]);
+        let r = resolve_json(&v).unwrap();
+        let resolved = &r.scenario.links[2].ab;
+        let view = r.direction(4).unwrap();
+        assert_eq!(view.config.queue, r.queue(4));
+        assert!(matches!(resolved.queue, QueueSpec::Bdp(_)));
+        let mut want = resolved.clone();
+        want.queue = r.queue(4);
+        assert_eq!(view.config, want);
+        assert_eq!(view.config.ecn_threshold_pkts(), Some(20));
+        assert_eq!(view.config.jitter(), SimDuration::from_micros(300));
+        assert_eq!(view.config.drop_packets(), [4]);
+        assert_eq!(view.nominal, resolved.nominal());
     }
 
     #[test]
@@ -976,7 +997,7 @@ mod tests {
         // without a model: the constant nominal link
         let r = resolve_json(&dumbbell()).unwrap();
         let view = r.direction(5).unwrap();
-        assert_eq!(view.config.limit, QueueSpec::Bytes(50_000));
+        assert_eq!(view.config.queue, QueueSpec::Bytes(50_000));
         let st = view.behaviour(1).unwrap().state_at(crate::SimTime::ZERO);
         assert_eq!((st.rate_bps, st.delay.as_nanos()), (10_000_000, 10_000_000));
     }

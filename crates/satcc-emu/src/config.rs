@@ -17,7 +17,7 @@
 //! `bin_ns` and `duration_ns` are options of the run (a benchmark keeps satcc-linkd running
 //! for an hour); absent, the scenario's.
 
-use satcc_core::direction::DirectionConfig;
+use satcc_core::dirspec;
 use satcc_core::models::LinkBehaviour;
 use satcc_core::scenario::ResolvedLinks;
 use serde_json::Value;
@@ -178,7 +178,7 @@ impl Config {
         &self,
         port: &Port,
         ba: bool,
-    ) -> Result<(DirectionConfig, Box<dyn LinkBehaviour>), ConfigError> {
+    ) -> Result<(dirspec::Direction, Box<dyn LinkBehaviour>), ConfigError> {
         let view = self
             .scenario
             .direction(dir_index(port.id, ba) as usize)
@@ -241,11 +241,11 @@ mod tests {
         let st = ab_model.state_at(SimTime::ZERO);
         assert_eq!(st.rate_bps, 20_000_000);
         assert_eq!(st.delay, SimDuration::from_millis(25));
-        assert_eq!(ab.limit, QueueSpec::Packets(100));
-        assert_eq!(ab.ecn_threshold_pkts, Some(20));
+        assert_eq!(ab.queue, QueueSpec::Packets(100));
+        assert_eq!(ab.ecn_threshold_pkts(), Some(20));
         // 1 BDP of 10 Mbit/s x the 50 ms RTT, as the resolver sized it
         let (ba, mut ba_model) = c.direction(l, true).unwrap();
-        assert_eq!(ba.limit, QueueSpec::Bytes(62_500));
+        assert_eq!(ba.queue, QueueSpec::Bytes(62_500));
         assert_eq!(ba_model.state_at(SimTime::ZERO).loss, 0.0);
     }
 
@@ -305,7 +305,7 @@ mod tests {
         v["scenario"]["routes"]["max_rtt_ns"][1] = serde_json::json!(100_000_000u64);
         let c = Config::parse(&v.to_string()).unwrap();
         let (ba, _) = c.direction(&c.links[0], true).unwrap();
-        assert_eq!(ba.limit, QueueSpec::Bytes(125_000));
+        assert_eq!(ba.queue, QueueSpec::Bytes(125_000));
     }
 
     #[test]

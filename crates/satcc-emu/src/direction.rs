@@ -25,13 +25,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use satcc_core::direction::{self as core, Counters, LinkPacket};
+use satcc_core::dirspec;
 use satcc_core::link::{LinkModel, LinkState};
 use satcc_core::models::{LinkBehaviour, MeanState};
 use satcc_core::{Rng, SimTime};
 
 use crate::ecn;
 
-pub use satcc_core::direction::{DirectionConfig, Offered};
+pub use satcc_core::direction::Offered;
 
 /// Bytes of the Ethernet header in front of the IP packet (no VLAN tag on our veths).
 pub const ETH_HEADER: usize = 14;
@@ -120,7 +121,9 @@ pub struct Direction {
 }
 
 impl Direction {
-    pub fn new(model: Box<dyn LinkBehaviour>, cfg: DirectionConfig, rng: Rng) -> Self {
+    /// `cfg`: the resolved direction as `scenario::ResolvedLinks::direction` gives it (its
+    /// queue sized).
+    pub fn new(model: Box<dyn LinkBehaviour>, cfg: dirspec::Direction, rng: Rng) -> Self {
         let origin = Arc::new(AtomicU64::new(NO_ORIGIN));
         let mut shifted = OriginShift {
             inner: model,
@@ -209,21 +212,21 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use satcc_core::dirspec::{QueueDrop, QueueSpec};
+    use satcc_core::dirspec::QueueSpec;
     use satcc_core::link::ConstantLink;
+    use satcc_core::scenario::file::{Nanos, Pkts};
+    use satcc_core::scenario::switches::Key;
     use satcc_core::SimDuration;
 
     const MS: u64 = 1_000_000;
 
-    fn cfg(limit: QueueSpec, ecn: Option<u64>, jitter: SimDuration) -> DirectionConfig {
-        DirectionConfig {
-            limit,
-            drop: QueueDrop::Tail,
-            ecn_threshold_pkts: ecn,
-            jitter,
-            drop_packets: vec![],
-            tick: None,
-        }
+    /// A direction with queue `limit`, ECN threshold `ecn` and `jitter` (its rate, delay and
+    /// loss are the model's).
+    fn cfg(limit: QueueSpec, ecn: Option<u64>, jitter: SimDuration) -> dirspec::Direction {
+        let mut d = dirspec::Direction::new(0, 0, 0.0, limit);
+        d.ecn_threshold = Key::new(ecn.map(Pkts));
+        d.jitter = Key::new(Nanos(jitter.as_nanos()));
+        d
     }
 
     fn frame(ip_len: usize) -> Frame {
@@ -288,7 +291,7 @@ mod tests {
             loss: 0.0,
         };
         let mut c = cfg(QueueSpec::Packets(10), None, SimDuration::ZERO);
-        c.tick = Some(SimDuration::from_millis(1));
+        c.tick_ns = Some(MS);
         let mut d = Direction::new(Box::new(ConstantLink(state)), c, Rng::new(1));
         d.set_origin(SimTime::from_nanos(MS / 2));
         for _ in 0..4 {

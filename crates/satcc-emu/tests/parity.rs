@@ -5,10 +5,12 @@
 //! loss, jitter, a queue that overflows (dropping its tail, then its front) and an outage, and
 //! requires the same deliveries to the nanosecond.
 
-use satcc_core::direction::{Direction as CoreDirection, DirectionConfig, Offered};
-use satcc_core::dirspec::{QueueDrop, QueueSpec};
+use satcc_core::direction::{Direction as CoreDirection, Offered};
+use satcc_core::dirspec::{self, QueueDrop, QueueSpec};
 use satcc_core::link::{LinkModel, LinkState};
 use satcc_core::models::LinkBehaviour;
+use satcc_core::scenario::file::Nanos;
+use satcc_core::scenario::switches::Key;
 use satcc_core::{Rng, SimDuration, SimTime};
 use satcc_emu::direction::{Direction, Frame, ETH_HEADER};
 
@@ -43,15 +45,12 @@ impl LinkModel for Steps {
 }
 impl LinkBehaviour for Steps {}
 
-fn config(drop: QueueDrop) -> DirectionConfig {
-    DirectionConfig {
-        limit: QueueSpec::Packets(20),
-        drop,
-        ecn_threshold_pkts: None,
-        jitter: SimDuration::from_micros(300),
-        drop_packets: vec![],
-        tick: None,
-    }
+/// A 20-packet queue dropping by `drop`, 300 us of jitter (rate, delay and loss: `Steps`).
+fn config(drop: QueueDrop) -> dirspec::Direction {
+    let mut d = dirspec::Direction::new(0, 0, 0.0, QueueSpec::Packets(20));
+    d.drop = Key::new(drop);
+    d.jitter = Key::new(Nanos(300_000));
+    d
 }
 
 fn frame(ip_len: usize, tag: u32) -> Frame {

@@ -70,32 +70,50 @@ satcc_core::record! {
     }
 }
 
+satcc_core::record! {
+    /// The columns of the analyzer's `analyze_flows` table a capture measures for one flow
+    /// direction, named and typed as satcc-core's columns.rs declares them (the compiler checks
+    /// it; `Engine` writes none of that table's columns, so every field is optional); the
+    /// bindings hand them to Python under those names (`cells()`).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CaptureColumns in ANALYZE_FLOWS (Engine, Analyzer) row {
+        pub src: String,
+        pub dst: String,
+        pub sport: u16,
+        pub dport: u16,
+        /// Connection index per protocol (tshark's `tcp.stream` / `udp.stream`).
+        pub conn: u32,
+        pub packets: u64,
+        pub payload_bytes: u64,
+        /// "data-ack", "tsval" or "none": which estimator `rtt_*` come from.
+        pub rtt_source: &'static str,
+        /// iperf3 UDP datagrams ([`IperfUdpReport`]): lost, lost over expected (none when
+        /// nothing was expected), the receiver's jitter.
+        pub udp_lost: Option<u64>,
+        pub udp_loss_rate: Option<f64>,
+        pub udp_jitter_ms: Option<f64>,
+    }
+}
+
 /// Summary of one flow direction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowReport {
     pub id: u32,
-    /// Connection index per protocol (tshark's `tcp.stream` / `udp.stream`).
-    pub conn: u32,
     pub proto: &'static str,
     /// 0 = sent by the endpoint that sent the connection's first packet.
     pub dir: u8,
-    pub src: String,
-    pub dst: String,
-    pub sport: u16,
-    pub dport: u16,
     pub ip_version: u8,
     /// First and last packet of this direction, s from the capture's first packet.
     pub start_s: f64,
     pub end_s: f64,
-    pub packets: u64,
-    pub payload_bytes: u64,
     /// What the direction measured of the result's `flows` columns.
     pub columns: FlowColumns,
+    /// What it measured of the analyzer's `analyze_flows` columns: its ends, connection,
+    /// packets and bytes, RTT source and iperf3 UDP figures.
+    pub capture: CaptureColumns,
     /// Packets carrying each analysis flag, all packets (incl. SYN/FIN), in `tshark::aflag::NAMES` order.
     pub flag_counts: [u64; 15],
     pub rtt_samples: u64,
-    /// "data-ack", "tsval" or "none": which estimator `rtt_*` come from.
-    pub rtt_source: &'static str,
     pub ts_rtt_mean_ms: Option<f64>,
     pub ts_rtt_samples: u64,
     pub syn: u32,
@@ -150,20 +168,37 @@ fn report(a: &Analyzer) -> Vec<FlowReport> {
             };
             let sent = s.data_packets;
             let retx = s.retransmitted_data_packets;
+            let iperf_udp = s.iperf.as_ref().map(|u| IperfUdpReport {
+                packets: u.received,
+                lost: u.lost.max(0) as u64,
+                expected: u.max_count + 1 - u.first_count,
+                out_of_order: u.out_of_order,
+                jitter_ms: u.jitter_s * 1e3,
+                counter64: u.counter64,
+            });
             FlowReport {
                 id: id as u32,
-                conn: c.index,
                 proto: if tcp { "tcp" } else { "udp" },
                 dir: d,
-                src: decode::addr_to_string(src, c.v6),
-                dst: decode::addr_to_string(dst, c.v6),
-                sport,
-                dport,
                 ip_version: if c.v6 { 6 } else { 4 },
                 start_s: rel(s.first_ts),
                 end_s: rel(s.last_ts),
-                packets: s.packets,
-                payload_bytes: s.payload_bytes,
+                capture: CaptureColumns {
+                    src: decode::addr_to_string(src, c.v6),
+                    dst: decode::addr_to_string(dst, c.v6),
+                    sport,
+                    dport,
+                    conn: c.index,
+                    packets: s.packets,
+                    payload_bytes: s.payload_bytes,
+                    rtt_source,
+                    udp_lost: iperf_udp.as_ref().map(|u| u.lost),
+                    udp_loss_rate: iperf_udp
+                        .as_ref()
+                        .filter(|u| u.expected > 0)
+                        .map(|u| u.lost as f64 / u.expected as f64),
+                    udp_jitter_ms: iperf_udp.as_ref().map(|u| u.jitter_ms),
+                },
                 columns: FlowColumns {
                     goodput_bps,
                     delivered_bytes: s.new_bytes,
@@ -183,20 +218,12 @@ fn report(a: &Analyzer) -> Vec<FlowReport> {
                 },
                 flag_counts: s.flag_counts,
                 rtt_samples: rtt.count,
-                rtt_source,
                 ts_rtt_mean_ms: s.rtt_ts.mean_ms(),
                 ts_rtt_samples: s.rtt_ts.count,
                 syn: s.syn,
                 fin: s.fin,
                 rst: s.rst,
-                iperf_udp: s.iperf.as_ref().map(|u| IperfUdpReport {
-                    packets: u.received,
-                    lost: u.lost.max(0) as u64,
-                    expected: u.max_count + 1 - u.first_count,
-                    out_of_order: u.out_of_order,
-                    jitter_ms: u.jitter_s * 1e3,
-                    counter64: u.counter64,
-                }),
+                iperf_udp,
                 bins: s.bins.clone(),
                 bin_rtt_mean_ms: (0..s.bins.payload_bytes.len() as u64)
                     .map(|i| {

@@ -141,14 +141,14 @@ fn check(data: &[u8]) {
                 p.frame.len() as u64,
                 a.stats.tcp_packets + a.stats.udp_packets
             );
-            let per_flow: u64 = a.flows.iter().map(|f| f.packets).sum();
+            let per_flow: u64 = a.flows.iter().map(|f| f.capture.packets).sum();
             assert_eq!(per_flow, a.stats.tcp_packets + a.stats.udp_packets);
             for f in &a.flows {
                 assert!(f.columns.retransmitted_packets <= f.columns.sent_packets);
                 let binned: u64 = f.bins.payload_bytes.iter().sum();
-                assert!(binned <= f.payload_bytes);
+                assert!(binned <= f.capture.payload_bytes);
                 if a.stats.unbinned_packets == 0 {
-                    assert_eq!(binned, f.payload_bytes);
+                    assert_eq!(binned, f.capture.payload_bytes);
                 }
             }
         }

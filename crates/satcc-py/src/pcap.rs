@@ -1,5 +1,5 @@
 //! Bindings to the capture analyzer (crates/satcc-pcap): `pcap_analyze`, `pcap_analyze_bytes`,
-//! `pcap_flag_names`, `pcap_flow_columns`. Contract in `python/satcc/_native.pyi` (section "capture analyzer").
+//! `pcap_flag_names`, `pcap_flow_columns`, `pcap_analyze_columns`. Contract in `python/satcc/_native.pyi` (section "capture analyzer").
 //! Column tables come back as `(dtype, bytes)` pairs for `numpy.frombuffer`, so a
 //! million-packet table costs one copy, not a million Python objects.
 
@@ -12,7 +12,8 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use satcc_pcap::tshark::aflag::NAMES;
 use satcc_pcap::{
-    analyze_bytes, analyze_path, Analysis, CaptureError, FlowColumns, Format, Options,
+    analyze_bytes, analyze_path, Analysis, CaptureColumns, CaptureError, FlowColumns, Format,
+    Options,
 };
 
 use crate::columns::set_cells;
@@ -105,26 +106,20 @@ fn to_py<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDict>> {
     for f in &a.flows {
         let fd = PyDict::new(py);
         fd.set_item("id", f.id)?;
-        fd.set_item("conn", f.conn)?;
         fd.set_item("proto", f.proto)?;
         fd.set_item("dir", f.dir)?;
-        fd.set_item("src", &f.src)?;
-        fd.set_item("dst", &f.dst)?;
-        fd.set_item("sport", f.sport)?;
-        fd.set_item("dport", f.dport)?;
         fd.set_item("ip_version", f.ip_version)?;
         fd.set_item("start_s", f.start_s)?;
         fd.set_item("end_s", f.end_s)?;
-        fd.set_item("packets", f.packets)?;
-        fd.set_item("payload_bytes", f.payload_bytes)?;
-        set_cells(&fd, f.columns.cells())?; // the flows columns, under their declared names
+        // the flows and analyze_flows columns, under their declared names
+        set_cells(&fd, f.columns.cells())?;
+        set_cells(&fd, f.capture.cells())?;
         let fc = PyDict::new(py);
         for (name, n) in NAMES.iter().zip(f.flag_counts.iter()) {
             fc.set_item(*name, *n)?;
         }
         fd.set_item("flag_counts", fc)?;
         fd.set_item("rtt_samples", f.rtt_samples)?;
-        fd.set_item("rtt_source", f.rtt_source)?;
         fd.set_item("ts_rtt_mean_ms", f.ts_rtt_mean_ms)?;
         fd.set_item("ts_rtt_samples", f.ts_rtt_samples)?;
         fd.set_item("syn", f.syn)?;
@@ -246,6 +241,12 @@ fn pcap_flow_columns() -> Vec<&'static str> {
     FlowColumns::FIELDS.iter().map(|f| f.name).collect()
 }
 
+/// The `analyze_flows` columns each capture flow direction holds (`CaptureColumns`), in order.
+#[pyfunction]
+fn pcap_analyze_columns() -> Vec<&'static str> {
+    CaptureColumns::FIELDS.iter().map(|f| f.name).collect()
+}
+
 /// Names of the analysis flag bits, bit 0 first (tshark field names without `tcp.analysis.`).
 #[pyfunction]
 fn pcap_flag_names() -> Vec<&'static str> {
@@ -258,5 +259,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pcap_analyze_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_flag_names, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_flow_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_analyze_columns, m)?)?;
     Ok(())
 }

@@ -35,7 +35,7 @@ fn data_direction(an: &satcc_pcap::Analysis) -> &satcc_pcap::FlowReport {
     let data: Vec<_> = an
         .flows
         .iter()
-        .filter(|f| f.proto == "tcp" && f.payload_bytes > 0)
+        .filter(|f| f.proto == "tcp" && f.capture.payload_bytes > 0)
         .collect();
     assert_eq!(data.len(), 1, "one data direction");
     data[0]
@@ -100,8 +100,11 @@ fn the_analyzer_reads_the_receivers_capture_as_the_simulator_counted_it() {
     assert_eq!(files[0].0, "capture-2-d.pcapng");
     let an = analyze(&files[0].1);
     let (c, sim) = (data_direction(&an), &out.flows[0]);
-    assert_eq!((c.sport, c.dport), (40000, 5201));
-    assert_eq!((c.src.as_str(), c.dst.as_str()), ("10.64.0.1", "10.64.1.2"));
+    assert_eq!((c.capture.sport, c.capture.dport), (40000, 5201));
+    assert_eq!(
+        (c.capture.src.as_str(), c.capture.dst.as_str()),
+        ("10.64.0.1", "10.64.1.2")
+    );
     eprintln!("capture {c:?}\nsim {sim:?}");
 }
 
@@ -122,7 +125,7 @@ fn a_fragmented_packet_is_written_once_whole_at_its_destination() {
     let an = analyze(&files[0].1);
     assert_eq!(an.stats.fragments, 0, "written whole");
     let (written, delivered) = (
-        data_direction(&an).payload_bytes,
+        data_direction(&an).capture.payload_bytes,
         out.flows[0].delivered_bytes,
     );
     assert!(

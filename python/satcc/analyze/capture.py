@@ -110,13 +110,10 @@ def _flows_frame(flows: list[dict[str, Any]]) -> pd.DataFrame:
         row = {k: v for k, v in f.items() if k not in ("bins", "flag_counts", "iperf_udp")}
         for name, n in f["flag_counts"].items():
             row[f"n_{name}"] = n
-        u = f.get("iperf_udp")
+        u = f.get("iperf_udp")  # udp_lost, udp_loss_rate, udp_jitter_ms: the analyzer's columns
         row["udp_iperf"] = u is not None
-        row["udp_lost"] = u["lost"] if u else None
         row["udp_expected"] = u["expected"] if u else None
-        row["udp_loss_rate"] = (u["lost"] / u["expected"]) if u and u["expected"] else None
         row["udp_out_of_order"] = u["out_of_order"] if u else None
-        row["udp_jitter_ms"] = u["jitter_ms"] if u else None
         rows.append(row)
     df = pd.DataFrame(rows)
     if df.empty:

@@ -36,8 +36,14 @@ if TYPE_CHECKING:  # the iperf3 and ping readers (and pandas) load only for such
     Input = CaptureAnalysis | Iperf3Result | PingResult
 
 
-# The flows columns satcc-pcap measures per flow direction (its `FlowColumns` record).
+# The flows and analyze_flows columns satcc-pcap measures per flow direction (its
+# `FlowColumns` and `CaptureColumns` records, checked against columns.rs).
 CAPTURE_FLOW_COLUMNS = tuple(_native.pcap_flow_columns())
+CAPTURE_ANALYZE_COLUMNS = tuple(_native.pcap_analyze_columns())
+# A flow direction's ends, as the analyzer's columns name them.
+ENDS = (ANALYZE_FLOW.src, ANALYZE_FLOW.dst, ANALYZE_FLOW.sport, ANALYZE_FLOW.dport)
+# iperf3's UDP figures (a report, or a capture of its datagrams).
+IPERF_UDP = (ANALYZE_FLOW.udp_lost, ANALYZE_FLOW.udp_loss_rate, ANALYZE_FLOW.udp_jitter_ms)
 
 
 def _kind(x: Input) -> str:
@@ -71,7 +77,8 @@ class AnalyzeResult:
 
 def _named(fid: int, f: dict[str, Any], cca: Any) -> dict[str, Any]:
     """A flow direction's id, name and ends (`src:port>dst:port`) and its algorithm."""
-    src, dst = _endpoint(f["src"], f["sport"]), _endpoint(f["dst"], f["dport"])
+    src = _endpoint(f[ANALYZE_FLOW.src], f[ANALYZE_FLOW.sport])
+    dst = _endpoint(f[ANALYZE_FLOW.dst], f[ANALYZE_FLOW.dport])
     return {FLOW.id: fid, FLOW.name: f"{src}>{dst}", FLOW.from_: src, FLOW.to: dst, FLOW.cca: cca}
 
 
@@ -80,11 +87,8 @@ def _where(path: str, kind: str, f: dict[str, Any]) -> dict[str, Any]:
     return {
         ANALYZE_FLOW.file: path,
         ANALYZE_FLOW.kind: kind,
-        FLOW.proto: f["proto"],
-        ANALYZE_FLOW.src: f["src"],
-        ANALYZE_FLOW.dst: f["dst"],
-        ANALYZE_FLOW.sport: _clean(f["sport"]),
-        ANALYZE_FLOW.dport: _clean(f["dport"]),
+        FLOW.proto: f[FLOW.proto],
+        **{k: _clean(f[k]) for k in ENDS},
     }
 
 
@@ -103,18 +107,17 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
     duration = 0.0
     for inp in inputs:
         kind = _kind(inp)
-        desc: dict[str, Any] = {"file": inp.path, "kind": kind}
+        desc: dict[str, Any] = {ANALYZE_FLOW.file: inp.path, ANALYZE_FLOW.kind: kind}
         if isinstance(inp, CaptureAnalysis):
             bin_s = inp.bin_s if bin_s is None else bin_s
             desc.update(format=inp.format, stats=inp.stats, warnings=inp.warnings)
             duration = max(duration, inp.duration_s)
             for f in inp.raw_flows:
-                if f["payload_bytes"] == 0 and not all_flows:
+                if f[ANALYZE_FLOW.payload_bytes] == 0 and not all_flows:
                     continue
                 fid = len(flows)
                 b = f["bins"]
                 bins = [0] * b["first"] + list(b["payload_bytes"])
-                u = f["iperf_udp"]
                 flows.append(
                     {
                         **_named(fid, f, None),
@@ -126,18 +129,11 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                         FLOW.rto_count: None,
                         FLOW.recovery_count: None,
                         **_where(inp.path, kind, f),
-                        ANALYZE_FLOW.conn: f["conn"],
-                        FLOW.start_s: f["start_s"],
-                        ANALYZE_FLOW.packets: f["packets"],
-                        ANALYZE_FLOW.payload_bytes: f["payload_bytes"],
-                        ANALYZE_FLOW.rtt_source: f["rtt_source"],
-                        ANALYZE_FLOW.capture_point: f.get("capture_point"),
+                        # and the analyze_flows columns it measured (ends, bytes, UDP figures)
+                        **{k: f[k] for k in CAPTURE_ANALYZE_COLUMNS},
+                        FLOW.start_s: f[FLOW.start_s],
+                        ANALYZE_FLOW.capture_point: f.get(ANALYZE_FLOW.capture_point),
                         "flag_counts": f["flag_counts"],
-                        ANALYZE_FLOW.udp_lost: u["lost"] if u else None,
-                        ANALYZE_FLOW.udp_loss_rate: (u["lost"] / u["expected"])
-                        if u and u["expected"]
-                        else None,
-                        ANALYZE_FLOW.udp_jitter_ms: u["jitter_ms"] if u else None,
                         ANALYZE_FLOW.bin_s: inp.bin_s,
                         "bins": bins,
                     }
@@ -179,9 +175,7 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                         FLOW.recovery_count: None,
                         **_where(inp.path, kind, f),
                         FLOW.start_s: 0.0,
-                        ANALYZE_FLOW.udp_lost: _clean(f.get("udp_lost")),
-                        ANALYZE_FLOW.udp_loss_rate: _clean(f.get("udp_loss_rate")),
-                        ANALYZE_FLOW.udp_jitter_ms: _clean(f.get("udp_jitter_ms")),
+                        **{k: _clean(f.get(k)) for k in IPERF_UDP},
                         ANALYZE_FLOW.bin_s: float(widths[0]) if widths else None,
                         "bins": [int(x) for x in ivs["bytes"].tolist()],
                     }
@@ -232,12 +226,9 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
                     ANALYZE_FLOW.file: inp.path,
                     ANALYZE_FLOW.kind: kind,
                     FLOW.proto: "icmp",
-                    ANALYZE_FLOW.src: None,
-                    ANALYZE_FLOW.dst: None,
-                    ANALYZE_FLOW.sport: None,
-                    ANALYZE_FLOW.dport: None,
+                    **dict.fromkeys(ENDS),
                     FLOW.start_s: 0.0,
-                    ANALYZE_FLOW.loss_rate: sm["loss_rate"],
+                    ANALYZE_FLOW.loss_rate: sm[ANALYZE_FLOW.loss_rate],
                     ANALYZE_FLOW.bin_s: None,
                     "bins": None,
                 }
@@ -246,15 +237,13 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
     for f in flows:
         # The shared flows columns for UDP (as the simulator writes them); null for TCP/ICMP.
         udp = f.get(FLOW.proto) == "udp"
-        lost = f.get("udp_lost") if udp else None
-        rate = f.get("udp_loss_rate") if udp else None
-        f.setdefault(FLOW.lost_packets, lost)
-        f.setdefault(FLOW.loss_fraction, rate)
-        f.setdefault(FLOW.jitter_ms, f.get("udp_jitter_ms") if udp else None)
-        f.setdefault(
-            FLOW.received_packets,
-            f.get("packets") if udp and f.get("packets") is not None else None,
-        )
+        for shared, own in (
+            (FLOW.lost_packets, ANALYZE_FLOW.udp_lost),
+            (FLOW.loss_fraction, ANALYZE_FLOW.udp_loss_rate),
+            (FLOW.jitter_ms, ANALYZE_FLOW.udp_jitter_ms),
+            (FLOW.received_packets, ANALYZE_FLOW.packets),
+        ):
+            f.setdefault(shared, f.get(own) if udp else None)
     flows = [
         {k: _clean(v) if not isinstance(v, (list, dict)) else v for k, v in f.items()}
         for f in flows
@@ -279,7 +268,7 @@ def build(inputs: list[Input], all_flows: bool = False) -> AnalyzeResult:
         "nodes": [],
         "links": [],
         "stats": {"inputs": len(inputs)},
-        "inputs": [d["file"] for d in described],
+        "inputs": [d[ANALYZE_FLOW.file] for d in described],
         "fairness": shared_direction(flows),
     }
     result = RunResult(meta, flows_table, series_table, link_table)
@@ -296,18 +285,19 @@ def shared_direction(flows: list[dict[str, Any]]) -> dict[str, Any] | None:
     the same two hosts (an upload and a download do not). Flows with under 1 % of the largest
     one's bytes are left out; the group with the most flows (then bytes) is chosen."""
     groups: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    sent = FLOW.delivered_bytes
     for f in flows:
-        if f.get("proto") in ("tcp", "udp") and f.get("delivered_bytes"):
-            groups.setdefault((f.get("src"), f.get("dst")), []).append(f)
+        if f.get(FLOW.proto) in ("tcp", "udp") and f.get(sent):
+            groups.setdefault((f.get(ANALYZE_FLOW.src), f.get(ANALYZE_FLOW.dst)), []).append(f)
     best = None
     for (src, dst), members in groups.items():
-        top = max(m["delivered_bytes"] for m in members)
-        kept = [m for m in members if m["delivered_bytes"] >= MINOR_SHARE * top]
-        key = (len(kept), sum(m["delivered_bytes"] for m in kept))
+        top = max(m[sent] for m in members)
+        kept = [m for m in members if m[sent] >= MINOR_SHARE * top]
+        key = (len(kept), sum(m[sent] for m in kept))
         if best is None or key > best[0]:
             best = (
                 key,
-                {"link_id": None, "dir": f"{src}>{dst}", "flows": sorted(m["id"] for m in kept)},
+                {"link_id": None, "dir": f"{src}>{dst}", "flows": sorted(m[FLOW.id] for m in kept)},
             )
     return best[1] if best else None
 

@@ -23,9 +23,9 @@ def safe_name(name: str) -> str:
     SAFE_NAME_CHARS characters: a longer name is cut and ends in 8 hex digits of its hash)."""
     out = re.sub(r"[^\w.-]+", "_", name, flags=re.ASCII).lstrip(".") or "scenario"
     if len(out) > SAFE_NAME_CHARS:
-        import hashlib
+        from satcc.scenario.config import json_sha256
 
-        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        digest = json_sha256(name)[:8]
         out = f"{out[: SAFE_NAME_CHARS - 9]}-{digest}"
     return out
 

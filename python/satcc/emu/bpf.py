@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import gzip
-import hashlib
 import itertools
 import json
 import math
@@ -52,6 +51,7 @@ from typing import Any
 from satcc import resources
 from satcc.errors import SatccError
 from satcc.results import file_sha256
+from satcc.scenario.config import json_sha256
 
 ALGORITHMS = ("cubic", "dctcp", "hybla", "vegas", "yeah")
 PREFIX = "satcc_"
@@ -121,14 +121,18 @@ def _kernel_version() -> tuple[int, int]:
 # -- kernel facts ------------------------------------------------------------------------------
 
 
+def _no_btf(e: OSError) -> BpfError:
+    return BpfError(
+        f"cannot read {BTF_PATH} ({e.strerror}): BPF congestion controls need a "
+        "kernel built with CONFIG_DEBUG_INFO_BTF=y"
+    )
+
+
 def _btf_bytes() -> bytes:
     try:
         return BTF_PATH.read_bytes()
     except OSError as e:
-        raise BpfError(
-            f"cannot read {BTF_PATH} ({e.strerror}): BPF congestion controls need a "
-            "kernel built with CONFIG_DEBUG_INFO_BTF=y"
-        ) from None
+        raise _no_btf(e) from None
 
 
 _HZ: int | None = None
@@ -406,7 +410,7 @@ def kernel_name(
     if d == defines(name, None):
         return base
     room = TCP_CA_NAME_MAX - 1 - len(base) - 1
-    digest = int.from_bytes(hashlib.sha256(json.dumps(d, sort_keys=True).encode()).digest(), "big")
+    digest = int(json_sha256(d), 16)
     suffix = "".join(_B32[(digest >> (5 * i)) & 31] for i in range(room))
     return f"{base}_{suffix}"
 
@@ -427,7 +431,10 @@ def _run(cmd: list[str], what: str, fix: str) -> subprocess.CompletedProcess[str
 
 
 def _kernel_cache_dir() -> Path:
-    btf_hash = hashlib.sha256(_btf_bytes()).hexdigest()[:12]
+    try:
+        btf_hash = file_sha256(BTF_PATH)[:12]
+    except OSError as e:
+        raise _no_btf(e) from None
     return cache_dir() / f"{kernel_release()}-{btf_hash}"
 
 
@@ -486,7 +493,7 @@ def build(
         "defines": d,
         "clang": _clang_version(),
     }
-    key = hashlib.sha256(json.dumps(key_material, sort_keys=True).encode()).hexdigest()[:16]
+    key = json_sha256(key_material)[:16]
     kdir = _kernel_cache_dir()
     out = kdir / f"{kname}-{key}.o"
     if out.exists():

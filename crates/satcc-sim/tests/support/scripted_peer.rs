@@ -17,8 +17,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use satcc_cc::Params;
-use satcc_core::direction::{self, Direction, DirectionConfig, LinkPacket};
-use satcc_core::dirspec::{QueueDrop, QueueSpec};
+use satcc_core::direction::{self, Direction, LinkPacket};
+use satcc_core::dirspec::{self, QueueSpec};
 use satcc_core::link::{ConstantLink, LinkState};
 use satcc_core::models::lfn::{Lfn, LfnSpec, Police};
 use satcc_core::models::{LinkBehaviour, Seeds};
@@ -392,14 +392,12 @@ impl PathPeer {
                 .expect("a valid policer"),
             ),
         };
-        let cfg = DirectionConfig {
-            limit: QueueSpec::Packets(path.queue_pkts),
-            drop: QueueDrop::Tail,
-            ecn_threshold_pkts: None,
-            jitter: SimDuration::ZERO,
-            drop_packets: Vec::new(),
-            tick: None,
-        };
+        let cfg = dirspec::Direction::new(
+            state.rate_bps,
+            state.delay.as_nanos(),
+            0.0,
+            QueueSpec::Packets(path.queue_pkts),
+        );
         let mut p = PathPeer {
             peer,
             link: Direction::new(model, cfg, state, direction::stream(1, 0)),
