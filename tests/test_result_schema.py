@@ -327,36 +327,39 @@ def test_the_python_lists_of_columns_are_derived_from_the_declaration():
     assert results.ADDED_COLUMNS == {"received_bytes", "received_bps", "cwnd_bytes"}
 
 
-def test_the_capture_analyzers_flow_columns_are_declared_and_written_by_those_names():
-    declared = {c.name: c for c in results.FLOWS_COLUMNS}
-    names = _native.pcap_flow_columns()
-    assert names[:3] == ["goodput_bps", "delivered_bytes", "sent_packets"]
-    assert set(names) <= set(declared)
+def _made_up_sender() -> dict:
+    """The sending direction of a capture made up in memory: handshake, two segments."""
     from satcc.analyze.synth import Conversation, pcap_bytes
 
-    c = Conversation()  # a capture made up in memory: handshake, two segments
+    c = Conversation()
     packets = [c.syn(1.0), c.synack(1.01), c.ack(1.02)]
     packets += [c.data(1.03, 1, 100), c.data(1.04, 101, 100)]
     flows = _native.pcap_analyze_bytes(pcap_bytes(packets))["flows"]
-    sender = next(f for f in flows if f["payload_bytes"])
+    return next(f for f in flows if f["payload_bytes"])
+
+
+@pytest.mark.parametrize(
+    ("record", "table", "measured"),
+    [
+        # satcc-pcap's FlowColumns: the flows columns a capture measures
+        ("pcap_flow_columns", "flows", {"delivered_bytes": 200, "sent_packets": 2}),
+        # its CaptureColumns: the analyze_flows columns (SYN, ACK, 2 segments; no ACK of the
+        # data, so no RTT sample; no iperf3 datagram)
+        (
+            "pcap_analyze_columns",
+            "analyze_flows",
+            {"payload_bytes": 200, "packets": 4, "rtt_source": "none", "udp_lost": None},
+        ),
+    ],
+)
+def test_the_capture_analyzers_records_are_declared_columns_written_by_those_names(
+    record, table, measured
+):
+    names = getattr(_native, record)()
+    assert names and set(names) <= {c.name for c in results.DECLARED[table]}
+    sender = _made_up_sender()
     assert [k for k in sender if k in names] == names  # by the declared names, in order
-    assert sender["delivered_bytes"] == 200 and sender["sent_packets"] == 2
-
-
-def test_the_capture_analyzers_analyze_flows_columns_are_declared_and_written_by_those_names():
-    declared = {c.name: c for c in results.ANALYZE_FLOWS_COLUMNS}
-    names = _native.pcap_analyze_columns()
-    assert set(names) <= set(declared) and "payload_bytes" in names
-    from satcc.analyze.synth import Conversation, pcap_bytes
-
-    c = Conversation()  # a capture made up in memory: handshake, two segments
-    packets = [c.syn(1.0), c.synack(1.01), c.ack(1.02)]
-    packets += [c.data(1.03, 1, 100), c.data(1.04, 101, 100)]
-    flows = _native.pcap_analyze_bytes(pcap_bytes(packets))["flows"]
-    sender = next(f for f in flows if f["payload_bytes"])
-    assert [k for k in sender if k in names] == names  # by the declared names, in order
-    assert sender["payload_bytes"] == 200 and sender["packets"] == 4  # SYN, ACK, 2 segments
-    assert sender["udp_lost"] is None and sender["rtt_source"] == "none"  # no ACK of the data
+    assert {k: sender[k] for k in measured} == measured
 
 
 def _flow_keys_spelled(path: Path) -> set[str]:

@@ -84,13 +84,13 @@ def test_resolved_config_has_exactly_the_contract_keys(write_toml):
 def test_the_contract_keys_are_declared_in_satcc_core():
     # The stub points at the Rust types instead of spelling the keys (issue 40): each key is
     # a field of scenario.rs or dirspec.rs, or an entry of the key lists (switches.rs: a
-    # switch, or a key with a unit, `NAME [as "WIRE"]: UNIT = DEFAULT`).
+    # switch, or a key with a unit, `NAME [/ NAME_ba] [as "WIRE"]: UNIT = DEFAULT`).
     core = REPO / "crates/satcc-core/src"
     fields = "".join(
         (core / p).read_text() for p in ("scenario.rs", "dirspec.rs", "scenario/switches.rs")
     )
     for key in TOP_KEYS | LINK_KEYS | DIR_KEYS | FLOW_KEYS:
-        entry = rf"{key} = (true|false)|{key}: \w+ = |\w+ as \"{key}\": \w+ = "
+        entry = rf"{key} = (true|false)|{key}: [\w<>]+ = |\w+( / \w+)? as \"{key}\": [\w<>]+ = "
         assert re.search(rf"^\s*(pub {key}:|{entry})", fields, re.MULTILINE), key
 
 
