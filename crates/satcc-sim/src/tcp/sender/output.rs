@@ -199,6 +199,21 @@ impl Sender {
         Some(false)
     }
 
+    /// A GSO packet of `segs` segments, the last packets in `out`, has been sent: with the
+    /// flow's `tso_defer` (the GSO model, deviation 4) one of two or more segments carries
+    /// PSH on its last segment, as `__tcp_transmit_skb` forces it on every packet of
+    /// `tcp_skb_pcount` > 1 (to flush the receiver's GRO; a one-segment packet keeps the
+    /// flags of its buffer, which a bulk sender's buffers do not give it), so that the
+    /// receiver's `ICSK_ACK_PUSHED` acknowledges the packet's end when it is read.
+    #[inline(always)]
+    fn gso_packet_sent(&mut self, segs: u32, out: &mut Out) {
+        if segs > 1 && self.tso_defer {
+            if let Some(p) = out.pkts.last_mut() {
+                p.psh = true;
+            }
+        }
+    }
+
     /// Queue the segment of `len` bytes from `seq` in `out` (built where it is queued, not on
     /// the stack and then copied); the packet. Inlined into its two callers (one per segment
     /// sent).
@@ -412,9 +427,10 @@ impl Sender {
         let mut sent = 0;
         let mut cwnd_limited = false;
         let mut pacing = self.pacing_enabled();
-        // segments left in the current GSO packet, and its payload so far
+        // segments left in the current GSO packet, its payload so far and its segments
         let mut skb_left = 0u32;
         let mut skb_bytes = 0u64;
+        let mut skb_segs = 0u32;
         // Each new segment adds one to packets_out and nothing else to in_flight(), which is
         // packets_out + retrans_out − (sacked_out + lost_out) (never saturated: left_out ≤
         // packets_out, checked after every ACK in debug builds): counted up, not recomputed.
@@ -446,7 +462,9 @@ impl Sender {
             if skb_left == 0 {
                 if skb_bytes > 0 {
                     self.pace_after_skb(pacing, now, skb_bytes);
+                    self.gso_packet_sent(skb_segs, out);
                     skb_bytes = 0;
+                    skb_segs = 0;
                 }
                 if self.paced_out_with(pacing, now, out) {
                     break;
@@ -463,11 +481,13 @@ impl Sender {
             pacing = self.send_new_with(in_flight, len, pacing, sent == 0, now, out);
             skb_left -= 1;
             skb_bytes += len as u64;
+            skb_segs += 1;
             in_flight += 1;
             sent += 1;
         }
         if skb_bytes > 0 {
             self.pace_after_skb(pacing, now, skb_bytes);
+            self.gso_packet_sent(skb_segs, out);
         }
         if sent > 0 && !pacing && self.tso_defer {
             self.head_buffer_sent();
@@ -585,6 +605,49 @@ mod tests {
             sent(&burst),
             vec![(10, false), (11, false), (12, false), (13, false)]
         );
+    }
+
+    /// The segments that carry PSH, by index.
+    fn pushed(out: &Out) -> Vec<u64> {
+        out.pkts
+            .iter()
+            .filter(|p| p.kind == Kind::Data && p.psh)
+            .map(|p| p.seq / MSS)
+            .collect()
+    }
+
+    /// `__tcp_transmit_skb` forces PSH on every GSO packet of two or more segments: with the
+    /// GSO model on, the last segment of each carries it (the four of the burst above leave
+    /// as one packet: PSH on the fourth), and a packet of one segment does not; without the
+    /// model the sender marks nothing (as before it).
+    #[test]
+    fn the_last_segment_of_a_gso_packet_carries_psh() {
+        let (mut s, _) = two_segments_of_room(true);
+        let burst = deliver(&mut s, us(2_100), &ack(4 * MSS, &[]));
+        assert_eq!(pushed(&burst), vec![13]);
+        // the initial window: GSO packets of tcp_tso_segs (over 20) but at most half the
+        // cwnd (`tcp_cwnd_test`'s quota): 5 + 5
+        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
+        let mut cfg = Flow::bulk(0, 0, 1, "reno");
+        cfg.tso_defer = true;
+        let mut s = Sender::new(&cfg, 1, cc);
+        let mut out = Out::default();
+        s.connect(SimTime::ZERO, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 0);
+        synack.rwnd = 1 << 20;
+        out.clear();
+        s.on_packet(us(1_000), &synack, &mut out);
+        assert_eq!(pushed(&out), vec![4, 9]);
+        // congestion avoidance, an ACK of one segment: one segment of room, a packet of one
+        // segment (never deferred): no PSH
+        s.tcp.ssthresh = 10;
+        let one = deliver(&mut s, us(3_000), &ack(MSS, &[]));
+        assert_eq!(sent(&one).len(), 1);
+        assert_eq!(pushed(&one), Vec::<u64>::new());
+        let (mut s, _) = two_segments_of_room(false);
+        let burst = deliver(&mut s, us(2_100), &ack(4 * MSS, &[]));
+        assert_eq!(sent(&burst).len(), 2);
+        assert_eq!(pushed(&burst), Vec::<u64>::new(), "tso_defer off");
     }
 
     /// Each condition of `tcp_tso_should_defer` on its own, from the held state above
