@@ -557,12 +557,9 @@ mod tests {
         SimTime::ZERO + SimDuration::from_micros(n)
     }
 
-    /// A bulk Reno sender in congestion avoidance (cwnd 10, ssthresh 10) whose SYN-ACK came
-    /// back in 1 ms, so a GSO packet holds over 20 segments (`tcp_tso_autosize`'s min-RTT
-    /// allowance) and the first send-queue buffer 45 (64 KB). Its initial window left at
-    /// 1 ms; at 2 ms an ACK of the first two segments came (srtt 1 ms): 8 in flight, a room
-    /// of two segments, what that ACK sent; the flow's `tso_defer` as given.
-    fn two_segments_of_room(tso_defer: bool) -> (Sender, Out) {
+    /// A bulk Reno sender whose SYN-ACK came back at 1 ms, and what it sent then (its
+    /// initial window); the flow's `tso_defer` as given.
+    fn initial_window(tso_defer: bool) -> (Sender, Out) {
         let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
         let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.tso_defer = tso_defer;
@@ -573,6 +570,16 @@ mod tests {
         synack.rwnd = 1 << 20;
         out.clear();
         s.on_packet(us(1_000), &synack, &mut out);
+        (s, out)
+    }
+
+    /// A bulk Reno sender in congestion avoidance (cwnd 10, ssthresh 10) whose SYN-ACK came
+    /// back in 1 ms, so a GSO packet holds over 20 segments (`tcp_tso_autosize`'s min-RTT
+    /// allowance) and the first send-queue buffer 45 (64 KB). Its initial window left at
+    /// 1 ms; at 2 ms an ACK of the first two segments came (srtt 1 ms): 8 in flight, a room
+    /// of two segments, what that ACK sent; the flow's `tso_defer` as given.
+    fn two_segments_of_room(tso_defer: bool) -> (Sender, Out) {
+        let (mut s, out) = initial_window(tso_defer);
         assert_eq!(sent(&out).len(), 10);
         s.tcp.ssthresh = 10; // congestion avoidance from here
         let out = deliver(&mut s, us(2_000), &ack(2 * MSS, &[]));
@@ -627,16 +634,7 @@ mod tests {
         assert_eq!(pushed(&burst), vec![13]);
         // the initial window: GSO packets of tcp_tso_segs (over 20) but at most half the
         // cwnd (`tcp_cwnd_test`'s quota): 5 + 5
-        let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
-        let mut cfg = Flow::bulk(0, 0, 1, "reno");
-        cfg.tso_defer = true;
-        let mut s = Sender::new(&cfg, 1, cc);
-        let mut out = Out::default();
-        s.connect(SimTime::ZERO, &mut out);
-        let mut synack = Packet::new(0, Kind::SynAck, 0);
-        synack.rwnd = 1 << 20;
-        out.clear();
-        s.on_packet(us(1_000), &synack, &mut out);
+        let (mut s, out) = initial_window(true);
         assert_eq!(pushed(&out), vec![4, 9]);
         // congestion avoidance, an ACK of one segment: one segment of room, a packet of one
         // segment (never deferred): no PSH
