@@ -450,7 +450,7 @@ fn segment(
             } else {
                 SENDER_SYN_WINDOW
             };
-            flags.psh = false;
+            flags.psh = pkt.psh;
             (snd.wrapping_add(pkt.seq as u32), rcv, window)
         }
         Kind::Ack | Kind::Datagram => {

@@ -74,6 +74,9 @@ pub struct Packet {
     /// ECN-Echo and Congestion Window Reduced flags.
     pub ece: bool,
     pub cwr: bool,
+    /// The PSH flag: a data segment that ends a GSO packet of two or more segments
+    /// (`__tcp_transmit_skb` forces it there; the sender's `tso_defer` model sets it).
+    pub psh: bool,
     /// Advertised receive window, bytes (already scaled).
     pub rwnd: u64,
     /// A retransmission (for link statistics only).
@@ -103,6 +106,7 @@ impl Packet {
             ecn: Ecn::NotEct,
             ece: false,
             cwr: false,
+            psh: false,
             rwnd: 0,
             retrans: false,
         }

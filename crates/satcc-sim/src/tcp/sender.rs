@@ -50,8 +50,9 @@
 //!    `tcp_grow_skb`) for unpaced flows only (Linux defers a paced flow's small room too);
 //!    the write queue's buffers are cut every `tcp_xmit_size_goal` bytes from where the last
 //!    one ended (the size goal of the moment, not of the write), and no buffer carries
-//!    `MSG_EOR`; every packet on the wire is MSS-sized (as the emulator's veths with
-//!    offloads off, study 001).
+//!    `MSG_EOR`; with `tso_defer` the last segment of a GSO packet of two or more segments
+//!    carries PSH (`__tcp_transmit_skb`), no other segment does (no `tcp_mark_push`); every
+//!    packet on the wire is MSS-sized (as the emulator's veths with offloads off, study 001).
 //! 5. Slow start after idle (`tcp_cwnd_restart`) is checked on application writes
 //!    (`app_write`, `app_unlimited`: the drill endpoint and scenario flows with an `app`),
 //!    off until `set_slow_start_after_idle`; no cwnd moderation after application-limited

@@ -122,7 +122,12 @@ impl Receiver {
 
     /// `tcp_cleanup_rbuf` after the application read `copied` bytes.
     pub(super) fn tcp_cleanup_rbuf(&mut self, now: SimTime, copied: u64, out: &mut Out) {
-        let mut time_to_ack = self.ack_scheduled && self.rcv_nxt - self.rcv_wup > self.rcv_mss;
+        // More than one segment unacknowledged, or the read emptied the receive queue (no
+        // data out of order is held) after a full segment with PSH (`ICSK_ACK_PUSHED`; the
+        // receiver is never in ping-pong mode: it sends no data).
+        let mut time_to_ack = self.ack_scheduled
+            && (self.rcv_nxt - self.rcv_wup > self.rcv_mss
+                || (copied > 0 && self.ack_pushed && self.ofo.is_empty()));
         let mut window = None;
         if copied > 0 && !time_to_ack {
             let rcv_window_now = self.tcp_receive_window();
@@ -224,6 +229,7 @@ impl Receiver {
             }
         }
         self.ack_scheduled = false;
+        self.ack_pushed = false;
         self.delack.clear();
         self.compressed_ack = 0;
         self.comp_timer.clear();

@@ -41,7 +41,8 @@
 //!    ticks round the delayed-ACK timer and `ato`.
 //! 3. The compressed-SACK timer's 100 µs slack (`tcp_comp_sack_slack_ns`) is not modelled:
 //!    it fires exactly at min(1 ms, RTT/20).
-//! 4. No PSH flag (`ICSK_ACK_PUSHED`), no memory pressure, no receive-queue pruning or
+//! 4. `ICSK_ACK_PUSHED` only for a full segment with PSH (a short segment's, and
+//!    `ICSK_ACK_PUSHED2`, are not modelled), no memory pressure, no receive-queue pruning or
 //!    collapsing, no `SO_RCVLOWAT`; the receiver's RTO comes from the handshake RTT only.
 
 use std::collections::BTreeMap;
@@ -237,6 +238,9 @@ pub struct Receiver {
     // Delayed ACK (icsk->icsk_ack).
     /// `ICSK_ACK_SCHED`: data arrived that has not been acknowledged.
     ack_scheduled: bool,
+    /// `ICSK_ACK_PUSHED` for a full segment: one of at least the MSS arrived in order with
+    /// PSH, so a read that empties the receive queue acknowledges it (`tcp_cleanup_rbuf`).
+    ack_pushed: bool,
     /// `icsk_ack.quick`: ACKs still to send at once.
     quick: u32,
     /// `icsk_ack.ato`; zero until the first data segment.
@@ -338,6 +342,7 @@ impl Receiver {
             },
             rcv_rtt_est: RcvRttEst::default(),
             ack_scheduled: false,
+            ack_pushed: false,
             quick: 0,
             ato: SimDuration::ZERO,
             lrcvtime_ms: 0,
@@ -459,7 +464,7 @@ impl Receiver {
         let ofo_possible = if seq <= self.rcv_nxt {
             let had_holes = !self.ofo.is_empty();
             self.advance(now, end);
-            self.tcp_event_data_recv(now, pkt.len as u64);
+            self.tcp_event_data_recv(now, pkt.len as u64, pkt.psh);
             // (without holes before, none now: the map is not read again)
             let holes = had_holes && !self.ofo.is_empty();
             if had_holes && !holes {
@@ -483,10 +488,10 @@ impl Receiver {
         }
     }
 
-    /// `tcp_event_data_recv`: in-order data arrived.
-    fn tcp_event_data_recv(&mut self, now: SimTime, len: u64) {
+    /// `tcp_event_data_recv`: in-order data arrived (`psh`: with the PSH flag).
+    fn tcp_event_data_recv(&mut self, now: SimTime, len: u64, psh: bool) {
         self.ack_scheduled = true; // inet_csk_schedule_ack
-        self.tcp_measure_rcv_mss(len);
+        self.tcp_measure_rcv_mss(len, psh);
         self.tcp_rcv_rtt_measure(now);
         let now_ms = Hz::KERNEL.jiffies(now); // HZ = 1000 (deviation 2)
         if self.ato.is_zero() {
@@ -512,8 +517,10 @@ impl Receiver {
     }
 
     /// `tcp_measure_rcv_mss`: learn the peer's segment size, and the payload/truesize ratio
-    /// from the first full segment (which moves the window clamp to the measured share).
-    fn tcp_measure_rcv_mss(&mut self, len: u64) {
+    /// from the first full segment (which moves the window clamp to the measured share). A
+    /// segment of at least the MSS with PSH likely ends a write or a GSO packet: its ACK
+    /// should not wait for a second segment (`ICSK_ACK_PUSHED`, since Linux 6.6).
+    fn tcp_measure_rcv_mss(&mut self, len: u64, psh: bool) {
         let lss = self.last_seg_size;
         self.last_seg_size = 0;
         if len >= self.rcv_mss {
@@ -527,6 +534,9 @@ impl Receiver {
                 }
             }
             self.rcv_mss = len.min(self.advmss);
+            if psh {
+                self.ack_pushed = true;
+            }
         } else {
             // A short segment: take it as the MSS when two in a row have this size.
             let header = packet::TCP_HEADER as u64

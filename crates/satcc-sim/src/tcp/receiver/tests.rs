@@ -207,6 +207,51 @@ fn a_lone_segment_waits_for_the_delayed_ack_timer_and_a_missed_timer_doubles_ato
     );
 }
 
+/// Segment `idx` with PSH (the last of a GSO packet) arrives at `now`; the ACKs sent.
+fn pushed_segment(r: &mut Receiver, now: SimTime, idx: u64) -> Vec<Packet> {
+    let mut out = Out::default();
+    let mut p = Packet::new(0, Kind::Data, 1);
+    p.seq = idx * MSS;
+    p.len = MSS as u32;
+    p.tsval = now.as_nanos() / 1_000_000 + 1;
+    p.tsecr = 1;
+    p.psh = true;
+    r.on_packet(now, &p, &mut out);
+    out.pkts
+}
+
+#[test]
+fn a_full_segment_with_psh_is_acknowledged_when_read_not_paired_with_the_next() {
+    // Linux 6.6+ `tcp_measure_rcv_mss`: a segment of exactly the MSS with PSH sets
+    // ICSK_ACK_PUSHED, and the read that empties the receive queue ACKs it
+    // (`tcp_cleanup_rbuf`): a GSO packet of three segments is acknowledged as 2 + 1, not
+    // left for the delayed-ACK timer or the next packet's first segment. The kernel's
+    // receiver did so in fid-dctcp-ecn (29 % of its ACKs covered one segment, most of them
+    // the PSH-marked end of an odd-sized GSO packet).
+    let (mut r, idx) = settled();
+    let now = at_ms(2 * RTT_MS);
+    assert!(segment(&mut r, now, idx, 1).is_empty());
+    assert_eq!(
+        segment(&mut r, now, idx + 1, 1).len(),
+        1,
+        "two full segments"
+    );
+    let acks = pushed_segment(&mut r, now, idx + 2);
+    assert_eq!(acks.len(), 1, "the packet's end, alone");
+    assert_eq!(acks[0].ack, (idx + 3) * MSS);
+    assert!(!r.delack.is_armed());
+    // without PSH the third waits (for the next segment or the timer)
+    let (mut r, idx) = settled();
+    segment(&mut r, now, idx, 1);
+    segment(&mut r, now, idx + 1, 1);
+    assert!(segment(&mut r, now, idx + 2, 1).is_empty());
+    assert!(r.delack.is_armed());
+    // an ACK clears it: after the pushed end, a lone segment waits again
+    let (mut r, idx) = settled();
+    assert_eq!(pushed_segment(&mut r, now, idx).len(), 1);
+    assert!(segment(&mut r, now, idx + 1, 1).is_empty());
+}
+
 #[test]
 fn ato_grows_after_spaced_segments_and_falls_back_for_back_to_back_ones() {
     let (mut r, mut idx) = settled();

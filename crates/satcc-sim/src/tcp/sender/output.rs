@@ -199,6 +199,21 @@ impl Sender {
         Some(false)
     }
 
+    /// A GSO packet of `segs` segments, the last packets in `out`, has been sent: with the
+    /// flow's `tso_defer` (the GSO model, deviation 4) one of two or more segments carries
+    /// PSH on its last segment, as `__tcp_transmit_skb` forces it on every packet of
+    /// `tcp_skb_pcount` > 1 (to flush the receiver's GRO; a one-segment packet keeps the
+    /// flags of its buffer, which a bulk sender's buffers do not give it), so that the
+    /// receiver's `ICSK_ACK_PUSHED` acknowledges the packet's end when it is read.
+    #[inline(always)]
+    fn gso_packet_sent(&mut self, segs: u32, out: &mut Out) {
+        if segs > 1 && self.tso_defer {
+            if let Some(p) = out.pkts.last_mut() {
+                p.psh = true;
+            }
+        }
+    }
+
     /// Queue the segment of `len` bytes from `seq` in `out` (built where it is queued, not on
     /// the stack and then copied); the packet. Inlined into its two callers (one per segment
     /// sent).
@@ -412,9 +427,10 @@ impl Sender {
         let mut sent = 0;
         let mut cwnd_limited = false;
         let mut pacing = self.pacing_enabled();
-        // segments left in the current GSO packet, and its payload so far
+        // segments left in the current GSO packet, its payload so far and its segments
         let mut skb_left = 0u32;
         let mut skb_bytes = 0u64;
+        let mut skb_segs = 0u32;
         // Each new segment adds one to packets_out and nothing else to in_flight(), which is
         // packets_out + retrans_out − (sacked_out + lost_out) (never saturated: left_out ≤
         // packets_out, checked after every ACK in debug builds): counted up, not recomputed.
@@ -446,7 +462,9 @@ impl Sender {
             if skb_left == 0 {
                 if skb_bytes > 0 {
                     self.pace_after_skb(pacing, now, skb_bytes);
+                    self.gso_packet_sent(skb_segs, out);
                     skb_bytes = 0;
+                    skb_segs = 0;
                 }
                 if self.paced_out_with(pacing, now, out) {
                     break;
@@ -463,11 +481,13 @@ impl Sender {
             pacing = self.send_new_with(in_flight, len, pacing, sent == 0, now, out);
             skb_left -= 1;
             skb_bytes += len as u64;
+            skb_segs += 1;
             in_flight += 1;
             sent += 1;
         }
         if skb_bytes > 0 {
             self.pace_after_skb(pacing, now, skb_bytes);
+            self.gso_packet_sent(skb_segs, out);
         }
         if sent > 0 && !pacing && self.tso_defer {
             self.head_buffer_sent();
@@ -537,12 +557,9 @@ mod tests {
         SimTime::ZERO + SimDuration::from_micros(n)
     }
 
-    /// A bulk Reno sender in congestion avoidance (cwnd 10, ssthresh 10) whose SYN-ACK came
-    /// back in 1 ms, so a GSO packet holds over 20 segments (`tcp_tso_autosize`'s min-RTT
-    /// allowance) and the first send-queue buffer 45 (64 KB). Its initial window left at
-    /// 1 ms; at 2 ms an ACK of the first two segments came (srtt 1 ms): 8 in flight, a room
-    /// of two segments, what that ACK sent; the flow's `tso_defer` as given.
-    fn two_segments_of_room(tso_defer: bool) -> (Sender, Out) {
+    /// A bulk Reno sender whose SYN-ACK came back at 1 ms, and what it sent then (its
+    /// initial window); the flow's `tso_defer` as given.
+    fn initial_window(tso_defer: bool) -> (Sender, Out) {
         let cc = satcc_cc::lookup("reno", &satcc_cc::Params::new()).unwrap();
         let mut cfg = Flow::bulk(0, 0, 1, "reno");
         cfg.tso_defer = tso_defer;
@@ -553,6 +570,16 @@ mod tests {
         synack.rwnd = 1 << 20;
         out.clear();
         s.on_packet(us(1_000), &synack, &mut out);
+        (s, out)
+    }
+
+    /// A bulk Reno sender in congestion avoidance (cwnd 10, ssthresh 10) whose SYN-ACK came
+    /// back in 1 ms, so a GSO packet holds over 20 segments (`tcp_tso_autosize`'s min-RTT
+    /// allowance) and the first send-queue buffer 45 (64 KB). Its initial window left at
+    /// 1 ms; at 2 ms an ACK of the first two segments came (srtt 1 ms): 8 in flight, a room
+    /// of two segments, what that ACK sent; the flow's `tso_defer` as given.
+    fn two_segments_of_room(tso_defer: bool) -> (Sender, Out) {
+        let (mut s, out) = initial_window(tso_defer);
         assert_eq!(sent(&out).len(), 10);
         s.tcp.ssthresh = 10; // congestion avoidance from here
         let out = deliver(&mut s, us(2_000), &ack(2 * MSS, &[]));
@@ -585,6 +612,40 @@ mod tests {
             sent(&burst),
             vec![(10, false), (11, false), (12, false), (13, false)]
         );
+    }
+
+    /// The segments that carry PSH, by index.
+    fn pushed(out: &Out) -> Vec<u64> {
+        out.pkts
+            .iter()
+            .filter(|p| p.kind == Kind::Data && p.psh)
+            .map(|p| p.seq / MSS)
+            .collect()
+    }
+
+    /// `__tcp_transmit_skb` forces PSH on every GSO packet of two or more segments: with the
+    /// GSO model on, the last segment of each carries it (the four of the burst above leave
+    /// as one packet: PSH on the fourth), and a packet of one segment does not; without the
+    /// model the sender marks nothing (as before it).
+    #[test]
+    fn the_last_segment_of_a_gso_packet_carries_psh() {
+        let (mut s, _) = two_segments_of_room(true);
+        let burst = deliver(&mut s, us(2_100), &ack(4 * MSS, &[]));
+        assert_eq!(pushed(&burst), vec![13]);
+        // the initial window: GSO packets of tcp_tso_segs (over 20) but at most half the
+        // cwnd (`tcp_cwnd_test`'s quota): 5 + 5
+        let (mut s, out) = initial_window(true);
+        assert_eq!(pushed(&out), vec![4, 9]);
+        // congestion avoidance, an ACK of one segment: one segment of room, a packet of one
+        // segment (never deferred): no PSH
+        s.tcp.ssthresh = 10;
+        let one = deliver(&mut s, us(3_000), &ack(MSS, &[]));
+        assert_eq!(sent(&one).len(), 1);
+        assert_eq!(pushed(&one), Vec::<u64>::new());
+        let (mut s, _) = two_segments_of_room(false);
+        let burst = deliver(&mut s, us(2_100), &ack(4 * MSS, &[]));
+        assert_eq!(sent(&burst).len(), 2);
+        assert_eq!(pushed(&burst), Vec::<u64>::new(), "tso_defer off");
     }
 
     /// Each condition of `tcp_tso_should_defer` on its own, from the held state above
