@@ -63,6 +63,7 @@ PATH_RATE_BPS = {"chicago-loop": 273e6, "starlight": 273e6}  # §5: the same sha
 PATH_RTT_S = {"chicago-loop": 0.187, "starlight": 0.189}
 PACKET_BYTES = 1500
 CLAIM_QUEUE = "1 BDP"  # the scenario's buffer: the figures draw it; claims read every swept buffer
+NO_SSTHRESH_PKTS = 2**30  # a first ssthresh this large is the initial one: nothing was cached
 NO_BURSTS = "none"  # test 4 (§5: no congestion with other traffic) and the loop in study003-long
 LOOP = "chicago-loop"
 # A ramp of 10-20 min (judged with 2 min of tolerance) is seen only on a measured connection
@@ -221,10 +222,16 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             tops[q] = common.mbps(trimmed_mean(sel["top_bps"].tolist())) if len(sel) else None
             ramps[q] = trimmed_mean([m for m in sel["ramp_min"].tolist() if m is not None])
             ss = common.finite(sel["ssthresh0_pkts"].mean()) if len(sel) else None
-            notes.append(
-                f"{q}: cached ssthresh {common.fmt(ss)} packets "
+            cached = (
+                "no ssthresh cached in some run (the previous transfer had not ended)"
+                if ss is not None and ss >= NO_SSTHRESH_PKTS
+                else f"cached ssthresh {common.fmt(ss)} packets "
                 f"({common.fmt(None if ss is None else 100 * ss / bdp)} % of the {bdp:.0f}-packet "
-                f"BDP), {common.fmt(common.finite(sel['recoveries'].mean()) if len(sel) else None)} "
+                "BDP)"
+            )
+            notes.append(
+                f"{q}: {cached}, "
+                f"{common.fmt(common.finite(sel['recoveries'].mean()) if len(sel) else None)} "
                 "recoveries"
             )
         runs = f"{len(on_path)} run(s) of {common.fmt(shortest)} s over {len(tops)} point(s)"
