@@ -49,10 +49,14 @@ EMU_CHANGES = {  # rates satcc-linkd carries faithfully here (common.EMU_MAX_RAT
         "link[2].rate": "100 Mbit/s",
     },
     # the loop on the shared line: never run on the emulator (the study has no kernel design),
-    # listed so that every campaign has its changes: the shaper, the line and the bursts scaled
+    # listed so that every campaign has its changes: the shaper and the line at about their
+    # ratio (273 / 540), the bursts at the line's rate (their sizes unscaled: 5.4 times longer)
     "study003-bursts": {
+        "link[0].rate": "100 Mbit/s",
         "link[1].rate": "50 Mbit/s",
         "link[2].model.rate": "100 Mbit/s",
+        "link[3].rate": "100 Mbit/s",
+        "link[4].rate": "100 Mbit/s",
         "flow[2].rate": "100 Mbit/s",
     },
 }
