@@ -88,7 +88,6 @@ def test_every_study_has_a_claims_file_with_citations(tmp_path):
 
 SHORTER = {  # per quick campaign: (pattern, replacement) so all five run in about two minutes
     "study003-long": [(r'"1560 s"', '"120 s"')],
-    "study003-bursts": [(r'\["1560 s"\]', '["120 s"]\n"flow[2].count" = [11]')],
     "study004-1v1": [(r'"30 s"', '"10 s"')],
     "study004-many": [(r'"30 s"', '"10 s"')],
     "study004-why": [(r'"30 s"', '"6 s"')],

@@ -13,9 +13,9 @@ top rate, reached only after 10-20 minutes.
 The long paths run a "previous" connection first and the measured one after it with Linux's
 ssthresh cache on (`metrics_save`), the mechanism §5 gives for the slow ramp. Test 3's loop
 crosses the ATM line §5 names as its loss source, shared with about 10 PVCs whose bursts
-congested it (scenarios/study003-loop-bursts.toml; their length swept, not given); test 4 runs
-without them, as §5 rules them out there (study003-long also runs the loop without them: shown
-in the sensitivity table, not judged).
+congested it (scenarios/study003-loop-bursts.toml; their length and period swept, not given);
+test 4 runs without them, as §5 rules them out there. The shared line's sweep runs in the full
+design only: --quick leaves it out and the findings that read test 3 are not judged there.
 
 Measured: tests 1-2, each run's goodput over its 60 s; tests 3-4, the measured connection's
 top 60 s moving average of its 1 s goodput, and the minutes from its start until that average
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from satcc import registry
+from satcc import registry, units
 from satcc.studies import common
 from satcc.studies.claims import Measured
 
@@ -68,8 +68,12 @@ PATH_RTT_S = {"chicago-loop": 0.187, "starlight": 0.189}
 PACKET_BYTES = 1500
 CLAIM_QUEUE = "1 BDP"  # the scenario's buffer: the figures draw it; claims read every swept buffer
 NO_SSTHRESH_PKTS = 2**30  # a first ssthresh this large is the initial one: nothing was cached
-NO_BURSTS = "none"  # test 4 (§5: no congestion with other traffic) and the loop in study003-long
+NO_BURSTS = "none"  # test 4 (§5: no congestion with other traffic)
 LOOP = "chicago-loop"
+# Test 3's only campaign: the shared line's sweep (buffer x burst length x period, 25 min runs)
+# costs more than the quick design holds (docs/reproduce.md, the quick designs' goal): --quick
+# leaves it out and the findings that read test 3 say so (`_full_only`)
+BURSTS = "study003-bursts"
 # A ramp of 10-20 min (judged with 2 min of tolerance) is seen only on a measured connection
 # that runs past 22 min and then shows its top: 25 min (scenarios/study003-long.toml, both designs)
 RAMP_MIN_RUN_S = 25 * 60
@@ -78,10 +82,29 @@ CLIMB_MIN_S = 60  # Fig. 7: a climb shorter than a minute (the pipe filled in sl
 
 
 def run(ctx: common.Context) -> dict[str, Path]:
+    names = [n for n in CAMPAIGNS if not (ctx.quick and n == BURSTS)]
     return {
         name: common.run(ctx, name, EMU_CHANGES[name] if ctx.real_time else None)
-        for name in CAMPAIGNS
+        for name in names
     }
+
+
+def _full_only() -> str:
+    """Why a finding that reads test 3 is not judged in --quick: the sweep's size, from the
+    campaign file."""
+    from satcc.campaign import spec
+
+    runs = spec.expand(common.load(BURSTS, False), force=True, progress=False)
+    minutes = units.parse_duration(runs[0].scenario["scenario"]["duration"]) / 60e9
+    return (
+        f"not judged: the shared line's sweep runs in the full design only ({len(runs)} runs "
+        f"of {minutes:g} min, campaigns/{BURSTS}.toml)"
+    )
+
+
+def _long_of(dirs: dict[str, Path], name: str) -> pd.DataFrame:
+    """`_long` of a campaign the design ran; empty when it left it out (--quick, BURSTS)."""
+    return _long(dirs[name]) if name in dirs else pd.DataFrame()
 
 
 def kernel_plan() -> list[common.Planned]:
@@ -141,10 +164,10 @@ def climb_r2(series: pd.DataFrame, start_s: float, top: float | None) -> float:
 
 
 def _swept(flows: pd.DataFrame) -> pd.DataFrame:
-    """The long campaigns' flows with their path, PVC buffer and shared-line bursts (a campaign
-    without the axis: the scenario's buffer, no bursts)."""
+    """The long campaigns' flows with their path, PVC buffer and shared-line bursts' length and
+    period (a campaign without the axis: the scenario's buffer, no bursts)."""
     flows = flows.assign(path=lambda x: common.param(x, "path"))
-    for name, default in (("queue", CLAIM_QUEUE), ("bursts", NO_BURSTS)):
+    for name, default in (("queue", CLAIM_QUEUE), ("bursts", NO_BURSTS), ("period", NO_BURSTS)):
         has = name in flows or f"param_{name}" in flows
         flows[name] = common.param(flows, name) if has else default
     return flows
@@ -166,6 +189,7 @@ def _long(d: Path) -> pd.DataFrame:
                 "path": fl["path"],
                 "queue": fl["queue"],
                 "bursts": fl["bursts"],
+                "period": fl["period"],
                 "top_bps": top,
                 "ramp_min": minutes,
                 "climb_r2": climb_r2(s, float(fl["start_s"]), top),
@@ -210,17 +234,18 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         )
     out["fig6-single-segment-sack"] = _fig6_claim(dirs["study003-short"])
     out["sack-repaired-all"] = _sack_repaired(dirs)
-    every = tests34(_long(dirs["study003-long"]), _long(dirs["study003-bursts"]))
+    every = tests34(_long(dirs["study003-long"]), _long_of(dirs, BURSTS))
     points = sweep_points(every)
+    no_loop = "" if BURSTS in dirs else _full_only()
     for path in (LOOP, "starlight"):
         on_path = every[every["path"] == path] if len(every) else every
         bdp = PATH_RATE_BPS[path] * PATH_RTT_S[path] / 8 / PACKET_BYTES
         shortest = common.finite(on_path["duration_s"].min()) if len(on_path) else None
         short_run = shortest is None or shortest < RAMP_MIN_RUN_S
-        campaign = "study003-bursts" if path == LOOP else "study003-long"
+        campaign = BURSTS if path == LOOP else "study003-long"
         source = f"{campaign}: flow_series.goodput_bps of 'measured', path = {path}"
         tops, ramps, notes = {}, {}, []
-        # the loop's points are (buffer, bursts), StarLIGHT's its buffers (no bursts, §5)
+        # the loop's points are (buffer, length, period), StarLIGHT's its buffers (no bursts, §5)
         groups = list(on_path.groupby("point")) if len(on_path) else [(CLAIM_QUEUE, on_path)]
         for q, sel in groups:
             tops[q] = common.mbps(trimmed_mean(sel["top_bps"].tolist())) if len(sel) else None
@@ -253,7 +278,7 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
                 "bursts (§5) tops out as listed; " + "; ".join(notes),
                 source,
                 len(on_path) or None,
-                scaled or (too_short if short_run else ""),
+                scaled or no_loop or (too_short if short_run else ""),
             )
         cid = f"{'loop' if path == LOOP else 'starlight'}-ramp-minutes"
         out[cid] = _over_buffers(
@@ -266,16 +291,21 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             "climb is linear; " + "; ".join(notes),
             source,
             len(on_path) or None,
-            too_short if short_run else "",
+            (no_loop if path == LOOP else "") or (too_short if short_run else ""),
         )
-    out["fig7-linear"] = _fig7_linear(every, points)
+    out["fig7-linear"] = _fig7_linear(every, points, no_loop)
     return out
+
+
+def point_label(queue: str, bursts: str, period: str) -> str:
+    """A swept point's name: the buffer, and on the loop the shared line's bursts."""
+    return str(queue) if bursts == NO_BURSTS else f"{queue}, bursts {bursts} every {period}"
 
 
 def tests34(long: pd.DataFrame, bursts: pd.DataFrame) -> pd.DataFrame:
     """Tests 3-4's measured connections on the paths §5 describes: the loop from the campaign
-    with the shared line's bursts, StarLIGHT from the one without (§5 rules them out there); the
-    loop without bursts (study003-long) is left to the sensitivity table."""
+    with the shared line's bursts (BURSTS) only, StarLIGHT from the one without (§5 rules them
+    out there)."""
     parts = [f for f in (long, bursts) if len(f)]
     if not parts:
         return pd.DataFrame(columns=[*long.columns, "point"])
@@ -283,33 +313,34 @@ def tests34(long: pd.DataFrame, bursts: pd.DataFrame) -> pd.DataFrame:
     keep = ((both["path"] == LOOP) & (both["bursts"] != NO_BURSTS)) | (both["path"] != LOOP)
     both = both[keep].copy()
     both["point"] = [
-        str(q) if b == NO_BURSTS else f"{q}, bursts {b}"
-        for q, b in zip(both["queue"], both["bursts"], strict=True)
+        point_label(q, b, p)
+        for q, b, p in zip(both["queue"], both["bursts"], both["period"], strict=True)
     ]
     return both
 
 
 def sweep_points(every: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The swept unknowns' points over tests 3-4 (`tests34`): each PVC buffer with each burst
-    length of the loop's shared line; StarLIGHT's runs (no bursts) join every point of their
-    buffer. One point per buffer when no burst runs are there."""
+    length and period of the loop's shared line; StarLIGHT's runs (no bursts) join every point
+    of their buffer. One point per buffer when no burst runs are there (--quick)."""
     if not len(every):
         return {CLAIM_QUEUE: every}
     out = {}
     loop = every[every["path"] == LOOP]
     for q in sorted(every["queue"].unique()):
         rest = every[(every["path"] != LOOP) & (every["queue"] == q)]
-        lengths = sorted(loop[loop["queue"] == q]["bursts"].unique())
-        for b in lengths or [NO_BURSTS]:
-            sel = loop[(loop["queue"] == q) & (loop["bursts"] == b)]
-            label = str(q) if b == NO_BURSTS else f"{q}, bursts {b}"
-            out[label] = pd.concat([sel, rest], ignore_index=True)
+        mine = loop[loop["queue"] == q]
+        shapes = sorted(set(zip(mine["bursts"], mine["period"], strict=True)))
+        for b, period in shapes or [(NO_BURSTS, NO_BURSTS)]:
+            sel = mine[(mine["bursts"] == b) & (mine["period"] == period)]
+            out[point_label(q, b, period)] = pd.concat([sel, rest], ignore_index=True)
     return out
 
 
-def _fig7_linear(every: pd.DataFrame, points: dict[str, pd.DataFrame]) -> Measured:
+def _fig7_linear(every: pd.DataFrame, points: dict[str, pd.DataFrame], no_loop: str) -> Measured:
     """Fig. 7: per swept point (buffer, the loop's bursts), the median over the long runs (both
-    paths) of the climb's R^2 (`climb_r2`), judged across the points."""
+    paths) of the climb's R^2 (`climb_r2`), judged across the points; `no_loop`: why it is not
+    judged without test 3's runs (--quick)."""
     shortest = common.finite(every["duration_s"].min()) if len(every) else None
     by_queue, notes = {}, []
     for q, sel in points.items():
@@ -323,9 +354,11 @@ def _fig7_linear(every: pd.DataFrame, points: dict[str, pd.DataFrame]) -> Measur
         "from slow start's end to its first second at 95 % of the top one-minute average",
         "R^2 0 is a run without a climb of a minute (the cached ssthresh let slow start fill "
         "the pipe); " + "; ".join(notes),
-        "study003-long: flow_series (goodput_bps, cwnd_pkts, ssthresh_pkts) of 'measured'",
+        f"study003-long (StarLIGHT) and {BURSTS} (the loop): flow_series (goodput_bps, "
+        "cwnd_pkts, ssthresh_pkts) of 'measured'",
         len(every) or None,
-        (
+        no_loop
+        or (
             f"not judged in this design: the measured connection runs "
             f"{common.fmt(None if shortest is None else shortest / 60)} min; the climb to the "
             f"top is seen on runs of {RAMP_MIN_RUN_S // 60} min"
@@ -342,13 +375,11 @@ def _sack_repaired(dirs: dict[str, Path]) -> Measured:
     short = common.frames(dirs["study003-short"])["flows"].assign(
         path=lambda x: common.param(x, "path")
     )
-    runs = pd.concat(
-        [common.frames(dirs[c])["runs"] for c in ("study003-long", "study003-bursts")]
-    ).set_index("run_id")["duration_s"]
-    measured = [
-        _swept(common.frames(dirs[c])["flows"]) for c in ("study003-long", "study003-bursts")
-    ]
-    long = tests34(*(f[f["name"] == "measured"] for f in measured))
+    ran = [c for c in ("study003-long", BURSTS) if c in dirs]
+    runs = pd.concat([common.frames(dirs[c])["runs"] for c in ran]).set_index("run_id")
+    measured = {c: _swept(common.frames(dirs[c])["flows"]) for c in ran}
+    measured = {c: f[f["name"] == "measured"] for c, f in measured.items()}
+    long = tests34(measured["study003-long"], measured.get(BURSTS, pd.DataFrame()))
 
     def tests(rows: pd.DataFrame) -> tuple[int | None, list[str]]:
         parts, count = [], 0
@@ -371,7 +402,11 @@ def _sack_repaired(dirs: dict[str, Path]) -> Measured:
         count, parts = tests(pd.concat([short, sel]))
         by_queue[q] = None if count is None else float(count)
         notes.append(f"{q}: " + "; ".join(parts))
-    span = common.finite((long["run_id"].map(runs) - long["start_s"]).min()) if len(long) else None
+    span = (
+        common.finite((long["run_id"].map(runs["duration_s"]) - long["start_s"]).min())
+        if len(long)
+        else None
+    )
     return _over_buffers(
         "sack-repaired-all",
         by_queue,
@@ -379,10 +414,11 @@ def _sack_repaired(dirs: dict[str, Path]) -> Measured:
         "a long test whose measured connection starts from a cached ssthresh near half the "
         "pipe climbs about one packet per RTT to the buffer's overflow: with a 1 BDP buffer that "
         "takes about as long as the run; by buffer (and the loop's bursts): " + " | ".join(notes),
-        "study003-short, study003-long (StarLIGHT) and study003-bursts (the loop) ('measured'): "
+        f"study003-short, study003-long (StarLIGHT) and {BURSTS} (the loop) ('measured'): "
         "flows.recovery_count, rto_count",
         common.seeds_of(pd.concat([short, long])),
-        (
+        ("" if BURSTS in dirs else _full_only())
+        or (
             f"not judged in this design: the long tests' measured connections run "
             f"{common.fmt(None if span is None else span / 60)} min; the study's ran 10-20 min "
             "before their top rate"
@@ -409,7 +445,8 @@ def _over_buffers(
 
     claim = next(c for c in load("003").claims if c.id == cid)
     unknown = (
-        "the ATM buffers and the shared line's bursts (§5 names them, not their size)"
+        "the ATM buffers and the shared line's bursts (§5 names them, not their length nor "
+        "their period)"
         if any("bursts" in q for q in by_queue)
         else "the PVC's buffer"
     )
@@ -433,48 +470,56 @@ def _over_buffers(
 
 def sensitivity(dirs: dict[str, Path]) -> list[str]:
     """The PVC's buffer (the paper gives none), swept on the two long paths, and the loop's
-    shared-line bursts (§5 names them, not their size): the cached ssthresh the measured
-    connection starts from, its top one-minute rate and its ramp. The loop without bursts
-    (study003-long) is shown beside them: not test 3's path as §5 describes it, not judged."""
+    shared-line bursts (§5 names them, not their length nor their period): per point, the
+    cached ssthresh the measured connection starts from, its top one-minute rate, its ramp and
+    its climb's R^2 (Fig. 7), the figures the findings judge across the points."""
     from satcc.textgrid import grid
 
-    parts = [f for f in (_long(dirs[c]) for c in ("study003-long", "study003-bursts")) if len(f)]
+    parts = [f for f in (_long_of(dirs, c) for c in ("study003-long", BURSTS)) if len(f)]
     if not parts:
         return []
     every = pd.concat(parts, ignore_index=True)
     body = []
-    for (path, queue, bursts), sel in every.groupby(["path", "queue", "bursts"]):
+    for (path, queue, bursts, period), sel in every.groupby(["path", "queue", "bursts", "period"]):
         body.append(
             [
                 str(path),
                 str(queue),
-                str(bursts) + (" (not judged)" if path == LOOP and bursts == NO_BURSTS else ""),
+                str(bursts),
+                str(period),
                 str(len(sel)),
                 common.fmt(common.finite(sel["ssthresh0_pkts"].mean())),
                 common.fmt(common.mbps(trimmed_mean(sel["top_bps"].tolist()))),
                 common.fmt(trimmed_mean([m for m in sel["ramp_min"].tolist() if m is not None])),
+                common.fmt(float(np.median(sel["climb_r2"]))),
+                common.fmt(common.finite(sel["recoveries"].mean())),
                 common.fmt(common.finite(sel["duration_s"].min() / 60)),
             ]
         )
     return [
         (
-            "tests 3-4, the PVC's buffer (the paper gives none; study003-long) and the loop's "
-            "shared-line bursts at 540 Mbit/s every 10 s, by length (§5 gives none; "
-            "study003-bursts, where the line's buffer is swept with the PVC's):"
+            "tests 3-4, the PVC's buffer (the paper gives none; study003-long, StarLIGHT) and the "
+            "loop's shared-line bursts at 540 Mbit/s by length and period (§5 gives neither; "
+            f"{BURSTS}, where the line's buffer is swept with the PVC's)"
+            + ("" if BURSTS in dirs else f"; the loop: {_full_only()}")
+            + ":"
         ),
         *grid(
             [
                 "path",
                 "buffer",
                 "bursts",
+                "every",
                 "runs",
                 "cached ssthresh (pkt)",
                 "top (Mbit/s)",
                 "ramp (min)",
+                "climb R^2",
+                "recoveries",
                 "run (min)",
             ],
             body,
-            left={0, 1, 2},
+            left={0, 1, 2, 3},
         ),
     ]
 
@@ -616,7 +661,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
     short = common.frames(dirs["study003-short"])["flows"].assign(
         path=lambda x: common.param(x, "path")
     )
-    long = tests34(_long(dirs["study003-long"]), _long(dirs["study003-bursts"]))
+    long = tests34(_long(dirs["study003-long"]), _long_of(dirs, BURSTS))
     long = long[long["queue"] == CLAIM_QUEUE] if len(long) else long
     fig, ax = common.new_figure()
     ax = ax[0][0]
@@ -648,7 +693,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
             "table2",
             "Table 2",
             "60 s goodput (tests 1-2) and top 60 s average (tests 3-4, PVC buffer "
-            f"{CLAIM_QUEUE}; the loop with the shared line's bursts, every swept length) per run",
+            f"{CLAIM_QUEUE}; the loop with the shared line's bursts, every swept length and period; none in --quick) per run",
         )
     )
     fig6 = _fig6(dirs["study003-short"], out)
@@ -657,7 +702,7 @@ def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
     fig, ax = common.new_figure()
     ax = ax[0][0]
     span_min = 0.0
-    for name in ("study003-long", "study003-bursts"):
+    for name in [n for n in ("study003-long", BURSTS) if n in dirs]:
         f = common.frames(dirs[name], flow_series=True)
         fs = f["flow_series"]
         flows = tests34(_swept(f["flows"]), _swept(f["flows"].iloc[:0]))
@@ -690,8 +735,8 @@ def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
             "fig7_ramp",
             "Fig. 7",
             "1 s goodput of the first measured connection per long path and PVC "
-            "buffer, the loop per burst length on its shared ATM line (Reno, ssthresh from the "
-            "metrics cache)",
+            "buffer, the loop per burst length and period on its shared ATM line (in the full "
+            "design; Reno, ssthresh from the metrics cache)",
         )
     )
     return figs
