@@ -163,3 +163,61 @@ def test_quick_says_the_loops_findings_are_judged_in_the_full_design_only(
     # test 4 is StarLIGHT's own (not judged here for its 2 min runs, not for the loop's sweep)
     assert "shared line" not in rows["starlight-ramp-minutes"]["skipped"]
     assert why in (out / "003" / "claims.txt").read_text(encoding="utf-8")
+
+
+def _flows(path, queue, run_id, recoveries=2):
+    return {
+        "run_id": run_id,
+        "name": "measured",
+        "path": path,
+        "queue": queue,
+        "repetition": 0,
+        "start_s": 60.0,
+        "recovery_count": recoveries,
+        "rto_count": 0,
+    }
+
+
+def test_without_the_loops_runs_its_findings_say_so_on_full_length_runs(monkeypatch, tmp_path):
+    # --quick's StarLIGHT runs are as long as the full design's: the findings over tests 3-4
+    # are still not judged there, for the loop's missing sweep, not judged on StarLIGHT alone
+    why = S._full_only()
+    assert why.startswith("not judged: the shared line's sweep runs in the full design only (")
+    every = S.tests34(
+        pd.DataFrame(
+            [
+                {**_run("starlight", q, S.NO_BURSTS, 6.0), "climb_r2": 0.99, "duration_s": 1500}
+                for q in ("1 BDP", "0.25 BDP")
+            ]
+        ),
+        pd.DataFrame(),
+    )
+    m = S._fig7_linear(every, S.sweep_points(every), why)
+    assert m.skipped == why
+    assert S._fig7_linear(every, S.sweep_points(every), "").skipped == ""  # judged: they agree
+    frames = {
+        "study003-short": pd.DataFrame(
+            [{**_flows(p, "1 BDP", f"s{p}"), "path": p} for p in ("osaka", "kyushu")]
+        ),
+        "study003-long": pd.DataFrame(
+            [_flows("starlight", q, f"l{q}") for q in ("1 BDP", "0.25 BDP")]
+        ),
+    }
+    runs = {
+        name: pd.DataFrame({"run_id": f["run_id"], "duration_s": 1560.0})
+        for name, f in frames.items()
+    }
+    monkeypatch.setattr(common, "frames", lambda d: {"flows": frames[d.name], "runs": runs[d.name]})
+    dirs = {name: tmp_path / name for name in frames}
+    assert S._sack_repaired(dirs).skipped == why
+    dirs[S.BURSTS] = tmp_path / S.BURSTS
+    frames[S.BURSTS] = pd.DataFrame(
+        [
+            {**_flows("chicago-loop", q, f"b{q}{p}"), "bursts": "2 s", "period": p}
+            for q in ("1 BDP", "0.25 BDP")
+            for p in ("10 s", "60 s")
+        ]
+    )
+    runs[S.BURSTS] = pd.DataFrame({"run_id": frames[S.BURSTS]["run_id"], "duration_s": 1560.0})
+    m = S._sack_repaired(dirs)
+    assert m.skipped == "" and m.value == 4  # every test recovered without an RTO at every point

@@ -358,12 +358,14 @@ def _fig7_linear(every: pd.DataFrame, points: dict[str, pd.DataFrame], no_loop: 
         len(every) or None,
         no_loop
         or (
-            f"not judged in this design: the measured connection runs "
-            f"{common.fmt(None if shortest is None else shortest / 60)} min; the climb to the "
-            f"top is seen on runs of {RAMP_MIN_RUN_S // 60} min"
-        )
-        if shortest is None or shortest < RAMP_MIN_RUN_S
-        else "",
+            (
+                f"not judged in this design: the measured connection runs "
+                f"{common.fmt(None if shortest is None else shortest / 60)} min; the climb to "
+                f"the top is seen on runs of {RAMP_MIN_RUN_S // 60} min"
+            )
+            if shortest is None or shortest < RAMP_MIN_RUN_S
+            else ""
+        ),
     )
 
 
@@ -418,12 +420,14 @@ def _sack_repaired(dirs: dict[str, Path]) -> Measured:
         common.seeds_of(pd.concat([short, long])),
         ("" if BURSTS in dirs else _full_only())
         or (
-            f"not judged in this design: the long tests' measured connections run "
-            f"{common.fmt(None if span is None else span / 60)} min; the study's ran 10-20 min "
-            "before their top rate"
-        )
-        if span is None or span < RAMP_MIN_RUN_S
-        else "",
+            (
+                f"not judged in this design: the long tests' measured connections run "
+                f"{common.fmt(None if span is None else span / 60)} min; the study's ran 10-20 "
+                "min before their top rate"
+            )
+            if span is None or span < RAMP_MIN_RUN_S
+            else ""
+        ),
     )
 
 
