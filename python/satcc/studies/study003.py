@@ -71,7 +71,7 @@ NO_SSTHRESH_PKTS = 2**30  # a first ssthresh this large is the initial one: noth
 NO_BURSTS = "none"  # test 4 (§5: no congestion with other traffic)
 LOOP = "chicago-loop"
 # Test 3's only campaign: the shared line's sweep (buffer x burst length x period, 25 min runs)
-# costs more than the quick design holds (docs/reproduce.md, the quick designs' goal): --quick
+# costs more than the quick design holds (all five studies' in about 60 s on 2 cores): --quick
 # leaves it out and the findings that read test 3 say so (`_full_only`)
 BURSTS = "study003-bursts"
 # A ramp of 10-20 min (judged with 2 min of tolerance) is seen only on a measured connection
