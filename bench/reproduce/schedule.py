@@ -26,10 +26,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from design import campaigns  # noqa: E402
+from design import campaigns
 
-from satcc.campaign import spec  # noqa: E402
-from satcc.studies import common, reproduce  # noqa: E402
+from satcc.campaign import spec
+from satcc.studies import common, reproduce
 
 
 def replay(costs: list[float], jobs: int, start: list[float] | None = None) -> list[float]:
@@ -107,7 +107,9 @@ def main() -> int:
     if args.json:
         print(json.dumps(doc, indent=2))
         return 0
-    print(f"{'study':5} {'campaign':28} {'runs':>5} {'CPU s':>7} {'span s':>7} {'ideal s':>7} {'idle':>6}")
+    print(
+        f"{'study':5} {'campaign':28} {'runs':>5} {'CPU s':>7} {'span s':>7} {'ideal s':>7} {'idle':>6}"
+    )
     for r in rows:
         print(
             f"{r['study']:5} {r['campaign']:28} {len(r['costs']):5d} {r['work_s']:7.1f} "
