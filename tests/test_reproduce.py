@@ -4,6 +4,7 @@ in about two minutes; the real --quick designs are the slow test)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -311,6 +312,27 @@ def test_timings_prints_wall_and_cpu_per_study_and_phase(short_campaigns, tmp_pa
     text = capsys.readouterr().out.splitlines()
     sim = next(x.split() for x in text if x.startswith("004") and " simulation " in x)
     assert float(sim[6]) == 0.0  # CPU s workers (the shares print as "12.3 %")
+
+
+def test_timings_record_from_the_commands_start_its_imports_included(monkeypatch, capsys):
+    # the studies' imports (pandas, numpy, pydantic: ~1 CPU s in the command's process) are
+    # part of what `--timings` reports: the recording is on before the command reads its
+    # arguments (an unknown study is refused inside it)
+    from satcc import timings
+
+    entered = []
+    real = timings.recording
+
+    @contextlib.contextmanager
+    def watched():
+        entered.append(1)
+        with real() as t:
+            yield t
+
+    monkeypatch.setattr(timings, "recording", watched)
+    assert main(["reproduce", "007", "--timings"]) == 2
+    assert "STUDY: expected one of" in capsys.readouterr().err
+    assert entered == [1]
 
 
 def test_a_study_opens_each_campaign_store_once(short_campaigns, tmp_path, monkeypatch):
