@@ -475,3 +475,25 @@ def test_a_pool_worker_runs_a_spec_without_the_campaign_files_pydantic_models(tm
         [sys.executable, "-c", child], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_an_interrupted_reproduce_stops_the_shared_pool_instead_of_draining_its_queue():
+    # `satcc reproduce` shares one pool (sharing_workers); study 002's design submits all its
+    # runs at once. Ctrl-C or SIGTERM there: the queued runs are dropped and the workers
+    # stopped, not run to the end while the command waits (it printed "terminated" and kept
+    # two workers busy for minutes)
+    from satcc.campaign import execute as E
+
+    with (
+        pytest.raises(KeyboardInterrupt),
+        E.sharing_workers(),
+        E.worker_pool(2) as (pool, shared),
+    ):
+        assert shared
+        futures = [pool.submit(time.sleep, 3) for _ in range(8)]
+        futures[0].result()  # the workers are running: 6 runs queued, 1 in flight
+        procs = list(pool._processes.values())
+        interrupted = time.monotonic()
+        raise KeyboardInterrupt
+    assert time.monotonic() - interrupted < 5  # draining: 3 more rounds of 3 s
+    assert procs and not any(p.is_alive() for p in procs)
