@@ -63,7 +63,8 @@ nothing runs beside the emulator: the studies run and are judged one after anoth
 CPU seconds per study and phase (resolve: campaign files expanded, scenarios resolved;
 simulation; writing: run directories; store: stores opened, hashes checked, catalogs built;
 claims; figures/docs; workers: the shared pool's and the judging process's start-up beyond
-what they recorded; tail: waiting for the last studies' judging after the last runs), CPU
+what they recorded; tail: waiting for the last studies' judging after the last runs; other:
+the rest, the command's own imports included: it records from its start), CPU
 counted in this process, its pool's workers and the judging process, and the share outside
 the simulation. The total wall is the elapsed time: a study judged beside the runs has its
 wall overlap theirs.
