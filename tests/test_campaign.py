@@ -453,3 +453,47 @@ def test_a_local_pool_holds_a_window_of_runs_not_the_whole_plan(monkeypatch):
         most_ahead = max(most_ahead, pool.submitted - len(taken))
     assert sorted(taken) == sorted(s.run_id for s in specs)
     assert most_ahead <= 8  # 2 jobs x IN_FLIGHT_PER_JOB (4), not the plan's 50
+
+
+@requires_sim
+def test_a_pool_worker_runs_a_spec_without_the_campaign_files_pydantic_models(tmp_path):
+    # a pool worker (spawned: it imports what it runs) gets a RunSpec and runs it: the
+    # campaign file's models (pydantic and satcc.campaign.schema, ~0.3 CPU s to import, twice
+    # per `--jobs 2` campaign or reproduce) are the planner's, not the worker's
+    import pickle
+
+    specs = spec.expand(spec.load(write_campaign(tmp_path)))
+    (tmp_path / "spec.pkl").write_bytes(pickle.dumps(specs[0]))
+    child = (
+        "import pickle, sys\n"
+        "from satcc.campaign.worker import execute\n"
+        f"o = execute(pickle.loads(open({str(tmp_path / 'spec.pkl')!r}, 'rb').read()))\n"
+        "assert o.ok, o.error\n"
+        "print(sorted(m for m in ('pydantic', 'satcc.campaign.schema') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_an_interrupted_reproduce_stops_the_shared_pool_instead_of_draining_its_queue():
+    # `satcc reproduce` shares one pool (sharing_workers); study 002's design submits all its
+    # runs at once. Ctrl-C or SIGTERM there: the queued runs are dropped and the workers
+    # stopped, not run to the end while the command waits (it printed "terminated" and kept
+    # two workers busy for minutes)
+    from satcc.campaign import execute as E
+
+    with (
+        pytest.raises(KeyboardInterrupt),
+        E.sharing_workers(),
+        E.worker_pool(2) as (pool, shared),
+    ):
+        assert shared
+        futures = [pool.submit(time.sleep, 3) for _ in range(8)]
+        futures[0].result()  # the workers are running: 6 runs queued, 1 in flight
+        procs = list(pool._processes.values())
+        interrupted = time.monotonic()
+        raise KeyboardInterrupt
+    assert time.monotonic() - interrupted < 5  # draining: 3 more rounds of 3 s
+    assert procs and not any(p.is_alive() for p in procs)

@@ -4,6 +4,7 @@ in about two minutes; the real --quick designs are the slow test)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -129,7 +130,8 @@ def short_campaigns(tmp_path, monkeypatch):
 @pytest.mark.parametrize("study", R.STUDIES)
 def test_reproduce_quick_json_gives_a_claims_table(study, short_campaigns, tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["reproduce", study, "--quick", "--json", "--seeds", "1", "--out", str(out)]) == 0
+    argv = ["reproduce", study, "--quick", "--json", "--seeds", "1", "--out", str(out)]
+    assert main([*argv, "--figures"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["study"] == study and doc["quick"] and doc["engines"] == ["sim"]
     spec = CL.load(study)
@@ -165,6 +167,38 @@ def test_reproduce_quick_json_gives_a_claims_table(study, short_campaigns, tmp_p
         and html.count("data:image/png;base64,") == sum(len(v) for v in doc["figures"].values()) > 0
     )
     assert (out / study / "claims.json").exists() and (out / study / "claims.txt").exists()
+
+
+def test_figures_are_drawn_only_when_asked_and_then_from_the_finished_runs(
+    short_campaigns, tmp_path, capsys
+):
+    # the figures are most of a study's judging (matplotlib, ~0.3 CPU s each) and no verdict
+    # reads them: drawn with --figures only, which on a finished output root runs nothing again
+    import sys
+
+    out = tmp_path / "out"
+    argv = ["reproduce", "001", "--quick", "--json", "--seeds", "1", "--out", str(out)]
+    drawn_before = "matplotlib.figure" in sys.modules
+    assert main(argv) == 0
+    plain = json.loads(capsys.readouterr().out)
+    html = (out / "001" / "report.html").read_text(encoding="utf-8")
+    assert plain["figures"] == {} and "data:image/png" not in html
+    assert "satcc reproduce 001 --quick --seeds 1 --figures" in html
+    assert not (out / "001" / "figures").exists()
+    assert drawn_before or "matplotlib.figure" not in sys.modules  # not even imported
+    runs = sorted((out / "001" / "sim").glob("*/runs/*/run.json"))
+    stamps = [p.stat().st_mtime_ns for p in runs]
+    assert main([*argv, "--figures", "--timings"]) == 0
+    captured = capsys.readouterr()
+    drawn = json.loads(captured.out)
+    assert drawn["figures"]["sim"] and drawn["claims"] == plain["claims"]
+    html = (out / "001" / "report.html").read_text(encoding="utf-8")
+    assert html.count("data:image/png;base64,") == len(drawn["figures"]["sim"])
+    assert [p.stat().st_mtime_ns for p in runs] == stamps  # no run written again
+    sim = next(
+        x.split() for x in captured.err.splitlines() if x.startswith("001 ") and " simulation " in x
+    )
+    assert float(sim[6]) == 0.0  # nothing simulated: CPU s of the pool's workers
 
 
 def test_an_unknown_study_is_a_clear_error(capsys):
@@ -280,6 +314,27 @@ def test_timings_prints_wall_and_cpu_per_study_and_phase(short_campaigns, tmp_pa
     assert float(sim[6]) == 0.0  # CPU s workers (the shares print as "12.3 %")
 
 
+def test_timings_record_from_the_commands_start_its_imports_included(monkeypatch, capsys):
+    # the studies' imports (pandas, numpy, pydantic: ~1 CPU s in the command's process) are
+    # part of what `--timings` reports: the recording is on before the command reads its
+    # arguments (an unknown study is refused inside it)
+    from satcc import timings
+
+    entered = []
+    real = timings.recording
+
+    @contextlib.contextmanager
+    def watched():
+        entered.append(1)
+        with real() as t:
+            yield t
+
+    monkeypatch.setattr(timings, "recording", watched)
+    assert main(["reproduce", "007", "--timings"]) == 2
+    assert "STUDY: expected one of" in capsys.readouterr().err
+    assert entered == [1]
+
+
 def test_a_study_opens_each_campaign_store_once(short_campaigns, tmp_path, monkeypatch):
     from satcc.store import catalog
 
@@ -390,7 +445,7 @@ def test_reproduce_all_judges_each_study_in_a_process_beside_the_next_studys_run
     # while this one runs the next study's campaigns: the pool no longer waits for them
     out = tmp_path / "out"
     argv = ["reproduce", "all", "--quick", "--seeds", "1", "--out", str(out), "--json"]
-    assert main([*argv, "--timings"]) == 0
+    assert main([*argv, "--timings", "--figures"]) == 0
     captured = capsys.readouterr()
     docs = json.loads(captured.out)
     assert [d["study"] for d in docs] == list(R.STUDIES)  # printed in the studies' order
@@ -403,9 +458,8 @@ def test_reproduce_all_judges_each_study_in_a_process_beside_the_next_studys_run
     # judged elsewhere or here, the same claims, figures and files
     first = {s: (out / s / "claims.txt").read_bytes() for s in R.STUDIES}
     for study in ("002", "004"):
-        assert (
-            main(["reproduce", study, "--quick", "--seeds", "1", "--out", str(out), "--json"]) == 0
-        )
+        again = ["reproduce", study, "--quick", "--seeds", "1", "--out", str(out), "--json"]
+        assert main([*again, "--figures"]) == 0
         again = json.loads(capsys.readouterr().out)
         doc = next(d for d in docs if d["study"] == study)
         assert {k: v for k, v in again.items() if k != "run"} == {

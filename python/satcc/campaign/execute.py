@@ -194,13 +194,17 @@ def sharing_workers() -> Iterator[None]:
     global _SHARED
     outer, _SHARED = _SHARED, {} if _SHARED is None else _SHARED
     mine = _SHARED if outer is None else None
+    finished = False
     try:
         yield
+        finished = True
     finally:
         _SHARED = outer
         with timings.phase(timings.WORKERS):  # what the workers took beyond their runs
             for pool in (mine or {}).values():
-                pool.shutdown(wait=True)
+                if not finished:  # Ctrl-C, SIGTERM, an error: what is queued is dropped
+                    _stop_workers(pool)  # (study 002's design submits all its runs at once)
+                pool.shutdown(wait=finished, cancel_futures=not finished)
 
 
 def _new_pool(jobs: int) -> ProcessPoolExecutor:

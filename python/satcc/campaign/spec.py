@@ -75,10 +75,9 @@ import stat
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from satcc import limits
-from satcc.campaign import schema
 from satcc.errors import UserError
 from satcc.results import file_sha256
 from satcc.scenario import (
@@ -93,6 +92,9 @@ from satcc.scenario import from_dict as scenario_from_dict
 from satcc.scenario.config import json_sha256
 from satcc.scenario.keypath import parse_key_path, set_key
 from satcc.units import UnitError, parse_duration, parse_probability, parse_rate, parse_size
+
+if TYPE_CHECKING:
+    from satcc.campaign import schema
 
 RUN_ID_HEX = 16  # 64 bits of sha256: a collision needs ~4e9 runs
 ANALYZE = "analyze"
@@ -392,6 +394,9 @@ def from_dict(
         elif isinstance(data, dict) and table in data:  # not a table: the schema says so
             quick_variant(data, source, default_name, table)  # its shape checked, as the rest
             data = {k: v for k, v in data.items() if k != table}
+    # the file's pydantic models, imported here: a worker running a RunSpec needs none of them
+    from satcc.campaign import schema
+
     f, issues, dropped = schema.validate(data)
     head = f.campaign
     name = head.name if head.name is not None else default_name
@@ -461,6 +466,8 @@ def _axes(
 ) -> list[Axis]:
     """The matrix's axes from its validated entries: column names (unique, not reserved),
     roles, labels and the overrides per label."""
+    from satcc.campaign import schema
+
     axes: list[Axis] = []
     for key, entry in matrix.items():
         where = f"matrix.{schema.entry_name(key)}"

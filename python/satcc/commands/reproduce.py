@@ -20,9 +20,9 @@ DESCRIPTION = """\
 Run what a study ran (its campaigns under campaigns/, or study 002's validation design), then
 print a claims table: each claim the paper makes, the paper's value and citation, satcc's
 value, the tolerance and a verdict (reproduced / partly / not) computed from the numbers, with
-the reason where they differ. Writes OUT/<study>/claims.json, claims.txt, report.html (the
-paper's figures from satcc's runs) and the campaign directories (resumable: a rerun skips
-finished runs).
+the reason where they differ. Writes OUT/<study>/claims.json, claims.txt, report.html (with
+--figures, the paper's figures drawn from satcc's runs) and the campaign directories
+(resumable: a rerun skips finished runs, so --figures after a run draws from its runs).
 
   satcc reproduce 000 --quick          one study, the reduced design (about a minute or two)
   satcc reproduce all                  the five studies, full designs
@@ -77,6 +77,12 @@ def register(subparsers) -> None:
         type=int,
         help=f"simulator processes (default: the CPU count, {os.cpu_count()})",
     )
+    p.add_argument(
+        "--figures",
+        action="store_true",
+        help="draw the paper's figures from satcc's runs into report.html (matplotlib, ~0.3 CPU "
+        "s each; no verdict reads them); on an output root already run, nothing is run again",
+    )
     p.add_argument("--json", action="store_true", help="print the claims documents as JSON")
     p.add_argument(
         "--timings",
@@ -87,6 +93,20 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not getattr(args, "timings", False):
+        return _run(args)
+    # recorded from here on: the studies' imports (pandas, numpy, pydantic: ~1 CPU s) are the
+    # command's cost too ("other")
+    with timings.recording() as recorded:
+        _run(args)
+    from satcc.studies import reproduce
+
+    lines = reproduce.timing_lines(recorded)
+    print("\n".join(lines), file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
     from satcc.studies import reproduce
 
     studies = list(reproduce.STUDIES) if args.study == "all" else [args.study]
@@ -113,14 +133,8 @@ def run(args: argparse.Namespace) -> int:
 
     from satcc.campaign.execute import sharing_workers
 
-    if not args.timings:
-        with sharing_workers():  # one pool for every campaign of every study
-            _run_studies(args, studies, engines, out, log)
-        return 0
-    with timings.recording() as recorded, sharing_workers():
+    with sharing_workers():  # one pool for every campaign of every study
         _run_studies(args, studies, engines, out, log)
-    lines = reproduce.timing_lines(recorded)
-    print("\n".join(lines), file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -136,7 +150,16 @@ def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> 
     def run_one(study: str) -> reproduce.Ran:
         progress = False if args.json else None
         return reproduce.run_study(
-            study, engines, args.quick, args.seeds, out, args.jobs, progress, log, args.reuse
+            study,
+            engines,
+            args.quick,
+            args.seeds,
+            out,
+            args.jobs,
+            progress,
+            log,
+            args.reuse,
+            figures=getattr(args, "figures", False),
         )
 
     alone = any(registry.get(e).exclusive for e in engines)  # the emulator: nothing beside it

@@ -32,7 +32,7 @@ under each table. Do not edit it by hand; rerun the studies and the command.
 
 ```
 satcc reproduce STUDY [--quick] [--engine sim|emu|both] [--seeds N] [--out DIR] [--jobs N] [--json]
-                [--timings]
+                [--timings] [--figures] [--reuse DIR]
 ```
 
 STUDY is `000`, `001`, `002`, `003`, `004` or `all`. For each study the command runs what the
@@ -43,7 +43,9 @@ resumes them), measures satcc's value for every claim of the paper
 (`python/satcc/studies/study00X.py`), judges it against the paper's value, citation and
 tolerance (`python/satcc/studies/data/study00X.toml`, rules in
 `python/satcc/studies/claims.py`), and writes `OUT/<study>/claims.json`, `claims.txt` and
-`report.html` (the paper's figures drawn from satcc's runs). Defaults: `--out out/reproduce`
+`report.html`. `--figures` draws the paper's figures from satcc's runs into `report.html`
+(matplotlib, ~0.3 CPU s a figure, most of a study's judging; no verdict reads them): on an
+output root already run it runs nothing again, only judges and draws. Defaults: `--out out/reproduce`
 (`out/reproduce-quick` with `--quick`), `--engine sim`, each campaign's own repetitions.
 `--engine emu` (root) runs the same campaigns through the real kernel with the study's
 emulator changes (rates capped at 100 Mbit/s, what a 2-core machine's emulator carries); take
@@ -53,15 +55,16 @@ run id: engine, resolved scenario and seed) is copied from there, not simulated 
 Every campaign of one `reproduce` and study 002's design run in one pool of `--jobs` worker
 processes, and a study opens each campaign's store once for all its measures and figures.
 `reproduce all` runs the studies with the costliest runs first (004, 000, 003, 001, 002) and
-judges each (measures, claims, figures, claims.json, report.html) in a process of its own
-while the next study's campaigns run, so the pool does not wait for a study's figures; the
+judges each (measures, claims, figures when asked, claims.json, report.html) in a process of
+its own while the next study's campaigns run, so the pool does not wait for a study's judging; the
 tables print as each study is judged, the JSON in the studies' order. With `--engine emu`
 nothing runs beside the emulator: the studies run and are judged one after another.
 `--timings` prints, after the tables (on stderr with `--json`), where the time went: wall and
 CPU seconds per study and phase (resolve: campaign files expanded, scenarios resolved;
 simulation; writing: run directories; store: stores opened, hashes checked, catalogs built;
 claims; figures/docs; workers: the shared pool's and the judging process's start-up beyond
-what they recorded; tail: waiting for the last studies' judging after the last runs), CPU
+what they recorded; tail: waiting for the last studies' judging after the last runs; other:
+the rest, the command's own imports included: it records from its start), CPU
 counted in this process, its pool's workers and the judging process, and the share outside
 the simulation. The total wall is the elapsed time: a study judged beside the runs has its
 wall overlap theirs.

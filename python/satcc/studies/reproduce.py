@@ -4,7 +4,7 @@
     study00X.run(ctx) ──► campaigns (OUT/00X/<engine>/<campaign>/) ├─► claims table (verdicts)
     study00X.measure(dirs) ──► Measured per claim id ────────────┘      │
     study00X.figures(dirs, OUT/00X/figures/<engine>/) ──────────────────┴─► OUT/00X/report.html
-                                                                            OUT/00X/claims.json
+      (with `figures`: --figures)                                           OUT/00X/claims.json
 
 A study module exposes `CAMPAIGNS`, `run(ctx) -> {name: dir}`, `measure(dirs) -> {claim id:
 Measured}` and `figures(dirs, out) -> [Figure]`; study 002 runs `satcc validate hybla`'s design
@@ -47,6 +47,7 @@ class StudyResult:
     seeds: int | None = None
     sensitivity: dict[str, list[str]] = field(default_factory=dict)  # per engine: printed sweeps
     run: dict[str, Any] = field(default_factory=dict)  # when, how long, the machine's load
+    drew_figures: bool = False  # asked for (`--figures`); report.html says how otherwise
 
     def doc(self) -> dict[str, Any]:
         return {
@@ -98,6 +99,7 @@ class Ran:
     started_utc: str
     t0: float  # time.monotonic() at the start (one clock for every process of the machine)
     load_start: float
+    figures: bool = False  # draw the paper's figures (`--figures`): matplotlib, ~0.3 CPU s each
 
 
 def run_study(
@@ -110,9 +112,11 @@ def run_study(
     progress: bool | None = None,
     log: Any = None,
     reuse: tuple[Path, ...] = (),
+    figures: bool = False,
 ) -> Ran:
     """Run (or resume) the study's campaigns on each engine; a run done in another output
-    root of `reuse` is copied (`common.siblings`)."""
+    root of `reuse` is copied (`common.siblings`). `figures`: the study's judging draws the
+    paper's figures (`judge`)."""
     import datetime
     import os
     import time
@@ -122,6 +126,7 @@ def run_study(
     started, t0 = datetime.datetime.now(datetime.UTC), time.monotonic()
     ran = Ran(study, {}, quick, seeds, out, jobs, started.strftime("%Y-%m-%d %H:%M"), t0, 0.0)
     ran.load_start = os.getloadavg()[0]
+    ran.figures = figures
     no_kernel = claims.load(study).no_kernel
     for engine in engines:
         ctx = Context(
@@ -190,8 +195,9 @@ def linkd_lateness(dirs: dict[str, Path]) -> dict[str, Any] | None:
 
 
 def judge(ran: Ran) -> StudyResult:
-    """Measure and judge every claim of a study whose runs are done, draw its figures, write
-    claims.json, claims.txt and report.html."""
+    """Measure and judge every claim of a study whose runs are done, draw its figures when
+    asked (`ran.figures`: they are most of a study's judging, ~0.3 CPU s each, and no verdict
+    reads them), write claims.json, claims.txt and report.html."""
     import os
     import time
 
@@ -199,6 +205,7 @@ def judge(ran: Ran) -> StudyResult:
     mod = module(ran.study)
     out = ran.out
     result = StudyResult(spec, [], out=out, quick=ran.quick, seeds=ran.seeds)
+    result.drew_figures = ran.figures
     for engine, dirs in ran.dirs.items():
         kernel = kernel_design(ran.quick, engine)
         if kernel and spec.no_kernel:  # no design: every finding not judged, with the reason
@@ -212,8 +219,9 @@ def judge(ran: Ran) -> StudyResult:
             result.rows.extend(claims.judge_all(spec, engine, measured, kernel=kernel))
             if hasattr(mod, "sensitivity"):  # the unknowns the paper does not give, swept
                 result.sensitivity[engine] = mod.sensitivity(dirs)
-            with timings.phase(timings.FIGURES):
-                result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
+            if ran.figures:
+                with timings.phase(timings.FIGURES):
+                    result.figures[engine] = mod.figures(dirs, out / "figures" / engine)
     result.run = {  # a dated run: the doc generator prints these beside the tables
         "started_utc": ran.started_utc,
         "wall_s": round(time.monotonic() - ran.t0),
@@ -497,6 +505,9 @@ in satcc/studies/claims.py.</p>
 <li>{{ n.what }} ({{ n.cite }}): {{ n.reason }}</li>{% endfor %}</ul>{% endif %}
 {% if s.anomalies %}<h2>The paper's own anomalies</h2><ul>{% for a in s.anomalies %}
 <li>{{ a.what }} ({{ a.cite }}): {{ a.note }}</li>{% endfor %}</ul>{% endif %}
+{% if not r.drew_figures %}<h2>Figures</h2><p>Not drawn: <code>{{ redraw }}</code> with the
+same <code>--out</code> draws the paper's figures from these runs (finished runs are not run
+again).</p>{% endif %}
 {% for engine, figs in figures %}<h2>The paper's figures from satcc's {{ engine }} runs</h2>
 {% for f in figs %}<figure><img id="{{ engine }}-{{ f.id }}" alt="{{ f.title }}" src="data:image/png;base64,{{ f.data }}">
 <figcaption><b>{{ f.title }}.</b> {{ f.caption }}</figcaption></figure>
@@ -507,10 +518,27 @@ in satcc/studies/claims.py.</p>
 """
 
 
+def redraw_command(result: StudyResult) -> str:
+    """The command that draws a judged study's figures from its runs (`--figures`)."""
+    engines = sorted(result.dirs)
+    engine = (
+        "" if engines in ([], [registry.DEFAULT]) else engines[0] if len(engines) == 1 else "both"
+    )
+    return " ".join(
+        [
+            f"satcc reproduce {result.study.id}",
+            *(["--quick"] if result.quick else []),
+            *([f"--engine {engine}"] if engine else []),
+            *([f"--seeds {result.seeds}"] if result.seeds else []),
+            "--figures",
+        ]
+    )
+
+
 def render_html(result: StudyResult) -> str:
     import jinja2
 
-    from satcc.report.build import CSS
+    from satcc.report.css import CSS
 
     rows = []
     for r in claims.ordered(result.rows):
@@ -536,6 +564,7 @@ def render_html(result: StudyResult) -> str:
     campaigns = [(e, n, str(p)) for e, d in result.dirs.items() for n, p in d.items()]
     env = jinja2.Environment(autoescape=True)
     return env.from_string(TEMPLATE).render(
+        redraw=redraw_command(result),
         s=result.study,
         r=result,
         version=_native.version(),

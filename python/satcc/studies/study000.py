@@ -89,7 +89,7 @@ def _cell_ratio(flows: pd.DataFrame, num: dict[str, str], den: dict[str, str]) -
         m = np.ones(len(g), dtype=bool)
         for k, v in sel.items():
             m &= (g[k] == v).to_numpy()
-        return common.finite(g[m]["goodput_bps"].mean())
+        return common.finite(g["goodput_bps"][m].mean())  # the column alone, not every column
 
     return common.per_seed(flows, lambda g: common.ratio(pick(g, num), pick(g, den)))
 

@@ -48,10 +48,15 @@ def _per_run(directory: Path) -> pd.DataFrame:
     half = runs["duration_s"] / 2
     fs = fs[fs["t_s"] >= fs["run_id"].map(half)]
     late = fs.groupby(["run_id", "flow_id"])["goodput_bps"].mean()
+    reno = _reno_shares(cc, half)
+    # each run's rows, in the frames' order (as a mask per run picks them, without a pass over
+    # every row per run)
+    flows_of = dict(tuple(flows.groupby("run_id", sort=False)))
+    cc_of = dict(tuple(cc.groupby("run_id", sort=False)))
     rows = []
     for run_id, r in runs.iterrows():
-        f = flows[flows["run_id"] == run_id].set_index("id")
-        c = cc[cc["run_id"] == run_id]
+        f = flows_of.get(run_id, flows.iloc[:0]).set_index("id")
+        c = cc_of.get(run_id, cc.iloc[:0])
         row = {
             "run_id": run_id,
             "engine": r["engine"],
@@ -63,7 +68,7 @@ def _per_run(directory: Path) -> pd.DataFrame:
         for fid, who in ((0, "short"), (1, "long")):
             row[f"{who}_bps"] = float(late.get((run_id, fid), np.nan))
             row[f"retx_{who}"] = 100.0 * float(f.loc[fid, "retransmission_rate"])
-            row[f"reno_{who}"] = _reno_share(c[c["flow_id"] == fid], half[run_id])
+            row[f"reno_{who}"] = reno.get((run_id, fid), np.nan)
         lc = c[(c["flow_id"] == 1) & (c["t_s"] >= half[run_id])]
         row["k_long_s"] = float(lc[lc["name"] == "k_s"]["value"].mean())
         row["wmax_long"] = float(lc[lc["name"] == "w_max"]["value"].mean())
@@ -75,21 +80,27 @@ def _per_run(directory: Path) -> pd.DataFrame:
     return out
 
 
-def _reno_share(c: pd.DataFrame, half_s: float) -> float:
-    """Share of the second half's congestion-avoidance acks under the Reno emulation."""
+def _reno_shares(cc: pd.DataFrame, half: pd.Series) -> dict[tuple[str, int], float]:
+    """Per (run, flow): the share of the second half's congestion-avoidance acks under the
+    Reno emulation: each counter's last sample minus its last sample before the half (0 when
+    it has none; NaN for a flow without the counter), over the runs' durations halved (`half`,
+    by run id)."""
+    keys = ["run_id", "flow_id", "name"]
+    acked = cc[cc["name"].isin(("acked_reno", "acked_cubic"))].sort_values("t_s", kind="stable")
+    end = acked.drop_duplicates(keys, keep="last").set_index(keys)["value"]
+    early = acked[acked["t_s"] < acked["run_id"].map(half)]
+    mid = early.drop_duplicates(keys, keep="last").set_index(keys)["value"]
+    out = {}
+    for run_id, flow_id in dict.fromkeys(zip(acked["run_id"], acked["flow_id"], strict=True)):
 
-    def at(name: str, when: str) -> float:
-        v = c[c["name"] == name].sort_values("t_s")["value"]
-        if v.empty:
-            return np.nan
-        before = c[(c["name"] == name) & (c["t_s"] < half_s)].sort_values("t_s")["value"]
-        return (
-            float(v.iloc[-1]) if when == "end" else (float(before.iloc[-1]) if len(before) else 0.0)
-        )
+        def gained(name: str, run_id: str = run_id, flow_id: int = flow_id) -> float:
+            if (run_id, flow_id, name) not in end.index:
+                return np.nan
+            return float(end[run_id, flow_id, name]) - float(mid.get((run_id, flow_id, name), 0.0))
 
-    reno = at("acked_reno", "end") - at("acked_reno", "half")
-    cubic = at("acked_cubic", "end") - at("acked_cubic", "half")
-    return reno / (reno + cubic) if reno + cubic > 0 else np.nan
+        reno, cubic = gained("acked_reno"), gained("acked_cubic")
+        out[run_id, int(flow_id)] = reno / (reno + cubic) if reno + cubic > 0 else np.nan
+    return out
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
