@@ -143,15 +143,17 @@ pub enum Offered {
 /// and the rate.
 #[derive(Clone, Copy, Debug, Default)]
 struct TransmissionMemo {
-    /// (bytes, rate in bit/s, transmission time), most recent first.
-    entries: [Option<(u64, u64, SimDuration)>; 2],
+    /// (bytes, rate in bit/s, transmission time), most recent first; an entry of rate 0 is
+    /// empty (no caller asks at rate 0: such a link never ends a transmission).
+    entries: [(u64, u64, SimDuration); 2],
 }
 
 impl TransmissionMemo {
     fn transmission(&mut self, bytes: u64, rate_bps: u64) -> SimDuration {
-        for (b, r, d) in self.entries.iter().flatten() {
-            if *b == bytes && *r == rate_bps {
-                return *d;
+        debug_assert!(rate_bps > 0, "a transmission at rate 0");
+        for &(b, r, d) in &self.entries {
+            if b == bytes && r == rate_bps {
+                return d;
             }
         }
         self.miss(bytes, rate_bps)
@@ -164,7 +166,7 @@ impl TransmissionMemo {
     #[inline(never)]
     fn miss(&mut self, bytes: u64, rate_bps: u64) -> SimDuration {
         let d = SimDuration::transmission(bytes, rate_bps);
-        self.entries = [Some((bytes, rate_bps, d)), self.entries[0]];
+        self.entries = [(bytes, rate_bps, d), self.entries[0]];
         d
     }
 }

@@ -38,7 +38,7 @@ use std::process::exit;
 use std::time::Instant;
 
 use satcc_core::dirspec::Direction;
-use satcc_core::scenario::{Flow, Link, Scenario};
+use satcc_core::scenario::{Flow, HostNoiseSpec, Link, Scenario};
 use satcc_sim::QueueSpec;
 use serde_json::{Map, Value};
 
@@ -70,6 +70,9 @@ struct Args {
     direct: bool,
     /// `--chain N`: the direct path as N links in series.
     chain: u32,
+    /// `--host-noise`: every host answers after the measured kernel turnaround (a scenario's
+    /// default `host_noise = "kernel"`; the benchmark's case has none, as ns-3 and htsim).
+    host_noise: bool,
 }
 
 fn usage(msg: &str) -> ! {
@@ -77,7 +80,8 @@ fn usage(msg: &str) -> ! {
     eprintln!(
         "usage: bench_sim --cca NAME --rate-bps N --group RTT_MS:COUNT [--group ...] \
          (--queue-bytes N | --queue-pkts N) [--loss P] [--mss BYTES] [--secs S] [--seed N] \
-         [--bneck-delay-us US] [--direct | --chain N] [--cc-param KEY=VALUE ...] | --list-ccas"
+         [--bneck-delay-us US] [--direct | --chain N] [--host-noise] [--cc-param KEY=VALUE ...] \
+         | --list-ccas"
     );
     exit(2)
 }
@@ -102,6 +106,7 @@ fn parse_args() -> Args {
         params: Map::new(),
         direct: false,
         chain: 1,
+        host_noise: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -139,6 +144,7 @@ fn parse_args() -> Args {
                 a.params.insert(k.to_string(), value);
             }
             "--direct" => a.direct = true,
+            "--host-noise" => a.host_noise = true,
             "--chain" => {
                 a.chain = parse(&flag, it.next());
                 a.direct = true;
@@ -179,6 +185,9 @@ fn scenario(a: &Args, nodes: &[&str], links: Vec<Link>, flows: Vec<Flow>) -> Sce
     let mut s = Scenario::new("bench_sim", nodes, links, flows, 0);
     s.seed = a.seed;
     s.duration_ns = (a.secs * 1e9).round() as u64;
+    if a.host_noise {
+        s.host_noise_quantiles_ns = Some(HostNoiseSpec::kernel());
+    }
     s
 }
 

@@ -75,15 +75,31 @@ impl LinkDir {
     /// service). A packet addressed to the far node arrives later by a draw of that host's
     /// turnaround.
     pub fn finish(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
+        let stamp = |hop: &mut Hop| {
+            hop.seq = seq;
+            SimDuration::ZERO
+        };
+        if self.host_noise.is_none() {
+            // no host turnaround here (most runs): the packet is only stamped
+            return self.core.complete(now, stamp, |hop| store.drop(hop));
+        }
+        self.finish_noisy(now, seq, store)
+    }
+
+    /// [`finish`](Self::finish) with the far node's host turnaround drawn for a packet
+    /// addressed to it (out of line: only runs with host noise take it).
+    #[inline(never)]
+    fn finish_noisy(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
         let to_node = self.to_node;
-        let noise = &mut self.host_noise;
+        let (n, rng) = self.host_noise.as_mut().expect("host noise");
         self.core.complete(
             now,
             |hop| {
                 hop.seq = seq;
-                match noise {
-                    Some((n, rng)) if hop.dst_node == to_node => n.sample(hop.to_receiver(), rng),
-                    _ => SimDuration::ZERO,
+                if hop.dst_node == to_node {
+                    n.sample(hop.to_receiver(), rng)
+                } else {
+                    SimDuration::ZERO
                 }
             },
             |hop| store.drop(hop),

@@ -94,7 +94,9 @@ impl SeqAckRecorder {
         t.retransmission.push(row.4);
     }
 
-    /// The sender put `pkt` on its host's interface.
+    /// The sender put `pkt` on its host's interface (out of line, as `received`: only a
+    /// flow the scenario traces calls it, and the event loop inlines its callers).
+    #[inline(never)]
     pub fn sent(&mut self, now: SimTime, pkt: &Packet) {
         if pkt.kind == Kind::Data && self.wants(now, pkt) {
             let end = pkt.seq + u64::from(pkt.len);
@@ -112,6 +114,7 @@ impl SeqAckRecorder {
     }
 
     /// `pkt` reached the sender's host from the receiver.
+    #[inline(never)]
     pub fn received(&mut self, now: SimTime, pkt: &Packet) {
         if pkt.kind != Kind::Ack || !self.wants(now, pkt) {
             return;

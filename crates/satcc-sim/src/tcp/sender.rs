@@ -826,6 +826,9 @@ impl Sender {
         self.tcp.min_rtt_us = self.rtt.min_rtt_us();
     }
 
+    // Inlined (the kind is a constant at every call site, so one timer's test is left): the
+    // tail loss probe is armed on every ACK that advances snd_una.
+    #[inline(always)]
     fn arm(&mut self, kind: TimerKind, at: SimTime, out: &mut Out) {
         let t = match kind {
             TimerKind::Rto => &mut self.rto_timer,

@@ -31,7 +31,9 @@ pub(super) struct Reassembly {
 }
 
 impl<T: Tap> World<T> {
-    /// A fragment arrived at its destination: whether its packet is now complete.
+    /// A fragment arrived at its destination: whether its packet is now complete (out of
+    /// line: only tunnelled packets over the MTU are fragments).
+    #[inline(never)]
     pub(super) fn reassemble(&mut self, frag: Frag) -> bool {
         let e = self.frags.pending.entry(frag.id).or_insert((0, self.now));
         e.0 += 1;

@@ -142,6 +142,8 @@ impl Receiver {
 
     /// The handshake completes with the first data segment: `tcp_synack_rtt_meas` and
     /// `tcp_init_buffer_space` (one segment of the buffer reserved), `tcp_initialize_rcv_mss`.
+    #[cold]
+    #[inline(never)]
     pub(super) fn tcp_init_buffer_space(&mut self, now: SimTime) {
         if let Some(sent) = self.synack_sent_at {
             // tcp_rtt_estimator's first sample: srtt = m, rttvar = max(m/2·4, rto_min).

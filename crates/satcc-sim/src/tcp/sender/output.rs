@@ -469,8 +469,16 @@ impl Sender {
                 if self.paced_out_with(pacing, now, out) {
                     break;
                 }
-                let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
-                skb_left = self.tso_segs().min(quota);
+                skb_left = if pacing || self.tso_defer || in_flight == 0 {
+                    let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
+                    self.tso_segs().min(quota)
+                } else {
+                    // Unpaced, no deferral, and pacing cannot start within this send (only
+                    // `TxStart`, with nothing in flight, turns it on): a packet's end would
+                    // change nothing (`pace_after_skb` and `paced_out_with` do nothing
+                    // unpaced), so the rest of the send is one packet, its size not computed.
+                    u32::MAX
+                };
                 if !pacing && self.tso_defer {
                     if let Some(limited) = self.tso_should_defer(now, in_flight, skb_left) {
                         cwnd_limited |= limited;
