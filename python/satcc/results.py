@@ -23,16 +23,18 @@ import keyword
 import math
 import os
 import shutil
-import tempfile
+from collections import namedtuple
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from satcc.errors import SatccError, UserError
 from satcc.limits import json_loads
 from satcc.tables import Schema, Table
 from satcc.units import format_rate
 
-if TYPE_CHECKING:  # both are imported only when a view is asked for (to_pandas, to_arrow)
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:  # pandas and pyarrow are imported only when a view is asked for
+    from typing import Any
+
     import pandas as pd
     import pyarrow as pa
 
@@ -44,19 +46,27 @@ LINK_SERIES_FILE = "link_series.parquet"
 TABLE_FILES = (FLOWS_FILE, FLOW_SERIES_FILE, LINK_SERIES_FILE)
 
 
-class Column(NamedTuple):
+# A column's fields, in the order `_native.result_columns()` gives them. Column is a
+# collections.namedtuple: typing.NamedTuple would import typing into `satcc sim` (~15 M
+# instructions; tests/test_cli_imports.py).
+_COLUMN_FIELDS = (
+    "name",
+    "type",  # satcc.tables type: int64, float64, string, bool
+    "unit",  # as docs/results.md writes it; "-" for none
+    "nullable",  # may be null in some row (a test checks the others never are)
+    "source",  # who writes it, below (SOURCES)
+    "doc",
+    "tcp_state",  # the sender's TCP state: null for UDP flows (from_engine clears it)
+    "added",  # added within schema version 1: a result from before loads it as null
+)
+
+
+class Column(namedtuple("Column", _COLUMN_FIELDS)):
     """One result column as satcc-core declares it (crates/satcc-core/src/columns.rs, the one
     declaration: `_native.result_columns()`): the Parquet schemas below, docs/results.md's
     tables, the Rust records and what each producer may write derive from it."""
 
-    name: str
-    type: str  # satcc.tables type: int64, float64, string, bool
-    unit: str  # as docs/results.md writes it; "-" for none
-    nullable: bool  # may be null in some row (a test checks the others never are)
-    source: str  # who writes it, below (SOURCES)
-    doc: str
-    tcp_state: bool  # the sender's TCP state: null for UDP flows (from_engine clears it)
-    added: bool  # added within schema version 1: a result from before loads it as null
+    __slots__ = ()
 
 
 # Who writes a column: every engine's raw output (`ENGINE`: the simulator's rows are satcc-core's
@@ -501,6 +511,8 @@ class RunResult:
         out = check_out_dir(out_dir)
         out.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(out)
+        import tempfile  # here: random (seeded from urandom), weakref; a reader needs neither
+
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{TMP_MARK}{os.getpid()}-", dir=out.parent))
         try:
             os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a result is an ordinary dir
@@ -760,6 +772,8 @@ def write_or_rescue(result: RunResult, out: Path) -> tuple[Path, str | None]:
         return result.write(out), None
     except (OSError, UserError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        import tempfile
+
         rescue = Path(tempfile.mkdtemp(prefix="satcc-result-")) / "result"
         try:
             return result.write(rescue), why
