@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 
 
 # RunOptions and EngineSpec are collections.namedtuples (read-only as frozen dataclasses were):
-# dataclasses would cost `satcc check` inspect, ast and dis, typing.NamedTuple typing.
+# dataclasses would cost `satcc check` inspect, ast and dis, typing.NamedTuple `satcc sim` typing.
 # RunOptions' fields, each with its default, and what they hold:
 _RUN_OPTIONS = {
     "seed": None,  # int | None: instead of the scenario's own

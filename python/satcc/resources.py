@@ -69,7 +69,7 @@ def linkd_binary() -> Path:
     return _package_path("bin", LINKD_NAME)
 
 
-# collections.namedtuple, not typing.NamedTuple: `satcc check` and `satcc sim` import no typing
+# collections.namedtuple, not typing.NamedTuple: `satcc sim` imports no typing
 class Shipped(namedtuple("Shipped", ("name", "description", "path"))):
     """One ready scenario: its name (str, the file name without .toml), description (str) and
     file (Path)."""

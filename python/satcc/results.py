@@ -17,6 +17,7 @@ Parquet is written with fixed options and our own key/value metadata only (no pa
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import keyword
@@ -511,11 +512,9 @@ class RunResult:
         out = check_out_dir(out_dir)
         out.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(out)
-        import tempfile  # here: random (seeded from urandom), weakref; a reader needs neither
-
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{TMP_MARK}{os.getpid()}-", dir=out.parent))
+        tmp = _new_temporary(out)
         try:
-            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a result is an ordinary dir
+            os.chmod(tmp, 0o777 & ~_umask())  # made 0700; a result is an ordinary dir
             files = self.write_files(tmp)
             if not out.exists():
                 os.rename(tmp, out)  # the whole directory appears at once
@@ -731,6 +730,24 @@ def _fsync_dir(path: Path) -> None:
 
 
 TMP_MARK = ".tmp-"  # .NAME.tmp-PID-XXXX: a result being written by process PID
+TMP_TRIES = 100  # names tried before giving up (tempfile.mkdtemp: os.TMP_MAX)
+
+
+def _new_temporary(out: Path) -> Path:
+    """A new directory beside `out`, `.NAME.tmp-PID-XXXX`, mode 0700: made as tempfile.mkdtemp
+    makes one (os.mkdir creates it here or fails; a name taken is skipped), its XXXX 16 hex
+    digits from os.urandom where mkdtemp's are 8 letters from a Mersenne Twister seeded from it.
+    tempfile would import random and weakref into every `satcc sim` (~8 M instructions,
+    BENCHMARKS.md); write_or_rescue's fallback under the system's temporary directory keeps
+    tempfile, which knows where that is."""
+    for _ in range(TMP_TRIES):
+        tmp = out.parent / f".{out.name}{TMP_MARK}{os.getpid()}-{os.urandom(8).hex()}"
+        try:
+            tmp.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return tmp
+    raise FileExistsError(errno.EEXIST, "no unused temporary directory name", str(out.parent))
 
 
 def remove_stale_temporaries(out: Path) -> list[Path]:

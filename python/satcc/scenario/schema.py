@@ -86,8 +86,8 @@ class Scenario:
         return f"<Scenario {self.name!r} from {self.source}>"
 
 
-# Neither a dataclass (inspect, ast, dis) nor a typing.NamedTuple (typing): `satcc check` and
-# `satcc sim` import neither
+# Neither a dataclass (`satcc check` imports no inspect, ast, dis) nor a typing.NamedTuple
+# (`satcc sim` imports no typing)
 class FlowOrigin(namedtuple("FlowOrigin", ("id", "scenario_flow", "copy", "name"))):
     """Where a resolved flow came from: its id (int), the [[flow]] index (int), the copy's
     number (int) and its name (str)."""
