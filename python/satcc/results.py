@@ -730,7 +730,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 TMP_MARK = ".tmp-"  # .NAME.tmp-PID-XXXX: a result being written by process PID
-TMP_TRIES = 100  # names tried before giving up (tempfile.mkdtemp: os.TMP_MAX)
+TMP_TRIES = 100  # names tried before giving up, as mkdtemp gives up (64 random bits a name)
 
 
 def _new_temporary(out: Path) -> Path:
