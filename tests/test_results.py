@@ -244,6 +244,33 @@ def test_a_result_directory_gets_ordinary_permissions(write_toml, tmp_path):
     assert out.stat().st_mode & 0o777 == 0o755
 
 
+def test_the_write_makes_its_temporary_directory_new_private_and_named_by_its_pid(
+    tmp_path, monkeypatch
+):
+    """results._new_temporary makes the directory tempfile.mkdtemp made before (satcc sim
+    imports no tempfile): os.mkdir, mode 0700, `.NAME.tmp-PID-XXXX`; a name taken is skipped,
+    and after TMP_TRIES taken names it gives up as mkdtemp does."""
+    import os
+    import re
+
+    mask = os.umask(0o022)
+    try:
+        tmp = rs._new_temporary(tmp_path / "r")
+    finally:
+        os.umask(mask)
+    assert re.fullmatch(rf"\.r\.tmp-{os.getpid()}-[0-9a-f]{{16}}", tmp.name), tmp.name
+    assert tmp.parent == tmp_path and list(tmp.iterdir()) == []
+    assert tmp.stat().st_mode & 0o777 == 0o700
+    draws = iter([b"\0" * 8, b"\1" * 8])
+    monkeypatch.setattr(rs.os, "urandom", lambda n: next(draws))
+    taken = tmp_path / f".r.tmp-{os.getpid()}-{'00' * 8}"
+    taken.mkdir()
+    assert rs._new_temporary(tmp_path / "r").name == f".r.tmp-{os.getpid()}-{'01' * 8}"
+    monkeypatch.setattr(rs.os, "urandom", lambda n: b"\0" * 8)
+    with pytest.raises(FileExistsError):
+        rs._new_temporary(tmp_path / "r")
+
+
 def test_transfer_sizes_load_as_nullable_integers(write_toml, tmp_path):
     r = rs.load(_result(write_toml).write(tmp_path / "r"))
     sizes = r.flows["size_bytes"]

@@ -22,9 +22,12 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
 
 from satcc.errors import UserError
+
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_SCENARIO_BYTES = 1 << 20  # a scenario or campaign file: 1 MiB is ~10,000 flows written out
 MAX_TRACE_BYTES = 256 << 20  # a Mahimahi trace, delay CSV or TLE file

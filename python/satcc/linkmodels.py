@@ -14,10 +14,13 @@ import array
 import struct
 import sys
 from pathlib import Path
-from typing import Any
 
 from satcc import _native, limits
 from satcc.errors import UserError
+
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:
+    from typing import Any
 
 _PRESETS = _native.link_model_presets()
 KINDS: tuple[str, ...] = tuple(_PRESETS["kinds"])

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Self, TextIO
 
 from satcc.limits import printable
+
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:
+    from typing import Self, TextIO
 
 DEFAULT_DELAY_S = 1.0  # a quick run draws nothing; a bar appears once a run takes > 1 s
 REFRESH_S = 0.1

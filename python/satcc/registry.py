@@ -31,74 +31,92 @@ Capabilities are what callers used to hard-code per name:
 `Engine` here, and campaigns name it with `campaign.spec.ANALYZE`.
 """
 
-# No `from __future__ import annotations` here: typing.NamedTuple compiles each field's
-# annotation written as a string (~1 M instructions a field, paid by every command).
+from __future__ import annotations
+
 import importlib
 import os
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from collections import namedtuple
 
 from satcc.errors import UserError
 
+# typing is for type checkers only: the scenario reader imports this module, and typing costs
+# every command ~15 M instructions (tests/test_cli_imports.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from satcc.results import RunResult
 
-Budget = Literal["packets", "memory"] | None
+    class ScenarioLike(Protocol):
+        """What the registry hands an engine: a validated `satcc.scenario.Scenario`. The
+        scenario sits above the registry (it checks its `engine` key against `NAMES`), and the
+        registry reads nothing of it, so it names the type by this protocol instead of
+        importing it."""
+
+    class Engine(Protocol):
+        """What a caller may rely on; `EngineSpec` below is the one implementation."""
+
+        name: str
+        needs_root: bool
+        deterministic: bool
+
+        def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult: ...
 
 
-class ScenarioLike(Protocol):
-    """What the registry hands an engine: a validated `satcc.scenario.Scenario`. The scenario
-    sits above the registry (it checks its `engine` key against `NAMES`), and the registry reads
-    nothing of it, so it names the type by this protocol instead of importing it."""
+# RunOptions and EngineSpec are collections.namedtuples (read-only as frozen dataclasses were):
+# dataclasses would cost `satcc check` inspect, ast and dis, typing.NamedTuple `satcc sim` typing.
+# RunOptions' fields, each with its default, and what they hold:
+_RUN_OPTIONS = {
+    "seed": None,  # int | None: instead of the scenario's own
+    "progress": None,  # Callable[[float], None] | None: called with the fraction done
+    "raw_dir": None,  # str | Path | None: keeps_raw engines' result directory (raw in DIR/emu)
+    "capture": True,  # emu: run tcpdump
+    # `captures` engines: the points to capture at ("NODE" or "FROM:TO"), into raw_dir/<engine>
+    "capture_points": (),
+    "vpn_server": None,  # str | None; emu: carry every flow through OpenVPN via this node
+    "spin_ns": None,  # int | None; emu: satcc-linkd's busy-wait before a deadline
+    "rt_priority": None,  # int | None; emu: satcc-linkd's SCHED_FIFO priority
+}
 
 
-# RunOptions and EngineSpec are NamedTuples (read-only as frozen dataclasses were): the scenario
-# reader imports this module, and dataclasses would cost `satcc check` inspect, ast and dis.
-class RunOptions(NamedTuple):
+class RunOptions(namedtuple("RunOptions", _RUN_OPTIONS, defaults=_RUN_OPTIONS.values())):
     """How to run: what every engine accepts (an engine ignores what it has no use for)."""
 
-    seed: int | None = None  # instead of the scenario's own
-    progress: Callable[[float], None] | None = None  # called with the fraction done
-    raw_dir: str | Path | None = None  # keeps_raw engines: the result directory (raw in DIR/emu)
-    capture: bool = True  # emu: run tcpdump
-    # `captures` engines: the points to capture at ("NODE" or "FROM:TO"), into raw_dir/<engine>
-    capture_points: tuple[str, ...] = ()
-    vpn_server: str | None = None  # emu: carry every flow through OpenVPN via this node
-    spin_ns: int | None = None  # emu: satcc-linkd's busy-wait before a deadline
-    rt_priority: int | None = None  # emu: satcc-linkd's SCHED_FIFO priority
+    __slots__ = ()
 
 
-class Engine(Protocol):
-    """What a caller may rely on; `EngineSpec` below is the one implementation."""
+_ENGINE_SPEC = ("name", "summary", "module")  # str each; the module is imported on first use
+# The capabilities (the table above) and their defaults
+_ENGINE_CAPABILITIES = {
+    "needs_root": False,
+    "deterministic": True,
+    "exclusive": False,
+    "real_time": False,
+    "kernel_tcp": False,
+    "packets": False,
+    "budget": None,  # "packets" | "memory" | None
+    "out_suffix": "",
+    "keeps_raw": False,
+    "captures": False,
+    "preflight": None,  # "module:function" called before a run (root checks)
+}
 
-    name: str
-    needs_root: bool
-    deterministic: bool
 
-    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> "RunResult": ...
+class EngineSpec(
+    namedtuple(
+        "EngineSpec",
+        (*_ENGINE_SPEC, *_ENGINE_CAPABILITIES),
+        defaults=_ENGINE_CAPABILITIES.values(),
+    )
+):
+    """An engine: its name, a one-line summary, its module and its capabilities."""
 
-
-class EngineSpec(NamedTuple):
-    name: str
-    summary: str
-    module: str  # imported on first use
-    needs_root: bool = False
-    deterministic: bool = True
-    exclusive: bool = False
-    real_time: bool = False
-    kernel_tcp: bool = False
-    packets: bool = False
-    budget: Budget = None
-    out_suffix: str = ""
-    keeps_raw: bool = False
-    captures: bool = False
-    preflight: str | None = None  # "module:function" called before a run (root checks)
+    __slots__ = ()
 
     def load(self) -> Any:
         return importlib.import_module(self.module)
 
-    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> "RunResult":
+    def run(self, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult:
         """Run `scenario`; errors are the engine's (UserError for bad input), or this host's
         (`check_host`) before anything is touched."""
         opts = opts if opts is not None else RunOptions()
@@ -207,6 +225,6 @@ def get(name: str, where: str = "engine") -> EngineSpec:
         raise UserError(f"{where}: expected one of {', '.join(NAMES)}, found {name!r}") from None
 
 
-def run(name: str, scenario: ScenarioLike, opts: RunOptions | None = None) -> "RunResult":
+def run(name: str, scenario: ScenarioLike, opts: RunOptions | None = None) -> RunResult:
     """`get(name).run(scenario, opts)`: the one dispatch."""
     return get(name).run(scenario, opts)

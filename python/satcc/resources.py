@@ -16,10 +16,10 @@ The study reference data and the report templates live in their own subpackages
 (satcc/studies/data, satcc/report/templates) and are read there the same way.
 """
 
-# No `from __future__ import annotations`: typing.NamedTuple would compile Shipped's field
-# annotations, written as strings, on every command (~1 M instructions a field).
+from __future__ import annotations
+
+from collections import namedtuple
 from pathlib import Path
-from typing import NamedTuple
 
 LINKD_NAME = "satcc-linkd"
 # The package's directory. What importlib.resources.files("satcc") answers for a package
@@ -69,12 +69,12 @@ def linkd_binary() -> Path:
     return _package_path("bin", LINKD_NAME)
 
 
-class Shipped(NamedTuple):
-    """One ready scenario: its name (the file name without .toml), description and file."""
+# collections.namedtuple, not typing.NamedTuple: `satcc sim` imports no typing
+class Shipped(namedtuple("Shipped", ("name", "description", "path"))):
+    """One ready scenario: its name (str, the file name without .toml), description (str) and
+    file (Path)."""
 
-    name: str
-    description: str
-    path: Path
+    __slots__ = ()
 
 
 def _description(path: Path) -> str:

@@ -17,22 +17,25 @@ Parquet is written with fixed options and our own key/value metadata only (no pa
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import keyword
 import math
 import os
 import shutil
-import tempfile
+from collections import namedtuple
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from satcc.errors import SatccError, UserError
 from satcc.limits import json_loads
 from satcc.tables import Schema, Table
 from satcc.units import format_rate
 
-if TYPE_CHECKING:  # both are imported only when a view is asked for (to_pandas, to_arrow)
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:  # pandas and pyarrow are imported only when a view is asked for
+    from typing import Any
+
     import pandas as pd
     import pyarrow as pa
 
@@ -44,19 +47,27 @@ LINK_SERIES_FILE = "link_series.parquet"
 TABLE_FILES = (FLOWS_FILE, FLOW_SERIES_FILE, LINK_SERIES_FILE)
 
 
-class Column(NamedTuple):
+# A column's fields, in the order `_native.result_columns()` gives them. Column is a
+# collections.namedtuple: typing.NamedTuple would import typing into `satcc sim` (~15 M
+# instructions; tests/test_cli_imports.py).
+_COLUMN_FIELDS = (
+    "name",
+    "type",  # satcc.tables type: int64, float64, string, bool
+    "unit",  # as docs/results.md writes it; "-" for none
+    "nullable",  # may be null in some row (a test checks the others never are)
+    "source",  # who writes it, below (SOURCES)
+    "doc",
+    "tcp_state",  # the sender's TCP state: null for UDP flows (from_engine clears it)
+    "added",  # added within schema version 1: a result from before loads it as null
+)
+
+
+class Column(namedtuple("Column", _COLUMN_FIELDS)):
     """One result column as satcc-core declares it (crates/satcc-core/src/columns.rs, the one
     declaration: `_native.result_columns()`): the Parquet schemas below, docs/results.md's
     tables, the Rust records and what each producer may write derive from it."""
 
-    name: str
-    type: str  # satcc.tables type: int64, float64, string, bool
-    unit: str  # as docs/results.md writes it; "-" for none
-    nullable: bool  # may be null in some row (a test checks the others never are)
-    source: str  # who writes it, below (SOURCES)
-    doc: str
-    tcp_state: bool  # the sender's TCP state: null for UDP flows (from_engine clears it)
-    added: bool  # added within schema version 1: a result from before loads it as null
+    __slots__ = ()
 
 
 # Who writes a column: every engine's raw output (`ENGINE`: the simulator's rows are satcc-core's
@@ -501,9 +512,9 @@ class RunResult:
         out = check_out_dir(out_dir)
         out.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(out)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{TMP_MARK}{os.getpid()}-", dir=out.parent))
+        tmp = _new_temporary(out)
         try:
-            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a result is an ordinary dir
+            os.chmod(tmp, 0o777 & ~_umask())  # made 0700; a result is an ordinary dir
             files = self.write_files(tmp)
             if not out.exists():
                 os.rename(tmp, out)  # the whole directory appears at once
@@ -719,6 +730,24 @@ def _fsync_dir(path: Path) -> None:
 
 
 TMP_MARK = ".tmp-"  # .NAME.tmp-PID-XXXX: a result being written by process PID
+TMP_TRIES = 100  # names tried before giving up, as mkdtemp gives up (64 random bits a name)
+
+
+def _new_temporary(out: Path) -> Path:
+    """A new directory beside `out`, `.NAME.tmp-PID-XXXX`, mode 0700: made as tempfile.mkdtemp
+    makes one (os.mkdir creates it here or fails; a name taken is skipped), its XXXX 16 hex
+    digits from os.urandom where mkdtemp's are 8 letters from a Mersenne Twister seeded from it.
+    tempfile would import random and weakref into every `satcc sim` (~8 M instructions,
+    BENCHMARKS.md); write_or_rescue's fallback under the system's temporary directory keeps
+    tempfile, which knows where that is."""
+    for _ in range(TMP_TRIES):
+        tmp = out.parent / f".{out.name}{TMP_MARK}{os.getpid()}-{os.urandom(8).hex()}"
+        try:
+            tmp.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return tmp
+    raise FileExistsError(errno.EEXIST, "no unused temporary directory name", str(out.parent))
 
 
 def remove_stale_temporaries(out: Path) -> list[Path]:
@@ -760,6 +789,8 @@ def write_or_rescue(result: RunResult, out: Path) -> tuple[Path, str | None]:
         return result.write(out), None
     except (OSError, UserError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        import tempfile
+
         rescue = Path(tempfile.mkdtemp(prefix="satcc-result-")) / "result"
         try:
             return result.write(rescue), why

@@ -13,9 +13,11 @@ Python float) is a fraction, written as text (`"0.3"`, `--loss 0.3`) it needs "%
 
 from __future__ import annotations
 
-from typing import Any
-
 from satcc import _native
+
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:
+    from typing import Any
 
 _C = _native.unit_constants()
 NS_PER_S = 1_000_000_000

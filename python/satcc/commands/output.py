@@ -12,7 +12,10 @@ import re
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_OUT_ROOT = Path("out")
 SAFE_NAME_CHARS = 100  # a directory name from a scenario name; longer ones end in a hash

@@ -3,10 +3,12 @@ head: docs/results.md)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from satcc import _native
 from satcc.scenario import scenario_hash
+
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def run_meta(

@@ -5,12 +5,15 @@ simulator's accounting, and the scenario hash."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from satcc import _native
 from satcc.errors import UserError
 from satcc.scenario.messages import ScenarioError
 from satcc.scenario.schema import MAX_SEED, Scenario
+
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The receive buffer's accounting is the simulator's (crates/satcc-sim/src/tcp/receiver/),
 # asked through the native module: the packet's `skb->truesize`, the full-segment

@@ -2,11 +2,15 @@
 `Scenario`, the read-only view of a file satcc-core read (`scenario::file`: the tables, their
 types and units, every check). Nothing here checks a value: the Rust reader did."""
 
-# No `from __future__ import annotations`: typing.NamedTuple would compile FlowOrigin's field
-# annotations, written as strings, on every command (~1 M instructions a field).
-from typing import Any, NamedTuple
+from __future__ import annotations
+
+from collections import namedtuple
 
 from satcc import _native
+
+TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The defaults are declared once, in satcc-core (`scenario::build`, where each says where it
 # comes from: Linux's tcp_rmem[2], TCP_INIT_CWND, TCP_RTO_MIN, txqueuelen ...); here they are
@@ -82,13 +86,13 @@ class Scenario:
         return f"<Scenario {self.name!r} from {self.source}>"
 
 
-class FlowOrigin(NamedTuple):  # not a dataclass: `satcc check` spares inspect, ast, dis
-    """Where a resolved flow came from: its id, the [[flow]] index, and its name."""
+# Neither a dataclass (`satcc check` imports no inspect, ast, dis) nor a typing.NamedTuple
+# (`satcc sim` imports no typing)
+class FlowOrigin(namedtuple("FlowOrigin", ("id", "scenario_flow", "copy", "name"))):
+    """Where a resolved flow came from: its id (int), the [[flow]] index (int), the copy's
+    number (int) and its name (str)."""
 
-    id: int
-    scenario_flow: int
-    copy: int
-    name: str
+    __slots__ = ()
 
 
 def expand_flows(s: Scenario) -> list[FlowOrigin]:
