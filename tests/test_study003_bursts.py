@@ -9,6 +9,7 @@ import json
 import re
 
 import pandas as pd
+import pytest
 
 from satcc import units
 from satcc.campaign import spec
@@ -158,8 +159,10 @@ def test_quick_says_the_loops_findings_are_judged_in_the_full_design_only(
         f"not judged: the shared line's sweep runs in the full design only ({full} runs of "
         "26 min, campaigns/study003-bursts.toml)"
     )
-    for cid in ("loop-top-rate", "loop-ramp-minutes", "fig7-linear", "sack-repaired-all"):
+    for cid in ("loop-top-rate", "loop-ramp-minutes", "sack-repaired-all"):
         assert rows[cid]["verdict"] == CL.NOT_JUDGED and rows[cid]["skipped"] == why, cid
+    # Fig. 7 is test 4's run: never waits for the loop's sweep
+    assert "shared line" not in rows["fig7-linear"]["skipped"]
     # test 4 is StarLIGHT's own (not judged here for its 2 min runs, not for the loop's sweep)
     assert "shared line" not in rows["starlight-ramp-minutes"]["skipped"]
     assert why in (out / "003" / "claims.txt").read_text(encoding="utf-8")
@@ -192,9 +195,9 @@ def test_without_the_loops_runs_its_findings_say_so_on_full_length_runs(monkeypa
         ),
         pd.DataFrame(),
     )
-    m = S._fig7_linear(every, S.sweep_points(every), why)
-    assert m.skipped == why
-    assert S._fig7_linear(every, S.sweep_points(every), "").skipped == ""  # judged: they agree
+    # Fig. 7 is one of test 4's runs: judged on StarLIGHT's runs alone, whether or not the
+    # loop's sweep ran (they agree here: judged)
+    assert S._fig7_linear(every).skipped == ""
     frames = {
         "study003-short": pd.DataFrame(
             [{**_flows(p, "1 BDP", f"s{p}"), "path": p} for p in ("osaka", "kyushu")]
@@ -221,3 +224,20 @@ def test_without_the_loops_runs_its_findings_say_so_on_full_length_runs(monkeypa
     runs[S.BURSTS] = pd.DataFrame({"run_id": frames[S.BURSTS]["run_id"], "duration_s": 1560.0})
     m = S._sack_repaired(dirs)
     assert m.skipped == "" and m.value == 4  # every test recovered without an RTO at every point
+
+
+def test_fig7_is_judged_on_test_4s_runs_not_pooled_with_the_loops():
+    # Fig. 7 is one of test 4's (StarLIGHT's) ten runs: the loop's runs on the shared line,
+    # none of which climbs linearly here, do not pull its median down (pooled, the median of
+    # three 0.99 and three 0 was 0.495: "not" on a figure of the other test)
+    star = [
+        {**_run("starlight", q, S.NO_BURSTS, 9.0), "climb_r2": 0.99, "duration_s": 1560}
+        for q in ("1 BDP", "1 BDP", "1 BDP")
+    ]
+    loop = [
+        {**_run("chicago-loop", "1 BDP", "0.5 s", 1.0), "climb_r2": 0.0, "duration_s": 1560}
+        for _ in range(3)
+    ]
+    m = S._fig7_linear(S.tests34(pd.DataFrame(star), pd.DataFrame(loop)))
+    assert m.skipped == "" and m.value == pytest.approx(0.99)
+    assert "chicago" not in m.source and m.seeds == 3
