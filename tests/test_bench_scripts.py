@@ -121,3 +121,22 @@ def test_the_cli_case_a_is_the_network_ns3_and_bench_sim_simulate():
     mss = int(re.search(r"mss: (\d+),", rust).group(1))  # bench_sim's default --mss
     rwnd = re.search(r"const RWND_BYTES: u64 = (\d+) << (\d+);", rust).groups()
     assert (s.flows[0].mss, s.flows[0].rwnd) == (mss, int(rwnd[0]) << int(rwnd[1]))
+
+
+def test_receiver_stalls_counts_an_in_order_stretch_ack_and_not_a_hole_fill():
+    stalls = _load(ROOT / "bench" / "emu" / "receiver_stalls.py")
+    mss = 1448
+    # Ten in-order segments 0.1 ms apart; then segment 10 lost and segments 11-17 arriving
+    # before its retransmission at 0.1 s.
+    data = [(i * 1e-4, i * mss, (i + 1) * mss) for i in range(10)]
+    data += [(2e-3 + i * 1e-4, i * mss, (i + 1) * mss) for i in range(11, 18)]
+    data.append((0.1, 10 * mss, 11 * mss))
+    acks = [
+        (2 * 1e-4, 2 * mss),  # two segments: a delayed ACK
+        (1.5e-3, 10 * mss),  # eight in-order segments held 0.7-1.3 ms: a stall
+        (0.1001, 18 * mss),  # the hole filled: eight segments, one of them retransmitted
+    ]
+    sizes, n, stalled, total, waits = stalls.flow_stalls(data, acks, 0.0, 1.0, 5)
+    assert total == 18 and sizes == {2: 1, 6: 2}
+    assert n == 1 and stalled == 8
+    assert waits == pytest.approx([1.3])
