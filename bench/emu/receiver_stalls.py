@@ -25,7 +25,16 @@ import subprocess
 import sys
 from collections import Counter, defaultdict
 
-FIELDS = ("frame.time_epoch", "ip.src", "tcp.srcport", "ip.dst", "tcp.dstport", "tcp.seq", "tcp.ack", "tcp.len")
+FIELDS = (
+    "frame.time_epoch",
+    "ip.src",
+    "tcp.srcport",
+    "ip.dst",
+    "tcp.dstport",
+    "tcp.seq",
+    "tcp.ack",
+    "tcp.len",
+)
 
 
 def read(capture: str):
@@ -39,7 +48,13 @@ def read(capture: str):
         yield float(t), (src, int(sport)), (dst, int(dport)), int(seq), int(ack), int(length)
 
 
-def flow_stalls(data: list[tuple[float, int, int]], acks: list[tuple[float, int]], lo: float, hi: float, stretch: int):
+def flow_stalls(
+    data: list[tuple[float, int, int]],
+    acks: list[tuple[float, int]],
+    lo: float,
+    hi: float,
+    stretch: int,
+):
     """data: (arrival, seq, end) first arrivals by seq; acks: (time, ack) in capture order."""
     data.sort(key=lambda d: d[1])
     ends = [d[2] for d in data]
@@ -66,11 +81,17 @@ def flow_stalls(data: list[tuple[float, int, int]], acks: list[tuple[float, int]
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("capture")
-    p.add_argument("--from", dest="lo", type=float, default=0.0, help="seconds from the first frame")
+    p.add_argument(
+        "--from", dest="lo", type=float, default=0.0, help="seconds from the first frame"
+    )
     p.add_argument("--to", dest="hi", type=float, default=float("inf"))
-    p.add_argument("--stretch", type=int, default=5, help="an ACK covering more segments is a stall")
+    p.add_argument(
+        "--stretch", type=int, default=5, help="an ACK covering more segments is a stall"
+    )
     a = p.parse_args()
     data: dict[tuple, dict[int, tuple[float, int, int]]] = defaultdict(dict)
     acks: dict[tuple, list[tuple[float, int]]] = defaultdict(list)
@@ -85,7 +106,9 @@ def main() -> int:
             acks[dst].append((t - t0, ack))
     span = min(a.hi, last) - a.lo
     for flow in sorted(data):
-        sizes, stalls, stalled, total, waits = flow_stalls(list(data[flow].values()), acks[flow], a.lo, a.hi, a.stretch)
+        sizes, stalls, stalled, total, waits = flow_stalls(
+            list(data[flow].values()), acks[flow], a.lo, a.hi, a.stretch
+        )
         q = statistics.quantiles(waits, n=10) if len(waits) >= 10 else None
         wait = f"{q[0]:.2f} / {q[4]:.2f} / {q[8]:.2f}" if q else "-"
         acked = sum(sizes.values())
