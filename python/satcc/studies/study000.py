@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from satcc.studies import claims, common
-from satcc.studies.claims import Measured, paired_test
+from satcc.studies.claims import TIE, Measured, paired_test
 
 CAMPAIGNS = (
     "study000-baseline",
@@ -301,11 +301,19 @@ def _cells(
     "up"), what its ratio hangs on."""
     parts, shown = [], 0
     for num, den in cells:
-        t = paired_test(_cell_ratio(flows, num, den), 1.0, 1)
-        shown += t.shown
+        per = _cell_ratio(flows, num, den)
+        t = paired_test(per, 1.0, 1)
+        # a cell shown by the seeds but whose median ratio is within TIE of 1 is a tie, not a win
+        vals = [x for x in per if np.isfinite(x)]
+        med = float(np.median(vals)) if vals else float("nan")
+        tie = bool(vals) and abs(med - 1.0) <= TIE
+        shown += t.shown and not tie
         name = " ".join(v for key, v in num.items() if den.get(key) == v)
         reason = next((w for k, w in (why_not or {}).items() if k in name.split()), "")
-        parts.append(f"{name}: {t.text()}" + (f" ({reason})" if reason and not t.shown else ""))
+        tie_txt = f" (a tie: median ratio {med:.3f}, within {TIE * 100:g} % of 1)" if tie else ""
+        parts.append(
+            f"{name}: {t.text()}{tie_txt}" + (f" ({reason})" if reason and not t.shown else "")
+        )
     return Measured(
         float(shown),
         f"cells whose {label} per round is above 1 by the sign test at 5 %",
