@@ -10,9 +10,9 @@ Measured as the study measured, where satcc can:
 - the 0.1 s series (Fig. 5-6): bytes put on the wire of the link direction that enters the
   receiver, per 0.1 s bin (link_series.tx_bytes: IP bytes, retransmissions included, as a
   capture at the receiver counts them; not the in-order goodput);
-- retransmission rate: retransmitted / sent data segments. tshark's rate in the study divides
-  by every captured packet, ACKs included (about half as many again with delayed ACKs), so the
-  study's figures sit near 2/3 of this definition for the same loss;
+- retransmission rate: retransmitted / sent data segments; for retx-down-low the study's own
+  rate, tshark's, whose denominator is every captured packet, ACKs included (the receiver's
+  ACKs counted from the ACK direction's bytes, 52 B each);
 - idle RTT (Fig. 4): the path's propagation delays per bin summed both ways (no queueing),
   what nping sees a minute before the run.
 """
@@ -75,6 +75,22 @@ def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFra
     bin_s = float(f["runs"]["bin_s"].iloc[0]) if len(f["runs"]) else 0.1
     into = into.assign(rx_mbps=into["tx_bytes"] * 8 / bin_s / 1e6)
     return flows, into, rtt, ls
+
+
+ACK_BYTES = 52  # an ACK's IP + TCP headers with timestamps (20 + 20 + 12 B); SACK blocks add bytes
+
+
+def _acks_per_run(ls: pd.DataFrame) -> pd.Series | None:
+    """The receiver's ACKs per run, from the bytes on the link direction leaving it (dish->pop,
+    link 0 ab, for downloads; server->pop, link 1 ba, for uploads; one flow per run) over an
+    ACK's 52 B: a slight over-count in recovery, where SACK blocks lengthen the ACKs."""
+    if not {"tx_bytes", "dir", "link_id", "direction"} <= set(ls.columns):
+        return None
+    out = ls[
+        ((ls["direction"] == "down") & (ls["link_id"] == 0) & (ls["dir"] == "ab"))
+        | ((ls["direction"] == "up") & (ls["link_id"] == 1) & (ls["dir"] == "ba"))
+    ]
+    return out.groupby("run_id")["tx_bytes"].sum() / ACK_BYTES
 
 
 def _retx_at_start(d: Path, flows: pd.DataFrame) -> str:
@@ -332,15 +348,41 @@ def _measure(
     start_share = _retx_at_start(d, flows)
     ys = out["yeah-start-peak-business"]
     out["yeah-start-peak-business"] = dataclasses.replace(ys, why=ys.why + start_share)
-    down_med = retx[retx["direction"] == "down"].groupby(["plan", "cca"])["retx_pct"].median()
+    # the study's rate (§5.4): tshark's retransmission-flagged packets over every captured
+    # packet, the receiver's ACKs included; the ACKs counted from the ACK direction's bytes
+    acks = _acks_per_run(ls)
+    down = retx[retx["direction"] == "down"]
+    if acks is not None and {"sent_packets", "retransmitted_packets"} <= set(down.columns):
+        sent = down["sent_packets"].astype(float)
+        tshark = down["retransmitted_packets"].astype(float) / (sent + down["run_id"].map(acks))
+        down = down.assign(tshark_pct=tshark * 100)
+        col, unit = "tshark_pct", "tshark's rate, ACKs in the denominator"
+    else:
+        col, unit = "retx_pct", "retransmitted / sent data segments (no ACK count in these runs)"
+    down_med = down.groupby(["plan", "cca"])[col].median()
+    seg_med = down.groupby(["plan", "cca"])["retx_pct"].median()
     worst = down_med.idxmax() if len(down_med) else None
+    acks_per_seg = (
+        common.finite((down["run_id"].map(acks) / down["sent_packets"]).median())
+        if col == "tshark_pct"
+        else None
+    )
     out["retx-down-low"] = Measured(
         common.finite(down_med.max()) if len(down_med) else None,
-        "the largest per-CCA median of retransmitted / sent data segments, downlink, per plan",
-        "downlink medians (%): "
+        f"the largest per-CCA median of the downlink's retransmission rate ({unit}), per plan",
+        f"downlink medians (%, {unit}): "
         + ", ".join(f"{p} {c} {v:.3f}" for (p, c), v in down_med.items())
-        + (f"; worst {worst[1]} ({worst[0]})" if worst else "")
-        + " (tshark's denominator also counts ACKs: the study's rates sit near 2/3 of these)"
+        + (
+            f"; worst {worst[1]} ({worst[0]}, {seg_med[worst]:.3f} % per data segment)"
+            if worst
+            else ""
+        )
+        + (
+            f"; the receiver sent {acks_per_seg:.2f} ACKs per data segment (median run), so "
+            f"tshark's rate is {100 / (1 + acks_per_seg):.0f} % of the per-segment one"
+            if acks_per_seg
+            else ""
+        )
         + start_share,
     )
     panels = retx.groupby(["plan", "direction", "cca"])["retx_pct"].mean()
