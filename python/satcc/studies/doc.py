@@ -91,9 +91,12 @@ wall overlap theirs.
   difference, 0.5 for a share) on the side the paper claims. It needs at least 5 seeds
   (2^-5 = 3.1 %); every design that judges a paired claim runs at least 5 (the `--quick`
   designs included). Not shown: **partly** when the pooled value meets the claim, **not**
-  otherwise. A claim that two groups are **alike** ("eq. 6 is close to stock") is an
-  equivalence: the sign test on each side, both at 5 % (a 90 % interval on the median), must
-  put the median inside the tolerance; failing to show a difference never passes it.
+  otherwise. A paired claim that two groups are **alike** ("eq. 6 is close to stock":
+  `relation = "near"`, `paper` on "no difference") is an equivalence: the sign test on each
+  side, both at 5 % (a 90 % interval on the median), must put the median inside the
+  tolerance; failing to show a difference never passes it. (000's terminal-to-terminal over
+  dish-to-server ratios compare two campaigns' means, as the paper compares two experiments'
+  on different days: not paired.)
 - **No paired claim's band holds "no difference"** (1.0 for a ratio, 0 for a difference, 0.5
   for a share) but a claim of no difference itself (above): the data file is refused. A
   ratio within 5 % of 1 (a share whose ratio to the other group's is) is a **tie** and never
