@@ -431,6 +431,25 @@ def test_a_peak_claim_takes_each_runs_largest_bin_never_the_campaigns(tmp_path, 
     assert hit.per_seed[0] == pytest.approx(1000 / 21)  # and that round's seed says so
 
 
+def test_study001s_measure_gives_every_claim_of_its_file_and_the_ranks_per_round(
+    tmp_path, monkeypatch
+):
+    """Every id of data/study001.toml comes out of measure() (a missing one is an error at
+    judging, never a verdict), and the comparisons between CCAs carry their rounds: BBR over
+    the runner-up and YeAH over the three below it (the ranks), Vegas's peak over the others'."""
+    from satcc.studies import study001
+
+    monkeypatch.setattr(study001, "_retx_at_start", lambda d, flows: "")
+    out = study001._measure(tmp_path, *_study001_frames(None))
+    assert {c.id for c in CL.load("001").claims} <= set(out)
+    # synthetic runs: goodput = peak - 1 with BBR's peak 20 + round, the others' 10 + round
+    bbr = out["bbr-rank-down-business"]
+    assert bbr.value == pytest.approx(22 / 12) and len(bbr.per_seed) == 5
+    assert out["yeah-rank-down-business"].value == pytest.approx(1.0)  # a tie with the three
+    yeah = next(c for c in CL.load("001").claims if c.id == "yeah-rank-down-residential")
+    assert CL.judge(yeah, "sim", out[yeah.id]).flag.startswith("tie")
+
+
 def test_study001_judges_no_peak_bin_between_ccas_run_one_after_another(tmp_path, monkeypatch):
     """Study 001 ran the five CCAs one after another, 15 s each (§4.2): each one's largest 0.1 s
     bin is capped by a different epoch's capacity, so 'DCTCP's and YeAH's peak above BBR's'
