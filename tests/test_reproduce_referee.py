@@ -230,6 +230,7 @@ def test_study002s_ns2_column_names_the_faster_senders_mechanism_not_the_slow_st
           "model_throughput_bps": 7.718e6, "sim_throughput_mean_bps": 7.775e6,
           "sim_throughput_min_bps": 7.70e6, "sim_throughput_max_bps": 7.85e6}  # fmt: skip
     row = {"kind": "steady", "low_throughput_diff_pct": -0.7, "low_throughput_at_p": 1e-4}
+    row |= {"low_time_diff_pct": None, "low_time_at_p": None}  # a steady run has no time
     design = {"rtt_s": 0.55, "steady_duration_s": 1000.0, "delayed_ack": False, "seeds": 3}
     doc = {"points": [pt], "table3": [row | {"low_loss_ps": [1e-4]}], "design": design}
     m = study002._measure_sim(doc)["steady-throughput"]
