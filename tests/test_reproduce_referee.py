@@ -218,8 +218,13 @@ def test_study002s_lag_says_start_up_only_when_its_numbers_show_it():
     assert "about fixed in RTTs (+2.5 to +2.7)" in why and "start-up effect" in why
     drifting = pts(-0.6, {"10MB": 2.8, "50MB": 1.7, "100MB": 0.7})
     why = study002._lag(drifting, drifting[0], design)
-    assert "start-up effect" not in why and "not fixed in RTTs (+0.7 to +2.8)" in why
+    assert "start-up effect" not in why and "falls as the transfer grows (+2.8 to +0.7)" in why
+    assert "faster steady state makes up" in why
     assert "the steady run is ahead of the model (-10.9 RTTs" in why
+    scattered = pts(0.3, {"10MB": 0.7, "50MB": 2.8, "100MB": 1.0})
+    why = study002._lag(scattered, scattered[0], design)
+    assert "not fixed in RTTs (+0.7 to +2.8): the start-up alone does not account" in why
+    assert "start-up effect" not in why and "ahead of the model" not in why
 
 
 def test_study002s_ns2_column_names_the_faster_senders_mechanism_not_the_slow_start():

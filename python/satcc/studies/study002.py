@@ -281,6 +281,14 @@ def _lag(
             f"{max(transfers):+.1f}), so its weight falls as the transfer grows: a start-up "
             f"effect, not a per-loss one (the {who}'s start against eq. 29-32's)"
         )
+    elif transfers and steady is not None and steady < 0 and transfers == sorted(transfers)[::-1]:
+        # listed by size (10, 50, 100 MB): a lag that falls as the transfer grows, beside a
+        # steady run ahead of the model, is a start-up lag that a faster steady state makes up
+        reading = (
+            f"the transfers' lag falls as the transfer grows ({transfers[0]:+.1f} to "
+            f"{transfers[-1]:+.1f}) while the steady run is ahead of the model: a start-up lag "
+            f"that the {who}'s faster steady state makes up over a longer transfer"
+        )
     elif transfers:
         reading = (
             f"the transfers' lag is not fixed in RTTs ({min(transfers):+.1f} to "
