@@ -281,7 +281,10 @@ def test_study002s_high_loss_misses_name_ns2s_unnamed_agent_in_the_ns2_column_on
           "sim_recoveries_mean": 854.7, "sim_retransmission_rate_mean": 0.0099}  # fmt: skip
     ns2 = study002._high_loss([pt], {"steady": 5e-3}, "", "sim")["steady-high-loss"]
     testbed = study002._high_loss([pt], {"steady": 5e-3}, "dummynet-", "sim")
-    assert "does not name ns-2's TCP agent" in ns2.why and "hypothesis" in ns2.why
+    assert "does not name ns-2's TCP agent" in ns2.why
+    # the agent's effect is measured (bench/reproduce/study002_sack.py), not a hypothesis
+    assert "without SACK (NewReno) falls 39.8 % below the model" in ns2.why
+    assert "21 % lies between the two agents" in ns2.why and "hypothesis" not in ns2.why
     assert "ns-2" not in testbed["dummynet-steady-high-loss"].why
     assert "the lead's" not in ns2.why
 

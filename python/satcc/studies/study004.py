@@ -645,7 +645,7 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
                 x = np.arange(len(setups)) + j * width
                 bars = ax.bar(x, sel["d_jain"], width, label=k, color=f"C{j}")
                 for b, holds in zip(bars, sel["holds"], strict=True):
-                    if holds != "all seeds":
+                    if holds != "shown":
                         b.set_hatch("//")
                         b.set_alpha(0.5)
             ax.axhline(0, color="k", lw=0.6)
@@ -670,7 +670,7 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
                 "Change of Jain's index from stock CUBIC by eq. 6's RTT unit, per setup (the "
                 "testbed: a 1000-packet queue on a 1000 Hz tick; no Reno emulation; 50/5000-slot "
                 "queues; 10 Gbit/s access; exact service; exact service on 50 slots); hatched: "
-                "the seeds disagree on the sign",
+                "the change is not shown by the sign test over the seeds (it needs 5 on one side)",
             )
         )
     if "study004-phase" in dirs:
