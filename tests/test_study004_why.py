@@ -127,14 +127,21 @@ def runs_frame(deltas: dict[int, float]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_a_change_from_stock_holds_only_when_every_seed_agrees():
-    agree = why.summary(runs_frame({1: 0.02, 2: 0.05}))
-    row = agree[agree["k"] == "eq6-1ms"].iloc[0]
-    assert row["holds"] == "all seeds" and row["d_jain"] == pytest.approx(0.035)
-    mixed = why.summary(runs_frame({1: 0.02, 2: -0.01}))
-    assert mixed[mixed["k"] == "eq6-1ms"].iloc[0]["holds"] == "no"
-    zero = why.summary(runs_frame({1: 0.0, 2: 0.03}))
-    assert zero[zero["k"] == "eq6-1ms"].iloc[0]["holds"] == "no"
+def test_a_change_from_stock_holds_only_when_the_sign_test_shows_it():
+    """'Every seed agrees' is a coin toss at 2 seeds (the quick investigation's): the change
+    from stock is shown only by the sign test (5 seeds on one side at least), as a claim's."""
+    two = why.summary(runs_frame({1: 0.02, 2: 0.05}))
+    row = two[two["k"] == "eq6-1ms"].iloc[0]
+    assert row["holds"] == "not shown (2 seeds)" and row["d_jain"] == pytest.approx(0.035)
+    agree = why.summary(runs_frame({s: 0.01 * s for s in range(1, 6)}))
+    assert agree[agree["k"] == "eq6-1ms"].iloc[0]["holds"] == "shown"
+    down = why.summary(runs_frame({s: -0.01 * s for s in range(1, 6)}))
+    assert down[down["k"] == "eq6-1ms"].iloc[0]["holds"] == "shown"  # either side
+    mixed = why.summary(runs_frame({1: 0.02, 2: -0.01, 3: 0.02, 4: 0.03, 5: 0.01}))
+    assert mixed[mixed["k"] == "eq6-1ms"].iloc[0]["holds"] == "not shown (5 seeds)"
+    zero = why.summary(runs_frame({1: 0.0, 2: 0.03, 3: 0.02, 4: 0.03, 5: 0.01}))
+    assert zero[zero["k"] == "eq6-1ms"].iloc[0]["holds"] == "not shown (5 seeds)"
+    assert "(not shown (2 seeds))" in why.explain(two.assign(engine="sim"))
 
 
 def test_the_reno_share_is_each_counters_gain_over_the_second_half():

@@ -32,16 +32,21 @@ number is in the claim's unit. `above` / `below` are strict and take no toleranc
 the wrong side (or equal to the threshold) is `not`, never `partly`; a vague word ("greatly
 exceeds") is a stated threshold in `paper`, with its reasoning in `note`.
 
-A difference or ratio between two groups (`paired = "difference"` or `"ratio"`) is judged on
-per-run values paired by seed (`Measured.per_seed`: the same statistic from each seed's runs
-alone, e.g. BBR's run / CUBIC's run of the same round). The statistic is the one-sided sign
-test at 5 %, written as an interval: the distribution-free 95 % bound on the median of the
-per-seed values (an order statistic) must exclude "no difference" (1 for a ratio, 0 for a
-difference) on the side the paper claims; it needs at least 5 seeds (2^-5 = 3.1 % < 5 %), and
-with fewer, or with the bound on "no difference", the difference is not shown: `partly` when
-the pooled value meets the claim, `not` otherwise. A ratio claim's band (tolerance and partly)
-may never hold 1.0 (nor a difference's 0): the data file is refused. A ratio within 5 % of 1
-is a tie and never reproduced; a study module reports a floor or a lockout (`Measured.degenerate`:
+A difference or ratio between two groups (`paired = "difference"`, `"ratio"` or `"share"`,
+one group's share of the two's total) is judged on per-run values paired by seed
+(`Measured.per_seed`: the same statistic from each seed's runs alone, e.g. BBR's run / CUBIC's
+run of the same round). The statistic is the one-sided sign test at 5 %, written as an
+interval: the distribution-free 95 % bound on the median of the per-seed values (an order
+statistic) must exclude "no difference" (1 for a ratio, 0 for a difference, 0.5 for a share)
+on the side the paper claims; it needs at least 5 seeds (2^-5 = 3.1 % < 5 %), and with fewer,
+or with the bound on "no difference", the difference is not shown: `partly` when the pooled
+value meets the claim, `not` otherwise. A paired claim's band (tolerance and partly) may never
+hold "no difference": the data file is refused, but for a claim of no difference itself
+(`relation = "near"` with `paper` on "no difference", e.g. "eq. 6 is close to stock"), which
+is an equivalence: both one-sided 95 % bounds on the median (the sign test on each side, a
+90 % interval) must lie within the tolerance, never shown by failing to find a difference. A
+ratio within 5 % of 1 (a share whose ratio to the rest is) is a tie and never reproduced; a
+study module reports a floor or a lockout (`Measured.degenerate`:
 a share of 1.0, Jain at its floor on both sides) and it is never reproduced either; both print
 as such. A finding names the inputs that describe its runs (`inputs`); when one of them misses
 its tolerance on this run, the finding prints "path mismatch: INPUT" and does not count as
@@ -71,11 +76,12 @@ SIGN_ALPHA = 0.05  # the one-sided sign test's level (a paired claim's 95 % boun
 MIN_PAIRED_SEEDS = 5  # the fewest seeds at which the sign test can reach 5 % (2^-5)
 TIE = 0.05  # a ratio within 5 % of 1 is a tie
 EQUAL_REL = 1e-9  # a value within this (relative) of a strict threshold is on it
-NULL = {"ratio": 1.0, "difference": 0.0}  # "no difference" per kind of paired claim
+# "no difference" per kind of paired claim (a share: one group's of the two groups' total)
+NULL = {"ratio": 1.0, "difference": 0.0, "share": 0.5}
 
 Relation = Literal["near", "above", "below", "within"]
 Kind = Literal["input", "finding"]
-PairedKind = Literal["ratio", "difference"]
+PairedKind = Literal["ratio", "difference", "share"]
 
 
 class Tolerance(BaseModel):
@@ -158,10 +164,11 @@ class Claim(BaseModel):
                 raise ValueError("paired applies to findings only")
             null = NULL[self.paired]
             lo, hi = self.band()
-            if lo <= null <= hi:
+            if lo <= null <= hi and not self.equivalence():
                 raise ValueError(
                     f"a {self.paired} claim's band [{lo:g}, {hi:g}] holds {null:g} "
-                    "(no difference): narrow the tolerance or the threshold"
+                    "(no difference): narrow the tolerance or the threshold (only a claim of no "
+                    "difference, relation near with paper on it, may hold it)"
                 )
         if self.inputs and self.kind == "input":
             raise ValueError("inputs applies to findings only")
@@ -178,9 +185,18 @@ class Claim(BaseModel):
             hi + self.partly_tolerance().absolute(hi),
         )
 
+    def equivalence(self) -> bool:
+        """A paired claim of no difference ("close to"): judged by both sides' sign tests."""
+        return (
+            self.paired is not None
+            and self.relation == "near"
+            and not isinstance(self.paper, tuple)
+            and float(self.paper) == NULL[self.paired]
+        )
+
     def claimed_side(self) -> int:
         """+1 when the paper claims more than "no difference", -1 less (paired claims)."""
-        assert self.paired is not None
+        assert self.paired is not None and not self.equivalence()
         lo, _hi = self.band()
         return 1 if lo > NULL[self.paired] else -1
 
@@ -309,7 +325,9 @@ class Paired:
     k: int
     p: float
     bound: float | None
-    side: int
+    side: int  # +1 / -1: the claimed side; 0: an equivalence (both sides within a margin)
+    upper: float | None = None  # an equivalence's upper bound (bound is then its lower one)
+    margin: tuple[float, float] | None = None  # an equivalence's accepted band
 
     @property
     def shown(self) -> bool:
@@ -320,6 +338,14 @@ class Paired:
             return (
                 f"{self.k} of {self.n} seeds on the claimed side: too few seeds for the sign "
                 f"test (at least {MIN_PAIRED_SEEDS})"
+            )
+        if self.side == 0 and self.margin is not None:
+            lo, hi = self.margin
+            need = "" if self.shown else f" (at {self.n} seeds it needs {sign_needed(self.n)})"
+            return (
+                f"{self.k} of {self.n} seeds within [{_num(lo)}, {_num(hi)}] on the side "
+                f"that fails worse, sign test on each side p = {self.p:.3g}{need}; 90 % "
+                f"interval on the median: [{_num(self.bound)}, {_num(self.upper)}]"
             )
         rel = ">" if self.side > 0 else "<"
         bound = "-" if self.bound is None else _num(self.bound)
@@ -345,7 +371,41 @@ def sign_test(claim: Claim, per_seed: tuple[float, ...] | list[float] | None) ->
     """One-sided sign test of the per-seed values against "no difference" on the claim's side;
     a value on "no difference" (or not finite) counts against the claim."""
     assert claim.paired is not None
+    if claim.equivalence():
+        null = NULL[claim.paired]
+        return equivalence_test(per_seed or (), null, claim.tolerance.absolute(null))
     return paired_test(per_seed or (), NULL[claim.paired], claim.claimed_side())
+
+
+def equivalence_test(
+    per_seed: tuple[float, ...] | list[float], null: float, margin: float
+) -> Paired:
+    """A claim of no difference: the sign test on each side (the per-seed values above
+    null - margin, and below null + margin), both at 5 %; shown when both are (the median's 90 %
+    interval inside the band). k and p are the worse side's."""
+    lo = paired_test(per_seed, null - margin, 1)
+    hi = paired_test(per_seed, null + margin, -1)
+    worse = lo if lo.p >= hi.p else hi
+    return Paired(
+        worse.n,
+        worse.k,
+        worse.p,
+        lo.bound,
+        0,
+        upper=hi.bound,
+        margin=(null - margin, null + margin),
+    )
+
+
+def tie(claim: Claim, value: float) -> bool:
+    """A paired ratio within TIE of 1, or a share whose ratio to the other group's is."""
+    if claim.equivalence():
+        return False  # no difference is what such a claim says
+    if claim.paired == "ratio":
+        return abs(value - 1.0) <= TIE
+    if claim.paired == "share":
+        return value < 1.0 and abs(value / (1.0 - value) - 1.0) <= TIE
+    return False
 
 
 def paired_test(per_seed: tuple[float, ...] | list[float], null: float, side: int) -> Paired:
@@ -406,6 +466,7 @@ class Row:
                 "k": self.paired.k,
                 "p": self.paired.p,
                 "bound": _finite_or_none(self.paired.bound),
+                "upper": _finite_or_none(self.paired.upper),  # an equivalence's upper bound
                 "shown": self.paired.shown,
             },
             "inputs": list(c.inputs),
@@ -500,8 +561,13 @@ def _judge_value(
     if claim.paired is None:
         return d, v, "", None
     test = sign_test(claim, per_seed)
-    if claim.paired == "ratio" and abs(value - 1.0) <= TIE:
-        return d, NOT, f"tie: {_num(value)} is within {TIE * 100:g} % of 1", test
+    if tie(claim, value):
+        what = (
+            f"{_num(value)} is within {TIE * 100:g} % of 1"
+            if claim.paired == "ratio"
+            else f"a share of {_num(value)} is within {TIE * 100:g} % of the other group's"
+        )
+        return d, NOT, f"tie: {what}", test
     if v != NOT and not test.shown:
         return d, PARTLY, "", test  # on the claim's side but not shown across seeds
     return d, v, "", test
@@ -695,7 +761,8 @@ def input_state(row: Row) -> str:
 def tolerance_text(claim: Claim) -> str:
     if claim.relation in ("above", "below"):
         return "strict, sign test" if claim.paired else "strict"
-    return f"{claim.tolerance.text()} / {claim.partly_tolerance().text()}"
+    test = ", sign test" if claim.paired else ""
+    return f"{claim.tolerance.text()} / {claim.partly_tolerance().text()}{test}"
 
 
 def _finite_or_none(x: float | None) -> float | None:

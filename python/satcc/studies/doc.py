@@ -82,18 +82,26 @@ wall overlap theirs.
 - **above / below are strict** and take no tolerance: a value on the wrong side of the
   threshold, or on it, is **not**. A vague word is written as its threshold in `paper` with the
   reasoning in `note`.
-- **Differences and ratios between groups are paired** (`paired = "ratio"` or
-  `"difference"`): each seed gives the same statistic from its own runs (e.g. BBR's run over
-  CUBIC's run of the same round). **The statistics rule: the one-sided sign test at 5 %,
-  written as an interval**: the distribution-free 95 % bound on the median of the per-seed
-  values (an order statistic) must exclude "no difference" (1 for a ratio, 0 for a difference)
-  on the side the paper claims. It needs at least 5 seeds (2^-5 = 3.1 %); every design that
-  judges a paired claim runs at least 5 (the `--quick` designs included). Not shown: **partly**
-  when the pooled value meets the claim, **not** otherwise.
-- **No ratio claim's band holds 1.0** (nor a difference's 0): the data file is refused. A
-  ratio within 5 % of 1 is a **tie** and never reproduced; a **floor** or a **lockout** (Jain
-  at its floor on both sides compared, a group's share of 1.0) is reported as such and never
-  reproduced.
+- **Differences, ratios and shares between groups are paired** (`paired = "ratio"`,
+  `"difference"` or `"share"`, one group's share of the two's total: "the short-RTT flow
+  wins", "BBR ranks first"): each seed gives the same statistic from its own runs (e.g. BBR's
+  run over CUBIC's run of the same round). **The statistics rule: the one-sided sign test at
+  5 %, written as an interval**: the distribution-free 95 % bound on the median of the
+  per-seed values (an order statistic) must exclude "no difference" (1 for a ratio, 0 for a
+  difference, 0.5 for a share) on the side the paper claims. It needs at least 5 seeds
+  (2^-5 = 3.1 %); every design that judges a paired claim runs at least 5 (the `--quick`
+  designs included). Not shown: **partly** when the pooled value meets the claim, **not**
+  otherwise. A paired claim that two groups are **alike** ("eq. 6 is close to stock":
+  `relation = "near"`, `paper` on "no difference") is an equivalence: the sign test on each
+  side, both at 5 % (a 90 % interval on the median), must put the median inside the
+  tolerance; failing to show a difference never passes it. (000's terminal-to-terminal over
+  dish-to-server ratios compare two campaigns' means, as the paper compares two experiments'
+  on different days: not paired.)
+- **No paired claim's band holds "no difference"** (1.0 for a ratio, 0 for a difference, 0.5
+  for a share) but a claim of no difference itself (above): the data file is refused. A
+  ratio within 5 % of 1 (a share whose ratio to the other group's is) is a **tie** and never
+  reproduced; a **floor** or a **lockout** (Jain at its floor on both sides compared, a
+  group's share above 0.99 in every seed) is reported as such and never reproduced.
 - **Per-run statistics only**: a peak is each run's largest bin, never the largest over a
   campaign.
 - A finding this design cannot judge (a 16v16 finding in a design that runs 4v4 only, the other

@@ -10,15 +10,16 @@ Measured as the study measured, where satcc can:
 - the 0.1 s series (Fig. 5-6): bytes put on the wire of the link direction that enters the
   receiver, per 0.1 s bin (link_series.tx_bytes: IP bytes, retransmissions included, as a
   capture at the receiver counts them; not the in-order goodput);
-- retransmission rate: retransmitted / sent data segments. tshark's rate in the study divides
-  by every captured packet, ACKs included (about half as many again with delayed ACKs), so the
-  study's figures sit near 2/3 of this definition for the same loss;
+- retransmission rate: retransmitted / sent data segments; for retx-down-low the study's own
+  rate, tshark's, whose denominator is every captured packet, ACKs included (the receiver's
+  ACKs counted from the ACK direction's bytes, 52 B each);
 - idle RTT (Fig. 4): the path's propagation delays per bin summed both ways (no queueing),
   what nping sees a minute before the run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +77,22 @@ def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFra
     return flows, into, rtt, ls
 
 
+ACK_BYTES = 52  # an ACK's IP + TCP headers with timestamps (20 + 20 + 12 B); SACK blocks add bytes
+
+
+def _acks_per_run(ls: pd.DataFrame) -> pd.Series | None:
+    """The receiver's ACKs per run, from the bytes on the link direction leaving it (dish->pop,
+    link 0 ab, for downloads; server->pop, link 1 ba, for uploads; one flow per run) over an
+    ACK's 52 B: a slight over-count in recovery, where SACK blocks lengthen the ACKs."""
+    if not {"tx_bytes", "dir", "link_id", "direction"} <= set(ls.columns):
+        return None
+    out = ls[
+        ((ls["direction"] == "down") & (ls["link_id"] == 0) & (ls["dir"] == "ab"))
+        | ((ls["direction"] == "up") & (ls["link_id"] == 1) & (ls["dir"] == "ba"))
+    ]
+    return out.groupby("run_id")["tx_bytes"].sum() / ACK_BYTES
+
+
 def _retx_at_start(d: Path, flows: pd.DataFrame) -> str:
     """Where each CCA's downlink retransmissions fall: the share in the first START_S s (the
     slow start's overshoot), computed from the runs' per-bin retransmissions."""
@@ -129,6 +146,16 @@ def _own_spread(flows: pd.DataFrame, into: pd.DataFrame) -> str:
 # 000 §4.4): campaigns/study001-cca.toml sweeps its upper end and every finding is judged across
 # the points (common.over_points): not judged where their verdicts differ.
 UPLINK = "the uplink's capacity above study 000's 20 Mbit/s UDP bound"
+
+
+def _over_best(rows: pd.DataFrame, cca: str, others: list[str]) -> float | None:
+    """`cca`'s mean run goodput over the best of `others`' (the same rows: a plan's downlink
+    runs, all rounds or one)."""
+    by = rows.groupby("cca")["goodput_bps"].mean()
+    rest = by.reindex(others).dropna()
+    return common.ratio(
+        common.finite(by.get(cca)), common.finite(rest.max()) if len(rest) else None
+    )
 
 
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
@@ -196,16 +223,18 @@ def _measure(
             "median over rounds of the run mean",
             f"satcc's {plan} {cap}; BBR median {common.fmt(med)}{share}",
         )
-        rank = {c: i + 1 for i, c in enumerate(down.index)}
         why = f"mean downlink Mbit/s: {ranking}"
-        out[f"bbr-rank-down-{plan}"] = Measured(
-            float(rank.get("bbr", np.nan)), "rank of the mean", why
-        )
-        out[f"yeah-rank-down-{plan}"] = Measured(
-            float(rank.get("yeah", np.nan)),
-            "rank of the mean",
-            why,
-        )
+        rows = flows[(flows["plan"] == plan) & (flows["direction"] == "down")]
+        for cid, cca, others in (
+            (f"bbr-rank-down-{plan}", "bbr", [c for c in CCAS if c != "bbr"]),
+            (f"yeah-rank-down-{plan}", "yeah", [c for c in CCAS if c not in ("bbr", "yeah")]),
+        ):
+            out[cid] = Measured(
+                _over_best(rows, cca, others),
+                f"{cca}'s mean downlink / the best of {', '.join(others)}'s, per round",
+                why,
+                per_seed=common.per_seed(rows, lambda g, a=cca, o=others: _over_best(g, a, o)),
+            )
     spread = []
     for plan in PLANS:
         sd_down = (
@@ -230,50 +259,76 @@ def _measure(
     run_peak = into.groupby(["run_id", "cca", "direction", "plan", "repetition"], as_index=False)[
         "rx_mbps"
     ].max()
-    vegas_peaks = run_peak[run_peak["cca"] == "vegas"]["rx_mbps"]
-    vegas = common.finite(vegas_peaks.median()) if len(vegas_peaks) else None
+    down_peak = run_peak[run_peak["direction"] == "down"]
+
+    def vegas_over_best(g: pd.DataFrame) -> float | None:
+        """Vegas's largest downlink bin over the largest of the other four's, per plan: the
+        higher (the plan where Vegas comes nearer the others)."""
+        ratios = []
+        for _, gp in g.groupby("plan"):
+            by = gp.groupby("cca")["rx_mbps"].median()
+            others = by.drop("vegas", errors="ignore")
+            r = common.ratio(
+                common.finite(by.get("vegas")), common.finite(others.max()) if len(others) else None
+            )
+            if r is not None:
+                ratios.append(r)
+        return max(ratios) if ratios else None
+
+    peak_med = down_peak.groupby(["plan", "cca"])["rx_mbps"].median()
+    # the cap a 0.1 s bin cannot exceed: the downlink's capacity draw in the run (link_series)
+    cap_txt = ""
+    if "capacity_bps" in into.columns:
+        cap = into[into["direction"] == "down"].groupby(["run_id", "plan"])["capacity_bps"].max()
+        cap = cap.groupby(level="plan").median() / 1e6
+        cap_txt = (
+            "; the largest capacity draw in a run, median: "
+            + ", ".join(f"{p} {v:.1f}" for p, v in cap.items())
+            + " Mbit/s"
+        )
     out["vegas-max"] = Measured(
-        vegas,
-        "each Vegas run's largest 0.1 s bin, median over the runs",
-        f"Vegas keeps 2-4 packets queued (alpha/beta), so it runs at the capacity draw: per-run "
-        f"largest bin median {common.fmt(vegas)}, range {common.fmt(common.finite(vegas_peaks.min()))}"
-        f"-{common.fmt(common.finite(vegas_peaks.max()))} Mbit/s",
+        vegas_over_best(down_peak),
+        "downlink runs: Vegas's largest 0.1 s bin / the largest of the other four's, per round",
+        "each run's largest downlink 0.1 s bin, median over the rounds (Mbit/s): "
+        + "; ".join(
+            f"{plan}: " + ", ".join(f"{c} {v:.1f}" for c, v in peak_med.xs(plan).items())
+            for plan in PLANS
+            if plan in peak_med.index.get_level_values(0)
+        )
+        + cap_txt,
+        per_seed=common.per_seed(down_peak, vegas_over_best),
     )
     bd = into[(into["plan"] == "business") & (into["direction"] == "down")]
 
+    yb = bd[bd["cca"] == "yeah"]
+
     def start_ratio(g: pd.DataFrame) -> float | None:
-        early = g[g["t_s"] < START_S].groupby("cca")["rx_mbps"].mean()
-        rest = early.drop("yeah", errors="ignore")
+        y = g[g["cca"] == "yeah"]
         return common.ratio(
-            common.finite(early.get("yeah")), common.finite(rest.max()) if len(rest) else None
+            common.finite(y[y["t_s"] < START_S]["rx_mbps"].mean()),
+            common.finite(y[y["t_s"] >= START_S]["rx_mbps"].mean()),
         )
 
-    early = bd[bd["t_s"] < START_S].groupby("cca")["rx_mbps"].mean()
-    cap0 = (
-        common.finite(bd[bd["t_s"] < START_S]["capacity_bps"].mean() / 1e6)
-        if "capacity_bps" in bd.columns
-        else None
-    )
-    best_other = early.drop("yeah", errors="ignore")
-    lead = (
-        f"; the business downlink's capacity draw averaged {common.fmt(cap0)} Mbit/s in those "
-        f"{START_S:g} s, so the best other CCA ({best_other.idxmax()}) already received "
-        f"{100 * best_other.max() / cap0:.0f} % of it and YeAH {100 * early['yeah'] / cap0:.0f} %: "
-        "satcc's fastest starts both fill the link within the first seconds, leaving no room for "
-        "the 25 % lead the paper saw (whether the kernel's BBR start is slower on this path is a "
-        "simulator-vs-kernel question; the study ran the CCAs one after another, §4.2, so its "
-        "Fig. 6e set YeAH's start in another epoch than the others', where satcc's round gives "
-        "every CCA the same draws)"
-        if cap0 and len(best_other) and "yeah" in early.index
+    def cap_mean(g: pd.DataFrame) -> float | None:
+        if "capacity_bps" not in g.columns or not len(g):
+            return None
+        return common.finite(g["capacity_bps"].mean() / 1e6)
+
+    y0, y1 = yb[yb["t_s"] < START_S], yb[yb["t_s"] >= START_S]
+    r0, r1 = common.finite(y0["rx_mbps"].mean()), common.finite(y1["rx_mbps"].mean())
+    c0, c1 = cap_mean(y0), cap_mean(y1)
+    use = (
+        f"; the capacity draw averaged {common.fmt(c0)} then {common.fmt(c1)} Mbit/s, so YeAH "
+        f"received {100 * r0 / c0:.0f} % of it in its first {START_S:g} s and {100 * r1 / c1:.0f} "
+        "% after"
+        if r0 and r1 and c0 and c1
         else ""
     )
     out["yeah-start-peak-business"] = Measured(
         start_ratio(bd),
-        f"received Mbit/s in the first {START_S:g} s, YeAH / the best other",
-        "mean of the first 3 s: "
-        + ", ".join(f"{c} {v:.1f}" for c, v in early.items())
-        + " Mbit/s"
-        + lead,
+        f"YeAH's received Mbit/s in its first {START_S:g} s / in the rest of its run",
+        f"YeAH on the business downlink: mean {common.fmt(r0)} Mbit/s in the first {START_S:g} s, "
+        f"{common.fmt(r1)} after" + use,
         per_seed=common.per_seed(bd, start_ratio),
     )
 
@@ -291,15 +346,43 @@ def _measure(
     )
     retx = flows.assign(retx_pct=flows["retransmission_rate"] * 100)
     start_share = _retx_at_start(d, flows)
-    down_med = retx[retx["direction"] == "down"].groupby(["plan", "cca"])["retx_pct"].median()
+    ys = out["yeah-start-peak-business"]
+    out["yeah-start-peak-business"] = dataclasses.replace(ys, why=ys.why + start_share)
+    # the study's rate (§5.4): tshark's retransmission-flagged packets over every captured
+    # packet, the receiver's ACKs included; the ACKs counted from the ACK direction's bytes
+    acks = _acks_per_run(ls)
+    down = retx[retx["direction"] == "down"]
+    if acks is not None and {"sent_packets", "retransmitted_packets"} <= set(down.columns):
+        sent = down["sent_packets"].astype(float)
+        tshark = down["retransmitted_packets"].astype(float) / (sent + down["run_id"].map(acks))
+        down = down.assign(tshark_pct=tshark * 100)
+        col, unit = "tshark_pct", "tshark's rate, ACKs in the denominator"
+    else:
+        col, unit = "retx_pct", "retransmitted / sent data segments (no ACK count in these runs)"
+    down_med = down.groupby(["plan", "cca"])[col].median()
+    seg_med = down.groupby(["plan", "cca"])["retx_pct"].median()
     worst = down_med.idxmax() if len(down_med) else None
+    acks_per_seg = (
+        common.finite((down["run_id"].map(acks) / down["sent_packets"]).median())
+        if col == "tshark_pct"
+        else None
+    )
     out["retx-down-low"] = Measured(
         common.finite(down_med.max()) if len(down_med) else None,
-        "the largest per-CCA median of retransmitted / sent data segments, downlink, per plan",
-        "downlink medians (%): "
+        f"the largest per-CCA median of the downlink's retransmission rate ({unit}), per plan",
+        f"downlink medians (%, {unit}): "
         + ", ".join(f"{p} {c} {v:.3f}" for (p, c), v in down_med.items())
-        + (f"; worst {worst[1]} ({worst[0]})" if worst else "")
-        + " (tshark's denominator also counts ACKs: the study's rates sit near 2/3 of these)"
+        + (
+            f"; worst {worst[1]} ({worst[0]}, {seg_med[worst]:.3f} % per data segment)"
+            if worst
+            else ""
+        )
+        + (
+            f"; the receiver sent {acks_per_seg:.2f} ACKs per data segment (median run), so "
+            f"tshark's rate is {100 / (1 + acks_per_seg):.0f} % of the per-segment one"
+            if acks_per_seg
+            else ""
+        )
         + start_share,
     )
     panels = retx.groupby(["plan", "direction", "cca"])["retx_pct"].mean()

@@ -33,7 +33,7 @@ import pandas as pd
 
 from satcc import registry
 from satcc.studies import common
-from satcc.studies.claims import Measured
+from satcc.studies.claims import TIE, Measured, paired_test
 
 CAMPAIGNS = ("study004-1v1", "study004-many")
 # the investigation (satcc.studies.study004_why) and the sensitivities (study004-sens): the
@@ -172,23 +172,46 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     share = common.finite(big["share"].mean()) if len(big) else None
     one_seed = points(dirs["study004-1v1"], by_seed=True)
     big_seeds = _at(one_seed[one_seed["k"] == "stock"], pc1_ms=pc1_min, pc2_ms=pc2_max)["share"]
+
+    def share_at(k: str, pc1: float, pc2: float, count: int | None = None):
+        """PC1's share per seed at one point (a paired share: each seed's own runs)."""
+
+        def stat(g: pd.DataFrame) -> float | None:
+            sel = g[g["k"] == k] if count is None else g[(g["k"] == k) & (g["count"] == count)]
+            v = _at(sel, pc1_ms=pc1, pc2_ms=pc2)["share"]
+            return common.finite(v.mean()) if len(v) else None
+
+        return stat
+
     out["stock-short-wins"] = Measured(
         share,
         f"PC1 {pc1_min:g} ms vs PC2 {pc2_max:g} ms, stock, second half",
         f"PC1 {common.fmt(common.finite(big['short_mbps'].mean()))}, PC2 "
         f"{common.fmt(common.finite(big['long_mbps'].mean()))} Mbit/s {note}",
+        per_seed=common.per_seed(one_seed, share_at("stock", pc1_min, pc2_max)),
         degenerate=lockout(big_seeds),
     )
+    # every point with a gap, each PC1 win shown by the sign test over its seeds (never a tie
+    # nor a lockout): the points' pooled shares alone would count a coin toss as a win
     gap = stock[stock["pc2_ms"] > stock["pc1_ms"]]
-    frac = common.finite((gap["share"] > 0.5).mean()) if len(gap) else None
-    losers = ", ".join(
-        f"{a:g}/{b:g} ms"
-        for a, b in gap[gap["share"] <= 0.5][["pc1_ms", "pc2_ms"]].itertuples(index=False)
-    )
+    stock_seed = one_seed[one_seed["k"] == "stock"]
+    won, lost = 0, []
+    for a, b, sh in gap[["pc1_ms", "pc2_ms", "share"]].itertuples(index=False):
+        seeds_ab = _at(stock_seed, pc1_ms=float(a), pc2_ms=float(b))["share"]
+        t = paired_test(tuple(float(x) for x in seeds_ab), 0.5, 1)
+        flag = lockout(seeds_ab)
+        tie = sh < 1 and abs(sh / (1 - sh) - 1) <= TIE
+        if t.shown and not tie and not flag:
+            won += 1
+        else:
+            why = "lockout" if flag else "tie" if tie else f"{t.k} of {t.n} seeds"
+            lost.append(f"{a:g}/{b:g} ms (share {sh:.3f}, {why})")
+    frac = won / len(gap) if len(gap) else None
     out["stock-short-wins-everywhere"] = Measured(
         frac,
-        f"{len(gap)} stock 1v1 points with PC2 RTT > PC1 RTT",
-        f"PC1 does not win at PC1/PC2 = {losers or 'none'} {note}",
+        f"{len(gap)} stock 1v1 points with PC2 RTT > PC1 RTT, PC1's win at each shown by the "
+        "sign test over its seeds",
+        f"PC1's win is not shown at PC1/PC2 = {'; '.join(lost) or 'none'} {note}",
     )
     small = _at(stock, pc1_ms=pc1_min, pc2_ms=float(stock["pc2_ms"].min()))
     jf = (
@@ -244,10 +267,19 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     )
     j6 = common.finite(_at(eq6, pc2_ms=top)["jain"].mean())
     js = common.finite(_at(m[m["k"] == "stock"], pc2_ms=top)["jain"].mean())
+
+    def like_stock(g: pd.DataFrame) -> float | None:
+        gm = g[g["count"] == n]
+        a = _at(gm[gm["k"] == "eq6"], pc2_ms=top)["jain"]
+        b = _at(gm[gm["k"] == "stock"], pc2_ms=top)["jain"]
+        return float(a.mean() - b.mean()) if len(a) and len(b) else None
+
     out["eq6-like-stock-large-gap-many"] = Measured(
         None if j6 is None or js is None else j6 - js,
-        f"{n}v{n}, PC2 {top:g} ms",
-        f"Jain eq. 6 {common.fmt(j6)}, stock {common.fmt(js)}",
+        f"{n}v{n}, PC2 {top:g} ms, per seed",
+        f"Jain eq. 6 {common.fmt(j6)}, stock {common.fmt(js)}; PC1's share eq. 6 "
+        f"{common.fmt(_share_at(m, 'eq6', top))}, stock {common.fmt(_share_at(m, 'stock', top))}",
+        per_seed=common.per_seed(many_seed, like_stock),
         degenerate=floor(j6, js),
     )
     ms = many_seed[many_seed["count"] == n]
@@ -260,6 +292,7 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             sh,
             f"{n}v{n}, {label}, PC2 {top:g} ms: PC1's share",
             f"PC1 (short RTT) gets {common.fmt(sh)} of the throughput {note}",
+            per_seed=common.per_seed(many_seed, share_at(k, pc1_min, top, n)),
             degenerate=lockout(_at(ms[ms["k"] == k], pc2_ms=top)["share"]),
         )
     eq7 = m[m["k"].str.startswith("eq7")]
@@ -287,7 +320,13 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             + _eq7_uniform(pc1_min, top),
             per_seed=common.per_seed(many_seed, eq7_gain),
         )
-        near = eq7[(eq7["k"] == best["k"]) & (eq7["pc2_ms"] <= SMALL_GAP_MS)]
+        # a small gap, not none: at PC2 = PC1 there is no long-RTT group to favour
+        near = eq7[
+            (eq7["k"] == best["k"])
+            & (eq7["pc2_ms"] <= SMALL_GAP_MS)
+            & (eq7["pc2_ms"] > eq7["pc1_ms"])
+        ]
+        low = near.sort_values("share").iloc[0] if len(near) else None
         tied = [
             str(k)
             for k, j in zip(large7["k"], large7["jain"], strict=True)
@@ -295,7 +334,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         ]
         out["eq7-overfavours-long-small-gap"] = Measured(
             common.finite(near["share"].min()) if len(near) else None,
-            f"{best['k']}, {n}v{n}, PC2 <= {SMALL_GAP_MS:g} ms: lowest PC1 share",
+            f"{best['k']}, {n}v{n}, {pc1_min:g} ms < PC2 <= {SMALL_GAP_MS:g} ms: the lowest "
+            "PC1 share, per seed at that point",
             f"PC1's share by PC2 RTT: {', '.join(f'{a:g} ms {b:.3f}' for a, b in zip(near['pc2_ms'], near['share'], strict=True))}"
             + "; eq. 6's at the same RTTs: "
             + ", ".join(
@@ -308,6 +348,11 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
                 else ""
             )
             + (_eq7_uniform(pc1_min, float(near["pc2_ms"].max())) if len(near) else ""),
+            per_seed=None
+            if low is None
+            else common.per_seed(
+                many_seed, share_at(str(best["k"]), float(low["pc1_ms"]), float(low["pc2_ms"]), n)
+            ),
             degenerate=(
                 f"a not determined: {', '.join(tied)} tie within {A_TIE:g} Jain at PC2 {top:g} ms"
                 if len(tied) > 1
@@ -600,7 +645,7 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
                 x = np.arange(len(setups)) + j * width
                 bars = ax.bar(x, sel["d_jain"], width, label=k, color=f"C{j}")
                 for b, holds in zip(bars, sel["holds"], strict=True):
-                    if holds != "all seeds":
+                    if holds != "shown":
                         b.set_hatch("//")
                         b.set_alpha(0.5)
             ax.axhline(0, color="k", lw=0.6)
@@ -625,7 +670,7 @@ def _why_figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
                 "Change of Jain's index from stock CUBIC by eq. 6's RTT unit, per setup (the "
                 "testbed: a 1000-packet queue on a 1000 Hz tick; no Reno emulation; 50/5000-slot "
                 "queues; 10 Gbit/s access; exact service; exact service on 50 slots); hatched: "
-                "the seeds disagree on the sign",
+                "the change is not shown by the sign test over the seeds (it needs 5 on one side)",
             )
         )
     if "study004-phase" in dirs:
