@@ -9,6 +9,7 @@ far each lands from the model (data/study002.toml's header quotes its output).
 
 from __future__ import annotations
 
+import argparse
 from concurrent.futures import ProcessPoolExecutor
 
 from satcc import registry
@@ -34,8 +35,11 @@ def one(args: tuple[float, int, bool]) -> tuple[float, int, bool, float, int, in
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    args = ap.parse_args()
     jobs = [(p, s, sack) for p in LOSSES for s in SEEDS for sack in (True, False)]
-    with ProcessPoolExecutor(2) as ex:
+    with ProcessPoolExecutor(args.jobs) as ex:
         rows = list(ex.map(one, jobs))
     by: dict[tuple[float, bool], list[tuple[float, int, int, float]]] = {}
     for p, _seed, sack, g, rto, rec, rr in rows:
