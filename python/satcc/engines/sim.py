@@ -133,6 +133,8 @@ def estimate(config: dict[str, Any]) -> Estimate:
         if f.get("proto") == "udp" and f.get("udp_rate_bps"):
             # the rate is of payload, as iperf3 -b counts it (1 B datagrams: 1 datagram a byte)
             sent = int(f["udp_rate_bps"] * active_s / (8 * f["udp_payload_bytes"]))
+            if f.get("size_bytes") is not None:  # a sized stream stops once it has sent it
+                sent = min(sent, -(-f["size_bytes"] // f["udp_payload_bytes"]))
             wire_bits = 8 * (f["udp_payload_bytes"] + UDP_HEADER_BYTES)
             slowest = min((direction(d)["rate_bps"] for d in fwd), default=rate) if fwd else rate
             delivered = min(sent, slowest * active_s / wire_bits)
