@@ -64,9 +64,10 @@ def estimate_s(c: Any, doc: dict[str, Any]) -> tuple[float, float]:
 _WARM: list[bool] = []
 
 
-def measure(run: Any) -> dict[str, Any]:
+def measure(run: Any, keep: Path | None = None) -> dict[str, Any]:
     """Execute one campaign RunSpec here: its CPU and events. The process's first run is
-    executed twice, the first unmeasured (the engine's and the results' modules import then)."""
+    executed twice, the first unmeasured (the engine's and the results' modules import then).
+    `keep`: a campaign directory the run is written into (`layout.write_run`)."""
     if not _WARM:
         execute(run)
         _WARM.append(True)
@@ -75,6 +76,10 @@ def measure(run: Any) -> dict[str, Any]:
     took = cpu() - before
     if not o.ok:
         raise SystemExit(f"run {run.run_id}: {o.error}")
+    if keep is not None:
+        from satcc.store import layout
+
+        layout.write_run(keep, run.index_doc(), o.result, o.extras)
     stats = o.result.meta.get("stats") or {}
     return {"run_id": run.run_id, "cpu_s": took, "events": stats.get("events")}
 
@@ -166,6 +171,12 @@ def main() -> int:
     p.add_argument("--campaign", action="append", help="only these (repeatable)")
     p.add_argument("--every-point", action="append", default=[], help="sample every point")
     p.add_argument("--study002", type=int, default=0, help="runs sampled per 002 column")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        help="write the sampled runs into KEEP/<campaign>/ (a campaign directory of them: "
+        "satcc query and the studies' measures read it)",
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     quick = args.design == "quick"
@@ -190,8 +201,19 @@ def main() -> int:
         every = name in args.every_point or c.name in args.every_point
         chosen = order if every else [order[i] for i in picks(len(order), args.per_campaign)]
         samples = []
+        keep = None
+        if args.keep is not None:
+            from satcc.campaign.execute import plan_doc
+            from satcc.store import layout
+
+            keep = args.keep / c.name
+            keep.mkdir(parents=True, exist_ok=True)
+            layout.atomic_write_text(
+                keep / layout.INDEX_FILE,
+                layout.dumps(plan_doc(c, [points[pt][0] for pt in chosen])),
+            )
         for pt in chosen:
-            x = measure(points[pt][0])
+            x = measure(points[pt][0], keep)
             x |= {"point": pt, "flow_s": points[pt][0].cost, "estimate_s": est[pt]}
             x["params"] = points[pt][0].params
             samples.append(x)
