@@ -254,9 +254,9 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 def json_depth(text: str) -> int:
     """Bracket nesting of a JSON text (strings skipped). The strings and everything but the
     brackets are dropped by the regular expression engine first, so the loop visits the
-    brackets alone (a campaign.json of 3,660 runs: 0.075 CPU s a character at a time, 15 times
-    what json.loads takes; the same depth for any text, valid JSON or not:
-    tests/test_limits.py)."""
+    brackets alone: a campaign.json of 3,660 runs (0.63 MB) 25 ms, 52 ms a character at a
+    time (json.loads: 9.5 ms); the same depth for any text, valid JSON or not
+    (tests/test_hostile_limits.py)."""
     depth = deepest = 0
     for c in _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)):
         if c in "[{":
