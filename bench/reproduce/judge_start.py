@@ -5,8 +5,8 @@ is reaped) from its start to having imported what judging a study needs.
     .venv/bin/python bench/reproduce/judge_start.py spawn|fork
 """
 
+import argparse
 import resource
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
@@ -34,7 +34,9 @@ if __name__ == "__main__":
     from satcc.campaign.worker import init_pool_worker
     from satcc.studies import reproduce
 
-    mode = sys.argv[1]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("mode", choices=("spawn", "fork"))
+    mode = ap.parse_args().mode
     k0 = kids()
     if mode == "spawn":
         pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=init_pool_worker)
