@@ -228,3 +228,40 @@ def test_running_out_of_memory_in_the_simulator_is_an_error_not_a_hang(tmp_path)
     assert len(lines) == 1 and "out of memory" in lines[0], p.stderr
     assert time.monotonic() - started < 100
     assert not (tmp_path / "o").exists()
+
+
+def _json_depth_char_by_char(text: str) -> int:
+    """satcc.limits.json_depth as it was written first: one character at a time."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
+def test_json_depth_is_the_char_by_char_count_for_any_text():
+    """The regular-expression json_depth (strings and non-brackets dropped first) against the
+    character loop it replaced: the same depth for valid JSON and for any text at all
+    (unterminated strings, a lone backslash at the end, brackets inside strings)."""
+    import random
+
+    rng = random.Random(43)
+    texts = ['{"a": ["]", "\\"[", {"b": [1, 2]}]}', '"[[[', '"\\', '[["\\\\"]]', "{[]}]]"]
+    texts += [
+        "".join(rng.choice('[]{}"\\a\n') for _ in range(rng.randrange(24))) for _ in range(20000)
+    ]
+    for text in texts:
+        assert limits.json_depth(text) == _json_depth_char_by_char(text), repr(text)

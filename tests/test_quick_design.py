@@ -37,6 +37,14 @@ def test_study004_sens_full_design_keeps_every_sensitivity():
         "5000 pkt",
     }
     assert {r.params["k"] for r in full} == {"stock", "eq6-1ms", "eq6-10ms", "eq6"}
+    # its 1000-packet stock and eq. 6 (100 ms) runs are study004-1v1's at PC2 128 ms: copied,
+    # not simulated (before, eq6 named rtt_unit = 100, the default, and so had other run ids
+    # for the same simulation)
+    one = spec.expand(common.load("study004-1v1", False), force=True, progress=False)
+    shared = {
+        (r.params["queue"], r.params["k"]) for r in full if r.run_id in {o.run_id for o in one}
+    }
+    assert shared == {("1000 pkt", "stock"), ("1000 pkt", "eq6")}
 
 
 def _campaigns_run(monkeypatch, tmp_path, quick: bool, engine: str) -> list[str]:

@@ -1,6 +1,7 @@
 """Run estimates against measured CPU time, and reading a long Mahimahi trace (issue 31).
 
     python bench/reliability/estimates.py [--only NAME ...] [--trace-lines N]
+    python bench/reliability/estimates.py --in-process [--repeat 3] [--only NAME ...]
 
 For each case: the scenario is written to a scratch directory, `satcc.engines.sim.estimate`
 gives the estimate, and `satcc sim FILE --force --out DIR` runs in a fresh process whose user
@@ -10,6 +11,12 @@ is what the estimate predicts. The trace case also times `satcc check` alone on 
 `--trace-lines` lines (10^7: a 15-minute recording at ~100 Mbit/s). Prints one Markdown table
 (BENCHMARKS.md "Reliability at scale"); the per-kind constants in `satcc.engines.sim` are set
 from these ratios, rounded so that estimates err high.
+
+`--in-process` measures instead what `tests/test_reliability.py` measures: the CPU time
+(`time.process_time`) of `_native.run_sim` on the resolved scenario in this process, the
+least of `--repeat` runs (contention on a shared machine only adds), and prints beside each
+case the constant it implies (the constant times measured / estimated: one kind of packet per
+case, UDP's two constants solved from its two cases).
 """
 
 from __future__ import annotations
@@ -92,11 +99,91 @@ def write_trace(path: Path, lines: int, per_ms: int = 8) -> None:
             f.write(f"{ms}\n" * per_ms)
 
 
+# the constants each calibration case sets (`--in-process`)
+CONSTANT_OF = {
+    "tcp-1g-60s": "NS_PER_PACKET_HOP",
+    "tcp-2-sharing-1g-30s": "NS_PER_PACKET_HOP",
+    "tcp-4-sharing-1g-30s": "NS_PER_PACKET_HOP",
+    "trace-cubic-60s": "NS_PER_TRACE_HOP",
+}
+UDP_CASES = ("udp-1B-200Mbit-3s", "udp-100B-1g-3s")
+
+
+def _parts(sim, config, names: tuple[str, ...]) -> list[float]:
+    """The estimate's seconds per ns of each named constant (the others set to 0): solving
+    measured seconds = sum(part x constant) gives the constants in ns."""
+    saved = {n: getattr(sim, n) for n in names}
+    out = []
+    try:
+        for n in names:
+            for m in names:
+                setattr(sim, m, 1 if m == n else 0)
+            out.append(sim.estimate(config).seconds)
+    finally:
+        for n, v in saved.items():
+            setattr(sim, n, v)
+    return out
+
+
+def in_process(args) -> None:
+    from satcc import _native
+    from satcc import scenario as sc
+    from satcc.engines import sim
+
+    with tempfile.TemporaryDirectory(prefix="satcc-bench-") as tmp:
+        small = Path(tmp) / "small.trace"
+        write_trace(small, 600_000)
+        print(
+            "| run | estimated packets | estimate | measured (run_sim CPU, least of "
+            f"{args.repeat}) | ratio | constant implied |"
+        )
+        print("|---|---|---|---|---|---|")
+        udp = {}
+        for name, text in cases(small).items():
+            if args.only and name not in args.only:
+                continue
+            f = Path(tmp) / f"{name}.toml"
+            f.write_text(text)
+            config = sc.resolve(sc.load(f))
+            est = sim.estimate(config)
+            times = []
+            for _ in range(args.repeat):
+                started = time.process_time()
+                _native.run_sim(config)
+                times.append(time.process_time() - started)
+            measured = min(times)
+            implied = ""
+            if name in CONSTANT_OF:
+                const = CONSTANT_OF[name]
+                implied = f"{const} {getattr(sim, const) * measured / est.seconds:.0f} ns"
+            if name in UDP_CASES:
+                udp[name] = (_parts(sim, config, ("NS_PER_UDP_SENT", "NS_PER_UDP_HOP")), measured)
+            print(
+                f"| {name} | {est.packets / 1e6:.2f} M | {est.seconds:.2f} s | {measured:.3f} s "
+                f"({', '.join(f'{t:.3f}' for t in times)}) | {est.seconds / measured:.2f} "
+                f"| {implied} |"
+            )
+        if len(udp) == 2:
+            (a1, b1), t1 = udp[UDP_CASES[0]]
+            (a2, b2), t2 = udp[UDP_CASES[1]]
+            det = a1 * b2 - a2 * b1
+            sent, hop = (t1 * b2 - t2 * b1) / det, (a1 * t2 - a2 * t1) / det
+            print(
+                f"\nUDP, solved from its two cases: NS_PER_UDP_SENT {sent:.0f} ns, "
+                f"NS_PER_UDP_HOP {hop:.0f} ns"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="case names")
     ap.add_argument("--trace-lines", type=int, default=10_000_000)
+    ap.add_argument("--in-process", action="store_true", help="time _native.run_sim here")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    if args.in_process:
+        in_process(args)
+        return
 
     from satcc import scenario as sc
     from satcc.engines import sim

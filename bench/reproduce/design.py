@@ -1,7 +1,10 @@
 """The runs `satcc reproduce all` plans, design by design: how many, how many are the same run
 in two campaigns (same run id: engine + resolved-scenario hash + seed, simulated once and
-copied), how many share a prefix with another (the same resolved scenario and seed apart from
-the duration), and what they simulate (seconds, flow-seconds).
+copied), how many are the same simulation under another run id (resolved scenarios that differ
+only by a congestion control parameter written out at its default, or by the scenario's or a
+flow's name: the dedup by run id misses them), how many share a prefix with another (the same
+resolved scenario and seed apart from the duration), and what they simulate (seconds,
+flow-seconds).
 
     .venv/bin/python bench/reproduce/design.py            # quick and full designs, the simulator
     .venv/bin/python bench/reproduce/design.py --json     # the same as JSON
@@ -21,9 +24,32 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+from satcc import _native
 from satcc.campaign import spec
 from satcc.scenario import scenario_hash
 from satcc.studies import common, reproduce
+
+_CC_DEFAULTS: dict[str, dict[str, Any]] = {}
+
+
+def simulation_key(config: dict[str, Any]) -> str:
+    """The resolved scenario as the simulation sees it: without its names and with each flow's
+    congestion control parameters that equal the algorithm's default left out."""
+    doc = copy.deepcopy(
+        {k: v for k, v in config.items() if k not in ("seed", "routes", "name", "description")}
+    )
+    for f in doc.get("flows", []):
+        cca = f.get("cca")
+        if cca not in _CC_DEFAULTS:
+            try:
+                params = _native.cc_info(cca)["params"]
+            except Exception:  # noqa: BLE001 - not a TCP algorithm (UDP): no parameters
+                params = []
+            _CC_DEFAULTS[cca] = {p["name"]: p["default"] for p in params}
+        defaults = _CC_DEFAULTS[cca]
+        f["cc"] = {k: v for k, v in (f.get("cc") or {}).items() if defaults.get(k, k) != v}
+        f.pop("name", None)
+    return scenario_hash(doc)
 
 
 def campaigns(quick: bool) -> list[tuple[str, str, bool]]:
@@ -62,6 +88,7 @@ def plan(study: str, name: str, quick: bool) -> list[dict[str, Any]]:
         h = scenario_hash(config)
         cut = {k: v for k, v in config.items() if k != "duration_ns"}
         prefix = scenario_hash(cut)
+        same = simulation_key(config)
         for seed in c.seeds:
             rid = spec.run_id({"engine": s.scenario.engine, "scenario_hash": h, "seed": seed})
             rows.append(
@@ -70,6 +97,7 @@ def plan(study: str, name: str, quick: bool) -> list[dict[str, Any]]:
                     "campaign": c.name,
                     "run_id": rid,
                     "prefix": (s.scenario.engine, prefix, seed),
+                    "simulation": (s.scenario.engine, same, seed),
                     "duration_s": config["duration_ns"] / 1e9,
                     "flows": max(len(config["flows"]), 1),
                 }
@@ -103,6 +131,10 @@ def summary(quick: bool) -> dict[str, Any]:
         seen.add(r["run_id"])
         pc["sim_s"] += r["duration_s"]
         pc["flow_s"] += r["duration_s"] * r["flows"]
+    by_simulation: dict[Any, list[str]] = defaultdict(list)
+    for rid, r in unique.items():
+        by_simulation[r["simulation"]].append(rid)
+    twins = [rids for rids in by_simulation.values() if len(rids) > 1]
     saved_prefix_s = 0.0
     for durations in by_prefix.values():
         if len(durations) > 1:  # run the longest once: the shorter ones' seconds saved
@@ -112,6 +144,11 @@ def summary(quick: bool) -> dict[str, Any]:
         "campaign_runs": len(rows),
         "unique_runs": len(unique),
         "duplicates": len(rows) - len(unique),
+        # distinct run ids simulating what another one does (one run of each group would do)
+        "same_simulation_other_id": sum(len(rids) - 1 for rids in twins),
+        "same_simulation_groups": [
+            sorted(f"{unique[rid]['campaign']}:{rid}" for rid in rids) for rids in twins
+        ],
         "runs_sharing_a_prefix": len(shared_prefix),
         "prefix_groups": sum(1 for d in by_prefix.values() if len(d) > 1),
         "prefix_seconds_saved_at_most": saved_prefix_s,
@@ -133,7 +170,9 @@ def main() -> int:
     for d in docs:
         print(
             f"{d['design']}: {d['campaign_runs']} campaign runs, {d['unique_runs']} distinct "
-            f"({d['duplicates']} the same run in two campaigns); {d['runs_sharing_a_prefix']} "
+            f"({d['duplicates']} the same run in two campaigns); "
+            f"{d['same_simulation_other_id']} the same simulation under another run id; "
+            f"{d['runs_sharing_a_prefix']} "
             f"distinct runs in {d['prefix_groups']} groups differ only in duration (at most "
             f"{d['prefix_seconds_saved_at_most']:.0f} simulated s of {d['sim_s']:.0f} saved); "
             f"{d['flow_s']:.0f} flow-s"

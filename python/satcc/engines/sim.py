@@ -28,19 +28,23 @@ ENGINE = "sim"
 RAW_DIR = "sim"  # packet captures go to DIR/sim/, as the emulator's go to DIR/emu/
 
 # Cost model of a run (docs/reliability.md "Estimates"), calibrated with
-# bench/reliability/estimates.py on the 2-core development machine (user CPU of `satcc sim`
-# minus that of `satcc check` on the same file; BENCHMARKS.md "Reliability at scale"). A
-# packet costs per link direction it crosses: a 60 s 1 Gbit/s CUBIC flow over one link (7.5 M
-# estimated packets, data + one ACK per two) took 1.81 s, 241 ns a packet-hop; two and four
-# TCP flows sharing 1 Gbit/s over three hops 200-240 ns a packet-hop; over a Mahimahi trace
-# link (opportunity search per packet, per-ms capacity) 590 ns. UDP: a datagram sent costs
-# ~100 ns even when the link drops it (75 M datagrams of 1 B at 200 Mbit/s, 83 % dropped:
-# 7.6 s), one delivered ~130 ns more a hop (3.75 M of 100 B at 1 Gbit/s: 0.87 s). Rounded up,
-# so that the estimate errs high.
-NS_PER_PACKET_HOP = 250  # per estimated TCP packet (data or ACK) and link direction crossed
-NS_PER_TRACE_HOP = 600  # the same over a Mahimahi trace direction
-NS_PER_UDP_SENT = 100  # per UDP datagram sent
-NS_PER_UDP_HOP = 150  # per UDP datagram delivered over a link direction
+# `bench/reliability/estimates.py --in-process` on the 2-core development machine: the CPU time
+# of `_native.run_sim` on the resolved scenario, the least of three (what
+# tests/test_reliability.py measures; BENCHMARKS.md "Reliability at scale"). A packet costs
+# per link direction it crosses: a 60 s 1 Gbit/s CUBIC flow over one link (7.5 M estimated
+# packets, data + one ACK per two) took 0.97 s, 129 ns a packet-hop; two and four TCP flows
+# sharing 1 Gbit/s over three hops 102-108 ns a packet-hop; over a Mahimahi trace link
+# (opportunity search per packet, per-ms capacity) 275 ns. UDP, solved from two runs: a
+# datagram sent costs ~37 ns even when the link drops it (75 M datagrams of 1 B at 200
+# Mbit/s, 83 % dropped: 4.23 s), one delivered ~113 ns more a hop (3.75 M of 100 B at 1
+# Gbit/s: 0.47 s). Measured 2026-11-30 at load average 8-12 (CPU inflated by contention, not
+# deflated); rounded up, so that the estimate errs high. (The constants of 2026-11-27, 250,
+# 600, 100 and 150 ns, put the simulator's runs at 1.7-2.5x their CPU time since the
+# per-segment work of issue 43.)
+NS_PER_PACKET_HOP = 130  # per estimated TCP packet (data or ACK) and link direction crossed
+NS_PER_TRACE_HOP = 280  # the same over a Mahimahi trace direction
+NS_PER_UDP_SENT = 40  # per UDP datagram sent
+NS_PER_UDP_HOP = 120  # per UDP datagram delivered over a link direction
 UDP_HEADER_BYTES = 28  # 20 IP + 8 UDP, as the simulator puts a datagram on the wire
 # A constellation link looks for its serving satellite among the whole shell once an epoch
 # (its model's `period_ns`, Starlink's 15 s), per direction: a 120 s run over a shell of
@@ -133,6 +137,8 @@ def estimate(config: dict[str, Any]) -> Estimate:
         if f.get("proto") == "udp" and f.get("udp_rate_bps"):
             # the rate is of payload, as iperf3 -b counts it (1 B datagrams: 1 datagram a byte)
             sent = int(f["udp_rate_bps"] * active_s / (8 * f["udp_payload_bytes"]))
+            if f.get("size_bytes") is not None:  # a sized stream stops once it has sent it
+                sent = min(sent, -(-f["size_bytes"] // f["udp_payload_bytes"]))
             wire_bits = 8 * (f["udp_payload_bytes"] + UDP_HEADER_BYTES)
             slowest = min((direction(d)["rate_bps"] for d in fwd), default=rate) if fwd else rate
             delivered = min(sent, slowest * active_s / wire_bits)

@@ -269,10 +269,7 @@ def reproduce_many(
     `done(result)` is called as each study is judged; the results are returned in `studies`'
     order. `alone`: an engine must run alone (the emulator), nothing beside it: each study
     is judged here, before the next runs."""
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-    from multiprocessing import get_context
-
-    from satcc.campaign.worker import init_pool_worker
+    from concurrent.futures import FIRST_COMPLETED, Future, wait
 
     if len(studies) < 2 or alone:
         out = []
@@ -298,8 +295,7 @@ def reproduce_many(
             results[study] = result
             done(result)
 
-    # spawn: never fork a process that may hold threads (DuckDB, Arrow)
-    pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=init_pool_worker)
+    pool = _judging_pool(studies)
     try:
         for study in order:
             with timings.section(study):
@@ -315,6 +311,49 @@ def reproduce_many(
     with timings.phase(timings.WORKERS):  # its CPU beyond what it recorded: start, imports
         pool.shutdown(wait=True)
     return [results[s] for s in studies]
+
+
+def _judging_pool(studies: list[str]) -> Any:
+    """The one process that judges the studies (`reproduce_many`), started now, before this
+    process has run anything. Forked where the platform can: it starts as a copy of this
+    process with the studies' modules and pandas, numpy and pydantic already imported, where a
+    spawned one imports them again (~2 CPU s). Forking is safe only before this process holds
+    threads that lock (the campaigns' pool's, DuckDB's, Arrow's): hence now, once, with the
+    fork forced by a first task rather than left to the first study's submission."""
+    import multiprocessing
+    import sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    for study in studies:  # this process runs them; the copy judges them
+        module(study)
+    if "fork" not in multiprocessing.get_all_start_methods():
+        from satcc.campaign.worker import init_pool_worker
+
+        return ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("spawn"), initializer=init_pool_worker
+        )
+    sys.stdout.flush()  # a copy of what is buffered would be written again by the child
+    sys.stderr.flush()
+    pool = ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context("fork"), initializer=_init_judging_process
+    )
+    pool.submit(int).result()  # forked here (a fork context starts its processes at once)
+    return pool
+
+
+def _init_judging_process() -> None:
+    """A forked judging process starts as a spawned one would: SIGTERM and SIGHUP at their
+    default action (this process's CLI handlers are not its own), no recording inherited
+    (it records its own phases, `_judge_recorded`), killed when this process dies."""
+    import signal
+
+    from satcc.campaign.worker import init_pool_worker
+    from satcc.errors import TERMINATING_SIGNALS
+
+    for signum in TERMINATING_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+    timings._ACTIVE = None
+    init_pool_worker()
 
 
 def text_lines(result: StudyResult) -> list[str]:
