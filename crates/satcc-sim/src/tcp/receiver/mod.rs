@@ -534,9 +534,7 @@ impl Receiver {
                 }
             }
             self.rcv_mss = len.min(self.advmss);
-            if psh {
-                self.ack_pushed = true;
-            }
+            self.ack_pushed |= psh;
         } else {
             // A short segment: take it as the MSS when two in a row have this size.
             let header = packet::TCP_HEADER as u64

@@ -207,7 +207,7 @@ impl Sender {
     /// receiver's `ICSK_ACK_PUSHED` acknowledges the packet's end when it is read.
     #[inline(always)]
     fn gso_packet_sent(&mut self, segs: u32, out: &mut Out) {
-        if segs > 1 && self.tso_defer {
+        if self.tso_defer && segs > 1 {
             if let Some(p) = out.pkts.last_mut() {
                 p.psh = true;
             }
@@ -427,10 +427,11 @@ impl Sender {
         let mut sent = 0;
         let mut cwnd_limited = false;
         let mut pacing = self.pacing_enabled();
-        // segments left in the current GSO packet, its payload so far and its segments
+        // segments left in the current GSO packet, its payload so far, and the segments sent
+        // before it (its segments are `sent - skb_first`: no count kept per segment)
         let mut skb_left = 0u32;
         let mut skb_bytes = 0u64;
-        let mut skb_segs = 0u32;
+        let mut skb_first = 0u32;
         // Each new segment adds one to packets_out and nothing else to in_flight(), which is
         // packets_out + retrans_out − (sacked_out + lost_out) (never saturated: left_out ≤
         // packets_out, checked after every ACK in debug builds): counted up, not recomputed.
@@ -462,10 +463,10 @@ impl Sender {
             if skb_left == 0 {
                 if skb_bytes > 0 {
                     self.pace_after_skb(pacing, now, skb_bytes);
-                    self.gso_packet_sent(skb_segs, out);
+                    self.gso_packet_sent(sent - skb_first, out);
                     skb_bytes = 0;
-                    skb_segs = 0;
                 }
+                skb_first = sent;
                 if self.paced_out_with(pacing, now, out) {
                     break;
                 }
@@ -489,13 +490,12 @@ impl Sender {
             pacing = self.send_new_with(in_flight, len, pacing, sent == 0, now, out);
             skb_left -= 1;
             skb_bytes += len as u64;
-            skb_segs += 1;
             in_flight += 1;
             sent += 1;
         }
         if skb_bytes > 0 {
             self.pace_after_skb(pacing, now, skb_bytes);
-            self.gso_packet_sent(skb_segs, out);
+            self.gso_packet_sent(sent - skb_first, out);
         }
         if sent > 0 && !pacing && self.tso_defer {
             self.head_buffer_sent();
