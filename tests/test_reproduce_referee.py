@@ -79,6 +79,21 @@ def test_study002s_kernel_runs_record_satcc_linkds_lateness(tmp_path, monkeypatc
     assert doc["run"]["linkd_lateness"] == {"emu": late}
     line = D._run_line("kernel", tmp_path, doc)
     assert "satcc-linkd's lateness over 4 runs: p99 median 120 µs, largest p99 140 µs" in line
+    # judged again later on a busy machine, nothing run: the runs' date, wall and load stay
+    first = doc["run"]
+    rerun = R.Ran("002", {"emu": {"validate-hybla": out}}, True, None, tmp_path / "002", None,
+                  "2026-11-30 12:00", 0.0, 9.0)  # fmt: skip
+    rerun.started_epoch = (out / "validation.json").stat().st_mtime + 1
+    assert R.ran_nothing(rerun)
+    R.judge(rerun)
+    again = json.loads((tmp_path / "002" / "claims.json").read_text())["run"]
+    assert again == {**first, "judged_utc": "2026-11-30 12:00"}
+    # a run written since the invocation started makes it a run of its own: a new record
+    rerun.started_epoch = (out / "validation.json").stat().st_mtime
+    assert not R.ran_nothing(rerun)
+    R.judge(rerun)
+    fresh = json.loads((tmp_path / "002" / "claims.json").read_text())["run"]
+    assert fresh["started_utc"] == "2026-11-30 12:00" and "judged_utc" not in fresh
     # a simulator's row is as it was (runs.csv keeps its columns)
     monkeypatch.setattr(hybla.registry, "run", fake_run(None))
     sim = hybla.simulate(hybla.run_specs(hybla.Design.quick())[0])

@@ -100,6 +100,26 @@ class Ran:
     t0: float  # time.monotonic() at the start (one clock for every process of the machine)
     load_start: float
     figures: bool = False  # draw the paper's figures (`--figures`): matplotlib, ~0.3 CPU s each
+    started_epoch: float = 0.0  # time.time() at the start: a run written since is this one's
+
+
+def ran_nothing(ran: Ran) -> bool:
+    """Whether this invocation found every run of the study done (a resume, a re-judge): no run's
+    summary.json (nor study 002's validation.json) was written since it started."""
+    for dirs in ran.dirs.values():
+        for d in dirs.values():
+            files = [*Path(d).glob("runs/*/summary.json"), Path(d) / "validation.json"]
+            if any(f.is_file() and f.stat().st_mtime >= ran.started_epoch for f in files):
+                return False
+    return True
+
+
+def previous_run(out: Path) -> dict[str, Any] | None:
+    """The dated run record of the study's last claims.json in `out`, if any."""
+    try:
+        return json.loads((out / "claims.json").read_text(encoding="utf-8")).get("run")
+    except (OSError, ValueError):
+        return None
 
 
 def run_study(
@@ -126,6 +146,7 @@ def run_study(
     started, t0 = datetime.datetime.now(datetime.UTC), time.monotonic()
     ran = Ran(study, {}, quick, seeds, out, jobs, started.strftime("%Y-%m-%d %H:%M"), t0, 0.0)
     ran.load_start = os.getloadavg()[0]
+    ran.started_epoch = time.time()
     ran.figures = figures
     no_kernel = claims.load(study).no_kernel
     for engine in engines:
@@ -229,6 +250,11 @@ def judge(ran: Ran) -> StudyResult:
         "cpus": os.cpu_count(),
         "jobs": ran.jobs,
     }
+    earlier = previous_run(out)
+    if earlier and earlier.get("started_utc") and ran_nothing(ran):
+        # only judged again: the runs' own date, wall and load stay the record (a re-judge on a
+        # busy machine does not make a quiet kernel run a loaded one), with when it was judged
+        result.run = {**earlier, "judged_utc": ran.started_utc}
     lateness = {e: linkd_lateness(d) for e, d in ran.dirs.items() if registry.get(e).real_time}
     if lateness:
         result.run["linkd_lateness"] = lateness
