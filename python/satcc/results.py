@@ -630,6 +630,7 @@ def _null_outside_flows(
     ids, t = fs.get("flow_id", []), fs.get("t_s", [])
     out = {k: list(v) for k, v in fs.items()}
     data_columns = [k for k in out if k not in ("flow_id", "t_s")]
+    srtt = out.get("srtt_ms")
     for i, (fid, ts) in enumerate(zip(ids, t, strict=True)):
         start, end = span.get(fid, (0.0, math.inf))
         if ts + bin_s <= start or ts >= end:
@@ -640,8 +641,8 @@ def _null_outside_flows(
             for k in TCP_STATE_COLUMNS:
                 if k in out:
                     out[k][i] = None
-        elif "srtt_ms" in out and out["srtt_ms"][i] == 0:
-            out["srtt_ms"][i] = None
+        elif srtt is not None and srtt[i] == 0:
+            srtt[i] = None
     return out
 
 
