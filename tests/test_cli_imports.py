@@ -7,7 +7,8 @@ the scenario reader and the native module's callers. `satcc sim` (issue 40: >= 8
 instructions in the simulation) prints its table without rich, builds its result without
 dataclasses and imports no typing (~15 M instructions with contextlib: annotations only, under
 `if TYPE_CHECKING:`; collections.namedtuple for the NamedTuples on its path) nor tempfile (~8 M
-with random and weakref: the result's temporary directory is made by satcc.results itself).
+with random and weakref: the result's temporary directory is made by satcc.results itself)
+nor hashlib (OpenSSL, ~11 M: the sha256 of the result's files is the native module's).
 A new import on these paths that brings one back fails here; put it inside the function that
 needs it."""
 
@@ -86,7 +87,7 @@ def test_help_imports_no_command(argv):
 # `satcc sim` printing its per-flow table: the result writer is imported, these are not
 SIM_HEAVY = (
     *("rich", "dataclasses", "inspect", "ast", "tomllib", "pydantic", "numpy", "pyarrow"),
-    *("pandas", "typing", "contextlib", "tempfile", "random"),
+    *("pandas", "typing", "contextlib", "tempfile", "random", "hashlib"),
 )
 SIM_SCENARIO = (
     '[scenario]\nduration = "1 s"\n'

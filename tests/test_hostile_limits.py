@@ -5,6 +5,7 @@ out-of-memory in the simulator."""
 from __future__ import annotations
 
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -119,6 +120,20 @@ def test_names_with_terminal_escapes_are_printed_escaped(command, tmp_path, monk
 def test_printable_keeps_text_newlines_and_tabs():
     assert limits.printable("a\tb\nc é ✓") == "a\tb\nc é ✓"
     assert limits.printable("\x1b[31m\x9b\r") == "\\x1b[31m\\x9b\\x0d"
+
+
+def test_printable_escapes_exactly_the_control_characters_of_every_code_point():
+    # the set as a regular expression's class (what `printable` was before its translate
+    # tables), over all of Unicode: nothing more or less is escaped, in either form
+    control = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+    text = "".join(map(chr, range(0x110000)))
+
+    def escaped(m: re.Match[str]) -> str:
+        c = ord(m.group())
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+    assert limits.printable(text) == control.sub(escaped, text)
+    assert limits.json_printable(text) == control.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 # -- internal errors ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from satcc import _native
 from satcc import results as rs
 from satcc import scenario as sc
 from satcc.tables import Table
@@ -298,14 +299,43 @@ def test_a_result_written_before_the_received_columns_existed_still_loads(write_
 
 
 def test_a_sha256_is_computed_by_the_two_helpers_only():
-    # a file's bytes (results.file_sha256) and an object's canonical JSON
-    # (scenario.config.json_sha256): every digest satcc records or names things by is one of
-    # them, so none is computed a second way (bpf.py's kernel names and cache keys, a long
-    # scenario name's directory)
+    # a file's bytes (results.file_sha256, or what Table.write_parquet returns of the file it
+    # wrote) and an object's canonical JSON (scenario.config.json_sha256): every digest satcc
+    # records or names things by is one of them, all by the native module's one sha256, so
+    # none is computed a second way (bpf.py's kernel names and cache keys, a long scenario
+    # name's directory) and hashlib (OpenSSL) stays out of every command
     package = Path(rs.__file__).parent
-    users = {
-        p.relative_to(package).as_posix()
+    texts = {
+        p.relative_to(package).as_posix(): p.read_text(encoding="utf-8")
         for p in package.rglob("*.py")
-        if "hashlib" in p.read_text(encoding="utf-8")
     }
+    assert [name for name, text in texts.items() if "import hashlib" in text] == []
+    users = {name for name, text in texts.items() if "Sha256" in text}
     assert users == {"results.py", "scenario/config.py"}
+
+
+@pytest.mark.parametrize("size", [0, 3, 2047, 2048, (1 << 18) + 5, 3 << 18])
+def test_the_native_sha256_is_sha256(tmp_path, size):
+    import hashlib  # the oracle: the standard library's digest of the same bytes
+
+    data = bytes((i * 7 + i // 251) % 256 for i in range(size))
+    want = hashlib.sha256(data).hexdigest()
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    assert rs.file_sha256(path) == want  # read in SHA256_CHUNK pieces
+    h = _native.Sha256(data[:5])
+    h.update(data[5:])
+    assert h.hexdigest() == want
+    assert h.hexdigest() == want  # hexdigest does not end the digest
+    h.update(b"x")
+    assert h.hexdigest() == hashlib.sha256(data + b"x").hexdigest()
+
+
+def test_the_digest_write_parquet_returns_is_the_files(write_toml, tmp_path):
+    r = _result(write_toml)
+    digest = r.flow_series_data.write_parquet(tmp_path / "fs.parquet")
+    assert digest == rs.file_sha256(tmp_path / "fs.parquet")
+    out = r.write(tmp_path / "res")
+    summary = json.loads((out / rs.SUMMARY_FILE).read_text(encoding="utf-8"))
+    for name in rs.TABLE_FILES:
+        assert summary["files"][name]["sha256"] == rs.file_sha256(out / name)

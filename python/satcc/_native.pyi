@@ -91,12 +91,21 @@ def write_parquet(
     fields: list[tuple[str, str]],
     columns: list[list[Any]],
     metadata: list[tuple[str, str]] | None = None,
-) -> None:
+) -> str:
     """Write `columns` (one list per field; (name, type) with type int64, float64, string or
     bool; None and float NaN are null) as the Parquet file `path` with satcc's fixed options
-    (satcc.tables.Table.write_parquet). TypeError names the column and row of a value of the
-    wrong type; ValueError for columns of different lengths; OSError when `path` cannot be
-    written."""
+    (satcc.tables.Table.write_parquet); returns the sha256 (hex) of the bytes written (as
+    `Sha256`). TypeError names the column and row of a value of the wrong type; ValueError for
+    columns of different lengths; OSError when `path` cannot be written."""
+
+class Sha256:
+    """satcc's one sha256 (the sha2 crate), fed as hashlib's is: `Sha256(b"...")`,
+    `.update(data)`, `.hexdigest()` (satcc.results.file_sha256,
+    satcc.scenario.config.json_sha256). Updates of 2 KiB or more release the GIL."""
+
+    def __init__(self, data: bytes | None = None) -> None: ...
+    def update(self, data: bytes) -> None: ...
+    def hexdigest(self) -> str: ...
 
 def resolve(scenario: dict[str, Any]) -> Resolved:
     """SCENARIO in, the resolved scenario out (every flow's algorithm and parameters checked

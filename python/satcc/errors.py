@@ -6,7 +6,11 @@ prints `satcc: error: <message>` on stderr and exits with `exit_code`.
 
 from __future__ import annotations
 
-import signal
+# `_signal`: the interpreter's own signal functions, of which `signal` is the face. `signal`
+# builds IntEnums of every signal and handler at import, ~3.5 M instructions of every command
+# (BENCHMARKS.md, issue 40); here handlers are set and given back as they are, and a signal's
+# name is asked of `signal` only where one is printed (satcc.cli).
+import _signal
 import threading
 
 TYPE_CHECKING = False  # typing stays unimported on `satcc --help`'s path
@@ -37,7 +41,7 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+TERMINATING_SIGNALS = (_signal.SIGTERM, _signal.SIGHUP)
 
 
 def _raise_terminated(signum: int, frame: object) -> NoReturn:
@@ -51,9 +55,9 @@ def catch_termination() -> dict[int, Any]:
     where Python takes no handler)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    return {s: signal.signal(s, _raise_terminated) for s in TERMINATING_SIGNALS}
+    return {s: _signal.signal(s, _raise_terminated) for s in TERMINATING_SIGNALS}
 
 
 def restore_handlers(previous: dict[int, Any]) -> None:
     for signum, handler in previous.items():
-        signal.signal(signum, handler)
+        _signal.signal(signum, handler)

@@ -10,8 +10,6 @@ limits and memory budget, then satcc-core's parser; `tle_geometry`: SGP4 in satc
 
 from __future__ import annotations
 
-import array
-import struct
 import sys
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from satcc.errors import UserError
 
 TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
 if TYPE_CHECKING:
+    import array
     from typing import Any
 
 _PRESETS = _native.link_model_presets()
@@ -67,6 +66,8 @@ def mahimahi_info(path: str | Path) -> dict[str, Any]:
 def read_mahimahi(path: Path) -> array.array:
     """A Mahimahi trace's timestamps (ms) as an `array('Q')` (8 B a line; `numpy.asarray`
     takes it without a copy), read as `mahimahi_info` reads it."""
+    import array  # here: a run's scenario reader needs neither array nor struct
+
     mahimahi_info(path)
     out = array.array("Q")
     out.frombytes(_native.mahimahi_stamps(path))
@@ -93,6 +94,8 @@ def delay_csv_info(
 def read_delay_csv(path: Path, default_loss: float) -> list[tuple[int, int, float]]:
     """Rows `t_ms,delay_ms[,loss]` → [(t_ns, delay_ns, loss)], read as `delay_csv_info` reads
     them (for `satcc trace fit`)."""
+    import struct
+
     delay_csv_info(path, default_loss)
     return list(struct.iter_unpack("<QQd", _native.delay_csv_rows(path, default_loss)))
 

@@ -18,7 +18,6 @@ Parquet is written with fixed options and our own key/value metadata only (no pa
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import keyword
 import math
@@ -542,11 +541,9 @@ class RunResult:
             (FLOW_SERIES_FILE, self.flow_series_data),
             (LINK_SERIES_FILE, self.link_series_data),
         ):
-            table.write_parquet(into / name, {"satcc": meta_json})
-            digests[name] = file_sha256(into / name)
+            digests[name] = table.write_parquet(into / name, {"satcc": meta_json})
         for name, table in sorted(self.extras.items()):
-            table.write_parquet(into / name)
-            digests[name] = file_sha256(into / name)
+            digests[name] = table.write_parquet(into / name)
         files = (*TABLE_FILES, *sorted(self.extras))
         doc = self.summary()
         doc["files"] = {name: {"sha256": digests[name]} for name in files}
@@ -633,6 +630,7 @@ def _null_outside_flows(
     ids, t = fs.get("flow_id", []), fs.get("t_s", [])
     out = {k: list(v) for k, v in fs.items()}
     data_columns = [k for k in out if k not in ("flow_id", "t_s")]
+    srtt = out.get("srtt_ms")
     for i, (fid, ts) in enumerate(zip(ids, t, strict=True)):
         start, end = span.get(fid, (0.0, math.inf))
         if ts + bin_s <= start or ts >= end:
@@ -643,8 +641,8 @@ def _null_outside_flows(
             for k in TCP_STATE_COLUMNS:
                 if k in out:
                     out[k][i] = None
-        elif "srtt_ms" in out and out["srtt_ms"][i] == 0:
-            out["srtt_ms"][i] = None
+        elif srtt is not None and srtt[i] == 0:
+            srtt[i] = None
     return out
 
 
@@ -675,10 +673,20 @@ def _umask() -> int:
     return mask
 
 
+SHA256_CHUNK = 1 << 18  # bytes read at a time (hashlib.file_digest's buffer)
+
+
 def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes, hex (the one digest every store and campaign file records)."""
+    """The sha256 of a file's bytes, hex (the one digest every store and campaign file records;
+    `Table.write_parquet` returns the same of the file it writes). satcc's one sha256 is the
+    native module's (`_native.Sha256`, the sha2 crate): hashlib's import loads OpenSSL."""
+    from satcc import _native
+
+    digest = _native.Sha256()
     with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+        while chunk := fh.read(SHA256_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def write_text_fsync(path: Path, text: str) -> None:

@@ -2,7 +2,7 @@
 
     Schema(("id", "int64"), ("name", "string"), ...)     a table's columns and their types
     Table.from_columns(schema, {"id": [...], ...})       Python lists in schema order
-    table.write_parquet(path, metadata)                  satcc._native.write_parquet (Rust)
+    table.write_parquet(path, metadata)                  satcc._native.write_parquet (Rust): the sha256
     table.to_arrow() / schema.arrow()                    a pyarrow Table / Schema, built on demand
 
 A run's results are small (a row per flow, a row per flow or link direction per time bin), and
@@ -132,11 +132,12 @@ class Table:
             self._arrow = pa.Table.from_arrays(arrays, schema=self.schema.arrow())
         return self._arrow
 
-    def write_parquet(self, path: str | Path, metadata: dict[str, str] | None = None) -> None:
-        """Write as Parquet with satcc's fixed options (bytes depend only on the data)."""
+    def write_parquet(self, path: str | Path, metadata: dict[str, str] | None = None) -> str:
+        """Write as Parquet with satcc's fixed options (bytes depend only on the data); returns
+        the file's sha256 (hex), taken of the bytes written."""
         from satcc import _native
 
-        _native.write_parquet(
+        return _native.write_parquet(
             str(path),
             list(self.schema.fields),
             [self.columns[n] for n in self.schema.names],

@@ -8,6 +8,7 @@ use pyo3::types::{PyDict, PyList};
 
 mod calc;
 mod columns;
+mod digest;
 mod drill;
 mod parquet;
 mod pcap;
@@ -228,6 +229,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pcap::register(m)?;
     drill::register(m)?;
     parquet::register(m)?;
+    digest::register(m)?;
     columns::register(m)?;
     textgrid::register(m)?;
     Ok(())

@@ -7,7 +7,8 @@
 //! Options are fixed so that the bytes depend only on the data: one row group per
 //! `ROW_GROUP_ROWS` rows, zstd level 3, dictionary encoding, chunk statistics, data pages v1.
 //! The file is built in memory and written with one `write` call, so an I/O failure (a full
-//! disk, a refused name) reaches Python as the `OSError` it is.
+//! disk, a refused name) reaches Python as the `OSError` it is, and the sha256 a result's
+//! summary records of the file is taken of those bytes (no second read).
 //!
 //! Its tests are tests/test_tables.py's, through the module the wheel ships: values and nulls
 //! read back by pyarrow, the same table giving the same bytes, an empty table keeping its columns.
@@ -201,8 +202,9 @@ fn encode(
 
 /// Write `columns` (lists of Python values, one per field of `fields`: (name, type) with type
 /// int64, float64, string or bool) to the Parquet file `path`, with `metadata` as the file's
-/// key/value metadata. Raises TypeError for a value of the wrong type (naming column and row),
-/// ValueError for columns of different lengths, OSError when the file cannot be written.
+/// key/value metadata; returns the sha256 (hex) of the bytes written, the file's. Raises
+/// TypeError for a value of the wrong type (naming column and row), ValueError for columns of
+/// different lengths, OSError when the file cannot be written.
 #[pyfunction]
 #[pyo3(signature = (path, fields, columns, metadata = None))]
 pub fn write_parquet(
@@ -211,7 +213,7 @@ pub fn write_parquet(
     fields: Vec<(String, String)>,
     columns: Vec<Bound<'_, PyList>>,
     metadata: Option<Vec<(String, String)>>,
-) -> PyResult<()> {
+) -> PyResult<String> {
     if fields.len() != columns.len() {
         return Err(PyValueError::new_err(format!(
             "{} fields but {} columns",
@@ -241,8 +243,11 @@ pub fn write_parquet(
     let bytes = py
         .allow_threads(|| encode(&fields, &data, metadata))
         .map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
-    py.allow_threads(|| std::fs::write(&path, bytes))?;
-    Ok(())
+    py.allow_threads(|| {
+        std::fs::write(&path, &bytes)?;
+        Ok::<_, std::io::Error>(crate::digest::sha256_hex(&bytes))
+    })
+    .map_err(PyErr::from)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

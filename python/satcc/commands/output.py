@@ -80,8 +80,10 @@ def check_replace(out: Path, engine: str, scenario: Any, force: bool = False) ->
     from satcc.errors import UserError
     from satcc.scenario.schema import expand_flows
 
+    if force:
+        return
     held = _held(out)
-    if held is None or force:
+    if held is None:
         return
     mine = {
         "scenario": scenario.name,

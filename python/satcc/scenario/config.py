@@ -81,10 +81,8 @@ def canonical_json(obj: Any) -> str:
 
 def json_sha256(obj: Any) -> str:
     """The sha256 (hex) of `obj`'s canonical JSON: a resolved scenario's hash, a campaign
-    run's id."""
-    import hashlib  # here: OpenSSL's loading is ~12 M instructions `satcc check` has no use for
-
-    return hashlib.sha256(canonical_json(obj).encode("ascii")).hexdigest()
+    run's id (the native module's sha256, as satcc.results.file_sha256's)."""
+    return _native.Sha256(canonical_json(obj).encode("ascii")).hexdigest()
 
 
 _PATH_KEYS = ("mahimahi_path", "delay_csv_path")  # files that count by their digests

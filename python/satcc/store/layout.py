@@ -203,9 +203,8 @@ def write_run(
     hashes = {}
     for name, table in sorted(extras.items()):
         path = staging / name
-        table.write_parquet(path)
+        hashes[name] = table.write_parquet(path)
         results.fsync_file(path)
-        hashes[name] = results.file_sha256(path)
     if raw_dir is not None and (raw_dir / raw_name).is_dir():
         os.replace(raw_dir / raw_name, staging / raw_name)
     return _put_in_place(d, spec_doc, staging, hashes)
