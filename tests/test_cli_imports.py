@@ -8,7 +8,9 @@ instructions in the simulation) prints its table without rich, builds its result
 dataclasses and imports no typing (~15 M instructions with contextlib: annotations only, under
 `if TYPE_CHECKING:`; collections.namedtuple for the NamedTuples on its path) nor tempfile (~8 M
 with random and weakref: the result's temporary directory is made by satcc.results itself)
-nor hashlib (OpenSSL, ~11 M: the sha256 of the result's files is the native module's).
+nor hashlib (OpenSSL, ~11 M: the sha256 of the result's files is the native module's), nor
+shutil (bz2, lzma: ~7 M; argparse's formatter asks it for the terminal's width unless given
+one, satcc.commands.HelpFormatter finds it, and a new result directory needs no rmtree).
 A new import on these paths that brings one back fails here; put it inside the function that
 needs it."""
 
@@ -87,7 +89,7 @@ def test_help_imports_no_command(argv):
 # `satcc sim` printing its per-flow table: the result writer is imported, these are not
 SIM_HEAVY = (
     *("rich", "dataclasses", "inspect", "ast", "tomllib", "pydantic", "numpy", "pyarrow"),
-    *("pandas", "typing", "contextlib", "tempfile", "random", "hashlib"),
+    *("pandas", "typing", "contextlib", "tempfile", "random", "hashlib", "shutil", "bz2"),
 )
 SIM_SCENARIO = (
     '[scenario]\nduration = "1 s"\n'
@@ -128,3 +130,18 @@ def test_api_keyword_overrides_on_a_dict_import_no_pydantic():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [], f"keyword overrides imported {done.stdout}"
+
+
+@pytest.mark.parametrize("columns", [None, "100", "0", "junk", "33"])
+def test_the_help_formatter_is_as_wide_as_argparses_own(monkeypatch, columns):
+    import argparse
+
+    from satcc.commands import HelpFormatter
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    ours = HelpFormatter("satcc")
+    theirs = argparse.RawDescriptionHelpFormatter("satcc")
+    assert (ours._width, ours._max_help_position) == (theirs._width, theirs._max_help_position)

@@ -19,6 +19,7 @@ import re
 import sys
 
 from satcc import _native
+from satcc.commands import HelpFormatter
 from satcc.errors import SatccError, Terminated, catch_termination, restore_handlers
 
 # `satcc --help` and `--version` import neither typing nor satcc.limits (pathlib): ~30 M
@@ -127,7 +128,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         prog="satcc",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument(
         "--version",

@@ -245,9 +245,18 @@ def not_utf8_issue(text: str) -> str | None:
 
 
 # a JSON string (escapes inside it skipped), or one left open to the end of the text; and any
-# character that is not a bracket
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+# character that is not a bracket: compiled at json_depth's first call, not at import (a
+# command that reads no JSON, `satcc sim`, compiles no regular expression here)
+_JSON_PATTERNS: list = []
+
+
+def _json_patterns() -> list:
+    if not _JSON_PATTERNS:
+        import re
+
+        _JSON_PATTERNS.append(re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)'))
+        _JSON_PATTERNS.append(re.compile(r"[^\[\]{}]+"))
+    return _JSON_PATTERNS
 
 
 def json_depth(text: str) -> int:
@@ -256,8 +265,9 @@ def json_depth(text: str) -> int:
     brackets alone: a campaign.json of 3,660 runs (0.63 MB) 25 ms, 52 ms a character at a
     time (json.loads: 9.5 ms); the same depth for any text, valid JSON or not
     (tests/test_hostile_limits.py)."""
+    string, not_bracket = _json_patterns()
     depth = deepest = 0
-    for c in _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)):
+    for c in not_bracket.sub("", string.sub("", text)):
         if c in "[{":
             depth += 1
             deepest = max(deepest, depth)

@@ -22,7 +22,6 @@ import json
 import keyword
 import math
 import os
-import shutil
 from collections import namedtuple
 from pathlib import Path
 
@@ -528,7 +527,10 @@ class RunResult:
             _fsync_dir(out)
             return out
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            if os.path.lexists(tmp):  # renamed into place, there is nothing left to remove
+                import shutil
+
+                shutil.rmtree(tmp, ignore_errors=True)
 
     def write_files(self, into: Path) -> tuple[str, ...]:
         """Write the result's files into the directory `into` (new and empty, not yet where
@@ -774,6 +776,8 @@ def remove_stale_temporaries(out: Path) -> list[Path]:
         if pid.isdigit() and _pid_alive(int(pid)):
             continue
         if entry.is_dir() and not entry.is_symlink():
+            import shutil
+
             shutil.rmtree(entry, ignore_errors=True)
             gone.append(entry)
     return gone
@@ -804,6 +808,8 @@ def write_or_rescue(result: RunResult, out: Path) -> tuple[Path, str | None]:
             return result.write(rescue), why
         except (OSError, UserError) as e2:  # the system refuses both: say so in one line
             why2 = e2.strerror if isinstance(e2, OSError) and e2.strerror else str(e2)
+            import shutil
+
             shutil.rmtree(rescue.parent, ignore_errors=True)
             raise SatccError(
                 f"{out}: cannot write the result ({why}); writing it under {rescue.parent} "

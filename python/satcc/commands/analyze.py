@@ -17,6 +17,7 @@ from pathlib import Path
 
 from satcc.analyze.inputs import bin_seconds, load_input
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 from satcc.limits import printable
 
@@ -33,7 +34,7 @@ def register(subparsers) -> None:
         "analyze",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "files",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from satcc.campaign.spec import SOFT_MAX_RUNS
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 from satcc.limits import check_out_dir, printable
 
@@ -35,7 +36,7 @@ def register(subparsers) -> None:
         help=HELP,
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "target",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from satcc import registry, resources
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 from satcc.commands.output import safe_name
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
@@ -41,7 +42,7 @@ def register(subparsers) -> None:
         "demo",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "--out",

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 
 HELP = COMMAND_HELP["drill"]
@@ -27,7 +28,7 @@ def register(subparsers) -> None:
         "drill",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "paths", metavar="SCRIPT|DIR", nargs="+", help="packetdrill scripts or directories"

@@ -8,7 +8,7 @@ import sys
 
 from satcc.api import load_scenario, parse_set
 from satcc.cli import COMMAND_HELP
-from satcc.commands import options
+from satcc.commands import HelpFormatter, options
 from satcc.commands.output import run_and_write
 
 HELP = COMMAND_HELP["emu"]
@@ -30,7 +30,7 @@ def register(subparsers) -> None:
         "emu",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("file", metavar="FILE", nargs="?", help="scenario TOML file, or `doctor`")
     options.add_out(p, "out/<scenario name>-emu")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from satcc import registry
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 
 TEXT_WIDTH = 130  # the table's width when stdout is not a terminal
 HELP = COMMAND_HELP["fidelity"]
@@ -34,7 +35,7 @@ def register(subparsers) -> None:
         "fidelity",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "--quick", action="store_true", help="the grid's quick subset with its shorter duration"

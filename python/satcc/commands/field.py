@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 
 HELP = COMMAND_HELP["field"]
@@ -60,7 +61,7 @@ def register(subparsers) -> None:
         "field",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("plan", metavar="PLAN", nargs="?", help="plan file or shipped plan name")
     p.add_argument("--server", metavar="HOST[:PORT]", help="your iperf3 server")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from satcc.commands import HelpFormatter
+
 TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
 if TYPE_CHECKING:
     from typing import Any
@@ -17,7 +19,7 @@ def scenario_command(subparsers: Any, name: str, help: str, description: str) ->
         name,
         help=help,
         description=description,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("file", metavar="FILE", help="scenario TOML file")
     return p

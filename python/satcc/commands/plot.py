@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 
 HELP = COMMAND_HELP["plot"]
 DESCRIPTION = """\
@@ -24,7 +25,7 @@ def register(subparsers) -> None:
         "plot",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "dirs", metavar="DIR", type=Path, nargs="+", help="result directory (several: overlaid)"

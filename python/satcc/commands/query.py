@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 
 HELP = COMMAND_HELP["query"]
 DESCRIPTION = """\
@@ -55,7 +56,7 @@ def register(subparsers) -> None:
             "query",
             help=HELP,
             description=DESCRIPTION,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=HelpFormatter,
         )
     finally:
         subparsers._parser_class = parser_class

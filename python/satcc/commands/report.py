@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 
 HELP = COMMAND_HELP["report"]
 DESCRIPTION = """\
@@ -28,7 +29,7 @@ def register(subparsers) -> None:
         "report",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("dir", metavar="DIR", type=Path, help="campaign or result directory")
     p.add_argument(

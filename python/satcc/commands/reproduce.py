@@ -13,6 +13,7 @@ from pathlib import Path
 
 from satcc import registry, timings
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 
 HELP = COMMAND_HELP["reproduce"]
@@ -39,7 +40,7 @@ def register(subparsers) -> None:
         "reproduce",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("study", metavar="STUDY", help="000, 001, 002, 003, 004 or all")
     p.add_argument("--quick", action="store_true", help="the reduced designs (minutes, not hours)")

@@ -17,6 +17,7 @@ from typing import Any
 
 from satcc import resources
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 from satcc.textgrid import grid
 
@@ -33,7 +34,7 @@ def register(subparsers) -> None:
         "scenarios",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=run_list)

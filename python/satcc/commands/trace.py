@@ -20,6 +20,7 @@ from pathlib import Path
 
 from satcc import _native
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 from satcc.linkmodels import MAHIMAHI_BYTES, STARLINK_CAPACITY_MBPS
 from satcc.scenario import Scenario, load, resolve
@@ -39,7 +40,7 @@ def register(subparsers) -> None:
         "export",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     e.add_argument("file", metavar="FILE", help="scenario TOML file")
     e.add_argument(
@@ -56,7 +57,7 @@ def register(subparsers) -> None:
         "fit",
         help="fit the Starlink model to a recording (prints a [link.model] table)",
         description=FIT_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     f.add_argument(
         "recording",

@@ -16,7 +16,7 @@ import sys
 
 from satcc import registry
 from satcc.cli import COMMAND_HELP
-from satcc.commands import options
+from satcc.commands import HelpFormatter, options
 from satcc.errors import UserError
 
 HELP = COMMAND_HELP["try"]
@@ -40,7 +40,7 @@ def register(subparsers) -> None:
         "try",
         help=HELP,
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     # values such as -5M, -50ms or -1% are values (refused with the flag's name), not flags
     p._negative_number_matcher = re.compile(r"^-\.?\d")

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
+from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
 
@@ -28,7 +29,7 @@ def register(subparsers) -> None:
     h = sub.add_parser(
         "hybla",
         help="study 002: TCP Hybla model vs the simulator (Table 3, Fig. 3-9)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         description="""\
 Run study 002's validation design through satcc's simulator: TCP Hybla, 1000-byte segments
 (mss 1000, 1052-byte IP packets), W_m = 550 (receive window), 1000-packet buffer, RTT 550 ms,

@@ -8,7 +8,6 @@ same bytes on disk (satcc.results). Progress, if asked for, goes to a callback; 
 from __future__ import annotations
 
 import itertools
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -316,6 +315,8 @@ def run(
             raise UserError("capture: expected a result directory to write the captures into")
         raw_dir = Path(out_dir) / RAW_DIR
         if raw_dir.exists():
+            import shutil
+
             shutil.rmtree(raw_dir)
         raw_dir.mkdir(parents=True)
         capture = (str(raw_dir), list(capture_points))

@@ -27,7 +27,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -224,8 +223,12 @@ def copy_run(d: Path, spec_doc: dict[str, Any], source: Path) -> Path:
         if entry.name == RUN_FILE:
             continue
         if entry.is_dir():
+            import shutil
+
             shutil.copytree(entry, staging / entry.name)
         else:
+            import shutil
+
             shutil.copyfile(entry, staging / entry.name)
             results.fsync_file(staging / entry.name)
     return _put_in_place(d, spec_doc, staging, old.get("files") or {})
@@ -237,6 +240,8 @@ def _staging(d: Path, rid: str) -> Path:
     runs.mkdir(parents=True, exist_ok=True)
     staging = runs / f".{rid}{STAGING_SUFFIX}"
     if staging.exists():
+        import shutil
+
         shutil.rmtree(staging)
     return staging
 
@@ -251,6 +256,8 @@ def _put_in_place(d: Path, spec_doc: dict[str, Any], staging: Path, hashes: dict
     if final.exists():  # a corrupt earlier copy: move it out of the way first
         old = Path(tempfile.mkdtemp(prefix=f".{rid}.old-", dir=runs))
         os.replace(final, old / rid)
+        import shutil
+
         shutil.rmtree(old, ignore_errors=True)
     os.rename(staging, final)
     fsync_dir(runs)
@@ -273,6 +280,8 @@ def remove_leftovers(d: Path) -> list[str]:
         if entry.name.startswith(".") and ".tmp-" in entry.name:
             gone.append(entry.name)
             if entry.is_dir() and not entry.is_symlink():
+                import shutil
+
                 shutil.rmtree(entry, ignore_errors=True)
             else:
                 entry.unlink(missing_ok=True)
@@ -284,6 +293,8 @@ def remove_leftovers(d: Path) -> list[str]:
             if entry.name.startswith("."):
                 gone.append(f"{sub}/{entry.name}")
                 if entry.is_dir() and not entry.is_symlink():
+                    import shutil
+
                     shutil.rmtree(entry, ignore_errors=True)
                 else:
                     entry.unlink(missing_ok=True)
