@@ -106,6 +106,11 @@ def test_sim_with_its_table_imports_no_table_library_dataclasses_typing_nor_temp
     assert status == "0"
     assert found == [], f"satcc sim imported {found}"
     assert (out / "flows.parquet").is_file()
+    # run again over it (--force): the old result replaced file by file, still no shutil
+    status, *found = _imported(["sim", str(path), "--out", str(out), "--force"], SIM_HEAVY)
+    assert status == "0"
+    assert found == [], f"satcc sim --force imported {found}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res", "s.toml"]  # no temporary left
 
 
 def test_set_overrides_import_no_pydantic():

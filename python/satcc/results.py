@@ -528,9 +528,12 @@ class RunResult:
             return out
         finally:
             if os.path.lexists(tmp):  # renamed into place, there is nothing left to remove
-                import shutil
+                try:
+                    os.rmdir(tmp)  # a result replaced: its files were moved out of it
+                except OSError:  # a write that failed half-way
+                    import shutil
 
-                shutil.rmtree(tmp, ignore_errors=True)
+                    shutil.rmtree(tmp, ignore_errors=True)
 
     def write_files(self, into: Path) -> tuple[str, ...]:
         """Write the result's files into the directory `into` (new and empty, not yet where
