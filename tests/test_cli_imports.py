@@ -10,7 +10,7 @@ dataclasses and imports no typing (~15 M instructions with contextlib: annotatio
 with random and weakref: the result's temporary directory is made by satcc.results itself)
 nor hashlib (OpenSSL, ~11 M: the sha256 of the result's files is the native module's), nor
 shutil (bz2, lzma: ~7 M; argparse's formatter asks it for the terminal's width unless given
-one, satcc.commands.HelpFormatter finds it, and a new result directory needs no rmtree).
+one, satcc.textgrid.HelpFormatter finds it, and a new result directory needs no rmtree).
 A new import on these paths that brings one back fails here; put it inside the function that
 needs it."""
 
@@ -141,7 +141,7 @@ def test_api_keyword_overrides_on_a_dict_import_no_pydantic():
 def test_the_help_formatter_is_as_wide_as_argparses_own(monkeypatch, columns):
     import argparse
 
-    from satcc.commands import HelpFormatter
+    from satcc.textgrid import HelpFormatter
 
     if columns is None:
         monkeypatch.delenv("COLUMNS", raising=False)

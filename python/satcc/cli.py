@@ -19,8 +19,8 @@ import re
 import sys
 
 from satcc import _native
-from satcc.commands import HelpFormatter
 from satcc.errors import SatccError, Terminated, catch_termination, restore_handlers
+from satcc.textgrid import HelpFormatter
 
 # `satcc --help` and `--version` import neither typing nor satcc.limits (pathlib): ~30 M
 # instructions of a start-up of ~100 M (tests/test_cli_imports.py)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from satcc.analyze.inputs import bin_seconds, load_input
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 from satcc.limits import printable
+from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["analyze"]
 DESCRIPTION = """\

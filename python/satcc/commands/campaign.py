@@ -7,9 +7,9 @@ from pathlib import Path
 
 from satcc.campaign.spec import SOFT_MAX_RUNS
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 from satcc.limits import check_out_dir, printable
+from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["campaign"]
 DESCRIPTION = """\

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from satcc import registry, resources
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
 from satcc.commands.output import safe_name
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
 from satcc.scenario import load
+from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["demo"]
 DESCRIPTION = """\

@@ -8,8 +8,9 @@ import sys
 
 from satcc.api import load_scenario, parse_set
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter, options
+from satcc.commands import options
 from satcc.commands.output import run_and_write
+from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["emu"]
 DESCRIPTION = """\

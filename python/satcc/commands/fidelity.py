@@ -8,7 +8,7 @@ from pathlib import Path
 
 from satcc import registry
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
+from satcc.textgrid import HelpFormatter
 
 TEXT_WIDTH = 130  # the table's width when stdout is not a terminal
 HELP = COMMAND_HELP["fidelity"]

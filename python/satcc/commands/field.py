@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
 from satcc.errors import UserError
+from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["field"]
 DESCRIPTION = """\

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from satcc.commands import HelpFormatter
+from satcc.textgrid import HelpFormatter
 
 TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
+from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["query"]
 DESCRIPTION = """\

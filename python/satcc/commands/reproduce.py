@@ -13,8 +13,8 @@ from pathlib import Path
 
 from satcc import registry, timings
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
 from satcc.errors import UserError
+from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["reproduce"]
 DESCRIPTION = """\

@@ -17,9 +17,8 @@ from typing import Any
 
 from satcc import resources
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
 from satcc.errors import UserError
-from satcc.textgrid import grid
+from satcc.textgrid import HelpFormatter, grid
 
 HELP = COMMAND_HELP["scenarios"]
 DESCRIPTION = """\

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from satcc import _native
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 from satcc.linkmodels import MAHIMAHI_BYTES, STARLINK_CAPACITY_MBPS
 from satcc.scenario import Scenario, load, resolve
+from satcc.textgrid import HelpFormatter
 from satcc.units import UnitError, parse_duration
 
 HELP = COMMAND_HELP["trace"]

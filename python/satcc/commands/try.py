@@ -16,8 +16,9 @@ import sys
 
 from satcc import registry
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter, options
+from satcc.commands import options
 from satcc.errors import UserError
+from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["try"]
 DESCRIPTION = """\

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 from satcc.cli import COMMAND_HELP
-from satcc.commands import HelpFormatter
 from satcc.errors import UserError
 from satcc.progress import ProgressBar
+from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["validate"]
 DEFAULT_OUT = Path("out/validate-hybla")
