@@ -18,6 +18,7 @@ arithmetic; soft limits (`--force` goes past them) guard the machine: memory and
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from pathlib import Path
@@ -26,6 +27,7 @@ from satcc.errors import UserError
 
 TYPE_CHECKING = False  # typing is for type checkers: ~15 M instructions a run (test_cli_imports)
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 MAX_SCENARIO_BYTES = 1 << 20  # a scenario or campaign file: 1 MiB is ~10,000 flows written out
@@ -247,16 +249,11 @@ def not_utf8_issue(text: str) -> str | None:
 # a JSON string (escapes inside it skipped), or one left open to the end of the text; and any
 # character that is not a bracket: compiled at json_depth's first call, not at import (a
 # command that reads no JSON, `satcc sim`, compiles no regular expression here)
-_JSON_PATTERNS: list = []
+@functools.cache
+def _json_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    import re
 
-
-def _json_patterns() -> list:
-    if not _JSON_PATTERNS:
-        import re
-
-        _JSON_PATTERNS.append(re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)'))
-        _JSON_PATTERNS.append(re.compile(r"[^\[\]{}]+"))
-    return _JSON_PATTERNS
+    return re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)'), re.compile(r"[^\[\]{}]+")
 
 
 def json_depth(text: str) -> int:

@@ -36,10 +36,8 @@ RAW_DIR = "sim"  # packet captures go to DIR/sim/, as the emulator's go to DIR/e
 # (opportunity search per packet, per-ms capacity) 275 ns. UDP, solved from two runs: a
 # datagram sent costs ~37 ns even when the link drops it (75 M datagrams of 1 B at 200
 # Mbit/s, 83 % dropped: 4.23 s), one delivered ~113 ns more a hop (3.75 M of 100 B at 1
-# Gbit/s: 0.47 s). Measured 2026-11-30 at load average 8-12 (CPU inflated by contention, not
-# deflated); rounded up, so that the estimate errs high. (The constants of 2026-11-27, 250,
-# 600, 100 and 150 ns, put the simulator's runs at 1.7-2.5x their CPU time since the
-# per-segment work of issue 43.)
+# Gbit/s: 0.47 s). Measured on a loaded machine (CPU inflated by contention, not deflated);
+# rounded up, so that the estimate errs high.
 NS_PER_PACKET_HOP = 130  # per estimated TCP packet (data or ACK) and link direction crossed
 NS_PER_TRACE_HOP = 280  # the same over a Mahimahi trace direction
 NS_PER_UDP_SENT = 40  # per UDP datagram sent
