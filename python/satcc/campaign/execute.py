@@ -322,6 +322,12 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         if p.is_alive():
             p.kill()
             p.join()
+    # the pool's manager thread sees a worker gone, calls the pool broken and reaps the workers
+    # too: a worker it reaps first reads as alive here (waitpid: no such child) until that thread
+    # records the exit code, so wait for the thread before anyone asks
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(WORKER_STOP_S)
 
 
 def _dask(specs: list[RunSpec], address: str) -> Iterator[Outcome]:
