@@ -172,13 +172,23 @@ def _swept(flows: pd.DataFrame) -> pd.DataFrame:
     return flows
 
 
+# the measured flow's series only, in the columns `ramp` and `climb_r2` read: a bursts run's
+# other flows and columns are most of its series (the full design's bursts campaign held whole
+# would take gigabytes)
+_MEASURED_SERIES = (
+    "SELECT s.run_id, s.flow_id, s.t_s, s.goodput_bps, s.cwnd_pkts, s.ssthresh_pkts "
+    "FROM flow_series s JOIN flows f ON s.run_id = f.run_id AND s.flow_id = f.id "
+    "WHERE f.name = 'measured' ORDER BY s.run_id, s.flow_id, s.t_s"
+)
+
+
 def _long(d: Path) -> pd.DataFrame:
-    f = common.frames(d, flow_series=True)
-    flows = _swept(f["flows"])
-    fs = f["flow_series"]
+    flows = _swept(common.frames(d)["flows"])
+    by_flow = dict(iter(common.query(d, _MEASURED_SERIES).groupby(["run_id", "flow_id"])))
+    empty = pd.DataFrame(columns=["t_s", "goodput_bps", "cwnd_pkts", "ssthresh_pkts"])
     rows = []
     for _, fl in flows[flows["name"] == "measured"].iterrows():
-        s = fs[(fs["run_id"] == fl["run_id"]) & (fs["flow_id"] == fl["id"])]
+        s = by_flow.get((fl["run_id"], fl["id"]), empty)
         top, minutes = ramp(s, float(fl["start_s"]))
         first = s[s["t_s"] >= fl["start_s"]]
         ssthresh = common.finite(first["ssthresh_pkts"].iloc[0]) if len(first) else None
