@@ -59,6 +59,29 @@ def test_version_names_the_package_and_native_versions(capsys):
     assert out.strip() == f"satcc {__version__} (native {_native.version()})"
 
 
+def test_python_dash_m_satcc_is_the_satcc_command():
+    # an environment whose scripts directory is not on PATH runs `python -m satcc`
+    ok = subprocess.run(
+        [sys.executable, "-m", "satcc", "--version"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        ok.returncode == 0
+        and ok.stdout.strip() == f"satcc {__version__} (native {_native.version()})"
+    )
+    bad = subprocess.run(
+        [sys.executable, "-m", "satcc", "frobnicate"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "usage: satcc" in bad.stderr
+
+
 def test_no_command_prints_help_and_exits_2(capsys):
     status, _, err = run([], capsys)
     assert status == 2 and "usage: satcc" in err
