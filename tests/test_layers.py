@@ -65,7 +65,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("campaign", ["satcc.campaign.*"]),
     ("studies", ["satcc.fidelity.*", "satcc.field.*", "satcc.studies.*", "satcc.report.*"]),
     ("api", ["satcc.api", "satcc", "satcc._face"]),  # the notebook API and the package's face
-    ("commands", ["satcc.commands.*", "satcc.cli"]),
+    ("commands", ["satcc.commands.*", "satcc.cli", "satcc.__main__"]),
 ]
 
 
