@@ -352,6 +352,24 @@ def test_the_doc_says_in_one_place_how_it_was_made(tmp_path):
     assert "the paper's own anomalies:" not in page and "\nnot judged:\n" not in page
 
 
+def rows_of(study: str) -> list[CL.Row]:
+    spec = CL.load(study)
+    m = {c.id: CL.Measured(1.3, "h", "w", per_seed=(1.3,) * 5) for c in spec.claims}
+    return CL.judge_all(spec, "sim", m)
+
+
+def test_the_doc_gives_each_designs_span_from_first_start_to_last_end(tmp_path):
+    # issue 43: the whole design's wall time, dated, in docs/reproduce.md; the studies of one
+    # `reproduce all` overlap (each judged beside the next one's runs)
+    write_run(tmp_path, "001", rows_001(), run={"started_utc": "2026-11-30 13:41", "wall_s": 1191,
+                                                "load_1min": [1, 2], "cpus": 2})  # fmt: skip
+    write_run(tmp_path, "002", rows_of("002"), run={"started_utc": "2026-11-30 13:58", "wall_s": 1080,
+                                                "load_1min": [1, 2], "cpus": 2})  # fmt: skip
+    page = D.render({"full": tmp_path}, "python -m satcc.studies.doc --full X")
+    tally = page[page.index("## Tally") :]
+    assert "| 2026-11-30 13:41 to 2026-11-30 14:16: 35 min, first start to last end |" in tally
+
+
 def test_the_doc_marks_a_table_judged_under_an_older_claims_file(tmp_path):
     def older(doc):
         row = next(c for c in doc["claims"] if c["id"] == "vegas-max")

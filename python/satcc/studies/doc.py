@@ -284,6 +284,27 @@ def _tally(doc: dict[str, Any]) -> tuple[int, int, int, int]:
     return t[claims.REPRODUCED], judged, cov["judged"], cov["main_results"]
 
 
+def _span(runs: list[dict[str, Any]]) -> str:
+    """The design's wall time: from the first study's start to the last one's end (the studies
+    of one `reproduce all` overlap: each is judged while the next one runs), to the minute the
+    runs record their starts."""
+    from datetime import datetime, timedelta
+
+    try:
+        when = [
+            (datetime.strptime(r["started_utc"], "%Y-%m-%d %H:%M"), float(r["wall_s"]))
+            for r in runs
+        ]
+    except (KeyError, TypeError, ValueError):
+        return ""
+    if not when:
+        return ""
+    start = min(t for t, _ in when)
+    end = max(t + timedelta(seconds=w) for t, w in when)
+    minutes = (end - start).total_seconds() / 60
+    return f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}: {minutes:.0f} min, first start to last end"
+
+
 def stale(doc: dict[str, Any], spec: claims.StudyClaims) -> list[str]:
     """How the claims file a run was judged under differs from today's (`spec`) in what bears
     on a verdict or the coverage: claims added or removed, a claim's threshold, tolerance,
@@ -394,6 +415,7 @@ def render(roots: dict[str, Path], command: str) -> str:
     out = [INTRO.format(command=command), *made_lines(roots, docs, command)]
     totals: dict[str, list[int]] = {label: [0, 0, 0, 0] for label in roots}
     ran: dict[str, list[str]] = {label: [] for label in roots}  # the studies each design ran
+    spans: dict[str, list[dict[str, Any]]] = {label: [] for label in roots}
     rows: list[str] = []
     disagree: list[str] = []
     for study in STUDIES:
@@ -421,6 +443,7 @@ def render(roots: dict[str, Path], command: str) -> str:
                 continue
             rep, judged, cov, listed = _tally(doc)
             ran[label].append(study)
+            spans[label].append(doc.get("run") or {})
             for k, v in enumerate((rep, judged, cov, listed)):
                 totals[label][k] += v
             rows.append(
@@ -490,7 +513,10 @@ def render(roots: dict[str, Path], command: str) -> str:
         share = f" ({100 * rep / judged:.0f} %)" if judged else ""
         cshare = f" ({100 * cov / listed:.0f} %)" if listed else ""
         which = "all" if len(ran[label]) == len(STUDIES) else " + ".join(ran[label]) or "none"
-        out.append(f"| {which} | {label} | {rep} / {judged}{share} | {cov} / {listed}{cshare} | |")
+        out.append(
+            f"| {which} | {label} | {rep} / {judged}{share} | {cov} / {listed}{cshare} | "
+            f"{_span(spans[label])} |"
+        )
     out.append("")
     return "\n".join(out)
 
