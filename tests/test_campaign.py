@@ -455,6 +455,80 @@ def test_a_local_pool_holds_a_window_of_runs_not_the_whole_plan(monkeypatch):
     assert most_ahead <= 8  # 2 jobs x IN_FLIGHT_PER_JOB (4), not the plan's 50
 
 
+class _DonePool:
+    """A pool whose submitted call is done at once (`_local` tests): records the order runs
+    were submitted in."""
+
+    def __init__(self):
+        self.order: list[str] = []
+
+    def submit(self, fn, s):
+        from concurrent.futures import Future
+
+        from satcc.store.runloop import Outcome
+
+        self.order.append(s.run_id)
+        fut = Future()
+        fut.set_result(Outcome(s.run_id, True))
+        return fut
+
+
+def _specs(prefix: str, n: int) -> list:
+    return [spec.RunSpec(f"{prefix}{i:015x}", "sim", i, i, 0, {}, {}, "x.toml") for i in range(n)]
+
+
+def test_a_shared_pool_starts_the_next_campaigns_runs_while_a_campaigns_last_are_in_flight(
+    monkeypatch,
+):
+    """`ahead`: once a campaign has submitted its last run, the window's room goes to the
+    runs of the campaigns to come (the workers would otherwise idle at each campaign's end);
+    their campaign takes those futures instead of submitting them again, every run comes
+    back once, to its own campaign, and the window of 2 x IN_FLIGHT_PER_JOB holds."""
+    from satcc.campaign import execute as ex
+
+    pool = _DonePool()
+    monkeypatch.setattr(ex, "_SHARED", {2: pool})
+    a, b, c = _specs("a", 20), _specs("b", 6), _specs("c", 12)
+    calls = []
+
+    def plan():  # the campaigns to come; a's first run planned again (its campaign copies it)
+        calls.append(len(pool.order))
+        return [*a, *b, a[0], *c]
+
+    got: dict[str, list[str]] = {}
+    taken, most_ahead = 0, 0
+    with ex.ahead(plan):
+        for name, specs in (("a", a), ("b", b), ("c", c)):
+            got[name] = []
+            for o in ex._local(specs, 2):
+                got[name].append(o.run_id)
+                taken += 1
+                most_ahead = max(most_ahead, len(pool.order) - taken)
+            if name == "a":
+                during_a = [r for r in pool.order if not r.startswith("a")]
+        assert not ex._STARTED  # every run started ahead was taken by its campaign
+    assert calls == [20]  # planned once, when a had submitted its last run
+    for name, specs in (("a", a), ("b", b), ("c", c)):
+        assert sorted(got[name]) == sorted(s.run_id for s in specs), name
+    assert sorted(pool.order) == sorted(s.run_id for s in (*a, *b, *c))  # each once
+    assert during_a == [s.run_id for s in b] + [c[0].run_id, c[1].run_id]
+    assert most_ahead <= 8
+
+
+def test_without_a_plan_ahead_a_campaign_runs_alone(monkeypatch):
+    # a plan that fails (its campaign reports the error when it runs), or none (`satcc
+    # campaign`): the campaign runs its own runs only
+    from satcc.campaign import execute as ex
+
+    pool = _DonePool()
+    monkeypatch.setattr(ex, "_SHARED", {2: pool})
+    a = _specs("a", 12)
+    with ex.ahead(lambda: 1 / 0):
+        assert sorted(o.run_id for o in ex._local(a, 2)) == sorted(s.run_id for s in a)
+    assert sorted(o.run_id for o in ex._local(a, 2)) == sorted(s.run_id for s in a)
+    assert pool.order == [s.run_id for s in a] * 2
+
+
 @requires_sim
 def test_a_pool_worker_runs_a_spec_without_the_campaign_files_pydantic_models(tmp_path):
     # a pool worker (spawned: it imports what it runs) gets a RunSpec and runs it: the

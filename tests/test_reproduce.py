@@ -407,6 +407,41 @@ def test_a_run_another_study_has_done_is_copied_not_simulated(short_campaigns, t
     assert common.siblings(ctx, second) == [first]
 
 
+def test_planned_runs_are_the_campaigns_runs_in_the_order_reproduce_submits_them(
+    tmp_path, monkeypatch
+):
+    # `execute.ahead`'s plan: each campaign's runs longest first, the campaigns in the
+    # studies' run order, none done already; study 002's design (not campaigns) is not run
+    # to plan it; nothing is written. A campaign run afterwards takes its plan, not expanded
+    # again.
+    from satcc.campaign import execute, spec
+
+    out = tmp_path / "out"
+    short, long_ = (spec.expand(common.load(n, True)) for n in ("study003-short", "study003-long"))
+    ordered = [s.run_id for c in (short, long_) for s in sorted(c, key=lambda s: -s.cost)]
+    assert [s.run_id for s in R.planned_runs(["002", "003"], ["sim"], True, None, out)] == ordered
+    assert not out.exists()
+    done = out / "003" / "sim" / "study003-short-quick" / "runs" / short[2].run_id
+    done.mkdir(parents=True)
+    (done / "run.json").write_text("{}")
+    planned = R.planned_runs(["003"], ["sim"], True, None, out)
+    assert [s.run_id for s in planned] == [r for r in ordered if r != short[2].run_id]
+    given, expanded = [], []
+    monkeypatch.setattr(spec, "expand", lambda *a, **k: expanded.append(a) or [])
+
+    class Ran:
+        copied = 0
+
+        def count(self, _status):
+            return 0
+
+    monkeypatch.setattr(
+        execute, "run_campaign", lambda c, d, plan=None, **_k: given.append(plan) or Ran()
+    )
+    common.run(common.Context("sim", True, None, out / "003"), "study003-long")
+    assert not expanded and [s.run_id for s in given[0]] == [s.run_id for s in long_]
+
+
 def test_study002s_design_runs_in_the_reproduce_pool_not_a_pool_of_its_own(monkeypatch):
     # inside `satcc reproduce` (sharing_workers) the hybla design's runs go to the campaigns'
     # pool (a pool of its own: 2 spawned workers importing satcc again), their CPU charged

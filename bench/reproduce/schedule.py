@@ -2,16 +2,19 @@
 root (no run is executed): each run's cost is its simulated events (summary.json
 `stats.events`, a load-independent proxy for its CPU: ~10 M events per CPU s on this machine),
 and the pool is replayed as `satcc.campaign.execute` feeds it (each campaign's runs in the order
-the campaign submits them, a free worker taking the next, the next campaign starting when the
-last run of the previous one is done; the studies in `reproduce.RUN_ORDER`).
+the campaign submits them, a free worker taking the next; the studies in `reproduce.RUN_ORDER`),
+with a barrier per campaign (the next campaign starting when the last run of the previous one
+is done: `reproduce` before `execute.ahead`) and without (a free worker taking the next
+campaign's next run: `execute.ahead`).
 
     .venv/bin/python bench/reproduce/schedule.py OUT [--jobs 2] [--design quick|full]
         [--events-per-s 1.03e7] [--json]
 
 Prints per campaign its runs, its events (as CPU s), the replayed span against the ideal
 (events / jobs) and the idle worker-seconds at its end (its drain), then the whole plan
-replayed as it runs (a barrier per campaign) and as one queue across every campaign (the
-longest first: the lower bound a global longest-first order could reach). Study 002's
+replayed with a barrier per campaign, without (`execute.ahead`: the campaigns' runs in turn on
+one queue) and as one queue across every campaign (the longest first: the lower bound a global
+longest-first order could reach). Study 002's
 design (not a campaign) is left out.
 """
 
@@ -94,6 +97,7 @@ def main() -> int:
         t += span
     work = sum(r["work_s"] for r in rows)
     glob = replay(sorted((c for r in rows for c in r["costs"]), reverse=True), args.jobs)[-1]
+    ahead = replay([c for r in rows for c in r["costs"]], args.jobs)[-1]
     doc = {
         "jobs": args.jobs,
         "events_per_cpu_s": args.events_per_s,
@@ -102,6 +106,7 @@ def main() -> int:
         "ideal_s": work / args.jobs,
         "barriers_span_s": t,
         "barriers_idle_worker_s": idle_total,
+        "ahead_span_s": ahead,
         "one_queue_longest_first_span_s": glob,
     }
     if args.json:
@@ -118,8 +123,8 @@ def main() -> int:
         )
     print(
         f"all: {work:.1f} CPU s of runs, ideal {work / args.jobs:.1f} s on {args.jobs} workers; "
-        f"a barrier per campaign {t:.1f} s ({idle_total:.1f} worker-s idle); one queue, "
-        f"longest first {glob:.1f} s"
+        f"a barrier per campaign {t:.1f} s ({idle_total:.1f} worker-s idle); the campaigns in "
+        f"turn on one queue (execute.ahead) {ahead:.1f} s; one queue, longest first {glob:.1f} s"
     )
     return 0
 

@@ -29,8 +29,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, CancelledError, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
@@ -92,13 +93,16 @@ def run_campaign(
     progress: bool | None = None,
     force: bool = False,
     reuse: Sequence[Path] = (),
+    plan: list[RunSpec] | None = None,
 ) -> CampaignRun:
     """Run (or resume) a campaign into `out_dir`, holding its lock; returns what happened.
     A run already done in one of the `reuse` campaign directories (the same run id: engine,
-    resolved scenario and seed) is copied from there instead of run again."""
+    resolved scenario and seed) is copied from there instead of run again. `plan`: the
+    campaign's `expand`ed already (a caller that planned it ahead), not expanded again."""
     check_out_dir(out_dir)
     with timings.phase(timings.RESOLVE):
-        specs = expand(c, force=force, progress=progress)  # every point checked before any write
+        # every point checked before any write
+        specs = plan if plan is not None else expand(c, force=force, progress=progress)
         index = plan_doc(c, specs)
     started = time.monotonic()  # for the summary (runs/s, ETA) only
     with ExitStack() as held:
@@ -184,6 +188,50 @@ def _jobs(jobs: int | None) -> int:
 
 # jobs -> a pool the campaigns run inside `sharing_workers()` use in turn; None: each its own
 _SHARED: dict[int, ProcessPoolExecutor] | None = None
+# Runs of the campaigns to come (`ahead`), in the order they will run: a shared pool's worker
+# that the running campaign leaves idle (its last runs in flight, nothing left to submit)
+# starts them before their campaign does, instead of waiting at each campaign's end.
+_AHEAD: deque[RunSpec] = deque()
+_PLAN: Callable[[], Iterable[RunSpec]] | None = None  # gives _AHEAD when first needed
+_STARTED: dict[str, Any] = {}  # run id -> its future, submitted ahead, not yet taken
+_SUBMITTED: set[str] = set()  # run ids submitted to the shared pool inside `ahead`
+
+
+@contextmanager
+def ahead(plan: Callable[[], Iterable[RunSpec]]) -> Iterator[None]:
+    """Inside `sharing_workers`: `plan()` gives the runs the campaigns to come will ask the
+    shared pool for, in the order they will (each campaign's runs longest first, as
+    `run_campaign` orders them; none done already nor to be copied). It is called once, when
+    a campaign has submitted its last run (so planning does not delay the first run; an error
+    in it only leaves the pool without runs ahead). While the pool's window
+    (`IN_FLIGHT_PER_JOB` a job) has room, the next of them are submitted; their campaign takes
+    the futures (`_local`) and writes the results as its own, so every run is still written by
+    its campaign, once. A run id submitted already in the block (two campaigns planning one
+    run: the later copies it) is not submitted ahead. What no campaign took by the end of the
+    block (a plan that changed) is cancelled or dropped. Scheduling only: every run's result
+    is the same."""
+    global _AHEAD, _PLAN, _STARTED, _SUBMITTED
+    outer = _AHEAD, _PLAN, _STARTED, _SUBMITTED
+    _AHEAD, _PLAN, _STARTED, _SUBMITTED = deque(), plan, {}, set()
+    try:
+        yield
+    finally:
+        for future in _STARTED.values():
+            future.cancel()
+        _AHEAD, _PLAN, _STARTED, _SUBMITTED = outer
+
+
+def _planned_ahead() -> deque[RunSpec]:
+    """The runs to come (`ahead`), planned at the first call."""
+    global _AHEAD, _PLAN
+    if _PLAN is not None:
+        plan, _PLAN = _PLAN, None
+        with timings.phase(timings.RESOLVE):
+            try:
+                _AHEAD = deque(plan())
+            except Exception:  # noqa: BLE001 - its campaign reports it when it runs
+                _AHEAD = deque()
+    return _AHEAD
 
 
 @contextmanager
@@ -246,32 +294,51 @@ IN_FLIGHT_PER_JOB = 4
 
 def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
     """Outcomes as they finish, from a pool of `jobs` spawned processes (in-process for 1;
-    the shared pool inside `sharing_workers`)."""
-    if jobs <= 1 or len(specs) == 1:
+    the shared pool inside `sharing_workers`, which may have started some of `specs` already
+    and starts the runs to come when this campaign's last are in flight: `ahead`)."""
+    shared = _SHARED
+    started = {s.run_id: _STARTED.pop(s.run_id) for s in specs if s.run_id in _STARTED}
+    if (jobs <= 1 or len(specs) == 1) and not started:
         for spec in specs:
             yield execute(spec)
         return
-    shared = _SHARED
     pool = shared.get(jobs) if shared is not None else None
     if pool is None:
         pool = _new_pool(jobs if shared is not None else min(jobs, len(specs)))
         if shared is not None:
             shared[jobs] = pool
     finished = False
-    queue = iter(specs)
-    pending: dict[Any, RunSpec] = {}
+    pending: dict[Any, RunSpec] = {started[s.run_id]: s for s in specs if s.run_id in started}
+    queue = iter([s for s in specs if s.run_id not in started])
     lost: list[RunSpec] = []  # not submitted: the pool broke first
+    mine = {s.run_id for s in specs}
+    window = jobs * IN_FLIGHT_PER_JOB
 
     def top_up() -> None:
         # a window of runs ahead of the writer, not the whole plan: a finished run's result
         # waits in its future until this process has written the ones before it, so a plan
         # submitted at once holds every result the writer has not reached (memory grows with
         # the campaign's runs when the runs are faster than the writer)
-        while len(pending) < jobs * IN_FLIGHT_PER_JOB and (s := next(queue, None)) is not None:
+        while len(pending) + len(_STARTED) < window and (s := next(queue, None)) is not None:
             try:
                 pending[pool.submit(execute, s)] = s
+                if shared is not None:
+                    _SUBMITTED.add(s.run_id)
             except BrokenProcessPool:
                 lost.append(s)
+        # this campaign's runs all submitted: the window's room goes to the next campaigns'
+        # (`ahead`), which the pool starts as this campaign's last runs leave workers idle
+        while shared is not None and len(pending) + len(_STARTED) < window:
+            if not (upcoming := _planned_ahead()):
+                break
+            nxt = upcoming.popleft()
+            if nxt.run_id in _SUBMITTED or nxt.run_id in mine:
+                continue
+            try:
+                _STARTED[nxt.run_id] = pool.submit(execute, nxt)
+                _SUBMITTED.add(nxt.run_id)
+            except BrokenProcessPool:
+                break
 
     def died(spec: RunSpec, when: str = "while this run was in flight") -> Outcome:
         return Outcome(
@@ -288,7 +355,7 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
                 spec = pending.pop(fut)
                 try:
                     outcome = fut.result()
-                except BrokenProcessPool:
+                except (BrokenProcessPool, CancelledError):  # (one started ahead: its pool broke)
                     outcome = died(spec)
                 top_up()  # before the writer takes this one: the workers stay busy
                 yield outcome

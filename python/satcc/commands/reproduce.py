@@ -164,7 +164,19 @@ def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> 
         )
 
     alone = any(registry.get(e).exclusive for e in engines)  # the emulator: nothing beside it
-    results = reproduce.reproduce_many(studies, run_one, alone=alone, done=done)
+    from satcc.campaign.execute import ahead
+
+    def planned() -> list:
+        """The campaigns to come: the pool starts their runs while a campaign's last ones
+        leave workers idle (scheduling only)."""
+        if alone:
+            return []
+        return reproduce.planned_runs(
+            studies, engines, args.quick, args.seeds, out, args.jobs, args.reuse
+        )
+
+    with ahead(planned):
+        results = reproduce.reproduce_many(studies, run_one, alone=alone, done=done)
     if len(results) > 1 and not args.json:
         print("\n".join(reproduce.summary_lines(results)))
     if args.json:

@@ -107,13 +107,57 @@ def run(
     kernel = ctx.quick and ctx.real_time  # --quick on the emulator: the kernel design
     c = load(name, ctx.quick or quick_variant, ctx.engine, ctx.seeds, emu_changes, kernel)
     out = ctx.engine_dir / c.name
-    ctx.log(f"campaign {c.name}: {len(spec.expand(c))} runs -> {out}")
-    done = run_campaign(c, out, jobs=ctx.jobs, progress=ctx.progress, reuse=siblings(ctx, out))
+    key = out.resolve()
+    if _PLANNING is not None:  # `planned`: what would run, not run
+        _PLANNING.append((ctx, out, spec.expand(c, progress=False)))
+        _PLANS[key] = (c, _PLANNING[-1][2])
+        return out
+    kept = _PLANS.pop(key, None)
+    plan = kept[1] if kept is not None and kept[0] == c else spec.expand(c)
+    ctx.log(f"campaign {c.name}: {len(plan)} runs -> {out}")
+    done = run_campaign(
+        c, out, jobs=ctx.jobs, progress=ctx.progress, reuse=siblings(ctx, out), plan=plan
+    )
     if done.copied:
         ctx.log(f"campaign {c.name}: {done.copied} run(s) done in another campaign, copied")
     failed = done.count("failed")
     if failed:
         ctx.log(f"campaign {c.name}: {failed} run(s) failed (satcc campaign status {out})")
+    return out
+
+
+# while `planned` runs: the campaigns a study's `run` asks for, (ctx, directory, expanded plan),
+# not run; and each planned campaign with its plan (by directory), which `run` takes instead of
+# expanding the same campaign again
+_PLANNING: list[tuple[Context, Path, list[Any]]] | None = None
+_PLANS: dict[Path, tuple[Any, list[Any]]] = {}
+
+
+def planned(ctx: Context, study_run: Callable[[Context], Any]) -> list[tuple[Path, list[Any]]]:
+    """The campaigns `study_run(ctx)` (a study's `run`, whose campaigns go through `run`)
+    would run, in order, each with its runs (RunSpecs) that are neither done in its
+    directory nor in a sibling's (`siblings`: those are copied), longest first as
+    `run_campaign` submits them; nothing is run or written. The plans are kept for `run`."""
+    from satcc.campaign.execute import _done_in
+    from satcc.store import layout
+
+    global _PLANNING
+    outer, _PLANNING = _PLANNING, []
+    try:
+        study_run(ctx)
+        found = _PLANNING
+    finally:
+        _PLANNING = outer
+    out = []
+    for c_ctx, d, specs in found:
+        elsewhere = _done_in(siblings(c_ctx, d), [s.run_id for s in specs])
+        todo = [
+            s
+            for s in specs
+            if s.run_id not in elsewhere
+            and not (d / layout.RUNS_DIR / s.run_id / layout.RUN_FILE).is_file()
+        ]
+        out.append((d, sorted(todo, key=lambda s: -s.cost)))
     return out
 
 

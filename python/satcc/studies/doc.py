@@ -54,6 +54,9 @@ A run that another study's campaign (same output root and engine) has already do
 run id: engine, resolved scenario and seed) is copied from there, not simulated again.
 Every campaign of one `reproduce` and study 002's design run in one pool of `--jobs` worker
 processes, and a study opens each campaign's store once for all its measures and figures.
+When a campaign's last runs are in flight, the pool starts the next campaigns' runs (planned
+from the campaign files, each still written by its own campaign) rather than idle until the
+next campaign starts.
 `reproduce all` runs the studies with the costliest runs first (004, 000, 003, 001, 002) and
 judges each (measures, claims, figures when asked, claims.json, report.html) in a process of
 its own while the next study's campaigns run, so the pool does not wait for a study's judging; the

@@ -283,6 +283,44 @@ def _judge_recorded(ran: Ran, record: bool) -> tuple[StudyResult, timings.Timing
 RUN_ORDER = ("004", "000", "003", "001", "002")
 
 
+def run_order(studies: list[str]) -> list[str]:
+    """The order `reproduce_many` runs `studies` in (beside an engine that runs alone, or for
+    one study, the order given)."""
+    if len(studies) < 2:
+        return list(studies)
+    return sorted(studies, key=lambda s: RUN_ORDER.index(s) if s in RUN_ORDER else -1)
+
+
+def planned_runs(
+    studies: list[str],
+    engines: list[str],
+    quick: bool,
+    seeds: int | None,
+    out_root: Path,
+    jobs: int | None = None,
+    reuse: tuple[Path, ...] = (),
+) -> list[Any]:
+    """Every campaign run (RunSpec) `reproduce_many(studies, ...)` will submit to the shared
+    pool, in the order it will: the studies in `run_order`, each study's campaigns in its
+    order, each campaign's runs longest first, without those done already or to be copied
+    (`common.planned`). For `execute.ahead`: the pool starts the next campaign's runs while
+    a campaign's last ones leave its workers idle. Nothing for an engine that runs alone (the
+    emulator) nor a study whose design is not campaigns (`CAMPAIGN_RUNS = False`: 002)."""
+    specs: list[Any] = []
+    for study in run_order(studies):
+        mod = module(study)
+        if not getattr(mod, "CAMPAIGN_RUNS", True):
+            continue
+        no_kernel = claims.load(study).no_kernel
+        for engine in engines:
+            if registry.get(engine).exclusive or (kernel_design(quick, engine) and no_kernel):
+                continue
+            ctx = Context(engine, quick, seeds, out_root / study, jobs=jobs, reuse=tuple(reuse))
+            for _directory, todo in common.planned(ctx, mod.run):
+                specs.extend(todo)
+    return specs
+
+
 def reproduce_many(
     studies: list[str],
     run: Callable[[str], Ran],
@@ -304,7 +342,7 @@ def reproduce_many(
                 out.append(judge(run(study)))
             done(out[-1])
         return out
-    order = sorted(studies, key=lambda s: RUN_ORDER.index(s) if s in RUN_ORDER else -1)
+    order = run_order(studies)
     record = timings.recording_now()
     results: dict[str, StudyResult] = {}
     pending: dict[Future, str] = {}

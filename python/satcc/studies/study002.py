@@ -30,6 +30,9 @@ from satcc.studies import common, hybla
 from satcc.studies.claims import Measured
 
 CAMPAIGNS = ("validate-hybla", "validate-hybla-dummynet")
+# its runs are `satcc validate hybla`'s design, not campaigns: `run` runs them whenever it is
+# called (reproduce.planned_runs does not call it to plan)
+CAMPAIGN_RUNS = False
 DUMMYNET = "validate-hybla-dummynet"
 
 DUMMYNET_STEADY_S = 100.0  # Table 2 "Emulation Time 100 sec"
