@@ -70,7 +70,10 @@ LINKD_TARGET := target/dist-linkd
 # wheel's (a second full compile, fat LTO). `maturin develop` takes no --zig; maturin's PEP 517
 # backend does (MATURIN_PEP517_ARGS), so uv installs the checkout editable through it, as
 # maturin develop did (the module in python/satcc/, the Python sources in place; --uv: the
-# dependencies, the same versions as pip picks, in a few CPU s). satcc-linkd compiles
+# dependencies, the same versions as pip picks, in a few CPU s; --compile-bytecode: their
+# bytecode written at install, as pip does, since an environment with PYTHONDONTWRITEBYTECODE
+# set would otherwise compile pandas & co. at every satcc start: ~1.3 CPU s of pandas alone,
+# BENCHMARKS.md issue 43 session 11). satcc-linkd compiles
 # meanwhile (both end in long single-threaded steps, fat LTO), as the wheel's is (zig, glibc
 # $(WHEEL_GLIBC), $(LINKD_TARGET)), and is copied to where the development checkout runs it
 # (target/release/, satcc.emu.linkd, which rebuilds it with cargo once a source is newer), so
@@ -82,7 +85,7 @@ build: $(DEPS_STAMP) $(DIST_TOOLS)
 	rm -f python/satcc/_native.cpython-*.so
 	CARGO_TARGET_DIR=$(abspath $(DIST_TARGET)) \
 	  MATURIN_PEP517_ARGS="--zig --target $(HOST_TARGET) --compatibility manylinux_$(subst .,_,$(WHEEL_GLIBC))" \
-	  $(BIN)/uv pip install -q --no-build-isolation --editable '.[dev]' & module=$$!; \
+	  $(BIN)/uv pip install -q --no-build-isolation --compile-bytecode --editable '.[dev]' & module=$$!; \
 	CARGO_TARGET_DIR=$(LINKD_TARGET) cargo zigbuild -q --release -p satcc-emu --target $(HOST_TARGET).$(WHEEL_GLIBC); linkd=$$?; \
 	wait $$module && exit $$linkd
 	install -D -m 0755 $(LINKD_TARGET)/$(HOST_TARGET)/release/satcc-linkd target/release/satcc-linkd
