@@ -208,7 +208,8 @@ impl<T: Tap> World<T> {
         // arrival before its first event is within the run.
         let last = self.end_key();
         loop {
-            let arrival = self.arrivals.top_key();
+            // (an empty arrivals' heap reads as `u128::MAX`, above the run's end)
+            let (arrival, d) = self.arrivals.peek().unwrap_or((u128::MAX, 0));
             let other = self.heap.top_key();
             if other < arrival {
                 if other >= last {
@@ -230,7 +231,6 @@ impl<T: Tap> World<T> {
             assert!(at >= self.now, "time went backwards");
             self.events += 1;
             let stop = self.events & 0xFFFF == 0;
-            let (_, d) = self.arrivals.peek().expect("the earliest arrival");
             // The arrival handled here, on the direction held from the heap's update on.
             let dir = &mut self.net.dirs[d as usize];
             match dir.core.on_wire(1) {
