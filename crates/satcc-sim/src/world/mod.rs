@@ -249,7 +249,7 @@ impl<T: Tap> World<T> {
             }
             let q = Queue {
                 arrivals: &mut self.arrivals,
-                others: self.heap.len() - 1,
+                others: &self.heap,
                 seq: &mut self.seq,
                 peak: &mut self.peak_pending,
             };
@@ -403,7 +403,7 @@ impl<T: Tap> World<T> {
     fn dir_parts(&mut self, d: u32) -> (&mut LinkDir, Queue<'_>, &mut PacketStore) {
         let q = Queue {
             arrivals: &mut self.arrivals,
-            others: self.heap.len() - 1,
+            others: &self.heap,
             seq: &mut self.seq,
             peak: &mut self.peak_pending,
         };
@@ -473,8 +473,8 @@ impl<T: Tap> World<T> {
 /// apart from the network, so a caller keeps the direction it holds).
 struct Queue<'a> {
     arrivals: &'a mut EventQueue<u32>,
-    /// Events pending in the other heap, the run's end not counted (for the peak).
-    others: usize,
+    /// The other events (for the peak: the run's end not counted).
+    others: &'a EventQueue<Ev>,
     seq: &'a mut u64,
     peak: &'a mut usize,
 }
@@ -493,7 +493,7 @@ fn serve_dir(dir: &mut LinkDir, d: u32, due: Due, now: SimTime, q: Queue, store:
             if !dir.arrival_scheduled {
                 dir.arrival_scheduled = true;
                 q.arrivals.push(events::key(at, *q.seq), d);
-                *q.peak = (*q.peak).max(q.arrivals.len() + q.others);
+                *q.peak = (*q.peak).max(q.arrivals.len() + q.others.len() - 1);
             }
         }
     }
