@@ -1,7 +1,8 @@
-//! The discrete-event loop: one heap of `(time, sequence)`-ordered events, the network,
-//! and every flow's two ends. Events at the same instant run in the order they were
+//! The discrete-event loop: `(time, sequence)`-ordered events in two heaps (the wires' head
+//! arrivals, and every other event), the network, and every flow's two ends. Events run in
+//! key order across both heaps; events at the same instant run in the order they were
 //! scheduled, so a run is a pure function of its configuration and seed. A link direction's
-//! wire is FIFO, so only its head packet's arrival is in the heap: the heap holds
+//! wire is FIFO, so only its head packet's arrival is in a heap: the heaps hold
 //! O(directions + flows) events, whatever the bandwidth-delay product.
 //!
 //! One event per packet per hop (its arrival at the next node). A direction's serialiser has
