@@ -48,6 +48,13 @@ impl<E: Copy> EventQueue<E> {
         self.items.first().copied()
     }
 
+    /// The earliest event's key, `u128::MAX` when there is none (no event has that key: its
+    /// sequence number would be `u64::MAX`).
+    #[inline(always)]
+    pub fn top_key(&self) -> u128 {
+        self.items.first().map_or(u128::MAX, |&(k, _)| k)
+    }
+
     pub fn push(&mut self, key: u128, ev: E) {
         let mut i = self.items.len();
         self.items.push((key, ev));

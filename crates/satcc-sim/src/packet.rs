@@ -89,6 +89,22 @@ pub struct Packet {
 // `Frag` still lived here; it is the store's now, `PacketStore::put_fragment`).
 const _: () = assert!(std::mem::size_of::<Packet>() <= 128);
 
+/// Where in a [`Packet`] the fields other than the SACK blocks lie, as (offset, bytes), when they
+/// are one range (the blocks at either end of the layout the compiler chose: at its start on
+/// rustc 1.95): a packet without blocks is copied as that range (`PacketStore::put`).
+const PACKET_BUT_SACK: Option<(usize, usize)> = {
+    let at = std::mem::offset_of!(Packet, sack);
+    let blocks = std::mem::size_of::<[(u64, u64); MAX_SACK_BLOCKS]>();
+    let size = std::mem::size_of::<Packet>();
+    if at == 0 {
+        Some((blocks, size - blocks))
+    } else if at + blocks == size {
+        Some((0, at))
+    } else {
+        None
+    }
+};
+
 impl Packet {
     pub fn new(flow: u32, kind: Kind, dst_node: u32) -> Self {
         Packet {
@@ -196,7 +212,25 @@ impl PacketStore {
         let slot = match self.free.pop() {
             Some(s) => {
                 let p = &mut self.slots[s as usize];
-                p.clone_from(pkt);
+                match PACKET_BUT_SACK {
+                    Some((at, bytes)) if pkt.nsack == 0 => {
+                        // SAFETY: `pkt` and `p` are distinct valid `Packet`s (one in the
+                        // endpoint's output, one a slot of the store); `at..at + bytes` is the
+                        // part of the layout holding every field but `sack` (computed from
+                        // `offset_of!` and the sizes), copied as bytes (an untyped copy, padding
+                        // included). `p` stays a valid packet, its `sack` the slot's old blocks,
+                        // and `nsack` 0 says none of them is read (every reader goes through
+                        // `sack_blocks` or `nsack`).
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                (pkt as *const Packet).cast::<u8>().add(at),
+                                (p as *mut Packet).cast::<u8>().add(at),
+                                bytes,
+                            );
+                        }
+                    }
+                    _ => p.clone_from(pkt),
+                }
                 p.wire_bytes = wire_bytes;
                 s
             }

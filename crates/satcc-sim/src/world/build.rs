@@ -136,6 +136,7 @@ impl<T: Tap> World<T> {
             end: SimTime::from_nanos(s.duration_ns),
             bin: SimDuration::from_nanos(s.bin_ns),
             heap: EventQueue::default(),
+            arrivals: EventQueue::default(),
             seq: 0,
             net,
             flows,
@@ -152,6 +153,8 @@ impl<T: Tap> World<T> {
             store: PacketStore::default(),
             tap,
         };
+        // (not `schedule`d: it takes no sequence number and is not counted as pending)
+        w.heap.push(w.end_key(), Ev::End);
         for i in 0..w.flows.len() {
             let at = w.flows[i].sender.start;
             w.schedule(at, Ev::FlowStart(i as u32));

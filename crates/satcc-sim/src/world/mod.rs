@@ -1,7 +1,8 @@
-//! The discrete-event loop: one heap of `(time, sequence)`-ordered events, the network,
-//! and every flow's two ends. Events at the same instant run in the order they were
+//! The discrete-event loop: `(time, sequence)`-ordered events in two heaps (the wires' head
+//! arrivals, and every other event), the network, and every flow's two ends. Events run in
+//! key order across both heaps; events at the same instant run in the order they were
 //! scheduled, so a run is a pure function of its configuration and seed. A link direction's
-//! wire is FIFO, so only its head packet's arrival is in the heap: the heap holds
+//! wire is FIFO, so only its head packet's arrival is in a heap: the heaps hold
 //! O(directions + flows) events, whatever the bandwidth-delay product.
 //!
 //! One event per packet per hop (its arrival at the next node). A direction's serialiser has
@@ -48,8 +49,6 @@ use self::metrics::MetricsCache;
 enum Ev {
     /// A link direction with nothing on its wire finishes serialising its packet.
     TxDone(u32),
-    /// The packet at the head of a link direction's wire arrives at the far node.
-    Arrive(u32),
     FlowStart(u32),
     SenderTimer(u32, TimerKind),
     ReceiverTimer(u32),
@@ -59,6 +58,10 @@ enum Ev {
     App(u32),
     /// End of a statistics bin.
     Sample,
+    /// The run's end (`World::end_key`): in the heap from the start, above every event the run
+    /// takes, never dispatched (so an arrival earlier than the heap's first event is within the
+    /// run without a test of its own).
+    End,
 }
 
 /// Which transmissions `World::serve` finishes.
@@ -120,7 +123,11 @@ pub struct World<T: Tap = NoTap> {
     now: SimTime,
     end: SimTime,
     bin: SimDuration,
+    /// Every event but a wire's head arrival.
     heap: EventQueue<Ev>,
+    /// The head arrivals of the wires, by direction (apart from the other events: one per busy
+    /// wire, so the arrivals' heap an arrival updates is small).
+    arrivals: EventQueue<u32>,
     seq: u64,
     net: Network,
     flows: Vec<Flow>,
@@ -173,11 +180,20 @@ impl<T: Tap> World<T> {
         self.tap.packet(d, exit, self.now, seen, ws);
     }
 
+    /// The key of the run's end (`Ev::End`): above every key at or before `end` (an event's
+    /// sequence number is below `u64::MAX`), below an empty heap's `u128::MAX`.
+    fn end_key(&self) -> u128 {
+        events::key(self.end, u64::MAX).min(u128::MAX - 1)
+    }
+
     fn schedule(&mut self, at: SimTime, ev: Ev) {
         debug_assert!(at >= self.now, "scheduling in the past");
         self.seq += 1;
         self.heap.push(events::key(at, self.seq), ev);
-        self.peak_pending = self.peak_pending.max(self.heap.len());
+        // (the run's end is not counted)
+        self.peak_pending = self
+            .peak_pending
+            .max(self.heap.len() - 1 + self.arrivals.len());
     }
 
     /// Run to the end, calling `progress(fraction)` now and then; it returns false to stop.
@@ -188,34 +204,44 @@ impl<T: Tap> World<T> {
         let total = self.end.as_nanos().max(1) as f64;
         // What an endpoint produces while it handles an event (emptied by `emit`).
         let mut out = Out::default();
-        while let Some((key, ev)) = self.heap.peek() {
-            let at = events::key_time(key);
-            if at > self.end {
-                break;
-            }
-            assert!(at >= self.now, "time went backwards");
-            self.events += 1;
-            let stop = self.events & 0xFFFF == 0;
-            // A wire's next arrival takes its head's place in the heap (one sift, not two).
-            let Ev::Arrive(d) = ev else {
-                self.heap.pop();
+        // Events run in key order, the earlier of the two heaps' first (keys are unique). The
+        // other heap holds the run's end (`Ev::End`, key `last`) until the run stops, so an
+        // arrival before its first event is within the run.
+        let last = self.end_key();
+        loop {
+            // (an empty arrivals' heap reads as `u128::MAX`, above the run's end)
+            let (arrival, d) = self.arrivals.peek().unwrap_or((u128::MAX, 0));
+            let other = self.heap.top_key();
+            if other < arrival {
+                if other >= last {
+                    break;
+                }
+                let at = events::key_time(other);
+                assert!(at >= self.now, "time went backwards");
+                self.events += 1;
+                let (_, ev) = self.heap.pop().expect("the earliest event");
                 self.now = at;
-                if stop && !progress(at.as_nanos() as f64 / total) {
+                if self.events & 0xFFFF == 0 && !progress(at.as_nanos() as f64 / total) {
                     break;
                 }
                 self.dispatch(ev, &mut out);
                 continue;
-            };
+            }
+            debug_assert!(arrival < last);
+            let at = events::key_time(arrival);
+            assert!(at >= self.now, "time went backwards");
+            self.events += 1;
+            let stop = self.events & 0xFFFF == 0;
             // The arrival handled here, on the direction held from the heap's update on.
             let dir = &mut self.net.dirs[d as usize];
             match dir.core.on_wire(1) {
+                // A wire's next arrival takes its head's place (one sift, not two).
                 Some((next_at, next)) => {
-                    self.heap
-                        .replace_top(events::key(next_at, next.seq), Ev::Arrive(d));
+                    self.arrivals.replace_top(events::key(next_at, next.seq), d);
                 }
                 None => {
                     dir.arrival_scheduled = false;
-                    self.heap.pop();
+                    self.arrivals.pop();
                 }
             }
             self.now = at;
@@ -223,7 +249,8 @@ impl<T: Tap> World<T> {
                 break;
             }
             let q = Queue {
-                heap: &mut self.heap,
+                arrivals: &mut self.arrivals,
+                others: &self.heap,
                 seq: &mut self.seq,
                 peak: &mut self.peak_pending,
             };
@@ -254,7 +281,6 @@ impl<T: Tap> World<T> {
                 self.serve(d, Due::AtOrBefore);
                 self.wake(d);
             }
-            Ev::Arrive(_) => unreachable!("an arrival is handled in `run`"),
             Ev::FlowStart(f) | Ev::UdpSend(f) if self.flows[f as usize].udp.is_some() => {
                 let (pkt, next) = self.flows[f as usize]
                     .udp
@@ -282,6 +308,7 @@ impl<T: Tap> World<T> {
                 self.emit(f, false, out);
             }
             Ev::App(f) => self.app_event(f, out),
+            Ev::End => unreachable!("the run's end is not dispatched"),
             Ev::Sample => {
                 for d in 0..self.net.dirs.len() as u32 {
                     self.serve(d, Due::Before);
@@ -376,7 +403,8 @@ impl<T: Tap> World<T> {
     #[inline(always)]
     fn dir_parts(&mut self, d: u32) -> (&mut LinkDir, Queue<'_>, &mut PacketStore) {
         let q = Queue {
-            heap: &mut self.heap,
+            arrivals: &mut self.arrivals,
+            others: &self.heap,
             seq: &mut self.seq,
             peak: &mut self.peak_pending,
         };
@@ -445,7 +473,9 @@ impl<T: Tap> World<T> {
 /// The event queue's parts a direction's serialiser schedules its arrivals in (borrowed
 /// apart from the network, so a caller keeps the direction it holds).
 struct Queue<'a> {
-    heap: &'a mut EventQueue<Ev>,
+    arrivals: &'a mut EventQueue<u32>,
+    /// The other events (for the peak: the run's end not counted).
+    others: &'a EventQueue<Ev>,
     seq: &'a mut u64,
     peak: &'a mut usize,
 }
@@ -463,8 +493,8 @@ fn serve_dir(dir: &mut LinkDir, d: u32, due: Due, now: SimTime, q: Queue, store:
             *q.seq += 1;
             if !dir.arrival_scheduled {
                 dir.arrival_scheduled = true;
-                q.heap.push(events::key(at, *q.seq), Ev::Arrive(d));
-                *q.peak = (*q.peak).max(q.heap.len());
+                q.arrivals.push(events::key(at, *q.seq), d);
+                *q.peak = (*q.peak).max(q.arrivals.len() + q.others.len() - 1);
             }
         }
     }
