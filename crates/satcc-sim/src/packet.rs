@@ -89,6 +89,13 @@ pub struct Packet {
 // `Frag` still lived here; it is the store's now, `PacketStore::put_fragment`).
 const _: () = assert!(std::mem::size_of::<Packet>() <= 128);
 
+// `PacketStore::put` copies a packet without SACK blocks as bytes: sound only while a packet
+// owns nothing (no drop glue), which `Copy` guarantees.
+const _: fn() = || {
+    fn plain<T: Copy>() {}
+    plain::<Packet>();
+};
+
 /// Where in a [`Packet`] the fields other than the SACK blocks lie, as (offset, bytes), when they
 /// are one range (the blocks at either end of the layout the compiler chose: at its start on
 /// rustc 1.95): a packet without blocks is copied as that range (`PacketStore::put`).
