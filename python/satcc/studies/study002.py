@@ -106,6 +106,7 @@ def designs(quick: bool, seeds: int | None = None) -> dict[str, hybla.Design]:
         delayed_ack=False,
         sender_clamp=True,
         steady_duration_s=hybla.STEADY_S_FULL,
+        trace=True,
     )
     dummynet = hybla.Design(
         hybla.LOSSES_QUICK if quick else hybla.LOSSES_FULL,
@@ -114,6 +115,7 @@ def designs(quick: bool, seeds: int | None = None) -> dict[str, hybla.Design]:
         DUMMYNET_STEADY_S,
         delayed_ack=True,
         sender_clamp=True,
+        trace=True,
     )
     return {"validate-hybla": ns2, DUMMYNET: dummynet}
 
