@@ -346,7 +346,7 @@ def trace_measures(
     data, ack = kind == "data", kind == "ack"
     td = t[data]
     ends = np.asarray(columns.get("end_rel") or [], dtype=float)[data]
-    retx = np.asarray(columns.get("retransmission") or [], dtype=object)[data] == True  # noqa: E712
+    retx = np.asarray(columns.get("retransmission") or [], dtype=object)[data] == True
     ta = t[ack]
     acked = np.maximum.accumulate(np.asarray(columns.get("ack_rel") or [], dtype=float)[ack])
     if len(ta):
