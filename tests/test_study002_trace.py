@@ -87,8 +87,10 @@ def test_the_design_traces_both_simulator_columns_over_windows():
         assert design.trace
         steady, transfer = (next(s for s in hybla.run_specs(design) if (s.size_bytes is None) == k)
                             for k in (True, False))  # fmt: skip
-        assert hybla.scenario_dict(steady)["scenario"]["seqack"]["to"] == "100 s"
-        assert hybla.scenario_dict(transfer)["scenario"]["seqack"]["to"] == "10 s"
+        seqack = hybla.scenario_dict(steady)["scenario"]["seqack"]
+        assert seqack["to"] == f"{hybla.TRACE_STEADY_S:g} s" == "100 s"
+        seqack = hybla.scenario_dict(transfer)["scenario"]["seqack"]
+        assert seqack["to"] == f"{hybla.TRACE_TRANSFER_S:g} s" == "5 s"
     kernel = study002.kernel_design(True)
     assert not kernel.trace
     assert "seqack" not in hybla.scenario_dict(hybla.run_specs(kernel)[0])["scenario"]

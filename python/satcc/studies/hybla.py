@@ -94,7 +94,7 @@ LATENESS_KEYS = ("linkd_lateness_p99_us", "linkd_lateness_max_us", "late_samples
 # loss cycles at p >= 1e-4; a 1000 s run traced whole costs 3 times its simulation), a
 # transfer over its first TRACE_TRANSFER_S (its start-up; its recoveries are the summary's).
 TRACE_STEADY_S = 100.0
-TRACE_TRANSFER_S = 10.0  # a transfer's start-up (W_m acknowledged by ~2.5 s at any p here)
+TRACE_TRANSFER_S = 5.0  # a transfer's start-up (W_m acknowledged by 3.1 s at most here)
 TRACE_MAX_ROWS = 2_000_000  # the simulator's largest seqack (a 200 s window holds ~0.6 M)
 TRACE_KEYS = (
     "trace_s",  # the traced window: [0, trace_s) of the run (s)
@@ -337,18 +337,26 @@ def trace_measures(
 
     Sums over the run (`TRACE_KEYS`), so that the seeds of a point pool their cycles. A window
     whose trace was cut at TRACE_MAX_ROWS ends at its last row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     out: dict[str, Any] = dict.fromkeys(TRACE_KEYS)
-    kind = np.asarray(columns.get("kind") or [], dtype=object)
-    t = np.asarray(columns.get("t_s") or [], dtype=float)
-    if dropped_rows and len(t):
-        end_s = float(t[-1])
+
+    def col(name: str, kind: Any, where: Any = None) -> np.ndarray:
+        a = pa.array(columns.get(name) or [], type=kind)  # C-speed from the lists
+        a = a if where is None else a.filter(where)
+        return a.fill_null(False if kind == pa.bool_() else 0).to_numpy(zero_copy_only=False)
+
+    kinds = pa.array(columns.get("kind") or [], type=pa.string())
+    data, ack = pc.equal(kinds, "data"), pc.equal(kinds, "ack")
+    td, ta = col("t_s", pa.float64(), data), col("t_s", pa.float64(), ack)
+    if dropped_rows and (len(td) or len(ta)):  # the trace was cut: its window ends there
+        end_s = float(max(td[-1] if len(td) else 0.0, ta[-1] if len(ta) else 0.0))
     out["trace_s"], out["trace_dropped_rows"] = end_s, dropped_rows
-    data, ack = kind == "data", kind == "ack"
-    td = t[data]
-    ends = np.asarray(columns.get("end_rel") or [], dtype=float)[data]
-    retx = np.asarray(columns.get("retransmission") or [], dtype=object)[data] == True
-    ta = t[ack]
-    acked = np.maximum.accumulate(np.asarray(columns.get("ack_rel") or [], dtype=float)[ack])
+    ends = col("end_rel", pa.float64(), data)
+    retx = col("retransmission", pa.bool_(), data).astype(bool)
+    acked = col("ack_rel", pa.float64(), ack)
+    acked = np.maximum.accumulate(acked) if len(acked) else acked
     if len(ta):
         out["first_ack_s"] = float(ta[0])
         out["first_round_segments"] = int(np.searchsorted(td, ta[0], "left"))

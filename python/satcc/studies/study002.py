@@ -51,8 +51,11 @@ DUMMYNET_HIGH_LOSS_FROM = {"steady": 5e-3, "10MB": 2e-4, "50MB": 1e-3, "100MB": 
 # measured instead (`_startup`, `_cycles`, `_acks`).
 WHY = {
     "time": (
-        "satcc's slow start sends whole rounds (22 segments, then 550), eq. 29-32 count "
-        "fractional rounds: a transfer ends about 1.6 RTT later at any size"
+        "in the simulator's traced runs of this path the start-up (to the ACK of the first W_m "
+        "segments) lags eq. 22 and 29-30 by 1.6 RTT at p <= 1e-5 (0.8 in whole rounds: 22 "
+        "segments in the first round, where eq. 30 sends 550 in 1.21; 0.8 the line serialising "
+        "the rest of that window) and the rest of a transfer the model's remainder by 0.25-1.35 "
+        "RTT (docs/models.md, 'Why they differ' 2)"
     ),
     "high": (
         "docs/models.md traced the high-loss gap to delayed ACKs halving Hybla's per-ACK "
@@ -352,10 +355,11 @@ def _side_why(quantity: str, diff: float, delayed_ack: bool, traced: bool = Fals
     label = "" if traced else ", not measured: these runs keep no sender trace"
     if faster:
         return (
-            f"hypothesis (one separate 200 s run at p = 1e-3 with its sequence trace, "
-            f"data/study002.toml's header{label}): satcc's sender is faster than the model here "
-            "because its loss cycle carries more segments per RTT than eq. 5 over eq. 20, outside "
-            "recovery; not the halving per lost packet (eq. 4) nor the recovery time (eq. 9)"
+            f"hypothesis (the simulator's traced runs of this path, docs/models.md 'Why they "
+            f"differ' 6{label}): satcc's sender is faster than the model here because its loss "
+            "cycle carries more segments per RTT than eq. 5 over eq. 20: outside recovery (W_m "
+            "per RTT, where the model's X rounds regrow from D W_m, eq. 15-19), and at p >= 1e-3 "
+            "in a recovery shorter than eq. 9's too"
         )
     return (
         f"hypothesis (docs/models.md{label}): "
