@@ -58,6 +58,7 @@ import numpy as np
 
 from satcc import registry, timings
 from satcc.models import hybla
+from satcc.results import SEQACK_FILE
 
 PAYLOAD_BYTES = 1000  # Table 1 packet size, as TCP payload (mss)
 WMAX_PKTS = 550  # Table 1 W_m
@@ -87,6 +88,31 @@ STEADY = "steady"
 # satcc-linkd's lateness as the emulator's run records it (the summary's `stats`), kept per run
 # in runs.csv / validation.json (satcc.studies.reproduce.linkd_lateness reads them)
 LATENESS_KEYS = ("linkd_lateness_p99_us", "linkd_lateness_max_us", "late_samples")
+# `Design.trace`: the simulator records each run's sender sequence/ACK trace (seqack) and the
+# row keeps what it measures (`trace_measures`, TRACE_KEYS); the trace itself is not kept. A
+# steady run is traced over its first TRACE_STEADY_S (its start-up and tens to hundreds of
+# loss cycles at p >= 1e-4; a 1000 s run traced whole costs 3 times its simulation), a
+# transfer over its first TRACE_TRANSFER_S (its start-up; its recoveries are the summary's).
+TRACE_STEADY_S = 100.0
+TRACE_TRANSFER_S = 5.0  # a transfer's start-up (W_m acknowledged by 3.1 s at most here)
+TRACE_MAX_ROWS = 2_000_000  # the simulator's largest seqack (a 200 s window holds ~0.6 M)
+TRACE_KEYS = (
+    "trace_s",  # the traced window: [0, trace_s) of the run (s)
+    "trace_dropped_rows",  # rows past TRACE_MAX_ROWS (then the window ends at the last row)
+    "first_round_segments",  # data segments sent before the first ACK arrived
+    "first_ack_s",  # the first ACK's arrival at the sender (s from the SYN)
+    "wm_acked_s",  # the cumulative ACK first covers W_m segments (s from the SYN)
+    "episodes",  # loss-recovery episodes: a retransmission .. the ACK of the recovery point
+    "recovery_s",  # their total duration (s)
+    "recovery_segments",  # data segments sent during them (new and retransmitted)
+    "retransmitted_segments",  # retransmissions in the window
+    "cycles",  # complete loss cycles: from one episode's start to the next (episodes - 1)
+    "cycle_s",  # their total duration (s)
+    "cycle_segments",  # data segments sent in them
+    "cycle_recovery_s",  # the recovery time inside them (each cycle opens with its episode)
+    "cycle_recovery_segments",  # segments sent in that recovery
+    "cycle_lost",  # segments retransmitted in them
+)
 
 # Table 3 of the study, max (model - measured)/model in % for p <= 1e-4: (ns-2, dummynet).
 PAPER_TABLE3 = {
@@ -128,6 +154,7 @@ class Design:
     engine: str = "sim"  # "emu": the real kernel's Hybla (BPF) over satcc-linkd, real time
     transfer_factor: float = TRANSFER_TIME_FACTOR
     transfer_slack_s: float = TRANSFER_SLACK_S
+    trace: bool = False  # the simulator's runs keep TRACE_KEYS (their sender trace measured)
 
     @classmethod
     def full(cls, **changes: Any) -> Design:
@@ -200,6 +227,7 @@ class RunSpec:
     delayed_ack: bool
     engine: str = "sim"
     sender_clamp: bool = False
+    trace: bool = False  # the simulator records the sender's trace (seqack): TRACE_KEYS
 
 
 def scenario_dict(spec: RunSpec) -> dict[str, Any]:
@@ -218,14 +246,18 @@ def scenario_dict(spec: RunSpec) -> dict[str, Any]:
         flow["cwnd_clamp"] = WMAX_PKTS
     if spec.size_bytes is not None:
         flow["size"] = f"{spec.size_bytes} B"
+    scenario: dict[str, Any] = {
+        "name": f"hybla-{spec.kind}-p{spec.p:g}-s{spec.seed}",
+        "duration": f"{spec.duration_s} s",
+        "seed": spec.seed,
+        "bin": BIN,
+        "engine": spec.engine,
+    }
+    if spec.trace and not registry.get(spec.engine).real_time:
+        scenario["seqack"] = {"flow": 0, "to": f"{_trace_end_s(spec):g} s"}
+        scenario["seqack"]["max_rows"] = TRACE_MAX_ROWS
     return {
-        "scenario": {
-            "name": f"hybla-{spec.kind}-p{spec.p:g}-s{spec.seed}",
-            "duration": f"{spec.duration_s} s",
-            "seed": spec.seed,
-            "bin": BIN,
-            "engine": spec.engine,
-        },
+        "scenario": scenario,
         "link": [
             {
                 "a": "sender",
@@ -274,7 +306,85 @@ def simulate(spec: RunSpec) -> dict[str, Any]:
         # when W_m caps the sender (`sender_clamp`), whatever the receive window offers.
         cwnd = result.flow_series_table.column("cwnd_pkts").to_pylist()
         row["cwnd_max_pkts"] = max((c for c in cwnd if c is not None), default=None)
+    elif spec.trace:
+        trace = result.extras.get(SEQACK_FILE)
+        end = _trace_end_s(spec)
+        dropped = int((result.meta.get("seqack") or {}).get("dropped_rows") or 0)
+        row.update(trace_measures(trace.columns if trace is not None else {}, end, dropped))
     return row
+
+
+def _trace_end_s(spec: RunSpec) -> float:
+    """The end of a run's traced window: a steady run's first TRACE_STEADY_S, a transfer's
+    first TRACE_TRANSFER_S."""
+    window = TRACE_STEADY_S if spec.size_bytes is None else TRACE_TRANSFER_S
+    return float(min(spec.duration_s, window))
+
+
+def trace_measures(
+    columns: dict[str, list[Any]], end_s: float, dropped_rows: int = 0
+) -> dict[str, Any]:
+    """What one run's sender trace (the seqack columns) shows, for the model's terms:
+
+    - the start-up (eq. 22, 29-30): how many segments the first round carried, when the first
+      ACK came back, and when the cumulative ACK first covered W_m segments (the model's d_1,
+      eq. 29, sent in r_1 rounds, eq. 30);
+    - loss recovery: an episode opens with a retransmission while none is open, its recovery
+      point the highest byte sent so far (snd_nxt), and closes with the first ACK at or past
+      that point (the window's end if none); its duration and the segments sent in it;
+    - loss cycles (eq. 5 / 13 and 9 / 20): from one episode's start to the next, the segments
+      sent and the time, and the recovery inside.
+
+    Sums over the run (`TRACE_KEYS`), so that the seeds of a point pool their cycles. A window
+    whose trace was cut at TRACE_MAX_ROWS ends at its last row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out: dict[str, Any] = dict.fromkeys(TRACE_KEYS)
+
+    def col(name: str, kind: Any, where: Any = None) -> np.ndarray:
+        a = pa.array(columns.get(name) or [], type=kind)  # C-speed from the lists
+        a = a if where is None else a.filter(where)
+        return a.fill_null(False if kind == pa.bool_() else 0).to_numpy(zero_copy_only=False)
+
+    kinds = pa.array(columns.get("kind") or [], type=pa.string())
+    data, ack = pc.equal(kinds, "data"), pc.equal(kinds, "ack")
+    td, ta = col("t_s", pa.float64(), data), col("t_s", pa.float64(), ack)
+    if dropped_rows and (len(td) or len(ta)):  # the trace was cut: its window ends there
+        end_s = float(max(td[-1] if len(td) else 0.0, ta[-1] if len(ta) else 0.0))
+    out["trace_s"], out["trace_dropped_rows"] = end_s, dropped_rows
+    ends = col("end_rel", pa.float64(), data)
+    retx = col("retransmission", pa.bool_(), data).astype(bool)
+    acked = col("ack_rel", pa.float64(), ack)
+    acked = np.maximum.accumulate(acked) if len(acked) else acked
+    if len(ta):
+        out["first_ack_s"] = float(ta[0])
+        out["first_round_segments"] = int(np.searchsorted(td, ta[0], "left"))
+        j = int(np.searchsorted(acked, WMAX_PKTS * PAYLOAD_BYTES, "left"))
+        out["wm_acked_s"] = float(ta[j]) if j < len(ta) else None
+    nxt = np.maximum.accumulate(ends) if len(ends) else ends
+    first = np.flatnonzero(retx)
+    episodes: list[tuple[float, float, int, int, int]] = []  # (t0, t1, row0, row1, resent)
+    k = 0
+    while k < len(first):
+        i0 = int(first[k])
+        j = int(np.searchsorted(acked, nxt[i0], "left"))  # the ACK of the recovery point
+        t1 = float(ta[j]) if j < len(ta) else end_s
+        i1 = max(int(np.searchsorted(td, t1, "left")), i0 + 1)
+        episodes.append((float(td[i0]), t1, i0, i1, int(retx[i0:i1].sum())))
+        k = int(np.searchsorted(first, i1, "left"))
+    out["episodes"] = len(episodes)
+    out["recovery_s"] = float(sum(e[1] - e[0] for e in episodes))
+    out["recovery_segments"] = int(sum(e[3] - e[2] for e in episodes))
+    out["retransmitted_segments"] = int(retx.sum())
+    closed = episodes[:-1]  # the cycles: each episode to the next one's start
+    out["cycles"] = len(closed)
+    out["cycle_s"] = float(episodes[-1][0] - episodes[0][0]) if closed else 0.0
+    out["cycle_segments"] = int(episodes[-1][2] - episodes[0][2]) if closed else 0
+    out["cycle_recovery_s"] = float(sum(e[1] - e[0] for e in closed))
+    out["cycle_recovery_segments"] = int(sum(e[3] - e[2] for e in closed))
+    out["cycle_lost"] = int(sum(e[4] for e in closed))
+    return out
 
 
 def run_specs(design: Design) -> list[RunSpec]:
@@ -298,6 +408,7 @@ def run_specs(design: Design) -> list[RunSpec]:
                         design.delayed_ack,
                         design.engine,
                         design.sender_clamp,
+                        design.trace,
                     )
                 )
     return specs

@@ -22,6 +22,7 @@ sweep, judging Table 3's dummynet column and §4's emulation figures.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +48,17 @@ BOTH = ("throughput", "time")
 WIDE = (("steady", ("throughput",), 2e-3), ("50MB", BOTH, 1e-3), ("100MB", BOTH, 2e-4))
 DUMMYNET_WIDE = (("steady", ("throughput",), 2e-3), ("50MB", BOTH, 5e-4), ("100MB", BOTH, 2e-4))
 DUMMYNET_HIGH_LOSS_FROM = {"steady": 5e-3, "10MB": 2e-4, "50MB": 1e-3, "100MB": 5e-4}
-# Hypotheses, not measured by this run: the mechanisms docs/models.md "Study 002 through the
-# simulator" found in separate runs; printed with the label "hypothesis" and this run's numbers
+# What a run without a sender trace (the emulator's rows, a validation.json written before
+# `hybla.Design.trace`) falls back to: the mechanisms docs/models.md "Study 002 through the
+# simulator" found, printed with the label "hypothesis". A traced run prints what its trace
+# measured instead (`_startup`, `_cycles`, `_acks`).
 WHY = {
     "time": (
-        "satcc's slow start sends whole rounds (22 segments, then 550), eq. 29-32 count "
-        "fractional rounds: a transfer ends about 1.6 RTT later at any size"
+        "in the simulator's traced runs of this path the start-up (to the ACK of the first W_m "
+        "segments) lags eq. 22 and 29-30 by 1.6 RTT at p <= 1e-5 (0.8 in whole rounds: 22 "
+        "segments in the first round, where eq. 30 sends 550 in 1.21; 0.8 the line serialising "
+        "the rest of that window) and the rest of a transfer the model's remainder by 0.25-1.35 "
+        "RTT (docs/models.md, 'Why they differ' 2)"
     ),
     "high": (
         "docs/models.md traced the high-loss gap to delayed ACKs halving Hybla's per-ACK "
@@ -60,6 +66,8 @@ WHY = {
         "not explained by that"
     ),
 }
+R_S, WM = hybla.RTT_S, hybla.WMAX_PKTS
+MIN_CYCLES = 5  # fewer complete loss cycles in the traced windows than this: not measured
 
 
 def run(ctx: common.Context) -> dict[str, Path]:
@@ -109,6 +117,7 @@ def designs(quick: bool, seeds: int | None = None) -> dict[str, hybla.Design]:
         delayed_ack=False,
         sender_clamp=True,
         steady_duration_s=hybla.STEADY_S_FULL,
+        trace=True,
     )
     dummynet = hybla.Design(
         hybla.LOSSES_QUICK if quick else hybla.LOSSES_FULL,
@@ -117,6 +126,7 @@ def designs(quick: bool, seeds: int | None = None) -> dict[str, hybla.Design]:
         DUMMYNET_STEADY_S,
         delayed_ack=True,
         sender_clamp=True,
+        trace=True,
     )
     return {"validate-hybla": ns2, DUMMYNET: dummynet}
 
@@ -140,8 +150,10 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         out = _measure_sim(doc)
         testbed = _doc(dirs, DUMMYNET)
         if testbed is not None:
-            out.update(_measure_emu(testbed, who="sim"))
-            high = _high_loss(testbed["points"], DUMMYNET_HIGH_LOSS_FROM, "dummynet-", "sim")
+            out.update(_measure_emu(testbed, who="sim", ns2=doc))
+            high = _high_loss(
+                testbed["points"], DUMMYNET_HIGH_LOSS_FROM, "dummynet-", "sim", testbed, doc
+            )
             high.update(
                 _wide(
                     testbed["points"],
@@ -149,6 +161,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
                     "dummynet-",
                     "sim",
                     bool(testbed["design"].get("delayed_ack")),
+                    testbed,
+                    doc,
                 )
             )
             common.tag(
@@ -177,9 +191,12 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     return out
 
 
-def _measure_emu(doc: dict[str, Any], who: str = "kernel") -> dict[str, Measured]:
+def _measure_emu(
+    doc: dict[str, Any], who: str = "kernel", ns2: dict[str, Any] | None = None
+) -> dict[str, Measured]:
     """Table 3's dummynet column (the same table3 rows) from the emulator's runs (`who` =
-    "kernel") or from the simulator's runs on the emulation testbed's path ("sim")."""
+    "kernel") or from the simulator's runs on the emulation testbed's path ("sim"; `ns2`: the
+    ns-2 column's doc, the same sender with one ACK per segment)."""
     testbed = (
         "the kernel's Hybla as BPF struct_ops over satcc-linkd"
         if who == "kernel"
@@ -223,9 +240,10 @@ def _measure_emu(doc: dict[str, Any], who: str = "kernel") -> dict[str, Measured
             if value is not None and pt is not None and not unfinished:
                 reason = (
                     ". "
-                    + _side_why(quantity, value, bool(doc["design"].get("delayed_ack")))
+                    + _explain(doc, kind, at, quantity, value, ns2, who)
+                    + _untraced(doc, kind, at, who)
                     + "."
-                    + _lag(doc["points"], pt, doc["design"], who)
+                    + ("" if _rows(doc, kind, at) else _lag(doc["points"], pt, doc["design"], who))
                 )
             out[f"dummynet-{kind}-{quantity}"] = Measured(
                 None if value is None else abs(value),
@@ -330,24 +348,29 @@ def _spread(pt: dict[str, Any], quantity: str) -> str:
     )
 
 
-def _side_why(quantity: str, diff: float, delayed_ack: bool) -> str:
-    """What a difference's sign points to, labelled a hypothesis (the mechanisms were measured
-    in separate runs, not by this design): satcc faster than the model (its loss cycle), or
-    slower (its start, and with delayed ACKs the halved per-ACK growth)."""
+def _side_why(quantity: str, diff: float, delayed_ack: bool, traced: bool = False) -> str:
+    """What a difference's sign points to where the runs keep no sender trace (`traced`
+    False: the emulator's rows, a validation.json from before `hybla.Design.trace`): the
+    mechanisms docs/models.md found in separate runs, labelled a hypothesis. Satcc faster than
+    the model (its loss cycle), or slower (its start, and with delayed ACKs the halved per-ACK
+    growth)."""
     faster = diff < 0 if quantity == "throughput" else diff > 0
+    label = "" if traced else ", not measured: these runs keep no sender trace"
     if faster:
         return (
-            "hypothesis (one separate 200 s run at p = 1e-3 with its sequence trace, "
-            "data/study002.toml's header): satcc's sender is faster than the model here because "
-            "its loss cycle carries more segments per RTT than eq. 5 over eq. 20, outside "
-            "recovery; not the halving per lost packet (eq. 4) nor the recovery time (eq. 9)"
+            f"hypothesis (the simulator's traced runs of this path, docs/models.md 'Why they "
+            f"differ' 6{label}): satcc's sender is faster than the model here because its loss "
+            "cycle carries more segments per RTT than eq. 5 over eq. 20: outside recovery (W_m "
+            "per RTT, where the model's X rounds regrow from D W_m, eq. 15-19), and at p >= 1e-3 "
+            "in a recovery shorter than eq. 9's too"
         )
     return (
-        "hypothesis (docs/models.md, not measured here): "
+        f"hypothesis (docs/models.md{label}): "
         + WHY["time"]
         + (
-            "; and the receiver's delayed ACKs halve Hybla's per-ACK growth, in slow start too "
-            "(the dummynet testbed's stock receivers)"
+            "; and the receiver's delayed ACKs halve Hybla's per-ACK growth after a loss (the "
+            "dummynet testbed's stock receivers; not in the start-up: the simulator's traced "
+            "runs of this path acknowledge W_m at the same time with or without them)"
             if delayed_ack
             else ""
         )
@@ -363,7 +386,7 @@ SACK_MEASURED = (
 )
 
 
-def _recovery(pt: dict[str, Any], ns2: bool = False) -> str:
+def _recovery(pt: dict[str, Any], ns2: bool = False, reading: bool = True) -> str:
     """How the simulator's runs recovered at a high-loss point (per run, mean over seeds):
     timeouts are where an RTO-free model and a sender part most. `ns2`: the ns-2 column, whose
     agent the paper does not name (the unknown its high-loss maxima hang on)."""
@@ -376,6 +399,8 @@ def _recovery(pt: dict[str, Any], ns2: bool = False) -> str:
         if rto == 0
         else "the share of the gap the timeouts take is not separated by this design"
     )
+    if not reading:  # the runs' traces say where the gap lies (`_explain`)
+        where = "no timeout" if rto == 0 else f"{rto:.1f} timeouts a run"
     agent = (
         ". The paper does not name ns-2's TCP agent (Reno, NewReno or SACK): "
         + SACK_MEASURED
@@ -412,17 +437,19 @@ def _measure_sim(doc: dict[str, Any]) -> dict[str, Measured]:
                         f" At p = {at:g}: model {common.fmt(pt['model_time_s'], '.2f')} s, "
                         f"sim {common.fmt(pt['sim_time_mean_s'], '.2f')} s."
                     )
-                detail += _spread(pt, quantity) + _lag(points, pt, doc["design"])
+                detail += _spread(pt, quantity)
+                if not _rows(doc, kind, at):  # a traced point says it with `_explain`
+                    detail += _lag(points, pt, doc["design"])
                 dur = doc["design"].get("steady_duration_s")
                 if kind == "steady" and value is not None and dur and dur < STUDY_STEADY_S:
                     detail += (
                         f" The same seconds lost over the study's {STUDY_STEADY_S:g} s run: "
                         f"{abs(value) * dur / STUDY_STEADY_S:.2f} % (this design runs {dur:g} s)."
                     )
-            # the mechanism the sign points to (faster: the loss cycle; slower: the start), as
-            # in the dummynet column: never the slow-start account for a sender ahead of the model
+            # what the runs' traces show at the worst point (faster: the loss cycle; slower:
+            # the start-up and the rest), as in the dummynet column
             side = (
-                _side_why(quantity, value, bool(doc["design"].get("delayed_ack")))
+                _explain(doc, kind, at, quantity, value)
                 if value is not None
                 else "hypothesis (docs/models.md, not measured here): " + WHY["time"]
             )
@@ -431,17 +458,21 @@ def _measure_sim(doc: dict[str, Any]) -> dict[str, Measured]:
                 f"max |model - sim| / model over p <= 1e-4 ({len(row['low_loss_ps'])} loss rates)",
                 side + "." + detail,
             )
-    out.update(_high_loss(points, HIGH_LOSS_FROM, "", "sim"))
+    out.update(_high_loss(points, HIGH_LOSS_FROM, "", "sim", doc))
+    traced = any(r.get("wm_acked_s") is not None for r in doc.get("runs") or [])
     out["steady-high-loss"] = Measured(
         out["steady-high-loss"].value,
         out["steady-high-loss"].how,
-        "hypothesis (docs/models.md, not measured here): "
-        + WHY["high"]
-        + "; "
+        (
+            "this column acknowledges every segment, as ns-2's sink: the delayed ACKs that "
+            "halve Hybla's per-ACK growth (docs/models.md) are not in it; "
+            if traced
+            else "hypothesis (docs/models.md, not measured here): " + WHY["high"] + "; "
+        )
         + out["steady-high-loss"].why,
         skipped=out["steady-high-loss"].skipped,
     )
-    out.update(_wide(points, WIDE, "", "sim", bool(doc["design"].get("delayed_ack"))))
+    out.update(_wide(points, WIDE, "", "sim", bool(doc["design"].get("delayed_ack")), doc))
     seeds = int(doc["design"]["seeds"])
     common.tag(
         out,
@@ -452,12 +483,334 @@ def _measure_sim(doc: dict[str, Any]) -> dict[str, Measured]:
     return out
 
 
+# -- measured explanations: what the runs' sender traces show (hybla.trace_measures) ----------
+
+
+def _rows(doc: dict[str, Any], kind: str, p: float) -> list[dict[str, Any]]:
+    """The runs of one point that carry a sender trace (`hybla.Design.trace`)."""
+    return [
+        r
+        for r in doc.get("runs") or []
+        if r["kind"] == kind and r["p"] == p and r.get("wm_acked_s") is not None
+    ]
+
+
+def _mean(rows: list[dict[str, Any]], key: str) -> float:
+    return sum(float(r[key]) for r in rows) / len(rows)
+
+
+def _r1() -> float:
+    """Eq. 30: the rounds of slow start that bring the window from rho to W_m (d_1 segments)."""
+    rho = R_S / hybla.RTT0_S
+    return math.log2(WM / rho) / rho + 1.0
+
+
+def _model_start_s(p: float) -> float:
+    """The model's time to the ACK of its first d_1 (= W_m, eq. 29) segments: T_3whs (eq. 22)
+    + r_1 R (eq. 30)."""
+    t3 = R_S + hybla.SYN_TIMEOUT_S * ((1.0 - p) / (1.0 - 2.0 * p) - 1.0)
+    return t3 + _r1() * R_S
+
+
+def startup_split(
+    rows: list[dict[str, Any]], p: float, size_bytes: int | None = None
+) -> dict[str, float] | None:
+    """The lag behind the model split at the ACK of the first W_m segments, in RTTs of R
+    (means over the runs): `start` (the sender's trace against T_3whs + r_1 R), of it `rounds`
+    (the first ACK + one round against the model: the window reaches W_m one round after rho
+    segments) and `line` (the rest of that window serialised on the line); for a transfer
+    `rest` (the remainder against the model's remainder), `total`, and `pace` (the remainder
+    at W_m segments per R: (d - W_m) / W_m - 1/2 rounds, eq. 39's last half round)."""
+    if not rows:
+        return None
+    first, wm = _mean(rows, "first_ack_s"), _mean(rows, "wm_acked_s")
+    start = _model_start_s(p)
+    out = {
+        "n": float(len(rows)),
+        "first_round": _mean(rows, "first_round_segments"),
+        "first_ack_s": first,
+        "wm_acked_s": wm,
+        "model_start_s": start,
+        "start": (wm - start) / R_S,
+        "rounds": (first + R_S - start) / R_S,
+        "line": (wm - first - R_S) / R_S,
+    }
+    if size_bytes:
+        times = [r["sim_time_s"] for r in rows if r.get("sim_time_s") is not None]
+        if len(times) != len(rows):
+            return out
+        model_t = float(hybla.model(p, size_bytes).transfer_time_s)
+        sim_t = sum(times) / len(times)
+        d = math.ceil(size_bytes / hybla.PAYLOAD_BYTES)
+        out.update(
+            {
+                "total": (sim_t - model_t) / R_S,
+                "rest": (sim_t - model_t) / R_S - out["start"],
+                "sim_rest": (sim_t - wm) / R_S,
+                "model_rest": (model_t - start) / R_S,
+                "pace": (d - WM) / WM - 0.5,
+                "recoveries": _mean(rows, "recovery_count"),
+                "rtos": _mean(rows, "rto_count"),
+            }
+        )
+    return out
+
+
+def _startup(
+    doc: dict[str, Any], kind: str, p: float, who: str = "simulator", brief: bool = False
+) -> str:
+    """The start-up / rest split (`startup_split`) as a sentence with its numbers; `brief`,
+    the split alone (a high-loss point, where the loss cycle says the rest)."""
+    rows = _rows(doc, kind, p)
+    size = next((r["size_bytes"] for r in rows), None)
+    x = startup_split(rows, p, size)
+    if x is None:
+        return ""
+    if brief and "rest" in x:
+        return (
+            f"measured (the sender's trace of the {x['n']:.0f} runs at p = {p:g}, means): of the "
+            f"{x['total']:+.2f} RTT the transfer takes beyond the model's time, the start-up (the "
+            "ACK of its "
+            f"first W_m segments at {x['wm_acked_s']:.2f} s against T_3whs + r_1 R = "
+            f"{x['model_start_s']:.2f} s, eq. 22, 29-30) is {x['start']:+.2f} and the rest "
+            f"{x['rest']:+.2f} ({x['recoveries']:.1f} recoveries and {x['rtos']:.1f} RTOs a run)"
+        )
+    text = (
+        f"measured (the sender's trace of the {x['n']:.0f} runs at p = {p:g}, means): its first "
+        f"round carried {x['first_round']:.0f} segments (rho, Hybla's initial window) and its "
+        f"first ACK came back at {x['first_ack_s']:.2f} s; the first W_m = {WM} segments were acknowledged at {x['wm_acked_s']:.2f} s against the model's "
+        f"T_3whs + r_1 R = {x['model_start_s']:.2f} s (eq. 22, 29-30): the start-up lags "
+        f"{x['start']:+.2f} RTT: {x['rounds']:+.2f} in whole rounds ({x['first_round']:.0f}"
+        f" segments in the first round where eq. 30 sends d_1 = {WM} in r_1 = {_r1():.2f}) and "
+        f"{x['line']:+.2f} from that ACK's round to the ACK of segment {WM} (the line "
+        "serialising the rest of the window, which the model's instantaneous rounds do not, "
+        "and a recovery where a segment of it was lost)"
+    )
+    if "rest" in x:
+        text += (
+            f"; the rest of the transfer took {x['sim_rest']:.2f} RTT against the model's "
+            f"{x['model_rest']:.2f} ({x['rest']:+.2f}; at W_m segments per R it takes "
+            f"{x['pace']:.2f}: the {who}'s remainder is {x['sim_rest'] - x['pace']:+.2f} beside "
+            f"that pace, with {x['recoveries']:.1f} recoveries and {x['rtos']:.1f} RTOs a run, "
+            f"the model's {x['model_rest'] - x['pace']:+.2f}, eq. 31 and 36-39): of the "
+            f"{x['total']:+.2f} "
+            f"RTT the transfer lags, the start-up is {x['start']:+.2f} and the rest "
+            f"{x['rest']:+.2f}"
+        )
+    return text
+
+
+def _steady_start(doc: dict[str, Any], p: float, diff: float, who: str) -> str:
+    """A steady run's deficit (`diff` % of the model's rate over its duration, in RTTs of R)
+    split at its start-up (`startup_split`) and the rest, beside its mean RTT."""
+    rows = _rows(doc, "steady", p)
+    x = startup_split(rows, p)
+    dur = doc["design"].get("steady_duration_s")
+    if x is None or not dur:
+        return ""
+    deficit = diff / 100 * float(dur) / R_S
+    return (
+        f"measured (the sender's trace of the {x['n']:.0f} steady runs at p = {p:g}, means): of "
+        f"the {deficit:+.2f} RTT the {dur:g} s run lags the model (its deficit as seconds of the "
+        f"model's rate), the start-up (the ACK of its first W_m segments at "
+        f"{x['wm_acked_s']:.2f} s against T_3whs + r_1 R = {x['model_start_s']:.2f} s, eq. 22, "
+        f"29-30; {x['rounds']:+.2f} of it in whole rounds: {x['first_round']:.0f} segments in the "
+        f"first) is {x['start']:+.2f} and the rest {deficit - x['start']:+.2f}, at a mean RTT of "
+        f"{_mean(rows, 'rtt_mean_ms'):.1f} ms against R = {R_S * 1e3:g} ms, with "
+        f"{_mean(rows, 'recovery_count'):.1f} recoveries a run"
+    )
+
+
+def cycle_split(rows: list[dict[str, Any]], p: float) -> dict[str, float] | None:
+    """The loss cycles of a point's traced steady runs, pooled, beside the model's (eq. 5/13,
+    8-9, 20): per cycle the segments and RTTs of R, in recovery and outside it, and what each
+    part costs below W_m segments per R (a share of the cycle's W_m x rounds). None below
+    MIN_CYCLES cycles."""
+    cycles = sum(int(r.get("cycles") or 0) for r in rows)
+    if cycles < MIN_CYCLES:
+        return None
+    seg = sum(r["cycle_segments"] for r in rows) / cycles
+    rounds = sum(r["cycle_s"] for r in rows) / cycles / R_S
+    rec_rounds = sum(r["cycle_recovery_s"] for r in rows) / cycles / R_S
+    rec_seg = sum(r["cycle_recovery_segments"] for r in rows) / cycles
+    m = hybla.model(p, None).intermediate
+    y, a, big_l, w, x, u, v = (float(m[k]) for k in ("Y", "A", "L", "W", "X", "U", "V"))
+    m_rounds, m_rec = a / R_S, 2.0 - 1.0 / big_l  # eq. 20 / eq. 9's 1 + (1 - 1/L)
+    return {
+        "cycles": float(cycles),
+        "runs": float(len(rows)),
+        "lost": sum(r["cycle_lost"] for r in rows) / cycles,
+        "segments": seg,
+        "rounds": rounds,
+        "rec_rounds": rec_rounds,
+        "rec_segments": rec_seg,
+        "rest_rate": (seg - rec_seg) / (rounds - rec_rounds) if rounds > rec_rounds else 0.0,
+        "rec_cost": (WM * rec_rounds - rec_seg) / (WM * rounds),
+        "rest_cost": (WM * (rounds - rec_rounds) - (seg - rec_seg)) / (WM * rounds),
+        "model_segments": y,
+        "model_rounds": m_rounds,
+        "model_L": big_l,
+        "model_rec_rounds": m_rec,
+        "model_rec_segments": w / 2.0,
+        "model_X": x,
+        "model_U": u,
+        "model_W": w,
+        "model_V": v,
+        "model_rest_rate": (y - w / 2.0) / x if x > 0 else 0.0,
+        "model_rec_cost": (WM * m_rec - w / 2.0) / (WM * m_rounds),
+        "model_rest_cost": (WM * x - (y - w / 2.0)) / (WM * m_rounds),
+    }
+
+
+def _cycles(doc: dict[str, Any], p: float, who: str = "simulator") -> str:
+    """The loss cycle split (`cycle_split`) as a sentence with its numbers."""
+    rows = _rows(doc, "steady", p)
+    x = cycle_split(rows, p)
+    if x is None:
+        return ""
+    window = max(float(r.get("trace_s") or 0) for r in rows)
+    rec_gap = x["rec_cost"] - x["model_rec_cost"]
+    rest_gap = x["rest_cost"] - x["model_rest_cost"]
+    where = "outside recovery" if abs(rest_gap) >= abs(rec_gap) else "in recovery"
+    return (
+        f"measured per loss cycle (one recovery episode to the next: {x['cycles']:.0f} cycles in "
+        f"the first {window:g} s of the {x['runs']:.0f} steady runs at p = {p:g}): the {who} "
+        f"sent {x['segments']:.0f} segments in {x['rounds']:.2f} RTT of R "
+        f"({x['segments'] / x['rounds']:.0f} per RTT; {x['lost']:.2f} resent), recovery "
+        f"{x['rec_rounds']:.2f} RTT carrying {x['rec_segments']:.0f}, outside it "
+        f"{x['rest_rate']:.0f} per RTT; the model's cycle {x['model_segments']:.0f} (eq. 5/13) in "
+        f"{x['model_rounds']:.2f} (eq. 9/20; {x['model_segments'] / x['model_rounds']:.0f} per "
+        f"RTT; L = {x['model_L']:.2f}), recovery 1 + (1 - 1/L) = {x['model_rec_rounds']:.2f} "
+        f"carrying W/2 = {x['model_rec_segments']:.0f} (eq. 8-9), its X = U + V = "
+        f"{x['model_U']:.2f} + {x['model_V']:.2f} rounds outside (U regrowing from D W to W_m, "
+        f"eq. 15-19) at {x['model_rest_rate']:.0f} per RTT"
+        + (
+            f", more than its peak window W = {x['model_W']:.0f} (eq. 8 counts rho^2 (X + 1) / 2 "
+            "a round for X < 1)"
+            if x["model_rest_rate"] > x["model_W"] + 0.5
+            else ""
+        )
+        + f". Below W_m per RTT, recovery "
+        f"costs the {who} {100 * x['rec_cost']:.1f} % and the rest of the cycle "
+        f"{100 * x['rest_cost']:.1f} %, the model {100 * x['model_rec_cost']:.1f} % and "
+        f"{100 * x['model_rest_cost']:.1f} %: the difference lies mostly {where} "
+        f"({100 * rec_gap:+.1f} points in recovery, {100 * rest_gap:+.1f} outside)"
+    )
+
+
+def _untraced(doc: dict[str, Any], kind: str, p: float, who: str) -> str:
+    """What runs without a sender trace (the kernel's: the emulator's rows are summaries)
+    still record at a point: their recoveries, RTOs, largest cwnd and mean RTT."""
+    rows = [r for r in doc.get("runs") or [] if r["kind"] == kind and r["p"] == p]
+    if not rows or _rows(doc, kind, p):
+        return ""
+    cwnd = [r.get("cwnd_max_pkts") for r in rows if r.get("cwnd_max_pkts") is not None]
+    rec, rto = _mean(rows, "recovery_count"), _mean(rows, "rto_count")
+    return (
+        f". The start-up / rest split is not measured in the {who}'s runs (they keep no sender "
+        f"trace, only their summaries); at p = {p:g} they record {rec:.1f} loss recoveries and "
+        f"{rto:.1f} RTOs a run"
+        + (": no part of the lag there is loss recovery" if rec == 0 and rto == 0 else "")
+        + (f", the largest cwnd {max(cwnd)} segments (W_m {WM})" if cwnd else "")
+        + f", a mean RTT of {_mean(rows, 'rtt_mean_ms'):.1f} ms against R = {R_S * 1e3:g} ms"
+    )
+
+
+def _acks(doc: dict[str, Any], ns2: dict[str, Any] | None, kind: str, p: float) -> str:
+    """The delayed ACKs' share, measured: the dummynet column's point against the ns-2
+    column's at the same p (the same sender, one ACK per segment)."""
+    if ns2 is None:
+        return ""
+    mine = [r for r in doc.get("runs") or [] if r["kind"] == kind and r["p"] == p]
+    other = [r for r in ns2.get("runs") or [] if r["kind"] == kind and r["p"] == p]
+    if not mine or not other:
+        return ""
+    if kind == "steady":  # the runs last 100 s and 1000 s: their loss cycles, not their rates
+        a, b = cycle_split(_rows(doc, kind, p), p), cycle_split(_rows(ns2, kind, p), p)
+        if a is None or b is None:
+            return ""
+        return (
+            f"; the same sender with one ACK per segment (this design's ns-2 column at p = "
+            f"{p:g}, the same traced window) carries {b['segments'] / b['rounds']:.0f} segments "
+            f"per RTT over its loss cycle ({b['rest_rate']:.0f} outside recovery), with delayed "
+            f"ACKs {a['segments'] / a['rounds']:.0f} ({a['rest_rate']:.0f})"
+        )
+    if any(r.get("sim_time_s") is None for r in mine + other):
+        return ""
+    a, b = _mean(mine, "sim_time_s"), _mean(other, "sim_time_s")
+    text = (
+        f"; the same transfer with one ACK per segment (this design's ns-2 column at p = {p:g}) "
+        f"takes {b:.2f} s, with delayed ACKs {a:.2f} s: delayed ACKs cost {(a - b) / R_S:+.2f} RTT"
+    )
+    sa, sb = _rows(doc, kind, p), _rows(ns2, kind, p)
+    if sa and sb:
+        text += (
+            f" ({(_mean(sa, 'wm_acked_s') - _mean(sb, 'wm_acked_s')) / R_S:+.2f} of them in the "
+            "start-up, to the ACK of the first W_m segments)"
+        )
+    return text
+
+
+def _explain(
+    doc: dict[str, Any],
+    kind: str,
+    p: float,
+    quantity: str,
+    diff: float,
+    ns2: dict[str, Any] | None = None,
+    who: str = "simulator",
+    fallback: bool = True,
+    brief: bool = False,
+) -> str:
+    """Why the runs differ from the model at one point, from their sender traces: a sender
+    slower than the model, its start-up against eq. 22, 29-30 and the rest against the model's
+    remainder (a transfer), and the loss cycle where the point has one; faster, the loss cycle
+    against eq. 5 / 9 / 20. `ns2`: the ns-2 column's doc when `doc` is the dummynet column's
+    (the delayed ACKs' share, measured). Runs without a trace fall back to the hypothesis."""
+    delayed_ack = bool(doc["design"].get("delayed_ack"))
+    faster = diff < 0 if quantity == "throughput" else diff > 0
+    parts = []
+    if kind != "steady" and (brief or not faster):
+        parts.append(_startup(doc, kind, p, who, brief))
+        rows = _rows(doc, kind, p)
+        split = startup_split(rows, p, next((r["size_bytes"] for r in rows), None))
+        # the loss cycle where the rest, not the start-up, makes most of a transfer's lag
+        if brief or (split is not None and abs(split.get("rest", 0.0)) > abs(split["start"])):
+            parts.append(_cycles(doc, p, who))
+    else:
+        if not faster:  # a steady run behind the model: its start-up, then the rest
+            parts.append(_steady_start(doc, p, diff, who))
+        parts.append(_cycles(doc, p, who))
+    measured = "; ".join(x for x in parts if x)
+    if not measured:
+        if not fallback:
+            return ""
+        steady = _rows(doc, "steady", p)
+        if not steady:
+            return _side_why(quantity, diff, delayed_ack, traced=False)
+        held = sum(int(r.get("cycles") or 0) for r in steady)
+        return (
+            _side_why(quantity, diff, delayed_ack, traced=True)
+            + f" (the steady runs' traced windows at p = {p:g} hold {held} complete loss "
+            f"cycles, fewer than {MIN_CYCLES}: too few to measure the cycle)"
+        )
+    if delayed_ack:
+        measured += _acks(doc, ns2, kind, p)
+    return measured
+
+
 def _high_loss(
-    points: list[dict[str, Any]], froms: dict[str, float], prefix: str, who: str
+    points: list[dict[str, Any]],
+    froms: dict[str, float],
+    prefix: str,
+    who: str,
+    doc: dict[str, Any] | None = None,
+    ns2: dict[str, Any] | None = None,
 ) -> dict[str, Measured]:
     """§4's high-loss maxima: per data kind, the largest |model - measured| / model over the
     loss rates from where §4 quotes it (the steady state's throughput only: its id has no
-    quantity)."""
+    quantity). `doc`: the column's validation.json, whose traced runs say why (`_explain`);
+    `ns2`: the ns-2 column's, beside the dummynet column's."""
     out: dict[str, Measured] = {}
     for kind, p_min in froms.items():
         for quantity in ("throughput",) if kind == "steady" else ("throughput", "time"):
@@ -480,12 +833,19 @@ def _high_loss(
                 )
                 continue
             worst = max(pts, key=lambda q: (abs(q[f"{quantity}_diff_pct"]), -q["p"]))
+            diff = worst[f"{quantity}_diff_pct"]
+            measured = (
+                _explain(doc, kind, worst["p"], quantity, diff, ns2, fallback=False, brief=True)
+                if doc is not None
+                else ""
+            )
             out[cid] = Measured(
-                abs(worst[f"{quantity}_diff_pct"]),
+                abs(diff),
                 f"max |model - {who}| / model over p >= {p_min:g} ({len(pts)} loss rates)",
                 f"worst at p = {worst['p']:g}; by p: "
                 + ", ".join(f"{q['p']:g} {q[f'{quantity}_diff_pct']:+.1f} %" for q in pts)
-                + _recovery(worst, ns2=not prefix),
+                + _recovery(worst, ns2=not prefix, reading=not measured)
+                + (f". Why, {measured}" if measured else ""),
             )
     return out
 
@@ -496,9 +856,11 @@ def _wide(
     prefix: str,
     who: str,
     delayed_ack: bool = False,
+    doc: dict[str, Any] | None = None,
+    ns2: dict[str, Any] | None = None,
 ) -> dict[str, Measured]:
     """§4's wider bounds: per claim, the largest |model - measured| / model over its data kinds'
-    quantities for p up to the bound's range."""
+    quantities for p up to the bound's range; why, from `doc`'s traced runs (`_explain`)."""
     out: dict[str, Measured] = {}
     for kind, quantities, p_max in scopes:
         cid = f"{prefix}{kind}-wide"
@@ -520,7 +882,11 @@ def _wide(
             f"worst: {worst_k} at p = {worst_q['p']:g}; by p: "
             + ", ".join(f"{q['p']:g} {k} {q[f'{k}_diff_pct']:+.1f} %" for q, k in pts)
             + ". "
-            + _side_why(worst_k, worst_q[f"{worst_k}_diff_pct"], delayed_ack),
+            + (
+                _explain(doc, kind, worst_q["p"], worst_k, worst_q[f"{worst_k}_diff_pct"], ns2)
+                if doc is not None
+                else _side_why(worst_k, worst_q[f"{worst_k}_diff_pct"], delayed_ack)
+            ),
         )
     return out
 
