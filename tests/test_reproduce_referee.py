@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from types import SimpleNamespace
 
 import pandas as pd
@@ -368,6 +369,34 @@ def test_the_doc_gives_each_designs_span_from_first_start_to_last_end(tmp_path):
     page = D.render({"full": tmp_path}, "python -m satcc.studies.doc --full X")
     tally = page[page.index("## Tally") :]
     assert "| 2026-11-30 13:41 to 2026-11-30 14:16: 35 min, first start to last end |" in tally
+
+
+def test_the_doc_names_a_study_run_apart_from_the_design(tmp_path):
+    # a study run again an hour later (its own date) does not stretch the design's time
+    write_run(tmp_path, "001", rows_001(), run={"started_utc": "2026-11-30 13:41", "wall_s": 1191,
+                                                "load_1min": [1, 2], "cpus": 2})  # fmt: skip
+    write_run(tmp_path, "002", rows_of("002"), run={"started_utc": "2026-11-30 15:10", "wall_s": 56,
+                                                    "load_1min": [1, 2], "cpus": 2})  # fmt: skip
+    tally = D.render({"full": tmp_path}, "x")
+    assert "| 2026-11-30 13:41 to 2026-11-30 14:00: 20 min, first start to last end; run apart: " \
+        "002 2026-11-30 15:10 |" in tally  # fmt: skip
+
+
+def test_reproduce_of_several_studies_records_the_command_and_the_doc_reads_it(tmp_path):
+    # the design's time from the command as a whole (OUT/reproduce-all.json), not pieced
+    # together from the studies' records
+    began = ("2026-11-30 13:41", time.monotonic() - 2068.6, 1.2)
+    R.write_whole(tmp_path, began, ["004", "001"], ["sim"], False, 2)
+    whole = json.loads((tmp_path / R.WHOLE).read_text())
+    assert whole["started_utc"] == "2026-11-30 13:41" and 2068.6 <= whole["wall_s"] < 2080
+    assert not list(tmp_path.glob(".*tmp"))  # renamed into place, nothing half-written left
+    write_run(tmp_path, "001", rows_001(), run={"started_utc": "2026-11-30 14:13", "wall_s": 118,
+                                                "load_1min": [1, 2], "cpus": 2})  # fmt: skip
+    write_run(tmp_path, "002", rows_of("002"), run={"started_utc": "2026-11-30 15:10", "wall_s": 56,
+                                                    "load_1min": [1, 2], "cpus": 2})  # fmt: skip
+    tally = D.render({"full": tmp_path}, "x")
+    assert "| one command, 2026-11-30 13:41: 34.5 min wall, load 1.2-" in tally
+    assert "jobs 2; run apart from it: 002 2026-11-30 15:10 |" in tally
 
 
 def test_the_doc_marks_a_table_judged_under_an_older_claims_file(tmp_path):

@@ -175,8 +175,11 @@ def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> 
             studies, engines, args.quick, args.seeds, out, args.jobs, args.reuse
         )
 
+    began = reproduce.whole_start()
     with ahead(planned):
         results = reproduce.reproduce_many(studies, run_one, alone=alone, done=done)
+    if len(studies) > 1:
+        reproduce.write_whole(out, began, studies, engines, args.quick, args.jobs)
     if len(results) > 1 and not args.json:
         print("\n".join(reproduce.summary_lines(results)))
     if args.json:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from satcc.studies import claims
-from satcc.studies.reproduce import STUDIES, kernel_design_lines
+from satcc.studies.reproduce import STUDIES, WHOLE, kernel_design_lines
 
 INTRO = """# Reproducing the five studies: `satcc reproduce`
 
@@ -288,24 +288,76 @@ def _tally(doc: dict[str, Any]) -> tuple[int, int, int, int]:
 
 
 def _span(runs: list[dict[str, Any]]) -> str:
-    """The design's wall time: from the first study's start to the last one's end (the studies
-    of one `reproduce all` overlap: each is judged while the next one runs), to the minute the
-    runs record their starts."""
+    """Without a record of the design as one command (`_whole`): from the first study's start
+    to the last one's end, over the studies whose runs follow one another (the studies of one
+    `reproduce all` overlap: each is judged while the next one runs); a study whose run
+    started more than a minute after the others ended (run again later) is named apart. To
+    the minute the runs record their starts."""
     from datetime import datetime, timedelta
 
     try:
-        when = [
-            (datetime.strptime(r["started_utc"], "%Y-%m-%d %H:%M"), float(r["wall_s"]))
+        when = sorted(
+            (datetime.strptime(r["started_utc"], "%Y-%m-%d %H:%M"), float(r["wall_s"]), r)
             for r in runs
-        ]
+        )
     except (KeyError, TypeError, ValueError):
         return ""
     if not when:
         return ""
-    start = min(t for t, _ in when)
-    end = max(t + timedelta(seconds=w) for t, w in when)
+    groups: list[list[tuple[datetime, float, dict[str, Any]]]] = []
+    for item in when:
+        last_end = (
+            max((t + timedelta(seconds=w) for t, w, _ in groups[-1]), default=None)
+            if groups
+            else None
+        )
+        if last_end is not None and item[0] <= last_end + timedelta(minutes=1):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    main = max(groups, key=len)
+    start = main[0][0]
+    end = max(t + timedelta(seconds=w) for t, w, _ in main)
     minutes = (end - start).total_seconds() / 60
-    return f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}: {minutes:.0f} min, first start to last end"
+    apart = [
+        f"{r.get('study', '?')} {r['started_utc']}"
+        for g in groups
+        if g is not main
+        for _, _, r in g
+    ]
+    return (
+        f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}: {minutes:.0f} min, first start to last end"
+        + (f"; run apart: {', '.join(apart)}" if apart else "")
+    )
+
+
+def _whole(root: Path, runs: list[dict[str, Any]]) -> str:
+    """The design as one command (`OUT/reproduce-all.json`, written by `satcc reproduce` of
+    several studies): its start, wall and load, and the studies whose tables come from a run
+    outside it (run again later, or earlier); empty without the record."""
+    from datetime import datetime, timedelta
+
+    try:
+        whole = json.loads((Path(root) / WHOLE).read_text(encoding="utf-8"))
+        start = datetime.strptime(whole["started_utc"], "%Y-%m-%d %H:%M")
+        wall = float(whole["wall_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    end = start + timedelta(seconds=wall + 60)  # the start is to the minute
+    apart = []
+    for r in runs:
+        try:
+            t = datetime.strptime(r["started_utc"], "%Y-%m-%d %H:%M")
+        except (KeyError, TypeError, ValueError):
+            continue
+        if not start <= t <= end:
+            apart.append(f"{r.get('study', '?')} {r['started_utc']}")
+    load = whole.get("load_1min") or ["?", "?"]
+    text = (
+        f"one command, {whole['started_utc']}: {wall / 60:.1f} min wall, load {load[0]}-{load[1]} "
+        f"on {whole.get('cpus', '?')} CPUs, jobs {whole.get('jobs') or 'all'}"
+    )
+    return text + (f"; run apart from it: {', '.join(apart)}" if apart else "")
 
 
 def stale(doc: dict[str, Any], spec: claims.StudyClaims) -> list[str]:
@@ -446,7 +498,7 @@ def render(roots: dict[str, Path], command: str) -> str:
                 continue
             rep, judged, cov, listed = _tally(doc)
             ran[label].append(study)
-            spans[label].append(doc.get("run") or {})
+            spans[label].append({**(doc.get("run") or {}), "study": study})
             for k, v in enumerate((rep, judged, cov, listed)):
                 totals[label][k] += v
             rows.append(
@@ -518,7 +570,7 @@ def render(roots: dict[str, Path], command: str) -> str:
         which = "all" if len(ran[label]) == len(STUDIES) else " + ".join(ran[label]) or "none"
         out.append(
             f"| {which} | {label} | {rep} / {judged}{share} | {cov} / {listed}{cshare} | "
-            f"{_span(spans[label])} |"
+            f"{_whole(roots[label], spans[label]) or _span(spans[label])} |"
         )
     out.append("")
     return "\n".join(out)

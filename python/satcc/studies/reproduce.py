@@ -321,6 +321,51 @@ def planned_runs(
     return specs
 
 
+WHOLE = "reproduce-all.json"  # OUT/: the last `reproduce all` (several studies) as one command
+
+
+def whole_start() -> tuple[str, float, float]:
+    """(UTC start to the minute, monotonic start, 1-min load) of a `reproduce` invocation."""
+    import datetime
+    import os
+    import time
+
+    now = datetime.datetime.now(datetime.UTC)
+    return now.strftime("%Y-%m-%d %H:%M"), time.monotonic(), os.getloadavg()[0]
+
+
+def write_whole(
+    out_root: Path,
+    began: tuple[str, float, float],
+    studies: list[str],
+    engines: list[str],
+    quick: bool,
+    jobs: int | None,
+) -> None:
+    """OUT/reproduce-all.json: one invocation of several studies as a whole (its start, wall
+    and load), which the studies' own records cannot give (each is judged beside the next
+    one's runs, and a study run again later has its own date): docs/reproduce.md's design
+    time. Written once the invocation ended (a temporary file renamed: never half-written)."""
+    import os
+    import time
+
+    started, t0, load = began
+    doc = {
+        "started_utc": started,
+        "wall_s": round(time.monotonic() - t0, 1),
+        "load_1min": [round(load, 1), round(os.getloadavg()[0], 1)],
+        "cpus": os.cpu_count(),
+        "jobs": jobs,
+        "studies": studies,
+        "engines": engines,
+        "quick": quick,
+    }
+    out_root.mkdir(parents=True, exist_ok=True)
+    tmp = out_root / f".{WHOLE}.tmp"
+    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out_root / WHOLE)
+
+
 def reproduce_many(
     studies: list[str],
     run: Callable[[str], Ran],
