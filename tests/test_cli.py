@@ -61,24 +61,13 @@ def test_version_names_the_package_and_native_versions(capsys):
 
 def test_python_dash_m_satcc_is_the_satcc_command():
     # an environment whose scripts directory is not on PATH runs `python -m satcc`
-    ok = subprocess.run(
-        [sys.executable, "-m", "satcc", "--version"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert (
-        ok.returncode == 0
-        and ok.stdout.strip() == f"satcc {__version__} (native {_native.version()})"
-    )
-    bad = subprocess.run(
-        [sys.executable, "-m", "satcc", "frobnicate"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    def satcc(*argv):
+        cmd = [sys.executable, "-m", "satcc", *argv]
+        return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
+
+    ok, bad = satcc("--version"), satcc("frobnicate")
+    assert ok.returncode == 0
+    assert ok.stdout.strip() == f"satcc {__version__} (native {_native.version()})"
     assert bad.returncode == 2 and "usage: satcc" in bad.stderr
 
 

@@ -353,6 +353,10 @@ def test_the_doc_says_in_one_place_how_it_was_made(tmp_path):
     assert "the paper's own anomalies:" not in page and "\nnot judged:\n" not in page
 
 
+def dated(started: str, wall_s: float) -> dict:
+    return {"started_utc": started, "wall_s": wall_s, "load_1min": [1, 2], "cpus": 2}
+
+
 def rows_of(study: str) -> list[CL.Row]:
     spec = CL.load(study)
     m = {c.id: CL.Measured(1.3, "h", "w", per_seed=(1.3,) * 5) for c in spec.claims}
@@ -362,10 +366,8 @@ def rows_of(study: str) -> list[CL.Row]:
 def test_the_doc_gives_each_designs_span_from_first_start_to_last_end(tmp_path):
     # issue 43: the whole design's wall time, dated, in docs/reproduce.md; the studies of one
     # `reproduce all` overlap (each judged beside the next one's runs)
-    write_run(tmp_path, "001", rows_001(), run={"started_utc": "2026-11-30 13:41", "wall_s": 1191,
-                                                "load_1min": [1, 2], "cpus": 2})  # fmt: skip
-    write_run(tmp_path, "002", rows_of("002"), run={"started_utc": "2026-11-30 13:58", "wall_s": 1080,
-                                                "load_1min": [1, 2], "cpus": 2})  # fmt: skip
+    write_run(tmp_path, "001", rows_001(), run=dated("2026-11-30 13:41", 1191))
+    write_run(tmp_path, "002", rows_of("002"), run=dated("2026-11-30 13:58", 1080))
     page = D.render({"full": tmp_path}, "python -m satcc.studies.doc --full X")
     tally = page[page.index("## Tally") :]
     assert "| 2026-11-30 13:41 to 2026-11-30 14:16: 35 min, first start to last end |" in tally
@@ -373,10 +375,8 @@ def test_the_doc_gives_each_designs_span_from_first_start_to_last_end(tmp_path):
 
 def test_the_doc_names_a_study_run_apart_from_the_design(tmp_path):
     # a study run again an hour later (its own date) does not stretch the design's time
-    write_run(tmp_path, "001", rows_001(), run={"started_utc": "2026-11-30 13:41", "wall_s": 1191,
-                                                "load_1min": [1, 2], "cpus": 2})  # fmt: skip
-    write_run(tmp_path, "002", rows_of("002"), run={"started_utc": "2026-11-30 15:10", "wall_s": 56,
-                                                    "load_1min": [1, 2], "cpus": 2})  # fmt: skip
+    write_run(tmp_path, "001", rows_001(), run=dated("2026-11-30 13:41", 1191))
+    write_run(tmp_path, "002", rows_of("002"), run=dated("2026-11-30 15:10", 56))
     tally = D.render({"full": tmp_path}, "x")
     assert "| 2026-11-30 13:41 to 2026-11-30 14:00: 20 min, first start to last end; run apart: " \
         "002 2026-11-30 15:10 |" in tally  # fmt: skip
@@ -390,10 +390,8 @@ def test_reproduce_of_several_studies_records_the_command_and_the_doc_reads_it(t
     whole = json.loads((tmp_path / R.WHOLE).read_text())
     assert whole["started_utc"] == "2026-11-30 13:41" and 2068.6 <= whole["wall_s"] < 2080
     assert not list(tmp_path.glob(".*tmp"))  # renamed into place, nothing half-written left
-    write_run(tmp_path, "001", rows_001(), run={"started_utc": "2026-11-30 14:13", "wall_s": 118,
-                                                "load_1min": [1, 2], "cpus": 2})  # fmt: skip
-    write_run(tmp_path, "002", rows_of("002"), run={"started_utc": "2026-11-30 15:10", "wall_s": 56,
-                                                    "load_1min": [1, 2], "cpus": 2})  # fmt: skip
+    write_run(tmp_path, "001", rows_001(), run=dated("2026-11-30 14:13", 118))
+    write_run(tmp_path, "002", rows_of("002"), run=dated("2026-11-30 15:10", 56))
     tally = D.render({"full": tmp_path}, "x")
     assert "| one command, 2026-11-30 13:41: 34.5 min wall, load 1.2-" in tally
     assert "jobs 2; run apart from it: 002 2026-11-30 15:10 |" in tally
