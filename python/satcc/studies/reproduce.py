@@ -137,15 +137,13 @@ def run_study(
     """Run (or resume) the study's campaigns on each engine; a run done in another output
     root of `reuse` is copied (`common.siblings`). `figures`: the study's judging draws the
     paper's figures (`judge`)."""
-    import datetime
-    import os
     import time
 
     mod = module(study)
     out = out_root / study
-    started, t0 = datetime.datetime.now(datetime.UTC), time.monotonic()
-    ran = Ran(study, {}, quick, seeds, out, jobs, started.strftime("%Y-%m-%d %H:%M"), t0, 0.0)
-    ran.load_start = os.getloadavg()[0]
+    started, t0, load = whole_start()
+    ran = Ran(study, {}, quick, seeds, out, jobs, started, t0, 0.0)
+    ran.load_start = load
     ran.started_epoch = time.time()
     ran.figures = figures
     no_kernel = claims.load(study).no_kernel
@@ -325,7 +323,8 @@ WHOLE = "reproduce-all.json"  # OUT/: the last `reproduce all` (several studies)
 
 
 def whole_start() -> tuple[str, float, float]:
-    """(UTC start to the minute, monotonic start, 1-min load) of a `reproduce` invocation."""
+    """(UTC start to the minute, monotonic start, 1-min load): when a study's run or a whole
+    `reproduce` invocation began, as their records give it."""
     import datetime
     import os
     import time
