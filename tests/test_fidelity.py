@@ -434,16 +434,16 @@ def test_kernel_and_simulator_runs_of_a_seed_are_twins_on_the_same_seed():
 
 def test_paired_simulator_runs_come_after_their_kernel_twin_and_name_it():
     g = G.load(GRID)
-    planned = suite.plan(g, suite.Options(only="cubic-rtt-1v1-equal", runs=2))
+    planned = suite.plan(g, suite.Options(only="cubic-rtt-1v1-fast", runs=2))
     assert [(p.engine, p.seed) for p in planned] == [("emu", 1), ("emu", 2), ("sim", 1), ("sim", 2)]
     kernel = {p.seed: p.run_id for p in planned if p.engine == "emu"}
     assert all(p.twin == kernel[p.seed] for p in planned if p.engine == "sim")
-    nominal = suite.plan(g, suite.Options(only="cubic-rtt-1v1-equal", runs=2, paired=False))
+    nominal = suite.plan(g, suite.Options(only="cubic-rtt-1v1-fast", runs=2, paired=False))
     assert all(p.twin is None for p in nominal)
     assert {p.run_id for p in nominal if p.engine == "sim"}.isdisjoint(
         p.run_id for p in planned if p.engine == "sim"
     )
-    alone = suite.plan(g, suite.Options(only="cubic-rtt-1v1-equal", runs=2, engines=("sim",)))
+    alone = suite.plan(g, suite.Options(only="cubic-rtt-1v1-fast", runs=2, engines=("sim",)))
     assert [p.run_id for p in alone] == [p.run_id for p in nominal if p.engine == "sim"]
 
 
@@ -451,6 +451,11 @@ def test_the_two_flow_rows_run_at_least_their_min_runs(tmp_path):
     g = G.load(GRID)
     planned = suite.plan(g, suite.Options(only="reno-vs-cubic", runs=3))
     assert sorted(p.seed for p in planned if p.engine == "emu") == list(range(1, 9))
+    # the judged grid's 16 runs of the 1v1 row; --quick, a short check, runs what --runs says
+    full = suite.plan(g, suite.Options(only="cubic-rtt-1v1-equal", runs=3))
+    assert sorted(p.seed for p in full if p.engine == "sim") == list(range(1, 17))
+    quick = suite.plan(g, suite.Options(quick=True, only="cubic-rtt-1v1-equal", runs=3))
+    assert sorted(p.seed for p in quick if p.engine == "sim") == [1, 2, 3]
     (tmp_path / "a.toml").write_text(textwrap.dedent(TWO_GROUPS))
     bad = tmp_path / "grid.toml"
     bad.write_text('[[scenario]]\nfile = "a.toml"\nmin_runs = 0\n')

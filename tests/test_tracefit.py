@@ -957,10 +957,13 @@ def test_validate_judges_the_model_on_the_recordings_grid_beside_native(tmp_path
     """--validate (first guess here, to keep the test short): per split an "on grid" row (the
     fitted model rendered at the recording's resolution and replayed as the held-out half
     is: the verdict) and a "native" row, each against the replay. On a whole-ms delay series
-    replayed at whole-ms ticks every hop waits for the next tick: the on-grid flow's least
-    RTT sits at or above the native one's (measured +0.07 and +1.48 ms on this recording since
-    the fit keeps the recording's mean delay, +1.87 and +1.18 before; how far depends on where
-    the fitted level falls between two whole ms; the old code printed no on-grid row)."""
+    replayed at whole-ms ticks every hop waits for the next tick, but `on_grid` rounds the
+    fitted delay to the nearest whole ms (up to 0.5 ms down each way): the on-grid flow's least
+    RTT sits at most 1 ms below the native one's and, with the ticks, mostly above it
+    (measured +0.07 and +1.48 ms on this recording since the fit keeps the recording's mean
+    delay, +1.87 and +1.18 before, -0.01 and +2.21 with the deferring sender (2026-11-30);
+    how far depends on where the fitted level falls between two whole ms; the old code printed
+    no on-grid row)."""
     mm, csv = exported_halves(tmp_path, capsys)
     args = ["trace", "fit", mm, "--delay", csv, "--validate", "--no-check", "--seeds", "1"]
     assert main([*args, "--cca", "cubic"]) == 0
@@ -979,7 +982,7 @@ def test_validate_judges_the_model_on_the_recordings_grid_beside_native(tmp_path
         assert all(x.endswith("%") for x in c[4:10:2]) and c[10].endswith("ms")
     least = [float(c[9].split(" / ")[0]) for c in cells]
     for grid, native in (least[0:2], least[2:4]):
-        assert 0.0 <= grid - native < 3.0
+        assert -1.0 < grid - native < 3.0
     assert "verdict, on grid: goodput within 15 % in " in out
 
 

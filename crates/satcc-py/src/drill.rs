@@ -115,6 +115,11 @@ impl DrillEndpoint {
         cfg.rcvbuf_autotune = rcvbuf_autotune;
         cfg.initial_cwnd = initial_cwnd.max(1);
         cfg.sndbuf_bytes = sndbuf_bytes;
+        // The deferral model off (docs/drill.md, 2026-11-30): a script's injected ACK lands
+        // exactly on its instant in virtual time, where Linux's `tcp_tso_should_defer` tie
+        // (the last write exactly 1 ms before) cannot occur on a host, so a deferring sender
+        // holds what the kernel sends (shutdown-rdwr-send-queue-ack-close, line 30).
+        cfg.tso_defer = false;
         satcc_cc::lookup(cca, &satcc_cc::Params::new())
             .map_err(|e| PyValueError::new_err(format!("cca: {e}")))?;
         // the flow of a two-node scenario, through the one resolver like every engine's

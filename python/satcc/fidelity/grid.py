@@ -10,7 +10,7 @@
     file = "cubic-rtt-1v1-equal.toml"   # a scenario file, relative to the grid file
     quick = true                        # part of --quick (default false)
     vpn = "vpn"                         # emulator: carry the flows through OpenVPN via this node
-    min_runs = 8                        # at least this many runs per engine (over --runs)
+    min_runs = 8                        # at least this many runs per engine (over --runs; not --quick)
 
 Every scenario is an ordinary scenario file (`satcc check` accepts it); its flow groups are its
 [[flow]] tables. Scenario names must be unique within a grid.

@@ -61,9 +61,11 @@ macro_rules! flow_switches {
             /// `TCP_NODELAY` on the sending socket (false: Nagle on, Linux's default).
             nodelay = false;
             /// The simulator's unpaced sender holds a small cwnd room for a larger GSO packet
-            /// as Linux's `tcp_tso_should_defer` does (the kernel always does); off until the
-            /// model keeps fid-dctcp-ecn's shares (docs/fidelity.md). The emulator ignores it.
-            tso_defer = false;
+            /// as Linux's `tcp_tso_should_defer` does (the kernel always does, GSO being on
+            /// for every TCP socket), and marks each GSO packet's last segment PSH; false: the
+            /// sender sends whatever room it has at once (satcc before 2026-11-30). On since
+            /// the fidelity grid's paired runs (docs/fidelity.md). The emulator ignores it.
+            tso_defer = true;
         }
     };
 }
