@@ -73,6 +73,9 @@ struct Args {
     /// `--host-noise`: every host answers after the measured kernel turnaround (a scenario's
     /// default `host_noise = "kernel"`; the benchmark's case has none, as ns-3 and htsim).
     host_noise: bool,
+    /// `--no-tso-defer`: the sender without `tcp_tso_should_defer` (`tso_defer = false`, the
+    /// default before 2026-11-30), to measure what the deferral costs.
+    no_tso_defer: bool,
 }
 
 fn usage(msg: &str) -> ! {
@@ -80,7 +83,8 @@ fn usage(msg: &str) -> ! {
     eprintln!(
         "usage: bench_sim --cca NAME --rate-bps N --group RTT_MS:COUNT [--group ...] \
          (--queue-bytes N | --queue-pkts N) [--loss P] [--mss BYTES] [--secs S] [--seed N] \
-         [--bneck-delay-us US] [--direct | --chain N] [--host-noise] [--cc-param KEY=VALUE ...] \
+         [--bneck-delay-us US] [--direct | --chain N] [--host-noise] [--no-tso-defer] \
+         [--cc-param KEY=VALUE ...] \
          | --list-ccas"
     );
     exit(2)
@@ -107,6 +111,7 @@ fn parse_args() -> Args {
         direct: false,
         chain: 1,
         host_noise: false,
+        no_tso_defer: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -145,6 +150,7 @@ fn parse_args() -> Args {
             }
             "--direct" => a.direct = true,
             "--host-noise" => a.host_noise = true,
+            "--no-tso-defer" => a.no_tso_defer = true,
             "--chain" => {
                 a.chain = parse(&flag, it.next());
                 a.direct = true;
@@ -178,6 +184,7 @@ fn flow(a: &Args, id: u32, src: usize, dst: usize) -> Flow {
     f.mss = a.mss;
     f.rwnd_bytes = RWND_BYTES;
     f.cc = Some(a.params.clone());
+    f.tso_defer = !a.no_tso_defer;
     f
 }
 
