@@ -36,12 +36,22 @@ fn the_reference_case_costs_three_events_per_data_segment() {
     // One arrival per hop for each data segment and each ACK (two hops, one ACK per two
     // segments) = 3.0, htsim's count; a serialiser has no events while its wire carries
     // packets; timers and samples add ~0.01. Before: 6.07 (an event at every end of
-    // transmission too).
-    let out = run(&reference_case(10));
+    // transmission too). Measured on the sender without the deferral, whose ACKs are one per
+    // two segments: the deferring sender (the default) marks each GSO packet's last segment
+    // PSH and the receiver acknowledges it when read, ~0.55 ACK a segment: 3.09 (2026-11-30).
+    let mut cfg = reference_case(10);
+    cfg.flows[0].tso_defer = false;
+    let out = run(&cfg);
     let per_segment = out.events as f64 / data_segments(&out) as f64;
     assert!(
         per_segment <= 3.05,
         "{per_segment:.3} events per data segment"
+    );
+    let out = run(&reference_case(10));
+    let per_segment = out.events as f64 / data_segments(&out) as f64;
+    assert!(
+        per_segment <= 3.12,
+        "{per_segment:.3} events per data segment, deferring sender"
     );
 }
 
@@ -49,8 +59,11 @@ fn the_reference_case_costs_three_events_per_data_segment() {
 fn a_wire_that_empties_between_packets_adds_one_wake_up_per_packet() {
     // The access link's 100 µs is shorter than the 120 µs between segments at 100 Mbit/s:
     // its wire empties after every packet, so each needs a wake-up at the end of its
-    // transmission (one event more per data segment and per ACK on that hop).
-    let cfg = dumbbell(
+    // transmission (one event more per data segment and per ACK on that hop). The sender
+    // without the deferral, whose segments leave one per ACK-clocked slot: the deferring
+    // sender's GSO packets leave back to back at the access rate and keep the wire busy
+    // (3.77 events a segment, 2026-11-30).
+    let mut cfg = dumbbell(
         100_000_000,
         25,
         0.0,
@@ -58,6 +71,7 @@ fn a_wire_that_empties_between_packets_adds_one_wake_up_per_packet() {
         10,
         vec![Flow::bulk(0, 0, 2, "reno")],
     );
+    cfg.flows[0].tso_defer = false;
     let out = run(&cfg);
     let per_segment = out.events as f64 / data_segments(&out) as f64;
     assert!(
