@@ -19,6 +19,27 @@ pub struct RttHistogram {
     last: usize,
     last_lo: u64,
     last_hi: u64,
+    /// Buckets of earlier samples, one a cell of values ([`cell_of`]): where a sample off the
+    /// last bucket is looked up first.
+    cells: [Cell; CELLS],
+}
+
+/// A bucket `b` and its bounds `[lo, hi)` (an empty range until filled).
+#[derive(Clone, Copy, Debug, Default)]
+struct Cell {
+    lo: u64,
+    hi: u64,
+    b: usize,
+}
+
+/// Cells of [`RttHistogram::cells`]: each ~1/1,024 of the sample's magnitude wide (a fifth of
+/// a bucket or less), so the 32 span 3 % (6 buckets or more) around a sample.
+const CELLS: usize = 32;
+
+/// The cell of `v`: its bits from the 10th below its top one on, modulo [`CELLS`].
+fn cell_of(v: u64) -> usize {
+    let shift = (u64::BITS - v.leading_zeros()).saturating_sub(10);
+    (v >> shift) as usize % CELLS
 }
 
 /// Bucket growth factor.
@@ -83,12 +104,33 @@ impl RttHistogram {
         self.bucket_near(v)
     }
 
-    /// [`bucket`](Self::bucket) off the last bucket: up to [`NEAR`] buckets on either side of
-    /// it from the table (bucket `b` holds `[bound(b), bound(b + 1))`), else the logarithm. A
-    /// sender whose GSO packets leave back to back (`tso_defer`) samples RTTs a few buckets
-    /// apart in turn: the packet's segments are acknowledged one bottleneck slot later each.
+    /// [`bucket`](Self::bucket) off the last bucket: the bucket last found in `v`'s cell if
+    /// it holds `v`, else [`bucket_walk`](Self::bucket_walk)'s (kept in the cell). A sender
+    /// whose GSO packets leave back to back (`tso_defer`) samples RTTs a few buckets apart in
+    /// turn: the packet's segments are acknowledged one bottleneck slot later each.
     #[inline(never)]
     fn bucket_near(&mut self, v: u64) -> usize {
+        let i = cell_of(v);
+        let c = self.cells[i];
+        if c.lo <= v && v < c.hi {
+            return self.found(v, c.b, c.lo, c.hi);
+        }
+        let b = self.bucket_walk(v);
+        // (held unless beyond the table's top)
+        if self.last_lo <= v && v < self.last_hi {
+            self.cells[i] = Cell {
+                lo: self.last_lo,
+                hi: self.last_hi,
+                b,
+            };
+        }
+        b
+    }
+
+    /// Up to [`NEAR`] buckets on either side of the last from the table (bucket `b` holds
+    /// `[bound(b), bound(b + 1))`), else the logarithm.
+    #[inline(always)]
+    fn bucket_walk(&mut self, v: u64) -> usize {
         // (an empty range until the first sample: nothing to walk from)
         if self.last_lo < self.last_hi {
             if v >= self.last_hi {
@@ -130,7 +172,7 @@ impl RttHistogram {
         b
     }
 
-    /// [`bucket_near`](Self::bucket_near) further off: the logarithm, and the bucket's bounds
+    /// [`bucket_walk`](Self::bucket_walk) further off: the logarithm, and the bucket's bounds
     /// from the table to place the next samples by (below the table's top). Not inlined: most
     /// samples fall in the last bucket.
     #[inline(never)]
@@ -285,6 +327,14 @@ mod tests {
             }
             assert_eq!(h.bucket(v), bucket_of(v), "v = {v}");
             v = v + v / 50 + 1;
+        }
+        // a deferring sender's sawtooth: bursts of 8 samples 116 µs apart, the burst's start
+        // drifting up (the cells' buckets found again, and replaced as the drift moves on)
+        for burst in 0..2_000u64 {
+            for k in 0..8 {
+                let w = 60_000 + burst * 7 + k * 116;
+                assert_eq!(h.bucket(w), bucket_of(w), "w = {w}");
+            }
         }
         for v in [
             (1u64 << 32) - 2,
