@@ -74,7 +74,12 @@ impl Sender {
             bytes += GSO_MAX_BYTES >> r;
         }
         let segs = bytes.min(GSO_MAX_BYTES) / u64::from(self.mss.max(1));
-        let min = self.cc.min_tso_segs(t).unwrap_or(self.min_tso_segs);
+        let min = if self.has_min_tso_segs {
+            self.cc.min_tso_segs(t).unwrap_or(self.min_tso_segs)
+        } else {
+            debug_assert_eq!(self.cc.min_tso_segs(t), None, "has_min_tso_segs");
+            self.min_tso_segs
+        };
         (segs as u32).max(min)
     }
 
