@@ -321,6 +321,14 @@ pub trait CongestionControl: Send {
         None
     }
 
+    /// Whether [`min_tso_segs`](Self::min_tso_segs) may return `Some`: `false` is Linux's NULL
+    /// `min_tso_segs` op, whose call `tcp_tso_segs` skips (the sender reads it once, at
+    /// construction, and then never calls `min_tso_segs`). An algorithm that implements the
+    /// op must return `true`, the default.
+    fn has_min_tso_segs(&self) -> bool {
+        true
+    }
+
     /// `cwnd_event`.
     fn on_event(&mut self, _now: SimTime, _tcp: &mut TcpState, _ev: CaEvent) {}
 

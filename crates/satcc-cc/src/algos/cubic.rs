@@ -590,6 +590,11 @@ impl CongestionControl for Cubic {
         "cubic"
     }
 
+    /// No `min_tso_segs`.
+    fn has_min_tso_segs(&self) -> bool {
+        false
+    }
+
     /// `cubictcp_init`.
     fn on_init(&mut self, now: SimTime, tcp: &mut TcpState) {
         self.reset();

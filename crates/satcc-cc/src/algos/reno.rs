@@ -66,6 +66,10 @@ impl CongestionControl for Reno {
     fn has_ack_hooks(&self) -> bool {
         false
     }
+    /// No `min_tso_segs`.
+    fn has_min_tso_segs(&self) -> bool {
+        false
+    }
     fn ssthresh(&mut self, _now: SimTime, tcp: &TcpState) -> u32 {
         reno_ssthresh(tcp)
     }

@@ -267,6 +267,9 @@ pub struct Sender {
     /// `cc.has_cong_control()`'s companion for the per-ACK hooks: `cc.has_ack_hooks()`, read
     /// once (Linux tests the `in_ack_event` and `pkts_acked` ops for NULL on every ACK).
     has_ack_hooks: bool,
+    /// `cc.has_min_tso_segs()`, read once: without it `tso_segs` does not call
+    /// `cc.min_tso_segs` (as `tcp_tso_segs` tests the op for NULL).
+    has_min_tso_segs: bool,
     sb: Scoreboard,
     /// Peer's advertised window, bytes.
     snd_wnd: u64,
@@ -396,6 +399,7 @@ impl Sender {
             tcp,
             has_cong_control: cc.has_cong_control(),
             has_ack_hooks: cc.has_ack_hooks(),
+            has_min_tso_segs: cc.has_min_tso_segs(),
             cc,
             sb: Scoreboard::new(cfg.mss),
             snd_wnd: 65_535, // replaced by the SYN-ACK's window

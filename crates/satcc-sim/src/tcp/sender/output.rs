@@ -74,7 +74,12 @@ impl Sender {
             bytes += GSO_MAX_BYTES >> r;
         }
         let segs = bytes.min(GSO_MAX_BYTES) / u64::from(self.mss.max(1));
-        let min = self.cc.min_tso_segs(t).unwrap_or(self.min_tso_segs);
+        let min = if self.has_min_tso_segs {
+            self.cc.min_tso_segs(t).unwrap_or(self.min_tso_segs)
+        } else {
+            debug_assert_eq!(self.cc.min_tso_segs(t), None, "has_min_tso_segs");
+            self.min_tso_segs
+        };
         (segs as u32).max(min)
     }
 
@@ -133,13 +138,16 @@ impl Sender {
     /// segments with the divisor 0), or when the ACK of the oldest unacknowledged segment is
     /// due in more than min(1 ms, srtt/2). Otherwise it defers: cwnd-limited when the cwnd's
     /// room is the smaller, else receive-window-limited, or application-limited (the room
-    /// takes all that is written) unless a FIN is queued behind it.
+    /// takes all that is written) unless a FIN is queued behind it. `tso_segs`: what
+    /// `tso_segs()` is now (the caller sized `quota` by it).
     pub(super) fn tso_should_defer(
         &mut self,
         now: SimTime,
         in_flight: u32,
         quota: u32,
+        tso_segs: u32,
     ) -> Option<bool> {
+        debug_assert_eq!(tso_segs, self.tso_segs(), "stale tso_segs");
         let mss = u64::from(self.mss.max(1));
         let (mut end, mut last) = self.head_buffer();
         let nxt = self.tcp.snd_nxt;
@@ -168,7 +176,7 @@ impl Sender {
         let send_win = (t.snd_una + self.snd_wnd).saturating_sub(nxt);
         let cong_win = u64::from(t.cwnd.saturating_sub(in_flight)) * mss;
         let limit = send_win.min(cong_win);
-        if limit >= u64::from(self.tso_segs()) * mss || (!last && limit >= skb_len) {
+        if limit >= u64::from(tso_segs) * mss || (!last && limit >= skb_len) {
             return None;
         }
         if self.tso_win_divisor > 0 {
@@ -179,10 +187,13 @@ impl Sender {
         } else if limit > TSO_MAX_DEFERRED_SEGS * mss {
             return None;
         }
-        let head = self.sb.iter().next()?;
+        if self.sb.is_empty() {
+            return None;
+        }
+        let head_xmit = self.sb.get(self.sb.head).xmit;
         let srtt = SimDuration::from_micros(self.rtt.srtt_us());
         let threshold = TSO_DEFER_RECENT.min(SimDuration::from_nanos(srtt.as_nanos() / 2));
-        if head.xmit + srtt > now + threshold {
+        if head_xmit + srtt > now + threshold {
             return None; // the next ACK is likely to come too late
         }
         if cong_win < send_win {
@@ -472,7 +483,17 @@ impl Sender {
                 }
                 skb_left = if pacing || self.tso_defer || in_flight == 0 {
                     let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
-                    self.tso_segs().min(quota)
+                    // (computed once: `tso_should_defer` compares the room with it too)
+                    let tso_segs = self.tso_segs();
+                    let segs = tso_segs.min(quota);
+                    if !pacing && self.tso_defer {
+                        if let Some(limited) = self.tso_should_defer(now, in_flight, segs, tso_segs)
+                        {
+                            cwnd_limited |= limited;
+                            break;
+                        }
+                    }
+                    segs
                 } else {
                     // Unpaced, no deferral, and pacing cannot start within this send (only
                     // `TxStart`, with nothing in flight, turns it on): a packet's end would
@@ -480,12 +501,6 @@ impl Sender {
                     // unpaced), so the rest of the send is one packet, its size not computed.
                     u32::MAX
                 };
-                if !pacing && self.tso_defer {
-                    if let Some(limited) = self.tso_should_defer(now, in_flight, skb_left) {
-                        cwnd_limited |= limited;
-                        break;
-                    }
-                }
             }
             pacing = self.send_new_with(in_flight, len, pacing, sent == 0, now, out);
             skb_left -= 1;
@@ -665,7 +680,7 @@ mod tests {
         let defer = |s: &mut Sender, now: SimTime, room: u32| {
             let in_flight = s.tcp.cwnd - room;
             let quota = s.tso_segs().min(room).min(s.tcp.cwnd >> 1);
-            s.tso_should_defer(now, in_flight, quota)
+            s.tso_should_defer(now, in_flight, quota, s.tso_segs())
         };
         let (mut s, _) = two_segments_of_room(true);
         assert_eq!(defer(&mut s, at, 2), Some(true));
