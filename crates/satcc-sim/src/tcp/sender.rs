@@ -267,6 +267,9 @@ pub struct Sender {
     /// `cc.has_cong_control()`'s companion for the per-ACK hooks: `cc.has_ack_hooks()`, read
     /// once (Linux tests the `in_ack_event` and `pkts_acked` ops for NULL on every ACK).
     has_ack_hooks: bool,
+    /// `cc.reno_cong_avoid()`, read once: the algorithm's `cong_avoid` is Linux's
+    /// `tcp_reno_cong_avoid`, called directly (inlined) rather than through the trait object.
+    reno_cong_avoid: bool,
     sb: Scoreboard,
     /// Peer's advertised window, bytes.
     snd_wnd: u64,
@@ -396,6 +399,7 @@ impl Sender {
             tcp,
             has_cong_control: cc.has_cong_control(),
             has_ack_hooks: cc.has_ack_hooks(),
+            reno_cong_avoid: cc.reno_cong_avoid(),
             cc,
             sb: Scoreboard::new(cfg.mss),
             snd_wnd: 65_535, // replaced by the SYN-ACK's window

@@ -489,7 +489,11 @@ impl Sender {
             let snd_una_advanced = flag.data_acked;
             self.cwnd_reduction(sample.acked_sacked, sample.losses, snd_una_advanced);
         } else if self.may_raise_cwnd(flag) {
-            self.cc.on_cong_avoid(now, &mut self.tcp, sample);
+            if self.reno_cong_avoid {
+                satcc_cc::algos::reno::reno_cong_avoid(&mut self.tcp, sample.acked_sacked);
+            } else {
+                self.cc.on_cong_avoid(now, &mut self.tcp, sample);
+            }
             self.tcp.cwnd_stamp = now;
         }
         self.update_pacing_rate();
