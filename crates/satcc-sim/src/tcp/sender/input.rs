@@ -224,25 +224,30 @@ impl Sender {
         // --- rate sample (tcp_rate_gen) and cwnd (tcp_cong_control)
         let delivered = (self.tcp.delivered - prior_delivered) as u32;
         let lost = (self.tcp.lost - prior_lost) as u32;
-        self.rate_gen(now, delivered, lost, &mut rs);
-        // The full sample, built only for an algorithm that reads it (not for Linux's
-        // `tcp_reno_cong_avoid`, which takes `acked_sacked` alone).
+        self.rate_gen_clocks(now, delivered);
+        // The full sample, the rate's part of `tcp_rate_gen` with it, built only for an
+        // algorithm that reads it (not for Linux's `tcp_reno_cong_avoid`, which takes
+        // `acked_sacked` alone); nothing the rate reads changes before it is built.
         let ece = flag.ece;
-        let sample = || AckSample {
-            ack_seq: ack,
-            pkts_acked,
-            acked_sacked: delivered,
-            rtt_us: ca_rtt,
-            prior_in_flight,
-            delivered: rs.delivered,
-            delivered_ce: rs.delivered_ce,
-            interval_us: rs.interval_us.unwrap_or(0),
-            prior_delivered: rs.prior_delivered,
-            losses: lost,
-            is_app_limited: rs.is_app_limited,
-            is_retrans: rs.is_retrans,
-            ece,
-            ..AckSample::default()
+        let sample = |s: &Sender| {
+            let mut rs = rs;
+            s.rate_gen_sample(now, &mut rs);
+            AckSample {
+                ack_seq: ack,
+                pkts_acked,
+                acked_sacked: delivered,
+                rtt_us: ca_rtt,
+                prior_in_flight,
+                delivered: rs.delivered,
+                delivered_ce: rs.delivered_ce,
+                interval_us: rs.interval_us.unwrap_or(0),
+                prior_delivered: rs.prior_delivered,
+                losses: lost,
+                is_app_limited: rs.is_app_limited,
+                is_retrans: rs.is_retrans,
+                ece,
+                ..AckSample::default()
+            }
         };
         self.cong_control(now, &flag, delivered, lost, sample);
 
@@ -498,10 +503,11 @@ impl Sender {
         flag: &Flags,
         acked_sacked: u32,
         losses: u32,
-        sample: impl FnOnce() -> AckSample,
+        sample: impl FnOnce(&Sender) -> AckSample,
     ) {
         if self.has_cong_control() {
-            self.cc.on_cong_control(now, &mut self.tcp, &sample());
+            let sample = sample(self);
+            self.cc.on_cong_control(now, &mut self.tcp, &sample);
             return;
         }
         if self.in_cwnd_reduction() {
@@ -511,7 +517,8 @@ impl Sender {
             if self.reno_cong_avoid {
                 satcc_cc::algos::reno::reno_cong_avoid(&mut self.tcp, acked_sacked);
             } else {
-                self.cc.on_cong_avoid(now, &mut self.tcp, &sample());
+                let sample = sample(self);
+                self.cc.on_cong_avoid(now, &mut self.tcp, &sample);
             }
             self.tcp.cwnd_stamp = now;
         }
