@@ -149,6 +149,18 @@ struct TransmissionMemo {
 }
 
 impl TransmissionMemo {
+    /// The transmission time of `bytes` at `rate_bps` if it is remembered (what
+    /// [`transmission`](Self::transmission) returns then, without a miss to handle).
+    #[inline(always)]
+    fn lookup(&self, bytes: u64, rate_bps: u64) -> Option<SimDuration> {
+        for &(b, r, d) in &self.entries {
+            if b == bytes && r == rate_bps {
+                return Some(d);
+            }
+        }
+        None
+    }
+
     fn transmission(&mut self, bytes: u64, rate_bps: u64) -> SimDuration {
         debug_assert!(rate_bps > 0, "a transmission at rate 0");
         for &(b, r, d) in &self.entries {
@@ -287,6 +299,48 @@ impl<P: LinkPacket> Direction<P> {
         self.queue_bytes += size;
         self.queue.push_back(pkt);
         Offered::Queued
+    }
+
+    /// [`offer`](Self::offer)'s usual cases, without a call anywhere on the way (so the caller
+    /// needs no saved registers for them): an idle plain link starting a packet of a
+    /// remembered transmission time, or a queue that admits the packet with a free slot in
+    /// its ring. Anything else (a drop, a growing ring, a link that is not plain, a size not
+    /// remembered) hands the packet back untouched, with the direction as it was, for `offer`.
+    #[inline(always)]
+    pub fn offer_usual(&mut self, mut pkt: P, now: SimTime) -> Result<Offered, P> {
+        if self.in_service.is_none() && self.queue.is_empty() {
+            // `start` on a plain link, its transmission time remembered
+            let Some(state) = self.plain else {
+                return Err(pkt);
+            };
+            let done = if state.rate_bps > 0 {
+                match self.memo.lookup(pkt.size_bytes(), state.rate_bps) {
+                    Some(d) => Some(now + d),
+                    None => return Err(pkt),
+                }
+            } else {
+                None
+            };
+            self.counters.offered += 1;
+            self.in_service = Some((pkt, done));
+            return Ok(Offered::Started(done));
+        }
+        let pkts = self.queue.len() as u64;
+        let size = pkt.size_bytes();
+        if !self.cfg.queue.admits(pkts, self.queue_bytes, size) || !self.queue.has_room() {
+            return Err(pkt);
+        }
+        self.counters.offered += 1;
+        if let Some(k) = self.cfg.ecn_threshold_pkts() {
+            if pkts >= k && pkt.mark_ce() {
+                self.counters.ecn_marks += 1;
+            }
+        }
+        self.queue_bytes += size;
+        if self.queue.try_push_back(pkt).is_err() {
+            unreachable!("the queue's ring had room");
+        }
+        Ok(Offered::Queued)
     }
 
     /// Drop from the head of the queue (never the packet in service) until a packet of `size`

@@ -67,6 +67,16 @@ impl LinkDir {
     /// Offer a packet at `now` (every transmission due by now finished first); a packet the
     /// full queue drops (the arrival, or the oldest queued under drop-front) is freed.
     pub fn enqueue(&mut self, hop: Hop, now: SimTime, store: &mut PacketStore) {
+        if let Err(hop) = self.core.offer_usual(hop, now) {
+            self.enqueue_rest(hop, now, store);
+        }
+    }
+
+    /// [`enqueue`](Self::enqueue) for what `Direction::offer_usual` leaves (a drop, a growing
+    /// queue, a new transmission time, a link that is not plain): out of line, so the usual
+    /// cases save and restore no registers.
+    #[inline(never)]
+    fn enqueue_rest(&mut self, hop: Hop, now: SimTime, store: &mut PacketStore) {
         self.core.offer(hop, now, |hop| store.drop(hop));
     }
 
