@@ -91,9 +91,24 @@ impl LinkDir {
         };
         if self.host_noise.is_none() {
             // no host turnaround here (most runs): the packet is only stamped
-            return self.core.complete(now, stamp, |hop| store.drop(hop));
+            return match self.core.complete_usual(now, stamp) {
+                Some(at) => Some(at),
+                None => self.finish_rest(now, seq, store),
+            };
         }
         self.finish_noisy(now, seq, store)
+    }
+
+    /// [`finish`](Self::finish) without host noise for what `Direction::complete_usual`
+    /// leaves (a growing wire, a new transmission time, a link that is not plain): out of
+    /// line, so the usual case saves and restores no registers.
+    #[inline(never)]
+    fn finish_rest(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
+        let stamp = |hop: &mut Hop| {
+            hop.seq = seq;
+            SimDuration::ZERO
+        };
+        self.core.complete(now, stamp, |hop| store.drop(hop))
     }
 
     /// [`finish`](Self::finish) with the far node's host turnaround drawn for a packet
