@@ -1002,4 +1002,80 @@ mod tests {
         };
         assert_eq!(trace(&mut fast), trace(&mut general));
     }
+
+    #[test]
+    fn the_usual_offer_and_completion_leave_the_direction_as_offer_and_complete_do() {
+        // `offer_usual` and `complete_usual` (with `offer` and `complete` for what they hand
+        // back) against `offer` and `complete` alone: three sizes through the two-entry memo,
+        // a queue that fills and drops, ECN marks, rings growing from empty; with and without
+        // random loss (the usual completion takes none), on a plain link and one that is not.
+        for (loss, plain) in [(0.0, true), (0.1, true), (0.0, false)] {
+            let state = LinkState {
+                rate_bps: 10_000_000,
+                delay: SimDuration::from_millis(7),
+                loss,
+            };
+            let mk = || {
+                let mut c = cfg(QueueSpec::Packets(12));
+                c.ecn_threshold = Key::new(Some(Pkts(5)));
+                let model: Box<dyn LinkBehaviour> = if plain {
+                    Box::new(ConstantLink(state))
+                } else {
+                    Box::new(Opaque(ConstantLink(state)))
+                };
+                Direction::new(model, c, state, Rng::new(9))
+            };
+            let trace = |usual: bool| {
+                let mut d = mk();
+                let (mut log, mut lost) = (Vec::new(), Vec::new());
+                let (mut now, mut usual_offers, mut usual_ends) = (SimTime::ZERO, 0, 0);
+                for i in 0..600u64 {
+                    let size = [1500, 60, 1500, 576][(i % 4) as usize] + i % 2;
+                    let p = pkt(size);
+                    let offered = match usual.then(|| d.offer_usual(p, now)) {
+                        Some(Ok(o)) => {
+                            usual_offers += 1;
+                            o
+                        }
+                        Some(Err(p)) => d.offer(p, now, |p| lost.push(p.size)),
+                        None => d.offer(pkt(size), now, |p| lost.push(p.size)),
+                    };
+                    log.push(format!("{offered:?}"));
+                    while let Some(done) = d.service_done().filter(|&t| t <= now) {
+                        let extra = |p: &mut Pkt| {
+                            SimDuration::from_micros(if p.size > 100 { 900 } else { 0 })
+                        };
+                        let at = match usual.then(|| d.complete_usual(done, extra)).flatten() {
+                            Some(at) => {
+                                usual_ends += 1;
+                                Some(at)
+                            }
+                            None => d.complete(done, extra, |p| lost.push(p.size)),
+                        };
+                        log.push(format!(
+                            "{at:?} {:?} {:?}",
+                            d.service_done(),
+                            d.last_state()
+                        ));
+                    }
+                    while d.next_arrival().is_some_and(|t| t <= now) {
+                        log.push(format!("arrived {:?}", d.arrive()));
+                    }
+                    now += SimDuration::from_micros(300 + (i % 7) * 150);
+                }
+                ((log, lost, d.counters()), (usual_offers, usual_ends))
+            };
+            let (with_usual, (offers, ends)) = trace(true);
+            assert_eq!(with_usual, trace(false).0, "loss {loss}, plain {plain}");
+            // the usual paths were taken (and handed some cases back)
+            if plain {
+                assert!(offers > 300 && offers < 600, "{offers} usual offers");
+            }
+            if plain && loss == 0.0 {
+                assert!(ends > 100, "{ends} usual ends");
+            } else {
+                assert_eq!(ends, 0);
+            }
+        }
+    }
 }
