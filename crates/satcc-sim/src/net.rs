@@ -66,6 +66,7 @@ impl LinkPacket for Hop {
 impl LinkDir {
     /// Offer a packet at `now` (every transmission due by now finished first); a packet the
     /// full queue drops (the arrival, or the oldest queued under drop-front) is freed.
+    #[inline(always)]
     pub fn enqueue(&mut self, hop: Hop, now: SimTime, store: &mut PacketStore) {
         if let Err(hop) = self.core.offer_usual(hop, now) {
             self.enqueue_rest(hop, now, store);
