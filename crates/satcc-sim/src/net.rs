@@ -85,6 +85,7 @@ impl LinkDir {
     /// stamped with `seq`, its arrival event's sequence number (the next queued packet is in
     /// service). A packet addressed to the far node arrives later by a draw of that host's
     /// turnaround.
+    #[inline(always)]
     pub fn finish(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
         let stamp = |hop: &mut Hop| {
             hop.seq = seq;
