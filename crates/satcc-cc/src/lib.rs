@@ -340,6 +340,16 @@ pub trait CongestionControl: Send {
         true
     }
 
+    /// Whether [`on_cong_avoid`](Self::on_cong_avoid) is exactly
+    /// [`algos::reno::reno_cong_avoid`]`(tcp, ack.acked_sacked)`, as Linux's `cong_avoid` op is
+    /// `tcp_reno_cong_avoid` itself for Reno, DCTCP and Westwood: the sender (which reads it
+    /// once, at construction) then calls that function directly instead of through the
+    /// trait object. An algorithm with any other `on_cong_avoid` must return `false`, the
+    /// default.
+    fn reno_cong_avoid(&self) -> bool {
+        false
+    }
+
     /// `in_ack_event`.
     fn on_ack_event(&mut self, _now: SimTime, _tcp: &mut TcpState, _flags: AckEventFlags) {}
 

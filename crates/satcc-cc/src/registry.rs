@@ -144,4 +144,48 @@ mod tests {
         }
         assert!(without.contains(&"reno"), "{without:?}");
     }
+
+    #[test]
+    fn an_algorithm_declaring_renos_cong_avoid_grows_as_reno_does() {
+        // `reno_cong_avoid() == true` lets the sender call `algos::reno::reno_cong_avoid`
+        // itself instead of `on_cong_avoid`: for every such algorithm both must leave the same
+        // state, in slow start and congestion avoidance, limited by cwnd or not.
+        use crate::algos::reno::reno_cong_avoid;
+        use crate::{AckSample, TcpState};
+        use satcc_core::SimTime;
+        let mut declaring = Vec::new();
+        for a in all() {
+            let mut cc = lookup(a.name, &Params::new()).unwrap();
+            if !cc.reno_cong_avoid() {
+                continue;
+            }
+            declaring.push(a.name);
+            let mut tcp = TcpState::new(1448, 10);
+            cc.on_init(SimTime::ZERO, &mut tcp);
+            let mut reno = tcp.clone();
+            for k in 1..400u64 {
+                let now = SimTime::from_nanos(k * 3_000_000);
+                let ack = AckSample {
+                    ack_seq: k * 1448,
+                    pkts_acked: (k % 3) as u32,
+                    acked_sacked: (k % 5) as u32,
+                    rtt_us: Some(40_000 + (k % 9) * 1_000),
+                    prior_in_flight: tcp.cwnd,
+                    ..AckSample::default()
+                };
+                for t in [&mut tcp, &mut reno] {
+                    t.is_cwnd_limited = k % 4 != 0;
+                    t.max_packets_out = t.cwnd / 2 + (k % 3) as u32;
+                    if k == 150 {
+                        t.ssthresh = t.cwnd / 2;
+                    }
+                }
+                cc.on_cong_avoid(now, &mut tcp, &ack);
+                reno_cong_avoid(&mut reno, ack.acked_sacked);
+                assert_eq!(tcp, reno, "{} after ACK {k}", a.name);
+            }
+            assert!(tcp.cwnd > 20, "{}: cwnd {} grew", a.name, tcp.cwnd);
+        }
+        assert!(declaring.contains(&"reno"), "{declaring:?}");
+    }
 }

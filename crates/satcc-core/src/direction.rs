@@ -149,6 +149,18 @@ struct TransmissionMemo {
 }
 
 impl TransmissionMemo {
+    /// The transmission time of `bytes` at `rate_bps` if it is remembered (what
+    /// [`transmission`](Self::transmission) returns then, without a miss to handle).
+    #[inline(always)]
+    fn lookup(&self, bytes: u64, rate_bps: u64) -> Option<SimDuration> {
+        for &(b, r, d) in &self.entries {
+            if b == bytes && r == rate_bps {
+                return Some(d);
+            }
+        }
+        None
+    }
+
     fn transmission(&mut self, bytes: u64, rate_bps: u64) -> SimDuration {
         debug_assert!(rate_bps > 0, "a transmission at rate 0");
         for &(b, r, d) in &self.entries {
@@ -287,6 +299,48 @@ impl<P: LinkPacket> Direction<P> {
         self.queue_bytes += size;
         self.queue.push_back(pkt);
         Offered::Queued
+    }
+
+    /// [`offer`](Self::offer)'s usual cases, without a call anywhere on the way (so the caller
+    /// needs no saved registers for them): an idle plain link starting a packet of a
+    /// remembered transmission time, or a queue that admits the packet with a free slot in
+    /// its ring. Anything else (a drop, a growing ring, a link that is not plain, a size not
+    /// remembered) hands the packet back untouched, with the direction as it was, for `offer`.
+    #[inline(always)]
+    pub fn offer_usual(&mut self, mut pkt: P, now: SimTime) -> Result<Offered, P> {
+        if self.in_service.is_none() && self.queue.is_empty() {
+            // `start` on a plain link, its transmission time remembered
+            let Some(state) = self.plain else {
+                return Err(pkt);
+            };
+            let done = if state.rate_bps > 0 {
+                match self.memo.lookup(pkt.size_bytes(), state.rate_bps) {
+                    Some(d) => Some(now + d),
+                    None => return Err(pkt),
+                }
+            } else {
+                None
+            };
+            self.counters.offered += 1;
+            self.in_service = Some((pkt, done));
+            return Ok(Offered::Started(done));
+        }
+        let pkts = self.queue.len() as u64;
+        let size = pkt.size_bytes();
+        if !self.cfg.queue.admits(pkts, self.queue_bytes, size) || !self.queue.has_room() {
+            return Err(pkt);
+        }
+        self.counters.offered += 1;
+        if let Some(k) = self.cfg.ecn_threshold_pkts() {
+            if pkts >= k && pkt.mark_ce() {
+                self.counters.ecn_marks += 1;
+            }
+        }
+        self.queue_bytes += size;
+        if self.queue.try_push_back(pkt).is_err() {
+            unreachable!("the queue's ring had room");
+        }
+        Ok(Offered::Queued)
     }
 
     /// Drop from the head of the queue (never the packet in service) until a packet of `size`
@@ -513,6 +567,53 @@ impl<P: LinkPacket> Direction<P> {
         };
         self.serve_next(now);
         arrival
+    }
+
+    /// [`complete`](Self::complete)'s usual case, without a call anywhere on the way (so the
+    /// caller needs no saved registers for it): a plain link without random loss (no draw:
+    /// `Rng::chance` of 0 draws nothing) whose wire has room in its ring and whose next queued
+    /// packet, if any, has a remembered transmission time; the packet's arrival instant.
+    /// `None`, the direction untouched, for anything else: the caller then calls `complete`.
+    #[inline(always)]
+    pub fn complete_usual(
+        &mut self,
+        now: SimTime,
+        extra: impl FnOnce(&mut P) -> SimDuration,
+    ) -> Option<SimTime> {
+        let state = self.plain?;
+        // (`!(loss > 0)`: what `chance` takes for no loss, NaN included)
+        if state.loss > 0.0 || self.in_service.is_none() || !self.wire.has_room() {
+            return None;
+        }
+        // `serve_next`'s start, its transmission time looked up before anything changes
+        let next_done = match self.queue.front() {
+            Some(p) if state.rate_bps > 0 => {
+                Some(now + self.memo.lookup(p.size_bytes(), state.rate_bps)?)
+            }
+            _ => None,
+        };
+        let (mut pkt, _) = self.in_service.take()?;
+        // `complete_plain` (its loss draw takes nothing), then `serve_next`
+        self.counters.tx_bytes += pkt.size_bytes();
+        self.serialised += 1;
+        let mut at = now + state.delay + extra(&mut pkt);
+        // `onto_wire`
+        if !self.wire.is_empty() {
+            debug_assert_eq!(
+                self.wire.back().map(|&(last, _)| last),
+                Some(self.wire_last)
+            );
+            at = at.max(self.wire_last);
+        }
+        self.wire_last = at;
+        if self.wire.try_push_back((at, pkt)).is_err() {
+            unreachable!("the wire's ring had room");
+        }
+        if let Some(p) = self.queue.pop_front() {
+            self.queue_bytes -= p.size_bytes();
+            self.in_service = Some((p, next_done));
+        }
+        Some(at)
     }
 
     /// Finish every transmission due by `t` (a real-time driver's catch-up).
@@ -900,5 +1001,81 @@ mod tests {
             (log, d.counters())
         };
         assert_eq!(trace(&mut fast), trace(&mut general));
+    }
+
+    #[test]
+    fn the_usual_offer_and_completion_leave_the_direction_as_offer_and_complete_do() {
+        // `offer_usual` and `complete_usual` (with `offer` and `complete` for what they hand
+        // back) against `offer` and `complete` alone: three sizes through the two-entry memo,
+        // a queue that fills and drops, ECN marks, rings growing from empty; with and without
+        // random loss (the usual completion takes none), on a plain link and one that is not.
+        for (loss, plain) in [(0.0, true), (0.1, true), (0.0, false)] {
+            let state = LinkState {
+                rate_bps: 10_000_000,
+                delay: SimDuration::from_millis(7),
+                loss,
+            };
+            let mk = || {
+                let mut c = cfg(QueueSpec::Packets(12));
+                c.ecn_threshold = Key::new(Some(Pkts(5)));
+                let model: Box<dyn LinkBehaviour> = if plain {
+                    Box::new(ConstantLink(state))
+                } else {
+                    Box::new(Opaque(ConstantLink(state)))
+                };
+                Direction::new(model, c, state, Rng::new(9))
+            };
+            let trace = |usual: bool| {
+                let mut d = mk();
+                let (mut log, mut lost) = (Vec::new(), Vec::new());
+                let (mut now, mut usual_offers, mut usual_ends) = (SimTime::ZERO, 0, 0);
+                for i in 0..600u64 {
+                    let size = [1500, 60, 1500, 576][(i % 4) as usize] + i % 2;
+                    let p = pkt(size);
+                    let offered = match usual.then(|| d.offer_usual(p, now)) {
+                        Some(Ok(o)) => {
+                            usual_offers += 1;
+                            o
+                        }
+                        Some(Err(p)) => d.offer(p, now, |p| lost.push(p.size)),
+                        None => d.offer(pkt(size), now, |p| lost.push(p.size)),
+                    };
+                    log.push(format!("{offered:?}"));
+                    while let Some(done) = d.service_done().filter(|&t| t <= now) {
+                        let extra = |p: &mut Pkt| {
+                            SimDuration::from_micros(if p.size > 100 { 900 } else { 0 })
+                        };
+                        let at = match usual.then(|| d.complete_usual(done, extra)).flatten() {
+                            Some(at) => {
+                                usual_ends += 1;
+                                Some(at)
+                            }
+                            None => d.complete(done, extra, |p| lost.push(p.size)),
+                        };
+                        log.push(format!(
+                            "{at:?} {:?} {:?}",
+                            d.service_done(),
+                            d.last_state()
+                        ));
+                    }
+                    while d.next_arrival().is_some_and(|t| t <= now) {
+                        log.push(format!("arrived {:?}", d.arrive()));
+                    }
+                    now += SimDuration::from_micros(300 + (i % 7) * 150);
+                }
+                ((log, lost, d.counters()), (usual_offers, usual_ends))
+            };
+            let (with_usual, (offers, ends)) = trace(true);
+            assert_eq!(with_usual, trace(false).0, "loss {loss}, plain {plain}");
+            // the usual paths were taken (and handed some cases back)
+            if plain {
+                assert!(offers > 300 && offers < 600, "{offers} usual offers");
+            }
+            if plain && loss == 0.0 {
+                assert!(ends > 100, "{ends} usual ends");
+            } else {
+                assert_eq!(ends, 0);
+            }
+        }
     }
 }

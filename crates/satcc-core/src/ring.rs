@@ -88,6 +88,25 @@ impl<T> Ring<T> {
         Some(unsafe { self.slot(head).assume_init_read() })
     }
 
+    /// Whether a push needs no larger buffer.
+    #[inline(always)]
+    pub fn has_room(&self) -> bool {
+        self.len() < self.buf.len()
+    }
+
+    /// Push `v` if the ring has room ([`has_room`](Self::has_room)), else hand it back: no
+    /// growth, so no call, on this path.
+    #[inline(always)]
+    pub fn try_push_back(&mut self, v: T) -> Result<(), T> {
+        if !self.has_room() {
+            return Err(v);
+        }
+        let tail = self.tail;
+        self.slot_mut(tail).write(v);
+        self.tail = tail.wrapping_add(1);
+        Ok(())
+    }
+
     /// The element `i` places behind the front.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&T> {

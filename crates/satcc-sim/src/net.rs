@@ -66,7 +66,18 @@ impl LinkPacket for Hop {
 impl LinkDir {
     /// Offer a packet at `now` (every transmission due by now finished first); a packet the
     /// full queue drops (the arrival, or the oldest queued under drop-front) is freed.
+    #[inline(always)]
     pub fn enqueue(&mut self, hop: Hop, now: SimTime, store: &mut PacketStore) {
+        if let Err(hop) = self.core.offer_usual(hop, now) {
+            self.enqueue_rest(hop, now, store);
+        }
+    }
+
+    /// [`enqueue`](Self::enqueue) for what `Direction::offer_usual` leaves (a drop, a growing
+    /// queue, a new transmission time, a link that is not plain): out of line, so the usual
+    /// cases save and restore no registers.
+    #[inline(never)]
+    fn enqueue_rest(&mut self, hop: Hop, now: SimTime, store: &mut PacketStore) {
         self.core.offer(hop, now, |hop| store.drop(hop));
     }
 
@@ -74,6 +85,7 @@ impl LinkDir {
     /// stamped with `seq`, its arrival event's sequence number (the next queued packet is in
     /// service). A packet addressed to the far node arrives later by a draw of that host's
     /// turnaround.
+    #[inline(always)]
     pub fn finish(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
         let stamp = |hop: &mut Hop| {
             hop.seq = seq;
@@ -81,9 +93,24 @@ impl LinkDir {
         };
         if self.host_noise.is_none() {
             // no host turnaround here (most runs): the packet is only stamped
-            return self.core.complete(now, stamp, |hop| store.drop(hop));
+            return match self.core.complete_usual(now, stamp) {
+                Some(at) => Some(at),
+                None => self.finish_rest(now, seq, store),
+            };
         }
         self.finish_noisy(now, seq, store)
+    }
+
+    /// [`finish`](Self::finish) without host noise for what `Direction::complete_usual`
+    /// leaves (a growing wire, a new transmission time, a link that is not plain): out of
+    /// line, so the usual case saves and restores no registers.
+    #[inline(never)]
+    fn finish_rest(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
+        let stamp = |hop: &mut Hop| {
+            hop.seq = seq;
+            SimDuration::ZERO
+        };
+        self.core.complete(now, stamp, |hop| store.drop(hop))
     }
 
     /// [`finish`](Self::finish) with the far node's host turnaround drawn for a packet

@@ -205,6 +205,10 @@ impl CongestionControl for Dctcp {
     fn on_cong_avoid(&mut self, _now: SimTime, tcp: &mut TcpState, ack: &AckSample) {
         reno_cong_avoid(tcp, ack.acked_sacked);
     }
+    /// `tcp_reno_cong_avoid` itself.
+    fn reno_cong_avoid(&self) -> bool {
+        true
+    }
 
     /// `in_ack_event` = `dctcp_update_alpha`.
     fn on_ack_event(&mut self, _now: SimTime, tcp: &mut TcpState, _flags: AckEventFlags) {

@@ -70,6 +70,10 @@ impl CongestionControl for Reno {
     fn has_min_tso_segs(&self) -> bool {
         false
     }
+    /// `tcp_reno_cong_avoid` itself.
+    fn reno_cong_avoid(&self) -> bool {
+        true
+    }
     fn ssthresh(&mut self, _now: SimTime, tcp: &TcpState) -> u32 {
         reno_ssthresh(tcp)
     }

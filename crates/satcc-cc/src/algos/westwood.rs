@@ -195,6 +195,10 @@ impl CongestionControl for Westwood {
     fn on_cong_avoid(&mut self, _now: SimTime, tcp: &mut TcpState, ack: &AckSample) {
         reno_cong_avoid(tcp, ack.acked_sacked);
     }
+    /// `tcp_reno_cong_avoid` itself.
+    fn reno_cong_avoid(&self) -> bool {
+        true
+    }
 
     /// `tcp_westwood_pkts_acked`: the latest RTT sample.
     fn on_pkts_acked(&mut self, _now: SimTime, _tcp: &mut TcpState, ack: &AckSample) {

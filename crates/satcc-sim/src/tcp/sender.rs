@@ -270,6 +270,9 @@ pub struct Sender {
     /// `cc.has_min_tso_segs()`, read once: without it `tso_segs` does not call
     /// `cc.min_tso_segs` (as `tcp_tso_segs` tests the op for NULL).
     has_min_tso_segs: bool,
+    /// `cc.reno_cong_avoid()`, read once: the algorithm's `cong_avoid` is Linux's
+    /// `tcp_reno_cong_avoid`, called directly (inlined) rather than through the trait object.
+    reno_cong_avoid: bool,
     sb: Scoreboard,
     /// Peer's advertised window, bytes.
     snd_wnd: u64,
@@ -400,6 +403,7 @@ impl Sender {
             has_cong_control: cc.has_cong_control(),
             has_ack_hooks: cc.has_ack_hooks(),
             has_min_tso_segs: cc.has_min_tso_segs(),
+            reno_cong_avoid: cc.reno_cong_avoid(),
             cc,
             sb: Scoreboard::new(cfg.mss),
             snd_wnd: 65_535, // replaced by the SYN-ACK's window

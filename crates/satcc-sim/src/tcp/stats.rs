@@ -12,7 +12,9 @@ pub struct RttHistogram {
     counts: Vec<u64>,
     base: usize,
     n: u64,
-    sum_us: f64,
+    /// The samples' sum, as an integer: the `f64` sum it replaced was exact only while below
+    /// 2^53 µs (285 years of RTT), where the mean is the same (no per-sample conversion).
+    sum_us: u128,
     min_us: u64,
     /// The bucket of the last sample below the table's top (most samples fall in it again),
     /// and its bounds `[last_lo, last_hi)` (an empty range until then).
@@ -197,7 +199,7 @@ impl RttHistogram {
             self.min_us = v;
         }
         self.n += 1;
-        self.sum_us += v as f64;
+        self.sum_us += u128::from(v);
     }
 
     /// Count a sample in bucket `b`, outside the span held so far: the span grows to it.
@@ -222,7 +224,7 @@ impl RttHistogram {
     }
 
     pub fn mean_ms(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.sum_us / self.n as f64 / 1000.0)
+        (self.n > 0).then(|| self.sum_us as f64 / self.n as f64 / 1000.0)
     }
 
     pub fn min_ms(&self) -> Option<f64> {

@@ -136,6 +136,7 @@ impl<T: Tap> World<T> {
             end: SimTime::from_nanos(s.duration_ns),
             bin: SimDuration::from_nanos(s.bin_ns),
             heap: EventQueue::default(),
+            heap_top: u128::MAX,
             arrivals: EventQueue::default(),
             seq: 0,
             net,
@@ -155,6 +156,7 @@ impl<T: Tap> World<T> {
         };
         // (not `schedule`d: it takes no sequence number and is not counted as pending)
         w.heap.push(w.end_key(), Ev::End);
+        w.heap_top = w.end_key();
         for i in 0..w.flows.len() {
             let at = w.flows[i].sender.start;
             w.schedule(at, Ev::FlowStart(i as u32));

@@ -181,18 +181,18 @@ impl Sender {
                 },
             );
         }
-        let mut sample = AckSample {
-            ack_seq: ack,
-            pkts_acked,
-            rtt_us: ca_rtt,
-            prior_in_flight,
-            ece: flag.ece,
-            // tcp_clean_rtx_queue fills the rate sample before `pkts_acked`: NV's
-            // `in_flight` is `mss * (delivered - prior_delivered)`
-            prior_delivered: rs.prior_delivered,
-            ..AckSample::default()
-        };
         if self.has_ack_hooks && (pkts_acked > 0 || flag.data_sacked) {
+            let sample = AckSample {
+                ack_seq: ack,
+                pkts_acked,
+                rtt_us: ca_rtt,
+                prior_in_flight,
+                ece: flag.ece,
+                // tcp_clean_rtx_queue fills the rate sample before `pkts_acked`: NV's
+                // `in_flight` is `mss * (delivered - prior_delivered)`
+                prior_delivered: rs.prior_delivered,
+                ..AckSample::default()
+            };
             self.cc.on_pkts_acked(now, &mut self.tcp, &sample);
         }
 
@@ -224,16 +224,32 @@ impl Sender {
         // --- rate sample (tcp_rate_gen) and cwnd (tcp_cong_control)
         let delivered = (self.tcp.delivered - prior_delivered) as u32;
         let lost = (self.tcp.lost - prior_lost) as u32;
-        self.rate_gen(now, delivered, lost, &mut rs);
-        sample.acked_sacked = delivered;
-        sample.losses = lost;
-        sample.delivered = rs.delivered;
-        sample.delivered_ce = rs.delivered_ce;
-        sample.interval_us = rs.interval_us.unwrap_or(0);
-        sample.prior_delivered = rs.prior_delivered;
-        sample.is_app_limited = rs.is_app_limited;
-        sample.is_retrans = rs.is_retrans;
-        self.cong_control(now, &sample, &flag);
+        self.rate_gen_clocks(now, delivered);
+        // The full sample, the rate's part of `tcp_rate_gen` with it, built only for an
+        // algorithm that reads it (not for Linux's `tcp_reno_cong_avoid`, which takes
+        // `acked_sacked` alone); nothing the rate reads changes before it is built.
+        let ece = flag.ece;
+        let sample = |s: &Sender| {
+            let mut rs = rs;
+            s.rate_gen_sample(now, &mut rs);
+            AckSample {
+                ack_seq: ack,
+                pkts_acked,
+                acked_sacked: delivered,
+                rtt_us: ca_rtt,
+                prior_in_flight,
+                delivered: rs.delivered,
+                delivered_ce: rs.delivered_ce,
+                interval_us: rs.interval_us.unwrap_or(0),
+                prior_delivered: rs.prior_delivered,
+                losses: lost,
+                is_app_limited: rs.is_app_limited,
+                is_retrans: rs.is_retrans,
+                ece,
+                ..AckSample::default()
+            }
+        };
+        self.cong_control(now, &flag, delivered, lost, sample);
 
         if prior_packets == 0 {
             self.ack_probe(now, out); // `tcp_ack`'s no_queue
@@ -479,17 +495,31 @@ impl Sender {
         flag.data_acked
     }
 
-    /// `tcp_cong_control`.
-    pub(super) fn cong_control(&mut self, now: SimTime, sample: &AckSample, flag: &Flags) {
+    /// `tcp_cong_control`, for an ACK that newly delivered `acked_sacked` segments and marked
+    /// `losses` lost; `sample` builds the whole sample for the algorithm's hooks.
+    pub(super) fn cong_control(
+        &mut self,
+        now: SimTime,
+        flag: &Flags,
+        acked_sacked: u32,
+        losses: u32,
+        sample: impl FnOnce(&Sender) -> AckSample,
+    ) {
         if self.has_cong_control() {
-            self.cc.on_cong_control(now, &mut self.tcp, sample);
+            let sample = sample(self);
+            self.cc.on_cong_control(now, &mut self.tcp, &sample);
             return;
         }
         if self.in_cwnd_reduction() {
             let snd_una_advanced = flag.data_acked;
-            self.cwnd_reduction(sample.acked_sacked, sample.losses, snd_una_advanced);
+            self.cwnd_reduction(acked_sacked, losses, snd_una_advanced);
         } else if self.may_raise_cwnd(flag) {
-            self.cc.on_cong_avoid(now, &mut self.tcp, sample);
+            if self.reno_cong_avoid {
+                satcc_cc::algos::reno::reno_cong_avoid(&mut self.tcp, acked_sacked);
+            } else {
+                let sample = sample(self);
+                self.cc.on_cong_avoid(now, &mut self.tcp, &sample);
+            }
             self.tcp.cwnd_stamp = now;
         }
         self.update_pacing_rate();

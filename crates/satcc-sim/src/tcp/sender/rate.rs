@@ -28,7 +28,9 @@ impl Sender {
         }
     }
 
-    /// `tcp_rate_gen`: turn the sample built during this ACK into a delivery rate.
+    /// `tcp_rate_gen`: turn the sample built during this ACK into a delivery rate (the ACK
+    /// path runs its two parts apart, the sample only for an algorithm that reads it).
+    #[cfg(test)]
     pub(super) fn rate_gen(
         &mut self,
         now: SimTime,
@@ -36,6 +38,15 @@ impl Sender {
         lost: u32,
         rs: &mut RateSample,
     ) {
+        let _ = lost;
+        self.rate_gen_clocks(now, delivered);
+        self.rate_gen_sample(now, rs);
+    }
+
+    /// `tcp_rate_gen`'s effects on the connection: the end of an application-limited
+    /// period, the delivery clock (`delivered` segments newly delivered).
+    #[inline(always)]
+    pub(super) fn rate_gen_clocks(&mut self, now: SimTime, delivered: u32) {
         let t = &mut self.tcp;
         if t.app_limited != 0 && t.delivered > t.app_limited {
             t.app_limited = 0;
@@ -43,7 +54,13 @@ impl Sender {
         if delivered > 0 {
             t.delivered_mstamp = now;
         }
-        let _ = lost;
+    }
+
+    /// `tcp_rate_gen`'s sample: what was delivered and over which interval (after
+    /// [`rate_gen_clocks`](Self::rate_gen_clocks); it reads no state they change).
+    #[inline(always)]
+    pub(super) fn rate_gen_sample(&self, now: SimTime, rs: &mut RateSample) {
+        let t = &self.tcp;
         let Some(prior_mstamp) = rs.prior_mstamp else {
             rs.delivered = None;
             rs.interval_us = None;
