@@ -518,7 +518,16 @@ impl<P: LinkPacket> Direction<P> {
     /// Put `pkt` on the wire to arrive at `at`, or behind the packet ahead of it: FIFO, a
     /// shrinking delay or a draw never reorders. Returns the arrival instant.
     #[inline(always)]
-    fn onto_wire(&mut self, mut at: SimTime, pkt: P) -> SimTime {
+    fn onto_wire(&mut self, at: SimTime, pkt: P) -> SimTime {
+        let at = self.wire_arrival(at);
+        self.wire.push_back((at, pkt));
+        at
+    }
+
+    /// The arrival instant of a packet put on the wire to arrive at `at`: no earlier than the
+    /// packet ahead of it (FIFO), remembered as the wire's last.
+    #[inline(always)]
+    fn wire_arrival(&mut self, mut at: SimTime) -> SimTime {
         if !self.wire.is_empty() {
             debug_assert_eq!(
                 self.wire.back().map(|&(last, _)| last),
@@ -527,7 +536,6 @@ impl<P: LinkPacket> Direction<P> {
             at = at.max(self.wire_last);
         }
         self.wire_last = at;
-        self.wire.push_back((at, pkt));
         at
     }
 
@@ -596,16 +604,8 @@ impl<P: LinkPacket> Direction<P> {
         // `complete_plain` (its loss draw takes nothing), then `serve_next`
         self.counters.tx_bytes += pkt.size_bytes();
         self.serialised += 1;
-        let mut at = now + state.delay + extra(&mut pkt);
-        // `onto_wire`
-        if !self.wire.is_empty() {
-            debug_assert_eq!(
-                self.wire.back().map(|&(last, _)| last),
-                Some(self.wire_last)
-            );
-            at = at.max(self.wire_last);
-        }
-        self.wire_last = at;
+        // `onto_wire`, into the room checked above
+        let at = self.wire_arrival(now + state.delay + extra(&mut pkt));
         if self.wire.try_push_back((at, pkt)).is_err() {
             unreachable!("the wire's ring had room");
         }
