@@ -15,6 +15,7 @@ source lines that cost most instead. Used for BENCHMARKS.md, "Issue 43: the cost
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from collections import Counter
@@ -92,13 +93,18 @@ def group(f: str, ln: int, fn: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    a, b, dt = counts(argv[0]), counts(argv[1]), float(argv[2])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("t1_out", help="cachegrind output of the T1 run")
+    ap.add_argument("t2_out", help="cachegrind output of the T2 run")
+    ap.add_argument("dt", type=float, help="T2 - T1, simulated seconds")
+    ap.add_argument("--lines", action="store_true", help="the 40 costliest source lines instead")
+    args = ap.parse_args(argv)
+    a, b, dt = counts(args.t1_out), counts(args.t2_out), args.dt
     diff = Counter(b)
     diff.subtract(a)
-    if "--lines" in argv[3:]:
+    if args.lines:
         top = sorted(diff.items(), key=lambda kv: -kv[1])[:40]
         for (f, ln, fn), n in top:
             print(f"{n / dt / 1e6:9.2f} M/s  {f}:{ln}  {fn[:80]}")
