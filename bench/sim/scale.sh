@@ -4,7 +4,8 @@
 # grow (a chain of 1 to 2,000 links) and on a constellation path (the Starlink shell-1 geometry of
 # scenarios/constellation-frankfurt.toml), plus the peak RSS of each bench_sim case.
 #
-#   bash bench/sim/scale.sh [--quick]        # prints one JSON line per case and a table
+#   bash bench/sim/scale.sh [--quick] [--no-tso-defer] [--only CASE,...]
+#                                            # prints one JSON line per case and a table
 #
 # Each case runs twice under `valgrind --tool=cachegrind --cache-sim=no`, for T1 and T2
 # simulated seconds; (I(T2) - I(T1)) / (T2 - T1) is the cost of a simulated second in steady
@@ -13,11 +14,28 @@
 # The flow and chain cases run `bench_sim` (crates/satcc-sim/examples/bench_sim.rs, `--direct`
 # / `--chain N`); the constellation case runs `satcc sim` on a copy of the scenario with its
 # duration set (Python's start-up cancels out in the difference). `--quick` keeps the cases
-# that take under a minute. Raw lines in bench/out/sim/scale-<date>.jsonl.
+# that take under a minute. `--no-tso-defer` measures the sender without Linux's
+# `tcp_tso_should_defer` (bench_sim's `--no-tso-defer`; `tso_defer = false` on the scenario's
+# flows), the default before 2026-11-30; `--only flows-4096,chain-2000` runs the named cases
+# alone. Raw lines in bench/out/sim/scale-<date>.jsonl (each with its `tso_defer`).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 QUICK=0
-[ "${1:-}" = "--quick" ] && QUICK=1
+DEFER=1
+ONLY=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --no-tso-defer) DEFER=0 ;;
+    --only) ONLY=",$2,"; shift ;;
+    *) echo "scale.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+EXTRA=()
+[ "$DEFER" = 1 ] || EXTRA=(--no-tso-defer)
+# wanted NAME: is the case selected by --only (all when no --only)?
+wanted() { [ -z "$ONLY" ] || [[ "$ONLY" == *",$1,"* ]]; }
 command -v valgrind >/dev/null || { echo "scale.sh: needs valgrind" >&2; exit 2; }
 OUT="$ROOT/bench/out/sim"
 mkdir -p "$OUT"
@@ -37,22 +55,25 @@ instructions() {
 bench_case() {
   local name="$1" t1="$2" t2="$3"
   shift 3
+  wanted "$name" || return 0
+  set -- "$@" "${EXTRA[@]}"
   local i1 i2 j1 j2 rss
   i1=$(instructions "$BENCH" "$@" --secs "$t1")
   j1=$(cat "$TMP/stdout")
   i2=$(instructions "$BENCH" "$@" --secs "$t2")
   j2=$(cat "$TMP/stdout")
   rss=$(/usr/bin/time -f "%M" "$BENCH" "$@" --secs "$t2" 2>&1 >/dev/null | tail -1)
-  python3 - "$name" "$t1" "$t2" "$i1" "$i2" "$rss" "$j1" "$j2" >>"$results" <<'PY'
+  python3 - "$name" "$t1" "$t2" "$i1" "$i2" "$rss" "$j1" "$j2" "$DEFER" >>"$results" <<'PY'
 import json, sys
 name, t1, t2, i1, i2, rss = sys.argv[1:7]
 a, b = json.loads(sys.argv[7]), json.loads(sys.argv[8])
+defer = sys.argv[9] == "1"
 dt = float(t2) - float(t1)
 di = int(i2) - int(i1)
 segs = b["data_segments"] - a["data_segments"]
 hops = b["packets"] - a["packets"]
 print(json.dumps({
-    "case": name, "t1": float(t1), "t2": float(t2),
+    "case": name, "tso_defer": defer, "t1": float(t1), "t2": float(t2),
     "instructions_per_sim_s": di / dt,
     "segments_per_sim_s": segs / dt, "hops_per_sim_s": hops / dt,
     "instructions_per_segment": di / segs if segs else None,
@@ -69,16 +90,22 @@ PY
 # satcc sim case: NAME T1 T2 SCENARIO (its `duration = "..."` line replaced)
 cli_case() {
   local name="$1" t1="$2" t2="$3" scen="$4"
+  wanted "$name" || return 0
   local i1 i2
   sed "s/^duration = .*/duration = \"$t1 s\"/" "$scen" >"$TMP/t1.toml"
   sed "s/^duration = .*/duration = \"$t2 s\"/" "$scen" >"$TMP/t2.toml"
+  if [ "$DEFER" = 0 ]; then
+    # every flow without the deferral: the key after each [[flow]] header
+    sed -i 's/^\[\[flow\]\]$/[[flow]]\ntso_defer = false/' "$TMP/t1.toml" "$TMP/t2.toml"
+  fi
   i1=$(instructions "$ROOT/.venv/bin/satcc" sim "$TMP/t1.toml" --out "$TMP/o1" --json)
   s1=$(cat "$TMP/stdout")
   i2=$(instructions "$ROOT/.venv/bin/satcc" sim "$TMP/t2.toml" --out "$TMP/o2" --json)
   s2=$(cat "$TMP/stdout")
-  python3 - "$name" "$t1" "$t2" "$i1" "$i2" "$s1" "$s2" >>"$results" <<'PY'
+  python3 - "$name" "$t1" "$t2" "$i1" "$i2" "$s1" "$s2" "$DEFER" >>"$results" <<'PY'
 import json, sys
 name, t1, t2, i1, i2 = sys.argv[1:6]
+defer = sys.argv[8] == "1"
 def segs(text):
     d = json.loads(text)
     flows = d.get("flows") or d.get("summary", {}).get("flows") or []
@@ -90,7 +117,7 @@ try:
 except Exception:
     ds = 0
 print(json.dumps({
-    "case": name, "t1": float(t1), "t2": float(t2),
+    "case": name, "tso_defer": defer, "t1": float(t1), "t2": float(t2),
     "instructions_per_sim_s": di / dt, "segments_per_sim_s": ds / dt if ds else None,
     "instructions_per_segment": di / ds if ds else None,
 }))
