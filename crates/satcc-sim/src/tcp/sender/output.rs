@@ -442,15 +442,22 @@ impl Sender {
     /// are sized alike and leave back to back, and before each `tcp_tso_should_defer` may
     /// hold the room for a larger one (`tso_should_defer`).
     ///
-    /// An unpaced deferring flow's first packet is decided first, apart (`first_packet`):
-    /// most ACKs end there, in a deferral, without the sending loop's set-up.
+    /// A deferring flow's first packet is decided apart (`write_xmit_deferring`): most ACKs
+    /// end there, in a deferral, without the sending loop's set-up.
+    #[inline(never)]
     pub(super) fn write_xmit(&mut self, now: SimTime, out: &mut Out) {
-        let first = if self.tso_defer {
-            self.first_packet(now)
+        if self.tso_defer {
+            self.write_xmit_deferring(now, out);
         } else {
-            FirstPacket::Undecided
-        };
-        match first {
+            self.write_xmit_loop::<false>(now, 0, out);
+        }
+    }
+
+    /// `write_xmit` for a flow with `tso_defer`: the first packet's decision
+    /// (`first_packet`), then the loop unless it deferred.
+    #[inline(never)]
+    fn write_xmit_deferring(&mut self, now: SimTime, out: &mut Out) {
+        match self.first_packet(now) {
             FirstPacket::Deferred(cwnd_limited) => {
                 // what the loop does after deferring its first packet, nothing sent
                 if cwnd_limited {
@@ -460,8 +467,8 @@ impl Sender {
                     self.check_probe_timer(now, out);
                 }
             }
-            FirstPacket::Send(segs) => self.write_xmit_loop(now, Some(segs), out),
-            FirstPacket::Undecided => self.write_xmit_loop(now, None, out),
+            FirstPacket::Send(segs) => self.write_xmit_loop::<true>(now, segs, out),
+            FirstPacket::Undecided => self.write_xmit_loop::<false>(now, 0, out),
         }
     }
 
@@ -473,8 +480,7 @@ impl Sender {
     /// (which `tso_should_defer` advances once either way).
     #[inline(always)]
     fn first_packet(&mut self, now: SimTime) -> FirstPacket {
-        if !self.is_established() || self.local_drop || self.pacing_enabled() || self.all_sent()
-        {
+        if !self.is_established() || self.local_drop || self.pacing_enabled() || self.all_sent() {
             return FirstPacket::Undecided;
         }
         let in_flight = self.tcp.in_flight();
@@ -500,13 +506,19 @@ impl Sender {
         }
     }
 
-    /// `write_xmit` after `first_packet`: `first`, the first packet's size when decided.
+    /// `write_xmit` after `first_packet`: with `DECIDED`, the first packet has `first_segs`
+    /// segments (a copy of the loop each way: the other does not test it).
     #[inline(never)]
-    fn write_xmit_loop(&mut self, now: SimTime, first: Option<u32>, out: &mut Out) {
+    fn write_xmit_loop<const DECIDED: bool>(
+        &mut self,
+        now: SimTime,
+        first_segs: u32,
+        out: &mut Out,
+    ) {
         if !self.is_established() || self.local_drop {
             return;
         }
-        debug_assert!(first.is_none() || self.tso_defer && !self.pacing_enabled());
+        debug_assert!(!DECIDED || self.tso_defer && !self.pacing_enabled());
         let mut sent = 0;
         let mut cwnd_limited = false;
         let mut pacing = self.pacing_enabled();
@@ -553,8 +565,8 @@ impl Sender {
                 if self.paced_out_with(pacing, now, out) {
                     break;
                 }
-                skb_left = if let Some(segs) = first.filter(|_| sent == 0) {
-                    segs // (decided by `first_packet`)
+                skb_left = if DECIDED && sent == 0 {
+                    first_segs // (decided by `first_packet`)
                 } else if pacing || self.tso_defer || in_flight == 0 {
                     let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
                     // (computed once: `tso_should_defer` compares the room with it too)
