@@ -211,6 +211,12 @@ impl Scoreboard {
         self.tail
     }
 
+    /// The oldest segment held (`tcp_rtx_queue_head`), if any.
+    #[inline(always)]
+    pub fn head_seg(&self) -> Option<&Seg> {
+        (self.head < self.tail).then(|| &self.segs[self.head as usize & self.mask])
+    }
+
     /// Segment `idx`, which must be held (`head <= idx < tail`).
     #[inline]
     pub fn get(&self, idx: u64) -> &Seg {

@@ -16,32 +16,12 @@ pub struct RttHistogram {
     /// 2^53 µs (285 years of RTT), where the mean is the same (no per-sample conversion).
     sum_us: u128,
     min_us: u64,
-    /// The bucket of the last sample below the table's top (most samples fall in it again),
-    /// and its bounds `[last_lo, last_hi)` (an empty range until then).
+    /// For samples from [`BY_US`] on: the bucket of the last one below the table's top
+    /// (most samples fall in it again), and its bounds `[last_lo, last_hi)` (an empty range
+    /// until then).
     last: usize,
     last_lo: u64,
     last_hi: u64,
-    /// Buckets of earlier samples, one a cell of values ([`cell_of`]): where a sample off the
-    /// last bucket is looked up first.
-    cells: [Cell; CELLS],
-}
-
-/// A bucket `b` and its bounds `[lo, hi)` (an empty range until filled).
-#[derive(Clone, Copy, Debug, Default)]
-struct Cell {
-    lo: u64,
-    hi: u64,
-    b: usize,
-}
-
-/// Cells of [`RttHistogram::cells`]: each ~1/1,024 of the sample's magnitude wide (a fifth of
-/// a bucket or less), so the 32 span 3 % (6 buckets or more) around a sample.
-const CELLS: usize = 32;
-
-/// The cell of `v`: its bits from the 10th below its top one on, modulo [`CELLS`].
-fn cell_of(v: u64) -> usize {
-    let shift = (u64::BITS - v.leading_zeros()).saturating_sub(10);
-    (v >> shift) as usize % CELLS
 }
 
 /// Bucket growth factor.
@@ -51,10 +31,6 @@ const STEP: f64 = 1.005;
 fn bucket_of(v: u64) -> usize {
     ((v as f64).ln() / STEP.ln()) as usize
 }
-
-/// Buckets either side of the last sample's that a sample is looked up in the table before
-/// its logarithm is taken (a table read each, against ~100 instructions for the logarithm).
-const NEAR: usize = 8;
 
 /// Bounds in each piece of the bounds table.
 const PIECE: usize = 64;
@@ -95,88 +71,63 @@ fn smallest_in(b: usize) -> u64 {
     g
 }
 
+/// Microseconds in each piece of the per-µs table ([`bucket_by_us`]).
+const US_PIECE_BITS: u32 = 12;
+const US_PIECE: usize = 1 << US_PIECE_BITS;
+/// Samples below this (2^22 µs, 4.2 s: bucket 3,058) have their bucket read from the per-µs
+/// table.
+const BY_US: u64 = 1 << 22;
+
+/// [`bucket_of`]`(v)` for `1 <= v <` [`BY_US`], read from a table of every µs: built once per
+/// process, a piece of 4,096 µs (8 kB, from the bounds table: no logarithm) when first read,
+/// so a run holds the few pieces its RTTs span. A sender whose GSO packets leave back to back
+/// (`tso_defer`) samples RTTs a few buckets apart in turn (the packet's segments are
+/// acknowledged one bottleneck slot later each): one read a sample, whichever bucket.
+#[inline]
+fn bucket_by_us(v: u64) -> usize {
+    static TABLE: [OnceLock<Box<[u16; US_PIECE]>>; (BY_US >> US_PIECE_BITS) as usize] =
+        [const { OnceLock::new() }; (BY_US >> US_PIECE_BITS) as usize];
+    let p = (v >> US_PIECE_BITS) as usize;
+    let piece = TABLE[p].get_or_init(|| us_piece((p * US_PIECE) as u64));
+    usize::from(piece[v as usize & (US_PIECE - 1)])
+}
+
+/// The buckets of `first..first + US_PIECE` (of 1 for 0): each bucket's run of µs from the
+/// bounds table.
+#[cold]
+fn us_piece(first: u64) -> Box<[u16; US_PIECE]> {
+    let mut piece = Box::new([0u16; US_PIECE]);
+    let end = first + US_PIECE as u64;
+    let (mut b, mut v) = (bucket_of(first.max(1)), first);
+    while v < end {
+        let next = bound(b + 1).min(end);
+        let b16 = u16::try_from(b).expect("a bucket below BY_US fits in 16 bits");
+        piece[(v - first) as usize..(next - first) as usize].fill(b16);
+        (b, v) = (b + 1, next);
+    }
+    piece
+}
+
 impl RttHistogram {
-    /// [`bucket_of`]`(v)`: two comparisons when `v` falls in the last sample's bucket.
+    /// [`bucket_of`]`(v)` (v ≥ 1): the per-µs table's below [`BY_US`]; above it two
+    /// comparisons when `v` falls in the last such sample's bucket, else the logarithm.
     #[inline]
     fn bucket(&mut self, v: u64) -> usize {
+        if v < BY_US {
+            let b = bucket_by_us(v);
+            debug_assert_eq!(b, bucket_of(v), "the per-µs table's bucket");
+            return b;
+        }
         if self.last_lo <= v && v < self.last_hi {
             debug_assert_eq!(self.last, bucket_of(v), "stale bucket bounds");
             return self.last;
         }
-        self.bucket_near(v)
-    }
-
-    /// [`bucket`](Self::bucket) off the last bucket: the bucket last found in `v`'s cell if
-    /// it holds `v`, else [`bucket_walk`](Self::bucket_walk)'s (kept in the cell). A sender
-    /// whose GSO packets leave back to back (`tso_defer`) samples RTTs a few buckets apart in
-    /// turn: the packet's segments are acknowledged one bottleneck slot later each.
-    #[inline(never)]
-    fn bucket_near(&mut self, v: u64) -> usize {
-        let i = cell_of(v);
-        let c = self.cells[i];
-        if c.lo <= v && v < c.hi {
-            return self.found(v, c.b, c.lo, c.hi);
-        }
-        let b = self.bucket_walk(v);
-        // (held unless beyond the table's top)
-        if self.last_lo <= v && v < self.last_hi {
-            self.cells[i] = Cell {
-                lo: self.last_lo,
-                hi: self.last_hi,
-                b,
-            };
-        }
-        b
-    }
-
-    /// Up to [`NEAR`] buckets on either side of the last from the table (bucket `b` holds
-    /// `[bound(b), bound(b + 1))`), else the logarithm.
-    #[inline(always)]
-    fn bucket_walk(&mut self, v: u64) -> usize {
-        // (an empty range until the first sample: nothing to walk from)
-        if self.last_lo < self.last_hi {
-            if v >= self.last_hi {
-                let top = top();
-                let (mut b, mut lo) = (self.last + 1, self.last_hi);
-                for _ in 0..NEAR {
-                    if b >= top {
-                        break; // not held in the table: the logarithm's
-                    }
-                    let hi = bound(b + 1);
-                    if v < hi {
-                        return self.found(v, b, lo, hi);
-                    }
-                    (b, lo) = (b + 1, hi);
-                }
-            } else {
-                let (mut b, mut hi) = (self.last, self.last_lo);
-                for _ in 0..NEAR {
-                    if b == 0 {
-                        break;
-                    }
-                    b -= 1;
-                    let lo = bound(b);
-                    if lo <= v {
-                        return self.found(v, b, lo, hi);
-                    }
-                    hi = lo;
-                }
-            }
-        }
         self.bucket_by_log(v)
     }
 
-    /// `v` is in bucket `b`, `[lo, hi)`: the bucket to place the next samples by.
-    #[inline(always)]
-    fn found(&mut self, v: u64, b: usize, lo: u64, hi: u64) -> usize {
-        debug_assert_eq!(b, bucket_of(v), "the table's bucket");
-        (self.last, self.last_lo, self.last_hi) = (b, lo, hi);
-        b
-    }
-
-    /// [`bucket_walk`](Self::bucket_walk) further off: the logarithm, and the bucket's bounds
-    /// from the table to place the next samples by (below the table's top). Not inlined: most
-    /// samples fall in the last bucket.
+    /// [`bucket`](Self::bucket) from [`BY_US`] on, off the last bucket: the logarithm, and
+    /// the bucket's bounds from the table to place the next samples by (below the table's
+    /// top). Not inlined: most samples fall in the last bucket.
     #[inline(never)]
     fn bucket_by_log(&mut self, v: u64) -> usize {
         let b = bucket_of(v);
@@ -312,10 +263,9 @@ mod tests {
         }
     }
 
-    /// Samples a few buckets from the last (the table's walk, up to `NEAR` each way) and
-    /// further (the logarithm), at every scale, across empty buckets (below ~200 µs a
-    /// bucket is narrower than 1 µs) and the table's top: every one where the logarithm
-    /// puts it.
+    /// Samples a few buckets from the last and further, at every scale, across empty
+    /// buckets (below ~200 µs a bucket is narrower than 1 µs), the per-µs table's pieces
+    /// and top and the bounds table's top: every one where the logarithm puts it.
     #[test]
     fn samples_near_the_last_bucket_are_placed_where_the_logarithm_does() {
         let mut h = RttHistogram::default();
@@ -331,7 +281,7 @@ mod tests {
             v = v + v / 50 + 1;
         }
         // a deferring sender's sawtooth: bursts of 8 samples 116 µs apart, the burst's start
-        // drifting up (the cells' buckets found again, and replaced as the drift moves on)
+        // drifting up
         for burst in 0..2_000u64 {
             for k in 0..8 {
                 let w = 60_000 + burst * 7 + k * 116;
@@ -339,6 +289,10 @@ mod tests {
             }
         }
         for v in [
+            BY_US - 1,
+            BY_US,
+            BY_US + 1,
+            BY_US - 1,
             (1u64 << 32) - 2,
             (1 << 32) - 1,
             1 << 32,

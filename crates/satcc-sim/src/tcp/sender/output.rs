@@ -4,6 +4,16 @@
 
 use super::*;
 
+/// `first_packet`'s answer.
+enum FirstPacket {
+    /// Not at the first packet's start, or not there with the deferral to decide.
+    Undecided,
+    /// `tso_should_defer` holds the room (`Some(cwnd_limited)`).
+    Deferred(bool),
+    /// Send a first packet of this many segments.
+    Send(u32),
+}
+
 impl Sender {
     pub(super) fn pacing_enabled(&self) -> bool {
         match self.pacing_mode {
@@ -66,6 +76,7 @@ impl Sender {
     /// rate: about 1 ms of it (`sk_pacing_shift` 10), plus 64 KB halved per 512 µs of min RTT
     /// (`tcp_tso_rtt_log` 9; nothing from 16 ms up), at most a GSO frame, at least the
     /// algorithm's `min_tso_segs` (else `tcp_min_tso_segs`, 2 unless set).
+    #[inline(always)]
     pub(super) fn tso_segs(&self) -> u32 {
         let t = &self.tcp;
         let mut bytes = t.pacing_rate_bps.min(t.max_pacing_rate_bps) >> PACING_SHIFT;
@@ -105,6 +116,7 @@ impl Sender {
     /// it is the last (`tcp_write_queue_tail`). Buffers are cut every `size_goal` bytes
     /// (`wq_end` is the head's end; a head sent up to it gives way to the next); the last
     /// ends where the written data does. See deviation 4.
+    #[inline(always)]
     fn head_buffer(&mut self) -> (u64, bool) {
         let nxt = self.tcp.snd_nxt;
         if self.wq_end <= nxt {
@@ -140,6 +152,7 @@ impl Sender {
     /// room is the smaller, else receive-window-limited, or application-limited (the room
     /// takes all that is written) unless a FIN is queued behind it. `tso_segs`: what
     /// `tso_segs()` is now (the caller sized `quota` by it).
+    #[inline(always)]
     pub(super) fn tso_should_defer(
         &mut self,
         now: SimTime,
@@ -187,10 +200,7 @@ impl Sender {
         } else if limit > TSO_MAX_DEFERRED_SEGS * mss {
             return None;
         }
-        if self.sb.is_empty() {
-            return None;
-        }
-        let head_xmit = self.sb.get(self.sb.head).xmit;
+        let head_xmit = self.sb.head_seg()?.xmit;
         let srtt = SimDuration::from_micros(self.rtt.srtt_us());
         let threshold = TSO_DEFER_RECENT.min(SimDuration::from_nanos(srtt.as_nanos() / 2));
         if head_xmit + srtt > now + threshold {
@@ -431,10 +441,84 @@ impl Sender {
     /// whole; on the wire (here) they are MSS-sized packets. An unpaced flow's GSO packets
     /// are sized alike and leave back to back, and before each `tcp_tso_should_defer` may
     /// hold the room for a larger one (`tso_should_defer`).
+    ///
+    /// A deferring flow's first packet is decided apart (`write_xmit_deferring`): most ACKs
+    /// end there, in a deferral, without the sending loop's set-up.
+    #[inline(never)]
     pub(super) fn write_xmit(&mut self, now: SimTime, out: &mut Out) {
+        if self.tso_defer {
+            self.write_xmit_deferring(now, out);
+        } else {
+            self.write_xmit_loop::<false>(now, 0, out);
+        }
+    }
+
+    /// `write_xmit` for a flow with `tso_defer`: the first packet's decision
+    /// (`first_packet`), then the loop unless it deferred.
+    #[inline(never)]
+    fn write_xmit_deferring(&mut self, now: SimTime, out: &mut Out) {
+        match self.first_packet(now) {
+            FirstPacket::Deferred(cwnd_limited) => {
+                // what the loop does after deferring its first packet, nothing sent
+                if cwnd_limited {
+                    self.cwnd_validate(now, true);
+                }
+                if self.tcp.packets_out == 0 && !self.all_sent() {
+                    self.check_probe_timer(now, out);
+                }
+            }
+            FirstPacket::Send(segs) => self.write_xmit_loop::<true>(now, segs, out),
+            FirstPacket::Undecided => self.write_xmit_loop::<false>(now, 0, out),
+        }
+    }
+
+    /// For an unpaced deferring flow, what `write_xmit_loop` decides at its first packet's
+    /// start when it gets there: `Undecided` when it would stop before (nothing to send, the
+    /// cwnd, the receive window, the send buffer, Nagle) or is not there yet (not
+    /// established, a local drop, pacing); else `tso_should_defer`'s answer, or the packet's
+    /// size. The same reads in the same order, nothing written but the head buffer's end
+    /// (which `tso_should_defer` advances once either way).
+    #[inline(always)]
+    fn first_packet(&mut self, now: SimTime) -> FirstPacket {
+        if !self.is_established() || self.local_drop || self.pacing_enabled() || self.all_sent() {
+            return FirstPacket::Undecided;
+        }
+        let in_flight = self.tcp.in_flight();
+        if in_flight >= self.tcp.cwnd {
+            return FirstPacket::Undecided;
+        }
+        let len = self.next_len();
+        let end = self.tcp.snd_nxt + len as u64;
+        if end > self.tcp.snd_una + self.snd_wnd
+            || self
+                .sndbuf
+                .is_some_and(|b| end > self.tcp.snd_una.saturating_add(b))
+            || (len < self.mss && self.nagle_holds(len))
+        {
+            return FirstPacket::Undecided;
+        }
+        let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
+        let tso_segs = self.tso_segs();
+        let segs = tso_segs.min(quota);
+        match self.tso_should_defer(now, in_flight, segs, tso_segs) {
+            Some(cwnd_limited) => FirstPacket::Deferred(cwnd_limited),
+            None => FirstPacket::Send(segs),
+        }
+    }
+
+    /// `write_xmit` after `first_packet`: with `DECIDED`, the first packet has `first_segs`
+    /// segments (a copy of the loop each way: the other does not test it).
+    #[inline(never)]
+    fn write_xmit_loop<const DECIDED: bool>(
+        &mut self,
+        now: SimTime,
+        first_segs: u32,
+        out: &mut Out,
+    ) {
         if !self.is_established() || self.local_drop {
             return;
         }
+        debug_assert!(!DECIDED || self.tso_defer && !self.pacing_enabled());
         let mut sent = 0;
         let mut cwnd_limited = false;
         let mut pacing = self.pacing_enabled();
@@ -481,7 +565,9 @@ impl Sender {
                 if self.paced_out_with(pacing, now, out) {
                     break;
                 }
-                skb_left = if pacing || self.tso_defer || in_flight == 0 {
+                skb_left = if DECIDED && sent == 0 {
+                    first_segs // (decided by `first_packet`)
+                } else if pacing || self.tso_defer || in_flight == 0 {
                     let quota = (self.tcp.cwnd >> 1).max(1).min(self.tcp.cwnd - in_flight);
                     // (computed once: `tso_should_defer` compares the room with it too)
                     let tso_segs = self.tso_segs();
