@@ -221,17 +221,46 @@ def ahead(plan: Callable[[], Iterable[RunSpec]]) -> Iterator[None]:
         _AHEAD, _PLAN, _STARTED, _SUBMITTED = outer
 
 
-def _planned_ahead() -> deque[RunSpec]:
-    """The runs to come (`ahead`), planned at the first call."""
+def _planned_ahead(jobs: int) -> deque[RunSpec]:
+    """The runs to come (`ahead`), planned at the first call, the longest of them first
+    (`longest_first`)."""
     global _AHEAD, _PLAN
     if _PLAN is not None:
         plan, _PLAN = _PLAN, None
         with timings.phase(timings.RESOLVE):
             try:
-                _AHEAD = deque(plan())
+                _AHEAD = deque(longest_first(list(plan()), jobs))
             except Exception:  # noqa: BLE001 - its campaign reports it when it runs
                 _AHEAD = deque()
     return _AHEAD
+
+
+# A run planned ahead whose cost is above this share of one worker's part of the whole plan
+# (the plan's cost over the jobs) starts before the rest (`longest_first`).
+LONG_RUN_SHARE = 0.1
+
+
+def longest_first(runs: list[RunSpec], jobs: int) -> list[RunSpec]:
+    """The runs to come (`ahead`), in their campaigns' order but for the few longest: each run
+    whose cost (`RunSpec.cost`: flow-seconds) is above LONG_RUN_SHARE of one worker's share of
+    the whole plan, at most `jobs` of them, goes first, longest first. Run where their
+    campaign comes (near the end), such runs leave the pool with one worker on them and the
+    others idle once every shorter run is done (the quick designs' study003-long: two runs of
+    ~15 CPU s among ~60 s a worker); started first, the short runs fill in beside them
+    (longest processing time first). Each is still written by its own campaign, which takes
+    its finished future when it comes; they hold at most `jobs` results meanwhile.
+    Scheduling only: every run's result is the same."""
+    if jobs < 2 or len(runs) <= jobs:
+        return runs
+    share = sum(s.cost for s in runs) / jobs
+    long_ = sorted(
+        (i for i, s in enumerate(runs) if s.cost > LONG_RUN_SHARE * share),
+        key=lambda i: -runs[i].cost,
+    )[:jobs]
+    if not long_:
+        return runs
+    first = set(long_)
+    return [runs[i] for i in long_] + [s for i, s in enumerate(runs) if i not in first]
 
 
 @contextmanager
@@ -329,7 +358,7 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
         # this campaign's runs all submitted: the window's room goes to the next campaigns'
         # (`ahead`), which the pool starts as this campaign's last runs leave workers idle
         while shared is not None and len(pending) + len(_STARTED) < window:
-            if not (upcoming := _planned_ahead()):
+            if not (upcoming := _planned_ahead(jobs)):
                 break
             nxt = upcoming.popleft()
             if nxt.run_id in _SUBMITTED or nxt.run_id in mine:
