@@ -615,3 +615,43 @@ def test_the_plans_longest_runs_start_first_the_rest_in_their_campaigns_order(mo
     # submitted while f's last runs were in flight: b's two long runs, then a's in order
     assert pool.order[12:16] == [b[2].run_id, b[0].run_id, a[0].run_id, a[1].run_id]
     assert len(pool.order) == len(set(pool.order)) == 12 + 33
+
+
+def _worker_state(_arg: object = None) -> tuple[int, bool, object]:
+    """In a pool worker: its pid, whether pandas is imported, its timings recording."""
+    from satcc import timings
+
+    return os.getpid(), "pandas" in sys.modules, timings._ACTIVE
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork: Linux")
+def test_the_shared_pool_is_forked_with_the_judging_process_before_either_pools_thread():
+    """`fork_shared_workers` (`reproduce`): the shared pool's workers start as copies of this
+    process (pandas already imported: a spawned worker imported it at its first study 002 run,
+    ~0.45 CPU s), forked with the other fork pool's process before either pool starts its
+    thread (CPython asserts no fork after a pool's own thread); they do not record this
+    process's timings; a pool already there, or one job, is left as it is."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from satcc import timings
+    from satcc.campaign import execute as ex
+
+    assert not ex.fork_shared_workers(2)  # outside `sharing_workers`: nothing to share
+    with timings.recording(), ex.sharing_workers():
+        other = ProcessPoolExecutor(1, mp_context=get_context("fork"))
+        try:
+            assert ex.fork_shared_workers(2, then=other)
+            pool = ex._SHARED[2]
+            assert len(pool._processes) == 2 and len(other._processes) == 1
+            assert pool._executor_manager_thread is not None  # started after every fork
+            assert other._executor_manager_thread is None
+            states = [pool.submit(_worker_state).result() for _ in range(6)]
+            assert {pid for pid, _p, _t in states} <= set(pool._processes)
+            assert all(pandas and active is None for _pid, pandas, active in states)
+            assert other.submit(_worker_state).result()[0] in other._processes
+            assert not ex.fork_shared_workers(2)  # one already there
+            assert not ex.fork_shared_workers(1)
+        finally:
+            other.shutdown()
+    assert ex._SHARED is None

@@ -161,11 +161,12 @@ def idle_report(
     cmd = {int(k): v for k, v in doc["cmdlines"].items()}
     for p in [p for p in samples if "busy.py" in cmd.get(p, "")]:  # the sampler itself
         del samples[p]
-    workers = sorted(
-        p
-        for p in samples
-        if "spawn_main" in cmd.get(p, "") and "resource_tracker" not in cmd.get(p, "")
-    )
+    # the pool's workers: spawned ones (multiprocessing's spawn_main), or forked ones (the
+    # root's own command line, as the judging process's): the `cores` busiest of those
+    resource = [p for p in samples if "resource_tracker" in cmd.get(p, "")]
+    others = [p for p in samples if p != root and p not in resource]
+    spent = {p: samples[p][-1][2] - samples[p][0][2] for p in others}
+    workers = sorted(sorted(others, key=lambda p: -spent[p])[:cores])
     times = sorted({t for v in samples.values() for t, _s, _c in v})
     if len(times) < 2:
         print("busy: too few samples")
@@ -204,7 +205,7 @@ def idle_report(
             f"ends waiting {t_end - last_r:.1f} s; gaps >= 0.2 s: "
             + ", ".join(f"{g:.1f} s at {t:.1f} ({c})" for t, g, c in gaps[:12])
         )
-    judges = [p for p in samples if p != root and p not in workers and cmd.get(p) == cmd.get(root)]
+    judges = [p for p in others if p not in workers]
     for p in judges:
         v = samples[p]
         ticks = (v[-1][2] - v[0][2]) / doc["tck"]

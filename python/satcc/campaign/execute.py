@@ -284,6 +284,59 @@ def sharing_workers() -> Iterator[None]:
                 pool.shutdown(wait=finished, cancel_futures=not finished)
 
 
+def fork_shared_workers(jobs: int | None, then: ProcessPoolExecutor | None = None) -> bool:
+    """Inside `sharing_workers`, start the shared pool's workers now as copies of this process
+    (fork), where the platform can: each starts with what this process has imported (a
+    spawned worker imports satcc first, ~0.1 CPU s, and pandas at its first study 002 run,
+    ~0.45) and takes its first run at once. The caller promises what forking needs: no thread
+    that locks exists yet (no pool's, DuckDB's, Arrow's: `reproduce` calls it before running
+    anything). `then`: another fork-context pool (`reproduce`'s judging process) whose
+    processes are forked right after these, before either pool starts its thread (a pool
+    starts its thread right after its processes, and no process may be forked after any
+    thread exists). False, and nothing done, where it cannot: no fork (the workers are
+    spawned at the first run, as outside `reproduce`), one job, a pool already there. A pool
+    that breaks is replaced by a spawned one (`_local`)."""
+    import multiprocessing
+
+    n = _jobs(jobs)
+    if (
+        _SHARED is None
+        or n <= 1
+        or n in _SHARED
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return False
+    pools = [
+        ProcessPoolExecutor(
+            max_workers=n, mp_context=get_context("fork"), initializer=_init_forked_worker
+        ),
+        *([then] if then is not None else []),
+    ]
+    if not all(hasattr(p, "_launch_processes") for p in pools):  # CPython's, 3.11-3.13
+        return False
+    sys.stdout.flush()  # a copy of what is buffered would be written again by a child
+    sys.stderr.flush()
+    for p in pools:  # every process forked, then the threads started (at the first submit)
+        p._launch_processes()
+    pools[0].submit(int)
+    _SHARED[n] = pools[0]
+    return True
+
+
+def _init_forked_worker() -> None:
+    """A forked pool worker starts as a spawned one would (`init_pool_worker`): SIGTERM and
+    SIGHUP at their default action (the CLI's handlers are not its own), no recording of the
+    invocation's timings inherited, killed when this process dies."""
+    import signal
+
+    from satcc.errors import TERMINATING_SIGNALS
+
+    for signum in TERMINATING_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+    timings._ACTIVE = None
+    init_pool_worker()
+
+
 def _new_pool(jobs: int) -> ProcessPoolExecutor:
     # spawn: never fork a process that may hold threads (DuckDB, Arrow, Dask)
     return ProcessPoolExecutor(
