@@ -1,5 +1,5 @@
 """When a `satcc reproduce` invocation's processes work and when they wait, sampled from outside:
-every INTERVAL s, each descendant process of ROOT (its pool workers, the judging process)
+every INTERVAL s (0.05), each descendant process of ROOT (its pool workers, the judging process)
 with its scheduler state (/proc/PID/stat: R running or runnable, S/D waiting) and its CPU
 ticks, until ROOT ends or SIGTERM; written to OUT as JSON. A separate process, so that
 sampling takes no CPU from the invocation's own process (its writer); run at nice 19.
@@ -43,7 +43,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("root", type=int)
     p.add_argument("out", type=Path)
-    p.add_argument("--interval", type=float, default=0.02)
+    p.add_argument("--interval", type=float, default=0.05)
     a = p.parse_args()
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))

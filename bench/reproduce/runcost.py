@@ -13,7 +13,7 @@ per campaign: runs (simulated + copied), CPU s, CPU s a run, wall s of its simul
 and the workers' idle in it (jobs x the phase's wall - the runs' wall). Study 002's design is
 not a campaign: its runs are in the `--timings` table only.
 
-`--busy` samples the invocation's processes from outside (`busy.py`, every 20 ms: each one's
+`--busy` samples the invocation's processes from outside (`busy.py`, every 50 ms: each one's
 scheduler state, running/runnable or waiting) and prints where the cores had no work: the
 idle core-seconds (2 cores less the processes wanting one, summed), per pool worker its
 waiting at the start (before it was spawned, and until its first run), between runs (the
