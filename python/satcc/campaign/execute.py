@@ -307,9 +307,7 @@ def fork_shared_workers(jobs: int | None, then: ProcessPoolExecutor | None = Non
     ):
         return False
     pools = [
-        ProcessPoolExecutor(
-            max_workers=n, mp_context=get_context("fork"), initializer=_init_forked_worker
-        ),
+        ProcessPoolExecutor(max_workers=n, mp_context=get_context("fork"), initializer=init_forked),
         *([then] if then is not None else []),
     ]
     if not all(hasattr(p, "_launch_processes") for p in pools):  # CPython's, 3.11-3.13
@@ -323,10 +321,11 @@ def fork_shared_workers(jobs: int | None, then: ProcessPoolExecutor | None = Non
     return True
 
 
-def _init_forked_worker() -> None:
-    """A forked pool worker starts as a spawned one would (`init_pool_worker`): SIGTERM and
-    SIGHUP at their default action (the CLI's handlers are not its own), no recording of the
-    invocation's timings inherited, killed when this process dies."""
+def init_forked() -> None:
+    """A forked pool process (a shared pool's worker, `reproduce`'s judging process) starts as
+    a spawned one would (`init_pool_worker`): SIGTERM and SIGHUP at their default action (this
+    process's CLI handlers are not its own), no recording of this process's timings inherited
+    (the judging process records its own phases), killed when this process dies."""
     import signal
 
     from satcc.errors import TERMINATING_SIGNALS

@@ -450,28 +450,13 @@ def _judging_pool(studies: list[str], jobs: int | None = None) -> Any:
     sys.stdout.flush()  # a copy of what is buffered would be written again by the child
     sys.stderr.flush()
     pool = ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context("fork"), initializer=_init_judging_process
+        1, mp_context=multiprocessing.get_context("fork"), initializer=execute.init_forked
     )
     # every process forked before any pool's thread exists (the workers, then the judging
     # process), each pool's thread started after: forked here
     execute.fork_shared_workers(jobs, then=pool)
     pool.submit(int).result()
     return pool
-
-
-def _init_judging_process() -> None:
-    """A forked judging process starts as a spawned one would: SIGTERM and SIGHUP at their
-    default action (this process's CLI handlers are not its own), no recording inherited
-    (it records its own phases, `_judge_recorded`), killed when this process dies."""
-    import signal
-
-    from satcc.campaign.worker import init_pool_worker
-    from satcc.errors import TERMINATING_SIGNALS
-
-    for signum in TERMINATING_SIGNALS:
-        signal.signal(signum, signal.SIG_DFL)
-    timings._ACTIVE = None
-    init_pool_worker()
 
 
 def text_lines(result: StudyResult) -> list[str]:
