@@ -571,3 +571,87 @@ def test_an_interrupted_reproduce_stops_the_shared_pool_instead_of_draining_its_
         raise KeyboardInterrupt
     assert time.monotonic() - interrupted < 5  # draining: 3 more rounds of 3 s
     assert procs and not any(p.is_alive() for p in procs)
+
+
+def test_the_plans_longest_runs_start_first_the_rest_in_their_campaigns_order(monkeypatch):
+    """`ahead`'s queue (`longest_first`): a run above LONG_RUN_SHARE of one worker's share of
+    the plan's cost (the quick designs' study003-long, ~15 CPU s of ~60 a worker) starts
+    before the others, at most one per job, longest first; it is still taken and written by
+    its own campaign when that comes. A plan without such runs keeps its order."""
+    from satcc.campaign import execute as ex
+
+    def runs(prefix, costs):
+        return [
+            spec.RunSpec(f"{prefix}{i:015x}", "sim", i, i, 0, {}, {}, "x.toml", cost=c)
+            for i, c in enumerate(costs)
+        ]
+
+    a, b, c = runs("a", [1.0] * 20), runs("b", [30.0, 1.0, 40.0]), runs("c", [1.0] * 10)
+    plan = [*a, *b, *c]
+    order = [s.run_id for s in ex.longest_first(plan, 2)]
+    assert order[:2] == [b[2].run_id, b[0].run_id]  # 40 and 30 of 101 / 2 jobs
+    assert order[2:] == [s.run_id for s in plan if s not in (b[0], b[2])]
+    assert [s.run_id for s in ex.longest_first(plan, 1)] == [s.run_id for s in plan]
+    even = runs("e", [1.0] * 30)
+    assert ex.longest_first(even, 2) == even
+    many = runs("m", [50.0, 60.0, 70.0, *[1.0] * 10])  # at most one per job moves
+    assert [s.run_id for s in ex.longest_first(many, 2)] == [
+        many[2].run_id,
+        many[1].run_id,
+        many[0].run_id,
+        *(s.run_id for s in many[3:]),
+    ]
+
+    pool = _DonePool()
+    monkeypatch.setattr(ex, "_SHARED", {2: pool})
+    first = runs("f", [1.0] * 12)
+    got: dict[str, list[str]] = {}
+    with ex.ahead(lambda: plan):
+        for name, specs in (("f", first), ("a", a), ("b", b), ("c", c)):
+            got[name] = [o.run_id for o in ex._local(specs, 2)]
+        assert not ex._STARTED
+    for name, specs in (("f", first), ("a", a), ("b", b), ("c", c)):
+        assert sorted(got[name]) == sorted(s.run_id for s in specs), name
+    # submitted while f's last runs were in flight: b's two long runs, then a's in order
+    assert pool.order[12:16] == [b[2].run_id, b[0].run_id, a[0].run_id, a[1].run_id]
+    assert len(pool.order) == len(set(pool.order)) == 12 + 33
+
+
+def _worker_state(_arg: object = None) -> tuple[int, bool, object]:
+    """In a pool worker: its pid, whether pandas is imported, its timings recording."""
+    from satcc import timings
+
+    return os.getpid(), "pandas" in sys.modules, timings._ACTIVE
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork: Linux")
+def test_the_shared_pool_is_forked_with_the_judging_process_before_either_pools_thread():
+    """`fork_shared_workers` (`reproduce`): the shared pool's workers start as copies of this
+    process (pandas already imported: a spawned worker imported it at its first study 002 run,
+    ~0.45 CPU s), forked with the other fork pool's process before either pool starts its
+    thread (CPython asserts no fork after a pool's own thread); they do not record this
+    process's timings; a pool already there, or one job, is left as it is."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from satcc import timings
+    from satcc.campaign import execute as ex
+
+    assert not ex.fork_shared_workers(2)  # outside `sharing_workers`: nothing to share
+    with timings.recording(), ex.sharing_workers():
+        other = ProcessPoolExecutor(1, mp_context=get_context("fork"))
+        try:
+            assert ex.fork_shared_workers(2, then=other)
+            pool = ex._SHARED[2]
+            assert len(pool._processes) == 2 and len(other._processes) == 1
+            assert pool._executor_manager_thread is not None  # started after every fork
+            assert other._executor_manager_thread is None
+            states = [pool.submit(_worker_state).result() for _ in range(6)]
+            assert {pid for pid, _p, _t in states} <= set(pool._processes)
+            assert all(pandas and active is None for _pid, pandas, active in states)
+            assert other.submit(_worker_state).result()[0] in other._processes
+            assert not ex.fork_shared_workers(2)  # one already there
+            assert not ex.fork_shared_workers(1)
+        finally:
+            other.shutdown()
+    assert ex._SHARED is None

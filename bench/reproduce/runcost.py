@@ -4,7 +4,7 @@ wall seconds of every run in the worker that ran it (`Outcome.cpu_s`, `wall_s`: 
 (summary.json `stats.events`), and when each outcome reached the writer, so that the workers'
 idle time between and at the end of campaigns can be read off.
 
-    .venv/bin/python bench/reproduce/runcost.py OUT [-- ARGS...]   # default ARGS: all --quick --jobs 2
+    .venv/bin/python bench/reproduce/runcost.py OUT [--busy] [-- ARGS...]   # default ARGS: all --quick --jobs 2
 
 Runs `satcc reproduce ARGS --json --timings --out OUT` in this process (the CLI's own entry;
 its pool and judging process as usual), writes OUT.json (the claims documents), OUT.err (the
@@ -12,12 +12,21 @@ log and the `--timings` table) and OUT.runs.json (one record per campaign run), 
 per campaign: runs (simulated + copied), CPU s, CPU s a run, wall s of its simulation phase,
 and the workers' idle in it (jobs x the phase's wall - the runs' wall). Study 002's design is
 not a campaign: its runs are in the `--timings` table only.
+
+`--busy` samples the invocation's processes from outside (`busy.py`, every 50 ms: each one's
+scheduler state, running/runnable or waiting) and prints where the cores had no work: the
+idle core-seconds (2 cores less the processes wanting one, summed), per pool worker its
+waiting at the start (before it was spawned, and until its first run), between runs (the
+gaps of 0.2 s or more, with the campaign then writing) and at the end; written to
+OUT.busy.json. The states count a process waiting for a busy core as wanting one, so the idle
+measured on a loaded machine is what the schedule leaves, not what the load took.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import sys
 import time
@@ -30,9 +39,26 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", type=Path)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--busy", action="store_true", help="sample when the processes wait")
     p.add_argument("args", nargs="*", default=["all", "--quick"])
     a = p.parse_args()
     t_start = time.monotonic()
+    sampler = None
+    if a.busy:
+        import os
+        import subprocess
+
+        sampler = subprocess.Popen(
+            [
+                "nice",
+                "-n",
+                "19",
+                sys.executable,
+                str(Path(__file__).with_name("busy.py")),
+                str(os.getpid()),
+                f"{a.out}.busy.json",
+            ]
+        )
 
     from satcc.cli import entry
     from satcc.store import runloop
@@ -80,6 +106,9 @@ def main() -> int:
         except SystemExit as e:
             code = int(e.code or 0)
     t_end = time.monotonic()
+    if sampler is not None:
+        sampler.terminate()
+        sampler.wait()
     if code:
         print(Path(f"{a.out}.err").read_text(encoding="utf-8")[-3000:], file=sys.stderr)
         return int(code)
@@ -117,7 +146,70 @@ def main() -> int:
             f"wall {t_end - t_start:.1f} s: the first campaign's runs began at {first - t_start:.1f} s, "
             f"the last campaign's ended at {last - t_start:.1f} s"
         )
+    if sampler is not None:
+        idle_report(Path(f"{a.out}.busy.json"), t_start, t_end, phases, a.jobs)
     return 0
+
+
+def idle_report(
+    path: Path, t_start: float, t_end: float, phases: dict[str, list[float]], cores: int
+) -> None:
+    """Where the cores had no work (`--busy`): from busy.py's samples."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    root = doc["root"]
+    samples = {int(k): v for k, v in doc["samples"].items()}
+    cmd = {int(k): v for k, v in doc["cmdlines"].items()}
+    for p in [p for p in samples if "busy.py" in cmd.get(p, "")]:  # the sampler itself
+        del samples[p]
+    # the pool's workers: spawned ones (multiprocessing's spawn_main), or forked ones (the
+    # root's own command line, as the judging process's): the `cores` busiest of those
+    resource = [p for p in samples if "resource_tracker" in cmd.get(p, "")]
+    others = [p for p in samples if p != root and p not in resource]
+    spent = {p: samples[p][-1][2] - samples[p][0][2] for p in others}
+    workers = sorted(sorted(others, key=lambda p: -spent[p])[:cores])
+    times = sorted({t for v in samples.values() for t, _s, _c in v})
+    if len(times) < 2:
+        print("busy: too few samples")
+        return
+    state = {p: {t: st for t, st, _c in v} for p, v in samples.items()}
+    idle = 0.0
+    for t0, t1 in itertools.pairwise(times):
+        wanting = sum(1 for p in samples if state[p].get(t0) == "R")
+        idle += max(0, cores - wanting) * (t1 - t0)
+
+    def campaign_at(t: float) -> str:
+        for name, (b, e) in phases.items():
+            if b <= t <= e:
+                return name
+        return "-"
+
+    print(
+        f"idle core-s (no process of the tree wanting a core, {cores} cores): {idle:.1f} of "
+        f"{cores * (t_end - t_start):.1f} ({len(times)} samples)"
+    )
+    for p in workers:
+        v = samples[p]
+        first = v[0][0] - t_start
+        gaps, run = [], None
+        for t, st, _c in v:
+            if st != "R":
+                run = run if run is not None else t
+            elif run is not None:
+                if t - run >= 0.2:
+                    gaps.append((run - t_start, t - run, campaign_at(run)))
+                run = None
+        waiting = sum(t1 - t0 for (t0, s0, _), (t1, _s, _c) in itertools.pairwise(v) if s0 != "R")
+        last_r = max((t for t, st, _c in v if st == "R"), default=v[-1][0])
+        print(
+            f"worker {p}: spawned at {first:.2f} s, waiting {waiting:.1f} s in all, "
+            f"ends waiting {t_end - last_r:.1f} s; gaps >= 0.2 s: "
+            + ", ".join(f"{g:.1f} s at {t:.1f} ({c})" for t, g, c in gaps[:12])
+        )
+    judges = [p for p in others if p not in workers]
+    for p in judges:
+        v = samples[p]
+        ticks = (v[-1][2] - v[0][2]) / doc["tck"]
+        print(f"judging process {p}: {ticks:.1f} CPU s sampled")
 
 
 if __name__ == "__main__":

@@ -221,17 +221,46 @@ def ahead(plan: Callable[[], Iterable[RunSpec]]) -> Iterator[None]:
         _AHEAD, _PLAN, _STARTED, _SUBMITTED = outer
 
 
-def _planned_ahead() -> deque[RunSpec]:
-    """The runs to come (`ahead`), planned at the first call."""
+def _planned_ahead(jobs: int) -> deque[RunSpec]:
+    """The runs to come (`ahead`), planned at the first call, the longest of them first
+    (`longest_first`)."""
     global _AHEAD, _PLAN
     if _PLAN is not None:
         plan, _PLAN = _PLAN, None
         with timings.phase(timings.RESOLVE):
             try:
-                _AHEAD = deque(plan())
+                _AHEAD = deque(longest_first(list(plan()), jobs))
             except Exception:  # noqa: BLE001 - its campaign reports it when it runs
                 _AHEAD = deque()
     return _AHEAD
+
+
+# A run planned ahead whose cost is above this share of one worker's part of the whole plan
+# (the plan's cost over the jobs) starts before the rest (`longest_first`).
+LONG_RUN_SHARE = 0.1
+
+
+def longest_first(runs: list[RunSpec], jobs: int) -> list[RunSpec]:
+    """The runs to come (`ahead`), in their campaigns' order but for the few longest: each run
+    whose cost (`RunSpec.cost`: flow-seconds) is above LONG_RUN_SHARE of one worker's share of
+    the whole plan, at most `jobs` of them, goes first, longest first. Run where their
+    campaign comes (near the end), such runs leave the pool with one worker on them and the
+    others idle once every shorter run is done (the quick designs' study003-long: two runs of
+    ~15 CPU s among ~60 s a worker); started first, the short runs fill in beside them
+    (longest processing time first). Each is still written by its own campaign, which takes
+    its finished future when it comes; they hold at most `jobs` results meanwhile.
+    Scheduling only: every run's result is the same."""
+    if jobs < 2 or len(runs) <= jobs:
+        return runs
+    share = sum(s.cost for s in runs) / jobs
+    long_ = sorted(
+        (i for i, s in enumerate(runs) if s.cost > LONG_RUN_SHARE * share),
+        key=lambda i: -runs[i].cost,
+    )[:jobs]
+    if not long_:
+        return runs
+    first = set(long_)
+    return [runs[i] for i in long_] + [s for i, s in enumerate(runs) if i not in first]
 
 
 @contextmanager
@@ -253,6 +282,58 @@ def sharing_workers() -> Iterator[None]:
                 if not finished:  # Ctrl-C, SIGTERM, an error: what is queued is dropped
                     _stop_workers(pool)  # (study 002's design submits all its runs at once)
                 pool.shutdown(wait=finished, cancel_futures=not finished)
+
+
+def fork_shared_workers(jobs: int | None, then: ProcessPoolExecutor | None = None) -> bool:
+    """Inside `sharing_workers`, start the shared pool's workers now as copies of this process
+    (fork), where the platform can: each starts with what this process has imported (a
+    spawned worker imports satcc first, ~0.1 CPU s, and pandas at its first study 002 run,
+    ~0.45) and takes its first run at once. The caller promises what forking needs: no thread
+    that locks exists yet (no pool's, DuckDB's, Arrow's: `reproduce` calls it before running
+    anything). `then`: another fork-context pool (`reproduce`'s judging process) whose
+    processes are forked right after these, before either pool starts its thread (a pool
+    starts its thread right after its processes, and no process may be forked after any
+    thread exists). False, and nothing done, where it cannot: no fork (the workers are
+    spawned at the first run, as outside `reproduce`), one job, a pool already there. A pool
+    that breaks is replaced by a spawned one (`_local`)."""
+    import multiprocessing
+
+    n = _jobs(jobs)
+    if (
+        _SHARED is None
+        or n <= 1
+        or n in _SHARED
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return False
+    pools = [
+        ProcessPoolExecutor(max_workers=n, mp_context=get_context("fork"), initializer=init_forked),
+        *([then] if then is not None else []),
+    ]
+    if not all(hasattr(p, "_launch_processes") for p in pools):  # CPython's, 3.11-3.13
+        return False
+    sys.stdout.flush()  # a copy of what is buffered would be written again by a child
+    sys.stderr.flush()
+    for p in pools:  # every process forked, then the threads started (at the first submit)
+        p._launch_processes()
+    pools[0].submit(int)
+    _SHARED[n] = pools[0]
+    return True
+
+
+def init_forked() -> None:
+    """A forked pool process (a shared pool's worker, `reproduce`'s judging process) starts as
+    a spawned one would (`init_pool_worker`): SIGTERM and SIGHUP at their default action (this
+    process's CLI handlers are not its own), no recording of this process's timings inherited
+    (the judging process records its own phases), killed when this process dies."""
+    import signal
+
+    from satcc.errors import TERMINATING_SIGNALS
+
+    for signum in TERMINATING_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+    timings._ACTIVE = None
+    init_pool_worker()
 
 
 def _new_pool(jobs: int) -> ProcessPoolExecutor:
@@ -329,7 +410,7 @@ def _local(specs: list[RunSpec], jobs: int) -> Iterator[Outcome]:
         # this campaign's runs all submitted: the window's room goes to the next campaigns'
         # (`ahead`), which the pool starts as this campaign's last runs leave workers idle
         while shared is not None and len(pending) + len(_STARTED) < window:
-            if not (upcoming := _planned_ahead()):
+            if not (upcoming := _planned_ahead(jobs)):
                 break
             nxt = upcoming.popleft()
             if nxt.run_id in _SUBMITTED or nxt.run_id in mine:

@@ -177,7 +177,7 @@ def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> 
 
     began = reproduce.whole_start()
     with ahead(planned):
-        results = reproduce.reproduce_many(studies, run_one, alone=alone, done=done)
+        results = reproduce.reproduce_many(studies, run_one, alone=alone, done=done, jobs=args.jobs)
     if len(studies) > 1:
         reproduce.write_whole(out, began, studies, engines, args.quick, args.jobs)
     if len(results) > 1 and not args.json:

@@ -56,12 +56,17 @@ Every campaign of one `reproduce` and study 002's design run in one pool of `--j
 processes, and a study opens each campaign's store once for all its measures and figures.
 When a campaign's last runs are in flight, the pool starts the next campaigns' runs (planned
 from the campaign files, each still written by its own campaign) rather than idle until the
-next campaign starts.
+next campaign starts; of those, a run whose flow-seconds (its flows times its duration) are
+above a tenth of one worker's share of the whole plan's (at most one a job: the quick designs'
+two study003-long runs) starts first, beside the first study's runs, so that no worker is left
+alone on a long run at the end.
 `reproduce all` runs the studies with the costliest runs first (004, 000, 003, 001, 002) and
 judges each (measures, claims, figures when asked, claims.json, report.html) in a process of
 its own while the next study's campaigns run, so the pool does not wait for a study's judging; the
-tables print as each study is judged, the JSON in the studies' order. With `--engine emu`
-nothing runs beside the emulator: the studies run and are judged one after another.
+tables print as each study is judged, the JSON in the studies' order. The judging process and
+the pool's workers are forked from the command at its start, with what they run imported.
+With `--engine emu` nothing runs beside the emulator: the studies run and are judged one
+after another.
 `--timings` prints, after the tables (on stderr with `--json`), where the time went: wall and
 CPU seconds per study and phase (resolve: campaign files expanded, scenarios resolved;
 simulation; writing: run directories; store: stores opened, hashes checked, catalogs built;

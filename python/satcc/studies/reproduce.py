@@ -370,13 +370,15 @@ def reproduce_many(
     run: Callable[[str], Ran],
     alone: bool = False,
     done: Callable[[StudyResult], None] = lambda _r: None,
+    jobs: int | None = None,
 ) -> list[StudyResult]:
     """Run each study (`run(study)`: `run_study` with the invocation's options) and judge it
     (`judge`: claims, figures; one core, for seconds) in a process of its own while this one
     runs the next study's campaigns, instead of the simulator's pool waiting for it.
     `done(result)` is called as each study is judged; the results are returned in `studies`'
     order. `alone`: an engine must run alone (the emulator), nothing beside it: each study
-    is judged here, before the next runs."""
+    is judged here, before the next runs. `jobs`: the invocation's (`--jobs`), whose shared
+    pool of workers (`execute.sharing_workers`) is forked with the judging process."""
     from concurrent.futures import FIRST_COMPLETED, Future, wait
 
     if len(studies) < 2 or alone:
@@ -403,7 +405,7 @@ def reproduce_many(
             results[study] = result
             done(result)
 
-    pool = _judging_pool(studies)
+    pool = _judging_pool(studies, jobs)
     try:
         for study in order:
             with timings.section(study):
@@ -421,16 +423,21 @@ def reproduce_many(
     return [results[s] for s in studies]
 
 
-def _judging_pool(studies: list[str]) -> Any:
+def _judging_pool(studies: list[str], jobs: int | None = None) -> Any:
     """The one process that judges the studies (`reproduce_many`), started now, before this
     process has run anything. Forked where the platform can: it starts as a copy of this
     process with the studies' modules and pandas, numpy and pydantic already imported, where a
     spawned one imports them again (~2 CPU s). Forking is safe only before this process holds
     threads that lock (the campaigns' pool's, DuckDB's, Arrow's): hence now, once, with the
-    fork forced by a first task rather than left to the first study's submission."""
+    fork forced by a first task rather than left to the first study's submission. The shared
+    pool's workers are forked at the same moment (`execute.fork_shared_workers`): each starts
+    with what it runs imported (a spawned one imports satcc, and pandas at its first study 002
+    run: pyarrow's `pa.array` asks pandas) and the first run starts at once."""
     import multiprocessing
     import sys
     from concurrent.futures import ProcessPoolExecutor
+
+    from satcc.campaign import execute
 
     for study in studies:  # this process runs them; the copy judges them
         module(study)
@@ -443,25 +450,13 @@ def _judging_pool(studies: list[str]) -> Any:
     sys.stdout.flush()  # a copy of what is buffered would be written again by the child
     sys.stderr.flush()
     pool = ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context("fork"), initializer=_init_judging_process
+        1, mp_context=multiprocessing.get_context("fork"), initializer=execute.init_forked
     )
-    pool.submit(int).result()  # forked here (a fork context starts its processes at once)
+    # every process forked before any pool's thread exists (the workers, then the judging
+    # process), each pool's thread started after: forked here
+    execute.fork_shared_workers(jobs, then=pool)
+    pool.submit(int).result()
     return pool
-
-
-def _init_judging_process() -> None:
-    """A forked judging process starts as a spawned one would: SIGTERM and SIGHUP at their
-    default action (this process's CLI handlers are not its own), no recording inherited
-    (it records its own phases, `_judge_recorded`), killed when this process dies."""
-    import signal
-
-    from satcc.campaign.worker import init_pool_worker
-    from satcc.errors import TERMINATING_SIGNALS
-
-    for signum in TERMINATING_SIGNALS:
-        signal.signal(signum, signal.SIG_DFL)
-    timings._ACTIVE = None
-    init_pool_worker()
 
 
 def text_lines(result: StudyResult) -> list[str]:
