@@ -137,6 +137,75 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
+/// A min-queue with its earliest event held apart from the heap of the others (the wires'
+/// head arrivals, `world`): an arrival whose wire's next arrival is still the earliest event
+/// (a burst on one wire) is replaced without touching the heap, and the heap holds one event
+/// fewer. An empty queue's earliest key reads as `u128::MAX` (no event has it).
+pub struct HeldQueue<E> {
+    /// The earliest event; `(u128::MAX, _)` when the queue is empty.
+    first: (u128, E),
+    /// The other events.
+    rest: EventQueue<E>,
+}
+
+impl<E: Copy + Default> Default for HeldQueue<E> {
+    fn default() -> Self {
+        HeldQueue {
+            first: (u128::MAX, E::default()),
+            rest: EventQueue::default(),
+        }
+    }
+}
+
+impl<E: Copy + Default> HeldQueue<E> {
+    pub fn len(&self) -> usize {
+        self.rest.len() + usize::from(self.first.0 != u128::MAX)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.first.0 == u128::MAX
+    }
+
+    /// The earliest event, `(u128::MAX, E::default())` when there is none.
+    #[inline(always)]
+    pub fn first(&self) -> (u128, E) {
+        self.first
+    }
+
+    pub fn push(&mut self, key: u128, ev: E) {
+        if key < self.first.0 {
+            if self.first.0 != u128::MAX {
+                self.rest.push(self.first.0, self.first.1);
+            }
+            self.first = (key, ev);
+        } else {
+            self.rest.push(key, ev);
+        }
+    }
+
+    /// Take the earliest event (`first` when the queue is empty).
+    pub fn pop(&mut self) -> (u128, E) {
+        let top = self.first;
+        self.first = self.rest.pop().unwrap_or((u128::MAX, E::default()));
+        top
+    }
+
+    /// Take the earliest event and put `(key, ev)` in its place: held apart when it is still
+    /// the earliest, else the heap's first takes its place (one sift). The queue must not be
+    /// empty.
+    #[inline(always)]
+    pub fn replace_top(&mut self, key: u128, ev: E) -> (u128, E) {
+        debug_assert!(!self.is_empty());
+        let top = self.first;
+        self.first = if key < self.rest.top_key() {
+            (key, ev)
+        } else {
+            self.rest.replace_top(key, ev)
+        };
+        top
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +253,43 @@ mod tests {
         let rest_a: Vec<u128> = std::iter::from_fn(|| a.pop().map(|(k, _)| k)).collect();
         let rest_b: Vec<u128> = std::iter::from_fn(|| b.pop().map(|(k, _)| k)).collect();
         assert_eq!(rest_a, rest_b);
+    }
+
+    #[test]
+    fn the_held_queue_gives_the_heaps_order() {
+        let mut rng = Rng::new(13);
+        let mut held: HeldQueue<u32> = HeldQueue::default();
+        let mut heap: EventQueue<u32> = EventQueue::default();
+        assert_eq!(held.first().0, u128::MAX);
+        let mut seq = 0u64;
+        let mut now = 0u64;
+        for step in 0..20_000u32 {
+            seq += 1;
+            let k = key(SimTime::from_nanos(now + rng.next_u64() % 1000), seq);
+            match rng.next_u64() % 4 {
+                // a burst: the new key is often the earliest
+                _ if held.is_empty() || held.len() < 3 => {
+                    held.push(k, step);
+                    heap.push(k, step);
+                }
+                0 => {
+                    assert_eq!(held.pop(), heap.pop().unwrap());
+                }
+                _ => {
+                    let (top, _) = held.first();
+                    now = (top >> 64) as u64;
+                    let k = key(SimTime::from_nanos(now + rng.next_u64() % 50), seq);
+                    assert_eq!(held.replace_top(k, step), heap.replace_top(k, step));
+                }
+            }
+            assert_eq!(held.len(), heap.len());
+            assert_eq!(held.first(), heap.peek().unwrap_or((u128::MAX, 0)));
+        }
+        while !heap.is_empty() {
+            assert_eq!(held.pop(), heap.pop().unwrap());
+        }
+        assert!(held.is_empty());
+        assert_eq!(held.pop().0, u128::MAX);
     }
 
     #[test]
