@@ -98,13 +98,40 @@ impl<E: Copy> EventQueue<E> {
         top
     }
 
-    /// Put `item` where the top was and move it down past every smaller child.
+    /// Put `item` where the top was and move it down past every smaller child. The top's
+    /// own step is taken apart from the loop (a small heap, as the wires' arrivals are, needs
+    /// no more).
     #[inline]
     fn sift_down_from_top(&mut self, item: (u128, E)) {
         let items = self.items.as_mut_slice();
         let n = items.len();
         debug_assert!(n > 0);
-        let mut i = 0;
+        if n == 1 {
+            items[0] = item;
+            return;
+        }
+        // SAFETY (each `get_unchecked` of the top's step): `n >= 2`, so 0 and 1 are in
+        // bounds, and 2 is read only when `n > 2`.
+        let (first, first_key) = unsafe {
+            let l = items.get_unchecked(1).0;
+            if n > 2 && items.get_unchecked(2).0 < l {
+                (2, items.get_unchecked(2).0)
+            } else {
+                (1, l)
+            }
+        };
+        if first_key >= item.0 {
+            // SAFETY: as above.
+            unsafe {
+                *items.get_unchecked_mut(0) = item;
+            }
+            return;
+        }
+        // SAFETY: as above.
+        unsafe {
+            *items.get_unchecked_mut(0) = *items.get_unchecked(first);
+        }
+        let mut i = first;
         loop {
             let left = 2 * i + 1;
             if left >= n {
@@ -112,8 +139,8 @@ impl<E: Copy> EventQueue<E> {
             }
             let right = left + 1;
             // SAFETY (each `get_unchecked` below): `left < n` was checked above and `right`
-            // is read only when `right < n`; `child` is one of them and `i` is 0 (`n > 0`: the
-            // callers hold an event) or an earlier `child`.
+            // is read only when `right < n`; `child` is one of them and `i` is 1 or 2 (below
+            // `n`, from the top's step) or an earlier `child`.
             let (child, child_key) = unsafe {
                 let l = items.get_unchecked(left).0;
                 if right < n && items.get_unchecked(right).0 < l {
