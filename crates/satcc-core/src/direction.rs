@@ -149,12 +149,18 @@ struct TransmissionMemo {
 }
 
 impl TransmissionMemo {
-    /// The transmission time of `bytes` at `rate_bps` if it is remembered (what
-    /// [`transmission`](Self::transmission) returns then, without a miss to handle).
+    /// The transmission time of `bytes` on a plain link if it is remembered (what
+    /// [`transmission`](Self::transmission) returns then, without a miss to handle). Every
+    /// entry of a plain link's memo is at its one rate, so the size alone is compared (an
+    /// empty entry's size is 0, and so is the transmission time it holds).
     #[inline(always)]
-    fn lookup(&self, bytes: u64, rate_bps: u64) -> Option<SimDuration> {
+    fn lookup_size(&self, bytes: u64, rate_bps: u64) -> Option<SimDuration> {
         for &(b, r, d) in &self.entries {
-            if b == bytes && r == rate_bps {
+            if b == bytes {
+                debug_assert!(
+                    r == rate_bps || (b, r) == (0, 0),
+                    "a plain link at one rate"
+                );
                 return Some(d);
             }
         }
@@ -318,7 +324,7 @@ impl<P: LinkPacket> Direction<P> {
                 return Err(pkt);
             };
             let done = if state.rate_bps > 0 {
-                match self.memo.lookup(pkt.size_bytes(), state.rate_bps) {
+                match self.memo.lookup_size(pkt.size_bytes(), state.rate_bps) {
                     Some(d) => Some(now + d),
                     None => return Err(pkt),
                 }
@@ -599,7 +605,7 @@ impl<P: LinkPacket> Direction<P> {
         // `serve_next`'s start, its transmission time looked up before anything changes
         let next_done = match self.queue.front() {
             Some(p) if state.rate_bps > 0 => {
-                Some(now + self.memo.lookup(p.size_bytes(), state.rate_bps)?)
+                Some(now + self.memo.lookup_size(p.size_bytes(), state.rate_bps)?)
             }
             _ => None,
         };
