@@ -491,11 +491,13 @@ struct Queue<'a> {
 /// [`World::serve`] on direction `d` held as `dir`.
 #[inline(always)]
 fn serve_dir(dir: &mut LinkDir, d: u32, due: Due, now: SimTime, q: Queue, store: &mut PacketStore) {
-    let is_due = |t: SimTime| match due {
-        Due::Before => t < now,
-        Due::AtOrBefore => t <= now,
+    // (`service_end` is `SimTime::MAX` for no end, which no `now` is above; a wake-up takes
+    // the `Option`, exact even at the end of time)
+    let next_due = |dir: &LinkDir| match due {
+        Due::Before => Some(dir.core.service_end()).filter(|&t| t < now),
+        Due::AtOrBefore => dir.core.service_done().filter(|&t| t <= now),
     };
-    while let Some(done) = dir.core.service_done().filter(|&t| is_due(t)) {
+    while let Some(done) = next_due(dir) {
         // A surviving packet's arrival event takes the next sequence number.
         if let Some(at) = dir.finish(done, *q.seq + 1, store) {
             *q.seq += 1;
