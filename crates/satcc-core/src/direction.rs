@@ -200,9 +200,9 @@ pub struct Direction<P> {
     /// state in force never changes, and a packet leaving the serialiser takes the short
     /// way (`complete_plain`).
     plain: Option<LinkState>,
-    /// `plain` without random loss (`!(loss > 0)`: what `Rng::chance` takes for no loss, NaN
-    /// included), read once at the build rather than tested for every packet.
-    plain_lossless: bool,
+    /// `plain` with random loss (`loss > 0`: what `Rng::chance` takes for a loss, NaN
+    /// excluded), read once at the build rather than tested for every packet.
+    plain_lossy: bool,
     /// The resolved direction (its queue sized: packets or bytes), read for its queue, drop,
     /// ECN threshold, jitter, scripted drops and tick service; its rate, delay, loss and model
     /// come from `model`.
@@ -268,7 +268,7 @@ impl<P: LinkPacket> Direction<P> {
         Direction {
             constant,
             plain,
-            plain_lossless: plain.is_some_and(|s| !(s.loss > 0.0)),
+            plain_lossy: plain.is_some_and(|s| s.loss > 0.0),
             memo: TransmissionMemo::default(),
             model,
             cfg,
@@ -629,7 +629,7 @@ impl<P: LinkPacket> Direction<P> {
         extra: impl FnOnce(&mut P) -> SimDuration,
     ) -> Option<SimTime> {
         let state = self.plain?;
-        if !self.plain_lossless || self.in_service.is_none() || !self.wire.has_room() {
+        if self.plain_lossy || self.in_service.is_none() || !self.wire.has_room() {
             return None;
         }
         // `serve_next`'s start, its transmission time looked up before anything changes
