@@ -149,12 +149,18 @@ struct TransmissionMemo {
 }
 
 impl TransmissionMemo {
-    /// The transmission time of `bytes` at `rate_bps` if it is remembered (what
-    /// [`transmission`](Self::transmission) returns then, without a miss to handle).
+    /// The transmission time of `bytes` on a plain link if it is remembered (what
+    /// [`transmission`](Self::transmission) returns then, without a miss to handle). Every
+    /// entry of a plain link's memo is at its one rate, so the size alone is compared (an
+    /// empty entry's size is 0, and so is the transmission time it holds).
     #[inline(always)]
-    fn lookup(&self, bytes: u64, rate_bps: u64) -> Option<SimDuration> {
+    fn lookup_size(&self, bytes: u64, rate_bps: u64) -> Option<SimDuration> {
         for &(b, r, d) in &self.entries {
-            if b == bytes && r == rate_bps {
+            if b == bytes {
+                debug_assert!(
+                    r == rate_bps || (b, r) == (0, 0),
+                    "a plain link at one rate"
+                );
                 return Some(d);
             }
         }
@@ -194,6 +200,9 @@ pub struct Direction<P> {
     /// state in force never changes, and a packet leaving the serialiser takes the short
     /// way (`complete_plain`).
     plain: Option<LinkState>,
+    /// `plain` with random loss (`loss > 0`: what `Rng::chance` takes for a loss, NaN
+    /// excluded), read once at the build rather than tested for every packet.
+    plain_lossy: bool,
     /// The resolved direction (its queue sized: packets or bytes), read for its queue, drop,
     /// ECN threshold, jitter, scripted drops and tick service; its rate, delay, loss and model
     /// come from `model`.
@@ -204,6 +213,10 @@ pub struct Direction<P> {
     queue_bytes: u64,
     /// The packet being serialised and when it is done (`None`: never).
     in_service: Option<(P, Option<SimTime>)>,
+    /// `service_done` as a time, `SimTime::MAX` for `None` (no packet in service, or one
+    /// that is never done): set with `in_service` (`set_in_service`, `take_in_service`), so
+    /// the simulator's catch-up tests it with one comparison (`service_end`).
+    service_end: SimTime,
     /// Packets propagating, with their arrival instants (FIFO, non-decreasing).
     wire: Ring<(SimTime, P)>,
     /// The arrival instant of the packet put on the wire last (the wire's back while it holds
@@ -255,6 +268,7 @@ impl<P: LinkPacket> Direction<P> {
         Direction {
             constant,
             plain,
+            plain_lossy: plain.is_some_and(|s| s.loss > 0.0),
             memo: TransmissionMemo::default(),
             model,
             cfg,
@@ -262,6 +276,7 @@ impl<P: LinkPacket> Direction<P> {
             queue: Ring::new(),
             queue_bytes: 0,
             in_service: None,
+            service_end: SimTime::MAX,
             wire: Ring::new(),
             wire_last: SimTime::ZERO,
             rng,
@@ -314,7 +329,7 @@ impl<P: LinkPacket> Direction<P> {
                 return Err(pkt);
             };
             let done = if state.rate_bps > 0 {
-                match self.memo.lookup(pkt.size_bytes(), state.rate_bps) {
+                match self.memo.lookup_size(pkt.size_bytes(), state.rate_bps) {
                     Some(d) => Some(now + d),
                     None => return Err(pkt),
                 }
@@ -322,7 +337,7 @@ impl<P: LinkPacket> Direction<P> {
                 None
             };
             self.counters.offered += 1;
-            self.in_service = Some((pkt, done));
+            self.set_in_service(pkt, done);
             return Ok(Offered::Started(done));
         }
         let pkts = self.queue.len() as u64;
@@ -372,7 +387,7 @@ impl<P: LinkPacket> Direction<P> {
             let bytes = pkt.size_bytes();
             let done =
                 (state.rate_bps > 0).then(|| now + self.memo.transmission(bytes, state.rate_bps));
-            self.in_service = Some((pkt, done));
+            self.set_in_service(pkt, done);
             return done;
         }
         self.start_general(pkt, now, backlogged)
@@ -384,7 +399,7 @@ impl<P: LinkPacket> Direction<P> {
         let bytes = pkt.size_bytes();
         if let Some(period) = self.cfg.tick() {
             let done = self.tick_release(now, bytes, backlogged, period);
-            self.in_service = Some((pkt, done));
+            self.set_in_service(pkt, done);
             return done;
         }
         let done = match &self.constant {
@@ -394,7 +409,7 @@ impl<P: LinkPacket> Direction<P> {
             }
             None => self.model.transmit_end(now, bytes),
         };
-        self.in_service = Some((pkt, done));
+        self.set_in_service(pkt, done);
         done
     }
 
@@ -439,7 +454,33 @@ impl<P: LinkPacket> Direction<P> {
     pub fn retime_held(&mut self, at: SimTime) {
         if let Some((pkt, done @ None)) = &mut self.in_service {
             *done = self.model.transmit_end(at, pkt.size_bytes());
+            self.service_end = done.unwrap_or(SimTime::MAX);
         }
+    }
+
+    /// Put `pkt` in service, done at `done` (`None`: never).
+    #[inline(always)]
+    fn set_in_service(&mut self, pkt: P, done: Option<SimTime>) {
+        self.in_service = Some((pkt, done));
+        self.service_end = done.unwrap_or(SimTime::MAX);
+    }
+
+    /// Take the packet in service, if any.
+    #[inline(always)]
+    fn take_in_service(&mut self) -> Option<(P, Option<SimTime>)> {
+        self.service_end = SimTime::MAX;
+        self.in_service.take()
+    }
+
+    /// [`service_done`](Self::service_done) as a time, `SimTime::MAX` for `None`: a packet
+    /// done before `t` is in service exactly when this is below `t`.
+    #[inline(always)]
+    pub fn service_end(&self) -> SimTime {
+        debug_assert_eq!(
+            self.service_end,
+            self.service_done().unwrap_or(SimTime::MAX)
+        );
+        self.service_end
     }
 
     /// When the packet in service is done, if one is and the link ever carries it.
@@ -473,8 +514,7 @@ impl<P: LinkPacket> Direction<P> {
         lost: impl FnOnce(P),
     ) -> Option<SimTime> {
         let (mut pkt, _) = self
-            .in_service
-            .take()
+            .take_in_service()
             .expect("finish without a packet in service");
         if let Some(state) = self.plain {
             return self.complete_plain(state, pkt, now, extra, lost);
@@ -589,18 +629,17 @@ impl<P: LinkPacket> Direction<P> {
         extra: impl FnOnce(&mut P) -> SimDuration,
     ) -> Option<SimTime> {
         let state = self.plain?;
-        // (`!(loss > 0)`: what `chance` takes for no loss, NaN included)
-        if state.loss > 0.0 || self.in_service.is_none() || !self.wire.has_room() {
+        if self.plain_lossy || self.in_service.is_none() || !self.wire.has_room() {
             return None;
         }
         // `serve_next`'s start, its transmission time looked up before anything changes
         let next_done = match self.queue.front() {
             Some(p) if state.rate_bps > 0 => {
-                Some(now + self.memo.lookup(p.size_bytes(), state.rate_bps)?)
+                Some(now + self.memo.lookup_size(p.size_bytes(), state.rate_bps)?)
             }
             _ => None,
         };
-        let (mut pkt, _) = self.in_service.take()?;
+        let (mut pkt, _) = self.take_in_service()?;
         // `complete_plain` (its loss draw takes nothing), then `serve_next`
         self.counters.tx_bytes += pkt.size_bytes();
         self.serialised += 1;
@@ -611,7 +650,7 @@ impl<P: LinkPacket> Direction<P> {
         }
         if let Some(p) = self.queue.pop_front() {
             self.queue_bytes -= p.size_bytes();
-            self.in_service = Some((p, next_done));
+            self.set_in_service(p, next_done);
         }
         Some(at)
     }

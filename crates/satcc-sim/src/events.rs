@@ -98,13 +98,40 @@ impl<E: Copy> EventQueue<E> {
         top
     }
 
-    /// Put `item` where the top was and move it down past every smaller child.
+    /// Put `item` where the top was and move it down past every smaller child. The top's
+    /// own step is taken apart from the loop (a small heap, as the wires' arrivals are, needs
+    /// no more).
     #[inline]
     fn sift_down_from_top(&mut self, item: (u128, E)) {
         let items = self.items.as_mut_slice();
         let n = items.len();
         debug_assert!(n > 0);
-        let mut i = 0;
+        if n == 1 {
+            items[0] = item;
+            return;
+        }
+        // SAFETY (each `get_unchecked` of the top's step): `n >= 2`, so 0 and 1 are in
+        // bounds, and 2 is read only when `n > 2`.
+        let (first, first_key) = unsafe {
+            let l = items.get_unchecked(1).0;
+            if n > 2 && items.get_unchecked(2).0 < l {
+                (2, items.get_unchecked(2).0)
+            } else {
+                (1, l)
+            }
+        };
+        if first_key >= item.0 {
+            // SAFETY: as above.
+            unsafe {
+                *items.get_unchecked_mut(0) = item;
+            }
+            return;
+        }
+        // SAFETY: as above.
+        unsafe {
+            *items.get_unchecked_mut(0) = *items.get_unchecked(first);
+        }
+        let mut i = first;
         loop {
             let left = 2 * i + 1;
             if left >= n {
@@ -112,8 +139,8 @@ impl<E: Copy> EventQueue<E> {
             }
             let right = left + 1;
             // SAFETY (each `get_unchecked` below): `left < n` was checked above and `right`
-            // is read only when `right < n`; `child` is one of them and `i` is 0 (`n > 0`: the
-            // callers hold an event) or an earlier `child`.
+            // is read only when `right < n`; `child` is one of them and `i` is 1 or 2 (below
+            // `n`, from the top's step) or an earlier `child`.
             let (child, child_key) = unsafe {
                 let l = items.get_unchecked(left).0;
                 if right < n && items.get_unchecked(right).0 < l {
@@ -134,6 +161,75 @@ impl<E: Copy> EventQueue<E> {
         unsafe {
             *items.get_unchecked_mut(i) = item;
         }
+    }
+}
+
+/// A min-queue with its earliest event held apart from the heap of the others (the wires'
+/// head arrivals, `world`): an arrival whose wire's next arrival is still the earliest event
+/// (a burst on one wire) is replaced without touching the heap, and the heap holds one event
+/// fewer. An empty queue's earliest key reads as `u128::MAX` (no event has it).
+pub struct HeldQueue<E> {
+    /// The earliest event; `(u128::MAX, _)` when the queue is empty.
+    first: (u128, E),
+    /// The other events.
+    rest: EventQueue<E>,
+}
+
+impl<E: Copy + Default> Default for HeldQueue<E> {
+    fn default() -> Self {
+        HeldQueue {
+            first: (u128::MAX, E::default()),
+            rest: EventQueue::default(),
+        }
+    }
+}
+
+impl<E: Copy + Default> HeldQueue<E> {
+    pub fn len(&self) -> usize {
+        self.rest.len() + usize::from(self.first.0 != u128::MAX)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.first.0 == u128::MAX
+    }
+
+    /// The earliest event, `(u128::MAX, E::default())` when there is none.
+    #[inline(always)]
+    pub fn first(&self) -> (u128, E) {
+        self.first
+    }
+
+    pub fn push(&mut self, key: u128, ev: E) {
+        if key < self.first.0 {
+            if self.first.0 != u128::MAX {
+                self.rest.push(self.first.0, self.first.1);
+            }
+            self.first = (key, ev);
+        } else {
+            self.rest.push(key, ev);
+        }
+    }
+
+    /// Take the earliest event (`first` when the queue is empty).
+    pub fn pop(&mut self) -> (u128, E) {
+        let top = self.first;
+        self.first = self.rest.pop().unwrap_or((u128::MAX, E::default()));
+        top
+    }
+
+    /// Take the earliest event and put `(key, ev)` in its place: held apart when it is still
+    /// the earliest, else the heap's first takes its place (one sift). The queue must not be
+    /// empty.
+    #[inline(always)]
+    pub fn replace_top(&mut self, key: u128, ev: E) -> (u128, E) {
+        debug_assert!(!self.is_empty());
+        let top = self.first;
+        self.first = if key < self.rest.top_key() {
+            (key, ev)
+        } else {
+            self.rest.replace_top(key, ev)
+        };
+        top
     }
 }
 
@@ -184,6 +280,43 @@ mod tests {
         let rest_a: Vec<u128> = std::iter::from_fn(|| a.pop().map(|(k, _)| k)).collect();
         let rest_b: Vec<u128> = std::iter::from_fn(|| b.pop().map(|(k, _)| k)).collect();
         assert_eq!(rest_a, rest_b);
+    }
+
+    #[test]
+    fn the_held_queue_gives_the_heaps_order() {
+        let mut rng = Rng::new(13);
+        let mut held: HeldQueue<u32> = HeldQueue::default();
+        let mut heap: EventQueue<u32> = EventQueue::default();
+        assert_eq!(held.first().0, u128::MAX);
+        let mut seq = 0u64;
+        let mut now = 0u64;
+        for step in 0..20_000u32 {
+            seq += 1;
+            let k = key(SimTime::from_nanos(now + rng.next_u64() % 1000), seq);
+            match rng.next_u64() % 4 {
+                // a burst: the new key is often the earliest
+                _ if held.is_empty() || held.len() < 3 => {
+                    held.push(k, step);
+                    heap.push(k, step);
+                }
+                0 => {
+                    assert_eq!(held.pop(), heap.pop().unwrap());
+                }
+                _ => {
+                    let (top, _) = held.first();
+                    now = (top >> 64) as u64;
+                    let k = key(SimTime::from_nanos(now + rng.next_u64() % 50), seq);
+                    assert_eq!(held.replace_top(k, step), heap.replace_top(k, step));
+                }
+            }
+            assert_eq!(held.len(), heap.len());
+            assert_eq!(held.first(), heap.peek().unwrap_or((u128::MAX, 0)));
+        }
+        while !heap.is_empty() {
+            assert_eq!(held.pop(), heap.pop().unwrap());
+        }
+        assert!(held.is_empty());
+        assert_eq!(held.pop().0, u128::MAX);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::metrics::MetricsCache;
 use super::{Ev, Flow, World};
 use crate::capture::Tap;
 use crate::error::ConfigError;
-use crate::events::EventQueue;
+use crate::events::{EventQueue, HeldQueue};
 use crate::net::Network;
 use crate::packet::PacketStore;
 use crate::tcp::receiver::{EcnEcho, RcvBuf, Receiver};
@@ -137,7 +137,7 @@ impl<T: Tap> World<T> {
             bin: SimDuration::from_nanos(s.bin_ns),
             heap: EventQueue::default(),
             heap_top: u128::MAX,
-            arrivals: EventQueue::default(),
+            arrivals: HeldQueue::default(),
             seq: 0,
             net,
             flows,

@@ -32,7 +32,7 @@ use satcc_core::{SimDuration, SimTime};
 
 use crate::capture::{NoTap, Seen, Tap};
 use crate::error::ConfigError;
-use crate::events::{self, EventQueue};
+use crate::events::{self, EventQueue, HeldQueue};
 use crate::net::{LinkDir, Network};
 use crate::packet::{Hop, Kind, PacketStore};
 use crate::tcp::receiver::Receiver;
@@ -129,8 +129,9 @@ pub struct World<T: Tap = NoTap> {
     /// thousand) rather than read from the heap for every event.
     heap_top: u128,
     /// The head arrivals of the wires, by direction (apart from the other events: one per busy
-    /// wire, so the arrivals' heap an arrival updates is small).
-    arrivals: EventQueue<u32>,
+    /// wire, so the arrivals' heap an arrival updates is small), the earliest held apart:
+    /// a wire's next arrival that is still the earliest event takes its place without a sift.
+    arrivals: HeldQueue<u32>,
     seq: u64,
     net: Network,
     flows: Vec<Flow>,
@@ -216,7 +217,7 @@ impl<T: Tap> World<T> {
         let last = self.end_key();
         loop {
             // (an empty arrivals' heap reads as `u128::MAX`, above the run's end)
-            let (arrival, d) = self.arrivals.peek().unwrap_or((u128::MAX, 0));
+            let (arrival, d) = self.arrivals.first();
             let other = self.heap_top;
             if other < arrival {
                 if other >= last {
@@ -480,7 +481,7 @@ impl<T: Tap> World<T> {
 /// The event queue's parts a direction's serialiser schedules its arrivals in (borrowed
 /// apart from the network, so a caller keeps the direction it holds).
 struct Queue<'a> {
-    arrivals: &'a mut EventQueue<u32>,
+    arrivals: &'a mut HeldQueue<u32>,
     /// The other events (for the peak: the run's end not counted).
     others: &'a EventQueue<Ev>,
     seq: &'a mut u64,
@@ -490,11 +491,13 @@ struct Queue<'a> {
 /// [`World::serve`] on direction `d` held as `dir`.
 #[inline(always)]
 fn serve_dir(dir: &mut LinkDir, d: u32, due: Due, now: SimTime, q: Queue, store: &mut PacketStore) {
-    let is_due = |t: SimTime| match due {
-        Due::Before => t < now,
-        Due::AtOrBefore => t <= now,
+    // (`service_end` is `SimTime::MAX` for no end, which no `now` is above; a wake-up takes
+    // the `Option`, exact even at the end of time)
+    let next_due = |dir: &LinkDir| match due {
+        Due::Before => Some(dir.core.service_end()).filter(|&t| t < now),
+        Due::AtOrBefore => dir.core.service_done().filter(|&t| t <= now),
     };
-    while let Some(done) = dir.core.service_done().filter(|&t| is_due(t)) {
+    while let Some(done) = next_due(dir) {
         // A surviving packet's arrival event takes the next sequence number.
         if let Some(at) = dir.finish(done, *q.seq + 1, store) {
             *q.seq += 1;
