@@ -426,7 +426,7 @@ def _verify_run(
     }
     want.update(run.get("files") or {})
     for name, digest in want.items():
-        path = base + name
+        path = os.path.join(base, name)  # run.json's names: an absolute one replaces, as with /
         if not is_regular_file(path):
             return None, None, f"expected {name}, found none"
         if digest is None or results.file_sha256(path) != digest:
