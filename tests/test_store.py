@@ -235,3 +235,38 @@ def test_flows_of_a_campaign_without_analyze_runs_keep_their_columns(done):
     with open_store(done) as s:
         cols = [c for c, _ in s.columns("flows")]
     assert "capture_point" not in cols and "file" not in cols
+
+
+def test_the_views_files_are_the_resolved_paths_a_symbolic_link_included(done, tmp_path):
+    """The catalog's file lists (`_done_files`: the runs directory resolved once) hold each
+    file's own resolved path, as `Path.resolve()` gives it, also for a run directory or a
+    file that is a symbolic link; the `runs` table takes the summaries the check read."""
+    from pathlib import Path
+
+    from satcc.store import catalog
+
+    d = _copy(done, tmp_path / "c")
+    rids = sorted(p.name for p in (d / layout.RUNS_DIR).iterdir())
+    # one run directory moved aside and linked back, one file of another the same way
+    moved = tmp_path / "elsewhere"
+    (d / layout.RUNS_DIR / rids[0]).rename(moved)
+    (d / layout.RUNS_DIR / rids[0]).symlink_to(moved)
+    f = d / layout.RUNS_DIR / rids[1] / "flows.parquet"
+    f.rename(tmp_path / "flows.parquet")
+    f.symlink_to(tmp_path / "flows.parquet")
+    linked = tmp_path / "linked"
+    linked.symlink_to(d)  # the campaign directory itself reached through a link
+    scan = layout.scan(linked)
+    assert sorted(scan.done) == rids and sorted(scan.summaries) == rids
+    for name in ("flows.parquet", "flow_series.parquet", "link_series.parquet"):
+        want = [
+            (rid, str(p.resolve()))
+            for rid in rids
+            if (p := linked / layout.RUNS_DIR / rid / name).is_file()
+        ]
+        assert catalog._done_files(linked, scan, name) == want
+    got = catalog._done_files(linked, scan, "flows.parquet")
+    assert got[0][1] == str(moved.resolve() / "flows.parquet")
+    assert got[1][1] == str((tmp_path / "flows.parquet").resolve())
+    assert Path(got[2][1]).parent.parent == (d / layout.RUNS_DIR).resolve()
+    assert all(scan.summaries[r]["scenario_hash"] for r in rids)

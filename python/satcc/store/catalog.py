@@ -371,19 +371,14 @@ def _runs_frame(scan: layout.Scan, param_columns: list[str]) -> pd.DataFrame:
             point=r.get("point"),
         )
         if status == "done":
-            path = scan.directory / layout.RUNS_DIR / rid / results.SUMMARY_FILE
-            try:
-                summary = json_loads(path.read_text(encoding="utf-8"), str(path))
-            except ValueError as e:  # nested too deep, not JSON, not UTF-8
-                raise UserError(f"{path}: expected a run summary, found {e}") from None
-            for key in (
-                "scenario",
-                "scenario_hash",
-                "satcc_version",
-                "duration_s",
-                "bin_s",
-                "jain_index",
-            ):
+            summary = scan.summaries.get(rid)
+            if summary is None:  # a Scan built by hand: read the file
+                path = scan.directory / layout.RUNS_DIR / rid / results.SUMMARY_FILE
+                try:
+                    summary = json_loads(path.read_text(encoding="utf-8"), str(path))
+                except ValueError as e:  # nested too deep, not JSON, not UTF-8
+                    raise UserError(f"{path}: expected a run summary, found {e}") from None
+            for key in layout.RUN_SUMMARY_KEYS:
                 row[key] = summary.get(key)
         params = r.get("params") or {}
         for c in param_columns:
@@ -417,11 +412,7 @@ def _analyze_flows_table(con: Any, d: Path, scan: layout.Scan) -> bool:
     False (no table, `flows` unchanged) for campaigns without analyze runs."""
     if not any(r.get("engine") == "analyze" for r in scan.planned):
         return False
-    files = [
-        (rid, str(p.resolve()))
-        for rid in sorted(scan.done)
-        if (p := d / layout.RUNS_DIR / rid / ANALYZE_FLOWS_FILE).is_file()
-    ]
+    files = _done_files(d, scan, ANALYZE_FLOWS_FILE)
     empty = ANALYZE_FLOWS_SCHEMA.arrow().empty_table()
     con.register("_empty", empty)
     con.execute("CREATE TABLE _analyze_flows AS SELECT '' AS run_id, * FROM _empty WHERE false")
@@ -429,7 +420,7 @@ def _analyze_flows_table(con: Any, d: Path, scan: layout.Scan) -> bool:
     if files:
         listing = ", ".join(_sql_string(p) for _, p in files)
         con.execute("CREATE TABLE _analyze_files (run_id VARCHAR, path VARCHAR)")
-        con.executemany("INSERT INTO _analyze_files VALUES (?, ?)", files)
+        _insert_files(con, "_analyze_files", files)
         cols = ", ".join(f"a.{_ident(c)}" for c in ANALYZE_FLOWS_SCHEMA.names)
         con.execute(
             f"INSERT INTO _analyze_flows SELECT m.run_id, {cols} FROM read_parquet([{listing}], "
@@ -437,6 +428,34 @@ def _analyze_flows_table(con: Any, d: Path, scan: layout.Scan) -> bool:
             "JOIN _analyze_files AS m ON a.filename = m.path"
         )
     return True
+
+
+def _insert_files(con: Any, table: str, files: list[tuple[str, str]]) -> None:
+    """INSERT the (run id, path) rows into `table` in one statement: `executemany` runs the
+    prepared INSERT once a row (~0.2 ms a row: 0.43 CPU s over the quick designs' 12 stores)."""
+    values = ", ".join(f"({_sql_string(rid)}, {_sql_string(path)})" for rid, path in files)
+    con.execute(f"INSERT INTO {table} VALUES {values}")
+
+
+def _done_files(d: Path, scan: layout.Scan, filename: str) -> list[tuple[str, str]]:
+    """(run id, the file's resolved path) of each done run holding `filename`, in run id order:
+    `str((d / "runs" / rid / filename).resolve())`, with the runs directory resolved once (a
+    resolve of every file stats each component of its path) and a run directory or file that
+    is a symbolic link resolved on its own."""
+    runs = os.path.join(d, layout.RUNS_DIR)
+    real = None
+    files = []
+    for rid in sorted(scan.done):
+        path = os.path.join(runs, rid, filename)
+        if not layout.is_regular_file(path):
+            continue
+        if os.path.islink(os.path.join(runs, rid)) or os.path.islink(path):
+            files.append((rid, str(Path(path).resolve())))
+            continue
+        if real is None:
+            real = str(Path(runs).resolve())
+        files.append((rid, os.path.join(real, rid, filename)))
+    return files
 
 
 def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
@@ -477,16 +496,12 @@ def _build(con: Any, d: Path, scan: layout.Scan) -> list[str]:
 
     analyze = _analyze_flows_table(con, d, scan)
     for view, (filename, schema) in DATA_VIEWS.items():
-        files = []
-        for rid in sorted(scan.done):
-            path = d / layout.RUNS_DIR / rid / filename
-            if path.is_file():
-                files.append((rid, str(path.resolve())))
+        files = _done_files(d, scan, filename)
         data_columns = set(schema.names)
         if files:
             listing = ", ".join(_sql_string(p) for _, p in files)
             con.execute(f"CREATE TABLE _files_{view} (run_id VARCHAR, path VARCHAR)")
-            con.executemany(f"INSERT INTO _files_{view} VALUES (?, ?)", files)
+            _insert_files(con, f"_files_{view}", files)
             source = f"read_parquet([{listing}], filename = true, union_by_name = true)"
             probe = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
             data_columns = {r[0] for r in probe} - {"filename"}

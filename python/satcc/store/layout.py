@@ -24,9 +24,11 @@ has done (the same run id) is put in place the same way from its files (`copy_ru
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -321,6 +323,9 @@ class Scan:
     index: dict[str, Any]
     directory: Path
     done: dict[str, dict[str, Any]] = field(default_factory=dict)  # run id -> run.json
+    # run id -> the keys of its summary.json the catalog's `runs` table takes
+    # (RUN_SUMMARY_KEYS), read by the check: the catalog does not read the file again
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # run id -> error
     problems: list[Problem] = field(default_factory=list)
 
@@ -333,55 +338,107 @@ class Scan:
         return [r for r in self.planned if r["run_id"] not in self.done]
 
 
+# The summary.json keys the catalog's `runs` table holds (satcc.store.catalog), kept by the scan.
+RUN_SUMMARY_KEYS = (
+    "scenario",
+    "scenario_hash",
+    "satcc_version",
+    "duration_s",
+    "bin_s",
+    "jain_index",
+)
+
+# The errors pathlib's is_file takes for "no such file" (pathlib._IGNORED_ERRNOS); any other
+# (a permission refused) is raised, as Path.is_file raises it.
+_MISSING_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def is_regular_file(path: str) -> bool:
+    """Path(path).is_file() on a string (a run's check asks it of every file: pathlib's
+    objects cost more than the stat)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as e:
+        if e.errno not in _MISSING_ERRNOS:
+            raise
+        return False
+    except ValueError:
+        return False
+
+
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
 def verify_run(run_dir: Path, expected_id: str | None) -> tuple[dict[str, Any] | None, str | None]:
     """(run.json, None) for a complete, untouched run; (None, why) otherwise. Checks every
     file's sha256 against summary.json / run.json and that nothing else is in the directory."""
+    run, _summary, why = _verify_run(run_dir, expected_id)
+    return run, why
+
+
+def _verify_run(
+    run_dir: Path, expected_id: str | None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
+    """`verify_run`, with the run's summary.json (None when the run is not complete)."""
     rid = run_dir.name
-    summary_path = run_dir / results.SUMMARY_FILE
-    run_path = run_dir / RUN_FILE
-    if not summary_path.is_file() or not run_path.is_file():
-        missing = [n for n in (results.SUMMARY_FILE, RUN_FILE) if not (run_dir / n).is_file()]
-        return None, f"expected {', '.join(missing)}, found none"
+    base = os.fspath(run_dir) + os.sep
+    summary_path = base + results.SUMMARY_FILE
+    run_path = base + RUN_FILE
+    if not is_regular_file(summary_path) or not is_regular_file(run_path):
+        missing = [n for n in (results.SUMMARY_FILE, RUN_FILE) if not is_regular_file(base + n)]
+        return None, None, f"expected {', '.join(missing)}, found none"
     try:
-        summary = json_loads(summary_path.read_text(encoding="utf-8"), str(summary_path))
-        run = json_loads(run_path.read_text(encoding="utf-8"), str(run_path))
+        summary = json_loads(_read_text(summary_path), summary_path)
+        run = json_loads(_read_text(run_path), run_path)
     except (OSError, ValueError) as e:
-        return None, (
-            "expected JSON in summary.json and run.json, found unreadable data "
-            f"({printable(str(e))[:200]})"
+        return (
+            None,
+            None,
+            (
+                "expected JSON in summary.json and run.json, found unreadable data "
+                f"({printable(str(e))[:200]})"
+            ),
         )
     if not isinstance(summary, dict) or not isinstance(run, dict):
-        return None, "expected JSON objects in summary.json and run.json"
+        return None, None, "expected JSON objects in summary.json and run.json"
     if summary.get("schema_version") != results.SCHEMA_VERSION:
-        return None, (
-            f"results schema_version {summary.get('schema_version')!r}, this satcc "
-            f"reads {results.SCHEMA_VERSION} (no migration known)"
+        return (
+            None,
+            None,
+            (
+                f"results schema_version {summary.get('schema_version')!r}, this satcc "
+                f"reads {results.SCHEMA_VERSION} (no migration known)"
+            ),
         )
     if run.get("run_schema_version") != RUN_SCHEMA_VERSION:
         return (
             None,
+            None,
             f"run.json schema {run.get('run_schema_version')!r}, expected {RUN_SCHEMA_VERSION}",
         )
     if run.get("run_id") != rid or (expected_id is not None and rid != expected_id):
-        return None, f"run.json names run {run.get('run_id')!r}, not {rid!r}"
+        return None, None, f"run.json names run {run.get('run_id')!r}, not {rid!r}"
     want = {
         name: (summary.get("files") or {}).get(name, {}).get("sha256")
         for name in results.TABLE_FILES
     }
     want.update(run.get("files") or {})
     for name, digest in want.items():
-        path = run_dir / name
-        if not path.is_file():
-            return None, f"expected {name}, found none"
+        path = os.path.join(base, name)  # run.json's names: an absolute one replaces, as with /
+        if not is_regular_file(path):
+            return None, None, f"expected {name}, found none"
         if digest is None or results.file_sha256(path) != digest:
             return (
                 None,
+                None,
                 f"{name} does not match its recorded sha256 (modified or mixed with another run)",
             )
-    for entry in run_dir.iterdir():
-        if entry.name not in RUN_FILES and entry.name not in want:
-            return None, f"holds a foreign file {entry.name!r}"
-    return run, None
+    for name in os.listdir(run_dir):
+        if name not in RUN_FILES and name not in want:
+            return None, None, f"holds a foreign file {name!r}"
+    return run, summary, None
 
 
 def scan(d: Path) -> Scan:
@@ -421,7 +478,7 @@ def scan(d: Path) -> Scan:
                     )
                 )
                 continue
-            run, why = verify_run(entry, entry.name)
+            run, summary, why = _verify_run(entry, entry.name)
             if run is None:
                 out.problems.append(
                     Problem(
@@ -430,6 +487,7 @@ def scan(d: Path) -> Scan:
                 )
                 continue
             out.done[entry.name] = run
+            out.summaries[entry.name] = {k: summary.get(k) for k in RUN_SUMMARY_KEYS}
     failed = d / FAILED_DIR
     if failed.is_dir():
         for entry in sorted(failed.iterdir()):
