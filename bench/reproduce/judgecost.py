@@ -17,6 +17,7 @@ process opens them. Interleave the codes' runs (a fresh process each) on a loade
 
 from __future__ import annotations
 
+import argparse
 import glob
 import hashlib
 import importlib
@@ -75,7 +76,16 @@ def catalog_hash(dirs: list[Path], tmp: str) -> str:
 
 
 def main() -> int:
-    mode, root = sys.argv[1], Path(sys.argv[2])
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("mode", choices=("stores", "hash", "judge"))
+    ap.add_argument("root", type=Path, help="a `satcc reproduce` output root")
+    ap.add_argument("study", nargs="?", help="with judge: the study (000-004)")
+    args = ap.parse_args()
+    mode, root = args.mode, args.root
+    if mode == "judge" and not args.study:
+        ap.error("judge needs STUDY")
     import duckdb  # noqa: F401 - imported before the clock starts, as in the judging process
     import pandas  # noqa: F401
     import pyarrow  # noqa: F401
@@ -94,7 +104,7 @@ def main() -> int:
                 catalog.open_store(d, save=False).close()
             print(f"{cpu() - t:.3f} CPU s, {len(dirs)} stores")
             return 0
-        study = sys.argv[3]
+        study = args.study
         dirs = {d.name.removesuffix("-quick"): d for d in copy_campaigns(root, Path(tmp), study)}
         from satcc.studies import common
 
