@@ -50,6 +50,7 @@ from satcc.store.schema import (
     DATA_VIEWS,
     JOIN_COLUMNS,
     RUN_COLUMNS,
+    RUN_SUMMARY_KEYS,
     STORE_SCHEMA_VERSION,
 )
 
@@ -378,7 +379,7 @@ def _runs_frame(scan: layout.Scan, param_columns: list[str]) -> pd.DataFrame:
                     summary = json_loads(path.read_text(encoding="utf-8"), str(path))
                 except ValueError as e:  # nested too deep, not JSON, not UTF-8
                     raise UserError(f"{path}: expected a run summary, found {e}") from None
-            for key in layout.RUN_SUMMARY_KEYS:
+            for key in RUN_SUMMARY_KEYS:
                 row[key] = summary.get(key)
         params = r.get("params") or {}
         for c in param_columns:

@@ -39,6 +39,7 @@ from typing import Any
 from satcc import results
 from satcc.errors import UserError
 from satcc.limits import json_loads, printable
+from satcc.store.schema import RUN_SUMMARY_KEYS
 
 INDEX_FILE = "campaign.json"
 CAMPAIGN_COPY = "campaign.toml"
@@ -337,16 +338,6 @@ class Scan:
     def pending(self) -> list[dict[str, Any]]:
         return [r for r in self.planned if r["run_id"] not in self.done]
 
-
-# The summary.json keys the catalog's `runs` table holds (satcc.store.catalog), kept by the scan.
-RUN_SUMMARY_KEYS = (
-    "scenario",
-    "scenario_hash",
-    "satcc_version",
-    "duration_s",
-    "bin_s",
-    "jain_index",
-)
 
 # The errors pathlib's is_file takes for "no such file" (pathlib._IGNORED_ERRNOS); any other
 # (a permission refused) is raised, as Path.is_file raises it.

@@ -32,6 +32,16 @@ PINGS_SCHEMA = results.schema_of(results.PINGS_COLUMNS)
 ANALYZE_FLOWS_FILE = "analyze_flows.parquet"
 ANALYZE_FLOWS_SCHEMA = results.schema_of(results.ANALYZE_FLOWS_COLUMNS)
 
+# The summary.json keys the `runs` table holds (kept by the run directories' scan,
+# satcc.store.layout, so the catalog does not read the file again).
+RUN_SUMMARY_KEYS = (
+    "scenario",
+    "scenario_hash",
+    "satcc_version",
+    "duration_s",
+    "bin_s",
+    "jain_index",
+)
 # The catalog's `runs` table: one row per planned run, then the parameter columns.
 RUN_COLUMNS = [
     "run_id",
@@ -41,12 +51,7 @@ RUN_COLUMNS = [
     "seed",
     "repetition",
     "point",
-    "scenario",
-    "scenario_hash",
-    "satcc_version",
-    "duration_s",
-    "bin_s",
-    "jain_index",
+    *RUN_SUMMARY_KEYS,
 ]
 # The run columns every data view starts with.
 JOIN_COLUMNS = ["run_id", "engine", "seed", "repetition", "point", "scenario"]
