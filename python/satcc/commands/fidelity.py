@@ -92,7 +92,9 @@ def register(subparsers) -> None:
         help="print the table as Markdown (for BENCHMARKS.md) instead",
     )
     p.add_argument(
-        "--strict", action="store_true", help="exit 1 when a check fails or a run failed"
+        "--strict",
+        action="store_true",
+        help="exit 1 when a check fails or is undecided, or a run failed",
     )
     p.set_defaults(func=run)
 
@@ -161,6 +163,6 @@ def run(args: argparse.Namespace) -> int:
         f"(satcc report {out})",
         file=sys.stderr,
     )
-    if args.strict and (failed or doc["tally"]["fail"]):
+    if args.strict and (failed or doc["tally"]["fail"] or doc["tally"].get("undecided")):
         return 1
     return 0

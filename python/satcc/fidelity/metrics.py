@@ -40,9 +40,27 @@ Verdicts (the agreement the simulator is held to; `TARGETS` below holds the numb
 |-------------|------------------------------|-----------------------------------------------------|
 | share       | groups of >= 2-group scenarios | abs(sim - kernel) <= 0.10                         |
 | goodput_bps | the scenario total ("all", or the only group) | abs(sim - kernel) <= 10 % of kernel |
-| retx_rate   | every row                    | both below 0.1 %, or both > 0 and max/min <= 2      |
+| retx_rate   | every row                    | the means over runs: both below 0.1 %, or the 90 %  |
+|             |                              | interval of sim/kernel inside [1/2, 2] (see below)  |
 | rtt_mean_ms | every row                    | abs(sim - kernel) <= 10 % of kernel                 |
 A verdict is null (n/a) when either side has no value (no kernel run, no RTT sample).
+
+Retransmissions are judged on the mean over runs, with an interval, because a run's rate is
+often one slow start's overshoot or none: the per-run rates of a row fall into two modes (about
+0.01 % and about 1 % in fid-vegas-vs-cubic) and their median is decided by single runs. The mean
+is the expected rate, what a study averages. With m_e, s_e, n_e the mean, standard deviation and
+number of runs of engine e, the ratio r = m_sim / m_kernel has the interval
+
+    r * exp(-/+ t * se),   se^2 = s_sim^2 / (n_sim m_sim^2) + s_kernel^2 / (n_kernel m_kernel^2)
+
+(the delta method on log r; t the Student quantile at 95 % one-sided, Welch-Satterthwaite
+degrees of freedom): a two one-sided tests equivalence check at 5 % each side. The verdict is
+pass when the interval lies inside [1/retx_ratio, retx_ratio], fail when it lies wholly outside,
+and "undecided" (not a pass) when it straddles a bound: the row needs more runs (grid.toml
+`min_runs`), decided before the runs, not by adding runs until a verdict appears. Both means
+below retx_floor pass (noise near zero); one mean at 0 and the other at or above the floor fails
+when that side's one-sided 95 % lower bound is at or above the floor, else is undecided. Fewer
+than 2 runs on a side give no interval: undecided unless the floor rule decides.
 """
 
 from __future__ import annotations
@@ -63,6 +81,8 @@ from satcc import registry
 ALL = "all"
 PASS = "pass"
 FAIL = "fail"
+UNDECIDED = "undecided"  # an interval that straddles a target's bound: more runs needed
+VERDICTS = (PASS, FAIL, UNDECIDED)
 METRICS = ("share", "goodput_bps", "retx_rate", "rtt_mean_ms", "rtt_p95_ms")
 RTT_QUANTILE = 0.95
 BIN_EPSILON_S = 1e-9  # bin starts are float seconds
@@ -75,8 +95,9 @@ class Targets:
 
     share_abs: float = 0.10  # share within 0.10 of the kernel's median
     goodput_rel: float = 0.10  # total goodput within 10 %
-    retx_ratio: float = 2.0  # retransmission rate within 2x ...
+    retx_ratio: float = 2.0  # mean retransmission rate within 2x (its 90 % interval) ...
     retx_floor: float = 0.001  # ... unless both are below 0.1 % (noise around zero)
+    retx_alpha: float = 0.05  # each one-sided test of the equivalence check
     rtt_rel: float = 0.10  # mean RTT within 10 %
 
     def doc(self) -> dict[str, float]:
@@ -243,24 +264,69 @@ def verdict_relative(sim: float | None, kernel: float | None, tolerance: float) 
     return PASS if abs(sim - kernel) <= tolerance * kernel * (1 + 1e-12) else FAIL
 
 
-def verdict_retx(sim: float | None, kernel: float | None, t: Targets = TARGETS) -> str | None:
-    """Within `retx_ratio`x of each other, or both below `retx_floor` (rates near zero are
-    noise: 0.01 % vs 0.04 % is agreement). One side at 0 and the other above the floor fails."""
-    if sim is None or kernel is None:
+def retx_test(sim: list[float], kernel: list[float], t: Targets = TARGETS) -> dict[str, Any] | None:
+    """The retransmission check on the per-run rates of both engines (module doc): {"verdict",
+    "ratio", "low", "high", "df", "rule"}; None when a side has no run. `rule` says what decided:
+    "floor", "zero" (one mean at 0), "interval", or "runs" (a side with fewer than 2 runs)."""
+    if not sim or not kernel:
         return None
-    if sim < t.retx_floor and kernel < t.retx_floor:
-        return PASS
-    lo, hi = min(sim, kernel), max(sim, kernel)
-    if lo <= 0:
-        return FAIL
-    return PASS if hi / lo <= t.retx_ratio * (1 + 1e-12) else FAIL
+    ms, mk = float(np.mean(sim)), float(np.mean(kernel))
+    out: dict[str, Any] = {"ratio": None, "low": None, "high": None, "df": None}
+    if ms < t.retx_floor and mk < t.retx_floor:
+        return {**out, "verdict": PASS, "rule": "floor"}
+    if ms <= 0 or mk <= 0:
+        other = kernel if ms <= 0 else sim
+        low = _lower_bound(other, t.retx_alpha)
+        verdict = UNDECIDED if low is None or low < t.retx_floor else FAIL
+        return {**out, "verdict": verdict, "rule": "zero", "low": low}
+    ratio = ms / mk
+    if len(sim) < 2 or len(kernel) < 2:
+        return {**out, "ratio": ratio, "verdict": UNDECIDED, "rule": "runs"}
+    a = float(np.var(sim, ddof=1)) / (len(sim) * ms * ms)
+    b = float(np.var(kernel, ddof=1)) / (len(kernel) * mk * mk)
+    se = math.sqrt(a + b)
+    df = (a + b) ** 2 / (a * a / (len(sim) - 1) + b * b / (len(kernel) - 1)) if se > 0 else None
+    q = _t_quantile(1 - t.retx_alpha, df) if df is not None else 0.0
+    low, high = ratio * math.exp(-q * se), ratio * math.exp(q * se)
+    lo_bound, hi_bound = 1 / t.retx_ratio, t.retx_ratio
+    eps = 1e-12
+    if low >= lo_bound * (1 - eps) and high <= hi_bound * (1 + eps):
+        verdict = PASS
+    elif high < lo_bound or low > hi_bound:
+        verdict = FAIL
+    else:
+        verdict = UNDECIDED
+    return {
+        "verdict": verdict,
+        "ratio": ratio,
+        "low": low,
+        "high": high,
+        "df": df,
+        "rule": "interval",
+    }
+
+
+def _t_quantile(p: float, df: float) -> float:
+    from scipy import stats  # only the verdicts need it
+
+    return float(stats.t.ppf(p, df))
+
+
+def _lower_bound(values: list[float], alpha: float) -> float | None:
+    """The one-sided (1 - alpha) lower bound of the mean (Student); None with fewer than 2."""
+    if len(values) < 2:
+        return None
+    m = float(np.mean(values))
+    se = float(np.std(values, ddof=1)) / math.sqrt(len(values))
+    return m - _t_quantile(1 - alpha, len(values) - 1) * se if se > 0 else m
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
     if not values:
-        return {"median": None, "min": None, "max": None, "n": 0}
+        return {"median": None, "mean": None, "min": None, "max": None, "n": 0}
     return {
         "median": float(np.median(values)),
+        "mean": float(np.mean(values)),
         "min": float(min(values)),
         "max": float(max(values)),
         "n": len(values),
@@ -289,15 +355,18 @@ def compare(
         for group in [*groups, *([ALL] if multi else [])]:
             g = mine[mine["group"] == group]
             metrics: dict[str, Any] = {}
+            values: dict[str, dict[str, list[float]]] = {}
             for m in METRICS:
                 sides = {}
                 for engine in (SIM, KERNEL):
+                    side = "sim" if engine == SIM else "kernel"
                     vals = [
                         v
                         for v in (_finite(x) for x in g[g["engine"] == engine][m])
                         if v is not None
                     ]
-                    sides["sim" if engine == SIM else "kernel"] = _stats(vals)
+                    values.setdefault(m, {})[side] = vals
+                    sides[side] = _stats(vals)
                 metrics[m] = {**sides, "verdict": None}
             s = {m: metrics[m]["sim"]["median"] for m in METRICS}
             k = {m: metrics[m]["kernel"]["median"] for m in METRICS}
@@ -307,7 +376,9 @@ def compare(
                 metrics["goodput_bps"]["verdict"] = verdict_relative(
                     s["goodput_bps"], k["goodput_bps"], targets.goodput_rel
                 )
-            metrics["retx_rate"]["verdict"] = verdict_retx(s["retx_rate"], k["retx_rate"], targets)
+            test = retx_test(values["retx_rate"]["sim"], values["retx_rate"]["kernel"], targets)
+            metrics["retx_rate"]["test"] = test
+            metrics["retx_rate"]["verdict"] = None if test is None else test["verdict"]
             metrics["rtt_mean_ms"]["verdict"] = verdict_relative(
                 s["rtt_mean_ms"], k["rtt_mean_ms"], targets.rtt_rel
             )
@@ -326,27 +397,43 @@ def compare(
     return rows
 
 
+def statistic(metric: str) -> str:
+    """What a metric's verdict compares per engine: the mean over runs for retransmissions
+    (module doc), the median for the others."""
+    return "mean" if metric == "retx_rate" else "median"
+
+
 def tally(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts of pass / fail per metric, and the failing checks."""
-    counts = {m: {PASS: 0, FAIL: 0} for m in METRICS}
+    """Counts of pass / fail / undecided per metric, and the checks that did not pass (failures
+    and undecided rows, each with its verdict)."""
+    counts = {m: {v: 0 for v in VERDICTS} for m in METRICS}
     failures = []
     for r in rows:
         for m, v in r["metrics"].items():
-            if v["verdict"] in (PASS, FAIL):
+            if v["verdict"] in VERDICTS:
                 counts[m][v["verdict"]] += 1
-            if v["verdict"] == FAIL:
+            if v["verdict"] in (FAIL, UNDECIDED):
+                stat = statistic(m)
                 failures.append(
                     {
                         "scenario": r["scenario"],
                         "group": r["group"],
                         "metric": m,
-                        "sim": v["sim"]["median"],
-                        "kernel": v["kernel"]["median"],
+                        "verdict": v["verdict"],
+                        "statistic": stat,
+                        "sim": v["sim"][stat],
+                        "kernel": v["kernel"][stat],
+                        "test": v.get("test"),
                     }
                 )
-    total_pass = sum(c[PASS] for c in counts.values())
-    total_fail = sum(c[FAIL] for c in counts.values())
-    return {"pass": total_pass, "fail": total_fail, "by_metric": counts, "failures": failures}
+    total = {v: sum(c[v] for c in counts.values()) for v in VERDICTS}
+    return {
+        "pass": total[PASS],
+        "fail": total[FAIL],
+        "undecided": total[UNDECIDED],
+        "by_metric": counts,
+        "failures": failures,
+    }
 
 
 def evaluate(

@@ -1,20 +1,21 @@
 """The agreement table for people: rich on a terminal, plain text in fidelity.txt, HTML in the
 report. One row per scenario x flow group; each metric cell holds the simulator's median over
 its seeds (first line) and the kernel's median with its min-max over the runs (second line),
-with the verdict mark after the value it judges: ✓ pass, ✗ fail, nothing where no target
-applies (docs/fidelity.md)."""
+with the verdict mark after the value it judges: ✓ pass, ✗ fail, ? undecided (more runs
+needed), nothing where no target applies. Retransmissions are the means over runs, as their
+check compares (docs/fidelity.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from satcc.fidelity.metrics import FAIL, KERNEL, PASS, TARGETS
+from satcc.fidelity.metrics import FAIL, KERNEL, PASS, TARGETS, UNDECIDED, statistic
 
-MARK = {PASS: "✓", FAIL: "✗", None: ""}
+MARK = {PASS: "✓", FAIL: "✗", UNDECIDED: "?", None: ""}
 COLUMNS = [  # metric, header, scale, format, unit
     ("share", "share", 1.0, "{:.2f}", ""),
     ("goodput_bps", "goodput\nMbit/s", 1e-6, "{:.1f}", " Mbit/s"),
-    ("retx_rate", "retx\n%", 100.0, "{:.2f}", " %"),
+    ("retx_rate", "retx %\n(mean)", 100.0, "{:.2f}", " %"),
     ("rtt_mean_ms", "RTT mean\nms", 1.0, "{:.1f}", " ms"),
     ("rtt_p95_ms", "RTT p95\nms", 1.0, "{:.1f}", " ms"),
 ]
@@ -24,13 +25,21 @@ def _num(x: float | None, scale: float, fmt: str) -> str:
     return "-" if x is None else fmt.format(x * scale)
 
 
-def cell(metric: dict[str, Any], scale: float, fmt: str) -> tuple[str, str, str, str | None]:
-    """(sim median, kernel median, kernel min–max or "", verdict)."""
+def cell(
+    metric: dict[str, Any], scale: float, fmt: str, stat: str = "median"
+) -> tuple[str, str, str, str | None]:
+    """(sim value, kernel value, kernel min–max or "", verdict); the value is `stat` (median, or
+    mean for retransmissions) over the runs."""
     s, k = metric["sim"], metric["kernel"]
     spread = ""
     if k["n"] and k["n"] > 1:
         spread = f"{_num(k['min'], scale, fmt)}–{_num(k['max'], scale, fmt)}"
-    return _num(s["median"], scale, fmt), _num(k["median"], scale, fmt), spread, metric["verdict"]
+    return (
+        _num(s.get(stat), scale, fmt),
+        _num(k.get(stat), scale, fmt),
+        spread,
+        metric["verdict"],
+    )
 
 
 def cwnd_cell(row: dict[str, Any]) -> tuple[str, str]:
@@ -53,7 +62,7 @@ def rich_table(doc: dict[str, Any]):
 
     t = Table(
         title=f"satcc fidelity: {doc.get('name')} · per cell: simulator (median of "
-        "seeds) / kernel (median of runs) with its min–max",
+        "seeds) / kernel (median of runs) with its min–max; retx: means over runs",
         box=box.SIMPLE_HEAD,
         show_lines=True,
         title_justify="left",
@@ -67,8 +76,8 @@ def rich_table(doc: dict[str, Any]):
     for row in doc["rows"]:
         cells = []
         for key, _, scale, fmt, _ in COLUMNS:
-            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
-            style = {PASS: "green", FAIL: "bold red"}.get(verdict or "", "")
+            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt, statistic(key))
+            style = {PASS: "green", FAIL: "bold red", UNDECIDED: "yellow"}.get(verdict or "", "")
             text = f"sim {sim}  \nkern {kern} {MARK[verdict] or ' '}"
             if spread:
                 text += f"\n{spread}"
@@ -93,16 +102,25 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     tg = {**TARGETS.doc(), **(doc.get("fidelity") or {}).get("targets", {})}
     lines = [
         (
-            f"checks: {ta['pass']} pass, {ta['fail']} fail (targets: share ±{tg['share_abs']:g}, "
-            f"total goodput ±{100 * tg['goodput_rel']:g} %, retx within {tg['retx_ratio']:g}x "
-            f"or both < {100 * tg['retx_floor']:g} %, RTT mean ±{100 * tg['rtt_rel']:g} %)"
+            f"checks: {ta['pass']} pass, {ta['fail']} fail, {ta.get('undecided', 0)} undecided "
+            f"(targets: share ±{tg['share_abs']:g}, total goodput ±{100 * tg['goodput_rel']:g} %, "
+            f"mean retx: 90 % interval of sim/kernel within {tg['retx_ratio']:g}x, or both "
+            f"< {100 * tg['retx_floor']:g} %; RTT mean ±{100 * tg['rtt_rel']:g} %)"
         )
     ]
     for f in ta["failures"]:
-        lines.append(
-            f"  ✗ {f['scenario']} / {f['group']}: {f['metric']} sim "
+        verdict = f.get("verdict", FAIL)
+        stat = f.get("statistic", "median")
+        line = (
+            f"  {MARK[verdict]} {f['scenario']} / {f['group']}: {f['metric']} ({stat}) sim "
             f"{_fmt(f['sim'], f['metric'])} vs kernel {_fmt(f['kernel'], f['metric'])}"
         )
+        test = f.get("test") or {}
+        if test.get("low") is not None and test.get("high") is not None:
+            line += f", sim/kernel {test['ratio']:.2f} (90 %: {test['low']:.2f}–{test['high']:.2f})"
+        elif test.get("rule") == "runs":
+            line += ", fewer than 2 runs on a side"
+        lines.append(line + (": more runs needed" if verdict == UNDECIDED else ""))
     missing = [
         r["scenario"]
         for r in doc.get("runs", [])
@@ -150,7 +168,7 @@ HTML_TEMPLATE = """\
 {%- for c in row.cells %}<td{% if c.color %} style="background:{{ c.color }}"{% endif %}>{{ c.sim }}<br>{{ c.kernel }} {{ c.mark }}</td>{% endfor -%}
 <td>{{ row.cwnd }}<br>({{ row.cwnd_self }})</td></tr>{% endfor -%}
 </tbody></table><ul>{% for line in summary %}<li>{{ line }}</li>{% endfor %}</ul>"""
-VERDICT_COLORS = {PASS: "#e8f6e8", FAIL: "#fbe3e3"}
+VERDICT_COLORS = {PASS: "#e8f6e8", FAIL: "#fbe3e3", UNDECIDED: "#fdf5d8"}
 
 
 def render_html(doc: dict[str, Any]) -> str:
@@ -161,7 +179,7 @@ def render_html(doc: dict[str, Any]) -> str:
     for row in doc["rows"]:
         cells = []
         for key, _, scale, fmt, _ in COLUMNS:
-            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
+            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt, statistic(key))
             cells.append(
                 {
                     "sim": sim,
@@ -207,10 +225,11 @@ def render_markdown(doc: dict[str, Any]) -> str:
             runs_text(doc, row["scenario"]),
         ]
         for key, _, scale, fmt, _ in COLUMNS:
-            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt)
+            sim, kern, spread, verdict = cell(row["metrics"][key], scale, fmt, statistic(key))
             text = f"{sim} / {kern}" + (f" ({spread})" if spread else "")
             mark = MARK[verdict]
-            cells.append(f"**{text} {mark}**" if verdict == FAIL else f"{text} {mark}".rstrip())
+            bold = verdict in (FAIL, UNDECIDED)
+            cells.append(f"**{text} {mark}**" if bold else f"{text} {mark}".rstrip())
         d, k = cwnd_cell(row)
         cells.append(f"{d} ({k})")
         lines.append("| " + " | ".join(cells) + " |")

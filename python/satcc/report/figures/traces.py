@@ -66,7 +66,8 @@ def fidelity(data: Data) -> Drawn:
         (
             "Goodput per flow group: the simulator (median of its seeds) beside the "
             "real kernel (median of its runs), error bars min-max, labels the share "
-            f"of the total goodput; {t['pass']} checks pass, {t['fail']} fail "
+            f"of the total goodput; {t['pass']} checks pass, {t['fail']} fail, "
+            f"{t.get('undecided', 0)} undecided "
             "(docs/fidelity.md)."
         ),
     )
