@@ -524,10 +524,12 @@ def test_paired_simulator_runs_come_after_their_kernel_twin_and_name_it():
     assert [p.run_id for p in alone] == [p.run_id for p in nominal if p.engine == "sim"]
 
 
-def test_the_two_flow_rows_run_at_least_their_min_runs(tmp_path):
+def test_the_rows_run_at_least_their_min_runs(tmp_path):
     g = G.load(GRID)
     planned = suite.plan(g, suite.Options(only="reno-vs-cubic", runs=3))
-    assert sorted(p.seed for p in planned if p.engine == "emu") == list(range(1, 9))
+    assert sorted(p.seed for p in planned if p.engine == "emu") == list(range(1, 17))
+    vegas = suite.plan(g, suite.Options(only="vegas-vs-cubic", runs=3))
+    assert sorted(p.seed for p in vegas if p.engine == "emu") == list(range(1, 49))
     # the judged grid's 16 runs of the 1v1 row; --quick, a short check, runs what --runs says
     full = suite.plan(g, suite.Options(only="cubic-rtt-1v1-equal", runs=3))
     assert sorted(p.seed for p in full if p.engine == "sim") == list(range(1, 17))
