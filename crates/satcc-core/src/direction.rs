@@ -65,14 +65,91 @@ pub trait LinkPacket {
 
 /// The virtual clock of a tick-served direction (see the module header): the credit run's
 /// origin and the bytes served since, so virtual ends are exact (no per-packet rounding).
+///
+/// The virtual time served since the origin, `bytes · 8 · 10⁹ / rate` ns rounded up, is kept
+/// as its quotient and remainder at the rate in force (`served`), advanced per packet by the
+/// share of a packet of its size (`share`, remembered for the last size and rate), so a packet
+/// costs no 128-bit division; the ticks `now` and the virtual end fell in last are remembered
+/// (`now_tick`, `end_tick`, multiples of the direction's one period), so a packet in the same
+/// ticks costs no division either. Every value is the one the formulas give (the test
+/// `the_tick_clock_keeps_the_formulas_values`).
 #[derive(Clone, Copy, Debug, Default)]
 struct TickClock {
     origin: SimTime,
     bytes: u128,
+    /// `bytes · 8 · 10⁹` as (quotient, remainder) by `served_rate` (0: not yet computed).
+    served: (u128, u128),
+    served_rate: u64,
+    /// (bytes, rate, quotient, remainder): `bytes · 8 · 10⁹` by `rate` for the last size
+    /// and rate (rate 0: none).
+    share: (u64, u64, u128, u128),
+    /// The tick (a multiple of the period) the last `now` and virtual end fell in.
+    now_tick: SimTime,
+    end_tick: SimTime,
     /// Virtual end of the last packet's transmission.
     v_finish: SimTime,
     /// The tick at which the last packet left.
     last_release: SimTime,
+}
+
+/// Nanoseconds of a byte at 1 bit/s: a byte's share of the virtual clock is this over the rate.
+const TICK_NS_PER_BYTE_BPS: u128 = 8 * 1_000_000_000;
+
+impl TickClock {
+    /// Restart the credit run at `origin` with nothing served.
+    #[inline(always)]
+    fn restart(&mut self, origin: SimTime) {
+        self.origin = origin;
+        self.bytes = 0;
+        self.served = (0, 0);
+    }
+
+    /// Serve `bytes` more at `rate` (> 0): the virtual time served since the origin, ns,
+    /// `⌈bytes_total · 8 · 10⁹ / rate⌉` (`tick_release`'s formula).
+    #[inline(always)]
+    fn serve(&mut self, bytes: u64, rate: u64) -> u128 {
+        self.bytes += u128::from(bytes);
+        let r = u128::from(rate);
+        if rate != self.served_rate {
+            // a rate of its own (the first packet, or a wrapper's rate changed): the whole
+            // run's bytes divided once
+            let num = self.bytes * TICK_NS_PER_BYTE_BPS;
+            self.served = (num / r, num % r);
+            self.served_rate = rate;
+        } else {
+            if (self.share.0, self.share.1) != (bytes, rate) {
+                let num = u128::from(bytes) * TICK_NS_PER_BYTE_BPS;
+                self.share = (bytes, rate, num / r, num % r);
+            }
+            let (q, rem) = (self.served.0 + self.share.2, self.served.1 + self.share.3);
+            self.served = if rem >= r { (q + 1, rem - r) } else { (q, rem) };
+        }
+        self.served.0 + u128::from(self.served.1 != 0)
+    }
+}
+
+/// `tick_floor(t, period)` through `cache`, the tick of an earlier `t` (a multiple of
+/// `period`): no division while `t` stays in that tick.
+#[inline(always)]
+fn tick_floor_cached(t: SimTime, period: SimDuration, cache: &mut SimTime) -> SimTime {
+    let (n, s) = (t.as_nanos(), cache.as_nanos());
+    if n >= s && n - s < period.as_nanos() {
+        return *cache;
+    }
+    *cache = tick_floor(t, period);
+    *cache
+}
+
+/// `tick_ceil(t, period)` given `floor`, `tick_floor(t, period)`.
+#[inline(always)]
+fn tick_ceil_of(t: SimTime, floor: SimTime, period: SimDuration) -> SimTime {
+    if t == floor {
+        return floor;
+    }
+    match floor.as_nanos().checked_add(period.as_nanos()) {
+        Some(c) => SimTime::from_nanos(c),
+        None => tick_ceil(t, period),
+    }
 }
 
 /// Counters of one direction.
@@ -433,18 +510,19 @@ impl<P: LinkPacket> Direction<P> {
             return None;
         }
         let clock = &mut self.tick_clock;
-        let tick = tick_floor(now, period);
+        let tick = tick_floor_cached(now, period, &mut clock.now_tick);
         // dummynet keeps the credit of a backlog, and of a pipe idle since this tick only
         if !(backlogged || clock.last_release >= tick) {
-            clock.origin = tick;
-            clock.bytes = 0;
+            clock.restart(tick);
         }
-        clock.bytes += u128::from(bytes);
-        let ns = (clock.bytes * 8 * 1_000_000_000).div_ceil(u128::from(rate));
+        // ⌈bytes · 8 · 10⁹ / rate⌉ over the run's bytes (`TickClock::serve`)
+        let ns = clock.serve(bytes, rate);
         clock.v_finish =
             clock.origin + SimDuration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX));
         // served by the tick handler: never before the next tick (io_fast off)
-        let release = tick_ceil(clock.v_finish, period).max(tick_ceil(now, period));
+        let end_floor = tick_floor_cached(clock.v_finish, period, &mut clock.end_tick);
+        let release =
+            tick_ceil_of(clock.v_finish, end_floor, period).max(tick_ceil_of(now, tick, period));
         clock.last_release = release;
         Some(release)
     }
@@ -978,6 +1056,75 @@ mod tests {
             first_tick, 83,
             "125,000 B of credit carry 83 packets of 1500 B"
         );
+    }
+
+    #[test]
+    fn the_tick_clock_keeps_the_formulas_values() {
+        // `tick_release` against its formulas written out (every division done afresh, the
+        // bytes summed as u128): random sizes, gaps (within a tick, across ticks, long idle),
+        // backlogs, rates that change (a wrapper's) and periods, tick-aligned instants
+        // among them; the releases must be the same instants.
+        struct Formula {
+            origin: SimTime,
+            bytes: u128,
+            last_release: SimTime,
+        }
+        let mut rng = Rng::new(43);
+        for case in 0..40u64 {
+            let period = SimDuration::from_nanos(
+                [1_000_000, 100_000, 999_983, 10_000_000][case as usize % 4],
+            );
+            let mut c = cfg(QueueSpec::Packets(100));
+            c.tick_ns = Some(period.as_nanos());
+            let mut rate =
+                [1_000_000_000, 36_000_000, 273_000_001, 10_000][(case / 4) as usize % 4];
+            let mut d = dir(rate, 0, c);
+            let mut f = Formula {
+                origin: SimTime::ZERO,
+                bytes: 0,
+                last_release: SimTime::ZERO,
+            };
+            let mut now = SimTime::ZERO;
+            for _ in 0..3000 {
+                let gap = match rng.next_u64() % 8 {
+                    0 => 0,
+                    1 => period.as_nanos() - now.as_nanos() % period.as_nanos(), // onto a tick
+                    2 => period.as_nanos() * (1 + rng.next_u64() % 5),
+                    3 => rng.next_u64() % (50 * period.as_nanos()),
+                    _ => rng.next_u64() % (period.as_nanos() / 7 + 1),
+                };
+                now += SimDuration::from_nanos(gap);
+                if rng.next_u64() % 50 == 0 {
+                    rate = 1 + rng.next_u64() % 2_000_000_000;
+                    d.constant = Some(ConstantLink(LinkState {
+                        rate_bps: rate,
+                        delay: SimDuration::ZERO,
+                        loss: 0.0,
+                    }));
+                }
+                let bytes =
+                    [1500, 1500, 1500, 66, 66, 9000, 1, 65_535][(rng.next_u64() % 8) as usize];
+                let backlogged = rng.next_u64() % 3 != 0;
+                let tick = tick_floor(now, period);
+                if !(backlogged || f.last_release >= tick) {
+                    f.origin = tick;
+                    f.bytes = 0;
+                }
+                f.bytes += u128::from(bytes);
+                let ns = (f.bytes * 8 * 1_000_000_000).div_ceil(u128::from(rate));
+                let v_finish =
+                    f.origin + SimDuration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX));
+                let want = tick_ceil(v_finish, period).max(tick_ceil(now, period));
+                f.last_release = want;
+                let got = d.tick_release(now, bytes, backlogged, period);
+                assert_eq!(
+                    got,
+                    Some(want),
+                    "case {case}, {bytes} B at {now:?}, rate {rate}"
+                );
+                assert_eq!(d.tick_clock.v_finish, v_finish);
+            }
+        }
     }
 
     #[test]

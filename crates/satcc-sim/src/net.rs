@@ -114,23 +114,26 @@ impl LinkDir {
     }
 
     /// [`finish`](Self::finish) with the far node's host turnaround drawn for a packet
-    /// addressed to it (out of line: only runs with host noise take it).
+    /// addressed to it (out of line: only runs with host noise take it). The usual case
+    /// (`Direction::complete_usual`: a plain lossless link, room on the wire) first, as
+    /// without noise; it draws only for a packet it completes, so the draws are those of
+    /// `complete`, which takes the rest.
     #[inline(never)]
     fn finish_noisy(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
         let to_node = self.to_node;
         let (n, rng) = self.host_noise.as_mut().expect("host noise");
-        self.core.complete(
-            now,
-            |hop| {
-                hop.seq = seq;
-                if hop.dst_node == to_node {
-                    n.sample(hop.to_receiver(), rng)
-                } else {
-                    SimDuration::ZERO
-                }
-            },
-            |hop| store.drop(hop),
-        )
+        let mut noisy = |hop: &mut Hop| {
+            hop.seq = seq;
+            if hop.dst_node == to_node {
+                n.sample(hop.to_receiver(), rng)
+            } else {
+                SimDuration::ZERO
+            }
+        };
+        if let Some(at) = self.core.complete_usual(now, &mut noisy) {
+            return Some(at);
+        }
+        self.core.complete(now, noisy, |hop| store.drop(hop))
     }
 
     /// Take the packet at the head of the wire (its arrival event fired).
