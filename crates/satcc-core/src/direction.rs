@@ -78,11 +78,11 @@ struct TickClock {
     origin: SimTime,
     bytes: u128,
     /// `bytes · 8 · 10⁹` as (quotient, remainder) by `served_rate` (0: not yet computed).
-    served: (u128, u128),
+    served: (u128, u64),
     served_rate: u64,
     /// (bytes, rate, quotient, remainder): `bytes · 8 · 10⁹` by `rate` for the last size
     /// and rate (rate 0: none).
-    share: (u64, u64, u128, u128),
+    share: (u64, u64, u128, u64),
     /// The tick (a multiple of the period) the last `now` and virtual end fell in.
     now_tick: SimTime,
     end_tick: SimTime,
@@ -114,15 +114,22 @@ impl TickClock {
             // a rate of its own (the first packet, or a wrapper's rate changed): the whole
             // run's bytes divided once
             let num = self.bytes * TICK_NS_PER_BYTE_BPS;
-            self.served = (num / r, num % r);
+            self.served = (num / r, (num % r) as u64);
             self.served_rate = rate;
         } else {
             if (self.share.0, self.share.1) != (bytes, rate) {
                 let num = u128::from(bytes) * TICK_NS_PER_BYTE_BPS;
-                self.share = (bytes, rate, num / r, num % r);
+                self.share = (bytes, rate, num / r, (num % r) as u64);
             }
-            let (q, rem) = (self.served.0 + self.share.2, self.served.1 + self.share.3);
-            self.served = if rem >= r { (q + 1, rem - r) } else { (q, rem) };
+            // remainders below the rate: their sum is below twice the rate, and past the
+            // rate (or past u64) it exceeds the rate by less than the rate
+            let q = self.served.0 + self.share.2;
+            let (rem, over) = self.served.1.overflowing_add(self.share.3);
+            self.served = if over || rem >= rate {
+                (q + 1, rem.wrapping_sub(rate))
+            } else {
+                (q, rem)
+            };
         }
         self.served.0 + u128::from(self.served.1 != 0)
     }
@@ -273,13 +280,16 @@ pub struct Direction<P> {
     constant: Option<ConstantLink>,
     /// Recent transmission times of the constant link.
     memo: TransmissionMemo,
-    /// A constant link with exact service (no tick), no jitter and no scripted drops: the
-    /// state in force never changes, and a packet leaving the serialiser takes the short
-    /// way (`complete_plain`).
+    /// A constant link with no jitter and no scripted drops: the state in force never
+    /// changes, and a packet leaving the serialiser takes the short way (`complete_plain`).
     plain: Option<LinkState>,
     /// `plain` with random loss (`loss > 0`: what `Rng::chance` takes for a loss, NaN
     /// excluded), read once at the build rather than tested for every packet.
     plain_lossy: bool,
+    /// `plain` with tick service: its packets start through `start_general` (the tick
+    /// clock), and the usual offer and completion (`offer_usual`, `complete_usual`, which
+    /// start the next packet from the transmission memo) leave it to `offer` and `complete`.
+    plain_ticked: bool,
     /// The resolved direction (its queue sized: packets or bytes), read for its queue, drop,
     /// ECN threshold, jitter, scripted drops and tick service; its rate, delay, loss and model
     /// come from `model`.
@@ -340,12 +350,13 @@ impl<P: LinkPacket> Direction<P> {
         let constant = model.as_constant();
         let plain = constant
             .as_ref()
-            .filter(|_| cfg.tick().is_none() && cfg.jitter().is_zero() && drop_list.is_empty())
+            .filter(|_| cfg.jitter().is_zero() && drop_list.is_empty())
             .map(|c| c.0);
         Direction {
             constant,
             plain,
             plain_lossy: plain.is_some_and(|s| s.loss > 0.0),
+            plain_ticked: plain.is_some() && cfg.tick().is_some(),
             memo: TransmissionMemo::default(),
             model,
             cfg,
@@ -401,8 +412,8 @@ impl<P: LinkPacket> Direction<P> {
     #[inline(always)]
     pub fn offer_usual(&mut self, mut pkt: P, now: SimTime) -> Result<Offered, P> {
         if self.in_service.is_none() && self.queue.is_empty() {
-            // `start` on a plain link, its transmission time remembered
-            let Some(state) = self.plain else {
+            // `start` on a plain link of exact service, its transmission time remembered
+            let Some(state) = self.plain.filter(|_| !self.plain_ticked) else {
                 return Err(pkt);
             };
             let done = if state.rate_bps > 0 {
@@ -460,7 +471,7 @@ impl<P: LinkPacket> Direction<P> {
     // line, so the plain path saves and restores no registers for a call.
     #[inline(always)]
     fn start(&mut self, pkt: P, now: SimTime, backlogged: bool) -> Option<SimTime> {
-        if let Some(state) = self.plain {
+        if let Some(state) = self.plain.filter(|_| !self.plain_ticked) {
             let bytes = pkt.size_bytes();
             let done =
                 (state.rate_bps > 0).then(|| now + self.memo.transmission(bytes, state.rate_bps));
@@ -470,7 +481,7 @@ impl<P: LinkPacket> Direction<P> {
         self.start_general(pkt, now, backlogged)
     }
 
-    /// [`start`](Self::start) on a link that is not plain.
+    /// [`start`](Self::start) on a link that is not plain, or plain with tick service.
     #[inline(never)]
     fn start_general(&mut self, pkt: P, now: SimTime, backlogged: bool) -> Option<SimTime> {
         let bytes = pkt.size_bytes();
@@ -666,11 +677,11 @@ impl<P: LinkPacket> Direction<P> {
         }
     }
 
-    /// [`complete`](Self::complete) on a plain link (`plain`: a constant `state`, exact
-    /// service, no jitter, no scripted drop): the loss draw, the caller's extra delay, the
-    /// wire and the next start, without the cases that cannot arise (a scripted drop, the
+    /// [`complete`](Self::complete) on a plain link (`plain`: a constant `state`, exact or
+    /// tick service, no jitter, no scripted drop): the loss draw, the caller's extra delay,
+    /// the wire and the next start, without the cases that cannot arise (a scripted drop, the
     /// model's state and extra drop, jitter); the wire and the next start are `complete`'s
-    /// own (`onto_wire`, `serve_next`).
+    /// own (`onto_wire`, `serve_next`, whose `start` takes a tick-served link's clock).
     #[inline(always)]
     fn complete_plain(
         &mut self,
@@ -707,7 +718,11 @@ impl<P: LinkPacket> Direction<P> {
         extra: impl FnOnce(&mut P) -> SimDuration,
     ) -> Option<SimTime> {
         let state = self.plain?;
-        if self.plain_lossy || self.in_service.is_none() || !self.wire.has_room() {
+        if self.plain_lossy
+            || self.plain_ticked
+            || self.in_service.is_none()
+            || !self.wire.has_room()
+        {
             return None;
         }
         // `serve_next`'s start, its transmission time looked up before anything changes
@@ -1095,15 +1110,22 @@ mod tests {
                 };
                 now += SimDuration::from_nanos(gap);
                 if rng.next_u64() % 50 == 0 {
-                    rate = 1 + rng.next_u64() % 2_000_000_000;
+                    // now and then a rate near u64's end (remainders that overflow when added)
+                    rate = if rng.next_u64() % 4 == 0 {
+                        u64::MAX - rng.next_u64() % 1000
+                    } else {
+                        1 + rng.next_u64() % 2_000_000_000
+                    };
                     d.constant = Some(ConstantLink(LinkState {
                         rate_bps: rate,
                         delay: SimDuration::ZERO,
                         loss: 0.0,
                     }));
                 }
-                let bytes =
-                    [1500, 1500, 1500, 66, 66, 9000, 1, 65_535][(rng.next_u64() % 8) as usize];
+                // (and sizes of gigabytes, whose shares' remainders near such a rate overflow
+                // u64 when added)
+                let bytes = [1500, 1500, 1500, 66, 66, 9000, 1, 65_535, 3_000_000_007]
+                    [(rng.next_u64() % 9) as usize];
                 let backlogged = rng.next_u64() % 3 != 0;
                 let tick = tick_floor(now, period);
                 if !(backlogged || f.last_release >= tick) {
@@ -1158,35 +1180,41 @@ mod tests {
 
     #[test]
     fn a_plain_constant_link_serves_as_the_general_path_does() {
-        // loss draws, the caller's extra delay with its FIFO clamp, queue drops, mixed sizes
-        let state = LinkState {
-            rate_bps: 10_000_000,
-            delay: SimDuration::from_millis(7),
-            loss: 0.2,
-        };
-        let mk = |model: Box<dyn LinkBehaviour>| {
-            Direction::new(model, cfg(QueueSpec::Packets(8)), state, Rng::new(3))
-        };
-        let mut fast = mk(Box::new(ConstantLink(state)));
-        let mut general = mk(Box::new(Opaque(ConstantLink(state))));
-        assert!(fast.plain.is_some() && general.plain.is_none());
-        let trace = |d: &mut Direction<Pkt>| {
-            let mut log = Vec::new();
-            let mut now = SimTime::ZERO;
-            for i in 0..400u64 {
-                let offered = d.offer(pkt(if i % 3 == 0 { 60 } else { 1500 }), now, drop);
-                log.push(format!("{offered:?}"));
-                while let Some(done) = d.service_done().filter(|&t| t <= now) {
-                    let (at, next) = d.finish(done, |p| {
-                        SimDuration::from_micros(if p.size > 100 { 900 } else { 0 })
-                    });
-                    log.push(format!("{at:?} {next:?} {:?}", d.last_state()));
+        // loss draws, the caller's extra delay with its FIFO clamp, queue drops, mixed sizes;
+        // exact and tick service (a tick-served plain link completes the short way too)
+        for (tick_ns, loss) in [(None, 0.2), (Some(1_000_000), 0.2), (Some(300_000), 0.0)] {
+            let state = LinkState {
+                rate_bps: 10_000_000,
+                delay: SimDuration::from_millis(7),
+                loss,
+            };
+            let mk = |model: Box<dyn LinkBehaviour>| {
+                let mut c = cfg(QueueSpec::Packets(8));
+                c.tick_ns = tick_ns;
+                Direction::new(model, c, state, Rng::new(3))
+            };
+            let mut fast = mk(Box::new(ConstantLink(state)));
+            let mut general = mk(Box::new(Opaque(ConstantLink(state))));
+            assert!(fast.plain.is_some() && general.plain.is_none());
+            assert_eq!(fast.plain_ticked, tick_ns.is_some());
+            let trace = |d: &mut Direction<Pkt>| {
+                let mut log = Vec::new();
+                let mut now = SimTime::ZERO;
+                for i in 0..400u64 {
+                    let offered = d.offer(pkt(if i % 3 == 0 { 60 } else { 1500 }), now, drop);
+                    log.push(format!("{offered:?}"));
+                    while let Some(done) = d.service_done().filter(|&t| t <= now) {
+                        let (at, next) = d.finish(done, |p| {
+                            SimDuration::from_micros(if p.size > 100 { 900 } else { 0 })
+                        });
+                        log.push(format!("{at:?} {next:?} {:?}", d.last_state()));
+                    }
+                    now += SimDuration::from_micros(400 + (i % 7) * 150);
                 }
-                now += SimDuration::from_micros(400 + (i % 7) * 150);
-            }
-            (log, d.counters())
-        };
-        assert_eq!(trace(&mut fast), trace(&mut general));
+                (log, d.counters())
+            };
+            assert_eq!(trace(&mut fast), trace(&mut general), "tick {tick_ns:?}");
+        }
     }
 
     #[test]
@@ -1194,8 +1222,14 @@ mod tests {
         // `offer_usual` and `complete_usual` (with `offer` and `complete` for what they hand
         // back) against `offer` and `complete` alone: three sizes through the two-entry memo,
         // a queue that fills and drops, ECN marks, rings growing from empty; with and without
-        // random loss (the usual completion takes none), on a plain link and one that is not.
-        for (loss, plain) in [(0.0, true), (0.1, true), (0.0, false)] {
+        // random loss (the usual completion takes none), on a plain link and one that is not,
+        // and on a plain link with tick service (whose completions the usual path leaves).
+        for (loss, plain, tick_ns) in [
+            (0.0, true, None),
+            (0.1, true, None),
+            (0.0, false, None),
+            (0.0, true, Some(1_000_000)),
+        ] {
             let state = LinkState {
                 rate_bps: 10_000_000,
                 delay: SimDuration::from_millis(7),
@@ -1204,6 +1238,7 @@ mod tests {
             let mk = || {
                 let mut c = cfg(QueueSpec::Packets(12));
                 c.ecn_threshold = Key::new(Some(Pkts(5)));
+                c.tick_ns = tick_ns;
                 let model: Box<dyn LinkBehaviour> = if plain {
                     Box::new(ConstantLink(state))
                 } else {
@@ -1252,12 +1287,18 @@ mod tests {
                 ((log, lost, d.counters()), (usual_offers, usual_ends))
             };
             let (with_usual, (offers, ends)) = trace(true);
-            assert_eq!(with_usual, trace(false).0, "loss {loss}, plain {plain}");
+            assert_eq!(
+                with_usual,
+                trace(false).0,
+                "loss {loss}, plain {plain}, tick {tick_ns:?}"
+            );
             // the usual paths were taken (and handed some cases back)
             if plain {
-                assert!(offers > 300 && offers < 600, "{offers} usual offers");
+                // (a tick-served link's idle starts go to `offer`)
+                let least = if tick_ns.is_some() { 100 } else { 300 };
+                assert!(offers > least && offers < 600, "{offers} usual offers");
             }
-            if plain && loss == 0.0 {
+            if plain && loss == 0.0 && tick_ns.is_none() {
                 assert!(ends > 100, "{ends} usual ends");
             } else {
                 assert_eq!(ends, 0);
