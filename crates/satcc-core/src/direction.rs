@@ -1109,9 +1109,9 @@ mod tests {
                     _ => rng.next_u64() % (period.as_nanos() / 7 + 1),
                 };
                 now += SimDuration::from_nanos(gap);
-                if rng.next_u64() % 50 == 0 {
+                if rng.next_u64().is_multiple_of(50) {
                     // now and then a rate near u64's end (remainders that overflow when added)
-                    rate = if rng.next_u64() % 4 == 0 {
+                    rate = if rng.next_u64().is_multiple_of(4) {
                         u64::MAX - rng.next_u64() % 1000
                     } else {
                         1 + rng.next_u64() % 2_000_000_000
@@ -1126,7 +1126,7 @@ mod tests {
                 // u64 when added)
                 let bytes = [1500, 1500, 1500, 66, 66, 9000, 1, 65_535, 3_000_000_007]
                     [(rng.next_u64() % 9) as usize];
-                let backlogged = rng.next_u64() % 3 != 0;
+                let backlogged = !rng.next_u64().is_multiple_of(3);
                 let tick = tick_floor(now, period);
                 if !(backlogged || f.last_release >= tick) {
                     f.origin = tick;
