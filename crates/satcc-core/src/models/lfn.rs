@@ -82,6 +82,14 @@ impl Lfn {
         })
     }
 
+    /// Remember interval `k`'s threshold (out of line: once an interval, and inlined the
+    /// compiler drew it on every refill before testing whether it was needed).
+    #[cold]
+    #[inline(never)]
+    fn redraw(&mut self, k: i64) {
+        self.threshold = (k, self.threshold_bps(k));
+    }
+
     /// The threshold in force during redraw interval `k`.
     pub fn threshold_bps(&self, k: i64) -> f64 {
         let p = self.police.as_ref().expect("a policer");
@@ -125,7 +133,7 @@ impl LinkBehaviour for Lfn {
             let k = (t / step) as i64;
             let until = ((k as u64 + 1) * step).min(end);
             if self.threshold.0 != k {
-                self.threshold = (k, self.threshold_bps(k));
+                self.redraw(k);
             }
             self.tokens += self.threshold.1 / 8.0 * (until - t) as f64 / 1e9;
             t = until;
