@@ -87,16 +87,36 @@ pub struct Turnaround {
     /// (cumulative probability, delay in ns), probabilities strictly increasing from 0 to 1,
     /// delays non-decreasing.
     points: Vec<(f64, u64)>,
-    /// Per slice of [0, 1) (`SLICES` equal ones), the points a draw in it can fall between:
-    /// (the number of points at or below the slice's start, the number below its end). A
-    /// draw is one lookup and, in the few slices a point falls inside, a comparison or two,
-    /// instead of a binary search over every point (a draw per packet reaching a host).
-    slices: Vec<(u32, u32)>,
+    /// Between each two points, what a draw there reads, worked out once ([`Segment`]).
+    segments: Vec<Segment>,
+    /// Per slice of [0, 1) (`SLICES` equal ones), the segments a draw in it can fall in: (the
+    /// segment at the slice's start, the number of points strictly inside the slice, each of
+    /// which moves a draw at or above it one segment on). A draw is one lookup and, in the
+    /// few slices a point falls inside, a comparison or two, instead of a binary search over
+    /// every point (a draw per packet reaching a host).
+    slices: [(u32, u32); SLICES],
+}
+
+/// The interval between two quantile points (p0, d0) and (p1, d1), as a draw in it reads it:
+/// the delay at u is `d0 + (d1 - d0) · (u - p0) / (p1 - p0)` with `p1 - p0` and `d1 - d0`
+/// (as f64) computed here rather than per draw (the same values, so the same delay).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Segment {
+    p0: f64,
+    /// p1: a draw at or above it lies in a later segment.
+    p1: f64,
+    /// p1 - p0.
+    width: f64,
+    d0: u64,
+    /// (d1 - d0) as f64.
+    span: f64,
 }
 
 /// The slices of [0, 1) in [`Turnaround`]'s lookup: a power of two, so that `u * SLICES` is
-/// exact and its integer part is the slice of u.
+/// exact and its integer part is the slice of u; for a draw `Rng::unit_f64(x)` that is the
+/// top bits of x, `x >> SLICE_SHIFT`.
 const SLICES: usize = 64;
+const SLICE_SHIFT: u32 = 64 - SLICES.trailing_zeros();
 
 impl Turnaround {
     /// The distribution through `points`; an error names what is wrong.
@@ -129,17 +149,32 @@ impl Turnaround {
         Turnaround::with_slices(vec![(0.0, 0), (1.0, max.as_nanos())])
     }
 
+    /// `points` checked by the caller: at least two, from probability 0 to 1.
     fn with_slices(points: Vec<(f64, u64)>) -> Turnaround {
         let count = |f: &dyn Fn(f64) -> bool| points.partition_point(|&(p, _)| f(p)) as u32;
-        let slices = (0..SLICES)
-            .map(|s| {
-                let (start, end) = (s as f64 / SLICES as f64, (s + 1) as f64 / SLICES as f64);
-                // a draw u in [start, end): at least the points <= start lie at or below
-                // it, at most the points < end
-                (count(&|p| p <= start), count(&|p| p < end))
+        let mut slices = [(0, 0); SLICES];
+        for (s, slice) in slices.iter_mut().enumerate() {
+            let (start, end) = (s as f64 / SLICES as f64, (s + 1) as f64 / SLICES as f64);
+            // a draw u in [start, end): at least the points <= start lie at or below it (at
+            // least the first, at probability 0), at most the points < end
+            let (at_start, below_end) = (count(&|p| p <= start), count(&|p| p < end));
+            *slice = (at_start - 1, below_end - at_start);
+        }
+        let segments = points
+            .windows(2)
+            .map(|w| Segment {
+                p0: w[0].0,
+                p1: w[1].0,
+                width: w[1].0 - w[0].0,
+                d0: w[0].1,
+                span: (w[1].1 - w[0].1) as f64,
             })
             .collect();
-        Turnaround { points, slices }
+        Turnaround {
+            points,
+            segments,
+            slices,
+        }
     }
 
     pub fn points(&self) -> &[(f64, u64)] {
@@ -151,26 +186,36 @@ impl Turnaround {
         self.points.iter().all(|&(_, d)| d == 0)
     }
 
-    /// One draw: u uniform in [0, 1), mapped through the inverse CDF.
+    /// One draw: u uniform in [0, 1) (the stream's `next_f64`), mapped through the inverse
+    /// CDF.
+    #[inline]
     pub fn sample(&self, rng: &mut Rng) -> SimDuration {
-        SimDuration::from_nanos(self.at(rng.next_f64()))
+        let x = rng.next_u64();
+        // u = next_f64's draw: (x >> 11) / 2^53, so u * SLICES = (x >> 11) / 2^47 exactly and
+        // its integer part is x >> 58
+        SimDuration::from_nanos(self.at_in(Rng::unit_f64(x), (x >> SLICE_SHIFT) as usize))
     }
 
     /// The delay (ns) at u in [0, 1) through the inverse CDF.
-    #[inline]
+    #[cfg(test)]
     fn at(&self, u: f64) -> u64 {
-        // first point with probability > u (the number of points at or below u); u < 1 so it
-        // exists and is not the first. u * SLICES is exact (a power of two) and below SLICES.
-        let (lo, hi) = self.slices[(u * SLICES as f64) as usize];
-        let mut i = lo as usize;
-        while i < hi as usize && self.points[i].0 <= u {
-            i += 1;
+        self.at_in(u, (u * SLICES as f64) as usize)
+    }
+
+    /// The delay (ns) at u in [0, 1) through the inverse CDF, `slice` the integer part of
+    /// u * SLICES.
+    #[inline(always)]
+    fn at_in(&self, u: f64, slice: usize) -> u64 {
+        // the segment of the last point at or below u (u < 1, so not the last point)
+        let (first, inside) = self.slices[slice & (SLICES - 1)];
+        let mut k = first as usize;
+        let last = k + inside as usize;
+        while k < last && self.segments[k].p1 <= u {
+            k += 1;
         }
-        let i = i.clamp(1, self.points.len() - 1);
-        let (p0, d0) = self.points[i - 1];
-        let (p1, d1) = self.points[i];
-        let f = (u - p0) / (p1 - p0);
-        d0.saturating_add(((d1 - d0) as f64 * f) as u64)
+        let s = &self.segments[k];
+        let f = (u - s.p0) / s.width;
+        s.d0.saturating_add((s.span * f) as u64)
     }
 
     /// The mean of the distribution (trapezoids between the points), ns.
@@ -263,11 +308,32 @@ mod tests {
                 assert_eq!(t.at(u), search(t, u), "u = {u:e}");
             }
         }
-        // and a sample is the delay at the stream's next draw
-        let t = &tables[0];
-        let (mut a, mut b) = (Rng::new(5), Rng::new(5));
-        for _ in 0..1000 {
-            assert_eq!(t.sample(&mut a).as_nanos(), t.at(b.next_f64()));
+        // and a sample is the delay at the stream's next draw (its slice read off the draw's
+        // top bits: the integer part of next_f64 * SLICES, for every draw)
+        for t in &tables {
+            let (mut a, mut b) = (Rng::new(5), Rng::new(5));
+            for _ in 0..200_000 {
+                assert_eq!(t.sample(&mut a).as_nanos(), t.at(b.next_f64()));
+            }
+        }
+        let mut xs = vec![0, 1, u64::MAX, u64::MAX >> 1, (1 << 11) - 1, 1 << 11];
+        for s in 0..SLICES as u64 {
+            let edge = s << SLICE_SHIFT;
+            xs.extend([
+                edge,
+                edge.wrapping_sub(1),
+                edge | ((1 << 11) - 1),
+                edge + (1 << 11),
+            ]);
+        }
+        xs.extend((0..100_000).map(|_| rng.next_u64()));
+        for x in xs {
+            let u = Rng::unit_f64(x);
+            assert_eq!(
+                (x >> SLICE_SHIFT) as usize,
+                (u * SLICES as f64) as usize,
+                "x = {x:#x}"
+            );
         }
     }
 

@@ -51,7 +51,13 @@ impl Rng {
 
     /// Uniform in [0, 1) with 53 bits of precision.
     pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        Rng::unit_f64(self.next_u64())
+    }
+
+    /// `next_f64`'s value for the draw `x` of `next_u64`: its top 53 bits over 2^53 (exact).
+    #[inline(always)]
+    pub fn unit_f64(x: u64) -> f64 {
+        (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// True with probability `p` (p ≤ 0 never, p ≥ 1 always).

@@ -40,8 +40,12 @@ pub struct LinkDir {
     pub dir: &'static str,
     pub to_node: u32,
     pub core: Direction<Hop>,
-    /// The far node's turnaround and its own stream, for packets addressed to that node.
+    /// The far node's turnaround and its own stream, for packets addressed to that node
+    /// (`None` without host noise, and for a far node no packet is addressed to: a router).
     host_noise: Option<(HostNoise, Rng)>,
+    /// The run has host noise, but not this direction (its far node is no flow's end): no
+    /// packet it carries may be addressed to that node (checked in debug builds).
+    noise_withheld: bool,
     /// Whether the arrival of the packet at the head of the wire is in the event heap
     /// (world/mod.rs). The wire is FIFO, so only the head's arrival is: the number of pending
     /// events stays independent of the bandwidth-delay product. Each packet's event key is
@@ -87,7 +91,12 @@ impl LinkDir {
     /// turnaround.
     #[inline(always)]
     pub fn finish(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
+        let (to_node, withheld) = (self.to_node, self.noise_withheld);
         let stamp = |hop: &mut Hop| {
+            debug_assert!(
+                !(withheld && hop.dst_node == to_node),
+                "a packet to node {to_node}, whose turnaround was withheld"
+            );
             hop.seq = seq;
             SimDuration::ZERO
         };
@@ -106,7 +115,12 @@ impl LinkDir {
     /// line, so the usual case saves and restores no registers.
     #[inline(never)]
     fn finish_rest(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
+        let (to_node, withheld) = (self.to_node, self.noise_withheld);
         let stamp = |hop: &mut Hop| {
+            debug_assert!(
+                !(withheld && hop.dst_node == to_node),
+                "a packet to node {to_node}, whose turnaround was withheld"
+            );
             hop.seq = seq;
             SimDuration::ZERO
         };
@@ -114,23 +128,26 @@ impl LinkDir {
     }
 
     /// [`finish`](Self::finish) with the far node's host turnaround drawn for a packet
-    /// addressed to it (out of line: only runs with host noise take it).
+    /// addressed to it (out of line: only runs with host noise take it). The usual case
+    /// (`Direction::complete_usual`: a plain lossless link, room on the wire) first, as
+    /// without noise; it draws only for a packet it completes, so the draws are those of
+    /// `complete`, which takes the rest.
     #[inline(never)]
     fn finish_noisy(&mut self, now: SimTime, seq: u64, store: &mut PacketStore) -> Option<SimTime> {
         let to_node = self.to_node;
         let (n, rng) = self.host_noise.as_mut().expect("host noise");
-        self.core.complete(
-            now,
-            |hop| {
-                hop.seq = seq;
-                if hop.dst_node == to_node {
-                    n.sample(hop.to_receiver(), rng)
-                } else {
-                    SimDuration::ZERO
-                }
-            },
-            |hop| store.drop(hop),
-        )
+        let mut noisy = |hop: &mut Hop| {
+            hop.seq = seq;
+            if hop.dst_node == to_node {
+                n.sample(hop.to_receiver(), rng)
+            } else {
+                SimDuration::ZERO
+            }
+        };
+        if let Some(at) = self.core.complete_usual(now, &mut noisy) {
+            return Some(at);
+        }
+        self.core.complete(now, noisy, |hop| store.drop(hop))
     }
 
     /// Take the packet at the head of the wire (its arrival event fired).
@@ -156,13 +173,22 @@ pub struct Network {
 impl Network {
     /// The directions of a resolved scenario (each as `Resolved::direction` gives it, the
     /// resolver's queue limits in place), every host's turnaround `host_noise`, and the
-    /// resolver's routes.
+    /// resolver's routes. Only a direction into a flow's end (a node packets are addressed
+    /// to: a flow's source or destination, TCP's and UDP's peers) draws turnarounds: into a
+    /// router it would draw none, and it finishes packets without the noisy path's call
+    /// (the draws of the others are their own streams', so they do not move).
     pub fn build(
         r: &Resolved,
         host_noise: Option<&HostNoise>,
         routing: Routing,
     ) -> Result<Network, ConfigError> {
         let seed = r.scenario.seed;
+        let mut ends = vec![false; r.scenario.nodes.len()];
+        for f in &r.scenario.flows {
+            ends[f.src] = true;
+            ends[f.dst] = true;
+        }
+        let host_noise = host_noise.filter(|n| !n.is_zero());
         let mut dirs = Vec::with_capacity(r.scenario.links.len() * 2);
         for (i, l) in r.scenario.links.iter().enumerate() {
             for (name, to) in [("ab", l.b), ("ba", l.a)] {
@@ -185,8 +211,9 @@ impl Network {
                         satcc_core::direction::stream(seed, label),
                     ),
                     host_noise: host_noise
-                        .filter(|n| !n.is_zero())
+                        .filter(|_| ends[to])
                         .map(|n| (n.clone(), Rng::derive(seed, HOST_NOISE_RNG_BASE + label))),
+                    noise_withheld: host_noise.is_some() && !ends[to],
                     arrival_scheduled: false,
                     wake_at: None,
                 });
@@ -227,5 +254,44 @@ impl Network {
             })
             .min()
             .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use satcc_core::dirspec::{Direction as DirSpec, QueueSpec};
+    use satcc_core::scenario::{Flow, Link, Scenario};
+
+    #[test]
+    fn only_the_directions_into_a_flows_end_draw_turnarounds() {
+        // s (0) -- r (1) -- d (2), one flow s -> d: the directions into the router draw
+        // nothing (no packet is addressed to it), those into s and d draw; without noise
+        // none does and none is withheld
+        let d = DirSpec::new(100_000_000, 1_000_000, 0.0, QueueSpec::Packets(100));
+        let links = vec![Link::symmetric(0, 1, d.clone()), Link::symmetric(1, 2, d)];
+        let flows = vec![Flow::bulk(0, 0, 2, "reno")];
+        let s = Scenario::new("t", &["s", "r", "d"], links, flows, 1_000_000_000);
+        let r = s.resolve().unwrap();
+        let net = Network::build(&r, Some(&HostNoise::kernel()), r.routing.clone()).unwrap();
+        let drawn: Vec<(u32, bool, bool)> = net
+            .dirs
+            .iter()
+            .map(|d| (d.to_node, d.host_noise.is_some(), d.noise_withheld))
+            .collect();
+        assert_eq!(
+            drawn,
+            [
+                (1, false, true),
+                (0, true, false),
+                (2, true, false),
+                (1, false, true)
+            ]
+        );
+        let quiet = Network::build(&r, None, r.routing.clone()).unwrap();
+        assert!(quiet
+            .dirs
+            .iter()
+            .all(|d| d.host_noise.is_none() && !d.noise_withheld));
     }
 }

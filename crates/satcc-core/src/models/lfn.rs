@@ -53,6 +53,9 @@ pub struct Lfn {
     /// Tokens (bytes) at `last`.
     tokens: f64,
     last: SimTime,
+    /// The last redraw interval whose threshold `extra_drop` drew, and that threshold
+    /// (`threshold_bps`, a pure function of the interval: drawn once rather than per packet).
+    threshold: (i64, f64),
 }
 
 impl Lfn {
@@ -75,7 +78,16 @@ impl Lfn {
             seeds,
             tokens,
             last: SimTime::ZERO,
+            threshold: (i64::MIN, 0.0),
         })
+    }
+
+    /// Remember interval `k`'s threshold (out of line: once an interval, and inlined the
+    /// compiler drew it on every refill before testing whether it was needed).
+    #[cold]
+    #[inline(never)]
+    fn redraw(&mut self, k: i64) {
+        self.threshold = (k, self.threshold_bps(k));
     }
 
     /// The threshold in force during redraw interval `k`.
@@ -97,6 +109,18 @@ impl LinkModel for Lfn {
 }
 
 impl LinkBehaviour for Lfn {
+    /// A constant link's ([`ConstantLink::transmit_end`]: the rate never changes, so the
+    /// fluid walk's one interval, without it).
+    fn transmit_end(&mut self, start: SimTime, bytes: u64) -> Option<SimTime> {
+        self.link.transmit_end(start, bytes)
+    }
+
+    /// Without a policer, a constant link (nothing dropped beyond its loss): a link direction
+    /// then serves it as one, the same packets at the same instants.
+    fn as_constant(&self) -> Option<ConstantLink> {
+        self.police.is_none().then(|| self.link.clone())
+    }
+
     fn extra_drop(&mut self, now: SimTime, bytes: u64) -> bool {
         let Some(p) = self.police.clone() else {
             return false;
@@ -108,7 +132,10 @@ impl LinkBehaviour for Lfn {
         while t < end && self.tokens < p.burst_bytes as f64 {
             let k = (t / step) as i64;
             let until = ((k as u64 + 1) * step).min(end);
-            self.tokens += self.threshold_bps(k) / 8.0 * (until - t) as f64 / 1e9;
+            if self.threshold.0 != k {
+                self.redraw(k);
+            }
+            self.tokens += self.threshold.1 / 8.0 * (until - t) as f64 / 1e9;
             t = until;
         }
         self.tokens = self.tokens.min(p.burst_bytes as f64);
@@ -301,6 +328,53 @@ mod tests {
         let offered = 250e6;
         let got = passed_bps(&mut m, offered, 3.0);
         assert!((got - offered).abs() / offered < 1e-3, "{got}");
+    }
+
+    #[test]
+    fn the_policer_drops_what_it_did_with_every_threshold_drawn_afresh() {
+        // the threshold drawn once per interval (`Lfn::threshold`) against the formula
+        // drawing it for every refill: the same drops, offered at varying rates
+        let mut m = lfn(study_003_hop());
+        let p = study_003_hop().unwrap();
+        let (mut tokens, mut last) = (p.burst_bytes as f64, 0u64);
+        let mut rng = crate::Rng::new(7);
+        let mut now = 0u64;
+        for _ in 0..200_000 {
+            now += rng.next_u64() % 60_000;
+            let bytes = [1500, 66, 9000][(rng.next_u64() % 3) as usize];
+            let step = p.redraw.as_nanos();
+            let (mut t, end) = (last, now.max(last));
+            while t < end && tokens < p.burst_bytes as f64 {
+                let k = (t / step) as i64;
+                let until = ((k as u64 + 1) * step).min(end);
+                tokens += m.threshold_bps(k) / 8.0 * (until - t) as f64 / 1e9;
+                t = until;
+            }
+            tokens = tokens.min(p.burst_bytes as f64);
+            last = now.max(last);
+            let want = if tokens >= bytes as f64 {
+                tokens -= bytes as f64;
+                false
+            } else {
+                true
+            };
+            assert_eq!(m.extra_drop(SimTime::from_nanos(now), bytes), want, "at {now} ns");
+            assert_eq!(m.tokens.to_bits(), tokens.to_bits());
+        }
+    }
+
+    #[test]
+    fn a_link_without_a_policer_is_served_as_a_constant_one_and_ends_as_the_fluid_walk() {
+        let mut plain = lfn(None);
+        assert_eq!(plain.as_constant().map(|c| c.0), Some(plain.link.0));
+        assert!(lfn(study_003_hop()).as_constant().is_none());
+        for (start, bytes) in [(0, 1500), (123_456_789, 66), (7, 65_535), (u64::MAX / 2, 1)] {
+            let start = SimTime::from_nanos(start);
+            assert_eq!(
+                plain.transmit_end(start, bytes),
+                super::super::fluid_transmit_end(&mut plain, start, bytes)
+            );
+        }
     }
 
     #[test]
