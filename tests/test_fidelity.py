@@ -796,7 +796,10 @@ def test_a_short_real_kernel_suite_runs_each_scenario_three_times_in_the_kernel(
         assert g["kernel"]["min"] <= g["kernel"]["median"] <= g["kernel"]["max"]
         assert g["kernel"]["median"] > 0
         assert r["metrics"]["rtt_mean_ms"]["verdict"] in (M.PASS, M.FAIL)
-        assert r["metrics"]["retx_rate"]["verdict"] in (M.PASS, M.FAIL)
+        # 3 short runs may not decide a mean's interval: undecided is a verdict too
+        retx = r["metrics"]["retx_rate"]
+        assert retx["verdict"] in M.VERDICTS
+        assert retx["test"]["rule"] in ("floor", "zero", "interval", "runs")
         if r["group"] != "all":
             assert r["metrics"]["share"]["verdict"] in (M.PASS, M.FAIL)
             assert r["cwnd"]["distance"] is not None
