@@ -24,7 +24,8 @@ Metrics per run and group
 RTT comes from the per-bin series in both engines because the kernel side can only sample srtt
 once per bin (`ss`); the simulator's flows.rtt_mean_ms is over every ACK and is not used.
 
-Aggregation over runs: the median (and min, max) of the per-run values, per engine.
+Aggregation over runs: the median (and mean, min, max) of the per-run values, per engine; the
+verdicts compare medians, but for retransmissions the means (below).
 
 cwnd distance (per scenario and group): c_e(t) = the mean cwnd_pkts of the group's flows at
 bin t in one run, then the median over the runs of engine e at each bin;
