@@ -1,0 +1,116 @@
+"""A kernel design's runs replayed in the simulator: the same scenario, the same seed.
+
+`satcc reproduce --quick --engine emu` runs each study's kernel design (its quick design cut to
+what the emulator carries: rates scaled to 100 Mbit/s, shorter runs), and docs/reproduce.md's
+"Where the engines disagree" sets its verdicts beside the simulator's quick design, which runs
+another path. This replays every run of one kernel campaign directory through the simulator
+(each run's run.json holds the scenario as run) and compares the two engines on the same path,
+run by run: each flow group's share of the goodput and Jain's index over the groups and over
+the flows, all over the second half of the run (as study 004's claims read it).
+
+    python bench/reproduce/kernel_twins.py KERNEL_CAMPAIGN_DIR [--param rtt_pc2=63.5ms]
+        [--out DIR] [--group short-rtt]
+
+KERNEL_CAMPAIGN_DIR: e.g. OUT/004/emu/study004-many-quick-kernel-emu. The simulator's runs go
+to --out (default: a temporary directory) and are reused when there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+
+def second_half(run_dir: Path, duration_s: float, first: str) -> tuple[float, float, float]:
+    """(first group's share, Jain over the groups, Jain over the flows) over t >= duration/2."""
+    import pandas as pd
+
+    fs = pd.read_parquet(run_dir / "flow_series.parquet")
+    fl = pd.read_parquet(run_dir / "flows.parquet")
+    rate = fs[fs["t_s"] >= duration_s / 2].groupby("flow_id")["goodput_bps"].mean()
+    group = dict(zip(fl["id"], (n.split(".")[0] for n in fl["name"]), strict=True))
+    per_group: dict[str, float] = {}
+    for fid, v in rate.items():
+        per_group[group[fid]] = per_group.get(group[fid], 0.0) + float(v)
+
+    def jain(xs: list[float]) -> float:
+        return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else float("nan")
+
+    total = sum(per_group.values())
+    return per_group.get(first, 0.0) / total, jain(list(per_group.values())), jain(list(rate))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("campaign", type=Path, help="a kernel campaign directory")
+    ap.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="only runs whose parameter NAME is VALUE (spaces ignored; repeatable)",
+    )
+    ap.add_argument("--out", type=Path, help="where the simulator's runs go")
+    ap.add_argument("--group", default="short-rtt", help="the group whose share is printed")
+    args = ap.parse_args()
+
+    import pandas as pd
+
+    import satcc
+    from satcc.units import parse_duration
+
+    want = {}
+    for p in args.param:
+        k, _, v = p.partition("=")
+        want[k] = v.replace(" ", "")
+    out = args.out or Path(tempfile.mkdtemp(prefix="satcc-kernel-twins-"))
+    rows = []
+    for rj in sorted((args.campaign / "runs").glob("*/run.json")):
+        run = json.loads(rj.read_text())
+        if run["engine"] != "emu":
+            continue
+        params = run["params"]
+        if any(str(params.get(k, "")).replace(" ", "") != v for k, v in want.items()):
+            continue
+        doc = run["scenario"]
+        doc["scenario"]["engine"] = "sim"
+        duration_s = parse_duration(doc["scenario"]["duration"]) / 1e9
+        twin = out / run["run_id"]
+        if not (twin / "flow_series.parquet").exists():
+            satcc.run(doc, engine="sim", seed=run["seed"]).write(twin)
+        k_share, k_jain, k_jf = second_half(rj.parent, duration_s, args.group)
+        s_share, s_jain, s_jf = second_half(twin, duration_s, args.group)
+        case = {k: v for k, v in params.items() if not k.endswith("_ms") and k not in want}
+        rows.append(
+            {
+                **case,
+                "seed": run["seed"],
+                "kernel share": k_share,
+                "sim share": s_share,
+                "kernel Jain (groups)": k_jain,
+                "sim Jain (groups)": s_jain,
+                "kernel Jain (flows)": k_jf,
+                "sim Jain (flows)": s_jf,
+            }
+        )
+    if not rows:
+        print("no kernel run matches", file=sys.stderr)
+        return 1
+    df = pd.DataFrame(rows)
+    keys = [c for c in df.columns if c not in ("seed",) and not c.startswith(("kernel", "sim"))]
+    pd.set_option("display.width", 200)
+    print(df.sort_values([*keys, "seed"]).round(3).to_string(index=False))
+    print("\nmedians over seeds:")
+    values = [c for c in df.columns if c.startswith(("kernel", "sim"))]
+    print(df.groupby(keys)[values].median().round(3).to_string() if keys else df[values].median())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
