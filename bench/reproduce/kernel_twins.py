@@ -5,8 +5,9 @@ what the emulator carries: rates scaled to 100 Mbit/s, shorter runs), and docs/r
 "Where the engines disagree" sets its verdicts beside the simulator's quick design, which runs
 another path. This replays every run of one kernel campaign directory through the simulator
 (each run's run.json holds the scenario as run) and compares the two engines on the same path,
-run by run: each flow group's share of the goodput and Jain's index over the groups and over
-the flows, all over the second half of the run (as study 004's claims read it).
+run by run: each flow group's share of the goodput, Jain's index over the groups and over the
+flows, and the total goodput, all over the second half of the run (as study 004's claims read
+it).
 
     python bench/reproduce/kernel_twins.py KERNEL_CAMPAIGN_DIR [--param rtt_pc2=63.5ms]
         [--out DIR] [--group short-rtt]
@@ -27,8 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 
 
-def second_half(run_dir: Path, duration_s: float, first: str) -> tuple[float, float, float]:
-    """(first group's share, Jain over the groups, Jain over the flows) over t >= duration/2."""
+def second_half(run_dir: Path, duration_s: float, first: str) -> tuple[float, ...]:
+    """(first group's share, Jain over the groups, Jain over the flows, total goodput in
+    Mbit/s) over t >= duration/2."""
     import pandas as pd
 
     fs = pd.read_parquet(run_dir / "flow_series.parquet")
@@ -43,7 +45,8 @@ def second_half(run_dir: Path, duration_s: float, first: str) -> tuple[float, fl
         return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else float("nan")
 
     total = sum(per_group.values())
-    return per_group.get(first, 0.0) / total, jain(list(per_group.values())), jain(list(rate))
+    share = per_group.get(first, 0.0) / total if total else float("nan")
+    return share, jain(list(per_group.values())), jain(list(rate)), total / 1e6
 
 
 def main() -> int:
@@ -84,8 +87,8 @@ def main() -> int:
         twin = out / run["run_id"]
         if not (twin / "flow_series.parquet").exists():
             satcc.run(doc, engine="sim", seed=run["seed"]).write(twin)
-        k_share, k_jain, k_jf = second_half(rj.parent, duration_s, args.group)
-        s_share, s_jain, s_jf = second_half(twin, duration_s, args.group)
+        k_share, k_jain, k_jf, k_mbps = second_half(rj.parent, duration_s, args.group)
+        s_share, s_jain, s_jf, s_mbps = second_half(twin, duration_s, args.group)
         case = {k: v for k, v in params.items() if not k.endswith("_ms") and k not in want}
         rows.append(
             {
@@ -97,6 +100,8 @@ def main() -> int:
                 "sim Jain (groups)": s_jain,
                 "kernel Jain (flows)": k_jf,
                 "sim Jain (flows)": s_jf,
+                "kernel Mbit/s": k_mbps,
+                "sim Mbit/s": s_mbps,
             }
         )
     if not rows:
