@@ -103,36 +103,12 @@ class WireRun(Run):
                     time.sleep(0.02)
 
 
-def read_frames(path: Path) -> list[tuple[int, str, str, int]]:
-    """(t_ns, src ip, dst ip, TCP payload bytes) of every IPv4/TCP frame of a pcap."""
-    data = path.read_bytes()
-    magic = struct.unpack("<I", data[:4])[0]
-    if magic != PCAP_NS_MAGIC:
-        raise SystemExit(f"{path}: expected a nanosecond pcap")
-    out = []
-    off = 24
-    while off + 16 <= len(data):
-        sec, frac, incl, _ = struct.unpack("<IIII", data[off : off + 16])
-        frame = data[off + 16 : off + 16 + incl]
-        off += 16 + incl
-        if len(frame) < 54 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
-            continue
-        ihl = (frame[14] & 0x0F) * 4
-        total = struct.unpack("!H", frame[16:18])[0]
-        doff = (frame[14 + ihl + 12] >> 4) * 4
-        src = ".".join(map(str, frame[26:30]))
-        dst = ".".join(map(str, frame[30:34]))
-        out.append((sec * 1_000_000_000 + frac, src, dst, total - ihl - doff))
-    return out
-
-
-def read_segments(path: Path) -> list[tuple[int, tuple[str, str, int, int, int, int]]]:
-    """(t_ns, (src ip, dst ip, IPv4 ID, TCP seq, TCP ack, payload bytes)) of every IPv4/TCP
-    frame of a nanosecond pcap: the key names one frame on both sides of a router."""
+def tcp_frames(path: Path):
+    """(t_ns, src ip, dst ip, IPv4 ID, TCP seq, TCP ack, TCP payload bytes) of every IPv4/TCP
+    frame of a nanosecond pcap."""
     data = path.read_bytes()
     if struct.unpack("<I", data[:4])[0] != PCAP_NS_MAGIC:
         raise SystemExit(f"{path}: expected a nanosecond pcap")
-    out = []
     off = 24
     while off + 16 <= len(data):
         sec, frac, incl, _ = struct.unpack("<IIII", data[off : off + 16])
@@ -147,9 +123,18 @@ def read_segments(path: Path) -> list[tuple[int, tuple[str, str, int, int, int, 
         doff = (frame[tcp + 12] >> 4) * 4
         src = ".".join(map(str, frame[26:30]))
         dst = ".".join(map(str, frame[30:34]))
-        key = (src, dst, ip_id, seq, ack, total - ihl - doff)
-        out.append((sec * 1_000_000_000 + frac, key))
-    return out
+        yield sec * 1_000_000_000 + frac, src, dst, ip_id, seq, ack, total - ihl - doff
+
+
+def read_frames(path: Path) -> list[tuple[int, str, str, int]]:
+    """(t_ns, src ip, dst ip, TCP payload bytes) of every IPv4/TCP frame of a pcap."""
+    return [(t, src, dst, payload) for t, src, dst, _, _, _, payload in tcp_frames(path)]
+
+
+def read_segments(path: Path) -> list[tuple[int, tuple[str, str, int, int, int, int]]]:
+    """(t_ns, (src ip, dst ip, IPv4 ID, TCP seq, TCP ack, payload bytes)) of every IPv4/TCP
+    frame of a nanosecond pcap: the key names one frame on both sides of a router."""
+    return [(f[0], tuple(f[1:])) for f in tcp_frames(path)]
 
 
 def forwarding(into: list, out_of: list, src_ip: str, max_ns: int) -> tuple[list[int], int, int]:
