@@ -552,6 +552,14 @@ def render(roots: dict[str, Path], command: str) -> str:
             + ":\n"
         )
         out.extend(disagree or ["- none"])
+        out.append(
+            "\nThe two columns run different designs: the kernel's is its quick design cut to "
+            "what satcc-linkd carries (each study's kernel design, printed above its kernel "
+            "table: rates scaled to 100 Mbit/s, shorter runs), so a verdict here can differ by "
+            "path as well as by engine. `bench/reproduce/kernel_twins.py` replays a kernel "
+            "campaign's runs in the simulator on the same path and seed (BENCHMARKS.md, "
+            '"`satcc reproduce`\'s kernel column against the simulator on the same path").'
+        )
         out.append("")
     out.append(LIMITS)
     out.append("## Tally\n")
