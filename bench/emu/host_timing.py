@@ -35,6 +35,7 @@ quantile tables for `crates/satcc-core/src/hostnoise.rs`.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import struct
 import subprocess
@@ -201,46 +202,28 @@ def quantiles(xs: list[int]) -> dict[str, float]:
     return out
 
 
-def scenario_text(rate: str, rtt_ms: float, flows: int, seconds: float, cca: str) -> str:
-    one_way = rtt_ms / 2
-    return f"""
-[scenario]
-name = "host-timing"
-duration = "{seconds} s"
-[[link]]
-a = "snd"
-b = "rcv"
+def scenario_text(
+    rate: str, rtt_ms: float, flows: int, seconds: float, cca: str, router: bool = False
+) -> str:
+    """snd -- rcv (the host turnarounds), or snd -- r -- rcv with `router`, the RTT split
+    evenly over the links."""
+    nodes = ["snd", "r", "rcv"] if router else ["snd", "rcv"]
+    one_way = rtt_ms / 2 / (len(nodes) - 1)
+    links = "".join(
+        f"""[[link]]
+a = "{a}"
+b = "{b}"
 rate = "{rate}"
 delay = "{one_way} ms"
 queue = "1 BDP"
-[[flow]]
-name = "bulk"
-from = "snd"
-to = "rcv"
-cca = "{cca}"
-count = {flows}
 """
-
-
-def router_scenario_text(rate: str, rtt_ms: float, flows: int, seconds: float, cca: str) -> str:
-    quarter = rtt_ms / 4
+        for a, b in itertools.pairwise(nodes)
+    )
     return f"""
 [scenario]
-name = "router-timing"
+name = "{"router-timing" if router else "host-timing"}"
 duration = "{seconds} s"
-[[link]]
-a = "snd"
-b = "r"
-rate = "{rate}"
-delay = "{quarter} ms"
-queue = "1 BDP"
-[[link]]
-a = "r"
-b = "rcv"
-rate = "{rate}"
-delay = "{quarter} ms"
-queue = "1 BDP"
-[[flow]]
+{links}[[flow]]
 name = "bulk"
 from = "snd"
 to = "rcv"
@@ -270,9 +253,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.table:
         return table(args.table)
-    text = router_scenario_text if args.router else scenario_text
     scn = loads(
-        text(args.rate, args.rtt, args.flows, args.seconds, args.cca),
+        scenario_text(args.rate, args.rtt, args.flows, args.seconds, args.cca, args.router),
         source="<host-timing>",
     )
     config = resolve(scn)
