@@ -41,8 +41,11 @@ def second_half(run_dir: Path, duration_s: float, first: str) -> tuple[float, ..
     for fid, v in rate.items():
         per_group[group[fid]] = per_group.get(group[fid], 0.0) + float(v)
 
+    from satcc.results import jain_index
+
     def jain(xs: list[float]) -> float:
-        return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else float("nan")
+        j = jain_index(xs)
+        return float("nan") if j is None else j
 
     total = sum(per_group.values())
     share = per_group.get(first, 0.0) / total if total else float("nan")
