@@ -16,6 +16,7 @@
 //! | `jitter_ns`          | no (0)   | ns             | uniform extra delay per packet           |
 //! | `drop_packets`       | no       | ordinals ≥ 1   | scripted losses                          |
 //! | `tick_ns`            | no       | ns             | dummynet-like tick service (no `model`)  |
+//! | `clock_ppm`          | no (0)   | ppm            | the serialiser's clock offset (no `model`) |
 //! | `model`              | no       | MODEL          | time-varying behaviour (`models::ModelSpec`) |
 
 use serde::{Deserialize, Serialize};
@@ -128,6 +129,21 @@ impl Direction {
                 "expected an array of packet ordinals (integers >= 1)",
             ));
         }
+        let clock = self.clock.get().0;
+        if !(clock.is_finite() && clock.abs() <= crate::units::MAX_CLOCK_PPM as f64) {
+            return Err(err(
+                path,
+                "clock_ppm",
+                "expected a clock offset within ±1000 ppm",
+            ));
+        }
+        if clock != 0.0 && self.model.is_some() {
+            return Err(err(
+                path,
+                "clock_ppm",
+                "expected no clock offset on a link with a model (the model sets its rates)",
+            ));
+        }
         if let Some(t) = self.tick_ns {
             if t == 0 {
                 return Err(err(path, "tick_ns", "expected a tick period > 0 ns"));
@@ -150,6 +166,18 @@ impl Direction {
             delay: SimDuration::from_nanos(self.delay_ns),
             loss: self.loss,
         }
+    }
+
+    /// [`nominal`](Self::nominal) on the direction's clock: the rate offset by `clock_ppm`
+    /// (rate × (1 + clock / 10⁶), rounded to a whole bit/s, at least 1), what both engines'
+    /// serialisers send at.
+    pub fn clocked(&self) -> LinkState {
+        let mut s = self.nominal();
+        let ppm = self.clock.get().0;
+        if ppm != 0.0 {
+            s.rate_bps = ((s.rate_bps as f64) * (1.0 + ppm * 1e-6)).round().max(1.0) as u64;
+        }
+        s
     }
 
     /// The CE marking threshold, packets queued.

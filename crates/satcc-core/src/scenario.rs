@@ -440,7 +440,7 @@ fn direction_of(s: &Scenario, routes: &Routes, k: usize) -> Result<DirView, Stri
         None => None,
     };
     Ok(DirView {
-        nominal: d.nominal(),
+        nominal: d.clocked(),
         config,
         model,
         link: i,
@@ -485,7 +485,8 @@ impl ResolvedLinks {
 /// build it: read from the scenario when an engine builds its links ([`Resolved::direction`]),
 /// not kept beside it.
 pub struct DirView {
-    /// Rate, delay and loss as written (a model's nominal values when it has one).
+    /// Rate, delay and loss as written (a model's nominal values when it has one), the rate
+    /// on the direction's clock (`clock_ppm`: [`Direction::clocked`]).
     pub nominal: LinkState,
     /// The resolved direction as its link holds it: the queue sized ("x BDP" as bytes), the
     /// model taken into `model` (queue, drop, ECN marking, jitter, scripted drops, tick

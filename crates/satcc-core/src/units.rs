@@ -14,6 +14,7 @@
 //! | size        | bytes     | B, kB = KB, MB, GB, TB (10³ⁿ); KiB, MiB, GiB, TiB (2¹⁰ⁿ); a bare integer is bytes |
 //! | probability | 1         | a number in [0, 1] (TOML `loss = 0.003`), or a percentage "0.3 %" |
 //! | queue limit | -         | "N pkt", a size, or "x BDP"; never bare                          |
+//! | clock offset | ppm      | "+20 ppm", "-50 ppm" (signed, at most 1000 either way); bare: only 0 |
 //!
 //! **The rule for bare numbers** (issue 44): a bare number is read only where it cannot be
 //! misread. A duration or a rate needs a unit (is 10 seconds or milliseconds? bit/s or
@@ -46,6 +47,10 @@ pub const SIZE_HINT: &str = "a size like '1448 B', '1.5 MB' or '1 MiB' (bare int
 pub const PROBABILITY_HINT: &str = "a probability in [0, 1] like 1e-4 or '0.3 %'";
 pub const QUEUE_HINT: &str = "a queue limit like '1000 pkt', '1.5 MB' or '1 BDP'";
 pub const PACKETS_HINT: &str = "a packet count like '20 pkt' (or a bare integer)";
+pub const CLOCK_HINT: &str =
+    "a clock offset like '+20 ppm' or '-50 ppm' (at most 1000 ppm either way)";
+/// The largest clock offset a link takes, either way (Ethernet's tolerance is 100 ppm).
+pub const MAX_CLOCK_PPM: u64 = 1000;
 
 /// A value as it arrived, before it is read as a quantity (from TOML, JSON or Python).
 #[derive(Clone, Debug, PartialEq)]
@@ -638,6 +643,33 @@ pub fn probability(v: &Raw) -> Result<f64> {
         return Err(UnitError::new(h, v, Some("out of range".into())));
     }
     Ok(d.to_f64().abs())
+}
+
+/// A clock's offset from its nominal frequency in parts per million, signed: "+20 ppm",
+/// "-50 ppm", "0". The unit is required except for 0 (a bare 20 could be ppm, a fraction or
+/// a percentage); at most [`MAX_CLOCK_PPM`] either way.
+pub fn clock_ppm(v: &Raw) -> Result<f64> {
+    let h = CLOCK_HINT;
+    let (d, unit) = split(v, h)?;
+    if unit.is_empty() {
+        if d.is_zero() {
+            return Ok(0.0);
+        }
+        return Err(UnitError::new(
+            h,
+            v,
+            Some("a bare number needs its unit: ppm".into()),
+        ));
+    }
+    if !unit.eq_ignore_ascii_case("ppm") {
+        return Err(UnitError::new(h, v, unknown(&unit)));
+    }
+    let size = Decimal {
+        negative: false,
+        ..d
+    };
+    at_most(&size, 1, MAX_CLOCK_PPM, h, v, "1000 ppm either way")?;
+    Ok(d.to_f64())
 }
 
 /// A whole number of packets: "20 pkt" or 20.

@@ -298,6 +298,37 @@ mod tests {
     }
 
     #[test]
+    fn a_directions_clock_offsets_its_rate_as_in_the_simulator() {
+        // clock_ppm (a fixed offset or scenario.clock_tolerance's draw, resolved once): the
+        // serialiser's rate is rate x (1 + ppm / 1e6) in satcc-linkd and the simulator alike
+        let text = doc(
+            serde_json::json!({"rate_bps": 100000000, "delay_ns": 500000,
+                "queue": {"packets": 50}, "clock_ppm": 63.124}),
+            serde_json::json!({"rate_bps": 100000000, "delay_ns": 500000,
+                "queue": {"packets": 50}, "clock_ppm": -1000.0}),
+        );
+        let c = Config::parse(&text).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let resolved = satcc_core::scenario::Resolved::from_json(&v["scenario"]).unwrap();
+        for (ba, rate) in [(false, 100_006_312), (true, 99_900_000)] {
+            let (_, mut emu) = c.direction(&c.links[0], ba).unwrap();
+            let mut sim = resolved
+                .direction(usize::from(ba))
+                .unwrap()
+                .behaviour(7)
+                .unwrap();
+            assert_eq!(emu.state_at(SimTime::ZERO).rate_bps, rate);
+            assert_eq!(emu.state_at(SimTime::ZERO), sim.state_at(SimTime::ZERO));
+        }
+        // beyond the tolerance a link takes: refused, naming the direction
+        let e = Config::parse(&text.replace("-1000.0", "-1500.0")).unwrap_err();
+        assert!(
+            e.0.contains("link[0].ba") && e.0.contains("clock_ppm"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn the_routes_the_run_resolved_are_read_not_computed_again() {
         // the direction's "1 BDP" queue is sized with the largest RTT the document's routes
         // give (here 100 ms instead of the scenario's 50 ms): satcc-linkd resolves nothing

@@ -177,6 +177,7 @@ def describe(s: Scenario, config: dict) -> str:
                 f"queue {format_queue(p['queue'])}"
                 + (" drop-front" if p.get("drop") == "front" else "")
                 + (f", served on a {1e9 / p['tick_ns']:g} Hz tick" if "tick_ns" in p else "")
+                + (f", clock {p['clock_ppm']:+g} ppm" if p.get("clock_ppm") else "")
             )
     for origin, f in zip(expand_flows(s), config["flows"], strict=True):
         size = format_size(f["size_bytes"]) if f["size_bytes"] is not None else "bulk"

@@ -131,6 +131,13 @@ unit_type!(
     units::PACKETS_HINT
 );
 unit_type!(
+    Ppm,
+    f64,
+    units::clock_ppm,
+    "A clock offset, in parts per million.",
+    units::CLOCK_HINT
+);
+unit_type!(
     Queue,
     QueueSpec,
     units::queue,
@@ -300,6 +307,11 @@ pub struct Section {
     pub engine: String,
     #[serde(default = "default_host_noise")]
     pub host_noise: HostNoiseV,
+    /// Every constant link direction without its own `clock` runs on a clock drawn uniformly
+    /// within ± this tolerance from the seed (real NICs' independent oscillators; Ethernet's
+    /// is 100 ppm); absent: ideal clocks. Resolved into each direction's `clock_ppm`.
+    #[serde(default)]
+    pub clock_tolerance: Option<Ppm>,
     /// The node hosting a VPN server (study 000).
     #[serde(default)]
     pub vpn: Option<String>,
@@ -1002,6 +1014,15 @@ fn check(f: &mut File, known: &Known) -> Vec<Issue> {
             ),
         );
     }
+    if let Some(t) = sec.clock_tolerance.filter(|t| t.0 < 0.0) {
+        bad!(
+            "scenario.clock_tolerance",
+            format!(
+                "expected a tolerance of at least 0 ppm (the draw spreads it either way), found {} ppm",
+                t.0
+            ),
+        );
+    }
     let bin = sec.bin.0;
     if bin == 0 {
         bad!("scenario.bin", "expected a positive duration, found 0");
@@ -1056,6 +1077,8 @@ fn check(f: &mut File, known: &Known) -> Vec<Issue> {
                 ("rate_ba", l.rate_ba.is_some()),
                 ("delay_ba", l.delay_ba.is_some()),
                 ("loss_ba", l.loss_ba.is_some()),
+                ("clock", l.clock.is_some()),
+                ("clock_ba", l.clock_ba.is_some()),
             ] {
                 if set {
                     bad!(
@@ -1527,6 +1550,8 @@ impl File {
     /// The resolver's input: units in base units, defaults filled, `count` expanded, nodes as
     /// indices; `seed` replaces the file's.
     pub fn scenario(&self, seed: Option<u64>) -> Scenario {
+        let seed = seed.unwrap_or(self.seed);
+        let tolerance = self.scenario.clock_tolerance.map_or(0.0, |t| t.0);
         let index: HashMap<&str, usize> = self
             .nodes
             .iter()
@@ -1537,7 +1562,8 @@ impl File {
             .links
             .iter()
             .zip(&self.models)
-            .map(|(l, m)| {
+            .enumerate()
+            .map(|(i, (l, m))| {
                 let (mut ab, mut ba) = match m {
                     Some([ab, ba]) => (model_dir(l, ab, false), model_dir(l, ba, true)),
                     None => {
@@ -1558,6 +1584,15 @@ impl File {
                     }
                 };
                 link_keys!(link_fields!(copy l => ab, ba));
+                if tolerance > 0.0 && m.is_none() {
+                    let own = [l.clock.is_some(), l.clock_ba.or(l.clock).is_some()];
+                    for (k, (d, own)) in [&mut ab, &mut ba].into_iter().zip(own).enumerate() {
+                        if !own {
+                            d.clock =
+                                switches::Key::new(Ppm(clock_draw(seed, 2 * i + k, tolerance)));
+                        }
+                    }
+                }
                 if l.service == Service::Tick {
                     for d in [&mut ab, &mut ba] {
                         d.tick_ns = Some(1_000_000_000 / l.hz.max(1) as u64);
@@ -1606,7 +1641,7 @@ impl File {
         let duration = s.duration.map_or(0, |d| d.0);
         scenario_switches!(switch_fields!(copy s => Scenario {
             name: self.name.clone(),
-            seed: seed.unwrap_or(self.seed),
+            seed,
             duration_ns: duration,
             bin_ns: s.bin.0,
             nodes: self.nodes.clone(),
@@ -1632,6 +1667,17 @@ impl File {
             capture: s.capture.clone(),
         }))
     }
+}
+
+/// Where the clock draws' streams start (`Rng::derive(seed, CLOCK_RNG_BASE + direction)`),
+/// apart from every other stream drawn from the scenario's seed.
+const CLOCK_RNG_BASE: u64 = 0xC10C_0000_0000;
+
+/// Direction `k`'s clock offset under `scenario.clock_tolerance` (ppm, uniform in ±tolerance,
+/// rounded to 0.001 ppm so the resolved form reads as written).
+fn clock_draw(seed: u64, k: usize, tolerance: f64) -> f64 {
+    let mut rng = crate::rng::Rng::derive(seed, CLOCK_RNG_BASE + k as u64);
+    (rng.uniform(-tolerance, tolerance) * 1000.0).round() / 1000.0
 }
 
 /// A link direction with a model: the model's nominal state and MODEL dictionary; the queue
@@ -1745,6 +1791,76 @@ mod tests {
 
     fn issues(doc: &Value) -> Vec<Issue> {
         read(doc, "x", &known()).unwrap_err()
+    }
+
+    #[test]
+    fn clocks_fixed_drawn_and_refused() {
+        // a fixed offset: both directions (the twin defaults to the key), written in ppm
+        // in the resolved form and applied to the rate both engines serialise at
+        let mut d = minimal();
+        d["link"][0]["clock"] = json!("+20 ppm");
+        d["link"][0]["clock_ba"] = json!("-1000 ppm");
+        let r = read(&d, "x", &known())
+            .unwrap()
+            .scenario(None)
+            .resolve()
+            .unwrap();
+        let wire = serde_json::to_value(&r).unwrap();
+        assert_eq!(wire["links"][0]["ab"]["clock_ppm"], 20.0);
+        assert_eq!(wire["links"][0]["ba"]["clock_ppm"], -1000.0);
+        assert_eq!(super::super::Resolved::from_json(&wire).unwrap(), r);
+        assert_eq!(r.direction(0).unwrap().nominal.rate_bps, 10_000_200);
+        assert_eq!(r.direction(1).unwrap().nominal.rate_bps, 9_990_000);
+        // none written: the nominal rate, and nothing in the resolved form
+        let plain = read(&minimal(), "x", &known())
+            .unwrap()
+            .scenario(None)
+            .resolve()
+            .unwrap();
+        let wire = serde_json::to_value(&plain).unwrap();
+        assert!(wire["links"][0]["ab"].get("clock_ppm").is_none());
+        assert_eq!(plain.direction(0).unwrap().nominal.rate_bps, 10_000_000);
+        // a tolerance: each direction drawn from the seed within it, the same draw for the
+        // same seed, another for another seed; a direction's own clock is kept
+        let mut d = minimal();
+        d["scenario"]["clock_tolerance"] = json!("100 ppm");
+        let f = read(&d, "x", &known()).unwrap();
+        let ppm = |s: &Scenario| [s.links[0].ab.clock.get().0, s.links[0].ba.clock.get().0];
+        let (a, b) = (ppm(&f.scenario(Some(1))), ppm(&f.scenario(Some(2))));
+        assert_eq!(a, ppm(&f.scenario(Some(1))));
+        assert_ne!(a, b);
+        for x in a.into_iter().chain(b) {
+            assert!(x.abs() <= 100.0 && x != 0.0, "{x}");
+        }
+        assert_ne!(a[0], a[1]);
+        d["link"][0]["clock_ba"] = json!("0 ppm");
+        let kept = ppm(&read(&d, "x", &known()).unwrap().scenario(Some(1)));
+        assert_eq!(kept, [a[0], 0.0]);
+        // refused: no unit, beyond the limit, a negative tolerance, beside a model
+        for (v, why) in [
+            (json!(20), "a bare number needs its unit: ppm"),
+            (json!("1001 ppm"), "above the limit of 1000 ppm either way"),
+        ] {
+            let mut d = minimal();
+            d["link"][0]["clock"] = v;
+            let (k, m) = &issues(&d)[0];
+            assert_eq!(k, "link[0].clock");
+            assert!(
+                m.starts_with("expected a clock offset like") && m.contains(why),
+                "{m}"
+            );
+        }
+        let mut d = minimal();
+        d["scenario"]["clock_tolerance"] = json!("-5 ppm");
+        let (k, m) = &issues(&d)[0];
+        assert_eq!(k, "scenario.clock_tolerance");
+        assert!(
+            m.starts_with("expected a tolerance of at least 0 ppm"),
+            "{m}"
+        );
+        let mut dir = Direction::new(1, 1, 0.0, QueueSpec::Packets(1));
+        dir.clock = switches::Key::new(Ppm(f64::NAN));
+        assert!(dir.check("link[0].ab").unwrap_err().contains("clock_ppm"));
     }
 
     #[test]

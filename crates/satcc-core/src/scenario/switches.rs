@@ -24,7 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::file::{Bps, Bytes, Nanos, Pkts, Prob, Queue};
+use super::file::{Bps, Bytes, Nanos, Pkts, Ppm, Prob, Queue};
 use super::DEFAULT_MIN_RTO_NS;
 use crate::dirspec::{QueueDrop, QueueSpec};
 
@@ -98,6 +98,10 @@ macro_rules! link_keys {
             ecn_threshold / ecn_threshold_ba as "ecn_threshold_pkts": Option<Pkts> = None, kept;
             /// Uniform extra one-way delay per packet, drawn in [0, jitter); 0: none.
             jitter / jitter_ba as "jitter_ns": Nanos = Nanos(0);
+            /// The serialiser's clock offset from nominal, ppm (signed): the direction sends at
+            /// rate × (1 + clock / 10⁶), as a real NIC's oscillator does within its tolerance;
+            /// 0: the nominal rate. Constant links only (a model sets its own rates).
+            clock / clock_ba as "clock_ppm": Ppm = Ppm(0.0);
         }
     };
 }
@@ -365,6 +369,7 @@ units!(
     Bytes(u64),
     Pkts(u64),
     Prob(f64),
+    Ppm(f64),
     Queue(QueueSpec)
 );
 
