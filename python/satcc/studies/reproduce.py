@@ -50,7 +50,7 @@ class StudyResult:
     drew_figures: bool = False  # asked for (`--figures`); report.html says how otherwise
     design: str = designs.AUTO  # `--design` (designs.DESIGNS)
 
-    def designs(self) -> dict[str, str]:
+    def engine_designs(self) -> dict[str, str]:
         """Each engine's design ("full", "quick" or "kernel": designs.design_name)."""
         return {e: designs.design_name(self.quick, e, self.design) for e in self.dirs}
 
@@ -58,7 +58,7 @@ class StudyResult:
         """The design(s) and engine(s) as the header says them: "quick design, engine sim",
         "kernel design, engine sim" (the kernel column's twin), "quick design, engine sim;
         kernel design, engine emu" (`--quick --engine both`)."""
-        per_engine = self.designs()
+        per_engine = self.engine_designs()
         if len(set(per_engine.values())) > 1:
             return "; ".join(f"{d} design, engine {e}" for e, d in per_engine.items())
         name = next(iter(per_engine.values()), "quick" if self.quick else "full")
@@ -69,7 +69,7 @@ class StudyResult:
         # the kernel design (the emulator's --quick, or --design kernel) says so per engine, so
         # that its twin on the simulator is never read as the quick design; the simulator's own
         # designs' documents are as they were
-        kernel = designs.KERNEL in self.designs().values()
+        kernel = designs.KERNEL in self.engine_designs().values()
         return {
             "study": self.study.id,
             "title": self.study.title,
@@ -77,7 +77,7 @@ class StudyResult:
             "reference": self.study.reference,
             "satcc_version": _native.version(),
             "quick": self.quick,
-            **({"designs": self.designs()} if kernel else {}),
+            **({"designs": self.engine_designs()} if kernel else {}),
             "run": self.run,
             "seeds": self.seeds,
             "engines": sorted(self.dirs),
@@ -489,7 +489,7 @@ def _judging_pool(studies: list[str], jobs: int | None = None) -> Any:
 def text_lines(result: StudyResult) -> list[str]:
     s = result.study
     lines = [f"Study {s.id}: {s.title} ({result.design_text()})"]
-    if designs.KERNEL in result.designs().values():
+    if designs.KERNEL in result.engine_designs().values():
         lines += kernel_design_lines(s)
     lines += claims.table_lines(result.rows, study=s)
     for engine, sens in result.sensitivity.items():
