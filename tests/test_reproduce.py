@@ -559,3 +559,29 @@ def test_reproduce_reuses_the_other_designs_default_root(monkeypatch, argv, reus
     )
     assert main(["reproduce", "003", *argv]) == 0
     assert asked == [reuse]
+
+
+def test_design_kernel_without_quick_is_a_clear_error(capsys):
+    assert main(["reproduce", "000", "--design", "kernel"]) == 2
+    assert "--design kernel: the kernel design is a quick design" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse's choices
+        main(["reproduce", "000", "--quick", "--design", "tiny"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "design", "out"),
+    [
+        (["--quick"], "auto", Path("out/reproduce-quick")),
+        (["--quick", "--design", "kernel"], "kernel", Path("out/reproduce-kernel")),
+        (["--quick", "--design", "kernel", "--out", "x"], "kernel", Path("x")),
+    ],
+)
+def test_design_kernel_reaches_the_studies_and_writes_apart(monkeypatch, argv, design, out):
+    # the kernel design's twin never overwrites the quick design's claims (its own root)
+    asked = []
+    monkeypatch.setattr(R, "run_study", lambda *a, **k: asked.append((a[4], k["design"])))
+    monkeypatch.setattr(
+        R, "reproduce_many", lambda studies, run, **k: [run(s) for s in studies][:0]
+    )
+    assert main(["reproduce", "003", *argv]) == 0
+    assert asked == [(out, design)]

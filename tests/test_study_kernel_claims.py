@@ -151,3 +151,50 @@ def test_a_study_without_a_kernel_design_runs_nothing_on_the_emulator(tmp_path, 
     assert "no kernel design: at the emulator's 100 Mbit/s" in text
     doc = json.loads((tmp_path / "003" / "claims.json").read_text())
     assert doc["no_kernel"] and doc["run"]["linkd_lateness"] == {"emu": None}
+
+
+def test_the_doc_sets_the_kernel_column_beside_its_twin_on_the_simulator(tmp_path, capsys):
+    """`--kernel-sim`: the kernel design run on the simulator. 'Where the engines disagree'
+    compares the kernel column with it (same design), not with the quick design, names what
+    moves with the design, and the twin is never tallied."""
+    spec = CL.load("001")
+    base = {c.id: CL.Measured(1.3, per_seed=(1.3,) * 5) for c in spec.claims}
+    base["rtt-mean"] = CL.Measured(55.0)
+    ker = {**base, "yeah-spread-rank": CL.Measured(4.0)}  # the kernel's YeAH spread ranks 4th
+    twin = {**ker, "vegas-max": CL.Measured(0.5, per_seed=(0.5,) * 5)}  # only the twin differs
+    run = {"started_utc": "2026-12-01 03:44", "wall_s": 9, "load_1min": [0.5, 0.7], "cpus": 2}
+    quick, kernel, sim = tmp_path / "q", tmp_path / "k", tmp_path / "s"
+    write(quick, "001", CL.judge_all(spec, "sim", base), run)
+    write(kernel, "001", CL.judge_all(spec, "emu", ker, kernel=True), run)
+    rows = CL.judge_all(spec, "sim", twin, kernel=True)
+    result = R.StudyResult(spec, rows, quick=True, design="kernel")
+    result.dirs["sim"] = {}
+    result.run = run
+    (sim / "001").mkdir(parents=True)
+    (sim / "001" / "claims.json").write_text(json.dumps(result.doc()))
+    (sim / "001" / "claims.txt").write_text("\n".join(R.text_lines(result)))
+    assert result.doc()["designs"] == {"sim": "kernel"}
+    assert "(kernel design, engine sim)" in R.text_lines(result)[0]
+    page = D.render({"quick": quick, "kernel": kernel}, "cmd", twin=sim)
+    disagree = page.split("## Where the engines disagree")[1].split("## ")[0]
+    verdicts = {r.claim.id: r.verdict for r in rows}
+    assert verdicts["vegas-max"] == CL.REPRODUCED  # Vegas's peak below the others': the twin's
+    assert "- 001 vegas-max: kernel 1.3 x: not; sim 0.5 x: reproduced" in disagree
+    assert "(sim's quick design: 1.3 x: not)" in disagree
+    # the kernel and its twin agree on yeah-spread-rank: the quick design differs (the design)
+    assert "yeah-spread-rank:" not in disagree
+    assert "moves with the design" in disagree and "001 yeah-spread-rank" in disagree
+    assert "sim, kernel design | verdict | kernel (emu), kernel design" in page
+    assert "| kernel-sim | 001 | `" in page  # how the page was made: the twin's run
+    tally = page.split("## Tally")[1]
+    assert "| 001 | kernel |" in tally and "kernel-sim |" not in tally
+    assert "is not tallied" in tally
+    # a root that is not the kernel design on the simulator is not set beside the kernel column
+    assert "**Not the kernel design on the simulator**" in D.render(
+        {"quick": quick, "kernel": kernel}, "cmd", twin=quick
+    )
+    # the command line names it; it needs the kernel column it checks
+    assert D.main(["--quick", str(quick), "--kernel", str(kernel), "--kernel-sim", str(sim)]) == 0
+    assert f"--kernel {kernel} --kernel-sim {sim} > docs/reproduce.md" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        D.main(["--quick", str(quick), "--kernel-sim", str(sim)])

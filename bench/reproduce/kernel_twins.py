@@ -3,11 +3,12 @@
 `satcc reproduce --quick --engine emu` runs each study's kernel design (its quick design cut to
 what the emulator carries: rates scaled to 100 Mbit/s, shorter runs), and docs/reproduce.md's
 "Where the engines disagree" sets its verdicts beside the simulator's quick design, which runs
-another path. This replays every run of one kernel campaign directory through the simulator
-(each run's run.json holds the scenario as run) and compares the two engines on the same path,
-run by run: each flow group's share of the goodput, Jain's index over the groups and over the
-flows, and the total goodput, all over the second half of the run (as study 004's claims read
-it).
+another path (unless it is given the kernel design's run on the simulator: `satcc reproduce all
+--quick --design kernel --engine sim`, doc.py's --kernel-sim, which compares the verdicts). This
+replays every run of one kernel campaign directory through the simulator (each run's run.json
+holds the scenario as run) and compares the two engines on the same path, run by run: each
+flow group's share of the goodput, Jain's index over the groups and over the flows, and the
+total goodput, all over the second half of the run (as study 004's claims read it).
 
     python bench/reproduce/kernel_twins.py KERNEL_CAMPAIGN_DIR [--param rtt_pc2=63.5ms]
         [--out DIR] [--group short-rtt]

@@ -14,6 +14,7 @@ from pathlib import Path
 from satcc import registry, timings
 from satcc.cli import COMMAND_HELP
 from satcc.errors import UserError
+from satcc.studies.designs import AUTO, DESIGNS, KERNEL, check_design
 from satcc.textgrid import HelpFormatter
 
 HELP = COMMAND_HELP["reproduce"]
@@ -28,11 +29,15 @@ the reason where they differ. Writes OUT/<study>/claims.json, claims.txt, report
   satcc reproduce 000 --quick          one study, the reduced design (about a minute or two)
   satcc reproduce all                  the five studies, full designs
   satcc reproduce 004 --engine emu     the kernel version (root; rates up to 100 Mbit/s)
+  satcc reproduce all --quick --design kernel
+                                       the kernel column's design on the simulator: its twin
+                                       (same campaigns, paths, seeds and claims judged)
 
 STUDY: 000 (Starlink terminal to terminal), 001 (five CCAs over Starlink), 002 (Hybla model),
 003 (long fat networks), 004 (CUBIC RTT fairness), or all. docs/reproduce.md has the detail."""
 DEFAULT_OUT = Path("out/reproduce")
 DEFAULT_OUT_QUICK = Path("out/reproduce-quick")
+DEFAULT_OUT_KERNEL = Path("out/reproduce-kernel")  # --design kernel: apart from the quick design
 
 
 def register(subparsers) -> None:
@@ -51,6 +56,15 @@ def register(subparsers) -> None:
         help="sim (default), emu (the real kernel, root) or both",
     )
     p.add_argument(
+        "--design",
+        choices=DESIGNS,
+        default=AUTO,
+        help="auto (default): the full design, --quick the quick one, and --quick on the "
+        "emulator the kernel design; kernel (with --quick): the kernel design on the chosen "
+        "engine, with --engine sim the simulator's twin of the kernel column (the same "
+        "campaigns' [kernel] variants, emulator paths, seeds and claims judged)",
+    )
+    p.add_argument(
         "--seeds",
         metavar="N",
         type=int,
@@ -60,7 +74,8 @@ def register(subparsers) -> None:
         "--out",
         metavar="DIR",
         type=Path,
-        help=f"output root (default {DEFAULT_OUT}, or {DEFAULT_OUT_QUICK})",
+        help=f"output root (default {DEFAULT_OUT}, or {DEFAULT_OUT_QUICK}, or with --design "
+        f"kernel {DEFAULT_OUT_KERNEL})",
     )
     p.add_argument(
         "--reuse",
@@ -119,14 +134,20 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"--seeds: expected an integer >= 1, found {args.seeds}")
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs: expected an integer >= 1, found {args.jobs}")
+    args.design = getattr(args, "design", AUTO)
+    check_design(args.quick, args.design)
     engines = list(reproduce.ENGINES) if args.engine == "both" else [args.engine]
     for name in engines:
         if not registry.get(name).runnable_here():
             raise UserError(f"--engine {name}: the {name} engine needs root (network namespaces)")
-    out = args.out or (DEFAULT_OUT_QUICK if args.quick else DEFAULT_OUT)
+    kernel = args.design == KERNEL
+    out = args.out or (
+        DEFAULT_OUT_KERNEL if kernel else DEFAULT_OUT_QUICK if args.quick else DEFAULT_OUT
+    )
     # the quick designs plan most of their runs in the full ones too (482 of 572 campaign
     # runs: studies 000, 001, 003): without --out, each design copies what the other has done
-    other = DEFAULT_OUT if args.quick else DEFAULT_OUT_QUICK
+    # (the kernel design, what the quick one has: the same run id only)
+    other = DEFAULT_OUT_QUICK if kernel else DEFAULT_OUT if args.quick else DEFAULT_OUT_QUICK
     args.reuse = tuple(getattr(args, "reuse", None) or (() if args.out else (other,)))
 
     def log(message: str) -> None:
@@ -161,6 +182,7 @@ def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> 
             log,
             args.reuse,
             figures=getattr(args, "figures", False),
+            design=args.design,
         )
 
     alone = any(registry.get(e).exclusive for e in engines)  # the emulator: nothing beside it
@@ -172,14 +194,14 @@ def _run_studies(args: argparse.Namespace, studies, engines, out: Path, log) -> 
         if alone:
             return []
         return reproduce.planned_runs(
-            studies, engines, args.quick, args.seeds, out, args.jobs, args.reuse
+            studies, engines, args.quick, args.seeds, out, args.jobs, args.reuse, args.design
         )
 
     began = reproduce.whole_start()
     with ahead(planned):
         results = reproduce.reproduce_many(studies, run_one, alone=alone, done=done, jobs=args.jobs)
     if len(studies) > 1:
-        reproduce.write_whole(out, began, studies, engines, args.quick, args.jobs)
+        reproduce.write_whole(out, began, studies, engines, args.quick, args.jobs, args.design)
     if len(results) > 1 and not args.json:
         print("\n".join(reproduce.summary_lines(results)))
     if args.json:

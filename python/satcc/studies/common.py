@@ -1,12 +1,13 @@
 """What every study module shares: the run context, running a ready campaign, figures.
 
 A study runs the campaign files shipped with satcc (satcc.resources: `study00X-NAME.toml`, with
---quick its [quick] variant, named `study00X-NAME-quick`; --quick on the emulator its
-[kernel] design, `study00X-NAME-quick-kernel`) through `satcc.campaign.execute.run_campaign`, into
+--quick its [quick] variant, named `study00X-NAME-quick`; --quick on the emulator, or `--design kernel` on any engine, its
+[kernel] design, `study00X-NAME-quick-kernel`: `kernel_design`) through `satcc.campaign.execute.run_campaign`, into
 `OUT/<engine>/<campaign name>/` (a normal campaign directory: `satcc query`, `satcc report` and
 `satcc campaign status` work on it, and a rerun resumes it). `--seeds N` replaces the campaign's
 repetitions by N seeds from its first seed; `--engine emu` sets `scenario.engine = "emu"` on the
-base scenario and applies the study's emulator changes (rates this machine carries).
+base scenario and applies the study's emulator changes (rates this machine carries), which
+the kernel design applies on the simulator too (`Context.emulator_paths`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pandas as pd
 
 from satcc import registry, resources, timings, units
 from satcc.errors import UserError
+from satcc.studies.designs import AUTO, kernel_design
 
 EMU_MAX_RATE_BPS = 100_000_000  # what satcc-linkd carries faithfully on a 2-core machine
 # The kernel column (`satcc reproduce all --quick --engine emu`) runs in real time: each study's
@@ -59,6 +61,7 @@ class Context:
     # other output roots (another design's, an earlier invocation's) whose done runs are
     # copied, not simulated again (`siblings`)
     reuse: tuple[Path, ...] = ()
+    design: str = AUTO  # `--design` (satcc.studies.designs): AUTO, or the kernel design
 
     @property
     def engine_dir(self) -> Path:
@@ -66,9 +69,22 @@ class Context:
 
     @property
     def real_time(self) -> bool:
-        """The engine runs at wall-clock speed (the emulator): a study's rates are scaled to
-        what this machine carries (its EMU_CHANGES)."""
+        """The engine runs at wall-clock speed (the emulator): one run at a time, nothing beside
+        it, a study's rates scaled to what this machine carries (`emulator_paths`)."""
         return registry.get(self.engine).real_time
+
+    @property
+    def kernel_design(self) -> bool:
+        """This invocation runs the kernel design (`kernel_design`): the campaigns' [kernel]
+        variants, study 002's dummynet column on the emulator's design, the emulator's paths."""
+        return kernel_design(self.quick, self.engine, self.design)
+
+    @property
+    def emulator_paths(self) -> bool:
+        """The study's paths are the emulator's (its EMU_CHANGES: rates this machine carries):
+        on a real-time engine in any design, and in the kernel design on any engine (its twin
+        on the simulator runs the same paths)."""
+        return self.real_time or self.kernel_design
 
     @property
     def kernel_tcp(self) -> bool:
@@ -104,8 +120,9 @@ def run(
     from satcc.campaign import spec
     from satcc.campaign.execute import run_campaign
 
-    kernel = ctx.quick and ctx.real_time  # --quick on the emulator: the kernel design
-    c = load(name, ctx.quick or quick_variant, ctx.engine, ctx.seeds, emu_changes, kernel)
+    c = load(
+        name, ctx.quick or quick_variant, ctx.engine, ctx.seeds, emu_changes, ctx.kernel_design
+    )
     out = ctx.engine_dir / c.name
     key = out.resolve()
     if _PLANNING is not None:  # `planned`: what would run, not run
@@ -186,9 +203,11 @@ def load(
     engine_changes: dict[str, Any] | None = None,
     kernel: bool = False,
 ) -> Any:
-    """The study campaign as this invocation runs it: seeds replaced, and for another engine
-    `scenario.engine` set and the engine's changes applied (also where an axis sets the key).
-    `kernel`: the file's [kernel] design (its quick design sized for the emulator's real time)."""
+    """The study campaign as this invocation runs it: seeds replaced, for another engine
+    `scenario.engine` set (and `-ENGINE` added to its name), and the emulator's changes
+    (`engine_changes`, on the emulator or in the kernel design on any engine) applied, also
+    where an axis sets the key. `kernel`: the file's [kernel] design (its quick design sized
+    for the emulator's real time)."""
     from satcc.campaign import spec
 
     c = spec.load(campaign_file(name), quick=quick, kernel=kernel)
@@ -198,18 +217,20 @@ def load(
     if engine != registry.DEFAULT:
         assert c.base is not None
         c.base.setdefault("scenario", {})["engine"] = engine
-        for path, value in (engine_changes or {}).items():
-            if callable(value):  # a change of each value the campaign's axes set
-                for axis in c.axes:
-                    for overrides in axis.overrides:
-                        if path in overrides:
-                            overrides[path] = value(overrides[path])
-                continue
-            spec.set_key(c.base, path, value)
-            for axis in c.axes:  # an axis setting the same key would undo the change
+    for path, value in (engine_changes or {}).items():
+        if callable(value):  # a change of each value the campaign's axes set
+            for axis in c.axes:
                 for overrides in axis.overrides:
                     if path in overrides:
-                        overrides[path] = value
+                        overrides[path] = value(overrides[path])
+            continue
+        assert c.base is not None
+        spec.set_key(c.base, path, value)
+        for axis in c.axes:  # an axis setting the same key would undo the change
+            for overrides in axis.overrides:
+                if path in overrides:
+                    overrides[path] = value
+    if engine != registry.DEFAULT:
         c.name = f"{c.name}-{engine}"
     return c
 

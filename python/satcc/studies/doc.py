@@ -1,9 +1,13 @@
 """docs/reproduce.md, generated in full from dated `satcc reproduce` runs (one command).
 
     python -m satcc.studies.doc --quick out/reproduce-quick [--full out/reproduce] \
-        [--kernel out/reproduce-kernel] > docs/reproduce.md
+        [--kernel EMU_ROOT] [--kernel-sim out/reproduce-kernel] > docs/reproduce.md
 
 Each directory is a `satcc reproduce all` output root (OUT/<study>/claims.json and claims.txt).
+`--kernel-sim`: the kernel design run on the simulator (`--quick --design kernel --engine sim`,
+the kernel column's twin: the same campaigns, paths, seeds and claims judged), against which
+"Where the engines disagree" sets the kernel column finding by finding; a check of the kernel
+column, not a design: not tallied.
 The page is the fixed text below (how to run, the verdict rules, the statistics rule stated
 once), how it was made (the command and every dated run it reads, each checked against
 today's claims files: `stale`), then per study its path with the paper's sources (`[[path]]`
@@ -22,8 +26,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from satcc import registry
 from satcc.studies import claims
+from satcc.studies.designs import KERNEL
 from satcc.studies.reproduce import STUDIES, WHOLE, kernel_design_lines
+
+# `--kernel-sim`: the kernel design run on the simulator (the kernel column's twin), the label of
+# its rows; a check of the kernel column, not a design: never tallied
+TWIN = "kernel-sim"
 
 INTRO = """# Reproducing the five studies: `satcc reproduce`
 
@@ -31,8 +41,8 @@ This page is generated: `{command}` (python/satcc/studies/doc.py) from the dated
 under each table. Do not edit it by hand; rerun the studies and the command.
 
 ```
-satcc reproduce STUDY [--quick] [--engine sim|emu|both] [--seeds N] [--out DIR] [--jobs N] [--json]
-                [--timings] [--figures] [--reuse DIR]
+satcc reproduce STUDY [--quick] [--engine sim|emu|both] [--design auto|kernel] [--seeds N]
+                [--out DIR] [--jobs N] [--json] [--timings] [--figures] [--reuse DIR]
 ```
 
 STUDY is `000`, `001`, `002`, `003`, `004` or `all`. For each study the command runs what the
@@ -50,6 +60,14 @@ output root already run it runs nothing again, only judges and draws. Defaults: 
 `--engine emu` (root) runs the same campaigns through the real kernel with the study's
 emulator changes (rates capped at 100 Mbit/s, what a 2-core machine's emulator carries); take
 the lock by hand (`flock /tmp/satcc-emu.lock satcc reproduce 004 --quick --engine emu`).
+`--quick` on the emulator runs each study's kernel design (below, "The kernel column");
+`--design kernel` (with `--quick`) runs that design on whichever engine is chosen: with the
+simulator it is the kernel column's twin (the same campaigns' `[kernel]` variants, the same
+emulator paths and seeds, study 002's dummynet column on the kernel design's settings with the
+simulator's Hybla, the same claims judged and not judged), default output root
+`out/reproduce-kernel`, its header and `claims.json` (`designs`) saying "kernel design, engine
+sim" (`--design auto`, the default, runs the engine's own design; `--design kernel` without
+`--quick` is refused: the kernel design is a quick design).
 A run that another study's campaign (same output root and engine) has already done (the same
 run id: engine, resolved scenario and seed) is copied from there, not simulated again.
 Every campaign of one `reproduce` and study 002's design run in one pool of `--jobs` worker
@@ -185,17 +203,21 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   this page's command (`--kernel DIR`, a `satcc reproduce all --quick --engine emu` output):
   beside the simulator's quick column, finding by finding, with the run's date, the machine's
   load and satcc-linkd's lateness, and every finding the two engines judge differently listed
-  under "Where the engines disagree". A run on a machine whose load exceeds its CPUs is marked
-  as not the column. The emulator runs in real time, so `--quick --engine emu` runs each
-  campaign's `[kernel]` design (its quick design cut to fit about 75 minutes for the five
-  studies, `satcc.studies.common.KERNEL_BUDGET_S`): the quick design's 5 seeds kept wherever a
-  paired claim is judged, the cuts in sweep points and run lengths, and rates above 100 Mbit/s
-  scaled down to what satcc-linkd carries on 2 cores. Each cut is decided claim by claim
-  (`[[kernel_cut]]` in the data files, printed above each kernel table): a finding a run of the
-  cut design cannot show (an absolute rate on a scaled path, a peak over two points, a
-  retransmission rate over a shortened run) is not judged on the kernel; one it weakens is
-  judged, with how. Study 003 has no kernel design (its data file's `no_kernel` says why): at
-  100 Mbit/s none of its claims has a value a run within the budget can show.
+  under "Where the engines disagree": against the simulator's run of the same kernel design when
+  one is given (`--kernel-sim DIR`, a `satcc reproduce all --quick --design kernel --engine sim`
+  output: the same paths and seeds, so a disagreement there is the engines'; a check of the
+  kernel column, not tallied), else against the simulator's quick design (another path too). A
+  run on a machine whose load exceeds its CPUs is marked as not the column. The emulator runs in
+  real time, so `--quick --engine emu` runs each campaign's `[kernel]` design (its quick design
+  cut to fit about 75 minutes for the five studies, `satcc.studies.common.KERNEL_BUDGET_S`): the
+  quick design's 5 seeds kept wherever a paired claim is judged, the cuts in sweep points and
+  run lengths, and rates above 100 Mbit/s scaled down to what satcc-linkd carries on 2 cores.
+  Each cut is decided claim by claim (`[[kernel_cut]]` in the data files, printed above each
+  kernel table): a finding a run of the cut design cannot show (an absolute rate on a scaled
+  path, a peak over two points, a retransmission rate over a shortened run) is not judged on the
+  kernel; one it weakens is judged, with how. Study 003 has no kernel design (its data file's
+  `no_kernel` says why): at 100 Mbit/s none of its claims has a value a run within the budget
+  can show.
 """
 
 
@@ -253,11 +275,11 @@ def _verdicts(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in doc["claims"] if c["verdict"] != claims.INPUT}
 
 
-def disagreements(sim: dict[str, Any], kernel: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """The findings both engines judge with different verdicts: (id, sim's, kernel's)."""
+def differ(sim: dict[str, Any], kernel: dict[str, Any]) -> list[str]:
+    """The ids of the findings both runs judge (a verdict) with different verdicts."""
     a, b = _verdicts(sim), _verdicts(kernel)
     return [
-        (cid, a[cid]["verdict_text"], b[cid]["verdict_text"])
+        cid
         for cid in a
         if cid in b
         and a[cid]["verdict"] in claims.VERDICTS
@@ -266,22 +288,89 @@ def disagreements(sim: dict[str, Any], kernel: dict[str, Any]) -> list[tuple[str
     ]
 
 
-def beside(sim_label: str, sim: dict[str, Any], kernel: dict[str, Any]) -> list[str]:
-    """The kernel column beside the simulator's (the same --quick design): one row a finding."""
+def disagreements(sim: dict[str, Any], kernel: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The findings both engines judge with different verdicts: (id, sim's, kernel's)."""
     a, b = _verdicts(sim), _verdicts(kernel)
-    out = [
-        f"| finding | sim ({sim_label}) | verdict | kernel | verdict | engines |",
-        "|---|---|---|---|---|---|",
-    ]
-    for cid in [*a, *(c for c in b if c not in a)]:
-        x, y = a.get(cid), b.get(cid)
+    return [(cid, a[cid]["verdict_text"], b[cid]["verdict_text"]) for cid in differ(sim, kernel)]
+
+
+def is_twin(doc: dict[str, Any]) -> bool:
+    """Whether a claims.json is the kernel design run on an engine whose TCP is not the
+    kernel's (`satcc reproduce --quick --design kernel --engine sim`: its `designs`)."""
+    return any(
+        d == KERNEL and not registry.get(e).kernel_tcp
+        for e, d in (doc.get("designs") or {}).items()
+        if e in registry.names()
+    )
+
+
+def _value(c: dict[str, Any] | None) -> str:
+    """A finding's value and verdict as the disagreement list prints them."""
+    return "-" if c is None else f"{c['satcc_text']}: {c['verdict_text']}"
+
+
+def beside(
+    sim_label: str | None,
+    sim: dict[str, Any] | None,
+    kernel: dict[str, Any],
+    twin: dict[str, Any] | None = None,
+) -> list[str]:
+    """The kernel column beside the simulator's (`sim`: its `sim_label` design, quick or full),
+    one row a finding; with `twin` (the simulator on the kernel design: `--kernel-sim`) also
+    beside that, and the engines compared on the same design (the kernel column and the twin)."""
+    a, b, t = (_verdicts(d) if d else {} for d in (sim, kernel, twin))
+    other = t if twin is not None else a  # what the kernel column is compared with
+
+    def cells(c: dict[str, Any] | None) -> str:
+        return f"{c['satcc_text'] if c else '-'} | {c['verdict_text'] if c else '-'}"
+
+    if twin is None:
+        head = f"| finding | sim ({sim_label}) | verdict | kernel | verdict | engines |"
+    else:
+        head = (
+            (f"| finding | sim, {sim_label} design | verdict " if sim is not None else "| finding ")
+            + "| sim, kernel design | verdict | kernel (emu), kernel design | verdict | "
+            "engines (same design) |"
+        )
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for cid in dict.fromkeys([*a, *t, *b]):
+        x, y = other.get(cid), b.get(cid)
         both = x and y and x["verdict"] in claims.VERDICTS and y["verdict"] in claims.VERDICTS
         agree = ("agree" if x["verdict"] == y["verdict"] else "**disagree**") if both else "-"
-        out.append(
-            f"| {cid} | {x['satcc_text'] if x else '-'} | {x['verdict_text'] if x else '-'} | "
-            f"{y['satcc_text'] if y else '-'} | {y['verdict_text'] if y else '-'} | {agree} |"
-        )
+        row = [cells(a.get(cid))] if sim is not None else []
+        row += [cells(t.get(cid))] if twin is not None else []
+        out.append(f"| {cid} | " + " | ".join([*row, cells(y), agree]) + " |")
     return out + [""]
+
+
+def _twin_of(
+    out: list[str],
+    study: str,
+    spec: claims.StudyClaims,
+    doc: dict[str, Any] | None,
+    root: Path | None,
+) -> dict[str, Any] | None:
+    """A study's run of the kernel design on the simulator (`--kernel-sim`), its run line and
+    what makes it no twin (not the kernel design on the simulator) or an old one (an older
+    claims file) said in `out`; the document when it is the kernel column's twin."""
+    if doc is None or root is None:
+        return None
+    out.append(_run_line(TWIN, root, doc) + "\n")
+    if not is_twin(doc):
+        out.append(
+            f"**Not the kernel design on the simulator** (`{root}/{study}`: its claims.json "
+            f"names {doc.get('designs') or 'no kernel design'}): not set beside the kernel "
+            "column.\n"
+        )
+        return None
+    diff = stale(doc, spec)
+    if diff:
+        out.append(
+            f"**{TWIN} judged under an older claims file** (today's differs: "
+            + "; ".join(diff)
+            + "): rerun it.\n"
+        )
+    return doc
 
 
 def _tally(doc: dict[str, Any]) -> tuple[int, int, int, int]:
@@ -432,7 +521,14 @@ def made_lines(
     and where the paths' sources, the statistics rule and the anomalies are."""
     head = (
         f"Command: `{command}`. The runs it reads (one `satcc reproduce` output root per "
-        "design; a table comes from its run's claims.txt, judged when the run ended):\n"
+        "design; a table comes from its run's claims.txt, judged when the run ended"
+        + (
+            f"; {TWIN}: the kernel design on the simulator, set beside the kernel column, "
+            "not a design and not tallied"
+            if TWIN in roots
+            else ""
+        )
+        + "):\n"
     )
     cols = "| design | study | run directory | run (UTC) | wall | load (1 min, start-end) | "
     out = ["## How this page was made\n", head, cols + "claims files |", "|" + "---|" * 7]
@@ -464,20 +560,25 @@ def made_lines(
     return [*out, "", sources]
 
 
-def render(roots: dict[str, Path], command: str) -> str:
+def render(roots: dict[str, Path], command: str, twin: Path | None = None) -> str:
+    """The page from the designs' output roots (label -> root: quick, full, kernel) and, with
+    `twin`, the kernel design's run on the simulator (`--kernel-sim`), which "Where the
+    engines disagree" sets beside the kernel column (not tallied)."""
     docs: dict[tuple[str, str], dict[str, Any]] = {}
     texts: dict[tuple[str, str], str] = {}
-    for label, root in roots.items():
+    read = {**roots, **({TWIN: twin} if twin is not None else {})}
+    for label, root in read.items():
         for study in STUDIES:
             got = _load(root, study)
             if got is not None:
                 docs[label, study], texts[label, study] = got
-    out = [INTRO.format(command=command), *made_lines(roots, docs, command)]
+    out = [INTRO.format(command=command), *made_lines(read, docs, command)]
     totals: dict[str, list[int]] = {label: [0, 0, 0, 0] for label in roots}
     ran: dict[str, list[str]] = {label: [] for label in roots}  # the studies each design ran
     spans: dict[str, list[dict[str, Any]]] = {label: [] for label in roots}
     rows: list[str] = []
     disagree: list[str] = []
+    by_design: list[str] = []  # kernel column vs the quick design, where the twin agrees
     for study in STUDIES:
         spec = claims.load(study)
         out.append(f"## {spec.id}: {spec.title}\n")
@@ -528,7 +629,30 @@ def render(roots: dict[str, Path], command: str) -> str:
                         f"**Not the kernel column: {why}**; its figures show the form only.\n"
                     )
                 sim = next(((k, d) for k in ("quick", "full") if (d := docs.get((k, study)))), None)
-                if sim is not None:
+                mine = _twin_of(out, study, spec, docs.get((TWIN, study)), read.get(TWIN))
+                if mine is not None:
+                    out.append(
+                        "The kernel column beside the simulator's, on the kernel design (the "
+                        "same paths and seeds: `--kernel-sim`)"
+                        + (f" and on its {sim[0]} design" if sim is not None else "")
+                        + ":\n"
+                    )
+                    out.extend(beside(sim[0] if sim else None, sim[1] if sim else None, doc, mine))
+                    same = differ(mine, doc)
+                    k, t = _verdicts(doc), _verdicts(mine)
+                    for cid in same:
+                        q = _verdicts(sim[1]).get(cid) if sim is not None else None
+                        disagree.append(
+                            f"- {study} {cid}: kernel {_value(k[cid])}; sim {_value(t[cid])}"
+                            + (f" (sim's {sim[0]} design: {_value(q)})" if sim is not None else "")
+                        )
+                    if sim is not None:
+                        by_design += [
+                            f"{study} {c}"
+                            for c in differ(sim[1], doc)
+                            if c in t and t[c]["verdict"] == k[c]["verdict"]
+                        ]
+                elif sim is not None:
                     out.append("The kernel column beside the simulator's:\n")
                     out.extend(beside(sim[0], sim[1], doc))
                     for cid, x, y in disagreements(sim[1], doc):
@@ -544,22 +668,41 @@ def render(roots: dict[str, Path], command: str) -> str:
         none = [st for st in STUDIES if claims.load(st).no_kernel]
         missing = [st for st in STUDIES if ("kernel", st) not in docs and st not in none]
         out.append("## Where the engines disagree\n")
+        twinned = [st for st in STUDIES if (TWIN, st) in docs and is_twin(docs[TWIN, st])]
+        against = (
+            "the simulator's run of the same kernel design (`--kernel-sim`: `--quick --design "
+            "kernel --engine sim`, the same campaigns, paths, seeds and claims judged, so a "
+            "verdict here differs by engine alone; satcc's value, then its verdict)"
+            if twinned
+            else "the simulator's quick design, else its full one"
+        )
         out.append(
-            "Findings both engines judge, with different verdicts (the kernel's `--quick "
-            "--engine emu` run against the simulator's quick design, else its full one)"
+            f"Findings both engines judge, with different verdicts (the kernel's `--quick "
+            f"--engine emu` run against {against})"
             + (f"; no kernel run for {', '.join(missing)} (a partial column)" if missing else "")
             + (f"; no kernel design for {', '.join(none)} (its section says why)" if none else "")
             + ":\n"
         )
         out.extend(disagree or ["- none"])
-        out.append(
-            "\nThe two columns run different designs: the kernel's is its quick design cut to "
-            "what satcc-linkd carries (each study's kernel design, printed above its kernel "
-            "table: rates scaled to 100 Mbit/s, shorter runs), so a verdict here can differ by "
-            "path as well as by engine. `bench/reproduce/kernel_twins.py` replays a kernel "
-            "campaign's runs in the simulator on the same path and seed (BENCHMARKS.md, "
-            '"`satcc reproduce`\'s kernel column against the simulator on the same path").'
-        )
+        if twinned:
+            out.append(
+                "\nThe kernel design's twin on the simulator checks the kernel column: it is "
+                "not a design of its own, and the tally below does not count it. Where the "
+                "kernel column and the simulator's own quick design judge a finding "
+                "differently but the twin agrees with the kernel, the verdict moves with the "
+                "design (the kernel design's scaled paths and shorter runs), not the engine: "
+                + (", ".join(by_design) if by_design else "none")
+                + "."
+            )
+        else:
+            out.append(
+                "\nThe two columns run different designs: the kernel's is its quick design cut "
+                "to what satcc-linkd carries (each study's kernel design, printed above its "
+                "kernel table: rates scaled to 100 Mbit/s, shorter runs), so a verdict here can "
+                "differ by path as well as by engine. `satcc reproduce all --quick --design "
+                "kernel --engine sim` runs the kernel design on the simulator (the same paths "
+                "and seeds), and this page's `--kernel-sim` sets it beside the kernel column."
+            )
         out.append("")
     out.append(LIMITS)
     out.append("## Tally\n")
@@ -574,6 +717,12 @@ def render(roots: dict[str, Path], command: str) -> str:
         "and a finding a design cannot judge (`not judged in this design`, a sensitivity whose "
         "verdicts differ) lowers it further:\n"
     )
+    if any(label == TWIN for label, _st in docs):
+        out.append(
+            "The kernel design's run on the simulator (`--kernel-sim`) is not tallied: it "
+            "checks the kernel column (the same design on the other engine), it is not a design "
+            "of its own.\n"
+        )
     out.append("| study | design | reproduced / judged | judged / listed | run (UTC) |")
     out.append("|---|---|---|---|---|")
     out.extend(rows)
@@ -596,6 +745,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--kernel", type=Path, help="a `satcc reproduce all --quick --engine emu` output root"
     )
+    ap.add_argument(
+        "--kernel-sim",
+        type=Path,
+        help="a `satcc reproduce all --quick --design kernel --engine sim` output root: the "
+        "kernel design on the simulator, set beside the kernel column (not tallied)",
+    )
     args = ap.parse_args(argv)
     roots = {
         label: root
@@ -604,8 +759,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     if not roots:
         ap.error("expected at least one of --quick, --full, --kernel")
+    if args.kernel_sim is not None and args.kernel is None:
+        ap.error("--kernel-sim: expected --kernel too (the twin is set beside the kernel column)")
     parts = ["python -m satcc.studies.doc"] + [f"--{k} {v}" for k, v in roots.items()]
-    sys.stdout.write(render(roots, " ".join(parts) + " > docs/reproduce.md"))
+    parts += [f"--{TWIN} {args.kernel_sim}"] if args.kernel_sim is not None else []
+    sys.stdout.write(render(roots, " ".join(parts) + " > docs/reproduce.md", args.kernel_sim))
     return 0
 
 

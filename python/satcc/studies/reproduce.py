@@ -25,7 +25,7 @@ from typing import Any
 
 from satcc import _native, registry, timings
 from satcc.store import layout
-from satcc.studies import claims, common
+from satcc.studies import claims, common, designs
 from satcc.studies.common import Context, Figure
 
 STUDIES = ("000", "001", "002", "003", "004")
@@ -48,8 +48,28 @@ class StudyResult:
     sensitivity: dict[str, list[str]] = field(default_factory=dict)  # per engine: printed sweeps
     run: dict[str, Any] = field(default_factory=dict)  # when, how long, the machine's load
     drew_figures: bool = False  # asked for (`--figures`); report.html says how otherwise
+    design: str = designs.AUTO  # `--design` (designs.DESIGNS)
+
+    def engine_designs(self) -> dict[str, str]:
+        """Each engine's design ("full", "quick" or "kernel": designs.design_name)."""
+        return {e: designs.design_name(self.quick, e, self.design) for e in self.dirs}
+
+    def design_text(self) -> str:
+        """The design(s) and engine(s) as the header says them: "quick design, engine sim",
+        "kernel design, engine sim" (the kernel column's twin), "quick design, engine sim;
+        kernel design, engine emu" (`--quick --engine both`)."""
+        per_engine = self.engine_designs()
+        if len(set(per_engine.values())) > 1:
+            return "; ".join(f"{d} design, engine {e}" for e, d in per_engine.items())
+        name = next(iter(per_engine.values()), "quick" if self.quick else "full")
+        many = "s" if len(per_engine) > 1 else ""
+        return f"{name} design, engine{many} {', '.join(per_engine)}"
 
     def doc(self) -> dict[str, Any]:
+        # the kernel design (the emulator's --quick, or --design kernel) says so per engine, so
+        # that its twin on the simulator is never read as the quick design; the simulator's own
+        # designs' documents are as they were
+        kernel = designs.KERNEL in self.engine_designs().values()
         return {
             "study": self.study.id,
             "title": self.study.title,
@@ -57,6 +77,7 @@ class StudyResult:
             "reference": self.study.reference,
             "satcc_version": _native.version(),
             "quick": self.quick,
+            **({"designs": self.engine_designs()} if kernel else {}),
             "run": self.run,
             "seeds": self.seeds,
             "engines": sorted(self.dirs),
@@ -101,6 +122,7 @@ class Ran:
     load_start: float
     figures: bool = False  # draw the paper's figures (`--figures`): matplotlib, ~0.3 CPU s each
     started_epoch: float = 0.0  # time.time() at the start: a run written since is this one's
+    design: str = designs.AUTO  # `--design` (designs.DESIGNS)
 
 
 def ran_nothing(ran: Ran) -> bool:
@@ -133,10 +155,11 @@ def run_study(
     log: Any = None,
     reuse: tuple[Path, ...] = (),
     figures: bool = False,
+    design: str = designs.AUTO,
 ) -> Ran:
     """Run (or resume) the study's campaigns on each engine; a run done in another output
     root of `reuse` is copied (`common.siblings`). `figures`: the study's judging draws the
-    paper's figures (`judge`)."""
+    paper's figures (`judge`). `design`: `--design` (designs.kernel_design)."""
     import time
 
     mod = module(study)
@@ -146,6 +169,7 @@ def run_study(
     ran.load_start = load
     ran.started_epoch = time.time()
     ran.figures = figures
+    ran.design = design
     no_kernel = claims.load(study).no_kernel
     for engine in engines:
         ctx = Context(
@@ -157,18 +181,14 @@ def run_study(
             progress=progress,
             log=log or (lambda _m: None),
             reuse=tuple(reuse),
+            design=design,
         )
-        if kernel_design(quick, engine) and no_kernel:  # nothing a kernel run could show
+        if ctx.kernel_design and no_kernel:  # nothing a kernel run could show
             (log or (lambda _m: None))(f"study {study}: no kernel design ({no_kernel})")
             ran.dirs[engine] = {}
             continue
         ran.dirs[engine] = mod.run(ctx)
     return ran
-
-
-def kernel_design(quick: bool, engine: str) -> bool:
-    """`--quick` on a real-time engine runs the campaigns' [kernel] design (common.run)."""
-    return quick and registry.get(engine).real_time
 
 
 def run_stats(directory: Path) -> list[dict[str, Any]]:
@@ -223,10 +243,10 @@ def judge(ran: Ran) -> StudyResult:
     spec = claims.load(ran.study)
     mod = module(ran.study)
     out = ran.out
-    result = StudyResult(spec, [], out=out, quick=ran.quick, seeds=ran.seeds)
+    result = StudyResult(spec, [], out=out, quick=ran.quick, seeds=ran.seeds, design=ran.design)
     result.drew_figures = ran.figures
     for engine, dirs in ran.dirs.items():
-        kernel = kernel_design(ran.quick, engine)
+        kernel = designs.kernel_design(ran.quick, engine, ran.design)
         if kernel and spec.no_kernel:  # no design: every finding not judged, with the reason
             result.dirs[engine] = dirs
             nothing = {c.id: claims.Measured(None) for c in spec.claims}
@@ -297,6 +317,7 @@ def planned_runs(
     out_root: Path,
     jobs: int | None = None,
     reuse: tuple[Path, ...] = (),
+    design: str = designs.AUTO,
 ) -> list[Any]:
     """Every campaign run (RunSpec) `reproduce_many(studies, ...)` will submit to the shared
     pool, in the order it will: the studies in `run_order`, each study's campaigns in its
@@ -311,9 +332,11 @@ def planned_runs(
             continue
         no_kernel = claims.load(study).no_kernel
         for engine in engines:
-            if registry.get(engine).exclusive or (kernel_design(quick, engine) and no_kernel):
+            ctx = Context(
+                engine, quick, seeds, out_root / study, jobs=jobs, reuse=tuple(reuse), design=design
+            )
+            if registry.get(engine).exclusive or (ctx.kernel_design and no_kernel):
                 continue
-            ctx = Context(engine, quick, seeds, out_root / study, jobs=jobs, reuse=tuple(reuse))
             for _directory, todo in common.planned(ctx, mod.run):
                 specs.extend(todo)
     return specs
@@ -340,6 +363,7 @@ def write_whole(
     engines: list[str],
     quick: bool,
     jobs: int | None,
+    design: str = designs.AUTO,
 ) -> None:
     """OUT/reproduce-all.json: one invocation of several studies as a whole (its start, wall
     and load), which the studies' own records cannot give (each is judged beside the next
@@ -359,6 +383,9 @@ def write_whole(
         "engines": engines,
         "quick": quick,
     }
+    per_engine = {e: designs.design_name(quick, e, design) for e in engines}
+    if designs.KERNEL in per_engine.values():  # as claims.json says it (StudyResult.doc)
+        doc["designs"] = per_engine
     out_root.mkdir(parents=True, exist_ok=True)
     tmp = out_root / f".{WHOLE}.tmp"
     tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
@@ -461,12 +488,8 @@ def _judging_pool(studies: list[str], jobs: int | None = None) -> Any:
 
 def text_lines(result: StudyResult) -> list[str]:
     s = result.study
-    head = (
-        f"Study {s.id}: {s.title} ({'quick' if result.quick else 'full'} design, "
-        f"engine{'s' if len(result.dirs) > 1 else ''} {', '.join(result.dirs)})"
-    )
-    lines = [head]
-    if any(kernel_design(result.quick, e) for e in result.dirs):
+    lines = [f"Study {s.id}: {s.title} ({result.design_text()})"]
+    if designs.KERNEL in result.engine_designs().values():
         lines += kernel_design_lines(s)
     lines += claims.table_lines(result.rows, study=s)
     for engine, sens in result.sensitivity.items():
@@ -625,8 +648,7 @@ td.why{text-align:left;font-size:.9em;color:#333;max-width:32em}
 </style></head><body>
 <h1>Study {{ s.id }}: {{ s.title }}</h1>
 <p class="meta">{{ s.reference }} (shared/papers/{{ s.paper }}). satcc {{ version }},
-{{ 'quick' if r.quick else 'full' }} design{% if r.seeds %}, {{ r.seeds }} seed(s) per point{% endif %},
-engine(s) {{ engines }}. Findings: {{ counts }}; {{ n_inputs }} input(s), not tallied.
+{{ design }}{% if r.seeds %}, {{ r.seeds }} seed(s) per point{% endif %}. Findings: {{ counts }}; {{ n_inputs }} input(s), not tallied.
 Coverage: {{ coverage[0] }} of the paper's {{ coverage[1] }} main results judged as findings.</p>
 <h2>Claims</h2>
 <p>Findings are judged from the numbers: near/within against the claim's tolerance (reproduced)
@@ -670,6 +692,7 @@ def redraw_command(result: StudyResult) -> str:
         [
             f"satcc reproduce {result.study.id}",
             *(["--quick"] if result.quick else []),
+            *([f"--design {result.design}"] if result.design != designs.AUTO else []),
             *([f"--engine {engine}"] if engine else []),
             *([f"--seeds {result.seeds}"] if result.seeds else []),
             "--figures",
@@ -716,6 +739,6 @@ def render_html(result: StudyResult) -> str:
         counts=counts,
         n_inputs=result.doc()["inputs"],
         coverage=result.study.coverage(result.rows),
-        engines=", ".join(result.dirs),
+        design=result.design_text(),
         campaigns=campaigns,
     )

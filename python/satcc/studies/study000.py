@@ -58,13 +58,14 @@ PERIODS = {"morning": (8, 11), "midday": (14, 17), "evening": (20, 23)}  # §3.3
 
 def run(ctx: common.Context) -> dict[str, Path]:
     return {
-        name: common.run(ctx, name, EMU_CHANGES.get(name) if ctx.real_time else None)
+        name: common.run(ctx, name, EMU_CHANGES.get(name) if ctx.emulator_paths else None)
         for name in CAMPAIGNS
     }
 
 
 def kernel_plan() -> list[common.Planned]:
-    """What `--quick --engine emu` runs: each campaign's [kernel] design."""
+    """What the kernel design (`--quick --engine emu`, or `--design kernel`) runs: each
+    campaign's [kernel] design, the emulator's paths."""
     return common.kernel_plan({name: EMU_CHANGES.get(name) for name in CAMPAIGNS})
 
 

@@ -44,12 +44,14 @@ START_S = 3.0  # "at flow start" (Fig. 6e): the first 3 s of a 15 s run
 
 def run(ctx: common.Context) -> dict[str, Path]:
     return {
-        name: common.run(ctx, name, EMU_CHANGES if ctx.real_time else None) for name in CAMPAIGNS
+        name: common.run(ctx, name, EMU_CHANGES if ctx.emulator_paths else None)
+        for name in CAMPAIGNS
     }
 
 
 def kernel_plan() -> list[common.Planned]:
-    """What `--quick --engine emu` runs: each campaign's [kernel] design."""
+    """What the kernel design (`--quick --engine emu`, or `--design kernel`) runs: each
+    campaign's [kernel] design, the emulator's paths."""
     return common.kernel_plan(dict.fromkeys(CAMPAIGNS, EMU_CHANGES))
 
 

@@ -9,7 +9,9 @@ OUT/002/<engine>/validate-hybla/, and judges Table 3's ns-2 column against satcc
 struct_ops, bpf/hybla.bpf.c, its snd_cwnd_clamp compiled as W_m: the sender's cap, as the
 study's rebuilt kernel) over satcc-linkd, in real time, so a smaller design
 (`kernel_design`: --quick about 4 minutes, full about 45); its rows judge the
-`dummynet-*` claims and mark the ns-2 column not judged.
+`dummynet-*` claims and mark the ns-2 column not judged. `--quick --design kernel` on the
+simulator runs the same kernel design with the simulator's Hybla (its twin, into
+OUT/002/sim/validate-hybla-kernel/: `KERNEL_TWIN`), judged as the kernel column is.
 
 The simulator judges both columns, each on its own testbed's path (§4, Tables 1-2): the ns-2
 column with ns-2's sink (an ACK per segment) over Table 1's 1000 s steady runs, in the --quick
@@ -29,12 +31,16 @@ from typing import Any
 from satcc import registry
 from satcc.studies import common, hybla
 from satcc.studies.claims import Measured
+from satcc.studies.designs import design_name
 
 CAMPAIGNS = ("validate-hybla", "validate-hybla-dummynet")
 # its runs are `satcc validate hybla`'s design, not campaigns: `run` runs them whenever it is
 # called (reproduce.planned_runs does not call it to plan)
 CAMPAIGN_RUNS = False
 DUMMYNET = "validate-hybla-dummynet"
+# the kernel design's dummynet column on an engine whose TCP is not the kernel's (the simulator:
+# `--quick --design kernel`), named apart from the simulator's own columns
+KERNEL_TWIN = "validate-hybla-kernel"
 
 DUMMYNET_STEADY_S = 100.0  # Table 2 "Emulation Time 100 sec"
 DUMMYNET_SEEDS_QUICK = 3  # the study's 10 (§4) in the full design
@@ -71,12 +77,16 @@ MIN_CYCLES = 5  # fewer complete loss cycles in the traced windows than this: no
 
 
 def run(ctx: common.Context) -> dict[str, Path]:
-    out = ctx.engine_dir / "validate-hybla"
-    if ctx.kernel_tcp:  # the dummynet column: the kernel's Hybla (BPF) over satcc-linkd
-        design = kernel_design(ctx.quick, ctx.seeds)
-        ctx.log(f"study 002: validate hybla ({'quick' if ctx.quick else 'full'} design) -> {out}")
+    if ctx.kernel_tcp or ctx.kernel_design:
+        # the dummynet column: the kernel's Hybla (BPF) over satcc-linkd, or in the kernel
+        # design on the simulator (--design kernel) the same design with the simulator's Hybla
+        name = "validate-hybla" if ctx.kernel_tcp else KERNEL_TWIN
+        out = ctx.engine_dir / name
+        design = kernel_design(ctx.quick, ctx.seeds).replace(engine=ctx.engine)
+        which = design_name(ctx.quick, ctx.engine, ctx.design)
+        ctx.log(f"study 002: validate hybla ({which} design) -> {out}")
         hybla.validate(design, out, jobs=ctx.jobs, plots=False)
-        return {"validate-hybla": out}
+        return {name: out}
     dirs = {}
     for name, design in designs(ctx.quick, ctx.seeds).items():
         dirs[name] = ctx.engine_dir / name
@@ -139,13 +149,14 @@ def _doc(dirs: dict[str, Path], name: str = "validate-hybla") -> dict[str, Any] 
 
 
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
-    doc = _doc(dirs)
+    twin = KERNEL_TWIN in dirs  # the kernel design on the simulator (`run`)
+    doc = _doc(dirs, KERNEL_TWIN if twin else "validate-hybla")
     if doc is None:
         return {}
     engine = doc["design"].get("engine", registry.DEFAULT)
     kernel = registry.get(engine).kernel_tcp
-    if kernel:
-        out = _measure_emu(doc)
+    if kernel or twin:
+        out = _measure_emu(doc, who="kernel" if kernel else "simulator", twin=twin)
     else:
         out = _measure_sim(doc)
         testbed = _doc(dirs, DUMMYNET)
@@ -174,12 +185,18 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             out.update(high)
     from satcc.studies.claims import load
 
-    other = "the simulator's" if kernel else "the emulator's (--engine emu)"
+    other = (
+        "the simulator's"
+        if kernel
+        else "the kernel design's (the dummynet column's), on the simulator"
+        if twin
+        else "the emulator's (--engine emu)"
+    )
     ran = ", ".join(k for k, _ in hybla.Design(**_design_args(doc)).kinds())
     for c in load("002").claims:
         if c.id in out:
             continue
-        mine = c.id.startswith("dummynet-") == kernel
+        mine = c.id.startswith("dummynet-") == (kernel or twin)
         out[c.id] = Measured(
             None,
             skipped=(
@@ -192,14 +209,22 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
 
 
 def _measure_emu(
-    doc: dict[str, Any], who: str = "kernel", ns2: dict[str, Any] | None = None
+    doc: dict[str, Any],
+    who: str = "kernel",
+    ns2: dict[str, Any] | None = None,
+    twin: bool = False,
 ) -> dict[str, Measured]:
     """Table 3's dummynet column (the same table3 rows) from the emulator's runs (`who` =
-    "kernel") or from the simulator's runs on the emulation testbed's path ("sim"; `ns2`: the
-    ns-2 column's doc, the same sender with one ACK per segment)."""
+    "kernel"), from the simulator's runs on the emulation testbed's path ("sim"; `ns2`: the
+    ns-2 column's doc, the same sender with one ACK per segment), or with `twin` from the
+    simulator's runs of the kernel design (`KERNEL_TWIN`: the emulator's design, the
+    simulator's Hybla)."""
     testbed = (
         "the kernel's Hybla as BPF struct_ops over satcc-linkd"
         if who == "kernel"
+        else "the simulator's Hybla on the kernel design (study002.kernel_design, "
+        "--design kernel: the emulator's runs, their lengths and seeds)"
+        if twin
         else "the simulator on the dummynet testbed's path: Table 2's 100 s steady runs, "
         "delayed ACKs, the sender capped at W_m"
     )
@@ -263,8 +288,8 @@ def _measure_emu(
                     "validate-hybla/validation.json (engine emu): points, model vs the kernel's "
                     "mean over seeds"
                     if who == "kernel"
-                    else f"{DUMMYNET}/validation.json: points, model vs the simulator's mean "
-                    "over seeds"
+                    else f"{KERNEL_TWIN if twin else DUMMYNET}/validation.json: points, model "
+                    "vs the simulator's mean over seeds"
                 ),
             )
     return out
@@ -906,7 +931,7 @@ def _design_args(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
-    doc = _doc(dirs)
+    doc = _doc(dirs) or _doc(dirs, KERNEL_TWIN)
     if doc is None:
         return []
     design = hybla.Design(**_design_args(doc))

@@ -84,7 +84,8 @@ CLIMB_MIN_S = 60  # Fig. 7: a climb shorter than a minute (the pipe filled in sl
 def run(ctx: common.Context) -> dict[str, Path]:
     names = [n for n in CAMPAIGNS if not (ctx.quick and n == BURSTS)]
     return {
-        name: common.run(ctx, name, EMU_CHANGES[name] if ctx.real_time else None) for name in names
+        name: common.run(ctx, name, EMU_CHANGES[name] if ctx.emulator_paths else None)
+        for name in names
     }
 
 

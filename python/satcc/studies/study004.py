@@ -88,19 +88,24 @@ def floor(*jains: float | None) -> str:
 
 
 def run(ctx: common.Context) -> dict[str, Path]:
-    names = CAMPAIGNS + (WHY if not ctx.quick else () if ctx.real_time else QUICK_WHY)
+    # the kernel design (--quick on the emulator, or --design kernel) leaves the investigation
+    # out: the paper's campaigns only
+    names = CAMPAIGNS + (WHY if not ctx.quick else () if ctx.kernel_design else QUICK_WHY)
     names += () if ctx.quick else (MANY_UNIT,)
-    # the emulator runs the investigation's quick designs (100 Mbit/s) even in the full study
+    changes = EMU_CHANGES if ctx.emulator_paths else None
+    # the emulator runs the investigation's quick designs (100 Mbit/s: real time) even in the
+    # full study
     return {
-        name: common.run(ctx, name, EMU_CHANGES if ctx.real_time else None, quick_variant=True)
+        name: common.run(ctx, name, changes, quick_variant=True)
         if ctx.real_time and name in WHY
-        else common.run(ctx, name, EMU_CHANGES if ctx.real_time else None)
+        else common.run(ctx, name, changes)
         for name in names
     }
 
 
 def kernel_plan() -> list[common.Planned]:
-    """What `--quick --engine emu` runs (the quick kernel column leaves out the investigation, WHY): each campaign's [kernel] design."""
+    """What the kernel design (`--quick --engine emu`, or `--design kernel`) runs (it leaves
+    out the investigation, WHY): each campaign's [kernel] design, the emulator's paths."""
     return common.kernel_plan(dict.fromkeys(CAMPAIGNS, EMU_CHANGES))
 
 
