@@ -664,14 +664,14 @@ def test_a_simulator_only_suite_writes_a_campaign_directory_the_report_draws(tmp
     assert not report.problems
 
 
-def _late_suite(tmp_path, monkeypatch, p99s: list[float]):
+def _late_suite(tmp_path, monkeypatch, p99s: list[float], row: str = ""):
     """A one-run simulator suite whose attempts report satcc-linkd p99 lateness `p99s` (µs),
-    one per attempt, as a kernel run's summary does."""
+    one per attempt, as a kernel run's summary does; `row`: more keys of its grid entry."""
     (tmp_path / "s.toml").write_text(
         textwrap.dedent(TWO_GROUPS).replace("[scenario]", "# Fidelity grid: test\n[scenario]")
     )
     gfile = tmp_path / "grid.toml"
-    gfile.write_text('[grid]\nname = "t"\nruns = 1\n[[scenario]]\nfile = "s.toml"\n')
+    gfile.write_text('[grid]\nname = "t"\nruns = 1\n[[scenario]]\nfile = "s.toml"\n' + row)
     real = suite._execute
     left = list(p99s)
 
@@ -708,9 +708,29 @@ def test_a_run_late_in_every_attempt_is_recorded_as_failed_with_the_figures(tmp_
     assert left == []
     assert log.count("not counted") == 3 and "attempt 3 of 3" in log
     assert [o.status for o in run.outcomes] == ["failed"]
-    assert "above the bound 1.00 ms in all 3 attempts (2.00, 3.00, 1.50 ms)" in (
+    assert "above the bound 1.00 ms in all 3 attempts (2.00 ms, 3.00 ms, 1.50 ms)" in (
         run.outcomes[0].error or ""
     )
+
+
+@requires_sim
+def test_a_rows_own_lateness_bound_is_tighter_than_the_suites(tmp_path, monkeypatch):
+    # a row decided by µs timing (study004-exact50) states its own bound: a run inside the
+    # suite's 1 ms but above the row's 20 µs is not counted, and rerun
+    run, log, left = _late_suite(
+        tmp_path, monkeypatch, [27.0, 15.0, 9999.0], row='max_lateness = "20 us"\n'
+    )
+    assert left == [9999.0]
+    assert "p99 lateness 27 µs is above the bound 20 µs: not counted" in log
+    assert [o.status for o in run.outcomes] == ["done"]
+    # the suite's bound still applies where it is the tighter one
+    assert suite.lateness_bound_us(suite.Options(max_lateness_p99_us=10.0), run.plan[0].entry) == 10
+    # a bound that is not a positive duration is refused, naming the row's key
+    (tmp_path / "bad.toml").write_text(
+        '[grid]\nname = "t"\n[[scenario]]\nfile = "s.toml"\nmax_lateness = 20\n'
+    )
+    with pytest.raises(UserError, match=r"scenario\[0\]\.max_lateness"):
+        G.load(tmp_path / "bad.toml")
 
 
 def test_without_root_the_kernel_side_is_refused_with_exit_2(monkeypatch, capsys):

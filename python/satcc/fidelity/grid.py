@@ -11,6 +11,9 @@
     quick = true                        # part of --quick (default false)
     vpn = "vpn"                         # emulator: carry the flows through OpenVPN via this node
     min_runs = 8                        # at least this many runs per engine (over --runs; not --quick)
+    max_lateness = "20 us"              # count a kernel run only if satcc-linkd's p99 lateness is
+                                        # at most this (a row decided by µs timing; the suite's
+                                        # bound, --max-lateness, applies too: the tighter counts)
 
 Every scenario is an ordinary scenario file (`satcc check` accepts it); its flow groups are its
 [[flow]] tables. Scenario names must be unique within a grid.
@@ -32,7 +35,7 @@ from satcc.units import UnitError, parse_duration
 
 DEFAULT_GRID = resources.fidelity_grid()
 GRID_KEYS = ("name", "description", "runs", "quick_duration")
-ENTRY_KEYS = ("file", "quick", "vpn", "min_runs")
+ENTRY_KEYS = ("file", "quick", "vpn", "min_runs", "max_lateness")
 DEFAULT_RUNS = 3
 DEFAULT_QUICK_DURATION = "10 s"
 GLOB_CHARS = set("*?[")
@@ -48,6 +51,7 @@ class Entry:
     quick: bool
     vpn: str | None
     min_runs: int = 1
+    max_lateness_p99_us: float | None = None  # the row's own bound on satcc-linkd's p99
 
     def scenario_doc(self, duration: str | None) -> dict[str, Any]:
         """The TOML document to run, with `duration` (if given) instead of its own."""
@@ -164,6 +168,20 @@ def load(path: str | Path | None = None) -> Grid:
         if not isinstance(min_runs, int) or isinstance(min_runs, bool) or min_runs < 1:
             issues.append(f"{where}.min_runs: expected an integer >= 1, found {min_runs!r}")
             min_runs = 1
+        max_lateness = item.get("max_lateness")
+        bound_us = None
+        if max_lateness is not None:
+            try:
+                bound_us = parse_duration(max_lateness) / 1000
+            except UnitError as e:
+                issues.append(f"{where}.max_lateness: {e}")
+            else:
+                if bound_us <= 0:
+                    issues.append(
+                        f"{where}.max_lateness: expected a positive duration, found "
+                        f"{max_lateness!r}"
+                    )
+                    bound_us = None
         fpath = (p.parent / file).resolve()
         try:
             scenario = load_scenario(fpath)
@@ -182,7 +200,7 @@ def load(path: str | Path | None = None) -> Grid:
                 f"scenario[{seen[scenario.name]}]'s; names must be unique"
             )
         seen[scenario.name] = i
-        entries.append(Entry(fpath, doc, scenario.name, bool(quick), vpn, min_runs))
+        entries.append(Entry(fpath, doc, scenario.name, bool(quick), vpn, min_runs, bound_us))
     if issues:
         raise UserError("\n".join(f"{p}: {line}" for line in issues))
     return Grid(
