@@ -305,6 +305,13 @@ def test_study002s_high_loss_misses_name_ns2s_unnamed_agent_in_the_ns2_column_on
     assert "the lead's" not in ns2.why
 
 
+def test_study004s_short_wins_miss_gives_the_rtts_the_flows_saw():
+    # rf58's 2/4 ms point: the queue's ~10 ms on both leaves a ratio of 1.18, not 2
+    why = study004._rtt_seen(2.0, 4.0, 11.7, 13.8)
+    assert why == "; smoothed RTT 11.7 / 13.8 ms, a ratio of 1.18 against the base RTTs' 2.00"
+    assert study004._rtt_seen(2.0, 4.0, float("nan"), 13.8) == ""  # a run without RTTs
+
+
 def test_study004s_eq7_misses_name_eq7s_uniform_a_and_the_paper_lists_it():
     why = study004._eq7_uniform(2.0, 128.0)
     assert "cbrt(128 / 2) = 4.00 at every a" in why and "the paper's anomaly" in why

@@ -109,6 +109,18 @@ def kernel_plan() -> list[common.Planned]:
     return common.kernel_plan(dict.fromkeys(CAMPAIGNS, EMU_CHANGES))
 
 
+def _rtt_seen(base1: float, base2: float, srtt1: float, srtt2: float) -> str:
+    """The RTTs two groups saw (their smoothed RTT: base plus the queue's delay) beside the
+    base RTTs the point sets: a common queue delay shrinks the ratio CUBIC's RTT-unfairness
+    acts on. Empty when a run recorded no RTT."""
+    if not (srtt1 > 0 and srtt2 > 0):
+        return ""
+    return (
+        f"; smoothed RTT {srtt1:.1f} / {srtt2:.1f} ms, a ratio of {srtt2 / srtt1:.2f} against "
+        f"the base RTTs' {base2 / base1:.2f}"
+    )
+
+
 def jain2(a: float, b: float) -> float | None:
     """Jain's index over two throughputs."""
     den = 2 * (a * a + b * b)
@@ -122,15 +134,21 @@ def points(d: Path, by_seed: bool = False, extra: tuple[str, ...] = ()) -> pd.Da
     runs, flows, fs = f["runs"], f["flows"], f["flow_series"]
     half = runs.set_index("run_id")["duration_s"] / 2
     fs = fs[fs["t_s"] >= fs["run_id"].map(half)]
-    per_flow = fs.groupby(["run_id", "flow_id"])["goodput_bps"].mean().rename("late_bps")
-    flows = flows.join(per_flow, on=["run_id", "id"])
+    late = fs.groupby(["run_id", "flow_id"])
+    flows = flows.join(late["goodput_bps"].mean().rename("late_bps"), on=["run_id", "id"])
+    # each flow's smoothed RTT over the same half (the queue's delay included): what CUBIC's
+    # RTT-unfairness acts on, against the base RTTs the matrix sets
+    flows = flows.join(late["srtt_ms"].mean().rename("late_srtt_ms"), on=["run_id", "id"])
     flows["group"] = flows["name"].str.split(".").str[0]
     g = flows.pivot_table(index="run_id", columns="group", values="late_bps", aggfunc="sum")
+    rtt = flows.pivot_table(index="run_id", columns="group", values="late_srtt_ms", aggfunc="mean")
     r = runs.set_index("run_id")
     out = pd.DataFrame(
         {
             "short_bps": g.get("short-rtt"),
             "long_bps": g.get("long-rtt"),
+            "short_srtt_ms": rtt.get("short-rtt"),
+            "long_srtt_ms": rtt.get("long-rtt"),
             "pc1_ms": 2 * (common.param(r, "link0_delay_ms") if "link0_delay_ms" in r else 0.5)
             + 1.0,
             "pc2_ms": 2 * common.param(r, "rtt_pc2_ms") + 1.0,
@@ -153,6 +171,8 @@ def points(d: Path, by_seed: bool = False, extra: tuple[str, ...] = ()) -> pd.Da
         jain=("jain", "mean"),
         short_mbps=("short_bps", lambda x: x.mean() / 1e6),
         long_mbps=("long_bps", lambda x: x.mean() / 1e6),
+        short_srtt_ms=("short_srtt_ms", "mean"),
+        long_srtt_ms=("long_srtt_ms", "mean"),
         seeds=("share", "size"),
     )
 
@@ -201,7 +221,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     gap = stock[stock["pc2_ms"] > stock["pc1_ms"]]
     stock_seed = one_seed[one_seed["k"] == "stock"]
     won, lost = 0, []
-    for a, b, sh in gap[["pc1_ms", "pc2_ms", "share"]].itertuples(index=False):
+    cols = ["pc1_ms", "pc2_ms", "share", "short_srtt_ms", "long_srtt_ms"]
+    for a, b, sh, r1, r2 in gap[cols].itertuples(index=False):
         seeds_ab = _at(stock_seed, pc1_ms=float(a), pc2_ms=float(b))["share"]
         t = paired_test(tuple(float(x) for x in seeds_ab), 0.5, 1)
         flag = lockout(seeds_ab)
@@ -210,7 +231,7 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
             won += 1
         else:
             why = "lockout" if flag else "tie" if tie else f"{t.k} of {t.n} seeds"
-            lost.append(f"{a:g}/{b:g} ms (share {sh:.3f}, {why})")
+            lost.append(f"{a:g}/{b:g} ms (share {sh:.3f}, {why}{_rtt_seen(a, b, r1, r2)})")
     frac = won / len(gap) if len(gap) else None
     out["stock-short-wins-everywhere"] = Measured(
         frac,
