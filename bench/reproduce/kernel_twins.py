@@ -18,10 +18,14 @@ to --out (default: a temporary directory) and are reused when there. `--starts k
 each simulator flow when its kernel run's flow did, as `satcc fidelity`'s paired twins do
 (satcc.fidelity.suite: `kernel_starts`, `twin_starts`, `with_starts`): a bulk flow one base RTT
 of its path before the kernel's first data segment (its handshake then ends, and its first data
-leaves, when the kernel's did), never before its SYN; the default, `nominal`, runs the
+leaves, when the kernel's did), never before its SYN; `--starts syn` starts each flow at its
+kernel SYN's instant (on a path whose delay varies, as study 000's and 001's Starlink paths, the
+handshake's RTT is not the base RTT, and the data instant less the base RTT is off by the
+difference; the simulator's handshake on the same channel draws takes the path's own RTT, as
+the kernel's did); the default, `nominal`, runs the
 scenario's own starts (every flow at 0 unless it says otherwise), as `satcc reproduce --design
 kernel --engine sim` does. The columns `k data ms` give each flow's first data instant in the
-kernel run (ms from t0, flows by id), `start ms` the simulator's starts (kernel starts only).
+kernel run (ms from t0, flows by id), `start ms` the simulator's starts (kernel or SYN starts).
 """
 
 from __future__ import annotations
@@ -62,15 +66,15 @@ def second_half(run_dir: Path, duration_s: float, first: str) -> tuple[float, ..
     return share, jain(list(per_group.values())), jain(list(rate)), total / 1e6
 
 
-STARTS = ("nominal", "kernel")
+STARTS = ("nominal", "kernel", "syn")
 
 
 def replay(run_json: Path, out: Path, starts: str = "nominal") -> tuple[Path, dict[str, Any]]:
     """Kernel run `run_json` (its run.json) run again in the simulator, same scenario and seed,
     into `out` (reused when there: `<run_id>` with nominal starts, `<run_id>-kstarts` with the
-    kernel's); returns the simulator run's directory and its run.json document as
-    `satcc reproduce` would write it (engine `sim`, the scenario as run; with kernel starts also
-    `starts_from`, as satcc fidelity's twins record it)."""
+    kernel's, `<run_id>-synstarts` at the kernel's SYNs); returns the simulator run's directory
+    and its run.json document as `satcc reproduce` would write it (engine `sim`, the scenario
+    as run; with the kernel's starts also `starts_from`, as satcc fidelity's twins record it)."""
     import satcc
     from satcc.fidelity import suite
     from satcc.scenario import from_dict, resolve
@@ -80,11 +84,13 @@ def replay(run_json: Path, out: Path, starts: str = "nominal") -> tuple[Path, di
     doc["scenario"]["engine"] = "sim"
     extra: dict[str, Any] = {}
     name = run["run_id"]
-    if starts == "kernel":
+    if starts in ("kernel", "syn"):
         campaign = run_json.parent.parent.parent
         syn, data = suite.kernel_starts(campaign, run["run_id"])
+        # "syn": twin_starts' rule for a flow without a data instant, its SYN's
+        use = [None] * len(syn) if starts == "syn" else data
         config = resolve(from_dict(copy.deepcopy(doc)), run["seed"])
-        at = suite.twin_starts(config, syn, data)
+        at = suite.twin_starts(config, syn, use)
         doc = suite.with_starts(doc, at)
         extra = {
             "starts_from": {
@@ -94,7 +100,7 @@ def replay(run_json: Path, out: Path, starts: str = "nominal") -> tuple[Path, di
                 "start_ns": at,
             }
         }
-        name += "-kstarts"
+        name += "-kstarts" if starts == "kernel" else "-synstarts"
     twin = out / name
     if not (twin / "flow_series.parquet").exists():
         satcc.run(copy.deepcopy(doc), engine="sim", seed=run["seed"]).write(twin)
