@@ -69,12 +69,16 @@ def second_half(run_dir: Path, duration_s: float, first: str) -> tuple[float, ..
 STARTS = ("nominal", "kernel", "syn")
 
 
-def replay(run_json: Path, out: Path, starts: str = "nominal") -> tuple[Path, dict[str, Any]]:
+def replay(
+    run_json: Path, out: Path, starts: str = "nominal", starts_of: Path | None = None
+) -> tuple[Path, dict[str, Any]]:
     """Kernel run `run_json` (its run.json) run again in the simulator, same scenario and seed,
     into `out` (reused when there: `<run_id>` with nominal starts, `<run_id>-kstarts` with the
     kernel's, `<run_id>-synstarts` at the kernel's SYNs); returns the simulator run's directory
     and its run.json document as `satcc reproduce` would write it (engine `sim`, the scenario
-    as run; with the kernel's starts also `starts_from`, as satcc fidelity's twins record it)."""
+    as run; with the kernel's starts also `starts_from`, as satcc fidelity's twins record it).
+    `starts_of`: take the instants from this other kernel run (its run.json; the same flows)
+    instead of the run's own (a start draw of the kernel's, on another seed's channel)."""
     import satcc
     from satcc.fidelity import suite
     from satcc.scenario import from_dict, resolve
@@ -85,8 +89,9 @@ def replay(run_json: Path, out: Path, starts: str = "nominal") -> tuple[Path, di
     extra: dict[str, Any] = {}
     name = run["run_id"]
     if starts in ("kernel", "syn"):
-        campaign = run_json.parent.parent.parent
-        syn, data = suite.kernel_starts(campaign, run["run_id"])
+        src = json.loads(starts_of.read_text()) if starts_of is not None else run
+        campaign = (starts_of or run_json).parent.parent.parent
+        syn, data = suite.kernel_starts(campaign, src["run_id"])
         # "syn": twin_starts' rule for a flow without a data instant, its SYN's
         use = [None] * len(syn) if starts == "syn" else data
         config = resolve(from_dict(copy.deepcopy(doc)), run["seed"])
@@ -94,13 +99,15 @@ def replay(run_json: Path, out: Path, starts: str = "nominal") -> tuple[Path, di
         doc = suite.with_starts(doc, at)
         extra = {
             "starts_from": {
-                "run_id": run["run_id"],
+                "run_id": src["run_id"],
                 "first_syn_ns": syn,
                 "first_data_ns": data,
                 "start_ns": at,
             }
         }
         name += "-kstarts" if starts == "kernel" else "-synstarts"
+        if starts_of is not None:
+            name += f"-of-{src['run_id']}"
     twin = out / name
     if not (twin / "flow_series.parquet").exists():
         satcc.run(copy.deepcopy(doc), engine="sim", seed=run["seed"]).write(twin)

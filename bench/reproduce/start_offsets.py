@@ -147,18 +147,24 @@ def offsets(kernel_out: Path) -> int:
 
 
 def kernel_start_copy(
-    kernel: Path, sim: Path, new: Path, cache: Path, starts: str = "kernel"
+    kernel: Path, sim: Path, new: Path, cache: Path, starts: str = "kernel", rotate: int = 0
 ) -> int:
     """NEW: a copy of the simulator campaign SIM whose every run is the kernel-start replay of
     the run of KERNEL campaign with the same parameters and seed; returns the runs replayed
-    (a SIM run without a kernel counterpart is an error)."""
+    (a SIM run without a kernel counterpart is an error). `rotate` k: each run takes the
+    instants of the kernel run with the same parameters k seeds on (cyclically over the
+    campaign's seeds), its own seed and channel kept: another draw of the kernel's starts."""
     from kernel_twins import replay
 
     from satcc.results import SUMMARY_FILE
 
     by_key = {}
+    seeds = set()
     for rj in (kernel / "runs").glob("*/run.json"):
-        by_key[run_key(json.loads(rj.read_text()))] = rj
+        run = json.loads(rj.read_text())
+        by_key[run_key(run)] = rj
+        seeds.add(run["seed"])
+    order = sorted(seeds)
     if new.exists():
         shutil.rmtree(new)
     new.mkdir(parents=True)
@@ -170,7 +176,11 @@ def kernel_start_copy(
         k = by_key.get(run_key(run))
         if k is None:
             raise SystemExit(f"{rj}: no kernel run of {kernel} with its parameters and seed")
-        twin, doc = replay(k, cache, starts)
+        other = None
+        if rotate:
+            s = order[(order.index(run["seed"]) + rotate) % len(order)]
+            other = by_key.get(run_key({**run, "seed": s}))
+        twin, doc = replay(k, cache, starts, other)
         dest = new / "runs" / run["run_id"]
         shutil.copytree(twin, dest)
         (dest / "run.json").unlink(missing_ok=True)
@@ -192,7 +202,12 @@ def judged(study: str, dirs: dict[str, Path], engine: str) -> dict[str, Any]:
 
 
 def judge(
-    kernel_out: Path, sim_out: Path, new_out: Path, studies: list[str], starts: str = "kernel"
+    kernel_out: Path,
+    sim_out: Path,
+    new_out: Path,
+    studies: list[str],
+    starts: str = "kernel",
+    rotate: int = 0,
 ) -> int:
     from satcc.studies import claims
 
@@ -205,7 +220,7 @@ def judge(
             new = new_out / study / "sim" / s.name
             if name not in k_dirs:
                 raise SystemExit(f"{s}: no kernel campaign {name} in {kernel_out / study}")
-            n = kernel_start_copy(k_dirs[name], s, new, cache, starts)
+            n = kernel_start_copy(k_dirs[name], s, new, cache, starts, rotate)
             print(f"{study} {s.name}: {n} runs with the kernel's starts ({starts}) -> {new}")
             n_dirs[name] = new
         rows = {
@@ -256,6 +271,13 @@ def main() -> int:
         default="kernel",
         help="the kernel's data instants less the base RTT (satcc fidelity's), or its SYNs",
     )
+    j.add_argument(
+        "--rotate",
+        type=int,
+        default=0,
+        metavar="K",
+        help="each run takes the starts of the kernel run K seeds on (same parameters)",
+    )
     j.add_argument("kernel_out", type=Path)
     j.add_argument("sim_out", type=Path)
     j.add_argument("new_out", type=Path)
@@ -263,7 +285,7 @@ def main() -> int:
     a = ap.parse_args()
     if a.cmd == "offsets":
         return offsets(a.kernel_out)
-    return judge(a.kernel_out, a.sim_out, a.new_out, a.studies, a.starts)
+    return judge(a.kernel_out, a.sim_out, a.new_out, a.studies, a.starts, a.rotate)
 
 
 if __name__ == "__main__":
