@@ -13,9 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from satcc.emu import topology
+from tests.helpers import requires_sim
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p for p in (ROOT / "bench").rglob("*.py") if p.name != "report.py")
@@ -140,3 +142,57 @@ def test_receiver_stalls_counts_an_in_order_stretch_ack_and_not_a_hole_fill():
     assert total == 18 and sizes == {2: 1, 6: 2}
     assert n == 1 and stalled == 8
     assert waits == pytest.approx([1.3])
+
+
+def _kernel_run(campaign: Path, run_id: str, seed: int, syn: list, data: list) -> Path:
+    """A kernel campaign's run as `satcc reproduce --engine emu` leaves it, as far as the
+    replay reads it: run.json (the scenario as run, seed, parameters) and summary.json's
+    start instants. The path: one 10 Mbit/s link, 10 ms each way (a 20 ms base RTT)."""
+    doc = {
+        "scenario": {"name": "two", "duration": "500 ms", "bin": "100 ms", "engine": "emu"},
+        "link": [{"a": "s", "b": "d", "rate": "10 Mbit/s", "delay": "10 ms"}],
+        "flow": [{"name": "short-rtt", "from": "s", "to": "d", "count": 2}],
+    }
+    d = campaign / "runs" / run_id
+    d.mkdir(parents=True)
+    run = {"run_id": run_id, "engine": "emu", "seed": seed, "params": {"k": "x"}, "scenario": doc}
+    (d / "run.json").write_text(json.dumps(run))
+    stats = {"first_syn_ns": syn, "first_data_ns": data}
+    (d / "summary.json").write_text(json.dumps({"stats": stats}))
+    return d / "run.json"
+
+
+@requires_sim
+def test_kernel_twins_replays_a_kernel_run_from_its_data_instants_its_syns_or_another_runs(
+    tmp_path,
+):
+    twins = _load(ROOT / "bench/reproduce/kernel_twins.py")
+    offsets = _load(ROOT / "bench/reproduce/start_offsets.py")
+    camp = tmp_path / "kernel"
+    a = _kernel_run(camp, "a", 1, [300_000, 100_000], [21_300_000, 29_000_000])
+    b = _kernel_run(camp, "b", 2, [50_000, 60_000], [20_500_000, 20_070_000])
+    out = tmp_path / "twins"
+
+    def starts(doc):
+        return [f.get("start") for f in doc["scenario"]["flow"]]
+
+    # fidelity's rule: one base RTT (20 ms) before the first data, never before the SYN
+    d, doc = twins.replay(a, out, "kernel")
+    assert starts(doc) == ["1300000 ns", "9000000 ns"]
+    assert doc["engine"] == "sim" and doc["starts_from"]["run_id"] == "a"
+    assert [round(x, 4) for x in pd.read_parquet(d / "flows.parquet")["start_s"]] == [0.0013, 0.009]
+    d, doc = twins.replay(b, out, "kernel")
+    assert starts(doc) == ["500000 ns", "70000 ns"]
+    # at the SYNs; and another run's instants on this run's seed
+    assert starts(twins.replay(a, out, "syn")[1]) == ["300000 ns", "100000 ns"]
+    d, doc = twins.replay(a, out, "kernel", starts_of=b)
+    assert starts(doc) == ["500000 ns", "70000 ns"] and doc["seed"] == 1
+    assert d.name == "a-kstarts-of-b" and doc["starts_from"]["run_id"] == "b"
+    # nominal: the scenario's own starts
+    assert starts(twins.replay(a, out)[1]) == [None]
+    # the offsets: spreads of the data instants, the SYNs and the starts (ms)
+    got = offsets.run_offsets(a.parent)
+    assert got["data"] == pytest.approx(7.7) and got["syn"] == pytest.approx(0.2)
+    assert got["start"] == pytest.approx(7.7) and got["latest"] == pytest.approx(9.0)
+    assert got["hs"] == pytest.approx([1.0, 8.9])
+    assert offsets.quantiles([3.0, 1.0, 2.0, 10.0]) == (2.5, 10.0, 10.0)

@@ -184,15 +184,16 @@ def test_the_doc_sets_the_kernel_column_beside_its_twin_on_the_simulator(tmp_pat
     # the kernel and its twin agree on yeah-spread-rank: the quick design differs (the design)
     assert "yeah-spread-rank:" not in disagree
     assert "moves with the design" in disagree and "001 yeah-spread-rank" in disagree
+    assert D.TWIN_CAUSES in disagree  # what the disagreements were traced to: BENCHMARKS.md
     assert "sim, kernel design | verdict | kernel (emu), kernel design" in page
     assert "| kernel-sim | 001 | `" in page  # how the page was made: the twin's run
     tally = page.split("## Tally")[1]
     assert "| 001 | kernel |" in tally and "kernel-sim |" not in tally
     assert "is not tallied" in tally
     # a root that is not the kernel design on the simulator is not set beside the kernel column
-    assert "**Not the kernel design on the simulator**" in D.render(
-        {"quick": quick, "kernel": kernel}, "cmd", twin=quick
-    )
+    not_twin = D.render({"quick": quick, "kernel": kernel}, "cmd", twin=quick)
+    assert "**Not the kernel design on the simulator**" in not_twin
+    assert D.TWIN_CAUSES not in not_twin
     # the command line names it; it needs the kernel column it checks
     assert D.main(["--quick", str(quick), "--kernel", str(kernel), "--kernel-sim", str(sim)]) == 0
     assert f"--kernel {kernel} --kernel-sim {sim} > docs/reproduce.md" in capsys.readouterr().out

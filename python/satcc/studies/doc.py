@@ -34,6 +34,21 @@ from satcc.studies.reproduce import STUDIES, WHOLE, kernel_design_lines
 # `--kernel-sim`: the kernel design run on the simulator (the kernel column's twin), the label of
 # its rows; a check of the kernel column, not a design: never tallied
 TWIN = "kernel-sim"
+# What the disagreements against the twin were traced to, measured once (a dated pointer, no
+# number: the figures are in BENCHMARKS.md); printed under "Where the engines disagree" when the
+# twin is given
+TWIN_CAUSES = (
+    "Why the kernel column and its twin differ was measured run by run for the columns of "
+    "2026-12-01 (BENCHMARKS.md, \"The kernel column's 7 disagreements with its twin, run by "
+    'run"; `bench/reproduce/start_offsets.py`). The simulator starts every flow at once while '
+    "the kernel's flows start when their senders wake (in the 4v4 runs several milliseconds "
+    "apart), but the twin rerun on each kernel run's own start instants (its SYNs on the "
+    "Starlink paths of 000 and 001, its first data less the base RTT on 004's) moved none of "
+    "those seven verdicts. One (004 eq6-like-stock-large-gap-many) moves with the start draw "
+    "in the twin itself. The others were located in one or two runs or one point each: what a CCA "
+    "does after its first losses (000, 001), HyStart's slow-start exits (004 1v1) and eq. 6's "
+    "effect (004 4v4). None was traced to code."
+)
 
 INTRO = """# Reproducing the five studies: `satcc reproduce`
 
@@ -694,6 +709,7 @@ def render(roots: dict[str, Path], command: str, twin: Path | None = None) -> st
                 + (", ".join(by_design) if by_design else "none")
                 + "."
             )
+            out.append("\n" + TWIN_CAUSES)
         else:
             out.append(
                 "\nThe two columns run different designs: the kernel's is its quick design cut "
