@@ -475,6 +475,19 @@ fn non_negative(d: &Decimal, hint: &str, v: &Raw) -> Result<()> {
     Ok(())
 }
 
+/// The rule for a quantity that needs its unit (a duration, a rate, a clock offset): a bare
+/// number is read only as 0 (`Ok(true)`: the caller returns its zero), any other bare number
+/// is an error saying `why`; with a unit, `Ok(false)`.
+fn bare_zero(d: &Decimal, unit: &str, hint: &str, v: &Raw, why: &str) -> Result<bool> {
+    if !unit.is_empty() {
+        return Ok(false);
+    }
+    if d.is_zero() {
+        return Ok(true);
+    }
+    Err(UnitError::new(hint, v, Some(why.into())))
+}
+
 fn unknown(unit: &str) -> Option<String> {
     Some(format!("unknown unit {}", py_str(unit)))
 }
@@ -495,15 +508,8 @@ fn duration_scale(unit: &str) -> Option<u64> {
 pub fn duration_ns(v: &Raw) -> Result<u64> {
     let h = DURATION_HINT;
     let (d, unit) = split(v, h)?;
-    if unit.is_empty() {
-        if d.is_zero() {
-            return Ok(0);
-        }
-        return Err(UnitError::new(
-            h,
-            v,
-            Some("a bare number needs a unit".into()),
-        ));
+    if bare_zero(&d, &unit, h, v, "a bare number needs a unit")? {
+        return Ok(0);
     }
     let scale = duration_scale(&unit).ok_or_else(|| UnitError::new(h, v, unknown(&unit)))?;
     non_negative(&d, h, v)?;
@@ -557,15 +563,14 @@ fn rate_scale(unit: &str) -> Option<u64> {
 pub fn rate_bps(v: &Raw) -> Result<u64> {
     let h = RATE_HINT;
     let (d, unit) = split(v, h)?;
-    if unit.is_empty() {
-        if d.is_zero() {
-            return Ok(0);
-        }
-        return Err(UnitError::new(
-            h,
-            v,
-            Some("a bare number needs a unit: bit/s, kbit/s, Mbit/s".into()),
-        ));
+    if bare_zero(
+        &d,
+        &unit,
+        h,
+        v,
+        "a bare number needs a unit: bit/s, kbit/s, Mbit/s",
+    )? {
+        return Ok(0);
     }
     let scale = rate_scale(&unit).ok_or_else(|| UnitError::new(h, v, unknown(&unit)))?;
     non_negative(&d, h, v)?;
@@ -651,15 +656,8 @@ pub fn probability(v: &Raw) -> Result<f64> {
 pub fn clock_ppm(v: &Raw) -> Result<f64> {
     let h = CLOCK_HINT;
     let (d, unit) = split(v, h)?;
-    if unit.is_empty() {
-        if d.is_zero() {
-            return Ok(0.0);
-        }
-        return Err(UnitError::new(
-            h,
-            v,
-            Some("a bare number needs its unit: ppm".into()),
-        ));
+    if bare_zero(&d, &unit, h, v, "a bare number needs its unit: ppm")? {
+        return Ok(0.0);
     }
     if !unit.eq_ignore_ascii_case("ppm") {
         return Err(UnitError::new(h, v, unknown(&unit)));

@@ -1793,6 +1793,18 @@ mod tests {
         read(doc, "x", &known()).unwrap_err()
     }
 
+    /// `doc` resolved, with its wire form, which must read back as the same scenario.
+    fn resolved_wire(doc: &Value) -> (super::super::Resolved, Value) {
+        let r = read(doc, "x", &known())
+            .unwrap()
+            .scenario(None)
+            .resolve()
+            .unwrap();
+        let wire = serde_json::to_value(&r).unwrap();
+        assert_eq!(super::super::Resolved::from_json(&wire).unwrap(), r);
+        (r, wire)
+    }
+
     #[test]
     fn clocks_fixed_drawn_and_refused() {
         // a fixed offset: both directions (the twin defaults to the key), written in ppm
@@ -1800,24 +1812,13 @@ mod tests {
         let mut d = minimal();
         d["link"][0]["clock"] = json!("+20 ppm");
         d["link"][0]["clock_ba"] = json!("-1000 ppm");
-        let r = read(&d, "x", &known())
-            .unwrap()
-            .scenario(None)
-            .resolve()
-            .unwrap();
-        let wire = serde_json::to_value(&r).unwrap();
+        let (r, wire) = resolved_wire(&d);
         assert_eq!(wire["links"][0]["ab"]["clock_ppm"], 20.0);
         assert_eq!(wire["links"][0]["ba"]["clock_ppm"], -1000.0);
-        assert_eq!(super::super::Resolved::from_json(&wire).unwrap(), r);
         assert_eq!(r.direction(0).unwrap().nominal.rate_bps, 10_000_200);
         assert_eq!(r.direction(1).unwrap().nominal.rate_bps, 9_990_000);
         // none written: the nominal rate, and nothing in the resolved form
-        let plain = read(&minimal(), "x", &known())
-            .unwrap()
-            .scenario(None)
-            .resolve()
-            .unwrap();
-        let wire = serde_json::to_value(&plain).unwrap();
+        let (plain, wire) = resolved_wire(&minimal());
         assert!(wire["links"][0]["ab"].get("clock_ppm").is_none());
         assert_eq!(plain.direction(0).unwrap().nominal.rate_bps, 10_000_000);
         // a tolerance: each direction drawn from the seed within it, the same draw for the
@@ -1974,15 +1975,9 @@ mod tests {
         assert_eq!(ns(&both.links[0].ab), Nanos(2_000_000));
         assert_eq!(ns(&both.links[0].ba), Nanos(2_000_000));
         d["link"][0]["jitter_ba"] = json!("0 ms");
-        let r = read(&d, "x", &known())
-            .unwrap()
-            .scenario(None)
-            .resolve()
-            .unwrap();
-        let wire = serde_json::to_value(&r).unwrap();
+        let (_, wire) = resolved_wire(&d);
         assert_eq!(wire["links"][0]["ab"]["jitter_ns"], 2_000_000);
         assert!(wire["links"][0]["ba"].get("jitter_ns").is_none());
-        assert_eq!(super::super::Resolved::from_json(&wire).unwrap(), r);
         // its default, in a file and in a direction built in code
         let plain = read(&minimal(), "x", &known()).unwrap().scenario(None);
         let built = Direction::new(1, 1, 0.0, QueueSpec::Packets(1));
