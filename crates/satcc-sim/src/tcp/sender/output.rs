@@ -309,7 +309,9 @@ impl Sender {
             pacing = self.pacing_enabled();
         }
         let (first_tx, dmst, deliv, deliv_ce, app) = self.rate_on_send(now);
-        debug_assert_eq!(len, self.next_len());
+        // A whole segment, or its head when the peer's window takes less (the zero-window
+        // probe timer's `tcp_write_wakeup` fragments the unsent head to the window).
+        debug_assert!(len > 0 && len <= self.next_len(), "segment of {len} bytes");
         let seq = self.tcp.snd_nxt;
         self.sb.push(
             Seg {

@@ -596,6 +596,37 @@ mod tests {
     }
 
     #[test]
+    fn a_window_smaller_than_a_segment_is_probed_with_the_head_that_fits() {
+        // `tcp_write_wakeup`: the window reopens by less than a segment, so the probe timer
+        // stays armed (`tcp_ack_probe`) and, when it fires, sends the unsent head cut to the
+        // window (`tcp_fragment`); the rest follows once the window opens. (Found by the
+        // cargo-fuzz target `config`: the send path had assumed whole segments.)
+        let mut s = app_established(true);
+        write(&mut s, ms(100), 20 * MSS);
+        deliver(&mut s, ms(200), &window_ack(10 * MSS, 1 << 20));
+        deliver(&mut s, ms(300), &window_ack(20 * MSS, 0));
+        let mut out = Out::default();
+        s.app_write(ms(300), 10 * MSS, &mut out);
+        assert!(ranges(&out).is_empty(), "the window is closed");
+        let half = MSS / 2;
+        let out = deliver(&mut s, ms(400), &window_ack(20 * MSS, half));
+        assert!(
+            ranges(&out).is_empty(),
+            "less than a segment: nothing sent on the ACK"
+        );
+        let at = probe0_at(&s).expect("the probe timer stays armed");
+        let mut o = Out::default();
+        s.on_timer(at, TimerKind::Rto, &mut o);
+        assert_eq!(ranges(&o), vec![(20 * MSS, half as u32)]);
+        let out = deliver(
+            &mut s,
+            at + SimDuration::from_millis(50),
+            &window_ack(20 * MSS + half, 1 << 20),
+        );
+        assert_eq!(ranges(&out).first(), Some(&(20 * MSS + half, MSS as u32)));
+    }
+
+    #[test]
     fn data_held_by_msg_more_with_nothing_in_flight_leaves_on_the_probe_timer() {
         // upstream nagle/sendmsg_msg_more: 40 bytes with MSG_MORE, TCP_NODELAY on; the
         // window is open, so `tcp_write_wakeup` sends them after `tcp_probe0_base`.
