@@ -167,6 +167,14 @@ def test_reproduce_quick_json_gives_a_claims_table(study, short_campaigns, tmp_p
         and html.count("data:image/png;base64,") == sum(len(v) for v in doc["figures"].values()) > 0
     )
     assert (out / study / "claims.json").exists() and (out / study / "claims.txt").exists()
+    if study == "004":  # the many-vs-many runs' climb: the window judged and PC2's windows
+        why = next(r["why"] for r in doc["claims"] if r["id"] == "eq6-like-stock-large-gap-many")
+        climb = re.search(
+            r"judged on 5-10 s of 10 s runs, .* of stock (\d+) packets \(K ([\d.]+) s\)", why
+        )
+        assert climb, why
+        w, k = int(climb[1]), float(climb[2])
+        assert w > 0 and abs(k - (0.3 * w / 0.4) ** (1 / 3)) < 0.06, why
 
 
 def test_figures_are_drawn_only_when_asked_and_then_from_the_finished_runs(

@@ -121,6 +121,39 @@ def _rtt_seen(base1: float, base2: float, srtt1: float, srtt2: float) -> str:
     )
 
 
+def _climb(d: Path, count: int, pc2_ms: float) -> str:
+    """How far PC2's flows had climbed in the window a many-vs-many point is judged on: the
+    runs' length, the window (their second half) and the median over PC2's flows of each one's
+    largest window, stock and eq. 6, with CUBIC's epoch at that window (K = cbrt(W (1 - 0.7) /
+    0.4) s, tcp_cubic.c's beta and C). A short design judges the climb, where eq. 6's shorter K
+    on the long-RTT flows shows, rather than the state the full design's longer runs reach."""
+    f = common.frames(d, flow_series=True)
+    runs, flows, fs = f["runs"], f["flows"], f["flow_series"]
+    sel = runs[
+        np.isclose(2 * common.param(runs.set_index("run_id"), "rtt_pc2_ms").values + 1.0, pc2_ms)
+        & (common.param(runs.set_index("run_id"), "count").values == count)
+    ]
+    if not len(sel):
+        return ""
+    long_ids = flows[flows["name"].str.startswith("long-rtt")][["run_id", "id"]]
+    x = fs[fs["run_id"].isin(sel["run_id"])].merge(
+        long_ids, left_on=["run_id", "flow_id"], right_on=["run_id", "id"]
+    )
+    w = x.groupby(["run_id", "k", "flow_id"])["cwnd_pkts"].max().groupby(level="k").median()
+    dur = float(sel["duration_s"].median())
+    parts = [
+        f"{label} {w[k]:.0f} packets (K {np.cbrt(0.3 * w[k] / 0.4):.1f} s)"
+        for k, label in (("stock", "stock"), ("eq6", "eq. 6"))
+        if k in w.index and np.isfinite(w[k])
+    ]
+    return (
+        f"; judged on {dur / 2:g}-{dur:g} s of {dur:g} s runs, where PC2's flows reached a "
+        f"largest window (median over its flows) of {', '.join(parts)}"
+        if parts
+        else ""
+    )
+
+
 def jain2(a: float, b: float) -> float | None:
     """Jain's index over two throughputs."""
     den = 2 * (a * a + b * b)
@@ -304,7 +337,8 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
         None if j6 is None or js is None else j6 - js,
         f"{n}v{n}, PC2 {top:g} ms, per seed",
         f"Jain eq. 6 {common.fmt(j6)}, stock {common.fmt(js)}; PC1's share eq. 6 "
-        f"{common.fmt(_share_at(m, 'eq6', top))}, stock {common.fmt(_share_at(m, 'stock', top))}",
+        f"{common.fmt(_share_at(m, 'eq6', top))}, stock {common.fmt(_share_at(m, 'stock', top))}"
+        + _climb(dirs["study004-many"], n, top),
         per_seed=common.per_seed(many_seed, like_stock),
         degenerate=floor(j6, js),
     )
