@@ -47,7 +47,7 @@ def test_every_finding_is_judged_across_the_rates_and_not_judged_where_they_diff
         name = dirs["validate-hybla"].name
         return {
             "50MB-throughput": Measured(value[name], "max", f"mechanism at {name}", seeds=3),
-            "10MB-throughput": Measured(13.0, "max", f"mechanism at {name}", seeds=3),
+            "10MB-throughput": Measured(13.0, "max", f"mechanism at {name}.", seeds=3),
         }
 
     monkeypatch.setattr(study002, "_measure_at", at)
@@ -59,7 +59,8 @@ def test_every_finding_is_judged_across_the_rates_and_not_judged_where_they_diff
     assert moved.value == 3.08  # the point farthest from the paper
     held = out["10MB-throughput"]
     assert not held.skipped
-    assert "link rate 10 Mbit/s" in held.why and "mechanism at validate-hybla." in held.why
+    assert "link rate 10 Mbit/s" in held.why and "mechanism at validate-hybla. " in held.why
+    assert ".." not in held.why  # a reason's closing period not doubled before the sweep
     spec = CL.load("002")
     rows = CL.judge_all(spec, "sim", {c.id: out.get(c.id, Measured(None)) for c in spec.claims})
     verdict = {r.claim.id: r.verdict for r in rows}

@@ -500,7 +500,7 @@ def over_points(
         out[cid] = replace(
             m,
             how=f"{m.how} ({where}: of the swept points, the farthest from the paper)",
-            why=f"at {at}: {ms[said].why}. Every point ({unknown}): {sweep}",
+            why=f"at {at}: {ms[said].why.rstrip('.')}. Every point ({unknown}): {sweep}",
             skipped=m.skipped or depends,
         )
     return out
