@@ -256,10 +256,22 @@ def test_study002s_simulator_column_caps_the_senders_window_and_acks_every_segme
     from satcc.studies import hybla, study002
 
     seen: list[hybla.Design] = []
-    monkeypatch.setattr(hybla, "validate", lambda design, *a, **k: seen.append(design))
+    monkeypatch.setattr(
+        hybla, "validate_many", lambda todo, *a, **k: seen.extend(d for d, _out in todo)
+    )
     ctx = common.Context("sim", True, None, tmp_path)
-    assert set(study002.run(ctx)) == {"validate-hybla", study002.DUMMYNET}
-    ns2, dummynet = seen
+    names = ("validate-hybla", study002.DUMMYNET)
+    # both columns at every swept link rate (the paper gives none), run through one pool
+    assert (
+        set(study002.run(ctx))
+        == {study002.rate_dir(n, r) for r in study002.RATES_BPS for n in names}
+        >= set(names)
+    )
+    assert [d.rate_bps for d in seen] == [r for r in study002.RATES_BPS for _n in names]
+    assert study002.RATES_BPS == (10_000_000, 100_000_000, 1_000_000_000)
+    ns2, dummynet = seen[:2]
+    assert ns2.rate_bps == dummynet.rate_bps == hybla.RATE_BPS  # the headline's own names
+    assert seen[2:4] == [ns2.replace(rate_bps=100_000_000), dummynet.replace(rate_bps=100_000_000)]
     assert ns2.sender_clamp and not ns2.delayed_ack and ns2.steady_duration_s == 1000.0
     assert dummynet.sender_clamp and dummynet.delayed_ack and dummynet.steady_duration_s == 100.0
     assert ns2.seeds >= 3 and dummynet.seeds >= 3  # Table 3's figures are means over runs

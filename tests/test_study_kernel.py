@@ -110,6 +110,7 @@ def test_design_kernel_runs_study002s_kernel_design_with_the_simulators_hybla(
     assert sim.engine == "sim" and emu.engine == "emu"
     assert sim == emu.replace(engine="sim") == study002.kernel_design(True).replace(engine="sim")
     assert sim_out == tmp_path / "sim" / study002.KERNEL_TWIN  # apart from the quick design's
+    assert sim.rate_bps == emu.rate_bps == hybla.RATE_BPS  # one link rate: the headline
 
 
 def test_design_kernel_judges_what_the_kernel_column_judges(tmp_path, monkeypatch):
@@ -124,6 +125,9 @@ def test_design_kernel_judges_what_the_kernel_column_judges(tmp_path, monkeypatc
     text = (tmp_path / "002" / "claims.txt").read_text()
     assert text.startswith("Study 002: ") and "(kernel design, engine sim)" in text.split("\n")[0]
     assert "kernel design (4 runs" in text
+    # one link rate (the simulator's designs sweep it): judged at it, the cut printed
+    assert "cut: the headline link rate only (10 Mbit/s" in text
+    assert "the verdict depends on the link rate" not in text
     doc = json.loads((tmp_path / "002" / "claims.json").read_text())
     assert doc["designs"] == {"sim": "kernel"}
     # study 003 has no kernel design: nothing runs on the simulator either

@@ -461,12 +461,17 @@ def points(frame: pd.DataFrame, axis: str) -> dict[str, pd.DataFrame]:
 
 
 def over_points(
-    study: str, per_point: dict[str, dict[str, Any]], unknown: str, label: str
+    study: str,
+    per_point: dict[str, dict[str, Any]],
+    unknown: str,
+    label: str,
+    headline: str | None = None,
 ) -> dict[str, Any]:
     """Each finding across the points of a swept unknown the paper bounds only on one side: the
     value shown is the point farthest from the paper; judged only when every point gives the
     same verdict (claims.across), the sweep printed either way. `label` formats a point ("uplink
-    {} Mbit/s")."""
+    {} Mbit/s"). With `headline` (a point), the reason printed is that point's (the mechanism
+    measured where the study's figures are drawn), not the farthest point's."""
     from dataclasses import replace
 
     from satcc.studies.claims import across, distance, load
@@ -490,10 +495,12 @@ def over_points(
         )
         m = ms[pt]
         where = label.format(pt)
+        said = pt if headline is None or headline not in ms else headline
+        at = label.format(said) + (" (the headline point)" if said != pt else "")
         out[cid] = replace(
             m,
             how=f"{m.how} ({where}: of the swept points, the farthest from the paper)",
-            why=f"at {where}: {m.why}. Every point ({unknown}): {sweep}",
+            why=f"at {at}: {ms[said].why.rstrip('.')}. Every point ({unknown}): {sweep}",
             skipped=m.skipped or depends,
         )
     return out

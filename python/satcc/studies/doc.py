@@ -152,10 +152,11 @@ wall overlap theirs.
   file is refused). A claim id the study module does not measure is an error, not a verdict.
 - The unknowns a paper does not give are **swept and printed as sensitivities** under the
   study's table, never picked by which value reproduces (000's and 001's uplink capacity
-  above 000's measured 20 Mbit/s bound; 003's PVC buffer and shared-line bursts; 004's output queue, eq. 6's RTT unit and eq.
+  above 000's measured 20 Mbit/s bound; 002's link rate; 003's PVC buffer and shared-line bursts; 004's output queue, eq. 6's RTT unit and eq.
   7's a). A finding that depends on such an unknown is judged across its plausible range
   (`claims.across`: every 000 and 001 finding over uplink draws up to 25, 30 and 40 Mbit/s, Starlink's
-  published uplink figures; 003's swept PVC buffers, burst lengths and periods; 004's eq. 6 gain also at each swept
+  published uplink figures; every 002 finding over 10, 100 and 1000 Mbit/s, from the rate that
+  carries W_m / R to a dummynet host's Fast Ethernet or GbE NIC; 003's swept PVC buffers, burst lengths and periods; 004's eq. 6 gain also at each swept
   output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the points' verdicts
   differ it is **not judged**, the sweep printed.
 - The papers' own **anomalies** (a conclusion its own measurement does not support, two numbers
@@ -164,8 +165,8 @@ wall overlap theirs.
 
 Seeds: `--quick` runs 5 seeds (rounds) wherever a paired claim is judged (000's baseline, MSS
 sweep and terminal-to-terminal runs, 001, 004's 1v1, many-vs-many and sensitivity runs), 3
-for 000's UDP runs, 003's short paths and 002's two columns (no paired claim; Table 3's bounds
-are means over runs), 1 for 000's idle probes and 003's StarLIGHT runs (003's shared-line sweep runs in the full design only); the full designs run each study's own repetitions (5 at least where a
+for 000's UDP runs, 003's short paths and 002's two columns at each swept link rate (no paired
+claim; Table 3's bounds are means over runs), 1 for 000's idle probes and 003's StarLIGHT runs (003's shared-line sweep runs in the full design only); the full designs run each study's own repetitions (5 at least where a
 paired claim is judged). The seeds column of each table says how many seeds a value pools.
 """
 
@@ -180,9 +181,10 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   of each `hybla_cong_avoid` where Linux's applies `snd_cwnd_clamp` (bpf/hybla.bpf.c,
   `HYBLA_CWND_CLAMP`; its own program name), with a receive window that stays out of the way.
 - **002, what remains between the model and satcc's sender** (measured, not fixed): the
-  transfers end about 2-3 RTT after eq. 39's time at p <= 1e-5 at every size (satcc's slow start
-  sends whole rounds, 22 segments then 550; eq. 27-32 count fractional ones), so every Table 3
-  transfer bound misses by 0.1-7 points in both columns; with one ACK per segment satcc's sender is faster
+  transfers end about 2-3 RTT after eq. 39's time at p <= 1e-5 at every size at 10 Mbit/s (satcc's
+  slow start sends whole rounds, 22 segments then 550; eq. 27-32 count fractional ones; about 2
+  RTT at 100 and 1000 Mbit/s), so the 10 MB bounds miss at every swept rate and the 50 and 100 MB
+  bounds at 10 Mbit/s only (not judged: the link rate, above); with one ACK per segment satcc's sender is faster
   than the model from p = 1e-4 up (0.6 % at 1e-4, 11 % at 1e-3). Measured (one 200 s run at
   1e-3 with its sequence trace; data/study002.toml's header): not the model's halving once per
   lost packet (eq. 4 with D = 1/2 instead moves the model by 0.04 % at 1e-4, 2.0 % at 1e-3:
@@ -191,6 +193,14 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   segments per RTT against the model's 398 (eq. 5 over eq. 20), outside recovery; with delayed
   ACKs (the dummynet column) the halved growth offsets it and the steady state agrees within
   1.7 % up to 2e-3.
+- **002, the link rate**: the paper gives none (Fig. 1-2 are images; Tables 1-2 give the
+  packet, W_m, the buffer and the RTT). satcc sweeps it in both simulator columns over 10
+  Mbit/s (the rate that carries W_m / R = 8 Mbit/s of payload: the headline, its figures and
+  printed mechanism), 100 and 1000 Mbit/s (a dummynet pipe set with a delay and a loss rate
+  runs at its host's NIC), every finding judged across the three. The rate moves verdicts:
+  the line serialising the first window is +0.81 RTT of start-up at 10 Mbit/s, +0.08 at 100,
+  +0.01 at 1000, and Table 3's 50 and 100 MB bounds hold at 100 and 1000 Mbit/s but not at 10,
+  so they are not judged. The kernel design runs 10 Mbit/s only (its cut says so).
 - **003, the shared ATM line**: §5 puts test 3's frequent losses on the ATM line shared by about
   ten PVCs; the paper gives neither their rate, nor their burst size, nor how often ("frequent"),
   so satcc models their aggregate as bursts at the line's 540 Mbit/s

@@ -18,7 +18,7 @@ Design (Table 1 and §4; `Design`)
 | W_m           | rwnd = 550 x 1000 B, rcvbuf_autotune = false; `sender_clamp`: cwnd_clamp = 550 and an 8 MiB fixed rwnd | Table 1 "W_m 550 packets". The study capped the sender's window (ns-2's window_, a rebuilt kernel, §4): `satcc reproduce 002` sets `sender_clamp` (in the emulator too: compiled into the BPF Hybla's snd_cwnd_clamp); `satcc validate hybla` keeps the receive window |
 | buffer        | 1000 packets, both ways    | Table 1                                                 |
 | RTT           | 275 ms one way, each way   | §4 RTT = 550 ms (plus 0.9 ms of serialisation in satcc) |
-| rate          | 10 Mbit/s both ways        | not in the text (Fig. 1 is an image): chosen so that W_m/R = 8.0 Mbit/s of payload (8.4 on the wire) is not limited by the link |
+| rate          | 10 Mbit/s both ways        | not in the text (Fig. 1 is an image): the floor, so that W_m/R = 8.0 Mbit/s of payload (8.4 on the wire) is not limited by the link; `satcc reproduce 002` sweeps 10, 100 and 1000 Mbit/s (study002.RATES_BPS) |
 | loss          | p on the data direction only | "link errors"; ACKs are not lost                      |
 | cca           | hybla, rtt0 = 25 ms        | rho = 22                                                |
 | T_0           | 1 s                        | §4; the simulator's initial RTO is Linux's 1 s          |
@@ -70,7 +70,7 @@ ONE_WAY_DELAY = "275 ms"  # RTT_S / 2 each way
 RTT0_S = 0.025  # tcp_hybla.c rtt0; study §3 "RTT0 = 25 ms" -> rho = 22
 T0_S = 1.0  # §4: T_0 = 1 s
 SYN_TIMEOUT_S = 3.0  # study eq. 22: T_s = 3 s
-RATE_BPS = 10_000_000  # not given by the study; > W_m/R on the wire (8.4 Mbit/s)
+RATE_BPS = 10_000_000  # not given by the study; > W_m/R on the wire (8.4); study002 sweeps it
 SIZES_BYTES = (10_000_000, 50_000_000, 100_000_000)  # §4: 10, 50, 100 MB
 STEADY_S_FULL = 1000.0  # Table 1 simulation time
 STEADY_S_QUICK = 200.0
@@ -760,20 +760,37 @@ def validate(
     plots: bool = True,
 ) -> Validation:
     """Run the design, compare, write runs.csv, points.csv, validation.json and the PNGs."""
+    return validate_many([(design, out_dir)], jobs=jobs, progress=progress, plots=plots)[0]
+
+
+def validate_many(
+    todo: list[tuple[Design, Path]],
+    jobs: int | None = None,
+    progress: Callable[[float], None] | None = None,
+    plots: bool = True,
+) -> list[Validation]:
+    """`validate` for several designs (study 002's columns and swept link rates) whose runs go
+    through one pool together, longest first over them all (no pool idling at each design's
+    tail); each design's files are written as `validate` writes them."""
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    if registry.get(design.engine).exclusive:
+    if any(registry.get(design.engine).exclusive for design, _out in todo):
         jobs = 1  # the emulator runs in real time, one run at a time
     with timings.phase(timings.RESOLVE):
-        specs = run_specs(design)
+        each = [run_specs(design) for design, _out in todo]
     with timings.phase(timings.SIMULATION):
-        runs = run_all(specs, jobs=jobs, progress=progress)
-    with timings.phase(timings.CLAIMS):
-        points = aggregate(runs, design)
-        rows = table3(points, design)
-    with timings.phase(timings.WRITING):
-        _write_out(out_dir, design, runs, points, rows)
-    figures = plot_figures(points, design, out_dir) if plots else []
-    return Validation(design, runs, points, rows, figures, out_dir)
+        every = run_all([s for specs in each for s in specs], jobs=jobs, progress=progress)
+    out: list[Validation] = []
+    start = 0
+    for (design, out_dir), specs in zip(todo, each, strict=True):
+        runs, start = every[start : start + len(specs)], start + len(specs)
+        with timings.phase(timings.CLAIMS):
+            points = aggregate(runs, design)
+            rows = table3(points, design)
+        with timings.phase(timings.WRITING):
+            _write_out(out_dir, design, runs, points, rows)
+        figures = plot_figures(points, design, out_dir) if plots else []
+        out.append(Validation(design, runs, points, rows, figures, out_dir))
+    return out
 
 
 def _write_out(
