@@ -155,8 +155,8 @@ wall overlap theirs.
   above 000's measured 20 Mbit/s bound; 002's link rate; 003's PVC buffer and shared-line bursts; 004's output queue, eq. 6's RTT unit and eq.
   7's a). A finding that depends on such an unknown is judged across its plausible range
   (`claims.across`: every 000 and 001 finding over uplink draws up to 25, 30 and 40 Mbit/s, Starlink's
-  published uplink figures; every 002 finding over 10, 100 and 1000 Mbit/s, from the rate that
-  carries W_m / R to a dummynet host's Fast Ethernet or GbE NIC; 003's swept PVC buffers, burst lengths and periods; 004's eq. 6 gain also at each swept
+  published uplink figures; every 002 finding over 10, 100 and 1000 Mbit/s (`--quick`: the two
+  ends), from the rate that carries W_m / R to a dummynet host's Fast Ethernet or GbE NIC; 003's swept PVC buffers, burst lengths and periods; 004's eq. 6 gain also at each swept
   output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the points' verdicts
   differ it is **not judged**, the sweep printed.
 - The papers' own **anomalies** (a conclusion its own measurement does not support, two numbers
