@@ -18,7 +18,7 @@ Design (Table 1 and §4; `Design`)
 | W_m           | rwnd = 550 x 1000 B, rcvbuf_autotune = false; `sender_clamp`: cwnd_clamp = 550 and an 8 MiB fixed rwnd | Table 1 "W_m 550 packets". The study capped the sender's window (ns-2's window_, a rebuilt kernel, §4): `satcc reproduce 002` sets `sender_clamp` (in the emulator too: compiled into the BPF Hybla's snd_cwnd_clamp); `satcc validate hybla` keeps the receive window |
 | buffer        | 1000 packets, both ways    | Table 1                                                 |
 | RTT           | 275 ms one way, each way   | §4 RTT = 550 ms (plus 0.9 ms of serialisation in satcc) |
-| rate          | 10 Mbit/s both ways        | not in the text (Fig. 1 is an image): the floor, so that W_m/R = 8.0 Mbit/s of payload (8.4 on the wire) is not limited by the link; `satcc reproduce 002` sweeps 10, 100 and 1000 Mbit/s (study002.RATES_BPS) |
+| rate          | 10 Mbit/s both ways        | not in the text (Fig. 1 is an image): the floor, so that W_m/R = 8.0 Mbit/s of payload (8.4 on the wire) is not limited by the link; `satcc reproduce 002` sweeps 10, 100 and 1000 Mbit/s (study002.RATES_BPS; --quick 10 and 1000) |
 | loss          | p on the data direction only | "link errors"; ACKs are not lost                      |
 | cca           | hybla, rtt0 = 25 ms        | rho = 22                                                |
 | T_0           | 1 s                        | §4; the simulator's initial RTO is Linux's 1 s          |
