@@ -29,7 +29,14 @@ def test_the_rate_points_are_the_argued_range_and_the_headline_is_the_floor():
     for d, rates in ((quick, study002.RATES_BPS_QUICK), (full, study002.RATES_BPS)):
         assert sorted({x.rate_bps for x in d.values()}) == list(rates)
         assert {n for n in d if d[n].rate_bps == hybla.RATE_BPS} == set(COLUMNS)
-        assert d["validate-hybla-1000mbit"] == d["validate-hybla"].replace(rate_bps=10**9)
+        # off the headline the steady runs go untraced (their mechanism is the headline's)
+        assert d["validate-hybla-1000mbit"] == d["validate-hybla"].replace(
+            rate_bps=10**9, trace_steady=False
+        )
+        assert d["validate-hybla"].trace_steady and d["validate-hybla"].trace
+        specs = hybla.run_specs(d["validate-hybla-1000mbit"])
+        assert {s.kind for s in specs if s.trace} == {"10MB", "50MB", "100MB"}
+        assert all(s.trace for s in hybla.run_specs(d["validate-hybla"]))
     # the kernel design stays at the headline rate (the emulator carries up to 100 Mbit/s)
     assert study002.kernel_design(True).rate_bps == hybla.RATE_BPS
 

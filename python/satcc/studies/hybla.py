@@ -155,6 +155,10 @@ class Design:
     transfer_factor: float = TRANSFER_TIME_FACTOR
     transfer_slack_s: float = TRANSFER_SLACK_S
     trace: bool = False  # the simulator's runs keep TRACE_KEYS (their sender trace measured)
+    # with `trace`, the steady runs traced too (their loss cycles); off, the transfers only
+    # (their start-up): study 002's swept link rates print the steady runs' mechanism at the
+    # headline rate alone, and a steady run's trace costs half its simulation again
+    trace_steady: bool = True
 
     @classmethod
     def full(cls, **changes: Any) -> Design:
@@ -408,7 +412,7 @@ def run_specs(design: Design) -> list[RunSpec]:
                         design.delayed_ack,
                         design.engine,
                         design.sender_clamp,
-                        design.trace,
+                        design.trace and (size is not None or design.trace_steady),
                     )
                 )
     return specs
@@ -818,6 +822,8 @@ def _write_out(
 
 def _design_doc(design: Design) -> dict[str, Any]:
     doc = asdict(design)
+    if design.trace_steady:  # the default: written only when off (the older files unchanged)
+        del doc["trace_steady"]
     doc.update(
         {
             "payload_bytes": PAYLOAD_BYTES,
@@ -838,7 +844,10 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as fh:
         if rows:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+            # every row's keys in first-seen order (an untraced steady run has no trace keys:
+            # Design.trace_steady), a key a row lacks written empty
+            fields = list(dict.fromkeys(k for row in rows for k in row))
+            writer = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
             writer.writeheader()
             for row in rows:
                 writer.writerow(
