@@ -197,8 +197,9 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   packet, W_m, the buffer and the RTT). satcc sweeps it in both simulator columns over 10
   Mbit/s (the rate that carries W_m / R = 8 Mbit/s of payload: the headline, its figures and
   printed mechanism), 100 and 1000 Mbit/s (a dummynet pipe set with a delay and a loss rate
-  runs at its host's NIC), every finding judged across the three. The rate moves verdicts:
-  the line serialising the first window is +0.81 RTT of start-up at 10 Mbit/s, +0.08 at 100,
+  runs at its host's NIC), every finding judged across the three (`--quick`: the two ends).
+  The rate moves verdicts: the line serialising the first window is +0.81 RTT of start-up at
+  10 Mbit/s, +0.08 at 100,
   +0.01 at 1000, and Table 3's 50 and 100 MB bounds hold at 100 and 1000 Mbit/s but not at 10,
   so they are not judged. The kernel design runs 10 Mbit/s only (its cut says so).
 - **003, the shared ATM line**: §5 puts test 3's frequent losses on the ATM line shared by about
