@@ -128,15 +128,16 @@ def _climb(d: Path, count: int, pc2_ms: float) -> str:
     0.4) s, tcp_cubic.c's beta and C). A short design judges the climb, where eq. 6's shorter K
     on the long-RTT flows shows, rather than the state the full design's longer runs reach."""
     f = common.frames(d, flow_series=True)
-    runs, flows, fs = f["runs"], f["flows"], f["flow_series"]
-    sel = runs[
-        np.isclose(2 * common.param(runs.set_index("run_id"), "rtt_pc2_ms").values + 1.0, pc2_ms)
-        & (common.param(runs.set_index("run_id"), "count").values == count)
+    r = f["runs"].set_index("run_id")
+    flows, fs = f["flows"], f["flow_series"]
+    sel = r[
+        np.isclose(2 * common.param(r, "rtt_pc2_ms") + 1.0, pc2_ms)
+        & (common.param(r, "count") == count)
     ]
     if not len(sel):
         return ""
     long_ids = flows[flows["name"].str.startswith("long-rtt")][["run_id", "id"]]
-    x = fs[fs["run_id"].isin(sel["run_id"])].merge(
+    x = fs[fs["run_id"].isin(sel.index)].merge(
         long_ids, left_on=["run_id", "flow_id"], right_on=["run_id", "id"]
     )
     w = x.groupby(["run_id", "k", "flow_id"])["cwnd_pkts"].max().groupby(level="k").median()
