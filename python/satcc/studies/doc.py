@@ -152,10 +152,11 @@ wall overlap theirs.
   file is refused). A claim id the study module does not measure is an error, not a verdict.
 - The unknowns a paper does not give are **swept and printed as sensitivities** under the
   study's table, never picked by which value reproduces (000's and 001's uplink capacity
-  above 000's measured 20 Mbit/s bound; 002's link rate; 003's PVC buffer and shared-line bursts; 004's output queue, eq. 6's RTT unit and eq.
+  above 000's measured 20 Mbit/s bound; 001's business RTT spread; 002's link rate; 003's PVC buffer and shared-line bursts; 004's output queue, eq. 6's RTT unit and eq.
   7's a). A finding that depends on such an unknown is judged across its plausible range
   (`claims.across`: every 000 and 001 finding over uplink draws up to 25, 30 and 40 Mbit/s, Starlink's
-  published uplink figures; every 002 finding over 10, 100 and 1000 Mbit/s (`--quick`: the two
+  published uplink figures, every 001 finding also over business's RTT spread at 1/1.25, 1/1.5
+  and 1/2 of residential's (the full design); every 002 finding over 10, 100 and 1000 Mbit/s (`--quick`: the two
   ends), from the rate that carries W_m / R to a dummynet host's Fast Ethernet or GbE NIC; 003's swept PVC buffers, burst lengths and periods; 004's eq. 6 gain also at each swept
   output queue FreeBSD 8.2's GbE drivers allow, 768-2047 packets): when the points' verdicts
   differ it is **not judged**, the sweep printed.
@@ -225,6 +226,16 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   Mbit/s), every finding judged across the three points in the full design; `--quick` runs the
   middle point (20-30 Mbit/s) only, to stay at 100 runs. The downlinks keep the presets' ranges
   in both studies: neither study bounds them apart from TCP, so there is nothing to sweep from.
+- **001, business's RTT**: §5.1 (Fig. 4) gives both plans a mean idle RTT of 50-60 ms and
+  residential the larger spread, with no size. Residential keeps the presets' quantiles;
+  business draws about the same median with each quantile's distance from it divided by 1.5
+  (the headline), and by 1.25 and 2 in the full design (campaigns/study001-spread.toml:
+  business only, at the middle uplink point, paired with the same rounds' residential runs),
+  every finding judged across the points; `--quick` and the kernel column run the headline.
+  Study 000's paths (the same dishes) draw business's at the headline ratio only; measured
+  with `satcc reproduce 000 --quick` at 1 (one set for both plans), 1.25, 1.5 and 2, 000's
+  verdicts at 1.25 and 1.5 equal those at 1, and at 2 its two MSS findings (the two-dish path)
+  move: mss-best from partly to not judged, mss-largest-falls from not judged to reproduced.
 - **The kernel column** (`--engine emu`) is listed only when a dated emulator run is given to
   this page's command (`--kernel DIR`, a `satcc reproduce all --quick --engine emu` output):
   beside the simulator's quick column, finding by finding, with the run's date, the machine's

@@ -26,9 +26,13 @@ import numpy as np
 import pandas as pd
 
 from satcc.studies import common
-from satcc.studies.claims import Measured
+from satcc.studies.claims import Measured, distance
+from satcc.studies.claims import load as claims_of
 
-CAMPAIGNS = ("study001-cca",)
+CAMPAIGNS = ("study001-cca", "study001-spread")
+MAIN = "study001-cca"
+# the business dish's RTT spread swept (the full design only: `--quick` runs the headline ratio)
+SPREAD = "study001-spread"
 # the emulator: downlink capacity draws scaled to what this machine carries (100 Mbit/s)
 # (one factor for both plans, so that business's 220 Mbit/s tops at 100: residential 50-150 ->
 # 22.7-68.2, business 40-220 -> 18.2-100 Mbit/s; capped at one range the plans would be one
@@ -43,16 +47,17 @@ START_S = 3.0  # "at flow start" (Fig. 6e): the first 3 s of a 15 s run
 
 
 def run(ctx: common.Context) -> dict[str, Path]:
+    names = [n for n in CAMPAIGNS if not (n == SPREAD and (ctx.quick or ctx.kernel_design))]
     return {
-        name: common.run(ctx, name, EMU_CHANGES if ctx.emulator_paths else None)
-        for name in CAMPAIGNS
+        name: common.run(ctx, name, EMU_CHANGES if ctx.emulator_paths else None) for name in names
     }
 
 
 def kernel_plan() -> list[common.Planned]:
-    """What the kernel design (`--quick --engine emu`, or `--design kernel`) runs: each
-    campaign's [kernel] design, the emulator's paths."""
-    return common.kernel_plan(dict.fromkeys(CAMPAIGNS, EMU_CHANGES))
+    """What the kernel design (`--quick --engine emu`, or `--design kernel`) runs: the main
+    campaign's [kernel] design (business's RTT spread at its headline ratio), the emulator's
+    paths."""
+    return common.kernel_plan({MAIN: EMU_CHANGES})
 
 
 def _load(d: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -95,12 +100,14 @@ def _acks_per_run(ls: pd.DataFrame) -> pd.Series | None:
     return out.groupby("run_id")["tx_bytes"].sum() / ACK_BYTES
 
 
-def _retx_at_start(d: Path, flows: pd.DataFrame) -> str:
+def _retx_at_start(dirs: list[Path], flows: pd.DataFrame) -> str:
     """Where each CCA's downlink retransmissions fall: the share in the first START_S s (the
     slow start's overshoot), computed from the runs' per-bin retransmissions."""
-    fs = common.frames(d, flow_series=True).get("flow_series")
-    if fs is None or not len(fs):
+    got = [common.frames(d, flow_series=True).get("flow_series") for d in dirs]
+    got = [f for f in got if f is not None and len(f)]
+    if not got:
         return ""
+    fs = pd.concat(got, ignore_index=True)
     keys = flows[["run_id", "id", "cca", "direction"]].rename(columns={"id": "flow_id"})
     fs = fs[["run_id", "flow_id", "t_s", "retransmits"]].merge(keys, on=["run_id", "flow_id"])
     fs = fs[fs["direction"] == "down"]
@@ -145,9 +152,23 @@ def _own_spread(flows: pd.DataFrame, into: pd.DataFrame) -> str:
 
 
 # The uplink's capacity has only study 000's lower bound (20 Mbit/s of UDP on the same dishes,
-# 000 §4.4): campaigns/study001-cca.toml sweeps its upper end and every finding is judged across
-# the points (common.over_points): not judged where their verdicts differ.
+# 000 §4.4): campaigns/study001-cca.toml sweeps its upper end. Business's RTT spread has only
+# its side (§5.1: residential's varies more): study001-cca.toml draws it at 1/1.5 of the
+# presets', study001-spread.toml at 1/1.25 and 1/2 (the full design). Every finding is judged
+# across the points (common.over_points): not judged where their verdicts differ.
 UPLINK = "the uplink's capacity above study 000's 20 Mbit/s UDP bound"
+UNKNOWNS = (
+    f"{UPLINK}, and how much less business's RTT varies than residential's (§5.1 gives the "
+    "side, not the size)"
+)
+SPREAD_HEADLINE = "1.5"  # study001-cca.toml's business RTT: each quantile's distance / 1.5
+SPREAD_UPLINK = "20-30"  # the uplink point study001-spread.toml runs at
+SPREAD_RATIOS = {"1.25": 1.25, "1.5": 1.5, "2": 2.0}
+
+
+def point_label(uplink: str, spread: str) -> str:
+    """A swept point's name: the uplink's capacity range and business's RTT spread."""
+    return f"uplink {uplink} Mbit/s, business RTT spread 1/{spread}"
 
 
 def _over_best(rows: pd.DataFrame, cca: str, others: list[str]) -> float | None:
@@ -160,44 +181,91 @@ def _over_best(rows: pd.DataFrame, cca: str, others: list[str]) -> float | None:
     )
 
 
+def _loaded(dirs: dict[str, Path]) -> tuple[pd.DataFrame, ...]:
+    """Both campaigns' frames in one (flows, into, rtt, ls), each row with its `uplink` and
+    business's RTT `spread` (study001-cca's runs at the headline ratio)."""
+    parts = []
+    for name in (MAIN, SPREAD):
+        if name not in dirs:
+            continue
+        frames = _load(dirs[name])
+        flows = frames[0]
+        up = common.param(flows, "uplink").astype(str) if len(flows) else None
+        sp = (
+            common.param(flows, "spread").astype(str)
+            if name == SPREAD and len(flows)
+            else SPREAD_HEADLINE
+        )
+        tags = flows[["run_id"]].assign(uplink=up, spread=sp).drop_duplicates("run_id")
+        parts.append(
+            tuple(
+                f.drop(columns=[c for c in ("uplink", "spread") if c in f.columns]).merge(
+                    tags, on="run_id", how="left"
+                )
+                if "run_id" in f.columns
+                else f
+                for f in frames
+            )
+        )
+    return tuple(pd.concat([p[i] for p in parts], ignore_index=True) for i in range(4))
+
+
 def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
-    d = dirs["study001-cca"]
-    flows, into, rtt, ls = _load(d)
-    per_point = {}
-    for pt, f in common.points(flows, "uplink").items():
-        ids = set(f["run_id"])
-        per_point[pt] = _measure(
-            d,
-            f,
+    flows, into, rtt, ls = _loaded(dirs)
+    series_dirs = [dirs[n] for n in (MAIN, SPREAD) if n in dirs]
+    main = flows[flows["spread"] == SPREAD_HEADLINE]
+    chosen = {
+        point_label(pt, SPREAD_HEADLINE): set(f["run_id"])
+        for pt, f in common.points(main, "uplink").items()
+    }
+    # each swept ratio: that ratio's business runs beside the same rounds' residential runs at
+    # the uplink point they were run at
+    others = flows[flows["spread"] != SPREAD_HEADLINE]
+    for sp, f in sorted(common.points(others, "spread").items()) if len(others) else []:
+        res = main[(main["plan"] == "residential") & (main["uplink"] == SPREAD_UPLINK)]
+        chosen[point_label(SPREAD_UPLINK, sp)] = set(f["run_id"]) | set(res["run_id"])
+    per_point = {
+        pt: _measure(
+            series_dirs,
+            flows[flows["run_id"].isin(ids)],
             into[into["run_id"].isin(ids)],
             rtt[rtt["run_id"].isin(ids)],
             ls[ls["run_id"].isin(ids)],
         )
-    return common.over_points("001", per_point, UPLINK, "uplink {} Mbit/s")
+        for pt, ids in chosen.items()
+    }
+    return common.over_points("001", per_point, UNKNOWNS, "{}")
 
 
 def _measure(
-    d: Path, flows: pd.DataFrame, into: pd.DataFrame, rtt: pd.DataFrame, ls: pd.DataFrame
+    d: list[Path], flows: pd.DataFrame, into: pd.DataFrame, rtt: pd.DataFrame, ls: pd.DataFrame
 ) -> dict[str, Measured]:
     out: dict[str, Measured] = {}
-    r_all = rtt["rtt_ms"]
-    out["rtt-mean"] = Measured(
-        common.finite(r_all.mean()),
-        "mean of the idle path's RTT per 0.1 s bin, both plans",
-        f"satcc's Starlink RTT draws come from one set of quantiles (20/40/50/60/85 ms) for "
-        f"both plans, plus 4 ms to the server: mean {common.fmt(common.finite(r_all.mean()))} ms",
-    )
+    by_plan = {p: common.finite(rtt[rtt["plan"] == p]["rtt_ms"].mean()) for p in PLANS}
     sd = {p: common.finite(rtt[rtt["plan"] == p]["rtt_ms"].std()) for p in PLANS}
+    claim = {c.id: c for c in claims_of("001").claims}["rtt-mean"]
+    known = {p: v for p, v in by_plan.items() if v is not None}
+    worst = max(known, key=lambda p: distance(claim, known[p])) if known else None
+    spread_of = {str(x) for x in rtt.loc[rtt["plan"] == "business", "spread"].dropna().unique()}
+    ratio = SPREAD_RATIOS.get(next(iter(spread_of))) if len(spread_of) == 1 else None
+    drawn = (
+        f"residential draws the presets' quantiles (20/40/50/60/85 ms), business the same "
+        f"median with each quantile's distance from it divided by {ratio:g}"
+        if ratio
+        else "each plan draws its own quantiles"
+    )
+    out["rtt-mean"] = Measured(
+        known[worst] if worst else None,
+        "mean of the idle path's RTT per 0.1 s bin, each plan: the one farther from the paper",
+        f"{drawn}, plus 4 ms to the server: mean "
+        + ", ".join(f"{p} {common.fmt(v)}" for p, v in by_plan.items())
+        + " ms",
+    )
     out["rtt-spread-residential-over-business"] = Measured(
         common.ratio(sd["residential"], sd["business"]),
-        "std of the idle RTT, residential / business",
-        f"both presets draw the RTT from the same quantiles, and a round draws the same epochs "
-        f"for either plan: std {common.fmt(sd['residential'])} vs {common.fmt(sd['business'])} "
-        "ms, equal by construction. The path cannot be set from the study: Fig. 4 shows the "
-        "residential RTT more variable but §5.1 gives no size, and the one recording with plan "
-        "labels (Laniewski et al., Standard vs Roam; docs/starlink-fit.md) shows no RTT "
-        "difference: a spread picked for residential would be invented, so the findings that "
-        "compare the plans stay a path mismatch",
+        "std of the idle RTT per 0.1 s bin, residential / business",
+        f"{drawn} (§5.1 gives the side, not the size: swept over 1.25, 1.5 and 2 in the full "
+        f"design): std {common.fmt(sd['residential'])} vs {common.fmt(sd['business'])} ms",
     )
     means = flows.groupby(["plan", "direction", "cca"])["goodput_bps"].mean() / 1e6
     for plan in PLANS:
@@ -415,10 +483,8 @@ def _measure(
         "median uplink retransmission rate, residential / business",
         "both dishes' uplinks draw the same capacity (from study 000's 20 Mbit/s UDP bound, "
         "both dishes alike, as 000 measured them) and the same random loss (0-0.03 %, from 000 "
-        "§4.2's idle loss), and the presets share the RTT quantiles: with nothing measured that "
-        "tells the two uplinks apart, the same round's uploads are the same run on either plan; "
-        "per CCA residential / business "
-        "medians (%): "
+        "§4.2's idle loss); what tells them apart is business's narrower RTT (§5.1), drawn from "
+        "the same round's epochs: per CCA residential / business medians (%): "
         + ", ".join(
             f"{c} {r.get('residential', float('nan')):.3f}/{r.get('business', float('nan')):.3f}"
             for c, r in up_cca.iterrows()
@@ -453,7 +519,7 @@ def _measure(
 
 
 def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
-    flows, into, rtt, _ls = _load(dirs["study001-cca"])
+    flows, into, rtt, _ls = _load(dirs[MAIN])
     figs = []
     # Fig. 4 (平均遅延時間): per plan, the mean idle RTT of each run (nping's 50 pings a minute
     # before the run average to one value per run), over the rounds, beside the box of those means
@@ -481,8 +547,8 @@ def figures(dirs: dict[str, Path], out: Path) -> list[common.Figure]:
             "fig4_rtt",
             "Fig. 4",
             "Idle RTT per plan: each run's mean (the path's delays per 0.1 s bin, summed both "
-            "ways), over the rounds and as a box per plan (satcc's presets draw both plans' RTT "
-            "from the same quantiles)",
+            "ways), over the rounds and as a box per plan (business's RTT drawn about the "
+            "presets' median at 1/1.5 of their spread, §5.1)",
         )
     )
 
