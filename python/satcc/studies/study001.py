@@ -246,7 +246,11 @@ def _measure(
     claim = {c.id: c for c in claims_of("001").claims}["rtt-mean"]
     known = {p: v for p, v in by_plan.items() if v is not None}
     worst = max(known, key=lambda p: distance(claim, known[p])) if known else None
-    spread_of = {str(x) for x in rtt.loc[rtt["plan"] == "business", "spread"].dropna().unique()}
+    spread_of = (
+        {str(x) for x in rtt.loc[rtt["plan"] == "business", "spread"].dropna().unique()}
+        if "spread" in rtt.columns
+        else set()
+    )
     ratio = SPREAD_RATIOS.get(next(iter(spread_of))) if len(spread_of) == 1 else None
     drawn = (
         f"residential draws the presets' quantiles (20/40/50/60/85 ms), business the same "
