@@ -47,7 +47,9 @@ TWIN_CAUSES = (
     "those seven verdicts. One (004 eq6-like-stock-large-gap-many) moves with the start draw "
     "in the twin itself. The others were located in one or two runs or one point each: what a CCA "
     "does after its first losses (000, 001), HyStart's slow-start exits (004 1v1) and eq. 6's "
-    "effect (004 4v4). None was traced to code."
+    "effect (004 4v4). None was traced to code. The list above may come from later columns, on "
+    "later paths (000's and 001's business RTT since 2026-12-02): a disagreement in it that is "
+    "not among those seven was not traced run by run."
 )
 
 INTRO = """# Reproducing the five studies: `satcc reproduce`
