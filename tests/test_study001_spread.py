@@ -25,10 +25,10 @@ def test_business_rtt_is_the_presets_narrowed_about_their_median():
     plans = main_c["matrix"]["plan"]["cases"]
     assert KEY not in plans["residential"]  # residential keeps the presets'
     cases = {study001.SPREAD_HEADLINE: plans["business"], **spread["matrix"]["spread"]["cases"]}
-    assert set(cases) == set(study001.SPREAD_RATIOS)
+    assert set(cases) == set(study001.SPREADS)
     for name, case in cases.items():
         got = [float(q.split()[0]) for q in case[KEY]]
-        want = [50.0 + (p - 50.0) / study001.SPREAD_RATIOS[name] for p in PRESET_MS]
+        want = [50.0 + (p - 50.0) / float(name) for p in PRESET_MS]
         assert max(abs(g - w) for g, w in zip(got, want, strict=True)) < 0.001, name
     # the sweep runs business alone, otherwise as study001-cca's business case and uplink point
     business = {k: v for k, v in plans["business"].items() if k != KEY}
@@ -76,3 +76,16 @@ def test_the_plans_are_compared_on_a_path_whose_inputs_hold_across_the_spread(tm
         assert all(f"{label}:" in c[cid]["why"] for label in labels), c[cid]["why"]
     # a finding about one plan is judged across the spread too (business's runs differ by it)
     assert all(f"{label}:" in c["yeah-start-peak-business"]["why"] for label in labels)
+
+
+def test_study000s_paths_draw_the_same_dishes_business_rtt():
+    # study 000 ran the same two dishes in the same week: its paths draw business's RTT as
+    # study 001's headline does, residential the presets'
+    headline = _campaign(study001.MAIN)["matrix"]["plan"]["cases"]["business"][KEY]
+    base = _campaign("study000-baseline")["matrix"]["plan"]["cases"]
+    assert base["business"][KEY] == headline and KEY not in base["residential"]
+    for name in ("study000-t2t", "study000-t2t-probe", "starlink-t2t-udp"):
+        doc = tomllib.loads((common.scenarios_dir() / f"{name}.toml").read_text(encoding="utf-8"))
+        models = [link["model"] for link in doc["link"] if "model" in link]
+        by_plan = {m["plan"]: m.get("rtt_quantiles") for m in models if m["kind"] == "starlink"}
+        assert by_plan == {"business": headline, "residential": None}, name

@@ -163,7 +163,7 @@ UNKNOWNS = (
 )
 SPREAD_HEADLINE = "1.5"  # study001-cca.toml's business RTT: each quantile's distance / 1.5
 SPREAD_UPLINK = "20-30"  # the uplink point study001-spread.toml runs at
-SPREAD_RATIOS = {"1.25": 1.25, "1.5": 1.5, "2": 2.0}
+SPREADS = ("1.25", "1.5", "2")  # the ratios swept: a case named N divides by float(N)
 
 
 def point_label(uplink: str, spread: str) -> str:
@@ -251,7 +251,7 @@ def _measure(
         if "spread" in rtt.columns
         else set()
     )
-    ratio = SPREAD_RATIOS.get(next(iter(spread_of))) if len(spread_of) == 1 else None
+    ratio = float(next(iter(spread_of))) if len(spread_of) == 1 else None
     drawn = (
         f"residential draws the presets' quantiles (20/40/50/60/85 ms), business the same "
         f"median with each quantile's distance from it divided by {ratio:g}"
