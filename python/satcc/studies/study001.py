@@ -163,7 +163,6 @@ UNKNOWNS = (
 )
 SPREAD_HEADLINE = "1.5"  # study001-cca.toml's business RTT: each quantile's distance / 1.5
 SPREAD_UPLINK = "20-30"  # the uplink point study001-spread.toml runs at
-SPREADS = ("1.25", "1.5", "2")  # the ratios swept: a case named N divides by float(N)
 
 
 def point_label(uplink: str, spread: str) -> str:
@@ -221,9 +220,9 @@ def measure(dirs: dict[str, Path]) -> dict[str, Measured]:
     # each swept ratio: that ratio's business runs beside the same rounds' residential runs at
     # the uplink point they were run at
     others = flows[flows["spread"] != SPREAD_HEADLINE]
+    res = set(main[(main["plan"] == "residential") & (main["uplink"] == SPREAD_UPLINK)]["run_id"])
     for sp, f in sorted(common.points(others, "spread").items()) if len(others) else []:
-        res = main[(main["plan"] == "residential") & (main["uplink"] == SPREAD_UPLINK)]
-        chosen[point_label(SPREAD_UPLINK, sp)] = set(f["run_id"]) | set(res["run_id"])
+        chosen[point_label(SPREAD_UPLINK, sp)] = set(f["run_id"]) | res
     per_point = {
         pt: _measure(
             series_dirs,
