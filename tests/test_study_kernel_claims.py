@@ -181,11 +181,14 @@ def test_the_doc_sets_the_kernel_column_beside_its_twin_on_the_simulator(tmp_pat
     assert verdicts["vegas-max"] == CL.REPRODUCED  # Vegas's peak below the others': the twin's
     assert "- 001 vegas-max: kernel 1.3 x: not; sim 0.5 x: reproduced" in disagree
     assert "(sim's quick design: 1.3 x: not)" in disagree
+    assert "the kernel above in 5 of 5" in disagree  # and whether the values differ, per seed
+    assert "| differ (5 of 5 above) |" in page  # the beside table's column
     # the kernel and its twin agree on yeah-spread-rank: the quick design differs (the design)
     assert "yeah-spread-rank:" not in disagree
     assert "moves with the design" in disagree and "001 yeah-spread-rank" in disagree
     assert D.TWIN_CAUSES in disagree  # what the disagreements were traced to: BENCHMARKS.md
     assert "sim, kernel design | verdict | kernel (emu), kernel design" in page
+    assert "| engines (same design) | values, kernel - sim per seed |" in page
     assert "| kernel-sim | 001 | `" in page  # how the page was made: the twin's run
     tally = page.split("## Tally")[1]
     assert "| 001 | kernel |" in tally and "kernel-sim |" not in tally
@@ -199,3 +202,24 @@ def test_the_doc_sets_the_kernel_column_beside_its_twin_on_the_simulator(tmp_pat
     assert f"--kernel {kernel} --kernel-sim {sim} > docs/reproduce.md" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         D.main(["--quick", str(quick), "--kernel-sim", str(sim)])
+
+
+def test_a_disagreement_says_whether_the_engines_values_differ_seed_by_seed():
+    """The kernel column and its twin run the same seeds: kernel - sim per seed, the sign test
+    on each side at 5 %. Verdicts that part while the seeds fall both ways are within the
+    seeds' spread, not a difference of the engines."""
+    one_way = D.engines_paired(
+        {"per_seed": [1.2, 1.3, 1.25, 1.4, 1.1]}, {"per_seed": [1.0, 1.1, 1.0, 1.2, 1.05]}
+    )
+    assert "the kernel above in 5 of 5, sign test p = 0.0312" in one_way
+    assert "the engines' values differ" in one_way
+    both = D.engines_paired(
+        {"per_seed": [1.2, 0.9, 1.25, 1.0, 1.1]}, {"per_seed": [1.0, 1.1, 1.0, 1.2, 1.05]}
+    )
+    assert "the kernel above in 3 of 5" in both and "not shown to differ" in both
+    below = D.values_cell({"per_seed": [1, 2, 3, 4, 5]}, {"per_seed": [2, 3, 4, 5, 6]})
+    assert below == "differ (5 of 5 below)"
+    # nothing to pair: a finding without per-seed values, or of other seeds
+    assert D.values_cell({"per_seed": None}, {"per_seed": [1.0] * 5}) == "-"
+    assert "not paired" in D.engines_paired({"per_seed": [1.0] * 5}, {"per_seed": [1.0] * 3})
+    assert "not compared" in D.engines_paired({}, {"per_seed": [1.0] * 5})

@@ -207,9 +207,9 @@ class Claim(BaseModel):
     def paper_text(self) -> str:
         unit = f" {self.unit}" if self.unit else ""
         if isinstance(self.paper, tuple):
-            return f"{_num(self.paper[0])}-{_num(self.paper[1])}{unit}"
+            return f"{num(self.paper[0])}-{num(self.paper[1])}{unit}"
         sign = {"near": "≈", "above": ">", "below": "<"}[self.relation]
-        return f"{sign} {_num(self.paper)}{unit}"
+        return f"{sign} {num(self.paper)}{unit}"
 
     def partly_tolerance(self) -> Tolerance:
         return self.partly if self.partly is not None else self.tolerance.scaled(PARTLY_FACTOR)
@@ -343,12 +343,12 @@ class Paired:
             lo, hi = self.margin
             need = "" if self.shown else f" (at {self.n} seeds it needs {sign_needed(self.n)})"
             return (
-                f"{self.k} of {self.n} seeds within [{_num(lo)}, {_num(hi)}] on the side "
+                f"{self.k} of {self.n} seeds within [{num(lo)}, {num(hi)}] on the side "
                 f"that fails worse, sign test on each side p = {self.p:.3g}{need}; 90 % "
-                f"interval on the median: [{_num(self.bound)}, {_num(self.upper)}]"
+                f"interval on the median: [{num(self.bound)}, {num(self.upper)}]"
             )
         rel = ">" if self.side > 0 else "<"
-        bound = "-" if self.bound is None else _num(self.bound)
+        bound = "-" if self.bound is None else num(self.bound)
         need = "" if self.shown else f" (at {self.n} seeds it needs {sign_needed(self.n)})"
         return (
             f"{self.k} of {self.n} seeds on the claimed side, sign test p = {self.p:.3g}"
@@ -563,9 +563,9 @@ def _judge_value(
     test = sign_test(claim, per_seed)
     if tie(claim, value):
         what = (
-            f"{_num(value)} is within {TIE * 100:g} % of 1"
+            f"{num(value)} is within {TIE * 100:g} % of 1"
             if claim.paired == "ratio"
-            else f"a share of {_num(value)} is within {TIE * 100:g} % of the other group's"
+            else f"a share of {num(value)} is within {TIE * 100:g} % of the other group's"
         )
         return d, NOT, f"tie: {what}", test
     if v != NOT and not test.shown:
@@ -722,7 +722,8 @@ def load(study: str, path: Path | None = None) -> StudyClaims:
 # -- formatting ----------------------------------------------------------------------------------
 
 
-def _num(x: float | None) -> str:
+def num(x: float | None) -> str:
+    """A number as the claim tables print it (3 significant digits below 10, "-" for none)."""
     if x is None or not math.isfinite(x):
         return "-"
     if x == 0:
@@ -738,7 +739,7 @@ def _num(x: float | None) -> str:
 
 def value_text(row: Row) -> str:
     v = row.measured.value
-    return "-" if v is None else f"{_num(v)}{' ' + row.claim.unit if row.claim.unit else ''}"
+    return "-" if v is None else f"{num(v)}{' ' + row.claim.unit if row.claim.unit else ''}"
 
 
 def verdict_text(row: Row) -> str:
@@ -818,7 +819,7 @@ def table_lines(rows: list[Row], width: int = 100, study: StudyClaims | None = N
             if r.paired is not None:
                 text += "; " + r.paired.text()
             if r.measured.per_seed is not None:
-                text += "; per seed: " + ", ".join(_num(x) for x in r.measured.per_seed)
+                text += "; per seed: " + ", ".join(num(x) for x in r.measured.per_seed)
             lines.extend(_wrap(f"- {r.claim.id} ({r.engine}, {verdict_text(r)}): {text}", width))
     counts = tally(rows)
     n_inputs = sum(1 for r in rows if r.claim.kind == "input")

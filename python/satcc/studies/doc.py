@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -245,7 +246,11 @@ LIMITS = """## Not done, and where satcc's path still differs from the study's
   under "Where the engines disagree": against the simulator's run of the same kernel design when
   one is given (`--kernel-sim DIR`, a `satcc reproduce all --quick --design kernel --engine sim`
   output: the same paths and seeds, so a disagreement there is the engines'; a check of the
-  kernel column, not tallied), else against the simulator's quick design (another path too). A
+  kernel column, not tallied), else against the simulator's quick design (another path too).
+  Against the twin, each paired finding also says whether the engines' values differ, seed by
+  seed: kernel - sim on the same seed and path, the sign test on each side at 5 % (at 5 seeds,
+  all five one way); verdicts that part while the values are not shown to differ part at the
+  claim's threshold, within the seeds' spread, not by a difference the seeds show. A
   run on a machine whose load exceeds its CPUs is marked as not the column. The emulator runs in
   real time, so `--quick --engine emu` runs each campaign's `[kernel]` design (its quick design
   cut to fit about 75 minutes for the five studies, `satcc.studies.common.KERNEL_BUDGET_S`): the
@@ -333,6 +338,56 @@ def disagreements(sim: dict[str, Any], kernel: dict[str, Any]) -> list[tuple[str
     return [(cid, a[cid]["verdict_text"], b[cid]["verdict_text"]) for cid in differ(sim, kernel)]
 
 
+def _engine_test(
+    kernel: dict[str, Any] | None, twin: dict[str, Any] | None
+) -> tuple[list[float], claims.Paired, str] | str:
+    """One finding's per-seed values on the kernel column and its twin (the same paths and
+    seeds), paired seed by seed: kernel - sim, the sign test on the side the seeds lean to
+    and that side's name; or why they cannot be paired."""
+    a = (kernel or {}).get("per_seed")
+    b = (twin or {}).get("per_seed")
+    if not a or not b:
+        return "no per-seed values (not a paired finding)"
+    if len(a) != len(b):
+        return f"per-seed values of {len(a)} and {len(b)} seeds: not paired"
+    diffs = [
+        x - y
+        for x, y in zip(a, b, strict=True)
+        if x is not None and y is not None and all(map(math.isfinite, (x, y)))
+    ]
+    up, down = claims.paired_test(diffs, 0.0, 1), claims.paired_test(diffs, 0.0, -1)
+    return (diffs, up, "above") if up.p <= down.p else (diffs, down, "below")
+
+
+def engines_paired(kernel: dict[str, Any], twin: dict[str, Any]) -> str:
+    """Whether the engines' values of one finding differ, paired seed by seed: the kernel
+    column and its twin run the same paths and seeds, so each seed gives kernel - sim; the
+    sign test on each side at 5 % (the page's statistics rule, as an equivalence's two sides)
+    shows a difference only when the seeds fall one way. Verdicts that part while the seeds
+    fall both ways part at the claim's threshold, within the seeds' spread."""
+    got = _engine_test(kernel, twin)
+    if isinstance(got, str):
+        return got + ": the engines' values not compared"
+    diffs, test, way = got
+    said = (
+        f"kernel - sim per seed {', '.join(claims.num(d) for d in diffs)}: the kernel "
+        f"{way} in {test.k} of {test.n}, sign test p = {test.p:.3g}"
+    )
+    if test.shown:
+        return said + ": the engines' values differ (sign test at 5 % on each side)"
+    return said + ": the engines' values not shown to differ (the seeds fall both ways)"
+
+
+def values_cell(kernel: dict[str, Any] | None, twin: dict[str, Any] | None) -> str:
+    """The beside table's cell comparing the engines' per-seed values of a finding (kernel -
+    sim on the same seeds): "differ (5 of 5 above)", "not shown to differ (3 of 5 above)", "-"."""
+    got = _engine_test(kernel, twin)
+    if isinstance(got, str):
+        return "-"
+    _, test, way = got
+    return f"{'differ' if test.shown else 'not shown to differ'} ({test.k} of {test.n} {way})"
+
+
 def is_twin(doc: dict[str, Any]) -> bool:
     """Whether a claims.json is the kernel design run on an engine whose TCP is not the
     kernel's (`satcc reproduce --quick --design kernel --engine sim`: its `designs`)."""
@@ -369,7 +424,7 @@ def beside(
         head = (
             (f"| finding | sim, {sim_label} design | verdict " if sim is not None else "| finding ")
             + "| sim, kernel design | verdict | kernel (emu), kernel design | verdict | "
-            "engines (same design) |"
+            "engines (same design) | values, kernel - sim per seed |"
         )
     out = [head, "|" + "---|" * (head.count("|") - 1)]
     for cid in dict.fromkeys([*a, *t, *b]):
@@ -378,7 +433,8 @@ def beside(
         agree = ("agree" if x["verdict"] == y["verdict"] else "**disagree**") if both else "-"
         row = [cells(a.get(cid))] if sim is not None else []
         row += [cells(t.get(cid))] if twin is not None else []
-        out.append(f"| {cid} | " + " | ".join([*row, cells(y), agree]) + " |")
+        tail = [agree] + ([values_cell(y, t.get(cid))] if twin is not None else [])
+        out.append(f"| {cid} | " + " | ".join([*row, cells(y), *tail]) + " |")
     return out + [""]
 
 
@@ -684,6 +740,7 @@ def render(roots: dict[str, Path], command: str, twin: Path | None = None) -> st
                         disagree.append(
                             f"- {study} {cid}: kernel {_value(k[cid])}; sim {_value(t[cid])}"
                             + (f" (sim's {sim[0]} design: {_value(q)})" if sim is not None else "")
+                            + f"; {engines_paired(k[cid], t[cid])}"
                         )
                     if sim is not None:
                         by_design += [
