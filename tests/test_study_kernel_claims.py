@@ -183,6 +183,7 @@ def test_the_doc_sets_the_kernel_column_beside_its_twin_on_the_simulator(tmp_pat
     assert "(sim's quick design: 1.3 x: not)" in disagree
     assert "the kernel above in 5 of 5" in disagree  # and whether the values differ, per seed
     assert "| differ (5 of 5 above) |" in page  # the beside table's column
+    assert "they differ in 1: 001 vegas-max (the kernel above in 5 of 5)" in disagree  # of all
     # the kernel and its twin agree on yeah-spread-rank: the quick design differs (the design)
     assert "yeah-spread-rank:" not in disagree
     assert "moves with the design" in disagree and "001 yeah-spread-rank" in disagree

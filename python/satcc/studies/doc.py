@@ -50,7 +50,8 @@ TWIN_CAUSES = (
     "does after its first losses (000, 001), HyStart's slow-start exits (004 1v1) and eq. 6's "
     "effect (004 4v4). None was traced to code. The list above may come from later columns, on "
     "later paths (000's and 001's business RTT since 2026-12-02): a disagreement in it that is "
-    "not among those seven was not traced run by run."
+    "not among those seven was not traced run by run; each paired one says whether its values "
+    "differ seed by seed."
 )
 
 INTRO = """# Reproducing the five studies: `satcc reproduce`
@@ -386,6 +387,42 @@ def values_cell(kernel: dict[str, Any] | None, twin: dict[str, Any] | None) -> s
         return "-"
     _, test, way = got
     return f"{'differ' if test.shown else 'not shown to differ'} ({test.k} of {test.n} {way})"
+
+
+def values_compared(docs: dict[tuple[str, str], dict[str, Any]], studies: list[str]) -> str:
+    """The engines' values compared seed by seed over every paired finding both the kernel
+    column and its twin judge (not only those whose verdicts part): how many, and which show
+    a difference."""
+    shown: list[str] = []
+    n = 0
+    for study in studies:
+        if ("kernel", study) not in docs:
+            continue
+        k, t = _verdicts(docs["kernel", study]), _verdicts(docs[TWIN, study])
+        for cid, c in k.items():
+            if c["verdict"] not in claims.VERDICTS or t.get(cid, {}).get("verdict") not in (
+                claims.VERDICTS
+            ):
+                continue
+            got = _engine_test(c, t[cid])
+            if isinstance(got, str):
+                continue
+            n += 1
+            _, test, way = got
+            if test.shown:
+                shown.append(f"{study} {cid} (the kernel {way} in {test.k} of {test.n})")
+    return (
+        f"The engines' values, seed by seed, over every paired finding both judge ({n}, "
+        "whatever their verdicts): "
+        + (
+            f"they differ in {len(shown)}: {', '.join(shown)}"
+            if shown
+            else "none shows a difference"
+        )
+        + " (kernel - sim on the same seed and path, the sign test on each side at 5 %; at 5 "
+        'seeds it shows a difference only when all five fall one way, so "not shown to '
+        "differ\" means within the seeds' spread, not alike)."
+    )
 
 
 def is_twin(doc: dict[str, Any]) -> bool:
@@ -790,6 +827,7 @@ def render(roots: dict[str, Path], command: str, twin: Path | None = None) -> st
                 + (", ".join(by_design) if by_design else "none")
                 + "."
             )
+            out.append("\n" + values_compared(docs, twinned))
             out.append("\n" + TWIN_CAUSES)
         else:
             out.append(
