@@ -51,7 +51,11 @@ TWIN_CAUSES = (
     "effect (004 4v4). None was traced to code. The list above may come from later columns, on "
     "later paths (000's and 001's business RTT since 2026-12-02): a disagreement in it that is "
     "not among those seven was not traced run by run; each paired one says whether its values "
-    "differ seed by seed."
+    "differ seed by seed. Run again on another machine on 2026-12-02 (the same design, seeds and "
+    "paths; the twin identical), the kernel column changed about as many of its own verdicts as "
+    'separate it from its twin (BENCHMARKS.md, "The kernel column against its twin, value by '
+    'value, and against itself"): at 5 seeds a kernel verdict near a threshold moves with the '
+    "kernel's own timing, so the paired values, not the verdicts, are what the twin is held to."
 )
 
 INTRO = """# Reproducing the five studies: `satcc reproduce`
