@@ -141,3 +141,23 @@ def test_sigterm_stops_a_loop_run_from_the_api_as_ctrl_c_does(tmp_path):
     stdout, stderr = child.communicate(timeout=30)
     assert (child.returncode, stdout.strip()) == (143, f"terminated {int(signal.SIGTERM)}"), stderr
     assert _left(out) == []
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_sigterm_swallowed_where_it_landed_is_raised_at_the_next_check():
+    """A SIGTERM landing where Python swallows exceptions (an at-fork callback while the
+    emulator spawns `ss`: "Exception ignored in: <function _releaseLock>", then the run went on
+    and exited 0) is raised again by the loop's next check (satcc.emu.runner's timeline)."""
+    import signal
+
+    from satcc import errors
+
+    class Lands:
+        def __del__(self):
+            errors.raise_terminated(signal.SIGTERM, None)  # the handler, where it is swallowed
+
+    Lands()  # nothing propagates from __del__
+    with pytest.raises(errors.Terminated) as e:
+        errors.raise_if_terminated()
+    assert e.value.signum == signal.SIGTERM
+    errors.raise_if_terminated()  # raised once: the next check passes

@@ -44,8 +44,30 @@ class Terminated(KeyboardInterrupt):
 TERMINATING_SIGNALS = (_signal.SIGTERM, _signal.SIGHUP)
 
 
-def _raise_terminated(signum: int, frame: object) -> NoReturn:
+# The signals whose Terminated was raised: Python swallows an exception raised where it cannot
+# propagate ("Exception ignored in ..."), as when the signal lands in an at-fork callback while
+# the main thread spawns a process (logging's _releaseLock), so a long loop checks this too
+_raised: list[int] = []
+
+
+def raise_terminated(signum: int, frame: object) -> NoReturn:
+    """The handler of SIGTERM and SIGHUP: `Terminated` in the main thread, recorded."""
+    _raised.append(signum)
     raise Terminated(signum)
+
+
+def raise_if_terminated() -> None:
+    """Raise again the Terminated of a signal whose exception was swallowed where it landed (a
+    long loop's check: the run stops at the next one)."""
+    if _raised:
+        signum = _raised[-1]
+        _raised.clear()
+        raise Terminated(signum)
+
+
+def forget_termination() -> None:
+    """A Terminated that propagated needs no second raise."""
+    _raised.clear()
 
 
 def catch_termination() -> dict[int, Any]:
@@ -55,7 +77,7 @@ def catch_termination() -> dict[int, Any]:
     where Python takes no handler)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    return {s: _signal.signal(s, _raise_terminated) for s in TERMINATING_SIGNALS}
+    return {s: _signal.signal(s, raise_terminated) for s in TERMINATING_SIGNALS}
 
 
 def restore_handlers(previous: dict[int, Any]) -> None:

@@ -66,7 +66,7 @@ from typing import Any
 
 from satcc.emu import host, linkd, topology, traffic
 from satcc.emu.host import EmuError
-from satcc.errors import Terminated
+from satcc.errors import Terminated, forget_termination, raise_if_terminated, raise_terminated
 from satcc.results import ENGINE_FLOW_SERIES_COLUMNS, ENGINE_LINK_SERIES_COLUMNS, FLOW
 from satcc.results import FLOW_SERIES as FS
 
@@ -79,11 +79,6 @@ READY_TIMEOUT_S = 5.0
 CLIENT_STOP_GRACE_S = 1.0
 AVAILABLE_CCAS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 REQUIRED_TOOLS = ("ip", "ethtool", "iperf3", "ss", "ping")
-
-
-def _on_sigterm(signum, frame):  # pragma: no cover - signal path
-    """SIGTERM, turned into an exception so the teardown below runs (the CLI exits 143)."""
-    raise Terminated(signum)
 
 
 def available_ccas() -> list[str]:
@@ -207,7 +202,7 @@ class Run:
         check_tools(self.capture)
         host.cleanup()  # stale runs of crashed runners (live runs are left alone)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        old = signal.signal(signal.SIGTERM, _on_sigterm)
+        old = signal.signal(signal.SIGTERM, raise_terminated)  # the teardown below runs
         try:
             ccas = resolve_ccas(self.config, self.bpf_registered)
             for f in self.config["flows"]:
@@ -229,7 +224,11 @@ class Run:
             self._timeline(ccas, progress)
             self._stop_traffic()
             self._record_netstat()
+            raise_if_terminated()  # a SIGTERM whose exception was swallowed where it landed
             return self._raw()
+        except Terminated:
+            forget_termination()
+            raise
         finally:
             self.teardown()
             signal.signal(signal.SIGTERM, old)
@@ -416,6 +415,7 @@ class Run:
         spaces = sorted({f["src"] for f in cfg["flows"]} | {f["dst"] for f in cfg["flows"]})
         si = 0
         while True:
+            raise_if_terminated()  # spawning (`ss`, clients) forks: a SIGTERM may land there
             now = time.monotonic_ns() - t0
             while starts and starts[0][0] <= now:
                 _, fid = starts.pop(0)
