@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from satcc import timings
-from satcc.errors import UserError, catch_termination, restore_handlers
+from satcc.errors import UserError, catch_termination, raise_if_terminated, restore_handlers
 from satcc.store import layout
 
 T = TypeVar("T")
@@ -221,4 +221,5 @@ class Loop(Generic[T]):
                     reports[rep.run_id] = rep
                     if on_report is not None:
                         on_report(p, rep, o)
+                    raise_if_terminated()  # a SIGTERM swallowed where it landed: stop here
         return list(reports.values())
