@@ -161,3 +161,25 @@ def test_a_sigterm_swallowed_where_it_landed_is_raised_at_the_next_check():
         errors.raise_if_terminated()
     assert e.value.signum == signal.SIGTERM
     errors.raise_if_terminated()  # raised once: the next check passes
+
+    # the run loop checks after each recorded run: the run in hand is kept, the next not run
+    class Store:
+        def __init__(self):
+            self.done: set[str] = set()
+            self.recorded: list[str] = []
+
+        def record(self, spec, doc, o):
+            self.recorded.append(o.run_id)
+            return runloop.Report(o.run_id, "done")
+
+    def execute(todo):
+        for run_id in todo:
+            if run_id == "r2":
+                Lands()  # the signal lands while r2 runs, swallowed
+            yield runloop.Outcome(run_id, True)
+
+    store = Store()
+    loop = runloop.Loop(run_id=lambda p: p, spec_doc=lambda p: {})
+    with pytest.raises(errors.Terminated):
+        loop.run(store, ["r1", "r2", "r3"], execute)
+    assert store.recorded == ["r1", "r2"]

@@ -218,6 +218,7 @@ def test_a_disagreement_says_whether_the_engines_values_differ_seed_by_seed():
         {"per_seed": [1.2, 0.9, 1.25, 1.0, 1.1]}, {"per_seed": [1.0, 1.1, 1.0, 1.2, 1.05]}
     )
     assert "the kernel above in 3 of 5" in both and "not shown to differ" in both
+    assert "(too few seeds)" in D.engines_paired({"per_seed": [2.0] * 3}, {"per_seed": [1.0] * 3})
     below = D.values_cell({"per_seed": [1, 2, 3, 4, 5]}, {"per_seed": [2, 3, 4, 5, 6]})
     assert below == "differ (5 of 5 below)"
     # nothing to pair: a finding without per-seed values, or of other seeds

@@ -380,7 +380,8 @@ def engines_paired(kernel: dict[str, Any], twin: dict[str, Any]) -> str:
     )
     if test.shown:
         return said + ": the engines' values differ (sign test at 5 % on each side)"
-    return said + ": the engines' values not shown to differ (the seeds fall both ways)"
+    why = "too few seeds" if test.n < claims.MIN_PAIRED_SEEDS else "the seeds fall both ways"
+    return said + f": the engines' values not shown to differ ({why})"
 
 
 def values_cell(kernel: dict[str, Any] | None, twin: dict[str, Any] | None) -> str:
