@@ -297,28 +297,67 @@ def test_cubic_fills_a_20_mbit_50_ms_path(tmp_path):
     assert (tmp_path / "out" / "emu" / "capture-1-server.pcap").stat().st_size > 100_000
 
 
+def _on_time(run_once, what: str):
+    """A kernel run judged on its dynamics, counted only when satcc-linkd kept the link's timing:
+    the fidelity suite's rule (`satcc fidelity`: p99 lateness at most its default bound, up to its
+    number of attempts; above it on every attempt, the host was too busy and the test fails
+    saying so). On a VM whose CPUs stall for milliseconds, frames held up in satcc-linkd leave
+    back to back and their ACKs arrive bunched: the kernel's BBR then measures more bandwidth
+    than the link has and holds a standing queue (2026-12-02, 36 runs of this path on one host,
+    17 of them above 1 ms p99: the four with a median srtt over 69 ms, up to 88.1, all among
+    those 17; under the bound, 54.3-68.1 ms)."""
+    from satcc.fidelity import suite
+
+    bound = suite.DEFAULT_MAX_LATENESS_P99_US
+    refused: list[float] = []
+    for attempt in range(suite.LATENESS_ATTEMPTS):
+        r = run_once(attempt)
+        p99 = suite.linkd_p99_us(r)
+        assert p99 is not None, "a kernel run records satcc-linkd's lateness"
+        if p99 <= bound:
+            return r
+        refused.append(p99)
+    pytest.fail(
+        f"{what}: satcc-linkd's p99 lateness was above {bound:.0f} µs in all "
+        f"{len(refused)} attempts ({', '.join(f'{x:.0f} µs' for x in refused)}): "
+        "the host was too busy to judge the path's dynamics"
+    )
+
+
+class _Stats:
+    def __init__(self, p99):
+        self.meta = {"stats": {"linkd_lateness_p99_us": p99}}
+
+
+def test_a_late_kernel_run_is_rerun_and_a_host_late_every_time_fails():
+    from satcc.fidelity import suite
+
+    bound, n = suite.DEFAULT_MAX_LATENESS_P99_US, suite.LATENESS_ATTEMPTS
+    seen: list[int] = []
+
+    def late_then_on_time(attempt):
+        seen.append(attempt)
+        return _Stats(bound * 4 if attempt == 0 else bound)
+
+    assert _on_time(late_then_on_time, "x").meta["stats"]["linkd_lateness_p99_us"] == bound
+    assert seen == [0, 1]
+    with pytest.raises(pytest.fail.Exception, match=f"all {n} attempts .*too busy"):
+        _on_time(lambda attempt: _Stats(bound + 1), "x")
+
+
 @pytest.mark.kernel
 @needs_root
 def test_bbr_fills_a_20_mbit_50_ms_path(tmp_path):
     if "bbr" not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split():
         pytest.skip("this kernel has no bbr")
-    from satcc.emu.runner import Run
-    from satcc.engines import emu
-    from satcc.results import RunResult
-
-    # The scenario layer accepts only registered names; bbr may not be registered in this
-    # build's simulator yet, so the resolved config is edited (the emulator uses the kernel's).
-    s = sc.loads(scenario_text(cca="cubic"))
-    config = sc.resolve(s)
-    config["flows"][0]["cca"] = "bbr"
-    run = Run(config, tmp_path / "emu", capture=False)
-    raw = run.execute()
-    r = RunResult.from_engine(
-        raw, config, sc.expand_flows(s), {"engine": emu.ENGINE, "emu": {"run_id": run.run_id}}
+    r = _on_time(
+        lambda attempt: _emu(scenario_text(cca="bbr"), tmp_path / str(attempt), capture=False),
+        "bbr on 20 Mbit/s, 50 ms",
     )
     _assert_path_is_filled(r)
     # BBR keeps the queue short: median srtt well under the 1-BDP-queue's 100 ms
-    assert r.flow_series.srtt_ms.dropna().median() < 80
+    srtt = r.flow_series.srtt_ms.dropna().median()
+    assert srtt < 80, (srtt, r.meta["stats"])
 
 
 @pytest.mark.kernel
