@@ -239,6 +239,14 @@ def test_above_1_gbit_linkd_gets_the_last_cpu_and_the_nodes_receive_on_the_other
     assert "cpu" not in linkd.config(plan, 1, 1, 1, Path("/x"))
 
 
+def test_satcc_linkd_asks_for_polling_idle_cpus_unless_told_not_to():
+    from satcc.emu import linkd
+
+    plan = topology.plan(config_of(scenario_text()), "e0a1b2c")
+    assert linkd.config(plan, 1, 1, 1, Path("/x"))["cpu_latency_us"] == 0
+    assert linkd.config(plan, 1, 1, 1, Path("/x"), cpu_latency_us=None)["cpu_latency_us"] is None
+
+
 def test_openvpn_runs_real_time_below_satcc_linkd():
     # the VPN hub is a forwarder of the emulated network: in the normal class its pauses on
     # this host (p50 9 ms, max 107 ms per packet at load 18-21) built fid-vpn's standing queue
@@ -283,6 +291,9 @@ def _assert_path_is_filled(result):
     ls = result.link_series
     assert ls[ls.dir == "ab"].tx_bytes.sum() > 0
     assert result.meta["stats"]["linkd_socket_drops"] == 0
+    # the PM QoS request for polling idle CPUs was held through the run wherever it can be
+    held = result.meta["stats"]["linkd_cpu_latency_held_us"]
+    assert held == (0 if os.access("/dev/cpu_dma_latency", os.W_OK) else None)
     assert host.list_namespaces() == [] or all(
         not ns.startswith(f"satcc-{result.meta['emu']['run_id']}-") for ns in host.list_namespaces()
     )

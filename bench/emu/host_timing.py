@@ -244,6 +244,11 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", type=Path, help="keep the captures in this directory")
     ap.add_argument(
+        "--no-cpu-latency",
+        action="store_true",
+        help="satcc-linkd holds no PM QoS request (idle CPUs may halt, as before 2026-12-02)",
+    )
+    ap.add_argument(
         "--table",
         type=Path,
         nargs="+",
@@ -260,7 +265,7 @@ def main() -> int:
     config = resolve(scn)
     work = args.keep or Path(tempfile.mkdtemp(prefix="satcc-host-timing-"))
     work.mkdir(parents=True, exist_ok=True)
-    run = WireRun(config, work, capture=True)
+    run = WireRun(config, work, capture=True, cpu_latency_us=None if args.no_cpu_latency else 0)
     run.execute()
     max_ns = int(args.max_us * 1000)
     if args.router:
@@ -292,6 +297,7 @@ def setup(args, extra: dict | None = None) -> dict:
         "flows": args.flows,
         "seconds": args.seconds,
         "cca": args.cca,
+        "cpu_latency_us": None if getattr(args, "no_cpu_latency", False) else 0,
         "kernel": subprocess.run(
             ["uname", "-r"], check=False, capture_output=True, text=True
         ).stdout.strip(),

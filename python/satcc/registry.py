@@ -76,6 +76,9 @@ _RUN_OPTIONS = {
     "vpn_server": None,  # str | None; emu: carry every flow through OpenVPN via this node
     "spin_ns": None,  # int | None; emu: satcc-linkd's busy-wait before a deadline
     "rt_priority": None,  # int | None; emu: satcc-linkd's SCHED_FIFO priority
+    # int | None; emu: the CPU wake-up latency (µs) satcc-linkd asks the kernel's PM QoS for
+    # while it runs (0: idle CPUs poll; None: no request)
+    "cpu_latency_us": 0,
 }
 
 
@@ -130,6 +133,7 @@ class EngineSpec(
                 "vpn_server": opts.vpn_server,
                 "spin_ns": opts.spin_ns,
                 "rt_priority": opts.rt_priority,
+                "cpu_latency_us": opts.cpu_latency_us,
             }
         if self.captures:  # the points given, else the scenario's own `capture` key
             kwargs |= {"out_dir": opts.raw_dir, "capture_points": opts.capture_points}

@@ -70,6 +70,9 @@ pub struct Emulator {
     /// Each TCP connection's first SYN and first data segment on any link.
     firsts: Firsts,
     pool: Vec<Vec<u8>>,
+    /// The CPU wake-up latency (µs) the process holds a PM QoS request for (`main`), if any:
+    /// reported in the stats line.
+    pub cpu_latency_held_us: Option<u32>,
     /// Link-clock instant of the run's t = 0, once `start` came.
     origin: Option<SimTime>,
     next_bin: u64,
@@ -176,6 +179,7 @@ impl Emulator {
             spun_ns: 0,
             spinning_since: None,
             spin_total_ns: 0,
+            cpu_latency_held_us: None,
         })
     }
 
@@ -501,6 +505,7 @@ impl Emulator {
             "passes": self.passes,
             "sleeps": self.sleeps,
             "spin_ns": self.cfg.spin_ns,
+            "cpu_latency_held_us": self.cpu_latency_held_us,
             "spun_ms": (self.spin_total_ns as f64 / 1e3).round() / 1e3,
             "lateness": all.to_json(),
             "rx_latency": self.rx_latency.to_json(),

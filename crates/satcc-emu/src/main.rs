@@ -71,16 +71,44 @@ fn run() -> Result<(), String> {
             );
         }
     }
+    // Held until this process exits (the kernel drops the request when the file closes).
+    let latency_request = cfg
+        .cpu_latency_us
+        .and_then(|us| match request_cpu_latency(us) {
+            Ok(f) => Some((f, us)),
+            Err(e) => {
+                eprintln!(
+                    "satcc-linkd: note: no CPU wake-up latency request ({CPU_LATENCY_DEV}: {e}); \
+                 on a VM, frames may leave milliseconds late"
+                );
+                None
+            }
+        });
     if let Some(ns) = &cfg.netns {
         enter_netns(ns).map_err(|e| e.to_string())?;
     }
     let mut emu = Emulator::new(cfg).map_err(|e| e.to_string())?;
+    emu.cpu_latency_held_us = latency_request.as_ref().map(|(_, us)| *us);
     println!("ready");
     let _ = std::io::stdout().flush();
     emu.run().map_err(|e| e.to_string())?;
     println!("done");
     let _ = std::io::stdout().flush();
     Ok(())
+}
+
+const CPU_LATENCY_DEV: &str = "/dev/cpu_dma_latency";
+
+/// Ask the kernel's PM QoS that no CPU take longer than `us` µs to wake (0: idle CPUs poll
+/// instead of halting), for as long as the returned file stays open. The request is the
+/// file's, not a setting: it ends when the file is closed, however this process ends.
+fn request_cpu_latency(us: u32) -> std::io::Result<std::fs::File> {
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(CPU_LATENCY_DEV)?;
+    f.write_all(&(us as i32).to_ne_bytes())?;
+    Ok(f)
 }
 
 /// Run this thread (the emulator's only one) on `cpu` alone.

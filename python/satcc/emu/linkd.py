@@ -107,6 +107,7 @@ def config(
     spin_ns: int | None = None,
     rt_priority: int | None = None,
     cpu: int | None = None,
+    cpu_latency_us: int | None = 0,
 ) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "netns": p.emu_ns,
@@ -118,6 +119,9 @@ def config(
         # directions and routes from it as they are (the simulator's input; not resolved again)
         "scenario": p.config,
         "links": [{"id": lp.id, "a_if": lp.a_if, "b_if": lp.b_if} for lp in p.links],
+        # the CPU wake-up latency (µs) satcc-linkd holds a PM QoS request for while it runs
+        # (crates/satcc-emu/README.md "Timing"); None: none
+        "cpu_latency_us": cpu_latency_us,
     }
     if spin_ns is not None:
         doc["spin_ns"] = spin_ns

@@ -168,6 +168,7 @@ class Run:
         rt_priority: int | None = None,
         vpn_server: str | None = None,
         steer_rx: bool = True,
+        cpu_latency_us: int | None = 0,
     ):
         self.config = config
         self.steer_rx = steer_rx
@@ -175,6 +176,7 @@ class Run:
         self.capture = capture
         self.spin_ns = spin_ns
         self.rt_priority = rt_priority
+        self.cpu_latency_us = cpu_latency_us
         self.run_id = host.new_run_id()
         self.record: host.RunRecord | None = None
         self.plan: topology.Plan | None = None
@@ -287,6 +289,7 @@ class Run:
             self.spin_ns,
             self.rt_priority,
             place[0] if place is not None else None,
+            self.cpu_latency_us,
         )
         self.linkd = linkd.Linkd(cfg, self.workdir)
 
@@ -730,6 +733,7 @@ class Run:
                     "linkd_socket_drops": sum(d["socket_drops"] for d in dirs),
                     "linkd_send_failures": sum(d["send_failures"] for d in dirs),
                     "linkd_oversize": sum(d["oversize"] for d in dirs),
+                    "linkd_cpu_latency_held_us": s.get("cpu_latency_held_us"),
                 }
             )
             out.update(first_on_wire(self.config["flows"], s.get("tcp_firsts", [])))

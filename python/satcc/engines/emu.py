@@ -32,6 +32,7 @@ def run(
     spin_ns: int | None = None,
     rt_priority: int | None = None,
     vpn_server: str | None = None,
+    cpu_latency_us: int | None = 0,
 ) -> RunResult:
     """Emulate `scenario`; its raw files go to `out_dir`/emu (a temporary directory, removed
     afterwards, when `out_dir` is None)."""
@@ -53,6 +54,7 @@ def run(
             spin_ns=spin_ns,
             rt_priority=rt_priority,
             vpn_server=vpn_server,
+            cpu_latency_us=cpu_latency_us,
         )
         raw = r.execute(progress)
         meta = run_meta(
