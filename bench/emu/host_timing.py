@@ -297,7 +297,7 @@ def setup(args, extra: dict | None = None) -> dict:
         "flows": args.flows,
         "seconds": args.seconds,
         "cca": args.cca,
-        "cpu_latency_us": None if getattr(args, "no_cpu_latency", False) else 0,
+        "cpu_latency_us": None if args.no_cpu_latency else 0,
         "kernel": subprocess.run(
             ["uname", "-r"], check=False, capture_output=True, text=True
         ).stdout.strip(),

@@ -98,6 +98,12 @@ def binary() -> Path:
     return path
 
 
+# The CPU wake-up latency (µs) satcc-linkd asks the kernel's PM QoS for while it runs
+# (crates/satcc-emu/README.md "Idle CPUs": 0, idle CPUs poll); None in a run's options: no
+# request. satcc-linkd's own default for a document without the key is the same.
+DEFAULT_CPU_LATENCY_US = 0
+
+
 def config(
     p: Plan,
     seed: int,
@@ -107,7 +113,7 @@ def config(
     spin_ns: int | None = None,
     rt_priority: int | None = None,
     cpu: int | None = None,
-    cpu_latency_us: int | None = 0,
+    cpu_latency_us: int | None = DEFAULT_CPU_LATENCY_US,
 ) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "netns": p.emu_ns,
@@ -119,9 +125,7 @@ def config(
         # directions and routes from it as they are (the simulator's input; not resolved again)
         "scenario": p.config,
         "links": [{"id": lp.id, "a_if": lp.a_if, "b_if": lp.b_if} for lp in p.links],
-        # the CPU wake-up latency (µs) satcc-linkd holds a PM QoS request for while it runs
-        # (crates/satcc-emu/README.md "Timing"); None: none
-        "cpu_latency_us": cpu_latency_us,
+        "cpu_latency_us": cpu_latency_us,  # None: no PM QoS request
     }
     if spin_ns is not None:
         doc["spin_ns"] = spin_ns

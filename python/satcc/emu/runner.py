@@ -168,7 +168,7 @@ class Run:
         rt_priority: int | None = None,
         vpn_server: str | None = None,
         steer_rx: bool = True,
-        cpu_latency_us: int | None = 0,
+        cpu_latency_us: int | None = linkd.DEFAULT_CPU_LATENCY_US,
     ):
         self.config = config
         self.steer_rx = steer_rx

@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from satcc.emu import linkd
 from satcc.emu.runner import Run
 from satcc.engines.meta import run_meta
 from satcc.results import RunResult
@@ -32,7 +33,7 @@ def run(
     spin_ns: int | None = None,
     rt_priority: int | None = None,
     vpn_server: str | None = None,
-    cpu_latency_us: int | None = 0,
+    cpu_latency_us: int | None = linkd.DEFAULT_CPU_LATENCY_US,
 ) -> RunResult:
     """Emulate `scenario`; its raw files go to `out_dir`/emu (a temporary directory, removed
     afterwards, when `out_dir` is None)."""
